@@ -1,0 +1,195 @@
+"""Rollout feedback: the flat per-rollout record trainers send, and its per-task aggregation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from frontier_rft.core.advantages import Estimator, group_advantages
+
+__all__ = ["Feedback", "GroupBatch", "SUCCESS_REWARD"]
+
+SUCCESS_REWARD = 1.0
+"""A rollout counts as a success only when it earns the full reward (frontier replay's rule)."""
+_SUCCESS_TOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class Feedback:
+    """Rewards of a set of rollouts: one entry per rollout, task ids repeat once per sample.
+
+    `step` is the trainer step whose policy produced the rollouts; `policy_version`
+    (optional) is the weight version, used for staleness handling.
+    """
+
+    task_ids: ArrayLike
+    """Task index of each rollout (repeated n times for a group of n samples)."""
+    rewards: ArrayLike
+    """Scalar reward of each rollout, same length as task_ids."""
+    step: int
+    """Trainer step the rollouts came from (non-negative)."""
+    policy_version: int | None = None
+    """Optional policy/weights version the rollouts were sampled with."""
+
+    def validated(
+        self, num_tasks: int, reward_bounds: tuple[float, float] | None
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Return private copies of (task_ids, rewards) or raise ValueError naming the problem."""
+        step = self.step
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+            raise ValueError(f"Feedback.step must be a non-negative int, got {step!r}")
+        pv = self.policy_version
+        if pv is not None and (isinstance(pv, bool) or not isinstance(pv, (int, np.integer))):
+            raise ValueError(f"Feedback.policy_version must be an int or None, got {pv!r}")
+        ids_in = np.asarray(self.task_ids)
+        rewards_in = np.asarray(self.rewards)
+        if ids_in.ndim != 1 or rewards_in.ndim != 1:
+            raise ValueError(
+                "Feedback.task_ids and Feedback.rewards must be flat 1-D arrays "
+                f"(one entry per rollout), got shapes {ids_in.shape} and {rewards_in.shape}"
+            )
+        if ids_in.shape[0] != rewards_in.shape[0]:
+            raise ValueError(
+                f"Feedback has {ids_in.shape[0]} task_ids but {rewards_in.shape[0]} rewards; "
+                "send one task id per rollout reward"
+            )
+        if ids_in.shape[0] == 0:
+            raise ValueError("Feedback is empty: it carries no rollouts")
+        if ids_in.dtype.kind not in "iu":
+            if ids_in.dtype.kind == "f" and np.all(np.isfinite(ids_in)) and np.all(
+                ids_in == np.round(ids_in)
+            ):
+                pass  # integral floats are accepted
+            else:
+                raise ValueError(f"Feedback.task_ids must be integers, got dtype {ids_in.dtype}")
+        if rewards_in.dtype.kind not in "iuf" or rewards_in.dtype.kind == "b":
+            raise ValueError(f"Feedback.rewards must be numeric, got dtype {rewards_in.dtype}")
+        ids = ids_in.astype(np.int64, copy=True)
+        rewards = rewards_in.astype(np.float64, copy=True)
+        bad_ids = (ids < 0) | (ids >= num_tasks)
+        if np.any(bad_ids):
+            first = int(ids[np.argmax(bad_ids)])
+            raise ValueError(
+                f"Feedback.task_ids out of range: {int(bad_ids.sum())} id(s) outside "
+                f"[0, {num_tasks}), first {first}"
+            )
+        finite = np.isfinite(rewards)
+        if not np.all(finite):
+            pos = int(np.argmin(finite))
+            raise ValueError(
+                f"Feedback.rewards contains NaN or inf ({int((~finite).sum())} value(s), "
+                f"first at position {pos}, task {int(ids[pos])}); fix the reward function"
+            )
+        if reward_bounds is not None:
+            lo, hi = reward_bounds
+            outside = (rewards < lo) | (rewards > hi)
+            if np.any(outside):
+                pos = int(np.argmax(outside))
+                raise ValueError(
+                    f"Feedback.rewards must lie in [{lo}, {hi}] for this selector's settings; "
+                    f"got {rewards[pos]!r} at position {pos}. Rescale rewards, or use a "
+                    "continuous-reward setting (e.g. bots with reward_model='gaussian')"
+                )
+        return ids, rewards
+
+
+@dataclass(frozen=True, eq=False)
+class GroupBatch:
+    """Feedback of one trainer step aggregated per task (one group per task), computed once.
+
+    Rollouts are stored grouped by task (CSR layout): the rewards of group g are
+    `rewards[offsets[g]:offsets[g+1]]`. Groups are sorted by task id.
+    """
+
+    step: int
+    task_ids: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    rewards: NDArray[np.float64]
+    offsets: NDArray[np.int64]
+    policy_version: NDArray[np.int64]
+    """Oldest policy version among each group's rollouts, -1 where unknown."""
+
+    @classmethod
+    def from_rollouts(
+        cls,
+        step: int,
+        task_ids: NDArray[np.int64],
+        rewards: NDArray[np.float64],
+        versions: NDArray[np.int64],
+    ) -> GroupBatch:
+        """Group flat rollouts by task; stable so a task's rollouts keep arrival order."""
+        order = np.argsort(task_ids, kind="stable")
+        ids_sorted = task_ids[order]
+        uniq, start, counts = np.unique(ids_sorted, return_index=True, return_counts=True)
+        offsets = np.append(start, ids_sorted.shape[0]).astype(np.int64)
+        v = versions[order]
+        pv = np.minimum.reduceat(np.where(v < 0, np.iinfo(np.int64).max, v), start)
+        pv = np.where(pv == np.iinfo(np.int64).max, -1, pv)
+        return cls(
+            step=int(step),
+            task_ids=uniq.astype(np.int64),
+            counts=counts.astype(np.int64),
+            rewards=rewards[order],
+            offsets=offsets,
+            policy_version=pv.astype(np.int64),
+        )
+
+    @property
+    def num_groups(self) -> int:
+        return int(self.task_ids.shape[0])
+
+    def _sum(self, values: NDArray[Any]) -> NDArray[np.float64]:
+        return np.add.reduceat(values, self.offsets[:-1]).astype(np.float64)
+
+    @property
+    def sums(self) -> NDArray[np.float64]:
+        """Sum of rewards per group."""
+        return self._sum(self.rewards)
+
+    @property
+    def means(self) -> NDArray[np.float64]:
+        """Mean reward per group (empirical success rate for binary rewards)."""
+        return self.sums / self.counts
+
+    @property
+    def variances(self) -> NDArray[np.float64]:
+        """Within-group reward variance v = (1/n) sum (r - mean)^2 (the mean squared advantage)."""
+        centred = self.rewards - np.repeat(self.means, self.counts)
+        return self._sum(centred * centred) / self.counts
+
+    @property
+    def successes(self) -> NDArray[np.int64]:
+        """Rollouts per group that earned the full reward (r >= 1)."""
+        hit = (self.rewards >= SUCCESS_REWARD - _SUCCESS_TOL).astype(np.int64)
+        return np.add.reduceat(hit, self.offsets[:-1]).astype(np.int64)
+
+    @property
+    def mixed(self) -> NDArray[np.bool_]:
+        """True where the group's rewards are not all equal (it carries gradient signal)."""
+        lo = np.minimum.reduceat(self.rewards, self.offsets[:-1])
+        hi = np.maximum.reduceat(self.rewards, self.offsets[:-1])
+        return np.asarray(hi > lo)
+
+    def advantages(self, estimator: Estimator = "grpo") -> NDArray[np.float64]:
+        """Per-rollout advantages (grouped layout) under the given estimator."""
+        return group_advantages(self.rewards, self.offsets, estimator)
+
+    def mean_abs_advantage(self, estimator: Estimator = "grpo") -> NDArray[np.float64]:
+        """Mean |advantage| per group."""
+        return self._sum(np.abs(self.advantages(estimator))) / self.counts
+
+    def select(self, mask: NDArray[np.bool_]) -> GroupBatch:
+        """The sub-batch of groups where `mask` is True."""
+        keep = np.repeat(mask, self.counts)
+        counts = self.counts[mask]
+        return GroupBatch(
+            step=self.step,
+            task_ids=self.task_ids[mask],
+            counts=counts,
+            rewards=self.rewards[keep],
+            offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            policy_version=self.policy_version[mask],
+        )

@@ -1,0 +1,346 @@
+"""The Selector base class: input validation, feedback buffering, metrics and state handling.
+
+A subclass implements four hooks and never re-validates input:
+
+- `_select(n)` returns n task ids (distinct unless the config allows repeats);
+- `_observe(batch)` folds one step's aggregated feedback into the learned state;
+- `_state_dict()` / `_load_state_dict(d)` export and restore that learned state;
+- `_metrics()` (optional) returns method-specific metrics.
+
+Feedback is buffered by `update` and folded in, step by step in ascending step order,
+at the start of the next `select` (or on `flush()`). So a step's feedback may arrive in
+pieces, shuffled or late, and is still seen by the method as one group batch per step.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import SelectorConfig, config_to_dict
+from frontier_rft.core.feedback import Feedback, GroupBatch
+from frontier_rft.core.pool import TaskPool
+
+__all__ = ["FORMAT_VERSION", "Selector"]
+
+FORMAT_VERSION = 1
+"""Version of the state_dict / saved-file layout; bumped on incompatible changes."""
+
+
+def _copy_tree(obj: Any) -> Any:
+    """Deep copy of a state tree whose leaves are numpy arrays or JSON values."""
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    if isinstance(obj, dict):
+        return {k: _copy_tree(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_copy_tree(v) for v in obj]
+    return copy.deepcopy(obj)
+
+
+class Selector(ABC):
+    """Base class of every task selector (see DESIGN.md section 3 for the contract)."""
+
+    name: ClassVar[str]
+    """Registered name, as used by make_selector."""
+    config_class: ClassVar[type[SelectorConfig]] = SelectorConfig
+    """Frozen dataclass holding this selector's hyperparameters."""
+    collaborators: ClassVar[tuple[str, ...]] = ()
+    """Constructor keyword arguments that are not serialisable (judges, estimators)."""
+
+    def __init__(self, pool: TaskPool, config: SelectorConfig | None = None, *, seed: int = 0):
+        if not isinstance(pool, TaskPool):
+            raise ValueError(f"pool must be a frontier_rft.TaskPool, got {type(pool).__name__}")
+        if config is None:
+            config = self.config_class()
+        if type(config) is not self.config_class:
+            raise ValueError(
+                f"{type(self).__name__} expects a {self.config_class.__name__}, "
+                f"got {type(config).__name__}"
+            )
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        self.pool = pool
+        self.config = config
+        self.seed = int(seed)
+        self.rng = np.random.Generator(np.random.PCG64(self.seed))
+        n = pool.num_tasks
+        # Learned bookkeeping shared by all selectors (part of state_dict).
+        self.select_calls = 0
+        self.latest_step = -1
+        self._pending: list[tuple[NDArray[np.int64], NDArray[np.float64], int, int]] = []
+        self._seen: dict[int, set[int]] = {}
+        self._times_selected = np.zeros(n, dtype=np.uint8)  # saturating at 255; 0 = never
+        self._trained = np.zeros(n, dtype=np.bool_)
+        self._totals = {
+            "rollouts": 0,
+            "groups": 0,
+            "mixed_groups": 0,
+            "duplicates_dropped": 0,
+            "steps_observed": 0,
+        }
+        self._last = {"effective_task_ratio": float("nan"), "mean_abs_advantage": float("nan")}
+        self._last_select_seconds = float("nan")
+
+    # ------------------------------------------------------------------ contract
+    @property
+    def num_tasks(self) -> int:
+        return self.pool.num_tasks
+
+    @property
+    def reward_bounds(self) -> tuple[float, float] | None:
+        """Allowed reward range checked on update; None for unbounded continuous rewards."""
+        return (0.0, 1.0)
+
+    @property
+    def allows_repeats(self) -> bool:
+        """Whether one select call may return the same task more than once."""
+        return False
+
+    def select(self, batch_size: int) -> NDArray[np.int64]:
+        """Return `batch_size` task ids to roll out next (distinct unless repeats are allowed)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+            raise ValueError(f"batch_size must be an int, got {batch_size!r}")
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if batch_size > self.num_tasks and not self.allows_repeats:
+            raise ValueError(
+                f"batch_size {batch_size} is larger than the pool ({self.num_tasks} tasks); "
+                "lower the batch size or add tasks"
+            )
+        self.flush()
+        rng_state = self.rng.bit_generator.state
+        start = time.perf_counter()
+        try:
+            ids = np.asarray(self._select(int(batch_size)), dtype=np.int64)
+        except Exception:
+            self.rng.bit_generator.state = rng_state
+            raise
+        self._last_select_seconds = time.perf_counter() - start
+        self._check_selection(ids, int(batch_size))
+        self.select_calls += 1
+        counts = self._times_selected[ids]
+        self._times_selected[ids] = np.minimum(counts.astype(np.int64) + 1, 255).astype(np.uint8)
+        return ids.copy()
+
+    def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
+        """Record rollout rewards; folded into the method at the next select (or flush).
+
+        With `idempotent=True`, rollouts of a (step, task) pair that was already delivered
+        are dropped, so a retried delivery is not double-counted; deliver each task's
+        group whole when using it. Pairs are remembered for `config.dedupe_window` steps.
+        """
+        if not isinstance(feedback, Feedback):
+            raise ValueError(f"update expects a frontier_rft.Feedback, got {type(feedback).__name__}")
+        ids, rewards = feedback.validated(self.num_tasks, self.reward_bounds)
+        step = int(feedback.step)
+        version = -1 if feedback.policy_version is None else int(feedback.policy_version)
+        seen = self._seen.get(step, set())
+        if idempotent:
+            keep = np.fromiter((int(t) not in seen for t in ids), dtype=np.bool_, count=len(ids))
+            self._totals["duplicates_dropped"] += int((~keep).sum())
+            ids, rewards = ids[keep], rewards[keep]
+            if ids.shape[0] == 0:
+                return
+        self._seen[step] = seen | {int(t) for t in np.unique(ids)}
+        self._prune_seen()
+        self._pending.append((ids, rewards, step, version))
+
+    def flush(self) -> None:
+        """Fold all buffered feedback into the method, one group batch per step, oldest first."""
+        if not self._pending:
+            return
+        ids = np.concatenate([p[0] for p in self._pending])
+        rewards = np.concatenate([p[1] for p in self._pending])
+        steps = np.concatenate([np.full(p[0].shape[0], p[2], np.int64) for p in self._pending])
+        versions = np.concatenate([np.full(p[0].shape[0], p[3], np.int64) for p in self._pending])
+        self._pending = []
+        for step in np.unique(steps):
+            m = steps == step
+            batch = GroupBatch.from_rollouts(int(step), ids[m], rewards[m], versions[m])
+            self._record_batch(batch)
+            self._observe(batch)
+
+    def metrics(self) -> dict[str, float]:
+        """Namespaced scalar metrics: `select/`, `feedback/`, `tasks/`, then `<name>/`."""
+        t = self._totals
+        out = {
+            "select/calls": float(self.select_calls),
+            "select/overhead_ms": 1e3 * self._last_select_seconds,
+            "feedback/rollouts": float(t["rollouts"]),
+            "feedback/groups": float(t["groups"]),
+            "feedback/steps": float(t["steps_observed"]),
+            "feedback/pending_rollouts": float(sum(p[0].shape[0] for p in self._pending)),
+            "feedback/duplicates_dropped": float(t["duplicates_dropped"]),
+            "feedback/effective_task_ratio": self._last["effective_task_ratio"],
+            "feedback/effective_task_ratio_cumulative": (
+                t["mixed_groups"] / t["groups"] if t["groups"] else float("nan")
+            ),
+            "feedback/mean_abs_advantage": self._last["mean_abs_advantage"],
+            "tasks/distinct_selected": float(np.count_nonzero(self._times_selected)),
+            "tasks/distinct_trained": float(np.count_nonzero(self._trained)),
+        }
+        for key, value in self._metrics().items():
+            out[f"{self.name}/{key}"] = float(value)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly: config, RNG, buffers and learned state."""
+        pending = self._pending
+        base = {
+            "select_calls": self.select_calls,
+            "latest_step": self.latest_step,
+            "pending_ids": np.concatenate([p[0] for p in pending]) if pending else _EMPTY_I,
+            "pending_rewards": np.concatenate([p[1] for p in pending]) if pending else _EMPTY_F,
+            "pending_meta": np.array([[p[0].shape[0], p[2], p[3]] for p in pending], np.int64)
+            .reshape(-1, 3),
+            "seen_steps": np.array(
+                [s for s in sorted(self._seen) for _ in self._seen[s]], dtype=np.int64
+            ),
+            "seen_tasks": np.array(
+                [t for s in sorted(self._seen) for t in sorted(self._seen[s])], dtype=np.int64
+            ),
+            "times_selected": self._times_selected,
+            "trained": self._trained,
+            "totals": dict(self._totals),
+            "last": dict(self._last),
+        }
+        return _copy_tree(
+            {
+                "format_version": FORMAT_VERSION,
+                "selector": self.name,
+                "config": config_to_dict(self.config),
+                "seed": self.seed,
+                "pool_fingerprint": self.pool.fingerprint,
+                "rng": self.rng.bit_generator.state,
+                "base": base,
+                "algo": self._state_dict(),
+            }
+        )
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state_dict; on any error the selector is left exactly as it was."""
+        self._check_state_header(state)
+        backup = self.state_dict()
+        try:
+            self._apply_state(_copy_tree(state))
+        except Exception:
+            self._apply_state(backup)
+            raise
+
+    # ------------------------------------------------------------------ hooks
+    @abstractmethod
+    def _select(self, n: int) -> NDArray[np.int64]:
+        """Choose n task ids; may use self.rng and must not raise after mutating state."""
+
+    @abstractmethod
+    def _observe(self, batch: GroupBatch) -> None:
+        """Fold one step's aggregated feedback into the learned state."""
+
+    @abstractmethod
+    def _state_dict(self) -> dict[str, Any]:
+        """Learned state as a tree of numpy arrays and JSON values."""
+
+    @abstractmethod
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        """Inverse of _state_dict."""
+
+    def _metrics(self) -> dict[str, float]:
+        """Method-specific metrics (keys are prefixed with the selector name)."""
+        return {}
+
+    # ------------------------------------------------------------------ internals
+    def _record_batch(self, batch: GroupBatch) -> None:
+        mixed = batch.mixed
+        t = self._totals
+        t["rollouts"] += int(batch.counts.sum())
+        t["groups"] += batch.num_groups
+        t["mixed_groups"] += int(mixed.sum())
+        t["steps_observed"] += 1
+        self._last["effective_task_ratio"] = float(mixed.mean())
+        self._last["mean_abs_advantage"] = float(
+            np.average(batch.mean_abs_advantage("grpo"), weights=batch.counts)
+        )
+        self._trained[batch.task_ids[mixed]] = True
+        self.latest_step = max(self.latest_step, batch.step)
+
+    def _prune_seen(self) -> None:
+        newest = max(self._seen)
+        for s in [s for s in self._seen if s <= newest - self.config.dedupe_window]:
+            del self._seen[s]
+
+    def _check_selection(self, ids: NDArray[np.int64], n: int) -> None:
+        # A violation here is a bug in the selector, not bad user input.
+        if ids.shape != (n,):
+            raise RuntimeError(f"{self.name}: _select returned shape {ids.shape}, expected ({n},)")
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_tasks):
+            raise RuntimeError(f"{self.name}: _select returned ids outside [0, {self.num_tasks})")
+        if not self.allows_repeats and np.unique(ids).size != n:
+            raise RuntimeError(f"{self.name}: _select returned repeated ids")
+
+    def _check_state_header(self, state: dict[str, Any]) -> None:
+        if not isinstance(state, dict) or "format_version" not in state:
+            raise ValueError("not a frontier_rft selector state (no format_version)")
+        if state["format_version"] != FORMAT_VERSION:
+            raise ValueError(
+                f"state format version {state['format_version']} is not supported "
+                f"(this frontier_rft reads version {FORMAT_VERSION})"
+            )
+        if state.get("selector") != self.name:
+            raise ValueError(
+                f"state was saved by selector {state.get('selector')!r}, not {self.name!r}"
+            )
+        if state.get("pool_fingerprint") != self.pool.fingerprint:
+            raise ValueError(
+                "state was saved for a different TaskPool (fingerprint "
+                f"{state.get('pool_fingerprint')} != {self.pool.fingerprint}); "
+                "load it with the same pool"
+            )
+        if state.get("config") != config_to_dict(self.config):
+            raise ValueError(
+                "state was saved with a different config; construct the selector with the "
+                "saved config first (load_selector does this)"
+            )
+
+    def _apply_state(self, state: dict[str, Any]) -> None:
+        base = state["base"]
+        n = self.num_tasks
+        times_selected = np.asarray(base["times_selected"], dtype=np.uint8)
+        trained = np.asarray(base["trained"], dtype=np.bool_)
+        if times_selected.shape != (n,) or trained.shape != (n,):
+            raise ValueError("state arrays do not match the pool size")
+        pending: list[tuple[NDArray[np.int64], NDArray[np.float64], int, int]] = []
+        pos = 0
+        pids = np.asarray(base["pending_ids"], dtype=np.int64)
+        prew = np.asarray(base["pending_rewards"], dtype=np.float64)
+        for length, step, version in np.asarray(base["pending_meta"], np.int64).reshape(-1, 3):
+            pending.append(
+                (pids[pos : pos + length], prew[pos : pos + length], int(step), int(version))
+            )
+            pos += int(length)
+        seen: dict[int, set[int]] = {}
+        for s, t in zip(base["seen_steps"].tolist(), base["seen_tasks"].tolist(), strict=True):
+            seen.setdefault(int(s), set()).add(int(t))
+        rng = np.random.Generator(np.random.PCG64())
+        rng.bit_generator.state = state["rng"]
+        # Parse everything above before touching self, then the method's own state.
+        self._load_state_dict(state["algo"])
+        self.seed = int(state["seed"])
+        self.rng = rng
+        self.select_calls = int(base["select_calls"])
+        self.latest_step = int(base["latest_step"])
+        self._pending = pending
+        self._seen = seen
+        self._times_selected = times_selected
+        self._trained = trained
+        self._totals = {k: int(v) for k, v in base["totals"].items()}
+        self._last = {k: float(v) for k, v in base["last"].items()}
+
+
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+_EMPTY_F = np.zeros(0, dtype=np.float64)

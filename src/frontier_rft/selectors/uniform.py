@@ -1,0 +1,68 @@
+"""Uniform sampling without replacement within an epoch: the baseline every paper compares to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import SelectorConfig
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+
+__all__ = ["UniformConfig", "UniformSelector"]
+
+
+@dataclass(frozen=True)
+class UniformConfig(SelectorConfig):
+    """Uniform has no hyperparameters beyond the shared ones."""
+
+
+class UniformSelector(Selector):
+    """Walks a fresh random permutation of the pool each epoch; ignores feedback.
+
+    A batch that straddles an epoch boundary takes the rest of the old permutation and
+    tops up from the new one, skipping ids already in the batch.
+    """
+
+    name = "uniform"
+    config_class = UniformConfig
+
+    def __init__(self, pool: TaskPool, config: UniformConfig | None = None, *, seed: int = 0):
+        super().__init__(pool, config, seed=seed)
+        self._order = np.zeros(0, dtype=np.int64)
+        self._cursor = 0
+        self.epoch = 0
+
+    def _select(self, n: int) -> NDArray[np.int64]:
+        head = self._order[self._cursor : self._cursor + n]
+        self._cursor += head.shape[0]
+        if head.shape[0] == n:
+            return head
+        self._order = self.rng.permutation(self.num_tasks).astype(np.int64)
+        self.epoch += 1
+        fresh = self._order[~np.isin(self._order, head)][: n - head.shape[0]]
+        # Ids taken early from the new permutation are moved to its front so they are
+        # not handed out twice in this epoch.
+        rest = self._order[~np.isin(self._order, fresh)]
+        self._order = np.concatenate([fresh, rest])
+        self._cursor = fresh.shape[0]
+        return np.concatenate([head, fresh])
+
+    def _observe(self, batch: GroupBatch) -> None:
+        pass
+
+    def _state_dict(self) -> dict[str, Any]:
+        return {"order": self._order, "cursor": self._cursor, "epoch": self.epoch}
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        order = np.asarray(state["order"], dtype=np.int64)
+        if order.shape[0] not in (0, self.num_tasks):
+            raise ValueError("uniform state: permutation does not match the pool size")
+        self._order, self._cursor, self.epoch = order, int(state["cursor"]), int(state["epoch"])
+
+    def _metrics(self) -> dict[str, float]:
+        return {"epoch": float(self.epoch)}
