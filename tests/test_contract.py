@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_state_equal, build, drive, world_pass_rates, world_pool, world_rewards
 
+from conftest import assert_state_equal, build, drive, world_pass_rates, world_pool, world_rewards
 from frontier_rft import SELECTORS, Feedback, TaskPool, load_selector, save_selector
-from frontier_rft.core.config import config_from_dict, config_to_dict
+from frontier_rft.core.config import config_from_dict, config_to_dict, field_docs
 
 
 def test_select_returns_valid_distinct_ids(selector_name: str, pool: TaskPool) -> None:
@@ -54,7 +54,9 @@ def test_state_dict_round_trip_in_memory(selector_name: str, pool: TaskPool) -> 
     drive(sel, steps=4)
     other = build(selector_name, pool, seed=1)
     other.load_state_dict(sel.state_dict())
-    np.testing.assert_array_equal(drive(sel, 3, start_step=4)[-1], drive(other, 3, start_step=4)[-1])
+    np.testing.assert_array_equal(
+        drive(sel, 3, start_step=4)[-1], drive(other, 3, start_step=4)[-1]
+    )
 
 
 def _one_step(sel_name: str, pool: TaskPool, seed: int = 0):  # type: ignore[no-untyped-def]
@@ -66,7 +68,9 @@ def _one_step(sel_name: str, pool: TaskPool, seed: int = 0):  # type: ignore[no-
     return sel, task_ids, rewards
 
 
-def test_split_and_shuffled_feedback_equals_one_delivery(selector_name: str, pool: TaskPool) -> None:
+def test_split_and_shuffled_feedback_equals_one_delivery(
+    selector_name: str, pool: TaskPool
+) -> None:
     whole, task_ids, rewards = _one_step(selector_name, pool)
     pieces, _, _ = _one_step(selector_name, pool)
     whole.update(Feedback(task_ids, rewards, step=3))
@@ -238,26 +242,11 @@ def test_metrics_are_namespaced_floats(selector_name: str, pool: TaskPool) -> No
 
 
 def test_config_fields_have_docstrings(selector_name: str) -> None:
-    import ast
     import dataclasses
-    import inspect
 
     cls = SELECTORS[selector_name].config_class
-    documented: set[str] = set()
-    for klass in cls.__mro__:
-        if not dataclasses.is_dataclass(klass):
-            continue
-        body = ast.parse(inspect.getsource(klass)).body[0].body  # type: ignore[attr-defined]
-        for node, nxt in zip(body, body[1:], strict=False):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(nxt, ast.Expr)
-                and isinstance(nxt.value, ast.Constant)
-                and isinstance(nxt.value.value, str)
-            ):
-                documented.add(node.target.id)
-    missing = [f.name for f in dataclasses.fields(cls) if f.name not in documented]
+    documented = field_docs(cls)
+    missing = [f.name for f in dataclasses.fields(cls) if not documented.get(f.name)]
     assert not missing, f"{cls.__name__} fields without a one-line docstring: {missing}"
 
 

@@ -7,12 +7,29 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ESTIMATORS", "Estimator", "group_advantages", "GRPO_STD_EPS"]
+__all__ = ["ESTIMATORS", "GRPO_STD_EPS", "Estimator", "group_advantages"]
 
 Estimator = Literal["grpo", "drgrpo", "rloo"]
 ESTIMATORS: tuple[str, ...] = ("grpo", "drgrpo", "rloo")
 GRPO_STD_EPS = 1e-6
 """Added to the group std in GRPO normalisation; a zero-spread group gets advantage 0."""
+
+
+def group_centred(
+    rewards: NDArray[np.float64], offsets: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """r - mean(group) per rollout; exactly 0 for a constant group.
+
+    Centring on each group's first reward before taking the mean makes a constant
+    group's deviations exactly zero (sum/n of 0.1 three times is not exactly 0.1).
+    """
+    counts = np.diff(offsets)
+    starts = offsets[:-1]
+    shifted = rewards - np.repeat(rewards[starts], counts)
+    centred: NDArray[np.float64] = shifted - np.repeat(
+        np.add.reduceat(shifted, starts) / counts, counts
+    )
+    return centred
 
 
 def group_advantages(
@@ -29,12 +46,13 @@ def group_advantages(
         raise ValueError(f"unknown advantage estimator {estimator!r}; choose one of {ESTIMATORS}")
     counts = np.diff(offsets)
     starts = offsets[:-1]
-    means = np.add.reduceat(rewards, starts) / counts
-    centred = rewards - np.repeat(means, counts)
+    centred = group_centred(rewards, offsets)
     if estimator == "drgrpo":
         return centred
     if estimator == "rloo":
         scale = np.where(counts > 1, counts / np.maximum(counts - 1, 1), 0.0)
-        return centred * np.repeat(scale, counts)
+        loo: NDArray[np.float64] = centred * np.repeat(scale, counts)
+        return loo
     std = np.sqrt(np.add.reduceat(centred * centred, starts) / counts)
-    return centred / (np.repeat(std, counts) + GRPO_STD_EPS)
+    advantages: NDArray[np.float64] = centred / (np.repeat(std, counts) + GRPO_STD_EPS)
+    return advantages

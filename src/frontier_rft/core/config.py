@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
+import inspect
+import itertools
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["SelectorConfig", "check", "check_choice", "config_from_dict", "config_to_dict"]
+__all__ = [
+    "SelectorConfig",
+    "check",
+    "check_choice",
+    "config_from_dict",
+    "config_to_dict",
+    "field_docs",
+]
 
 C = TypeVar("C", bound="SelectorConfig")
 
@@ -70,3 +80,24 @@ def config_from_dict(cls: type[C], values: Mapping[str, Any], *, what: str = "")
             value = tuple(value)
         kwargs[key] = value
     return cls(**kwargs)
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The one-line docstring written under each dataclass field, base classes included."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        node = ast.parse(inspect.getsource(klass)).body[0]
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for field_node, doc in itertools.pairwise(node.body):
+            if (
+                isinstance(field_node, ast.AnnAssign)
+                and isinstance(field_node.target, ast.Name)
+                and isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                docs[field_node.target.id] = doc.value.value.strip()
+    return docs

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from frontier_rft.core.advantages import Estimator, group_advantages
+from frontier_rft.core.advantages import Estimator, group_advantages, group_centred
 
-__all__ = ["Feedback", "GroupBatch", "SUCCESS_REWARD"]
+__all__ = ["SUCCESS_REWARD", "Feedback", "GroupBatch"]
 
 SUCCESS_REWARD = 1.0
 """A rollout counts as a success only when it earns the full reward (frontier replay's rule)."""
@@ -59,8 +59,10 @@ class Feedback:
         if ids_in.shape[0] == 0:
             raise ValueError("Feedback is empty: it carries no rollouts")
         if ids_in.dtype.kind not in "iu":
-            if ids_in.dtype.kind == "f" and np.all(np.isfinite(ids_in)) and np.all(
-                ids_in == np.round(ids_in)
+            if (
+                ids_in.dtype.kind == "f"
+                and np.all(np.isfinite(ids_in))
+                and np.all(ids_in == np.round(ids_in))
             ):
                 pass  # integral floats are accepted
             else:
@@ -90,7 +92,7 @@ class Feedback:
                 pos = int(np.argmax(outside))
                 raise ValueError(
                     f"Feedback.rewards must lie in [{lo}, {hi}] for this selector's settings; "
-                    f"got {rewards[pos]!r} at position {pos}. Rescale rewards, or use a "
+                    f"got {float(rewards[pos])!r} at position {pos}. Rescale rewards, or use a "
                     "continuous-reward setting (e.g. bots with reward_model='gaussian')"
                 )
         return ids, rewards
@@ -123,8 +125,9 @@ class GroupBatch:
         """Group flat rollouts by task; stable so a task's rollouts keep arrival order."""
         order = np.argsort(task_ids, kind="stable")
         ids_sorted = task_ids[order]
-        uniq, start, counts = np.unique(ids_sorted, return_index=True, return_counts=True)
+        start = np.flatnonzero(np.concatenate([[True], ids_sorted[1:] != ids_sorted[:-1]]))
         offsets = np.append(start, ids_sorted.shape[0]).astype(np.int64)
+        uniq, counts = ids_sorted[start], np.diff(offsets)
         v = versions[order]
         pv = np.minimum.reduceat(np.where(v < 0, np.iinfo(np.int64).max, v), start)
         pv = np.where(pv == np.iinfo(np.int64).max, -1, pv)
@@ -157,7 +160,7 @@ class GroupBatch:
     @property
     def variances(self) -> NDArray[np.float64]:
         """Within-group reward variance v = (1/n) sum (r - mean)^2 (the mean squared advantage)."""
-        centred = self.rewards - np.repeat(self.means, self.counts)
+        centred = group_centred(self.rewards, self.offsets)
         return self._sum(centred * centred) / self.counts
 
     @property

@@ -77,7 +77,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], write: Any) -> None:
         os.close(dir_fd)
 
 
-def save_selector(selector: Selector, path: str | os.PathLike[str], *, include_pool: bool = True) -> None:
+def save_selector(
+    selector: Selector, path: str | os.PathLike[str], *, include_pool: bool = True
+) -> None:
     """Atomically write the selector's full state (and by default its TaskPool) to `path`."""
     arrays: dict[str, np.ndarray] = {}
     tree = _flatten(selector.state_dict(), "state", arrays)
@@ -89,7 +91,7 @@ def save_selector(selector: Selector, path: str | os.PathLike[str], *, include_p
         "pool": pool_tree,
     }
     arrays[_HEADER] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
-    atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))
+    atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
 
 
 def load_selector(
@@ -111,7 +113,14 @@ def load_selector(
         raise ValueError(f"{path}: not a readable frontier_rft selector file ({exc})") from exc
     if _HEADER not in arrays:
         raise ValueError(f"{path}: not a frontier_rft selector file (no header)")
-    header = json.loads(arrays[_HEADER].tobytes().decode("utf-8"))
+    try:
+        header = json.loads(arrays[_HEADER].tobytes().decode("utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: malformed header ({exc})") from exc
+    if not isinstance(header, dict) or not {"format_version", "selector", "state"} <= set(header):
+        raise ValueError(
+            f"{path}: malformed header (expected an object with format_version, selector, state)"
+        )
     if header.get("format_version") != FORMAT_VERSION:
         raise ValueError(
             f"{path}: format version {header.get('format_version')} is not supported "

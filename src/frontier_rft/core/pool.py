@@ -17,7 +17,9 @@ def _as_array(name: str, value: ArrayLike, dtype: Any, num_tasks: int, ndim: int
     try:
         arr = np.array(value, dtype=dtype, copy=True)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"TaskPool.{name} could not be converted to {np.dtype(dtype)}: {exc}") from exc
+        raise ValueError(
+            f"TaskPool.{name} could not be converted to {np.dtype(dtype)}: {exc}"
+        ) from exc
     if arr.ndim != ndim or arr.shape[0] != num_tasks:
         want = f"({num_tasks},)" if ndim == 1 else f"({num_tasks}, k)"
         raise ValueError(f"TaskPool.{name} must have shape {want}, got {arr.shape}")

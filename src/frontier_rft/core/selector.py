@@ -126,7 +126,7 @@ class Selector(ABC):
         self.select_calls += 1
         counts = self._times_selected[ids]
         self._times_selected[ids] = np.minimum(counts.astype(np.int64) + 1, 255).astype(np.uint8)
-        return ids.copy()
+        return np.array(ids, dtype=np.int64)
 
     def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
         """Record rollout rewards; folded into the method at the next select (or flush).
@@ -136,18 +136,20 @@ class Selector(ABC):
         group whole when using it. Pairs are remembered for `config.dedupe_window` steps.
         """
         if not isinstance(feedback, Feedback):
-            raise ValueError(f"update expects a frontier_rft.Feedback, got {type(feedback).__name__}")
+            raise ValueError(
+                f"update expects a frontier_rft.Feedback, got {type(feedback).__name__}"
+            )
         ids, rewards = feedback.validated(self.num_tasks, self.reward_bounds)
         step = int(feedback.step)
         version = -1 if feedback.policy_version is None else int(feedback.policy_version)
         seen = self._seen.get(step, set())
         if idempotent:
-            keep = np.fromiter((int(t) not in seen for t in ids), dtype=np.bool_, count=len(ids))
+            keep = ~np.isin(ids, np.fromiter(seen, dtype=np.int64, count=len(seen)))
             self._totals["duplicates_dropped"] += int((~keep).sum())
             ids, rewards = ids[keep], rewards[keep]
             if ids.shape[0] == 0:
                 return
-        self._seen[step] = seen | {int(t) for t in np.unique(ids)}
+        self._seen[step] = seen | set(np.unique(ids).tolist())
         self._prune_seen()
         self._pending.append((ids, rewards, step, version))
 
@@ -162,9 +164,16 @@ class Selector(ABC):
         self._pending = []
         for step in np.unique(steps):
             m = steps == step
-            batch = GroupBatch.from_rollouts(int(step), ids[m], rewards[m], versions[m])
-            self._record_batch(batch)
-            self._observe(batch)
+            self.fold(GroupBatch.from_rollouts(int(step), ids[m], rewards[m], versions[m]))
+
+    def fold(self, batch: GroupBatch) -> None:
+        """Fold one already-validated step batch into the method now (flush calls this).
+
+        For wrappers that validate and group feedback themselves (the DAPO filter);
+        everyone else calls update and lets select fold feedback in.
+        """
+        self._record_batch(batch)
+        self._observe(batch)
 
     def metrics(self) -> dict[str, float]:
         """Namespaced scalar metrics: `select/`, `feedback/`, `tasks/`, then `<name>/`."""
@@ -197,8 +206,9 @@ class Selector(ABC):
             "latest_step": self.latest_step,
             "pending_ids": np.concatenate([p[0] for p in pending]) if pending else _EMPTY_I,
             "pending_rewards": np.concatenate([p[1] for p in pending]) if pending else _EMPTY_F,
-            "pending_meta": np.array([[p[0].shape[0], p[2], p[3]] for p in pending], np.int64)
-            .reshape(-1, 3),
+            "pending_meta": np.array(
+                [[p[0].shape[0], p[2], p[3]] for p in pending], np.int64
+            ).reshape(-1, 3),
             "seen_steps": np.array(
                 [s for s in sorted(self._seen) for _ in self._seen[s]], dtype=np.int64
             ),
@@ -210,7 +220,7 @@ class Selector(ABC):
             "totals": dict(self._totals),
             "last": dict(self._last),
         }
-        return _copy_tree(
+        state: dict[str, Any] = _copy_tree(
             {
                 "format_version": FORMAT_VERSION,
                 "selector": self.name,
@@ -222,6 +232,7 @@ class Selector(ABC):
                 "algo": self._state_dict(),
             }
         )
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state_dict; on any error the selector is left exactly as it was."""

@@ -1,33 +1,528 @@
-"""PLACEHOLDER: replaced by the implementation."""
+"""BOTS: Bayesian online task selection (papers/bots.txt), and its MoPPS and DOTS presets.
+
+Every task carries a conjugate posterior over its success rate, Beta(alpha, beta), updated
+every trainer step for every task by the paper's Eq. 1:
+
+    alpha <- (1 - lam) * alpha + lam * alpha0 + (1 - rho) * s + rho * s~
+    beta  <- (1 - lam) * beta  + lam * beta0  + (1 - rho) * f + rho * f~
+
+s, f are the step's explicit success/failure counts (0 for tasks not rolled out); for
+rolled-out tasks s~ = s, f~ = f, for the others s~ = p~ * n, f~ = (1 - p~) * n with p~ from
+an implicit-evidence plug-in (bots_plugins). Selection draws p^ ~ Beta(alpha, beta) per task
+(Thompson sampling) or takes the posterior mean, and returns the B tasks with the smallest
+|p^ - p*|. With reward_model="gaussian" the same update runs on the natural parameters of a
+Gaussian with known variance (appendix E.4): alpha holds the pseudo reward sum, beta the
+pseudo count. docs/selectors/bots.md has the equations, the late-feedback rule and every
+deviation from the paper.
+"""
 
 from __future__ import annotations
 
-from frontier_rft.selectors.uniform import UniformSelector
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-class BOTSSelector(UniformSelector):  # PLACEHOLDER
-    """Not implemented yet."""
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+from frontier_rft.selectors.bots_plugins import (
+    StepLog,
+    capability,
+    interpolate,
+    kernel_average,
+    smallest_k,
+)
+
+__all__ = [
+    "BOTSConfig",
+    "BOTSSelector",
+    "DOTSConfig",
+    "DOTSSelector",
+    "MoPPSConfig",
+    "MoPPSSelector",
+]
+
+PLUGINS = ("auto", "interpolation", "kernel", "none")
+REWARD_MODELS = ("bernoulli", "gaussian")
+NEAR_TARGET_BAND = 0.25
+"""A group counts as near the target when |mean reward - target| <= this (metric only)."""
+_TINY = 1e-12  # floor for posterior parameters after a late retraction (rounding guard)
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+_EMPTY_F = np.zeros(0, dtype=np.float64)
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+
+def _real(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+@dataclass(frozen=True)
+class BOTSConfig(SelectorConfig):
+    """BOTS hyperparameters; defaults are the paper's (lam = rho = 0.1, sampling on)."""
+
+    lam: float = 0.1
+    """Forgetting lambda in [0, 1]: share of the posterior moved back to the prior per step."""
+    rho: float = 0.1
+    """Weight rho in [0, 1] of implicit (plug-in) evidence against explicit rollout counts."""
+    alpha0: float = 1.0
+    """Base prior Beta(alpha0, beta0): pseudo-successes (released code: 1)."""
+    beta0: float = 1.0
+    """Base prior Beta(alpha0, beta0): pseudo-failures (released code: 1)."""
+    target: float = 0.5
+    """Target success rate p* (gaussian mode: target mean reward mu*)."""
+    sample: bool = True
+    """Thompson sampling from the posterior; False ranks tasks by the posterior mean."""
+    plugin: str = "auto"
+    """Implicit evidence: 'auto' (interpolation if reference rates exist), 'interpolation', 'kernel', 'none'."""
+    momentum: float = 0.9
+    """Momentum gamma of the capability coefficient mu~ (interpolation; released code 0.9)."""
+    interpolation_eps: float = 1e-6
+    """mu_t is skipped for a batch whose strong-weak reference gap is <= this."""
+    kernel_tau: float = 1.0
+    """Temperature tau of the kernel plug-in K(a, b) = exp(<e_a, e_b> / tau) (paper gives none)."""
+    kernel_chunk_rows: int = 4096
+    """Rows of the N x B kernel computed at a time (memory: rows * B * 8 bytes)."""
+    implicit_rollouts: float | None = None
+    """Pseudo sample size n of implicit evidence; None = the step's mean rollouts per task."""
+    adaptive_rho: bool = False
+    """Halve rho after a step whose plug-in error on the selected batch >= the threshold."""
+    adaptive_rho_threshold: float = 0.25
+    """Mean |p~ - observed rate| on the selected batch that halves rho (released code 0.25)."""
+    reward_model: str = "bernoulli"
+    """'bernoulli' (Beta posterior, rewards in [0, 1]) or 'gaussian' (known variance, any reward)."""
+    gaussian_sigma: float = 0.5
+    """Gaussian mode: known reward standard deviation sigma."""
+    gaussian_prior_mean: float = 0.5
+    """Gaussian mode: prior mean mu0 of a task's mean reward."""
+    gaussian_prior_count: float = 2.0
+    """Gaussian mode: prior pseudo count nu0 = sigma^2 / sigma0^2."""
+    late_window: int = 64
+    """Steps whose per-step log is kept so late pieces are folded in exactly."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("lam", "rho"):
+            v = getattr(self, name)
+            check(_real(v) and 0.0 <= v <= 1.0, f"{name} must be a number in [0, 1], got {v!r}")
+        for name in (
+            "alpha0",
+            "beta0",
+            "kernel_tau",
+            "adaptive_rho_threshold",
+            "gaussian_sigma",
+            "gaussian_prior_count",
+        ):
+            v = getattr(self, name)
+            check(_real(v) and v > 0, f"{name} must be a positive number, got {v!r}")
+        check_choice("plugin", self.plugin, PLUGINS)
+        check_choice("reward_model", self.reward_model, REWARD_MODELS)
+        for name in ("sample", "adaptive_rho"):
+            v = getattr(self, name)
+            check(isinstance(v, bool), f"{name} must be True or False, got {v!r}")
+        if self.reward_model == "bernoulli":
+            check(
+                _real(self.target) and 0.0 < self.target < 1.0,
+                f"target must be a success rate in (0, 1), got {self.target!r}",
+            )
+        else:
+            check(_real(self.target), f"target must be a finite mean reward, got {self.target!r}")
+        check(
+            _real(self.gaussian_prior_mean),
+            f"gaussian_prior_mean must be finite, got {self.gaussian_prior_mean!r}",
+        )
+        check(
+            _real(self.momentum) and 0.0 <= self.momentum < 1.0,
+            f"momentum must be in [0, 1), got {self.momentum!r}",
+        )
+        check(
+            _real(self.interpolation_eps) and self.interpolation_eps >= 0,
+            f"interpolation_eps must be >= 0, got {self.interpolation_eps!r}",
+        )
+        for name in ("kernel_chunk_rows", "late_window"):
+            v = getattr(self, name)
+            check(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                f"{name} must be a positive int, got {v!r}",
+            )
+        n = self.implicit_rollouts
+        check(
+            n is None or (_real(n) and n > 0),
+            f"implicit_rollouts must be None (use the step's rollouts per task) or > 0, got {n!r}",
+        )
+
+
+class BOTSSelector(Selector):
+    """Bayesian online task selection: per-task posteriors fusing explicit and implicit evidence.
+
+    Late feedback: forgetting is a clock driven by trainer steps, not by calls. A step newer
+    than every step seen advances the clock, applying the `(1 - lam)` discount once per
+    elapsed step; evidence of an older step t is added with weight `(1 - lam)^(T - t)` (T the
+    clock), which by linearity of the update is what it would have weighed on time. A late
+    piece of an already observed step replaces, for its tasks, the implicit pseudo counts
+    they received at that step by their explicit counts (recomputed from the step's log).
+    """
 
     name = "bots"
+    config_class: ClassVar[type[SelectorConfig]] = BOTSConfig
+    requires_plugin: ClassVar[bool] = False
+    """Whether 'auto' must find a plug-in (DOTS selects on implicit evidence alone)."""
 
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        raise NotImplementedError("bots is not implemented yet")
+    def __init__(self, pool: TaskPool, config: BOTSConfig | None = None, *, seed: int = 0):
+        super().__init__(pool, config, seed=seed)
+        assert isinstance(self.config, BOTSConfig)
+        self.cfg: BOTSConfig = self.config
+        cfg = self.cfg
+        self.plugin = self._resolve_plugin()
+        self.gaussian = cfg.reward_model == "gaussian"
+        if self.gaussian:
+            nu0 = float(cfg.gaussian_prior_count)
+            self._prior = (float(cfg.gaussian_prior_mean) * nu0, nu0)
+        else:
+            self._prior = (float(cfg.alpha0), float(cfg.beta0))
+        n = pool.num_tasks
+        # alpha/beta (gaussian: pseudo reward sum / pseudo count) and a scratch buffer that
+        # every full-pool pass writes into, so a step allocates no other N-sized array.
+        self._a = np.full(n, self._prior[0])
+        self._b = np.full(n, self._prior[1])
+        self._buf = np.empty(n)
+        self._clock = -1
+        self._mu_tilde = float("nan")
+        self._rho = float(cfg.rho) if self.plugin != "none" else 0.0
+        self._log: dict[int, StepLog] = {}
+        self._stats = {
+            "mu": float("nan"),
+            "implicit_error": float("nan"),
+            "posterior_error": float("nan"),
+            "near_target_share": float("nan"),
+            "late_pieces": 0.0,
+        }
+
+    # ------------------------------------------------------------------ config
+    def _resolve_plugin(self) -> str:
+        cfg, pool = self.cfg, self.pool
+        choice = cfg.plugin
+        if choice == "auto":
+            if cfg.rho == 0:
+                return "none"  # implicit evidence has no weight: skip its O(N) pass
+            if pool.reference_pass_rates is not None:
+                return "interpolation"
+            if not self.requires_plugin:
+                return "none"
+            choice = "interpolation"
+        if choice == "interpolation":
+            pool.require(
+                "reference_pass_rates",
+                self.name,
+                "weak/strong reference pass rates for the interpolation plug-in; "
+                "or pass plugin='kernel' with TaskPool.features",
+            )
+        elif choice == "kernel":
+            pool.require("features", self.name, "task embeddings for the kernel plug-in")
+        return choice
+
+    @property
+    def reward_bounds(self) -> tuple[float, float] | None:
+        return None if self.gaussian else (0.0, 1.0)
+
+    # ------------------------------------------------------------------ selection
+    def _select(self, n: int) -> I64:
+        return smallest_k(self._score(), n, self.rng)
+
+    def _score(self) -> F64:
+        """|p^ - target| per task: Thompson draw or posterior mean (one N-array allocated)."""
+        a, b, buf, cfg = self._a, self._b, self._buf, self.cfg
+        if self.gaussian:
+            if cfg.sample:
+                draw = self.rng.standard_normal(a.shape[0])
+                np.sqrt(b, out=buf)
+                draw /= buf
+                draw *= cfg.gaussian_sigma
+                draw += np.divide(a, b, out=buf)
+            else:
+                draw = np.divide(a, b, out=buf)
+        elif cfg.sample:
+            draw = self._beta_draw()
+        else:
+            np.add(a, b, out=buf)
+            draw = np.divide(a, buf, out=buf)
+        draw -= cfg.target
+        return np.abs(draw, out=draw)
+
+    def _beta_draw(self) -> F64:
+        """One Beta(alpha_k, beta_k) draw per task, as the ratio G_a / (G_a + G_b) of gammas.
+
+        Exactly Beta-distributed, and what numpy's own beta does unless both parameters are
+        <= 1, where it switches to Johnk's rejection sampler: several times slower, and hit
+        by every task still at a Beta(1, 1) prior (most of a large pool under MoPPS). Since
+        alpha >= alpha0 and beta >= beta0 always (Eq. 1 mixes towards the prior and adds
+        non-negative evidence), the gammas cannot both underflow when the prior is >= 1/2;
+        smaller priors use numpy's sampler.
+        """
+        a, b, buf = self._a, self._b, self._buf
+        if min(self._prior) < 0.5:
+            return self.rng.beta(a, b)
+        ga = self.rng.standard_gamma(a, out=buf)
+        total = self.rng.standard_gamma(b)
+        total += ga
+        return np.divide(ga, total, out=ga)
+
+    def posterior_mean(self, ids: I64 | None = None) -> F64:
+        """Posterior mean success rate (gaussian: mean reward) of all tasks or of `ids`."""
+        a, b = (self._a, self._b) if ids is None else (self._a[ids], self._b[ids])
+        return a / b if self.gaussian else a / (a + b)
+
+    def effective_sample_size(self) -> F64:
+        """alpha + beta per task (gaussian: the pseudo count nu), Proposition 2's n_t."""
+        return self._b.copy() if self.gaussian else self._a + self._b
+
+    # ------------------------------------------------------------------ update
+    def _observe(self, batch: GroupBatch) -> None:
+        cfg, t = self.cfg, batch.step
+        ids = batch.task_ids
+        counts = batch.counts.astype(np.float64)
+        sums = batch.sums
+        rates = sums / counts
+        x = sums  # successes (gaussian: reward sum); fractional rewards count as sum r
+        y = counts if self.gaussian else counts - sums
+        self._stats["posterior_error"] = float(np.abs(self.posterior_mean(ids) - rates).mean())
+        self._stats["near_target_share"] = float(
+            (np.abs(rates - cfg.target) <= NEAR_TARGET_BAND).mean()
+        )
+        if self._clock < 0:
+            self._clock = t  # the state is still the prior, which forgetting leaves unchanged
+        if t > self._clock:
+            self._fold_step(t, ids, rates, counts, x, y, t - self._clock, 1.0)
+            self._clock = t
+        else:
+            weight = (1.0 - cfg.lam) ** (self._clock - t)
+            self._stats["late_pieces"] += float(t < self._clock or t in self._log)
+            if weight == 0.0:
+                pass  # lam = 1: evidence of a past step has no weight left
+            elif t in self._log:
+                self._fold_late_piece(self._log[t], ids, x, y, weight)
+            elif t > self._clock - cfg.late_window:
+                self._fold_step(t, ids, rates, counts, x, y, 0, weight)
+            else:  # older than the log: unknown whether seen, so explicit evidence only
+                self._a[ids] += weight * x
+                self._b[ids] += weight * y
+        # A log is dropped once its step leaves the window or its weight is 0 (lam = 1).
+        horizon = self._clock - (cfg.late_window if cfg.lam < 1.0 else 1)
+        for s in [s for s in self._log if s <= horizon]:
+            del self._log[s]
+
+    def _fold_step(
+        self, t: int, ids: I64, rates: F64, counts: F64, x: F64, y: F64, steps: int, weight: float
+    ) -> None:
+        """Eq. 1 for every task: forget over `steps` steps, then add `weight` x the evidence."""
+        cfg, a, b = self.cfg, self._a, self._b
+        a0, b0 = self._prior
+        d = (1.0 - cfg.lam) ** steps
+        n_imp = float(cfg.implicit_rollouts or counts.mean())
+        mu, p_sel = self._plugin_on_batch(ids, rates)
+        implicit = p_sel is not None and self._rho > 0
+        if implicit:
+            assert p_sel is not None
+            k = self._rho * n_imp * weight
+            q = self._plugin_full(mu, ids, rates, k)  # q = k * p~ for every task, in self._buf
+            ca, cb = (1.0 - d) * a0, (1.0 - d) * b0
+            # alpha += ca + q; beta += cb + k - q (Bernoulli: f~ = (1 - p~) n), cb + k (gaussian)
+            if d == 0.0:  # lam = 1: nothing of the old posterior survives; assign directly
+                np.add(q, ca, out=a)
+                if self.gaussian:
+                    b.fill(cb + k)
+                else:
+                    np.subtract(cb + k, q, out=b)
+            else:
+                q += ca
+                if d != 1.0:
+                    a *= d
+                    b *= d
+                a += q
+                if self.gaussian:
+                    b += cb + k
+                else:
+                    b -= q
+                    b += cb + k + ca
+            # Rolled-out tasks: s~ = s, so their evidence is explicit only; undo the implicit.
+            dx = weight * x - k * p_sel
+            dy = weight * y - (k if self.gaussian else k * (1.0 - p_sel))
+        else:
+            if d == 0.0:
+                a.fill(a0)
+                b.fill(b0)
+            elif d != 1.0:
+                a *= d
+                a += (1.0 - d) * a0
+                b *= d
+                b += (1.0 - d) * b0
+            dx, dy = weight * x, weight * y
+        a[ids] += dx
+        b[ids] += dy
+        # Keep only what a late piece needs: the rolled-out ids when implicit evidence was
+        # applied (to retract it), and for the kernel the batch that produced p~.
+        kept = ids.copy() if implicit else _EMPTY_I
+        kernel = implicit and self.plugin == "kernel"
+        self._log[t] = StepLog(
+            implicit=implicit,
+            mu=mu,
+            rho=self._rho if implicit else 0.0,
+            n_implicit=n_imp,
+            ref_ids=kept if kernel else _EMPTY_I,
+            ref_rates=rates.copy() if kernel else _EMPTY_F,
+            explicit_ids=kept,
+        )
+
+    def _fold_late_piece(self, log: StepLog, ids: I64, x: F64, y: F64, weight: float) -> None:
+        """Explicit evidence of an already observed step; retract the implicit it replaces."""
+        dx, dy = weight * x, weight * y
+        new = ~np.isin(ids, log.explicit_ids)
+        if log.implicit and new.any():
+            at = ids[new]
+            if self.plugin == "interpolation":
+                ref = self.pool.reference_pass_rates
+                assert ref is not None
+                p_old = interpolate(ref, log.mu, clip=not self.gaussian, at=at)
+            else:
+                p_old = self._kernel(log.ref_ids, log.ref_rates, at=at)
+            k = log.rho * log.n_implicit * weight
+            dx[new] -= k * p_old
+            dy[new] -= k if self.gaussian else k * (1.0 - p_old)
+        self._a[ids] += dx
+        self._b[ids] += dy
+        if not self.gaussian:
+            self._a[ids] = np.maximum(self._a[ids], _TINY)
+        self._b[ids] = np.maximum(self._b[ids], _TINY)
+        log.explicit_ids = np.union1d(log.explicit_ids, ids)
+
+    # ------------------------------------------------------------------ plug-ins
+    def _plugin_on_batch(self, ids: I64, rates: F64) -> tuple[float, F64 | None]:
+        """Update mu~ (interpolation) and return (mu~, p~ on the batch) or (nan, None)."""
+        cfg = self.cfg
+        if self.plugin == "none":
+            return float("nan"), None
+        if self.plugin == "kernel":
+            p_sel = self._kernel(ids, rates, at=ids)
+            mu = float("nan")
+        else:
+            ref = self.pool.reference_pass_rates
+            assert ref is not None
+            mu_t = capability(ref, ids, rates, cfg.interpolation_eps)
+            self._stats["mu"] = float("nan") if mu_t is None else mu_t
+            if mu_t is not None:
+                g = cfg.momentum
+                prev = self._mu_tilde
+                self._mu_tilde = mu_t if math.isnan(prev) else g * prev + (1.0 - g) * mu_t
+            mu = self._mu_tilde
+            if math.isnan(mu):
+                return mu, None  # no usable batch yet: no implicit evidence this step
+            p_sel = interpolate(ref, mu, clip=not self.gaussian, at=ids)
+        err = float(np.abs(p_sel - rates).mean())
+        self._stats["implicit_error"] = err
+        if cfg.adaptive_rho and err >= cfg.adaptive_rho_threshold:
+            self._rho *= 0.5
+        return mu, p_sel
+
+    def _plugin_full(self, mu: float, ids: I64, rates: F64, scale: float) -> F64:
+        """`scale * p~` for every task, written into the scratch buffer."""
+        if self.plugin == "kernel":
+            q = self._kernel(ids, rates, out=self._buf)
+            q *= scale
+            return q
+        ref = self.pool.reference_pass_rates
+        assert ref is not None
+        return interpolate(ref, mu, clip=not self.gaussian, scale=scale, out=self._buf)
+
+    def _kernel(
+        self, ref_ids: I64, ref_rates: F64, out: F64 | None = None, at: I64 | None = None
+    ) -> F64:
+        features = self.pool.features
+        assert features is not None
+        cfg = self.cfg
+        return kernel_average(
+            features, ref_ids, ref_rates, cfg.kernel_tau, cfg.kernel_chunk_rows, out=out, at=at
+        )
+
+    # ------------------------------------------------------------------ state
+    def _state_dict(self) -> dict[str, Any]:
+        return {
+            "alpha": self._a,
+            "beta": self._b,
+            "clock": self._clock,
+            "mu_tilde": self._mu_tilde,
+            "rho": self._rho,
+            "stats": dict(self._stats),
+            "log": [log.to_state(s) for s, log in sorted(self._log.items())],
+        }
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        n = self.num_tasks
+        a = np.array(state["alpha"], dtype=np.float64)
+        b = np.array(state["beta"], dtype=np.float64)
+        if a.shape != (n,) or b.shape != (n,):
+            raise ValueError(f"{self.name} state: posterior arrays do not match the pool size {n}")
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b)) and np.all(b > 0)):
+            raise ValueError(f"{self.name} state: posterior parameters must be finite and > 0")
+        if not self.gaussian and not np.all(a > 0):
+            raise ValueError(f"{self.name} state: Beta parameters must be > 0")
+        rho = float(state["rho"])
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"{self.name} state: rho {rho} outside [0, 1]")
+        logs = dict(StepLog.from_state(d, n) for d in state["log"])
+        stats = {k: float(state["stats"][k]) for k in self._stats}
+        clock, mu_tilde = int(state["clock"]), float(state["mu_tilde"])
+        self._a, self._b, self._rho, self._log = a, b, rho, logs
+        self._stats, self._clock, self._mu_tilde = stats, clock, mu_tilde
+
+    def _metrics(self) -> dict[str, float]:
+        ess = self.effective_sample_size()
+        return {
+            "posterior_mean": float(self.posterior_mean().mean()),
+            "effective_sample_size": float(ess.mean()),
+            "mu_tilde": self._mu_tilde,
+            "rho": self._rho,
+            "clock": float(self._clock),
+            **self._stats,
+        }
 
 
-class MoPPSSelector(UniformSelector):  # PLACEHOLDER
-    """Not implemented yet."""
+@dataclass(frozen=True)
+class MoPPSConfig(BOTSConfig):
+    """MoPPS preset (Qu et al. 2025 inside BOTS): explicit evidence only, no forgetting."""
+
+    lam: float = 0.0
+    """No forgetting (MoPPS's decay 1, i.e. BOTS lam = 0 as in the paper's baseline)."""
+    rho: float = 0.0
+    """No implicit evidence: posteriors are plain Beta-Bernoulli counts."""
+
+
+class MoPPSSelector(BOTSSelector):
+    """BOTS-MoPPS: Thompson sampling on explicit evidence only (lam = 0, rho = 0)."""
 
     name = "mopps"
-
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        raise NotImplementedError("mopps is not implemented yet")
+    config_class = MoPPSConfig
 
 
-class DOTSSelector(UniformSelector):  # PLACEHOLDER
-    """Not implemented yet."""
+@dataclass(frozen=True)
+class DOTSConfig(BOTSConfig):
+    """DOTS proxy preset: implicit evidence only, full forgetting, greedy selection."""
+
+    lam: float = 1.0
+    """Full forgetting: each step's posterior is the prior plus that step's evidence."""
+    rho: float = 1.0
+    """Unselected tasks are driven entirely by the plug-in's estimate."""
+    sample: bool = False
+    """Posterior sampling disabled: rank by posterior mean."""
+
+
+class DOTSSelector(BOTSSelector):
+    """BOTS-DOTS proxy (lam = 1, rho = 1, no sampling); needs a plug-in's metadata."""
 
     name = "dots"
-
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        raise NotImplementedError("dots is not implemented yet")
-
-
+    config_class = DOTSConfig
+    requires_plugin = True

@@ -1,15 +1,166 @@
-"""PLACEHOLDER: replaced by the implementation."""
+"""Offline difficulty curricula: easy-to-hard (or hard-to-easy) by TaskPool.difficulty.
+
+The non-adaptive baseline of the SEC paper ("Difficulty-Ordered Curriculum", and the
+"reverse curriculum" of its Figure 1): the order is fixed before training and feedback
+is ignored.
+"""
 
 from __future__ import annotations
 
-from frontier_rft.selectors.uniform import UniformSelector
+from dataclasses import dataclass
+from typing import Any
 
-class OfflineSelector(UniformSelector):  # PLACEHOLDER
-    """Not implemented yet."""
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+
+__all__ = ["OfflineConfig", "OfflineSelector", "difficulty_order"]
+
+MODES = ("sequential", "windowed", "reverse")
+TIE_BREAKS = ("random", "index")
+
+
+def difficulty_order(
+    difficulty: NDArray[np.float64], rng: np.random.Generator, *, descending: bool, tie_break: str
+) -> NDArray[np.int64]:
+    """Task ids sorted by difficulty; equal difficulties in random or index order.
+
+    Random tie-breaking matters for level-valued difficulty (e.g. MATH levels 1-5): the
+    authors' released SEC code also shuffles within a level before sorting.
+    """
+    key = -difficulty if descending else difficulty
+    if tie_break == "random":
+        noise: NDArray[np.float64] = rng.random(size=(key.shape[0],))
+        order = np.lexsort((noise, key))
+    else:
+        order = np.argsort(key, kind="stable")
+    return np.asarray(order, dtype=np.int64)
+
+
+def check_permutation(order: NDArray[np.int64], n: int, who: str) -> None:
+    """Raise ValueError unless `order` is a permutation of range(n)."""
+    if order.shape != (n,) or (n and (order.min() < 0 or order.max() >= n)):
+        raise ValueError(f"{who} state: task order does not match the pool size")
+    if np.any(np.bincount(order, minlength=n) != 1):
+        raise ValueError(f"{who} state: task order is not a permutation of the pool")
+
+
+@dataclass(frozen=True)
+class OfflineConfig(SelectorConfig):
+    """Offline curriculum settings (no paper defaults exist beyond 'easy to hard')."""
+
+    mode: str = "sequential"
+    """'sequential' (easy-to-hard walk), 'windowed' (uniform in a sliding window), 'reverse'."""
+    window_fraction: float = 0.1
+    """Windowed mode: the window covers this fraction of the pool (at least one batch)."""
+    window_stride: int = 0
+    """Windowed mode: tasks the window advances per select; 0 means the batch size."""
+    tie_break: str = "random"
+    """Order of tasks of equal difficulty: 'random' (seeded) or 'index'."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice("mode", self.mode, MODES)
+        check_choice("tie_break", self.tie_break, TIE_BREAKS)
+        check(
+            isinstance(self.window_fraction, (int, float)) and 0.0 < self.window_fraction <= 1.0,
+            f"window_fraction must lie in (0, 1], got {self.window_fraction!r}",
+        )
+        check(
+            isinstance(self.window_stride, int) and self.window_stride >= 0,
+            f"window_stride must be a non-negative int (0 = batch size), "
+            f"got {self.window_stride!r}",
+        )
+
+
+class OfflineSelector(Selector):
+    """Fixed difficulty-ordered curriculum; deterministic given the seed; ignores feedback.
+
+    - sequential: walk the easy-to-hard order in consecutive batches, wrapping around
+      (a new epoch repeats the same order);
+    - reverse: the same walk over the hard-to-easy order;
+    - windowed: a window of the next W = ceil(window_fraction * N) tasks in easy-to-hard
+      order (at least the batch size); each batch is drawn uniformly without replacement
+      from the window, then the window slides forward by `window_stride` tasks. The last
+      window is flush with the hardest task; after it the walk restarts from the easiest.
+    """
 
     name = "offline"
+    config_class = OfflineConfig
+    config: OfflineConfig
 
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        raise NotImplementedError("offline is not implemented yet")
+    def __init__(self, pool: TaskPool, config: OfflineConfig | None = None, *, seed: int = 0):
+        super().__init__(pool, config, seed=seed)
+        difficulty = pool.require("difficulty", self.name, "tasks are ordered by difficulty")
+        self._difficulty: NDArray[np.float64] = np.asarray(difficulty, dtype=np.float64)
+        self._order = difficulty_order(
+            self._difficulty,
+            self.rng,
+            descending=self.config.mode == "reverse",
+            tie_break=self.config.tie_break,
+        )
+        self._cursor = 0  # next position (sequential/reverse) or window start (windowed)
+        self.epoch = 0
+        self._last_difficulty = float("nan")
+        self._window = max(1, int(np.ceil(self.config.window_fraction * self.num_tasks)))
 
+    @property
+    def reward_bounds(self) -> tuple[float, float] | None:
+        """Rewards are never read, so any finite scale is accepted."""
+        return None
 
+    def _select(self, n: int) -> NDArray[np.int64]:
+        if self.config.mode == "windowed":
+            pos = self._windowed_positions(n)
+        else:
+            pos = (self._cursor + np.arange(n)) % self.num_tasks
+            self.epoch += (self._cursor + n) // self.num_tasks
+            self._cursor = (self._cursor + n) % self.num_tasks
+        ids = self._order[pos]
+        self._last_difficulty = float(self._difficulty[ids].mean())
+        return ids
+
+    def _windowed_positions(self, n: int) -> NDArray[np.int64]:
+        size = min(self.num_tasks, max(self._window, n))
+        last_start = self.num_tasks - size
+        start = min(self._cursor, last_start)
+        pos = start + self.rng.choice(size, size=n, replace=False).astype(np.int64)
+        if start >= last_start:
+            self._cursor = 0
+            self.epoch += 1
+        else:
+            stride = self.config.window_stride or n
+            self._cursor = min(start + stride, self.num_tasks - 1)
+        return pos
+
+    def _observe(self, batch: GroupBatch) -> None:
+        pass  # an offline curriculum is not adaptive
+
+    def _state_dict(self) -> dict[str, Any]:
+        return {
+            "order": self._order,
+            "cursor": self._cursor,
+            "epoch": self.epoch,
+            "last_difficulty": self._last_difficulty,
+        }
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        order = np.asarray(state["order"], dtype=np.int64)
+        check_permutation(order, self.num_tasks, self.name)
+        cursor = int(state["cursor"])
+        if not 0 <= cursor < self.num_tasks:
+            raise ValueError("offline state: cursor out of range")
+        self._order, self._cursor = order, cursor
+        self.epoch = int(state["epoch"])
+        self._last_difficulty = float(state["last_difficulty"])
+
+    def _metrics(self) -> dict[str, float]:
+        return {
+            "epoch": float(self.epoch),
+            "progress": self._cursor / self.num_tasks,
+            "batch_difficulty": self._last_difficulty,
+        }

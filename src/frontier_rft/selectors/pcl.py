@@ -1,15 +1,182 @@
-"""PLACEHOLDER: replaced by the implementation."""
+"""PCL, prompt curriculum learning (METIS paper's baseline, appendix A.5; Gao et al. 2026).
+
+An online regressor (the "value model") predicts, from each task's feature vector, its pass
+rate (binary rewards) or its reward variance (continuous rewards). Each step it scores an m*B
+candidate pool drawn uniformly and keeps the B candidates whose predicted pass rate is closest
+to the target 0.5, or whose predicted variance is highest; then it regresses on the realised
+outcomes of the step. The paper's value model is an LLM with a 512-d value head trained by SGD;
+here it is exponentially-weighted ridge regression on `TaskPool.features` (docs/selectors/pcl.md).
+"""
 
 from __future__ import annotations
 
-from frontier_rft.selectors.uniform import UniformSelector
+from dataclasses import dataclass
+from typing import Any
 
-class PCLSelector(UniformSelector):  # PLACEHOLDER
-    """Not implemented yet."""
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+
+__all__ = ["PCLConfig", "PCLSelector"]
+
+TARGETS = ("pass_rate", "variance")
+
+
+@dataclass(frozen=True)
+class PCLConfig(SelectorConfig):
+    """PCL hyperparameters; pool multiplier and target from the METIS paper's Table 5."""
+
+    pool_multiplier: int = 8
+    """m: candidates scored per step = m * batch size (capped at the pool size)."""
+    target: str = "pass_rate"
+    """Regression target: 'pass_rate' (binary rewards) or 'variance' (continuous rewards)."""
+    target_pass_rate: float = 0.5
+    """With target='pass_rate', keep the candidates whose prediction is closest to this."""
+    ridge: float = 1.0
+    """L2 penalty of the ridge regression (keeps the fit defined before enough data)."""
+    forgetting: float = 0.95
+    """Per-batch decay of past evidence, so the fit follows the moving policy (1 = none)."""
+    fit_intercept: bool = True
+    """Append a constant feature (its weight is penalised like the others)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        m = self.pool_multiplier
+        check(
+            isinstance(m, int) and not isinstance(m, bool) and m >= 1,
+            f"pool_multiplier must be a positive int (paper default 8), got {m!r}",
+        )
+        check_choice("target", self.target, TARGETS)
+        check(
+            _is_real(self.target_pass_rate) and 0.0 <= self.target_pass_rate <= 1.0,
+            f"target_pass_rate must lie in [0, 1] (paper default 0.5), "
+            f"got {self.target_pass_rate!r}",
+        )
+        check(
+            _is_real(self.ridge) and self.ridge > 0.0,
+            f"ridge must be a positive number, got {self.ridge!r}",
+        )
+        check(
+            _is_real(self.forgetting) and 0.0 < self.forgetting <= 1.0,
+            f"forgetting must lie in (0, 1] (1 keeps all evidence), got {self.forgetting!r}",
+        )
+        check(isinstance(self.fit_intercept, bool), "fit_intercept must be True or False")
+
+
+def _is_real(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and bool(np.isfinite(x))
+
+
+class PCLSelector(Selector):
+    """PCL: pick from an m*B uniform pool by a regressor's predicted pass rate / variance.
+
+    The regressor keeps the sufficient statistics of exponentially-weighted ridge regression,
+    `A <- gamma*A + X^T X`, `c <- gamma*c + X^T y`, and refits `w = (A + ridge*I)^-1 c` after
+    every feedback batch: O(B d^2 + d^3) per step and O(m B d) per select, independent of the
+    pool size. Every fed-back group is a training sample, selected by PCL or not; a late piece
+    of an older step is one more batch (one more decay).
+    """
 
     name = "pcl"
+    config_class = PCLConfig
 
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        raise NotImplementedError("pcl is not implemented yet")
+    def __init__(self, pool: TaskPool, config: PCLConfig | None = None, *, seed: int = 0):
+        super().__init__(pool, config, seed=seed)
+        assert isinstance(self.config, PCLConfig)
+        self.cfg: PCLConfig = self.config
+        self._features: NDArray[np.float64] = pool.require(
+            "features", self.name, "the value model regresses outcomes on task features"
+        )
+        d = self._features.shape[1] + int(self.cfg.fit_intercept)
+        self._gram = np.zeros((d, d))
+        self._moment = np.zeros(d)
+        self.weights = np.zeros(d)
+        self._samples = 0.0  # exponentially-weighted sample count
+        self._batches = 0
+        self._stats = dict.fromkeys(
+            (
+                "regression_mse",
+                "regression_mae",
+                "target_mean",
+                "candidate_prediction_mean",
+                "selected_prediction_mean",
+            ),
+            float("nan"),
+        )
 
+    def predict(self, task_ids: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Predicted pass rate (or reward variance) of the given tasks."""
+        return self._design(np.asarray(task_ids, dtype=np.int64)) @ self.weights
 
+    def _design(self, ids: NDArray[np.int64]) -> NDArray[np.float64]:
+        x = self._features[ids]
+        if self.cfg.fit_intercept:
+            x = np.hstack([x, np.ones((x.shape[0], 1))])
+        return x
+
+    def _select(self, n: int) -> NDArray[np.int64]:
+        c = min(self.cfg.pool_multiplier * n, self.num_tasks)
+        cand = self.rng.choice(self.num_tasks, size=c, replace=False).astype(np.int64)
+        pred = self.predict(cand)
+        if self.cfg.target == "pass_rate":
+            score = -np.abs(pred - self.cfg.target_pass_rate)
+        else:
+            score = pred
+        top = np.lexsort((self.rng.random(c), -score))[:n]  # ties broken at random
+        self._stats["candidate_prediction_mean"] = float(pred.mean())
+        self._stats["selected_prediction_mean"] = float(pred[top].mean())
+        return cand[top]
+
+    def _observe(self, batch: GroupBatch) -> None:
+        x = self._design(batch.task_ids)
+        y = batch.means if self.cfg.target == "pass_rate" else batch.variances
+        err = x @ self.weights - y  # error of the model that chose this batch
+        g = self.cfg.forgetting
+        self._gram = g * self._gram + x.T @ x
+        self._moment = g * self._moment + x.T @ y
+        self._samples = g * self._samples + y.shape[0]
+        penalty = self.cfg.ridge * np.eye(self._gram.shape[0])
+        self.weights = np.linalg.solve(self._gram + penalty, self._moment)
+        self._batches += 1
+        self._stats["regression_mse"] = float(np.mean(err * err))
+        self._stats["regression_mae"] = float(np.mean(np.abs(err)))
+        self._stats["target_mean"] = float(y.mean())
+
+    def _state_dict(self) -> dict[str, Any]:
+        return {
+            "gram": self._gram,
+            "moment": self._moment,
+            "weights": self.weights,
+            "samples": self._samples,
+            "batches": self._batches,
+            "stats": dict(self._stats),
+        }
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        d = self._gram.shape[0]
+        gram = np.asarray(state["gram"], dtype=np.float64)
+        moment = np.asarray(state["moment"], dtype=np.float64)
+        weights = np.asarray(state["weights"], dtype=np.float64)
+        if gram.shape != (d, d) or moment.shape != (d,) or weights.shape != (d,):
+            raise ValueError(
+                f"pcl state: regressor shapes {gram.shape}, {moment.shape}, {weights.shape} "
+                f"do not match {d} features (incl. intercept)"
+            )
+        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(weights))):
+            raise ValueError("pcl state: regressor holds NaN or inf")
+        stats = {k: float(state["stats"][k]) for k in self._stats}
+        samples, batches = float(state["samples"]), int(state["batches"])
+        self._gram, self._moment, self.weights = gram, moment, weights
+        self._samples, self._batches, self._stats = samples, batches, stats
+
+    def _metrics(self) -> dict[str, float]:
+        return {
+            **self._stats,
+            "effective_samples": self._samples,
+            "updates": float(self._batches),
+            "weight_norm": float(np.linalg.norm(self.weights)),
+        }

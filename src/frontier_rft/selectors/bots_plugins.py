@@ -1,0 +1,170 @@
+"""BOTS building blocks: the implicit-evidence plug-ins, the per-step log and top-B selection.
+
+Plug-ins estimate p~(k, B_t), the success rate (gaussian mode: mean reward) of every task
+from the selected batch B_t alone, without extra rollouts:
+
+- interpolation (paper section 3.3): locate the current model between a weak and a strong
+  reference model on the batch, `mu = (cur - weak) / (strong - weak)`, smooth it with
+  momentum, then `p~(k) = clip(mu~ * strong_k + (1 - mu~) * weak_k, 0, 1)`;
+- kernel (paper appendix E.2, after DOTS): the similarity-weighted average of the batch's
+  success rates with `K(a, b) = exp(<e_a, e_b> / tau)`, computed in row chunks so that the
+  N x B kernel is never held in memory at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["StepLog", "capability", "interpolate", "kernel_average", "smallest_k"]
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+
+def capability(ref: F64, ids: I64, rates: F64, eps: float) -> float | None:
+    """The batch capability coefficient mu_t of section 3.3, or None when it is undefined.
+
+    `ref` is the (N, 2) array of weak/strong reference pass rates. mu_t is undefined when
+    the weak and strong references have (almost) the same mean on the batch (|gap| <= eps):
+    the batch then says nothing about where the model sits between them.
+    """
+    weak = float(ref[ids, 0].mean())
+    gap = float(ref[ids, 1].mean()) - weak
+    if not abs(gap) > eps:
+        return None
+    return (float(rates.mean()) - weak) / gap
+
+
+def interpolate(
+    ref: F64,
+    mu: float,
+    clip: bool,
+    scale: float = 1.0,
+    out: F64 | None = None,
+    at: I64 | None = None,
+) -> F64:
+    """`scale * clip(mu * strong + (1 - mu) * weak, 0, 1)` for all tasks or for `at`.
+
+    One matrix-vector pass over the (N, 2) reference array, written into `out` if given.
+    For mu in [0, 1] the estimate is a convex combination of two rates in [0, 1], so the
+    clip (and its extra passes) is only applied when mu extrapolates.
+    """
+    rows = ref if at is None else ref[at]
+    if clip and not 0.0 <= mu <= 1.0:
+        res = np.matmul(rows, np.array([1.0 - mu, mu]), out=out)
+        np.clip(res, 0.0, 1.0, out=res)
+        if scale != 1.0:
+            res *= scale
+        return res
+    return np.matmul(rows, np.array([(1.0 - mu) * scale, mu * scale]), out=out)
+
+
+def kernel_average(
+    features: F64,
+    ref_ids: I64,
+    ref_rates: F64,
+    tau: float,
+    chunk_rows: int,
+    out: F64 | None = None,
+    at: I64 | None = None,
+) -> F64:
+    """Kernel-weighted average of `ref_rates` (E.2, Eq. 8-9) for all tasks or for `at`.
+
+    Weights are a softmax over the batch of `<e_k, e_i> / tau` (the row maximum is
+    subtracted before exp, which leaves Eq. 9's normalised weights unchanged and avoids
+    overflow). Cost O(N * B * d) time, O(chunk_rows * B) temporary memory.
+    """
+    keys = features[ref_ids] / tau  # (B, d)
+    rows = features if at is None else features[at]
+    m = rows.shape[0]
+    res = np.empty(m, dtype=np.float64) if out is None else out
+    for start in range(0, m, chunk_rows):
+        stop = min(start + chunk_rows, m)
+        logits = rows[start:stop] @ keys.T
+        logits -= logits.max(axis=1, keepdims=True)
+        np.exp(logits, out=logits)
+        np.divide(logits @ ref_rates, logits.sum(axis=1), out=res[start:stop])
+    return res
+
+
+def smallest_k(score: F64, k: int, rng: np.random.Generator) -> I64:
+    """Indices of the k smallest scores, best first; ties at the cut are broken at random.
+
+    On a large pool a threshold from a strided sample of the scores keeps a few k
+    candidates in one comparison pass, so only those are partitioned (the result is the
+    same as partitioning everything: every score at or below the k-th is a candidate).
+    `rng` is only drawn from when more tasks tie at the k-th score than places are left.
+    """
+    n = score.shape[0]
+    cand: I64 | None = None
+    if n >= 64 * k:
+        sample = score[:: n // (16 * k)]
+        j = min(sample.shape[0] - 1, (4 * k * sample.shape[0]) // n + 8)
+        found = np.flatnonzero(score <= np.partition(sample, j)[j])
+        if found.shape[0] >= k:
+            cand = found
+    sub = score if cand is None else score[cand]
+    kth = np.partition(sub, k - 1)[k - 1]
+    below = np.flatnonzero(sub < kth)
+    tied = np.flatnonzero(sub == kth)
+    need = k - below.shape[0]
+    if tied.shape[0] > need:
+        tied = np.sort(rng.choice(tied, size=need, replace=False))
+    ids = np.concatenate([below, tied])
+    ids = ids[np.argsort(sub[ids], kind="stable")]
+    return (ids if cand is None else cand[ids]).astype(np.int64)
+
+
+@dataclass
+class StepLog:
+    """What one observed trainer step contributed, kept so a late piece can be folded exactly.
+
+    `ref_ids`/`ref_rates` are the groups the plug-in saw (fixed once logged); `explicit_ids`
+    grows as late pieces of the step arrive. `mu` is the mu~ the interpolation used (NaN when
+    no implicit evidence was applied), `rho` and `n_implicit` the weight and pseudo sample
+    size of the implicit evidence.
+    """
+
+    implicit: bool
+    mu: float
+    rho: float
+    n_implicit: float
+    ref_ids: I64
+    ref_rates: F64
+    explicit_ids: I64
+
+    def to_state(self, step: int) -> dict[str, Any]:
+        return {
+            "step": step,
+            "implicit": self.implicit,
+            "mu": self.mu,
+            "rho": self.rho,
+            "n_implicit": self.n_implicit,
+            "ref_ids": self.ref_ids,
+            "ref_rates": self.ref_rates,
+            "explicit_ids": self.explicit_ids,
+        }
+
+    @classmethod
+    def from_state(cls, d: dict[str, Any], num_tasks: int) -> tuple[int, StepLog]:
+        ids = [np.asarray(d[k], dtype=np.int64) for k in ("ref_ids", "explicit_ids")]
+        for arr in ids:
+            if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() >= num_tasks)):
+                raise ValueError("bots state: step log ids do not match the pool")
+        rates = np.asarray(d["ref_rates"], dtype=np.float64)
+        if rates.shape != ids[0].shape:
+            raise ValueError("bots state: step log rates do not match its ids")
+        log = cls(
+            implicit=bool(d["implicit"]),
+            mu=float(d["mu"]),
+            rho=float(d["rho"]),
+            n_implicit=float(d["n_implicit"]),
+            ref_ids=ids[0],
+            ref_rates=rates,
+            explicit_ids=ids[1],
+        )
+        return int(d["step"]), log
