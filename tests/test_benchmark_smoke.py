@@ -35,7 +35,7 @@ QUICK = bench.parse_args(["--quick"])[0]
 
 def test_every_registered_selector_has_a_floor_class() -> None:
     assert set(SELECTORS) <= set(bench.FLOORS)
-    assert {kind for kind, _ in bench.FLOORS.values()} <= {"thompson", "linear", "absolute"}
+    assert {kind for kind, _ in bench.FLOORS.values()} <= {"thompson", "linear", "absolute", "sublinear"}
 
 
 def test_quick_run_structure_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,7 +57,7 @@ def test_quick_run_structure_and_json(tmp_path: Path, capsys: pytest.CaptureFixt
     assert row["steps_timed"] == QUICK.steps and row["mem_steps"] == QUICK.mem_steps
     assert row["select_ms_median"] > 0 and row["update_ms_median"] > 0
     assert row["step_ms_p90"] >= row["step_ms_median"] > 0
-    assert row["floor_kind"] == "linear"
+    assert row["floor_kind"] == "sublinear" and row["scaling"] == 1.0 and row["time_ok"]
     # The floor is re-measured alongside the selector, step by step, under the same load.
     assert row["floor_contract_ms"] > 0 and row["floor_pass_ms"] > 0
     assert row["floor_ms"] == pytest.approx(row["floor_contract_ms"] + row["floor_pass_ms"])
@@ -80,9 +80,22 @@ def test_verdicts() -> None:
     dots = bench.verdict("dots", {**row, "floor_pass_ms": 0.1})
     assert dots["ratio"] == pytest.approx(125.0) and not dots["time_ok"]
     judged = bench.verdict("metis", {**row, "floor_pass_ms": 0.1, "selector_ms_median": 0.7})
-    assert judged["ratio"] == pytest.approx(1.75) and judged["time_ok"]  # judge time excluded
+    assert judged["ratio"] == pytest.approx(1.75)  # judge time excluded
+    assert judged["time_ok"] is None  # sublinear: decided on scaling across sizes
     heap = bench.verdict("prioritized", {**row, "step_ms_median": 1.5, "bytes_per_task": 80.0})
     assert heap["ratio"] is None and heap["time_ok"] and not heap["memory_ok"]
+
+
+def test_sublinear_methods_are_judged_on_flat_scaling() -> None:
+    rows = [
+        {"selector": "sec", "n": 10, "floor_kind": "sublinear", "step_ms_median": 1.0},
+        {"selector": "sec", "n": 100, "floor_kind": "sublinear", "step_ms_median": 1.9},
+        {"selector": "pcl", "n": 10, "floor_kind": "sublinear", "step_ms_median": 1.0},
+        {"selector": "pcl", "n": 100, "floor_kind": "sublinear", "step_ms_median": 2.5},
+    ]
+    bench._judge_sublinear_scaling(rows)
+    assert [r["time_ok"] for r in rows] == [True, True, True, False]
+    assert rows[3]["scaling"] == pytest.approx(2.5)
 
 
 @pytest.mark.parametrize("name", sorted(SELECTORS))

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from conftest import assert_state_equal, drive, world_pass_rates, world_pool
 
+from conftest import assert_state_equal, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.bots import (
     BOTSConfig,

@@ -7,6 +7,7 @@ import pytest
 
 from conftest import build, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
+from frontier_rft.selectors import frontier as frontier_module
 from frontier_rft.selectors.embeddings import (
     countdown_embedding,
     countdown_features,
@@ -123,7 +124,8 @@ def test_retrieval_score_hand_example() -> None:
     np.testing.assert_allclose(retrieval_scores(cand, memory, prio), expected)
 
 
-def test_blockwise_scoring_matches_the_formula() -> None:
+def test_blockwise_scoring_matches_the_formula(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frontier_module, "_BLOCKS_PER_GATHER", 2)  # 600-row blocks, 3 gathers
     rng = np.random.default_rng(0)
     feats = rng.standard_normal((3000, 5))
     sel = _frontier(TaskPool(num_tasks=3000, features=feats), candidate_sample=None)
@@ -131,7 +133,8 @@ def test_blockwise_scoring_matches_the_formula() -> None:
     mem = sel.memory()
     cand = np.arange(3000)
     want = retrieval_scores(feats, feats[mem["task_ids"]], mem["priority"])
-    np.testing.assert_allclose(sel._score(cand), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sel._score(None), want, rtol=0, atol=1e-6)  # float32 products
+    np.testing.assert_allclose(sel._score(cand[::7]), want[::7], rtol=0, atol=1e-6)
 
 
 def _dedup_pool() -> TaskPool:
@@ -174,7 +177,8 @@ def test_exact_top_pool_is_the_best_eligible_scores() -> None:
     scores = retrieval_scores(pool.features, pool.features[mem["task_ids"]], mem["priority"])
     scores[np.concatenate([uniform, mem["task_ids"]])] = -np.inf
     np.testing.assert_array_equal(np.sort(got), np.sort(np.argsort(-scores, kind="stable")[:5]))
-    np.testing.assert_allclose(sel.metrics()["frontier/retrieval_score_mean"], scores[got].mean())
+    got_mean = sel.metrics()["frontier/retrieval_score_mean"]
+    np.testing.assert_allclose(got_mean, scores[got].mean(), rtol=0, atol=1e-6)  # float32
 
 
 def test_falls_back_to_uniform_until_memory_reaches_its_minimum() -> None:

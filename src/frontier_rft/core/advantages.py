@@ -15,9 +15,7 @@ GRPO_STD_EPS = 1e-6
 """Added to the group std in GRPO normalisation; a zero-spread group gets advantage 0."""
 
 
-def group_centred(
-    rewards: NDArray[np.float64], offsets: NDArray[np.int64]
-) -> NDArray[np.float64]:
+def group_centred(rewards: NDArray[np.float64], offsets: NDArray[np.int64]) -> NDArray[np.float64]:
     """r - mean(group) per rollout; exactly 0 for a constant group.
 
     Centring on each group's first reward before taking the mean makes a constant

@@ -74,7 +74,8 @@ class Selector(ABC):
         self.select_calls = 0
         self.latest_step = -1
         self._pending: list[tuple[NDArray[np.int64], NDArray[np.float64], int, int]] = []
-        self._seen: dict[int, set[int]] = {}
+        # Delivered (step, task) pairs of recent steps: step -> sorted unique task ids.
+        self._seen: dict[int, NDArray[np.int64]] = {}
         self._times_selected = np.zeros(n, dtype=np.uint8)  # saturating at 255; 0 = never
         self._trained = np.zeros(n, dtype=np.bool_)
         self._totals = {
@@ -142,14 +143,14 @@ class Selector(ABC):
         ids, rewards = feedback.validated(self.num_tasks, self.reward_bounds)
         step = int(feedback.step)
         version = -1 if feedback.policy_version is None else int(feedback.policy_version)
-        seen = self._seen.get(step, set())
+        seen = self._seen.get(step, _EMPTY_I)
         if idempotent:
-            keep = ~np.isin(ids, np.fromiter(seen, dtype=np.int64, count=len(seen)))
+            keep = ~np.isin(ids, seen)
             self._totals["duplicates_dropped"] += int((~keep).sum())
             ids, rewards = ids[keep], rewards[keep]
             if ids.shape[0] == 0:
                 return
-        self._seen[step] = seen | set(np.unique(ids).tolist())
+        self._seen[step] = np.union1d(seen, ids)
         self._prune_seen()
         self._pending.append((ids, rewards, step, version))
 
@@ -209,12 +210,11 @@ class Selector(ABC):
             "pending_meta": np.array(
                 [[p[0].shape[0], p[2], p[3]] for p in pending], np.int64
             ).reshape(-1, 3),
-            "seen_steps": np.array(
-                [s for s in sorted(self._seen) for _ in self._seen[s]], dtype=np.int64
+            "seen_steps": np.concatenate(
+                [np.full(self._seen[s].shape[0], s, np.int64) for s in sorted(self._seen)]
+                or [_EMPTY_I]
             ),
-            "seen_tasks": np.array(
-                [t for s in sorted(self._seen) for t in sorted(self._seen[s])], dtype=np.int64
-            ),
+            "seen_tasks": np.concatenate([self._seen[s] for s in sorted(self._seen)] or [_EMPTY_I]),
             "times_selected": self._times_selected,
             "trained": self._trained,
             "totals": dict(self._totals),
@@ -334,9 +334,11 @@ class Selector(ABC):
                 (pids[pos : pos + length], prew[pos : pos + length], int(step), int(version))
             )
             pos += int(length)
-        seen: dict[int, set[int]] = {}
-        for s, t in zip(base["seen_steps"].tolist(), base["seen_tasks"].tolist(), strict=True):
-            seen.setdefault(int(s), set()).add(int(t))
+        seen_steps = np.asarray(base["seen_steps"], dtype=np.int64)
+        seen_tasks = np.asarray(base["seen_tasks"], dtype=np.int64)
+        if seen_steps.shape != seen_tasks.shape:
+            raise ValueError("state: seen_steps and seen_tasks differ in length")
+        seen = {int(s): np.unique(seen_tasks[seen_steps == s]) for s in np.unique(seen_steps)}
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = state["rng"]
         # Parse everything above before touching self, then the method's own state.

@@ -19,16 +19,16 @@ deviation from the paper.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.selectors.bots_config import BOTSConfig, DOTSConfig, MoPPSConfig
 from frontier_rft.selectors.bots_plugins import (
     StepLog,
     capability,
@@ -46,8 +46,6 @@ __all__ = [
     "MoPPSSelector",
 ]
 
-PLUGINS = ("auto", "interpolation", "kernel", "none")
-REWARD_MODELS = ("bernoulli", "gaussian")
 NEAR_TARGET_BAND = 0.25
 """A group counts as near the target when |mean reward - target| <= this (metric only)."""
 _TINY = 1e-12  # floor for posterior parameters after a late retraction (rounding guard)
@@ -56,105 +54,6 @@ _EMPTY_F = np.zeros(0, dtype=np.float64)
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
-
-
-def _real(x: object) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-
-@dataclass(frozen=True)
-class BOTSConfig(SelectorConfig):
-    """BOTS hyperparameters; defaults are the paper's (lam = rho = 0.1, sampling on)."""
-
-    lam: float = 0.1
-    """Forgetting lambda in [0, 1]: share of the posterior moved back to the prior per step."""
-    rho: float = 0.1
-    """Weight rho in [0, 1] of implicit (plug-in) evidence against explicit rollout counts."""
-    alpha0: float = 1.0
-    """Base prior Beta(alpha0, beta0): pseudo-successes (released code: 1)."""
-    beta0: float = 1.0
-    """Base prior Beta(alpha0, beta0): pseudo-failures (released code: 1)."""
-    target: float = 0.5
-    """Target success rate p* (gaussian mode: target mean reward mu*)."""
-    sample: bool = True
-    """Thompson sampling from the posterior; False ranks tasks by the posterior mean."""
-    plugin: str = "auto"
-    """Implicit evidence: 'auto' (interpolation if reference rates exist), 'interpolation', 'kernel', 'none'."""
-    momentum: float = 0.9
-    """Momentum gamma of the capability coefficient mu~ (interpolation; released code 0.9)."""
-    interpolation_eps: float = 1e-6
-    """mu_t is skipped for a batch whose strong-weak reference gap is <= this."""
-    kernel_tau: float = 1.0
-    """Temperature tau of the kernel plug-in K(a, b) = exp(<e_a, e_b> / tau) (paper gives none)."""
-    kernel_chunk_rows: int = 4096
-    """Rows of the N x B kernel computed at a time (memory: rows * B * 8 bytes)."""
-    implicit_rollouts: float | None = None
-    """Pseudo sample size n of implicit evidence; None = the step's mean rollouts per task."""
-    adaptive_rho: bool = False
-    """Halve rho after a step whose plug-in error on the selected batch >= the threshold."""
-    adaptive_rho_threshold: float = 0.25
-    """Mean |p~ - observed rate| on the selected batch that halves rho (released code 0.25)."""
-    reward_model: str = "bernoulli"
-    """'bernoulli' (Beta posterior, rewards in [0, 1]) or 'gaussian' (known variance, any reward)."""
-    gaussian_sigma: float = 0.5
-    """Gaussian mode: known reward standard deviation sigma."""
-    gaussian_prior_mean: float = 0.5
-    """Gaussian mode: prior mean mu0 of a task's mean reward."""
-    gaussian_prior_count: float = 2.0
-    """Gaussian mode: prior pseudo count nu0 = sigma^2 / sigma0^2."""
-    late_window: int = 64
-    """Steps whose per-step log is kept so late pieces are folded in exactly."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("lam", "rho"):
-            v = getattr(self, name)
-            check(_real(v) and 0.0 <= v <= 1.0, f"{name} must be a number in [0, 1], got {v!r}")
-        for name in (
-            "alpha0",
-            "beta0",
-            "kernel_tau",
-            "adaptive_rho_threshold",
-            "gaussian_sigma",
-            "gaussian_prior_count",
-        ):
-            v = getattr(self, name)
-            check(_real(v) and v > 0, f"{name} must be a positive number, got {v!r}")
-        check_choice("plugin", self.plugin, PLUGINS)
-        check_choice("reward_model", self.reward_model, REWARD_MODELS)
-        for name in ("sample", "adaptive_rho"):
-            v = getattr(self, name)
-            check(isinstance(v, bool), f"{name} must be True or False, got {v!r}")
-        if self.reward_model == "bernoulli":
-            check(
-                _real(self.target) and 0.0 < self.target < 1.0,
-                f"target must be a success rate in (0, 1), got {self.target!r}",
-            )
-        else:
-            check(_real(self.target), f"target must be a finite mean reward, got {self.target!r}")
-        check(
-            _real(self.gaussian_prior_mean),
-            f"gaussian_prior_mean must be finite, got {self.gaussian_prior_mean!r}",
-        )
-        check(
-            _real(self.momentum) and 0.0 <= self.momentum < 1.0,
-            f"momentum must be in [0, 1), got {self.momentum!r}",
-        )
-        check(
-            _real(self.interpolation_eps) and self.interpolation_eps >= 0,
-            f"interpolation_eps must be >= 0, got {self.interpolation_eps!r}",
-        )
-        for name in ("kernel_chunk_rows", "late_window"):
-            v = getattr(self, name)
-            check(
-                isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-                f"{name} must be a positive int, got {v!r}",
-            )
-        n = self.implicit_rollouts
-        check(
-            n is None or (_real(n) and n > 0),
-            f"implicit_rollouts must be None (use the step's rollouts per task) or > 0, got {n!r}",
-        )
 
 
 class BOTSSelector(Selector):
@@ -275,11 +174,13 @@ class BOTSSelector(Selector):
     def posterior_mean(self, ids: I64 | None = None) -> F64:
         """Posterior mean success rate (gaussian: mean reward) of all tasks or of `ids`."""
         a, b = (self._a, self._b) if ids is None else (self._a[ids], self._b[ids])
-        return a / b if self.gaussian else a / (a + b)
+        mean: F64 = a / b if self.gaussian else a / (a + b)
+        return mean
 
     def effective_sample_size(self) -> F64:
         """alpha + beta per task (gaussian: the pseudo count nu), Proposition 2's n_t."""
-        return self._b.copy() if self.gaussian else self._a + self._b
+        ess: F64 = self._b.copy() if self.gaussian else self._a + self._b
+        return ess
 
     # ------------------------------------------------------------------ update
     def _observe(self, batch: GroupBatch) -> None:
@@ -491,33 +392,11 @@ class BOTSSelector(Selector):
         }
 
 
-@dataclass(frozen=True)
-class MoPPSConfig(BOTSConfig):
-    """MoPPS preset (Qu et al. 2025 inside BOTS): explicit evidence only, no forgetting."""
-
-    lam: float = 0.0
-    """No forgetting (MoPPS's decay 1, i.e. BOTS lam = 0 as in the paper's baseline)."""
-    rho: float = 0.0
-    """No implicit evidence: posteriors are plain Beta-Bernoulli counts."""
-
-
 class MoPPSSelector(BOTSSelector):
     """BOTS-MoPPS: Thompson sampling on explicit evidence only (lam = 0, rho = 0)."""
 
     name = "mopps"
     config_class = MoPPSConfig
-
-
-@dataclass(frozen=True)
-class DOTSConfig(BOTSConfig):
-    """DOTS proxy preset: implicit evidence only, full forgetting, greedy selection."""
-
-    lam: float = 1.0
-    """Full forgetting: each step's posterior is the prior plus that step's evidence."""
-    rho: float = 1.0
-    """Unselected tasks are driven entirely by the plug-in's estimate."""
-    sample: bool = False
-    """Posterior sampling disabled: rank by posterior mean."""
 
 
 class DOTSSelector(BOTSSelector):

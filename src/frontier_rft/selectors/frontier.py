@@ -37,6 +37,8 @@ _SCORE_BLOCK_MIN = 1 << 13
 """Similarity temporary cap (floats): the larger of this and 4 floats (32 B) per task."""
 _GEMM_SERIAL = 1 << 18
 """OpenBLAS runs a GEMM on one thread when m*n*k <= 65536 * 4; blocks aim below that."""
+_BLOCKS_PER_GATHER = 64
+"""Candidate blocks gathered and cast at once (bounds the copy when scoring the bank)."""
 _BLOCK_MIN_ROWS = 16
 """Fewest candidates per block (wide embeddings get multithreaded products instead)."""
 
@@ -61,7 +63,7 @@ class FrontierReplayConfig(SelectorConfig):
     """Who enters memory: 'frontier' (0<s<K), 'goldilocks' (|p-0.5|<=band), 'failure' (s=0)."""
     goldilocks_band: float = 0.25
     """Goldilocks rule: a frontier prompt enters only when |p - 0.5| <= this band."""
-    candidate_sample: int | None = 1024
+    candidate_sample: int | None = 512
     """Bank prompts scored per step (random subset); None or >= pool size scores the bank."""
 
     def __post_init__(self) -> None:
@@ -205,14 +207,16 @@ class FrontierReplaySelector(Selector):
         n_tasks, sample = self.num_tasks, self.config.candidate_sample
         if sample is None or n_tasks <= sample:
             cand = np.arange(n_tasks, dtype=np.int64)  # exact: the whole bank
+            scores = self._score(None)
         else:
             # Repeats are harmless: the top pool keeps one entry per key.
             cand = self.rng.integers(0, n_tasks, size=sample, dtype=np.int64)
+            scores = self._score(cand)
         blocked = np.sort(np.concatenate([self._keys(self._mem_ids), self._keys(uniform)]))
-        cand = cand[~_member(self._keys(cand), blocked)]
+        keep = ~_member(self._keys(cand), blocked)
+        cand, scores = cand[keep], scores[keep]
         if cand.size == 0:
             return _EMPTY_I, _EMPTY_F
-        scores = self._score(cand)
         size = min(cand.size, max(r, math.ceil(self.config.top_pool_factor * r)))
         top = np.argpartition(-scores, size - 1)[:size] if size < cand.size else np.arange(size)
         top = top[np.lexsort((cand[top], -scores[top]))]  # best first, ties by id
@@ -223,29 +227,33 @@ class FrontierReplaySelector(Selector):
         pick = self.rng.choice(pool_ids.size, size=min(r, pool_ids.size), replace=False)
         return pool_ids[pick], pool_scores[pick]
 
-    def _score(self, cand: NDArray[np.int64]) -> NDArray[np.float64]:
-        """`retrieval_scores` of `cand` as (W X^T).max(axis=0) / ||x||, in column blocks.
+    def _score(self, cand: NDArray[np.int64] | None) -> NDArray[np.float64]:
+        """`retrieval_scores` of `cand` (None: the whole bank) as max_j <x, u_j e_j> / ||x||.
 
-        The memory-major product reduces along contiguous rows (faster than the
-        candidate-major form). Blocks keep the similarity temporary small and each
-        product under OpenBLAS's multithreading threshold: these products are tiny, and
-        waking BLAS threads on a busy machine cost 10-50x more than the arithmetic.
+        Products run in float32 (scores only rank candidates; |error| < 1e-6) and in
+        candidate blocks: that bounds the similarity temporary and keeps each product
+        under OpenBLAS's multithreading threshold, since these products are tiny and
+        waking BLAS threads costs more than the arithmetic (10-50x on a busy machine).
         """
         n_mem, dim = self._mem_ids.size, self._features.shape[1]
-        weighted = _unit_rows(self._features[self._mem_ids]) * self._mem_prio[:, None]
-        xt = np.ascontiguousarray(self._features[cand].T)  # (d, C): blocks are BLAS-ready
-        norms = np.sqrt(np.einsum("ij,ij->j", xt, xt))
+        mem = self._features[self._mem_ids]
+        mem_norms = np.sqrt(np.einsum("ij,ij->i", mem, mem))
+        scale = self._mem_prio / np.where(mem_norms > 0, mem_norms, 1.0)
+        weighted_t = np.ascontiguousarray((mem * scale[:, None]).T, dtype=np.float32)  # (d, |M|)
+        n_cand = self.num_tasks if cand is None else cand.size
         by_memory = max(_SCORE_BLOCK_MIN, 4 * self.num_tasks) // n_mem
         rows = max(1, min(by_memory, max(_BLOCK_MIN_ROWS, _GEMM_SERIAL // (n_mem * dim))))
-        buf = np.empty((n_mem, min(rows, cand.size)))
-        out = np.empty(cand.size, dtype=np.float64)
-        for lo in range(0, cand.size, rows):
-            hi = min(lo + rows, cand.size)
-            sims = buf[:, : hi - lo]
-            np.matmul(weighted, xt[:, lo:hi], out=sims)
-            sims.max(axis=0, out=out[lo:hi])
-        out /= np.where(norms > 0, norms, 1.0)
-        return out
+        best = np.empty(n_cand, dtype=np.float32)
+        norms = np.empty(n_cand, dtype=np.float64)
+        for lo in range(0, n_cand, rows * _BLOCKS_PER_GATHER):
+            hi = min(lo + rows * _BLOCKS_PER_GATHER, n_cand)
+            x = self._features[lo:hi] if cand is None else self._features[cand[lo:hi]]
+            norms[lo:hi] = np.sqrt(np.einsum("ij,ij->i", x, x))
+            x32 = x.astype(np.float32)
+            for a in range(0, hi - lo, rows):
+                (x32[a : a + rows] @ weighted_t).max(axis=1, out=best[lo + a : lo + a + rows])
+        np.maximum(norms, np.finfo(np.float64).tiny, out=norms)  # a zero row scores 0
+        return np.divide(best, norms)
 
     def _take(self, k: int, exclude: NDArray[np.int64]) -> NDArray[np.int64]:
         """Next k ids of the epoch permutation that are not in `exclude` (distinct ids).

@@ -124,6 +124,7 @@ def priority(
 
 class _TopIndex(Protocol):
     def __len__(self) -> int: ...
+    def fill(self, priority: float, ties: Any) -> None: ...
     def push_many(self, ids: Any, priorities: Any, ties: Any) -> None: ...
     def remove_many(self, ids: Any) -> None: ...
     def pop_many(self, k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]: ...
@@ -141,6 +142,11 @@ class _ProportionalIndex:
 
     def __len__(self) -> int:
         return self.size
+
+    def fill(self, priority: float, ties: Any) -> None:
+        self.tree.fill(priority)
+        self.size = self.tree.universe
+        self.positive = self.size if priority > 0 else 0
 
     def push_many(self, ids: Any, priorities: Any, ties: Any) -> None:
         self.tree.update(ids, priorities)
@@ -206,9 +212,8 @@ class PrioritizedReplaySelector(Selector):
         self._fl_origin = np.zeros(0, dtype=np.int8)
         self._fl_stamp = np.zeros(0, dtype=np.int64)
         ties = self.rng.permutation(n) if cfg.shuffle_unseen else np.arange(n)
-        self._index.push_many(
-            np.arange(n), np.full(n, float(cfg.init_priority)), ties.astype(np.int64)
-        )
+        self._index.fill(float(cfg.init_priority), ties)
+        del ties
         self._next_tie = n
         self._counts = {
             "timed_out_returns": 0,
@@ -231,6 +236,26 @@ class PrioritizedReplaySelector(Selector):
         if self._structure == "heap":
             return IndexedMaxHeap(self.num_tasks)
         return TournamentTree(self.num_tasks)
+
+    # ------------------------------------------------------------------ inspection
+    def success_rates(self, ids: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+        """EMA success rate p per task (NaN where never observed); a copy."""
+        return np.array(self._p if ids is None else self._p[np.asarray(ids, dtype=np.int64)])
+
+    def priorities(self, ids: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+        """Priority w per task, from p (init_priority where never observed)."""
+        cfg = self.cfg
+        return priority(self.success_rates(ids), cfg.success_bias, cfg.init_priority)
+
+    def locations(self) -> dict[str, int]:
+        """How many tasks sit in the heap, in flight, and in each pool (always sums to N)."""
+        counts = np.bincount(self._where, minlength=4)
+        return {
+            "heap": int(counts[HEAP]),
+            "in_flight": int(counts[FLIGHT]),
+            "solved": int(counts[SOLVED]),
+            "unsolved": int(counts[UNSOLVED]),
+        }
 
     # ------------------------------------------------------------------ select
     def _select(self, n: int) -> NDArray[np.int64]:

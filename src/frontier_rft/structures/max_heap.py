@@ -8,7 +8,8 @@ than through numpy) and use Floyd's bottom-up sift-down: walk the hole to a leaf
 the better child, one comparison per level, then sift the moved entry up a level or two.
 
 `IndexedMaxHeap` adds a position map id -> slot, which gives `contains`, arbitrary
-deletion and in-place priority change, at 8 more bytes per id of the universe.
+deletion and priority change, at 4 more bytes per id of the universe (int32 slots
+and positions keep the whole indexed heap at 24 bytes per id).
 """
 
 from __future__ import annotations
@@ -126,6 +127,23 @@ class MaxHeap:
             hole = self._size
             self._size += 1
             self._sift_up(hole, prio, tie, item)
+
+    def fill(self, priority: float, ties: ArrayLike) -> None:
+        """Hold ids 0..capacity-1, all with one priority (sorted by tie: a valid heap)."""
+        t = np.asarray(ties)
+        if t.shape != (self._capacity,) or t.dtype.kind not in "iu":
+            raise ValueError(f"fill: ties must be {self._capacity} integers")
+        if np.isnan(priority):
+            raise ValueError("fill: priority is NaN")
+        self._clear()
+        order = np.argsort(t, kind="stable")
+        self._ids[:] = order
+        np.take(t, order, out=self._tie)
+        self._prio[:] = priority
+        self._size = self._capacity
+        del order
+        self._index_slots(0, self._capacity)
+        self._counter = int(t.max()) + 1 if t.size else 0
 
     def heapify(self, ids: ArrayLike, priorities: ArrayLike, ties: ArrayLike | None = None) -> None:
         """Replace the contents; a sorted array is a valid heap, so this is one lexsort."""

@@ -145,9 +145,16 @@ class SumTree:
             nodes = nodes[keep]
 
     def _rebuild(self) -> None:
+        """Internal sums level by level; a level's children are one contiguous slice."""
         n, t = self._n, self._tree
         for level in range((n - 1).bit_length(), 0, -1):
             lo, hi = 1 << (level - 1), min(1 << level, n)
             if lo < hi:
-                nodes = np.arange(lo, hi)
-                t[nodes] = t[2 * nodes] + t[2 * nodes + 1]
+                np.add(t[2 * lo : 2 * hi : 2], t[2 * lo + 1 : 2 * hi + 1 : 2], out=t[lo:hi])
+
+    def fill(self, value: float) -> None:
+        """Give every id the same weight."""
+        if not np.isfinite(value) or value < 0:
+            raise ValueError("fill: weight must be finite and non-negative")
+        self._tree[self._n :] = value
+        self._rebuild()

@@ -109,6 +109,18 @@ class TournamentTree:
         return ok and bool(np.array_equal(self._best_child(nodes), self._win[: self._inner]))
 
     # ------------------------------------------------------------------ updates
+    def fill(self, priority: float, ties: ArrayLike) -> None:
+        """Make every id present with the same priority (a cheap bulk start)."""
+        t = np.asarray(ties)
+        if t.shape != (self._n,) or t.dtype.kind not in "iu":
+            raise ValueError(f"fill: ties must be {self._n} integers")
+        if np.isnan(priority) or priority == _ABSENT:
+            raise ValueError("fill: priority must be a number > -inf")
+        self._prio[: self._n] = priority
+        self._tie[: self._n] = t
+        self._size = self._n
+        self._rebuild()
+
     def push_many(self, ids: ArrayLike, priorities: ArrayLike, ties: ArrayLike) -> None:
         """Insert absent ids with finite or +inf priorities."""
         ids64, pr64, ties64 = check_entries(ids, priorities, ties, self._n, "push_many")
@@ -211,16 +223,18 @@ class TournamentTree:
             nodes = nodes[keep]
 
     def _rebuild(self) -> None:
-        """All winners from the leaves, deepest level first (one vectorised pass per level)."""
+        """All winners from the leaves, deepest level first, in chunks (bounded temporaries)."""
         starts = [0]
         while starts[-1] < self._inner:
             starts.append(starts[-1] * self._d + 1)
         for lo, hi in reversed(list(itertools.pairwise(starts))):
-            nodes = np.arange(lo, min(hi, self._inner), dtype=np.int64)
-            self._win[nodes] = self._best_child(nodes)
+            for a in range(lo, min(hi, self._inner), _CHUNK):
+                nodes = np.arange(a, min(a + _CHUNK, hi, self._inner), dtype=np.int64)
+                self._win[nodes] = self._best_child(nodes)
 
 
 _NO_TIE = np.iinfo(np.int64).max
+_CHUNK = 1 << 15  # internal nodes per vectorised rebuild step
 
 
 def _best_k(prio: NDArray[np.float64], tie: NDArray[np.int64], k: int) -> NDArray[np.intp]:
