@@ -35,7 +35,13 @@ QUICK = bench.parse_args(["--quick"])[0]
 
 def test_every_registered_selector_has_a_floor_class() -> None:
     assert set(SELECTORS) <= set(bench.FLOORS)
-    assert {kind for kind, _ in bench.FLOORS.values()} <= {"thompson", "linear", "absolute", "sublinear"}
+    assert {kind for kind, _ in bench.FLOORS.values()} <= {
+        "thompson",
+        "greedy",
+        "linear",
+        "absolute",
+        "sublinear",
+    }
 
 
 def test_quick_run_structure_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,10 +47,13 @@ def demo_pool(num_tasks: int, seed: int) -> tuple[TaskPool, np.ndarray]:
     pass_rate = np.where(u < solved_share, 1.0, 0.0)
     mixed = (u >= solved_share) & (u < solved_share + mixed_share)
     pass_rate[mixed] = rng.uniform(0.15, 0.85, size=int(mixed.sum()))
-    features = np.concatenate(
-        [np.eye(4)[level], (pass_rate + 0.1 * rng.standard_normal(num_tasks))[:, None]], axis=1
-    )
-    ref = np.stack([np.clip(pass_rate - 0.3, 0, 1), np.clip(pass_rate + 0.3, 0, 1)], axis=1)
+    # Metadata is informative but noisy, as in practice: a noisy skill coordinate, and
+    # reference pass rates estimated from 8 rollouts of a weaker and a stronger model.
+    skill = pass_rate + 0.35 * rng.standard_normal(num_tasks)
+    features = np.concatenate([np.eye(4)[level], skill[:, None]], axis=1)
+    weak = rng.binomial(8, np.clip(0.6 * pass_rate, 0, 1)) / 8
+    strong = rng.binomial(8, np.clip(0.2 + pass_rate, 0, 1)) / 8
+    ref = np.stack([weak, np.maximum(weak, strong)], axis=1)
     pool = TaskPool(
         num_tasks=num_tasks,
         categories=level,

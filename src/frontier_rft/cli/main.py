@@ -48,7 +48,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(format_table(results))
     print(
         "\nEffective task ratio = share of selected prompts whose rollout group had mixed "
-        "outcomes (the only ones that produce a GRPO gradient)."
+        "outcomes (the only ones that produce a GRPO gradient). Task pass rates are fixed "
+        "here, so a method that keeps re-selecting a few mixed tasks scores well; read it "
+        "with the distinct-tasks column (coverage)."
     )
     return 0
 
