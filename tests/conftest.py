@@ -84,6 +84,14 @@ def drive(
     return picked
 
 
+def mixed_share(name: str, seed: int, steps: int = 40, batch: int = 6, burn_in: int = 5) -> float:
+    """Share of a selector's picks (after burn-in) that are world_pool's mixed-type tasks."""
+    pool = world_pool()
+    types = np.asarray(pool.categories)
+    picked = drive(build(name, pool, seed=seed), steps=steps, batch=batch, seed=seed)
+    return float(np.mean([np.mean(types[ids] == 2) for ids in picked[burn_in:]]))
+
+
 def assert_state_equal(a: Any, b: Any, path: str = "state") -> None:
     """Exact (bitwise for floats, NaN-aware) equality of two state trees."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):

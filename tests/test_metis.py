@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from conftest import build, drive, world_pool
+from conftest import build, drive, mixed_share, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.metis import HeuristicJudge, METISSelector
 from frontier_rft.selectors.metis_judge import (
@@ -399,16 +399,9 @@ def test_non_llm_judge_is_labelled() -> None:
 # ----------------------------------------------------------------------------- behaviour
 
 
-def _mixed_share(name: str, seed: int) -> float:
-    pool = world_pool()
-    types = np.asarray(pool.categories)
-    picked = drive(build(name, pool, seed=seed), steps=40, batch=6, seed=seed)
-    return float(np.mean([np.mean(types[ids] == 2) for ids in picked[5:]]))
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_metis_picks_mixed_tasks_far_more_often_than_uniform(seed: int) -> None:
-    uniform, metis = _mixed_share("uniform", seed), _mixed_share("metis", seed)
+    uniform, metis = mixed_share("uniform", seed), mixed_share("metis", seed)
     assert uniform < 0.45
     assert metis > 0.75
     assert metis > uniform + 0.3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import build, drive, world_pool
+from conftest import mixed_share, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.pcl import PCLSelector
 
@@ -99,16 +99,9 @@ def test_requires_features_and_validates_config() -> None:
             make_selector("pcl", world_pool(), **bad)
 
 
-def _mixed_share(name: str, seed: int) -> float:
-    pool = world_pool()
-    types = np.asarray(pool.categories)
-    picked = drive(build(name, pool, seed=seed), steps=40, batch=6, seed=seed)
-    return float(np.mean([np.mean(types[ids] == 2) for ids in picked[5:]]))
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pcl_picks_mixed_tasks_far_more_often_than_uniform(seed: int) -> None:
-    uniform, pcl = _mixed_share("uniform", seed), _mixed_share("pcl", seed)
+    uniform, pcl = mixed_share("uniform", seed), mixed_share("pcl", seed)
     assert uniform < 0.45
     assert pcl > 0.8
     assert pcl > uniform + 0.4

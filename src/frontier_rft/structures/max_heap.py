@@ -221,10 +221,10 @@ class MaxHeap:
         self._size = m
         self._index_slots(0, m)
 
-    def _sift_up(self, hole: int, prio: float, tie: int, item: int) -> None:
-        """Place (prio, tie, item) at `hole` or above, moving worse parents down."""
+    def _sift_up(self, hole: int, prio: float, tie: int, item: int, top: int = 0) -> None:
+        """Place (prio, tie, item) at `hole` or higher, but not above `top`."""
         mp, mt, mi, pos = self._mp, self._mt, self._mi, self._mpos
-        while hole > 0:
+        while hole > top:
             parent = (hole - 1) >> 1
             pp = mp[parent]
             if pp > prio or (pp == prio and mt[parent] <= tie):
@@ -262,23 +262,7 @@ class MaxHeap:
                 pos[moved] = hole
             hole = child
             child = 2 * hole + 1
-        while hole > start:
-            parent = (hole - 1) >> 1
-            pp = mp[parent]
-            if pp > prio or (pp == prio and mt[parent] <= tie):
-                break
-            mp[hole] = pp
-            mt[hole] = mt[parent]
-            moved = mi[parent]
-            mi[hole] = moved
-            if pos is not None:
-                pos[moved] = hole
-            hole = parent
-        mp[hole] = prio
-        mt[hole] = tie
-        mi[hole] = item
-        if pos is not None:
-            pos[item] = hole
+        self._sift_up(hole, prio, tie, item, top=start)
 
     def _delete_slot(self, slot: int) -> None:
         """Remove the entry at `slot`, refilling it with the last entry."""
