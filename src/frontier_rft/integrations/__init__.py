@@ -1,0 +1,6 @@
+"""Adapters for the trainers people already run: TRL, verl, Ray.
+
+Each module needs its optional extra (`pip install frontier-rft[trl]`, `[ray]`, `[verl]`)
+and is imported explicitly (`from frontier_rft.integrations import trl`); importing
+this package imports none of them.
+"""
