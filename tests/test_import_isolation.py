@@ -18,7 +18,15 @@ import pytest
 from frontier_rft import SELECTORS
 
 FORBIDDEN = ("torch", "matplotlib", "transformers", "trl", "ray", "scipy")
-PACKAGES = ("frontier_rft.core", "frontier_rft.structures", "frontier_rft.selectors")
+# The numpy-only packages, walked module by module. `integrations` (optional extras) is not
+# walked; the top-level package and `reporting` (matplotlib only inside functions) are
+# imported without walking.
+PACKAGES = (
+    "frontier_rft.core",
+    "frontier_rft.structures",
+    "frontier_rft.selectors",
+    "frontier_rft.simulation",
+)
 
 SCRIPT = r"""
 import importlib, json, pkgutil, sys
@@ -31,7 +39,8 @@ def loaded():
 
 out = {"modules": [], "import_errors": {}, "selectors": {}}
 import frontier_rft
-for name in ["frontier_rft", *PACKAGES]:
+import frontier_rft.reporting
+for name in PACKAGES:
     pkg = importlib.import_module(name)
     out["modules"].append(name)
     for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), prefix=name + "."):

@@ -21,7 +21,7 @@ __all__ = [
     "field_docs",
 ]
 
-C = TypeVar("C", bound="SelectorConfig")
+C = TypeVar("C")
 
 
 def check(ok: bool, message: str) -> None:
@@ -60,8 +60,8 @@ def config_to_dict(config: SelectorConfig) -> dict[str, Any]:
 
 
 def config_from_dict(cls: type[C], values: Mapping[str, Any], *, what: str = "") -> C:
-    """Build `cls` from a mapping; unknown keys raise a ValueError with close matches."""
-    names = [f.name for f in dataclasses.fields(cls)]
+    """Build dataclass `cls` from a mapping; unknown keys raise a ValueError with close matches."""
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     unknown = [k for k in values if k not in names]
     if unknown:
         hints = []

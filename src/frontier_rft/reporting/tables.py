@@ -1,0 +1,168 @@
+"""The TTB/BSF summary table: one row per label, mean ± std over seeds, best value in bold."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from frontier_rft.reporting.data import display_label, label_notes
+
+__all__ = [
+    "COLUMNS",
+    "MARKDOWN_COLUMNS",
+    "Cell",
+    "Column",
+    "format_summary_table",
+    "summary_cells",
+]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One summary statistic shown as a table column."""
+
+    key: str
+    """Key in results['summary'][label]."""
+    short: str
+    """Header in the Markdown table."""
+    group: str
+    """Header group in the HTML table."""
+    sub: str
+    """Header under the group in the HTML table."""
+    decimals: int
+    """Digits after the point (ties are judged at this precision)."""
+    better: Literal["lower", "higher"] | None
+    """Which direction wins the bold; None for descriptive columns."""
+    reached: bool = False
+    """Whether the statistic carries 'reached k of n seeds' (TTB)."""
+
+
+_TTB = "Time to baseline (TTB), lower is better"
+_BSF = "Best so far vs baseline (BSF), higher is better"
+_STEP = "Per step, mean over the run"
+_SCORE = "Held-out score"
+COLUMNS: tuple[Column, ...] = (
+    Column("ttb50", "TTB50 ↓", _TTB, "50%", 2, "lower", reached=True),
+    Column("ttb75", "TTB75 ↓", _TTB, "75%", 2, "lower", reached=True),
+    Column("ttb100", "TTB100 ↓", _TTB, "100%", 2, "lower", reached=True),
+    Column("bsf25", "BSF25 ↑", _BSF, "25%", 3, "higher"),
+    Column("bsf50", "BSF50 ↑", _BSF, "50%", 3, "higher"),
+    Column("bsf100", "BSF100 ↑", _BSF, "100%", 3, "higher"),
+    Column("etr", "ETR ↑", _STEP, "ETR ↑", 2, "higher"),
+    Column("mean_abs_adv", "mean |A| ↑", _STEP, "mean |A| ↑", 3, "higher"),
+    Column("distinct_trained", "distinct", _STEP, "distinct tasks", 0, None),
+    Column("overhead_ms", "ms/step ↓", _STEP, "overhead ms ↓", 2, "lower"),
+    Column("final_score", "final ↑", _SCORE, "final ↑", 3, "higher"),
+    Column("best_score", "best ↑", _SCORE, "best ↑", 3, "higher"),
+)
+MARKDOWN_COLUMNS = ("ttb50", "ttb75", "ttb100", "bsf25", "bsf50", "bsf100", "etr", "overhead_ms")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One formatted table cell."""
+
+    mean: str
+    """Mean over seeds, or '-' when there is no value."""
+    std: str
+    """Std over seeds ('' when there is none, or a single seed reached a TTB target)."""
+    reached: str
+    """'k/n' seeds that reached the target (TTB columns), else ''."""
+    best: bool
+    """Whether this is the column's best value (shown in bold)."""
+
+    @property
+    def value(self) -> str:
+        """'mean ± std', or just the mean when there is no std."""
+        return f"{self.mean} ± {self.std}" if self.std else self.mean
+
+
+def _number(x: Any) -> float | None:
+    if x is None:
+        return None
+    value = float(x)
+    return value if math.isfinite(value) else None
+
+
+def _rank(stat: Mapping[str, Any], col: Column) -> tuple[float, ...] | None:
+    """Sort key (smaller is better) at display precision; None when there is nothing to rank."""
+    mean = _number(stat.get("mean"))
+    if col.better is None or mean is None:
+        return None
+    shown = round(mean, col.decimals)
+    if col.better == "higher":
+        return (-shown,)
+    # A TTB reached on more seeds beats a lower mean over fewer (cherry-picked) seeds.
+    return (-float(stat.get("reached") or 0), shown) if col.reached else (shown,)
+
+
+def _format(stat: Mapping[str, Any], col: Column) -> tuple[str, str, str]:
+    mean, std = _number(stat.get("mean")), _number(stat.get("std"))
+    reached = f"{stat.get('reached', 0)}/{stat.get('of', 0)}" if col.reached else ""
+    if mean is None:
+        return "-", "", reached
+    single = col.reached and int(stat.get("reached") or 0) <= 1
+    spread = f"{std:.{col.decimals}f}" if std is not None and not single else ""
+    return f"{mean:.{col.decimals}f}", spread, reached
+
+
+def summary_cells(
+    results: Mapping[str, Any], columns: Sequence[Column] = COLUMNS
+) -> dict[str, list[Cell]]:
+    """The formatted cells of every label (in display order) for the given columns."""
+    summary: Mapping[str, Any] = results["summary"]
+    out: dict[str, list[Cell]] = {label: [] for label in results["labels"]}
+    for col in columns:
+        stats = {label: summary.get(label, {}).get(col.key) or {} for label in out}
+        ranks = {label: _rank(stat, col) for label, stat in stats.items()}
+        present = [r for r in ranks.values() if r is not None]
+        best = min(present) if present else None
+        for label, stat in stats.items():
+            mean, std, reached = _format(stat, col)
+            out[label].append(Cell(mean, std, reached, best is not None and ranks[label] == best))
+    return out
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def format_summary_table(
+    results: Mapping[str, Any], columns: Sequence[str] = MARKDOWN_COLUMNS, legend: bool = True
+) -> str:
+    """Markdown table of the summary (mean ± std over seeds, k/n reached, best in bold).
+
+    With `legend`, a paragraph after the table says what TTB, BSF and ETR mean.
+    """
+    by_key = {c.key: c for c in COLUMNS}
+    unknown = [k for k in columns if k not in by_key]
+    if unknown:
+        raise ValueError(f"unknown column(s) {unknown}; choose from {list(by_key)}")
+    cols = [by_key[k] for k in columns]
+    notes = label_notes(results)
+    header = ["method", *(c.short for c in cols)]
+    rows = []
+    for label, cells in summary_cells(results, cols).items():
+        row = [_md_escape(display_label(label, results, notes))]
+        for cell in cells:
+            text = f"**{cell.value}**" if cell.best else cell.value
+            row.append(f"{text} ({cell.reached})" if cell.reached else text)
+        rows.append(row)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells)]
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "|" + "|".join(["-" * (widths[0] + 2)] + ["-" * (w + 1) + ":" for w in widths[1:]]) + "|"
+    baseline = results["settings"].get("baseline")
+    note = (
+        f"TTB = steps to reach 50/75/100% of {baseline}'s improvement, relative to {baseline} "
+        "(k/n: seeds that reached it, '-': never); BSF = best score so far at 25/50/100% of "
+        f"the budget relative to {baseline}; ETR = share of selected prompts with mixed "
+        "outcomes. Mean ± std over seeds; best per column in bold."
+    )
+    table = [line(header), rule, *(line(r) for r in rows)]
+    return "\n".join([*table, "", note] if legend else table)

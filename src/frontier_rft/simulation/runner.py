@@ -1,0 +1,275 @@
+"""Run selectors on simulated learners: one run per (label, seed), many in parallel.
+
+A run is the loop every trainer runs: select a batch, roll it out, send the rewards to
+the selector, take one training step on the groups, measure the held-out score. The
+output is the results dict documented in docs/report.md (`results.json`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.feedback import Feedback, GroupBatch
+from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.simulation.learner import SimulatedLearner
+from frontier_rft.simulation.metrics import summarize
+from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
+
+__all__ = ["Entry", "RunSpec", "run_benchmark", "run_one"]
+
+RESULTS_FORMAT = "frontier-rft-benchmark/1"
+# Bins of a selected group's empirical success rate: exactly 0 and exactly 1 (no gradient)
+# apart from the mixed groups in between.
+SUCCESS_BINS = (0.0, 1e-9, 0.2, 0.4, 0.6, 0.8, 1.0 - 1e-9, 1.0)
+MAX_METRIC_SERIES = 12
+"""Method-specific metric series kept per run (the first ones, in sorted key order)."""
+NON_LLM_JUDGE_NOTE = "non-LLM heuristic judge"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One selector configuration to compare: a display label, a name and its overrides."""
+
+    label: str
+    selector: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs; picklable so runs go to worker processes."""
+
+    scenario: ScenarioConfig
+    entry: Entry
+    seed: int
+    steps: int
+    batch: int
+    rollouts: int
+
+
+def _collaborators(selector: str, learner: SimulatedLearner, rollouts: int) -> dict[str, Any]:
+    """Non-serialisable collaborators a selector needs in simulation, and nothing else."""
+    if selector == "metis":
+        from frontier_rft.selectors.metis import HeuristicJudge
+
+        return {"judge": HeuristicJudge()}
+    if selector == "adcl":
+        # ADCL re-estimates the next chunk with a few real rollouts of the current policy.
+        def estimate(task_ids: NDArray[np.int64]) -> NDArray[np.float64]:
+            per = 4
+            rewards = learner.rollout(np.asarray(task_ids, dtype=np.int64), per)
+            rates: NDArray[np.float64] = rewards.reshape(-1, per).mean(axis=1)
+            return rates
+
+        return {"estimator": estimate}
+    return {}
+
+
+def _category_axis(learner: SimulatedLearner) -> tuple[NDArray[np.int64], list[str]]:
+    """What the category-share figure shows: task type with several domains, else level."""
+    t = learner.train_tasks
+    if learner.cfg.num_domains > 1:
+        return t.domain, list(learner.cfg.domain_names)
+    return t.level, [f"level {k + 1}" for k in range(learner.cfg.num_levels)]
+
+
+def run_one(spec: RunSpec) -> dict[str, Any]:
+    """One selector on one seeded learner for `spec.steps` steps; the per-step record."""
+    learner = SimulatedLearner(spec.scenario, seed=spec.seed)
+    name = spec.entry.selector
+    sel = make_selector(
+        name,
+        learner.pool,
+        seed=spec.seed,
+        **spec.entry.overrides,
+        **_collaborators(name, learner, spec.rollouts),
+    )
+    categories, category_names = _category_axis(learner)
+    bins = np.asarray(SUCCESS_BINS)
+    trained = np.zeros(learner.pool.num_tasks, dtype=bool)
+    record: dict[str, Any] = {
+        "label": spec.entry.label,
+        "selector": name,
+        "overrides": dict(spec.entry.overrides),
+        "seed": spec.seed,
+        "note": NON_LLM_JUDGE_NOTE if name == "metis" else "",
+        "score": [learner.score()],
+        "etr": [],
+        "mean_abs_adv": [],
+        "distinct_trained": [],
+        "overhead_ms": [],
+        "success_hist": [],
+        "category_counts": [],
+        "selector_metrics": {},
+    }
+    series: dict[str, list[float | None]] = {}
+    for step in range(spec.steps):
+        start = time.perf_counter()
+        ids = sel.select(spec.batch)
+        seconds = time.perf_counter() - start
+        task_ids = np.repeat(ids, spec.rollouts)
+        rewards = learner.rollout(ids, spec.rollouts)
+        start = time.perf_counter()
+        sel.update(Feedback(task_ids=task_ids, rewards=rewards, step=step))
+        seconds += time.perf_counter() - start
+        batch = GroupBatch.from_rollouts(step, task_ids, rewards, np.full(task_ids.size, -1))
+        learner.train(batch)
+        mixed = batch.mixed
+        trained[batch.task_ids[mixed]] = True
+        record["score"].append(learner.score())
+        record["etr"].append(float(mixed.mean()))
+        record["mean_abs_adv"].append(float(batch.mean_abs_advantage("grpo").mean()))
+        record["distinct_trained"].append(int(trained.sum()))
+        record["overhead_ms"].append(1e3 * seconds)
+        hist, _ = np.histogram(np.clip(batch.means, 0.0, 1.0), bins=bins)
+        record["success_hist"].append(hist.astype(int).tolist())
+        counts = np.bincount(categories[ids], minlength=len(category_names))
+        record["category_counts"].append(counts.astype(int).tolist())
+        _append_metrics(series, sel.metrics(), prefix=f"{name}/", step=step)
+    record["selector_metrics"] = series
+    record["category_names"] = category_names
+    return record
+
+
+def _append_metrics(
+    series: dict[str, list[float | None]], metrics: dict[str, float], prefix: str, step: int
+) -> None:
+    keys = sorted(k for k in metrics if k.startswith(prefix))
+    if not series:
+        for key in keys[:MAX_METRIC_SERIES]:
+            series[key] = [None] * step
+    for key, values in series.items():
+        value = metrics.get(key)
+        values.append(value if value is not None and np.isfinite(value) else None)
+
+
+def parse_entries(names: Sequence[str], overrides: dict[str, Any] | None = None) -> list[Entry]:
+    """Entries for plain selector names, all with the same overrides (validated early)."""
+    entries = []
+    for name in names:
+        if name not in SELECTORS:
+            raise ValueError(f"unknown selector {name!r}; known: {', '.join(sorted(SELECTORS))}")
+        entries.append(Entry(label=name, selector=name, overrides=dict(overrides or {})))
+    return entries
+
+
+def sweep_entries(name: str, key: str, values: Sequence[Any], base: dict[str, Any]) -> list[Entry]:
+    """One entry per value of a hyperparameter, labelled like `bots[lam=0.05]`."""
+    return [
+        Entry(label=f"{name}[{key}={v}]", selector=name, overrides={**base, key: v}) for v in values
+    ]
+
+
+def run_benchmark(
+    scenario: str | ScenarioConfig,
+    entries: Sequence[Entry],
+    seeds: Sequence[int],
+    steps: int = 200,
+    batch: int = 32,
+    rollouts: int = 8,
+    jobs: int | None = None,
+    baseline: str = "uniform",
+    progress: Callable[[int, int, str], None] | None = None,
+) -> dict[str, Any]:
+    """Run every entry on every seed (plus the baseline) and summarise against the baseline."""
+    cfg = get_scenario(scenario) if isinstance(scenario, str) else scenario
+    if steps < 1 or batch < 1 or rollouts < 1 or not seeds:
+        raise ValueError("steps, batch and rollouts must be >= 1 and at least one seed given")
+    if batch > cfg.num_tasks:
+        raise ValueError(f"batch {batch} exceeds the scenario's {cfg.num_tasks} tasks")
+    entries = list(entries)
+    if not any(e.label == baseline for e in entries):
+        entries.insert(0, Entry(label=baseline, selector=baseline))
+    _check_entries(cfg, entries)
+    specs = [RunSpec(cfg, e, int(s), steps, batch, rollouts) for e in entries for s in seeds]
+    runs = _execute(specs, jobs, progress)
+    order = {
+        (e.label, int(s)): i for i, (e, s) in enumerate((e, s) for e in entries for s in seeds)
+    }
+    runs.sort(key=lambda r: order[(r["label"], r["seed"])])
+    return {
+        "format": RESULTS_FORMAT,
+        "scenario": {
+            "name": cfg.name,
+            "description": cfg.description,
+            "config": {
+                f.name: (list(v) if isinstance(v := getattr(cfg, f.name), tuple) else v)
+                for f in dataclasses.fields(cfg)
+            },
+        },
+        "settings": {
+            "steps": steps,
+            "batch": batch,
+            "rollouts": rollouts,
+            "seeds": [int(s) for s in seeds],
+            "baseline": baseline,
+        },
+        "labels": [e.label for e in entries],
+        "category_names": runs[0]["category_names"],
+        "success_bins": list(SUCCESS_BINS),
+        "runs": runs,
+        "summary": _summaries(runs, [e.label for e in entries], baseline),
+    }
+
+
+def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry]) -> None:
+    """Fail before spawning workers: unknown names, bad overrides, duplicate labels."""
+    labels = [e.label for e in entries]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"duplicate labels in the comparison: {labels}")
+    probe = SimulatedLearner(cfg.replace(num_tasks=min(cfg.num_tasks, 64), eval_tasks=8), seed=0)
+    for e in entries:
+        make_selector(
+            e.selector, probe.pool, seed=0, **e.overrides, **_collaborators(e.selector, probe, 1)
+        )
+
+
+def _execute(
+    specs: list[RunSpec], jobs: int | None, progress: Callable[[int, int, str], None] | None
+) -> list[dict[str, Any]]:
+    jobs = jobs or os.cpu_count() or 1
+    done: list[dict[str, Any]] = []
+    if jobs == 1 or len(specs) == 1:
+        for spec in specs:
+            done.append(run_one(spec))
+            if progress:
+                progress(len(done), len(specs), f"{spec.entry.label} seed {spec.seed}")
+        return done
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(run_one, spec): spec for spec in specs}
+        for future in as_completed(futures):
+            done.append(future.result())
+            spec = futures[future]
+            if progress:
+                progress(len(done), len(specs), f"{spec.entry.label} seed {spec.seed}")
+    return done
+
+
+def _summaries(
+    runs: list[dict[str, Any]], labels: list[str], baseline: str
+) -> dict[str, dict[str, Any]]:
+    base = {r["seed"]: r["score"] for r in runs if r["label"] == baseline}
+    out = {}
+    for label in labels:
+        mine = [r for r in runs if r["label"] == label]
+        out[label] = summarize(
+            curves={r["seed"]: r["score"] for r in mine},
+            baselines=base,
+            per_step={
+                key: {r["seed"]: r[key] for r in mine}
+                for key in ("etr", "mean_abs_adv", "overhead_ms")
+            },
+            finals={
+                "distinct_trained": {r["seed"]: float(r["distinct_trained"][-1]) for r in mine}
+            },
+        )
+    return out

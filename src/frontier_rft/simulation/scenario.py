@@ -1,0 +1,142 @@
+"""Scenario configs for the simulated learner, and the named scenarios users compare on."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from frontier_rft.core.config import check, check_choice, config_from_dict
+
+__all__ = ["SCENARIOS", "ScenarioConfig", "get_scenario"]
+
+
+@dataclass(frozen=True)
+class ScenarioConfig:
+    """A task pool and a learner (equations in simulation/learner.py, docs/simulation.md)."""
+
+    name: str = "custom"
+    """Scenario name, as shown in reports."""
+    description: str = ""
+    """One line on what the scenario stands for."""
+    num_tasks: int = 2000
+    """Training tasks in the pool."""
+    eval_tasks: int = 500
+    """Held-out tasks the score is measured on."""
+    num_domains: int = 1
+    """Task types (domains); categories become (level, domain) when more than one."""
+    domain_names: tuple[str, ...] = ("math",)
+    """Display name of each domain (used in prompts)."""
+    domain_offsets: tuple[float, ...] = (0.0,)
+    """Extra difficulty of each domain, in logits."""
+    num_levels: int = 5
+    """Difficulty levels per domain."""
+    level_mix: tuple[float, ...] = (1.0, 1.0, 1.0, 1.0, 1.0)
+    """Relative share of tasks at each level."""
+    level_step: float = 1.5
+    """Difficulty added per level, in logits."""
+    task_noise: float = 1.0
+    """Std of a task's own difficulty around its level's."""
+    prereq_weight: float = 0.5
+    """Weight of the previous level's skill in a task (prerequisites, transfer)."""
+    general_weight: float = 0.3
+    """Weight of the general skill every task shares (transfer across domains)."""
+    initial_skill: float = 0.0
+    """Initial level of every skill, in logits."""
+    slope: float = 1.0
+    """Logistic slope from skill margin to success probability."""
+    learning_rate: float = 1.0
+    """Skill step per unit of batch-mean |advantage| (the policy's learning rate)."""
+    skill_ceiling: float = 3.0
+    """Skill level the policy cannot exceed (capacity); steps shrink linearly toward it."""
+    memory_rate: float = 0.3
+    """Per-task memorisation step per unit |advantage| (does not generalise)."""
+    forgetting: float = 0.0
+    """Per-step relaxation of unexercised skills toward their initial value."""
+    reward: str = "binary"
+    """'binary' (pass/fail) or 'continuous' (fraction of unit tests passed)."""
+    unit_tests: int = 5
+    """Unit tests per task for continuous rewards."""
+    metadata_noise: float = 0.3
+    """Noise on offline difficulty and features (they are estimates, not the truth)."""
+    weak_reference_shift: float = -1.0
+    """Skill shift of the weak reference model (BOTS interpolation), in logits."""
+    strong_reference_shift: float = 2.0
+    """Skill shift of the strong reference model, in logits."""
+    reference_rollouts: int = 8
+    """Rollouts each reference pass rate is estimated from."""
+
+    def __post_init__(self) -> None:
+        check(self.num_tasks > 0 and self.eval_tasks > 0, "num_tasks and eval_tasks must be > 0")
+        check(self.num_domains >= 1 and self.num_levels >= 1, "need >= 1 domain and level")
+        check(
+            len(self.domain_names) == self.num_domains
+            and len(self.domain_offsets) == self.num_domains,
+            f"domain_names and domain_offsets need {self.num_domains} entries (num_domains)",
+        )
+        check(
+            len(self.level_mix) == self.num_levels and min(self.level_mix) >= 0,
+            f"level_mix needs {self.num_levels} non-negative entries (num_levels)",
+        )
+        check_choice("reward", self.reward, ("binary", "continuous"))
+        check(self.unit_tests >= 1 and self.reference_rollouts >= 1, "counts must be >= 1")
+        check(0 <= self.forgetting < 1, "forgetting must be in [0, 1)")
+        check(self.learning_rate >= 0 and self.memory_rate >= 0, "rates must be >= 0")
+        check(
+            self.skill_ceiling > self.initial_skill,
+            "skill_ceiling must exceed initial_skill (otherwise nothing can be learned)",
+        )
+
+    @property
+    def num_skills(self) -> int:
+        """One skill per (domain, level) plus the general skill."""
+        return self.num_domains * self.num_levels + 1
+
+    def replace(self, **overrides: Any) -> ScenarioConfig:
+        """A copy with some fields changed (unknown names raise a ValueError)."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values.update(overrides)
+        return config_from_dict(ScenarioConfig, values, what="scenario")
+
+
+SCENARIOS: dict[str, ScenarioConfig] = {
+    "hard": ScenarioConfig(
+        name="hard",
+        description="competition-math-like: most tasks start unsolved, few are mixed",
+        level_mix=(0.6, 1.0, 1.2, 1.4, 1.6),
+        initial_skill=-1.0,
+        learning_rate=0.3,
+    ),
+    "easy": ScenarioConfig(
+        name="easy",
+        description="a pool the policy masters quickly; most tasks soon always solved",
+        level_mix=(1.6, 1.4, 1.0, 0.6, 0.4),
+        level_step=1.0,
+        initial_skill=1.5,
+        learning_rate=0.3,
+    ),
+    "multidomain": ScenarioConfig(
+        name="multidomain",
+        description="three task types of different difficulty, like SEC's mixed training",
+        num_domains=3,
+        domain_names=("countdown", "zebra", "arc"),
+        domain_offsets=(-1.0, 0.5, 2.0),
+        initial_skill=0.0,
+        learning_rate=0.3,
+    ),
+    "continuous": ScenarioConfig(
+        name="continuous",
+        description="code-like tasks scored by the fraction of unit tests passed",
+        domain_names=("code",),
+        reward="continuous",
+        initial_skill=-0.5,
+        learning_rate=0.3,
+    ),
+}
+
+
+def get_scenario(name: str, **overrides: Any) -> ScenarioConfig:
+    """A named scenario, optionally with some fields overridden."""
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+    return SCENARIOS[name].replace(**overrides) if overrides else SCENARIOS[name]

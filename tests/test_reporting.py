@@ -1,0 +1,426 @@
+"""The benchmark report: the summary table's values, and a page that shows every label and figure.
+
+Synthetic results have the shape `frontier_rft.simulation` writes (several labels, seeds,
+per-step series); one test feeds the real runner's output through the report.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from frontier_rft.reporting import format_summary_table
+from frontier_rft.reporting.data import check_results, moving_average, step_bins
+
+NOTE = "non-LLM heuristic judge"
+LABELS = ["uniform", "bots", "prioritized", "bots[lam=0.05]", "metis"]
+SEEDS = [0, 1, 2]
+EDGES = [round(0.1 * k, 1) for k in range(11)]
+CATEGORIES = ["level 1", "level 2", "level 3", "level 4"]
+FIGURES = ("learning_curves", "effective_task_ratio", "success_heatmaps", "category_share")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def stat(mean: float | None, std: float | None, reached: int = 3, of: int = 3) -> dict[str, Any]:
+    return {"mean": mean, "std": std, "reached": reached, "of": of}
+
+
+def known_summary() -> dict[str, dict[str, Any]]:
+    """Hand-made summary: TTB never reached, reached on some seeds, a tie, a single seed."""
+    base = {
+        "ttb50": stat(1.0, 0.0),
+        "ttb75": stat(1.0, 0.0),
+        "ttb100": stat(1.0, 0.0),
+        "bsf25": stat(1.0, 0.0),
+        "bsf50": stat(1.0, 0.0),
+        "bsf100": stat(1.0, 0.0),
+        "etr": stat(0.31, 0.02),
+        "mean_abs_adv": stat(0.25, 0.01),
+        "distinct_trained": stat(800.0, 12.0),
+        "overhead_ms": stat(0.2, 0.01),
+        "final_score": stat(0.3, 0.01),
+        "best_score": stat(0.3, 0.01),
+    }
+    out = {label: copy.deepcopy(base) for label in LABELS}
+    out["bots"].update(
+        ttb50=stat(0.5, 0.1),
+        ttb75=stat(0.625, 0.05),
+        ttb100=stat(0.8, 0.0, reached=1),  # one seed: no std shown
+        bsf50=stat(1.2, 0.05),
+        etr=stat(0.62, 0.01),
+        overhead_ms=stat(0.35, 0.02),
+    )
+    # Lower mean than bots, but on 2 of 3 seeds: bots keeps the bold.
+    out["bots[lam=0.05]"].update(ttb50=stat(0.4, 0.2, reached=2), bsf50=stat(1.2, 0.07))
+    out["prioritized"].update(
+        ttb100=stat(None, None, reached=0),
+        bsf100=stat(0.95, 0.02),
+        overhead_ms=stat(0.15, 0.01),
+    )
+    out["metis"].update(bsf100=stat(1.25, 0.03), etr=stat(0.55, 0.02))
+    return out
+
+
+def make_results(
+    steps: int = 40, labels: list[str] = LABELS, seeds: list[int] = SEEDS
+) -> dict[str, Any]:
+    """Results with realistic shapes: adaptive labels learn faster and pick mid-rate tasks."""
+    rng = np.random.default_rng(0)
+    batch, n_bins = 16, len(EDGES) - 1
+    runs = []
+    for k, label in enumerate(labels):
+        for seed in seeds:
+            speed = 0.02 * (1 + k) * (1 + 0.1 * seed)
+            t = np.arange(steps + 1)
+            score = 0.05 + 0.5 * (1 - np.exp(-speed * t)) + 0.005 * rng.standard_normal(steps + 1)
+            centre = 0 if label == "uniform" else 5
+            hist = [
+                np.bincount(
+                    np.clip(rng.normal(centre, 2.0, batch).round(), 0, n_bins - 1).astype(int),
+                    minlength=n_bins,
+                ).tolist()
+                for _ in range(steps)
+            ]
+            cats = []
+            for step in range(steps):
+                p = np.exp(-np.abs(np.arange(len(CATEGORIES)) - 3 * step / steps))
+                cats.append(rng.multinomial(batch, p / p.sum()).tolist())
+            runs.append(
+                {
+                    "label": label,
+                    "selector": label.split("[")[0],
+                    "overrides": {"lam": 0.05} if "[" in label else {},
+                    "seed": seed,
+                    "note": NOTE if label == "metis" else "",
+                    "score": score.tolist(),
+                    "etr": rng.uniform(0.2, 0.8, steps).tolist(),
+                    "mean_abs_adv": rng.uniform(0.1, 0.6, steps).tolist(),
+                    "distinct_trained": np.cumsum(rng.integers(0, 5, steps)).tolist(),
+                    "overhead_ms": rng.uniform(0.1, 0.5, steps).tolist(),
+                    "success_hist": hist,
+                    "category_counts": cats,
+                    "selector_metrics": {f"{label}/x": [None, *[0.5] * (steps - 1)]},
+                }
+            )
+    summary = known_summary()
+    return {
+        "format": "frontier-rft-benchmark/1",
+        "scenario": {
+            "name": "hard",
+            "description": "most tasks start unsolved",
+            "config": {"num_tasks": 2000, "level_step": 1.5, "domain_names": ["math"]},
+        },
+        "settings": {
+            "steps": steps,
+            "batch": batch,
+            "rollouts": 8,
+            "seeds": seeds,
+            "baseline": "uniform",
+        },
+        "labels": labels,
+        "category_names": CATEGORIES,
+        "success_bins": EDGES,
+        "runs": runs,
+        "summary": {label: summary.get(label, summary["bots"]) for label in labels},
+    }
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """Markdown table -> {first cell: remaining cells}, header included under 'method'."""
+    rows = {}
+    for line in text.splitlines():
+        if line.startswith("| "):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+# --- the Markdown table -------------------------------------------------------------------
+
+
+def test_summary_table_shows_known_values_reached_counts_and_bold_best() -> None:
+    rows = table_rows(format_summary_table(make_results()))
+    assert rows["method"] == [
+        "TTB50 ↓",
+        "TTB75 ↓",
+        "TTB100 ↓",
+        "BSF25 ↑",
+        "BSF50 ↑",
+        "BSF100 ↑",
+        "ETR ↑",
+        "ms/step ↓",
+    ]
+    assert list(rows)[1:] == [
+        "uniform (baseline)",
+        "bots",
+        "prioritized",
+        "bots[lam=0.05]",
+        f"metis ({NOTE})",
+    ]
+    bots = rows["bots"]
+    assert bots[0] == "**0.50 ± 0.10** (3/3)"  # best TTB50 despite bots[lam]'s 0.40 on 2/3
+    assert rows["bots[lam=0.05]"][0] == "0.40 ± 0.20 (2/3)"
+    assert bots[1] == "**0.62 ± 0.05** (3/3)"  # 0.625 is exact in binary: half to even
+    assert bots[2] == "0.80 (1/3)"  # one seed: no std; loses to uniform's 1.00 on 3/3
+    assert rows["uniform (baseline)"][2] == "**1.00 ± 0.00** (3/3)"
+    assert rows["prioritized"][2] == "- (0/3)"  # never reached
+    # A tie at display precision: both bold.
+    assert bots[4] == "**1.200 ± 0.050**"
+    assert rows["bots[lam=0.05]"][4] == "**1.200 ± 0.070**"
+    assert rows[f"metis ({NOTE})"][5] == "**1.250 ± 0.030**"
+    assert rows["prioritized"][5] == "0.950 ± 0.020"
+    assert bots[6] == "**0.62 ± 0.01**"
+    assert rows["prioritized"][7] == "**0.15 ± 0.01**"  # overhead: lower is better
+    # BSF25 is 1.0 for everyone: every row is bold.
+    assert all(cells[3] == "**1.000 ± 0.000**" for cells in list(rows.values())[1:])
+
+
+def test_summary_table_columns_align_and_can_be_chosen() -> None:
+    results = make_results()
+    text = format_summary_table(results, columns=["ttb100", "distinct_trained", "final_score"])
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    assert len({len(line) for line in lines}) == 1, "columns are padded to one width"
+    rows = table_rows(text)
+    assert rows["method"] == ["TTB100 ↓", "distinct", "final ↑"]
+    assert rows["bots"][1] == "800 ± 12"  # descriptive column: never bold
+    bare = format_summary_table(results, legend=False)
+    assert bare.splitlines()[-1].startswith(f"| metis ({NOTE})")
+    assert "TTB = steps" in format_summary_table(results)
+    with pytest.raises(ValueError, match="unknown column"):
+        format_summary_table(results, columns=["ttb42"])
+
+
+def test_summary_table_escapes_pipes_in_labels() -> None:
+    results = make_results(labels=["uniform", "a|b"])
+    rows = table_rows(format_summary_table(results))
+    assert "a\\|b" in rows
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def test_moving_average_keeps_constants_and_skips_nan() -> None:
+    x = np.full(20, 0.4)
+    x[5] = np.nan
+    out = moving_average(x, 5)
+    assert out.shape == x.shape
+    np.testing.assert_allclose(out, 0.4)
+    ramp = np.arange(10, dtype=float)
+    np.testing.assert_allclose(moving_average(ramp, 3)[1:-1], ramp[1:-1])  # centred
+    assert moving_average(ramp, 3)[0] == pytest.approx(0.5)  # shrinks at the edge
+    np.testing.assert_array_equal(moving_average(ramp, 1), ramp)
+
+
+def test_step_bins_cover_every_step_in_equal_bins() -> None:
+    np.testing.assert_array_equal(step_bins(40), np.arange(41))
+    edges = step_bins(120)
+    assert edges[0] == 0 and edges[-1] == 120 and len(edges) - 1 <= 50
+    assert set(np.diff(edges)) == {3}
+
+
+def test_invalid_results_are_rejected_with_the_problem_named() -> None:
+    with pytest.raises(ValueError, match="format"):
+        check_results({"format": "something else"})
+    bad = make_results()
+    bad["runs"][4]["score"] = bad["runs"][4]["score"][:-3]
+    with pytest.raises(ValueError, match=r"run 'bots' seed 1: score has"):
+        check_results(bad)
+    bad = make_results()
+    bad["runs"][0]["success_hist"] = [[1, 2]] * 40
+    with pytest.raises(ValueError, match="success_hist has shape"):
+        check_results(bad)
+    bad = make_results()
+    bad["labels"] = [*bad["labels"], "ghost"]
+    with pytest.raises(ValueError, match="ghost"):
+        check_results(bad)
+
+
+def test_table_works_without_matplotlib_and_report_says_how_to_install_it() -> None:
+    script = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "import json; from frontier_rft.reporting import format_summary_table, write_report\n"
+        "r = json.loads(sys.stdin.read())\n"
+        "print(format_summary_table(r).splitlines()[0])\n"
+        "try:\n    write_report(r, sys.argv[1])\nexcept ImportError as e:\n    print('ERR', e)\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [sys.executable, "-c", script, tmp],
+            input=json.dumps(make_results(steps=5)),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        assert not list(Path(tmp).iterdir()), "nothing written without matplotlib"
+    assert proc.stdout.startswith("| method")
+    assert "ERR" in proc.stdout and "frontier-rft[plot]" in proc.stdout
+
+
+# --- the HTML report (needs matplotlib, the `plot` extra) ---------------------------------
+
+
+VOID_TAGS = frozenset({"meta", "img", "br", "hr", "link", "input", "col", "wbr", "source"})
+
+
+class _Checker(HTMLParser):
+    """Collects tags and checks that every non-void element is closed in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.imgs: list[dict[str, str | None]] = []
+        self.tags: set[str] = set()
+        self.decl = ""
+
+    def handle_decl(self, decl: str) -> None:
+        self.decl = decl
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        if tag == "img":
+            self.imgs.append(dict(attrs))
+        if tag not in VOID_TAGS:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG_MAGIC and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return int(width), int(height)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Path], dict[str, Any]]:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import write_report
+
+    results = make_results()
+    paths = write_report(results, tmp_path_factory.mktemp("report"), command="frontier demo")
+    return paths, results
+
+
+@pytest.mark.integration
+def test_report_writes_the_page_and_every_figure(
+    report: tuple[dict[str, Path], dict[str, Any]],
+) -> None:
+    paths, _ = report
+    assert list(paths) == ["report", *FIGURES]
+    assert paths["report"].name == "report.html"
+    for name in FIGURES:
+        width, height = png_size(paths[name].read_bytes())
+        assert 1000 <= width <= 2400 and 300 <= height <= 2400, (name, width, height)
+
+
+@pytest.mark.integration
+def test_report_page_is_self_contained_valid_html_with_inline_figures(
+    report: tuple[dict[str, Path], dict[str, Any]],
+) -> None:
+    paths, _ = report
+    page = paths["report"].read_text(encoding="utf-8")
+    checker = _Checker()
+    checker.feed(page)
+    checker.close()
+    assert checker.decl.lower() == "doctype html"
+    assert not checker.errors and not checker.stack, (checker.errors, checker.stack)
+    assert not {"script", "link", "iframe"} & checker.tags  # nothing to fetch or run
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "no external resources"
+    assert len(checker.imgs) == len(FIGURES)
+    for img, name in zip(checker.imgs, FIGURES, strict=True):
+        src = img["src"] or ""
+        assert src.startswith("data:image/png;base64,")
+        data = base64.b64decode(src.split(",", 1)[1], validate=True)
+        assert data == paths[name].read_bytes()
+        assert img["alt"] and img["width"] and img["height"]
+
+
+@pytest.mark.integration
+def test_report_page_shows_settings_table_values_labels_and_notes(
+    report: tuple[dict[str, Path], dict[str, Any]],
+) -> None:
+    paths, results = report
+    page = paths["report"].read_text(encoding="utf-8")
+    assert "<code>hard</code>" in page and "most tasks start unsolved" in page
+    assert "<code>frontier demo</code>" in page  # the exact command
+    for label in results["labels"]:
+        assert f"<code>{label}</code>" in page
+    for value in ("<strong>0.50</strong>", "0.40", "± 0.20 · 2/3 seeds", "0/3 seeds", "1.250"):
+        assert value in page, value
+    # The TTB100 of prioritized is never reached: its cell shows '-'.
+    row = page.split("<code>prioritized</code>", 1)[1].split("</tr>", 1)[0]
+    assert "<td>-<span" in row
+    # The note is next to the label in the table and in the method notes.
+    metis_row = page.split("<code>metis</code>", 1)[1].split("</tr>", 1)[0]
+    assert NOTE in metis_row
+    notes = page.split('id="notes"', 1)[1].split("</section>", 1)[0]
+    assert "<code>metis</code>" in notes and NOTE in notes
+    assert 'id="definitions"' in page and "TTB(τ)" in page
+    # Order: settings, table, figures, notes, definitions.
+    keys = ['id="settings"', 'id="summary"', 'id="figures"', 'id="notes"', 'id="definitions"']
+    assert [page.index(k) for k in keys] == sorted(page.index(k) for k in keys)
+
+
+@pytest.mark.integration
+def test_report_is_deterministic(
+    report: tuple[dict[str, Path], dict[str, Any]], tmp_path: Path
+) -> None:
+    from frontier_rft.reporting import write_report
+
+    first, results = report
+    second = write_report(results, tmp_path, command="frontier demo")
+    for key, path in first.items():
+        assert path.read_bytes() == second[key].read_bytes(), key
+
+
+@pytest.mark.integration
+def test_report_skips_figures_without_data_and_says_so(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import write_report
+
+    results = make_results(steps=6, labels=["uniform", "bots"], seeds=[0])
+    results["category_names"] = []
+    for run in results["runs"]:
+        run["category_counts"] = []
+    paths = write_report(results, tmp_path)
+    assert "category_share" not in paths and not (tmp_path / "category_share.png").exists()
+    page = paths["report"].read_text(encoding="utf-8")
+    assert "Not drawn" in page and "category_share" in page
+    assert "one seed, no band" in page
+    assert "not recorded" in page  # no command given
+
+
+@pytest.mark.integration
+def test_report_of_the_real_benchmark_runner(tmp_path: Path) -> None:
+    """The runner's own results.json goes through the report, METIS's note included."""
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import write_report
+    from frontier_rft.simulation.runner import parse_entries, run_benchmark
+
+    results = run_benchmark(
+        "hard", parse_entries(["bots", "metis"]), seeds=[0, 1], steps=8, batch=8, rollouts=4, jobs=1
+    )
+    paths = write_report(results, tmp_path, command="frontier compare --selectors bots,metis")
+    page = paths["report"].read_text(encoding="utf-8")
+    assert set(paths) == {"report", *FIGURES}
+    assert NOTE in page
+    text = format_summary_table(results)
+    assert f"metis ({NOTE})" in text and "uniform (baseline)" in text

@@ -1,0 +1,147 @@
+"""The simulated learner has the properties the papers rely on; TTB/BSF match their definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from frontier_rft import SELECTORS, make_selector
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.simulation import SCENARIOS, SimulatedLearner, get_scenario
+from frontier_rft.simulation.metrics import bsf, steps_to_reach, summarize, ttb
+from frontier_rft.simulation.runner import Entry, RunSpec, parse_entries, run_benchmark, run_one
+
+
+def batch_of(ids: list[int], rewards: list[list[float]]) -> GroupBatch:
+    task_ids = np.repeat(np.asarray(ids), [len(r) for r in rewards])
+    flat = np.concatenate([np.asarray(r, float) for r in rewards])
+    return GroupBatch.from_rollouts(0, task_ids, flat, np.full(task_ids.size, -1))
+
+
+def test_zero_spread_groups_change_nothing() -> None:
+    learner = SimulatedLearner(get_scenario("hard"), seed=0)
+    before = learner.pass_rates().copy()
+    learner.train(batch_of([0, 1, 2], [[1.0] * 8, [0.0] * 8, [0.3] * 8]))
+    np.testing.assert_array_equal(learner.pass_rates(), before)
+
+
+def test_change_grows_with_advantage_magnitude() -> None:
+    gains = []
+    for rewards in ([1.0] + [0.0] * 7, [1.0] * 4 + [0.0] * 4):  # |A| 0.66 then 1.0
+        learner = SimulatedLearner(get_scenario("hard"), seed=0)
+        before = learner.pass_rates()[5]
+        learner.train(batch_of([5], [rewards]))
+        gains.append(learner.pass_rates()[5] - before)
+    assert 0 < gains[0] < gains[1]
+
+
+def test_transfer_follows_shared_skills_and_prerequisites() -> None:
+    cfg = get_scenario("multidomain", general_weight=0.0)
+    learner = SimulatedLearner(cfg, seed=0)
+    t = learner.train_tasks
+    source = np.flatnonzero((t.domain == 0) & (t.level == 0))[:20]
+    next_level = (t.domain == 0) & (t.level == 1)
+    other_domain = t.domain == 1
+    before = learner.pass_rates()
+    for _ in range(20):
+        learner.train(batch_of(source.tolist(), [[1.0, 0.0] * 4] * source.size))
+    gain = learner.pass_rates() - before
+    assert gain[next_level].mean() > 0.01  # prerequisites: level 1 became easier
+    np.testing.assert_allclose(gain[other_domain], 0.0, atol=1e-12)  # unrelated skills
+
+
+def test_forgetting_relaxes_unpractised_skills() -> None:
+    learner = SimulatedLearner(get_scenario("hard", forgetting=0.1), seed=0)
+    learner.theta += 1.0
+    idle = learner.theta.copy()
+    learner.train(batch_of([0], [[1.0, 0.0]]))
+    used = learner.train_tasks.weights[0] > 0
+    assert np.all(learner.theta[~used] < idle[~used])
+
+
+def test_rewards_are_sampled_binary_or_partial_credit() -> None:
+    ids = np.arange(50)
+    binary = SimulatedLearner(get_scenario("hard"), seed=1).rollout(ids, 8)
+    assert set(np.unique(binary)) <= {0.0, 1.0} and binary.shape == (400,)
+    cont = SimulatedLearner(get_scenario("continuous"), seed=1).rollout(ids, 8)
+    assert np.all((cont >= 0) & (cont <= 1))
+    assert np.allclose(cont * 5, np.round(cont * 5)) and len(np.unique(cont)) > 2
+
+
+def test_pool_metadata_serves_every_selector() -> None:
+    learner = SimulatedLearner(get_scenario("multidomain"), seed=0)
+    pool = learner.pool
+    assert pool.categories is not None and pool.categories.shape == (pool.num_tasks, 2)
+    for field in ("difficulty", "features", "reference_pass_rates", "prompts"):
+        assert getattr(pool, field) is not None
+    for name in SELECTORS:
+        kwargs = {}
+        if name == "metis":
+            from frontier_rft.selectors.metis import HeuristicJudge
+
+            kwargs["judge"] = HeuristicJudge()
+        make_selector(name, pool, seed=0, **kwargs).select(8)
+
+
+def test_scenarios_have_their_advertised_shape() -> None:
+    hard = SimulatedLearner(get_scenario("hard"), seed=0).pass_rates()
+    assert (hard < 0.05).mean() > 0.7  # most tasks start unsolved
+    multi = SimulatedLearner(get_scenario("multidomain"), seed=0)
+    by_domain = [multi.pass_rates()[multi.train_tasks.domain == d].mean() for d in range(3)]
+    assert by_domain[0] > by_domain[1] > by_domain[2]  # domains of different difficulty
+    res = run_benchmark("easy", [], seeds=[0], steps=100, rollouts=8, jobs=1)
+    assert res["runs"][0]["score"][-1] > 0.9  # mastered quickly
+    assert set(SCENARIOS) >= {"hard", "easy", "multidomain", "continuous"}
+
+
+def test_ttb_and_bsf_match_the_papers_worked_example() -> None:
+    # BOTS paper: baseline 0.1 -> 0.3 by step 100, first reaches 0.2 at step 40; a method
+    # reaching 0.2 at step 30 has TTB(50%) = 30/40 = 0.75.
+    base = np.concatenate([np.linspace(0.1, 0.2, 41), np.linspace(0.2, 0.3, 61)[1:]])
+    method = np.concatenate([np.linspace(0.1, 0.2, 31), np.full(70, 0.2)])
+    assert steps_to_reach(base, 0.2) == 40
+    assert ttb(method, base, 0.5) == pytest.approx(0.75)
+    assert ttb(method, base, 1.0) is None  # never reaches 0.3
+    assert bsf(method, base, 1.0) == pytest.approx(0.2 / 0.3)
+    assert bsf(base, base, 0.25) == 1.0
+    summary = summarize({0: method, 1: base}, {0: base, 1: base}, per_step={})
+    assert summary["ttb100"] == {"mean": 1.0, "std": 0.0, "reached": 1, "of": 2}
+
+
+def test_runs_are_deterministic_and_parallel_equals_serial() -> None:
+    entries = parse_entries(["bots", "sec"])
+    serial = run_benchmark("hard", entries, seeds=[0, 1], steps=15, jobs=1)
+    parallel = run_benchmark("hard", entries, seeds=[0, 1], steps=15, jobs=2)
+    for a, b in zip(serial["runs"], parallel["runs"], strict=True):
+        assert (a["label"], a["seed"]) == (b["label"], b["seed"])
+        assert a["score"] == b["score"] and a["success_hist"] == b["success_hist"]
+
+
+def test_run_record_shapes() -> None:
+    spec = RunSpec(get_scenario("multidomain"), Entry("metis", "metis"), 0, 6, 8, 4)
+    run = run_one(spec)
+    assert len(run["score"]) == 7 and len(run["etr"]) == 6
+    assert run["note"] == "non-LLM heuristic judge"
+    assert all(sum(h) == 8 for h in run["success_hist"])
+    assert all(sum(c) == 8 for c in run["category_counts"])
+    assert run["category_names"] == ["countdown", "zebra", "arc"]
+
+
+def test_bad_runner_input_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown selector"):
+        parse_entries(["botz"])
+    with pytest.raises(ValueError, match="unknown option"):
+        run_benchmark("hard", [Entry("x", "bots", {"lamda": 0.2})], seeds=[0], steps=2)
+    with pytest.raises(ValueError, match="unknown scenario"):
+        run_benchmark("medium", [], seeds=[0], steps=2)
+
+
+@pytest.mark.slow
+def test_headline_bots_prioritized_frontier_beat_uniform_on_hard() -> None:
+    """The README's claim, at its settings: paper defaults, 16 rollouts, 5 seeds."""
+    res = run_benchmark(
+        "hard", parse_entries(["bots", "prioritized", "frontier"]), seeds=range(5), rollouts=16
+    )
+    for label in ("bots", "prioritized", "frontier"):
+        ttb100 = res["summary"][label]["ttb100"]
+        assert ttb100["reached"] == 5 and ttb100["mean"] < 1.0, (label, ttb100)
