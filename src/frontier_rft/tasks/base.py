@@ -1,0 +1,100 @@
+"""One schema for every task family, so mixed datasets share a file format and a pool.
+
+A `TaskItem` is what a trainer needs to roll a task out and score it: the prompt, the
+reference data a verifier checks against (JSON-serialisable), and the metadata a
+selector reads (difficulty level, domain). A `Verifier` maps (item, completion) to a
+reward in [0, 1]. Datasets are JSONL files of `TaskItem.to_json()` records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from frontier_rft.core.pool import TaskPool
+
+__all__ = ["TaskItem", "Verifier", "load_jsonl", "pool_from_items", "save_jsonl"]
+
+
+@dataclass(frozen=True)
+class TaskItem:
+    """One task: prompt, reference data for its verifier, and selector metadata."""
+
+    task_id: int
+    """Index of the task in its pool (stable across runs: selectors key on it)."""
+    domain: str
+    """Task family, e.g. 'countdown', 'math', 'rg:zebra_puzzles', 'code'."""
+    prompt: str
+    """The user message the policy answers."""
+    reference: dict[str, Any] = field(default_factory=dict)
+    """What the verifier checks against (numbers and target, answer, unit tests...)."""
+    level: int = 0
+    """Difficulty level (0 = easiest); becomes TaskPool.categories."""
+    difficulty: float = 0.0
+    """Offline difficulty score (larger = harder); becomes TaskPool.difficulty."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> TaskItem:
+        data = json.loads(line)
+        return cls(**data)
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Scores a completion for a task: a reward in [0, 1]. Never executes model output
+    in-process; code tasks run in a sandboxed subprocess."""
+
+    def score(self, item: TaskItem, completion: str) -> float: ...
+
+
+def save_jsonl(items: Iterable[TaskItem], path: str | os.PathLike[str]) -> None:
+    """Write items as JSONL (atomic: temp file + rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for item in items:
+            fh.write(item.to_json() + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+
+
+def load_jsonl(path: str | os.PathLike[str]) -> list[TaskItem]:
+    """Read items written by save_jsonl; task ids must be 0..N-1 in order."""
+    with open(path, encoding="utf-8") as fh:
+        items = [TaskItem.from_json(line) for line in fh if line.strip()]
+    for i, item in enumerate(items):
+        if item.task_id != i:
+            raise ValueError(f"{path}: line {i + 1} has task_id {item.task_id}, expected {i}")
+    return items
+
+
+def pool_from_items(
+    items: Sequence[TaskItem], features: np.ndarray | None = None, **extra: Any
+) -> TaskPool:
+    """The TaskPool a selector sees for these items (categories = (level, domain) if mixed)."""
+    domains = sorted({it.domain for it in items})
+    level = np.array([it.level for it in items], dtype=np.int64)
+    if len(domains) > 1:
+        code = {d: k for k, d in enumerate(domains)}
+        categories = np.stack([level, [code[it.domain] for it in items]], axis=1)
+    else:
+        categories = level
+    return TaskPool(
+        num_tasks=len(items),
+        categories=categories,
+        difficulty=np.array([it.difficulty for it in items], dtype=np.float64),
+        features=features,
+        prompts=tuple(it.prompt for it in items),
+        **extra,
+    )
