@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test test-verl lint format bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+	scripts/verl_env.sh
+
+# verl pins an older transformers, so its adapter tests run in their own .venv-verl.
+test-verl:
+	scripts/verl_env.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
@@ -31,4 +36,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/overhead.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-verl .ray_tmp build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

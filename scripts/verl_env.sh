@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Create .venv-verl for the verl adapter tests (tests/integration_verl) and run them.
+# verl pins its own transformers (<5.11), so it cannot share .venv. Never touches .venv.
+#
+#   scripts/verl_env.sh          create/refresh .venv-verl if needed, then run the tests
+#   scripts/verl_env.sh create   only create it
+#
+# What is installed and why:
+#   torch==2.13.0 (CPU wheel, via constraints.txt) - never a CUDA torch;
+#   verl[verl-core]==0.9.1 - verl and the dependencies verl declares for its core
+#     (ray, tensordict, torchdata, transformers, datasets, TransferQueue, ...); no GPU extras
+#     (vllm, sglang, flash-attn, megatron) - they are not needed to import the trainers;
+#   -e . and pytest - frontier-rft itself and the runner;
+#   verl==0.7.1 --no-deps into .venv-verl/verl-0.7.1 - the last verl with the
+#     AbstractCurriculumSampler interface; it pins numpy<2, so it is not installed into
+#     site-packages but put on PYTHONPATH by one subprocess test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+VENV=.venv-verl
+STAMP=$VENV/.installed-verl-0.9.1
+
+if [[ ! -f $STAMP || pyproject.toml -nt $STAMP || constraints.txt -nt $STAMP ]]; then
+  [[ -x $VENV/bin/python ]] || nice $PYTHON -m venv $VENV
+  nice $VENV/bin/python -m pip install --quiet --upgrade pip
+  nice $VENV/bin/python -m pip install --quiet -c constraints.txt \
+    torch==2.13.0 "verl[verl-core]==0.9.1" pytest -e .
+  nice $VENV/bin/python -m pip install --quiet --no-deps --upgrade \
+    --target $VENV/verl-0.7.1 verl==0.7.1
+  touch $STAMP
+fi
+[[ ${1:-} == create ]] && exit 0
+
+export RAY_AUTH_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
+exec nice $VENV/bin/python -m pytest -q -p no:cacheprovider tests/integration_verl

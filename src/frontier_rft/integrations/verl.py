@@ -1,0 +1,579 @@
+"""verl adapter: a curriculum sampler that lets a frontier-rft selector choose verl's prompts.
+
+`FrontierSampler` is a `torch.utils.data.Sampler` over a verl training dataset. Each
+dataloader batch is one `selector.select(batch_size)` call; `update(batch)` takes verl's
+`DataProto` after the step, reads every rollout's stable task id and sequence-level
+reward, and hands them to the selector. Its `state_dict` holds the selector's whole
+state, so verl's `StatefulDataLoader` checkpoint (`data.pt`) resumes the curriculum.
+
+Seams in verl 0.9.x (see docs/integrations/verl.md):
+- legacy trainer: `RayPPOTrainer(train_sampler=sampler, ...)`; rewards come back through
+  the dataset's `on_batch_end(batch=...)` hook, which `install_feedback_hook` sets;
+- v1 trainer: `trainer.v1.sampler.custom_sampler` -> `verl_v1.FrontierReplayBuffer`;
+- verl <= 0.7: `data.sampler.class_path` (AbstractCurriculumSampler); the class then
+  subclasses verl's own `AbstractCurriculumSampler` and verl calls `update(batch=...)`.
+
+Task ids: the selector's ids are dataset positions. Each position's stable task id
+(`extra_info.index` in the data file, which verl's RLHFDataset copies to
+`non_tensor_batch["index"]`) is read once at construction and must be unique; verl
+silently uses 0 when it is missing, so an all-zero or duplicated column is an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import check
+from frontier_rft.core.feedback import Feedback
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.metrics_log import JsonlLogger
+from frontier_rft.selectors import make_selector
+
+__all__ = [
+    "FrontierSampler",
+    "VerlSamplerConfig",
+    "install_feedback_hook",
+    "read_task_ids",
+]
+
+STATE_VERSION = 1
+"""Layout version of FrontierSampler.state_dict."""
+
+
+def _sampler_base() -> Any:
+    # verl <= 0.7 checks isinstance(sampler, AbstractCurriculumSampler) before calling
+    # update(batch=...); newer verl dropped the class, so a plain torch Sampler suffices.
+    try:
+        from verl.experimental.dataset.sampler import AbstractCurriculumSampler
+    except ImportError:
+        from torch.utils.data import Sampler
+
+        return Sampler
+    return AbstractCurriculumSampler
+
+
+@dataclass(frozen=True)
+class VerlSamplerConfig:
+    """How FrontierSampler builds its selector and reads verl's batches."""
+
+    batch_size: int
+    """Prompts per dataloader batch: verl's data.gen_batch_size, else data.train_batch_size."""
+    selector: str = "prioritized"
+    """Registered selector name (see `frontier selectors`)."""
+    selector_config: Mapping[str, Any] = field(default_factory=dict)
+    """Selector config overrides, e.g. {"lam": 0.2} for bots."""
+    seed: int = 0
+    """Selector seed."""
+    task_id_key: str = "index"
+    """non_tensor_batch key holding each rollout's stable task id (RLHFDataset: 'index')."""
+    reward_key: str = "token_level_scores"
+    """Batch key of the reward: a (B, T) token-level tensor is summed over T; a non-tensor
+    key (e.g. 'acc' from reward_extra_info) is used as is."""
+    reward_range: tuple[float, float] | None = None
+    """(low, high) of the reward function, mapped to [0, 1]; None = rewards already in [0, 1]."""
+    max_outstanding_draws: int = 64
+    """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
+    metrics_jsonl: str | None = None
+    """If set, append the selector's metrics to this JSONL file after every update."""
+
+    def __post_init__(self) -> None:
+        check(
+            isinstance(self.batch_size, int) and self.batch_size > 0,
+            f"batch_size must be a positive int (verl's data.train_batch_size), "
+            f"got {self.batch_size!r}",
+        )
+        check(isinstance(self.selector, str), f"selector must be a name, got {self.selector!r}")
+        check(
+            isinstance(self.seed, int) and self.seed >= 0,
+            f"seed must be a non-negative int, got {self.seed!r}",
+        )
+        check(
+            isinstance(self.max_outstanding_draws, int) and self.max_outstanding_draws >= 1,
+            f"max_outstanding_draws must be a positive int, got {self.max_outstanding_draws!r}",
+        )
+        if self.reward_range is not None:
+            lo, hi = (float(v) for v in self.reward_range)
+            check(
+                np.isfinite(lo) and np.isfinite(hi) and hi > lo,
+                f"reward_range must be (low, high) with low < high, got {self.reward_range!r}",
+            )
+            object.__setattr__(self, "reward_range", (lo, hi))
+        object.__setattr__(self, "selector_config", dict(self.selector_config))
+
+    @classmethod
+    def from_verl_data_config(cls, data_config: Any) -> VerlSamplerConfig:
+        """Read verl's `data` config: batch size as verl's dataloader uses it, the rest from
+        `data.sampler.frontier` (any field of this class except batch_size)."""
+        batch_size = _cfg_get(data_config, "gen_batch_size") or _cfg_get(
+            data_config, "train_batch_size"
+        )
+        sampler_cfg = _cfg_get(data_config, "sampler") or {}
+        frontier = _to_plain(_cfg_get(sampler_cfg, "frontier") or {})
+        if not isinstance(frontier, dict):
+            raise ValueError(f"data.sampler.frontier must be a mapping, got {frontier!r}")
+        if "batch_size" in frontier:
+            raise ValueError(
+                "data.sampler.frontier.batch_size is not read: the sampler's batch size is "
+                "verl's data.gen_batch_size (else data.train_batch_size); set that instead"
+            )
+        if "seed" not in frontier and _cfg_get(data_config, "seed") is not None:
+            frontier["seed"] = int(_cfg_get(data_config, "seed"))
+        if isinstance(frontier.get("reward_range"), list):
+            frontier["reward_range"] = tuple(frontier["reward_range"])
+        from frontier_rft.core.config import config_from_dict
+
+        return config_from_dict(
+            cls,
+            {"batch_size": int(batch_size), **frontier},
+            what="data.sampler.frontier",
+        )
+
+
+def _cfg_get(cfg: Any, key: str) -> Any:
+    if cfg is None:
+        return None
+    if isinstance(cfg, Mapping):
+        return cfg.get(key)
+    getter = getattr(cfg, "get", None)  # omegaconf DictConfig
+    return getter(key) if callable(getter) else getattr(cfg, key, None)
+
+
+def _to_plain(value: Any) -> Any:
+    try:  # verl hands over omegaconf DictConfigs; omegaconf comes with verl
+        omegaconf = importlib.import_module("omegaconf")
+    except ImportError:
+        omegaconf = None
+    if omegaconf is not None and omegaconf.OmegaConf.is_config(value):
+        return omegaconf.OmegaConf.to_container(value, resolve=True)
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+def read_task_ids(dataset: Any, key: str = "index") -> NDArray[np.int64]:
+    """Stable task id of every dataset position, checked unique.
+
+    Reads `extra_info.index` straight from an RLHFDataset's table (fast, respects its
+    filtering); any other dataset is read item by item through `dataset[i][key]`.
+    """
+    n = len(dataset)
+    frame = getattr(dataset, "dataframe", None)
+    raw: Any = None
+    if (
+        frame is not None
+        and hasattr(frame, "with_format")
+        and "extra_info" in getattr(frame, "column_names", ())
+    ):
+        column = frame.select_columns(["extra_info"]).with_format("arrow")[:]["extra_info"]
+        struct = column.combine_chunks()
+        names = [struct.type.field(i).name for i in range(struct.type.num_fields)]
+        if "index" not in names:
+            raise ValueError(
+                "the training file has an extra_info column without an 'index' field; verl then "
+                "uses task id 0 for every prompt. Add extra_info.index = a unique integer per row"
+            )
+        if struct.null_count:
+            raise ValueError(
+                f"{struct.null_count} row(s) have no extra_info; give every row a unique "
+                "extra_info.index"
+            )
+        raw = struct.field("index").to_numpy(zero_copy_only=False)
+    elif frame is not None and "extra_info" not in getattr(frame, "column_names", ("extra_info",)):
+        raise ValueError(
+            "the training file has no extra_info column; verl then uses task id 0 for every "
+            "prompt. Add extra_info.index = a unique integer per row"
+        )
+    else:
+        raw = [dataset[i].get(key) for i in range(n)]
+    ids = np.asarray(raw)
+    if ids.shape != (n,) or any(v is None for v in ids.tolist()):
+        raise ValueError(f"every dataset item needs a task id under {key!r}")
+    if ids.dtype.kind not in "iu":
+        as_float = ids.astype(np.float64)
+        if not np.all(np.isfinite(as_float)) or not np.all(as_float == np.round(as_float)):
+            raise ValueError(f"task ids must be integers, got dtype {ids.dtype}")
+    ids = ids.astype(np.int64)
+    _check_unique(ids)
+    return ids
+
+
+def _check_unique(ids: NDArray[np.int64]) -> None:
+    if ids.size > 1 and np.all(ids == 0):
+        raise ValueError(
+            f"every one of the {ids.size} task ids is 0: verl falls back to index 0 when "
+            "extra_info.index is missing. Give every row a unique extra_info.index"
+        )
+    uniq, counts = np.unique(ids, return_counts=True)
+    if uniq.size != ids.size:
+        dup = uniq[counts > 1]
+        raise ValueError(
+            f"task ids must be unique per prompt; {dup.size} id(s) repeat (first {int(dup[0])}, "
+            f"{int(counts.max())} times). Give every row a unique extra_info.index"
+        )
+
+
+class FrontierSampler(_sampler_base()):  # type: ignore[misc]
+    """Yields the dataset positions a frontier-rft selector picks, one select() per batch.
+
+    Two ways to build it: `FrontierSampler(dataset, config=VerlSamplerConfig(...))` (or
+    with a ready `selector=`), and verl's curriculum-sampler signature
+    `FrontierSampler(data_source=dataset, data_config=config.data)`.
+    """
+
+    def __init__(
+        self,
+        data_source: Any,
+        data_config: Any = None,
+        *,
+        config: VerlSamplerConfig | None = None,
+        selector: Selector | None = None,
+        task_ids: Sequence[int] | NDArray[np.integer[Any]] | None = None,
+    ) -> None:
+        if (data_config is None) == (config is None):
+            raise ValueError("pass exactly one of data_config (verl's data config) or config=")
+        self.config = (
+            config if config is not None else VerlSamplerConfig.from_verl_data_config(data_config)
+        )
+        self.data_source = data_source
+        n = len(data_source)
+        ids = (
+            read_task_ids(data_source)
+            if task_ids is None
+            else np.asarray(task_ids, dtype=np.int64).copy()
+        )
+        if ids.shape != (n,):
+            raise ValueError(f"task_ids must have one id per dataset item ({n}), got {ids.shape}")
+        _check_unique(ids)
+        self.task_ids = ids
+        self._order = np.argsort(ids, kind="stable")
+        self._sorted_ids = ids[self._order]
+        if selector is None:
+            selector = make_selector(
+                self.config.selector,
+                TaskPool(num_tasks=n),
+                seed=self.config.seed,
+                **self.config.selector_config,
+            )
+        elif selector.num_tasks != n:
+            raise ValueError(
+                f"selector's pool has {selector.num_tasks} tasks but the dataset has {n}; "
+                "build the TaskPool in dataset order with one task per dataset item"
+            )
+        if self.config.batch_size > n:
+            raise ValueError(
+                f"batch_size {self.config.batch_size} exceeds the dataset ({n} prompts)"
+            )
+        self.selector = selector
+        self._batches_per_epoch = n // self.config.batch_size
+        # Position of the live iteration: draws so far (= feedback step of the next
+        # draw), batches drawn in the current epoch, ids of the current batch not yet yielded.
+        self._draws = 0
+        self._epoch = -1
+        self._in_epoch = 0
+        self._pending: deque[int] = deque()
+        self._resume = False
+        # Drawn batches whose rewards have not all arrived: (draw step, positions), oldest first.
+        self._outstanding: list[tuple[int, NDArray[np.int64]]] = []
+        self._stats = {"updates": 0, "rollouts": 0, "max_lag": 0, "forgotten_draws": 0}
+        self._logger = JsonlLogger(self.config.metrics_jsonl) if self.config.metrics_jsonl else None
+
+    # ------------------------------------------------------------------ Sampler
+    def __len__(self) -> int:
+        return self._batches_per_epoch * self.config.batch_size
+
+    def __iter__(self) -> Iterator[int]:
+        return self._iterate()
+
+    def _iterate(self) -> Iterator[int]:
+        # Lazy: nothing changes until the first id is requested, so the iterator torchdata
+        # creates (and drops) before load_state_dict has no side effects.
+        if self._resume:
+            self._resume = False
+        else:
+            self._epoch += 1
+            self._in_epoch = 0
+            self._pending = deque()
+        while True:
+            while self._pending:
+                yield self._pending.popleft()
+            if self._in_epoch >= self._batches_per_epoch:
+                return
+            ids = self.selector.select(self.config.batch_size)
+            self._outstanding.append((self._draws, ids))
+            if len(self._outstanding) > self.config.max_outstanding_draws:
+                self._outstanding.pop(0)
+                self._stats["forgotten_draws"] += 1
+            self._draws += 1
+            self._in_epoch += 1
+            self._pending = deque(int(i) for i in ids)
+
+    # ------------------------------------------------------------------ feedback
+    def update(self, batch: Any) -> None:
+        """Feed one verl step's rewards (a DataProto, after the step) to the selector."""
+        positions, rewards, uids = self._extract(batch)
+        self._deliver(positions, rewards, uids)
+
+    def report(self, task_ids: Any, rewards: Any, uids: Any = None) -> None:
+        """Feed rewards given as arrays: stable task id, sequence reward and optional prompt
+        uid per rollout (the v1 replay buffer reads them from TransferQueue)."""
+        raw = np.asarray(task_ids)
+        self._check_not_all_zero(raw, uids)
+        positions = self.positions_of(raw)
+        values = np.asarray(rewards, dtype=np.float64).reshape(-1)
+        if values.shape != positions.shape:
+            raise ValueError(f"got {values.size} rewards for {positions.size} task ids")
+        self._deliver(positions, values, None if uids is None else np.asarray(uids))
+
+    def _deliver(
+        self, positions: NDArray[np.int64], rewards: NDArray[np.float64], uids: Any
+    ) -> None:
+        self._check_uids(positions, uids)
+        steps = self._match_draws(positions)
+        if self.config.reward_range is not None:
+            lo, hi = self.config.reward_range
+            rewards = (rewards - lo) / (hi - lo)
+        for step in np.unique(steps):
+            m = steps == step
+            self.selector.update(
+                Feedback(task_ids=positions[m], rewards=rewards[m], step=int(step))
+            )
+            self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - int(step))
+        self._forget(positions, steps)
+        self._stats["updates"] += 1
+        self._stats["rollouts"] += int(positions.size)
+        if self._logger is not None:
+            self._logger.log(self.metrics(), step=int(steps.max()))
+
+    def positions_of(self, task_ids: Any) -> NDArray[np.int64]:
+        """Dataset positions of stable task ids; ValueError naming ids the dataset lacks."""
+        ids = np.asarray(task_ids)
+        if ids.dtype == object:
+            try:
+                ids = ids.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"task ids must be integers ({exc})") from exc
+        if ids.dtype.kind == "f":
+            if not np.all(np.isfinite(ids)) or not np.all(ids == np.round(ids)):
+                raise ValueError(f"task ids must be integers, got {ids[:5].tolist()}")
+        elif ids.dtype.kind not in "iu":
+            raise ValueError(f"task ids must be integers, got dtype {ids.dtype}")
+        ids = ids.astype(np.int64).reshape(-1)
+        at = np.searchsorted(self._sorted_ids, ids)
+        at_c = np.minimum(at, self._sorted_ids.size - 1)
+        known = self._sorted_ids[at_c] == ids
+        if not np.all(known):
+            bad = np.unique(ids[~known])
+            raise ValueError(
+                f"{bad.size} task id(s) in the batch are not in the training dataset (first "
+                f"{int(bad[0])}); the batch's {self.config.task_id_key!r} must be the rows' "
+                "extra_info.index"
+            )
+        return self._order[at_c].astype(np.int64)
+
+    def _extract(self, batch: Any) -> tuple[NDArray[np.int64], NDArray[np.float64], Any]:
+        non_tensor = getattr(batch, "non_tensor_batch", None)
+        tensors = getattr(batch, "batch", None)
+        if non_tensor is None:
+            raise ValueError(f"update expects a verl DataProto, got {type(batch).__name__}")
+        key = self.config.task_id_key
+        if key in non_tensor:
+            raw_ids = np.asarray(non_tensor[key])
+        elif "extra_info" in non_tensor:
+            raw_ids = np.array(
+                [(e or {}).get("index") for e in non_tensor["extra_info"]], dtype=object
+            )
+            if any(v is None for v in raw_ids.tolist()):
+                raise ValueError(
+                    f"the batch has no {key!r} and some extra_info lack 'index': stable task "
+                    "ids are required (extra_info.index per row)"
+                )
+        else:
+            raise ValueError(
+                f"the batch carries no task ids: non_tensor_batch has no {key!r} (keys: "
+                f"{sorted(non_tensor)}); set VerlSamplerConfig.task_id_key"
+            )
+        uids = non_tensor.get("uid")
+        self._check_not_all_zero(raw_ids, uids)
+        positions = self.positions_of(raw_ids)
+        rewards = self._rewards(non_tensor, tensors, positions.size)
+        return positions, rewards, uids
+
+    @staticmethod
+    def _check_not_all_zero(raw_ids: Any, uids: Any) -> None:
+        if raw_ids.size > 1 and np.all(raw_ids == 0):
+            n_prompts = len(set(np.asarray(uids).tolist())) if uids is not None else raw_ids.size
+            if n_prompts > 1:
+                raise ValueError(
+                    f"every task id in the batch is 0 across {n_prompts} prompts: verl's default "
+                    "when extra_info.index is missing. Give every row a unique extra_info.index"
+                )
+
+    def _rewards(self, non_tensor: Any, tensors: Any, n: int) -> NDArray[np.float64]:
+        key = self.config.reward_key
+        if tensors is not None and key in tensors.keys():  # noqa: SIM118 - TensorDict
+            value = tensors[key].detach().float()
+            value = value.sum(-1) if value.dim() == 2 else value
+            rewards: NDArray[np.float64] = value.cpu().numpy().astype(np.float64).reshape(-1)
+        elif key in non_tensor:
+            rewards = np.asarray(non_tensor[key], dtype=np.float64).reshape(-1)
+        else:
+            have = sorted(tensors.keys()) if tensors is not None else []
+            raise ValueError(
+                f"reward key {key!r} is in neither the batch's tensors ({have}) nor its "
+                f"non-tensor fields ({sorted(non_tensor)}); call update after verl has "
+                "computed rewards, or set VerlSamplerConfig.reward_key"
+            )
+        if rewards.shape != (n,):
+            raise ValueError(f"got {rewards.shape[0]} rewards for {n} task ids")
+        return rewards
+
+    def _check_uids(self, positions: NDArray[np.int64], uids: Any) -> None:
+        # verl gives each prompt a uid shared by its n rollouts: one uid, one task.
+        if uids is None:
+            return
+        uid_arr = np.asarray(uids).astype(str)
+        _, uid_idx = np.unique(uid_arr, return_inverse=True)
+        pairs = np.unique(np.stack([uid_idx, positions]), axis=1)
+        if np.unique(pairs[0]).size != pairs.shape[1]:
+            raise ValueError(
+                "one prompt uid carries several task ids: the task id key is not a per-prompt id"
+            )
+        if not self.selector.allows_repeats and np.unique(pairs[1]).size != pairs.shape[1]:
+            raise ValueError(
+                "several prompts (uids) in one batch share a task id, but the selector never "
+                "draws a task twice per batch: task ids are not stable per row"
+            )
+
+    def _match_draws(self, positions: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Draw step of every rollout: the oldest outstanding draw holding its task."""
+        steps = np.full(positions.size, -1, dtype=np.int64)
+        for step, drawn in self._outstanding:
+            free = steps < 0
+            if not free.any():
+                break
+            hit = free & np.isin(positions, drawn)
+            steps[hit] = step
+        if np.any(steps < 0):
+            missing = np.unique(positions[steps < 0])
+            raise ValueError(
+                f"{missing.size} task(s) in the batch were not drawn by this sampler or were "
+                f"already reported (first task id {int(self.task_ids[missing[0]])}): is this "
+                "sampler the trainer's train_sampler, and is each step reported once?"
+            )
+        return steps
+
+    def _forget(self, positions: NDArray[np.int64], steps: NDArray[np.int64]) -> None:
+        kept = []
+        for step, drawn in self._outstanding:
+            done = positions[steps == step]
+            left = drawn[~np.isin(drawn, done)] if done.size else drawn
+            if left.size:
+                kept.append((step, left))
+        self._outstanding = kept
+
+    # ------------------------------------------------------------------ metrics
+    def metrics(self) -> dict[str, float]:
+        """The selector's metrics plus `verl/` ones: lag, outstanding draws, updates."""
+        out = self.selector.metrics()
+        out.update(
+            {
+                "verl/draws": float(self._draws),
+                "verl/updates": float(self._stats["updates"]),
+                "verl/outstanding_draws": float(len(self._outstanding)),
+                "verl/max_feedback_lag": float(self._stats["max_lag"]),
+                "verl/forgotten_draws": float(self._stats["forgotten_draws"]),
+            }
+        )
+        return out
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """Selector state plus the sampler's position; torchdata stores it in data.pt."""
+        return {
+            "version": STATE_VERSION,
+            "selector": self.selector.state_dict(),
+            "task_ids": self.task_ids.copy(),
+            "batch_size": self.config.batch_size,
+            "draws": self._draws,
+            "epoch": self._epoch,
+            "in_epoch": self._in_epoch,
+            "pending": list(self._pending),
+            "outstanding_steps": [s for s, _ in self._outstanding],
+            "outstanding_ids": [ids.copy() for _, ids in self._outstanding],
+            "stats": dict(self._stats),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore state_dict; the next iteration continues where the saved one stopped."""
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+            raise ValueError("not a FrontierSampler state (or from another version)")
+        saved_ids = np.asarray(state["task_ids"], dtype=np.int64)
+        if saved_ids.shape != self.task_ids.shape or not np.array_equal(saved_ids, self.task_ids):
+            raise ValueError(
+                "the saved curriculum belongs to a different dataset (task ids differ in order "
+                "or number; did filtering or the data files change?)"
+            )
+        if int(state["batch_size"]) != self.config.batch_size:
+            raise ValueError(
+                f"saved with batch_size {state['batch_size']}, resuming with "
+                f"{self.config.batch_size}; keep data.train_batch_size unchanged"
+            )
+        self.selector.load_state_dict(state["selector"])
+        self._draws = int(state["draws"])
+        self._epoch = int(state["epoch"])
+        self._in_epoch = int(state["in_epoch"])
+        self._pending = deque(int(i) for i in state["pending"])
+        self._outstanding = [
+            (int(s), np.asarray(ids, dtype=np.int64))
+            for s, ids in zip(state["outstanding_steps"], state["outstanding_ids"], strict=True)
+        ]
+        self._stats = {k: int(v) for k, v in state["stats"].items()}
+        self._resume = True
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Picklable (torch.save, dataloader workers) without the open metrics file.
+        state = self.__dict__.copy()
+        state["_logger"] = None
+        return state
+
+
+class _FeedbackHook:
+    """`dataset.on_batch_end` that forwards verl's batch to the sampler.
+
+    Dataloader workers get a pickled copy of the dataset; the copy drops the sampler (and
+    its selector), since only the trainer process reports rewards.
+    """
+
+    def __init__(self, sampler: FrontierSampler, previous: Any = None) -> None:
+        self.sampler: FrontierSampler | None = sampler
+        self.previous = previous
+
+    def __call__(self, batch: Any) -> None:
+        if self.previous is not None:
+            self.previous(batch=batch)
+        if self.sampler is None:
+            raise RuntimeError("the feedback hook was called in a dataloader worker")
+        self.sampler.update(batch)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"sampler": None, "previous": self.previous}
+
+
+def install_feedback_hook(dataset: Any, sampler: FrontierSampler) -> None:
+    """Make verl's `train_dataset.on_batch_end(batch=...)` call `sampler.update(batch)`.
+
+    verl 0.9's RayPPOTrainer calls this hook after every step but the last; a hook the
+    dataset already had still runs first.
+    """
+    if sampler.data_source is not dataset:
+        raise ValueError("the sampler was built over a different dataset object")
+    current = getattr(dataset, "on_batch_end", None)
+    if isinstance(current, _FeedbackHook):
+        raise ValueError("a frontier-rft feedback hook is already installed on this dataset")
+    dataset.on_batch_end = _FeedbackHook(sampler, previous=current)

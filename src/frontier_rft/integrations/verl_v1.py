@@ -1,0 +1,140 @@
+"""verl v1 trainer seam: a custom replay buffer that wires FrontierSampler into the v1 trainer.
+
+Turn it on with `trainer.v1.sampler.custom_sampler.path=pkg://frontier_rft.integrations.verl_v1`
+and `name=FrontierReplayBuffer` (or `FrontierReplayBufferAsync` for the async trainers);
+`trainer.v1.sampler.sampler_kwargs` holds VerlSamplerConfig fields (selector, seed, ...).
+
+verl 0.9's v1 trainer builds its train dataloader with a fixed sampler and gives the
+replay buffer no handle on it, only `refill_fn`, a method of the trainer. So this buffer
+(1) wraps the trainer's `_init_dataloader` to rebuild the train dataloader over a
+FrontierSampler, and (2) after verl's own `sample()` picks a training batch, reads each
+trajectory's task id (`index`) and reward (`rm_scores`) from TransferQueue and reports
+them. Both touch verl internals, so construction checks they exist and names what changed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
+
+from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig, _to_plain
+
+__all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
+
+tq: Any = importlib.import_module("transfer_queue")  # verl[verl-core]; untyped
+
+
+def _trainer_of(refill_fn: Callable[..., Any] | None) -> Any:
+    trainer = getattr(refill_fn, "__self__", None)
+    if not callable(getattr(trainer, "_init_dataloader", None)) or not hasattr(trainer, "config"):
+        raise RuntimeError(
+            "FrontierReplayBuffer needs verl's v1 PPOTrainer (refill_fn bound to the trainer, "
+            "with _init_dataloader and config); this verl version differs from 0.9.x"
+        )
+    return trainer
+
+
+def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list[Any]) -> None:
+    """Wrap trainer._init_dataloader so the train dataloader draws from a FrontierSampler."""
+    original = trainer._init_dataloader
+
+    def init_dataloader() -> None:
+        original()
+        from torchdata.stateful_dataloader import StatefulDataLoader
+
+        old = trainer.train_dataloader
+        data = trainer.config.data
+        batch_size = int(data.get("gen_batch_size", None) or data.train_batch_size)
+        config = VerlSamplerConfig(batch_size=batch_size, **dict(sampler_kwargs))
+        sampler = FrontierSampler(trainer.train_dataset, config=config)
+        # Same arguments as verl's _init_dataloader, with the sampler swapped in.
+        trainer.train_dataloader = StatefulDataLoader(
+            dataset=trainer.train_dataset,
+            batch_size=old.batch_size,
+            num_workers=old.num_workers,
+            drop_last=old.drop_last,
+            collate_fn=old.collate_fn,
+            sampler=sampler,
+        )
+        trainer.train_dataloader_it = None
+        hold[:] = [sampler]
+
+    trainer._init_dataloader = init_dataloader
+
+
+def report_sampled_batch(sampler: FrontierSampler, batch: Any) -> int:
+    """Report the rewards of a batch verl's replay buffer sampled (a KVBatchMeta).
+
+    Reads `index`, `uid` and `rm_scores` of each non-padding trajectory from TransferQueue;
+    returns the number of rollouts reported.
+    """
+    keys = [k for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding")]
+    if not keys:
+        return 0
+    data = tq.kv_batch_get(
+        keys=keys, partition_id=batch.partition_id, select_fields=["index", "uid", "rm_scores"]
+    )
+    ids = np.asarray([_scalar(v) for v in data["index"]])
+    uids = np.asarray([str(_scalar(v)) for v in data["uid"]])
+    rewards = np.asarray([float(v.float().sum().item()) for v in data["rm_scores"]])
+    sampler.report(ids, rewards, uids)
+    return len(keys)
+
+
+def _scalar(value: Any) -> Any:
+    value = getattr(value, "data", value)  # NonTensorData
+    return value.item() if hasattr(value, "item") else value
+
+
+class _FrontierMixin:
+    """Shared by the sync and async buffers: install the sampler, report sampled batches."""
+
+    frontier_sampler: FrontierSampler | None
+
+    def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
+        kwargs = _to_plain(sampler_kwargs) or {}
+        trainer = _trainer_of(refill_fn)
+        self._holder: list[Any] = []
+        _install_sampler(trainer, kwargs, self._holder)
+
+    @property
+    def frontier(self) -> FrontierSampler:
+        """The FrontierSampler drawing the trainer's prompts (after the trainer's init)."""
+        if not self._holder:
+            raise RuntimeError("the trainer has not built its dataloader yet")
+        sampler: FrontierSampler = self._holder[0]
+        return sampler
+
+    def _frontier_report(self, partition_id: str, batch: Any) -> None:
+        if partition_id == "train":
+            report_sampled_batch(self.frontier, batch)
+
+
+class FrontierReplayBuffer(_FrontierMixin, ReplayBuffer):  # type: ignore[misc]
+    """verl's sync ReplayBuffer whose trainer draws prompts from a frontier-rft selector."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._frontier_init(kwargs.get("sampler_kwargs"), kwargs.get("refill_fn"))
+
+    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> Any:
+        batch, metrics = super().sample(global_steps, partition_id, batch_size)
+        self._frontier_report(partition_id, batch)
+        return batch, metrics
+
+
+class FrontierReplayBufferAsync(_FrontierMixin, ReplayBufferAsync):  # type: ignore[misc]
+    """verl's async ReplayBuffer (colocate/separate async trainers) with a frontier-rft selector."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._frontier_init(kwargs.get("sampler_kwargs"), kwargs.get("refill_fn"))
+
+    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> Any:
+        batch, metrics = super().sample(global_steps, partition_id, batch_size)
+        self._frontier_report(partition_id, batch)
+        return batch, metrics

@@ -1,0 +1,230 @@
+"""FrontierSampler driven by verl's real RLHFDataset, StatefulDataLoader and DataProto."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from verl_batches import assert_tree_equal, expected_feedback, make_loader, verl_step_batch
+from verl_data import write_parquet
+
+from frontier_rft import Feedback, TaskPool, make_selector
+from frontier_rft.integrations.verl import (
+    FrontierSampler,
+    VerlSamplerConfig,
+    install_feedback_hook,
+    read_task_ids,
+)
+
+pytestmark = pytest.mark.integration
+
+B, N_ROLLOUTS = 4, 4
+
+
+def forever(loader: Any) -> Iterator[dict[str, Any]]:
+    """Batches across epochs, re-iterating the loader as verl's trainers do."""
+    while True:
+        yield from loader
+
+
+def report(dataset: Any, batch: Any) -> None:
+    # Exactly RayPPOTrainer.fit's call after each step.
+    if hasattr(dataset, "on_batch_end"):
+        dataset.on_batch_end(batch=batch)
+
+
+def test_dataset_positions_follow_stable_ids_through_filtering(make_dataset: Any) -> None:
+    ds = make_dataset(48)  # rows 6, 13, ... are overlong and filtered out by RLHFDataset
+    assert len(ds) == 48 - 6
+    ids = read_task_ids(ds)
+    assert ids.tolist() == [1000 + i for i in range(48) if i % 7 != 6]
+    sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector="uniform"))
+    batch = next(iter(make_loader(ds, sampler, B)))
+    drawn = sampler.state_dict()["outstanding_ids"][0]
+    # The dataloader fetched exactly the rows the selector chose, and they carry those ids.
+    assert batch["index"].tolist() == ids[drawn].tolist()
+    assert sampler.positions_of(batch["index"]).tolist() == drawn.tolist()
+
+
+@pytest.mark.parametrize("selector", ["bots", "prioritized"])
+def test_every_reward_reaches_the_selector_as_a_direct_call_would(
+    make_dataset: Any, selector: str
+) -> None:
+    ds = make_dataset(48)
+    sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector=selector, seed=3))
+    install_feedback_hook(ds, sampler)
+    reference = make_selector(selector, TaskPool(num_tasks=len(ds)), seed=3)
+    ids_of = read_task_ids(ds)
+    rewards_seen = []
+    for step, batch_dict in zip(range(12), forever(make_loader(ds, sampler, B)), strict=False):
+        chosen = reference.select(B)
+        assert batch_dict["index"].tolist() == ids_of[chosen].tolist()
+        batch = verl_step_batch(batch_dict, N_ROLLOUTS, step)
+        report(ds, batch)
+        task_ids, rewards = expected_feedback(batch)
+        rewards_seen.append(rewards)
+        reference.update(
+            Feedback(task_ids=sampler.positions_of(task_ids), rewards=rewards, step=step)
+        )
+    assert 0 < np.concatenate(rewards_seen).mean() < 1  # mixed outcomes, not a trivial signal
+    sampler.selector.flush()
+    reference.flush()
+    assert sampler.selector.metrics()["feedback/rollouts"] == 12 * B * N_ROLLOUTS
+    assert_tree_equal(sampler.selector.state_dict(), reference.state_dict())
+    assert sampler.metrics()["verl/outstanding_draws"] == 0
+
+
+def test_late_rewards_are_paired_with_the_draw_that_produced_them(make_dataset: Any) -> None:
+    # Batch t+1 is drawn before batch t's rewards arrive (a prefetching trainer).
+    ds = make_dataset(48)
+    sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector="bots", seed=1))
+    install_feedback_hook(ds, sampler)
+    reference = make_selector("bots", TaskPool(num_tasks=len(ds)), seed=1)
+    it = forever(make_loader(ds, sampler, B))
+    held = [next(it)]
+    reference.select(B)
+    for step in range(8):
+        held.append(next(it))
+        reference.select(B)
+        batch = verl_step_batch(held.pop(0), N_ROLLOUTS, step)
+        report(ds, batch)
+        task_ids, rewards = expected_feedback(batch)
+        reference.update(
+            Feedback(task_ids=sampler.positions_of(task_ids), rewards=rewards, step=step)
+        )
+    assert sampler.metrics()["verl/max_feedback_lag"] == 1
+    assert sampler.metrics()["verl/outstanding_draws"] == 1
+    assert_tree_equal(sampler.selector.state_dict(), reference.state_dict())
+
+
+def test_prefetching_worker_lag_is_absorbed(make_dataset: Any) -> None:
+    # verl's default dataloader_num_workers > 0: indices are drawn ahead of training.
+    ds = make_dataset(48)
+    sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector="prioritized"))
+    install_feedback_hook(ds, sampler)
+    loader = make_loader(ds, sampler, B, num_workers=1)
+    for step, batch_dict in zip(range(6), loader, strict=False):
+        report(ds, verl_step_batch(batch_dict, N_ROLLOUTS, step))
+    m = sampler.metrics()
+    assert m["verl/max_feedback_lag"] >= 1  # draws ran ahead of the rewards
+    sampler.selector.flush()
+    assert sampler.selector.metrics()["feedback/rollouts"] == 6 * B * N_ROLLOUTS
+    assert sampler.selector.latest_step == 5  # each step's rewards filed under its own draw
+
+
+def run(
+    loader_iter: Iterator[dict[str, Any]], ds: Any, first_step: int, count: int
+) -> list[list[int]]:
+    drawn = []
+    for step in range(first_step, first_step + count):
+        batch_dict = next(loader_iter)
+        drawn.append(batch_dict["index"].tolist())
+        report(ds, verl_step_batch(batch_dict, N_ROLLOUTS, step))
+    return drawn
+
+
+@pytest.mark.parametrize("k", [3, 9])  # 9 crosses the epoch boundary (10 batches per epoch)
+def test_dataloader_checkpoint_resumes_the_curriculum_exactly(
+    make_dataset: Any, tmp_path: Path, k: int
+) -> None:
+    m = 4
+    config = VerlSamplerConfig(batch_size=B, selector="bots", seed=7)
+    ds = make_dataset(48)
+    sampler = FrontierSampler(ds, config=config)
+    install_feedback_hook(ds, sampler)
+    loader = make_loader(ds, sampler, B)
+    it = forever(loader)
+    run(it, ds, 0, k)
+    torch.save(loader.state_dict(), tmp_path / "data.pt")  # what verl's _save_checkpoint writes
+    uninterrupted = run(it, ds, k, m)
+    final = sampler.selector.state_dict()
+
+    ds2 = type(ds)(data_files=ds.original_data_files, tokenizer=ds.tokenizer, config=ds.config)
+    sampler2 = FrontierSampler(ds2, config=config)
+    install_feedback_hook(ds2, sampler2)
+    loader2 = make_loader(ds2, sampler2, B)
+    loader2.load_state_dict(torch.load(tmp_path / "data.pt", weights_only=False))
+    resumed = run(forever(loader2), ds2, k, m)
+    assert resumed == uninterrupted
+    assert_tree_equal(sampler2.selector.state_dict(), final)
+
+
+def test_missing_or_default_task_ids_are_refused(make_dataset: Any) -> None:
+    with pytest.raises(ValueError, match="no extra_info column"):
+        FrontierSampler(make_dataset(16, extra_info=False), config=VerlSamplerConfig(batch_size=B))
+    with pytest.raises(ValueError, match=r"every one of the \d+ task ids is 0"):
+        FrontierSampler(make_dataset(16, index=lambda i: 0), config=VerlSamplerConfig(batch_size=B))
+    with pytest.raises(ValueError, match="unique"):
+        FrontierSampler(
+            make_dataset(16, index=lambda i: i // 2), config=VerlSamplerConfig(batch_size=B)
+        )
+
+
+def test_batches_without_stable_ids_are_refused(make_dataset: Any) -> None:
+    ds = make_dataset(48)
+    sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B))
+    dicts = [d for d, _ in zip(forever(make_loader(ds, sampler, B)), range(4), strict=False)]
+    batch = verl_step_batch(dicts[0], N_ROLLOUTS, 0)
+    before = sampler.selector.state_dict()
+
+    zeroed = verl_step_batch(dicts[1], N_ROLLOUTS, 1)
+    zeroed.non_tensor_batch["extra_info"] = np.array(
+        [{"index": 0} for _ in range(len(zeroed))], dtype=object
+    )
+    with pytest.raises(ValueError, match="every task id in the batch is 0"):
+        sampler.update(zeroed)
+    no_ids = verl_step_batch(dicts[2], N_ROLLOUTS, 2)
+    no_ids.pop(non_tensor_batch_keys=["extra_info"])
+    with pytest.raises(ValueError, match="carries no task ids"):
+        sampler.update(no_ids)
+    no_reward = verl_step_batch(dicts[3], N_ROLLOUTS, 3)
+    no_reward.pop(batch_keys=["token_level_scores"])
+    with pytest.raises(ValueError, match="reward key 'token_level_scores'"):
+        sampler.update(no_reward)
+    assert_tree_equal(sampler.selector.state_dict(), before)  # nothing half-applied
+
+    sampler.update(batch)
+    with pytest.raises(ValueError, match="already reported"):
+        sampler.update(batch)
+
+
+def test_state_from_another_dataset_is_refused(make_dataset: Any) -> None:
+    config = VerlSamplerConfig(batch_size=B)
+    a = FrontierSampler(make_dataset(48), config=config)
+    b = FrontierSampler(make_dataset(48, long_every=5), config=config)
+    with pytest.raises(ValueError, match="different dataset"):
+        b.load_state_dict(a.state_dict())
+
+
+def test_reward_range_rescales_and_metrics_are_logged(make_dataset: Any, tmp_path: Path) -> None:
+    ds = make_dataset(48)
+    log = tmp_path / "selector.jsonl"
+    config = VerlSamplerConfig(
+        batch_size=B, selector="bots", reward_range=(-1.0, 1.0), metrics_jsonl=str(log)
+    )
+    sampler = FrontierSampler(ds, config=config)
+    batch = verl_step_batch(next(iter(make_loader(ds, sampler, B))), N_ROLLOUTS, 0)
+    ids, raw = expected_feedback(batch)
+    signed = torch.zeros_like(batch.batch["token_level_scores"])
+    signed[:, 0] = torch.from_numpy(raw * 2 - 1)  # rewards in {-1, 1}
+    batch.batch["token_level_scores"] = signed
+    sampler.update(batch)
+    sampler.selector.flush()
+    reference = make_selector("bots", TaskPool(num_tasks=len(ds)), seed=0)
+    reference.select(B)
+    reference.update(Feedback(task_ids=sampler.positions_of(ids), rewards=raw, step=0))
+    reference.flush()
+    assert_tree_equal(sampler.selector.state_dict()["algo"], reference.state_dict()["algo"])
+    lines = log.read_text().splitlines()
+    assert len(lines) == 1 and '"verl/updates": 1.0' in lines[0]
+
+
+def test_parquet_helper_writes_verl_format(tmp_path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.read_parquet(write_parquet(tmp_path / "x.parquet", 5))
+    assert list(frame.columns) == ["data_source", "prompt", "reward_model", "extra_info"]
