@@ -272,3 +272,19 @@ def test_corrupt_heap_state_is_rejected() -> None:
     with pytest.raises(ValueError, match="heap property"):
         fresh.load_state_dict(state)
     assert len(fresh) == 0
+
+
+def test_structures_and_prioritized_selector_survive_pickling() -> None:
+    """Ray and multiprocessing pickle selectors; memoryview caches must be rebuilt."""
+    import pickle
+
+    from conftest import drive, world_pool
+    from frontier_rft import make_selector
+
+    for structure in ("heap", "tournament"):
+        sel = make_selector("prioritized", world_pool(), seed=0, structure=structure)
+        drive(sel, steps=3)
+        copy = pickle.loads(pickle.dumps(sel))
+        np.testing.assert_array_equal(
+            drive(sel, 3, start_step=3)[-1], drive(copy, 3, start_step=3)[-1]
+        )

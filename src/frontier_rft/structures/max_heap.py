@@ -47,6 +47,21 @@ class MaxHeap:
         self._pos: NDArray[Any] | None = None
         self._views()
 
+    _VIEWS = (
+        "_mp",
+        "_mt",
+        "_mi",
+        "_mpos",
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # memoryviews cannot be pickled; rebuild them from the arrays on unpickling.
+        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._views()
+
     def _views(self) -> None:
         self._mp: Any = self._prio.data
         self._mt: Any = self._tie.data

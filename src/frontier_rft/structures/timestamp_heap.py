@@ -49,8 +49,21 @@ class TimestampHeap:
         stamps[: self._size] = self._stamps[: self._size]
         ids[: self._size] = self._ids[: self._size]
         self._stamps, self._ids = stamps, ids
+        self._views()
+
+    _VIEWS = ("_ms", "_mi")
+
+    def _views(self) -> None:
         self._ms: Any = self._stamps.data
         self._mi: Any = self._ids.data
+
+    def __getstate__(self) -> dict[str, Any]:
+        # memoryviews cannot be pickled; rebuild them from the arrays on unpickling.
+        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._views()
 
     def __len__(self) -> int:
         return self._size

@@ -1,0 +1,191 @@
+"""One selector behind a named Ray actor, shared by many rollout workers.
+
+The actor is `ray.remote(SelectorService)`: all service logic (staleness, leases,
+checkpoint + write-ahead log) lives in `ray_service.py` and runs the same without Ray.
+Ray runs one actor method at a time, in arrival order, so the service needs no locks.
+
+    from frontier_rft.integrations.ray import start_service, connect
+    start_service("selector", make_selector("bots", pool), ServiceConfig(checkpoint_dir=...))
+    client = connect("selector")                      # in any worker of the same cluster
+    ids = client.select(8, policy_version=v)
+    client.update(Feedback(np.repeat(ids, 4), rewards, step=t, policy_version=v))
+
+This module is `frontier_rft.integrations.ray`; `import ray` below is absolute, so it
+names the Ray package, not this file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import ray
+from numpy.typing import NDArray
+from ray.exceptions import RayActorError
+
+from frontier_rft.core.feedback import Feedback
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.ray_service import SelectorService, SelectorSpec, ServiceConfig
+
+__all__ = [
+    "SelectorService",
+    "SelectorSpec",
+    "ServiceClient",
+    "ServiceConfig",
+    "connect",
+    "start_service",
+]
+
+
+def start_service(
+    name: str,
+    selector: Selector | SelectorSpec,
+    config: ServiceConfig | None = None,
+    *,
+    namespace: str | None = None,
+    collaborators: Mapping[str, Any] | None = None,
+    detached: bool = False,
+    max_restarts: int = 0,
+    num_cpus: float = 0,
+    timeout_s: float = 60.0,
+) -> ServiceClient:
+    """Start the named service actor (or attach to the live one) and wait until it is up.
+
+    The selector travels to the actor as a SelectorSpec (its state_dict), with
+    `collaborators` (default: its own judge/estimator). With a `checkpoint_dir` that holds
+    a checkpoint, the actor resumes from it and `selector` is only checked to match.
+    `detached=True` keeps the actor alive after this driver exits; `max_restarts > 0`
+    lets Ray restart a crashed actor, which then resumes from the same directory.
+    `num_cpus=0` keeps the actor off the CPU budget of the rollout workers (it mostly
+    waits).
+    """
+    spec = (
+        selector if isinstance(selector, SelectorSpec) else SelectorSpec.of(selector, collaborators)
+    )
+    actor_cls = ray.remote(SelectorService)
+    options: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "get_if_exists": True,
+        "max_restarts": max_restarts,
+        "num_cpus": num_cpus,
+    }
+    if detached:
+        options["lifetime"] = "detached"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            handle: Any = actor_cls.options(**options).remote(spec, config)
+            ray.get(handle.__ray_ready__.remote(), timeout=max(deadline - time.monotonic(), 1))
+            break
+        except (ValueError, RayActorError) as exc:
+            # A constructor error (e.g. a checkpoint_dir holding another selector) is
+            # final; otherwise the name still belongs to a dying actor (ray.kill is
+            # asynchronous) and a retry gets a fresh one.
+            init_failed = isinstance(exc, RayActorError) and exc.actor_init_failed
+            if init_failed or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
+    return ServiceClient(name, namespace=namespace, handle=handle)
+
+
+def connect(
+    name: str, *, namespace: str | None = None, reconnect_timeout_s: float = 60.0
+) -> ServiceClient:
+    """A client of the live service actor called `name` (raises ValueError if there is none)."""
+    return ServiceClient(name, namespace=namespace, reconnect_timeout_s=reconnect_timeout_s)
+
+
+class ServiceClient:
+    """Blocking calls to the service actor; survives a restart of the actor.
+
+    The client returned by start_service owns a non-detached actor: keep it for as long
+    as the service should live (or start it with detached=True).
+
+    When the actor dies mid-call the client waits (up to `reconnect_timeout_s`) for a
+    live actor of the same name and retries calls that are safe to repeat: select (its
+    leases expire), idempotent updates (duplicates are dropped), flush, versions, save
+    and metrics. A non-idempotent update is never retried: its error is raised, since
+    the update may or may not have been applied.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        namespace: str | None = None,
+        handle: Any = None,
+        reconnect_timeout_s: float = 60.0,
+    ):
+        self.name = name
+        self.namespace = namespace
+        self.reconnect_timeout_s = reconnect_timeout_s
+        self.handle: Any = handle if handle is not None else ray.get_actor(name, namespace)
+        """The Ray actor handle, for asynchronous calls (`handle.select.remote(8)`)."""
+        # The handle start_service created owns a non-detached actor: Ray ends the actor
+        # once the owner drops it, so it is kept even after re-attaching by name.
+        self._owned = handle
+        self.reconnects = 0
+        """How many times this client re-attached to a restarted actor."""
+
+    def select(self, batch_size: int, policy_version: int | None = None) -> NDArray[np.int64]:
+        """Task ids to roll out next, leased to this caller until reported."""
+        return self._call("select", True, batch_size, policy_version)  # type: ignore[no-any-return]
+
+    def update(self, feedback: Feedback, *, idempotent: bool = True) -> dict[str, int]:
+        """Report rollouts; returns the acknowledgement once the service made it durable."""
+        return self._call("update", idempotent, feedback, idempotent=idempotent)  # type: ignore[no-any-return]
+
+    def flush(self) -> int:
+        """Fold buffered feedback in now; returns the operation's seq."""
+        return self._call("flush", True)  # type: ignore[no-any-return]
+
+    def set_policy_version(self, version: int) -> int:
+        """Announce the trainer's newest policy version."""
+        return self._call("set_policy_version", True, version)  # type: ignore[no-any-return]
+
+    def metrics(self) -> dict[str, float]:
+        """Selector metrics plus `service/...`."""
+        return self._call("metrics", True)  # type: ignore[no-any-return]
+
+    def save(self) -> dict[str, Any]:
+        """Checkpoint now; returns {"seq", "path"}."""
+        return self._call("save", True)  # type: ignore[no-any-return]
+
+    def selector_state(self) -> dict[str, Any]:
+        """The selector's state_dict."""
+        return self._call("selector_state", True)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Checkpoint and stop the actor (a later start_service resumes from the directory)."""
+        ray.get(self.handle.close.remote())
+        ray.kill(self.handle)
+
+    def _call(self, method: str, retry: bool, *args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + self.reconnect_timeout_s
+        while True:
+            try:
+                return ray.get(getattr(self.handle, method).remote(*args, **kwargs))
+            except RayActorError:
+                if not retry or time.monotonic() >= deadline:
+                    raise
+                self._reattach(deadline)
+
+    def _reattach(self, deadline: float) -> None:
+        """Wait for a live actor under the same name (restarted by Ray or by a driver)."""
+        while True:
+            try:
+                handle = ray.get_actor(self.name, self.namespace)
+                ray.get(handle.__ray_ready__.remote(), timeout=5)
+                self.handle = handle
+                self.reconnects += 1
+                return
+            except (ValueError, RayActorError, ray.exceptions.GetTimeoutError):
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(
+                        f"selector service {self.name!r} did not come back within "
+                        f"{self.reconnect_timeout_s} s; restart it with start_service"
+                    ) from None
+                time.sleep(0.1)

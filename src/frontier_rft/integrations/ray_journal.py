@@ -1,0 +1,208 @@
+"""Durable storage of the selector service: atomic checkpoints plus a write-ahead log.
+
+Layout of a checkpoint directory:
+
+    LOCK            flock-ed by the one live service that owns the directory
+    CURRENT         {"seq": S, "selector": "ckpt-S.npz", "service": "ckpt-S.json"}
+    ckpt-<S>.npz    the selector after operation S (save_selector; load_selector reads it)
+    ckpt-<S>.json   the service's own state after operation S
+    wal-<F>.jsonl   operations F, F+1, ... one JSON object per line, each with its "seq"
+
+Every file is written to a temporary name, fsynced and renamed, and a checkpoint exists
+only once CURRENT names it, so a crash mid-checkpoint leaves the previous one. Resuming
+is: load the checkpoint CURRENT names, then replay the logged operations after S in
+order. A record is acknowledged only after it is in the log, so replay never loses one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from frontier_rft.core.persistence import atomic_write_bytes, save_selector
+from frontier_rft.core.selector import Selector
+
+__all__ = ["DirLock", "Journal", "read_log"]
+
+_SEGMENT = re.compile(r"^wal-(\d{12})\.jsonl$")
+_CHECKPOINT = re.compile(r"^ckpt-(\d{12})\.(npz|json)$")
+
+
+def _segments(directory: Path) -> list[tuple[int, Path]]:
+    """WAL segments as (first seq, path), oldest first."""
+    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := _SEGMENT.match(p.name))]
+    return sorted(found)
+
+
+def _read_segment(path: Path, *, repair: bool) -> Iterator[dict[str, Any]]:
+    """Records of one segment; a torn final line (crash mid-append) is skipped or cut off.
+
+    A torn line was never acknowledged: acknowledgement waits for the whole line.
+    """
+    data = path.read_bytes()
+    good = 0
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        last = i == len(lines) - 1
+        if not line:
+            if not last:
+                raise ValueError(f"{path}: empty line inside the log (corrupted)")
+            continue
+        try:
+            record = json.loads(line) if not last else None  # no newline yet = torn
+        except ValueError:
+            record = None
+        if record is None:
+            # Only the tail may be torn: a bad line followed by good ones is corruption.
+            if any(rest for rest in lines[i + 1 :]):
+                raise ValueError(f"{path}: unreadable record in the middle of the log")
+            break
+        good += len(line) + 1
+        yield record
+    if repair and good < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(good)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def read_log(directory: str | os.PathLike[str], after: int = 0) -> list[dict[str, Any]]:
+    """Logged operations with seq > `after`, in order (torn tails skipped, gaps raise)."""
+    out: list[dict[str, Any]] = []
+    for _, path in _segments(Path(directory)):
+        out.extend(r for r in _read_segment(path, repair=False) if r["seq"] > after)
+    _check_contiguous(out, after, directory)
+    return out
+
+
+def _check_contiguous(records: list[dict[str, Any]], after: int, where: object) -> None:
+    for i, record in enumerate(records):
+        if record["seq"] != after + 1 + i:
+            raise ValueError(
+                f"{where}: the log jumps from operation {after + i} to {record['seq']}; "
+                "a segment is missing, so the service cannot resume exactly"
+            )
+
+
+class DirLock:
+    """An exclusive flock on `<dir>/LOCK`: one live service per checkpoint directory.
+
+    The kernel drops the lock when its process dies, so a killed service never leaves a
+    stale lock; a restarted one waits up to `timeout_s` for the old process to go.
+    """
+
+    def __init__(self, directory: Path, timeout_s: float):
+        self._fh: IO[bytes] | None = None
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): run unlocked
+            return
+        fh = open(directory / "LOCK", "a+b")  # noqa: SIM115 - held until release()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    fh.close()
+                    raise RuntimeError(
+                        f"{directory} is in use by another live selector service; stop it "
+                        "first or give this service its own checkpoint_dir"
+                    ) from None
+                time.sleep(0.05)
+        self._fh = fh
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing the file releases the flock
+            self._fh = None
+
+
+class Journal:
+    """Checkpoints and the write-ahead log of one service, in one directory it owns."""
+
+    def __init__(self, directory: str | os.PathLike[str], *, sync: bool, lock_timeout_s: float):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.sync = sync
+        """fsync every acknowledged record (else only flush it to the OS)."""
+        self._lock = DirLock(self.directory, lock_timeout_s)
+        self._wal: IO[bytes] | None = None
+        self.checkpoint_seq = -1
+        self.records_since_checkpoint = 0
+
+    # ------------------------------------------------------------------ reading
+    def latest(self) -> tuple[int, Path, dict[str, Any]] | None:
+        """(seq, selector file, service state) of the current checkpoint; None if there is none."""
+        current = self.directory / "CURRENT"
+        if not current.exists():
+            return None
+        pointer = json.loads(current.read_text(encoding="utf-8"))
+        service = json.loads((self.directory / pointer["service"]).read_text(encoding="utf-8"))
+        self.checkpoint_seq = int(pointer["seq"])
+        return self.checkpoint_seq, self.directory / pointer["selector"], service
+
+    def records_after(self, seq: int) -> list[dict[str, Any]]:
+        """Logged operations after `seq`, cutting torn tails off the files for good."""
+        out: list[dict[str, Any]] = []
+        for _, path in _segments(self.directory):
+            out.extend(r for r in _read_segment(path, repair=True) if r["seq"] > seq)
+        _check_contiguous(out, seq, self.directory)
+        return out
+
+    # ------------------------------------------------------------------ writing
+    def append(self, record: dict[str, Any], *, durable: bool) -> None:
+        """Append one operation; with durable=True it is on disk when this returns.
+
+        fsync covers every earlier write of the file, so un-synced records (selects)
+        before a synced one (an update) become durable with it.
+        """
+        if self._wal is None:
+            path = self.directory / f"wal-{record['seq']:012d}.jsonl"
+            self._wal = open(path, "ab")  # noqa: SIM115 - closed at the next checkpoint
+        self._wal.write(json.dumps(record, separators=(",", ":")).encode("utf-8") + b"\n")
+        self._wal.flush()
+        if durable and self.sync:
+            os.fsync(self._wal.fileno())
+        self.records_since_checkpoint += 1
+
+    def checkpoint(
+        self, seq: int, selector: Selector, service_state: dict[str, Any], *, keep_history: bool
+    ) -> Path:
+        """Atomically make (selector, service state) after operation `seq` the resume point."""
+        if self._wal is not None:
+            self._wal.flush()
+            os.fsync(self._wal.fileno())
+            self._wal.close()
+            self._wal = None
+        stem = f"ckpt-{seq:012d}"
+        save_selector(selector, self.directory / f"{stem}.npz")
+        body = json.dumps(service_state).encode("utf-8")
+        atomic_write_bytes(self.directory / f"{stem}.json", lambda fh: fh.write(body))
+        pointer = {"seq": seq, "selector": f"{stem}.npz", "service": f"{stem}.json"}
+        data = json.dumps(pointer).encode("utf-8")
+        atomic_write_bytes(self.directory / "CURRENT", lambda fh: fh.write(data))
+        self.checkpoint_seq = seq
+        self.records_since_checkpoint = 0
+        if not keep_history:  # everything older is superseded by the new checkpoint
+            for _, path in _segments(self.directory):
+                path.unlink()
+            for path in self.directory.iterdir():
+                m = _CHECKPOINT.match(path.name)
+                if m and int(m.group(1)) != seq:
+                    path.unlink()
+        return self.directory / f"{stem}.npz"
+
+    def close(self) -> None:
+        if self._wal is not None:
+            self._wal.flush()
+            os.fsync(self._wal.fileno())
+            self._wal.close()
+            self._wal = None
+        self._lock.release()

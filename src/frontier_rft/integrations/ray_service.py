@@ -1,0 +1,510 @@
+"""One selector shared by many rollout workers: staleness policy, leases and durability.
+
+This is the service logic, free of any transport: `frontier_rft.integrations.ray` puts
+it behind a named Ray actor, tests drive it in-process. Every state change is one
+numbered operation (select, update, flush, set_policy_version) applied in arrival order;
+with a `checkpoint_dir` each is appended to a write-ahead log before it is acknowledged,
+and a periodic or on-demand checkpoint snapshots the selector and the service. A service
+constructed on a directory that holds a checkpoint resumes from it and replays the log,
+which reproduces the state exactly: the selector is deterministic given the order of
+selects and updates, and the log keeps that order.
+
+Staleness: an update's lag is the newest policy version the service has seen minus the
+version its rollouts were sampled with. 'accept' folds every update in; 'drop' discards
+updates lagging more than `max_lag`; 'downweight' discards those too and keeps a share
+`downweight_decay ** lag` of each stale group's rollouts (a seeded subsample, never fewer
+than `downweight_min_rollouts`). Feedback has no weights; a subsample keeps each group's
+success-rate estimate unbiased and removes evidence, which for the count-based posteriors
+(BOTS, MoPPS, DOTS) is a likelihood tempered by the kept share.
+
+Leases: every task handed out by `select` is leased until its results arrive. A lease not
+reported within `lease_timeout_selects` select calls (by default the prioritized
+selector's own `inflight_timeout`, so both send the task home at the same select) or
+`lease_timeout_s` seconds expires: it is dropped from the table and counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.feedback import Feedback
+from frontier_rft.core.persistence import load_selector, save_selector
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.ray_config import (
+    DEFAULT_LEASE_SELECTS,
+    SelectorSpec,
+    ServiceConfig,
+    own_collaborators,
+)
+from frontier_rft.integrations.ray_journal import Journal
+
+__all__ = ["STATE_VERSION", "SelectorService", "SelectorSpec", "ServiceConfig"]
+
+STATE_VERSION = 1
+"""Version of the service's own checkpoint layout (ckpt-<seq>.json)."""
+_COUNTERS = (
+    "selects",
+    "updates",
+    "flushes",
+    "accepted_rollouts",
+    "stale_updates",
+    "dropped_stale_updates",
+    "dropped_stale_rollouts",
+    "thinned_rollouts",
+    "unversioned_updates",
+    "leases_issued",
+    "leases_reported",
+    "leases_expired",
+    "unleased_reports",
+    "max_lag",
+)
+
+
+class SelectorService:
+    """A selector plus staleness policy, lease table and (optionally) checkpoint + log.
+
+    `selector` (or its SelectorSpec, when it crosses a process boundary) is the initial
+    state, used only when `config.checkpoint_dir` holds no checkpoint; otherwise the
+    service resumes from the directory, and the selector only has to match it.
+    """
+
+    def __init__(
+        self,
+        selector: Selector | SelectorSpec,
+        config: ServiceConfig | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.config = config = config or ServiceConfig()
+        if isinstance(selector, SelectorSpec):
+            collaborators = selector.collaborators
+            selector = selector.build()
+        else:
+            collaborators = own_collaborators(selector)
+        self.clock = clock
+        self.selector = selector
+        self.seq = 0
+        """Number of operations applied so far (the seq of the last one)."""
+        self.policy_version = -1
+        """Newest policy version seen in select, update or set_policy_version (-1 = none)."""
+        self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._failed: BaseException | None = None
+        self._replaying = False
+        self.replayed = 0
+        """Operations replayed from the log when this service started."""
+        self._journal: Journal | None = None
+        self._last_checkpoint_time = clock()
+        self._last_checkpoint_ms = float("nan")
+        if config.checkpoint_dir is None:
+            self._init_leases()
+            return
+        self._journal = Journal(
+            config.checkpoint_dir,
+            sync=config.durability == "fsync",
+            lock_timeout_s=config.lock_timeout_s,
+        )
+        try:
+            self._open(selector, collaborators)
+        except BaseException:
+            self._journal.close()  # release the directory for a corrected retry
+            raise
+
+    def _open(self, given: Selector, collaborators: Mapping[str, Any]) -> None:
+        """Start fresh on an empty directory, or resume: checkpoint, then replay the log."""
+        assert self._journal is not None
+        latest = self._journal.latest()
+        if latest is None:
+            self._init_leases()
+            self._checkpoint()  # seq 0: a resume point from the very first operation
+            return
+        _, path, state = latest
+        self.selector = load_selector(path, **collaborators)
+        self._check_resume(given, state)
+        self._load_service_state(state)
+        self.replay(self._journal.records_after(self.seq))
+        self._checkpoint()
+
+    # ------------------------------------------------------------------ operations
+    def select(self, batch_size: int, policy_version: int | None = None) -> NDArray[np.int64]:
+        """Hand out `batch_size` tasks (leased until reported); policy_version is the caller's."""
+        self._check_alive()
+        _check_version(policy_version, "policy_version")
+        version = None if policy_version is None else int(policy_version)
+        return self._select(batch_size, version, self.clock())
+
+    def update(self, feedback: Feedback, *, idempotent: bool = False) -> dict[str, int]:
+        """Apply the staleness policy and record the feedback; durable when this returns.
+
+        Returns the acknowledgement: `seq` of the operation, the `lag`, rollouts passed
+        to the selector (`accepted`), dropped as stale (`dropped`) and removed by
+        down-weighting (`thinned`). With `idempotent=True` a retried delivery of a (step,
+        task) group is not counted twice (docs/contract.md).
+        """
+        self._check_alive()
+        return self._update(feedback, idempotent)
+
+    def flush(self) -> int:
+        """Fold buffered feedback into the selector now (a logged operation); returns its seq."""
+        self._check_alive()
+        self.selector.flush()
+        self._counts["flushes"] += 1
+        return self._commit({"op": "flush"}, durable=True)
+
+    def set_policy_version(self, version: int) -> int:
+        """Tell the service the trainer's newest policy version; returns the operation's seq."""
+        self._check_alive()
+        _check_version(version, "version")
+        self.policy_version = max(self.policy_version, int(version))
+        return self._commit({"op": "version", "v": int(version)}, durable=True)
+
+    def save(self) -> dict[str, Any]:
+        """Checkpoint now (atomically); returns {"seq", "path"} of the selector file."""
+        self._check_alive()
+        if self._journal is None:
+            raise ValueError("this service has no checkpoint_dir; set ServiceConfig.checkpoint_dir")
+        path = self._checkpoint()
+        return {"seq": self.seq, "path": str(path)}
+
+    def export_selector(self, path: str) -> None:
+        """Write the selector alone with save_selector (for load_selector outside the service)."""
+        save_selector(self.selector, path)
+
+    def metrics(self) -> dict[str, float]:
+        """The selector's metrics plus `service/...`; folds nothing in (like Selector.metrics)."""
+        out = self.selector.metrics()
+        c = self._counts
+        for key in _COUNTERS:
+            out[f"service/{key}"] = float(c[key])
+        out["service/seq"] = float(self.seq)
+        out["service/policy_version"] = float(self.policy_version)
+        out["service/leases_active"] = float(self._active)
+        out["service/replayed_ops"] = float(self.replayed)
+        j = self._journal
+        out["service/checkpoint_seq"] = float(j.checkpoint_seq) if j else float("nan")
+        out["service/ops_since_checkpoint"] = float(self.seq - j.checkpoint_seq) if j else 0.0
+        out["service/checkpoint_ms"] = self._last_checkpoint_ms
+        return out
+
+    def selector_state(self) -> dict[str, Any]:
+        """The selector's state_dict (for comparing services)."""
+        return self.selector.state_dict()
+
+    def service_state(self) -> dict[str, Any]:
+        """The service's own state as saved in checkpoints (JSON)."""
+        active = np.flatnonzero(self._lease_call >= 0)
+        return {
+            "state_version": STATE_VERSION,
+            "seq": self.seq,
+            "selector": self.selector.name,
+            "semantics": self.config.semantics(),
+            "policy_version": self.policy_version,
+            "counts": dict(self._counts),
+            "lease_ids": active.tolist(),
+            "lease_call": self._lease_call[active].tolist(),
+            "lease_time": self._lease_time[active].tolist(),
+        }
+
+    def close(self) -> None:
+        """Checkpoint (if durable) and release the directory; the service is unusable after."""
+        if self._journal is not None:
+            if self._failed is None:
+                self._checkpoint()
+            self._journal.close()
+            self._journal = None
+        self._failed = self._failed or RuntimeError("the service was closed")
+
+    # ------------------------------------------------------------------ internals
+    def _select(
+        self, batch_size: int, version: int | None, now: float, logged: list[int] | None = None
+    ) -> NDArray[np.int64]:
+        call = self._counts["selects"]
+        ids = self.selector.select(batch_size)  # raises before any change on bad input
+        if logged is not None and ids.tolist() != logged:
+            raise RuntimeError(
+                f"replay diverged at operation {self.seq + 1}: select returned different "
+                "tasks than logged (a non-deterministic collaborator, or a different "
+                "frontier_rft version)"
+            )
+        self._counts["selects"] += 1
+        if version is not None:
+            self.policy_version = max(self.policy_version, version)
+        self._expire(call, now)
+        self._lease(ids, call, now)
+        record = {"op": "select", "n": int(batch_size), "v": version, "t": now, "ids": ids.tolist()}
+        self._commit(record, durable=False)  # durable with the next acknowledged update
+        return ids
+
+    def _update(self, feedback: Feedback, idempotent: bool) -> dict[str, int]:
+        if not isinstance(feedback, Feedback):
+            raise ValueError(f"update expects a frontier_rft.Feedback, got {type(feedback)}")
+        sel = self.selector
+        ids, rewards = feedback.validated(sel.num_tasks, sel.reward_bounds)
+        _check_version(feedback.policy_version, "Feedback.policy_version")
+        version = None if feedback.policy_version is None else int(feedback.policy_version)
+        cfg = self.config
+        if version is None and cfg.staleness != "accept":
+            raise ValueError(
+                f"staleness={cfg.staleness!r} needs Feedback.policy_version: set it to the "
+                "policy version the rollouts were sampled with"
+            )
+        current = self.policy_version if version is None else max(self.policy_version, version)
+        lag = 0 if version is None else current - version
+        n_in = int(ids.shape[0])
+        keep_ids, keep_rewards = ids, rewards
+        drop = cfg.staleness != "accept" and lag > cfg.max_lag
+        if not drop and cfg.staleness == "downweight" and lag > 0:
+            assert version is not None
+            keep_ids, keep_rewards = self._thin(ids, rewards, lag, int(feedback.step), version)
+        if not drop:
+            sel.update(
+                Feedback(keep_ids, keep_rewards, int(feedback.step), version),
+                idempotent=idempotent,
+            )
+        # The selector accepted it (or it is dropped): now count, release leases and log.
+        self.policy_version = current
+        c = self._counts
+        c["updates"] += 1
+        c["unversioned_updates"] += int(version is None)
+        c["stale_updates"] += int(lag > 0)
+        c["max_lag"] = max(c["max_lag"], lag)
+        if drop:
+            c["dropped_stale_updates"] += 1
+            c["dropped_stale_rollouts"] += n_in
+        else:
+            c["accepted_rollouts"] += int(keep_ids.shape[0])
+            c["thinned_rollouts"] += n_in - int(keep_ids.shape[0])
+            self._release(ids)  # a dropped update never reached the selector: lease stays
+        record = {
+            "op": "update",
+            "ids": ids.tolist(),
+            "r": rewards.tolist(),
+            "step": int(feedback.step),
+            "pv": version,
+            "idem": bool(idempotent),
+        }
+        seq = self._commit(record, durable=True)
+        accepted = 0 if drop else int(keep_ids.shape[0])
+        return {
+            "seq": seq,
+            "lag": lag,
+            "accepted": accepted,
+            "dropped": n_in if drop else 0,
+            "thinned": 0 if drop else n_in - accepted,
+        }
+
+    def _thin(
+        self,
+        ids: NDArray[np.int64],
+        rewards: NDArray[np.float64],
+        lag: int,
+        step: int,
+        version: int,
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Keep ceil(decay**lag * n) of each group's n rollouts (>= min), a seeded subset.
+
+        Seeded by (seed, step, version), so a retried delivery keeps the same rollouts.
+        """
+        cfg = self.config
+        share = cfg.downweight_decay**lag
+        rng = np.random.Generator(np.random.PCG64([cfg.seed, step, version]))
+        keys = np.asarray(rng.random(ids.shape[0]))
+        order = np.lexsort((keys, ids))  # by task, then randomly within a task
+        sorted_ids = ids[order]
+        starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
+        counts = np.diff(np.append(starts, ids.shape[0]))
+        want = np.ceil(share * counts - 1e-9).astype(np.int64)
+        want = np.minimum(counts, np.maximum(want, cfg.downweight_min_rollouts))
+        rank = np.arange(ids.shape[0]) - np.repeat(starts, counts)
+        keep = np.zeros(ids.shape[0], dtype=np.bool_)
+        keep[order] = rank < np.repeat(want, counts)
+        return ids[keep], rewards[keep]  # arrival order preserved
+
+    # ------------------------------------------------------------------ leases
+    def _init_leases(self) -> None:
+        n = self.selector.num_tasks
+        own = getattr(self.selector.config, "inflight_timeout", None)
+        t = self.config.lease_timeout_selects
+        if t is not None and own is not None and t != own:
+            raise ValueError(
+                f"lease_timeout_selects={t} differs from the {self.selector.name} selector's "
+                f"inflight_timeout={own}; leave it None to use the selector's value, or set "
+                "both to the same number"
+            )
+        self._lease_selects = int(t if t is not None else (own or DEFAULT_LEASE_SELECTS))
+        self._lease_call = np.full(n, -1, dtype=np.int64)  # select call that issued it; -1 none
+        self._lease_time = np.full(n, np.nan)
+        # Leases in issue order, (call, time, ids): both deadlines grow along the queue,
+        # so expiry pops from the left and costs O(expired), not O(N).
+        self._fifo: deque[tuple[int, float, NDArray[np.int64]]] = deque()
+        self._active = 0
+
+    def _lease(self, ids: NDArray[np.int64], call: int, now: float) -> None:
+        ids = np.unique(ids)
+        self._active += int(np.count_nonzero(self._lease_call[ids] < 0))
+        self._counts["leases_issued"] += int(ids.shape[0])
+        self._lease_call[ids] = call
+        self._lease_time[ids] = now
+        self._fifo.append((call, now, ids))
+
+    def _release(self, ids: NDArray[np.int64]) -> None:
+        ids = np.unique(ids)
+        held = self._lease_call[ids] >= 0
+        self._counts["leases_reported"] += int(held.sum())
+        self._counts["unleased_reports"] += int((~held).sum())
+        self._lease_call[ids[held]] = -1
+        self._lease_time[ids[held]] = np.nan
+        self._active -= int(held.sum())
+
+    def _expire(self, call: int, now: float) -> None:
+        """Leases issued timeout select calls ago (or timeout seconds ago) expire now."""
+        limit_s = self.config.lease_timeout_s
+        fifo = self._fifo
+        while fifo and (
+            fifo[0][0] <= call - self._lease_selects
+            or (limit_s is not None and fifo[0][1] <= now - limit_s)
+        ):
+            issued, _, ids = fifo.popleft()
+            live = ids[self._lease_call[ids] == issued]  # not reported nor re-leased since
+            self._lease_call[live] = -1
+            self._lease_time[live] = np.nan
+            self._active -= int(live.shape[0])
+            self._counts["leases_expired"] += int(live.shape[0])
+
+    # ------------------------------------------------------------------ durability
+    def _commit(self, record: dict[str, Any], *, durable: bool) -> int:
+        """Number the applied operation and log it; the caller acknowledges after this."""
+        self.seq += 1
+        if self._journal is None or self._replaying:
+            return self.seq
+        record = {"seq": self.seq, **record}
+        if self.config.durability != "checkpoint":
+            try:
+                self._journal.append(record, durable=durable)
+            except BaseException as exc:
+                # The state already holds this operation but the log does not: refuse to
+                # go on, so a restart resumes from what is on disk.
+                self._failed = exc
+                raise
+        self._maybe_checkpoint()
+        return self.seq
+
+    def _maybe_checkpoint(self) -> None:
+        assert self._journal is not None
+        cfg = self.config
+        ops = self.seq - self._journal.checkpoint_seq
+        due_ops = cfg.checkpoint_every_ops > 0 and ops >= cfg.checkpoint_every_ops
+        elapsed = self.clock() - self._last_checkpoint_time
+        due_time = cfg.checkpoint_every_s > 0 and elapsed >= cfg.checkpoint_every_s
+        if due_ops or due_time:
+            self._checkpoint()
+
+    def _checkpoint(self) -> Any:
+        assert self._journal is not None
+        start = time.perf_counter()
+        try:
+            path = self._journal.checkpoint(
+                self.seq, self.selector, self.service_state(), keep_history=self.config.keep_history
+            )
+        except BaseException as exc:
+            self._failed = exc
+            raise
+        self._last_checkpoint_time = self.clock()
+        self._last_checkpoint_ms = 1e3 * (time.perf_counter() - start)
+        return path
+
+    def _check_alive(self) -> None:
+        if self._failed is not None:
+            raise RuntimeError(
+                f"the selector service is stopped ({self._failed!r}); restart it to resume "
+                "from its checkpoint directory"
+            )
+
+    def _check_resume(self, given: Selector, state: dict[str, Any]) -> None:
+        saved = self.selector
+        problems = []
+        if saved.name != given.name:
+            problems.append(f"selector {saved.name!r} != {given.name!r}")
+        elif dataclasses.asdict(saved.config) != dataclasses.asdict(given.config):
+            problems.append("a different selector config")
+        if saved.pool.fingerprint != given.pool.fingerprint:
+            problems.append("a different TaskPool")
+        if state.get("semantics") != self.config.semantics():
+            problems.append(
+                f"service settings {state.get('semantics')} != {self.config.semantics()}"
+            )
+        if state.get("state_version") != STATE_VERSION:
+            problems.append(f"service state version {state.get('state_version')}")
+        if problems:
+            raise ValueError(
+                f"{self.config.checkpoint_dir} holds a service with {'; '.join(problems)}; "
+                "start it with the same selector and ServiceConfig, or use a new checkpoint_dir"
+            )
+
+    def _load_service_state(self, state: dict[str, Any]) -> None:
+        self.seq = int(state["seq"])
+        self.policy_version = int(state["policy_version"])
+        self._counts = {k: int(state["counts"][k]) for k in _COUNTERS}
+        self._init_leases()
+        ids = np.asarray(state["lease_ids"], dtype=np.int64)
+        calls = np.asarray(state["lease_call"], dtype=np.int64)
+        times = np.asarray(state["lease_time"], dtype=np.float64)
+        self._lease_call[ids] = calls
+        self._lease_time[ids] = times
+        self._active = int(ids.shape[0])
+        for call in np.unique(calls):  # rebuild the issue-order queue
+            members = ids[calls == call]
+            self._fifo.append((int(call), float(times[calls == call].min()), members))
+
+    def replay(self, records: list[dict[str, Any]]) -> None:
+        """Re-apply logged operations (read_log) in order, through the same code as live.
+
+        Used on resume; also rebuilds a reference service from a full log (keep_history)
+        to audit a run. Each record's seq must follow this service's.
+        """
+        if records and records[0]["seq"] != self.seq + 1:
+            raise ValueError(
+                f"the records start at operation {records[0]['seq']}, this service is at "
+                f"{self.seq}; replay the log from operation {self.seq + 1}"
+            )
+        self._replaying = True
+        try:
+            for r in records:
+                op = r["op"]
+                if op == "select":
+                    self._select(int(r["n"]), r["v"], float(r["t"]), logged=r["ids"])
+                elif op == "update":
+                    fb = Feedback(
+                        np.asarray(r["ids"], dtype=np.int64),
+                        np.asarray(r["r"], dtype=np.float64),
+                        int(r["step"]),
+                        r["pv"],
+                    )
+                    self._update(fb, bool(r["idem"]))
+                elif op == "flush":
+                    self.selector.flush()
+                    self._counts["flushes"] += 1
+                    self._commit(r, durable=False)
+                elif op == "version":
+                    self.policy_version = max(self.policy_version, int(r["v"]))
+                    self._commit(r, durable=False)
+                else:
+                    raise ValueError(f"unknown logged operation {op!r} at seq {r['seq']}")
+                if self.seq != r["seq"]:
+                    raise RuntimeError(f"replay numbering diverged at operation {r['seq']}")
+        finally:
+            self._replaying = False
+        self.replayed = len(records)
+
+
+def _check_version(version: int | None, name: str) -> None:
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, (int, np.integer)) or version < 0
+    ):
+        raise ValueError(f"{name} must be a non-negative int or None, got {version!r}")
