@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-dev
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot,trl,ray]"
 	touch $(STAMP)
 
 demo: $(STAMP)

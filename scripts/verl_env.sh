@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv-verl for the verl adapter tests (tests/integration_verl) and run them.
+# Create .venv-verl for the verl adapter tests (tests_verl) and run them.
 # verl pins its own transformers (<5.11), so it cannot share .venv. Never touches .venv.
 #
 #   scripts/verl_env.sh          create/refresh .venv-verl if needed, then run the tests
@@ -32,4 +32,4 @@ fi
 [[ ${1:-} == create ]] && exit 0
 
 export RAY_AUTH_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
-exec nice $VENV/bin/python -m pytest -q -p no:cacheprovider tests/integration_verl
+exec nice $VENV/bin/python -m pytest -q -p no:cacheprovider tests_verl

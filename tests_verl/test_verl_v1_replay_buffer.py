@@ -24,7 +24,7 @@ from frontier_rft import Feedback, TaskPool, make_selector
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 B, N = 4, 3
 
 

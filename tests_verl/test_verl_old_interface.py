@@ -18,7 +18,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 HERE = Path(__file__).resolve().parent
-OLD_VERL = Path(os.environ.get("FRONTIER_OLD_VERL", HERE.parents[1] / ".venv-verl" / "verl-0.7.1"))
+OLD_VERL = Path(os.environ.get("FRONTIER_OLD_VERL", HERE.parent / ".venv-verl" / "verl-0.7.1"))
 
 
 @pytest.mark.skipif(not (OLD_VERL / "verl").is_dir(), reason=f"no verl 0.7.1 at {OLD_VERL}")

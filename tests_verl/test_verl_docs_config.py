@@ -12,7 +12,7 @@ from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig
 
 pytestmark = pytest.mark.integration
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations" / "verl.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "integrations" / "verl.md"
 
 
 def yaml_blocks() -> list[str]:

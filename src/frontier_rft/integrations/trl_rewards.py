@@ -1,0 +1,118 @@
+"""Tap every reward TRL computes: wrap the reward functions, combine their outputs as TRL does.
+
+TRL calls each reward function once per generation batch with the local completions and
+the dataset columns (`task_id` among them). The wrappers return exactly what the user's
+function returned, so training is unchanged, and record it. Reward models (torch modules)
+are tapped with a forward hook on `logits[:, 0]`, which is what TRL reads from them.
+The trainer takes the record after the step that generated and combines the functions'
+outputs with TRL's formula: the weighted sum over functions skipping None
+(`nansum(w * r)`), a completion every function returned None for being unscorable.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["RewardTap", "combine_rewards"]
+
+
+def _as_float_array(values: Any) -> NDArray[np.float64]:
+    if hasattr(values, "detach"):  # a torch tensor from a reward model
+        values = values.detach().float().cpu().numpy()
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+
+
+def combine_rewards(
+    per_func: NDArray[np.float64],
+    weights: ArrayLike,
+    clip_range: tuple[float, float] | None = None,
+) -> NDArray[np.float64]:
+    """TRL's combined reward per completion: nansum(weights * rewards), NaN when all are None.
+
+    Computed in float32 like TRL's own tensors; `clip_range` is RLOO's `reward_clip_range`.
+    """
+    r = np.asarray(per_func, dtype=np.float32)
+    w = np.asarray(weights, dtype=np.float32)
+    if r.ndim != 2 or r.shape[1] != w.shape[0]:
+        raise ValueError(f"{r.shape[1]} reward columns but {w.shape[0]} reward weights")
+    combined = np.nansum(r * w[None, :], axis=1)
+    if clip_range is not None:
+        combined = np.clip(combined, clip_range[0], clip_range[1])
+    combined[np.isnan(r).all(axis=1)] = np.nan
+    out: NDArray[np.float64] = combined.astype(np.float64)
+    return out
+
+
+class RewardTap:
+    """Records each reward function's output for the current training generation batch."""
+
+    def __init__(self, num_funcs: int, task_id_column: str, recording: Callable[[], bool]):
+        self.num_funcs = num_funcs
+        self.task_id_column = task_id_column
+        self._recording = recording
+        self._outputs: list[NDArray[np.float64] | None] = [None] * num_funcs
+        self._task_ids: NDArray[np.int64] | None = None
+
+    def wrap(self, index: int, func: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+        """A reward function that calls `func`, records its output and returns it unchanged."""
+        if is_async:
+
+            @functools.wraps(func)
+            async def tapped_async(*args: Any, **kwargs: Any) -> Any:
+                out = await func(*args, **kwargs)
+                self._record(index, out, kwargs)
+                return out
+
+            return tapped_async
+
+        @functools.wraps(func)
+        def tapped(*args: Any, **kwargs: Any) -> Any:
+            out = func(*args, **kwargs)
+            self._record(index, out, kwargs)
+            return out
+
+        return tapped
+
+    def hook_module(self, index: int, module: Any) -> Any:
+        """Record `output.logits[:, 0]` of a reward model on each forward; returns the handle."""
+
+        def hook(_module: Any, _args: Any, output: Any) -> None:
+            self._record(index, output.logits[:, 0], {})
+
+        return module.register_forward_hook(hook)
+
+    def _record(self, index: int, out: Any, kwargs: dict[str, Any]) -> None:
+        if not self._recording():
+            return  # evaluation batches are not training feedback
+        if self._outputs[index] is not None:
+            raise RuntimeError(
+                f"reward function {index} ran twice for one generation batch before its rewards "
+                "were delivered; frontier-rft expects one call per reward function per batch"
+            )
+        self._outputs[index] = _as_float_array(out)
+        ids = kwargs.get(self.task_id_column)
+        if ids is not None:
+            self._task_ids = np.asarray(ids, dtype=np.int64)
+
+    def take(self) -> tuple[NDArray[np.float64], NDArray[np.int64] | None] | None:
+        """(rewards (n, num_funcs) with NaN for None, task ids the functions saw) or None.
+
+        None when no reward function ran since the last take (the step reused buffered
+        completions). Resets the record.
+        """
+        outputs, ids = self._outputs, self._task_ids
+        self._outputs, self._task_ids = [None] * self.num_funcs, None
+        if all(o is None for o in outputs):
+            return None
+        missing = [i for i, o in enumerate(outputs) if o is None]
+        if missing:
+            raise RuntimeError(f"reward functions {missing} did not run for this generation batch")
+        lengths = {o.shape[0] for o in outputs if o is not None}
+        if len(lengths) != 1:
+            raise RuntimeError(f"reward functions returned different lengths {sorted(lengths)}")
+        return np.stack([o for o in outputs if o is not None], axis=1), ids

@@ -1,0 +1,167 @@
+"""TRL's RepeatSampler layout with every chunk of prompts chosen by a frontier-rft selector.
+
+TRL's `RepeatSampler` yields, per chunk of `batch_size` distinct prompts, the chunk
+`repeat_count` times (= steps_per_generation * num_iterations), each prompt repeated
+`mini_repeat_count` times (= num_generations) in place. This sampler yields exactly that
+layout, but asks `selector.select(batch_size)` for each chunk instead of slicing a random
+permutation. An epoch is `num_tasks // batch_size` chunks, as in TRL, so every length the
+Trainer derives (steps per epoch, epochs for max_steps) is unchanged.
+
+Resuming: the Trainer re-iterates the resumed epoch from its start and throws away the
+batches it already trained on (`skip_first_batches`). So the chunks drawn in the current
+epoch are kept and replayed, without calling the selector, up to the last one drawn before
+the checkpoint; only later chunks are new selections. That keeps the selector's state and
+the sampler's position consistent however far the data loader had read ahead.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from torch.utils.data import Sampler
+
+from frontier_rft.core.selector import Selector
+
+__all__ = ["FrontierRepeatSampler"]
+
+# Typed as Any so the module type-checks the same with or without torch installed.
+_Sampler: Any = Sampler
+
+_STATE_VERSION = 1
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
+    """Drop-in replacement for TRL's RepeatSampler whose chunks come from a selector.
+
+    `row_of_task[t]` is the dataset row holding task t, so dataset order and task ids may
+    differ. Every process builds the same sampler around an identically seeded selector
+    fed the same (gathered) rewards, so all processes yield the same stream, as TRL needs.
+    """
+
+    def __init__(
+        self,
+        selector: Selector,
+        row_of_task: ArrayLike,
+        *,
+        mini_repeat_count: int,
+        batch_size: int,
+        repeat_count: int,
+    ):
+        if not isinstance(selector, Selector):
+            raise ValueError(
+                f"selector must be a frontier_rft Selector (make_selector(...)), "
+                f"got {type(selector).__name__}"
+            )
+        rows = np.asarray(row_of_task, dtype=np.int64)
+        if rows.shape != (selector.num_tasks,):
+            raise ValueError(
+                f"row_of_task must have one row per task ({selector.num_tasks}), got {rows.shape}"
+            )
+        self.selector = selector
+        self.row_of_task = rows
+        self.mini_repeat_count = _positive_int("mini_repeat_count", mini_repeat_count)
+        self.batch_size = _positive_int("batch_size", batch_size)
+        self.repeat_count = _positive_int("repeat_count", repeat_count)
+        self.num_samples = int(rows.shape[0])
+        if self.batch_size > self.num_samples:
+            raise ValueError(
+                f"each generation batch needs {self.batch_size} distinct prompts but the pool has "
+                f"{self.num_samples}; lower generation_batch_size or raise num_generations"
+            )
+        self.chunks_per_epoch = self.num_samples // self.batch_size
+        self._epoch_chunks: list[NDArray[np.int64]] = []
+        self._continue_epoch = False
+        self.chunks_selected = 0
+        """select() calls made by this sampler (one per chunk, all epochs)."""
+        self.selection_counts = np.zeros(self.num_samples, dtype=np.int64)
+        """How often each task id was selected (every chunk, including read-ahead ones)."""
+        self.select_log: deque[tuple[int, int]] = deque(maxlen=4096)
+        """Recent (chunk index, newest feedback step folded in when it was selected)."""
+
+    def __len__(self) -> int:
+        return self.chunks_per_epoch * self.batch_size * self.mini_repeat_count * self.repeat_count
+
+    def __iter__(self) -> Iterator[int]:
+        if not self._continue_epoch:
+            self._epoch_chunks = []
+        self._continue_epoch = False
+        chunks = self._epoch_chunks
+        for k in range(self.chunks_per_epoch):
+            if k == len(chunks):
+                chunks.append(self._select())
+            rows = self.row_of_task[chunks[k]].tolist()
+            for _ in range(self.repeat_count):
+                for row in rows:
+                    for _ in range(self.mini_repeat_count):
+                        yield row
+
+    def _select(self) -> NDArray[np.int64]:
+        ids = self.selector.select(self.batch_size)
+        np.add.at(self.selection_counts, ids, 1)
+        self.select_log.append((self.chunks_selected, self.selector.latest_step))
+        self.chunks_selected += 1
+        return ids
+
+    @property
+    def feedback_lag(self) -> int:
+        """Generation rounds selected but not yet folded in when the last chunk was selected."""
+        if not self.select_log:
+            return 0
+        chunk, folded = self.select_log[-1]
+        return chunk - (folded + 1)
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """Position and records: the chunks of the current epoch, counters, selection counts."""
+        chunks = (
+            np.stack(self._epoch_chunks)
+            if self._epoch_chunks
+            else np.zeros((0, self.batch_size), dtype=np.int64)
+        )
+        return {
+            "version": _STATE_VERSION,
+            "layout": np.array(
+                [self.num_samples, self.batch_size, self.mini_repeat_count, self.repeat_count],
+                dtype=np.int64,
+            ),
+            "epoch_chunks": chunks,
+            "chunks_selected": self.chunks_selected,
+            "selection_counts": self.selection_counts.copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state_dict; an unfinished epoch is continued by the next iteration."""
+        if int(state["version"]) != _STATE_VERSION:
+            raise ValueError(f"sampler state version {state['version']} is not supported")
+        layout = [int(v) for v in np.asarray(state["layout"]).tolist()]
+        mine = [self.num_samples, self.batch_size, self.mini_repeat_count, self.repeat_count]
+        if layout != mine:
+            names = "(num_tasks, prompts per generation batch, num_generations, repeat_count)"
+            raise ValueError(
+                f"checkpoint sampler layout {tuple(layout)} != this trainer's {tuple(mine)} "
+                f"{names}; resume with the same dataset, batch sizes and num_generations"
+            )
+        chunks = np.asarray(state["epoch_chunks"], dtype=np.int64)
+        counts = np.asarray(state["selection_counts"], dtype=np.int64)
+        if chunks.ndim != 2 or chunks.shape[1] != self.batch_size:
+            raise ValueError(f"sampler state: epoch_chunks has shape {chunks.shape}")
+        if chunks.shape[0] > self.chunks_per_epoch:
+            raise ValueError("sampler state: more chunks than an epoch holds")
+        if counts.shape != (self.num_samples,):
+            raise ValueError(f"sampler state: selection_counts has shape {counts.shape}")
+        self._epoch_chunks = [row.copy() for row in chunks]
+        # A finished epoch is not replayed: the Trainer starts the next one without skipping.
+        self._continue_epoch = chunks.shape[0] < self.chunks_per_epoch
+        self.chunks_selected = int(state["chunks_selected"])
+        self.selection_counts = counts.copy()
+        self.select_log.clear()
