@@ -4,20 +4,24 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test test-verl lint format bench clean
+.PHONY: demo test test-verl sandbox lint format bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot,trl,ray]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot,trl,ray,math,reasoning-gym]"
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/frontier demo
 
-test: $(STAMP)
+test: $(STAMP) sandbox
 	$(PY) -m pytest -q
 	scripts/verl_env.sh
+
+# Code tasks (and reasoning-gym scorers, which eval answers) run inside bubblewrap.
+sandbox:
+	@command -v bwrap >/dev/null || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq bubblewrap; else sudo -n apt-get install -y -qq bubblewrap 2>/dev/null || echo "bubblewrap unavailable: sandboxed code tests will be skipped"; fi; }
 
 # verl pins an older transformers, so its adapter tests run in their own .venv-verl.
 test-verl:

@@ -1,0 +1,242 @@
+"""Any reasoning-gym task by name, with its own scorer (optional extra `reasoning-gym`).
+
+reasoning-gym (procedural generators; no downloads: its word lists and ARC boards ship in
+the wheel) builds entries `{question, answer, metadata}` and scores an answer with
+`dataset.score_answer(answer, entry)`. A TaskItem keeps the entry JSON-encoded in
+`reference` (tuples and sets tagged so they come back as they were) together with the
+dataset name and config, so mixed tasks share one dataset file and the verifier rebuilds
+the scorer by name.
+
+Several of its scorers `eval` the model's answer (string_insertion, spiral_matrix,
+n_queens, binary_matrix; sympy's `parse_expr` in countdown, puzzle24, the integration
+and polynomial tasks). So the verifier scores in a worker process inside bubblewrap (it refuses
+to run without one unless you opt in to limits alone), killed and replaced when one
+answer exceeds `timeout_s`. `isolate=False` scores in-process: trusted answers only.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from frontier_rft.core.config import check, check_choice
+from frontier_rft.tasks.base import TaskItem
+from frontier_rft.tasks.sandbox import (
+    SANDBOX_MODES,
+    SandboxedWorker,
+    SandboxLimits,
+    package_root,
+    serve_json_lines,
+)
+
+__all__ = [
+    "RG_ANSWER_INSTRUCTION",
+    "RGTask",
+    "ReasoningGymTasks",
+    "ReasoningGymVerifier",
+    "decode_json",
+    "encode_json",
+    "extract_answer_tag",
+]
+
+RG_ANSWER_INSTRUCTION = "\n\nGive only your final answer between <answer> and </answer> tags."
+"""Appended to each question: reasoning-gym's own prompts ask for <answer> tags."""
+
+WORKER_LIMITS = SandboxLimits(cpu_s=3600, memory_mb=3072, max_processes=64, open_files=256)
+"""Limits of the scoring worker (per-answer time is ReasoningGymVerifier.timeout_s)."""
+
+
+def encode_json(value: Any) -> Any:
+    """JSON-ready copy of an entry: tuples and sets become tagged dicts (decode_json)."""
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode_json(v) for v in value]}
+    if isinstance(value, (set, frozenset)):
+        return {"__set__": [encode_json(v) for v in sorted(value, key=repr)]}
+    if isinstance(value, list):
+        return [encode_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode_json(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"cannot store a {type(value).__name__} in a TaskItem reference: {value!r}")
+
+
+def decode_json(value: Any) -> Any:
+    """Inverse of encode_json."""
+    if isinstance(value, list):
+        return [decode_json(v) for v in value]
+    if isinstance(value, dict):
+        if value.keys() == {"__tuple__"}:
+            return tuple(decode_json(v) for v in value["__tuple__"])
+        if value.keys() == {"__set__"}:
+            return {decode_json(v) for v in value["__set__"]}
+        return {k: decode_json(v) for k, v in value.items()}
+    return value
+
+
+def extract_answer_tag(text: str, *, max_chars: int = 8192) -> str | None:
+    """Stripped text of the last <answer>...</answer> (linear time), None if absent/too long."""
+    start = text.rfind("<answer>")
+    if start < 0:
+        return None
+    end = text.find("</answer>", start)
+    if end < 0 or end - start - 8 > max_chars:
+        return None
+    return text[start + 8 : end].strip()
+
+
+def _rg() -> Any:
+    if importlib.util.find_spec("reasoning_gym") is None:
+        raise ImportError("reasoning-gym tasks need it: pip install 'frontier-rft[reasoning-gym]'")
+    return importlib.import_module("reasoning_gym")
+
+
+@lru_cache(maxsize=64)
+def _dataset(name: str, config_json: str) -> Any:
+    """A dataset instance per (name, config): the scorer may read its config."""
+    return _rg().create_dataset(name, **json.loads(config_json))
+
+
+@dataclass(frozen=True)
+class RGTask:
+    """One reasoning-gym dataset at one difficulty setting."""
+
+    name: str
+    """Dataset name, e.g. 'arc_1d', 'zebra_puzzles', 'countdown'."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """Overrides of the dataset's config (difficulty knobs), e.g. {'num_people': 4}."""
+    level: int = 0
+    """TaskItem.level of its items (0 = easiest)."""
+
+
+@dataclass(frozen=True)
+class ReasoningGymTasks:
+    """Items from reasoning-gym datasets: `size` per task, seeded, in task order."""
+
+    tasks: Sequence[str | RGTask]
+    """Dataset names (default config, level 0) or RGTask specs."""
+    size: int = 100
+    """Items per task."""
+    seed: int = 0
+    """Base seed; task k uses seed + k."""
+    config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Config overrides by dataset name for tasks given as plain names."""
+    instruction: str = RG_ANSWER_INSTRUCTION
+    """Appended to each question."""
+
+    def __post_init__(self) -> None:
+        check(self.size >= 1, f"size must be >= 1, got {self.size}")
+        check(len(self.tasks) > 0, "tasks must name at least one dataset, e.g. ('arc_1d',)")
+        known = sorted(_rg().factory.DATASETS)
+        for spec in self.specs():
+            if spec.name not in known:
+                close = difflib.get_close_matches(spec.name, known, n=3)
+                raise ValueError(f"unknown reasoning-gym dataset {spec.name!r}; close: {close}")
+
+    def specs(self) -> list[RGTask]:
+        """The tasks as RGTask specs."""
+        return [
+            t if isinstance(t, RGTask) else RGTask(t, dict(self.config.get(t, {})))
+            for t in self.tasks
+        ]
+
+    def items(self, *, start_id: int = 0) -> list[TaskItem]:
+        """Generate the TaskItems (reference: name, config, encoded entry)."""
+        items: list[TaskItem] = []
+        for k, spec in enumerate(self.specs()):
+            config = {**spec.config, "size": self.size, "seed": self.seed + k}
+            dataset = _rg().create_dataset(spec.name, **config)
+            for i in range(self.size):
+                entry = dataset[i]
+                items.append(
+                    TaskItem(
+                        task_id=start_id + len(items),
+                        domain=f"rg:{spec.name}",
+                        prompt=str(entry["question"]) + self.instruction,
+                        reference={
+                            "rg_name": spec.name,
+                            "rg_config": encode_json(config),
+                            "question": entry["question"],
+                            "answer": encode_json(entry["answer"]),
+                            "metadata": encode_json(entry.get("metadata", {})),
+                        },
+                        level=spec.level,
+                        difficulty=float(spec.level),
+                    )
+                )
+        return items
+
+
+def score_entry(reference: Mapping[str, Any], answer: str) -> float:
+    """reasoning-gym's own score for `answer` (in-process: the scorer may eval it)."""
+    config = json.dumps(decode_json(reference["rg_config"]), sort_keys=True)
+    dataset = _dataset(reference["rg_name"], config)
+    entry = {
+        "question": reference["question"],
+        "answer": decode_json(reference["answer"]),
+        "metadata": decode_json(reference["metadata"]),
+    }
+    value = float(dataset.score_answer(answer, entry))
+    return min(max(value, 0.0), 1.0)
+
+
+@dataclass(frozen=True)
+class ReasoningGymVerifier:
+    """The dataset's own score_answer on the last <answer> tag, in a sandboxed worker."""
+
+    max_answer_chars: int = 8192
+    """Longer answers score 0 without reaching the scorer."""
+    isolate: bool = True
+    """Score in a sandboxed worker process killed after timeout_s (the scorers eval)."""
+    timeout_s: float = 10.0
+    """Wall-clock limit for one answer when isolate=True."""
+    sandbox: str = "require"
+    """Worker isolation: 'require' (bubblewrap, else SandboxUnavailable: the scorers eval
+    answers), or the explicit opt-ins 'auto' (limits alone without bubblewrap), 'limits_only'."""
+    _worker: SandboxedWorker = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        check_choice("sandbox", self.sandbox, SANDBOX_MODES)
+        check(self.max_answer_chars >= 1, "max_answer_chars must be positive")
+        check(self.timeout_s > 0, f"timeout_s must be positive, got {self.timeout_s}")
+        import frontier_rft
+
+        worker = SandboxedWorker(
+            "frontier_rft.tasks.reasoning_gym",
+            limits=WORKER_LIMITS,
+            mode=self.sandbox,
+            binds=(package_root(frontier_rft.__file__),),
+        )
+        object.__setattr__(self, "_worker", worker)  # frozen: set once here
+
+    def score(self, item: TaskItem, completion: str) -> float:
+        """The scorer's value in [0, 1]; 0 without an answer tag, on timeout or on error."""
+        answer = extract_answer_tag(completion, max_chars=self.max_answer_chars)
+        if answer is None:
+            return 0.0
+        if not self.isolate:
+            return score_entry(item.reference, answer)
+        reply = self._worker.ask([item.reference, answer], self.timeout_s)
+        return float(reply) if isinstance(reply, (int, float)) else 0.0
+
+    def close(self) -> None:
+        """Stop the worker process (a new one starts on the next score)."""
+        self._worker.close()
+
+
+def _score_request(request: list[Any]) -> float:
+    reference, answer = request
+    try:
+        return score_entry(reference, answer)
+    except Exception:  # the scorer choked on this answer: it scores 0
+        return 0.0
+
+
+if __name__ == "__main__":  # the worker: python -m frontier_rft.tasks.reasoning_gym
+    serve_json_lines(_score_request)

@@ -1,0 +1,417 @@
+"""Run untrusted Python in a separate process: OS sandbox (bubblewrap) plus resource limits.
+
+The sandbox gives the process an empty size-capped tmpfs as its working directory, a
+read-only view of the interpreter (and, for scoring workers, the virtualenv), no network,
+its own PID/IPC/UTS namespaces, and a clean environment. Inside, a launcher sets
+RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE and, when started as root, drops to `nobody` (root is
+exempt from RLIMIT_NPROC) before it execs the target. The host enforces a wall-clock
+limit (SIGKILL to the process group: with --die-with-parent and a PID namespace this ends
+every process inside) and an output cap.
+
+`mode` decides what happens without a working bubblewrap: 'require' refuses
+(SandboxUnavailable), 'auto' falls back to limits alone, 'limits_only' never sandboxes.
+Limits alone are not a security boundary (no filesystem or network isolation; as root,
+no process-count limit): use them only for code you would run anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from frontier_rft.core.config import check, check_choice
+
+__all__ = [
+    "SANDBOX_MODES",
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "SandboxedWorker",
+    "base_interpreter",
+    "bwrap_path",
+    "package_root",
+    "run_sandboxed",
+    "serve_json_lines",
+]
+
+SANDBOX_MODES = ("require", "auto", "limits_only")
+NOBODY = 65534
+
+# Runs first inside the sandbox: limits, privilege drop, then exec of the real command.
+_LAUNCHER = """
+import json, os, resource, sys
+cfg = json.loads(sys.argv[1])
+for name, value in cfg["rlimits"].items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+if os.getuid() == 0 and cfg["drop_root"]:
+    os.setgroups([]); os.setgid(cfg["uid"]); os.setuid(cfg["uid"])
+os.execv(cfg["argv"][0], cfg["argv"])
+"""
+
+
+class SandboxUnavailable(RuntimeError):
+    """No working OS sandbox and the caller did not opt in to limits alone."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits of one sandboxed process (and everything it starts)."""
+
+    cpu_s: int = 5
+    """RLIMIT_CPU: CPU seconds per process."""
+    memory_mb: int = 512
+    """RLIMIT_AS: address space per process, MiB."""
+    max_processes: int = 16
+    """RLIMIT_NPROC: processes of the sandbox user (fork bombs stop here)."""
+    file_size_mb: int = 8
+    """RLIMIT_FSIZE per file, and the size of the tmpfs working directory, MiB."""
+    open_files: int = 64
+    """RLIMIT_NOFILE: open file descriptors."""
+    wall_s: float = 10.0
+    """Wall-clock limit; then the whole process group is killed."""
+    output_bytes: int = 1 << 20
+    """Cap on stdout + stderr; more output kills the process (a violation)."""
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            check(value > 0, f"SandboxLimits.{name} must be positive, got {value!r}")
+
+    def rlimits(self) -> dict[str, int]:
+        """The RLIMIT_* values the launcher applies."""
+        mib = 1 << 20
+        return {
+            "RLIMIT_CPU": self.cpu_s,
+            "RLIMIT_AS": self.memory_mb * mib,
+            "RLIMIT_NPROC": self.max_processes,
+            "RLIMIT_FSIZE": self.file_size_mb * mib,
+            "RLIMIT_NOFILE": self.open_files,
+        }
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """What came back from one run."""
+
+    returncode: int
+    """Exit status (negative: killed by that signal)."""
+    stdout: bytes
+    """Captured stdout (at most output_bytes)."""
+    stderr: bytes
+    """Captured stderr (at most output_bytes)."""
+    timed_out: bool
+    """The wall-clock limit fired."""
+    output_exceeded: bool
+    """The output cap fired."""
+    sandboxed: bool
+    """Ran inside bubblewrap (False: limits alone)."""
+    seconds: float
+    """Wall-clock duration."""
+
+    @property
+    def ok(self) -> bool:
+        """Exited 0 within every limit."""
+        return self.returncode == 0 and not self.timed_out and not self.output_exceeded
+
+
+def base_interpreter() -> str:
+    """The base interpreter (not the venv shim): code tasks need only the stdlib."""
+    return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+
+
+def _system_binds() -> list[str]:
+    """bwrap arguments exposing the system directories Python's binary needs, read-only."""
+    out: list[str] = []
+    for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(d):
+            out += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            out += ["--ro-bind", d, d]
+    return out
+
+
+def _bwrap_argv(bwrap: str, binds: Sequence[str], limits: SandboxLimits) -> list[str]:
+    root = os.geteuid() == 0
+    # No --new-session: the host already starts bwrap in a new session without a terminal,
+    # and staying in that process group lets one killpg reach every process inside.
+    argv = [bwrap, "--die-with-parent", "--clearenv"]
+    argv += ["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp"]
+    argv += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "LANG", "C.UTF-8"]
+    # As root, no user namespace: the launcher drops to `nobody` so RLIMIT_NPROC applies.
+    argv += [] if root else ["--unshare-user"]
+    argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try"]
+    argv += _system_binds()
+    seen = {"/usr", "/bin", "/lib", "/lib64"}
+    made: set[str] = set()
+    for path in binds:
+        if path in seen or any(path.startswith(s + "/") for s in seen):
+            continue
+        # bwrap makes missing parents 0700: `nobody` could not reach the bind below them.
+        for parent in reversed(Path(path).parents[:-1]):
+            if str(parent) not in made:
+                argv += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        argv += ["--ro-bind", path, path]
+        seen.add(path)
+    size = str(limits.file_size_mb << 20)
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    return argv
+
+
+def _python_binds(extra: Sequence[str]) -> list[str]:
+    base = sys.base_prefix
+    return sorted({os.path.realpath(base), *(os.path.realpath(p) for p in extra)})
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_path() -> str | None:
+    """Path of a bubblewrap that can start a sandboxed Python here, else None (cached)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    argv = _bwrap_argv(bwrap, _python_binds(()), SandboxLimits()) + _launch(
+        [base_interpreter(), "-I", "-S", "-c", "pass"], SandboxLimits()
+    )
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return bwrap if proc.returncode == 0 else None
+
+
+def _launch(argv: Sequence[str], limits: SandboxLimits, *, drop_root: bool = True) -> list[str]:
+    cfg = {"rlimits": limits.rlimits(), "argv": list(argv), "uid": NOBODY, "drop_root": drop_root}
+    return [base_interpreter(), "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)]
+
+
+def _command(
+    argv: Sequence[str], limits: SandboxLimits, mode: str, binds: Sequence[str]
+) -> tuple[list[str], bool]:
+    """The full command line and whether it is sandboxed."""
+    check_choice("mode", mode, SANDBOX_MODES)
+    bwrap = bwrap_path() if mode != "limits_only" else None
+    if bwrap is not None:
+        return _bwrap_argv(bwrap, _python_binds(binds), limits) + _launch(argv, limits), True
+    if mode == "require":
+        raise SandboxUnavailable(
+            "no working bubblewrap sandbox: install it (Debian/Ubuntu: apt-get install -y "
+            "bubblewrap; it needs unprivileged user namespaces unless run as root), or opt in "
+            "to resource limits alone with mode='limits_only' (not a security boundary)"
+        )
+    # Limits alone: the interpreter may not be readable by `nobody`, so keep the uid.
+    return _launch(argv, limits, drop_root=False), False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.kill()
+    proc.wait()
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    stdin: bytes = b"",
+    *,
+    limits: SandboxLimits | None = None,
+    mode: str = "require",
+    binds: Sequence[str] = (),
+) -> SandboxResult:
+    """Run `argv` (argv[0] an interpreter path visible inside) under the sandbox and limits.
+
+    Its working directory is an empty tmpfs (bwrap) or a fresh host temp directory
+    (limits alone), removed afterwards. `binds` are extra host paths exposed read-only.
+    """
+    limits = limits or SandboxLimits()
+    command, sandboxed = _command(argv, limits, mode, binds)
+    with tempfile.TemporaryDirectory(prefix="frontier-sbx-") as workdir:
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=workdir,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            start_new_session=True,  # its own process group: one killpg ends it all
+        )
+        out, err, timed_out, exceeded = _communicate(proc, stdin, limits)
+        seconds = time.monotonic() - start
+    return SandboxResult(proc.returncode, out, err, timed_out, exceeded, sandboxed, seconds)
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], stdin: bytes, limits: SandboxLimits
+) -> tuple[bytes, bytes, bool, bool]:
+    """Feed stdin, collect capped output, enforce the wall clock; always reaps the group."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    deadline = time.monotonic() + limits.wall_s
+    pipe = proc.stdin
+
+    def feed() -> None:  # in a thread: a child that never reads cannot block the clock
+        try:
+            pipe.write(stdin)
+        except OSError:
+            pass  # it exited or closed stdin early: its exit status tells the story
+        finally:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+    threading.Thread(target=feed, daemon=True).start()
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    open_fds = {out_fd, err_fd}
+    total, timed_out, exceeded = 0, False, False
+    while open_fds and not exceeded:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select(list(open_fds), [], [], left)
+        for fd in ready:
+            data = os.read(fd, 65536)
+            if not data:
+                open_fds.discard(fd)
+            elif total + len(data) > limits.output_bytes:
+                exceeded = True
+                break
+            else:
+                total += len(data)
+                chunks[fd].append(data)
+    if not (timed_out or exceeded):
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+    _kill_group(proc)  # also ends stray children of a process that exited on its own
+    proc.stdout.close()
+    proc.stderr.close()
+    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd]), timed_out, exceeded
+
+
+class SandboxedWorker:
+    """A long-lived sandboxed Python module answering one JSON line per request.
+
+    Requests are serialised (a lock). A request that takes longer than `timeout_s`, or a
+    worker that dies, kills the worker and yields None; the next request starts a new one.
+    Pickles as a fresh, unstarted worker (for Ray / multiprocessing).
+    """
+
+    def __init__(
+        self,
+        module: str,
+        *,
+        limits: SandboxLimits,
+        mode: str = "auto",
+        binds: Sequence[str] = (),
+        start_s: float = 60.0,
+    ) -> None:
+        check_choice("mode", mode, SANDBOX_MODES)
+        self.module, self.limits, self.mode, self.binds = module, limits, mode, tuple(binds)
+        self.start_s = start_s
+        self.proc: subprocess.Popen[str] | None = None
+        self.sandboxed = False
+        self.warm = False
+        self.lock = threading.Lock()
+        self.token = secrets.token_hex(8)
+
+    def __getstate__(self) -> dict[str, Any]:
+        keys = ("module", "limits", "mode", "binds", "start_s")
+        return {k: getattr(self, k) for k in keys}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["module"],
+            limits=state["limits"],
+            mode=state["mode"],
+            binds=state["binds"],
+            start_s=state["start_s"],
+        )
+
+    def _start(self) -> subprocess.Popen[str]:
+        # The venv python (not the base one): the worker imports installed packages.
+        argv = [sys.executable, "-I", "-m", self.module, self.token]
+        binds = (sys.prefix, *self.binds)
+        command, self.sandboxed = _command(argv, self.limits, self.mode, binds)
+        self.warm = False
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=tempfile.gettempdir(),
+            start_new_session=True,
+        )
+
+    def ask(self, request: Any, timeout_s: float) -> Any | None:
+        """The worker's JSON reply to `request`, or None on timeout or crash."""
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self.proc = self._start()
+            proc = self.proc
+            assert proc.stdin is not None and proc.stdout is not None
+            limit = timeout_s if self.warm else timeout_s + self.start_s  # imports first
+            try:
+                proc.stdin.write(json.dumps(request) + "\n")
+                proc.stdin.flush()
+                ready, _, _ = select.select([proc.stdout], [], [], limit)
+                line = proc.stdout.readline() if ready else ""
+            except OSError:  # it died (memory cap, CPU cap): a broken pipe
+                line = ""
+            try:
+                answer = json.loads(line) if line else None
+            except ValueError:
+                line = ""
+            if not line:
+                self._stop()
+                return None
+            self.warm = True
+            return answer
+
+    def _stop(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.kill()
+            self.proc.wait()
+            for stream in (self.proc.stdin, self.proc.stdout):
+                if stream is not None:
+                    stream.close()
+            self.proc = None
+
+    def close(self) -> None:
+        """Stop the worker (the next request starts a new one)."""
+        with self.lock:
+            self._stop()
+
+
+def package_root(module_file: str) -> str:
+    """The sys.path entry holding a package, given its __init__ file (for binds)."""
+    return str(Path(module_file).resolve().parent.parent)
+
+
+def serve_json_lines(handle: Callable[[Any], Any]) -> None:
+    """Worker side of SandboxedWorker: reply handle(request) to each JSON line on stdin.
+    Replies go to a private copy of stdout; stray prints from libraries go to stderr."""
+    reply = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        reply.write(json.dumps(handle(json.loads(line))) + "\n")
+        reply.flush()

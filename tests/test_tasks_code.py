@@ -1,0 +1,242 @@
+"""Code tasks in the OS sandbox: rewards are test fractions; hostile code ends as 0 and
+leaves the host untouched (files, network, processes)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.tasks import sandbox
+from frontier_rft.tasks.code import (
+    CODE_EXAMPLES,
+    CodeVerifier,
+    extract_code,
+    make_code_items,
+    split_test,
+)
+from frontier_rft.tasks.sandbox import SandboxLimits, SandboxUnavailable, run_sandboxed
+
+ITEMS = {it.reference["entry_point"]: it for it in make_code_items(CODE_EXAMPLES)}
+FAST = SandboxLimits(cpu_s=2, memory_mb=256, max_processes=16, wall_s=4.0)
+RUNNER_MARK = "class Timeout(BaseException)"  # in the runner's command line, and its forks'
+
+needs_bwrap = pytest.mark.skipif(
+    sandbox.bwrap_path() is None,
+    reason="no working bubblewrap here (apt-get install -y bubblewrap; needs user "
+    "namespaces or root): sandboxed code tests skipped",
+)
+
+
+def _fenced(code: str) -> str:
+    return f"Here is my solution.\n```python\n{code}\n```\n"
+
+
+def _runner_processes(grace_s: float = 2.0) -> list[int]:
+    """PIDs of runner processes (the runner and anything it forked) still alive after
+    `grace_s`: the kernel tears a killed PID namespace down asynchronously."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        pids = []
+        for entry in os.listdir("/proc"):
+            try:
+                status = Path(f"/proc/{entry}/stat").read_text() if entry.isdigit() else ""
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes() if status else b""
+            except OSError:
+                continue
+            zombie = status.rsplit(")", 1)[-1].split()[:1] == ["Z"]
+            if RUNNER_MARK.encode() in cmdline and not zombie:
+                pids.append(int(entry))
+        if not pids or time.monotonic() > deadline:
+            return pids
+        time.sleep(0.05)
+
+
+def test_split_test_accepts_only_assert_equal_literal() -> None:
+    assert split_test("assert add(1, 2) == 3") == ("add(1, 2)", 3)
+    assert split_test("assert f('a') == [1, (2, 3)]") == ("f('a')", [1, (2, 3)])
+    for bad in ("assert f(1)", "assert f(1) == g(2)", "print(1)", "assert f(1) < 2", "x ="):
+        with pytest.raises(ValueError):
+            split_test(bad)
+
+
+def test_extract_code_takes_last_fence() -> None:
+    text = "```python\ndef a(): pass\n```\nbetter:\n```py\ndef b(): pass\n```"
+    assert extract_code(text).strip() == "def b(): pass"
+    assert extract_code("def c(): pass") == "def c(): pass"
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_rewards_are_fractions_of_tests_passed() -> None:
+    verifier = CodeVerifier(limits=FAST)
+    fib = ITEMS["fib"]
+    good = "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n"
+    good += "    return a"
+    assert verifier.score(fib, _fenced(good)) == 1.0
+    assert verifier.score(fib, _fenced("def fib(n):\n    return n if n < 2 else 55")) == 0.75
+    assert verifier.score(fib, _fenced("def fib(n):\n    return n")) == 0.5
+    assert verifier.score(fib, _fenced("def fib(n) return")) == 0.0  # syntax error
+    assert verifier.score(fib, _fenced("def other(n):\n    return 0")) == 0.0
+    assert verifier.score(fib, "no code at all") == 0.0
+    # Python's == decides, as the assert would: 3.0 passes for 3, '3' does not.
+    add = ITEMS["add"]
+    assert verifier.score(add, _fenced("def add(a, b):\n    return float(a + b)")) == 1.0
+    assert verifier.score(add, _fenced("def add(a, b):\n    return str(a + b)")) == 0.0
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_forged_reports_cannot_pass() -> None:
+    """The sandbox never sees expected values; printing a fake report earns nothing."""
+    forge = (
+        "import os, sys\n"
+        'os.write(1, b\'["3", "0", "15"]\\n\')\n'
+        'sys.stdout.write(\'["3", "0", "15"]\')\n'
+        "def add(a, b):\n    os._exit(0)\n"
+    )
+    assert CodeVerifier(limits=FAST).score(ITEMS["add"], _fenced(forge)) == 0.0
+
+
+HOSTILE = {
+    "infinite_loop": "def add(a, b):\n    while True:\n        pass",
+    "loop_at_import_dodging_alarms": (
+        "while True:\n    try:\n        while True:\n            pass\n"
+        "    except BaseException:\n        pass"
+    ),
+    "fork_bomb": (
+        "import os\n"
+        "def add(a, b):\n"
+        "    while True:\n"
+        "        try:\n            os.fork()\n"
+        "        except BaseException:\n            pass\n"
+    ),
+    "memory_hog": "def add(a, b):\n    x = bytearray(4 << 30)\n    return a + b",
+    "output_flood": (
+        "import os\ndef add(a, b):\n    os.write(3, b'x' * (8 << 20))\n    return a + b"
+    ),
+    "file_flood": (
+        "def add(a, b):\n    with open('big', 'wb') as f:\n"
+        "        f.write(b'x' * (64 << 20))\n    return a + b"
+    ),
+}
+
+
+@needs_bwrap
+@pytest.mark.integration
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_code_scores_zero_and_leaves_no_process(name: str) -> None:
+    verifier = CodeVerifier(limits=FAST, test_timeout_s=1.0)
+    start = time.monotonic()
+    assert verifier.score(ITEMS["add"], _fenced(HOSTILE[name])) == 0.0
+    assert time.monotonic() - start < FAST.wall_s + 3.0
+    assert _runner_processes() == []
+    # The host still works: it can fork, and a well-behaved answer still scores.
+    assert verifier.score(ITEMS["add"], _fenced("def add(a, b):\n    return a + b")) == 1.0
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_files_outside_the_sandbox_are_invisible(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    sentinel = tmp_path / "sentinel.txt"
+    sentinel.write_text("untouched")
+    item = make_code_items(
+        [
+            {
+                "description": "Return the text of a file.",
+                "entry_point": "peek",
+                "tests": ["assert peek() == 's3cret'"],
+            }
+        ]
+    )[0]
+    reader = f"def peek():\n    return open({str(secret)!r}).read()"
+    writer = (
+        f"def peek():\n    open({str(sentinel)!r}, 'w').write('owned')\n"
+        f"    open({str(tmp_path / 'new.txt')!r}, 'w').write('x')\n    return 's3cret'"
+    )
+    etc = "def peek():\n    return open('/etc/hostname').read() and 's3cret'"
+    verifier = CodeVerifier(limits=FAST)
+    assert verifier.score(item, _fenced(reader)) == 0.0
+    assert verifier.score(item, _fenced(writer)) == 0.0
+    assert verifier.score(item, _fenced(etc)) == 0.0
+    assert verifier.score(item, _fenced("def peek():\n    return 's3cret'")) == 1.0
+    assert sentinel.read_text() == "untouched"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.txt", "sentinel.txt"]
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_no_network_not_even_host_loopback() -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    port = server.getsockname()[1]
+    connections: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connections.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    item = make_code_items(
+        [{"description": "Say yes.", "entry_point": "yes", "tests": ["assert yes() == 'yes'"]}]
+    )[0]
+    code = (
+        "import socket\n"
+        "def yes():\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=1).sendall(b'hi')\n"
+        "    return 'yes'\n"
+    )
+    outside = (
+        "import socket\ndef yes():\n"
+        "    socket.create_connection(('1.1.1.1', 53), timeout=1)\n    return 'yes'\n"
+    )
+    try:
+        assert CodeVerifier(limits=FAST).score(item, _fenced(code)) == 0.0
+        assert CodeVerifier(limits=FAST).score(item, _fenced(outside)) == 0.0
+        # The listener works from the host itself: the sandbox is what blocked it.
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+        server.close()
+        for conn in connections:
+            conn.close()
+    assert len(connections) == 1
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_run_sandboxed_reports_limits() -> None:
+    py = sandbox.base_interpreter()
+    ok = run_sandboxed([py, "-I", "-S", "-c", "import os; print(os.listdir('/tmp'))"])
+    assert ok.ok and ok.sandboxed and ok.stdout.strip() == b"[]"
+    slow = run_sandboxed([py, "-c", "while True: pass"], limits=FAST)
+    assert slow.timed_out or slow.returncode != 0
+    loud = run_sandboxed([py, "-c", "print('x' * 10**7)"], limits=FAST)
+    assert loud.output_exceeded and not loud.ok
+
+
+def test_without_a_sandbox_code_tasks_are_refused_unless_opted_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    good = _fenced("def add(a, b):\n    return a + b")
+    with pytest.raises(SandboxUnavailable, match="limits_only"):
+        CodeVerifier(limits=FAST).score(ITEMS["add"], good)
+    limits_only = CodeVerifier(limits=FAST, mode="limits_only", test_timeout_s=1.0)
+    assert limits_only.score(ITEMS["add"], good) == 1.0
+    assert limits_only.score(ITEMS["add"], _fenced(HOSTILE["infinite_loop"])) == 0.0
+    assert limits_only.score(ITEMS["add"], _fenced(HOSTILE["memory_hog"])) == 0.0
+    assert _runner_processes() == []
