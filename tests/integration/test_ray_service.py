@@ -427,9 +427,9 @@ def test_ray_restarts_a_crashed_actor_which_resumes_from_its_log(
         acked += client.update(fb, idempotent=True)["accepted"]
     client.flush()
     m = client.metrics()
-    # 40 selects + 40 updates from the log, plus the select that met the kill if the old
-    # actor ran it before dying.
-    assert m["service/replayed_ops"] in (80, 81)
+    # ray.kill is asynchronous: the actor dies at step 40 or a little later, and the
+    # restarted one replays every logged select and update up to then (2 per step).
+    assert 80 <= m["service/replayed_ops"] <= 160
     assert m["feedback/rollouts"] == acked == 80 * 12
     assert m["feedback/steps"] == 80
     client.close()
