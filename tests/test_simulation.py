@@ -145,3 +145,13 @@ def test_headline_bots_prioritized_frontier_beat_uniform_on_hard() -> None:
     for label in ("bots", "prioritized", "frontier"):
         ttb100 = res["summary"][label]["ttb100"]
         assert ttb100["reached"] == 5 and ttb100["mean"] < 1.0, (label, ttb100)
+
+
+def test_method_specific_metrics_are_summarised_over_seeds() -> None:
+    res = run_benchmark("hard", parse_entries(["prioritized", "sec"]), seeds=[0, 1], steps=12)
+    pri = res["summary"]["prioritized"]["method_metrics"]
+    assert {"prioritized/solved_pool", "prioritized/unsolved_pool", "prioritized/heap_size"} <= set(
+        pri
+    )
+    assert pri["prioritized/heap_size"]["seeds"] == 2
+    assert any(k.startswith("sec/arm_prob/") for k in res["summary"]["sec"]["method_metrics"])

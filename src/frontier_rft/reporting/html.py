@@ -207,6 +207,33 @@ def _method_notes(results: Mapping[str, Any], styles: Mapping[str, Style]) -> st
     return "".join(parts)
 
 
+def _method_metrics(results: Mapping[str, Any]) -> str:
+    """Per method, its own metrics at the end of training (mean ± std over seeds)."""
+    parts = []
+    for label in results["labels"]:
+        metrics = results["summary"].get(label, {}).get("method_metrics") or {}
+        if not metrics:
+            continue
+        rows = "".join(
+            f"<tr><th><code>{escape(key)}</code></th><td>{m['mean']:.4g} ± {m['std']:.2g}</td></tr>"
+            for key, m in metrics.items()
+        )
+        parts.append(
+            f"<details><summary><code>{escape(label)}</code> ({len(metrics)} metrics)</summary>"
+            f'<table class="kv">{rows}</table></details>'
+        )
+    if not parts:
+        return ""
+    return (
+        '<section id="method-metrics"><h2>Method-specific metrics</h2>'
+        "<p>Each selector's own metrics after the last step (pool sizes, arm probabilities, "
+        "posterior and judge statistics; docs/selectors/ explains each), mean ± std over "
+        "seeds. Per-step values are in <code>records.csv</code>.</p>"
+        + "".join(parts)
+        + "</section>"
+    )
+
+
 def render_html(
     results: Mapping[str, Any],
     plots: Sequence[Plot],
@@ -256,6 +283,7 @@ def render_html(
         *(_figure(p) for p in plots),
         skipped,
         "</section>",
+        _method_metrics(results),
         '<section id="notes"><h2>Method notes</h2>',
         _method_notes(results, styles),
         "</section>",

@@ -30,7 +30,7 @@ RESULTS_FORMAT = "frontier-rft-benchmark/1"
 # Bins of a selected group's empirical success rate: exactly 0 and exactly 1 (no gradient)
 # apart from the mixed groups in between.
 SUCCESS_BINS = (0.0, 1e-9, 0.2, 0.4, 0.6, 0.8, 1.0 - 1e-9, 1.0)
-MAX_METRIC_SERIES = 12
+MAX_METRIC_SERIES = 40
 """Method-specific metric series kept per run (the first ones, in sorted key order)."""
 NON_LLM_JUDGE_NOTE = "non-LLM heuristic judge"
 
@@ -258,18 +258,35 @@ def _summaries(
     runs: list[dict[str, Any]], labels: list[str], baseline: str
 ) -> dict[str, dict[str, Any]]:
     base = {r["seed"]: r["score"] for r in runs if r["label"] == baseline}
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for label in labels:
         mine = [r for r in runs if r["label"] == label]
-        out[label] = summarize(
-            curves={r["seed"]: r["score"] for r in mine},
-            baselines=base,
-            per_step={
-                key: {r["seed"]: r[key] for r in mine}
-                for key in ("etr", "mean_abs_adv", "overhead_ms")
-            },
-            finals={
-                "distinct_trained": {r["seed"]: float(r["distinct_trained"][-1]) for r in mine}
-            },
+        out[label] = dict(
+            summarize(
+                curves={r["seed"]: r["score"] for r in mine},
+                baselines=base,
+                per_step={
+                    key: {r["seed"]: r[key] for r in mine}
+                    for key in ("etr", "mean_abs_adv", "overhead_ms")
+                },
+                finals={
+                    "distinct_trained": {r["seed"]: float(r["distinct_trained"][-1]) for r in mine}
+                },
+            )
         )
+        out[label]["method_metrics"] = _final_method_metrics(mine)
     return out
+
+
+def _final_method_metrics(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | int]]:
+    """Each method-specific metric's last finite value per seed, as mean and std over seeds."""
+    finals: dict[str, list[float]] = {}
+    for r in runs:
+        for key, values in r["selector_metrics"].items():
+            last = next((v for v in reversed(values) if v is not None), None)
+            if last is not None:
+                finals.setdefault(key, []).append(float(last))
+    return {
+        key: {"mean": float(np.mean(v)), "std": float(np.std(v)), "seeds": len(v)}
+        for key, v in sorted(finals.items())
+    }
