@@ -240,3 +240,14 @@ def test_without_a_sandbox_code_tasks_are_refused_unless_opted_in(
     assert limits_only.score(ITEMS["add"], _fenced(HOSTILE["infinite_loop"])) == 0.0
     assert limits_only.score(ITEMS["add"], _fenced(HOSTILE["memory_hog"])) == 0.0
     assert _runner_processes() == []
+
+
+def test_binds_under_tmp_are_mounted_over_the_working_tmpfs() -> None:
+    """A venv in a checkout under /tmp (CI clones) must stay visible inside the sandbox."""
+    from frontier_rft.tasks.sandbox import SandboxLimits, _bwrap_argv
+
+    argv = _bwrap_argv("bwrap", ["/tmp/clone/.venv"], SandboxLimits())
+    tmpfs = argv.index("--tmpfs")
+    bind = next(i for i, a in enumerate(argv) if a == "/tmp/clone/.venv")
+    assert argv[tmpfs + 1] == "/tmp" and tmpfs < bind
+    assert argv[argv.index("--perms") + 1] == "1777"  # /tmp stays world-writable for `nobody`

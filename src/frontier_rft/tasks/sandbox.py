@@ -156,8 +156,13 @@ def _bwrap_argv(bwrap: str, binds: Sequence[str], limits: SandboxLimits) -> list
     argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try"]
     argv += _system_binds()
+    # The working tmpfs goes first: binds below /tmp (a venv in a checkout under /tmp, as
+    # in a CI clone) are then mounted on top of it instead of being hidden by it.
+    size = str(limits.file_size_mb << 20)
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     seen = {"/usr", "/bin", "/lib", "/lib64"}
-    made: set[str] = set()
+    made: set[str] = {"/tmp"}
     for path in binds:
         if path in seen or any(path.startswith(s + "/") for s in seen):
             continue
@@ -168,10 +173,7 @@ def _bwrap_argv(bwrap: str, binds: Sequence[str], limits: SandboxLimits) -> list
                 made.add(str(parent))
         argv += ["--ro-bind", path, path]
         seen.add(path)
-    size = str(limits.file_size_mb << 20)
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp", "--chdir", "/tmp"]
-    return argv
+    return argv + ["--chdir", "/tmp"]
 
 
 def _python_binds(extra: Sequence[str]) -> list[str]:
