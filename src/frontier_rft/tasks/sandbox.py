@@ -173,7 +173,7 @@ def _bwrap_argv(bwrap: str, binds: Sequence[str], limits: SandboxLimits) -> list
                 made.add(str(parent))
         argv += ["--ro-bind", path, path]
         seen.add(path)
-    return argv + ["--chdir", "/tmp"]
+    return [*argv, "--chdir", "/tmp"]
 
 
 def _python_binds(extra: Sequence[str]) -> list[str]:
