@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-dev
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot,trl,ray,math,reasoning-gym]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot,train,trl,ray,math,reasoning-gym]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,4 +1,4 @@
-"""`frontier` command line: demo, simulate, compare, selectors."""
+"""`frontier` command line: demo, simulate, compare, selectors, build-model, sft, train, evaluate."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from frontier_rft.cli.simulate import add_commands
+from frontier_rft.cli.train import add_commands as add_train_commands
 from frontier_rft.core.config import field_docs
 from frontier_rft.selectors import SELECTORS
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="frontier", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     add_commands(sub)
+    add_train_commands(sub)
     sel = sub.add_parser("selectors", help="list selectors, or show one's config and defaults")
     sel.add_argument("name", nargs="?", help="a registered selector name")
     sel.set_defaults(func=_cmd_selectors)

@@ -1,0 +1,323 @@
+"""`frontier build-model`, `frontier sft`, `frontier train`, `frontier evaluate`.
+
+Every flag of build-model, sft and train is a field of its config dataclass
+(`frontier_rft.training.config`), with the field's docstring as its help. Needs the `train`
+extra (torch, transformers, tokenizers); imported only when one of these commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import types
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from frontier_rft.cli.simulate import parse_assignments
+from frontier_rft.core.config import field_docs
+from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
+
+__all__ = ["add_commands"]
+
+_METIS_FLAGS = {
+    "metis_lam": "judge_loss_weight",
+    "metis_k": "memory_size",
+    "metis_m": "pool_multiplier",
+}
+
+
+def _add_config_flags(parser: argparse.ArgumentParser, cls: type, skip: Sequence[str] = ()) -> None:
+    """One --flag per dataclass field, typed from the annotation, help from the docstring."""
+    docs = field_docs(cls)
+    hints = typing.get_type_hints(cls)
+    defaults = cls()
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        default = getattr(defaults, f.name)
+        help_text = f"{docs.get(f.name, '')} (default: {default!r})"
+        hint = hints[f.name]
+        if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None -> X
+            hint = next(a for a in typing.get_args(hint) if a is not type(None))
+        if hint is bool:
+            parser.add_argument(
+                flag,
+                dest=f.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
+            )
+        elif typing.get_origin(hint) is tuple:
+            parser.add_argument(flag, dest=f.name, type=_int_tuple, default=None, help=help_text)
+        else:
+            parser.add_argument(flag, dest=f.name, type=hint, default=None, help=help_text)
+
+
+def _int_tuple(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated ints, got {text!r}") from exc
+
+
+def _config_from_args(cls: type, args: argparse.Namespace, **extra: Any) -> Any:
+    values = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(cls)
+        if getattr(args, f.name, None) is not None
+    }
+    try:
+        return cls(**values, **extra)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from exc
+
+
+def _quiet_transformers() -> None:
+    from transformers.utils import logging
+
+    hf_logging: Any = logging  # untyped upstream
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def _cmd_build_model(args: argparse.Namespace) -> int:
+    _quiet_transformers()
+    from frontier_rft.training.tiny_model import build_tiny_lm
+
+    config = _config_from_args(ModelConfig, args)
+    model, tokenizer = build_tiny_lm(config, args.out)
+    params = sum(p.numel() for p in model.parameters())
+    print(f"wrote {args.out}: LlamaForCausalLM, {params:,} parameters, vocab {len(tokenizer)}")
+    return 0
+
+
+def _cmd_sft(args: argparse.Namespace) -> int:
+    _quiet_transformers()
+    import torch
+
+    from frontier_rft.training.sft import run_sft
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    config = _config_from_args(SFTConfig, args)
+    stats = run_sft(config, args.model, args.out)
+    print(
+        f"wrote {args.out}: loss {stats['first_loss']:.3f} -> {stats['final_loss']:.3f} "
+        f"in {stats['seconds']:.0f} s"
+    )
+    if args.measure_pool:
+        report = measure_start_state(args.out, TrainConfig(), args.measure_pool, args.samples)
+        (Path(args.out) / "start_state.json").write_text(json.dumps(report, indent=2) + "\n")
+        print(format_start_state(report))
+    return 0
+
+
+def measure_start_state(
+    model_dir: str, config: TrainConfig, tasks: int, samples: int
+) -> dict[str, Any]:
+    """Outcome mix (always / never / mixed solved, per level) on the training pool's first tasks."""
+    import numpy as np
+    import torch
+
+    from frontier_rft.training.data import load_task, train_split
+    from frontier_rft.training.evaluate import outcome_histogram, rollout_scores
+    from frontier_rft.training.tiny_model import load_lm
+
+    model, tokenizer = load_lm(model_dir)
+    suite = load_task(config.task)
+    items = train_split(suite, config.train_size, config.train_seed, config.levels)[:tasks]
+    torch.manual_seed(config.seed)
+    scores, _ = rollout_scores(
+        model, tokenizer, items, suite.verifier, samples, config.max_new_tokens
+    )
+    levels = np.array([it.level for it in items])
+    report: dict[str, Any] = {"levels": config.levels, "all": outcome_histogram(scores)}
+    for level in np.unique(levels).tolist():
+        report[f"level{level}"] = outcome_histogram(scores[levels == level])
+    return report
+
+
+def format_start_state(report: dict[str, Any]) -> str:
+    lines = [
+        f"start state ({report['all']['samples']} samples per task, levels {report['levels']}):"
+    ]
+    lines.append("| split | tasks | always solved | never solved | mixed | mean score |")
+    lines.append("|---|---:|---:|---:|---:|---:|")
+    for key, h in report.items():
+        if isinstance(h, dict):
+            lines.append(
+                f"| {key} | {h['tasks']} | {h['always_solved']:.2f} | {h['never_solved']:.2f} "
+                f"| {h['mixed']:.2f} | {h['mean_score']:.3f} |"
+            )
+    return "\n".join(lines)
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    _quiet_transformers()
+    from frontier_rft.training.grpo import Trainer
+
+    overrides = parse_assignments(args.set or [], "--set")
+    for flag, key in _METIS_FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            if (args.selector or TrainConfig.selector) != "metis":
+                raise SystemExit(f"--{flag.replace('_', '-')} applies to --selector metis only")
+            overrides[key] = value
+    if args.resume:
+        saved = json.loads((Path(args.out) / "run.json").read_text())["config"]
+        if args.steps is not None:
+            saved["steps"] = args.steps
+        saved = {k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()}
+        config = TrainConfig(**saved)
+        model_dir = json.loads((Path(args.out) / "run.json").read_text())["model_dir"]
+    else:
+        if args.model is None:
+            raise SystemExit("error: frontier train needs --model DIR (a build-model/sft output)")
+        config = _config_from_args(TrainConfig, args, selector_overrides=overrides)
+        model_dir = args.model
+    try:
+        trainer = Trainer(config, model_dir, args.out, resume=args.resume)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from exc
+    summary = trainer.train()
+    print(json.dumps({k: round(v, 4) for k, v in summary.items()}, indent=1))
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    if args.compare:
+        print(compare_runs(args.compare))
+        return 0
+    if not args.model:
+        raise SystemExit("error: frontier evaluate needs --model DIR... or --compare RUN...")
+    _quiet_transformers()
+    import torch
+
+    from frontier_rft.training.data import heldout_split, load_task
+    from frontier_rft.training.evaluate import evaluate_items, write_eval
+    from frontier_rft.training.tiny_model import load_lm
+
+    defaults = TrainConfig()
+    levels = args.levels or defaults.levels
+    suite = load_task(args.task)
+    items = heldout_split(suite, args.eval_size, args.eval_seed, levels)
+    rows = []
+    for path in args.model:
+        model_dir = Path(path) / "final" if (Path(path) / "final").is_dir() else Path(path)
+        model, tokenizer = load_lm(model_dir)
+        torch.manual_seed(args.eval_seed)
+        result = evaluate_items(
+            model, tokenizer, items, suite.verifier, args.samples, args.k, args.max_new_tokens
+        )
+        if args.out:
+            name = Path(path).resolve().name
+            write_eval(result, Path(args.out) / name, model=str(model_dir))
+        rows.append((str(path), result.summary()))
+    print(_table(rows))
+    return 0
+
+
+def compare_runs(runs: Sequence[str]) -> str:
+    """Table of stored final evaluations and training summaries of `frontier train` runs."""
+    rows = []
+    for run in runs:
+        path = Path(run)
+        summary = json.loads((path / "eval.json").read_text())
+        steps = [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+        train = [s for s in steps if "train/reward_mean" in s]
+        if train:
+            for key in ("train/effective_task_ratio", "train/mean_abs_advantage", "perf/step_s"):
+                summary[f"mean {key}"] = sum(s[key] for s in train) / len(train)
+        starts = [s for s in steps if "eval/mean_score" in s and s["step"] == 0]
+        if starts:
+            summary["start eval/mean_score"] = starts[0]["eval/mean_score"]
+        rows.append((summary.get("selector", path.name), summary))
+    return _table(rows)
+
+
+_COLUMN_ORDER = ("start eval/mean_score", "eval/mean_score", "eval/pass@", "eval/success", "mean ")
+
+
+def _column_rank(key: str) -> tuple[int, str]:
+    for rank, prefix in enumerate(_COLUMN_ORDER):
+        if key.startswith(prefix):
+            return rank, key
+    return len(_COLUMN_ORDER), key
+
+
+def _table(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """Markdown table: scores and pass@k first, then training means, failure shares last."""
+    keys = sorted(
+        {k for _, s in rows for k, v in s.items() if isinstance(v, float)}, key=_column_rank
+    )
+    head = "| run | " + " | ".join(keys) + " |"
+    lines = [head, "|---|" + "---:|" * len(keys)]
+    for name, summary in rows:
+        cells = [f"{summary[k]:.3f}" if isinstance(summary.get(k), float) else "-" for k in keys]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- parser
+
+
+def add_commands(sub: Any) -> None:
+    """Register build-model, sft, train and evaluate on a subparsers object."""
+    p = sub.add_parser("build-model", help="train a BPE tokenizer and init a tiny Llama model")
+    p.add_argument("--out", required=True, help="output directory (a Hugging Face model dir)")
+    _add_config_flags(p, ModelConfig)
+    p.set_defaults(func=_cmd_build_model)
+
+    p = sub.add_parser("sft", help="supervised warm start on solver demonstrations")
+    p.add_argument("--model", required=True, help="input model directory (build-model output)")
+    p.add_argument("--out", required=True, help="output model directory")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = default)")
+    p.add_argument(
+        "--measure-pool",
+        type=int,
+        default=0,
+        help="afterwards, sample this many training-pool tasks (train defaults) and report the "
+        "always/never/mixed-solved mix to start_state.json (0 = skip)",
+    )
+    p.add_argument("--samples", type=int, default=8, help="samples per task for --measure-pool")
+    _add_config_flags(p, SFTConfig)
+    p.set_defaults(func=_cmd_sft)
+
+    p = sub.add_parser("train", help="RL fine-tuning (GRPO/Dr.GRPO/RLOO) with a task selector")
+    p.add_argument("--model", help="start model directory (sft output)")
+    p.add_argument("--out", required=True, help="run directory (metrics, checkpoints, eval)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out exactly")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="selector config override")
+    p.add_argument("--metis-lam", type=float, help="METIS lam (judge loss weight; 0 = ablation)")
+    p.add_argument("--metis-k", type=int, help="METIS K exemplars (0 = no-ICL ablation)")
+    p.add_argument("--metis-m", type=int, help="METIS m (candidates = m * batch size)")
+    _add_config_flags(p, TrainConfig, skip=("selector_overrides",))
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("evaluate", help="held-out pass@k of models, or compare finished runs")
+    p.add_argument("--model", nargs="+", help="model or run directories to evaluate")
+    p.add_argument("--compare", nargs="+", metavar="RUN", help="tabulate finished runs' eval.json")
+    p.add_argument("--task", default="countdown", help="task family")
+    p.add_argument("--levels", help="levels of the held-out split (default: train's)")
+    p.add_argument("--eval-size", type=int, default=128, help="held-out tasks")
+    p.add_argument("--eval-seed", type=int, default=2, help="held-out split seed")
+    p.add_argument("--samples", type=int, default=8, help="completions per task (n)")
+    p.add_argument("--k", type=_int_tuple, default=(1, 4, 8), help="pass@k values, e.g. 1,4,8")
+    p.add_argument("--max-new-tokens", type=int, default=40, help="longest completion")
+    p.add_argument("--out", help="write eval.json + eval_records.jsonl per model here")
+    p.set_defaults(func=_cmd_evaluate)
+
+
+if __name__ == "__main__":  # pragma: no cover - for running without the lead's wiring
+    parser = argparse.ArgumentParser(prog="frontier")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    ns = parser.parse_args()
+    sys.exit(int(ns.func(ns)))

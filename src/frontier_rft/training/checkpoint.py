@@ -1,0 +1,100 @@
+"""Atomic training checkpoints: model, optimizer, selector, RNG states and step counter.
+
+A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
+
+    model/           save_pretrained model + tokenizer (an ordinary HF directory)
+    optimizer.pt     AdamW state
+    selector.npz     save_selector (the selector's full state, RNG included)
+    rng.pt           torch CPU RNG state (rollout and judge sampling; the selector keeps its own)
+    trainer.json     step and config
+
+It is written under a temporary name, every file fsynced, then renamed into place; the
+`latest` pointer file is replaced atomically after the rename. A crash leaves the previous
+checkpoint and pointer intact (plus a stale temporary directory, removed by the next save).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from frontier_rft.core.persistence import atomic_write_bytes, load_selector, save_selector
+from frontier_rft.core.selector import Selector
+
+__all__ = ["latest_checkpoint", "load_checkpoint", "save_checkpoint"]
+
+_PREFIX = "step_"
+_TMP = ".tmp-"
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            with open(path, "rb") as fh:
+                os.fsync(fh.fileno())
+
+
+def save_checkpoint(
+    ckpt_root: str | os.PathLike[str],
+    step: int,
+    model: Any,
+    tokenizer: Any,
+    optimizer: torch.optim.Optimizer,
+    selector: Selector,
+    trainer_state: dict[str, Any],
+    keep: int = 2,
+) -> Path:
+    """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`."""
+    root = Path(ckpt_root)
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in root.glob(f"{_TMP}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    name = f"{_PREFIX}{step:06d}"
+    tmp = root / f"{_TMP}{name}-{os.getpid()}"
+    tmp.mkdir()
+    model.save_pretrained(tmp / "model")
+    tokenizer.save_pretrained(tmp / "model")
+    torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    save_selector(selector, tmp / "selector.npz")
+    torch.save({"torch": torch.get_rng_state()}, tmp / "rng.pt")
+    (tmp / "trainer.json").write_text(json.dumps({"step": step, **trainer_state}, indent=1))
+    _fsync_tree(tmp)
+    final = root / name
+    if final.exists():  # re-saving the same step (a resumed run that re-reached it)
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    atomic_write_bytes(root / "latest", lambda fh: fh.write(name.encode("utf-8")))
+    for old in sorted(root.glob(f"{_PREFIX}*"))[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def latest_checkpoint(ckpt_root: str | os.PathLike[str]) -> Path | None:
+    """The checkpoint `latest` points at, or None when there is none."""
+    pointer = Path(ckpt_root) / "latest"
+    if not pointer.exists():
+        return None
+    path = Path(ckpt_root) / pointer.read_text(encoding="utf-8").strip()
+    if not (path / "trainer.json").exists():
+        raise ValueError(f"{pointer} points at {path.name}, which is missing or incomplete")
+    return path
+
+
+def load_checkpoint(
+    path: str | os.PathLike[str], optimizer: torch.optim.Optimizer, **collaborators: Any
+) -> tuple[Selector, dict[str, Any]]:
+    """Restore optimizer and torch RNG in place; return the selector and the trainer state.
+
+    The model is loaded by the caller from `path/model` (before building the optimizer).
+    """
+    ckpt = Path(path)
+    optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt", weights_only=True))
+    torch.set_rng_state(torch.load(ckpt / "rng.pt", weights_only=True)["torch"])
+    selector = load_selector(ckpt / "selector.npz", **collaborators)
+    state: dict[str, Any] = json.loads((ckpt / "trainer.json").read_text())
+    return selector, state

@@ -1,0 +1,280 @@
+"""Hyperparameters of the tiny model, the supervised warm start and the RL trainer.
+
+Frozen dataclasses with a one-line docstring per field (the CLI help is built from them),
+validated in `__post_init__` with messages that say how to fix the value. No torch here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from frontier_rft.core.advantages import ESTIMATORS
+from frontier_rft.core.config import check, check_choice
+
+__all__ = [
+    "LOSS_AGGREGATIONS",
+    "TASKS",
+    "ModelConfig",
+    "SFTConfig",
+    "TrainConfig",
+    "replace_config",
+]
+
+TASKS = ("countdown",)
+LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
+
+
+def _pos_int(name: str, value: object, hint: str = "") -> None:
+    check(
+        isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+        f"{name} must be a positive int{hint}, got {value!r}",
+    )
+
+
+def _nonneg(name: str, value: object, hint: str = "") -> None:
+    check(
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
+        f"{name} must be a number >= 0{hint}, got {value!r}",
+    )
+
+
+def _positive(name: str, value: object) -> None:
+    check(
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
+        f"{name} must be a number > 0, got {value!r}",
+    )
+
+
+def _levels(name: str, levels: object) -> None:
+    check(
+        isinstance(levels, str) and all(p.strip() for p in levels.split(",")),
+        f"{name} must be a comma-separated level list such as '2x20,3x20' "
+        f"(countdown: N numbers from 1..M, or N for the task's default ranges), got {levels!r}",
+    )
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The tiny causal LM and its locally trained byte-level BPE tokenizer."""
+
+    task: str = "countdown"
+    """Task family whose prompts and demonstrations form the tokenizer corpus."""
+    vocab_size: int = 1024
+    """Largest BPE vocabulary, special tokens included (256 byte symbols + merges; training
+    stops earlier when no pair occurs twice: 657 tokens with the default corpus)."""
+    hidden_size: int = 128
+    """Model width."""
+    num_layers: int = 4
+    """Decoder layers."""
+    num_heads: int = 4
+    """Attention heads (hidden_size must be divisible by it)."""
+    intermediate_size: int = 384
+    """MLP width (SwiGLU)."""
+    max_positions: int = 1024
+    """Longest sequence the model accepts; METIS judge prompts are the longest inputs."""
+    corpus_tasks: int = 3000
+    """Tasks (prompt + demonstration) in the tokenizer corpus, plus the METIS judge text."""
+    seed: int = 0
+    """Seed of the corpus and of the weight initialisation."""
+
+    def __post_init__(self) -> None:
+        check_choice("task", self.task, TASKS)
+        check(
+            isinstance(self.vocab_size, int) and 300 <= self.vocab_size <= 65536,
+            f"vocab_size must be an int in [300, 65536] (256 bytes + specials + merges), "
+            f"got {self.vocab_size!r}",
+        )
+        for name in ("hidden_size", "num_layers", "num_heads", "intermediate_size"):
+            _pos_int(name, getattr(self, name))
+        check(
+            self.hidden_size % self.num_heads == 0
+            and (self.hidden_size // self.num_heads) % 2 == 0,
+            f"hidden_size ({self.hidden_size}) must be divisible by num_heads ({self.num_heads}) "
+            "into an even head size (rotary embeddings)",
+        )
+        _pos_int("max_positions", self.max_positions)
+        _pos_int("corpus_tasks", self.corpus_tasks)
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    """Supervised warm start on solver demonstrations (and, optionally, the judge format)."""
+
+    task: str = "countdown"
+    """Task family of the demonstrations."""
+    levels: str = "2x20,3x20"
+    """Levels whose demonstrations are trained on (the easier ones; see TrainConfig.levels)."""
+    num_examples: int = 800
+    """Demonstrations generated for training (seed `data_seed`)."""
+    data_seed: int = 1000
+    """Seed of the demonstration set (keep it apart from the RL pool and eval seeds)."""
+    steps: int = 600
+    """Optimizer steps (600 x 32 sequences: about 4 minutes on 2 cores for the default model)."""
+    batch_size: int = 32
+    """Sequences per step."""
+    lr: float = 2e-3
+    """Peak AdamW learning rate (linear warm-up, cosine decay)."""
+    warmup_steps: int = 20
+    """Linear warm-up steps."""
+    weight_decay: float = 0.01
+    """AdamW weight decay."""
+    judge_format_share: float = 0.1
+    """Share of steps' sequences that are METIS judge prompts answered with a random listed
+    value: teaches the answer format only (a pretrained LLM would know it), no calibration."""
+    seed: int = 0
+    """Seed of batching and of the judge-format examples."""
+
+    def __post_init__(self) -> None:
+        check_choice("task", self.task, TASKS)
+        _levels("levels", self.levels)
+        for name in ("num_examples", "steps", "batch_size"):
+            _pos_int(name, getattr(self, name))
+        _positive("lr", self.lr)
+        check(
+            isinstance(self.warmup_steps, int) and 0 <= self.warmup_steps <= self.steps,
+            f"warmup_steps must be an int in [0, steps={self.steps}], got {self.warmup_steps!r}",
+        )
+        _nonneg("weight_decay", self.weight_decay)
+        check(
+            isinstance(self.judge_format_share, (int, float))
+            and 0.0 <= self.judge_format_share < 1.0,
+            f"judge_format_share must lie in [0, 1), got {self.judge_format_share!r}",
+        )
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Group-rollout RL (GRPO / Dr.GRPO / RLOO) with a selector choosing every batch."""
+
+    task: str = "countdown"
+    """Task family of the training pool and the held-out split."""
+    selector: str = "uniform"
+    """Registered selector name (`frontier selectors` lists them)."""
+    selector_overrides: dict[str, Any] = field(default_factory=dict)
+    """Selector config fields to override, e.g. {"tau": 0.5}; METIS lam/K/m live here."""
+    steps: int = 300
+    """Training steps (one selected batch and one optimizer update phase each)."""
+    batch_size: int = 8
+    """B: prompts selected per step."""
+    group_size: int = 8
+    """n: completions sampled per prompt."""
+    format_reward: float | None = None
+    """Reward of a well-formatted wrong answer (None = the task's own, 0.1 for Countdown;
+    0 = binary success reward)."""
+    max_new_tokens: int = 40
+    """Longest completion; longer ones are cut (and usually score 0)."""
+    temperature: float = 1.0
+    """Sampling temperature of rollouts (pure sampling: no top-k, no top-p)."""
+    lr: float = 1e-4
+    """AdamW learning rate (constant; 5e-4 collapses the default tiny model in ~40 steps)."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping norm (0 disables)."""
+    estimator: str = "grpo"
+    """Advantage: grpo (std-normalised), drgrpo (centred) or rloo (leave-one-out)."""
+    loss_aggregation: str = "token_mean"
+    """token_mean over all completion tokens; sequence_mean (GRPO paper: per-sequence mean,
+    then mean); constant (Dr.GRPO: token sum / (B*n*max_new_tokens))."""
+    clip_eps: float = 0.2
+    """PPO clip range of the ratio pi/pi_old."""
+    ppo_epochs: int = 1
+    """Gradient passes per batch; with 1 the ratio is exactly 1 and clipping is inactive."""
+    kl_coef: float = 0.0
+    """Weight of the k3 KL estimator to the frozen start model (0 = no reference model)."""
+    entropy_coef: float = 0.0
+    """Weight of the entropy bonus (subtracted from the loss)."""
+    train_size: int = 512
+    """Tasks in the training pool."""
+    levels: str = "2x20,3x20,4x20"
+    """Levels of the training pool and held-out split; countdown: 'NxM' = N numbers from
+    1..M, 'N' = the task's default ranges; a task's level is its position in this list."""
+    train_seed: int = 1
+    """Seed of the training pool."""
+    eval_size: int = 128
+    """Tasks in the held-out split (separate seed; exact duplicates of training tasks removed)."""
+    eval_seed: int = 2
+    """Seed of the held-out split."""
+    eval_samples: int = 8
+    """Completions per held-out task (n of pass@k)."""
+    eval_k: tuple[int, ...] = (1, 4, 8)
+    """k values of pass@k reported (each <= eval_samples)."""
+    eval_every: int = 100
+    """Evaluate on the held-out split every this many steps (0 = only at start and end)."""
+    checkpoint_every: int = 100
+    """Save a checkpoint every this many steps (and always at the end)."""
+    keep_checkpoints: int = 2
+    """Most recent checkpoints kept on disk."""
+    judge_max_new_tokens: int = 10
+    """METIS: longest judge answer generated by the policy."""
+    judge_temperature: float = 1.0
+    """METIS: sampling temperature of the judge answer (0 = greedy)."""
+    tensorboard: bool = True
+    """Also write TensorBoard event files (JSONL is always written)."""
+    threads: int = 0
+    """torch CPU threads (0 = torch's default)."""
+    seed: int = 0
+    """Seed of torch sampling, numpy and the selector."""
+
+    def __post_init__(self) -> None:
+        check_choice("task", self.task, TASKS)
+        check(isinstance(self.selector, str) and bool(self.selector), "selector must be a name")
+        check(
+            isinstance(self.selector_overrides, dict),
+            "selector_overrides must be a dict of selector config fields",
+        )
+        for name in (
+            "steps",
+            "batch_size",
+            "group_size",
+            "max_new_tokens",
+            "train_size",
+            "eval_size",
+            "eval_samples",
+            "checkpoint_every",
+            "keep_checkpoints",
+            "judge_max_new_tokens",
+        ):
+            _pos_int(name, getattr(self, name))
+        check(self.group_size >= 2, "group_size must be >= 2: group advantages need two rollouts")
+        check(
+            self.batch_size <= self.train_size,
+            f"batch_size ({self.batch_size}) must not exceed train_size ({self.train_size})",
+        )
+        _positive("temperature", self.temperature)
+        _positive("lr", self.lr)
+        for name in ("weight_decay", "max_grad_norm", "kl_coef", "entropy_coef", "clip_eps"):
+            _nonneg(name, getattr(self, name))
+        _nonneg("judge_temperature", self.judge_temperature, " (0 = greedy)")
+        if self.format_reward is not None:
+            _nonneg("format_reward", self.format_reward, " (None = the task's default)")
+        check_choice("estimator", self.estimator, ESTIMATORS)
+        check_choice("loss_aggregation", self.loss_aggregation, LOSS_AGGREGATIONS)
+        _pos_int("ppo_epochs", self.ppo_epochs)
+        _levels("levels", self.levels)
+        check(
+            isinstance(self.eval_k, tuple)
+            and len(self.eval_k) > 0
+            and all(isinstance(k, int) and 1 <= k <= self.eval_samples for k in self.eval_k),
+            f"eval_k must be a tuple of ints in [1, eval_samples={self.eval_samples}], "
+            f"got {self.eval_k!r}",
+        )
+        check(
+            isinstance(self.eval_every, int) and self.eval_every >= 0,
+            f"eval_every must be an int >= 0 (0 = start and end only), got {self.eval_every!r}",
+        )
+        check(
+            isinstance(self.threads, int) and self.threads >= 0,
+            f"threads must be an int >= 0 (0 = torch default), got {self.threads!r}",
+        )
+        check(
+            len({self.train_seed, self.eval_seed}) == 2,
+            "train_seed and eval_seed must differ: the held-out split must be held out",
+        )
+
+
+def replace_config(config: Any, **changes: Any) -> Any:
+    """dataclasses.replace that re-runs validation (frozen configs are rebuilt)."""
+    return dataclasses.replace(config, **changes)

@@ -1,0 +1,180 @@
+"""Task plumbing for training: generators, verifiers, demonstrations, held-out splits, pools.
+
+The training pool, the SFT demonstrations and the held-out split are disjoint by
+construction: a task is held out when a hash of its canonical key (target and sorted numbers
+for Countdown) falls in one bucket of HELDOUT_BUCKETS, whatever seed generated it. So no
+seed choice can leak an evaluation task into training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.tasks.base import TaskItem, Verifier, pool_from_items
+
+__all__ = [
+    "HELDOUT_BUCKETS",
+    "TaskSuite",
+    "build_pool",
+    "countdown_levels",
+    "heldout_split",
+    "is_heldout",
+    "load_task",
+    "task_key",
+    "train_split",
+]
+
+HELDOUT_BUCKETS = 8
+"""One key-hash bucket in this many is reserved for evaluation."""
+
+
+@dataclass(frozen=True)
+class TaskSuite:
+    """What the trainer needs from a task family."""
+
+    name: str
+    """Task family name."""
+    generate: Callable[[int, int, str], list[TaskItem]]
+    """generate(n, seed, levels) -> items with ids 0..n-1 and level = position in `levels`."""
+    verifier: Verifier
+    """Scores a completion in [0, 1]."""
+    demonstration: Callable[[TaskItem], str]
+    """A correct completion (solver output) for supervised warm start."""
+    pool_extras: Callable[[Sequence[TaskItem]], dict[str, Any]]
+    """TaskPool metadata beyond levels/difficulty/prompts (features, keys)."""
+
+
+def _countdown_extras(items: Sequence[TaskItem]) -> dict[str, Any]:
+    from frontier_rft.selectors.embeddings import countdown_features, countdown_keys
+
+    numbers = [it.reference["numbers"] for it in items]
+    targets = [it.reference["target"] for it in items]
+    return {
+        "features": countdown_features(numbers, targets),
+        "keys": tuple(countdown_keys(numbers, targets)),
+    }
+
+
+def countdown_levels(spec: str) -> list[Any]:
+    """Parse '2x20,3x20,4x20' (N numbers drawn from 1..M, targets 1..999) or '3,4' (the
+    task's default ranges for N numbers) into CountdownLevel specs, in order."""
+    mod = importlib.import_module("frontier_rft.tasks.countdown")
+    out = []
+    for part in (p.strip() for p in spec.split(",")):
+        count, sep, top = part.partition("x")
+        try:
+            n = int(count)
+            if not sep:
+                out.append(mod.COUNTDOWN_LEVELS[n])
+                continue
+            out.append(mod.CountdownLevel(n, 1, int(top), min_target=1, max_target=999))
+        except (ValueError, KeyError) as exc:
+            raise ValueError(
+                f"bad countdown level {part!r} in {spec!r}: write N (default ranges, N in "
+                f"{sorted(mod.COUNTDOWN_LEVELS)}) or NxM (N numbers from 1..M), e.g. '2x20,3x20'"
+            ) from exc
+    return out
+
+
+def _generate_countdown(n: int, seed: int, levels: str) -> list[TaskItem]:
+    mod = importlib.import_module("frontier_rft.tasks.countdown")
+    specs = countdown_levels(levels)
+    items = mod.generate_countdown(n, seed, levels=specs)
+    # generate_countdown cycles through `specs` in order and numbers its levels by count
+    # of numbers (2 and 3 numbers share level 0); our level is the position in the list.
+    return [dataclasses.replace(it, level=i % len(specs)) for i, it in enumerate(items)]
+
+
+def _countdown_demonstration(item: TaskItem) -> str:
+    mod = importlib.import_module("frontier_rft.tasks.countdown")
+    demo: str = mod.countdown_demonstration(item)
+    return demo
+
+
+def load_task(name: str, format_reward: float | None = None) -> TaskSuite:
+    """The TaskSuite of a task family (imported lazily: the tasks package stays optional).
+
+    `format_reward` overrides the reward of a well-formatted wrong answer (None keeps the
+    task's default; 0 makes the reward binary success)."""
+    if name == "countdown":
+        mod = importlib.import_module("frontier_rft.tasks.countdown")
+        options = {} if format_reward is None else {"format_reward": float(format_reward)}
+        return TaskSuite(
+            name="countdown",
+            generate=_generate_countdown,
+            verifier=mod.CountdownVerifier(**options),
+            demonstration=_countdown_demonstration,
+            pool_extras=_countdown_extras,
+        )
+    raise ValueError(f"unknown task {name!r}; available: countdown")
+
+
+def task_key(item: TaskItem) -> str:
+    """Canonical identity of a task: Countdown by (target, sorted numbers), else its prompt."""
+    ref = item.reference
+    if item.domain == "countdown" and "numbers" in ref and "target" in ref:
+        from frontier_rft.selectors.embeddings import countdown_key
+
+        return countdown_key(ref["numbers"], ref["target"])
+    return f"{item.domain}|{item.prompt}"
+
+
+def is_heldout(item: TaskItem) -> bool:
+    """True for tasks reserved for evaluation (one key-hash bucket of HELDOUT_BUCKETS)."""
+    digest = hashlib.sha256(task_key(item).encode("utf-8")).digest()
+    return digest[0] % HELDOUT_BUCKETS == 0
+
+
+def _filtered(
+    suite: TaskSuite,
+    n: int,
+    seed: int,
+    levels: str,
+    keep: Callable[[TaskItem], bool],
+    oversample: float,
+) -> list[TaskItem]:
+    """The first n distinct-key items satisfying `keep`, ids renumbered 0..n-1."""
+    want = int(n * oversample) + 8
+    for _ in range(12):  # grow the draw until enough items survive the filter
+        try:
+            items = suite.generate(want, seed, levels)
+        except ValueError as exc:
+            raise ValueError(
+                f"levels {levels!r} have too few distinct tasks for a split of {n} ({exc}); "
+                "ask for fewer tasks or widen the number range (e.g. 2x30 instead of 2x20)"
+            ) from exc
+        out: list[TaskItem] = []
+        seen: set[str] = set()
+        for it in items:
+            key = task_key(it)
+            if key in seen or not keep(it):
+                continue
+            seen.add(key)
+            out.append(dataclasses.replace(it, task_id=len(out)))
+            if len(out) == n:
+                return out
+        want = int(want * 1.5)
+    raise ValueError(f"could not generate {n} distinct tasks of levels {levels!r}")
+
+
+def train_split(suite: TaskSuite, n: int, seed: int, levels: str) -> list[TaskItem]:
+    """n distinct training tasks (never a held-out key)."""
+    return _filtered(suite, n, seed, levels, lambda it: not is_heldout(it), oversample=1.25)
+
+
+def heldout_split(suite: TaskSuite, n: int, seed: int, levels: str) -> list[TaskItem]:
+    """n distinct held-out tasks (held-out keys only)."""
+    return _filtered(suite, n, seed, levels, is_heldout, oversample=1.25 * HELDOUT_BUCKETS)
+
+
+def build_pool(suite: TaskSuite, items: Sequence[TaskItem]) -> TaskPool:
+    """TaskPool of items: levels as categories, difficulty, prompts, plus the suite's extras."""
+    extras = suite.pool_extras(items)
+    features = extras.pop("features", None)
+    return pool_from_items(items, features=features, **extras)

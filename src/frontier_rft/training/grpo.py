@@ -1,0 +1,410 @@
+"""The reference trainer: group rollouts, verifier rewards, group advantages, clipped loss.
+
+One step, top to bottom (`Trainer.step`):
+
+1. the selector chooses B task ids (METIS: the policy judges m*B candidates first);
+2. the policy samples n completions per prompt with `model.generate`;
+3. the verifier scores every completion; the selector receives every reward as `Feedback`;
+4. advantages per group: GRPO (std-normalised), Dr.GRPO (centred) or RLOO (leave-one-out),
+   from `frontier_rft.core.advantages` (the same definitions the selectors use);
+5. loss = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
+   - entropy_coef * entropy (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
+6. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.
+
+With `ppo_epochs = 1` the batch is used once, pi_old = pi and the ratio is exactly 1, so the
+loss gradient is the vanilla policy gradient; with more epochs clipping becomes active.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from frontier_rft import Feedback, make_selector
+from frontier_rft.core.advantages import group_advantages
+from frontier_rft.integrations.metrics_log import MetricsSink
+from frontier_rft.selectors.metis import METISSelector
+from frontier_rft.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.data import build_pool, heldout_split, load_task, train_split
+from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
+from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
+from frontier_rft.training.rollout import (
+    TokenScores,
+    encode_prompts,
+    generate_completions,
+    score_completions,
+)
+from frontier_rft.training.tiny_model import load_lm, save_lm
+
+__all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
+
+SUCCESS = 1.0
+"""A rollout counts as solved when its reward reaches this (Countdown's 0.1 is format only)."""
+
+
+def aggregate(values: torch.Tensor, mask: torch.Tensor, how: str, max_tokens: int) -> torch.Tensor:
+    """Reduce per-token values to a scalar: token_mean, sequence_mean or constant (Dr.GRPO)."""
+    if how == "token_mean":
+        return (values * mask).sum() / mask.sum().clamp(min=1.0)
+    if how == "sequence_mean":
+        per_seq = (values * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return per_seq.mean()
+    return (values * mask).sum() / (mask.shape[0] * max_tokens)
+
+
+class PolicyLoss:
+    """Parts of one loss evaluation (tensors keep their graph; floats are for logging)."""
+
+    def __init__(self, total: torch.Tensor, parts: dict[str, float]):
+        self.total = total
+        self.parts = parts
+
+
+def policy_loss(
+    scores: TokenScores,
+    advantages: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    ref_logprobs: torch.Tensor | None,
+    config: TrainConfig,
+) -> PolicyLoss:
+    """Clipped surrogate + k3 KL + entropy bonus, aggregated as `config.loss_aggregation`."""
+    mask, logp = scores.mask, scores.logprobs
+    how, t_max = config.loss_aggregation, config.max_new_tokens
+    ratio = torch.exp(logp - old_logprobs)
+    adv = advantages.unsqueeze(1)
+    clipped = torch.clamp(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps)
+    surrogate = -torch.minimum(ratio * adv, clipped * adv)
+    pg = aggregate(surrogate, mask, how, t_max)
+    total = pg
+    parts = {
+        "loss/policy": float(pg.detach()),
+        "policy/ratio_mean": float(aggregate(ratio.detach(), mask, "token_mean", t_max)),
+        "policy/clip_fraction": float(
+            aggregate(((ratio - clipped).abs() > 0).float(), mask, "token_mean", t_max)
+        ),
+    }
+    if ref_logprobs is not None:
+        delta = ref_logprobs - logp  # k3 = exp(d) - d - 1 >= 0, unbiased for KL(pi || ref)
+        kl = aggregate(torch.exp(delta) - delta - 1.0, mask, how, t_max)
+        total = total + config.kl_coef * kl
+        parts["loss/kl"] = float(kl.detach())
+    if scores.entropy is not None:
+        entropy = aggregate(scores.entropy, mask, how, t_max)
+        if config.entropy_coef > 0:
+            total = total - config.entropy_coef * entropy
+        parts["policy/entropy"] = float(entropy.detach())
+    return PolicyLoss(total, parts)
+
+
+class Trainer:
+    """GRPO-family trainer over one task pool; the selector decides every batch."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        model_dir: str | os.PathLike[str],
+        run_dir: str | os.PathLike[str],
+        *,
+        resume: bool = False,
+        log: Callable[[str], None] = print,
+    ):
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.model_dir = Path(model_dir)
+        self.log = log
+        cfg = config
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        ckpt = latest_checkpoint(self.run_dir / "checkpoints") if resume else None
+        if resume and ckpt is None:
+            raise ValueError(f"--resume: no checkpoint under {self.run_dir / 'checkpoints'}")
+        if not resume and (self.run_dir / "checkpoints" / "latest").exists():
+            raise ValueError(
+                f"{self.run_dir} already holds a run; pass --resume to continue it "
+                "or choose another --out"
+            )
+        torch.manual_seed(cfg.seed)
+        self.suite = load_task(cfg.task, cfg.format_reward)
+        self.items = train_split(self.suite, cfg.train_size, cfg.train_seed, cfg.levels)
+        self.eval_items = heldout_split(self.suite, cfg.eval_size, cfg.eval_seed, cfg.levels)
+        self.pool = build_pool(self.suite, self.items)
+        self.model, self.tokenizer = load_lm(ckpt / "model" if ckpt else self.model_dir)
+        self.model.train()
+        self.prompt_ids = encode_prompts(self.tokenizer, [it.prompt for it in self.items])
+        self.ref_model = None
+        if cfg.kl_coef > 0:  # frozen start model for the KL term
+            self.ref_model, _ = load_lm(self.model_dir)
+            self.ref_model.eval().requires_grad_(False)
+        self.judge: PolicyJudge | None = None
+        collaborators: dict[str, Any] = {}
+        if cfg.selector == "metis":
+            self.judge = PolicyJudge(
+                self.model, self.tokenizer, cfg.judge_max_new_tokens, cfg.judge_temperature
+            )
+            collaborators["judge"] = self.judge
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
+        )
+        self.step_count = 0
+        self.last: dict[str, Any] = {}
+        """The latest step's selected ids, rewards, advantages and METIS judge records."""
+        if ckpt is not None:
+            self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
+            self.step_count = int(state["step"])
+            _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count)
+            log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
+        else:
+            self.selector = make_selector(
+                cfg.selector, self.pool, seed=cfg.seed, **collaborators, **cfg.selector_overrides
+            )
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
+            shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
+        self.lam = float(getattr(self.selector.config, "judge_loss_weight", 0.0))
+        self._write_run_info(check=ckpt is not None)
+        tb = self.run_dir / "tb" if cfg.tensorboard and _has_tensorboard(log) else None
+        self.sink = MetricsSink(self.run_dir / "metrics.jsonl", tensorboard_dir=tb)
+
+    # ------------------------------------------------------------------ one step
+    def step(self) -> dict[str, float]:
+        """Select, roll out, score, feed back, update. Returns this step's metrics."""
+        cfg, n = self.config, self.config.group_size
+        t_step = time.perf_counter()
+        ids = self.selector.select(cfg.batch_size)
+        select_ms = 1e3 * (time.perf_counter() - t_step)
+
+        prompts = [self.prompt_ids[i] for i in ids.tolist()]
+        t_gen = time.perf_counter()
+        completions = generate_completions(
+            self.model, prompts, n, cfg.max_new_tokens, cfg.temperature
+        )
+        gen_s = time.perf_counter() - t_gen
+        texts = self.tokenizer.batch_decode(completions, skip_special_tokens=True)
+        task_of = np.repeat(ids, n)
+        rewards = np.array(
+            [
+                self.suite.verifier.score(self.items[t], s)
+                for t, s in zip(task_of, texts, strict=True)
+            ],
+            dtype=np.float64,
+        )
+        self.selector.update(Feedback(task_ids=task_of, rewards=rewards, step=self.step_count))
+        offsets = np.arange(0, rewards.size + 1, n, dtype=np.int64)
+        advantages = group_advantages(rewards, offsets, cfg.estimator)
+        # Fold the step's feedback in now (the next select would do the same, identically),
+        # so the logged selector metrics describe this step.
+        self.selector.flush()
+        records = []
+        if self.judge is not None:  # this step's scored judgments, for the judge loss
+            assert isinstance(self.selector, METISSelector)
+            records = self.selector.pop_judge_records()
+
+        t_upd = time.perf_counter()
+        parts = self._update(
+            [p for p in prompts for _ in range(n)], completions, advantages, records
+        )
+        update_s = time.perf_counter() - t_upd
+
+        self.last = {"ids": ids, "rewards": rewards, "advantages": advantages, "records": records}
+        groups = rewards.reshape(-1, n)
+        gen_tokens = sum(len(c) for c in completions)
+        metrics = {
+            "train/reward_mean": float(rewards.mean()),
+            "train/success_rate": float((rewards >= SUCCESS).mean()),
+            "train/effective_task_ratio": float((groups.var(axis=1) > 0).mean()),
+            "train/mean_abs_advantage": float(np.abs(advantages).mean()),
+            "train/completion_tokens": gen_tokens / rewards.size,
+            "perf/select_ms": select_ms,
+            "perf/generate_s": gen_s,
+            "perf/update_s": update_s,
+            "perf/tokens_per_s": gen_tokens / max(gen_s, 1e-9),
+            "perf/step_s": time.perf_counter() - t_step,
+            **parts,
+            **self.selector.metrics(),
+        }
+        self.step_count += 1
+        return metrics
+
+    def _update(
+        self,
+        prompts: Sequence[Sequence[int]],
+        completions: Sequence[Sequence[int]],
+        advantages: np.ndarray,
+        records: Sequence[Any],
+    ) -> dict[str, float]:
+        cfg = self.config
+        adv = torch.tensor(advantages, dtype=torch.float32)
+        old = ref = None
+        if cfg.ppo_epochs > 1:  # pi_old: the policy that sampled, frozen across epochs
+            with torch.no_grad():
+                old = score_completions(self.model, prompts, completions).logprobs
+        if self.ref_model is not None:
+            with torch.no_grad():
+                ref = score_completions(self.ref_model, prompts, completions).logprobs
+        parts: dict[str, float] = {}
+        for epoch in range(cfg.ppo_epochs):
+            scores = score_completions(self.model, prompts, completions, with_entropy=True)
+            old_lp = scores.logprobs.detach() if old is None else old
+            loss = policy_loss(scores, adv, old_lp, ref, cfg)
+            total: Any = loss.total
+            if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once per batch
+                j_loss, j_parts = self._judge_loss(records)
+                total = total + self.lam * j_loss
+                loss.parts.update(j_parts)
+            self.optimizer.zero_grad(set_to_none=True)
+            total.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(
+                self.model.parameters(), cfg.max_grad_norm if cfg.max_grad_norm > 0 else 1e12
+            )
+            self.optimizer.step()
+            if epoch == 0:
+                parts = dict(loss.parts)
+                parts["loss/total"] = float(total.detach())
+                parts["policy/grad_norm"] = float(grad_norm)
+            elif epoch == cfg.ppo_epochs - 1:  # clipping only acts after the first pass
+                parts["policy/ratio_mean_last_epoch"] = loss.parts["policy/ratio_mean"]
+                parts["policy/clip_fraction_last_epoch"] = loss.parts["policy/clip_fraction"]
+        return parts
+
+    def _judge_loss(self, records: Sequence[Any]) -> tuple[torch.Tensor, dict[str, float]]:
+        assert self.judge is not None
+        if self.lam == 0.0:  # lam = 0 ablation: report the loss, train nothing on it
+            with torch.no_grad():
+                loss, parts = judge_loss(self.model, self.judge, records)
+        else:
+            loss, parts = judge_loss(self.model, self.judge, records)
+        parts["loss/judge"] = parts.pop("metis/judge_loss")
+        parts["loss/judge_weighted"] = self.lam * parts["loss/judge"]
+        return loss, parts
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self) -> EvalResult:
+        """Held-out pass@k and score; sampling seeded apart from the training RNG."""
+        cfg = self.config
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(cfg.eval_seed)
+            return evaluate_items(
+                self.model,
+                self.tokenizer,
+                self.eval_items,
+                self.suite.verifier,
+                cfg.eval_samples,
+                cfg.eval_k,
+                cfg.max_new_tokens,
+            )
+
+    # ------------------------------------------------------------------ loop
+    def train(self, steps: int | None = None) -> dict[str, float]:
+        """Run until `steps` (default config.steps) total steps; returns the final eval summary."""
+        cfg = self.config
+        total = cfg.steps if steps is None else steps
+        if self.step_count == 0:
+            self._log_eval(self.evaluate())
+        while self.step_count < total:
+            metrics = self.step()
+            self.sink.log(metrics, self.step_count)
+            self.log(_progress_line(self.step_count, total, metrics))
+            due_eval = cfg.eval_every and self.step_count % cfg.eval_every == 0
+            if due_eval and self.step_count < total:
+                self._log_eval(self.evaluate())
+            if self.step_count % cfg.checkpoint_every == 0 or self.step_count == total:
+                self.save()
+        result = self.evaluate()
+        summary = self._log_eval(result)
+        write_eval(result, self.run_dir, step=self.step_count, selector=cfg.selector)
+        save_lm(
+            self.model,
+            self.tokenizer,
+            self.run_dir / "final",
+            stage="rl",
+            selector=cfg.selector,
+            steps=self.step_count,
+        )
+        self.sink.close()
+        return summary
+
+    def _log_eval(self, result: EvalResult) -> dict[str, float]:
+        summary = result.summary()
+        self.sink.log(summary, self.step_count)
+        self.log(
+            f"eval step {self.step_count}: score {summary['eval/mean_score']:.3f}  "
+            + "  ".join(f"pass@{k} {v:.3f}" for k, v in sorted(result.pass_at.items()))
+        )
+        return summary
+
+    def save(self) -> Path:
+        """Atomic checkpoint of model, optimizer, selector, RNG states and step."""
+        return save_checkpoint(
+            self.run_dir / "checkpoints",
+            self.step_count,
+            self.model,
+            self.tokenizer,
+            self.optimizer,
+            self.selector,
+            {"config": _jsonable(self.config)},
+            keep=self.config.keep_checkpoints,
+        )
+
+    def _write_run_info(self, check: bool) -> None:
+        info = {
+            "config": _jsonable(self.config),
+            "model_dir": str(self.model_dir),
+            "train_tasks": len(self.items),
+            "eval_tasks": len(self.eval_items),
+            "parameters": sum(p.numel() for p in self.model.parameters()),
+        }
+        path = self.run_dir / "run.json"
+        if check and path.exists():
+            saved = json.loads(path.read_text())
+            _check_same_run(saved["config"], info["config"])
+        path.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+
+def _has_tensorboard(log: Callable[[str], None]) -> bool:
+    if importlib.util.find_spec("tensorboard") is None:
+        log("tensorboard is not installed: metrics go to metrics.jsonl only")
+        return False
+    return True
+
+
+def _jsonable(config: TrainConfig) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(json.dumps(asdict(config)))
+    return out
+
+
+def _check_same_run(saved: dict[str, Any], now: dict[str, Any]) -> None:
+    """A resumed run must use the saved configuration (only `steps` may grow)."""
+    diff = sorted(k for k in saved if k != "steps" and saved.get(k) != now.get(k))
+    if diff:
+        raise ValueError(
+            f"--resume with a different configuration ({', '.join(diff)}); resume with the "
+            "saved settings (only --steps may change) or start a new --out"
+        )
+
+
+def _truncate_jsonl(path: Path, step: int) -> None:
+    """Drop metric lines logged after `step` (a crashed run's tail, about to be redone)."""
+    if not path.exists():
+        return
+    kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step]
+    path.write_text("".join(line + "\n" for line in kept))
+
+
+def _progress_line(step: int, total: int, m: dict[str, float]) -> str:
+    return (
+        f"step {step}/{total}  reward {m['train/reward_mean']:.3f}  "
+        f"solved {m['train/success_rate']:.3f}  etr {m['train/effective_task_ratio']:.2f}  "
+        f"|A| {m['train/mean_abs_advantage']:.3f}  select {m['perf/select_ms']:.0f} ms  "
+        f"{m['perf/tokens_per_s']:.0f} tok/s  {m['perf/step_s']:.2f} s"
+    )

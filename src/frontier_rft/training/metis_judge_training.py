@@ -1,0 +1,145 @@
+"""METIS joint training: the policy is the judge, and its judgment tokens are trained.
+
+`PolicyJudge` is the collaborator `make_selector("metis", pool, judge=...)` calls with the
+rendered judge prompts of a candidate pool: it tokenises them (the tokenizer's chat template
+renders `[system, user]` exactly as the flat prompt, so both give the same ids), generates a
+short answer with the policy being trained, and remembers the sampled token ids.
+
+After rollout the selector scores each selected judgment (R = 1 - (4 (v_hat - v))^2) and
+returns its REINFORCE advantage R - b in `pop_judge_records()`. `judge_loss` turns those
+records into `-(1/|S|) sum_x A(x) log pi(answer tokens | judge prompt)`; the trainer adds
+`lam * judge_loss` to the policy loss (paper Eq. 9-10, lam = 0.01).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from frontier_rft.selectors.metis import JudgeRecord
+from frontier_rft.selectors.metis_judge import (
+    ALLOWED_VALUES,
+    judge_messages,
+    system_message,
+    user_message,
+)
+from frontier_rft.tasks.base import TaskItem
+from frontier_rft.training.rollout import generate_shared_prefix, score_completions
+from frontier_rft.training.tokenizer import BOS
+
+__all__ = ["PolicyJudge", "judge_format_examples", "judge_loss"]
+
+
+class PolicyJudge:
+    """Judge callable backed by the policy: rendered judge prompts -> one answer each.
+
+    `temperature` 0 answers greedily; the paper samples (REINFORCE needs exploration).
+    Sampled token ids are kept for the last `memory` calls so the judge loss trains exactly
+    the tokens that were generated; records from older calls are re-tokenised from text.
+    """
+
+    is_llm = True
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        max_new_tokens: int = 10,
+        temperature: float = 1.0,
+        memory: int = 4,
+    ):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.memory = memory
+        self.calls = 0
+        self.prompts_judged = 0
+        self.generated_tokens = 0
+        self._sampled: OrderedDict[int, dict[str, list[int]]] = OrderedDict()
+        self.last_prompts: list[str] = []
+        self.last_responses: list[str] = []
+
+    def prompt_ids(self, rendered: str) -> list[int]:
+        """Token ids of a flat judge prompt (BOS + the chat rendering of system and user)."""
+        ids = self.tokenizer(BOS + rendered, add_special_tokens=False)["input_ids"]
+        return [int(i) for i in ids]
+
+    def __call__(self, prompts: list[str]) -> list[str]:
+        ids = [self.prompt_ids(p) for p in prompts]
+        answers = generate_shared_prefix(self.model, ids, self.max_new_tokens, self.temperature)
+        self.calls += 1
+        self.prompts_judged += len(prompts)
+        self.generated_tokens += sum(len(a) for a in answers)
+        self._sampled[self.calls] = dict(zip(prompts, answers, strict=True))
+        self.last_prompts = list(prompts)
+        while len(self._sampled) > self.memory:
+            self._sampled.popitem(last=False)
+        self.last_responses = [self.tokenizer.decode(a, skip_special_tokens=True) for a in answers]
+        return list(self.last_responses)
+
+    def answer_ids(self, record: JudgeRecord) -> list[int]:
+        """The sampled answer tokens of a record (re-tokenised + EOS if no longer held)."""
+        for sampled in reversed(self._sampled.values()):
+            if record.prompt in sampled:
+                return sampled[record.prompt]
+        ids = self.tokenizer(record.response, add_special_tokens=False)["input_ids"]
+        return [int(i) for i in ids] + [int(self.tokenizer.eos_token_id)]
+
+
+def judge_loss(
+    model: Any, judge: PolicyJudge, records: Sequence[JudgeRecord]
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """REINFORCE loss on the judgment tokens: -(1/|S|) sum_x A(x) log pi(answer_x | prompt_x).
+
+    The prompt is rebuilt from `record.messages` through the tokenizer's chat template.
+    """
+    tok = judge.tokenizer
+    prompts = []
+    for rec in records:
+        ids = tok.apply_chat_template(rec.messages, tokenize=True, add_generation_prompt=True)
+        if hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        prompts.append([int(i) for i in ids])
+    answers = [judge.answer_ids(rec) for rec in records]
+    scores = score_completions(model, prompts, answers)
+    seq_logp = scores.logprobs.sum(dim=1)
+    adv = torch.tensor([rec.advantage for rec in records], dtype=seq_logp.dtype)
+    loss = -(adv * seq_logp).mean()
+    stats = {
+        "metis/judge_loss": float(loss.detach()),
+        "metis/judge_advantage_mean": float(adv.mean()),
+        "metis/judge_answer_tokens": float(scores.mask.sum() / max(len(records), 1)),
+        "metis/judge_records": float(len(records)),
+    }
+    return loss, stats
+
+
+def judge_format_examples(
+    items: Sequence[TaskItem], tokenizer: Any, count: int, seed: int
+) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids, answer ids) of judge prompts answered with a uniformly random listed value.
+
+    For the supervised warm start: it teaches the answer format (`\\boxed{0.xx}` then EOS),
+    which a pretrained LLM already follows, and no calibration (the value is random). One
+    example in five uses the K = 0 template so the no-ICL ablation starts from the same model.
+    """
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        calibration = rng.random() >= 0.2
+        k = rng.randint(0, 3) if calibration else 0
+        exemplars = [(rng.choice(items).prompt, rng.choice(ALLOWED_VALUES)) for _ in range(k)]
+        user = user_message(exemplars, rng.choice(items).prompt, calibration)
+        messages = judge_messages(system_message(ALLOWED_VALUES, calibration), user)
+        ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        if hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        answer = f"\\boxed{{{rng.choice(ALLOWED_VALUES):.2f}}}"
+        answer_ids = tokenizer(answer, add_special_tokens=False)["input_ids"]
+        out.append(([int(i) for i in ids], [int(i) for i in answer_ids] + [tokenizer.eos_token_id]))
+    return out

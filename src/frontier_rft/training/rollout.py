@@ -1,0 +1,190 @@
+"""Sampling with the HF generate API and per-token log-probabilities of completions.
+
+Generation left-pads prompts (decoder-only batching); scoring re-packs every sequence as
+`prompt + completion` right-padded, so positions are natural and no position-id bookkeeping
+for left padding is needed. Completions are cut after their first EOS (kept: the model
+learns to stop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from frontier_rft.training.tokenizer import chat_prompt
+
+__all__ = [
+    "TokenScores",
+    "encode_prompts",
+    "generate_completions",
+    "generate_shared_prefix",
+    "score_completions",
+]
+
+
+def encode_prompts(tokenizer: Any, prompts: Sequence[str]) -> list[list[int]]:
+    """Chat-templated token ids of user prompts, ending with the assistant marker."""
+    return [chat_prompt(tokenizer, p) for p in prompts]
+
+
+def _left_padded(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        if s:
+            ids[i, width - len(s) :] = torch.tensor(s, dtype=torch.long)
+            mask[i, width - len(s) :] = 1
+    return ids, mask
+
+
+def _cut(rows: torch.Tensor, eos: int) -> list[list[int]]:
+    """Generated rows -> token lists ending at (and including) the first EOS, pad dropped."""
+    out = []
+    for row in rows.tolist():
+        if eos in row:
+            row = row[: row.index(eos) + 1]
+        out.append(row)
+    return out
+
+
+def _generation_config(
+    model: Any, max_new_tokens: int, temperature: float, num_samples: int = 1
+) -> Any:
+    """Pure sampling at `temperature` (no top-k, no top-p), or greedy for temperature 0."""
+    from transformers import GenerationConfig
+
+    make: Any = GenerationConfig  # untyped upstream
+    base = model.generation_config
+    common = {
+        "max_new_tokens": max_new_tokens,
+        "num_return_sequences": num_samples,
+        "pad_token_id": base.pad_token_id,
+        "eos_token_id": base.eos_token_id,
+        "bos_token_id": base.bos_token_id,
+    }
+    if temperature > 0:
+        return make(do_sample=True, temperature=float(temperature), top_k=0, top_p=1.0, **common)
+    return make(do_sample=False, **common)
+
+
+@torch.no_grad()
+def generate_completions(
+    model: Any,
+    prompt_ids: Sequence[Sequence[int]],
+    num_samples: int,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+) -> list[list[int]]:
+    """`num_samples` completions per prompt, prompt-major (row i*n + j is sample j of i).
+
+    temperature 0 is greedy (then every sample of a prompt is the same).
+    """
+    was_training = model.training
+    model.eval()
+    cfg = model.generation_config
+    ids, mask = _left_padded(prompt_ids, cfg.pad_token_id)
+    out = model.generate(
+        input_ids=ids,
+        attention_mask=mask,
+        generation_config=_generation_config(model, max_new_tokens, temperature, num_samples),
+    )
+    model.train(was_training)
+    return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)
+
+
+@torch.no_grad()
+def generate_shared_prefix(
+    model: Any, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int, temperature: float
+) -> list[list[int]]:
+    """One completion per prompt, computing the prompts' common token prefix once.
+
+    METIS judge prompts of one select call share the system message, instructions and
+    exemplars (~85% of their tokens); the prefix's KV cache is computed for one row and
+    repeated, the differing suffixes are padded on their left, between prefix and suffix.
+    """
+    first = prompt_ids[0]
+    common = min(len(p) for p in prompt_ids) - 1  # every row keeps >= 1 token of its own
+    for p in prompt_ids[1:]:
+        k = 0
+        while k < common and p[k] == first[k]:
+            k += 1
+        common = k
+    if common < 16 or len(prompt_ids) == 1:
+        return _generate_one_each(model, prompt_ids, max_new_tokens, temperature)
+    from transformers import DynamicCache
+
+    was_training = model.training
+    model.eval()
+    cfg = model.generation_config
+    cache = DynamicCache()
+    model(input_ids=torch.tensor([first[:common]]), past_key_values=cache, use_cache=True)
+    cache.batch_repeat_interleave(len(prompt_ids))
+    suffixes = [p[common:] for p in prompt_ids]
+    tail, tail_mask = _left_padded(suffixes, cfg.pad_token_id)
+    head = torch.tensor([first[:common]] * len(prompt_ids), dtype=torch.long)
+    ids = torch.cat([head, tail], dim=1)
+    mask = torch.cat([torch.ones_like(head), tail_mask], dim=1)
+    out = model.generate(
+        input_ids=ids,
+        attention_mask=mask,
+        past_key_values=cache,
+        generation_config=_generation_config(model, max_new_tokens, temperature),
+    )
+    model.train(was_training)
+    return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)
+
+
+def _generate_one_each(
+    model: Any, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int, temperature: float
+) -> list[list[int]]:
+    return generate_completions(model, prompt_ids, 1, max_new_tokens, temperature)
+
+
+@dataclass
+class TokenScores:
+    """Per-token quantities of completions, right-padded to (N, T) with `mask`."""
+
+    logprobs: torch.Tensor
+    """log pi(token | prefix) of every completion token."""
+    mask: torch.Tensor
+    """1.0 on completion tokens, 0.0 on padding."""
+    entropy: torch.Tensor | None
+    """Entropy of the next-token distribution at each completion token (when asked)."""
+
+
+def score_completions(
+    model: Any,
+    prompt_ids: Sequence[Sequence[int]],
+    completion_ids: Sequence[Sequence[int]],
+    *,
+    with_entropy: bool = False,
+) -> TokenScores:
+    """Log-probs (with grad) of each completion given its prompt, in one forward pass."""
+    seqs = [list(p) + list(c) for p, c in zip(prompt_ids, completion_ids, strict=True)]
+    n, width = len(seqs), max(len(s) for s in seqs)
+    pad = model.generation_config.pad_token_id
+    ids = torch.full((n, width), pad, dtype=torch.long)
+    attn = torch.zeros((n, width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+        attn[i, : len(s)] = 1
+    t_max = max(max(len(c) for c in completion_ids), 1)
+    # Row i's completion token k sits at position len(prompt_i) + k; its logits at one less.
+    pos = torch.zeros((n, t_max), dtype=torch.long)
+    mask = torch.zeros((n, t_max))
+    for i, (p, c) in enumerate(zip(prompt_ids, completion_ids, strict=True)):
+        pos[i, : len(c)] = torch.arange(len(p) - 1, len(p) - 1 + len(c))
+        mask[i, : len(c)] = 1.0
+    logits = model(input_ids=ids, attention_mask=attn).logits.float()
+    picked = torch.gather(logits, 1, pos.unsqueeze(-1).expand(-1, -1, logits.shape[-1]))
+    logp_all = torch.log_softmax(picked, dim=-1)
+    targets = torch.gather(ids, 1, (pos + 1).clamp(max=width - 1))
+    logprobs = torch.gather(logp_all, 2, targets.unsqueeze(-1)).squeeze(-1) * mask
+    entropy = None
+    if with_entropy:
+        entropy = -(logp_all.exp() * logp_all).sum(-1) * mask
+    return TokenScores(logprobs=logprobs, mask=mask, entropy=entropy)
