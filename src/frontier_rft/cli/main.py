@@ -1,4 +1,4 @@
-"""`frontier` command line: demo, simulate, compare, selectors, build-model, sft, train, evaluate."""
+"""The `frontier` command line: demo, simulate, compare, selectors, and the trainer."""
 
 from __future__ import annotations
 
