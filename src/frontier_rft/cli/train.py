@@ -195,6 +195,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.compare:
         print(compare_runs(args.compare))
+        print("\nFailed held-out completions by the RLOO paper's taxonomy (appendix B.4):\n")
+        print(failure_taxonomy_table(args.compare))
         return 0
     if not args.model:
         raise SystemExit("error: frontier evaluate needs --model DIR... or --compare RUN...")
@@ -241,6 +243,30 @@ def compare_runs(runs: Sequence[str]) -> str:
             summary["start eval/mean_score"] = starts[0]["eval/mean_score"]
         rows.append((summary.get("selector", path.name), summary))
     return _table(rows)
+
+
+def failure_taxonomy_table(runs: Sequence[str]) -> str:
+    """Counts and shares of each failure category among a run's failed eval completions."""
+    from frontier_rft.tasks.taxonomy import FAILURE_CATEGORIES
+
+    lines = [
+        "| run | failed | " + " | ".join(FAILURE_CATEGORIES) + " |",
+        "|---|---:|" + "---:|" * len(FAILURE_CATEGORIES),
+    ]
+    for run in runs:
+        path = Path(run)
+        summary = json.loads((path / "eval.json").read_text())
+        with open(path / "eval_records.jsonl", encoding="utf-8") as fh:
+            failures = [json.loads(line)["failure"] for line in fh if line.strip()]
+        counts = {c: 0 for c in FAILURE_CATEGORIES}
+        for f in failures:
+            if f is not None:
+                counts[f] = counts.get(f, 0) + 1
+        total = sum(counts.values())
+        cells = [f"{counts[c]} ({counts[c] / max(total, 1):.0%})" for c in FAILURE_CATEGORIES]
+        name = summary.get("selector", path.name)
+        lines.append(f"| {name} | {total} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 _COLUMN_ORDER = ("start eval/mean_score", "eval/mean_score", "eval/pass@", "eval/success", "mean ")
