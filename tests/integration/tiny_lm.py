@@ -33,20 +33,31 @@ def char_tokenizer() -> Any:
     return tok
 
 
-def tiny_llama(tokenizer: Any, seed: int = 0) -> Any:
-    """A randomly initialised 2-layer Llama with hidden size 32 over the tokenizer's vocabulary."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+def _tiny_config(tokenizer: Any, layers: int, **extra: Any) -> Any:
+    """A Llama config with hidden size 32 over the tokenizer's vocabulary."""
+    from transformers import LlamaConfig
 
-    config = LlamaConfig(
+    return LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
-        num_hidden_layers=2,
+        num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=128,
         pad_token_id=tokenizer.pad_token_id,
+        **extra,
+    )
+
+
+def tiny_llama(tokenizer: Any, seed: int = 0) -> Any:
+    """A randomly initialised 2-layer Llama with hidden size 32 over the tokenizer's vocabulary."""
+    import torch
+    from transformers import LlamaForCausalLM
+
+    config = _tiny_config(
+        tokenizer,
+        2,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         tie_word_embeddings=False,
@@ -58,18 +69,8 @@ def tiny_llama(tokenizer: Any, seed: int = 0) -> Any:
 def tiny_reward_model(tokenizer: Any, seed: int = 1) -> Any:
     """A randomly initialised 1-layer Llama sequence classifier with one output (a reward)."""
     import torch
-    from transformers import LlamaConfig, LlamaForSequenceClassification
+    from transformers import LlamaForSequenceClassification
 
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        pad_token_id=tokenizer.pad_token_id,
-        num_labels=1,
-    )
+    config = _tiny_config(tokenizer, 1, num_labels=1)
     torch.manual_seed(seed)
     return LlamaForSequenceClassification(config)

@@ -95,6 +95,18 @@ class _FrontierMixin:
 
     frontier_sampler: FrontierSampler | None
 
+    # Placed before verl's buffer in the bases, so these wrap its __init__ and sample.
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._frontier_init(kwargs.get("sampler_kwargs"), kwargs.get("refill_fn"))
+
+    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> Any:
+        batch, metrics = super().sample(  # type: ignore[misc]
+            global_steps, partition_id, batch_size
+        )
+        self._frontier_report(partition_id, batch)
+        return batch, metrics
+
     def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
         kwargs = _to_plain(sampler_kwargs) or {}
         trainer = _trainer_of(refill_fn)
@@ -117,24 +129,6 @@ class _FrontierMixin:
 class FrontierReplayBuffer(_FrontierMixin, ReplayBuffer):  # type: ignore[misc]
     """verl's sync ReplayBuffer whose trainer draws prompts from a frontier-rft selector."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._frontier_init(kwargs.get("sampler_kwargs"), kwargs.get("refill_fn"))
-
-    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> Any:
-        batch, metrics = super().sample(global_steps, partition_id, batch_size)
-        self._frontier_report(partition_id, batch)
-        return batch, metrics
-
 
 class FrontierReplayBufferAsync(_FrontierMixin, ReplayBufferAsync):  # type: ignore[misc]
     """verl's async ReplayBuffer (colocate/separate async trainers) with a frontier-rft selector."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._frontier_init(kwargs.get("sampler_kwargs"), kwargs.get("refill_fn"))
-
-    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> Any:
-        batch, metrics = super().sample(global_steps, partition_id, batch_size)
-        self._frontier_report(partition_id, batch)
-        return batch, metrics
