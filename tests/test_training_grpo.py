@@ -208,3 +208,35 @@ def test_experiment_selectors_run_on_the_countdown_pool(
     assert len(set(trainer.last["ids"].tolist())) == cfg.batch_size
     assert metrics["select/calls"] == 2.0
     assert any(k.startswith(f"{selector}/") for k in metrics) or selector == "uniform"
+
+
+def test_bots_uses_measured_reference_pass_rates(sft_dir: Path, tmp_path: Path) -> None:
+    from frontier_rft.training.references import (
+        load_references,
+        measure_references,
+        write_references,
+    )
+
+    cfg = dataclasses.replace(TEST_TRAIN, selector="bots")
+    init_dir = sft_dir.parent / "init"
+    data = measure_references(init_dir, sft_dir, cfg, samples=2)
+    assert len(data["keys"]) == cfg.train_size
+    assert all(0.0 <= r <= 1.0 for r in data["weak"] + data["strong"])
+    path = tmp_path / "refs.json"
+    write_references(path, data)
+    run_cfg = dataclasses.replace(cfg, reference_pass_rates=str(path))
+    trainer = Trainer(run_cfg, sft_dir, tmp_path / "run", log=lambda _: None)
+    ref = trainer.pool.reference_pass_rates
+    assert ref is not None and ref.shape == (cfg.train_size, 2)
+    np.testing.assert_allclose(ref[:, 1], data["strong"])
+    assert trainer.selector.plugin == "interpolation"
+    trainer.step()
+    # A file measured on another pool is refused, naming the fix.
+    other = dataclasses.replace(cfg, train_seed=7)
+    from frontier_rft.training.data import load_task, train_split
+
+    items = train_split(load_task("countdown"), other.train_size, 7, other.levels)
+    with pytest.raises(ValueError, match="measure it again"):
+        load_references(path, items)
+    with pytest.raises(ValueError, match="measure-references"):
+        load_references(tmp_path / "missing.json", items)

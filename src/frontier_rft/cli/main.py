@@ -7,8 +7,10 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 
+from frontier_rft.cli.countdown_demo import add_command as add_countdown_demo
 from frontier_rft.cli.simulate import add_commands
 from frontier_rft.cli.train import add_commands as add_train_commands
+from frontier_rft.cli.ziprc import add_commands as add_ziprc_commands
 from frontier_rft.core.config import field_docs
 from frontier_rft.selectors import SELECTORS
 
@@ -36,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     add_commands(sub)
     add_train_commands(sub)
+    add_ziprc_commands(sub)
+    add_countdown_demo(sub)
     sel = sub.add_parser("selectors", help="list selectors, or show one's config and defaults")
     sel.add_argument("name", nargs="?", help="a registered selector name")
     sel.set_defaults(func=_cmd_selectors)

@@ -192,6 +192,22 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_measure_references(args: argparse.Namespace) -> int:
+    _quiet_transformers()
+    from frontier_rft.training.references import measure_references, write_references
+
+    config = _config_from_args(TrainConfig, args)
+    data = measure_references(
+        args.weak, args.strong, config, args.samples, args.seed_sampling, progress=print
+    )
+    write_references(args.out, data)
+    print(
+        f"wrote {args.out}: {len(data['keys'])} tasks; pass `--reference-pass-rates {args.out}` "
+        "to frontier train --selector bots"
+    )
+    return 0
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.compare:
         print(compare_runs(args.compare))
@@ -327,6 +343,24 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--metis-m", type=int, help="METIS m (candidates = m * batch size)")
     _add_config_flags(p, TrainConfig, skip=("selector_overrides",))
     p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser(
+        "measure-references",
+        help="weak/strong reference pass rates of the training pool (BOTS interpolation)",
+    )
+    p.add_argument("--weak", required=True, help="weaker reference model directory")
+    p.add_argument("--strong", required=True, help="stronger reference model directory")
+    p.add_argument(
+        "--out", required=True, help="output JSON (frontier train --reference-pass-rates)"
+    )
+    p.add_argument("--samples", type=int, default=8, help="samples per task and model")
+    p.add_argument("--seed-sampling", type=int, default=0, help="torch sampling seed")
+    for name in ("task", "levels", "train_size", "train_seed", "max_new_tokens", "temperature"):
+        doc = field_docs(TrainConfig)[name]
+        flag = "--" + name.replace("_", "-")
+        kind = type(getattr(TrainConfig(), name))
+        p.add_argument(flag, dest=name, type=kind, default=None, help=f"{doc} (as in train)")
+    p.set_defaults(func=_cmd_measure_references)
 
     p = sub.add_parser("evaluate", help="held-out pass@k of models, or compare finished runs")
     p.add_argument("--model", nargs="+", help="model or run directories to evaluate")

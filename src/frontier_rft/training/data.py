@@ -173,8 +173,13 @@ def heldout_split(suite: TaskSuite, n: int, seed: int, levels: str) -> list[Task
     return _filtered(suite, n, seed, levels, is_heldout, oversample=1.25 * HELDOUT_BUCKETS)
 
 
-def build_pool(suite: TaskSuite, items: Sequence[TaskItem]) -> TaskPool:
-    """TaskPool of items: levels as categories, difficulty, prompts, plus the suite's extras."""
+def build_pool(
+    suite: TaskSuite, items: Sequence[TaskItem], reference_pass_rates: Any = None
+) -> TaskPool:
+    """TaskPool of items: levels as categories, difficulty, prompts, plus the suite's extras
+    (and (N, 2) weak/strong reference pass rates for BOTS when given)."""
     extras = suite.pool_extras(items)
     features = extras.pop("features", None)
+    if reference_pass_rates is not None:
+        extras["reference_pass_rates"] = reference_pass_rates
     return pool_from_items(items, features=features, **extras)

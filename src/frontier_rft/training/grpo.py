@@ -39,6 +39,7 @@ from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.data import build_pool, heldout_split, load_task, train_split
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
+from frontier_rft.training.references import load_references
 from frontier_rft.training.rollout import (
     TokenScores,
     encode_prompts,
@@ -138,7 +139,10 @@ class Trainer:
         self.suite = load_task(cfg.task, cfg.format_reward)
         self.items = train_split(self.suite, cfg.train_size, cfg.train_seed, cfg.levels)
         self.eval_items = heldout_split(self.suite, cfg.eval_size, cfg.eval_seed, cfg.levels)
-        self.pool = build_pool(self.suite, self.items)
+        references = None
+        if cfg.reference_pass_rates is not None:
+            references = load_references(cfg.reference_pass_rates, self.items)
+        self.pool = build_pool(self.suite, self.items, references)
         self.model, self.tokenizer = load_lm(ckpt / "model" if ckpt else self.model_dir)
         self.model.train()
         self.prompt_ids = encode_prompts(self.tokenizer, [it.prompt for it in self.items])

@@ -1,0 +1,76 @@
+"""One figure comparing `frontier train` runs: training ETR and reward, held-out pass@1.
+
+Runs are grouped by label (usually the selector); several run directories under one label
+are seeds, drawn as their mean (curves) and mean +- std (bars).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.reporting.data import moving_average
+from frontier_rft.reporting.plots import _PALETTE, _figure
+
+__all__ = ["load_run_curves", "plot_training_runs"]
+
+
+def load_run_curves(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Per-step training ETR and reward, plus start and final held-out pass@1 of one run."""
+    lines = (Path(run_dir) / "metrics.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    train = [r for r in rows if "train/reward_mean" in r]
+    evals = [r for r in rows if "eval/pass@1" in r]
+    if not train or not evals:
+        raise ValueError(f"{run_dir}: metrics.jsonl has no training steps or evaluations yet")
+    return {
+        "steps": np.array([r["step"] for r in train]),
+        "etr": np.array([r["train/effective_task_ratio"] for r in train]),
+        "reward": np.array([r["train/reward_mean"] for r in train]),
+        "start_pass1": float(evals[0]["eval/pass@1"]),
+        "final_pass1": float(evals[-1]["eval/pass@1"]),
+    }
+
+
+def plot_training_runs(
+    runs: Mapping[str, Sequence[str | os.PathLike[str]]], out_png: str | os.PathLike[str]
+) -> Path:
+    """Write a 3-panel PNG (smoothed ETR, smoothed reward, pass@1 bars); returns its path."""
+    curves = {label: [load_run_curves(d) for d in dirs] for label, dirs in runs.items() if dirs}
+    if not curves:
+        raise ValueError("plot_training_runs needs at least one run directory")
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _figure(13.0, 3.8) as fig:
+        ax_etr, ax_rew, ax_bar = fig.subplots(1, 3)
+        starts = []
+        for i, (label, group) in enumerate(curves.items()):
+            color = _PALETTE[i % len(_PALETTE)]
+            n = min(len(c["steps"]) for c in group)
+            steps = group[0]["steps"][:n]
+            window = max(1, 2 * (n // 20) + 1)  # ~10% of the run, odd
+            for ax, key in ((ax_etr, "etr"), (ax_rew, "reward")):
+                mean = np.mean([c[key][:n] for c in group], axis=0)
+                ax.plot(steps, moving_average(mean, window), color=color, label=label)
+            finals = np.array([c["final_pass1"] for c in group])
+            ax_bar.bar(i, finals.mean(), color=color, yerr=finals.std() if len(finals) > 1 else 0)
+            starts += [c["start_pass1"] for c in group]
+        seeds = {len(g) for g in curves.values()}
+        seed_note = f"{max(seeds)} seeds" if max(seeds) > 1 else "1 seed"
+        ax_etr.set(xlabel="step", ylabel="effective task ratio (smoothed)", ylim=(0, 1))
+        ax_etr.set_title("share of selected prompts with mixed rewards")
+        ax_rew.set(xlabel="step", ylabel="mean training reward (smoothed)")
+        ax_rew.set_title("training reward (depends on what was selected)")
+        ax_bar.axhline(float(np.mean(starts)), color="#3a3a3a", ls="--", lw=1, label="start")
+        ax_bar.set_xticks(range(len(curves)), list(curves), rotation=30, ha="right")
+        ax_bar.set(ylabel="held-out pass@1 after training")
+        ax_bar.set_title(f"held-out pass@1 ({seed_note}, mean ± std)")
+        ax_bar.legend(loc="lower right")
+        ax_etr.legend(loc="upper right", ncols=2, fontsize=9)
+        fig.savefig(out, dpi=120, metadata={"Software": None})
+    return out

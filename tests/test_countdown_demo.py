@@ -1,0 +1,48 @@
+"""`frontier demo-countdown` end to end on a really tiny model, and the training-runs figure."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("matplotlib")
+
+from frontier_rft.cli.countdown_demo import run_countdown_demo
+from frontier_rft.cli.train import compare_runs, failure_taxonomy_table
+from frontier_rft.reporting.training_plots import load_run_curves, plot_training_runs
+from test_training_model import TEST_TRAIN, TINY, TINY_SFT
+
+pytestmark = pytest.mark.integration
+
+
+def test_demo_runs_every_stage_once_and_resumes(tmp_path: Path) -> None:
+    train = dataclasses.replace(TEST_TRAIN, steps=2, checkpoint_every=2, eval_every=0)
+    sft = dataclasses.replace(TINY_SFT, steps=20)
+    runs = run_countdown_demo(tmp_path, ("uniform", "frontier"), TINY, sft, train)
+    assert set(runs) == {"uniform", "frontier"}
+    for run in runs.values():
+        assert (run / "eval.json").exists() and (run / "final" / "config.json").exists()
+        curves = load_run_curves(run)
+        assert list(curves["steps"]) == [1, 2]
+        assert 0.0 <= curves["final_pass1"] <= 1.0
+    table = compare_runs([str(d) for d in runs.values()])
+    assert "| uniform |" in table and "| frontier |" in table
+    assert "| uniform |" in failure_taxonomy_table([str(d) for d in runs.values()])
+    png = plot_training_runs({k: [v] for k, v in runs.items()}, tmp_path / "cmp.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Finished stages are skipped: a second call touches nothing.
+    stamp = (runs["uniform"] / "eval.json").stat().st_mtime_ns
+    run_countdown_demo(tmp_path, ("uniform",), TINY, sft, train)
+    assert (runs["uniform"] / "eval.json").stat().st_mtime_ns == stamp
+
+
+def test_plot_needs_finished_runs(tmp_path: Path) -> None:
+    (tmp_path / "metrics.jsonl").write_text("")
+    with pytest.raises(ValueError, match="no training steps"):
+        load_run_curves(tmp_path)
+    with pytest.raises(ValueError, match="at least one run"):
+        plot_training_runs({}, tmp_path / "x.png")
