@@ -46,3 +46,26 @@ def test_plot_needs_finished_runs(tmp_path: Path) -> None:
         load_run_curves(tmp_path)
     with pytest.raises(ValueError, match="at least one run"):
         plot_training_runs({}, tmp_path / "x.png")
+
+
+def test_judge_figure_from_metis_metrics(tmp_path: Path) -> None:
+    import json
+
+    from frontier_rft.reporting.training_plots import plot_judge_metrics
+
+    with open(tmp_path / "metrics.jsonl", "w") as fh:
+        for step in range(1, 30):
+            row = {
+                "step": step,
+                "metis/judge_failure_rate": 0.05,
+                "metis/judge_reward_mean": 0.2 + step / 100,
+                "metis/prediction_mean": 0.12,
+                "metis/prediction_std": 0.08,
+                "metis/selected_prediction_mean": 0.24,
+            }
+            fh.write(json.dumps(row) + "\n")
+    png = plot_judge_metrics(tmp_path, tmp_path / "judge.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    (tmp_path / "metrics.jsonl").write_text(json.dumps({"step": 1, "train/reward_mean": 0}))
+    with pytest.raises(ValueError, match="metis"):
+        plot_judge_metrics(tmp_path, tmp_path / "j2.png")

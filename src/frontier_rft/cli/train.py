@@ -213,6 +213,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(compare_runs(args.compare))
         print("\nFailed held-out completions by the RLOO paper's taxonomy (appendix B.4):\n")
         print(failure_taxonomy_table(args.compare))
+        if args.plot:
+            for path in plot_compared_runs(args.compare, Path(args.plot)):
+                print(f"wrote {path}")
         return 0
     if not args.model:
         raise SystemExit("error: frontier evaluate needs --model DIR... or --compare RUN...")
@@ -241,6 +244,25 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         rows.append((str(path), result.summary()))
     print(_table(rows))
     return 0
+
+
+def plot_compared_runs(runs: Sequence[str], out_png: Path) -> list[Path]:
+    """The training-runs figure (runs grouped by selector: several seeds -> mean +- std),
+    plus one METIS judge figure per METIS run next to it."""
+    from frontier_rft.reporting.training_plots import plot_judge_metrics, plot_training_runs
+
+    groups: dict[str, list[str]] = {}
+    for run in runs:
+        selector = json.loads((Path(run) / "run.json").read_text())["config"]["selector"]
+        refs = json.loads((Path(run) / "run.json").read_text())["config"].get(
+            "reference_pass_rates"
+        )
+        groups.setdefault(selector + (" + refs" if refs else ""), []).append(run)
+    written = [plot_training_runs(groups, out_png)]
+    for run in groups.get("metis", []):
+        name = f"{out_png.stem}-judge-{Path(run).parent.name}-{Path(run).name}.png"
+        written.append(plot_judge_metrics(run, out_png.with_name(name)))
+    return written
 
 
 def compare_runs(runs: Sequence[str]) -> str:
@@ -373,6 +395,12 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--k", type=_int_tuple, default=(1, 4, 8), help="pass@k values, e.g. 1,4,8")
     p.add_argument("--max-new-tokens", type=int, default=40, help="longest completion")
     p.add_argument("--out", help="write eval.json + eval_records.jsonl per model here")
+    p.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="with --compare: write a figure of the runs (training ETR and reward, held-out "
+        "pass@1; seeds of one selector averaged) and METIS judge figures beside it",
+    )
     p.set_defaults(func=_cmd_evaluate)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from frontier_rft.reporting.data import moving_average
 from frontier_rft.reporting.plots import _PALETTE, _figure
 
-__all__ = ["load_run_curves", "plot_training_runs"]
+__all__ = ["load_run_curves", "plot_judge_metrics", "plot_training_runs"]
 
 
 def load_run_curves(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def plot_training_runs(
     out.parent.mkdir(parents=True, exist_ok=True)
     with _figure(13.0, 3.8) as fig:
         ax_etr, ax_rew, ax_bar = fig.subplots(1, 3)
-        starts = []
+        starts, tops = [], []
         for i, (label, group) in enumerate(curves.items()):
             color = _PALETTE[i % len(_PALETTE)]
             n = min(len(c["steps"]) for c in group)
@@ -60,6 +60,7 @@ def plot_training_runs(
             finals = np.array([c["final_pass1"] for c in group])
             ax_bar.bar(i, finals.mean(), color=color, yerr=finals.std() if len(finals) > 1 else 0)
             starts += [c["start_pass1"] for c in group]
+            tops.append(finals.mean() + finals.std())
         seeds = {len(g) for g in curves.values()}
         seed_note = f"{max(seeds)} seeds" if max(seeds) > 1 else "1 seed"
         ax_etr.set(xlabel="step", ylabel="effective task ratio (smoothed)", ylim=(0, 1))
@@ -70,7 +71,45 @@ def plot_training_runs(
         ax_bar.set_xticks(range(len(curves)), list(curves), rotation=30, ha="right")
         ax_bar.set(ylabel="held-out pass@1 after training")
         ax_bar.set_title(f"held-out pass@1 ({seed_note}, mean ± std)")
-        ax_bar.legend(loc="lower right")
+        ax_bar.set_ylim(0, 1.3 * max([*tops, *starts, 1e-3]))
+        ax_bar.legend(loc="upper right")
         ax_etr.legend(loc="upper right", ncols=2, fontsize=9)
+        fig.savefig(out, dpi=120, metadata={"Software": None})
+    return out
+
+
+def plot_judge_metrics(run_dir: str | os.PathLike[str], out_png: str | os.PathLike[str]) -> Path:
+    """METIS's judge over training (the paper's figure 6): failure rate, judge reward, and
+    the mean +- std of its predicted variances, smoothed."""
+    lines = (Path(run_dir) / "metrics.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    rows = [r for r in rows if "metis/prediction_mean" in r]
+    if not rows:
+        raise ValueError(f"{run_dir}: no METIS judge metrics (was it a --selector metis run?)")
+    steps = np.array([r["step"] for r in rows])
+    window = max(1, 2 * (len(rows) // 20) + 1)
+
+    def smooth(key: str) -> np.ndarray:
+        return moving_average(np.array([r.get(key, np.nan) for r in rows], float), window)
+
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _figure(13.0, 3.6) as fig:
+        ax_fail, ax_rew, ax_pred = fig.subplots(1, 3)
+        ax_fail.plot(steps, smooth("metis/judge_failure_rate"), color=_PALETTE[3])
+        ax_fail.set(xlabel="step", ylabel="judge failure rate", ylim=(0, None))
+        ax_fail.set_title("unparseable or out-of-range judgments")
+        ax_rew.plot(steps, smooth("metis/judge_reward_mean"), color=_PALETTE[2])
+        ax_rew.set(xlabel="step", ylabel="judge reward 1 - (4 (v_hat - v))^2")
+        ax_rew.set_title("judge reward of scored judgments")
+        mean, std = smooth("metis/prediction_mean"), smooth("metis/prediction_std")
+        ax_pred.plot(steps, mean, color=_PALETTE[0], label="all candidates (mean ± std)")
+        ax_pred.fill_between(steps, mean - std, mean + std, color=_PALETTE[0], alpha=0.2)
+        ax_pred.plot(
+            steps, smooth("metis/selected_prediction_mean"), color=_PALETTE[1], label="selected"
+        )
+        ax_pred.set(xlabel="step", ylabel="predicted reward variance", ylim=(0, 0.3))
+        ax_pred.set_title("the policy's predictions")
+        ax_pred.legend(loc="upper right")
         fig.savefig(out, dpi=120, metadata={"Software": None})
     return out
