@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
 from frontier_rft.cli.countdown_demo import run_countdown_demo
-from frontier_rft.cli.train import compare_runs, failure_taxonomy_table
+from frontier_rft.cli.train import compare_runs, compare_seeds, failure_taxonomy_table
 from frontier_rft.reporting.training_plots import load_run_curves, plot_training_runs
 from test_training_model import TEST_TRAIN, TINY, TINY_SFT
 
@@ -32,6 +32,11 @@ def test_demo_runs_every_stage_once_and_resumes(tmp_path: Path) -> None:
     table = compare_runs([str(d) for d in runs.values()])
     assert "| uniform |" in table and "| frontier |" in table
     assert "| uniform |" in failure_taxonomy_table([str(d) for d in runs.values()])
+    # Runs of one selector are seeds: mean ± std per selector.
+    u, f = str(runs["uniform"]), str(runs["frontier"])
+    seeds = compare_seeds([u, u, f]).splitlines()
+    assert seeds[2].startswith("| uniform | 2 |") and "± 0.000" in seeds[2]
+    assert seeds[3].startswith("| frontier | 1 |") and "±" not in seeds[3]
     png = plot_training_runs({k: [v] for k, v in runs.items()}, tmp_path / "cmp.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Finished stages are skipped: a second call touches nothing.

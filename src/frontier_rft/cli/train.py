@@ -211,6 +211,9 @@ def _cmd_measure_references(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.compare:
         print(compare_runs(args.compare))
+        if len(group_runs(args.compare)) < len(args.compare):  # some selector has seeds
+            print("\nMean ± std over the runs of each selector (seeds):\n")
+            print(compare_seeds(args.compare))
         print("\nFailed held-out completions by the RLOO paper's taxonomy (appendix B.4):\n")
         print(failure_taxonomy_table(args.compare))
         if args.plot:
@@ -246,18 +249,60 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_label(run: str | Path) -> str:
+    """A run's selector, marked "+ refs" when BOTS had reference pass rates."""
+    config = json.loads((Path(run) / "run.json").read_text())["config"]
+    return str(config["selector"]) + (" + refs" if config.get("reference_pass_rates") else "")
+
+
+def group_runs(runs: Sequence[str]) -> dict[str, list[str]]:
+    """Runs grouped by label, in first-seen order (several runs of one label = seeds)."""
+    groups: dict[str, list[str]] = {}
+    for run in runs:
+        groups.setdefault(run_label(run), []).append(run)
+    return groups
+
+
+_SEED_METRICS = (
+    ("start eval/mean_score", "start score"),
+    ("eval/mean_score", "held-out score"),
+    ("eval/pass@1", "pass@1"),
+    ("eval/pass@8", "pass@8"),
+    ("mean train/effective_task_ratio", "train ETR"),
+    ("mean train/mean_abs_advantage", "train mean abs adv"),
+    ("mean perf/step_s", "s/step"),
+)
+
+
+def compare_seeds(runs: Sequence[str]) -> str:
+    """Markdown table of mean +- std over the runs (seeds) of each selector."""
+    rows = {label: [_run_summary(r) for r in group] for label, group in group_runs(runs).items()}
+    lines = [
+        "| selector | seeds | " + " | ".join(name for _, name in _SEED_METRICS) + " |",
+        "|---|---:|" + "---:|" * len(_SEED_METRICS),
+    ]
+    for label, summaries in rows.items():
+        cells = []
+        for key, _ in _SEED_METRICS:
+            values = [s[key] for s in summaries if isinstance(s.get(key), float)]
+            if not values:
+                cells.append("-")
+            elif len(values) == 1:
+                cells.append(f"{values[0]:.3f}")
+            else:
+                mean = sum(values) / len(values)
+                std = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+                cells.append(f"{mean:.3f} ± {std:.3f}")
+        lines.append(f"| {label} | {len(summaries)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def plot_compared_runs(runs: Sequence[str], out_png: Path) -> list[Path]:
     """The training-runs figure (runs grouped by selector: several seeds -> mean +- std),
     plus one METIS judge figure per METIS run next to it."""
     from frontier_rft.reporting.training_plots import plot_judge_metrics, plot_training_runs
 
-    groups: dict[str, list[str]] = {}
-    for run in runs:
-        selector = json.loads((Path(run) / "run.json").read_text())["config"]["selector"]
-        refs = json.loads((Path(run) / "run.json").read_text())["config"].get(
-            "reference_pass_rates"
-        )
-        groups.setdefault(selector + (" + refs" if refs else ""), []).append(run)
+    groups = group_runs(runs)
     written = [plot_training_runs(groups, out_png)]
     for run in groups.get("metis", []):
         name = f"{out_png.stem}-judge-{Path(run).parent.name}-{Path(run).name}.png"
@@ -269,18 +314,29 @@ def compare_runs(runs: Sequence[str]) -> str:
     """Table of stored final evaluations and training summaries of `frontier train` runs."""
     rows = []
     for run in runs:
-        path = Path(run)
-        summary = json.loads((path / "eval.json").read_text())
-        steps = [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
-        train = [s for s in steps if "train/reward_mean" in s]
-        if train:
-            for key in ("train/effective_task_ratio", "train/mean_abs_advantage", "perf/step_s"):
-                summary[f"mean {key}"] = sum(s[key] for s in train) / len(train)
-        starts = [s for s in steps if "eval/mean_score" in s and s["step"] == 0]
-        if starts:
-            summary["start eval/mean_score"] = starts[0]["eval/mean_score"]
-        rows.append((summary.get("selector", path.name), summary))
+        summary = _run_summary(run)
+        rows.append((summary.get("selector", Path(run).name), summary))
     return _table(rows)
+
+
+def _run_summary(run: str | Path) -> dict[str, Any]:
+    """A finished run's final eval.json plus its training means and start score."""
+    path = Path(run)
+    if not (path / "eval.json").is_file():
+        raise SystemExit(
+            f"error: {run} has no eval.json: the run has not finished (continue it with "
+            f"`frontier train --out {run} --resume`) or is not a frontier train run"
+        )
+    summary: dict[str, Any] = json.loads((path / "eval.json").read_text())
+    steps = [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+    train = [s for s in steps if "train/reward_mean" in s]
+    if train:
+        for key in ("train/effective_task_ratio", "train/mean_abs_advantage", "perf/step_s"):
+            summary[f"mean {key}"] = sum(s[key] for s in train) / len(train)
+    starts = [s for s in steps if "eval/mean_score" in s and s["step"] == 0]
+    if starts:
+        summary["start eval/mean_score"] = starts[0]["eval/mean_score"]
+    return summary
 
 
 def failure_taxonomy_table(runs: Sequence[str]) -> str:
