@@ -78,11 +78,15 @@ def generate_completions(
     num_samples: int,
     max_new_tokens: int,
     temperature: float = 1.0,
+    logits_processor: Sequence[Any] = (),
 ) -> list[list[int]]:
     """`num_samples` completions per prompt, prompt-major (row i*n + j is sample j of i).
 
-    temperature 0 is greedy (then every sample of a prompt is the same).
+    temperature 0 is greedy (then every sample of a prompt is the same). `logits_processor`
+    (HF LogitsProcessors) run before sampling, e.g. ZIP-RC's SuppressReservedLogits.
     """
+    from transformers import LogitsProcessorList
+
     was_training = model.training
     model.eval()
     cfg = model.generation_config
@@ -91,6 +95,7 @@ def generate_completions(
         input_ids=ids,
         attention_mask=mask,
         generation_config=_generation_config(model, max_new_tokens, temperature, num_samples),
+        logits_processor=LogitsProcessorList(logits_processor),
     )
     model.train(was_training)
     return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)
