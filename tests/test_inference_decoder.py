@@ -119,11 +119,8 @@ def test_presets_and_labels() -> None:
         4,
     )
     assert (paper.end_window, paper.prune_threshold, paper.tau, paper.beta) == (16, 0.5, 0.8, 0.02)
-    assert (TINY_COUNTDOWN.max_new_tokens, TINY_COUNTDOWN.warmup, TINY_COUNTDOWN.interval) == (
-        40,
-        4,
-        2,
-    )
+    tiny = TINY_COUNTDOWN
+    assert (tiny.max_new_tokens, tiny.warmup, tiny.interval, tiny.end_window) == (40, 4, 2, 4)
     assert paper.replace(policy="early_stop", tau=0.9).label == "early_stop tau=0.9"
     assert paper.replace(policy="utility", beta=0.005).label == "utility beta=0.005"
     assert paper.replace(policy="prune").label == "prune thr=0.5"
@@ -480,8 +477,18 @@ def test_summarize_and_table() -> None:
     assert prune["compute_pct"] == pytest.approx(-50.0)
     assert prune["latency_pct"] == pytest.approx(100 * (19 / 21 - 1))
     table = format_table(rows)
-    assert "| prune thr=0.5 | 0.550 ± 0.212 | -0.050 ± 0.071 |" in table
+    assert "| prune thr=0.5 | 0.550 ± 0.212 | -0.050 ± 0.071 | — |" in table
     assert "55.0 ± 7.1 (-50%)" in table
+    # paired bootstrap over prompts: prompt changes (-1, 0, 0, +1) and (0, 0, 0, +1) average
+    # to (-0.5, 0, 0, 1): resampled means lie in [-0.5, 1], the interval holds the mean 0.125
+    records = {
+        "none": {"0": {"accuracy": [1, 0, 0, 0]}, "1": {"accuracy": [0, 1, 0, 0]}},
+        "prune thr=0.5": {"0": {"accuracy": [0, 0, 0, 1]}, "1": {"accuracy": [0, 1, 0, 1]}},
+    }
+    rows = summarize(per_seed, {}, records=records)
+    lo, hi = rows[1]["delta_accuracy_ci95"]
+    assert -0.5 <= lo < 0.125 < hi <= 1.0
+    assert "delta_accuracy_ci95" not in rows[0]
     points = operating_points(TINY_COUNTDOWN, (0.5,), (0.8,), (0.02,))
     assert [p.label for p in points] == [
         "none",

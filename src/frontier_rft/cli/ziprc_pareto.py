@@ -278,8 +278,15 @@ def summarize(
     per_seed: dict[str, dict[str, dict[str, float]]],
     kinds: dict[str, str],
     baseline: str = "none",
+    records: dict[str, dict[str, dict[str, list[float]]]] | None = None,
+    resamples: int = 2000,
 ) -> list[dict[str, Any]]:
-    """One row per operating point: mean/std over seeds, paired accuracy delta and % vs none."""
+    """One row per operating point: mean/std over seeds, paired accuracy delta and % vs none.
+
+    Seeds share the prompts, so their std misses prompt sampling noise; with per-prompt
+    `records`, live rows also get a 95% paired bootstrap interval over prompts of the
+    accuracy change (per-prompt change averaged over seeds, prompts resampled).
+    """
     if baseline not in per_seed:
         raise ValueError(f"baseline {baseline!r} missing from the results")
     base = per_seed[baseline]
@@ -300,6 +307,17 @@ def summarize(
         for m in ("compute", "latency"):
             ref = float(np.mean([base[s][m] for s in seeds]))
             row[f"{m}_pct"] = 100.0 * (row[m]["mean"] / ref - 1.0) if ref > 0 else float("nan")
+        if records is not None and label in records and label != baseline:
+            diff = np.mean(
+                [
+                    np.subtract(records[label][s]["accuracy"], records[baseline][s]["accuracy"])
+                    for s in seeds
+                ],
+                axis=0,
+            )
+            rng = np.random.default_rng(0)
+            means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+            row["delta_accuracy_ci95"] = [float(q) for q in np.quantile(means, [0.025, 0.975])]
         rows.append(row)
     return rows
 
@@ -311,8 +329,8 @@ def _pm(stat: dict[str, float], digits: int) -> str:
 def format_table(rows: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> str:
     """Markdown: live operating points, then offline adaptive-K rows, then diagnostics."""
     head = (
-        "| Policy | Accuracy | Δ acc vs none | Oracle | Compute (fwd passes) | "
-        "Latency (decode steps) |\n|---|---|---|---|---|---|"
+        "| Policy | Accuracy | Δ acc vs none | Δ acc 95% CI (prompts) | Oracle | "
+        "Compute (fwd passes) | Latency (decode steps) |\n|---|---|---|---|---|---|---|"
     )
     out = []
     for kind, title in (("live", "Live decoder"), ("offline", "Offline adaptive-K (none's pool)")):
@@ -329,9 +347,11 @@ def format_table(rows: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | N
             )
             comp = _pm(r["compute"], 1) + ("" if base else f" ({r['compute_pct']:+.0f}%)")
             lat = _pm(r["latency"], 2) + ("" if base else f" ({r['latency_pct']:+.0f}%)")
+            ci = r.get("delta_accuracy_ci95")
+            ci_text = "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
             out.append(
-                f"| {r['label']} | {_pm(r['accuracy'], 3)} | {delta} | {_pm(r['oracle'], 3)} | "
-                f"{comp} | {lat} |"
+                f"| {r['label']} | {_pm(r['accuracy'], 3)} | {delta} | {ci_text} | "
+                f"{_pm(r['oracle'], 3)} | {comp} | {lat} |"
             )
         out.append("")
     if diagnostics:
@@ -417,7 +437,7 @@ def _cmd_pareto(args: argparse.Namespace) -> int:
         args.k_alloc_min,
     )  # fmt: skip
     seconds = time.perf_counter() - start
-    rows = summarize(result["per_seed"], result["kinds"])
+    rows = summarize(result["per_seed"], result["kinds"], records=result["records"])
     settings = {
         "head": str(args.head),
         "task": args.task,
@@ -495,7 +515,8 @@ def add_pareto_command(sub: Any) -> None:
         choices=sorted(PRESETS),
         default="tiny",
         help="base decoder settings: tiny (scaled to the tiny Countdown policy: max 40 tokens, "
-        "warmup 4, interval 2) or paper (1024, 128, 32); the flags below override it",
+        "warmup 4, interval 2, end window 4) or paper (1024, 128, 32, 16); the flags below "
+        "override it",
     )
     docs = field_docs(DecoderConfig)
     hints = typing.get_type_hints(DecoderConfig)

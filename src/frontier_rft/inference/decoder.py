@@ -166,11 +166,14 @@ class DecoderConfig:
         return dataclasses.replace(self, **changes)
 
 
-TINY_COUNTDOWN = DecoderConfig(max_new_tokens=40, warmup=4, interval=2)
+TINY_COUNTDOWN = DecoderConfig(max_new_tokens=40, warmup=4, interval=2, end_window=4)
 """The paper's decoder scaled to the tiny Countdown policy. The paper's completions are a
-few hundred tokens (warmup 128 is about a quarter of one, interval 32 about a sixteenth);
-the tiny model's are 10-24 tokens ('<answer>' alone is 3), so warmup 4 acts right after the
-first operand and interval 2 every second token; 40 is the policy's training length cap."""
+few hundred tokens (warmup 128 is about a quarter of one, interval 32 about a sixteenth, the
+16-position end window its last few percent); the tiny model's are 10-24 tokens ('<answer>'
+alone is 3), so warmup 4 acts right after the first operand, interval 2 every second token,
+and value_end averages the last 4 positions: those that have seen the whole expression
+('</answer>' and EOS are 4 tokens), where 16 would average the whole completion. 40 is the
+policy's training length cap."""
 
 
 @dataclass
