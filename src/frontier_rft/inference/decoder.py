@@ -341,72 +341,82 @@ def decode(
     was_training = model.training
     model.eval()
 
-    cache = DynamicCache()
-    out = model(input_ids=torch.tensor([list(prompt_ids)]), past_key_values=cache, use_cache=True)
-    logits = out.logits[:, -1].float().expand(k, -1)
-    cache.batch_repeat_interleave(k)
-    cost, step = 1, 0
-    rows = list(range(k))  # sample index of each live cache row
-    seqs: list[list[int]] = [[] for _ in range(k)]
-    vals: list[list[float]] = [[] for _ in range(k)]
-    rems: list[list[float]] = [[] for _ in range(k)]
-    status = [""] * k
-    stopped_at = [-1] * k
-    events: list[tuple[int, str, tuple[int, ...]]] = []
-    committed: int | None = None
-    l_max = 1.0
-    while True:
-        value, remaining = readout(logits, spec)
-        for i, j in enumerate(rows):
-            vals[j].append(float(value[i]))
-            rems[j].append(float(remaining[i]))
-        if step == 0:
-            norm = float(remaining[0]) if config.utility_norm == "prompt" else config.max_new_tokens
-            l_max = max(norm, 1.0)
-        uniforms = torch.rand(k, generator=generator, dtype=torch.float64)
-
-        commit, drop = _policy(config, step, rows, vals, rems, status, l_max, committed)
-        if commit is not None:
-            committed = commit
-            events.append((step, "commit", (commit,)))
-        dropped = set(drop)
-        if dropped:
-            events.append((step, "abandon", tuple(sorted(dropped))))
-            for j in dropped:
-                status[j], stopped_at[j] = "abandoned", step
-        keep = [i for i, j in enumerate(rows) if j not in dropped]
-        sampled = _sample(logits[keep], spec, config.temperature, uniforms[[rows[i] for i in keep]])
-        reserved = (sampled >= spec.start_id) & (sampled < spec.end_id)
-        if bool(reserved.any()):
-            raise RuntimeError(
-                f"reserved id {int(sampled[reserved][0])} sampled at step {step}: the slice "
-                f"[{spec.start_id}, {spec.end_id}) must be masked before sampling"
-            )
-        step += 1
-        live: list[int] = []
-        next_tokens: list[int] = []
-        for n, i in enumerate(keep):
-            j, tok = rows[i], int(sampled[n])
-            seqs[j].append(tok)
-            if tok in stops or len(seqs[j]) >= config.max_new_tokens:
-                status[j] = "finished" if tok in stops else "max_tokens"
-                stopped_at[j] = step - 1
-            else:
-                live.append(i)
-                next_tokens.append(tok)
-        if not live:
-            break
-        if len(live) < len(rows):
-            cache.batch_select_indices(torch.tensor(live, dtype=torch.long))
+    try:
+        cache = DynamicCache()
         out = model(
-            input_ids=torch.tensor(next_tokens, dtype=torch.long).unsqueeze(1),
-            past_key_values=cache,
-            use_cache=True,
+            input_ids=torch.tensor([list(prompt_ids)]), past_key_values=cache, use_cache=True
         )
-        logits = out.logits[:, -1].float()
-        rows = [rows[i] for i in live]
-        cost += len(rows)
-    model.train(was_training)
+        logits = out.logits[:, -1].float().expand(k, -1)
+        cache.batch_repeat_interleave(k)
+        cost, step = 1, 0
+        rows = list(range(k))  # sample index of each live cache row
+        seqs: list[list[int]] = [[] for _ in range(k)]
+        vals: list[list[float]] = [[] for _ in range(k)]
+        rems: list[list[float]] = [[] for _ in range(k)]
+        status = [""] * k
+        stopped_at = [-1] * k
+        events: list[tuple[int, str, tuple[int, ...]]] = []
+        committed: int | None = None
+        l_max = 1.0
+        while True:
+            value, remaining = readout(logits, spec)
+            for i, j in enumerate(rows):
+                vals[j].append(float(value[i]))
+                rems[j].append(float(remaining[i]))
+            if step == 0:
+                norm = (
+                    float(remaining[0])
+                    if config.utility_norm == "prompt"
+                    else config.max_new_tokens
+                )
+                l_max = max(norm, 1.0)
+            uniforms = torch.rand(k, generator=generator, dtype=torch.float64)
+
+            commit, drop = _policy(config, step, rows, vals, rems, status, l_max, committed)
+            if commit is not None:
+                committed = commit
+                events.append((step, "commit", (commit,)))
+            dropped = set(drop)
+            if dropped:
+                events.append((step, "abandon", tuple(sorted(dropped))))
+                for j in dropped:
+                    status[j], stopped_at[j] = "abandoned", step
+            keep = [i for i, j in enumerate(rows) if j not in dropped]
+            sampled = _sample(
+                logits[keep], spec, config.temperature, uniforms[[rows[i] for i in keep]]
+            )
+            reserved = (sampled >= spec.start_id) & (sampled < spec.end_id)
+            if bool(reserved.any()):
+                raise RuntimeError(
+                    f"reserved id {int(sampled[reserved][0])} sampled at step {step}: the slice "
+                    f"[{spec.start_id}, {spec.end_id}) must be masked before sampling"
+                )
+            step += 1
+            live: list[int] = []
+            next_tokens: list[int] = []
+            for n, i in enumerate(keep):
+                j, tok = rows[i], int(sampled[n])
+                seqs[j].append(tok)
+                if tok in stops or len(seqs[j]) >= config.max_new_tokens:
+                    status[j] = "finished" if tok in stops else "max_tokens"
+                    stopped_at[j] = step - 1
+                else:
+                    live.append(i)
+                    next_tokens.append(tok)
+            if not live:
+                break
+            if len(live) < len(rows):
+                cache.batch_select_indices(torch.tensor(live, dtype=torch.long))
+            out = model(
+                input_ids=torch.tensor(next_tokens, dtype=torch.long).unsqueeze(1),
+                past_key_values=cache,
+                use_cache=True,
+            )
+            logits = out.logits[:, -1].float()
+            rows = [rows[i] for i in live]
+            cost += len(rows)
+    finally:
+        model.train(was_training)
 
     value_end = np.full(k, np.nan)
     for j in range(k):
