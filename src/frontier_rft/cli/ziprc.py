@@ -104,7 +104,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         countdown_answer_value,
         format_calibration_table,
     )
-    from frontier_rft.inference.head import load_head_model
+    from frontier_rft.inference.head import SPEC_FILE, load_head_model
     from frontier_rft.inference.rollouts import collect_rollouts
     from frontier_rft.inference.train_head import rollout_slice_logits
     from frontier_rft.training.data import heldout_split, load_task
@@ -117,7 +117,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.policy:  # transfer: another policy's rollouts, read by this head
         policy, suppress, source = load_lm(args.policy)[0], None, str(args.policy)
     else:  # the head model's own real-vocabulary distribution is the policy's
-        policy, suppress, source = model, spec, str(args.head)
+        info = json.loads((Path(args.head) / SPEC_FILE).read_text())
+        policy, suppress, source = model, spec, str(info.get("policy", args.head))
     rollouts_path = Path(args.rollouts) if args.rollouts else out / "rollouts.jsonl"
     meta = {
         "policy": source,

@@ -4,9 +4,12 @@ Input: the head's slice logits along each of K rollouts of N prompts ([task][sam
 of shape (T, R*L), position 0 = the prompt's last token), the verifier rewards (N, K) and,
 for majority voting, each completion's answer key. Reported (paper section 5.2, tables 3, 5):
 
-- AUC of the value against correctness: at the end (value_end: mean V over the last 16
-  positions), mid-generation (V at position T // 2), at the prompt (V before any token), and
-  along the generation (V at a fraction of T).
+- AUC of the value against correctness, pooled over all rollouts: at the end (value_end:
+  mean V over the last 16 positions), mid-generation (V at position T // 2), at the prompt
+  (V before any token), and along the generation (V at a fraction of T). Pooled AUC mixes
+  telling easy prompts from hard ones with telling a prompt's good samples from its bad
+  ones; the within-prompt AUC of value_end (mean over prompts with both outcomes) isolates
+  the second, which is what selection among a prompt's samples needs.
 - Total variation between the head's outcome distribution at the prompt and the empirical
   distribution of the prompt's K rollouts, TV = 0.5 * sum |p - q|, mean over prompts: over
   reward states (the joint's reward marginal) and over the full (reward state, length bin)
@@ -253,6 +256,7 @@ def calibration_report(
         "sequences": n * k,
         "success_rate": float(correct.mean()),
         "auc_end": auc(v_end, correct),
+        "auc_end_within_prompt": _within_prompt_auc(v_end, correct),
         "auc_mid": auc(v_mid, correct),
         "auc_prompt": auc(v_prompt, correct),
         "auc_by_position": {
@@ -276,6 +280,14 @@ def calibration_report(
     }
 
 
+def _within_prompt_auc(scores: np.ndarray, correct: np.ndarray) -> float:
+    """Mean over prompts with both outcomes of the AUC among that prompt's own samples: how
+    well the score ranks samples of one prompt (what selection needs), with the prompt's
+    difficulty taken out; NaN when no prompt has both outcomes."""
+    per = [auc(s, c) for s, c in zip(scores, correct, strict=True) if 0 < c.sum() < c.size]
+    return float(np.mean(per)) if per else float("nan")
+
+
 def _fmt(value: Any) -> str:
     return "nan" if value != value else f"{value:.3f}"
 
@@ -284,6 +296,7 @@ def format_calibration_table(report: dict[str, Any]) -> str:
     """Markdown: the calibration table (paper table 3 style) and offline selection (table 5)."""
     rows = [
         ("AUC(value_end -> correct)", report["auc_end"], "0.5"),
+        ("  within a prompt (mean over mixed prompts)", report["auc_end_within_prompt"], "0.5"),
         ("AUC(value mid-generation -> correct)", report["auc_mid"], "0.5"),
         ("AUC(value at prompt -> correct)", report["auc_prompt"], "0.5"),
         ("Mean TV, joint (reward x length) at prompt", report["tv_joint"], None),
