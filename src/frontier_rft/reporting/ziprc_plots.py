@@ -110,7 +110,10 @@ def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> P
     point carries its parameter; offline adaptive-K rows are hollow."""
     if axis not in _PARETO_AXES:
         raise ValueError(f"axis must be one of {sorted(_PARETO_AXES)}, got {axis!r}")
-    families = list(dict.fromkeys(str(r["family"]) for r in rows))
+    seen = list(dict.fromkeys(str(r["family"]) for r in rows))
+    families = [f for f in _PARETO_FAMILIES if f in seen] + [
+        f for f in seen if f not in _PARETO_FAMILIES
+    ]  # a fixed legend order, whatever order the rows come in
     with _figure(8.2, 4.6) as fig:
         ax = fig.subplots()
         for k, family in enumerate(families):
@@ -123,18 +126,23 @@ def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> P
             if len(group) > 1:
                 ax.plot(xs, ys, "-", color=color, linewidth=1, alpha=0.5)
             hollow = group[0].get("kind") == "offline"
+            baseline = family == "none"
+            if baseline:  # the reference every other point is read against
+                ax.axhline(ys[0], color=color, linestyle=":", linewidth=1)
+                ax.axvline(xs[0], color=color, linestyle=":", linewidth=1)
             ax.errorbar(
                 xs,
                 ys,
                 xerr=[r[axis]["std"] for r in group],
                 yerr=[r["accuracy"]["std"] for r in group],
-                fmt="s" if hollow else "o",
+                fmt="*" if baseline else ("s" if hollow else "o"),
                 color=color,
                 mfc="white" if hollow else color,
                 capsize=3,
-                markersize=6,
+                markersize=12 if baseline else 6,
                 linewidth=1,
                 label=name,
+                zorder=4 if baseline else 3,
             )
             for r, x, y in zip(group, xs, ys, strict=True):
                 label = str(r["label"])
@@ -154,6 +162,7 @@ def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> P
             fig,
             f"ziprc_pareto_{axis}",
             f"ZIP-RC-Lite decoder: accuracy vs {axis}",
-            f"Mean +- std over {seeds} seeds per operating point; up and left is better. "
-            "Hollow squares: adaptive-K evaluated offline on the none run's samples.",
+            f"Mean +- std over {seeds} seeds per operating point; up and left is better; dotted "
+            "lines cross at best-of-K (none). Hollow squares: adaptive-K evaluated offline on "
+            "the none run's samples.",
         )
