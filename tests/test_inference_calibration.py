@@ -108,6 +108,7 @@ def test_calibration_report_by_hand() -> None:
     # value_end: (0.5 + 0.9 + 0.9) / 3, (0.5 + 5 * 0.1) / 6, (0.5 + 0.9) / 2, (0.5 + 0.1) / 2
     assert rep["auc_end"] == pytest.approx(1.0)
     assert rep["auc_end_within_prompt"] == pytest.approx(1.0)  # only prompt 0 is mixed
+    assert rep["mixed_prompts"] == 1
     # mid (position T // 2): 0.9 (correct) vs 0.1, 0.9, 0.1
     assert rep["auc_mid"] == pytest.approx(2.5 / 3)
     assert rep["auc_prompt"] == pytest.approx(0.5)  # every prompt value is 0.5

@@ -257,11 +257,15 @@ def calibration_report(
         "success_rate": float(correct.mean()),
         "auc_end": auc(v_end, correct),
         "auc_end_within_prompt": _within_prompt_auc(v_end, correct),
+        "mixed_prompts": int(np.sum((correct.sum(1) > 0) & (correct.sum(1) < k))),
         "auc_mid": auc(v_mid, correct),
         "auc_prompt": auc(v_prompt, correct),
         "auc_by_position": {
             "fractions": list(POSITION_FRACTIONS),
             "auc": [auc(at_fraction[f], correct) for f in range(len(POSITION_FRACTIONS))],
+            "auc_within_prompt": [
+                _within_prompt_auc(at_fraction[f], correct) for f in range(len(POSITION_FRACTIONS))
+            ],
         },
         "tv_joint": float(tv_joint.mean()),
         "tv_reward": float(tv_reward.mean()),
@@ -296,7 +300,11 @@ def format_calibration_table(report: dict[str, Any]) -> str:
     """Markdown: the calibration table (paper table 3 style) and offline selection (table 5)."""
     rows = [
         ("AUC(value_end -> correct)", report["auc_end"], "0.5"),
-        ("  within a prompt (mean over mixed prompts)", report["auc_end_within_prompt"], "0.5"),
+        (
+            f"  within a prompt (mean over {report['mixed_prompts']} mixed prompts)",
+            report["auc_end_within_prompt"],
+            "0.5",
+        ),
         ("AUC(value mid-generation -> correct)", report["auc_mid"], "0.5"),
         ("AUC(value at prompt -> correct)", report["auc_prompt"], "0.5"),
         ("Mean TV, joint (reward x length) at prompt", report["tv_joint"], None),

@@ -2,8 +2,9 @@
 
 `calibration_figure(report)` takes `inference.calibration.calibration_report`'s dict:
 left, a reliability diagram of value_end against the empirical success rate (marker area
-~ sequences per bin); right, AUC(V -> correct) along the generation, with the end (value_end)
-AUC as a reference line.
+~ sequences per bin); right, AUC(V -> correct) along the generation, pooled over prompts and
+within a prompt (mean over prompts with both outcomes: the part selection can use), with the
+pooled value_end AUC as a reference line.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from frontier_rft.reporting.plots import Plot, _figure, _outside_legend, _render
 __all__ = ["calibration_figure", "write_plot"]
 
 _COLOR = "#1f77b4"
+_WITHIN = "#ff7f0e"
 _REFERENCE = "#3a3a3a"
 
 
@@ -51,10 +53,14 @@ def calibration_figure(report: Mapping[str, Any]) -> Plot:
         left.set(xlim=(0, 1), ylim=(0, 1), xlabel="predicted value_end", ylabel="success rate")
         left.set_title(f"Reliability (Brier {report['brier_end']:.3f})")
         left.legend(loc="upper left")
-        right.plot(np.asarray(pos["fractions"]), np.asarray(pos["auc"]), "o-", color=_COLOR)
+        fractions = np.asarray(pos["fractions"])
+        right.plot(fractions, np.asarray(pos["auc"]), "o-", color=_COLOR, label="pooled")
+        if "auc_within_prompt" in pos:
+            within = np.asarray(pos["auc_within_prompt"], dtype=np.float64)
+            right.plot(fractions, within, "s-", color=_WITHIN, label="within a prompt")
         right.axhline(0.5, color=_REFERENCE, linestyle=":", linewidth=1, label="chance")
         right.axhline(
-            report["auc_end"], color=_COLOR, linestyle="--", linewidth=1, label="value_end"
+            report["auc_end"], color=_COLOR, linestyle="--", linewidth=1, label="pooled value_end"
         )
         right.set(
             xlim=(0, 1),
@@ -63,14 +69,15 @@ def calibration_figure(report: Mapping[str, Any]) -> Plot:
             ylabel="AUC(V -> correct)",
         )
         right.set_title("Separability along the generation")
-        right.legend(loc="lower right")
+        right.legend(loc="lower left")
         n, k = report["prompts"], report["samples"]
         return _render(
             fig,
             "ziprc_calibration",
             "ZIP-RC-Lite head calibration",
             f"{n} held-out prompts x {k} samples; left: reliability of value_end, right: AUC "
-            "of the value read at a fraction of each completion (0 = the prompt).",
+            "of the value read at a fraction of each completion (0 = the prompt), pooled and "
+            "within a prompt.",
         )
 
 
