@@ -12,10 +12,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+# numpy's stubs type many ndarray operations as Any; casts keep the declared returns checked
+# by mypy without changing runtime values (scalars stay numpy scalars).
 
 __all__ = [
     "BINARY_REWARDS",
@@ -115,8 +118,10 @@ class ZipRCSpec:
         r = np.asarray(reward, dtype=np.float64)
         values = np.asarray(self.reward_values)
         if self.num_rewards == 2:
-            return (r >= values[1] - 1e-9).astype(np.int64)
-        return np.abs(r[..., None] - values).argmin(axis=-1).astype(np.int64)
+            return cast(NDArray[np.int64], (r >= values[1] - 1e-9).astype(np.int64))
+        return cast(
+            NDArray[np.int64], np.abs(r[..., None] - values).argmin(axis=-1).astype(np.int64)
+        )
 
     def sequence_labels(self, reward: float, length: int) -> NDArray[np.int64]:
         """Slice offsets to predict at each of a completion's `length` prefixes.
@@ -139,19 +144,23 @@ class ZipRCSpec:
         z = z - z.max(axis=-1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=-1, keepdims=True)
-        return p.reshape(*p.shape[:-1], self.num_rewards, self.num_lengths)
+        return cast(
+            NDArray[np.float64], p.reshape(*p.shape[:-1], self.num_rewards, self.num_lengths)
+        )
 
     def value(self, joint: ArrayLike) -> NDArray[np.float64]:
         """V = sum_b (sum_l p(b, l)) r_b for (..., R, L) joints."""
-        return np.asarray(joint).sum(axis=-1) @ np.asarray(self.reward_values)
+        return cast(
+            NDArray[np.float64], np.asarray(joint).sum(axis=-1) @ np.asarray(self.reward_values)
+        )
 
     def expected_remaining(self, joint: ArrayLike) -> NDArray[np.float64]:
         """E[remaining] = sum_l (sum_b p(b, l)) * midpoint_l for (..., R, L) joints."""
-        return np.asarray(joint).sum(axis=-2) @ self.midpoints
+        return cast(NDArray[np.float64], np.asarray(joint).sum(axis=-2) @ self.midpoints)
 
     def reward_marginal(self, joint: ArrayLike) -> NDArray[np.float64]:
         """(..., R) marginal over reward states."""
-        return np.asarray(joint).sum(axis=-1)
+        return cast(NDArray[np.float64], np.asarray(joint).sum(axis=-1))
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
