@@ -55,6 +55,16 @@ def test_ziprc_train_then_eval_round_trip(
     assert main(argv) == 0
     assert (out / "calibration.json").read_text() == first
 
+    # The live decoder's operating points through the real `frontier` parser.
+    pareto = tmp_path / "pareto"
+    argv = ["ziprc", "pareto", "--head", str(head), "--out", str(pareto), "--seeds", "0"]
+    argv += ["--prompts", "2", "--k", "2", "--preset", "tiny", "--tau", "0.5"]
+    argv += ["--beta", "0.05", "--k-bar", "", "--no-plot", "--levels", "2x20", "--threads", "1"]
+    argv += ["--max-new-tokens", "12"]
+    assert main(argv) == 0
+    results = json.loads((pareto / "results.json").read_text())
+    assert results and (pareto / "results.md").exists()
+
 
 def test_ziprc_bad_flags_are_clear_errors(sft_dir: Path, tmp_path: Path) -> None:
     argv = ["ziprc", "train", "--model", str(sft_dir), "--out", str(tmp_path / "h")]

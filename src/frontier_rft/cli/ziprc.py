@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.cli.train import _add_config_flags, _config_from_args, _int_tuple
+from frontier_rft.cli.ziprc_pareto import add_pareto_command
 from frontier_rft.inference.spec import STRUCTURED_REWARDS
 from frontier_rft.inference.train_head import HeadTrainConfig
 from frontier_rft.training.config import TrainConfig
@@ -191,7 +192,7 @@ def _common(p: argparse.ArgumentParser, prompts: int, samples: int, split_seed: 
 
 
 def add_commands(sub: Any) -> None:
-    """Register `ziprc` with its `train` and `eval` subcommands on a subparsers object."""
+    """Register `ziprc` with its `train`, `eval` and `pareto` subcommands."""
     z = sub.add_parser("ziprc", help="ZIP-RC-Lite: train/evaluate a reward+length head")
     zsub = z.add_subparsers(dest="ziprc_command", required=True)
 
@@ -217,3 +218,5 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--no-plot", action="store_true", help="skip calibration.png")
     _common(p, prompts=50, samples=32, split_seed=_DEFAULTS.eval_seed)
     p.set_defaults(func=_cmd_eval)
+
+    add_pareto_command(zsub)
