@@ -12,8 +12,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot,train,trl,ray,math,reasoning-gym]"
 	touch $(STAMP)
 
+# The simulated benchmark (~15 s), then the short real-model Countdown comparison (~6 min).
 demo: $(STAMP)
 	$(VENV)/bin/frontier demo
+	$(VENV)/bin/frontier demo-countdown
 
 test: $(STAMP) sandbox
 	$(PY) -m pytest -q
