@@ -10,6 +10,7 @@ hand.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import types
@@ -42,20 +43,12 @@ from frontier_rft.inference.decoder import (
 from frontier_rft.inference.head import attach_head, mask_reserved, readout, save_head_model
 from frontier_rft.inference.scoring import score_sequences
 from frontier_rft.inference.spec import ZipRCSpec
-from frontier_rft.training.config import ModelConfig
 from frontier_rft.training.rollout import encode_prompts
 from frontier_rft.training.tiny_model import build_tiny_lm
+from test_training_model import TINY as TRAINING_TINY
 
 EDGES = (0, 4, 8, 16)
-TINY = ModelConfig(
-    vocab_size=400,
-    hidden_size=32,
-    num_layers=2,
-    num_heads=2,
-    intermediate_size=64,
-    max_positions=256,
-    corpus_tasks=60,
-)
+TINY = dataclasses.replace(TRAINING_TINY, max_positions=256, corpus_tasks=60)
 
 
 @pytest.fixture(scope="module")

@@ -46,10 +46,44 @@ def _setup(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
 
 
+_SPLIT_KEYS = ("task", "levels", "split_seed")
+"""Flags that define a split; stored with its rollouts (a resumed file must match them)."""
+
+
+def _rollouts(
+    args: argparse.Namespace,
+    policy: Any,
+    tokenizer: Any,
+    items: Any,
+    suite: Any,
+    split: str,
+    source: str,
+    suppress: Any,
+    path: Path,
+) -> Any:
+    """Collect (or resume, from `path`) `policy`'s rollouts of a split's items."""
+    from frontier_rft.inference.rollouts import collect_rollouts
+
+    meta = {"policy": source, "split": split}
+    meta.update({key: getattr(args, key) for key in _SPLIT_KEYS})
+    return collect_rollouts(
+        policy,
+        tokenizer,
+        items,
+        suite.verifier,
+        args.samples,
+        args.max_new_tokens,
+        args.temperature,
+        args.rollout_seed,
+        suppress,
+        path=path,
+        meta=meta,
+    )
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     _setup(args)
     from frontier_rft.inference.head import SPEC_FILE, save_head_model
-    from frontier_rft.inference.rollouts import collect_rollouts
     from frontier_rft.inference.train_head import train_head
     from frontier_rft.training.data import load_task, train_split
     from frontier_rft.training.tiny_model import load_lm
@@ -62,24 +96,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     suite = load_task(args.task)
     items = train_split(suite, args.prompts, args.split_seed, args.levels)
     rollouts_path = Path(args.rollouts) if args.rollouts else out / "train_rollouts.jsonl"
-    meta = {
-        "policy": str(args.model),
-        "split": "train",
-        "task": args.task,
-        "levels": args.levels,
-        "split_seed": args.split_seed,
-    }
-    rollouts = collect_rollouts(
-        model,
-        tokenizer,
-        items,
-        suite.verifier,
-        args.samples,
-        args.max_new_tokens,
-        args.temperature,
-        args.rollout_seed,
-        path=rollouts_path,
-        meta=meta,
+    rollouts = _rollouts(
+        args, model, tokenizer, items, suite, "train", str(args.model), None, rollouts_path
     )
     model, spec, stats = train_head(model, tokenizer, rollouts, config)
     _write_json(out / "train_stats.json", stats)
@@ -106,7 +124,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         format_calibration_table,
     )
     from frontier_rft.inference.head import SPEC_FILE, load_head_model
-    from frontier_rft.inference.rollouts import collect_rollouts
     from frontier_rft.inference.train_head import rollout_slice_logits
     from frontier_rft.training.data import heldout_split, load_task
     from frontier_rft.training.tiny_model import load_lm
@@ -121,25 +138,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         info = json.loads((Path(args.head) / SPEC_FILE).read_text())
         policy, suppress, source = model, spec, str(info.get("policy", args.head))
     rollouts_path = Path(args.rollouts) if args.rollouts else out / "rollouts.jsonl"
-    meta = {
-        "policy": source,
-        "split": "heldout",
-        "task": args.task,
-        "levels": args.levels,
-        "split_seed": args.split_seed,
-    }
-    rollouts = collect_rollouts(
-        policy,
-        tokenizer,
-        items,
-        suite.verifier,
-        args.samples,
-        args.max_new_tokens,
-        args.temperature,
-        args.rollout_seed,
-        suppress,
-        path=rollouts_path,
-        meta=meta,
+    rollouts = _rollouts(
+        args, policy, tokenizer, items, suite, "heldout", source, suppress, rollouts_path
     )
     rollouts.check_tokens(spec)  # the paper's harness invariant: no reserved id was emitted
     logits = rollout_slice_logits(model, spec, rollouts, progress=True)
@@ -151,7 +151,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         ]
     ks = [k for k in args.k if k <= rollouts.samples]
     report = calibration_report(spec, logits, rollouts.rewards, answers, ks)
-    report.update(meta, head=str(args.head), reserved_ids_emitted=0, spec=spec.to_dict())
+    report.update({key: rollouts.meta[key] for key in ("policy", "split", *_SPLIT_KEYS)})
+    report.update(head=str(args.head), reserved_ids_emitted=0, spec=spec.to_dict())
     _write_json(out / "calibration.json", report)
     print(format_calibration_table(report))
     print(f"\nwrote {out / 'calibration.json'}")

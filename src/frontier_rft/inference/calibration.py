@@ -165,7 +165,12 @@ def countdown_answer_value(reference: dict[str, Any], text: str) -> Fraction | N
     """Exact value of the completion's last <answer> expression (the task's whitelist parser;
     nothing is evaluated as code), whatever numbers it uses; None when there is no answer,
     it does not parse, or it divides by zero."""
-    from frontier_rft.tasks.countdown import ParseError, analyse_countdown, parse_expression
+    from frontier_rft.tasks.countdown import (
+        ParseError,
+        analyse_countdown,
+        evaluate_expression,
+        parse_expression,
+    )
 
     analysis = analyse_countdown(reference.get("numbers", []), reference.get("target", 0), text)
     if analysis.value is not None:
@@ -173,22 +178,9 @@ def countdown_answer_value(reference: dict[str, Any], text: str) -> Fraction | N
     if not analysis.answer or analysis.status == "too_long":
         return None
     try:
-        return _value(parse_expression(analysis.answer))
+        return evaluate_expression(parse_expression(analysis.answer))
     except (ParseError, ZeroDivisionError):
         return None
-
-
-def _value(node: Any) -> Fraction:
-    if isinstance(node, int):
-        return Fraction(node)
-    op, a, b = node[0], _value(node[1]), _value(node[2])
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    return a / b  # ZeroDivisionError for b == 0
 
 
 def calibration_report(

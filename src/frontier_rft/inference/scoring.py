@@ -17,6 +17,7 @@ import torch
 
 from frontier_rft.inference.head import readout
 from frontier_rft.inference.spec import ZipRCSpec
+from frontier_rft.training.rollout import right_padded
 
 __all__ = ["END_WINDOW", "SequenceReadout", "score_sequences", "value_end"]
 
@@ -65,12 +66,7 @@ def score_sequences(
         prompts = prompt_ids[lo : lo + batch_size]
         comps = completion_ids[lo : lo + batch_size]
         seqs = [list(p) + list(c) for p, c in zip(prompts, comps, strict=True)]
-        width = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-        attn = torch.zeros((len(seqs), width), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-            attn[i, : len(s)] = 1
+        ids, attn = right_padded(seqs, pad)
         values, remaining = readout(model(input_ids=ids, attention_mask=attn).logits, spec)
         for i, (p, c) in enumerate(zip(prompts, comps, strict=True)):
             if not c:

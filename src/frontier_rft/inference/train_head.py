@@ -108,6 +108,8 @@ def completion_features(
     """
     import torch
 
+    from frontier_rft.training.rollout import right_padded
+
     if len(prompt_ids) != len(completion_ids):
         raise ValueError(
             f"{len(prompt_ids)} prompts but {len(completion_ids)} completions: pass one prompt "
@@ -124,12 +126,7 @@ def completion_features(
             prompts = prompt_ids[lo : lo + batch_size]
             comps = completion_ids[lo : lo + batch_size]
             seqs = [list(p) + list(c) for p, c in zip(prompts, comps, strict=True)]
-            width = max(len(s) for s in seqs)
-            ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-            attn = torch.zeros((len(seqs), width), dtype=torch.long)
-            for i, s in enumerate(seqs):
-                ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-                attn[i, : len(s)] = 1
+            ids, attn = right_padded(seqs, pad)
             hidden = body(input_ids=ids, attention_mask=attn).last_hidden_state.float()
             for i, (p, c) in enumerate(zip(prompts, comps, strict=True)):
                 if not c:

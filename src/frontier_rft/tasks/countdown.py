@@ -30,6 +30,7 @@ __all__ = [
     "countdown_demonstration",
     "countdown_prompt",
     "countdown_steps",
+    "evaluate_expression",
     "generate_countdown",
     "parse_expression",
     "solve_countdown",
@@ -383,11 +384,12 @@ def _literals(node: Node) -> list[int]:
     return _literals(node[1]) + _literals(node[2])
 
 
-def _evaluate(node: Node) -> Fraction:
-    """Exact value; ZeroDivisionError on division by zero."""
+def evaluate_expression(node: Node) -> Fraction:
+    """Exact value of a parsed expression (parse_expression); ZeroDivisionError on a
+    division by zero. Arithmetic on the tree only: nothing is evaluated as code."""
     if isinstance(node, int):
         return Fraction(node)
-    return _apply(node[0], _evaluate(node[1]), _evaluate(node[2]))
+    return _apply(node[0], evaluate_expression(node[1]), evaluate_expression(node[2]))
 
 
 def _show(value: Fraction) -> str:
@@ -485,7 +487,7 @@ def analyse_countdown(
     if Counter(_literals(tree)) != Counter(int(x) for x in numbers):
         return result("invalid_numbers", answer)
     try:
-        value = _evaluate(tree)
+        value = evaluate_expression(tree)
     except ZeroDivisionError:
         return result("division_by_zero", answer)
     return result("correct" if value == target else "wrong_value", answer, value)

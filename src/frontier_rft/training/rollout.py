@@ -21,6 +21,7 @@ __all__ = [
     "encode_prompts",
     "generate_completions",
     "generate_shared_prefix",
+    "right_padded",
     "score_completions",
 ]
 
@@ -38,6 +39,18 @@ def _left_padded(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor,
         if s:
             ids[i, width - len(s) :] = torch.tensor(s, dtype=torch.long)
             mask[i, width - len(s) :] = 1
+    return ids, mask
+
+
+def right_padded(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, attention mask) of sequences right-padded to the longest: positions stay natural,
+    as teacher-forced scoring wants."""
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(list(s), dtype=torch.long)
+        mask[i, : len(s)] = 1
     return ids, mask
 
 
@@ -170,13 +183,8 @@ def score_completions(
 ) -> TokenScores:
     """Log-probs (with grad) of each completion given its prompt, in one forward pass."""
     seqs = [list(p) + list(c) for p, c in zip(prompt_ids, completion_ids, strict=True)]
-    n, width = len(seqs), max(len(s) for s in seqs)
-    pad = model.generation_config.pad_token_id
-    ids = torch.full((n, width), pad, dtype=torch.long)
-    attn = torch.zeros((n, width), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-        attn[i, : len(s)] = 1
+    ids, attn = right_padded(seqs, model.generation_config.pad_token_id)
+    n, width = ids.shape
     t_max = max(max(len(c) for c in completion_ids), 1)
     # Row i's completion token k sits at position len(prompt_i) + k; its logits at one less.
     pos = torch.zeros((n, t_max), dtype=torch.long)
