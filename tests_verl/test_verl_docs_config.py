@@ -33,7 +33,7 @@ def compose_snippet(tmp_path: Path, snippet: str, overrides: tuple[str, ...] = (
 def test_v1_snippet_turns_on_the_custom_sampler(tmp_path: Path) -> None:
     cfg = compose_snippet(tmp_path, yaml_blocks()[0])
     custom = cfg.trainer.v1.sampler.custom_sampler
-    assert custom.path == "pkg://frontier_rft.integrations.verl_v1"
+    assert custom.path == "pkg://frontier_rft.integrations.verl.v1"
     assert custom.name == "FrontierReplayBuffer"
     from verl.utils.import_utils import load_extern_object
 

@@ -45,7 +45,7 @@ def compose_config(train_file: Path, tmp_path: Path) -> Any:
         "trainer.use_v1=true",
         "trainer.v1.trainer_mode=sync",
         # The snippet from docs/integrations/verl.md:
-        "trainer.v1.sampler.custom_sampler.path=pkg://frontier_rft.integrations.verl_v1",
+        "trainer.v1.sampler.custom_sampler.path=pkg://frontier_rft.integrations.verl.v1",
         "trainer.v1.sampler.custom_sampler.name=FrontierReplayBuffer",
         "++trainer.v1.sampler.sampler_kwargs.selector=bots",
         "++trainer.v1.sampler.sampler_kwargs.seed=2",
@@ -113,7 +113,7 @@ def test_v1_trainer_draws_from_the_selector_and_reports_every_sampled_reward(
     from verl.trainer.ppo.v1 import get_trainer_cls
 
     from frontier_rft.integrations.verl import FrontierSampler
-    from frontier_rft.integrations.verl_v1 import FrontierReplayBuffer
+    from frontier_rft.integrations.verl.v1 import FrontierReplayBuffer
 
     config = compose_config(write_parquet(tmp_path / "train.parquet", 40), tmp_path)
     trainer = get_trainer_cls("sync")(config=config)

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from frontier_rft import Feedback, Selector, TaskPool, make_selector
-from frontier_rft.integrations.ray_journal import read_log
-from frontier_rft.integrations.ray_service import SelectorService, ServiceConfig
+from frontier_rft.integrations.ray.journal import read_log
+from frontier_rft.integrations.ray.service import SelectorService, ServiceConfig
 
 pytestmark = pytest.mark.integration
 

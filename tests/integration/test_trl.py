@@ -36,7 +36,7 @@ from frontier_rft.integrations.trl import (
     FrontierRLOOTrainer,
     task_rows,
 )
-from frontier_rft.integrations.trl_state import state_digest
+from frontier_rft.integrations.trl.state import state_digest
 
 pytestmark = [
     pytest.mark.integration,

@@ -37,13 +37,13 @@ from numpy.typing import NDArray
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.persistence import load_selector, save_selector
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.ray_config import (
+from frontier_rft.integrations.ray.config import (
     DEFAULT_LEASE_SELECTS,
     SelectorSpec,
     ServiceConfig,
     own_collaborators,
 )
-from frontier_rft.integrations.ray_journal import Journal
+from frontier_rft.integrations.ray.journal import Journal
 
 __all__ = ["STATE_VERSION", "SelectorService", "SelectorSpec", "ServiceConfig"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from frontier_rft.core.persistence import atomic_write_bytes, load_selector, save_selector
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.trl_sampler import FrontierRepeatSampler
+from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 
 __all__ = ["SAMPLER_FILE", "SELECTOR_FILE", "load_state", "save_state", "state_digest"]
 

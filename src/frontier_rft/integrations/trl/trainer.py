@@ -13,7 +13,7 @@ trainer.train()                                  # or train(resume_from_checkpoi
 What it changes, and where:
 
 - Sampler (`_get_train_sampler`): `FrontierRepeatSampler` keeps TRL's RepeatSampler layout
-  and asks the selector for each chunk of prompts (see trl_sampler.py).
+  and asks the selector for each chunk of prompts (see sampler.py).
 - Feedback: each reward function is wrapped (a reward model gets a forward hook); after
   the training step that generated, the rewards are combined as TRL combines them
   (weighted nansum), gathered across processes with their task ids and sent to
@@ -44,9 +44,9 @@ from frontier_rft.core.config import check
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.metrics_log import JsonlLogger
-from frontier_rft.integrations.trl_rewards import RewardTap, combine_rewards
-from frontier_rft.integrations.trl_sampler import FrontierRepeatSampler
-from frontier_rft.integrations.trl_state import load_state, save_state, state_digest
+from frontier_rft.integrations.trl.rewards import RewardTap, combine_rewards
+from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
+from frontier_rft.integrations.trl.state import load_state, save_state, state_digest
 
 __all__ = [
     "FrontierConfig",

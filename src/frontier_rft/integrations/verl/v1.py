@@ -1,6 +1,6 @@
 """verl v1 trainer seam: a custom replay buffer that wires FrontierSampler into the v1 trainer.
 
-Turn it on with `trainer.v1.sampler.custom_sampler.path=pkg://frontier_rft.integrations.verl_v1`
+Turn it on with `trainer.v1.sampler.custom_sampler.path=pkg://frontier_rft.integrations.verl.v1`
 and `name=FrontierReplayBuffer` (or `FrontierReplayBufferAsync` for the async trainers);
 `trainer.v1.sampler.sampler_kwargs` holds VerlSamplerConfig fields (selector, seed, ...).
 
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
-from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig, _to_plain
+from frontier_rft.integrations.verl.sampler import FrontierSampler, VerlSamplerConfig, _to_plain
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
 

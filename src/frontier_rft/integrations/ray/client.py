@@ -1,7 +1,7 @@
 """One selector behind a named Ray actor, shared by many rollout workers.
 
 The actor is `ray.remote(SelectorService)`: all service logic (staleness, leases,
-checkpoint + write-ahead log) lives in `ray_service.py` and runs the same without Ray.
+checkpoint + write-ahead log) lives in `service.py` and runs the same without Ray.
 Ray runs one actor method at a time, in arrival order, so the service needs no locks.
 
     from frontier_rft.integrations.ray import start_service, connect
@@ -10,8 +10,7 @@ Ray runs one actor method at a time, in arrival order, so the service needs no l
     ids = client.select(8, policy_version=v)
     client.update(Feedback(np.repeat(ids, 4), rewards, step=t, policy_version=v))
 
-This module is `frontier_rft.integrations.ray`; `import ray` below is absolute, so it
-names the Ray package, not this file.
+Inside this package `import ray` is absolute, so it names the Ray package.
 """
 
 from __future__ import annotations
@@ -27,7 +26,8 @@ from ray.exceptions import RayActorError
 
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.ray_service import SelectorService, SelectorSpec, ServiceConfig
+from frontier_rft.integrations.ray.config import SelectorSpec, ServiceConfig
+from frontier_rft.integrations.ray.service import SelectorService
 
 __all__ = [
     "SelectorService",

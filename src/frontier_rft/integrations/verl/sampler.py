@@ -9,7 +9,7 @@ state, so verl's `StatefulDataLoader` checkpoint (`data.pt`) resumes the curricu
 Seams in verl 0.9.x (see docs/integrations/verl.md):
 - legacy trainer: `RayPPOTrainer(train_sampler=sampler, ...)`; rewards come back through
   the dataset's `on_batch_end(batch=...)` hook, which `install_feedback_hook` sets;
-- v1 trainer: `trainer.v1.sampler.custom_sampler` -> `verl_v1.FrontierReplayBuffer`;
+- v1 trainer: `trainer.v1.sampler.custom_sampler` -> `verl.v1.FrontierReplayBuffer`;
 - verl <= 0.7: `data.sampler.class_path` (AbstractCurriculumSampler); the class then
   subclasses verl's own `AbstractCurriculumSampler` and verl calls `update(batch=...)`.
 
