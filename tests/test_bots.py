@@ -10,6 +10,7 @@ import pytest
 
 from conftest import assert_state_equal, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
+from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.bots import (
     BOTSConfig,
     BOTSSelector,
@@ -276,7 +277,7 @@ def test_steps_delivered_out_of_order_weigh_as_on_time(plugin: str) -> None:
 
 
 def test_forgetting_is_applied_once_per_trainer_step() -> None:
-    sel = make_selector("bots", TaskPool(num_tasks=3), lam=0.5)  # bare pool: no plug-in
+    sel = make_selector("bots", TaskPool(num_tasks=3), lam=0.5, plugin="none")
     feed(sel, {0: [1, 1, 1]}, step=0)
     feed(sel, {1: [0]}, step=0)  # a second piece of step 0: no extra forgetting
     a, _ = posterior(sel)
@@ -338,18 +339,25 @@ def test_preset_configs_have_the_papers_values() -> None:
 
 def test_plugin_resolution_and_missing_metadata() -> None:
     bare = TaskPool(num_tasks=10)
-    bots = make_selector("bots", bare)
-    assert isinstance(bots, BOTSSelector) and bots.plugin == "none"
+    with pytest.warns(EvidenceWarning, match="regression plug-in on the tasks own past rates"):
+        bots = make_selector("bots", bare)
+    assert isinstance(bots, BOTSSelector) and bots.plugin == "regression"
     drive(bots, steps=2, pass_rates=np.full(10, 0.5))
-    assert bots.metrics()["bots/rho"] == 0.0  # no plug-in: rho is effectively 0 (MoPPS-like)
+    assert bots.metrics()["bots/rho"] == 0.1
+    assert bots.metrics()["evidence/plugin/regression"] == 1.0
+    assert bots.evidence == {"plugin": "regression"}  # anchors only: no features
+    none = make_selector("bots", bare, plugin="none")
+    drive(none, steps=2, pass_rates=np.full(10, 0.5))
+    assert none.metrics()["bots/rho"] == 0.0  # no plug-in: rho is effectively 0 (MoPPS-like)
     full = make_selector("bots", world_pool())
     assert isinstance(full, BOTSSelector) and full.plugin == "interpolation"
     with pytest.raises(ValueError, match=r"TaskPool\.reference_pass_rates"):
         make_selector("bots", bare, plugin="interpolation")
     with pytest.raises(ValueError, match=r"TaskPool\.features"):
         make_selector("bots", bare, plugin="kernel")
-    with pytest.raises(ValueError, match=r"TaskPool\.reference_pass_rates"):
-        make_selector("dots", bare)
+    with pytest.warns(EvidenceWarning):
+        dots = make_selector("dots", bare)  # implicit evidence only: the tasks' anchors
+    drive(dots, steps=2, pass_rates=np.full(10, 0.5))
     feats_only = TaskPool(num_tasks=10, features=np.eye(10))
     dots = make_selector("dots", feats_only, plugin="kernel")
     drive(dots, steps=2, pass_rates=np.full(10, 0.5))

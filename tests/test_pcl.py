@@ -60,12 +60,12 @@ def test_regressor_converges_on_a_linear_toy() -> None:
 def test_pass_rate_mode_picks_predictions_closest_to_target() -> None:
     feats = np.linspace(0, 1, 10)[:, None]
     sel = _pcl(TaskPool(num_tasks=10, features=feats), fit_intercept=False)
-    sel.weights = np.array([1.0])  # predicted pass rate = feature value
+    sel.model.weights = np.array([1.0])  # predicted pass rate = feature value
     assert sorted(sel.select(2).tolist()) == [4, 5]  # 0.444 and 0.556 (m*B >= N: all judged)
     shifted = _pcl(
         TaskPool(num_tasks=10, features=feats), fit_intercept=False, target_pass_rate=0.9
     )
-    shifted.weights = np.array([1.0])
+    shifted.model.weights = np.array([1.0])
     assert sorted(shifted.select(2).tolist()) == [8, 9]
 
 
@@ -84,7 +84,7 @@ def test_variance_mode_regresses_variances_and_picks_the_highest() -> None:
 
 def test_candidate_pool_is_m_times_b() -> None:
     sel = _pcl(world_pool(num_tasks=300), pool_multiplier=2)
-    sel.weights = np.array([0.0, 0.0, 0.5, 0.0])  # type 2 predicts 0.5, the others ~0
+    sel.model.weights = np.array([0.0, 0.0, 0.5, 0.0])  # type 2 predicts 0.5, the others ~0
     # From 2*B = 20 uniform candidates only ~1/3 are type 2, so the top 10 must mix types.
     types = np.arange(300) % 3
     shares = [np.mean(types[sel.select(10)] == 2) for _ in range(20)]

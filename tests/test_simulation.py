@@ -137,14 +137,19 @@ def test_bad_runner_input_is_a_clear_error() -> None:
 
 
 @pytest.mark.slow
-def test_headline_bots_prioritized_frontier_beat_uniform_on_hard() -> None:
-    """The README's claim, at its settings: paper defaults, 16 rollouts, 5 seeds."""
+def test_headline_prompts_only_selectors_beat_uniform_on_hard() -> None:
+    """The README's claim, at its settings: prompts only, paper defaults, 16 rollouts, 5 seeds."""
     res = run_benchmark(
-        "hard", parse_entries(["bots", "prioritized", "frontier"]), seeds=range(5), rollouts=16
+        "hard", parse_entries(["bots", "dots", "prioritized", "pcl"]), seeds=range(5), rollouts=16
     )
-    for label in ("bots", "prioritized", "frontier"):
+    assert res["settings"]["given"] == ["prompts"]
+    for label in ("bots", "dots", "prioritized", "pcl"):
         ttb100 = res["summary"][label]["ttb100"]
-        assert ttb100["reached"] == 5 and ttb100["mean"] < 1.0, (label, ttb100)
+        assert ttb100["reached"] == 5 and ttb100["mean"] < 0.85, (label, ttb100)
+    assert res["summary"]["dots"]["ttb100"]["mean"] < 0.6
+    assert {r["evidence"]["plugin"] for r in res["runs"] if r["selector"] == "bots"} == {
+        "regression"
+    }
 
 
 def test_method_specific_metrics_are_summarised_over_seeds() -> None:

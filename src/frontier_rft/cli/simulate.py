@@ -13,7 +13,14 @@ from typing import Any
 
 from frontier_rft.cli.progress import Progress
 from frontier_rft.selectors import SELECTORS
-from frontier_rft.simulation.runner import Entry, parse_entries, run_benchmark, sweep_entries
+from frontier_rft.simulation.runner import (
+    GIVEN,
+    Entry,
+    parse_entries,
+    parse_given,
+    run_benchmark,
+    sweep_entries,
+)
 from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
 
 __all__ = ["add_commands"]
@@ -94,6 +101,7 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
             rollouts=args.rollouts,
             jobs=args.jobs,
             progress=lambda done, _total, note: bar.advance(note=note),
+            given=parse_given(args.given),
         )
     out.mkdir(parents=True, exist_ok=True)
     command = "frontier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
@@ -163,6 +171,13 @@ def _common(p: argparse.ArgumentParser, steps: int = 200, seeds: int = 5) -> Non
         "--rollouts", type=int, default=16, help="rollouts per prompt (16, as in the BOTS paper)"
     )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
+    p.add_argument(
+        "--given",
+        default="prompts",
+        help="what selectors are given besides prompt text: prompts (nothing else), or a "
+        f"comma list of {', '.join(k for k in GIVEN if k != 'prompts')}, "
+        "or all (default: %(default)s)",
+    )
     p.add_argument("--out", default=None, help="output directory")
     p.add_argument(
         "--set",

@@ -87,6 +87,9 @@ class Selector(ABC):
         }
         self._last = {"effective_task_ratio": float("nan"), "mean_abs_advantage": float("nan")}
         self._last_select_seconds = float("nan")
+        # What the selector reads and where it came from, e.g. {"features": "text"}: filled
+        # by subclasses at construction, reported by metrics() as evidence/<what>/<source>.
+        self.evidence: dict[str, str] = {}
 
     # ------------------------------------------------------------------ contract
     @property
@@ -177,7 +180,11 @@ class Selector(ABC):
         self._observe(batch)
 
     def metrics(self) -> dict[str, float]:
-        """Namespaced scalar metrics: `select/`, `feedback/`, `tasks/`, then `<name>/`."""
+        """Namespaced scalar metrics: `select/`, `feedback/`, `tasks/`, `evidence/`, `<name>/`.
+
+        `evidence/<what>/<source>` is 1.0 for each metadata source in use, e.g.
+        `evidence/features/text` when features were derived from the prompt text.
+        """
         t = self._totals
         out = {
             "select/calls": float(self.select_calls),
@@ -195,6 +202,8 @@ class Selector(ABC):
             "tasks/distinct_selected": float(np.count_nonzero(self._times_selected)),
             "tasks/distinct_trained": float(np.count_nonzero(self._trained)),
         }
+        for what, source in self.evidence.items():
+            out[f"evidence/{what}/{source}"] = 1.0
         for key, value in self._metrics().items():
             out[f"{self.name}/{key}"] = float(value)
         return out

@@ -20,7 +20,12 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors.offline import TIE_BREAKS, check_permutation, difficulty_order
+from frontier_rft.selectors.offline import (
+    TIE_BREAKS,
+    check_permutation,
+    difficulty_order,
+    observed_difficulty,
+)
 
 __all__ = ["ADCLConfig", "ADCLSelector", "PassRateEstimator"]
 
@@ -28,6 +33,7 @@ PassRateEstimator = Callable[[NDArray[np.int64]], Any]
 """estimator(task_ids) -> pass rate in [0, 1] per task under the current policy."""
 
 WITHIN_CHUNK = ("sorted", "uniform")
+_EMPTY = np.zeros(0)
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,10 @@ class ADCLSelector(Selector):
     the base policy, so it is not re-estimated. After the last chunk the walk restarts at
     the first chunk (a new epoch; chunks keep their membership and are re-estimated
     again when reached). Training feedback is ignored: ADCL as described re-estimates
-    with extra rollouts only. In 'uniform' mode each chunk is shuffled instead and the
-    estimator is never called (the order within a chunk would be discarded anyway).
+    with extra rollouts only. Without `TaskPool.difficulty` and without an estimator,
+    difficulty is instead estimated from training feedback (`_select_observed`). In
+    'uniform' mode each chunk is shuffled instead and the estimator is never called (the
+    order within a chunk would be discarded anyway).
     """
 
     name = "adcl"
@@ -92,9 +100,13 @@ class ADCLSelector(Selector):
         super().__init__(pool, config, seed=seed)
         if estimator is not None and not callable(estimator):
             raise ValueError("adcl estimator must be callable: estimator(task_ids) -> pass_rates")
-        difficulty = pool.require("difficulty", self.name, "tasks are chunked by difficulty")
         self.estimator = estimator
-        self._difficulty: NDArray[np.float64] = np.asarray(difficulty, dtype=np.float64)
+        self._estimated = observed_difficulty(self)
+        self._difficulty: NDArray[np.float64] = (
+            self._estimated.difficulty(np.arange(self.num_tasks))
+            if self._estimated is not None
+            else np.asarray(pool.difficulty, dtype=np.float64)
+        )
         self._order = difficulty_order(
             self._difficulty, self.rng, descending=False, tie_break=self.config.tie_break
         )
@@ -122,6 +134,8 @@ class ADCLSelector(Selector):
 
     # ------------------------------------------------------------------ select
     def _select(self, n: int) -> NDArray[np.int64]:
+        if self._estimated is not None and self.estimator is None:
+            return self._select_observed(n)
         # Plan the whole batch first: the estimator (user code) may raise, and nothing
         # may change before it has answered for every chunk this batch enters.
         pos, epoch, prepared = self._pos, self.epoch, self._prepared
@@ -154,6 +168,37 @@ class ADCLSelector(Selector):
             self._estimate_calls += calls
             self._estimate_rollouts += rollouts * self.config.rollouts_per_estimate
             self._last_pass_rate = float(np.concatenate(rates_seen).mean())
+        ids = np.concatenate(taken)
+        self._last_difficulty = float(self._difficulty[ids].mean())
+        return ids
+
+    def _select_observed(self, n: int) -> NDArray[np.int64]:
+        """Without offline difficulty or estimator: each chunk is the easiest remaining tasks.
+
+        When the walk enters a chunk, the tasks not yet walked this epoch are re-sorted by
+        the difficulty estimated from training feedback, so the chunk takes the easiest
+        of them in easy-to-hard order (the re-estimation step, with training rollouts
+        instead of extra ones). No user code runs here, so the order is updated in place.
+        """
+        assert self._estimated is not None
+        taken: list[NDArray[np.int64]] = []
+        need = n
+        while need:
+            c = self._chunk_of(self._pos)
+            if c > self._prepared:
+                rest = self._order[self._pos :]
+                self._difficulty[rest] = self._estimated.difficulty(rest)
+                rest = rest[np.argsort(self._difficulty[rest], kind="stable")]
+                if taken:  # an epoch wrap inside this batch: its ids go last
+                    again = np.isin(rest, np.concatenate(taken))
+                    rest = np.concatenate([rest[~again], rest[again]])
+                self._order[self._pos :] = rest
+                self._prepared = c
+            k = min(need, int(self._bounds[c + 1]) - self._pos)
+            taken.append(self._order[self._pos : self._pos + k].copy())
+            self._pos, need = self._pos + k, need - k
+            if self._pos == self.num_tasks:
+                self._pos, self.epoch, self._prepared = 0, self.epoch + 1, -1
         ids = np.concatenate(taken)
         self._last_difficulty = float(self._difficulty[ids].mean())
         return ids
@@ -197,7 +242,10 @@ class ADCLSelector(Selector):
         return rates
 
     def _observe(self, batch: GroupBatch) -> None:
-        pass  # ADCL re-estimates with its own rollouts; training feedback is not used
+        # ADCL re-estimates with its own rollouts; without offline difficulty, the first
+        # training pass rates are what it orders by.
+        if self._estimated is not None:
+            self._estimated.observe(batch.task_ids, batch.means)
 
     # ------------------------------------------------------------------ state
     def _state_dict(self) -> dict[str, Any]:
@@ -210,19 +258,28 @@ class ADCLSelector(Selector):
             "estimate_rollouts": self._estimate_rollouts,
             "last_pass_rate": self._last_pass_rate,
             "last_difficulty": self._last_difficulty,
+            "difficulty": self._difficulty if self._estimated is not None else _EMPTY,
+            "estimated": {} if self._estimated is None else self._estimated.state_dict(),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         order = np.asarray(state["order"], dtype=np.int64)
         check_permutation(order, self.num_tasks, self.name)
         bounds = self._bounds
-        chunk_of_task = np.empty(self.num_tasks, dtype=np.int64)
-        chunk_of_task[self._order] = np.repeat(np.arange(self.num_chunks), np.diff(bounds))
-        if np.any(chunk_of_task[order] != chunk_of_task[self._order]):
-            raise ValueError("adcl state: tasks were moved between difficulty chunks")
+        if self._estimated is None:  # given difficulty: chunks never change membership
+            chunk_of_task = np.empty(self.num_tasks, dtype=np.int64)
+            chunk_of_task[self._order] = np.repeat(np.arange(self.num_chunks), np.diff(bounds))
+            if np.any(chunk_of_task[order] != chunk_of_task[self._order]):
+                raise ValueError("adcl state: tasks were moved between difficulty chunks")
         pos, prepared = int(state["pos"]), int(state["prepared"])
         if not 0 <= pos < self.num_tasks or not -1 <= prepared < self.num_chunks:
             raise ValueError("adcl state: position or chunk index out of range")
+        if self._estimated is not None:
+            difficulty = np.asarray(state["difficulty"], dtype=np.float64)
+            if difficulty.shape != (self.num_tasks,):
+                raise ValueError("adcl state: difficulty does not match the pool size")
+            self._estimated.load_state_dict(state["estimated"], self.name)
+            self._difficulty = difficulty
         self._order, self._pos, self._prepared = order, pos, prepared
         self.epoch = int(state["epoch"])
         self._estimate_calls = int(state["estimate_calls"])

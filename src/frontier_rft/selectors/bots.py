@@ -28,6 +28,7 @@ from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.bots_config import BOTSConfig, DOTSConfig, MoPPSConfig
 from frontier_rft.selectors.bots_plugins import (
     StepLog,
@@ -36,6 +37,7 @@ from frontier_rft.selectors.bots_plugins import (
     kernel_average,
     smallest_k,
 )
+from frontier_rft.selectors.bots_regression import RegressionPlugin
 
 __all__ = [
     "BOTSConfig",
@@ -69,15 +71,26 @@ class BOTSSelector(Selector):
 
     name = "bots"
     config_class: ClassVar[type[SelectorConfig]] = BOTSConfig
-    requires_plugin: ClassVar[bool] = False
-    """Whether 'auto' must find a plug-in (DOTS selects on implicit evidence alone)."""
 
     def __init__(self, pool: TaskPool, config: BOTSConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)
         assert isinstance(self.config, BOTSConfig)
         self.cfg: BOTSConfig = self.config
         cfg = self.cfg
+        n = pool.num_tasks
+        self._features: F64 | None = None
         self.plugin = self._resolve_plugin()
+        self.evidence["plugin"] = self.plugin
+        self._regression: RegressionPlugin | None = None
+        if self.plugin == "regression":
+            features = self._features if self._features is not None else np.zeros((n, 0))
+            self._regression = RegressionPlugin(
+                features,
+                cfg.regression_ridge,
+                cfg.regression_forgetting,
+                gaussian=cfg.reward_model == "gaussian",
+                anchors=cfg.regression_anchors,
+            )
         self.gaussian = cfg.reward_model == "gaussian"
         if self.gaussian:
             nu0 = float(cfg.gaussian_prior_count)
@@ -104,6 +117,13 @@ class BOTSSelector(Selector):
 
     # ------------------------------------------------------------------ config
     def _resolve_plugin(self) -> str:
+        """The plug-in in use; derives features from prompts when a feature plug-in needs them.
+
+        'auto': interpolation when reference pass rates are given, else the regression
+        plug-in on the given features, on features of the prompt text, or (with neither)
+        on the tasks' own anchors alone. Anything but the paper's interpolation is
+        announced with an `EvidenceWarning` and reported as `evidence/plugin/<name>`.
+        """
         cfg, pool = self.cfg, self.pool
         choice = cfg.plugin
         if choice == "auto":
@@ -111,18 +131,27 @@ class BOTSSelector(Selector):
                 return "none"  # implicit evidence has no weight: skip its O(N) pass
             if pool.reference_pass_rates is not None:
                 return "interpolation"
-            if not self.requires_plugin:
-                return "none"
-            choice = "interpolation"
+            choice = "regression"
         if choice == "interpolation":
             pool.require(
                 "reference_pass_rates",
                 self.name,
                 "weak/strong reference pass rates for the interpolation plug-in; "
-                "or pass plugin='kernel' with TaskPool.features",
+                "or pass plugin='regression' (needs nothing) or 'kernel' (needs prompts "
+                "or features)",
             )
-        elif choice == "kernel":
-            pool.require("features", self.name, "task embeddings for the kernel plug-in")
+        elif choice == "kernel" or (
+            choice == "regression" and (pool.features is not None or pool.prompts is not None)
+        ):
+            self._features, self.evidence["features"] = task_features(pool, self.name)
+        if cfg.plugin == "auto":
+            source = {"text": "features of the prompt text", "given": "the given features"}
+            announce(
+                f"{self.name}: no reference pass rates in the TaskPool, so implicit evidence "
+                f"comes from the regression plug-in on "
+                f"{source.get(self.evidence.get('features', ''), 'the tasks own past rates')}"
+                "; pass reference_pass_rates=(weak, strong) for the paper's interpolation"
+            )
         return choice
 
     @property
@@ -206,7 +235,7 @@ class BOTSSelector(Selector):
             if weight == 0.0:
                 pass  # lam = 1: evidence of a past step has no weight left
             elif t in self._log:
-                self._fold_late_piece(self._log[t], ids, x, y, weight)
+                self._fold_late_piece(self._log[t], ids, x, y, counts, weight)
             elif t > self._clock - cfg.late_window:
                 self._fold_step(t, ids, rates, counts, x, y, 0, weight)
             else:  # older than the log: unknown whether seen, so explicit evidence only
@@ -216,6 +245,11 @@ class BOTSSelector(Selector):
         horizon = self._clock - (cfg.late_window if cfg.lam < 1.0 else 1)
         for s in [s for s in self._log if s <= horizon]:
             del self._log[s]
+        if self._regression is not None:
+            oldest = min((log.anchor_seq for log in self._log.values()), default=None)
+            self._regression.forget_changes_before(
+                self._regression.seq if oldest is None else oldest
+            )
 
     def _fold_step(
         self, t: int, ids: I64, rates: F64, counts: F64, x: F64, y: F64, steps: int, weight: float
@@ -225,7 +259,7 @@ class BOTSSelector(Selector):
         a0, b0 = self._prior
         d = (1.0 - cfg.lam) ** steps
         n_imp = float(cfg.implicit_rollouts or counts.mean())
-        mu, p_sel = self._plugin_on_batch(ids, rates)
+        mu, p_sel = self._plugin_on_batch(ids, rates, counts)
         implicit = p_sel is not None and self._rho > 0
         if implicit:
             assert p_sel is not None
@@ -269,6 +303,7 @@ class BOTSSelector(Selector):
         # applied (to retract it), and for the kernel the batch that produced p~.
         kept = ids.copy() if implicit else _EMPTY_I
         kernel = implicit and self.plugin == "kernel"
+        plugin = self._regression
         self._log[t] = StepLog(
             implicit=implicit,
             mu=mu,
@@ -277,9 +312,13 @@ class BOTSSelector(Selector):
             ref_ids=kept if kernel else _EMPTY_I,
             ref_rates=rates.copy() if kernel else _EMPTY_F,
             explicit_ids=kept,
+            weights=plugin.model.weights.copy() if implicit and plugin else _EMPTY_F,
+            anchor_seq=plugin.seq if plugin is not None else 0,
         )
 
-    def _fold_late_piece(self, log: StepLog, ids: I64, x: F64, y: F64, weight: float) -> None:
+    def _fold_late_piece(
+        self, log: StepLog, ids: I64, x: F64, y: F64, counts: F64, weight: float
+    ) -> None:
         """Explicit evidence of an already observed step; retract the implicit it replaces."""
         dx, dy = weight * x, weight * y
         new = ~np.isin(ids, log.explicit_ids)
@@ -289,6 +328,9 @@ class BOTSSelector(Selector):
                 ref = self.pool.reference_pass_rates
                 assert ref is not None
                 p_old = interpolate(ref, log.mu, clip=not self.gaussian, at=at)
+            elif self.plugin == "regression":
+                assert self._regression is not None
+                p_old = self._regression.estimate_as_of(log.anchor_seq, log.weights, at)
             else:
                 p_old = self._kernel(log.ref_ids, log.ref_rates, at=at)
             k = log.rho * log.n_implicit * weight
@@ -300,9 +342,11 @@ class BOTSSelector(Selector):
             self._a[ids] = np.maximum(self._a[ids], _TINY)
         self._b[ids] = np.maximum(self._b[ids], _TINY)
         log.explicit_ids = np.union1d(log.explicit_ids, ids)
+        if self._regression is not None:
+            self._regression.observe(ids, x, counts)  # learn from it for the steps to come
 
     # ------------------------------------------------------------------ plug-ins
-    def _plugin_on_batch(self, ids: I64, rates: F64) -> tuple[float, F64 | None]:
+    def _plugin_on_batch(self, ids: I64, rates: F64, counts: F64) -> tuple[float, F64 | None]:
         """Update mu~ (interpolation) and return (mu~, p~ on the batch) or (nan, None)."""
         cfg = self.cfg
         if self.plugin == "none":
@@ -310,6 +354,11 @@ class BOTSSelector(Selector):
         if self.plugin == "kernel":
             p_sel = self._kernel(ids, rates, at=ids)
             mu = float("nan")
+        elif self.plugin == "regression":
+            assert self._regression is not None
+            before, p_sel = self._regression.observe(ids, rates * counts, counts)
+            self._stats["implicit_error"] = float(np.abs(before - rates).mean())
+            return float("nan"), p_sel  # error measured before this batch was learned
         else:
             ref = self.pool.reference_pass_rates
             assert ref is not None
@@ -335,6 +384,11 @@ class BOTSSelector(Selector):
             q = self._kernel(ids, rates, out=self._buf)
             q *= scale
             return q
+        if self.plugin == "regression":
+            assert self._regression is not None
+            q = self._regression.estimate(out=self._buf)
+            q *= scale
+            return q
         ref = self.pool.reference_pass_rates
         assert ref is not None
         return interpolate(ref, mu, clip=not self.gaussian, scale=scale, out=self._buf)
@@ -342,7 +396,7 @@ class BOTSSelector(Selector):
     def _kernel(
         self, ref_ids: I64, ref_rates: F64, out: F64 | None = None, at: I64 | None = None
     ) -> F64:
-        features = self.pool.features
+        features = self._features
         assert features is not None
         cfg = self.cfg
         return kernel_average(
@@ -359,6 +413,7 @@ class BOTSSelector(Selector):
             "rho": self._rho,
             "stats": dict(self._stats),
             "log": [log.to_state(s) for s, log in sorted(self._log.items())],
+            "regression": {} if self._regression is None else self._regression.state_dict(),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -377,6 +432,8 @@ class BOTSSelector(Selector):
         logs = dict(StepLog.from_state(d, n) for d in state["log"])
         stats = {k: float(state["stats"][k]) for k in self._stats}
         clock, mu_tilde = int(state["clock"]), float(state["mu_tilde"])
+        if self._regression is not None:
+            self._regression.load_state_dict(state["regression"], self.name)
         self._a, self._b, self._rho, self._log = a, b, rho, logs
         self._stats, self._clock, self._mu_tilde = stats, clock, mu_tilde
 
@@ -400,8 +457,7 @@ class MoPPSSelector(BOTSSelector):
 
 
 class DOTSSelector(BOTSSelector):
-    """BOTS-DOTS proxy (lam = 1, rho = 1, no sampling); needs a plug-in's metadata."""
+    """BOTS-DOTS proxy (lam = 1, rho = 1, no sampling): selection on implicit evidence alone."""
 
     name = "dots"
     config_class = DOTSConfig
-    requires_plugin = True

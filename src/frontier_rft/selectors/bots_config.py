@@ -13,7 +13,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 
 __all__ = ["PLUGINS", "REWARD_MODELS", "BOTSConfig", "DOTSConfig", "MoPPSConfig"]
 
-PLUGINS = ("auto", "interpolation", "kernel", "none")
+PLUGINS = ("auto", "interpolation", "kernel", "regression", "none")
 REWARD_MODELS = ("bernoulli", "gaussian")
 
 
@@ -38,7 +38,7 @@ class BOTSConfig(SelectorConfig):
     sample: bool = True
     """Thompson sampling from the posterior; False ranks tasks by the posterior mean."""
     plugin: str = "auto"
-    """Implicit evidence: 'auto' (interpolation if reference rates exist), 'kernel' or 'none'."""
+    """Implicit evidence: 'auto' (see docs), 'interpolation', 'kernel', 'regression' or 'none'."""
     momentum: float = 0.9
     """Momentum gamma of the capability coefficient mu~ (interpolation; released code 0.9)."""
     interpolation_eps: float = 1e-6
@@ -47,6 +47,12 @@ class BOTSConfig(SelectorConfig):
     """Temperature tau of the kernel plug-in K(a, b) = exp(<e_a, e_b> / tau) (paper gives none)."""
     kernel_chunk_rows: int = 1024
     """Rows of the N x B kernel computed at a time (memory: rows * B * 8 bytes)."""
+    regression_ridge: float = 1.0
+    """Regression plug-in: L2 penalty of its online ridge regression (as PCL's value model)."""
+    regression_forgetting: float = 0.95
+    """Regression plug-in: per-step decay of past evidence in its fit (1 = none)."""
+    regression_anchors: bool = True
+    """Regression plug-in: keep each task's last observed offset from the regression."""
     implicit_rollouts: float | None = None
     """Pseudo sample size n of implicit evidence; None = the step's mean rollouts per task."""
     adaptive_rho: bool = False
@@ -73,6 +79,7 @@ class BOTSConfig(SelectorConfig):
             "alpha0",
             "beta0",
             "kernel_tau",
+            "regression_ridge",
             "adaptive_rho_threshold",
             "gaussian_sigma",
             "gaussian_prior_count",
@@ -81,7 +88,7 @@ class BOTSConfig(SelectorConfig):
             check(_real(v) and v > 0, f"{name} must be a positive number, got {v!r}")
         check_choice("plugin", self.plugin, PLUGINS)
         check_choice("reward_model", self.reward_model, REWARD_MODELS)
-        for name in ("sample", "adaptive_rho"):
+        for name in ("sample", "adaptive_rho", "regression_anchors"):
             v = getattr(self, name)
             check(isinstance(v, bool), f"{name} must be True or False, got {v!r}")
         if self.reward_model == "bernoulli":
@@ -98,6 +105,10 @@ class BOTSConfig(SelectorConfig):
         check(
             _real(self.momentum) and 0.0 <= self.momentum < 1.0,
             f"momentum must be in [0, 1), got {self.momentum!r}",
+        )
+        check(
+            _real(self.regression_forgetting) and 0.0 < self.regression_forgetting <= 1.0,
+            f"regression_forgetting must be in (0, 1], got {self.regression_forgetting!r}",
         )
         check(
             _real(self.interpolation_eps) and self.interpolation_eps >= 0,

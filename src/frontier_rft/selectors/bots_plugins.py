@@ -136,6 +136,10 @@ class StepLog:
     ref_ids: I64
     ref_rates: F64
     explicit_ids: I64
+    weights: F64
+    """Regression plug-in: the regressor's weights that produced p~ (empty otherwise)."""
+    anchor_seq: int = 0
+    """Regression plug-in: the anchors' sequence number right after this step's fold."""
 
     def to_state(self, step: int) -> dict[str, Any]:
         return {
@@ -147,6 +151,8 @@ class StepLog:
             "ref_ids": self.ref_ids,
             "ref_rates": self.ref_rates,
             "explicit_ids": self.explicit_ids,
+            "weights": self.weights,
+            "anchor_seq": self.anchor_seq,
         }
 
     @classmethod
@@ -166,5 +172,7 @@ class StepLog:
             ref_ids=ids[0],
             ref_rates=rates,
             explicit_ids=ids[1],
+            weights=np.asarray(d.get("weights", np.zeros(0)), dtype=np.float64),
+            anchor_seq=int(d.get("anchor_seq", 0)),
         )
         return int(d["step"]), log

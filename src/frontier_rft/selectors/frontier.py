@@ -19,6 +19,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.derive import task_features
 
 __all__ = [
     "MEMORY_RULES",
@@ -141,16 +142,16 @@ class FrontierReplaySelector(Selector):
         self, pool: TaskPool, config: FrontierReplayConfig | None = None, *, seed: int = 0
     ):
         super().__init__(pool, config, seed=seed)
-        feats = pool.require(
-            "features",
-            self.name,
-            "retrieval ranks bank prompts by cosine similarity to frontier prompts; for "
-            "Countdown use frontier_rft.selectors.embeddings.countdown_features(numbers, targets)",
-        )
+        feats, self.evidence["features"] = task_features(pool, self.name)
         if feats.shape[1] == 0:
             raise ValueError("selector 'frontier' needs TaskPool.features with at least 1 column")
         self._features: NDArray[np.float64] = feats
-        self._key_codes = _key_codes(pool.keys)
+        # Canonical keys: given ones, else the prompt text (identical prompts are one task
+        # for de-duplication), else the index.
+        keys = pool.keys if pool.keys is not None else pool.prompts
+        if pool.keys is not None or pool.prompts is not None:
+            self.evidence["keys"] = "given" if pool.keys is not None else "prompts"
+        self._key_codes = _key_codes(keys)
         # Uniform walk (same scheme as UniformSelector, plus exclusions for the fallback).
         self._order = _EMPTY_I.copy()
         self._cursor = 0

@@ -17,11 +17,36 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.derive import announce, task_features
+from frontier_rft.selectors.difficulty import ObservedDifficulty
 
 __all__ = ["OfflineConfig", "OfflineSelector", "difficulty_order"]
 
 MODES = ("sequential", "windowed", "reverse")
 TIE_BREAKS = ("random", "index")
+_EMPTY = np.zeros(0)
+
+
+def observed_difficulty(selector: Selector) -> ObservedDifficulty | None:
+    """None when the pool gives difficulty; else a difficulty estimated during training.
+
+    Reported as `evidence/difficulty/observed` (plus the features' source) and announced,
+    since the curriculum then starts in random order and sharpens as pass rates come in.
+    """
+    pool, name = selector.pool, selector.name
+    if pool.difficulty is not None:
+        selector.evidence["difficulty"] = "given"
+        return None
+    if pool.features is None and pool.prompts is None:
+        pool.require("difficulty", name, "tasks are ordered by difficulty; or pass prompts")
+    features, selector.evidence["features"] = task_features(pool, name)
+    selector.evidence["difficulty"] = "observed"
+    announce(
+        f"{name}: no TaskPool.difficulty, so difficulty is the first pass rate observed per "
+        "task, predicted from features for tasks not yet rolled out (pass difficulty=... "
+        "with offline pass rates or levels for a true offline curriculum)"
+    )
+    return ObservedDifficulty(features)
 
 
 def difficulty_order(
@@ -78,7 +103,12 @@ class OfflineConfig(SelectorConfig):
 
 
 class OfflineSelector(Selector):
-    """Fixed difficulty-ordered curriculum; deterministic given the seed; ignores feedback.
+    """Difficulty-ordered curriculum; deterministic given the seed.
+
+    With `TaskPool.difficulty` the order is fixed and feedback is ignored. Without it, the
+    difficulty is estimated during training (`observed_difficulty`): before each select
+    that follows new first observations, the tasks not yet walked this epoch are re-sorted
+    by the current estimate.
 
     - sequential: walk the easy-to-hard order in consecutive batches, wrapping around
       (a new epoch repeats the same order);
@@ -95,8 +125,13 @@ class OfflineSelector(Selector):
 
     def __init__(self, pool: TaskPool, config: OfflineConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)
-        difficulty = pool.require("difficulty", self.name, "tasks are ordered by difficulty")
-        self._difficulty: NDArray[np.float64] = np.asarray(difficulty, dtype=np.float64)
+        self._estimated = observed_difficulty(self)
+        difficulty = (
+            self._estimated.difficulty(np.arange(self.num_tasks))
+            if self._estimated is not None
+            else np.asarray(pool.difficulty, dtype=np.float64)
+        )
+        self._difficulty: NDArray[np.float64] = difficulty
         self._order = difficulty_order(
             self._difficulty,
             self.rng,
@@ -114,6 +149,8 @@ class OfflineSelector(Selector):
         return None
 
     def _select(self, n: int) -> NDArray[np.int64]:
+        if self._estimated is not None and self._estimated.changed:
+            self._resort_rest()
         if self.config.mode == "windowed":
             pos = self._windowed_positions(n)
         else:
@@ -137,8 +174,20 @@ class OfflineSelector(Selector):
             self._cursor = min(start + stride, self.num_tasks - 1)
         return pos
 
+    def _resort_rest(self) -> None:
+        """Order the tasks not yet walked this epoch by the current difficulty estimate."""
+        assert self._estimated is not None
+        rest = self._order[self._cursor :]
+        self._difficulty[rest] = self._estimated.difficulty(rest)
+        key = self._difficulty[rest]
+        order = np.argsort(-key if self.config.mode == "reverse" else key, kind="stable")
+        self._order[self._cursor :] = rest[order]
+        self._estimated.changed = False
+
     def _observe(self, batch: GroupBatch) -> None:
-        pass  # an offline curriculum is not adaptive
+        # Given difficulty: not adaptive. Estimated: only first pass rates are recorded.
+        if self._estimated is not None:
+            self._estimated.observe(batch.task_ids, batch.means)
 
     def _state_dict(self) -> dict[str, Any]:
         return {
@@ -146,6 +195,8 @@ class OfflineSelector(Selector):
             "cursor": self._cursor,
             "epoch": self.epoch,
             "last_difficulty": self._last_difficulty,
+            "difficulty": self._difficulty if self._estimated is not None else _EMPTY,
+            "estimated": {} if self._estimated is None else self._estimated.state_dict(),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -154,6 +205,12 @@ class OfflineSelector(Selector):
         cursor = int(state["cursor"])
         if not 0 <= cursor < self.num_tasks:
             raise ValueError("offline state: cursor out of range")
+        if self._estimated is not None:
+            difficulty = np.asarray(state["difficulty"], dtype=np.float64)
+            if difficulty.shape != (self.num_tasks,):
+                raise ValueError("offline state: difficulty does not match the pool size")
+            self._estimated.load_state_dict(state["estimated"], self.name)
+            self._difficulty = difficulty
         self._order, self._cursor = order, cursor
         self.epoch = int(state["epoch"])
         self._last_difficulty = float(state["last_difficulty"])

@@ -5,7 +5,8 @@ rate (binary rewards) or its reward variance (continuous rewards). Each step it 
 candidate pool drawn uniformly and keeps the B candidates whose predicted pass rate is closest
 to the target 0.5, or whose predicted variance is highest; then it regresses on the realised
 outcomes of the step. The paper's value model is an LLM with a 512-d value head trained by SGD;
-here it is exponentially-weighted ridge regression on `TaskPool.features` (docs/selectors/pcl.md).
+here it is exponentially-weighted ridge regression on `TaskPool.features`, or on features of
+the prompt text when only prompts are given (docs/selectors/pcl.md).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.derive import task_features
+from frontier_rft.selectors.ridge import OnlineRidge
 
 __all__ = ["PCLConfig", "PCLSelector"]
 
@@ -74,11 +77,11 @@ def _is_real(x: object) -> bool:
 class PCLSelector(Selector):
     """PCL: pick from an m*B uniform pool by a regressor's predicted pass rate / variance.
 
-    The regressor keeps the sufficient statistics of exponentially-weighted ridge regression,
-    `A <- gamma*A + X^T X`, `c <- gamma*c + X^T y`, and refits `w = (A + ridge*I)^-1 c` after
-    every feedback batch: O(B d^2 + d^3) per step and O(m B d) per select, independent of the
-    pool size. Every fed-back group is a training sample, selected by PCL or not; a late piece
-    of an older step is one more batch (one more decay).
+    The regressor (`OnlineRidge`) keeps the sufficient statistics of exponentially-weighted
+    ridge regression, `A <- gamma*A + X^T X`, `c <- gamma*c + X^T y`, and refits
+    `w = (A + ridge*I)^-1 c` after every feedback batch: O(B d^2 + d^3) per step and O(m B d)
+    per select, independent of the pool size. Every fed-back group is a training sample,
+    selected by PCL or not; a late piece of an older step is one more batch (one more decay).
     """
 
     name = "pcl"
@@ -88,15 +91,11 @@ class PCLSelector(Selector):
         super().__init__(pool, config, seed=seed)
         assert isinstance(self.config, PCLConfig)
         self.cfg: PCLConfig = self.config
-        self._features: NDArray[np.float64] = pool.require(
-            "features", self.name, "the value model regresses outcomes on task features"
+        self._features, self.evidence["features"] = task_features(pool, self.name)
+        cfg = self.cfg
+        self.model = OnlineRidge(
+            self._features.shape[1], cfg.ridge, cfg.forgetting, cfg.fit_intercept
         )
-        d = self._features.shape[1] + int(self.cfg.fit_intercept)
-        self._gram = np.zeros((d, d))
-        self._moment = np.zeros(d)
-        self.weights = np.zeros(d)
-        self._samples = 0.0  # exponentially-weighted sample count
-        self._batches = 0
         self._stats = dict.fromkeys(
             (
                 "regression_mse",
@@ -108,15 +107,14 @@ class PCLSelector(Selector):
             float("nan"),
         )
 
+    @property
+    def weights(self) -> NDArray[np.float64]:
+        """The value model's weights (intercept last when fitted)."""
+        return self.model.weights
+
     def predict(self, task_ids: NDArray[np.int64]) -> NDArray[np.float64]:
         """Predicted pass rate (or reward variance) of the given tasks."""
-        return self._design(np.asarray(task_ids, dtype=np.int64)) @ self.weights
-
-    def _design(self, ids: NDArray[np.int64]) -> NDArray[np.float64]:
-        x = self._features[ids]
-        if self.cfg.fit_intercept:
-            x = np.hstack([x, np.ones((x.shape[0], 1))])
-        return x
+        return self.model.predict(self._features[np.asarray(task_ids, dtype=np.int64)])
 
     def _select(self, n: int) -> NDArray[np.int64]:
         c = min(self.cfg.pool_multiplier * n, self.num_tasks)
@@ -132,51 +130,24 @@ class PCLSelector(Selector):
         return cand[top]
 
     def _observe(self, batch: GroupBatch) -> None:
-        x = self._design(batch.task_ids)
         y = batch.means if self.cfg.target == "pass_rate" else batch.variances
-        err = x @ self.weights - y  # error of the model that chose this batch
-        g = self.cfg.forgetting
-        self._gram = g * self._gram + x.T @ x
-        self._moment = g * self._moment + x.T @ y
-        self._samples = g * self._samples + y.shape[0]
-        penalty = self.cfg.ridge * np.eye(self._gram.shape[0])
-        self.weights = np.linalg.solve(self._gram + penalty, self._moment)
-        self._batches += 1
+        err = self.model.observe(self._features[batch.task_ids], y)  # the choosing model's
         self._stats["regression_mse"] = float(np.mean(err * err))
         self._stats["regression_mae"] = float(np.mean(np.abs(err)))
         self._stats["target_mean"] = float(y.mean())
 
     def _state_dict(self) -> dict[str, Any]:
-        return {
-            "gram": self._gram,
-            "moment": self._moment,
-            "weights": self.weights,
-            "samples": self._samples,
-            "batches": self._batches,
-            "stats": dict(self._stats),
-        }
+        return {**self.model.state_dict(), "stats": dict(self._stats)}
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        d = self._gram.shape[0]
-        gram = np.asarray(state["gram"], dtype=np.float64)
-        moment = np.asarray(state["moment"], dtype=np.float64)
-        weights = np.asarray(state["weights"], dtype=np.float64)
-        if gram.shape != (d, d) or moment.shape != (d,) or weights.shape != (d,):
-            raise ValueError(
-                f"pcl state: regressor shapes {gram.shape}, {moment.shape}, {weights.shape} "
-                f"do not match {d} features (incl. intercept)"
-            )
-        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(weights))):
-            raise ValueError("pcl state: regressor holds NaN or inf")
         stats = {k: float(state["stats"][k]) for k in self._stats}
-        samples, batches = float(state["samples"]), int(state["batches"])
-        self._gram, self._moment, self.weights = gram, moment, weights
-        self._samples, self._batches, self._stats = samples, batches, stats
+        self.model.load_state_dict(state, self.name)
+        self._stats = stats
 
     def _metrics(self) -> dict[str, float]:
         return {
             **self._stats,
-            "effective_samples": self._samples,
-            "updates": float(self._batches),
-            "weight_norm": float(np.linalg.norm(self.weights)),
+            "effective_samples": self.model.samples,
+            "updates": float(self.model.batches),
+            "weight_norm": float(np.linalg.norm(self.model.weights)),
         }

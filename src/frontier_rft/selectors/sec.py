@@ -19,6 +19,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.derive import task_categories
 
 __all__ = ["SECConfig", "SECSelector", "arm_labels", "draw_arm_counts", "softmax"]
 
@@ -152,7 +153,7 @@ class SECSelector(Selector):
 
     def __init__(self, pool: TaskPool, config: SECConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)
-        cats = pool.require("categories", self.name, "one bandit arm per category")
+        cats, self.evidence["categories"] = task_categories(pool, self.name, seed=seed)
         self._arm_of, self._labels = arm_labels(cats)
         k = len(self._labels)
         self._sizes: NDArray[np.int64] = np.bincount(self._arm_of, minlength=k).astype(np.int64)

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.simulation.prompts import task_prompts
 from frontier_rft.simulation.scenario import ScenarioConfig
 
 __all__ = ["SimulatedLearner", "TaskSet"]
@@ -141,10 +142,14 @@ class SimulatedLearner:
             ],
             axis=1,
         )
-        names = cfg.domain_names
-        prompts = tuple(
-            f"[{names[d]}] level {lv + 1} problem {i}"
-            for i, (d, lv) in enumerate(zip(t.domain.tolist(), t.level.tolist(), strict=True))
+        prompts = task_prompts(
+            t.domain,
+            t.level,
+            cfg.num_domains,
+            cfg.num_levels,
+            cfg.domain_names,
+            cfg.prompt_signal,
+            np.random.default_rng([int(rng.integers(2**32)), 2]),
         )
         return TaskPool(
             num_tasks=n,

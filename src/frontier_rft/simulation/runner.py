@@ -10,21 +10,25 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import Feedback, GroupBatch
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.metrics import summarize
 from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
 
-__all__ = ["Entry", "RunSpec", "run_benchmark", "run_one"]
+__all__ = ["GIVEN", "Entry", "RunSpec", "given_pool", "parse_given", "run_benchmark", "run_one"]
 
 RESULTS_FORMAT = "frontier-rft-benchmark/1"
 # Bins of a selected group's empirical success rate: exactly 0 and exactly 1 (no gradient)
@@ -33,6 +37,36 @@ SUCCESS_BINS = (0.0, 1e-9, 0.2, 0.4, 0.6, 0.8, 1.0 - 1e-9, 1.0)
 MAX_METRIC_SERIES = 40
 """Method-specific metric series kept per run (the first ones, in sorted key order)."""
 NON_LLM_JUDGE_NOTE = "non-LLM heuristic judge"
+GIVEN = {
+    "prompts": (),
+    "categories": ("categories",),
+    "difficulty": ("difficulty",),
+    "references": ("reference_pass_rates",),
+    "features": ("features",),
+}
+"""What a selector can be given besides the prompt text, by name -> TaskPool fields."""
+GIVEN_ALL = tuple(GIVEN)
+
+
+def parse_given(text: str) -> tuple[str, ...]:
+    """'prompts', 'prompts,categories', 'all' -> the sorted tuple of metadata names."""
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    if names == {"all"}:
+        return GIVEN_ALL
+    unknown = sorted(names - set(GIVEN))
+    if unknown or not names:
+        raise ValueError(
+            f"unknown metadata {unknown or text!r}: choose from {', '.join(GIVEN)} "
+            "(comma-separated) or 'all'"
+        )
+    return tuple(n for n in GIVEN if n in names | {"prompts"})
+
+
+def given_pool(learner: SimulatedLearner, given: Sequence[str]) -> TaskPool:
+    """The learner's pool restricted to the prompts plus the metadata named in `given`."""
+    full = learner.pool
+    fields = {f: getattr(full, f) for name in given for f in GIVEN[name]}
+    return TaskPool(num_tasks=full.num_tasks, prompts=full.prompts, **fields)
 
 
 @dataclass(frozen=True)
@@ -54,6 +88,8 @@ class RunSpec:
     steps: int
     batch: int
     rollouts: int
+    given: tuple[str, ...] = ("prompts",)
+    """Metadata the selector gets besides prompts (keys of GIVEN)."""
 
 
 def _collaborators(selector: str, learner: SimulatedLearner, rollouts: int) -> dict[str, Any]:
@@ -86,13 +122,15 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     """One selector on one seeded learner for `spec.steps` steps; the per-step record."""
     learner = SimulatedLearner(spec.scenario, seed=spec.seed)
     name = spec.entry.selector
-    sel = make_selector(
-        name,
-        learner.pool,
-        seed=spec.seed,
-        **spec.entry.overrides,
-        **_collaborators(name, learner, spec.rollouts),
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)  # recorded as "evidence" below
+        sel = make_selector(
+            name,
+            given_pool(learner, spec.given),
+            seed=spec.seed,
+            **spec.entry.overrides,
+            **_collaborators(name, learner, spec.rollouts),
+        )
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
     trained = np.zeros(learner.pool.num_tasks, dtype=bool)
@@ -102,6 +140,8 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "overrides": dict(spec.entry.overrides),
         "seed": spec.seed,
         "note": NON_LLM_JUDGE_NOTE if name == "metis" else "",
+        "given": list(spec.given),
+        "evidence": dict(sel.evidence),
         "score": [learner.score()],
         "etr": [],
         "mean_abs_adv": [],
@@ -179,6 +219,7 @@ def run_benchmark(
     jobs: int | None = None,
     baseline: str = "uniform",
     progress: Callable[[int, int, str], None] | None = None,
+    given: Sequence[str] = ("prompts",),
 ) -> dict[str, Any]:
     """Run every entry on every seed (plus the baseline) and summarise against the baseline."""
     cfg = get_scenario(scenario) if isinstance(scenario, str) else scenario
@@ -189,8 +230,9 @@ def run_benchmark(
     entries = list(entries)
     if not any(e.label == baseline for e in entries):
         entries.insert(0, Entry(label=baseline, selector=baseline))
-    _check_entries(cfg, entries)
-    specs = [RunSpec(cfg, e, int(s), steps, batch, rollouts) for e in entries for s in seeds]
+    given = parse_given(",".join(given))
+    _check_entries(cfg, entries, given)
+    specs = [RunSpec(cfg, e, int(s), steps, batch, rollouts, given) for e in entries for s in seeds]
     runs = _execute(specs, jobs, progress)
     order = {
         (e.label, int(s)): i for i, (e, s) in enumerate((e, s) for e in entries for s in seeds)
@@ -212,6 +254,7 @@ def run_benchmark(
             "rollouts": rollouts,
             "seeds": [int(s) for s in seeds],
             "baseline": baseline,
+            "given": list(given),
         },
         "labels": [e.label for e in entries],
         "category_names": runs[0]["category_names"],
@@ -221,16 +264,19 @@ def run_benchmark(
     }
 
 
-def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry]) -> None:
+def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequence[str]) -> None:
     """Fail before spawning workers: unknown names, bad overrides, duplicate labels."""
     labels = [e.label for e in entries]
     if len(set(labels)) != len(labels):
         raise ValueError(f"duplicate labels in the comparison: {labels}")
     probe = SimulatedLearner(cfg.replace(num_tasks=min(cfg.num_tasks, 64), eval_tasks=8), seed=0)
-    for e in entries:
-        make_selector(
-            e.selector, probe.pool, seed=0, **e.overrides, **_collaborators(e.selector, probe, 1)
-        )
+    pool = given_pool(probe, given)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        for e in entries:
+            make_selector(
+                e.selector, pool, seed=0, **e.overrides, **_collaborators(e.selector, probe, 1)
+            )
 
 
 def _execute(
@@ -244,7 +290,9 @@ def _execute(
             if progress:
                 progress(len(done), len(specs), f"{spec.entry.label} seed {spec.seed}")
         return done
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Fresh interpreters, not forks: a forked child of a process that already ran an
+    # OpenMP region (scikit-learn's k-means, when SEC clusters prompts) can deadlock.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
         futures = {pool.submit(run_one, spec): spec for spec in specs}
         for future in as_completed(futures):
             done.append(future.result())

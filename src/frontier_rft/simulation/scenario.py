@@ -65,6 +65,8 @@ class ScenarioConfig:
     """Skill shift of the strong reference model, in logits."""
     reference_rollouts: int = 8
     """Rollouts each reference pass rate is estimated from."""
+    prompt_signal: float = 1.0
+    """How much of a task's level its prompt text reveals (0: topic and numbers only)."""
 
     def __post_init__(self) -> None:
         check(self.num_tasks > 0 and self.eval_tasks > 0, "num_tasks and eval_tasks must be > 0")
@@ -79,6 +81,7 @@ class ScenarioConfig:
             f"level_mix needs {self.num_levels} non-negative entries (num_levels)",
         )
         check_choice("reward", self.reward, ("binary", "continuous"))
+        check(0 <= self.prompt_signal <= 2.5, "prompt_signal must be in [0, 2.5]")
         check(self.unit_tests >= 1 and self.reference_rollouts >= 1, "counts must be >= 1")
         check(0 <= self.forgetting < 1, "forgetting must be in [0, 1)")
         check(self.learning_rate >= 0 and self.memory_rate >= 0, "rates must be >= 0")

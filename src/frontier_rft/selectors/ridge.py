@@ -1,0 +1,89 @@
+"""Exponentially-weighted online ridge regression over task features.
+
+One learner of outcomes from features, shared by PCL (its value model), the BOTS
+regression plug-in (implicit evidence for tasks not rolled out) and the difficulty that
+offline/ADCL estimate online when no offline difficulty is given. Sufficient statistics
+`A <- g*A + X^T X`, `c <- g*c + X^T y`, refit `w = (A + ridge*I)^-1 c` after each batch:
+O(B d^2 + d^3) per update and O(d) memory per feature, independent of the pool size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["OnlineRidge"]
+
+F64 = NDArray[np.float64]
+
+
+class OnlineRidge:
+    """Ridge regression y ~ [x, 1] . w with exponential forgetting of past batches."""
+
+    def __init__(self, dim: int, ridge: float, forgetting: float, fit_intercept: bool = True):
+        self.fit_intercept = fit_intercept
+        self.ridge = float(ridge)
+        self.forgetting = float(forgetting)
+        d = dim + int(fit_intercept)
+        self.gram: F64 = np.zeros((d, d))
+        self.moment: F64 = np.zeros(d)
+        self.weights: F64 = np.zeros(d)
+        self.samples = 0.0  # exponentially-weighted sample count
+        self.batches = 0
+
+    def design(self, x: F64) -> F64:
+        """Rows of x with the constant column appended when fitting an intercept."""
+        if self.fit_intercept:
+            x = np.hstack([x, np.ones((x.shape[0], 1))])
+        return x
+
+    def predict(self, x: F64) -> F64:
+        """Predictions for the rows of x (0 everywhere before any data)."""
+        w = self.weights
+        if self.fit_intercept:
+            out: F64 = x @ w[:-1]
+            out += w[-1]
+            return out
+        pred: F64 = x @ w
+        return pred
+
+    def observe(self, x: F64, y: F64) -> F64:
+        """Decay the statistics, add the batch, refit; returns the pre-update residuals."""
+        design = self.design(x)
+        residual: F64 = design @ self.weights - y
+        g = self.forgetting
+        self.gram = g * self.gram + design.T @ design
+        self.moment = g * self.moment + design.T @ y
+        self.samples = g * self.samples + y.shape[0]
+        penalty = self.ridge * np.eye(self.gram.shape[0])
+        self.weights = np.asarray(np.linalg.solve(self.gram + penalty, self.moment), np.float64)
+        self.batches += 1
+        return residual
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "gram": self.gram,
+            "moment": self.moment,
+            "weights": self.weights,
+            "samples": self.samples,
+            "batches": self.batches,
+        }
+
+    def load_state_dict(self, state: dict[str, Any], who: str) -> None:
+        """Restore statistics; a ValueError naming `who` leaves this regressor unchanged."""
+        d = self.gram.shape[0]
+        gram = np.asarray(state["gram"], dtype=np.float64)
+        moment = np.asarray(state["moment"], dtype=np.float64)
+        weights = np.asarray(state["weights"], dtype=np.float64)
+        if gram.shape != (d, d) or moment.shape != (d,) or weights.shape != (d,):
+            raise ValueError(
+                f"{who} state: regressor shapes {gram.shape}, {moment.shape}, {weights.shape} "
+                f"do not match {d} features (incl. intercept)"
+            )
+        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(weights))):
+            raise ValueError(f"{who} state: regressor holds NaN or inf")
+        samples, batches = float(state["samples"]), int(state["batches"])
+        self.gram, self.moment, self.weights = gram, moment, weights
+        self.samples, self.batches = samples, batches
