@@ -90,6 +90,8 @@ class Selector(ABC):
         # What the selector reads and where it came from, e.g. {"features": "text"}: filled
         # by subclasses at construction, reported by metrics() as evidence/<what>/<source>.
         self.evidence: dict[str, str] = {}
+        self._refreshed: NDArray[np.float64] | None = None  # features set by refresh_features
+        self._initial_features: tuple[Any, str] = (None, "")
 
     # ------------------------------------------------------------------ contract
     @property
@@ -208,6 +210,26 @@ class Selector(ABC):
             out[f"{self.name}/{key}"] = float(value)
         return out
 
+    def refresh_features(self, features: NDArray[Any]) -> bool:
+        """Replace the task features this selector reads (e.g. re-computed policy
+        self-embeddings); learned state is kept. Returns False, changing nothing, for a
+        selector that reads no features after construction. Same shape as before."""
+        arr = np.array(features, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[0] != self.num_tasks or arr.shape[1] == 0:
+            raise ValueError(
+                f"refresh_features expects an array of shape ({self.num_tasks}, d), got {arr.shape}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("refresh_features: features contain NaN or inf")
+        initial = (getattr(self, "_features", None), self.evidence.get("features", ""))
+        if not self._refresh_features(arr):
+            return False
+        if self._refreshed is None:
+            self._initial_features = initial  # what a rejected load_state_dict restores
+        self._refreshed = arr
+        self.evidence["features"] = "refreshed"
+        return True
+
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly: config, RNG, buffers and learned state."""
         pending = self._pending
@@ -228,6 +250,7 @@ class Selector(ABC):
             "trained": self._trained,
             "totals": dict(self._totals),
             "last": dict(self._last),
+            "features": _EMPTY_F2 if self._refreshed is None else self._refreshed,
         }
         state: dict[str, Any] = _copy_tree(
             {
@@ -273,6 +296,12 @@ class Selector(ABC):
     def _metrics(self) -> dict[str, float]:
         """Method-specific metrics (keys are prefixed with the selector name)."""
         return {}
+
+    def _refresh_features(self, features: NDArray[np.float64]) -> bool:
+        """Start reading `features` (validated, (N, d)); False if features are not read.
+
+        Raise ValueError, changing nothing, when the new dimension cannot be used."""
+        return False
 
     # ------------------------------------------------------------------ internals
     def _record_batch(self, batch: GroupBatch) -> None:
@@ -350,7 +379,16 @@ class Selector(ABC):
         seen = {int(s): np.unique(seen_tasks[seen_steps == s]) for s in np.unique(seen_steps)}
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = state["rng"]
+        refreshed = np.asarray(base.get("features", _EMPTY_F2), dtype=np.float64)
         # Parse everything above before touching self, then the method's own state.
+        if refreshed.size:
+            if not self.refresh_features(refreshed):
+                raise ValueError("state holds refreshed features this selector does not read")
+        elif self._refreshed is not None:  # back to the features it was built with
+            features, source = self._initial_features
+            self._refresh_features(features)
+            self._refreshed = None
+            self.evidence["features"] = source
         self._load_state_dict(state["algo"])
         self.seed = int(state["seed"])
         self.rng = rng
@@ -366,3 +404,4 @@ class Selector(ABC):
 
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
+_EMPTY_F2 = np.zeros((0, 0), dtype=np.float64)

@@ -241,6 +241,16 @@ class ADCLSelector(Selector):
             raise ValueError("adcl estimator must return finite pass rates in [0, 1]")
         return rates
 
+    @property
+    def _features(self) -> NDArray[np.float64] | None:
+        return None if self._estimated is None else self._estimated.features
+
+    def _refresh_features(self, features: NDArray[np.float64]) -> bool:
+        if self._estimated is None:
+            return False  # given difficulty: features are not read
+        self._estimated.refresh_features(features)
+        return True
+
     def _observe(self, batch: GroupBatch) -> None:
         # ADCL re-estimates with its own rollouts; without offline difficulty, the first
         # training pass rates are what it orders by.

@@ -403,6 +403,20 @@ class BOTSSelector(Selector):
             features, ref_ids, ref_rates, cfg.kernel_tau, cfg.kernel_chunk_rows, out=out, at=at
         )
 
+    def _refresh_features(self, features: F64) -> bool:
+        if self._features is None:
+            return False  # interpolation, none, or regression on anchors alone
+        reg = self._regression
+        if reg is not None and features.shape[1] != reg.features.shape[1]:
+            raise ValueError(
+                f"{self.name}: refreshed features have {features.shape[1]} columns, the "
+                f"regression plug-in {reg.features.shape[1]}; keep the dimension"
+            )
+        self._features = features
+        if reg is not None:
+            reg.features = features
+        return True
+
     # ------------------------------------------------------------------ state
     def _state_dict(self) -> dict[str, Any]:
         return {

@@ -32,6 +32,16 @@ class ObservedDifficulty:
         self.changed = False
         """Set when an observation arrived since the last `difficulty` call that cleared it."""
 
+    def refresh_features(self, features: F64) -> None:
+        """Predict from new features of the same dimension (the regression is kept)."""
+        if features.shape[1] != self.features.shape[1]:
+            raise ValueError(
+                f"refreshed features have {features.shape[1]} columns, the difficulty "
+                f"regression {self.features.shape[1]}; keep the dimension"
+            )
+        self.features = features
+        self.changed = True
+
     @property
     def observed(self) -> int:
         return int(np.count_nonzero(~np.isnan(self.first)))

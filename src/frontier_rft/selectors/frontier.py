@@ -256,6 +256,10 @@ class FrontierReplaySelector(Selector):
         np.maximum(norms, np.finfo(np.float64).tiny, out=norms)  # a zero row scores 0
         return np.divide(best, norms)
 
+    def _refresh_features(self, features: NDArray[np.float64]) -> bool:
+        self._features = features
+        return True
+
     def _take(self, k: int, exclude: NDArray[np.int64]) -> NDArray[np.int64]:
         """Next k ids of the epoch permutation that are not in `exclude` (distinct ids).
 

@@ -184,6 +184,16 @@ class OfflineSelector(Selector):
         self._order[self._cursor :] = rest[order]
         self._estimated.changed = False
 
+    @property
+    def _features(self) -> NDArray[np.float64] | None:
+        return None if self._estimated is None else self._estimated.features
+
+    def _refresh_features(self, features: NDArray[np.float64]) -> bool:
+        if self._estimated is None:
+            return False  # given difficulty: features are not read
+        self._estimated.refresh_features(features)
+        return True
+
     def _observe(self, batch: GroupBatch) -> None:
         # Given difficulty: not adaptive. Estimated: only first pass rates are recorded.
         if self._estimated is not None:

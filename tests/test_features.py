@@ -1,0 +1,177 @@
+"""Prompts-only evidence: text features, derived categories and difficulty, refresh_features."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import assert_state_equal, drive
+from frontier_rft import SELECTORS, Feedback, TaskPool, make_selector
+from frontier_rft.core.persistence import load_selector, save_selector
+from frontier_rft.features import TextFeatureConfig, text_features
+from frontier_rft.features.derive import EvidenceWarning, cluster_count, task_categories
+
+PROMPTS = [
+    f"{verb} the {noun} of {a} and {b} {tail}"
+    for verb, noun, tail in (
+        ("Find", "sum", "quickly."),
+        ("Compute", "product", "exactly."),
+        ("Solve", "difference", "please."),
+        ("Evaluate", "quotient", "now."),
+    )
+    for a in range(1, 6)
+    for b in (7, 70, 700)
+]
+
+
+def test_text_features_are_deterministic_unit_rows() -> None:
+    f = text_features(PROMPTS)
+    assert f.dtype == np.float32 and f.shape[0] == len(PROMPTS) and 1 <= f.shape[1] <= 64
+    np.testing.assert_allclose(np.linalg.norm(f, axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(f, text_features(PROMPTS))
+
+
+def test_digits_encode_length_not_value() -> None:
+    f = text_features(["add 12 and 34", "add 56 and 78", "add 1234 and 5678", "sort the list"])
+    assert f[0] @ f[1] == pytest.approx(1.0, abs=1e-6)  # same digit shapes, same row
+    assert f[0] @ f[2] < 0.999
+
+
+def test_similar_prompts_are_closer_than_unrelated_ones() -> None:
+    prompts = ["find the sum of two primes"] * 3 + ["sort a list of names alphabetically"] * 3
+    prompts += ["find the sum of three primes", "sort a list of cities alphabetically"]
+    f = text_features(prompts)
+    assert f[6] @ f[0] > f[6] @ f[3]
+    assert f[7] @ f[3] > f[7] @ f[0]
+
+
+def test_empty_and_tiny_inputs_are_documented_behaviour() -> None:
+    assert text_features([""]).tolist() == [[0.0]]  # nothing to read: a zero row
+    f = text_features(["", "a b", "a b"])
+    assert not f[0].any() and f[1] @ f[2] == pytest.approx(1.0)
+    assert text_features(["only one prompt"]).shape == (1, 1)
+    with pytest.raises(ValueError, match="at least one prompt"):
+        text_features([])
+    with pytest.raises(ValueError, match="prompt 1 is a int"):
+        text_features(["ok", 3])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="not one string"):
+        text_features("a single string")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="dim must be a positive int"):
+        TextFeatureConfig(dim=0)
+
+
+def test_fit_sample_bounds_fitting_but_transforms_every_prompt() -> None:
+    f = text_features(PROMPTS * 4, TextFeatureConfig(fit_sample=10, chunk_size=7, dim=4))
+    assert f.shape == (len(PROMPTS) * 4, 4)
+    np.testing.assert_array_equal(f[: len(PROMPTS)], f[len(PROMPTS) : 2 * len(PROMPTS)])
+
+
+def test_cluster_count_rule() -> None:
+    assert [cluster_count(n) for n in (1, 40, 2000, 2560, 10**6)] == [2, 2, 14, 16, 16]
+
+
+def test_derived_categories_name_their_source() -> None:
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with pytest.warns(EvidenceWarning, match="k-means clusters"):
+        cats, source = task_categories(pool, "sec", num_clusters=4)
+    assert source == "kmeans_text" and cats.shape == (len(PROMPTS),)
+    assert 2 <= len(np.unique(cats)) <= 4
+    given = TaskPool(num_tasks=3, categories=[0, 1, 1], prompts=["a", "b", "c"])
+    assert task_categories(given, "sec")[1] == "given"
+
+
+@pytest.mark.parametrize("name", sorted(set(SELECTORS) - {"metis"}))
+def test_every_selector_runs_from_prompts_alone(name: str) -> None:
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector(name, pool, seed=0)
+    rates = np.linspace(0.05, 0.95, len(PROMPTS))
+    drive(sel, steps=6, pass_rates=rates, batch=8)
+    metrics = sel.metrics()
+    assert all(np.isfinite(v) or np.isnan(v) for v in metrics.values())
+    for what, source in sel.evidence.items():
+        assert metrics[f"evidence/{what}/{source}"] == 1.0
+
+
+def test_evidence_reports_what_each_selector_derived() -> None:
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        found = {n: make_selector(n, pool).evidence for n in ("pcl", "sec", "bots", "offline")}
+    assert found["pcl"] == {"features": "text"}
+    assert found["sec"] == {"categories": "kmeans_text"}
+    assert found["bots"] == {"features": "text", "plugin": "regression"}
+    assert found["offline"] == {"features": "text", "difficulty": "observed"}
+
+
+def test_metis_still_needs_its_judge() -> None:
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with pytest.raises(ValueError, match="judge"):
+        make_selector("metis", pool)
+
+
+def test_observed_difficulty_orders_offline_easy_first() -> None:
+    prompts = [f"level {k % 3} task {'x' * (k % 3)}" for k in range(30)]
+    pool = TaskPool(num_tasks=30, prompts=prompts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector("offline", pool, seed=0)
+    ids = sel.select(6)
+    rates = np.where(ids % 3 == 0, 1.0, 0.0)  # level 0 is easy
+    sel.update(Feedback(np.repeat(ids, 4), np.repeat(rates, 4), step=0))
+    nxt = sel.select(6)
+    # The first observed rates and their regression put unseen level-0 tasks first.
+    assert np.mean(nxt % 3 == 0) > 0.5
+
+
+@pytest.mark.parametrize("name", ["pcl", "frontier", "bots", "offline", "adcl"])
+def test_refresh_features_is_kept_across_save_and_load(name: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector(name, pool, seed=1)
+        drive(sel, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
+        dim = text_features(PROMPTS).shape[1]
+        fresh = np.random.default_rng(0).standard_normal((len(PROMPTS), dim))
+        assert sel.refresh_features(fresh) is True
+        assert sel.metrics()["evidence/features/refreshed"] == 1.0
+        save_selector(sel, tmp_path / "s.npz")
+        back = load_selector(tmp_path / "s.npz")
+    assert_state_equal(sel.state_dict(), back.state_dict())
+    np.testing.assert_array_equal(sel.select(6), back.select(6))
+
+
+def test_refresh_features_validates_and_reports_unused() -> None:
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        uniform = make_selector("uniform", pool)
+        pcl = make_selector("pcl", pool)
+    assert uniform.refresh_features(np.ones((len(PROMPTS), 3))) is False
+    before = pcl.state_dict()
+    with pytest.raises(ValueError, match="keep the dimension"):
+        pcl.refresh_features(np.ones((len(PROMPTS), 3)))
+    with pytest.raises(ValueError, match="shape"):
+        pcl.refresh_features(np.ones(len(PROMPTS)))
+    with pytest.raises(ValueError, match="NaN"):
+        pcl.refresh_features(np.full((len(PROMPTS), 2), np.nan))
+    assert_state_equal(before, pcl.state_dict())
+
+
+def test_rejected_state_restores_the_features_the_selector_was_built_with() -> None:
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        a, b = make_selector("pcl", pool), make_selector("pcl", pool)
+    dim = text_features(PROMPTS).shape[1]
+    a.refresh_features(np.ones((len(PROMPTS), dim)))
+    state = a.state_dict()
+    state["algo"]["gram"] = np.zeros((1, 1))  # corrupt after the features are applied
+    before = b.state_dict()
+    with pytest.raises(ValueError):
+        b.load_state_dict(state)
+    assert_state_equal(before, b.state_dict())
+    assert b.evidence["features"] == "text"
