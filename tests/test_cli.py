@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import subprocess
@@ -27,11 +28,85 @@ def test_selectors_name_shows_fields_defaults_and_docs(
     assert main(["selectors", "bots"]) == 0
     out = capsys.readouterr().out
     assert "lam = 0.1" in out and "rho = 0.1" in out
+    assert "reference_pass_rates" in out  # what richer metadata it can take
 
 
 def test_unknown_selector_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["selectors", "botz"]) == 2
     assert "unknown selector 'botz'" in capsys.readouterr().err
+
+
+def test_every_selector_says_what_it_needs_and_the_claims_hold() -> None:
+    """`frontier selectors` names, per selector, the evidence it derives from prompts alone;
+    building each from prompts only must report exactly those evidence keys."""
+    import warnings
+
+    from frontier_rft import TaskPool, make_selector
+    from frontier_rft.cli.selectors import NEEDS
+    from frontier_rft.selectors.metis_judge import HeuristicJudge
+
+    assert set(NEEDS) == set(SELECTORS)
+    prompts = [f"task {i}: add {i} and {i % 7} then multiply by {i % 3}" for i in range(60)]
+    pool = TaskPool(num_tasks=len(prompts), prompts=prompts)
+    for name, needs in NEEDS.items():
+        extra = {"judge": HeuristicJudge()} if name == "metis" else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sel = make_selector(name, pool, seed=0, **extra)
+        sel.select(4)
+        evidence = {k for k in sel.metrics() if k.startswith("evidence/")}
+        assert evidence == set(needs.evidence), name
+
+
+def _all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _all_parsers(sub)
+    return found
+
+
+def test_every_option_help_states_its_default() -> None:
+    from frontier_rft.cli.common import HelpFormatter
+    from frontier_rft.cli.main import build_parser
+
+    formatter = HelpFormatter("frontier")
+    missing = []
+    for parser in _all_parsers(build_parser()):
+        for action in parser._actions:
+            if not action.option_strings or action.required:
+                continue
+            if isinstance(action, argparse._HelpAction | argparse._VersionAction):
+                continue
+            text = formatter._get_help_string(action) or ""
+            if "default" not in text and action.dest != "debug":
+                missing.append(f"{parser.prog} {action.option_strings[0]}")
+    assert missing == []
+
+
+def test_the_command_line_starts_without_torch_or_matplotlib() -> None:
+    code = (
+        "import sys; from frontier_rft.cli.main import build_parser; build_parser(); "
+        "print(sorted(m for m in ('torch', 'transformers', 'matplotlib', 'trl') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_config_file_sets_flags_and_the_command_line_wins(tmp_path: Path) -> None:
+    config = tmp_path / "sim.yaml"
+    config.write_text(
+        "selector: bots\nsteps: 3\nseeds: 1\nbatch: 4\nrollouts: 2\njobs: 1\n"
+        "set: {lam: 0.2}\nscenario: multidomain\n"
+    )
+    out = tmp_path / "run"
+    assert main(["simulate", "--config", str(config), "--steps", "4", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["settings"]["steps"] == 4  # the flag wins over the file's 3
+    assert results["scenario"]["name"] == "multidomain"
+    assert {r["label"]: r["overrides"] for r in results["runs"]}["bots"] == {"lam": 0.2}
 
 
 TINY = ["--steps", "6", "--seeds", "2", "--batch", "8", "--rollouts", "4", "--jobs", "1"]
@@ -64,11 +139,13 @@ def test_simulate_sweep_labels_each_value(tmp_path: Path) -> None:
     assert overrides["bots[rho=0]"] == {"lam": 0.2, "rho": 0}
 
 
-def test_bad_set_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="KEY=VALUE"):
-        main(["simulate", "--selector", "bots", "--set", "lam", *TINY, "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match="unknown option"):
-        main(["simulate", "--selector", "bots", "--set", "lamda=1", *TINY, "--out", str(tmp_path)])
+def test_bad_set_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", "--selector", "bots", *TINY, "--out", str(tmp_path)]
+    assert main([*argv, "--set", "lam"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+    assert main([*argv, "--set", "lamda=1"]) == 2
+    assert "did you mean 'lam'" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()  # refused before any run
 
 
 def test_demo_console_entry_point_runs(tmp_path: Path) -> None:

@@ -450,7 +450,7 @@ def test_evaluate_allocation_hand_computed() -> None:
 
 
 def test_summarize_and_table() -> None:
-    from frontier_rft.cli.ziprc_pareto import format_table, operating_points, summarize
+    from frontier_rft.inference.pareto import format_table, operating_points, summarize
 
     per_seed = {
         "none": {

@@ -78,9 +78,9 @@ def torch_pins(reqs: list[Requirement]) -> list[str]:
     """Requirements on torch that a user's torch could fail: anything but a lower bound."""
     bad = []
     for req in reqs:
-        if canonicalize_name(req.name) in TORCH_FAMILY:
-            if req.url or any(spec.operator != ">=" for spec in req.specifier):
-                bad.append(str(req))
+        lower_bound = not req.url and all(s.operator == ">=" for s in req.specifier)
+        if canonicalize_name(req.name) in TORCH_FAMILY and not lower_bound:
+            bad.append(str(req))
     return bad
 
 
@@ -124,7 +124,9 @@ def fake_wheel(where: Path, name: str, version: str, requires: tuple[str, ...] =
     files = {
         f"{name.replace('-', '_')}/__init__.py": f"__version__ = {version!r}\n",
         f"{dist}.dist-info/METADATA": meta,
-        f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}.dist-info/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
     }
     record = "".join(f"{n},,\n" for n in files) + f"{dist}.dist-info/RECORD,,\n"
     with zipfile.ZipFile(path, "w") as zf:

@@ -16,6 +16,7 @@ pytest.importorskip("transformers")
 
 import torch
 
+from frontier_rft.cli.common import UsageError
 from frontier_rft.cli.train import add_commands
 from frontier_rft.selectors.metis_judge import parse_judgment, system_message
 from frontier_rft.training.grpo import Trainer
@@ -135,5 +136,5 @@ def test_cli_ablation_flags_lam0_k0(
     cells = [c.strip() for c in taxonomy[2].strip("|").split("|")]
     assert cells[0] == "metis"
     assert sum(int(c.split()[0]) for c in cells[2:]) == int(cells[1])
-    with pytest.raises(SystemExit, match="metis only"):
+    with pytest.raises(UsageError, match="metis only"):
         _cli(["train", "--model", str(sft_dir), "--out", str(tmp_path / "u"), "--metis-k", "0"])

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.cli.progress import Progress
+from frontier_rft.cli.common import UsageError, quiet_transformers
+from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig, replace_config
 
 __all__ = ["add_command", "run_countdown_demo"]
@@ -43,8 +44,8 @@ def run_countdown_demo(
         build_tiny_lm(model, init)
         print(f"built the tiny model and tokenizer in {time.perf_counter() - t0:.0f} s")
     if not (sft / "config.json").exists():
-        with Progress(sft_config.steps, "warm start") as bar:
-            run_sft(sft_config, init, sft, log=lambda _: bar.advance(), log_every=1)
+        with progress_bar(sft_config.steps, "warm start", unit="step") as bar:
+            run_sft(sft_config, init, sft, log=lambda _: bar.update(1), log_every=1)
     runs = {}
     for name in selectors:
         run = out / f"cd-{name}"
@@ -53,27 +54,26 @@ def run_countdown_demo(
             continue
         config = replace_config(train, selector=name)
         resume = (run / "checkpoints" / "latest").exists()
-        with Progress(config.steps, f"train {name}") as bar:
+        with progress_bar(config.steps, f"train {name}", unit="step") as bar:
 
-            def log(line: str, bar: Progress = bar) -> None:
+            def log(line: str, bar: Any = bar) -> None:
                 if line.startswith("step "):
-                    bar.advance()
+                    bar.update(1)
 
             Trainer(config, sft, run, resume=resume, log=log).train()
     return runs
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from frontier_rft.cli.train import _quiet_transformers, compare_runs, failure_taxonomy_table
+    from frontier_rft.reporting.runs import compare_runs, failure_taxonomy_table
     from frontier_rft.reporting.training_plots import plot_training_runs
-
-    _quiet_transformers()
-    selectors = tuple(s.strip() for s in args.selectors.split(",") if s.strip())
     from frontier_rft.selectors.registry import SELECTORS
 
+    selectors = tuple(s.strip() for s in args.selectors.split(",") if s.strip())
     unknown = [s for s in selectors if s not in SELECTORS]
-    if unknown:
-        raise SystemExit(f"error: unknown selectors {unknown}; choose from {sorted(SELECTORS)}")
+    if unknown or not selectors:
+        raise UsageError(f"unknown selectors {unknown}; choose from {', '.join(sorted(SELECTORS))}")
+    quiet_transformers()
     out = Path(args.out)
     print(
         f"frontier demo-countdown: a {ModelConfig().hidden_size}-wide tiny Llama, warm-started "
@@ -113,7 +113,7 @@ def add_command(sub: Any) -> None:
         help="short real-model Countdown comparison of the selectors (part of `make demo`)",
     )
     p.add_argument("--out", default="runs/demo-countdown", help="output directory")
-    p.add_argument("--selectors", default=",".join(DEMO_SELECTORS), help="comma-separated")
+    p.add_argument("--selectors", default=",".join(DEMO_SELECTORS), help="comma-separated names")
     p.add_argument("--steps", type=int, default=40, help="RL steps per selector")
     p.add_argument("--sft-steps", type=int, default=300, help="supervised warm-start steps")
     p.add_argument("--eval-size", type=int, default=64, help="held-out tasks")

@@ -1,54 +1,129 @@
-"""The `frontier` command line: demo, simulate, compare, selectors, and the trainer."""
+"""The `frontier` command line: the simulated benchmark, the reference trainer, ZIP-RC-Lite.
+
+Each module registers its commands with `add_commands(sub)`; this one adds the global flags
+and turns user errors into one line with the fix (`--debug` shows the traceback instead).
+"""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 
+from frontier_rft import __version__
+from frontier_rft.cli.common import (
+    EXTRA_OF_MODULE,
+    Parser,
+    UsageError,
+    apply_config_file,
+    command_name,
+    print_error,
+)
 from frontier_rft.cli.countdown_demo import add_command as add_countdown_demo
-from frontier_rft.cli.simulate import add_commands
+from frontier_rft.cli.selectors import add_command as add_selectors
+from frontier_rft.cli.simulate import add_commands as add_simulate_commands
 from frontier_rft.cli.train import add_commands as add_train_commands
 from frontier_rft.cli.ziprc import add_commands as add_ziprc_commands
-from frontier_rft.core.config import field_docs
-from frontier_rft.selectors import SELECTORS
 
+__all__ = ["build_parser", "main"]
 
-def _cmd_selectors(args: argparse.Namespace) -> int:
-    names = [args.name] if args.name else sorted(SELECTORS)
-    for name in names:
-        if name not in SELECTORS:
-            known = ", ".join(sorted(SELECTORS))
-            print(f"unknown selector {name!r}; known: {known}", file=sys.stderr)
-            return 2
-        cls = SELECTORS[name]
-        summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        print(f"{name}: {summary}")
-        if args.name:
-            docs = field_docs(cls.config_class)
-            for f in dataclasses.fields(cls.config_class):
-                default = getattr(cls.config_class(), f.name)
-                print(f"  {f.name} = {default!r:<10} {docs.get(f.name, '')}")
-    return 0
+_DEBUG_HINT = "(add --debug to see where it came from)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="frontier", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_commands(sub)
+    parser = Parser(
+        prog="frontier",
+        description="Task selection for RL fine-tuning: compare selectors on a simulated "
+        "learner, train a tiny model with one, inspect their settings.",
+    )
+    parser.add_argument("--version", action="version", version=f"frontier-rft {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="on an error, show the Python traceback"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_simulate_commands(sub)
+    add_countdown_demo(sub)
     add_train_commands(sub)
     add_ziprc_commands(sub)
-    add_countdown_demo(sub)
-    sel = sub.add_parser("selectors", help="list selectors, or show one's config and defaults")
-    sel.add_argument("name", nargs="?", help="a registered selector name")
-    sel.set_defaults(func=_cmd_selectors)
+    add_selectors(sub)
     return parser
 
 
+def _config_path(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[str, str] | None:
+    """(command, path) when argv holds `--config PATH` (or `--config=PATH`) after a command."""
+    for i, arg in enumerate(argv):
+        if arg == "--config" and i + 1 < len(argv):
+            path = argv[i + 1]
+        elif arg.startswith("--config="):
+            path = arg.split("=", 1)[1]
+        else:
+            continue
+        words = [a for a in argv[:i] if not a.startswith("-")]
+        return (words[0], path) if words else None
+    return None
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(command)
+            return found
+    return None
+
+
+def _missing_extra(exc: ImportError) -> str:
+    module = (exc.name or "").split(".")[0]
+    extra = EXTRA_OF_MODULE.get(module)
+    if extra is None:
+        return str(exc)
+    return (
+        f"{module} is not installed; this command needs the {extra!r} extra: "
+        f"pip install 'frontier-rft[{extra}]' (on a GPU machine install your CUDA torch first; "
+        "the extras never replace it)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_in
+    args_in = [a for a in args_in if a != "--debug"]  # accepted anywhere on the line
+    # Local directories only: nothing here may ask the Hugging Face hub for a model.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    prog = command_name(args_in)
+    try:
+        parser = build_parser()
+        parser.prog = prog  # "unrecognized arguments" is reported by the top-level parser
+        found = _config_path(parser, args_in)
+        if found is not None:
+            command, path = found
+            sub = _subparser(parser, command)
+            if sub is None or not any(a.dest == "config" for a in sub._actions):
+                raise UsageError(f"{prog} takes no --config file")
+            apply_config_file(sub, path)
+        args = parser.parse_args(args_in)
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print_error(prog, "interrupted")
+        return 130
+    except UsageError as exc:
+        if debug:
+            raise
+        print_error(prog, str(exc))
+        return 2
+    except ImportError as exc:
+        if debug:
+            raise
+        print_error(prog, _missing_extra(exc), _DEBUG_HINT)
+        return 2
+    except (ValueError, OSError) as exc:
+        if debug:
+            raise
+        print_error(prog, str(exc), _DEBUG_HINT)
+        return 2
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.cli.progress import Progress
+from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
+from frontier_rft.core.config import config_from_dict
+from frontier_rft.progress import progress_bar
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.runner import (
     GIVEN,
@@ -32,41 +34,43 @@ DEFAULT_EXCLUDED = ("dapo",)
 DEMO_SCENARIO = "hard"
 
 
-def parse_value(text: str) -> Any:
-    """'0.1' -> 0.1, 'true' -> True, 'grpo' -> 'grpo', '[1, 2]' -> [1, 2]."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def parse_assignments(items: list[str], flag: str) -> dict[str, Any]:
-    """KEY=VALUE pairs from repeated --set style flags, with a clear error for bad ones."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"{flag} expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = parse_value(value.strip())
-    return out
-
-
 def _entries(args: argparse.Namespace) -> list[Entry]:
-    overrides = parse_assignments(args.set or [], "--set")
+    overrides = parse_assignments(getattr(args, "set", None) or [], "--set")
     if args.command == "simulate":
         names = [args.selector]
     elif args.selectors:
         names = [n.strip() for n in args.selectors.split(",") if n.strip()]
     else:
         names = [n for n in SELECTORS if n not in DEFAULT_EXCLUDED]
-    if args.sweep:
-        key, sep, values = args.sweep.partition("=")
-        if not sep or len(names) != 1:
-            raise SystemExit("--sweep KEY=V1,V2,... needs exactly one selector (--selector NAME)")
-        return sweep_entries(names[0], key, [parse_value(v) for v in values.split(",")], overrides)
+    unknown = [n for n in names if n not in SELECTORS]
+    if unknown:
+        raise UsageError(f"unknown selectors {unknown}; known: {', '.join(sorted(SELECTORS))}")
+    sweep = getattr(args, "sweep", None)
+    if sweep:
+        key, sep, values = sweep.partition("=")
+        if not sep or not key or len(names) != 1:
+            raise UsageError(
+                "--sweep KEY=V1,V2,... needs exactly one selector: frontier simulate "
+                "--selector NAME --sweep KEY=V1,V2"
+            )
+        entries = sweep_entries(
+            names[0], key, [parse_value(v) for v in values.split(",")], overrides
+        )
+        return _checked(entries)
     if overrides and len(names) > 1:
-        raise SystemExit("--set applies to one selector; use `frontier simulate --selector NAME`")
-    return parse_entries(names, overrides)
+        raise UsageError("--set applies to one selector; use `frontier simulate --selector NAME`")
+    return _checked(parse_entries(names, overrides))
+
+
+def _checked(entries: list[Entry]) -> list[Entry]:
+    """Entries whose overrides build their selector's config (checked before any run)."""
+    for entry in entries:
+        cls = SELECTORS[entry.selector]
+        try:
+            config_from_dict(cls.config_class, entry.overrides, what=f"selector {entry.selector!r}")
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{exc} (see `frontier selectors {entry.selector}`)") from exc
+    return entries
 
 
 def _write_records(results: dict[str, Any], path: Path) -> None:
@@ -85,13 +89,25 @@ def _write_records(results: dict[str, Any], path: Path) -> None:
                 writer.writerow(row)
 
 
+def _advance(bar: Any, note: str) -> None:
+    bar.set_postfix_str(note, refresh=False)
+    bar.update(1)
+
+
 def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) -> int:
-    scenario = get_scenario(
-        args.scenario, **parse_assignments(args.scenario_set or [], "--scenario-set")
-    )
+    for flag in ("steps", "seeds", "batch", "rollouts", "jobs"):
+        if getattr(args, flag) < 1:
+            raise UsageError(f"--{flag} must be at least 1, got {getattr(args, flag)}")
+    try:
+        scenario = get_scenario(
+            args.scenario, **parse_assignments(args.scenario_set or [], "--scenario-set")
+        )
+        given = parse_given(args.given)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
     seeds = list(range(args.seed, args.seed + args.seeds))
     total = (len(entries) + (0 if any(e.label == "uniform" for e in entries) else 1)) * len(seeds)
-    with Progress(total, "runs") as bar:
+    with progress_bar(total, "runs", unit="run") as bar:
         results = run_benchmark(
             scenario,
             entries,
@@ -100,8 +116,8 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
             batch=args.batch,
             rollouts=args.rollouts,
             jobs=args.jobs,
-            progress=lambda done, _total, note: bar.advance(note=note),
-            given=parse_given(args.given),
+            progress=lambda _done, _total, note: _advance(bar, note),
+            given=given,
         )
     out.mkdir(parents=True, exist_ok=True)
     command = "frontier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
@@ -150,53 +166,64 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_and_report(args, _entries(args), Path(args.out or "runs/demo"))
 
 
-def _common(p: argparse.ArgumentParser, steps: int = 200, seeds: int = 5) -> None:
+def _common(p: argparse.ArgumentParser, *, selector_flags: bool = True) -> None:
+    """Flags of simulate, compare and demo; demo runs every selector at its paper's
+    defaults, so it offers no --set/--sweep/--config."""
     p.add_argument(
         "--scenario",
         default=DEMO_SCENARIO,
         choices=sorted(SCENARIOS),
-        help="simulated task pool and learner (default: %(default)s)",
+        help="simulated task pool and learner",
     )
     p.add_argument(
         "--scenario-set",
         action="append",
         metavar="KEY=VALUE",
-        help="override a scenario field, e.g. --scenario-set forgetting=0.01",
+        help="override a scenario field, e.g. --scenario-set forgetting=0.01 (default: none)",
     )
-    p.add_argument("--steps", type=int, default=steps, help="training steps per run")
-    p.add_argument("--seeds", type=int, default=seeds, help="seeds per selector")
+    p.add_argument("--steps", type=int, default=200, help="training steps per run")
+    p.add_argument("--seeds", type=int, default=5, help="seeds per selector")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--batch", type=int, default=32, help="prompts per step")
+    p.add_argument("--rollouts", type=int, default=16, help="rollouts per prompt (BOTS: 16)")
     p.add_argument(
-        "--rollouts", type=int, default=16, help="rollouts per prompt (16, as in the BOTS paper)"
+        "--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes (this machine)"
     )
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
     p.add_argument(
         "--given",
         default="prompts",
-        help="what selectors are given besides prompt text: prompts (nothing else), or a "
-        f"comma list of {', '.join(k for k in GIVEN if k != 'prompts')}, "
-        "or all (default: %(default)s)",
+        help="what selectors get besides prompt text: prompts (nothing else), or a comma "
+        f"list of {', '.join(k for k in GIVEN if k != 'prompts')}, or all",
     )
-    p.add_argument("--out", default=None, help="output directory")
+    p.add_argument("--out", default=None, help="output directory (default: runs/<scenario>-...)")
+    if not selector_flags:
+        return
     p.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="selector config override (see `frontier selectors NAME`)",
+        help="selector config override, see `frontier selectors NAME` (default: paper's values)",
     )
     p.add_argument(
         "--sweep",
         default=None,
         metavar="KEY=V1,V2",
-        help="one run per value of a selector hyperparameter",
+        help="one run per value of a selector hyperparameter (default: no sweep)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE.yaml",
+        help="flag values from a YAML file (keys = flag names; flags given here win) "
+        "(default: none)",
     )
 
 
 def add_commands(sub: Any) -> None:
     """Register simulate, compare and demo on the `frontier` parser."""
     sim = sub.add_parser("simulate", help="one selector vs uniform on a simulated learner")
-    sim.add_argument("--selector", required=True, choices=sorted(SELECTORS))
+    sim.add_argument(
+        "--selector", required=True, choices=sorted(SELECTORS), help="the selector to compare"
+    )
     _common(sim)
     sim.set_defaults(func=cmd_simulate)
     cmp_ = sub.add_parser("compare", help="many selectors, same scenario and seeds, in parallel")
@@ -205,7 +232,8 @@ def add_commands(sub: Any) -> None:
     )
     _common(cmp_)
     cmp_.set_defaults(func=cmd_compare)
-    demo = sub.add_parser("demo", help="the main job: compare every selector, write a report")
-    demo.add_argument("--selectors", default="", help=argparse.SUPPRESS)
-    _common(demo)
-    demo.set_defaults(func=cmd_demo)
+    demo = sub.add_parser(
+        "demo", help="every selector at its paper's defaults on the hard scenario; a report"
+    )
+    _common(demo, selector_flags=False)
+    demo.set_defaults(func=cmd_demo, selectors="")

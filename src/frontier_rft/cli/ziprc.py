@@ -18,11 +18,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.cli.train import _add_config_flags, _config_from_args, _int_tuple
+from frontier_rft.cli.common import (
+    add_config_flags,
+    config_from_args,
+    int_tuple,
+    model_dir,
+    quiet_transformers,
+)
 from frontier_rft.cli.ziprc_pareto import add_pareto_command
 from frontier_rft.inference.spec import STRUCTURED_REWARDS
 from frontier_rft.inference.train_head import HeadTrainConfig
-from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.config import TASKS, TrainConfig
 
 __all__ = ["add_commands"]
 
@@ -37,9 +43,7 @@ def _write_json(path: Path, payload: Any) -> None:
 
 
 def _setup(args: argparse.Namespace) -> None:
-    from frontier_rft.cli.train import _quiet_transformers
-
-    _quiet_transformers()
+    quiet_transformers()
     if args.threads:
         import torch
 
@@ -82,17 +86,18 @@ def _rollouts(
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    policy_dir = model_dir(args.model, "--model")
+    extra = {"reward_values": STRUCTURED_REWARDS} if args.structured else {}
+    config = config_from_args(HeadTrainConfig, args, **extra)
     _setup(args)
     from frontier_rft.inference.head import SPEC_FILE, save_head_model
     from frontier_rft.inference.train_head import train_head
     from frontier_rft.training.data import load_task, train_split
     from frontier_rft.training.tiny_model import load_lm
 
-    extra = {"reward_values": STRUCTURED_REWARDS} if args.structured else {}
-    config = _config_from_args(HeadTrainConfig, args, **extra)
     out = Path(args.out)
     (out / SPEC_FILE).unlink(missing_ok=True)  # no stale "head is ready" marker while we work
-    model, tokenizer = load_lm(args.model)
+    model, tokenizer = load_lm(policy_dir)
     suite = load_task(args.task)
     items = train_split(suite, args.prompts, args.split_seed, args.levels)
     rollouts_path = Path(args.rollouts) if args.rollouts else out / "train_rollouts.jsonl"
@@ -117,6 +122,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    model_dir(args.head, "--head")
+    if args.policy:
+        model_dir(args.policy, "--policy")
     _setup(args)
     from frontier_rft.inference.calibration import (
         calibration_report,
@@ -165,31 +173,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _common(p: argparse.ArgumentParser, prompts: int, samples: int, split_seed: int) -> None:
-    p.add_argument("--task", default="countdown", help="task family")
+    p.add_argument("--task", default="countdown", choices=TASKS, help="task family")
+    p.add_argument("--levels", default=_DEFAULTS.levels, help="task levels")
+    p.add_argument("--prompts", type=int, default=prompts, help="prompts")
+    p.add_argument("--samples", type=int, default=samples, help="completions per prompt")
+    p.add_argument("--split-seed", type=int, default=split_seed, help="split seed")
     p.add_argument(
-        "--levels", default=_DEFAULTS.levels, help=f"task levels (default {_DEFAULTS.levels})"
-    )
-    p.add_argument("--prompts", type=int, default=prompts, help=f"prompts (default {prompts})")
-    p.add_argument(
-        "--samples", type=int, default=samples, help=f"completions per prompt (default {samples})"
-    )
-    p.add_argument(
-        "--split-seed", type=int, default=split_seed, help=f"split seed (default {split_seed})"
-    )
-    p.add_argument(
-        "--max-new-tokens",
-        type=int,
-        default=_DEFAULTS.max_new_tokens,
-        help=f"longest completion (default {_DEFAULTS.max_new_tokens})",
+        "--max-new-tokens", type=int, default=_DEFAULTS.max_new_tokens, help="longest completion"
     )
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
     p.add_argument("--rollout-seed", type=int, default=0, help="torch seed of the sampling")
     p.add_argument(
         "--rollouts",
-        help="rollout file (JSON lines; resumed when it matches, else an error); default: "
-        "inside the output directory",
+        help="rollout file (JSON lines; resumed when it matches, else an error) (default: "
+        "inside the output directory)",
     )
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = default)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's)")
 
 
 def add_commands(sub: Any) -> None:
@@ -206,16 +205,18 @@ def add_commands(sub: Any) -> None:
         help="3 reward states (0 incoherent, 0.1 well-formatted wrong, 1 correct)",
     )
     _common(p, prompts=256, samples=4, split_seed=_DEFAULTS.train_seed)
-    _add_config_flags(p, HeadTrainConfig, skip=("reward_values",))
+    add_config_flags(p, HeadTrainConfig, skip=("reward_values",))
     p.set_defaults(func=_cmd_train)
 
     p = zsub.add_parser("eval", help="calibration and offline selection on held-out rollouts")
     p.add_argument("--head", required=True, help="head model directory (ziprc train output)")
     p.add_argument("--out", help="output directory (default: HEAD/eval)")
     p.add_argument(
-        "--policy", help="sample the rollouts from this policy instead (cross-policy transfer)"
+        "--policy",
+        help="sample the rollouts from this policy instead, a cross-policy transfer check "
+        "(default: the head model's own policy)",
     )
-    p.add_argument("--k", type=_int_tuple, default=(4, 8), help="selection K values (default 4,8)")
+    p.add_argument("--k", type=int_tuple, default=(4, 8), help="selection K values")
     p.add_argument("--no-plot", action="store_true", help="skip calibration.png")
     _common(p, prompts=50, samples=32, split_seed=_DEFAULTS.eval_seed)
     p.set_defaults(func=_cmd_eval)

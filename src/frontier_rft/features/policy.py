@@ -10,12 +10,13 @@ torch is imported when embeddings are computed, never at import time.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from frontier_rft.progress import progress_bar
 
 __all__ = ["policy_embeddings"]
 
@@ -64,7 +65,7 @@ def policy_embeddings(
     encoded = [_token_ids(tokenizer, p, max_length) for p in prompts]
     order = np.argsort([len(t) for t in encoded], kind="stable")  # similar lengths together
     out: NDArray[np.float32] | None = None
-    bar = _bar(len(prompts), desc, progress)
+    bar = progress_bar(len(prompts), desc, unit="prompt", enabled=progress)
     was_training = model.training
     model.eval()
     try:
@@ -96,20 +97,3 @@ def policy_embeddings(
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
     return out
-
-
-def _bar(total: int, desc: str, enabled: bool) -> Any:
-    """A tqdm bar on stderr that also leaves readable lines in a log file."""
-    from tqdm.auto import tqdm
-
-    tty = sys.stderr.isatty()
-    return tqdm(
-        total=total,
-        desc=desc,
-        unit="prompt",
-        disable=not enabled,
-        file=sys.stderr,
-        mininterval=0.1 if tty else 15.0,
-        dynamic_ncols=tty,
-        ascii=not tty,
-    )

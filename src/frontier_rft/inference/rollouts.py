@@ -10,7 +10,6 @@ interrupted collection finishes with exactly the rollouts of an uninterrupted on
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Sequence
@@ -20,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.cli.progress import Progress
 from frontier_rft.inference.spec import ZipRCSpec
+from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
 
 __all__ = ["FORMAT", "SUCCESS_THRESHOLD", "RolloutSet", "collect_rollouts"]
@@ -268,8 +267,9 @@ def collect_rollouts(
     done = (_resume(out, info, items) if out is not None else None) or _empty(samples, info)
     processors = [SuppressReservedLogits(suppress)] if suppress is not None else []
     batches = range(0, len(items), prompts_per_batch)
-    with Progress(len(items), "rollouts", stream=None if progress else io.StringIO()) as bar:
-        bar.advance(done.num_tasks)
+    with progress_bar(
+        len(items), "rollouts", unit="prompt", enabled=progress, initial=done.num_tasks
+    ) as bar:
         for b, lo in enumerate(batches):
             if lo < done.num_tasks:
                 continue
@@ -297,7 +297,7 @@ def collect_rollouts(
             done = _extend(done, batch)
             if out is not None:
                 done.save(out)
-            bar.advance(len(chunk))
+            bar.update(len(chunk))
     return done
 
 

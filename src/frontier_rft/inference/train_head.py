@@ -11,7 +11,6 @@ F.linear over output_hidden_states[-1]), at a tiny fraction of the cost.
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import time
@@ -21,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.cli.progress import Progress
 from frontier_rft.core.config import check
 from frontier_rft.inference.rollouts import RolloutSet
 from frontier_rft.inference.spec import BINARY_REWARDS, PAPER_LENGTH_EDGES, ZipRCSpec
+from frontier_rft.progress import progress_bar
 
 __all__ = [
     "HeadTrainConfig",
@@ -120,8 +119,8 @@ def completion_features(
     pad = int(model.generation_config.pad_token_id or 0)
     body = model.base_model  # the decoder stack without the output head (LlamaModel)
     out: list[Any] = []
-    stream = None if progress else io.StringIO()
-    with torch.no_grad(), Progress(len(prompt_ids), "features", stream=stream) as bar:
+    bar = progress_bar(len(prompt_ids), "features", unit="seq", enabled=progress)
+    with torch.no_grad(), bar:
         for lo in range(0, len(prompt_ids), batch_size):
             prompts = prompt_ids[lo : lo + batch_size]
             comps = completion_ids[lo : lo + batch_size]
@@ -132,7 +131,7 @@ def completion_features(
                 if not c:
                     raise ValueError(f"completion {lo + i} is empty: nothing to label")
                 out.append(hidden[i, len(p) - 1 : len(p) - 1 + len(c)].clone())
-            bar.advance(len(seqs))
+            bar.update(len(seqs))
     model.train(was_training)
     return out
 
@@ -221,8 +220,7 @@ def train_head(
     gen = torch.Generator().manual_seed(cfg.seed)
     losses: list[float] = []
     lrs: list[float] = []
-    stream = None if progress else io.StringIO()
-    with Progress(total, "head steps", stream=stream) as bar:
+    with progress_bar(total, "head steps", unit="step", enabled=progress) as bar:
         for _ in range(cfg.epochs):
             order = torch.randperm(n, generator=gen).tolist()
             for lo in range(0, n, effective):
@@ -247,7 +245,8 @@ def train_head(
                 sched.step()
                 opt.zero_grad(set_to_none=True)
                 losses.append(step_loss)
-                bar.advance(note=f"loss {step_loss:.3f}")
+                bar.set_postfix_str(f"loss {step_loss:.3f}", refresh=False)
+                bar.update(1)
     write_slice(model, spec, weight)
     stats: dict[str, Any] = {
         "loss": losses,

@@ -92,7 +92,7 @@ def write_plot(plot: Plot, path: str | os.PathLike[str]) -> Path:
 
 
 # ---------------------------------------------------------------------------- decoder Pareto
-# (helper B: `frontier ziprc pareto`; rows are cli.ziprc_pareto.summarize's)
+# (`frontier ziprc pareto`; rows are frontier_rft.inference.pareto.summarize's)
 
 __all__ += ["pareto_figure"]
 

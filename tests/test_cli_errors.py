@@ -1,0 +1,143 @@
+"""Typical command-line mistakes end in at most two lines that say what to do, never a traceback.
+
+Each case runs `frontier` in-process (the console entry point is `main`) and checks the
+exit status, that stderr has no traceback and at most two lines, and that the message
+names the fix. `--debug` turns the traceback back on.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.cli.main import main
+
+FAST = ["--steps", "2", "--seeds", "1", "--batch", "4", "--rollouts", "2", "--jobs", "1"]
+
+
+def _model_without_config(tmp: Path) -> str:
+    (tmp / "not-a-model").mkdir()
+    return str(tmp / "not-a-model")
+
+
+def _write(tmp: Path, name: str, text: str) -> str:
+    (tmp / name).write_text(text)
+    return str(tmp / name)
+
+
+# (argv builder given a scratch directory, a phrase the error must contain)
+MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
+    ("misspelt --set key", lambda t: ["simulate", "--selector", "bots", "--set", "lamda=0.2"],
+     "did you mean 'lam'"),
+    ("--set without =", lambda t: ["simulate", "--selector", "bots", "--set", "lam"], "KEY=VALUE"),
+    ("unknown selector", lambda t: ["simulate", "--selector", "botz"], "invalid choice"),
+    ("missing --selector", lambda t: ["simulate"], "--selector"),
+    ("unknown name in --selectors", lambda t: ["compare", "--selectors", "bots,nope"], "nope"),
+    ("--set with many selectors", lambda t: ["compare", "--selectors", "bots,sec", "--set",
+     "lam=0.2"], "one selector"),
+    ("--sweep without values", lambda t: ["simulate", "--selector", "bots", "--sweep", "lam"],
+     "KEY=V1,V2"),
+    ("unknown scenario field", lambda t: ["simulate", "--selector", "bots", "--scenario-set",
+     "nosuch=1"], "nosuch"),
+    ("unknown --given", lambda t: ["simulate", "--selector", "bots", "--given", "labels"],
+     "choose from"),
+    ("zero steps", lambda t: ["simulate", "--selector", "bots", "--steps", "0"], "at least 1"),
+    ("non-numeric steps", lambda t: ["simulate", "--selector", "bots", "--steps", "ten"],
+     "invalid int"),
+    ("demo --set", lambda t: ["demo", "--set", "lam=1"], "unrecognized arguments"),
+    ("demo --sweep", lambda t: ["demo", "--sweep", "lam=1,2"], "unrecognized arguments"),
+    ("demo --config", lambda t: ["demo", "--config", "x.yaml"], "takes no --config"),
+    ("absolute model path missing", lambda t: ["train", "--model", "/nonexistent/model",
+     "--out", str(t / "r")], "never downloads from the hub"),
+    ("relative model path mistyped (not a hub id)", lambda t: ["train", "--model",
+     "runs/tiny-sfft", "--out", str(t / "r")], "resolved from"),
+    ("model dir without config.json", lambda t: ["train", "--model", _model_without_config(t),
+     "--out", str(t / "r")], "no config.json"),
+    ("resume with nothing to resume", lambda t: ["train", "--resume", "--out", str(t)],
+     "nothing to resume"),
+    ("train without --model", lambda t: ["train", "--out", str(t / "r")], "--model DIR"),
+    ("unknown task", lambda t: ["train", "--task", "math", "--out", str(t / "r")],
+     "choose from 'countdown'"),
+    ("unknown selector in train", lambda t: ["train", "--selector", "botz", "--out", str(t)],
+     "invalid choice"),
+    ("METIS flag with another selector", lambda t: ["train", "--metis-k", "2", "--out", str(t)],
+     "--selector metis only"),
+    ("bad float", lambda t: ["train", "--lr", "fast", "--out", str(t)], "invalid float"),
+    ("missing config file", lambda t: ["train", "--config", str(t / "nope.yaml")],
+     "no such file"),
+    ("unknown key in config file", lambda t: ["train", "--config",
+     _write(t, "c.yaml", "out: r\nlearning_rate: 0.1\n")], "unknown key 'learning_rate'"),
+    ("config file that is not YAML", lambda t: ["simulate", "--config",
+     _write(t, "c.yaml", "selector: [bots\n")], "not valid YAML"),
+    ("config value of the wrong type", lambda t: ["simulate", "--config",
+     _write(t, "c.yaml", "selector: bots\nsteps: many\n")], "steps"),
+    ("evaluate with nothing", lambda t: ["evaluate"], "--model DIR"),
+    ("compare an unfinished run", lambda t: ["evaluate", "--compare", str(t)], "no eval.json"),
+    ("sft from a missing model", lambda t: ["sft", "--model", "nope", "--out", str(t)],
+     "no such directory"),
+    ("ziprc head missing", lambda t: ["ziprc", "pareto", "--head", "nope", "--out", str(t)],
+     "--head"),
+    ("ziprc eval head missing", lambda t: ["ziprc", "eval", "--head", "nope"], "--head"),
+    ("misspelt selector name", lambda t: ["selectors", "botz"], "did you mean 'bots'"),
+    ("no command", lambda t: [], "COMMAND"),
+    ("unknown command", lambda t: ["trian"], "invalid choice"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv_of", "phrase"), [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES]
+)
+def test_mistake_gives_a_short_error_with_the_fix(
+    argv_of: Callable[[Path], list[str]],
+    phrase: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv_of(tmp_path))
+    except SystemExit as exc:  # argparse's own errors exit with status 2
+        code = exc.code if isinstance(exc.code, int) else 1
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert 1 <= len(lines) <= 2, err
+    assert lines[0].startswith("frontier"), err
+    assert phrase in err, err
+
+
+def test_there_are_at_least_twenty_mistakes() -> None:
+    assert len(MISTAKES) >= 20
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="never downloads"):
+        main(["train", "--model", "/nonexistent", "--out", str(tmp_path), "--debug"])
+
+
+def test_console_script_prints_no_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "frontier_rft.cli.main", "train", "--model", "/nonexistent",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_version() -> None:
+    from frontier_rft import __version__
+
+    done = subprocess.run(
+        [sys.executable, "-m", "frontier_rft.cli.main", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == f"frontier-rft {__version__}"
