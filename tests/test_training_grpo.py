@@ -74,7 +74,7 @@ def test_step_updates_parameters_and_feeds_every_reward(sft_dir: Path, tmp_path:
         "loss/policy",
         "loss/total",
         "policy/entropy",
-        "prioritized/heap_size",
+        "curriculum/prioritized/heap_size",
     ):
         assert key in metrics, key
 
@@ -132,7 +132,7 @@ def test_kl_entropy_and_ppo_epochs(sft_dir: Path, tmp_path: Path) -> None:
 
 
 def _history(run: Path) -> list[dict[str, float]]:
-    drop = ("time", "perf/", "select/overhead_ms", "metis/judge_ms")
+    drop = ("time", "perf/", "curriculum/select/overhead_ms", "curriculum/metis/judge_ms")
     out = []
     for line in (run / "metrics.jsonl").read_text().splitlines():
         rec = json.loads(line)
@@ -206,8 +206,8 @@ def test_experiment_selectors_run_on_the_countdown_pool(
     for _ in range(2):
         metrics = trainer.step()
     assert len(set(trainer.last["ids"].tolist())) == cfg.batch_size
-    assert metrics["select/calls"] == 2.0
-    assert any(k.startswith(f"{selector}/") for k in metrics) or selector == "uniform"
+    assert metrics["curriculum/select/calls"] == 2.0
+    assert any(k.startswith(f"curriculum/{selector}/") for k in metrics) or selector == "uniform"
 
 
 def test_bots_uses_measured_reference_pass_rates(sft_dir: Path, tmp_path: Path) -> None:

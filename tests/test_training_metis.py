@@ -42,13 +42,13 @@ def test_policy_judges_every_candidate_and_failures_are_counted(
     metrics = trainer.step()
     m, b = 8, METIS.batch_size
     assert judge.calls == 1 and len(judge.last_prompts) == m * b
-    assert metrics["metis/candidates"] == m * b
-    assert metrics["metis/non_llm_judge"] == 0.0
+    assert metrics["curriculum/metis/candidates"] == m * b
+    assert metrics["curriculum/metis/non_llm_judge"] == 0.0
     for prompt in judge.last_prompts:  # the paper's judge prompt, chat rendering
         assert prompt.startswith("<|system|>\n" + system_message() + "\n<|user|>\n")
         assert prompt.endswith('"""\n<|assistant|>\n') and "[Candidate]" in prompt
     failed = [parse_judgment(r) is None for r in judge.last_responses]
-    assert metrics["metis/judge_failure_rate"] == pytest.approx(np.mean(failed))
+    assert metrics["curriculum/metis/judge_failure_rate"] == pytest.approx(np.mean(failed))
     # After one feedback batch the memory holds exemplars and the next prompts show them.
     trainer.step()
     assert all("[Example 1]" in p for p in judge.last_prompts)
@@ -122,7 +122,10 @@ def test_cli_ablation_flags_lam0_k0(
     steps = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     train = [s for s in steps if "train/reward_mean" in s]
     assert len(train) == 2
-    assert all(s["metis/memory_entries"] == 0 and s["metis/candidates"] == 6 for s in train)
+    assert all(
+        s["curriculum/metis/memory_entries"] == 0 and s["curriculum/metis/candidates"] == 6
+        for s in train
+    )
     assert train[-1]["loss/judge_weighted"] == 0.0
     assert (run / "eval.json").exists() and (run / "final" / "config.json").exists()
     capsys.readouterr()  # drop the train command's output

@@ -1,4 +1,12 @@
-"""Selector metrics to JSONL always, and to TensorBoard / W&B when the user has them."""
+"""Selector metrics: one naming scheme for every trainer, and sinks (JSONL, TensorBoard, W&B).
+
+Every trainer (`frontier train`, TRL, verl) logs a selector's metrics under one prefix,
+`curriculum/`, beside its own keys: `curriculum/feedback/effective_task_ratio`,
+`curriculum/bots/posterior_mean`, and the adapter's own `curriculum/trl/...` or
+`curriculum/verl/...`. Trainer logs get a short summary by default (`SUMMARY_KEYS`, the
+`evidence/...` keys and the adapter's lag); `verbosity="all"` sends everything, and the
+JSONL files always hold everything.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,45 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JsonlLogger", "MetricsSink"]
+__all__ = [
+    "METRICS_PREFIX",
+    "SUMMARY_KEYS",
+    "VERBOSITIES",
+    "JsonlLogger",
+    "MetricsSink",
+    "curriculum_metrics",
+]
+
+METRICS_PREFIX = "curriculum/"
+"""Prefix of every selector metric in a trainer's logs."""
+SUMMARY_KEYS = (
+    "feedback/effective_task_ratio",
+    "feedback/mean_abs_advantage",
+    "feedback/steps",
+    "tasks/distinct_selected",
+    "tasks/distinct_trained",
+    "select/overhead_ms",
+    "trl/feedback_lag",
+    "verl/max_feedback_lag",
+)
+"""What a trainer log shows by default, plus every `evidence/...` key (which metadata the
+selector reads): the share of informative groups, the signal they carry, coverage of the
+pool, the selector's cost and how far its feedback lags."""
+VERBOSITIES = ("summary", "all")
+
+
+def curriculum_metrics(
+    metrics: dict[str, float], verbosity: str = "summary", prefix: str = METRICS_PREFIX
+) -> dict[str, float]:
+    """Selector (and adapter) metrics under `prefix`; "summary" keeps the default set."""
+    if verbosity not in VERBOSITIES:
+        raise ValueError(f"verbosity must be one of {VERBOSITIES}, got {verbosity!r}")
+    keep = (
+        metrics
+        if verbosity == "all"
+        else {k: v for k, v in metrics.items() if k in SUMMARY_KEYS or k.startswith("evidence/")}
+    )
+    return {prefix + k: float(v) for k, v in keep.items()}
 
 
 def _clean(value: float) -> float | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.integrations.metrics_log import METRICS_PREFIX
 from frontier_rft.reporting.data import moving_average
 from frontier_rft.reporting.plots import _PALETTE, _figure
 
@@ -78,11 +79,20 @@ def plot_training_runs(
     return out
 
 
+def _unprefixed(row: dict[str, Any]) -> dict[str, Any]:
+    """Selector keys without the trainers' `curriculum/` prefix (older runs lack it)."""
+    out = dict(row)
+    out.update(
+        {k[len(METRICS_PREFIX) :]: v for k, v in row.items() if k.startswith(METRICS_PREFIX)}
+    )
+    return out
+
+
 def plot_judge_metrics(run_dir: str | os.PathLike[str], out_png: str | os.PathLike[str]) -> Path:
     """METIS's judge over training (the paper's figure 6): failure rate, judge reward, and
     the mean +- std of its predicted variances, smoothed."""
     lines = (Path(run_dir) / "metrics.jsonl").read_text().splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
+    rows = [_unprefixed(json.loads(line)) for line in lines if line.strip()]
     rows = [r for r in rows if "metis/prediction_mean" in r]
     if not rows:
         raise ValueError(f"{run_dir}: no METIS judge metrics (was it a --selector metis run?)")

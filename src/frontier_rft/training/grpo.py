@@ -32,7 +32,7 @@ import torch
 
 from frontier_rft import Feedback, make_selector
 from frontier_rft.core.advantages import group_advantages
-from frontier_rft.integrations.metrics_log import MetricsSink
+from frontier_rft.integrations.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from frontier_rft.training.config import TrainConfig
@@ -235,7 +235,7 @@ class Trainer:
             "perf/tokens_per_s": gen_tokens / max(gen_s, 1e-9),
             "perf/step_s": time.perf_counter() - t_step,
             **parts,
-            **self.selector.metrics(),
+            **curriculum_metrics(self.selector.metrics(), "all"),  # curriculum/... as TRL, verl
         }
         self.step_count += 1
         return metrics
