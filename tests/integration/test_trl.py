@@ -29,6 +29,7 @@ from trl import GRPOConfig, RLOOConfig
 from trl.trainer.utils import RepeatSampler
 
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector
+from frontier_rft.integrations.metrics_log import SUMMARY_KEYS
 from frontier_rft.integrations.trl import (
     FrontierConfig,
     FrontierGRPOTrainer,
@@ -259,7 +260,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         spy = UpdateSpy(sel)
         reward, recorder = RecordingReward(), LogRecorder()
         out_dir = tmp_path_factory.mktemp(name)
-        trainer = grpo(out_dir, sel, steps=30, rewards=[reward], callbacks=[recorder])
+        verbosity = "all" if name == "bots" else "summary"  # the others log the default set
+        trainer = grpo(
+            out_dir,
+            sel,
+            steps=30,
+            rewards=[reward],
+            callbacks=[recorder],
+            frontier=FrontierConfig(metrics_verbosity=verbosity),
+        )
         trainer.train()
         out[name] = {
             "trainer": trainer,
@@ -352,6 +361,18 @@ def test_curriculum_metrics_reach_trl_logs_callbacks_and_jsonl(runs: dict[str, A
             assert r[key] == h[key], key
         assert all(r[key] is None for key in undefined)  # ... and is null in the JSONL
     assert history[-1]["curriculum/trl/rollouts_delivered"] == 30 * 4 * NUM_GENERATIONS
+
+
+def test_default_logs_carry_a_short_summary_and_the_jsonl_everything(
+    runs: dict[str, Any],
+) -> None:
+    trainer = runs["prioritized"]["trainer"]
+    last = [h for h in trainer.state.log_history if "loss" in h][-1]
+    logged = {k for k in last if k.startswith("curriculum/")}
+    assert logged == {"curriculum/" + k for k in SUMMARY_KEYS if k != "verl/max_feedback_lag"}
+    assert len(logged) <= 8 and "curriculum/prioritized/heap_size" not in logged
+    lines = (Path(trainer.args.output_dir) / "frontier_metrics.jsonl").read_text().splitlines()
+    assert "curriculum/prioritized/heap_size" in json.loads(lines[-1])
 
 
 def test_weighted_rewards_and_none_combine_as_trl_does(tmp_path: Path) -> None:
@@ -546,7 +567,7 @@ def test_rloo_trainer_feeds_the_selector(tmp_path: Path) -> None:
     assert spy.ids().tolist() == reward.task_ids
     assert spy.rewards().tolist() == reward.rewards
     assert len(reward.rewards) == 4 * 4 * NUM_GENERATIONS
-    assert "curriculum/feedback/rollouts" in trainer.state.log_history[-2]
+    assert "curriculum/feedback/steps" in trainer.state.log_history[-2]
 
 
 # ---------------------------------------------------------------------- two processes

@@ -1,14 +1,16 @@
 """TRL adapter: GRPOTrainer / RLOOTrainer whose prompts come from a frontier-rft selector.
 
 ```python
-from frontier_rft import TaskPool, make_selector
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 
-sel = make_selector("bots", TaskPool(num_tasks=len(ds)), seed=0)   # ds has a task_id column
 trainer = FrontierGRPOTrainer(model=..., reward_funcs=[...], args=GRPOConfig(...),
-                              train_dataset=ds, processing_class=tok, selector=sel)
+                              train_dataset=ds, frontier=FrontierConfig(selector="bots"))
 trainer.train()                                  # or train(resume_from_checkpoint=True)
 ```
+
+The adapter builds the selector from `FrontierConfig` (a name, its config, the dataset's
+prompt text and any metadata columns, and, when the selector reads task features, the
+policy's own self-embeddings), or takes a ready one: `selector=make_selector(...)`.
 
 What it changes, and where:
 
@@ -23,15 +25,16 @@ What it changes, and where:
 - Checkpoints (`_save_checkpoint`, the seam TRL uses for its own extra state): the
   selector and sampler state are written into each checkpoint directory;
   `train(resume_from_checkpoint=...)` restores them before training resumes.
-- Logs (`log`): selector metrics, prefixed `curriculum/`, join TRL's logs (so TensorBoard,
-  W&B or any `report_to` backend gets them) and are appended to a JSONL file.
+- Logs (`log`): a summary of the selector metrics, prefixed `curriculum/`, joins TRL's logs
+  (so TensorBoard, W&B or any `report_to` backend gets them; `metrics_verbosity: all` sends
+  every key); the JSONL file gets every key.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+import time
 from typing import Any
 
 import numpy as np
@@ -40,10 +43,19 @@ from torch import nn
 from trl.trainer import grpo_trainer, rloo_trainer
 from trl.trainer.utils import is_async_callable
 
-from frontier_rft.core.config import check
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.metrics_log import JsonlLogger
+from frontier_rft.integrations.embeddings import sharded_self_embeddings
+from frontier_rft.integrations.metrics_log import JsonlLogger, curriculum_metrics
+from frontier_rft.integrations.pool import (
+    build_pool,
+    evidence_summary,
+    make_pool_selector,
+    prompt_text,
+    reads_features,
+    relabel_evidence,
+)
+from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.rewards import RewardTap, combine_rewards
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.integrations.trl.state import load_state, save_state, state_digest
@@ -58,36 +70,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class FrontierConfig:
-    """How the TRL adapter maps dataset rows, rewards and metrics to the selector."""
-
-    task_id_column: str = "task_id"
-    """Dataset column holding each row's TaskPool index (a permutation of 0..N-1)."""
-    reward_range: tuple[float, float] | None = None
-    """(lo, hi) of the combined reward, mapped linearly onto [0, 1] and clipped; None: as is."""
-    metrics_prefix: str = "curriculum/"
-    """Prefix of the selector's metrics in TRL's logs and the JSONL file."""
-    jsonl_path: str | None = None
-    """JSONL metrics file; None: `<output_dir>/frontier_metrics.jsonl`."""
-    check_sync: bool = True
-    """With several processes, compare the selector's state digest across them at each save."""
-
-    def __post_init__(self) -> None:
-        check(
-            isinstance(self.task_id_column, str) and bool(self.task_id_column),
-            f"task_id_column must be a non-empty column name, got {self.task_id_column!r}",
-        )
-        if self.reward_range is not None:
-            lo, hi = self.reward_range
-            check(
-                math.isfinite(lo) and math.isfinite(hi) and lo < hi,
-                f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}",
-            )
-        check(
-            isinstance(self.metrics_prefix, str),
-            f"metrics_prefix must be a string, got {self.metrics_prefix!r}",
-        )
+def _with_task_ids(dataset: Any, column: str) -> Any:
+    """The dataset with a `column` of row numbers added when it has none (a datasets.Dataset)."""
+    names = getattr(dataset, "column_names", None)
+    if names is None or column in names or not hasattr(dataset, "add_column"):
+        return dataset
+    return dataset.add_column(column, list(range(len(dataset))))
 
 
 def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
@@ -101,8 +89,9 @@ def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
     if column not in names:
         raise ValueError(
             f"train_dataset has no {column!r} column (columns: {names}); add the TaskPool index "
-            f"of each row, e.g. ds.map(lambda _, i: {{{column!r}: i}}, with_indices=True), or "
-            "set FrontierConfig(task_id_column=...)"
+            f"of each row, e.g. ds.map(lambda _, i: {{{column!r}: i}}, with_indices=True), set "
+            "FrontierConfig(task_id_column=...), or let the adapter build the selector "
+            "(FrontierConfig(selector=NAME), no selector=...)"
         )
     raw = np.asarray(dataset[column])
     if raw.ndim != 1 or raw.dtype.kind not in "iu":
@@ -145,6 +134,7 @@ class FrontierTrainerMixin:
     state: Any
     accelerator: Any
     train_dataset: Any
+    processing_class: Any
     reward_funcs: list[Any]
     reward_weights: Any
     num_generations: int
@@ -153,18 +143,22 @@ class FrontierTrainerMixin:
     def __init__(
         self,
         *args: Any,
-        selector: Selector,
+        selector: Selector | None = None,
         frontier: FrontierConfig | None = None,
         **kwargs: Any,
     ):
-        if not isinstance(selector, Selector):
+        if selector is not None and not isinstance(selector, Selector):
             raise ValueError(
                 "selector must be a frontier_rft Selector built with make_selector(name, pool, "
-                f"seed=...), got {type(selector).__name__}"
+                f"seed=...) or None (built from FrontierConfig), got {type(selector).__name__}"
             )
         config = FrontierConfig() if frontier is None else frontier
         if not isinstance(config, FrontierConfig):
             raise ValueError(f"frontier must be a FrontierConfig, got {type(config).__name__}")
+        if selector is None:  # the adapter builds the pool: rows may number themselves
+            kwargs["train_dataset"] = _with_task_ids(
+                kwargs.get("train_dataset"), config.task_id_column
+            )
         super().__init__(*args, **kwargs)
         if self.args.remove_unused_columns:
             raise ValueError(
@@ -178,10 +172,25 @@ class FrontierTrainerMixin:
                 "unset (the default for map-style datasets)"
             )
         self.frontier_config = config
+        self._frontier_counters = {
+            "generations": 0,
+            "rollouts": 0,
+            "unscorable": 0,
+            "embedding_refreshes": 0,
+        }
+        self._frontier_embedding_texts: list[str] | None = None
+        self._frontier_refreshed_at = -1
+        if selector is None:
+            num_rows = len(self.train_dataset) if hasattr(self.train_dataset, "__len__") else 0
+            rows = task_rows(self.train_dataset, config.task_id_column, num_rows)
+            selector = self._frontier_build_selector(rows)
+        else:
+            rows = task_rows(self.train_dataset, config.task_id_column, selector.num_tasks)
         self.frontier_selector = selector
+        self._frontier_rows = rows
         self.frontier_sampler = FrontierRepeatSampler(
             selector,
-            task_rows(self.train_dataset, config.task_id_column, selector.num_tasks),
+            rows,
             mini_repeat_count=self.num_generations,
             batch_size=self.args.generation_batch_size // self.num_generations,
             repeat_count=self.num_iterations * self.args.steps_per_generation,
@@ -196,8 +205,90 @@ class FrontierTrainerMixin:
             else:
                 wrapped = self._frontier_tap.wrap(i, func, is_async_callable(func))
                 self.reward_funcs[i] = wrapped
-        self._frontier_counters = {"generations": 0, "rollouts": 0, "unscorable": 0}
         self._frontier_jsonl: JsonlLogger | None = None
+
+    # ------------------------------------------------------------------ the selector
+    def _frontier_build_selector(self, rows: NDArray[np.int64]) -> Selector:
+        """The configured selector over a TaskPool of the dataset's columns (task t = row
+        rows[t]), with the policy's self-embeddings as features when it reads features."""
+        config, ds = self.frontier_config, self.train_dataset
+        columns = config.columns()
+        names = list(ds.column_names)
+        pool = build_pool(lambda c: ds[c], names, len(ds), columns, rows)
+        seed = int(self.args.seed if config.selector_seed is None else config.selector_seed)
+        overrides = dict(config.selector_config or {})  # type: ignore[arg-type]
+        wanted = config.self_embeddings == "on" or (
+            config.self_embeddings == "auto"
+            and config.features_column is None
+            and config.selector_judge is None
+            and reads_features(config.selector, pool, overrides)
+        )
+        note = ""
+        if wanted:
+            raw = ds[config.prompt_column]
+            self._frontier_embedding_texts = [self._frontier_policy_text(v) for v in raw]
+            start = time.perf_counter()
+            embeddings = self._frontier_embed()
+            note = f"; self-embeddings of {len(raw)} prompts in {time.perf_counter() - start:.1f} s"
+            pool = build_pool(lambda c: ds[c], names, len(ds), columns, rows, features=embeddings)
+        selector = make_pool_selector(
+            config.selector, pool, seed, overrides, judge=config.selector_judge
+        )
+        if wanted:
+            relabel_evidence(selector, "policy")
+        if self.accelerator.is_main_process:
+            print(
+                f"frontier-rft: selector {selector.name!r} over {pool.num_tasks} prompts; "
+                f"evidence: {evidence_summary(selector)}{note}",
+                flush=True,
+            )
+        return selector
+
+    def _frontier_policy_text(self, prompt: Any) -> str:
+        """A prompt as the policy reads it: chat messages through the chat template."""
+        if isinstance(prompt, str):
+            return prompt
+        from trl.data_utils import maybe_apply_chat_template
+
+        tokenizer: Any = getattr(self.processing_class, "tokenizer", self.processing_class)
+        if getattr(tokenizer, "chat_template", None) is None:
+            return prompt_text(prompt)
+        return str(maybe_apply_chat_template({"prompt": prompt}, tokenizer)["prompt"])
+
+    def _frontier_embed(self) -> NDArray[np.float32]:
+        """Self-embeddings of every dataset row (dataset order), the same on every process."""
+        from accelerate.utils import gather_object
+
+        texts = self._frontier_embedding_texts
+        assert texts is not None
+        config, acc = self.frontier_config, self.accelerator
+        return sharded_self_embeddings(
+            acc.unwrap_model(self.model),
+            getattr(self.processing_class, "tokenizer", self.processing_class),
+            texts,
+            batch_size=config.self_embeddings_batch_size,
+            max_length=config.self_embeddings_max_length,
+            rank=acc.process_index,
+            world=acc.num_processes,
+            gather=gather_object,
+            progress=acc.is_main_process,
+        )
+
+    def _frontier_maybe_refresh(self) -> None:
+        """Every `self_embeddings_refresh_steps` optimizer steps: the current policy's
+        self-embeddings replace the features the selector reads (same step on every process)."""
+        every = self.frontier_config.self_embeddings_refresh_steps
+        step = int(self.state.global_step)
+        if self._frontier_embedding_texts is None or every <= 0 or step == 0:
+            return
+        if step % every or step == self._frontier_refreshed_at:
+            return
+        self._frontier_refreshed_at = step
+        embeddings = self._frontier_embed()
+        if self.frontier_selector.refresh_features(embeddings[self._frontier_rows]):
+            self._frontier_counters["embedding_refreshes"] += 1
+        else:  # the selector reads no features after construction: stop paying for them
+            self._frontier_embedding_texts = None
 
     # ------------------------------------------------------------------ sampling
     def _get_train_sampler(self, dataset: Any = None) -> FrontierRepeatSampler:
@@ -210,6 +301,7 @@ class FrontierTrainerMixin:
 
     # ------------------------------------------------------------------ feedback
     def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:
+        self._frontier_maybe_refresh()
         loss = super().training_step(model, inputs, num_items_in_batch)  # type: ignore[misc]
         self._frontier_deliver(inputs)
         return loss
@@ -286,18 +378,21 @@ class FrontierTrainerMixin:
         out["trl/unscorable_dropped"] = float(counters["unscorable"])
         out["trl/chunks_selected"] = float(sampler.chunks_selected)
         out["trl/feedback_lag"] = float(sampler.feedback_lag)
+        out["trl/self_embedding_refreshes"] = float(counters["embedding_refreshes"])
         return out
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         is_eval = any(key.startswith("eval_") for key in logs)
         if self.model.training and not is_eval:
             metrics = self.frontier_metrics()
-            prefix = self.frontier_config.metrics_prefix
-            # TRL's loggers reject NaN (JSON); the JSONL file keeps the key as null.
-            logs.update({prefix + k: v for k, v in metrics.items() if math.isfinite(v)})
+            config = self.frontier_config
+            # TRL's loggers reject NaN (JSON); the JSONL file keeps every key, NaN as null.
+            finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
+            logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
             if self.accelerator.is_main_process:
                 self._frontier_logger().log(
-                    {prefix + k: v for k, v in metrics.items()}, step=int(self.state.global_step)
+                    curriculum_metrics(metrics, "all", config.metrics_prefix),
+                    step=int(self.state.global_step),
                 )
         super().log(logs, start_time)  # type: ignore[misc]
 

@@ -1,0 +1,222 @@
+"""A TaskPool and a selector from a trainer's dataset columns (shared by the TRL and verl adapters).
+
+What a user of a trainer has is a dataset. Its prompt text is always there and is the pool's
+default evidence (each selector derives what it needs from it, see `frontier selectors`);
+columns the user names add richer metadata:
+
+| adapter option (TRL `*_column`, verl `*_key`) | TaskPool field | used by |
+|---|---|---|
+| prompt | `prompts` (text; chat messages joined as `role: content`) | everyone that derives |
+| category (one or more columns) | `categories` (labels in order of first appearance) | sec |
+| difficulty | `difficulty` (larger = harder) | offline, adcl |
+| pass rates (weak, strong) | `reference_pass_rates` | bots interpolation, dots |
+| features | `features` (one vector per row) | pcl, frontier, bots, sec clusters |
+
+A key with a dot reads inside a mapping column (`extra_info.level`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+from frontier_rft.selectors import SELECTORS, make_selector
+
+__all__ = [
+    "PoolColumns",
+    "build_pool",
+    "evidence_summary",
+    "make_pool_selector",
+    "prompt_text",
+    "reads_features",
+    "relabel_evidence",
+]
+
+ColumnReader = Callable[[str], Sequence[Any]]
+"""Returns every row's value of a top-level column, in dataset order."""
+
+
+@dataclass(frozen=True)
+class PoolColumns:
+    """Which dataset columns (or `column.field` paths) hold which metadata."""
+
+    prompt: str | None = "prompt"
+    """Prompt text, or a list of chat messages; None: no prompt text."""
+    categories: tuple[str, ...] = ()
+    """Category columns (several make joint arms, e.g. source and level)."""
+    difficulty: str | None = None
+    """Numeric difficulty, larger = harder."""
+    pass_rates: tuple[str, ...] = ()
+    """Two columns: the weak and the strong reference model's pass rate in [0, 1]."""
+    features: str | None = None
+    """One numeric vector per row (your own embeddings)."""
+
+    def __post_init__(self) -> None:
+        if len(self.pass_rates) not in (0, 2):
+            raise ValueError(
+                f"pass rate columns must be two (weak, strong), got {list(self.pass_rates)}"
+            )
+
+
+def prompt_text(value: Any) -> str:
+    """Text of a prompt cell: a string as is, chat messages as `role: content` lines."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return prompt_text(value.get("content", ""))
+    if isinstance(value, Sequence | np.ndarray):
+        parts = []
+        for item in value:
+            if isinstance(item, Mapping) and "role" in item:
+                parts.append(f"{item['role']}: {prompt_text(item.get('content', ''))}")
+            elif isinstance(item, Mapping):  # a multimodal content part
+                parts.append(str(item.get("text", "")))
+            else:
+                parts.append(str(item))
+        return "\n".join(p for p in parts if p)
+    raise ValueError(
+        f"a prompt must be text or a list of chat messages, got {type(value).__name__}"
+    )
+
+
+def _values(read: ColumnReader, key: str, names: Sequence[str]) -> list[Any]:
+    head, _, rest = key.partition(".")
+    if head not in names:
+        raise ValueError(f"the dataset has no column {head!r} (columns: {', '.join(names)})")
+    values = list(read(head))
+    for part in rest.split(".") if rest else ():
+        out = []
+        for i, v in enumerate(values):
+            if not isinstance(v, Mapping) or part not in v:
+                raise ValueError(f"row {i} of column {head!r} has no field {part!r} ({key!r})")
+            out.append(v[part])
+        values = out
+    return values
+
+
+def _numbers(values: Sequence[Any], key: str) -> NDArray[np.float64]:
+    try:
+        arr = np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"column {key!r} must hold numbers ({exc})") from exc
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.argmax(~np.isfinite(arr)))
+        raise ValueError(f"column {key!r} has a missing or non-finite value at row {bad}")
+    return arr
+
+
+def _labels(values: Sequence[Any], key: str) -> NDArray[np.int64]:
+    """Dense integer labels, numbered in order of first appearance."""
+    codes: dict[Any, int] = {}
+    out = np.empty(len(values), dtype=np.int64)
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(f"column {key!r} has no category at row {i}")
+        label = v if isinstance(v, str | int | float | bool) else repr(v)
+        out[i] = codes.setdefault(label, len(codes))
+    return out
+
+
+def build_pool(
+    read: ColumnReader,
+    names: Sequence[str],
+    num_rows: int,
+    columns: PoolColumns,
+    row_of_task: NDArray[np.int64] | None = None,
+    features: NDArray[np.floating[Any]] | None = None,
+) -> TaskPool:
+    """A TaskPool whose task t is dataset row `row_of_task[t]` (default: row t).
+
+    `features` (rows in dataset order) override the features column, e.g. self-embeddings."""
+    rows = np.arange(num_rows) if row_of_task is None else np.asarray(row_of_task, np.int64)
+    fields: dict[str, Any] = {}
+    if columns.prompt is not None:
+        texts = [prompt_text(v) for v in _values(read, columns.prompt, names)]
+        fields["prompts"] = [texts[r] for r in rows]
+    if columns.categories:
+        cats = np.stack([_labels(_values(read, c, names), c) for c in columns.categories], axis=1)
+        fields["categories"] = cats[rows, 0] if cats.shape[1] == 1 else cats[rows]
+    if columns.difficulty is not None:
+        key = columns.difficulty
+        fields["difficulty"] = _numbers(_values(read, key, names), key)[rows]
+    if columns.pass_rates:
+        weak, strong = (_numbers(_values(read, c, names), c) for c in columns.pass_rates)
+        fields["reference_pass_rates"] = np.stack([weak, strong], axis=1)[rows]
+    if features is not None:
+        fields["features"] = np.asarray(features, dtype=np.float64)[rows]
+    elif columns.features is not None:
+        key = columns.features
+        try:
+            vectors = np.asarray(_values(read, key, names), dtype=np.float64)
+        except ValueError as exc:
+            raise ValueError(f"column {key!r} must hold equal-length number lists") from exc
+        if vectors.ndim != 2:
+            raise ValueError(f"column {key!r} must hold one vector per row, got {vectors.shape}")
+        fields["features"] = vectors[rows]
+    return TaskPool(num_tasks=int(rows.shape[0]), **fields)
+
+
+def make_pool_selector(
+    name: str,
+    pool: TaskPool,
+    seed: int,
+    config: Mapping[str, Any] | None = None,
+    judge: str | None = None,
+) -> Selector:
+    """make_selector with an adapter's options; `judge='heuristic'` gives METIS the packaged
+    non-LLM judge (reported as `metis/non_llm_judge`)."""
+    if name not in SELECTORS:
+        known = ", ".join(sorted(SELECTORS))
+        raise ValueError(f"unknown selector {name!r}; known: {known} (`frontier selectors`)")
+    extra: dict[str, Any] = {}
+    if judge is not None:
+        if judge != "heuristic":
+            raise ValueError(f"judge must be 'heuristic' or unset, got {judge!r}")
+        if name != "metis":
+            raise ValueError(f"judge applies to selector 'metis' only, not {name!r}")
+        from frontier_rft.selectors.metis_judge import HeuristicJudge
+
+        extra["judge"] = HeuristicJudge()
+    elif name == "metis":
+        raise ValueError(
+            "metis needs a judge: pass a ready selector (make_selector('metis', pool, "
+            "judge=your_llm_judge)) or set judge: heuristic for the packaged non-LLM judge"
+        )
+    return make_selector(name, pool, seed=seed, **dict(config or {}), **extra)
+
+
+def reads_features(name: str, pool: TaskPool, config: Mapping[str, Any] | None = None) -> bool:
+    """Whether selector `name`, built on `pool` (prompts, no features), derives task features:
+    then self-embeddings would replace its text features. Probed by building it quietly."""
+    import warnings
+
+    if pool.features is not None or name == "metis":
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe = make_selector(name, pool, seed=0, **dict(config or {}))
+    return probe.evidence.get("features") == "text" or any(
+        v.startswith("kmeans_text") for v in probe.evidence.values()
+    )
+
+
+def relabel_evidence(selector: Selector, source: str) -> None:
+    """Name the source of features the pool was given (e.g. 'policy' for self-embeddings)."""
+    for what, label in list(selector.evidence.items()):
+        if label == "given" and what == "features":
+            selector.evidence[what] = source
+        elif label == "kmeans_given":
+            selector.evidence[what] = f"kmeans_{source}"
+
+
+def evidence_summary(selector: Selector) -> str:
+    """'features=policy, plugin=regression' (or 'rewards only') for a log line."""
+    items = [f"{k}={v}" for k, v in sorted(selector.evidence.items())]
+    return ", ".join(items) if items else "rewards only"

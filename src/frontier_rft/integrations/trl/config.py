@@ -1,0 +1,135 @@
+"""FrontierConfig: the selector and how the TRL adapter reads rows, rewards and metrics.
+
+A dataclass that TRL's `TrlParser` (and transformers' `HfArgumentParser`) reads from the
+same YAML file as `GRPOConfig`: no field name clashes with TRL's or transformers' own.
+
+```yaml
+# grpo.yaml: TRL's fields and frontier-rft's side by side
+output_dir: runs/grpo-bots
+num_generations: 8
+selector: sec
+selector_config: {tau: 0.5}
+category_columns: [source]
+```
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from frontier_rft.core.config import check
+from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
+from frontier_rft.integrations.pool import PoolColumns
+
+__all__ = ["SELF_EMBEDDINGS", "FrontierConfig"]
+
+SELF_EMBEDDINGS = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class FrontierConfig:
+    """How the TRL adapter builds its selector and maps dataset rows, rewards and metrics."""
+
+    selector: str = "bots"
+    """Registered selector name (`frontier selectors`); unused when a Selector is passed."""
+    selector_config: dict[str, Any] | str | None = None
+    """Selector config overrides, e.g. {lam: 0.2} (on the command line: a JSON string)."""
+    selector_seed: int | None = None
+    """Selector seed; None: the trainer's seed (the same on every process, as it must be)."""
+    selector_judge: str | None = None
+    """'heuristic': METIS's packaged non-LLM judge; no other selector takes one."""
+    task_id_column: str = "task_id"
+    """Column of each row's TaskPool index; without it the adapter numbers rows 0..N-1."""
+    prompt_column: str = "prompt"
+    """Column of the prompt (text or chat messages), the default evidence of every selector."""
+    category_columns: list[str] | None = None
+    """Columns whose values are categories (SEC's arms), e.g. [source] or [source, level]."""
+    difficulty_column: str | None = None
+    """Numeric column, larger = harder (offline, adcl); without it difficulty is observed."""
+    pass_rate_columns: list[str] | None = None
+    """Two columns [weak, strong]: reference models' pass rates in [0, 1] (bots, dots)."""
+    features_column: str | None = None
+    """Column of per-row embedding vectors; replaces the text features and self-embeddings."""
+    self_embeddings: Literal["auto", "on", "off"] = "auto"
+    """The policy's own mean-pooled hidden states as task features: auto = when the selector
+    reads features and no features_column is given (one forward pass per prompt, once)."""
+    self_embeddings_refresh_steps: int = 0
+    """Recompute the self-embeddings every this many optimizer steps (0 = never)."""
+    self_embeddings_batch_size: int = 16
+    """Prompts per forward pass when computing self-embeddings."""
+    self_embeddings_max_length: int = 1024
+    """Prompt tokens read per prompt (longer prompts are truncated) for self-embeddings."""
+    reward_range: list[float] | None = None
+    """[lo, hi] (or a tuple) of the combined reward, mapped onto [0, 1] and clipped; None: as is."""
+    metrics_verbosity: Literal["summary", "all"] = "summary"
+    """Selector metrics in TRL's logs: a short summary, or all (the JSONL file has all)."""
+    metrics_prefix: str = METRICS_PREFIX
+    """Prefix of the selector's metrics in TRL's logs and the JSONL file."""
+    jsonl_path: str | None = None
+    """JSONL metrics file; None: `<output_dir>/frontier_metrics.jsonl`."""
+    check_sync: bool = True
+    """With several processes, compare the selector's state digest across them at each save."""
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        check(
+            isinstance(self.task_id_column, str) and bool(self.task_id_column),
+            f"task_id_column must be a non-empty column name, got {self.task_id_column!r}",
+        )
+        if isinstance(self.selector_config, str):  # from the command line
+            try:
+                parsed = json.loads(self.selector_config) if self.selector_config.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"selector_config must be a mapping (JSON on the command line, e.g. "
+                    f"'{{\"lam\": 0.2}}'), got {self.selector_config!r}"
+                ) from exc
+            set_(self, "selector_config", parsed)
+        check(
+            self.selector_config is None or isinstance(self.selector_config, dict),
+            f"selector_config must be a mapping, got {self.selector_config!r}",
+        )
+        if self.reward_range is not None:
+            values = list(self.reward_range)
+            check(
+                len(values) == 2
+                and all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+                and values[0] < values[1],
+                f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}",
+            )
+            set_(self, "reward_range", (float(values[0]), float(values[1])))
+        check(
+            self.self_embeddings in SELF_EMBEDDINGS,
+            f"self_embeddings must be one of {SELF_EMBEDDINGS}, got {self.self_embeddings!r}",
+        )
+        for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
+            value = getattr(self, name)
+            check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
+        check(
+            isinstance(self.self_embeddings_refresh_steps, int)
+            and self.self_embeddings_refresh_steps >= 0,
+            "self_embeddings_refresh_steps must be >= 0 (0 = never), got "
+            f"{self.self_embeddings_refresh_steps!r}",
+        )
+        check(
+            self.metrics_verbosity in VERBOSITIES,
+            f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}",
+        )
+        check(
+            isinstance(self.metrics_prefix, str),
+            f"metrics_prefix must be a string, got {self.metrics_prefix!r}",
+        )
+        self.columns()  # pass_rate_columns must be two
+
+    def columns(self) -> PoolColumns:
+        """The dataset columns the adapter builds its TaskPool from."""
+        return PoolColumns(
+            prompt=self.prompt_column,
+            categories=tuple(self.category_columns or ()),
+            difficulty=self.difficulty_column,
+            pass_rates=tuple(self.pass_rate_columns or ()),
+            features=self.features_column,
+        )

@@ -1,0 +1,140 @@
+"""GRPO (or RLOO) with a frontier-rft selector, run from one YAML file, like TRL's own scripts.
+
+    accelerate launch -m frontier_rft.integrations.trl.grpo --config grpo_frontier.yaml
+    python -m frontier_rft.integrations.trl.grpo --config grpo_frontier.yaml --max_steps 10
+
+The YAML holds TRL's `ScriptArguments`, `GRPOConfig` (or `RLOOConfig`) and `ModelConfig`
+fields, frontier-rft's `FrontierConfig` fields, and this script's own (`reward_funcs`,
+`trainer`), side by side; flags on the command line override the file. An example is
+`examples/trl/grpo_frontier.yaml`; every key is documented in `--help`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["FrontierScriptArguments", "answer_match", "main", "make_parser"]
+
+
+def answer_match(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float]:
+    """1.0 when the row's `answer` appears in the completion's text, else 0.0."""
+    out = []
+    for completion, expected in zip(completions, answer, strict=True):
+        text = completion if isinstance(completion, str) else completion[-1]["content"]
+        out.append(float(str(expected).strip() in text))
+    return out
+
+
+REWARDS: dict[str, Callable[..., list[float]]] = {"answer_match": answer_match}
+"""Reward functions by name; any other entry is a dotted import path."""
+
+
+@dataclass
+class FrontierScriptArguments:
+    """What this script adds to TRL's ScriptArguments."""
+
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["answer_match"],
+        metadata={"help": "Reward functions: answer_match, or dotted import paths (my.mod.fn)."},
+    )
+    trainer: Literal["grpo", "rloo"] = field(
+        default="grpo", metadata={"help": "TRL trainer: grpo (GRPOConfig) or rloo (RLOOConfig)."}
+    )
+    dataset_files: list[str] | None = field(
+        default=None,
+        metadata={"help": "Local data files (json/jsonl/csv/parquet) instead of dataset_name."},
+    )
+
+
+def _reward(name: str) -> Callable[..., Any]:
+    if name in REWARDS:
+        return REWARDS[name]
+    module, _, attr = name.rpartition(".")
+    if not module:
+        raise ValueError(f"unknown reward function {name!r}: {sorted(REWARDS)} or a dotted path")
+    sys.path.insert(0, os.getcwd())
+    func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    return func
+
+
+def _trainer_kind(argv: Sequence[str]) -> str:
+    """grpo or rloo, from the command line or the --config file (decides the config class)."""
+    args = list(argv)
+    for i, arg in enumerate(args):
+        if arg == "--trainer" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--trainer="):
+            return arg.split("=", 1)[1]
+    if "--config" in args and args.index("--config") + 1 < len(args):
+        import yaml
+
+        with open(args[args.index("--config") + 1], encoding="utf-8") as fh:
+            return str((yaml.safe_load(fh) or {}).get("trainer", "grpo"))
+    return "grpo"
+
+
+def make_parser(kind: str = "grpo") -> Any:
+    """TrlParser over TRL's dataclasses, FrontierConfig and this script's arguments."""
+    from frontier_rft.integrations.trl.config import FrontierConfig
+
+    trl: Any = importlib.import_module("trl")  # lazy exports: typed as Any
+    if kind not in ("grpo", "rloo"):
+        raise ValueError(f"trainer must be grpo or rloo, got {kind!r}")
+    train_config = trl.GRPOConfig if kind == "grpo" else trl.RLOOConfig
+    return trl.TrlParser(
+        (
+            trl.ScriptArguments,
+            FrontierScriptArguments,
+            train_config,
+            trl.ModelConfig,
+            FrontierConfig,
+        )
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> Any:
+    """Parse, build the trainer and train; returns the trainer."""
+    from datasets import load_dataset
+
+    from frontier_rft.integrations.trl.trainer import FrontierGRPOTrainer, FrontierRLOOTrainer
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = make_parser(_trainer_kind(args))
+    script, extra, training, model_args, frontier = parser.parse_args_and_config(args)
+    model_init_kwargs = {
+        "revision": model_args.model_revision,
+        "attn_implementation": model_args.attn_implementation,
+        "dtype": model_args.dtype,
+        **(training.model_init_kwargs or {}),
+    }
+    training.model_init_kwargs = model_init_kwargs
+    if extra.dataset_files:
+        suffix = extra.dataset_files[0].rsplit(".", 1)[-1]
+        builder = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parquet"}[suffix]
+        dataset = load_dataset(builder, data_files=extra.dataset_files)
+    elif script.dataset_name:
+        dataset = load_dataset(script.dataset_name, name=script.dataset_config)
+    else:
+        raise ValueError("give dataset_name or dataset_files (in the YAML or on the command line)")
+    cls = FrontierGRPOTrainer if extra.trainer == "grpo" else FrontierRLOOTrainer
+    trainer = cls(
+        model=model_args.model_name_or_path,
+        reward_funcs=[_reward(name) for name in extra.reward_funcs],
+        args=training,
+        train_dataset=dataset[script.dataset_train_split],
+        peft_config=importlib.import_module("trl").get_peft_config(model_args),
+        frontier=frontier,
+    )
+    trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
+    trainer.save_model(training.output_dir)
+    trainer.accelerator.print(f"frontier-rft: model saved to {training.output_dir}")
+    return trainer
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+"""The TRL adapter driven by configuration: a selector by name from a TRL YAML file, its
+TaskPool from the dataset's columns, the policy's self-embeddings, and the script.
+
+All against the real GRPOTrainer on the tiny local model (tiny_lm.py), on CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+from datasets import Dataset
+from tiny_lm import char_tokenizer, tiny_llama
+from trl import GRPOConfig, TrlParser
+
+from frontier_rft.features import policy_embeddings
+from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+N = 24
+SOURCES = ("algebra", "geometry", "counting")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Any:
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def rows() -> Dataset:
+    """Prompts with a source column, a level, two reference pass rates; no task_id column."""
+    return Dataset.from_dict(
+        {
+            "prompt": [f"{SOURCES[i % 3]} problem {i}: find x" for i in range(N)],
+            "source": [SOURCES[i % 3] for i in range(N)],
+            "level": [i % 4 for i in range(N)],
+            "weak": [0.1 * (i % 4) for i in range(N)],
+            "strong": [0.2 + 0.2 * (i % 4) for i in range(N)],
+            "answer": [str(i % 2) for i in range(N)],
+        }
+    )
+
+
+def parity_reward(completions: list[str], **kwargs: Any) -> list[float]:
+    return [float(zlib.crc32(c.encode()) & 1) for c in completions]
+
+
+def grpo_args(out: Path, **kw: Any) -> GRPOConfig:
+    values: dict[str, Any] = {
+        "output_dir": str(out),
+        "per_device_train_batch_size": 16,
+        "num_generations": 4,
+        "max_completion_length": 6,
+        "max_steps": 2,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "use_cpu": True,
+        "bf16": False,
+        "seed": 0,
+        "disable_tqdm": True,
+        "beta": 0.0,
+    }
+    values.update(kw)
+    return GRPOConfig(**values)
+
+
+def trainer(out: Path, frontier: FrontierConfig, **kw: Any) -> FrontierGRPOTrainer:
+    tok = char_tokenizer()
+    return FrontierGRPOTrainer(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=[parity_reward],
+        args=grpo_args(out, **kw),
+        train_dataset=rows(),
+        processing_class=tok,
+        frontier=frontier,
+    )
+
+
+def test_frontier_config_is_read_by_trlparser_next_to_grpo_config(tmp_path: Path) -> None:
+    config = tmp_path / "grpo.yaml"
+    config.write_text(
+        f"output_dir: {tmp_path / 'out'}\nuse_cpu: true\nbf16: false\nnum_generations: 4\n"
+        "selector: sec\nselector_config: {tau: 0.5}\ncategory_columns: [source]\n"
+        "reward_range: [0, 2]\nmetrics_verbosity: all\n"
+    )
+    parser = TrlParser((GRPOConfig, FrontierConfig))  # a field name clash would raise here
+    training, frontier = parser.parse_args_and_config(["--config", str(config)])
+    assert training.num_generations == 4
+    assert frontier.selector == "sec" and frontier.selector_config == {"tau": 0.5}
+    assert frontier.category_columns == ["source"] and frontier.reward_range == (0.0, 2.0)
+    # On the command line a mapping is JSON, and flags win over the file.
+    _, frontier = parser.parse_args_and_config(
+        ["--config", str(config), "--selector_config", '{"tau": 0.2}', "--selector", "bots"]
+    )
+    assert frontier.selector == "bots" and frontier.selector_config == {"tau": 0.2}
+    with pytest.raises(ValueError, match="selector_config must be a mapping"):
+        FrontierConfig(selector_config="tau=0.2")
+
+
+def test_selector_by_name_with_metadata_from_dataset_columns(tmp_path: Path) -> None:
+    frontier = FrontierConfig(
+        selector="sec",
+        selector_config={"tau": 0.5},
+        category_columns=["source"],
+        difficulty_column="level",
+        pass_rate_columns=["weak", "strong"],
+    )
+    t = trainer(tmp_path, frontier)
+    sel = t.frontier_selector
+    assert sel.name == "sec" and sel.config.tau == 0.5  # type: ignore[attr-defined]
+    assert sel.seed == 0  # the trainer's seed
+    # No task_id column: the adapter numbered the rows, task t is row t.
+    assert t.train_dataset["task_id"] == list(range(N))
+    pool = sel.pool
+    assert pool.prompts is not None and pool.prompts[5] == rows()["prompt"][5]
+    assert pool.categories is not None and pool.categories.tolist() == [i % 3 for i in range(N)]
+    assert pool.difficulty is not None and pool.difficulty.tolist() == [i % 4 for i in range(N)]
+    assert pool.reference_pass_rates is not None
+    np.testing.assert_allclose(pool.reference_pass_rates[3], [0.3, 0.8])
+    assert sel.evidence == {"categories": "given"}
+    t.train()
+    last = [h for h in t.state.log_history if "loss" in h][-1]
+    assert last["curriculum/evidence/categories/given"] == 1.0  # which evidence, in the logs
+    assert last["curriculum/feedback/steps"] >= 1
+
+
+def test_self_embeddings_are_the_policys_own_and_refresh(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frontier = FrontierConfig(selector="pcl", self_embeddings_refresh_steps=1)
+    t = trainer(tmp_path, frontier, max_steps=2)
+    out = capsys.readouterr().out
+    assert "evidence: features=policy" in out and "self-embeddings of 24 prompts" in out
+    sel = t.frontier_selector
+    assert sel.evidence["features"] == "policy"
+    tok = char_tokenizer()
+    expected = policy_embeddings(tiny_llama(tok, seed=0), tok, rows()["prompt"], progress=False)
+    assert sel.pool.features is not None
+    np.testing.assert_allclose(sel.pool.features, expected, atol=1e-5)
+    t.train()
+    assert t.frontier_metrics()["trl/self_embedding_refreshes"] == 1.0  # after step 1
+    assert sel.evidence["features"] == "refreshed"
+    refreshed = sel.state_dict()["base"]["features"]
+    now = policy_embeddings(t.model, tok, rows()["prompt"], progress=False)
+    assert refreshed.shape == expected.shape and not np.allclose(refreshed, expected, atol=1e-6)
+    assert np.abs(refreshed - now).max() < np.abs(expected - now).max()  # closer to the trained
+
+
+def test_self_embeddings_stay_off_for_selectors_that_read_no_features(tmp_path: Path) -> None:
+    for name, evidence in (("prioritized", {}), ("mopps", {"plugin": "none"})):
+        t = trainer(tmp_path / name, FrontierConfig(selector=name))
+        assert t.frontier_selector.evidence == evidence
+        assert t._frontier_embedding_texts is None
+    with pytest.raises(ValueError, match="judge: heuristic"):
+        trainer(tmp_path / "m", FrontierConfig(selector="metis"))
+    metis = trainer(tmp_path / "m2", FrontierConfig(selector="metis", selector_judge="heuristic"))
+    assert metis.frontier_selector.metrics()["metis/non_llm_judge"] == 1.0
+
+
+def test_grpo_script_trains_from_a_yaml_file(tmp_path: Path) -> None:
+    """`python -m frontier_rft.integrations.trl.grpo --config FILE.yaml`, a local model and
+    local data, as a user would run it (with a chat template, conversational prompts)."""
+    tok = char_tokenizer()
+    tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    model_dir = tmp_path / "model"
+    tiny_llama(tok).save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    data = tmp_path / "train.jsonl"
+    with open(data, "w") as fh:
+        for i in range(N):
+            prompt = [{"role": "user", "content": f"{SOURCES[i % 3]} {i}:"}]
+            fh.write(json.dumps({"prompt": prompt, "answer": str(i % 2), "source": SOURCES[i % 3]}))
+            fh.write("\n")
+    example = Path(__file__).resolve().parents[2] / "examples" / "trl" / "grpo_frontier.yaml"
+    config = tmp_path / "grpo.yaml"
+    text = example.read_text()
+    for key, value in {
+        "model_name_or_path": str(model_dir),
+        "dataset_files": f"[{data}]",
+        "output_dir": str(tmp_path / "out"),
+    }.items():
+        text = "\n".join(
+            f"{key}: {value}" if line.startswith(f"{key}:") else line for line in text.splitlines()
+        )
+    config.write_text(text)
+    cmd = [sys.executable, "-m", "frontier_rft.integrations.trl.grpo", "--config", str(config)]
+    cmd += ["--max_steps", "2", "--use_cpu", "true", "--bf16", "false", "--report_to", "none"]
+    cmd += ["--max_completion_length", "6", "--per_device_train_batch_size", "8"]
+    cmd += ["--num_generations", "4", "--save_strategy", "no", "--disable_tqdm", "true"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "frontier-rft: selector 'sec'" in done.stdout
+    assert "evidence: categories=given" in done.stdout
+    lines = (tmp_path / "out" / "frontier_metrics.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    assert last["curriculum/evidence/categories/given"] == 1.0 and last["step"] == 2
+    assert (tmp_path / "out" / "config.json").exists()  # the trained model was saved
+
+
+# ---------------------------------------------------------------------- two processes
+def _distributed_worker(out: Path) -> None:
+    """One rank of a 2-process run whose selector reads the policy's self-embeddings."""
+    from frontier_rft.integrations.trl.state import state_digest
+
+    frontier = FrontierConfig(selector="pcl", self_embeddings_refresh_steps=2)
+    t = trainer(out, frontier, max_steps=4, per_device_train_batch_size=8)
+    initial = np.asarray(t.frontier_selector.pool.features).tolist()
+    t.train()
+    record = {
+        "num_processes": t.accelerator.num_processes,
+        "initial": initial,
+        "refreshes": t.frontier_metrics()["trl/self_embedding_refreshes"],
+        "digest": state_digest(t.frontier_selector.state_dict()),
+    }
+    (out / f"rank{t.accelerator.process_index}.json").write_text(json.dumps(record))
+
+
+def test_two_processes_share_one_set_of_self_embeddings(tmp_path: Path) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parent)}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    done = subprocess.run(
+        [*cmd, __file__, str(tmp_path)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert all(r["num_processes"] == 2 and r["refreshes"] == 1 for r in ranks)  # at step 2
+    assert ranks[0]["initial"] == ranks[1]["initial"]  # each embedded half, then gathered
+    assert ranks[0]["digest"] == ranks[1]["digest"]  # refreshed identically, same selector
+    tok = char_tokenizer()
+    alone = policy_embeddings(tiny_llama(tok, seed=0), tok, rows()["prompt"], progress=False)
+    np.testing.assert_allclose(np.array(ranks[0]["initial"]), alone, atol=1e-5)
+
+
+if __name__ == "__main__":  # a rank of the two-process test, started by torch.distributed.run
+    _distributed_worker(Path(sys.argv[1]))
