@@ -21,7 +21,10 @@ if importlib.util.find_spec("verl") is None:
 
 
 @pytest.fixture(autouse=True)
-def _offline(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _offline(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # files a sampler writes by default land in the test's folder
     cache = tmp_path_factory.getbasetemp() / "hf"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")

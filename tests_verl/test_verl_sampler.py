@@ -12,7 +12,7 @@ import torch
 from verl_batches import assert_tree_equal, expected_feedback, make_loader, verl_step_batch
 from verl_data import write_parquet
 
-from frontier_rft import Feedback, TaskPool, make_selector
+from frontier_rft import Feedback, make_selector
 from frontier_rft.integrations.verl import (
     FrontierSampler,
     VerlSamplerConfig,
@@ -57,7 +57,8 @@ def test_every_reward_reaches_the_selector_as_a_direct_call_would(
     ds = make_dataset(48)
     sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector=selector, seed=3))
     install_feedback_hook(ds, sampler)
-    reference = make_selector(selector, TaskPool(num_tasks=len(ds)), seed=3)
+    assert sampler.selector.pool.prompts is not None  # built from the dataset's prompt text
+    reference = make_selector(selector, sampler.selector.pool, seed=3)
     ids_of = read_task_ids(ds)
     rewards_seen = []
     for step, batch_dict in zip(range(12), forever(make_loader(ds, sampler, B)), strict=False):
@@ -83,7 +84,7 @@ def test_late_rewards_are_paired_with_the_draw_that_produced_them(make_dataset: 
     ds = make_dataset(48)
     sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector="bots", seed=1))
     install_feedback_hook(ds, sampler)
-    reference = make_selector("bots", TaskPool(num_tasks=len(ds)), seed=1)
+    reference = make_selector("bots", sampler.selector.pool, seed=1)
     it = forever(make_loader(ds, sampler, B))
     held = [next(it)]
     reference.select(B)
@@ -214,13 +215,13 @@ def test_reward_range_rescales_and_metrics_are_logged(make_dataset: Any, tmp_pat
     batch.batch["token_level_scores"] = signed
     sampler.update(batch)
     sampler.selector.flush()
-    reference = make_selector("bots", TaskPool(num_tasks=len(ds)), seed=0)
+    reference = make_selector("bots", sampler.selector.pool, seed=0)
     reference.select(B)
     reference.update(Feedback(task_ids=sampler.positions_of(ids), rewards=raw, step=0))
     reference.flush()
     assert_tree_equal(sampler.selector.state_dict()["algo"], reference.state_dict()["algo"])
     lines = log.read_text().splitlines()
-    assert len(lines) == 1 and '"verl/updates": 1.0' in lines[0]
+    assert len(lines) == 1 and '"curriculum/verl/updates": 1.0' in lines[0]
 
 
 def test_parquet_helper_writes_verl_format(tmp_path: Path) -> None:

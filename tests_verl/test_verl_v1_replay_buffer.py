@@ -20,7 +20,7 @@ import torch
 from verl_batches import assert_tree_equal
 from verl_data import build_tokenizer, write_parquet
 
-from frontier_rft import Feedback, TaskPool, make_selector
+from frontier_rft import Feedback, make_selector
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -127,7 +127,7 @@ def test_v1_trainer_draws_from_the_selector_and_reports_every_sampled_reward(
     assert isinstance(sampler, FrontierSampler)
     assert trainer.train_dataloader.sampler is sampler
 
-    reference = make_selector("bots", TaskPool(num_tasks=len(trainer.train_dataset)), seed=2)
+    reference = make_selector("bots", sampler.selector.pool, seed=2)
     for step in (1, 2):
         trainer.global_steps = step
         batch = trainer._next_train_batch()  # verl's own prompt fetch

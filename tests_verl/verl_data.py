@@ -11,6 +11,7 @@ from typing import Any
 
 WORDS = [f"w{i}" for i in range(64)]
 MAX_PROMPT_TOKENS = 16
+SOURCES = ("toy/arith", "toy/logic", "toy/words")
 
 
 def build_tokenizer() -> Any:
@@ -37,7 +38,10 @@ def write_parquet(
     long_every: int = 7,
     extra_info: bool = True,
 ) -> Path:
-    """A verl-format RL file: every `long_every`-th prompt is too long and gets filtered."""
+    """A verl-format RL file: every `long_every`-th prompt is too long and gets filtered.
+
+    Row i has data_source SOURCES[i % 3] and, in extra_info, level i % 4 and two reference
+    pass rates that fall with the level (the metadata columns the selectors can read)."""
     import pandas as pd
 
     rows = []
@@ -45,13 +49,20 @@ def write_parquet(
         length = 30 if long_every and i % long_every == long_every - 1 else 3 + i % 4
         text = " ".join(WORDS[(i + j) % 64] for j in range(length))
         row: dict[str, Any] = {
-            "data_source": "toy",
+            "data_source": SOURCES[i % 3],
             "prompt": [{"role": "user", "content": text}],
             "reward_model": {"style": "rule", "ground_truth": str(i)},
         }
         if extra_info:
             task_id = 1000 + i if index is None else index(i)
-            row["extra_info"] = {"index": task_id, "split": "train"}
+            level = i % 4
+            row["extra_info"] = {
+                "index": task_id,
+                "split": "train",
+                "level": level,
+                "pass_weak": round(0.6 - 0.15 * level, 2),
+                "pass_strong": round(0.9 - 0.15 * level, 2),
+            }
         rows.append(row)
     pd.DataFrame(rows).to_parquet(path)
     return path

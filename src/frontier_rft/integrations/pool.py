@@ -187,7 +187,7 @@ def make_pool_selector(
     elif name == "metis":
         raise ValueError(
             "metis needs a judge: pass a ready selector (make_selector('metis', pool, "
-            "judge=your_llm_judge)) or set judge: heuristic for the packaged non-LLM judge"
+            "judge=your_llm_judge)) or set selector_judge: heuristic for the packaged non-LLM judge"
         )
     return make_selector(name, pool, seed=seed, **dict(config or {}), **extra)
 

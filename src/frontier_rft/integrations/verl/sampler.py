@@ -22,6 +22,7 @@ silently uses 0 when it is missing, so an all-zero or duplicated column is an er
 from __future__ import annotations
 
 import importlib
+import os
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,10 +33,14 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.config import check
 from frontier_rft.core.feedback import Feedback
-from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.metrics_log import JsonlLogger
-from frontier_rft.selectors import make_selector
+from frontier_rft.integrations.metrics_log import (
+    METRICS_PREFIX,
+    VERBOSITIES,
+    JsonlLogger,
+    curriculum_metrics,
+)
+from frontier_rft.integrations.verl.pool import dataset_selector
 
 __all__ = [
     "FrontierSampler",
@@ -66,23 +71,49 @@ class VerlSamplerConfig:
 
     batch_size: int
     """Prompts per dataloader batch: verl's data.gen_batch_size, else data.train_batch_size."""
-    selector: str = "prioritized"
+    selector: str = "bots"
     """Registered selector name (see `frontier selectors`)."""
     selector_config: Mapping[str, Any] = field(default_factory=dict)
     """Selector config overrides, e.g. {"lam": 0.2} for bots."""
     seed: int = 0
     """Selector seed."""
+    selector_judge: str | None = None
+    """'heuristic': METIS's packaged non-LLM judge; no other selector takes one."""
+    prompt_key: str | None = None
+    """Dataset column of the prompt (chat messages or text); None: the dataset's prompt_key."""
+    category_keys: Sequence[str] = ()
+    """Columns (or column.field paths) of categories, e.g. [data_source] or [extra_info.level]."""
+    difficulty_key: str | None = None
+    """Numeric column, larger = harder (offline, adcl); e.g. extra_info.difficulty."""
+    pass_rate_keys: Sequence[str] = ()
+    """Two columns [weak, strong] of reference models' pass rates in [0, 1] (bots, dots)."""
+    features_key: str | None = None
+    """Column of per-row embedding vectors (your own, or precomputed self-embeddings)."""
+    self_embeddings_model: str | None = None
+    """Local model directory (the actor's start checkpoint): its mean-pooled hidden states
+    become the task features, computed once here (verl's driver holds no model otherwise)."""
+    self_embeddings_batch_size: int = 16
+    """Prompts per forward pass when computing self-embeddings."""
+    self_embeddings_max_length: int = 1024
+    """Prompt tokens read per prompt for self-embeddings (longer prompts are truncated)."""
     task_id_key: str = "index"
     """non_tensor_batch key holding each rollout's stable task id (RLHFDataset: 'index')."""
-    reward_key: str = "token_level_scores"
-    """Batch key of the reward: a (B, T) token-level tensor is summed over T; a non-tensor
-    key (e.g. 'acc' from reward_extra_info) is used as is."""
+    reward_key: str | None = None
+    """Reward read per rollout. None: the reward function's score (legacy trainer:
+    token_level_scores summed over tokens; v1: rm_scores). A name from reward_extra_info
+    (e.g. 'acc') reads that value instead, in both trainers."""
     reward_range: tuple[float, float] | None = None
     """(low, high) of the reward function, mapped to [0, 1]; None = rewards already in [0, 1]."""
     max_outstanding_draws: int = 64
     """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
+    metrics_verbosity: str = "summary"
+    """Selector metrics merged into verl's logged metrics: summary, or all."""
+    metrics_prefix: str = METRICS_PREFIX
+    """Prefix of the selector's metrics in verl's logs and the JSONL file."""
     metrics_jsonl: str | None = None
-    """If set, append the selector's metrics to this JSONL file after every update."""
+    """Append all selector metrics to this JSONL file after every report. None: the v1
+    trainer logs them with its own metrics; on the legacy trainer and verl <= 0.7 (which
+    offer no such seam) they go to ./frontier_metrics.jsonl."""
 
     def __post_init__(self) -> None:
         check(
@@ -107,6 +138,19 @@ class VerlSamplerConfig:
             )
             object.__setattr__(self, "reward_range", (lo, hi))
         object.__setattr__(self, "selector_config", dict(self.selector_config))
+        object.__setattr__(self, "category_keys", tuple(self.category_keys))
+        object.__setattr__(self, "pass_rate_keys", tuple(self.pass_rate_keys))
+        check(
+            len(self.pass_rate_keys) in (0, 2),
+            f"pass_rate_keys must be two columns [weak, strong], got {list(self.pass_rate_keys)}",
+        )
+        check(
+            self.metrics_verbosity in VERBOSITIES,
+            f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}",
+        )
+        for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
+            value = getattr(self, name)
+            check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
 
     @classmethod
     def from_verl_data_config(cls, data_config: Any) -> VerlSamplerConfig:
@@ -254,12 +298,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self._order = np.argsort(ids, kind="stable")
         self._sorted_ids = ids[self._order]
         if selector is None:
-            selector = make_selector(
-                self.config.selector,
-                TaskPool(num_tasks=n),
-                seed=self.config.seed,
-                **self.config.selector_config,
-            )
+            selector = dataset_selector(data_source, self.config)
         elif selector.num_tasks != n:
             raise ValueError(
                 f"selector's pool has {selector.num_tasks} tasks but the dataset has {n}; "
@@ -281,7 +320,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         # Drawn batches whose rewards have not all arrived: (draw step, positions), oldest first.
         self._outstanding: list[tuple[int, NDArray[np.int64]]] = []
         self._stats = {"updates": 0, "rollouts": 0, "max_lag": 0, "forgotten_draws": 0}
-        self._logger = JsonlLogger(self.config.metrics_jsonl) if self.config.metrics_jsonl else None
+        self._logger: JsonlLogger | None = None
+        self.logs_to_trainer = False
+        """Set by the v1 replay buffer, whose trainer logs `log_metrics()` with its own."""
 
     # ------------------------------------------------------------------ Sampler
     def __len__(self) -> int:
@@ -347,8 +388,23 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self._forget(positions, steps)
         self._stats["updates"] += 1
         self._stats["rollouts"] += int(positions.size)
-        if self._logger is not None:
-            self._logger.log(self.metrics(), step=int(steps.max()))
+        # A reported batch is a whole step: fold it in now (the next select would do the same,
+        # identically), so the metrics logged for this step include it.
+        self.selector.flush()
+        logger = self._jsonl()
+        if logger is not None:
+            metrics = curriculum_metrics(self.metrics(), "all", self.config.metrics_prefix)
+            logger.log(metrics, step=int(steps.max()))
+
+    def _jsonl(self) -> JsonlLogger | None:
+        path = self.config.metrics_jsonl
+        if path is None and not self.logs_to_trainer:
+            path = "frontier_metrics.jsonl"  # this trainer has no metrics seam: never nowhere
+            if self._logger is None:
+                print(f"frontier-rft: selector metrics go to {os.path.abspath(path)}", flush=True)
+        if path is not None and self._logger is None:
+            self._logger = JsonlLogger(path)
+        return self._logger if path is not None else None
 
     def positions_of(self, task_ids: Any) -> NDArray[np.int64]:
         """Dataset positions of stable task ids; ValueError naming ids the dataset lacks."""
@@ -415,7 +471,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 )
 
     def _rewards(self, non_tensor: Any, tensors: Any, n: int) -> NDArray[np.float64]:
-        key = self.config.reward_key
+        key = self.config.reward_key or "token_level_scores"
         if tensors is not None and key in tensors.keys():  # noqa: SIM118 - TensorDict
             value = tensors[key].detach().float()
             value = value.sum(-1) if value.dim() == 2 else value
@@ -478,6 +534,11 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self._outstanding = kept
 
     # ------------------------------------------------------------------ metrics
+    def log_metrics(self) -> dict[str, float]:
+        """What goes into verl's logged metrics: `curriculum/...`, the summary or all of it."""
+        finite = {k: v for k, v in self.metrics().items() if np.isfinite(v)}
+        return curriculum_metrics(finite, self.config.metrics_verbosity, self.config.metrics_prefix)
+
     def metrics(self) -> dict[str, float]:
         """The selector's metrics plus `verl/` ones: lag, outstanding draws, updates."""
         out = self.selector.metrics()

@@ -8,8 +8,10 @@ verl 0.9's v1 trainer builds its train dataloader with a fixed sampler and gives
 replay buffer no handle on it, only `refill_fn`, a method of the trainer. So this buffer
 (1) wraps the trainer's `_init_dataloader` to rebuild the train dataloader over a
 FrontierSampler, and (2) after verl's own `sample()` picks a training batch, reads each
-trajectory's task id (`index`) and reward (`rm_scores`) from TransferQueue and reports
-them. Both touch verl internals, so construction checks they exist and names what changed.
+trajectory's task id (`index`) and reward (`rm_scores`, or the `reward_key` entry of its
+`reward_extra_info`) from TransferQueue, reports them, and adds the selector's metrics to
+the metrics `sample()` returns, which the trainer logs with its own. Both touch verl
+internals, so construction checks they exist and names what changed.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
         batch_size = int(data.get("gen_batch_size", None) or data.train_batch_size)
         config = VerlSamplerConfig(batch_size=batch_size, **dict(sampler_kwargs))
         sampler = FrontierSampler(trainer.train_dataset, config=config)
+        sampler.logs_to_trainer = True  # sample() returns its metrics to verl's logger
         # Same arguments as verl's _init_dataloader, with the sampler swapped in.
         trainer.train_dataloader = StatefulDataLoader(
             dataset=trainer.train_dataset,
@@ -66,23 +69,46 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
     trainer._init_dataloader = init_dataloader
 
 
+CANONICAL_REWARDS = (None, "rm_scores", "token_level_scores")
+"""reward_key values meaning the reward function's score (v1 stores it as rm_scores)."""
+
+
 def report_sampled_batch(sampler: FrontierSampler, batch: Any) -> int:
     """Report the rewards of a batch verl's replay buffer sampled (a KVBatchMeta).
 
-    Reads `index`, `uid` and `rm_scores` of each non-padding trajectory from TransferQueue;
-    returns the number of rollouts reported.
+    Reads `index`, `uid` and the reward of each non-padding trajectory from TransferQueue:
+    `rm_scores` summed over tokens, or with `reward_key` set to another name, that entry of
+    its `extra_fields.reward_extra_info` (as verl's own DAPO filter reads it). Returns the
+    number of rollouts reported.
     """
     keys = [k for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding")]
     if not keys:
         return 0
+    reward_key = sampler.config.reward_key
+    canonical = reward_key in CANONICAL_REWARDS
+    field = "rm_scores" if canonical else "extra_fields"
     data = tq.kv_batch_get(
-        keys=keys, partition_id=batch.partition_id, select_fields=["index", "uid", "rm_scores"]
+        keys=keys, partition_id=batch.partition_id, select_fields=["index", "uid", field]
     )
     ids = np.asarray([_scalar(v) for v in data["index"]])
     uids = np.asarray([str(_scalar(v)) for v in data["uid"]])
-    rewards = np.asarray([float(v.float().sum().item()) for v in data["rm_scores"]])
+    if canonical:
+        rewards = np.asarray([float(v.float().sum().item()) for v in data["rm_scores"]])
+    else:
+        rewards = np.asarray([_extra_reward(v, str(reward_key)) for v in data["extra_fields"]])
     sampler.report(ids, rewards, uids)
     return len(keys)
+
+
+def _extra_reward(value: Any, key: str) -> float:
+    extra = getattr(value, "data", value)
+    info = extra.get("reward_extra_info", {}) if isinstance(extra, dict) else {}
+    if key not in info:
+        raise ValueError(
+            f"reward_key {key!r} is not in the trajectory's reward_extra_info (it has "
+            f"{sorted(info)}); set reward_key to one of them, or unset it for rm_scores"
+        )
+    return float(info[key])
 
 
 def _scalar(value: Any) -> Any:
@@ -104,7 +130,9 @@ class _FrontierMixin:
         batch, metrics = super().sample(  # type: ignore[misc]
             global_steps, partition_id, batch_size
         )
-        self._frontier_report(partition_id, batch)
+        if partition_id == "train":
+            self._frontier_report(partition_id, batch)
+            metrics = {**metrics, **self.frontier.log_metrics()}  # the trainer logs these
         return batch, metrics
 
     def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
