@@ -404,7 +404,7 @@ def test_report_skips_figures_without_data_and_says_so(tmp_path: Path) -> None:
     assert "category_share" not in paths and not (tmp_path / "category_share.png").exists()
     page = paths["report"].read_text(encoding="utf-8")
     assert "Not drawn" in page and "category_share" in page
-    assert "one seed, no band" in page
+    assert "1 seed, no band" in page
     assert "not recorded" in page  # no command given
 
 
@@ -424,3 +424,73 @@ def test_report_of_the_real_benchmark_runner(tmp_path: Path) -> None:
     assert NOTE in page
     text = format_summary_table(results)
     assert f"metis ({NOTE})" in text and "uniform (baseline)" in text
+
+
+# ---------------------------------------------------------------------- figures tell the truth
+def test_every_selector_has_one_fixed_distinct_colour() -> None:
+    from frontier_rft import SELECTORS
+    from frontier_rft.reporting.colors import SELECTOR_COLORS, label_colors
+
+    assert set(SELECTOR_COLORS) == set(SELECTORS)
+    assert len(set(SELECTOR_COLORS.values())) == len(SELECTOR_COLORS)
+
+    def rgb(hex_color: str) -> np.ndarray:
+        return np.array([int(hex_color[i : i + 2], 16) for i in (1, 3, 5)], dtype=float)
+
+    # offline and adcl (both difficulty curricula) are far apart, not two near-identical blues
+    assert np.linalg.norm(rgb(SELECTOR_COLORS["offline"]) - rgb(SELECTOR_COLORS["adcl"])) > 100
+    # the same selector gets the same colour whatever the other labels and their order
+    a = label_colors(["bots", "sec", "adcl"])
+    b = label_colors(["adcl", "offline", "bots[lam=0.2]", "sec", "bots"])
+    assert a["bots"] == b["bots"] and a["adcl"] == b["adcl"] and a["sec"] == b["sec"]
+    assert b["bots[lam=0.2]"] not in SELECTOR_COLORS.values()  # a sweep point is not bots
+
+
+def test_label_styles_follow_the_selector_not_its_position() -> None:
+    from frontier_rft.reporting.colors import SELECTOR_COLORS
+    from frontier_rft.reporting.plots import label_styles
+
+    one = {"labels": ["uniform", "bots", "sec"], "settings": {"baseline": "uniform"}, "runs": []}
+    two = {"labels": ["uniform", "sec", "bots"], "settings": {"baseline": "uniform"}, "runs": []}
+    for results in (one, two):
+        styles = label_styles(results)
+        assert styles["bots"].color == SELECTOR_COLORS["bots"]
+        assert styles["uniform"].linestyle == "--"
+
+
+def test_success_bins_are_labelled_by_what_they_hold() -> None:
+    from frontier_rft.reporting.plots import bin_labels
+    from frontier_rft.simulation.runner import SUCCESS_BINS
+
+    assert bin_labels(SUCCESS_BINS) == [
+        "0: all failed", "(0, 0.2)", "[0.2, 0.4)", "[0.4, 0.6)", "[0.6, 0.8)", "[0.8, 1)",
+        "1: all solved",
+    ]  # fmt: skip
+    assert bin_labels([0, 0.5, 1]) == ["[0, 0.5)", "[0.5, 1]"]
+
+
+def test_difference_to_the_baseline_is_paired_by_seed() -> None:
+    from frontier_rft.reporting.plots import _paired_differences
+
+    base = [{"seed": 0, "score": [0.0, 1.0]}, {"seed": 1, "score": [0.0, 3.0]}]
+    runs = [{"seed": 1, "score": [0.0, 4.0]}, {"seed": 0, "score": [0.0, 1.5]}]
+    np.testing.assert_allclose(_paired_differences(runs, base, "score"), [[0, 1], [0, 0.5]])
+
+
+def test_pareto_labels_do_not_collide() -> None:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting.plots import _figure
+    from frontier_rft.reporting.ziprc_plots import _place_labels
+
+    items = [(1.0, 1.0, f"β=0.0{i}", "#2ca02c") for i in range(4)]  # four coinciding points
+    items += [(1.02, 1.0, "τ=0.5", "#1f77b4"), (0.98, 1.01, "thr=0.3", "#d62728")]
+    with _figure(4.0, 3.0) as fig:
+        ax = fig.subplots()
+        ax.set(xlim=(0.5, 1.5), ylim=(0.5, 1.5))
+        _place_labels(fig, ax, items)
+        renderer = fig.canvas.get_renderer()
+        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(boxes) == len(items)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b)

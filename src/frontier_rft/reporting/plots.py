@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from frontier_rft.reporting.colors import BASELINE_COLOR, label_colors
 from frontier_rft.reporting.data import (
     display_label,
     label_notes,
@@ -38,14 +39,6 @@ __all__ = [
     "success_heatmaps",
 ]
 
-# tab10 without its grey (grey is the baseline's), then darker hues from tab20b/tab20c that
-# stay distinguishable from the first nine (tab20's light shades read as the same hue).
-_PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
-    "#17becf", "#393b79", "#e7ba52", "#637939", "#843c39", "#7b4173", "#6b6ecf", "#b5cf6b",
-    "#d6616b", "#ce6dbd",
-)  # fmt: skip
-_BASELINE_COLOR = "#3a3a3a"
 _DPI = 150  # pixels per inch in the PNG; the page shows 100 CSS px per inch (sharp on HiDPI)
 CSS_PX_PER_INCH = 100
 _RC: dict[RcKeyType, Any] = {
@@ -100,20 +93,36 @@ class Plot:
 
 
 def label_styles(results: Mapping[str, Any]) -> dict[str, Style]:
-    """Colour and line style per label: baseline dark grey dashed, others from one palette."""
+    """Colour and line style per label: the selector's fixed colour (reporting.colors), the
+    baseline dark grey and dashed."""
     baseline = results["settings"].get("baseline")
     notes = label_notes(results)
+    colors = label_colors([label for label in results["labels"] if label != baseline])
     styles: dict[str, Style] = {}
-    k = 0
     for label in results["labels"]:
         name = display_label(label, results, notes)
         if label == baseline:
-            styles[label] = Style(_BASELINE_COLOR, "--", name, True)
-            continue
-        dash = "-" if k < len(_PALETTE) else "-."  # cycle with a new dash past 18 methods
-        styles[label] = Style(_PALETTE[k % len(_PALETTE)], dash, name, False)
-        k += 1
+            styles[label] = Style(BASELINE_COLOR, "--", name, True)
+        else:
+            styles[label] = Style(colors[label], "-", name, False)
     return styles
+
+
+def _seed_note(n: int) -> str:
+    return "1 seed, no band" if n == 1 else f"band: min–max over {n} seeds"
+
+
+def _paired_differences(
+    runs: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]], key: str
+) -> np.ndarray:
+    """Per-seed difference to the baseline run of the same seed: (paired seeds, T)."""
+    by_seed = {str(r.get("seed")): r for r in base}
+    rows = [
+        np.asarray(series([r], key)[0]) - np.asarray(series([by_seed[str(r.get("seed"))]], key)[0])
+        for r in runs
+        if str(r.get("seed")) in by_seed
+    ]
+    return np.asarray(rows, dtype=float)
 
 
 @contextmanager
@@ -163,7 +172,8 @@ def _panel_title(ax: Axes, text: str) -> None:
 
 
 def learning_curves(results: Mapping[str, Any], styles: Mapping[str, Style]) -> Plot:
-    """Held-out score per step (mean over seeds, min–max band) and its gap to the baseline."""
+    """Held-out score per step (mean over seeds, min–max band) and its paired difference to
+    the baseline (mean over seeds of the per-seed difference, min–max band)."""
     groups = runs_by_label(results)
     baseline = results["settings"]["baseline"]
     base_mean = np.nanmean(series(groups[baseline], "score"), axis=0)
@@ -176,28 +186,33 @@ def learning_curves(results: Mapping[str, Any], styles: Mapping[str, Style]) -> 
         for label, runs in groups.items():
             st = styles[label]
             score = series(runs, "score")
-            mean = np.nanmean(score, axis=0)
-            if score.shape[0] > 1:
-                lo, hi = np.nanmin(score, axis=0), np.nanmax(score, axis=0)
-                ax.fill_between(x, lo, hi, color=st.color, alpha=0.13, linewidth=0)
+            diff = _paired_differences(runs, groups[baseline], "score")
             width = 1.8 if st.baseline else 1.5
-            ax.plot(x, mean, color=st.color, ls=st.linestyle, lw=width, label=st.name)
-            gap.plot(x, mean - base_mean, color=st.color, ls=st.linestyle, lw=width)
+            for panel, values in ((ax, score), (gap, diff)):
+                if values.shape[0] > 1 and not st.baseline:
+                    lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+                    panel.fill_between(x, lo, hi, color=st.color, alpha=0.12, linewidth=0)
+            ax.plot(x, np.nanmean(score, axis=0), color=st.color, ls=st.linestyle, lw=width,
+                    label=st.name)  # fmt: skip
+            if diff.size:
+                gap.plot(x, np.nanmean(diff, axis=0), color=st.color, ls=st.linestyle, lw=width)
         ax.axhline(target, color="black", ls=":", lw=1.1, label=f"{baseline} best (TTB100 target)")
         gap.axhline(0.0, color="black", lw=0.8)
         ax.set(xlabel="training step", ylabel="held-out score")
-        gap.set(xlabel="training step", ylabel=f"score − {baseline} score")
-        ax.set_title("Held-out score (mean over seeds)", loc="left")
-        gap.set_title(f"Difference to {baseline} (mean over seeds)", loc="left")
+        gap.set(xlabel="training step", ylabel=f"score − {baseline} score, same seed")
+        n = "1 seed" if seeds == 1 else f"mean over {seeds} seeds"
+        ax.set_title(f"Held-out score ({n})", loc="left")
+        gap.set_title(f"Difference to {baseline} ({n})", loc="left")
         for a in (ax, gap):
             a.set_xlim(0, x[-1])
             a.xaxis.set_major_locator(_step_ticks())
         _outside_legend(fig, ax)
-        band = f"band: min–max over {seeds} seeds" if seeds > 1 else "one seed, no band"
         caption = (
-            f"Left: mean held-out score per step ({band}); dotted line: {baseline}'s best score, "
-            "the TTB(100%) target — higher and further left is better. Right: the same means "
-            f"minus {baseline}'s; above zero means ahead of {baseline} at that step."
+            f"Left: mean held-out score per step ({_seed_note(seeds)}); dotted line: "
+            f"{baseline}'s best score, the TTB(100%) target — higher and further left is "
+            f"better. Right: each seed's score minus {baseline}'s at the same seed (same learner "
+            f"and pool), mean and {_seed_note(seeds).replace('band: ', 'band ')}; above zero "
+            f"means ahead of {baseline} at that step."
         )
         return _render(fig, "learning_curves", "Learning curves", caption)
 
@@ -210,9 +225,14 @@ def effective_task_ratio(results: Mapping[str, Any], styles: Mapping[str, Style]
     with _figure(12.0, 4.2) as fig:
         ax = fig.subplots()
         x = np.arange(1, steps + 1)
+        seeds = max(len(r) for r in groups.values())
         for label, runs in groups.items():
             st = styles[label]
-            etr = moving_average(np.nanmean(series(runs, "etr"), axis=0), window)
+            per_seed = np.asarray([moving_average(e, window) for e in series(runs, "etr")])
+            etr = np.nanmean(per_seed, axis=0)
+            if per_seed.shape[0] > 1:
+                lo, hi = np.nanmin(per_seed, axis=0), np.nanmax(per_seed, axis=0)
+                ax.fill_between(x, lo, hi, color=st.color, alpha=0.10, linewidth=0)
             dots = "o" if steps <= 20 else None  # a short run is a few points: show them
             ax.plot(x, etr, color=st.color, ls=st.linestyle, lw=1.6, marker=dots, label=st.name)
         ax.set(xlabel="training step", ylabel="effective task ratio", ylim=(0, 1.02))
@@ -222,8 +242,9 @@ def effective_task_ratio(results: Mapping[str, Any], styles: Mapping[str, Style]
         _outside_legend(fig, ax)
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
         caption = (
-            f"Effective task ratio per step, mean over seeds ({smooth}): the share of the batch "
-            "that carried gradient signal — higher is better; uniform shows the pool's share."
+            f"Effective task ratio per step, mean over seeds ({smooth}; {_seed_note(seeds)}): "
+            "the share of the batch that carried gradient signal — higher is better; uniform "
+            "shows the pool's share."
         )
         return _render(fig, "effective_task_ratio", "Effective task ratio", caption)
 
@@ -233,6 +254,33 @@ def _shares(counts: np.ndarray) -> np.ndarray:
     totals = counts.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: np.ndarray = np.where(totals > 0, counts / np.maximum(totals, 1e-300), np.nan)
+    return out
+
+
+_POINT = 1e-6  # a histogram bin narrower than this holds one value (e.g. exactly 0)
+
+
+def _num(x: float) -> str:
+    return f"{x:.6f}".rstrip("0").rstrip(".")
+
+
+def bin_labels(edges: Sequence[float]) -> list[str]:
+    """What each histogram bin [e_i, e_i+1) holds (np.histogram: the last one is closed).
+
+    A bin narrower than 1e-6 holds one value and is labelled by it ('0: all failed');
+    an edge 1e-6 away from a round number is that number, open ('(0, 0.2)')."""
+    out = []
+    for i in range(len(edges) - 1):
+        lo, hi, last = float(edges[i]), float(edges[i + 1]), i == len(edges) - 2
+        if hi - lo < _POINT:
+            value = round(lo, 6)
+            note = {0.0: ": all failed", 1.0: ": all solved"}.get(value, "")
+            out.append(f"{_num(value)}{note}")
+            continue
+        lo_r, hi_r = round(lo, 6), round(hi, 6)
+        left = "(" if lo > lo_r else "["
+        right = "]" if last and hi >= hi_r else ")"
+        out.append(f"{left}{_num(lo_r)}, {_num(hi_r)}{right}")
     return out
 
 
@@ -268,12 +316,18 @@ def success_heatmaps(results: Mapping[str, Any], styles: Mapping[str, Style]) ->
             ax.grid(False)
             _panel_title(ax, styles[label].name)
             if i % ncols == 0:
-                ax.set_ylabel("group success rate")
+                ax.set_ylabel("group success rate (bin)")
             if i >= len(axes) - ncols:
                 ax.set_xlabel("training step")
-        stride = max(1, math.ceil(n_bins / 5))
-        ticks = list(range(0, n_bins + 1, stride))
-        axes[0].set_yticks(ticks, [f"{edges[t]:.2f}".rstrip("0").rstrip(".") for t in ticks])
+        # One labelled row per bin: the bins differ in width (exactly 0, (0, 0.2), ...,
+        # exactly 1), so rows are categories, not a linear success-rate axis.
+        names = bin_labels(edges)
+        axes[0].set_yticks(np.arange(n_bins) + 0.5, names)
+        points = [i for i, name in enumerate(names) if ":" in name]
+        rules = sorted({y for p in points for y in (p, p + 1) if 0 < y < n_bins})
+        for ax in axes:  # a white rule sets the single-value rows apart
+            for y in rules:
+                ax.axhline(float(y), color="white", lw=1.5)
         axes[0].set_xlim(0, steps)
         axes[0].xaxis.set_major_locator(_step_ticks())
         assert mesh is not None
@@ -292,8 +346,10 @@ def success_heatmaps(results: Mapping[str, Any], styles: Mapping[str, Style]) ->
         caption = (
             "Each column: the selected tasks of one step by the empirical success rate of their "
             f"rollout group (pooled over seeds{binned}; square-root colour scale shared by all "
-            "panels). Groups near 0.5 carry the most signal, the bottom and top rows little; "
-            f"uniform shows the pool's spread{empty}."
+            "panels). Rows are bins of unequal width, labelled by what they hold: groups that "
+            f"all failed, {', '.join(names[1:-1])}, groups that all solved. The middle rows "
+            f"carry the most signal, the bottom and top rows none; uniform shows the pool's "
+            f"spread{empty}."
         )
         return _render(fig, "success_heatmaps", "Success rate of the selected tasks", caption)
 

@@ -1,7 +1,8 @@
 """One figure comparing `frontier train` runs: training ETR and reward, held-out pass@1.
 
 Runs are grouped by label (usually the selector); several run directories under one label
-are seeds, drawn as their mean (curves) and mean +- std (bars).
+are seeds, drawn as their mean with a min–max band (curves) and mean ± std (bars); a label
+with one run says "1 seed" and has neither. Colours are the selectors' fixed ones.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.integrations.metrics_log import METRICS_PREFIX
+from frontier_rft.reporting.colors import SELECTOR_COLORS, label_colors
 from frontier_rft.reporting.data import moving_average
-from frontier_rft.reporting.plots import _PALETTE, _figure
+from frontier_rft.reporting.plots import _figure
 
 __all__ = ["load_run_curves", "plot_judge_metrics", "plot_training_runs"]
 
@@ -47,31 +49,43 @@ def plot_training_runs(
         raise ValueError("plot_training_runs needs at least one run directory")
     out = Path(out_png)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with _figure(13.0, 3.8) as fig:
+    colors = label_colors(list(curves))
+    seeds = {label: len(group) for label, group in curves.items()}
+    with _figure(13.0, 4.0) as fig:
         ax_etr, ax_rew, ax_bar = fig.subplots(1, 3)
         starts, tops = [], []
         for i, (label, group) in enumerate(curves.items()):
-            color = _PALETTE[i % len(_PALETTE)]
+            color = colors[label]
             n = min(len(c["steps"]) for c in group)
             steps = group[0]["steps"][:n]
             window = max(1, 2 * (n // 20) + 1)  # ~10% of the run, odd
+            name = label if len(group) > 1 else f"{label} (1 seed)"
             for ax, key in ((ax_etr, "etr"), (ax_rew, "reward")):
-                mean = np.mean([c[key][:n] for c in group], axis=0)
-                ax.plot(steps, moving_average(mean, window), color=color, label=label)
+                smoothed = np.array([moving_average(c[key][:n], window) for c in group])
+                if len(group) > 1:
+                    ax.fill_between(steps, smoothed.min(0), smoothed.max(0), color=color,
+                                    alpha=0.15, linewidth=0)  # fmt: skip
+                ax.plot(steps, smoothed.mean(0), color=color, label=name)
             finals = np.array([c["final_pass1"] for c in group])
-            ax_bar.bar(i, finals.mean(), color=color, yerr=finals.std() if len(finals) > 1 else 0)
+            spread = finals.std(ddof=1) if len(finals) > 1 else 0.0
+            ax_bar.bar(i, finals.mean(), color=color, yerr=spread if len(finals) > 1 else None,
+                       capsize=4)  # fmt: skip
             starts += [c["start_pass1"] for c in group]
-            tops.append(finals.mean() + finals.std())
-        seeds = {len(g) for g in curves.values()}
-        seed_note = f"{max(seeds)} seeds" if max(seeds) > 1 else "1 seed"
+            tops.append(finals.mean() + spread)
+        counts = sorted(set(seeds.values()))
+        if counts == [1]:
+            what, bar_note = "1 seed each", "1 seed each, no error bars"
+        else:
+            what = "mean, band min–max over seeds" if len(counts) == 1 else "mean over seeds"
+            bar_note = "mean ± std over seeds (ddof 1)"
         ax_etr.set(xlabel="step", ylabel="effective task ratio (smoothed)", ylim=(0, 1))
-        ax_etr.set_title("share of selected prompts with mixed rewards")
+        ax_etr.set_title(f"mixed-reward share of selected prompts ({what})", fontsize=10)
         ax_rew.set(xlabel="step", ylabel="mean training reward (smoothed)")
-        ax_rew.set_title("training reward (depends on what was selected)")
+        ax_rew.set_title("training reward (depends on what was selected)", fontsize=10)
         ax_bar.axhline(float(np.mean(starts)), color="#3a3a3a", ls="--", lw=1, label="start")
         ax_bar.set_xticks(range(len(curves)), list(curves), rotation=30, ha="right")
         ax_bar.set(ylabel="held-out pass@1 after training")
-        ax_bar.set_title(f"held-out pass@1 ({seed_note}, mean ± std)")
+        ax_bar.set_title(f"held-out pass@1 ({bar_note})", fontsize=10)
         ax_bar.set_ylim(0, 1.3 * max([*tops, *starts, 1e-3]))
         ax_bar.legend(loc="upper right")
         ax_etr.legend(loc="upper right", ncols=2, fontsize=9)
@@ -106,17 +120,24 @@ def plot_judge_metrics(run_dir: str | os.PathLike[str], out_png: str | os.PathLi
     out.parent.mkdir(parents=True, exist_ok=True)
     with _figure(13.0, 3.6) as fig:
         ax_fail, ax_rew, ax_pred = fig.subplots(1, 3)
-        ax_fail.plot(steps, smooth("metis/judge_failure_rate"), color=_PALETTE[3])
+        ax_fail.plot(steps, smooth("metis/judge_failure_rate"), color=SELECTOR_COLORS["frontier"])
         ax_fail.set(xlabel="step", ylabel="judge failure rate", ylim=(0, None))
         ax_fail.set_title("unparseable or out-of-range judgments")
-        ax_rew.plot(steps, smooth("metis/judge_reward_mean"), color=_PALETTE[2])
+        ax_rew.plot(steps, smooth("metis/judge_reward_mean"), color=SELECTOR_COLORS["sec"])
         ax_rew.set(xlabel="step", ylabel="judge reward 1 - (4 (v_hat - v))^2")
         ax_rew.set_title("judge reward of scored judgments")
         mean, std = smooth("metis/prediction_mean"), smooth("metis/prediction_std")
-        ax_pred.plot(steps, mean, color=_PALETTE[0], label="all candidates (mean ± std)")
-        ax_pred.fill_between(steps, mean - std, mean + std, color=_PALETTE[0], alpha=0.2)
         ax_pred.plot(
-            steps, smooth("metis/selected_prediction_mean"), color=_PALETTE[1], label="selected"
+            steps, mean, color=SELECTOR_COLORS["bots"], label="all candidates (mean ± std)"
+        )
+        ax_pred.fill_between(
+            steps, mean - std, mean + std, color=SELECTOR_COLORS["bots"], alpha=0.2
+        )
+        ax_pred.plot(
+            steps,
+            smooth("metis/selected_prediction_mean"),
+            color=SELECTOR_COLORS["prioritized"],
+            label="selected",
         )
         ax_pred.set(xlabel="step", ylabel="predicted reward variance", ylim=(0, 0.3))
         ax_pred.set_title("the policy's predictions")

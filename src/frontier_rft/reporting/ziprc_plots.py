@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.reporting.plots import Plot, _figure, _outside_legend, _render
+from frontier_rft.reporting.plots import Plot, _figure, _render
 
 __all__ = ["calibration_figure", "write_plot"]
 
@@ -111,17 +111,85 @@ _PARETO_AXES = {
 }
 
 
+_PARAMETER = {"prune": "thr", "early_stop": "τ", "utility": "β", "fixed": "K", "adaptive": "K"}
+"""How a family's swept parameter is written next to its points."""
+# Label offsets tried in order (points; horizontal alignment): right, above, left, below...
+_OFFSETS = (
+    (6, 3, "left"), (6, -11, "left"), (-6, 3, "right"), (-6, -11, "right"),
+    (0, 9, "center"), (0, -17, "center"), (10, 14, "left"), (-10, 14, "right"),
+    (10, -24, "left"), (-10, -24, "right"), (0, 22, "center"), (0, -30, "center"),
+)  # fmt: skip
+
+
+def _point_labels(group: Sequence[Mapping[str, Any]], family: str, axis: str) -> list[Any]:
+    """(x, y, text) per distinct point; points that coincide share one label ('τ=0.8, 0.9')."""
+    merged: dict[tuple[float, float], list[str]] = {}
+    for r in group:
+        label = str(r["label"])
+        if "=" not in label:
+            continue
+        key = (round(float(r[axis]["mean"]), 6), round(float(r["accuracy"]["mean"]), 6))
+        merged.setdefault(key, []).append(label.split("=", 1)[1])
+    name = _PARAMETER.get(family, "")
+    return [(x, y, f"{name}={', '.join(values)}") for (x, y), values in merged.items()]
+
+
+def _place_labels(fig: Any, ax: Any, items: Sequence[tuple[float, float, str, str]]) -> None:
+    """Annotate each (x, y, text, colour) at the first offset whose text box overlaps no
+    other label, no marker and stays inside the axes (else the least overlapping one)."""
+    from matplotlib.transforms import Bbox
+
+    fig.canvas.draw()  # run the layout once, then freeze it: boxes are in final positions
+    fig.set_layout_engine("none")
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    markers = [
+        Bbox.from_extents(px - 6, py - 6, px + 6, py + 6)
+        for px, py in ax.transData.transform([(x, y) for x, y, _, _ in items])
+    ]
+    placed: list[Any] = []
+    scale = fig.dpi / 72.0
+    for i, (x, y, text, color) in enumerate(items):
+        best: tuple[float, Any, Any] | None = None
+        for dx, dy, align in _OFFSETS:
+            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
+                               ha=align, fontsize=8, color=color)  # fmt: skip
+            box = note.get_window_extent(renderer).expanded(1.05, 1.1)
+            others = placed + [m for j, m in enumerate(markers) if j != i]
+            overlap = sum(
+                max(0.0, min(box.x1, o.x1) - max(box.x0, o.x0))
+                * max(0.0, min(box.y1, o.y1) - max(box.y0, o.y0))
+                for o in others
+            )
+            outside = box.x0 < frame.x0 or box.x1 > frame.x1 or box.y0 < frame.y0
+            outside = outside or box.y1 > frame.y1
+            cost = overlap + (1e6 if outside else 0.0) + 1e-3 * scale * (abs(dx) + abs(dy))
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, note, box)
+            else:
+                note.remove()
+            if overlap == 0 and not outside:
+                break
+        assert best is not None
+        placed.append(best[2])
+
+
 def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> Plot:
-    """Accuracy against compute or latency, one marker per operating point, mean +- std
-    error bars over seeds on both axes; a policy's sweep is joined in x order and each
-    point carries its parameter; offline adaptive-K rows are hollow."""
+    """Accuracy against compute or latency, one marker per operating point with error bars of
+    ±1 std over seeds on both axes; a policy's sweep is joined in x order and each point is
+    labelled with its parameter, placed so labels do not collide; offline rows are hollow."""
     if axis not in _PARETO_AXES:
         raise ValueError(f"axis must be one of {sorted(_PARETO_AXES)}, got {axis!r}")
     seen = list(dict.fromkeys(str(r["family"]) for r in rows))
     families = [f for f in _PARETO_FAMILIES if f in seen] + [
         f for f in seen if f not in _PARETO_FAMILIES
     ]  # a fixed legend order, whatever order the rows come in
-    with _figure(8.2, 4.6) as fig:
+    seeds = max(int(r.get("seeds", 1)) for r in rows)
+    spread = "1 seed: no error bars" if seeds == 1 else f"error bars: ±1 std over {seeds} seeds"
+    labels: list[tuple[float, float, str, str]] = []
+    with _figure(8.6, 4.8) as fig:
         ax = fig.subplots()
         for k, family in enumerate(families):
             color, name = _PARETO_FAMILIES.get(family, (_PALETTE_FALLBACK[k % 4], family))
@@ -140,8 +208,8 @@ def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> P
             ax.errorbar(
                 xs,
                 ys,
-                xerr=[r[axis]["std"] for r in group],
-                yerr=[r["accuracy"]["std"] for r in group],
+                xerr=[r[axis]["std"] for r in group] if seeds > 1 else None,
+                yerr=[r["accuracy"]["std"] for r in group] if seeds > 1 else None,
                 fmt="*" if baseline else ("s" if hollow else "o"),
                 color=color,
                 mfc="white" if hollow else color,
@@ -151,25 +219,20 @@ def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> P
                 label=name,
                 zorder=4 if baseline else 3,
             )
-            for r, x, y in zip(group, xs, ys, strict=True):
-                label = str(r["label"])
-                if "=" in label:
-                    ax.annotate(
-                        label.split("=", 1)[1],
-                        (x, y),
-                        textcoords="offset points",
-                        xytext=(5, 4),
-                        fontsize=8,
-                        color=color,
-                    )
+            labels += [(x, y, text, color) for x, y, text in _point_labels(group, family, axis)]
         ax.set(xlabel=_PARETO_AXES[axis], ylabel="accuracy of the returned sample")
-        _outside_legend(fig, ax)
-        seeds = max(int(r.get("seeds", 1)) for r in rows)
+        handles, names = ax.get_legend_handles_labels()
+        fig.legend(handles, names, loc="outside right upper", alignment="left",
+                   title=f"operating point\n({spread})")  # fmt: skip
+        _place_labels(fig, ax, labels)
         return _render(
             fig,
             f"ziprc_pareto_{axis}",
             f"ZIP-RC-Lite decoder: accuracy vs {axis}",
-            f"Mean +- std over {seeds} seeds per operating point; up and left is better; dotted "
-            "lines cross at best-of-K (none). Hollow squares: adaptive-K evaluated offline on "
-            "the none run's samples.",
+            f"Mean over {seeds} seed(s) per operating point ({spread} on both axes; the seeds "
+            "share the prompts, so the bars show sampling noise, not prompt noise: the "
+            "results table gives paired 95% CIs over prompts). Up and left is better; dotted "
+            "lines cross at best-of-K (none). Hollow squares: fixed and adaptive K evaluated "
+            "offline on the none run's samples. Labels name each point's parameter; "
+            "coinciding points share one label.",
         )
