@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The issue-4 experiment: the same tiny model, seed and budget trained on Countdown with
-# six selectors, then one held-out comparison with the failure taxonomy.
+# The full-length Countdown experiment (docs/results/countdown.md): the same tiny model,
+# seed and budget trained with six selectors, then one held-out comparison with the
+# failure taxonomy.
 #   scripts/countdown_experiment.sh [OUT_DIR]      (default runs/countdown)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -184,6 +184,9 @@ class Selector(ABC):
     def metrics(self) -> dict[str, float]:
         """Namespaced scalar metrics: `select/`, `feedback/`, `tasks/`, `evidence/`, `<name>/`.
 
+        They describe the feedback folded in so far (what is only buffered shows in
+        `feedback/pending_rollouts`). metrics() never folds, so logging cannot change a
+        run; call `flush()` once a step's feedback is complete to log it right away.
         `evidence/<what>/<source>` is 1.0 for each metadata source in use, e.g.
         `evidence/features/text` when features were derived from the prompt text.
         """
