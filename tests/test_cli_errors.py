@@ -51,6 +51,7 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("demo --set", lambda t: ["demo", "--set", "lam=1"], "unrecognized arguments"),
     ("demo --sweep", lambda t: ["demo", "--sweep", "lam=1,2"], "unrecognized arguments"),
     ("demo --config", lambda t: ["demo", "--config", "x.yaml"], "takes no --config"),
+    ("demo --given", lambda t: ["demo", "--given", "all"], "unrecognized arguments"),
     ("absolute model path missing", lambda t: ["train", "--model", "/nonexistent/model",
      "--out", str(t / "r")], "never downloads from the hub"),
     ("relative model path mistyped (not a hub id)", lambda t: ["train", "--model",

@@ -94,6 +94,26 @@ def _advance(bar: Any, note: str) -> None:
     bar.update(1)
 
 
+GIVEN_WORDS = {
+    "categories": "categories (level, or level x type)",
+    "difficulty": "offline difficulty",
+    "references": "reference models' pass rates",
+    "features": "near-oracle features (the learner's skills plus noise)",
+}
+
+
+def given_line(results: dict[str, Any]) -> str:
+    """What every selector was given, and what each derived from it (seed 0's evidence)."""
+    extra = [GIVEN_WORDS[g] for g in results["settings"]["given"] if g in GIVEN_WORDS]
+    given = "prompt text" + (" + " + ", ".join(extra) if extra else " only")
+    derived = {}
+    for run in results["runs"]:
+        if run["evidence"] and run["label"] not in derived:
+            derived[run["label"]] = ", ".join(f"{k}={v}" for k, v in run["evidence"].items())
+    uses = "; ".join(f"{label}: {ev}" for label, ev in derived.items())
+    return f"Given: {given}. Evidence in use: {uses or 'none'}."
+
+
 def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) -> int:
     for flag in ("steps", "seeds", "batch", "rollouts", "jobs"):
         if getattr(args, flag) < 1:
@@ -129,8 +149,9 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
     print(f"\nScenario {scenario.name!r}: {scenario.description}")
     print(
         f"{args.steps} steps, batch {args.batch}, {args.rollouts} rollouts per task, "
-        f"seeds {seeds[0]}..{seeds[-1]}; TTB lower is better, BSF higher is better (vs uniform)\n"
+        f"seeds {seeds[0]}..{seeds[-1]}; TTB lower is better, BSF higher is better (vs uniform)"
     )
+    print(given_line(results) + "\n")
     print(format_summary_table(results))
     try:
         from frontier_rft.reporting import write_report
@@ -157,18 +178,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    out = Path(args.out or "runs/demo")
     print(
         "frontier demo: every selector on the simulated 'hard' pool (most tasks start "
-        "unsolved), paper-default settings, 5 seeds. The report lands in "
-        f"{args.out or 'runs/demo'}/report.html"
+        f"unsolved), paper-default settings, {args.seeds} seeds; first given the prompt text only "
+        "(what most users have), then every kind of metadata (a separate table). Reports: "
+        f"{out}/report.html and {out}/all-metadata/report.html"
     )
     args.command = "compare"
-    return run_and_report(args, _entries(args), Path(args.out or "runs/demo"))
+    args.given = "prompts"
+    code = run_and_report(args, _entries(args), out)
+    if code:
+        return code
+    print("\nThe same, given every kind of metadata (rich-metadata table, not the headline):")
+    args.given = "all"
+    return run_and_report(args, _entries(args), out / "all-metadata")
 
 
-def _common(p: argparse.ArgumentParser, *, selector_flags: bool = True) -> None:
-    """Flags of simulate, compare and demo; demo runs every selector at its paper's
-    defaults, so it offers no --set/--sweep/--config."""
+def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
+    """Flags of simulate, compare and demo. demo runs every selector at its paper's defaults,
+    given prompts only and then everything, so it offers no --given/--set/--sweep/--config."""
     p.add_argument(
         "--scenario",
         default=DEMO_SCENARIO,
@@ -189,15 +218,15 @@ def _common(p: argparse.ArgumentParser, *, selector_flags: bool = True) -> None:
     p.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes (this machine)"
     )
+    p.add_argument("--out", default=None, help="output directory (default: runs/<scenario>-...)")
+    if demo:
+        return
     p.add_argument(
         "--given",
         default="prompts",
         help="what selectors get besides prompt text: prompts (nothing else), or a comma "
         f"list of {', '.join(k for k in GIVEN if k != 'prompts')}, or all",
     )
-    p.add_argument("--out", default=None, help="output directory (default: runs/<scenario>-...)")
-    if not selector_flags:
-        return
     p.add_argument(
         "--set",
         action="append",
@@ -233,7 +262,9 @@ def add_commands(sub: Any) -> None:
     _common(cmp_)
     cmp_.set_defaults(func=cmd_compare)
     demo = sub.add_parser(
-        "demo", help="every selector at its paper's defaults on the hard scenario; a report"
+        "demo",
+        help="every selector at its paper's defaults on the hard scenario, given prompts only "
+        "and then every kind of metadata; two reports",
     )
-    _common(demo, selector_flags=False)
+    _common(demo, demo=True)
     demo.set_defaults(func=cmd_demo, selectors="")
