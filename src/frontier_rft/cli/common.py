@@ -285,12 +285,6 @@ def quiet_transformers() -> None:
     hf_logging.set_verbosity_error()
 
 
-def command_name(argv: Sequence[str]) -> str:
-    """'frontier train' for error messages (the first non-flag word)."""
-    words = [a for a in argv if not a.startswith("-")][:1]
-    return " ".join(["frontier", *words])
-
-
 def print_error(prog: str, message: str, hint: str = "") -> None:
     """At most two lines on stderr: the error with its fix, then an optional hint."""
     text = " ".join(str(message).split()) or "failed"

@@ -17,7 +17,6 @@ from frontier_rft.cli.common import (
     Parser,
     UsageError,
     apply_config_file,
-    command_name,
     print_error,
 )
 from frontier_rft.cli.countdown_demo import add_command as add_countdown_demo
@@ -72,6 +71,22 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     return None
 
 
+def _command_name(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
+    """'frontier ziprc train' for error messages: the (sub)command words of argv."""
+    words = ["frontier"]
+    current: argparse.ArgumentParser | None = parser
+    for arg in (a for a in argv if not a.startswith("-")):
+        sub = None
+        for action in current._actions if current is not None else ():
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(arg)
+        if sub is None:
+            break
+        words.append(arg)
+        current = sub
+    return " ".join(words)
+
+
 def _missing_extra(exc: ImportError) -> str:
     module = (exc.name or "").split(".")[0]
     extra = EXTRA_OF_MODULE.get(module)
@@ -91,9 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Local directories only: nothing here may ask the Hugging Face hub for a model.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    prog = command_name(args_in)
+    prog = "frontier"
     try:
         parser = build_parser()
+        prog = _command_name(parser, args_in)
         parser.prog = prog  # "unrecognized arguments" is reported by the top-level parser
         found = _config_path(parser, args_in)
         if found is not None:
