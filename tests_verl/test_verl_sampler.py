@@ -99,6 +99,9 @@ def test_late_rewards_are_paired_with_the_draw_that_produced_them(make_dataset: 
         )
     assert sampler.metrics()["verl/max_feedback_lag"] == 1
     assert sampler.metrics()["verl/outstanding_draws"] == 1
+    # The sampler folds each reported step in at once (the next draw would fold the same):
+    assert sampler.selector.metrics()["feedback/pending_rollouts"] == 0
+    reference.flush()
     assert_tree_equal(sampler.selector.state_dict(), reference.state_dict())
 
 
