@@ -59,7 +59,8 @@ def plot_training_runs(
             n = min(len(c["steps"]) for c in group)
             steps = group[0]["steps"][:n]
             window = max(1, 2 * (n // 20) + 1)  # ~10% of the run, odd
-            name = label if len(group) > 1 else f"{label} (1 seed)"
+            mixed = len(set(seeds.values())) > 1  # label the seed count only where it differs
+            name = f"{label} ({len(group)} seed{'s' * (len(group) > 1)})" if mixed else label
             for ax, key in ((ax_etr, "etr"), (ax_rew, "reward")):
                 smoothed = np.array([moving_average(c[key][:n], window) for c in group])
                 if len(group) > 1:
@@ -88,7 +89,8 @@ def plot_training_runs(
         ax_bar.set_title(f"held-out pass@1 ({bar_note})", fontsize=10)
         ax_bar.set_ylim(0, 1.3 * max([*tops, *starts, 1e-3]))
         ax_bar.legend(loc="upper right")
-        ax_etr.legend(loc="upper right", ncols=2, fontsize=9)
+        handles, names = ax_etr.get_legend_handles_labels()
+        fig.legend(handles, names, loc="outside lower center", ncols=min(6, len(names)))
         fig.savefig(out, dpi=120, metadata={"Software": None})
     return out
 
