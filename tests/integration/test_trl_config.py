@@ -178,6 +178,23 @@ def test_self_embeddings_stay_off_for_selectors_that_read_no_features(tmp_path: 
     assert metis.frontier_selector.metrics()["metis/non_llm_judge"] == 1.0
 
 
+def test_metadata_options_with_a_ready_selector_are_refused(tmp_path: Path) -> None:
+    from frontier_rft import TaskPool, make_selector
+
+    ready = make_selector("sec", TaskPool(num_tasks=N, categories=[i % 3 for i in range(N)]))
+    tok = char_tokenizer()
+    with pytest.raises(ValueError, match="category_columns apply when the adapter builds"):
+        FrontierGRPOTrainer(
+            model=tiny_llama(tok),
+            reward_funcs=[parity_reward],
+            args=grpo_args(tmp_path),
+            train_dataset=rows().add_column("task_id", list(range(N))),
+            processing_class=tok,
+            selector=ready,
+            frontier=FrontierConfig(category_columns=["source"]),
+        )
+
+
 def test_grpo_script_trains_from_a_yaml_file(tmp_path: Path) -> None:
     """`python -m frontier_rft.integrations.trl.grpo --config FILE.yaml`, a local model and
     local data, as a user would run it (with a chat template, conversational prompts)."""

@@ -124,6 +124,17 @@ class FrontierConfig:
         )
         self.columns()  # pass_rate_columns must be two
 
+    def pool_options(self) -> list[str]:
+        """Options set away from their defaults that only matter when the adapter builds
+        the selector (names, for an error when a ready selector is passed too)."""
+        defaults = FrontierConfig()
+        names = ("selector_config", "selector_seed", "selector_judge", "category_columns",
+                 "difficulty_column", "pass_rate_columns", "features_column")  # fmt: skip
+        out = [n for n in names if getattr(self, n) not in (getattr(defaults, n), {})]
+        if self.self_embeddings == "on":
+            out.append("self_embeddings")
+        return out
+
     def columns(self) -> PoolColumns:
         """The dataset columns the adapter builds its TaskPool from."""
         return PoolColumns(

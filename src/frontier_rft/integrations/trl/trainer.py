@@ -155,6 +155,13 @@ class FrontierTrainerMixin:
         config = FrontierConfig() if frontier is None else frontier
         if not isinstance(config, FrontierConfig):
             raise ValueError(f"frontier must be a FrontierConfig, got {type(config).__name__}")
+        if selector is not None:
+            unused = config.pool_options()
+            if unused:
+                raise ValueError(
+                    f"FrontierConfig {', '.join(unused)} apply when the adapter builds the "
+                    "selector; with selector=... put that metadata in its TaskPool instead"
+                )
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column
