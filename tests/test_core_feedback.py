@@ -81,11 +81,11 @@ BAD_FEEDBACK: dict[str, tuple[Feedback, str]] = {
     "bool step": (Feedback(GOOD_IDS, np.ones(3), step=True), "step must be a non-negative int"),
     "float version": (
         Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=1.5),
-        "policy_version must be an int or None",
+        "policy_version must be a non-negative int",
     ),
     "bool version": (
         Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=False),
-        "policy_version must be an int or None",
+        "policy_version must be a non-negative int",
     ),
     "2-d ids": (Feedback(GOOD_IDS.reshape(3, 1), np.ones(3), step=0), "flat 1-D arrays"),
     "2-d rewards": (Feedback(GOOD_IDS, np.ones((3, 2)), step=0), "flat 1-D arrays"),
