@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
 
-__all__ = ["read_array", "read_float", "read_int", "read_keys"]
+__all__ = ["read_array", "read_float", "read_int", "read_keys", "read_permutation"]
 
 _KINDS = {"b": "b", "i": "iu", "u": "iu", "f": "iuf"}  # target kind -> accepted source kinds
 
@@ -98,3 +98,15 @@ def read_array(
         if real.size and (real.min() < floor or real.max() > ceil):
             raise ValueError(f"{who} state: {key} holds values outside [{floor}, {ceil}]")
     return np.array(arr, dtype=target)
+
+
+def read_permutation(
+    state: Mapping[str, Any], key: str, who: str, n: int, *, allow_empty: bool = False
+) -> NDArray[np.int64]:
+    """state[key] as a permutation of range(n) (or an empty array when `allow_empty`)."""
+    order = read_array(state, key, who, np.int64, lo=0, hi=n - 1)
+    if allow_empty and order.shape == (0,):
+        return order
+    if order.shape != (n,) or np.any(np.bincount(order, minlength=n) != 1):
+        raise ValueError(f"{who} state: {key} is not a permutation of the pool's {n} tasks")
+    return order

@@ -20,7 +20,8 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors.offline import TIE_BREAKS, check_permutation, difficulty_order
+from frontier_rft.core.state_check import read_float, read_int, read_permutation
+from frontier_rft.selectors.offline import TIE_BREAKS, difficulty_order
 
 __all__ = ["ADCLConfig", "ADCLSelector", "PassRateEstimator"]
 
@@ -213,22 +214,22 @@ class ADCLSelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        order = np.asarray(state["order"], dtype=np.int64)
-        check_permutation(order, self.num_tasks, self.name)
+        n, who = self.num_tasks, self.name
+        order = read_permutation(state, "order", who, n)
         bounds = self._bounds
         chunk_of_task = np.empty(self.num_tasks, dtype=np.int64)
         chunk_of_task[self._order] = np.repeat(np.arange(self.num_chunks), np.diff(bounds))
         if np.any(chunk_of_task[order] != chunk_of_task[self._order]):
             raise ValueError("adcl state: tasks were moved between difficulty chunks")
-        pos, prepared = int(state["pos"]), int(state["prepared"])
-        if not 0 <= pos < self.num_tasks or not -1 <= prepared < self.num_chunks:
-            raise ValueError("adcl state: position or chunk index out of range")
+        pos = read_int(state, "pos", who, hi=n - 1)
+        prepared = read_int(state, "prepared", who, lo=-1, hi=self.num_chunks - 1)
+        epoch = read_int(state, "epoch", who)
+        calls = read_int(state, "estimate_calls", who)
+        rollouts = read_int(state, "estimate_rollouts", who)
+        self._last_pass_rate = read_float(state, "last_pass_rate", who, 0.0, 1.0)
+        self._last_difficulty = read_float(state, "last_difficulty", who)
         self._order, self._pos, self._prepared = order, pos, prepared
-        self.epoch = int(state["epoch"])
-        self._estimate_calls = int(state["estimate_calls"])
-        self._estimate_rollouts = int(state["estimate_rollouts"])
-        self._last_pass_rate = float(state["last_pass_rate"])
-        self._last_difficulty = float(state["last_difficulty"])
+        self.epoch, self._estimate_calls, self._estimate_rollouts = epoch, calls, rollouts
 
     def _metrics(self) -> dict[str, float]:
         return {

@@ -19,10 +19,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+
 __all__ = ["StepLog", "capability", "interpolate", "kernel_average", "smallest_k"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
+_LOG_KEYS = ("step", "implicit", "mu", "rho", "n_implicit", "ref_ids", "ref_rates", "explicit_ids")
 
 
 def capability(ref: F64, ids: I64, rates: F64, eps: float) -> float | None:
@@ -150,21 +154,22 @@ class StepLog:
         }
 
     @classmethod
-    def from_state(cls, d: dict[str, Any], num_tasks: int) -> tuple[int, StepLog]:
-        ids = [np.asarray(d[k], dtype=np.int64) for k in ("ref_ids", "explicit_ids")]
-        for arr in ids:
-            if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() >= num_tasks)):
-                raise ValueError("bots state: step log ids do not match the pool")
-        rates = np.asarray(d["ref_rates"], dtype=np.float64)
-        if rates.shape != ids[0].shape:
-            raise ValueError("bots state: step log rates do not match its ids")
+    def from_state(cls, d: dict[str, Any], num_tasks: int, who: str) -> tuple[int, StepLog]:
+        """Inverse of to_state for a record that may come from an untrusted file."""
+        d = read_keys({"log": d}, "log", who, _LOG_KEYS)
+        who = f"{who} log"
+        ids = read_array(d, "ref_ids", who, np.int64, lo=0, hi=num_tasks - 1)
+        explicit = read_array(d, "explicit_ids", who, np.int64, lo=0, hi=num_tasks - 1)
+        rates = read_array(d, "ref_rates", who, np.float64, shape=ids.shape, finite=True)
+        if not isinstance(d["implicit"], bool):
+            raise ValueError(f"{who} state: implicit must be true or false")
         log = cls(
-            implicit=bool(d["implicit"]),
-            mu=float(d["mu"]),
-            rho=float(d["rho"]),
-            n_implicit=float(d["n_implicit"]),
-            ref_ids=ids[0],
+            implicit=d["implicit"],
+            mu=read_float(d, "mu", who, -MAX_ABS_VALUE, MAX_ABS_VALUE),
+            rho=read_float(d, "rho", who, 0.0, 1.0, nan=False),
+            n_implicit=read_float(d, "n_implicit", who, 0.0, MAX_ABS_VALUE, nan=False),
+            ref_ids=ids,
             ref_rates=rates,
-            explicit_ids=ids[1],
+            explicit_ids=explicit,
         )
-        return int(d["step"]), log
+        return read_int(d, "step", who), log

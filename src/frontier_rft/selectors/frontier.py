@@ -15,10 +15,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_STEP
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import (
+    read_array,
+    read_int,
+    read_keys,
+    read_permutation,
+)
 
 __all__ = [
     "MEMORY_RULES",
@@ -334,36 +341,24 @@ class FrontierReplaySelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        n = self.num_tasks
-        order = np.asarray(state["order"], dtype=np.int64)
-        cursor = int(state["cursor"])
-        if order.shape not in ((0,), (n,)) or not 0 <= cursor <= order.shape[0]:
-            raise ValueError("frontier state: uniform permutation does not match the pool size")
-        if order.size and not np.array_equal(np.sort(order), np.arange(n)):
-            raise ValueError("frontier state: uniform order is not a permutation of the pool")
-        mem = [np.asarray(state[k]) for k in ("mem_ids", "mem_prio", "mem_step", "mem_seq")]
-        ids, prio, step, seq = (
-            mem[0].astype(np.int64),
-            mem[1].astype(np.float64),
-            mem[2].astype(np.int64),
-            mem[3].astype(np.int64),
-        )
-        if len({a.shape for a in mem}) != 1 or ids.ndim != 1 or ids.size > self.config.memory_size:
+        n, who = self.num_tasks, self.name
+        order = read_permutation(state, "order", who, n, allow_empty=True)
+        cursor = read_int(state, "cursor", who, hi=order.shape[0])
+        ids = read_array(state, "mem_ids", who, np.int64, lo=0, hi=n - 1)
+        prio = read_array(state, "mem_prio", who, np.float64, lo=0.0, hi=1.0, finite=True)
+        step = read_array(state, "mem_step", who, np.int64, lo=0, hi=MAX_STEP)
+        seq = read_array(state, "mem_seq", who, np.int64, lo=0, hi=MAX_STEP)
+        shapes = {a.shape for a in (ids, prio, step, seq)}
+        if len(shapes) != 1 or ids.size > self.config.memory_size:
             raise ValueError("frontier state: memory arrays have inconsistent shapes")
-        if ids.size and (ids.min() < 0 or ids.max() >= n):
-            raise ValueError("frontier state: memory task ids outside the pool")
-        if not np.all(np.isfinite(prio) & (prio >= 0) & (prio <= 1)):
-            raise ValueError("frontier state: memory priorities must lie in [0, 1]")
-        last = np.asarray(state["last_retrieved"], dtype=np.int64)
-        scores = np.asarray(state["last_scores"], dtype=np.float64)
-        if last.shape != scores.shape or (last.size and (last.min() < 0 or last.max() >= n)):
+        last = read_array(state, "last_retrieved", who, np.int64, lo=0, hi=n - 1)
+        scores = read_array(state, "last_scores", who, np.float64)
+        if last.shape != scores.shape:
             raise ValueError("frontier state: last retrieval arrays are invalid")
-        counts = {k: int(state["counts"][k]) for k in ("retrieved", "fallback", "memory_inserts")}
-        epoch, next_seq, fallback = (
-            int(state["epoch"]),
-            int(state["next_seq"]),
-            int(state["last_fallback"]),
-        )
+        counts = read_keys(state, "counts", who, ("retrieved", "fallback", "memory_inserts"))
+        counts = {k: read_int(counts, k, who) for k in counts}
+        epoch, next_seq = read_int(state, "epoch", who), read_int(state, "next_seq", who)
+        fallback = read_int(state, "last_fallback", who)
         self._order, self._cursor, self.epoch = order, cursor, epoch
         self._mem_ids, self._mem_prio, self._mem_step, self._mem_seq = ids, prio, step, seq
         self._next_seq = next_seq

@@ -17,6 +17,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_float, read_int, read_permutation
 
 __all__ = ["OfflineConfig", "OfflineSelector", "difficulty_order"]
 
@@ -39,14 +40,6 @@ def difficulty_order(
     else:
         order = np.argsort(key, kind="stable")
     return np.asarray(order, dtype=np.int64)
-
-
-def check_permutation(order: NDArray[np.int64], n: int, who: str) -> None:
-    """Raise ValueError unless `order` is a permutation of range(n)."""
-    if order.shape != (n,) or (n and (order.min() < 0 or order.max() >= n)):
-        raise ValueError(f"{who} state: task order does not match the pool size")
-    if np.any(np.bincount(order, minlength=n) != 1):
-        raise ValueError(f"{who} state: task order is not a permutation of the pool")
 
 
 @dataclass(frozen=True)
@@ -149,14 +142,12 @@ class OfflineSelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        order = np.asarray(state["order"], dtype=np.int64)
-        check_permutation(order, self.num_tasks, self.name)
-        cursor = int(state["cursor"])
-        if not 0 <= cursor < self.num_tasks:
-            raise ValueError("offline state: cursor out of range")
-        self._order, self._cursor = order, cursor
-        self.epoch = int(state["epoch"])
-        self._last_difficulty = float(state["last_difficulty"])
+        n, who = self.num_tasks, self.name
+        order = read_permutation(state, "order", who, n)
+        cursor = read_int(state, "cursor", who, hi=n - 1)
+        epoch = read_int(state, "epoch", who)
+        self._last_difficulty = read_float(state, "last_difficulty", who)
+        self._order, self._cursor, self.epoch = order, cursor, epoch
 
     def _metrics(self) -> dict[str, float]:
         return {

@@ -10,6 +10,7 @@ here it is exponentially-weighted ridge regression on `TaskPool.features` (docs/
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 
 __all__ = ["PCLConfig", "PCLSelector"]
 
@@ -140,7 +142,10 @@ class PCLSelector(Selector):
         self._moment = g * self._moment + x.T @ y
         self._samples = g * self._samples + y.shape[0]
         penalty = self.cfg.ridge * np.eye(self._gram.shape[0])
-        self.weights = np.linalg.solve(self._gram + penalty, self._moment)
+        try:
+            self.weights = np.linalg.solve(self._gram + penalty, self._moment)
+        except np.linalg.LinAlgError:  # singular in floating point (huge, collinear features)
+            self.weights = np.linalg.lstsq(self._gram + penalty, self._moment, rcond=None)[0]
         self._batches += 1
         self._stats["regression_mse"] = float(np.mean(err * err))
         self._stats["regression_mae"] = float(np.mean(np.abs(err)))
@@ -157,19 +162,14 @@ class PCLSelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        d = self._gram.shape[0]
-        gram = np.asarray(state["gram"], dtype=np.float64)
-        moment = np.asarray(state["moment"], dtype=np.float64)
-        weights = np.asarray(state["weights"], dtype=np.float64)
-        if gram.shape != (d, d) or moment.shape != (d,) or weights.shape != (d,):
-            raise ValueError(
-                f"pcl state: regressor shapes {gram.shape}, {moment.shape}, {weights.shape} "
-                f"do not match {d} features (incl. intercept)"
-            )
-        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(weights))):
-            raise ValueError("pcl state: regressor holds NaN or inf")
-        stats = {k: float(state["stats"][k]) for k in self._stats}
-        samples, batches = float(state["samples"]), int(state["batches"])
+        d, who = self._gram.shape[0], self.name
+        gram = read_array(state, "gram", who, np.float64, shape=(d, d), finite=True)
+        moment = read_array(state, "moment", who, np.float64, shape=(d,), finite=True)
+        weights = read_array(state, "weights", who, np.float64, shape=(d,), finite=True)
+        stats = read_keys(state, "stats", who, tuple(self._stats))
+        stats = {k: read_float(stats, k, who) for k in stats}
+        samples = read_float(state, "samples", who, lo=0.0, hi=math.inf, nan=False)
+        batches = read_int(state, "batches", who)
         self._gram, self._moment, self.weights = gram, moment, weights
         self._samples, self._batches, self._stats = samples, batches, stats
 

@@ -19,6 +19,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_int
 
 __all__ = ["SECConfig", "SECSelector", "arm_labels", "draw_arm_counts", "softmax"]
 
@@ -284,8 +285,8 @@ class SECSelector(Selector):
         ):
             raise ValueError("sec state: task permutation is not grouped by arm")
         self._q, self._perm, self._cursor, self._passes = q, perm, cursor, passes
-        self._newest_step = int(state["newest_step"])
-        self._late_batches = int(state["late_batches"])
+        self._newest_step = read_int(state, "newest_step", self.name, lo=-1)
+        self._late_batches = read_int(state, "late_batches", self.name)
         self._last_reward = last_reward
 
     # ------------------------------------------------------------------ metrics
