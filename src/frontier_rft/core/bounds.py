@@ -61,6 +61,6 @@ def is_finite_real(value: object) -> bool:
     ):
         return False
     try:
-        return math.isfinite(value)  # type: ignore[arg-type]
+        return math.isfinite(value)
     except OverflowError:  # an int too large for a float
         return False

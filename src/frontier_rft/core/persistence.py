@@ -180,7 +180,9 @@ def load_selector(
             pool = TaskPool.from_state(pool_state)
         cls = SELECTORS[name]
         config = config_from_dict(cls.config_class, state["config"], what=name)
-        selector = cls(pool, config, seed=state.get("seed"), **collaborators)
+        if "seed" not in state:
+            raise ValueError("selector state: missing field 'seed'")
+        selector = cls(pool, config, seed=state["seed"], **collaborators)
         selector.load_state_dict(state)
     except ValueError as exc:
         if isinstance(exc, CheckpointError):

@@ -47,11 +47,11 @@ class ADCLConfig(SelectorConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         check(
-            isinstance(self.num_chunks, int) and self.num_chunks >= 1,
+            self.num_chunks >= 1,
             f"num_chunks must be a positive int, got {self.num_chunks!r} (paper: 8)",
         )
         check(
-            isinstance(self.rollouts_per_estimate, int) and self.rollouts_per_estimate >= 1,
+            self.rollouts_per_estimate >= 1,
             f"rollouts_per_estimate must be a positive int, got {self.rollouts_per_estimate!r}",
         )
         check_choice("within_chunk", self.within_chunk, WITHIN_CHUNK)

@@ -50,10 +50,6 @@ _BLOCK_MIN_ROWS = 16
 """Fewest candidates per block (wide embeddings get multithreaded products instead)."""
 
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 @dataclass(frozen=True)
 class FrontierReplayConfig(SelectorConfig):
     """Frontier replay; defaults are the paper's where it gives them (see docs for the rest)."""
@@ -77,32 +73,32 @@ class FrontierReplayConfig(SelectorConfig):
         super().__post_init__()
         rho = self.replay_ratio
         check(
-            isinstance(rho, int | float) and not isinstance(rho, bool) and 0.0 <= rho <= 1.0,
+            0.0 <= rho <= 1.0,
             f"replay_ratio must be a number in [0, 1] (paper: 0.10), got {rho!r}",
         )
         check(
-            _is_int(self.memory_size) and self.memory_size >= 1,
+            self.memory_size >= 1,
             f"memory_size must be a positive int, got {self.memory_size!r}",
         )
         check(
-            _is_int(self.min_memory) and 1 <= self.min_memory <= self.memory_size,
+            1 <= self.min_memory <= self.memory_size,
             f"min_memory must be an int in [1, memory_size={self.memory_size}], "
             f"got {self.min_memory!r}",
         )
         f = self.top_pool_factor
         check(
-            isinstance(f, int | float) and not isinstance(f, bool) and math.isfinite(f) and f >= 1,
+            f >= 1,
             f"top_pool_factor must be a finite number >= 1, got {f!r}",
         )
         check_choice("memory_rule", self.memory_rule, MEMORY_RULES)
         b = self.goldilocks_band
         check(
-            isinstance(b, int | float) and not isinstance(b, bool) and 0.0 <= b <= 0.5,
+            0.0 <= b <= 0.5,
             f"goldilocks_band must be a number in [0, 0.5] (0.5 = plain frontier), got {b!r}",
         )
         c = self.candidate_sample
         check(
-            c is None or (_is_int(c) and c >= 1),
+            c is None or c >= 1,
             f"candidate_sample must be a positive int, or None to score the whole bank, got {c!r}",
         )
 

@@ -78,46 +78,42 @@ class METISConfig(SelectorConfig):
         super().__post_init__()
         for name in ("pool_multiplier", "pending_horizon", "keep_judge_records"):
             value = getattr(self, name)
-            check(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-                f"{name} must be a positive int, got {value!r}",
-            )
+            check(value >= 1, f"{name} must be a positive int, got {value!r}")
         k = self.memory_size
         check(
-            isinstance(k, int) and not isinstance(k, bool) and k >= 0,
+            k >= 0,
             f"memory_size must be a non-negative int (paper default 3), got {k!r}",
         )
         check(
-            _is_real(self.judge_loss_weight) and self.judge_loss_weight >= 0,
+            self.judge_loss_weight >= 0,
             f"judge_loss_weight must be >= 0 (paper default 0.01), got {self.judge_loss_weight!r}",
         )
         check(
-            _is_real(self.baseline_ema) and 0.0 <= self.baseline_ema <= 1.0,
+            0.0 <= self.baseline_ema <= 1.0,
             f"baseline_ema must lie in [0, 1] (paper default 0.95), got {self.baseline_ema!r}",
         )
-        check(_is_real(self.baseline_init), "baseline_init must be a finite number")
+        check(
+            abs(self.baseline_init) <= MAX_ABS_VALUE,
+            f"baseline_init must lie in [-1e100, 1e100] (paper: 0), got {self.baseline_init!r}",
+        )
         values = self.answer_values
         check(
-            isinstance(values, tuple)
-            and len(values) > 0
-            and all(_is_real(v) and 0.0 <= v <= MAX_VARIANCE for v in values)
+            len(values) > 0
+            and all(0.0 <= v <= MAX_VARIANCE for v in values)
             and all(a < b for a, b in itertools.pairwise(values)),
             f"answer_values must be increasing numbers in [0, {MAX_VARIANCE}], got {values!r}",
         )
         check(
-            _is_real(self.fallback_prediction) and 0.0 <= self.fallback_prediction <= MAX_VARIANCE,
+            0.0 <= self.fallback_prediction <= MAX_VARIANCE,
             f"fallback_prediction must lie in [0, {MAX_VARIANCE}], "
             f"got {self.fallback_prediction!r}",
         )
         check(
-            self.failure_reward is None or _is_real(self.failure_reward),
-            f"failure_reward must be None or a finite number, got {self.failure_reward!r}",
+            self.failure_reward is None or abs(self.failure_reward) <= MAX_ABS_VALUE,
+            f"failure_reward must be None or a number in [-1e100, 1e100], "
+            f"got {self.failure_reward!r}",
         )
         check_choice("memory_selection", self.memory_selection, MEMORY_SELECTIONS)
-
-
-def _is_real(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and bool(np.isfinite(x))
 
 
 @dataclass(frozen=True)

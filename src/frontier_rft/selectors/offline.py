@@ -60,11 +60,11 @@ class OfflineConfig(SelectorConfig):
         check_choice("mode", self.mode, MODES)
         check_choice("tie_break", self.tie_break, TIE_BREAKS)
         check(
-            isinstance(self.window_fraction, (int, float)) and 0.0 < self.window_fraction <= 1.0,
+            0.0 < self.window_fraction <= 1.0,
             f"window_fraction must lie in (0, 1], got {self.window_fraction!r}",
         )
         check(
-            isinstance(self.window_stride, int) and self.window_stride >= 0,
+            self.window_stride >= 0,
             f"window_stride must be a non-negative int (0 = batch size), "
             f"got {self.window_stride!r}",
         )

@@ -16,7 +16,7 @@ results that never arrive send the problem home after `inflight_timeout` select 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,18 +70,20 @@ class PrioritizedReplayConfig(SelectorConfig):
     shuffle_unseen: bool = True
     """Visit never-observed problems of equal priority in a seeded random order (else by id)."""
 
+    infinite_ok: ClassVar[frozenset[str]] = frozenset({"init_priority"})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check(
-            isinstance(self.ema_alpha, (int, float)) and 0.0 < self.ema_alpha <= 1.0,
+            0.0 < self.ema_alpha <= 1.0,
             f"ema_alpha must be in (0, 1] (1 = no smoothing), got {self.ema_alpha!r}",
         )
         check(
-            isinstance(self.success_bias, (int, float)) and 0.0 <= self.success_bias < 0.25,
+            0.0 <= self.success_bias < 0.25,
             f"success_bias must be in [0, 0.25), got {self.success_bias!r}",
         )
         check(
-            isinstance(self.init_priority, (int, float)) and self.init_priority >= 0.0,
+            self.init_priority >= 0.0,
             f"init_priority must be >= 0 (float('inf') allowed), got {self.init_priority!r}",
         )
         check_choice("sampling", self.sampling, ("top", "proportional"))
@@ -92,24 +94,18 @@ class PrioritizedReplayConfig(SelectorConfig):
             "sampling='proportional' needs a finite init_priority (use e.g. 0.2)",
         )
         check(
-            isinstance(self.pool_tolerance, (int, float)) and 0.0 <= self.pool_tolerance < 0.5,
+            0.0 <= self.pool_tolerance < 0.5,
             f"pool_tolerance must be in [0, 0.5), got {self.pool_tolerance!r}",
         )
         for name in ("retest_every", "retest_solved", "retest_unsolved"):
             value = getattr(self, name)
-            check(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-                f"{name} must be a non-negative int, got {value!r}",
-            )
+            check(value >= 0, f"{name} must be a non-negative int, got {value!r}")
         check(
-            isinstance(self.exploration_fraction, (int, float))
-            and 0.0 <= self.exploration_fraction <= 1.0,
+            0.0 <= self.exploration_fraction <= 1.0,
             f"exploration_fraction must be in [0, 1], got {self.exploration_fraction!r}",
         )
         check(
-            isinstance(self.inflight_timeout, int)
-            and not isinstance(self.inflight_timeout, bool)
-            and self.inflight_timeout >= 1,
+            self.inflight_timeout >= 1,
             f"inflight_timeout must be a positive int (in select calls), "
             f"got {self.inflight_timeout!r}",
         )
@@ -128,6 +124,7 @@ class _TopIndex(Protocol):
     def fill(self, priority: float, ties: Any) -> None: ...
     def push_many(self, ids: Any, priorities: Any, ties: Any) -> None: ...
     def remove_many(self, ids: Any) -> None: ...
+    def contains_many(self, ids: Any) -> NDArray[np.bool_]: ...
     def pop_many(self, k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]: ...
     def state_dict(self) -> dict[str, Any]: ...
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
