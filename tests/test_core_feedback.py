@@ -151,16 +151,38 @@ BAD_POOLS: dict[str, tuple[dict[str, Any], str]] = {
     "categories length": ({"categories": [0, 1, 2]}, r"TaskPool.categories must have shape \(4,\)"),
     "categories 3-d": (
         {"categories": np.zeros((4, 1, 1))},
-        r"categories must have shape \(N,\) or",
+        r"categories must have shape \(4,\) or \(4, k>=1\)",
     ),
     "negative categories": ({"categories": [0, -1, 0, 1]}, "non-negative integer labels"),
-    "categories text": ({"categories": ["a", "b", "c", "d"]}, "TaskPool.categories could not be"),
+    "categories text": (
+        {"categories": ["a", "b", "c", "d"]},
+        "TaskPool.categories must hold real numbers, got dtype <U1; map labels to ints",
+    ),
+    "fractional categories": (
+        {"categories": [0.5, 1.5, 0.0, 1.0]},
+        "TaskPool.categories must be integer labels, got 0.5",
+    ),
+    "categories (N, 0)": ({"categories": np.zeros((4, 0))}, r"shape \(4,\) or \(4, k>=1\)"),
+    "categories beyond int64": (
+        {"categories": np.full(4, 2**64 - 1, dtype=np.uint64)},
+        "non-negative integer labels below 2\\*\\*63",
+    ),
+    "complex difficulty": (
+        {"difficulty": [1 + 2j, 1, 1, 1]},
+        "TaskPool.difficulty must hold real numbers, got dtype complex128",
+    ),
+    "text difficulty": ({"difficulty": ["1", "2", "3", "4"]}, "must hold real numbers"),
+    "ragged features": ({"features": [[1.0], [1.0, 2.0], [1.0], [1.0]]}, "not a rectangular"),
+    "features (N, 0)": ({"features": np.zeros((4, 0))}, r"features must have shape \(4, k>=1\)"),
+    "features too large": ({"features": np.full((4, 2), 1e200)}, "magnitude 1e\\+200"),
+    "prompts None": ({"prompts": [None] * 4}, r"TaskPool.prompts\[0\] is None \(NoneType\), not"),
+    "keys ints": ({"keys": [0, 1, 2, 3]}, r"TaskPool.keys\[0\] is 0 \(int\), not a string"),
     "difficulty nan": ({"difficulty": [0.1, np.nan, 0.2, 0.3]}, "TaskPool.difficulty contains NaN"),
     "difficulty 2-d": (
         {"difficulty": np.zeros((4, 2))},
         r"TaskPool.difficulty must have shape \(4,\)",
     ),
-    "features 1-d": ({"features": np.zeros(4)}, r"TaskPool.features must have shape \(4, k\)"),
+    "features 1-d": ({"features": np.zeros(4)}, r"TaskPool.features must have shape \(4, k>=1\)"),
     "features inf": (
         {"features": np.full((4, 2), np.inf)},
         "TaskPool.features contains NaN or inf",

@@ -41,16 +41,15 @@ def bounded_int(value: Any, what: str, lo: int = 0, hi: int = MAX_STEP) -> int:
     return number
 
 
-def check_magnitude(values: NDArray[Any], what: str, limit: float = MAX_ABS_VALUE) -> None:
-    """ValueError when a finite float array holds an entry with |x| > limit."""
+def check_magnitude(values: NDArray[Any], what: str, fix: str = "rescale it") -> None:
+    """ValueError when a finite float array holds an entry with |x| > MAX_ABS_VALUE."""
     if values.size == 0:
         return
     peak = float(np.max(np.abs(values)))
-    if peak > limit:
+    if peak > MAX_ABS_VALUE:
         raise ValueError(
             f"{what} holds a value of magnitude {peak:.3g}, above the supported "
-            f"{limit:.0e}; rescale it (e.g. standardise features, or divide rewards by a "
-            "constant)"
+            f"{MAX_ABS_VALUE:.0e}; {fix}"
         )
 
 

@@ -84,7 +84,7 @@ class Feedback:
                 f"Feedback.rewards contains NaN or inf ({int((~finite).sum())} value(s), "
                 f"first at position {pos}, task {int(ids[pos])}); fix the reward function"
             )
-        check_magnitude(rewards, "Feedback.rewards")
+        check_magnitude(rewards, "Feedback.rewards", "divide the rewards by a constant")
         if reward_bounds is not None:
             lo, hi = reward_bounds
             outside = (rewards < lo) | (rewards > hi)

@@ -111,7 +111,7 @@ class ADCLSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """Training rewards are never read, so any finite scale is accepted."""
+        """Training rewards are never read, so any scale is accepted (|reward| <= 1e100)."""
         return None
 
     @property

@@ -26,6 +26,8 @@ __all__ = ["StepLog", "capability", "interpolate", "kernel_average", "smallest_k
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
+_MIN_GAP = 1e-12
+"""Reference gaps below this are rounding noise; dividing by them would blow mu up."""
 _LOG_KEYS = ("step", "implicit", "mu", "rho", "n_implicit", "ref_ids", "ref_rates", "explicit_ids")
 
 
@@ -38,7 +40,7 @@ def capability(ref: F64, ids: I64, rates: F64, eps: float) -> float | None:
     """
     weak = float(ref[ids, 0].mean())
     gap = float(ref[ids, 1].mean()) - weak
-    if not abs(gap) > eps:
+    if not abs(gap) > max(eps, _MIN_GAP):
         return None
     return (float(rates.mean()) - weak) / gap
 
@@ -88,8 +90,16 @@ def kernel_average(
     res = np.empty(m, dtype=np.float64) if out is None else out
     for start in range(0, m, chunk_rows):
         stop = min(start + chunk_rows, m)
-        logits = rows[start:stop] @ keys.T
-        logits -= logits.max(axis=1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            logits = rows[start:stop] @ keys.T
+        top = logits.max(axis=1, keepdims=True)
+        if not np.all(np.isfinite(top)):
+            # Products beyond float range (tiny tau, huge features): the softmax's limit
+            # puts equal weight on each row's largest logits.
+            top = np.where(np.isnan(top), -np.inf, top)
+            logits = np.where(logits == top, 0.0, -np.inf)
+            top = np.zeros_like(top)
+        logits -= top
         np.exp(logits, out=logits)
         np.divide(logits @ ref_rates, logits.sum(axis=1), out=res[start:stop])
     return res

@@ -103,7 +103,7 @@ class OfflineSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """Rewards are never read, so any finite scale is accepted."""
+        """Rewards are never read, so any scale is accepted (|reward| <= 1e100, as always)."""
         return None
 
     def _select(self, n: int) -> NDArray[np.int64]:

@@ -171,12 +171,19 @@ class SECSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """SEC reads only advantages, so any finite reward scale is accepted (paper sec. 3.2)."""
+        """SEC reads only advantages, so any reward scale is accepted (paper sec. 3.2), up to
+        the |reward| <= 1e100 that Feedback enforces for every selector."""
         return None
 
     def probabilities(self) -> NDArray[np.float64]:
         """Current arm distribution softmax(Q / tau)."""
-        return softmax(self._q / self.config.tau)
+        return softmax(self._logits())
+
+    def _logits(self) -> NDArray[np.float64]:
+        """(Q - max Q) / tau: the softmax's logits shifted before dividing, so a small tau
+        or Q values far apart give -inf (probability 0) instead of inf - inf = NaN."""
+        with np.errstate(over="ignore"):
+            return (self._q - self._q.max()) / self.config.tau
 
     @property
     def q_values(self) -> NDArray[np.float64]:
@@ -185,7 +192,7 @@ class SECSelector(Selector):
 
     # ------------------------------------------------------------------ select
     def _select(self, n: int) -> NDArray[np.int64]:
-        counts = draw_arm_counts(self.rng, self._q / self.config.tau, self._sizes, n)
+        counts = draw_arm_counts(self.rng, self._logits(), self._sizes, n)
         left = self._sizes - self._cursor
         wrap = counts > left
         direct = np.where(wrap, left, counts)  # taken from the current pass
