@@ -183,7 +183,8 @@ class SECSelector(Selector):
         """(Q - max Q) / tau: the softmax's logits shifted before dividing, so a small tau
         or Q values far apart give -inf (probability 0) instead of inf - inf = NaN."""
         with np.errstate(over="ignore"):
-            return (self._q - self._q.max()) / self.config.tau
+            logits: NDArray[np.float64] = (self._q - self._q.max()) / self.config.tau
+        return logits
 
     @property
     def q_values(self) -> NDArray[np.float64]:
