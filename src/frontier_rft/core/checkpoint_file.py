@@ -18,8 +18,6 @@ Any violation raises CheckpointError (a ValueError) naming the problem.
 from __future__ import annotations
 
 import io
-import json
-import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,13 +26,14 @@ from typing import Any
 import numpy as np
 from numpy.lib import format as npy_format
 
+from frontier_rft.core.jsonsafe import loads_bounded
+
 __all__ = [
     "MAX_HEADER_BYTES",
     "MAX_JSON_DEPTH",
     "MAX_MEMBERS",
     "CheckpointError",
     "array_refs",
-    "json_depth",
     "read_checkpoint",
 ]
 
@@ -46,22 +45,11 @@ MAX_JSON_DEPTH = 64
 MAX_MEMBERS = 1 << 16
 """Most members a selector file may hold."""
 _ARRAY_KINDS = "biufU"  # bool, int, uint, float, unicode text (prompts, keys)
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 class CheckpointError(ValueError):
     """A selector file that cannot be loaded: unreadable, malformed, tampered, or saved for
     another selector, version or pool. The message names the file and the problem."""
-
-
-def json_depth(text: str) -> int:
-    """Deepest nesting of [ ] / { } in a JSON text, in linear time and without recursion."""
-    skeleton = np.frombuffer(_STRING.sub("", text).encode("utf-8"), dtype=np.uint8)
-    if skeleton.size == 0:
-        return 0
-    opens = (skeleton == ord("[")) | (skeleton == ord("{"))
-    closes = (skeleton == ord("]")) | (skeleton == ord("}"))
-    return int(np.cumsum(opens.astype(np.int64) - closes).max(initial=0))
 
 
 def array_refs(tree: Any) -> Iterator[Any]:
@@ -169,11 +157,8 @@ def _parse_header(path: Path, raw: np.ndarray) -> dict[str, Any]:
         raise CheckpointError(f"{path}: malformed header (not a byte string)")
     try:
         text = raw.tobytes().decode("utf-8")
-        depth = json_depth(text)
-        if depth > MAX_JSON_DEPTH:
-            raise ValueError(f"nesting depth {depth} exceeds {MAX_JSON_DEPTH}")
-        header = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        header = loads_bounded(text, max_chars=MAX_HEADER_BYTES, max_depth=MAX_JSON_DEPTH)
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
         raise CheckpointError(f"{path}: malformed header ({exc})") from exc
     if not isinstance(header, dict) or not {"format_version", "selector", "state"} <= set(header):
         raise CheckpointError(

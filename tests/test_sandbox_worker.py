@@ -1,0 +1,124 @@
+"""SandboxedWorker's protocol under misbehaving workers: every ask ends by its deadline with
+None for anything malformed, and a hang right after a hang pays no start-up allowance twice.
+
+The workers here are plain subprocesses (the sandbox itself is tested in test_tasks_code),
+so these tests need neither bubblewrap nor math-verify.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from frontier_rft.tasks.sandbox import SandboxLimits
+from frontier_rft.tasks.sandbox_worker import MAX_REPLY_CHARS, SandboxedWorker
+
+# argv: token, start-up delay (s), then what to do per request (see REPLIES).
+WORKER = """
+import json, os, sys, time
+token, delay, mode = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+time.sleep(delay)
+out = os.fdopen(os.dup(1), "wb", buffering=0)
+out.write(json.dumps({"ready": token}).encode() + b"\\n")
+for line in sys.stdin:
+    request = json.loads(line)
+    if request == "hang":
+        time.sleep(3600)
+    out.write(REPLIES[mode](request))
+"""
+REPLIES = {
+    "echo": "lambda r: json.dumps(r).encode() + b'\\n'",
+    "deep": "lambda r: b'[' * 300_000 + b'\\n'",
+    "deep_balanced": "lambda r: b'[' * 300_000 + b']' * 300_000 + b'\\n'",
+    "huge": f"lambda r: b'\"' + b'x' * {MAX_REPLY_CHARS + 10} + b'\"\\n'",
+    "stall_mid_line": "lambda r: (out.write(b'{\"a\": '), time.sleep(3600), b'')[2]",
+    "not_json": "lambda r: b'\\xff\\xfe not json\\n'",
+    "dies": "lambda r: os._exit(1)",
+}
+
+
+class ScriptWorker(SandboxedWorker):
+    """A SandboxedWorker whose process is the WORKER script above, unsandboxed."""
+
+    def __init__(self, mode: str, delay: float = 0.0, start_s: float = 30.0) -> None:
+        super().__init__("unused", limits=SandboxLimits(), mode="limits_only", start_s=start_s)
+        self.script_mode, self.delay = mode, delay
+        self.spawns = 0
+
+    def _spawn(self) -> None:
+        script = WORKER.replace("REPLIES[mode]", f"({REPLIES[self.script_mode]})")
+        self.warm, self._unread = False, b""
+        self.spawned_at = time.monotonic()
+        self.spawns += 1
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", script, self.token, str(self.delay), "x"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+def test_a_well_behaved_worker_answers() -> None:
+    worker = ScriptWorker("echo")
+    try:
+        assert worker.ask({"x": [1, 2]}, timeout_s=20.0) == {"x": [1, 2]}
+        assert worker.ask("again", timeout_s=20.0) == "again"
+        assert worker.spawns == 1
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("mode", ["deep", "deep_balanced", "huge", "not_json", "dies"])
+def test_malformed_replies_are_failures_not_exceptions(mode: str) -> None:
+    worker = ScriptWorker(mode)
+    try:
+        start = time.monotonic()
+        assert worker.ask("q", timeout_s=20.0) is None
+        assert time.monotonic() - start < 15.0
+    finally:
+        worker.close()
+
+
+def test_a_worker_stalling_mid_line_cannot_hold_the_caller() -> None:
+    worker = ScriptWorker("stall_mid_line")
+    try:
+        start = time.monotonic()
+        assert worker.ask("q", timeout_s=1.0) is None
+        assert time.monotonic() - start < 5.0
+    finally:
+        worker.close()
+
+
+def test_a_worker_that_never_gets_ready_is_abandoned_after_start_s() -> None:
+    worker = ScriptWorker("echo", delay=60.0, start_s=1.0)
+    try:
+        start = time.monotonic()
+        assert worker.ask("q", timeout_s=1.0) is None
+        assert time.monotonic() - start < 6.0
+    finally:
+        worker.close()
+
+
+def test_a_hang_right_after_a_hang_pays_no_second_start_allowance() -> None:
+    """The replacement of a killed worker is spawned at once and warms up meanwhile; the
+    next call waits only for what is left of its start-up, then timeout_s."""
+    delay, timeout, start_s = 1.0, 1.0, 60.0
+    worker = ScriptWorker("echo", delay=delay, start_s=start_s)
+    try:
+        assert worker.ask("warm", timeout_s=20.0) == "warm"
+        times = []
+        for _ in range(2):
+            start = time.monotonic()
+            assert worker.ask("hang", timeout_s=timeout) is None
+            times.append(time.monotonic() - start)
+        # Each call: at most the start-up delay left plus the timeout (plus slack for a
+        # loaded machine), far below the start_s + timeout bound the old code hit.
+        assert all(t < delay + timeout + 5.0 for t in times), times
+        assert worker.ask("after", timeout_s=20.0) == "after"
+        assert worker.spawns == 3
+    finally:
+        worker.close()
