@@ -14,6 +14,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 __all__ = ["PLUGINS", "REWARD_MODELS", "BOTSConfig", "DOTSConfig", "MoPPSConfig"]
 
 PLUGINS = ("auto", "interpolation", "kernel", "none")
+_MIN_COUNT, _MAX_COUNT = 1e-6, 1e6
 REWARD_MODELS = ("bernoulli", "gaussian")
 
 
@@ -65,14 +66,15 @@ class BOTSConfig(SelectorConfig):
         for name in ("lam", "rho"):
             v = getattr(self, name)
             check(0.0 <= v <= 1.0, f"{name} must be a number in [0, 1], got {v!r}")
-        for name in (
-            "alpha0",
-            "beta0",
-            "kernel_tau",
-            "adaptive_rho_threshold",
-            "gaussian_sigma",
-            "gaussian_prior_count",
-        ):
+        # Pseudo counts within 12 orders of magnitude of each other: Eq. 1's update adds and
+        # subtracts them, and a wider spread would round a posterior parameter to 0.
+        for name in ("alpha0", "beta0", "gaussian_prior_count"):
+            v = getattr(self, name)
+            check(
+                _MIN_COUNT <= v <= _MAX_COUNT,
+                f"{name} must be a pseudo count in [1e-6, 1e6] (released code: 1), got {v!r}",
+            )
+        for name in ("kernel_tau", "adaptive_rho_threshold", "gaussian_sigma"):
             v = getattr(self, name)
             check(0 < v <= MAX_ABS_VALUE, f"{name} must be a positive number <= 1e100, got {v!r}")
         check_choice("plugin", self.plugin, PLUGINS)
@@ -98,8 +100,9 @@ class BOTSConfig(SelectorConfig):
             check(v >= 1, f"{name} must be a positive int, got {v!r}")
         n = self.implicit_rollouts
         check(
-            n is None or 0 < n <= MAX_ABS_VALUE,
-            f"implicit_rollouts must be None (use the step's rollouts per task) or > 0, got {n!r}",
+            n is None or 0 < n <= _MAX_COUNT,
+            "implicit_rollouts must be None (use the step's rollouts per task) or a number in "
+            f"(0, 1e6], got {n!r}",
         )
 
 
