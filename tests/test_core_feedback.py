@@ -87,6 +87,30 @@ BAD_FEEDBACK: dict[str, tuple[Feedback, str]] = {
         Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=False),
         "policy_version must be a non-negative int",
     ),
+    "step beyond int64": (Feedback(GOOD_IDS, np.ones(3), step=2**63), "below 2**53, got 9223"),
+    "uint64 step": (
+        Feedback(GOOD_IDS, np.ones(3), step=np.uint64(2**64 - 1)),
+        "step must be a non-negative int below 2**53, got 18446744073709551615",
+    ),
+    "step 2**53": (Feedback(GOOD_IDS, np.ones(3), step=2**53), "below 2**53"),
+    "uint64 version": (
+        Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=np.uint64(2**64 - 1)),
+        "policy_version must be a non-negative int below 2**53",
+    ),
+    "negative version": (
+        Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=-1),
+        "policy_version must be a non-negative int",
+    ),
+    "uint64 ids": (
+        Feedback(np.array([2**64 - 1, 0, 1], dtype=np.uint64), np.ones(3), step=0),
+        "outside [0, 10), first 18446744073709551615",
+    ),
+    "huge float ids": (Feedback(np.array([1e300, 0.0, 1.0]), np.ones(3), step=0), "first 1e+300"),
+    "reward beyond 1e100": (
+        Feedback(GOOD_IDS, np.array([1.7e308, 0.0, 0.0]), step=0),
+        "magnitude 1.7e+308, above the supported 1e+100; divide the rewards by a constant",
+    ),
+    "complex rewards": (Feedback(GOOD_IDS, np.ones(3) + 1j, step=0), "must be numeric"),
     "2-d ids": (Feedback(GOOD_IDS.reshape(3, 1), np.ones(3), step=0), "flat 1-D arrays"),
     "2-d rewards": (Feedback(GOOD_IDS, np.ones((3, 2)), step=0), "flat 1-D arrays"),
     "scalar rewards": (Feedback(GOOD_IDS, 1.0, step=0), "flat 1-D arrays"),
@@ -123,6 +147,15 @@ def test_feedback_validation_messages(case: str) -> None:
     feedback, needle = BAD_FEEDBACK[case]
     with pytest.raises(ValueError, match=re.escape(needle)):
         feedback.validated(10, (0.0, 1.0))
+
+
+def test_the_bounds_are_inclusive_at_their_edges() -> None:
+    edge = Feedback(GOOD_IDS, np.array([1e100, -1e100, 0.0]), step=2**53 - 1, policy_version=0)
+    _, rewards = edge.validated(10, None)
+    assert rewards[0] == 1e100
+    Feedback(GOOD_IDS, np.ones(3), step=np.uint64(5), policy_version=np.int8(2**7 - 1)).validated(
+        10, None
+    )
 
 
 def test_reward_bounds_message_shows_the_plain_value() -> None:
