@@ -107,7 +107,7 @@ def test_a_zip_bomb_member_is_never_inflated(saved: Path, referenced: bool) -> N
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 16 << 20 and time.monotonic() - start < 5.0
+    assert peak < 16 << 20 and time.monotonic() - start < 10.0
 
 
 def test_members_the_header_does_not_reference_are_refused(saved: Path) -> None:
