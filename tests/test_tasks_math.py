@@ -102,7 +102,7 @@ def test_a_hanging_answer_times_out_to_zero_and_the_worker_recovers() -> None:
             hangs.append(time.monotonic() - start)
         # The old code gave the second hang a fresh 60 s start-up allowance on top.
         assert hangs[0] < 2.0 + 10.0, hangs
-        assert hangs[1] < 2.0 + 2 * startup + 10.0 < verifier.max_call_s, (hangs, startup)
+        assert hangs[1] < min(2.0 + 2 * startup + 10.0, verifier.max_call_s), (hangs, startup)
         assert verifier.score(ITEMS[2], r"\boxed{2}") == 1.0  # a fresh worker
         clone = pickle.loads(pickle.dumps(verifier))
         assert clone.score(ITEMS[0], r"\boxed{1/2}") == 1.0
