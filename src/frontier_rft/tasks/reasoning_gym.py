@@ -234,4 +234,5 @@ def _score_request(request: list[Any]) -> float:
 
 
 if __name__ == "__main__":  # the worker: python -m frontier_rft.tasks.reasoning_gym
+    _rg()  # import reasoning-gym as start-up, before "ready": answers then get timeout_s
     serve_json_lines(_score_request)
