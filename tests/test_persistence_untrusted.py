@@ -188,6 +188,15 @@ def test_a_foreign_pool_in_the_file_is_a_checkpoint_error(saved: Path) -> None:
         load_selector(saved)
 
 
+def test_an_unsupported_zip_version_is_a_checkpoint_error(saved: Path) -> None:
+    raw = bytearray(saved.read_bytes())
+    entry = raw.index(b"PK\x01\x02")  # first central directory entry
+    raw[entry + 6 : entry + 8] = b"\xff\x00"  # "version needed to extract" 25.5
+    saved.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match="zip file version"):  # not NotImplementedError
+        load_selector(saved)
+
+
 # ------------------------------------------------------------------ fuzzed files
 @FUZZ
 @given(data=st.data())

@@ -45,6 +45,19 @@ MAX_JSON_DEPTH = 64
 MAX_MEMBERS = 1 << 16
 """Most members a selector file may hold."""
 _ARRAY_KINDS = "biufU"  # bool, int, uint, float, unicode text (prompts, keys)
+# What zipfile and numpy raise on corrupt members (NotImplementedError: "zip file version
+# 22.6", RuntimeError: an encryption flag in the local header only).
+_UNREADABLE = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    ValueError,
+    EOFError,
+    OSError,
+    SyntaxError,
+    NotImplementedError,
+    RuntimeError,
+)
+_CORRUPT = tuple(e for e in _UNREADABLE if e is not OSError)
 
 
 class CheckpointError(ValueError):
@@ -72,7 +85,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         size = path.stat().st_size
         try:
             archive = zipfile.ZipFile(fh)
-        except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+        except _CORRUPT as exc:  # OSError here is the disk's, not the file's: it propagates
             raise CheckpointError(
                 f"{path}: not a readable frontier_rft selector file ({exc})"
             ) from exc
@@ -136,7 +149,7 @@ def _read_npy(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np
             shape, fortran, dtype = npy_format.read_array_header_2_0(stream)
         else:
             raise ValueError(f"unsupported .npy version {version}")
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError, SyntaxError) as exc:
+    except _UNREADABLE as exc:
         raise CheckpointError(f"{path}: member {name!r} is unreadable ({exc})") from exc
     if dtype.kind not in _ARRAY_KINDS or dtype.hasobject or dtype.fields is not None:
         raise CheckpointError(f"{path}: member {name!r} has unsupported dtype {dtype}")
