@@ -114,3 +114,19 @@ def test_a_hang_right_after_a_hang_pays_no_second_start_allowance() -> None:
         assert worker.spawns == 3
     finally:
         worker.close()
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_seccomp_program_is_well_formed(machine: str) -> None:
+    """Every jump lands inside the program and the program ends in returns."""
+    import struct
+
+    from frontier_rft.tasks.seccomp import userns_filter
+
+    program = userns_filter(machine)
+    assert program is not None and len(program) % 8 == 0
+    insns = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
+    for pc, (code, jt, jf, _) in enumerate(insns):
+        if code & 0x07 == 0x05:  # BPF_JMP
+            assert pc + 1 + max(jt, jf) < len(insns)
+    assert insns[-1][0] == 0x06 and userns_filter("riscv64") is None

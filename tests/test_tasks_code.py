@@ -143,6 +143,21 @@ HOSTILE = {
         "def add(a, b):\n"
         "    return a + b\n"
     ),
+    # System V shared memory outlives its mapping, so RLIMIT_AS does not bound it.
+    "sysv_shm_past_the_memory_cap": (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.shmat.restype = ctypes.c_void_p\n"
+        "for _ in range(5):  # 320 MiB, past FAST's 256 MiB address-space cap\n"
+        "    sid = libc.shmget(0, 64 << 20, 0o1600)\n"
+        "    if sid < 0:\n"
+        "        raise OSError(ctypes.get_errno(), 'no shared memory')\n"
+        "    addr = libc.shmat(sid, None, 0)\n"
+        "    ctypes.memset(addr, 1, 64 << 20)\n"
+        "    libc.shmdt(ctypes.c_void_p(addr))\n"
+        "def add(a, b):\n"
+        "    return a + b\n"
+    ),
     "files_in_unbounded_tmpfs": (
         "def add(a, b):\n"
         "    for d in ('/', '/dev', '/dev/shm', '/usr'):\n"

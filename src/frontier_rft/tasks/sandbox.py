@@ -5,7 +5,7 @@ only writable place: bwrap's root and /dev are remounted read-only), a read-only
 the interpreter (and, for scoring workers, the virtualenv), no network, its own
 PID/IPC/UTS namespaces, and a clean environment. Inside, a launcher sets
 RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE, installs a seccomp filter that refuses new user
-namespaces (seccomp.py: with one, code could mount a tmpfs no rlimit charges) and, when
+namespaces and System V / memfd memory (seccomp.py: memory no rlimit charges) and, when
 started as root, drops to `nobody` (root is exempt from RLIMIT_NPROC) before it execs the
 target. The host enforces a wall-clock limit (SIGKILL to the process group: with
 --die-with-parent and a PID namespace this ends every process inside) and an output cap.

@@ -1,4 +1,4 @@
-"""A seccomp filter that stops sandboxed code from creating user namespaces.
+"""A seccomp filter that keeps sandboxed code from memory the rlimits do not charge.
 
 Inside a user namespace of its own, unprivileged code can mount a tmpfs, whose pages are
 charged to no RLIMIT: writing to it escapes the sandbox's memory cap. bubblewrap's
@@ -6,7 +6,9 @@ charged to no RLIMIT: writing to it escapes the sandbox's memory cap. bubblewrap
 the root path cannot do (its processes must keep a non-root uid for RLIMIT_NPROC to
 apply). So the launcher installs this filter in every path: `unshare` and `clone` with
 CLONE_NEWUSER fail with EPERM, `clone3` (whose flags a filter cannot read) with ENOSYS,
-so the C library falls back to `clone`; foreign syscall ABIs kill the process.
+so the C library falls back to `clone`. System V shared memory and message queues and
+`memfd_create` are refused too (EPERM): their pages outlive any mapping, so RLIMIT_AS
+does not bound them either. Foreign syscall ABIs kill the process.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import platform
 import struct
 
-__all__ = ["CLONE_NEWUSER", "userns_filter"]
+__all__ = ["CLONE_NEWUSER", "INSTALL", "userns_filter"]
 
 CLONE_NEWUSER = 0x10000000
-# (audit arch, unshare, clone, clone3) per machine; see linux/audit.h and unistd.h.
+# Per machine (linux/audit.h, unistd.h): audit arch, unshare, clone, clone3, and the
+# syscalls refused outright: shmget, msgget, memfd_create.
 _ARCHES = {
-    "x86_64": (0xC000003E, 272, 56, 435),
-    "aarch64": (0xC00000B7, 97, 220, 435),
+    "x86_64": (0xC000003E, 272, 56, 435, (29, 68, 319)),
+    "aarch64": (0xC00000B7, 97, 220, 435, (194, 186, 279)),
 }
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW, _KILL_PROCESS = 0x7FFF0000, 0x80000000
@@ -39,22 +42,29 @@ def userns_filter(machine: str | None = None) -> bytes | None:
     numbers = _ARCHES.get(machine or platform.machine())
     if numbers is None:
         return None
-    arch, unshare, clone, clone3 = numbers
+    arch, unshare, clone, clone3, denied = numbers
+    d = len(denied)
+    check, eperm, enosys = 9 + d, 11 + d, 13 + d  # positions of the shared tails below
+
+    def to(target: int, pc: int) -> int:  # BPF jumps are relative to the next instruction
+        return target - pc - 1
+
     program = [
         _insn(_LD_W_ABS, 4),  # 0: seccomp_data.arch
         _insn(_JEQ, arch, jt=1),  # 1: native ABI -> 3
         _insn(_RET, _KILL_PROCESS),  # 2
         _insn(_LD_W_ABS, 0),  # 3: seccomp_data.nr
-        _insn(_JGE, _X32_BIT, jt=8),  # 4: x32 -> 13
-        _insn(_JEQ, clone3, jt=7),  # 5: -> 13
-        _insn(_JEQ, unshare, jt=2),  # 6: -> 9
-        _insn(_JEQ, clone, jt=1),  # 7: -> 9
-        _insn(_RET, _ALLOW),  # 8
-        _insn(_LD_W_ABS, 16),  # 9: low 32 bits of args[0] (flags; little-endian)
-        _insn(_JSET, CLONE_NEWUSER, jf=1),  # 10: set -> 11, else -> 12
-        _insn(_RET, _ERRNO | _EPERM),  # 11
-        _insn(_RET, _ALLOW),  # 12
-        _insn(_RET, _ERRNO | _ENOSYS),  # 13
+        _insn(_JGE, _X32_BIT, jt=to(enosys, 4)),  # 4: the x32 ABI
+        _insn(_JEQ, clone3, jt=to(enosys, 5)),  # 5
+        _insn(_JEQ, unshare, jt=to(check, 6)),  # 6
+        _insn(_JEQ, clone, jt=to(check, 7)),  # 7
+        *(_insn(_JEQ, nr, jt=to(eperm, 8 + i)) for i, nr in enumerate(denied)),
+        _insn(_RET, _ALLOW),  # 8 + d
+        _insn(_LD_W_ABS, 16),  # check: low 32 bits of args[0] (flags; little-endian)
+        _insn(_JSET, CLONE_NEWUSER, jf=1),  # set -> eperm, else -> allow
+        _insn(_RET, _ERRNO | _EPERM),  # eperm
+        _insn(_RET, _ALLOW),
+        _insn(_RET, _ERRNO | _ENOSYS),  # enosys
     ]
     return b"".join(program)
 
