@@ -24,10 +24,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_float, read_int, read_keys
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.bots_config import BOTSConfig, DOTSConfig, MoPPSConfig
 from frontier_rft.selectors.bots_plugins import (
@@ -440,14 +442,21 @@ class BOTSSelector(Selector):
             raise ValueError(f"{self.name} state: posterior parameters must be finite and > 0")
         if not self.gaussian and not np.all(a > 0):
             raise ValueError(f"{self.name} state: Beta parameters must be > 0")
-        rho = float(state["rho"])
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"{self.name} state: rho {rho} outside [0, 1]")
-        logs = dict(StepLog.from_state(d, n) for d in state["log"])
-        stats = {k: float(state["stats"][k]) for k in self._stats}
-        clock, mu_tilde = int(state["clock"]), float(state["mu_tilde"])
+        who = self.name
+        rho = read_float(state, "rho", who, 0.0, 1.0, nan=False)
+        if not isinstance(state["log"], list):
+            raise ValueError(f"{who} state: log must be a list of step records")
+        logs = dict(StepLog.from_state(d, n, who) for d in state["log"])
+        if self.plugin == "interpolation" and any(
+            log.implicit and math.isnan(log.mu) for log in logs.values()
+        ):
+            raise ValueError(f"{who} state: a log with implicit evidence lacks its mu")
+        stats = read_keys(state, "stats", who, tuple(self._stats))
+        stats = {k: read_float(stats, k, who) for k in stats}
+        clock = read_int(state, "clock", who, lo=-1)
+        mu_tilde = read_float(state, "mu_tilde", who, -MAX_ABS_VALUE, MAX_ABS_VALUE)
         if self._regression is not None:
-            self._regression.load_state_dict(state["regression"], self.name)
+            self._regression.load_state_dict(state["regression"], who)
         self._a, self._b, self._rho, self._log = a, b, rho, logs
         self._stats, self._clock, self._mu_tilde = stats, clock, mu_tilde
 

@@ -19,10 +19,27 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+
 __all__ = ["StepLog", "capability", "interpolate", "kernel_average", "smallest_k"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
+_MIN_GAP = 1e-12
+"""Reference gaps below this are rounding noise; dividing by them would blow mu up."""
+_LOG_KEYS = (
+    "step",
+    "implicit",
+    "mu",
+    "rho",
+    "n_implicit",
+    "ref_ids",
+    "ref_rates",
+    "explicit_ids",
+    "weights",
+    "anchor_seq",
+)
 
 
 def capability(ref: F64, ids: I64, rates: F64, eps: float) -> float | None:
@@ -34,7 +51,7 @@ def capability(ref: F64, ids: I64, rates: F64, eps: float) -> float | None:
     """
     weak = float(ref[ids, 0].mean())
     gap = float(ref[ids, 1].mean()) - weak
-    if not abs(gap) > eps:
+    if not abs(gap) > max(eps, _MIN_GAP):
         return None
     return (float(rates.mean()) - weak) / gap
 
@@ -84,8 +101,16 @@ def kernel_average(
     res = np.empty(m, dtype=np.float64) if out is None else out
     for start in range(0, m, chunk_rows):
         stop = min(start + chunk_rows, m)
-        logits = rows[start:stop] @ keys.T
-        logits -= logits.max(axis=1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            logits = rows[start:stop] @ keys.T
+        top = logits.max(axis=1, keepdims=True)
+        if not np.all(np.isfinite(top)):
+            # Products beyond float range (tiny tau, huge features): the softmax's limit
+            # puts equal weight on each row's largest logits.
+            top = np.where(np.isnan(top), -np.inf, top)
+            logits = np.where(logits == top, 0.0, -np.inf)
+            top = np.zeros_like(top)
+        logits -= top
         np.exp(logits, out=logits)
         np.divide(logits @ ref_rates, logits.sum(axis=1), out=res[start:stop])
     return res
@@ -156,23 +181,24 @@ class StepLog:
         }
 
     @classmethod
-    def from_state(cls, d: dict[str, Any], num_tasks: int) -> tuple[int, StepLog]:
-        ids = [np.asarray(d[k], dtype=np.int64) for k in ("ref_ids", "explicit_ids")]
-        for arr in ids:
-            if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() >= num_tasks)):
-                raise ValueError("bots state: step log ids do not match the pool")
-        rates = np.asarray(d["ref_rates"], dtype=np.float64)
-        if rates.shape != ids[0].shape:
-            raise ValueError("bots state: step log rates do not match its ids")
+    def from_state(cls, d: dict[str, Any], num_tasks: int, who: str) -> tuple[int, StepLog]:
+        """Inverse of to_state for a record that may come from an untrusted file."""
+        d = read_keys({"log": d}, "log", who, _LOG_KEYS)
+        who = f"{who} log"
+        ids = read_array(d, "ref_ids", who, np.int64, lo=0, hi=num_tasks - 1)
+        explicit = read_array(d, "explicit_ids", who, np.int64, lo=0, hi=num_tasks - 1)
+        rates = read_array(d, "ref_rates", who, np.float64, shape=ids.shape, finite=True)
+        if not isinstance(d["implicit"], bool):
+            raise ValueError(f"{who} state: implicit must be true or false")
         log = cls(
-            implicit=bool(d["implicit"]),
-            mu=float(d["mu"]),
-            rho=float(d["rho"]),
-            n_implicit=float(d["n_implicit"]),
-            ref_ids=ids[0],
+            implicit=d["implicit"],
+            mu=read_float(d, "mu", who, -MAX_ABS_VALUE, MAX_ABS_VALUE),
+            rho=read_float(d, "rho", who, 0.0, 1.0, nan=False),
+            n_implicit=read_float(d, "n_implicit", who, 0.0, MAX_ABS_VALUE, nan=False),
+            ref_ids=ids,
             ref_rates=rates,
-            explicit_ids=ids[1],
-            weights=np.asarray(d.get("weights", np.zeros(0)), dtype=np.float64),
-            anchor_seq=int(d.get("anchor_seq", 0)),
+            explicit_ids=explicit,
+            weights=read_array(d, "weights", who, np.float64, finite=True),
+            anchor_seq=read_int(d, "anchor_seq", who),
         )
-        return int(d["step"]), log
+        return read_int(d, "step", who), log
