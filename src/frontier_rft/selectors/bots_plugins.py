@@ -47,20 +47,24 @@ def interpolate(
     out: F64 | None = None,
     at: I64 | None = None,
 ) -> F64:
-    """`scale * clip(mu * strong + (1 - mu) * weak, 0, 1)` for all tasks or for `at`.
+    """`scale * clip(weak + mu * (strong - weak), 0, 1)` for all tasks or for `at`.
 
-    One matrix-vector pass over the (N, 2) reference array, written into `out` if given.
-    For mu in [0, 1] the estimate is a convex combination of two rates in [0, 1], so the
-    clip (and its extra passes) is only applied when mu extrapolates.
+    Elementwise on the two columns of the (N, 2) reference array, written into `out` if
+    given. Not a matrix-vector product: `np.matmul` on an (N, 2) array goes to BLAS,
+    whose worker threads then busy-wait between calls and steal the cores the rest of
+    the step runs on. For mu in [0, 1] the estimate is a convex combination of two rates
+    in [0, 1], so the clip (and its extra pass) is only applied when mu extrapolates.
     """
     rows = ref if at is None else ref[at]
+    weak = rows[:, 0]
+    res = np.subtract(rows[:, 1], weak, out=out)
+    res *= mu
+    res += weak
     if clip and not 0.0 <= mu <= 1.0:
-        res = np.matmul(rows, np.array([1.0 - mu, mu]), out=out)
         np.clip(res, 0.0, 1.0, out=res)
-        if scale != 1.0:
-            res *= scale
-        return res
-    return np.matmul(rows, np.array([(1.0 - mu) * scale, mu * scale]), out=out)
+    if scale != 1.0:
+        res *= scale
+    return res
 
 
 def kernel_average(
