@@ -194,3 +194,26 @@ def test_batch_larger_than_candidates_still_returns_the_batch() -> None:
     sel = make_selector("mopps", TaskPool(num_tasks=100), candidates=4)
     ids = sel.select(10)
     assert ids.shape == (10,) and np.unique(ids).size == 10
+
+
+def test_clip_correction_tables_equal_the_sum_over_events() -> None:
+    from frontier_rft.selectors.bots_lazy import LazyPosterior
+
+    rng = np.random.default_rng(2)
+    ref = rng.random((40, 2))
+    ref[:5, 1] = ref[:5, 0]  # gap 0: never clipped
+    lazy = LazyPosterior(40, (1.0, 1.0), 0.1, False, ref)
+    for step in range(30):
+        lazy.advance(step, float(rng.uniform(0.1, 2.0)), float(rng.uniform(-1.5, 2.5)), clip=True)
+        if step % 7 == 0:
+            lazy.sync(rng.choice(40, 10, replace=False))  # tasks with different last events
+    ev = lazy.event.astype(np.int64)
+    w, s = ref[:, 0], ref[:, 1]
+    want = np.zeros(40)
+    for e, step, c, mu in zip(
+        lazy.clip_events, lazy.clip_steps, lazy.clip_c, lazy.clip_mu, strict=True
+    ):
+        p = w + mu * (s - w)
+        want += np.where(ev < e, c * 0.9 ** (29 - step) * (np.clip(p, 0, 1) - p), 0.0)
+    assert np.abs(want).max() > 0.1
+    np.testing.assert_allclose(lazy._clip_correction(ev, ref, 29), want, rtol=1e-12, atol=1e-12)
