@@ -177,8 +177,7 @@ def main() -> int:
         )
         if args.save:
             line += (
-                f" {r['save_s']:.1f} | {r['save_file_gib']:.2f} "
-                f"| {r['save_extra_rss_gib']:.2f} |"
+                f" {r['save_s']:.1f} | {r['save_file_gib']:.2f} | {r['save_extra_rss_gib']:.2f} |"
             )
         print(line)
     if args.json:

@@ -172,6 +172,11 @@ class Journal:
             os.fsync(self._wal.fileno())
         self.records_since_checkpoint += 1
 
+    def commit(self) -> None:
+        """Make every record appended so far durable: one fsync for a group of records."""
+        if self._wal is not None and self.sync:
+            os.fsync(self._wal.fileno())
+
     def checkpoint(
         self, seq: int, selector: Selector, service_state: dict[str, Any], *, keep_history: bool
     ) -> Path:
