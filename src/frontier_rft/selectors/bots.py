@@ -31,6 +31,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.bots_config import BOTSConfig, DOTSConfig, MoPPSConfig
 from frontier_rft.selectors.bots_lazy import LazyPosterior
 from frontier_rft.selectors.bots_plugins import (
+    ExternalStep,
     StepLog,
     capability,
     interpolate,
@@ -106,6 +107,8 @@ class BOTSSelector(Selector):
         self._mu_tilde = float("nan")
         self._rho = float(cfg.rho) if self.plugin != "none" else 0.0
         self._log: dict[int, StepLog] = {}
+        # Plug-in results a sharded service's driver computed from the whole step (bots_shard).
+        self._external: dict[int, ExternalStep] = {}
         self._stats = {
             "mu": float("nan"),
             "implicit_error": float("nan"),
@@ -243,6 +246,16 @@ class BOTSSelector(Selector):
         self._stats["near_target_share"] = float(
             (np.abs(rates - cfg.target) <= NEAR_TARGET_BAND).mean()
         )
+        self._advance(t, ids, rates, counts, x, y)
+
+    def fold_external_step(self, t: int) -> None:
+        """Fold step t with no rollouts of this selector's tasks: forgetting and implicit
+        evidence only, as the rest of the pool's shards fold it (sharded service)."""
+        self._advance(t, _EMPTY_I, _EMPTY_F, _EMPTY_F, _EMPTY_F, _EMPTY_F)
+
+    def _advance(self, t: int, ids: I64, rates: F64, counts: F64, x: F64, y: F64) -> None:
+        """Fold step t's groups by where t lies against the clock (see the class docstring)."""
+        cfg = self.cfg
         if self._clock < 0:
             self._clock = t  # the state is still the prior, which forgetting leaves unchanged
         if t > self._clock:
@@ -250,7 +263,9 @@ class BOTSSelector(Selector):
             self._clock = t
         else:
             weight = (1.0 - cfg.lam) ** (self._clock - t)
-            self._stats["late_pieces"] += float(t < self._clock or t in self._log)
+            self._stats["late_pieces"] += float(
+                ids.size > 0 and (t < self._clock or t in self._log)
+            )
             if weight == 0.0:
                 pass  # lam = 1: evidence of a past step has no weight left
             elif t in self._log:
@@ -273,8 +288,9 @@ class BOTSSelector(Selector):
         cfg, a, b = self.cfg, self._a, self._b
         a0, b0 = self._prior
         d = (1.0 - cfg.lam) ** steps
-        n_imp = float(cfg.implicit_rollouts or counts.mean())
-        mu, p_sel = self._plugin_on_batch(ids, rates)
+        ext = self._external.get(t)
+        n_imp = ext.n_implicit if ext else float(cfg.implicit_rollouts or counts.mean())
+        mu, p_sel = self._plugin_on_batch(t, ids, rates)
         implicit = p_sel is not None and self._rho > 0
         if self.lazy is not None:
             dx, dy = self._fold_step_lazy(ids, steps, mu, p_sel, n_imp, weight, x, y, implicit)
@@ -379,9 +395,20 @@ class BOTSSelector(Selector):
         log.explicit_ids = np.union1d(log.explicit_ids, ids)
 
     # ------------------------------------------------------------------ plug-ins
-    def _plugin_on_batch(self, ids: I64, rates: F64) -> tuple[float, F64 | None]:
+    def _plugin_on_batch(self, t: int, ids: I64, rates: F64) -> tuple[float, F64 | None]:
         """Update mu~ (interpolation) and return (mu~, p~ on the batch) or (nan, None)."""
         cfg = self.cfg
+        ext = self._external.get(t)
+        if ext is not None:  # the driver saw the whole step; this shard holds part of it
+            self._mu_tilde, self._rho = ext.mu_tilde, ext.rho
+            self._stats["mu"] = ext.mu
+            if not math.isnan(ext.error):
+                self._stats["implicit_error"] = ext.error
+            if not ext.implicit:
+                return ext.mu_tilde, None
+            ref = self.pool.reference_pass_rates
+            assert ref is not None
+            return ext.mu_tilde, interpolate(ref, ext.mu_tilde, clip=not self.gaussian, at=ids)
         if self.plugin == "none":
             return float("nan"), None
         if self.plugin == "kernel":

@@ -19,7 +19,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["StepLog", "capability", "interpolate", "kernel_average", "smallest_k"]
+__all__ = [
+    "ExternalStep",
+    "StepLog",
+    "capability",
+    "interpolate",
+    "kernel_average",
+    "smallest_k",
+]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -121,6 +128,32 @@ def smallest_k(score: F64, k: int, rng: np.random.Generator) -> I64:
     ids = np.concatenate([below, tied])
     ids = ids[np.argsort(sub[ids], kind="stable")]
     return (ids if cand is None else cand[ids]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ExternalStep:
+    """The interpolation plug-in's results for one step, computed over the whole step by a
+    sharded service's driver and applied by every shard (bots_shard)."""
+
+    mu_tilde: float
+    """mu~ after the step (NaN while no batch has given a mu_t)."""
+    mu: float
+    """The step's raw mu_t (NaN when undefined); metric only."""
+    rho: float
+    """rho after the step (adaptive rho may have halved it)."""
+    n_implicit: float
+    """Pseudo sample size n~ of the step's implicit evidence."""
+    error: float
+    """Plug-in error on the step's batch (NaN when not computed); metric only."""
+    implicit: bool
+    """Whether the step adds implicit evidence (a mu~ exists, a plug-in, rho > 0)."""
+
+    def to_state(self) -> list[float]:
+        return [self.mu_tilde, self.mu, self.rho, self.n_implicit, self.error, self.implicit]
+
+    @classmethod
+    def from_state(cls, v: list[Any]) -> ExternalStep:
+        return cls(float(v[0]), float(v[1]), float(v[2]), float(v[3]), float(v[4]), bool(v[5]))
 
 
 @dataclass

@@ -160,7 +160,7 @@ class SelectorService:
         return self._update(self._check(feedback, self.policy_version), idempotent)
 
     def update_many(
-        self, feedbacks: Sequence[Feedback], *, idempotent: bool = False
+        self, feedbacks: Sequence[Feedback], idempotent: bool = False
     ) -> list[dict[str, int]]:
         """Group commit: apply the updates in order and make them durable with one fsync.
 
@@ -479,6 +479,10 @@ class SelectorService:
             return
         self._update(checked, bool(r["idem"]))
 
+    def _replay_op(self, r: dict[str, Any]) -> None:
+        """Replay an operation only a subclass logs (the shard service's rounds)."""
+        raise ValueError(f"unknown logged operation {r['op']!r} at seq {r['seq']}")
+
     def replay(self, records: list[dict[str, Any]]) -> None:
         """Re-apply logged operations (read_log) in order, through the same code as live.
 
@@ -506,7 +510,7 @@ class SelectorService:
                     self.policy_version = max(self.policy_version, int(r["v"]))
                     self._commit(r, durable=False)
                 else:
-                    raise ValueError(f"unknown logged operation {op!r} at seq {r['seq']}")
+                    self._replay_op(r)
                 if self.seq != r["seq"]:
                     raise RuntimeError(f"replay numbering diverged at operation {r['seq']}")
         finally:
