@@ -150,3 +150,43 @@ def test_update_many_is_one_fsync_and_equals_one_update_at_a_time(
     assert read_log(tmp_path / "a") == read_log(tmp_path / "b")
     one.close()
     many.close()
+
+
+def test_concurrent_flushes_share_fsyncs_and_are_acknowledged_once_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import time
+
+    from frontier_rft.integrations.ray.shard import ShardService
+    from frontier_rft.integrations.ray.shard_async import AsyncShardActor
+
+    synced_records: list[int] = []
+    real = os.fsync
+
+    def slow(fd: int) -> None:  # a busy disk: 20 ms per fsync
+        time.sleep(0.02)
+        real(fd)
+
+    monkeypatch.setattr(journal_module.os, "fsync", slow)
+    cfg = ServiceConfig(checkpoint_dir=str(tmp_path / "c"), checkpoint_every_ops=25)
+    actor = AsyncShardActor(make_selector("mopps", POOL), cfg, shard=0, bounds=(0, 50))
+
+    async def flush(i: int) -> int:
+        acks = await actor.update_many([good(i, 0)], True)
+        journal = actor.svc._journal
+        assert journal is not None
+        synced_records.append(journal.synced)
+        assert journal.synced >= acks[0]["seq"]  # acknowledged only once on disk
+        return int(acks[0]["accepted"])
+
+    async def run() -> list[int]:
+        return await asyncio.gather(*[flush(i) for i in range(40)])
+
+    fsyncs_before = actor.fsyncs
+    assert sum(asyncio.run(run())) == 40 * 4
+    assert actor.fsyncs - fsyncs_before <= 6  # 40 acknowledgements, a handful of fsyncs
+    asyncio.run(actor.close())
+    again = ShardService(make_selector("mopps", POOL), cfg, shard=0, bounds=(0, 50))
+    assert again.metrics()["service/buffered_rollouts"] == 160  # every acknowledged update
+    again.close()

@@ -42,7 +42,7 @@ from frontier_rft.integrations.ray.config import (
     ServiceConfig,
     own_collaborators,
 )
-from frontier_rft.integrations.ray.journal import Journal
+from frontier_rft.integrations.ray.journal import Journal, decode_array, encode_array
 from frontier_rft.integrations.ray.leases import LeaseTable
 from frontier_rft.integrations.ray.validation import (
     Checked,
@@ -106,6 +106,9 @@ class SelectorService:
         self._replaying = False
         self._group = False  # inside update_many: records are fsynced once, at its end
         self._dirty = False
+        self.defer_sync = False
+        """Leave fsyncs (and periodic checkpoints) to the caller, which makes the records of
+        many calls durable with one fsync before acknowledging them (AsyncShardActor)."""
         self.replayed = 0
         """Operations replayed from the log when this service started."""
         self._journal: Journal | None = None
@@ -178,7 +181,8 @@ class SelectorService:
             return [self._update(c, idempotent) for c in checked]
         finally:
             self._group = False
-            self._sync()
+            if not self.defer_sync:
+                self._sync()
 
     def _check(self, feedback: Feedback, newest: int) -> Checked:
         """Every boundary check of an update (validation.py), before anything is applied."""
@@ -311,8 +315,8 @@ class SelectorService:
             self.leases.release(ids)  # a dropped update never reached the selector: lease stays
         record = {
             "op": "update",
-            "ids": ids.tolist(),
-            "r": rewards.tolist(),
+            "ids": encode_array(ids),
+            "r": encode_array(rewards),
             "step": step,
             "pv": version,
             "idem": bool(idempotent),
@@ -387,8 +391,9 @@ class SelectorService:
         record = {"seq": self.seq, **record}
         if self.config.durability != "checkpoint":
             try:
-                self._journal.append(record, durable=durable and not self._group)
-                self._dirty = self._dirty or (durable and self._group)
+                now = durable and not (self._group or self.defer_sync)
+                self._journal.append(record, durable=now)
+                self._dirty = self._dirty or (durable and not now)
             except BaseException as exc:
                 # The state already holds this operation but the log does not: refuse to
                 # go on, so a restart resumes from what is on disk.
@@ -409,14 +414,18 @@ class SelectorService:
             raise
 
     def _maybe_checkpoint(self) -> None:
-        assert self._journal is not None
+        if not self.defer_sync and self.checkpoint_due():
+            self._checkpoint()
+
+    def checkpoint_due(self) -> bool:
+        """Whether a periodic checkpoint is due (by operations or seconds)."""
+        if self._journal is None:
+            return False
         cfg = self.config
         ops = self.seq - self._journal.checkpoint_seq
         due_ops = cfg.checkpoint_every_ops > 0 and ops >= cfg.checkpoint_every_ops
         elapsed = self.clock() - self._last_checkpoint_time
-        due_time = cfg.checkpoint_every_s > 0 and elapsed >= cfg.checkpoint_every_s
-        if due_ops or due_time:
-            self._checkpoint()
+        return due_ops or (cfg.checkpoint_every_s > 0 and elapsed >= cfg.checkpoint_every_s)
 
     def _checkpoint(self) -> Any:
         assert self._journal is not None
@@ -470,7 +479,10 @@ class SelectorService:
     def _replay_update(self, r: dict[str, Any]) -> None:
         """A logged update; one that fails the boundary checks (written by a version
         without them) is consumed as a no-op and counted, never applied."""
-        fb = Feedback(np.asarray(r["ids"]), np.asarray(r["r"]), r["step"], r["pv"])
+        try:
+            fb = Feedback(decode_array(r["ids"]), decode_array(r["r"]), r["step"], r["pv"])
+        except (ValueError, TypeError):
+            fb = None
         try:
             checked = check_feedback(fb, self.selector.num_tasks, self.selector.reward_bounds)
         except (ValueError, OverflowError, TypeError):

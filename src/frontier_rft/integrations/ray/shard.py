@@ -45,6 +45,7 @@ __all__ = ["ShardService"]
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
 Piece = tuple[I64, F64, int, int | None]
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 class ShardService(SelectorService):
@@ -174,7 +175,8 @@ class ShardService(SelectorService):
         self._round, self._reply = round_, {**reply, "plan": plan, "cuts": cuts}
         self._shard_counts["rounds"] += 1
         record = {"op": "propose", "round": round_, "plan": plan, "cuts": cuts, "k": k}
-        self._commit({**record, "c": candidates, "ids": reply["ids"]}, durable=False)
+        # Durable: a driver that got this reply has moved on, even if the machine has not.
+        self._commit({**record, "c": candidates, "ids": reply["ids"]}, durable=True)
         return reply
 
     def _split(
@@ -195,7 +197,7 @@ class ShardService(SelectorService):
         self._round, self._reply = round_, {"ids": ids}
         self._shard_counts["rounds"] += 1
         record = {"op": "split", "round": round_, "cut": cut, "n": n, "v": version, "t": now}
-        self._commit({**record, "ids": ids}, durable=False)
+        self._commit({**record, "ids": ids}, durable=True)
         return ids
 
     def _check_logged(self, logged: list[int] | None, ids: list[int]) -> None:
@@ -205,18 +207,23 @@ class ShardService(SelectorService):
     def _deliver(
         self, ids: I64, rewards: F64, step: int, version: int | None, idempotent: bool
     ) -> None:
-        seen = self._seen.get(step, np.zeros(0, dtype=np.int64))
-        if idempotent:
-            keep = ~np.isin(ids, seen)
+        seen = self._seen.get(step, _EMPTY)
+        tasks = np.unique(ids)  # a few dozen groups: compare those, not every rollout
+        pos = np.searchsorted(seen, tasks)
+        old = pos < seen.shape[0]
+        old[old] = seen[pos[old]] == tasks[old]
+        if idempotent and old.any():
+            keep = ~np.isin(ids, tasks[old])
             self._shard_counts["duplicates_dropped"] += int((~keep).sum())
             ids, rewards = ids[keep], rewards[keep]
             if ids.shape[0] == 0:
                 return
-        self._seen[step] = np.union1d(seen, ids)
-        window = int(getattr(self.selector.config, "dedupe_window", 64))
-        newest = max(self._seen)
-        for s in [s for s in self._seen if s <= newest - window]:
-            del self._seen[s]
+        new = tasks[~old]
+        self._seen[step] = np.insert(seen, pos[~old], new)
+        if len(self._seen) > 1 and step == max(self._seen):
+            window = int(getattr(self.selector.config, "dedupe_window", 64))
+            for s in [s for s in self._seen if s <= step - window]:
+                del self._seen[s]
         self._pieces.append((ids, rewards, step, version))
 
     def _replay_op(self, r: dict[str, Any]) -> None:

@@ -9,7 +9,8 @@
     client.report(Feedback(task_ids, rewards, step=t, policy_version=v))   # buffered
     client.flush()                                 # at the end of a worker's step
 
-Shard s is the actor `<name>.shard<s>` running ShardService, with `max_restarts=-1` by
+Shard s is the actor `<name>.shard<s>` running ShardService behind an async actor
+(AsyncShardActor: concurrent workers' flushes share fsyncs), with `max_restarts=-1` by
 default: when it dies, Ray starts it again and its constructor resumes from its
 directory (`<checkpoint_dir>/shard-<s>`: checkpoint + write-ahead log). Calls that fail
 because the actor died are re-sent once it is back (up to `reconnect_timeout_s`); that is
@@ -27,7 +28,7 @@ from ray.exceptions import GetTimeoutError, RayActorError
 
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.integrations.ray.config import SelectorSpec, ServiceConfig
-from frontier_rft.integrations.ray.shard import ShardService
+from frontier_rft.integrations.ray.shard_async import AsyncShardActor
 from frontier_rft.integrations.ray.sharded import (
     BatchedClient,
     Partition,
@@ -133,7 +134,7 @@ def start_sharded_service(
     instead. Keep the returned driver referenced (it owns non-detached actors).
     """
     part, selectors = shard_selectors(selector, pool, num_shards, seed, **selector_config)
-    actor_cls = ray.remote(ShardService)
+    actor_cls = ray.remote(AsyncShardActor)
     handles: list[Any] = []
     for s, sel in enumerate(selectors):
         options: dict[str, Any] = {
