@@ -64,6 +64,7 @@ def worker_class(ray: Any) -> Any:
             rollouts: int,
             epoch: float,
             step_s: float,
+            stop_file: str,
         ) -> dict[str, Any]:
             from frontier_rft.integrations.ray import connect_sharded
 
@@ -75,7 +76,8 @@ def worker_class(ray: Any) -> Any:
             mine = rng.permutation(np.arange(wid, n, workers))
             lat: list[float] = []
             flushes, cursor, start = 0, 0, time.perf_counter()
-            while time.perf_counter() - start < seconds:
+            stop = Path(stop_file)
+            while time.perf_counter() - start < seconds and not stop.exists():
                 step = int((time.time() - epoch) / step_s)  # the trainer's step, shared
                 if cursor + groups > mine.shape[0]:
                     cursor = 0
@@ -108,7 +110,7 @@ def run_one(
     name = f"bench-{shards}-{workers}-{kills}"
     work = Path(tempfile.mkdtemp(prefix="shard-", dir=REPO / ".ray_tmp"))
     try:
-        cfg = ServiceConfig(checkpoint_dir=str(work), checkpoint_every_ops=2000)
+        cfg = ServiceConfig(checkpoint_dir=str(work / "ckpt"), checkpoint_every_ops=2000)
         driver = start_sharded_service(
             name,
             "bots",
@@ -120,16 +122,25 @@ def run_one(
         )
         pool = [worker_class(ray).remote() for _ in range(workers)]
         ray.get([w.__ray_ready__.remote() for w in pool])
-        epoch = time.time()
+        epoch, stop = time.time(), work / "STOP"
+        limit = seconds if not kills else 3600.0  # a kill run stops after its kills
         runs = [
             w.run.remote(
-                name, i, workers, seconds, args.groups, args.rollouts, epoch, args.select_every
+                name,
+                i,
+                workers,
+                limit,
+                args.groups,
+                args.rollouts,
+                epoch,
+                args.select_every,
+                str(stop),
             )
             for i, w in enumerate(pool)
         ]
         rng = np.random.default_rng(1)
         rounds, done_kills, last_kill = [], 0, time.monotonic()
-        deadline = time.monotonic() + seconds + 600
+        deadline = time.monotonic() + seconds + (1200 if kills else 600)
         while time.monotonic() < deadline:
             ready, _ = ray.wait(runs, num_returns=len(runs), timeout=args.select_every)
             if len(ready) == len(runs):
@@ -141,6 +152,8 @@ def run_one(
                 victim = ray.get_actor(shard_name(name, int(rng.integers(shards))))
                 ray.kill(victim, no_restart=False)
                 done_kills, last_kill = done_kills + 1, time.monotonic()
+            if kills and done_kills == kills and time.monotonic() - last_kill > 3.0:
+                stop.touch()  # the last restart has had time to come back: finish
         results = ray.get(runs)
         driver.flush()
         m = driver.metrics()
@@ -216,9 +229,8 @@ def main() -> int:
                 print(f"[ray_sharded] S={s} W={w}", file=sys.stderr, flush=True)
                 grid.append(run_one(ray, args, s, w, args.seconds, 0))
         if args.kills:
-            secs = args.kills * args.kill_every + 3.0
             print(f"[ray_sharded] {args.kills} kills", file=sys.stderr, flush=True)
-            kill = run_one(ray, args, args.kill_shards, args.kill_workers, secs, args.kills)
+            kill = run_one(ray, args, args.kill_shards, args.kill_workers, 0.0, args.kills)
     finally:
         ray.shutdown()
     fsync_after = fsync_ms(probe)

@@ -79,24 +79,29 @@ class SelectorService:
 
     `selector` (or its SelectorSpec, when it crosses a process boundary) is the initial
     state, used only when `config.checkpoint_dir` holds no checkpoint; otherwise the
-    service resumes from the directory, and the selector only has to match it.
+    service resumes from the directory, and the selector only has to match it. None
+    resumes from the directory without that check (a restarted actor).
     """
 
     def __init__(
         self,
-        selector: Selector | SelectorSpec,
+        selector: Selector | SelectorSpec | None,
         config: ServiceConfig | None = None,
         *,
         clock: Callable[[], float] = time.time,
     ):
         self.config = config = config or ServiceConfig()
-        if isinstance(selector, SelectorSpec):
+        if selector is None:
+            if config.checkpoint_dir is None:
+                raise ValueError("a service without a selector resumes from checkpoint_dir")
+            collaborators: Mapping[str, Any] = {}
+        elif isinstance(selector, SelectorSpec):
             collaborators = selector.collaborators
             selector = selector.build()
         else:
             collaborators = own_collaborators(selector)
         self.clock = clock
-        self.selector = selector
+        self.selector: Selector = selector  # type: ignore[assignment]  # set by _open if None
         self.seq = 0
         """Number of operations applied so far (the seq of the last one)."""
         self.policy_version = -1
@@ -115,6 +120,7 @@ class SelectorService:
         self._last_checkpoint_time = clock()
         self._last_checkpoint_ms = float("nan")
         if config.checkpoint_dir is None:
+            assert selector is not None
             self._init_leases()
             return
         self._journal = Journal(
@@ -128,11 +134,13 @@ class SelectorService:
             self._journal.close()  # release the directory for a corrected retry
             raise
 
-    def _open(self, given: Selector, collaborators: Mapping[str, Any]) -> None:
+    def _open(self, given: Selector | None, collaborators: Mapping[str, Any]) -> None:
         """Start fresh on an empty directory, or resume: checkpoint, then replay the log."""
         assert self._journal is not None
         latest = self._journal.latest()
         if latest is None:
+            if given is None:
+                raise ValueError(f"{self.config.checkpoint_dir} holds no checkpoint to resume")
             self._init_leases()
             self._checkpoint()  # seq 0: a resume point from the very first operation
             return
@@ -448,14 +456,16 @@ class SelectorService:
                 "from its checkpoint directory"
             )
 
-    def _check_resume(self, given: Selector, state: dict[str, Any]) -> None:
+    def _check_resume(self, given: Selector | None, state: dict[str, Any]) -> None:
         saved = self.selector
         problems = []
-        if saved.name != given.name:
+        if given is None:
+            pass  # a restart of this very service: nothing to compare with
+        elif saved.name != given.name:
             problems.append(f"selector {saved.name!r} != {given.name!r}")
         elif dataclasses.asdict(saved.config) != dataclasses.asdict(given.config):
             problems.append("a different selector config")
-        if saved.pool.fingerprint != given.pool.fingerprint:
+        if given is not None and saved.pool.fingerprint != given.pool.fingerprint:
             problems.append("a different TaskPool")
         if state.get("semantics") != self.config.semantics():
             problems.append(

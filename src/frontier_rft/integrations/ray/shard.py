@@ -53,7 +53,7 @@ class ShardService(SelectorService):
 
     def __init__(
         self,
-        selector: Selector | SelectorSpec,
+        selector: Selector | SelectorSpec | None,
         config: ServiceConfig | None = None,
         *,
         shard: int = 0,

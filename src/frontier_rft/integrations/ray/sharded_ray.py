@@ -21,6 +21,7 @@ non-idempotent client's update is never re-sent (it may or may not have been app
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -38,6 +39,25 @@ from frontier_rft.integrations.ray.sharded import (
 )
 
 __all__ = ["RayShards", "connect_sharded", "shard_name", "start_sharded_service"]
+
+
+class RayShardActor(AsyncShardActor):
+    """The shard actor. Its selector arrives boxed (`[ObjectRef]`), so Ray does not have to
+    fetch it again when it restarts the actor: a restart resumes from the checkpoint
+    directory, and a large constructor argument may be gone from the object store by then
+    (Ray issue 53727)."""
+
+    def __init__(self, box: list[Any], config: ServiceConfig, **kwargs: Any):
+        resume = (
+            config.checkpoint_dir is not None and (Path(config.checkpoint_dir) / "CURRENT").exists()
+        )
+        spec: SelectorSpec | None = None
+        try:
+            spec = ray.get(box[0], timeout=30)
+        except Exception:
+            if not resume:
+                raise
+        super().__init__(spec, config, **kwargs)
 
 
 def shard_name(name: str, shard: int) -> str:
@@ -71,6 +91,7 @@ class RayShards:
         self._owned = list(owned) if owned else None
         self.resends = 0
         """Calls re-sent to a restarted shard."""
+        self.spec_refs: list[Any] = []  # the shards' initial selectors, kept alive
 
     def call(
         self, method: str, args: list[tuple[Any, ...] | None], retry: bool = True
@@ -134,8 +155,9 @@ def start_sharded_service(
     instead. Keep the returned driver referenced (it owns non-detached actors).
     """
     part, selectors = shard_selectors(selector, pool, num_shards, seed, **selector_config)
-    actor_cls = ray.remote(AsyncShardActor)
+    actor_cls = ray.remote(RayShardActor)
     handles: list[Any] = []
+    refs: list[Any] = []
     for s, sel in enumerate(selectors):
         options: dict[str, Any] = {
             "name": shard_name(name, s),
@@ -146,14 +168,16 @@ def start_sharded_service(
         }
         if detached:
             options["lifetime"] = "detached"
-        spec = SelectorSpec.of(sel)
+        ref = ray.put(SelectorSpec.of(sel))
+        refs.append(ref)  # held by the driver while the shards may need it
         handles.append(
             actor_cls.options(**options).remote(
-                spec, shard_config(config, s), shard=s, bounds=part.bounds
+                [ref], shard_config(config, s), shard=s, bounds=part.bounds
             )
         )
     ray.get([h.__ray_ready__.remote() for h in handles], timeout=timeout_s)
     shards = RayShards(name, num_shards, namespace=namespace, owned=handles)
+    shards.spec_refs = refs
     return ShardedService(shards, seed=seed)
 
 
