@@ -25,7 +25,8 @@ candidate mode the driver splits the C candidates across shards by a multivariat
 hypergeometric draw over shard sizes, so their union is a uniform C-subset of the pool.
 
 The kernel plug-in is not supported here (each shard would need the whole batch's
-features); the driver refuses it.
+features); the driver refuses it. This module is BOTSSelector's companion and reads its
+state (clock, step log, mu~, rho, posteriors) directly.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ __all__ = ["Coordinator", "PlanStep", "Proposal", "apply_plan", "propose", "summ
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 SUMMARY_KEYS = ("ids", "counts", "sums", "weak", "strong")
+Summary = dict[int, dict[str, list[float]]]
+"""Per step: a shard's groups as lists (global ids, rollouts, reward sums, reference rates)."""
 
 
 @dataclass(frozen=True)
@@ -77,14 +80,14 @@ class Proposal:
     keys: F64
 
 
-def summarize(sel: BOTSSelector, pieces: list[tuple[I64, F64, int]], offset: int) -> dict:  # type: ignore[type-arg]
+def summarize(sel: BOTSSelector, pieces: list[tuple[I64, F64, int]], offset: int) -> Summary:
     """Per step, this shard's groups of `pieces` (local ids, rewards, step) as the driver
     needs them: global ids, rollouts, reward sums, weak/strong reference rates."""
     by_step: dict[int, list[tuple[I64, F64]]] = {}
     for ids, rewards, step in pieces:
         by_step.setdefault(step, []).append((ids, rewards))
     ref = sel.pool.reference_pass_rates
-    out: dict[int, dict[str, list[float]]] = {}
+    out: Summary = {}
     for step, parts in by_step.items():
         ids = np.concatenate([p[0] for p in parts])
         rewards = np.concatenate([p[1] for p in parts])
@@ -125,7 +128,7 @@ class Coordinator:
             "gaussian": sel.gaussian,
         }
 
-    def plan(self, summaries: list[dict[int, dict[str, list[float]]]]) -> list[PlanStep]:
+    def plan(self, summaries: list[Summary]) -> list[PlanStep]:
         """The fold round for the shards' summaries, oldest step first (BOTS._advance)."""
         steps = sorted({s for summary in summaries for s in summary})
         cfg, out = self.cfg, []
