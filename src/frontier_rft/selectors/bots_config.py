@@ -66,6 +66,8 @@ class BOTSConfig(SelectorConfig):
     """Gaussian mode: prior pseudo count nu0 = sigma^2 / sigma0^2."""
     late_window: int = 64
     """Steps whose per-step log is kept so late pieces are folded in exactly."""
+    candidates: int = 0
+    """Tasks drawn uniformly per select to choose among (0 = the whole pool, the paper)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -104,6 +106,13 @@ class BOTSConfig(SelectorConfig):
         check(
             self.interpolation_eps >= 0,
             f"interpolation_eps must be >= 0, got {self.interpolation_eps!r}",
+        )
+        check(
+            isinstance(self.candidates, int)
+            and not isinstance(self.candidates, bool)
+            and self.candidates >= 0,
+            f"candidates must be an int >= 0 (0 = the whole pool; e.g. 16 x the batch size "
+            f"for pools of 1e7+ tasks), got {self.candidates!r}",
         )
         for name in ("kernel_chunk_rows", "late_window"):
             v = getattr(self, name)

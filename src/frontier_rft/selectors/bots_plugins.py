@@ -22,7 +22,14 @@ from numpy.typing import NDArray
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 
-__all__ = ["StepLog", "capability", "interpolate", "kernel_average", "smallest_k"]
+__all__ = [
+    "ExternalStep",
+    "StepLog",
+    "capability",
+    "interpolate",
+    "kernel_average",
+    "smallest_k",
+]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -64,20 +71,24 @@ def interpolate(
     out: F64 | None = None,
     at: I64 | None = None,
 ) -> F64:
-    """`scale * clip(mu * strong + (1 - mu) * weak, 0, 1)` for all tasks or for `at`.
+    """`scale * clip(weak + mu * (strong - weak), 0, 1)` for all tasks or for `at`.
 
-    One matrix-vector pass over the (N, 2) reference array, written into `out` if given.
-    For mu in [0, 1] the estimate is a convex combination of two rates in [0, 1], so the
-    clip (and its extra passes) is only applied when mu extrapolates.
+    Elementwise on the two columns of the (N, 2) reference array, written into `out` if
+    given. Not a matrix-vector product: `np.matmul` on an (N, 2) array goes to BLAS,
+    whose worker threads then busy-wait between calls and steal the cores the rest of
+    the step runs on. For mu in [0, 1] the estimate is a convex combination of two rates
+    in [0, 1], so the clip (and its extra pass) is only applied when mu extrapolates.
     """
     rows = ref if at is None else ref[at]
+    weak = rows[:, 0]
+    res = np.subtract(rows[:, 1], weak, out=out)
+    res *= mu
+    res += weak
     if clip and not 0.0 <= mu <= 1.0:
-        res = np.matmul(rows, np.array([1.0 - mu, mu]), out=out)
         np.clip(res, 0.0, 1.0, out=res)
-        if scale != 1.0:
-            res *= scale
-        return res
-    return np.matmul(rows, np.array([(1.0 - mu) * scale, mu * scale]), out=out)
+    if scale != 1.0:
+        res *= scale
+    return res
 
 
 def kernel_average(
@@ -142,6 +153,32 @@ def smallest_k(score: F64, k: int, rng: np.random.Generator) -> I64:
     ids = np.concatenate([below, tied])
     ids = ids[np.argsort(sub[ids], kind="stable")]
     return (ids if cand is None else cand[ids]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ExternalStep:
+    """The interpolation plug-in's results for one step, computed over the whole step by a
+    sharded service's driver and applied by every shard (bots_shard)."""
+
+    mu_tilde: float
+    """mu~ after the step (NaN while no batch has given a mu_t)."""
+    mu: float
+    """The step's raw mu_t (NaN when undefined); metric only."""
+    rho: float
+    """rho after the step (adaptive rho may have halved it)."""
+    n_implicit: float
+    """Pseudo sample size n~ of the step's implicit evidence."""
+    error: float
+    """Plug-in error on the step's batch (NaN when not computed); metric only."""
+    implicit: bool
+    """Whether the step adds implicit evidence (a mu~ exists, a plug-in, rho > 0)."""
+
+    def to_state(self) -> list[float]:
+        return [self.mu_tilde, self.mu, self.rho, self.n_implicit, self.error, self.implicit]
+
+    @classmethod
+    def from_state(cls, v: list[Any]) -> ExternalStep:
+        return cls(float(v[0]), float(v[1]), float(v[2]), float(v[3]), float(v[4]), bool(v[5]))
 
 
 @dataclass
