@@ -37,7 +37,8 @@ POISON = [
     ({"step": 2**53}, "Feedback.step"),
     ({"policy_version": 2**63}, "Feedback.policy_version"),
     ({"policy_version": -1}, "Feedback.policy_version"),
-    ({"rewards": np.array([1.7e308, 0.0, 0.0, 0.0])}, "rescale"),
+    ({"rewards": np.array([1.7e308, 0.0, 0.0, 0.0])}, "divide the rewards"),  # core bound
+    ({"rewards": np.array([1e50, 0.0, 0.0, 0.0])}, "rescale"),  # the service's tighter bound
 ]
 
 

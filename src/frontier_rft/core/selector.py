@@ -30,8 +30,9 @@ from frontier_rft.core.state_check import read_array, read_float, read_int, read
 
 __all__ = ["FORMAT_VERSION", "Selector"]
 
-FORMAT_VERSION = 1
-"""Version of the state_dict / saved-file layout; bumped on incompatible changes."""
+FORMAT_VERSION = 2
+"""Version of the state_dict / saved-file layout; bumped on incompatible changes (2: refreshed
+features in the base state, BOTS regression and candidate-mode state, prompts as UTF-8)."""
 
 
 def _copy_tree(obj: Any) -> Any:

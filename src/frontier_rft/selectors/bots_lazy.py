@@ -34,6 +34,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_STEP
+from frontier_rft.core.state_check import read_array, read_int
+
 __all__ = ["LazyPosterior"]
 
 F64 = NDArray[np.float64]
@@ -264,16 +267,16 @@ class LazyPosterior:
         }
 
     def load_state_dict(self, state: dict[str, Any], alpha: F64, beta: F64) -> None:
-        n = alpha.shape[0]
-        event = np.asarray(state["event"], dtype=np.int32)
-        steps = np.asarray(state["steps"], dtype=np.int64)
-        acc_a = np.asarray(state["acc_a"], dtype=np.float64)
-        acc_m = np.asarray(state["acc_m"], dtype=np.float64)
-        base = int(state["base"])
-        clip_events = np.asarray(state["clip_events"], dtype=np.int64)
-        clip_steps = np.asarray(state["clip_steps"], dtype=np.int64)
-        clip_c = np.asarray(state["clip_c"], dtype=np.float64)
-        clip_mu = np.asarray(state["clip_mu"], dtype=np.float64)
+        n, who = alpha.shape[0], "bots candidate-mode"
+        event = read_array(state, "event", who, np.int32, shape=(n,), lo=0, hi=2**31 - 1)
+        steps = read_array(state, "steps", who, np.int64, lo=-1, hi=MAX_STEP)
+        acc_a = read_array(state, "acc_a", who, np.float64, finite=True)
+        acc_m = read_array(state, "acc_m", who, np.float64, finite=True)
+        base = read_int(state, "base", who, lo=0, hi=2**31 - 1)
+        clip_events = read_array(state, "clip_events", who, np.int64, lo=0, hi=2**31 - 1)
+        clip_steps = read_array(state, "clip_steps", who, np.int64, lo=-1, hi=MAX_STEP)
+        clip_c = read_array(state, "clip_c", who, np.float64, finite=True)
+        clip_mu = read_array(state, "clip_mu", who, np.float64, finite=True)
         clip = (clip_events, clip_steps, clip_c, clip_mu)
         if event.shape != (n,) or steps.ndim != 1 or steps.shape[0] == 0:
             raise ValueError("bots state: candidate-mode arrays do not match the pool")

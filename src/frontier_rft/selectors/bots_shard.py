@@ -24,9 +24,10 @@ over the whole pool: the selection law of one selector (not its random stream). 
 candidate mode the driver splits the C candidates across shards by a multivariate
 hypergeometric draw over shard sizes, so their union is a uniform C-subset of the pool.
 
-The kernel plug-in is not supported here (each shard would need the whole batch's
-features); the driver refuses it. This module is BOTSSelector's companion and reads its
-state (clock, step log, mu~, rho, posteriors) directly.
+The kernel and regression plug-ins are not supported here (each shard would need the
+whole batch's features, or the whole pool's regression); the driver refuses them. This
+module is BOTSSelector's companion and reads its state (clock, step log, mu~, rho,
+posteriors) directly.
 """
 
 from __future__ import annotations
@@ -108,8 +109,12 @@ class Coordinator:
     """The driver's copy of BOTS's global state: clock, logged steps, mu~ and rho."""
 
     def __init__(self, cfg: BOTSConfig, plugin: str, gaussian: bool, state: dict[str, Any]):
-        if plugin == "kernel":
-            raise ValueError("a sharded service cannot run the kernel plug-in (see bots_shard)")
+        if plugin in ("kernel", "regression"):
+            raise ValueError(
+                f"a sharded service cannot run the {plugin} plug-in (its estimate needs every "
+                "shard's features and history); give the pool reference_pass_rates, or pass "
+                "plugin='none'"
+            )
         self.cfg, self.plugin, self.gaussian = cfg, plugin, gaussian
         self.clock = int(state["clock"])
         self.logged = {int(s) for s in state["logged"]}
