@@ -501,3 +501,12 @@ def test_regression_plugin_gaussian_and_resume() -> None:
     copy.load_state_dict(sel.state_dict())
     np.testing.assert_array_equal(sel.select(3), copy.select(3))
     assert_state_equal(sel.state_dict(), copy.state_dict())
+
+
+def test_candidate_mode_refuses_the_regression_plugin_and_auto_falls_back() -> None:
+    pool = TaskPool(num_tasks=50, prompts=[f"task {i} with {i % 7} parts" for i in range(50)])
+    with pytest.raises(ValueError, match="cannot use the regression plug-in"):
+        make_selector("bots", pool, candidates=16, plugin="regression")
+    with pytest.warns(EvidenceWarning, match="explicit evidence only"):
+        sel = make_selector("bots", pool, candidates=16)
+    assert sel.plugin == "none" and sel.evidence == {"plugin": "none"}
