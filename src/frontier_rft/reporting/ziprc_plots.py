@@ -134,9 +134,15 @@ def _point_labels(group: Sequence[Mapping[str, Any]], family: str, axis: str) ->
     return [(x, y, f"{name}={', '.join(values)}") for (x, y), values in merged.items()]
 
 
-def _place_labels(fig: Any, ax: Any, items: Sequence[tuple[float, float, str, str]]) -> None:
+def _place_labels(
+    fig: Any,
+    ax: Any,
+    items: Sequence[tuple[float, float, str, str]],
+    bars: Sequence[tuple[float, float, float, float]] = (),
+) -> None:
     """Annotate each (x, y, text, colour) at the first offset whose text box overlaps no
-    other label, no marker and stays inside the axes (else the least overlapping one)."""
+    other label, no marker, no error bar (x, y, x_err, y_err) and stays inside the axes
+    (else the least overlapping one)."""
     from matplotlib.transforms import Bbox
 
     fig.canvas.draw()  # run the layout once, then freeze it: boxes are in final positions
@@ -147,6 +153,12 @@ def _place_labels(fig: Any, ax: Any, items: Sequence[tuple[float, float, str, st
         Bbox.from_extents(px - 6, py - 6, px + 6, py + 6)
         for px, py in ax.transData.transform([(x, y) for x, y, _, _ in items])
     ]
+    lines = []  # error bars as thin boxes: a label on top of one is hard to read
+    for x, y, dx, dy in bars:
+        (x0, y0), (x1, y1) = ax.transData.transform([(x - dx, y - dy), (x + dx, y + dy)])
+        (cx, cy) = ax.transData.transform([(x, y)])[0]
+        lines += [Bbox.from_extents(cx - 1.5, y0, cx + 1.5, y1)]
+        lines += [Bbox.from_extents(x0, cy - 1.5, x1, cy + 1.5)]
     placed: list[Any] = []
     scale = fig.dpi / 72.0
     for i, (x, y, text, color) in enumerate(items):
@@ -155,7 +167,7 @@ def _place_labels(fig: Any, ax: Any, items: Sequence[tuple[float, float, str, st
             note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
                                ha=align, fontsize=8, color=color)  # fmt: skip
             box = note.get_window_extent(renderer).expanded(1.05, 1.1)
-            others = placed + [m for j, m in enumerate(markers) if j != i]
+            others = placed + lines + [m for j, m in enumerate(markers) if j != i]
             overlap = sum(
                 max(0.0, min(box.x1, o.x1) - max(box.x0, o.x0))
                 * max(0.0, min(box.y1, o.y1) - max(box.y0, o.y0))
@@ -189,6 +201,7 @@ def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> P
     seeds = max(int(r.get("seeds", 1)) for r in rows)
     spread = "1 seed: no error bars" if seeds == 1 else f"error bars: ±1 std over {seeds} seeds"
     labels: list[tuple[float, float, str, str]] = []
+    bars: list[tuple[float, float, float, float]] = []
     with _figure(8.6, 4.8) as fig:
         ax = fig.subplots()
         for k, family in enumerate(families):
@@ -220,11 +233,16 @@ def pareto_figure(rows: Sequence[Mapping[str, Any]], axis: str = "compute") -> P
                 zorder=4 if baseline else 3,
             )
             labels += [(x, y, text, color) for x, y, text in _point_labels(group, family, axis)]
+            if seeds > 1:
+                bars += [
+                    (r[axis]["mean"], r["accuracy"]["mean"], r[axis]["std"], r["accuracy"]["std"])
+                    for r in group
+                ]
         ax.set(xlabel=_PARETO_AXES[axis], ylabel="accuracy of the returned sample")
         handles, names = ax.get_legend_handles_labels()
         fig.legend(handles, names, loc="outside right upper", alignment="left",
                    title=f"operating point\n({spread})")  # fmt: skip
-        _place_labels(fig, ax, labels)
+        _place_labels(fig, ax, labels, bars)
         return _render(
             fig,
             f"ziprc_pareto_{axis}",
