@@ -7,6 +7,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 
+from frontier_rft.cli.bench_rl import add_command as add_bench_rl
 from frontier_rft.cli.countdown_demo import add_command as add_countdown_demo
 from frontier_rft.cli.simulate import add_commands
 from frontier_rft.cli.train import add_commands as add_train_commands
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_commands(sub)
     add_ziprc_commands(sub)
     add_countdown_demo(sub)
+    add_bench_rl(sub)
     sel = sub.add_parser("selectors", help="list selectors, or show one's config and defaults")
     sel.add_argument("name", nargs="?", help="a registered selector name")
     sel.set_defaults(func=_cmd_selectors)

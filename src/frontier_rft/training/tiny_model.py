@@ -30,7 +30,7 @@ from frontier_rft.training.tokenizer import train_tokenizer
 
 __all__ = ["build_model", "build_tiny_lm", "load_lm", "save_lm", "tokenizer_corpus"]
 
-CORPUS_LEVELS = {"countdown": "2x20,3x20,4x20,3,4"}
+CORPUS_LEVELS = {"countdown": "2x20,3x20,4x20,3,4", "arithmetic": "2,3,4,5,6,7,8"}
 """Levels whose prompts and demonstrations form the tokenizer corpus (wide number range)."""
 
 
