@@ -58,7 +58,7 @@ def test_curves_are_validated() -> None:
 
 def test_bootstrap_ci_and_paired_summary() -> None:
     lo, hi = bootstrap_mean_ci([0.5, 0.6, 0.7, 0.8, 0.9])
-    assert lo < 0.7 < hi and 0.5 <= lo and hi <= 0.9
+    assert lo < 0.7 < hi and lo >= 0.5 and hi <= 0.9
     assert bootstrap_mean_ci([0.4] * 5) == pytest.approx((0.4, 0.4))
     full = paired_summary([0.5, 0.6, 0.7])
     assert full["mean"] == pytest.approx(0.6) and full["reached"] == 3

@@ -179,7 +179,7 @@ def effect_checks(
         ok = _excludes_zero(d_rho["ci"], +1)
         checks.append(
             {
-                "effect": "BOTS rho = 0 starts slowly (ETR near uniform's early on; rho > 0 higher)",
+                "effect": "BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
                 "paper": "BOTS sec. 4.2: rho = 0 behaves almost like random sampling early",
                 "measured": {
                     "etr_first_quarter": {n: _mean_ci(v) for n, v in early.items()},
@@ -309,7 +309,7 @@ def effect_checks(
         ]
         checks.append(
             {
-                "effect": "frontier replay at ratios 0.05 / 0.10 / 0.15 each speeds training mildly",
+                "effect": "frontier replay ratios 0.05 / 0.10 / 0.15 each speed training mildly",
                 "paper": "frontier replay for RLOO: 0.05-0.15 all help a little on Countdown",
                 "measured": {
                     "ttb100": measured,
