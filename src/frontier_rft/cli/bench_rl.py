@@ -80,12 +80,22 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         f"{sum(s.done for s in specs)} already done; {args.jobs} parallel jobs; runs in {root}",
         flush=True,
     )
-    failed = run_all(specs, args.jobs, progress=not args.no_progress)
-    if failed:
-        raise SystemExit(f"error: {len(failed)} runs failed; rerun the same command to retry them")
+    if not args.report_only:
+        failed = run_all(specs, args.jobs, progress=not args.no_progress)
+        if failed:
+            raise SystemExit(
+                f"error: {len(failed)} runs failed; rerun the same command to retry them"
+            )
+    # Seeds whose runs all finished (--report-only on a benchmark still running: the
+    # complete paired seeds so far).
+    complete = [s for s in args.seeds if all(sp.done for sp in specs if sp.seed == s)]
+    if not complete:
+        raise SystemExit("error: no seed has all its runs finished yet")
     runs: dict[str, dict[int, Any]] = {}
     for spec in specs:
-        runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
+        if spec.seed in complete:
+            runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
+    start = {str(s): start[str(s)] for s in complete}
     labels = [e.label for e in entries]
     seconds = time.perf_counter() - t0
     summary = write_results(runs, start, entries, tb, Path(args.out), args, seconds)
@@ -183,9 +193,11 @@ def _header(summary: dict[str, Any], command: str, machine: str, tb: Any, seeds:
             f"Command: `{command}`  ",
             f"Machine: {machine}  ",
             f"Learner: tiny Llama ({tb.model.hidden_size} wide, {tb.model.num_layers} layers) "
-            f"warm-started on addition, GRPO ({t.estimator}, {t.loss_aggregation}), "
-            f"{t.steps} steps x {t.batch_size} prompts x {t.group_size} rollouts, lr {t.lr}, "
-            f"pool {t.train_size} tasks (levels {t.levels} digits), held-out {t.eval_size} tasks "
+            f"warm-started on {t.task} demonstrations ({tb.sft.steps} steps), GRPO "
+            f"({t.estimator}, {t.loss_aggregation}), {t.steps} steps x {t.batch_size} prompts x "
+            f"{t.group_size} rollouts, lr {t.lr}, reward {t.format_reward or 0:g} for a "
+            f"well-formatted wrong answer, pool {t.train_size} tasks (levels {t.levels}), "
+            f"held-out {t.eval_size} tasks "
             f"x {t.eval_samples} samples every {t.eval_every} steps.  ",
             "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
             "defaults, unless the row says otherwise.  ",
@@ -248,4 +260,9 @@ def add_command(sub: Any) -> None:
     p.add_argument("--out", default="benchmarks/results", help="results directory")
     p.add_argument("--name", default="real_rl", help="file stem of the results")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: write the results of the seeds whose runs have all finished",
+    )
     p.set_defaults(func=_cmd)
