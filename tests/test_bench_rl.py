@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
 from frontier_rft.cli.main import main
-from frontier_rft.training.bench import MAIN_ENTRIES, run_specs, testbed
+from frontier_rft.training import bench
 
 pytestmark = pytest.mark.integration
 
@@ -55,12 +55,10 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
     assert full["command"].startswith("frontier bench-rl")
     assert set(full["start_state"]) == {"0", "1"}
     # Every run trained its steps and evaluated at the start and every eval_every steps.
-    tb = testbed("toy")
+    tb = bench.testbed("toy")
     for seed in (0, 1):
-        rows = [
-            json.loads(x)
-            for x in (runs / "runs" / "dapo" / f"seed{seed}" / "metrics.jsonl").read_text().split()
-        ]
+        metrics = runs / "runs" / "dapo" / f"seed{seed}" / "metrics.jsonl"
+        rows = [json.loads(x) for x in metrics.read_text().splitlines()]
         assert [r["step"] for r in rows if "eval/pass@1" in r] == [0, 2, 4]
         assert sum("train/rollouts" in r for r in rows) == tb.train.steps
     # A second call finds every run done and retrains nothing.
@@ -71,8 +69,8 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
 
 
 def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
-    tb = testbed("toy")
-    specs = run_specs(tb, MAIN_ENTRIES[:3], [0, 1], tmp_path / "m", tmp_path)
+    tb = bench.testbed("toy")
+    specs = bench.run_specs(tb, bench.MAIN_ENTRIES[:3], [0, 1], tmp_path / "m", tmp_path)
     assert [(s.seed, s.entry.label) for s in specs[:3]] == [
         (0, "uniform"),
         (0, "prioritized"),

@@ -14,6 +14,7 @@ and for METIS judge prompts.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,10 @@ INSTALL_HINT = (
 
 
 def is_pretrained_name(name: object) -> bool:
-    """Whether `name` is one of PRETRAINED (not a directory path)."""
-    return isinstance(name, str) and name in PRETRAINED
+    """Whether `name` names one of PRETRAINED (a directory of that name takes precedence)."""
+    if not isinstance(name, (str, os.PathLike)):
+        return False
+    return os.fspath(name) in PRETRAINED and not Path(name).exists()
 
 
 def smollm2_gguf() -> Path | None:
