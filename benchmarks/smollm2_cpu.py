@@ -43,6 +43,8 @@ def main() -> int:
     p.add_argument("--levels", default="2,3", help="addition levels (digits)")
     p.add_argument("--max-new-tokens", type=int, default=24)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--judge-temperature", type=float, default=1.0, help="0 = greedy")
+    p.add_argument("--judge-max-new-tokens", type=int, default=12)
     p.add_argument("--json", default="benchmarks/results/smollm2_cpu.json")
     p.add_argument("--runs", default="runs/smollm2-cpu")
     args = p.parse_args()
@@ -148,7 +150,12 @@ def main() -> int:
     out["rollout_s"] = time.perf_counter() - t0
     variance = scores.var(axis=1)
     pool = build_given_pool(items, {}, ("prompts",))
-    judge = PolicyJudge(model, tokenizer, max_new_tokens=12, temperature=1.0)
+    judge = PolicyJudge(
+        model,
+        tokenizer,
+        max_new_tokens=args.judge_max_new_tokens,
+        temperature=args.judge_temperature,
+    )
     selector = make_selector("metis", pool, seed=0, judge=judge, pool_multiplier=1)
     # K = 3 exemplars: the realised variance of three other prompts (the last three).
     ex = np.arange(args.prompts, args.prompts + 3)
