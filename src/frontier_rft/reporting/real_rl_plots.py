@@ -97,7 +97,8 @@ def plot_learning_curves(
             ax.axhline(target, color="black", ls=":", lw=0.9)
             ax.set_title(f"{label} (n={len(runs[label])} seeds)", loc="left")
             ax.legend(loc="lower right", fontsize=8.5)
-        for ax in axes[-1]:
+        for ax in axes.ravel()[: len(others)]:  # every panel keeps its step axis
+            ax.xaxis.set_tick_params(labelbottom=True)
             ax.set_xlabel("training step")
         for ax in axes[:, 0]:
             ax.set_ylabel("held-out pass@1")
@@ -221,7 +222,7 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
                 ("uniform", "train/selected_level_mean", ""),
                 ("sec", "train/selected_level_mean", ""),
             ],
-            "level (0 = 2 digits)",
+            "level (0 = the first of --levels)",
         ),
         (
             "METIS: selected prompts' success rate",
@@ -311,4 +312,31 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
         fig.suptitle(
             "The papers' effects on the real learner (mean, bootstrap 95% band)", fontsize=10.5
         )
+        return _save(fig, path)
+
+
+def plot_uniform_calibration(calibration: Mapping[str, Any], path: Path) -> Path:
+    """Held-out pass@1 of every uniform calibration run (one seed each), from
+    benchmarks/results/real_rl_calibration.json; the dotted line is the +0.10 target."""
+    run = calibration["uniform_run"]
+    series = [("2x20,3x20 lr 1e-4 (the testbed)", run["eval_steps"], run["pass1"], "-")]
+    styles = {"lr 3e-4": "--", "lr 2e-4": ":", "250-step": "-."}
+    for name, other in calibration["other_configurations"].items():
+        if "pass1" in other:
+            dash = next((d for key, d in styles.items() if key in name), "-.")
+            series.append((name, other["eval_steps"], other["pass1"], dash))
+    with _figure(8.5, 4.2) as fig:
+        ax = fig.subplots()
+        for i, (name, x, y, dash) in enumerate(series):
+            color = SELECTOR_COLORS["uniform"] if i == 0 else f"C{i}"
+            ax.plot(x, y, ls=dash, marker="o", ms=3, lw=1.6, color=color, label=name)
+            ax.axhline(y[0] + 0.10, color=color, ls=":", lw=0.7)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("held-out pass@1")
+        ax.set_title(
+            "Uniform RL on the tiny Countdown policy (one seed per curve); dotted: start + 0.10",
+            loc="left",
+            fontsize=10,
+        )
+        ax.legend(fontsize=8)
         return _save(fig, path)
