@@ -140,13 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import ray
 
         from frontier_rft.integrations.ray import start_service
+        from frontier_rft.integrations.ray.local import init_local
 
-        ray.init(
-            num_cpus=2,
-            include_dashboard=False,
-            _temp_dir=str(REPO / ".ray_tmp" / "svc"),
-            log_to_driver=False,
-        )
+        init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
         try:
             client_cls = ray_client_class(ray)

@@ -450,3 +450,63 @@ def test_picks_mixed_tasks_far_more_often_than_uniform(name: str) -> None:
         share[method] = mixed[np.concatenate(picked[5:])].mean()
     assert share["uniform"] < 0.45
     assert share[name] > 0.6, share
+
+
+# ---------------------------------------------------------------- regression plug-in
+def _feature_pool() -> TaskPool:
+    return TaskPool(num_tasks=3, features=[[1.0], [2.0], [0.0]])
+
+
+def test_regression_plugin_matches_hand_computation() -> None:
+    sel = make_selector("bots", _feature_pool(), plugin="regression", regression_forgetting=1.0)
+    feed(sel, {0: [1, 1, 1, 0]}, step=0)
+    # g0 = logit((3 + 1/2) / (4 + 1)) = logit(0.7) = ln(7/3). Ridge on [x, 1] with penalty 1:
+    # (X^T X + I) w = X^T g -> [[2, 1], [1, 2]] w = [g, g] -> w = [g/3, g/3].
+    g = math.log(7 / 3)
+    reg = sel.state_dict()["algo"]["regression"]
+    np.testing.assert_allclose(reg["model"]["weights"], [g / 3, g / 3])
+    # Anchor r0 = g - (1 + 1) g/3 = g/3; p~0 = sigmoid(g) = 0.7, p~1 = sigmoid(3 g/3) = 0.7,
+    # p~2 = sigmoid(g/3) (never rolled out: no anchor).
+    np.testing.assert_allclose(reg["anchors"], [g / 3, 0.0, 0.0])
+    p2 = 1.0 / (1.0 + math.exp(-g / 3))
+    # First step: no forgetting yet; unselected tasks get rho * n * p~ = 0.4 p~ (Eq. 1).
+    a, b = posterior(sel)
+    np.testing.assert_allclose(a, [1 + 3, 1 + 0.4 * 0.7, 1 + 0.4 * p2])
+    np.testing.assert_allclose(b, [1 + 1, 1 + 0.4 * 0.3, 1 + 0.4 * (1 - p2)])
+
+
+def test_regression_late_piece_retracts_the_estimate_of_its_own_step() -> None:
+    sel = make_selector("bots", _feature_pool(), plugin="regression")
+    feed(sel, {0: [1, 1, 0, 0]}, step=0)
+    weights0 = sel.state_dict()["algo"]["log"][0]["weights"].copy()
+    feed(sel, {2: [1, 1, 1, 1]}, step=1)  # task 2's anchor changes at step 1
+    a1, b1 = posterior(sel)
+    feed(sel, {2: [0, 0, 1, 0]}, step=0)  # a late piece of step 0 for task 2
+    a, b = posterior(sel)
+    # Step 0 gave task 2 implicit evidence from p~ as of step 0: weights0 and no anchor.
+    p_old = 1.0 / (1.0 + math.exp(-(0.0 * weights0[0] + weights0[1])))
+    k = 0.1 * 4 * 0.9  # rho * n, discounted one step like the explicit counts
+    assert a[2] == pytest.approx(a1[2] + 0.9 * 1 - k * p_old)
+    assert b[2] == pytest.approx(b1[2] + 0.9 * 3 - k * (1 - p_old))
+    np.testing.assert_allclose(a[:2], a1[:2])
+
+
+def test_regression_plugin_gaussian_and_resume() -> None:
+    pool = TaskPool(num_tasks=6, features=np.arange(12.0).reshape(6, 2), prompts=list("abcdef"))
+    sel = make_selector("bots", pool, reward_model="gaussian", plugin="regression", seed=3)
+    for t in range(4):
+        ids = sel.select(3)
+        sel.update(Feedback(np.repeat(ids, 2), np.linspace(-2.0, 5.0, 6), step=t))
+    copy = make_selector("bots", pool, reward_model="gaussian", plugin="regression", seed=3)
+    copy.load_state_dict(sel.state_dict())
+    np.testing.assert_array_equal(sel.select(3), copy.select(3))
+    assert_state_equal(sel.state_dict(), copy.state_dict())
+
+
+def test_candidate_mode_refuses_the_regression_plugin_and_auto_falls_back() -> None:
+    pool = TaskPool(num_tasks=50, prompts=[f"task {i} with {i % 7} parts" for i in range(50)])
+    with pytest.raises(ValueError, match="cannot use the regression plug-in"):
+        make_selector("bots", pool, candidates=16, plugin="regression")
+    with pytest.warns(EvidenceWarning, match="explicit evidence only"):
+        sel = make_selector("bots", pool, candidates=16)
+    assert sel.plugin == "none" and sel.evidence == {"plugin": "none"}

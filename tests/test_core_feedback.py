@@ -81,12 +81,36 @@ BAD_FEEDBACK: dict[str, tuple[Feedback, str]] = {
     "bool step": (Feedback(GOOD_IDS, np.ones(3), step=True), "step must be a non-negative int"),
     "float version": (
         Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=1.5),
-        "policy_version must be an int or None",
+        "policy_version must be a non-negative int",
     ),
     "bool version": (
         Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=False),
-        "policy_version must be an int or None",
+        "policy_version must be a non-negative int",
     ),
+    "step beyond int64": (Feedback(GOOD_IDS, np.ones(3), step=2**63), "below 2**53, got 9223"),
+    "uint64 step": (
+        Feedback(GOOD_IDS, np.ones(3), step=np.uint64(2**64 - 1)),
+        "step must be a non-negative int below 2**53, got 18446744073709551615",
+    ),
+    "step 2**53": (Feedback(GOOD_IDS, np.ones(3), step=2**53), "below 2**53"),
+    "uint64 version": (
+        Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=np.uint64(2**64 - 1)),
+        "policy_version must be a non-negative int below 2**53",
+    ),
+    "negative version": (
+        Feedback(GOOD_IDS, np.ones(3), step=0, policy_version=-1),
+        "policy_version must be a non-negative int",
+    ),
+    "uint64 ids": (
+        Feedback(np.array([2**64 - 1, 0, 1], dtype=np.uint64), np.ones(3), step=0),
+        "outside [0, 10), first 18446744073709551615",
+    ),
+    "huge float ids": (Feedback(np.array([1e300, 0.0, 1.0]), np.ones(3), step=0), "first 1e+300"),
+    "reward beyond 1e100": (
+        Feedback(GOOD_IDS, np.array([1.7e308, 0.0, 0.0]), step=0),
+        "magnitude 1.7e+308, above the supported 1e+100; divide the rewards by a constant",
+    ),
+    "complex rewards": (Feedback(GOOD_IDS, np.ones(3) + 1j, step=0), "must be numeric"),
     "2-d ids": (Feedback(GOOD_IDS.reshape(3, 1), np.ones(3), step=0), "flat 1-D arrays"),
     "2-d rewards": (Feedback(GOOD_IDS, np.ones((3, 2)), step=0), "flat 1-D arrays"),
     "scalar rewards": (Feedback(GOOD_IDS, 1.0, step=0), "flat 1-D arrays"),
@@ -125,6 +149,15 @@ def test_feedback_validation_messages(case: str) -> None:
         feedback.validated(10, (0.0, 1.0))
 
 
+def test_the_bounds_are_inclusive_at_their_edges() -> None:
+    edge = Feedback(GOOD_IDS, np.array([1e100, -1e100, 0.0]), step=2**53 - 1, policy_version=0)
+    _, rewards = edge.validated(10, None)
+    assert rewards[0] == 1e100
+    Feedback(GOOD_IDS, np.ones(3), step=np.uint64(5), policy_version=np.int8(2**7 - 1)).validated(
+        10, None
+    )
+
+
 def test_reward_bounds_message_shows_the_plain_value() -> None:
     feedback = Feedback(GOOD_IDS, np.array([1.0, 1.5, 0.0]), step=0)
     with pytest.raises(ValueError, match=re.escape("got 1.5 at position 1")):
@@ -151,16 +184,38 @@ BAD_POOLS: dict[str, tuple[dict[str, Any], str]] = {
     "categories length": ({"categories": [0, 1, 2]}, r"TaskPool.categories must have shape \(4,\)"),
     "categories 3-d": (
         {"categories": np.zeros((4, 1, 1))},
-        r"categories must have shape \(N,\) or",
+        r"categories must have shape \(4,\) or \(4, k>=1\)",
     ),
     "negative categories": ({"categories": [0, -1, 0, 1]}, "non-negative integer labels"),
-    "categories text": ({"categories": ["a", "b", "c", "d"]}, "TaskPool.categories could not be"),
+    "categories text": (
+        {"categories": ["a", "b", "c", "d"]},
+        "TaskPool.categories must hold real numbers, got dtype <U1; map labels to ints",
+    ),
+    "fractional categories": (
+        {"categories": [0.5, 1.5, 0.0, 1.0]},
+        "TaskPool.categories must be integer labels, got 0.5",
+    ),
+    "categories (N, 0)": ({"categories": np.zeros((4, 0))}, r"shape \(4,\) or \(4, k>=1\)"),
+    "categories beyond int64": (
+        {"categories": np.full(4, 2**64 - 1, dtype=np.uint64)},
+        "non-negative integer labels below 2\\*\\*63",
+    ),
+    "complex difficulty": (
+        {"difficulty": [1 + 2j, 1, 1, 1]},
+        "TaskPool.difficulty must hold real numbers, got dtype complex128",
+    ),
+    "text difficulty": ({"difficulty": ["1", "2", "3", "4"]}, "must hold real numbers"),
+    "ragged features": ({"features": [[1.0], [1.0, 2.0], [1.0], [1.0]]}, "not a rectangular"),
+    "features (N, 0)": ({"features": np.zeros((4, 0))}, r"features must have shape \(4, k>=1\)"),
+    "features too large": ({"features": np.full((4, 2), 1e200)}, "magnitude 1e\\+200"),
+    "prompts None": ({"prompts": [None] * 4}, r"TaskPool.prompts\[0\] is None \(NoneType\), not"),
+    "keys ints": ({"keys": [0, 1, 2, 3]}, r"TaskPool.keys\[0\] is 0 \(int\), not a string"),
     "difficulty nan": ({"difficulty": [0.1, np.nan, 0.2, 0.3]}, "TaskPool.difficulty contains NaN"),
     "difficulty 2-d": (
         {"difficulty": np.zeros((4, 2))},
         r"TaskPool.difficulty must have shape \(4,\)",
     ),
-    "features 1-d": ({"features": np.zeros(4)}, r"TaskPool.features must have shape \(4, k\)"),
+    "features 1-d": ({"features": np.zeros(4)}, r"TaskPool.features must have shape \(4, k>=1\)"),
     "features inf": (
         {"features": np.full((4, 2), np.inf)},
         "TaskPool.features contains NaN or inf",

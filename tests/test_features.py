@@ -175,3 +175,26 @@ def test_rejected_state_restores_the_features_the_selector_was_built_with() -> N
         b.load_state_dict(state)
     assert_state_equal(before, b.state_dict())
     assert b.evidence["features"] == "text"
+
+
+DEGENERATE = {
+    "identical": ["same prompt"] * 20,
+    "empty": [""] * 20,
+    "one": ["x"],
+    "two": ["a b", "c d"],
+    "whitespace": ["  "] * 5 + ["real text here"] * 5,
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEGENERATE))
+@pytest.mark.parametrize("name", sorted(set(SELECTORS) - {"metis"}))
+def test_degenerate_prompt_pools_run(case: str, name: str) -> None:
+    """Identical, empty or very few prompts: a documented behaviour, never a crash."""
+    prompts = DEGENERATE[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector(name, TaskPool(num_tasks=len(prompts), prompts=prompts))
+    for t in range(3):
+        ids = sel.select(1)
+        sel.update(Feedback(np.repeat(ids, 4), np.tile([1.0, 0.0, 1.0, 0.0], ids.size), step=t))
+    assert sel.select(1).shape == (1,)

@@ -286,7 +286,7 @@ def test_bad_config_is_a_clear_error(overrides: dict[str, object], needle: str) 
 def test_missing_features_names_the_field() -> None:
     with pytest.raises(ValueError, match=r"TaskPool\.features"):
         make_selector("frontier", TaskPool(num_tasks=10))
-    with pytest.raises(ValueError, match="at least 1 column"):
+    with pytest.raises(ValueError, match=r"TaskPool.features must have shape \(10, k>=1\)"):
         make_selector("frontier", TaskPool(num_tasks=10, features=np.zeros((10, 0))))
 
 

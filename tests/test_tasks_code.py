@@ -123,6 +123,64 @@ HOSTILE = {
         "def add(a, b):\n    with open('big', 'wb') as f:\n"
         "        f.write(b'x' * (64 << 20))\n    return a + b"
     ),
+    # Its own user + mount namespace would let it mount a tmpfs that no rlimit charges.
+    "userns_tmpfs_past_the_memory_cap": (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "uid, gid = os.getuid(), os.getgid()\n"
+        "if libc.unshare(0x10000000 | 0x20000) != 0:\n"
+        "    raise OSError(ctypes.get_errno(), 'no user namespace')\n"
+        "for name, text in (('setgroups', 'deny'), ('uid_map', f'0 {uid} 1'),\n"
+        "                   ('gid_map', f'0 {gid} 1')):\n"
+        "    with open(f'/proc/self/{name}', 'w') as f:\n"
+        "        f.write(text)\n"
+        "os.makedirs('/tmp/m', exist_ok=True)\n"
+        "if libc.mount(b'none', b'/tmp/m', b'tmpfs', 0, b'size=1g') != 0:\n"
+        "    raise OSError(ctypes.get_errno(), 'no mount')\n"
+        "for i in range(72):  # 288 MiB, past FAST's 256 MiB address-space cap\n"
+        "    with open(f'/tmp/m/{i}', 'wb') as f:\n"
+        "        f.write(b'x' * (4 << 20))\n"
+        "def add(a, b):\n"
+        "    return a + b\n"
+    ),
+    # System V shared memory outlives its mapping, so RLIMIT_AS does not bound it.
+    "sysv_shm_past_the_memory_cap": (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.shmat.restype = ctypes.c_void_p\n"
+        "for _ in range(5):  # 320 MiB, past FAST's 256 MiB address-space cap\n"
+        "    sid = libc.shmget(0, 64 << 20, 0o1600)\n"
+        "    if sid < 0:\n"
+        "        raise OSError(ctypes.get_errno(), 'no shared memory')\n"
+        "    addr = libc.shmat(sid, None, 0)\n"
+        "    ctypes.memset(addr, 1, 64 << 20)\n"
+        "    libc.shmdt(ctypes.c_void_p(addr))\n"
+        "def add(a, b):\n"
+        "    return a + b\n"
+    ),
+    "files_in_unbounded_tmpfs": (
+        "def add(a, b):\n"
+        "    for d in ('/', '/dev', '/dev/shm', '/usr'):\n"
+        "        try:\n"
+        "            with open(d + '/x', 'wb') as f:\n"
+        "                f.write(b'x')\n"
+        "            return a + b\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    raise OSError('nothing writable outside /tmp')\n"
+    ),
+    "tmp_past_its_size": (
+        "def add(a, b):\n"
+        "    for i in range(40):\n"
+        "        with open(f'/tmp/{i}', 'wb') as f:\n"
+        "            f.write(b'x' * (4 << 20))\n"
+        "    return a + b\n"
+    ),
+    # The report channel is parsed on the host: depth and size are bounded there.
+    "deep_report": "import os\nos.write(3, b'[' * 300_000)\nos._exit(0)\n",
+    "deep_report_in_a_list": (
+        "import os\nos.write(3, b'[' * 300_000 + b']' * 300_000)\nos._exit(0)\n"
+    ),
 }
 
 
@@ -137,6 +195,87 @@ def test_hostile_code_scores_zero_and_leaves_no_process(name: str) -> None:
     assert _runner_processes() == []
     # The host still works: it can fork, and a well-behaved answer still scores.
     assert verifier.score(ITEMS["add"], _fenced("def add(a, b):\n    return a + b")) == 1.0
+
+
+NESTED_USERNS = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+print(libc.unshare(0x10000000), ctypes.get_errno())  # unshare(CLONE_NEWUSER)
+print(libc.syscall(435, 0, 0), ctypes.get_errno())  # clone3: refused, libc falls back
+pid = os.fork()  # ordinary processes and threads still work
+if pid == 0:
+    os._exit(3)
+print(os.waitpid(pid, 0)[1] >> 8)
+"""
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_no_user_namespaces_inside_the_sandbox() -> None:
+    py = sandbox.base_interpreter()
+    result = run_sandboxed([py, "-I", "-S", "-c", NESTED_USERNS], limits=FAST)
+    assert result.ok, result.stderr
+    unshare, clone3, child = (line.split() for line in result.stdout.decode().splitlines())
+    assert unshare[0] == "-1" and int(unshare[1]) in (1, 28)  # EPERM (seccomp) or ENOSPC
+    assert clone3 == ["-1", "38"]  # ENOSYS
+    assert child == ["3"]
+
+
+LOCKDOWN = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("userns", libc.unshare(0x10000000) == 0)
+for d in ("/", "/dev", "/dev/shm", "/tmp"):
+    try:
+        with open(d + "/probe", "wb") as f:
+            f.write(b"x")
+        print(d, True)
+    except OSError:
+        print(d, False)
+try:
+    for i in range(4):  # 4 x 4 MiB into an 8 MiB /tmp
+        with open(f"/tmp/{i}", "wb") as f:
+            f.write(b"x" * (4 << 20))
+    print("tmp_capped", False)
+except OSError:
+    print("tmp_capped", True)
+"""
+
+
+@needs_bwrap
+@pytest.mark.integration
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.access("/usr/bin/python3", os.X_OK),
+    reason="simulates an unprivileged user: needs root to switch to nobody, and a system python",
+)
+def test_unprivileged_bubblewrap_is_locked_down_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Developers' machines run bwrap unprivileged, in its own user namespace, where the
+    sandbox user owns bwrap's root and /dev tmpfs: both must be read-only there too."""
+    import subprocess
+
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(sandbox, "base_interpreter", lambda: "/usr/bin/python3")
+    bwrap = sandbox.bwrap_path()
+    assert bwrap is not None
+    limits = SandboxLimits(file_size_mb=8)
+    argv = sandbox._bwrap_argv(bwrap, [], limits)
+    assert "--unshare-user" in argv
+    argv += sandbox._launch(["/usr/bin/python3", "-I", "-S", "-c", LOCKDOWN], limits)
+    proc = subprocess.run(  # as `nobody`, like a non-root developer
+        argv, capture_output=True, user=65534, group=65534, extra_groups=[], cwd="/", timeout=60
+    )
+    if b"bwrap:" in proc.stderr:
+        pytest.skip(f"bubblewrap cannot run unprivileged here: {proc.stderr.decode()[:200]}")
+    found = dict(line.split() for line in proc.stdout.decode().splitlines())
+    assert found == {
+        "userns": "False",
+        "/": "False",
+        "/dev": "False",
+        "/dev/shm": "False",
+        "/tmp": "True",
+        "tmp_capped": "True",
+    }, proc.stderr
 
 
 @needs_bwrap

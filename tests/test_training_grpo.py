@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 import torch
 
 from frontier_rft.core.advantages import group_advantages
-from frontier_rft.training.grpo import Trainer, aggregate, policy_loss
+from frontier_rft.training.grpo import Trainer, _truncate_jsonl, aggregate, policy_loss
 from frontier_rft.training.rollout import TokenScores
 from test_training_model import TEST_TRAIN, tiny_models
 
@@ -159,6 +159,8 @@ def test_resume_is_exact(sft_dir: Path, tmp_path: Path, selector: str) -> None:
     first.step()  # work after the checkpoint that a crash loses
     first.sink.log({"train/reward_mean": -1.0}, 3)
     first.sink.close()
+    with open(tmp_path / "b" / "metrics.jsonl", "a") as fh:  # killed while writing a line
+        fh.write('{"step": 4, "train/rew')
     del first
 
     resumed = Trainer(cfg, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
@@ -180,6 +182,18 @@ def test_resume_is_exact(sft_dir: Path, tmp_path: Path, selector: str) -> None:
                 assert rec_b[key] == pytest.approx(rec_a[key], rel=1e-6, abs=1e-7), key
     pa, pb = _params(straight.model), _params(resumed.model)
     assert all(torch.allclose(pa[k], pb[k], rtol=0, atol=1e-6) for k in pa)
+
+
+def test_resume_drops_a_torn_last_metrics_line_and_refuses_a_corrupt_one(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    records = [json.dumps({"step": s, "train/reward_mean": 0.5}) for s in (1, 2, 3)]
+    path.write_text("\n".join(records) + '\n{"step": 4, "train/rew')  # killed mid-write
+    assert _truncate_jsonl(path, 2) is True
+    assert path.read_text() == "\n".join(records[:2]) + "\n"
+    assert _truncate_jsonl(path, 2) is False  # idempotent: nothing torn any more
+    path.write_text(records[0] + "\n{garbage\n" + records[1] + "\n")
+    with pytest.raises(ValueError, match="line 2 is not a metrics record"):
+        _truncate_jsonl(path, 2)
 
 
 def test_fresh_run_refuses_to_overwrite_and_resume_needs_a_checkpoint(

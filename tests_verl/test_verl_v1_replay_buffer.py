@@ -60,15 +60,11 @@ def transfer_queue() -> Iterator[Any]:
     import transfer_queue as tq
     from omegaconf import OmegaConf
 
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    (REPO / ".ray_tmp").mkdir(exist_ok=True)
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        _temp_dir=str(REPO / ".ray_tmp"),
-        log_to_driver=False,
-        ignore_reinit_error=True,
-    )
+    from frontier_rft.integrations.ray.local import init_local
+
+    # Generous start-up timeouts and 3 attempts, so a busy 2-core machine does not fail
+    # with "The current node timed out during startup".
+    init_local(REPO / ".ray_tmp", num_cpus=2)
     tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
     try:
         yield tq

@@ -294,13 +294,15 @@ def test_wall_clock_leases() -> None:
 @pytest.fixture(scope="module")
 def ray_session() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
-    # Ray's AF_UNIX socket paths must stay under ~107 characters: a short dir in the repo.
-    temp = REPO / ".ray_tmp" / "svc"
+    from frontier_rft.integrations.ray.local import init_local
+
     old = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"
     ours = not ray.is_initialized()  # another module's local Ray is reused, not shut down
     if ours:
-        ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(temp), log_to_driver=False)
+        # Generous start-up timeouts and 3 attempts (a busy 2-core machine); Ray's AF_UNIX
+        # socket paths must stay under ~107 characters: a short dir in the repo.
+        init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
     # Workers cannot import this test module by name: ship its functions by value.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:

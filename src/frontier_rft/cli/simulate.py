@@ -85,6 +85,26 @@ def _write_records(results: dict[str, Any], path: Path) -> None:
                 writer.writerow(row)
 
 
+GIVEN_WORDS = {
+    "categories": "categories (level, or level x type)",
+    "difficulty": "offline difficulty",
+    "references": "reference models' pass rates",
+    "features": "near-oracle features (the learner's skills plus noise)",
+}
+
+
+def given_line(results: dict[str, Any]) -> str:
+    """What every selector was given, and what each derived from it (seed 0's evidence)."""
+    extra = [GIVEN_WORDS[g] for g in results["settings"]["given"] if g in GIVEN_WORDS]
+    given = "prompt text" + (" + " + ", ".join(extra) if extra else " only")
+    derived = {}
+    for run in results["runs"]:
+        if run["evidence"] and run["label"] not in derived:
+            derived[run["label"]] = ", ".join(f"{k}={v}" for k, v in run["evidence"].items())
+    uses = "; ".join(f"{label}: {ev}" for label, ev in derived.items())
+    return f"Given: {given}. Evidence in use: {uses or 'none'}."
+
+
 def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) -> int:
     scenario = get_scenario(
         args.scenario, **parse_assignments(args.scenario_set or [], "--scenario-set")
@@ -113,8 +133,9 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
     print(f"\nScenario {scenario.name!r}: {scenario.description}")
     print(
         f"{args.steps} steps, batch {args.batch}, {args.rollouts} rollouts per task, "
-        f"seeds {seeds[0]}..{seeds[-1]}; TTB lower is better, BSF higher is better (vs uniform)\n"
+        f"seeds {seeds[0]}..{seeds[-1]}; TTB lower is better, BSF higher is better (vs uniform)"
     )
+    print(given_line(results) + "\n")
     print(format_summary_table(results))
     try:
         from frontier_rft.reporting import write_report
@@ -141,13 +162,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    out = Path(args.out or "runs/demo")
     print(
         "frontier demo: every selector on the simulated 'hard' pool (most tasks start "
-        "unsolved), paper-default settings, 5 seeds. The report lands in "
-        f"{args.out or 'runs/demo'}/report.html"
+        f"unsolved), paper-default settings, {args.seeds} seeds; first given the prompt text only "
+        "(what most users have), then every kind of metadata (a separate table). Reports: "
+        f"{out}/report.html and {out}/all-metadata/report.html"
     )
     args.command = "compare"
-    return run_and_report(args, _entries(args), Path(args.out or "runs/demo"))
+    args.given = "prompts"
+    code = run_and_report(args, _entries(args), out)
+    if code:
+        return code
+    print("\nThe same, given every kind of metadata (rich-metadata table, not the headline):")
+    args.given = "all"
+    return run_and_report(args, _entries(args), out / "all-metadata")
 
 
 def _common(p: argparse.ArgumentParser, steps: int = 200, seeds: int = 5) -> None:

@@ -7,15 +7,22 @@ import dataclasses
 import difflib
 import inspect
 import itertools
+import math
+import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from frontier_rft.core.bounds import MAX_STEP
 
 __all__ = [
     "SelectorConfig",
     "check",
     "check_choice",
+    "check_field_types",
     "config_from_dict",
     "config_to_dict",
     "field_docs",
@@ -36,6 +43,96 @@ def check_choice(name: str, value: object, choices: tuple[object, ...]) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
+def check_field_types(obj: Any) -> None:
+    """Check every field of dataclass `obj` against its annotation; normalise numpy scalars.
+
+    bool fields take only True/False; int fields only ints (not bools) of magnitude at most
+    2**53 - 1; float fields ints or floats, never NaN, and never +-inf unless the field is
+    listed in the class's `infinite_ok`; str fields only strings; `X | None` also None;
+    `tuple[X, ...]` a tuple (a list is converted) of X; dict fields a dict. Other
+    annotations are left to the class's own checks. Raises ValueError naming the field.
+    """
+    cls = type(obj)
+    infinite_ok: frozenset[str] = getattr(cls, "infinite_ok", frozenset())
+    hints = _field_hints(cls)
+    for f in dataclasses.fields(obj):
+        if not f.init or f.name not in hints:
+            continue
+        value = getattr(obj, f.name)
+        fixed = _checked(f"{cls.__name__}.{f.name}", value, hints[f.name], f.name in infinite_ok)
+        if fixed is not value:
+            object.__setattr__(obj, f.name, fixed)  # frozen dataclasses included
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _field_hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _describe(hint: Any) -> str:
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args:
+        inner = [a for a in args if a is not type(None)]
+        return "None or " + (_describe(inner[0]) if len(inner) == 1 else str(hint))
+    names = {bool: "True or False", int: "an int", float: "a number", str: "a string"}
+    names.update({dict: "a dict", tuple: "a tuple"})
+    return names.get(hint, names.get(typing.get_origin(hint), str(hint)))
+
+
+def _checked(what: str, value: Any, hint: Any, infinite_ok: bool) -> Any:
+    """`value` (numpy scalars as Python ones) if it fits `hint`, else a ValueError."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    wrong = ValueError(f"{what} must be {_describe(hint)}, got {value!r}")
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if value is None and len(inner) < len(args):
+            return None
+        if len(inner) != 1:
+            return value  # a union of several types: the class's own checks decide
+        try:
+            return _checked(what, value, inner[0], infinite_ok)
+        except ValueError:
+            raise wrong from None
+    if hint is bool:
+        if not isinstance(value, bool | np.bool_):
+            raise wrong
+        return bool(value)
+    if hint is int:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise wrong
+        if abs(int(value)) > MAX_STEP:
+            raise ValueError(f"{what} must be at most 2**53 - 1 in magnitude")
+        return int(value)
+    if hint is float:
+        if isinstance(value, bool | np.bool_) or not isinstance(
+            value, int | float | np.integer | np.floating
+        ):
+            raise wrong
+        number = int(value) if isinstance(value, int | np.integer) else float(value)
+        if isinstance(number, int) and abs(number) > MAX_STEP:
+            raise ValueError(f"{what} must be at most 2**53 - 1 in magnitude")
+        if math.isnan(number) or (math.isinf(number) and not infinite_ok):
+            raise ValueError(f"{what} must be a finite number, got {value!r}")
+        return number
+    if hint is str:
+        if not isinstance(value, str):
+            raise wrong
+        return value
+    if origin is tuple:
+        if not isinstance(value, tuple | list):
+            raise wrong
+        if len(args) != 2 or args[1] is not Ellipsis:
+            return tuple(value)
+        return tuple(_checked(f"{what}[{i}]", v, args[0], infinite_ok) for i, v in enumerate(value))
+    if (origin or hint) is dict and not isinstance(value, dict):
+        raise wrong
+    return value
+
+
 @dataclass(frozen=True)
 class SelectorConfig:
     """Fields every selector shares."""
@@ -43,9 +140,13 @@ class SelectorConfig:
     dedupe_window: int = 64
     """Steps for which (step, task) pairs are remembered to drop duplicated deliveries."""
 
+    infinite_ok: ClassVar[frozenset[str]] = frozenset()
+    """Float fields that may be +-inf (every other float field must be finite)."""
+
     def __post_init__(self) -> None:
+        check_field_types(self)  # subclasses call this first, then check ranges
         check(
-            isinstance(self.dedupe_window, int) and self.dedupe_window >= 1,
+            self.dedupe_window >= 1,
             f"dedupe_window must be a positive int, got {self.dedupe_window!r}",
         )
 

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.core.advantages import Estimator, group_advantages, group_centred
+from frontier_rft.core.bounds import bounded_int, check_magnitude
 
 __all__ = ["SUCCESS_REWARD", "Feedback", "GroupBatch"]
 
@@ -30,20 +31,17 @@ class Feedback:
     rewards: ArrayLike
     """Scalar reward of each rollout, same length as task_ids."""
     step: int
-    """Trainer step the rollouts came from (non-negative)."""
+    """Trainer step the rollouts came from, an int in [0, 2**53)."""
     policy_version: int | None = None
-    """Optional policy/weights version the rollouts were sampled with."""
+    """Optional policy/weights version the rollouts were sampled with, in [0, 2**53)."""
 
     def validated(
         self, num_tasks: int, reward_bounds: tuple[float, float] | None
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Return private copies of (task_ids, rewards) or raise ValueError naming the problem."""
-        step = self.step
-        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
-            raise ValueError(f"Feedback.step must be a non-negative int, got {step!r}")
-        pv = self.policy_version
-        if pv is not None and (isinstance(pv, bool) or not isinstance(pv, (int, np.integer))):
-            raise ValueError(f"Feedback.policy_version must be an int or None, got {pv!r}")
+        bounded_int(self.step, "Feedback.step")
+        if self.policy_version is not None:
+            bounded_int(self.policy_version, "Feedback.policy_version")
         ids_in = np.asarray(self.task_ids)
         rewards_in = np.asarray(self.rewards)
         if ids_in.ndim != 1 or rewards_in.ndim != 1:
@@ -69,15 +67,16 @@ class Feedback:
                 raise ValueError(f"Feedback.task_ids must be integers, got dtype {ids_in.dtype}")
         if rewards_in.dtype.kind not in "iuf" or rewards_in.dtype.kind == "b":
             raise ValueError(f"Feedback.rewards must be numeric, got dtype {rewards_in.dtype}")
-        ids = ids_in.astype(np.int64, copy=True)
-        rewards = rewards_in.astype(np.float64, copy=True)
-        bad_ids = (ids < 0) | (ids >= num_tasks)
+        # Range-check before casting: a uint64 or float id beyond int64 would wrap around.
+        bad_ids = (ids_in < 0) | (ids_in >= num_tasks)
         if np.any(bad_ids):
-            first = int(ids[np.argmax(bad_ids)])
+            pos = int(np.argmax(bad_ids))
             raise ValueError(
                 f"Feedback.task_ids out of range: {int(bad_ids.sum())} id(s) outside "
-                f"[0, {num_tasks}), first {first}"
+                f"[0, {num_tasks}), first {ids_in[pos].item()!r}"
             )
+        ids = ids_in.astype(np.int64, copy=True)
+        rewards = rewards_in.astype(np.float64, copy=True)
         finite = np.isfinite(rewards)
         if not np.all(finite):
             pos = int(np.argmin(finite))
@@ -85,6 +84,7 @@ class Feedback:
                 f"Feedback.rewards contains NaN or inf ({int((~finite).sum())} value(s), "
                 f"first at position {pos}, task {int(ids[pos])}); fix the reward function"
             )
+        check_magnitude(rewards, "Feedback.rewards", "divide the rewards by a constant")
         if reward_bounds is not None:
             lo, hi = reward_bounds
             outside = (rewards < lo) | (rewards > hi)

@@ -2,27 +2,46 @@
 
 Layout: `__header__` is a UTF-8 JSON document (format version, selector name, config,
 seed, the state tree with arrays replaced by `{"__array__": key}` references); every
-array of the state tree and of the TaskPool is stored under its own key. The file is
-written to a temporary file in the same directory, fsynced, then renamed over the
-target, so a crash mid-save leaves either the old file or the new one, never a mix.
+array of the state tree and of the TaskPool is stored under its own key, uncompressed.
+The file is written to a temporary file in the same directory, fsynced, then renamed over
+the target, so a crash mid-save leaves either the old file or the new one, never a mix.
+A save killed before its rename leaves its temporary file (`.<name>.<random>.frontier-tmp`)
+behind; the next save or load in that directory deletes such files once they are
+STALE_TEMP_SECONDS old (a live save keeps touching its own). Loading treats the file as
+untrusted (checkpoint_file) and raises CheckpointError for anything wrong with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from frontier_rft.core.checkpoint_file import MAX_HEADER_BYTES, CheckpointError, read_checkpoint
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
 
-__all__ = ["atomic_write_bytes", "load_selector", "save_selector"]
+__all__ = [
+    "STALE_TEMP_SECONDS",
+    "CheckpointError",
+    "atomic_write_bytes",
+    "clean_stale_temps",
+    "load_selector",
+    "save_selector",
+]
 
+TEMP_SUFFIX = ".frontier-tmp"
+STALE_TEMP_SECONDS = 600.0
+"""A temporary file of ours untouched for this long belongs to a save that died."""
+_TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]+" + re.escape(TEMP_SUFFIX) + "$")
 _HEADER = "__header__"
 
 
@@ -43,7 +62,8 @@ def _flatten(obj: Any, prefix: str, arrays: dict[str, np.ndarray]) -> Any:
     return obj
 
 
-def _unflatten(obj: Any, arrays: Any) -> Any:
+def _unflatten(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
+    # Recursion is safe: read_checkpoint bounded the nesting depth and checked every key.
     if isinstance(obj, dict):
         if set(obj) == {"__array__"}:
             return np.array(arrays[obj["__array__"]])
@@ -53,11 +73,35 @@ def _unflatten(obj: Any, arrays: Any) -> Any:
     return obj
 
 
+def clean_stale_temps(directory: str | os.PathLike[str]) -> list[Path]:
+    """Delete temp files of interrupted atomic writes in `directory`; return what was removed.
+
+    Only names of our own pattern (`.<name>.<random>.frontier-tmp`), only regular files, and
+    only those last modified STALE_TEMP_SECONDS ago or earlier: a save in progress elsewhere
+    keeps writing to its file, so it is never taken for a dead one.
+    """
+    removed: list[Path] = []
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMP_NAME.match(entry.name):
+            continue
+        with contextlib.suppress(OSError):  # raced with another cleaner, or not ours to delete
+            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime <= cutoff:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], write: Any) -> None:
     """Call `write(fileobj)` on a temp file beside `path`, fsync it, then rename over `path`."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    clean_stale_temps(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -90,7 +134,13 @@ def save_selector(
         "state": tree,
         "pool": pool_tree,
     }
-    arrays[_HEADER] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    text = json.dumps(header).encode("utf-8")
+    if len(text) > MAX_HEADER_BYTES:  # never write a file that load_selector would refuse
+        raise ValueError(
+            f"{selector.name} state header is {len(text)} bytes, above the {MAX_HEADER_BYTES} "
+            "a selector file may hold; this is a bug in the selector's state_dict"
+        )
+    arrays[_HEADER] = np.frombuffer(text, dtype=np.uint8)
     atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
 
 
@@ -101,41 +151,41 @@ def load_selector(
 
     Pass the same non-serialisable collaborators (judge=..., estimator=...) that were
     given to make_selector. `pool` is required when the file was saved without one.
+    Raises OSError when the file cannot be read and CheckpointError (a ValueError) for
+    anything wrong with its content, including a state that does not fit `pool`.
     """
     from frontier_rft.selectors import SELECTORS
 
-    try:
-        with np.load(Path(path), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except FileNotFoundError:
-        raise
-    except Exception as exc:
-        raise ValueError(f"{path}: not a readable frontier_rft selector file ({exc})") from exc
-    if _HEADER not in arrays:
-        raise ValueError(f"{path}: not a frontier_rft selector file (no header)")
-    try:
-        header = json.loads(arrays[_HEADER].tobytes().decode("utf-8"))
-    except ValueError as exc:
-        raise ValueError(f"{path}: malformed header ({exc})") from exc
-    if not isinstance(header, dict) or not {"format_version", "selector", "state"} <= set(header):
-        raise ValueError(
-            f"{path}: malformed header (expected an object with format_version, selector, state)"
-        )
+    file = Path(path)
+    clean_stale_temps(file.parent)
+    header, arrays = read_checkpoint(file)
     if header.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{path}: format version {header.get('format_version')} is not supported "
+        raise CheckpointError(
+            f"{path}: format version {header.get('format_version')!r} is not supported "
             f"(this frontier_rft reads version {FORMAT_VERSION})"
         )
     name = header["selector"]
-    if name not in SELECTORS:
-        raise ValueError(f"{path}: unknown selector {name!r}; known: {sorted(SELECTORS)}")
+    if not isinstance(name, str) or name not in SELECTORS:
+        raise CheckpointError(f"{path}: unknown selector {name!r}; known: {sorted(SELECTORS)}")
     state = _unflatten(header["state"], arrays)
-    if pool is None:
-        if header.get("pool") is None:
-            raise ValueError(f"{path} was saved without its TaskPool; pass pool=...")
-        pool = TaskPool.from_state(_unflatten(header["pool"], arrays))
-    cls = SELECTORS[name]
-    config = config_from_dict(cls.config_class, state["config"], what=name)
-    selector = cls(pool, config, seed=int(state["seed"]), **collaborators)
-    selector.load_state_dict(state)
+    if not isinstance(state, dict) or not isinstance(state.get("config"), dict):
+        raise CheckpointError(f"{path}: malformed state (expected an object with a config)")
+    try:
+        if pool is None:
+            if header.get("pool") is None:
+                raise ValueError("saved without its TaskPool; pass pool=...")
+            pool_state = _unflatten(header["pool"], arrays)
+            if not isinstance(pool_state, dict):
+                raise ValueError("malformed TaskPool")
+            pool = TaskPool.from_state(pool_state)
+        cls = SELECTORS[name]
+        config = config_from_dict(cls.config_class, state["config"], what=name)
+        if "seed" not in state:
+            raise ValueError("selector state: missing field 'seed'")
+        selector = cls(pool, config, seed=state["seed"], **collaborators)
+        selector.load_state_dict(state)
+    except ValueError as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CheckpointError(f"{path}: {exc}") from exc
     return selector

@@ -10,23 +10,64 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from frontier_rft.core.bounds import MAX_STEP, check_magnitude
+from frontier_rft.core.state_check import read_array
+
 __all__ = ["TaskPool"]
 
 
-def _as_array(name: str, value: ArrayLike, dtype: Any, num_tasks: int, ndim: int) -> NDArray[Any]:
+_ARRAY_FIELDS = ("categories", "difficulty", "features", "reference_pass_rates")
+_TEXT_FIELDS = ("prompts", "keys")
+_LABEL_HINT = "; map labels to ints first, e.g. np.unique(labels, return_inverse=True)[1]"
+
+
+def _as_array(
+    name: str, value: ArrayLike, num_tasks: int, ndims: tuple[int, ...], *, labels: bool = False
+) -> NDArray[Any]:
+    """A read-only int64 (labels) or float64 copy of `value`, or a ValueError naming the field.
+
+    Only real numbers are accepted (no strings, objects or complex numbers, whose silent
+    conversion would drop information); labels must be whole non-negative numbers.
+    """
     try:
-        arr = np.array(value, dtype=dtype, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"TaskPool.{name} could not be converted to {np.dtype(dtype)}: {exc}"
-        ) from exc
-    if arr.ndim != ndim or arr.shape[0] != num_tasks:
-        want = f"({num_tasks},)" if ndim == 1 else f"({num_tasks}, k)"
-        raise ValueError(f"TaskPool.{name} must have shape {want}, got {arr.shape}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # e.g. ragged nested lists
+        raise ValueError(f"TaskPool.{name} is not a rectangular array: {exc}") from exc
+    if raw.dtype.kind not in "biuf":
+        hint = _LABEL_HINT if labels and raw.dtype.kind in "USO" else ""
+        raise ValueError(f"TaskPool.{name} must hold real numbers, got dtype {raw.dtype}{hint}")
+    if raw.ndim not in ndims or raw.shape[0] != num_tasks or 0 in raw.shape[1:]:
+        want = " or ".join(f"({num_tasks},)" if d == 1 else f"({num_tasks}, k>=1)" for d in ndims)
+        raise ValueError(f"TaskPool.{name} must have shape {want}, got {raw.shape}")
+    if raw.dtype.kind == "f" and not np.all(np.isfinite(raw)):
         raise ValueError(f"TaskPool.{name} contains NaN or inf; replace them with finite values")
+    if labels:
+        if raw.dtype.kind == "f" and np.any(raw != np.round(raw)):
+            bad = float(raw[raw != np.round(raw)].flat[0])
+            raise ValueError(f"TaskPool.{name} must be integer labels, got {bad!r}{_LABEL_HINT}")
+        if raw.size and (raw.min() < 0 or raw.max() > np.iinfo(np.int64).max):
+            raise ValueError(f"TaskPool.{name} must be non-negative integer labels below 2**63")
+        arr = np.array(raw, dtype=np.int64)
+    else:
+        check_magnitude(raw.astype(np.float64), f"TaskPool.{name}", "rescale it (standardise)")
+        arr = np.array(raw, dtype=np.float64)
     arr.setflags(write=False)
     return arr
+
+
+def _as_strings(name: str, value: Any, num_tasks: int) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
+        raise ValueError(f"TaskPool.{name} must be a sequence of {num_tasks} strings")
+    items = tuple(value)
+    if len(items) != num_tasks:
+        raise ValueError(f"TaskPool.{name} has {len(items)} entries, expected {num_tasks}")
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValueError(
+                f"TaskPool.{name}[{i}] is {item!r} ({type(item).__name__}), not a string; "
+                f"pass one string per task"
+            )
+    return tuple(str(v) for v in items)
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,24 +96,20 @@ class TaskPool:
 
     def __post_init__(self) -> None:
         n = self.num_tasks
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 0 < n <= MAX_STEP:
             raise ValueError(f"TaskPool.num_tasks must be a positive int, got {n!r}")
         set_ = object.__setattr__
         set_(self, "num_tasks", int(n))
+        n = int(n)
         if self.categories is not None:
-            cats = np.asarray(self.categories)
-            arr = _as_array("categories", cats, np.int64, n, max(cats.ndim, 1))
-            if arr.ndim not in (1, 2):
-                raise ValueError("TaskPool.categories must have shape (N,) or (N, k)")
-            if np.any(arr < 0):
-                raise ValueError("TaskPool.categories must be non-negative integer labels")
-            set_(self, "categories", arr)
+            cats = _as_array("categories", self.categories, n, (1, 2), labels=True)
+            set_(self, "categories", cats)
         if self.difficulty is not None:
-            set_(self, "difficulty", _as_array("difficulty", self.difficulty, np.float64, n, 1))
+            set_(self, "difficulty", _as_array("difficulty", self.difficulty, n, (1,)))
         if self.features is not None:
-            set_(self, "features", _as_array("features", self.features, np.float64, n, 2))
+            set_(self, "features", _as_array("features", self.features, n, (2,)))
         if self.reference_pass_rates is not None:
-            ref = _as_array("reference_pass_rates", self.reference_pass_rates, np.float64, n, 2)
+            ref = _as_array("reference_pass_rates", self.reference_pass_rates, n, (2,))
             if ref.shape[1] != 2:
                 raise ValueError(
                     "TaskPool.reference_pass_rates must have shape (N, 2): "
@@ -83,14 +120,8 @@ class TaskPool:
             set_(self, "reference_pass_rates", ref)
         for name in ("prompts", "keys"):
             value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
-                raise ValueError(f"TaskPool.{name} must be a sequence of {n} strings")
-            items = tuple(str(v) for v in value)
-            if len(items) != n:
-                raise ValueError(f"TaskPool.{name} has {len(items)} entries, expected {n}")
-            set_(self, name, items)
+            if value is not None:
+                set_(self, name, _as_strings(name, value, n))
         set_(self, "_fingerprint", self._compute_fingerprint())
 
     def require(self, name: str, selector: str, why: str = "") -> Any:
@@ -111,13 +142,13 @@ class TaskPool:
 
     def _compute_fingerprint(self) -> str:
         h = hashlib.sha256(str(self.num_tasks).encode())
-        for name in ("categories", "difficulty", "features", "reference_pass_rates"):
+        for name in _ARRAY_FIELDS:
             arr = getattr(self, name)
             h.update(name.encode())
             if arr is not None:
                 h.update(str(arr.shape).encode())
                 h.update(np.ascontiguousarray(arr).tobytes())
-        for name in ("prompts", "keys"):
+        for name in _TEXT_FIELDS:
             items = getattr(self, name)
             h.update(name.encode())
             if items is not None:
@@ -133,17 +164,40 @@ class TaskPool:
             arr = getattr(self, name)
             if arr is not None:
                 state[name] = np.array(arr)
-        for name in ("prompts", "keys"):
+        for name in _TEXT_FIELDS:
             items = getattr(self, name)
             if items is not None:
-                state[name] = np.array(items, dtype=np.str_)
+                state[name] = _encode_text(items)
         return state
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> TaskPool:
-        """Inverse of `to_state`."""
-        kwargs = dict(state)
-        for name in ("prompts", "keys"):
-            if name in kwargs:
-                kwargs[name] = [str(s) for s in kwargs[name]]
-        return cls(**kwargs)
+        """Inverse of `to_state`; every field is validated as in the constructor."""
+        allowed = {"num_tasks", *_ARRAY_FIELDS, *_TEXT_FIELDS}
+        unknown = sorted(set(state) - allowed)
+        if unknown or "num_tasks" not in state:
+            raise ValueError(f"malformed TaskPool state (fields {sorted(state)})")
+        fields = {k: _decode_text(k, v) if k in _TEXT_FIELDS else v for k, v in state.items()}
+        return cls(**fields)
+
+
+def _encode_text(items: tuple[str, ...]) -> dict[str, NDArray[Any]]:
+    """UTF-8 bytes and per-item byte lengths: exact for any text (numpy's str arrays would
+    drop trailing NUL characters and change the pool's fingerprint)."""
+    data = [item.encode("utf-8", "surrogatepass") for item in items]
+    return {
+        "utf8": np.frombuffer(b"".join(data), dtype=np.uint8).copy(),
+        "lengths": np.array([len(d) for d in data], dtype=np.int64),
+    }
+
+
+def _decode_text(name: str, value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value  # files written before the UTF-8 layout: an array of str
+    utf8 = read_array(value, "utf8", f"TaskPool.{name}", np.uint8)
+    lengths = read_array(value, "lengths", f"TaskPool.{name}", np.int64, lo=0)
+    if int(lengths.sum()) != utf8.size:
+        raise ValueError(f"malformed TaskPool.{name}: lengths do not add up to the text")
+    raw, ends = utf8.tobytes(), np.cumsum(lengths).tolist()
+    pairs = zip(ends, lengths.tolist(), strict=True)
+    return [raw[end - k : end].decode("utf-8", "surrogatepass") for end, k in pairs]

@@ -22,14 +22,17 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
 from frontier_rft.core.config import SelectorConfig, config_to_dict
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 
 __all__ = ["FORMAT_VERSION", "Selector"]
 
-FORMAT_VERSION = 1
-"""Version of the state_dict / saved-file layout; bumped on incompatible changes."""
+FORMAT_VERSION = 2
+"""Version of the state_dict / saved-file layout; bumped on incompatible changes (2: refreshed
+features in the base state, BOTS regression and candidate-mode state, prompts as UTF-8)."""
 
 
 def _copy_tree(obj: Any) -> Any:
@@ -267,13 +270,24 @@ class Selector(ABC):
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a state_dict; on any error the selector is left exactly as it was."""
+        """Restore a state_dict; on any error the selector is left exactly as it was.
+
+        The state may come from an untrusted file: every field is type- and range-checked
+        here or in the method's `_load_state_dict`, and whatever else goes wrong while
+        reading it (a missing key, a wrong type) is raised as a ValueError naming it.
+        """
         self._check_state_header(state)
         backup = self.state_dict()
         try:
             self._apply_state(_copy_tree(state))
-        except Exception:
+        except Exception as exc:
             self._apply_state(backup)
+            if isinstance(exc, ValueError):
+                raise
+            if isinstance(exc, KeyError):
+                raise ValueError(f"{self.name} state: missing field {exc}") from exc
+            if isinstance(exc, TypeError | AttributeError | IndexError | OverflowError):
+                raise ValueError(f"{self.name} state: malformed field ({exc})") from exc
             raise
 
     # ------------------------------------------------------------------ hooks
@@ -357,29 +371,46 @@ class Selector(ABC):
             )
 
     def _apply_state(self, state: dict[str, Any]) -> None:
-        base = state["base"]
-        n = self.num_tasks
-        times_selected = np.asarray(base["times_selected"], dtype=np.uint8)
-        trained = np.asarray(base["trained"], dtype=np.bool_)
-        if times_selected.shape != (n,) or trained.shape != (n,):
-            raise ValueError("state arrays do not match the pool size")
-        pending: list[tuple[NDArray[np.int64], NDArray[np.float64], int, int]] = []
-        pos = 0
-        pids = np.asarray(base["pending_ids"], dtype=np.int64)
-        prew = np.asarray(base["pending_rewards"], dtype=np.float64)
-        for length, step, version in np.asarray(base["pending_meta"], np.int64).reshape(-1, 3):
-            pending.append(
-                (pids[pos : pos + length], prew[pos : pos + length], int(step), int(version))
-            )
-            pos += int(length)
-        seen_steps = np.asarray(base["seen_steps"], dtype=np.int64)
-        seen_tasks = np.asarray(base["seen_tasks"], dtype=np.int64)
+        n, who = self.num_tasks, "selector"
+        base = read_keys(state, "base", who, _BASE_KEYS)
+        times_selected = read_array(base, "times_selected", who, np.uint8, shape=(n,))
+        trained = read_array(base, "trained", who, np.bool_, shape=(n,))
+        pids = read_array(base, "pending_ids", who, np.int64, lo=0, hi=n - 1)
+        prew = read_array(base, "pending_rewards", who, np.float64, finite=True)
+        meta = read_array(base, "pending_meta", who, np.int64, shape=(None, 3), lo=-1)
+        lengths, steps, versions = meta[:, 0], meta[:, 1], meta[:, 2]
+        bounds = self.reward_bounds or (-MAX_ABS_VALUE, MAX_ABS_VALUE)
+        if (
+            pids.shape != prew.shape
+            or np.any(lengths < 0)
+            or int(lengths.sum()) != pids.shape[0]
+            or np.any(steps < 0)
+            or np.any(meta[:, 1:] > MAX_STEP)
+            or np.any((prew < bounds[0]) | (prew > bounds[1]))
+        ):
+            raise ValueError("selector state: pending feedback is inconsistent")
+        starts = np.cumsum(lengths) - lengths
+        pending = [
+            (pids[a : a + k], prew[a : a + k], int(step), int(version))
+            for a, k, step, version in zip(starts, lengths, steps, versions, strict=True)
+        ]
+        seen_steps = read_array(base, "seen_steps", who, np.int64, lo=0, hi=MAX_STEP)
+        seen_tasks = read_array(base, "seen_tasks", who, np.int64, lo=0, hi=n - 1)
         if seen_steps.shape != seen_tasks.shape:
-            raise ValueError("state: seen_steps and seen_tasks differ in length")
+            raise ValueError("selector state: seen_steps and seen_tasks differ in length")
         seen = {int(s): np.unique(seen_tasks[seen_steps == s]) for s in np.unique(seen_steps)}
+        totals = read_keys(base, "totals", who, tuple(self._totals))
+        totals = {k: read_int(totals, k, who) for k in totals}
+        last = read_keys(base, "last", who, tuple(self._last))
+        last = {k: read_float(last, k, who) for k in last}
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = state["rng"]
-        refreshed = np.asarray(base.get("features", _EMPTY_F2), dtype=np.float64)
+        seed = read_int(state, "seed", who, hi=2**128)
+        select_calls = read_int(base, "select_calls", who)
+        latest_step = read_int(base, "latest_step", who, lo=-1)
+        refreshed = read_array(base, "features", who, np.float64, shape=(None, None), finite=True)
+        if refreshed.size and refreshed.shape[0] != n:
+            raise ValueError("selector state: refreshed features do not match the pool size")
         # Parse everything above before touching self, then the method's own state.
         if refreshed.size:
             if not self.refresh_features(refreshed):
@@ -390,18 +421,32 @@ class Selector(ABC):
             self._refreshed = None
             self.evidence["features"] = source
         self._load_state_dict(state["algo"])
-        self.seed = int(state["seed"])
+        self.seed = seed
         self.rng = rng
-        self.select_calls = int(base["select_calls"])
-        self.latest_step = int(base["latest_step"])
+        self.select_calls = select_calls
+        self.latest_step = latest_step
         self._pending = pending
         self._seen = seen
         self._times_selected = times_selected
         self._trained = trained
-        self._totals = {k: int(v) for k, v in base["totals"].items()}
-        self._last = {k: float(v) for k, v in base["last"].items()}
+        self._totals = totals
+        self._last = last
 
 
+_BASE_KEYS = (
+    "select_calls",
+    "latest_step",
+    "pending_ids",
+    "pending_rewards",
+    "pending_meta",
+    "seen_steps",
+    "seen_tasks",
+    "times_selected",
+    "trained",
+    "totals",
+    "last",
+    "features",
+)
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_F2 = np.zeros((0, 0), dtype=np.float64)

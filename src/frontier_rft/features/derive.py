@@ -33,7 +33,7 @@ __all__ = [
     "task_features",
 ]
 
-_CACHE: OrderedDict[tuple[str, TextFeatureConfig], NDArray[np.float32]] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, TextFeatureConfig], NDArray[np.float64]] = OrderedDict()
 _CACHE_SIZE = 2
 MAX_CLUSTERS = 16
 """Most arms a derived category set gets: SEC needs several draws per arm per batch."""
@@ -70,13 +70,14 @@ def task_features(
     key = (pool.fingerprint, cfg)
     cached = _CACHE.get(key)
     if cached is None:
-        cached = text_features(pool.prompts, cfg)
+        # float64 like given features; read-only and shared by the selectors of one pool
+        cached = text_features(pool.prompts, cfg).astype(np.float64)
         cached.setflags(write=False)
         _CACHE[key] = cached
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     _CACHE.move_to_end(key)
-    return cached.astype(np.float64), "text"
+    return cached, "text"
 
 
 def cluster_count(num_tasks: int) -> int:

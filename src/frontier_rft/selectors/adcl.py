@@ -20,12 +20,8 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors.offline import (
-    TIE_BREAKS,
-    check_permutation,
-    difficulty_order,
-    observed_difficulty,
-)
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_permutation
+from frontier_rft.selectors.offline import TIE_BREAKS, difficulty_order, observed_difficulty
 
 __all__ = ["ADCLConfig", "ADCLSelector", "PassRateEstimator"]
 
@@ -52,11 +48,11 @@ class ADCLConfig(SelectorConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         check(
-            isinstance(self.num_chunks, int) and self.num_chunks >= 1,
+            self.num_chunks >= 1,
             f"num_chunks must be a positive int, got {self.num_chunks!r} (paper: 8)",
         )
         check(
-            isinstance(self.rollouts_per_estimate, int) and self.rollouts_per_estimate >= 1,
+            self.rollouts_per_estimate >= 1,
             f"rollouts_per_estimate must be a positive int, got {self.rollouts_per_estimate!r}",
         )
         check_choice("within_chunk", self.within_chunk, WITHIN_CHUNK)
@@ -122,7 +118,7 @@ class ADCLSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """Training rewards are never read, so any finite scale is accepted."""
+        """Training rewards are never read, so any scale is accepted (|reward| <= 1e100)."""
         return None
 
     @property
@@ -273,29 +269,28 @@ class ADCLSelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        order = np.asarray(state["order"], dtype=np.int64)
-        check_permutation(order, self.num_tasks, self.name)
+        n, who = self.num_tasks, self.name
+        order = read_permutation(state, "order", who, n)
         bounds = self._bounds
         if self._estimated is None:  # given difficulty: chunks never change membership
             chunk_of_task = np.empty(self.num_tasks, dtype=np.int64)
             chunk_of_task[self._order] = np.repeat(np.arange(self.num_chunks), np.diff(bounds))
             if np.any(chunk_of_task[order] != chunk_of_task[self._order]):
                 raise ValueError("adcl state: tasks were moved between difficulty chunks")
-        pos, prepared = int(state["pos"]), int(state["prepared"])
-        if not 0 <= pos < self.num_tasks or not -1 <= prepared < self.num_chunks:
-            raise ValueError("adcl state: position or chunk index out of range")
+        pos = read_int(state, "pos", who, hi=n - 1)
+        prepared = read_int(state, "prepared", who, lo=-1, hi=self.num_chunks - 1)
+        epoch = read_int(state, "epoch", who)
+        calls = read_int(state, "estimate_calls", who)
+        rollouts = read_int(state, "estimate_rollouts", who)
+        last_pass_rate = read_float(state, "last_pass_rate", who, 0.0, 1.0)
+        last_difficulty = read_float(state, "last_difficulty", who)
         if self._estimated is not None:
-            difficulty = np.asarray(state["difficulty"], dtype=np.float64)
-            if difficulty.shape != (self.num_tasks,):
-                raise ValueError("adcl state: difficulty does not match the pool size")
-            self._estimated.load_state_dict(state["estimated"], self.name)
+            difficulty = read_array(state, "difficulty", who, np.float64, shape=(n,), finite=True)
+            self._estimated.load_state_dict(state["estimated"], who)
             self._difficulty = difficulty
+        self._last_pass_rate, self._last_difficulty = last_pass_rate, last_difficulty
         self._order, self._pos, self._prepared = order, pos, prepared
-        self.epoch = int(state["epoch"])
-        self._estimate_calls = int(state["estimate_calls"])
-        self._estimate_rollouts = int(state["estimate_rollouts"])
-        self._last_pass_rate = float(state["last_pass_rate"])
-        self._last_difficulty = float(state["last_difficulty"])
+        self.epoch, self._estimate_calls, self._estimate_rollouts = epoch, calls, rollouts
 
     def _metrics(self) -> dict[str, float]:
         return {

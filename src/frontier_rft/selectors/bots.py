@@ -24,13 +24,17 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_float, read_int, read_keys
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.bots_config import BOTSConfig, DOTSConfig, MoPPSConfig
+from frontier_rft.selectors.bots_lazy import LazyPosterior
 from frontier_rft.selectors.bots_plugins import (
+    ExternalStep,
     StepLog,
     capability,
     interpolate,
@@ -51,6 +55,7 @@ __all__ = [
 NEAR_TARGET_BAND = 0.25
 """A group counts as near the target when |mean reward - target| <= this (metric only)."""
 _TINY = 1e-12  # floor for posterior parameters after a late retraction (rounding guard)
+_METRIC_CHUNK = 1 << 20  # tasks per chunk when candidate-mode metrics read the whole pool
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 
@@ -98,15 +103,25 @@ class BOTSSelector(Selector):
         else:
             self._prior = (float(cfg.alpha0), float(cfg.beta0))
         n = pool.num_tasks
-        # alpha/beta (gaussian: pseudo reward sum / pseudo count) and a scratch buffer that
-        # every full-pool pass writes into, so a step allocates no other N-sized array.
-        self._a = np.full(n, self._prior[0])
-        self._b = np.full(n, self._prior[1])
-        self._buf = np.empty(n)
+        # alpha/beta (gaussian: pseudo reward sum / pseudo count). Whole-pool mode keeps a
+        # scratch buffer that every full-pool pass writes into, so a step allocates no other
+        # N-sized array; candidate mode keeps them lazily (bots_lazy) and touches only the
+        # drawn candidates and the fed-back tasks.
+        self.lazy: LazyPosterior | None = None
+        if cfg.candidates:
+            ref = pool.reference_pass_rates if self.plugin == "interpolation" else None
+            self.lazy = LazyPosterior(n, self._prior, float(cfg.lam), self.gaussian, ref)
+            self._a, self._b, self._buf = self.lazy.alpha, self.lazy.beta, _EMPTY_F
+        else:
+            self._a = np.full(n, self._prior[0])
+            self._b = np.full(n, self._prior[1])
+            self._buf = np.empty(n)
         self._clock = -1
         self._mu_tilde = float("nan")
         self._rho = float(cfg.rho) if self.plugin != "none" else 0.0
         self._log: dict[int, StepLog] = {}
+        # Plug-in results a sharded service's driver computed from the whole step (bots_shard).
+        self._external: dict[int, ExternalStep] = {}
         self._stats = {
             "mu": float("nan"),
             "implicit_error": float("nan"),
@@ -123,6 +138,7 @@ class BOTSSelector(Selector):
         plug-in on the given features, on features of the prompt text, or (with neither)
         on the tasks' own anchors alone. Anything but the paper's interpolation is
         announced with an `EvidenceWarning` and reported as `evidence/plugin/<name>`.
+        Candidate mode defers only the interpolation (`_candidate_fallback`).
         """
         cfg, pool = self.cfg, self.pool
         choice = cfg.plugin
@@ -131,7 +147,11 @@ class BOTSSelector(Selector):
                 return "none"  # implicit evidence has no weight: skip its O(N) pass
             if pool.reference_pass_rates is not None:
                 return "interpolation"
+            if cfg.candidates:
+                return self._candidate_fallback()
             choice = "regression"
+        if cfg.candidates and choice in ("kernel", "regression"):
+            return self._candidate_fallback()
         if choice == "interpolation":
             pool.require(
                 "reference_pass_rates",
@@ -154,20 +174,50 @@ class BOTSSelector(Selector):
             )
         return choice
 
+    def _candidate_fallback(self) -> str:
+        """Candidate mode cannot defer the kernel or regression plug-in: their estimate for a
+        task depends on every step's batch (or fit), so catching a task up would cost the
+        O(N) per step it saves. 'auto' then runs without implicit evidence, announced."""
+        if self.cfg.plugin in ("kernel", "regression"):
+            raise ValueError(
+                f"{self.name}: candidates > 0 cannot use the {self.cfg.plugin} plug-in (its "
+                "implicit evidence cannot be applied lazily); give the pool "
+                "reference_pass_rates for the interpolation plug-in, use plugin='none', or "
+                "candidates=0"
+            )
+        announce(
+            f"{self.name}: candidate mode without reference pass rates runs on explicit "
+            "evidence only (the regression and kernel plug-ins cannot be applied lazily); "
+            "pass reference_pass_rates=(weak, strong), or candidates=0 for the whole pool"
+        )
+        return "none"
+
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
         return None if self.gaussian else (0.0, 1.0)
 
     # ------------------------------------------------------------------ selection
     def _select(self, n: int) -> I64:
-        return smallest_k(self._score(), n, self.rng)
+        if self.lazy is None:
+            return smallest_k(self._score(self._a, self._b, self._buf), n, self.rng)
+        cand = self._draw_candidates(n)
+        self.lazy.sync(cand)
+        a, b = self._a[cand], self._b[cand]
+        return cand[smallest_k(self._score(a, b, np.empty_like(a)), n, self.rng)]
 
-    def _score(self) -> F64:
-        """|p^ - target| per task: Thompson draw or posterior mean (one N-array allocated)."""
-        a, b, buf, cfg = self._a, self._b, self._buf, self.cfg
+    def _draw_candidates(self, n: int) -> I64:
+        """`candidates` tasks (at least n) uniformly without replacement, or the whole pool."""
+        c, total = max(self.cfg.candidates, n), self.num_tasks
+        if c >= total:
+            return np.arange(total, dtype=np.int64)
+        return self.rng.choice(total, size=c, replace=False).astype(np.int64)
+
+    def _score(self, a: F64, b: F64, buf: F64) -> F64:
+        """|p^ - target| per task of (a, b): a Thompson draw or the posterior mean."""
+        cfg = self.cfg
         if self.gaussian:
             if cfg.sample:
-                draw = self.rng.standard_normal(a.shape[0])
+                draw: F64 = self.rng.standard_normal(size=int(a.shape[0]))
                 np.sqrt(b, out=buf)
                 draw /= buf
                 draw *= cfg.gaussian_sigma
@@ -175,14 +225,14 @@ class BOTSSelector(Selector):
             else:
                 draw = np.divide(a, b, out=buf)
         elif cfg.sample:
-            draw = self._beta_draw()
+            draw = self._beta_draw(a, b, buf)
         else:
             np.add(a, b, out=buf)
             draw = np.divide(a, buf, out=buf)
         draw -= cfg.target
         return np.abs(draw, out=draw)
 
-    def _beta_draw(self) -> F64:
+    def _beta_draw(self, a: F64, b: F64, buf: F64) -> F64:
         """One Beta(alpha_k, beta_k) draw per task, as the ratio G_a / (G_a + G_b) of gammas.
 
         Exactly Beta-distributed, and what numpy's own beta does unless both parameters are
@@ -192,7 +242,6 @@ class BOTSSelector(Selector):
         non-negative evidence), the gammas cannot both underflow when the prior is >= 1/2;
         smaller priors use numpy's sampler.
         """
-        a, b, buf = self._a, self._b, self._buf
         if min(self._prior) < 0.5:
             return self.rng.beta(a, b)
         ga = self.rng.standard_gamma(a, out=buf)
@@ -202,14 +251,28 @@ class BOTSSelector(Selector):
 
     def posterior_mean(self, ids: I64 | None = None) -> F64:
         """Posterior mean success rate (gaussian: mean reward) of all tasks or of `ids`."""
-        a, b = (self._a, self._b) if ids is None else (self._a[ids], self._b[ids])
+        a, b = self._posterior(ids)
         mean: F64 = a / b if self.gaussian else a / (a + b)
         return mean
 
     def effective_sample_size(self) -> F64:
         """alpha + beta per task (gaussian: the pseudo count nu), Proposition 2's n_t."""
-        ess: F64 = self._b.copy() if self.gaussian else self._a + self._b
+        a, b = self._posterior(None)
+        ess: F64 = b if self.gaussian else a + b
         return ess
+
+    def _posterior(self, ids: I64 | None) -> tuple[F64, F64]:
+        """(alpha, beta) of all tasks or of `ids` as of now (candidate mode: caught up)."""
+        if self.lazy is not None:
+            return self.lazy.values(slice(None) if ids is None else ids)
+        if ids is None:
+            return self._a.copy(), self._b.copy()
+        return self._a[ids], self._b[ids]
+
+    def _sync(self, ids: I64) -> None:
+        """Candidate mode: apply the forgetting and implicit evidence `ids` missed so far."""
+        if self.lazy is not None:
+            self.lazy.sync(ids)
 
     # ------------------------------------------------------------------ update
     def _observe(self, batch: GroupBatch) -> None:
@@ -224,6 +287,16 @@ class BOTSSelector(Selector):
         self._stats["near_target_share"] = float(
             (np.abs(rates - cfg.target) <= NEAR_TARGET_BAND).mean()
         )
+        self._advance(t, ids, rates, counts, x, y)
+
+    def fold_external_step(self, t: int) -> None:
+        """Fold step t with no rollouts of this selector's tasks: forgetting and implicit
+        evidence only, as the rest of the pool's shards fold it (sharded service)."""
+        self._advance(t, _EMPTY_I, _EMPTY_F, _EMPTY_F, _EMPTY_F, _EMPTY_F)
+
+    def _advance(self, t: int, ids: I64, rates: F64, counts: F64, x: F64, y: F64) -> None:
+        """Fold step t's groups by where t lies against the clock (see the class docstring)."""
+        cfg = self.cfg
         if self._clock < 0:
             self._clock = t  # the state is still the prior, which forgetting leaves unchanged
         if t > self._clock:
@@ -231,7 +304,9 @@ class BOTSSelector(Selector):
             self._clock = t
         else:
             weight = (1.0 - cfg.lam) ** (self._clock - t)
-            self._stats["late_pieces"] += float(t < self._clock or t in self._log)
+            self._stats["late_pieces"] += float(
+                ids.size > 0 and (t < self._clock or t in self._log)
+            )
             if weight == 0.0:
                 pass  # lam = 1: evidence of a past step has no weight left
             elif t in self._log:
@@ -239,6 +314,7 @@ class BOTSSelector(Selector):
             elif t > self._clock - cfg.late_window:
                 self._fold_step(t, ids, rates, counts, x, y, 0, weight)
             else:  # older than the log: unknown whether seen, so explicit evidence only
+                self._sync(ids)
                 self._a[ids] += weight * x
                 self._b[ids] += weight * y
         # A log is dropped once its step leaves the window or its weight is 0 (lam = 1).
@@ -258,10 +334,13 @@ class BOTSSelector(Selector):
         cfg, a, b = self.cfg, self._a, self._b
         a0, b0 = self._prior
         d = (1.0 - cfg.lam) ** steps
-        n_imp = float(cfg.implicit_rollouts or counts.mean())
-        mu, p_sel = self._plugin_on_batch(ids, rates, counts)
+        ext = self._external.get(t)
+        n_imp = ext.n_implicit if ext else float(cfg.implicit_rollouts or counts.mean())
+        mu, p_sel = self._plugin_on_batch(t, ids, rates, counts)
         implicit = p_sel is not None and self._rho > 0
-        if implicit:
+        if self.lazy is not None:
+            dx, dy = self._fold_step_lazy(ids, steps, mu, p_sel, n_imp, weight, x, y, implicit)
+        elif implicit:
             assert p_sel is not None
             k = self._rho * n_imp * weight
             q = self._plugin_full(mu, ids, rates, k)  # q = k * p~ for every task, in self._buf
@@ -316,10 +395,36 @@ class BOTSSelector(Selector):
             anchor_seq=plugin.seq if plugin is not None else 0,
         )
 
+    def _fold_step_lazy(
+        self,
+        ids: I64,
+        steps: int,
+        mu: float,
+        p_sel: F64 | None,
+        n_imp: float,
+        weight: float,
+        x: F64,
+        y: F64,
+        implicit: bool,
+    ) -> tuple[F64, F64]:
+        """Candidate mode's Eq. 1: record the step as one event for every task (forgetting
+        over `steps`, implicit weight k), catch the batch up; returns its explicit deltas."""
+        assert self.lazy is not None
+        k = self._rho * n_imp * weight if implicit else 0.0
+        clock = self._clock + steps
+        self.lazy.advance(clock, k, mu, clip=self.plugin == "interpolation")
+        self.lazy.sync(ids)
+        if not implicit:
+            return weight * x, weight * y
+        assert p_sel is not None
+        dy = weight * y - (k if self.gaussian else k * (1.0 - p_sel))
+        return weight * x - k * p_sel, dy
+
     def _fold_late_piece(
         self, log: StepLog, ids: I64, x: F64, y: F64, counts: F64, weight: float
     ) -> None:
         """Explicit evidence of an already observed step; retract the implicit it replaces."""
+        self._sync(ids)
         dx, dy = weight * x, weight * y
         new = ~np.isin(ids, log.explicit_ids)
         if log.implicit and new.any():
@@ -346,9 +451,22 @@ class BOTSSelector(Selector):
             self._regression.observe(ids, x, counts)  # learn from it for the steps to come
 
     # ------------------------------------------------------------------ plug-ins
-    def _plugin_on_batch(self, ids: I64, rates: F64, counts: F64) -> tuple[float, F64 | None]:
+    def _plugin_on_batch(
+        self, t: int, ids: I64, rates: F64, counts: F64
+    ) -> tuple[float, F64 | None]:
         """Update mu~ (interpolation) and return (mu~, p~ on the batch) or (nan, None)."""
         cfg = self.cfg
+        ext = self._external.get(t)
+        if ext is not None:  # the driver saw the whole step; this shard holds part of it
+            self._mu_tilde, self._rho = ext.mu_tilde, ext.rho
+            self._stats["mu"] = ext.mu
+            if not math.isnan(ext.error):
+                self._stats["implicit_error"] = ext.error
+            if not ext.implicit:
+                return ext.mu_tilde, None
+            ref = self.pool.reference_pass_rates
+            assert ref is not None
+            return ext.mu_tilde, interpolate(ref, ext.mu_tilde, clip=not self.gaussian, at=ids)
         if self.plugin == "none":
             return float("nan"), None
         if self.plugin == "kernel":
@@ -428,6 +546,7 @@ class BOTSSelector(Selector):
             "stats": dict(self._stats),
             "log": [log.to_state(s) for s, log in sorted(self._log.items())],
             "regression": {} if self._regression is None else self._regression.state_dict(),
+            **({"lazy": self.lazy.state_dict()} if self.lazy is not None else {}),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -440,27 +559,49 @@ class BOTSSelector(Selector):
             raise ValueError(f"{self.name} state: posterior parameters must be finite and > 0")
         if not self.gaussian and not np.all(a > 0):
             raise ValueError(f"{self.name} state: Beta parameters must be > 0")
-        rho = float(state["rho"])
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"{self.name} state: rho {rho} outside [0, 1]")
-        logs = dict(StepLog.from_state(d, n) for d in state["log"])
-        stats = {k: float(state["stats"][k]) for k in self._stats}
-        clock, mu_tilde = int(state["clock"]), float(state["mu_tilde"])
+        who = self.name
+        rho = read_float(state, "rho", who, 0.0, 1.0, nan=False)
+        if not isinstance(state["log"], list):
+            raise ValueError(f"{who} state: log must be a list of step records")
+        logs = dict(StepLog.from_state(d, n, who) for d in state["log"])
+        if self.plugin == "interpolation" and any(
+            log.implicit and math.isnan(log.mu) for log in logs.values()
+        ):
+            raise ValueError(f"{who} state: a log with implicit evidence lacks its mu")
+        stats = read_keys(state, "stats", who, tuple(self._stats))
+        stats = {k: read_float(stats, k, who) for k in stats}
+        clock = read_int(state, "clock", who, lo=-1)
+        mu_tilde = read_float(state, "mu_tilde", who, -MAX_ABS_VALUE, MAX_ABS_VALUE)
         if self._regression is not None:
-            self._regression.load_state_dict(state["regression"], self.name)
+            self._regression.load_state_dict(state["regression"], who)
+        if (self.lazy is None) != ("lazy" not in state):
+            raise ValueError(f"{who} state: candidate mode does not match the config")
+        if self.lazy is not None:
+            self.lazy.load_state_dict(state["lazy"], a, b)
         self._a, self._b, self._rho, self._log = a, b, rho, logs
         self._stats, self._clock, self._mu_tilde = stats, clock, mu_tilde
 
     def _metrics(self) -> dict[str, float]:
-        ess = self.effective_sample_size()
+        mean, ess = self._pool_averages()
         return {
-            "posterior_mean": float(self.posterior_mean().mean()),
-            "effective_sample_size": float(ess.mean()),
+            "posterior_mean": mean,
+            "effective_sample_size": ess,
             "mu_tilde": self._mu_tilde,
             "rho": self._rho,
             "clock": float(self._clock),
             **self._stats,
         }
+
+    def _pool_averages(self) -> tuple[float, float]:
+        """Mean posterior mean and mean effective sample size over the whole pool."""
+        if self.lazy is None:
+            return float(self.posterior_mean().mean()), float(self.effective_sample_size().mean())
+        n, total_mean, total_ess = self.num_tasks, 0.0, 0.0
+        for lo in range(0, n, _METRIC_CHUNK):  # caught-up copies, a chunk at a time
+            a, b = self.lazy.values(slice(lo, min(lo + _METRIC_CHUNK, n)))
+            total_mean += float((a / b if self.gaussian else a / (a + b)).sum())
+            total_ess += float((b if self.gaussian else a + b).sum())
+        return total_mean / n, total_ess / n
 
 
 class MoPPSSelector(BOTSSelector):

@@ -6,19 +6,16 @@ those of the authors' released implementation (Trinity-RFT, `diff_estimator.py`)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 
 __all__ = ["PLUGINS", "REWARD_MODELS", "BOTSConfig", "DOTSConfig", "MoPPSConfig"]
 
 PLUGINS = ("auto", "interpolation", "kernel", "regression", "none")
+_MIN_COUNT, _MAX_COUNT = 1e-6, 1e6
 REWARD_MODELS = ("bernoulli", "gaussian")
-
-
-def _real(x: object) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
 @dataclass(frozen=True)
@@ -69,61 +66,62 @@ class BOTSConfig(SelectorConfig):
     """Gaussian mode: prior pseudo count nu0 = sigma^2 / sigma0^2."""
     late_window: int = 64
     """Steps whose per-step log is kept so late pieces are folded in exactly."""
+    candidates: int = 0
+    """Tasks drawn uniformly per select to choose among (0 = the whole pool, the paper)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("lam", "rho"):
             v = getattr(self, name)
-            check(_real(v) and 0.0 <= v <= 1.0, f"{name} must be a number in [0, 1], got {v!r}")
-        for name in (
-            "alpha0",
-            "beta0",
-            "kernel_tau",
-            "regression_ridge",
-            "adaptive_rho_threshold",
-            "gaussian_sigma",
-            "gaussian_prior_count",
-        ):
+            check(0.0 <= v <= 1.0, f"{name} must be a number in [0, 1], got {v!r}")
+        # Pseudo counts within 12 orders of magnitude of each other: Eq. 1's update adds and
+        # subtracts them, and a wider spread would round a posterior parameter to 0.
+        for name in ("alpha0", "beta0", "gaussian_prior_count"):
             v = getattr(self, name)
-            check(_real(v) and v > 0, f"{name} must be a positive number, got {v!r}")
+            check(
+                _MIN_COUNT <= v <= _MAX_COUNT,
+                f"{name} must be a pseudo count in [1e-6, 1e6] (released code: 1), got {v!r}",
+            )
+        for name in ("kernel_tau", "regression_ridge", "adaptive_rho_threshold", "gaussian_sigma"):
+            v = getattr(self, name)
+            check(0 < v <= MAX_ABS_VALUE, f"{name} must be a positive number <= 1e100, got {v!r}")
         check_choice("plugin", self.plugin, PLUGINS)
         check_choice("reward_model", self.reward_model, REWARD_MODELS)
-        for name in ("sample", "adaptive_rho", "regression_anchors"):
-            v = getattr(self, name)
-            check(isinstance(v, bool), f"{name} must be True or False, got {v!r}")
         if self.reward_model == "bernoulli":
             check(
-                _real(self.target) and 0.0 < self.target < 1.0,
+                0.0 < self.target < 1.0,
                 f"target must be a success rate in (0, 1), got {self.target!r}",
             )
-        else:
-            check(_real(self.target), f"target must be a finite mean reward, got {self.target!r}")
+        for name in ("target", "gaussian_prior_mean"):  # gaussian: a mean reward, same bound
+            v = getattr(self, name)
+            check(abs(v) <= MAX_ABS_VALUE, f"{name} must lie in [-1e100, 1e100], got {v!r}")
         check(
-            _real(self.gaussian_prior_mean),
-            f"gaussian_prior_mean must be finite, got {self.gaussian_prior_mean!r}",
-        )
-        check(
-            _real(self.momentum) and 0.0 <= self.momentum < 1.0,
+            0.0 <= self.momentum < 1.0,
             f"momentum must be in [0, 1), got {self.momentum!r}",
         )
         check(
-            _real(self.regression_forgetting) and 0.0 < self.regression_forgetting <= 1.0,
+            0.0 < self.regression_forgetting <= 1.0,
             f"regression_forgetting must be in (0, 1], got {self.regression_forgetting!r}",
         )
         check(
-            _real(self.interpolation_eps) and self.interpolation_eps >= 0,
+            self.interpolation_eps >= 0,
             f"interpolation_eps must be >= 0, got {self.interpolation_eps!r}",
+        )
+        check(
+            isinstance(self.candidates, int)
+            and not isinstance(self.candidates, bool)
+            and self.candidates >= 0,
+            f"candidates must be an int >= 0 (0 = the whole pool; e.g. 16 x the batch size "
+            f"for pools of 1e7+ tasks), got {self.candidates!r}",
         )
         for name in ("kernel_chunk_rows", "late_window"):
             v = getattr(self, name)
-            check(
-                isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-                f"{name} must be a positive int, got {v!r}",
-            )
+            check(v >= 1, f"{name} must be a positive int, got {v!r}")
         n = self.implicit_rollouts
         check(
-            n is None or (_real(n) and n > 0),
-            f"implicit_rollouts must be None (use the step's rollouts per task) or > 0, got {n!r}",
+            n is None or 0 < n <= _MAX_COUNT,
+            "implicit_rollouts must be None (use the step's rollouts per task) or a number in "
+            f"(0, 1e6], got {n!r}",
         )
 
 

@@ -19,10 +19,34 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["StepLog", "capability", "interpolate", "kernel_average", "smallest_k"]
+from frontier_rft.core.bounds import MAX_ABS_VALUE
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+
+__all__ = [
+    "ExternalStep",
+    "StepLog",
+    "capability",
+    "interpolate",
+    "kernel_average",
+    "smallest_k",
+]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
+_MIN_GAP = 1e-12
+"""Reference gaps below this are rounding noise; dividing by them would blow mu up."""
+_LOG_KEYS = (
+    "step",
+    "implicit",
+    "mu",
+    "rho",
+    "n_implicit",
+    "ref_ids",
+    "ref_rates",
+    "explicit_ids",
+    "weights",
+    "anchor_seq",
+)
 
 
 def capability(ref: F64, ids: I64, rates: F64, eps: float) -> float | None:
@@ -34,7 +58,7 @@ def capability(ref: F64, ids: I64, rates: F64, eps: float) -> float | None:
     """
     weak = float(ref[ids, 0].mean())
     gap = float(ref[ids, 1].mean()) - weak
-    if not abs(gap) > eps:
+    if not abs(gap) > max(eps, _MIN_GAP):
         return None
     return (float(rates.mean()) - weak) / gap
 
@@ -47,20 +71,24 @@ def interpolate(
     out: F64 | None = None,
     at: I64 | None = None,
 ) -> F64:
-    """`scale * clip(mu * strong + (1 - mu) * weak, 0, 1)` for all tasks or for `at`.
+    """`scale * clip(weak + mu * (strong - weak), 0, 1)` for all tasks or for `at`.
 
-    One matrix-vector pass over the (N, 2) reference array, written into `out` if given.
-    For mu in [0, 1] the estimate is a convex combination of two rates in [0, 1], so the
-    clip (and its extra passes) is only applied when mu extrapolates.
+    Elementwise on the two columns of the (N, 2) reference array, written into `out` if
+    given. Not a matrix-vector product: `np.matmul` on an (N, 2) array goes to BLAS,
+    whose worker threads then busy-wait between calls and steal the cores the rest of
+    the step runs on. For mu in [0, 1] the estimate is a convex combination of two rates
+    in [0, 1], so the clip (and its extra pass) is only applied when mu extrapolates.
     """
     rows = ref if at is None else ref[at]
+    weak = rows[:, 0]
+    res = np.subtract(rows[:, 1], weak, out=out)
+    res *= mu
+    res += weak
     if clip and not 0.0 <= mu <= 1.0:
-        res = np.matmul(rows, np.array([1.0 - mu, mu]), out=out)
         np.clip(res, 0.0, 1.0, out=res)
-        if scale != 1.0:
-            res *= scale
-        return res
-    return np.matmul(rows, np.array([(1.0 - mu) * scale, mu * scale]), out=out)
+    if scale != 1.0:
+        res *= scale
+    return res
 
 
 def kernel_average(
@@ -84,8 +112,16 @@ def kernel_average(
     res = np.empty(m, dtype=np.float64) if out is None else out
     for start in range(0, m, chunk_rows):
         stop = min(start + chunk_rows, m)
-        logits = rows[start:stop] @ keys.T
-        logits -= logits.max(axis=1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            logits = rows[start:stop] @ keys.T
+        top = logits.max(axis=1, keepdims=True)
+        if not np.all(np.isfinite(top)):
+            # Products beyond float range (tiny tau, huge features): the softmax's limit
+            # puts equal weight on each row's largest logits.
+            top = np.where(np.isnan(top), -np.inf, top)
+            logits = np.where(logits == top, 0.0, -np.inf)
+            top = np.zeros_like(top)
+        logits -= top
         np.exp(logits, out=logits)
         np.divide(logits @ ref_rates, logits.sum(axis=1), out=res[start:stop])
     return res
@@ -117,6 +153,32 @@ def smallest_k(score: F64, k: int, rng: np.random.Generator) -> I64:
     ids = np.concatenate([below, tied])
     ids = ids[np.argsort(sub[ids], kind="stable")]
     return (ids if cand is None else cand[ids]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ExternalStep:
+    """The interpolation plug-in's results for one step, computed over the whole step by a
+    sharded service's driver and applied by every shard (bots_shard)."""
+
+    mu_tilde: float
+    """mu~ after the step (NaN while no batch has given a mu_t)."""
+    mu: float
+    """The step's raw mu_t (NaN when undefined); metric only."""
+    rho: float
+    """rho after the step (adaptive rho may have halved it)."""
+    n_implicit: float
+    """Pseudo sample size n~ of the step's implicit evidence."""
+    error: float
+    """Plug-in error on the step's batch (NaN when not computed); metric only."""
+    implicit: bool
+    """Whether the step adds implicit evidence (a mu~ exists, a plug-in, rho > 0)."""
+
+    def to_state(self) -> list[float]:
+        return [self.mu_tilde, self.mu, self.rho, self.n_implicit, self.error, self.implicit]
+
+    @classmethod
+    def from_state(cls, v: list[Any]) -> ExternalStep:
+        return cls(float(v[0]), float(v[1]), float(v[2]), float(v[3]), float(v[4]), bool(v[5]))
 
 
 @dataclass
@@ -156,23 +218,24 @@ class StepLog:
         }
 
     @classmethod
-    def from_state(cls, d: dict[str, Any], num_tasks: int) -> tuple[int, StepLog]:
-        ids = [np.asarray(d[k], dtype=np.int64) for k in ("ref_ids", "explicit_ids")]
-        for arr in ids:
-            if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() >= num_tasks)):
-                raise ValueError("bots state: step log ids do not match the pool")
-        rates = np.asarray(d["ref_rates"], dtype=np.float64)
-        if rates.shape != ids[0].shape:
-            raise ValueError("bots state: step log rates do not match its ids")
+    def from_state(cls, d: dict[str, Any], num_tasks: int, who: str) -> tuple[int, StepLog]:
+        """Inverse of to_state for a record that may come from an untrusted file."""
+        d = read_keys({"log": d}, "log", who, _LOG_KEYS)
+        who = f"{who} log"
+        ids = read_array(d, "ref_ids", who, np.int64, lo=0, hi=num_tasks - 1)
+        explicit = read_array(d, "explicit_ids", who, np.int64, lo=0, hi=num_tasks - 1)
+        rates = read_array(d, "ref_rates", who, np.float64, shape=ids.shape, finite=True)
+        if not isinstance(d["implicit"], bool):
+            raise ValueError(f"{who} state: implicit must be true or false")
         log = cls(
-            implicit=bool(d["implicit"]),
-            mu=float(d["mu"]),
-            rho=float(d["rho"]),
-            n_implicit=float(d["n_implicit"]),
-            ref_ids=ids[0],
+            implicit=d["implicit"],
+            mu=read_float(d, "mu", who, -MAX_ABS_VALUE, MAX_ABS_VALUE),
+            rho=read_float(d, "rho", who, 0.0, 1.0, nan=False),
+            n_implicit=read_float(d, "n_implicit", who, 0.0, MAX_ABS_VALUE, nan=False),
+            ref_ids=ids,
             ref_rates=rates,
-            explicit_ids=ids[1],
-            weights=np.asarray(d.get("weights", np.zeros(0)), dtype=np.float64),
-            anchor_seq=int(d.get("anchor_seq", 0)),
+            explicit_ids=explicit,
+            weights=read_array(d, "weights", who, np.float64, finite=True),
+            anchor_seq=read_int(d, "anchor_seq", who),
         )
-        return int(d["step"]), log
+        return read_int(d, "step", who), log

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.state_check import read_array, read_int
 from frontier_rft.selectors.ridge import OnlineRidge
 
 __all__ = ["RegressionPlugin"]
@@ -137,17 +138,13 @@ class RegressionPlugin:
 
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         n = self.anchors.shape[0]
-        anchors = np.asarray(state["anchors"], dtype=np.float64)
-        log_seq = np.asarray(state["log_seq"], dtype=np.int64)
-        log_ids = np.asarray(state["log_ids"], dtype=np.int64)
-        log_prev = np.asarray(state["log_prev"], dtype=np.float64)
-        if anchors.shape != (n,) or not np.all(np.isfinite(anchors)):
-            raise ValueError(f"{who} state: regression anchors must be {n} finite numbers")
-        if not (log_seq.shape == log_ids.shape == log_prev.shape and log_ids.ndim == 1):
+        anchors = read_array(state, "anchors", who, np.float64, shape=(n,), finite=True)
+        seq = read_int(state, "seq", who)
+        log_seq = read_array(state, "log_seq", who, np.int64, lo=0, hi=seq)
+        log_ids = read_array(state, "log_ids", who, np.int64, lo=0, hi=n - 1)
+        log_prev = read_array(state, "log_prev", who, np.float64, finite=True)
+        if not log_seq.shape == log_ids.shape == log_prev.shape:
             raise ValueError(f"{who} state: regression anchor log arrays differ in shape")
-        if log_ids.size and (log_ids.min() < 0 or log_ids.max() >= n):
-            raise ValueError(f"{who} state: regression anchor log ids outside the pool")
-        seq = int(state["seq"])
         self.model.load_state_dict(state["model"], who)
         self.anchors, self.seq = anchors, seq
         self._log_seq, self._log_ids, self._log_prev = log_seq, log_ids, log_prev

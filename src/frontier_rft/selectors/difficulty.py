@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.state_check import read_array
 from frontier_rft.selectors.ridge import OnlineRidge
 
 __all__ = ["ObservedDifficulty"]
@@ -71,11 +72,9 @@ class ObservedDifficulty:
         return {"first": self.first, "model": self.model.state_dict(), "changed": self.changed}
 
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
-        first = np.asarray(state["first"], dtype=np.float64)
-        if first.shape != self.first.shape:
-            raise ValueError(f"{who} state: observed pass rates do not match the pool size")
-        seen = first[~np.isnan(first)]
-        if np.any((seen < 0) | (seen > 1)):
-            raise ValueError(f"{who} state: observed pass rates outside [0, 1]")
+        first = read_array(state, "first", who, np.float64, shape=self.first.shape, lo=0, hi=1)
+        changed = state["changed"]
+        if not isinstance(changed, bool):
+            raise ValueError(f"{who} state: changed must be true or false")
         self.model.load_state_dict(state["model"], who)
-        self.first, self.changed = first, bool(state["changed"])
+        self.first, self.changed = first, changed

@@ -28,10 +28,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.advantages import Estimator, group_advantages
+from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
 from frontier_rft.core.config import SelectorConfig, check, config_from_dict, config_to_dict
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 
 __all__ = ["DynamicSamplingConfig", "DynamicSamplingSelector", "FilteredBatch"]
 
@@ -79,7 +81,7 @@ class DynamicSamplingConfig(SelectorConfig):
         super().__post_init__()
         known = _registered()
         check(
-            isinstance(self.inner, str) and self.inner in known,
+            self.inner in known,
             f"inner must be a registered selector name, one of {sorted(known)}; got {self.inner!r}",
         )
         check(
@@ -87,8 +89,7 @@ class DynamicSamplingConfig(SelectorConfig):
             "inner cannot be 'dapo' itself; wrap a proposing selector such as 'uniform' or 'bots'",
         )
         check(
-            isinstance(self.inner_config, dict)
-            and all(isinstance(k, str) for k in self.inner_config),
+            all(isinstance(k, str) for k in self.inner_config),
             f"inner_config must be a dict of option name -> value, got {self.inner_config!r}",
         )
         # Validate against the inner config class now, and store the JSON form (tuples as
@@ -99,17 +100,13 @@ class DynamicSamplingConfig(SelectorConfig):
         )
         as_json = config_to_dict(built)
         object.__setattr__(self, "inner_config", {k: as_json[k] for k in self.inner_config})
-        ok = not isinstance(self.oversample, bool) and isinstance(self.oversample, (int, float))
         check(
-            ok and math.isfinite(self.oversample) and self.oversample >= 1.0,
-            f"oversample must be a finite number >= 1 (1 = none), got {self.oversample!r}",
+            1.0 <= self.oversample <= 1e6,
+            f"oversample must be a number in [1, 1e6] (1 = none; DAPO: 3), got {self.oversample!r}",
         )
         for name in ("max_surplus", "max_staleness"):
             value = getattr(self, name)
-            check(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-                f"{name} must be a non-negative int, got {value!r}",
-            )
+            check(value >= 0, f"{name} must be a non-negative int, got {value!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -423,24 +420,25 @@ class DynamicSamplingSelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        sur = state["surplus"]
-        s_ids = np.asarray(sur["task_ids"], dtype=np.int64).reshape(-1)
-        s_steps = np.asarray(sur["steps"], dtype=np.int64).reshape(-1)
-        s_versions = np.asarray(sur["versions"], dtype=np.int64).reshape(-1)
-        s_counts = np.asarray(sur["counts"], dtype=np.int64).reshape(-1)
-        s_rewards = np.asarray(sur["rewards"], dtype=np.float64).reshape(-1)
-        size = s_ids.shape[0]
-        if not (s_steps.shape[0] == s_versions.shape[0] == s_counts.shape[0] == size):
-            raise ValueError("dapo state: surplus arrays have different lengths")
-        if np.any(s_counts <= 0) or int(s_counts.sum()) != s_rewards.shape[0]:
+        who = f"{self.name} surplus"
+        columns = ("task_ids", "steps", "versions", "counts", "rewards")
+        sur = read_keys(state, "surplus", who, columns)
+        s_ids = read_array(sur, "task_ids", who, np.int64, lo=0, hi=self.num_tasks - 1)
+        size = s_ids.shape
+        s_steps = read_array(sur, "steps", who, np.int64, shape=size, lo=0, hi=MAX_STEP)
+        s_versions = read_array(sur, "versions", who, np.int64, shape=size, lo=-1, hi=MAX_STEP)
+        s_counts = read_array(sur, "counts", who, np.int64, shape=size, lo=1)
+        s_rewards = read_array(sur, "rewards", who, np.float64, finite=True)
+        if int(s_counts.sum()) != s_rewards.shape[0]:
             raise ValueError("dapo state: surplus group counts do not match its rewards")
-        if size and (s_ids.min() < 0 or s_ids.max() >= self.num_tasks):
-            raise ValueError("dapo state: surplus task ids outside the pool")
-        if not np.all(np.isfinite(s_rewards)):
-            raise ValueError("dapo state: surplus rewards contain NaN or inf")
-        totals = {k: int(state["totals"][k]) for k in _TOTALS}
-        last = {k: float(state["last"][k]) for k in _LAST}
-        clock = int(state["clock"])
+        lo, hi = self.inner.reward_bounds or (-MAX_ABS_VALUE, MAX_ABS_VALUE)
+        if np.any((s_rewards < lo) | (s_rewards > hi)):
+            raise ValueError(f"dapo state: surplus rewards outside [{lo}, {hi}]")
+        totals = read_keys(state, "totals", self.name, _TOTALS)
+        totals = {k: read_int(totals, k, self.name) for k in _TOTALS}
+        last = read_keys(state, "last", self.name, _LAST)
+        last = {k: read_float(last, k, self.name) for k in _LAST}
+        clock = read_int(state, "clock", self.name, lo=-1)
         self.inner.load_state_dict(state["inner"])  # atomic on its own; last step that can fail
         self._sur_ids, self._sur_steps, self._sur_versions = s_ids, s_steps, s_versions
         self._sur_counts, self._sur_rewards = s_counts, s_rewards

@@ -15,10 +15,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_STEP
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import (
+    read_array,
+    read_int,
+    read_keys,
+    read_permutation,
+)
 from frontier_rft.features.derive import task_features
 
 __all__ = [
@@ -44,10 +51,6 @@ _BLOCK_MIN_ROWS = 16
 """Fewest candidates per block (wide embeddings get multithreaded products instead)."""
 
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 @dataclass(frozen=True)
 class FrontierReplayConfig(SelectorConfig):
     """Frontier replay; defaults are the paper's where it gives them (see docs for the rest)."""
@@ -71,32 +74,32 @@ class FrontierReplayConfig(SelectorConfig):
         super().__post_init__()
         rho = self.replay_ratio
         check(
-            isinstance(rho, int | float) and not isinstance(rho, bool) and 0.0 <= rho <= 1.0,
+            0.0 <= rho <= 1.0,
             f"replay_ratio must be a number in [0, 1] (paper: 0.10), got {rho!r}",
         )
         check(
-            _is_int(self.memory_size) and self.memory_size >= 1,
+            self.memory_size >= 1,
             f"memory_size must be a positive int, got {self.memory_size!r}",
         )
         check(
-            _is_int(self.min_memory) and 1 <= self.min_memory <= self.memory_size,
+            1 <= self.min_memory <= self.memory_size,
             f"min_memory must be an int in [1, memory_size={self.memory_size}], "
             f"got {self.min_memory!r}",
         )
         f = self.top_pool_factor
         check(
-            isinstance(f, int | float) and not isinstance(f, bool) and math.isfinite(f) and f >= 1,
+            f >= 1,
             f"top_pool_factor must be a finite number >= 1, got {f!r}",
         )
         check_choice("memory_rule", self.memory_rule, MEMORY_RULES)
         b = self.goldilocks_band
         check(
-            isinstance(b, int | float) and not isinstance(b, bool) and 0.0 <= b <= 0.5,
+            0.0 <= b <= 0.5,
             f"goldilocks_band must be a number in [0, 0.5] (0.5 = plain frontier), got {b!r}",
         )
         c = self.candidate_sample
         check(
-            c is None or (_is_int(c) and c >= 1),
+            c is None or c >= 1,
             f"candidate_sample must be a positive int, or None to score the whole bank, got {c!r}",
         )
 
@@ -339,36 +342,24 @@ class FrontierReplaySelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        n = self.num_tasks
-        order = np.asarray(state["order"], dtype=np.int64)
-        cursor = int(state["cursor"])
-        if order.shape not in ((0,), (n,)) or not 0 <= cursor <= order.shape[0]:
-            raise ValueError("frontier state: uniform permutation does not match the pool size")
-        if order.size and not np.array_equal(np.sort(order), np.arange(n)):
-            raise ValueError("frontier state: uniform order is not a permutation of the pool")
-        mem = [np.asarray(state[k]) for k in ("mem_ids", "mem_prio", "mem_step", "mem_seq")]
-        ids, prio, step, seq = (
-            mem[0].astype(np.int64),
-            mem[1].astype(np.float64),
-            mem[2].astype(np.int64),
-            mem[3].astype(np.int64),
-        )
-        if len({a.shape for a in mem}) != 1 or ids.ndim != 1 or ids.size > self.config.memory_size:
+        n, who = self.num_tasks, self.name
+        order = read_permutation(state, "order", who, n, allow_empty=True)
+        cursor = read_int(state, "cursor", who, hi=order.shape[0])
+        ids = read_array(state, "mem_ids", who, np.int64, lo=0, hi=n - 1)
+        prio = read_array(state, "mem_prio", who, np.float64, lo=0.0, hi=1.0, finite=True)
+        step = read_array(state, "mem_step", who, np.int64, lo=0, hi=MAX_STEP)
+        seq = read_array(state, "mem_seq", who, np.int64, lo=0, hi=MAX_STEP)
+        shapes = {a.shape for a in (ids, prio, step, seq)}
+        if len(shapes) != 1 or ids.size > self.config.memory_size:
             raise ValueError("frontier state: memory arrays have inconsistent shapes")
-        if ids.size and (ids.min() < 0 or ids.max() >= n):
-            raise ValueError("frontier state: memory task ids outside the pool")
-        if not np.all(np.isfinite(prio) & (prio >= 0) & (prio <= 1)):
-            raise ValueError("frontier state: memory priorities must lie in [0, 1]")
-        last = np.asarray(state["last_retrieved"], dtype=np.int64)
-        scores = np.asarray(state["last_scores"], dtype=np.float64)
-        if last.shape != scores.shape or (last.size and (last.min() < 0 or last.max() >= n)):
+        last = read_array(state, "last_retrieved", who, np.int64, lo=0, hi=n - 1)
+        scores = read_array(state, "last_scores", who, np.float64)
+        if last.shape != scores.shape:
             raise ValueError("frontier state: last retrieval arrays are invalid")
-        counts = {k: int(state["counts"][k]) for k in ("retrieved", "fallback", "memory_inserts")}
-        epoch, next_seq, fallback = (
-            int(state["epoch"]),
-            int(state["next_seq"]),
-            int(state["last_fallback"]),
-        )
+        counts = read_keys(state, "counts", who, ("retrieved", "fallback", "memory_inserts"))
+        counts = {k: read_int(counts, k, who) for k in counts}
+        epoch, next_seq = read_int(state, "epoch", who), read_int(state, "next_seq", who)
+        fallback = read_int(state, "last_fallback", who)
         self._order, self._cursor, self.epoch = order, cursor, epoch
         self._mem_ids, self._mem_prio, self._mem_step, self._mem_seq = ids, prio, step, seq
         self._next_seq = next_seq

@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 from frontier_rft.selectors.metis_judge import (
     ALLOWED_VALUES,
     MAX_VARIANCE,
@@ -76,46 +78,42 @@ class METISConfig(SelectorConfig):
         super().__post_init__()
         for name in ("pool_multiplier", "pending_horizon", "keep_judge_records"):
             value = getattr(self, name)
-            check(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-                f"{name} must be a positive int, got {value!r}",
-            )
+            check(value >= 1, f"{name} must be a positive int, got {value!r}")
         k = self.memory_size
         check(
-            isinstance(k, int) and not isinstance(k, bool) and k >= 0,
+            k >= 0,
             f"memory_size must be a non-negative int (paper default 3), got {k!r}",
         )
         check(
-            _is_real(self.judge_loss_weight) and self.judge_loss_weight >= 0,
+            self.judge_loss_weight >= 0,
             f"judge_loss_weight must be >= 0 (paper default 0.01), got {self.judge_loss_weight!r}",
         )
         check(
-            _is_real(self.baseline_ema) and 0.0 <= self.baseline_ema <= 1.0,
+            0.0 <= self.baseline_ema <= 1.0,
             f"baseline_ema must lie in [0, 1] (paper default 0.95), got {self.baseline_ema!r}",
         )
-        check(_is_real(self.baseline_init), "baseline_init must be a finite number")
+        check(
+            abs(self.baseline_init) <= MAX_ABS_VALUE,
+            f"baseline_init must lie in [-1e100, 1e100] (paper: 0), got {self.baseline_init!r}",
+        )
         values = self.answer_values
         check(
-            isinstance(values, tuple)
-            and len(values) > 0
-            and all(_is_real(v) and 0.0 <= v <= MAX_VARIANCE for v in values)
+            len(values) > 0
+            and all(0.0 <= v <= MAX_VARIANCE for v in values)
             and all(a < b for a, b in itertools.pairwise(values)),
             f"answer_values must be increasing numbers in [0, {MAX_VARIANCE}], got {values!r}",
         )
         check(
-            _is_real(self.fallback_prediction) and 0.0 <= self.fallback_prediction <= MAX_VARIANCE,
+            0.0 <= self.fallback_prediction <= MAX_VARIANCE,
             f"fallback_prediction must lie in [0, {MAX_VARIANCE}], "
             f"got {self.fallback_prediction!r}",
         )
         check(
-            self.failure_reward is None or _is_real(self.failure_reward),
-            f"failure_reward must be None or a finite number, got {self.failure_reward!r}",
+            self.failure_reward is None or abs(self.failure_reward) <= MAX_ABS_VALUE,
+            f"failure_reward must be None or a number in [-1e100, 1e100], "
+            f"got {self.failure_reward!r}",
         )
         check_choice("memory_selection", self.memory_selection, MEMORY_SELECTIONS)
-
-
-def _is_real(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and bool(np.isfinite(x))
 
 
 @dataclass(frozen=True)
@@ -458,19 +456,21 @@ class METISSelector(Selector):
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         n = self.num_tasks
-        memory = {k: np.asarray(state["memory"][k], dtype=t) for k, t in _MEMORY_ARRAYS.items()}
+        raw = read_keys(state, "memory", self.name, tuple(_MEMORY_ARRAYS))
+        memory = {k: _column(raw, k, t, "memory", n) for k, t in _MEMORY_ARRAYS.items()}
         pending = _parse_records(state["pending"], _PENDING_ARRAYS, "pending", n)
         done = _parse_records(state["done"], _DONE_ARRAYS, "done", n)
         if len({v.shape for v in memory.values()}) != 1 or memory["task"].ndim != 1:
             raise ValueError("metis state: memory columns have different lengths")
         if memory["task"].shape[0] > self.cfg.memory_size:
             raise ValueError("metis state: memory holds more exemplars than memory_size")
-        if memory["task"].size and (memory["task"].min() < 0 or memory["task"].max() >= n):
-            raise ValueError("metis state: memory task ids outside the pool")
-        baseline = float(state["baseline"])
-        totals = {k: int(state["totals"][k]) for k in self._jtotals}
-        last = {k: float(state["last"][k]) for k in self._jlast}
-        seq, batches = int(state["seq"]), int(state["batches"])
+        who = self.name
+        baseline = read_float(state, "baseline", who, -MAX_ABS_VALUE, MAX_ABS_VALUE, nan=False)
+        totals = read_keys(state, "totals", who, tuple(self._jtotals))
+        totals = {k: read_int(totals, k, who) for k in totals}
+        last = read_keys(state, "last", who, tuple(self._jlast))
+        last = {k: read_float(last, k, who) for k in last}
+        seq, batches = read_int(state, "seq", who), read_int(state, "batches", who)
         self._baseline, self._seq, self._batches = baseline, seq, batches
         self._memory, self._awaiting, self._scored = memory, pending, done
         self._jtotals, self._jlast = totals, last
@@ -492,16 +492,32 @@ class METISSelector(Selector):
         }
 
 
+def _column(raw: dict[str, Any], key: str, dtype: Any, what: str, n: int) -> NDArray[Any]:
+    """One column of a record table: task ids in the pool, other ints >= 0, finite floats,
+    predictions and variances in [0, 1/4]."""
+    lo: float | None = None if dtype is np.float64 else 0
+    hi: float | None = n - 1 if key == "task" else None
+    if key in ("prediction", "variance"):
+        lo, hi = 0.0, MAX_VARIANCE
+    return read_array(raw, key, f"metis {what}", dtype, lo=lo, hi=hi, finite=True)
+
+
+def _strings(raw: dict[str, Any], key: str, what: str) -> list[str]:
+    values = raw[key]
+    if not isinstance(values, list | np.ndarray) or not all(isinstance(s, str) for s in values):
+        raise ValueError(f"metis state: {what} {key} must be a list of strings")
+    return [str(s) for s in values]
+
+
 def _parse_records(raw: dict[str, Any], kinds: dict[str, Any], what: str, n: int) -> dict[str, Any]:
-    recs: dict[str, Any] = {k: np.asarray(raw[k], dtype=t) for k, t in kinds.items()}
-    recs["failed"] = np.asarray(raw["failed"], dtype=np.bool_)
-    recs["user"] = [str(s) for s in raw["user"]]
-    recs["response"] = [str(s) for s in raw["response"]]
+    raw = read_keys({what: raw}, what, "metis", (*kinds, "failed", "user", "response"))
+    recs: dict[str, Any] = {k: _column(raw, k, t, what, n) for k, t in kinds.items()}
+    recs["failed"] = read_array(raw, "failed", f"metis {what}", np.bool_)
+    recs["user"] = _strings(raw, "user", what)
+    recs["response"] = _strings(raw, "response", what)
     length = recs["task"].shape[0]
     if any(np.ndim(v) != 1 or len(v) != length for v in recs.values()):
         raise ValueError(f"metis state: {what} judgment columns have different lengths")
-    if length and (recs["task"].min() < 0 or recs["task"].max() >= n):
-        raise ValueError(f"metis state: {what} judgment task ids outside the pool")
     return recs
 
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from frontier_rft.core.config import check_field_types
+
 __all__ = [
     "ALLOWED_VALUES",
     "MAX_VARIANCE",
@@ -207,6 +209,7 @@ class HeuristicJudge:
     is_llm: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         if not 0.0 <= self.min_similarity <= 1.0:
             raise ValueError(f"min_similarity must lie in [0, 1], got {self.min_similarity}")
         if not 0.0 <= self.prior <= MAX_VARIANCE:

@@ -17,6 +17,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_permutation
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.difficulty import ObservedDifficulty
 
@@ -66,14 +67,6 @@ def difficulty_order(
     return np.asarray(order, dtype=np.int64)
 
 
-def check_permutation(order: NDArray[np.int64], n: int, who: str) -> None:
-    """Raise ValueError unless `order` is a permutation of range(n)."""
-    if order.shape != (n,) or (n and (order.min() < 0 or order.max() >= n)):
-        raise ValueError(f"{who} state: task order does not match the pool size")
-    if np.any(np.bincount(order, minlength=n) != 1):
-        raise ValueError(f"{who} state: task order is not a permutation of the pool")
-
-
 @dataclass(frozen=True)
 class OfflineConfig(SelectorConfig):
     """Offline curriculum settings (no paper defaults exist beyond 'easy to hard')."""
@@ -92,11 +85,11 @@ class OfflineConfig(SelectorConfig):
         check_choice("mode", self.mode, MODES)
         check_choice("tie_break", self.tie_break, TIE_BREAKS)
         check(
-            isinstance(self.window_fraction, (int, float)) and 0.0 < self.window_fraction <= 1.0,
+            0.0 < self.window_fraction <= 1.0,
             f"window_fraction must lie in (0, 1], got {self.window_fraction!r}",
         )
         check(
-            isinstance(self.window_stride, int) and self.window_stride >= 0,
+            self.window_stride >= 0,
             f"window_stride must be a non-negative int (0 = batch size), "
             f"got {self.window_stride!r}",
         )
@@ -145,7 +138,7 @@ class OfflineSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """Rewards are never read, so any finite scale is accepted."""
+        """Rewards are never read, so any scale is accepted (|reward| <= 1e100, as always)."""
         return None
 
     def _select(self, n: int) -> NDArray[np.int64]:
@@ -210,20 +203,17 @@ class OfflineSelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        order = np.asarray(state["order"], dtype=np.int64)
-        check_permutation(order, self.num_tasks, self.name)
-        cursor = int(state["cursor"])
-        if not 0 <= cursor < self.num_tasks:
-            raise ValueError("offline state: cursor out of range")
+        n, who = self.num_tasks, self.name
+        order = read_permutation(state, "order", who, n)
+        cursor = read_int(state, "cursor", who, hi=n - 1)
+        epoch = read_int(state, "epoch", who)
+        last_difficulty = read_float(state, "last_difficulty", who)
         if self._estimated is not None:
-            difficulty = np.asarray(state["difficulty"], dtype=np.float64)
-            if difficulty.shape != (self.num_tasks,):
-                raise ValueError("offline state: difficulty does not match the pool size")
-            self._estimated.load_state_dict(state["estimated"], self.name)
+            difficulty = read_array(state, "difficulty", who, np.float64, shape=(n,), finite=True)
+            self._estimated.load_state_dict(state["estimated"], who)
             self._difficulty = difficulty
-        self._order, self._cursor = order, cursor
-        self.epoch = int(state["epoch"])
-        self._last_difficulty = float(state["last_difficulty"])
+        self._order, self._cursor, self.epoch = order, cursor, epoch
+        self._last_difficulty = last_difficulty
 
     def _metrics(self) -> dict[str, float]:
         return {

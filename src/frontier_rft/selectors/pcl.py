@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_float, read_keys
 from frontier_rft.features.derive import task_features
 from frontier_rft.selectors.ridge import OnlineRidge
 
@@ -50,28 +52,23 @@ class PCLConfig(SelectorConfig):
         super().__post_init__()
         m = self.pool_multiplier
         check(
-            isinstance(m, int) and not isinstance(m, bool) and m >= 1,
+            m >= 1,
             f"pool_multiplier must be a positive int (paper default 8), got {m!r}",
         )
         check_choice("target", self.target, TARGETS)
         check(
-            _is_real(self.target_pass_rate) and 0.0 <= self.target_pass_rate <= 1.0,
+            0.0 <= self.target_pass_rate <= 1.0,
             f"target_pass_rate must lie in [0, 1] (paper default 0.5), "
             f"got {self.target_pass_rate!r}",
         )
         check(
-            _is_real(self.ridge) and self.ridge > 0.0,
-            f"ridge must be a positive number, got {self.ridge!r}",
+            0.0 < self.ridge <= MAX_ABS_VALUE,
+            f"ridge must be a positive number <= 1e100, got {self.ridge!r}",
         )
         check(
-            _is_real(self.forgetting) and 0.0 < self.forgetting <= 1.0,
+            0.0 < self.forgetting <= 1.0,
             f"forgetting must lie in (0, 1] (1 keeps all evidence), got {self.forgetting!r}",
         )
-        check(isinstance(self.fit_intercept, bool), "fit_intercept must be True or False")
-
-
-def _is_real(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and bool(np.isfinite(x))
 
 
 class PCLSelector(Selector):
@@ -149,7 +146,8 @@ class PCLSelector(Selector):
         return {**self.model.state_dict(), "stats": dict(self._stats)}
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        stats = {k: float(state["stats"][k]) for k in self._stats}
+        stats = read_keys(state, "stats", self.name, tuple(self._stats))
+        stats = {k: read_float(stats, k, self.name) for k in stats}
         self.model.load_state_dict(state, self.name)
         self._stats = stats
 

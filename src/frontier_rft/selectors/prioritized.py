@@ -16,7 +16,7 @@ results that never arrive send the problem home after `inflight_timeout` select 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +25,7 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 from frontier_rft.structures import IndexedMaxHeap, SumTree, TimestampHeap, TournamentTree
 
 __all__ = ["PrioritizedReplayConfig", "PrioritizedReplaySelector", "priority"]
@@ -69,18 +70,20 @@ class PrioritizedReplayConfig(SelectorConfig):
     shuffle_unseen: bool = True
     """Visit never-observed problems of equal priority in a seeded random order (else by id)."""
 
+    infinite_ok: ClassVar[frozenset[str]] = frozenset({"init_priority"})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check(
-            isinstance(self.ema_alpha, (int, float)) and 0.0 < self.ema_alpha <= 1.0,
+            0.0 < self.ema_alpha <= 1.0,
             f"ema_alpha must be in (0, 1] (1 = no smoothing), got {self.ema_alpha!r}",
         )
         check(
-            isinstance(self.success_bias, (int, float)) and 0.0 <= self.success_bias < 0.25,
+            0.0 <= self.success_bias < 0.25,
             f"success_bias must be in [0, 0.25), got {self.success_bias!r}",
         )
         check(
-            isinstance(self.init_priority, (int, float)) and self.init_priority >= 0.0,
+            self.init_priority >= 0.0,
             f"init_priority must be >= 0 (float('inf') allowed), got {self.init_priority!r}",
         )
         check_choice("sampling", self.sampling, ("top", "proportional"))
@@ -91,24 +94,18 @@ class PrioritizedReplayConfig(SelectorConfig):
             "sampling='proportional' needs a finite init_priority (use e.g. 0.2)",
         )
         check(
-            isinstance(self.pool_tolerance, (int, float)) and 0.0 <= self.pool_tolerance < 0.5,
+            0.0 <= self.pool_tolerance < 0.5,
             f"pool_tolerance must be in [0, 0.5), got {self.pool_tolerance!r}",
         )
         for name in ("retest_every", "retest_solved", "retest_unsolved"):
             value = getattr(self, name)
-            check(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-                f"{name} must be a non-negative int, got {value!r}",
-            )
+            check(value >= 0, f"{name} must be a non-negative int, got {value!r}")
         check(
-            isinstance(self.exploration_fraction, (int, float))
-            and 0.0 <= self.exploration_fraction <= 1.0,
+            0.0 <= self.exploration_fraction <= 1.0,
             f"exploration_fraction must be in [0, 1], got {self.exploration_fraction!r}",
         )
         check(
-            isinstance(self.inflight_timeout, int)
-            and not isinstance(self.inflight_timeout, bool)
-            and self.inflight_timeout >= 1,
+            self.inflight_timeout >= 1,
             f"inflight_timeout must be a positive int (in select calls), "
             f"got {self.inflight_timeout!r}",
         )
@@ -127,6 +124,7 @@ class _TopIndex(Protocol):
     def fill(self, priority: float, ties: Any) -> None: ...
     def push_many(self, ids: Any, priorities: Any, ties: Any) -> None: ...
     def remove_many(self, ids: Any) -> None: ...
+    def contains_many(self, ids: Any) -> NDArray[np.bool_]: ...
     def pop_many(self, k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]: ...
     def state_dict(self) -> dict[str, Any]: ...
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
@@ -454,46 +452,56 @@ class PrioritizedReplaySelector(Selector):
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        n = self.num_tasks
+        n, who = self.num_tasks, self.name
         if state["structure"] != self._structure:
             raise ValueError(
                 f"prioritized state uses structure {state['structure']!r}, "
                 f"this selector {self._structure!r}"
             )
-        p = np.asarray(state["p"], dtype=np.float64)
-        where = np.asarray(state["where"], dtype=np.int8)
-        if p.shape != (n,) or where.shape != (n,) or np.any((where < HEAP) | (where > UNSOLVED)):
-            raise ValueError("prioritized state: per-task arrays do not match the pool")
-        fl = [
-            np.asarray(state[k])
-            for k in ("flight_ids", "flight_since", "flight_origin", "flight_stamp")
-        ]
-        if len({a.shape for a in fl}) != 1:
-            raise ValueError("prioritized state: in-flight arrays differ in length")
+        p = read_array(state, "p", who, np.float64, shape=(n,), lo=0.0, hi=1.0)
+        where = read_array(state, "where", who, np.int8, shape=(n,), lo=HEAP, hi=UNSOLVED)
+        fl_ids = read_array(state, "flight_ids", who, np.int64, lo=0, hi=n - 1)
+        size = fl_ids.shape
+        fl_since = read_array(state, "flight_since", who, np.int64, shape=size, lo=0)
+        fl_origin = read_array(state, "flight_origin", who, np.int8, shape=size, lo=HEAP)
+        fl_stamp = read_array(state, "flight_stamp", who, np.int64, shape=size, lo=0)
         index = self._new_index()
         index.load_state_dict(state["index"])
         solved, unsolved = TimestampHeap(n), TimestampHeap(n)
         solved.load_state_dict(state["solved"])
         unsolved.load_state_dict(state["unsolved"])
-        sizes = np.bincount(where, minlength=4)
-        if (sizes[HEAP], sizes[FLIGHT], sizes[SOLVED], sizes[UNSOLVED]) != (
-            len(index),
-            fl[0].shape[0],
-            len(solved),
-            len(unsolved),
+        # Every task sits in exactly the place `where` says (the lifecycle invariant).
+        if isinstance(index, _ProportionalIndex):
+            members_ok = len(index) == int((where == HEAP).sum()) and not np.any(
+                index.tree.values()[where != HEAP]
+            )
+        else:
+            members_ok = np.array_equal(index.contains_many(np.arange(n)), where == HEAP)
+        if not (
+            members_ok
+            and np.array_equal(fl_ids, np.flatnonzero(where == FLIGHT))
+            and np.all(fl_origin != FLIGHT)
+            and np.array_equal(np.sort(solved.entries()[0]), np.flatnonzero(where == SOLVED))
+            and np.array_equal(np.sort(unsolved.entries()[0]), np.flatnonzero(where == UNSOLVED))
         ):
-            raise ValueError("prioritized state: structure sizes disagree with task locations")
-        counts = {k: int(state["counts"][k]) for k in self._counts}
-        self._p, self._where, self._index = p.copy(), where.copy(), index
+            raise ValueError("prioritized state: structures disagree with task locations")
+        counts = read_keys(state, "counts", who, tuple(self._counts))
+        counts = {k: read_int(counts, k, who) for k in counts}
+        next_tie = read_int(state, "next_tie", who)
+        mean_priority = read_float(state, "batch_mean_priority", who)
+        unseen_share = read_float(state, "batch_unseen_share", who, 0.0, 1.0)
+        self._p, self._where, self._index = p, where, index
         self._solved, self._unsolved = solved, unsolved
-        self._fl_ids = fl[0].astype(np.int64)
-        self._fl_since = fl[1].astype(np.int64)
-        self._fl_origin = fl[2].astype(np.int8)
-        self._fl_stamp = fl[3].astype(np.int64)
-        self._next_tie = int(state["next_tie"])
+        self._fl_ids, self._fl_since, self._fl_origin, self._fl_stamp = (
+            fl_ids,
+            fl_since,
+            fl_origin,
+            fl_stamp,
+        )
+        self._next_tie = next_tie
         self._counts = counts
-        self._batch_mean_priority = float(state["batch_mean_priority"])
-        self._batch_unseen_share = float(state["batch_unseen_share"])
+        self._batch_mean_priority = mean_priority
+        self._batch_unseen_share = unseen_share
 
     def _metrics(self) -> dict[str, float]:
         c = self._counts

@@ -9,10 +9,13 @@ O(B d^2 + d^3) per update and O(d) memory per feature, independent of the pool s
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from frontier_rft.core.state_check import read_array, read_float, read_int
 
 __all__ = ["OnlineRidge"]
 
@@ -58,7 +61,11 @@ class OnlineRidge:
         self.moment = g * self.moment + design.T @ y
         self.samples = g * self.samples + y.shape[0]
         penalty = self.ridge * np.eye(self.gram.shape[0])
-        self.weights = np.asarray(np.linalg.solve(self.gram + penalty, self.moment), np.float64)
+        try:
+            solved = np.linalg.solve(self.gram + penalty, self.moment)
+        except np.linalg.LinAlgError:  # singular in floating point (huge, collinear features)
+            solved = np.linalg.lstsq(self.gram + penalty, self.moment, rcond=None)[0]
+        self.weights = np.asarray(solved, np.float64)
         self.batches += 1
         return residual
 
@@ -74,16 +81,10 @@ class OnlineRidge:
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         """Restore statistics; a ValueError naming `who` leaves this regressor unchanged."""
         d = self.gram.shape[0]
-        gram = np.asarray(state["gram"], dtype=np.float64)
-        moment = np.asarray(state["moment"], dtype=np.float64)
-        weights = np.asarray(state["weights"], dtype=np.float64)
-        if gram.shape != (d, d) or moment.shape != (d,) or weights.shape != (d,):
-            raise ValueError(
-                f"{who} state: regressor shapes {gram.shape}, {moment.shape}, {weights.shape} "
-                f"do not match {d} features (incl. intercept)"
-            )
-        if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(weights))):
-            raise ValueError(f"{who} state: regressor holds NaN or inf")
-        samples, batches = float(state["samples"]), int(state["batches"])
+        gram = read_array(state, "gram", who, np.float64, shape=(d, d), finite=True)
+        moment = read_array(state, "moment", who, np.float64, shape=(d,), finite=True)
+        weights = read_array(state, "weights", who, np.float64, shape=(d,), finite=True)
+        samples = read_float(state, "samples", who, lo=0.0, hi=math.inf, nan=False)
+        batches = read_int(state, "batches", who)
         self.gram, self.moment, self.weights = gram, moment, weights
         self.samples, self.batches = samples, batches

@@ -15,10 +15,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.advantages import ESTIMATORS, Estimator
+from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_int
 from frontier_rft.features.derive import task_categories
 
 __all__ = ["SECConfig", "SECSelector", "arm_labels", "draw_arm_counts", "softmax"]
@@ -44,24 +46,20 @@ class SECConfig(SelectorConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         check(
-            isinstance(self.alpha, (int, float)) and 0.0 < self.alpha <= 1.0,
+            0.0 < self.alpha <= 1.0,
             f"alpha must lie in (0, 1], got {self.alpha!r} (the paper uses 0.2-0.5)",
         )
         check(
-            isinstance(self.tau, (int, float)) and 0.0 < self.tau < float("inf"),
+            self.tau > 0.0,
             f"tau must be a positive finite temperature, got {self.tau!r} (paper: 0.2-1.0)",
         )
         check(
-            isinstance(self.q_init, (int, float)) and bool(np.isfinite(self.q_init)),
-            f"q_init must be a finite number, got {self.q_init!r}",
+            abs(self.q_init) <= MAX_ABS_VALUE,
+            f"q_init must lie in [-1e100, 1e100] (paper: 0), got {self.q_init!r}",
         )
         check_choice("estimator", self.estimator, ESTIMATORS)
         check(
-            isinstance(self.decay_unsampled, bool),
-            f"decay_unsampled must be True or False, got {self.decay_unsampled!r}",
-        )
-        check(
-            isinstance(self.max_arm_metrics, int) and self.max_arm_metrics >= 0,
+            self.max_arm_metrics >= 0,
             f"max_arm_metrics must be a non-negative int, got {self.max_arm_metrics!r}",
         )
 
@@ -174,12 +172,20 @@ class SECSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """SEC reads only advantages, so any finite reward scale is accepted (paper sec. 3.2)."""
+        """SEC reads only advantages, so any reward scale is accepted (paper sec. 3.2), up to
+        the |reward| <= 1e100 that Feedback enforces for every selector."""
         return None
 
     def probabilities(self) -> NDArray[np.float64]:
         """Current arm distribution softmax(Q / tau)."""
-        return softmax(self._q / self.config.tau)
+        return softmax(self._logits())
+
+    def _logits(self) -> NDArray[np.float64]:
+        """(Q - max Q) / tau: the softmax's logits shifted before dividing, so a small tau
+        or Q values far apart give -inf (probability 0) instead of inf - inf = NaN."""
+        with np.errstate(over="ignore"):
+            logits: NDArray[np.float64] = (self._q - self._q.max()) / self.config.tau
+        return logits
 
     @property
     def q_values(self) -> NDArray[np.float64]:
@@ -188,7 +194,7 @@ class SECSelector(Selector):
 
     # ------------------------------------------------------------------ select
     def _select(self, n: int) -> NDArray[np.int64]:
-        counts = draw_arm_counts(self.rng, self._q / self.config.tau, self._sizes, n)
+        counts = draw_arm_counts(self.rng, self._logits(), self._sizes, n)
         left = self._sizes - self._cursor
         wrap = counts > left
         direct = np.where(wrap, left, counts)  # taken from the current pass
@@ -285,8 +291,8 @@ class SECSelector(Selector):
         ):
             raise ValueError("sec state: task permutation is not grouped by arm")
         self._q, self._perm, self._cursor, self._passes = q, perm, cursor, passes
-        self._newest_step = int(state["newest_step"])
-        self._late_batches = int(state["late_batches"])
+        self._newest_step = read_int(state, "newest_step", self.name, lo=-1)
+        self._late_batches = read_int(state, "late_batches", self.name)
         self._last_reward = last_reward
 
     # ------------------------------------------------------------------ metrics

@@ -12,6 +12,7 @@ from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_int, read_permutation
 
 __all__ = ["UniformConfig", "UniformSelector"]
 
@@ -59,10 +60,10 @@ class UniformSelector(Selector):
         return {"order": self._order, "cursor": self._cursor, "epoch": self.epoch}
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        order = np.asarray(state["order"], dtype=np.int64)
-        if order.shape[0] not in (0, self.num_tasks):
-            raise ValueError("uniform state: permutation does not match the pool size")
-        self._order, self._cursor, self.epoch = order, int(state["cursor"]), int(state["epoch"])
+        who = self.name
+        order = read_permutation(state, "order", who, self.num_tasks, allow_empty=True)
+        cursor = read_int(state, "cursor", who, hi=order.shape[0])
+        self._order, self._cursor, self.epoch = order, cursor, read_int(state, "epoch", who)
 
     def _metrics(self) -> dict[str, float]:
         return {"epoch": float(self.epoch)}

@@ -161,6 +161,10 @@ class TimestampHeap:
             raise ValueError("timestamp heap state: shapes do not match")
         if ids.shape[0] > self._max:
             raise ValueError("timestamp heap state: too many entries")
+        if ids.size and (ids.min() < 0 or ids.max() >= self._max or np.unique(ids).size < ids.size):
+            raise ValueError(
+                f"timestamp heap state: ids must be distinct and lie in [0, {self._max})"
+            )
         if not heap_ok(stamps, ids, reverse=True):
             raise ValueError("timestamp heap state: arrays violate the heap property")
         max_key = tuple(int(v) for v in state["max_key"])

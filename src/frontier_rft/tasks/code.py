@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from frontier_rft.core.config import check, check_choice
+from frontier_rft.core.config import check, check_choice, check_field_types
+from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.tasks.base import TaskItem
 from frontier_rft.tasks.sandbox import (
     SANDBOX_MODES,
@@ -141,6 +142,7 @@ class CodeVerifier:
     """Longer code scores 0 without running."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         check_choice("mode", self.mode, SANDBOX_MODES)
         check(self.test_timeout_s > 0, f"test_timeout_s must be positive: {self.test_timeout_s}")
         check(self.max_code_chars > 0, f"max_code_chars must be positive: {self.max_code_chars}")
@@ -160,8 +162,9 @@ class CodeVerifier:
         )
         if not result.ok:
             return 0.0
-        try:
-            reported = json.loads(result.stdout.decode("utf-8", "replace").strip() or "null")
+        try:  # the report comes from the sandbox: bounded size and depth, never a RecursionError
+            text = result.stdout.decode("utf-8", "replace").strip() or "null"
+            reported = loads_bounded(text, max_chars=self.limits.output_bytes, max_depth=2)
         except ValueError:
             return 0.0
         if not isinstance(reported, list) or len(reported) != len(tests):

@@ -18,15 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from frontier_rft.core.config import check, check_choice
+from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.tasks.base import TaskItem
-from frontier_rft.tasks.sandbox import (
-    SANDBOX_MODES,
-    SandboxedWorker,
-    SandboxLimits,
-    package_root,
-    serve_json_lines,
-)
+from frontier_rft.tasks.sandbox import SANDBOX_MODES, SandboxLimits
+from frontier_rft.tasks.sandbox_worker import SandboxedWorker, package_root, serve_json_lines
 
 __all__ = [
     "MATH_PROMPT",
@@ -79,7 +74,7 @@ def math_equivalent(gold: str, answer: str) -> bool:
     return bool(mv.verify(gold_parsed, answer_parsed, timeout_seconds=None))
 
 
-def _worker(mode: str) -> SandboxedWorker:
+def _worker(mode: str, start_s: float) -> SandboxedWorker:
     import frontier_rft
 
     return SandboxedWorker(
@@ -87,6 +82,7 @@ def _worker(mode: str) -> SandboxedWorker:
         limits=WORKER_LIMITS,
         mode=mode,
         binds=(package_root(frontier_rft.__file__),),
+        start_s=start_s,
     )
 
 
@@ -104,24 +100,36 @@ class MathVerifier:
     isolate: bool = True
     """Check in a sandboxed worker process that is killed after timeout_s (hang-proof)."""
     timeout_s: float = 5.0
-    """Wall-clock limit for one equivalence check when isolate=True."""
+    """Wall-clock limit for one equivalence check when isolate=True (worker ready)."""
+    start_timeout_s: float = 60.0
+    """Most time a worker may take to start (import math-verify), counted from its spawn;
+    a worker killed for a hang is replaced at once, so its successor starts meanwhile."""
     sandbox: str = "auto"
     """Worker isolation: 'auto' (bubblewrap if it works, else limits alone), 'require',
     'limits_only'."""
     _worker: SandboxedWorker = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         check(
             0.0 <= self.format_reward <= self.correct_reward <= 1.0,
             f"need 0 <= format_reward <= correct_reward <= 1, got {self.format_reward}, "
             f"{self.correct_reward}",
         )
         check(self.max_answer_chars >= 1, "max_answer_chars must be positive")
-        check(self.timeout_s > 0, f"timeout_s must be positive, got {self.timeout_s}")
+        for name in ("timeout_s", "start_timeout_s"):
+            value = getattr(self, name)
+            check(value > 0, f"{name} must be a positive number of seconds, got {value}")
         check_choice("sandbox", self.sandbox, SANDBOX_MODES)
         if importlib.util.find_spec("math_verify") is None:
             raise ImportError("MathVerifier needs math-verify: pip install 'frontier-rft[math]'")
-        object.__setattr__(self, "_worker", _worker(self.sandbox))  # frozen: set once here
+        worker = _worker(self.sandbox, self.start_timeout_s)
+        object.__setattr__(self, "_worker", worker)  # frozen: set once here
+
+    @property
+    def max_call_s(self) -> float:
+        """Upper bound on one `score` call with isolate=True, worker (re)start included."""
+        return self.start_timeout_s + self.timeout_s
 
     def score(self, item: TaskItem, completion: str) -> float:
         r"""correct_reward if equivalent, format_reward if boxed but not, else 0."""
@@ -179,4 +187,5 @@ if __name__ == "__main__":  # the worker: python -m frontier_rft.tasks.math_task
     import logging
 
     logging.disable(logging.WARNING)  # math-verify warns once that its timeouts are off
+    _check(["1", "1"])  # import and warm math-verify up: start-up ends before "ready"
     serve_json_lines(_check)

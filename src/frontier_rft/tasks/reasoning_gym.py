@@ -27,13 +27,8 @@ from typing import Any
 
 from frontier_rft.core.config import check, check_choice
 from frontier_rft.tasks.base import TaskItem
-from frontier_rft.tasks.sandbox import (
-    SANDBOX_MODES,
-    SandboxedWorker,
-    SandboxLimits,
-    package_root,
-    serve_json_lines,
-)
+from frontier_rft.tasks.sandbox import SANDBOX_MODES, SandboxLimits
+from frontier_rft.tasks.sandbox_worker import SandboxedWorker, package_root, serve_json_lines
 
 __all__ = [
     "RG_ANSWER_INSTRUCTION",
@@ -239,4 +234,5 @@ def _score_request(request: list[Any]) -> float:
 
 
 if __name__ == "__main__":  # the worker: python -m frontier_rft.tasks.reasoning_gym
+    _rg()  # import reasoning-gym as start-up, before "ready": answers then get timeout_s
     serve_json_lines(_score_request)

@@ -1,12 +1,15 @@
 """Run untrusted Python in a separate process: OS sandbox (bubblewrap) plus resource limits.
 
-The sandbox gives the process an empty size-capped tmpfs as its working directory, a
-read-only view of the interpreter (and, for scoring workers, the virtualenv), no network,
-its own PID/IPC/UTS namespaces, and a clean environment. Inside, a launcher sets
-RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE and, when started as root, drops to `nobody` (root is
-exempt from RLIMIT_NPROC) before it execs the target. The host enforces a wall-clock
-limit (SIGKILL to the process group: with --die-with-parent and a PID namespace this ends
-every process inside) and an output cap.
+The sandbox gives the process an empty size-capped tmpfs as its working directory (the
+only writable place: bwrap's root and /dev are remounted read-only), a read-only view of
+the interpreter (and, for scoring workers, the virtualenv), no network, its own
+PID/IPC/UTS namespaces, and a clean environment. Inside, a launcher sets
+RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE, installs a seccomp filter that refuses new user
+namespaces and System V / memfd memory (seccomp.py: memory no rlimit charges) and, when
+started as root, drops to `nobody` (root is exempt from RLIMIT_NPROC) before it execs the
+target. The host enforces a wall-clock limit (SIGKILL to the process group: with
+--die-with-parent and a PID namespace this ends every process inside) and an output cap.
+Long-lived workers (one process, many requests) are in sandbox_worker.py.
 
 `mode` decides what happens without a working bubblewrap: 'require' refuses
 (SandboxUnavailable), 'auto' falls back to limits alone, 'limits_only' never sandboxes.
@@ -20,7 +23,6 @@ import contextlib
 import functools
 import json
 import os
-import secrets
 import select
 import shutil
 import signal
@@ -29,39 +31,45 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
-from frontier_rft.core.config import check, check_choice
+from frontier_rft.core.config import check, check_choice, check_field_types
+from frontier_rft.tasks import seccomp
 
 __all__ = [
     "SANDBOX_MODES",
     "SandboxLimits",
     "SandboxResult",
     "SandboxUnavailable",
-    "SandboxedWorker",
     "base_interpreter",
     "bwrap_path",
-    "package_root",
+    "command",
     "run_sandboxed",
-    "serve_json_lines",
 ]
 
 SANDBOX_MODES = ("require", "auto", "limits_only")
 NOBODY = 65534
 
-# Runs first inside the sandbox: limits, privilege drop, then exec of the real command.
-_LAUNCHER = """
+# Runs first inside the sandbox: limits, the seccomp filter, privilege drop, then exec.
+_LAUNCHER = (
+    """
 import json, os, resource, sys
 cfg = json.loads(sys.argv[1])
 for name, value in cfg["rlimits"].items():
     resource.setrlimit(getattr(resource, name), (value, value))
+program = cfg["seccomp"]
+if program:
+"""
+    + "\n".join("    " + line for line in seccomp.INSTALL.strip().splitlines())
+    + """
 if os.getuid() == 0 and cfg["drop_root"]:
     os.setgroups([]); os.setgid(cfg["uid"]); os.setuid(cfg["uid"])
 os.execv(cfg["argv"][0], cfg["argv"])
 """
+)
+_USERNS_FILTER = seccomp.userns_filter()
 
 
 class SandboxUnavailable(RuntimeError):
@@ -88,6 +96,7 @@ class SandboxLimits:
     """Cap on stdout + stderr; more output kills the process (a violation)."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         for name, value in asdict(self).items():
             check(value > 0, f"SandboxLimits.{name} must be positive, got {value!r}")
 
@@ -152,7 +161,10 @@ def _bwrap_argv(bwrap: str, binds: Sequence[str], limits: SandboxLimits) -> list
     argv += ["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp"]
     argv += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "LANG", "C.UTF-8"]
     # As root, no user namespace: the launcher drops to `nobody` so RLIMIT_NPROC applies.
-    argv += [] if root else ["--unshare-user"]
+    # Nested user namespaces are refused by the launcher's seccomp filter in both cases,
+    # and by bubblewrap too where it can (>= 0.8, with its own user namespace).
+    if not root:
+        argv += ["--unshare-user"] + (["--disable-userns"] if _has_disable_userns(bwrap) else [])
     argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try"]
     argv += _system_binds()
@@ -173,7 +185,18 @@ def _bwrap_argv(bwrap: str, binds: Sequence[str], limits: SandboxLimits) -> list
                 made.add(str(parent))
         argv += ["--ro-bind", path, path]
         seen.add(path)
-    return [*argv, "--chdir", "/tmp"]
+    # Everything but /tmp (size-capped above) read-only: bwrap's root and /dev are tmpfs
+    # without a size cap, writable by the sandbox user when bwrap runs unprivileged.
+    return [*argv, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp"]
+
+
+@functools.lru_cache(maxsize=4)
+def _has_disable_userns(bwrap: str) -> bool:
+    try:
+        proc = subprocess.run([bwrap, "--help"], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--disable-userns" in proc.stdout + proc.stderr
 
 
 def _python_binds(extra: Sequence[str]) -> list[str]:
@@ -198,11 +221,17 @@ def bwrap_path() -> str | None:
 
 
 def _launch(argv: Sequence[str], limits: SandboxLimits, *, drop_root: bool = True) -> list[str]:
-    cfg = {"rlimits": limits.rlimits(), "argv": list(argv), "uid": NOBODY, "drop_root": drop_root}
+    cfg = {
+        "rlimits": limits.rlimits(),
+        "argv": list(argv),
+        "uid": NOBODY,
+        "drop_root": drop_root,
+        "seccomp": _USERNS_FILTER.hex() if _USERNS_FILTER else None,
+    }
     return [base_interpreter(), "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)]
 
 
-def _command(
+def command(
     argv: Sequence[str], limits: SandboxLimits, mode: str, binds: Sequence[str]
 ) -> tuple[list[str], bool]:
     """The full command line and whether it is sandboxed."""
@@ -241,11 +270,11 @@ def run_sandboxed(
     (limits alone), removed afterwards. `binds` are extra host paths exposed read-only.
     """
     limits = limits or SandboxLimits()
-    command, sandboxed = _command(argv, limits, mode, binds)
+    full, sandboxed = command(argv, limits, mode, binds)
     with tempfile.TemporaryDirectory(prefix="frontier-sbx-") as workdir:
         start = time.monotonic()
         proc = subprocess.Popen(
-            command,
+            full,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -305,115 +334,3 @@ def _communicate(
     proc.stdout.close()
     proc.stderr.close()
     return b"".join(chunks[out_fd]), b"".join(chunks[err_fd]), timed_out, exceeded
-
-
-class SandboxedWorker:
-    """A long-lived sandboxed Python module answering one JSON line per request.
-
-    Requests are serialised (a lock). A request that takes longer than `timeout_s`, or a
-    worker that dies, kills the worker and yields None; the next request starts a new one.
-    Pickles as a fresh, unstarted worker (for Ray / multiprocessing).
-    """
-
-    def __init__(
-        self,
-        module: str,
-        *,
-        limits: SandboxLimits,
-        mode: str = "auto",
-        binds: Sequence[str] = (),
-        start_s: float = 60.0,
-    ) -> None:
-        check_choice("mode", mode, SANDBOX_MODES)
-        self.module, self.limits, self.mode, self.binds = module, limits, mode, tuple(binds)
-        self.start_s = start_s
-        self.proc: subprocess.Popen[str] | None = None
-        self.sandboxed = False
-        self.warm = False
-        self.lock = threading.Lock()
-        self.token = secrets.token_hex(8)
-
-    def __getstate__(self) -> dict[str, Any]:
-        keys = ("module", "limits", "mode", "binds", "start_s")
-        return {k: getattr(self, k) for k in keys}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(  # type: ignore[misc]
-            state["module"],
-            limits=state["limits"],
-            mode=state["mode"],
-            binds=state["binds"],
-            start_s=state["start_s"],
-        )
-
-    def _start(self) -> subprocess.Popen[str]:
-        # The venv python (not the base one): the worker imports installed packages.
-        argv = [sys.executable, "-I", "-m", self.module, self.token]
-        binds = (sys.prefix, *self.binds)
-        command, self.sandboxed = _command(argv, self.limits, self.mode, binds)
-        self.warm = False
-        return subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=tempfile.gettempdir(),
-            start_new_session=True,
-        )
-
-    def ask(self, request: Any, timeout_s: float) -> Any | None:
-        """The worker's JSON reply to `request`, or None on timeout or crash."""
-        with self.lock:
-            if self.proc is None or self.proc.poll() is not None:
-                self.proc = self._start()
-            proc = self.proc
-            assert proc.stdin is not None and proc.stdout is not None
-            limit = timeout_s if self.warm else timeout_s + self.start_s  # imports first
-            try:
-                proc.stdin.write(json.dumps(request) + "\n")
-                proc.stdin.flush()
-                ready, _, _ = select.select([proc.stdout], [], [], limit)
-                line = proc.stdout.readline() if ready else ""
-            except OSError:  # it died (memory cap, CPU cap): a broken pipe
-                line = ""
-            try:
-                answer = json.loads(line) if line else None
-            except ValueError:
-                line = ""
-            if not line:
-                self._stop()
-                return None
-            self.warm = True
-            return answer
-
-    def _stop(self) -> None:
-        if self.proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.kill()
-            self.proc.wait()
-            for stream in (self.proc.stdin, self.proc.stdout):
-                if stream is not None:
-                    stream.close()
-            self.proc = None
-
-    def close(self) -> None:
-        """Stop the worker (the next request starts a new one)."""
-        with self.lock:
-            self._stop()
-
-
-def package_root(module_file: str) -> str:
-    """The sys.path entry holding a package, given its __init__ file (for binds)."""
-    return str(Path(module_file).resolve().parent.parent)
-
-
-def serve_json_lines(handle: Callable[[Any], Any]) -> None:
-    """Worker side of SandboxedWorker: reply handle(request) to each JSON line on stdin.
-    Replies go to a private copy of stdout; stray prints from libraries go to stderr."""
-    reply = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    for line in sys.stdin:
-        reply.write(json.dumps(handle(json.loads(line))) + "\n")
-        reply.flush()

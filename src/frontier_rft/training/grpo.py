@@ -32,6 +32,7 @@ import torch
 
 from frontier_rft import Feedback, make_selector
 from frontier_rft.core.advantages import group_advantages
+from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.integrations.metrics_log import MetricsSink
 from frontier_rft.selectors.dynamic_sampling import DynamicSamplingSelector
@@ -201,7 +202,8 @@ class Trainer:
             for task, step, prompt, completions, rewards in state.get("dapo_stash", []):
                 group = _Group(task, prompt, completions, np.asarray(rewards, dtype=np.float64))
                 self._stash.setdefault((task, step), []).append(group)
-            _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count)
+            if _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count):
+                log("metrics.jsonl ended in a torn line (a crash mid-write): dropped it")
             log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
         else:
             assert self.pool is not None
@@ -583,12 +585,35 @@ def _check_same_run(saved: dict[str, Any], now: dict[str, Any]) -> None:
         )
 
 
-def _truncate_jsonl(path: Path, step: int) -> None:
-    """Drop metric lines logged after `step` (a crashed run's tail, about to be redone)."""
+def _truncate_jsonl(path: Path, step: int) -> bool:
+    """Drop metric lines logged after `step` (a crashed run's tail, about to be redone).
+
+    A last line that is not a complete record was torn by the crash mid-write: it is
+    dropped too (its step is redone), and True is returned. An unreadable line anywhere
+    else means the file is corrupt: ValueError. The file is replaced atomically.
+    """
     if not path.exists():
-        return
-    kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step]
-    path.write_text("".join(line + "\n" for line in kept))
+        return False
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    kept, torn = [], False
+    for number, line in enumerate(lines, start=1):
+        try:
+            logged = json.loads(line)["step"]
+            if not isinstance(logged, int):
+                raise TypeError(f"step {logged!r} is not an int")
+        except (ValueError, KeyError, TypeError) as exc:
+            if number == len(lines):
+                torn = True
+                break
+            raise ValueError(
+                f"{path}: line {number} is not a metrics record ({exc}); the file is corrupt, "
+                "repair or remove that line to resume"
+            ) from exc
+        if logged <= step:
+            kept.append(line)
+    body = "".join(line + "\n" for line in kept).encode("utf-8")
+    atomic_write_bytes(path, lambda fh: fh.write(body))
+    return torn
 
 
 def _progress_line(step: int, total: int, m: dict[str, float]) -> str:

@@ -59,6 +59,9 @@ class ServiceConfig:
     """Seed of the down-weighting subsample."""
     lock_timeout_s: float = 30.0
     """How long a (re)started service waits for a previous owner of checkpoint_dir to exit."""
+    max_version_jump: int | None = 1_000_000
+    """Refuse a worker's policy_version more than this far ahead of the newest one seen (0
+    before any); set_policy_version is exempt. None = no limit."""
 
     def __post_init__(self) -> None:
         check_choice("durability", self.durability, ("fsync", "flush", "checkpoint"))
@@ -83,6 +86,11 @@ class ServiceConfig:
         check(
             isinstance(self.downweight_min_rollouts, int) and self.downweight_min_rollouts >= 1,
             f"downweight_min_rollouts must be a positive int, got {self.downweight_min_rollouts!r}",
+        )
+        j = self.max_version_jump
+        check(
+            j is None or (isinstance(j, int) and not isinstance(j, bool) and j >= 1),
+            f"max_version_jump must be None or a positive int, got {j!r}",
         )
         t = self.lease_timeout_selects
         check(

@@ -16,6 +16,7 @@ order. A record is acknowledged only after it is in the log, so replay never los
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -24,13 +25,36 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from frontier_rft.core.persistence import atomic_write_bytes, save_selector
 from frontier_rft.core.selector import Selector
 
-__all__ = ["DirLock", "Journal", "read_log"]
+__all__ = ["DirLock", "Journal", "decode_array", "encode_array", "read_log"]
 
 _SEGMENT = re.compile(r"^wal-(\d{12})\.jsonl$")
 _CHECKPOINT = re.compile(r"^ckpt-(\d{12})\.(npz|json)$")
+
+
+def encode_array(values: NDArray[Any]) -> str:
+    """An int64/float64 array as base64 of its little-endian bytes: ~10x faster to write
+    than a JSON list of numbers, and exact (floats keep every bit)."""
+    kind = "<i8" if values.dtype.kind in "iu" else "<f8"
+    return (
+        kind + ":" + base64.b64encode(np.ascontiguousarray(values, dtype=kind).tobytes()).decode()
+    )
+
+
+def decode_array(value: Any) -> NDArray[Any]:
+    """Inverse of encode_array; a plain JSON list (older logs) is accepted too."""
+    if isinstance(value, str):
+        kind, _, data = value.partition(":")
+        if kind not in ("<i8", "<f8"):
+            raise ValueError(f"unknown array encoding {kind!r} in the log")
+        out: NDArray[Any] = np.frombuffer(base64.b64decode(data), dtype=kind).copy()
+        return out
+    return np.asarray(value)
 
 
 def _segments(directory: Path) -> list[tuple[int, Path]]:
@@ -136,6 +160,10 @@ class Journal:
         self._wal: IO[bytes] | None = None
         self.checkpoint_seq = -1
         self.records_since_checkpoint = 0
+        self.appended = 0
+        """Records appended by this process."""
+        self.synced = 0
+        """Of those, how many are known to be on disk (fsynced)."""
 
     # ------------------------------------------------------------------ reading
     def latest(self) -> tuple[int, Path, dict[str, Any]] | None:
@@ -168,9 +196,22 @@ class Journal:
             self._wal = open(path, "ab")  # noqa: SIM115 - closed at the next checkpoint
         self._wal.write(json.dumps(record, separators=(",", ":")).encode("utf-8") + b"\n")
         self._wal.flush()
+        self.appended += 1
         if durable and self.sync:
             os.fsync(self._wal.fileno())
+            self.synced = self.appended
         self.records_since_checkpoint += 1
+
+    def commit(self) -> None:
+        """Make every record appended so far durable: one fsync for a group of records.
+
+        Safe to run in another thread while records are appended: it covers those
+        appended before it started (`synced` says how many).
+        """
+        upto = self.appended
+        if self._wal is not None and self.sync:
+            os.fsync(self._wal.fileno())
+        self.synced = max(self.synced, upto)
 
     def checkpoint(
         self, seq: int, selector: Selector, service_state: dict[str, Any], *, keep_history: bool
@@ -181,6 +222,7 @@ class Journal:
             os.fsync(self._wal.fileno())
             self._wal.close()
             self._wal = None
+        self.synced = self.appended
         stem = f"ckpt-{seq:012d}"
         save_selector(selector, self.directory / f"{stem}.npz")
         body = json.dumps(service_state).encode("utf-8")

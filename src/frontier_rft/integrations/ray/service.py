@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +42,14 @@ from frontier_rft.integrations.ray.config import (
     ServiceConfig,
     own_collaborators,
 )
-from frontier_rft.integrations.ray.journal import Journal
+from frontier_rft.integrations.ray.journal import Journal, decode_array, encode_array
+from frontier_rft.integrations.ray.leases import LeaseTable
+from frontier_rft.integrations.ray.validation import (
+    Checked,
+    check_feedback,
+    check_integer,
+    check_jump,
+)
 
 __all__ = ["STATE_VERSION", "SelectorService", "SelectorSpec", "ServiceConfig"]
 
@@ -64,6 +70,7 @@ _COUNTERS = (
     "leases_expired",
     "unleased_reports",
     "max_lag",
+    "poison_records_skipped",
 )
 
 
@@ -72,24 +79,29 @@ class SelectorService:
 
     `selector` (or its SelectorSpec, when it crosses a process boundary) is the initial
     state, used only when `config.checkpoint_dir` holds no checkpoint; otherwise the
-    service resumes from the directory, and the selector only has to match it.
+    service resumes from the directory, and the selector only has to match it. None
+    resumes from the directory without that check (a restarted actor).
     """
 
     def __init__(
         self,
-        selector: Selector | SelectorSpec,
+        selector: Selector | SelectorSpec | None,
         config: ServiceConfig | None = None,
         *,
         clock: Callable[[], float] = time.time,
     ):
         self.config = config = config or ServiceConfig()
-        if isinstance(selector, SelectorSpec):
+        if selector is None:
+            if config.checkpoint_dir is None:
+                raise ValueError("a service without a selector resumes from checkpoint_dir")
+            collaborators: Mapping[str, Any] = {}
+        elif isinstance(selector, SelectorSpec):
             collaborators = selector.collaborators
             selector = selector.build()
         else:
             collaborators = own_collaborators(selector)
         self.clock = clock
-        self.selector = selector
+        self.selector: Selector = selector  # type: ignore[assignment]  # set by _open if None
         self.seq = 0
         """Number of operations applied so far (the seq of the last one)."""
         self.policy_version = -1
@@ -97,12 +109,18 @@ class SelectorService:
         self._counts = dict.fromkeys(_COUNTERS, 0)
         self._failed: BaseException | None = None
         self._replaying = False
+        self._group = False  # inside update_many: records are fsynced once, at its end
+        self._dirty = False
+        self.defer_sync = False
+        """Leave fsyncs (and periodic checkpoints) to the caller, which makes the records of
+        many calls durable with one fsync before acknowledging them (AsyncShardActor)."""
         self.replayed = 0
         """Operations replayed from the log when this service started."""
         self._journal: Journal | None = None
         self._last_checkpoint_time = clock()
         self._last_checkpoint_ms = float("nan")
         if config.checkpoint_dir is None:
+            assert selector is not None
             self._init_leases()
             return
         self._journal = Journal(
@@ -116,11 +134,13 @@ class SelectorService:
             self._journal.close()  # release the directory for a corrected retry
             raise
 
-    def _open(self, given: Selector, collaborators: Mapping[str, Any]) -> None:
+    def _open(self, given: Selector | None, collaborators: Mapping[str, Any]) -> None:
         """Start fresh on an empty directory, or resume: checkpoint, then replay the log."""
         assert self._journal is not None
         latest = self._journal.latest()
         if latest is None:
+            if given is None:
+                raise ValueError(f"{self.config.checkpoint_dir} holds no checkpoint to resume")
             self._init_leases()
             self._checkpoint()  # seq 0: a resume point from the very first operation
             return
@@ -135,8 +155,8 @@ class SelectorService:
     def select(self, batch_size: int, policy_version: int | None = None) -> NDArray[np.int64]:
         """Hand out `batch_size` tasks (leased until reported); policy_version is the caller's."""
         self._check_alive()
-        _check_version(policy_version, "policy_version")
-        version = None if policy_version is None else int(policy_version)
+        version = check_integer(policy_version, "policy_version", optional=True)
+        check_jump(version, self.policy_version, self.config.max_version_jump, "policy_version")
         return self._select(batch_size, version, self.clock())
 
     def update(self, feedback: Feedback, *, idempotent: bool = False) -> dict[str, int]:
@@ -148,7 +168,42 @@ class SelectorService:
         task) group is not counted twice (docs/contract.md).
         """
         self._check_alive()
-        return self._update(feedback, idempotent)
+        return self._update(self._check(feedback, self.policy_version), idempotent)
+
+    def update_many(
+        self, feedbacks: Sequence[Feedback], idempotent: bool = False
+    ) -> list[dict[str, int]]:
+        """Group commit: apply the updates in order and make them durable with one fsync.
+
+        Every update is checked before the first is applied, so a bad one rejects the
+        whole call and changes nothing. Returns one acknowledgement per update.
+        """
+        self._check_alive()
+        checked, newest = [], self.policy_version
+        for fb in feedbacks:
+            checked.append(self._check(fb, newest))
+            v = checked[-1][3]
+            newest = newest if v is None else max(newest, v)
+        self._group = True
+        try:
+            return [self._update(c, idempotent) for c in checked]
+        finally:
+            self._group = False
+            if not self.defer_sync:
+                self._sync()
+
+    def _check(self, feedback: Feedback, newest: int) -> Checked:
+        """Every boundary check of an update (validation.py), before anything is applied."""
+        sel = self.selector
+        checked = check_feedback(feedback, sel.num_tasks, sel.reward_bounds)
+        version = checked[3]
+        if version is None and self.config.staleness != "accept":
+            raise ValueError(
+                f"staleness={self.config.staleness!r} needs Feedback.policy_version: set it "
+                "to the policy version the rollouts were sampled with"
+            )
+        check_jump(version, newest, self.config.max_version_jump, "Feedback.policy_version")
+        return checked
 
     def flush(self) -> int:
         """Fold buffered feedback into the selector now (a logged operation); returns its seq."""
@@ -160,9 +215,10 @@ class SelectorService:
     def set_policy_version(self, version: int) -> int:
         """Tell the service the trainer's newest policy version; returns the operation's seq."""
         self._check_alive()
-        _check_version(version, "version")
-        self.policy_version = max(self.policy_version, int(version))
-        return self._commit({"op": "version", "v": int(version)}, durable=True)
+        v = check_integer(version, "version")
+        assert v is not None  # the trainer's own announcement: no jump limit
+        self.policy_version = max(self.policy_version, v)
+        return self._commit({"op": "version", "v": v}, durable=True)
 
     def save(self) -> dict[str, Any]:
         """Checkpoint now (atomically); returns {"seq", "path"} of the selector file."""
@@ -184,7 +240,7 @@ class SelectorService:
             out[f"service/{key}"] = float(c[key])
         out["service/seq"] = float(self.seq)
         out["service/policy_version"] = float(self.policy_version)
-        out["service/leases_active"] = float(self._active)
+        out["service/leases_active"] = float(self.leases.active)
         out["service/replayed_ops"] = float(self.replayed)
         j = self._journal
         out["service/checkpoint_seq"] = float(j.checkpoint_seq) if j else float("nan")
@@ -198,7 +254,6 @@ class SelectorService:
 
     def service_state(self) -> dict[str, Any]:
         """The service's own state as saved in checkpoints (JSON)."""
-        active = np.flatnonzero(self._lease_call >= 0)
         return {
             "state_version": STATE_VERSION,
             "seq": self.seq,
@@ -206,9 +261,7 @@ class SelectorService:
             "semantics": self.config.semantics(),
             "policy_version": self.policy_version,
             "counts": dict(self._counts),
-            "lease_ids": active.tolist(),
-            "lease_call": self._lease_call[active].tolist(),
-            "lease_time": self._lease_time[active].tolist(),
+            **self.leases.state(),
         }
 
     def close(self) -> None:
@@ -235,25 +288,15 @@ class SelectorService:
         self._counts["selects"] += 1
         if version is not None:
             self.policy_version = max(self.policy_version, version)
-        self._expire(call, now)
-        self._lease(ids, call, now)
+        self.leases.expire(call, now)
+        self.leases.lease(ids, call, now)
         record = {"op": "select", "n": int(batch_size), "v": version, "t": now, "ids": ids.tolist()}
         self._commit(record, durable=False)  # durable with the next acknowledged update
         return ids
 
-    def _update(self, feedback: Feedback, idempotent: bool) -> dict[str, int]:
-        if not isinstance(feedback, Feedback):
-            raise ValueError(f"update expects a frontier_rft.Feedback, got {type(feedback)}")
-        sel = self.selector
-        ids, rewards = feedback.validated(sel.num_tasks, sel.reward_bounds)
-        _check_version(feedback.policy_version, "Feedback.policy_version")
-        version = None if feedback.policy_version is None else int(feedback.policy_version)
+    def _update(self, checked: Checked, idempotent: bool) -> dict[str, int]:
+        ids, rewards, step, version = checked
         cfg = self.config
-        if version is None and cfg.staleness != "accept":
-            raise ValueError(
-                f"staleness={cfg.staleness!r} needs Feedback.policy_version: set it to the "
-                "policy version the rollouts were sampled with"
-            )
         current = self.policy_version if version is None else max(self.policy_version, version)
         lag = 0 if version is None else current - version
         n_in = int(ids.shape[0])
@@ -261,12 +304,9 @@ class SelectorService:
         drop = cfg.staleness != "accept" and lag > cfg.max_lag
         if not drop and cfg.staleness == "downweight" and lag > 0:
             assert version is not None
-            keep_ids, keep_rewards = self._thin(ids, rewards, lag, int(feedback.step), version)
+            keep_ids, keep_rewards = self._thin(ids, rewards, lag, step, version)
         if not drop:
-            sel.update(
-                Feedback(keep_ids, keep_rewards, int(feedback.step), version),
-                idempotent=idempotent,
-            )
+            self._deliver(keep_ids, keep_rewards, step, version, idempotent)
         # The selector accepted it (or it is dropped): now count, release leases and log.
         self.policy_version = current
         c = self._counts
@@ -280,12 +320,12 @@ class SelectorService:
         else:
             c["accepted_rollouts"] += int(keep_ids.shape[0])
             c["thinned_rollouts"] += n_in - int(keep_ids.shape[0])
-            self._release(ids)  # a dropped update never reached the selector: lease stays
+            self.leases.release(ids)  # a dropped update never reached the selector: lease stays
         record = {
             "op": "update",
-            "ids": ids.tolist(),
-            "r": rewards.tolist(),
-            "step": int(feedback.step),
+            "ids": encode_array(ids),
+            "r": encode_array(rewards),
+            "step": step,
             "pv": version,
             "idem": bool(idempotent),
         }
@@ -298,6 +338,17 @@ class SelectorService:
             "dropped": n_in if drop else 0,
             "thinned": 0 if drop else n_in - accepted,
         }
+
+    def _deliver(
+        self,
+        ids: NDArray[np.int64],
+        rewards: NDArray[np.float64],
+        step: int,
+        version: int | None,
+        idempotent: bool,
+    ) -> None:
+        """Hand accepted rollouts to the selector (a shard buffers them instead)."""
+        self.selector.update(Feedback(ids, rewards, step, version), idempotent=idempotent)
 
     def _thin(
         self,
@@ -328,7 +379,6 @@ class SelectorService:
 
     # ------------------------------------------------------------------ leases
     def _init_leases(self) -> None:
-        n = self.selector.num_tasks
         own = getattr(self.selector.config, "inflight_timeout", None)
         t = self.config.lease_timeout_selects
         if t is not None and own is not None and t != own:
@@ -337,45 +387,8 @@ class SelectorService:
                 f"inflight_timeout={own}; leave it None to use the selector's value, or set "
                 "both to the same number"
             )
-        self._lease_selects = int(t if t is not None else (own or DEFAULT_LEASE_SELECTS))
-        self._lease_call = np.full(n, -1, dtype=np.int64)  # select call that issued it; -1 none
-        self._lease_time = np.full(n, np.nan)
-        # Leases in issue order, (call, time, ids): both deadlines grow along the queue,
-        # so expiry pops from the left and costs O(expired), not O(N).
-        self._fifo: deque[tuple[int, float, NDArray[np.int64]]] = deque()
-        self._active = 0
-
-    def _lease(self, ids: NDArray[np.int64], call: int, now: float) -> None:
-        ids = np.unique(ids)
-        self._active += int(np.count_nonzero(self._lease_call[ids] < 0))
-        self._counts["leases_issued"] += int(ids.shape[0])
-        self._lease_call[ids] = call
-        self._lease_time[ids] = now
-        self._fifo.append((call, now, ids))
-
-    def _release(self, ids: NDArray[np.int64]) -> None:
-        ids = np.unique(ids)
-        held = self._lease_call[ids] >= 0
-        self._counts["leases_reported"] += int(held.sum())
-        self._counts["unleased_reports"] += int((~held).sum())
-        self._lease_call[ids[held]] = -1
-        self._lease_time[ids[held]] = np.nan
-        self._active -= int(held.sum())
-
-    def _expire(self, call: int, now: float) -> None:
-        """Leases issued timeout select calls ago (or timeout seconds ago) expire now."""
-        limit_s = self.config.lease_timeout_s
-        fifo = self._fifo
-        while fifo and (
-            fifo[0][0] <= call - self._lease_selects
-            or (limit_s is not None and fifo[0][1] <= now - limit_s)
-        ):
-            issued, _, ids = fifo.popleft()
-            live = ids[self._lease_call[ids] == issued]  # not reported nor re-leased since
-            self._lease_call[live] = -1
-            self._lease_time[live] = np.nan
-            self._active -= int(live.shape[0])
-            self._counts["leases_expired"] += int(live.shape[0])
+        timeout = int(t if t is not None else (own or DEFAULT_LEASE_SELECTS))
+        self.leases = LeaseTable(timeout, self.config.lease_timeout_s, self._counts)
 
     # ------------------------------------------------------------------ durability
     def _commit(self, record: dict[str, Any], *, durable: bool) -> int:
@@ -386,7 +399,9 @@ class SelectorService:
         record = {"seq": self.seq, **record}
         if self.config.durability != "checkpoint":
             try:
-                self._journal.append(record, durable=durable)
+                now = durable and not (self._group or self.defer_sync)
+                self._journal.append(record, durable=now)
+                self._dirty = self._dirty or (durable and not now)
             except BaseException as exc:
                 # The state already holds this operation but the log does not: refuse to
                 # go on, so a restart resumes from what is on disk.
@@ -395,15 +410,30 @@ class SelectorService:
         self._maybe_checkpoint()
         return self.seq
 
+    def _sync(self) -> None:
+        """Make the records of a group commit durable (one fsync for all of them)."""
+        if not self._dirty or self._journal is None:
+            return
+        self._dirty = False
+        try:
+            self._journal.commit()
+        except BaseException as exc:
+            self._failed = exc
+            raise
+
     def _maybe_checkpoint(self) -> None:
-        assert self._journal is not None
+        if not self.defer_sync and self.checkpoint_due():
+            self._checkpoint()
+
+    def checkpoint_due(self) -> bool:
+        """Whether a periodic checkpoint is due (by operations or seconds)."""
+        if self._journal is None:
+            return False
         cfg = self.config
         ops = self.seq - self._journal.checkpoint_seq
         due_ops = cfg.checkpoint_every_ops > 0 and ops >= cfg.checkpoint_every_ops
         elapsed = self.clock() - self._last_checkpoint_time
-        due_time = cfg.checkpoint_every_s > 0 and elapsed >= cfg.checkpoint_every_s
-        if due_ops or due_time:
-            self._checkpoint()
+        return due_ops or (cfg.checkpoint_every_s > 0 and elapsed >= cfg.checkpoint_every_s)
 
     def _checkpoint(self) -> Any:
         assert self._journal is not None
@@ -426,14 +456,16 @@ class SelectorService:
                 "from its checkpoint directory"
             )
 
-    def _check_resume(self, given: Selector, state: dict[str, Any]) -> None:
+    def _check_resume(self, given: Selector | None, state: dict[str, Any]) -> None:
         saved = self.selector
         problems = []
-        if saved.name != given.name:
+        if given is None:
+            pass  # a restart of this very service: nothing to compare with
+        elif saved.name != given.name:
             problems.append(f"selector {saved.name!r} != {given.name!r}")
         elif dataclasses.asdict(saved.config) != dataclasses.asdict(given.config):
             problems.append("a different selector config")
-        if saved.pool.fingerprint != given.pool.fingerprint:
+        if given is not None and saved.pool.fingerprint != given.pool.fingerprint:
             problems.append("a different TaskPool")
         if state.get("semantics") != self.config.semantics():
             problems.append(
@@ -450,17 +482,28 @@ class SelectorService:
     def _load_service_state(self, state: dict[str, Any]) -> None:
         self.seq = int(state["seq"])
         self.policy_version = int(state["policy_version"])
-        self._counts = {k: int(state["counts"][k]) for k in _COUNTERS}
+        self._counts = {k: int(state["counts"].get(k, 0)) for k in _COUNTERS}
         self._init_leases()
-        ids = np.asarray(state["lease_ids"], dtype=np.int64)
-        calls = np.asarray(state["lease_call"], dtype=np.int64)
-        times = np.asarray(state["lease_time"], dtype=np.float64)
-        self._lease_call[ids] = calls
-        self._lease_time[ids] = times
-        self._active = int(ids.shape[0])
-        for call in np.unique(calls):  # rebuild the issue-order queue
-            members = ids[calls == call]
-            self._fifo.append((int(call), float(times[calls == call].min()), members))
+        self.leases.load(state)
+
+    def _replay_update(self, r: dict[str, Any]) -> None:
+        """A logged update; one that fails the boundary checks (written by a version
+        without them) is consumed as a no-op and counted, never applied."""
+        try:
+            fb = Feedback(decode_array(r["ids"]), decode_array(r["r"]), r["step"], r["pv"])
+        except (ValueError, TypeError):
+            fb = None
+        try:
+            checked = check_feedback(fb, self.selector.num_tasks, self.selector.reward_bounds)
+        except (ValueError, OverflowError, TypeError):
+            self._counts["poison_records_skipped"] += 1
+            self._commit(r, durable=False)
+            return
+        self._update(checked, bool(r["idem"]))
+
+    def _replay_op(self, r: dict[str, Any]) -> None:
+        """Replay an operation only a subclass logs (the shard service's rounds)."""
+        raise ValueError(f"unknown logged operation {r['op']!r} at seq {r['seq']}")
 
     def replay(self, records: list[dict[str, Any]]) -> None:
         """Re-apply logged operations (read_log) in order, through the same code as live.
@@ -480,13 +523,7 @@ class SelectorService:
                 if op == "select":
                     self._select(int(r["n"]), r["v"], float(r["t"]), logged=r["ids"])
                 elif op == "update":
-                    fb = Feedback(
-                        np.asarray(r["ids"], dtype=np.int64),
-                        np.asarray(r["r"], dtype=np.float64),
-                        int(r["step"]),
-                        r["pv"],
-                    )
-                    self._update(fb, bool(r["idem"]))
+                    self._replay_update(r)
                 elif op == "flush":
                     self.selector.flush()
                     self._counts["flushes"] += 1
@@ -495,16 +532,9 @@ class SelectorService:
                     self.policy_version = max(self.policy_version, int(r["v"]))
                     self._commit(r, durable=False)
                 else:
-                    raise ValueError(f"unknown logged operation {op!r} at seq {r['seq']}")
+                    self._replay_op(r)
                 if self.seq != r["seq"]:
                     raise RuntimeError(f"replay numbering diverged at operation {r['seq']}")
         finally:
             self._replaying = False
         self.replayed = len(records)
-
-
-def _check_version(version: int | None, name: str) -> None:
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, (int, np.integer)) or version < 0
-    ):
-        raise ValueError(f"{name} must be a non-negative int or None, got {version!r}")

@@ -1,0 +1,112 @@
+"""Readers for the leaves of a state_dict that may come from an untrusted file.
+
+Each returns a private, correctly typed copy or raises ValueError naming the field, so a
+selector's `_load_state_dict` rejects a tampered state at load instead of failing later.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.bounds import MAX_STEP, bounded_int
+
+__all__ = ["read_array", "read_float", "read_int", "read_keys", "read_permutation"]
+
+_KINDS = {"b": "b", "i": "iu", "u": "iu", "f": "iuf"}  # target kind -> accepted source kinds
+
+
+def read_int(state: Mapping[str, Any], key: str, who: str, lo: int = 0, hi: int = MAX_STEP) -> int:
+    """state[key] as an int in [lo, hi]."""
+    return bounded_int(state[key], f"{who} state: {key}", lo, hi)
+
+
+def read_float(
+    state: Mapping[str, Any],
+    key: str,
+    who: str,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    nan: bool = True,
+) -> float:
+    """state[key] as a float in [lo, hi] (NaN allowed when `nan`)."""
+    value = state[key]
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, int | float | np.integer | np.floating
+    ):
+        raise ValueError(f"{who} state: {key} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError as exc:
+        raise ValueError(f"{who} state: {key} is out of range") from exc
+    if math.isnan(number):
+        if not nan:
+            raise ValueError(f"{who} state: {key} is NaN")
+    elif not lo <= number <= hi:
+        raise ValueError(f"{who} state: {key} = {number} outside [{lo}, {hi}]")
+    return number
+
+
+def read_keys(
+    state: Mapping[str, Any], key: str, who: str, keys: tuple[str, ...]
+) -> dict[str, Any]:
+    """state[key] as a dict holding exactly `keys`."""
+    value = state[key]
+    if not isinstance(value, Mapping) or set(value) != set(keys):
+        raise ValueError(f"{who} state: {key} must be an object with keys {sorted(keys)}")
+    return dict(value)
+
+
+def read_array(
+    state: Mapping[str, Any],
+    key: str,
+    who: str,
+    dtype: Any,
+    *,
+    shape: tuple[int | None, ...] = (None,),
+    lo: float | None = None,
+    hi: float | None = None,
+    finite: bool = False,
+) -> NDArray[Any]:
+    """state[key] as a fresh array of `dtype`, `shape` (None = any length), values in [lo, hi].
+
+    The source dtype must convert without loss of meaning (ints to floats, not floats to
+    ints), and range checks run before the cast so nothing wraps around; `finite` forbids
+    NaN and inf.
+    """
+    target = np.dtype(dtype)
+    arr = np.asarray(state[key])
+    if arr.dtype.kind not in _KINDS[target.kind]:
+        raise ValueError(f"{who} state: {key} must be {target} values, got dtype {arr.dtype}")
+    if arr.ndim != len(shape) or any(
+        want is not None and got != want for got, want in zip(arr.shape, shape, strict=True)
+    ):
+        raise ValueError(f"{who} state: {key} has shape {arr.shape}, expected {shape}")
+    if arr.size and arr.dtype.kind in "iuf":
+        if finite and not np.all(np.isfinite(arr)):
+            raise ValueError(f"{who} state: {key} holds NaN or inf")
+        real = arr[~np.isnan(arr)] if arr.dtype.kind == "f" else arr
+        floor = -math.inf if lo is None else lo
+        ceil = math.inf if hi is None else hi
+        if target.kind in "iu":
+            info = np.iinfo(target)
+            floor, ceil = max(floor, info.min), min(ceil, info.max)
+        if real.size and (real.min() < floor or real.max() > ceil):
+            raise ValueError(f"{who} state: {key} holds values outside [{floor}, {ceil}]")
+    return np.array(arr, dtype=target)
+
+
+def read_permutation(
+    state: Mapping[str, Any], key: str, who: str, n: int, *, allow_empty: bool = False
+) -> NDArray[np.int64]:
+    """state[key] as a permutation of range(n) (or an empty array when `allow_empty`)."""
+    order = read_array(state, key, who, np.int64, lo=0, hi=n - 1)
+    if allow_empty and order.shape == (0,):
+        return order
+    if order.shape != (n,) or np.any(np.bincount(order, minlength=n) != 1):
+        raise ValueError(f"{who} state: {key} is not a permutation of the pool's {n} tasks")
+    return order
