@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from frontier_rft import __version__
+from frontier_rft.cli.bench_rl import add_command as add_bench_rl
 from frontier_rft.cli.common import (
     EXTRA_OF_MODULE,
     Parser,
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_countdown_demo(sub)
     add_train_commands(sub)
     add_ziprc_commands(sub)
+    add_bench_rl(sub)
     add_selectors(sub)
     return parser
 

@@ -24,6 +24,7 @@ __all__ = [
     "JsonlLogger",
     "MetricsSink",
     "curriculum_metrics",
+    "read_metrics_jsonl",
 ]
 
 METRICS_PREFIX = "curriculum/"
@@ -121,3 +122,29 @@ class MetricsSink:
         self.jsonl.close()
         if self._tb is not None:
             self._tb.close()
+
+
+def read_metrics_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Records of a metrics.jsonl, each also holding its `curriculum/` keys unprefixed.
+
+    A last line that is not a complete record was torn by a crash mid-write and is
+    skipped; an unreadable line anywhere else raises ValueError naming it.
+    """
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            if number == len(lines):
+                break  # torn by a crash mid-write
+            raise ValueError(f"{path}: line {number} is not a metrics record ({exc})") from exc
+        row.update(
+            {k[len(METRICS_PREFIX) :]: v for k, v in row.items() if k.startswith(METRICS_PREFIX)}
+        )
+        records.append(row)
+    return records

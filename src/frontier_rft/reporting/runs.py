@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.integrations.metrics_log import read_metrics_jsonl
+
 __all__ = [
     "compare_runs",
     "compare_seeds",
@@ -69,8 +71,7 @@ def run_summary(run: str | Path) -> dict[str, Any]:
             f"`frontier train --out {run} --resume`) or is not a frontier train run"
         )
     summary: dict[str, Any] = json.loads((path / "eval.json").read_text())
-    lines = (path / "metrics.jsonl").read_text().splitlines()
-    steps = [json.loads(line) for line in lines if line.strip()]
+    steps = read_metrics_jsonl(path / "metrics.jsonl")
     train = [s for s in steps if "train/reward_mean" in s]
     if train:
         for key in ("train/effective_task_ratio", "train/mean_abs_advantage", "perf/step_s"):

@@ -7,7 +7,6 @@ with one run says "1 seed" and has neither. Colours are the selectors' fixed one
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.integrations.metrics_log import METRICS_PREFIX
+from frontier_rft.integrations.metrics_log import read_metrics_jsonl
 from frontier_rft.reporting.colors import SELECTOR_COLORS, label_colors
 from frontier_rft.reporting.data import moving_average
 from frontier_rft.reporting.plots import _figure
@@ -25,8 +24,7 @@ __all__ = ["load_run_curves", "plot_judge_metrics", "plot_training_runs"]
 
 def load_run_curves(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Per-step training ETR and reward, plus start and final held-out pass@1 of one run."""
-    lines = (Path(run_dir) / "metrics.jsonl").read_text().splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
+    rows = read_metrics_jsonl(Path(run_dir) / "metrics.jsonl")
     train = [r for r in rows if "train/reward_mean" in r]
     evals = [r for r in rows if "eval/pass@1" in r]
     if not train or not evals:
@@ -95,20 +93,10 @@ def plot_training_runs(
     return out
 
 
-def _unprefixed(row: dict[str, Any]) -> dict[str, Any]:
-    """Selector keys without the trainers' `curriculum/` prefix (older runs lack it)."""
-    out = dict(row)
-    out.update(
-        {k[len(METRICS_PREFIX) :]: v for k, v in row.items() if k.startswith(METRICS_PREFIX)}
-    )
-    return out
-
-
 def plot_judge_metrics(run_dir: str | os.PathLike[str], out_png: str | os.PathLike[str]) -> Path:
     """METIS's judge over training (the paper's figure 6): failure rate, judge reward, and
     the mean +- std of its predicted variances, smoothed."""
-    lines = (Path(run_dir) / "metrics.jsonl").read_text().splitlines()
-    rows = [_unprefixed(json.loads(line)) for line in lines if line.strip()]
+    rows = read_metrics_jsonl(Path(run_dir) / "metrics.jsonl")
     rows = [r for r in rows if "metis/prediction_mean" in r]
     if not rows:
         raise ValueError(f"{run_dir}: no METIS judge metrics (was it a --selector metis run?)")

@@ -12,8 +12,10 @@ from typing import Any
 
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice
+from frontier_rft.training.given import parse_given
 
 __all__ = [
+    "DEFAULT_LEVELS",
     "LOSS_AGGREGATIONS",
     "TASKS",
     "ModelConfig",
@@ -22,7 +24,12 @@ __all__ = [
     "replace_config",
 ]
 
-TASKS = ("countdown",)
+TASKS = ("countdown", "arithmetic")
+DEFAULT_LEVELS = {
+    "countdown": {"sft": "2x20,3x20", "train": "2x20,3x20,4x20"},
+    "arithmetic": {"sft": "2,3,4,5,6,7", "train": "2,3,4,5,6,7"},
+}
+"""Levels a config uses when its `levels` is left empty: the warm start's and the RL pool's."""
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
 
 
@@ -47,11 +54,17 @@ def _positive(name: str, value: object) -> None:
     )
 
 
-def _levels(name: str, levels: object) -> None:
+def _levels(config: Any, stage: str) -> None:
+    """Validate `config.levels`; an empty string becomes the task's default for `stage`."""
+    levels = config.levels
+    if levels == "":  # frozen dataclass: set once, during __post_init__
+        object.__setattr__(config, "levels", DEFAULT_LEVELS[config.task][stage])
+        return
     check(
         isinstance(levels, str) and all(p.strip() for p in levels.split(",")),
-        f"{name} must be a comma-separated level list such as '2x20,3x20' "
-        f"(countdown: N numbers from 1..M, or N for the task's default ranges), got {levels!r}",
+        "levels must be a comma-separated level list such as '2x20,3x20' "
+        "(countdown: N numbers from 1..M, or N for the task's default ranges; arithmetic: D "
+        f"for two D-digit operands or DxE), got {levels!r}",
     )
 
 
@@ -104,8 +117,9 @@ class SFTConfig:
 
     task: str = "countdown"
     """Task family of the demonstrations."""
-    levels: str = "2x20,3x20"
-    """Levels whose demonstrations are trained on (the easier ones; see TrainConfig.levels)."""
+    levels: str = ""
+    """Levels whose demonstrations are trained on ('' = the task's default: countdown
+    '2x20,3x20', the easier ones; arithmetic '1,2,3,4,5,6')."""
     num_examples: int = 800
     """Demonstrations generated for training (seed `data_seed`)."""
     data_seed: int = 1000
@@ -128,7 +142,7 @@ class SFTConfig:
 
     def __post_init__(self) -> None:
         check_choice("task", self.task, TASKS)
-        _levels("levels", self.levels)
+        _levels(self, "sft")
         for name in ("num_examples", "steps", "batch_size"):
             _pos_int(name, getattr(self, name))
         _positive("lr", self.lr)
@@ -188,9 +202,11 @@ class TrainConfig:
     """Weight of the entropy bonus (subtracted from the loss)."""
     train_size: int = 512
     """Tasks in the training pool."""
-    levels: str = "2x20,3x20,4x20"
-    """Levels of the training pool and held-out split; countdown: 'NxM' = N numbers from
-    1..M, 'N' = the task's default ranges; a task's level is its position in this list."""
+    levels: str = ""
+    """Levels of the training pool and held-out split ('' = the task's default: countdown
+    '2x20,3x20,4x20', arithmetic '1,2,3,4,5,6'); countdown: 'NxM' = N numbers from 1..M,
+    'N' = the task's default ranges; arithmetic: 'D' = two D-digit operands, 'DxE' = D + E
+    digits; a task's level is its position in this list."""
     train_seed: int = 1
     """Seed of the training pool."""
     eval_size: int = 128
@@ -207,6 +223,17 @@ class TrainConfig:
     """Save a checkpoint every this many steps (and always at the end)."""
     keep_checkpoints: int = 2
     """Most recent checkpoints kept on disk."""
+    given: str = "self"
+    """What the selector is given besides the prompt text: self (the policy's own
+    self-embeddings as task features; what every user has), prompts (the text alone), rich
+    (levels as categories, offline difficulty, task-structured features) or a comma list of
+    prompts, self, categories, difficulty, task_features (frontier_rft.training.given)."""
+    refresh_features_every: int = 0
+    """With given 'self': re-embed the pool with the current policy every this many steps and
+    hand it to selector.refresh_features (0 = embed once, before the first step)."""
+    dapo_max_rounds: int = 10
+    """dapo: most sampling rounds per step while the batch lacks mixed groups (DAPO's
+    max_num_gen_batches)."""
     reference_pass_rates: str | None = None
     """BOTS: JSON of weak/strong reference pass rates of the training pool (`frontier
     measure-references`); enables BOTS's interpolation plug-in (None = no implicit evidence)."""
@@ -261,7 +288,14 @@ class TrainConfig:
             or (isinstance(self.reference_pass_rates, str) and bool(self.reference_pass_rates)),
             "reference_pass_rates must be a file path (frontier measure-references) or None",
         )
-        _levels("levels", self.levels)
+        _levels(self, "train")
+        parse_given(self.given)  # raises a ValueError naming the choices
+        check(
+            isinstance(self.refresh_features_every, int) and self.refresh_features_every >= 0,
+            "refresh_features_every must be an int >= 0 (0 = embed once), "
+            f"got {self.refresh_features_every!r}",
+        )
+        _pos_int("dapo_max_rounds", self.dapo_max_rounds)
         check(
             isinstance(self.eval_k, tuple)
             and len(self.eval_k) > 0

@@ -17,9 +17,14 @@ from typing import Any
 
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.tasks.base import TaskItem, Verifier, pool_from_items
+from frontier_rft.training.config import DEFAULT_LEVELS, TASKS
+
+TASK_NAMES = TASKS
 
 __all__ = [
+    "DEFAULT_LEVELS",
     "HELDOUT_BUCKETS",
+    "TASK_NAMES",
     "TaskSuite",
     "build_pool",
     "countdown_levels",
@@ -39,7 +44,7 @@ class TaskSuite:
     """What the trainer needs from a task family."""
 
     name: str
-    """Task family name."""
+    """Task family name (one of TASK_NAMES)."""
     generate: Callable[[int, int, str], list[TaskItem]]
     """generate(n, seed, levels) -> items with ids 0..n-1 and level = position in `levels`."""
     verifier: Verifier
@@ -91,6 +96,23 @@ def _generate_countdown(n: int, seed: int, levels: str) -> list[TaskItem]:
     return [dataclasses.replace(it, level=i % len(specs)) for i, it in enumerate(items)]
 
 
+def _generate_arithmetic(n: int, seed: int, levels: str) -> list[TaskItem]:
+    mod = importlib.import_module("frontier_rft.tasks.arithmetic")
+    items: list[TaskItem] = mod.generate_addition(n, seed, mod.addition_levels(levels))
+    return items
+
+
+def _arithmetic_demonstration(item: TaskItem) -> str:
+    mod = importlib.import_module("frontier_rft.tasks.arithmetic")
+    demo: str = mod.addition_demonstration(item)
+    return demo
+
+
+def _arithmetic_extras(items: Sequence[TaskItem]) -> dict[str, Any]:
+    mod = importlib.import_module("frontier_rft.tasks.arithmetic")
+    return {"features": mod.addition_features(items), "keys": tuple(task_key(it) for it in items)}
+
+
 def _countdown_demonstration(item: TaskItem) -> str:
     mod = importlib.import_module("frontier_rft.tasks.countdown")
     demo: str = mod.countdown_demonstration(item)
@@ -112,12 +134,26 @@ def load_task(name: str, format_reward: float | None = None) -> TaskSuite:
             demonstration=_countdown_demonstration,
             pool_extras=_countdown_extras,
         )
-    raise ValueError(f"unknown task {name!r}; available: countdown")
+    if name == "arithmetic":
+        mod = importlib.import_module("frontier_rft.tasks.arithmetic")
+        options = {} if format_reward is None else {"format_reward": float(format_reward)}
+        return TaskSuite(
+            name="arithmetic",
+            generate=_generate_arithmetic,
+            verifier=mod.ArithmeticVerifier(**options),
+            demonstration=_arithmetic_demonstration,
+            pool_extras=_arithmetic_extras,
+        )
+    raise ValueError(f"unknown task {name!r}; available: {', '.join(TASK_NAMES)}")
 
 
 def task_key(item: TaskItem) -> str:
-    """Canonical identity of a task: Countdown by (target, sorted numbers), else its prompt."""
+    """Canonical identity of a task: Countdown by (target, sorted numbers), addition by its
+    sorted operands, else its prompt."""
     ref = item.reference
+    if item.domain == "arithmetic" and "a" in ref and "b" in ref:
+        a, b = sorted((int(ref["a"]), int(ref["b"])))
+        return f"add|{a}|{b}"
     if item.domain == "countdown" and "numbers" in ref and "target" in ref:
         from frontier_rft.selectors.embeddings import countdown_key
 

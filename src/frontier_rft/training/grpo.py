@@ -23,7 +23,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,15 @@ import torch
 from frontier_rft import Feedback, make_selector
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.persistence import atomic_write_bytes
+from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.integrations.metrics_log import MetricsSink, curriculum_metrics
+from frontier_rft.selectors.dynamic_sampling import DynamicSamplingSelector
 from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from frontier_rft.training.config import TrainConfig
-from frontier_rft.training.data import build_pool, heldout_split, load_task, train_split
+from frontier_rft.training.data import heldout_split, load_task, train_split
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
+from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
 from frontier_rft.training.rollout import (
@@ -109,6 +112,16 @@ def policy_loss(
     return PolicyLoss(total, parts)
 
 
+@dataclass
+class _Group:
+    """One rolled-out prompt: its task, prompt ids, n completions and their rewards."""
+
+    task: int
+    prompt: list[int]
+    completions: list[list[int]]
+    rewards: np.ndarray
+
+
 class Trainer:
     """GRPO-family trainer over one task pool; the selector decides every batch."""
 
@@ -143,10 +156,23 @@ class Trainer:
         references = None
         if cfg.reference_pass_rates is not None:
             references = load_references(cfg.reference_pass_rates, self.items)
-        self.pool = build_pool(self.suite, self.items, references)
+        self.num_levels = len(cfg.levels.split(","))
+        self.given = parse_given(cfg.given)
         self.model, self.tokenizer = load_lm(ckpt / "model" if ckpt else self.model_dir)
         self.model.train()
         self.prompt_ids = encode_prompts(self.tokenizer, [it.prompt for it in self.items])
+        self.embed_seconds = 0.0
+        """Wall time spent computing policy self-embeddings (start and refreshes)."""
+        # On resume the selector file holds its pool (refreshed features included).
+        self.pool = None
+        if ckpt is None:
+            self.pool = build_given_pool(
+                self.items,
+                self.suite.pool_extras(self.items),
+                self.given,
+                references=references,
+                embed=self._embed,
+            )
         self.ref_model = None
         if cfg.kl_coef > 0:  # frozen start model for the KL term
             self.ref_model, _ = load_lm(self.model_dir)
@@ -164,13 +190,23 @@ class Trainer:
         self.step_count = 0
         self.last: dict[str, Any] = {}
         """The latest step's selected ids, rewards, advantages and METIS judge records."""
+        self.rollouts = 0
+        """Rollouts generated so far (DAPO generates more than batch_size * group_size)."""
+        self._stash: dict[tuple[int, int], list[_Group]] = {}
+        """DAPO: sequences of surplus groups the selector buffered, by (task, step)."""
         if ckpt is not None:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
             self.step_count = int(state["step"])
+            self.rollouts = int(state.get("rollouts", 0))
+            self.embed_seconds = float(state.get("embed_seconds", 0.0))
+            for task, step, prompt, completions, rewards in state.get("dapo_stash", []):
+                group = _Group(task, prompt, completions, np.asarray(rewards, dtype=np.float64))
+                self._stash.setdefault((task, step), []).append(group)
             if _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count):
                 log("metrics.jsonl ended in a torn line (a crash mid-write): dropped it")
             log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
         else:
+            assert self.pool is not None
             self.selector = make_selector(
                 cfg.selector, self.pool, seed=cfg.seed, **collaborators, **cfg.selector_overrides
             )
@@ -186,10 +222,110 @@ class Trainer:
     def step(self) -> dict[str, float]:
         """Select, roll out, score, feed back, update. Returns this step's metrics."""
         cfg, n = self.config, self.config.group_size
-        t_step = time.perf_counter()
-        ids = self.selector.select(cfg.batch_size)
+        t_step, cpu_step = time.perf_counter(), time.process_time()
+        dapo = isinstance(self.selector, DynamicSamplingSelector)
+        if dapo:
+            assert isinstance(self.selector, DynamicSamplingSelector)
+            ids = self.selector.candidates(cfg.batch_size)
+        else:
+            ids = self.selector.select(cfg.batch_size)
         select_ms = 1e3 * (time.perf_counter() - t_step)
 
+        prompts, completions, rewards, gen_s = self._rollout(ids)
+        feedback = Feedback(task_ids=np.repeat(ids, n), rewards=rewards, step=self.step_count)
+        self.selector.update(feedback)
+        offsets = np.arange(0, rewards.size + 1, n, dtype=np.int64)
+        advantages = group_advantages(rewards, offsets, cfg.estimator)
+        # Fold the step's feedback in now (the next select would do the same, identically),
+        # so the logged selector metrics describe this step.
+        self.selector.flush()
+        rolled = [
+            _Group(int(t), p, completions[i * n : (i + 1) * n], rewards[i * n : (i + 1) * n])
+            for i, (t, p) in enumerate(zip(ids.tolist(), prompts, strict=True))
+        ]
+        all_rewards = [rewards]
+        if dapo:
+            train_groups, rounds, extra = self._dapo_batch(rolled, feedback)
+            select_ms += extra["select_ms"]
+            gen_s += extra["generate_s"]
+            rolled += extra["rolled"]
+            all_rewards += [g.rewards for g in extra["rolled"]]
+        else:
+            train_groups, rounds = rolled, 1
+        records = []
+        if self.judge is not None:  # this step's scored judgments, for the judge loss
+            assert isinstance(self.selector, METISSelector)
+            records = self.selector.pop_judge_records()
+
+        t_upd = time.perf_counter()
+        train_adv = np.zeros(0)
+        parts: dict[str, float] = {}
+        if train_groups:
+            train_rewards = np.concatenate([g.rewards for g in train_groups])
+            train_offsets = np.cumsum([0] + [len(g.rewards) for g in train_groups])
+            train_adv = group_advantages(train_rewards, train_offsets, cfg.estimator)
+            parts = self._update(
+                [g.prompt for g in train_groups for _ in g.completions],
+                [c for g in train_groups for c in g.completions],
+                train_adv,
+                records,
+            )
+        update_s = time.perf_counter() - t_upd
+        embed_s = self._maybe_refresh_features()
+
+        self.last = {
+            "ids": ids,
+            "rewards": rewards,
+            "advantages": advantages if not dapo else train_adv,
+            "records": records,
+        }
+        rolled_rewards = np.concatenate(all_rewards)
+        rolled_var = np.array([np.var(g.rewards) for g in rolled])
+        rolled_adv = np.concatenate(
+            [
+                group_advantages(g.rewards, np.array([0, len(g.rewards)]), cfg.estimator)
+                for g in rolled
+            ]
+        )
+        gen_tokens = sum(len(c) for g in rolled for c in g.completions)
+        self.rollouts += int(rolled_rewards.size)
+        metrics = {
+            "train/reward_mean": float(rolled_rewards.mean()),
+            "train/success_rate": float((rolled_rewards >= SUCCESS).mean()),
+            "train/effective_task_ratio": float((rolled_var > 0).mean()),
+            "train/mean_abs_advantage": float(np.abs(rolled_adv).mean()),
+            "train/completion_tokens": gen_tokens / rolled_rewards.size,
+            "train/rollouts": float(rolled_rewards.size),
+            "train/rollouts_total": float(self.rollouts),
+            "train/groups_trained": float(len(train_groups)),
+            "perf/select_ms": select_ms,
+            "perf/generate_s": gen_s,
+            "perf/update_s": update_s,
+            "perf/tokens_per_s": gen_tokens / max(gen_s, 1e-9),
+            "perf/step_s": time.perf_counter() - t_step,
+            "perf/step_cpu_s": time.process_time() - cpu_step,
+            **parts,
+            **curriculum_metrics(self.selector.metrics(), "all"),  # curriculum/... as TRL, verl
+        }
+        levels = np.array([self.items[g.task].level for g in rolled])
+        metrics["train/selected_level_mean"] = float(levels.mean())
+        for level in range(self.num_levels):
+            metrics[f"train/selected_level{level}_share"] = float(np.mean(levels == level))
+        if dapo:
+            metrics["train/mean_abs_advantage_trained"] = (
+                float(np.abs(train_adv).mean()) if train_adv.size else 0.0
+            )
+            metrics["train/sampling_rounds"] = float(rounds)
+        if embed_s:
+            metrics["perf/embed_s"] = embed_s
+        self.step_count += 1
+        return metrics
+
+    def _rollout(
+        self, ids: np.ndarray
+    ) -> tuple[list[list[int]], list[list[int]], np.ndarray, float]:
+        """n completions per selected task and their rewards (prompt-major)."""
+        cfg, n = self.config, self.config.group_size
         prompts = [self.prompt_ids[i] for i in ids.tolist()]
         t_gen = time.perf_counter()
         completions = generate_completions(
@@ -205,42 +341,80 @@ class Trainer:
             ],
             dtype=np.float64,
         )
-        self.selector.update(Feedback(task_ids=task_of, rewards=rewards, step=self.step_count))
-        offsets = np.arange(0, rewards.size + 1, n, dtype=np.int64)
-        advantages = group_advantages(rewards, offsets, cfg.estimator)
-        # Fold the step's feedback in now (the next select would do the same, identically),
-        # so the logged selector metrics describe this step.
-        self.selector.flush()
-        records = []
-        if self.judge is not None:  # this step's scored judgments, for the judge loss
-            assert isinstance(self.selector, METISSelector)
-            records = self.selector.pop_judge_records()
+        return prompts, completions, rewards, gen_s
 
-        t_upd = time.perf_counter()
-        parts = self._update(
-            [p for p in prompts for _ in range(n)], completions, advantages, records
-        )
-        update_s = time.perf_counter() - t_upd
+    def _dapo_batch(
+        self, first: list[_Group], feedback: Feedback
+    ) -> tuple[list[_Group], int, dict[str, Any]]:
+        """DAPO dynamic sampling: keep mixed groups (buffered surplus first), top up with more
+        sampling rounds while the batch lacks them (at most `dapo_max_rounds` rounds)."""
+        sel = self.selector
+        assert isinstance(sel, DynamicSamplingSelector)
+        cfg, n = self.config, self.config.group_size
+        extra: dict[str, Any] = {"select_ms": 0.0, "generate_s": 0.0, "rolled": []}
+        batch: list[_Group] = []
+        need, rounds, rolled = cfg.batch_size, 1, first
+        while True:
+            out = sel.filter_groups(feedback, need)
+            fresh = {g.task: g for g in rolled}
+            for task, step, from_surplus in zip(
+                out.task_ids.tolist(), out.steps.tolist(), out.from_surplus.tolist(), strict=True
+            ):
+                batch.append(self._stash_pop(task, step) if from_surplus else fresh[task])
+            task_of = np.asarray(feedback.task_ids, dtype=np.int64)
+            buffered = np.unique(task_of[out.buffered_mask]).tolist()
+            for task in buffered:
+                self._stash.setdefault((task, self.step_count), []).append(fresh[task])
+            for task, step in zip(
+                out.released_task_ids.tolist(), out.released_steps.tolist(), strict=True
+            ):
+                self._stash_pop(task, step, missing_ok=True)
+            need = out.deficit
+            if need <= 0 or rounds >= cfg.dapo_max_rounds:
+                break
+            rounds += 1
+            t0 = time.perf_counter()
+            ids = sel.select(sel.num_candidates(need))
+            extra["select_ms"] += 1e3 * (time.perf_counter() - t0)
+            prompts, completions, rewards, gen_s = self._rollout(ids)
+            extra["generate_s"] += gen_s
+            feedback = Feedback(np.repeat(ids, n), rewards, step=self.step_count)
+            sel.update(feedback)
+            sel.flush()
+            rolled = [
+                _Group(int(t), p, completions[i * n : (i + 1) * n], rewards[i * n : (i + 1) * n])
+                for i, (t, p) in enumerate(zip(ids.tolist(), prompts, strict=True))
+            ]
+            extra["rolled"] += rolled
+        return batch, rounds, extra
 
-        self.last = {"ids": ids, "rewards": rewards, "advantages": advantages, "records": records}
-        groups = rewards.reshape(-1, n)
-        gen_tokens = sum(len(c) for c in completions)
-        metrics = {
-            "train/reward_mean": float(rewards.mean()),
-            "train/success_rate": float((rewards >= SUCCESS).mean()),
-            "train/effective_task_ratio": float((groups.var(axis=1) > 0).mean()),
-            "train/mean_abs_advantage": float(np.abs(advantages).mean()),
-            "train/completion_tokens": gen_tokens / rewards.size,
-            "perf/select_ms": select_ms,
-            "perf/generate_s": gen_s,
-            "perf/update_s": update_s,
-            "perf/tokens_per_s": gen_tokens / max(gen_s, 1e-9),
-            "perf/step_s": time.perf_counter() - t_step,
-            **parts,
-            **curriculum_metrics(self.selector.metrics(), "all"),  # curriculum/... as TRL, verl
-        }
-        self.step_count += 1
-        return metrics
+    def _stash_pop(self, task: int, step: int, missing_ok: bool = False) -> _Group:
+        held = self._stash.get((task, step), [])
+        if not held:
+            if missing_ok:
+                return _Group(task, [], [], np.zeros(0))
+            raise RuntimeError(f"dapo returned a surplus group ({task}, {step}) never stashed")
+        group = held.pop(0)
+        if not held:
+            del self._stash[(task, step)]
+        return group
+
+    def _embed(self) -> np.ndarray:
+        """Policy self-embeddings of the pool's chat-templated prompts (timed)."""
+        t0 = time.perf_counter()
+        texts = [self.tokenizer.decode(ids) for ids in self.prompt_ids]
+        emb = policy_embeddings(self.model, self.tokenizer, texts, batch_size=64, progress=False)
+        self.embed_seconds += time.perf_counter() - t0
+        return emb
+
+    def _maybe_refresh_features(self) -> float:
+        """Every `refresh_features_every` steps, re-embed the pool with the current policy."""
+        every = self.config.refresh_features_every
+        if not every or "self" not in self.given or (self.step_count + 1) % every:
+            return 0.0
+        before = self.embed_seconds
+        self.selector.refresh_features(self._embed())
+        return self.embed_seconds - before
 
     def _update(
         self,
@@ -358,7 +532,16 @@ class Trainer:
             self.tokenizer,
             self.optimizer,
             self.selector,
-            {"config": _jsonable(self.config)},
+            {
+                "config": _jsonable(self.config),
+                "rollouts": self.rollouts,
+                "embed_seconds": self.embed_seconds,
+                "dapo_stash": [
+                    [task, step, g.prompt, g.completions, g.rewards.tolist()]
+                    for (task, step), held in sorted(self._stash.items())
+                    for g in held
+                ],
+            },
             keep=self.config.keep_checkpoints,
         )
 
@@ -369,6 +552,9 @@ class Trainer:
             "train_tasks": len(self.items),
             "eval_tasks": len(self.eval_items),
             "parameters": sum(p.numel() for p in self.model.parameters()),
+            "given": list(self.given),
+            "evidence": dict(getattr(self.selector, "evidence", {})),
+            "embed_seconds": round(self.embed_seconds, 3),
         }
         path = self.run_dir / "run.json"
         if check and path.exists():

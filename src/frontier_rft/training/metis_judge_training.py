@@ -29,9 +29,9 @@ from frontier_rft.selectors.metis_judge import (
 )
 from frontier_rft.tasks.base import TaskItem
 from frontier_rft.training.rollout import generate_shared_prefix, score_completions
-from frontier_rft.training.tokenizer import BOS
+from frontier_rft.training.tokenizer import BOS, ROLE_TOKENS
 
-__all__ = ["PolicyJudge", "judge_format_examples", "judge_loss"]
+__all__ = ["PolicyJudge", "flat_judge_messages", "judge_format_examples", "judge_loss"]
 
 
 class PolicyJudge:
@@ -63,10 +63,23 @@ class PolicyJudge:
         self._sampled: OrderedDict[int, dict[str, list[int]]] = OrderedDict()
         self.last_prompts: list[str] = []
         self.last_responses: list[str] = []
+        vocab = tokenizer.get_vocab()
+        self._native = all(t in vocab for t in (BOS, *ROLE_TOKENS))
+        """True for the tiny model's tokenizer, whose role markers are the flat prompt's."""
 
     def prompt_ids(self, rendered: str) -> list[int]:
-        """Token ids of a flat judge prompt (BOS + the chat rendering of system and user)."""
-        ids = self.tokenizer(BOS + rendered, add_special_tokens=False)["input_ids"]
+        """Token ids of a flat judge prompt: BOS + the flat rendering for the tiny model's
+        tokenizer (its chat template renders exactly that), else the (system, user)
+        messages parsed back from it through the tokenizer's own chat template."""
+        if self._native:
+            ids = self.tokenizer(BOS + rendered, add_special_tokens=False)["input_ids"]
+            return [int(i) for i in ids]
+        messages = flat_judge_messages(rendered)
+        ids = self.tokenizer.apply_chat_template(
+            messages, tokenize=True, add_generation_prompt=True
+        )
+        if hasattr(ids, "keys"):
+            ids = ids["input_ids"]
         return [int(i) for i in ids]
 
     def __call__(self, prompts: list[str]) -> list[str]:
@@ -89,6 +102,15 @@ class PolicyJudge:
                 return sampled[record.prompt]
         ids = self.tokenizer(record.response, add_special_tokens=False)["input_ids"]
         return [int(i) for i in ids] + [int(self.tokenizer.eos_token_id)]
+
+
+def flat_judge_messages(rendered: str) -> list[dict[str, str]]:
+    """(system, user) chat messages of a flat judge prompt (metis_judge.render_judge_prompt)."""
+    head, sep, rest = rendered.partition("\n<|user|>\n")
+    if not sep or not head.startswith("<|system|>\n"):
+        raise ValueError("not a flat METIS judge prompt: expected <|system|> then <|user|>")
+    user = rest.removesuffix("\n<|assistant|>\n")
+    return judge_messages(head.removeprefix("<|system|>\n"), user)
 
 
 def judge_loss(

@@ -30,7 +30,7 @@ from frontier_rft.training.tokenizer import train_tokenizer
 
 __all__ = ["build_model", "build_tiny_lm", "load_lm", "save_lm", "tokenizer_corpus"]
 
-CORPUS_LEVELS = {"countdown": "2x20,3x20,4x20,3,4"}
+CORPUS_LEVELS = {"countdown": "2x20,3x20,4x20,3,4", "arithmetic": "2,3,4,5,6,7,8"}
 """Levels whose prompts and demonstrations form the tokenizer corpus (wide number range)."""
 
 
@@ -97,8 +97,14 @@ def save_lm(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], **info:
 
 
 def load_lm(path: str | os.PathLike[str]) -> tuple[Any, Any]:
-    """(model, tokenizer) from a directory written by save_lm, via the Auto classes."""
+    """(model, tokenizer) from a directory written by save_lm, via the Auto classes, or a
+    named pretrained model (`frontier_rft.training.pretrained.PRETRAINED`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from frontier_rft.training.pretrained import is_pretrained_name, load_pretrained
+
+    if is_pretrained_name(path):
+        return load_pretrained(str(path))
 
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     model = AutoModelForCausalLM.from_pretrained(str(path))

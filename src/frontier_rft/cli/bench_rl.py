@@ -1,0 +1,268 @@
+"""`frontier bench-rl`: the real-RL selector benchmark (docs/results/real_rl.md).
+
+    frontier bench-rl                       # 8 selectors + effect runs, seeds 0-4, 2 jobs
+    frontier bench-rl --selectors uniform --no-effects --seeds 0,1   # calibration runs
+
+Runs go to --runs (resumable: finished runs are skipped, interrupted ones continue from
+their checkpoint); results (JSON, markdown, figures) to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_command", "run_bench"]
+
+COMMAND = "frontier bench-rl"
+
+
+def _seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        lo, sep, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+    if not out or any(s < 0 for s in out):
+        raise argparse.ArgumentTypeError(f"seeds: comma-separated ints or ranges, got {text!r}")
+    return sorted(set(out))
+
+
+def run_bench(args: argparse.Namespace) -> dict[str, Any]:
+    """Prepare, run, collect and write; returns the summary."""
+    from frontier_rft.cli.train import _quiet_transformers
+    from frontier_rft.training.bench import (
+        EFFECT_ENTRIES,
+        MAIN_ENTRIES,
+        load_run,
+        measure_start_states,
+        prepare_start_model,
+        run_all,
+        run_specs,
+        testbed,
+    )
+
+    _quiet_transformers()
+    tb = testbed(args.scale)
+    if args.steps:
+        import dataclasses
+
+        tb = dataclasses.replace(
+            tb,
+            train=dataclasses.replace(
+                tb.train, steps=args.steps, eval_every=max(1, args.steps // 12)
+            ),
+        )
+    known = {e.label: e for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
+    if args.selectors:
+        names = [n.strip() for n in args.selectors.split(",") if n.strip()]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise SystemExit(f"error: unknown entries {unknown}; choose from {sorted(known)}")
+        entries = [known[n] for n in names]
+    else:
+        entries = list(MAIN_ENTRIES) + (list(EFFECT_ENTRIES) if args.effects else [])
+    if "uniform" not in [e.label for e in entries]:
+        entries.insert(0, known["uniform"])  # every metric is paired against uniform
+    root = Path(args.runs)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "testbed.json").write_text(json.dumps(tb.to_json(), indent=1) + "\n")
+    t0 = time.perf_counter()
+    model_dir = prepare_start_model(tb, root)
+    start = measure_start_states(tb, model_dir, args.seeds, root)
+    specs = run_specs(tb, entries, args.seeds, model_dir, root)
+    print(
+        f"{COMMAND}: {len(specs)} runs ({len(entries)} entries x {len(args.seeds)} seeds), "
+        f"{sum(s.done for s in specs)} already done; {args.jobs} parallel jobs; runs in {root}",
+        flush=True,
+    )
+    if not args.report_only:
+        failed = run_all(specs, args.jobs, progress=not args.no_progress)
+        if failed:
+            raise SystemExit(
+                f"error: {len(failed)} runs failed; rerun the same command to retry them"
+            )
+    # Seeds whose runs all finished (--report-only on a benchmark still running: the
+    # complete paired seeds so far).
+    complete = [s for s in args.seeds if all(sp.done for sp in specs if sp.seed == s)]
+    if not complete:
+        raise SystemExit("error: no seed has all its runs finished yet")
+    runs: dict[str, dict[int, Any]] = {}
+    for spec in specs:
+        if spec.seed in complete:
+            runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
+    start = {str(s): start[str(s)] for s in complete}
+    labels = [e.label for e in entries]
+    seconds = time.perf_counter() - t0
+    summary = write_results(runs, start, entries, tb, Path(args.out), args, seconds)
+    for line in _headline(summary, labels):
+        print(line)
+    return summary
+
+
+def write_results(
+    runs: dict[str, dict[int, Any]],
+    start: dict[str, Any],
+    entries: list[Any],
+    tb: Any,
+    out: Path,
+    args: argparse.Namespace,
+    seconds: float,
+) -> dict[str, Any]:
+    """JSON + markdown + figures under `out`; real_rl.json in the issue's schema beside them."""
+    from frontier_rft.reporting.real_rl_plots import (
+        plot_effects,
+        plot_learning_curves,
+        plot_training,
+        plot_ttb,
+    )
+    from frontier_rft.training.bench_report import (
+        effect_checks,
+        headline_json,
+        markdown_report,
+        summarize_runs,
+        write_json,
+    )
+
+    labels = [e.label for e in entries]
+    main = [e.label for e in entries if e.role == "main"]
+    summary = summarize_runs(runs, start, {e.label: e.note for e in entries})
+    checks = effect_checks(runs, summary)
+    stem = args.name
+    command = _command(args)
+    machine = (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average at the end {os.getloadavg()[0]:.1f}"
+    )
+    full = {
+        "command": command,
+        "machine": machine,
+        "seconds": seconds,
+        "testbed": tb.to_json(),
+        "entries": [
+            {
+                "label": e.label,
+                "selector": e.selector,
+                "overrides": e.overrides,
+                "given": e.given,
+                "role": e.role,
+                "note": e.note,
+            }
+            for e in entries
+        ],
+        "start_state": start,
+        "summary": summary,
+        "effects": checks,
+    }
+    write_json(out / f"{stem}_full.json", full)
+    write_json(out / f"{stem}.json", headline_json(summary, main))
+    header = _header(summary, command, machine, tb, len(summary["seeds"]))
+    (out / f"{stem}.md").write_text(markdown_report(summary, checks, labels, header))
+    plot_learning_curves(runs, main, out / f"{stem}_curves.png")
+    plot_ttb(summary, labels, out / f"{stem}_ttb.png")
+    plot_training(runs, main, out / f"{stem}_training.png")
+    plot_effects(runs, out / f"{stem}_effects.png")
+    return summary
+
+
+def _command(args: argparse.Namespace) -> str:
+    parts = [COMMAND]
+    for flag in ("seeds", "jobs", "selectors", "scale", "steps", "runs", "out", "name"):
+        value = getattr(args, flag)
+        if value in (None, "", 0):
+            continue
+        if flag == "seeds":
+            value = ",".join(str(s) for s in value)
+        parts.append(f"--{flag} {value}")
+    if not args.effects:
+        parts.append("--no-effects")
+    return " ".join(parts)
+
+
+def _header(summary: dict[str, Any], command: str, machine: str, tb: Any, seeds: int) -> str:
+    t = tb.train
+    gain, zero = summary["uniform_gain"], summary["start_zero_variance_share"]
+    return "\n".join(
+        [
+            f"# Real-RL selector benchmark ({seeds} paired seeds)",
+            "",
+            f"Command: `{command}`  ",
+            f"Machine: {machine}  ",
+            f"Learner: tiny Llama ({tb.model.hidden_size} wide, {tb.model.num_layers} layers) "
+            f"warm-started on {t.task} demonstrations ({tb.sft.steps} steps), GRPO "
+            f"({t.estimator}, {t.loss_aggregation}), {t.steps} steps x {t.batch_size} prompts x "
+            f"{t.group_size} rollouts, lr {t.lr}, reward {t.format_reward or 0:g} for a "
+            f"well-formatted wrong answer, pool {t.train_size} tasks (levels {t.levels}), "
+            f"held-out {t.eval_size} tasks "
+            f"x {t.eval_samples} samples every {t.eval_every} steps.  ",
+            "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
+            "defaults, unless the row says otherwise.  ",
+            f"Uniform's held-out gain (final − start): {gain['mean']:+.3f} "
+            f"[{gain['ci'][0]:+.3f}, {gain['ci'][1]:+.3f}]; start zero-variance share of the pool "
+            f"under {t.group_size} rollouts: {zero['mean']:.3f} "
+            f"[{zero['ci'][0]:.3f}, {zero['ci'][1]:.3f}].",
+            "",
+            "## TTB and BSF (BOTS paper's definitions, paired against uniform)",
+        ]
+    )
+
+
+def _headline(summary: dict[str, Any], labels: list[str]) -> list[str]:
+    out = []
+    for label in labels:
+        cell = summary["labels"][label]["ttb100"]
+        if cell["mean"] is not None:
+            out.append(
+                f"{label:16s} TTB100 {cell['mean']:.2f} [{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]"
+            )
+        else:
+            out.append(f"{label:16s} TTB100 reached on {cell['reached']}/{len(cell['values'])}")
+    return out
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    run_bench(args)
+    return 0
+
+
+def add_command(sub: Any) -> None:
+    """Register `bench-rl` on a subparsers object."""
+    p = sub.add_parser(
+        "bench-rl",
+        help="real-RL selector benchmark: every selector trains the tiny model, paired seeds",
+    )
+    p.add_argument("--seeds", type=_seeds, default=_seeds("0-4"), help="e.g. 0-4 or 0,2,5")
+    p.add_argument("--jobs", type=int, default=2, help="parallel runs (one torch thread each)")
+    p.add_argument(
+        "--selectors",
+        default="",
+        help="comma-separated entry labels "
+        "(default: all main entries, plus effect entries unless --no-effects)",
+    )
+    p.add_argument(
+        "--effects",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the effect checks (bots-rho0, metis-lam1, frontier ratios)",
+    )
+    p.add_argument(
+        "--scale",
+        default="full",
+        choices=("full", "toy"),
+        help="testbed size ('toy': seconds, for tests of the machinery)",
+    )
+    p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
+    p.add_argument("--runs", default="runs/bench-rl", help="run directories (resumable)")
+    p.add_argument("--out", default="benchmarks/results", help="results directory")
+    p.add_argument("--name", default="real_rl", help="file stem of the results")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: write the results of the seeds whose runs have all finished",
+    )
+    p.set_defaults(func=_cmd)

@@ -1,0 +1,342 @@
+"""Figures of the real-RL benchmark (`frontier bench-rl`): one fixed colour per selector name.
+
+Bands are 95% intervals of the mean over seeds (percentile bootstrap over seeds, the same
+estimator as the tables); every figure states its seed count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.reporting.data import moving_average
+from frontier_rft.reporting.plots import _DPI, _figure
+
+__all__ = ["SELECTOR_COLORS", "plot_effects", "plot_learning_curves", "plot_training", "plot_ttb"]
+
+SELECTOR_COLORS = {
+    "uniform": "#3a3a3a",
+    "prioritized": "#1f77b4",
+    "bots": "#ff7f0e",
+    "sec": "#2ca02c",
+    "frontier": "#d62728",
+    "pcl": "#9467bd",
+    "metis": "#8c564b",
+    "dapo": "#e377c2",
+    "mopps": "#bcbd22",
+    "dots": "#17becf",
+    "adcl": "#393b79",
+    "offline": "#637939",
+}
+"""Colour of each selector, the same in every figure (variants share their selector's)."""
+_VARIANT_DASH = {"": "-", "rho0": "--", "lam1": "--", "r0.05": ":", "r0.15": "--"}
+
+
+def _style(label: str) -> tuple[str, str]:
+    base, _, variant = label.partition("-")
+    color = SELECTOR_COLORS.get(base, "#7f7f7f")
+    dash = "--" if label == "uniform" else _VARIANT_DASH.get(variant, "-.")
+    return color, dash
+
+
+def _band(values: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """Mean and bootstrap 95% interval of the mean over rows (seeds), per column."""
+    v = np.asarray(values, dtype=np.float64)
+    mean = np.nanmean(v, axis=0)
+    if v.shape[0] < 2:
+        return mean, mean, mean
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, v.shape[0], size=(resamples, v.shape[0]))
+    boot = np.nanmean(v[idx], axis=1)
+    lo, hi = np.nanquantile(boot, [0.025, 0.975], axis=0)
+    return mean, lo, hi
+
+
+def _save(fig: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", dpi=_DPI, metadata={"Software": None})
+    return path
+
+
+def _eval_matrix(runs: Mapping[int, Mapping[str, Any]], x: str) -> tuple[np.ndarray, np.ndarray]:
+    seeds = sorted(runs)
+    n = min(len(runs[s]["pass1"]) for s in seeds)
+    xs = np.array([runs[s][x][:n] for s in seeds], dtype=np.float64)
+    ys = np.array([runs[s]["pass1"][:n] for s in seeds], dtype=np.float64)
+    return xs, ys
+
+
+def plot_learning_curves(
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Sequence[str], path: Path
+) -> Path:
+    """One panel per selector against uniform: held-out pass@1 vs steps, mean and 95% band,
+    the dotted line at uniform's best (the TTB(100%) target, mean over seeds)."""
+    base_x, base_y = _eval_matrix(runs["uniform"], "eval_steps")
+    b_mean, b_lo, b_hi = _band(base_y)
+    target = float(np.mean(base_y.max(axis=1)))
+    others = [lb for lb in labels if lb != "uniform"]
+    ncols = 4
+    nrows = int(np.ceil(len(others) / ncols))
+    seeds = len(runs["uniform"])
+    with _figure(3.3 * ncols, 2.7 * nrows + 0.6) as fig:
+        axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False))
+        for ax in axes.ravel()[len(others) :]:
+            ax.set_visible(False)
+        for ax, label in zip(axes.ravel(), others, strict=False):
+            x = base_x.mean(axis=0)
+            ax.fill_between(x, b_lo, b_hi, color=SELECTOR_COLORS["uniform"], alpha=0.15, lw=0)
+            ax.plot(x, b_mean, color=SELECTOR_COLORS["uniform"], ls="--", lw=1.4, label="uniform")
+            mx, my = _eval_matrix(runs[label], "eval_steps")
+            mean, lo, hi = _band(my)
+            color, dash = _style(label)
+            ax.fill_between(mx.mean(axis=0), lo, hi, color=color, alpha=0.2, lw=0)
+            ax.plot(mx.mean(axis=0), mean, color=color, ls=dash, lw=1.8, label=label)
+            ax.axhline(target, color="black", ls=":", lw=0.9)
+            ax.set_title(f"{label} (n={len(runs[label])} seeds)", loc="left")
+            ax.legend(loc="lower right", fontsize=8.5)
+        for ax in axes.ravel()[: len(others)]:  # every panel keeps its step axis
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("training step")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("held-out pass@1")
+        fig.suptitle(
+            f"Held-out pass@1, mean and bootstrap 95% band over {seeds} paired seeds; "
+            "dotted: uniform's best (TTB100 target)",
+            fontsize=10.5,
+        )
+        return _save(fig, path)
+
+
+def plot_ttb(summary: Mapping[str, Any], labels: Sequence[str], path: Path) -> Path:
+    """TTB(100%) per selector: each seed (dots; x at the right edge = never reached), the mean
+    and its 95% CI (bar), with the 1.0 (uniform) and 0.7 (target) lines."""
+    rows = summary["labels"]
+    with _figure(7.5, 0.45 * len(labels) + 1.4) as fig:
+        ax = fig.subplots()
+        cap = 2.0
+        for i, label in enumerate(labels):
+            cell = rows[label]["ttb100"]
+            color, _ = _style(label)
+            vals = [cap if v is None else min(v, cap) for v in cell["values"]]
+            never = [v is None for v in cell["values"]]
+            jitter = np.linspace(-0.12, 0.12, len(vals)) if len(vals) > 1 else [0.0]
+            for v, j, nv in zip(vals, jitter, never, strict=True):
+                ax.plot(v, i + j, marker="x" if nv else "o", color=color, ms=5, alpha=0.8, ls="")
+            if cell["mean"] is not None:
+                lo, hi = cell["ci"]
+                ax.errorbar(
+                    cell["mean"],
+                    i,
+                    xerr=[[cell["mean"] - lo], [hi - cell["mean"]]],
+                    color=color,
+                    marker="D",
+                    ms=7,
+                    capsize=4,
+                    lw=2,
+                )
+        ax.axvline(1.0, color="black", lw=0.9)
+        ax.axvline(0.7, color="black", ls=":", lw=0.9)
+        ax.set_yticks(range(len(labels)), labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0, cap + 0.05)
+        ax.set_xlabel("TTB(100%) vs uniform (lower is faster; x = never reached, drawn at 2)")
+        n = len(rows["uniform"]["seeds"])
+        ax.set_title(
+            f"TTB(100%): seeds (dots), mean ± bootstrap 95% CI (diamond), {n} seeds", loc="left"
+        )
+        return _save(fig, path)
+
+
+def plot_training(
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Sequence[str], path: Path
+) -> Path:
+    """Effective task ratio and mean |advantage| of the rolled-out groups over training
+    (smoothed over ~10% of the run, mean and 95% band over seeds)."""
+    keys = (
+        ("train/effective_task_ratio", "effective task ratio (rolled-out prompts)"),
+        ("train/mean_abs_advantage", "mean |advantage| (rolled-out)"),
+        ("train/success_rate", "success rate of selected prompts' rollouts"),
+    )
+    with _figure(14.0, 4.0) as fig:
+        axes = fig.subplots(1, len(keys))
+        for ax, (key, title) in zip(axes, keys, strict=True):
+            for label in labels:
+                seeds = sorted(runs[label])
+                n = min(len(runs[label][s]["train"]) for s in seeds)
+                w = max(1, 2 * (n // 20) + 1)
+                mat = np.array(
+                    [
+                        moving_average(
+                            np.array(
+                                [r[key] for r in runs[label][s]["train"][:n]], dtype=np.float64
+                            ),
+                            w,
+                        )
+                        for s in seeds
+                    ]
+                )
+                mean, lo, hi = _band(mat)
+                color, dash = _style(label)
+                x = np.arange(1, n + 1)
+                ax.fill_between(x, lo, hi, color=color, alpha=0.12, lw=0)
+                ax.plot(x, mean, color=color, ls=dash, lw=1.5, label=label)
+            ax.set_title(title, loc="left")
+            ax.set_xlabel("training step")
+        axes[-1].axhline(0.5, color="black", ls=":", lw=0.8)
+        axes[0].legend(fontsize=8.5, ncols=2)
+        n_seeds = len(runs["uniform"])
+        fig.suptitle(
+            f"Training signal, mean and bootstrap 95% band over {n_seeds} seeds", fontsize=10.5
+        )
+        return _save(fig, path)
+
+
+def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path) -> Path | None:
+    """The papers' effects on this learner, one panel each (the runs that exist)."""
+    panels: list[tuple[str, list[tuple[str, str, str]], str]] = [
+        (
+            "BOTS: effective task ratio (rho = 0 vs 0.1)",
+            [
+                ("uniform", "train/effective_task_ratio", ""),
+                ("bots", "train/effective_task_ratio", ""),
+                ("bots-rho0", "train/effective_task_ratio", ""),
+            ],
+            "ETR",
+        ),
+        (
+            "Prioritized: pool sizes (tasks)",
+            [
+                ("prioritized", "prioritized/heap_size", "heap"),
+                ("prioritized", "prioritized/unsolved_pool", "unsolved"),
+                ("prioritized", "prioritized/solved_pool", "solved"),
+                ("prioritized", "prioritized/never_selected", "never selected"),
+            ],
+            "tasks",
+        ),
+        (
+            "SEC: mean level of selected prompts",
+            [
+                ("uniform", "train/selected_level_mean", ""),
+                ("sec", "train/selected_level_mean", ""),
+            ],
+            "level (0 = the first of --levels)",
+        ),
+        (
+            "METIS: selected prompts' success rate",
+            [
+                ("uniform", "train/success_rate", ""),
+                ("metis", "train/success_rate", ""),
+                ("metis-lam1", "train/success_rate", ""),
+            ],
+            "success rate",
+        ),
+        (
+            "METIS: judge prediction mean (lam 0.01 vs 1)",
+            [("metis", "metis/prediction_mean", ""), ("metis-lam1", "metis/prediction_mean", "")],
+            "predicted variance",
+        ),
+    ]
+    panels = [p for p in panels if any(lb in runs for lb, _, _ in p[1])]
+    curves = [
+        lb for lb in ("uniform", "frontier-r0.05", "frontier", "frontier-r0.15") if lb in runs
+    ]
+    if not panels and len(curves) < 2:
+        return None
+    count = len(panels) + (1 if len(curves) > 1 else 0)
+    ncols = 3
+    nrows = int(np.ceil(count / ncols))
+    with _figure(4.6 * ncols, 3.4 * nrows) as fig:
+        axes = list(np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel())
+        for ax in axes[count:]:
+            ax.set_visible(False)
+        for ax, (title, series, ylabel) in zip(axes, panels, strict=False):
+            markers = ["-", "--", ":", "-."]
+            for k, (label, key, name) in enumerate(series):
+                if label not in runs:
+                    continue
+                seeds = sorted(runs[label])
+                n = min(len(runs[label][s]["train"]) for s in seeds)
+                w = max(1, 2 * (n // 20) + 1)
+                mat = np.array(
+                    [
+                        moving_average(
+                            np.array(
+                                [r.get(key, np.nan) for r in runs[label][s]["train"][:n]],
+                                dtype=np.float64,
+                            ),
+                            w,
+                        )
+                        for s in seeds
+                    ]
+                )
+                mean, lo, hi = _band(mat)
+                color, dash = _style(label)
+                if name:
+                    dash = markers[k % len(markers)]
+                x = np.arange(1, n + 1)
+                ax.fill_between(x, lo, hi, color=color, alpha=0.12, lw=0)
+                ax.plot(
+                    x,
+                    mean,
+                    color=color,
+                    ls=dash,
+                    lw=1.5,
+                    label=f"{label} {name} (n={len(seeds)})".strip(),
+                )
+            ax.set_title(title, loc="left", fontsize=10)
+            ax.set_ylabel(ylabel)
+            ax.set_xlabel("training step")
+            ax.legend(fontsize=8)
+        if len(curves) > 1:
+            ax = axes[len(panels)]
+            for label in curves:
+                xs, ys = _eval_matrix(runs[label], "eval_steps")
+                mean, lo, hi = _band(ys)
+                color, dash = _style(label)
+                ax.fill_between(xs.mean(axis=0), lo, hi, color=color, alpha=0.1, lw=0)
+                ax.plot(
+                    xs.mean(axis=0),
+                    mean,
+                    color=color,
+                    ls=dash,
+                    lw=1.5,
+                    label=f"{label} (n={len(runs[label])})",
+                )
+            ax.set_title("Frontier replay ratio 0.05 / 0.10 / 0.15", loc="left", fontsize=10)
+            ax.set_ylabel("held-out pass@1")
+            ax.set_xlabel("training step")
+            ax.legend(fontsize=8)
+        fig.suptitle(
+            "The papers' effects on the real learner (mean, bootstrap 95% band)", fontsize=10.5
+        )
+        return _save(fig, path)
+
+
+def plot_uniform_calibration(calibration: Mapping[str, Any], path: Path) -> Path:
+    """Held-out pass@1 of every uniform calibration run (one seed each), from
+    benchmarks/results/real_rl_calibration.json; the dotted line is the +0.10 target."""
+    run = calibration["uniform_run"]
+    series = [("2x20,3x20 lr 1e-4 (the testbed)", run["eval_steps"], run["pass1"], "-")]
+    styles = {"lr 3e-4": "--", "lr 2e-4": ":", "250-step": "-."}
+    for name, other in calibration["other_configurations"].items():
+        if "pass1" in other:
+            dash = next((d for key, d in styles.items() if key in name), "-.")
+            series.append((name, other["eval_steps"], other["pass1"], dash))
+    with _figure(8.5, 4.2) as fig:
+        ax = fig.subplots()
+        for i, (name, x, y, dash) in enumerate(series):
+            color = SELECTOR_COLORS["uniform"] if i == 0 else f"C{i}"
+            ax.plot(x, y, ls=dash, marker="o", ms=3, lw=1.6, color=color, label=name)
+            ax.axhline(y[0] + 0.10, color=color, ls=":", lw=0.7)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("held-out pass@1")
+        ax.set_title(
+            "Uniform RL on the tiny Countdown policy (one seed per curve); dotted: start + 0.10",
+            loc="left",
+            fontsize=10,
+        )
+        ax.legend(fontsize=8)
+        return _save(fig, path)

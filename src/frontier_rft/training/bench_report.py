@@ -1,0 +1,459 @@
+"""Results of the real-RL benchmark: paired metrics per selector, effect checks, files.
+
+Every ratio is paired: seed s of a method against seed s of uniform (same start model, pool,
+held-out split and seed). Means over seeds come with percentile-bootstrap 95% intervals
+(frontier_rft.training.bench_metrics). Nothing here imports torch or matplotlib; figures are
+drawn by frontier_rft.reporting.real_rl_plots.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.training.bench_metrics import (
+    BSF_BETAS,
+    TTB_TAUS,
+    bootstrap_mean_ci,
+    bsf,
+    first_reach,
+    paired_summary,
+    ttb,
+)
+
+__all__ = ["effect_checks", "headline_json", "markdown_report", "summarize_runs"]
+
+BASELINE = "uniform"
+SCORE = "held-out pass@1"
+
+
+def _mean_ci(values: Sequence[float]) -> dict[str, Any]:
+    vals = [float(v) for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return {"values": list(values), "mean": None, "ci": None}
+    return {"values": vals, "mean": float(np.mean(vals)), "ci": list(bootstrap_mean_ci(vals))}
+
+
+def _train_mean(run: Mapping[str, Any], key: str, lo: float = 0.0, hi: float = 1.0) -> float:
+    """Mean of a per-step training metric over the share [lo, hi) of the run's steps."""
+    rows = run["train"]
+    a, b = int(lo * len(rows)), max(int(hi * len(rows)), int(lo * len(rows)) + 1)
+    vals = [r[key] for r in rows[a:b] if key in r and r[key] is not None]
+    return float(np.nanmean(vals)) if vals else float("nan")
+
+
+def summarize_runs(
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    start_states: Mapping[str, Any],
+    notes: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Per-label paired metrics from loaded runs: {label: {seed: bench.load_run(...)}}."""
+    if BASELINE not in runs:
+        raise ValueError("the benchmark needs uniform runs: every metric is paired against them")
+    base = runs[BASELINE]
+    out: dict[str, Any] = {"labels": {}, "seeds": sorted(base)}
+    gains = [r["pass1"][-1] - r["pass1"][0] for r in base.values()]
+    best_gains = [max(r["pass1"]) - r["pass1"][0] for r in base.values()]
+    out["uniform_gain"] = _mean_ci(gains)
+    out["uniform_best_gain"] = _mean_ci(best_gains)
+    zero = [float(v["zero_variance"]) for v in start_states.values()]
+    out["start_zero_variance_share"] = _mean_ci(zero)
+    for label, by_seed in runs.items():
+        seeds = sorted(s for s in by_seed if s in base)
+        row: dict[str, Any] = {"seeds": seeds, "note": (notes or {}).get(label, "")}
+        for tau in TTB_TAUS:
+            key = f"ttb{round(100 * tau)}"
+            row[key] = paired_summary(
+                [
+                    ttb(
+                        by_seed[s]["eval_steps"],
+                        by_seed[s]["pass1"],
+                        base[s]["eval_steps"],
+                        base[s]["pass1"],
+                        tau,
+                    )
+                    for s in seeds
+                ]
+            )
+        for axis, x in (("rollouts", "eval_rollouts"), ("seconds", "eval_seconds")):
+            row[f"ttb100_{axis}"] = paired_summary(
+                [
+                    ttb(by_seed[s][x], by_seed[s]["pass1"], base[s][x], base[s]["pass1"], 1.0)
+                    for s in seeds
+                ]
+            )
+        for beta in BSF_BETAS:
+            row[f"bsf{round(100 * beta)}"] = paired_summary(
+                [
+                    bsf(
+                        by_seed[s]["eval_steps"],
+                        by_seed[s]["pass1"],
+                        base[s]["eval_steps"],
+                        base[s]["pass1"],
+                        beta,
+                    )
+                    for s in seeds
+                ]
+            )
+        # Absolute cost to reach uniform's best score (the TTB(100%) target) per seed.
+        for axis, x in (
+            ("steps", "eval_steps"),
+            ("rollouts", "eval_rollouts"),
+            ("seconds", "eval_seconds"),
+        ):
+            row[f"{axis}_to_uniform_best"] = paired_summary(
+                [
+                    first_reach(by_seed[s][x], by_seed[s]["pass1"], max(base[s]["pass1"]))
+                    for s in seeds
+                ]
+            )
+        finals = {
+            k: [by_seed[s]["final"].get(k) for s in seeds]
+            for k in by_seed[seeds[0]]["final"]
+            if k.startswith("eval/pass@")
+        }
+        row["final"] = {k: _mean_ci(v) for k, v in finals.items()}
+        row["final_minus_uniform"] = {
+            k: _mean_ci([by_seed[s]["final"][k] - base[s]["final"][k] for s in seeds])
+            for k in finals
+        }
+        row["start_pass1"] = _mean_ci([by_seed[s]["pass1"][0] for s in seeds])
+        row["best_pass1"] = _mean_ci([max(by_seed[s]["pass1"]) for s in seeds])
+        for name, key in (
+            ("etr", "train/effective_task_ratio"),
+            ("mean_abs_advantage", "train/mean_abs_advantage"),
+            ("selected_success_rate", "train/success_rate"),
+            ("step_s", "perf/step_s"),
+            ("step_cpu_s", "perf/step_cpu_s"),
+            ("select_ms", "perf/select_ms"),
+            ("rollouts_per_step", "train/rollouts"),
+        ):
+            row[name] = _mean_ci([_train_mean(by_seed[s], key) for s in seeds])
+        row["etr_first_quarter"] = _mean_ci(
+            [_train_mean(by_seed[s], "train/effective_task_ratio", 0.0, 0.25) for s in seeds]
+        )
+        row["evidence"] = by_seed[seeds[0]]["info"].get("evidence", {})
+        row["given"] = by_seed[seeds[0]]["info"].get("given", [])
+        row["total_seconds"] = _mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds])
+        out["labels"][label] = row
+    return out
+
+
+def _series(run: Mapping[str, Any], key: str) -> np.ndarray:
+    return np.array([r.get(key, np.nan) for r in run["train"]], dtype=np.float64)
+
+
+def _diff_ci(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+    return _mean_ci([x - y for x, y in zip(a, b, strict=True)])
+
+
+def _excludes_zero(ci: Sequence[float] | None, sign: int) -> bool:
+    return ci is not None and (ci[0] > 0 if sign > 0 else ci[1] < 0)
+
+
+def effect_checks(
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], summary: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The papers' reported effects, checked on these runs: measurement, verdict, reason."""
+    checks: list[dict[str, Any]] = []
+    labels = summary["labels"]
+
+    def seeds_of(*names: str) -> list[int]:
+        common = set.intersection(*(set(runs[n]) for n in names))
+        return sorted(common)
+
+    # BOTS rho = 0: a slow start (early ETR like uniform's), implicit evidence speeds it up.
+    if {"bots", "bots-rho0", BASELINE} <= set(runs):
+        s = seeds_of("bots", "bots-rho0", BASELINE)
+        early = {
+            n: [_train_mean(runs[n][k], "train/effective_task_ratio", 0, 0.25) for k in s]
+            for n in ("bots", "bots-rho0", BASELINE)
+        }
+        d_rho = _diff_ci(early["bots"], early["bots-rho0"])
+        d_uni = _diff_ci(early["bots-rho0"], early[BASELINE])
+        ok = _excludes_zero(d_rho["ci"], +1)
+        checks.append(
+            {
+                "effect": "BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
+                "paper": "BOTS sec. 4.2: rho = 0 behaves almost like random sampling early",
+                "measured": {
+                    "etr_first_quarter": {n: _mean_ci(v) for n, v in early.items()},
+                    "bots_minus_rho0": d_rho,
+                    "rho0_minus_uniform": d_uni,
+                    "ttb100": {n: labels[n]["ttb100"] for n in ("bots", "bots-rho0")},
+                },
+                "reproduced": bool(ok),
+                "seeds": s,
+            }
+        )
+    # Prioritized replay: unseen problems starve, problems drain into the unsolved pool.
+    if {"prioritized", BASELINE} <= set(runs):
+        s = seeds_of("prioritized", BASELINE)
+        last = {n: [runs[n][k]["train"][-1] for k in s] for n in ("prioritized", BASELINE)}
+        never = [r.get("prioritized/never_selected", np.nan) for r in last["prioritized"]]
+        unsolved = [r.get("prioritized/unsolved_pool", np.nan) for r in last["prioritized"]]
+        solved = [r.get("prioritized/solved_pool", np.nan) for r in last["prioritized"]]
+        n_tasks = runs["prioritized"][s[0]]["info"]["train_tasks"]
+        uni_never = [n_tasks - r.get("tasks/distinct_selected", np.nan) for r in last[BASELINE]]
+        starve = float(np.mean(never)) > float(np.mean(uni_never))
+        drain = float(np.mean(unsolved)) >= 0.25 * n_tasks
+        checks.append(
+            {
+                "effect": "prioritized replay: unseen problems starve; the unsolved pool drains "
+                "the heap",
+                "paper": "prioritized replay: init priority below live ones starves unseen "
+                "problems; many problems end in the unsolved pool",
+                "measured": {
+                    "never_selected": _mean_ci(never),
+                    "uniform_never_selected": _mean_ci(uni_never),
+                    "unsolved_pool_end": _mean_ci(unsolved),
+                    "solved_pool_end": _mean_ci(solved),
+                    "pool_size": n_tasks,
+                },
+                "reproduced": bool(starve and drain),
+                "detail": {"starvation": bool(starve), "drain_over_25pct": bool(drain)},
+                "seeds": s,
+            }
+        )
+    # SEC: the selected level shifts from easy to hard over training.
+    if {"sec", BASELINE} <= set(runs):
+        s = seeds_of("sec", BASELINE)
+        shift = {}
+        for n in ("sec", BASELINE):
+            shift[n] = [
+                _train_mean(runs[n][k], "train/selected_level_mean", 0.75, 1.0)
+                - _train_mean(runs[n][k], "train/selected_level_mean", 0.0, 0.25)
+                for k in s
+            ]
+        d = _diff_ci(shift["sec"], shift[BASELINE])
+        checks.append(
+            {
+                "effect": "SEC shifts its category shares from easy to hard levels",
+                "paper": "SEC fig. 3: the share of harder levels grows over training",
+                "measured": {
+                    "level_shift_last_minus_first_quarter": {
+                        n: _mean_ci(v) for n, v in shift.items()
+                    },
+                    "sec_minus_uniform": d,
+                    "arms": labels["sec"]["evidence"].get("categories", "given"),
+                },
+                "reproduced": bool(_excludes_zero(d["ci"], +1)),
+                "seeds": s,
+            }
+        )
+    # METIS: selected prompts' rollout mean near 0.5; lam = 1 collapses predictions to 0.25.
+    if {"metis", BASELINE} <= set(runs):
+        s = seeds_of("metis", BASELINE)
+        sel = {
+            n: [_train_mean(runs[n][k], "train/success_rate") for k in s]
+            for n in ("metis", BASELINE)
+        }
+        dist = {n: [abs(v - 0.5) for v in vals] for n, vals in sel.items()}
+        d = _diff_ci(dist["metis"], dist[BASELINE])
+        entry: dict[str, Any] = {
+            "effect": "METIS keeps the selected prompts' rollout mean near 0.5",
+            "paper": "METIS: selected prompts' mean reward stays near 0.5 (high variance)",
+            "measured": {
+                "selected_success_rate": {n: _mean_ci(v) for n, v in sel.items()},
+                "distance_to_half_metis_minus_uniform": d,
+                "judge_failure_rate_last_quarter": _mean_ci(
+                    [_train_mean(runs["metis"][k], "metis/judge_failure_rate", 0.75, 1) for k in s]
+                ),
+                "calibration_corr_last_quarter": _mean_ci(
+                    [_train_mean(runs["metis"][k], "metis/calibration_corr", 0.75, 1) for k in s]
+                ),
+            },
+            "reproduced": bool(_excludes_zero(d["ci"], -1)),
+            "seeds": s,
+        }
+        checks.append(entry)
+        if "metis-lam1" in runs:
+            s1 = seeds_of("metis", "metis-lam1")
+            pm = {
+                n: [_train_mean(runs[n][k], "metis/prediction_mean", 0.75, 1) for k in s1]
+                for n in ("metis", "metis-lam1")
+            }
+            ps = {
+                n: [_train_mean(runs[n][k], "metis/prediction_std", 0.75, 1) for k in s1]
+                for n in ("metis", "metis-lam1")
+            }
+            collapsed = [
+                abs(m - 0.25) < 0.03 and sd < 0.02
+                for m, sd in zip(pm["metis-lam1"], ps["metis-lam1"], strict=True)
+            ]
+            checks.append(
+                {
+                    "effect": "METIS lam = 1 collapses the judge's predictions to 0.25",
+                    "paper": "METIS sec. 5.3: lam = 1 makes every prediction 0.25",
+                    "measured": {
+                        "prediction_mean_last_quarter": {n: _mean_ci(v) for n, v in pm.items()},
+                        "prediction_std_last_quarter": {n: _mean_ci(v) for n, v in ps.items()},
+                        "collapsed_seeds": int(sum(collapsed)),
+                    },
+                    "reproduced": bool(collapsed) and all(collapsed),
+                    "seeds": s1,
+                }
+            )
+    # Frontier replay ratios 0.05 / 0.10 / 0.15: all help mildly.
+    ratios = [n for n in ("frontier-r0.05", "frontier", "frontier-r0.15") if n in runs]
+    if len(ratios) > 1:
+        measured = {n: labels[n]["ttb100"] for n in ratios}
+        helps = [
+            labels[n]["ttb100"]["ci"] is not None and labels[n]["ttb100"]["ci"][1] < 1.0
+            for n in ratios
+        ]
+        checks.append(
+            {
+                "effect": "frontier replay ratios 0.05 / 0.10 / 0.15 each speed training mildly",
+                "paper": "frontier replay for RLOO: 0.05-0.15 all help a little on Countdown",
+                "measured": {
+                    "ttb100": measured,
+                    "final_minus_uniform": {
+                        n: labels[n]["final_minus_uniform"].get("eval/pass@1") for n in ratios
+                    },
+                },
+                "reproduced": all(helps),
+                "seeds": seeds_of(*ratios),
+            }
+        )
+    return checks
+
+
+def headline_json(summary: Mapping[str, Any], labels: Sequence[str]) -> dict[str, Any]:
+    """benchmarks/results/real_rl.json, in exactly the schema of issue 11."""
+    out: dict[str, Any] = {
+        "uniform_gain": summary["uniform_gain"]["mean"],
+        "start_zero_variance_share": summary["start_zero_variance_share"]["mean"],
+        "selectors": {},
+    }
+    for label in labels:
+        row = summary["labels"][label]["ttb100"]
+        out["selectors"][label] = {
+            "seeds": summary["labels"][label]["seeds"],
+            "ttb100": row["values"],
+            "ttb100_mean": row["mean"],
+            "ttb100_ci": row["ci"],
+        }
+    return out
+
+
+def _fmt_ratio(cell: Mapping[str, Any], digits: int = 2) -> str:
+    n = len(cell["values"])
+    if cell["mean"] is not None:
+        lo, hi = cell["ci"]
+        return f"{cell['mean']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    if cell["mean_reached"] is None:
+        return f"never (0/{n})"
+    return f"{cell['mean_reached']:.{digits}f}* ({cell['reached']}/{n})"
+
+
+def _fmt_mean(cell: Mapping[str, Any], digits: int = 3) -> str:
+    if cell["mean"] is None:
+        return "-"
+    lo, hi = cell["ci"]
+    return f"{cell['mean']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def markdown_report(
+    summary: Mapping[str, Any],
+    checks: Sequence[Mapping[str, Any]],
+    labels: Sequence[str],
+    header: str,
+) -> str:
+    """The results page: headline TTB/BSF table, costs, training signal, end scores, effects."""
+    rows = summary["labels"]
+    lines = [header, ""]
+    lines.append("| selector | TTB50 ↓ | TTB75 ↓ | TTB100 ↓ | BSF25 ↑ | BSF50 ↑ | BSF100 ↑ |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    for label in labels:
+        r = rows[label]
+        cells = [_fmt_ratio(r[k]) for k in ("ttb50", "ttb75", "ttb100")]
+        cells += [_fmt_ratio(r[k], 3) for k in ("bsf25", "bsf50", "bsf100")]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Mean over paired seeds [bootstrap 95% CI]; `x* (k/n)`: only k of n seeds reached the "
+        "target (mean over those; no CI).",
+        "",
+        "### Cost to reach uniform's best held-out pass@1 (per seed: uniform's own best)",
+        "",
+        "| selector | steps | rollouts | wall-clock s | TTB100 by rollouts | TTB100 by "
+        "wall-clock | s/step | CPU s/step | select ms/step |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label in labels:
+        r = rows[label]
+        lines.append(
+            f"| {label} | {_fmt_ratio(r['steps_to_uniform_best'], 0)} | "
+            f"{_fmt_ratio(r['rollouts_to_uniform_best'], 0)} | "
+            f"{_fmt_ratio(r['seconds_to_uniform_best'], 0)} | "
+            f"{_fmt_ratio(r['ttb100_rollouts'])} | {_fmt_ratio(r['ttb100_seconds'])} | "
+            f"{_fmt_mean(r['step_s'], 2)} | {_fmt_mean(r['step_cpu_s'], 2)} | "
+            f"{_fmt_mean(r['select_ms'], 1)} |"
+        )
+    lines += [
+        "",
+        "### Training signal and end scores",
+        "",
+        "| selector | ETR | mean \\|A\\| | selected success rate | final pass@1 | final pass@8 "
+        "| final pass@1 − uniform |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label in labels:
+        r = rows[label]
+        fin, diff = r["final"], r["final_minus_uniform"]
+        lines.append(
+            f"| {label} | {_fmt_mean(r['etr'], 2)} | {_fmt_mean(r['mean_abs_advantage'], 3)} | "
+            f"{_fmt_mean(r['selected_success_rate'], 2)} | {_fmt_mean(fin['eval/pass@1'])} | "
+            f"{_fmt_mean(fin.get('eval/pass@8', {'mean': None}))} | "
+            f"{_fmt_mean(diff['eval/pass@1'])} |"
+        )
+    lines += ["", "### The papers' reported effects, on this learner", ""]
+    for c in checks:
+        verdict = "reproduced" if c["reproduced"] else "not reproduced"
+        lines.append(
+            f"- **{c['effect']}** ({c['paper']}): **{verdict}** "
+            f"(seeds {c['seeds']}). Measured: `{_compact(c['measured'])}`"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _compact(obj: Any) -> str:
+    """A short JSON rendering with rounded floats for the effects list."""
+
+    def rnd(x: Any) -> Any:
+        if isinstance(x, float):
+            return round(x, 3)
+        if isinstance(x, dict):
+            return {k: rnd(v) for k, v in x.items() if k not in ("values", "mean_reached")}
+        if isinstance(x, list):
+            return [rnd(v) for v in x]
+        return x
+
+    return json.dumps(rnd(obj), separators=(",", ":"))
+
+
+def _finite(obj: Any) -> Any:
+    """NaN and infinities become None (strict JSON); numpy scalars become Python numbers."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Strict JSON (no NaN): undefined values are written as null."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_finite(data), indent=1, allow_nan=False) + "\n")

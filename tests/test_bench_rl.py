@@ -1,0 +1,82 @@
+"""`frontier bench-rl` machinery on a toy testbed: runs in worker processes, resumes, and
+writes the results files (real_rl.json in exactly the issue's schema)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("matplotlib")
+
+from frontier_rft.cli.main import main
+from frontier_rft.training import bench
+
+pytestmark = pytest.mark.integration
+
+
+def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    argv = [
+        "bench-rl",
+        "--scale",
+        "toy",
+        "--seeds",
+        "0,1",
+        "--selectors",
+        "uniform,dapo",
+        "--no-effects",
+        "--runs",
+        str(runs),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    assert main(argv) == 0
+    for name in (
+        "real_rl.json",
+        "real_rl_full.json",
+        "real_rl.md",
+        "real_rl_curves.png",
+        "real_rl_ttb.png",
+        "real_rl_training.png",
+    ):
+        assert (out / name).is_file(), name
+    headline = json.loads((out / "real_rl.json").read_text())
+    assert set(headline) == {"uniform_gain", "start_zero_variance_share", "selectors"}
+    assert set(headline["selectors"]) == {"uniform", "dapo"}
+    for row in headline["selectors"].values():
+        assert set(row) == {"seeds", "ttb100", "ttb100_mean", "ttb100_ci"}
+        assert row["seeds"] == [0, 1] and len(row["ttb100"]) == 2
+    full = json.loads((out / "real_rl_full.json").read_text())
+    assert full["command"].startswith("frontier bench-rl")
+    assert set(full["start_state"]) == {"0", "1"}
+    # Every run trained its steps and evaluated at the start and every eval_every steps.
+    tb = bench.testbed("toy")
+    for seed in (0, 1):
+        metrics = runs / "runs" / "dapo" / f"seed{seed}" / "metrics.jsonl"
+        rows = [json.loads(x) for x in metrics.read_text().splitlines()]
+        assert [r["step"] for r in rows if "eval/pass@1" in r] == [0, 2, 4]
+        assert sum("train/rollouts" in r for r in rows) == tb.train.steps
+    # A second call finds every run done and retrains nothing.
+    stamp = (runs / "runs" / "uniform" / "seed0" / "eval.json").stat().st_mtime_ns
+    assert main([*argv, "--report-only"]) == 0
+    assert main(argv) == 0
+    assert (runs / "runs" / "uniform" / "seed0" / "eval.json").stat().st_mtime_ns == stamp
+
+
+def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
+    tb = bench.testbed("toy")
+    specs = bench.run_specs(tb, bench.MAIN_ENTRIES[:3], [0, 1], tmp_path / "m", tmp_path)
+    assert [(s.seed, s.entry.label) for s in specs[:3]] == [
+        (0, "uniform"),
+        (0, "prioritized"),
+        (0, "bots"),
+    ]
+    same_seed = [s.config for s in specs if s.seed == 1]
+    assert len({(c.seed, c.train_seed, c.eval_seed, c.steps, c.lr) for c in same_seed}) == 1
+    assert {c.selector for c in same_seed} == {"uniform", "prioritized", "bots"}
+    assert all(c.given == "self" for c in same_seed)
