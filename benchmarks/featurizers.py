@@ -7,7 +7,7 @@
 - Derived categories (k-means on those features) for the same N.
 - Policy self-embeddings (`policy_embeddings`) on the repository's tiny Llama (hidden 128,
   4 layers, built from its config, random weights), seconds per 1,000 prompts, on CPU
-  with torch's default threads.
+  with one torch thread (`--torch-threads`; two threads on a busy 2-core machine spin).
 
     python benchmarks/featurizers.py --json benchmarks/results/featurizers.json
 """
@@ -41,15 +41,15 @@ import sklearn.decomposition, sklearn.feature_extraction.text, sklearn.cluster  
 from frontier_rft.features import text_features
 from frontier_rft.features.derive import cluster_count, cluster_features
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 f = text_features(prompts)
-text_s = time.perf_counter() - t
+text_s, text_cpu_s = time.perf_counter() - t, time.process_time() - c
 peak_text = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 cluster_features(f.astype(np.float64), cluster_count(n), 0)
 kmeans_s = time.perf_counter() - t
 print(json.dumps({"n": n, "dim": f.shape[1], "chars": float(np.mean([len(p) for p in prompts])),
-                  "text_s": text_s, "kmeans_s": kmeans_s,
+                  "text_s": text_s, "text_cpu_s": text_cpu_s, "kmeans_s": kmeans_s,
                   "rss_before_mb": before / 1024, "rss_peak_mb": peak_text / 1024}))
 """
 
@@ -62,16 +62,20 @@ def text_rows(sizes: list[int]) -> list[dict[str, Any]]:
         )
         row = json.loads(out.stdout.strip().splitlines()[-1])
         row["prompts_per_s"] = n / row["text_s"]
+        row["prompts_per_cpu_s"] = n / row["text_cpu_s"]  # robust to other jobs on the machine
         rows.append(row)
         print(
-            f"text N={n:>8,}: {row['prompts_per_s']:>9,.0f} prompts/s, "
+            f"text N={n:>8,}: {row['prompts_per_s']:>9,.0f} prompts/s wall, "
+            f"{row['prompts_per_cpu_s']:>9,.0f} per CPU-s, "
             f"k-means {row['kmeans_s']:.2f} s, peak RSS {row['rss_peak_mb']:.0f} MB"
         )
     return rows
 
 
-def self_embedding_row(prompts_n: int) -> dict[str, Any]:
+def self_embedding_row(prompts_n: int, threads: int) -> dict[str, Any]:
     import torch
+
+    torch.set_num_threads(threads)
 
     from frontier_rft.features import policy_embeddings
     from frontier_rft.training.config import ModelConfig
@@ -81,22 +85,24 @@ def self_embedding_row(prompts_n: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model, tok = build_tiny_lm(ModelConfig(), tmp)
-        items = load_task("countdown").generate(prompts_n, 0, "2x20,3x20,4x20")
+        items = load_task("countdown").generate(prompts_n, 0, "3x20,4x20")
         prompts = [it.prompt for it in items]
         policy_embeddings(model, tok, prompts[:64], progress=False)  # warm-up
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         emb = policy_embeddings(model, tok, prompts, batch_size=32, progress=False)
-        seconds = time.perf_counter() - t
+        seconds, cpu_seconds = time.perf_counter() - t, time.process_time() - c
     row = {
         "n": prompts_n,
         "hidden": int(emb.shape[1]),
         "seconds": seconds,
         "seconds_per_1000": 1000 * seconds / prompts_n,
+        "cpu_seconds_per_1000": 1000 * cpu_seconds / prompts_n,
         "mean_tokens": float(np.mean([len(tok(p)["input_ids"]) for p in prompts])),
         "torch_threads": torch.get_num_threads(),
     }
     print(
-        f"self-embeddings: {row['seconds_per_1000']:.2f} s per 1,000 prompts "
+        f"self-embeddings: {row['seconds_per_1000']:.2f} s wall, "
+        f"{row['cpu_seconds_per_1000']:.2f} CPU-s per 1,000 prompts "
         f"({row['mean_tokens']:.0f} tokens each, hidden {row['hidden']})"
     )
     return row
@@ -106,6 +112,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e4,1e5,1e6", help="text-feature pool sizes")
     parser.add_argument("--embed", type=int, default=2000, help="prompts to self-embed")
+    parser.add_argument("--torch-threads", type=int, default=1, help="torch threads to embed")
     parser.add_argument("--json", default=None, help="write the results here")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
@@ -114,7 +121,8 @@ def main() -> int:
         "machine": f"{platform.processor() or platform.machine()}, "
         f"{len(__import__('os').sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
         "text": text_rows(sizes),
-        "self_embeddings": self_embedding_row(args.embed),
+        "self_embeddings": self_embedding_row(args.embed, args.torch_threads),
+        "load_average_after": list(__import__("os").getloadavg()),
         "rss_self_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     if args.json:

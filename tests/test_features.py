@@ -33,6 +33,20 @@ def test_text_features_are_deterministic_unit_rows() -> None:
     np.testing.assert_array_equal(f, text_features(PROMPTS))
 
 
+def test_fast_ascii_tokens_equal_the_token_pattern() -> None:
+    import re
+
+    from frontier_rft.features.text import TOKEN_PATTERN, _preprocess, _tokens
+
+    rng = np.random.default_rng(0)
+    alphabet = [chr(i) for i in range(128)] + list("éß×÷−≤٣ΣΩ")
+    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 60))) for _ in range(3000)]
+    texts += ["Compute 12+345*(6-7)/8 = ?", "a_b c-d\x1ce\tf", "ÉCOLE 3×4", ""]
+    pattern = re.compile(TOKEN_PATTERN)
+    for text in texts:
+        assert _tokens(text) == pattern.findall(_preprocess(text)), repr(text)
+
+
 def test_digits_encode_length_not_value() -> None:
     f = text_features(["add 12 and 34", "add 56 and 78", "add 1234 and 5678", "sort the list"])
     assert f[0] @ f[1] == pytest.approx(1.0, abs=1e-6)  # same digit shapes, same row

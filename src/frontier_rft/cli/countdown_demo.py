@@ -1,4 +1,4 @@
-"""`frontier demo-countdown`: the short real-model comparison that `make demo` runs.
+"""`frontier demo-countdown`: a one-seed walk-through of the real trainer on Countdown.
 
 Builds the tiny Llama and its tokenizer, warm-starts it on solver demonstrations, then
 trains it on Countdown for a few dozen RL steps with each selector (same seed, model and
@@ -110,7 +110,7 @@ def add_command(sub: Any) -> None:
     """Register `demo-countdown` on a subparsers object."""
     p = sub.add_parser(
         "demo-countdown",
-        help="short real-model Countdown comparison of the selectors (part of `make demo`)",
+        help="one-seed real-model Countdown walk-through of the selectors (not evidence)",
     )
     p.add_argument("--out", default="runs/demo-countdown", help="output directory")
     p.add_argument("--selectors", default=",".join(DEMO_SELECTORS), help="comma-separated names")
