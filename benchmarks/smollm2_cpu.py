@@ -35,7 +35,7 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--prompts", type=int, default=64, help="prompts judged (>= 64 per issue 11)")
+    p.add_argument("--prompts", type=int, default=64, help="prompts judged (>= 64)")
     p.add_argument("--samples", type=int, default=8, help="rollouts per prompt (realised variance)")
     p.add_argument("--batch", type=int, default=4, help="GRPO step: prompts")
     p.add_argument("--group", type=int, default=4, help="GRPO step: rollouts per prompt")

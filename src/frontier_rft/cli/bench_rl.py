@@ -113,7 +113,7 @@ def write_results(
     args: argparse.Namespace,
     seconds: float,
 ) -> dict[str, Any]:
-    """JSON + markdown + figures under `out`; real_rl.json in the issue's schema beside them."""
+    """JSON + markdown + figures under `out`; real_rl.json (fixed schema) beside them."""
     from frontier_rft.reporting.real_rl_plots import (
         plot_effects,
         plot_learning_curves,

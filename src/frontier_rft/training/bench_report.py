@@ -325,7 +325,7 @@ def effect_checks(
 
 
 def headline_json(summary: Mapping[str, Any], labels: Sequence[str]) -> dict[str, Any]:
-    """benchmarks/results/real_rl.json, in exactly the schema of issue 11."""
+    """benchmarks/results/real_rl.json, in its fixed, documented schema."""
     out: dict[str, Any] = {
         "uniform_gain": summary["uniform_gain"]["mean"],
         "start_zero_variance_share": summary["start_zero_variance_share"]["mean"],

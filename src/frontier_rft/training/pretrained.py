@@ -63,6 +63,11 @@ def load_pretrained(name: str) -> tuple[Any, Any]:
     model = AutoModelForCausalLM.from_pretrained(
         str(path.parent), gguf_file=path.name, dtype=torch.float32
     )
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None:
+        # The weights are plain float32 tensors now; transformers still marks the model as
+        # quantized, and its Trainer (so TRL) then refuses to fine-tune it. Drop the marker.
+        quantizer.remove_quantization_config(model)
     gen = model.generation_config
     if gen.pad_token_id is None:
         gen.pad_token_id = tokenizer.pad_token_id or tokenizer.eos_token_id
