@@ -80,3 +80,14 @@ def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
     assert len({(c.seed, c.train_seed, c.eval_seed, c.steps, c.lr) for c in same_seed}) == 1
     assert {c.selector for c in same_seed} == {"uniform", "prioritized", "bots"}
     assert all(c.given == "self" for c in same_seed)
+
+
+@pytest.mark.parametrize("text", ["x", "0-99999999", "-1", "2-1", ""])
+def test_bad_seed_lists_are_refused_with_the_expected_form(text: str) -> None:
+    import argparse
+
+    from frontier_rft.cli.bench_rl import _seeds
+
+    with pytest.raises(argparse.ArgumentTypeError, match="expected seeds like 0-4"):
+        _seeds(text)
+    assert _seeds("0-2,5") == [0, 1, 2, 5]

@@ -24,11 +24,19 @@ COMMAND = "frontier bench-rl"
 
 def _seeds(text: str) -> list[int]:
     out: list[int] = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        lo, sep, hi = part.partition("-")
-        out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
+    try:
+        for part in (p.strip() for p in text.split(",") if p.strip()):
+            lo, sep, hi = part.partition("-")
+            seeds = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
+            if len(out) + len(seeds) > 1000:
+                raise ValueError("too many seeds")
+            out.extend(seeds)
+    except ValueError:
+        out = []
     if not out or any(s < 0 for s in out):
-        raise argparse.ArgumentTypeError(f"seeds: comma-separated ints or ranges, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected seeds like 0-4 or 0,2,5 (at most 1000), got {text!r}"
+        )
     return sorted(set(out))
 
 
