@@ -344,7 +344,11 @@ def test_eight_workers_lose_and_double_count_nothing(ray_session: Any, tmp_path:
     ray = ray_session
     from frontier_rft.integrations.ray import start_service
 
-    cfg = ServiceConfig(checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every_ops=1000)
+    # Checkpoints by count only: on a busy machine the run outlasts checkpoint_every_s, and a
+    # timed checkpoint would shift where the counted ones fall.
+    cfg = ServiceConfig(
+        checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every_ops=1000, checkpoint_every_s=0
+    )
     # Steps are unique per report and workers drift apart: remember every step's pairs.
     sel = make_selector("prioritized", make_pool(), seed=0, dedupe_window=8 * 500)
     client = start_service("svc-8", sel, cfg)
@@ -361,6 +365,7 @@ def test_eight_workers_lose_and_double_count_nothing(ray_session: Any, tmp_path:
     assert m["feedback/steps"] == 8 * 500
     assert m["feedback/pending_rollouts"] == 0
     assert m["service/checkpoint_seq"] >= 8000  # periodic checkpoints happened
+    assert m["service/ops_since_checkpoint"] < 1000
     client.close()
 
 
