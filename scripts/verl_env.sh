@@ -32,6 +32,7 @@ fi
 [[ ${1:-} == create ]] && exit 0
 
 export RAY_AUTH_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
-# Not niced: on a machine busy with other work a niced run (and the Ray actors it starts)
-# gets a small share of the cores and crawls; CI needs it to finish in its time limit.
+# Not niced, and Ray's workers not either (Ray starts them at nice 15): on a machine busy
+# with other work a niced run crawls; CI needs it to finish in its time limit.
+export RAY_worker_niceness=0
 exec $VENV/bin/python -m pytest -q -p no:cacheprovider tests_verl
