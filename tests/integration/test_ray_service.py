@@ -11,11 +11,8 @@ concurrent workers lose and double-count nothing, also across a kill and restart
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +25,6 @@ from frontier_rft.integrations.ray.service import SelectorService, ServiceConfig
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 NUM_TASKS = 600
 PASS = np.random.default_rng(7).random(NUM_TASKS)  # true pass rate per task
 
@@ -291,32 +287,6 @@ def test_wall_clock_leases() -> None:
 
 
 # --------------------------------------------------------------------- behind Ray
-@pytest.fixture(scope="module")
-def ray_session() -> Iterator[Any]:
-    ray = pytest.importorskip("ray")
-    from frontier_rft.integrations.ray.local import init_local
-
-    old = os.environ.get("RAY_AUTH_MODE")
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    ours = not ray.is_initialized()  # another module's local Ray is reused, not shut down
-    if ours:
-        # Generous start-up timeouts and 3 attempts (a busy 2-core machine); Ray's AF_UNIX
-        # socket paths must stay under ~107 characters: a short dir in the repo.
-        init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
-    # Workers cannot import this test module by name: ship its functions by value.
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    try:
-        yield ray
-    finally:
-        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-        if ours:
-            ray.shutdown()
-        if old is None:
-            os.environ.pop("RAY_AUTH_MODE", None)
-        else:
-            os.environ["RAY_AUTH_MODE"] = old
-
-
 def worker(name: str, wid: int, workers: int, calls: int, seed: int) -> list[int]:
     """A rollout worker: select 1-4 tasks, report 4 rollouts each, retry every 7th report.
 

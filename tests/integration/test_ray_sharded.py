@@ -4,10 +4,7 @@ folded exactly once. Local Ray, 2 CPUs, bounded in calls and time."""
 
 from __future__ import annotations
 
-import os
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,31 +16,7 @@ from frontier_rft.integrations.ray.service import ServiceConfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 NUM_TASKS = 3000
-
-
-@pytest.fixture(scope="module")
-def ray_session() -> Iterator[Any]:
-    ray = pytest.importorskip("ray")
-    from frontier_rft.integrations.ray.local import init_local
-
-    old = os.environ.get("RAY_AUTH_MODE")
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    ours = not ray.is_initialized()
-    if ours:
-        init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    try:
-        yield ray
-    finally:
-        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-        if ours:
-            ray.shutdown()
-        if old is None:
-            os.environ.pop("RAY_AUTH_MODE", None)
-        else:
-            os.environ["RAY_AUTH_MODE"] = old
 
 
 def worker(name: str, wid: int, workers: int, flushes: int, groups: int) -> list[int]:
