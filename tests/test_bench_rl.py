@@ -74,11 +74,11 @@ def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
     assert [(s.seed, s.entry.label) for s in specs[:3]] == [
         (0, "uniform"),
         (0, "prioritized"),
-        (0, "bots"),
+        (0, "dots"),
     ]
     same_seed = [s.config for s in specs if s.seed == 1]
     assert len({(c.seed, c.train_seed, c.eval_seed, c.steps, c.lr) for c in same_seed}) == 1
-    assert {c.selector for c in same_seed} == {"uniform", "prioritized", "bots"}
+    assert {c.selector for c in same_seed} == {"uniform", "prioritized", "dots"}
     assert all(c.given == "self" for c in same_seed)
 
 

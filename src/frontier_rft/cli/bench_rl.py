@@ -1,6 +1,6 @@
 """`frontier bench-rl`: the real-RL selector benchmark (docs/results/real_rl.md).
 
-    frontier bench-rl                       # 8 selectors + effect runs, seeds 0-4, 2 jobs
+    frontier bench-rl                       # 9 selectors + effect runs, seeds 0-4, 2 jobs
     frontier bench-rl --selectors uniform --no-effects --seeds 0,1   # calibration runs
 
 Runs go to --runs (resumable: finished runs are skipped, interrupted ones continue from

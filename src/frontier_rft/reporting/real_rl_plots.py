@@ -12,32 +12,18 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.reporting.colors import SELECTOR_COLORS
 from frontier_rft.reporting.data import moving_average
 from frontier_rft.reporting.plots import _DPI, _figure
 
 __all__ = ["SELECTOR_COLORS", "plot_effects", "plot_learning_curves", "plot_training", "plot_ttb"]
 
-SELECTOR_COLORS = {
-    "uniform": "#3a3a3a",
-    "prioritized": "#1f77b4",
-    "bots": "#ff7f0e",
-    "sec": "#2ca02c",
-    "frontier": "#d62728",
-    "pcl": "#9467bd",
-    "metis": "#8c564b",
-    "dapo": "#e377c2",
-    "mopps": "#bcbd22",
-    "dots": "#17becf",
-    "adcl": "#393b79",
-    "offline": "#637939",
-}
-"""Colour of each selector, the same in every figure (variants share their selector's)."""
 _VARIANT_DASH = {"": "-", "rho0": "--", "lam1": "--", "r0.05": ":", "r0.15": "--"}
 
 
 def _style(label: str) -> tuple[str, str]:
     base, _, variant = label.partition("-")
-    color = SELECTOR_COLORS.get(base, "#7f7f7f")
+    color = SELECTOR_COLORS.get(base, "#7f7f7f")  # variants share their selector's colour
     dash = "--" if label == "uniform" else _VARIANT_DASH.get(variant, "-.")
     return color, dash
 

@@ -70,6 +70,7 @@ class BenchEntry:
 MAIN_ENTRIES = (
     BenchEntry("uniform", "uniform", note="baseline"),
     BenchEntry("prioritized", "prioritized"),
+    BenchEntry("dots", "dots", note="the prompts-only recommendation"),
     BenchEntry("bots", "bots"),
     BenchEntry("sec", "sec"),
     BenchEntry("frontier", "frontier"),
