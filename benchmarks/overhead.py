@@ -24,6 +24,12 @@ tasks' pass rates between timed sections), so reward generation is never timed.
 
     python benchmarks/overhead.py           # the README table, ~2 minutes on 2 cores
     python benchmarks/overhead.py --selectors bots,dots --sizes 1e6 --json out.json
+    python benchmarks/overhead.py --given prompts --selectors bots,dots    # prompts only
+
+With `--given prompts` the pool carries distinct prompt texts and nothing else, what most
+users have: the BOTS family then runs its regression plug-in on text features derived
+from the prompts. Deriving them is a one-off per pool (timed and reported separately, as
+is the feature matrix the selectors of one pool share); steps are timed after it.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import sys
 import time
 import traceback
 import tracemalloc
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -98,6 +105,8 @@ class Settings:
     """Wall-clock budget per selector and size for each pass; a slower one is cut short."""
     selectors: tuple[str, ...] = field(default_factory=lambda: tuple(SELECTORS))
     seed: int = 0
+    given: str = "all"
+    """What the pool carries: 'all' (every kind of metadata) or 'prompts' (prompt text only)."""
 
 
 def default_steps(n: int) -> int:
@@ -132,18 +141,57 @@ def make_world(n: int, settings: Settings, steps: int) -> World:
     features[:, 0] += 3.0 * p
     weak = np.clip(p - 0.2 + 0.05 * rng.standard_normal(n), 0.0, 1.0)
     strong = np.clip(p + 0.1 + 0.05 * rng.standard_normal(n), 0.0, 1.0)
-    pool = TaskPool(
-        num_tasks=n,
-        categories=np.minimum((hardness * NUM_CATEGORIES).astype(np.int64), NUM_CATEGORIES - 1),
-        difficulty=hardness,
-        features=features,
-        reference_pass_rates=np.stack([weak, strong], axis=1),
-        prompts=[f"Problem {i}: reach the target using each number once." for i in range(n)],
-        keys=[f"task-{i}" for i in range(n)],
-    )
+    keys = [f"task-{i}" for i in range(n)]
+    if settings.given == "prompts":
+        pool = TaskPool(num_tasks=n, prompts=world_prompts(rng, p), keys=keys)
+    else:
+        pool = TaskPool(
+            num_tasks=n,
+            categories=np.minimum((hardness * NUM_CATEGORIES).astype(np.int64), NUM_CATEGORIES - 1),
+            difficulty=hardness,
+            features=features,
+            reference_pass_rates=np.stack([weak, strong], axis=1),
+            prompts=[f"Problem {i}: reach the target using each number once." for i in range(n)],
+            keys=keys,
+        )
     reward_rng = np.random.default_rng([settings.seed, n, 1])
     uniforms = reward_rng.random((steps, settings.batch * settings.rollouts))
     return World(pool=pool, pass_rates=p, uniforms=uniforms, rollouts=settings.rollouts)
+
+
+_SYLLABLES = ("ka", "lo", "mi", "nu", "re", "sa", "ti", "vo", "ze", "bo", "da", "fi")
+_WORDS = tuple(a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in ("", "n", "s"))
+"""A 432-word vocabulary: the prompts' text has to carry more than a handful of tokens."""
+
+
+def world_prompts(rng: np.random.Generator, p: NDArray[np.float64]) -> list[str]:
+    """Distinct prompts of 8 words whose vocabulary loosely follows the task's difficulty."""
+    n = p.shape[0]
+    # words near a difficulty-dependent centre of the vocabulary, plus numbers
+    centre = (p * (len(_WORDS) - 1)).astype(np.int64)
+    idx = np.clip(centre[:, None] + rng.integers(-40, 41, size=(n, 8)), 0, len(_WORDS) - 1)
+    nums = rng.integers(1, 1000, size=(n, 3))
+    return [
+        f"Problem {i}: " + " ".join(_WORDS[k] for k in idx[i]) + " " + " ".join(map(str, nums[i]))
+        for i in range(n)
+    ]
+
+
+def derive_features(world: World, s: Settings) -> dict[str, float]:
+    """Prompts only: derive the shared text features once (seconds, bytes per task)."""
+    if s.given != "prompts":
+        return {}
+    from frontier_rft.features.derive import task_features
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        feats, _ = task_features(world.pool, "overhead")
+    return {
+        "featurize_s": time.perf_counter() - start,
+        "features_bytes_per_task": feats.nbytes / world.pool.num_tasks,
+        "features_dim": float(feats.shape[1]),
+    }
 
 
 # --------------------------------------------------------------------------- floors
@@ -426,8 +474,15 @@ def run(s: Settings, log: Callable[[str], None] = lambda m: None) -> dict[str, A
         steps = s.steps if s.steps is not None else default_steps(n)
         log(f"N={n:,}: building the task pool")
         world = make_world(n, s, max(s.warmup + steps, s.mem_steps))
+        derived = derive_features(world, s)
+        if derived:
+            log(
+                f"N={n:,}: text features {derived['featurize_s']:.3g} s, "
+                f"{derived['features_bytes_per_task']:.3g} B/task (shared)"
+            )
         ops = floor_ops(world)
         floors = measure_floors(ops, repeats=max(10, min(steps, 50)))
+        floors.update(derived)
         contract = time_run(ContractOnlySelector.name, world, s, steps)
         contract.update(memory_run(ContractOnlySelector.name, world, s))
         floors.update(
@@ -519,6 +574,14 @@ def _n(n: int) -> str:
     return f"1e{exp}" if 10**exp == n else f"{n:,}"
 
 
+GIVEN_TEXT = {
+    "all": "Pool given every kind of metadata (14-dim features, reference pass rates, "
+    "categories, difficulty, prompts).",
+    "prompts": "Pool given **prompt text only** (the BOTS family's regression plug-in on "
+    "text features derived from it).",
+}
+
+
 def render_markdown(res: dict[str, Any], command: str) -> str:
     s, m = res["settings"], res["machine"]
     steps = ", ".join(
@@ -534,7 +597,8 @@ def render_markdown(res: dict[str, Any], command: str) -> str:
         + "".join(f", {k}={v}" for k, v in m.get("thread_env", {}).items())
         + "  ",
         f"Batch {s['batch']} tasks x {s['rollouts']} rollouts per step; timed steps: {steps}, "
-        f"after {s['warmup']} warm-up steps; memory after {s['mem_steps']} steps.",
+        f"after {s['warmup']} warm-up steps; memory after {s['mem_steps']} steps. "
+        + GIVEN_TEXT[s.get("given", "all")],
         "",
         "Floors measured in the same run (median ms per step; each row below re-measures "
         "its floor step by step alongside the selector, under the same machine load):",
@@ -549,6 +613,21 @@ def render_markdown(res: dict[str, Any], command: str) -> str:
             f"| {_ms(f['thompson_prior_ms'])} | {_ms(f['linear_ms'])} | {_ms(f['greedy_ms'])} "
             f"| {f['contract_bytes_per_task']:.3g} |"
         )
+    if any("featurize_s" in f for f in res["floors"].values()):
+        lines += [
+            "",
+            "Text features derived from the prompts, once per pool and shared by its selectors "
+            "(not in the step times or bytes/task below):",
+            "",
+            "| N | seconds | prompts per second | dimensions | bytes/task |",
+            "|---:|---:|---:|---:|---:|",
+        ]
+        for n_str, f in res["floors"].items():
+            lines.append(
+                f"| {_n(int(n_str))} | {f['featurize_s']:.3g} "
+                f"| {int(n_str) / f['featurize_s']:,.0f} | {f['features_dim']:.0f} "
+                f"| {f['features_bytes_per_task']:.3g} |"
+            )
     lines += [
         "",
         "| selector | cost | N | step ms (median) | p90 | select | update | floor ms "
@@ -666,6 +745,12 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Settings, argparse.Na
         help="comma-separated names (default: all)",
     )
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--given",
+        choices=("all", "prompts"),
+        default="all",
+        help="what the pool carries: every kind of metadata, or prompt text only",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write machine-readable results here")
     ap.add_argument(
         "--quick",
@@ -688,6 +773,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Settings, argparse.Na
         budget_s=a.budget,
         selectors=a.selectors,
         seed=a.seed,
+        given=a.given,
     )
     if a.quick:
         s = replace(s, sizes=(1000,), batch=32, rollouts=4, steps=3, warmup=2, mem_steps=4)

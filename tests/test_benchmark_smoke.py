@@ -122,3 +122,16 @@ def test_each_selector_runs_through_the_harness(name: str) -> None:
         assert f"| {name}" in text
     else:
         assert note == "skipped: not implemented yet"
+
+
+def test_prompts_only_pool_times_the_derived_features_apart() -> None:
+    """--given prompts: the pool has prompt text only, and the one-off text features are
+    reported per N (not inside the step times)."""
+    res = bench.run(replace(QUICK, selectors=("bots", "dots"), given="prompts"))
+    assert not res["notes"], res["notes"]
+    (floors,) = res["floors"].values()
+    assert floors["featurize_s"] > 0 and floors["features_dim"] >= 2
+    assert floors["features_bytes_per_task"] == 8 * floors["features_dim"]
+    assert {r["selector"] for r in res["results"]} == {"bots", "dots"}
+    text = bench.render_markdown(res, "python benchmarks/overhead.py --given prompts --quick")
+    assert "prompt text only" in text and "prompts per second" in text
