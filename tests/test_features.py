@@ -141,6 +141,90 @@ def test_observed_difficulty_orders_offline_easy_first() -> None:
     assert np.mean(nxt % 3 == 0) > 0.5
 
 
+def _observed_offline(n: int, **overrides: object):  # type: ignore[no-untyped-def]
+    prompts = [f"level {k % 3} task {'x' * (k % 3)} {k}" for k in range(n)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        return make_selector("offline", TaskPool(num_tasks=n, prompts=prompts), **overrides)
+
+
+def _resort_steps(sel, steps: int, batch: int) -> list[int]:  # type: ignore[no-untyped-def]
+    """Steps whose select re-sorted the rest of the order (sorted_at moved)."""
+    out, last = [], sel._estimated.sorted_at
+    for t in range(steps):
+        ids = sel.select(batch)
+        if sel._estimated.sorted_at != last:
+            out.append(t)
+            last = sel._estimated.sorted_at
+        sel.update(Feedback(np.repeat(ids, 2), np.repeat((ids % 3 == 0) * 1.0, 2), step=t))
+    return out
+
+
+def test_observed_offline_resort_schedule_hand_computed() -> None:
+    # N = 4000, 1% = 40; 10 new tasks per step. A select re-sorts once the new first
+    # observations reach min(40, 0.1 * sorted_at): every step up to sorted_at = 100
+    # (steps 1..10; step 11 too: 10 >= 10), then every 2nd step (10 < 11..19 <= 20).
+    sel = _observed_offline(4000, seed=0)
+    steps = _resort_steps(sel, 20, batch=10)
+    assert steps == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19]
+    # Later the 1% cap: from sorted_at >= 400 on, exactly every 4th step (40 new tasks).
+    more = _resort_steps(sel, 120, batch=10)
+    gaps = np.diff(more)
+    assert (gaps[-10:] == 4).all(), more
+    # resort_fraction 0: after every step with new first observations
+    assert _resort_steps(_observed_offline(600, resort_fraction=0.0), 20, batch=10) == list(
+        range(1, 20)
+    )
+
+
+def test_observed_offline_small_pools_resort_every_step() -> None:
+    # A batch of >= 1% of the pool (the simulator: 32 of 2,000) re-sorts at every step.
+    assert _resort_steps(_observed_offline(600), 30, batch=10) == list(range(1, 30))
+
+
+def test_observed_offline_resorts_o_1_over_fraction_times_per_epoch() -> None:
+    sel = _observed_offline(4000, seed=0)
+    steps = _resort_steps(sel, 400, batch=10)  # one epoch: every task observed once
+    sel.flush()
+    assert sel._estimated.observed == 4000
+    # ~25 early re-sorts up to 400 observed, then one per 40: ~115; every step would be 399
+    assert 90 < len(steps) < 130, len(steps)
+    # The final estimate (every task observed) orders the next epoch, whatever the schedule.
+    sel.select(10)
+    assert sel._estimated.sorted_at == 4000 and not sel._estimated.changed
+
+
+def test_refreshed_features_resort_at_the_next_select_and_fraction_is_validated() -> None:
+    sel = _observed_offline(4000)
+    _resort_steps(sel, 30, batch=10)
+    sel.select(10)
+    dim = sel._estimated.features.shape[1]
+    sel.refresh_features(np.random.default_rng(0).standard_normal((4000, dim)))
+    assert sel._estimated.due(40.0)
+    sel.select(10)
+    assert sel._estimated.sorted_at == sel._estimated.observed
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="resort_fraction"):
+            _observed_offline(30, resort_fraction=bad)
+
+
+def test_observed_offline_state_without_the_schedule_loads_as_resort_at_next_change() -> None:
+    sel = _observed_offline(300)
+    _resort_steps(sel, 5, batch=10)
+    state = sel.state_dict()
+    est = state["algo"]["estimated"]
+    assert est["sorted_at"] == sel._estimated.sorted_at > 0
+    legacy_est = {k: v for k, v in est.items() if k != "sorted_at"}
+    back = _observed_offline(300)
+    back.load_state_dict({**state, "algo": {**state["algo"], "estimated": legacy_est}})
+    assert back._estimated.sorted_at == -1
+    before = back.state_dict()
+    bad_est = {**est, "sorted_at": 301}
+    with pytest.raises(ValueError, match="sorted_at"):
+        back.load_state_dict({**state, "algo": {**state["algo"], "estimated": bad_est}})
+    assert_state_equal(before, back.state_dict())  # a rejected state changes nothing
+
+
 @pytest.mark.parametrize("name", ["pcl", "frontier", "bots", "offline", "adcl"])
 def test_refresh_features_is_kept_across_save_and_load(name: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)

@@ -79,6 +79,9 @@ class OfflineConfig(SelectorConfig):
     """Windowed mode: tasks the window advances per select; 0 means the batch size."""
     tie_break: str = "random"
     """Order of tasks of equal difficulty: 'random' (seeded) or 'index'."""
+    resort_fraction: float = 0.01
+    """Without TaskPool.difficulty: re-sort once new first observations reach this fraction
+    of the pool, or 10% of those at the last re-sort if fewer (0: after every new one)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -87,6 +90,10 @@ class OfflineConfig(SelectorConfig):
         check(
             0.0 < self.window_fraction <= 1.0,
             f"window_fraction must lie in (0, 1], got {self.window_fraction!r}",
+        )
+        check(
+            0.0 <= self.resort_fraction <= 1.0,
+            f"resort_fraction must lie in [0, 1], got {self.resort_fraction!r}",
         )
         check(
             self.window_stride >= 0,
@@ -142,7 +149,10 @@ class OfflineSelector(Selector):
         return None
 
     def _select(self, n: int) -> NDArray[np.int64]:
-        if self._estimated is not None and self._estimated.changed:
+        est = self._estimated
+        # also at an epoch's start: the whole order is re-sorted once per epoch anyway
+        wrap = self._cursor == 0 and est is not None and est.changed
+        if est is not None and (wrap or est.due(self.config.resort_fraction * self.num_tasks)):
             self._resort_rest()
         if self.config.mode == "windowed":
             pos = self._windowed_positions(n)
@@ -175,7 +185,7 @@ class OfflineSelector(Selector):
         key = self._difficulty[rest]
         order = np.argsort(-key if self.config.mode == "reverse" else key, kind="stable")
         self._order[self._cursor :] = rest[order]
-        self._estimated.changed = False
+        self._estimated.mark_sorted()
 
     @property
     def _features(self) -> NDArray[np.float64] | None:
