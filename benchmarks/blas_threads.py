@@ -11,6 +11,7 @@ inflates wall time, not this process's CPU time).
 
     python benchmarks/blas_threads.py                  # bots, mopps, dots at N = 1e6
     python benchmarks/blas_threads.py --selectors bots --sizes 1e5,1e6 --repeats 3
+    python benchmarks/blas_threads.py --given prompts --selectors bots,dots,offline,pcl
 """
 
 from __future__ import annotations
@@ -28,15 +29,21 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+GIVEN = {"all": "every kind of metadata", "prompts": "prompt text only"}
 
 
-def child(selectors: list[str], n: int, steps: int) -> dict[str, list[float]]:
+def child(selectors: list[str], n: int, steps: int, given: str) -> dict[str, list[float]]:
     """In this process: median wall and CPU ms per step of each selector."""
     sys.path.insert(0, str(HERE))
-    from frontier_rft import make_selector
-    from overhead import Settings, make_world
+    import warnings
 
-    world = make_world(n, Settings(sizes=(n,)), steps + 3)
+    from frontier_rft import make_selector
+    from overhead import Settings, derive_features, make_world
+
+    settings = Settings(sizes=(n,), given=given)
+    world = make_world(n, settings, steps + 3)
+    derive_features(world, settings)  # prompts only: the one-off text features, untimed
+    warnings.simplefilter("ignore")  # the prompts-only EvidenceWarnings
     out: dict[str, list[float]] = {}
     for name in selectors:
         sel = make_selector(name, world.pool, seed=0)
@@ -59,11 +66,15 @@ def main() -> int:
     ap.add_argument("--sizes", default="1e6")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3, help="runs per setting, interleaved")
+    ap.add_argument(
+        "--given", choices=("all", "prompts"), default="all", help="what the pool carries"
+    )
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     names = [s for s in args.selectors.split(",") if s]
     if args.child:
-        print(json.dumps(child(names, int(float(args.child[0])), int(args.child[1]))))
+        n, steps = int(float(args.child[0])), int(args.child[1])
+        print(json.dumps(child(names, n, steps, args.given)))
         return 0
     rows = []
     for n_text in args.sizes.split(","):
@@ -74,7 +85,14 @@ def main() -> int:
                 if single:
                     env["OPENBLAS_NUM_THREADS"] = "1"
                 print(f"[blas_threads] N={n_text} run {i + 1} single={single}", file=sys.stderr)
-                cmd = [sys.executable, __file__, "--selectors", args.selectors]
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--selectors",
+                    args.selectors,
+                    "--given",
+                    args.given,
+                ]
                 cmd += ["--child", n_text, str(args.steps)]
                 res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
                 got[single].append(json.loads(res.stdout.strip().splitlines()[-1]))
@@ -88,7 +106,7 @@ def main() -> int:
         f"Machine: {os.cpu_count()} CPUs, {platform.platform(terse=True)}, Python "
         f"{platform.python_version()}, numpy {np.__version__}; B = 256, 16 rollouts, "
         f"{args.steps} timed steps per run, median over {args.repeats} runs per setting, "
-        "runs interleaved.\n"
+        f"runs interleaved; pool given {GIVEN[args.given]}.\n"
     )
     print(
         "| selector | N | wall ms default | wall ms 1 thread | CPU ms default "

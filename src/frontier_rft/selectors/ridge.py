@@ -6,8 +6,10 @@ offline/ADCL estimate online when no offline difficulty is given. Sufficient sta
 `A <- g*A + X^T X`, `c <- g*c + X^T y`, refit `w = (A + ridge*I)^-1 c` after each batch:
 O(B d^2 + d^3) per update and O(d) memory per feature, independent of the pool size.
 
-Products over a batch (B rows) run on one BLAS thread: at that size OpenBLAS's threads
-only spin, and on a machine busy with other work they cost ~10x the product itself.
+Every product runs on one BLAS thread. Over a batch (B rows) OpenBLAS's threads only
+spin (on a machine busy with other work they cost ~10x the product itself); over the
+whole pool (N x d, memory-bound) they spun ~45% extra CPU for a few percent of wall time
+on 2 cores, CPU the trainer beside the selector needs (benchmarks/results/blas_threads.md).
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["OnlineRidge"]
 
 F64 = NDArray[np.float64]
-SMALL_ROWS = 4096
-"""Up to this many rows a product runs on one BLAS thread (see the module docstring)."""
 _controller: Any = None
 
 
@@ -64,10 +64,8 @@ class OnlineRidge:
 
     def predict(self, x: F64) -> F64:
         """Predictions for the rows of x (0 everywhere before any data)."""
-        if x.shape[0] <= SMALL_ROWS:
-            with one_blas_thread():
-                return self._predict(x)
-        return self._predict(x)
+        with one_blas_thread():
+            return self._predict(x)
 
     def _predict(self, x: F64) -> F64:
         w = self.weights
