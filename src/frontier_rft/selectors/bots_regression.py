@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.state_check import read_array, read_int
-from frontier_rft.selectors.ridge import OnlineRidge, one_blas_thread
+from frontier_rft.selectors.ridge import OnlineRidge
 
 __all__ = ["RegressionPlugin"]
 
@@ -88,8 +88,7 @@ class RegressionPlugin:
     def estimate_as_of(self, seq: int, weights: F64, at: I64) -> F64:
         """p~ of tasks `at` as it was when the anchors were at sequence `seq` and the
         regression had `weights` (the state a past step's implicit evidence used)."""
-        with one_blas_thread():
-            eta = self.features[at] @ weights[:-1] + weights[-1]
+        eta = np.einsum("ij,j->i", self.features[at], weights[:-1]) + weights[-1]
         if self.use_anchors:
             anchors = self.anchors[at]
             later = self._log_seq > seq
