@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -296,3 +299,23 @@ def test_degenerate_prompt_pools_run(case: str, name: str) -> None:
         ids = sel.select(1)
         sel.update(Feedback(np.repeat(ids, 4), np.tile([1.0, 0.0, 1.0, 0.0], ids.size), step=t))
     assert sel.select(1).shape == (1,)
+
+
+def test_text_features_of_a_fresh_process_equal_its_later_calls() -> None:
+    """The first call in a process (sklearn and scipy's BLAS not yet loaded) gives the same
+    features as later calls: the one-BLAS-thread limit must cover scipy's BLAS too."""
+    script = (
+        "import numpy as np\n"
+        "from frontier_rft.simulation.learner import SimulatedLearner\n"
+        "from frontier_rft.simulation.scenario import SCENARIOS\n"
+        "from frontier_rft.features import text_features\n"
+        "prompts = SimulatedLearner(SCENARIOS['hard'], seed=0).pool.prompts\n"
+        "first, second = text_features(prompts), text_features(prompts)\n"
+        "print(float(np.abs(first - second).max()))\n"
+    )
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}  # as on a 2-core machine
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.strip()) == 0.0

@@ -106,10 +106,14 @@ def text_features(
     for i, p in enumerate(prompts):
         if not isinstance(p, str):
             raise ValueError(f"prompt {i} is a {type(p).__name__}, not a str")
+    import sklearn.decomposition  # noqa: F401  (loads scipy's own BLAS before the limit)
     from threadpoolctl import threadpool_limits
 
     # The SVD's products are small: OpenBLAS's worker threads would busy-wait on them and
-    # cost ~20x the CPU of one thread (measured with benchmarks/featurizers.py).
+    # cost ~20x the CPU of one thread (measured with benchmarks/featurizers.py). The limit
+    # covers only the BLAS libraries loaded when it is set: scipy's, which the randomized
+    # SVD uses, is loaded above, or a process's first call would run on more threads and
+    # give (rounding-amplified) different features than its later calls.
     with threadpool_limits(limits=1, user_api="blas"):
         return _fit_transform(prompts, cfg)
 
