@@ -9,8 +9,9 @@ O(B d^2 + d^3) per update and O(d) memory per feature, independent of the pool s
 No product goes to BLAS's threads. Predictions (N x d, memory-bound, once per step over
 the whole pool for the BOTS plug-in) use numpy's own matrix-vector loop: at N = 1e6,
 d = 64 it takes 23 ms of one core, against 44 ms for OpenBLAS on one thread and 24 ms
-wall for 48 ms CPU on two (benchmarks/matvec.py). The batch's products in `observe` run on one BLAS thread:
-at B rows OpenBLAS's threads only spin, ~10x the product itself on a busy machine.
+wall for 48 ms CPU on two (benchmarks/matvec.py). The batch's products in `observe` run
+on one BLAS thread: at B rows OpenBLAS's threads only spin, ~10x the product itself on a
+busy machine.
 """
 
 from __future__ import annotations
