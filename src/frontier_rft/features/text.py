@@ -106,21 +106,13 @@ def text_features(
     for i, p in enumerate(prompts):
         if not isinstance(p, str):
             raise ValueError(f"prompt {i} is a {type(p).__name__}, not a str")
-    import sklearn.decomposition  # noqa: F401  (loads scipy's own BLAS before the limit)
-    from threadpoolctl import threadpool_limits
-
-    # The SVD's products are small: OpenBLAS's worker threads would busy-wait on them and
-    # cost ~20x the CPU of one thread (measured with benchmarks/featurizers.py). The limit
-    # covers only the BLAS libraries loaded when it is set: scipy's, which the randomized
-    # SVD uses, is loaded above, or a process's first call would run on more threads and
-    # give (rounding-amplified) different features than its later calls.
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _fit_transform(prompts, cfg)
+    return _fit_transform(prompts, cfg)
 
 
 def _fit_transform(prompts: Sequence[str], cfg: TextFeatureConfig) -> NDArray[np.float32]:
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+    from threadpoolctl import threadpool_limits
 
     n = len(prompts)
     words: dict[str, Any] = (
@@ -157,7 +149,12 @@ def _fit_transform(prompts: Sequence[str], cfg: TextFeatureConfig) -> NDArray[np
         components = np.asarray(compact.mean(axis=0), dtype=np.float64).reshape(1, -1)
     else:
         svd = TruncatedSVD(dim, algorithm="randomized", n_iter=5, random_state=cfg.seed)
-        components = svd.fit(compact).components_
+        # The SVD's products are small: OpenBLAS's worker threads would busy-wait on them and
+        # cost ~20x the CPU of one thread (benchmarks/featurizers.py). The limit covers the
+        # BLAS libraries loaded when it is set, so it comes after the imports above (scipy's
+        # BLAS): on more threads the features differ by rounding the SVD amplifies.
+        with threadpool_limits(limits=1, user_api="blas"):
+            components = svd.fit(compact).components_
     projection = np.zeros((cfg.hash_features, dim), dtype=np.float32)
     projection[used] = components.T
     for lo in range(0, n, cfg.chunk_size):
