@@ -20,9 +20,9 @@ from frontier_rft.selectors.ridge import OnlineRidge
 __all__ = ["ObservedDifficulty"]
 
 F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
 RESORT_GROWTH = 0.1
 """Early re-sorts: once first observations grew by this fraction (see `due`)."""
-I64 = NDArray[np.int64]
 
 
 class ObservedDifficulty:

@@ -150,9 +150,9 @@ class OfflineSelector(Selector):
 
     def _select(self, n: int) -> NDArray[np.int64]:
         est = self._estimated
-        # also at an epoch's start: the whole order is re-sorted once per epoch anyway
-        wrap = self._cursor == 0 and est is not None and est.changed
-        if est is not None and (wrap or est.due(self.config.resort_fraction * self.num_tasks)):
+        # at an epoch's start whatever the schedule: the whole order is ahead of the walk
+        most = self.config.resort_fraction * self.num_tasks
+        if est is not None and est.changed and (self._cursor == 0 or est.due(most)):
             self._resort_rest()
         if self.config.mode == "windowed":
             pos = self._windowed_positions(n)
