@@ -18,6 +18,9 @@ from typing import Any
 from frontier_rft.simulation.runner import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from which_selector import ttb_cell
+
 SELECTORS = ("prioritized", "bots", "dots", "pcl", "mopps")
 VARIANTS = {
     "prompt_signal=0": "prompt text reveals no level-specific words (topic and numbers only)",
@@ -26,16 +29,6 @@ VARIANTS = {
     "memory_rate=0": "no per-task memorisation: only skills move",
     "prereq_weight=0": "no prerequisites between levels",
 }
-
-
-def cell(stats: dict[str, Any]) -> str:
-    """TTB(100%) as mean ± std, with k/n when not every seed reached it."""
-    if not stats["reached"]:
-        return f"- (0/{stats['of']})"
-    text = f"{stats['mean']:.2f}" + (f" ± {stats['std']:.2f}" if stats["reached"] > 1 else "")
-    return text + (
-        "" if stats["reached"] == stats["of"] else f" ({stats['reached']}/{stats['of']})"
-    )
 
 
 def main() -> int:
@@ -75,7 +68,7 @@ def main() -> int:
         what = VARIANTS.get(variant, "the unchanged hard scenario")
         label = f"`{variant}`" if variant != "none" else "none"
         lines.append(
-            f"| {label} | {what} | " + " | ".join(cell(stats[k]) for k in SELECTORS) + " |"
+            f"| {label} | {what} | " + " | ".join(ttb_cell(stats[k]) for k in SELECTORS) + " |"
         )
     order = {
         v: sorted(SELECTORS, key=lambda k: (s[k]["reached"] < s[k]["of"], s[k]["mean"] or 9.0))

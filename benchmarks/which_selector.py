@@ -53,7 +53,8 @@ SELECTORS = (
 )
 
 
-def _cell(stats: dict[str, Any]) -> str:
+def ttb_cell(stats: dict[str, Any]) -> str:
+    """TTB(100%) as mean ± std, with (k/n) when not every seed reached it."""
     if not stats["reached"]:
         return f"- (0/{stats['of']})"
     text = f"{stats['mean']:.2f}"
@@ -79,7 +80,7 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append("| selector | " + " | ".join(TIERS) + " |")
         lines.append("|---|" + "---:|" * len(TIERS))
         for name in SELECTORS:
-            cells = [_cell(by_tier[t]["summary"][name]["ttb100"]) for t in TIERS]
+            cells = [ttb_cell(by_tier[t]["summary"][name]["ttb100"]) for t in TIERS]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         evidence = by_tier["prompts"]["evidence"]
         derived = ", ".join(
