@@ -66,6 +66,37 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
     assert main([*argv, "--report-only"]) == 0
     assert main(argv) == 0
     assert (runs / "runs" / "uniform" / "seed0" / "eval.json").stat().st_mtime_ns == stamp
+    # Copied run directories reported elsewhere: no device is needed, the machine is named.
+    assert main([*argv, "--report-only", "--device", "cuda:7", "--machine", "GPU box"]) == 0
+    assert "Machine: GPU box  " in (out / "real_rl.md").read_text()
+    # A uniform-only calibration report has one learning-curve panel, uniform's.
+    assert main([*argv[:5], "--selectors", "uniform", *argv[7:], "--report-only"]) == 0
+    assert (out / "real_rl_curves.png").is_file()
+
+
+def test_gpu_testbed_without_a_gpu_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without a CUDA GPU")
+    argv = ["bench-rl", "--scale", "gpu", "--runs", str(tmp_path / "r"), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "sees no CUDA GPU" in err and "Traceback" not in err
+    assert not (tmp_path / "r" / "model-init").exists()  # refused before any work
+
+
+def test_gpu_testbed_is_the_cpu_testbed_scaled_up() -> None:
+    cpu, gpu = bench.testbed("full"), bench.testbed("gpu")
+    assert gpu.train.device == gpu.sft.device == "cuda" and cpu.train.device == "cpu"
+    assert gpu.train.steps * gpu.train.batch_size == 4 * cpu.train.steps * cpu.train.batch_size
+    assert (gpu.train.lr, gpu.train.group_size, gpu.train.train_size) == (
+        cpu.train.lr,
+        cpu.train.group_size,
+        cpu.train.train_size,
+    )
 
 
 def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:

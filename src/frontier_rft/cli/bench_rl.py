@@ -2,6 +2,7 @@
 
     frontier bench-rl                       # 9 selectors + effect runs, seeds 0-4, 2 jobs
     frontier bench-rl --selectors uniform --no-effects --seeds 0,1   # calibration runs
+    frontier bench-rl --scale gpu --jobs 16  # one CUDA GPU: 4x the rollouts per run
 
 Runs go to --runs (resumable: finished runs are skipped, interrupted ones continue from
 their checkpoint); results (JSON, markdown, figures) to --out.
@@ -10,6 +11,7 @@ their checkpoint); results (JSON, markdown, figures) to --out.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -53,18 +55,25 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         run_specs,
         testbed,
     )
+    from frontier_rft.training.device import resolve_device
 
     _quiet_transformers()
     tb = testbed(args.scale)
     if args.steps:
-        import dataclasses
-
         tb = dataclasses.replace(
             tb,
             train=dataclasses.replace(
                 tb.train, steps=args.steps, eval_every=max(1, args.steps // 12)
             ),
         )
+    if args.device:
+        tb = dataclasses.replace(
+            tb,
+            sft=dataclasses.replace(tb.sft, device=args.device),
+            train=dataclasses.replace(tb.train, device=args.device),
+        )
+    if not args.report_only:
+        resolve_device(tb.train.device)  # a missing GPU is a one-line error before any work
     known = {e.label: e for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
     if args.selectors:
         names = [n.strip() for n in args.selectors.split(",") if n.strip()]
@@ -142,10 +151,7 @@ def write_results(
     checks = effect_checks(runs, summary)
     stem = args.name
     command = _command(args)
-    machine = (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"load average at the end {os.getloadavg()[0]:.1f}"
-    )
+    machine = args.machine or _this_machine(tb.train.device)
     full = {
         "command": command,
         "machine": machine,
@@ -177,9 +183,23 @@ def write_results(
     return summary
 
 
+def _this_machine(device: str) -> str:
+    """CPU count, load and, for a GPU testbed, the GPU's name: where these runs trained."""
+    text = (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average at the end {os.getloadavg()[0]:.1f}"
+    )
+    if device != "cpu":
+        import torch
+
+        if torch.cuda.is_available():
+            text = f"{torch.cuda.get_device_name()}, {text}"
+    return text
+
+
 def _command(args: argparse.Namespace) -> str:
     parts = [COMMAND]
-    for flag in ("seeds", "jobs", "selectors", "scale", "steps", "runs", "out", "name"):
+    for flag in ("seeds", "jobs", "selectors", "scale", "device", "steps", "runs", "out", "name"):
         value = getattr(args, flag)
         if value in (None, "", 0):
             continue
@@ -260,14 +280,27 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "--scale",
         default="full",
-        choices=("full", "toy"),
-        help="testbed size ('toy': seconds, for tests of the machinery)",
+        choices=("full", "gpu", "toy"),
+        help="testbed size ('full': 2 CPU cores; 'gpu': one CUDA GPU, 4x the rollouts per run; "
+        "'toy': seconds, for tests of the machinery)",
+    )
+    p.add_argument(
+        "--device",
+        default="",
+        help="torch device of every run, 'cpu', 'cuda', 'cuda:N' or 'auto' "
+        "(default: the testbed's: cpu, gpu scale cuda)",
     )
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
     p.add_argument("--runs", default="runs/bench-rl", help="run directories (resumable)")
     p.add_argument("--out", default="benchmarks/results", help="results directory")
     p.add_argument("--name", default="real_rl", help="file stem of the results")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--machine",
+        default="",
+        help="describe the machine the runs trained on, for a report written elsewhere "
+        "(--report-only on copied run directories) (default: this machine)",
+    )
     p.add_argument(
         "--report-only",
         action="store_true",

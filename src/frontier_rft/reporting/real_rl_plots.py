@@ -63,8 +63,8 @@ def plot_learning_curves(
     base_x, base_y = _eval_matrix(runs["uniform"], "eval_steps")
     b_mean, b_lo, b_hi = _band(base_y)
     target = float(np.mean(base_y.max(axis=1)))
-    others = [lb for lb in labels if lb != "uniform"]
-    ncols = 4
+    others = [lb for lb in labels if lb != "uniform"] or ["uniform"]  # uniform-only: calibration
+    ncols = min(4, len(others))
     nrows = int(np.ceil(len(others) / ncols))
     seeds = len(runs["uniform"])
     with _figure(3.3 * ncols, 2.7 * nrows + 0.6) as fig:
@@ -75,11 +75,12 @@ def plot_learning_curves(
             x = base_x.mean(axis=0)
             ax.fill_between(x, b_lo, b_hi, color=SELECTOR_COLORS["uniform"], alpha=0.15, lw=0)
             ax.plot(x, b_mean, color=SELECTOR_COLORS["uniform"], ls="--", lw=1.4, label="uniform")
-            mx, my = _eval_matrix(runs[label], "eval_steps")
-            mean, lo, hi = _band(my)
-            color, dash = _style(label)
-            ax.fill_between(mx.mean(axis=0), lo, hi, color=color, alpha=0.2, lw=0)
-            ax.plot(mx.mean(axis=0), mean, color=color, ls=dash, lw=1.8, label=label)
+            if label != "uniform":
+                mx, my = _eval_matrix(runs[label], "eval_steps")
+                mean, lo, hi = _band(my)
+                color, dash = _style(label)
+                ax.fill_between(mx.mean(axis=0), lo, hi, color=color, alpha=0.2, lw=0)
+                ax.plot(mx.mean(axis=0), mean, color=color, ls=dash, lw=1.8, label=label)
             ax.axhline(target, color="black", ls=":", lw=0.9)
             ax.set_title(f"{label} (n={len(runs[label])} seeds)", loc="left")
             ax.legend(loc="lower right", fontsize=8.5)

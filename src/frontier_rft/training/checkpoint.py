@@ -5,7 +5,8 @@ A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
     model/           save_pretrained model + tokenizer (an ordinary HF directory)
     optimizer.pt     AdamW state
     selector.npz     save_selector (the selector's full state, RNG included)
-    rng.pt           torch CPU RNG state (rollout and judge sampling; the selector keeps its own)
+    rng.pt           torch RNG states, CPU and (training on a GPU) CUDA: rollout and judge
+                     sampling; the selector keeps its own
     trainer.json     step and config
 
 It is written under a temporary name, every file fsynced, then renamed into place; the
@@ -25,6 +26,7 @@ import torch
 
 from frontier_rft.core.persistence import atomic_write_bytes, load_selector, save_selector
 from frontier_rft.core.selector import Selector
+from frontier_rft.training.device import model_device
 
 __all__ = ["latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -61,7 +63,7 @@ def save_checkpoint(
     tokenizer.save_pretrained(tmp / "model")
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     save_selector(selector, tmp / "selector.npz")
-    torch.save({"torch": torch.get_rng_state()}, tmp / "rng.pt")
+    torch.save(_rng_states(model), tmp / "rng.pt")
     (tmp / "trainer.json").write_text(json.dumps({"step": step, **trainer_state}, indent=1))
     _fsync_tree(tmp)
     final = root / name
@@ -72,6 +74,16 @@ def save_checkpoint(
     for old in sorted(root.glob(f"{_PREFIX}*"))[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _rng_states(model: Any) -> dict[str, Any]:
+    states: dict[str, Any] = {"torch": torch.get_rng_state()}
+    device = model_device(model)
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        states["cuda"] = torch.cuda.get_rng_state(index)
+        states["cuda_device"] = index
+    return states
 
 
 def latest_checkpoint(ckpt_root: str | os.PathLike[str]) -> Path | None:
@@ -93,8 +105,12 @@ def load_checkpoint(
     The model is loaded by the caller from `path/model` (before building the optimizer).
     """
     ckpt = Path(path)
-    optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt", weights_only=True))
-    torch.set_rng_state(torch.load(ckpt / "rng.pt", weights_only=True)["torch"])
+    state_dict = torch.load(ckpt / "optimizer.pt", map_location="cpu", weights_only=True)
+    optimizer.load_state_dict(state_dict)  # moves the state onto the parameters' device
+    rng = torch.load(ckpt / "rng.pt", map_location="cpu", weights_only=True)
+    torch.set_rng_state(rng["torch"])
+    if "cuda" in rng and torch.cuda.is_available():  # else: resumed on a CPU, not bitwise
+        torch.cuda.set_rng_state(rng["cuda"], device=int(rng["cuda_device"]))
     selector = load_selector(ckpt / "selector.npz", **collaborators)
     state: dict[str, Any] = json.loads((ckpt / "trainer.json").read_text())
     return selector, state

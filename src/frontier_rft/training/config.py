@@ -12,6 +12,7 @@ from typing import Any
 
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice
+from frontier_rft.training.device import DEVICE_HELP, valid_device_name
 from frontier_rft.training.given import parse_given
 
 __all__ = [
@@ -52,6 +53,10 @@ def _positive(name: str, value: object) -> None:
         isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
         f"{name} must be a number > 0, got {value!r}",
     )
+
+
+def _device(value: object) -> None:
+    check(valid_device_name(value), f"device must be {DEVICE_HELP}, got {value!r}")
 
 
 def _levels(config: Any, stage: str) -> None:
@@ -139,6 +144,8 @@ class SFTConfig:
     value: teaches the answer format only (a pretrained LLM would know it), no calibration."""
     seed: int = 0
     """Seed of batching and of the judge-format examples."""
+    device: str = "cpu"
+    """Torch device: 'cpu', 'cuda', 'cuda:N' or 'auto' (a GPU when torch sees one)."""
 
     def __post_init__(self) -> None:
         check_choice("task", self.task, TASKS)
@@ -151,6 +158,7 @@ class SFTConfig:
             f"warmup_steps must be an int in [0, steps={self.steps}], got {self.warmup_steps!r}",
         )
         _nonneg("weight_decay", self.weight_decay)
+        _device(self.device)
         check(
             isinstance(self.judge_format_share, (int, float))
             and 0.0 <= self.judge_format_share < 1.0,
@@ -245,6 +253,8 @@ class TrainConfig:
     """Also write TensorBoard event files (JSONL is always written)."""
     threads: int = 0
     """torch CPU threads (0 = torch's default)."""
+    device: str = "cpu"
+    """Torch device: 'cpu', 'cuda', 'cuda:N' or 'auto' (a GPU when torch sees one)."""
     seed: int = 0
     """Seed of torch sampling, numpy and the selector."""
 
@@ -311,6 +321,7 @@ class TrainConfig:
             isinstance(self.threads, int) and self.threads >= 0,
             f"threads must be an int >= 0 (0 = torch default), got {self.threads!r}",
         )
+        _device(self.device)
         check(
             len({self.train_seed, self.eval_seed}) == 2,
             "train_seed and eval_seed must differ: the held-out split must be held out",

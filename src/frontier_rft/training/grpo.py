@@ -40,6 +40,7 @@ from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.data import heldout_split, load_task, train_split
+from frontier_rft.training.device import resolve_device
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
@@ -141,6 +142,7 @@ class Trainer:
         cfg = config
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
+        self.device = resolve_device(cfg.device)
         ckpt = latest_checkpoint(self.run_dir / "checkpoints") if resume else None
         if resume and ckpt is None:
             raise ValueError(f"--resume: no checkpoint under {self.run_dir / 'checkpoints'}")
@@ -159,7 +161,7 @@ class Trainer:
         self.num_levels = len(cfg.levels.split(","))
         self.given = parse_given(cfg.given)
         self.model, self.tokenizer = load_lm(ckpt / "model" if ckpt else self.model_dir)
-        self.model.train()
+        self.model.to(self.device).train()
         self.prompt_ids = encode_prompts(self.tokenizer, [it.prompt for it in self.items])
         self.embed_seconds = 0.0
         """Wall time spent computing policy self-embeddings (start and refreshes)."""
@@ -176,7 +178,7 @@ class Trainer:
         self.ref_model = None
         if cfg.kl_coef > 0:  # frozen start model for the KL term
             self.ref_model, _ = load_lm(self.model_dir)
-            self.ref_model.eval().requires_grad_(False)
+            self.ref_model.to(self.device).eval().requires_grad_(False)
         self.judge: PolicyJudge | None = None
         collaborators: dict[str, Any] = {}
         if cfg.selector == "metis":
@@ -424,7 +426,7 @@ class Trainer:
         records: Sequence[Any],
     ) -> dict[str, float]:
         cfg = self.config
-        adv = torch.tensor(advantages, dtype=torch.float32)
+        adv = torch.tensor(advantages, dtype=torch.float32, device=self.device)
         old = ref = None
         if cfg.ppo_epochs > 1:  # pi_old: the policy that sampled, frozen across epochs
             with torch.no_grad():
@@ -472,7 +474,8 @@ class Trainer:
     def evaluate(self) -> EvalResult:
         """Held-out pass@k and score; sampling seeded apart from the training RNG."""
         cfg = self.config
-        with torch.random.fork_rng(devices=[]):
+        gpus = [self.device.index or 0] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=gpus):  # training sampling continues untouched
             torch.manual_seed(cfg.eval_seed)
             return evaluate_items(
                 self.model,

@@ -130,7 +130,9 @@ def judge_loss(
     answers = [judge.answer_ids(rec) for rec in records]
     scores = score_completions(model, prompts, answers)
     seq_logp = scores.logprobs.sum(dim=1)
-    adv = torch.tensor([rec.advantage for rec in records], dtype=seq_logp.dtype)
+    adv = torch.tensor(
+        [rec.advantage for rec in records], dtype=seq_logp.dtype, device=seq_logp.device
+    )
     loss = -(adv * seq_logp).mean()
     stats = {
         "metis/judge_loss": float(loss.detach()),

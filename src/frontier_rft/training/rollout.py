@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from frontier_rft.training.device import model_device
 from frontier_rft.training.tokenizer import chat_prompt
 
 __all__ = [
@@ -103,7 +104,9 @@ def generate_completions(
     was_training = model.training
     model.eval()
     cfg = model.generation_config
+    device = model_device(model)
     ids, mask = _left_padded(prompt_ids, cfg.pad_token_id)
+    ids, mask = ids.to(device), mask.to(device)
     out = model.generate(
         input_ids=ids,
         attention_mask=mask,
@@ -138,12 +141,15 @@ def generate_shared_prefix(
     was_training = model.training
     model.eval()
     cfg = model.generation_config
+    device = model_device(model)
     cache = DynamicCache()
-    model(input_ids=torch.tensor([first[:common]]), past_key_values=cache, use_cache=True)
+    prefix = torch.tensor([first[:common]], device=device)
+    model(input_ids=prefix, past_key_values=cache, use_cache=True)
     cache.batch_repeat_interleave(len(prompt_ids))
     suffixes = [p[common:] for p in prompt_ids]
     tail, tail_mask = _left_padded(suffixes, cfg.pad_token_id)
-    head = torch.tensor([first[:common]] * len(prompt_ids), dtype=torch.long)
+    tail, tail_mask = tail.to(device), tail_mask.to(device)
+    head = prefix.expand(len(prompt_ids), -1)
     ids = torch.cat([head, tail], dim=1)
     mask = torch.cat([torch.ones_like(head), tail_mask], dim=1)
     out = model.generate(
@@ -192,6 +198,8 @@ def score_completions(
     for i, (p, c) in enumerate(zip(prompt_ids, completion_ids, strict=True)):
         pos[i, : len(c)] = torch.arange(len(p) - 1, len(p) - 1 + len(c))
         mask[i, : len(c)] = 1.0
+    device = model_device(model)
+    ids, attn, pos, mask = ids.to(device), attn.to(device), pos.to(device), mask.to(device)
     logits = model(input_ids=ids, attention_mask=attn).logits.float()
     picked = torch.gather(logits, 1, pos.unsqueeze(-1).expand(-1, -1, logits.shape[-1]))
     logp_all = torch.log_softmax(picked, dim=-1)

@@ -19,6 +19,7 @@ import torch
 
 from frontier_rft.training.config import SFTConfig
 from frontier_rft.training.data import load_task, train_split
+from frontier_rft.training.device import resolve_device
 from frontier_rft.training.metis_judge_training import judge_format_examples
 from frontier_rft.training.rollout import encode_prompts, score_completions
 from frontier_rft.training.tiny_model import load_lm, save_lm
@@ -65,9 +66,10 @@ def run_sft(
     log_every: int = 25,
 ) -> dict[str, Any]:
     """Train the model in `model_dir` on demonstrations; save it to `out_dir`; return stats."""
+    device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     model, tokenizer = load_lm(model_dir)
-    model.train()
+    model.to(device).train()
     examples = demonstration_examples(config, tokenizer)
     judge_per_step = round(config.batch_size * config.judge_format_share)
     judge_examples: list[Example] = []

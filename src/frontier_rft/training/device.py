@@ -1,0 +1,52 @@
+"""Where the reference trainer runs: the torch device named by a config's `device` field.
+
+"cpu" is the default (the tests and CI); "cuda" / "cuda:N" put the policy, the reference
+model and every batch on that GPU; "auto" takes the first GPU when torch sees one. Configs
+hold the name only (no torch import there); it is resolved here, when training starts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["DEVICE_HELP", "model_device", "resolve_device", "valid_device_name"]
+
+DEVICE_HELP = "'cpu', 'cuda', 'cuda:N' or 'auto' (a GPU when torch sees one, else cpu)"
+_NAME = re.compile(r"cpu|auto|cuda(:\d{1,3})?")
+
+
+def valid_device_name(name: object) -> bool:
+    """True for the names `resolve_device` accepts."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None
+
+
+def resolve_device(name: str) -> Any:
+    """The torch.device for `name`; a clear ValueError when the GPU asked for is not there."""
+    import torch
+
+    if not valid_device_name(name):
+        raise ValueError(f"device must be {DEVICE_HELP}, got {name!r}")
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device {name!r}: this torch sees no CUDA GPU (torch.cuda.is_available() is "
+                "False); install a CUDA build of torch, or pass --device cpu"
+            )
+        index = int(name.split(":")[1]) if ":" in name else 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(
+                f"device {name!r}: only {torch.cuda.device_count()} CUDA device(s) visible"
+            )
+    return torch.device(name)
+
+
+def model_device(model: Any) -> Any:
+    """The device of a model's parameters (cpu for a model without any)."""
+    import torch
+
+    for p in model.parameters():
+        return p.device
+    return torch.device("cpu")

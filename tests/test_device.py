@@ -1,0 +1,44 @@
+"""The trainer's device setting: names, validation, the one-line error without a GPU, and
+checkpoints that load on a CPU whatever device wrote them."""
+
+from __future__ import annotations
+
+import pytest
+
+from frontier_rft.training.config import SFTConfig, TrainConfig
+from frontier_rft.training.device import resolve_device, valid_device_name
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("name", ["cpu", "cuda", "cuda:0", "cuda:12", "auto"])
+def test_valid_names(name: str) -> None:
+    assert valid_device_name(name)
+    TrainConfig(device=name)
+    SFTConfig(device=name)
+
+
+@pytest.mark.parametrize("name", ["", "gpu", "CUDA", "cuda:", "cuda:x", "mps:0", 0, None])
+def test_invalid_names_are_one_line_errors(name: object) -> None:
+    assert not valid_device_name(name)
+    with pytest.raises(ValueError, match="device must be 'cpu', 'cuda'"):
+        TrainConfig(device=name)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="device must be"):
+        resolve_device(name)  # type: ignore[arg-type]
+
+
+def test_auto_and_cpu_resolve() -> None:
+    assert resolve_device("cpu").type == "cpu"
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == expected
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a CUDA GPU")
+def test_cuda_without_a_gpu_says_how_to_fix() -> None:
+    with pytest.raises(ValueError, match=r"sees no CUDA GPU.*--device cpu"):
+        resolve_device("cuda")
+
+
+def test_defaults_stay_on_the_cpu() -> None:
+    assert TrainConfig().device == "cpu"
+    assert SFTConfig().device == "cpu"
