@@ -53,6 +53,12 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
         assert row["seeds"] == [0, 1] and len(row["ttb100"]) == 2
     full = json.loads((out / "real_rl_full.json").read_text())
     assert full["command"].startswith("frontier bench-rl")
+    dapo = full["summary"]["labels"]["dapo"]
+    assert len(dapo["distinct_trained"]["values"]) == 2
+    assert 0 <= dapo["distinct_trained"]["mean"] <= bench.testbed("toy").train.train_size
+    shares = [v["mean"] for v in dapo["selected_level_share"].values()]
+    assert shares and abs(sum(shares) - 1.0) < 1e-9
+    assert set(dapo["final_level_success"]) == {f"level{k}" for k in range(len(shares))}
     assert set(full["start_state"]) == {"0", "1"}
     # Every run trained its steps and evaluated at the start and every eval_every steps.
     tb = bench.testbed("toy")

@@ -137,11 +137,40 @@ def summarize_runs(
         row["etr_first_quarter"] = _mean_ci(
             [_train_mean(by_seed[s], "train/effective_task_ratio", 0.0, 0.25) for s in seeds]
         )
+        # How concentrated the training was: prompts with a mixed group at least once, and
+        # the level mix of what was selected (a small pool revisited is where selection bites).
+        row["distinct_trained"] = _mean_ci(
+            [_train_last(by_seed[s], "curriculum/tasks/distinct_trained") for s in seeds]
+        )
+        levels = sorted(
+            k.removeprefix("train/selected_level").removesuffix("_share")
+            for k in by_seed[seeds[0]]["train"][-1]
+            if k.startswith("train/selected_level") and k.endswith("_share")
+        )
+        row["selected_level_share"] = {
+            lv: _mean_ci(
+                [_train_mean(by_seed[s], f"train/selected_level{lv}_share") for s in seeds]
+            )
+            for lv in levels
+        }
+        row["final_level_success"] = {
+            k.removeprefix("eval/success_rate_"): _mean_ci(
+                [by_seed[s]["final"].get(k) for s in seeds]
+            )
+            for k in sorted(by_seed[seeds[0]]["final"])
+            if k.startswith("eval/success_rate_level")
+        }
         row["evidence"] = by_seed[seeds[0]]["info"].get("evidence", {})
         row["given"] = by_seed[seeds[0]]["info"].get("given", [])
         row["total_seconds"] = _mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds])
         out["labels"][label] = row
     return out
+
+
+def _train_last(run: Mapping[str, Any], key: str) -> float:
+    """A training metric's last logged value (nan when never logged)."""
+    vals = [r[key] for r in run["train"] if r.get(key) is not None]
+    return float(vals[-1]) if vals else float("nan")
 
 
 def _series(run: Mapping[str, Any], key: str) -> np.ndarray:
@@ -400,16 +429,18 @@ def markdown_report(
         "",
         "### Training signal and end scores",
         "",
-        "| selector | ETR | mean \\|A\\| | selected success rate | final pass@1 | final pass@8 "
-        "| final pass@1 − uniform |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| selector | ETR | mean \\|A\\| | selected success rate | distinct prompts trained "
+        "| final pass@1 | final pass@8 | final pass@1 − uniform |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label in labels:
         r = rows[label]
         fin, diff = r["final"], r["final_minus_uniform"]
         lines.append(
             f"| {label} | {_fmt_mean(r['etr'], 2)} | {_fmt_mean(r['mean_abs_advantage'], 3)} | "
-            f"{_fmt_mean(r['selected_success_rate'], 2)} | {_fmt_mean(fin['eval/pass@1'])} | "
+            f"{_fmt_mean(r['selected_success_rate'], 2)} | "
+            f"{_fmt_mean(r.get('distinct_trained', {'mean': None}), 0)} | "
+            f"{_fmt_mean(fin['eval/pass@1'])} | "
             f"{_fmt_mean(fin.get('eval/pass@8', {'mean': None}))} | "
             f"{_fmt_mean(diff['eval/pass@1'])} |"
         )
