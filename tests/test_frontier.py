@@ -223,6 +223,13 @@ def test_too_few_candidates_fall_back_for_the_missing_slots() -> None:
 def test_replay_count_rounds_half_up(ratio: float, batch: int, want: int) -> None:
     sel = _frontier(world_pool(num_tasks=100), replay_ratio=ratio)
     assert sel.replay_count(batch) == want
+    assert frontier_module.replay_slots(ratio, batch) == want
+
+
+def test_nearby_ratios_coincide_at_small_batches() -> None:
+    # The real-RL benchmark's batch of 16: 0.10 -> 1.6 -> 2 and 0.15 -> 2.4 -> 2.
+    assert [frontier_module.replay_slots(r, 16) for r in (0.05, 0.10, 0.15)] == [1, 2, 2]
+    assert [frontier_module.replay_slots(r, 8) for r in (0.05, 0.10, 0.15)] == [0, 1, 1]
 
 
 def test_active_batch_has_replay_ratio_share_retrieved() -> None:

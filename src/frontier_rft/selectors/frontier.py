@@ -33,6 +33,7 @@ __all__ = [
     "FrontierReplayConfig",
     "FrontierReplaySelector",
     "frontier_priority",
+    "replay_slots",
     "retrieval_scores",
 ]
 
@@ -104,6 +105,12 @@ class FrontierReplayConfig(SelectorConfig):
         )
 
 
+def replay_slots(replay_ratio: float, batch_size: int) -> int:
+    """Retrieval slots in a batch of `batch_size`: rho * batch rounded half up, so nearby
+    ratios can give the same count at small batches (0.10 and 0.15 of 16 -> 2)."""
+    return min(batch_size, math.floor(replay_ratio * batch_size + 0.5 + 1e-9))
+
+
 def frontier_priority(
     successes: NDArray[np.int64], counts: NDArray[np.int64]
 ) -> NDArray[np.float64]:
@@ -173,7 +180,7 @@ class FrontierReplaySelector(Selector):
     # ------------------------------------------------------------------ select
     def replay_count(self, batch_size: int) -> int:
         """Retrieval slots in a batch: rho * batch rounded half up (64 at 0.10 -> 6)."""
-        return min(batch_size, math.floor(self.config.replay_ratio * batch_size + 0.5 + 1e-9))
+        return replay_slots(self.config.replay_ratio, batch_size)
 
     @property
     def last_retrieved(self) -> NDArray[np.int64]:

@@ -332,6 +332,7 @@ def effect_checks(
     ratios = [n for n in ("frontier-r0.05", "frontier", "frontier-r0.15") if n in runs]
     if len(ratios) > 1:
         measured = {n: labels[n]["ttb100"] for n in ratios}
+        slots = {n: _replay_slots(runs[n]) for n in ratios}
         helps = [
             labels[n]["ttb100"]["ci"] is not None and labels[n]["ttb100"]["ci"][1] < 1.0
             for n in ratios
@@ -345,12 +346,24 @@ def effect_checks(
                     "final_minus_uniform": {
                         n: labels[n]["final_minus_uniform"].get("eval/pass@1") for n in ratios
                     },
+                    # Equal slot counts make equal runs: those ratios are not compared at all.
+                    "replay_slots_per_batch": slots,
+                    "ratios_with_equal_slots": len(set(slots.values())) < len(slots),
                 },
                 "reproduced": all(helps),
                 "seeds": seeds_of(*ratios),
             }
         )
     return checks
+
+
+def _replay_slots(by_seed: Mapping[int, Mapping[str, Any]]) -> int:
+    """Replay slots per batch of a frontier run, from its saved configuration."""
+    from frontier_rft.selectors.frontier import FrontierReplayConfig, replay_slots
+
+    config = next(iter(by_seed.values()))["info"]["config"]
+    ratio = config["selector_overrides"].get("replay_ratio", FrontierReplayConfig.replay_ratio)
+    return replay_slots(float(ratio), int(config["batch_size"]))
 
 
 def headline_json(summary: Mapping[str, Any], labels: Sequence[str]) -> dict[str, Any]:

@@ -1,0 +1,61 @@
+"""bench-rl's summary and effect checks on hand-built runs (no training): concentration
+metrics, and frontier replay ratios that round to the same slot count flagged as equal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frontier_rft.training.bench_report import effect_checks, summarize_runs
+
+
+def _run(pass1: list[float], ratio: float | None, distinct: float) -> dict[str, Any]:
+    steps = [0, 2, 4]
+    overrides = {} if ratio is None else {"replay_ratio": ratio}
+    train = [
+        {
+            "train/effective_task_ratio": 0.5,
+            "train/mean_abs_advantage": 0.4,
+            "train/success_rate": 0.3,
+            "perf/step_s": 1.0,
+            "perf/step_cpu_s": 1.0,
+            "perf/select_ms": 1.0,
+            "train/rollouts": 128.0,
+            "train/selected_level0_share": 0.25,
+            "train/selected_level1_share": 0.75,
+            "curriculum/tasks/distinct_trained": distinct,
+        }
+        for _ in range(4)
+    ]
+    final = {"eval/pass@1": pass1[-1], "eval/success_rate_level0": 0.5}
+    return {
+        "eval_steps": steps,
+        "eval_rollouts": [128.0 * s for s in steps],
+        "eval_seconds": [float(s) for s in steps],
+        "pass1": pass1,
+        "final": final,
+        "train": train,
+        "info": {"config": {"batch_size": 16, "selector_overrides": overrides}},
+    }
+
+
+def test_concentration_metrics_and_equal_replay_slots() -> None:
+    runs = {
+        "uniform": {s: _run([0.1, 0.2, 0.3], None, 300.0) for s in (0, 1)},
+        "frontier": {s: _run([0.1, 0.25, 0.3], None, 310.0) for s in (0, 1)},
+        "frontier-r0.05": {s: _run([0.1, 0.2, 0.3], 0.05, 320.0) for s in (0, 1)},
+        "frontier-r0.15": {s: _run([0.1, 0.25, 0.3], 0.15, 310.0) for s in (0, 1)},
+    }
+    start = {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.6}}
+    summary = summarize_runs(runs, start)
+    row = summary["labels"]["frontier-r0.05"]
+    assert row["distinct_trained"]["values"] == [320.0, 320.0]
+    assert row["selected_level_share"]["1"]["mean"] == 0.75
+    assert row["final_level_success"] == {"level0": row["final_level_success"]["level0"]}
+    (check,) = [c for c in effect_checks(runs, summary) if "replay" in c["effect"]]
+    # 16 x 0.05 = 0.8 -> 1, 16 x 0.10 = 1.6 -> 2, 16 x 0.15 = 2.4 -> 2.
+    assert check["measured"]["replay_slots_per_batch"] == {
+        "frontier-r0.05": 1,
+        "frontier": 2,
+        "frontier-r0.15": 2,
+    }
+    assert check["measured"]["ratios_with_equal_slots"] is True
