@@ -7,7 +7,8 @@ selector, how concentrated its training was (distinct prompts with a mixed group
 of the selected prompts) next to its final held-out success per level; then, over every
 paired (selector, seed) run, the rank correlation of the held-out difference to uniform with
 the difference in distinct prompts trained and in ETR. DAPO is left out of the correlations:
-it spends 2.5x the rollouts per step, so its concentration is not comparable.
+it spends 3x the rollouts per step, so its concentration is not comparable. A selector with a
+seed whose value is missing is left out of the correlations.
 Writes `<stem>_diagnosis.md` beside the input.
 """
 
@@ -58,6 +59,9 @@ def correlations(labels: dict[str, Any]) -> list[str]:
     for label, row in labels.items():
         if label == BASELINE or label in SKIP_IN_CORRELATION:
             continue
+        cells = (row["final_minus_uniform"]["eval/pass@1"], row["distinct_trained"], row["etr"])
+        if any(len(c["values"]) != len(row["seeds"]) for c in cells):
+            continue  # a seed without a finite value: its values no longer line up by seed
         for i, seed in enumerate(row["seeds"]):
             j = seeds.index(seed)
             values = (

@@ -42,3 +42,12 @@ def test_cuda_without_a_gpu_says_how_to_fix() -> None:
 def test_defaults_stay_on_the_cpu() -> None:
     assert TrainConfig().device == "cpu"
     assert SFTConfig().device == "cpu"
+
+
+def test_resume_may_change_hardware_settings_only() -> None:
+    from frontier_rft.training.grpo import _check_same_run
+
+    saved = {"lr": 1e-4, "steps": 10, "device": "cuda", "threads": 1}
+    _check_same_run(saved, {**saved, "steps": 20, "device": "cpu", "threads": 4})
+    with pytest.raises(ValueError, match=r"different configuration \(lr\)"):
+        _check_same_run(saved, {**saved, "lr": 2e-4})

@@ -192,8 +192,11 @@ def _this_machine(device: str) -> str:
     if device != "cpu":
         import torch
 
-        if torch.cuda.is_available():
-            text = f"{torch.cuda.get_device_name()}, {text}"
+        from frontier_rft.training.device import resolve_device
+
+        used = resolve_device(device)
+        if used.type == "cuda":
+            text = f"{torch.cuda.get_device_name(used)}, {text}"
     return text
 
 
@@ -259,6 +262,8 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
+    from frontier_rft.training.bench import SCALES
+
     p = sub.add_parser(
         "bench-rl",
         help="real-RL selector benchmark: every selector trains the tiny model, paired seeds",
@@ -280,7 +285,7 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "--scale",
         default="full",
-        choices=("full", "gpu", "toy"),
+        choices=SCALES,
         help="testbed size ('full': 2 CPU cores; 'gpu': one CUDA GPU, 4x the rollouts per run; "
         "'toy': seconds, for tests of the machinery)",
     )

@@ -80,9 +80,7 @@ def _rng_states(model: Any) -> dict[str, Any]:
     states: dict[str, Any] = {"torch": torch.get_rng_state()}
     device = model_device(model)
     if device.type == "cuda":
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        states["cuda"] = torch.cuda.get_rng_state(index)
-        states["cuda_device"] = index
+        states["cuda"] = torch.cuda.get_rng_state(device)
     return states
 
 
@@ -109,8 +107,9 @@ def load_checkpoint(
     optimizer.load_state_dict(state_dict)  # moves the state onto the parameters' device
     rng = torch.load(ckpt / "rng.pt", map_location="cpu", weights_only=True)
     torch.set_rng_state(rng["torch"])
-    if "cuda" in rng and torch.cuda.is_available():  # else: resumed on a CPU, not bitwise
-        torch.cuda.set_rng_state(rng["cuda"], device=int(rng["cuda_device"]))
+    device = optimizer.param_groups[0]["params"][0].device  # where the run resumes
+    if "cuda" in rng and device.type == "cuda":  # else: resumed on a CPU, not bitwise
+        torch.cuda.set_rng_state(rng["cuda"], device=device)
     selector = load_selector(ckpt / "selector.npz", **collaborators)
     state: dict[str, Any] = json.loads((ckpt / "trainer.json").read_text())
     return selector, state

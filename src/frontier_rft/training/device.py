@@ -8,7 +8,10 @@ hold the name only (no torch import there); it is resolved here, when training s
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["DEVICE_HELP", "model_device", "resolve_device", "valid_device_name"]
 
@@ -21,32 +24,35 @@ def valid_device_name(name: object) -> bool:
     return isinstance(name, str) and _NAME.fullmatch(name) is not None
 
 
-def resolve_device(name: str) -> Any:
-    """The torch.device for `name`; a clear ValueError when the GPU asked for is not there."""
+def resolve_device(name: str) -> torch.device:
+    """The torch.device for `name`, a GPU always with its index (so RNG states and names are
+    read from the device used); a clear ValueError when the GPU asked for is not there."""
     import torch
 
     if not valid_device_name(name):
         raise ValueError(f"device must be {DEVICE_HELP}, got {name!r}")
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     if name.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ValueError(
                 f"device {name!r}: this torch sees no CUDA GPU (torch.cuda.is_available() is "
                 "False); install a CUDA build of torch, or pass --device cpu"
             )
-        index = int(name.split(":")[1]) if ":" in name else 0
+        index = int(name.split(":")[1]) if ":" in name else torch.cuda.current_device()
         if index >= torch.cuda.device_count():
             raise ValueError(
                 f"device {name!r}: only {torch.cuda.device_count()} CUDA device(s) visible"
             )
+        return torch.device("cuda", index)
     return torch.device(name)
 
 
-def model_device(model: Any) -> Any:
+def model_device(model: Any) -> torch.device:
     """The device of a model's parameters (cpu for a model without any)."""
     import torch
 
     for p in model.parameters():
-        return p.device
+        device: torch.device = p.device
+        return device
     return torch.device("cpu")

@@ -474,7 +474,7 @@ class Trainer:
     def evaluate(self) -> EvalResult:
         """Held-out pass@k and score; sampling seeded apart from the training RNG."""
         cfg = self.config
-        gpus = [self.device.index or 0] if self.device.type == "cuda" else []
+        gpus = [self.device.index] if self.device.type == "cuda" else []
         with torch.random.fork_rng(devices=gpus):  # training sampling continues untouched
             torch.manual_seed(cfg.eval_seed)
             return evaluate_items(
@@ -579,8 +579,10 @@ def _jsonable(config: TrainConfig) -> dict[str, Any]:
 
 
 def _check_same_run(saved: dict[str, Any], now: dict[str, Any]) -> None:
-    """A resumed run must use the saved configuration (only `steps` may grow)."""
-    diff = sorted(k for k in saved if k != "steps" and saved.get(k) != now.get(k))
+    """A resumed run must use the saved configuration (only `steps` may grow; the hardware
+    settings `device` and `threads` may change, at the cost of bitwise equality)."""
+    free = ("steps", "device", "threads")
+    diff = sorted(k for k in saved if k not in free and saved.get(k) != now.get(k))
     if diff:
         raise ValueError(
             f"--resume with a different configuration ({', '.join(diff)}); resume with the "
