@@ -28,6 +28,7 @@ VARIANTS = {
     "task_noise=2.0": "a task's own difficulty noise doubled (text cannot see it)",
     "memory_rate=0": "no per-task memorisation: only skills move",
     "prereq_weight=0": "no prerequisites between levels",
+    "transfer_halflife=4": "a task's skill transfer halves after 4 trainings (repeats teach less)",
 }
 
 

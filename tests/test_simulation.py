@@ -59,6 +59,31 @@ def test_forgetting_relaxes_unpractised_skills() -> None:
     assert np.all(learner.theta[~used] < idle[~used])
 
 
+def test_fading_transfer_halves_a_task_after_halflife_trainings() -> None:
+    # ceiling far away so the room factor stays ~1; one task trained again and again.
+    cfg = get_scenario("hard", transfer_halflife=2.0, skill_ceiling=1e9)
+    learner = SimulatedLearner(cfg, seed=0)
+    steps = []
+    for _ in range(4):
+        before = learner.theta.copy()
+        learner.train(batch_of([7], [[1.0, 0.0] * 4]))  # |A| = 1
+        steps.append(np.abs(learner.theta - before).sum())
+    # trained 0, 1, 2, 3 times before: 1 / (1 + c / 2) = 1, 2/3, 1/2, 2/5 of the first step
+    np.testing.assert_allclose(np.array(steps) / steps[0], [1, 2 / 3, 1 / 2, 2 / 5], rtol=1e-6)
+    assert learner.times_trained[7] == 4
+    learner.train(batch_of([7], [[1.0] * 8]))  # no spread: not counted
+    assert learner.times_trained[7] == 4
+    default = SimulatedLearner(get_scenario("hard", skill_ceiling=1e9), seed=0)
+    firsts = []
+    for _ in range(2):
+        before = default.theta.copy()
+        default.train(batch_of([7], [[1.0, 0.0] * 4]))
+        firsts.append(np.abs(default.theta - before).sum())
+    np.testing.assert_allclose(firsts[1], firsts[0], rtol=1e-6)  # off by default
+    with pytest.raises(ValueError, match="transfer_halflife must be >= 0"):
+        get_scenario("hard", transfer_halflife=-1.0)
+
+
 def test_rewards_are_sampled_binary_or_partial_credit() -> None:
     ids = np.arange(50)
     binary = SimulatedLearner(get_scenario("hard"), seed=1).rollout(ids, 8)

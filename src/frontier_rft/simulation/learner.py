@@ -21,6 +21,10 @@ Model (docs/simulation.md has the derivation and what it reproduces):
   tasks transfer; prerequisites make higher levels learnable once lower ones are.
 - Forgetting (optional). Skills not exercised in a step relax toward their initial
   value: theta_k -= forgetting * (theta_k - theta0_k).
+- Fading transfer (optional, `transfer_halflife` H > 0). A task trained c_g times before
+  (groups with reward spread) moves skills by A_g / (1 + c_g / H) instead of A_g: repeats
+  of the same prompt teach the skill less and less (memorisation is unaffected), as a small
+  real policy trained on a few hundred revisited prompts showed (docs/results/real_rl.md).
 - Score. The expected pass rate over held-out tasks drawn from the same distribution
   (m = 0): generalisation, not memorisation, and noise-free so curves are smooth.
 """
@@ -90,6 +94,8 @@ class SimulatedLearner:
         self.theta0 = np.full(cfg.num_skills, cfg.initial_skill)
         self.theta = self.theta0.copy()
         self.memory = np.zeros(cfg.num_tasks)
+        self.times_trained = np.zeros(cfg.num_tasks)
+        """Groups with reward spread trained per task (fading transfer counts them)."""
         self.steps_trained = 0
         self.pool = self._build_pool(world)
 
@@ -117,12 +123,16 @@ class SimulatedLearner:
         signal = batch.mean_abs_advantage("grpo")
         weights = self.train_tasks.weights[batch.task_ids]
         room = np.clip((cfg.skill_ceiling - self.theta) / (cfg.skill_ceiling - self.theta0), 0, 1)
-        step = cfg.learning_rate * room * (signal @ weights) / max(batch.num_groups, 1)
+        transfer = signal
+        if cfg.transfer_halflife > 0:
+            transfer = signal / (1.0 + self.times_trained[batch.task_ids] / cfg.transfer_halflife)
+        step = cfg.learning_rate * room * (transfer @ weights) / max(batch.num_groups, 1)
         if cfg.forgetting > 0:
             unused = weights[signal > 0].sum(axis=0) == 0
             self.theta[unused] -= cfg.forgetting * (self.theta[unused] - self.theta0[unused])
         self.theta += step
         np.add.at(self.memory, batch.task_ids, cfg.memory_rate * signal)
+        np.add.at(self.times_trained, batch.task_ids, (signal > 0).astype(np.float64))
         self.steps_trained += 1
 
     # ------------------------------------------------------------------ metadata

@@ -53,6 +53,8 @@ class ScenarioConfig:
     """Per-task memorisation step per unit |advantage| (does not generalise)."""
     forgetting: float = 0.0
     """Per-step relaxation of unexercised skills toward their initial value."""
+    transfer_halflife: float = 0.0
+    """Trainings of one task after which its skill transfer halves (0 = it never fades)."""
     reward: str = "binary"
     """'binary' (pass/fail) or 'continuous' (fraction of unit tests passed)."""
     unit_tests: int = 5
@@ -85,6 +87,10 @@ class ScenarioConfig:
         check(self.unit_tests >= 1 and self.reference_rollouts >= 1, "counts must be >= 1")
         check(0 <= self.forgetting < 1, "forgetting must be in [0, 1)")
         check(self.learning_rate >= 0 and self.memory_rate >= 0, "rates must be >= 0")
+        check(
+            self.transfer_halflife >= 0,
+            f"transfer_halflife must be >= 0 (0 = no fading), got {self.transfer_halflife!r}",
+        )
         check(
             self.skill_ceiling > self.initial_skill,
             "skill_ceiling must exceed initial_skill (otherwise nothing can be learned)",
