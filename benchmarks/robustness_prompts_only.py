@@ -8,9 +8,7 @@ was tuned on any variant. Writes `robustness_prompts_only.{json,md}`.
 
 from __future__ import annotations
 
-import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from frontier_rft.simulation.runner import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import ttb_cell
+from which_selector import out_and_jobs, ttb_cell
 
 SELECTORS = ("prioritized", "bots", "dots", "pcl", "mopps")
 VARIANTS = {
@@ -33,11 +31,7 @@ VARIANTS = {
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
-    parser.add_argument("--jobs", type=int, default=None, help="parallel processes")
-    args = parser.parse_args()
-    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    args, command = out_and_jobs(__doc__ or "")
     results: dict[str, Any] = {"command": command, "variants": {}}
     base = SCENARIOS["hard"]
     for variant in ("none", *VARIANTS):

@@ -92,6 +92,14 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def out_and_jobs(doc: str) -> tuple[argparse.Namespace, str]:
+    """The --out/--jobs arguments the simulator benchmarks share, and the exact command."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out", default="benchmarks/results", help="output directory")
+    parser.add_argument("--jobs", type=int, default=None, help="parallel processes")
+    return parser.parse_args(), "python " + " ".join(shlex.quote(a) for a in sys.argv)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/results", help="output directory")
