@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from frontier_rft.simulation.runner import Entry, run_benchmark
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from which_selector import write_outputs
 
 TUNING_SCENARIOS = ("multidomain", "easy")
 
@@ -69,11 +71,7 @@ def main() -> int:
             t = result["scenarios"][scenario][name]
             cells.append("-" if t["mean"] is None else f"{t['mean']:.2f} ± {t['std']:.2f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bots_regression_sweep.json").write_text(json.dumps(result, indent=1))
-    (out / "bots_regression_sweep.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_outputs(args.out, "bots_regression_sweep", result, lines)
     return 0
 
 

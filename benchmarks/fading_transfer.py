@@ -10,7 +10,6 @@ seeds. Nothing is tuned: H is swept, the selectors are not. Writes `fading_trans
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from frontier_rft.simulation.runner import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import out_and_jobs, ttb_cell
+from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 SELECTORS = ("dots", "bots", "pcl", "prioritized", "frontier")
 HALFLIVES = (0.0, 2.0, 4.0, 8.0)
@@ -53,13 +52,7 @@ def main() -> int:
     ]
     for name, cells in rows.items():
         lines.append(f"| {name} | " + " | ".join(ttb_cell(cells[k]) for k in SELECTORS) + " |")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "fading_transfer.json").write_text(
-        json.dumps({"command": command, "rows": rows}, indent=1) + "\n"
-    )
-    (out / "fading_transfer.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_outputs(args.out, "fading_transfer", {"command": command, "rows": rows}, lines)
     return 0
 
 

@@ -19,16 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.cli.bench_rl import seed_list
+from frontier_rft.cli.common import int_tuple
 from frontier_rft.integrations.metrics_log import read_metrics_jsonl
 from frontier_rft.training.bench_metrics import bootstrap_mean_ci
-
-
-def _ints(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        lo, sep, hi = part.partition("-")
-        out.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
-    return out
 
 
 def evaluations(run_dir: Path) -> dict[int, float]:
@@ -44,13 +38,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("runs", help="bench-rl --runs directory")
     p.add_argument("--labels", required=True, help="comma-separated entry labels")
-    p.add_argument("--seeds", default="0-4", help="e.g. 0-3")
-    p.add_argument("--steps", required=True, help="evaluation steps, e.g. 0,120,240")
+    p.add_argument("--seeds", type=seed_list, default=seed_list("0-4"), help="e.g. 0-3")
+    p.add_argument("--steps", type=int_tuple, required=True, help="eval steps, e.g. 0,120,240")
     p.add_argument("--out", default="benchmarks/results", help="output directory")
     p.add_argument("--name", required=True, help="file stem of the outputs")
     args = p.parse_args()
     labels = [x.strip() for x in args.labels.split(",") if x.strip()]
-    seeds, steps = _ints(args.seeds), _ints(args.steps)
+    seeds, steps = args.seeds, list(args.steps)
     result: dict[str, Any] = {
         "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
         "seeds": seeds,
@@ -75,8 +69,8 @@ def main() -> int:
         f"# Held-out pass@1 at fixed steps ({args.name})",
         "",
         f"Command: `{result['command']}`  ",
-        f"Seeds {args.seeds}; mean [bootstrap 95% CI] over the seeds with that evaluation "
-        "(k/n when not all have it). Last evaluated step per seed in the JSON.",
+        f"Seeds {', '.join(map(str, seeds))}; mean [bootstrap 95% CI] over the seeds with that "
+        "evaluation (k/n when not all have it). Last evaluated step per seed in the JSON.",
         "",
         "| entry | " + " | ".join(f"step {s}" for s in steps) + " |",
         "|---|" + "---:|" * len(steps),

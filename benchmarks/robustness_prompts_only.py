@@ -8,7 +8,6 @@ was tuned on any variant. Writes `robustness_prompts_only.{json,md}`.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from frontier_rft.simulation.runner import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import out_and_jobs, ttb_cell
+from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 SELECTORS = ("prioritized", "bots", "dots", "pcl", "mopps")
 VARIANTS = {
@@ -77,11 +76,7 @@ def main() -> int:
         + "; ".join(f"{v}: {' < '.join(o)}" for v, o in order.items())
         + ".",
     ]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "robustness_prompts_only.json").write_text(json.dumps(results, indent=1))
-    (out / "robustness_prompts_only.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_outputs(args.out, "robustness_prompts_only", results, lines)
     return 0
 
 

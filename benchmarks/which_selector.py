@@ -100,6 +100,15 @@ def out_and_jobs(doc: str) -> tuple[argparse.Namespace, str]:
     return parser.parse_args(), "python " + " ".join(shlex.quote(a) for a in sys.argv)
 
 
+def write_outputs(out_dir: str, stem: str, payload: Any, lines: list[str]) -> None:
+    """`<stem>.json` and `<stem>.md` under `out_dir`; the markdown is also printed."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(payload, indent=1) + "\n")
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="benchmarks/results", help="output directory")

@@ -123,7 +123,7 @@ def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
 def test_bad_seed_lists_are_refused_with_the_expected_form(text: str) -> None:
     import argparse
 
-    from frontier_rft.cli.bench_rl import _seeds
+    from frontier_rft.cli.bench_rl import seed_list as _seeds
 
     with pytest.raises(argparse.ArgumentTypeError, match="expected seeds like 0-4"):
         _seeds(text)

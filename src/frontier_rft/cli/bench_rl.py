@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_command", "run_bench"]
+__all__ = ["add_command", "run_bench", "seed_list"]
 
 COMMAND = "frontier bench-rl"
 
 
-def _seeds(text: str) -> list[int]:
+def seed_list(text: str) -> list[int]:
+    """Sorted distinct ints from "0-4" or "0,2,5" (at most 1000); an argparse type."""
     out: list[int] = []
     try:
         for part in (p.strip() for p in text.split(",") if p.strip()):
@@ -268,7 +269,7 @@ def add_command(sub: Any) -> None:
         "bench-rl",
         help="real-RL selector benchmark: every selector trains the tiny model, paired seeds",
     )
-    p.add_argument("--seeds", type=_seeds, default=_seeds("0-4"), help="e.g. 0-4 or 0,2,5")
+    p.add_argument("--seeds", type=seed_list, default=seed_list("0-4"), help="e.g. 0-4 or 0,2,5")
     p.add_argument("--jobs", type=int, default=2, help="parallel runs (one torch thread each)")
     p.add_argument(
         "--selectors",
