@@ -3,6 +3,9 @@ checkpoints that load on a CPU whatever device wrote them."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
 from frontier_rft.training.config import SFTConfig, TrainConfig
@@ -51,3 +54,41 @@ def test_resume_may_change_hardware_settings_only() -> None:
     _check_same_run(saved, {**saved, "steps": 20, "device": "cpu", "threads": 4})
     with pytest.raises(ValueError, match=r"different configuration \(lr\)"):
         _check_same_run(saved, {**saved, "lr": 2e-4})
+
+
+def test_cli_resume_takes_the_hardware_flags(tmp_path: Path) -> None:
+    import argparse
+
+    from frontier_rft.cli.train import _resumed_config
+    from frontier_rft.training.grpo import _jsonable
+    from frontier_rft.training.run_info import write_run_info
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    saved = _jsonable(TrainConfig(steps=10, lr=2e-4))
+    write_run_info(tmp_path / "run.json", {"config": saved, "model_dir": str(model)})
+    names = [f.name for f in dataclasses.fields(TrainConfig)] + ["metis_lam", "metis_k"]
+    args = argparse.Namespace(**dict.fromkeys(names), metis_m=None, set=None, model=None)
+    args.out, args.steps, args.device, args.threads = str(tmp_path), 30, "auto", 2
+    config, source = _resumed_config(args)
+    assert (config.steps, config.device, config.threads, config.lr) == (30, "auto", 2, 2e-4)
+    assert source == model
+
+
+def test_run_info_is_bounded_and_checked(tmp_path: Path) -> None:
+    from frontier_rft.training.run_info import read_run_info, write_run_info
+
+    path = tmp_path / "run.json"
+    write_run_info(path, {"config": {"steps": 3}, "model_dir": "m", "given": ["prompts"]})
+    assert read_run_info(path)["config"] == {"steps": 3}
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]  # no temporary left behind
+    path.write_text('{"config": ' * 50 + "{}" + "}" * 50)
+    with pytest.raises(ValueError, match="nesting depth"):
+        read_run_info(path)
+    path.write_text('["config"]')
+    with pytest.raises(ValueError, match="a JSON object expected"):
+        read_run_info(path)
+    path.write_text('{"config": {}, "model_dir": 7}')
+    with pytest.raises(ValueError, match="no 'model_dir' string"):
+        read_run_info(path)

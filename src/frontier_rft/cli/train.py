@@ -8,6 +8,7 @@ extra (torch, transformers, tokenizers); imported only when one of these command
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from frontier_rft.training.config import (
     SFTConfig,
     TrainConfig,
 )
+from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info
 
 __all__ = ["add_commands"]
 
@@ -109,13 +111,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 raise UsageError(f"--{flag.replace('_', '-')} applies to --selector metis only")
             overrides[key] = value
     if args.resume:
-        run = json.loads((run_dir(args.out) / "run.json").read_text())
-        saved = dict(run["config"])
-        if args.steps is not None:
-            saved["steps"] = args.steps
-        saved = {k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()}
-        config = TrainConfig(**saved)
-        source = model_dir(run["model_dir"], "the run's model_dir")
+        config, source = _resumed_config(args)
     else:
         if args.model is None:
             raise UsageError(
@@ -133,6 +129,39 @@ def _cmd_train(args: argparse.Namespace) -> int:
     summary = trainer.train()
     print(json.dumps({k: round(v, 4) for k, v in summary.items()}, indent=1))
     return 0
+
+
+def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
+    """The saved run's TrainConfig, with the flags a resume may change; UsageError otherwise."""
+    path = run_dir(args.out) / "run.json"
+    try:
+        run = read_run_info(path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    given = sorted(
+        f.name
+        for f in dataclasses.fields(TrainConfig)
+        if f.name not in RESUME_MAY_CHANGE and getattr(args, f.name, None) is not None
+    )
+    given += [flag for flag in _METIS_FLAGS if getattr(args, flag) is not None]
+    given += ["set"] * bool(args.set) + ["model"] * (args.model is not None)
+    if given:
+        named = [f"--{n.replace('_', '-')}" for n in given]
+        raise UsageError(
+            f"--resume continues the saved run: drop {', '.join(named)} (only --steps, "
+            "--device and --threads may change), or start a new --out"
+        )
+    saved: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in run["config"].items()
+    }
+    for name in RESUME_MAY_CHANGE:
+        if getattr(args, name, None) is not None:
+            saved[name] = getattr(args, name)
+    try:
+        config = TrainConfig(**saved)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{path}: its config is not a valid TrainConfig ({exc})") from None
+    return config, model_dir(run["model_dir"], "the run's model_dir")
 
 
 def _cmd_measure_references(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ from typing import Any
 
 from frontier_rft.integrations.metrics_log import read_metrics_jsonl
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
+from frontier_rft.training.run_info import read_run_info
 
 __all__ = [
     "EFFECT_ENTRIES",
@@ -440,7 +441,7 @@ def run_all(
 def load_run(run_dir: Path) -> dict[str, Any]:
     """Curves and summaries of one finished run (from metrics.jsonl, run.json, eval.json)."""
     rows = read_metrics_jsonl(run_dir / "metrics.jsonl")  # selector keys also unprefixed
-    info = json.loads((run_dir / "run.json").read_text())
+    info = read_run_info(run_dir / "run.json")
     train = [r for r in rows if "train/reward_mean" in r]
     evals = [r for r in rows if "eval/pass@1" in r]
     cum_rollouts = [0.0]

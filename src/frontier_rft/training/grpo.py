@@ -51,6 +51,7 @@ from frontier_rft.training.rollout import (
     generate_completions,
     score_completions,
 )
+from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
 from frontier_rft.training.tiny_model import load_lm, save_lm
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
@@ -561,9 +562,8 @@ class Trainer:
         }
         path = self.run_dir / "run.json"
         if check and path.exists():
-            saved = json.loads(path.read_text())
-            _check_same_run(saved["config"], info["config"])
-        path.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+            _check_same_run(read_run_info(path)["config"], info["config"])
+        write_run_info(path, info)
 
 
 def _has_tensorboard(log: Callable[[str], None]) -> bool:
@@ -581,12 +581,11 @@ def _jsonable(config: TrainConfig) -> dict[str, Any]:
 def _check_same_run(saved: dict[str, Any], now: dict[str, Any]) -> None:
     """A resumed run must use the saved configuration (only `steps` may grow; the hardware
     settings `device` and `threads` may change, at the cost of bitwise equality)."""
-    free = ("steps", "device", "threads")
-    diff = sorted(k for k in saved if k not in free and saved.get(k) != now.get(k))
+    diff = sorted(k for k in saved if k not in RESUME_MAY_CHANGE and saved.get(k) != now.get(k))
     if diff:
         raise ValueError(
             f"--resume with a different configuration ({', '.join(diff)}); resume with the "
-            "saved settings (only --steps may change) or start a new --out"
+            "saved settings (only --steps, --device and --threads may change) or start a new --out"
         )
 
 
