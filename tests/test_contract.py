@@ -1,4 +1,4 @@
-"""The contract every registered selector obeys (DESIGN.md section 3), checked for each one."""
+"""The contract every registered selector obeys (docs/contract.md), checked for each one."""
 
 from __future__ import annotations
 

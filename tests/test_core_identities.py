@@ -1,4 +1,4 @@
-"""DESIGN.md section 1 identities on GroupBatch / group_advantages: hand values and properties.
+"""Advantage identities on GroupBatch / group_advantages: hand values and properties.
 
 v(x) = (1/n) sum (r - mean)^2 is the mean squared Dr.GRPO (group-centred) advantage; for
 binary rewards v = p(1-p) <= 1/4; mean |GRPO advantage| (population std) = 2 sqrt(p(1-p));

@@ -1,4 +1,4 @@
-"""Frontier-curriculum replay (papers/frontier-rloo-ziprc.txt sec. 3.1, App. B)."""
+"""Frontier-curriculum replay (Vizcarra & Kim, sec. 3.1, App. B)."""
 
 from __future__ import annotations
 

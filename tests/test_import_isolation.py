@@ -1,4 +1,4 @@
-"""core, structures and selectors never import torch, matplotlib, trainers or scipy (DESIGN.md 2).
+"""core, structures and selectors never import torch, matplotlib, trainers or scipy (layering).
 
 One fresh interpreter imports every module under those packages, then builds every
 registered selector and runs select -> update -> select on it, recording after each

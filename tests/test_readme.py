@@ -82,3 +82,10 @@ def test_readme_is_a_users_guide() -> None:
         assert f"arXiv:{paper}" in README
     for section in ("## Install", "## Quick start", "## Which selector", "## Results"):
         assert section in README
+
+
+def test_docs_cite_nothing_the_repository_lacks() -> None:
+    """Docs and docstrings cite papers by arXiv id, never the development tree's files."""
+    texts = [*(REPO / "docs").rglob("*.md"), *(REPO / "src").rglob("*.py")]
+    cited = [p for p in texts if re.search(r"papers/\w|DESIGN\.md|STYLE\.md", p.read_text())]
+    assert cited == []

@@ -36,7 +36,7 @@ def group_advantages(
     """Advantage of every rollout, groups given in CSR layout (`offsets` has G+1 entries).
 
     - grpo:   (r - mean) / (std + eps), std the population std of the group, so the
-              expected |A| for binary rewards is 2*sqrt(p(1-p)) (DESIGN.md section 1).
+              expected |A| for binary rewards is 2*sqrt(p(1-p)).
     - drgrpo: r - mean (centred only).
     - rloo:   r_i - mean_{j != i} r_j = n/(n-1) * (r_i - mean); 0 for single-rollout groups.
     """

@@ -47,7 +47,7 @@ def _copy_tree(obj: Any) -> Any:
 
 
 class Selector(ABC):
-    """Base class of every task selector (see DESIGN.md section 3 for the contract)."""
+    """Base class of every task selector (docs/contract.md states the contract)."""
 
     name: ClassVar[str]
     """Registered name, as used by make_selector."""

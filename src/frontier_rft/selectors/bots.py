@@ -1,4 +1,4 @@
-"""BOTS: Bayesian online task selection (papers/bots.txt), and its MoPPS and DOTS presets.
+"""BOTS: Bayesian online task selection (arXiv:2510.26374), and its MoPPS and DOTS presets.
 
 Every task carries a conjugate posterior over its success rate, Beta(alpha, beta), updated
 every trainer step for every task by the paper's Eq. 1:

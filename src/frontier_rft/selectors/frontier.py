@@ -1,4 +1,4 @@
-"""Frontier-curriculum replay for RLOO (papers/frontier-rloo-ziprc.txt, sec. 3.1 and App. B).
+"""Frontier-curriculum replay for RLOO (Vizcarra & Kim, sec. 3.1 and App. B).
 
 After each step, prompts whose K rollouts hold both a full success and a failure enter a
 bounded memory of recent frontier prompts with priority f = 4p(1-p). Each batch is mostly

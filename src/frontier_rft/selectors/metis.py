@@ -1,4 +1,4 @@
-"""METIS selection (papers/metis.txt, section 4, Algorithm 1): the policy judges its own curriculum.
+"""METIS selection (arXiv:2605.11235, section 4, Algorithm 1): the policy judges its own curriculum.
 
 Each step: draw m*B candidates uniformly; ask the judge, once, to predict every candidate's
 within-prompt reward variance from a judge prompt holding the K most recent (prompt, realised

@@ -1,4 +1,4 @@
-"""Problem-level prioritized replay (papers/prioritized-replay.txt, DESIGN.md section 4.1).
+"""Problem-level prioritized replay (Fatemi 2026, arXiv:2601.02648).
 
 Each problem keeps an EMA success rate p and the priority `w = p(1-p) (+ eps if p >= 0.5)`.
 Each step the C highest-priority problems are taken out of a max-heap; they are *in

@@ -1,4 +1,4 @@
-"""SEC, the self-evolving curriculum (papers/sec.txt): a softmax bandit over task categories.
+"""SEC, the self-evolving curriculum (arXiv:2505.14970): a softmax bandit over task categories.
 
 Each category ("arm") keeps a value Q; a batch is built by drawing arms from
 softmax(Q / tau) and problems uniformly within each drawn arm; after the rollouts the

@@ -1,4 +1,4 @@
-"""Benchmark metrics of DESIGN.md section 5: time-to-baseline and best-so-far against uniform.
+"""Benchmark metrics: time-to-baseline and best-so-far against uniform.
 
 Each method's curve is paired with the baseline's curve of the same seed (same learner,
 same task pool); summaries are mean and std over seeds.

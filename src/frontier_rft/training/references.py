@@ -1,6 +1,6 @@
 """Weak/strong reference pass rates of the training pool, for BOTS's interpolation plug-in.
 
-BOTS (section 4.2 of DESIGN.md) infers unselected tasks' pass rates by placing the current
+BOTS (arXiv:2510.26374, section 3) infers unselected tasks' pass rates by placing the current
 policy between a weaker and a stronger reference model: `p~ = mu * strong + (1 - mu) * weak`.
 `measure_references` samples both models on the training pool and stores per-task success
 rates with the tasks' canonical keys; `load_references` re-derives the pool and refuses a
