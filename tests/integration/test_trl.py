@@ -591,6 +591,13 @@ def _distributed_worker(out: Path) -> None:
         "selector_rewards": [c[1].tolist() for c in spy.calls],
     }
     (out / f"rank{rank}.json").write_text(json.dumps(record))
+    # Leave the gloo group before exiting: a rank that exits with it still alive can abort
+    # in teardown ("terminate called without an active exception"), failing the launcher.
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def test_two_processes_gather_rewards_and_keep_selectors_identical(tmp_path: Path) -> None:
