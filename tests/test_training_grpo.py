@@ -211,6 +211,57 @@ def test_fresh_run_refuses_to_overwrite_and_resume_needs_a_checkpoint(
     assert (tmp_path / "x" / "checkpoints" / latest / "model" / "config.json").exists()
 
 
+def _damage_latest(run: Path, name: str, content: bytes) -> None:
+    (run / "checkpoints" / "step_000001" / name).write_bytes(content)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "phrase"),
+    [
+        ("rng.pt", b"not a torch file", "rng.pt: damaged checkpoint file"),
+        ("optimizer.pt", b"\x80\x04garbage", "optimizer.pt: damaged checkpoint file"),
+        ("trainer.json", b"[]", "a JSON object expected"),
+        ("trainer.json", b"[" * 100_000 + b"]" * 100_000, "nesting depth"),
+        ("trainer.json", b'{"step": "x"}', "'step' must be an int"),
+        ("model/model.safetensors", b"garbage", "model: damaged checkpoint file"),
+    ],
+)
+def test_a_damaged_checkpoint_is_a_clear_error_naming_the_file(
+    sft_dir: Path, tmp_path: Path, name: str, content: bytes, phrase: str
+) -> None:
+    run = tmp_path / "x"
+    trainer = Trainer(TEST_TRAIN, sft_dir, run, log=lambda _: None)
+    trainer.step()
+    trainer.save()
+    _damage_latest(run, name, content)
+    with pytest.raises(ValueError, match=phrase):
+        Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None)
+
+
+def test_resume_refuses_a_foreign_selector_and_a_pointer_outside_the_run(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    from frontier_rft import TaskPool, make_selector
+    from frontier_rft.core.persistence import save_selector
+
+    run = tmp_path / "x"
+    trainer = Trainer(TEST_TRAIN, sft_dir, run, log=lambda _: None)
+    trainer.step()
+    trainer.save()
+    ckpt = run / "checkpoints" / "step_000001"
+    kept = (ckpt / "selector.npz").read_bytes()
+    foreign = make_selector(TEST_TRAIN.selector, TaskPool(num_tasks=3, prompts=list("abc")))
+    save_selector(foreign, ckpt / "selector.npz")
+    with pytest.raises(ValueError, match="the checkpoint is not this run's"):
+        Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None)
+    (ckpt / "selector.npz").write_bytes(kept)
+    (run / "checkpoints" / "latest").write_text("../../elsewhere/checkpoints/step_000001")
+    with pytest.raises(ValueError, match="does not name a checkpoint"):
+        Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None)
+    (run / "checkpoints" / "latest").write_text("step_000001")
+    assert Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None).step_count == 1
+
+
 @pytest.mark.parametrize("selector", ["uniform", "prioritized", "bots", "sec", "frontier", "pcl"])
 def test_experiment_selectors_run_on_the_countdown_pool(
     sft_dir: Path, tmp_path: Path, selector: str

@@ -18,17 +18,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.core.persistence import atomic_write_bytes, load_selector, save_selector
 from frontier_rft.core.selector import Selector
 from frontier_rft.training.device import model_device
 
-__all__ = ["latest_checkpoint", "load_checkpoint", "save_checkpoint"]
+__all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
 _PREFIX = "step_"
 _TMP = ".tmp-"
@@ -89,7 +93,15 @@ def latest_checkpoint(ckpt_root: str | os.PathLike[str]) -> Path | None:
     pointer = Path(ckpt_root) / "latest"
     if not pointer.exists():
         return None
-    path = Path(ckpt_root) / pointer.read_text(encoding="utf-8").strip()
+    with open(pointer, "rb") as fh:
+        name = fh.read(64).decode("utf-8", errors="replace").strip()
+    # Only a sibling step directory: the pointer is a file on disk, not a path to follow.
+    if not re.fullmatch(rf"{_PREFIX}\d{{6,}}", name):
+        raise ValueError(
+            f"{pointer} does not name a checkpoint ({name[:20]!r}); write the name of one of "
+            f"the {_PREFIX}NNNNNN directories beside it into it, or start a new --out"
+        )
+    path = Path(ckpt_root) / name
     if not (path / "trainer.json").exists():
         raise ValueError(f"{pointer} points at {path.name}, which is missing or incomplete")
     return path
@@ -103,13 +115,39 @@ def load_checkpoint(
     The model is loaded by the caller from `path/model` (before building the optimizer).
     """
     ckpt = Path(path)
-    state_dict = torch.load(ckpt / "optimizer.pt", map_location="cpu", weights_only=True)
-    optimizer.load_state_dict(state_dict)  # moves the state onto the parameters' device
-    rng = torch.load(ckpt / "rng.pt", map_location="cpu", weights_only=True)
-    torch.set_rng_state(rng["torch"])
-    device = optimizer.param_groups[0]["params"][0].device  # where the run resumes
-    if "cuda" in rng and device.type == "cuda":  # else: resumed on a CPU, not bitwise
-        torch.cuda.set_rng_state(rng["cuda"], device=device)
+    state = _trainer_state(ckpt / "trainer.json")
     selector = load_selector(ckpt / "selector.npz", **collaborators)
-    state: dict[str, Any] = json.loads((ckpt / "trainer.json").read_text())
+    with damaged(ckpt / "optimizer.pt"):
+        state_dict = torch.load(ckpt / "optimizer.pt", map_location="cpu", weights_only=True)
+        optimizer.load_state_dict(state_dict)  # moves the state onto the parameters' device
+    with damaged(ckpt / "rng.pt"):
+        rng = torch.load(ckpt / "rng.pt", map_location="cpu", weights_only=True)
+        torch.set_rng_state(rng["torch"])
+        device = optimizer.param_groups[0]["params"][0].device  # where the run resumes
+        if "cuda" in rng and device.type == "cuda":  # else: resumed on a CPU, not bitwise
+            torch.cuda.set_rng_state(rng["cuda"], device=device)
     return selector, state
+
+
+@contextmanager
+def damaged(path: Path) -> Iterator[None]:
+    """Turn any failure to read a checkpoint file into one ValueError that names it."""
+    try:
+        yield
+    except Exception as exc:  # torch.load and safetensors raise many unrelated types
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        raise ValueError(
+            f"{path}: damaged checkpoint file ({type(exc).__name__}: {first}); resume from "
+            "another checkpoint (point checkpoints/latest at it) or start a new --out"
+        ) from exc
+
+
+def _trainer_state(path: Path) -> dict[str, Any]:
+    with damaged(path):
+        state = loads_bounded(path.read_text(encoding="utf-8"), max_chars=1 << 26, max_depth=8)
+        if not isinstance(state, dict):
+            raise TypeError("a JSON object expected")
+        step = state.get("step")
+        if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+            raise TypeError(f"'step' must be an int >= 0, got {step!r}")
+    return state

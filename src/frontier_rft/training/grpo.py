@@ -37,7 +37,12 @@ from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.integrations.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.selectors.dynamic_sampling import DynamicSamplingSelector
 from frontier_rft.selectors.metis import METISSelector
-from frontier_rft.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from frontier_rft.training.checkpoint import (
+    damaged,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+)
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.data import heldout_split, load_task, train_split
 from frontier_rft.training.device import resolve_device
@@ -161,7 +166,11 @@ class Trainer:
             references = load_references(cfg.reference_pass_rates, self.items)
         self.num_levels = len(cfg.levels.split(","))
         self.given = parse_given(cfg.given)
-        self.model, self.tokenizer = load_lm(ckpt / "model" if ckpt else self.model_dir)
+        if ckpt is None:
+            self.model, self.tokenizer = load_lm(self.model_dir)
+        else:
+            with damaged(ckpt / "model"):
+                self.model, self.tokenizer = load_lm(ckpt / "model")
         self.model.to(self.device).train()
         self.prompt_ids = encode_prompts(self.tokenizer, [it.prompt for it in self.items])
         self.embed_seconds = 0.0
@@ -199,12 +208,17 @@ class Trainer:
         """DAPO: sequences of surplus groups the selector buffered, by (task, step)."""
         if ckpt is not None:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
-            self.step_count = int(state["step"])
-            self.rollouts = int(state.get("rollouts", 0))
-            self.embed_seconds = float(state.get("embed_seconds", 0.0))
-            for task, step, prompt, completions, rewards in state.get("dapo_stash", []):
-                group = _Group(task, prompt, completions, np.asarray(rewards, dtype=np.float64))
-                self._stash.setdefault((task, step), []).append(group)
+            self._check_resumed_selector(ckpt)
+            self.step_count = state["step"]
+            with damaged(ckpt / "trainer.json"):
+                self.rollouts = int(state.get("rollouts", 0))
+                self.embed_seconds = float(state.get("embed_seconds", 0.0))
+                for task, step, prompt, completions, rewards in state.get("dapo_stash", []):
+                    if not 0 <= task < len(self.items):
+                        raise ValueError(f"dapo_stash task {task!r} is not in the pool")
+                    rewards = np.asarray(rewards, dtype=np.float64)
+                    group = _Group(task, prompt, completions, rewards)
+                    self._stash.setdefault((task, int(step)), []).append(group)
             if _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count):
                 log("metrics.jsonl ended in a torn line (a crash mid-write): dropped it")
             log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
@@ -548,6 +562,20 @@ class Trainer:
             },
             keep=self.config.keep_checkpoints,
         )
+
+    def _check_resumed_selector(self, ckpt: Path) -> None:
+        """The checkpoint's selector must be this run's: same method, same training pool."""
+        sel, cfg = self.selector, self.config
+        pool = sel.pool
+        same_prompts = pool.prompts is None or list(pool.prompts) == [
+            it.prompt for it in self.items
+        ]
+        if sel.name != cfg.selector or pool.num_tasks != len(self.items) or not same_prompts:
+            raise ValueError(
+                f"{ckpt / 'selector.npz'} holds a {sel.name!r} selector over {pool.num_tasks} "
+                f"prompts, but this run trains {cfg.selector!r} over {len(self.items)}: the "
+                "checkpoint is not this run's; resume from this run's own or start a new --out"
+            )
 
     def _write_run_info(self, check: bool) -> None:
         info = {
