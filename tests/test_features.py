@@ -259,6 +259,9 @@ def test_refresh_features_validates_and_reports_unused() -> None:
         pcl.refresh_features(np.ones(len(PROMPTS)))
     with pytest.raises(ValueError, match="NaN"):
         pcl.refresh_features(np.full((len(PROMPTS), 2), np.nan))
+    huge = np.full(text_features(PROMPTS).shape, 1e300)
+    with pytest.raises(ValueError, match="above the supported"):
+        pcl.refresh_features(huge)  # as TaskPool(features=...) refuses it
     assert_state_equal(before, pcl.state_dict())
 
 

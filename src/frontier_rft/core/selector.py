@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
+from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, check_magnitude
 from frontier_rft.core.config import SelectorConfig, config_to_dict
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
@@ -227,6 +227,7 @@ class Selector(ABC):
             )
         if not np.all(np.isfinite(arr)):
             raise ValueError("refresh_features: features contain NaN or inf")
+        check_magnitude(arr, "refresh_features: features", "rescale them (standardise)")
         initial = (getattr(self, "_features", None), self.evidence.get("features", ""))
         if not self._refresh_features(arr):
             return False
