@@ -305,3 +305,15 @@ def test_bots_uses_measured_reference_pass_rates(sft_dir: Path, tmp_path: Path) 
         load_references(path, items)
     with pytest.raises(ValueError, match="measure-references"):
         load_references(tmp_path / "missing.json", items)
+    # A damaged or foreign file is one ValueError naming it, never a crash inside.
+    fmt = json.loads(path.read_text())["format"]
+    for text, phrase in [
+        ("[1]", "not a reference pass-rate file"),
+        (json.dumps({"format": fmt}), "no 'keys' list"),
+        ("[" * 100_000 + "]" * 100_000, "nesting depth"),
+        ("", "not readable as a reference pass-rate file"),
+    ]:
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        with pytest.raises(ValueError, match=phrase):
+            load_references(bad, items)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["json_depth", "loads_bounded"]
+__all__ = ["json_depth", "load_json_file", "loads_bounded"]
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
@@ -38,3 +40,19 @@ def loads_bounded(text: str, *, max_chars: int, max_depth: int) -> Any:
         return json.loads(text)
     except RecursionError as exc:  # unreachable after the depth check; kept as a guard
         raise ValueError("JSON nested too deeply") from exc
+
+
+def load_json_file(
+    path: str | os.PathLike[str], what: str, *, max_chars: int = 1 << 26, max_depth: int = 32
+) -> Any:
+    """A JSON file's content, or one ValueError naming the file and what it should be."""
+    file = Path(path)
+    if not file.is_file():
+        state = "is not a file" if file.exists() else "does not exist"
+        raise ValueError(f"{file} {state}; expected {what}")
+    try:
+        with open(file, encoding="utf-8") as fh:
+            text = fh.read(max_chars + 1)  # never more than the bound in memory
+        return loads_bounded(text, max_chars=max_chars, max_depth=max_depth)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{file} is not readable as {what}: {exc}") from None

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.integrations.metrics_log import read_metrics_jsonl
 
 __all__ = [
@@ -42,10 +43,12 @@ _COLUMN_ORDER = ("start eval/mean_score", "eval/mean_score", "eval/pass@", "eval
 
 
 def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise ValueError(f"{path.parent} has no {path.name}: it is not {what}") from exc
+    if not path.exists():
+        raise ValueError(f"{path.parent} has no {path.name}: it is not {what}")
+    data = load_json_file(path, f"the {path.name} of {what}")
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not the {path.name} of {what} (a JSON object expected)")
+    return data
 
 
 def run_label(run: str | Path) -> str:
@@ -70,7 +73,7 @@ def run_summary(run: str | Path) -> dict[str, Any]:
             f"{run} has no eval.json: the run has not finished (continue it with "
             f"`frontier train --out {run} --resume`) or is not a frontier train run"
         )
-    summary: dict[str, Any] = json.loads((path / "eval.json").read_text())
+    summary: dict[str, Any] = _read_json(path / "eval.json", "a finished frontier train run")
     steps = read_metrics_jsonl(path / "metrics.jsonl")
     train = [s for s in steps if "train/reward_mean" in s]
     if train:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.tasks.base import TaskItem
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.data import load_task, task_key, train_split
@@ -93,9 +94,12 @@ def load_references(path: str | os.PathLike[str], items: Sequence[TaskItem]) -> 
             "measure-references --weak DIR --strong DIR --out FILE` (same --levels, "
             "--train-size, --train-seed as the training run)"
         )
-    data = json.loads(file.read_text())
-    if data.get("format") != FORMAT:
+    data = load_json_file(file, f"a reference pass-rate file (format {FORMAT})")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{file} is not a reference pass-rate file (format {FORMAT})")
+    missing = [k for k in ("keys", "weak", "strong") if not isinstance(data.get(k), list)]
+    if missing:
+        raise ValueError(f"{file}: no {missing[0]!r} list; measure the file again")
     keys = [task_key(it) for it in items]
     if data["keys"] != keys:
         raise ValueError(
@@ -103,7 +107,10 @@ def load_references(path: str | os.PathLike[str], items: Sequence[TaskItem]) -> 
             f"train_size {data.get('train_size')}, train_seed {data.get('train_seed')}); "
             "measure it again with this run's --levels, --train-size and --train-seed"
         )
-    rates = np.stack([np.asarray(data["weak"], float), np.asarray(data["strong"], float)], axis=1)
-    if rates.shape != (len(items), 2) or np.any((rates < 0) | (rates > 1)):
+    try:
+        rates = np.stack([np.asarray(data[k], float) for k in ("weak", "strong")], axis=1)
+    except (TypeError, ValueError):
+        rates = np.zeros((0, 2))
+    if rates.shape != (len(items), 2) or not np.all((rates >= 0) & (rates <= 1)):
         raise ValueError(f"{file}: weak/strong rates must be {len(items)} numbers in [0, 1] each")
     return rates

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 
 __all__ = ["RESUME_MAY_CHANGE", "read_run_info", "write_run_info"]
@@ -32,10 +32,9 @@ def write_run_info(path: Path, info: dict[str, Any]) -> None:
 def read_run_info(path: Path) -> dict[str, Any]:
     """run.json as written by `Trainer`; ValueError naming the file when it is not."""
     try:
-        text = path.read_text(encoding="utf-8")
-        info = loads_bounded(text, max_chars=_MAX_CHARS, max_depth=_MAX_DEPTH)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable run.json ({exc}); {_FIX}") from None
+        info = load_json_file(path, "a run.json", max_chars=_MAX_CHARS, max_depth=_MAX_DEPTH)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; {_FIX}") from None
     if not isinstance(info, dict):
         raise ValueError(f"{path}: not a run.json (a JSON object expected); {_FIX}")
     if not isinstance(info.get("config"), dict):
