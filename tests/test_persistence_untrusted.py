@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import drive, world_pool
-from frontier_rft import load_selector, make_selector, save_selector
+from frontier_rft import TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.core import checkpoint_file, persistence
 from frontier_rft.core.persistence import STALE_TEMP_SECONDS, CheckpointError, clean_stale_temps
 
@@ -186,6 +186,29 @@ def test_a_foreign_pool_in_the_file_is_a_checkpoint_error(saved: Path) -> None:
     _with_header(saved, header)
     with pytest.raises(CheckpointError, match="num_tasks"):
         load_selector(saved)
+
+
+def test_a_header_claiming_a_huge_pool_is_refused_before_allocating(tmp_path: Path) -> None:
+    """Every selector's state holds per-task arrays: a header alone cannot make it build a
+    pool of 1e9 tasks (8 GB per array) before the mismatch is found."""
+    for name in ("bots", "prioritized", "mopps", "uniform"):
+        path = tmp_path / f"{name}.npz"
+        save_selector(make_selector(name, TaskPool(num_tasks=50), seed=0), path)
+        header = _header(path)
+        header["pool"] = {"num_tasks": 10**9}
+        header["state"]["pool_fingerprint"] = TaskPool(num_tasks=10**9).fingerprint
+        _with_header(path, header)
+        with pytest.raises(CheckpointError, match="does not fit a TaskPool of 1000000000"):
+            load_selector(path)
+
+
+def test_a_device_or_pipe_is_not_read(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="not a regular file"):
+        load_selector("/dev/zero")  # endless: reading it for a zip directory would never stop
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    with pytest.raises(CheckpointError, match="not a regular file"):
+        load_selector(fifo)
 
 
 def test_an_unsupported_zip_version_is_a_checkpoint_error(saved: Path) -> None:

@@ -18,6 +18,8 @@ Any violation raises CheckpointError (a ValueError) naming the problem.
 from __future__ import annotations
 
 import io
+import os
+import stat
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,6 +83,8 @@ def array_refs(tree: Any) -> Iterator[Any]:
 
 def read_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The parsed header and the arrays it references; OSError for I/O, else CheckpointError."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a device or pipe could be endless
+        raise CheckpointError(f"{path}: not a regular file, so not a frontier_rft selector file")
     with open(path, "rb") as fh:
         size = path.stat().st_size
         try:

@@ -144,6 +144,27 @@ def save_selector(
     atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
 
 
+def _check_fits(state: dict[str, Any], pool: TaskPool) -> None:
+    """Refuse a state that does not fit `pool` before building anything of the pool's size:
+    every selector's state holds a per-task array, so a header that claims a huge pool
+    without the arrays to match costs no memory."""
+    if state.get("pool_fingerprint") != pool.fingerprint:
+        raise ValueError(
+            f"state was saved for a different TaskPool (fingerprint "
+            f"{state.get('pool_fingerprint')} != {pool.fingerprint}); load it with the same pool"
+        )
+    base = state.get("base")
+    if not isinstance(base, dict):
+        raise ValueError("selector state: missing or malformed section 'base'")
+    counts = base.get("times_selected")
+    if not isinstance(counts, np.ndarray) or counts.shape != (pool.num_tasks,):
+        shape = getattr(counts, "shape", None)
+        raise ValueError(
+            f"state does not fit a TaskPool of {pool.num_tasks} tasks (per-task counts of "
+            f"shape {shape})"
+        )
+
+
 def load_selector(
     path: str | os.PathLike[str], pool: TaskPool | None = None, **collaborators: Any
 ) -> Selector:
@@ -178,6 +199,7 @@ def load_selector(
             if not isinstance(pool_state, dict):
                 raise ValueError("malformed TaskPool")
             pool = TaskPool.from_state(pool_state)
+        _check_fits(state, pool)
         cls = SELECTORS[name]
         config = config_from_dict(cls.config_class, state["config"], what=name)
         if "seed" not in state:
