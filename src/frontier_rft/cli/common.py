@@ -185,12 +185,16 @@ def _load_yaml(path: str) -> dict[str, Any]:
         import yaml
     except ImportError as exc:
         raise UsageError("--config needs PyYAML: pip install pyyaml") from exc
+    from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
+
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
+        with open(file, encoding="utf-8") as fh:
+            data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1})" if where is not None else ""
-        raise UsageError(f"--config {path}: not valid YAML{at}") from exc
+        why = getattr(exc, "problem", None) or (str(exc) if type(exc) is yaml.YAMLError else "")
+        raise UsageError(f"--config {path}: not valid YAML{at}{': ' + why if why else ''}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

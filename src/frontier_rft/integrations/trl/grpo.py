@@ -71,10 +71,11 @@ def _trainer_kind(argv: Sequence[str]) -> str:
         if arg.startswith("--trainer="):
             return arg.split("=", 1)[1]
     if "--config" in args and args.index("--config") + 1 < len(args):
-        import yaml
+        from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
 
         with open(args[args.index("--config") + 1], encoding="utf-8") as fh:
-            return str((yaml.safe_load(fh) or {}).get("trainer", "grpo"))
+            data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
+        return str(data.get("trainer", "grpo")) if isinstance(data, dict) else "grpo"
     return "grpo"
 
 
