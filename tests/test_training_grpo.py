@@ -317,3 +317,31 @@ def test_bots_uses_measured_reference_pass_rates(sft_dir: Path, tmp_path: Path) 
         bad.write_text(text)
         with pytest.raises(ValueError, match=phrase):
             load_references(bad, items)
+
+
+def test_non_finite_settings_are_refused() -> None:
+    from frontier_rft.training.config import TrainConfig
+
+    for field in ("lr", "kl_coef", "entropy_coef", "weight_decay"):
+        with pytest.raises(ValueError, match=f"{field} must be a finite number"):
+            TrainConfig(**{field: float("inf")})
+
+
+def test_a_non_finite_loss_stops_the_run_before_the_update(
+    sft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from frontier_rft.training import grpo
+
+    real = grpo.policy_loss
+
+    def exploding(*args, **kwargs):  # type: ignore[no-untyped-def]
+        loss = real(*args, **kwargs)
+        return grpo.PolicyLoss(loss.total * float("nan"), loss.parts)
+
+    trainer = Trainer(TEST_TRAIN, sft_dir, tmp_path / "x", log=lambda _: None)
+    before = _params(trainer.model)
+    monkeypatch.setattr(grpo, "policy_loss", exploding)
+    with pytest.raises(ValueError, match="non-finite loss"):
+        _mixed_step(trainer)
+    for name, value in _params(trainer.model).items():
+        assert torch.equal(value, before[name]), name  # the model was not updated

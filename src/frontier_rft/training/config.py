@@ -7,6 +7,7 @@ validated in `__post_init__` with messages that say how to fix the value. No tor
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,17 +42,21 @@ def _pos_int(name: str, value: object, hint: str = "") -> None:
     )
 
 
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _nonneg(name: str, value: object, hint: str = "") -> None:
     check(
-        isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
-        f"{name} must be a number >= 0{hint}, got {value!r}",
+        _finite(value) and value >= 0,  # type: ignore[operator]
+        f"{name} must be a finite number >= 0{hint}, got {value!r}",
     )
 
 
 def _positive(name: str, value: object) -> None:
     check(
-        isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
-        f"{name} must be a number > 0, got {value!r}",
+        _finite(value) and value > 0,  # type: ignore[operator]
+        f"{name} must be a finite number > 0, got {value!r}",
     )
 
 

@@ -464,6 +464,13 @@ class Trainer:
             grad_norm = torch.nn.utils.clip_grad_norm_(
                 self.model.parameters(), cfg.max_grad_norm if cfg.max_grad_norm > 0 else 1e12
             )
+            if not (torch.isfinite(total.detach()) and torch.isfinite(grad_norm)):
+                # Stop before the update: NaN weights would be saved and resumed from.
+                raise ValueError(
+                    f"step {self.step_count + 1}: non-finite loss ({float(total.detach()):.3g}) "
+                    f"or gradient norm ({float(grad_norm):.3g}), the model is not updated; "
+                    f"lower lr (now {cfg.lr:g}) or kl_coef and resume: frontier train --resume"
+                )
             self.optimizer.step()
             if epoch == 0:
                 parts = dict(loss.parts)
