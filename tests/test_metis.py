@@ -405,3 +405,27 @@ def test_metis_picks_mixed_tasks_far_more_often_than_uniform(seed: int) -> None:
     assert uniform < 0.45
     assert metis > 0.75
     assert metis > uniform + 0.3
+
+
+def test_a_long_winded_judge_still_saves_and_resumes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An LLM judge's replies can be long: they are saved as arrays, not in the JSON header
+    (100 MB of replies used to exceed the header's bound and fail every save)."""
+    from conftest import assert_state_equal
+    from frontier_rft import load_selector, save_selector
+
+    reply = "Let me think. " * 45_000 + "\\boxed{0.25}"  # ~630 kB, parseable at the end
+
+    def judge(prompts: Sequence[str]) -> list[str]:
+        return [reply + "\u00e9\x00" for _ in prompts]  # non-ASCII and NUL survive too
+
+    pool = TaskPool(num_tasks=200, prompts=[f"problem {i}" for i in range(200)])
+    sel = make_selector("metis", pool, seed=0, judge=judge)
+    for step in range(8):
+        _step(sel, step, 20)
+    for _ in range(8):
+        sel.select(20)  # judged, awaiting feedback: their prompts and replies are state
+    path = tmp_path / "metis.npz"
+    save_selector(sel, path)
+    again = load_selector(path, judge=judge)
+    assert_state_equal(sel.state_dict(), again.state_dict())
+    assert again.select(5).tolist() == sel.select(5).tolist()

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.core.bounds import MAX_STEP, check_magnitude
-from frontier_rft.core.state_check import read_array
+from frontier_rft.core.state_check import decode_texts, encode_texts
 
 __all__ = ["TaskPool"]
 
@@ -167,7 +167,7 @@ class TaskPool:
         for name in _TEXT_FIELDS:
             items = getattr(self, name)
             if items is not None:
-                state[name] = _encode_text(items)
+                state[name] = encode_texts(items)
         return state
 
     @classmethod
@@ -181,23 +181,7 @@ class TaskPool:
         return cls(**fields)
 
 
-def _encode_text(items: tuple[str, ...]) -> dict[str, NDArray[Any]]:
-    """UTF-8 bytes and per-item byte lengths: exact for any text (numpy's str arrays would
-    drop trailing NUL characters and change the pool's fingerprint)."""
-    data = [item.encode("utf-8", "surrogatepass") for item in items]
-    return {
-        "utf8": np.frombuffer(b"".join(data), dtype=np.uint8).copy(),
-        "lengths": np.array([len(d) for d in data], dtype=np.int64),
-    }
-
-
 def _decode_text(name: str, value: Any) -> Any:
     if not isinstance(value, dict):
         return value  # files written before the UTF-8 layout: an array of str
-    utf8 = read_array(value, "utf8", f"TaskPool.{name}", np.uint8)
-    lengths = read_array(value, "lengths", f"TaskPool.{name}", np.int64, lo=0)
-    if int(lengths.sum()) != utf8.size:
-        raise ValueError(f"malformed TaskPool.{name}: lengths do not add up to the text")
-    raw, ends = utf8.tobytes(), np.cumsum(lengths).tolist()
-    pairs = zip(ends, lengths.tolist(), strict=True)
-    return [raw[end - k : end].decode("utf-8", "surrogatepass") for end, k in pairs]
+    return decode_texts(value, f"TaskPool.{name}")

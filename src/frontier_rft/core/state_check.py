@@ -7,7 +7,7 @@ selector's `_load_state_dict` rejects a tampered state at load instead of failin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,15 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
 
-__all__ = ["read_array", "read_float", "read_int", "read_keys", "read_permutation"]
+__all__ = [
+    "decode_texts",
+    "encode_texts",
+    "read_array",
+    "read_float",
+    "read_int",
+    "read_keys",
+    "read_permutation",
+]
 
 _KINDS = {"b": "b", "i": "iu", "u": "iu", "f": "iuf"}  # target kind -> accepted source kinds
 
@@ -110,3 +118,29 @@ def read_permutation(
     if order.shape != (n,) or np.any(np.bincount(order, minlength=n) != 1):
         raise ValueError(f"{who} state: {key} is not a permutation of the pool's {n} tasks")
     return order
+
+
+def encode_texts(items: Sequence[str]) -> dict[str, NDArray[Any]]:
+    """Strings as UTF-8 bytes plus per-item byte lengths: exact for any text (numpy's str
+    arrays drop trailing NUL characters), and saved as arrays, not in the JSON header."""
+    data = [item.encode("utf-8", "surrogatepass") for item in items]
+    return {
+        "utf8": np.frombuffer(b"".join(data), dtype=np.uint8).copy(),
+        "lengths": np.array([len(d) for d in data], dtype=np.int64),
+    }
+
+
+def decode_texts(value: Mapping[str, Any], who: str) -> list[str]:
+    """Inverse of `encode_texts`, checked; ValueError naming `who` when malformed."""
+    utf8 = read_array(value, "utf8", who, np.uint8)
+    lengths = read_array(value, "lengths", who, np.int64, lo=0)
+    if lengths.ndim != 1 or int(lengths.sum()) != utf8.size:
+        raise ValueError(f"malformed {who}: lengths do not add up to the text")
+    raw, ends = utf8.tobytes(), np.cumsum(lengths).tolist()
+    try:
+        return [
+            raw[end - k : end].decode("utf-8", "surrogatepass")
+            for end, k in zip(ends, lengths.tolist(), strict=True)
+        ]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"malformed {who}: not UTF-8 text ({exc.reason})") from None

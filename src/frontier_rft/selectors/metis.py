@@ -23,7 +23,14 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+from frontier_rft.core.state_check import (
+    decode_texts,
+    encode_texts,
+    read_array,
+    read_float,
+    read_int,
+    read_keys,
+)
 from frontier_rft.selectors.metis_judge import (
     ALLOWED_VALUES,
     MAX_VARIANCE,
@@ -447,9 +454,9 @@ class METISSelector(Selector):
             "baseline": self._baseline,
             "seq": self._seq,
             "batches": self._batches,
-            "memory": dict(self._memory),
-            "pending": dict(self._awaiting),
-            "done": dict(self._scored),
+            "memory": _texts_as_arrays(self._memory),
+            "pending": _texts_as_arrays(self._awaiting),
+            "done": _texts_as_arrays(self._scored),
             "totals": dict(self._jtotals),
             "last": dict(self._jlast),
         }
@@ -502,8 +509,21 @@ def _column(raw: dict[str, Any], key: str, dtype: Any, what: str, n: int) -> NDA
     return read_array(raw, key, f"metis {what}", dtype, lo=lo, hi=hi, finite=True)
 
 
+def _texts_as_arrays(records: dict[str, Any]) -> dict[str, Any]:
+    """A record table with its judge prompts and responses as UTF-8 arrays: an LLM judge's
+    long replies go to the file's arrays, not its bounded JSON header."""
+    out = dict(records)
+    for key in ("user", "response"):
+        if key in records:  # the exemplar memory keeps neither
+            out[key] = encode_texts(records[key])
+    return out
+
+
 def _strings(raw: dict[str, Any], key: str, what: str) -> list[str]:
     values = raw[key]
+    if isinstance(values, dict):
+        return decode_texts(values, f"metis state: {what} {key}")
+    # States saved before texts were arrays: a list of strings.
     if not isinstance(values, list | np.ndarray) or not all(isinstance(s, str) for s in values):
         raise ValueError(f"metis state: {what} {key} must be a list of strings")
     return [str(s) for s in values]
