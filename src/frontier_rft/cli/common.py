@@ -107,6 +107,17 @@ def parse_assignments(items: Sequence[str], flag: str) -> dict[str, Any]:
     return out
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an int >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
 def int_tuple(text: str) -> tuple[int, ...]:
     """'1,4,8' -> (1, 4, 8)."""
     try:

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from frontier_rft import __version__
 from frontier_rft.cli.bench_rl import add_command as add_bench_rl
@@ -101,6 +102,13 @@ def _missing_extra(exc: ImportError) -> str:
     )
 
 
+def _check_out_dir(args: argparse.Namespace) -> None:
+    """--out names a directory for every command but those that write one file."""
+    out = getattr(args, "out", None)
+    if out and not getattr(args, "out_is_file", False) and Path(out).is_file():
+        raise UsageError(f"--out {out} is a file; give a directory (it is created)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_in
@@ -121,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise UsageError(f"{prog} takes no --config file")
             apply_config_file(sub, path)
         args = parser.parse_args(args_in)
+        _check_out_dir(args)
         return int(args.func(args))
     except KeyboardInterrupt:
         if debug:

@@ -114,10 +114,17 @@ def given_line(results: dict[str, Any]) -> str:
     return f"Given: {given}. Evidence in use: {uses or 'none'}."
 
 
-def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) -> int:
+def _check_counts(args: argparse.Namespace) -> None:
+    """Counts and the first seed, checked before any work starts."""
     for flag in ("steps", "seeds", "batch", "rollouts", "jobs"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag} must be at least 1, got {getattr(args, flag)}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be >= 0 (numpy seeds are non-negative), got {args.seed}")
+
+
+def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) -> int:
+    _check_counts(args)
     try:
         scenario = get_scenario(
             args.scenario, **parse_assignments(args.scenario_set or [], "--scenario-set")
@@ -179,6 +186,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.out or "runs/demo")
+    _check_counts(args)
     print(
         "frontier demo: every selector on the simulated 'hard' pool (most tasks start "
         f"unsolved), paper-default settings, {args.seeds} seeds; first given the prompt text only "

@@ -20,6 +20,7 @@ from frontier_rft.cli.common import (
     int_tuple,
     model_dir,
     parse_assignments,
+    positive_int,
     quiet_transformers,
     run_dir,
 )
@@ -246,7 +247,9 @@ def add_commands(sub: Any) -> None:
         help="afterwards, sample this many training-pool tasks (train defaults) and report the "
         "always/never/mixed-solved mix to start_state.json (0 = skip)",
     )
-    p.add_argument("--samples", type=int, default=8, help="samples per task for --measure-pool")
+    p.add_argument(
+        "--samples", type=positive_int, default=8, help="samples per task for --measure-pool"
+    )
     add_config_flags(p, SFTConfig, choices=CHOICES)
     p.set_defaults(func=_cmd_sft)
 
@@ -281,7 +284,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "--out", required=True, help="output JSON (frontier train --reference-pass-rates)"
     )
-    p.add_argument("--samples", type=int, default=8, help="samples per task and model")
+    p.add_argument("--samples", type=positive_int, default=8, help="samples per task and model")
     p.add_argument("--seed-sampling", type=int, default=0, help="torch sampling seed")
     defaults = TrainConfig()
     for name in ("task", "levels", "train_size", "train_seed", "max_new_tokens", "temperature"):
@@ -294,7 +297,7 @@ def add_commands(sub: Any) -> None:
             choices=CHOICES.get(name),
             help=f"{doc} (default: {getattr(defaults, name)}, as in train)",
         )
-    p.set_defaults(func=_cmd_measure_references)
+    p.set_defaults(func=_cmd_measure_references, out_is_file=True)
 
     p = sub.add_parser("evaluate", help="held-out pass@k of models, or compare finished runs")
     p.add_argument("--model", nargs="+", help="model or run directories (default: none)")
@@ -305,7 +308,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--levels", help=f"held-out levels (default: train's, {defaults.levels})")
     p.add_argument("--eval-size", type=int, default=128, help="held-out tasks")
     p.add_argument("--eval-seed", type=int, default=2, help="held-out split seed")
-    p.add_argument("--samples", type=int, default=8, help="completions per task (n)")
+    p.add_argument("--samples", type=positive_int, default=8, help="completions per task (n)")
     p.add_argument("--k", type=int_tuple, default=(1, 4, 8), help="pass@k values, e.g. 1,4,8")
     p.add_argument("--max-new-tokens", type=int, default=40, help="longest completion")
     p.add_argument(

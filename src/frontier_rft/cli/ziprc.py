@@ -23,6 +23,7 @@ from frontier_rft.cli.common import (
     config_from_args,
     int_tuple,
     model_dir,
+    positive_int,
     quiet_transformers,
 )
 from frontier_rft.cli.ziprc_pareto import add_pareto_command
@@ -176,7 +177,7 @@ def _common(p: argparse.ArgumentParser, prompts: int, samples: int, split_seed: 
     p.add_argument("--task", default="countdown", choices=TASKS, help="task family")
     p.add_argument("--levels", default=_DEFAULTS.levels, help="task levels")
     p.add_argument("--prompts", type=int, default=prompts, help="prompts")
-    p.add_argument("--samples", type=int, default=samples, help="completions per prompt")
+    p.add_argument("--samples", type=positive_int, default=samples, help="completions per prompt")
     p.add_argument("--split-seed", type=int, default=split_seed, help="split seed")
     p.add_argument(
         "--max-new-tokens", type=int, default=_DEFAULTS.max_new_tokens, help="longest completion"
