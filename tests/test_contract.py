@@ -142,6 +142,10 @@ BAD_FEEDBACK = {
     "2-d rewards": (lambda ids: Feedback(ids, np.ones((ids.size, 2)), step=9), "1-D"),
     "negative step": (lambda ids: Feedback(ids, np.ones(ids.size), step=-1), "step"),
     "float ids": (lambda ids: Feedback(ids + 0.5, np.ones(ids.size), step=9), "integers"),
+    "masked rewards": (
+        lambda ids: Feedback(ids, np.ma.masked_array(np.ones(ids.size), mask=True), step=9),
+        "not masked ones",
+    ),
 }
 
 

@@ -339,3 +339,12 @@ def test_a_save_killed_mid_write_leaves_a_temp_file_the_next_save_removes(
     _age(left[0], STALE_TEMP_SECONDS + 1)
     save_selector(make_selector("uniform", world_pool()), target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sel.npz"]
+
+
+def test_saved_files_follow_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        save_selector(make_selector("uniform", TaskPool(num_tasks=4)), tmp_path / "sel.npz")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "sel.npz").stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600

@@ -42,6 +42,13 @@ class Feedback:
         bounded_int(self.step, "Feedback.step")
         if self.policy_version is not None:
             bounded_int(self.policy_version, "Feedback.policy_version")
+        if isinstance(self.task_ids, np.ma.MaskedArray) or isinstance(
+            self.rewards, np.ma.MaskedArray
+        ):  # np.asarray would drop the mask and report the masked rollouts as real
+            raise ValueError(
+                "Feedback takes plain arrays, not masked ones: drop the masked rollouts "
+                "first (ids[~rewards.mask], rewards.compressed())"
+            )
         ids_in = np.asarray(self.task_ids)
         rewards_in = np.asarray(self.rewards)
         if ids_in.ndim != 1 or rewards_in.ndim != 1:

@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import re
-import tempfile
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -101,7 +101,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], write: Any) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_temps(target.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
+    # Created like any new file (0666 less the umask), not mkstemp's 0600: a saved file is
+    # as readable as the user's other outputs.
+    tmp = str(target.parent / f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
