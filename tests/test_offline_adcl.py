@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -235,3 +236,21 @@ def test_adcl_needs_difficulty_and_a_callable_estimator() -> None:
         make_selector("adcl", POOL, estimator=3)
     with pytest.raises(ValueError, match="num_chunks"):
         make_selector("adcl", POOL, num_chunks=0)
+
+
+@pytest.mark.parametrize("name", ["offline", "adcl"])
+def test_rewards_are_bounded_only_when_difficulty_is_observed(name: str) -> None:
+    """Observed difficulty reads rewards as pass rates: 2.0 is refused, not clipped to 1."""
+    prompts = [f"problem {i}" for i in range(20)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        observed = make_selector(name, TaskPool(num_tasks=20, prompts=prompts), seed=0)
+    given = make_selector(name, TaskPool(num_tasks=20, difficulty=np.linspace(0, 1, 20)), seed=0)
+    for sel in (observed, given):
+        ids = sel.select(4)
+        fb = Feedback(np.repeat(ids, 2), np.full(8, 2.0), step=0)
+        if sel is observed:
+            with pytest.raises(ValueError, match=r"must lie in \[0.0, 1.0\]"):
+                sel.update(fb)
+        else:
+            sel.update(fb)  # never read: any scale

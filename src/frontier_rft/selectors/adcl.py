@@ -118,8 +118,9 @@ class ADCLSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """Training rewards are never read, so any scale is accepted (|reward| <= 1e100)."""
-        return None
+        """Given a difficulty, rewards are never read: any scale (|reward| <= 1e100). With the
+        difficulty observed in training they are pass rates, so they must lie in [0, 1]."""
+        return None if getattr(self, "_estimated", None) is None else (0.0, 1.0)
 
     @property
     def num_chunks(self) -> int:

@@ -145,8 +145,9 @@ class OfflineSelector(Selector):
 
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
-        """Rewards are never read, so any scale is accepted (|reward| <= 1e100, as always)."""
-        return None
+        """Given a difficulty, rewards are never read: any scale (|reward| <= 1e100). With the
+        difficulty observed in training they are pass rates, so they must lie in [0, 1]."""
+        return None if getattr(self, "_estimated", None) is None else (0.0, 1.0)
 
     def _select(self, n: int) -> NDArray[np.int64]:
         est = self._estimated
