@@ -135,6 +135,14 @@ def test_mistake_gives_a_short_error_with_the_fix(
     assert phrase in err, err
 
 
+def test_demo_checks_its_flags_before_printing_anything(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--steps", "-1"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and "--steps must be at least 1" in out.err
+
+
 def test_there_are_at_least_twenty_mistakes() -> None:
     assert len(MISTAKES) >= 20
 

@@ -133,28 +133,35 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
-    """The saved run's TrainConfig, with the flags a resume may change; UsageError otherwise."""
+    """The saved run's TrainConfig, with the flags a resume may change; UsageError when a
+    flag (or a --config value) asks for another setting than the saved one."""
     path = run_dir(args.out) / "run.json"
     try:
         run = read_run_info(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    given = sorted(
-        f.name
-        for f in dataclasses.fields(TrainConfig)
-        if f.name not in RESUME_MAY_CHANGE and getattr(args, f.name, None) is not None
-    )
-    given += [flag for flag in _METIS_FLAGS if getattr(args, flag) is not None]
-    given += ["set"] * bool(args.set) + ["model"] * (args.model is not None)
-    if given:
-        named = [f"--{n.replace('_', '-')}" for n in given]
-        raise UsageError(
-            f"--resume continues the saved run: drop {', '.join(named)} (only --steps, "
-            "--device and --threads may change), or start a new --out"
-        )
     saved: dict[str, Any] = {
         k: tuple(v) if isinstance(v, list) else v for k, v in run["config"].items()
     }
+    changed = [
+        f"--{f.name.replace('_', '-')}"
+        for f in dataclasses.fields(TrainConfig)
+        if f.name not in RESUME_MAY_CHANGE
+        and getattr(args, f.name, None) is not None
+        and _as_saved(getattr(args, f.name)) != saved.get(f.name)
+    ]
+    overrides = parse_assignments(args.set or [], "--set")
+    overrides.update({k: getattr(args, f) for f, k in _METIS_FLAGS.items() if getattr(args, f)})
+    saved_overrides = saved.get("selector_overrides") or {}
+    if any(_as_saved(v) != saved_overrides.get(k) for k, v in overrides.items()):
+        changed.append("--set/--metis-*")
+    if args.model is not None and Path(args.model).resolve() != Path(run["model_dir"]).resolve():
+        changed.append("--model")
+    if changed:
+        raise UsageError(
+            f"--resume continues the saved run: drop {', '.join(changed)} (only --steps, "
+            "--device and --threads may change), or start a new --out"
+        )
     for name in RESUME_MAY_CHANGE:
         if getattr(args, name, None) is not None:
             saved[name] = getattr(args, name)
@@ -163,6 +170,11 @@ def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{path}: its config is not a valid TrainConfig ({exc})") from None
     return config, model_dir(run["model_dir"], "the run's model_dir")
+
+
+def _as_saved(value: Any) -> Any:
+    """A flag's value as run.json holds it (JSON: tuples are lists, read back as tuples)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _cmd_measure_references(args: argparse.Namespace) -> int:

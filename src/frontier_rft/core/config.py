@@ -8,7 +8,6 @@ import difflib
 import inspect
 import itertools
 import math
-import numbers
 import types
 import typing
 from collections.abc import Mapping
@@ -177,30 +176,11 @@ def config_from_dict(cls: type[C], values: Mapping[str, Any], *, what: str = "")
     hints_by_name = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     for key, value in values.items():
-        hint = hints_by_name.get(key)
-        if isinstance(value, list) and "tuple" in str(hint):
+        hint = str(hints_by_name.get(key, ""))
+        if isinstance(value, list) and "tuple" in hint:
             value = tuple(value)
-        _check_scalar_type(what or cls.__name__, key, hint, value)
         kwargs[key] = value
     return cls(**kwargs)
-
-
-_SCALARS: dict[Any, tuple[type, str]] = {
-    bool: (bool, "true or false"),
-    int: (numbers.Integral, "an integer"),
-    float: (numbers.Real, "a number"),
-    str: (str, "a string"),
-}
-
-
-def _check_scalar_type(label: str, key: str, hint: Any, value: Any) -> None:
-    """A value of the wrong kind for a plain int/float/bool/str field is named here, before
-    a comparison deep in validation fails on it (e.g. '<=' between int and str)."""
-    if hint not in _SCALARS:
-        return  # unions, tuples, ...: the class validates them
-    kind, words = _SCALARS[hint]
-    if not isinstance(value, kind) or (hint is not bool and isinstance(value, bool)):
-        raise ValueError(f"{label}: {key} must be {words}, got {value!r}")
 
 
 def field_docs(cls: type) -> dict[str, str]:

@@ -104,7 +104,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], write: Any) -> None:
     # Created like any new file (0666 less the umask), not mkstemp's 0600: a saved file is
     # as readable as the user's other outputs.
     tmp = str(target.parent / f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

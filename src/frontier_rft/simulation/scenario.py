@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from frontier_rft.core.config import check, check_choice, config_from_dict
+from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 
 __all__ = ["SCENARIOS", "ScenarioConfig", "get_scenario"]
 
@@ -71,6 +71,7 @@ class ScenarioConfig:
     """How much of a task's level its prompt text reveals (0: topic and numbers only)."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # a wrong type is named before a range check compares it
         check(self.num_tasks > 0 and self.eval_tasks > 0, "num_tasks and eval_tasks must be > 0")
         check(self.num_domains >= 1 and self.num_levels >= 1, "need >= 1 domain and level")
         check(

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes, load_selector, save_selector
 from frontier_rft.core.selector import Selector
 from frontier_rft.training.device import model_device
@@ -35,6 +35,7 @@ from frontier_rft.training.device import model_device
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
 _PREFIX = "step_"
+_RESUME_FIX = "resume from another checkpoint (point checkpoints/latest at it) or a new --out"
 _TMP = ".tmp-"
 
 
@@ -135,16 +136,18 @@ def damaged(path: Path) -> Iterator[None]:
     try:
         yield
     except Exception as exc:  # torch.load and safetensors raise many unrelated types
-        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        first = str(exc).strip().splitlines()[0][:80] if str(exc).strip() else ""
         raise ValueError(
-            f"{path}: damaged checkpoint file ({type(exc).__name__}: {first}); resume from "
-            "another checkpoint (point checkpoints/latest at it) or start a new --out"
+            f"{path}: damaged checkpoint file ({type(exc).__name__}: {first}); {_RESUME_FIX}"
         ) from exc
 
 
 def _trainer_state(path: Path) -> dict[str, Any]:
+    try:  # the reader's own error names the file and the problem
+        state = load_json_file(path, "a trainer.json", max_chars=1 << 26, max_depth=8)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; {_RESUME_FIX}") from None
     with damaged(path):
-        state = loads_bounded(path.read_text(encoding="utf-8"), max_chars=1 << 26, max_depth=8)
         if not isinstance(state, dict):
             raise TypeError("a JSON object expected")
         step = state.get("step")

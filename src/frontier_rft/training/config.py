@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frontier_rft.core.advantages import ESTIMATORS
-from frontier_rft.core.config import check, check_choice
+from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.training.device import DEVICE_HELP, valid_device_name
 from frontier_rft.training.given import parse_given
 
@@ -103,6 +103,7 @@ class ModelConfig:
     """Seed of the corpus and of the weight initialisation."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # a wrong type is named before a range check compares it
         check_choice("task", self.task, TASKS)
         check(
             isinstance(self.vocab_size, int) and 300 <= self.vocab_size <= 65536,
@@ -153,6 +154,7 @@ class SFTConfig:
     """Torch device: 'cpu', 'cuda', 'cuda:N' or 'auto' (a GPU when torch sees one)."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # a wrong type is named before a range check compares it
         check_choice("task", self.task, TASKS)
         _levels(self, "sft")
         for name in ("num_examples", "steps", "batch_size"):
@@ -264,6 +266,7 @@ class TrainConfig:
     """Seed of torch sampling, numpy and the selector."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # a wrong type is named before a range check compares it
         check_choice("task", self.task, TASKS)
         check(isinstance(self.selector, str) and bool(self.selector), "selector must be a name")
         check(

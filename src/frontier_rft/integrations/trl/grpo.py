@@ -71,10 +71,11 @@ def _trainer_kind(argv: Sequence[str]) -> str:
         if arg.startswith("--trainer="):
             return arg.split("=", 1)[1]
     if "--config" in args and args.index("--config") + 1 < len(args):
-        from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
+        import yaml
 
+        # TRL's own parser reads this file next (yaml.safe_load, aliases allowed): so here.
         with open(args[args.index("--config") + 1], encoding="utf-8") as fh:
-            data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
+            data = yaml.safe_load(fh)
         return str(data.get("trainer", "grpo")) if isinstance(data, dict) else "grpo"
     return "grpo"
 
