@@ -232,3 +232,27 @@ def test_parquet_helper_writes_verl_format(tmp_path: Path) -> None:
 
     frame = pd.read_parquet(write_parquet(tmp_path / "x.parquet", 5))
     assert list(frame.columns) == ["data_source", "prompt", "reward_model", "extra_info"]
+
+
+def test_a_rejected_report_changes_nothing_and_its_retry_counts_once(tmp_path: Path) -> None:
+    rows = [{"prompt": [{"role": "user", "content": f"q{i}"}], "index": 100 + i} for i in range(16)]
+    config = VerlSamplerConfig(
+        batch_size=4, selector="prioritized", metrics_jsonl=str(tmp_path / "m.jsonl")
+    )
+    sampler = FrontierSampler(rows, config=config)
+    drawn = iter(sampler)
+    ids = sampler.task_ids[[next(drawn) for _ in range(8)]]  # two draws of 4
+    before = sampler.selector.state_dict()
+    with pytest.raises(ValueError, match="NaN"):  # bad reward in the second draw's part
+        sampler.report(ids, [0.5] * 4 + [float("nan")] + [0.5] * 3)
+    assert_tree_equal(sampler.selector.state_dict(), before)  # the first part not applied
+    sampler.report(ids, np.full(8, 0.5))
+    assert sampler.selector.metrics()["feedback/rollouts"] == 8  # the retry counted once
+    with pytest.raises(ValueError, match="at least one rollout"):
+        sampler.report([], [])
+
+
+def test_a_misspelt_prompt_key_is_an_error() -> None:
+    rows = [{"prompt": f"q{i}", "index": i + 1} for i in range(8)]
+    with pytest.raises(ValueError, match="prompt_key 'promt' is not a column"):
+        FrontierSampler(rows, config=VerlSamplerConfig(batch_size=4, prompt_key="promt"))

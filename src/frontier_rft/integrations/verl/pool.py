@@ -48,6 +48,11 @@ def _reader(dataset: Any) -> tuple[Any, list[str]]:
 
 
 def _columns(dataset: Any, config: VerlSamplerConfig, names: Sequence[str]) -> PoolColumns:
+    if config.prompt_key is not None and config.prompt_key not in names:
+        raise ValueError(
+            f"prompt_key {config.prompt_key!r} is not a column of the training data (columns: "
+            f"{', '.join(map(str, names[:12]))}); fix it, or leave it unset for verl's prompt_key"
+        )
     prompt = config.prompt_key or getattr(dataset, "prompt_key", None) or "prompt"
     return PoolColumns(
         prompt=prompt if prompt in names else None,

@@ -375,17 +375,26 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     def _deliver(
         self, positions: NDArray[np.int64], rewards: NDArray[np.float64], uids: Any
     ) -> None:
+        if positions.size == 0:
+            raise ValueError("a report needs at least one rollout (task ids and rewards)")
+        if uids is not None and np.asarray(uids).reshape(-1).shape != positions.shape:
+            raise ValueError(f"got {np.asarray(uids).size} uids for {positions.size} task ids")
         self._check_uids(positions, uids)
         steps = self._match_draws(positions)
         if self.config.reward_range is not None:
             lo, hi = self.config.reward_range
             rewards = (rewards - lo) / (hi - lo)
-        for step in np.unique(steps):
-            m = steps == step
-            self.selector.update(
-                Feedback(task_ids=positions[m], rewards=rewards[m], step=int(step))
-            )
-            self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - int(step))
+        batches = [
+            Feedback(task_ids=positions[steps == step], rewards=rewards[steps == step], step=step)
+            for step in np.unique(steps).tolist()
+        ]
+        # Every piece is checked before any is applied: a rejected report changes nothing,
+        # so its retry is not counted twice.
+        for fb in batches:
+            fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
+        for fb in batches:
+            self.selector.update(fb)
+            self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - fb.step)
         self._forget(positions, steps)
         self._stats["updates"] += 1
         self._stats["rollouts"] += int(positions.size)
