@@ -4,8 +4,11 @@ refused, and update_many group-commits (one fsync) with all-or-nothing validatio
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +194,47 @@ def test_concurrent_flushes_share_fsyncs_and_are_acknowledged_once_durable(
     again = ShardService(make_selector("mopps", POOL), cfg, shard=0, bounds=(0, 50))
     assert again.metrics()["service/buffered_rollouts"] == 160  # every acknowledged update
     again.close()
+
+
+def _damaged_dir(tmp_path: Path, name: str) -> tuple[Path, ServiceConfig]:
+    """What a killed service leaves: a checkpoint plus logged operations after it."""
+    live = tmp_path / "live"
+    cfg = ServiceConfig(checkpoint_dir=str(live), checkpoint_every_ops=0, checkpoint_every_s=0)
+    svc = SelectorService(make_selector("mopps", POOL), cfg)
+    ids = svc.select(2, policy_version=0)
+    svc.update(Feedback(np.repeat(ids, 2), np.array([1.0, 0.0, 1.0, 1.0]), step=0))
+    directory = tmp_path / name
+    shutil.copytree(live, directory, ignore=shutil.ignore_patterns("LOCK"))
+    svc.close()
+    return directory, dataclasses.replace(cfg, checkpoint_dir=str(directory))
+
+
+@pytest.mark.parametrize(
+    ("damage", "phrase"),
+    [
+        (lambda d: (d / "CURRENT").write_text("{garbage"), "CURRENT is not readable"),
+        (
+            lambda d: (d / "CURRENT").write_text(
+                '{"seq": 0, "selector": "../../x.npz", "service": "ckpt-000000000000.json"}'
+            ),
+            "does not name a checkpoint",
+        ),
+        (lambda d: _append(d, '{"seq": 3, "op": "version", "v": 1e300}'), "must be an int"),
+        (lambda d: _append(d, '{"seq": 3, "op": "select", "n": 1.5}'), "select size n"),
+        (lambda d: _append(d, '{"op": "flush"}'), "log record seq"),
+        (lambda d: _append(d, "[1, 2]"), "is not an object"),
+    ],
+)
+def test_a_damaged_directory_is_one_error_naming_it(
+    tmp_path: Path, damage: Callable[[Path], object], phrase: str
+) -> None:
+    directory, cfg = _damaged_dir(tmp_path, "svc")
+    damage(directory)
+    with pytest.raises(ValueError, match=phrase):
+        SelectorService(make_selector("mopps", POOL), cfg)
+
+
+def _append(directory: Path, line: str) -> None:
+    segment = sorted(directory.glob("wal-*.jsonl"))[-1]
+    with open(segment, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n" + '{"seq": 999, "op": "upd')  # a torn tail after it, as on a crash

@@ -28,6 +28,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes, save_selector
 from frontier_rft.core.selector import Selector
 
@@ -171,10 +172,23 @@ class Journal:
         current = self.directory / "CURRENT"
         if not current.exists():
             return None
-        pointer = json.loads(current.read_text(encoding="utf-8"))
-        service = json.loads((self.directory / pointer["service"]).read_text(encoding="utf-8"))
-        self.checkpoint_seq = int(pointer["seq"])
-        return self.checkpoint_seq, self.directory / pointer["selector"], service
+        pointer = load_json_file(current, "a checkpoint pointer", max_chars=4096, max_depth=2)
+        fields = pointer if isinstance(pointer, dict) else {}
+        names = (fields.get("selector"), fields.get("service"))
+        seq = fields.get("seq")
+        # Files beside CURRENT only: the pointer is data on disk, not a path to follow.
+        if not (
+            isinstance(seq, int)
+            and not isinstance(seq, bool)
+            and seq >= 0
+            and all(isinstance(n, str) and _CHECKPOINT.fullmatch(n) for n in names)
+        ):
+            raise ValueError(f"{current} does not name a checkpoint ({str(pointer)[:80]})")
+        service = load_json_file(self.directory / str(names[1]), "a service checkpoint")
+        if not isinstance(service, dict):
+            raise ValueError(f"{self.directory / str(names[1])}: not a service checkpoint object")
+        self.checkpoint_seq = seq
+        return self.checkpoint_seq, self.directory / str(names[0]), service
 
     def records_after(self, seq: int) -> list[dict[str, Any]]:
         """Logged operations after `seq`, cutting torn tails off the files for good."""

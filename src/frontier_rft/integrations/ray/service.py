@@ -49,6 +49,7 @@ from frontier_rft.integrations.ray.validation import (
     check_feedback,
     check_integer,
     check_jump,
+    check_record,
 )
 
 __all__ = ["STATE_VERSION", "SelectorService", "SelectorSpec", "ServiceConfig"]
@@ -130,6 +131,14 @@ class SelectorService:
         )
         try:
             self._open(selector, collaborators)
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            self._journal.close()  # release the directory for a corrected retry
+            # A damaged checkpoint or log: one error naming the directory, not a deep crash.
+            raise ValueError(
+                f"{config.checkpoint_dir}: cannot resume, its checkpoint or log is damaged "
+                f"({type(exc).__name__}: {str(exc)[:80]}); restore the directory or start "
+                "with an empty checkpoint_dir"
+            ) from exc
         except BaseException:
             self._journal.close()  # release the directory for a corrected retry
             raise
@@ -511,6 +520,7 @@ class SelectorService:
         Used on resume; also rebuilds a reference service from a full log (keep_history)
         to audit a run. Each record's seq must follow this service's.
         """
+        records = [check_record(r) for r in records]  # all checked before any is applied
         if records and records[0]["seq"] != self.seq + 1:
             raise ValueError(
                 f"the records start at operation {records[0]['seq']}, this service is at "

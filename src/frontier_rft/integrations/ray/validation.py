@@ -16,6 +16,7 @@ anything:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ __all__ = [
     "check_feedback",
     "check_integer",
     "check_jump",
+    "check_record",
 ]
 
 MAX_INTEGER = 2**53 - 1
@@ -51,6 +53,30 @@ def check_integer(value: Any, name: str, *, optional: bool = False) -> int | Non
     if not 0 <= v <= MAX_INTEGER:
         raise ValueError(f"{name} must lie in [0, 2**53 - 1], got {v}")
     return v
+
+
+def check_record(record: Any) -> dict[str, Any]:
+    """A logged operation read back from disk, checked before anything is replayed: the
+    fields every operation and its kind need, with the bounds a live call has."""
+    if not isinstance(record, dict):
+        raise ValueError(f"log record {str(record)[:60]!r} is not an object")
+    seq = check_integer(record.get("seq"), "log record seq")
+    where = f"log record {seq}"
+    op = record.get("op")
+    if not isinstance(op, str):
+        raise ValueError(f"{where}: no operation name ('op')")
+    if op == "select":
+        n = check_integer(record.get("n"), f"{where}: select size n")
+        check_integer(record.get("v"), f"{where}: policy version v", optional=True)
+        t = record.get("t")
+        if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+            raise ValueError(f"{where}: select time t must be a finite number, got {t!r}")
+        ids = record.get("ids")
+        if not isinstance(ids, list) or len(ids) != n:
+            raise ValueError(f"{where}: select ids must be a list of {n} task ids")
+    elif op == "version":
+        check_integer(record.get("v"), f"{where}: policy version v")
+    return record
 
 
 def check_feedback(
