@@ -221,8 +221,8 @@ def _damaged_dir(tmp_path: Path, name: str) -> tuple[Path, ServiceConfig]:
         ),
         (lambda d: _append(d, '{"seq": 3, "op": "version", "v": 1e300}'), "must be an int"),
         (lambda d: _append(d, '{"seq": 3, "op": "select", "n": 1.5}'), "select size n"),
-        (lambda d: _append(d, '{"op": "flush"}'), "log record seq"),
-        (lambda d: _append(d, "[1, 2]"), "is not an object"),
+        (lambda d: _append(d, '{"op": "flush"}'), "its checkpoint or log is damaged"),
+        (lambda d: _append(d, "[1, 2]"), "its checkpoint or log is damaged"),
     ],
 )
 def test_a_damaged_directory_is_one_error_naming_it(
