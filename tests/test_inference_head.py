@@ -231,6 +231,33 @@ def test_head_model_and_rollouts_round_trip(sft_dir: Path, tmp_path: Path) -> No
     )
 
 
+@pytest.mark.parametrize(
+    ("spec", "phrase"),
+    [
+        ({"start_id": 10}, "must lie in"),  # inside the real vocabulary
+        ({"start_id": 99.7}, "start_id must be an int"),
+        ({"length_edges": None}, "length_edges must be a list of numbers"),
+        ({"length_edges": [0, 4.5, 8.9]}, "whole numbers"),
+        ({"reward_values": [0, float("nan")]}, "finite"),
+        ("x", "a JSON object"),
+    ],
+)
+def test_a_damaged_head_description_is_one_error_naming_it(
+    sft_dir: Path, tmp_path: Path, spec: object, phrase: str
+) -> None:
+    import json
+
+    model, tok = load_lm(sft_dir)
+    good = attach_head(model, tok)
+    save_head_model(model, tok, good, tmp_path / "head")
+    path = tmp_path / "head" / "ziprc.json"
+    payload = json.loads(path.read_text())
+    payload["spec"] = {**payload["spec"], **spec} if isinstance(spec, dict) else spec
+    path.write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match=phrase):
+        load_head_model(tmp_path / "head")
+
+
 def test_collect_rollouts_resumes_to_the_uninterrupted_result(
     sft_dir: Path, tmp_path: Path
 ) -> None:

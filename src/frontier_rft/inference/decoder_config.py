@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from frontier_rft.core.config import check, check_choice
+from frontier_rft.core.config import check, check_choice, check_field_types
 
 __all__ = ["CHECK_MODES", "POLICIES", "TINY_COUNTDOWN", "UTILITY_NORMS", "DecoderConfig"]
 
@@ -68,6 +68,7 @@ class DecoderConfig:
     """Largest |live - offline| value difference tolerated before decode raises."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # types and finiteness first: inf would pass '> 0' below
         _int_at_least("k", self.k, 1)
         _int_at_least("max_new_tokens", self.max_new_tokens, 1)
         check(

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.inference.spec import BINARY_REWARDS, PAPER_LENGTH_EDGES, ZipRCSpec
 
 __all__ = [
@@ -168,10 +169,29 @@ def load_head_model(path: str | os.PathLike[str]) -> tuple[Any, Any, ZipRCSpec]:
             f"{spec_path} not found: {path} is not a ZIP-RC head model; train one with "
             "`frontier ziprc train --model POLICY_DIR --out HEAD_DIR`"
         )
-    spec = ZipRCSpec.from_dict(json.loads(spec_path.read_text())["spec"])
-    model, tokenizer = load_lm(path)
+    payload = load_json_file(spec_path, "a ZIP-RC head description", max_chars=1 << 20)
+    if not isinstance(payload, dict) or "spec" not in payload:
+        raise ValueError(f"{spec_path}: no 'spec' object; save the head with frontier ziprc train")
+    try:
+        spec = ZipRCSpec.from_dict(payload["spec"])
+    except ValueError as exc:
+        raise ValueError(f"{spec_path}: {exc}") from None
+    try:
+        model, tokenizer = load_lm(path)
+    except Exception as exc:  # transformers/safetensors raise many unrelated types
+        raise ValueError(
+            f"{path}: the head's model or tokenizer does not load ({type(exc).__name__}: "
+            f"{str(exc)[:80]}); train the head again with frontier ziprc train"
+        ) from exc
     if model.get_output_embeddings().weight.data_ptr() == (
         model.get_input_embeddings().weight.data_ptr()
     ):
         raise ValueError(f"{path}: the loaded head is tied to the input embeddings")
+    rows = int(model.get_output_embeddings().weight.shape[0])
+    # As attach_head requires: the slice lies beyond every id the tokenizer emits.
+    if spec.start_id < len(tokenizer) or spec.end_id > rows:
+        raise ValueError(
+            f"{spec_path}: the reserved slice {spec.start_id}..{spec.end_id - 1} must lie in "
+            f"{len(tokenizer)}..{rows - 1} (beyond the tokenizer's ids, within the head's rows)"
+        )
     return model, tokenizer, spec

@@ -10,6 +10,7 @@ expected remaining length `sum_l P(l) * midpoint_l`. numpy only: no torch here.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -49,15 +50,22 @@ class ZipRCSpec:
     bin also takes everything beyond its upper edge."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.start_id, int) or self.start_id < 0:
+        if (
+            isinstance(self.start_id, bool)
+            or not isinstance(self.start_id, int)
+            or self.start_id < 0
+        ):
             raise ValueError(f"start_id must be an int >= 0, got {self.start_id!r}")
-        r = tuple(float(v) for v in self.reward_values)
+        r = _numbers(self.reward_values, "reward_values")
+        e = _numbers(self.length_edges, "length_edges")
         if len(r) < 2 or any(b <= a for a, b in itertools.pairwise(r)):
             raise ValueError(
                 f"reward_values must be >= 2 strictly increasing rewards, e.g. (0.0, 1.0) or "
                 f"(0.0, 0.1, 1.0); got {self.reward_values!r}"
             )
-        e = tuple(int(v) for v in self.length_edges)
+        if any(v != int(v) for v in e):
+            raise ValueError(f"length_edges must be whole numbers, got {self.length_edges!r}")
+        e = tuple(int(v) for v in e)
         if len(e) < 2 or e[0] != 0 or any(b <= a for a, b in itertools.pairwise(e)):
             raise ValueError(
                 f"length_edges must start at 0 and increase strictly (>= 2 edges = >= 1 bin), "
@@ -175,14 +183,29 @@ class ZipRCSpec:
     def from_dict(cls, data: dict[str, Any]) -> ZipRCSpec:
         """Inverse of to_dict; unknown keys are an error (a typo must not pass silently)."""
         known = {"start_id", "reward_values", "length_edges"}
+        if not isinstance(data, dict):
+            raise ValueError(f"a ZipRCSpec is a JSON object of {sorted(known)}, got {data!r:.60}")
+        if "start_id" not in data:
+            raise ValueError("the ZipRCSpec has no start_id")
         extra = set(data) - known
         if extra:
             raise ValueError(f"unknown ZipRCSpec keys {sorted(extra)}; expected {sorted(known)}")
         return cls(
-            start_id=int(data["start_id"]),
-            reward_values=tuple(data.get("reward_values", BINARY_REWARDS)),
-            length_edges=tuple(data.get("length_edges", PAPER_LENGTH_EDGES)),
+            start_id=data["start_id"],
+            reward_values=data.get("reward_values", BINARY_REWARDS),  # checked on creation
+            length_edges=data.get("length_edges", PAPER_LENGTH_EDGES),
         )
+
+
+def _numbers(values: Any, name: str) -> tuple[float, ...]:
+    """`values` as finite floats, or a ValueError naming the field."""
+    try:
+        out = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of numbers, got {values!r:.60}") from None
+    if not all(math.isfinite(v) for v in out):
+        raise ValueError(f"{name} must be finite numbers, got {values!r:.60}")
+    return out
 
 
 def parse_edges(text: str | Sequence[int]) -> tuple[int, ...]:
