@@ -218,6 +218,36 @@ def test_sampler_layout_with_an_adaptive_selector_and_row_map() -> None:
     assert sampler.selection_counts.sum() == chunks.size
 
 
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        ({"epoch_chunks": np.full((2, 5), 99)}, "epoch_chunks"),  # task ids beyond the pool
+        ({"epoch_chunks": np.full((2, 5), -1)}, "epoch_chunks"),
+        ({"selection_counts": np.full(24, -3)}, "selection_counts"),
+        ({"chunks_selected": np.asarray(1.5)}, "chunks_selected"),
+        ({"version": np.asarray("x")}, "version"),
+        ({"layout": None}, "missing layout"),
+    ],
+)
+def test_tampered_sampler_state_is_refused_and_changes_nothing(
+    change: dict[str, object], phrase: str
+) -> None:
+    sel = make_selector("bots", TaskPool(num_tasks=24), seed=3)
+    sampler = FrontierRepeatSampler(
+        sel, np.arange(24), mini_repeat_count=2, batch_size=5, repeat_count=1
+    )
+    stream = iter(sampler)
+    for _ in range(12):
+        next(stream)  # part of an epoch
+    before = sampler.state_dict()
+    state = {**before, **change}
+    state = {k: v for k, v in state.items() if v is not None}
+    with pytest.raises(ValueError, match=phrase):
+        sampler.load_state_dict(state)
+    after = sampler.state_dict()
+    assert all(np.array_equal(np.asarray(after[k]), np.asarray(before[k])) for k in before)
+
+
 def test_task_id_column_is_validated() -> None:
     ds = dataset(6, shuffled=False)
     assert task_rows(ds, "task_id", 6).tolist() == list(range(6))

@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from torch.utils.data import Sampler
 
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_int
 
 __all__ = ["FrontierRepeatSampler"]
 
@@ -140,9 +141,16 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a state_dict; an unfinished epoch is continued by the next iteration."""
-        if int(state["version"]) != _STATE_VERSION:
-            raise ValueError(f"sampler state version {state['version']} is not supported")
+        """Restore a state_dict; an unfinished epoch is continued by the next iteration.
+
+        Everything is checked before anything changes: a rejected state leaves the sampler
+        as it was."""
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"sampler state: missing {', '.join(missing)}")
+        version = np.asarray(state["version"])
+        if version.shape != () or version.dtype.kind not in "iu" or int(version) != _STATE_VERSION:
+            raise ValueError(f"sampler state version {state['version']!r} is not supported")
         layout = [int(v) for v in np.asarray(state["layout"]).tolist()]
         mine = [self.num_samples, self.batch_size, self.mini_repeat_count, self.repeat_count]
         if layout != mine:
@@ -151,17 +159,29 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
                 f"checkpoint sampler layout {tuple(layout)} != this trainer's {tuple(mine)} "
                 f"{names}; resume with the same dataset, batch sizes and num_generations"
             )
-        chunks = np.asarray(state["epoch_chunks"], dtype=np.int64)
-        counts = np.asarray(state["selection_counts"], dtype=np.int64)
-        if chunks.ndim != 2 or chunks.shape[1] != self.batch_size:
-            raise ValueError(f"sampler state: epoch_chunks has shape {chunks.shape}")
+        who = "sampler state"
+        n = self.num_samples
+        chunks = read_array(
+            state, "epoch_chunks", who, np.int64, shape=(None, self.batch_size), lo=0, hi=n - 1
+        )
+        counts = read_array(state, "selection_counts", who, np.int64, lo=0, shape=(n,))
         if chunks.shape[0] > self.chunks_per_epoch:
             raise ValueError("sampler state: more chunks than an epoch holds")
-        if counts.shape != (self.num_samples,):
-            raise ValueError(f"sampler state: selection_counts has shape {counts.shape}")
+        selected = read_int(
+            {"chunks_selected": _scalar(state["chunks_selected"])}, "chunks_selected", who
+        )
         self._epoch_chunks = [row.copy() for row in chunks]
         # A finished epoch is not replayed: the Trainer starts the next one without skipping.
         self._continue_epoch = chunks.shape[0] < self.chunks_per_epoch
-        self.chunks_selected = int(state["chunks_selected"])
+        self.chunks_selected = selected
         self.selection_counts = counts.copy()
         self.select_log.clear()
+
+
+_STATE_KEYS = ("version", "layout", "epoch_chunks", "chunks_selected", "selection_counts")
+
+
+def _scalar(value: Any) -> Any:
+    """A 0-d array read back from an .npz as the Python scalar it held."""
+    arr = np.asarray(value)
+    return arr.item() if arr.shape == () and arr.dtype.kind in "iub" else value

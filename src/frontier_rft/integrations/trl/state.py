@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,17 @@ def load_state(
             raise ValueError(f"cannot reload {selector.name}: it has no attribute {name!r}")
         collaborators[name] = getattr(selector, name)
     saved = load_selector(directory / SELECTOR_FILE, pool=selector.pool, **collaborators)
-    with np.load(directory / SAMPLER_FILE, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
-    counters = {k.split("/", 1)[1]: int(v) for k, v in arrays.items() if k.startswith("counter/")}
+    try:
+        with np.load(directory / SAMPLER_FILE, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        counters = {
+            k.split("/", 1)[1]: int(v) for k, v in arrays.items() if k.startswith("counter/")
+        }
+    except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as exc:
+        raise ValueError(
+            f"{directory / SAMPLER_FILE} is damaged ({type(exc).__name__}: {str(exc)[:80]}); "
+            "resume from an earlier checkpoint"
+        ) from exc
     sampler_state = {k: v for k, v in arrays.items() if not k.startswith("counter/")}
     backup = sampler.state_dict()
     sampler.load_state_dict(sampler_state)
