@@ -256,3 +256,27 @@ def test_a_misspelt_prompt_key_is_an_error() -> None:
     rows = [{"prompt": f"q{i}", "index": i + 1} for i in range(8)]
     with pytest.raises(ValueError, match="prompt_key 'promt' is not a column"):
         FrontierSampler(rows, config=VerlSamplerConfig(batch_size=4, prompt_key="promt"))
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        ({"pending": [999, -5]}, "pending holds values outside"),
+        ({"draws": -3}, "draws must be"),
+        ({"in_epoch": 10**9}, "in_epoch must be"),
+        ({"stats": {}}, "stats must hold"),
+        ({"outstanding_steps": [0]}, "differ in length"),
+    ],
+)
+def test_tampered_sampler_state_is_refused_whole(change: dict[str, Any], phrase: str) -> None:
+    rows = [{"prompt": f"q{i}", "index": 100 + i} for i in range(16)]
+    config = VerlSamplerConfig(batch_size=4, selector="prioritized")
+    saved = FrontierSampler(rows, config=config)
+    drawn = iter(saved)
+    for _ in range(8):
+        next(drawn)
+    sampler = FrontierSampler(rows, config=config)
+    before = sampler.state_dict()
+    with pytest.raises(ValueError, match=phrase):
+        sampler.load_state_dict({**saved.state_dict(), **change})
+    assert_tree_equal(sampler.state_dict(), before)  # the selector was not loaded either

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.config import check
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_int
 from frontier_rft.integrations.metrics_log import (
     METRICS_PREFIX,
     VERBOSITIES,
@@ -595,16 +596,36 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"saved with batch_size {state['batch_size']}, resuming with "
                 f"{self.config.batch_size}; keep data.train_batch_size unchanged"
             )
-        self.selector.load_state_dict(state["selector"])
-        self._draws = int(state["draws"])
-        self._epoch = int(state["epoch"])
-        self._in_epoch = int(state["in_epoch"])
-        self._pending = deque(int(i) for i in state["pending"])
-        self._outstanding = [
-            (int(s), np.asarray(ids, dtype=np.int64))
-            for s, ids in zip(state["outstanding_steps"], state["outstanding_ids"], strict=True)
+        # Everything checked before anything changes (the selector last: it checks its own).
+        who, n = "FrontierSampler", self.task_ids.size
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"{who} state: missing {', '.join(missing)}")
+        draws, epoch = read_int(state, "draws", who), read_int(state, "epoch", who)
+        in_epoch = read_int(state, "in_epoch", who, hi=n)
+        pending = read_array(
+            {"pending": _int_list(state["pending"])}, "pending", who, np.int64, lo=0, hi=n - 1
+        )
+        steps = list(state["outstanding_steps"])
+        chunks = list(state["outstanding_ids"])
+        if len(steps) != len(chunks):
+            raise ValueError(f"{who} state: outstanding_steps and outstanding_ids differ in length")
+        outstanding = [
+            (
+                read_int({"step": s}, "step", who, hi=max(draws - 1, 0)),
+                read_array({"ids": _int_list(ids)}, "ids", who, np.int64, lo=0, hi=n - 1),
+            )
+            for s, ids in zip(steps, chunks, strict=True)
         ]
-        self._stats = {k: int(v) for k, v in state["stats"].items()}
+        stats = state["stats"]
+        if not isinstance(stats, dict) or set(stats) != set(self._stats):
+            raise ValueError(f"{who} state: stats must hold {sorted(self._stats)}")
+        stats = {k: read_int(stats, k, who) for k in self._stats}
+        self.selector.load_state_dict(state["selector"])  # raises, changing nothing, if bad
+        self._draws, self._epoch, self._in_epoch = draws, epoch, in_epoch
+        self._pending = deque(pending.tolist())
+        self._outstanding = outstanding
+        self._stats = stats
         self._resume = True
 
     def __getstate__(self) -> dict[str, Any]:
@@ -648,3 +669,21 @@ def install_feedback_hook(dataset: Any, sampler: FrontierSampler) -> None:
     if isinstance(current, _FeedbackHook):
         raise ValueError("a frontier-rft feedback hook is already installed on this dataset")
     dataset.on_batch_end = _FeedbackHook(sampler, previous=current)
+
+
+_STATE_KEYS = (
+    "selector",
+    "draws",
+    "epoch",
+    "in_epoch",
+    "pending",
+    "outstanding_steps",
+    "outstanding_ids",
+    "stats",
+)
+
+
+def _int_list(values: Any) -> Any:
+    """A saved list of ids as an int array (an empty list reads back as float64)."""
+    arr = np.asarray(values)
+    return np.zeros(0, dtype=np.int64) if arr.size == 0 else arr
