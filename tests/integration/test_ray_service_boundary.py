@@ -238,3 +238,20 @@ def _append(directory: Path, line: str) -> None:
     segment = sorted(directory.glob("wal-*.jsonl"))[-1]
     with open(segment, "a", encoding="utf-8") as fh:
         fh.write(line + "\n" + '{"seq": 999, "op": "upd')  # a torn tail after it, as on a crash
+
+
+def test_bad_service_settings_are_named(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    for cfg, phrase in [
+        ({"checkpoint_dir": ""}, "must name a directory"),
+        ({"checkpoint_dir": 5}, "checkpoint_dir must be None or a string"),
+        ({"keep_history": "no"}, "keep_history must be True or False"),
+    ]:
+        with pytest.raises(ValueError, match=phrase):
+            ServiceConfig(**cfg)  # type: ignore[arg-type]
+    for where in ("afile", "afile/sub"):
+        cfg = ServiceConfig(checkpoint_dir=str(tmp_path / where))
+        with pytest.raises(ValueError, match="is \\(or lies under\\) a file"):
+            SelectorService(make_selector("mopps", POOL), cfg)
+    with pytest.raises(ValueError, match="needs a Selector"):
+        SelectorService("bots", ServiceConfig())  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from frontier_rft.core.config import check, check_choice, config_from_dict
+from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 
@@ -64,6 +64,11 @@ class ServiceConfig:
     before any); set_policy_version is exempt. None = no limit."""
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # e.g. checkpoint_dir=5 or keep_history="no"
+        check(
+            self.checkpoint_dir is None or self.checkpoint_dir.strip() != "",
+            "checkpoint_dir must name a directory (None keeps everything in memory), got ''",
+        )
         check_choice("durability", self.durability, ("fsync", "flush", "checkpoint"))
         check_choice("staleness", self.staleness, ("accept", "drop", "downweight"))
         for name in ("checkpoint_every_ops", "max_lag", "seed"):

@@ -154,7 +154,12 @@ class Journal:
 
     def __init__(self, directory: str | os.PathLike[str], *, sync: bool, lock_timeout_s: float):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ValueError(
+                f"checkpoint_dir {directory} is (or lies under) a file; give a directory"
+            ) from None
         self.sync = sync
         """fsync every acknowledged record (else only flush it to the OS)."""
         self._lock = DirLock(self.directory, lock_timeout_s)

@@ -92,6 +92,11 @@ class SelectorService:
         clock: Callable[[], float] = time.time,
     ):
         self.config = config = config or ServiceConfig()
+        if selector is not None and not isinstance(selector, Selector | SelectorSpec):
+            raise ValueError(
+                "the service needs a Selector (make_selector(name, pool)) or a SelectorSpec, "
+                f"got {type(selector).__name__}"
+            )
         if selector is None:
             if config.checkpoint_dir is None:
                 raise ValueError("a service without a selector resumes from checkpoint_dir")
