@@ -253,5 +253,6 @@ def test_bad_service_settings_are_named(tmp_path: Path) -> None:
         cfg = ServiceConfig(checkpoint_dir=str(tmp_path / where))
         with pytest.raises(ValueError, match="is \\(or lies under\\) a file"):
             SelectorService(make_selector("mopps", POOL), cfg)
+    assert ServiceConfig(checkpoint_dir=tmp_path).checkpoint_dir == str(tmp_path)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs a Selector"):
         SelectorService("bots", ServiceConfig())  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,8 @@ class ServiceConfig:
     before any); set_policy_version is exempt. None = no limit."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.checkpoint_dir, os.PathLike):  # a Path is as good as its string
+            object.__setattr__(self, "checkpoint_dir", os.fspath(self.checkpoint_dir))
         check_field_types(self)  # e.g. checkpoint_dir=5 or keep_history="no"
         check(
             self.checkpoint_dir is None or self.checkpoint_dir.strip() != "",
