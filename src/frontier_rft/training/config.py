@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,6 +267,8 @@ class TrainConfig:
     """Seed of torch sampling, numpy and the selector."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.reference_pass_rates, os.PathLike):  # a Path is as good as a str
+            object.__setattr__(self, "reference_pass_rates", os.fspath(self.reference_pass_rates))
         check_field_types(self)  # a wrong type is named before a range check compares it
         check_choice("task", self.task, TASKS)
         check(isinstance(self.selector, str) and bool(self.selector), "selector must be a name")
