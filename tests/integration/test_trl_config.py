@@ -116,6 +116,16 @@ def test_frontier_config_is_read_by_trlparser_next_to_grpo_config(tmp_path: Path
     assert frontier.selector == "bots" and frontier.selector_config == {"tau": 0.2}
     with pytest.raises(ValueError, match="selector_config must be a mapping"):
         FrontierConfig(selector_config="tau=0.2")
+    # A YAML scalar where a list is meant: one column, not its characters.
+    assert FrontierConfig(category_columns="source").category_columns == ["source"]  # type: ignore[arg-type]
+    for bad, phrase in [
+        ({"pass_rate_columns": "ab"}, "pass_rate_columns must be a list of column names"),
+        ({"reward_range": 5}, "reward_range must be"),
+        ({"prompt_column": 3}, "prompt_column must be a string"),
+        ({"selector_seed": 1.7}, "selector_seed must be None or an int"),
+    ]:
+        with pytest.raises(ValueError, match=phrase):
+            FrontierConfig(**bad)  # type: ignore[arg-type]
 
 
 def test_selector_by_name_with_metadata_from_dataset_columns(tmp_path: Path) -> None:

@@ -76,6 +76,32 @@ class FrontierConfig:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        for name in ("selector", "prompt_column", "metrics_prefix"):
+            value = getattr(self, name)
+            check(isinstance(value, str), f"{name} must be a string, got {value!r}")
+        for name in ("selector_judge", "difficulty_column", "features_column", "jsonl_path"):
+            value = getattr(self, name)
+            check(
+                value is None or isinstance(value, str), f"{name} must be a string, got {value!r}"
+            )
+        seed = self.selector_seed
+        check(
+            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0),
+            f"selector_seed must be None or an int >= 0, got {seed!r}",
+        )
+        if isinstance(self.category_columns, str):  # YAML `category_columns: source`
+            set_(self, "category_columns", [self.category_columns])
+        for name in ("category_columns", "pass_rate_columns"):
+            value = getattr(self, name)
+            check(
+                value is None
+                or (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)),
+                f"{name} must be a list of column names, got {value!r}",
+            )
+        check(
+            self.reward_range is None or isinstance(self.reward_range, list | tuple),
+            f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}",
+        )
         check(
             isinstance(self.task_id_column, str) and bool(self.task_id_column),
             f"task_id_column must be a non-empty column name, got {self.task_id_column!r}",
@@ -97,7 +123,10 @@ class FrontierConfig:
             values = list(self.reward_range)
             check(
                 len(values) == 2
-                and all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+                and all(
+                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                    for v in values
+                )
                 and values[0] < values[1],
                 f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}",
             )
