@@ -280,3 +280,15 @@ def test_tampered_sampler_state_is_refused_whole(change: dict[str, Any], phrase:
     with pytest.raises(ValueError, match=phrase):
         sampler.load_state_dict({**saved.state_dict(), **change})
     assert_tree_equal(sampler.state_dict(), before)  # the selector was not loaded either
+
+
+def test_config_values_of_the_wrong_kind_are_named() -> None:
+    for bad, phrase in [
+        ({"selector_config": "lam=0.2"}, "selector_config must be a mapping"),
+        ({"reward_range": (0, 1, 2)}, "reward_range must be"),
+        ({"batch_size": True}, "batch_size must be a positive int"),
+    ]:
+        with pytest.raises(ValueError, match=phrase):
+            VerlSamplerConfig(**{"batch_size": 4, **bad})
+    with pytest.raises(ValueError, match="neither gen_batch_size nor train_batch_size"):
+        VerlSamplerConfig.from_verl_data_config({"sampler": {"frontier": {}}})

@@ -119,7 +119,9 @@ class VerlSamplerConfig:
 
     def __post_init__(self) -> None:
         check(
-            isinstance(self.batch_size, int) and self.batch_size > 0,
+            isinstance(self.batch_size, int)
+            and not isinstance(self.batch_size, bool)
+            and self.batch_size > 0,
             f"batch_size must be a positive int (verl's data.train_batch_size), "
             f"got {self.batch_size!r}",
         )
@@ -133,12 +135,19 @@ class VerlSamplerConfig:
             f"max_outstanding_draws must be a positive int, got {self.max_outstanding_draws!r}",
         )
         if self.reward_range is not None:
-            lo, hi = (float(v) for v in self.reward_range)
+            pair = self.reward_range
             check(
-                np.isfinite(lo) and np.isfinite(hi) and hi > lo,
+                isinstance(pair, list | tuple)
+                and len(pair) == 2
+                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair)
+                and bool(np.isfinite(pair[0]) and np.isfinite(pair[1]) and pair[1] > pair[0]),
                 f"reward_range must be (low, high) with low < high, got {self.reward_range!r}",
             )
-            object.__setattr__(self, "reward_range", (lo, hi))
+            object.__setattr__(self, "reward_range", (float(pair[0]), float(pair[1])))
+        check(
+            isinstance(self.selector_config, Mapping),
+            f"selector_config must be a mapping, e.g. {{lam: 0.2}}, got {self.selector_config!r}",
+        )
         object.__setattr__(self, "selector_config", dict(self.selector_config))
         object.__setattr__(self, "category_keys", tuple(self.category_keys))
         object.__setattr__(self, "pass_rate_keys", tuple(self.pass_rate_keys))
@@ -176,6 +185,8 @@ class VerlSamplerConfig:
             frontier["reward_range"] = tuple(frontier["reward_range"])
         from frontier_rft.core.config import config_from_dict
 
+        if batch_size is None:
+            raise ValueError("verl's data config has neither gen_batch_size nor train_batch_size")
         return config_from_dict(
             cls,
             {"batch_size": int(batch_size), **frontier},
