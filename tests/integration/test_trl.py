@@ -461,6 +461,15 @@ def test_one_feedback_per_generation_when_completions_are_reused(tmp_path: Path)
     assert spy.rewards().tolist() == reward.rewards
 
 
+def test_a_reward_function_returning_nothing_is_named(tmp_path: Path) -> None:
+    def forgetful(completions: list[str], **kw: Any) -> None:
+        return None  # forgot the return statement
+
+    sel = make_selector("uniform", pool(), seed=0)
+    with pytest.raises(ValueError, match="a reward function returned NoneType"):
+        grpo(tmp_path, sel, steps=1, rewards=[forgetful]).train()
+
+
 def test_async_rewards_are_tapped_and_evaluation_is_not_feedback(tmp_path: Path) -> None:
     train_reward = RecordingReward()
 

@@ -24,7 +24,15 @@ __all__ = ["RewardTap", "combine_rewards"]
 def _as_float_array(values: Any) -> NDArray[np.float64]:
     if hasattr(values, "detach"):  # a torch tensor from a reward model
         values = values.detach().float().cpu().numpy()
-    return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    if values is None or isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
+        raise ValueError(
+            f"a reward function returned {type(values).__name__}: it must return one reward "
+            "per completion (a list of floats, None for a completion it does not score)"
+        )
+    try:
+        return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a reward function returned a non-numeric reward ({exc})") from None
 
 
 def combine_rewards(
