@@ -193,6 +193,11 @@ class SelectorService:
         whole call and changes nothing. Returns one acknowledgement per update.
         """
         self._check_alive()
+        if isinstance(feedbacks, Feedback) or not isinstance(feedbacks, Sequence):
+            raise ValueError(
+                f"update_many takes a list of Feedback, got {type(feedbacks).__name__} "
+                "(one Feedback goes to update)"
+            )
         checked, newest = [], self.policy_version
         for fb in feedbacks:
             checked.append(self._check(fb, newest))
