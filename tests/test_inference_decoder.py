@@ -242,6 +242,9 @@ def test_decode_restores_training_mode_and_rejects_bad_input(tiny: Any, prompt: 
     model.eval()
     with pytest.raises(ValueError, match="prompt_ids is empty"):
         decode(model, spec, [], DecoderConfig(k=2, max_new_tokens=3))
+    for bad in ([spec.start_id], [-1], [10**6]):  # a reserved id, or no token at all
+        with pytest.raises(ValueError, match="prompt_ids must be token ids"):
+            decode(model, spec, bad, DecoderConfig(k=2, max_new_tokens=3))
     with pytest.raises(ValueError, match="reserved slice"):
         decode(model, spec, prompt, DecoderConfig(k=2, stop_ids=(spec.start_id,)))
 

@@ -220,6 +220,12 @@ def decode(
 
     if len(prompt_ids) == 0:
         raise ValueError("prompt_ids is empty: the decoder needs at least one prompt token")
+    ids = np.asarray(prompt_ids)
+    if ids.ndim != 1 or ids.dtype.kind not in "iu" or ids.min() < 0 or ids.max() >= spec.start_id:
+        raise ValueError(
+            f"prompt_ids must be token ids in [0, {spec.start_id}) (the tokenizer's, below the "
+            f"reserved slice), got {list(prompt_ids)[:8]}"
+        )
     if generator is None:
         generator = torch.Generator().manual_seed(0)
     k = config.k
