@@ -261,6 +261,8 @@ def test_task_id_column_is_validated() -> None:
     bad = Dataset.from_dict({"prompt": ["a", "b"], "task_id": [0, 5]})
     with pytest.raises(ValueError, match="id 5 outside"):
         task_rows(bad, "task_id", 2)
+    with pytest.raises(ValueError, match="train_dataset is empty"):
+        task_rows(Dataset.from_dict({"prompt": [], "task_id": []}), "task_id", 0)
 
 
 def test_trainer_rejects_dataset_without_task_ids_and_dropped_columns(tmp_path: Path) -> None:

@@ -86,6 +86,8 @@ def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
             "the frontier-rft TRL adapter needs a map-style datasets.Dataset as train_dataset "
             f"(got {type(dataset).__name__}); streaming datasets cannot be indexed by task"
         )
+    if len(dataset) == 0:
+        raise ValueError("train_dataset is empty: give the trainer at least one prompt")
     if column not in names:
         raise ValueError(
             f"train_dataset has no {column!r} column (columns: {names}); add the TaskPool index "
