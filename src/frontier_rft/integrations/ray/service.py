@@ -499,9 +499,14 @@ class SelectorService:
             )
 
     def _load_service_state(self, state: dict[str, Any]) -> None:
-        self.seq = int(state["seq"])
-        self.policy_version = int(state["policy_version"])
-        self._counts = {k: int(state["counts"].get(k, 0)) for k in _COUNTERS}
+        # The checkpoint is a file on disk: the same bounds as live values.
+        self.seq = check_integer(state["seq"], "service checkpoint seq") or 0
+        pv = state["policy_version"]
+        self.policy_version = -1 if pv == -1 else check_integer(pv, "service policy_version") or 0
+        counts = state["counts"]
+        self._counts = {
+            k: check_integer(counts.get(k, 0), f"service counter {k}") or 0 for k in _COUNTERS
+        }
         self._init_leases()
         self.leases.load(state)
 
