@@ -390,9 +390,13 @@ class Selector(ABC):
             or int(lengths.sum()) != pids.shape[0]
             or np.any(steps < 0)
             or np.any(meta[:, 1:] > MAX_STEP)
-            or np.any((prew < bounds[0]) | (prew > bounds[1]))
         ):
             raise ValueError("selector state: pending feedback is inconsistent")
+        if np.any((prew < bounds[0]) | (prew > bounds[1])):
+            raise ValueError(
+                f"selector state: pending rewards lie outside [{bounds[0]:g}, {bounds[1]:g}], "
+                "which this selector's settings require"
+            )
         starts = np.cumsum(lengths) - lengths
         pending = [
             (pids[a : a + k], prew[a : a + k], int(step), int(version))
