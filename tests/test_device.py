@@ -128,3 +128,12 @@ def test_resume_with_the_run_s_own_config_file_and_a_changed_one(
     assert main(["train", "--config", str(other), "--resume"]) == 2
     err = capsys.readouterr().err
     assert "drop --selector, --set/--metis-*" in err and len(seen) == 1
+    # A list-valued override equal to the saved one resumes; a changed 0-valued one does not.
+    listed = TrainConfig(selector="bots", selector_overrides={"answer_values": [0.0, 1.0]})
+    write_run_info(run / "run.json", {"config": _jsonable(listed), "model_dir": str(model)})
+    assert main(["train", "--out", str(run), "--resume", "--set", "answer_values=[0.0,1.0]"]) == 0
+    metis = TrainConfig(selector="metis", selector_overrides={"judge_loss_weight": 0.5})
+    write_run_info(run / "run.json", {"config": _jsonable(metis), "model_dir": str(model)})
+    args = ["train", "--out", str(run), "--resume", "--selector", "metis", "--metis-lam", "0"]
+    assert main(args) == 2
+    assert "drop --set/--metis-*" in capsys.readouterr().err

@@ -292,3 +292,18 @@ def test_config_values_of_the_wrong_kind_are_named() -> None:
             VerlSamplerConfig(**{"batch_size": 4, **bad})
     with pytest.raises(ValueError, match="neither gen_batch_size nor train_batch_size"):
         VerlSamplerConfig.from_verl_data_config({"sampler": {"frontier": {}}})
+
+
+def test_a_fresh_sampler_state_loads_and_array_like_settings_are_accepted() -> None:
+    from omegaconf import OmegaConf
+
+    rows = [{"prompt": f"q{i}", "index": i + 1} for i in range(8)]
+    config = VerlSamplerConfig(batch_size=4, selector="prioritized")
+    fresh = FrontierSampler(rows, config=config)
+    FrontierSampler(rows, config=config).load_state_dict(fresh.state_dict())  # epoch -1
+    for pair in (OmegaConf.create([-1, 1]), np.array([-1, 1]), (np.float32(-1), np.float32(1))):
+        assert VerlSamplerConfig(batch_size=4, reward_range=pair).reward_range == (-1.0, 1.0)
+    with pytest.raises(ValueError, match="task_id_key must be a string"):
+        VerlSamplerConfig.from_verl_data_config(
+            {"train_batch_size": 4, "sampler": {"frontier": {"task_id_key": 5}}}
+        )

@@ -253,6 +253,8 @@ def test_bad_service_settings_are_named(tmp_path: Path) -> None:
         cfg = ServiceConfig(checkpoint_dir=str(tmp_path / where))
         with pytest.raises(ValueError, match="is \\(or lies under\\) a file"):
             SelectorService(make_selector("mopps", POOL), cfg)
+    never = float("inf")  # no timed checkpoints, no lock or lease timeout
+    ServiceConfig(checkpoint_every_s=never, lock_timeout_s=never, lease_timeout_s=never)
     assert ServiceConfig(checkpoint_dir=tmp_path).checkpoint_dir == str(tmp_path)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs a Selector"):
         SelectorService("bots", ServiceConfig())  # type: ignore[arg-type]

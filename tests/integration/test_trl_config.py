@@ -116,6 +116,10 @@ def test_frontier_config_is_read_by_trlparser_next_to_grpo_config(tmp_path: Path
     assert frontier.selector == "bots" and frontier.selector_config == {"tau": 0.2}
     with pytest.raises(ValueError, match="selector_config must be a mapping"):
         FrontierConfig(selector_config="tau=0.2")
+    import numpy as np
+
+    numpy_values = FrontierConfig(reward_range=np.array([-1, 1]), selector_seed=np.int64(3))
+    assert numpy_values.reward_range == (-1.0, 1.0) and numpy_values.selector_seed == 3
     # A YAML scalar where a list is meant: one column, not its characters.
     assert FrontierConfig(category_columns="source").category_columns == ["source"]  # type: ignore[arg-type]
     for bad, phrase in [

@@ -151,9 +151,11 @@ def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
         and _as_saved(getattr(args, f.name)) != saved.get(f.name)
     ]
     overrides = parse_assignments(args.set or [], "--set")
-    overrides.update({k: getattr(args, f) for f, k in _METIS_FLAGS.items() if getattr(args, f)})
+    overrides.update(
+        {k: getattr(args, f) for f, k in _METIS_FLAGS.items() if getattr(args, f) is not None}
+    )
     saved_overrides = saved.get("selector_overrides") or {}
-    if any(_as_saved(v) != saved_overrides.get(k) for k, v in overrides.items()):
+    if any(_as_json(v) != _as_json(saved_overrides.get(k)) for k, v in overrides.items()):
         changed.append("--set/--metis-*")
     if args.model is not None and Path(args.model).resolve() != Path(run["model_dir"]).resolve():
         changed.append("--model")
@@ -175,6 +177,11 @@ def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
 def _as_saved(value: Any) -> Any:
     """A flag's value as run.json holds it (JSON: tuples are lists, read back as tuples)."""
     return tuple(value) if isinstance(value, list) else value
+
+
+def _as_json(value: Any) -> Any:
+    """A value as JSON reads it back (tuples and lists alike), for comparing overrides."""
+    return json.loads(json.dumps(value))
 
 
 def _cmd_measure_references(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ A key with a dot reads inside a mapping column (`extra_info.level`).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "prompt_text",
     "reads_features",
     "relabel_evidence",
+    "reward_pair",
 ]
 
 ColumnReader = Callable[[str], Sequence[Any]]
@@ -220,3 +222,17 @@ def evidence_summary(selector: Selector) -> str:
     """'features=policy, plugin=regression' (or 'rewards only') for a log line."""
     items = [f"{k}={v}" for k, v in sorted(selector.evidence.items())]
     return ", ".join(items) if items else "rewards only"
+
+
+def reward_pair(value: Any) -> tuple[float, float] | None:
+    """(low, high) from any two-number sequence (list, tuple, array, OmegaConf list) with
+    finite low < high; None when `value` is not one."""
+    if isinstance(value, str | bytes) or not hasattr(value, "__len__") or len(value) != 2:
+        return None
+    lo, hi = value[0], value[1]
+    if not all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in (lo, hi)
+    ):
+        return None
+    lo, hi = float(lo), float(hi)
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo < hi else None

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 from frontier_rft.core.pool import TaskPool
@@ -31,6 +31,10 @@ _SEMANTIC = (
 @dataclass(frozen=True)
 class ServiceConfig:
     """How the shared selector service treats stale feedback, leases and durability."""
+
+    infinite_ok: ClassVar[frozenset[str]] = frozenset(
+        {"checkpoint_every_s", "lock_timeout_s", "lease_timeout_s"}
+    )
 
     checkpoint_dir: str | None = None
     """Directory for checkpoints and the write-ahead log; None keeps everything in memory."""

@@ -25,9 +25,10 @@ selector's own `inflight_timeout`, so both send the task home at the same select
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -136,14 +137,6 @@ class SelectorService:
         )
         try:
             self._open(selector, collaborators)
-        except (KeyError, TypeError, IndexError, AttributeError) as exc:
-            self._journal.close()  # release the directory for a corrected retry
-            # A damaged checkpoint or log: one error naming the directory, not a deep crash.
-            raise ValueError(
-                f"{config.checkpoint_dir}: cannot resume, its checkpoint or log is damaged "
-                f"({type(exc).__name__}: {str(exc)[:80]}); restore the directory or start "
-                "with an empty checkpoint_dir"
-            ) from exc
         except BaseException:
             self._journal.close()  # release the directory for a corrected retry
             raise
@@ -160,10 +153,26 @@ class SelectorService:
             return
         _, path, state = latest
         self.selector = load_selector(path, **collaborators)
-        self._check_resume(given, state)
-        self._load_service_state(state)
-        self.replay(self._journal.records_after(self.seq))
+        with self._damaged_files():
+            self._check_resume(given, state)
+            self._load_service_state(state)
+            records = self._journal.records_after(self.seq)
+        # Replay runs the selector's own code (a METIS judge, an ADCL estimator): its errors
+        # are its own, not a damaged directory's.
+        self.replay(records)
         self._checkpoint()
+
+    @contextlib.contextmanager
+    def _damaged_files(self) -> Iterator[None]:
+        """A checkpoint or log that parses but has the wrong shape: one error naming the
+        directory instead of a deep KeyError or TypeError."""
+        try:
+            yield
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise ValueError(
+                f"{self.config.checkpoint_dir}: cannot resume, its checkpoint or log is damaged "
+                f"({type(exc).__name__}: {str(exc)[:80]}); restore the directory from a copy"
+            ) from exc
 
     # ------------------------------------------------------------------ operations
     def select(self, batch_size: int, policy_version: int | None = None) -> NDArray[np.int64]:

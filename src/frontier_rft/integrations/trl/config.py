@@ -16,13 +16,13 @@ category_columns: [source]
 from __future__ import annotations
 
 import json
-import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from frontier_rft.core.config import check
 from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
-from frontier_rft.integrations.pool import PoolColumns
+from frontier_rft.integrations.pool import PoolColumns, reward_pair
 
 __all__ = ["SELF_EMBEDDINGS", "FrontierConfig"]
 
@@ -86,9 +86,12 @@ class FrontierConfig:
             )
         seed = self.selector_seed
         check(
-            seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0),
+            seed is None
+            or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0),
             f"selector_seed must be None or an int >= 0, got {seed!r}",
         )
+        if seed is not None:
+            set_(self, "selector_seed", int(seed))
         if isinstance(self.category_columns, str):  # YAML `category_columns: source`
             set_(self, "category_columns", [self.category_columns])
         for name in ("category_columns", "pass_rate_columns"):
@@ -98,10 +101,6 @@ class FrontierConfig:
                 or (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)),
                 f"{name} must be a list of column names, got {value!r}",
             )
-        check(
-            self.reward_range is None or isinstance(self.reward_range, list | tuple),
-            f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}",
-        )
         check(
             isinstance(self.task_id_column, str) and bool(self.task_id_column),
             f"task_id_column must be a non-empty column name, got {self.task_id_column!r}",
@@ -120,17 +119,12 @@ class FrontierConfig:
             f"selector_config must be a mapping, got {self.selector_config!r}",
         )
         if self.reward_range is not None:
-            values = list(self.reward_range)
+            pair = reward_pair(self.reward_range)
             check(
-                len(values) == 2
-                and all(
-                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                    for v in values
-                )
-                and values[0] < values[1],
+                pair is not None,
                 f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}",
             )
-            set_(self, "reward_range", (float(values[0]), float(values[1])))
+            set_(self, "reward_range", pair)
         check(
             self.self_embeddings in SELF_EMBEDDINGS,
             f"self_embeddings must be one of {SELF_EMBEDDINGS}, got {self.self_embeddings!r}",

@@ -29,10 +29,17 @@ def _as_float_array(values: Any) -> NDArray[np.float64]:
             f"a reward function returned {type(values).__name__}: it must return one reward "
             "per completion (a list of floats, None for a completion it does not score)"
         )
-    try:
-        return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"a reward function returned a non-numeric reward ({exc})") from None
+    values = list(values)
+    out = np.full(len(values), np.nan)
+    for i, v in enumerate(values):
+        try:
+            out[i] = np.nan if v is None else float(v)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"a reward function returned a non-numeric reward at position {i}: "
+                f"{type(v).__name__} {v!r:.40}"
+            ) from None
+    return out
 
 
 def combine_rewards(

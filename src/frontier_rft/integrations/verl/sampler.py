@@ -41,6 +41,7 @@ from frontier_rft.integrations.metrics_log import (
     JsonlLogger,
     curriculum_metrics,
 )
+from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.integrations.verl.pool import dataset_selector
 
 __all__ = [
@@ -127,23 +128,38 @@ class VerlSamplerConfig:
         )
         check(isinstance(self.selector, str), f"selector must be a name, got {self.selector!r}")
         check(
-            isinstance(self.seed, int) and self.seed >= 0,
+            isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
             f"seed must be a non-negative int, got {self.seed!r}",
         )
         check(
-            isinstance(self.max_outstanding_draws, int) and self.max_outstanding_draws >= 1,
+            isinstance(self.max_outstanding_draws, int)
+            and not isinstance(self.max_outstanding_draws, bool)
+            and self.max_outstanding_draws >= 1,
             f"max_outstanding_draws must be a positive int, got {self.max_outstanding_draws!r}",
         )
         if self.reward_range is not None:
-            pair = self.reward_range
+            pair = reward_pair(self.reward_range)
             check(
-                isinstance(pair, list | tuple)
-                and len(pair) == 2
-                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair)
-                and bool(np.isfinite(pair[0]) and np.isfinite(pair[1]) and pair[1] > pair[0]),
+                pair is not None,
                 f"reward_range must be (low, high) with low < high, got {self.reward_range!r}",
             )
-            object.__setattr__(self, "reward_range", (float(pair[0]), float(pair[1])))
+            object.__setattr__(self, "reward_range", pair)
+        for name in ("selector", "task_id_key", "metrics_prefix", "metrics_verbosity"):
+            value = getattr(self, name)
+            check(isinstance(value, str), f"{name} must be a string, got {value!r}")
+        for name in _OPTIONAL_STRINGS:
+            value = getattr(self, name)
+            check(
+                value is None or isinstance(value, str), f"{name} must be a string, got {value!r}"
+            )
+        if isinstance(self.category_keys, str):  # YAML `category_keys: source`: one column
+            object.__setattr__(self, "category_keys", (self.category_keys,))
+        for name in ("category_keys", "pass_rate_keys"):
+            value = getattr(self, name)
+            check(
+                not isinstance(value, str) and all(isinstance(v, str) for v in value),
+                f"{name} must be a list of column names, got {value!r}",
+            )
         check(
             isinstance(self.selector_config, Mapping),
             f"selector_config must be a mapping, e.g. {{lam: 0.2}}, got {self.selector_config!r}",
@@ -596,6 +612,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         """Restore state_dict; the next iteration continues where the saved one stopped."""
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
             raise ValueError("not a FrontierSampler state (or from another version)")
+        missing = [k for k in ("task_ids", "batch_size", *_STATE_KEYS) if k not in state]
+        if missing:
+            raise ValueError(f"FrontierSampler state: missing {', '.join(missing)}")
         saved_ids = np.asarray(state["task_ids"], dtype=np.int64)
         if saved_ids.shape != self.task_ids.shape or not np.array_equal(saved_ids, self.task_ids):
             raise ValueError(
@@ -609,10 +628,8 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             )
         # Everything checked before anything changes (the selector last: it checks its own).
         who, n = "FrontierSampler", self.task_ids.size
-        missing = [k for k in _STATE_KEYS if k not in state]
-        if missing:
-            raise ValueError(f"{who} state: missing {', '.join(missing)}")
-        draws, epoch = read_int(state, "draws", who), read_int(state, "epoch", who)
+        draws = read_int(state, "draws", who)
+        epoch = read_int(state, "epoch", who, lo=-1)  # -1: no epoch started yet
         in_epoch = read_int(state, "in_epoch", who, hi=n)
         pending = read_array(
             {"pending": _int_list(state["pending"])}, "pending", who, np.int64, lo=0, hi=n - 1
@@ -698,3 +715,14 @@ def _int_list(values: Any) -> Any:
     """A saved list of ids as an int array (an empty list reads back as float64)."""
     arr = np.asarray(values)
     return np.zeros(0, dtype=np.int64) if arr.size == 0 else arr
+
+
+_OPTIONAL_STRINGS = (
+    "selector_judge",
+    "prompt_key",
+    "difficulty_key",
+    "features_key",
+    "self_embeddings_model",
+    "reward_key",
+    "metrics_jsonl",
+)
