@@ -140,15 +140,13 @@ def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
         run = read_run_info(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    saved: dict[str, Any] = {
-        k: tuple(v) if isinstance(v, list) else v for k, v in run["config"].items()
-    }
+    saved: dict[str, Any] = dict(run["config"])  # TrainConfig reads JSON lists as tuples
     changed = [
         f"--{f.name.replace('_', '-')}"
         for f in dataclasses.fields(TrainConfig)
         if f.name not in RESUME_MAY_CHANGE
         and getattr(args, f.name, None) is not None
-        and _as_saved(getattr(args, f.name)) != saved.get(f.name)
+        and _as_json(getattr(args, f.name)) != saved.get(f.name)
     ]
     overrides = parse_assignments(args.set or [], "--set")
     overrides.update(
@@ -174,13 +172,8 @@ def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
     return config, model_dir(run["model_dir"], "the run's model_dir")
 
 
-def _as_saved(value: Any) -> Any:
-    """A flag's value as run.json holds it (JSON: tuples are lists, read back as tuples)."""
-    return tuple(value) if isinstance(value, list) else value
-
-
 def _as_json(value: Any) -> Any:
-    """A value as JSON reads it back (tuples and lists alike), for comparing overrides."""
+    """A value as run.json holds it (tuples become lists), for comparing with the saved run."""
     return json.loads(json.dumps(value))
 
 

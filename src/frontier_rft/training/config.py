@@ -7,7 +7,6 @@ validated in `__post_init__` with messages that say how to fix the value. No tor
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,21 +42,17 @@ def _pos_int(name: str, value: object, hint: str = "") -> None:
     )
 
 
-def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _nonneg(name: str, value: object, hint: str = "") -> None:
     check(
-        _finite(value) and value >= 0,  # type: ignore[operator]
-        f"{name} must be a finite number >= 0{hint}, got {value!r}",
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
+        f"{name} must be a number >= 0{hint}, got {value!r}",
     )
 
 
 def _positive(name: str, value: object) -> None:
     check(
-        _finite(value) and value > 0,  # type: ignore[operator]
-        f"{name} must be a finite number > 0, got {value!r}",
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
+        f"{name} must be a number > 0, got {value!r}",
     )
 
 

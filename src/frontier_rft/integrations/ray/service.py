@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.persistence import load_selector, save_selector
 from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_int
 from frontier_rft.integrations.ray.config import (
     DEFAULT_LEASE_SELECTS,
     SelectorSpec,
@@ -508,14 +509,12 @@ class SelectorService:
             )
 
     def _load_service_state(self, state: dict[str, Any]) -> None:
-        # The checkpoint is a file on disk: the same bounds as live values.
-        self.seq = check_integer(state["seq"], "service checkpoint seq") or 0
-        pv = state["policy_version"]
-        self.policy_version = -1 if pv == -1 else check_integer(pv, "service policy_version") or 0
-        counts = state["counts"]
-        self._counts = {
-            k: check_integer(counts.get(k, 0), f"service counter {k}") or 0 for k in _COUNTERS
-        }
+        # The checkpoint is a file on disk: read with bounds, like a selector's state.
+        who = "service checkpoint"
+        self.seq = read_int(state, "seq", who)
+        self.policy_version = read_int(state, "policy_version", who, lo=-1)  # -1: none yet
+        counts = {k: state["counts"].get(k, 0) for k in _COUNTERS}
+        self._counts = {k: read_int(counts, k, who) for k in _COUNTERS}
         self._init_leases()
         self.leases.load(state)
 
