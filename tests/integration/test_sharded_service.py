@@ -240,6 +240,42 @@ def test_batched_client_flushes_per_groups_and_per_step_with_one_call_per_shard(
     assert svc.metrics()["feedback/rollouts"] == 32 + 4 + 4
 
 
+def test_a_version_one_shard_would_refuse_changes_no_shard() -> None:
+    """Shards learn policy versions apart; a flush one shard refuses reaches none."""
+    pool, _ = world()
+    svc = local_sharded("mopps", pool, 3, ServiceConfig(max_version_jump=5))
+    shards = svc.shards
+    assert isinstance(shards, LocalShards)
+    calls: list[str] = []
+    original = shards.call
+
+    def counting(method: str, args: Any, retry: bool = True) -> Any:
+        calls.append(method)
+        return original(method, args, retry)
+
+    shards.call = counting  # type: ignore[method-assign]
+    svc.update(Feedback(np.full(4, 1), np.ones(4), step=0, policy_version=4))  # shard 0 only
+    assert [s.policy_version for s in shards.services] == [4, -1, -1]
+    before = [s.selector.state_dict() for s in shards.services]
+    seqs = [s.seq for s in shards.services]
+    client = BatchedClient(shards, svc.partition, max_version_jump=5)
+    client.report(Feedback(np.array([1, 1, 45, 45]), np.ones(4), step=1, policy_version=8))
+    with pytest.raises(ValueError, match="max_version_jump"):
+        client.flush()  # shard 0 would accept 8 (4 + 5), shard 1 refuses it (-1 + 5)
+    assert [s.seq for s in shards.services] == seqs
+    for s, state in zip(shards.services, before, strict=True):
+        np.testing.assert_equal(s.selector.state_dict(), state)
+    assert client.buffered_groups == 2  # kept for a retry
+    svc.update(Feedback(np.full(4, 45), np.ones(4), step=2, policy_version=4))
+    calls.clear()
+    assert client.flush() == 4  # now within every shard's limit
+    assert calls == ["check_many", "update_many"]
+    assert client.known_version == -1  # shard 2 has seen no version
+    calls.clear()
+    client.report(Feedback(np.array([1]), np.ones(1), step=3, policy_version=4))
+    assert client.flush() == 1 and calls == ["update_many"]  # within the known limit
+
+
 @pytest.mark.parametrize("name", ["uniform", "prioritized"])
 def test_other_selectors_split_the_batch_across_shards(name: str) -> None:
     pool, rate = world()

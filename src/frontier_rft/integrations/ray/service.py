@@ -203,6 +203,26 @@ class SelectorService:
         whole call and changes nothing. Returns one acknowledgement per update.
         """
         self._check_alive()
+        checked = self._check_many(feedbacks)
+        self._group = True
+        try:
+            return [self._update(c, idempotent) for c in checked]
+        finally:
+            self._group = False
+            if not self.defer_sync:
+                self._sync()
+
+    def check_many(self, feedbacks: Sequence[Feedback]) -> int:
+        """Run every check `update_many` would, apply nothing; returns the policy version.
+
+        A sharded client calls it on every shard before sending a batch a shard might
+        refuse, so no shard applies part of a call another shard rejects.
+        """
+        self._check_alive()
+        self._check_many(feedbacks)
+        return self.policy_version
+
+    def _check_many(self, feedbacks: Sequence[Feedback]) -> list[Checked]:
         if isinstance(feedbacks, Feedback) or not isinstance(feedbacks, Sequence):
             raise ValueError(
                 f"update_many takes a list of Feedback, got {type(feedbacks).__name__} "
@@ -213,13 +233,7 @@ class SelectorService:
             checked.append(self._check(fb, newest))
             v = checked[-1][3]
             newest = newest if v is None else max(newest, v)
-        self._group = True
-        try:
-            return [self._update(c, idempotent) for c in checked]
-        finally:
-            self._group = False
-            if not self.defer_sync:
-                self._sync()
+        return checked
 
     def _check(self, feedback: Feedback, newest: int) -> Checked:
         """Every boundary check of an update (validation.py), before anything is applied."""

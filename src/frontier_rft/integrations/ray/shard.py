@@ -88,6 +88,7 @@ class ShardService(SelectorService):
             "coordinated": self.coordinated,
             "candidates": int(getattr(sel.config, "candidates", 0)),
             "reward_bounds": None if sel.reward_bounds is None else list(sel.reward_bounds),
+            "max_version_jump": self.config.max_version_jump,
             "round": self._round,
         }
 

@@ -65,6 +65,9 @@ class AsyncShardActor:
     async def commit(self, round_: int, ids: list[int]) -> int:
         return self.svc.commit(round_, ids)  # leases: durable with the next fsync
 
+    async def check_many(self, feedbacks: list[Any]) -> int:
+        return self.svc.check_many(feedbacks)
+
     async def prepare(self) -> dict[str, Any]:
         return self.svc.prepare()
 

@@ -173,6 +173,7 @@ class ShardedService:
         self.info = info[0]
         self.rng = np.random.default_rng(seed)  # candidate and batch splits only
         self._coord: Coordinator | None = None
+        self._known_version: int | None = None  # BatchedClient.known_version, kept
         self._round = self._recover([i["round"] for i in info])
 
     @property
@@ -204,9 +205,13 @@ class ShardedService:
             self.partition,
             idempotent=idempotent,
             reward_bounds=None if bounds is None else (bounds[0], bounds[1]),
+            max_version_jump=self.info.get("max_version_jump"),
         )
+        client.known_version = self._known_version
         client.report(feedback)
-        return client.flush()
+        acked = client.flush()
+        self._known_version = client.known_version
+        return acked
 
     def metrics(self) -> dict[str, float]:
         """Per-shard metrics summed (counters) under the same keys, plus `sharded/...`."""
@@ -299,11 +304,16 @@ class BatchedClient:
         flush_on_step: bool = True,
         idempotent: bool = True,
         reward_bounds: tuple[float, float] | None = None,
+        max_version_jump: int | None = None,
     ):
         if isinstance(flush_groups, bool) or not isinstance(flush_groups, int) or flush_groups < 1:
             raise ValueError(f"flush_groups must be a positive int, got {flush_groups!r}")
         self.shards, self.partition = shards, partition
         self.reward_bounds = reward_bounds
+        self.max_version_jump = max_version_jump
+        self.known_version: int | None = None
+        """Lowest policy version of any shard when last asked (None: not yet); versions only
+        grow, so a buffer within max_version_jump of it passes every shard's jump check."""
         self.flush_groups, self.flush_on_step = flush_groups, flush_on_step
         self.idempotent = idempotent
         self._buffer: list[tuple[I64, NDArray[np.float64], int, int | None]] = []
@@ -343,6 +353,7 @@ class BatchedClient:
             for s in np.unique(owner):
                 m = owner == s
                 per[s].append(Feedback(ids[m] - offsets[s], rewards[m], step, version))
+        self._check_versions(per)
         args: list[tuple[Any, ...] | None] = [
             (fbs, self.idempotent) if fbs else None for fbs in per
         ]
@@ -354,6 +365,19 @@ class BatchedClient:
         self.acked_rollouts += acked
         self.flushes += 1
         return acked
+
+    def _check_versions(self, per: list[list[Feedback]]) -> None:
+        """Ask every shard first when one might refuse the buffer's policy versions, so a
+        refusal changes no shard (the buffer is kept for a retry)."""
+        if self.max_version_jump is None:
+            return
+        versions = [fb.policy_version for fbs in per for fb in fbs]
+        newest = max((int(v) for v in versions if v is not None), default=None)
+        known = self.known_version
+        if newest is None or (known is not None and newest <= known + self.max_version_jump):
+            return
+        replies = self.shards.call("check_many", [(fbs,) for fbs in per], retry=True)
+        self.known_version = min(int(v) for v in replies)
 
 
 def _merge_by_step(

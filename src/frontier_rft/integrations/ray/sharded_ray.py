@@ -205,4 +205,5 @@ def connect_sharded(
         flush_on_step=flush_on_step,
         idempotent=idempotent,
         reward_bounds=None if bounds is None else (bounds[0], bounds[1]),
+        max_version_jump=info.get("max_version_jump"),
     )
