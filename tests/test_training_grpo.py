@@ -224,6 +224,7 @@ def _damage_latest(run: Path, name: str, content: bytes) -> None:
         ("trainer.json", b"[" * 100_000 + b"]" * 100_000, "nesting depth"),
         ("trainer.json", b'{"step": "x"}', "'step' must be an int"),
         ("model/model.safetensors", b"garbage", "model: damaged checkpoint file"),
+        ("rng.pt", b"\0" * (2 << 20), "rng.pt: 2,097,152 bytes, more than this run's state"),
     ],
 )
 def test_a_damaged_checkpoint_is_a_clear_error_naming_the_file(
@@ -236,6 +237,24 @@ def test_a_damaged_checkpoint_is_a_clear_error_naming_the_file(
     _damage_latest(run, name, content)
     with pytest.raises(ValueError, match=phrase):
         Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None)
+
+
+def test_an_optimizer_file_larger_than_the_model_allows_is_refused_unread(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "x"
+    trainer = Trainer(TEST_TRAIN, sft_dir, run, log=lambda _: None)
+    trainer.step()
+    trainer.save()
+    path = run / "checkpoints" / "step_000001" / "optimizer.pt"
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:  # sparse: 1 GiB on paper, nothing written
+        fh.truncate(1 << 30)
+    with pytest.raises(ValueError, match=r"optimizer\.pt: 1,073,741,824 bytes, more than"):
+        Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None)
+    with open(path, "r+b") as fh:
+        fh.truncate(size)
+    Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None)  # the real one fits
 
 
 def test_resume_refuses_a_foreign_selector_and_a_pointer_outside_the_run(

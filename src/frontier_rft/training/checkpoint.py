@@ -37,6 +37,7 @@ __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 _PREFIX = "step_"
 _RESUME_FIX = "resume from another checkpoint (point checkpoints/latest at it) or a new --out"
 _TMP = ".tmp-"
+_SMALL_FILE = 1 << 20  # bytes: the RNG file, and slack for the optimizer file's own fields
 
 
 def _fsync_tree(root: Path) -> None:
@@ -118,6 +119,12 @@ def load_checkpoint(
     ckpt = Path(path)
     state = _trainer_state(ckpt / "trainer.json")
     selector = load_selector(ckpt / "selector.npz", **collaborators)
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    # Adam-family state: two moments per parameter (float32 or the parameter's dtype), and
+    # room for a third.
+    limit = sum(p.numel() * max(12, 3 * p.element_size()) for p in params) + _SMALL_FILE
+    _check_size(ckpt / "optimizer.pt", limit)
+    _check_size(ckpt / "rng.pt", _SMALL_FILE)
     with damaged(ckpt / "optimizer.pt"):
         state_dict = torch.load(ckpt / "optimizer.pt", map_location="cpu", weights_only=True)
         optimizer.load_state_dict(state_dict)  # moves the state onto the parameters' device
@@ -128,6 +135,17 @@ def load_checkpoint(
         if "cuda" in rng and device.type == "cuda":  # else: resumed on a CPU, not bitwise
             torch.cuda.set_rng_state(rng["cuda"], device=device)
     return selector, state
+
+
+def _check_size(path: Path, limit: int) -> None:
+    """Refuse a file far larger than its state can be before torch reads it into memory."""
+    with damaged(path):
+        size = path.stat().st_size
+    if size > limit:
+        raise ValueError(
+            f"{path}: {size:,} bytes, more than this run's state can take ({limit:,}); "
+            f"{_RESUME_FIX}"
+        )
 
 
 @contextmanager
