@@ -211,8 +211,12 @@ def test_fresh_run_refuses_to_overwrite_and_resume_needs_a_checkpoint(
     assert (tmp_path / "x" / "checkpoints" / latest / "model" / "config.json").exists()
 
 
-def _damage_latest(run: Path, name: str, content: bytes) -> None:
-    (run / "checkpoints" / "step_000001" / name).write_bytes(content)
+def _one_step_checkpoint(sft_dir: Path, run: Path) -> Path:
+    """A run trained one step and saved; returns its checkpoint directory."""
+    trainer = Trainer(TEST_TRAIN, sft_dir, run, log=lambda _: None)
+    trainer.step()
+    trainer.save()
+    return run / "checkpoints" / "step_000001"
 
 
 @pytest.mark.parametrize(
@@ -231,10 +235,7 @@ def test_a_damaged_checkpoint_is_a_clear_error_naming_the_file(
     sft_dir: Path, tmp_path: Path, name: str, content: bytes, phrase: str
 ) -> None:
     run = tmp_path / "x"
-    trainer = Trainer(TEST_TRAIN, sft_dir, run, log=lambda _: None)
-    trainer.step()
-    trainer.save()
-    _damage_latest(run, name, content)
+    (_one_step_checkpoint(sft_dir, run) / name).write_bytes(content)
     with pytest.raises(ValueError, match=phrase):
         Trainer(TEST_TRAIN, sft_dir, run, resume=True, log=lambda _: None)
 
@@ -243,10 +244,7 @@ def test_an_optimizer_file_larger_than_the_model_allows_is_refused_unread(
     sft_dir: Path, tmp_path: Path
 ) -> None:
     run = tmp_path / "x"
-    trainer = Trainer(TEST_TRAIN, sft_dir, run, log=lambda _: None)
-    trainer.step()
-    trainer.save()
-    path = run / "checkpoints" / "step_000001" / "optimizer.pt"
+    path = _one_step_checkpoint(sft_dir, run) / "optimizer.pt"
     size = path.stat().st_size
     with open(path, "r+b") as fh:  # sparse: 1 GiB on paper, nothing written
         fh.truncate(1 << 30)
@@ -264,10 +262,7 @@ def test_resume_refuses_a_foreign_selector_and_a_pointer_outside_the_run(
     from frontier_rft.core.persistence import save_selector
 
     run = tmp_path / "x"
-    trainer = Trainer(TEST_TRAIN, sft_dir, run, log=lambda _: None)
-    trainer.step()
-    trainer.save()
-    ckpt = run / "checkpoints" / "step_000001"
+    ckpt = _one_step_checkpoint(sft_dir, run)
     kept = (ckpt / "selector.npz").read_bytes()
     foreign = make_selector(TEST_TRAIN.selector, TaskPool(num_tasks=3, prompts=list("abc")))
     save_selector(foreign, ckpt / "selector.npz")
