@@ -36,7 +36,7 @@ from frontier_rft.selectors import make_selector
 from frontier_rft.selectors.bots import BOTSSelector
 from frontier_rft.selectors.bots_regression import RegressionPlugin
 from frontier_rft.simulation.learner import SimulatedLearner
-from frontier_rft.simulation.metrics import ttb
+from frontier_rft.simulation.metrics import summarize, ttb
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS
 
@@ -144,18 +144,13 @@ def main() -> int:
     results: dict[str, Any] = {"command": command, "scenarios": {}}
     for s in SCENARIO_NAMES:
         rows = results["scenarios"][s] = {}
+        baselines = {k: curves[(s, "uniform", k)] for k in SEEDS}
         for v in VARIANTS:
-            values = [ttb(curves[(s, v, k)], curves[(s, "uniform", k)], 1.0) for k in SEEDS]
-            got = [x for x in values if x is not None]
+            mine = {k: curves[(s, v, k)] for k in SEEDS}
             rows[v] = {
-                "ttb100": {
-                    "mean": float(np.mean(got)) if got else None,
-                    "std": float(np.std(got)) if got else None,
-                    "reached": len(got),
-                    "of": len(values),
-                },
-                "score_at_100": float(np.mean([curves[(s, v, k)][100] for k in SEEDS])),
-                "per_seed": values,
+                "ttb100": summarize(mine, baselines, {})["ttb100"],
+                "score_at_100": float(np.mean([c[100] for c in mine.values()])),
+                "per_seed": [ttb(mine[k], baselines[k], 1.0) for k in SEEDS],
             }
     lines = [
         "# Prompts-only BOTS: where its implicit evidence falls short",
