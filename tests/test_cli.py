@@ -157,3 +157,11 @@ def test_demo_console_entry_point_runs(tmp_path: Path) -> None:
         check=True,
     )
     assert "prioritized" in done.stdout and (tmp_path / "report.html").exists()
+
+
+def test_set_values_parse_json_and_pythons_booleans() -> None:
+    from frontier_rft.cli.common import parse_value
+
+    assert parse_value("0.1") == 0.1 and parse_value("[1, 2]") == [1, 2]
+    assert parse_value("true") is True and parse_value("True") is True
+    assert parse_value("False") is False and parse_value("grpo") == "grpo"

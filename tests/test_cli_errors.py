@@ -92,6 +92,22 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("config file with YAML aliases", lambda t: ["simulate", "--config", _write(t, "c.yaml",
      "a: &a [1, 1, 1]\nb: &b [*a, *a, *a]\nselector: bots\nset: {dedupe_window: *b}\n")],
      "aliases (*name) are not supported"),
+    ("config file nested too deeply", lambda t: ["simulate", "--config", _write(t, "c.yaml",
+     "selector: bots\nsteps: " + "[" * 400 + "]" * 400 + "\n")], "nested deeper than 32"),
+    ("config value YAML reads as a date", lambda t: ["simulate", "--config", _write(t, "c.yaml",
+     "selector: bots\nset:\n  lam: 2013-01-01\n")], "set.lam: a date value is not supported"),
+    ("config value tagged !!binary", lambda t: ["simulate", "--config", _write(t, "c.yaml",
+     "selector: bots\nset:\n  lam: !!binary aGVsbG8=\n")], "a bytes value is not supported"),
+    ("--set value nested too deeply", lambda t: ["simulate", "--selector", "bots", "--set",
+     "lam=" + "[" * 20_000 + "]" * 20_000], "nested deeper than 32"),
+    ("absurd number of seeds", lambda t: ["simulate", "--selector", "bots", "--seeds",
+     "100000000"], "--seeds must be at most"),
+    ("--selectors naming nothing", lambda t: ["compare", "--selectors", ","],
+     "names no selector"),
+    ("scenario with no task in any level", lambda t: ["simulate", "--selector", "bots",
+     "--scenario-set", "level_mix=[0,0,0,0,0]"], "level_mix must have a positive entry"),
+    ("scenario value beyond any sense", lambda t: ["simulate", "--selector", "bots",
+     "--scenario-set", "level_step=1e300"], "level_step must be a finite number"),
     ("config file that is not YAML", lambda t: ["simulate", "--config",
      _write(t, "c.yaml", "selector: [bots\n")], "not valid YAML"),
     ("config value of the wrong type", lambda t: ["simulate", "--config",
@@ -172,3 +188,20 @@ def test_version() -> None:
         timeout=60,
     )
     assert done.stdout.strip() == f"frontier-rft {__version__}"
+
+
+def test_an_uncreatable_out_is_refused_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from frontier_rft.cli import simulate
+
+    def no_runs(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a run started before --out was checked")
+
+    monkeypatch.setattr(simulate, "run_benchmark", no_runs)
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    code = main(["simulate", "--selector", "uniform", *FAST, "--out", str(blocker / "results")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert "cannot create the directory" in err, err

@@ -311,6 +311,16 @@ def _mutations(value: Any) -> list[Any]:
     return [1, "x"]
 
 
+@pytest.mark.parametrize("field", ["format_version", "selector", "pool_fingerprint", "config"])
+def test_an_array_in_a_header_field_is_a_named_error(field: str) -> None:
+    sel = build("bots", TaskPool(num_tasks=4, prompts=list("abcd")), seed=0)
+    state = sel.state_dict()
+    tampered = {**state, field: np.array([2, 2])}
+    with pytest.raises(ValueError, match=r"format version|saved by|different TaskPool|config"):
+        sel.load_state_dict(tampered)
+    assert_state_equal(state, sel.state_dict())
+
+
 @PROPERTY
 @given(data=st.data())
 def test_tampered_state_is_rejected_at_load_or_works(

@@ -239,7 +239,28 @@ BAD_POOLS: dict[str, tuple[dict[str, Any], str]] = {
     "prompts length": ({"prompts": ["a", "b"]}, "TaskPool.prompts has 2 entries, expected 4"),
     "prompts string": ({"prompts": "abcd"}, "TaskPool.prompts must be a sequence of 4 strings"),
     "keys length": ({"keys": ["k"] * 5}, "TaskPool.keys has 5 entries, expected 4"),
+    "prompts set": ({"prompts": {"a", "b", "c", "d"}}, "strings .a list, for example., got set"),
+    "prompts dict": ({"prompts": dict.fromkeys("abcd")}, "got dict"),
+    "prompts generator": ({"prompts": (c for c in "abcd")}, "got generator"),
 }
+
+
+def test_taskpool_takes_an_ordered_column_with_a_length() -> None:
+    # A pandas Series or any sized, ordered column that is not a Sequence.
+    class Column:
+        def __init__(self, items: list[str]) -> None:
+            self.items = items
+
+        def __len__(self) -> int:
+            return len(self.items)
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter(self.items)
+
+    assert TaskPool(num_tasks=3, prompts=Column(["a", "b", "c"])).prompts == ("a", "b", "c")
+    pd = pytest.importorskip("pandas")
+    series = pd.DataFrame({"prompt": ["x", "y"]})["prompt"]
+    assert TaskPool(num_tasks=2, prompts=series).prompts == ("x", "y")
 
 
 @pytest.mark.parametrize("case", sorted(BAD_POOLS))

@@ -79,6 +79,19 @@ def test_empty_and_tiny_inputs_are_documented_behaviour() -> None:
         TextFeatureConfig(dim=0)
 
 
+@pytest.mark.parametrize("ngram_max", [1, 2])
+def test_lone_surrogates_in_prompts_are_featurized(ngram_max: int) -> None:
+    # json.loads('"\\ud83d"') gives a lone surrogate, which UTF-8 (the hasher) cannot encode.
+    prompts = ["Solve \ud83d for x", "Solve \ud83e for y", "Add 2 and 3", "Add 4 and 5"]
+    features = text_features(prompts, TextFeatureConfig(ngram_max=ngram_max))
+    assert features.shape[0] == 4 and np.all(np.isfinite(features))
+    pool = TaskPool(num_tasks=4, prompts=prompts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector("dots", pool, seed=0)
+    assert sel.select(2).shape == (2,)
+
+
 def test_fit_sample_bounds_fitting_but_transforms_every_prompt() -> None:
     f = text_features(PROMPTS * 4, TextFeatureConfig(fit_sample=10, chunk_size=7, dim=4))
     assert f.shape == (len(PROMPTS) * 4, 4)
@@ -259,7 +272,12 @@ def test_refresh_features_validates_and_reports_unused() -> None:
         pcl.refresh_features(np.ones(len(PROMPTS)))
     with pytest.raises(ValueError, match="NaN"):
         pcl.refresh_features(np.full((len(PROMPTS), 2), np.nan))
-    huge = np.full(text_features(PROMPTS).shape, 1e300)
+    shape = text_features(PROMPTS).shape
+    with pytest.raises(ValueError, match="real-valued numeric array, got dtype complex128"):
+        pcl.refresh_features(np.ones(shape) * (1 + 5j))  # never silently drop a part
+    with pytest.raises(ValueError, match="real-valued numeric array"):
+        pcl.refresh_features(np.full(shape, "x"))
+    huge = np.full(shape, 1e300)
     with pytest.raises(ValueError, match="above the supported"):
         pcl.refresh_features(huge)  # as TaskPool(features=...) refuses it
     assert_state_equal(before, pcl.state_dict())

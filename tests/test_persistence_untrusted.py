@@ -123,6 +123,45 @@ def test_members_the_header_does_not_reference_are_refused(saved: Path) -> None:
         load_selector(saved)
 
 
+def test_an_array_referenced_twice_is_refused_before_copying(saved: Path) -> None:
+    # One stored array named by many header fields would be copied once per name: a few
+    # MB on disk could ask for any amount of memory.
+    header = _header(saved)
+    header["state"]["junk"] = [{"__array__": "s/state/algo/alpha"}] * 1000
+    _with_header(saved, header)
+    with pytest.raises(CheckpointError, match="'s/state/algo/alpha' is referenced more than"):
+        load_selector(saved)
+
+
+def test_load_selector_names_a_wrong_pool_or_collaborator(saved: Path) -> None:
+    with pytest.raises(TypeError, match="pool must be a TaskPool or None, got str"):
+        load_selector(saved, pool="x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="bots takes no judge"):
+        load_selector(saved, judge=lambda prompts: prompts)
+
+
+@pytest.mark.parametrize("target", ["", "."])
+def test_saving_onto_a_directory_is_named_and_leaves_nothing(
+    target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    sel = make_selector("uniform", TaskPool(num_tasks=2, prompts=["a", "b"]), seed=0)
+    with pytest.raises(IsADirectoryError, match=r"save_selector: .*pass a file path"):
+        save_selector(sel, target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_seed_beyond_128_bits_saves_and_loads(tmp_path: Path) -> None:
+    # e.g. int(sha256(...).hexdigest(), 16): the constructor and the loader agree on it.
+    seed = 2**256 - 1
+    sel = make_selector("uniform", TaskPool(num_tasks=4, prompts=list("abcd")), seed=seed)
+    sel.select(2)
+    save_selector(sel, tmp_path / "s.npz")
+    assert load_selector(tmp_path / "s.npz").seed == seed
+    with pytest.raises(ValueError, match=r"seed must be an int in \[0, 2\*\*256\)"):
+        make_selector("uniform", TaskPool(num_tasks=4, prompts=list("abcd")), seed=2**256)
+
+
 def test_a_missing_array_reference_is_a_checkpoint_error(saved: Path) -> None:
     members = _members(saved)
     members.pop("s/state/algo/alpha.npy")

@@ -142,6 +142,13 @@ def test_runs_are_deterministic_and_parallel_equals_serial() -> None:
         assert a["score"] == b["score"] and a["success_hist"] == b["success_hist"]
 
 
+@pytest.mark.parametrize("inner", ["metis", "adcl"])
+def test_dapo_gets_what_its_inner_selector_needs_in_simulation(inner: str) -> None:
+    spec = RunSpec(get_scenario("hard"), Entry("dapo", "dapo", {"inner": inner}), 0, 3, 8, 4)
+    run = run_one(spec)
+    assert len(run["score"]) == 4
+
+
 def test_run_record_shapes() -> None:
     spec = RunSpec(get_scenario("multidomain"), Entry("metis", "metis"), 0, 6, 8, 4)
     run = run_one(spec)

@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from frontier_rft.core.config import field_docs
+from frontier_rft.core.jsonsafe import json_depth
+
+MAX_VALUE_DEPTH = 32
+"""Deepest nesting of a --set value or a --config file (configs are a level or two deep)."""
 
 __all__ = [
     "EXTRA_OF_MODULE",
@@ -90,6 +94,10 @@ class Parser(argparse.ArgumentParser):
 
 def parse_value(text: str) -> Any:
     """'0.1' -> 0.1, 'true' -> True, 'grpo' -> 'grpo', '[1, 2]' -> [1, 2]."""
+    if json_depth(text) > MAX_VALUE_DEPTH:
+        raise UsageError(f"value nested deeper than {MAX_VALUE_DEPTH} levels: {text[:40]}...")
+    if text in ("True", "False"):  # Python's spelling, as `frontier selectors` shows defaults
+        return text == "True"
     try:
         return json.loads(text)
     except json.JSONDecodeError:

@@ -32,14 +32,21 @@ __all__ = ["add_commands"]
 # default comparisons (name it explicitly to include it).
 DEFAULT_EXCLUDED = ("dapo",)
 DEMO_SCENARIO = "hard"
+MAX_SEEDS = 10_000
+"""Most seeds one command runs (each is a full run per selector)."""
 
 
 def _entries(args: argparse.Namespace) -> list[Entry]:
     overrides = parse_assignments(getattr(args, "set", None) or [], "--set")
     if args.command == "simulate":
         names = [args.selector]
-    elif args.selectors:
+    elif args.selectors:  # "" (the default) means all
         names = [n.strip() for n in args.selectors.split(",") if n.strip()]
+        if not names:
+            raise UsageError(
+                f"--selectors names no selector (got {args.selectors!r}); e.g. --selectors "
+                "bots,dots, or leave it out for all of them"
+            )
     else:
         names = [n for n in SELECTORS if n not in DEFAULT_EXCLUDED]
     unknown = [n for n in names if n not in SELECTORS]
@@ -121,6 +128,18 @@ def _check_counts(args: argparse.Namespace) -> None:
             raise UsageError(f"--{flag} must be at least 1, got {getattr(args, flag)}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0 (numpy seeds are non-negative), got {args.seed}")
+    if args.seeds > MAX_SEEDS:
+        raise UsageError(f"--seeds must be at most {MAX_SEEDS}, got {args.seeds}")
+
+
+def _check_out(out: Path) -> None:
+    """Create --out and make sure files can be written there."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the directory ({exc.strerror})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: the directory is not writable")
 
 
 def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) -> int:
@@ -132,6 +151,7 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
         given = parse_given(args.given)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
+    _check_out(out)  # before the runs: an unwritable --out would lose them all
     seeds = list(range(args.seed, args.seed + args.seeds))
     total = (len(entries) + (0 if any(e.label == "uniform" for e in entries) else 1)) * len(seeds)
     with progress_bar(total, "runs", unit="run") as bar:

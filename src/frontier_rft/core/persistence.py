@@ -14,6 +14,7 @@ untrusted (checkpoint_file) and raises CheckpointError for anything wrong with i
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -62,14 +63,20 @@ def _flatten(obj: Any, prefix: str, arrays: dict[str, np.ndarray]) -> Any:
     return obj
 
 
-def _unflatten(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
+def _unflatten(obj: Any, arrays: dict[str, np.ndarray], used: set[str]) -> Any:
     # Recursion is safe: read_checkpoint bounded the nesting depth and checked every key.
     if isinstance(obj, dict):
         if set(obj) == {"__array__"}:
-            return np.array(arrays[obj["__array__"]])
-        return {k: _unflatten(v, arrays) for k, v in obj.items()}
+            key = obj["__array__"]
+            # save_selector stores each array once under its own key; a file naming one
+            # twice could make a few MB of disk ask for any amount of memory.
+            if key in used:
+                raise CheckpointError(f"array {key!r} is referenced more than once")
+            used.add(key)
+            return np.array(arrays[key])
+        return {k: _unflatten(v, arrays, used) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_unflatten(v, arrays) for v in obj]
+        return [_unflatten(v, arrays, used) for v in obj]
     return obj
 
 
@@ -128,6 +135,9 @@ def save_selector(
     selector: Selector, path: str | os.PathLike[str], *, include_pool: bool = True
 ) -> None:
     """Atomically write the selector's full state (and by default its TaskPool) to `path`."""
+    if not str(path) or Path(path).is_dir():
+        what = repr(str(path)) + " is a directory" if str(path) else "the path is empty"
+        raise IsADirectoryError(f"save_selector: {what}; pass a file path such as run/sel.npz")
     arrays: dict[str, np.ndarray] = {}
     tree = _flatten(selector.state_dict(), "state", arrays)
     pool_tree = _flatten(selector.pool.to_state(), "pool", arrays) if include_pool else None
@@ -175,8 +185,9 @@ def load_selector(
 
     Pass the same non-serialisable collaborators (judge=..., estimator=...) that were
     given to make_selector. `pool` is required when the file was saved without one.
-    Raises OSError when the file cannot be read and CheckpointError (a ValueError) for
-    anything wrong with its content, including a state that does not fit `pool`.
+    Raises OSError when the file cannot be read, CheckpointError (a ValueError) for
+    anything wrong with its content, including a state that does not fit `pool`, and
+    TypeError for a `pool` or collaborator of the wrong kind.
     """
     from frontier_rft.selectors import SELECTORS
 
@@ -191,14 +202,20 @@ def load_selector(
     name = header["selector"]
     if not isinstance(name, str) or name not in SELECTORS:
         raise CheckpointError(f"{path}: unknown selector {name!r}; known: {sorted(SELECTORS)}")
-    state = _unflatten(header["state"], arrays)
+    if pool is not None and not isinstance(pool, TaskPool):
+        raise TypeError(f"pool must be a TaskPool or None, got {type(pool).__name__}")
+    used: set[str] = set()
+    try:
+        state = _unflatten(header["state"], arrays, used)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
     if not isinstance(state, dict) or not isinstance(state.get("config"), dict):
         raise CheckpointError(f"{path}: malformed state (expected an object with a config)")
     try:
         if pool is None:
             if header.get("pool") is None:
                 raise ValueError("saved without its TaskPool; pass pool=...")
-            pool_state = _unflatten(header["pool"], arrays)
+            pool_state = _unflatten(header["pool"], arrays, used)
             if not isinstance(pool_state, dict):
                 raise ValueError("malformed TaskPool")
             pool = TaskPool.from_state(pool_state)
@@ -207,6 +224,13 @@ def load_selector(
         config = config_from_dict(cls.config_class, state["config"], what=name)
         if "seed" not in state:
             raise ValueError("selector state: missing field 'seed'")
+        takes = inspect.signature(cls).parameters
+        unknown = sorted(set(collaborators) - set(takes) - {"pool", "config", "seed"})
+        if unknown and not any(p.kind is p.VAR_KEYWORD for p in takes.values()):
+            raise TypeError(
+                f"{name} takes no {', '.join(unknown)}: pass load_selector only the "
+                "collaborators that were given to make_selector"
+            )
         selector = cls(pool, config, seed=state["seed"], **collaborators)
         selector.load_state_dict(state)
     except ValueError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +56,18 @@ def _as_array(
 
 
 def _as_strings(name: str, value: Any, num_tasks: int) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
-        raise ValueError(f"TaskPool.{name} must be a sequence of {num_tasks} strings")
+    # Anything ordered with a length (list, tuple, numpy array, pandas Series, a datasets
+    # column); not a string, bytes, mapping or set, whose items are not one per task in order.
+    ordered = isinstance(value, Sequence | np.ndarray) or (
+        hasattr(value, "__len__")
+        and hasattr(value, "__iter__")
+        and not isinstance(value, Mapping | Set)
+    )
+    if isinstance(value, str | bytes) or not ordered:
+        raise ValueError(
+            f"TaskPool.{name} must be a sequence of {num_tasks} strings (a list, for "
+            f"example), got {type(value).__name__}"
+        )
     items = tuple(value)
     if len(items) != num_tasks:
         raise ValueError(f"TaskPool.{name} has {len(items)} entries, expected {num_tasks}")

@@ -31,6 +31,8 @@ from frontier_rft.core.state_check import read_array, read_float, read_int, read
 __all__ = ["FORMAT_VERSION", "Selector"]
 
 FORMAT_VERSION = 2
+MAX_SEED = 2**256
+"""Seeds are ints below this (a SHA-256 digest read as an int fits)."""
 """Version of the state_dict / saved-file layout; bumped on incompatible changes (2: refreshed
 features in the base state, BOTS regression and candidate-mode state, prompts as UTF-8)."""
 
@@ -66,8 +68,12 @@ class Selector(ABC):
                 f"{type(self).__name__} expects a {self.config_class.__name__}, "
                 f"got {type(config).__name__}"
             )
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        if (
+            isinstance(seed, bool)
+            or not isinstance(seed, (int, np.integer))
+            or not 0 <= seed < MAX_SEED
+        ):
+            raise ValueError(f"seed must be an int in [0, 2**256), got {seed!r}")
         self.pool = pool
         self.config = config
         self.seed = int(seed)
@@ -220,7 +226,12 @@ class Selector(ABC):
         """Replace the task features this selector reads (e.g. re-computed policy
         self-embeddings); learned state is kept. Returns False, changing nothing, for a
         selector that reads no features after construction. Same shape as before."""
-        arr = np.array(features, dtype=np.float64)
+        raw = np.asarray(features)
+        if raw.dtype.kind not in "biuf":  # complex parts, strings or objects: not features
+            raise ValueError(
+                f"refresh_features expects a real-valued numeric array, got dtype {raw.dtype}"
+            )
+        arr = np.array(raw, dtype=np.float64)
         if arr.ndim != 2 or arr.shape[0] != self.num_tasks or arr.shape[1] == 0:
             raise ValueError(
                 f"refresh_features expects an array of shape ({self.num_tasks}, d), got {arr.shape}"
@@ -353,22 +364,22 @@ class Selector(ABC):
     def _check_state_header(self, state: dict[str, Any]) -> None:
         if not isinstance(state, dict) or "format_version" not in state:
             raise ValueError("not a frontier_rft selector state (no format_version)")
-        if state["format_version"] != FORMAT_VERSION:
+        if not _equal(state["format_version"], FORMAT_VERSION):
             raise ValueError(
                 f"state format version {state['format_version']} is not supported "
                 f"(this frontier_rft reads version {FORMAT_VERSION})"
             )
-        if state.get("selector") != self.name:
+        if not _equal(state.get("selector"), self.name):
             raise ValueError(
                 f"state was saved by selector {state.get('selector')!r}, not {self.name!r}"
             )
-        if state.get("pool_fingerprint") != self.pool.fingerprint:
+        if not _equal(state.get("pool_fingerprint"), self.pool.fingerprint):
             raise ValueError(
                 "state was saved for a different TaskPool (fingerprint "
                 f"{state.get('pool_fingerprint')} != {self.pool.fingerprint}); "
                 "load it with the same pool"
             )
-        if state.get("config") != config_to_dict(self.config):
+        if not _equal(state.get("config"), config_to_dict(self.config)):
             raise ValueError(
                 "state was saved with a different config; construct the selector with the "
                 "saved config first (load_selector does this)"
@@ -413,7 +424,7 @@ class Selector(ABC):
         last = {k: read_float(last, k, who) for k in last}
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = state["rng"]
-        seed = read_int(state, "seed", who, hi=2**128)
+        seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
         select_calls = read_int(base, "select_calls", who)
         latest_step = read_int(base, "latest_step", who, lo=-1)
         refreshed = read_array(base, "features", who, np.float64, shape=(None, None), finite=True)
@@ -439,6 +450,15 @@ class Selector(ABC):
         self._trained = trained
         self._totals = totals
         self._last = last
+
+
+def _equal(value: Any, expected: Any) -> bool:
+    """value == expected for a header field; False (not numpy's "ambiguous" error) when an
+    untrusted state puts an array, or anything else that compares oddly, in its place."""
+    try:
+        return bool(type(value) is type(expected) and value == expected)
+    except (ValueError, TypeError):
+        return False
 
 
 _BASE_KEYS = (

@@ -81,7 +81,7 @@ def task_features(
 
 
 def cluster_count(num_tasks: int) -> int:
-    """k = round(sqrt(N / 10)), clipped to [2, 16]: ~14 arms for 2,000 tasks, 16 from 2,560.
+    """k = round(sqrt(N / 10)), clipped to [2, 16]: ~14 arms for 2,000 tasks, 16 from 2,403.
 
     Few enough that a batch of 32 draws every arm it favours several times (SEC's arm
     reward is a batch mean), many enough to separate task types when they exist.

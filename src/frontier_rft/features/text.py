@@ -62,7 +62,18 @@ class TextFeatureConfig:
 
 
 def _preprocess(text: str) -> str:
-    return text.lower().translate(_DIGITS_TO_ZERO)
+    return _escape_surrogates(text.lower().translate(_DIGITS_TO_ZERO))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogates(text: str) -> str:
+    """Lone surrogates (e.g. from JSON '\\ud83d') as their escape text: the hasher needs
+    UTF-8, which cannot encode them, and distinct ones stay distinct tokens."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 _TOKEN_RE = re.compile(TOKEN_PATTERN)
@@ -85,7 +96,7 @@ def _tokens(text: str) -> list[str]:
     text = text.lower()
     if text.isascii():
         return text.translate(_ASCII_SPACED).split()
-    return _TOKEN_RE.findall(text.translate(_DIGITS_TO_ZERO))
+    return _TOKEN_RE.findall(_escape_surrogates(text.translate(_DIGITS_TO_ZERO)))
 
 
 def text_features(

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -92,8 +92,13 @@ class RunSpec:
     """Metadata the selector gets besides prompts (keys of GIVEN)."""
 
 
-def _collaborators(selector: str, learner: SimulatedLearner, rollouts: int) -> dict[str, Any]:
+def _collaborators(
+    selector: str, learner: SimulatedLearner, rollouts: int, overrides: Mapping[str, Any]
+) -> dict[str, Any]:
     """Non-serialisable collaborators a selector needs in simulation, and nothing else."""
+    if selector == "dapo":  # the wrapper hands its inner selector what that one needs
+        inner = overrides.get("inner", "uniform")
+        return _collaborators(inner, learner, rollouts, {}) if isinstance(inner, str) else {}
     if selector == "metis":
         from frontier_rft.selectors.metis import HeuristicJudge
 
@@ -129,7 +134,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             given_pool(learner, spec.given),
             seed=spec.seed,
             **spec.entry.overrides,
-            **_collaborators(name, learner, spec.rollouts),
+            **_collaborators(name, learner, spec.rollouts, spec.entry.overrides),
         )
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
@@ -275,7 +280,11 @@ def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequenc
         warnings.simplefilter("ignore", EvidenceWarning)
         for e in entries:
             make_selector(
-                e.selector, pool, seed=0, **e.overrides, **_collaborators(e.selector, probe, 1)
+                e.selector,
+                pool,
+                seed=0,
+                **e.overrides,
+                **_collaborators(e.selector, probe, 1, e.overrides),
             )
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 
 __all__ = ["SCENARIOS", "ScenarioConfig", "get_scenario"]
+
+MAX_SCENARIO_VALUE = 1e12
+"""Bound on every real-valued scenario field (logits, rates): beyond it nothing changes."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,17 @@ class ScenarioConfig:
             len(self.level_mix) == self.num_levels and min(self.level_mix) >= 0,
             f"level_mix needs {self.num_levels} non-negative entries (num_levels)",
         )
+        check(sum(self.level_mix) > 0, "level_mix must have a positive entry (tasks per level)")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            values = value if isinstance(value, tuple) else (value,)
+            for v in values:
+                if isinstance(v, float):
+                    check(
+                        math.isfinite(v) and abs(v) <= MAX_SCENARIO_VALUE,
+                        f"{f.name} must be a finite number within +-{MAX_SCENARIO_VALUE:g}, "
+                        f"got {v!r}",
+                    )
         check_choice("reward", self.reward, ("binary", "continuous"))
         check(0 <= self.prompt_signal <= 2.5, "prompt_signal must be in [0, 2.5]")
         check(self.unit_tests >= 1 and self.reference_rollouts >= 1, "counts must be >= 1")
