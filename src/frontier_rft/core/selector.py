@@ -31,10 +31,10 @@ from frontier_rft.core.state_check import read_array, read_float, read_int, read
 __all__ = ["FORMAT_VERSION", "Selector"]
 
 FORMAT_VERSION = 2
-MAX_SEED = 2**256
-"""Seeds are ints below this (a SHA-256 digest read as an int fits)."""
 """Version of the state_dict / saved-file layout; bumped on incompatible changes (2: refreshed
 features in the base state, BOTS regression and candidate-mode state, prompts as UTF-8)."""
+MAX_SEED = 2**256
+"""Seeds are ints below this (a SHA-256 digest read as an int fits)."""
 
 
 def _copy_tree(obj: Any) -> Any:

@@ -13,6 +13,12 @@ __all__ = ["SCENARIOS", "ScenarioConfig", "get_scenario"]
 
 MAX_SCENARIO_VALUE = 1e12
 """Bound on every real-valued scenario field (logits, rates): beyond it nothing changes."""
+MAX_SIMULATED_TASKS = 10_000_000
+"""Most training plus held-out tasks a simulated learner holds (~100 bytes each)."""
+MAX_SKILLS = 10_000
+"""Most (domain, level) skills."""
+MAX_COUNT = 100_000
+"""Most unit tests per task and rollouts per reference pass rate."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,16 @@ class ScenarioConfig:
     def __post_init__(self) -> None:
         check_field_types(self)  # a wrong type is named before a range check compares it
         check(self.num_tasks > 0 and self.eval_tasks > 0, "num_tasks and eval_tasks must be > 0")
+        check(
+            self.num_tasks + self.eval_tasks <= MAX_SIMULATED_TASKS,
+            f"num_tasks + eval_tasks must be at most {MAX_SIMULATED_TASKS:,} (the simulator keeps "
+            f"every task in memory), got {self.num_tasks + self.eval_tasks:,}",
+        )
         check(self.num_domains >= 1 and self.num_levels >= 1, "need >= 1 domain and level")
+        check(
+            self.num_domains * self.num_levels <= MAX_SKILLS,
+            f"num_domains x num_levels must be at most {MAX_SKILLS} skills",
+        )
         check(
             len(self.domain_names) == self.num_domains
             and len(self.domain_offsets) == self.num_domains,
@@ -101,6 +116,10 @@ class ScenarioConfig:
         check_choice("reward", self.reward, ("binary", "continuous"))
         check(0 <= self.prompt_signal <= 2.5, "prompt_signal must be in [0, 2.5]")
         check(self.unit_tests >= 1 and self.reference_rollouts >= 1, "counts must be >= 1")
+        check(
+            self.unit_tests <= MAX_COUNT and self.reference_rollouts <= MAX_COUNT,
+            f"unit_tests and reference_rollouts must be at most {MAX_COUNT:,}",
+        )
         check(0 <= self.forgetting < 1, "forgetting must be in [0, 1)")
         check(self.learning_rate >= 0 and self.memory_rate >= 0, "rates must be >= 0")
         check(
