@@ -94,7 +94,9 @@ def markdown(results: dict[str, Any]) -> str:
 
 def out_and_jobs(doc: str) -> tuple[argparse.Namespace, str]:
     """The --out/--jobs arguments the simulator benchmarks share, and the exact command."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=doc.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--out", default="benchmarks/results", help="output directory")
     parser.add_argument("--jobs", type=int, default=None, help="parallel processes")
     return parser.parse_args(), "python " + " ".join(shlex.quote(a) for a in sys.argv)
@@ -110,7 +112,10 @@ def write_outputs(out_dir: str, stem: str, payload: Any, lines: list[str]) -> No
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--out", default="benchmarks/results", help="output directory")
     parser.add_argument("--seeds", type=int, default=5, help="paired seeds per cell")
     parser.add_argument("--steps", type=int, default=200, help="training steps per run")

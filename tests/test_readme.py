@@ -89,3 +89,21 @@ def test_docs_cite_nothing_the_repository_lacks() -> None:
     texts = [*(REPO / "docs").rglob("*.md"), *(REPO / "src").rglob("*.py")]
     cited = [p for p in texts if re.search(r"papers/\w|DESIGN\.md|STYLE\.md", p.read_text())]
     assert cited == []
+
+
+def test_the_runnable_own_loop_example_runs_and_dots_beats_uniform() -> None:
+    import runpy
+    import sys
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    out = StringIO()
+    path = str(REPO / "examples" / "own_loop.py")
+    with redirect_stdout(out):
+        module = runpy.run_path(path, run_name="own_loop")
+        module["main"]()
+    text = out.getvalue()
+    assert "resumed exactly" in text, text
+    skills = re.search(r"uniform ([\d.]+), dots ([\d.]+)", text)
+    assert skills is not None and float(skills[2]) > float(skills[1]), text
+    assert "own_loop" not in sys.modules

@@ -446,6 +446,31 @@ def test_every_selector_has_one_fixed_distinct_colour() -> None:
     assert b["bots[lam=0.2]"] not in SELECTOR_COLORS.values()  # a sweep point is not bots
 
 
+def test_near_coloured_selectors_differ_in_line_style() -> None:
+    from frontier_rft.reporting.colors import selector_linestyle
+
+    pairs = [("bots", "dots"), ("bots", "mopps"), ("offline", "adcl"), ("pcl", "metis")]
+    for solid, dashed in pairs:
+        assert selector_linestyle(solid) == "-" and selector_linestyle(dashed) == "-."
+    assert selector_linestyle("dots + refs") == "-." and selector_linestyle("dots[lam=1]") == "-."
+
+
+@pytest.mark.integration
+def test_metric_series_beyond_the_cap_are_counted_and_reported(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import write_report
+    from frontier_rft.simulation.runner import MAX_METRIC_SERIES, parse_entries, run_benchmark
+
+    results = run_benchmark("hard", parse_entries(["sec"]), seeds=[0], steps=3, jobs=1)
+    run = next(r for r in results["runs"] if r["label"] == "sec")
+    keys = list(run["selector_metrics"])
+    assert len(keys) == MAX_METRIC_SERIES and run["selector_metrics_dropped"] > 0
+    rewards = [k for k in keys if k.startswith("sec/reward/")]
+    assert rewards == sorted(rewards, key=lambda k: int(k.rsplit("/", 1)[1]))  # 2 before 10
+    page = write_report(results, tmp_path)["report"].read_text(encoding="utf-8")
+    assert f"{run['selector_metrics_dropped']} more not recorded" in page
+
+
 def test_label_styles_follow_the_selector_not_its_position() -> None:
     from frontier_rft.reporting.colors import SELECTOR_COLORS
     from frontier_rft.reporting.plots import label_styles

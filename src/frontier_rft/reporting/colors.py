@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["BASELINE_COLOR", "SELECTOR_COLORS", "label_colors", "selector_color"]
+__all__ = [
+    "BASELINE_COLOR",
+    "SELECTOR_COLORS",
+    "label_colors",
+    "selector_color",
+    "selector_linestyle",
+]
 
 BASELINE_COLOR = "#3a3a3a"
 SELECTOR_COLORS = {
@@ -29,6 +35,10 @@ SELECTOR_COLORS = {
     "dapo": "#637939",  # dark olive green
 }
 """Every registered selector's colour (a test checks the registry is covered)."""
+DASH_DOT = "-."
+SECOND_STYLE = frozenset({"dots", "mopps", "adcl", "metis"})
+"""Selectors drawn dash-dotted: each sits next to a similar colour (dots/bots, mopps/bots,
+adcl/offline, metis/pcl) and can trace the same curve, so colour alone would hide one."""
 _SEQUENTIAL = ("#fdae61", "#f46d43", "#d73027", "#a50026", "#74add1", "#4575b4", "#313695")
 
 
@@ -52,3 +62,9 @@ def label_colors(labels: Sequence[str]) -> dict[str, str]:
             k += 1
         out[label] = color
     return out
+
+
+def selector_linestyle(label: str) -> str:
+    """'-.' for the selectors of SECOND_STYLE (and labels starting with one), else '-'."""
+    head = label.split(" ")[0].split("[")[0]
+    return DASH_DOT if head in SECOND_STYLE else "-"

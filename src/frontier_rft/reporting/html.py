@@ -45,6 +45,7 @@ table.summary strong { color: #000; }
 .swatch { display: inline-block; width: 18px; height: 0; margin-right: 7px;
   vertical-align: middle; border-top: 3px solid; }
 .swatch.baseline { border-top-style: dashed; }
+.swatch.dashdot { border-top-style: dotted; }
 .tag { font-size: 0.8em; color: #555; background: #eee; border-radius: 3px; padding: 0 4px;
   margin-left: 4px; white-space: nowrap; }
 .note { font-size: 0.8em; color: #8a3b00; background: #fff1e0; border-radius: 3px;
@@ -131,6 +132,8 @@ def _kv_table(items: Sequence[tuple[str, Any]]) -> str:
 
 def _method_cell(label: str, style: Style, note: str | None) -> str:
     swatch = "swatch baseline" if style.baseline else "swatch"
+    if style.linestyle == "-.":
+        swatch += " dashdot"
     html = f'<span class="name"><span class="{swatch}" style="border-color:{style.color}"></span>'
     html += f"<code>{escape(label)}</code>"
     if style.baseline:
@@ -184,9 +187,16 @@ def _method_notes(results: Mapping[str, Any], styles: Mapping[str, Style]) -> st
     for label, runs in runs_by_label(results).items():
         cell = _method_cell(label, styles[label], None)
         if label in notes:
+            why = (
+                " Its judge is a word-overlap stand-in, not an LLM: for prompts unlike its "
+                "exemplars it answers one fixed value, so the selection stays close to uniform "
+                "and this row does not measure METIS with a real judge."
+                if "heuristic judge" in notes[label]
+                else ""
+            )
             flagged.append(
                 f'<li>{cell}: <span class="note">{escape(notes[label])}</span>. This run departs '
-                "from the paper's setup in that respect; compare its numbers with care.</li>"
+                f"from the paper's setup in that respect; compare its numbers with care.{why}</li>"
             )
         selector = str(runs[0].get("selector", label))
         overrides = runs[0].get("overrides") or {}
@@ -218,8 +228,11 @@ def _method_metrics(results: Mapping[str, Any]) -> str:
             f"<tr><th><code>{escape(key)}</code></th><td>{m['mean']:.4g} ± {m['std']:.2g}</td></tr>"
             for key, m in metrics.items()
         )
+        dropped = int(results["summary"][label].get("method_metrics_dropped") or 0)
+        more = f"; {dropped} more not recorded" if dropped else ""
         parts.append(
-            f"<details><summary><code>{escape(label)}</code> ({len(metrics)} metrics)</summary>"
+            f"<details><summary><code>{escape(label)}</code> ({len(metrics)} metrics{more})"
+            "</summary>"
             f'<table class="kv">{rows}</table></details>'
         )
     if not parts:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from frontier_rft.reporting.colors import BASELINE_COLOR, label_colors
+from frontier_rft.reporting.colors import BASELINE_COLOR, label_colors, selector_linestyle
 from frontier_rft.reporting.data import (
     display_label,
     label_notes,
@@ -67,7 +67,7 @@ class Style:
     color: str
     """Line and band colour."""
     linestyle: str
-    """Matplotlib line style; the baseline is dashed."""
+    """Matplotlib line style: the baseline dashed, some selectors dash-dotted (reporting.colors)."""
     name: str
     """Legend text (carries the baseline mark and any method note)."""
     baseline: bool
@@ -93,8 +93,9 @@ class Plot:
 
 
 def label_styles(results: Mapping[str, Any]) -> dict[str, Style]:
-    """Colour and line style per label: the selector's fixed colour (reporting.colors), the
-    baseline dark grey and dashed."""
+    """Colour and line style per label: the selector's fixed colour and style
+    (reporting.colors: dash-dotted where a similar colour is near), the baseline dark grey
+    and dashed."""
     baseline = results["settings"].get("baseline")
     notes = label_notes(results)
     colors = label_colors([label for label in results["labels"] if label != baseline])
@@ -104,7 +105,7 @@ def label_styles(results: Mapping[str, Any]) -> dict[str, Style]:
         if label == baseline:
             styles[label] = Style(BASELINE_COLOR, "--", name, True)
         else:
-            styles[label] = Style(colors[label], "-", name, False)
+            styles[label] = Style(colors[label], selector_linestyle(label), name, False)
     return styles
 
 
@@ -200,9 +201,10 @@ def learning_curves(results: Mapping[str, Any], styles: Mapping[str, Style]) -> 
         gap.axhline(0.0, color="black", lw=0.8)
         ax.set(xlabel="training step", ylabel="held-out score")
         gap.set(xlabel="training step", ylabel=f"score − {baseline} score, same seed")
-        n = "1 seed" if seeds == 1 else f"mean over {seeds} seeds"
-        ax.set_title(f"Held-out score ({n})", loc="left")
-        gap.set_title(f"Difference to {baseline} ({n})", loc="left")
+        ax.set_title("Held-out score", loc="left")
+        gap.set_title(f"Difference to {baseline}, same seed", loc="left")
+        n = "1 seed, no band" if seeds == 1 else f"mean over {seeds} seeds, band min–max"
+        fig.suptitle(f"Learning curves ({n})", x=0.01, ha="left", fontsize="medium")
         for a in (ax, gap):
             a.set_xlim(0, x[-1])
             a.xaxis.set_major_locator(_step_ticks())
@@ -238,7 +240,14 @@ def effective_task_ratio(results: Mapping[str, Any], styles: Mapping[str, Style]
         ax.set(xlabel="training step", ylabel="effective task ratio", ylim=(0, 1.02))
         ax.set_xlim(1, max(steps, 2))
         ax.xaxis.set_major_locator(_step_ticks())
-        ax.set_title("Share of selected prompts whose rollout group had mixed outcomes", loc="left")
+        how = "1 seed" if seeds == 1 else f"mean over {seeds} seeds, band min–max"
+        smoothed = f"; moving average over {window} steps" if window > 1 else ""
+        fig.suptitle(
+            f"Share of selected prompts whose rollout group had mixed outcomes ({how}{smoothed})",
+            x=0.01,
+            ha="left",
+            fontsize="medium",
+        )
         _outside_legend(fig, ax)
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
         caption = (
@@ -332,10 +341,20 @@ def success_heatmaps(results: Mapping[str, Any], styles: Mapping[str, Style]) ->
         axes[0].xaxis.set_major_locator(_step_ticks())
         assert mesh is not None
         fig.colorbar(
-            mesh, ax=axes, shrink=0.8, aspect=30, label="share of the step's selected tasks"
+            mesh,
+            ax=axes,
+            shrink=0.8,
+            aspect=30,
+            label="share of the step's selected tasks (square-root scale)",
         )
         width = int(xedges[1] - xedges[0]) if len(xedges) > 1 else 1
         binned = f", steps pooled in bins of {width}" if width > 1 else ""
+        fig.suptitle(
+            f"Group success rate of the selected tasks (pooled over seeds{binned})",
+            x=0.01,
+            ha="left",
+            fontsize="medium",
+        )
         n = results["settings"].get("rollouts", "n")
         empty = (
             f"; hatched rows: no group of any method had that success rate (with {n} rollouts "
@@ -396,6 +415,12 @@ def category_share(results: Mapping[str, Any], styles: Mapping[str, Style]) -> P
             ncols=max(1, math.ceil(len(names) / 20)),
         )
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
+        fig.suptitle(
+            f"Category share of the selected tasks (pooled over seeds, {smooth})",
+            x=0.01,
+            ha="left",
+            fontsize="medium",
+        )
         caption = (
             "Share of each category among the selected tasks per step (pooled over seeds, "
             f"{smooth}); a curriculum shows as the colour mass moving from easy to hard over time."

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -179,7 +180,9 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         record["success_hist"].append(hist.astype(int).tolist())
         counts = np.bincount(categories[ids], minlength=len(category_names))
         record["category_counts"].append(counts.astype(int).tolist())
-        _append_metrics(series, sel.metrics(), prefix=f"{name}/", step=step)
+        dropped = _append_metrics(series, sel.metrics(), prefix=f"{name}/", step=step)
+        if step == 0:
+            record["selector_metrics_dropped"] = dropped
     record["selector_metrics"] = series
     record["category_names"] = category_names
     return record
@@ -187,14 +190,22 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
 
 def _append_metrics(
     series: dict[str, list[float | None]], metrics: dict[str, float], prefix: str, step: int
-) -> None:
-    keys = sorted(k for k in metrics if k.startswith(prefix))
+) -> int:
+    """Append this step's values; the first call picks the series (at most
+    MAX_METRIC_SERIES, in natural order: arm/2 before arm/10) and returns how many it left out."""
+    keys = sorted((k for k in metrics if k.startswith(prefix)), key=_natural)
     if not series:
         for key in keys[:MAX_METRIC_SERIES]:
             series[key] = [None] * step
     for key, values in series.items():
         value = metrics.get(key)
         values.append(value if value is not None and np.isfinite(value) else None)
+    return max(0, len(keys) - MAX_METRIC_SERIES)
+
+
+def _natural(key: str) -> list[Any]:
+    """Sort key reading digit runs as numbers ('reward/2' < 'reward/10')."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", key)]
 
 
 def parse_entries(names: Sequence[str], overrides: dict[str, Any] | None = None) -> list[Entry]:
@@ -332,6 +343,9 @@ def _summaries(
             )
         )
         out[label]["method_metrics"] = _final_method_metrics(mine)
+        out[label]["method_metrics_dropped"] = max(
+            int(r.get("selector_metrics_dropped", 0)) for r in mine
+        )
     return out
 
 
