@@ -307,3 +307,45 @@ def test_a_fresh_sampler_state_loads_and_array_like_settings_are_accepted() -> N
         VerlSamplerConfig.from_verl_data_config(
             {"train_batch_size": 4, "sampler": {"frontier": {"task_id_key": 5}}}
         )
+
+
+def test_a_task_id_key_column_is_what_the_sampler_and_its_updates_both_read(
+    tmp_path: Path, tokenizer: Any
+) -> None:
+    # Row i's own id is problem_id = (5 i) mod 48, not extra_info.index: a reward must be
+    # credited to the row that earned it, whichever key names the ids.
+    import pandas as pd
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+    from verl_data import write_parquet
+
+    from conftest import data_config
+
+    path = write_parquet(tmp_path / "train.parquet", 48, long_every=0)
+    frame = pd.read_parquet(path)
+    frame["problem_id"] = [(5 * i) % 48 for i in range(48)]
+    frame.to_parquet(path)
+    ds = RLHFDataset(data_files=str(path), tokenizer=tokenizer, config=data_config(tmp_path))
+    assert read_task_ids(ds, "problem_id").tolist() == frame["problem_id"].tolist()
+    config = VerlSamplerConfig(batch_size=B, selector="uniform", task_id_key="problem_id")
+    sampler = FrontierSampler(ds, config=config)
+    batch_dict = next(iter(make_loader(ds, sampler, B)))
+    drawn = sampler.state_dict()["outstanding_ids"][0]
+    assert np.asarray(batch_dict["problem_id"]).tolist() == frame["problem_id"][drawn].tolist()
+    assert sampler.positions_of(batch_dict["problem_id"]).tolist() == drawn.tolist()
+    with pytest.raises(ValueError, match="task_id_key 'problem_idx' is not a column"):
+        FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, task_id_key="problem_idx"))
+
+
+def test_v1_sampler_kwargs_are_checked_by_name_and_type() -> None:
+    from frontier_rft.integrations.verl.v1 import _sampler_config
+
+    assert _sampler_config({"selector": "bots", "reward_range": [-1, 1]}, 8).reward_range == (
+        -1.0,
+        1.0,
+    )
+    with pytest.raises(ValueError, match="did you mean 'selector'"):
+        _sampler_config({"selecter": "bots"}, 8)
+    with pytest.raises(ValueError, match=r"sampler_kwargs\.batch_size is not read"):
+        _sampler_config({"batch_size": 8}, 8)
+    with pytest.raises(ValueError, match="must be a mapping"):
+        _sampler_config(["bots"], 8)

@@ -232,13 +232,28 @@ def _to_plain(value: Any) -> Any:
 def read_task_ids(dataset: Any, key: str = "index") -> NDArray[np.int64]:
     """Stable task id of every dataset position, checked unique.
 
-    Reads `extra_info.index` straight from an RLHFDataset's table (fast, respects its
-    filtering); any other dataset is read item by item through `dataset[i][key]`.
+    key 'index' (the default): `extra_info.index`, straight from an RLHFDataset's table
+    (fast, respects its filtering). Another key: that top-level column of the table, the
+    same value verl puts in the batch under that key. Any other dataset is read item by
+    item through `dataset[i][key]`.
     """
     n = len(dataset)
     frame = getattr(dataset, "dataframe", None)
     raw: Any = None
-    if (
+    columns = getattr(frame, "column_names", ()) if frame is not None else ()
+    if key != "index" and frame is not None and hasattr(frame, "with_format"):
+        if key not in columns:
+            raise ValueError(
+                f"task_id_key {key!r} is not a column of the training file (columns: "
+                f"{sorted(columns)}); name the column that holds each row's stable task id, "
+                "or leave task_id_key='index' for extra_info.index"
+            )
+        raw = frame.select_columns([key]).with_format("arrow")[:][key].to_numpy(
+            zero_copy_only=False
+        )
+    elif key != "index":
+        raw = [dataset[i].get(key) for i in range(n)]
+    elif (
         frame is not None
         and hasattr(frame, "with_format")
         and "extra_info" in getattr(frame, "column_names", ())
@@ -316,7 +331,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self.data_source = data_source
         n = len(data_source)
         ids = (
-            read_task_ids(data_source)
+            read_task_ids(data_source, self.config.task_id_key)
             if task_ids is None
             else np.asarray(task_ids, dtype=np.int64).copy()
         )

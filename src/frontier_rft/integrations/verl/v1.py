@@ -40,6 +40,25 @@ def _trainer_of(refill_fn: Callable[..., Any] | None) -> Any:
     return trainer
 
 
+def _sampler_config(sampler_kwargs: Any, batch_size: int) -> VerlSamplerConfig:
+    """VerlSamplerConfig from `trainer.v1.sampler.sampler_kwargs`, names and types checked."""
+    from frontier_rft.core.config import config_from_dict
+
+    if not isinstance(sampler_kwargs, Mapping):
+        raise ValueError(f"sampler_kwargs must be a mapping, got {type(sampler_kwargs).__name__}")
+    if "batch_size" in sampler_kwargs:
+        raise ValueError(
+            "sampler_kwargs.batch_size is not read: the sampler's batch size is verl's "
+            "data.gen_batch_size (else data.train_batch_size); set that instead"
+        )
+    values = dict(sampler_kwargs)
+    if isinstance(values.get("reward_range"), list):
+        values["reward_range"] = tuple(values["reward_range"])
+    return config_from_dict(
+        VerlSamplerConfig, {"batch_size": batch_size, **values}, what="sampler_kwargs"
+    )
+
+
 def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list[Any]) -> None:
     """Wrap trainer._init_dataloader so the train dataloader draws from a FrontierSampler."""
     original = trainer._init_dataloader
@@ -51,7 +70,7 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
         old = trainer.train_dataloader
         data = trainer.config.data
         batch_size = int(data.get("gen_batch_size", None) or data.train_batch_size)
-        config = VerlSamplerConfig(batch_size=batch_size, **dict(sampler_kwargs))
+        config = _sampler_config(sampler_kwargs, batch_size)
         sampler = FrontierSampler(trainer.train_dataset, config=config)
         sampler.logs_to_trainer = True  # sample() returns its metrics to verl's logger
         # Same arguments as verl's _init_dataloader, with the sampler swapped in.
@@ -137,6 +156,7 @@ class _FrontierMixin:
 
     def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
         kwargs = _to_plain(sampler_kwargs) or {}
+        _sampler_config(kwargs, 1)  # a misspelt or mistyped field fails here, not at fit()
         trainer = _trainer_of(refill_fn)
         self._holder: list[Any] = []
         _install_sampler(trainer, kwargs, self._holder)
