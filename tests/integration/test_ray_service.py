@@ -421,3 +421,38 @@ def test_ray_restarts_a_crashed_actor_which_resumes_from_its_log(
     assert m["feedback/rollouts"] == acked == 80 * 12
     assert m["feedback/steps"] == 80
     client.close()
+
+
+def test_start_service_refuses_a_live_service_of_another_selector(
+    ray_session: Any, tmp_path: Path
+) -> None:
+    from frontier_rft.integrations.ray import start_service
+
+    first = start_service("svc-name-taken", make_selector("bots", make_pool(), seed=0))
+    try:
+        same = start_service("svc-name-taken", make_selector("bots", make_pool(), seed=0))
+        assert same.metrics()["service/seq"] == first.metrics()["service/seq"]  # attached
+        other = make_selector("prioritized", TaskPool(num_tasks=80), seed=0)
+        with pytest.raises(ValueError, match="already running with another selector"):
+            start_service("svc-name-taken", other, ServiceConfig(staleness="drop"))
+    finally:
+        first.close()
+
+
+def test_a_corrected_start_after_a_refused_one_succeeds_at_once(
+    ray_session: Any, tmp_path: Path
+) -> None:
+    from frontier_rft.integrations.ray import start_service
+
+    base = {"checkpoint_dir": str(tmp_path / "ckpt"), "staleness": "downweight", "max_lag": 3}
+    client = start_service("svc-retry", make_selector("bots", make_pool()), ServiceConfig(**base))
+    client.select(4, policy_version=0)
+    client.close()
+    wrong = ServiceConfig(**{**base, "max_lag": 5})
+    with pytest.raises(ValueError, match=r"max_lag 3 \(saved\) != 5"):
+        start_service("svc-retry", make_selector("bots", make_pool()), wrong, timeout_s=60)
+    client = start_service("svc-retry", make_selector("bots", make_pool()), ServiceConfig(**base))
+    assert client.metrics()["service/seq"] == 1
+    client.close()
+    with pytest.raises(ValueError, match="was closed by this client"):
+        client.select(2)  # not a TimeoutError after waiting reconnect_timeout_s for a restart

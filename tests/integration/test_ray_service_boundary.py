@@ -80,6 +80,19 @@ def test_select_and_set_policy_version_bounds(tmp_path: Path) -> None:
     svc.close()
 
 
+def test_the_trainers_policy_version_never_moves_back(tmp_path: Path) -> None:
+    # A trainer resumed from an older checkpoint would otherwise have every worker update
+    # judged stale against the newer version, silently.
+    svc = service(tmp_path, staleness="drop", max_lag=2)
+    svc.set_policy_version(100)
+    seq = svc.seq
+    with pytest.raises(ValueError, match=r"policy version 50 is older than .*\(100\)"):
+        svc.set_policy_version(50)
+    assert svc.seq == seq and svc.policy_version == 100
+    svc.set_policy_version(100)  # a retried announcement is fine
+    svc.close()
+
+
 def test_a_far_future_version_is_refused_so_later_updates_are_not_dropped(tmp_path: Path) -> None:
     svc = service(tmp_path, staleness="drop", max_lag=2, max_version_jump=1000)
     svc.update(good(0, 5))

@@ -15,6 +15,7 @@ Inside this package `import ray` is absolute, so it names the Ray package.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -75,20 +76,65 @@ def start_service(
     if detached:
         options["lifetime"] = "detached"
     deadline = time.monotonic() + timeout_s
+    stale_failures = 0
     while True:
         try:
             handle: Any = actor_cls.options(**options).remote(spec, config)
             ray.get(handle.__ray_ready__.remote(), timeout=max(deadline - time.monotonic(), 1))
             break
         except (ValueError, RayActorError) as exc:
-            # A constructor error (e.g. a checkpoint_dir holding another selector) is
-            # final; otherwise the name still belongs to a dying actor (ray.kill is
-            # asynchronous) and a retry gets a fresh one.
             init_failed = isinstance(exc, RayActorError) and exc.actor_init_failed
-            if init_failed or time.monotonic() >= deadline:
+            if init_failed and stale_failures == 0:
+                # The name may still hold an actor whose constructor failed for an earlier
+                # call (get_if_exists hands it back): free the name and build once more.
+                stale_failures += 1
+                ray.kill(handle, no_restart=True)
+                time.sleep(0.1)
+                continue
+            if isinstance(exc, RayActorError) and init_failed:
+                # This call's own constructor error (e.g. a mismatching checkpoint_dir).
+                raise _constructor_error(exc) from None
+            if time.monotonic() >= deadline:
                 raise
+            # The name still belongs to a dying actor (ray.kill is asynchronous): retry.
             time.sleep(0.1)
+    _check_identity(name, handle, spec, config or ServiceConfig(), deadline)
     return ServiceClient(name, namespace=namespace, handle=handle)
+
+
+def _constructor_error(exc: RayActorError) -> Exception:
+    """The service constructor's own ValueError (as documented), else Ray's error."""
+    cause = getattr(exc, "cause", None)
+    for err in (cause, getattr(cause, "cause", None)):
+        if isinstance(err, ValueError):
+            return ValueError(str(err))
+    text = str(exc)
+    marker = "ValueError: "
+    if marker in text:
+        return ValueError(text[text.rindex(marker) + len(marker) :].strip().splitlines()[0])
+    return exc
+
+
+def _check_identity(
+    name: str, handle: Any, spec: SelectorSpec, config: ServiceConfig, deadline: float
+) -> None:
+    """A live service of that name must be the one asked for (get_if_exists attaches to it)."""
+    live = ray.get(handle.identity.remote(), timeout=max(deadline - time.monotonic(), 1))
+    asked = {
+        "selector": spec.name,
+        "config": spec.state.get("config"),
+        "pool": spec.pool.fingerprint,
+        "service": dataclasses.asdict(config),
+    }
+    differ = [key for key in ("selector", "config", "pool", "service") if live[key] != asked[key]]
+    if differ:
+        what = {"selector": "selector", "config": "selector config", "pool": "TaskPool",
+                "service": "ServiceConfig"}  # fmt: skip
+        raise ValueError(
+            f"a service named {name!r} is already running with another "
+            f"{' and '.join(what[k] for k in differ)} (it runs {live['selector']!r}); use "
+            f"connect({name!r}) to share it, or close it or choose another name"
+        )
 
 
 def connect(
@@ -129,6 +175,7 @@ class ServiceClient:
         self._owned = handle
         self.reconnects = 0
         """How many times this client re-attached to a restarted actor."""
+        self._closed = False
 
     def select(self, batch_size: int, policy_version: int | None = None) -> NDArray[np.int64]:
         """Task ids to roll out next, leased to this caller until reported."""
@@ -162,8 +209,14 @@ class ServiceClient:
         """Checkpoint and stop the actor (a later start_service resumes from the directory)."""
         ray.get(self.handle.close.remote())
         ray.kill(self.handle)
+        self._closed = True
 
     def _call(self, method: str, retry: bool, *args: Any, **kwargs: Any) -> Any:
+        if self._closed:  # no restart to wait for: this client stopped the service itself
+            raise ValueError(
+                f"selector service {self.name!r} was closed by this client; start_service "
+                "resumes it (from its checkpoint_dir, if it has one)"
+            )
         deadline = time.monotonic() + self.reconnect_timeout_s
         while True:
             try:

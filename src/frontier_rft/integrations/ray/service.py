@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.persistence import load_selector, save_selector
 from frontier_rft.core.selector import Selector
@@ -260,7 +261,15 @@ class SelectorService:
         self._check_alive()
         v = check_integer(version, "version")
         assert v is not None  # the trainer's own announcement: no jump limit
-        self.policy_version = max(self.policy_version, v)
+        if v < self.policy_version:
+            # e.g. a trainer resumed from an older checkpoint: every worker's update would be
+            # judged stale against the newer version and dropped or down-weighted.
+            raise ValueError(
+                f"policy version {v} is older than the newest this service has seen "
+                f"({self.policy_version}); versions only move forward. A trainer resumed from "
+                "an older checkpoint needs a new service (a new name or checkpoint_dir)"
+            )
+        self.policy_version = v
         return self._commit({"op": "version", "v": v}, durable=True)
 
     def save(self) -> dict[str, Any]:
@@ -294,6 +303,15 @@ class SelectorService:
     def selector_state(self) -> dict[str, Any]:
         """The selector's state_dict (for comparing services)."""
         return self.selector.state_dict()
+
+    def identity(self) -> dict[str, Any]:
+        """What a client starting this service must match: selector, config, pool, settings."""
+        return {
+            "selector": self.selector.name,
+            "config": config_to_dict(self.selector.config),
+            "pool": self.selector.pool.fingerprint,
+            "service": dataclasses.asdict(self.config),
+        }
 
     def service_state(self) -> dict[str, Any]:
         """The service's own state as saved in checkpoints (JSON)."""
@@ -510,10 +528,15 @@ class SelectorService:
             problems.append("a different selector config")
         if given is not None and saved.pool.fingerprint != given.pool.fingerprint:
             problems.append("a different TaskPool")
-        if state.get("semantics") != self.config.semantics():
-            problems.append(
-                f"service settings {state.get('semantics')} != {self.config.semantics()}"
-            )
+        saved_settings, settings = state.get("semantics"), self.config.semantics()
+        if saved_settings != settings:
+            saved_settings = saved_settings if isinstance(saved_settings, dict) else {}
+            changed = [
+                f"{k} {saved_settings.get(k)!r} (saved) != {v!r}"
+                for k, v in settings.items()
+                if saved_settings.get(k) != v
+            ]
+            problems.append(f"other service settings: {', '.join(changed) or saved_settings}")
         if state.get("state_version") != STATE_VERSION:
             problems.append(f"service state version {state.get('state_version')}")
         if problems:

@@ -248,8 +248,8 @@ def read_task_ids(dataset: Any, key: str = "index") -> NDArray[np.int64]:
                 f"{sorted(columns)}); name the column that holds each row's stable task id, "
                 "or leave task_id_key='index' for extra_info.index"
             )
-        raw = frame.select_columns([key]).with_format("arrow")[:][key].to_numpy(
-            zero_copy_only=False
+        raw = (
+            frame.select_columns([key]).with_format("arrow")[:][key].to_numpy(zero_copy_only=False)
         )
     elif key != "index":
         raw = [dataset[i].get(key) for i in range(n)]
