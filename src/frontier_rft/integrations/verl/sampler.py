@@ -100,7 +100,8 @@ class VerlSamplerConfig:
     self_embeddings_max_length: int = 1024
     """Prompt tokens read per prompt for self-embeddings (longer prompts are truncated)."""
     task_id_key: str = "index"
-    """non_tensor_batch key holding each rollout's stable task id (RLHFDataset: 'index')."""
+    """non_tensor_batch key of each rollout's stable task id ('index': extra_info.index;
+    another key: the training file's top-level column of that name)."""
     reward_key: str | None = None
     """Reward read per rollout. None: the reward function's score (legacy trainer:
     token_level_scores summed over tokens; v1: rm_scores). A name from reward_extra_info
