@@ -127,6 +127,14 @@ def test_frontier_config_is_read_by_trlparser_next_to_grpo_config(tmp_path: Path
         ({"reward_range": 5}, "reward_range must be"),
         ({"prompt_column": 3}, "prompt_column must be a string"),
         ({"selector_seed": 1.7}, "selector_seed must be None or an int"),
+        (
+            {"self_embeddings": "off", "self_embeddings_refresh_steps": 5},
+            "self_embeddings_refresh_steps refreshes",
+        ),
+        (
+            {"features_column": "emb", "self_embeddings_refresh_steps": 5},
+            "self_embeddings_refresh_steps refreshes",
+        ),
     ]:
         with pytest.raises(ValueError, match=phrase):
             FrontierConfig(**bad)  # type: ignore[arg-type]
@@ -207,6 +215,21 @@ def test_metadata_options_with_a_ready_selector_are_refused(tmp_path: Path) -> N
             selector=ready,
             frontier=FrontierConfig(category_columns=["source"]),
         )
+    with pytest.raises(ValueError, match="self_embeddings_refresh_steps apply when the adapter"):
+        FrontierGRPOTrainer(
+            model=tiny_llama(tok),
+            reward_funcs=[parity_reward],
+            args=grpo_args(tmp_path),
+            train_dataset=rows().add_column("task_id", list(range(N))),
+            processing_class=tok,
+            selector=ready,
+            frontier=FrontierConfig(self_embeddings_refresh_steps=5),
+        )
+
+
+def test_a_refresh_with_nothing_to_refresh_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="reads no task features here"):
+        trainer(tmp_path / "u", FrontierConfig(selector="uniform", self_embeddings_refresh_steps=5))
 
 
 def test_grpo_script_trains_from_a_yaml_file(tmp_path: Path) -> None:

@@ -139,6 +139,12 @@ class FrontierConfig:
             f"{self.self_embeddings_refresh_steps!r}",
         )
         check(
+            not self.self_embeddings_refresh_steps
+            or (self.self_embeddings != "off" and self.features_column is None),
+            "self_embeddings_refresh_steps refreshes the policy's self-embeddings, which "
+            "self_embeddings='off' or a features_column turn off; set it to 0 or drop those",
+        )
+        check(
             self.metrics_verbosity in VERBOSITIES,
             f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}",
         )
@@ -157,6 +163,8 @@ class FrontierConfig:
         out = [n for n in names if getattr(self, n) not in (getattr(defaults, n), {})]
         if self.self_embeddings == "on":
             out.append("self_embeddings")
+        if self.self_embeddings_refresh_steps:
+            out.append("self_embeddings_refresh_steps")
         return out
 
     def columns(self) -> PoolColumns:

@@ -232,6 +232,12 @@ class FrontierTrainerMixin:
             and config.selector_judge is None
             and reads_features(config.selector, pool, overrides)
         )
+        if config.self_embeddings_refresh_steps and not wanted:
+            raise ValueError(
+                f"self_embeddings_refresh_steps is set, but selector {config.selector!r} reads "
+                "no task features here, so nothing would be refreshed; set it to 0, or "
+                "self_embeddings='on' for a selector that reads features"
+            )
         note = ""
         if wanted:
             raw = ds[config.prompt_column]
