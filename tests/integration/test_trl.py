@@ -542,23 +542,35 @@ def test_reward_model_scores_reach_the_selector(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- resume
 @pytest.mark.parametrize(
-    ("name", "save_at"),
-    [("bots", 4), ("prioritized", 4), ("prioritized", 6)],  # mid-epoch (replay) and epoch end
+    ("name", "save_at", "accumulate"),
+    [
+        ("bots", 4, 1),
+        ("prioritized", 4, 1),
+        ("prioritized", 6, 1),  # mid-epoch (replay) and epoch end
+        ("bots", 5, 1),  # mid-epoch, but the loader had already drawn the epoch's last chunk
+        ("bots", 2, 2),  # the same with gradient accumulation
+    ],
 )
-def test_resume_restores_the_selector_exactly(tmp_path: Path, name: str, save_at: int) -> None:
+def test_resume_restores_the_selector_exactly(
+    tmp_path: Path, name: str, save_at: int, accumulate: int
+) -> None:
     full_sel = make_selector(name, pool(), seed=0)
-    full = grpo(tmp_path / "full", full_sel, steps=10, save_strategy="steps", save_steps=save_at)
+    steps = 10 if accumulate == 1 else 5
+    kw = {"gradient_accumulation_steps": accumulate} if accumulate > 1 else {}
+    full = grpo(
+        tmp_path / "full", full_sel, steps=steps, save_strategy="steps", save_steps=save_at, **kw
+    )
     full.train()
     ckpt = tmp_path / "full" / f"checkpoint-{save_at}"
     assert (ckpt / "frontier_selector.npz").is_file() and (ckpt / "frontier_sampler.npz").is_file()
     saved = load_selector(ckpt / "frontier_selector.npz")
 
     probe_sel = make_selector(name, pool(), seed=0)
-    grpo(tmp_path / "probe", probe_sel, steps=10).load_frontier_state(ckpt)
+    grpo(tmp_path / "probe", probe_sel, steps=steps, **kw).load_frontier_state(ckpt)
     assert state_digest(probe_sel.state_dict()) == state_digest(saved.state_dict())
 
     resumed_sel = make_selector(name, pool(), seed=0)
-    resumed = grpo(tmp_path / "resumed", resumed_sel, steps=10)
+    resumed = grpo(tmp_path / "resumed", resumed_sel, steps=steps, **kw)
     resumed.train(resume_from_checkpoint=str(ckpt))
     # The replayed chunks are not selected again and the later ones see the same rewards,
     # so the final selector equals the uninterrupted run's, bit for bit.
@@ -566,7 +578,9 @@ def test_resume_restores_the_selector_exactly(tmp_path: Path, name: str, save_at
     np.testing.assert_array_equal(
         resumed.frontier_sampler.selection_counts, full.frontier_sampler.selection_counts
     )
-    assert resumed.frontier_metrics()["trl/generations"] == 10
+    assert (
+        resumed.frontier_metrics()["trl/generations"] == full.frontier_metrics()["trl/generations"]
+    )
 
 
 def test_resume_true_finds_the_last_checkpoint_and_missing_state_is_an_error(

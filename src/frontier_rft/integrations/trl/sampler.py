@@ -11,7 +11,9 @@ Resuming: the Trainer re-iterates the resumed epoch from its start and throws aw
 batches it already trained on (`skip_first_batches`). So the chunks drawn in the current
 epoch are kept and replayed, without calling the selector, up to the last one drawn before
 the checkpoint; only later chunks are new selections. That keeps the selector's state and
-the sampler's position consistent however far the data loader had read ahead.
+the sampler's position consistent however far the data loader had read ahead. Whether the
+epoch is resumed or a new one starts is the Trainer's own decision (`resume_mid_epoch`),
+not whether every chunk was drawn.
 """
 
 from __future__ import annotations
@@ -105,6 +107,15 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
                 for row in rows:
                     for _ in range(self.mini_repeat_count):
                         yield row
+
+    def resume_mid_epoch(self, mid_epoch: bool) -> None:
+        """Where the Trainer resumes: inside the saved epoch (it skips the batches already
+        trained, so the stored chunks are replayed, none selected again) or at a new one.
+        Whether every chunk of the epoch was drawn says nothing about it: the data loader
+        reads ahead of training."""
+        self._continue_epoch = mid_epoch and bool(self._epoch_chunks)
+        if not mid_epoch:
+            self._epoch_chunks = []
 
     def _select(self) -> NDArray[np.int64]:
         ids = self.selector.select(self.batch_size)

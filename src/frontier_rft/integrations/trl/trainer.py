@@ -441,6 +441,15 @@ class FrontierTrainerMixin:
             folder = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
             self.save_frontier_state(os.path.join(run_dir, folder))
 
+    def _init_training_state(self, *args: Any, **kwargs: Any) -> Any:
+        """The Trainer's resume position decides whether the sampler replays the saved epoch
+        (the Trainer skips the batches already trained in it) or starts a new one."""
+        epochs_trained, skipped = super()._init_training_state(*args, **kwargs)  # type: ignore[misc]
+        if getattr(self, "_frontier_resuming", False):
+            self._frontier_resuming = False
+            self.frontier_sampler.resume_mid_epoch(int(skipped) > 0)
+        return epochs_trained, skipped
+
     def _frontier_check_sync(self) -> None:
         """Raise if processes hold different selector states (they must select identically)."""
         if not self.frontier_config.check_sync or self.accelerator.num_processes == 1:
@@ -469,6 +478,7 @@ class FrontierTrainerMixin:
             checkpoint = last(self.args.output_dir)  # None: the base class raises
         if isinstance(checkpoint, str | os.PathLike):
             self.load_frontier_state(checkpoint)
+            self._frontier_resuming = True
         try:
             return super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
         finally:
