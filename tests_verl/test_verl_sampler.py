@@ -227,6 +227,27 @@ def test_reward_range_rescales_and_metrics_are_logged(make_dataset: Any, tmp_pat
     assert len(lines) == 1 and '"curriculum/verl/updates": 1.0' in lines[0]
 
 
+def test_rewards_outside_the_unit_range_name_reward_range_and_the_range_clips(
+    make_dataset: Any,
+) -> None:
+    ds = make_dataset(48)
+    plain = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector="uniform"))
+    batch = verl_step_batch(next(iter(make_loader(ds, plain, B))), N_ROLLOUTS, 0)
+    batch.batch["token_level_scores"] = batch.batch["token_level_scores"] * 0 + 0.5  # sums > 1
+    before = plain.selector.state_dict()
+    with pytest.raises(ValueError, match=r"set VerlSamplerConfig\.reward_range"):
+        plain.update(batch)
+    assert_tree_equal(before, plain.selector.state_dict())
+    ranged = FrontierSampler(
+        ds, config=VerlSamplerConfig(batch_size=B, selector="uniform", reward_range=(0.0, 1.0))
+    )
+    batch = verl_step_batch(next(iter(make_loader(ds, ranged, B))), N_ROLLOUTS, 0)
+    batch.batch["token_level_scores"] = batch.batch["token_level_scores"] * 0 + 0.5
+    ranged.update(batch)  # beyond the declared range: clipped to 1, as in the TRL adapter
+    ranged.selector.flush()
+    assert ranged.selector.metrics()["feedback/rollouts"] == B * N_ROLLOUTS
+
+
 def test_parquet_helper_writes_verl_format(tmp_path: Path) -> None:
     import pandas as pd
 

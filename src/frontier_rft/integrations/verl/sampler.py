@@ -107,7 +107,7 @@ class VerlSamplerConfig:
     token_level_scores summed over tokens; v1: rm_scores). A name from reward_extra_info
     (e.g. 'acc') reads that value instead, in both trainers."""
     reward_range: tuple[float, float] | None = None
-    """(low, high) of the reward function, mapped to [0, 1]; None = rewards already in [0, 1]."""
+    """(low, high) of the reward function, mapped to [0, 1] (beyond it: clipped); None = in [0, 1]."""
     max_outstanding_draws: int = 64
     """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
     metrics_verbosity: str = "summary"
@@ -331,6 +331,11 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         )
         self.data_source = data_source
         n = len(data_source)
+        if n == 0:
+            raise ValueError(
+                "the training dataset is empty (did verl's filter_overlong_prompts remove every "
+                "prompt? raise data.max_prompt_length)"
+            )
         ids = (
             read_task_ids(data_source, self.config.task_id_key)
             if task_ids is None
@@ -427,15 +432,22 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         steps = self._match_draws(positions)
         if self.config.reward_range is not None:
             lo, hi = self.config.reward_range
-            rewards = (rewards - lo) / (hi - lo)
+            # As the TRL adapter: the declared range maps onto [0, 1], beyond it clips.
+            rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)
         batches = [
             Feedback(task_ids=positions[steps == step], rewards=rewards[steps == step], step=step)
             for step in np.unique(steps).tolist()
         ]
         # Every piece is checked before any is applied: a rejected report changes nothing,
         # so its retry is not counted twice.
-        for fb in batches:
-            fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
+        try:
+            for fb in batches:
+                fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} (the reward verl reported; set VerlSamplerConfig.reward_range=(low, "
+                "high) to map your reward function's range onto [0, 1])"
+            ) from None
         for fb in batches:
             self.selector.update(fb)
             self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - fb.step)
