@@ -107,7 +107,7 @@ class VerlSamplerConfig:
     token_level_scores summed over tokens; v1: rm_scores). A name from reward_extra_info
     (e.g. 'acc') reads that value instead, in both trainers."""
     reward_range: tuple[float, float] | None = None
-    """(low, high) of the reward function, mapped to [0, 1] (beyond it: clipped); None = in [0, 1]."""
+    """(low, high) of the reward function, mapped to [0, 1] (clipped beyond); None = in [0, 1]."""
     max_outstanding_draws: int = 64
     """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
     metrics_verbosity: str = "summary"
