@@ -593,6 +593,10 @@ def test_resume_true_finds_the_last_checkpoint_and_missing_state_is_an_error(
     again.train(resume_from_checkpoint=True)  # checkpoint-4
     assert again.frontier_metrics()["trl/generations"] == 6
 
+    with pytest.raises(ValueError, match="checkpoint-9 does not exist"):
+        grpo(tmp_path, make_selector("bots", pool(), seed=0), steps=6).load_frontier_state(
+            tmp_path / "checkpoint-9"
+        )
     (tmp_path / "checkpoint-4" / "frontier_sampler.npz").unlink()
     with pytest.raises(ValueError, match="no frontier-rft state"):
         grpo(tmp_path, make_selector("bots", pool(), seed=0), steps=6).train(

@@ -49,6 +49,8 @@ def load_state(
     collaborators (a METIS judge, an ADCL estimator) are taken from it.
     """
     directory = Path(directory)
+    if not directory.is_dir():
+        raise ValueError(f"checkpoint {directory} does not exist (or is not a directory)")
     missing = [f for f in (SELECTOR_FILE, SAMPLER_FILE) if not (directory / f).is_file()]
     if missing:
         raise ValueError(

@@ -97,7 +97,11 @@ def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
         )
     raw = np.asarray(dataset[column])
     if raw.ndim != 1 or raw.dtype.kind not in "iu":
-        raise ValueError(f"column {column!r} must hold one integer per row, got dtype {raw.dtype}")
+        raise ValueError(
+            f"column {column!r} must hold the TaskPool index (an integer) of each row, got "
+            f"dtype {raw.dtype}; if it is your own id column, rename it or set "
+            "FrontierConfig(task_id_column=...) to an unused name"
+        )
     ids = raw.astype(np.int64)
     if ids.shape[0] != num_tasks:
         raise ValueError(
