@@ -20,7 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import assert_state_equal, build, drive, selector_kwargs
-from frontier_rft import SELECTORS, Feedback, Selector, TaskPool, load_selector, save_selector
+from frontier_rft import (
+    SELECTORS,
+    Feedback,
+    Selector,
+    TaskPool,
+    load_selector,
+    make_selector,
+    save_selector,
+)
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
 
 # The pool and selector name fixtures do not change between examples.
@@ -344,3 +352,40 @@ def test_tampered_state_is_rejected_at_load_or_works(
         assert_state_equal(state, sel.state_dict())
         return
     _round_trip_continues(sel, tmp_path)
+
+
+class _Flaky:
+    """A collaborator (judge or estimator) that works until its server goes down."""
+
+    def __init__(self, inner: Callable[..., Any]) -> None:
+        self.inner, self.broken = inner, False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.broken:
+            raise RuntimeError("server down")
+        return self.inner(*args, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["metis", "adcl"])
+def test_a_select_whose_collaborator_raises_leaves_pending_feedback_unfolded(name: str) -> None:
+    # The step's remaining pieces arrive before the retry: they must fold as one batch.
+    from frontier_rft.selectors.metis import HeuristicJudge
+
+    pool = TaskPool(num_tasks=30, prompts=[f"solve {i} + {i % 7}" for i in range(30)])
+    if name == "metis":
+        flaky = _Flaky(HeuristicJudge())
+        sel = make_selector("metis", pool, seed=0, judge=flaky)
+    else:
+        flaky = _Flaky(lambda ids: np.full(len(ids), 0.5))
+        sel = make_selector("adcl", pool, seed=0, estimator=flaky, num_chunks=4)
+    ids = sel.select(6)
+    sel.update(Feedback(np.repeat(ids[:3], 2), np.tile([1.0, 0.0], 3), step=0))
+    before = sel.state_dict()
+    flaky.broken = True
+    with pytest.raises(RuntimeError, match="server down"):
+        sel.select(5)
+    assert_state_equal(before, sel.state_dict())
+    flaky.broken = False
+    sel.update(Feedback(np.repeat(ids[3:], 2), np.tile([1.0, 0.0], 3), step=0))
+    sel.select(5)
+    assert sel.metrics()["feedback/steps"] == 1  # one group batch for the step

@@ -258,6 +258,28 @@ def test_refresh_features_is_kept_across_save_and_load(name: str, tmp_path) -> N
     np.testing.assert_array_equal(sel.select(6), back.select(6))
 
 
+def test_dapo_reports_and_refreshes_its_inner_selectors_features(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector("dapo", pool, seed=1, inner="pcl")
+        twin = make_selector("dapo", pool, seed=1, inner="pcl")
+    assert sel.metrics()["evidence/features/text"] == 1.0  # what the inner derived
+    drive(sel, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
+    drive(twin, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
+    before = sel.state_dict()
+    fresh = np.random.default_rng(0).standard_normal(text_features(PROMPTS).shape)
+    assert sel.refresh_features(fresh) is True
+    np.testing.assert_array_equal(sel.inner._features, fresh)
+    assert sel.metrics()["evidence/features/refreshed"] == 1.0
+    save_selector(sel, tmp_path / "s.npz")
+    back = load_selector(tmp_path / "s.npz")
+    assert_state_equal(sel.state_dict(), back.state_dict())
+    sel.load_state_dict(before)  # back to the text features it was built with
+    assert_state_equal(twin.state_dict(), sel.state_dict())
+    np.testing.assert_array_equal(twin.select(6), sel.select(6))
+
+
 def test_refresh_features_validates_and_reports_unused() -> None:
     pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
     with warnings.catch_warnings():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,10 +155,18 @@ class GroupBatch:
     def _sum(self, values: NDArray[Any]) -> NDArray[np.float64]:
         return np.add.reduceat(values, self.offsets[:-1]).astype(np.float64)
 
+    @functools.cached_property
+    def _canonical(self) -> NDArray[np.float64]:
+        """The rewards sorted within each group. Group statistics are computed from it, so
+        they do not depend on the order rollouts arrived in, to the last bit (floating-point
+        sums do); `rewards` and `advantages` keep arrival order."""
+        group = np.repeat(np.arange(self.num_groups), self.counts)
+        return self.rewards[np.lexsort((self.rewards, group))]
+
     @property
     def sums(self) -> NDArray[np.float64]:
         """Sum of rewards per group."""
-        return self._sum(self.rewards)
+        return self._sum(self._canonical)
 
     @property
     def means(self) -> NDArray[np.float64]:
@@ -167,7 +176,7 @@ class GroupBatch:
     @property
     def variances(self) -> NDArray[np.float64]:
         """Within-group reward variance v = (1/n) sum (r - mean)^2 (the mean squared advantage)."""
-        centred = group_centred(self.rewards, self.offsets)
+        centred = group_centred(self._canonical, self.offsets)
         return self._sum(centred * centred) / self.counts
 
     @property
@@ -189,7 +198,8 @@ class GroupBatch:
 
     def mean_abs_advantage(self, estimator: Estimator = "grpo") -> NDArray[np.float64]:
         """Mean |advantage| per group."""
-        return self._sum(np.abs(self.advantages(estimator))) / self.counts
+        advantages = group_advantages(self._canonical, self.offsets, estimator)
+        return self._sum(np.abs(advantages)) / self.counts
 
     def select(self, mask: NDArray[np.bool_]) -> GroupBatch:
         """The sub-batch of groups where `mask` is True."""

@@ -128,13 +128,20 @@ class Selector(ABC):
                 f"batch_size {batch_size} is larger than the pool ({self.num_tasks} tasks); "
                 "lower the batch size or add tasks"
             )
+        # A user's collaborator (a METIS judge, an ADCL estimator) may raise inside _select:
+        # then the feedback folded in just before is undone too, so the retry folds it with
+        # the step's later pieces as one batch and the selector is as it was.
+        backup = self.state_dict() if self._pending and self._uses_collaborator() else None
         self.flush()
         rng_state = self.rng.bit_generator.state
         start = time.perf_counter()
         try:
             ids = np.asarray(self._select(int(batch_size)), dtype=np.int64)
         except Exception:
-            self.rng.bit_generator.state = rng_state
+            if backup is not None:
+                self.load_state_dict(backup)
+            else:
+                self.rng.bit_generator.state = rng_state
             raise
         self._last_select_seconds = time.perf_counter() - start
         self._check_selection(ids, int(batch_size))
@@ -142,6 +149,10 @@ class Selector(ABC):
         counts = self._times_selected[ids]
         self._times_selected[ids] = np.minimum(counts.astype(np.int64) + 1, 255).astype(np.uint8)
         return np.array(ids, dtype=np.int64)
+
+    def _uses_collaborator(self) -> bool:
+        """Whether this instance holds a collaborator (user code that may raise in select)."""
+        return any(getattr(self, name, None) is not None for name in self.collaborators)
 
     def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
         """Record rollout rewards; folded into the method at the next select (or flush).

@@ -260,6 +260,9 @@ class DynamicSamplingSelector(Selector):
         # The inner gets this seed, so dapo(inner=X, seed=s) proposes exactly what X(seed=s)
         # selects; the wrapper's own draws (surplus shuffling) use a jumped, disjoint stream.
         self.inner = inner_cls(pool, inner_config, seed=seed, **collaborators)
+        # The inner selector's evidence is this selector's: what it derived (text features,
+        # clusters, a plug-in) is reported as evidence/<what>/<source>, refreshes included.
+        self.evidence = self.inner.evidence
         self.rng = np.random.Generator(np.random.PCG64(self.seed).jumped())
         self._sur_ids = np.zeros(0, dtype=np.int64)
         self._sur_steps = np.zeros(0, dtype=np.int64)
@@ -281,6 +284,13 @@ class DynamicSamplingSelector(Selector):
     @property
     def allows_repeats(self) -> bool:
         return self.inner.allows_repeats
+
+    def _refresh_features(self, features: NDArray[np.float64] | None) -> bool:
+        """Refreshed features go to the inner selector (False if it reads none). None is the
+        base class rolling back a rejected state: the inner's own state restores its features."""
+        if features is None:
+            return True
+        return self.inner.refresh_features(features)
 
     # ------------------------------------------------------------------ trainer-facing
     def num_candidates(self, batch_size: int) -> int:
