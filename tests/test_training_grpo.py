@@ -359,3 +359,18 @@ def test_a_non_finite_loss_stops_the_run_before_the_update(
         _mixed_step(trainer)
     for name, value in _params(trainer.model).items():
         assert torch.equal(value, before[name]), name  # the model was not updated
+
+
+def test_resume_refuses_to_redo_a_finished_run_or_go_back(sft_dir: Path, tmp_path: Path) -> None:
+    cfg = dataclasses.replace(TEST_TRAIN, steps=2, eval_every=0, checkpoint_every=1)
+    Trainer(cfg, sft_dir, tmp_path / "r", log=lambda _: None).train()
+    run_json = (tmp_path / "r" / "run.json").read_bytes()
+    metrics = (tmp_path / "r" / "metrics.jsonl").read_bytes()
+    with pytest.raises(ValueError, match="already finished at step 2"):
+        Trainer(cfg, sft_dir, tmp_path / "r", resume=True, log=lambda _: None)
+    with pytest.raises(ValueError, match="--steps 1 is below the step this run reached"):
+        Trainer(dataclasses.replace(cfg, steps=1), sft_dir, tmp_path / "r", resume=True)
+    assert (tmp_path / "r" / "run.json").read_bytes() == run_json  # nothing was rewritten
+    assert (tmp_path / "r" / "metrics.jsonl").read_bytes() == metrics
+    longer = Trainer(dataclasses.replace(cfg, steps=3), sft_dir, tmp_path / "r", resume=True)
+    assert longer.step_count == 2  # extending is what --steps is for

@@ -32,6 +32,7 @@ import torch
 
 from frontier_rft import Feedback, make_selector
 from frontier_rft.core.advantages import group_advantages
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.integrations.metrics_log import MetricsSink, curriculum_metrics
@@ -210,6 +211,7 @@ class Trainer:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
             self._check_resumed_selector(ckpt)
             self.step_count = state["step"]
+            self._check_resume_steps()
             with damaged(ckpt / "trainer.json"):
                 self.rollouts = int(state.get("rollouts", 0))
                 self.embed_seconds = float(state.get("embed_seconds", 0.0))
@@ -569,6 +571,26 @@ class Trainer:
             },
             keep=self.config.keep_checkpoints,
         )
+
+    def _check_resume_steps(self) -> None:
+        """Refuse, before anything is written, a resume that would go back or redo the end."""
+        steps, reached = self.config.steps, self.step_count
+        if reached > steps:
+            raise ValueError(
+                f"--steps {steps} is below the step this run reached ({reached}); pass a larger "
+                "--steps to extend the run, or leave --steps out"
+            )
+        final = self.run_dir / "eval.json"
+        if reached == steps and final.is_file():
+            try:
+                done = load_json_file(final, "an eval.json").get("step") == reached
+            except (ValueError, AttributeError):
+                done = False  # unreadable: evaluate again and rewrite it
+            if done:
+                raise ValueError(
+                    f"the run in {self.run_dir} already finished at step {reached}; pass "
+                    f"--steps N (N > {reached}) with --resume to extend it"
+                )
 
     def _check_resumed_selector(self, ckpt: Path) -> None:
         """The checkpoint's selector must be this run's: same method, same training pool."""
