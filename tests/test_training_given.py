@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -48,10 +49,10 @@ def test_default_gives_prompts_and_self_embeddings(sft_dir: Path, tmp_path: Path
     np.testing.assert_allclose(np.linalg.norm(pool.features, axis=1), 1.0, atol=1e-5)
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert info["given"] == ["prompts", "self"]
-    assert info["evidence"]["features"] == "given"
+    assert info["evidence"]["features"] == "policy"  # self-embeddings, named as such
     assert info["embed_seconds"] > 0
     metrics = trainer.step()
-    assert metrics["curriculum/evidence/features/given"] == 1.0
+    assert metrics["curriculum/evidence/features/policy"] == 1.0
 
 
 def test_prompts_only_and_rich(sft_dir: Path, tmp_path: Path) -> None:
@@ -87,6 +88,20 @@ def test_self_embeddings_refresh_every_k_steps(sft_dir: Path, tmp_path: Path) ->
     assert second["perf/embed_s"] > 0
     assert trainer.selector.evidence["features"] == "refreshed"
     assert not np.allclose(before, trainer.selector._features)  # the policy moved (lr 3e-3)
+
+
+@pytest.mark.parametrize(
+    ("selector", "given"), [("sec", "self"), ("uniform", "self"), ("pcl", "prompts")]
+)
+def test_a_refresh_with_nothing_to_refresh_is_refused(
+    sft_dir: Path, tmp_path: Path, selector: str, given: str
+) -> None:
+    cfg = dataclasses.replace(TEST_TRAIN, selector=selector, given=given, refresh_features_every=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="--refresh-features-every re-embeds"):
+            Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
+    assert not (tmp_path / "run").exists()
 
 
 def test_dapo_trains_only_mixed_groups_and_counts_rollouts(sft_dir: Path, tmp_path: Path) -> None:

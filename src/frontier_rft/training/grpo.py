@@ -210,6 +210,7 @@ class Trainer:
         if ckpt is not None:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
             self._check_resumed_selector(ckpt)
+            self._name_policy_features()
             self.step_count = state["step"]
             self._check_resume_steps()
             with damaged(ckpt / "trainer.json"):
@@ -229,6 +230,8 @@ class Trainer:
             self.selector = make_selector(
                 cfg.selector, self.pool, seed=cfg.seed, **collaborators, **cfg.selector_overrides
             )
+            self._name_policy_features()
+            self._check_refresh()
             self.run_dir.mkdir(parents=True, exist_ok=True)
             (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
             shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
@@ -571,6 +574,29 @@ class Trainer:
             },
             keep=self.config.keep_checkpoints,
         )
+
+    def _name_policy_features(self) -> None:
+        """Features given as the policy's self-embeddings are reported as such (evidence
+        source 'policy', as the TRL and verl adapters do), not as user-given ones."""
+        if "self" not in self.given or "task_features" in self.given:
+            return
+        evidence = self.selector.evidence
+        for what, source in list(evidence.items()):
+            if what == "features" and source == "given":
+                evidence[what] = "policy"
+            elif source == "kmeans_given":
+                evidence[what] = "kmeans_policy"
+
+    def _check_refresh(self) -> None:
+        """--refresh-features-every needs self-embeddings and a selector that reads features."""
+        if not self.config.refresh_features_every:
+            return
+        if "self" not in self.given or "features" not in self.selector.evidence:
+            raise ValueError(
+                f"--refresh-features-every re-embeds the pool for a selector that reads the "
+                f"policy's self-embeddings (--given self); {self.config.selector!r} with --given "
+                f"{','.join(self.given)} reads none, so drop the flag"
+            )
 
     def _check_resume_steps(self) -> None:
         """Refuse, before anything is written, a resume that would go back or redo the end."""
