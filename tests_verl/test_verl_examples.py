@@ -32,7 +32,8 @@ EXPECTED = {
     "frontier": ("frontier", {"evidence/features/text", "evidence/keys/prompts"}, ()),
     "pcl": ("pcl", {"evidence/features/text"}, ()),
     "metis": ("metis", set(), ()),
-    "dapo": ("dapo", set(), ()),
+    # dapo reports what its inner bots derived from the prompt text
+    "dapo": ("dapo", {"evidence/features/text", "evidence/plugin/regression"}, ()),
 }
 
 
