@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.features.text import TextFeatureConfig, text_features
@@ -54,12 +53,12 @@ from frontier_rft.simulation.scenario import SCENARIOS
 from frontier_rft.training.bench_metrics import paired_summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bots_prompts_gap import SEEDS, score_curve
 from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 SCENARIO_NAMES = ("easy", "multidomain", "hard")  # tuning scenarios first, hard reported
-SEEDS, STEPS, BATCH, ROLLOUTS = range(5), 200, 32, 16
 MOMENTUM, HESSIAN_FORGETTING, ANCHOR_FADE = 0.9, 0.95, 0.99
 
 
@@ -74,21 +73,31 @@ def _like(base: RegressionPlugin, forgetting: float | None = None) -> dict[str, 
     }
 
 
-class TwoTimescales(RegressionPlugin):
+class _OwnFit(RegressionPlugin):
+    """A plug-in whose regression part is its own `_eta(x)`; anchors as the default."""
+
+    def _eta(self, x: F64) -> F64:
+        raise NotImplementedError
+
+    def estimate(self, at: I64 | None = None, out: F64 | None = None) -> F64:
+        x = self.features if at is None else self.features[at]
+        p = self._inverse(self._eta(x) + (self.anchors if at is None else self.anchors[at]))
+        if out is None:
+            return p
+        out[...] = p
+        return out
+
+
+class TwoTimescales(_OwnFit):
     """eta_k = x_k . w + c_t: w on all history, c_t the batch residual with momentum."""
 
     def __init__(self, base: RegressionPlugin):
         super().__init__(**_like(base, forgetting=1.0))
         self.offset: float | None = None
 
-    def estimate(self, at: I64 | None = None, out: F64 | None = None) -> F64:
-        x = self.features if at is None else self.features[at]
-        eta = self.model.predict(x) + (self.offset or 0.0)
-        p = self._inverse(eta + (self.anchors if at is None else self.anchors[at]))
-        if out is None:
-            return p
-        out[...] = p
-        return out
+    def _eta(self, x: F64) -> F64:
+        eta: F64 = self.model.predict(x) + (self.offset or 0.0)
+        return eta
 
     def observe(self, ids: I64, sums: F64, counts: F64) -> tuple[F64, F64]:
         before = self.estimate(at=ids)
@@ -121,7 +130,7 @@ class PooledAnchors(RegressionPlugin):
         return before, self.estimate(at=ids)
 
 
-class BinomialFit(RegressionPlugin):
+class BinomialFit(_OwnFit):
     """Online logistic regression on success counts; anchors as the default plug-in."""
 
     def __init__(self, base: RegressionPlugin):
@@ -132,14 +141,6 @@ class BinomialFit(RegressionPlugin):
 
     def _eta(self, x: F64) -> F64:
         out: F64 = x @ self.w[:-1] + self.w[-1]
-        return out
-
-    def estimate(self, at: I64 | None = None, out: F64 | None = None) -> F64:
-        x = self.features if at is None else self.features[at]
-        p = self._inverse(self._eta(x) + (self.anchors if at is None else self.anchors[at]))
-        if out is None:
-            return p
-        out[...] = p
         return out
 
     def observe(self, ids: I64, sums: F64, counts: F64) -> tuple[F64, F64]:
@@ -209,15 +210,7 @@ def run(args: tuple[str, str, int]) -> list[float]:
     if replace is not None:
         assert isinstance(sel, BOTSSelector) and sel._regression is not None
         sel._regression = replace(sel._regression)
-    curve = [learner.score()]
-    for step in range(STEPS):
-        ids = sel.select(BATCH)
-        task_ids = np.repeat(ids, ROLLOUTS)
-        rewards = learner.rollout(ids, ROLLOUTS)
-        sel.update(Feedback(task_ids=task_ids, rewards=rewards, step=step))
-        learner.train(GroupBatch.from_rollouts(step, task_ids, rewards, np.full(task_ids.size, -1)))
-        curve.append(learner.score())
-    return curve
+    return score_curve(learner, sel)
 
 
 def _difference(summary: dict[str, Any] | None) -> str:

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import Feedback, GroupBatch
+from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors import make_selector
 from frontier_rft.selectors.bots import BOTSSelector
@@ -124,13 +125,22 @@ def run(args: tuple[str, str, int]) -> list[float]:
             sel._regression = FirstObservationPlugin(sel._regression)
         elif variant.startswith("oracle"):
             _oracle(sel._regression, learner, seen, variant)
+    return score_curve(learner, sel, seen)
+
+
+def score_curve(
+    learner: SimulatedLearner, sel: Selector, seen: NDArray[np.bool_] | None = None
+) -> list[float]:
+    """Held-out score before training and after each of STEPS steps of `sel` on `learner`;
+    marks the rolled-out tasks in `seen` (after the selector saw them) when given."""
     curve = [learner.score()]
     for step in range(STEPS):
         ids = sel.select(BATCH)
         task_ids = np.repeat(ids, ROLLOUTS)
         rewards = learner.rollout(ids, ROLLOUTS)
         sel.update(Feedback(task_ids=task_ids, rewards=rewards, step=step))
-        seen[ids] = True
+        if seen is not None:
+            seen[ids] = True
         learner.train(GroupBatch.from_rollouts(step, task_ids, rewards, np.full(task_ids.size, -1)))
         curve.append(learner.score())
     return curve

@@ -205,26 +205,21 @@ def test_metadata_options_with_a_ready_selector_are_refused(tmp_path: Path) -> N
 
     ready = make_selector("sec", TaskPool(num_tasks=N, categories=[i % 3 for i in range(N)]))
     tok = char_tokenizer()
-    with pytest.raises(ValueError, match="category_columns apply when the adapter builds"):
-        FrontierGRPOTrainer(
-            model=tiny_llama(tok),
-            reward_funcs=[parity_reward],
-            args=grpo_args(tmp_path),
-            train_dataset=rows().add_column("task_id", list(range(N))),
-            processing_class=tok,
-            selector=ready,
-            frontier=FrontierConfig(category_columns=["source"]),
-        )
-    with pytest.raises(ValueError, match="self_embeddings_refresh_steps apply when the adapter"):
-        FrontierGRPOTrainer(
-            model=tiny_llama(tok),
-            reward_funcs=[parity_reward],
-            args=grpo_args(tmp_path),
-            train_dataset=rows().add_column("task_id", list(range(N))),
-            processing_class=tok,
-            selector=ready,
-            frontier=FrontierConfig(self_embeddings_refresh_steps=5),
-        )
+    build_only = [
+        (FrontierConfig(category_columns=["source"]), "category_columns"),
+        (FrontierConfig(self_embeddings_refresh_steps=5), "self_embeddings_refresh_steps"),
+    ]
+    for frontier, option in build_only:
+        with pytest.raises(ValueError, match=f"{option} apply when the adapter builds"):
+            FrontierGRPOTrainer(
+                model=tiny_llama(tok),
+                reward_funcs=[parity_reward],
+                args=grpo_args(tmp_path),
+                train_dataset=rows().add_column("task_id", list(range(N))),
+                processing_class=tok,
+                selector=ready,
+                frontier=frontier,
+            )
 
 
 def test_a_refresh_with_nothing_to_refresh_is_refused(tmp_path: Path) -> None:

@@ -168,6 +168,11 @@ def _step_ticks() -> Any:
     return MaxNLocator(nbins="auto", integer=True)  # steps are whole numbers, even in a 2-step run
 
 
+def _figure_title(fig: Figure, text: str) -> None:
+    """A left-aligned title over the whole figure: what a PNG shared alone must say."""
+    fig.suptitle(text, x=0.01, ha="left", fontsize="medium")
+
+
 def _panel_title(ax: Axes, text: str) -> None:
     ax.set_title("\n".join(textwrap.wrap(text, 26)), loc="left")
 
@@ -204,7 +209,7 @@ def learning_curves(results: Mapping[str, Any], styles: Mapping[str, Style]) -> 
         ax.set_title("Held-out score", loc="left")
         gap.set_title(f"Difference to {baseline}, same seed", loc="left")
         n = "1 seed, no band" if seeds == 1 else f"mean over {seeds} seeds, band min–max"
-        fig.suptitle(f"Learning curves ({n})", x=0.01, ha="left", fontsize="medium")
+        _figure_title(fig, f"Learning curves ({n})")
         for a in (ax, gap):
             a.set_xlim(0, x[-1])
             a.xaxis.set_major_locator(_step_ticks())
@@ -242,11 +247,9 @@ def effective_task_ratio(results: Mapping[str, Any], styles: Mapping[str, Style]
         ax.xaxis.set_major_locator(_step_ticks())
         how = "1 seed" if seeds == 1 else f"mean over {seeds} seeds, band min–max"
         smoothed = f"; moving average over {window} steps" if window > 1 else ""
-        fig.suptitle(
+        _figure_title(
+            fig,
             f"Share of selected prompts whose rollout group had mixed outcomes ({how}{smoothed})",
-            x=0.01,
-            ha="left",
-            fontsize="medium",
         )
         _outside_legend(fig, ax)
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
@@ -349,12 +352,7 @@ def success_heatmaps(results: Mapping[str, Any], styles: Mapping[str, Style]) ->
         )
         width = int(xedges[1] - xedges[0]) if len(xedges) > 1 else 1
         binned = f", steps pooled in bins of {width}" if width > 1 else ""
-        fig.suptitle(
-            f"Group success rate of the selected tasks (pooled over seeds{binned})",
-            x=0.01,
-            ha="left",
-            fontsize="medium",
-        )
+        _figure_title(fig, f"Group success rate of the selected tasks (pooled over seeds{binned})")
         n = results["settings"].get("rollouts", "n")
         empty = (
             f"; hatched rows: no group of any method had that success rate (with {n} rollouts "
@@ -415,12 +413,7 @@ def category_share(results: Mapping[str, Any], styles: Mapping[str, Style]) -> P
             ncols=max(1, math.ceil(len(names) / 20)),
         )
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
-        fig.suptitle(
-            f"Category share of the selected tasks (pooled over seeds, {smooth})",
-            x=0.01,
-            ha="left",
-            fontsize="medium",
-        )
+        _figure_title(fig, f"Category share of the selected tasks (pooled over seeds, {smooth})")
         caption = (
             "Share of each category among the selected tasks per step (pooled over seeds, "
             f"{smooth}); a curriculum shows as the colour mass moving from easy to hard over time."

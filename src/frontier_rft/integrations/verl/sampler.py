@@ -189,26 +189,30 @@ class VerlSamplerConfig:
         )
         sampler_cfg = _cfg_get(data_config, "sampler") or {}
         frontier = _to_plain(_cfg_get(sampler_cfg, "frontier") or {})
-        if not isinstance(frontier, dict):
-            raise ValueError(f"data.sampler.frontier must be a mapping, got {frontier!r}")
-        if "batch_size" in frontier:
-            raise ValueError(
-                "data.sampler.frontier.batch_size is not read: the sampler's batch size is "
-                "verl's data.gen_batch_size (else data.train_batch_size); set that instead"
-            )
-        if "seed" not in frontier and _cfg_get(data_config, "seed") is not None:
-            frontier["seed"] = int(_cfg_get(data_config, "seed"))
-        if isinstance(frontier.get("reward_range"), list):
-            frontier["reward_range"] = tuple(frontier["reward_range"])
-        from frontier_rft.core.config import config_from_dict
-
+        seed = _cfg_get(data_config, "seed")
+        if isinstance(frontier, dict) and "seed" not in frontier and seed is not None:
+            frontier["seed"] = int(seed)
         if batch_size is None:
             raise ValueError("verl's data config has neither gen_batch_size nor train_batch_size")
-        return config_from_dict(
-            cls,
-            {"batch_size": int(batch_size), **frontier},
-            what="data.sampler.frontier",
-        )
+        return cls.from_fields(frontier, int(batch_size), "data.sampler.frontier")
+
+    @classmethod
+    def from_fields(cls, fields: Any, batch_size: int, what: str) -> VerlSamplerConfig:
+        """Fields from a verl config section named `what` (every field but batch_size, which
+        is verl's own), names and types checked."""
+        from frontier_rft.core.config import config_from_dict
+
+        if not isinstance(fields, Mapping):
+            raise ValueError(f"{what} must be a mapping, got {fields!r}")
+        if "batch_size" in fields:
+            raise ValueError(
+                f"{what}.batch_size is not read: the sampler's batch size is verl's "
+                "data.gen_batch_size (else data.train_batch_size); set that instead"
+            )
+        values = dict(fields)
+        if isinstance(values.get("reward_range"), list):
+            values["reward_range"] = tuple(values["reward_range"])
+        return config_from_dict(cls, {"batch_size": batch_size, **values}, what=what)
 
 
 def _cfg_get(cfg: Any, key: str) -> Any:

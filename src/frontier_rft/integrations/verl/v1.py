@@ -42,21 +42,7 @@ def _trainer_of(refill_fn: Callable[..., Any] | None) -> Any:
 
 def _sampler_config(sampler_kwargs: Any, batch_size: int) -> VerlSamplerConfig:
     """VerlSamplerConfig from `trainer.v1.sampler.sampler_kwargs`, names and types checked."""
-    from frontier_rft.core.config import config_from_dict
-
-    if not isinstance(sampler_kwargs, Mapping):
-        raise ValueError(f"sampler_kwargs must be a mapping, got {type(sampler_kwargs).__name__}")
-    if "batch_size" in sampler_kwargs:
-        raise ValueError(
-            "sampler_kwargs.batch_size is not read: the sampler's batch size is verl's "
-            "data.gen_batch_size (else data.train_batch_size); set that instead"
-        )
-    values = dict(sampler_kwargs)
-    if isinstance(values.get("reward_range"), list):
-        values["reward_range"] = tuple(values["reward_range"])
-    return config_from_dict(
-        VerlSamplerConfig, {"batch_size": batch_size, **values}, what="sampler_kwargs"
-    )
+    return VerlSamplerConfig.from_fields(sampler_kwargs, batch_size, "sampler_kwargs")
 
 
 def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list[Any]) -> None:
