@@ -29,6 +29,13 @@ def _write(tmp: Path, name: str, text: str) -> str:
     return str(tmp / name)
 
 
+def _a_model(tmp: Path) -> str:
+    """A directory that holds a model (config.json), as build-model or sft leave one."""
+    (tmp / "model").mkdir(exist_ok=True)
+    (tmp / "model" / "config.json").write_text("{}")
+    return str(tmp / "model")
+
+
 # (argv builder given a scratch directory, a phrase the error must contain)
 MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("misspelt --set key", lambda t: ["simulate", "--selector", "bots", "--set", "lamda=0.2"],
@@ -120,6 +127,22 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
      _write(t, "eval.json", "[" * 100_000 + "]" * 100_000) and str(t)], "nesting depth"),
     ("sft from a missing model", lambda t: ["sft", "--model", "nope", "--out", str(t)],
      "no such directory"),
+    ("build-model over a model", lambda t: ["build-model", "--out", _a_model(t)],
+     "already holds a model; choose another --out, remove that directory, or pass --overwrite"),
+    ("sft over a model", lambda t: ["sft", "--model", _a_model(t), "--out", _a_model(t)],
+     "already holds a model"),
+    ("evaluate --compare with --samples", lambda t: ["evaluate", "--compare", str(t),
+     "--samples", "4"], "--samples: not used by evaluate --compare"),
+    ("evaluate --compare with --out and --k", lambda t: ["evaluate", "--compare", str(t),
+     "--k", "1", "--out", str(t / "o")], "--k, --out: not used by evaluate --compare"),
+    ("evaluate --model with --plot", lambda t: ["evaluate", "--model", _a_model(t), "--plot",
+     "x.png"], "evaluate --model writes no figure: drop --plot"),
+    ("evaluate --model and --compare", lambda t: ["evaluate", "--model", _a_model(t),
+     "--compare", str(t)], "not both"),
+    ("evaluate --k above --samples", lambda t: ["evaluate", "--model", _a_model(t),
+     "--samples", "2", "--k", "1,4"], "every k must lie in [1, --samples 2]"),
+    ("compare a missing run", lambda t: ["evaluate", "--compare", "nope"],
+     "--compare nope does not exist"),
     ("ziprc head missing", lambda t: ["ziprc", "pareto", "--head", "nope", "--out", str(t)],
      "--head"),
     ("ziprc eval head missing", lambda t: ["ziprc", "eval", "--head", "nope"], "--head"),
@@ -207,3 +230,53 @@ def test_an_uncreatable_out_is_refused_before_any_run(
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err, err
     assert "cannot create the directory" in err, err
+
+
+def test_build_model_refuses_an_existing_model_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("transformers")
+    from frontier_rft.training import tiny_model
+
+    class Building(Exception):
+        pass
+
+    def build(config: object, out: object) -> None:
+        raise Building(str(out))
+
+    monkeypatch.setattr(tiny_model, "build_tiny_lm", build)
+    out = _a_model(tmp_path)
+    assert main(["build-model", "--out", out]) == 2  # refused: the stub never ran
+    assert "--overwrite" in capsys.readouterr().err
+    with pytest.raises(Building, match="model"):  # --overwrite goes on to build
+        main(["build-model", "--out", out, "--overwrite"])
+
+
+@pytest.mark.parametrize("checkpointed", [True, False])
+def test_an_interrupted_train_says_how_to_resume(
+    checkpointed: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from frontier_rft.training import grpo
+
+    run = tmp_path / "my run"
+    if checkpointed:
+        (run / "checkpoints").mkdir(parents=True)
+        (run / "checkpoints" / "latest").write_text("step_000001")
+
+    class Stopped:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(grpo, "Trainer", Stopped)
+    code = main(["train", "--model", _a_model(tmp_path), "--out", str(run)])
+    err = capsys.readouterr().err
+    assert code == 130 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    if checkpointed:
+        assert f"`frontier train --out '{run}' --resume`" in err, err
+    else:
+        assert "before the first checkpoint" in err, err

@@ -206,6 +206,24 @@ def test_corrupt_state_is_rejected_without_change(selector_name: str, pool: Task
     assert_state_equal(before, sel.state_dict())
 
 
+@pytest.mark.parametrize("part", ["top", "algo"])
+def test_unknown_state_fields_are_named_and_rejected_without_change(
+    selector_name: str, pool: TaskPool, part: str
+) -> None:
+    sel = build(selector_name, pool)
+    drive(sel, steps=3)
+    before = sel.state_dict()
+    extra = sel.state_dict()
+    target = extra if part == "top" else extra["algo"]
+    target["from_a_newer_version"] = 1
+    target["also_unknown"] = np.zeros(2)
+    with pytest.raises(ValueError, match=r"unknown field.*'also_unknown', 'from_a_newer_version'"):
+        sel.load_state_dict(extra)
+    assert_state_equal(before, sel.state_dict())
+    sel.load_state_dict(before)  # what it saves loads (every optional part included)
+    assert_state_equal(before, sel.state_dict())
+
+
 def test_state_for_another_pool_is_rejected(selector_name: str, pool: TaskPool) -> None:
     state = build(selector_name, pool).state_dict()
     other = build(selector_name, world_pool(num_tasks=93))

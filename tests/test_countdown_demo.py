@@ -30,8 +30,8 @@ def test_demo_runs_every_stage_once_and_resumes(tmp_path: Path) -> None:
         assert list(curves["steps"]) == [1, 2]
         assert 0.0 <= curves["final_pass1"] <= 1.0
     table = compare_runs([str(d) for d in runs.values()])
-    assert "| uniform |" in table and "| frontier |" in table
-    assert "| uniform |" in failure_taxonomy_table([str(d) for d in runs.values()])
+    assert "| cd-uniform (uniform) |" in table and "| cd-frontier (frontier) |" in table
+    assert "| cd-uniform (uniform) |" in failure_taxonomy_table([str(d) for d in runs.values()])
     # Runs of one selector are seeds: mean ± std per selector.
     u, f = str(runs["uniform"]), str(runs["frontier"])
     seeds = compare_seeds([u, u, f]).splitlines()

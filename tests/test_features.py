@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -14,7 +15,12 @@ from conftest import assert_state_equal, drive
 from frontier_rft import SELECTORS, Feedback, TaskPool, make_selector
 from frontier_rft.core.persistence import load_selector, save_selector
 from frontier_rft.features import TextFeatureConfig, text_features
-from frontier_rft.features.derive import EvidenceWarning, cluster_count, task_categories
+from frontier_rft.features.derive import (
+    EvidenceWarning,
+    cluster_count,
+    cluster_features,
+    task_categories,
+)
 
 PROMPTS = [
     f"{verb} the {noun} of {a} and {b} {tail}"
@@ -110,6 +116,43 @@ def test_derived_categories_name_their_source() -> None:
     assert 2 <= len(np.unique(cats)) <= 4
     given = TaskPool(num_tasks=3, categories=[0, 1, 1], prompts=["a", "b", "c"])
     assert task_categories(given, "sec")[1] == "given"
+
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    pairs = {(int(x), int(y)) for x, y in zip(a, b, strict=True)}
+    return len(pairs) == len({x for x, _ in pairs}) == len({y for _, y in pairs})
+
+
+def test_k_means_of_extreme_magnitudes_is_that_of_the_scaled_features() -> None:
+    """Finite features near the float limits overflowed (1e300: inf/NaN distances, wrong
+    clusters) or underflowed (1e-300: every distance 0, one cluster) inside scikit-learn."""
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])
+    base = np.repeat(centres, 10, axis=0) + 0.1 * rng.standard_normal((30, 2))
+    expected = cluster_features(base, 3, seed=0)
+    assert len(np.unique(expected)) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or convergence warning either
+        for scale in (1e300, 1e-300):
+            assert _same_partition(cluster_features(base * scale, 3, seed=0), expected), scale
+
+
+def test_k_means_k_rules_for_tiny_and_degenerate_pools() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scikit-learn's ConvergenceWarning included
+        assert sorted(cluster_features(np.eye(3), 5, seed=0)) == [0, 1, 2]  # k > tasks
+        assert cluster_features(np.zeros((0, 4)), 3, seed=0).shape == (0,)
+        # more tasks than the k-means sample, fewer distinct rows than k: no empty clusters
+        many = np.repeat(np.eye(2), 10_001, axis=0)
+        assert np.unique(cluster_features(many, 16, seed=0)).tolist() == [0, 1]
+    for bad in (0, -2, 2.5, True):
+        with pytest.raises(ValueError, match="positive int"):
+            cluster_features(np.eye(3), bad, seed=0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="finite"):
+        cluster_features(np.array([[0.0], [np.nan]]), 2, seed=0)
+    pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
+    with pytest.raises(ValueError, match="num_clusters must be a positive int"):
+        task_categories(pool, "sec", num_clusters=0)
 
 
 @pytest.mark.parametrize("name", sorted(set(SELECTORS) - {"metis"}))
@@ -362,3 +405,51 @@ def test_text_features_of_a_fresh_process_equal_its_later_calls() -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert float(out.stdout.strip()) == 0.0
+
+
+def _feature_pools() -> list[tuple[str, TaskPool]]:
+    from conftest import world_pool
+
+    return [
+        ("world", world_pool()),  # given features (3 columns), difficulty and references
+        ("prompts", TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)),  # text features
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    [(name, {}) for name in sorted(SELECTORS)]
+    + [
+        (name, {"plugin": plugin})
+        for name in ("bots", "dots")
+        for plugin in ("kernel", "regression")
+    ]
+    + [("dapo", {"inner": inner}) for inner in ("frontier", "pcl", "bots")],
+)
+def test_refresh_features_refuses_a_changed_dimension(name: str, overrides: dict[str, str]) -> None:
+    from conftest import build
+
+    reads = []
+    for label, pool in _feature_pools():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EvidenceWarning)
+            sel = build(name, pool, seed=1, **overrides)
+        drive(sel, steps=2, pass_rates=np.full(pool.num_tasks, 0.5), batch=6)
+        before = sel.state_dict()
+        rng = np.random.default_rng(0)
+        wider = rng.standard_normal((pool.num_tasks, 70))  # more columns than any pool here
+        refused = None
+        try:
+            accepted = sel.refresh_features(wider)
+        except ValueError as exc:
+            refused = re.search(r"got 70 feature columns, the selector reads (\d+); keep", str(exc))
+            assert refused, exc
+        assert_state_equal(before, sel.state_dict())  # refused or unused: nothing changed
+        assert refused or accepted is False, f"{name} {overrides} ({label} pool) took 70 columns"
+        reads.append(refused is not None)
+        if refused:  # it reads features: the kept dimension is accepted
+            kept = rng.standard_normal((pool.num_tasks, int(refused[1])))
+            assert sel.refresh_features(kept) is True
+    if name in ("frontier", "pcl", "offline", "adcl") or overrides:
+        # these read features on at least one pool: the refusal itself was checked
+        assert any(reads), f"{name} {overrides} read no features on any pool"

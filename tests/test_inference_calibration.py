@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from fractions import Fraction
 from itertools import product
 from pathlib import Path
@@ -147,4 +149,27 @@ def test_calibration_figure_renders(tmp_path: Path) -> None:
     path = write_plot(
         calibration_figure(calibration_report(spec, seqs, rewards)), tmp_path / "c.png"
     )
+    assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def _strict(token: str) -> None:
+    raise AssertionError(f"bare {token} in a JSON file: not valid JSON")
+
+
+def test_calibration_json_is_strict_json_and_reads_back(tmp_path: Path) -> None:
+    from frontier_rft.cli.ziprc import _write_json
+
+    spec = ZipRCSpec(0, (0.0, 1.0), (0, 4, 8))
+    rng = np.random.default_rng(1)
+    seqs = [[rng.normal(size=(int(rng.integers(2, 9)), 4)) for _ in range(4)] for _ in range(5)]
+    report = calibration_report(spec, seqs, np.zeros((5, 4)))  # one class: AUCs undefined
+    assert math.isnan(report["auc_end"])
+    _write_json(tmp_path / "calibration.json", report)
+    loaded = json.loads((tmp_path / "calibration.json").read_text(), parse_constant=_strict)
+    assert loaded["auc_end"] is None and loaded["prompts"] == 5
+    assert "| AUC(value_end -> correct) | nan | 0.5 |" in format_calibration_table(loaded)
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting.ziprc_plots import calibration_figure, write_plot
+
+    path = write_plot(calibration_figure(loaded), tmp_path / "c.png")
     assert path.read_bytes().startswith(b"\x89PNG")

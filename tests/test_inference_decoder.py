@@ -497,6 +497,22 @@ def test_summarize_and_table() -> None:
         operating_points(TINY_COUNTDOWN, (0.5, 0.5), (), ())
 
 
+def test_pareto_rows_with_undefined_values_are_strict_json_and_tabulate() -> None:
+    from frontier_rft.core.jsonsafe import dumps_strict
+    from frontier_rft.inference.pareto import format_table, summarize
+
+    metrics = {"accuracy": 0.5, "oracle": 0.5, "compute": 0.0, "latency": 0.0}
+    rows = summarize({"none": {"0": metrics}, "prune thr=0.5": {"0": metrics}}, {})
+    assert np.isnan(rows[1]["compute_pct"])  # no compute to compare against
+
+    def strict(token: str) -> None:
+        raise AssertionError(f"bare {token}: not valid JSON")
+
+    loaded = json.loads(dumps_strict(rows), parse_constant=strict)
+    assert loaded[1]["compute_pct"] is None
+    assert "0.0 ± 0.0 (+nan%)" in format_table(loaded)
+
+
 def test_pareto_command_end_to_end(tiny: Any, tmp_path: Path) -> None:
     from frontier_rft.cli.ziprc_pareto import add_pareto_command
 
@@ -511,7 +527,9 @@ def test_pareto_command_end_to_end(tiny: Any, tmp_path: Path) -> None:
          "--levels", "2x20", "--threads", "1"]
     )  # fmt: skip
     assert args.func(args) == 0
-    result = json.loads((out / "results.json").read_text())
+    text = (out / "results.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text  # strict JSON: null where undefined
+    result = json.loads(text)
     labels = [r["label"] for r in result["summary"]]
     assert labels == [
         "none",

@@ -47,7 +47,9 @@ def test_ziprc_train_then_eval_round_trip(
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "AUC(value_end -> correct)" in printed and "| oracle@4 |" in printed
-    report = json.loads((out / "calibration.json").read_text())
+    text = (out / "calibration.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text  # strict JSON: null where undefined
+    report = json.loads(text)
     assert report["reserved_ids_emitted"] == 0 and report["sequences"] == 12
     assert report["split"] == "heldout" and set(report["selection"]) >= {"value@2", "oracle@4"}
     # A second run reuses the stored rollouts and reproduces the report.

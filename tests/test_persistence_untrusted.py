@@ -185,6 +185,19 @@ def test_a_state_missing_a_section_is_a_checkpoint_error(saved: Path, field: str
         load_selector(saved)
 
 
+@pytest.mark.parametrize("where", ["header", "state", "algo"])
+def test_unknown_fields_in_a_file_are_a_checkpoint_error_naming_them(
+    saved: Path, where: str
+) -> None:
+    assert load_selector(saved).name == "bots"  # the file as saved loads
+    header = _header(saved)
+    part = {"header": header, "state": header["state"], "algo": header["state"]["algo"]}[where]
+    part["written_by_v9"] = 1
+    _with_header(saved, header)
+    with pytest.raises(CheckpointError, match=r"unknown .*field.*'written_by_v9'"):
+        load_selector(saved)
+
+
 def test_object_arrays_are_refused_and_never_unpickled(saved: Path, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
 

@@ -519,3 +519,36 @@ def test_pareto_labels_do_not_collide() -> None:
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not a.overlaps(b)
+
+
+def _finished_run(run: Path, selector: str, score: float) -> str:
+    """A frontier train run directory as it is once finished (what --compare reads)."""
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"config": {"selector": selector}}))
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 0, "eval/mean_score": 0.1}) + "\n")
+    (run / "eval.json").write_text(json.dumps({"selector": selector, "eval/mean_score": score}))
+    record = {"reward": 0.0, "success": False, "failure": "format_error"}
+    (run / "eval_records.jsonl").write_text(json.dumps(record) + "\n")
+    return str(run)
+
+
+def test_compared_runs_are_labelled_by_run_and_selector(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from frontier_rft.cli.main import main
+    from frontier_rft.reporting.runs import compare_runs, failure_taxonomy_table
+
+    a = _finished_run(tmp_path / "bots-seed0", "bots", 0.25)
+    b = _finished_run(tmp_path / "bots-seed1", "bots", 0.5)
+    c = _finished_run(tmp_path / "other" / "bots-seed1", "bots", 0.75)  # same name as b
+    d = _finished_run(tmp_path / "uniform", "uniform", 0.0)  # named after its selector
+    table = compare_runs([a, b, d])
+    assert "| bots-seed0 (bots) | 0.100 | 0.250 |" in table
+    assert "| bots-seed1 (bots) | 0.100 | 0.500 |" in table
+    assert "| uniform | 0.100 | 0.000 |" in table
+    assert f"| {b} (bots) |" in compare_runs([b, c]) and f"| {c} (bots) |" in compare_runs([b, c])
+    assert "| bots-seed0 (bots) | 1 |" in failure_taxonomy_table([a, b])
+    assert main(["evaluate", "--compare", a, b]) == 0
+    out = capsys.readouterr().out
+    assert "| bots-seed0 (bots) |" in out and "| bots-seed1 (bots) |" in out
+    assert "| bots | 2 | 0.100 ± 0.000 | 0.375 ± 0.177 |" in out  # seeds still grouped

@@ -7,13 +7,17 @@ so these tests need neither bubblewrap nor math-verify.
 
 from __future__ import annotations
 
+import os
+import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from frontier_rft.tasks.sandbox import SandboxLimits
+from frontier_rft.tasks.sandbox import SandboxLimits, run_sandboxed
 from frontier_rft.tasks.sandbox_worker import MAX_REPLY_CHARS, SandboxedWorker
 
 # argv: token, start-up delay (s), then what to do per request (see REPLIES).
@@ -24,13 +28,20 @@ time.sleep(delay)
 out = os.fdopen(os.dup(1), "wb", buffering=0)
 out.write(json.dumps({"ready": token}).encode() + b"\\n")
 for line in sys.stdin:
-    request = json.loads(line)
-    if request == "hang":
+    message = json.loads(line)  # {"id": ..., "request": ...}
+    if message["request"] == "hang":
         time.sleep(3600)
-    out.write(REPLIES[mode](request))
+    out.write(REPLIES[mode](message))
 """
+ECHO = "json.dumps({'id': r['id'], 'reply': r['request']}).encode() + b'\\n'"
 REPLIES = {
-    "echo": "lambda r: json.dumps(r).encode() + b'\\n'",
+    "echo": f"lambda r: {ECHO}",
+    # A handler whose input made it print a reply of its own (the forgery an eval'd answer
+    # could write): a second line for the same request, or one with a made-up id.
+    "twice": f"lambda r: {ECHO} * 2",
+    "forged": f'lambda r: b\'{{"id": "guess", "reply": 1.0}}\\n\' + {ECHO}',
+    # Answers, then stops reading stdin for good (a handler that hangs after replying).
+    "reply_then_stop": f"lambda r: (out.write({ECHO}), time.sleep(3600))[0]",
     "deep": "lambda r: b'[' * 300_000 + b'\\n'",
     "deep_balanced": "lambda r: b'[' * 300_000 + b']' * 300_000 + b'\\n'",
     "huge": f"lambda r: b'\"' + b'x' * {MAX_REPLY_CHARS + 10} + b'\"\\n'",
@@ -93,6 +104,69 @@ def test_misbehaving_workers_yield_none_by_the_deadline(case: str) -> None:
         assert time.monotonic() - start < most
     finally:
         worker.close()
+
+
+def test_a_stale_or_forged_reply_never_answers_another_request() -> None:
+    """Lines a worker prints beyond its one reply (what an answer a scorer evals could
+    write) are refused by the request id: the worker is replaced, never out of step."""
+    got = {}
+    for mode in ("twice", "forged"):
+        worker = ScriptWorker(mode)
+        try:
+            got[mode] = [worker.ask(q, timeout_s=20.0) for q in ("a", "b", "c")]
+        finally:
+            worker.close()
+    # "twice": b's ask reads a's duplicate (the old protocol returned "a" for b, "b" for c).
+    assert got == {"twice": ["a", None, "c"], "forged": [None, None, None]}
+
+
+def test_a_worker_that_stops_reading_cannot_block_a_large_request() -> None:
+    """The request is written with the deadline too: more than a pipe buffer holds, sent to
+    a worker that no longer reads, ends as None instead of blocking for ever."""
+    worker = ScriptWorker("reply_then_stop")
+    try:
+        assert worker.ask("small", timeout_s=20.0) == "small"
+        result: list[object] = []
+        big = "x" * (4 << 20)
+        thread = threading.Thread(target=lambda: result.append(worker.ask(big, timeout_s=1.0)))
+        start = time.monotonic()
+        thread.start()
+        thread.join(15.0)
+        if thread.is_alive():  # the write blocked: kill the worker to free the thread
+            assert worker.proc is not None
+            os.killpg(worker.proc.pid, signal.SIGKILL)
+            thread.join(10.0)
+            pytest.fail("ask() blocked writing to a worker that stopped reading")
+        assert result == [None] and time.monotonic() - start < 15.0
+        assert worker.ask("after", timeout_s=20.0) == "after"  # answered by its successor
+    finally:
+        worker.close()
+
+
+def test_descriptors_above_1023_work() -> None:
+    """select() refuses descriptors >= 1024, which a trainer with many open files hands
+    out: the sandbox runner and the worker poll instead."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = 1200
+    if hard != resource.RLIM_INFINITY and hard < need:
+        pytest.skip(f"RLIMIT_NOFILE hard limit {hard} < {need}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need), hard))
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    worker = ScriptWorker("echo")
+    try:
+        assert max(filler) >= 1024
+        result = run_sandboxed(
+            [sys.executable, "-c", "print('hi')"], limits=SandboxLimits(), mode="limits_only"
+        )
+        assert result.ok and result.stdout == b"hi\n"
+        assert worker.ask("q", timeout_s=20.0) == "q"
+        assert worker.proc is not None and worker.proc.stdout is not None
+        assert worker.proc.stdout.fileno() >= 1024
+    finally:
+        worker.close()
+        for fd in filler:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_hang_right_after_a_hang_pays_no_second_start_allowance() -> None:

@@ -15,6 +15,7 @@ from frontier_rft.tasks import sandbox
 from frontier_rft.tasks.code import (
     CODE_EXAMPLES,
     CodeVerifier,
+    _same,
     extract_code,
     make_code_items,
     split_test,
@@ -68,6 +69,36 @@ def test_extract_code_takes_last_fence() -> None:
     text = "```python\ndef a(): pass\n```\nbetter:\n```py\ndef b(): pass\n```"
     assert extract_code(text).strip() == "def b(): pass"
     assert extract_code("def c(): pass") == "def c(): pass"
+
+
+def test_extract_code_is_linear_on_hostile_fences() -> None:
+    """A fence followed by a long run of blanks backtracked quadratically (50k: seconds)."""
+    for text in ("```" + " " * 50_000 + "x", ("```" + " \t" * 5_000 + "x") * 10):
+        start = time.perf_counter()
+        assert extract_code(text) == text
+        assert time.perf_counter() - start < 1.0
+
+
+def test_a_result_beyond_float_range_fails_a_float_test() -> None:
+    """math.isclose raised OverflowError for an int past 1e308: score() crashed."""
+    assert not _same(10**400, 0.5) and not _same([1, 10**400], [1, 0.5])
+    assert _same(2, 2.0) and _same([0.1 + 0.2], [0.3])
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_a_huge_int_for_a_float_test_scores_as_a_failed_test() -> None:
+    item = make_code_items(
+        [
+            {
+                "description": "Half of x.",
+                "entry_point": "half",
+                "tests": ["assert half(1) == 0.5", "assert half(4) == 2.0"],
+            }
+        ]
+    )[0]
+    hostile = _fenced("def half(x):\n    return 10**400 if x == 1 else x / 2")
+    assert CodeVerifier(limits=FAST).score(item, hostile) == 0.5
 
 
 @needs_bwrap

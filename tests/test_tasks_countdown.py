@@ -18,6 +18,7 @@ from frontier_rft.tasks.countdown import (
     analyse_countdown,
     countdown_demonstration,
     countdown_steps,
+    evaluate_expression,
     generate_countdown,
     parse_expression,
     solve_countdown,
@@ -187,6 +188,23 @@ def test_deep_nesting_within_cap_still_parses() -> None:
     assert VERIFIER.score(_item([5, 17, 91], 113), ok) == 1.0
     too_deep = "<answer>" + "(" * 33 + "5+17+91" + ")" * 33 + "</answer>"
     assert analyse_countdown([5, 17, 91], 113, too_deep).status == "too_deep"
+
+
+def test_a_raised_length_cap_never_crashes_on_long_chains_or_numbers() -> None:
+    """Answer trees were walked recursively (a 5,000-term chain: RecursionError) and a
+    number of 4,300+ digits made int() raise a ValueError the verifier did not catch."""
+    verifier = CountdownVerifier(max_answer_chars=50_000)
+    item = _item([5, 17, 91], 113)
+    chain = "+".join(["1"] * 5_000)
+    start = time.perf_counter()
+    assert verifier.analyse(item, f"<answer>{chain}</answer>").status == "invalid_numbers"
+    assert evaluate_expression(parse_expression(chain)) == 5_000
+    right = "5 + 17 + 91 " + "- 0 " * 5_000  # extra literals: wrong numbers, not a crash
+    assert verifier.analyse(item, f"<answer>{right}</answer>").status == "invalid_numbers"
+    huge = "9" * 5_000 + " - " + "9" * 5_000 + " + 113"
+    assert verifier.analyse(item, f"<answer>{huge}</answer>").status == "bad_expression"
+    assert verifier.score(item, f"<answer>{'9' * 4_000} - {'9' * 4_000}</answer>") == 0.1
+    assert time.perf_counter() - start < 2.0
 
 
 # ---------------------------------------------------------------------------- properties

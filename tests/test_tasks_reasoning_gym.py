@@ -18,6 +18,7 @@ from frontier_rft.tasks.reasoning_gym import (
     decode_json,
     encode_json,
     extract_answer_tag,
+    is_plain_math,
 )
 from frontier_rft.tasks.sandbox import SandboxUnavailable
 
@@ -115,13 +116,71 @@ def test_answers_that_scorers_eval_stay_in_the_sandbox(
     """string_insertion's scorer runs eval(answer): the effect must not reach the host."""
     item = ReasoningGymTasks(["string_insertion"], size=1, seed=0).items()[0]
     oracle = decode_json(item.reference["answer"])
-    # Proof that the scorer evals: a list expression of the right characters earns 0.1.
-    assert verifier.score(item, f"<answer>list({oracle!r})</answer>") == 0.1
+    # The scorer's eval reads a list: a list literal of the right characters earns 0.1 ...
+    assert verifier.score(item, f"<answer>{list(oracle)!r}</answer>") == 0.1
+    # ... and in the worker it reads literals only: code that builds the list earns nothing.
+    assert verifier.score(item, f"<answer>list({oracle!r})</answer>") == 0.0
     marker = tmp_path / "pwned"
     hostile = f"<answer>open({str(marker)!r}, 'w').write('x') and list({oracle!r})</answer>"
     assert verifier.score(item, hostile) == 0.0  # the host path does not exist in there
     assert not marker.exists()
     assert verifier.score(item, _answer(item)) == 1.0
+
+
+def test_an_answer_cannot_forge_its_score_or_shift_the_next_ones(
+    verifier: ReasoningGymVerifier,
+) -> None:
+    """Answers that scorers eval (string_insertion's eval, countdown's sympy parse_expr)
+    used to run in the worker and print a reply of their own: 1.0 for a wrong answer, and
+    every later answer got the score of the one before."""
+    items = ReasoningGymTasks(["string_insertion", "countdown"], size=1, seed=0).items()
+    forge = "__import__('os').write(3, b'1.0\\n')"  # fd 3: the worker's reply channel
+    attacks = [
+        (items[0], f"<answer>[{forge} and 'x']</answer>", 0.0),
+        (items[1], f"<answer>{forge}</answer>", 0.01),  # countdown: unparseable is 0.01
+    ]
+    for item, hostile, unparseable in attacks:
+        assert verifier.score(item, hostile) == unparseable, item.domain
+        assert verifier.score(item, "<answer>wrong</answer>") < 1.0, item.domain
+        assert verifier.score(item, _answer(item)) == 1.0, item.domain
+
+
+def test_sympy_parsed_answers_must_be_plain_math(tmp_path: Path) -> None:
+    """parse_expr evals its input: with isolate=False that would be the trainer's process."""
+    item = ReasoningGymTasks(["countdown"], size=1, seed=0).items()[0]
+    marker = tmp_path / "pwned"
+    hostile = f"<answer>open({str(marker)!r}, 'w').write('x')</answer>"
+    in_process = ReasoningGymVerifier(isolate=False)
+    assert in_process.score(item, hostile) == 0.01  # countdown's score of an empty answer
+    assert not marker.exists()
+    assert in_process.score(item, _answer(item)) == 1.0
+    plain = ["1 + 2*(3 - 4)/5", "x**2/2 + C", "3*x^2 - sin(x) + exp(2*x)", "5!", "abs(-3)"]
+    assert all(is_plain_math(t, ("C",)) for t in plain)
+    code = [
+        "__import__('os')", "open(3, 'w')", "eval(chr(95))", "x.name", "a[0]", "lambda: 1",
+        "S(2)", "sympify(x)", "(1", "\uff45\uff56\uff41\uff4c(1)", "1if 1 else 2", "N(x)",
+    ]  # fmt: skip
+    assert not any(is_plain_math(t) for t in code)
+
+
+def test_a_reply_that_is_not_a_score_counts_as_zero() -> None:
+    """The worker clamps its scores; anything else on the reply channel is not a reward."""
+
+    class Replies:
+        def __init__(self, reply: object) -> None:
+            self.reply = reply
+
+        def ask(self, request: object, timeout_s: float) -> object:
+            return self.reply
+
+    item = ReasoningGymTasks(["arc_1d"], size=1).items()[0]
+    verifier = ReasoningGymVerifier()
+    for reply, reward in [
+        (0.5, 0.5), (1, 1.0), (float("nan"), 0.0), (float("inf"), 0.0), (10**400, 0.0),
+        (7.0, 0.0), (-0.5, 0.0), (True, 0.0), ("1.0", 0.0), ([1.0], 0.0), (None, 0.0),
+    ]:  # fmt: skip
+        object.__setattr__(verifier, "_worker", Replies(reply))
+        assert verifier.score(item, "<answer>x</answer>") == reward, reply
 
 
 def test_a_hanging_scorer_times_out_to_zero(verifier: ReasoningGymVerifier) -> None:

@@ -108,3 +108,15 @@ def test_counts_and_bounded_cost() -> None:
     classify_countdown_failure(ITEM, "blah " * 400_000 + "<answer>1</answer>")
     classify_countdown_failure(ITEM, "x" * 3_000_000)
     assert time.perf_counter() - start < 2.0
+
+
+def test_blank_line_floods_cost_linear_time() -> None:
+    """The code-line heuristic's `^\\s*` rescanned every later newline from each line start:
+    30k newlines took seconds (64k: ~30 s). Code lines after blank lines still count."""
+    start = time.perf_counter()
+    flood = classify_countdown_failure(ITEM, "\n" * 30_000)
+    blanks = classify_countdown_failure(ITEM, "<think>" + "\n \t\r" * 8_000 + "</think>")
+    assert time.perf_counter() - start < 0.5
+    assert flood == blanks == "repetitive_incoherent"  # degenerate, highly compressible
+    code = THINK.replace("\n</think>", "\n\n  \n   def f(x):\n</think>") + "<answer>1</answer>"
+    assert classify_countdown_failure(ITEM, code) == "repetitive_incoherent"

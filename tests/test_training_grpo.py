@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -184,6 +185,29 @@ def test_resume_is_exact(sft_dir: Path, tmp_path: Path, selector: str) -> None:
     assert all(torch.allclose(pa[k], pb[k], rtol=0, atol=1e-6) for k in pa)
 
 
+def test_resume_purges_tensorboard_steps_after_the_checkpoint(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    cfg = dataclasses.replace(TEST_TRAIN, steps=3, eval_every=0, tensorboard=True)
+    first = Trainer(cfg, sft_dir, tmp_path, log=lambda _: None)
+    for _ in range(2):
+        first.sink.log(first.step(), first.step_count)
+    first.save()
+    first.sink.log(first.step(), first.step_count)  # step 3: lost by a crash
+    first.sink.close()
+    resumed = Trainer(cfg, sft_dir, tmp_path, resume=True, log=lambda _: None)
+    resumed.sink.log(resumed.step(), resumed.step_count)  # step 3 again
+    resumed.sink.close()
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    steps = [e.step for e in events.Scalars("train/reward_mean")]
+    assert steps == [1, 2, 3]  # as metrics.jsonl: no step twice
+    assert [r["step"] for r in _history(tmp_path)] == [1, 2, 3]
+
+
 def test_resume_drops_a_torn_last_metrics_line_and_refuses_a_corrupt_one(tmp_path: Path) -> None:
     path = tmp_path / "metrics.jsonl"
     records = [json.dumps({"step": s, "train/reward_mean": 0.5}) for s in (1, 2, 3)]
@@ -217,6 +241,16 @@ def _one_step_checkpoint(sft_dir: Path, run: Path) -> Path:
     trainer.step()
     trainer.save()
     return run / "checkpoints" / "step_000001"
+
+
+def test_checkpoint_files_follow_the_umask(sft_dir: Path, tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        ckpt = _one_step_checkpoint(sft_dir, tmp_path / "x")
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (ckpt / "model").iterdir()}
+    assert modes["model.safetensors"] == 0o644, modes  # not safetensors' 0600
 
 
 @pytest.mark.parametrize(

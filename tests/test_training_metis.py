@@ -132,12 +132,12 @@ def test_cli_ablation_flags_lam0_k0(
     assert _cli(["evaluate", "--compare", str(run)]) == 0
     table = capsys.readouterr().out
     assert table.startswith("| run | start eval/mean_score | eval/mean_score | eval/pass@1")
-    assert "| metis |" in table
+    assert "| k0 (metis) |" in table  # the run, and its selector
     # The failure taxonomy table: counts and shares per category, adding up to the failures.
     taxonomy = table.split("taxonomy (appendix B.4):")[1].strip().splitlines()
     assert taxonomy[0].startswith("| run | failed | format_error | wrong_target")
     cells = [c.strip() for c in taxonomy[2].strip("|").split("|")]
-    assert cells[0] == "metis"
+    assert cells[0] == "k0 (metis)"
     assert sum(int(c.split()[0]) for c in cells[2:]) == int(cells[1])
     with pytest.raises(UsageError, match="metis only"):
         _cli(["train", "--model", str(sft_dir), "--out", str(tmp_path / "u"), "--metis-k", "0"])

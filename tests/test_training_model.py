@@ -7,7 +7,9 @@ SFT, so RL steps see mixed rewards. Nothing is downloaded.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from itertools import combinations
 from pathlib import Path
 
@@ -37,7 +39,7 @@ from frontier_rft.training.data import (
 )
 from frontier_rft.training.evaluate import outcome_histogram, pass_at_k
 from frontier_rft.training.sft import run_sft
-from frontier_rft.training.tiny_model import build_tiny_lm, load_lm
+from frontier_rft.training.tiny_model import build_tiny_lm, load_lm, save_lm
 from frontier_rft.training.tokenizer import BOS, EOS, SPECIAL_TOKENS
 
 pytestmark = pytest.mark.integration
@@ -140,6 +142,32 @@ def test_model_round_trip(models: tuple[Path, Path, dict], tmp_path: Path) -> No
     again = AutoModelForCausalLM.from_pretrained(tmp_path)
     with torch.no_grad():
         assert torch.equal(again(x).logits, before)
+
+
+def test_saved_model_files_follow_the_umask(
+    models: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
+    model, tokenizer = load_lm(models[0])
+    old = os.umask(0o027)
+    try:
+        save_lm(model, tokenizer, tmp_path / "m", stage="test")
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "m").iterdir()}
+    assert "model.safetensors" in modes
+    assert set(modes.values()) == {0o640}, modes  # as open() makes them; not safetensors' 0600
+
+
+def test_evaluate_models_with_the_default_levels(
+    models: tuple[Path, Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from frontier_rft.cli.main import main
+
+    argv = ["evaluate", "--model", str(models[1]), "--eval-size", "4", "--samples", "2"]
+    assert main([*argv, "--k", "1,2", "--max-new-tokens", "12", "--out", str(tmp_path)]) == 0
+    assert "eval/pass@2" in capsys.readouterr().out
+    summary = json.loads((tmp_path / models[1].name / "eval.json").read_text())
+    assert set(summary) >= {"eval/pass@1", "eval/pass@2", "model"}
 
 
 def test_sft_loss_decreases_and_model_learns_the_format(models: tuple[Path, Path, dict]) -> None:

@@ -440,6 +440,42 @@ def test_rewards_outside_unit_interval_need_reward_range(tmp_path: Path) -> None
     assert set(spy.rewards().tolist()) <= {0.0, 1.0}
 
 
+def test_infinite_rewards_are_out_of_range_not_unscorable(tmp_path: Path) -> None:
+    def infinite(completions: list[str], task_id: list[int], **kw: Any) -> list[float]:
+        inf = {0: np.inf, 1: -np.inf}  # kind 2 keeps its finite reward
+        pairs = zip(task_id, completions, strict=True)
+        return [inf.get(task_kind(int(t)), base_reward(int(t), c)) for t, c in pairs]
+
+    sel = make_selector("bots", pool(), seed=0)
+    with pytest.raises(
+        ValueError, match=r"reward of task \d+ is -?inf, not a finite .*reward_range"
+    ):
+        grpo(tmp_path / "a", sel, steps=1, rewards=[infinite]).train()
+    assert sel.metrics()["feedback/pending_rollouts"] == sel.metrics()["feedback/rollouts"] == 0
+    sel = make_selector("bots", pool(), seed=0)
+    spy = UpdateSpy(sel)
+    frontier = FrontierConfig(reward_range=(0, 1))
+    trainer = grpo(tmp_path / "b", sel, steps=1, rewards=[infinite], frontier=frontier)
+    trainer.train()  # one generation: TRL's own advantages of inf rewards are NaN
+    kinds = spy.ids() % 3
+    assert np.all(spy.rewards()[kinds == 0] == 1.0) and np.all(spy.rewards()[kinds == 1] == 0.0)
+    metrics = trainer.frontier_metrics()
+    assert metrics["trl/unscorable_dropped"] == 0.0  # clipped like any out-of-range reward
+    assert spy.ids().size == metrics["trl/rollouts_delivered"] > 0
+
+
+def test_infinities_that_cancel_are_an_error_naming_the_task() -> None:
+    from frontier_rft.integrations.trl.rewards import check_combined_rewards, combine_rewards
+
+    per_func = np.array([[1.0, np.nan], [np.inf, -np.inf], [np.nan, np.nan]])
+    combined = combine_rewards(per_func, [1.0, 1.0])
+    ids = np.array([7, 8, 9])
+    for reward_range in (None, (0.0, 1.0)):
+        with pytest.raises(ValueError, match="reward of task 8 is NaN though a reward function"):
+            check_combined_rewards(ids[:2], combined[:2], reward_range)
+    check_combined_rewards(ids[:1], combined[:1], None)
+
+
 def test_one_feedback_per_generation_when_completions_are_reused(tmp_path: Path) -> None:
     # steps_per_generation=2 and num_iterations=2: each chunk is repeated 4 times in the
     # stream and generated once; 4 optimizer steps of 2 accumulated batches = 2 generations.

@@ -26,6 +26,7 @@ MAX_VALUE_DEPTH = 32
 __all__ = [
     "EXTRA_OF_MODULE",
     "HelpFormatter",
+    "Interrupted",
     "Parser",
     "UsageError",
     "add_config_flags",
@@ -34,6 +35,7 @@ __all__ = [
     "floats",
     "int_tuple",
     "model_dir",
+    "new_model_dir",
     "parse_assignments",
     "parse_value",
     "quiet_transformers",
@@ -43,6 +45,10 @@ __all__ = [
 
 class UsageError(Exception):
     """A mistake in how a command was called; its message says how to fix it."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a command; its message says how to go on (`main` prints it)."""
 
 
 EXTRA_OF_MODULE = {
@@ -283,6 +289,17 @@ def model_dir(path: str | os.PathLike[str], flag: str) -> Path:
         raise UsageError(
             f"{flag} {where}: not a model directory (no config.json); pass a build-model, sft "
             "or train output directory"
+        )
+    return p
+
+
+def new_model_dir(path: str | os.PathLike[str], overwrite: bool) -> Path:
+    """An output model directory that holds no model yet, or `overwrite`; UsageError otherwise."""
+    p = Path(path)
+    if not overwrite and (p / "config.json").is_file():
+        raise UsageError(
+            f"--out {p} already holds a model; choose another --out, remove that directory, "
+            "or pass --overwrite to replace the model in it"
         )
     return p
 

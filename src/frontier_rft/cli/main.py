@@ -16,6 +16,7 @@ from frontier_rft import __version__
 from frontier_rft.cli.bench_rl import add_command as add_bench_rl
 from frontier_rft.cli.common import (
     EXTRA_OF_MODULE,
+    Interrupted,
     Parser,
     UsageError,
     apply_config_file,
@@ -131,10 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_in)
         _check_out_dir(args)
         return int(args.func(args))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if debug:
             raise
-        print_error(prog, "interrupted")
+        print_error(prog, str(exc) if isinstance(exc, Interrupted) else "interrupted")
         return 130
     except UsageError as exc:
         if debug:

@@ -10,15 +10,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from frontier_rft.cli.common import (
+    Interrupted,
     UsageError,
     add_config_flags,
     config_from_args,
     int_tuple,
     model_dir,
+    new_model_dir,
     parse_assignments,
     positive_int,
     quiet_transformers,
@@ -71,6 +74,7 @@ _int_tuple = int_tuple
 
 def _cmd_build_model(args: argparse.Namespace) -> int:
     config = config_from_args(ModelConfig, args)
+    new_model_dir(args.out, args.overwrite)
     quiet_transformers()
     from frontier_rft.training.tiny_model import build_tiny_lm
 
@@ -83,6 +87,7 @@ def _cmd_build_model(args: argparse.Namespace) -> int:
 def _cmd_sft(args: argparse.Namespace) -> int:
     source = model_dir(args.model, "--model")
     config = config_from_args(SFTConfig, args)
+    out = new_model_dir(args.out, args.overwrite)
     quiet_transformers()
     import torch
 
@@ -91,6 +96,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    (out / "start_state.json").unlink(missing_ok=True)  # an overwritten model's measurement
     stats = run_sft(config, source, args.out)
     print(
         f"wrote {args.out}: loss {stats['first_loss']:.3f} -> {stats['final_loss']:.3f} "
@@ -126,10 +132,23 @@ def _cmd_train(args: argparse.Namespace) -> int:
     quiet_transformers()
     from frontier_rft.training.grpo import Trainer
 
-    trainer = Trainer(config, source, args.out, resume=args.resume)
-    summary = trainer.train()
+    try:
+        trainer = Trainer(config, source, args.out, resume=args.resume)
+        summary = trainer.train()
+    except KeyboardInterrupt:
+        raise Interrupted(_interrupted(args.out)) from None
     print(json.dumps({k: round(v, 4) for k, v in summary.items()}, indent=1))
     return 0
+
+
+def _interrupted(out: str) -> str:
+    """What an interrupted `frontier train` prints: how to continue the run, when it can be."""
+    if (Path(out) / "checkpoints" / "latest").is_file():
+        return (
+            "interrupted; continue the run from its last checkpoint with "
+            f"`frontier train --out {shlex.quote(str(out))} --resume`"
+        )
+    return "interrupted before the first checkpoint; run the same command again to start over"
 
 
 def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
@@ -194,8 +213,27 @@ def _cmd_measure_references(args: argparse.Namespace) -> int:
     return 0
 
 
+_EVAL_DEFAULTS: dict[str, Any] = {
+    "task": "countdown",
+    "levels": TrainConfig().levels,  # resolved from the task (the class default is "")
+    "eval_size": 128,
+    "eval_seed": 2,
+    "samples": 8,
+    "k": (1, 4, 8),
+    "max_new_tokens": 40,
+}
+"""Defaults of the `evaluate --model` flags (None in the parser: a flag given is known)."""
+_MODEL_ONLY = (*_EVAL_DEFAULTS, "out")
+"""evaluate flags that sample models (--model); --compare reads stored evaluations."""
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.compare:
+        _check_compare_flags(args)
         print(compare_runs(args.compare))
         if len(group_runs(args.compare)) < len(args.compare):  # some selector has seeds
             print("\nMean ± std over the runs of each selector (seeds):\n")
@@ -208,6 +246,20 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         return 0
     if not args.model:
         raise UsageError("frontier evaluate needs --model DIR... or --compare RUN...")
+    if args.plot:
+        raise UsageError(
+            "--plot draws the runs of evaluate --compare RUN...; evaluate --model writes no "
+            "figure: drop --plot"
+        )
+    opts = {
+        k: v if getattr(args, k) is None else getattr(args, k) for k, v in _EVAL_DEFAULTS.items()
+    }
+    samples, ks = opts["samples"], opts["k"]
+    if not ks or any(not 1 <= k <= samples for k in ks):
+        raise UsageError(
+            f"--k {','.join(map(str, ks))}: every k must lie in [1, --samples {samples}]; "
+            "lower --k or raise --samples"
+        )
     dirs = []
     for path in args.model:  # a run directory means its final model
         final = Path(path) / "final"
@@ -219,16 +271,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from frontier_rft.training.evaluate import evaluate_items, write_eval
     from frontier_rft.training.tiny_model import load_lm
 
-    defaults = TrainConfig()
-    levels = args.levels or defaults.levels
-    suite = load_task(args.task)
-    items = heldout_split(suite, args.eval_size, args.eval_seed, levels)
+    suite = load_task(opts["task"])
+    items = heldout_split(suite, opts["eval_size"], opts["eval_seed"], opts["levels"])
     rows = []
     for path, directory in zip(args.model, dirs, strict=True):
         model, tokenizer = load_lm(directory)
-        torch.manual_seed(args.eval_seed)
+        torch.manual_seed(opts["eval_seed"])
         result = evaluate_items(
-            model, tokenizer, items, suite.verifier, args.samples, args.k, args.max_new_tokens
+            model, tokenizer, items, suite.verifier, samples, ks, opts["max_new_tokens"]
         )
         if args.out:
             name = Path(path).resolve().name
@@ -238,6 +288,29 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_compare_flags(args: argparse.Namespace) -> None:
+    """--compare tabulates stored evaluations: refuse the flags that would sample models."""
+    if args.model:
+        raise UsageError(
+            "give either --model DIR... (evaluate models) or --compare RUN..., not both"
+        )
+    given = [_flag(name) for name in _MODEL_ONLY if getattr(args, name) is not None]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: not used by evaluate --compare, which tabulates the runs' "
+            f"stored evaluations; drop {'them' if len(given) > 1 else 'it'}, or evaluate "
+            "models with --model DIR..."
+        )
+    for run in args.compare:
+        path = Path(run)
+        if not path.is_dir():
+            state = "is not a directory" if path.exists() else "does not exist"
+            raise UsageError(
+                f"--compare {run} {state} (resolved from {Path.cwd()}); pass frontier train "
+                "run directories (the --out of each run)"
+            )
+
+
 # ---------------------------------------------------------------------------- parser
 
 
@@ -245,12 +318,14 @@ def add_commands(sub: Any) -> None:
     """Register build-model, sft, train, measure-references and evaluate."""
     p = sub.add_parser("build-model", help="train a BPE tokenizer and init a tiny Llama model")
     p.add_argument("--out", required=True, help="output directory (a Hugging Face model dir)")
+    p.add_argument("--overwrite", action="store_true", help="replace a model already in --out")
     add_config_flags(p, ModelConfig, choices=CHOICES)
     p.set_defaults(func=_cmd_build_model)
 
     p = sub.add_parser("sft", help="supervised warm start on solver demonstrations")
     p.add_argument("--model", required=True, help="input model directory (build-model output)")
     p.add_argument("--out", required=True, help="output model directory")
+    p.add_argument("--overwrite", action="store_true", help="replace a model already in --out")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's)")
     p.add_argument(
         "--measure-pool",
@@ -316,15 +391,37 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "--compare", nargs="+", metavar="RUN", help="tabulate finished runs (default: none)"
     )
-    p.add_argument("--task", default="countdown", choices=TASKS, help="task family")
-    p.add_argument("--levels", help=f"held-out levels (default: train's, {defaults.levels})")
-    p.add_argument("--eval-size", type=int, default=128, help="held-out tasks")
-    p.add_argument("--eval-seed", type=int, default=2, help="held-out split seed")
-    p.add_argument("--samples", type=positive_int, default=8, help="completions per task (n)")
-    p.add_argument("--k", type=int_tuple, default=(1, 4, 8), help="pass@k values, e.g. 1,4,8")
-    p.add_argument("--max-new-tokens", type=int, default=40, help="longest completion")
+    d = _EVAL_DEFAULTS
+    with_model = "; with --model"
+    p.add_argument("--task", choices=TASKS, help=f"task family{with_model} (default: {d['task']})")
     p.add_argument(
-        "--out", help="write eval.json + eval_records.jsonl per model here (default: no files)"
+        "--levels", help=f"held-out levels{with_model} (default: train's, {d['levels']})"
+    )
+    p.add_argument(
+        "--eval-size", type=int, help=f"held-out tasks{with_model} (default: {d['eval_size']})"
+    )
+    p.add_argument(
+        "--eval-seed", type=int, help=f"held-out split seed{with_model} (default: {d['eval_seed']})"
+    )
+    p.add_argument(
+        "--samples",
+        type=positive_int,
+        help=f"completions per task (n){with_model} (default: {d['samples']})",
+    )
+    p.add_argument(
+        "--k",
+        type=int_tuple,
+        help=f"pass@k values, each <= --samples, e.g. 1,4,8{with_model} (default: 1,4,8)",
+    )
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        help=f"longest completion{with_model} (default: {d['max_new_tokens']})",
+    )
+    p.add_argument(
+        "--out",
+        help="with --model: write eval.json + eval_records.jsonl per model here (default: no "
+        "files)",
     )
     p.add_argument(
         "--plot",

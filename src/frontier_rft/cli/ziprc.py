@@ -27,6 +27,7 @@ from frontier_rft.cli.common import (
     quiet_transformers,
 )
 from frontier_rft.cli.ziprc_pareto import add_pareto_command
+from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.inference.spec import STRUCTURED_REWARDS
 from frontier_rft.inference.train_head import HeadTrainConfig
 from frontier_rft.training.config import TASKS, TrainConfig
@@ -39,7 +40,7 @@ _DEFAULTS = TrainConfig()
 def _write_json(path: Path, payload: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    tmp.write_text(dumps_strict(payload, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
 
 

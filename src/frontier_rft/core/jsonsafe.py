@@ -1,8 +1,10 @@
-"""JSON from untrusted sources, parsed with size and nesting bounds (never a RecursionError)."""
+"""JSON from untrusted sources, parsed with size and nesting bounds (never a RecursionError);
+strict JSON out (`dumps_strict`: no bare NaN or Infinity, which JSON does not allow)."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -10,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["json_depth", "load_json_file", "loads_bounded"]
+__all__ = ["dumps_strict", "finite_or_none", "json_depth", "load_json_file", "loads_bounded"]
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
@@ -56,3 +58,27 @@ def load_json_file(
         return loads_bounded(text, max_chars=max_chars, max_depth=max_depth)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"{file} is not readable as {what}: {exc}") from None
+
+
+def finite_or_none(obj: Any) -> Any:
+    """`obj` with every NaN or infinity replaced by None (JSON null) and numpy values made
+    Python ones (arrays become lists), through dicts, lists and tuples."""
+    if isinstance(obj, dict):
+        return {k: finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite_or_none(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return finite_or_none(obj.tolist())
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, float | np.floating):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def dumps_strict(obj: Any, **kwargs: Any) -> str:
+    """json.dumps of finite_or_none(obj): valid JSON for any reader (undefined values are
+    null, never a bare NaN); json.dumps's keyword arguments pass through."""
+    return json.dumps(finite_or_none(obj), allow_nan=False, **kwargs)

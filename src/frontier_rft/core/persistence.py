@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,9 @@ __all__ = [
     "atomic_write_bytes",
     "clean_stale_temps",
     "load_selector",
+    "new_file_mode",
     "save_selector",
+    "set_new_file_mode",
 ]
 
 TEMP_SUFFIX = ".frontier-tmp"
@@ -131,6 +134,29 @@ def atomic_write_bytes(path: str | os.PathLike[str], write: Any) -> None:
         os.close(dir_fd)
 
 
+def new_file_mode() -> int:
+    """The permission bits open() gives a new file: 0o666 less the process umask."""
+    try:  # Linux: read without changing it (os.umask would, briefly, for every thread)
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def set_new_file_mode(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Give each regular file new_file_mode(): for files a library wrote through a 0600 temp
+    file (safetensors does, for model.safetensors), so they read like any file we write."""
+    mode = new_file_mode()
+    for path in paths:
+        if Path(path).is_file():
+            os.chmod(path, mode)
+
+
 def save_selector(
     selector: Selector, path: str | os.PathLike[str], *, include_pool: bool = True
 ) -> None:
@@ -202,6 +228,12 @@ def load_selector(
     name = header["selector"]
     if not isinstance(name, str) or name not in SELECTORS:
         raise CheckpointError(f"{path}: unknown selector {name!r}; known: {sorted(SELECTORS)}")
+    unknown = sorted(set(header) - {"format_version", "selector", "state", "pool"})
+    if unknown:
+        raise CheckpointError(
+            f"{path}: unknown header field(s) {', '.join(map(repr, unknown))}; the file was "
+            "written by another frontier_rft version, so load it with that version"
+        )
     if pool is not None and not isinstance(pool, TaskPool):
         raise TypeError(f"pool must be a TaskPool or None, got {type(pool).__name__}")
     used: set[str] = set()

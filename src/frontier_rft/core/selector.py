@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from typing import Any, ClassVar
 
 import numpy as np
@@ -236,7 +237,8 @@ class Selector(ABC):
     def refresh_features(self, features: NDArray[Any]) -> bool:
         """Replace the task features this selector reads (e.g. re-computed policy
         self-embeddings); learned state is kept. Returns False, changing nothing, for a
-        selector that reads no features after construction. Same shape as before."""
+        selector that reads no features after construction. Same shape as before: a
+        changed dimension is a ValueError."""
         raw = np.asarray(features)
         if raw.dtype.kind not in "biuf":  # complex parts, strings or objects: not features
             raise ValueError(
@@ -250,6 +252,12 @@ class Selector(ABC):
         if not np.all(np.isfinite(arr)):
             raise ValueError("refresh_features: features contain NaN or inf")
         check_magnitude(arr, "refresh_features: features", "rescale them (standardise)")
+        dim = self._feature_dim()
+        if dim is not None and arr.shape[1] != dim:
+            raise ValueError(
+                f"{self.name}: refresh_features got {arr.shape[1]} feature columns, the "
+                f"selector reads {dim}; keep the dimension (same embedding model and layer)"
+            )
         initial = (getattr(self, "_features", None), self.evidence.get("features", ""))
         if not self._refresh_features(arr):
             return False
@@ -337,8 +345,16 @@ class Selector(ABC):
         """Method-specific metrics (keys are prefixed with the selector name)."""
         return {}
 
+    def _feature_dim(self) -> int | None:
+        """Columns of the features this selector reads now (None: none, or a wrapper whose
+        inner selector checks); refresh_features refuses any other dimension. By default
+        those of the `_features` array a subclass reads, if it has one."""
+        features = getattr(self, "_features", None)
+        return int(features.shape[1]) if isinstance(features, np.ndarray) else None
+
     def _refresh_features(self, features: NDArray[np.float64]) -> bool:
-        """Start reading `features` (validated, (N, d)); False if features are not read.
+        """Start reading `features` (validated, (N, d), of `_feature_dim()` columns);
+        False if features are not read.
 
         Raise ValueError, changing nothing, when the new dimension cannot be used."""
         return False
@@ -372,6 +388,17 @@ class Selector(ABC):
         if not self.allows_repeats and np.unique(ids).size != n:
             raise RuntimeError(f"{self.name}: _select returned repeated ids")
 
+    def _refuse_unknown(self, state: dict[str, Any], known: Collection[Any], where: str) -> None:
+        """ValueError naming the keys of `state` that `known` lacks: a state from another
+        version or selector must not load with part of it silently ignored."""
+        unknown = sorted(str(k) for k in state if k not in known)
+        if unknown:
+            raise ValueError(
+                f"{self.name} state: unknown field(s) {', '.join(map(repr, unknown))} in "
+                f"{where}; it was saved by another frontier_rft version or selector, so load "
+                "it with the version that saved it"
+            )
+
     def _check_state_header(self, state: dict[str, Any]) -> None:
         if not isinstance(state, dict) or "format_version" not in state:
             raise ValueError("not a frontier_rft selector state (no format_version)")
@@ -395,6 +422,7 @@ class Selector(ABC):
                 "state was saved with a different config; construct the selector with the "
                 "saved config first (load_selector does this)"
             )
+        self._refuse_unknown(state, _STATE_KEYS, "the top level")
 
     def _apply_state(self, state: dict[str, Any]) -> None:
         n, who = self.num_tasks, "selector"
@@ -450,7 +478,9 @@ class Selector(ABC):
             self._refresh_features(features)
             self._refreshed = None
             self.evidence["features"] = source
+        known = tuple(self._state_dict())  # this config's keys (load_state_dict undoes on error)
         self._load_state_dict(state["algo"])
+        self._refuse_unknown(state["algo"], known, "algo")  # after the method's own checks
         self.seed = seed
         self.rng = rng
         self.select_calls = select_calls
@@ -472,6 +502,16 @@ def _equal(value: Any, expected: Any) -> bool:
         return False
 
 
+_STATE_KEYS = (
+    "format_version",
+    "selector",
+    "config",
+    "seed",
+    "pool_fingerprint",
+    "rng",
+    "base",
+    "algo",
+)
 _BASE_KEYS = (
     "select_calls",
     "latest_step",

@@ -65,7 +65,16 @@ def read_keys(
     """state[key] as a dict holding exactly `keys`."""
     value = state[key]
     if not isinstance(value, Mapping) or set(value) != set(keys):
-        raise ValueError(f"{who} state: {key} must be an object with keys {sorted(keys)}")
+        odd = ""
+        if isinstance(value, Mapping):
+            unknown = sorted(str(k) for k in value if k not in keys)
+            missing = sorted(k for k in keys if k not in value)
+            odd = "".join(
+                f"; {what}: {', '.join(map(repr, names))}"
+                for what, names in (("unknown", unknown), ("missing", missing))
+                if names
+            )
+        raise ValueError(f"{who} state: {key} must be an object with keys {sorted(keys)}{odd}")
     return dict(value)
 
 

@@ -90,17 +90,29 @@ def cluster_count(num_tasks: int) -> int:
 
 
 def cluster_features(features: NDArray[np.float64], k: int, seed: int) -> NDArray[np.int64]:
-    """k-means labels (0..k'-1, k' <= k distinct) of the rows, fitted on a seeded sample."""
+    """k-means labels (0..k'-1, k' <= k distinct) of the rows, fitted on a seeded sample.
+
+    k' is at most the number of distinct rows in the sample (one label when all agree).
+    Features of extreme magnitude (beyond 2**+-64) are first scaled by a power of two,
+    which is exact and leaves k-means' answer unchanged, so their squared distances
+    neither overflow to inf/NaN nor underflow to 0.
+    """
     from sklearn.cluster import KMeans
 
-    n = features.shape[0]
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k-means needs a positive int number of clusters, got {k!r}")
     x = np.asarray(features, dtype=np.float64)
-    distinct = np.unique(x, axis=0).shape[0] if n <= KMEANS_SAMPLE else n
-    k = max(1, min(k, distinct))
-    if k == 1:
-        return np.zeros(n, dtype=np.int64)
+    if x.ndim != 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"features must be a finite (tasks, dims) array, got shape {x.shape}")
+    n = x.shape[0]
+    peak = float(np.abs(x).max()) if x.size else 0.0
+    if peak > 0.0 and not 2.0**-64 <= peak <= 2.0**64:
+        x = np.ldexp(x, -np.frexp(peak)[1])  # largest |value| now in [0.5, 1)
     rng = np.random.default_rng(seed)
     sample = x[np.sort(rng.choice(n, size=min(n, KMEANS_SAMPLE), replace=False))]
+    k = min(int(k), np.unique(sample, axis=0).shape[0]) if n else 1
+    if k == 1:
+        return np.zeros(n, dtype=np.int64)
     model = KMeans(n_clusters=k, n_init=3, random_state=seed).fit(sample)
     labels = np.concatenate(
         [model.predict(x[lo : lo + KMEANS_SAMPLE]) for lo in range(0, n, KMEANS_SAMPLE)]
@@ -121,6 +133,10 @@ def task_categories(
             "TaskPool(categories=...) (e.g. a dataset's source or level column), or "
             "TaskPool(prompts=...) to cluster the prompt text"
         )
+    if num_clusters is not None and (
+        isinstance(num_clusters, bool) or not isinstance(num_clusters, int) or num_clusters < 1
+    ):
+        raise ValueError(f"num_clusters must be a positive int or None, got {num_clusters!r}")
     features, source = task_features(pool, selector)
     k = num_clusters or cluster_count(pool.num_tasks)
     announce(

@@ -285,7 +285,8 @@ def _within_prompt_auc(scores: np.ndarray, correct: np.ndarray) -> float:
 
 
 def _fmt(value: Any) -> str:
-    return "nan" if value != value else f"{value:.3f}"
+    """A metric to 3 decimals; "nan" where undefined (NaN, or null in a calibration.json)."""
+    return "nan" if value is None or value != value else f"{value:.3f}"
 
 
 def format_calibration_table(report: dict[str, Any]) -> str:

@@ -12,7 +12,6 @@ logits over the real vocabulary stay bit-for-bit those of the original model.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +19,8 @@ from typing import Any
 
 import torch
 
-from frontier_rft.core.jsonsafe import load_json_file
+from frontier_rft.core.jsonsafe import dumps_strict, load_json_file
+from frontier_rft.core.persistence import set_new_file_mode
 from frontier_rft.inference.spec import BINARY_REWARDS, PAPER_LENGTH_EDGES, ZipRCSpec
 
 __all__ = [
@@ -153,9 +153,10 @@ def save_head_model(
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    set_new_file_mode(out.glob("*.safetensors"))  # safetensors writes them 0600
     payload = {"spec": spec.to_dict(), **info}
     tmp = out / (SPEC_FILE + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    tmp.write_text(dumps_strict(payload, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, out / SPEC_FILE)
 
 

@@ -12,7 +12,6 @@ the compute-accuracy / latency-accuracy Pareto plots. See docs/inference/decoder
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.inference.decoder_config import TINY_COUNTDOWN, DecoderConfig
 from frontier_rft.progress import progress_bar
 
@@ -320,6 +320,11 @@ def _pm(stat: dict[str, float], digits: int) -> str:
     return f"{stat['mean']:.{digits}f} ± {stat['std']:.{digits}f}"
 
 
+def _pct(value: float | None) -> str:
+    """' (+12%)'; ' (+nan%)' where undefined (NaN, or null in a results.json)."""
+    return f" ({float('nan') if value is None else value:+.0f}%)"
+
+
 def format_table(rows: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | None = None) -> str:
     """Markdown: live operating points, then offline adaptive-K rows, then diagnostics."""
     head = (
@@ -339,8 +344,8 @@ def format_table(rows: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | N
                 if base
                 else f"{r['delta_accuracy']['mean']:+.3f} ± {r['delta_accuracy']['std']:.3f}"
             )
-            comp = _pm(r["compute"], 1) + ("" if base else f" ({r['compute_pct']:+.0f}%)")
-            lat = _pm(r["latency"], 2) + ("" if base else f" ({r['latency_pct']:+.0f}%)")
+            comp = _pm(r["compute"], 1) + ("" if base else _pct(r["compute_pct"]))
+            lat = _pm(r["latency"], 2) + ("" if base else _pct(r["latency_pct"]))
             ci = r.get("delta_accuracy_ci95")
             ci_text = "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
             out.append(
@@ -356,7 +361,8 @@ def format_table(rows: Sequence[dict[str, Any]], diagnostics: dict[str, Any] | N
             vals = [v for v in vals if np.isfinite(v)]  # nan: AUC undefined (one class)
             return float(np.mean(vals)) if vals else float("nan")
 
-        q = np.mean([diagnostics[s]["prompt_value_quantiles"] for s in keys], axis=0)
+        quantiles = [diagnostics[s]["prompt_value_quantiles"] for s in keys]
+        q = np.mean(np.asarray(quantiles, dtype=np.float64), axis=0)  # null -> NaN
         out += [
             "**Signal diagnostics (none's samples, mean over seeds)**",
             "",
@@ -447,7 +453,7 @@ def pareto_experiment(
     }
     directory = Path(out)
     payload = {"settings": record, "summary": rows, **result}
-    _write_text(directory / "results.json", json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    _write_text(directory / "results.json", dumps_strict(payload, indent=2, sort_keys=True) + "\n")
     title = (
         f"ZIP-RC-Lite live decoder, {len(items)} held-out prompts x {len(seeds)} seeds, "
         f"K={base.k}, max {base.max_new_tokens} new tokens, warmup {base.warmup}, interval "

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.inference.spec import ZipRCSpec
 from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
@@ -147,7 +148,7 @@ class RolloutSet:
         header = {"format": FORMAT, "version": VERSION, "samples": self.samples, "meta": self.meta}
         tmp = out.with_name(out.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(header, sort_keys=True) + "\n")
+            fh.write(dumps_strict(header, sort_keys=True) + "\n")
             for i in range(self.num_tasks):
                 row = {
                     "task_id": self.task_ids[i],
@@ -158,7 +159,7 @@ class RolloutSet:
                     "rewards": self.rewards[i].tolist(),
                     "reference": self.references[i],
                 }
-                fh.write(json.dumps(row) + "\n")
+                fh.write(dumps_strict(row) + "\n")
         os.replace(tmp, out)
 
     @classmethod

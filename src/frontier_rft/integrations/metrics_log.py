@@ -92,7 +92,9 @@ class MetricsSink:
     """Fan selector metrics out to JSONL plus TensorBoard and W&B where installed and enabled.
 
     `tensorboard_dir=None` and `wandb_run=None` turn those off; a W&B run is passed in (the
-    user owns its lifecycle), TensorBoard's writer is created lazily from torch.
+    user owns its lifecycle), TensorBoard's writer is created lazily from torch. A resumed
+    run passes `purge_step` (its checkpoint's step + 1): TensorBoard then discards the
+    events the interrupted run logged from that step on, so no step shows twice.
     """
 
     def __init__(
@@ -100,13 +102,14 @@ class MetricsSink:
         jsonl_path: str | os.PathLike[str],
         tensorboard_dir: str | os.PathLike[str] | None = None,
         wandb_run: Any = None,
+        purge_step: int | None = None,
     ):
         self.jsonl = JsonlLogger(jsonl_path)
         self._tb: Any = None
         if tensorboard_dir is not None:
             from torch.utils.tensorboard import SummaryWriter  # optional: the train extra
 
-            self._tb = SummaryWriter(str(tensorboard_dir))
+            self._tb = SummaryWriter(str(tensorboard_dir), purge_step=purge_step)
         self._wandb = wandb_run
 
     def log(self, metrics: dict[str, float], step: int) -> None:

@@ -114,6 +114,19 @@ def _numbers(values: Sequence[Any], key: str) -> NDArray[np.float64]:
     return arr
 
 
+def _pass_rates(values: Sequence[Any], key: str) -> NDArray[np.float64]:
+    """A pass-rate column: numbers in [0, 1], or a ValueError naming the column and row."""
+    arr = _numbers(values, key)
+    outside = (arr < 0) | (arr > 1)
+    if outside.any():
+        row = int(np.argmax(outside))
+        raise ValueError(
+            f"column {key!r} holds pass rate {arr[row]:g} at row {row}; pass rates must lie "
+            "in [0, 1] (a fraction of rollouts solved, not a percentage)"
+        )
+    return arr
+
+
 def _labels(values: Sequence[Any], key: str) -> NDArray[np.int64]:
     """Dense integer labels, numbered in order of first appearance."""
     codes: dict[Any, int] = {}
@@ -149,7 +162,7 @@ def build_pool(
         key = columns.difficulty
         fields["difficulty"] = _numbers(_values(read, key, names), key)[rows]
     if columns.pass_rates:
-        weak, strong = (_numbers(_values(read, c, names), c) for c in columns.pass_rates)
+        weak, strong = (_pass_rates(_values(read, c, names), c) for c in columns.pass_rates)
         fields["reference_pass_rates"] = np.stack([weak, strong], axis=1)[rows]
     if features is not None:
         fields["features"] = np.asarray(features, dtype=np.float64)[rows]

@@ -68,6 +68,9 @@ def group_runs(runs: Sequence[str | Path]) -> dict[str, list[str]]:
 def run_summary(run: str | Path) -> dict[str, Any]:
     """A finished run's final eval.json plus its training means and start score."""
     path = Path(run)
+    if not path.is_dir():
+        state = "is not a directory" if path.exists() else "does not exist"
+        raise ValueError(f"{run} {state}; pass the directory of a frontier train run")
     if not (path / "eval.json").is_file():
         raise ValueError(
             f"{run} has no eval.json: the run has not finished (continue it with "
@@ -108,13 +111,22 @@ def compare_seeds(runs: Sequence[str | Path]) -> str:
     return "\n".join(lines)
 
 
+def _run_names(runs: Sequence[str | Path], summaries: Sequence[dict[str, Any]]) -> list[str]:
+    """Row labels: each run's directory name (its path as given where two runs share a name),
+    plus its selector, so two runs of one selector stay apart."""
+    names = [Path(run).resolve().name for run in runs]
+    labels = []
+    for run, name, summary in zip(runs, names, summaries, strict=True):
+        name = name if names.count(name) == 1 else str(run)
+        selector = summary.get("selector")
+        labels.append(name if selector in (None, name) else f"{name} ({selector})")
+    return labels
+
+
 def compare_runs(runs: Sequence[str | Path]) -> str:
     """Markdown table of stored final evaluations and training summaries, one row per run."""
-    rows = []
-    for run in runs:
-        summary = run_summary(run)
-        rows.append((str(summary.get("selector", Path(run).name)), summary))
-    return runs_table(rows)
+    summaries = [run_summary(run) for run in runs]
+    return runs_table(list(zip(_run_names(runs, summaries), summaries, strict=True)))
 
 
 def failure_taxonomy_table(runs: Sequence[str | Path]) -> str:
@@ -125,9 +137,9 @@ def failure_taxonomy_table(runs: Sequence[str | Path]) -> str:
         "| run | failed | " + " | ".join(FAILURE_CATEGORIES) + " |",
         "|---|---:|" + "---:|" * len(FAILURE_CATEGORIES),
     ]
-    for run in runs:
+    summaries = [_read_json(Path(r) / "eval.json", "a finished frontier train run") for r in runs]
+    for run, name in zip(runs, _run_names(runs, summaries), strict=True):
         path = Path(run)
-        summary = _read_json(path / "eval.json", "a finished frontier train run")
         with open(path / "eval_records.jsonl", encoding="utf-8") as fh:
             failures = [json.loads(line)["failure"] for line in fh if line.strip()]
         counts = dict.fromkeys(FAILURE_CATEGORIES, 0)
@@ -136,7 +148,6 @@ def failure_taxonomy_table(runs: Sequence[str | Path]) -> str:
                 counts[f] = counts.get(f, 0) + 1
         total = sum(counts.values())
         cells = [f"{counts[c]} ({counts[c] / max(total, 1):.0%})" for c in FAILURE_CATEGORIES]
-        name = summary.get("selector", path.name)
         lines.append(f"| {name} | {total} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

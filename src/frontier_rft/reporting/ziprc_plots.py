@@ -25,42 +25,54 @@ _WITHIN = "#ff7f0e"
 _REFERENCE = "#3a3a3a"
 
 
+def _values(values: Any) -> np.ndarray:
+    """Floats of a report field; null (a calibration.json's undefined value) becomes NaN."""
+    return np.asarray(values, dtype=np.float64)
+
+
 def calibration_figure(report: Mapping[str, Any]) -> Plot:
-    """Reliability diagram of value_end and AUC over generation position, side by side."""
+    """Reliability diagram of value_end and AUC over generation position, side by side.
+
+    `report` is calibration_report's dict, or the calibration.json it was written to."""
     rel = report["reliability_end"]
-    count = np.asarray(rel["count"], dtype=np.float64)
+    count = _values(rel["count"])
     seen = count > 0
     pos = report["auc_by_position"]
+    predicted, empirical = _values(rel["predicted"])[seen], _values(rel["empirical"])[seen]
     with _figure(9.0, 3.8) as fig:
         left, right = fig.subplots(1, 2)
         left.plot([0, 1], [0, 1], "--", color=_REFERENCE, linewidth=1, label="perfect")
         sizes = 12 + 240 * count[seen] / max(count.max(), 1)
         left.plot(
-            np.asarray(rel["predicted"])[seen],
-            np.asarray(rel["empirical"])[seen],
+            predicted,
+            empirical,
             "-",
             color=_COLOR,
             linewidth=1,
         )
         left.scatter(
-            np.asarray(rel["predicted"])[seen],
-            np.asarray(rel["empirical"])[seen],
+            predicted,
+            empirical,
             s=sizes,
             color=_COLOR,
             alpha=0.8,
             label="head (area ~ sequences)",
         )
         left.set(xlim=(0, 1), ylim=(0, 1), xlabel="predicted value_end", ylabel="success rate")
-        left.set_title(f"Reliability (Brier {report['brier_end']:.3f})")
+        left.set_title(f"Reliability (Brier {float(_values(report['brier_end'])):.3f})")
         left.legend(loc="upper left")
-        fractions = np.asarray(pos["fractions"])
-        right.plot(fractions, np.asarray(pos["auc"]), "o-", color=_COLOR, label="pooled")
+        fractions = _values(pos["fractions"])
+        right.plot(fractions, _values(pos["auc"]), "o-", color=_COLOR, label="pooled")
         if "auc_within_prompt" in pos:
-            within = np.asarray(pos["auc_within_prompt"], dtype=np.float64)
+            within = _values(pos["auc_within_prompt"])
             right.plot(fractions, within, "s-", color=_WITHIN, label="within a prompt")
         right.axhline(0.5, color=_REFERENCE, linestyle=":", linewidth=1, label="chance")
         right.axhline(
-            report["auc_end"], color=_COLOR, linestyle="--", linewidth=1, label="pooled value_end"
+            float(_values(report["auc_end"])),
+            color=_COLOR,
+            linestyle="--",
+            linewidth=1,
+            label="pooled value_end",
         )
         right.set(
             xlim=(0, 1),

@@ -524,15 +524,9 @@ class BOTSSelector(Selector):
     def _refresh_features(self, features: F64) -> bool:
         if self._features is None:
             return False  # interpolation, none, or regression on anchors alone
-        reg = self._regression
-        if reg is not None and features.shape[1] != reg.features.shape[1]:
-            raise ValueError(
-                f"{self.name}: refreshed features have {features.shape[1]} columns, the "
-                f"regression plug-in {reg.features.shape[1]}; keep the dimension"
-            )
-        self._features = features
-        if reg is not None:
-            reg.features = features
+        self._features = features  # of the same dimension (the base class checked it)
+        if self._regression is not None:
+            self._regression.features = features
         return True
 
     # ------------------------------------------------------------------ state

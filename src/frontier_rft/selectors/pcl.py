@@ -134,12 +134,7 @@ class PCLSelector(Selector):
         self._stats["target_mean"] = float(y.mean())
 
     def _refresh_features(self, features: NDArray[np.float64]) -> bool:
-        if features.shape[1] != self._features.shape[1]:
-            raise ValueError(
-                f"pcl: refreshed features have {features.shape[1]} columns, its value model "
-                f"{self._features.shape[1]}; keep the dimension (same model layer)"
-            )
-        self._features = features
+        self._features = features  # the base class kept the value model's dimension
         return True
 
     def _state_dict(self) -> dict[str, Any]:

@@ -295,6 +295,10 @@ def countdown_demonstration(item: TaskItem, *, with_steps: bool = False) -> str:
 Node: TypeAlias = "int | tuple[str, Node, Node]"
 
 
+MAX_DIGITS = 4000
+"""Longest number literal parse_expression accepts (CPython's int() refuses 4,300+)."""
+
+
 class ParseError(ValueError):
     """The answer is not an arithmetic expression over the whitelist."""
 
@@ -359,6 +363,8 @@ def parse_expression(text: str, *, max_depth: int = 32) -> Node:
         if tok is None:
             raise ParseError("expression ends early")
         if tok.isdigit():
+            if len(tok) > MAX_DIGITS:  # int() itself refuses 4,300+ digits (ValueError)
+                raise ParseError(f"a number longer than {MAX_DIGITS} digits")
             pos += 1
             return int(tok)
         if tok == "(":
@@ -379,17 +385,35 @@ def parse_expression(text: str, *, max_depth: int = 32) -> Node:
 
 
 def _literals(node: Node) -> list[int]:
-    if isinstance(node, int):
-        return [node]
-    return _literals(node[1]) + _literals(node[2])
+    """The numbers of a tree, left to right. Iterative: a chain `1+1+...+1` is a tree as
+    deep as it is long, past the recursion limit when max_answer_chars is raised."""
+    out: list[int] = []
+    stack = [node]
+    while stack:
+        top = stack.pop()
+        if isinstance(top, int):
+            out.append(top)
+        else:
+            stack += [top[2], top[1]]
+    return out
 
 
 def evaluate_expression(node: Node) -> Fraction:
     """Exact value of a parsed expression (parse_expression); ZeroDivisionError on a
-    division by zero. Arithmetic on the tree only: nothing is evaluated as code."""
-    if isinstance(node, int):
-        return Fraction(node)
-    return _apply(node[0], evaluate_expression(node[1]), evaluate_expression(node[2]))
+    division by zero. Arithmetic on the tree only: nothing is evaluated as code.
+    Iterative (post-order with a stack), so any depth of tree is fine."""
+    values: list[Fraction] = []
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        top, children_done = stack.pop()
+        if isinstance(top, int):
+            values.append(Fraction(top))
+        elif children_done:
+            right = values.pop()
+            values.append(_apply(top[0], values.pop(), right))
+        else:
+            stack += [(top, True), (top[2], False), (top[1], False)]
+    return values[0]
 
 
 def _show(value: Fraction) -> str:

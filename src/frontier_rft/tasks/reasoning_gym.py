@@ -12,14 +12,27 @@ n_queens, binary_matrix; sympy's `parse_expr` in countdown, puzzle24, the integr
 and polynomial tasks). So the verifier scores in a worker process inside bubblewrap (it refuses
 to run without one unless you opt in to limits alone), killed and replaced when one
 answer exceeds `timeout_s`. `isolate=False` scores in-process: trusted answers only.
+
+Code that runs in the worker could also print a reply of its own and so forge its score.
+So those routes are closed where they are known (reasoning-gym 0.1.25): in the worker the
+four scorers that `eval` a list answer read literals only (`ast.literal_eval`), and an
+answer to a task whose scorer parses it with sympy must be plain math (`is_plain_math`),
+else it is scored as an empty answer. Replies carry a request id and the host accepts only
+a number in [0, 1].
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import difflib
 import importlib
 import importlib.util
+import io
 import json
+import keyword
+import math
+import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -38,6 +51,7 @@ __all__ = [
     "decode_json",
     "encode_json",
     "extract_answer_tag",
+    "is_plain_math",
 ]
 
 RG_ANSWER_INSTRUCTION = "\n\nGive only your final answer between <answer> and </answer> tags."
@@ -168,17 +182,126 @@ class ReasoningGymTasks:
         return items
 
 
+LITERAL_EVAL_SCORERS = (
+    "reasoning_gym.algorithmic.binary_matrix",
+    "reasoning_gym.algorithmic.spiral_matrix",
+    "reasoning_gym.algorithmic.string_insertion",
+    "reasoning_gym.games.n_queens",
+)
+"""Modules whose scorer runs `eval(answer)` to read a list literal: in the worker their
+`eval` is `ast.literal_eval` (data, never code)."""
+SYMPY_PARSED = frozenset(
+    {
+        "countdown",
+        "intermediate_integration",
+        "polynomial_multiplication",
+        "puzzle24",
+        "simple_integration",
+    }
+)
+"""Datasets whose scorer parses the answer with sympy's `parse_expr`, which evals it: their
+answers must pass `is_plain_math`, else they are scored as an empty answer."""
+_MATH_OPS = frozenset({"+", "-", "*", "/", "**", "//", "%", "^", "(", ")", ",", "!"})
+_MATH_CONSTANTS = frozenset(
+    {"pi", "E", "I", "oo", "zoo", "nan", "Integer", "Rational", "Float"}
+    | {"Derivative", "Integral", "Product", "Sum"}  # unevaluated forms in gold answers
+)
+_HARMLESS_BUILTINS = frozenset({"abs", "max", "min", "pow", "round"})
+_TOKENS_OK = frozenset(
+    {
+        tokenize.NUMBER,
+        tokenize.NEWLINE,
+        tokenize.NL,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENDMARKER,
+    }
+)
+
+
+@lru_cache(maxsize=1)
+def _reserved_names() -> frozenset[str]:
+    """Names parse_expr resolves to a sympy object or a builtin, but for sympy's math
+    functions and constants: plain math may not call them (other names become symbols)."""
+    sympy = importlib.import_module("sympy")
+    functions = importlib.import_module("sympy.functions")
+    allowed = frozenset(functions.__all__) | _MATH_CONSTANTS | _HARMLESS_BUILTINS
+    return (frozenset(dir(sympy)) | frozenset(dir(builtins))) - allowed
+
+
+def is_plain_math(text: str, symbols: Sequence[str] = ()) -> bool:
+    """True when `text` is arithmetic over numbers, symbol names and sympy's math functions.
+
+    No strings, attribute access, subscripts, keywords, names with underscores in front,
+    builtins (but abs, min, max, pow, round) or other sympy callables: what sympy's
+    `parse_expr` then evals can only build an expression. `symbols` are extra allowed names.
+    ASCII only; linear in the length.
+    """
+    if not text.isascii():
+        return False
+    reserved = _reserved_names()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in _TOKENS_OK or (tok.type == tokenize.OP and tok.string in _MATH_OPS):
+                continue
+            if tok.type == tokenize.ERRORTOKEN and (tok.string.isspace() or tok.string == "!"):
+                continue  # '!' is sympy's factorial (an OP from Python 3.12)
+            name = tok.string
+            if tok.type != tokenize.NAME or keyword.iskeyword(name) or name.startswith("_"):
+                return False
+            if name in reserved and name not in symbols:
+                return False
+    except (tokenize.TokenError, SyntaxError):  # unbalanced brackets, bad indentation
+        return False
+    return True
+
+
+def _literal_only(source: Any, *_: Any) -> Any:
+    """`eval` for a scorer that reads a list answer: a Python literal, never code."""
+    return ast.literal_eval(source)
+
+
+def _close_eval_routes() -> None:
+    """In the worker: the LITERAL_EVAL_SCORERS' `eval` reads literals only."""
+    for name in LITERAL_EVAL_SCORERS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # another reasoning-gym version: that scorer moved or went
+            continue
+        module.eval = _literal_only  # type: ignore[attr-defined]  # shadows the builtin
+
+
 def score_entry(reference: Mapping[str, Any], answer: str) -> float:
-    """reasoning-gym's own score for `answer` (in-process: the scorer may eval it)."""
+    """reasoning-gym's own score for `answer` (in-process: the scorer may eval it).
+
+    For SYMPY_PARSED datasets an answer that is not `is_plain_math` is scored as the empty
+    answer (their scorers' value for an unparseable one). A non-finite score is 0."""
     config = json.dumps(decode_json(reference["rg_config"]), sort_keys=True)
     dataset = _dataset(reference["rg_name"], config)
+    metadata = decode_json(reference["metadata"])
     entry = {
         "question": reference["question"],
         "answer": decode_json(reference["answer"]),
-        "metadata": decode_json(reference["metadata"]),
+        "metadata": metadata,
     }
+    source = metadata.get("source_dataset") if isinstance(metadata, dict) else None
+    if {reference["rg_name"], source} & SYMPY_PARSED:
+        symbols = ("C", str(metadata.get("variable", "C")))
+        if not is_plain_math(answer, symbols):
+            answer = ""
     value = float(dataset.score_answer(answer, entry))
-    return min(max(value, 0.0), 1.0)
+    return min(max(value, 0.0), 1.0) if math.isfinite(value) else 0.0
+
+
+def _reward(reply: Any) -> float:
+    """A worker's reply as a reward: a number in [0, 1] (the worker clamps), else 0."""
+    if isinstance(reply, bool) or not isinstance(reply, (int, float)):
+        return 0.0
+    try:
+        value = float(reply)
+    except OverflowError:  # an integer beyond float range
+        return 0.0
+    return value if 0.0 <= value <= 1.0 else 0.0  # NaN fails both comparisons
 
 
 @dataclass(frozen=True)
@@ -217,8 +340,7 @@ class ReasoningGymVerifier:
             return 0.0
         if not self.isolate:
             return score_entry(item.reference, answer)
-        reply = self._worker.ask([item.reference, answer], self.timeout_s)
-        return float(reply) if isinstance(reply, (int, float)) else 0.0
+        return _reward(self._worker.ask([item.reference, answer], self.timeout_s))
 
     def close(self) -> None:
         """Stop the worker process (a new one starts on the next score)."""
@@ -235,4 +357,6 @@ def _score_request(request: list[Any]) -> float:
 
 if __name__ == "__main__":  # the worker: python -m frontier_rft.tasks.reasoning_gym
     _rg()  # import reasoning-gym as start-up, before "ready": answers then get timeout_s
+    _close_eval_routes()
+    _reserved_names()
     serve_json_lines(_score_request)

@@ -308,17 +308,20 @@ def _communicate(
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
     open_fds = {out_fd, err_fd}
+    poller = select.poll()  # poll, not select: select fails on descriptors above 1023
+    for fd in open_fds:
+        poller.register(fd, select.POLLIN)
     total, timed_out, exceeded = 0, False, False
     while open_fds and not exceeded:
         left = deadline - time.monotonic()
         if left <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select(list(open_fds), [], [], left)
-        for fd in ready:
+        for fd, _ in poller.poll(left * 1000):
             data = os.read(fd, 65536)
             if not data:
                 open_fds.discard(fd)
+                poller.unregister(fd)
             elif total + len(data) > limits.output_bytes:
                 exceeded = True
                 break

@@ -8,7 +8,12 @@ a replacement is spawned at once, so it warms up while the caller goes on: a han
 after a hang costs the remaining start-up time, not a fresh allowance on top.
 
 Replies are untrusted (the worker parses model output): a reply line is read up to
-MAX_REPLY_CHARS and parsed with a nesting bound; anything else counts as a failure.
+MAX_REPLY_CHARS and parsed with a nesting bound; anything else counts as a failure. Each
+request carries a fresh random id that its reply must echo, so a line the handler's input
+made the worker print (a forged or a second reply) can never be taken as the answer to a
+later request: the worker is replaced instead. The request is written with the same
+deadline (a worker that stops reading cannot block the caller), and pipes are polled, not
+select()ed, so file descriptors above 1023 work.
 """
 
 from __future__ import annotations
@@ -92,19 +97,18 @@ class SandboxedWorker:
                     self._replace()
                     return None
                 self.warm = True
-            proc = self.proc
-            assert proc is not None and proc.stdin is not None
-            try:
-                proc.stdin.write(json.dumps(request).encode() + b"\n")
-                proc.stdin.flush()
-            except OSError:  # it died (memory cap, CPU cap): a broken pipe
+            deadline = time.monotonic() + timeout_s
+            request_id = secrets.token_hex(8)
+            message = json.dumps({"id": request_id, "request": request}).encode() + b"\n"
+            answer = self._reply(deadline) if self._send(message, deadline) else _FAILED
+            if not (
+                isinstance(answer, dict)
+                and answer.keys() == {"id", "reply"}
+                and answer["id"] == request_id
+            ):  # timed out, died, malformed, or a stale or forged line: not this answer
                 self._replace()
                 return None
-            answer = self._reply(time.monotonic() + timeout_s)
-            if answer is _FAILED:
-                self._replace()
-                return None
-            return answer
+            return answer["reply"]
 
     def close(self) -> None:
         """Stop the worker (the next request starts a new one)."""
@@ -127,10 +131,33 @@ class SandboxedWorker:
             start_new_session=True,
         )
 
+    def _send(self, data: bytes, deadline: float) -> bool:
+        """Write `data` to the worker's stdin before `deadline`; False if it died or stopped
+        reading (a blocking write of more than the pipe buffer would wait for ever)."""
+        proc = self.proc
+        assert proc is not None and proc.stdin is not None
+        fd, view = proc.stdin.fileno(), memoryview(data)
+        os.set_blocking(fd, False)  # a blocking write could outlast the deadline
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                if not poller.poll(left * 1000):
+                    continue  # not writable yet: the loop re-checks the deadline
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                continue
+            except OSError:  # it died (memory cap, CPU cap): a broken pipe
+                return False
+        return True
+
     def _reply(self, deadline: float) -> Any:
         """One parsed reply line before `deadline`, else _FAILED.
 
-        Reads the pipe's bytes itself (select + os.read) so that neither a silent worker
+        Reads the pipe's bytes itself (poll + os.read) so that neither a silent worker
         nor one that stalls mid-line can hold the caller past the deadline.
         """
         proc = self.proc
@@ -141,8 +168,9 @@ class SandboxedWorker:
             if left <= 0 or len(buf) > MAX_REPLY_CHARS:
                 return _FAILED
             try:
-                ready, _, _ = select.select([fd], [], [], left)
-                chunk = os.read(fd, 65536) if ready else b""
+                poller = select.poll()  # poll, not select: any descriptor number works
+                poller.register(fd, select.POLLIN)
+                chunk = os.read(fd, 65536) if poller.poll(left * 1000) else b""
             except OSError:
                 return _FAILED
             if not chunk:  # timed out, or the worker died
@@ -181,14 +209,17 @@ def package_root(module_file: str) -> str:
 
 
 def serve_json_lines(handle: Callable[[Any], Any]) -> None:
-    """Worker side of SandboxedWorker: announce readiness, then reply handle(request) to
-    each JSON line on stdin. Call it after the imports the handler needs, so they count as
-    start-up. Replies go to a private copy of stdout; stray prints go to stderr."""
+    """Worker side of SandboxedWorker: announce readiness, then answer each JSON line
+    {"id", "request"} on stdin with {"id", "reply": handle(request)}. Call it after the
+    imports the handler needs, so they count as start-up. Replies go to a private copy of
+    stdout; stray prints go to stderr."""
     reply = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     token = sys.argv[1] if len(sys.argv) > 1 else ""
     reply.write(json.dumps({_READY: token}) + "\n")
     reply.flush()
     for line in sys.stdin:
-        reply.write(json.dumps(handle(json.loads(line))) + "\n")
+        message = json.loads(line)
+        answer = handle(message["request"])
+        reply.write(json.dumps({"id": message["id"], "reply": answer}) + "\n")
         reply.flush()

@@ -28,7 +28,12 @@ from typing import Any
 import torch
 
 from frontier_rft.core.jsonsafe import load_json_file
-from frontier_rft.core.persistence import atomic_write_bytes, load_selector, save_selector
+from frontier_rft.core.persistence import (
+    atomic_write_bytes,
+    load_selector,
+    save_selector,
+    set_new_file_mode,
+)
 from frontier_rft.core.selector import Selector
 from frontier_rft.training.device import model_device
 
@@ -67,6 +72,7 @@ def save_checkpoint(
     tmp.mkdir()
     model.save_pretrained(tmp / "model")
     tokenizer.save_pretrained(tmp / "model")
+    set_new_file_mode((tmp / "model").glob("*.safetensors"))  # safetensors writes them 0600
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     save_selector(selector, tmp / "selector.npz")
     torch.save(_rng_states(model), tmp / "rng.pt")

@@ -238,7 +238,11 @@ class Trainer:
         self.lam = float(getattr(self.selector.config, "judge_loss_weight", 0.0))
         self._write_run_info(check=ckpt is not None)
         tb = self.run_dir / "tb" if cfg.tensorboard and _has_tensorboard(log) else None
-        self.sink = MetricsSink(self.run_dir / "metrics.jsonl", tensorboard_dir=tb)
+        # Resumed: TensorBoard forgets the steps after the checkpoint, as metrics.jsonl did.
+        purge = self.step_count + 1 if ckpt is not None else None
+        self.sink = MetricsSink(
+            self.run_dir / "metrics.jsonl", tensorboard_dir=tb, purge_step=purge
+        )
 
     # ------------------------------------------------------------------ one step
     def step(self) -> dict[str, float]:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.core.persistence import set_new_file_mode
 from frontier_rft.selectors.metis_judge import (
     ALLOWED_VALUES,
     exemplar_block,
@@ -92,6 +93,7 @@ def save_lm(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], **info:
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    set_new_file_mode(out.glob("*.safetensors"))  # safetensors writes them 0600
     if info:
         (out / "frontier_rft.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
 

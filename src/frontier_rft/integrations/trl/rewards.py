@@ -6,19 +6,20 @@ function returned, so training is unchanged, and record it. Reward models (torch
 are tapped with a forward hook on `logits[:, 0]`, which is what TRL reads from them.
 The trainer takes the record after the step that generated and combines the functions'
 outputs with TRL's formula: the weighted sum over functions skipping None
-(`nansum(w * r)`), a completion every function returned None for being unscorable.
+(`nansum(w * r)`), a completion every function returned None (or NaN) for being
+unscorable. An infinite reward is not unscorable: it is out of range (check_combined_rewards).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["RewardTap", "combine_rewards"]
+__all__ = ["RewardTap", "check_combined_rewards", "combine_rewards"]
 
 
 def _as_float_array(values: Any) -> NDArray[np.float64]:
@@ -55,12 +56,43 @@ def combine_rewards(
     w = np.asarray(weights, dtype=np.float32)
     if r.ndim != 2 or r.shape[1] != w.shape[0]:
         raise ValueError(f"{r.shape[1]} reward columns but {w.shape[0]} reward weights")
-    combined = np.nansum(r * w[None, :], axis=1)
+    with np.errstate(invalid="ignore"):  # inf - inf, inf * 0: check_combined_rewards says so
+        combined = np.nansum(r * w[None, :], axis=1)
     if clip_range is not None:
         combined = np.clip(combined, clip_range[0], clip_range[1])
     combined[np.isnan(r).all(axis=1)] = np.nan
     out: NDArray[np.float64] = combined.astype(np.float64)
     return out
+
+
+def check_combined_rewards(
+    task_ids: NDArray[np.int64],
+    rewards: NDArray[np.float64],
+    reward_range: Sequence[float] | None,
+) -> None:
+    """ValueError naming the task of the first combined reward that is not a number.
+
+    Called on scored completions only (not every function returned None). An infinite
+    reward is out of range like any other: clipped to the ends of [0, 1] when
+    `reward_range` is set, else refused (naming `reward_range`), never dropped as
+    unscorable. NaN here means infinities that cancel (inf - inf, inf * 0 weight).
+    """
+    bad = np.isnan(rewards) if reward_range is not None else ~np.isfinite(rewards)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    task, value = int(task_ids[i]), float(rewards[i])
+    if np.isnan(value):
+        raise ValueError(
+            f"the combined TRL reward of task {task} is NaN though a reward function scored "
+            "it (infinite rewards that cancel, or inf times a zero weight); return finite "
+            "rewards, or None for a completion a function does not score"
+        )
+    raise ValueError(
+        f"the combined TRL reward of task {task} is {value}, not a finite reward; return "
+        "finite rewards, or set FrontierConfig(reward_range=(lo, hi)) to map rewards onto "
+        "[0, 1] (infinite ones clip to 0 or 1)"
+    )
 
 
 class RewardTap:

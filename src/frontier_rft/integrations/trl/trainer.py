@@ -56,7 +56,11 @@ from frontier_rft.integrations.pool import (
     relabel_evidence,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.integrations.trl.rewards import RewardTap, combine_rewards
+from frontier_rft.integrations.trl.rewards import (
+    RewardTap,
+    check_combined_rewards,
+    combine_rewards,
+)
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.integrations.trl.state import load_state, save_state, state_digest
 
@@ -347,8 +351,9 @@ class FrontierTrainerMixin:
         weights = np.asarray(self.reward_weights.detach().cpu().numpy(), dtype=np.float64)
         clip = getattr(self, "reward_clip_range", None)  # RLOO clips the combined reward
         rewards = combine_rewards(per_func, weights, tuple(clip) if clip else None)
-        ids, rewards = self._frontier_gather(ids, rewards)
-        keep = np.isfinite(rewards)  # unscorable: every function returned None
+        # Unscorable: every function returned None; any other NaN or inf is out of range.
+        scored = np.asarray(~np.isnan(per_func).all(axis=1), dtype=np.bool_)
+        ids, rewards, keep = self._frontier_gather(ids, rewards, scored)
         counters = self._frontier_counters
         counters["unscorable"] += int((~keep).sum())
         step = counters["generations"]
@@ -356,9 +361,10 @@ class FrontierTrainerMixin:
         if not keep.any():
             return
         rewards = rewards[keep]
+        check_combined_rewards(ids[keep], rewards, self.frontier_config.reward_range)
         if self.frontier_config.reward_range is not None:
             lo, hi = self.frontier_config.reward_range
-            rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)
+            rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)  # +-inf: to 1 or 0
         try:
             self.frontier_selector.update(
                 Feedback(
@@ -376,16 +382,17 @@ class FrontierTrainerMixin:
         counters["rollouts"] += int(keep.sum())
 
     def _frontier_gather(
-        self, ids: NDArray[np.int64], rewards: NDArray[np.float64]
-    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """All processes' (ids, rewards) in process order, identical on every process."""
+        self, ids: NDArray[np.int64], rewards: NDArray[np.float64], scored: NDArray[np.bool_]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
+        """All processes' (ids, rewards, scored) in process order, identical on every process."""
         if self.accelerator.num_processes == 1:
-            return ids, rewards
+            return ids, rewards, scored
         import torch
 
-        local = torch.as_tensor(np.stack([ids.astype(np.float64), rewards], axis=1))
-        both = self.accelerator.gather(local.to(self.accelerator.device)).cpu().numpy()
-        return both[:, 0].astype(np.int64), both[:, 1]
+        columns = [ids.astype(np.float64), rewards, scored.astype(np.float64)]
+        local = torch.as_tensor(np.stack(columns, axis=1))
+        every = self.accelerator.gather(local.to(self.accelerator.device)).cpu().numpy()
+        return every[:, 0].astype(np.int64), every[:, 1], every[:, 2] > 0.5
 
     # ------------------------------------------------------------------ metrics
     def frontier_metrics(self) -> dict[str, float]:

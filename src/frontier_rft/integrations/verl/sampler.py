@@ -22,6 +22,8 @@ silently uses 0 when it is missing, so an all-zero or duplicated column is an er
 from __future__ import annotations
 
 import importlib
+import math
+import numbers
 import os
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -284,16 +286,46 @@ def read_task_ids(dataset: Any, key: str = "index") -> NDArray[np.int64]:
         )
     else:
         raw = [dataset[i].get(key) for i in range(n)]
-    ids = np.asarray(raw)
-    if ids.shape != (n,) or any(v is None for v in ids.tolist()):
-        raise ValueError(f"every dataset item needs a task id under {key!r}")
-    if ids.dtype.kind not in "iu":
-        as_float = ids.astype(np.float64)
-        if not np.all(np.isfinite(as_float)) or not np.all(as_float == np.round(as_float)):
-            raise ValueError(f"task ids must be integers, got dtype {ids.dtype}")
-    ids = ids.astype(np.int64)
+    if np.shape(raw) != (n,):
+        raise ValueError(f"every dataset item needs one task id under {key!r}")
+    ids = as_task_ids(raw, key, "row")
     _check_unique(ids)
     return ids
+
+
+def _bad_task_id(value: Any) -> bool:
+    """Whether `value` is not a task id: a non-negative integer below 2**63 (an integral
+    float such as 3.0 counts; None, NaN, text and bools do not)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return True
+    if isinstance(value, numbers.Integral):
+        return not 0 <= int(value) < 2**63
+    number = float(value)
+    return not (math.isfinite(number) and number == round(number) and 0 <= number < 2**63)
+
+
+def as_task_ids(raw: Any, key: str, item: str = "item") -> NDArray[np.int64]:
+    """`raw` as a flat int64 array of task ids, or a ValueError naming `key` (the column or
+    batch key they came from), the first offending value and its `item` number."""
+    # Not np.asarray(list): a list mixing ints and text would turn every int into text.
+    ids = (raw if isinstance(raw, np.ndarray) else np.array(raw, dtype=object)).reshape(-1)
+    kind = ids.dtype.kind
+    if kind in "iu" and (ids.size == 0 or ids.min() >= 0):
+        return ids.astype(np.int64)
+    whole = kind == "f" and np.all(np.isfinite(ids) & (ids == np.round(ids)) & (ids >= 0))
+    if whole and (ids.size == 0 or ids.max() < 2**63):
+        return ids.astype(np.int64)
+    values = ids.tolist()
+    for i, value in enumerate(values):
+        if _bad_task_id(value):
+            missing = value is None or (isinstance(value, float) and math.isnan(value))
+            what = "no task id" if missing else f"task id {value!r} ({type(value).__name__})"
+            raise ValueError(
+                f"{key!r} has {what} at {item} {i}: task ids must be non-negative integers "
+                f"(each prompt's stable id, e.g. extra_info.index); fix {key!r} or set "
+                "task_id_key to the column that holds them"
+            )
+    return np.array(values, dtype=np.int64)
 
 
 def _check_unique(ids: NDArray[np.int64]) -> None:
@@ -340,13 +372,15 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 "the training dataset is empty (did verl's filter_overlong_prompts remove every "
                 "prompt? raise data.max_prompt_length)"
             )
+        if task_ids is not None and np.shape(task_ids) != (n,):
+            raise ValueError(
+                f"task_ids must have one id per dataset item ({n}), got {np.shape(task_ids)}"
+            )
         ids = (
             read_task_ids(data_source, self.config.task_id_key)
             if task_ids is None
-            else np.asarray(task_ids, dtype=np.int64).copy()
+            else as_task_ids(task_ids, "task_ids")
         )
-        if ids.shape != (n,):
-            raise ValueError(f"task_ids must have one id per dataset item ({n}), got {ids.shape}")
         _check_unique(ids)
         self.task_ids = ids
         self._order = np.argsort(ids, kind="stable")
@@ -417,9 +451,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     def report(self, task_ids: Any, rewards: Any, uids: Any = None) -> None:
         """Feed rewards given as arrays: stable task id, sequence reward and optional prompt
         uid per rollout (the v1 replay buffer reads them from TransferQueue)."""
-        raw = np.asarray(task_ids)
-        self._check_not_all_zero(raw, uids)
-        positions = self.positions_of(raw)
+        ids = as_task_ids(task_ids, self.config.task_id_key)
+        self._check_not_all_zero(ids, uids)
+        positions = self.positions_of(ids)
         values = np.asarray(rewards, dtype=np.float64).reshape(-1)
         if values.shape != positions.shape:
             raise ValueError(f"got {values.size} rewards for {positions.size} task ids")
@@ -434,6 +468,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             raise ValueError(f"got {np.asarray(uids).size} uids for {positions.size} task ids")
         self._check_uids(positions, uids)
         steps = self._match_draws(positions)
+        self._check_rewards(positions, rewards)
         if self.config.reward_range is not None:
             lo, hi = self.config.reward_range
             # As the TRL adapter: the declared range maps onto [0, 1], beyond it clips.
@@ -466,6 +501,32 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             metrics = curriculum_metrics(self.metrics(), "all", self.config.metrics_prefix)
             logger.log(metrics, step=int(steps.max()))
 
+    def _check_rewards(self, positions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        """ValueError naming the stable task id of the first NaN reward, or of the first one
+        outside the selector's range when no reward_range maps it (inf included)."""
+        bounds = self.selector.reward_bounds
+        if self.config.reward_range is not None:
+            bad = np.isnan(rewards)  # anything else is mapped and clipped
+        elif bounds is None:
+            bad = ~np.isfinite(rewards)
+        else:
+            bad = ~((rewards >= bounds[0]) & (rewards <= bounds[1]))  # NaN and inf too
+        if not bad.any():
+            return
+        i = int(np.flatnonzero(bad)[0])
+        task, value, count = int(self.task_ids[positions[i]]), float(rewards[i]), int(bad.sum())
+        if math.isnan(value):
+            raise ValueError(
+                f"verl reported a NaN reward for task {task} ({count} bad reward(s) in this "
+                "batch); fix the reward function so that it scores every rollout"
+            )
+        want = "finite" if bounds is None else f"in [{bounds[0]:g}, {bounds[1]:g}]"
+        raise ValueError(
+            f"verl reported reward {value!r} for task {task} ({count} bad reward(s) in this "
+            f"batch); this selector needs rewards {want}: set VerlSamplerConfig.reward_range="
+            "(low, high) to map your reward function's range onto [0, 1]"
+        )
+
     def _jsonl(self) -> JsonlLogger | None:
         path = self.config.metrics_jsonl
         if path is None and not self.logs_to_trainer:
@@ -476,20 +537,10 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             self._logger = JsonlLogger(path)
         return self._logger if path is not None else None
 
-    def positions_of(self, task_ids: Any) -> NDArray[np.int64]:
-        """Dataset positions of stable task ids; ValueError naming ids the dataset lacks."""
-        ids = np.asarray(task_ids)
-        if ids.dtype == object:
-            try:
-                ids = ids.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"task ids must be integers ({exc})") from exc
-        if ids.dtype.kind == "f":
-            if not np.all(np.isfinite(ids)) or not np.all(ids == np.round(ids)):
-                raise ValueError(f"task ids must be integers, got {ids[:5].tolist()}")
-        elif ids.dtype.kind not in "iu":
-            raise ValueError(f"task ids must be integers, got dtype {ids.dtype}")
-        ids = ids.astype(np.int64).reshape(-1)
+    def positions_of(self, task_ids: Any, key: str | None = None) -> NDArray[np.int64]:
+        """Dataset positions of stable task ids; ValueError naming ids the dataset lacks.
+        `key` (default: task_id_key) is where the ids came from, for error messages."""
+        ids = as_task_ids(task_ids, key or self.config.task_id_key)
         at = np.searchsorted(self._sorted_ids, ids)
         at_c = np.minimum(at, self._sorted_ids.size - 1)
         known = self._sorted_ids[at_c] == ids
@@ -511,6 +562,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         if key in non_tensor:
             raw_ids = np.asarray(non_tensor[key])
         elif "extra_info" in non_tensor:
+            key = "extra_info.index"
             raw_ids = np.array(
                 [(e or {}).get("index") for e in non_tensor["extra_info"]], dtype=object
             )
@@ -525,8 +577,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"{sorted(non_tensor)}); set VerlSamplerConfig.task_id_key"
             )
         uids = non_tensor.get("uid")
-        self._check_not_all_zero(raw_ids, uids)
-        positions = self.positions_of(raw_ids)
+        ids = as_task_ids(raw_ids, key)
+        self._check_not_all_zero(ids, uids)
+        positions = self.positions_of(ids, key)
         rewards = self._rewards(non_tensor, tensors, positions.size)
         return positions, rewards, uids
 
