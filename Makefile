@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml constraints.txt | $(PY)
 	touch $(STAMP)
 
 # `make demo` installs only what the simulated benchmark needs (numpy, scikit-learn,
-# matplotlib) and runs it. The one-seed real-model Countdown comparison is no longer part of
-# it: at 40 steps and one seed it showed noise (docs/results/real_rl.md says why); the
+# matplotlib) and runs it. The one-seed real-model Countdown walk-through is `make
+# demo-countdown` (40 steps, one seed: noise, docs/results/real_rl.md says why); the
 # real-RL evidence is `make bench-rl` (paired seeds, confidence intervals).
 demo: demo-sim
 

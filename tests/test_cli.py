@@ -80,9 +80,21 @@ def test_every_option_help_states_its_default() -> None:
             if isinstance(action, argparse._HelpAction | argparse._VersionAction):
                 continue
             text = formatter._get_help_string(action) or ""
-            if "default" not in text and action.dest != "debug":
+            if "(default" not in text and action.dest != "debug":
                 missing.append(f"{parser.prog} {action.option_strings[0]}")
     assert missing == []
+
+
+def test_help_shows_the_defaults_that_apply() -> None:
+    """demo writes to runs/demo (not simulate's runs/<scenario>-...); a help text that says
+    'defaults' in passing still gets its own default appended."""
+    from frontier_rft.cli.main import build_parser
+
+    parsers = {p.prog.split()[-1]: p for p in _all_parsers(build_parser())}
+    assert "(default: runs/demo)" in " ".join(parsers["demo"].format_help().split())
+    assert "(default: runs/<scenario>-...)" in " ".join(parsers["simulate"].format_help().split())
+    sft_help = " ".join(parsers["sft"].format_help().split())
+    assert "(0 = skip) (default: 0)" in sft_help
 
 
 def test_the_command_line_starts_without_torch_or_matplotlib() -> None:
@@ -157,6 +169,18 @@ def test_demo_console_entry_point_runs(tmp_path: Path) -> None:
         check=True,
     )
     assert "prioritized" in done.stdout and (tmp_path / "report.html").exists()
+
+
+def test_without_matplotlib_the_table_prints_and_the_fix_is_said_once(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "from frontier_rft.cli.main import main\n"
+        f"sys.exit(main(['simulate', '--selector', 'dots', *{TINY!r}, '--out', {str(tmp_path)!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "| dots" in done.stdout
+    assert "No report:" in done.stderr and done.stderr.count("frontier-rft[plot]") == 1
+    assert (tmp_path / "results.json").exists() and not (tmp_path / "report.html").exists()
 
 
 def test_set_values_parse_json_and_pythons_booleans() -> None:

@@ -84,3 +84,63 @@ def test_simulate_reports_progress_into_a_pipe(tmp_path: Path) -> None:
     lines = [line for line in done.stderr.splitlines() if line.startswith("runs:")]
     assert lines[0].startswith("runs:   0%") and "4/4" in lines[-1]
     assert "\r" not in done.stderr
+
+
+def test_bench_rl_progress_writes_lines_to_a_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`frontier bench-rl ... 2> log`: lines, not carriage-return redraws on one line."""
+    from types import SimpleNamespace
+
+    from frontier_rft.training import bench
+
+    monkeypatch.setenv(INTERVAL_ENV, "0")
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    done = SimpleNamespace(done=True, config=SimpleNamespace(steps=5), steps_done=lambda: 5)
+    assert bench.run_all([done, done], jobs=1, poll_s=0.0) == []  # type: ignore[list-item]
+    text = log.getvalue()
+    assert "\r" not in text
+    lines = text.splitlines()
+    assert lines and all(line.startswith("bench-rl steps:") for line in lines)
+    assert "10/10" in lines[-1]
+
+
+def test_evaluation_sampling_shows_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`frontier evaluate --model`, train's evaluations, measure-references: a bar per prompt
+    batch, so minutes of sampling are not silent."""
+    pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from frontier_rft.training import evaluate
+
+    monkeypatch.setenv(INTERVAL_ENV, "0")
+    monkeypatch.setattr(evaluate, "encode_prompts", lambda tok, prompts: [[1]] * len(prompts))
+    monkeypatch.setattr(
+        evaluate, "generate_completions", lambda m, ids, n, *a: [[2]] * (len(ids) * n)
+    )
+    tokenizer = SimpleNamespace(decode=lambda ids, skip_special_tokens: "text")
+    verifier = SimpleNamespace(score=lambda item, text: 1.0)
+    items = [SimpleNamespace(prompt=f"p{i}", task_id=i, level=0, domain="x") for i in range(5)]
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    scores, texts = evaluate.rollout_scores(
+        None, tokenizer, items, verifier, 2, 8, prompts_per_batch=2, progress=True, desc="eval m"
+    )  # type: ignore[arg-type]
+    assert scores.shape == (5, 2) and len(texts) == 5
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("eval m:   0%") and "5/5" in lines[-1]
+    assert any("2/5" in line for line in lines) and any("4/5" in line for line in lines)
+
+    log.truncate(0)
+    log.seek(0)
+    evaluate.evaluate_items(None, tokenizer, items, verifier, samples=2, ks=(1,))
+    assert log.getvalue() == ""  # off by default (a library call stays quiet)
+
+
+def test_a_bar_that_does_not_stay_on_a_terminal_still_ends_a_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(INTERVAL_ENV, "3600")
+    log = io.StringIO()
+    with progress_bar(4, "eval step 0", stream=log, leave=False) as bar:
+        bar.update(4)
+    assert "4/4" in log.getvalue().splitlines()[-1]

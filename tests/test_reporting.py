@@ -552,3 +552,178 @@ def test_compared_runs_are_labelled_by_run_and_selector(
     out = capsys.readouterr().out
     assert "| bots-seed0 (bots) |" in out and "| bots-seed1 (bots) |" in out
     assert "| bots | 2 | 0.100 ± 0.000 | 0.375 ± 0.177 |" in out  # seeds still grouped
+
+
+def _captured(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    """Figures handed to `module.name` (a function taking the figure first), kept drawn."""
+    figures: list[Any] = []
+    original = getattr(module, name)
+
+    def keep(fig: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(fig, *args, **kwargs)
+        fig.canvas.draw()
+        figures.append(fig)
+        return out
+
+    monkeypatch.setattr(module, name, keep)
+    return figures
+
+
+def _inside(box: Any, frame: Any) -> bool:
+    return bool(
+        box.x0 >= frame.x0 - 1
+        and box.y0 >= frame.y0 - 1
+        and box.x1 <= frame.x1 + 1
+        and box.y1 <= frame.y1 + 1
+    )
+
+
+def test_report_figures_keep_titles_bands_and_labels_readable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long figure title wraps before the outside legend; the baseline has its seed band
+    like every label (the title says 'band min–max'); a one-row heatmap's colour-bar label
+    fits in the figure."""
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import plots
+
+    figures = _captured(monkeypatch, plots, "_render")
+    results = make_results(steps=60)
+    styles = plots.label_styles(results)
+    plots.effective_task_ratio(results, styles)
+    plots.learning_curves(results, styles)
+    two = make_results(steps=12, labels=["uniform", "bots"])
+    plots.success_heatmaps(two, plots.label_styles(two))
+    etr, curves, heatmap = figures
+
+    renderer = etr.canvas.get_renderer()
+    title = etr._suptitle.get_window_extent(renderer)
+    assert "\n" in etr._suptitle.get_text()  # wrapped
+    assert not title.overlaps(etr.legends[0].get_window_extent(renderer))
+
+    score = curves.axes[0]
+    assert len(score.collections) == len(LABELS)  # one min–max band per label, uniform too
+
+    renderer = heatmap.canvas.get_renderer()
+    bar = heatmap.axes[-1]  # the colour bar
+    label = bar.yaxis.label.get_window_extent(renderer)
+    assert _inside(label, heatmap.bbox)
+
+
+def _metrics_run(root: Path, name: str, steps: int, *, metis: bool = False) -> Path:
+    run = root / name
+    run.mkdir(parents=True)
+    rows: list[dict[str, Any]] = [{"step": 0, "eval/pass@1": 0.1}]
+    for step in range(1, steps + 1):
+        row: dict[str, Any] = {
+            "step": step,
+            "train/reward_mean": 0.2 + 0.001 * step,
+            "train/effective_task_ratio": 0.5,
+        }
+        if metis:
+            row.update({
+                "metis/prediction_mean": 0.2, "metis/prediction_std": 0.08,
+                "metis/selected_prediction_mean": 0.25, "metis/judge_failure_rate": 0.1,
+                "metis/judge_reward_mean": 0.6,
+            })  # fmt: skip
+        rows.append(row)
+    rows.append({"step": steps, "eval/pass@1": 0.2})
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return run
+
+
+def test_training_run_figures_state_smoothing_and_bands_and_keep_legends_off_curves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    from contextlib import contextmanager
+
+    from frontier_rft.reporting import training_plots
+    from frontier_rft.reporting.colors import SELECTOR_COLORS
+
+    figures: list[Any] = []
+    original = training_plots._figure
+
+    @contextmanager
+    def keep(*args: Any) -> Any:
+        with original(*args) as fig:
+            yield fig
+            fig.canvas.draw()
+            figures.append(fig)
+
+    monkeypatch.setattr(training_plots, "_figure", keep)
+    runs = {
+        "uniform": [_metrics_run(tmp_path, f"u{s}", 40) for s in range(2)],
+        "bots": [_metrics_run(tmp_path, "b0", 40)],
+    }
+    training_plots.plot_training_runs(runs, tmp_path / "runs.png")
+    title = figures[0]._suptitle.get_text().replace("\n", " ")
+    assert "moving average over 5 steps" in title  # 40 steps: a 5-step window
+    assert "band min–max (1 seed: no band)" in title and "1 seed: no error bar" in title
+
+    judge = _metrics_run(tmp_path / "metis", "seed0", 40, metis=True)
+    training_plots.plot_judge_metrics(judge, tmp_path / "judge.png")
+    fig = figures[1]
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert not any(legend.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
+    assert "moving average over 5 steps" in fig._suptitle.get_text()
+    colours = {line.get_color() for ax in fig.axes for line in ax.get_lines()}
+    others = set(SELECTOR_COLORS.values()) - {SELECTOR_COLORS["metis"], SELECTOR_COLORS["uniform"]}
+    assert not colours & others  # no other selector's colour in a METIS figure
+    top = fig.axes[2].get_ylim()[1]
+    assert top >= 0.28  # the mean + std band (0.28) is not cut off
+
+
+def _bench_runs(labels: list[str], seeds: int = 2, steps: int = 40) -> dict[str, Any]:
+    train = [
+        {
+            "train/effective_task_ratio": 0.5,
+            "train/success_rate": 0.3,
+            "train/selected_level_mean": 1.0,
+            "train/mean_abs_advantage": 0.4,
+            "metis/prediction_mean": 0.2,
+        }
+        for _ in range(steps)
+    ]
+    run = {"train": train, "eval_steps": [0, 20, 40], "pass1": [0.1, 0.2, 0.3]}
+    return {label: {s: run for s in range(seeds)} for label in labels}
+
+
+def test_real_rl_effects_show_only_the_comparisons_that_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import real_rl_plots
+
+    figures = _captured(monkeypatch, real_rl_plots, "_save")
+    real_rl_plots.plot_effects(_bench_runs(["uniform", "sec", "frontier"]), tmp_path / "e.png")
+    fig = figures[0]
+    titles = [ax.get_title(loc="left") for ax in fig.axes if ax.get_visible()]
+    assert len(titles) == 2  # SEC and frontier: no panel of uniform alone
+    assert titles[0].startswith("SEC") and "0.05" not in titles[1] and "0.10" in titles[1]
+    assert "moving average over 5 steps" in fig._suptitle.get_text()
+
+    full = ["uniform", "bots", "bots-rho0", "metis", "metis-lam1", "frontier-r0.05", "frontier"]
+    real_rl_plots.plot_effects(_bench_runs(full), tmp_path / "e2.png")
+    titles = [ax.get_title(loc="left") for ax in figures[1].axes if ax.get_visible()]
+    assert any("rho = 0.1 vs 0" in t for t in titles) and any("lam 0.01 vs 1" in t for t in titles)
+    assert any("0.05 / 0.10:" in t for t in titles)
+
+
+def test_real_rl_ttb_shows_values_beyond_twice_uniform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import real_rl_plots
+
+    figures = _captured(monkeypatch, real_rl_plots, "_save")
+    cell = {"values": [1.0, 1.0], "mean": 1.0, "ci": [1.0, 1.0]}
+    slow = {"values": [2.6, None], "mean": None, "ci": None}
+    summary = {"labels": {"uniform": {"ttb100": cell, "seeds": [0, 1]}, "pcl": {"ttb100": slow}}}
+    real_rl_plots.plot_ttb(summary, ["uniform", "pcl"], tmp_path / "ttb.png")
+    ax = figures[0].axes[0]
+    assert ax.get_xlim()[1] > 2.6
+    assert "drawn at 3" in ax.get_xlabel()
+    xs = [x for line in ax.get_lines() for x in np.atleast_1d(line.get_xdata())]
+    assert 2.6 in xs and 3.0 in xs  # the slow seed where it is, 'never' at the edge

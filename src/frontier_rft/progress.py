@@ -58,10 +58,12 @@ def progress_bar(
     enabled: bool = True,
     stream: TextIO | None = None,
     initial: int = 0,
+    leave: bool = True,
 ) -> Any:
     """A tqdm bar on `stream` (default stderr): `bar.update(n)`, `bar.set_postfix_str(s)`,
     `bar.close()` or `with progress_bar(...) as bar:`. `enabled=False` gives a silent bar
-    with the same methods."""
+    with the same methods; `leave=False` clears a terminal's bar when it closes (a bar
+    inside longer work); a log still gets its last line."""
     from tqdm.auto import tqdm
 
     out = sys.stderr if stream is None else stream
@@ -76,5 +78,5 @@ def progress_bar(
         mininterval=0.1 if tty else _log_interval(),
         dynamic_ncols=tty,
         ascii=not tty,
-        leave=True,
+        leave=leave or not tty,  # a log keeps its last line: where the work ended
     )

@@ -268,6 +268,45 @@ def test_grpo_script_trains_from_a_yaml_file(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "config.json").exists()  # the trained model was saved
 
 
+def test_grpo_script_reports_a_mistake_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrong selector name, a missing column, an unknown YAML key or reward function: one
+    line naming it and exit status 2, no traceback; FRONTIER_DEBUG=1 raises instead."""
+    from frontier_rft.integrations.trl.grpo import cli
+
+    tok = char_tokenizer()
+    model_dir = tmp_path / "model"
+    tiny_llama(tok).save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    data = tmp_path / "train.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"prompt": f"p{i}", "answer": "1", "source": "a"}) + "\n" for i in range(N)
+        )
+    )
+    base = ["--model_name_or_path", str(model_dir), "--dataset_files", str(data)]
+    base += ["--output_dir", str(tmp_path / "out"), "--use_cpu", "true", "--bf16", "false"]
+    base += ["--report_to", "none", "--category_columns", "source"]
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("selectorr: sec\n")
+    for argv, expected in [
+        (["--selector", "botz"], "unknown selector 'botz' (did you mean 'bots'?)"),
+        (["--selector", "sec", "--category_columns", "sourcez"], "no column 'sourcez'"),
+        (["--reward_funcs", "no_such_module.fn"], "reward function 'no_such_module.fn'"),
+        (["--config", str(bad_yaml)], "selectorr"),
+    ]:
+        assert cli(base + argv) == 2
+        err = capsys.readouterr().err
+        errors = [line for line in err.splitlines() if " error: " in line]
+        assert len(errors) == 1 and expected in errors[0], err
+        assert errors[0].startswith("frontier_rft.integrations.trl.grpo: error: ")
+        assert "Traceback" not in err
+    monkeypatch.setenv("FRONTIER_DEBUG", "1")
+    with pytest.raises(ValueError, match="botz"):
+        cli([*base, "--selector", "botz"])
+
+
 # ---------------------------------------------------------------------- two processes
 def _distributed_worker(out: Path) -> None:
     """One rank of a 2-process run whose selector reads the policy's self-embeddings."""

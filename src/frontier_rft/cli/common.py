@@ -72,7 +72,7 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if action.required or action.default is argparse.SUPPRESS or "default" in text:
+        if action.required or action.default is argparse.SUPPRESS or "(default" in text:
             return text
         if isinstance(action, argparse._StoreTrueAction):
             return f"{text} (default: off)"

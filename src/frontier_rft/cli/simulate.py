@@ -185,10 +185,8 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
 
         paths = write_report(results, out, command=command)
     except ImportError as exc:
-        print(
-            f"\nNo report: {exc}. Install the plot extra: pip install 'frontier-rft[plot]'",
-            file=sys.stderr,
-        )
+        fix = "" if "[plot]" in str(exc) else ": pip install 'frontier-rft[plot]'"
+        print(f"\nNo report: {exc}{fix}", file=sys.stderr)
         return 0
     print(f"\nWrote {out / 'results.json'}, {out / 'records.csv'} and {paths['report']}")
     return 0
@@ -246,7 +244,8 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes (this machine)"
     )
-    p.add_argument("--out", default=None, help="output directory (default: runs/<scenario>-...)")
+    out = "runs/demo" if demo else "runs/<scenario>-..."
+    p.add_argument("--out", default=None, help=f"output directory (default: {out})")
     if demo:
         return
     p.add_argument(

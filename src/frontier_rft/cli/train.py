@@ -103,7 +103,9 @@ def _cmd_sft(args: argparse.Namespace) -> int:
         f"in {stats['seconds']:.0f} s"
     )
     if args.measure_pool:
-        report = measure_start_state(args.out, TrainConfig(), args.measure_pool, args.samples)
+        report = measure_start_state(
+            args.out, TrainConfig(), args.measure_pool, args.samples, progress=True
+        )
         (Path(args.out) / "start_state.json").write_text(json.dumps(report, indent=2) + "\n")
         print(format_start_state(report))
     return 0
@@ -133,7 +135,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from frontier_rft.training.grpo import Trainer
 
     try:
-        trainer = Trainer(config, source, args.out, resume=args.resume)
+        trainer = Trainer(config, source, args.out, resume=args.resume, progress=True)
         summary = trainer.train()
     except KeyboardInterrupt:
         raise Interrupted(_interrupted(args.out)) from None
@@ -277,11 +279,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     for path, directory in zip(args.model, dirs, strict=True):
         model, tokenizer = load_lm(directory)
         torch.manual_seed(opts["eval_seed"])
+        name = Path(path).resolve().name
         result = evaluate_items(
-            model, tokenizer, items, suite.verifier, samples, ks, opts["max_new_tokens"]
-        )
+            model, tokenizer, items, suite.verifier, samples, ks, opts["max_new_tokens"],
+            progress=True, desc=f"eval {name}",
+        )  # fmt: skip
         if args.out:
-            name = Path(path).resolve().name
             write_eval(result, Path(args.out) / name, model=str(directory))
         rows.append((str(path), result.summary()))
     print(runs_table(rows))

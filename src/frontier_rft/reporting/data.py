@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,8 +16,10 @@ __all__ = [
     "moving_average",
     "runs_by_label",
     "series",
+    "smoothing_note",
     "smoothing_window",
     "step_bins",
+    "tenth_window",
 ]
 
 FORMAT_PREFIX = "frontier-rft-benchmark/"
@@ -107,6 +109,21 @@ def display_label(label: str, results: Mapping[str, Any], notes: Mapping[str, st
 def smoothing_window(steps: int) -> int:
     """Odd moving-average window of about 5% of the run (1 for short runs, at most 25)."""
     return int(min(25, 2 * (steps // 40) + 1))
+
+
+def tenth_window(steps: int) -> int:
+    """Odd moving-average window of about 10% of a run (the real-model training figures)."""
+    return max(1, 2 * (steps // 20) + 1)
+
+
+def smoothing_note(windows: Iterable[int]) -> str:
+    """The smoothing of a figure's curves in words, for its title."""
+    found = sorted(set(windows))
+    if not found or found == [1]:
+        return "not smoothed"
+    if len(found) == 1:
+        return f"smoothed: centred moving average over {found[0]} steps"
+    return f"smoothed: centred moving average over {found[0]}–{found[-1]} steps (~10% of a run)"
 
 
 def moving_average(x: np.ndarray, window: int) -> np.ndarray:

@@ -168,9 +168,16 @@ def _step_ticks() -> Any:
     return MaxNLocator(nbins="auto", integer=True)  # steps are whole numbers, even in a 2-step run
 
 
+_TITLE_CHARS_PER_INCH = 7
+"""Figure-title characters per inch of figure width: a title wraps before it reaches a legend
+in the right margin (which takes up to ~a third of the width)."""
+
+
 def _figure_title(fig: Figure, text: str) -> None:
-    """A left-aligned title over the whole figure: what a PNG shared alone must say."""
-    fig.suptitle(text, x=0.01, ha="left", fontsize="medium")
+    """A left-aligned title over the whole figure: what a PNG shared alone must say; wrapped
+    so that it does not run into a legend placed outside the axes, top right."""
+    width = max(20, int(fig.get_figwidth() * _TITLE_CHARS_PER_INCH))
+    fig.suptitle("\n".join(textwrap.wrap(text, width)), x=0.01, ha="left", fontsize="medium")
 
 
 def _panel_title(ax: Axes, text: str) -> None:
@@ -194,8 +201,10 @@ def learning_curves(results: Mapping[str, Any], styles: Mapping[str, Style]) -> 
             score = series(runs, "score")
             diff = _paired_differences(runs, groups[baseline], "score")
             width = 1.8 if st.baseline else 1.5
-            for panel, values in ((ax, score), (gap, diff)):
-                if values.shape[0] > 1 and not st.baseline:
+            # The baseline's own spread over seeds too (its difference to itself is 0).
+            bands = ((ax, score), (gap, diff)) if not st.baseline else ((ax, score),)
+            for panel, values in bands:
+                if values.shape[0] > 1:
                     lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
                     panel.fill_between(x, lo, hi, color=st.color, alpha=0.12, linewidth=0)
             ax.plot(x, np.nanmean(score, axis=0), color=st.color, ls=st.linestyle, lw=width,
@@ -348,7 +357,7 @@ def success_heatmaps(results: Mapping[str, Any], styles: Mapping[str, Style]) ->
             ax=axes,
             shrink=0.8,
             aspect=30,
-            label="share of the step's selected tasks (square-root scale)",
+            label="share of the selected tasks\n(square-root scale)",  # fits a 1-row figure
         )
         width = int(xedges[1] - xedges[0]) if len(xedges) > 1 else 1
         binned = f", steps pooled in bins of {width}" if width > 1 else ""

@@ -6,6 +6,7 @@ estimator as the tables); every figure states its seed count.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.reporting.colors import SELECTOR_COLORS
-from frontier_rft.reporting.data import moving_average
+from frontier_rft.reporting.data import moving_average, smoothing_note, tenth_window
 from frontier_rft.reporting.plots import _DPI, _figure
 
 __all__ = ["SELECTOR_COLORS", "plot_effects", "plot_learning_curves", "plot_training", "plot_ttb"]
@@ -101,13 +102,19 @@ def plot_ttb(summary: Mapping[str, Any], labels: Sequence[str], path: Path) -> P
     """TTB(100%) per selector: each seed (dots; x at the right edge = never reached), the mean
     and its 95% CI (bar), with the 1.0 (uniform) and 0.7 (target) lines."""
     rows = summary["labels"]
+    reached = [
+        v
+        for label in labels
+        for v in [*rows[label]["ttb100"]["values"], *(rows[label]["ttb100"]["ci"] or [])]
+        if v is not None
+    ]
+    cap = max(2.0, np.ceil(2.0 * max(reached, default=0.0) * 1.05) / 2.0)  # every value shown
     with _figure(7.5, 0.45 * len(labels) + 1.4) as fig:
         ax = fig.subplots()
-        cap = 2.0
         for i, label in enumerate(labels):
             cell = rows[label]["ttb100"]
             color, _ = _style(label)
-            vals = [cap if v is None else min(v, cap) for v in cell["values"]]
+            vals = [cap if v is None else v for v in cell["values"]]
             never = [v is None for v in cell["values"]]
             jitter = np.linspace(-0.12, 0.12, len(vals)) if len(vals) > 1 else [0.0]
             for v, j, nv in zip(vals, jitter, never, strict=True):
@@ -129,11 +136,15 @@ def plot_ttb(summary: Mapping[str, Any], labels: Sequence[str], path: Path) -> P
         ax.set_yticks(range(len(labels)), labels)
         ax.invert_yaxis()
         ax.set_xlim(0, cap + 0.05)
-        ax.set_xlabel("TTB(100%) vs uniform (lower is faster; x = never reached, drawn at 2)")
-        n = len(rows["uniform"]["seeds"])
-        ax.set_title(
-            f"TTB(100%): seeds (dots), mean ± bootstrap 95% CI (diamond), {n} seeds", loc="left"
+        ax.set_xlabel(
+            f"TTB(100%) vs uniform (lower is faster; x = never reached, drawn at {cap:g})"
         )
+        n = len(rows["uniform"]["seeds"])
+        title = (
+            f"TTB(100%) over {n} seeds: each seed (dots), mean ± bootstrap 95% CI (diamond, "
+            "only where every seed reached it); dotted: 0.7"
+        )
+        ax.set_title("\n".join(textwrap.wrap(title, 72)), loc="left", fontsize=10)
         return _save(fig, path)
 
 
@@ -143,17 +154,28 @@ def plot_training(
     """Effective task ratio and mean |advantage| of the rolled-out groups over training
     (smoothed over ~10% of the run, mean and 95% band over seeds)."""
     keys = (
-        ("train/effective_task_ratio", "effective task ratio (rolled-out prompts)"),
-        ("train/mean_abs_advantage", "mean |advantage| (rolled-out)"),
-        ("train/success_rate", "success rate of selected prompts' rollouts"),
+        (
+            "train/effective_task_ratio",
+            "effective task ratio (rolled-out prompts)",
+            "share of prompts, mixed outcomes",
+        ),
+        ("train/mean_abs_advantage", "mean |advantage| (rolled-out)", "mean |advantage|"),
+        (
+            "train/success_rate",
+            "success rate of selected prompts' rollouts "
+            "(dotted: 0.5, where pass/fail variance peaks)",
+            "success rate",
+        ),
     )
+    windows: set[int] = set()
     with _figure(14.0, 4.0) as fig:
         axes = fig.subplots(1, len(keys))
-        for ax, (key, title) in zip(axes, keys, strict=True):
+        for ax, (key, title, ylabel) in zip(axes, keys, strict=True):
             for label in labels:
                 seeds = sorted(runs[label])
                 n = min(len(runs[label][s]["train"]) for s in seeds)
-                w = max(1, 2 * (n // 20) + 1)
+                w = tenth_window(n)
+                windows.add(w)
                 mat = np.array(
                     [
                         moving_average(
@@ -170,28 +192,33 @@ def plot_training(
                 x = np.arange(1, n + 1)
                 ax.fill_between(x, lo, hi, color=color, alpha=0.12, lw=0)
                 ax.plot(x, mean, color=color, ls=dash, lw=1.5, label=label)
-            ax.set_title(title, loc="left")
-            ax.set_xlabel("training step")
+            ax.set_title("\n".join(textwrap.wrap(title, 48)), loc="left", fontsize=10)
+            ax.set(xlabel="training step", ylabel=ylabel)
         axes[-1].axhline(0.5, color="black", ls=":", lw=0.8)
         axes[0].legend(fontsize=8.5, ncols=2)
         n_seeds = len(runs["uniform"])
         fig.suptitle(
-            f"Training signal, mean and bootstrap 95% band over {n_seeds} seeds", fontsize=10.5
+            f"Training signal, mean and bootstrap 95% band over {n_seeds} seeds; "
+            f"{smoothing_note(windows)}",
+            fontsize=10.5,
         )
         return _save(fig, path)
 
 
 def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path) -> Path | None:
-    """The papers' effects on this learner, one panel each (the runs that exist)."""
+    """The papers' effects on this learner, one panel each, for the runs that exist: a panel
+    needs a run other than uniform, and names only the comparisons it shows."""
+    bots = " (rho = 0.1 vs 0)" if "bots-rho0" in runs else ""
+    lam = " (lam 0.01 vs 1)" if "metis-lam1" in runs else ""
     panels: list[tuple[str, list[tuple[str, str, str]], str]] = [
         (
-            "BOTS: effective task ratio (rho = 0 vs 0.1)",
+            f"BOTS: effective task ratio{bots}",
             [
                 ("uniform", "train/effective_task_ratio", ""),
                 ("bots", "train/effective_task_ratio", ""),
                 ("bots-rho0", "train/effective_task_ratio", ""),
             ],
-            "ETR",
+            "effective task ratio",
         ),
         (
             "Prioritized: pool sizes (tasks)",
@@ -212,7 +239,7 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
             "level (0 = the first of --levels)",
         ),
         (
-            "METIS: selected prompts' success rate",
+            f"METIS: selected prompts' success rate{lam}",
             [
                 ("uniform", "train/success_rate", ""),
                 ("metis", "train/success_rate", ""),
@@ -221,20 +248,21 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
             "success rate",
         ),
         (
-            "METIS: judge prediction mean (lam 0.01 vs 1)",
+            f"METIS: judge prediction mean{lam}",
             [("metis", "metis/prediction_mean", ""), ("metis-lam1", "metis/prediction_mean", "")],
             "predicted variance",
         ),
     ]
-    panels = [p for p in panels if any(lb in runs for lb, _, _ in p[1])]
-    curves = [
-        lb for lb in ("uniform", "frontier-r0.05", "frontier", "frontier-r0.15") if lb in runs
-    ]
-    if not panels and len(curves) < 2:
+    panels = [p for p in panels if any(lb in runs for lb, _, _ in p[1] if lb != "uniform")]
+    ratios = {"frontier-r0.05": "0.05", "frontier": "0.10", "frontier-r0.15": "0.15"}
+    shown = [lb for lb in ratios if lb in runs]
+    curves = ["uniform", *shown] if "uniform" in runs and shown else shown
+    if not panels and not shown:
         return None
-    count = len(panels) + (1 if len(curves) > 1 else 0)
+    count = len(panels) + (1 if shown else 0)
     ncols = 3
     nrows = int(np.ceil(count / ncols))
+    windows: set[int] = set()
     with _figure(4.6 * ncols, 3.4 * nrows) as fig:
         axes = list(np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel())
         for ax in axes[count:]:
@@ -246,7 +274,8 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
                     continue
                 seeds = sorted(runs[label])
                 n = min(len(runs[label][s]["train"]) for s in seeds)
-                w = max(1, 2 * (n // 20) + 1)
+                w = tenth_window(n)
+                windows.add(w)
                 mat = np.array(
                     [
                         moving_average(
@@ -277,27 +306,31 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
             ax.set_ylabel(ylabel)
             ax.set_xlabel("training step")
             ax.legend(fontsize=8)
-        if len(curves) > 1:
+        if shown:
             ax = axes[len(panels)]
             for label in curves:
                 xs, ys = _eval_matrix(runs[label], "eval_steps")
                 mean, lo, hi = _band(ys)
                 color, dash = _style(label)
                 ax.fill_between(xs.mean(axis=0), lo, hi, color=color, alpha=0.1, lw=0)
+                name = f"frontier, replay {ratios[label]}" if label in ratios else label
                 ax.plot(
                     xs.mean(axis=0),
                     mean,
                     color=color,
                     ls=dash,
                     lw=1.5,
-                    label=f"{label} (n={len(runs[label])})",
+                    label=f"{name} (n={len(runs[label])})",
                 )
-            ax.set_title("Frontier replay ratio 0.05 / 0.10 / 0.15", loc="left", fontsize=10)
+            title = f"Frontier replay ratio {' / '.join(ratios[lb] for lb in shown)}"
+            ax.set_title(f"{title}: held-out pass@1 (not smoothed)", loc="left", fontsize=10)
             ax.set_ylabel("held-out pass@1")
             ax.set_xlabel("training step")
             ax.legend(fontsize=8)
         fig.suptitle(
-            "The papers' effects on the real learner (mean, bootstrap 95% band)", fontsize=10.5
+            f"The papers' effects on the real learner (mean, bootstrap 95% band over seeds; "
+            f"training curves {smoothing_note(windows)})",
+            fontsize=10.5,
         )
         return _save(fig, path)
 

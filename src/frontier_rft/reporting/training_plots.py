@@ -8,6 +8,7 @@ with one run says "1 seed" and has neither. Colours are the selectors' fixed one
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.integrations.metrics_log import read_metrics_jsonl
-from frontier_rft.reporting.colors import SELECTOR_COLORS, label_colors
-from frontier_rft.reporting.data import moving_average
+from frontier_rft.reporting.colors import BASELINE_COLOR, SELECTOR_COLORS, label_colors
+from frontier_rft.reporting.data import moving_average, smoothing_note, tenth_window
 from frontier_rft.reporting.plots import _figure
 
 __all__ = ["load_run_curves", "plot_judge_metrics", "plot_training_runs"]
@@ -49,6 +50,7 @@ def plot_training_runs(
     out.parent.mkdir(parents=True, exist_ok=True)
     colors = label_colors(list(curves))
     seeds = {label: len(group) for label, group in curves.items()}
+    windows: set[int] = set()
     with _figure(13.0, 4.0) as fig:
         ax_etr, ax_rew, ax_bar = fig.subplots(1, 3)
         starts, tops = [], []
@@ -56,7 +58,8 @@ def plot_training_runs(
             color = colors[label]
             n = min(len(c["steps"]) for c in group)
             steps = group[0]["steps"][:n]
-            window = max(1, 2 * (n // 20) + 1)  # ~10% of the run, odd
+            window = tenth_window(n)
+            windows.add(window)
             mixed = len(set(seeds.values())) > 1  # label the seed count only where it differs
             name = f"{label} ({len(group)} seed{'s' * (len(group) > 1)})" if mixed else label
             for ax, key in ((ax_etr, "etr"), (ax_rew, "reward")):
@@ -74,21 +77,30 @@ def plot_training_runs(
         counts = sorted(set(seeds.values()))
         if counts == [1]:
             what, bar_note = "1 seed each", "1 seed each, no error bars"
+        elif counts[0] == 1:  # some labels with seeds, some with one
+            what = "mean over seeds, band min–max (1 seed: no band)"
+            bar_note = "mean ± std over seeds (1 seed: no error bar)"
         else:
-            what = "mean, band min–max over seeds" if len(counts) == 1 else "mean over seeds"
-            bar_note = "mean ± std over seeds (ddof 1)"
-        ax_etr.set(xlabel="step", ylabel="effective task ratio (smoothed)", ylim=(0, 1))
-        ax_etr.set_title(f"mixed-reward share of selected prompts ({what})", fontsize=10)
-        ax_rew.set(xlabel="step", ylabel="mean training reward (smoothed)")
+            what = "mean over seeds, band min–max"
+            bar_note = "mean ± std over seeds"
+        ax_etr.set(xlabel="training step", ylabel="effective task ratio", ylim=(0, 1))
+        ax_etr.set_title("mixed-reward share of selected prompts", fontsize=10)
+        ax_rew.set(xlabel="training step", ylabel="mean training reward")
         ax_rew.set_title("training reward (depends on what was selected)", fontsize=10)
-        ax_bar.axhline(float(np.mean(starts)), color="#3a3a3a", ls="--", lw=1, label="start")
+        ax_bar.axhline(float(np.mean(starts)), color="#3a3a3a", ls="--", lw=1,
+                       label="before training")  # fmt: skip
         ax_bar.set_xticks(range(len(curves)), list(curves), rotation=30, ha="right")
         ax_bar.set(ylabel="held-out pass@1 after training")
-        ax_bar.set_title(f"held-out pass@1 ({bar_note})", fontsize=10)
+        ax_bar.set_title("held-out pass@1", fontsize=10)
         ax_bar.set_ylim(0, 1.3 * max([*tops, *starts, 1e-3]))
         ax_bar.legend(loc="upper right")
         handles, names = ax_etr.get_legend_handles_labels()
         fig.legend(handles, names, loc="outside lower center", ncols=min(6, len(names)))
+        title = (
+            f"Curves: {what}; {smoothing_note(windows)}. Bars: {bar_note}; dashed: the "
+            "held-out pass@1 before training."
+        )
+        fig.suptitle("\n".join(textwrap.wrap(title, 130)), x=0.01, ha="left", fontsize=10)
         fig.savefig(out, dpi=120, metadata={"Software": None})
     return out
 
@@ -101,36 +113,38 @@ def plot_judge_metrics(run_dir: str | os.PathLike[str], out_png: str | os.PathLi
     if not rows:
         raise ValueError(f"{run_dir}: no METIS judge metrics (was it a --selector metis run?)")
     steps = np.array([r["step"] for r in rows])
-    window = max(1, 2 * (len(rows) // 20) + 1)
+    window = tenth_window(len(rows))
 
     def smooth(key: str) -> np.ndarray:
         return moving_average(np.array([r.get(key, np.nan) for r in rows], float), window)
 
     out = Path(out_png)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with _figure(13.0, 3.6) as fig:
+    metis, other = SELECTOR_COLORS["metis"], BASELINE_COLOR  # no other selector's colour
+    with _figure(13.0, 4.0) as fig:
         ax_fail, ax_rew, ax_pred = fig.subplots(1, 3)
-        ax_fail.plot(steps, smooth("metis/judge_failure_rate"), color=SELECTOR_COLORS["frontier"])
-        ax_fail.set(xlabel="step", ylabel="judge failure rate", ylim=(0, None))
+        ax_fail.plot(steps, smooth("metis/judge_failure_rate"), color=metis)
+        ax_fail.set(xlabel="training step", ylabel="judge failure rate", ylim=(0, None))
         ax_fail.set_title("unparseable or out-of-range judgments")
-        ax_rew.plot(steps, smooth("metis/judge_reward_mean"), color=SELECTOR_COLORS["sec"])
-        ax_rew.set(xlabel="step", ylabel="judge reward 1 - (4 (v_hat - v))^2")
+        ax_rew.plot(steps, smooth("metis/judge_reward_mean"), color=metis)
+        ax_rew.set(xlabel="training step", ylabel="judge reward 1 - (4 (v_hat - v))^2")
         ax_rew.set_title("judge reward of scored judgments")
         mean, std = smooth("metis/prediction_mean"), smooth("metis/prediction_std")
-        ax_pred.plot(
-            steps, mean, color=SELECTOR_COLORS["bots"], label="all candidates (mean ± std)"
+        ax_pred.plot(steps, mean, color=other, label="all candidates (mean ± std)")
+        ax_pred.fill_between(steps, mean - std, mean + std, color=other, alpha=0.15, lw=0)
+        selected = smooth("metis/selected_prediction_mean")
+        ax_pred.plot(steps, selected, color=metis, ls="-.", label="selected")
+        top = np.nanmax(np.concatenate([mean + std, selected, [0.25]]))
+        ax_pred.set(
+            xlabel="training step", ylabel="predicted reward variance", ylim=(0, 1.05 * top)
         )
-        ax_pred.fill_between(
-            steps, mean - std, mean + std, color=SELECTOR_COLORS["bots"], alpha=0.2
-        )
-        ax_pred.plot(
-            steps,
-            smooth("metis/selected_prediction_mean"),
-            color=SELECTOR_COLORS["prioritized"],
-            label="selected",
-        )
-        ax_pred.set(xlabel="step", ylabel="predicted reward variance", ylim=(0, 0.3))
         ax_pred.set_title("the policy's predictions")
-        ax_pred.legend(loc="upper right")
+        fig.legend(loc="outside lower right", ncols=2)  # below: never over a curve
+        fig.suptitle(
+            f"METIS judge, {'/'.join(Path(run_dir).parts[-2:])} ({smoothing_note({window})})",
+            x=0.01,
+            ha="left",
+            fontsize=10,
+        )
         fig.savefig(out, dpi=120, metadata={"Software": None})
     return out

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.integrations.metrics_log import read_metrics_jsonl
+from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 from frontier_rft.training.run_info import read_run_info
 
@@ -374,24 +375,12 @@ def run_all(
 ) -> list[RunSpec]:
     """Run every unfinished spec in `jobs` parallel worker processes; returns failed specs.
 
-    A tqdm bar counts training steps over all runs; it redraws in place on a terminal and
-    writes a line every 30 s to a log file."""
-    from tqdm.auto import tqdm
-
+    A bar (frontier_rft.progress) counts training steps over all runs; it redraws in place on
+    a terminal and writes one line per refresh to a log file."""
     todo = [s for s in specs if not s.done]
     total = sum(s.config.steps for s in specs)
-    tty = sys.stderr.isatty()
-    bar = tqdm(
-        total=total,
-        desc="bench-rl steps",
-        unit="step",
-        disable=not progress,
-        file=sys.stderr,
-        mininterval=0.5 if tty else 30.0,
-        dynamic_ncols=tty,
-        ascii=not tty,
-    )
-    bar.update(sum(s.config.steps if s.done else s.steps_done() for s in specs))
+    reached = sum(s.config.steps if s.done else s.steps_done() for s in specs)
+    bar = progress_bar(total, "bench-rl steps", unit="step", enabled=progress, initial=reached)
     running: dict[subprocess.Popen[bytes], RunSpec] = {}
     failed: list[RunSpec] = []
     counted = {id(s): (s.config.steps if s.done else s.steps_done()) for s in specs}

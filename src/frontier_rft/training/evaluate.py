@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
 from frontier_rft.training.rollout import encode_prompts, generate_completions
 
@@ -83,21 +84,27 @@ def rollout_scores(
     max_new_tokens: int,
     temperature: float = 1.0,
     prompts_per_batch: int = 16,
+    progress: bool = False,
+    desc: str = "rollouts",
+    leave: bool = True,
 ) -> tuple[np.ndarray, list[list[str]]]:
-    """(tasks, samples) rewards and the completion texts, generated in prompt batches."""
+    """(tasks, samples) rewards and the completion texts, generated in prompt batches;
+    `progress` shows a bar counting prompts (frontier_rft.progress)."""
     scores = np.zeros((len(items), samples))
     texts: list[list[str]] = []
-    for lo in range(0, len(items), prompts_per_batch):
-        chunk = items[lo : lo + prompts_per_batch]
-        prompt_ids = encode_prompts(tokenizer, [it.prompt for it in chunk])
-        outs = generate_completions(model, prompt_ids, samples, max_new_tokens, temperature)
-        for i, item in enumerate(chunk):
-            row = [
-                tokenizer.decode(outs[i * samples + j], skip_special_tokens=True)
-                for j in range(samples)
-            ]
-            scores[lo + i] = [verifier.score(item, t) for t in row]
-            texts.append(row)
+    with progress_bar(len(items), desc, unit="prompt", enabled=progress, leave=leave) as bar:
+        for lo in range(0, len(items), prompts_per_batch):
+            chunk = items[lo : lo + prompts_per_batch]
+            prompt_ids = encode_prompts(tokenizer, [it.prompt for it in chunk])
+            outs = generate_completions(model, prompt_ids, samples, max_new_tokens, temperature)
+            for i, item in enumerate(chunk):
+                row = [
+                    tokenizer.decode(outs[i * samples + j], skip_special_tokens=True)
+                    for j in range(samples)
+                ]
+                scores[lo + i] = [verifier.score(item, t) for t in row]
+                texts.append(row)
+            bar.update(len(chunk))
     return scores, texts
 
 
@@ -121,11 +128,16 @@ def evaluate_items(
     max_new_tokens: int = 40,
     temperature: float = 1.0,
     success_threshold: float = 1.0,
+    progress: bool = False,
+    desc: str = "eval",
+    leave: bool = True,
 ) -> EvalResult:
-    """Sample `samples` completions per task; pass@k, mean score and per-completion records."""
+    """Sample `samples` completions per task; pass@k, mean score and per-completion records
+    (`progress`: a bar counting the tasks sampled)."""
     scores, texts = rollout_scores(
-        model, tokenizer, items, verifier, samples, max_new_tokens, temperature
-    )
+        model, tokenizer, items, verifier, samples, max_new_tokens, temperature,
+        progress=progress, desc=desc, leave=leave,
+    )  # fmt: skip
     success = scores >= success_threshold
     counts = success.sum(axis=1)
     pass_at = {k: float(np.mean([pass_at_k(samples, int(c), k) for c in counts])) for k in ks}

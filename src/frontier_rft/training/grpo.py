@@ -141,11 +141,14 @@ class Trainer:
         *,
         resume: bool = False,
         log: Callable[[str], None] = print,
+        progress: bool = False,
     ):
         self.config = config
         self.run_dir = Path(run_dir)
         self.model_dir = Path(model_dir)
         self.log = log
+        self.progress = progress
+        """Progress bars (stderr) for the held-out evaluations and the self-embeddings."""
         cfg = config
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -429,7 +432,9 @@ class Trainer:
         """Policy self-embeddings of the pool's chat-templated prompts (timed)."""
         t0 = time.perf_counter()
         texts = [self.tokenizer.decode(ids) for ids in self.prompt_ids]
-        emb = policy_embeddings(self.model, self.tokenizer, texts, batch_size=64, progress=False)
+        emb = policy_embeddings(
+            self.model, self.tokenizer, texts, batch_size=64, progress=self.progress
+        )
         self.embed_seconds += time.perf_counter() - t0
         return emb
 
@@ -516,6 +521,9 @@ class Trainer:
                 cfg.eval_samples,
                 cfg.eval_k,
                 cfg.max_new_tokens,
+                progress=self.progress,
+                desc=f"eval step {self.step_count}",
+                leave=False,
             )
 
     # ------------------------------------------------------------------ loop

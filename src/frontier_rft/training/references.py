@@ -35,7 +35,8 @@ def measure_references(
     seed: int = 0,
     progress: Any = None,
 ) -> dict[str, Any]:
-    """Success rates (reward >= 1) of both models on `config`'s training pool, `samples` each."""
+    """Success rates (reward >= 1) of both models on `config`'s training pool, `samples` each;
+    `progress(line)` gets a line per model, after a progress bar of its sampling."""
     import torch
 
     from frontier_rft.training.evaluate import rollout_scores
@@ -57,6 +58,8 @@ def measure_references(
             samples,
             config.max_new_tokens,
             config.temperature,
+            progress=progress is not None,
+            desc=f"{name} reference",
         )
         rates[name] = (scores >= 1.0).mean(axis=1)
         if progress is not None:

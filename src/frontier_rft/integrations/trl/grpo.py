@@ -6,7 +6,9 @@
 The YAML holds TRL's `ScriptArguments`, `GRPOConfig` (or `RLOOConfig`) and `ModelConfig`
 fields, frontier-rft's `FrontierConfig` fields, and this script's own (`reward_funcs`,
 `trainer`), side by side; flags on the command line override the file. An example is
-`examples/trl/grpo_frontier.yaml`; every key is documented in `--help`.
+`examples/trl/grpo_frontier.yaml`; every key is documented in `--help`. A mistake (an
+unknown key or selector, a missing column or file) ends in one line that says what to change;
+`FRONTIER_DEBUG=1` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["FrontierScriptArguments", "answer_match", "main", "make_parser"]
+__all__ = ["FrontierScriptArguments", "answer_match", "cli", "main", "make_parser"]
+
+DEBUG_ENV = "FRONTIER_DEBUG"
+"""Set to 1 to see the traceback of an error instead of its one-line message."""
 
 
 def answer_match(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float]:
@@ -58,7 +63,13 @@ def _reward(name: str) -> Callable[..., Any]:
     if not module:
         raise ValueError(f"unknown reward function {name!r}: {sorted(REWARDS)} or a dotted path")
     sys.path.insert(0, os.getcwd())
-    func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    try:
+        func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(
+            f"reward function {name!r} cannot be imported ({exc}); name answer_match or a "
+            "dotted path my.module.function importable from the working directory"
+        ) from exc
     return func
 
 
@@ -117,7 +128,13 @@ def main(argv: Sequence[str] | None = None) -> Any:
     training.model_init_kwargs = model_init_kwargs
     if extra.dataset_files:
         suffix = extra.dataset_files[0].rsplit(".", 1)[-1]
-        builder = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parquet"}[suffix]
+        builders = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parquet"}
+        if suffix not in builders:
+            raise ValueError(
+                f"dataset_files: {extra.dataset_files[0]!r} is not a .jsonl, .json, .csv or "
+                ".parquet file"
+            )
+        builder = builders[suffix]
         dataset = load_dataset(builder, data_files=extra.dataset_files)
     elif script.dataset_name:
         dataset = load_dataset(script.dataset_name, name=script.dataset_config)
@@ -138,5 +155,20 @@ def main(argv: Sequence[str] | None = None) -> Any:
     return trainer
 
 
+def cli(argv: Sequence[str] | None = None) -> int:
+    """`python -m frontier_rft.integrations.trl.grpo`: `main`, with a user's mistake (a
+    ValueError, a missing file or module) as one line on stderr and exit status 2."""
+    try:
+        main(argv)
+    except (ValueError, OSError, ImportError) as exc:
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            raise
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        sys.stderr.write(f"frontier_rft.integrations.trl.grpo: error: {text}\n")
+        sys.stderr.write(f"(set {DEBUG_ENV}=1 to see where it came from)\n")
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(cli())
