@@ -5,7 +5,7 @@ that grows when it trains on prompts with mixed outcomes (the only ones that car
 GRPO gradient). Swap `Policy` for your trainer. Runs uniform sampling and `dots`
 (the best selector from prompts alone on the simulator) on the same start.
 
-    python examples/own_loop.py            # ~5 s on one core
+    python examples/own_loop.py            # ~3 s
 """
 
 from __future__ import annotations

@@ -127,3 +127,14 @@ def test_a_pass_rate_column_out_of_range_is_named(value: float) -> None:
     data[3]["strong"] = 1.0
     pool = build_pool(read, ["prompt", "weak", "strong"], N, columns)
     assert pool.reference_pass_rates is not None and pool.reference_pass_rates[3, 1] == 1.0
+
+
+def test_a_misspelt_selector_or_option_is_named_when_the_config_is_read() -> None:
+    """Before the dataset is read: the closest selector name, and only settable options."""
+    with pytest.raises(ValueError, match=r"unknown selector 'bot' \(did you mean 'bots'\?\)"):
+        VerlSamplerConfig.from_fields({"selector": "bot"}, 8, "data.sampler.frontier")
+    with pytest.raises(ValueError, match=r"'selectr' \(did you mean 'selector'\?\)") as err:
+        VerlSamplerConfig.from_fields({"selectr": "bots"}, 8, "data.sampler.frontier")
+    assert not re.search(r"\bbatch_size", str(err.value))  # verl's own setting
+    config = VerlSamplerConfig.from_fields({"selector": "bots"}, 8, "data.sampler.frontier")
+    assert (config.selector, config.batch_size) == ("bots", 8)

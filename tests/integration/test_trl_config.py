@@ -200,6 +200,11 @@ def test_self_embeddings_stay_off_for_selectors_that_read_no_features(tmp_path: 
     assert metis.frontier_selector.metrics()["metis/non_llm_judge"] == 1.0
 
 
+def test_a_misspelt_selector_is_named_before_the_model_loads() -> None:
+    with pytest.raises(ValueError, match=r"unknown selector 'bost' \(did you mean 'bots'\?\)"):
+        FrontierConfig(selector="bost")
+
+
 def test_metadata_options_with_a_ready_selector_are_refused(tmp_path: Path) -> None:
     from frontier_rft import TaskPool, make_selector
 

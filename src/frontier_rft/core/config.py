@@ -160,9 +160,17 @@ def config_to_dict(config: SelectorConfig) -> dict[str, Any]:
     return out
 
 
-def config_from_dict(cls: type[C], values: Mapping[str, Any], *, what: str = "") -> C:
-    """Build dataclass `cls` from a mapping; unknown keys raise a ValueError with close matches."""
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+def config_from_dict(
+    cls: type[C],
+    values: Mapping[str, Any],
+    *,
+    what: str = "",
+    fixed: Mapping[str, Any] | None = None,
+) -> C:
+    """Build dataclass `cls` from a mapping; unknown keys raise a ValueError with close matches.
+    `fixed` fields are set by the caller: not options of `values`, nor listed as valid."""
+    fixed = fixed or {}
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in fixed]  # type: ignore[arg-type]
     unknown = [k for k in values if k not in names]
     if unknown:
         hints = []
@@ -174,7 +182,7 @@ def config_from_dict(cls: type[C], values: Mapping[str, Any], *, what: str = "")
             f"unknown option(s) for {label}: {', '.join(hints)}; valid options: {', '.join(names)}"
         )
     hints_by_name = typing.get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = dict(fixed)
     for key, value in values.items():
         hint = str(hints_by_name.get(key, ""))
         if isinstance(value, list) and "tuple" in hint:

@@ -28,7 +28,8 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.selectors import make_selector
+from frontier_rft.selectors.registry import check_selector_name
 
 __all__ = [
     "PoolColumns",
@@ -187,9 +188,7 @@ def make_pool_selector(
 ) -> Selector:
     """make_selector with an adapter's options; `judge='heuristic'` gives METIS the packaged
     non-LLM judge (reported as `metis/non_llm_judge`)."""
-    if name not in SELECTORS:
-        known = ", ".join(sorted(SELECTORS))
-        raise ValueError(f"unknown selector {name!r}; known: {known} (`frontier selectors`)")
+    check_selector_name(name)
     extra: dict[str, Any] = {}
     if judge is not None:
         if judge != "heuristic":

@@ -19,7 +19,7 @@ from frontier_rft.selectors.prioritized import PrioritizedReplaySelector
 from frontier_rft.selectors.sec import SECSelector
 from frontier_rft.selectors.uniform import UniformSelector
 
-__all__ = ["SELECTORS", "make_selector"]
+__all__ = ["SELECTORS", "check_selector_name", "make_selector"]
 
 SELECTORS: dict[str, type[Selector]] = {
     cls.name: cls
@@ -40,6 +40,15 @@ SELECTORS: dict[str, type[Selector]] = {
 }
 
 
+def check_selector_name(name: object) -> None:
+    """ValueError naming the closest registered selector when `name` is not one."""
+    if not isinstance(name, str) or name not in SELECTORS:
+        close = difflib.get_close_matches(str(name), SELECTORS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        known = ", ".join(sorted(SELECTORS))
+        raise ValueError(f"unknown selector {name!r}{hint}; known: {known} (`frontier selectors`)")
+
+
 def make_selector(
     name: str,
     pool: TaskPool,
@@ -52,10 +61,7 @@ def make_selector(
     Example: `make_selector("bots", pool, seed=0, lam=0.2)`; a METIS judge is passed the
     same way (`judge=my_judge`) and must be passed again to `load_selector`.
     """
-    if name not in SELECTORS:
-        close = difflib.get_close_matches(str(name), SELECTORS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"unknown selector {name!r}{hint}; known: {', '.join(sorted(SELECTORS))}")
+    check_selector_name(name)
     cls = SELECTORS[name]
     collab = {k: v for k, v in overrides.items() if k in cls.collaborators}
     fields = {k: v for k, v in overrides.items() if k not in cls.collaborators}

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from frontier_rft.core.config import check
 from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.integrations.pool import PoolColumns, reward_pair
+from frontier_rft.selectors.registry import check_selector_name
 
 __all__ = ["SELF_EMBEDDINGS", "FrontierConfig"]
 
@@ -79,6 +80,7 @@ class FrontierConfig:
         for name in ("selector", "prompt_column", "metrics_prefix"):
             value = getattr(self, name)
             check(isinstance(value, str), f"{name} must be a string, got {value!r}")
+        check_selector_name(self.selector)  # a misspelt name fails here, not after model load
         for name in ("selector_judge", "difficulty_column", "features_column", "jsonl_path"):
             value = getattr(self, name)
             check(

@@ -45,6 +45,7 @@ from frontier_rft.integrations.metrics_log import (
 )
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.integrations.verl.pool import dataset_selector
+from frontier_rft.selectors.registry import check_selector_name
 
 __all__ = [
     "FrontierSampler",
@@ -130,6 +131,7 @@ class VerlSamplerConfig:
             f"got {self.batch_size!r}",
         )
         check(isinstance(self.selector, str), f"selector must be a name, got {self.selector!r}")
+        check_selector_name(self.selector)
         check(
             isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
             f"seed must be a non-negative int, got {self.seed!r}",
@@ -214,7 +216,7 @@ class VerlSamplerConfig:
         values = dict(fields)
         if isinstance(values.get("reward_range"), list):
             values["reward_range"] = tuple(values["reward_range"])
-        return config_from_dict(cls, {"batch_size": batch_size, **values}, what=what)
+        return config_from_dict(cls, values, what=what, fixed={"batch_size": batch_size})
 
 
 def _cfg_get(cfg: Any, key: str) -> Any:
