@@ -36,7 +36,7 @@ $(DEMO_REAL): $(DEMO_SIM)
 demo-sim: $(DEMO_SIM)
 	$(VENV)/bin/frontier demo
 
-# Optional, one seed per selector (~5 min): a walk-through of the real trainer, not evidence.
+# Optional, one seed per selector (5-10 min on 2 cores): a walk-through of the real trainer, not evidence.
 demo-countdown: $(DEMO_REAL)
 	$(VENV)/bin/frontier demo-countdown
 

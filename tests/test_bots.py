@@ -60,6 +60,77 @@ def test_interpolation_update_matches_hand_computation() -> None:
     assert m["bots/implicit_error"] == pytest.approx(0.50625)
 
 
+def test_interpolation_is_clipped_to_the_unit_interval() -> None:
+    """Eq. 5: p~ = clip(mu~ s_k + (1 - mu~) w_k, 0, 1); mu~ may extrapolate (appendix E.3)."""
+    refs = [[0.2, 0.4], [0.0, 1.0], [0.6, 0.5]]
+    above = make_selector("bots", TaskPool(num_tasks=3, reference_pass_rates=refs))
+    feed(above, {0: [1, 1]}, step=0)
+    # mu = (1 - 0.2) / (0.4 - 0.2) = 4: p~1 = 4*1 - 3*0 = 4 -> 1; p~2 = 4*0.5 - 3*0.6 = 0.2.
+    # Unselected tasks get rho * n * p~ = 0.1 * 2 * p~ on top of Beta(1, 1).
+    a, b = posterior(above)
+    np.testing.assert_allclose(a, [3.0, 1.2, 1.04])
+    np.testing.assert_allclose(b, [1.0, 1.0, 1.16])
+    below = make_selector("bots", TaskPool(num_tasks=3, reference_pass_rates=refs))
+    feed(below, {0: [0, 0]}, step=0)
+    # mu = (0 - 0.2) / 0.2 = -1: p~1 = -1*1 + 2*0 = -1 -> 0; p~2 = -0.5 + 1.2 = 0.7.
+    a, b = posterior(below)
+    np.testing.assert_allclose(a, [1.0, 1.0, 1.14])
+    np.testing.assert_allclose(b, [3.0, 1.2, 1.06])
+
+
+def test_equal_reference_means_skip_mu_until_a_batch_defines_it() -> None:
+    """Documented deviation: a batch with strong mean == weak mean gives no mu_t (the paper
+    adds an epsilon to the denominator); until a first mu_t, no implicit evidence."""
+    refs = [[0.5, 0.5], [0.2, 0.6], [0.0, 1.0]]
+    sel = make_selector("bots", TaskPool(num_tasks=3, reference_pass_rates=refs))
+    feed(sel, {0: [1, 0]}, step=0)  # weak mean 0.5 = strong mean 0.5: mu undefined
+    a, b = posterior(sel)
+    np.testing.assert_allclose([a, b], [[2.0, 1.0, 1.0], [2.0, 1.0, 1.0]])
+    assert math.isnan(sel.metrics()["bots/mu"]) and math.isnan(sel.metrics()["bots/mu_tilde"])
+    feed(sel, {1: [1, 1, 0, 0]}, step=1)
+    # mu = (0.5 - 0.2) / (0.6 - 0.2) = 0.75 = mu~ (first defined). Forget: 0.9 x + 0.1 * 1.
+    # Task 0: 0.9 * 2 + 0.1 = 1.9, p~0 = 0.5 -> + 0.4 * 0.5 = 2.1 (alpha and beta alike).
+    # Task 2: p~2 = 0.75 -> alpha 1 + 0.4 * 0.75 = 1.3, beta 1 + 0.4 * 0.25 = 1.1.
+    a, b = posterior(sel)
+    np.testing.assert_allclose(a, [2.1, 3.0, 1.3])
+    np.testing.assert_allclose(b, [2.1, 3.0, 1.1])
+    assert sel.metrics()["bots/mu_tilde"] == pytest.approx(0.75)
+
+
+def test_thompson_selection_takes_the_smallest_distance_to_the_target() -> None:
+    """Section 3.4 and Figure 1: the B tasks with the smallest |p^ - p*| (the text's
+    "highest utilities |p^ - p*|" is the documented typo)."""
+    rates = [0.1, 0.45, 0.7, 0.95]
+    n = 10_000  # posteriors Beta(1 + 10^4 p, 1 + 10^4 (1 - p)): sd <= 0.005
+    groups = {t: [1.0] * round(p * n) + [0.0] * round((1 - p) * n) for t, p in enumerate(rates)}
+    for target, want in ((0.5, [1, 2]), (0.9, [2, 3]), (0.2, [0, 1])):
+        sel = make_selector("mopps", TaskPool(num_tasks=4), seed=1, target=target)
+        assert isinstance(sel, BOTSSelector) and sel.config.sample
+        feed(sel, groups, step=0)
+        # |p - 0.5| = 0.4, 0.05, 0.2, 0.45; |p - 0.9| = 0.8, 0.45, 0.2, 0.05;
+        # |p - 0.2| = 0.1, 0.25, 0.5, 0.75: the two smallest are >= 0.05 (10 sd) apart
+        # from the third, so every Thompson draw ranks them the same way.
+        for _ in range(5):
+            assert sorted(sel.select(2).tolist()) == want, target
+
+
+def test_gaussian_forgetting_follows_eq_10_11_by_hand() -> None:
+    """chi/nu (here S = mu nu, nu) forget towards the prior like alpha/beta (appendix E.4.1)."""
+    sel = make_selector(
+        "bots", TaskPool(num_tasks=3), reward_model="gaussian", plugin="none", lam=0.5
+    )
+    assert isinstance(sel, BOTSSelector)
+    # Prior mu0 = 0.5, nu0 = 2: S0 = 1. Step 0 (first step, nothing to forget yet):
+    # task 0 gets S = 1 + 1 + 3 = 5, nu = 2 + 2 = 4.
+    feed(sel, {0: [1.0, 3.0]}, step=0)
+    np.testing.assert_allclose(sel.posterior_mean(), [1.25, 0.5, 0.5])
+    feed(sel, {1: [-1.0]}, step=1)
+    # Step 1: S <- 0.5 S + 0.5 * 1, nu <- 0.5 nu + 0.5 * 2, then task 1 adds (-1, 1):
+    # task 0: S = 3, nu = 3 (mean 1); task 1: S = 1 - 1 = 0, nu = 3 (mean 0); task 2: prior.
+    np.testing.assert_allclose(sel.posterior_mean(), [1.0, 0.0, 0.5], atol=1e-15)
+    np.testing.assert_allclose(sel.effective_sample_size(), [3.0, 3.0, 2.0])
+
+
 def test_mopps_is_plain_beta_bernoulli_counting() -> None:
     sel = make_selector("mopps", TaskPool(num_tasks=3))
     feed(sel, {0: [1, 1, 0], 1: [0, 0, 0]}, step=0)

@@ -7,6 +7,7 @@ import pytest
 
 from conftest import build, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
+from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.selectors import frontier as frontier_module
 from frontier_rft.selectors.embeddings import (
     countdown_embedding,
@@ -15,6 +16,7 @@ from frontier_rft.selectors.embeddings import (
     countdown_keys,
 )
 from frontier_rft.selectors.frontier import (
+    FrontierReplayConfig,
     FrontierReplaySelector,
     frontier_priority,
     retrieval_scores,
@@ -43,6 +45,28 @@ def test_priority_is_4p_one_minus_p() -> None:
     np.testing.assert_allclose(
         frontier_priority(np.array([3, 3]), np.array([8, 7])), [0.9375, 48 / 49]
     )
+
+
+def test_appendix_b1_loo_contrast_by_hand() -> None:
+    """App. B.1: with s of K correct, A+ = (K-s)/(K-1), A- = -s/(K-1), mean A^2 =
+    s(K-s)/(K-1)^2, and f = 4p(1-p) is that contrast rescaled to a maximum of 1."""
+    # K = 8, s = 3: A+ = 5/7, A- = -3/7, mean A^2 = (3*25 + 5*9) / (8*49) = 15/49.
+    rewards = np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    batch = GroupBatch.from_rollouts(0, np.zeros(8, np.int64), rewards, np.full(8, -1))
+    adv = batch.advantages("rloo")
+    np.testing.assert_allclose(adv, [5 / 7] * 3 + [-3 / 7] * 5, rtol=1e-12)
+    assert np.mean(adv**2) == pytest.approx(15 / 49, rel=1e-12)
+    # f = 4 * 3/8 * 5/8 = 15/16 = (4 (K-1)^2 / K^2) * 15/49 = (196/64) * (15/49).
+    np.testing.assert_allclose(frontier_priority(np.array([3]), np.array([8])), [15 / 16])
+
+
+def test_config_defaults_are_the_papers_where_it_gives_them() -> None:
+    """Sec. 3.1 / 4.1: rho = 0.10 and the plain frontier rule (0 < s < K). Memory size,
+    minimum and top pool are not stated in the paper (documented choices)."""
+    cfg = FrontierReplayConfig()
+    assert (cfg.replay_ratio, cfg.memory_rule) == (0.10, "frontier")
+    assert (cfg.memory_size, cfg.min_memory, cfg.top_pool_factor) == (256, 16, 4.0)
+    assert _frontier(world_pool()).config == cfg
 
 
 def test_success_means_full_reward_only() -> None:

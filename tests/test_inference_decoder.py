@@ -148,6 +148,16 @@ def test_utility_keep_hand_computed() -> None:
     assert utility_keep(np.full(4, 0.5), np.ones(4), beta=0.1).tolist() == [1, 1, 1, 0]
 
 
+def test_smoothed_value_and_value_end_windows_by_hand() -> None:
+    """App. B.5 / Table 7: policies read V averaged over the last 4 positions (smoothing
+    window 4); value_end, the selection signal, is the mean over the last 16."""
+    smoothed = decoder_module._smoothed
+    assert smoothed([0.9, 0.1, 0.2, 0.3, 0.4], 4) == pytest.approx(0.25)  # (0.1+...+0.4)/4
+    assert smoothed([0.6, 0.2], 4) == pytest.approx(0.4)  # fewer positions than the window
+    history = [1.0] * 4 + [0.5] * 16
+    assert smoothed(history, DecoderConfig().end_window) == pytest.approx(0.5)
+
+
 # ---------------------------------------------------------------------------- real model
 
 

@@ -29,7 +29,7 @@ from frontier_rft.inference.head import (
 )
 from frontier_rft.inference.rollouts import RolloutSet, collect_rollouts
 from frontier_rft.inference.scoring import score_sequences
-from frontier_rft.inference.spec import ZipRCSpec
+from frontier_rft.inference.spec import STRUCTURED_REWARDS, ZipRCSpec
 from frontier_rft.inference.train_head import (
     HeadTrainConfig,
     completion_features,
@@ -145,6 +145,23 @@ def test_labels_and_flat_index_layout_by_hand() -> None:
     assert spec.sequence_labels(0.0, 12).tolist()[:3] == [2, 2, 2]  # beyond 8 -> last bin
     structured = ZipRCSpec(100, (0.0, 0.1, 1.0), (0, 2, 4, 8))
     assert structured.sequence_labels(0.1, 2).tolist() == [3 + 1, 3 + 0]
+
+
+def test_paper_slice_layout_and_bin_midpoints_by_hand() -> None:
+    """Sec. 3.2 / App. B.5: R x L = 14 (binary) or 21 (structured) rows from id 151,665 for
+    Qwen2.5; L = 7 bins with edges {0, 16, ..., 1024}; idx = length bin + state * L."""
+    binary = ZipRCSpec(151_665)  # defaults: binary states, the paper's length edges
+    assert (binary.num_rewards, binary.num_lengths, binary.size) == (2, 7, 14)
+    assert binary.end_id == 151_679
+    assert ZipRCSpec(151_665, STRUCTURED_REWARDS).size == 21
+    np.testing.assert_allclose(binary.midpoints, [8, 24, 48, 96, 192, 384, 768])
+    assert binary.flat_index(1, 0) == 7 and binary.flat_index(0, 6) == 6
+    # remaining 0 and 15 -> bin 0, 16 -> bin 1, 300 -> [256, 512) = bin 5, 5000 -> last bin
+    assert binary.length_bin([0, 15, 16, 300, 5000]).tolist() == [0, 0, 1, 5, 6]
+    # A uniform joint: V = 1/2, E[l] = (8 + 24 + 48 + 96 + 192 + 384 + 768) / 7 = 1520 / 7.
+    joint = binary.joint(np.zeros(14))
+    assert binary.value(joint) == pytest.approx(0.5)
+    assert binary.expected_remaining(joint) == pytest.approx(1520 / 7)
 
 
 def test_training_features_are_exactly_where_the_scorer_reads_the_head(sft_dir: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import build, drive, mixed_share, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
-from frontier_rft.selectors.metis import HeuristicJudge, METISSelector
+from frontier_rft.selectors.metis import HeuristicJudge, METISConfig, METISSelector
 from frontier_rft.selectors.metis_judge import (
     ALLOWED_VALUES,
     parse_judgment,
@@ -104,6 +104,21 @@ def test_judge_gets_one_call_with_every_candidate_rendered_from_memory() -> None
         candidate = rendered.rsplit('PROMPT:\n"""\n', 1)[1].split("\n", 1)[0]
         user = user_message(memory, candidate)
         assert rendered == render_judge_prompt(system_message(), user)
+
+
+def test_config_defaults_are_table_5_and_algorithm_1() -> None:
+    """Table 5: lambda = 0.01, K = 3, baseline EMA 0.95, pool multiplier 8; Algorithm 1:
+    b_0 = 0; A.1: the eleven answer values; sec. 4.1: failures fall back to 0.0."""
+    cfg = METISConfig()
+    assert (cfg.judge_loss_weight, cfg.memory_size, cfg.baseline_ema) == (0.01, 3, 0.95)
+    assert (cfg.pool_multiplier, cfg.baseline_init, cfg.fallback_prediction) == (8, 0.0, 0.0)
+    want = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15, 0.18, 0.20, 0.25)
+    assert cfg.answer_values == want
+    spy = Spy()
+    sel = make_selector("metis", _pool([f"p{i}" for i in range(100)]), seed=0, judge=spy)
+    assert sel.config == cfg
+    sel.select(3)
+    assert len(spy.calls[0]) == 24  # |C_t| = m * B = 8 * 3
 
 
 def test_candidate_pool_is_capped_at_the_pool_size() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import drive
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
-from frontier_rft.selectors.adcl import ADCLSelector
+from frontier_rft.selectors.adcl import ADCLConfig, ADCLSelector
 
 N = 20
 # Task i has difficulty rank RANK[i]: the easy-to-hard order is EASY_TO_HARD.
@@ -68,6 +68,17 @@ def test_ties_are_broken_by_the_seed_or_by_index() -> None:
     assert not np.array_equal(orders[0], orders[1])
     by_index = make_selector("offline", levels, tie_break="index").select(12)
     np.testing.assert_array_equal(by_index, np.argsort(np.arange(12) % 3, kind="stable"))
+
+
+def test_bots_offline_baseline_recipe_breaks_ties_by_a_second_model() -> None:
+    """BOTS appendix B.6: easy-to-hard by one reference model's success rate, a second model
+    breaking ties. With rates in steps of 1/64, difficulty = (1 - p1) + 1e-3 (1 - p2) sorts
+    lexicographically (docs/selectors/offline.md)."""
+    p1 = np.array([0.5, 0.5, 1.0, 0.25])
+    p2 = np.array([0.9, 0.1, 0.0, 1.0])
+    # difficulty = 0.5001, 0.5009, 0.001, 0.75: easy-to-hard 2, 0, 1, 3.
+    pool = TaskPool(num_tasks=4, difficulty=(1 - p1) + 1e-3 * (1 - p2))
+    assert make_selector("offline", pool).select(4).tolist() == [2, 0, 1, 3]
 
 
 @pytest.mark.parametrize("mode", ["sequential", "windowed", "reverse"])
@@ -147,6 +158,35 @@ def test_next_chunk_is_re_estimated_and_re_sorted_when_entered() -> None:
     assert m["adcl/estimate_calls"] == 1
     assert m["adcl/estimate_rollouts"] == 4 * 5  # 4 rollouts per prompt (METIS Table 5)
     assert m["adcl/estimate_pass_rate"] == pytest.approx(rates.mean())
+
+
+def test_adcl_chunk_walk_and_re_sort_by_hand() -> None:
+    """METIS A.5: sort easy-to-hard, cut into chunks, re-estimate the next chunk under the
+    current policy and re-sort it locally (difficulty = 1 - pass rate)."""
+    difficulty = [0.7, 0.1, 0.5, 0.3, 0.2, 0.8, 0.4, 0.6]
+    rates = {2: 0.25, 7: 1.0, 0: 0.5, 5: 0.75}  # the policy now finds task 7 easiest
+    calls: list[list[int]] = []
+
+    def estimator(task_ids: np.ndarray) -> np.ndarray:
+        calls.append(task_ids.tolist())
+        return np.array([rates[int(t)] for t in task_ids])
+
+    pool = TaskPool(num_tasks=8, difficulty=difficulty)
+    sel = make_selector("adcl", pool, seed=0, estimator=estimator, num_chunks=2)
+    # Easy-to-hard: 1 (0.1), 4, 3, 6 | 2 (0.5), 7, 0, 5 (0.8): two chunks of four.
+    assert sel.select(4).tolist() == [1, 4, 3, 6]  # chunk 0 keeps the offline order
+    assert calls == []
+    # Chunk 1 is estimated on entry, in its offline order, then sorted by pass rate
+    # descending: 7 (1.0), 5 (0.75), 0 (0.5), 2 (0.25).
+    assert sel.select(4).tolist() == [7, 5, 0, 2]
+    assert calls == [[2, 7, 0, 5]]
+
+
+def test_adcl_defaults_are_metis_table_5() -> None:
+    """METIS Table 5 (ADCL): 8 chunks, 4 rollouts per prompt for difficulty estimation."""
+    cfg = ADCLConfig()
+    assert (cfg.num_chunks, cfg.rollouts_per_estimate, cfg.within_chunk) == (8, 4, "sorted")
+    assert adcl().config == cfg
 
 
 def test_estimate_cost_follows_rollouts_per_estimate_and_epochs_re_estimate() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import mixed_share, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
-from frontier_rft.selectors.pcl import PCLSelector
+from frontier_rft.selectors.pcl import PCLConfig, PCLSelector
 
 
 def _pcl(pool: TaskPool, **kw: object) -> PCLSelector:
@@ -41,6 +41,30 @@ def test_ridge_update_matches_hand_computation() -> None:
     err = x[ids2] @ w1 - y2
     assert sel.metrics()["pcl/regression_mse"] == pytest.approx(np.mean(err**2))
     assert sel.metrics()["pcl/effective_samples"] == pytest.approx(0.8 * 6 + 8)
+
+
+def test_ridge_update_by_hand_in_one_dimension() -> None:
+    """w = (gamma A + X^T X + ridge I)^-1 (gamma c + X^T y), worked out with numbers."""
+    pool = TaskPool(num_tasks=3, features=[[1.0], [2.0], [1.0]])
+    sel = _pcl(pool, fit_intercept=False, ridge=1.0, forgetting=0.5)
+    _feed_means(sel, np.array([0, 1]), np.array([0.5, 1.0]), step=0)
+    # A = 1 + 4 = 5, c = 0.5 + 2 = 2.5: w = 2.5 / (5 + 1) = 5/12.
+    np.testing.assert_allclose(sel.weights, [5 / 12], rtol=1e-12)
+    np.testing.assert_allclose(sel.predict(np.array([1])), [5 / 6], rtol=1e-12)
+    _feed_means(sel, np.array([2]), np.array([0.0]), step=1)
+    # A = 0.5 * 5 + 1 = 3.5, c = 0.5 * 2.5 + 0 = 1.25: w = 1.25 / (3.5 + 1) = 5/18.
+    np.testing.assert_allclose(sel.weights, [5 / 18], rtol=1e-12)
+    # The choosing model (5/12) erred by 5/12 on task 2; effective samples 0.5 * 2 + 1 = 2.
+    assert sel.metrics()["pcl/regression_mse"] == pytest.approx(25 / 144)
+    assert sel.metrics()["pcl/effective_samples"] == pytest.approx(2.0)
+
+
+def test_config_defaults_are_metis_table_5() -> None:
+    """METIS Table 5 (PCL): pool multiplier 8, binary selection target 0.5 on the pass rate.
+    Ridge and forgetting stand in for the paper's LLM value model (documented)."""
+    cfg = PCLConfig()
+    assert (cfg.pool_multiplier, cfg.target, cfg.target_pass_rate) == (8, "pass_rate", 0.5)
+    assert _pcl(world_pool()).config == cfg
 
 
 def test_regressor_converges_on_a_linear_toy() -> None:

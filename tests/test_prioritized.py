@@ -9,7 +9,11 @@ import pytest
 
 from conftest import assert_state_equal, build, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
-from frontier_rft.selectors.prioritized import PrioritizedReplaySelector, priority
+from frontier_rft.selectors.prioritized import (
+    PrioritizedReplayConfig,
+    PrioritizedReplaySelector,
+    priority,
+)
 
 QUIET = {"exploration_fraction": 0.0, "retest_every": 0}
 """No exploration or retests: selection is the pure max-heap order."""
@@ -84,6 +88,29 @@ def test_paper_example_three_to_five_correct_beat_unseen() -> None:
     assert ranks[3 : 3 + 21] == ["unseen"] * 21
     assert ranks[24:] == [6, 2, 7, 1]  # 0.1876, 0.1875, 0.1094.., 0.1093..
     assert sel.locations()["solved"] == 1 and sel.locations()["unsolved"] == 1
+
+
+def test_config_defaults_are_the_papers_section_5_values() -> None:
+    """Section 5: EMA alpha 0.8, eps 1e-4 when p >= 0.5, init 0.2, pools at exact 0 / 1,
+    retest every 10 steps 1 solved + 3 unsolved, 12.5% uniform exploration batches."""
+    cfg = PrioritizedReplayConfig()
+    assert (cfg.ema_alpha, cfg.success_bias, cfg.init_priority) == (0.8, 1e-4, 0.2)
+    assert (cfg.sampling, cfg.use_pools, cfg.pool_tolerance) == ("top", True, 0.0)
+    assert (cfg.retest_every, cfg.retest_solved, cfg.retest_unsolved) == (10, 1, 3)
+    assert cfg.exploration_fraction == 0.125
+    assert _sel().config == cfg
+
+
+def test_ema_weights_the_newest_group_by_alpha_over_three_steps() -> None:
+    """p <- 0.8 p_group + 0.2 p, first observation taken as is (authors' sampler)."""
+    sel = _sel(n=3, **QUIET)
+    for step, correct in enumerate((2, 8, 0)):
+        sel.select(3)  # all three out of the heap, so the feedback below is not late
+        _feed(sel, {0: correct}, step=step)
+    # 2/8 = 0.25 -> 0.8*1 + 0.2*0.25 = 0.85 -> 0.8*0 + 0.2*0.85 = 0.17
+    assert sel.success_rates(np.array([0]))[0] == pytest.approx(0.17, abs=1e-15)
+    # p = 0.17 < 0.5: no eps; w = 0.17 * 0.83 = 0.1411
+    assert sel.priorities(np.array([0]))[0] == pytest.approx(0.1411, abs=1e-15)
 
 
 def test_infinite_init_visits_every_problem_once_first() -> None:

@@ -10,7 +10,7 @@ import pytest
 from conftest import drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.core.advantages import GRPO_STD_EPS
-from frontier_rft.selectors.sec import SECSelector, draw_arm_counts, softmax
+from frontier_rft.selectors.sec import SECConfig, SECSelector, draw_arm_counts, softmax
 
 # Two arms: tasks 0, 1 in arm "0"; tasks 2, 3 in arm "1".
 TWO_ARMS = TaskPool(num_tasks=4, categories=[0, 0, 1, 1])
@@ -83,6 +83,25 @@ def test_selection_probabilities_are_softmax_of_q_over_tau() -> None:
         assert m[f"sec/arm_prob/{arm}"] == pytest.approx(expected[arm])
         assert m[f"sec/q/{arm}"] == pytest.approx(q[arm])
     assert m["sec/entropy"] == pytest.approx(-(expected * np.log(expected)).sum())
+
+
+def test_boltzmann_probabilities_by_hand() -> None:
+    """Section 2.3: p(c) = exp(Q(c)/tau) / sum_c' exp(Q(c')/tau); Q0 = 0 -> uniform."""
+    sel = sec(tau=0.5)
+    np.testing.assert_allclose(sel.probabilities(), [0.5, 0.5])  # Q0 = 0 for both arms
+    sel._q[:] = [0.0, 0.5 * np.log(3.0)]  # Q/tau = 0, ln 3: weights 1 and 3
+    np.testing.assert_allclose(sel.probabilities(), [0.25, 0.75], rtol=1e-12)
+    sel._q[:] = [1.0, 1.0 + 0.5 * np.log(3.0)]  # a common shift changes nothing
+    np.testing.assert_allclose(sel.probabilities(), [0.25, 0.75], rtol=1e-12)
+
+
+def test_config_defaults_are_the_papers() -> None:
+    """Eq. 1 with Q0 = 0; Table S1 (Qwen2.5-3B puzzles): alpha = 0.5, tau = 1.0; GRPO
+    advantages; unsampled arms untouched (section 2.3 text; decay is the released code)."""
+    cfg = SECConfig()
+    assert (cfg.alpha, cfg.tau, cfg.q_init) == (0.5, 1.0, 0.0)
+    assert (cfg.estimator, cfg.decay_unsampled) == ("grpo", False)
+    assert sec().config == cfg
 
 
 def test_softmax_is_stable_for_large_values() -> None:
