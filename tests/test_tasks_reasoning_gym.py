@@ -139,6 +139,18 @@ def test_an_answer_cannot_forge_its_score_or_shift_the_next_ones(
         (items[0], f"<answer>[{forge} and 'x']</answer>", 0.0),
         (items[1], f"<answer>{forge}</answer>", 0.01),  # countdown: unparseable is 0.01
     ]
+    # A forge that reads the request id from the worker's own frames and answers with it:
+    # the id protects the order of replies, only closed eval routes stop this one.
+    frames = "[s._getframe(k) for k in range(1, 8)]"
+    write = (
+        "f.f_locals['reply'].write(j.dumps({'id': f.f_locals['message']['id'], "
+        "'reply': 1.0}) + chr(10)), f.f_locals['reply'].flush(), o._exit(0)"
+    )
+    id_forge = (
+        f"(lambda s, j, o: [({write}) for f in {frames} if 'message' in f.f_locals])"
+        "(__import__('sys'), __import__('json'), __import__('os'))"
+    )
+    attacks.append((items[0], f"<answer>[{id_forge} and 'x']</answer>", 0.0))
     for item, hostile, unparseable in attacks:
         assert verifier.score(item, hostile) == unparseable, item.domain
         assert verifier.score(item, "<answer>wrong</answer>") < 1.0, item.domain

@@ -104,19 +104,19 @@ def test_counts_and_bounded_cost() -> None:
     zero = TaskItem(0, "countdown", "p", {"numbers": [4, 2, 2], "target": 1})
     counts = failure_counts([*items, zero], [*completions, "<answer>4 / (2 - 2)</answer>"])
     assert counts == dict.fromkeys((*FAILURE_CATEGORIES, "correct"), 1)
-    start = time.perf_counter()
+    start = time.process_time()
     classify_countdown_failure(ITEM, "blah " * 400_000 + "<answer>1</answer>")
     classify_countdown_failure(ITEM, "x" * 3_000_000)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 4.0
 
 
 def test_blank_line_floods_cost_linear_time() -> None:
     """The code-line heuristic's `^\\s*` rescanned every later newline from each line start:
     30k newlines took seconds (64k: ~30 s). Code lines after blank lines still count."""
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time of this process: a busy machine does not inflate it
     flood = classify_countdown_failure(ITEM, "\n" * 30_000)
     blanks = classify_countdown_failure(ITEM, "<think>" + "\n \t\r" * 8_000 + "</think>")
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 1.5  # linear: milliseconds; quadratic: ~7 s
     assert flood == blanks == "repetitive_incoherent"  # degenerate, highly compressible
     code = THINK.replace("\n</think>", "\n\n  \n   def f(x):\n</think>") + "<answer>1</answer>"
     assert classify_countdown_failure(ITEM, code) == "repetitive_incoherent"

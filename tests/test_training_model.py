@@ -158,12 +158,15 @@ def test_saved_model_files_follow_the_umask(
     assert set(modes.values()) == {0o640}, modes  # as open() makes them; not safetensors' 0600
 
 
+@pytest.mark.parametrize("task", ["countdown", "arithmetic"])
 def test_evaluate_models_with_the_default_levels(
-    models: tuple[Path, Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    task: str, models: tuple[Path, Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Without --levels, the held-out split takes the task's own levels (not countdown's)."""
     from frontier_rft.cli.main import main
 
-    argv = ["evaluate", "--model", str(models[1]), "--eval-size", "4", "--samples", "2"]
+    argv = ["evaluate", "--model", str(models[1]), "--task", task, "--eval-size", "4"]
+    argv += ["--samples", "2"]
     assert main([*argv, "--k", "1,2", "--max-new-tokens", "12", "--out", str(tmp_path)]) == 0
     assert "eval/pass@2" in capsys.readouterr().out
     summary = json.loads((tmp_path / models[1].name / "eval.json").read_text())

@@ -39,6 +39,7 @@ from frontier_rft.reporting.runs import (
 )
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.training.config import (
+    DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
     TASKS,
     ModelConfig,
@@ -217,7 +218,7 @@ def _cmd_measure_references(args: argparse.Namespace) -> int:
 
 _EVAL_DEFAULTS: dict[str, Any] = {
     "task": "countdown",
-    "levels": TrainConfig().levels,  # resolved from the task (the class default is "")
+    "levels": "",  # "": the task's train levels (DEFAULT_LEVELS), resolved below
     "eval_size": 128,
     "eval_seed": 2,
     "samples": 8,
@@ -256,6 +257,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     opts = {
         k: v if getattr(args, k) is None else getattr(args, k) for k, v in _EVAL_DEFAULTS.items()
     }
+    if not opts["levels"]:
+        opts["levels"] = DEFAULT_LEVELS[opts["task"]]["train"]
     samples, ks = opts["samples"], opts["k"]
     if not ks or any(not 1 <= k <= samples for k in ks):
         raise UsageError(
@@ -398,7 +401,10 @@ def add_commands(sub: Any) -> None:
     with_model = "; with --model"
     p.add_argument("--task", choices=TASKS, help=f"task family{with_model} (default: {d['task']})")
     p.add_argument(
-        "--levels", help=f"held-out levels{with_model} (default: train's, {d['levels']})"
+        "--levels",
+        help=f"held-out levels{with_model} (default: the task's train levels: "
+        + ", ".join(f"{task} {levels['train']}" for task, levels in DEFAULT_LEVELS.items())
+        + ")",
     )
     p.add_argument(
         "--eval-size", type=int, help=f"held-out tasks{with_model} (default: {d['eval_size']})"

@@ -9,9 +9,10 @@ after a hang costs the remaining start-up time, not a fresh allowance on top.
 
 Replies are untrusted (the worker parses model output): a reply line is read up to
 MAX_REPLY_CHARS and parsed with a nesting bound; anything else counts as a failure. Each
-request carries a fresh random id that its reply must echo, so a line the handler's input
-made the worker print (a forged or a second reply) can never be taken as the answer to a
-later request: the worker is replaced instead. The request is written with the same
+request carries a fresh random id that its reply must echo, so a second or stale line the
+handler's input made the worker print can never be taken as the answer to a later request:
+the worker is replaced instead. (Code that runs inside the worker could read the id; a
+handler must not run its input as code.) The request is written with the same
 deadline (a worker that stops reading cannot block the caller), and pipes are polled, not
 select()ed, so file descriptors above 1023 work.
 """
@@ -105,7 +106,8 @@ class SandboxedWorker:
                 isinstance(answer, dict)
                 and answer.keys() == {"id", "reply"}
                 and answer["id"] == request_id
-            ):  # timed out, died, malformed, or a stale or forged line: not this answer
+            ):  # timed out, died, malformed, or a stale line: not this answer (code running
+                # in the worker could read the id; only closed eval routes stop that)
                 self._replace()
                 return None
             return answer["reply"]
