@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from conftest import assert_state_equal, build, drive, world_pass_rates, world_pool, world_rewards
 from frontier_rft import SELECTORS, Feedback, TaskPool, load_selector, save_selector
 from frontier_rft.core.config import config_from_dict, config_to_dict, field_docs
+from frontier_rft.features.derive import EvidenceWarning
 
 
 def test_select_returns_valid_distinct_ids(selector_name: str, pool: TaskPool) -> None:
@@ -222,6 +226,64 @@ def test_unknown_state_fields_are_named_and_rejected_without_change(
     assert_state_equal(before, sel.state_dict())
     sel.load_state_dict(before)  # what it saves loads (every optional part included)
     assert_state_equal(before, sel.state_dict())
+
+
+def _nested_dicts(tree: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Paths of every dict below `tree` (inside lists too), `tree` itself excluded."""
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree)
+    for key, value in items:
+        if isinstance(value, dict):
+            yield (*path, key)
+        if isinstance(value, dict | list):
+            yield from _nested_dicts(value, (*path, key))
+
+
+# Every selector, plus the settings that add nested parts to its state.
+_NESTED_CASES: list[tuple[str, dict[str, Any]]] = [
+    *((name, {}) for name in sorted(SELECTORS)),
+    ("bots", {"plugin": "regression"}),
+    ("bots", {"candidates": 16}),
+    ("prioritized", {"sampling": "proportional"}),
+    ("prioritized", {"structure": "tournament"}),
+    ("offline", {"estimated": True}),  # no given difficulty: estimated during training
+    ("adcl", {"estimated": True}),
+    ("dapo", {"inner": "bots", "inner_config": {"plugin": "regression"}}),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    _NESTED_CASES,
+    ids=[n + "".join(f"-{k}" for k in o) for n, o in _NESTED_CASES],
+)
+def test_unknown_fields_in_nested_state_parts_are_named_and_rejected(
+    name: str, overrides: dict[str, Any]
+) -> None:
+    overrides, world = dict(overrides), world_pool()
+    pool, rates = world, world_pass_rates(world)
+    if overrides.pop("estimated", False):
+        pool = TaskPool(num_tasks=world.num_tasks, features=world.features)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)  # difficulty estimated: expected
+        saved = build(name, pool, **overrides)
+        fresh = build(name, pool, seed=5, **overrides)
+    drive(saved, steps=3, pass_rates=rates)
+    drive(fresh, steps=1, pass_rates=rates)  # another state: a partial load would show
+    state = saved.state_dict()
+    paths = list(_nested_dicts(state["algo"]))
+    assert paths or name in ("uniform", "sec")  # the only ones with a flat state
+    before = fresh.state_dict()
+    for path in paths:
+        extra = saved.state_dict()
+        part = extra["algo"]
+        for key in path:
+            part = part[key]
+        part["zz_unknown"] = 1
+        with pytest.raises(ValueError, match="zz_unknown"):
+            fresh.load_state_dict(extra)
+        assert_state_equal(before, fresh.state_dict(), "/".join(map(str, path)))
+    fresh.load_state_dict(state)  # untouched, it loads
+    assert_state_equal(state, fresh.state_dict())
 
 
 def test_state_for_another_pool_is_rejected(selector_name: str, pool: TaskPool) -> None:

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from conftest import assert_state_equal
-from frontier_rft.integrations.pool import PoolColumns, build_pool
+from frontier_rft import Feedback
+from frontier_rft.integrations.pool import PoolColumns, build_pool, refused_rewards
 from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig, read_task_ids
+from frontier_rft.integrations.verl.sampler import as_task_ids
 
 N = 16
 
@@ -59,6 +61,40 @@ def test_bad_task_ids_in_the_dataset_name_the_key_the_value_and_the_row(
     with pytest.raises(ValueError, match=rf"'task_ids' has {re.escape(shown)} at item 5"):
         FrontierSampler(
             rows(), config=VerlSamplerConfig(batch_size=4), task_ids=[r["index"] for r in data]
+        )
+
+
+def test_task_id_hints_fit_where_the_ids_came_from() -> None:
+    bad: list[Any] = [100 + i for i in range(N)]
+    bad[5] = "x"
+    with pytest.raises(ValueError, match=r"item 5: .*; fix the task_ids given to FrontierSampler$"):
+        FrontierSampler(rows(), config=VerlSamplerConfig(batch_size=4), task_ids=bad)
+    with pytest.raises(ValueError, match=r"row 5: .*; fix 'index' or set task_id_key to the col"):
+        read_task_ids(rows(lambda i: bad[i]))
+
+
+@pytest.mark.parametrize("huge", [2**63, 2**64 - 1])
+def test_uint64_ids_beyond_int64_are_refused_not_wrapped(huge: int) -> None:
+    raw = np.array([1, huge, 3], dtype=np.uint64)
+    with pytest.raises(
+        ValueError, match=rf"'index' has task id {huge} \(int\) at item 1: .*2\*\*63"
+    ):
+        as_task_ids(raw, "index")
+    ids = np.arange(100, 100 + N, dtype=np.uint64)
+    ids[1] = huge
+    with pytest.raises(ValueError, match=rf"task id {huge} \(int\) at item 1"):
+        FrontierSampler(rows(), config=VerlSamplerConfig(batch_size=4), task_ids=ids)
+    ok = np.array([0, 2**63 - 1], dtype=np.uint64)
+    assert as_task_ids(ok, "index").tolist() == [0, 2**63 - 1]
+
+
+def test_a_ragged_task_id_column_gets_the_one_line_hint() -> None:
+    ragged = rows(lambda i: [1, 2] if i == 3 else 100 + i)
+    with pytest.raises(ValueError, match=r"^every dataset item needs one task id under 'index'$"):
+        read_task_ids(ragged)
+    with pytest.raises(ValueError, match=r"^task_ids must have one id per dataset item \(16\)"):
+        FrontierSampler(
+            rows(), config=VerlSamplerConfig(batch_size=4), task_ids=[r["index"] for r in ragged]
         )
 
 
@@ -114,6 +150,37 @@ def test_a_nan_reward_names_the_stable_task_id_not_a_batch_position() -> None:
         ranged.report(ids, np.array([np.nan, 0.5, 0.5, 0.5]))
     ranged.report(ids, np.array([np.inf, -np.inf, 3.0, 1.0]))  # mapped and clipped, as TRL
     assert ranged.selector.metrics()["feedback/rollouts"] == 4
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+def test_a_huge_reward_for_an_unbounded_selector_names_the_task() -> None:
+    s = sampler(selector="bots", selector_config={"reward_model": "gaussian"})
+    drawn = iter(s)
+    ids = s.task_ids[[next(drawn) for _ in range(4)]]
+    before = s.selector.state_dict()
+    with pytest.raises(ValueError, match=rf"reward 1e\+200 for task {ids[2]} .*finite, of mag"):
+        s.report(ids, np.array([0.5, 0.5, 1e200, 0.5]))
+    assert_state_equal(before, s.selector.state_dict())
+    s.report(ids, np.array([0.5, -3.0, 1e99, 7.0]))  # any finite, moderate reward lands
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), None], ids=["bounded", "unbounded"])
+@pytest.mark.parametrize("reward_range", [None, (0.0, 2.0)], ids=["raw", "ranged"])
+def test_refused_rewards_is_what_feedback_refuses(
+    bounds: tuple[float, float] | None, reward_range: tuple[float, float] | None
+) -> None:
+    values = [0.0, 0.5, 1.0, -0.1, 1.5, 1e99, -1e101, 1e200, np.inf, -np.inf, np.nan]
+    for value in values:
+        rewards = np.array([0.5, value])
+        bad, need = refused_rewards(rewards, reward_range, bounds)
+        assert need and not bad[0]
+        mapped = rewards if reward_range is None else np.clip(rewards / 2.0, 0.0, 1.0)
+        try:
+            Feedback(np.array([0, 1]), mapped, step=0).validated(2, bounds)
+            refused = False
+        except ValueError:
+            refused = True
+        assert bool(bad[1]) == refused, value
 
 
 @pytest.mark.parametrize("value", [1.5, -0.2, 85.0])

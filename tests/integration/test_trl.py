@@ -464,6 +464,28 @@ def test_infinite_rewards_are_out_of_range_not_unscorable(tmp_path: Path) -> Non
     assert spy.ids().size == metrics["trl/rollouts_delivered"] > 0
 
 
+@pytest.mark.parametrize(
+    ("first", "error"),
+    [
+        (np.inf, r"reward of task \d+ is inf, not a finite"),
+        (2.0, r"task \d+ is 2.0, out of range: .* rewards in \[0, 1\]; .*reward_range"),
+    ],
+    ids=["infinite", "out-of-range"],
+)
+def test_a_rejected_reward_batch_changes_no_counter(
+    tmp_path: Path, first: float, error: str
+) -> None:
+    def one_bad(completions: list[str], task_id: list[int], **kw: Any) -> list[float | None]:
+        return [first] + [None] * (len(completions) - 1)  # the rest unscorable
+
+    trainer = grpo(tmp_path, make_selector("bots", pool(), seed=0), steps=1, rewards=[one_bad])
+    with pytest.raises(ValueError, match=error):
+        trainer.train()
+    metrics = trainer.frontier_metrics()
+    assert metrics["trl/generations"] == metrics["trl/unscorable_dropped"] == 0.0
+    assert metrics["trl/rollouts_delivered"] == metrics["feedback/pending_rollouts"] == 0.0
+
+
 def test_infinities_that_cancel_are_an_error_naming_the_task() -> None:
     from frontier_rft.integrations.trl.rewards import check_combined_rewards, combine_rewards
 

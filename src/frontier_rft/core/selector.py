@@ -27,7 +27,13 @@ from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, check_magnitude
 from frontier_rft.core.config import SelectorConfig, config_to_dict
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
-from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+from frontier_rft.core.state_check import (
+    check_keys,
+    read_array,
+    read_float,
+    read_int,
+    read_keys,
+)
 
 __all__ = ["FORMAT_VERSION", "Selector"]
 
@@ -417,6 +423,8 @@ class Selector(ABC):
                 f"{state.get('pool_fingerprint')} != {self.pool.fingerprint}); "
                 "load it with the same pool"
             )
+        if isinstance(state.get("config"), dict):
+            self._refuse_unknown(state["config"], config_to_dict(self.config), "config")
         if not _equal(state.get("config"), config_to_dict(self.config)):
             raise ValueError(
                 "state was saved with a different config; construct the selector with the "
@@ -462,7 +470,9 @@ class Selector(ABC):
         last = read_keys(base, "last", who, tuple(self._last))
         last = {k: read_float(last, k, who) for k in last}
         rng = np.random.Generator(np.random.PCG64())
-        rng.bit_generator.state = state["rng"]
+        rng_state = read_keys(state, "rng", who, _RNG_KEYS)  # numpy ignores unknown keys
+        rng_state["state"] = check_keys(rng_state["state"], f"{who} state: rng/state", _PCG_KEYS)
+        rng.bit_generator.state = rng_state
         seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
         select_calls = read_int(base, "select_calls", who)
         latest_step = read_int(base, "latest_step", who, lo=-1)
@@ -526,6 +536,8 @@ _BASE_KEYS = (
     "last",
     "features",
 )
+_RNG_KEYS = ("bit_generator", "state", "has_uint32", "uinteger")
+_PCG_KEYS = ("state", "inc")
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_F2 = np.zeros((0, 0), dtype=np.float64)

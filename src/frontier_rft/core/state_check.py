@@ -7,7 +7,7 @@ selector's `_load_state_dict` rejects a tampered state at load instead of failin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
 
 __all__ = [
+    "check_keys",
     "decode_texts",
     "encode_texts",
     "read_array",
@@ -59,23 +60,33 @@ def read_float(
     return number
 
 
+def check_keys(
+    value: Any, where: str, keys: Collection[str], optional: Collection[str] = ()
+) -> dict[str, Any]:
+    """`value` as a dict holding all of `keys`, perhaps some of `optional`, nothing else.
+
+    For a nested part of a state whose keys are field names (not data): a field this
+    version does not know is refused, never silently ignored. The ValueError names `where`
+    and the unknown or missing keys."""
+    odd = ""
+    if isinstance(value, Mapping):
+        unknown = sorted(str(k) for k in value if k not in keys and k not in optional)
+        missing = sorted(k for k in keys if k not in value)
+        if not unknown and not missing:
+            return dict(value)
+        odd = "".join(
+            f"; {what} {', '.join(map(repr, names))}"
+            for what, names in (("unknown field(s)", unknown), ("missing", missing))
+            if names
+        )
+    raise ValueError(f"{where} must be an object with keys {sorted(keys)}{odd}")
+
+
 def read_keys(
     state: Mapping[str, Any], key: str, who: str, keys: tuple[str, ...]
 ) -> dict[str, Any]:
     """state[key] as a dict holding exactly `keys`."""
-    value = state[key]
-    if not isinstance(value, Mapping) or set(value) != set(keys):
-        odd = ""
-        if isinstance(value, Mapping):
-            unknown = sorted(str(k) for k in value if k not in keys)
-            missing = sorted(k for k in keys if k not in value)
-            odd = "".join(
-                f"; {what}: {', '.join(map(repr, names))}"
-                for what, names in (("unknown", unknown), ("missing", missing))
-                if names
-            )
-        raise ValueError(f"{who} state: {key} must be an object with keys {sorted(keys)}{odd}")
-    return dict(value)
+    return check_keys(state[key], f"{who} state: {key}", keys)
 
 
 def read_array(
@@ -141,6 +152,7 @@ def encode_texts(items: Sequence[str]) -> dict[str, NDArray[Any]]:
 
 def decode_texts(value: Mapping[str, Any], who: str) -> list[str]:
     """Inverse of `encode_texts`, checked; ValueError naming `who` when malformed."""
+    value = check_keys(value, who, ("utf8", "lengths"))
     utf8 = read_array(value, "utf8", who, np.uint8)
     lengths = read_array(value, "lengths", who, np.int64, lo=0)
     if lengths.ndim != 1 or int(lengths.sum()) != utf8.size:

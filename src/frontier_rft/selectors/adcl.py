@@ -20,7 +20,13 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_float, read_int, read_permutation
+from frontier_rft.core.state_check import (
+    check_keys,
+    read_array,
+    read_float,
+    read_int,
+    read_permutation,
+)
 from frontier_rft.selectors.offline import TIE_BREAKS, difficulty_order, observed_difficulty
 
 __all__ = ["ADCLConfig", "ADCLSelector", "PassRateEstimator"]
@@ -292,6 +298,9 @@ class ADCLSelector(Selector):
             difficulty = read_array(state, "difficulty", who, np.float64, shape=(n,), finite=True)
             self._estimated.load_state_dict(state["estimated"], who)
             self._difficulty = difficulty
+        else:  # saved empty: nothing in them may be ignored
+            check_keys(state["estimated"], f"{who} state: estimated", ())
+            read_array(state, "difficulty", who, np.float64, shape=(0,))
         self._last_pass_rate, self._last_difficulty = last_pass_rate, last_difficulty
         self._order, self._pos, self._prepared = order, pos, prepared
         self.epoch, self._estimate_calls, self._estimate_rollouts = epoch, calls, rollouts

@@ -29,7 +29,7 @@ from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_float, read_int, read_keys
+from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.bots_config import BOTSConfig, DOTSConfig, MoPPSConfig
 from frontier_rft.selectors.bots_lazy import LazyPosterior
@@ -568,6 +568,8 @@ class BOTSSelector(Selector):
         mu_tilde = read_float(state, "mu_tilde", who, -MAX_ABS_VALUE, MAX_ABS_VALUE)
         if self._regression is not None:
             self._regression.load_state_dict(state["regression"], who)
+        else:  # saved empty: nothing in it may be ignored
+            check_keys(state["regression"], f"{who} state: regression", ())
         if (self.lazy is None) != ("lazy" not in state):
             raise ValueError(f"{who} state: candidate mode does not match the config")
         if self.lazy is not None:

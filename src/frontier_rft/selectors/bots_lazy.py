@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP
-from frontier_rft.core.state_check import read_array, read_int
+from frontier_rft.core.state_check import check_keys, read_array, read_int
 
 __all__ = ["LazyPosterior"]
 
@@ -43,6 +43,17 @@ F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 _NEGLIGIBLE = 1e-20  # discount below which an event's remaining weight is dropped
 _MAX_EVENT = np.iinfo(np.int32).max
+_STATE_KEYS = (
+    "event",
+    "base",
+    "steps",
+    "acc_a",
+    "acc_m",
+    "clip_events",
+    "clip_steps",
+    "clip_c",
+    "clip_mu",
+)
 
 
 class LazyPosterior:
@@ -268,6 +279,7 @@ class LazyPosterior:
 
     def load_state_dict(self, state: dict[str, Any], alpha: F64, beta: F64) -> None:
         n, who = alpha.shape[0], "bots candidate-mode"
+        state = check_keys(state, f"{who} state", _STATE_KEYS)
         event = read_array(state, "event", who, np.int32, shape=(n,), lo=0, hi=2**31 - 1)
         steps = read_array(state, "steps", who, np.int64, lo=-1, hi=MAX_STEP)
         acc_a = read_array(state, "acc_a", who, np.float64, finite=True)

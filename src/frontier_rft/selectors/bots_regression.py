@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.state_check import read_array, read_int
+from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.selectors.ridge import OnlineRidge
 
 __all__ = ["RegressionPlugin"]
@@ -137,6 +137,8 @@ class RegressionPlugin:
         }
 
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
+        keys = ("model", "anchors", "seq", "log_seq", "log_ids", "log_prev")
+        state = check_keys(state, f"{who} state: regression", keys)
         n = self.anchors.shape[0]
         anchors = read_array(state, "anchors", who, np.float64, shape=(n,), finite=True)
         seq = read_int(state, "seq", who)

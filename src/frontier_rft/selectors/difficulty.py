@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.state_check import read_array, read_int
+from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.selectors.ridge import OnlineRidge
 
 __all__ = ["ObservedDifficulty"]
@@ -102,6 +102,8 @@ class ObservedDifficulty:
         }
 
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
+        keys = ("first", "model", "changed")
+        state = check_keys(state, f"{who} state: estimated", keys, optional=("sorted_at",))
         first = read_array(state, "first", who, np.float64, shape=self.first.shape, lo=0, hi=1)
         changed = state["changed"]
         if not isinstance(changed, bool):

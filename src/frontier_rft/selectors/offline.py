@@ -17,7 +17,13 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_float, read_int, read_permutation
+from frontier_rft.core.state_check import (
+    check_keys,
+    read_array,
+    read_float,
+    read_int,
+    read_permutation,
+)
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.difficulty import ObservedDifficulty
 
@@ -226,6 +232,9 @@ class OfflineSelector(Selector):
             difficulty = read_array(state, "difficulty", who, np.float64, shape=(n,), finite=True)
             self._estimated.load_state_dict(state["estimated"], who)
             self._difficulty = difficulty
+        else:  # saved empty: nothing in them may be ignored
+            check_keys(state["estimated"], f"{who} state: estimated", ())
+            read_array(state, "difficulty", who, np.float64, shape=(0,))
         self._order, self._cursor, self.epoch = order, cursor, epoch
         self._last_difficulty = last_difficulty
 

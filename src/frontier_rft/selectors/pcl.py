@@ -143,7 +143,8 @@ class PCLSelector(Selector):
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         stats = read_keys(state, "stats", self.name, tuple(self._stats))
         stats = {k: read_float(stats, k, self.name) for k in stats}
-        self.model.load_state_dict(state, self.name)
+        # The value model's fields sit beside "stats"; unknown ones are refused by the base.
+        self.model.load_state_dict({k: state[k] for k in OnlineRidge.STATE_KEYS}, self.name)
         self._stats = stats
 
     def _metrics(self) -> dict[str, float]:

@@ -25,7 +25,13 @@ from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+from frontier_rft.core.state_check import (
+    check_keys,
+    read_array,
+    read_float,
+    read_int,
+    read_keys,
+)
 from frontier_rft.structures import IndexedMaxHeap, SumTree, TimestampHeap, TournamentTree
 
 __all__ = ["PrioritizedReplayConfig", "PrioritizedReplaySelector", "priority"]
@@ -166,6 +172,7 @@ class _ProportionalIndex:
         return {"tree": self.tree.state_dict(), "size": self.size, "positive": self.positive}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        state = check_keys(state, "prioritized state: index", ("tree", "size", "positive"))
         self.tree.load_state_dict(state["tree"])
         self.size = int(state["size"])
         self.positive = int(state["positive"])

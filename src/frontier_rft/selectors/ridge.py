@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.state_check import read_array, read_float, read_int
+from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -46,6 +46,9 @@ def one_blas_thread() -> AbstractContextManager[Any]:
 
 class OnlineRidge:
     """Ridge regression y ~ [x, 1] . w with exponential forgetting of past batches."""
+
+    STATE_KEYS = ("gram", "moment", "weights", "samples", "batches")
+    """The keys of `state_dict()`."""
 
     def __init__(self, dim: int, ridge: float, forgetting: float, fit_intercept: bool = True):
         self.fit_intercept = fit_intercept
@@ -107,6 +110,7 @@ class OnlineRidge:
 
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         """Restore statistics; a ValueError naming `who` leaves this regressor unchanged."""
+        state = check_keys(state, f"{who} state: ridge model", self.STATE_KEYS)
         d = self.gram.shape[0]
         gram = read_array(state, "gram", who, np.float64, shape=(d, d), finite=True)
         moment = read_array(state, "moment", who, np.float64, shape=(d,), finite=True)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from frontier_rft.core.state_check import check_keys
 from frontier_rft.structures._keys import check_entries, heap_ok, key_order
 
 __all__ = ["IndexedMaxHeap", "MaxHeap"]
@@ -185,6 +186,9 @@ class MaxHeap:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Inverse of state_dict; validates everything before changing self."""
+        state = check_keys(
+            state, "heap state", ("capacity", "ids", "priorities", "ties", "counter")
+        )
         if int(state["capacity"]) != self._capacity:
             raise ValueError("heap state: capacity does not match")
         ids = np.asarray(state["ids"], dtype=np.int64)

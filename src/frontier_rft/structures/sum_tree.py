@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from frontier_rft.core.state_check import check_keys
+
 __all__ = ["SumTree"]
 
 
@@ -100,6 +102,7 @@ class SumTree:
         return {"universe": self._n, "weights": self._tree[self._n :].copy()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        state = check_keys(state, "sum-tree state", ("universe", "weights"))
         w = np.asarray(state["weights"], dtype=np.float64)
         if int(state["universe"]) != self._n or w.shape != (self._n,):
             raise ValueError("sum-tree state: weights do not match the universe")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from frontier_rft.core.state_check import check_keys
 from frontier_rft.structures._keys import heap_ok
 
 __all__ = ["TimestampHeap"]
@@ -155,6 +156,8 @@ class TimestampHeap:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        keys = ("max_size", "ids", "stamps", "max_key", "has_max_key")
+        state = check_keys(state, "timestamp heap state", keys)
         ids = np.asarray(state["ids"], dtype=np.int64)
         stamps = np.asarray(state["stamps"], dtype=np.int64)
         if int(state["max_size"]) != self._max or ids.shape != stamps.shape or ids.ndim != 1:

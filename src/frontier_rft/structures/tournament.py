@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from frontier_rft.core.state_check import check_keys
 from frontier_rft.structures._keys import check_entries, key_order
 
 __all__ = ["TournamentTree"]
@@ -167,6 +168,7 @@ class TournamentTree:
         return {"universe": n, "priorities": self._prio[:n].copy(), "ties": self._tie[:n].copy()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        state = check_keys(state, "tournament state", ("universe", "priorities", "ties"))
         n = self._n
         prio = np.asarray(state["priorities"], dtype=np.float64)
         tie = np.asarray(state["ties"], dtype=np.int64)

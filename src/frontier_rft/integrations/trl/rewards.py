@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from frontier_rft.integrations.pool import refused_rewards
+
 __all__ = ["RewardTap", "check_combined_rewards", "combine_rewards"]
 
 
@@ -69,15 +71,17 @@ def check_combined_rewards(
     task_ids: NDArray[np.int64],
     rewards: NDArray[np.float64],
     reward_range: Sequence[float] | None,
+    bounds: tuple[float, float] | None = None,
 ) -> None:
-    """ValueError naming the task of the first combined reward that is not a number.
+    """ValueError naming the task of the first combined reward the selector would refuse.
 
-    Called on scored completions only (not every function returned None). An infinite
-    reward is out of range like any other: clipped to the ends of [0, 1] when
-    `reward_range` is set, else refused (naming `reward_range`), never dropped as
-    unscorable. NaN here means infinities that cancel (inf - inf, inf * 0 weight).
+    Called on scored completions only (not every function returned None). With a
+    `reward_range` every number is mapped onto [0, 1] and clipped (an infinite reward to 0
+    or 1), never dropped as unscorable; without one, a reward outside the selector's
+    reward `bounds` (None: unbounded), inf included, is refused naming `reward_range`.
+    NaN here means infinities that cancel (inf - inf, inf * 0 weight).
     """
-    bad = np.isnan(rewards) if reward_range is not None else ~np.isfinite(rewards)
+    bad, need = refused_rewards(rewards, reward_range, bounds)
     if not bad.any():
         return
     i = int(np.flatnonzero(bad)[0])
@@ -88,10 +92,11 @@ def check_combined_rewards(
             "it (infinite rewards that cancel, or inf times a zero weight); return finite "
             "rewards, or None for a completion a function does not score"
         )
+    what = "not a finite reward" if np.isinf(value) else "out of range"
     raise ValueError(
-        f"the combined TRL reward of task {task} is {value}, not a finite reward; return "
-        "finite rewards, or set FrontierConfig(reward_range=(lo, hi)) to map rewards onto "
-        "[0, 1] (infinite ones clip to 0 or 1)"
+        f"the combined TRL reward of task {task} is {value}, {what}: this selector needs "
+        f"rewards {need}; return such rewards, or set FrontierConfig(reward_range=(lo, hi)) "
+        "to map yours onto [0, 1] (beyond it they clip to 0 or 1)"
     )
 
 

@@ -355,30 +355,24 @@ class FrontierTrainerMixin:
         scored = np.asarray(~np.isnan(per_func).all(axis=1), dtype=np.bool_)
         ids, rewards, keep = self._frontier_gather(ids, rewards, scored)
         counters = self._frontier_counters
-        counters["unscorable"] += int((~keep).sum())
-        step = counters["generations"]
-        counters["generations"] += 1
-        if not keep.any():
-            return
-        rewards = rewards[keep]
-        check_combined_rewards(ids[keep], rewards, self.frontier_config.reward_range)
-        if self.frontier_config.reward_range is not None:
-            lo, hi = self.frontier_config.reward_range
-            rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)  # +-inf: to 1 or 0
-        try:
+        if keep.any():  # a rejected batch raises here, before any counter changes
+            rewards, reward_range = rewards[keep], self.frontier_config.reward_range
+            check_combined_rewards(
+                ids[keep], rewards, reward_range, self.frontier_selector.reward_bounds
+            )
+            if reward_range is not None:
+                lo, hi = reward_range
+                rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)  # +-inf: to 1 or 0
             self.frontier_selector.update(
                 Feedback(
                     task_ids=ids[keep],
                     rewards=rewards,
-                    step=step,
+                    step=counters["generations"],
                     policy_version=int(self.state.global_step),
                 )
             )
-        except ValueError as exc:
-            raise ValueError(
-                f"{exc} (the combined TRL reward; set FrontierConfig(reward_range=(lo, hi)) "
-                "to map it onto [0, 1])"
-            ) from exc
+        counters["unscorable"] += int((~keep).sum())
+        counters["generations"] += 1
         counters["rollouts"] += int(keep.sum())
 
     def _frontier_gather(

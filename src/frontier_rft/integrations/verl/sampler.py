@@ -43,7 +43,7 @@ from frontier_rft.integrations.metrics_log import (
     JsonlLogger,
     curriculum_metrics,
 )
-from frontier_rft.integrations.pool import reward_pair
+from frontier_rft.integrations.pool import refused_rewards, reward_pair
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.selectors.registry import check_selector_name
 
@@ -288,7 +288,7 @@ def read_task_ids(dataset: Any, key: str = "index") -> NDArray[np.int64]:
         )
     else:
         raw = [dataset[i].get(key) for i in range(n)]
-    if np.shape(raw) != (n,):
+    if _shape(raw) != (n,):
         raise ValueError(f"every dataset item needs one task id under {key!r}")
     ids = as_task_ids(raw, key, "row")
     _check_unique(ids)
@@ -306,14 +306,25 @@ def _bad_task_id(value: Any) -> bool:
     return not (math.isfinite(number) and number == round(number) and 0 <= number < 2**63)
 
 
-def as_task_ids(raw: Any, key: str, item: str = "item") -> NDArray[np.int64]:
+def _shape(raw: Any) -> tuple[int, ...] | None:
+    """np.shape(raw), None for a ragged nest (numpy's "inhomogeneous shape" error)."""
+    try:
+        return tuple(np.shape(raw))
+    except ValueError:
+        return None
+
+
+def as_task_ids(
+    raw: Any, key: str, item: str = "item", fix: str | None = None
+) -> NDArray[np.int64]:
     """`raw` as a flat int64 array of task ids, or a ValueError naming `key` (the column or
-    batch key they came from), the first offending value and its `item` number."""
+    batch key they came from), the first offending value and its `item` number, ending
+    with `fix` (default: fix `key` or set task_id_key)."""
     # Not np.asarray(list): a list mixing ints and text would turn every int into text.
     ids = (raw if isinstance(raw, np.ndarray) else np.array(raw, dtype=object)).reshape(-1)
     kind = ids.dtype.kind
-    if kind in "iu" and (ids.size == 0 or ids.min() >= 0):
-        return ids.astype(np.int64)
+    if kind in "iu" and (ids.size == 0 or (ids.min() >= 0 and ids.max() < 2**63)):
+        return ids.astype(np.int64)  # uint64 from 2**63 on would wrap: checked below
     whole = kind == "f" and np.all(np.isfinite(ids) & (ids == np.round(ids)) & (ids >= 0))
     if whole and (ids.size == 0 or ids.max() < 2**63):
         return ids.astype(np.int64)
@@ -324,8 +335,8 @@ def as_task_ids(raw: Any, key: str, item: str = "item") -> NDArray[np.int64]:
             what = "no task id" if missing else f"task id {value!r} ({type(value).__name__})"
             raise ValueError(
                 f"{key!r} has {what} at {item} {i}: task ids must be non-negative integers "
-                f"(each prompt's stable id, e.g. extra_info.index); fix {key!r} or set "
-                "task_id_key to the column that holds them"
+                "below 2**63 (each prompt's stable id, e.g. extra_info.index); "
+                + (fix or f"fix {key!r} or set task_id_key to the column that holds them")
             )
     return np.array(values, dtype=np.int64)
 
@@ -374,14 +385,13 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 "the training dataset is empty (did verl's filter_overlong_prompts remove every "
                 "prompt? raise data.max_prompt_length)"
             )
-        if task_ids is not None and np.shape(task_ids) != (n,):
-            raise ValueError(
-                f"task_ids must have one id per dataset item ({n}), got {np.shape(task_ids)}"
-            )
+        if task_ids is not None and _shape(task_ids) != (n,):
+            got = _shape(task_ids) or "a ragged nest"
+            raise ValueError(f"task_ids must have one id per dataset item ({n}), got {got}")
         ids = (
             read_task_ids(data_source, self.config.task_id_key)
             if task_ids is None
-            else as_task_ids(task_ids, "task_ids")
+            else as_task_ids(task_ids, "task_ids", fix="fix the task_ids given to FrontierSampler")
         )
         _check_unique(ids)
         self.task_ids = ids
@@ -480,15 +490,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             for step in np.unique(steps).tolist()
         ]
         # Every piece is checked before any is applied: a rejected report changes nothing,
-        # so its retry is not counted twice.
-        try:
-            for fb in batches:
-                fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
-        except ValueError as exc:
-            raise ValueError(
-                f"{exc} (the reward verl reported; set VerlSamplerConfig.reward_range=(low, "
-                "high) to map your reward function's range onto [0, 1])"
-            ) from None
+        # so its retry is not counted twice (_check_rewards refused any reward it would).
+        for fb in batches:
+            fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
         for fb in batches:
             self.selector.update(fb)
             self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - fb.step)
@@ -506,13 +510,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     def _check_rewards(self, positions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         """ValueError naming the stable task id of the first NaN reward, or of the first one
         outside the selector's range when no reward_range maps it (inf included)."""
-        bounds = self.selector.reward_bounds
-        if self.config.reward_range is not None:
-            bad = np.isnan(rewards)  # anything else is mapped and clipped
-        elif bounds is None:
-            bad = ~np.isfinite(rewards)
-        else:
-            bad = ~((rewards >= bounds[0]) & (rewards <= bounds[1]))  # NaN and inf too
+        bad, want = refused_rewards(rewards, self.config.reward_range, self.selector.reward_bounds)
         if not bad.any():
             return
         i = int(np.flatnonzero(bad)[0])
@@ -522,7 +520,6 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"verl reported a NaN reward for task {task} ({count} bad reward(s) in this "
                 "batch); fix the reward function so that it scores every rollout"
             )
-        want = "finite" if bounds is None else f"in [{bounds[0]:g}, {bounds[1]:g}]"
         raise ValueError(
             f"verl reported reward {value!r} for task {task} ({count} bad reward(s) in this "
             f"batch); this selector needs rewards {want}: set VerlSamplerConfig.reward_range="
