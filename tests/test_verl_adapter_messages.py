@@ -205,3 +205,16 @@ def test_a_misspelt_selector_or_option_is_named_when_the_config_is_read() -> Non
     assert not re.search(r"\bbatch_size", str(err.value))  # verl's own setting
     config = VerlSamplerConfig.from_fields({"selector": "bots"}, 8, "data.sampler.frontier")
     assert (config.selector, config.batch_size) == ("bots", 8)
+
+
+def test_a_sampler_state_with_an_unknown_field_is_refused_and_changes_nothing() -> None:
+    s = sampler(selector="bots")
+    ids = s.selector.select(4)
+    before = s.state_dict()
+    with pytest.raises(ValueError, match=r"FrontierSampler state.*unknown field.*'zz_unknown'"):
+        s.load_state_dict({**before, "zz_unknown": 1})
+    with pytest.raises(ValueError, match=r"missing 'draws'"):
+        s.load_state_dict({k: v for k, v in before.items() if k != "draws"})
+    assert_state_equal(before, s.state_dict())
+    s.load_state_dict(before)  # what it saved still loads
+    assert ids.size == 4

@@ -226,7 +226,8 @@ def test_sampler_layout_with_an_adaptive_selector_and_row_map() -> None:
         ({"selection_counts": np.full(24, -3)}, "selection_counts"),
         ({"chunks_selected": np.asarray(1.5)}, "chunks_selected"),
         ({"version": np.asarray("x")}, "version"),
-        ({"layout": None}, "missing layout"),
+        ({"layout": None}, "missing 'layout'"),
+        ({"zz_unknown": np.asarray(1)}, "unknown field.*'zz_unknown'"),
     ],
 )
 def test_tampered_sampler_state_is_refused_and_changes_nothing(

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from torch.utils.data import Sampler
 
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_int
+from frontier_rft.core.state_check import check_keys, read_array, read_int
 
 __all__ = ["FrontierRepeatSampler"]
 
@@ -156,9 +156,7 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
 
         Everything is checked before anything changes: a rejected state leaves the sampler
         as it was."""
-        missing = [k for k in _STATE_KEYS if k not in state]
-        if missing:
-            raise ValueError(f"sampler state: missing {', '.join(missing)}")
+        state = check_keys(state, "sampler state", _STATE_KEYS)  # no field ignored silently
         version = np.asarray(state["version"])
         if version.shape != () or version.dtype.kind not in "iu" or int(version) != _STATE_VERSION:
             raise ValueError(f"sampler state version {state['version']!r} is not supported")

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.config import check
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_int
+from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.metrics_log import (
     METRICS_PREFIX,
     VERBOSITIES,
@@ -696,9 +696,8 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         """Restore state_dict; the next iteration continues where the saved one stopped."""
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
             raise ValueError("not a FrontierSampler state (or from another version)")
-        missing = [k for k in ("task_ids", "batch_size", *_STATE_KEYS) if k not in state]
-        if missing:
-            raise ValueError(f"FrontierSampler state: missing {', '.join(missing)}")
+        keys = ("version", "task_ids", "batch_size", *_STATE_KEYS)
+        state = check_keys(state, "FrontierSampler state", keys)  # no field ignored silently
         saved_ids = np.asarray(state["task_ids"], dtype=np.int64)
         if saved_ids.shape != self.task_ids.shape or not np.array_equal(saved_ids, self.task_ids):
             raise ValueError(
