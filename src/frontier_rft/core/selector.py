@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Collection
 from typing import Any, ClassVar
 
 import numpy as np
@@ -394,17 +393,6 @@ class Selector(ABC):
         if not self.allows_repeats and np.unique(ids).size != n:
             raise RuntimeError(f"{self.name}: _select returned repeated ids")
 
-    def _refuse_unknown(self, state: dict[str, Any], known: Collection[Any], where: str) -> None:
-        """ValueError naming the keys of `state` that `known` lacks: a state from another
-        version or selector must not load with part of it silently ignored."""
-        unknown = sorted(str(k) for k in state if k not in known)
-        if unknown:
-            raise ValueError(
-                f"{self.name} state: unknown field(s) {', '.join(map(repr, unknown))} in "
-                f"{where}; it was saved by another frontier_rft version or selector, so load "
-                "it with the version that saved it"
-            )
-
     def _check_state_header(self, state: dict[str, Any]) -> None:
         if not isinstance(state, dict) or "format_version" not in state:
             raise ValueError("not a frontier_rft selector state (no format_version)")
@@ -424,13 +412,14 @@ class Selector(ABC):
                 "load it with the same pool"
             )
         if isinstance(state.get("config"), dict):
-            self._refuse_unknown(state["config"], config_to_dict(self.config), "config")
+            known = config_to_dict(self.config)
+            check_keys(state["config"], f"{self.name} state: config", (), optional=known)
         if not _equal(state.get("config"), config_to_dict(self.config)):
             raise ValueError(
                 "state was saved with a different config; construct the selector with the "
                 "saved config first (load_selector does this)"
             )
-        self._refuse_unknown(state, _STATE_KEYS, "the top level")
+        check_keys(state, f"{self.name} state", (), optional=_STATE_KEYS)
 
     def _apply_state(self, state: dict[str, Any]) -> None:
         n, who = self.num_tasks, "selector"
@@ -490,7 +479,8 @@ class Selector(ABC):
             self.evidence["features"] = source
         known = tuple(self._state_dict())  # this config's keys (load_state_dict undoes on error)
         self._load_state_dict(state["algo"])
-        self._refuse_unknown(state["algo"], known, "algo")  # after the method's own checks
+        # After the method's own checks, which name a mismatch more precisely.
+        check_keys(state["algo"], f"{self.name} state: algo", (), optional=known)
         self.seed = seed
         self.rng = rng
         self.select_calls = select_calls

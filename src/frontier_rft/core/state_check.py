@@ -65,21 +65,24 @@ def check_keys(
 ) -> dict[str, Any]:
     """`value` as a dict holding all of `keys`, perhaps some of `optional`, nothing else.
 
-    For a nested part of a state whose keys are field names (not data): a field this
-    version does not know is refused, never silently ignored. The ValueError names `where`
-    and the unknown or missing keys."""
-    odd = ""
-    if isinstance(value, Mapping):
-        unknown = sorted(str(k) for k in value if k not in keys and k not in optional)
-        missing = sorted(k for k in keys if k not in value)
-        if not unknown and not missing:
-            return dict(value)
-        odd = "".join(
-            f"; {what} {', '.join(map(repr, names))}"
+    For a part of a state whose keys are field names (not data): a field this version does
+    not know is refused, never silently ignored. The ValueError names `where` and the
+    unknown or missing keys."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be an object with keys {sorted(keys)}")
+    unknown = sorted(str(k) for k in value if k not in keys and k not in optional)
+    missing = sorted(k for k in keys if k not in value)
+    if unknown or missing:
+        problems = "; ".join(
+            f"{what} {', '.join(map(repr, names))}"
             for what, names in (("unknown field(s)", unknown), ("missing", missing))
             if names
         )
-    raise ValueError(f"{where} must be an object with keys {sorted(keys)}{odd}")
+        raise ValueError(
+            f"{where}: {problems}; a state saved by another frontier_rft version or selector "
+            "loads only with the one that saved it"
+        )
+    return dict(value)
 
 
 def read_keys(

@@ -248,9 +248,6 @@ class ADCLSelector(Selector):
     def _features(self) -> NDArray[np.float64] | None:
         return None if self._estimated is None else self._estimated.features
 
-    def _feature_dim(self) -> int | None:
-        return None if self._estimated is None else int(self._estimated.features.shape[1])
-
     def _refresh_features(self, features: NDArray[np.float64]) -> bool:
         if self._estimated is None:
             return False  # given difficulty: features are not read
