@@ -36,6 +36,7 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.integrations.metrics_log import MetricsSink, curriculum_metrics
+from frontier_rft.integrations.pool import relabel_evidence
 from frontier_rft.selectors.dynamic_sampling import DynamicSamplingSelector
 from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.training.checkpoint import (
@@ -590,14 +591,8 @@ class Trainer:
     def _name_policy_features(self) -> None:
         """Features given as the policy's self-embeddings are reported as such (evidence
         source 'policy', as the TRL and verl adapters do), not as user-given ones."""
-        if "self" not in self.given or "task_features" in self.given:
-            return
-        evidence = self.selector.evidence
-        for what, source in list(evidence.items()):
-            if what == "features" and source == "given":
-                evidence[what] = "policy"
-            elif source == "kmeans_given":
-                evidence[what] = "kmeans_policy"
+        if "self" in self.given and "task_features" not in self.given:
+            relabel_evidence(self.selector, "policy")
 
     def _check_refresh(self) -> None:
         """--refresh-features-every needs self-embeddings and a selector that reads features."""
