@@ -165,13 +165,13 @@ class SandboxedWorker:
         proc = self.proc
         assert proc is not None and proc.stdout is not None
         fd, buf = proc.stdout.fileno(), self._unread
+        poller = select.poll()  # poll, not select: any descriptor number works
+        poller.register(fd, select.POLLIN)
         while b"\n" not in buf:
             left = deadline - time.monotonic()
             if left <= 0 or len(buf) > MAX_REPLY_CHARS:
                 return _FAILED
             try:
-                poller = select.poll()  # poll, not select: any descriptor number works
-                poller.register(fd, select.POLLIN)
                 chunk = os.read(fd, 65536) if poller.poll(left * 1000) else b""
             except OSError:
                 return _FAILED
