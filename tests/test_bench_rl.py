@@ -128,3 +128,50 @@ def test_bad_seed_lists_are_refused_with_the_expected_form(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="expected seeds like 0-4"):
         _seeds(text)
     assert _seeds("0-2,5") == [0, 1, 2, 5]
+
+
+def test_a_runs_directory_of_another_testbed_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "testbed.json").write_text(json.dumps(bench.testbed("toy").to_json()))
+    argv = ["bench-rl", "--scale", "toy", "--runs", str(runs), "--no-progress", "--seeds", "0"]
+    with pytest.raises(SystemExit, match=r"another testbed \(train.train_size differ\)"):
+        main([*argv, "--pool-size", "64"])
+    assert not (runs / "model-init").exists()
+    assert json.loads((runs / "testbed.json").read_text())["train"]["train_size"] == 32
+
+
+@pytest.mark.parametrize(
+    ("size", "message"),
+    [("0", "expected an integer >= 1"), ("3000", "too few distinct tasks for a split of 3000")],
+)
+def test_a_pool_size_the_testbed_cannot_have_is_one_line_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], size: str, message: str
+) -> None:
+    runs = tmp_path / "runs"
+    argv = ["bench-rl", "--scale", "toy", "--runs", str(runs), "--pool-size", size]
+    try:
+        code = main([*argv, "--no-progress"])
+    except SystemExit as exc:  # argparse's own refusals exit
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not runs.exists()
+
+
+def test_pool_size_sets_the_runs_pool_and_is_in_the_reported_command() -> None:
+    import argparse
+
+    from frontier_rft.cli.bench_rl import _command
+
+    args = argparse.Namespace(
+        seeds=[0, 1], jobs=16, selectors="", scale="gpu", device="", steps=0, pool_size=1280,
+        runs="runs/x", out="o", name="n", effects=False,
+    )  # fmt: skip
+    assert _command(args) == (
+        "frontier bench-rl --seeds 0,1 --jobs 16 --scale gpu --pool-size 1280 --runs runs/x "
+        "--out o --name n --no-effects"
+    )

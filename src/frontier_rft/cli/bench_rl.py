@@ -67,6 +67,8 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
                 tb.train, steps=args.steps, eval_every=max(1, args.steps // 12)
             ),
         )
+    if args.pool_size:
+        tb = dataclasses.replace(tb, train=dataclasses.replace(tb.train, train_size=args.pool_size))
     if args.device:
         tb = dataclasses.replace(
             tb,
@@ -86,7 +88,13 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         entries = list(MAIN_ENTRIES) + (list(EFFECT_ENTRIES) if args.effects else [])
     if "uniform" not in [e.label for e in entries]:
         entries.insert(0, known["uniform"])  # every metric is paired against uniform
+    if args.pool_size:  # a pool the levels cannot fill is named before any work
+        from frontier_rft.training.data import load_task, train_split
+
+        suite = load_task(tb.train.task, tb.train.format_reward)
+        train_split(suite, tb.train.train_size, tb.pool_seed_base + args.seeds[0], tb.train.levels)
     root = Path(args.runs)
+    _check_same_testbed(root, tb)
     root.mkdir(parents=True, exist_ok=True)
     (root / "testbed.json").write_text(json.dumps(tb.to_json(), indent=1) + "\n")
     t0 = time.perf_counter()
@@ -120,6 +128,33 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     for line in _headline(summary, labels):
         print(line)
     return summary
+
+
+def _check_same_testbed(root: Path, tb: Any) -> None:
+    """Refuse a runs directory that holds another testbed's runs (resuming them would mix two
+    benchmarks in one report); the device may differ (copied run directories)."""
+    from frontier_rft.core.jsonsafe import load_json_file
+
+    path = root / "testbed.json"
+    if not path.exists():
+        return
+    try:
+        old = load_json_file(path, "the testbed of a bench-rl runs directory")
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}; pass a new --runs directory") from None
+    new = tb.to_json()
+    differ = []
+    for part, fields in new.items():
+        before = old.get(part) if isinstance(old, dict) else None
+        if not isinstance(fields, dict) or not isinstance(before, dict):
+            differ += [] if before == fields else [part]
+            continue
+        differ += [f"{part}.{k}" for k, v in fields.items() if k != "device" and before.get(k) != v]
+    if differ:
+        raise SystemExit(
+            f"error: {root} holds runs of another testbed ({', '.join(differ[:4])} differ); "
+            "pass a new --runs directory, or the same --scale/--steps/--pool-size as before"
+        )
 
 
 def write_results(
@@ -203,13 +238,14 @@ def _this_machine(device: str) -> str:
 
 def _command(args: argparse.Namespace) -> str:
     parts = [COMMAND]
-    for flag in ("seeds", "jobs", "selectors", "scale", "device", "steps", "runs", "out", "name"):
+    flags = ("seeds", "jobs", "selectors", "scale", "device", "steps", "pool_size", "runs")
+    for flag in (*flags, "out", "name"):
         value = getattr(args, flag)
         if value in (None, "", 0):
             continue
         if flag == "seeds":
             value = ",".join(str(s) for s in value)
-        parts.append(f"--{flag} {value}")
+        parts.append(f"--{flag.replace('_', '-')} {value}")
     if not args.effects:
         parts.append("--no-effects")
     return " ".join(parts)
@@ -263,6 +299,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
+    from frontier_rft.cli.common import positive_int
     from frontier_rft.training.bench import SCALES
 
     p = sub.add_parser(
@@ -297,6 +334,12 @@ def add_command(sub: Any) -> None:
         "(default: the testbed's: cpu, gpu scale cuda)",
     )
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
+    p.add_argument(
+        "--pool-size",
+        type=positive_int,
+        default=0,
+        help="override the training pool's task count (testbed: 512): fewer epochs per run",
+    )
     p.add_argument("--runs", default="runs/bench-rl", help="run directories (resumable)")
     p.add_argument("--out", default="benchmarks/results", help="results directory")
     p.add_argument("--name", default="real_rl", help="file stem of the results")
