@@ -727,3 +727,21 @@ def test_real_rl_ttb_shows_values_beyond_twice_uniform(
     assert "drawn at 3" in ax.get_xlabel()
     xs = [x for line in ax.get_lines() for x in np.atleast_1d(line.get_xdata())]
     assert 2.6 in xs and 3.0 in xs  # the slow seed where it is, 'never' at the edge
+
+
+@pytest.mark.parametrize("panels", [1, 2, 3, 8])
+def test_real_rl_curves_title_stays_inside_the_figure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, panels: int
+) -> None:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import real_rl_plots
+
+    figures = _captured(monkeypatch, real_rl_plots, "_save")
+    labels = [
+        "uniform",
+        *["dots", "bots", "sec", "frontier", "pcl", "metis", "dapo", "mopps"][:panels],
+    ]
+    real_rl_plots.plot_learning_curves(_bench_runs(labels), labels, tmp_path / "c.png")
+    fig = figures[0]
+    renderer = fig.canvas.get_renderer()
+    assert _inside(fig._suptitle.get_window_extent(renderer), fig.bbox)

@@ -68,7 +68,12 @@ def plot_learning_curves(
     ncols = min(4, len(others))
     nrows = int(np.ceil(len(others) / ncols))
     seeds = len(runs["uniform"])
-    with _figure(3.3 * ncols, 2.7 * nrows + 0.6) as fig:
+    title = textwrap.wrap(  # lines that fit the figure's width (~12 characters per inch)
+        f"Held-out pass@1, mean and bootstrap 95% band over {seeds} paired seeds; "
+        "dotted: uniform's best (TTB100 target)",
+        width=int(12 * 3.3 * ncols),
+    )
+    with _figure(3.3 * ncols, 2.7 * nrows + 0.4 + 0.2 * len(title)) as fig:
         axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False))
         for ax in axes.ravel()[len(others) :]:
             ax.set_visible(False)
@@ -90,11 +95,7 @@ def plot_learning_curves(
             ax.set_xlabel("training step")
         for ax in axes[:, 0]:
             ax.set_ylabel("held-out pass@1")
-        fig.suptitle(
-            f"Held-out pass@1, mean and bootstrap 95% band over {seeds} paired seeds; "
-            "dotted: uniform's best (TTB100 target)",
-            fontsize=10.5,
-        )
+        fig.suptitle("\n".join(title), fontsize=10.5)
         return _save(fig, path)
 
 
