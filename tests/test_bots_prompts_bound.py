@@ -1,0 +1,79 @@
+"""The bound rows of benchmarks/bots_prompts_gap.py: what prompt text can tell of a task never
+tried is E[p | domain, level], and the benchmark computes exactly that."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from frontier_rft.simulation.learner import SimulatedLearner
+from frontier_rft.simulation.scenario import SCENARIOS
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bots_prompts_gap.py"
+
+
+def _load() -> ModuleType:
+    name = "frontier_rft_benchmark_bots_prompts_gap"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_level_rates_are_the_mean_pass_rate_over_the_task_noise() -> None:
+    bench = _load()
+    learner = SimulatedLearner(SCENARIOS["multidomain"], seed=3)
+    learner.theta = learner.theta + np.linspace(0.0, 2.0, learner.theta.size)  # a trained policy
+    rates = bench.level_rates(learner)
+    t, cfg = learner.train_tasks, learner.cfg
+    # Monte Carlo by hand: p = sigmoid(slope * (w . theta - level_step * level - offset - noise)).
+    rng = np.random.default_rng(0)
+    noise = cfg.task_noise * rng.standard_normal(200_000)
+    offsets = np.asarray(cfg.domain_offsets)
+    for i in (0, 1, 2, 7, 11):
+        margin = t.weights[i] @ learner.theta - cfg.level_step * t.level[i] - offsets[t.domain[i]]
+        expected = np.mean(1.0 / (1.0 + np.exp(-cfg.slope * (margin - noise))))
+        assert abs(rates[i] - expected) < 2e-3
+    # Tasks of one (domain, level) share it: nothing of a task's own noise leaks in.
+    same = (t.domain == t.domain[0]) & (t.level == t.level[0])
+    assert same.sum() > 1 and np.ptp(rates[same]) < 1e-12
+    # Unlike the true pass rates, which do carry the noise.
+    assert np.ptp(learner.pass_rates()[same]) > 0.05
+
+
+def test_the_prompt_text_is_drawn_from_domain_and_level_alone() -> None:
+    # The bound rests on this: two pools with the same domains and levels but other task noise
+    # get the same prompts.
+    from frontier_rft.simulation.prompts import task_prompts
+
+    domain, level = np.array([0, 1, 1, 0]), np.array([2, 0, 3, 1])
+    args = (domain, level, 2, 5, ("math", "code"), 1.0)
+    assert task_prompts(*args, np.random.default_rng(5)) == task_prompts(
+        *args, np.random.default_rng(5)
+    )
+    import inspect
+
+    params = list(inspect.signature(task_prompts).parameters)
+    assert params == [
+        "domain", "level", "num_domains", "num_levels", "domain_names", "prompt_signal", "rng"
+    ]  # fmt: skip
+
+
+def test_fresh_rates_draw_once_per_training_step() -> None:
+    bench = _load()
+    learner = SimulatedLearner(SCENARIOS["hard"], seed=0)
+    fresh = bench._fresh_rates(learner, seed=0)
+    first = fresh()
+    assert fresh() is first  # the same draw within a step
+    assert first.shape == (learner.pool.num_tasks,)
+    assert np.all((first > 0) & (first < 1))  # smoothed (s + 1/2) / (n + 1)
+    learner.steps_trained += 1
+    assert fresh() is not first
