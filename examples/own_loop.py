@@ -2,8 +2,8 @@
 
 The "policy" here is a stand-in: each prompt has a hidden difficulty, the policy a skill
 that grows when it trains on prompts with mixed outcomes (the only ones that carry a
-GRPO gradient). Swap `Policy` for your trainer. Runs uniform sampling and `dots`
-(the best selector from prompts alone on the simulator) on the same start.
+GRPO gradient). Swap `Policy` for your trainer. Runs uniform sampling and `bots` (the
+recommended selector from prompts alone, the TRL and verl adapters' default) on the same start.
 
     python examples/own_loop.py            # ~3 s
 """
@@ -73,13 +73,13 @@ def run(name: str, pool: TaskPool) -> float:
 
 def main() -> None:
     pool = TaskPool(num_tasks=len(prompts), prompts=prompts)
-    with warnings.catch_warnings(record=True) as said:  # what dots derives, said once
+    with warnings.catch_warnings(record=True) as said:  # what bots derives, said once
         warnings.simplefilter("always", EvidenceWarning)
-        make_selector("dots", pool, seed=0)
+        make_selector("bots", pool, seed=0)
     for w in said:
         print("evidence:", w.message)
-    uniform, dots = run("uniform", pool), run("dots", pool)
-    print(f"skill after {STEPS} steps: uniform {uniform:.2f}, dots {dots:.2f}")
+    uniform, bots = run("uniform", pool), run("bots", pool)
+    print(f"skill after {STEPS} steps: uniform {uniform:.2f}, bots {bots:.2f}")
     print("both selectors were saved, loaded and resumed exactly")
 
 

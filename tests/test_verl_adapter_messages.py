@@ -218,3 +218,12 @@ def test_a_sampler_state_with_an_unknown_field_is_refused_and_changes_nothing() 
     assert_state_equal(before, s.state_dict())
     s.load_state_dict(before)  # what it saved still loads
     assert ids.size == 4
+
+
+def test_the_trainer_adapters_default_to_bots() -> None:
+    # dots, the simulator's best from prompts alone, ended below uniform on held-out pass@1 on
+    # the real-RL testbed at both pool sizes (docs/results/real_rl.md); bots did not.
+    from frontier_rft.integrations.trl.config import FrontierConfig
+
+    assert FrontierConfig().selector == "bots"
+    assert VerlSamplerConfig(batch_size=4).selector == "bots"

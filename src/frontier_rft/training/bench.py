@@ -73,8 +73,8 @@ class BenchEntry:
 MAIN_ENTRIES = (
     BenchEntry("uniform", "uniform", note="baseline"),
     BenchEntry("prioritized", "prioritized"),
-    BenchEntry("dots", "dots", note="the prompts-only recommendation"),
-    BenchEntry("bots", "bots"),
+    BenchEntry("dots", "dots", note="the simulator's best from prompts alone"),
+    BenchEntry("bots", "bots", note="the trainer adapters' default"),
     BenchEntry("sec", "sec"),
     BenchEntry("frontier", "frontier"),
     BenchEntry("pcl", "pcl"),
