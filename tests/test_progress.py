@@ -144,3 +144,25 @@ def test_a_bar_that_does_not_stay_on_a_terminal_still_ends_a_log(
     with progress_bar(4, "eval step 0", stream=log, leave=False) as bar:
         bar.update(4)
     assert "4/4" in log.getvalue().splitlines()[-1]
+
+
+def test_a_log_gets_each_state_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # close() and a refresh after an update redraw a state already written; a log keeps one
+    # line per state (a changed postfix is a new state).
+    monkeypatch.setenv(INTERVAL_ENV, "0")
+    out = io.StringIO()
+    bar = progress_bar(3, "runs", stream=out)
+    bar.update(1)
+    bar.refresh()
+    bar.set_postfix_str("bots seed 3")
+    bar.update(2)
+    bar.refresh()
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert [line.split("|")[0] for line in lines] == [
+        "runs:   0%",
+        "runs:  33%",
+        "runs:  33%",
+        "runs: 100%",
+    ]
+    assert lines[2].endswith("bots seed 3]") and lines[3].endswith("bots seed 3]")

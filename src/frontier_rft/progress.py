@@ -16,6 +16,7 @@ imported only when a bar is made.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any, TextIO
 
@@ -26,15 +27,24 @@ INTERVAL_ENV = "FRONTIER_PROGRESS_SECONDS"
 _DEFAULT_LOG_INTERVAL = 10.0
 
 
+_TIMING = re.compile(r"\[[^\]]*?<[^,\]]*(?:, [^,\]]*)?")
+"""The elapsed<remaining, rate part of a tqdm status line (a postfix after it is kept)."""
+
+
 class _LineWriter:
-    """A file for tqdm that turns each in-place redraw (`\\r` + status) into one line."""
+    """A file for tqdm that turns each in-place redraw (`\\r` + status) into one line, and
+    drops a redraw that repeats the line before it but for its timing (close() redraws the
+    last state; an explicit refresh after an update redraws the same one)."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
+        self._last = ""
 
     def write(self, text: str) -> None:
         line = text.replace("\r", "").rstrip()  # tqdm pads a redraw with spaces
-        if line:
+        key = _TIMING.sub("[", line)
+        if line and key != self._last:
+            self._last = key
             self.stream.write(line + "\n")
 
     def flush(self) -> None:
