@@ -175,3 +175,19 @@ def test_pool_size_sets_the_runs_pool_and_is_in_the_reported_command() -> None:
         "frontier bench-rl --seeds 0,1 --jobs 16 --scale gpu --pool-size 1280 --runs runs/x "
         "--out o --name n --no-effects"
     )
+
+
+def test_a_testbed_file_from_before_a_new_field_or_with_another_device_still_resumes(
+    tmp_path: Path,
+) -> None:
+    from frontier_rft.cli.bench_rl import _check_same_testbed
+
+    tb = bench.testbed("toy")
+    old = tb.to_json()
+    del old["train"]["eval_k"], old["pool_seed_base"]  # written before these fields existed
+    old["train"]["device"] = old["sft"]["device"] = "cuda:3"  # copied from a GPU machine
+    (tmp_path / "testbed.json").write_text(json.dumps(old))
+    _check_same_testbed(tmp_path, tb)  # no refusal
+    (tmp_path / "testbed.json").write_text("[1, 2]")
+    with pytest.raises(SystemExit, match="is not a bench-rl testbed"):
+        _check_same_testbed(tmp_path, tb)

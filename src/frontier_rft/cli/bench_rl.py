@@ -142,14 +142,21 @@ def _check_same_testbed(root: Path, tb: Any) -> None:
         old = load_json_file(path, "the testbed of a bench-rl runs directory")
     except ValueError as exc:
         raise SystemExit(f"error: {exc}; pass a new --runs directory") from None
-    new = tb.to_json()
-    differ = []
-    for part, fields in new.items():
-        before = old.get(part) if isinstance(old, dict) else None
-        if not isinstance(fields, dict) or not isinstance(before, dict):
-            differ += [] if before == fields else [part]
+    if not isinstance(old, dict):
+        raise SystemExit(f"error: {path} is not a bench-rl testbed; pass a new --runs directory")
+    differ: list[str] = []
+    for part, fields in tb.to_json().items():
+        if part not in old:  # newer than the file's runs: not a difference
             continue
-        differ += [f"{part}.{k}" for k, v in fields.items() if k != "device" and before.get(k) != v]
+        before = old[part]
+        if isinstance(fields, dict) and isinstance(before, dict):
+            differ += [
+                f"{part}.{k}"
+                for k, v in fields.items()
+                if k != "device" and before.get(k, v) != v  # a field the file lacks: newer
+            ]
+        elif before != fields:
+            differ.append(part)
     if differ:
         raise SystemExit(
             f"error: {root} holds runs of another testbed ({', '.join(differ[:4])} differ); "
