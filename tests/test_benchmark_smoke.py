@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
+from conftest import load_benchmark
 from frontier_rft import SELECTORS
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "overhead.py"
-
-
-def _load() -> ModuleType:
-    name = "frontier_rft_benchmark_overhead"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_benchmark("overhead.py")
 QUICK = bench.parse_args(["--quick"])[0]
 
 

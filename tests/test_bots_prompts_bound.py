@@ -3,33 +3,15 @@ tried is E[p | domain, level], and the benchmark computes exactly that."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import numpy as np
 
+from conftest import load_benchmark
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import SCENARIOS
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bots_prompts_gap.py"
-
-
-def _load() -> ModuleType:
-    name = "frontier_rft_benchmark_bots_prompts_gap"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_level_rates_are_the_mean_pass_rate_over_the_task_noise() -> None:
-    bench = _load()
+    bench = load_benchmark("bots_prompts_gap.py")
     learner = SimulatedLearner(SCENARIOS["multidomain"], seed=3)
     learner.theta = learner.theta + np.linspace(0.0, 2.0, learner.theta.size)  # a trained policy
     rates = bench.level_rates(learner)
@@ -68,7 +50,7 @@ def test_the_prompt_text_is_drawn_from_domain_and_level_alone() -> None:
 
 
 def test_fresh_rates_draw_once_per_training_step() -> None:
-    bench = _load()
+    bench = load_benchmark("bots_prompts_gap.py")
     learner = SimulatedLearner(SCENARIOS["hard"], seed=0)
     fresh = bench._fresh_rates(learner, seed=0)
     first = fresh()
