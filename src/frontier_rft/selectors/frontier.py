@@ -24,9 +24,9 @@ from frontier_rft.core.state_check import (
     read_array,
     read_int,
     read_keys,
-    read_permutation,
 )
 from frontier_rft.features.derive import task_features
+from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = [
     "MEMORY_RULES",
@@ -163,9 +163,7 @@ class FrontierReplaySelector(Selector):
             self.evidence["keys"] = "given" if pool.keys is not None else "prompts"
         self._key_codes = _key_codes(keys)
         # Uniform walk (same scheme as UniformSelector, plus exclusions for the fallback).
-        self._order = _EMPTY_I.copy()
-        self._cursor = 0
-        self.epoch = 0
+        self._walk = EpochWalk(pool.num_tasks)
         # Memory, oldest first: task id, priority u_j, trainer step, arrival sequence number.
         self._mem_ids = _EMPTY_I.copy()
         self._mem_prio = _EMPTY_F.copy()
@@ -198,12 +196,12 @@ class FrontierReplaySelector(Selector):
 
     def _select(self, n: int) -> NDArray[np.int64]:
         r = self.replay_count(n)
-        uniform = self._take(n - r, _EMPTY_I)
+        uniform = self._walk.take(n - r, self.rng)
         retrieved, scores = _EMPTY_I, _EMPTY_F
         if r > 0 and self._mem_ids.size >= self.config.min_memory:
             retrieved, scores = self._retrieve(r, uniform)
         missing = r - retrieved.size
-        fallback = self._take(missing, np.concatenate([uniform, retrieved]))
+        fallback = self._walk.take(missing, self.rng, np.concatenate([uniform, retrieved]))
         self._last_retrieved, self._last_scores, self._last_fallback = retrieved, scores, missing
         self._counts["retrieved"] += int(retrieved.size)
         self._counts["fallback"] += int(missing)
@@ -270,36 +268,6 @@ class FrontierReplaySelector(Selector):
         self._features = features
         return True
 
-    def _take(self, k: int, exclude: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Next k ids of the epoch permutation that are not in `exclude` (distinct ids).
-
-        Skipped ids stay in the epoch: the window is permuted in place, chosen ids first.
-        When the epoch runs out, a fresh permutation continues the walk.
-        """
-        if k == 0:
-            return _EMPTY_I
-        c = self._cursor
-        if exclude.size == 0 and c + k <= self._order.size:  # the common case: a plain slice
-            self._cursor = c + k
-            head: NDArray[np.int64] = self._order[c : c + k].copy()
-            return head
-        window: NDArray[np.int64] = self._order[c : c + k + exclude.size]
-        ok = np.flatnonzero(~np.isin(window, exclude)) if exclude.size else np.arange(window.size)
-        chosen_pos = ok[:k]
-        chosen: NDArray[np.int64] = window[chosen_pos]
-        if chosen.size == k:
-            rest = np.delete(window, chosen_pos)
-            self._order[c : c + window.size] = np.concatenate([chosen, rest])
-            self._cursor = c + k
-            return chosen
-        # The epoch is exhausted (the window reached its end): start a new one.
-        self._order = self.rng.permutation(self.num_tasks).astype(np.int64)
-        self._cursor = 0
-        self.epoch += 1
-        return np.concatenate(
-            [chosen, self._take(k - chosen.size, np.concatenate([exclude, chosen]))]
-        )
-
     # ------------------------------------------------------------------ observe
     def _observe(self, batch: GroupBatch) -> None:
         cfg = self.config
@@ -334,9 +302,7 @@ class FrontierReplaySelector(Selector):
     # ------------------------------------------------------------------ state
     def _state_dict(self) -> dict[str, Any]:
         return {
-            "order": self._order,
-            "cursor": self._cursor,
-            "epoch": self.epoch,
+            **self._walk.state_dict(),  # flat: "order", "cursor", "epoch"
             "mem_ids": self._mem_ids,
             "mem_prio": self._mem_prio,
             "mem_step": self._mem_step,
@@ -350,8 +316,8 @@ class FrontierReplaySelector(Selector):
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         n, who = self.num_tasks, self.name
-        order = read_permutation(state, "order", who, n, allow_empty=True)
-        cursor = read_int(state, "cursor", who, hi=order.shape[0])
+        walk = EpochWalk(n)
+        walk.load_state_dict({k: state[k] for k in ("order", "cursor", "epoch")}, who)
         ids = read_array(state, "mem_ids", who, np.int64, lo=0, hi=n - 1)
         prio = read_array(state, "mem_prio", who, np.float64, lo=0.0, hi=1.0, finite=True)
         step = read_array(state, "mem_step", who, np.int64, lo=0, hi=MAX_STEP)
@@ -365,9 +331,9 @@ class FrontierReplaySelector(Selector):
             raise ValueError("frontier state: last retrieval arrays are invalid")
         counts = read_keys(state, "counts", who, ("retrieved", "fallback", "memory_inserts"))
         counts = {k: read_int(counts, k, who) for k in counts}
-        epoch, next_seq = read_int(state, "epoch", who), read_int(state, "next_seq", who)
+        next_seq = read_int(state, "next_seq", who)
         fallback = read_int(state, "last_fallback", who)
-        self._order, self._cursor, self.epoch = order, cursor, epoch
+        self._walk = walk
         self._mem_ids, self._mem_prio, self._mem_step, self._mem_seq = ids, prio, step, seq
         self._next_seq = next_seq
         self._last_retrieved, self._last_scores, self._last_fallback = last, scores, fallback
@@ -384,7 +350,7 @@ class FrontierReplaySelector(Selector):
             "retrieved_total": float(self._counts["retrieved"]),
             "fallback_total": float(self._counts["fallback"]),
             "memory_inserts_total": float(self._counts["memory_inserts"]),
-            "epoch": float(self.epoch),
+            "epoch": float(self._walk.epoch),
         }
 
 

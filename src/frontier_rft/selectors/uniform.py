@@ -12,7 +12,7 @@ from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_int, read_permutation
+from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = ["UniformConfig", "UniformSelector"]
 
@@ -34,36 +34,26 @@ class UniformSelector(Selector):
 
     def __init__(self, pool: TaskPool, config: UniformConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)
-        self._order = np.zeros(0, dtype=np.int64)
-        self._cursor = 0
-        self.epoch = 0
+        self._walk = EpochWalk(pool.num_tasks)
+
+    @property
+    def epoch(self) -> int:
+        """Permutations started so far (the first epoch is 1)."""
+        return self._walk.epoch
 
     def _select(self, n: int) -> NDArray[np.int64]:
-        head = self._order[self._cursor : self._cursor + n]
-        self._cursor += head.shape[0]
-        if head.shape[0] == n:
-            return head
-        self._order = self.rng.permutation(self.num_tasks).astype(np.int64)
-        self.epoch += 1
-        fresh = self._order[~np.isin(self._order, head)][: n - head.shape[0]]
-        # Ids taken early from the new permutation are moved to its front so they are
-        # not handed out twice in this epoch.
-        rest = self._order[~np.isin(self._order, fresh)]
-        self._order = np.concatenate([fresh, rest])
-        self._cursor = fresh.shape[0]
-        return np.concatenate([head, fresh])
+        return self._walk.take(n, self.rng)
 
     def _observe(self, batch: GroupBatch) -> None:
         pass
 
     def _state_dict(self) -> dict[str, Any]:
-        return {"order": self._order, "cursor": self._cursor, "epoch": self.epoch}
+        return self._walk.state_dict()  # flat: "order", "cursor", "epoch"
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        who = self.name
-        order = read_permutation(state, "order", who, self.num_tasks, allow_empty=True)
-        cursor = read_int(state, "cursor", who, hi=order.shape[0])
-        self._order, self._cursor, self.epoch = order, cursor, read_int(state, "epoch", who)
+        walk = EpochWalk(self.num_tasks)
+        walk.load_state_dict(state, self.name)
+        self._walk = walk
 
     def _metrics(self) -> dict[str, float]:
         return {"epoch": float(self.epoch)}

@@ -1,0 +1,166 @@
+"""EpochWalk: a walk over a fresh random permutation of the pool each epoch.
+
+One walk serves every selector that keeps coverage: uniform takes the next ids, the
+frontier-replay selector takes the next ids not already chosen, the skip selectors
+(greso, skip) take the next ids a keep rule accepts and pass over the rest until the next
+epoch, and coverage mode lets a scoring selector pick the best of what this epoch has
+left. Every prompt is handed out at most once per epoch.
+
+A batch that straddles an epoch boundary takes what is left of the old permutation and
+tops up from a new one; ids already in the batch are moved to the new permutation's
+front (they count as visited in the new epoch too), so one batch never repeats an id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.state_check import check_keys, read_int, read_permutation
+
+__all__ = ["EpochWalk"]
+
+I64 = NDArray[np.int64]
+F64 = NDArray[np.float64]
+KeepRule = Callable[[I64], NDArray[np.bool_]]
+"""ids -> mask of those to take; it may draw random numbers (one call per scanned chunk)."""
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+_STATE_KEYS = ("order", "cursor", "epoch")
+_MIN_CHUNK = 64
+
+
+class EpochWalk:
+    """Position in the current epoch's permutation of range(num_tasks)."""
+
+    def __init__(self, num_tasks: int):
+        self.num_tasks = int(num_tasks)
+        self.order: I64 = _EMPTY_I  # the current epoch's permutation (empty before the first)
+        self.cursor = 0  # ids before it were handed out (or passed over) in this epoch
+        self.epoch = 0  # permutations started so far; the first epoch is 1
+
+    @property
+    def left(self) -> int:
+        """Ids not yet handed out or passed over in the current epoch."""
+        return int(self.order.shape[0]) - self.cursor
+
+    @property
+    def progress(self) -> float:
+        """Epochs walked, fractional: epoch - 1 + share of the current one walked (0 at start)."""
+        if self.epoch == 0:
+            return 0.0
+        return self.epoch - 1 + self.cursor / max(1, self.num_tasks)
+
+    def remaining(self) -> I64:
+        """A view of this epoch's ids not handed out yet, in walk order."""
+        return self.order[self.cursor :]
+
+    def take(self, k: int, rng: np.random.Generator, exclude: I64 = _EMPTY_I) -> I64:
+        """The next k ids not in `exclude` (distinct ids; k + |exclude| <= num_tasks).
+
+        Excluded ids stay in the epoch: the window is permuted in place, chosen ids first.
+        When the epoch runs out, a fresh permutation continues the walk.
+        """
+        if k == 0:
+            return _EMPTY_I
+        c = self.cursor
+        if exclude.size == 0 and c + k <= self.order.size:  # the common case: a plain slice
+            self.cursor = c + k
+            head: I64 = self.order[c : c + k].copy()
+            return head
+        window: I64 = self.order[c : c + k + exclude.size]
+        ok = np.flatnonzero(~np.isin(window, exclude)) if exclude.size else np.arange(window.size)
+        chosen_pos = ok[:k]
+        chosen: I64 = window[chosen_pos]
+        if chosen.size == k:
+            rest = np.delete(window, chosen_pos)
+            self.order[c : c + window.size] = np.concatenate([chosen, rest])
+            self.cursor = c + k
+            return chosen
+        self._new_epoch(rng)
+        return np.concatenate(
+            [chosen, self.take(k - chosen.size, rng, np.concatenate([exclude, chosen]))]
+        )
+
+    def take_where(
+        self, k: int, rng: np.random.Generator, keep: KeepRule, max_epochs: int
+    ) -> tuple[I64, int]:
+        """(the next k ids that `keep` accepts, how many it passed over); the ids it
+        rejects are passed over until the next epoch (GRESO's walk). Chunks of the
+        permutation are scanned in order, each chunk's decisions made in one call, and the
+        walk stops right after the k-th taken id.
+
+        `keep` should accept any id with positive probability. After `max_epochs` new epochs
+        within this call the rest is taken without asking (a named bound, never a stuck walk).
+        """
+        taken: list[I64] = []
+        need, started, passed = k, 0, 0
+        in_batch = _EMPTY_I
+        chunk_size = max(_MIN_CHUNK, 2 * k)
+        while need > 0:
+            if self.left == 0:
+                if started >= max_epochs:
+                    taken.append(self.take(need, rng, in_batch))
+                    break
+                self._new_epoch(rng)
+                started += 1
+                if in_batch.size:  # ids of this batch count as visited in the new epoch
+                    self._move_to_front(in_batch)
+            chunk = self.order[self.cursor : self.cursor + chunk_size]
+            ok = keep(chunk)
+            pos = np.flatnonzero(ok)[:need]
+            walked = int(pos[-1]) + 1 if pos.size == need else chunk.size
+            self.cursor += walked
+            passed += walked - pos.size
+            got = chunk[pos].copy()
+            taken.append(got)
+            in_batch = np.concatenate([in_batch, got])
+            need -= got.size
+            chunk_size *= 2  # a pool that keeps few ids is scanned in O(log) calls
+        return (np.concatenate(taken) if taken else _EMPTY_I), passed
+
+    def take_best(self, k: int, rng: np.random.Generator, score: Callable[[I64], F64]) -> I64:
+        """The k ids of this epoch's remainder with the highest `score` (ties: walk order);
+        a batch that straddles the boundary takes the whole remainder and the best of the
+        next epoch. Each id is still handed out once per epoch (coverage mode)."""
+        first = _EMPTY_I
+        if self.left <= k:
+            first = self.take(self.left, rng)
+            self._new_epoch(rng)
+            self._move_to_front(first)
+            k -= first.size
+            if k == 0:
+                return first
+        rest = self.remaining()
+        s = np.asarray(score(rest), dtype=np.float64)
+        best = np.sort(np.argsort(-s, kind="stable")[:k])
+        chosen = rest[best].copy()
+        others = np.delete(rest, best)
+        self.order[self.cursor :] = np.concatenate([chosen, others])
+        self.cursor += k
+        return np.concatenate([first, chosen])
+
+    def _new_epoch(self, rng: np.random.Generator) -> None:
+        self.order = rng.permutation(self.num_tasks).astype(np.int64)
+        self.cursor = 0
+        self.epoch += 1
+
+    def _move_to_front(self, ids: I64) -> None:
+        """Mark `ids` visited at the start of a new epoch (they were handed out just now)."""
+        rest = self.order[~np.isin(self.order, ids)]
+        self.order = np.concatenate([ids, rest]).astype(np.int64)
+        self.cursor = int(ids.size)
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        return {"order": self.order, "cursor": self.cursor, "epoch": self.epoch}
+
+    def load_state_dict(self, state: dict[str, Any], who: str) -> None:
+        """Restore; a ValueError naming `who` leaves the walk unchanged."""
+        state = check_keys(state, f"{who} state: walk", _STATE_KEYS)
+        order = read_permutation(state, "order", who, self.num_tasks, allow_empty=True)
+        cursor = read_int(state, "cursor", who, hi=order.shape[0])
+        epoch = read_int(state, "epoch", who)
+        self.order, self.cursor, self.epoch = order, cursor, epoch
