@@ -122,20 +122,19 @@ class EpochWalk:
         return (np.concatenate(taken) if taken else _EMPTY_I), passed
 
     def take_best(self, k: int, rng: np.random.Generator, score: Callable[[I64], F64]) -> I64:
-        """The k ids of this epoch's remainder with the highest `score` (ties: walk order);
-        a batch that straddles the boundary takes the whole remainder and the best of the
-        next epoch. Each id is still handed out once per epoch (coverage mode)."""
+        """The k ids of this epoch's remainder with the highest `score`, best first (ties:
+        walk order). A batch that straddles the boundary takes the whole remainder and the
+        best of the next epoch. Each id is handed out once per epoch (coverage mode)."""
         first = _EMPTY_I
-        if self.left <= k:
-            first = self.take(self.left, rng)
+        if self.left < k:
+            first = self.remaining().copy()
             self._new_epoch(rng)
-            self._move_to_front(first)
+            if first.size:
+                self._move_to_front(first)
             k -= first.size
-            if k == 0:
-                return first
         rest = self.remaining()
         s = np.asarray(score(rest), dtype=np.float64)
-        best = np.sort(np.argsort(-s, kind="stable")[:k])
+        best = np.argsort(-s, kind="stable")[:k]
         chosen = rest[best].copy()
         others = np.delete(rest, best)
         self.order[self.cursor :] = np.concatenate([chosen, others])
