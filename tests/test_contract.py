@@ -245,6 +245,10 @@ _NESTED_CASES: list[tuple[str, dict[str, Any]]] = [
     ("bots", {"candidates": 16}),
     ("prioritized", {"sampling": "proportional"}),
     ("prioritized", {"structure": "tournament"}),
+    ("bots", {"coverage": "epoch"}),
+    ("dots", {"coverage": "epoch"}),
+    ("prioritized", {"coverage": "epoch"}),
+    ("pcl", {"coverage": "epoch"}),
     ("offline", {"estimated": True}),  # no given difficulty: estimated during training
     ("adcl", {"estimated": True}),
     ("dapo", {"inner": "bots", "inner_config": {"plugin": "regression"}}),

@@ -354,6 +354,31 @@ def test_tampered_state_is_rejected_at_load_or_works(
     _round_trip_continues(sel, tmp_path)
 
 
+@PROPERTY
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["bots", "prioritized", "pcl"])
+def test_tampered_epoch_coverage_state_is_rejected_at_load_or_works(
+    name: str, pool: TaskPool, tmp_path: Path, data: st.DataObject
+) -> None:
+    """coverage='epoch' adds the walk (order, cursor, epoch) to the state: tamper with it."""
+    sel = build(name, pool, seed=3, coverage="epoch")
+    drive(sel, steps=17)  # mid-way through the second epoch
+    state = sel.state_dict()
+    paths = [(p, v) for p, v in _leaves(state) if p[:2] == ("algo", "walk")]
+    path, value = data.draw(st.sampled_from(paths), label="leaf")
+    tampered = copy.deepcopy(state)
+    node = tampered
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = data.draw(st.sampled_from(_mutations(value)), label="mutation")
+    try:
+        sel.load_state_dict(tampered)
+    except ValueError:
+        assert_state_equal(state, sel.state_dict())
+        return
+    _round_trip_continues(sel, tmp_path)
+
+
 class _Flaky:
     """A collaborator (judge or estimator) that works until its server goes down."""
 

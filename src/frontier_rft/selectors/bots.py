@@ -10,10 +10,11 @@ s, f are the step's explicit success/failure counts (0 for tasks not rolled out)
 rolled-out tasks s~ = s, f~ = f, for the others s~ = p~ * n, f~ = (1 - p~) * n with p~ from
 an implicit-evidence plug-in (bots_plugins). Selection draws p^ ~ Beta(alpha, beta) per task
 (Thompson sampling) or takes the posterior mean, and returns the B tasks with the smallest
-|p^ - p*|. With reward_model="gaussian" the same update runs on the natural parameters of a
-Gaussian with known variance (appendix E.4): alpha holds the pseudo reward sum, beta the
-pseudo count. docs/selectors/bots.md has the equations, the late-feedback rule and every
-deviation from the paper.
+|p^ - p*| (coverage="epoch": the B best of what this epoch has not handed out yet, so each
+task is selected once per epoch). With reward_model="gaussian" the same update runs on the
+natural parameters of a Gaussian with known variance (appendix E.4): alpha holds the
+pseudo reward sum, beta the pseudo count. docs/selectors/bots.md has the equations, the
+late-feedback rule and every deviation from the paper.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from frontier_rft.selectors.bots_plugins import (
     smallest_k,
 )
 from frontier_rft.selectors.bots_regression import RegressionPlugin
+from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = [
     "BOTSConfig",
@@ -116,6 +118,8 @@ class BOTSSelector(Selector):
             self._a = np.full(n, self._prior[0])
             self._b = np.full(n, self._prior[1])
             self._buf = np.empty(n)
+        # coverage="epoch": this epoch's walk; the posterior only orders what it has left.
+        self._walk = EpochWalk(n) if cfg.coverage == "epoch" else None
         self._clock = -1
         self._mu_tilde = float("nan")
         self._rho = float(cfg.rho) if self.plugin != "none" else 0.0
@@ -198,12 +202,20 @@ class BOTSSelector(Selector):
 
     # ------------------------------------------------------------------ selection
     def _select(self, n: int) -> I64:
+        if self._walk is not None:  # coverage="epoch" (whole-pool mode: posterior is current)
+            return self._walk.take_best(n, self.rng, self._closeness)
         if self.lazy is None:
             return smallest_k(self._score(self._a, self._b, self._buf), n, self.rng)
         cand = self._draw_candidates(n)
         self.lazy.sync(cand)
         a, b = self._a[cand], self._b[cand]
         return cand[smallest_k(self._score(a, b, np.empty_like(a)), n, self.rng)]
+
+    def _closeness(self, ids: I64) -> F64:
+        """-|p^ - target| of `ids` (higher = closer): one draw per id, for these ids only."""
+        a, b = self._a[ids], self._b[ids]
+        score = self._score(a, b, np.empty_like(a))
+        return np.negative(score, out=score)
 
     def _draw_candidates(self, n: int) -> I64:
         """`candidates` tasks (at least n) uniformly without replacement, or the whole pool."""
@@ -541,6 +553,7 @@ class BOTSSelector(Selector):
             "log": [log.to_state(s) for s, log in sorted(self._log.items())],
             "regression": {} if self._regression is None else self._regression.state_dict(),
             **({"lazy": self.lazy.state_dict()} if self.lazy is not None else {}),
+            **({"walk": self._walk.state_dict()} if self._walk is not None else {}),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -572,9 +585,15 @@ class BOTSSelector(Selector):
             check_keys(state["regression"], f"{who} state: regression", ())
         if (self.lazy is None) != ("lazy" not in state):
             raise ValueError(f"{who} state: candidate mode does not match the config")
+        if (self._walk is None) != ("walk" not in state):
+            raise ValueError(f"{who} state: coverage mode does not match the config")
+        walk = None
+        if self._walk is not None:
+            walk = EpochWalk(n)
+            walk.load_state_dict(state["walk"], who)
         if self.lazy is not None:
             self.lazy.load_state_dict(state["lazy"], a, b)
-        self._a, self._b, self._rho, self._log = a, b, rho, logs
+        self._a, self._b, self._rho, self._log, self._walk = a, b, rho, logs, walk
         self._stats, self._clock, self._mu_tilde = stats, clock, mu_tilde
 
     def _metrics(self) -> dict[str, float]:
@@ -586,6 +605,7 @@ class BOTSSelector(Selector):
             "rho": self._rho,
             "clock": float(self._clock),
             **self._stats,
+            **({"epoch": float(self._walk.epoch)} if self._walk is not None else {}),
         }
 
     def _pool_averages(self) -> tuple[float, float]:

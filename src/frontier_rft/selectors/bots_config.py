@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.structures.epoch_walk import COVERAGE_MODES, Coverage
 
 __all__ = ["PLUGINS", "REWARD_MODELS", "BOTSConfig", "DOTSConfig", "MoPPSConfig"]
 
@@ -68,6 +69,8 @@ class BOTSConfig(SelectorConfig):
     """Steps whose per-step log is kept so late pieces are folded in exactly."""
     candidates: int = 0
     """Tasks drawn uniformly per select to choose among (0 = the whole pool, the paper)."""
+    coverage: Coverage = "pool"
+    """'pool': best B of the whole pool each step (the paper); 'epoch': each task once per epoch."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -113,6 +116,13 @@ class BOTSConfig(SelectorConfig):
             and self.candidates >= 0,
             f"candidates must be an int >= 0 (0 = the whole pool; e.g. 16 x the batch size "
             f"for pools of 1e7+ tasks), got {self.candidates!r}",
+        )
+        check_choice("coverage", self.coverage, COVERAGE_MODES)
+        check(
+            self.coverage == "pool" or self.candidates == 0,
+            f"coverage='epoch' ranks the whole rest of the epoch each step and cannot be "
+            f"combined with candidates > 0 (got {self.candidates!r}, meant for pools too large "
+            f"to score per step); pass candidates=0 with coverage='epoch', or coverage='pool'",
         )
         for name in ("kernel_chunk_rows", "late_window"):
             v = getattr(self, name)

@@ -115,6 +115,11 @@ class Coordinator:
                 "shard's features and history); give the pool reference_pass_rates, or pass "
                 "plugin='none'"
             )
+        if cfg.coverage != "pool":
+            raise ValueError(
+                "a sharded service cannot run coverage='epoch' (its epoch walk is one order "
+                "over the whole pool, not per shard); pass coverage='pool'"
+            )
         self.cfg, self.plugin, self.gaussian = cfg, plugin, gaussian
         self.clock = int(state["clock"])
         self.logged = {int(s) for s in state["logged"]}

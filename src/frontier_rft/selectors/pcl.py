@@ -4,7 +4,9 @@ An online regressor (the "value model") predicts, from each task's feature vecto
 rate (binary rewards) or its reward variance (continuous rewards). Each step it scores an m*B
 candidate pool drawn uniformly and keeps the B candidates whose predicted pass rate is closest
 to the target 0.5, or whose predicted variance is highest; then it regresses on the realised
-outcomes of the step. The paper's value model is an LLM with a 512-d value head trained by SGD;
+outcomes of the step. With coverage="epoch" the m*B candidates are the next m*B prompts of
+this epoch's walk that were not handed out yet, so each prompt is selected once per epoch.
+The paper's value model is an LLM with a 512-d value head trained by SGD;
 here it is exponentially-weighted ridge regression on `TaskPool.features`, or on features of
 the prompt text when only prompts are given (docs/selectors/pcl.md).
 """
@@ -25,6 +27,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_float, read_keys
 from frontier_rft.features.derive import task_features
 from frontier_rft.selectors.ridge import OnlineRidge
+from frontier_rft.structures.epoch_walk import COVERAGE_MODES, Coverage, EpochWalk
 
 __all__ = ["PCLConfig", "PCLSelector"]
 
@@ -47,6 +50,8 @@ class PCLConfig(SelectorConfig):
     """Per-batch decay of past evidence, so the fit follows the moving policy (1 = none)."""
     fit_intercept: bool = True
     """Append a constant feature (its weight is penalised like the others)."""
+    coverage: Coverage = "pool"
+    """'pool': m*B uniform candidates (the paper); 'epoch': the next m*B unvisited this epoch."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -69,6 +74,7 @@ class PCLConfig(SelectorConfig):
             0.0 < self.forgetting <= 1.0,
             f"forgetting must lie in (0, 1] (1 keeps all evidence), got {self.forgetting!r}",
         )
+        check_choice("coverage", self.coverage, COVERAGE_MODES)
 
 
 class PCLSelector(Selector):
@@ -103,6 +109,8 @@ class PCLSelector(Selector):
             ),
             float("nan"),
         )
+        # coverage="epoch": this epoch's walk; the value model orders what it has left.
+        self._walk = EpochWalk(pool.num_tasks) if cfg.coverage == "epoch" else None
 
     @property
     def weights(self) -> NDArray[np.float64]:
@@ -114,6 +122,10 @@ class PCLSelector(Selector):
         return self.model.predict(self._features[np.asarray(task_ids, dtype=np.int64)])
 
     def _select(self, n: int) -> NDArray[np.int64]:
+        if self._walk is not None:
+            chosen = self._walk.take_best(n, self.rng, lambda ids: self._window_score(ids, n))
+            self._stats["selected_prediction_mean"] = float(self.predict(chosen).mean())
+            return chosen
         c = min(self.cfg.pool_multiplier * n, self.num_tasks)
         cand = self.rng.choice(self.num_tasks, size=c, replace=False).astype(np.int64)
         pred = self.predict(cand)
@@ -125,6 +137,16 @@ class PCLSelector(Selector):
         self._stats["candidate_prediction_mean"] = float(pred.mean())
         self._stats["selected_prediction_mean"] = float(pred[top].mean())
         return cand[top]
+
+    def _window_score(self, ids: NDArray[np.int64], n: int) -> NDArray[np.float64]:
+        """coverage="epoch": the value model's score of the first m*n of `ids` (this epoch's
+        remainder in walk order: a uniform sample of it), -inf for the rest (never chosen)."""
+        c = min(self.cfg.pool_multiplier * n, ids.shape[0])
+        pred, cfg_target = self.predict(ids[:c]), self.cfg.target_pass_rate
+        score = np.full(ids.shape[0], -np.inf)
+        score[:c] = pred if self.cfg.target == "variance" else -np.abs(pred - cfg_target)
+        self._stats["candidate_prediction_mean"] = float(pred.mean())
+        return score
 
     def _observe(self, batch: GroupBatch) -> None:
         y = batch.means if self.cfg.target == "pass_rate" else batch.variances
@@ -138,14 +160,21 @@ class PCLSelector(Selector):
         return True
 
     def _state_dict(self) -> dict[str, Any]:
-        return {**self.model.state_dict(), "stats": dict(self._stats)}
+        walk = {"walk": self._walk.state_dict()} if self._walk is not None else {}
+        return {**self.model.state_dict(), "stats": dict(self._stats), **walk}
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         stats = read_keys(state, "stats", self.name, tuple(self._stats))
         stats = {k: read_float(stats, k, self.name) for k in stats}
         # The value model's fields sit beside "stats"; unknown ones are refused by the base.
+        if (self._walk is None) != ("walk" not in state):
+            raise ValueError(f"{self.name} state: coverage mode does not match the config")
+        walk = None
+        if self._walk is not None:
+            walk = EpochWalk(self.num_tasks)
+            walk.load_state_dict(state["walk"], self.name)
         self.model.load_state_dict({k: state[k] for k in OnlineRidge.STATE_KEYS}, self.name)
-        self._stats = stats
+        self._stats, self._walk = stats, walk
 
     def _metrics(self) -> dict[str, float]:
         return {
@@ -153,4 +182,5 @@ class PCLSelector(Selector):
             "effective_samples": self.model.samples,
             "updates": float(self.model.batches),
             "weight_norm": float(np.linalg.norm(self.model.weights)),
+            **({"epoch": float(self._walk.epoch)} if self._walk is not None else {}),
         }

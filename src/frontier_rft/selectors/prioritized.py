@@ -6,7 +6,10 @@ flight* until their rollouts come back, then re-enter with their new priority. P
 whose group is all-correct / all-wrong leave the heap for a solved / unsolved pool
 (min-heaps by last-test step) and are retested a few at a time every R steps. A share of
 batches is drawn uniformly from the heap (exploration), or every batch is sampled in
-proportion to w (sum-tree mode).
+proportion to w (sum-tree mode). With coverage="epoch" none of that machinery is used:
+each step takes the C highest priorities among the problems this epoch has not handed
+out yet (one walk over a fresh permutation per epoch), so each problem is selected once
+per epoch; priorities still follow the feedback.
 
 Lifecycle of a problem (`_where`): HEAP -> FLIGHT -> HEAP | SOLVED | UNSOLVED, and a pooled
 problem -> FLIGHT when retested. Every problem is in exactly one place, so nothing leaks:
@@ -33,6 +36,7 @@ from frontier_rft.core.state_check import (
     read_keys,
 )
 from frontier_rft.structures import IndexedMaxHeap, SumTree, TimestampHeap, TournamentTree
+from frontier_rft.structures.epoch_walk import COVERAGE_MODES, Coverage, EpochWalk
 
 __all__ = ["PrioritizedReplayConfig", "PrioritizedReplaySelector", "priority"]
 
@@ -75,6 +79,8 @@ class PrioritizedReplayConfig(SelectorConfig):
     """Select calls after which a problem whose results never arrived returns home."""
     shuffle_unseen: bool = True
     """Visit never-observed problems of equal priority in a seeded random order (else by id)."""
+    coverage: Coverage = "pool"
+    """'pool': the heap, pools and retests (the paper); 'epoch': each problem once per epoch."""
 
     infinite_ok: ClassVar[frozenset[str]] = frozenset({"init_priority"})
 
@@ -95,6 +101,7 @@ class PrioritizedReplayConfig(SelectorConfig):
         check_choice("sampling", self.sampling, ("top", "proportional"))
         check_choice("structure", self.structure, ("auto", "heap", "tournament"))
         check_choice("pool_statistic", self.pool_statistic, ("group", "ema"))
+        check_choice("coverage", self.coverage, COVERAGE_MODES)
         check(
             self.sampling == "top" or np.isfinite(self.init_priority),
             "sampling='proportional' needs a finite init_priority (use e.g. 0.2)",
@@ -234,6 +241,8 @@ class PrioritizedReplaySelector(Selector):
         }
         self._batch_mean_priority = float("nan")
         self._batch_unseen_share = float("nan")
+        # coverage="epoch": this epoch's walk; the heap, pools and flight stay untouched.
+        self._walk = EpochWalk(n) if cfg.coverage == "epoch" else None
 
     def _new_index(self) -> _TopIndex | _ProportionalIndex:
         if self._structure == "sumtree":
@@ -264,6 +273,8 @@ class PrioritizedReplaySelector(Selector):
 
     # ------------------------------------------------------------------ select
     def _select(self, n: int) -> NDArray[np.int64]:
+        if self._walk is not None:
+            return self._select_epoch(n)
         cfg = self.cfg
         call = self.select_calls
         self._expire(call)
@@ -311,6 +322,17 @@ class PrioritizedReplaySelector(Selector):
         self._counts["exploration_batches"] += int(explore and from_heap.shape[0] > 0)
         newly = self._times_selected[chosen] == 0
         self._counts["selected_problems"] += int(newly.sum())
+        return chosen
+
+    def _select_epoch(self, n: int) -> NDArray[np.int64]:
+        """coverage="epoch": the n highest priorities w among this epoch's remainder."""
+        assert self._walk is not None
+        cfg = self.cfg
+        chosen = self._walk.take_best(
+            n, self.rng, lambda ids: priority(self._p[ids], cfg.success_bias, cfg.init_priority)
+        )
+        self._note_batch_priority(chosen)
+        self._counts["selected_problems"] += int((self._times_selected[chosen] == 0).sum())
         return chosen
 
     def _take_from_heap(self, k: int, explore: bool) -> NDArray[np.int64]:
@@ -405,6 +427,9 @@ class PrioritizedReplaySelector(Selector):
         else:
             new = np.where(first, pg, cfg.ema_alpha * pg + (1.0 - cfg.ema_alpha) * old)
         self._counts["observed_problems"] += int(first.sum())
+        if self._walk is not None:  # coverage="epoch": p is all that selection reads
+            self._p[ids] = new
+            return
         where = self._where[ids]
         # Detach every observed problem from where it is now.
         in_flight = where == FLIGHT
@@ -456,6 +481,7 @@ class PrioritizedReplaySelector(Selector):
             "counts": dict(self._counts),
             "batch_mean_priority": self._batch_mean_priority,
             "batch_unseen_share": self._batch_unseen_share,
+            **({"walk": self._walk.state_dict()} if self._walk is not None else {}),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -497,6 +523,13 @@ class PrioritizedReplaySelector(Selector):
         next_tie = read_int(state, "next_tie", who)
         mean_priority = read_float(state, "batch_mean_priority", who)
         unseen_share = read_float(state, "batch_unseen_share", who, 0.0, 1.0)
+        if (self._walk is None) != ("walk" not in state):
+            raise ValueError(f"{who} state: coverage mode does not match the config")
+        walk = None
+        if self._walk is not None:
+            walk = EpochWalk(n)
+            walk.load_state_dict(state["walk"], who)
+        self._walk = walk
         self._p, self._where, self._index = p, where, index
         self._solved, self._unsolved = solved, unsolved
         self._fl_ids, self._fl_since, self._fl_origin, self._fl_stamp = (
@@ -512,6 +545,14 @@ class PrioritizedReplaySelector(Selector):
 
     def _metrics(self) -> dict[str, float]:
         c = self._counts
+        if self._walk is not None:  # coverage="epoch": no heap, pools or flight in use
+            return {
+                "epoch": float(self._walk.epoch),
+                "never_selected": float(self.num_tasks - c["selected_problems"]),
+                "distinct_observed": float(c["observed_problems"]),
+                "batch_mean_priority": self._batch_mean_priority,
+                "batch_unseen_share": self._batch_unseen_share,
+            }
         out = {
             "heap_size": float(len(self._index)),
             "solved_pool": float(len(self._solved)),

@@ -14,14 +14,19 @@ front (they count as visited in the new epoch too), so one batch never repeats a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.state_check import check_keys, read_int, read_permutation
 
-__all__ = ["EpochWalk"]
+__all__ = ["COVERAGE_MODES", "Coverage", "EpochWalk"]
+
+Coverage = Literal["pool", "epoch"]
+"""A scoring selector's coverage: 'pool' re-draws from the whole pool each step (the
+papers), 'epoch' hands each prompt out once per epoch, best-scored first (take_best)."""
+COVERAGE_MODES: tuple[Coverage, ...] = ("pool", "epoch")
 
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
@@ -126,7 +131,7 @@ class EpochWalk:
         walk order). A batch that straddles the boundary takes the whole remainder and the
         best of the next epoch. Each id is handed out once per epoch (coverage mode)."""
         first = _EMPTY_I
-        if self.left < k:
+        if self.left < k:  # (== k: this epoch's last batch, the next one is not opened yet)
             first = self.remaining().copy()
             self._new_epoch(rng)
             if first.size:
