@@ -53,35 +53,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft import SELECTORS, Feedback, GroupBatch, Selector, TaskPool, make_selector
+from frontier_rft.core.facts import Cost
 
-# Which floor each selector is held to, and its expected per-step cost class.
-# "thompson": one Beta draw per task is unavoidable (Thompson sampling over all tasks).
-# "greedy":   one distance pass + np.argpartition over N (greedy top-B over fresh scores).
-# "linear":   one read pass over an N-float array; also the yardstick reported for
-#             sublinear methods.
-# "absolute": a fixed budget of ABSOLUTE_TARGET_MS per step at every N (heap methods).
-FLOORS: dict[str, tuple[str, str]] = {
-    # kind: "thompson" / "greedy" / "linear" = an O(N) method, held to <= 2x that floor;
-    # "absolute" = prioritized replay, held to <= 2 ms per step;
-    # "sublinear" = per-step work independent of N, held to flat scaling: step time at
-    # any N <= 2x its step time at the smallest N (its ratio to the floor is reported too).
-    "uniform": ("sublinear", "O(B)"),  # walks a permutation; an O(N) reshuffle once per epoch
-    "offline": ("sublinear", "O(B)"),  # walks a precomputed difficulty order
-    "prioritized": ("absolute", "O(B log N)"),  # heap extract/insert of B problems
-    "bots": ("thompson", "O(N)"),  # Beta draw for every task + forgetting update of all
-    "mopps": ("thompson", "O(N)"),  # BOTS preset with Thompson sampling
-    # BOTS preset, greedy on the posterior mean: its floor is a distance pass + argpartition
-    # (against contract + a read pass, from the floors table, it is ~9x at N = 1e6)
-    "dots": ("greedy", "O(N)"),
-    "sec": ("sublinear", "O(B)"),  # bandit over categories, uniform within an arm
-    # retrieval scores C = candidate_sample (default 512) bank prompts against the memory
-    # of M frontier prompts; O(N) with candidate_sample=None (the whole bank)
-    "frontier": ("sublinear", "O(CM)"),
-    "metis": ("sublinear", "O(mB)"),  # judge scores m*B candidates (non-LLM judge here)
-    "pcl": ("sublinear", "O(mB)"),  # value model scores m*B candidates
-    "adcl": ("sublinear", "O(B)"),  # sorted chunks, re-estimated between chunks
-    "dapo": ("sublinear", "O(B)"),  # oversample and filter groups
-}
+
+def cost_of(name: str) -> Cost:
+    """The per-step cost class a selector declares (`cls.cost`): it picks the floor the
+    selector is held to (the kinds: `frontier_rft.core.facts.CostKind`). An O(N) kind
+    ("thompson", "greedy", "linear") is held to <= 2x that floor; "absolute" to <= 2 ms per
+    step; "sublinear" to flat scaling: step time at any N <= 2x its step time at the
+    smallest N (its ratio to the floor is reported too)."""
+    cls = SELECTORS.get(name)
+    return cls.cost if cls is not None else Cost("linear", "?")
+
+
 RATIO_TARGET = 2.0
 ABSOLUTE_TARGET_MS = 2.0
 BYTES_TARGET = 64.0
@@ -281,13 +265,11 @@ class TimedJudge:
 def build(name: str, pool: TaskPool, seed: int) -> Selector:
     if name == ContractOnlySelector.name:
         return ContractOnlySelector(pool, seed=seed)
-    kwargs: dict[str, Any] = {}
-    if name == "metis" and "judge" in SELECTORS[name].collaborators:
-        # The real METIS judge is the policy LLM itself, whose cost is inference, not the
+    kwargs = SELECTORS[name].default_collaborators()  # no rollouts here: none to estimate
+    if "judge" in kwargs:
+        # A real judge (METIS's) is the policy LLM itself, whose cost is inference, not the
         # selector's; the packaged heuristic judge stands in, timed separately.
-        from frontier_rft.selectors.metis import HeuristicJudge
-
-        kwargs["judge"] = TimedJudge(HeuristicJudge())
+        kwargs["judge"] = TimedJudge(kwargs["judge"])
     try:
         return make_selector(name, pool, seed=seed, **kwargs)
     except NotImplementedError as exc:
@@ -433,7 +415,7 @@ def verdict(name: str, row: dict[str, Any]) -> dict[str, Any]:
     `row` holds the paired floor measured alongside the selector (`floor_contract_ms`,
     `floor_pass_ms`) and its step time without any judge (`selector_ms_median`).
     """
-    kind = FLOORS.get(name, ("linear", "?"))[0]
+    kind = cost_of(name).kind
     step = row.get("selector_ms_median", row["step_ms_median"])  # a judge's time excluded
     out: dict[str, Any] = {"floor_kind": kind}
     if kind == "absolute":
@@ -502,8 +484,8 @@ def run(s: Settings, log: Callable[[str], None] = lambda m: None) -> dict[str, A
                 notes.setdefault(name, f"skipped at N={n}: batch {s.batch} > pool")
                 continue
             try:
-                row: dict[str, Any] = {"selector": name, "n": n, "cost": FLOORS.get(name)}
-                kind = FLOORS.get(name, ("linear", "?"))[0]
+                row: dict[str, Any] = {"selector": name, "n": n}
+                kind = cost_of(name).kind
                 op = ops[kind if kind in ("thompson", "greedy") else "linear"]
                 row.update(time_run(name, world, s, steps, floor_op=op))
                 row.update(memory_run(name, world, s))
@@ -520,7 +502,7 @@ def run(s: Settings, log: Callable[[str], None] = lambda m: None) -> dict[str, A
                 )
                 log(f"N={n:,} {name}: ERROR {type(exc).__name__}: {exc}")
                 continue
-            row["cost"] = FLOORS.get(name, ("linear", "?"))[1]
+            row["cost"] = cost_of(name).big_o
             row.update(verdict(name, row))
             results.append(row)
             log(

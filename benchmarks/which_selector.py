@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from frontier_rft import SELECTORS as REGISTERED
 from frontier_rft.simulation.runner import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
@@ -38,19 +39,8 @@ TIERS: dict[str, tuple[str, ...]] = {
     "+references": ("prompts", "references"),
     "oracle": ("prompts", "categories", "difficulty", "references", "features"),
 }
-SELECTORS = (
-    "uniform",
-    "prioritized",
-    "bots",
-    "mopps",
-    "dots",
-    "sec",
-    "frontier",
-    "pcl",
-    "metis",
-    "offline",
-    "adcl",
-)
+SELECTORS = tuple(name for name, cls in REGISTERED.items() if cls.in_simulator)
+"""What `frontier simulate` compares by default: every selector whose class says so."""
 
 
 def ttb_cell(stats: dict[str, Any]) -> str:
@@ -79,7 +69,7 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", f"## {scenario}: {SCENARIOS[scenario].description}", ""]
         lines.append("| selector | " + " | ".join(TIERS) + " |")
         lines.append("|---|" + "---:|" * len(TIERS))
-        for name in SELECTORS:
+        for name in by_tier["prompts"]["summary"]:  # the selectors these results hold
             cells = [ttb_cell(by_tier[t]["summary"][name]["ttb100"]) for t in TIERS]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         evidence = by_tier["prompts"]["evidence"]

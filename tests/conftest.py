@@ -70,12 +70,8 @@ def world_rewards(
 
 
 def selector_kwargs(name: str, pool: TaskPool) -> dict[str, Any]:
-    """Collaborators a selector needs in tests (METIS uses the documented non-LLM judge)."""
-    if name == "metis":
-        from frontier_rft.selectors.metis import HeuristicJudge
-
-        return {"judge": HeuristicJudge()}
-    return {}
+    """Collaborators a selector needs in tests: its class's defaults (METIS: the non-LLM judge)."""
+    return SELECTORS[name].default_collaborators()
 
 
 def build(name: str, pool: TaskPool, seed: int = 0, **overrides: Any) -> Selector:

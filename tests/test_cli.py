@@ -13,6 +13,7 @@ import pytest
 
 from frontier_rft import SELECTORS
 from frontier_rft.cli.main import main
+from frontier_rft.cli.selectors import describe
 
 
 def test_selectors_lists_every_registered_name(capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,25 +38,23 @@ def test_unknown_selector_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_every_selector_says_what_it_needs_and_the_claims_hold() -> None:
-    """`frontier selectors` names, per selector, the evidence it derives from prompts alone;
-    building each from prompts only must report exactly those evidence keys."""
+    """`frontier selectors` prints, per selector, the evidence its class declares it derives
+    from prompts alone (`cls.needs`); building each from prompts only must report exactly
+    those evidence keys."""
     import warnings
 
     from frontier_rft import TaskPool, make_selector
-    from frontier_rft.cli.selectors import NEEDS
-    from frontier_rft.selectors.metis_judge import HeuristicJudge
 
-    assert set(NEEDS) == set(SELECTORS)
     prompts = [f"task {i}: add {i} and {i % 7} then multiply by {i % 3}" for i in range(60)]
     pool = TaskPool(num_tasks=len(prompts), prompts=prompts)
-    for name, needs in NEEDS.items():
-        extra = {"judge": HeuristicJudge()} if name == "metis" else {}
+    for name, cls in SELECTORS.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sel = make_selector(name, pool, seed=0, **extra)
+            sel = make_selector(name, pool, seed=0, **cls.default_collaborators())
         sel.select(4)
         evidence = {k for k in sel.metrics() if k.startswith("evidence/")}
-        assert evidence == set(needs.evidence), name
+        assert evidence == set(cls.needs.evidence), name
+        assert cls.needs.from_prompts in describe(name, full=False), name
 
 
 def _all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

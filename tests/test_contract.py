@@ -238,20 +238,17 @@ def _nested_dicts(tree: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, 
             yield from _nested_dicts(value, (*path, key))
 
 
-# Every selector, plus the settings that add nested parts to its state.
+# Every selector, plus the settings that add nested parts to its state: the extra configs
+# its class declares, and, for one that estimates a missing difficulty from feedback (its
+# prompts-only evidence says so), a pool without difficulty.
 _NESTED_CASES: list[tuple[str, dict[str, Any]]] = [
     *((name, {}) for name in sorted(SELECTORS)),
-    ("bots", {"plugin": "regression"}),
-    ("bots", {"candidates": 16}),
-    ("prioritized", {"sampling": "proportional"}),
-    ("prioritized", {"structure": "tournament"}),
-    ("bots", {"coverage": "epoch"}),
-    ("dots", {"coverage": "epoch"}),
-    ("prioritized", {"coverage": "epoch"}),
-    ("pcl", {"coverage": "epoch"}),
-    ("offline", {"estimated": True}),  # no given difficulty: estimated during training
-    ("adcl", {"estimated": True}),
-    ("dapo", {"inner": "bots", "inner_config": {"plugin": "regression"}}),
+    *((name, config) for name in sorted(SELECTORS) for config in SELECTORS[name].test_configs),
+    *(
+        (name, {"estimated": True})
+        for name in sorted(SELECTORS)
+        if "evidence/difficulty/observed" in SELECTORS[name].needs.evidence
+    ),
 ]
 
 

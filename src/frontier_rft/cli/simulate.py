@@ -27,10 +27,6 @@ from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
 
 __all__ = ["add_commands"]
 
-# The DAPO filter acts in the trainer (which groups it trains on), not in selection; on its
-# own in this loop it proposes exactly what its inner selector does, so it is left out of
-# default comparisons (name it explicitly to include it).
-DEFAULT_EXCLUDED = ("dapo",)
 DEMO_SCENARIO = "hard"
 MAX_SEEDS = 10_000
 """Most seeds one command runs (each is a full run per selector)."""
@@ -48,7 +44,9 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
                 "bots,dots, or leave it out for all of them"
             )
     else:
-        names = [n for n in SELECTORS if n not in DEFAULT_EXCLUDED]
+        # A selector whose class says so (dapo: the filter acts in the trainer, not in this
+        # loop) is left out of default comparisons; name it explicitly to include it.
+        names = [n for n, cls in SELECTORS.items() if cls.in_simulator]
     unknown = [n for n in names if n not in SELECTORS]
     if unknown:
         raise UsageError(f"unknown selectors {unknown}; known: {', '.join(sorted(SELECTORS))}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +25,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, check_magnitude
 from frontier_rft.core.config import SelectorConfig, config_to_dict
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.state_check import (
@@ -34,13 +36,15 @@ from frontier_rft.core.state_check import (
     read_keys,
 )
 
-__all__ = ["FORMAT_VERSION", "Selector"]
+__all__ = ["FORMAT_VERSION", "Rollout", "Selector"]
 
 FORMAT_VERSION = 2
 """Version of the state_dict / saved-file layout; bumped on incompatible changes (2: refreshed
 features in the base state, BOTS regression and candidate-mode state, prompts as UTF-8)."""
 MAX_SEED = 2**256
 """Seeds are ints below this (a SHA-256 digest read as an int fits)."""
+Rollout = Callable[[NDArray[np.int64], int], NDArray[np.float64]]
+"""rollout(task_ids, n) -> n rewards per task, flattened in task order."""
 
 
 def _copy_tree(obj: Any) -> Any:
@@ -63,6 +67,31 @@ class Selector(ABC):
     """Frozen dataclass holding this selector's hyperparameters."""
     collaborators: ClassVar[tuple[str, ...]] = ()
     """Constructor keyword arguments that are not serialisable (judges, estimators)."""
+
+    # Facts the CLI, the figures, the benchmarks, the simulator and the contract tests read
+    # from the class, so that a new selector is its module and its test, nothing more. The
+    # registry refuses a registered class that lacks needs, cost or color.
+    needs: ClassVar[Needs]
+    """What it reads and derives from prompts alone (`frontier selectors`)."""
+    cost: ClassVar[Cost]
+    """Per-step cost class the overhead benchmark holds it to."""
+    color: ClassVar[str]
+    """Its fixed '#rrggbb' colour in every figure."""
+    linestyle: ClassVar[str] = "-"
+    """Its line style in figures: '-.' where a similar colour could hide its curve."""
+    in_simulator: ClassVar[bool] = True
+    """Whether `frontier simulate` runs it by default (without naming it)."""
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = ()
+    """Config overrides the contract suites run besides the defaults (nested state parts)."""
+
+    @classmethod
+    def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:
+        """The collaborators a caller without its own gets (simulator, tests, benchmarks).
+
+        `rollout(task_ids, n)`, when given, returns n rewards per task flattened in task
+        order from the policy being trained; none by default.
+        """
+        return {}
 
     def __init__(self, pool: TaskPool, config: SelectorConfig | None = None, *, seed: int = 0):
         if not isinstance(pool, TaskPool):

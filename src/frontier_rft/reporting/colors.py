@@ -1,15 +1,18 @@
 """One fixed colour per selector, the same in every figure (report, training runs, docs).
 
-Related selectors share a hue family but stay apart: the BOTS family is blue (bots mid,
-mopps light, dots navy); the two difficulty curricula are brown (offline) and olive (adcl);
-the baseline (uniform) is dark grey and dashed. Labels that are not plain selector names
-(sweep points such as `bots[lam=0.2]`) take sequential colours in label order, so a sweep
-reads light to dark with its values.
+Each selector's class declares its colour and line style (`Selector.color`,
+`Selector.linestyle`); this module reads them from the registry, so a new selector needs no
+entry here. Labels that are not plain selector names (sweep points such as `bots[lam=0.2]`)
+take sequential colours in label order, so a sweep reads light to dark with its values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from frontier_rft.core.selector import Selector
 
 __all__ = [
     "BASELINE_COLOR",
@@ -20,26 +23,36 @@ __all__ = [
 ]
 
 BASELINE_COLOR = "#3a3a3a"
-SELECTOR_COLORS = {
-    "uniform": BASELINE_COLOR,
-    "offline": "#8c564b",  # brown
-    "adcl": "#bcbd22",  # olive
-    "prioritized": "#ff7f0e",  # orange
-    "bots": "#1f77b4",  # blue
-    "mopps": "#17becf",  # cyan
-    "dots": "#393b79",  # navy
-    "sec": "#2ca02c",  # green
-    "frontier": "#d62728",  # red
-    "metis": "#9467bd",  # purple
-    "pcl": "#e377c2",  # pink
-    "dapo": "#637939",  # dark olive green
-}
-"""Every registered selector's colour (a test checks the registry is covered)."""
-DASH_DOT = "-."
-SECOND_STYLE = frozenset({"dots", "mopps", "adcl", "metis"})
-"""Selectors drawn dash-dotted: each sits next to a similar colour (dots/bots, mopps/bots,
-adcl/offline, metis/pcl) and can trace the same curve, so colour alone would hide one."""
+"""Dark grey: the baseline of a comparison, drawn dashed (uniform declares it as its colour,
+being the usual baseline)."""
 _SEQUENTIAL = ("#fdae61", "#f46d43", "#d73027", "#a50026", "#74add1", "#4575b4", "#313695")
+
+
+def _registered() -> Mapping[str, type[Selector]]:
+    # Read at use, not at import: the colours are the registry's, whatever it holds then.
+    from frontier_rft.selectors import SELECTORS
+
+    return SELECTORS
+
+
+class _SelectorColors(Mapping[str, str]):
+    """Read-only view name -> `cls.color` over the registry."""
+
+    def __getitem__(self, name: str) -> str:
+        return _registered()[name].color
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_registered())
+
+    def __len__(self) -> int:
+        return len(_registered())
+
+    def __repr__(self) -> str:
+        return f"SELECTOR_COLORS({dict(self)!r})"
+
+
+SELECTOR_COLORS: Mapping[str, str] = _SelectorColors()
+"""Every registered selector's colour, a view of the classes' `color`."""
 
 
 def selector_color(label: str) -> str | None:
@@ -65,6 +78,8 @@ def label_colors(labels: Sequence[str]) -> dict[str, str]:
 
 
 def selector_linestyle(label: str) -> str:
-    """'-.' for the selectors of SECOND_STYLE (and labels starting with one), else '-'."""
+    """The line style its selector declares, for a selector name and labels starting with
+    one (e.g. '-.' where a similar colour could hide the curve); '-' for anything else."""
     head = label.split(" ")[0].split("[")[0]
-    return DASH_DOT if head in SECOND_STYLE else "-"
+    cls = _registered().get(head)
+    return cls.linestyle if cls is not None else "-"

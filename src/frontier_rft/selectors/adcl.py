@@ -17,9 +17,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
-from frontier_rft.core.selector import Selector
+from frontier_rft.core.selector import Rollout, Selector
 from frontier_rft.core.state_check import (
     check_keys,
     read_array,
@@ -87,9 +88,33 @@ class ADCLSelector(Selector):
     """
 
     name = "adcl"
+    needs = Needs(
+        "a difficulty per task, re-estimated between chunks",
+        "difficulty = first observed pass rate, predicted from prompt-text features until seen",
+        "difficulty=(N,); estimator= a pass-rate estimator (4 rollouts per prompt in METIS)",
+        ("evidence/difficulty/observed", "evidence/features/text"),
+    )
+    cost = Cost("sublinear", "O(B)", "sorted chunks, re-estimated between chunks")
+    color = "#bcbd22"  # olive: apart from offline's brown, the other difficulty curriculum
+    linestyle = "-."  # next to offline, and can trace the same curve
     config_class = ADCLConfig
     config: ADCLConfig
     collaborators = ("estimator",)
+
+    @classmethod
+    def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:
+        """With `rollout`, an estimator from a few real rollouts of the current policy (as ADCL
+        re-estimates the next chunk); without, none (the offline order is kept)."""
+        if rollout is None:
+            return {}
+        per = ADCLConfig.rollouts_per_estimate  # 4 rollouts per prompt (METIS Table 5)
+
+        def estimate(task_ids: NDArray[np.int64]) -> NDArray[np.float64]:
+            rewards = rollout(np.asarray(task_ids, dtype=np.int64), per)
+            rates: NDArray[np.float64] = rewards.reshape(-1, per).mean(axis=1)
+            return rates
+
+        return {"estimator": estimate}
 
     def __init__(
         self,

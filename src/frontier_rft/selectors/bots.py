@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -77,6 +78,19 @@ class BOTSSelector(Selector):
     """
 
     name = "bots"
+    needs = Needs(
+        "per-task Beta posteriors + implicit evidence for unselected tasks",
+        "implicit evidence from a regression on prompt-text features (evidence/plugin/regression)",
+        "reference_pass_rates=(N, 2) weak/strong models (the paper's interpolation); features=",
+        ("evidence/plugin/regression", "evidence/features/text"),
+    )
+    cost = Cost("thompson", "O(N)", "Beta draw for every task + forgetting update of all")
+    color = "#1f77b4"  # blue: the BOTS family is blue (bots mid, mopps light, dots navy)
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"plugin": "regression"},
+        {"candidates": 16},
+        {"coverage": "epoch"},
+    )
     config_class: ClassVar[type[SelectorConfig]] = BOTSConfig
 
     def __init__(self, pool: TaskPool, config: BOTSConfig | None = None, *, seed: int = 0):
@@ -624,6 +638,16 @@ class MoPPSSelector(BOTSSelector):
     """BOTS-MoPPS: Thompson sampling on explicit evidence only (lam = 0, rho = 0)."""
 
     name = "mopps"
+    needs = Needs(
+        "per-task Beta posteriors from its own rollouts (rho = 0)",
+        "nothing to derive",
+        "nothing (rewards only)",
+        ("evidence/plugin/none",),
+    )
+    cost = Cost("thompson", "O(N)", "BOTS preset with Thompson sampling")
+    color = "#17becf"  # cyan
+    linestyle = "-."  # next to bots's blue, and can trace the same curve
+    test_configs = ()  # BOTS's extra configs are BOTS's
     config_class = MoPPSConfig
 
 
@@ -631,4 +655,16 @@ class DOTSSelector(BOTSSelector):
     """BOTS-DOTS proxy (lam = 1, rho = 1, no sampling): selection on implicit evidence alone."""
 
     name = "dots"
+    needs = Needs(
+        "implicit evidence only (lam = rho = 1)",
+        "implicit evidence from a regression on prompt-text features",
+        "reference_pass_rates=(N, 2) weak/strong models (the paper's DOTS setting); features=",
+        ("evidence/plugin/regression", "evidence/features/text"),
+    )
+    # Greedy on the posterior mean: its floor is a distance pass + argpartition (against
+    # contract + a read pass, from the floors table, it is ~9x at N = 1e6).
+    cost = Cost("greedy", "O(N)", "BOTS preset, greedy top-B on the posterior mean")
+    color = "#393b79"  # navy
+    linestyle = "-."  # next to bots's blue, and can trace the same curve
+    test_configs = ({"coverage": "epoch"},)  # BOTS's other extra configs are BOTS's
     config_class = DOTSConfig

@@ -30,9 +30,10 @@ from numpy.typing import NDArray
 from frontier_rft.core.advantages import Estimator, group_advantages
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
 from frontier_rft.core.config import SelectorConfig, check, config_from_dict, config_to_dict
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
-from frontier_rft.core.selector import Selector
+from frontier_rft.core.selector import Rollout, Selector
 from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 
 __all__ = ["DynamicSamplingConfig", "DynamicSamplingSelector", "FilteredBatch"]
@@ -236,8 +237,24 @@ class DynamicSamplingSelector(Selector):
     """
 
     name = "dapo"
+    needs = Needs(
+        "what its inner selector reads (default: uniform)",
+        "as its inner selector",
+        "as its inner selector (inner=NAME)",
+    )
+    cost = Cost("sublinear", "O(B)", "oversample and filter groups")
+    color = "#637939"  # dark olive green
+    # On its own in the simulator's loop it proposes exactly what its inner selector does
+    # (the filter acts in the trainer), so `frontier simulate` runs it only when named.
+    in_simulator = False
+    test_configs = ({"inner": "bots", "inner_config": {"plugin": "regression"}},)
     config_class = DynamicSamplingConfig
     collaborators = _InnerCollaborators()
+
+    @classmethod
+    def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:
+        """Those of the default inner selector (collaborators are forwarded to the inner)."""
+        return _registered()[DynamicSamplingConfig.inner].default_collaborators(rollout)
 
     def __init__(
         self,

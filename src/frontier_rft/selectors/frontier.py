@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -145,6 +146,19 @@ class FrontierReplaySelector(Selector):
     """
 
     name = "frontier"
+    needs = Needs(
+        "task embeddings (retrieval of neighbours) and a key per task (de-duplication)",
+        "prompt-text features; the prompt text as key",
+        "features=(N, d) your embeddings, e.g. the policy's (policy_embeddings); keys=",
+        ("evidence/features/text", "evidence/keys/prompts"),
+    )
+    cost = Cost(
+        "sublinear",
+        "O(CM)",
+        "retrieval scores C = candidate_sample (default 512) bank prompts against the memory "
+        "of M frontier prompts; O(N) with candidate_sample=None (the whole bank)",
+    )
+    color = "#d62728"  # red
     config_class = FrontierReplayConfig
     config: FrontierReplayConfig
 

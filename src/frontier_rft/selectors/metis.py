@@ -20,9 +20,10 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
-from frontier_rft.core.selector import Selector
+from frontier_rft.core.selector import Rollout, Selector
 from frontier_rft.core.state_check import (
     decode_texts,
     encode_texts,
@@ -208,8 +209,21 @@ class METISSelector(Selector):
     """
 
     name = "metis"
+    needs = Needs(
+        "the prompt text and a judge that predicts reward variance",
+        "prompts are required; the judge is not derived",
+        "judge= the policy (frontier train does this) or HeuristicJudge() (non-LLM)",
+    )
+    cost = Cost("sublinear", "O(mB)", "judge scores m*B candidates (non-LLM judge here)")
+    color = "#9467bd"  # purple
+    linestyle = "-."  # next to pcl's pink, and can trace the same curve
     config_class = METISConfig
     collaborators = ("judge",)
+
+    @classmethod
+    def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:
+        """The documented non-LLM judge (the real one is the policy, which callers pass)."""
+        return {"judge": HeuristicJudge()}
 
     def __init__(
         self,

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -126,6 +127,14 @@ class OfflineSelector(Selector):
     """
 
     name = "offline"
+    needs = Needs(
+        "a difficulty per task (easy to hard)",
+        "difficulty = first observed pass rate, predicted from prompt-text features until seen",
+        "difficulty=(N,) e.g. 1 - offline pass rate, or a level column",
+        ("evidence/difficulty/observed", "evidence/features/text"),
+    )
+    cost = Cost("sublinear", "O(B)", "walks a precomputed difficulty order")
+    color = "#8c564b"  # brown: the difficulty curricula are brown (offline) and olive (adcl)
     config_class = OfflineConfig
     config: OfflineConfig
 

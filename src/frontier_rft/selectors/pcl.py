@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -88,6 +89,15 @@ class PCLSelector(Selector):
     """
 
     name = "pcl"
+    needs = Needs(
+        "task features (an online regressor predicts pass rates from them)",
+        "prompt-text features",
+        "features=(N, d) your embeddings, e.g. the policy's (policy_embeddings)",
+        ("evidence/features/text",),
+    )
+    cost = Cost("sublinear", "O(mB)", "value model scores m*B candidates")
+    color = "#e377c2"  # pink
+    test_configs = ({"coverage": "epoch"},)
     config_class = PCLConfig
 
     def __init__(self, pool: TaskPool, config: PCLConfig | None = None, *, seed: int = 0):

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -197,6 +198,14 @@ class PrioritizedReplaySelector(Selector):
     """
 
     name = "prioritized"
+    needs = Needs("its own running success rates", "nothing to derive", "nothing (rewards only)")
+    cost = Cost("absolute", "O(B log N)", "heap extract/insert of B problems")
+    color = "#ff7f0e"  # orange
+    test_configs = (
+        {"sampling": "proportional"},
+        {"structure": "tournament"},
+        {"coverage": "epoch"},
+    )
     config_class = PrioritizedReplayConfig
 
     def __init__(

@@ -1,43 +1,75 @@
-"""SELECTORS (plain name -> class) and make_selector."""
+"""SELECTORS (plain name -> class), discovered from the modules of this package, and
+make_selector.
+
+A new selector is its module here and its test: every concrete `Selector` subclass a module
+of `frontier_rft.selectors` defines with its own `name` is registered, and the facts it
+declares on its class (`needs`, `cost`, `color`, ...) are what the CLI, the figures, the
+benchmarks, the simulator and the contract tests read.
+"""
 
 from __future__ import annotations
 
 import difflib
+import importlib
+import inspect
+import pkgutil
+import re
 from typing import Any
 
 from frontier_rft.core.config import SelectorConfig, config_from_dict
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors.adcl import ADCLSelector
-from frontier_rft.selectors.bots import BOTSSelector, DOTSSelector, MoPPSSelector
-from frontier_rft.selectors.dynamic_sampling import DynamicSamplingSelector
-from frontier_rft.selectors.frontier import FrontierReplaySelector
-from frontier_rft.selectors.metis import METISSelector
-from frontier_rft.selectors.offline import OfflineSelector
-from frontier_rft.selectors.pcl import PCLSelector
-from frontier_rft.selectors.prioritized import PrioritizedReplaySelector
-from frontier_rft.selectors.sec import SECSelector
-from frontier_rft.selectors.uniform import UniformSelector
 
-__all__ = ["SELECTORS", "check_selector_name", "make_selector"]
+__all__ = ["REQUIRED_FACTS", "SELECTORS", "check_selector_name", "make_selector"]
 
-SELECTORS: dict[str, type[Selector]] = {
-    cls.name: cls
-    for cls in (
-        UniformSelector,
-        OfflineSelector,
-        PrioritizedReplaySelector,
-        BOTSSelector,
-        MoPPSSelector,
-        DOTSSelector,
-        SECSelector,
-        FrontierReplaySelector,
-        METISSelector,
-        PCLSelector,
-        ADCLSelector,
-        DynamicSamplingSelector,
-    )
-}
+REQUIRED_FACTS = ("needs", "cost", "color")
+"""Class attributes every registered selector declares (the rest have defaults)."""
+_HEX = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def _discover() -> dict[str, type[Selector]]:
+    """Every registered selector class: uniform (the baseline) first, the rest by name."""
+    package = importlib.import_module(__name__.rpartition(".")[0])
+    found: dict[str, type[Selector]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name == "registry":
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for cls in vars(module).values():
+            if (
+                isinstance(cls, type)
+                and issubclass(cls, Selector)
+                and cls.__module__ == module.__name__  # defined here, not imported
+                and "name" in cls.__dict__
+                and not inspect.isabstract(cls)
+            ):
+                _check_facts(cls)
+                if cls.name in found:
+                    raise TypeError(
+                        f"selector name {cls.name!r} is registered twice: by "
+                        f"{found[cls.name].__qualname__} and {cls.__qualname__}"
+                    )
+                found[cls.name] = cls
+    # The baseline first: default lists (`frontier simulate`, the benchmarks) start with it.
+    order = sorted(found, key=lambda name: (name != "uniform", name))
+    return {name: found[name] for name in order}
+
+
+def _check_facts(cls: type[Selector]) -> None:
+    """TypeError naming the class and the fact when a selector lacks one (at import)."""
+    missing = [fact for fact in REQUIRED_FACTS if not hasattr(cls, fact)]
+    if missing:
+        raise TypeError(
+            f"selector class {cls.__module__}.{cls.__qualname__} ({cls.name!r}) declares no "
+            f"{', '.join(missing)}: set them as class attributes (see Selector's docstrings)"
+        )
+    if not isinstance(cls.color, str) or not _HEX.fullmatch(cls.color):
+        raise TypeError(
+            f"selector class {cls.__qualname__}: color must be '#rrggbb', got {cls.color!r}"
+        )
+
+
+SELECTORS: dict[str, type[Selector]] = _discover()
 
 
 def check_selector_name(name: object) -> None:

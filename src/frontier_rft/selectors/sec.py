@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.advantages import ESTIMATORS, Estimator
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -146,6 +147,14 @@ class SECSelector(Selector):
     """
 
     name = "sec"
+    needs = Needs(
+        "a category per task (the bandit's arms)",
+        "categories = k-means clusters of prompt-text features",
+        "categories=(N,) or (N, 2), e.g. a dataset's source and level columns",
+        ("evidence/categories/kmeans_text",),
+    )
+    cost = Cost("sublinear", "O(B)", "bandit over categories, uniform within an arm")
+    color = "#2ca02c"  # green
     config_class = SECConfig
     config: SECConfig
 

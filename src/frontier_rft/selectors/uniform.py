@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import SelectorConfig
+from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -30,6 +31,9 @@ class UniformSelector(Selector):
     """
 
     name = "uniform"
+    needs = Needs("nothing", "nothing to derive", "nothing")
+    cost = Cost("sublinear", "O(B)", "walks a permutation; an O(N) reshuffle once per epoch")
+    color = "#3a3a3a"  # dark grey: the usual baseline (reporting's BASELINE_COLOR)
     config_class = UniformConfig
 
     def __init__(self, pool: TaskPool, config: UniformConfig | None = None, *, seed: int = 0):

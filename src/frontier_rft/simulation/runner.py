@@ -94,26 +94,15 @@ class RunSpec:
 
 
 def _collaborators(
-    selector: str, learner: SimulatedLearner, rollouts: int, overrides: Mapping[str, Any]
+    selector: str, learner: SimulatedLearner, overrides: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Non-serialisable collaborators a selector needs in simulation, and nothing else."""
-    if selector == "dapo":  # the wrapper hands its inner selector what that one needs
-        inner = overrides.get("inner", "uniform")
-        return _collaborators(inner, learner, rollouts, {}) if isinstance(inner, str) else {}
-    if selector == "metis":
-        from frontier_rft.selectors.metis import HeuristicJudge
-
-        return {"judge": HeuristicJudge()}
-    if selector == "adcl":
-        # ADCL re-estimates the next chunk with a few real rollouts of the current policy.
-        def estimate(task_ids: NDArray[np.int64]) -> NDArray[np.float64]:
-            per = 4
-            rewards = learner.rollout(np.asarray(task_ids, dtype=np.int64), per)
-            rates: NDArray[np.float64] = rewards.reshape(-1, per).mean(axis=1)
-            return rates
-
-        return {"estimator": estimate}
-    return {}
+    """The collaborators the selector's class gives a caller without its own, built on the
+    simulated policy's rollouts (ADCL re-estimates its next chunk with a few of them)."""
+    inner = overrides.get("inner")
+    # A wrapper whose config names its inner selector (dapo) hands it what that one needs.
+    name = inner if isinstance(inner, str) and inner in SELECTORS else selector
+    cls = SELECTORS.get(name)
+    return cls.default_collaborators(learner.rollout) if cls is not None else {}
 
 
 def _category_axis(learner: SimulatedLearner) -> tuple[NDArray[np.int64], list[str]]:
@@ -135,7 +124,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             given_pool(learner, spec.given),
             seed=spec.seed,
             **spec.entry.overrides,
-            **_collaborators(name, learner, spec.rollouts, spec.entry.overrides),
+            **_collaborators(name, learner, spec.entry.overrides),
         )
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
@@ -295,7 +284,7 @@ def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequenc
                 pool,
                 seed=0,
                 **e.overrides,
-                **_collaborators(e.selector, probe, 1, e.overrides),
+                **_collaborators(e.selector, probe, e.overrides),
             )
 
 

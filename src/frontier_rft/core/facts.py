@@ -1,0 +1,52 @@
+"""Facts a selector class declares about itself: what it reads (`Needs`), what a step costs
+(`Cost`). They live on the class (`Selector.needs`, `Selector.cost`) so that the CLI, the
+figures, the benchmarks and the tests discover them instead of keeping tables by name.
+
+Plain data only: this module imports nothing from the rest of the package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+__all__ = ["COST_KINDS", "Cost", "CostKind", "Needs"]
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a selector reads, and where that comes from."""
+
+    uses: str
+    """What the method reads besides rewards."""
+    from_prompts: str
+    """What it derives when the TaskPool holds prompt text only."""
+    richer: str
+    """TaskPool metadata it takes instead, when the user has it."""
+    evidence: tuple[str, ...] = ()
+    """`evidence/<what>/<source>` keys it reports when built from prompts alone."""
+
+
+# "thompson": one Beta draw per task is unavoidable (Thompson sampling over all tasks).
+# "greedy":   one distance pass + np.argpartition over N (greedy top-B over fresh scores).
+# "linear":   one read pass over an N-float array; also the yardstick reported for
+#             sublinear methods.
+# The three above are O(N) methods, held to <= 2x their floor. "absolute": a fixed budget
+# of 2 ms per step at every N (heap methods). "sublinear": per-step work independent of N,
+# held to flat scaling (step time at any N <= 2x its step time at the smallest N).
+CostKind = Literal["thompson", "greedy", "linear", "absolute", "sublinear"]
+"""Which floor the overhead benchmark holds a selector to."""
+COST_KINDS: tuple[str, ...] = get_args(CostKind)
+"""Every CostKind, for checks at run time."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A selector's per-step cost class, as benchmarks/overhead.py measures and judges it."""
+
+    kind: CostKind
+    """Floor it is held to: an O(N) floor (thompson, greedy, linear), absolute or sublinear."""
+    big_o: str
+    """Per-step cost in big-O, e.g. 'O(B log N)' (N tasks, B batch)."""
+    note: str = ""
+    """Why it costs that (what a step does), for the benchmark's readers."""
