@@ -10,6 +10,9 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +21,7 @@ import frontier_rft.selectors as selectors_package
 from frontier_rft import SELECTORS, Selector
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.facts import COST_KINDS, Cost, Needs
+from frontier_rft.selectors import registry
 from frontier_rft.selectors.registry import _check_facts
 
 HEX = re.compile(r"#[0-9a-fA-F]{6}")
@@ -102,3 +106,62 @@ def test_a_selector_missing_a_fact_is_named_at_registration() -> None:
     Colourless.color = "blue"
     with pytest.raises(TypeError, match="Colourless: color must be '#rrggbb'"):
         _check_facts(Colourless)
+
+
+NEW_SELECTOR = '''
+from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.selectors.uniform import UniformSelector
+
+
+class ThrowawaySelector(UniformSelector):
+    """A new selector: nothing but this module."""
+
+    name = "throwaway"
+    needs = Needs("nothing", "nothing to derive", "nothing")
+    cost = Cost("sublinear", "O(B)")
+    color = "#123456"
+'''
+
+
+def _discover_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> Any:
+    """The registry's discovery with one more module, `throwaway`, in the selectors package."""
+    (tmp_path / "throwaway.py").write_text(source, encoding="utf-8")
+    monkeypatch.setattr(selectors_package, "__path__", [*selectors_package.__path__, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "frontier_rft.selectors.throwaway", raising=False)
+    try:
+        return registry._discover()
+    finally:
+        sys.modules.pop("frontier_rft.selectors.throwaway", None)
+
+
+def test_a_new_module_is_registered_and_discovered_everywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = _discover_with(tmp_path, monkeypatch, NEW_SELECTOR)
+    assert list(found) == [*SELECTORS, "throwaway"][:1] + sorted(
+        [*list(SELECTORS)[1:], "throwaway"]
+    )
+    assert found["throwaway"].__name__ == "ThrowawaySelector"
+    assert "throwaway" not in SELECTORS  # the real registry is untouched
+
+
+def test_a_new_module_without_its_colour_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = """
+from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.selector import Selector
+
+
+class ThrowawaySelector(Selector):
+    name = "throwaway"
+    needs = Needs("nothing", "nothing to derive", "nothing")
+    cost = Cost("sublinear", "O(B)")
+
+    def _select(self, n): ...
+    def _observe(self, batch): ...
+    def _state_dict(self): ...
+    def _load_state_dict(self, state): ...
+"""
+    with pytest.raises(TypeError, match=r"ThrowawaySelector \('throwaway'\) declares no color"):
+        _discover_with(tmp_path, monkeypatch, source)

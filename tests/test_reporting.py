@@ -429,9 +429,10 @@ def test_report_of_the_real_benchmark_runner(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- figures tell the truth
 def test_every_selector_has_one_fixed_distinct_colour() -> None:
     from frontier_rft import SELECTORS
-    from frontier_rft.reporting.colors import SELECTOR_COLORS, label_colors
+    from frontier_rft.reporting.colors import BASELINE_COLOR, SELECTOR_COLORS, label_colors
 
-    assert set(SELECTOR_COLORS) == set(SELECTORS)
+    assert set(SELECTOR_COLORS) == set(SELECTORS)  # a view of the classes' `color`
+    assert SELECTOR_COLORS["uniform"] == BASELINE_COLOR  # the usual baseline keeps its grey
     assert len(set(SELECTOR_COLORS.values())) == len(SELECTOR_COLORS)
 
     def rgb(hex_color: str) -> np.ndarray:
