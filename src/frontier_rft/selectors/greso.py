@@ -1,0 +1,228 @@
+"""GRESO: walk the data like uniform and skip prompts predicted to be zero-variance.
+
+Zheng et al. 2025, "Act Only When It Pays: Efficient Reinforcement Learning for LLM
+Reasoning via Selective Rollouts" (arXiv 2506.02177; code Infini-AI-Lab/GRESO). Per prompt,
+the trailing streak k of its rollout groups that were all-correct ("easy") or all-wrong
+("hard"). Walking a fresh permutation each epoch, a prompt with an easy (hard) streak of k
+is taken with probability
+
+    keep = max(p_easy^k, 0.01)        (p_hard^k for a hard streak; k = 0: always taken)
+
+and otherwise passed over until the next epoch. After every training step p_easy and
+p_hard move by 0.01 toward target shares of zero-variance groups among those rolled out:
+a share at or above its target lowers p (skip more), below raises it, within
+[0.05, 0.95]; the targets are 1/3 (easy) and 2/3 (hard) of 0.25. The first epoch neither
+skips (no prompt has a streak before its first rollout) nor adapts p.
+
+Deviations from the released code (docs/selectors/greso.md):
+- Exact tests instead of thresholds on the group mean (GRESO: easy if mean >= 0.98, hard
+  if <= 0.11, which assume 8 rollouts and its 1 / 0.1 / 0 reward scheme): a group is
+  zero-variance when all its rewards are equal; easy when they all equal the top reward
+  1, hard otherwise (all 0, or all equal to one fractional value: such a group teaches
+  nothing either, while GRESO's thresholds would never skip it).
+- p adapts once per training step on that step's groups (the released code counts the
+  groups of every rollout round since the last optimizer step: the same when the trainer
+  sends each step's feedback with its step number).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import SelectorConfig, check
+from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_int, read_keys
+from frontier_rft.structures.epoch_walk import EpochWalk
+
+__all__ = ["GRESOConfig", "GRESOSelector", "zero_variance_kind"]
+
+I64 = NDArray[np.int64]
+_STREAK_CAP = 2**30  # far past where p^k falls below any floor
+
+
+@dataclass(frozen=True)
+class GRESOConfig(SelectorConfig):
+    """GRESO's pre-rollout skip (defaults: the released code's)."""
+
+    p_init: float = 0.5
+    """Starting value of p_easy and p_hard (GRESO: 0.5)."""
+    target_zero_variance: float = 0.25
+    """Target share of zero-variance groups among those rolled out (GRESO: 0.25)."""
+    easy_share: float = 1.0 / 3.0
+    """Part of the target given to easy groups; the rest is hard (GRESO: 1/3, 2/3)."""
+    p_step: float = 0.01
+    """Change of p_easy / p_hard per training step (GRESO: 0.01)."""
+    p_min: float = 0.05
+    """Lower bound of p_easy and p_hard (GRESO: 0.05)."""
+    p_max: float = 0.95
+    """Upper bound of p_easy and p_hard (GRESO: 0.95)."""
+    min_keep: float = 0.01
+    """Floor of the keep probability, so no prompt is skipped for good (GRESO: 0.01)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check(
+            0.0 < self.p_min <= self.p_init <= self.p_max <= 1.0,
+            "need 0 < p_min <= p_init <= p_max <= 1 (GRESO: 0.05 <= 0.5 <= 0.95), got "
+            f"{self.p_min}, {self.p_init}, {self.p_max}",
+        )
+        check(
+            0.0 <= self.target_zero_variance <= 1.0 and 0.0 <= self.easy_share <= 1.0,
+            "target_zero_variance and easy_share must lie in [0, 1] (GRESO: 0.25 and 1/3)",
+        )
+        check(0.0 <= self.p_step <= 1.0, f"p_step must lie in [0, 1], got {self.p_step}")
+        check(
+            0.0 < self.min_keep <= 1.0,
+            f"min_keep must lie in (0, 1] so every prompt comes back, got {self.min_keep}",
+        )
+
+
+def zero_variance_kind(batch: GroupBatch) -> NDArray[np.int8]:
+    """Per group: +1 easy (all rewards equal the top reward 1), -1 hard (all equal, below
+    1), 0 mixed. A group of one rollout is zero-variance by definition."""
+    lo = np.minimum.reduceat(batch.rewards, batch.offsets[:-1])
+    hi = np.maximum.reduceat(batch.rewards, batch.offsets[:-1])
+    kind = np.where(hi > lo, 0, np.where(lo >= 1.0, 1, -1))
+    return kind.astype(np.int8)
+
+
+class GRESOSelector(Selector):
+    """GRESO: walks the data each epoch, skipping prompts whose recent groups were all
+    correct or all wrong with a probability that grows with the streak."""
+
+    name = "greso"
+    config_class = GRESOConfig
+    config: GRESOConfig
+    needs: ClassVar[Needs] = Needs(
+        "each prompt's streak of all-correct / all-wrong groups (its own rollouts)",
+        "nothing to derive",
+        "nothing (rewards only)",
+    )
+    cost: ClassVar[Cost] = Cost(
+        "sublinear", "O(B / keep)", "walks the permutation until B prompts are kept"
+    )
+    color: ClassVar[str] = "#8c6d31"  # ochre
+
+    def __init__(self, pool: TaskPool, config: GRESOConfig | None = None, *, seed: int = 0):
+        super().__init__(pool, config, seed=seed)
+        cfg = self.config
+        self._walk = EpochWalk(pool.num_tasks)
+        # Trailing streak per prompt: +k = k easy groups in a row, -k = k hard, 0 = mixed
+        # last (or never rolled out). At most one kind can be trailing, so one int suffices.
+        self._streak = np.zeros(pool.num_tasks, dtype=np.int32)
+        self._p = np.array([cfg.p_init, cfg.p_init])  # p_easy, p_hard
+        self._newest_step = -1
+        self._skip_totals = {"skipped": 0, "adapted_steps": 0}
+        self._last_skipped = 0
+        self._last_shares = np.array([np.nan, np.nan])  # easy, hard share of the last step
+
+    @property
+    def epoch(self) -> int:
+        """Permutations started so far (the first epoch is 1)."""
+        return self._walk.epoch
+
+    @property
+    def p_easy(self) -> float:
+        return float(self._p[0])
+
+    @property
+    def p_hard(self) -> float:
+        return float(self._p[1])
+
+    def keep_probability(self, ids: I64 | None = None) -> NDArray[np.float64]:
+        """max(p^k, min_keep) by each prompt's trailing streak (1 for k = 0)."""
+        streak = self._streak if ids is None else self._streak[ids]
+        k = np.abs(streak).astype(np.float64)
+        p = np.where(streak > 0, self._p[0], self._p[1])
+        keep: NDArray[np.float64] = np.where(
+            streak == 0, 1.0, np.maximum(np.power(p, k), self.config.min_keep)
+        )
+        return keep
+
+    # ------------------------------------------------------------------ select
+    def _select(self, n: int) -> I64:
+        def keep(ids: I64) -> NDArray[np.bool_]:
+            out: NDArray[np.bool_] = self.rng.random(ids.shape[0]) < self.keep_probability(ids)
+            return out
+
+        ids, self._last_skipped = self._walk.take_where(n, self.rng, keep, self._max_epochs())
+        self._skip_totals["skipped"] += self._last_skipped
+        return ids
+
+    def _max_epochs(self) -> int:
+        """New epochs one select may start before it stops asking (keep >= min_keep, so
+        this is reached with probability below e^-10 for a batch the size of the pool)."""
+        return 2 + math.ceil(10.0 / self.config.min_keep)
+
+    # ------------------------------------------------------------------ observe
+    def _observe(self, batch: GroupBatch) -> None:
+        kind = zero_variance_kind(batch).astype(np.int32)
+        old = self._streak[batch.task_ids]
+        same = (kind != 0) & (np.sign(old) == kind)
+        grown = np.clip(old + kind, -_STREAK_CAP, _STREAK_CAP)
+        self._streak[batch.task_ids] = np.where(same, grown, kind)
+        shares = np.array([np.mean(kind > 0), np.mean(kind < 0)])
+        self._last_shares = shares
+        # Once per training step, and not in the first epoch (GRESO: `epoch > 0`).
+        if batch.step > self._newest_step:
+            self._newest_step = batch.step
+            if self._walk.epoch >= 2:
+                self._adapt(shares)
+
+    def _adapt(self, shares: NDArray[np.float64]) -> None:
+        cfg = self.config
+        target = cfg.target_zero_variance * np.array([cfg.easy_share, 1.0 - cfg.easy_share])
+        # At or above target: skip more (lower p); below: skip less.
+        moved = np.where(shares >= target, self._p - cfg.p_step, self._p + cfg.p_step)
+        self._p = np.clip(moved, cfg.p_min, cfg.p_max)
+        self._skip_totals["adapted_steps"] += 1
+
+    # ------------------------------------------------------------------ state
+    def _state_dict(self) -> dict[str, Any]:
+        return {
+            "walk": self._walk.state_dict(),
+            "streak": self._streak,
+            "p": self._p,
+            "newest_step": self._newest_step,
+            "totals": dict(self._skip_totals),
+            "last_skipped": self._last_skipped,
+            "last_shares": self._last_shares,
+        }
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        n, who, cfg = self.num_tasks, self.name, self.config
+        walk = EpochWalk(n)
+        walk.load_state_dict(state["walk"], who)
+        cap = _STREAK_CAP
+        streak = read_array(state, "streak", who, np.int32, shape=(n,), lo=-cap, hi=cap)
+        p = read_array(state, "p", who, np.float64, shape=(2,), lo=cfg.p_min, hi=cfg.p_max)
+        shares = read_array(state, "last_shares", who, np.float64, shape=(2,), lo=0.0, hi=1.0)
+        totals = read_keys(state, "totals", who, tuple(self._skip_totals))
+        totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
+        newest = read_int(state, "newest_step", who, lo=-1)
+        last_skipped = read_int(state, "last_skipped", who, hi=2**62)
+        self._walk, self._streak, self._p, self._last_shares = walk, streak, p, shares
+        self._skip_totals, self._newest_step, self._last_skipped = totals, newest, last_skipped
+
+    def _metrics(self) -> dict[str, float]:
+        streak = self._streak
+        return {
+            "epoch": float(self._walk.epoch),
+            "p_easy": self.p_easy,
+            "p_hard": self.p_hard,
+            "skipped": float(self._last_skipped),
+            "skipped_total": float(self._skip_totals["skipped"]),
+            "easy_share": float(self._last_shares[0]),
+            "hard_share": float(self._last_shares[1]),
+            "easy_streak_tasks": float(np.count_nonzero(streak > 0)),
+            "hard_streak_tasks": float(np.count_nonzero(streak < 0)),
+            "mean_keep_probability": float(self.keep_probability().mean()),
+        }

@@ -1,0 +1,175 @@
+"""GRESO (selectors/greso.py): each equation against a hand-computed value, and the
+behaviours a user relies on (no starving, no stuck epoch, exact resume)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import assert_state_equal
+from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.features.derive import EvidenceWarning
+from frontier_rft.selectors.greso import GRESOConfig, GRESOSelector, zero_variance_kind
+
+
+def _feed(sel, ids, rewards_per_task, step, n=8):  # type: ignore[no-untyped-def]
+    """n rollouts of each id with the given reward for every rollout of that task."""
+    rep = np.repeat(np.asarray(ids, np.int64), n)
+    rewards = np.repeat(np.asarray(rewards_per_task, np.float64), n)
+    sel.update(Feedback(task_ids=rep, rewards=rewards, step=step))
+
+
+def _batch(groups: list[list[float]]) -> GroupBatch:
+    ids = np.concatenate([np.full(len(g), k, np.int64) for k, g in enumerate(groups)])
+    rewards = np.concatenate([np.asarray(g, np.float64) for g in groups])
+    return GroupBatch.from_rollouts(0, ids, rewards, np.full(ids.shape[0], -1, np.int64))
+
+
+def test_zero_variance_kinds_exact_and_fractional() -> None:
+    kinds = zero_variance_kind(
+        _batch([[1, 1, 1], [0, 0, 0], [0, 1, 1], [0.5, 0.5], [0.3, 0.7], [1.0], [0.0]])
+    )
+    # all-correct: easy; all-wrong: hard; spread: mixed; all 0.5: hard (zero variance
+    # below the top); a group of one is zero-variance by definition
+    assert kinds.tolist() == [1, -1, 0, -1, 0, 1, -1]
+
+
+def test_greso_keep_probability_is_max_of_p_to_the_streak_and_the_floor() -> None:
+    sel = GRESOSelector(TaskPool(num_tasks=4), GRESOConfig())
+    sel._streak[:] = [3, -2, 10, 0]
+    sel._p[:] = [0.5, 0.6]
+    # 0.5^3 = 0.125; 0.6^2 = 0.36; 0.5^10 = 0.000977 < floor 0.01; no streak: 1
+    assert np.allclose(sel.keep_probability(), [0.125, 0.36, 0.01, 1.0])
+
+
+def test_greso_streaks_grow_reset_and_switch_kind() -> None:
+    sel = GRESOSelector(TaskPool(num_tasks=2), GRESOConfig())
+    for step, (r0, r1) in enumerate([(1, 0), (1, 0), (0.5, 1), (0, 1)]):
+        sel.select(2)
+        _feed(sel, [0, 1], [r0, r1], step, n=4)
+    sel.flush()
+    # task 0: easy, easy, hard (all 0.5), hard -> -2; task 1: hard, hard, easy, easy -> +2
+    assert sel._streak.tolist() == [-2, 2]
+    sel.select(2)
+    rep = np.repeat([0, 1], 4)
+    sel.update(Feedback(task_ids=rep, rewards=np.array([0, 1, 0, 1, 1, 1, 1, 0.0]), step=4))
+    sel.flush()
+    assert sel._streak.tolist() == [0, 0]  # a mixed group ends any streak
+
+
+def test_greso_adapts_p_by_one_step_toward_the_targets_from_the_second_epoch() -> None:
+    sel = GRESOSelector(TaskPool(num_tasks=8), GRESOConfig())
+    # Epoch 1: 2 steps of 4; every group easy -> shares (1, 0): no adaptation yet.
+    for step in range(2):
+        ids = sel.select(4)
+        _feed(sel, ids, np.ones(4), step)
+    sel.flush()
+    assert (sel.p_easy, sel.p_hard) == (0.5, 0.5)
+    ids = sel.select(4)  # epoch 2 starts; skipping may walk into epoch 3
+    assert sel.epoch >= 2
+    _feed(sel, ids, np.ones(ids.size), 2)
+    sel.flush()
+    # easy share 1 >= 0.25/3: p_easy 0.5 -> 0.49; hard share 0 < 0.25*2/3: p_hard -> 0.51
+    assert sel.p_easy == pytest.approx(0.49) and sel.p_hard == pytest.approx(0.51)
+
+
+def test_greso_p_is_clamped_to_its_bounds() -> None:
+    sel = GRESOSelector(TaskPool(num_tasks=4), GRESOConfig(p_init=0.06, p_min=0.05))
+    sel._walk.epoch = 2
+    sel._adapt(np.array([1.0, 1.0]))
+    sel._adapt(np.array([1.0, 1.0]))
+    assert np.allclose(sel._p, [0.05, 0.05])  # 0.06 - 0.01, then held at the floor
+
+
+def test_greso_never_skips_in_the_first_epoch() -> None:
+    sel = GRESOSelector(TaskPool(num_tasks=24), GRESOConfig(), seed=3)
+    picked = []
+    for step in range(3):  # 3 x 8 = the whole first epoch
+        ids = sel.select(8)
+        picked.append(ids)
+        _feed(sel, ids, np.ones(8), step)  # everything solved: every streak is easy
+    assert sorted(np.concatenate(picked).tolist()) == list(range(24))
+    assert sel.metrics()["greso/skipped_total"] == 0
+
+
+def test_greso_skips_solved_and_unsolved_prompts_once_their_streaks_grow() -> None:
+    rates = np.r_[np.ones(20), np.zeros(20), np.full(20, 0.5)]
+    pool = TaskPool(num_tasks=60)
+    rng = np.random.default_rng(0)
+    sel = GRESOSelector(pool, GRESOConfig(), seed=1)
+    mixed_share = []
+    for step in range(60):
+        ids = sel.select(10)
+        mixed_share.append(np.mean(ids >= 40))
+        rep = np.repeat(ids, 8)
+        sel.update(
+            Feedback(task_ids=rep, rewards=(rng.random(rep.size) < rates[rep]) * 1.0, step=step)
+        )
+    assert np.mean(mixed_share[:6]) == pytest.approx(1 / 3, abs=0.1)  # epoch 1: uniform
+    assert np.mean(mixed_share[30:]) > 0.55  # later the p = 0.5 prompts fill the batches
+
+
+@pytest.mark.parametrize("world", ["all solved", "none solved", "fractional", "groups of one"])
+def test_never_starves_or_sticks(world: str) -> None:
+    n_tasks, batch = 30, 6
+    pool = TaskPool(num_tasks=n_tasks, prompts=[f"problem {i}" for i in range(n_tasks)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector("greso", pool, seed=0)
+    rng = np.random.default_rng(0)
+    counts = np.zeros(n_tasks, int)
+    for step in range(200):
+        ids = sel.select(batch)
+        assert ids.size == batch and np.unique(ids).size == batch
+        counts[ids] += 1
+        group = 1 if world == "groups of one" else 4
+        rep = np.repeat(ids, group)
+        rewards = {
+            "all solved": np.ones(rep.size),
+            "none solved": np.zeros(rep.size),
+            "fractional": np.round(rng.random(rep.size) * 4) / 4,
+            "groups of one": (rng.random(rep.size) < 0.5).astype(float),
+        }[world]
+        sel.update(Feedback(task_ids=rep, rewards=rewards, step=step))
+    assert counts.min() >= 1  # nobody starves: 1,200 picks over 30 prompts
+
+
+def test_save_load_continue_is_exact(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pool = TaskPool(num_tasks=50, prompts=[f"task {i} level {i % 5}" for i in range(50)])
+    rates = (np.arange(50) % 5) / 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        a = make_selector("greso", pool, seed=4)
+
+    def run(sel, steps, start):  # type: ignore[no-untyped-def]
+        rng = np.random.default_rng(start)
+        out = []
+        for t in range(start, start + steps):
+            ids = sel.select(7)
+            out.append(ids)
+            rep = np.repeat(ids, 4)
+            sel.update(
+                Feedback(task_ids=rep, rewards=(rng.random(rep.size) < rates[rep]) * 1.0, step=t)
+            )
+        return out
+
+    run(a, 20, 0)
+    save_selector(a, tmp_path / "sel.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        b = load_selector(tmp_path / "sel.json", pool)
+    assert_state_equal(a.state_dict(), b.state_dict())
+    for x, y in zip(run(a, 15, 20), run(b, 15, 20), strict=True):
+        assert np.array_equal(x, y)
+
+
+def test_config_errors_name_the_problem() -> None:
+    with pytest.raises(ValueError, match="min_keep"):
+        GRESOConfig(min_keep=0.0)
+    with pytest.raises(ValueError, match="p_min <= p_init"):
+        GRESOConfig(p_init=0.99)
+    assert math.isclose(GRESOConfig().easy_share, 1 / 3)
