@@ -1,0 +1,350 @@
+"""Bayesian skip: walk the data like uniform; skip a prompt by the posterior probability
+that its next group of n rollouts would carry no signal.
+
+GRESO (selectors/greso.py) skips by a streak count and adapts one rate per streak kind to
+a target; this selector asks each prompt's own posterior instead. Per prompt a Beta
+posterior over its success rate p (BOTS's machinery: explicit counts with forgetting, a
+prior that carries implicit evidence), and the chance that a group of n rollouts is
+informative, i.e. not all-correct and not all-wrong:
+
+    q(a, b) = 1 - E[p^n] - E[(1-p)^n],   E[p^n] = prod_{i<n} (a + i) / (a + b + i)
+
+The prompt is taken with probability keep = clip(q / q0, min_keep, 1), where q0 is q of a
+prompt nothing is known about: such a prompt is always taken (as in GRESO), and so is one
+predicted at least as informative; one whose groups kept coming out
+all-correct or all-wrong is taken less and less often, but at least with min_keep.
+
+Posterior of prompt k, with S_k, F_k its discounted success / failure counts:
+
+    a_k = c p~_k + S_k,  b_k = c (1 - p~_k) + F_k
+    S_k <- d^(e - e_k) S_k + s,  F_k <- d^(e - e_k) F_k + f     when its group arrives
+
+with e the prompts handed out so far in pool sizes (uniform's epochs: a clock that skipping
+does not speed up, unlike the walk's own epochs) and d = 1 - lam: the forgetting is per
+pass over the pool, the rate at which uniform would observe a prompt again (BOTS forgets
+per step because it can re-select a task every step). Applied lazily from the last
+update, it is exact.
+
+The prior Beta(c p~, c (1 - p~)) is empirical Bayes: its strength c is fitted by moments
+to the pass rates the pool has shown so far (groups of n rollouts, past batches decayed
+like the regression's), c = m (1 - m) / var(p) - 1 with m the mean rate and var(p) the
+spread of rates once the binomial noise E[p (1 - p)] / n is taken out; clipped to
+[0.1, 100]. RL pools are U-shaped (most prompts always or never solved), so c comes out
+small and one all-wrong group already says much; a pool of alike prompts gives a large
+c. Until a batch of 16 groups has been seen, c = alpha0 + beta0 and m = alpha0 / (alpha0 +
+beta0). q0 is then q of an average untried prompt, Beta(c m, c (1 - m)).
+p~_k is the implicit evidence: with features (given, the policy's self-embeddings, or
+derived from the prompt text) an online ridge regression of each group's smoothed logit
+pass rate on its prompt's features predicts it, so prompts never tried are judged by
+tried prompts that look alike (GRESO takes every unseen prompt); without features,
+p~ = m. Fractional rewards in [0, 1] count as s = sum of rewards,
+f = n - s; q is then the binary model's chance of a spread-out group (a group whose rewards
+are all equal to a value in between is not predicted, so it is never skipped for it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+from frontier_rft.features.derive import announce, task_features
+from frontier_rft.selectors.ridge import OnlineRidge
+from frontier_rft.structures.epoch_walk import EpochWalk
+
+__all__ = ["SkipConfig", "SkipSelector", "informative_probability"]
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+_MAX_GROUP = 4096  # group sizes beyond this are read as this (q has converged long before)
+_STRENGTH = (0.1, 100.0)  # bounds of the fitted prior strength c (pseudo-rollouts)
+_MIN_GROUPS = 16.0  # (decayed) groups seen before the prior is fitted instead of the base one
+
+
+@dataclass(frozen=True)
+class SkipConfig(SelectorConfig):
+    """The Bayesian skip (our method; BOTS's prior and forgetting defaults)."""
+
+    alpha0: float = 1.0
+    """Base prior Beta(alpha0, beta0): pseudo-successes (BOTS: 1)."""
+    beta0: float = 1.0
+    """Base prior Beta(alpha0, beta0): pseudo-failures (BOTS: 1)."""
+    lam: float = 0.1
+    """Share of a prompt's own evidence forgotten per pool-size of prompts handed out
+    (BOTS's lambda, per pass over the pool instead of per step)."""
+    min_keep: float = 0.01
+    """Floor of the keep probability, so no prompt is skipped for good (GRESO's 0.01)."""
+    plugin: Literal["auto", "regression", "none"] = "auto"
+    """Implicit evidence: 'regression' on task features, 'none', or 'auto' (regression
+    when the pool has features or prompts)."""
+    regression_ridge: float = 1.0
+    """L2 penalty of the implicit-evidence regression (as BOTS's regression plug-in)."""
+    regression_forgetting: float = 0.95
+    """Per-step decay of past batches in the regression's and the prior's fit (BOTS: 0.95)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("alpha0", "beta0", "regression_ridge"):
+            v = getattr(self, name)
+            check(0.0 < v <= 1e6, f"{name} must be a positive number <= 1e6, got {v!r}")
+        check(0.0 <= self.lam <= 1.0, f"lam must lie in [0, 1] (0 = never forget), got {self.lam}")
+        check(
+            0.0 < self.min_keep <= 1.0,
+            f"min_keep must lie in (0, 1] so every prompt comes back, got {self.min_keep}",
+        )
+        check_choice("plugin", self.plugin, ("auto", "regression", "none"))
+        check(
+            0.0 < self.regression_forgetting <= 1.0,
+            f"regression_forgetting must lie in (0, 1], got {self.regression_forgetting}",
+        )
+
+
+def informative_probability(a: F64, b: F64, n: int) -> F64:
+    """1 - E[p^n] - E[(1-p)^n] for p ~ Beta(a, b): the chance that n Bernoulli(p) rollouts
+    are neither all successes nor all failures (0 for n <= 1)."""
+    if n <= 1:
+        return np.zeros_like(a)
+    all_s, all_f = np.ones_like(a), np.ones_like(a)
+    total = a + b
+    for i in range(min(n, _MAX_GROUP)):
+        all_s *= (a + i) / (total + i)
+        all_f *= (b + i) / (total + i)
+    q: F64 = np.clip(1.0 - all_s - all_f, 0.0, 1.0)
+    return q
+
+
+class SkipSelector(Selector):
+    """Bayesian skip: walks the data each epoch and skips a prompt by its posterior chance
+    of a zero-variance group (Beta posteriors with forgetting, implicit evidence from
+    prompt features for prompts never tried)."""
+
+    name = "skip"
+    config_class = SkipConfig
+    config: SkipConfig
+    needs: ClassVar[Needs] = Needs(
+        "per-prompt Beta posteriors of its own rollouts; implicit evidence for untried ones",
+        "implicit evidence from a regression on prompt-text features",
+        "features=(N, d) your embeddings, e.g. the policy's (policy_embeddings)",
+        ("evidence/features/text", "evidence/plugin/regression"),
+    )
+    cost: ClassVar[Cost] = Cost(
+        "sublinear", "O(B n / keep)", "posteriors of the walked prompts only, lazily forgotten"
+    )
+    color: ClassVar[str] = "#17a589"  # teal
+
+    def __init__(self, pool: TaskPool, config: SkipConfig | None = None, *, seed: int = 0):
+        super().__init__(pool, config, seed=seed)
+        cfg = self.config
+        n = pool.num_tasks
+        self._walk = EpochWalk(n)
+        self._features: F64 | None = None
+        self._ridge: OnlineRidge | None = None
+        plugin = cfg.plugin
+        if plugin == "auto":
+            plugin = (
+                "regression" if (pool.features is not None or pool.prompts is not None) else "none"
+            )
+            if plugin == "none":
+                announce(
+                    f"{self.name}: no prompts or features in the TaskPool, so prompts never "
+                    "tried get the base prior only; pass TaskPool(prompts=...) or features="
+                )
+        if plugin == "regression":
+            self._features, self.evidence["features"] = task_features(pool, self.name)
+            self._ridge = OnlineRidge(
+                self._features.shape[1], cfg.regression_ridge, cfg.regression_forgetting
+            )
+        self.evidence["plugin"] = plugin
+        self._succ = np.zeros(n)  # discounted successes S_k
+        self._fail = np.zeros(n)  # discounted failures F_k
+        self._when = np.zeros(n)  # clock at the last update of S_k, F_k
+        self._handed_out = 0  # prompts selected so far; the clock is this / N
+        self._group = 0  # rollouts per group, from feedback (0 = none seen yet)
+        # Decayed moments of the observed pass rates: groups, sum r, sum r^2, sum p(1-p) est.
+        self._moments = np.zeros(4)
+        self._skip_totals = {"skipped": 0}
+        self._last_skipped = 0
+        self._last_keep = float("nan")
+
+    @property
+    def epoch(self) -> int:
+        """Permutations started so far (the first epoch is 1)."""
+        return self._walk.epoch
+
+    @property
+    def clock(self) -> float:
+        """Prompts handed out so far, in pool sizes (the forgetting's time)."""
+        return self._handed_out / self.num_tasks
+
+    @property
+    def group_size(self) -> int:
+        """n in q: the size of the groups fed back (8 before any feedback)."""
+        return self._group or 8
+
+    # ------------------------------------------------------------------ posterior
+    def population_prior(self) -> tuple[float, float]:
+        """(m, c): mean and strength of the prior, fitted by moments to the observed pass
+        rates (the base prior's until 16 groups are seen; see the module docstring)."""
+        cfg = self.config
+        w, s1, s2, within = self._moments
+        if w < _MIN_GROUPS:
+            return cfg.alpha0 / (cfg.alpha0 + cfg.beta0), cfg.alpha0 + cfg.beta0
+        m = s1 / w
+        spread = s2 / w - m * m - (within / w) / self.group_size  # var(p) = var(r) - E[p(1-p)]/n
+        if m <= 0.0 or m >= 1.0 or spread >= m * (1.0 - m):
+            return m, _STRENGTH[0]  # every rate at 0 or 1: as U-shaped as it gets
+        c = m * (1.0 - m) / spread - 1.0 if spread > 0.0 else _STRENGTH[1]
+        return m, float(np.clip(c, *_STRENGTH))
+
+    def prior_mean(self, ids: I64) -> F64:
+        """p~: the regression's prediction for these prompts, or the population's mean."""
+        if self._ridge is None or self._features is None or self._ridge.batches == 0:
+            return np.full(ids.shape[0], self.population_prior()[0])
+        eta = self._ridge.predict(self._features[ids])
+        out: F64 = 0.5 * (1.0 + np.tanh(0.5 * eta))  # overflow-free logistic
+        return out
+
+    def posterior(self, ids: I64) -> tuple[F64, F64]:
+        """(a, b) of the Beta posterior of each prompt, forgetting applied up to now."""
+        c = self.population_prior()[1]
+        decay = self._decay(ids)
+        prior = np.clip(self.prior_mean(ids), 1e-6, 1.0 - 1e-6)  # a, b stay positive
+        return c * prior + decay * self._succ[ids], c * (1.0 - prior) + decay * self._fail[ids]
+
+    def keep_probability(self, ids: I64) -> F64:
+        """clip(q / q0, min_keep, 1) (see the module docstring)."""
+        cfg = self.config
+        n = self.group_size
+        q = informative_probability(*self.posterior(ids), n)
+        m, c = self.population_prior()
+        m = min(max(m, 1e-6), 1.0 - 1e-6)
+        q0 = float(informative_probability(np.array([c * m]), np.array([c * (1.0 - m)]), n)[0])
+        if q0 <= 1e-12:  # groups of one rollout, or a pool with no spread: skip nothing
+            return np.ones(ids.shape[0])
+        keep: F64 = np.clip(q / q0, cfg.min_keep, 1.0)
+        return keep
+
+    def _decay(self, ids: I64) -> F64:
+        d = 1.0 - self.config.lam
+        elapsed = np.maximum(self.clock - self._when[ids], 0.0)
+        if d == 0.0:
+            return np.where(elapsed > 0, 0.0, 1.0)
+        out: F64 = np.power(d, elapsed)
+        return out
+
+    # ------------------------------------------------------------------ select
+    def _select(self, n: int) -> I64:
+        kept: list[float] = []
+
+        def keep(ids: I64) -> NDArray[np.bool_]:
+            p = self.keep_probability(ids)
+            kept.append(float(p.mean()))
+            out: NDArray[np.bool_] = self.rng.random(ids.shape[0]) < p
+            return out
+
+        max_epochs = 2 + math.ceil(10.0 / self.config.min_keep)
+        ids, self._last_skipped = self._walk.take_where(n, self.rng, keep, max_epochs)
+        self._skip_totals["skipped"] += self._last_skipped
+        self._handed_out += n
+        self._last_keep = kept[0] if kept else float("nan")
+        return ids
+
+    # ------------------------------------------------------------------ observe
+    def _observe(self, batch: GroupBatch) -> None:
+        ids = batch.task_ids
+        sums, counts = batch.sums, batch.counts.astype(np.float64)
+        decay = self._decay(ids)
+        self._succ[ids] = decay * self._succ[ids] + sums
+        self._fail[ids] = decay * self._fail[ids] + (counts - sums)
+        self._when[ids] = self.clock
+        self._group = int(min(np.median(batch.counts), _MAX_GROUP))
+        rates, big = sums / counts, counts > 1  # a group of one says nothing about its spread
+        within = rates * (1.0 - rates) * counts / np.maximum(counts - 1.0, 1.0)
+        batch_moments = np.array(
+            [big.sum(), rates[big].sum(), (rates[big] ** 2).sum(), within[big].sum()]
+        )
+        self._moments = self.config.regression_forgetting * self._moments + batch_moments
+        if self._ridge is not None and self._features is not None:
+            target = np.log((sums + 0.5) / (counts - sums + 0.5))  # smoothed logit rate
+            self._ridge.observe(self._features[ids], target)
+
+    def _refresh_features(self, features: F64) -> bool:
+        if self._ridge is None:
+            return False
+        self._features = features  # same dimension (the base class checked it)
+        return True
+
+    # ------------------------------------------------------------------ state
+    def _state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {
+            "walk": self._walk.state_dict(),
+            "successes": self._succ,
+            "failures": self._fail,
+            "when": self._when,
+            "group": self._group,
+            "handed_out": self._handed_out,
+            "moments": self._moments,
+            "totals": dict(self._skip_totals),
+            "last_skipped": self._last_skipped,
+            "last_keep": self._last_keep,
+        }
+        if self._ridge is not None:
+            state["ridge"] = self._ridge.state_dict()
+        return state
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        n, who = self.num_tasks, self.name
+        walk = EpochWalk(n)
+        walk.load_state_dict(state["walk"], who)
+        big = 1e300
+        succ = read_array(
+            state, "successes", who, np.float64, shape=(n,), lo=0, hi=big, finite=True
+        )
+        fail = read_array(state, "failures", who, np.float64, shape=(n,), lo=0, hi=big, finite=True)
+        when = read_array(state, "when", who, np.float64, shape=(n,), lo=0, hi=big, finite=True)
+        group = read_int(state, "group", who, hi=_MAX_GROUP)
+        handed_out = read_int(state, "handed_out", who, hi=2**62)
+        moments = read_array(
+            state, "moments", who, np.float64, shape=(4,), lo=0, hi=big, finite=True
+        )
+        totals = read_keys(state, "totals", who, tuple(self._skip_totals))
+        totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
+        last_skipped = read_int(state, "last_skipped", who, hi=2**62)
+        last_keep = read_float(state, "last_keep", who, lo=0.0, hi=1.0)
+        ridge = None
+        if self._ridge is not None:
+            ridge = OnlineRidge(
+                self._ridge.gram.shape[0] - 1,
+                self.config.regression_ridge,
+                self.config.regression_forgetting,
+            )
+            ridge.load_state_dict(state["ridge"], who)
+        elif "ridge" in state:
+            raise ValueError(f"{who} state: holds a regression this selector does not use")
+        self._walk, self._succ, self._fail, self._when = walk, succ, fail, when
+        self._group, self._skip_totals, self._last_skipped = group, totals, last_skipped
+        self._moments, self._handed_out = moments, handed_out
+        self._last_keep = last_keep
+        if ridge is not None:
+            self._ridge = ridge
+
+    def _metrics(self) -> dict[str, float]:
+        m, c = self.population_prior()
+        return {
+            "epoch": float(self._walk.epoch),
+            "skipped": float(self._last_skipped),
+            "skipped_total": float(self._skip_totals["skipped"]),
+            "mean_keep_probability": self._last_keep,
+            "group_size": float(self.group_size),
+            "prior_mean": m,
+            "prior_strength": c,
+        }
