@@ -10,7 +10,7 @@ from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.adcl import ADCLSelector
 from frontier_rft.selectors.bots import BOTSSelector, DOTSSelector, MoPPSSelector
-from frontier_rft.selectors.dynamic_sampling import DynamicSamplingSelector
+from frontier_rft.selectors.dynamic_sampling import DAPO_MOVED
 from frontier_rft.selectors.frontier import FrontierReplaySelector
 from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.selectors.offline import OfflineSelector
@@ -35,13 +35,14 @@ SELECTORS: dict[str, type[Selector]] = {
         METISSelector,
         PCLSelector,
         ADCLSelector,
-        DynamicSamplingSelector,
     )
 }
 
 
 def check_selector_name(name: object) -> None:
     """ValueError naming the closest registered selector when `name` is not one."""
+    if name == "dapo":
+        raise ValueError(DAPO_MOVED)
     if not isinstance(name, str) or name not in SELECTORS:
         close = difflib.get_close_matches(str(name), SELECTORS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
