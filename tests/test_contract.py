@@ -247,7 +247,6 @@ _NESTED_CASES: list[tuple[str, dict[str, Any]]] = [
     ("prioritized", {"structure": "tournament"}),
     ("offline", {"estimated": True}),  # no given difficulty: estimated during training
     ("adcl", {"estimated": True}),
-    ("dapo", {"inner": "bots", "inner_config": {"plugin": "regression"}}),
 ]
 
 

@@ -566,3 +566,16 @@ def test_trains_only_on_mixed_tasks_where_uniform_wastes_two_thirds() -> None:
     # 3x oversampling of a 1/3-mixed pool fills the batch about once per step; the
     # surplus carried over keeps the average fill well above the no-surplus rate.
     assert np.mean(deficits) < 3.0
+
+
+def test_the_dynamic_sampling_example_runs_and_adaptive_spends_fewer_rollouts() -> None:
+    import runpy
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "dynamic_sampling_loop.py"
+    module = runpy.run_path(str(path), run_name="dynamic_sampling_loop")
+    (skill_fixed, spent_fixed), (skill_adaptive, spent_adaptive) = (
+        module["run"](False),
+        module["run"](True),
+    )
+    assert skill_adaptive >= skill_fixed - 0.05
+    assert spent_adaptive < spent_fixed

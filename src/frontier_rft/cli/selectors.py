@@ -90,11 +90,6 @@ NEEDS: dict[str, Needs] = {
         "features=(N, d) your embeddings, e.g. the policy's (policy_embeddings)",
         ("evidence/features/text",),
     ),
-    "dapo": Needs(
-        "what its inner selector reads (default: uniform)",
-        "as its inner selector",
-        "as its inner selector (inner=NAME)",
-    ),
 }
 
 

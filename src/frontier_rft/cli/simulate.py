@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import shlex
@@ -27,10 +28,6 @@ from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
 
 __all__ = ["add_commands"]
 
-# The DAPO filter acts in the trainer (which groups it trains on), not in selection; on its
-# own in this loop it proposes exactly what its inner selector does, so it is left out of
-# default comparisons (name it explicitly to include it).
-DEFAULT_EXCLUDED = ("dapo",)
 DEMO_SCENARIO = "hard"
 MAX_SEEDS = 10_000
 """Most seeds one command runs (each is a full run per selector)."""
@@ -48,7 +45,7 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
                 "bots,dots, or leave it out for all of them"
             )
     else:
-        names = [n for n in SELECTORS if n not in DEFAULT_EXCLUDED]
+        names = list(SELECTORS)
     unknown = [n for n in names if n not in SELECTORS]
     if unknown:
         raise UsageError(f"unknown selectors {unknown}; known: {', '.join(sorted(SELECTORS))}")
@@ -66,7 +63,17 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
         return _checked(entries)
     if overrides and len(names) > 1:
         raise UsageError("--set applies to one selector; use `frontier simulate --selector NAME`")
-    return _checked(parse_entries(names, overrides))
+    return _checked(_with_dynamic_sampling(parse_entries(names, overrides), args))
+
+
+def _with_dynamic_sampling(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
+    """--dynamic-sampling MODE: every entry inside DAPO's dynamic sampling, labelled
+    NAME+dapo (fixed) or NAME+dapo-adaptive; the baseline stays plain uniform."""
+    mode = getattr(args, "dynamic_sampling", None)
+    if mode is None:
+        return entries
+    suffix = "+dapo" if mode == "fixed" else "+dapo-adaptive"
+    return [dataclasses.replace(e, label=e.label + suffix, dynamic_sampling=mode) for e in entries]
 
 
 def _checked(entries: list[Entry]) -> list[Entry]:
@@ -249,6 +256,14 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     if demo:
         return
     p.add_argument(
+        "--dynamic-sampling",
+        choices=("fixed", "adaptive"),
+        default=None,
+        help="run each selector inside DAPO's dynamic sampling: fixed (3x candidates, train on "
+        "mixed groups only) or adaptive (sized from the zero-variance share, GRESO's rule) "
+        "(default: off)",
+    )
+    p.add_argument(
         "--given",
         default="prompts",
         help="what selectors get besides prompt text: prompts (nothing else), or a comma "
@@ -283,9 +298,7 @@ def add_commands(sub: Any) -> None:
     _common(sim)
     sim.set_defaults(func=cmd_simulate)
     cmp_ = sub.add_parser("compare", help="many selectors, same scenario and seeds, in parallel")
-    cmp_.add_argument(
-        "--selectors", default="", help="comma-separated names (default: all but dapo)"
-    )
+    cmp_.add_argument("--selectors", default="", help="comma-separated names (default: all)")
     _common(cmp_)
     cmp_.set_defaults(func=cmd_compare)
     demo = sub.add_parser(

@@ -32,7 +32,6 @@ SELECTOR_COLORS = {
     "frontier": "#d62728",  # red
     "metis": "#9467bd",  # purple
     "pcl": "#e377c2",  # pink
-    "dapo": "#637939",  # dark olive green
 }
 """Every registered selector's colour (a test checks the registry is covered)."""
 DASH_DOT = "-."
