@@ -80,7 +80,6 @@ FLOORS: dict[str, tuple[str, str]] = {
     "metis": ("sublinear", "O(mB)"),  # judge scores m*B candidates (non-LLM judge here)
     "pcl": ("sublinear", "O(mB)"),  # value model scores m*B candidates
     "adcl": ("sublinear", "O(B)"),  # sorted chunks, re-estimated between chunks
-    "dapo": ("sublinear", "O(B)"),  # oversample and filter groups
 }
 RATIO_TARGET = 2.0
 ABSOLUTE_TARGET_MS = 2.0
