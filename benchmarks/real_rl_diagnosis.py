@@ -23,7 +23,7 @@ from typing import Any
 from scipy.stats import spearmanr  # type: ignore[import-untyped]
 
 BASELINE = "uniform"
-SKIP_IN_CORRELATION = ("dapo",)
+SKIP_IN_CORRELATION = ("dapo", "dapo-adaptive")  # entries inside dynamic sampling
 
 
 def _mean(cell: dict[str, Any], digits: int = 2) -> str:

@@ -39,7 +39,6 @@ CONTINUOUS = {  # settings that accept rewards outside [0, 1], where a selector 
     "bots": {"reward_model": "gaussian"},
     "mopps": {"reward_model": "gaussian"},
     "dots": {"reward_model": "gaussian"},
-    "dapo": {"inner": "sec"},
 }
 
 

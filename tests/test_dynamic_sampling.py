@@ -1,8 +1,10 @@
-"""DAPO dynamic sampling wrapper: filtering, surplus carry-over, staleness, pass-through, state."""
+"""DynamicSampling (DAPO) wrapper: filtering, surplus carry-over, staleness, pass-through,
+adaptive sizing, state."""
 
 from __future__ import annotations
 
-import json
+import ast
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +21,23 @@ from conftest import (
 from frontier_rft import SELECTORS, Feedback, GroupBatch, TaskPool, load_selector, save_selector
 from frontier_rft import make_selector as make
 from frontier_rft.core.advantages import group_advantages
-from frontier_rft.core.config import config_from_dict, config_to_dict
+from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.dynamic_sampling import (
+    DynamicSampling,
     DynamicSamplingConfig,
-    DynamicSamplingSelector,
     FilteredBatch,
+)
+from frontier_rft.selectors.dynamic_sampling_io import (
+    load_dynamic_sampling,
+    save_dynamic_sampling,
 )
 
 
-def dapo(pool: TaskPool, seed: int = 0, **overrides: Any) -> DynamicSamplingSelector:
-    sel = make("dapo", pool, seed=seed, **overrides)
-    assert isinstance(sel, DynamicSamplingSelector)
-    return sel
+def dapo(
+    pool: TaskPool, seed: int = 0, inner: str = "uniform", **overrides: Any
+) -> DynamicSampling:
+    """DAPO's recipe: `inner` (uniform) inside dynamic sampling, config overrides applied."""
+    return DynamicSampling(make(inner, pool, seed=seed), DynamicSamplingConfig(**overrides))
 
 
 def fb(groups: dict[int, list[float]], step: int, version: int | None = None) -> Feedback:
@@ -51,10 +58,97 @@ def groups_of(out: FilteredBatch) -> dict[tuple[int, int], list[float]]:
 
 MIXED = [1.0, 0.0, 1.0, 0.0]
 
+# Recorded from the former selector `make_selector("dapo", world_pool(), seed=s)` (uniform
+# inside, oversample 3) before it became a wrapper: per step, the first 6 candidates of
+# candidates(4) and the task ids filter_groups trained on (the wrapper's own RNG splits
+# train/surplus), over 5 steps of world_rewards with rng default_rng(s), 4 rollouts each.
+RECORDED = {
+    0: (
+        [
+            [27, 20, 13, 81, 5, 73],
+            [10, 19, 8, 65, 9, 88],
+            [53, 74, 85, 23, 39, 34],
+            [2, 35, 64, 17, 66, 28],
+            [24, 21, 47, 0, 6, 57],
+        ],
+        [[11, 50, 5], [44, 65, 71, 8], [74, 23, 68, 53], [62, 2, 35, 17], [26, 47]],
+    ),
+    3: (
+        [
+            [85, 28, 67, 34, 60, 68],
+            [58, 37, 64, 86, 27, 65],
+            [61, 35, 17, 49, 4, 15],
+            [10, 89, 48, 46, 66, 38],
+            [87, 6, 43, 69, 55, 75],
+        ],
+        [[23, 74, 77, 68], [2, 11, 86, 62], [44, 41, 17, 35], [38, 89, 53], []],
+    ),
+    11: (
+        [
+            [44, 18, 21, 69, 6, 15],
+            [9, 41, 73, 37, 84, 80],
+            [39, 34, 89, 43, 45, 62],
+            [61, 28, 5, 31, 1, 58],
+            [60, 3, 75, 57, 77, 17],
+        ],
+        [[35, 44, 38, 68], [32, 41, 26, 80], [47, 62, 89, 29], [5, 14, 56], [23, 8, 17, 77]],
+    ),
+}
+
+
+@pytest.mark.parametrize("seed", sorted(RECORDED))
+def test_reproduces_the_former_dapo_selector_bit_for_bit(seed: int) -> None:
+    pool = world_pool()
+    sel = DynamicSampling(make("uniform", pool, seed=seed))
+    rng = np.random.default_rng(seed)
+    cands, trained = [], []
+    for t in range(5):
+        ids = sel.candidates(4)
+        assert ids.size == 12
+        cands.append(ids[:6].tolist())
+        task_ids, rewards = world_rewards(ids, world_pass_rates(pool), rng, 4)
+        sel.update(Feedback(task_ids, rewards, step=t))
+        trained.append(sel.filter_groups(Feedback(task_ids, rewards, step=t), 4).task_ids.tolist())
+    assert (cands, trained) == RECORDED[seed]
+
+
+def test_dapo_is_no_longer_a_selector_and_says_how_to_get_it(tmp_path: Path) -> None:
+    pool = world_pool()
+    assert "dapo" not in SELECTORS
+    assert not issubclass(DynamicSampling, Selector)
+    with pytest.raises(ValueError, match="DynamicSampling\\(make_selector\\('uniform'"):
+        make("dapo", pool)
+    # A selector file the former class wrote: load_selector names the replacement.
+    save_selector(make("uniform", pool), tmp_path / "old.npz")
+    with np.load(tmp_path / "old.npz") as z:
+        arrays = dict(z)
+    header = bytes(arrays["__header__"]).decode().replace('"uniform"', '"dapo"', 1)
+    arrays["__header__"] = np.frombuffer(header.encode(), dtype=np.uint8)
+    np.savez(tmp_path / "dapo.npz", **arrays)
+    with pytest.raises(ValueError, match=r"wrapper now.*dynamic_sampling: true"):
+        load_selector(tmp_path / "dapo.npz")
+
+
+def test_module_imports_no_registry() -> None:
+    import frontier_rft.selectors.dynamic_sampling as mod
+
+    tree = ast.parse(Path(mod.__file__).read_text())
+    names = [
+        n.module if isinstance(n, ast.ImportFrom) else a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in (n.names if isinstance(n, ast.Import) else [None])  # type: ignore[list-item]
+    ]
+    assert not [m for m in names if m and ("registry" in m or m == "frontier_rft.selectors")]
+    assert "make_selector" not in {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+
 
 # ------------------------------------------------------------------ selection
 def test_select_returns_exactly_n_and_candidates_oversample(pool: TaskPool) -> None:
     sel, ref = dapo(pool, seed=4), make("uniform", pool, seed=4)
+    assert sel.seed == 4 and DynamicSampling(make("uniform", pool, seed=1), seed=9).seed == 9
     np.testing.assert_array_equal(sel.select(5), ref.select(5))  # contract: exactly n ids
     np.testing.assert_array_equal(sel.candidates(6), ref.select(18))
     assert sel.num_candidates(6) == 18  # DAPO's recipe: 3x the training batch
@@ -155,7 +249,7 @@ def test_zero_staleness_keeps_surplus_within_one_step_only(pool: TaskPool) -> No
 def test_fresher_group_of_a_surplus_task_supersedes_it(pool: TaskPool) -> None:
     sel = dapo(pool)
     sel.filter_groups(fb({1: MIXED, 2: MIXED, 3: MIXED}, step=0), batch_size=1)
-    buffered = set(sel.state_dict()["algo"]["surplus"]["task_ids"].tolist())
+    buffered = set(sel.state_dict()["surplus"]["task_ids"].tolist())
     t = min(buffered)
     out = sel.filter_groups(fb({t: [0.0, 1.0, 0.0]}, step=1), batch_size=5)
     assert np.unique(out.task_ids).size == out.num_groups  # ids stay distinct
@@ -170,7 +264,7 @@ def test_overflow_drops_oldest_surplus_first(pool: TaskPool) -> None:
     out = sel.filter_groups(fb({t: MIXED for t in range(10, 14)}, step=1), batch_size=1)
     # The one slot takes an old group; 1 old + 4 new = 5 > 3: the 2 oldest are dropped.
     assert out.from_surplus.tolist() == [True]
-    surplus = sel.state_dict()["algo"]["surplus"]
+    surplus = sel.state_dict()["surplus"]
     assert surplus["steps"].tolist() == [1, 1, 1]
     assert sel.metrics()["dapo/overflow_dropped"] == 2.0
     assert int(out.buffered_mask.sum()) == 3 * 4
@@ -246,24 +340,38 @@ def test_inner_selector_receives_every_reward_exactly_once(pool: TaskPool) -> No
         assert sorted(got[key]) == sorted(rewards), key
     total = sum(len(r) for r in sent.values())
     assert sel.inner.metrics()["feedback/rollouts"] == total
-    assert sel.metrics()["dapo/inner/feedback/rollouts"] == float(total)
-    assert sel.metrics()["dapo/inner/select/calls"] == 10.0
+    assert sel.metrics()["feedback/rollouts"] == float(total)
+    assert sel.metrics()["select/calls"] == 10.0
 
 
-def test_inner_metrics_are_renamespaced(pool: TaskPool) -> None:
+def test_metrics_are_the_inner_ones_unchanged_plus_dapo_keys(pool: TaskPool) -> None:
     sel = dapo(pool)
     sel.candidates(3)
     m = sel.metrics()
-    assert m["dapo/inner/uniform/epoch"] == 1.0
-    assert m["dapo/inner/select/calls"] == 1.0
+    inner = sel.inner.metrics()
+    assert {k: m[k] for k in inner} == pytest.approx(inner, nan_ok=True)
+    assert m["uniform/epoch"] == 1.0 and m["select/calls"] == 1.0
+    own = set(m) - set(inner)
+    assert own and all(k.startswith("dapo/") for k in own)
+    assert math.isnan(m["dapo/zero_variance_rate"])
     assert all(isinstance(v, float) for v in m.values())
 
 
-@pytest.mark.parametrize("inner", sorted(n for n in SELECTORS if n != "dapo"))
+def test_refresh_features_and_evidence_pass_through() -> None:
+    pool = world_pool()
+    sel = dapo(pool, inner="pcl")
+    new = np.random.default_rng(0).standard_normal((pool.num_tasks, 3))
+    assert sel.refresh_features(new) is True
+    assert sel.metrics()["evidence/features/refreshed"] == 1.0
+    assert dapo(pool).refresh_features(new) is False  # uniform reads no features
+
+
+@pytest.mark.parametrize("inner", sorted(SELECTORS))
 def test_wraps_every_registered_selector(inner: str) -> None:
     pool = world_pool()
+    kwargs = selector_kwargs(inner, pool)
     try:
-        sel = dapo(pool, inner=inner, **selector_kwargs(inner, pool))
+        sel = DynamicSampling(make(inner, pool, seed=0, **kwargs))
     except NotImplementedError:
         pytest.skip(f"{inner} is still a placeholder")
     assert type(sel.inner) is SELECTORS[inner]
@@ -273,54 +381,107 @@ def test_wraps_every_registered_selector(inner: str) -> None:
         task_ids, rewards = world_rewards(ids, world_pass_rates(pool), rng, 4)
         sel.update(Feedback(task_ids, rewards, step=t))
         sel.filter_groups(Feedback(task_ids, rewards, step=t), 5)
-    other = dapo(pool, inner=inner, **selector_kwargs(inner, pool))
+    other = DynamicSampling(make(inner, pool, seed=0, **kwargs))
     other.load_state_dict(sel.state_dict())
     np.testing.assert_array_equal(sel.candidates(5), other.candidates(5))
 
 
-def test_collaborators_cover_every_inner_and_are_forwarded(pool: TaskPool) -> None:
-    for cls in SELECTORS.values():
-        if cls is not DynamicSamplingSelector:
-            assert set(cls.collaborators) <= set(DynamicSamplingSelector.collaborators), cls.name
-    if DynamicSamplingSelector.collaborators:
-        name = DynamicSamplingSelector.collaborators[0]
-        with pytest.raises(ValueError, match="takes no collaborator"):
-            make("dapo", pool, **{name: object()})  # uniform needs none
+def test_wrapper_refuses_what_is_not_a_selector(pool: TaskPool) -> None:
+    with pytest.raises(ValueError, match="wraps a built selector"):
+        DynamicSampling("uniform")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="DynamicSamplingConfig"):
+        DynamicSampling(make("uniform", pool), {"oversample": 2})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seed"):
+        DynamicSampling(make("uniform", pool), seed=-1)
+
+
+# ------------------------------------------------------------------ adaptive sizing
+def _measure(sel: DynamicSampling, zero: int, mixed: int, step: int) -> None:
+    """One filter_groups call whose fresh groups are `zero` all-equal and `mixed` mixed."""
+    groups = {t: [1.0, 1.0] for t in range(zero)} | {50 + t: MIXED for t in range(mixed)}
+    sel.filter_groups(fb(groups, step=step), batch_size=1)
+
+
+def test_adaptive_sizes_follow_grescos_rule_hand_computed(pool: TaskPool) -> None:
+    sel = dapo(pool, adaptive=True)  # margin 1.25, clamps [1, 3] per slot
+    assert sel.num_candidates(8) == 24  # nothing measured yet: oversample (3x)
+    _measure(sel, zero=1, mixed=3, step=0)  # z = 0.25
+    assert sel.zero_variance_rate == 0.25
+    assert sel.num_candidates(8) == 14  # ceil(8 / 0.75 * 1.25) = ceil(13.33)
+    assert sel.num_candidates(3) == 5  # ceil(3 / 0.75 * 1.25) = 5
+    _measure(sel, zero=2, mixed=0, step=0)  # same step, second round: z = 3/6 = 0.5
+    assert sel.zero_variance_rate == 0.5
+    assert sel.num_candidates(4) == 10  # 4 / 0.5 * 1.25 = 10 exactly
+    assert sel.num_candidates(8) == 20
+    _measure(sel, zero=0, mixed=4, step=1)  # a new step resets the window: z = 0
+    assert sel.num_candidates(8) == 10  # ceil(8 * 1.25)
+    assert sel.metrics()["dapo/zero_variance_rate"] == 0.0
+    _measure(sel, zero=9, mixed=1, step=2)  # z = 0.9: 8 / 0.1 * 1.25 = 100 -> upper clamp
+    assert sel.num_candidates(8) == 24
+    _measure(sel, zero=3, mixed=0, step=3)  # z = 1: no division by zero, upper clamp
+    assert sel.zero_variance_rate == 1.0
+    assert sel.num_candidates(8) == 24 and sel.num_candidates(1) == 3
+    assert sel.num_candidates(60) == pool.num_tasks  # and never more than the pool
+
+
+def test_adaptive_clamps_and_margin(pool: TaskPool) -> None:
+    sel = dapo(pool, adaptive=True, adaptive_margin=1.0, min_oversample=1.5, max_oversample=6.0)
+    _measure(sel, zero=0, mixed=4, step=0)  # z = 0: 8 / 1 * 1.0 = 8 -> lower clamp 12
+    assert sel.num_candidates(8) == 12
+    _measure(sel, zero=3, mixed=1, step=1)  # z = 0.75: 8 / 0.25 = 32, inside [12, 48]
+    assert sel.num_candidates(8) == 32
+    _measure(sel, zero=7, mixed=1, step=2)  # z = 0.875: 8 / 0.125 = 64 -> upper clamp 48
+    assert sel.num_candidates(8) == 48
+    assert sel.num_candidates(5) == 30  # ceil(5 * 6)
+    fixed = dapo(pool, adaptive=False)
+    _measure(fixed, zero=7, mixed=1, step=2)
+    assert fixed.num_candidates(8) == 24  # fixed DAPO ignores z
+    late = dapo(pool, adaptive=True)
+    _measure(late, zero=0, mixed=4, step=5)
+    _measure(late, zero=4, mixed=0, step=3)  # a late round of an older step: not counted
+    assert late.zero_variance_rate == 0.0
+
+
+def test_adaptive_measurement_is_state_and_resumes_exactly(pool: TaskPool) -> None:
+    sel = dapo(pool, adaptive=True)
+    _measure(sel, zero=3, mixed=1, step=0)
+    other = dapo(pool, adaptive=True)
+    other.load_state_dict(sel.state_dict())
+    assert other.zero_variance_rate == 0.75 and other.num_candidates(4) == 12
+    bad = sel.state_dict()
+    bad["zero_variance"]["zero"] = 99
+    with pytest.raises(ValueError, match="zero_variance"):
+        other.load_state_dict(bad)
+    assert other.zero_variance_rate == 0.75
 
 
 # ------------------------------------------------------------------ config and state
 def test_config_defaults_and_validation() -> None:
     cfg = DynamicSamplingConfig()
-    defaults = (cfg.inner, cfg.inner_config, cfg.oversample, cfg.max_surplus, cfg.max_staleness)
-    assert defaults == ("uniform", {}, 3.0, 1024, 1)
+    defaults = (cfg.oversample, cfg.max_surplus, cfg.max_staleness, cfg.adaptive)
+    assert defaults == (3.0, 1024, 1, False)
+    assert (cfg.adaptive_margin, cfg.min_oversample, cfg.max_oversample) == (1.25, 1.0, 3.0)
     bad = {
-        "inner": ("nope", "registered selector"),
         "oversample": (0.5, "oversample"),
         "max_surplus": (-1, "max_surplus"),
         "max_staleness": (1.5, "max_staleness"),
+        "adaptive_margin": (0.9, "adaptive_margin"),
+        "min_oversample": (0.5, "min_oversample"),
+        "max_oversample": (0.5, "max_oversample"),
+        "adaptive": ("yes", "adaptive"),
     }
     for key, (value, needle) in bad.items():
         with pytest.raises(ValueError, match=needle):
             DynamicSamplingConfig(**{key: value})
-    with pytest.raises(ValueError, match="cannot be 'dapo'"):
-        DynamicSamplingConfig(inner="dapo")
-    with pytest.raises(ValueError, match="did you mean 'dedupe_window'"):
-        DynamicSamplingConfig(inner_config={"dedupe_windw": 3})
+    with pytest.raises(ValueError, match="min_oversample <= max_oversample"):
+        DynamicSamplingConfig(min_oversample=4.0, max_oversample=2.0)
     with pytest.raises(ValueError, match="oversample"):
         DynamicSamplingConfig(oversample=float("nan"))
+    with pytest.raises(TypeError):
+        DynamicSamplingConfig(inner="uniform")  # type: ignore[call-arg]
 
 
-def test_inner_config_round_trips_through_json_and_is_applied(pool: TaskPool) -> None:
-    overrides = {"dedupe_window": 8}
-    cfg = DynamicSamplingConfig(inner_config=overrides)
-    overrides["dedupe_window"] = 99  # the frozen config keeps its own copy
-    again = config_from_dict(DynamicSamplingConfig, json.loads(json.dumps(config_to_dict(cfg))))
-    assert again == cfg and again.inner_config == {"dedupe_window": 8}
-    sel = dapo(pool, inner_config={"dedupe_window": 8})
-    assert sel.inner.config.dedupe_window == 8
-
-
-def _loop(sel: DynamicSamplingSelector, steps: range, seed: int) -> list[FilteredBatch]:
+def _loop(sel: DynamicSampling, steps: range, seed: int) -> list[FilteredBatch]:
     rng = np.random.default_rng(seed)
     outs = []
     for t in steps:
@@ -331,14 +492,17 @@ def _loop(sel: DynamicSamplingSelector, steps: range, seed: int) -> list[Filtere
     return outs
 
 
-def test_state_round_trip_with_nontrivial_surplus(pool: TaskPool, tmp_path: Path) -> None:
-    sel = dapo(pool, seed=5, oversample=4.0, max_staleness=2)
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_state_round_trip_with_nontrivial_surplus(
+    pool: TaskPool, tmp_path: Path, adaptive: bool
+) -> None:
+    sel = dapo(pool, seed=5, oversample=4.0, max_staleness=2, adaptive=adaptive)
     _loop(sel, range(6), seed=0)
-    surplus = sel.state_dict()["algo"]["surplus"]
-    assert surplus["task_ids"].size >= 3 and len(set(surplus["steps"].tolist())) >= 1
-    save_selector(sel, tmp_path / "dapo.npz")
-    restored = load_selector(tmp_path / "dapo.npz")
-    assert isinstance(restored, DynamicSamplingSelector)
+    surplus = sel.state_dict()["surplus"]
+    assert surplus["task_ids"].size >= 1 and len(set(surplus["steps"].tolist())) >= 1
+    save_dynamic_sampling(sel, tmp_path / "dapo.npz")
+    restored = load_dynamic_sampling(tmp_path / "dapo.npz", make("uniform", pool, seed=0))
+    assert restored.config == sel.config and restored.seed == 5
     assert_state_equal(sel.state_dict(), restored.state_dict())
     for a, b in zip(_loop(sel, range(6, 12), 1), _loop(restored, range(6, 12), 1), strict=True):
         for name in (
@@ -354,14 +518,29 @@ def test_state_round_trip_with_nontrivial_surplus(pool: TaskPool, tmp_path: Path
     assert sel.metrics()["dapo/surplus_used"] == restored.metrics()["dapo/surplus_used"]
 
 
-def test_corrupt_surplus_state_is_rejected_without_change(pool: TaskPool) -> None:
+def test_corrupt_or_foreign_state_is_rejected_without_change(pool: TaskPool) -> None:
     sel = dapo(pool, oversample=4.0)
     _loop(sel, range(4), seed=0)
     before = sel.state_dict()
     broken = sel.state_dict()
-    broken["algo"]["surplus"]["counts"] = broken["algo"]["surplus"]["counts"] + 1
+    broken["surplus"]["counts"] = broken["surplus"]["counts"] + 1
     with pytest.raises(ValueError, match="surplus"):
         sel.load_state_dict(broken)
+    unknown = sel.state_dict() | {"extra": 1}
+    with pytest.raises(ValueError, match=r"unknown field.*'extra'"):
+        sel.load_state_dict(unknown)
+    nested = sel.state_dict()
+    nested["totals"]["mystery"] = 0
+    with pytest.raises(ValueError, match="mystery"):
+        sel.load_state_dict(nested)
+    other = dapo(pool, oversample=4.0).state_dict()
+    other["config"]["oversample"] = 2.0
+    with pytest.raises(ValueError, match="config"):
+        sel.load_state_dict(other)
+    inner_bad = sel.state_dict()
+    inner_bad["inner"]["base"]["times_selected"] = np.zeros(3, dtype=np.uint8)
+    with pytest.raises(ValueError):
+        sel.load_state_dict(inner_bad)
     assert_state_equal(before, sel.state_dict())
 
 
@@ -387,3 +566,16 @@ def test_trains_only_on_mixed_tasks_where_uniform_wastes_two_thirds() -> None:
     # 3x oversampling of a 1/3-mixed pool fills the batch about once per step; the
     # surplus carried over keeps the average fill well above the no-surplus rate.
     assert np.mean(deficits) < 3.0
+
+
+def test_the_dynamic_sampling_example_runs_and_adaptive_spends_fewer_rollouts() -> None:
+    import runpy
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "dynamic_sampling_loop.py"
+    module = runpy.run_path(str(path), run_name="dynamic_sampling_loop")
+    (skill_fixed, spent_fixed), (skill_adaptive, spent_adaptive) = (
+        module["run"](False),
+        module["run"](True),
+    )
+    assert skill_adaptive >= skill_fixed - 0.05
+    assert spent_adaptive < spent_fixed

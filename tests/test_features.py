@@ -301,12 +301,19 @@ def test_refresh_features_is_kept_across_save_and_load(name: str, tmp_path) -> N
     np.testing.assert_array_equal(sel.select(6), back.select(6))
 
 
-def test_dapo_reports_and_refreshes_its_inner_selectors_features(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_dynamic_sampling_reports_and_refreshes_its_inner_selectors_features(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from frontier_rft.selectors.dynamic_sampling import DynamicSampling
+    from frontier_rft.selectors.dynamic_sampling_io import (
+        load_dynamic_sampling,
+        save_dynamic_sampling,
+    )
+
     pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
-        sel = make_selector("dapo", pool, seed=1, inner="pcl")
-        twin = make_selector("dapo", pool, seed=1, inner="pcl")
+        sel = DynamicSampling(make_selector("pcl", pool, seed=1))
+        twin = DynamicSampling(make_selector("pcl", pool, seed=1))
+        fresh_inner = make_selector("pcl", pool, seed=1)
     assert sel.metrics()["evidence/features/text"] == 1.0  # what the inner derived
     drive(sel, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
     drive(twin, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
@@ -315,8 +322,8 @@ def test_dapo_reports_and_refreshes_its_inner_selectors_features(tmp_path) -> No
     assert sel.refresh_features(fresh) is True
     np.testing.assert_array_equal(sel.inner._features, fresh)
     assert sel.metrics()["evidence/features/refreshed"] == 1.0
-    save_selector(sel, tmp_path / "s.npz")
-    back = load_selector(tmp_path / "s.npz")
+    save_dynamic_sampling(sel, tmp_path / "s.npz")
+    back = load_dynamic_sampling(tmp_path / "s.npz", fresh_inner)
     assert_state_equal(sel.state_dict(), back.state_dict())
     sel.load_state_dict(before)  # back to the text features it was built with
     assert_state_equal(twin.state_dict(), sel.state_dict())
@@ -423,8 +430,7 @@ def _feature_pools() -> list[tuple[str, TaskPool]]:
         (name, {"plugin": plugin})
         for name in ("bots", "dots")
         for plugin in ("kernel", "regression")
-    ]
-    + [("dapo", {"inner": inner}) for inner in ("frontier", "pcl", "bots")],
+    ],
 )
 def test_refresh_features_refuses_a_changed_dimension(name: str, overrides: dict[str, str]) -> None:
     from conftest import build

@@ -740,7 +740,7 @@ def test_real_rl_curves_title_stays_inside_the_figure(
     figures = _captured(monkeypatch, real_rl_plots, "_save")
     labels = [
         "uniform",
-        *["dots", "bots", "sec", "frontier", "pcl", "metis", "dapo", "mopps"][:panels],
+        *["dots", "bots", "sec", "frontier", "pcl", "metis", "adcl", "mopps"][:panels],
     ]
     real_rl_plots.plot_learning_curves(_bench_runs(labels), labels, tmp_path / "c.png")
     fig = figures[0]

@@ -143,10 +143,20 @@ def test_runs_are_deterministic_and_parallel_equals_serial() -> None:
 
 
 @pytest.mark.parametrize("inner", ["metis", "adcl"])
-def test_dapo_gets_what_its_inner_selector_needs_in_simulation(inner: str) -> None:
-    spec = RunSpec(get_scenario("hard"), Entry("dapo", "dapo", {"inner": inner}), 0, 3, 8, 4)
-    run = run_one(spec)
-    assert len(run["score"]) == 4
+@pytest.mark.parametrize("mode", ["fixed", "adaptive"])
+def test_dynamic_sampling_around_any_selector_in_simulation(inner: str, mode: str) -> None:
+    entry = Entry(f"{inner}+dapo", inner, dynamic_sampling=mode)
+    run = run_one(RunSpec(get_scenario("hard"), entry, 0, 3, 8, 4))
+    assert len(run["score"]) == 4 and run["dynamic_sampling"] == mode
+    assert run["rollouts"][0] == 3 * 8 * 4  # 3x candidates before anything is measured
+    assert any(k.startswith("dapo/") for k in run["selector_metrics"])
+    plain = run_one(RunSpec(get_scenario("hard"), Entry(inner, inner), 0, 3, 8, 4))
+    assert plain["rollouts"] == [8 * 4] * 3
+
+
+def test_entry_refuses_an_unknown_dynamic_sampling_mode() -> None:
+    with pytest.raises(ValueError, match="dynamic_sampling must be one of"):
+        Entry("x", "uniform", dynamic_sampling="3x")
 
 
 def test_run_record_shapes() -> None:

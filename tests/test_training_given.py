@@ -104,14 +104,26 @@ def test_a_refresh_with_nothing_to_refresh_is_refused(
     assert not (tmp_path / "run").exists()
 
 
-def test_dapo_trains_only_mixed_groups_and_counts_rollouts(sft_dir: Path, tmp_path: Path) -> None:
-    cfg = dataclasses.replace(TEST_TRAIN, selector="dapo", steps=3, dapo_max_rounds=2)
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
+    sft_dir: Path, tmp_path: Path, adaptive: bool
+) -> None:
+    cfg = dataclasses.replace(
+        TEST_TRAIN,
+        selector="uniform",
+        dynamic_sampling=True,
+        adaptive_oversample=adaptive,
+        steps=3,
+        dapo_max_rounds=2,
+    )
     trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
-    candidates = int(np.ceil(cfg.batch_size * 3.0))
+    assert trainer.dynamic is not None and trainer.dynamic.inner is trainer.selector
     total = 0.0
     for _ in range(2):
+        candidates = trainer.dynamic.num_candidates(cfg.batch_size)  # 3x until z is measured
         m = trainer.step()
         assert m["train/rollouts"] >= candidates * cfg.group_size
+        assert "curriculum/dapo/filtered_share" in m and "curriculum/uniform/epoch" in m
         assert m["train/rollouts"] % cfg.group_size == 0
         assert 1 <= m["train/sampling_rounds"] <= cfg.dapo_max_rounds
         assert m["train/groups_trained"] <= cfg.batch_size
@@ -127,4 +139,14 @@ def test_dapo_trains_only_mixed_groups_and_counts_rollouts(sft_dir: Path, tmp_pa
     resumed = Trainer(cfg, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
     assert {k: len(v) for k, v in resumed._stash.items()} == stash
     assert resumed.rollouts == total
+    assert resumed.dynamic is not None
+    assert resumed.dynamic.zero_variance_rate == trainer.dynamic.zero_variance_rate
     resumed.step()  # surplus groups buffered before the checkpoint are found after it
+    plain = dataclasses.replace(cfg, dynamic_sampling=False)
+    with pytest.raises(ValueError, match="resume"):
+        Trainer(plain, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
+
+
+def test_selector_dapo_in_a_config_says_how_to_get_it() -> None:
+    with pytest.raises(ValueError, match="wrapper now: use dynamic_sampling: true"):
+        dataclasses.replace(TEST_TRAIN, selector="dapo")

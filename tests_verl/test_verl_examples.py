@@ -32,8 +32,6 @@ EXPECTED = {
     "frontier": ("frontier", {"evidence/features/text", "evidence/keys/prompts"}, ()),
     "pcl": ("pcl", {"evidence/features/text"}, ()),
     "metis": ("metis", set(), ()),
-    # dapo reports what its inner bots derived from the prompt text
-    "dapo": ("dapo", {"evidence/features/text", "evidence/plugin/regression"}, ()),
 }
 
 

@@ -208,6 +208,7 @@ def write_results(
                 "given": e.given,
                 "role": e.role,
                 "note": e.note,
+                "dynamic_sampling": e.dynamic_sampling,
             }
             for e in entries
         ],

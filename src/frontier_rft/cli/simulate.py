@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import shlex
@@ -44,8 +45,8 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
                 "bots,dots, or leave it out for all of them"
             )
     else:
-        # A selector whose class says so (dapo: the filter acts in the trainer, not in this
-        # loop) is left out of default comparisons; name it explicitly to include it.
+        # A selector whose class says so is left out of default comparisons; name it
+        # explicitly to include it.
         names = [n for n, cls in SELECTORS.items() if cls.in_simulator]
     unknown = [n for n in names if n not in SELECTORS]
     if unknown:
@@ -64,7 +65,17 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
         return _checked(entries)
     if overrides and len(names) > 1:
         raise UsageError("--set applies to one selector; use `frontier simulate --selector NAME`")
-    return _checked(parse_entries(names, overrides))
+    return _checked(_with_dynamic_sampling(parse_entries(names, overrides), args))
+
+
+def _with_dynamic_sampling(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
+    """--dynamic-sampling MODE: every entry inside DAPO's dynamic sampling, labelled
+    NAME+dapo (fixed) or NAME+dapo-adaptive; the baseline stays plain uniform."""
+    mode = getattr(args, "dynamic_sampling", None)
+    if mode is None:
+        return entries
+    suffix = "+dapo" if mode == "fixed" else "+dapo-adaptive"
+    return [dataclasses.replace(e, label=e.label + suffix, dynamic_sampling=mode) for e in entries]
 
 
 def _checked(entries: list[Entry]) -> list[Entry]:
@@ -247,6 +258,14 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     if demo:
         return
     p.add_argument(
+        "--dynamic-sampling",
+        choices=("fixed", "adaptive"),
+        default=None,
+        help="run each selector inside DAPO's dynamic sampling: fixed (3x candidates, train on "
+        "mixed groups only) or adaptive (sized from the zero-variance share, GRESO's rule) "
+        "(default: off)",
+    )
+    p.add_argument(
         "--given",
         default="prompts",
         help="what selectors get besides prompt text: prompts (nothing else), or a comma "
@@ -281,9 +300,7 @@ def add_commands(sub: Any) -> None:
     _common(sim)
     sim.set_defaults(func=cmd_simulate)
     cmp_ = sub.add_parser("compare", help="many selectors, same scenario and seeds, in parallel")
-    cmp_.add_argument(
-        "--selectors", default="", help="comma-separated names (default: all but dapo)"
-    )
+    cmp_.add_argument("--selectors", default="", help="comma-separated names (default: all)")
     _common(cmp_)
     cmp_.set_defaults(func=cmd_compare)
     demo = sub.add_parser(

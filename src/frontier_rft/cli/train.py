@@ -38,6 +38,7 @@ from frontier_rft.reporting.runs import (
     runs_table,
 )
 from frontier_rft.selectors import SELECTORS
+from frontier_rft.selectors.registry import check_selector_name
 from frontier_rft.training.config import (
     DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
@@ -57,11 +58,11 @@ _METIS_FLAGS = {
 }
 CHOICES = {
     "task": TASKS,
-    "selector": tuple(sorted(SELECTORS)),
     "estimator": ESTIMATORS,
     "loss_aggregation": LOSS_AGGREGATIONS,
 }
-"""Config fields whose flags take one of a fixed set of values (shown in --help)."""
+"""Config fields whose flags take one of a fixed set of values (shown in --help). Not the
+selector: _cmd_train checks it, naming the closest one or how to get the former 'dapo'."""
 
 # Kept importable from here for code written against the old layout.
 _quiet_transformers = quiet_transformers
@@ -123,14 +124,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.resume:
         config, source = _resumed_config(args)
     else:
+        if args.selector is not None and args.selector not in SELECTORS:
+            try:  # names the closest selector, or says how to get the former 'dapo'
+                check_selector_name(args.selector)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
         if args.model is None:
             raise UsageError(
                 "frontier train needs --model DIR (a build-model or sft output), or --resume "
                 "to continue the run in --out"
             )
         source = model_dir(args.model, "--model")
-        if args.selector is not None and args.selector not in SELECTORS:
-            raise UsageError(f"unknown selector {args.selector!r}; see `frontier selectors`")
         config = config_from_args(TrainConfig, args, selector_overrides=overrides)
     quiet_transformers()
     from frontier_rft.training.grpo import Trainer

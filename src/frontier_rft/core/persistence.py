@@ -226,6 +226,10 @@ def load_selector(
             f"(this frontier_rft reads version {FORMAT_VERSION})"
         )
     name = header["selector"]
+    if name == "dapo":
+        from frontier_rft.selectors.dynamic_sampling import DAPO_MOVED
+
+        raise CheckpointError(f"{path}: saved by an older frontier_rft; {DAPO_MOVED}")
     if not isinstance(name, str) or name not in SELECTORS:
         raise CheckpointError(f"{path}: unknown selector {name!r}; known: {sorted(SELECTORS)}")
     unknown = sorted(set(header) - {"format_version", "selector", "state", "pool"})

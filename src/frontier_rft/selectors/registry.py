@@ -19,6 +19,7 @@ from typing import Any
 from frontier_rft.core.config import SelectorConfig, config_from_dict
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.selectors.dynamic_sampling import DAPO_MOVED
 
 __all__ = ["REQUIRED_FACTS", "SELECTORS", "check_selector_name", "make_selector"]
 
@@ -74,6 +75,8 @@ SELECTORS: dict[str, type[Selector]] = _discover()
 
 def check_selector_name(name: object) -> None:
     """ValueError naming the closest registered selector when `name` is not one."""
+    if name == "dapo":
+        raise ValueError(DAPO_MOVED)
     if not isinstance(name, str) or name not in SELECTORS:
         close = difflib.get_close_matches(str(name), SELECTORS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -12,7 +12,7 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -25,6 +25,12 @@ from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.selectors.dynamic_sampling import (
+    DynamicSampling,
+    DynamicSamplingConfig,
+    FilteredBatch,
+)
+from frontier_rft.selectors.filtered_batch import gather
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.metrics import summarize
 from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
@@ -70,13 +76,26 @@ def given_pool(learner: SimulatedLearner, given: Sequence[str]) -> TaskPool:
     return TaskPool(num_tasks=full.num_tasks, prompts=full.prompts, **fields)
 
 
+DYNAMIC_SAMPLING = (None, "fixed", "adaptive")
+"""Entry.dynamic_sampling: off, DAPO's fixed 3x oversampling, or GRESO's adaptive sizing."""
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One selector configuration to compare: a display label, a name and its overrides."""
+    """One selector configuration to compare: a display label, a name and its overrides,
+    optionally inside DAPO's dynamic sampling (`dynamic_sampling` 'fixed' or 'adaptive')."""
 
     label: str
     selector: str
     overrides: dict[str, Any] = field(default_factory=dict)
+    dynamic_sampling: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.dynamic_sampling not in DYNAMIC_SAMPLING:
+            raise ValueError(
+                f"entry {self.label!r}: dynamic_sampling must be one of {DYNAMIC_SAMPLING}, "
+                f"got {self.dynamic_sampling!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -93,15 +112,10 @@ class RunSpec:
     """Metadata the selector gets besides prompts (keys of GIVEN)."""
 
 
-def _collaborators(
-    selector: str, learner: SimulatedLearner, overrides: Mapping[str, Any]
-) -> dict[str, Any]:
+def _collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
     """The collaborators the selector's class gives a caller without its own, built on the
     simulated policy's rollouts (ADCL re-estimates its next chunk with a few of them)."""
-    inner = overrides.get("inner")
-    # A wrapper whose config names its inner selector (dapo) hands it what that one needs.
-    name = inner if isinstance(inner, str) and inner in SELECTORS else selector
-    cls = SELECTORS.get(name)
+    cls = SELECTORS.get(selector)
     return cls.default_collaborators(learner.rollout) if cls is not None else {}
 
 
@@ -124,8 +138,12 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             given_pool(learner, spec.given),
             seed=spec.seed,
             **spec.entry.overrides,
-            **_collaborators(name, learner, spec.entry.overrides),
+            **_collaborators(name, learner),
         )
+    ds = None
+    if spec.entry.dynamic_sampling is not None:
+        adaptive = spec.entry.dynamic_sampling == "adaptive"
+        ds = DynamicSampling(sel, DynamicSamplingConfig(adaptive=adaptive))
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
     trained = np.zeros(learner.pool.num_tasks, dtype=bool)
@@ -133,6 +151,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "label": spec.entry.label,
         "selector": name,
         "overrides": dict(spec.entry.overrides),
+        "dynamic_sampling": spec.entry.dynamic_sampling,
         "seed": spec.seed,
         "note": NON_LLM_JUDGE_NOTE if name == "metis" else "",
         "given": list(spec.given),
@@ -142,6 +161,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "mean_abs_adv": [],
         "distinct_trained": [],
         "overhead_ms": [],
+        "rollouts": [],
         "success_hist": [],
         "category_counts": [],
         "selector_metrics": {},
@@ -149,15 +169,24 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     series: dict[str, list[float | None]] = {}
     for step in range(spec.steps):
         start = time.perf_counter()
-        ids = sel.select(spec.batch)
+        ids = sel.select(spec.batch) if ds is None else ds.candidates(spec.batch)
         seconds = time.perf_counter() - start
         task_ids = np.repeat(ids, spec.rollouts)
         rewards = learner.rollout(ids, spec.rollouts)
         start = time.perf_counter()
-        sel.update(Feedback(task_ids=task_ids, rewards=rewards, step=step))
+        feedback = Feedback(task_ids=task_ids, rewards=rewards, step=step)
+        sel.update(feedback)
         seconds += time.perf_counter() - start
         batch = GroupBatch.from_rollouts(step, task_ids, rewards, np.full(task_ids.size, -1))
-        learner.train(batch)
+        if ds is None:
+            learner.train(batch)
+        else:  # one candidates round per step; train on the mixed groups (surplus first)
+            start = time.perf_counter()
+            kept = ds.filter_groups(feedback, spec.batch)
+            seconds += time.perf_counter() - start
+            if kept.num_groups:
+                learner.train(_as_group_batch(kept, step))
+        record["rollouts"].append(int(task_ids.size))
         mixed = batch.mixed
         trained[batch.task_ids[mixed]] = True
         record["score"].append(learner.score())
@@ -169,7 +198,8 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         record["success_hist"].append(hist.astype(int).tolist())
         counts = np.bincount(categories[ids], minlength=len(category_names))
         record["category_counts"].append(counts.astype(int).tolist())
-        dropped = _append_metrics(series, sel.metrics(), prefix=f"{name}/", step=step)
+        metrics = sel.metrics() if ds is None else ds.metrics()
+        dropped = _append_metrics(series, metrics, prefix=(f"{name}/", "dapo/"), step=step)
         if step == 0:
             record["selector_metrics_dropped"] = dropped
     record["selector_metrics"] = series
@@ -177,8 +207,26 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     return record
 
 
+def _as_group_batch(kept: FilteredBatch, step: int) -> GroupBatch:
+    """The groups dynamic sampling kept (distinct tasks), as the GroupBatch the learner
+    trains on: groups sorted by task id, as GroupBatch keeps them."""
+    order = np.argsort(kept.task_ids, kind="stable")
+    counts, pos = gather(kept.offsets, order)
+    return GroupBatch(
+        step=step,
+        task_ids=kept.task_ids[order],
+        counts=counts,
+        rewards=kept.rewards[pos],
+        offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        policy_version=kept.policy_version[order],
+    )
+
+
 def _append_metrics(
-    series: dict[str, list[float | None]], metrics: dict[str, float], prefix: str, step: int
+    series: dict[str, list[float | None]],
+    metrics: dict[str, float],
+    prefix: str | tuple[str, ...],
+    step: int,
 ) -> int:
     """Append this step's values; the first call picks the series (at most
     MAX_METRIC_SERIES, in natural order: arm/2 before arm/10) and returns how many it left out."""
@@ -284,7 +332,7 @@ def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequenc
                 pool,
                 seed=0,
                 **e.overrides,
-                **_collaborators(e.selector, probe, e.overrides),
+                **_collaborators(e.selector, probe),
             )
 
 

@@ -51,6 +51,10 @@ __all__ = [
 ]
 
 
+DYNAMIC_SAMPLING = (None, "fixed", "adaptive")
+"""BenchEntry.dynamic_sampling: off, DAPO's fixed oversampling, GRESO's adaptive sizing."""
+
+
 @dataclass(frozen=True)
 class BenchEntry:
     """One configuration compared: a label, a selector, its overrides, what it is given."""
@@ -68,6 +72,16 @@ class BenchEntry:
     """'main' (the headline comparison) or 'effect' (a paper's reported effect checked)."""
     note: str = ""
     """What the entry checks, for the tables."""
+    dynamic_sampling: str | None = None
+    """DAPO's dynamic sampling around the selector: None (off), 'fixed' (DAPO's 3x) or
+    'adaptive' (sized from the measured zero-variance share, GRESO's rule)."""
+
+    def __post_init__(self) -> None:
+        if self.dynamic_sampling not in DYNAMIC_SAMPLING:
+            raise ValueError(
+                f"BenchEntry {self.label!r}: dynamic_sampling must be one of "
+                f"{DYNAMIC_SAMPLING}, got {self.dynamic_sampling!r}"
+            )
 
 
 MAIN_ENTRIES = (
@@ -79,11 +93,23 @@ MAIN_ENTRIES = (
     BenchEntry("frontier", "frontier"),
     BenchEntry("pcl", "pcl"),
     BenchEntry("metis", "metis", note="the policy judges (lam 0.01)"),
-    BenchEntry("dapo", "dapo", note="3x oversampling, filter zero-variance groups"),
+    BenchEntry(
+        "dapo",
+        "uniform",
+        note="3x oversampling, filter zero-variance groups",
+        dynamic_sampling="fixed",
+    ),
 )
 """The headline comparison: each selector at its paper defaults, given prompts + self-embeddings."""
 
 EFFECT_ENTRIES = (
+    BenchEntry(
+        "dapo-adaptive",
+        "uniform",
+        role="effect",
+        note="dapo sized from the zero-variance share (GRESO's rule): fewer rollouts?",
+        dynamic_sampling="adaptive",
+    ),
     BenchEntry("bots-rho0", "bots", {"rho": 0.0}, role="effect", note="BOTS rho = 0 slow start"),
     BenchEntry(
         "metis-lam1", "metis", {"judge_loss_weight": 1.0}, role="effect", note="METIS lam = 1"
@@ -117,6 +143,8 @@ class Testbed:
             self.train,
             selector=entry.selector,
             selector_overrides=dict(entry.overrides),
+            dynamic_sampling=entry.dynamic_sampling is not None,
+            adaptive_oversample=entry.dynamic_sampling == "adaptive",
             given=entry.given,
             seed=seed,
             train_seed=self.pool_seed_base + seed,

@@ -5,6 +5,7 @@ A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
     model/           save_pretrained model + tokenizer (an ordinary HF directory)
     optimizer.pt     AdamW state
     selector.npz     save_selector (the selector's full state, RNG included)
+    dynamic_sampling.npz  with dynamic sampling: the wrapper's state (surplus, RNG, z)
     rng.pt           torch RNG states, CPU and (training on a GPU) CUDA: rollout and judge
                      sampling; the selector keeps its own
     trainer.json     step and config
@@ -35,6 +36,8 @@ from frontier_rft.core.persistence import (
     set_new_file_mode,
 )
 from frontier_rft.core.selector import Selector
+from frontier_rft.selectors.dynamic_sampling import DynamicSampling
+from frontier_rft.selectors.dynamic_sampling_io import save_dynamic_sampling
 from frontier_rft.training.device import model_device
 
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
@@ -61,8 +64,10 @@ def save_checkpoint(
     selector: Selector,
     trainer_state: dict[str, Any],
     keep: int = 2,
+    dynamic: DynamicSampling | None = None,
 ) -> Path:
-    """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`."""
+    """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`.
+    With `dynamic`, its state (the selector's nested) goes to dynamic_sampling.npz too."""
     root = Path(ckpt_root)
     root.mkdir(parents=True, exist_ok=True)
     for stale in root.glob(f"{_TMP}*"):
@@ -75,6 +80,8 @@ def save_checkpoint(
     set_new_file_mode((tmp / "model").glob("*.safetensors"))  # safetensors writes them 0600
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     save_selector(selector, tmp / "selector.npz")
+    if dynamic is not None:
+        save_dynamic_sampling(dynamic, tmp / "dynamic_sampling.npz")
     torch.save(_rng_states(model), tmp / "rng.pt")
     (tmp / "trainer.json").write_text(json.dumps({"step": step, **trainer_state}, indent=1))
     _fsync_tree(tmp)

@@ -13,6 +13,7 @@ from typing import Any
 
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
+from frontier_rft.selectors.dynamic_sampling import DynamicSamplingConfig
 from frontier_rft.training.device import DEVICE_HELP, valid_device_name
 from frontier_rft.training.given import parse_given
 
@@ -242,9 +243,17 @@ class TrainConfig:
     refresh_features_every: int = 0
     """With given 'self': re-embed the pool with the current policy every this many steps and
     hand it to selector.refresh_features (0 = embed once, before the first step)."""
+    dynamic_sampling: bool = False
+    """DAPO's dynamic sampling around the selector: roll out oversampled candidates, train
+    only on groups with reward spread (selector uniform + this = DAPO's recipe)."""
+    oversample: float = 3.0
+    """dynamic_sampling: candidates rolled out per training slot (DAPO: 3)."""
+    adaptive_oversample: bool = False
+    """dynamic_sampling: size each round from the measured zero-variance share (GRESO's
+    rule, clamped to [1, 3] candidates per slot) instead of a fixed `oversample`."""
     dapo_max_rounds: int = 10
-    """dapo: most sampling rounds per step while the batch lacks mixed groups (DAPO's
-    max_num_gen_batches)."""
+    """dynamic_sampling: most sampling rounds per step while the batch lacks mixed groups
+    (DAPO's max_num_gen_batches)."""
     reference_pass_rates: str | None = None
     """BOTS: JSON of weak/strong reference pass rates of the training pool (`frontier
     measure-references`); enables BOTS's interpolation plug-in (None = no implicit evidence)."""
@@ -267,6 +276,11 @@ class TrainConfig:
         check_field_types(self)  # a wrong type is named before a range check compares it
         check_choice("task", self.task, TASKS)
         check(isinstance(self.selector, str) and bool(self.selector), "selector must be a name")
+        check(
+            self.selector != "dapo",
+            "selector 'dapo' is a wrapper now: use dynamic_sampling: true with selector: uniform "
+            "(CLI: --selector uniform --dynamic-sampling)",
+        )
         check(
             isinstance(self.selector_overrides, dict),
             "selector_overrides must be a dict of selector config fields",
@@ -312,6 +326,7 @@ class TrainConfig:
             f"got {self.refresh_features_every!r}",
         )
         _pos_int("dapo_max_rounds", self.dapo_max_rounds)
+        self.dynamic_sampling_config()  # validates oversample with a message naming it
         check(
             isinstance(self.eval_k, tuple)
             and len(self.eval_k) > 0
@@ -332,6 +347,10 @@ class TrainConfig:
             len({self.train_seed, self.eval_seed}) == 2,
             "train_seed and eval_seed must differ: the held-out split must be held out",
         )
+
+    def dynamic_sampling_config(self) -> DynamicSamplingConfig:
+        """The DynamicSampling settings of this run (used when dynamic_sampling is on)."""
+        return DynamicSamplingConfig(oversample=self.oversample, adaptive=self.adaptive_oversample)
 
 
 def replace_config(config: Any, **changes: Any) -> Any:

@@ -37,7 +37,8 @@ from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.integrations.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.integrations.pool import relabel_evidence
-from frontier_rft.selectors.dynamic_sampling import DynamicSamplingSelector
+from frontier_rft.selectors.dynamic_sampling import DynamicSampling
+from frontier_rft.selectors.dynamic_sampling_io import load_dynamic_sampling
 from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.training.checkpoint import (
     damaged,
@@ -210,10 +211,14 @@ class Trainer:
         self.rollouts = 0
         """Rollouts generated so far (DAPO generates more than batch_size * group_size)."""
         self._stash: dict[tuple[int, int], list[_Group]] = {}
-        """DAPO: sequences of surplus groups the selector buffered, by (task, step)."""
+        """Dynamic sampling: sequences of surplus groups the wrapper buffered, by (task, step)."""
+        self.dynamic: DynamicSampling | None = None
+        """DAPO's dynamic sampling around the selector (config.dynamic_sampling), else None."""
         if ckpt is not None:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
             self._check_resumed_selector(ckpt)
+            if cfg.dynamic_sampling:
+                self.dynamic = self._load_dynamic(ckpt)
             self._name_policy_features()
             self.step_count = state["step"]
             self._check_resume_steps()
@@ -234,6 +239,10 @@ class Trainer:
             self.selector = make_selector(
                 cfg.selector, self.pool, seed=cfg.seed, **collaborators, **cfg.selector_overrides
             )
+            if cfg.dynamic_sampling:
+                self.dynamic = DynamicSampling(
+                    self.selector, cfg.dynamic_sampling_config(), seed=cfg.seed
+                )
             self._name_policy_features()
             self._check_refresh()
             self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -253,12 +262,12 @@ class Trainer:
         """Select, roll out, score, feed back, update. Returns this step's metrics."""
         cfg, n = self.config, self.config.group_size
         t_step, cpu_step = time.perf_counter(), time.process_time()
-        dapo = isinstance(self.selector, DynamicSamplingSelector)
-        if dapo:
-            assert isinstance(self.selector, DynamicSamplingSelector)
-            ids = self.selector.candidates(cfg.batch_size)
-        else:
-            ids = self.selector.select(cfg.batch_size)
+        ds = self.dynamic
+        ids = (
+            ds.candidates(cfg.batch_size)
+            if ds is not None
+            else self.selector.select(cfg.batch_size)
+        )
         select_ms = 1e3 * (time.perf_counter() - t_step)
 
         prompts, completions, rewards, gen_s = self._rollout(ids)
@@ -274,8 +283,8 @@ class Trainer:
             for i, (t, p) in enumerate(zip(ids.tolist(), prompts, strict=True))
         ]
         all_rewards = [rewards]
-        if dapo:
-            train_groups, rounds, extra = self._dapo_batch(rolled, feedback)
+        if ds is not None:
+            train_groups, rounds, extra = self._dapo_batch(ds, rolled, feedback)
             select_ms += extra["select_ms"]
             gen_s += extra["generate_s"]
             rolled += extra["rolled"]
@@ -306,7 +315,7 @@ class Trainer:
         self.last = {
             "ids": ids,
             "rewards": rewards,
-            "advantages": advantages if not dapo else train_adv,
+            "advantages": train_adv if ds is not None else advantages,
             "records": records,
         }
         rolled_rewards = np.concatenate(all_rewards)
@@ -335,13 +344,15 @@ class Trainer:
             "perf/step_s": time.perf_counter() - t_step,
             "perf/step_cpu_s": time.process_time() - cpu_step,
             **parts,
-            **curriculum_metrics(self.selector.metrics(), "all"),  # curriculum/... as TRL, verl
+            **curriculum_metrics(
+                (ds or self.selector).metrics(), "all"
+            ),  # curriculum/... as TRL, verl
         }
         levels = np.array([self.items[g.task].level for g in rolled])
         metrics["train/selected_level_mean"] = float(levels.mean())
         for level in range(self.num_levels):
             metrics[f"train/selected_level{level}_share"] = float(np.mean(levels == level))
-        if dapo:
+        if ds is not None:
             metrics["train/mean_abs_advantage_trained"] = (
                 float(np.abs(train_adv).mean()) if train_adv.size else 0.0
             )
@@ -374,12 +385,10 @@ class Trainer:
         return prompts, completions, rewards, gen_s
 
     def _dapo_batch(
-        self, first: list[_Group], feedback: Feedback
+        self, sel: DynamicSampling, first: list[_Group], feedback: Feedback
     ) -> tuple[list[_Group], int, dict[str, Any]]:
         """DAPO dynamic sampling: keep mixed groups (buffered surplus first), top up with more
         sampling rounds while the batch lacks them (at most `dapo_max_rounds` rounds)."""
-        sel = self.selector
-        assert isinstance(sel, DynamicSamplingSelector)
         cfg, n = self.config, self.config.group_size
         extra: dict[str, Any] = {"select_ms": 0.0, "generate_s": 0.0, "rolled": []}
         batch: list[_Group] = []
@@ -404,7 +413,7 @@ class Trainer:
                 break
             rounds += 1
             t0 = time.perf_counter()
-            ids = sel.select(sel.num_candidates(need))
+            ids = sel.candidates(need)  # adaptive: sized from this step's zero-variance share
             extra["select_ms"] += 1e3 * (time.perf_counter() - t0)
             prompts, completions, rewards, gen_s = self._rollout(ids)
             extra["generate_s"] += gen_s
@@ -423,7 +432,9 @@ class Trainer:
         if not held:
             if missing_ok:
                 return _Group(task, [], [], np.zeros(0))
-            raise RuntimeError(f"dapo returned a surplus group ({task}, {step}) never stashed")
+            raise RuntimeError(
+                f"dynamic sampling returned a surplus group ({task}, {step}) never stashed"
+            )
         group = held.pop(0)
         if not held:
             del self._stash[(task, step)]
@@ -586,7 +597,25 @@ class Trainer:
                 ],
             },
             keep=self.config.keep_checkpoints,
+            dynamic=self.dynamic,
         )
+
+    def _load_dynamic(self, ckpt: Path) -> DynamicSampling:
+        """The dynamic sampling wrapper of a resumed run, around the resumed selector."""
+        path = ckpt / "dynamic_sampling.npz"
+        if not path.is_file():
+            raise ValueError(
+                f"{ckpt} has no dynamic_sampling.npz: it was saved by a run without dynamic "
+                "sampling (or by a frontier_rft whose 'dapo' was a selector); resume it with the "
+                "settings it was saved with, or start a new --out"
+            )
+        dynamic = load_dynamic_sampling(path, self.selector)
+        if dynamic.config != self.config.dynamic_sampling_config():
+            raise ValueError(
+                f"{path} holds dynamic sampling {dynamic.config}, but this run asks for "
+                f"{self.config.dynamic_sampling_config()}: resume with the saved settings"
+            )
+        return dynamic
 
     def _name_policy_features(self) -> None:
         """Features given as the policy's self-embeddings are reported as such (evidence

@@ -1,0 +1,62 @@
+"""Save and load a DynamicSampling wrapper (its own state with the inner selector's nested).
+
+One atomic .npz file in the selector-file layout (header + arrays). The inner selector is
+not rebuilt from the file: build it as before (same name, pool, config, collaborators),
+pass it in, and the file's nested state is loaded into it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from frontier_rft.core.checkpoint_file import MAX_HEADER_BYTES, CheckpointError, read_checkpoint
+from frontier_rft.core.config import config_from_dict
+from frontier_rft.core.persistence import _flatten, _unflatten, atomic_write_bytes
+from frontier_rft.core.selector import FORMAT_VERSION, Selector
+from frontier_rft.selectors.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+
+__all__ = ["load_dynamic_sampling", "save_dynamic_sampling"]
+
+_NAME = "dynamic_sampling"
+_HEADER = "__header__"
+
+
+def save_dynamic_sampling(wrapper: DynamicSampling, path: str | os.PathLike[str]) -> None:
+    """Atomically write the wrapper's full state (inner selector's state nested) to `path`."""
+    arrays: dict[str, np.ndarray] = {}
+    tree = _flatten(wrapper.state_dict(), "state", arrays)
+    header = {"format_version": FORMAT_VERSION, "selector": _NAME, "state": tree}
+    text = json.dumps(header).encode("utf-8")
+    if len(text) > MAX_HEADER_BYTES:
+        raise ValueError(f"dynamic sampling state header is {len(text)} bytes; this is a bug")
+    arrays[_HEADER] = np.frombuffer(text, dtype=np.uint8)
+    atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
+
+
+def load_dynamic_sampling(path: str | os.PathLike[str], selector: Selector) -> DynamicSampling:
+    """A wrapper around `selector` (freshly built as the saved one was) continuing exactly
+    where the saved wrapper stopped. CheckpointError (a ValueError) for a bad file."""
+    header, arrays = read_checkpoint(Path(path))
+    if header.get("format_version") != FORMAT_VERSION or header.get("selector") != _NAME:
+        raise CheckpointError(
+            f"{path}: not a dynamic sampling file of this frontier_rft version "
+            f"(selector {header.get('selector')!r}); save_dynamic_sampling writes those"
+        )
+    try:
+        state = _unflatten(header["state"], arrays, set())
+        if not isinstance(state, dict) or not isinstance(state.get("config"), dict):
+            raise ValueError("malformed state (expected an object with a config)")
+        config = config_from_dict(DynamicSamplingConfig, state["config"], what=_NAME)
+        if not isinstance(state.get("seed"), int):
+            raise ValueError("missing or malformed seed")
+        wrapper = DynamicSampling(selector, config, seed=state["seed"])
+        wrapper.load_state_dict(state)
+    except ValueError as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CheckpointError(f"{path}: {exc}") from exc
+    return wrapper
