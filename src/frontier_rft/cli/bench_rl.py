@@ -1,6 +1,6 @@
 """`frontier bench-rl`: the real-RL selector benchmark (docs/results/real_rl.md).
 
-    frontier bench-rl                       # 9 selectors + effect runs, seeds 0-4, 2 jobs
+    frontier bench-rl                       # 11 selectors + effect runs, seeds 0-4, 2 jobs
     frontier bench-rl --selectors uniform --no-effects --seeds 0,1   # calibration runs
     frontier bench-rl --scale gpu --jobs 16  # one CUDA GPU: 4x the rollouts per run
 

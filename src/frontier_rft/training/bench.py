@@ -93,6 +93,8 @@ MAIN_ENTRIES = (
     BenchEntry("frontier", "frontier"),
     BenchEntry("pcl", "pcl"),
     BenchEntry("metis", "metis", note="the policy judges (lam 0.01)"),
+    BenchEntry("greso", "greso", note="walk the data, skip by zero-variance streaks"),
+    BenchEntry("skip", "skip", note="walk the data, skip by each prompt's posterior"),
     BenchEntry(
         "dapo",
         "uniform",
@@ -109,6 +111,34 @@ EFFECT_ENTRIES = (
         role="effect",
         note="dapo sized from the zero-variance share (GRESO's rule): fewer rollouts?",
         dynamic_sampling="adaptive",
+    ),
+    BenchEntry(
+        "greso-dapo",
+        "greso",
+        role="effect",
+        note="GRESO's own setting: its skip inside adaptively sized dynamic sampling",
+        dynamic_sampling="adaptive",
+    ),
+    BenchEntry(
+        "skip-dapo",
+        "skip",
+        role="effect",
+        note="the Bayesian skip inside adaptively sized dynamic sampling",
+        dynamic_sampling="adaptive",
+    ),
+    BenchEntry(
+        "bots-epoch",
+        "bots",
+        {"coverage": "epoch"},
+        role="effect",
+        note="bots ranks the order within each epoch; every prompt once per epoch",
+    ),
+    BenchEntry(
+        "prioritized-epoch",
+        "prioritized",
+        {"coverage": "epoch"},
+        role="effect",
+        note="p(1-p) ranks the order within each epoch; every prompt once per epoch",
     ),
     BenchEntry("bots-rho0", "bots", {"rho": 0.0}, role="effect", note="BOTS rho = 0 slow start"),
     BenchEntry(
