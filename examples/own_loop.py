@@ -2,8 +2,10 @@
 
 The "policy" here is a stand-in: each prompt has a hidden difficulty, the policy a skill
 that grows when it trains on prompts with mixed outcomes (the only ones that carry a
-GRPO gradient). Swap `Policy` for your trainer. Runs uniform sampling and `bots` (the
-recommended selector from prompts alone, the TRL and verl adapters' default) on the same start.
+GRPO gradient). Swap `Policy` for your trainer. Runs uniform sampling and `greso` (the TRL
+and verl adapters' default: it walks the data like uniform and, from the second epoch on,
+skips prompts whose groups came out all correct or all wrong) on the same start, for about
+four epochs over the pool.
 
     python examples/own_loop.py            # ~3 s
 """
@@ -22,8 +24,8 @@ from frontier_rft.features.derive import EvidenceWarning
 ROLLOUTS, BATCH, STEPS = 16, 32, 60
 rng = np.random.default_rng(0)
 
-# 2,000 arithmetic prompts; more digits = harder (the selector is not told so).
-digits = rng.integers(1, 7, size=2000)
+# 500 arithmetic prompts; more digits = harder (the selector is not told so).
+digits = rng.integers(1, 7, size=500)
 prompts = [f"What is {rng.integers(10 ** (d - 1), 10**d)} + {rng.integers(10**d)}?" for d in digits]
 difficulty = digits + rng.normal(0, 0.5, size=digits.size)
 
@@ -73,13 +75,13 @@ def run(name: str, pool: TaskPool) -> float:
 
 def main() -> None:
     pool = TaskPool(num_tasks=len(prompts), prompts=prompts)
-    with warnings.catch_warnings(record=True) as said:  # what bots derives, said once
+    with warnings.catch_warnings(record=True) as said:  # what greso derives, said once
         warnings.simplefilter("always", EvidenceWarning)
-        make_selector("bots", pool, seed=0)
+        make_selector("greso", pool, seed=0)
     for w in said:
         print("evidence:", w.message)
-    uniform, bots = run("uniform", pool), run("bots", pool)
-    print(f"skill after {STEPS} steps: uniform {uniform:.2f}, bots {bots:.2f}")
+    uniform, greso = run("uniform", pool), run("greso", pool)
+    print(f"skill after {STEPS} steps: uniform {uniform:.2f}, greso {greso:.2f}")
     print("both selectors were saved, loaded and resumed exactly")
 
 

@@ -91,7 +91,7 @@ def test_docs_cite_nothing_the_repository_lacks() -> None:
     assert cited == []
 
 
-def test_the_runnable_own_loop_example_runs_and_bots_beats_uniform() -> None:
+def test_the_runnable_own_loop_example_runs_and_greso_beats_uniform() -> None:
     import runpy
     import sys
     from contextlib import redirect_stdout
@@ -104,6 +104,6 @@ def test_the_runnable_own_loop_example_runs_and_bots_beats_uniform() -> None:
         module["main"]()
     text = out.getvalue()
     assert "resumed exactly" in text, text
-    skills = re.search(r"uniform ([\d.]+), bots ([\d.]+)", text)
+    skills = re.search(r"uniform ([\d.]+), greso ([\d.]+)", text)
     assert skills is not None and float(skills[2]) > float(skills[1]), text
     assert "own_loop" not in sys.modules

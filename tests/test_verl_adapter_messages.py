@@ -220,10 +220,10 @@ def test_a_sampler_state_with_an_unknown_field_is_refused_and_changes_nothing() 
     assert ids.size == 4
 
 
-def test_the_trainer_adapters_default_to_bots() -> None:
-    # dots, the simulator's best from prompts alone, ended below uniform on held-out pass@1 on
-    # the real-RL testbed at both pool sizes (docs/results/real_rl.md); bots did not.
+def test_the_trainer_adapters_default_to_greso() -> None:
+    # Selectors that concentrate on p = 0.5 ended below uniform on held-out pass@1 on the
+    # real-RL testbed; a walk that keeps coverage and skips did not (docs/results/coverage.md).
     from frontier_rft.integrations.trl.config import FrontierConfig
 
-    assert FrontierConfig().selector == "bots"
-    assert VerlSamplerConfig(batch_size=4).selector == "bots"
+    assert FrontierConfig().selector == "greso"
+    assert VerlSamplerConfig(batch_size=4).selector == "greso"

@@ -34,9 +34,9 @@ SELF_EMBEDDINGS = ("auto", "on", "off")
 class FrontierConfig:
     """How the TRL adapter builds its selector and maps dataset rows, rewards and metrics."""
 
-    selector: str = "bots"
-    """Registered selector name (`frontier selectors`); bots: the robust choice from prompts
-    alone (docs/results/real_rl.md). Unused when a Selector is passed."""
+    selector: str = "greso"
+    """Registered selector name (`frontier selectors`); greso keeps uniform's coverage and skips
+    zero-variance prompts (docs/results/coverage.md). Unused when a Selector is passed."""
     selector_config: dict[str, Any] | str | None = None
     """Selector config overrides, e.g. {lam: 0.2} (on the command line: a JSON string)."""
     selector_seed: int | None = None

@@ -76,9 +76,9 @@ class VerlSamplerConfig:
 
     batch_size: int
     """Prompts per dataloader batch: verl's data.gen_batch_size, else data.train_batch_size."""
-    selector: str = "bots"
-    """Registered selector name (see `frontier selectors`); bots: the robust choice from prompts
-    alone (docs/results/real_rl.md)."""
+    selector: str = "greso"
+    """Registered selector name (see `frontier selectors`); greso keeps uniform's coverage and
+    skips zero-variance prompts (docs/results/coverage.md)."""
     selector_config: Mapping[str, Any] = field(default_factory=dict)
     """Selector config overrides, e.g. {"lam": 0.2} for bots."""
     seed: int = 0

@@ -1,0 +1,67 @@
+"""Rollouts each dynamic-sampling variant needs to reach 75% / 100% of DAPO(uniform, fixed 3x)'s
+gain, relative to DAPO(uniform)'s own (TTB by rollouts), from `frontier compare` results.
+
+    python benchmarks/dapo_rollouts.py RESULTS.json [RESULTS.json ...] --out OUT.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+BASE = "uniform+dapo"
+
+
+def rollouts_to(score: list[float], rollouts: list[int], target: float) -> float:
+    """Cumulative rollouts at the first evaluation whose best-so-far reaches `target`."""
+    spent = np.concatenate([[0], np.cumsum(rollouts)])  # score[i] is after i steps
+    hit = np.flatnonzero(np.maximum.accumulate(score) >= target)
+    return float(spent[hit[0]]) if hit.size else float("nan")
+
+
+def _finite(x: float) -> float | None:
+    """NaN (never reached) as null: the file is strict JSON."""
+    return None if np.isnan(x) else round(float(x), 3)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+", type=Path)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    runs: dict[str, dict[int, dict]] = {}
+    for path in args.results:
+        for r in json.loads(path.read_text())["runs"]:
+            runs.setdefault(r["label"], {})[r["seed"]] = r
+    out = {}
+    for label in (lab for lab in runs if "+dapo" in lab):
+        row: dict[str, object] = {}
+        for tau in (0.75, 1.0):
+            ratios = []
+            for seed, r in runs[label].items():
+                b = runs[BASE][seed]
+                target = b["score"][0] + tau * (max(b["score"]) - b["score"][0])
+                ratios.append(
+                    rollouts_to(r["score"], r["rollouts"], target)
+                    / rollouts_to(b["score"], b["rollouts"], target)
+                )
+            reached = [x for x in ratios if not np.isnan(x)]
+            row[f"ttb{int(tau * 100)}_by_rollouts"] = _finite(np.mean(reached) if reached else np.nan)
+            row[f"ttb{int(tau * 100)}_reached"] = int(np.sum(~np.isnan(ratios)))
+            row[f"ttb{int(tau * 100)}_per_seed"] = [_finite(x) for x in ratios]
+        total = [sum(r["rollouts"]) / sum(runs[BASE][s]["rollouts"]) for s, r in runs[label].items()]
+        row["total_rollouts_vs_base"] = float(np.mean(total))
+        out[label] = row
+        print(
+            f"{label:24s} TTB75 by rollouts {row['ttb75_by_rollouts']} "
+            f"({row['ttb75_reached']}/{len(total)}), TTB100 {row['ttb100_by_rollouts']} "
+            f"({row['ttb100_reached']}/{len(total)}), rollouts x{row['total_rollouts_vs_base']:.2f}"
+        )
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
