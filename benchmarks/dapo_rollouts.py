@@ -49,10 +49,14 @@ def main() -> None:
                     / rollouts_to(b["score"], b["rollouts"], target)
                 )
             reached = [x for x in ratios if not np.isnan(x)]
-            row[f"ttb{int(tau * 100)}_by_rollouts"] = _finite(np.mean(reached) if reached else np.nan)
+            mean = float(np.mean(reached)) if reached else float("nan")
+            row[f"ttb{int(tau * 100)}_by_rollouts"] = _finite(mean)
             row[f"ttb{int(tau * 100)}_reached"] = int(np.sum(~np.isnan(ratios)))
             row[f"ttb{int(tau * 100)}_per_seed"] = [_finite(x) for x in ratios]
-        total = [sum(r["rollouts"]) / sum(runs[BASE][s]["rollouts"]) for s, r in runs[label].items()]
+        total = [
+            sum(r["rollouts"]) / sum(runs[BASE][seed]["rollouts"])
+            for seed, r in runs[label].items()
+        ]
         row["total_rollouts_vs_base"] = float(np.mean(total))
         out[label] = row
         print(
