@@ -8,8 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
-from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
+from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.skip import SkipConfig, SkipSelector, informative_probability
 
@@ -113,35 +112,6 @@ def test_never_starves_or_sticks(world: str) -> None:
         }[world]
         sel.update(Feedback(task_ids=rep, rewards=rewards, step=step))
     assert counts.min() >= 1  # nobody starves: 1,200 picks over 30 prompts
-
-
-def test_save_load_continue_is_exact(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    pool = TaskPool(num_tasks=50, prompts=[f"task {i} level {i % 5}" for i in range(50)])
-    rates = (np.arange(50) % 5) / 4
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvidenceWarning)
-        a = make_selector("skip", pool, seed=4)
-
-    def run(sel, steps, start):  # type: ignore[no-untyped-def]
-        rng = np.random.default_rng(start)
-        out = []
-        for t in range(start, start + steps):
-            ids = sel.select(7)
-            out.append(ids)
-            rep = np.repeat(ids, 4)
-            sel.update(
-                Feedback(task_ids=rep, rewards=(rng.random(rep.size) < rates[rep]) * 1.0, step=t)
-            )
-        return out
-
-    run(a, 20, 0)
-    save_selector(a, tmp_path / "sel.json")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvidenceWarning)
-        b = load_selector(tmp_path / "sel.json", pool)
-    assert_state_equal(a.state_dict(), b.state_dict())
-    for x, y in zip(run(a, 15, 20), run(b, 15, 20), strict=True):
-        assert np.array_equal(x, y)
 
 
 def test_config_errors_name_the_problem() -> None:

@@ -599,12 +599,7 @@ class BOTSSelector(Selector):
             check_keys(state["regression"], f"{who} state: regression", ())
         if (self.lazy is None) != ("lazy" not in state):
             raise ValueError(f"{who} state: candidate mode does not match the config")
-        if (self._walk is None) != ("walk" not in state):
-            raise ValueError(f"{who} state: coverage mode does not match the config")
-        walk = None
-        if self._walk is not None:
-            walk = EpochWalk(n)
-            walk.load_state_dict(state["walk"], who)
+        walk = EpochWalk.optional_from_state(state, n, who, expected=self._walk is not None)
         if self.lazy is not None:
             self.lazy.load_state_dict(state["lazy"], a, b)
         self._a, self._b, self._rho, self._log, self._walk = a, b, rho, logs, walk

@@ -177,12 +177,9 @@ class PCLSelector(Selector):
         stats = read_keys(state, "stats", self.name, tuple(self._stats))
         stats = {k: read_float(stats, k, self.name) for k in stats}
         # The value model's fields sit beside "stats"; unknown ones are refused by the base.
-        if (self._walk is None) != ("walk" not in state):
-            raise ValueError(f"{self.name} state: coverage mode does not match the config")
-        walk = None
-        if self._walk is not None:
-            walk = EpochWalk(self.num_tasks)
-            walk.load_state_dict(state["walk"], self.name)
+        walk = EpochWalk.optional_from_state(
+            state, self.num_tasks, self.name, expected=self._walk is not None
+        )
         self.model.load_state_dict({k: state[k] for k in OnlineRidge.STATE_KEYS}, self.name)
         self._stats, self._walk = stats, walk
 

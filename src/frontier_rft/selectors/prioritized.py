@@ -532,12 +532,7 @@ class PrioritizedReplaySelector(Selector):
         next_tie = read_int(state, "next_tie", who)
         mean_priority = read_float(state, "batch_mean_priority", who)
         unseen_share = read_float(state, "batch_unseen_share", who, 0.0, 1.0)
-        if (self._walk is None) != ("walk" not in state):
-            raise ValueError(f"{who} state: coverage mode does not match the config")
-        walk = None
-        if self._walk is not None:
-            walk = EpochWalk(n)
-            walk.load_state_dict(state["walk"], who)
+        walk = EpochWalk.optional_from_state(state, n, who, expected=self._walk is not None)
         self._walk = walk
         self._p, self._where, self._index = p, where, index
         self._solved, self._unsolved = solved, unsolved

@@ -161,6 +161,20 @@ class EpochWalk:
     def state_dict(self) -> dict[str, Any]:
         return {"order": self.order, "cursor": self.cursor, "epoch": self.epoch}
 
+    @classmethod
+    def optional_from_state(
+        cls, state: dict[str, Any], num_tasks: int, who: str, *, expected: bool
+    ) -> EpochWalk | None:
+        """The walk saved under state["walk"] by a selector in coverage mode (None for one
+        that keeps none); a ValueError when what was saved and the config disagree."""
+        if expected != ("walk" in state):
+            raise ValueError(f"{who} state: coverage mode does not match the config")
+        if not expected:
+            return None
+        walk = cls(num_tasks)
+        walk.load_state_dict(state["walk"], who)
+        return walk
+
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         """Restore; a ValueError naming `who` leaves the walk unchanged."""
         state = check_keys(state, f"{who} state: walk", _STATE_KEYS)
