@@ -119,7 +119,7 @@ def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
     assert all(c.given == "self" for c in same_seed)
 
 
-@pytest.mark.parametrize("text", ["x", "0-99999999", "-1", "2-1", ""])
+@pytest.mark.parametrize("text", ["x", "0-99999999", "-1", "2-1", "", "4294967296", "0-1e30"])
 def test_bad_seed_lists_are_refused_with_the_expected_form(text: str) -> None:
     import argparse
 
@@ -145,7 +145,10 @@ def test_a_runs_directory_of_another_testbed_is_refused_before_any_work(
 
 @pytest.mark.parametrize(
     ("size", "message"),
-    [("0", "expected an integer >= 1"), ("3000", "too few distinct tasks for a split of 3000")],
+    [
+        ("0", "expected an integer in [1, 65536]"),
+        ("3000", "too few distinct tasks for a split of 3000"),
+    ],
 )
 def test_a_pool_size_the_testbed_cannot_have_is_one_line_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], size: str, message: str

@@ -36,6 +36,10 @@ def _a_model(tmp: Path) -> str:
     return str(tmp / "model")
 
 
+def _bench(tmp: Path, *flags: str) -> list[str]:
+    return ["bench-rl", "--scale", "toy", "--runs", str(tmp / "runs"), *flags, "--selectors", "x"]
+
+
 # (argv builder given a scratch directory, a phrase the error must contain)
 MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("misspelt --set key", lambda t: ["simulate", "--selector", "bots", "--set", "lamda=0.2"],
@@ -149,6 +153,18 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
      "--head"),
     ("ziprc eval head missing", lambda t: ["ziprc", "eval", "--head", "nope"], "--head"),
     ("misspelt selector name", lambda t: ["selectors", "botz"], "did you mean 'bots'"),
+    # bench-rl's flags are refused at parse time; the trailing unknown entry makes a missed
+    # refusal end before any work instead of starting a benchmark (issue 28 items 7-9)
+    ("bench-rl huge seeds", lambda t: _bench(t, "--seeds", "0-99999999999999999999"),
+     "seeds in [0, 2**32)"),
+    ("bench-rl huge seed", lambda t: _bench(t, "--seeds", "5,99999999999999999999"),
+     "seeds in [0, 2**32)"),
+    ("bench-rl huge pool", lambda t: _bench(t, "--pool-size", "1000000000"),
+     "--pool-size: expected an integer in [1, 65536]"),
+    ("bench-rl zero jobs", lambda t: _bench(t, "--jobs", "0"),
+     "--jobs: expected an integer in [1, 1024]"),
+    ("bench-rl negative jobs", lambda t: _bench(t, "--jobs", "-3"),
+     "--jobs: expected an integer in [1, 1024]"),
     ("no command", lambda t: [], "COMMAND"),
     ("unknown command", lambda t: ["trian"], "invalid choice"),
 ]  # fmt: skip

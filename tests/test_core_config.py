@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -71,6 +72,12 @@ def test_json_depth_ignores_brackets_in_strings_and_bounds_parsing() -> None:
     assert json_depth('{"a": "[[[[", "b": [1, [2]]}') == 3
     assert json_depth('"\\"[["') == 0
     assert json_depth("") == 0
+    # escaped backslashes before a quote, across the scan's chunk boundaries
+    from frontier_rft.core import jsonsafe
+
+    text = json.dumps(["a\\" * 200_000, '"[' * 100_000, [[1, 2], {"a": [3]}]])
+    assert jsonsafe.json_shape(text) == (4, 10)
+    assert jsonsafe.json_shape("[" * 300_000 + "]" * 300_000) == (300_000, 300_001)
     assert loads_bounded("[[1]]", max_chars=10, max_depth=2) == [[1]]
     with pytest.raises(ValueError, match="nesting depth 300000 exceeds 64"):
         loads_bounded("[" * 300_000, max_chars=10**6, max_depth=64)

@@ -214,6 +214,10 @@ BAD_POOLS: dict[str, tuple[dict[str, Any], str]] = {
         {"categories": np.full(4, 2**64 - 1, dtype=np.uint64)},
         "non-negative integer labels below 2\\*\\*63",
     ),
+    "categories 2.0**63 float": (  # was stored as -2**63, and its file then failed to load
+        {"categories": [0.0, 2.0**63, 0.0, 1.0]},
+        "non-negative integer labels below 2\\*\\*63",
+    ),
     "complex difficulty": (
         {"difficulty": [1 + 2j, 1, 1, 1]},
         "TaskPool.difficulty must hold real numbers, got dtype complex128",
@@ -474,3 +478,17 @@ def test_include_pool_false_requires_pool(tmp_path: Path) -> None:
     assert_state_equal(sel.state_dict(), restored.state_dict())
     with pytest.raises(ValueError, match="different TaskPool"):
         load_selector(path, pool=world_pool(num_tasks=93))
+
+
+def test_float_category_labels_round_trip_exactly_up_to_the_largest_below_2_63(
+    tmp_path: Any,
+) -> None:
+    from frontier_rft import load_selector, make_selector, save_selector
+
+    top = np.nextafter(2.0**63, 0.0)  # 2**63 - 1024: the largest float64 below 2**63
+    pool = TaskPool(4, categories=[0.0, top, 2.0**53 + 2, 1.0])
+    want = [0, 2**63 - 1024, 2**53 + 2, 1]
+    assert pool.categories is not None and pool.categories.tolist() == want
+    save_selector(make_selector("uniform", pool), tmp_path / "sel.npz")
+    loaded = load_selector(tmp_path / "sel.npz")
+    assert loaded.pool.categories is not None and loaded.pool.categories.tolist() == want

@@ -579,3 +579,53 @@ def test_the_dynamic_sampling_example_runs_and_adaptive_spends_fewer_rollouts() 
     )
     assert skill_adaptive >= skill_fixed - 0.05
     assert spent_adaptive < spent_fixed
+
+
+# ------------------------------------------------------------------ a failing collaborator
+class _FlakyJudge:
+    """HeuristicJudge that raises on the calls numbered in `fail_on` (user code failing)."""
+
+    def __init__(self, fail_on: set[int]):
+        from frontier_rft.selectors.metis import HeuristicJudge
+
+        self.inner, self.fail_on, self.calls = HeuristicJudge(), fail_on, 0
+        self.is_llm = False
+
+    def __call__(self, prompts: list[str]) -> list[str]:
+        self.calls += 1
+        if self.calls in self.fail_on:
+            raise RuntimeError("judge server down")
+        return self.inner(prompts)
+
+
+@pytest.mark.parametrize("method", ["candidates", "select"])
+def test_a_judge_failing_inside_the_wrapped_selector_changes_nothing(
+    pool: TaskPool, method: str
+) -> None:
+    """The judge lives on the inner METIS selector; a failure while the wrapper asks it for
+    ids unfolds the pending feedback and restores every RNG, so the run continues exactly as
+    one whose judge never failed."""
+
+    def run(fail_on: set[int]) -> list[Any]:
+        sel = DynamicSampling(make("metis", pool, seed=3, judge=_FlakyJudge(fail_on)))
+        rng, out = np.random.default_rng(0), []
+        for t in range(4):
+            before = sel.state_dict()
+            for _ in range(2):  # at most one retry: the flaky judge fails once per step
+                try:
+                    ids = getattr(sel, method)(4)
+                    break
+                except RuntimeError:
+                    assert_state_equal(sel.state_dict(), before)  # pending not folded, rng kept
+            task_ids, rewards = world_rewards(ids, world_pass_rates(pool), rng, 4)
+            feedback = Feedback(task_ids, rewards, step=t)
+            sel.update(feedback)  # stays pending until the next candidates()/select()
+            out.append((ids, groups_of(sel.filter_groups(feedback, 2))))
+        out.append(sel.state_dict())
+        return out
+
+    clean, failed = run(set()), run({2, 4, 6})  # the judge fails at steps 1, 2 and 3
+    for (a_ids, a_groups), (b_ids, b_groups) in zip(clean[:-1], failed[:-1], strict=True):
+        np.testing.assert_array_equal(a_ids, b_ids)
+        assert a_groups == b_groups
+    assert_state_equal(clean[-1], failed[-1])

@@ -87,6 +87,73 @@ def test_an_oversized_header_is_refused_before_reading(
         load_selector(saved)
 
 
+def _peak_loading(path: Path, match: str) -> int:
+    """Peak traced memory of a load_selector(path) that must fail with `match`."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(CheckpointError, match=match):
+            load_selector(path)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_header_limits_are_small_and_documented() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "contract.md").read_text(encoding="utf-8")
+    assert checkpoint_file.MAX_HEADER_BYTES == 8 << 20 and "at most 8 MiB" in doc
+    assert checkpoint_file.MAX_JSON_VALUES == 65536 and "65,536 values" in doc
+
+
+def test_a_header_past_the_size_limit_is_refused_from_the_zip_directory(
+    saved: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A valid header just over the limit (the issue's attack was a 50 MB one costing ~1 GB)
+    is refused by name before its bytes are read, let alone parsed."""
+    limit = 1 << 20  # the same code path as 8 MiB, at an eighth of the test's size
+    monkeypatch.setattr(checkpoint_file, "MAX_HEADER_BYTES", limit)
+    pad = "x" * (limit + 1024)
+    _with_header(saved, {"format_version": 1, "selector": "bots", "state": {"pad": pad}})
+    assert _peak_loading(saved, rf"header of \d+ bytes exceeds {limit + 256}") < limit // 4
+
+
+def test_a_header_of_many_small_values_is_refused_before_parsing(
+    saved: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tiny containers cost ~25x their text once parsed: their count is bounded first."""
+    n = checkpoint_file.MAX_JSON_VALUES // 2 + 10  # each "{}," is an open and a comma
+    state = b"[" + b",".join([b"{}"] * n) + b"]"  # ~100 KB of text, ~3 MB once parsed
+    _with_header(saved, b'{"format_version": 1, "selector": "bots", "state": ' + state + b"}")
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the header was parsed")
+
+    monkeypatch.setattr(json, "loads", never)
+    peak = _peak_loading(saved, rf"holds about {2 * n + 4} values, more than 65536")
+    assert peak < 16 << 20  # the scan's fixed working memory, not the ~3 MB parse
+
+
+def test_loading_a_large_valid_header_costs_a_small_multiple_of_its_size(saved: Path) -> None:
+    """A header within both limits (a 6 MiB string and 60,000 values) is parsed, and the load
+    then fails on the state's content, with memory bounded by ~8x the header plus 256 bytes
+    per value, not ~20x."""
+    header = _header(saved)
+    header["state"]["junk"] = ["x" * (6 << 20), [0.5] * 60_000]
+    _with_header(saved, header)
+    size = len(json.dumps(header))
+    peak = _peak_loading(saved, "junk")
+    assert peak < 8 * size + 256 * checkpoint_file.MAX_JSON_VALUES
+
+
+def test_save_refuses_a_header_load_would_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sel = make_selector("uniform", world_pool())
+    monkeypatch.setattr(checkpoint_file, "MAX_JSON_VALUES", 5)
+    with pytest.raises(ValueError, match="JSON values, above the 5 a selector file may hold"):
+        save_selector(sel, tmp_path / "sel.npz")
+    assert not (tmp_path / "sel.npz").exists()
+
+
 @pytest.mark.parametrize("referenced", [False, True])
 def test_a_zip_bomb_member_is_never_inflated(saved: Path, referenced: bool) -> None:
     members = _members(saved)

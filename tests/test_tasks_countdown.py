@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -245,3 +246,27 @@ def test_property_parseable_answers_earn_format_reward(text: str) -> None:
         assert reward == 0.0
     else:
         assert reward in (0.1, 1.0)
+
+
+def test_the_give_up_budget_does_not_grow_with_the_size_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A level with a few dozen distinct items, asked for a million: the generator gives up
+    after a fixed run of repeated draws, not after 20x the size asked (days for 10**9)."""
+    from frontier_rft.tasks import countdown
+
+    draws = 0
+    real = countdown._random_instance
+
+    def counted(rng: Any, spec: CountdownLevel) -> Any:
+        nonlocal draws
+        draws += 1
+        if draws > 200_000:  # a budget that grows with n would pass this; stop the test here
+            raise AssertionError("the generator kept drawing past a fixed budget")
+        return real(rng, spec)
+
+    monkeypatch.setattr(countdown, "_random_instance", counted)
+    tiny = CountdownLevel(3, max_number=4, min_target=5, max_target=30)
+    with pytest.raises(ValueError, match=r"only \d+ distinct items drawn .* request fewer"):
+        generate_countdown(10**6, 0, levels=(tiny,))
+    assert draws <= countdown.MAX_REPEATED_DRAWS + 10_000

@@ -241,7 +241,8 @@ def test_batched_client_flushes_per_groups_and_per_step_with_one_call_per_shard(
 
 
 def test_a_version_one_shard_would_refuse_changes_no_shard() -> None:
-    """Shards learn policy versions apart; a flush one shard refuses reaches none."""
+    """Shards learn policy versions apart; a report one shard refuses reaches none and is
+    not buffered (a buffered one would make every later flush raise)."""
     pool, _ = world()
     svc = local_sharded("mopps", pool, 3, ServiceConfig(max_version_jump=5))
     shards = svc.shards
@@ -259,16 +260,17 @@ def test_a_version_one_shard_would_refuse_changes_no_shard() -> None:
     before = [s.selector.state_dict() for s in shards.services]
     seqs = [s.seq for s in shards.services]
     client = BatchedClient(shards, svc.partition, max_version_jump=5)
-    client.report(Feedback(np.array([1, 1, 45, 45]), np.ones(4), step=1, policy_version=8))
+    late = Feedback(np.array([1, 1, 45, 45]), np.ones(4), step=1, policy_version=8)
     with pytest.raises(ValueError, match="max_version_jump"):
-        client.flush()  # shard 0 would accept 8 (4 + 5), shard 1 refuses it (-1 + 5)
+        client.report(late)  # shard 0 would accept 8 (4 + 5), shard 1 refuses it (-1 + 5)
     assert [s.seq for s in shards.services] == seqs
     for s, state in zip(shards.services, before, strict=True):
         np.testing.assert_equal(s.selector.state_dict(), state)
-    assert client.buffered_groups == 2  # kept for a retry
+    assert client.buffered_groups == 0  # refused, not buffered
     svc.update(Feedback(np.full(4, 45), np.ones(4), step=2, policy_version=4))
     calls.clear()
-    assert client.flush() == 4  # now within every shard's limit
+    client.report(late)  # now within every shard's limit
+    assert client.flush() == 4
     assert calls == ["check_many", "update_many"]
     assert client.known_version == -1  # shard 2 has seen no version
     calls.clear()
@@ -292,3 +294,109 @@ def test_other_selectors_split_the_batch_across_shards(name: str) -> None:
     svc.flush()
     assert svc.metrics()["feedback/rollouts"] == 20 * 36
     assert len(seen) > 40
+
+
+# ------------------------------------------------------------------ promises (issue 28)
+@pytest.mark.parametrize("name", ["mopps", "uniform"])  # merged rounds, split rounds
+def test_the_trainers_policy_version_reaches_every_shard_and_drop_refuses_stale(
+    name: str, tmp_path: Path
+) -> None:
+    """select(policy_version=v) on the driver moves every shard to v (also through its log),
+    so staleness='drop' drops feedback sampled more than max_lag versions ago."""
+    pool, _ = world()
+    cfg = ServiceConfig(staleness="drop", max_lag=1, checkpoint_dir=str(tmp_path))
+    svc = local_sharded(name, pool, 3, cfg)
+    shards = svc.shards
+    assert isinstance(shards, LocalShards)
+    ids = svc.select(6, policy_version=5)
+    assert [s.policy_version for s in shards.services] == [5, 5, 5]
+    task_ids = np.repeat(ids, 2)
+    svc.update(Feedback(task_ids, np.ones(12), step=0, policy_version=3))  # lag 2 > 1
+    svc.flush()
+    m = svc.metrics()
+    assert m["feedback/rollouts"] == 0 and m["service/dropped_stale_rollouts"] == 12
+    svc.update(Feedback(task_ids, np.ones(12), step=1, policy_version=4))  # lag 1: kept
+    svc.flush()
+    assert svc.metrics()["feedback/rollouts"] == 12
+    for s in range(3):  # a shard rebuilt from its checkpoint and log knows the version
+        old = shards.services[s]
+        old.close()
+        spec = make_selector(name, old.selector.pool, seed=0)
+        again = ShardService(spec, shard_config(cfg, s), shard=s, bounds=svc.partition.bounds)
+        assert again.policy_version == 5
+        again.close()
+
+
+def test_a_far_future_select_version_is_refused_by_the_driver_and_changes_nothing() -> None:
+    pool, _ = world()
+    svc = local_sharded("uniform", pool, 3, ServiceConfig(max_version_jump=5))
+    shards = svc.shards
+    assert isinstance(shards, LocalShards)
+    svc.select(3, policy_version=2)
+    seqs = [s.seq for s in shards.services]
+    with pytest.raises(ValueError, match=r"policy_version 1000000000 is .* max_version_jump=5"):
+        svc.select(3, policy_version=10**9)
+    assert [s.seq for s in shards.services] == seqs
+    assert [s.policy_version for s in shards.services] == [2, 2, 2]
+    assert len(svc.select(3, policy_version=7)) == 3  # 2 + 5: within the limit
+
+
+def _client(flush_groups: int = 64, **cfg: Any) -> tuple[ShardedService, BatchedClient]:
+    pool, _ = world()
+    svc = local_sharded("uniform", pool, 3, ServiceConfig(**cfg))
+    bounds = svc.info["reward_bounds"]
+    client = BatchedClient(
+        svc.shards,
+        svc.partition,
+        flush_groups=flush_groups,
+        reward_bounds=(bounds[0], bounds[1]),
+        max_version_jump=svc.info["max_version_jump"],
+    )
+    return svc, client
+
+
+def test_a_report_retried_after_its_flush_failed_is_counted_once() -> None:
+    svc, client = _client(flush_groups=2)
+    shards = svc.shards
+    original, fail = shards.call, [True]
+
+    def flaky(method: str, args: Any, retry: bool = True) -> Any:
+        if method == "update_many" and fail[0]:
+            fail[0] = False
+            raise ConnectionError("shard 1 unreachable")
+        return original(method, args, retry)
+
+    shards.call = flaky  # type: ignore[method-assign]
+    client.report(Feedback(np.full(4, 1), np.ones(4), step=0))
+    second = Feedback(np.full(4, 50), np.ones(4), step=0)
+    with pytest.raises(ConnectionError):
+        client.report(second)  # the 2nd group triggers the flush, which fails
+    assert client.buffered_groups == 1  # the rejected report left nothing behind
+    assert client.report(second) == 8  # the retry: both groups, each once
+    svc.flush()
+    assert svc.metrics()["feedback/rollouts"] == 8
+
+
+def test_a_repeated_report_is_not_double_counted() -> None:
+    svc, client = _client()
+    fb = Feedback(np.array([1, 1, 50, 50]), np.ones(4), step=0)
+    client.report(fb)
+    client.report(fb)  # the same groups again, still in the buffer
+    assert client.buffered_groups == 2
+    client.flush()
+    client.report(fb)  # and again after they were delivered
+    client.flush()
+    svc.flush()
+    assert svc.metrics()["feedback/rollouts"] == 4
+
+
+def test_a_far_future_report_is_refused_and_never_wedges_the_client() -> None:
+    svc, client = _client(max_version_jump=5)
+    client.report(Feedback(np.full(2, 1), np.ones(2), step=0, policy_version=0))
+    with pytest.raises(ValueError, match=r"Feedback.policy_version 1000000 is .* ahead"):
+        client.report(Feedback(np.full(2, 2), np.ones(2), step=0, policy_version=10**6))
+    assert client.buffered_groups == 1  # refused as the single service does: not buffered
+    client.report(Feedback(np.full(2, 60), np.ones(2), step=0, policy_version=3))
+    assert client.flush() == 4  # later reports and flushes work
+    svc.flush()
+    assert svc.metrics()["feedback/rollouts"] == 4

@@ -19,28 +19,49 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_command", "run_bench", "seed_list"]
+__all__ = [
+    "MAX_JOBS",
+    "MAX_POOL_SIZE",
+    "MAX_SEEDS",
+    "SEED_LIMIT",
+    "add_command",
+    "run_bench",
+    "seed_list",
+]
 
 COMMAND = "frontier bench-rl"
 
 
+MAX_SEEDS = 1000
+"""Most seeds one bench-rl call runs."""
+SEED_LIMIT = 2**32
+"""Seeds are in [0, SEED_LIMIT): torch and the pool generator take them as they are."""
+MAX_POOL_SIZE = 1 << 16
+"""Largest --pool-size (testbed: 512); larger pools are refused at parse time."""
+MAX_JOBS = 1024
+"""Most parallel runs (--jobs)."""
+
+
 def seed_list(text: str) -> list[int]:
-    """Sorted distinct ints from "0-4" or "0,2,5" (at most 1000); an argparse type."""
-    out: list[int] = []
+    """Sorted distinct ints from "0-4" or "0,2,5" (at most 1000, each in [0, 2**32)); an
+    argparse type. Bounds are checked on the numbers before any range is built."""
+    out: set[int] = set()
     try:
         for part in (p.strip() for p in text.split(",") if p.strip()):
-            lo, sep, hi = part.partition("-")
-            seeds = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
-            if len(out) + len(seeds) > 1000:
-                raise ValueError("too many seeds")
-            out.extend(seeds)
+            lo_text, sep, hi_text = part.partition("-")
+            lo = int(lo_text)
+            hi = int(hi_text) if sep else lo
+            if not 0 <= lo <= hi < SEED_LIMIT or len(out) + hi - lo + 1 > MAX_SEEDS:
+                raise ValueError(part)
+            out.update(range(lo, hi + 1))
     except ValueError:
-        out = []
-    if not out or any(s < 0 for s in out):
+        out = set()
+    if not out:
         raise argparse.ArgumentTypeError(
-            f"expected seeds like 0-4 or 0,2,5 (at most 1000), got {text!r}"
+            f"expected seeds like 0-4 or 0,2,5 (at most {MAX_SEEDS} seeds in [0, 2**32)), "
+            f"got {text!r}"
         )
-    return sorted(set(out))
+    return sorted(out)
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
@@ -307,7 +328,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
-    from frontier_rft.cli.common import positive_int
+    from frontier_rft.cli.common import int_in
     from frontier_rft.training.bench import SCALES
 
     p = sub.add_parser(
@@ -315,7 +336,12 @@ def add_command(sub: Any) -> None:
         help="real-RL selector benchmark: every selector trains the tiny model, paired seeds",
     )
     p.add_argument("--seeds", type=seed_list, default=seed_list("0-4"), help="e.g. 0-4 or 0,2,5")
-    p.add_argument("--jobs", type=int, default=2, help="parallel runs (one torch thread each)")
+    p.add_argument(
+        "--jobs",
+        type=int_in(1, MAX_JOBS),
+        default=2,
+        help=f"parallel runs (one torch thread each), 1 to {MAX_JOBS}",
+    )
     p.add_argument(
         "--selectors",
         default="",
@@ -344,9 +370,10 @@ def add_command(sub: Any) -> None:
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
     p.add_argument(
         "--pool-size",
-        type=positive_int,
+        type=int_in(1, MAX_POOL_SIZE),
         default=0,
-        help="override the training pool's task count (testbed: 512): fewer epochs per run",
+        help="override the training pool's task count (testbed: 512; at most "
+        f"{MAX_POOL_SIZE}): fewer epochs per run",
     )
     p.add_argument("--runs", default="runs/bench-rl", help="run directories (resumable)")
     p.add_argument("--out", default="benchmarks/results", help="results directory")

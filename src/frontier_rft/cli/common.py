@@ -13,7 +13,7 @@ import os
 import sys
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -130,6 +130,22 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
     return value
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: an int in [lo, hi], refused at parse time with the range named."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{lo}, {hi}], got {text!r}")
+        return value
+
+    parse.__name__ = f"int in [{lo}, {hi}]"
+    return parse
 
 
 def int_tuple(text: str) -> tuple[int, ...]:

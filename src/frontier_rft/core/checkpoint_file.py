@@ -7,7 +7,9 @@ order and before reading any array data:
 - the zip's central directory: at most MAX_MEMBERS members, unique `.npy` names, every
   member stored uncompressed and unencrypted (so nothing is ever inflated: a zip bomb
   member is refused by its header alone), declared sizes summing to no more than the file;
-- the header member: at most MAX_HEADER_BYTES, JSON nesting at most MAX_JSON_DEPTH;
+- the header member: at most MAX_HEADER_BYTES, JSON nesting at most MAX_JSON_DEPTH and at
+  most MAX_JSON_VALUES values, all checked on the text before it is parsed, so loading a
+  header costs at most about 8x its size plus 256 bytes per value (< 16 MiB) in memory;
 - the member list: exactly the header plus the arrays the header references;
 - each array's `.npy` header: a plain numeric, bool or text dtype (never object, so never
   pickle), and a shape whose byte size equals the member's size.
@@ -28,11 +30,12 @@ from typing import Any
 import numpy as np
 from numpy.lib import format as npy_format
 
-from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.core.jsonsafe import json_shape, loads_bounded
 
 __all__ = [
     "MAX_HEADER_BYTES",
     "MAX_JSON_DEPTH",
+    "MAX_JSON_VALUES",
     "MAX_MEMBERS",
     "CheckpointError",
     "array_refs",
@@ -40,8 +43,12 @@ __all__ = [
 ]
 
 HEADER = "__header__"
-MAX_HEADER_BYTES = 64 << 20
-"""Largest accepted JSON header (the state tree without its arrays), in bytes."""
+MAX_HEADER_BYTES = 8 << 20
+"""Largest accepted JSON header (the state tree without its arrays), in bytes (real ones:
+a few KB; the arrays and prompt texts are members of their own)."""
+MAX_JSON_VALUES = 1 << 16
+"""Most JSON values (containers and scalars) in the header: each parsed value costs up to a
+few hundred bytes whatever its text, so this bounds what a small header can ask for."""
 MAX_JSON_DEPTH = 64
 """Deepest accepted nesting of JSON arrays/objects in the header (state trees use < 10)."""
 MAX_MEMBERS = 1 << 16
@@ -138,6 +145,18 @@ def _members(path: Path, archive: zipfile.ZipFile, size: int) -> dict[str, zipfi
     return members
 
 
+def header_problem(text: bytes) -> str | None:
+    """Why a header text would be refused on load (size, depth, values), or None."""
+    if len(text) > MAX_HEADER_BYTES:
+        return f"{len(text)} bytes, above the {MAX_HEADER_BYTES} a selector file may hold"
+    depth, values = json_shape(text.decode("utf-8"))
+    if depth > MAX_JSON_DEPTH:
+        return f"nested {depth} deep, above the {MAX_JSON_DEPTH} a selector file may hold"
+    if values > MAX_JSON_VALUES:
+        return f"{values} JSON values, above the {MAX_JSON_VALUES} a selector file may hold"
+    return None
+
+
 def _read_npy(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
     name = info.filename
     limit = MAX_HEADER_BYTES + 256 if name == f"{HEADER}.npy" else None
@@ -174,7 +193,9 @@ def _parse_header(path: Path, raw: np.ndarray) -> dict[str, Any]:
         raise CheckpointError(f"{path}: malformed header (not a byte string)")
     try:
         text = raw.tobytes().decode("utf-8")
-        header = loads_bounded(text, max_chars=MAX_HEADER_BYTES, max_depth=MAX_JSON_DEPTH)
+        header = loads_bounded(
+            text, max_chars=MAX_HEADER_BYTES, max_depth=MAX_JSON_DEPTH, max_values=MAX_JSON_VALUES
+        )
     except ValueError as exc:  # UnicodeDecodeError is a ValueError too
         raise CheckpointError(f"{path}: malformed header ({exc})") from exc
     if not isinstance(header, dict) or not {"format_version", "selector", "state"} <= set(header):

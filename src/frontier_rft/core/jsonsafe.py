@@ -6,38 +6,75 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["dumps_strict", "finite_or_none", "json_depth", "load_json_file", "loads_bounded"]
+__all__ = [
+    "dumps_strict",
+    "finite_or_none",
+    "json_depth",
+    "json_shape",
+    "load_json_file",
+    "loads_bounded",
+]
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_CHUNK = 1 << 18  # characters scanned at a time: ~10 MB of working arrays whatever the text
+_QUOTE, _BACKSLASH, _COMMA = ord('"'), ord("\\"), ord(",")
+_OPENS, _CLOSES = (ord("["), ord("{")), (ord("]"), ord("}"))
+
+
+def json_shape(text: str) -> tuple[int, int]:
+    """(nesting depth, value count) of a JSON text, in linear time, without recursion or
+    regular expressions, with O(1) working memory besides the text (chunks of _CHUNK).
+
+    Brackets and commas inside string literals do not count (a quote is escaped by an odd
+    run of backslashes before it). The value count (opening brackets + commas + 1) bounds
+    the containers and scalars json.loads builds, each a few hundred bytes at most. Past an
+    unterminated string nothing counts, and json.loads parses nothing there either.
+    """
+    depth = top = values = 0
+    in_string, run = 0, 0  # carried across chunks: inside a literal, trailing backslashes
+    for start in range(0, len(text), _CHUNK):
+        part = np.frombuffer(
+            text[start : start + _CHUNK].encode("utf-8", "surrogatepass"), np.uint8
+        )
+        pos = np.arange(part.size, dtype=np.int64)
+        last = np.maximum.accumulate(np.where(part == _BACKSLASH, -1, pos))  # last non-"\\"
+        backslashes = np.empty(part.size, dtype=np.int64)  # run of "\\" just before each char
+        backslashes[0] = run
+        backslashes[1:] = pos[:-1] - last[:-1] + np.where(last[:-1] < 0, run, 0)
+        quotes = (part == _QUOTE) & (backslashes % 2 == 0)
+        outside = (np.cumsum(quotes, dtype=np.int64) + in_string) % 2 == 0
+        opens = ((part == _OPENS[0]) | (part == _OPENS[1])) & outside
+        closes = ((part == _CLOSES[0]) | (part == _CLOSES[1])) & outside
+        levels = np.cumsum(opens.astype(np.int64) - closes.astype(np.int64)) + depth
+        top = max(top, int(levels.max(initial=depth)))
+        depth = int(levels[-1])
+        values += int(opens.sum()) + int(np.count_nonzero((part == _COMMA) & outside))
+        in_string = 0 if outside[-1] else 1
+        run = int(part.size - 1 - last[-1]) + (run if last[-1] < 0 else 0)
+    return top, values + (0 if text.isspace() or not text else 1)
 
 
 def json_depth(text: str) -> int:
-    """Deepest nesting of [ ] / { } in a JSON text, in linear time and without recursion.
-
-    Brackets inside string literals do not count; an unterminated string only makes the
-    count larger, so a text that passes a depth bound here really is that shallow.
-    """
-    skeleton = np.frombuffer(_STRING.sub("", text).encode("utf-8", "surrogatepass"), np.uint8)
-    if skeleton.size == 0:
-        return 0
-    opens = (skeleton == ord("[")) | (skeleton == ord("{"))
-    closes = (skeleton == ord("]")) | (skeleton == ord("}"))
-    return int(np.cumsum(opens.astype(np.int64) - closes).max(initial=0))
+    """Deepest nesting of [ ] / { } in a JSON text (see json_shape)."""
+    return json_shape(text)[0]
 
 
-def loads_bounded(text: str, *, max_chars: int, max_depth: int) -> Any:
-    """json.loads, or a ValueError when `text` is longer or deeper than allowed."""
+def loads_bounded(
+    text: str, *, max_chars: int, max_depth: int, max_values: int | None = None
+) -> Any:
+    """json.loads, or a ValueError when `text` is longer, deeper or holds more values than
+    allowed (all checked before parsing)."""
     if len(text) > max_chars:
         raise ValueError(f"JSON text of {len(text)} characters exceeds {max_chars}")
-    depth = json_depth(text)
+    depth, values = json_shape(text)
     if depth > max_depth:
         raise ValueError(f"JSON nesting depth {depth} exceeds {max_depth}")
+    if max_values is not None and values > max_values:
+        raise ValueError(f"JSON text holds about {values} values, more than {max_values}")
     try:
         return json.loads(text)
     except RecursionError as exc:  # unreachable after the depth check; kept as a guard

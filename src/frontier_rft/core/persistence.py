@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.checkpoint_file import MAX_HEADER_BYTES, CheckpointError, read_checkpoint
+from frontier_rft.core.checkpoint_file import CheckpointError, header_problem, read_checkpoint
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
@@ -174,10 +174,10 @@ def save_selector(
         "pool": pool_tree,
     }
     text = json.dumps(header).encode("utf-8")
-    if len(text) > MAX_HEADER_BYTES:  # never write a file that load_selector would refuse
+    problem = header_problem(text)
+    if problem is not None:  # never write a file that load_selector would refuse
         raise ValueError(
-            f"{selector.name} state header is {len(text)} bytes, above the {MAX_HEADER_BYTES} "
-            "a selector file may hold; this is a bug in the selector's state_dict"
+            f"{selector.name} state header is {problem}; this is a bug in the selector's state_dict"
         )
     arrays[_HEADER] = np.frombuffer(text, dtype=np.uint8)
     atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]

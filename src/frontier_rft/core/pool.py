@@ -45,7 +45,10 @@ def _as_array(
         if raw.dtype.kind == "f" and np.any(raw != np.round(raw)):
             bad = float(raw[raw != np.round(raw)].flat[0])
             raise ValueError(f"TaskPool.{name} must be integer labels, got {bad!r}{_LABEL_HINT}")
-        if raw.size and (raw.min() < 0 or raw.max() > np.iinfo(np.int64).max):
+        # Compare floats against the float 2**63 itself: `max > iinfo(int64).max` rounds the
+        # bound up to 2.0**63 and lets exactly 2.0**63 through, which int64 stores as -2**63.
+        top = 2.0**63 if raw.dtype.kind == "f" else np.iinfo(np.int64).max + 1
+        if raw.size and (raw.min() < 0 or raw.max() >= top):
             raise ValueError(f"TaskPool.{name} must be non-negative integer labels below 2**63")
         arr = np.array(raw, dtype=np.int64)
     else:

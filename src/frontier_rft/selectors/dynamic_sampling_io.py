@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from frontier_rft.core.checkpoint_file import MAX_HEADER_BYTES, CheckpointError, read_checkpoint
+from frontier_rft.core.checkpoint_file import CheckpointError, header_problem, read_checkpoint
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import _flatten, _unflatten, atomic_write_bytes
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
@@ -31,8 +31,9 @@ def save_dynamic_sampling(wrapper: DynamicSampling, path: str | os.PathLike[str]
     tree = _flatten(wrapper.state_dict(), "state", arrays)
     header = {"format_version": FORMAT_VERSION, "selector": _NAME, "state": tree}
     text = json.dumps(header).encode("utf-8")
-    if len(text) > MAX_HEADER_BYTES:
-        raise ValueError(f"dynamic sampling state header is {len(text)} bytes; this is a bug")
+    problem = header_problem(text)
+    if problem is not None:
+        raise ValueError(f"dynamic sampling state header is {problem}; this is a bug")
     arrays[_HEADER] = np.frombuffer(text, dtype=np.uint8)
     atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
 

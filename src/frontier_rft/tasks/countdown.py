@@ -23,6 +23,7 @@ from frontier_rft.tasks.base import TaskItem
 __all__ = [
     "COUNTDOWN_LEVELS",
     "COUNTDOWN_PROMPT",
+    "MAX_REPEATED_DRAWS",
     "CountdownAnalysis",
     "CountdownLevel",
     "CountdownVerifier",
@@ -168,6 +169,11 @@ def _random_instance(rng: random.Random, spec: CountdownLevel) -> tuple[list[int
     )
 
 
+MAX_REPEATED_DRAWS = 20_000
+"""generate_countdown gives up after this many repeated draws in a row (a level with fewer
+distinct items than asked for): a fixed budget, so asking for more never takes longer."""
+
+
 def generate_countdown(
     n: int,
     seed: int,
@@ -186,19 +192,20 @@ def generate_countdown(
     rng = random.Random(seed)
     seen: set[tuple[tuple[int, ...], int]] = set()
     items: list[TaskItem] = []
-    attempts = 0
+    repeats = 0  # repeated draws since the last new item: a fixed give-up budget, whatever n
     while len(items) < n:
         spec = specs[len(items) % len(specs)]
         numbers, target, solution = _random_instance(rng, spec)
         key = (tuple(sorted(numbers)), target)
-        attempts += 1
         if key in seen:
+            repeats += 1
             check(
-                attempts < 20 * n + 1000,
+                repeats < MAX_REPEATED_DRAWS,
                 f"only {len(items)} distinct items drawn for {spec}: request fewer than {n} or "
                 "widen the number and target ranges",
             )
             continue
+        repeats = 0
         seen.add(key)
         items.append(
             TaskItem(

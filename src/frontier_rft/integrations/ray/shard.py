@@ -89,6 +89,7 @@ class ShardService(SelectorService):
             "candidates": int(getattr(sel.config, "candidates", 0)),
             "reward_bounds": None if sel.reward_bounds is None else list(sel.reward_bounds),
             "max_version_jump": self.config.max_version_jump,
+            "policy_version": self.policy_version,
             "round": self._round,
         }
 
@@ -112,14 +113,21 @@ class ShardService(SelectorService):
         return {**state, "config": config, "round": self._round, "reply": self._reply}
 
     def propose(
-        self, round_: int, plan: list[list[Any]], cuts: list[int], k: int, candidates: int | None
+        self,
+        round_: int,
+        plan: list[list[Any]],
+        cuts: list[int],
+        k: int,
+        candidates: int | None,
+        version: int | None = None,
     ) -> dict[str, Any]:
-        """Fold this shard's cut of the buffer by `plan`, then return its k best tasks."""
+        """Fold this shard's cut of the buffer by `plan`, then return its k best tasks;
+        `version` is the trainer's policy version of the round (the driver checked it)."""
         self._check_alive()
         if self._repeat(round_):
             assert self._reply is not None
             return {k_: self._reply[k_] for k_ in ("ids", "scores", "keys")}
-        return self._propose(round_, plan, cuts, k, candidates)
+        return self._propose(round_, plan, cuts, k, candidates, version)
 
     def commit(self, round_: int, ids: list[int]) -> int:
         """Lease the tasks of round `round_` that the driver kept; returns the seq."""
@@ -163,6 +171,7 @@ class ShardService(SelectorService):
         cuts: list[int],
         k: int,
         candidates: int | None,
+        version: int | None = None,
         logged: list[int] | None = None,
     ) -> dict[str, Any]:
         sel = self.selector
@@ -173,9 +182,11 @@ class ShardService(SelectorService):
         got = propose(sel, k, candidates)
         reply = {"ids": got.ids.tolist(), "scores": got.scores.tolist(), "keys": got.keys.tolist()}
         self._check_logged(logged, reply["ids"])
-        self._round, self._reply = round_, {**reply, "plan": plan, "cuts": cuts}
+        self._round, self._reply = round_, {**reply, "plan": plan, "cuts": cuts, "v": version}
         self._shard_counts["rounds"] += 1
+        self._see_version(version)
         record = {"op": "propose", "round": round_, "plan": plan, "cuts": cuts, "k": k}
+        record["v"] = version
         # Durable: a driver that got this reply has moved on, even if the machine has not.
         self._commit({**record, "c": candidates, "ids": reply["ids"]}, durable=True)
         return reply
@@ -195,11 +206,18 @@ class ShardService(SelectorService):
         self._counts["selects"] += 1
         self.leases.expire(call, now)
         self.leases.lease(np.asarray(ids, dtype=np.int64), call, now)
-        self._round, self._reply = round_, {"ids": ids}
+        self._round, self._reply = round_, {"ids": ids, "v": version}
         self._shard_counts["rounds"] += 1
+        self._see_version(version)
         record = {"op": "split", "round": round_, "cut": cut, "n": n, "v": version, "t": now}
         self._commit({**record, "ids": ids}, durable=True)
         return ids
+
+    def _see_version(self, version: int | None) -> None:
+        """The trainer's version of a round, as SelectorService.select records it: later
+        feedback is judged stale against it (staleness='drop' / 'downweight')."""
+        if version is not None:
+            self.policy_version = max(self.policy_version, int(version))
 
     def _check_logged(self, logged: list[int] | None, ids: list[int]) -> None:
         if logged is not None and ids != logged:
@@ -230,7 +248,8 @@ class ShardService(SelectorService):
     def _replay_op(self, r: dict[str, Any]) -> None:
         op = r["op"]
         if op == "propose":
-            self._propose(r["round"], r["plan"], r["cuts"], r["k"], r["c"], logged=r["ids"])
+            plan, cuts, v = r["plan"], r["cuts"], r.get("v")  # logs before v: no version
+            self._propose(r["round"], plan, cuts, r["k"], r["c"], v, logged=r["ids"])
         elif op == "split":
             self._split(r["round"], r["cut"], r["n"], r["v"], float(r["t"]), logged=r["ids"])
         elif op == "commit":

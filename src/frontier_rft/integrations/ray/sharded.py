@@ -39,7 +39,7 @@ from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.ray.config import ServiceConfig
 from frontier_rft.integrations.ray.shard import ShardService
-from frontier_rft.integrations.ray.validation import check_feedback, check_integer
+from frontier_rft.integrations.ray.validation import check_feedback, check_integer, check_jump
 from frontier_rft.selectors.bots_config import BOTSConfig
 from frontier_rft.selectors.bots_shard import Coordinator
 from frontier_rft.selectors.registry import SELECTORS, make_selector
@@ -57,6 +57,7 @@ __all__ = [
 ]
 
 I64 = NDArray[np.int64]
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,8 @@ class ShardedService:
         self.rng = np.random.default_rng(seed)  # candidate and batch splits only
         self._coord: Coordinator | None = None
         self._known_version: int | None = None  # BatchedClient.known_version, kept
+        # Newest policy version of any shard as last known (a lower bound: versions only grow).
+        self._newest = max(int(i.get("policy_version", -1)) for i in info)
         self._round = self._recover([i["round"] for i in info])
 
     @property
@@ -189,9 +192,25 @@ class ShardedService:
         ):
             raise ValueError(f"n must be an int in [0, {self.num_tasks}], got {n!r}")
         version = check_integer(policy_version, "policy_version", optional=True)
+        self._check_jump(version)
         if self.info["coordinated"]:
-            return self._merge_round(int(n), version)
-        return self._split_round(int(n), version)
+            ids = self._merge_round(int(n), version)
+        else:
+            ids = self._split_round(int(n), version)
+        if version is not None:  # every shard has it now (it judges staleness against it)
+            self._newest = max(self._newest, version)
+        return ids
+
+    def _check_jump(self, version: int | None) -> None:
+        """Refuse a version too far ahead of the newest any shard has seen, as the single
+        service does, before any shard changes; asks the shards only when the driver's
+        lower bound would refuse it."""
+        limit = self.info.get("max_version_jump")
+        if version is None or limit is None or version - max(self._newest, 0) <= limit:
+            return
+        info = self.shards.call("info", [()] * self.partition.num_shards)
+        self._newest = max(self._newest, *(int(i.get("policy_version", -1)) for i in info))
+        check_jump(version, self._newest, limit, "policy_version")
 
     def flush(self) -> None:
         """Fold everything the shards hold into their selectors (a round selecting nothing)."""
@@ -237,7 +256,9 @@ class ShardedService:
         if self.info["candidates"] and n > 0:
             c = min(max(int(self.info["candidates"]), n), self.num_tasks)
             cands = [int(x) for x in self.rng.multivariate_hypergeometric(self.partition.sizes, c)]
-        args: list[tuple[Any, ...] | None] = [(r, plan, cuts, n, cands[s]) for s in range(shards)]
+        args: list[tuple[Any, ...] | None] = [
+            (r, plan, cuts, n, cands[s], version) for s in range(shards)
+        ]
         replies = self.shards.call("propose", args)
         self._coord, self._round = coord, r
         offsets = np.asarray(self.partition.bounds[:-1], dtype=np.int64)
@@ -276,8 +297,9 @@ class ShardedService:
         if self.info["coordinated"]:
             states = self.shards.call("coordinator_state", [()] * len(rounds))
             ahead = states[rounds.index(top)]
+            reply = ahead["reply"]
             laggards: list[tuple[Any, ...] | None] = [
-                (top, ahead["reply"]["plan"], ahead["reply"]["cuts"], 0, None) if r < top else None
+                (top, reply["plan"], reply["cuts"], 0, None, reply.get("v")) if r < top else None
                 for r in rounds
             ]
             if any(a is not None for a in laggards):
@@ -318,6 +340,7 @@ class BatchedClient:
         self.idempotent = idempotent
         self._buffer: list[tuple[I64, NDArray[np.float64], int, int | None]] = []
         self._groups = 0
+        self._buffered: dict[int, I64] = {}  # step -> sorted task ids in the buffer
         self.acked_rollouts = 0
         """Rollouts acknowledged (durable at their shards) so far."""
         self.flushes = 0
@@ -327,18 +350,59 @@ class BatchedClient:
         return self._groups
 
     def report(self, feedback: Feedback) -> int:
-        """Buffer one Feedback (checked now: a bad one raises here, before buffering);
-        returns the rollouts acknowledged by a flush it triggered (0 if none)."""
+        """Buffer one Feedback; returns the rollouts acknowledged by a flush it triggered.
+
+        Checked now, before buffering: a bad one, or a policy version a shard would refuse
+        (more than max_version_jump ahead), raises here, as the single service's update
+        does. A report that raises leaves the buffer as it was (a flush it triggered that
+        failed keeps the earlier groups for a retry, not this one), so retrying it counts
+        it once. With idempotent delivery, groups of a (step, task) already in the buffer
+        are dropped, as the shards drop those already delivered.
+        """
         n = self.partition.bounds[-1]
         ids, rewards, step, version = check_feedback(feedback, n, self.reward_bounds)
+        self._check_versions([[fb] for fb in self._route(ids, rewards, step, version)])
         acked = 0
         if self.flush_on_step and self._buffer and step != self._buffer[-1][2]:
             acked = self.flush()
+        tasks = np.unique(ids)
+        if self.idempotent:
+            seen = self._buffered.get(step, _EMPTY)
+            dup = np.isin(tasks, seen)
+            if dup.any():
+                keep = ~np.isin(ids, tasks[dup])
+                ids, rewards, tasks = ids[keep], rewards[keep], tasks[~dup]
+                if ids.shape[0] == 0:
+                    return acked
         self._buffer.append((ids, rewards, step, version))
-        self._groups += int(np.unique(ids).shape[0])
+        self._groups += int(tasks.shape[0])
+        before = self._buffered.get(step)
+        self._buffered[step] = np.union1d(_EMPTY if before is None else before, tasks)
         if self._groups >= self.flush_groups:
-            acked += self.flush()
+            try:
+                acked += self.flush()
+            except BaseException:  # undo this report: its retry must not count it twice
+                self._buffer.pop()
+                self._groups -= int(tasks.shape[0])
+                if before is None:
+                    del self._buffered[step]
+                else:
+                    self._buffered[step] = before
+                raise
         return acked
+
+    def _route(
+        self, ids: I64, rewards: NDArray[np.float64], step: int, version: int | None
+    ) -> list[Feedback | None]:
+        """One Feedback per shard (local ids), None for shards it does not reach."""
+        owner = self.partition.shard_of(ids)
+        offsets = self.partition.bounds
+        return [
+            Feedback(ids[owner == s] - offsets[s], rewards[owner == s], step, version)
+            if np.any(owner == s)
+            else None
+            for s in range(self.partition.num_shards)
+        ]
 
     def flush(self) -> int:
         """Send the buffer: one update_many per shard, all shards in parallel; returns the
@@ -353,7 +417,8 @@ class BatchedClient:
             for s in np.unique(owner):
                 m = owner == s
                 per[s].append(Feedback(ids[m] - offsets[s], rewards[m], step, version))
-        self._check_versions(per)
+        # Every piece passed every shard's version check when it was reported (versions
+        # only grow), so no shard refuses part of this call for its versions.
         args: list[tuple[Any, ...] | None] = [
             (fbs, self.idempotent) if fbs else None for fbs in per
         ]
@@ -361,22 +426,24 @@ class BatchedClient:
         acked = sum(
             int(a["accepted"] + a["dropped"] + a["thinned"]) for ack in acks if ack for a in ack
         )
-        self._buffer, self._groups = [], 0
+        self._buffer, self._groups, self._buffered = [], 0, {}
         self.acked_rollouts += acked
         self.flushes += 1
         return acked
 
-    def _check_versions(self, per: list[list[Feedback]]) -> None:
-        """Ask every shard first when one might refuse the buffer's policy versions, so a
-        refusal changes no shard (the buffer is kept for a retry)."""
+    def _check_versions(self, per: list[list[Feedback | None]]) -> None:
+        """Ask every shard when one might refuse a report's policy version (more than
+        max_version_jump ahead of its newest); raises ValueError as that shard would."""
         if self.max_version_jump is None:
             return
-        versions = [fb.policy_version for fbs in per for fb in fbs]
+        versions = [fb.policy_version for fbs in per for fb in fbs if fb is not None]
         newest = max((int(v) for v in versions if v is not None), default=None)
         known = self.known_version
         if newest is None or (known is not None and newest <= known + self.max_version_jump):
             return
-        replies = self.shards.call("check_many", [(fbs,) for fbs in per], retry=True)
+        replies = self.shards.call(
+            "check_many", [([fb for fb in fbs if fb is not None],) for fbs in per], retry=True
+        )
         self.known_version = min(int(v) for v in replies)
 
 

@@ -76,6 +76,8 @@ def check_record(record: Any) -> dict[str, Any]:
             raise ValueError(f"{where}: select ids must be a list of {n} task ids")
     elif op == "version":
         check_integer(record.get("v"), f"{where}: policy version v")
+    elif op in ("propose", "split"):  # a shard's rounds (shard.py): the trainer's version
+        check_integer(record.get("v"), f"{where}: policy version v", optional=True)
     return record
 
 
