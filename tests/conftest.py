@@ -171,3 +171,36 @@ def ray_session(request: pytest.FixtureRequest) -> Iterator[Any]:
             os.environ.pop("RAY_AUTH_MODE", None)
         else:
             os.environ["RAY_AUTH_MODE"] = old
+
+
+SKIP_WORLDS = ("all solved", "none solved", "fractional", "groups of one")
+"""Pools a skip selector must neither starve nor get stuck on (tests of greso and skip)."""
+
+
+def picks_in_skip_world(name: str, world: str, steps: int = 200) -> np.ndarray:
+    """Times each of 30 prompts was picked in `steps` steps of 6 in one of SKIP_WORLDS;
+    every batch is checked to be full and distinct."""
+    import warnings
+
+    from frontier_rft.features.derive import EvidenceWarning
+
+    n_tasks, batch = 30, 6
+    pool = TaskPool(num_tasks=n_tasks, prompts=[f"problem {i}" for i in range(n_tasks)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sel = make_selector(name, pool, seed=0)
+    rng = np.random.default_rng(0)
+    counts = np.zeros(n_tasks, int)
+    for step in range(steps):
+        ids = sel.select(batch)
+        assert ids.size == batch and np.unique(ids).size == batch
+        counts[ids] += 1
+        rep = np.repeat(ids, 1 if world == "groups of one" else 4)
+        rewards = {
+            "all solved": np.ones(rep.size),
+            "none solved": np.zeros(rep.size),
+            "fractional": np.round(rng.random(rep.size) * 4) / 4,
+            "groups of one": (rng.random(rep.size) < 0.5).astype(float),
+        }[world]
+        sel.update(Feedback(task_ids=rep, rewards=rewards, step=step))
+    return counts

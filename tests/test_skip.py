@@ -3,13 +3,11 @@ and the behaviours a user relies on (no starving, no stuck epoch, exact resume).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
-from frontier_rft import Feedback, TaskPool, make_selector
-from frontier_rft.features.derive import EvidenceWarning
+from conftest import SKIP_WORLDS, picks_in_skip_world
+from frontier_rft import Feedback, TaskPool
 from frontier_rft.selectors.skip import SkipConfig, SkipSelector, informative_probability
 
 
@@ -89,28 +87,9 @@ def test_skip_groups_of_one_rollout_are_never_skipped_for_it() -> None:
     assert np.all(sel.keep_probability(np.arange(5)) == 1.0)
 
 
-@pytest.mark.parametrize("world", ["all solved", "none solved", "fractional", "groups of one"])
+@pytest.mark.parametrize("world", SKIP_WORLDS)
 def test_never_starves_or_sticks(world: str) -> None:
-    n_tasks, batch = 30, 6
-    pool = TaskPool(num_tasks=n_tasks, prompts=[f"problem {i}" for i in range(n_tasks)])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvidenceWarning)
-        sel = make_selector("skip", pool, seed=0)
-    rng = np.random.default_rng(0)
-    counts = np.zeros(n_tasks, int)
-    for step in range(200):
-        ids = sel.select(batch)
-        assert ids.size == batch and np.unique(ids).size == batch
-        counts[ids] += 1
-        group = 1 if world == "groups of one" else 4
-        rep = np.repeat(ids, group)
-        rewards = {
-            "all solved": np.ones(rep.size),
-            "none solved": np.zeros(rep.size),
-            "fractional": np.round(rng.random(rep.size) * 4) / 4,
-            "groups of one": (rng.random(rep.size) < 0.5).astype(float),
-        }[world]
-        sel.update(Feedback(task_ids=rep, rewards=rewards, step=step))
+    counts = picks_in_skip_world("skip", world)
     assert counts.min() >= 1  # nobody starves: 1,200 picks over 30 prompts
 
 

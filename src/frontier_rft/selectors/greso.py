@@ -27,7 +27,6 @@ Deviations from the released code (docs/selectors/greso.md):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -153,14 +152,11 @@ class GRESOSelector(Selector):
             out: NDArray[np.bool_] = self.rng.random(ids.shape[0]) < self.keep_probability(ids)
             return out
 
-        ids, self._last_skipped = self._walk.take_where(n, self.rng, keep, self._max_epochs())
+        ids, self._last_skipped = self._walk.take_where(
+            n, self.rng, keep, EpochWalk.epochs_bound(self.config.min_keep)
+        )
         self._skip_totals["skipped"] += self._last_skipped
         return ids
-
-    def _max_epochs(self) -> int:
-        """New epochs one select may start before it stops asking (keep >= min_keep, so
-        this is reached with probability below e^-10 for a batch the size of the pool)."""
-        return 2 + math.ceil(10.0 / self.config.min_keep)
 
     # ------------------------------------------------------------------ observe
     def _observe(self, batch: GroupBatch) -> None:

@@ -44,7 +44,6 @@ are all equal to a value in between is not predicted, so it is never skipped for
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -251,8 +250,8 @@ class SkipSelector(Selector):
             out: NDArray[np.bool_] = self.rng.random(ids.shape[0]) < p
             return out
 
-        max_epochs = 2 + math.ceil(10.0 / self.config.min_keep)
-        ids, self._last_skipped = self._walk.take_where(n, self.rng, keep, max_epochs)
+        bound = EpochWalk.epochs_bound(self.config.min_keep)
+        ids, self._last_skipped = self._walk.take_where(n, self.rng, keep, bound)
         self._skip_totals["skipped"] += self._last_skipped
         self._handed_out += n
         self._last_keep = kept[0] if kept else float("nan")

@@ -13,6 +13,7 @@ front (they count as visited in the new epoch too), so one batch never repeats a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -88,6 +89,13 @@ class EpochWalk:
         return np.concatenate(
             [chosen, self.take(k - chosen.size, rng, np.concatenate([exclude, chosen]))]
         )
+
+    @staticmethod
+    def epochs_bound(min_keep: float) -> int:
+        """New epochs one `take_where` may start when `keep` accepts every id with
+        probability >= min_keep: reached with probability below e^-10 even for a batch the
+        size of the pool, so the bound only ever stops a walk that could not end."""
+        return 2 + math.ceil(10.0 / min_keep)
 
     def take_where(
         self, k: int, rng: np.random.Generator, keep: KeepRule, max_epochs: int
