@@ -1,4 +1,4 @@
-"""Sharded selector service on a local Ray: feedback throughput, and random shard kills.
+"""Sharded selector service on a local Ray: feedback throughput, and a chaos run per staleness mode.
 
 Throughput grid: S shard actors (durable: a flush is acknowledged once fsynced; flushes
 that arrive together share one fsync), W rollout-worker actors, each reporting
@@ -7,24 +7,44 @@ groups of R rollouts through a BatchedClient that flushes every G groups (one
 selection round (B tasks, candidate mode) every `--select-every` seconds, as a trainer
 would once per step. Groups/s = groups acknowledged by all workers / wall time.
 
-Kill run (`--kills K`): the same with S shards and W workers while a random shard is
-killed every `--kill-every` seconds (Ray restarts it; it resumes from checkpoint + log)
-until K kills; then every acknowledged rollout must be folded exactly once:
-lost = acknowledged - folded, double-counted = folded - acknowledged.
+Chaos run (`--kills K`, once per staleness mode of `--modes`): S shards and W workers
+while a random shard is killed every `--kill-every` seconds (Ray restarts it; it resumes
+from checkpoint + log) until K kills. Meanwhile:
 
-Workers are Ray actors (separate processes, num_cpus=0) on this machine. They report
-the trainer's step (wall time / `--select-every`, shared by all), so a round folds one
-or two steps, as in training; worker w draws its tasks from ids = w mod W without
-repeating one within a step, so no (step, task) pair is reported twice and the
-acknowledged totals are exact.
+- failed reports: each worker's transport loses a share `--lost-calls` of its flushes
+  before they reach the shards and a share `--lost-replies` after the shards applied
+  them (the reply lost, as when a shard dies mid-call); the report (or final flush)
+  raises, and the worker retries the same report until it is acknowledged;
+- stale versions: every round announces the trainer's policy version V0 + step; each
+  report carries one version: fresh (the current one), lagging (25,000 behind), stale
+  (250,000 behind) or far-future (2,000,000 ahead: refused by `report`, nothing
+  buffered). With max_lag = 100,000, downweight_decay = 0.9999 and
+  downweight_min_rollouts = 2, each report's fate is fixed in advance whatever its delay
+  up to SLACK = 400 versions (100 s), so the ledger is exact: `accept` folds all whole;
+  `drop` folds fresh and lagging whole and drops stale; `downweight` folds fresh whole,
+  lagging thinned to 2 rollouts per group, and drops stale.
 
-    python benchmarks/ray_sharded.py                       # grid + 20 kills, ~5 minutes
+Audit, from the shards' own state and independent of their acknowledgements: each
+worker keeps a ledger of the (step, task) groups of every report that returned, with
+its version class (all acknowledged once its last flush succeeds); each shard's selector
+records every (step, task) pair it folded. lost = ledger groups that should have been
+folded and were not; wrongly folded = folded pairs the ledger says must not be (stale,
+or never reported); double-counted = rollouts folded beyond the ledger's count for the
+folded groups; the shards' dropped and thinned counters must equal the ledger's, every
+far-future report must have been refused and no shard may hold a version beyond the
+trainer's. Workers report the trainer's step (wall time / `--select-every`) and draw
+tasks from their residue class mod W without repeating one within a step, so no (step,
+task) pair is reported twice.
+
+    python benchmarks/ray_sharded.py                       # grid + 3 chaos runs, ~8 minutes
     python benchmarks/ray_sharded.py --shards 4 --workers 16 --seconds 10 --kills 0
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import platform
 import shlex
@@ -32,6 +52,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +60,383 @@ import numpy as np
 
 from frontier_rft import Feedback, TaskPool
 from frontier_rft.integrations.ray.service import ServiceConfig
+from frontier_rft.integrations.ray.shard import ShardService
+from frontier_rft.integrations.ray.sharded import (
+    BatchedClient,
+    LocalShards,
+    ShardedService,
+    Shards,
+    local_sharded,
+    shard_config,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
+# ------------------------------------------------------------------ versions and fates
+V0 = 300_000
+"""The trainer's first policy version (stale versions stay >= 0)."""
+CLASSES = ("fresh", "lagging", "stale", "future")
+OFFSET = {"fresh": 0, "lagging": -25_000, "stale": -250_000, "future": 2_000_000}
+"""A report's policy version: the trainer's current one plus this."""
+MAX_LAG, DECAY, MIN_ROLLOUTS = 100_000, 0.9999, 2
+SLACK = 400
+"""Largest delay (in versions) between a report and its acknowledgement for which every
+class's fate is fixed; the audit refuses a run whose delays exceeded it."""
+MODES = ("drop", "downweight", "accept")
+MAX_ATTEMPTS = 50
+"""Attempts at one report before a worker gives up (p ** 50 at the default fault rates)."""
 
+
+def service_config(
+    mode: str, directory: Path, checkpoint_every_ops: int, durability: str = "fsync"
+) -> ServiceConfig:
+    return ServiceConfig(
+        checkpoint_dir=str(directory),
+        durability=durability,
+        checkpoint_every_ops=checkpoint_every_ops,
+        staleness=mode,
+        max_lag=MAX_LAG,
+        downweight_decay=DECAY,
+        downweight_min_rollouts=MIN_ROLLOUTS,
+    )
+
+
+def _thinned_to(rollouts: int, lag: int) -> int:
+    """The service's down-weighting rule (service.py `_thin`) for one group."""
+    want = math.ceil(DECAY**lag * rollouts - 1e-9)
+    return min(rollouts, max(want, MIN_ROLLOUTS))
+
+
+def fates(mode: str, rollouts: int) -> dict[str, int]:
+    """Rollouts each class folds per group under `mode`; -1 = dropped, -2 = refused."""
+    out = {"fresh": rollouts, "lagging": rollouts, "stale": rollouts, "future": -2}
+    if mode != "accept":
+        out["stale"] = -1
+    if mode == "downweight":
+        out["lagging"] = _thinned_to(rollouts, -OFFSET["lagging"])
+    return out
+
+
+def check_fates_fixed(rollouts: int) -> None:
+    """Refuse a group size for which a delay below SLACK could change a class's fate."""
+    for lag in (-OFFSET["fresh"], -OFFSET["lagging"]):
+        if _thinned_to(rollouts, lag + 1) != _thinned_to(rollouts, lag + SLACK):
+            raise SystemExit(
+                f"--rollouts {rollouts}: down-weighting would depend on delays; use 1 to 25"
+            )
+
+
+# ------------------------------------------------------------------ a worker and its faults
+class FaultyShards:
+    """A client's transport that loses a share of its update_many calls: before they reach
+    the shards (nothing applied) or after (applied, the reply lost)."""
+
+    def __init__(
+        self,
+        inner: Shards,
+        lost_calls: float,
+        lost_replies: float,
+        seed: int,
+        on_lost_reply: Callable[[], None] | None = None,
+    ):
+        self.inner, self.num_shards = inner, inner.num_shards
+        self.p_call, self.p_reply = lost_calls, lost_replies
+        self.rng = np.random.default_rng(seed)
+        self.on_lost_reply = on_lost_reply  # in-process runs: a shard dies mid-call
+        self.lost_calls = self.lost_replies = 0
+
+    @property
+    def resends(self) -> int:
+        return int(getattr(self.inner, "resends", 0))
+
+    def call(
+        self, method: str, args: list[tuple[Any, ...] | None], retry: bool = True
+    ) -> list[Any]:
+        if method != "update_many":
+            return self.inner.call(method, args, retry)
+        u = self.rng.random()
+        if u < self.p_call:
+            self.lost_calls += 1
+            raise ConnectionError("injected: the flush never reached the shards")
+        out = self.inner.call(method, args, retry)
+        if u < self.p_call + self.p_reply:
+            self.lost_replies += 1
+            if self.on_lost_reply is not None:
+                self.on_lost_reply()
+            raise ConnectionError("injected: the shards applied the flush, its reply was lost")
+        return out
+
+
+class ChaosWorker:
+    """A rollout worker: reports of one version class each, retried until acknowledged,
+    and a ledger of every (step, task) group it reported."""
+
+    def __init__(
+        self,
+        client: BatchedClient,
+        wid: int,
+        workers: int,
+        *,
+        rollouts: int,
+        mix: tuple[float, ...],
+        now: Callable[[], int],
+    ):
+        self.client, self.rollouts, self.now = client, rollouts, now
+        self.groups = client.flush_groups  # one report = one flush's worth of groups
+        self.mix = np.asarray(mix, dtype=np.float64)
+        self.rng = np.random.default_rng(wid)
+        n = client.partition.bounds[-1]
+        self.mine = self.rng.permutation(np.arange(wid, n, workers))
+        if self.mine.shape[0] < self.groups:
+            raise ValueError(f"worker {wid} owns {self.mine.shape[0]} tasks < {self.groups} groups")
+        self.cursor, self.last_step = 0, -1
+        self.ledger: list[tuple[int, np.ndarray, int]] = []  # (step, task ids, class index)
+        self.pending: list[int] = []  # steps of the reports not yet acknowledged
+        self.counts = dict.fromkeys(("reports", "retries", "refused", "future_accepted"), 0)
+        self.counts.update({f"reports_{c}": 0 for c in CLASSES})
+        self.max_delay = 0
+        self.latency_ms: list[float] = []
+
+    def report(self, step: int) -> bool:
+        """One report at trainer step `step`; False when this step has no unused task left."""
+        if self.cursor + self.groups > self.mine.shape[0]:
+            if step <= self.last_step:  # a new lap could repeat a (step, task) pair
+                return False
+            self.cursor = 0
+        ids = self.mine[self.cursor : self.cursor + self.groups]
+        self.cursor, self.last_step = self.cursor + self.groups, step
+        kind = int(self.rng.choice(len(CLASSES), p=self.mix))
+        name = CLASSES[kind]
+        task_ids = np.repeat(ids, self.rollouts)
+        rewards = (self.rng.random(task_ids.shape[0]) < 0.5).astype(np.float64)
+        fb = Feedback(task_ids, rewards, step, V0 + step + OFFSET[name])
+        self.counts["reports"] += 1
+        self.counts[f"reports_{name}"] += 1
+        flushes = self.client.flushes
+        t0 = time.perf_counter()
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                self.client.report(fb)
+            except ConnectionError:  # its flush was lost: the same report again
+                self.counts["retries"] += 1
+                continue
+            except ValueError as exc:
+                if name != "future" or "max_version_jump" not in str(exc):
+                    raise
+                self.counts["refused"] += 1
+                return True
+            break
+        else:
+            raise RuntimeError(f"a report failed {MAX_ATTEMPTS} times in a row")
+        self.latency_ms.append(1e3 * (time.perf_counter() - t0))
+        self.counts["future_accepted"] += int(name == "future")
+        self.ledger.append((step, ids, kind))
+        self.pending.append(step)
+        if self.client.flushes > flushes:  # all acknowledged but this one, if still buffered
+            self._acknowledged(keep=1 if self.client.buffered_groups else 0)
+        return True
+
+    def _acknowledged(self, keep: int) -> None:
+        now = self.now()
+        done = self.pending[: len(self.pending) - keep]
+        self.max_delay = max([self.max_delay, *(now - s for s in done)])
+        self.pending = self.pending[len(done) :]
+
+    def finish(self) -> dict[str, Any]:
+        """Flush what is buffered (retried until acknowledged); the ledger and counters."""
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                self.client.flush()
+                break
+            except ConnectionError:
+                self.counts["retries"] += 1
+        else:
+            raise RuntimeError(f"the final flush failed {MAX_ATTEMPTS} times in a row")
+        self._acknowledged(keep=0)
+        sizes = [ids.shape[0] for _, ids, _ in self.ledger]
+        shards = self.client.shards
+        return {
+            "steps": np.repeat([s for s, _, _ in self.ledger], sizes).astype(np.int64),
+            "tasks": np.concatenate([ids for _, ids, _ in self.ledger] or [np.zeros(0, np.int64)]),
+            "kinds": np.repeat([k for _, _, k in self.ledger], sizes).astype(np.int64),
+            "acked": self.client.acked_rollouts,
+            "counts": dict(self.counts),
+            "max_delay": self.max_delay,
+            "latency_ms": np.asarray(self.latency_ms),
+            "lost_calls": getattr(shards, "lost_calls", 0),
+            "lost_replies": getattr(shards, "lost_replies", 0),
+            "resends": getattr(shards, "resends", 0),
+        }
+
+
+# ------------------------------------------------------------------ the audit
+def audit(
+    mode: str,
+    results: list[dict[str, Any]],
+    driver: ShardedService,
+    rollouts: int,
+    announced: int,
+) -> dict[str, Any]:
+    """The workers' ledgers against the shards' own state (see the module docstring);
+    `announced` is the newest version the driver announced."""
+    n, shards = driver.num_tasks, driver.partition.num_shards
+    steps = np.concatenate([r["steps"] for r in results])
+    tasks = np.concatenate([r["tasks"] for r in results])
+    kinds = np.concatenate([r["kinds"] for r in results])
+    keys = steps * n + tasks
+    if np.unique(keys).shape[0] != keys.shape[0]:
+        raise RuntimeError(
+            "the workers reported a (step, task) pair twice: the ledger is not exact"
+        )
+    fate = fates(mode, rollouts)
+    per_group = np.array([fate[c] for c in CLASSES], dtype=np.int64)[kinds]
+    expect = per_group >= 0
+    # Every (step, task) pair each shard's selector folded: its de-duplication record.
+    folded_keys = []
+    for s, state in enumerate(driver.shards.call("selector_state", [()] * shards)):
+        base = state["base"]
+        seen_steps = np.asarray(base["seen_steps"], dtype=np.int64)
+        seen_tasks = np.asarray(base["seen_tasks"], dtype=np.int64) + driver.partition.bounds[s]
+        folded_keys.append(seen_steps * n + seen_tasks)
+    folded = np.concatenate(folded_keys)
+    lost_mask = expect & ~np.isin(keys, folded)
+    wrong = np.setdiff1d(folded, keys[expect])
+    m = driver.metrics()
+    folded_rollouts = int(m["feedback/rollouts"])
+    expected_rollouts = int(per_group[expect].sum())
+    lost = int(per_group[lost_mask].sum())
+    versions = [int(i["policy_version"]) for i in driver.shards.call("info", [()] * shards)]
+    newest_fresh = max(V0 + int(steps.max(initial=0)), announced)
+    out = {
+        "mode": mode,
+        "groups": int(keys.shape[0]),
+        "acked": int(sum(r["acked"] for r in results)),
+        "ledger_rollouts": int(keys.shape[0]) * rollouts,
+        "folded": folded_rollouts,
+        "expected_folded": expected_rollouts,
+        "lost": lost,
+        "lost_groups": int(lost_mask.sum()),
+        "wrongly_folded_groups": int(wrong.shape[0]),
+        "double": folded_rollouts - (expected_rollouts - lost),
+        "dropped": int(m["service/dropped_stale_rollouts"]),
+        "expected_dropped": int((per_group == -1).sum()) * rollouts,
+        "thinned": int(m["service/thinned_rollouts"]),
+        "expected_thinned": int((rollouts - per_group[per_group >= 0]).sum()),
+        "buffered": int(m["service/buffered_rollouts"]),
+        "duplicates_dropped": int(m["service/duplicates_dropped"]),
+        "replayed_ops": int(m["service/replayed_ops"]),
+        "shard_versions_max": max(versions),
+        "newest_fresh_version": newest_fresh,
+        "max_delay": max(r["max_delay"] for r in results),
+    }
+    for key in ("retries", "refused", "future_accepted", "reports"):
+        out[key] = sum(r["counts"][key] for r in results)
+    for c in CLASSES:
+        out[f"reports_{c}"] = sum(r["counts"][f"reports_{c}"] for r in results)
+    for key in ("lost_calls", "lost_replies", "resends"):
+        out[key] = sum(int(r[key]) for r in results)
+    out["problems"] = problems(out)
+    out["ok"] = not out["problems"]
+    return out
+
+
+def problems(r: dict[str, Any]) -> list[str]:
+    """Every way the audited run broke a promise (empty: none)."""
+    out = []
+    checks = [
+        (r["lost_groups"] == 0, f"{r['lost_groups']} acknowledged groups never folded"),
+        (r["wrongly_folded_groups"] == 0, f"{r['wrongly_folded_groups']} groups wrongly folded"),
+        (r["double"] == 0, f"{r['double']} rollouts folded beyond the ledger"),
+        (r["dropped"] == r["expected_dropped"], "dropped stale rollouts != ledger"),
+        (r["thinned"] == r["expected_thinned"], "thinned rollouts != ledger"),
+        (r["acked"] == r["ledger_rollouts"], "client acknowledgements != ledger"),
+        (r["buffered"] == 0, "rollouts left in a shard's fold buffer"),
+        (r["future_accepted"] == 0, "a far-future version was accepted"),
+        (r["refused"] == r["reports_future"], "a far-future report was not refused"),
+        (r["shard_versions_max"] <= r["newest_fresh_version"], "a shard holds a future version"),
+        (r["max_delay"] < SLACK, f"delays reached {r['max_delay']} versions (fates not fixed)"),
+    ]
+    for ok, what in checks:
+        if not ok:
+            out.append(what)
+    return out
+
+
+# ------------------------------------------------------------------ in process (tests)
+def restart_local(shards: LocalShards, s: int, config: ServiceConfig) -> None:
+    """Shard s crashes (no final checkpoint) and resumes from its directory, as a Ray
+    restart does."""
+    old = shards.services[s]
+    assert old._journal is not None
+    old._journal.close()  # a crash: the log as written, no checkpoint
+    shards.services[s] = ShardService(None, shard_config(config, s), shard=s, bounds=old.bounds)
+
+
+def chaos_local(
+    mode: str,
+    directory: Path,
+    *,
+    tasks: int = 600,
+    shards: int = 3,
+    workers: int = 3,
+    ticks: int = 30,
+    reports_per_tick: int = 2,
+    groups: int = 8,
+    rollouts: int = 4,
+    kills: int = 3,
+    lost_calls: float = 0.1,
+    lost_replies: float = 0.1,
+    mix: tuple[float, ...] = (0.55, 0.15, 0.2, 0.1),
+    idempotent: bool = True,
+    staleness: str | None = None,
+) -> dict[str, Any]:
+    """The chaos run in one process at toy scale: shards restart between ticks and when a
+    reply is lost (they died mid-call). `staleness` overrides the service's mode (the
+    audit still expects `mode`'s fates: a way to check that the audit can fail)."""
+    check_fates_fixed(rollouts)
+    # A crash in one process loses nothing the OS has: no fsync needed (and none to wait for).
+    cfg = service_config(staleness or mode, directory, checkpoint_every_ops=25, durability="flush")
+    driver = local_sharded(
+        "bots", make_pool(tasks), shards, cfg, candidates=64, dedupe_window=10**9
+    )
+    local = driver.shards
+    assert isinstance(local, LocalShards)
+    rng = np.random.default_rng(7)
+    clock = [0]
+
+    def crash() -> None:
+        restart_local(local, int(rng.integers(shards)), cfg)
+
+    team = []
+    for w in range(workers):
+        client = BatchedClient(
+            FaultyShards(local, lost_calls, lost_replies, seed=100 + w, on_lost_reply=crash),
+            driver.partition,
+            flush_groups=groups,
+            idempotent=idempotent,
+            max_version_jump=driver.info["max_version_jump"],
+        )
+        team.append(
+            ChaosWorker(client, w, workers, rollouts=rollouts, mix=mix, now=lambda: clock[0])
+        )
+    driver.select(0, policy_version=V0)
+    kill_at = set(rng.choice(np.arange(1, ticks), size=kills, replace=False).tolist())
+    for t in range(ticks):
+        clock[0] = t
+        for _ in range(reports_per_tick):
+            for worker in team:
+                worker.report(t)
+        driver.select(8, policy_version=V0 + t)
+        if t in kill_at:
+            crash()
+    results = [worker.finish() for worker in team]
+    driver.flush()
+    out = audit(mode, results, driver, rollouts, V0 + ticks - 1)
+    out["kills"] = kills
+    return out
+
+
+# ------------------------------------------------------------------ on Ray
 def make_pool(n: int) -> TaskPool:
     rng = np.random.default_rng(0)
     weak = rng.uniform(0.0, 0.6, n)
@@ -52,65 +446,55 @@ def make_pool(n: int) -> TaskPool:
 def worker_class(ray: Any) -> Any:
     @ray.remote(num_cpus=0)
     class Worker:
-        """A rollout worker stand-in: groups of random tasks, reported through a client."""
+        """A rollout worker stand-in: ChaosWorker behind a faulty transport."""
 
-        def run(
-            self,
-            name: str,
-            wid: int,
-            workers: int,
-            seconds: float,
-            groups: int,
-            rollouts: int,
-            epoch: float,
-            step_s: float,
-            stop_file: str,
-        ) -> dict[str, Any]:
+        def run(self, name: str, wid: int, spec: dict[str, Any]) -> dict[str, Any]:
             from frontier_rft.integrations.ray import connect_sharded
 
-            client = connect_sharded(name, flush_groups=groups, reconnect_timeout_s=300)
-            n = client.partition.bounds[-1]
-            rng = np.random.default_rng(wid)
-            # This worker's tasks: its residue class mod W, walked in a random order, so no
-            # two reports share a (step, task) and the acknowledged totals are exact.
-            mine = rng.permutation(np.arange(wid, n, workers))
-            lat: list[float] = []
-            flushes, cursor, start = 0, 0, time.perf_counter()
-            stop = Path(stop_file)
-            while time.perf_counter() - start < seconds and not stop.exists():
-                step = int((time.time() - epoch) / step_s)  # the trainer's step, shared
-                if cursor + groups > mine.shape[0]:
-                    cursor = 0
-                ids = mine[cursor : cursor + groups]
-                cursor += groups
-                task_ids = np.repeat(ids, rollouts)
-                rewards = (rng.random(task_ids.shape[0]) < 0.5).astype(np.float64)
-                t0 = time.perf_counter()
-                client.report(Feedback(task_ids, rewards, step))  # G groups: flushes
-                lat.append(time.perf_counter() - t0)
-                flushes += 1
-            elapsed = time.perf_counter() - start
-            return {
-                "acked": client.acked_rollouts,
-                "groups": client.acked_rollouts // rollouts,
-                "elapsed": elapsed,
-                "flush_ms": 1e3 * np.asarray(lat),
-                "resends": client.shards.resends,  # type: ignore[attr-defined]
-            }
+            client = connect_sharded(name, flush_groups=spec["groups"], reconnect_timeout_s=300)
+            client.shards = FaultyShards(
+                client.shards, spec["lost_calls"], spec["lost_replies"], seed=1000 + wid
+            )
+            epoch, step_s = spec["epoch"], spec["step_s"]
+
+            def now() -> int:
+                return int((time.time() - epoch) / step_s)  # the trainer's step, shared
+
+            worker = ChaosWorker(
+                client, wid, spec["workers"], rollouts=spec["rollouts"], mix=spec["mix"], now=now
+            )
+            stop, start = Path(spec["stop_file"]), time.perf_counter()
+            while time.perf_counter() - start < spec["seconds"] and not stop.exists():
+                if worker.counts["reports"] >= spec["max_reports"]:
+                    break
+                if not worker.report(now()):
+                    time.sleep(0.01)  # this step's tasks are used up: wait for the next
+            out = worker.finish()
+            out["elapsed"] = time.perf_counter() - start
+            return out
 
     return Worker
 
 
 def run_one(
-    ray: Any, args: argparse.Namespace, shards: int, workers: int, seconds: float, kills: int
+    ray: Any,
+    args: argparse.Namespace,
+    shards: int,
+    workers: int,
+    seconds: float,
+    kills: int,
+    mode: str = "accept",
 ) -> dict[str, Any]:
+    """One grid run (kills = 0, no faults, fresh versions only) or one chaos run."""
     from frontier_rft.integrations.ray import start_sharded_service
     from frontier_rft.integrations.ray.sharded_ray import shard_name
 
-    name = f"bench-{shards}-{workers}-{kills}"
+    name = f"bench-{shards}-{workers}-{kills}-{mode}"
+    (REPO / ".ray_tmp").mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="shard-", dir=REPO / ".ray_tmp"))
+    chaos = kills > 0
     try:
-        cfg = ServiceConfig(checkpoint_dir=str(work / "ckpt"), checkpoint_every_ops=2000)
+        cfg = service_config(mode, work / "ckpt", checkpoint_every_ops=2000)
         driver = start_sharded_service(
             name,
             "bots",
@@ -120,68 +504,67 @@ def run_one(
             candidates=16 * args.batch,
             dedupe_window=10**9,
         )
+        driver.select(0, policy_version=V0)
         pool = [worker_class(ray).remote() for _ in range(workers)]
         ray.get([w.__ray_ready__.remote() for w in pool])
         epoch, stop = time.time(), work / "STOP"
-        limit = seconds if not kills else 3600.0  # a kill run stops after its kills
-        runs = [
-            w.run.remote(
-                name,
-                i,
-                workers,
-                limit,
-                args.groups,
-                args.rollouts,
-                epoch,
-                args.select_every,
-                str(stop),
-            )
-            for i, w in enumerate(pool)
-        ]
+        spec = {
+            "workers": workers,
+            "seconds": 3600.0 if chaos else seconds,  # a chaos run stops after its kills
+            "max_reports": args.max_reports,
+            "groups": args.groups,
+            "rollouts": args.rollouts,
+            "mix": args.mix if chaos else (1.0, 0.0, 0.0, 0.0),
+            "lost_calls": args.lost_calls if chaos else 0.0,
+            "lost_replies": args.lost_replies if chaos else 0.0,
+            "epoch": epoch,
+            "step_s": args.select_every,
+            "stop_file": str(stop),
+        }
+        runs = [w.run.remote(name, i, spec) for i, w in enumerate(pool)]
         rng = np.random.default_rng(1)
-        rounds, done_kills, last_kill = [], 0, time.monotonic()
-        deadline = time.monotonic() + seconds + (1200 if kills else 600)
+        rounds, done_kills, last_kill, announced = [], 0, time.monotonic(), V0
+        deadline = time.monotonic() + seconds + (1200 if chaos else 600)
         while time.monotonic() < deadline:
             ready, _ = ray.wait(runs, num_returns=len(runs), timeout=args.select_every)
             if len(ready) == len(runs):
                 break
             t0 = time.perf_counter()
-            driver.select(args.batch)
+            announced = V0 + int((time.time() - epoch) / args.select_every)
+            driver.select(args.batch, policy_version=announced)
             rounds.append(time.perf_counter() - t0)
             if done_kills < kills and time.monotonic() - last_kill >= args.kill_every:
                 victim = ray.get_actor(shard_name(name, int(rng.integers(shards))))
                 ray.kill(victim, no_restart=False)
                 done_kills, last_kill = done_kills + 1, time.monotonic()
-            if kills and done_kills == kills and time.monotonic() - last_kill > 3.0:
+            if chaos and done_kills == kills and time.monotonic() - last_kill > 3.0:
                 stop.touch()  # the last restart has had time to come back: finish
-        results = ray.get(runs)
+        results = ray.get(runs, timeout=max(1.0, deadline - time.monotonic()))
         driver.flush()
-        m = driver.metrics()
+        out = audit(mode, results, driver, args.rollouts, announced)
         for s in range(shards):
             ray.kill(ray.get_actor(shard_name(name, s)))
         for w in pool:
             ray.kill(w)
-        acked = sum(r["acked"] for r in results)
-        folded = int(m["feedback/rollouts"])
         elapsed = max(r["elapsed"] for r in results)
-        lat = np.concatenate([r["flush_ms"] for r in results])
-        return {
-            "shards": shards,
-            "workers": workers,
-            "groups_per_s": sum(r["groups"] for r in results) / elapsed,
-            "flush_p50": float(np.percentile(lat, 50)),
-            "flush_p99": float(np.percentile(lat, 99)),
-            "round_p50": 1e3 * float(np.median(rounds)) if rounds else float("nan"),
-            "rounds": len(rounds),
-            "kills": done_kills,
-            "acked": acked,
-            "folded": folded,
-            "lost": max(0, acked - folded),
-            "double": max(0, folded - acked),
-            "duplicates_dropped": int(m["service/duplicates_dropped"]),
-            "resends": sum(r["resends"] for r in results),
-            "replayed_ops": int(m["service/replayed_ops"]),
-        }
+        lat = np.concatenate([r["latency_ms"] for r in results])
+        out.update(
+            {
+                "shards": shards,
+                "workers": workers,
+                "kills": done_kills,
+                "groups_per_s": out["groups"] / elapsed,
+                "flush_p50": float(np.percentile(lat, 50)),
+                "flush_p99": float(np.percentile(lat, 99)),
+                "round_p50": 1e3 * float(np.median(rounds)) if rounds else float("nan"),
+                "rounds": len(rounds),
+                "elapsed_s": elapsed,
+            }
+        )
+        if chaos and done_kills < kills:
+            out["problems"].append(f"only {done_kills} of {kills} kills before the deadline")
+            out["ok"] = False
+        return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -200,86 +583,184 @@ def fsync_ms(directory: Path, count: int = 200) -> float:
     return 1e3 * float(np.median(times))
 
 
-def main() -> int:
+# ------------------------------------------------------------------ command line
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--tasks", type=int, default=1_000_000, help="pool size N")
-    ap.add_argument("--shards", default="1,2,4", help="shard counts of the grid")
+    ap.add_argument("--shards", default="1,2,4", help="shard counts of the grid ('' = no grid)")
     ap.add_argument("--workers", default="1,4,16", help="worker counts of the grid")
     ap.add_argument("--seconds", type=float, default=8.0, help="length of each grid run")
-    ap.add_argument("--groups", type=int, default=64, help="G: groups per flush")
-    ap.add_argument("--rollouts", type=int, default=16, help="R: rollouts per group")
+    ap.add_argument("--groups", type=int, default=64, help="G: groups per report (one flush)")
+    ap.add_argument("--rollouts", type=int, default=16, help="R: rollouts per group (1 to 25)")
     ap.add_argument("--batch", type=int, default=256, help="B of the driver's rounds")
     ap.add_argument("--select-every", type=float, default=0.25, help="seconds between rounds")
-    ap.add_argument("--kills", type=int, default=20, help="random shard kills (0 = skip)")
+    ap.add_argument("--kills", type=int, default=20, help="shard kills per chaos run (0 = none)")
     ap.add_argument("--kill-every", type=float, default=1.5, help="seconds between kills")
     ap.add_argument("--kill-shards", type=int, default=4)
     ap.add_argument("--kill-workers", type=int, default=16)
-    args = ap.parse_args()
+    ap.add_argument("--modes", default=",".join(MODES), help="staleness modes of the chaos runs")
+    ap.add_argument("--lost-calls", type=float, default=0.03, help="flushes lost before the shards")
+    ap.add_argument("--lost-replies", type=float, default=0.03, help="flushes whose reply is lost")
+    ap.add_argument("--mix", default="0.6,0.15,0.2,0.05", help="shares: fresh,lagging,stale,future")
+    ap.add_argument("--max-reports", type=int, default=10**9, help="reports per worker, at most")
+    ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = ap.parse_args(argv)
+    try:
+        args.mix = tuple(float(x) for x in args.mix.split(","))
+        args.modes = [m for m in args.modes.split(",") if m]
+        args.grid_shards = [int(x) for x in args.shards.split(",") if x]
+        args.grid_workers = [int(x) for x in args.workers.split(",") if x]
+    except ValueError as exc:
+        ap.error(str(exc))
+    if len(args.mix) != 4 or min(args.mix) < 0 or abs(sum(args.mix) - 1) > 1e-9:
+        ap.error("--mix takes 4 non-negative shares summing to 1 (fresh,lagging,stale,future)")
+    if any(m not in MODES for m in args.modes):
+        ap.error(f"--modes: each one of {', '.join(MODES)}")
+    if not 1 <= args.rollouts <= 25:
+        ap.error(
+            "--rollouts must be in [1, 25] (larger groups make down-weighting delay-dependent)"
+        )
+    if not (
+        args.lost_calls >= 0
+        and args.lost_replies >= 0
+        and args.lost_calls + args.lost_replies < 0.5
+    ):
+        ap.error("--lost-calls and --lost-replies: non-negative, summing below 0.5")
+    check_fates_fixed(args.rollouts)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     os.environ["RAY_AUTH_MODE"] = "disabled"
     from frontier_rft.integrations.ray.local import init_local
 
+    (REPO / ".ray_tmp").mkdir(exist_ok=True)
     probe = Path(tempfile.mkdtemp(dir=REPO / ".ray_tmp"))
-    fsync_before = fsync_ms(probe)
+    fsync_before, load_before = fsync_ms(probe), os.getloadavg()[0]
     ray = init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    grid, kill = [], None
+    grid, chaos = [], []
     try:
-        for s in (int(x) for x in args.shards.split(",") if x):
-            for w in (int(x) for x in args.workers.split(",") if x):
+        for s in args.grid_shards:
+            for w in args.grid_workers:
                 print(f"[ray_sharded] S={s} W={w}", file=sys.stderr, flush=True)
                 grid.append(run_one(ray, args, s, w, args.seconds, 0))
-        if args.kills:
-            print(f"[ray_sharded] {args.kills} kills", file=sys.stderr, flush=True)
-            kill = run_one(ray, args, args.kill_shards, args.kill_workers, 0.0, args.kills)
+        for mode in args.modes if args.kills else []:
+            print(f"[ray_sharded] chaos: {mode}, {args.kills} kills", file=sys.stderr, flush=True)
+            chaos.append(
+                run_one(ray, args, args.kill_shards, args.kill_workers, 0.0, args.kills, mode)
+            )
     finally:
         ray.shutdown()
-    fsync_after = fsync_ms(probe)
+    fsync_after, load_after = fsync_ms(probe), os.getloadavg()[0]
     shutil.rmtree(probe, ignore_errors=True)
-    cmd = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
-    print("## Sharded selector service on Ray: feedback throughput and shard kills\n")
-    print(f"Command: `{cmd}`  ")
-    print(
-        f"Machine: {os.cpu_count()} CPUs, {platform.platform(terse=True)}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}, ray {ray.__version__}  "
+    cmd = " ".join(shlex.quote(a) for a in ["python", *(sys.argv if argv is None else argv)])
+    machine = (
+        f"{os.cpu_count()} CPUs, {platform.platform(terse=True)}, Python "
+        f"{platform.python_version()}, numpy {np.__version__}, ray {ray.__version__}"
     )
-    print(
+    disk = {"fsync_ms": [fsync_before, fsync_after], "load_1min": [load_before, load_after]}
+    print(report(args, cmd, machine, grid, chaos, disk))
+    if args.json is not None:
+        payload = {"command": cmd, "machine": machine, **disk, "settings": settings(args)}
+        payload.update({"grid": grid, "chaos": chaos})
+        args.json.write_text(json.dumps(payload, indent=1, default=_plain) + "\n")
+    ok = all(r["ok"] for r in grid + chaos)
+    return 0 if ok else 1
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    out = {k: v for k, v in vars(args).items() if k not in ("json", "shards", "workers")}
+    out.update({"v0": V0, "offsets": OFFSET, "max_lag": MAX_LAG, "slack": SLACK})
+    out.update({"downweight_decay": DECAY, "downweight_min_rollouts": MIN_ROLLOUTS})
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(type(value).__name__)
+
+
+def report(
+    args: argparse.Namespace,
+    cmd: str,
+    machine: str,
+    grid: list[dict[str, Any]],
+    chaos: list[dict[str, Any]],
+    disk: dict[str, list[float]],
+) -> str:
+    fsync, load = disk["fsync_ms"], disk["load_1min"]
+    lines = [
+        "## Sharded selector service on Ray: feedback throughput and chaos runs\n",
+        f"Command: `{cmd}`  ",
+        f"Machine: {machine}  ",
         f"bots, N = {args.tasks:,}, candidate mode C = {16 * args.batch}; workers flush every "
         f"{args.groups} groups of {args.rollouts} rollouts (one update_many per shard; a "
-        f"shard acknowledges once its log is fsynced, flushes arriving together sharing one "
-        f"fsync); the driver selects B = {args.batch} every "
-        f"{args.select_every:g} s. One append + fsync on this disk: {fsync_before:.3f} ms "
-        f"median before, {fsync_after:.3f} ms after.\n"
-    )
+        "shard acknowledges once its log is fsynced, flushes arriving together sharing one "
+        f"fsync); the driver selects B = {args.batch} every {args.select_every:g} s. One "
+        f"append + fsync on this disk: {fsync[0]:.3f} ms median before, {fsync[1]:.3f} ms "
+        f"after; load average (1 min) of this shared machine {load[0]:.1f} before, "
+        f"{load[1]:.1f} after.\n",
+    ]
     if grid:
-        print(
+        lines += [
             "| shards | workers | groups/s | flush p50 ms | flush p99 ms | round p50 ms "
-            "| rounds | acked = folded |"
-        )
-        print("|---:|---:|---:|---:|---:|---:|---:|---|")
+            "| rounds | acked = folded |",
+            "|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
         for r in grid:
-            ok = "yes" if r["lost"] == 0 and r["double"] == 0 else "NO"
-            print(
+            lines.append(
                 f"| {r['shards']} | {r['workers']} | {r['groups_per_s']:,.0f} "
                 f"| {r['flush_p50']:.2f} | {r['flush_p99']:.2f} | {r['round_p50']:.1f} "
-                f"| {r['rounds']} | {ok} |"
+                f"| {r['rounds']} | {'yes' if r['ok'] else 'NO'} |"
             )
-    if kill is not None:
-        print(
-            f"\nKill run: {kill['shards']} shards, {kill['workers']} workers, "
-            f"{kill['kills']} random shard kills (one every {args.kill_every:g} s), "
-            f"{kill['groups_per_s']:,.0f} groups/s meanwhile.\n"
-        )
-        print(
-            "| kills | rollouts acknowledged | folded | lost | double-counted "
-            "| duplicates dropped | calls re-sent | ops replayed |"
-        )
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-        print(
-            f"| {kill['kills']} | {kill['acked']:,} | {kill['folded']:,} | {kill['lost']} "
-            f"| {kill['double']} | {kill['duplicates_dropped']:,} | {kill['resends']} "
-            f"| {kill['replayed_ops']:,} |"
-        )
-    return 0 if kill is None or (kill["lost"] == 0 and kill["double"] == 0) else 1
+    if chaos:
+        mix = dict(zip(CLASSES, args.mix, strict=True))
+        lines += [
+            f"\nChaos runs: {args.kill_shards} shards, {args.kill_workers} workers, "
+            f"{args.kills} random shard kills (one every {args.kill_every:g} s) per run; "
+            f"each worker's transport loses {args.lost_calls:.0%} of its flushes before the "
+            f"shards and the reply of {args.lost_replies:.0%} after, and the worker retries "
+            "the report. Reports carry the trainer's version (fresh, "
+            f"{mix['fresh']:.0%}), one 25,000 behind (lagging, {mix['lagging']:.0%}), "
+            f"250,000 behind (stale, {mix['stale']:.0%}) or 2,000,000 ahead (future, "
+            f"{mix['future']:.0%}); max_lag = {MAX_LAG:,}, downweight_decay = {DECAY}, "
+            f"downweight_min_rollouts = {MIN_ROLLOUTS}.\n",
+            "What was injected:\n",
+            "| staleness | kills | calls lost | replies lost | reports retried "
+            "| calls re-sent after a restart | ops replayed "
+            "| reports fresh / lagging / stale / future | groups/s |",
+            "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+        ]
+        for r in chaos:
+            mixes = " / ".join(f"{r[f'reports_{c}']:,}" for c in CLASSES)
+            lines.append(
+                f"| {r['mode']} | {r['kills']} | {r['lost_calls']} | {r['lost_replies']} "
+                f"| {r['retries']} | {r['resends']} | {r['replayed_ops']:,} | {mixes} "
+                f"| {r['groups_per_s']:,.0f} |"
+            )
+        lines += [
+            "\nWhat the audit found (ledgers of the workers against the shards' own state):\n",
+            "| staleness | rollouts acknowledged | folded (ledger) | dropped stale (ledger) "
+            "| thinned (ledger) | future refused | duplicates dropped | lost | double-counted "
+            "| groups wrongly folded | max delay (versions) | verdict |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for r in chaos:
+            verdict = "exact" if r["ok"] else "FAILED: " + "; ".join(r["problems"])
+            lines.append(
+                f"| {r['mode']} | {r['acked']:,} | {r['folded']:,} ({r['expected_folded']:,}) "
+                f"| {r['dropped']:,} ({r['expected_dropped']:,}) "
+                f"| {r['thinned']:,} ({r['expected_thinned']:,}) "
+                f"| {r['refused']:,} of {r['reports_future']:,} | {r['duplicates_dropped']:,} "
+                f"| {r['lost']} | {r['double']} "
+                f"| {r['wrongly_folded_groups']} | {r['max_delay']} | {verdict} |"
+            )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -400,3 +400,63 @@ def test_a_far_future_report_is_refused_and_never_wedges_the_client() -> None:
     assert client.flush() == 4  # later reports and flushes work
     svc.flush()
     assert svc.metrics()["feedback/rollouts"] == 4
+
+
+def _lose_next_reply(svc: ShardedService) -> None:
+    """The next update_many reaches every shard, then its reply is lost (a shard died
+    mid-call, a connection dropped)."""
+    shards = svc.shards
+    original, armed = shards.call, [True]
+
+    def lossy(method: str, args: Any, retry: bool = True) -> Any:
+        out = original(method, args, retry)
+        if method == "update_many" and armed[0]:
+            armed[0] = False
+            raise ConnectionError("the reply was lost")
+        return out
+
+    shards.call = lossy  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(
+    ("staleness", "dropped", "thinned", "folded"),
+    [("drop", 16, 0, 0), ("downweight", 0, 12, 4)],  # lag 2 of max_lag 1 / of max_lag 2
+)
+def test_a_stale_report_retried_after_its_reply_was_lost_is_counted_once(
+    staleness: str, dropped: int, thinned: int, folded: int
+) -> None:
+    """A shard de-duplicates a re-delivered group before judging its staleness: dropped
+    and thinned rollouts are counted once, as folded ones are."""
+    max_lag = 1 if staleness == "drop" else 2
+    svc, client = _client(flush_groups=2, staleness=staleness, max_lag=max_lag)
+    svc.select(3, policy_version=10)
+    _lose_next_reply(svc)
+    fb = Feedback(np.repeat([1, 50], 8), np.ones(16), step=0, policy_version=8)  # lag 2
+    with pytest.raises(ConnectionError):
+        client.report(fb)
+    assert client.report(fb) == 16  # the retry is acknowledged: all 16 rollouts
+    svc.flush()
+    m = svc.metrics()
+    assert m["service/dropped_stale_rollouts"] == dropped  # decay 0.5 ** 2: 2 of 8 kept
+    assert m["service/thinned_rollouts"] == thinned
+    assert m["feedback/rollouts"] == folded
+    assert m["service/duplicates_dropped"] == 16  # the whole retry
+    assert m["service/dropped_stale_updates"] == (2 if staleness == "drop" else 0)  # 2 shards
+
+
+def test_a_group_folded_before_its_reply_was_lost_is_not_dropped_as_stale_on_retry() -> None:
+    """The retry of a group a shard accepted arrives after the trainer moved past max_lag:
+    it is a duplicate, not a stale drop (the group was folded)."""
+    svc, client = _client(flush_groups=2, staleness="drop", max_lag=1)
+    svc.select(3, policy_version=10)
+    _lose_next_reply(svc)
+    fb = Feedback(np.repeat([1, 50], 8), np.ones(16), step=0, policy_version=10)  # lag 0
+    with pytest.raises(ConnectionError):
+        client.report(fb)
+    svc.select(3, policy_version=20)  # the retry now lags 10 > max_lag
+    assert client.report(fb) == 16
+    svc.flush()
+    m = svc.metrics()
+    assert m["feedback/rollouts"] == 16
+    assert m["service/dropped_stale_rollouts"] == 0
+    assert m["service/accepted_rollouts"] == 16 and m["service/duplicates_dropped"] == 16

@@ -189,8 +189,9 @@ class SelectorService:
 
         Returns the acknowledgement: `seq` of the operation, the `lag`, rollouts passed
         to the selector (`accepted`), dropped as stale (`dropped`) and removed by
-        down-weighting (`thinned`). With `idempotent=True` a retried delivery of a (step,
-        task) group is not counted twice (docs/contract.md).
+        down-weighting (`thinned`); a shard adds `duplicates` (rollouts of groups it already
+        had). With `idempotent=True` a retried delivery of a (step, task) group is not
+        counted twice (docs/contract.md).
         """
         self._check_alive()
         return self._update(self._check(feedback, self.policy_version), idempotent)
@@ -360,12 +361,16 @@ class SelectorService:
         cfg = self.config
         current = self.policy_version if version is None else max(self.policy_version, version)
         lag = 0 if version is None else current - version
-        n_in = int(ids.shape[0])
-        keep_ids, keep_rewards = ids, rewards
-        drop = cfg.staleness != "accept" and lag > cfg.max_lag
-        if not drop and cfg.staleness == "downweight" and lag > 0:
+        # A shard drops re-delivered groups here, before judging staleness, so each group
+        # counts once whatever its lag is now; the single service leaves it to its selector.
+        new = self._screen(ids, step, idempotent)
+        new_ids, new_rewards = (ids, rewards) if new is None else (ids[new], rewards[new])
+        n_in = int(new_ids.shape[0])
+        keep_ids, keep_rewards = new_ids, new_rewards
+        drop = cfg.staleness != "accept" and lag > cfg.max_lag and n_in > 0
+        if not drop and cfg.staleness == "downweight" and lag > 0 and n_in > 0:
             assert version is not None
-            keep_ids, keep_rewards = self._thin(ids, rewards, lag, step, version)
+            keep_ids, keep_rewards = self._thin(new_ids, new_rewards, lag, step, version)
         if not drop:
             self._deliver(keep_ids, keep_rewards, step, version, idempotent)
         # The selector accepted it (or it is dropped): now count, release leases and log.
@@ -381,7 +386,7 @@ class SelectorService:
         else:
             c["accepted_rollouts"] += int(keep_ids.shape[0])
             c["thinned_rollouts"] += n_in - int(keep_ids.shape[0])
-            self.leases.release(ids)  # a dropped update never reached the selector: lease stays
+            self.leases.release(new_ids)  # a dropped update never reached the selector: lease stays
         record = {
             "op": "update",
             "ids": encode_array(ids),
@@ -392,13 +397,23 @@ class SelectorService:
         }
         seq = self._commit(record, durable=True)
         accepted = 0 if drop else int(keep_ids.shape[0])
-        return {
+        ack = {
             "seq": seq,
             "lag": lag,
             "accepted": accepted,
             "dropped": n_in if drop else 0,
             "thinned": 0 if drop else n_in - accepted,
         }
+        if new is not None:
+            ack["duplicates"] = int(ids.shape[0]) - n_in
+        return ack
+
+    def _screen(
+        self, ids: NDArray[np.int64], step: int, idempotent: bool
+    ) -> NDArray[np.bool_] | None:
+        """Which rollouts belong to groups not delivered before (None: all, the selector
+        de-duplicates them itself); a shard overrides it."""
+        return None
 
     def _deliver(
         self,

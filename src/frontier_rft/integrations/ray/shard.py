@@ -223,27 +223,35 @@ class ShardService(SelectorService):
         if logged is not None and ids != logged:
             raise RuntimeError(f"shard {self.shard}: replay diverged at operation {self.seq + 1}")
 
-    def _deliver(
-        self, ids: I64, rewards: F64, step: int, version: int | None, idempotent: bool
-    ) -> None:
+    def _screen(self, ids: I64, step: int, idempotent: bool) -> NDArray[np.bool_]:
+        """Rollouts of (step, task) groups this shard has not had, recording them whether
+        they are then folded, thinned or dropped as stale. With idempotent delivery the
+        others are duplicates, dropped before the staleness decision: a re-delivered group
+        counts once, and a group folded before its reply was lost is not dropped as stale
+        when its retry arrives after the trainer moved on."""
         seen = self._seen.get(step, _EMPTY)
         tasks = np.unique(ids)  # a few dozen groups: compare those, not every rollout
         pos = np.searchsorted(seen, tasks)
         old = pos < seen.shape[0]
         old[old] = seen[pos[old]] == tasks[old]
-        if idempotent and old.any():
-            keep = ~np.isin(ids, tasks[old])
-            self._shard_counts["duplicates_dropped"] += int((~keep).sum())
-            ids, rewards = ids[keep], rewards[keep]
-            if ids.shape[0] == 0:
-                return
-        new = tasks[~old]
-        self._seen[step] = np.insert(seen, pos[~old], new)
-        if len(self._seen) > 1 and step == max(self._seen):
-            window = int(getattr(self.selector.config, "dedupe_window", 64))
-            for s in [s for s in self._seen if s <= step - window]:
-                del self._seen[s]
-        self._pieces.append((ids, rewards, step, version))
+        if not old.all():
+            self._seen[step] = np.insert(seen, pos[~old], tasks[~old])
+            if len(self._seen) > 1 and step == max(self._seen):
+                window = int(getattr(self.selector.config, "dedupe_window", 64))
+                for s in [s for s in self._seen if s <= step - window]:
+                    del self._seen[s]
+        if not idempotent or not old.any():
+            return np.ones(ids.shape[0], dtype=np.bool_)
+        keep: NDArray[np.bool_] = ~np.isin(ids, tasks[old])
+        self._shard_counts["duplicates_dropped"] += int((~keep).sum())
+        return keep
+
+    def _deliver(
+        self, ids: I64, rewards: F64, step: int, version: int | None, idempotent: bool
+    ) -> None:
+        """Hold the new, kept rollouts for the driver's next round (`_screen` de-duplicated)."""
+        if ids.shape[0]:
+            self._pieces.append((ids, rewards, step, version))
 
     def _replay_op(self, r: dict[str, Any]) -> None:
         op = r["op"]

@@ -424,7 +424,10 @@ class BatchedClient:
         ]
         acks = self.shards.call("update_many", args, retry=self.idempotent)
         acked = sum(
-            int(a["accepted"] + a["dropped"] + a["thinned"]) for ack in acks if ack for a in ack
+            int(a["accepted"] + a["dropped"] + a["thinned"] + a.get("duplicates", 0))
+            for ack in acks
+            if ack
+            for a in ack
         )
         self._buffer, self._groups, self._buffered = [], 0, {}
         self.acked_rollouts += acked
