@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from frontier_rft.core.config import field_docs
 from frontier_rft.core.jsonsafe import json_depth
+from frontier_rft.model_dirs import model_dir_problem
 
 MAX_VALUE_DEPTH = 32
 """Deepest nesting of a --set value or a --config file (configs are a level or two deep)."""
@@ -294,19 +295,15 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> None:
 
 def model_dir(path: str | os.PathLike[str], flag: str) -> Path:
     """A local model directory (config.json inside); never a hub id. UsageError otherwise."""
-    p = Path(path)
-    where = f"{p} (resolved from {Path.cwd()})" if not p.is_absolute() else str(p)
-    if not p.exists():
+    problem = model_dir_problem(path, flag)
+    if problem is None:
+        return Path(path)
+    if problem.endswith("no such directory"):
         raise UsageError(
-            f"{flag} {where}: no such directory. frontier reads local model directories only "
-            "(a build-model, sft or train output) and never downloads from the hub"
+            f"{problem}. frontier reads local model directories only (a build-model, sft or "
+            "train output) and never downloads from the hub"
         )
-    if not p.is_dir() or not (p / "config.json").is_file():
-        raise UsageError(
-            f"{flag} {where}: not a model directory (no config.json); pass a build-model, sft "
-            "or train output directory"
-        )
-    return p
+    raise UsageError(f"{problem}; pass a build-model, sft or train output directory")
 
 
 def new_model_dir(path: str | os.PathLike[str], overwrite: bool) -> Path:
