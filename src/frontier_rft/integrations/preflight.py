@@ -17,7 +17,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems
 from frontier_rft.integrations.pool import judge_problem
-from frontier_rft.selectors.registry import SELECTORS, check_selector_name
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["DataColumns", "Report", "apply_overrides", "read_data_columns", "selector_problems"]
 
@@ -55,12 +55,11 @@ class Report:
 
 
 def selector_problems(name: Any, overrides: Any, judge: Any = None) -> list[str]:
-    """Mistakes in a selector name, its config overrides (every one, with close matches) and
-    an adapter's judge option; [] when make_selector would accept them."""
-    try:
-        check_selector_name(name)
-    except ValueError as exc:
-        return [str(exc)]
+    """Mistakes in a selector's config overrides (every one, with close matches) and in an
+    adapter's judge option; [] when make_selector would accept them. An unknown `name` is
+    left to the adapter's config class, which names it (its overrides cannot be judged)."""
+    if not isinstance(name, str) or name not in SELECTORS:
+        return []
     out = []
     if isinstance(overrides, Mapping) and overrides:  # another type: the adapter's config says
         found = config_problems(SELECTORS[name].config_class, overrides)

@@ -99,11 +99,8 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
         want = V1_BUFFERS["sync" if mode == "sync" else "async"]
         name = custom.get("name") if isinstance(custom, Mapping) else None
         if name != want:
-            report.add(
-                f"{where}.name",
-                [f"{name!r}{did_you_mean(name, V1_BUFFERS.values())}: trainer_mode {mode} "
-                 f"needs {want}"],
-            )  # fmt: skip
+            hint = "" if name in V1_BUFFERS.values() else did_you_mean(name, V1_BUFFERS.values())
+            report.add(f"{where}.name", [f"{name!r}{hint}: trainer_mode {mode} needs {want}"])
         if _get(config, "trainer.use_v1") is False:
             report.add(
                 "trainer.use_v1",
