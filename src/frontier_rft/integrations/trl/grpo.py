@@ -247,6 +247,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     ValueError, a missing file or module) as one line on stderr and exit status 2."""
     try:
         main(argv)
+    except BrokenPipeError:  # `--help | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 0
     except (ValueError, OSError, ImportError) as exc:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
