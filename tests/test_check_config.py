@@ -5,6 +5,7 @@ verl files and TRL files holding only frontier-rft keys)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -269,3 +270,32 @@ def test_usage_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert err.startswith("frontier check-config: error: check-config ") and "no such file" in err
     assert main(["check-config", "verl", str(VERL_EXAMPLES[0]), "oops"]) == 2
     assert "write KEY=VALUE" in capsys.readouterr().err
+
+
+def test_data_columns_are_read_from_the_first_row_or_header(tmp_path: Path) -> None:
+    from frontier_rft.integrations.preflight import DataColumns, read_data_columns
+
+    (tmp_path / "a.json").write_text(json.dumps([{"prompt": "p", "meta": {"level": 1}}]))
+    (tmp_path / "b.csv").write_text("prompt, answer\np,1\n")
+    (tmp_path / "c.txt").write_text("prompt\n")
+    (tmp_path / "d.jsonl").write_text("[1, 2]\n")
+    got = read_data_columns(tmp_path / "a.json")
+    assert got == DataColumns(
+        names=["prompt", "meta"], first_row={"prompt": "p", "meta": {"level": 1}}
+    )
+    csv_columns = read_data_columns(tmp_path / "b.csv")
+    assert isinstance(csv_columns, DataColumns) and csv_columns.names == ["prompt", "answer"]
+    assert "are not checked" in str(read_data_columns(tmp_path / "c.txt"))
+    assert "not a JSON object" in str(read_data_columns(tmp_path / "d.jsonl"))
+    assert str(read_data_columns(tmp_path / "none.jsonl")).startswith("no such file")
+
+
+def test_the_trl_docs_examples_log_without_an_extra_package() -> None:
+    """The [trl] extra installs no logging backend: the examples a user copies must not ask
+    for one (a fresh install ended in transformers' 'TensorBoardCallback requires' error)."""
+    doc = (REPO / "docs" / "integrations" / "trl.md").read_text()
+    yaml_text = (REPO / "examples" / "trl" / "grpo_frontier.yaml").read_text()
+    settings = re.findall(r"report_to=([^,)\s]+)", doc) + re.findall(
+        r"^report_to:\s*(\S+)", yaml_text, flags=re.M
+    )
+    assert settings and all(s.strip("\"'") == "none" for s in settings), settings
