@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Create .venv-verl for the verl adapter tests (tests_verl) and run them.
-# verl pins its own transformers (<5.11), so it cannot share .venv. Never touches .venv.
+# Create .venv-verl for the verl adapter tests (tests_verl) and run them, then run the TRL
+# adapter's tests in the same environment: the proof that the [trl] and [verl] extras share
+# one environment. verl pins its own transformers (<5.11), so it cannot share .venv (which
+# has the newest transformers the TRL adapter is tested on). Never touches .venv.
 #
 #   scripts/verl_env.sh          create/refresh .venv-verl if needed, then run the tests
 #   scripts/verl_env.sh create   only create it
@@ -10,7 +12,8 @@
 #   verl[verl-core]==0.9.1 - verl and the dependencies verl declares for its core
 #     (ray, tensordict, torchdata, transformers, datasets, TransferQueue, ...); no GPU extras
 #     (vllm, sglang, flash-attn, megatron) - they are not needed to import the trainers;
-#   -e . and pytest - frontier-rft itself and the runner;
+#   -e ".[trl,verl]" and pytest - frontier-rft with both extras, resolved together by pip
+#     (transformers 5.10.x, trl 1.16), and the runner;
 #   verl==0.7.1 --no-deps into .venv-verl/verl-0.7.1 - the last verl with the
 #     AbstractCurriculumSampler interface; it pins numpy<2, so it is not installed into
 #     site-packages but put on PYTHONPATH by one subprocess test.
@@ -18,13 +21,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=.venv-verl
-STAMP=$VENV/.installed-verl-0.9.1
+STAMP=$VENV/.installed-verl-0.9.1-trl
 
 if [[ ! -f $STAMP || pyproject.toml -nt $STAMP || constraints.txt -nt $STAMP ]]; then
   [[ -x $VENV/bin/python ]] || $PYTHON -m venv $VENV
   $VENV/bin/python -m pip install --quiet --upgrade pip
   $VENV/bin/python -m pip install --quiet -c constraints.txt \
-    torch==2.13.0 "verl[verl-core]==0.9.1" pytest -e .
+    torch==2.13.0 "verl[verl-core]==0.9.1" pytest -e ".[trl,verl]"
   $VENV/bin/python -m pip install --quiet --no-deps --upgrade \
     --target $VENV/verl-0.7.1 verl==0.7.1
   touch $STAMP
@@ -35,4 +38,8 @@ export RAY_AUTH_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # Not niced, and Ray's workers not either (Ray starts them at nice 15): on a machine busy
 # with other work a niced run crawls; CI needs it to finish in its time limit.
 export RAY_worker_niceness=0
-exec $VENV/bin/python -m pytest -q -p no:cacheprovider tests_verl
+$VENV/bin/python -m pytest -q -p no:cacheprovider tests_verl
+# The TRL adapter on verl's transformers: its configuration-driven tests, the grpo script and
+# its pre-flight checks (the full TRL suite runs in .venv, on the newest transformers).
+exec $VENV/bin/python -m pytest -q -p no:cacheprovider \
+  tests/integration/test_trl_config.py tests/integration/test_trl_preflight.py

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from frontier_rft.core.config import field_docs
 from frontier_rft.core.jsonsafe import json_depth
+from frontier_rft.model_dirs import model_dir_problem
 
 MAX_VALUE_DEPTH = 32
 """Deepest nesting of a --set value or a --config file (configs are a level or two deep)."""
@@ -34,6 +35,7 @@ __all__ = [
     "config_from_args",
     "floats",
     "int_tuple",
+    "load_yaml_file",
     "model_dir",
     "new_model_dir",
     "parse_assignments",
@@ -218,14 +220,15 @@ def config_from_args(cls: type, args: argparse.Namespace, **extra: Any) -> Any:
 # ---------------------------------------------------------------------------- --config FILE.yaml
 
 
-def _load_yaml(path: str) -> dict[str, Any]:
+def load_yaml_file(path: str, label: str = "--config") -> dict[str, Any]:
+    """The mapping in YAML file `path` (bounded, safe loader); UsageError naming `label`."""
     file = Path(path)
     if not file.is_file():
-        raise UsageError(f"--config {path}: no such file (cwd {Path.cwd()})")
+        raise UsageError(f"{label} {path}: no such file (cwd {Path.cwd()})")
     try:
         import yaml
     except ImportError as exc:
-        raise UsageError("--config needs PyYAML: pip install pyyaml") from exc
+        raise UsageError(f"{label} needs PyYAML: pip install pyyaml") from exc
     from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
 
     try:
@@ -235,11 +238,11 @@ def _load_yaml(path: str) -> dict[str, Any]:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1})" if where is not None else ""
         why = getattr(exc, "problem", None) or (str(exc) if type(exc) is yaml.YAMLError else "")
-        raise UsageError(f"--config {path}: not valid YAML{at}{': ' + why if why else ''}") from exc
+        raise UsageError(f"{label} {path}: not valid YAML{at}{': ' + why if why else ''}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise UsageError(f"--config {path}: expected a mapping of flag names to values")
+        raise UsageError(f"{label} {path}: expected a mapping of keys to values")
     return data
 
 
@@ -273,7 +276,7 @@ def _as_flag_value(action: argparse.Action, key: str, value: Any, path: str) -> 
 def apply_config_file(parser: argparse.ArgumentParser, path: str) -> None:
     """Make the values of a YAML file (keys = flag names) the parser's defaults, so flags
     given on the command line still win."""
-    data = _load_yaml(path)
+    data = load_yaml_file(path)
     actions = {a.dest: a for a in parser._actions if a.option_strings}
     defaults: dict[str, Any] = {}
     for raw_key, value in data.items():
@@ -294,19 +297,15 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> None:
 
 def model_dir(path: str | os.PathLike[str], flag: str) -> Path:
     """A local model directory (config.json inside); never a hub id. UsageError otherwise."""
-    p = Path(path)
-    where = f"{p} (resolved from {Path.cwd()})" if not p.is_absolute() else str(p)
-    if not p.exists():
+    problem = model_dir_problem(path, flag)
+    if problem is None:
+        return Path(path)
+    if problem.endswith("no such directory"):
         raise UsageError(
-            f"{flag} {where}: no such directory. frontier reads local model directories only "
-            "(a build-model, sft or train output) and never downloads from the hub"
+            f"{problem}. frontier reads local model directories only (a build-model, sft or "
+            "train output) and never downloads from the hub"
         )
-    if not p.is_dir() or not (p / "config.json").is_file():
-        raise UsageError(
-            f"{flag} {where}: not a model directory (no config.json); pass a build-model, sft "
-            "or train output directory"
-        )
-    return p
+    raise UsageError(f"{problem}; pass a build-model, sft or train output directory")
 
 
 def new_model_dir(path: str | os.PathLike[str], overwrite: bool) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from frontier_rft import __version__
 from frontier_rft.cli.bench_rl import add_command as add_bench_rl
+from frontier_rft.cli.check_config import add_command as add_check_config
 from frontier_rft.cli.common import (
     EXTRA_OF_MODULE,
     Interrupted,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ziprc_commands(sub)
     add_bench_rl(sub)
     add_selectors(sub)
+    add_check_config(sub)
     return parser
 
 

@@ -23,9 +23,13 @@ __all__ = [
     "check",
     "check_choice",
     "check_field_types",
+    "closest",
     "config_from_dict",
+    "config_problems",
     "config_to_dict",
+    "did_you_mean",
     "field_docs",
+    "help_from_docstrings",
 ]
 
 C = TypeVar("C")
@@ -35,6 +39,18 @@ def check(ok: bool, message: str) -> None:
     """Raise ValueError(message) unless ok; used by config __post_init__ validators."""
     if not ok:
         raise ValueError(message)
+
+
+def closest(word: object, choices: typing.Iterable[str]) -> str | None:
+    """The one of `choices` closest to `word` (difflib's ratio >= 0.6), or None."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return close[0] if close else None
+
+
+def did_you_mean(word: object, choices: typing.Iterable[str]) -> str:
+    """' (did you mean 'bots'?)' for the closest of `choices` to `word`; '' when none is close."""
+    close = closest(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def check_choice(name: str, value: object, choices: tuple[object, ...]) -> None:
@@ -173,10 +189,7 @@ def config_from_dict(
     names = [f.name for f in dataclasses.fields(cls) if f.name not in fixed]  # type: ignore[arg-type]
     unknown = [k for k in values if k not in names]
     if unknown:
-        hints = []
-        for key in unknown:
-            close = difflib.get_close_matches(key, names, n=1)
-            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        hints = [f"{key!r}{did_you_mean(key, names)}" for key in unknown]
         label = what or cls.__name__
         raise ValueError(
             f"unknown option(s) for {label}: {', '.join(hints)}; valid options: {', '.join(names)}"
@@ -189,6 +202,48 @@ def config_from_dict(
             value = tuple(value)
         kwargs[key] = value
     return cls(**kwargs)
+
+
+def config_problems(
+    cls: type, values: Mapping[str, Any], *, fixed: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Every mistake in `values` for dataclass `cls`, not only the first: each unknown key
+    (with the closest field name) and each value the class refuses, judged next to the
+    given values it accepts (so `lo: 5, hi: 10` passes when the default hi is 3); a
+    combination refused although each value passes alone is the last entry. [] when
+    `config_from_dict(cls, values, fixed=fixed)` would succeed."""
+    fixed = dict(fixed or {})
+    names = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in fixed]
+    problems = [f"unknown option {k!r}{did_you_mean(k, names)}" for k in values if k not in names]
+    given = {k: v for k, v in values.items() if k in names}
+
+    def refusal(trial: Mapping[str, Any]) -> str | None:
+        try:
+            config_from_dict(cls, trial, fixed=fixed)
+        except (TypeError, ValueError) as exc:
+            return " ".join(str(exc).split())
+        return None
+
+    whole = refusal(given)
+    if whole is None:
+        return problems
+    accepted: dict[str, Any] = {}
+    refused: dict[str, str] = {}
+    for key, value in given.items():
+        why = refusal({**accepted, key: value})
+        if why is None:
+            accepted[key] = value
+        else:
+            refused[key] = why
+    progress = True
+    while progress:  # a value refused next to defaults may pass next to later values
+        progress = False
+        for key in list(refused):
+            if refusal({**accepted, key: given[key]}) is None:
+                accepted[key] = given[key]
+                del refused[key]
+                progress = True
+    return problems + (list(refused.values()) if refused else [whole])
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -210,3 +265,15 @@ def field_docs(cls: type) -> dict[str, str]:
             ):
                 docs[field_node.target.id] = doc.value.value.strip()
     return docs
+
+
+def help_from_docstrings(cls: type[C]) -> type[C]:
+    """Class decorator: each field's one-line docstring becomes its `metadata["help"]`, the
+    convention of transformers' HfArgumentParser and TRL's TrlParser (argparse's `%` escaped),
+    so the docstrings stay the single source of a config's `--help`."""
+    docs = field_docs(cls)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name in docs and "help" not in f.metadata:
+            help_text = " ".join(docs[f.name].split()).replace("%", "%%")
+            f.metadata = types.MappingProxyType({**f.metadata, "help": help_text})
+    return cls

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
+from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors import make_selector
@@ -35,7 +36,9 @@ from frontier_rft.selectors.registry import check_selector_name
 __all__ = [
     "PoolColumns",
     "build_pool",
+    "column_problems",
     "evidence_summary",
+    "judge_problem",
     "make_pool_selector",
     "prompt_text",
     "reads_features",
@@ -94,7 +97,10 @@ def prompt_text(value: Any) -> str:
 def _values(read: ColumnReader, key: str, names: Sequence[str]) -> list[Any]:
     head, _, rest = key.partition(".")
     if head not in names:
-        raise ValueError(f"the dataset has no column {head!r} (columns: {', '.join(names)})")
+        raise ValueError(
+            f"the dataset has no column {head!r}{did_you_mean(head, names)} "
+            f"(columns: {', '.join(names)})"
+        )
     values = list(read(head))
     for part in rest.split(".") if rest else ():
         out = []
@@ -104,6 +110,32 @@ def _values(read: ColumnReader, key: str, names: Sequence[str]) -> list[Any]:
             out.append(v[part])
         values = out
     return values
+
+
+def column_problems(
+    names: Sequence[str],
+    wanted: Sequence[tuple[str, str]],
+    first_row: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """One message per `(option, key)` whose column the data lacks (`names`: its columns),
+    with the closest existing name; a `column.field` key is also looked up in `first_row`
+    when given. Cheap: reads no column, so it runs before anything slow."""
+    out = []
+    for option, key in wanted:
+        head, _, rest = key.partition(".")
+        if head not in names:
+            out.append(f"{option}: no column {head!r}{did_you_mean(head, names)}")
+            continue
+        value = None if first_row is None else first_row.get(head)
+        for part in rest.split(".") if rest else ():
+            if not isinstance(value, Mapping):
+                break  # unknown layout (or no row given): the full read will tell
+            if part not in value:
+                hint = did_you_mean(part, [str(k) for k in value])
+                out.append(f"{option}: column {head!r} has no field {part!r} ({key}){hint}")
+                break
+            value = value[part]
+    return out
 
 
 def _numbers(values: Sequence[Any], key: str) -> NDArray[np.float64]:
@@ -191,21 +223,30 @@ def make_pool_selector(
     """make_selector with an adapter's options; `judge='heuristic'` gives METIS the packaged
     non-LLM judge (reported as `metis/non_llm_judge`)."""
     check_selector_name(name)
+    problem = judge_problem(name, judge)
+    if problem is not None:
+        raise ValueError(problem)
     extra: dict[str, Any] = {}
     if judge is not None:
-        if judge != "heuristic":
-            raise ValueError(f"judge must be 'heuristic' or unset, got {judge!r}")
-        if name != "metis":
-            raise ValueError(f"judge applies to selector 'metis' only, not {name!r}")
         from frontier_rft.selectors.metis_judge import HeuristicJudge
 
         extra["judge"] = HeuristicJudge()
-    elif name == "metis":
-        raise ValueError(
+    return make_selector(name, pool, seed=seed, **dict(config or {}), **extra)
+
+
+def judge_problem(name: str, judge: str | None) -> str | None:
+    """What is wrong with an adapter's (selector, judge) pair, or None: only metis takes a
+    judge, 'heuristic' is the one an adapter builds, and metis needs one."""
+    if judge is not None and judge != "heuristic":
+        return f"judge must be 'heuristic' or unset, got {judge!r}"
+    if judge is not None and name != "metis":
+        return f"judge applies to selector 'metis' only, not {name!r}"
+    if judge is None and name == "metis":
+        return (
             "metis needs a judge: pass a ready selector (make_selector('metis', pool, "
             "judge=your_llm_judge)) or set selector_judge: heuristic for the packaged non-LLM judge"
         )
-    return make_selector(name, pool, seed=seed, **dict(config or {}), **extra)
+    return None
 
 
 def reads_features(name: str, pool: TaskPool, config: Mapping[str, Any] | None = None) -> bool:

@@ -9,14 +9,13 @@ benchmarks, the simulator and the contract tests read.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import pkgutil
 import re
 from typing import Any
 
-from frontier_rft.core.config import SelectorConfig, config_from_dict
+from frontier_rft.core.config import SelectorConfig, config_from_dict, did_you_mean
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.dynamic_sampling import DAPO_MOVED
@@ -78,8 +77,7 @@ def check_selector_name(name: object) -> None:
     if name == "dapo":
         raise ValueError(DAPO_MOVED)
     if not isinstance(name, str) or name not in SELECTORS:
-        close = difflib.get_close_matches(str(name), SELECTORS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(name, SELECTORS)
         known = ", ".join(sorted(SELECTORS))
         raise ValueError(f"unknown selector {name!r}{hint}; known: {known} (`frontier selectors`)")
 

@@ -1,17 +1,27 @@
 """TRL adapter: GRPOTrainer / RLOOTrainer whose prompts come from a frontier-rft selector.
 
 Needs the `trl` extra. `trainer` holds the trainer classes, `sampler` the RepeatSampler
-replacement, `rewards` the reward taps that feed the selector, `state` the checkpoint seam.
+replacement, `rewards` the reward taps that feed the selector, `state` the checkpoint seam,
+`preflight` the checks that run before a model loads. `FrontierConfig` (and `preflight`)
+import without TRL or torch, so a config can be checked anywhere; the trainer classes
+import TRL on first use.
 """
 
-from frontier_rft.integrations.trl.trainer import (
-    FrontierConfig,
-    FrontierGRPOTrainer,
-    FrontierRepeatSampler,
-    FrontierRLOOTrainer,
-    FrontierTrainerMixin,
-    task_rows,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from frontier_rft.integrations.trl.config import FrontierConfig
+
+if TYPE_CHECKING:
+    from frontier_rft.integrations.trl.trainer import (
+        FrontierGRPOTrainer,
+        FrontierRepeatSampler,
+        FrontierRLOOTrainer,
+        FrontierTrainerMixin,
+        task_rows,
+    )
 
 __all__ = [
     "FrontierConfig",
@@ -21,3 +31,10 @@ __all__ = [
     "FrontierTrainerMixin",
     "task_rows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The trainer-side names, imported (with TRL and torch) on first use."""
+    if name in __all__:
+        return getattr(importlib.import_module(f"{__name__}.trainer"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import numbers
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from frontier_rft.core.config import check
+from frontier_rft.core.config import check, help_from_docstrings
 from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.integrations.pool import PoolColumns, reward_pair
 from frontier_rft.selectors.registry import check_selector_name
@@ -30,9 +30,13 @@ __all__ = ["SELF_EMBEDDINGS", "FrontierConfig"]
 SELF_EMBEDDINGS = ("auto", "on", "off")
 
 
+@help_from_docstrings  # the docstrings below are TrlParser's --help
 @dataclass(frozen=True)
 class FrontierConfig:
     """How the TRL adapter builds its selector and maps dataset rows, rewards and metrics."""
+
+    _argument_group_name: ClassVar[str] = "frontier-rft: the selector and the columns it reads"
+    """The heading of these fields in an HfArgumentParser's --help (its convention)."""
 
     selector: str = "greso"
     """Registered selector name (`frontier selectors`); greso keeps uniform's coverage and skips
@@ -167,6 +171,17 @@ class FrontierConfig:
             out.append("self_embeddings")
         if self.self_embeddings_refresh_steps:
             out.append("self_embeddings_refresh_steps")
+        return out
+
+    def named_columns(self) -> list[tuple[str, str]]:
+        """(option, column) for every dataset column this config names, prompt first."""
+        out = [("prompt_column", self.prompt_column)]
+        out += [("category_columns", c) for c in self.category_columns or ()]
+        if self.difficulty_column is not None:
+            out.append(("difficulty_column", self.difficulty_column))
+        out += [("pass_rate_columns", c) for c in self.pass_rate_columns or ()]
+        if self.features_column is not None:
+            out.append(("features_column", self.features_column))
         return out
 
     def columns(self) -> PoolColumns:

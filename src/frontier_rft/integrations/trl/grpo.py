@@ -18,7 +18,15 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from frontier_rft.core.config import did_you_mean
+from frontier_rft.integrations.trl.preflight import (
+    TRL_PROMPT,
+    data_problems,
+    local_model_path,
+    report_to_problems,
+)
 
 __all__ = ["FrontierScriptArguments", "answer_match", "cli", "main", "make_parser"]
 
@@ -39,9 +47,16 @@ REWARDS: dict[str, Callable[..., list[float]]] = {"answer_match": answer_match}
 """Reward functions by name; any other entry is a dotted import path."""
 
 
+DATA_BUILDERS = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parquet"}
+"""The datasets builder of each local data file suffix."""
+
+
 @dataclass
 class FrontierScriptArguments:
     """What this script adds to TRL's ScriptArguments."""
+
+    _argument_group_name: ClassVar[str] = "frontier-rft script: rewards, trainer, local data"
+    """The heading of these fields in --help."""
 
     reward_funcs: list[str] = field(
         default_factory=lambda: ["answer_match"],
@@ -55,13 +70,30 @@ class FrontierScriptArguments:
         metadata={"help": "Local data files (json/jsonl/csv/parquet) instead of dataset_name."},
     )
 
+    def __post_init__(self) -> None:
+        if self.trainer not in ("grpo", "rloo"):
+            raise ValueError(f"trainer must be grpo or rloo, got {self.trainer!r}")
+        if isinstance(self.reward_funcs, str):  # YAML `reward_funcs: answer_match`
+            self.reward_funcs = [self.reward_funcs]
+        if isinstance(self.dataset_files, str):
+            self.dataset_files = [self.dataset_files]
+        for name in self.reward_funcs:
+            if not isinstance(name, str) or (name not in REWARDS and "." not in name.strip(".")):
+                raise ValueError(
+                    f"unknown reward function {name!r}: {', '.join(sorted(REWARDS))} or a "
+                    "dotted path my.module.function importable from the working directory"
+                )
+        for path in self.dataset_files or ():
+            if str(path).rsplit(".", 1)[-1].lower() not in DATA_BUILDERS:
+                raise ValueError(
+                    f"dataset_files: {path!r} is not a .jsonl, .json, .csv or .parquet file"
+                )
+
 
 def _reward(name: str) -> Callable[..., Any]:
     if name in REWARDS:
         return REWARDS[name]
     module, _, attr = name.rpartition(".")
-    if not module:
-        raise ValueError(f"unknown reward function {name!r}: {sorted(REWARDS)} or a dotted path")
     sys.path.insert(0, os.getcwd())
     try:
         func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
@@ -91,61 +123,116 @@ def _trainer_kind(argv: Sequence[str]) -> str:
     return "grpo"
 
 
+USAGE = (
+    "python -m frontier_rft.integrations.trl.grpo --config FILE.yaml [--KEY VALUE ...]\n"
+    "       accelerate launch -m frontier_rft.integrations.trl.grpo --config FILE.yaml"
+)
+DESCRIPTION = (
+    "GRPO or RLOO with a frontier-rft selector. Keys go in the YAML file or on the command "
+    "line (flags win): frontier-rft's first, then TRL's ScriptArguments, GRPOConfig (or "
+    "RLOOConfig) and ModelConfig. `frontier check-config trl FILE.yaml` checks a file "
+    "without loading a model."
+)
+
+
 def make_parser(kind: str = "grpo") -> Any:
-    """TrlParser over TRL's dataclasses, FrontierConfig and this script's arguments."""
+    """TrlParser over FrontierConfig, this script's arguments and TRL's dataclasses; the
+    frontier-rft groups come first in --help, under their own headings."""
     from frontier_rft.integrations.trl.config import FrontierConfig
 
     trl: Any = importlib.import_module("trl")  # lazy exports: typed as Any
     if kind not in ("grpo", "rloo"):
         raise ValueError(f"trainer must be grpo or rloo, got {kind!r}")
     train_config = trl.GRPOConfig if kind == "grpo" else trl.RLOOConfig
-    return trl.TrlParser(
+    parser = trl.TrlParser(
         (
-            trl.ScriptArguments,
+            FrontierConfig,
             FrontierScriptArguments,
+            trl.ScriptArguments,
             train_config,
             trl.ModelConfig,
-            FrontierConfig,
-        )
+        ),
+        usage=USAGE,
+        description=DESCRIPTION,
     )
+    # argparse prints its catch-all "options" group (TRL's fields) before named groups: move
+    # ours ahead of it so a user reads the frontier-rft keys first.
+    ours = {FrontierConfig._argument_group_name, FrontierScriptArguments._argument_group_name}
+    parser._action_groups.sort(key=lambda group: group.title not in ours)
+    return parser
+
+
+def _load_train_split(extra: FrontierScriptArguments, script: Any) -> tuple[Any, str]:
+    """(the training split, where it came from) from dataset_files or dataset_name."""
+    from datasets import load_dataset
+
+    if extra.dataset_files:
+        builder = DATA_BUILDERS[extra.dataset_files[0].rsplit(".", 1)[-1].lower()]
+        dataset = load_dataset(builder, data_files=extra.dataset_files)
+        source = f"dataset_files {', '.join(extra.dataset_files)}"
+    elif script.dataset_name:
+        dataset = load_dataset(script.dataset_name, name=script.dataset_config)
+        source = f"dataset_name {script.dataset_name}"
+    else:
+        raise ValueError("give dataset_name or dataset_files (in the YAML or on the command line)")
+    split = script.dataset_train_split
+    if split not in dataset:
+        raise ValueError(
+            f"{source} has no split {split!r}{did_you_mean(split, dataset)} (splits: "
+            f"{', '.join(dataset)}); set dataset_train_split"
+        )
+    return dataset[split], source
+
+
+def _checked_train_data(
+    train: Any, source: str, frontier: Any, rewards: dict[str, Callable[..., Any]]
+) -> Any:
+    """`train` once its columns hold what the adapter, TRL and the reward functions read
+    (ValueError naming every missing one), with the prompt_column copied to TRL's `prompt`
+    when the data has no such column."""
+    names = list(train.column_names)
+    first = train[0] if len(train) else None
+    problems = data_problems(names, frontier, first, rewards, script=True)
+    if not len(train):
+        problems.append("the training split has no rows")
+    if problems:
+        raise ValueError(f"{source} (columns: {', '.join(names)}): {'; '.join(problems)}")
+    if TRL_PROMPT not in names:
+        train = train.add_column(TRL_PROMPT, train[frontier.prompt_column])
+    return train
 
 
 def main(argv: Sequence[str] | None = None) -> Any:
-    """Parse, build the trainer and train; returns the trainer."""
-    from datasets import load_dataset
-
+    """Parse, check what can be checked without a model, build the trainer and train;
+    returns the trainer."""
     from frontier_rft.integrations.trl.trainer import FrontierGRPOTrainer, FrontierRLOOTrainer
 
     args = list(sys.argv[1:] if argv is None else argv)
     parser = make_parser(_trainer_kind(args))
-    script, extra, training, model_args, frontier = parser.parse_args_and_config(args)
-    model_init_kwargs = {
+    frontier, extra, script, training, model_args = parser.parse_args_and_config(args)
+    if not model_args.model_name_or_path:
+        raise ValueError("give model_name_or_path (a hub id or a local model directory)")
+    # Before anything may reach the hub or load weights: the model path, the logging
+    # backends, the reward functions and the data's columns.
+    model_args.model_name_or_path = local_model_path(model_args.model_name_or_path)
+    problems = report_to_problems(training.report_to)
+    if problems:
+        raise ValueError("; ".join(problems))
+    rewards = {name: _reward(name) for name in extra.reward_funcs}
+    train, source = _load_train_split(extra, script)
+    train = _checked_train_data(train, source, frontier, rewards)
+    training.model_init_kwargs = {
         "revision": model_args.model_revision,
         "attn_implementation": model_args.attn_implementation,
         "dtype": model_args.dtype,
         **(training.model_init_kwargs or {}),
     }
-    training.model_init_kwargs = model_init_kwargs
-    if extra.dataset_files:
-        suffix = extra.dataset_files[0].rsplit(".", 1)[-1]
-        builders = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parquet"}
-        if suffix not in builders:
-            raise ValueError(
-                f"dataset_files: {extra.dataset_files[0]!r} is not a .jsonl, .json, .csv or "
-                ".parquet file"
-            )
-        builder = builders[suffix]
-        dataset = load_dataset(builder, data_files=extra.dataset_files)
-    elif script.dataset_name:
-        dataset = load_dataset(script.dataset_name, name=script.dataset_config)
-    else:
-        raise ValueError("give dataset_name or dataset_files (in the YAML or on the command line)")
     cls = FrontierGRPOTrainer if extra.trainer == "grpo" else FrontierRLOOTrainer
     trainer = cls(
         model=model_args.model_name_or_path,
-        reward_funcs=[_reward(name) for name in extra.reward_funcs],
+        reward_funcs=list(rewards.values()),
         args=training,
-        train_dataset=dataset[script.dataset_train_split],
+        train_dataset=train,
         peft_config=importlib.import_module("trl").get_peft_config(model_args),
         frontier=frontier,
     )
@@ -160,6 +247,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     ValueError, a missing file or module) as one line on stderr and exit status 2."""
     try:
         main(argv)
+    except BrokenPipeError:  # `--help | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 0
     except (ValueError, OSError, ImportError) as exc:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise

@@ -32,6 +32,7 @@ What it changes, and where:
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import time
@@ -56,6 +57,7 @@ from frontier_rft.integrations.pool import (
     relabel_evidence,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.preflight import data_problems, local_model_path
 from frontier_rft.integrations.trl.rewards import (
     RewardTap,
     check_combined_rewards,
@@ -80,6 +82,30 @@ def _with_task_ids(dataset: Any, column: str) -> Any:
     if names is None or column in names or not hasattr(dataset, "add_column"):
         return dataset
     return dataset.add_column(column, list(range(len(dataset))))
+
+
+def _check_before_model(
+    args: tuple[Any, ...], kwargs: dict[str, Any], config: FrontierConfig | None
+) -> tuple[Any, ...]:
+    """What TRL would find only after loading the model (or at the first step): a mistyped
+    local model path, and the columns TRL, the selector's pool (`config`; None for a ready
+    selector) and the reward functions read. Returns `args` (and updates `kwargs`) with a
+    `~` in the model path expanded."""
+    if isinstance(kwargs.get("model"), str):
+        kwargs["model"] = local_model_path(kwargs["model"], "model")
+    elif args and isinstance(args[0], str):
+        args = (local_model_path(args[0], "model"), *args[1:])
+    dataset = kwargs.get("train_dataset")
+    names = getattr(dataset, "column_names", None)
+    if not isinstance(names, list):
+        return args  # not a map-style Dataset: task_rows says so
+    funcs = kwargs.get("reward_funcs", args[1] if len(args) > 1 else None)
+    funcs = funcs if isinstance(funcs, list) else [funcs]
+    rewards = {f.__name__: f for f in funcs if inspect.isfunction(f)}
+    problems = data_problems(names, config, None, rewards)
+    if problems:
+        raise ValueError(f"train_dataset (columns: {', '.join(names)}): {'; '.join(problems)}")
+    return args
 
 
 def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
@@ -172,6 +198,7 @@ class FrontierTrainerMixin:
                     f"FrontierConfig {', '.join(unused)} apply when the adapter builds the "
                     "selector; with selector=... put that metadata in its TaskPool instead"
                 )
+        args = _check_before_model(args, kwargs, None if selector is not None else config)
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column

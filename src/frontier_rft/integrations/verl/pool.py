@@ -26,7 +26,7 @@ from frontier_rft.integrations.pool import (
 )
 
 if TYPE_CHECKING:
-    from frontier_rft.integrations.verl.sampler import VerlSamplerConfig
+    from frontier_rft.integrations.verl.config import VerlSamplerConfig
 
 __all__ = ["dataset_selector", "verl_self_embeddings"]
 

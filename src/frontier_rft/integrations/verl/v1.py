@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
-from frontier_rft.integrations.verl.sampler import FrontierSampler, VerlSamplerConfig, _to_plain
+from frontier_rft.integrations.verl.config import VerlSamplerConfig, _to_plain
+from frontier_rft.integrations.verl.sampler import FrontierSampler
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
 

@@ -1,0 +1,88 @@
+"""`frontier check-config trl|verl FILE.yaml [OVERRIDES]`: the frontier-rft part of a trainer
+config, checked on any machine (no GPU, no model, no Ray) before a run is launched.
+
+It names every mistake at once, one line each: an unknown selector or key (with the closest
+name), a refused value, a selector config option the selector lacks, a local model path
+that does not exist, a logging backend that is not installed, and, when the config names a
+local data file it can read, each column the adapter, TRL or a reward function needs that
+the file lacks. Exit status 0 when there is nothing to fix, 1 when there is.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from frontier_rft.cli.common import UsageError, load_yaml_file
+
+__all__ = ["add_command", "as_assignments"]
+
+
+def as_assignments(tokens: list[str]) -> list[str]:
+    """Command-line overrides as KEY=VALUE items: `a.b=v` and Hydra's `+a.b=v` as they are;
+    the TRL script's `--key value [value ...]` and `--key=value` (dashes in the key read as
+    underscores, several values as a YAML list, a bare flag as true)."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("--"):
+            if "=" not in token:
+                raise UsageError(f"override {token!r}: write KEY=VALUE, or --KEY VALUE")
+            out.append(token)
+            continue
+        key, sep, value = token[2:].partition("=")
+        key = key.replace("-", "_")
+        if sep:
+            out.append(f"{key}={value}")
+            continue
+        values = []
+        while i < len(tokens) and not tokens[i].startswith("--"):
+            values.append(tokens[i])
+            i += 1
+        text = "true" if not values else values[0] if len(values) == 1 else f"[{', '.join(values)}]"
+        out.append(f"{key}={text}")
+    return out
+
+
+def _cmd_check_config(args: argparse.Namespace) -> int:
+    from frontier_rft.integrations.preflight import apply_overrides
+
+    values: dict[str, Any] = load_yaml_file(args.file, label="check-config")
+    try:
+        apply_overrides(values, as_assignments(args.overrides))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.trainer == "trl":
+        from frontier_rft.integrations.trl.preflight import check_trl_config
+
+        report = check_trl_config(values)
+    else:
+        from frontier_rft.integrations.verl.preflight import check_verl_config
+
+        report = check_verl_config(values)
+    print(report.render(args.file))
+    return 1 if report.problems else 0
+
+
+def add_command(sub: Any) -> None:
+    """Register check-config."""
+    p = sub.add_parser(
+        "check-config",
+        help="check the frontier-rft part of a TRL or verl YAML config (no GPU, no model)",
+        description="Name every mistake in the frontier-rft part of a trainer config before "
+        "a run: selector, its config, the adapter's fields, model path, logging backends and "
+        "the data file's columns. Exit status 1 when there is something to fix.",
+    )
+    p.add_argument("trainer", choices=("trl", "verl"), help="whose config FILE is")
+    p.add_argument("file", metavar="FILE.yaml", help="the YAML file you launch with")
+    p.add_argument(
+        "overrides",
+        nargs=argparse.REMAINDER,
+        metavar="OVERRIDE",
+        help="what you add on the trainer's command line: KEY=VALUE (verl: "
+        "trainer.v1.sampler.sampler_kwargs.selector=bots, data.train_files=FILE) or the TRL "
+        "script's --KEY VALUE (default: none)",
+    )
+    p.set_defaults(func=_cmd_check_config)

@@ -1,0 +1,256 @@
+"""Checks of a TRL run that need no model, no GPU and (except the list of TRL's own keys)
+no TRL: they run before anything slow.
+
+- `local_model_path`: a model name that looks like a local path must be a model directory;
+  checked on disk before any hub call (`frontier_rft.model_dirs` says which names do).
+- `report_to_problems`: every logging backend in `report_to` must be installed.
+- `data_problems`: the columns the adapter, TRL's trainer and the reward functions read.
+- `check_trl_config`: all of these on a TRL YAML file's values, plus every FrontierConfig
+  field and every unknown key (`frontier check-config trl FILE.yaml`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import fields
+from typing import Any
+
+from frontier_rft.core.config import closest, config_problems, did_you_mean
+from frontier_rft.integrations.pool import column_problems
+from frontier_rft.integrations.preflight import (
+    DataColumns,
+    Report,
+    read_data_columns,
+    selector_problems,
+)
+from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.model_dirs import looks_local, model_dir_problem
+
+__all__ = [
+    "REPORT_TO_PACKAGES",
+    "TRL_REWARD_ARGUMENTS",
+    "check_trl_config",
+    "data_problems",
+    "local_model_path",
+    "report_to_problems",
+    "reward_columns",
+]
+
+REPORT_TO_PACKAGES = {
+    "tensorboard": ("tensorboard", "tensorboardX"),
+    "wandb": ("wandb",),
+    "mlflow": ("mlflow",),
+    "comet_ml": ("comet_ml",),
+    "trackio": ("trackio",),
+    "swanlab": ("swanlab",),
+    "clearml": ("clearml",),
+    "dvclive": ("dvclive",),
+    "neptune": ("neptune",),
+}
+"""`report_to` backends and the modules transformers needs for each (any one of them)."""
+
+TRL_REWARD_ARGUMENTS = frozenset(
+    {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
+     "environments"}
+)  # fmt: skip
+"""What TRL's GRPOTrainer passes every reward function besides the dataset's columns
+(TRL 1.16, `_calculate_rewards`); any other required argument must be a column."""
+
+TRL_PROMPT = "prompt"
+"""The column TRL's GRPO and RLOO trainers generate from."""
+
+
+def local_model_path(name: str, flag: str = "model_name_or_path") -> str:
+    """`name` as transformers should load it: a hub id unchanged; a name that looks like a
+    local path (with `~` expanded) after checking it holds a model; ValueError otherwise."""
+    if not looks_local(name):
+        return name
+    path = os.path.expanduser(name)
+    problem = model_dir_problem(path, flag, markers=("config.json", "adapter_config.json"))
+    if problem is not None:
+        raise ValueError(
+            f"{problem}. A name that looks like a path (starting with /, ~ or ., or whose first "
+            "folder exists here) is read from disk, never from the hub: fix the path, or give "
+            "a hub id such as Qwen/Qwen2.5-0.5B-Instruct"
+        )
+    return path
+
+
+def report_to_problems(report_to: Any) -> list[str]:
+    """One message per `report_to` backend whose package is not installed."""
+    names = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    out = []
+    for name in names:
+        modules = REPORT_TO_PACKAGES.get(str(name), ())
+        if modules and not any(importlib.util.find_spec(m) for m in modules):
+            out.append(
+                f"report_to {name}: the {modules[0]} package is not installed; pip install "
+                f"{modules[0]}, or set report_to: none (selector metrics still go to "
+                "frontier_metrics.jsonl)"
+            )
+    return out
+
+
+def reward_columns(func: Callable[..., Any]) -> list[str]:
+    """Dataset columns reward function `func` needs: its arguments without a default that
+    TRL does not pass itself (for `answer_match`, `answer`)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to read
+        return []
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [
+        p.name
+        for p in params
+        if p.kind in named and p.default is p.empty and p.name not in TRL_REWARD_ARGUMENTS
+    ]
+
+
+def data_problems(
+    names: list[str],
+    config: FrontierConfig | None,
+    first_row: Mapping[str, Any] | None = None,
+    rewards: Mapping[str, Callable[..., Any]] | None = None,
+    *,
+    script: bool = False,
+) -> list[str]:
+    """What is missing from training data with columns `names`: TRL's prompt column, the
+    columns `config` names (None: a ready selector, which reads none) and those the
+    `rewards` functions need, each with the closest existing column. With `script`, the
+    fix for the prompt is the `grpo` script's --prompt_column (it hands that column to TRL
+    as its prompt); otherwise a rename."""
+    out = []
+    wanted = config.named_columns() if config is not None else []
+    prompt = config.prompt_column if config is not None else TRL_PROMPT
+    if script and prompt not in names:
+        near = closest(prompt, names)
+        fix = f"--prompt_column {near}" if near else "--prompt_column COLUMN"
+        out.append(
+            f"no prompt column {prompt!r}{did_you_mean(prompt, names)}: set {fix} to the "
+            "column that holds the prompts"
+        )
+    elif not script and TRL_PROMPT not in names:
+        near = closest(TRL_PROMPT, names) or "question"
+        out.append(
+            f"no {TRL_PROMPT!r} column, which TRL's trainer generates from"
+            f"{did_you_mean(TRL_PROMPT, names)}: rename the column that holds the prompts, "
+            f"e.g. ds = ds.rename_column({near!r}, {TRL_PROMPT!r})"
+        )
+    if script or prompt == TRL_PROMPT:
+        wanted = wanted[1:]  # the prompt column is reported above
+    flag = "--" if script else ""
+    out += [f"{flag}{p}" for p in column_problems(names, wanted, first_row)]
+    for name, func in (rewards or {}).items():
+        for column in reward_columns(func):
+            if column not in names:
+                out.append(
+                    f"reward function {name!r} reads column {column!r}, which the data "
+                    f"lacks{did_you_mean(column, names)}"
+                )
+    return out
+
+
+# ---------------------------------------------------------------------------- a YAML file
+
+
+def _trl_keys(kind: Any) -> set[str] | None:
+    """Every key TRL's parser accepts for trainer `kind` (grpo, rloo), or None without TRL.
+    Imports TRL (and so torch): only called for keys that are not frontier-rft's."""
+    if importlib.util.find_spec("trl") is None:
+        return None
+    trl: Any = importlib.import_module("trl")
+    config = trl.RLOOConfig if kind == "rloo" else trl.GRPOConfig
+    classes = (trl.ScriptArguments, config, trl.ModelConfig)
+    return {f.name for cls in classes for f in fields(cls)} | {"env"}  # env: TrlParser's
+
+
+def check_trl_config(values: Mapping[str, Any]) -> Report:
+    """Every mistake in a TRL YAML file's values that can be found without a model (see the
+    module); relative paths are read from the working directory, as the script reads them."""
+    from frontier_rft.integrations.trl.grpo import REWARDS, FrontierScriptArguments
+
+    report = Report()
+    ours = {f.name for f in fields(FrontierConfig)}
+    script_keys = {f.name for f in fields(FrontierScriptArguments)}
+    frontier = {k: v for k, v in values.items() if k in ours}
+    script = {k: v for k, v in values.items() if k in script_keys}
+    others = [str(k) for k in values if k not in ours and k not in script_keys]
+    trl_keys = _trl_keys(script.get("trainer", "grpo")) if others else set()
+    if trl_keys is None:
+        report.notes.append("TRL's own keys are not checked: trl is not installed")
+        for key in others:
+            if closest(key, ours | script_keys):
+                report.add(key, [f"not a frontier-rft key{did_you_mean(key, ours | script_keys)}"])
+    else:
+        known = ours | script_keys | trl_keys
+        report.add(
+            "", [f"unknown key {k!r}{did_you_mean(k, known)}" for k in others if k not in known]
+        )
+    report.add("", config_problems(FrontierConfig, frontier))
+    report.add("", config_problems(FrontierScriptArguments, script))
+    default = FrontierConfig()
+    report.add(
+        "",
+        selector_problems(
+            frontier.get("selector", default.selector),
+            _mapping(frontier.get("selector_config")),
+            frontier.get("selector_judge"),
+        ),
+    )
+    model = values.get("model_name_or_path")
+    if isinstance(model, str):
+        try:
+            local_model_path(model)
+        except ValueError as exc:
+            report.add("", [str(exc)])
+    report.add("", report_to_problems(values.get("report_to")))
+    rewards = {n: REWARDS[n] for n in script.get("reward_funcs", ["answer_match"]) if n in REWARDS}
+    _check_data(values, frontier, rewards, report)
+    return report
+
+
+def _mapping(value: Any) -> Any:
+    """selector_config as FrontierConfig reads it (a JSON string on the command line)."""
+    if isinstance(value, str):
+        import json
+
+        try:
+            return json.loads(value) if value.strip() else {}
+        except json.JSONDecodeError:
+            return None  # FrontierConfig's own check names it
+    return value
+
+
+def _check_data(
+    values: Mapping[str, Any],
+    frontier: Mapping[str, Any],
+    rewards: Mapping[str, Callable[..., Any]],
+    report: Report,
+) -> None:
+    files = values.get("dataset_files")
+    paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
+    if not paths:
+        name = values.get("dataset_name")
+        why = f"dataset_name {name!r} is not read here" if name else "no dataset_files given"
+        report.notes.append(f"{why}: columns not checked")
+        return
+    column_keys = ("prompt_column", "category_columns", "difficulty_column",
+                   "pass_rate_columns", "features_column")  # fmt: skip
+    try:
+        config = FrontierConfig(**{k: v for k, v in frontier.items() if k in column_keys})
+    except (TypeError, ValueError):
+        report.notes.append("columns not checked until the column options above are fixed")
+        return
+    data = read_data_columns(str(paths[0]))
+    if not isinstance(data, DataColumns):
+        where = "dataset_files"
+        (report.problems if data.startswith("no such file") else report.notes).append(
+            f"{where}: {data}"
+        )
+        return
+    problems = data_problems(data.names, config, data.first_row, rewards, script=True)
+    report.add(f"{paths[0]} (columns: {', '.join(data.names)})", problems)

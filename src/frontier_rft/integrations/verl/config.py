@@ -1,0 +1,201 @@
+"""VerlSamplerConfig: how the verl adapter builds its selector and reads verl's batches.
+
+Imports neither verl nor torch, so `frontier check-config verl` and the Hydra pre-flight
+callback validate a config on any machine before Ray starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from frontier_rft.core.config import check
+from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
+from frontier_rft.integrations.pool import reward_pair
+from frontier_rft.selectors.registry import check_selector_name
+
+__all__ = ["BATCH_SIZE_NOT_READ", "VerlSamplerConfig"]
+
+BATCH_SIZE_NOT_READ = (
+    "batch_size is not read: the sampler's batch size is verl's data.gen_batch_size "
+    "(else data.train_batch_size); set that instead"
+)
+"""Why a batch_size among the sampler's fields is refused."""
+
+
+@dataclass(frozen=True)
+class VerlSamplerConfig:
+    """How FrontierSampler builds its selector and reads verl's batches."""
+
+    batch_size: int
+    """Prompts per dataloader batch: verl's data.gen_batch_size, else data.train_batch_size."""
+    selector: str = "greso"
+    """Registered selector name (see `frontier selectors`); greso keeps uniform's coverage and
+    skips zero-variance prompts (docs/results/coverage.md)."""
+    selector_config: Mapping[str, Any] = field(default_factory=dict)
+    """Selector config overrides, e.g. {"lam": 0.2} for bots."""
+    seed: int = 0
+    """Selector seed."""
+    selector_judge: str | None = None
+    """'heuristic': METIS's packaged non-LLM judge; no other selector takes one."""
+    prompt_key: str | None = None
+    """Dataset column of the prompt (chat messages or text); None: the dataset's prompt_key."""
+    category_keys: Sequence[str] = ()
+    """Columns (or column.field paths) of categories, e.g. [data_source] or [extra_info.level]."""
+    difficulty_key: str | None = None
+    """Numeric column, larger = harder (offline, adcl); e.g. extra_info.difficulty."""
+    pass_rate_keys: Sequence[str] = ()
+    """Two columns [weak, strong] of reference models' pass rates in [0, 1] (bots, dots)."""
+    features_key: str | None = None
+    """Column of per-row embedding vectors (your own, or precomputed self-embeddings)."""
+    self_embeddings_model: str | None = None
+    """Local model directory (the actor's start checkpoint): its mean-pooled hidden states
+    become the task features, computed once here (verl's driver holds no model otherwise)."""
+    self_embeddings_batch_size: int = 16
+    """Prompts per forward pass when computing self-embeddings."""
+    self_embeddings_max_length: int = 1024
+    """Prompt tokens read per prompt for self-embeddings (longer prompts are truncated)."""
+    task_id_key: str = "index"
+    """non_tensor_batch key of each rollout's stable task id ('index': extra_info.index;
+    another key: the training file's top-level column of that name)."""
+    reward_key: str | None = None
+    """Reward read per rollout. None: the reward function's score (legacy trainer:
+    token_level_scores summed over tokens; v1: rm_scores). A name from reward_extra_info
+    (e.g. 'acc') reads that value instead, in both trainers."""
+    reward_range: tuple[float, float] | None = None
+    """(low, high) of the reward function, mapped to [0, 1] (clipped beyond); None = in [0, 1]."""
+    max_outstanding_draws: int = 64
+    """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
+    metrics_verbosity: str = "summary"
+    """Selector metrics merged into verl's logged metrics: summary, or all."""
+    metrics_prefix: str = METRICS_PREFIX
+    """Prefix of the selector's metrics in verl's logs and the JSONL file."""
+    metrics_jsonl: str | None = None
+    """Append all selector metrics to this JSONL file after every report. None: the v1
+    trainer logs them with its own metrics; on the legacy trainer and verl <= 0.7 (which
+    offer no such seam) they go to ./frontier_metrics.jsonl."""
+
+    def __post_init__(self) -> None:
+        check(
+            isinstance(self.batch_size, int)
+            and not isinstance(self.batch_size, bool)
+            and self.batch_size > 0,
+            f"batch_size must be a positive int (verl's data.train_batch_size), "
+            f"got {self.batch_size!r}",
+        )
+        check(isinstance(self.selector, str), f"selector must be a name, got {self.selector!r}")
+        check_selector_name(self.selector)
+        check(
+            isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
+            f"seed must be a non-negative int, got {self.seed!r}",
+        )
+        check(
+            isinstance(self.max_outstanding_draws, int)
+            and not isinstance(self.max_outstanding_draws, bool)
+            and self.max_outstanding_draws >= 1,
+            f"max_outstanding_draws must be a positive int, got {self.max_outstanding_draws!r}",
+        )
+        if self.reward_range is not None:
+            pair = reward_pair(self.reward_range)
+            check(
+                pair is not None,
+                f"reward_range must be (low, high) with low < high, got {self.reward_range!r}",
+            )
+            object.__setattr__(self, "reward_range", pair)
+        for name in ("selector", "task_id_key", "metrics_prefix", "metrics_verbosity"):
+            value = getattr(self, name)
+            check(isinstance(value, str), f"{name} must be a string, got {value!r}")
+        for name in _OPTIONAL_STRINGS:
+            value = getattr(self, name)
+            check(
+                value is None or isinstance(value, str), f"{name} must be a string, got {value!r}"
+            )
+        if isinstance(self.category_keys, str):  # YAML `category_keys: source`: one column
+            object.__setattr__(self, "category_keys", (self.category_keys,))
+        for name in ("category_keys", "pass_rate_keys"):
+            value = getattr(self, name)
+            check(
+                not isinstance(value, str) and all(isinstance(v, str) for v in value),
+                f"{name} must be a list of column names, got {value!r}",
+            )
+        check(
+            isinstance(self.selector_config, Mapping),
+            f"selector_config must be a mapping, e.g. {{lam: 0.2}}, got {self.selector_config!r}",
+        )
+        object.__setattr__(self, "selector_config", dict(self.selector_config))
+        object.__setattr__(self, "category_keys", tuple(self.category_keys))
+        object.__setattr__(self, "pass_rate_keys", tuple(self.pass_rate_keys))
+        check(
+            len(self.pass_rate_keys) in (0, 2),
+            f"pass_rate_keys must be two columns [weak, strong], got {list(self.pass_rate_keys)}",
+        )
+        check(
+            self.metrics_verbosity in VERBOSITIES,
+            f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}",
+        )
+        for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
+            value = getattr(self, name)
+            check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
+
+    @classmethod
+    def from_verl_data_config(cls, data_config: Any) -> VerlSamplerConfig:
+        """Read verl's `data` config: batch size as verl's dataloader uses it, the rest from
+        `data.sampler.frontier` (any field of this class except batch_size)."""
+        batch_size = _cfg_get(data_config, "gen_batch_size") or _cfg_get(
+            data_config, "train_batch_size"
+        )
+        sampler_cfg = _cfg_get(data_config, "sampler") or {}
+        frontier = _to_plain(_cfg_get(sampler_cfg, "frontier") or {})
+        seed = _cfg_get(data_config, "seed")
+        if isinstance(frontier, dict) and "seed" not in frontier and seed is not None:
+            frontier["seed"] = int(seed)
+        if batch_size is None:
+            raise ValueError("verl's data config has neither gen_batch_size nor train_batch_size")
+        return cls.from_fields(frontier, int(batch_size), "data.sampler.frontier")
+
+    @classmethod
+    def from_fields(cls, fields: Any, batch_size: int, what: str) -> VerlSamplerConfig:
+        """Fields from a verl config section named `what` (every field but batch_size, which
+        is verl's own), names and types checked."""
+        from frontier_rft.core.config import config_from_dict
+
+        if not isinstance(fields, Mapping):
+            raise ValueError(f"{what} must be a mapping, got {fields!r}")
+        if "batch_size" in fields:
+            raise ValueError(f"{what}.{BATCH_SIZE_NOT_READ}")
+        values = dict(fields)
+        if isinstance(values.get("reward_range"), list):
+            values["reward_range"] = tuple(values["reward_range"])
+        return config_from_dict(cls, values, what=what, fixed={"batch_size": batch_size})
+
+
+def _cfg_get(cfg: Any, key: str) -> Any:
+    if cfg is None:
+        return None
+    if isinstance(cfg, Mapping):
+        return cfg.get(key)
+    getter = getattr(cfg, "get", None)  # omegaconf DictConfig
+    return getter(key) if callable(getter) else getattr(cfg, key, None)
+
+
+def _to_plain(value: Any) -> Any:
+    try:  # verl hands over omegaconf DictConfigs; omegaconf comes with verl
+        omegaconf = importlib.import_module("omegaconf")
+    except ImportError:
+        omegaconf = None
+    if omegaconf is not None and omegaconf.OmegaConf.is_config(value):
+        return omegaconf.OmegaConf.to_container(value, resolve=True)
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+_OPTIONAL_STRINGS = (
+    "selector_judge",
+    "prompt_key",
+    "difficulty_key",
+    "features_key",
+    "self_embeddings_model",
+    "reward_key",
+    "metrics_jsonl",
+)

@@ -1,0 +1,203 @@
+"""Pre-flight check of the frontier-rft part of a verl config: no GPU, no verl, no Ray.
+
+`check_verl_config(config)` reads a verl config as a plain mapping (a Hydra YAML file as
+written, or the config verl composed) and names every mistake in what the frontier-rft
+sampler will read, not only the first: where the sampler is plugged in
+(`trainer.v1.sampler.custom_sampler`, or `data.sampler` on verl <= 0.7), each
+VerlSamplerConfig field (unknown names with the closest one, refused values), the
+selector and its config, verl's batch size, and, when `data.train_files` names local files
+it can read, the columns the sampler reads. `frontier check-config verl FILE.yaml` prints
+it; `hydra_preflight.FrontierPreflight` runs it inside verl before Ray starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from frontier_rft.core.config import config_problems, did_you_mean
+from frontier_rft.integrations.pool import column_problems
+from frontier_rft.integrations.preflight import (
+    DataColumns,
+    Report,
+    read_data_columns,
+    selector_problems,
+)
+from frontier_rft.integrations.verl.config import BATCH_SIZE_NOT_READ, VerlSamplerConfig
+
+__all__ = ["LEGACY_CLASS", "LEGACY_PATH", "V1_BUFFERS", "V1_PATH", "check_verl_config"]
+
+V1_PATH = "pkg://frontier_rft.integrations.verl.v1"
+"""`trainer.v1.sampler.custom_sampler.path` of the frontier-rft replay buffers."""
+V1_BUFFERS = {"sync": "FrontierReplayBuffer", "async": "FrontierReplayBufferAsync"}
+"""The buffer class for verl's sync trainer, and for its async ones (colocate/separate)."""
+LEGACY_PATH = "pkg://frontier_rft.integrations.verl"
+"""`data.sampler.class_path` of FrontierSampler on verl <= 0.7."""
+LEGACY_CLASS = "FrontierSampler"
+_REMOTE = ("hdfs://", "s3://", "gs://", "http://", "https://")
+
+
+def _get(config: Any, dotted: str) -> Any:
+    """config['a']['b'] for 'a.b'; None where a level is missing or not a mapping."""
+    value = config
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _interpolated(value: Any) -> bool:
+    return isinstance(value, str) and "${" in value
+
+
+def check_verl_config(config: Mapping[str, Any]) -> Report:
+    """Every mistake in the frontier-rft part of verl config `config` (see the module)."""
+    report = Report()
+    found = _sampler_section(config, report)
+    if found is None:
+        return report
+    section, fields = found
+    if not isinstance(fields, Mapping):
+        report.add(section, [f"must be a mapping of VerlSamplerConfig fields, got {fields!r}"])
+        return report
+    values = {str(k): v for k, v in fields.items()}
+    skipped = sorted(k for k, v in values.items() if _interpolated(v))
+    if skipped:
+        report.notes.append(f"{section}: {', '.join(skipped)} not checked (interpolations)")
+    values = {k: v for k, v in values.items() if k not in skipped}
+    if "batch_size" in values:
+        values.pop("batch_size")
+        report.add(section, [BATCH_SIZE_NOT_READ])
+    batch = _batch_size(config, report)
+    report.add(section, config_problems(VerlSamplerConfig, values, fixed={"batch_size": 1}))
+    default = VerlSamplerConfig(batch_size=1)
+    report.add(
+        section,
+        selector_problems(
+            values.get("selector", default.selector),
+            values.get("selector_config"),
+            values.get("selector_judge"),
+        ),
+    )
+    _check_data(config, values, batch, report)
+    return report
+
+
+def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, Any] | None:
+    """(where the sampler's fields live, those fields), after checking how the sampler is
+    plugged in; None (with a problem) when no frontier-rft sampler is plugged in."""
+    custom = _get(config, "trainer.v1.sampler.custom_sampler")
+    legacy = _get(config, "data.sampler")
+    v1_path = custom.get("path") if isinstance(custom, Mapping) else None
+    legacy_path = legacy.get("class_path") if isinstance(legacy, Mapping) else None
+    if isinstance(v1_path, str) and "frontier_rft" in v1_path:
+        where = "trainer.v1.sampler.custom_sampler"
+        if v1_path != V1_PATH:
+            report.add(f"{where}.path", [f"{v1_path!r} is not the frontier-rft buffer: {V1_PATH}"])
+        mode = _get(config, "trainer.v1.trainer_mode") or "sync"
+        want = V1_BUFFERS["sync" if mode == "sync" else "async"]
+        name = custom.get("name") if isinstance(custom, Mapping) else None
+        if name != want:
+            hint = "" if name in V1_BUFFERS.values() else did_you_mean(name, V1_BUFFERS.values())
+            report.add(f"{where}.name", [f"{name!r}{hint}: trainer_mode {mode} needs {want}"])
+        if _get(config, "trainer.use_v1") is False:
+            report.add(
+                "trainer.use_v1",
+                ["false: verl's legacy trainer ignores trainer.v1.sampler, so the selector would "
+                 "never run; set it to true, or plug FrontierSampler into RayPPOTrainer "
+                 "(docs/integrations/verl.md)"],
+            )  # fmt: skip
+        return "trainer.v1.sampler.sampler_kwargs", _get(
+            config, "trainer.v1.sampler.sampler_kwargs"
+        ) or {}
+    if isinstance(legacy_path, str) and "frontier_rft" in legacy_path:
+        if legacy_path != LEGACY_PATH:
+            report.add(
+                "data.sampler.class_path",
+                [f"{legacy_path!r} is not the frontier-rft sampler: {LEGACY_PATH}"],
+            )
+        name = legacy.get("class_name") if isinstance(legacy, Mapping) else None
+        if name != LEGACY_CLASS:
+            report.add(
+                "data.sampler.class_name",
+                [f"{name!r}{did_you_mean(name, [LEGACY_CLASS])}: use {LEGACY_CLASS}"],
+            )
+        return "data.sampler.frontier", _get(config, "data.sampler.frontier") or {}
+    report.add(
+        "",
+        ["no frontier-rft sampler is plugged in: set trainer.v1.sampler.custom_sampler.path: "
+         f"{V1_PATH} and .name: {V1_BUFFERS['sync']} (verl 0.9, docs/integrations/verl.md)"],
+    )  # fmt: skip
+    return None
+
+
+def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
+    """verl's batch size as the sampler reads it (data.gen_batch_size, else
+    data.train_batch_size), checked; None when the file leaves it to verl's defaults."""
+    for key in ("data.gen_batch_size", "data.train_batch_size"):
+        value = _get(config, key)
+        if value is None or _interpolated(value):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            report.add(key, [f"must be a positive int (prompts per batch), got {value!r}"])
+            return None
+        return value
+    report.notes.append("batch size: not set here (verl's default data.train_batch_size)")
+    return None
+
+
+def _wanted_columns(values: Mapping[str, Any], prompt: tuple[str, str]) -> list[tuple[str, str]]:
+    """(option, column) pairs the sampler will read, from the fields as given."""
+    out = [prompt]
+    for option in ("category_keys", "difficulty_key", "pass_rate_keys", "features_key"):
+        value = values.get(option)
+        keys = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        out += [(option, k) for k in keys if isinstance(k, str)]
+    key = values.get("task_id_key", "index")
+    if isinstance(key, str):
+        out.append(("task_id_key", "extra_info.index" if key == "index" else key))
+    return out
+
+
+def _check_data(
+    config: Mapping[str, Any], values: Mapping[str, Any], batch: int | None, report: Report
+) -> None:
+    """The columns the sampler reads, in every local training file that can be read."""
+    files = _get(config, "data.train_files")
+    paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
+    local = [str(p) for p in paths if not _interpolated(p) and not str(p).startswith(_REMOTE)]
+    if not local:
+        report.notes.append("data.train_files: no local file named, columns not checked")
+        return
+    given_prompt = values.get("prompt_key")
+    if isinstance(given_prompt, str):
+        prompt = ("prompt_key", given_prompt)
+    else:
+        verl_key = _get(config, "data.prompt_key")
+        prompt = ("data.prompt_key", verl_key if isinstance(verl_key, str) else "prompt")
+    rows: list[int | None] = []
+    for path in local:
+        data = read_data_columns(path)
+        if not isinstance(data, DataColumns):
+            (report.problems if data.startswith("no such file") else report.notes).append(
+                f"data.train_files: {data}"
+            )
+            rows.append(None)
+            continue
+        problems = column_problems(data.names, _wanted_columns(values, prompt), data.first_row)
+        report.add(f"{path} (columns: {', '.join(data.names)})", [_why(p) for p in problems])
+        rows.append(data.rows)
+    total = sum(r for r in rows if r is not None)
+    if batch is not None and None not in rows and batch > total:
+        report.add("", [f"batch size {batch} exceeds the {total} rows of data.train_files"])
+
+
+def _why(problem: str) -> str:
+    """A missing task id column, with what verl does without one."""
+    if problem.startswith("task_id_key:"):
+        return (
+            f"{problem}; verl then uses task id 0 for every prompt: give every row a unique "
+            "extra_info.index (or set task_id_key to the column of stable ids)"
+        )
+    return problem

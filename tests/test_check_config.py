@@ -1,0 +1,301 @@
+"""`frontier check-config`: every mistake in the frontier-rft part of a TRL or verl config,
+named at once, one line each, on a machine with neither verl nor a GPU (nor torch, for
+verl files and TRL files holding only frontier-rft keys)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from frontier_rft.cli.check_config import as_assignments
+from frontier_rft.cli.main import main
+from frontier_rft.core.config import check, config_problems, did_you_mean
+from frontier_rft.model_dirs import looks_local, model_dir_problem
+
+REPO = Path(__file__).resolve().parents[1]
+VERL_EXAMPLES = sorted((REPO / "examples" / "verl").glob("*.yaml"))
+KWARGS = "trainer.v1.sampler.sampler_kwargs"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(["check-config", *argv])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    return code, out.out + out.err
+
+
+def problems(text: str) -> list[str]:
+    return [line[4:] for line in text.splitlines() if line.startswith("  - ")]
+
+
+# ---------------------------------------------------------------------------- building blocks
+
+
+@dataclass(frozen=True)
+class Window:
+    """A config whose hi bounds lo (a check across fields) and a step that must be >= 1."""
+
+    lo: int = 0
+    """Lower end."""
+    hi: int = 3
+    """Upper end."""
+    step: int = 1
+    """Stride."""
+
+    def __post_init__(self) -> None:
+        check(self.lo <= self.hi, f"lo ({self.lo}) must not exceed hi ({self.hi})")
+        check(self.step >= 1, f"step must be >= 1, got {self.step}")
+
+
+def test_config_problems_names_every_mistake_and_judges_values_together() -> None:
+    assert config_problems(Window, {"lo": 5, "hi": 10}) == []  # lo alone would exceed hi=3
+    assert config_problems(Window, {"lo": 5, "hi": 10, "step": 0, "stpe": 2}) == [
+        "unknown option 'stpe' (did you mean 'step'?)",
+        "step must be >= 1, got 0",
+    ]
+    # Each value passes alone; together they do not.
+    assert config_problems(Window, {"lo": 2, "hi": 1}) == ["lo (2) must not exceed hi (1)"]
+    assert config_problems(Window, {"hi": 10}, fixed={"lo": 1}) == []
+    assert did_you_mean("botz", ["bots", "sec"]) == " (did you mean 'bots'?)"
+    assert did_you_mean("zzz", ["bots"]) == ""
+
+
+def test_names_that_look_like_local_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    for name in ("/abs/qwen", "~/ckpt", "./m", "../m", "a/b/c", "models/qwen7b", "my model/x"):
+        assert looks_local(name), name
+    for name in ("Qwen/Qwen2.5-0.5B-Instruct", "gpt2", "org/name"):  # hub ids
+        assert not looks_local(name), name
+    assert model_dir_problem("models/qwen7b", "--model") == (
+        f"--model models/qwen7b (resolved from {tmp_path}): no such directory"
+    )
+    assert "not a model directory (no config.json)" in str(model_dir_problem("models", "--m"))
+    (tmp_path / "models" / "config.json").write_text("{}")
+    assert model_dir_problem(tmp_path / "models", "--m") is None
+
+
+def test_command_line_overrides_read_as_the_trainers_read_them() -> None:
+    assert as_assignments(["a.b=1", "+c.d=x", "--selector", "bots", "--flag"]) == [
+        "a.b=1",
+        "+c.d=x",
+        "selector=bots",
+        "flag=true",
+    ]
+    assert as_assignments(["--category-columns", "a", "b", "--x=2"]) == [
+        "category_columns=[a, b]",
+        "x=2",
+    ]
+
+
+# ---------------------------------------------------------------------------- verl
+
+
+@pytest.mark.parametrize("path", VERL_EXAMPLES, ids=lambda p: p.stem)
+def test_every_verl_example_passes(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "verl", str(path))
+    assert code == 0, out
+    assert "the frontier-rft settings are valid" in out
+
+
+def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def test_verl_mistakes_are_all_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "train.parquet"
+    write_parquet(
+        data,
+        [
+            {"prompt": [{"role": "user", "content": f"q{i}"}], "data_source": "gsm8k",
+             "extra_info": {"index": i, "level": i % 3}}
+            for i in range(6)
+        ],
+    )  # fmt: skip
+    code, out = run(
+        capsys,
+        "verl",
+        str(REPO / "examples" / "verl" / "sec.yaml"),
+        f"{KWARGS}.selector=botz",
+        f"++{KWARGS}.selectr=bots",
+        f"{KWARGS}.seed=-1",
+        f"{KWARGS}.category_keys=[data_sourc, extra_info.levle]",
+        f"{KWARGS}.batch_size=8",
+        f"data.train_files={data}",
+        "data.train_batch_size=16",
+        "trainer.v1.trainer_mode=colocate_async",
+    )
+    assert code == 1
+    found = problems(out)
+    expected = [
+        "custom_sampler.name: 'FrontierReplayBuffer': trainer_mode colocate_async needs "
+        "FrontierReplayBufferAsync",
+        f"{KWARGS}: batch_size is not read",
+        f"{KWARGS}: unknown option 'selectr' (did you mean 'selector'?)",
+        f"{KWARGS}: unknown selector 'botz' (did you mean 'bots'?)",
+        f"{KWARGS}: seed must be a non-negative int, got -1",
+        "category_keys: no column 'data_sourc' (did you mean 'data_source'?)",
+        "category_keys: column 'extra_info' has no field 'levle' (extra_info.levle) "
+        "(did you mean 'level'?)",
+        "batch size 16 exceeds the 6 rows of data.train_files",
+    ]
+    for phrase in expected:
+        assert sum(phrase in line for line in found) == 1, (phrase, out)
+    assert len(found) == len(expected), out
+
+
+def test_verl_plugging_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "ppo.yaml"
+    config.write_text("trainer:\n  use_v1: true\n")
+    code, out = run(capsys, "verl", str(config))
+    assert code == 1 and "no frontier-rft sampler is plugged in" in out
+    code, out = run(
+        capsys,
+        "verl",
+        str(REPO / "examples" / "verl" / "bots.yaml"),
+        "trainer.use_v1=false",
+        "trainer.v1.sampler.custom_sampler.path=pkg://frontier_rft.integrations.verl.v2",
+        f"{KWARGS}.selector_config={{lamb: 0.1}}",
+        f"{KWARGS}.selector=metis",
+        "data.train_files=missing.parquet",
+    )
+    assert code == 1
+    for phrase in (
+        "trainer.use_v1: false: verl's legacy trainer ignores trainer.v1.sampler",
+        "'pkg://frontier_rft.integrations.verl.v2' is not the frontier-rft buffer",
+        "selector_config for 'metis': unknown option 'lamb'",
+        "metis needs a judge",
+        "data.train_files: no such file 'missing.parquet'",
+    ):
+        assert phrase in out, (phrase, out)
+    legacy = tmp_path / "legacy.yaml"
+    legacy.write_text(
+        "data:\n  sampler:\n    class_path: pkg://frontier_rft.integrations.verl\n"
+        "    class_name: FrontierSampler\n    frontier:\n      selector: sec\n"
+        "      selector_config: {tau: 0}\n"
+    )
+    code, out = run(capsys, "verl", str(legacy))
+    assert code == 1 and "data.sampler.frontier: selector_config for 'sec': tau" in out
+
+
+def test_verl_check_imports_neither_verl_nor_torch_nor_ray() -> None:
+    code = (
+        "import sys; from frontier_rft.cli.main import main; "
+        f"rc = main(['check-config', 'verl', {str(VERL_EXAMPLES[0])!r}]); "
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'verl', 'ray', "
+        "'transformers', 'trl'}); print('HEAVY', heavy, rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "HEAVY [] 0" in done.stdout, done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------------------- TRL
+
+
+def test_trl_frontier_keys_are_checked_without_torch(tmp_path: Path) -> None:
+    """A file of frontier-rft keys only: every mistake named, and torch never imported."""
+    data = tmp_path / "train.jsonl"
+    data.write_text(json.dumps({"question": "1+1?", "source": "add", "level": 1}) + "\n")
+    config = tmp_path / "grpo.yaml"
+    config.write_text(
+        f"dataset_files: [{data}]\nselector: sec\nselector_config: {{tua: 0.5}}\n"
+        "category_columns: [sourc]\nself_embeddings: sometimes\nreward_funcs: [answer_match]\n"
+        "trainer: ppo\n"
+    )
+    code = (
+        "import sys; from frontier_rft.cli.main import main; "
+        f"rc = main(['check-config', 'trl', {str(config)!r}]); "
+        "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'trl'}), rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert "HEAVY [] 1" in out, out + done.stderr
+    found = problems(out)
+    for phrase in (
+        "trainer must be grpo or rloo, got 'ppo'",
+        "self_embeddings must be one of ('auto', 'on', 'off'), got 'sometimes'",
+        "selector_config for 'sec': unknown option 'tua' (did you mean 'tau'?)",
+        "no prompt column 'prompt': set --prompt_column COLUMN",
+        "--category_columns: no column 'sourc' (did you mean 'source'?)",
+        "reward function 'answer_match' reads column 'answer', which the data lacks",
+    ):
+        assert sum(phrase in line for line in found) == 1, (phrase, out)
+    assert len(found) == 6, out
+
+
+def test_trl_unknown_keys_and_model_paths(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("trl", reason="TRL's own keys are read from trl")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    monkeypatch.setitem(sys.modules, "tensorboard", None)  # as on a fresh [trl] install
+    monkeypatch.setitem(sys.modules, "tensorboardX", None)
+    config = tmp_path / "grpo.yaml"
+    config.write_text(
+        "model_name_or_path: models/qwen7b\nnum_generatons: 8\nselecter: bots\n"
+        "report_to: [tensorboard]\n"
+    )
+    code, out = run(capsys, "trl", str(config), "--selector", "sec")
+    assert code == 1
+    found = problems(out)
+    for phrase in (
+        "unknown key 'num_generatons' (did you mean 'num_generations'?)",
+        "unknown key 'selecter' (did you mean 'selector'?)",
+        f"model_name_or_path models/qwen7b (resolved from {tmp_path}): no such directory",
+        "report_to tensorboard: the tensorboard package is not installed",
+    ):
+        assert sum(phrase in line for line in found) == 1, (phrase, out)
+    assert len(found) == 4, out
+    (tmp_path / "data").mkdir()  # the example's dataset_files, with the columns it reads
+    row = {"prompt": "1+1?", "answer": "2", "source": "add"}
+    (tmp_path / "data" / "train.jsonl").write_text(json.dumps(row) + "\n")
+    code, out = run(capsys, "trl", str(REPO / "examples" / "trl" / "grpo_frontier.yaml"))
+    assert code == 0, out  # the shipped example needs no package the [trl] extra lacks
+
+
+def test_usage_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-config", "verl", str(tmp_path / "none.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("frontier check-config: error: check-config ") and "no such file" in err
+    assert main(["check-config", "verl", str(VERL_EXAMPLES[0]), "oops"]) == 2
+    assert "write KEY=VALUE" in capsys.readouterr().err
+
+
+def test_data_columns_are_read_from_the_first_row_or_header(tmp_path: Path) -> None:
+    from frontier_rft.integrations.preflight import DataColumns, read_data_columns
+
+    (tmp_path / "a.json").write_text(json.dumps([{"prompt": "p", "meta": {"level": 1}}]))
+    (tmp_path / "b.csv").write_text("prompt, answer\np,1\n")
+    (tmp_path / "c.txt").write_text("prompt\n")
+    (tmp_path / "d.jsonl").write_text("[1, 2]\n")
+    got = read_data_columns(tmp_path / "a.json")
+    assert got == DataColumns(
+        names=["prompt", "meta"], first_row={"prompt": "p", "meta": {"level": 1}}
+    )
+    csv_columns = read_data_columns(tmp_path / "b.csv")
+    assert isinstance(csv_columns, DataColumns) and csv_columns.names == ["prompt", "answer"]
+    assert "are not checked" in str(read_data_columns(tmp_path / "c.txt"))
+    assert "not a JSON object" in str(read_data_columns(tmp_path / "d.jsonl"))
+    assert str(read_data_columns(tmp_path / "none.jsonl")).startswith("no such file")
+
+
+def test_the_trl_docs_examples_log_without_an_extra_package() -> None:
+    """The [trl] extra installs no logging backend: the examples a user copies must not ask
+    for one (a fresh install ended in transformers' 'TensorBoardCallback requires' error)."""
+    doc = (REPO / "docs" / "integrations" / "trl.md").read_text()
+    yaml_text = (REPO / "examples" / "trl" / "grpo_frontier.yaml").read_text()
+    settings = re.findall(r"report_to=([^,)\s]+)", doc) + re.findall(
+        r"^report_to:\s*(\S+)", yaml_text, flags=re.M
+    )
+    assert settings and all(s.strip("\"'") == "none" for s in settings), settings
