@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, check_magnitude
 from frontier_rft.core.config import SelectorConfig, config_to_dict
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.state_check import (
@@ -73,6 +73,9 @@ class Selector(ABC):
     # registry refuses a registered class that lacks needs, cost or color.
     needs: ClassVar[Needs]
     """What it reads and derives from prompts alone (`frontier selectors`)."""
+    requires: ClassVar[Requires | None] = None
+    """TaskPool metadata its default configuration cannot run without (None: rewards alone
+    suffice); `requirement(config)` when it depends on the configuration."""
     cost: ClassVar[Cost]
     """Per-step cost class the overhead benchmark holds it to."""
     color: ClassVar[str]
@@ -93,6 +96,11 @@ class Selector(ABC):
         """
         return {}
 
+    @classmethod
+    def requirement(cls, config: SelectorConfig) -> Requires | None:
+        """TaskPool metadata this configuration cannot run without (None: rewards alone)."""
+        return cls.requires
+
     def __init__(self, pool: TaskPool, config: SelectorConfig | None = None, *, seed: int = 0):
         if not isinstance(pool, TaskPool):
             raise ValueError(f"pool must be a frontier_rft.TaskPool, got {type(pool).__name__}")
@@ -109,6 +117,10 @@ class Selector(ABC):
             or not 0 <= seed < MAX_SEED
         ):
             raise ValueError(f"seed must be an int in [0, 2**256), got {seed!r}")
+        # One rule for every selector: refused here, before any work, or built in full.
+        need = self.requirement(config)
+        if need is not None and all(getattr(pool, f) is None for f in need.fields):
+            raise ValueError(need.refusal(self.name))
         self.pool = pool
         self.config = config
         self.seed = int(seed)
