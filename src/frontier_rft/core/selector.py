@@ -28,6 +28,7 @@ from frontier_rft.core.config import SelectorConfig, config_to_dict
 from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.pool_diff import pool_mismatch
 from frontier_rft.core.state_check import (
     check_keys,
     read_array,
@@ -342,6 +343,7 @@ class Selector(ABC):
                 "config": config_to_dict(self.config),
                 "seed": self.seed,
                 "pool_fingerprint": self.pool.fingerprint,
+                "pool_summary": self.pool.summary(),
                 "rng": self.rng.bit_generator.state,
                 "base": base,
                 "algo": self._state_dict(),
@@ -447,11 +449,10 @@ class Selector(ABC):
                 f"state was saved by selector {state.get('selector')!r}, not {self.name!r}"
             )
         if not _equal(state.get("pool_fingerprint"), self.pool.fingerprint):
-            raise ValueError(
-                "state was saved for a different TaskPool (fingerprint "
-                f"{state.get('pool_fingerprint')} != {self.pool.fingerprint}); "
-                "load it with the same pool"
+            mismatch = pool_mismatch(
+                state.get("pool_fingerprint"), state.get("pool_summary"), self.pool
             )
+            raise ValueError(mismatch)
         if isinstance(state.get("config"), dict):
             known = config_to_dict(self.config)
             check_keys(state["config"], f"{self.name} state: config", (), optional=known)
@@ -549,6 +550,7 @@ _STATE_KEYS = (
     "config",
     "seed",
     "pool_fingerprint",
+    "pool_summary",
     "rng",
     "base",
     "algo",
