@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from frontier_rft.logs import env_level, show_messages
+
 __all__ = ["FrontierScriptArguments", "answer_match", "cli", "main", "make_parser"]
 
 DEBUG_ENV = "FRONTIER_DEBUG"
@@ -159,7 +161,8 @@ def cli(argv: Sequence[str] | None = None) -> int:
     """`python -m frontier_rft.integrations.trl.grpo`: `main`, with a user's mistake (a
     ValueError, a missing file or module) as one line on stderr and exit status 2."""
     try:
-        main(argv)
+        with show_messages(env_level()):  # the selector it built, and from what evidence
+            main(argv)
     except (ValueError, OSError, ImportError) as exc:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
