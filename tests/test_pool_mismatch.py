@@ -7,6 +7,7 @@ neither falls back to the two fingerprints.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,9 @@ def test_the_summary_by_hand() -> None:
     assert s["num_tasks"] == 3 and s["fields"]["features"] is None
     assert s["fields"]["difficulty"] == t["fields"]["difficulty"]
     assert s["fields"]["difficulty"]["shape"] == [3]
+    values = np.array([0.0, 1.0, 2.0]).tobytes()
+    assert s["fields"]["difficulty"]["digest"] == hashlib.sha256(values).hexdigest()[:16]
+    assert s["fields"]["prompts"]["digest"] == hashlib.sha256(b"a\0b\0c\0").hexdigest()[:16]
     assert s["fields"]["prompts"]["digest"] != t["fields"]["prompts"]["digest"]
     assert s["fields"]["prompts"]["unordered"] == t["fields"]["prompts"]["unordered"]
     s["num_tasks"] = 99  # a copy: the pool's own summary is unchanged

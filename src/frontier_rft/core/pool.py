@@ -186,7 +186,7 @@ class TaskPool:
                     if arr is None
                     else {
                         "shape": list(arr.shape),
-                        "digest": _digest([np.ascontiguousarray(arr).tobytes()]),
+                        "digest": _digest([np.ascontiguousarray(arr)]),  # no copy
                     }
                 )
             for name in _TEXT_FIELDS:
@@ -228,7 +228,9 @@ class TaskPool:
         return cls(**fields)
 
 
-def _digest(chunks: Iterable[bytes]) -> str:
+def _digest(chunks: Iterable[Any]) -> str:
+    """16 hex digits of the SHA-256 of the chunks (bytes, or C-contiguous arrays, read in
+    place)."""
     h = hashlib.sha256()
     for chunk in chunks:
         h.update(chunk)
