@@ -292,7 +292,9 @@ def test_gaussian_selection_targets_the_mean() -> None:
     rng = np.random.default_rng(0)
     means = np.tile([-3.0, 0.5, 4.0], 40)
     pool = TaskPool(num_tasks=means.size)
-    sel = make_selector("bots", pool, seed=2, reward_model="gaussian", gaussian_sigma=1.0)
+    sel = make_selector(
+        "bots", pool, seed=2, reward_model="gaussian", gaussian_sigma=1.0, plugin="regression"
+    )
     hits = 0
     for t in range(30):
         ids = sel.select(12)
@@ -410,8 +412,9 @@ def test_preset_configs_have_the_papers_values() -> None:
 
 def test_plugin_resolution_and_missing_metadata() -> None:
     bare = TaskPool(num_tasks=10)
-    with pytest.warns(EvidenceWarning, match="regression plug-in on the tasks own past rates"):
-        bots = make_selector("bots", bare)
+    with pytest.raises(ValueError, match=r"or set plugin='regression' .* or plugin='none'"):
+        make_selector("bots", bare)  # no source of implicit evidence: refused, not degraded
+    bots = make_selector("bots", bare, plugin="regression")  # asked for: the tasks' anchors
     assert isinstance(bots, BOTSSelector) and bots.plugin == "regression"
     drive(bots, steps=2, pass_rates=np.full(10, 0.5))
     assert bots.metrics()["bots/rho"] == 0.1
@@ -426,8 +429,9 @@ def test_plugin_resolution_and_missing_metadata() -> None:
         make_selector("bots", bare, plugin="interpolation")
     with pytest.raises(ValueError, match=r"TaskPool\.features"):
         make_selector("bots", bare, plugin="kernel")
-    with pytest.warns(EvidenceWarning):
-        dots = make_selector("dots", bare)  # implicit evidence only: the tasks' anchors
+    with pytest.raises(ValueError, match=r"selector 'dots' needs"):
+        make_selector("dots", bare)
+    dots = make_selector("dots", bare, plugin="regression")  # implicit evidence: the anchors
     drive(dots, steps=2, pass_rates=np.full(10, 0.5))
     feats_only = TaskPool(num_tasks=10, features=np.eye(10))
     dots = make_selector("dots", feats_only, plugin="kernel")

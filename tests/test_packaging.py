@@ -32,7 +32,7 @@ def build(tmp: Path) -> tuple[Path, Path]:
     """(wheel, sdist) of a copy of the project, built by setuptools' PEP 517 backend."""
     src = tmp / "project"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "CHANGELOG.md"):
         shutil.copy(REPO / name, src / name)
     shutil.copytree(
         REPO / "src", src / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__")

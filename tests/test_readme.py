@@ -46,7 +46,7 @@ def test_metrics_never_change_what_is_selected() -> None:
     pool = TaskPool(num_tasks=40)
 
     def run(log_between_pieces: bool, fold_when_logging: bool = False) -> list[list[int]]:
-        sel = make_selector("bots", pool, seed=0)
+        sel = make_selector("bots", pool, seed=0, plugin="regression")  # a pool of ids alone
         chosen = []
         for step in range(6):
             ids = sel.select(8)

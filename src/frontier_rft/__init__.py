@@ -1,10 +1,17 @@
 """frontier-rft: choose which prompts get rollouts so RL fine-tuning stays at the frontier."""
 
+import logging
+
 from frontier_rft.core import Feedback, GroupBatch, Selector, SelectorConfig, TaskPool
 from frontier_rft.core.persistence import CheckpointError, load_selector, save_selector
 from frontier_rft.selectors import SELECTORS, make_selector
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+"""The release; pyproject.toml reads it from here (the only place it is written)."""
+
+# Library messages go to the `frontier_rft` logger; the application decides where they go
+# (the stdlib's advice for libraries). `frontier` sends INFO and above to stderr.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "SELECTORS",

@@ -30,7 +30,8 @@ PASS = np.random.default_rng(7).random(NUM_TASKS)  # true pass rate per task
 
 
 def make_pool() -> TaskPool:
-    return TaskPool(num_tasks=NUM_TASKS)
+    """Prompt text only (bots derives its features from it)."""
+    return TaskPool(num_tasks=NUM_TASKS, prompts=[f"task {i}" for i in range(NUM_TASKS)])
 
 
 def assert_tree_equal(a: Any, b: Any, path: str = "") -> None:

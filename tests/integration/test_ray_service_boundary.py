@@ -22,7 +22,7 @@ from frontier_rft.integrations.ray.service import SelectorService, ServiceConfig
 
 pytestmark = pytest.mark.integration
 
-POOL = TaskPool(num_tasks=50)
+POOL = TaskPool(num_tasks=50, prompts=[f"task {i}" for i in range(50)])
 
 
 def service(tmp_path: Path, **cfg: Any) -> SelectorService:

@@ -179,7 +179,8 @@ class LogRecorder(TrainerCallback):
 
 
 def pool() -> TaskPool:
-    return TaskPool(num_tasks=NUM_TASKS)
+    """Prompt text only, what a TRL user has (bots derives its features from it)."""
+    return TaskPool(num_tasks=NUM_TASKS, prompts=[f"task {i}" for i in range(NUM_TASKS)])
 
 
 # ---------------------------------------------------------------------- sampler alone
@@ -203,7 +204,7 @@ def test_sampler_reproduces_repeat_sampler_layout_exactly() -> None:
 def test_sampler_layout_with_an_adaptive_selector_and_row_map() -> None:
     n, b, mini, rep = 24, 5, 4, 3
     rows = np.random.default_rng(1).permutation(n)
-    sel = make_selector("bots", TaskPool(num_tasks=n), seed=3)
+    sel = make_selector("bots", TaskPool(num_tasks=n), seed=3, plugin="regression")
     sampler = FrontierRepeatSampler(
         sel, rows, mini_repeat_count=mini, batch_size=b, repeat_count=rep
     )
@@ -233,7 +234,7 @@ def test_sampler_layout_with_an_adaptive_selector_and_row_map() -> None:
 def test_tampered_sampler_state_is_refused_and_changes_nothing(
     change: dict[str, object], phrase: str
 ) -> None:
-    sel = make_selector("bots", TaskPool(num_tasks=24), seed=3)
+    sel = make_selector("bots", TaskPool(num_tasks=24), seed=3, plugin="regression")
     sampler = FrontierRepeatSampler(
         sel, np.arange(24), mini_repeat_count=2, batch_size=5, repeat_count=1
     )

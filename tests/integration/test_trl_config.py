@@ -7,6 +7,7 @@ All against the real GRPOTrainer on the tiny local model (tiny_lm.py), on CPU.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -168,11 +169,12 @@ def test_selector_by_name_with_metadata_from_dataset_columns(tmp_path: Path) -> 
 
 
 def test_self_embeddings_are_the_policys_own_and_refresh(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="frontier_rft")  # the adapter's own message
     frontier = FrontierConfig(selector="pcl", self_embeddings_refresh_steps=1)
     t = trainer(tmp_path, frontier, max_steps=2)
-    out = capsys.readouterr().out
+    out = caplog.text
     assert "evidence: features=policy" in out and "self-embeddings of 24 prompts" in out
     sel = t.frontier_selector
     assert sel.evidence["features"] == "policy"
@@ -265,8 +267,8 @@ def test_grpo_script_trains_from_a_yaml_file(tmp_path: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "frontier-rft: selector 'sec'" in done.stdout
-    assert "evidence: categories=given" in done.stdout
+    assert "frontier-rft: selector 'sec'" in done.stderr  # a library message, shown
+    assert "evidence: categories=given" in done.stderr
     lines = (tmp_path / "out" / "frontier_metrics.jsonl").read_text().splitlines()
     last = json.loads(lines[-1])
     assert last["curriculum/evidence/categories/given"] == 1.0 and last["step"] == 2

@@ -21,7 +21,6 @@ from typing import Any
 
 __all__ = [
     "MAX_JOBS",
-    "MAX_POOL_SIZE",
     "MAX_SEEDS",
     "SEED_LIMIT",
     "add_command",
@@ -36,8 +35,8 @@ MAX_SEEDS = 1000
 """Most seeds one bench-rl call runs."""
 SEED_LIMIT = 2**32
 """Seeds are in [0, SEED_LIMIT): torch and the pool generator take them as they are."""
-MAX_POOL_SIZE = 1 << 16
-"""Largest --pool-size (testbed: 512); larger pools are refused at parse time."""
+SEEDS_CHECKED_QUIETLY = 20
+"""Checking each seed's pool takes ~0.1 s; for more seeds than this a progress bar shows."""
 MAX_JOBS = 1024
 """Most parallel runs (--jobs)."""
 
@@ -79,8 +78,11 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     )
     from frontier_rft.training.device import resolve_device
 
-    _quiet_transformers()
     tb = testbed(args.scale)
+    if args.pool_size is not None:  # bounded before anything else, in this command's flags
+        _check_pool_size(tb, args)
+        tb = dataclasses.replace(tb, train=dataclasses.replace(tb.train, train_size=args.pool_size))
+    _quiet_transformers()
     if args.steps:
         tb = dataclasses.replace(
             tb,
@@ -88,8 +90,6 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
                 tb.train, steps=args.steps, eval_every=max(1, args.steps // 12)
             ),
         )
-    if args.pool_size:
-        tb = dataclasses.replace(tb, train=dataclasses.replace(tb.train, train_size=args.pool_size))
     if args.device:
         tb = dataclasses.replace(
             tb,
@@ -109,11 +109,6 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         entries = list(MAIN_ENTRIES) + (list(EFFECT_ENTRIES) if args.effects else [])
     if "uniform" not in [e.label for e in entries]:
         entries.insert(0, known["uniform"])  # every metric is paired against uniform
-    if args.pool_size:  # a pool the levels cannot fill is named before any work
-        from frontier_rft.training.data import load_task, train_split
-
-        suite = load_task(tb.train.task, tb.train.format_reward)
-        train_split(suite, tb.train.train_size, tb.pool_seed_base + args.seeds[0], tb.train.levels)
     root = Path(args.runs)
     _check_same_testbed(root, tb)
     root.mkdir(parents=True, exist_ok=True)
@@ -149,6 +144,41 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     for line in _headline(summary, labels):
         print(line)
     return summary
+
+
+def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
+    """UsageError unless --pool-size is at least one step's batch and at most what the
+    testbed's task levels hold for every seed (each seed trains on its own pool)."""
+    from frontier_rft.cli.common import UsageError
+    from frontier_rft.progress import progress_bar
+    from frontier_rft.training.data import SplitTooLarge, load_task, train_split
+
+    size, batch, levels = args.pool_size, tb.train.batch_size, tb.train.levels
+    if size < batch:
+        raise UsageError(
+            f"--pool-size {size} is smaller than one training step: the --scale {args.scale} "
+            f"testbed trains on {batch} distinct prompts per step; pass --pool-size {batch} "
+            "or more"
+        )
+    suite = load_task(tb.train.task, tb.train.format_reward)
+    short: dict[int, int | None] = {}  # seed -> the most its pool holds
+    enabled = not args.no_progress and len(args.seeds) > SEEDS_CHECKED_QUIETLY
+    with progress_bar(len(args.seeds), "pool of each seed", unit="seed", enabled=enabled) as bar:
+        for seed in args.seeds:
+            try:
+                train_split(suite, size, tb.pool_seed_base + seed, levels)
+            except SplitTooLarge as exc:
+                short[seed] = exc.capacity
+            bar.update(1)
+    if short:
+        seed = min(short, key=lambda s: (short[s] is None, short[s] or 0))
+        cap = short[seed]
+        most = f"at most {cap}" if cap is not None else "fewer"
+        fix = f"pass --pool-size {cap} or less" if cap is not None else "pass a smaller --pool-size"
+        raise UsageError(
+            f"--pool-size {size} is more than the --scale {args.scale} testbed's task levels "
+            f"({levels}) hold: {most} distinct training prompts for seed {seed}; {fix}"
+        )
 
 
 def _check_same_testbed(root: Path, tb: Any) -> None:
@@ -328,8 +358,8 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
-    from frontier_rft.cli.common import int_in
-    from frontier_rft.training.bench import SCALES
+    from frontier_rft.cli.common import int_in, positive_int
+    from frontier_rft.training.bench import SCALES, testbed
 
     p = sub.add_parser(
         "bench-rl",
@@ -368,12 +398,15 @@ def add_command(sub: Any) -> None:
         "(default: the testbed's: cpu, gpu scale cuda)",
     )
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
+    sizes = ", ".join(f"{s} {testbed(s).train.train_size}" for s in SCALES)
     p.add_argument(
         "--pool-size",
-        type=int_in(1, MAX_POOL_SIZE),
-        default=0,
-        help="override the training pool's task count (testbed: 512; at most "
-        f"{MAX_POOL_SIZE}): fewer epochs per run",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="training prompts per seed's pool, instead of the testbed's (default: "
+        f"{sizes}); a larger pool means fewer epochs per run. From one step's batch up to "
+        "what the testbed's task levels hold, checked before any work",
     )
     p.add_argument("--runs", default="runs/bench-rl", help="run directories (resumable)")
     p.add_argument("--out", default="benchmarks/results", help="results directory")

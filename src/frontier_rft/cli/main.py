@@ -28,6 +28,7 @@ from frontier_rft.cli.selectors import add_command as add_selectors
 from frontier_rft.cli.simulate import add_commands as add_simulate_commands
 from frontier_rft.cli.train import add_commands as add_train_commands
 from frontier_rft.cli.ziprc import add_commands as add_ziprc_commands
+from frontier_rft.logs import LOG_LEVEL_ENV, LOG_LEVELS, env_level, show_messages
 
 __all__ = ["build_parser", "main"]
 
@@ -43,6 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"frontier-rft {__version__}")
     parser.add_argument(
         "--debug", action="store_true", help="on an error, show the Python traceback"
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default=None,
+        help=f"least severe library message shown on stderr (default: ${LOG_LEVEL_ENV}, else info)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_simulate_commands(sub)
@@ -133,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             apply_config_file(sub, path)
         args = parser.parse_args(args_in)
         _check_out_dir(args)
-        return int(args.func(args))
+        with show_messages(args.log_level or env_level()):
+            return int(args.func(args))
     except KeyboardInterrupt as exc:
         if debug:
             raise

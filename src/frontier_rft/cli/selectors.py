@@ -12,6 +12,7 @@ from typing import Any
 
 from frontier_rft.cli.common import UsageError
 from frontier_rft.core.config import field_docs
+from frontier_rft.core.selector import Selector
 from frontier_rft.selectors import SELECTORS
 
 __all__ = ["add_command", "describe"]
@@ -25,6 +26,7 @@ def describe(name: str, full: bool) -> str:
     lines.append(f"  uses:         {cls.needs.uses}")
     lines.append(f"  from prompts: {cls.needs.from_prompts}")
     lines.append(f"  can take:     {cls.needs.richer}")
+    lines.append(f"  requires:     {_requires(cls)}")
     if full:
         docs = field_docs(cls.config_class)
         lines.append("  config (make_selector(name, pool, KEY=VALUE), --set KEY=VALUE):")
@@ -34,6 +36,19 @@ def describe(name: str, full: bool) -> str:
         for key, value in fields:
             lines.append(f"    {f'{key} = {value}':<{width}}  {docs.get(key, '')}")
     return "\n".join(lines)
+
+
+def _requires(cls: type[Selector]) -> str:
+    """What its default configuration refuses a pool without (one rule for every selector)."""
+    need = cls.requirement(cls.config_class())
+    if need is None:
+        return "nothing but rewards"
+    if len(need.fields) == 1:
+        text = f"{need.fields[0]} (a pool without it is refused)"
+    else:
+        text = "one of " + ", ".join(need.fields) + " (a pool with none is refused)"
+    settings = " or ".join(f"{k}={v!r}" for k, v, _ in need.instead)
+    return f"{text}; {settings} runs without" if settings else text
 
 
 def _cmd(args: argparse.Namespace) -> int:

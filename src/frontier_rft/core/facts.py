@@ -1,6 +1,7 @@
-"""Facts a selector class declares about itself: what it reads (`Needs`), what a step costs
-(`Cost`). They live on the class (`Selector.needs`, `Selector.cost`) so that the CLI, the
-figures, the benchmarks and the tests discover them instead of keeping tables by name.
+"""Facts a selector class declares about itself: what it reads (`Needs`), what it cannot run
+without (`Requires`), what a step costs (`Cost`). They live on the class (`Selector.needs`,
+`Selector.requires`, `Selector.cost`) so that the CLI, the figures, the benchmarks and the
+tests discover them instead of keeping tables by name.
 
 Plain data only: this module imports nothing from the rest of the package.
 """
@@ -8,9 +9,9 @@ Plain data only: this module imports nothing from the rest of the package.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-__all__ = ["COST_KINDS", "Cost", "CostKind", "Needs"]
+__all__ = ["COST_KINDS", "Cost", "CostKind", "Needs", "Requires"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,42 @@ class Needs:
     """TaskPool metadata it takes instead, when the user has it."""
     evidence: tuple[str, ...] = ()
     """`evidence/<what>/<source>` keys it reports when built from prompts alone."""
+
+
+@dataclass(frozen=True)
+class Requires:
+    """TaskPool metadata a selector's configuration cannot run without: any one of `fields`.
+
+    The rule every selector follows (docs/contract.md, "Evidence"): a pool that has none of
+    these fields is refused when the selector is built, by `Selector.__init__`, with the
+    `refusal` message; metadata a selector can derive from one of them is derived and
+    announced. A selector never falls back to a weaker method than its configuration asks
+    for because the pool lacks metadata; where a weaker method exists, `instead` names the
+    setting that asks for it.
+    """
+
+    fields: tuple[str, ...]
+    """TaskPool fields, any one of which is enough ('prompts': derived from the text)."""
+    why: str
+    """What the method does with them, as a clause ('an online regressor reads them')."""
+    instead: tuple[tuple[str, Any, str], ...] = ()
+    """Config settings that run without them: (field, value, what it does then)."""
+
+    def refusal(self, selector: str) -> str:
+        """The ValueError message for a pool holding none of `fields`."""
+        named = " or ".join(f"TaskPool.{f}" for f in self.fields)
+        others = " or ".join(f"{f}=..." for f in self.fields if f != "prompts")
+        if "prompts" not in self.fields:
+            how = f"pass TaskPool(num_tasks=..., {others})"
+        elif others:  # the prompt text first: every user has it
+            how = f"pass TaskPool(num_tasks=..., prompts=[...]) to derive it, or {others}"
+        else:
+            how = "pass TaskPool(num_tasks=..., prompts=[...])"
+        text = f"selector {selector!r} needs {named} ({self.why}): {how}"
+        if not self.instead:
+            return text
+        settings = " or ".join(f"{k}={v!r} ({what})" for k, v, what in self.instead)
+        return f"{text}; or set {settings}"
 
 
 # "thompson": one Beta draw per task is unavoidable (Thompson sampling over all tasks).

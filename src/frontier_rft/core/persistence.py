@@ -29,6 +29,7 @@ import numpy as np
 from frontier_rft.core.checkpoint_file import CheckpointError, header_problem, read_checkpoint
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.pool_diff import pool_mismatch
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
 
 __all__ = [
@@ -183,15 +184,19 @@ def save_selector(
     atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
 
 
-def _check_fits(state: dict[str, Any], pool: TaskPool) -> None:
+def _check_fits(state: dict[str, Any], pool: TaskPool, saved_pool: Any = None) -> None:
     """Refuse a state that does not fit `pool` before building anything of the pool's size:
     every selector's state holds a per-task array, so a header that claims a huge pool
-    without the arrays to match costs no memory."""
-    if state.get("pool_fingerprint") != pool.fingerprint:
-        raise ValueError(
-            f"state was saved for a different TaskPool (fingerprint "
-            f"{state.get('pool_fingerprint')} != {pool.fingerprint}); load it with the same pool"
-        )
+    without the arrays to match costs no memory. `saved_pool` (the file's own pool state,
+    or None) says what differs for a file saved before states carried a pool summary."""
+    summary = state.get("pool_summary")
+    mismatch = pool_mismatch(state.get("pool_fingerprint"), summary, pool)
+    if mismatch is not None:
+        if summary is None and isinstance(saved_pool, dict):
+            with contextlib.suppress(ValueError, TypeError):  # malformed: fingerprints say it
+                summary = TaskPool.from_state(saved_pool).summary()
+                mismatch = pool_mismatch(state.get("pool_fingerprint"), summary, pool)
+        raise ValueError(mismatch)
     base = state.get("base")
     if not isinstance(base, dict):
         raise ValueError("selector state: missing or malformed section 'base'")
@@ -248,6 +253,7 @@ def load_selector(
     if not isinstance(state, dict) or not isinstance(state.get("config"), dict):
         raise CheckpointError(f"{path}: malformed state (expected an object with a config)")
     try:
+        pool_state = None
         if pool is None:
             if header.get("pool") is None:
                 raise ValueError("saved without its TaskPool; pass pool=...")
@@ -255,7 +261,13 @@ def load_selector(
             if not isinstance(pool_state, dict):
                 raise ValueError("malformed TaskPool")
             pool = TaskPool.from_state(pool_state)
-        _check_fits(state, pool)
+        elif (
+            "pool_summary" not in state
+            and header.get("pool") is not None
+            and state.get("pool_fingerprint") != pool.fingerprint
+        ):  # a file from before states carried a summary: its own pool says what differs
+            pool_state = _unflatten(header["pool"], arrays, used)
+        _check_fits(state, pool, pool_state)
         cls = SELECTORS[name]
         config = config_from_dict(cls.config_class, state["config"], what=name)
         if "seed" not in state:

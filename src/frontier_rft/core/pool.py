@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,7 @@ class TaskPool:
     keys: tuple[str, ...] | None = None
     """Canonical key per task for de-duplication (frontier replay); defaults to the index."""
     _fingerprint: str = field(init=False, repr=False, compare=False, default="")
+    _summary: dict[str, Any] | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         n = self.num_tasks
@@ -170,6 +172,38 @@ class TaskPool:
                     h.update(b"\0")
         return h.hexdigest()[:16]
 
+    def summary(self) -> dict[str, Any]:
+        """Size and a digest per metadata field (None when absent), saved with a selector's
+        state so that a refusal to load it on another pool can say what differs
+        (core.pool_diff). Text fields also get an order-free digest: the same prompts in
+        another order (a reshuffled dataset) are told apart from other prompts."""
+        if self._summary is None:
+            fields: dict[str, Any] = {}
+            for name in _ARRAY_FIELDS:
+                arr = getattr(self, name)
+                fields[name] = (
+                    None
+                    if arr is None
+                    else {
+                        "shape": list(arr.shape),
+                        "digest": _digest([np.ascontiguousarray(arr)]),  # no copy
+                    }
+                )
+            for name in _TEXT_FIELDS:
+                items = getattr(self, name)
+                if items is None:
+                    fields[name] = None
+                    continue
+                raw = [s.encode("utf-8", "surrogatepass") for s in items]
+                fields[name] = {
+                    "digest": _digest(b + b"\0" for b in raw),
+                    "unordered": _unordered_digest(raw),
+                }
+            summary = {"num_tasks": self.num_tasks, "fields": fields}
+            object.__setattr__(self, "_summary", summary)
+        assert self._summary is not None
+        return copy.deepcopy(self._summary)
+
     def to_state(self) -> dict[str, Any]:
         """Arrays and strings that reconstruct this pool (used by save_selector)."""
         state: dict[str, Any] = {"num_tasks": self.num_tasks}
@@ -192,6 +226,23 @@ class TaskPool:
             raise ValueError(f"malformed TaskPool state (fields {sorted(state)})")
         fields = {k: _decode_text(k, v) if k in _TEXT_FIELDS else v for k, v in state.items()}
         return cls(**fields)
+
+
+def _digest(chunks: Iterable[Any]) -> str:
+    """16 hex digits of the SHA-256 of the chunks (bytes, or C-contiguous arrays, read in
+    place)."""
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def _unordered_digest(items: Sequence[bytes]) -> str:
+    """The same for any order of the items: the sum of their 64-bit hashes, mod 2**64."""
+    total = 0
+    for item in items:
+        total += int.from_bytes(hashlib.blake2b(item, digest_size=8).digest(), "little")
+    return f"{total % 2**64:016x}"
 
 
 def _decode_text(name: str, value: Any) -> Any:

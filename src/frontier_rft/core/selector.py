@@ -25,9 +25,10 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, check_magnitude
 from frontier_rft.core.config import SelectorConfig, config_to_dict
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.pool_diff import pool_mismatch
 from frontier_rft.core.state_check import (
     check_keys,
     read_array,
@@ -73,6 +74,9 @@ class Selector(ABC):
     # registry refuses a registered class that lacks needs, cost or color.
     needs: ClassVar[Needs]
     """What it reads and derives from prompts alone (`frontier selectors`)."""
+    requires: ClassVar[Requires | None] = None
+    """TaskPool metadata its default configuration cannot run without (None: rewards alone
+    suffice); `requirement(config)` when it depends on the configuration."""
     cost: ClassVar[Cost]
     """Per-step cost class the overhead benchmark holds it to."""
     color: ClassVar[str]
@@ -93,6 +97,11 @@ class Selector(ABC):
         """
         return {}
 
+    @classmethod
+    def requirement(cls, config: SelectorConfig) -> Requires | None:
+        """TaskPool metadata this configuration cannot run without (None: rewards alone)."""
+        return cls.requires
+
     def __init__(self, pool: TaskPool, config: SelectorConfig | None = None, *, seed: int = 0):
         if not isinstance(pool, TaskPool):
             raise ValueError(f"pool must be a frontier_rft.TaskPool, got {type(pool).__name__}")
@@ -109,6 +118,10 @@ class Selector(ABC):
             or not 0 <= seed < MAX_SEED
         ):
             raise ValueError(f"seed must be an int in [0, 2**256), got {seed!r}")
+        # One rule for every selector: refused here, before any work, or built in full.
+        need = self.requirement(config)
+        if need is not None and all(getattr(pool, f) is None for f in need.fields):
+            raise ValueError(need.refusal(self.name))
         self.pool = pool
         self.config = config
         self.seed = int(seed)
@@ -330,6 +343,7 @@ class Selector(ABC):
                 "config": config_to_dict(self.config),
                 "seed": self.seed,
                 "pool_fingerprint": self.pool.fingerprint,
+                "pool_summary": self.pool.summary(),
                 "rng": self.rng.bit_generator.state,
                 "base": base,
                 "algo": self._state_dict(),
@@ -435,11 +449,10 @@ class Selector(ABC):
                 f"state was saved by selector {state.get('selector')!r}, not {self.name!r}"
             )
         if not _equal(state.get("pool_fingerprint"), self.pool.fingerprint):
-            raise ValueError(
-                "state was saved for a different TaskPool (fingerprint "
-                f"{state.get('pool_fingerprint')} != {self.pool.fingerprint}); "
-                "load it with the same pool"
+            mismatch = pool_mismatch(
+                state.get("pool_fingerprint"), state.get("pool_summary"), self.pool
             )
+            raise ValueError(mismatch)
         if isinstance(state.get("config"), dict):
             known = config_to_dict(self.config)
             check_keys(state["config"], f"{self.name} state: config", (), optional=known)
@@ -537,6 +550,7 @@ _STATE_KEYS = (
     "config",
     "seed",
     "pool_fingerprint",
+    "pool_summary",
     "rng",
     "base",
     "algo",

@@ -28,7 +28,12 @@ from frontier_rft.core.state_check import (
     read_int,
     read_permutation,
 )
-from frontier_rft.selectors.offline import TIE_BREAKS, difficulty_order, observed_difficulty
+from frontier_rft.selectors.offline import (
+    DIFFICULTY,
+    TIE_BREAKS,
+    difficulty_order,
+    observed_difficulty,
+)
 
 __all__ = ["ADCLConfig", "ADCLSelector", "PassRateEstimator"]
 
@@ -94,6 +99,7 @@ class ADCLSelector(Selector):
         "difficulty=(N,); estimator= a pass-rate estimator (4 rollouts per prompt in METIS)",
         ("evidence/difficulty/observed", "evidence/features/text"),
     )
+    requires = DIFFICULTY
     cost = Cost("sublinear", "O(B)", "sorted chunks, re-estimated between chunks")
     color = "#bcbd22"  # olive: apart from offline's brown, the other difficulty curriculum
     linestyle = "-."  # next to offline, and can trace the same curve

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -64,6 +64,12 @@ _EMPTY_F = np.zeros(0, dtype=np.float64)
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
+
+
+_WITHOUT_SOURCES = (
+    ("plugin", "regression", "implicit evidence from the tasks' own past pass rates"),
+    ("plugin", "none", "explicit evidence only"),
+)
 
 
 class BOTSSelector(Selector):
@@ -148,13 +154,40 @@ class BOTSSelector(Selector):
             "late_pieces": 0.0,
         }
 
+    @classmethod
+    def requirement(cls, config: SelectorConfig) -> Requires | None:
+        """Implicit evidence needs a source unless the config asks for none (or defers it)."""
+        assert isinstance(config, BOTSConfig)
+        plugin = config.plugin
+        if plugin == "interpolation":
+            return Requires(
+                ("reference_pass_rates",),
+                "the interpolation plug-in reads weak/strong reference pass rates",
+                _WITHOUT_SOURCES,
+            )
+        if plugin == "kernel":
+            return Requires(
+                ("features", "prompts"),
+                "the kernel plug-in compares task embeddings",
+                _WITHOUT_SOURCES,
+            )
+        if plugin == "auto" and config.rho > 0 and not config.candidates:
+            return Requires(
+                ("reference_pass_rates", "features", "prompts"),
+                "implicit evidence for the tasks not selected comes from reference pass rates, "
+                "else from a regression on task features",
+                _WITHOUT_SOURCES,
+            )
+        return None  # 'none', 'regression' (its anchors alone suffice), rho = 0, candidates
+
     # ------------------------------------------------------------------ config
     def _resolve_plugin(self) -> str:
         """The plug-in in use; derives features from prompts when a feature plug-in needs them.
 
         'auto': interpolation when reference pass rates are given, else the regression
-        plug-in on the given features, on features of the prompt text, or (with neither)
-        on the tasks' own anchors alone. Anything but the paper's interpolation is
+        plug-in on the given features or on features of the prompt text (a pool with none
+        of these was refused); an explicit 'regression' runs on the tasks' own anchors alone
+        when the pool has neither features nor prompts. Anything but the interpolation is
         announced with an `EvidenceWarning` and reported as `evidence/plugin/<name>`.
         Candidate mode defers only the interpolation (`_candidate_fallback`).
         """
@@ -170,25 +203,17 @@ class BOTSSelector(Selector):
             choice = "regression"
         if cfg.candidates and choice in ("kernel", "regression"):
             return self._candidate_fallback()
-        if choice == "interpolation":
-            pool.require(
-                "reference_pass_rates",
-                self.name,
-                "weak/strong reference pass rates for the interpolation plug-in; "
-                "or pass plugin='regression' (needs nothing) or 'kernel' (needs prompts "
-                "or features)",
-            )
-        elif choice == "kernel" or (
+        # Selector.__init__ refused a pool without what `choice` reads (requirement()).
+        if choice == "kernel" or (
             choice == "regression" and (pool.features is not None or pool.prompts is not None)
         ):
             self._features, self.evidence["features"] = task_features(pool, self.name)
         if cfg.plugin == "auto":
-            source = {"text": "features of the prompt text", "given": "the given features"}
+            source = "the given" if self.evidence.get("features") == "given" else "prompt-text"
             announce(
                 f"{self.name}: no reference pass rates in the TaskPool, so implicit evidence "
-                f"comes from the regression plug-in on "
-                f"{source.get(self.evidence.get('features', ''), 'the tasks own past rates')}"
-                "; pass reference_pass_rates=(weak, strong) for the paper's interpolation"
+                f"comes from the regression plug-in on {source} features; pass "
+                "reference_pass_rates=(weak, strong) for the paper's interpolation"
             )
         return choice
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP
 from frontier_rft.core.config import SelectorConfig, check, check_choice
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -152,6 +152,7 @@ class FrontierReplaySelector(Selector):
         "features=(N, d) your embeddings, e.g. the policy's (policy_embeddings); keys=",
         ("evidence/features/text", "evidence/keys/prompts"),
     )
+    requires = Requires(("features", "prompts"), "it retrieves neighbours by task embeddings")
     cost = Cost(
         "sublinear",
         "O(CM)",

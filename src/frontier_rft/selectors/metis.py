@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Rollout, Selector
@@ -214,6 +214,7 @@ class METISSelector(Selector):
         "prompts are required; the judge is not derived",
         "judge= the policy (frontier train does this) or HeuristicJudge() (non-LLM)",
     )
+    requires = Requires(("prompts",), "the judge reads each candidate's prompt text")
     cost = Cost("sublinear", "O(mB)", "judge scores m*B candidates (non-LLM judge here)")
     color = "#9467bd"  # purple
     linestyle = "-."  # next to pcl's pink, and can trace the same curve

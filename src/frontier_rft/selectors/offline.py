@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import SelectorConfig, check, check_choice
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -33,6 +33,14 @@ __all__ = ["OfflineConfig", "OfflineSelector", "difficulty_order"]
 MODES = ("sequential", "windowed", "reverse")
 TIE_BREAKS = ("random", "index")
 _EMPTY = np.zeros(0)
+
+
+DIFFICULTY = Requires(
+    ("difficulty", "features", "prompts"),
+    "tasks are ordered by difficulty, else by pass rates observed in training and predicted "
+    "from task features",
+)
+"""What the difficulty curricula (offline, adcl) cannot run without."""
 
 
 def observed_difficulty(selector: Selector) -> ObservedDifficulty | None:
@@ -133,6 +141,7 @@ class OfflineSelector(Selector):
         "difficulty=(N,) e.g. 1 - offline pass rate, or a level column",
         ("evidence/difficulty/observed", "evidence/features/text"),
     )
+    requires = DIFFICULTY
     cost = Cost("sublinear", "O(B)", "walks a precomputed difficulty order")
     color = "#8c564b"  # brown: the difficulty curricula are brown (offline) and olive (adcl)
     config_class = OfflineConfig

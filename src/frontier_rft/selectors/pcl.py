@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -95,6 +95,7 @@ class PCLSelector(Selector):
         "features=(N, d) your embeddings, e.g. the policy's (policy_embeddings)",
         ("evidence/features/text",),
     )
+    requires = Requires(("features", "prompts"), "its value model reads task features")
     cost = Cost("sublinear", "O(mB)", "value model scores m*B candidates")
     color = "#e377c2"  # pink
     test_configs = ({"coverage": "epoch"},)

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.advantages import ESTIMATORS, Estimator
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, check, check_choice
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -152,6 +152,10 @@ class SECSelector(Selector):
         "categories = k-means clusters of prompt-text features",
         "categories=(N,) or (N, 2), e.g. a dataset's source and level columns",
         ("evidence/categories/kmeans_text",),
+    )
+    requires = Requires(
+        ("categories", "features", "prompts"),
+        "its bandit's arms are categories, else k-means clusters of the features",
     )
     cost = Cost("sublinear", "O(B)", "bandit over categories, uniform within an arm")
     color = "#2ca02c"  # green

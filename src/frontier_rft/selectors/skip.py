@@ -36,10 +36,11 @@ beta0). q0 is then q of an average untried prompt, Beta(c m, c (1 - m)).
 p~_k is the implicit evidence: with features (given, the policy's self-embeddings, or
 derived from the prompt text) an online ridge regression of each group's smoothed logit
 pass rate on its prompt's features predicts it, so prompts never tried are judged by
-tried prompts that look alike (GRESO takes every unseen prompt); without features,
-p~ = m. Fractional rewards in [0, 1] count as s = sum of rewards,
-f = n - s; q is then the binary model's chance of a spread-out group (a group whose rewards
-are all equal to a value in between is not predicted, so it is never skipped for it).
+tried prompts that look alike (GRESO takes every unseen prompt); with plugin='none'
+(the only way to build it on a pool with neither features nor prompts), p~ = m.
+Fractional rewards in [0, 1] count as s = sum of rewards, f = n - s; q is then the binary
+model's chance of a spread-out group (a group whose rewards are all equal to a value in
+between is not predicted, so it is never skipped for it).
 """
 
 from __future__ import annotations
@@ -51,12 +52,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import SelectorConfig, check, check_choice
-from frontier_rft.core.facts import Cost, Needs
+from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
-from frontier_rft.features.derive import announce, task_features
+from frontier_rft.features.derive import task_features
 from frontier_rft.selectors.ridge import OnlineRidge
 from frontier_rft.structures.epoch_walk import EpochWalk
 
@@ -83,8 +84,8 @@ class SkipConfig(SelectorConfig):
     min_keep: float = 0.01
     """Floor of the keep probability, so no prompt is skipped for good (GRESO's 0.01)."""
     plugin: Literal["auto", "regression", "none"] = "auto"
-    """Implicit evidence: 'regression' on task features, 'none', or 'auto' (regression
-    when the pool has features or prompts)."""
+    """Implicit evidence: 'regression' on task features (given or derived from the prompt
+    text), or 'none' (the base prior); 'auto' is 'regression'."""
     regression_ridge: float = 1.0
     """L2 penalty of the implicit-evidence regression (as BOTS's regression plug-in)."""
     regression_forgetting: float = 0.95
@@ -140,6 +141,18 @@ class SkipSelector(Selector):
     )
     color: ClassVar[str] = "#17a589"  # teal
 
+    @classmethod
+    def requirement(cls, config: SelectorConfig) -> Requires | None:
+        """The regression for prompts never tried reads features, unless plugin='none'."""
+        assert isinstance(config, SkipConfig)
+        if config.plugin == "none":
+            return None
+        return Requires(
+            ("features", "prompts"),
+            "prompts never tried are judged by a regression on prompt features",
+            (("plugin", "none", "prompts never tried get the base prior only"),),
+        )
+
     def __init__(self, pool: TaskPool, config: SkipConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)
         cfg = self.config
@@ -147,16 +160,7 @@ class SkipSelector(Selector):
         self._walk = EpochWalk(n)
         self._features: F64 | None = None
         self._ridge: OnlineRidge | None = None
-        plugin = cfg.plugin
-        if plugin == "auto":
-            plugin = (
-                "regression" if (pool.features is not None or pool.prompts is not None) else "none"
-            )
-            if plugin == "none":
-                announce(
-                    f"{self.name}: no prompts or features in the TaskPool, so prompts never "
-                    "tried get the base prior only; pass TaskPool(prompts=...) or features="
-                )
+        plugin = "regression" if cfg.plugin == "auto" else cfg.plugin  # requirement() checked
         if plugin == "regression":
             self._features, self.evidence["features"] = task_features(pool, self.name)
             self._ridge = OnlineRidge(

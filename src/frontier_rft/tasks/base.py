@@ -19,7 +19,23 @@ import numpy as np
 
 from frontier_rft.core.pool import TaskPool
 
-__all__ = ["TaskItem", "Verifier", "load_jsonl", "pool_from_items", "save_jsonl"]
+__all__ = [
+    "TaskItem",
+    "TasksExhausted",
+    "Verifier",
+    "load_jsonl",
+    "pool_from_items",
+    "save_jsonl",
+]
+
+
+class TasksExhausted(ValueError):
+    """A generator was asked for more distinct tasks than its levels hold (it gave up)."""
+
+    def __init__(self, message: str, drawn: int):
+        super().__init__(message)
+        self.drawn = drawn
+        """Distinct items drawn before it gave up: asking for this many (same seed) works."""
 
 
 @dataclass(frozen=True)

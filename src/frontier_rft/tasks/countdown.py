@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import TypeAlias
 
 from frontier_rft.core.config import check
-from frontier_rft.tasks.base import TaskItem
+from frontier_rft.tasks.base import TaskItem, TasksExhausted
 
 __all__ = [
     "COUNTDOWN_LEVELS",
@@ -199,11 +199,12 @@ def generate_countdown(
         key = (tuple(sorted(numbers)), target)
         if key in seen:
             repeats += 1
-            check(
-                repeats < MAX_REPEATED_DRAWS,
-                f"only {len(items)} distinct items drawn for {spec}: request fewer than {n} or "
-                "widen the number and target ranges",
-            )
+            if repeats >= MAX_REPEATED_DRAWS:
+                raise TasksExhausted(
+                    f"only {len(items)} distinct items drawn for {spec}: request fewer than "
+                    f"{n} or widen the number and target ranges",
+                    len(items),
+                )
             continue
         repeats = 0
         seen.add(key)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -49,6 +50,8 @@ __all__ = [
     "run_specs",
     "testbed",
 ]
+
+_log = logging.getLogger(__name__)
 
 
 DYNAMIC_SAMPLING = (None, "fixed", "adaptive")
@@ -285,7 +288,7 @@ def gpu_testbed(model: ModelConfig, train: TrainConfig) -> Testbed:
 # ---------------------------------------------------------------------------- start model
 
 
-def prepare_start_model(tb: Testbed, root: Path, log: Callable[[str], None] = print) -> Path:
+def prepare_start_model(tb: Testbed, root: Path, log: Callable[[str], None] = _log.info) -> Path:
     """Build and warm-start the model once (skipped when done); returns the SFT directory."""
     from frontier_rft.training.sft import run_sft
     from frontier_rft.training.tiny_model import build_tiny_lm

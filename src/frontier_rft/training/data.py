@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontier_rft.core.pool import TaskPool
-from frontier_rft.tasks.base import TaskItem, Verifier, pool_from_items
+from frontier_rft.tasks.base import TaskItem, TasksExhausted, Verifier, pool_from_items
 from frontier_rft.training.config import DEFAULT_LEVELS, TASKS
 
 TASK_NAMES = TASKS
@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_LEVELS",
     "HELDOUT_BUCKETS",
     "TASK_NAMES",
+    "SplitTooLarge",
     "TaskSuite",
     "build_pool",
     "countdown_levels",
@@ -167,46 +168,112 @@ def is_heldout(item: TaskItem) -> bool:
     return digest[0] % HELDOUT_BUCKETS == 0
 
 
-def _filtered(
-    suite: TaskSuite,
-    n: int,
-    seed: int,
-    levels: str,
-    keep: Callable[[TaskItem], bool],
-    oversample: float,
-) -> list[TaskItem]:
-    """The first n distinct-key items satisfying `keep`, ids renumbered 0..n-1."""
-    want = int(n * oversample) + 8
-    for _ in range(12):  # grow the draw until enough items survive the filter
+class SplitTooLarge(ValueError):
+    """A split asked for more distinct tasks than its levels hold for that seed."""
+
+    def __init__(self, message: str, capacity: int | None):
+        super().__init__(message)
+        self.capacity = capacity
+        """The largest split these levels give for this seed (None: not known)."""
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Which tasks a split keeps, and how many it draws per task asked for at first."""
+
+    name: str
+    keep: Callable[[TaskItem], bool]
+    oversample: float
+
+
+_TRAIN = _Split("training", lambda it: not is_heldout(it), 1.25)
+_HELDOUT = _Split("held-out", is_heldout, 1.25 * HELDOUT_BUCKETS)
+_GROWTHS = 12
+"""Draws a split tries, each 1.5x the one before, before it gives up."""
+
+
+def _draws(n: int, split: _Split) -> list[int]:
+    """The sizes of the draws a split of n tries, in order."""
+    sizes = [int(n * split.oversample) + 8]
+    while len(sizes) < _GROWTHS:
+        sizes.append(int(sizes[-1] * 1.5))
+    return sizes
+
+
+def _filtered(suite: TaskSuite, n: int, seed: int, levels: str, split: _Split) -> list[TaskItem]:
+    """The first n distinct-key items satisfying `split.keep`, ids renumbered 0..n-1.
+
+    The generators draw a seeded stream, so a larger draw extends a smaller one.
+    """
+    for want in _draws(n, split):  # grow the draw until enough items survive the filter
         try:
             items = suite.generate(want, seed, levels)
-        except ValueError as exc:
-            raise ValueError(
-                f"levels {levels!r} have too few distinct tasks for a split of {n} ({exc}); "
-                "ask for fewer tasks or widen the number range (e.g. 2x30 instead of 2x20)"
+        except TasksExhausted as exc:
+            capacity = _split_capacity(suite, seed, levels, split, exc.drawn)
+            raise SplitTooLarge(
+                f"levels {levels!r} hold at most {capacity} distinct {split.name} tasks for "
+                f"seed {seed}, not {n}; ask for fewer tasks or widen the number range "
+                "(e.g. 2x30 instead of 2x20)",
+                capacity,
             ) from exc
-        out: list[TaskItem] = []
-        seen: set[str] = set()
-        for it in items:
-            key = task_key(it)
-            if key in seen or not keep(it):
-                continue
+        except ValueError as exc:
+            raise SplitTooLarge(
+                f"levels {levels!r} have too few distinct tasks for a split of {n} ({exc}); "
+                "ask for fewer tasks or widen the number range (e.g. 2x30 instead of 2x20)",
+                None,
+            ) from exc
+        out = _first_distinct(items, n, split.keep)
+        if len(out) == n:
+            return out
+    raise SplitTooLarge(f"could not generate {n} distinct tasks of levels {levels!r}", None)
+
+
+def _first_distinct(
+    items: Sequence[TaskItem], n: int, keep: Callable[[TaskItem], bool]
+) -> list[TaskItem]:
+    """Up to n items of distinct keys that `keep` accepts, in order, ids renumbered."""
+    out: list[TaskItem] = []
+    seen: set[str] = set()
+    for it in items:
+        key = task_key(it)
+        if key in seen or not keep(it):
+            continue
+        seen.add(key)
+        out.append(dataclasses.replace(it, task_id=len(out)))
+        if len(out) == n:
+            break
+    return out
+
+
+def _split_capacity(suite: TaskSuite, seed: int, levels: str, split: _Split, drawn: int) -> int:
+    """The largest n for which `_filtered` succeeds, given that the seed's stream ends after
+    `drawn` items: the same draws and filter, replayed on prefixes of that stream."""
+    stream = suite.generate(drawn, seed, levels)
+    kept = [0]  # kept[w]: items the filter keeps among the first w drawn
+    seen: set[str] = set()
+    for it in stream:
+        key = task_key(it)
+        fresh = key not in seen and split.keep(it)
+        if fresh:
             seen.add(key)
-            out.append(dataclasses.replace(it, task_id=len(out)))
-            if len(out) == n:
-                return out
-        want = int(want * 1.5)
-    raise ValueError(f"could not generate {n} distinct tasks of levels {levels!r}")
+        kept.append(kept[-1] + fresh)
+    for n in range(kept[-1], -1, -1):
+        for want in _draws(n, split):
+            if want > drawn:
+                break
+            if kept[want] >= n:
+                return n
+    return 0
 
 
 def train_split(suite: TaskSuite, n: int, seed: int, levels: str) -> list[TaskItem]:
-    """n distinct training tasks (never a held-out key)."""
-    return _filtered(suite, n, seed, levels, lambda it: not is_heldout(it), oversample=1.25)
+    """n distinct training tasks (never a held-out key); SplitTooLarge past what `levels` hold."""
+    return _filtered(suite, n, seed, levels, _TRAIN)
 
 
 def heldout_split(suite: TaskSuite, n: int, seed: int, levels: str) -> list[TaskItem]:
-    """n distinct held-out tasks (held-out keys only)."""
-    return _filtered(suite, n, seed, levels, is_heldout, oversample=1.25 * HELDOUT_BUCKETS)
+    """n distinct held-out tasks (held-out keys only); SplitTooLarge past what `levels` hold."""
+    return _filtered(suite, n, seed, levels, _HELDOUT)
 
 
 def build_pool(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import time
@@ -63,6 +64,8 @@ from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, wri
 from frontier_rft.training.tiny_model import load_lm, save_lm
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
+
+_log = logging.getLogger(__name__)
 
 SUCCESS = 1.0
 """A rollout counts as solved when its reward reaches this (Countdown's 0.1 is format only)."""
@@ -142,7 +145,7 @@ class Trainer:
         run_dir: str | os.PathLike[str],
         *,
         resume: bool = False,
-        log: Callable[[str], None] = print,
+        log: Callable[[str], None] = _log.info,
         progress: bool = False,
     ):
         self.config = config

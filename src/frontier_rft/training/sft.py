@@ -7,6 +7,7 @@ a random listed value (format only; see `metis_judge_training.judge_format_examp
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import random
@@ -25,6 +26,8 @@ from frontier_rft.training.rollout import encode_prompts, score_completions
 from frontier_rft.training.tiny_model import load_lm, save_lm
 
 __all__ = ["demonstration_examples", "run_sft", "sft_loss"]
+
+_log = logging.getLogger(__name__)
 
 Example = tuple[list[int], list[int]]
 
@@ -62,7 +65,7 @@ def run_sft(
     config: SFTConfig,
     model_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
-    log: Callable[[str], None] = print,
+    log: Callable[[str], None] = _log.info,
     log_every: int = 25,
 ) -> dict[str, Any]:
     """Train the model in `model_dir` on demonstrations; save it to `out_dir`; return stats."""

@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.persistence import load_selector, save_selector
+from frontier_rft.core.pool_diff import pool_differences
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_int
 from frontier_rft.integrations.ray.config import (
@@ -542,7 +543,8 @@ class SelectorService:
         elif dataclasses.asdict(saved.config) != dataclasses.asdict(given.config):
             problems.append("a different selector config")
         if given is not None and saved.pool.fingerprint != given.pool.fingerprint:
-            problems.append("a different TaskPool")
+            differ = pool_differences(saved.pool.summary(), given.pool)
+            problems.append(f"a different TaskPool ({', '.join(differ) or 'its metadata'})")
         saved_settings, settings = state.get("semantics"), self.config.semantics()
         if saved_settings != settings:
             saved_settings = saved_settings if isinstance(saved_settings, dict) else {}

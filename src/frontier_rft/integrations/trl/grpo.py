@@ -27,6 +27,7 @@ from frontier_rft.integrations.trl.preflight import (
     local_model_path,
     report_to_problems,
 )
+from frontier_rft.logs import env_level, show_messages
 
 __all__ = ["FrontierScriptArguments", "answer_match", "cli", "main", "make_parser"]
 
@@ -246,7 +247,8 @@ def cli(argv: Sequence[str] | None = None) -> int:
     """`python -m frontier_rft.integrations.trl.grpo`: `main`, with a user's mistake (a
     ValueError, a missing file or module) as one line on stderr and exit status 2."""
     try:
-        main(argv)
+        with show_messages(env_level()):  # the selector it built, and from what evidence
+            main(argv)
     except BrokenPipeError:  # `--help | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 0

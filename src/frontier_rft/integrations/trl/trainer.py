@@ -33,6 +33,7 @@ What it changes, and where:
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 import os
 import time
@@ -74,6 +75,8 @@ __all__ = [
     "FrontierTrainerMixin",
     "task_rows",
 ]
+
+_log = logging.getLogger(__name__)
 
 
 def _with_task_ids(dataset: Any, column: str) -> Any:
@@ -287,10 +290,9 @@ class FrontierTrainerMixin:
         if wanted:
             relabel_evidence(selector, "policy")
         if self.accelerator.is_main_process:
-            print(
+            _log.info(
                 f"frontier-rft: selector {selector.name!r} over {pool.num_tasks} prompts; "
-                f"evidence: {evidence_summary(selector)}{note}",
-                flush=True,
+                f"evidence: {evidence_summary(selector)}{note}"
             )
         return selector
 

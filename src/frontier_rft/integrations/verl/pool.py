@@ -8,6 +8,7 @@ each prompt as verl renders it (the tokenizer's chat template).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from frontier_rft.integrations.verl.config import VerlSamplerConfig
 
 __all__ = ["dataset_selector", "verl_self_embeddings"]
+
+_log = logging.getLogger(__name__)
 
 
 def _reader(dataset: Any) -> tuple[Any, list[str]]:
@@ -131,9 +134,8 @@ def dataset_selector(dataset: Any, config: VerlSamplerConfig) -> Selector:
     )
     if features is not None:
         relabel_evidence(selector, "policy")
-    print(
+    _log.info(
         f"frontier-rft: selector {selector.name!r} over {n} prompts; evidence: "
-        f"{evidence_summary(selector)}{note}",
-        flush=True,
+        f"{evidence_summary(selector)}{note}"
     )
     return selector

@@ -21,6 +21,7 @@ silently uses 0 when it is missing, so an all-zero or duplicated column is an er
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 import os
@@ -45,6 +46,8 @@ __all__ = [
     "install_feedback_hook",
     "read_task_ids",
 ]
+
+_log = logging.getLogger(__name__)
 
 STATE_VERSION = 1
 """Layout version of FrontierSampler.state_dict."""
@@ -355,7 +358,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         if path is None and not self.logs_to_trainer:
             path = "frontier_metrics.jsonl"  # this trainer has no metrics seam: never nowhere
             if self._logger is None:
-                print(f"frontier-rft: selector metrics go to {os.path.abspath(path)}", flush=True)
+                _log.info(f"frontier-rft: selector metrics go to {os.path.abspath(path)}")
         if path is not None and self._logger is None:
             self._logger = JsonlLogger(path)
         return self._logger if path is not None else None
