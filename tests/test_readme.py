@@ -107,3 +107,101 @@ def test_the_runnable_own_loop_example_runs_and_greso_beats_uniform() -> None:
     skills = re.search(r"uniform ([\d.]+), greso ([\d.]+)", text)
     assert skills is not None and float(skills[2]) > float(skills[1]), text
     assert "own_loop" not in sys.modules
+
+
+# --------------------------------------------------------------------------- commands
+GPU_MARK = re.compile(r"#.*\b(on a GPU|one H100)\b")
+
+
+def readme_commands() -> list[tuple[str, bool]]:
+    """Every command of the README's bash blocks, continuation lines joined, with whether
+    its comment marks it as needing a GPU."""
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.strip():
+                command = re.sub(r"\s+#.*$", "", line).strip()
+                commands.append((command, bool(GPU_MARK.search(line))))
+    return commands
+
+
+def test_the_readme_is_a_short_users_guide() -> None:
+    assert len(README.splitlines()) <= 230
+
+
+def test_every_readme_command_runs_or_is_marked_as_needing_a_gpu(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Each command is run here (at the size the README shows), or, when its comment says it
+    needs a GPU, parsed by the program it calls and its files checked; make targets and pip
+    extras are checked to exist. A command of any other kind fails the test: give it a way
+    to be checked."""
+    import shlex
+    import subprocess
+    import sys
+    import tomllib
+
+    from frontier_rft.cli.main import build_parser, main
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    make_targets = set(re.findall(r"^([\w-]+):", (REPO / "Makefile").read_text(), flags=re.M))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    yaml_block = next(b for b in re.findall(r"```yaml\n(.*?)```", README, flags=re.S))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (tmp_path / "grpo.yaml").write_text(
+        yaml_block.replace("Qwen/Qwen2.5-0.5B-Instruct", str(model))
+    )
+    (tmp_path / "data").mkdir()
+    row = {"prompt": "What is 1 + 1?", "answer": "2"}
+    (tmp_path / "data" / "train.jsonl").write_text(__import__("json").dumps(row) + "\n")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    verl_rows = [  # verl's data format: chat prompt, stable id in extra_info.index
+        {
+            "prompt": [{"role": "user", "content": f"What is {i} + 1?"}],
+            "reward_model": {"ground_truth": str(i + 1)},
+            "extra_info": {"index": i},
+        }
+        for i in range(8)
+    ]
+    pq.write_table(pa.Table.from_pylist(verl_rows), tmp_path / "train.parquet")
+    checked = []
+    for command, needs_gpu in readme_commands():
+        words = shlex.split(command)
+        if words[0] == "make":
+            assert set(words[1:]) <= make_targets, command
+        elif words[:2] == ["pip", "install"]:
+            named = re.findall(r"\.\[([\w,-]+)\]", command)
+            for extra in ",".join(named).split(",") if named else []:
+                assert extra in extras, (command, extra)
+        elif words[0] == "frontier":
+            if needs_gpu:
+                build_parser().parse_args(words[1:])  # exits on an unknown flag or value
+            else:
+                assert main(words[1:]) == 0, command
+        elif words[:2] == ["python", "examples/own_loop.py"]:
+            pass  # run by test_the_runnable_own_loop_example_runs_and_greso_beats_uniform
+        elif needs_gpu and "-m" in words:
+            module = words[words.index("-m") + 1]
+            for word in words:
+                if word.startswith("--config-name="):
+                    assert (REPO / "examples" / "verl" / f"{word.split('=')[1]}.yaml").exists()
+            if module.startswith("frontier_rft"):
+                help_run = subprocess.run(
+                    [sys.executable, "-m", module, "--help"],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
+                assert help_run.returncode == 0, help_run.stderr[-2000:]
+        else:
+            raise AssertionError(f"no way to check this README command: {command}")
+        checked.append(command)
+    assert any(c.startswith("frontier check-config trl") for c in checked)
+    assert any(c.startswith("frontier check-config verl") for c in checked)

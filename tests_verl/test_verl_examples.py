@@ -25,6 +25,7 @@ B, N_ROLLOUTS = 4, 3
 
 # example -> (selector, evidence keys its metrics report, what the pool must hold)
 EXPECTED = {
+    "greso": ("greso", set(), ()),
     "prioritized": ("prioritized", set(), ()),
     "bots": ("bots", {"evidence/plugin/interpolation"}, ("reference_pass_rates",)),
     "sec": ("sec", {"evidence/categories/given"}, ("categories",)),
