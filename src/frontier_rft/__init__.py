@@ -3,8 +3,9 @@
 import logging
 
 from frontier_rft.core import Feedback, GroupBatch, Selector, SelectorConfig, TaskPool
-from frontier_rft.core.persistence import CheckpointError, load_selector, save_selector
+from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.selectors.persistence import load_selector, save_selector
 
 __version__ = "0.2.0"
 """The release; pyproject.toml reads it from here (the only place it is written)."""

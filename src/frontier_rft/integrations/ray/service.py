@@ -36,7 +36,6 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
-from frontier_rft.core.persistence import load_selector, save_selector
 from frontier_rft.core.pool_diff import pool_differences
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_int
@@ -55,6 +54,7 @@ from frontier_rft.integrations.ray.validation import (
     check_jump,
     check_record,
 )
+from frontier_rft.selectors.persistence import load_selector, save_selector
 
 __all__ = ["STATE_VERSION", "SelectorService", "SelectorSpec", "ServiceConfig"]
 
