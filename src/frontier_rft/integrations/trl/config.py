@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
-from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.integrations.pool import PoolColumns, reward_pair
+from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
 
 __all__ = ["SELF_EMBEDDINGS", "FrontierConfig"]
