@@ -1,4 +1,9 @@
-"""frontier-rft: choose which prompts get rollouts so RL fine-tuning stays at the frontier."""
+"""frontier-rft: choose which prompts get rollouts so RL fine-tuning stays at the frontier.
+
+The subpackages form layers (core at the bottom, the command line at the top); the picture,
+what lives where and the import rule a test enforces are in the repository's
+docs/architecture.md.
+"""
 
 import logging
 
