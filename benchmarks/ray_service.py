@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft import Feedback, Selector, TaskPool, make_selector
-from frontier_rft.integrations.ray.service import SelectorService, ServiceConfig
+from frontier_rft.service import SelectorService, ServiceConfig
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -59,9 +59,9 @@ from typing import Any
 import numpy as np
 
 from frontier_rft import Feedback, TaskPool
-from frontier_rft.integrations.ray.service import ServiceConfig
-from frontier_rft.integrations.ray.shard import ShardService
-from frontier_rft.integrations.ray.sharded import (
+from frontier_rft.service import ServiceConfig
+from frontier_rft.service.shard import ShardService
+from frontier_rft.service.sharded import (
     BatchedClient,
     LocalShards,
     ShardedService,

@@ -21,7 +21,7 @@ from typing import Any
 
 from frontier_rft.cli.bench_rl import seed_list
 from frontier_rft.cli.common import int_tuple
-from frontier_rft.integrations.metrics_log import read_metrics_jsonl
+from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.training.bench_metrics import bootstrap_mean_ci
 
 

@@ -13,7 +13,6 @@ import pytest
 
 from conftest import assert_state_equal, drive
 from frontier_rft import SELECTORS, Feedback, TaskPool, make_selector
-from frontier_rft.core.persistence import load_selector, save_selector
 from frontier_rft.features import TextFeatureConfig, text_features
 from frontier_rft.features.derive import (
     EvidenceWarning,
@@ -21,6 +20,7 @@ from frontier_rft.features.derive import (
     cluster_features,
     task_categories,
 )
+from frontier_rft.selectors.persistence import load_selector, save_selector
 
 PROMPTS = [
     f"{verb} the {noun} of {a} and {b} {tail}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.integrations.metrics_log import curriculum_metrics, read_metrics_jsonl
+from frontier_rft.metrics_log import curriculum_metrics, read_metrics_jsonl
 
 
 def test_records_keep_prefixed_keys_and_gain_unprefixed_ones(tmp_path: Path) -> None:

@@ -148,7 +148,7 @@ def test_the_summary_by_hand() -> None:
 
 
 def test_a_service_restarted_on_another_pool_says_what_differs(tmp_path: Path) -> None:
-    from frontier_rft.integrations.ray.service import SelectorService, ServiceConfig
+    from frontier_rft.service import SelectorService, ServiceConfig
 
     cfg = ServiceConfig(checkpoint_dir=str(tmp_path / "svc"))
     service = SelectorService(make_selector("greso", saved_pool(), seed=0), cfg)

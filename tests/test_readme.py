@@ -139,6 +139,7 @@ def test_every_readme_command_runs_or_is_marked_as_needing_a_gpu(
     import shlex
     import subprocess
     import sys
+
     import tomllib
 
     from frontier_rft.cli.main import build_parser, main

@@ -293,7 +293,7 @@ def test_resume_refuses_a_foreign_selector_and_a_pointer_outside_the_run(
     sft_dir: Path, tmp_path: Path
 ) -> None:
     from frontier_rft import TaskPool, make_selector
-    from frontier_rft.core.persistence import save_selector
+    from frontier_rft.selectors.persistence import save_selector
 
     run = tmp_path / "x"
     ckpt = _one_step_checkpoint(sft_dir, run)

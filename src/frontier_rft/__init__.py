@@ -1,10 +1,16 @@
-"""frontier-rft: choose which prompts get rollouts so RL fine-tuning stays at the frontier."""
+"""frontier-rft: choose which prompts get rollouts so RL fine-tuning stays at the frontier.
+
+The subpackages form layers (core at the bottom, the command line at the top); the picture,
+what lives where and the import rule a test enforces are in the repository's
+docs/architecture.md.
+"""
 
 import logging
 
 from frontier_rft.core import Feedback, GroupBatch, Selector, SelectorConfig, TaskPool
-from frontier_rft.core.persistence import CheckpointError, load_selector, save_selector
+from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.selectors.persistence import load_selector, save_selector
 
 __version__ = "0.2.0"
 """The release; pyproject.toml reads it from here (the only place it is written)."""

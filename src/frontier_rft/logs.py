@@ -5,7 +5,7 @@ logger holds only a NullHandler (the stdlib's advice for libraries), so an appli
 decides what is shown. The entry points (`frontier`, `python -m
 frontier_rft.integrations.trl.grpo`) show INFO and above on stderr, one plain line each;
 `--log-level` or $FRONTIER_LOG_LEVEL changes the level. Warnings stay `warnings`, progress
-stays tqdm (frontier_rft.progress).
+stays tqdm (frontier_rft.progress), and per-step metrics go to frontier_rft.metrics_log.
 
 In a script of your own: `logging.basicConfig(level=logging.INFO)`, or
 `logging.getLogger("frontier_rft").setLevel(logging.INFO)` plus a handler.

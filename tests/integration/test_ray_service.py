@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from frontier_rft import Feedback, Selector, TaskPool, make_selector
-from frontier_rft.integrations.ray.journal import read_log
-from frontier_rft.integrations.ray.service import SelectorService, ServiceConfig
+from frontier_rft.service import SelectorService, ServiceConfig
+from frontier_rft.service.journal import read_log
 
 pytestmark = pytest.mark.integration
 

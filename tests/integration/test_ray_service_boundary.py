@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from frontier_rft import Feedback, TaskPool, make_selector
-from frontier_rft.integrations.ray import journal as journal_module
-from frontier_rft.integrations.ray.journal import read_log
-from frontier_rft.integrations.ray.service import SelectorService, ServiceConfig
+from frontier_rft.service import SelectorService, ServiceConfig
+from frontier_rft.service import journal as journal_module
+from frontier_rft.service.journal import read_log
 
 pytestmark = pytest.mark.integration
 
@@ -175,8 +175,8 @@ def test_concurrent_flushes_share_fsyncs_and_are_acknowledged_once_durable(
     import asyncio
     import time
 
-    from frontier_rft.integrations.ray.shard import ShardService
-    from frontier_rft.integrations.ray.shard_async import AsyncShardActor
+    from frontier_rft.service.shard import ShardService
+    from frontier_rft.service.shard_async import AsyncShardActor
 
     synced_records: list[int] = []
     real = os.fsync

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import load_benchmark
-from frontier_rft.integrations.ray.shard import ShardService
+from frontier_rft.service.shard import ShardService
 
 pytestmark = pytest.mark.integration
 

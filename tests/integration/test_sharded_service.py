@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from frontier_rft import Feedback, TaskPool, make_selector
-from frontier_rft.integrations.ray.service import ServiceConfig
-from frontier_rft.integrations.ray.shard import ShardService
-from frontier_rft.integrations.ray.sharded import (
+from frontier_rft.selectors.bots import BOTSSelector
+from frontier_rft.service import ServiceConfig
+from frontier_rft.service.shard import ShardService
+from frontier_rft.service.sharded import (
     BatchedClient,
     LocalShards,
     ShardedService,
@@ -21,7 +22,6 @@ from frontier_rft.integrations.ray.sharded import (
     shard_config,
     shard_selectors,
 )
-from frontier_rft.selectors.bots import BOTSSelector
 
 pytestmark = pytest.mark.integration
 

@@ -29,7 +29,6 @@ from trl import GRPOConfig, RLOOConfig
 from trl.trainer.utils import RepeatSampler
 
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector
-from frontier_rft.integrations.metrics_log import SUMMARY_KEYS
 from frontier_rft.integrations.trl import (
     FrontierConfig,
     FrontierGRPOTrainer,
@@ -38,6 +37,7 @@ from frontier_rft.integrations.trl import (
     task_rows,
 )
 from frontier_rft.integrations.trl.state import state_digest
+from frontier_rft.metrics_log import SUMMARY_KEYS
 
 pytestmark = [
     pytest.mark.integration,

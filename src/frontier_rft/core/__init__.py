@@ -1,4 +1,5 @@
-"""Core contract: TaskPool, Feedback, the Selector base class and persistence (numpy only)."""
+"""Core contract: TaskPool, Feedback, the Selector base class and the selector-file format
+(numpy only)."""
 
 from frontier_rft.core.advantages import ESTIMATORS, group_advantages
 from frontier_rft.core.config import SelectorConfig

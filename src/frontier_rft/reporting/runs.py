@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.core.jsonsafe import load_json_file
-from frontier_rft.integrations.metrics_log import read_metrics_jsonl
+from frontier_rft.metrics_log import read_metrics_jsonl
 
 __all__ = [
     "compare_runs",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.integrations.metrics_log import read_metrics_jsonl
+from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.reporting.colors import BASELINE_COLOR, SELECTOR_COLORS, label_colors
 from frontier_rft.reporting.data import moving_average, smoothing_note, tenth_window
 from frontier_rft.reporting.plots import _figure

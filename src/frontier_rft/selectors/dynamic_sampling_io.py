@@ -7,35 +7,23 @@ pass it in, and the file's nested state is loaded into it.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-import numpy as np
-
-from frontier_rft.core.checkpoint_file import CheckpointError, header_problem, read_checkpoint
+from frontier_rft.core.checkpoint_file import CheckpointError, read_checkpoint
 from frontier_rft.core.config import config_from_dict
-from frontier_rft.core.persistence import _flatten, _unflatten, atomic_write_bytes
+from frontier_rft.core.persistence import unflatten_state, write_state_file
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
 from frontier_rft.selectors.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 
 __all__ = ["load_dynamic_sampling", "save_dynamic_sampling"]
 
 _NAME = "dynamic_sampling"
-_HEADER = "__header__"
 
 
 def save_dynamic_sampling(wrapper: DynamicSampling, path: str | os.PathLike[str]) -> None:
     """Atomically write the wrapper's full state (inner selector's state nested) to `path`."""
-    arrays: dict[str, np.ndarray] = {}
-    tree = _flatten(wrapper.state_dict(), "state", arrays)
-    header = {"format_version": FORMAT_VERSION, "selector": _NAME, "state": tree}
-    text = json.dumps(header).encode("utf-8")
-    problem = header_problem(text)
-    if problem is not None:
-        raise ValueError(f"dynamic sampling state header is {problem}; this is a bug")
-    arrays[_HEADER] = np.frombuffer(text, dtype=np.uint8)
-    atomic_write_bytes(path, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
+    write_state_file(path, _NAME, {"state": wrapper.state_dict()})
 
 
 def load_dynamic_sampling(path: str | os.PathLike[str], selector: Selector) -> DynamicSampling:
@@ -48,7 +36,7 @@ def load_dynamic_sampling(path: str | os.PathLike[str], selector: Selector) -> D
             f"(selector {header.get('selector')!r}); save_dynamic_sampling writes those"
         )
     try:
-        state = _unflatten(header["state"], arrays, set())
+        state = unflatten_state(header["state"], arrays, set())
         if not isinstance(state, dict) or not isinstance(state.get("config"), dict):
             raise ValueError("malformed state (expected an object with a config)")
         config = config_from_dict(DynamicSamplingConfig, state["config"], what=_NAME)

@@ -24,6 +24,8 @@ __all__ = ["REQUIRED_FACTS", "SELECTORS", "check_selector_name", "make_selector"
 
 REQUIRED_FACTS = ("needs", "cost", "color")
 """Class attributes every registered selector declares (the rest have defaults)."""
+_NOT_SEARCHED = ("registry", "persistence")
+"""Modules of this package that define no selector and import this one (save/load)."""
 _HEX = re.compile(r"#[0-9a-fA-F]{6}")
 
 
@@ -32,7 +34,7 @@ def _discover() -> dict[str, type[Selector]]:
     package = importlib.import_module(__name__.rpartition(".")[0])
     found: dict[str, type[Selector]] = {}
     for info in pkgutil.iter_modules(package.__path__):
-        if info.name == "registry":
+        if info.name in _NOT_SEARCHED:
             continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         for cls in vars(module).values():

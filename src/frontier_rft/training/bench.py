@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.integrations.metrics_log import read_metrics_jsonl
+from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 from frontier_rft.training.run_info import read_run_info

@@ -36,8 +36,8 @@ from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.features.policy import policy_embeddings
-from frontier_rft.integrations.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.integrations.pool import relabel_evidence
+from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.selectors.dynamic_sampling import DynamicSampling
 from frontier_rft.selectors.dynamic_sampling_io import load_dynamic_sampling
 from frontier_rft.selectors.metis import METISSelector

@@ -1,7 +1,7 @@
 """One selector behind a named Ray actor, shared by many rollout workers.
 
 The actor is `ray.remote(SelectorService)`: all service logic (staleness, leases,
-checkpoint + write-ahead log) lives in `service.py` and runs the same without Ray.
+checkpoint + write-ahead log) lives in `frontier_rft.service` and runs the same without Ray.
 Ray runs one actor method at a time, in arrival order, so the service needs no locks.
 
     from frontier_rft.integrations.ray import start_service, connect
@@ -27,8 +27,8 @@ from ray.exceptions import RayActorError
 
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.ray.config import SelectorSpec, ServiceConfig
-from frontier_rft.integrations.ray.service import SelectorService
+from frontier_rft.service.config import SelectorSpec, ServiceConfig
+from frontier_rft.service.selector_service import SelectorService
 
 __all__ = [
     "SelectorService",

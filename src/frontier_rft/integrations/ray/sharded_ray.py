@@ -28,9 +28,9 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError
 
 from frontier_rft.core.pool import TaskPool
-from frontier_rft.integrations.ray.config import SelectorSpec, ServiceConfig
-from frontier_rft.integrations.ray.shard_async import AsyncShardActor
-from frontier_rft.integrations.ray.sharded import (
+from frontier_rft.service.config import SelectorSpec, ServiceConfig
+from frontier_rft.service.shard_async import AsyncShardActor
+from frontier_rft.service.sharded import (
     BatchedClient,
     Partition,
     ShardedService,

@@ -1,4 +1,5 @@
-"""FrontierConfig: the selector and how the TRL adapter reads rows, rewards and metrics.
+"""FrontierConfig: the selector and how the TRL adapter reads rows, rewards and metrics;
+FrontierScriptArguments: what the `trl.grpo` script adds (reward functions, trainer, data).
 
 A dataclass that TRL's `TrlParser` (and transformers' `HfArgumentParser`) reads from the
 same YAML file as `GRPOConfig`: no field name clashes with TRL's or transformers' own.
@@ -17,15 +18,23 @@ from __future__ import annotations
 
 import json
 import numbers
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
-from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.integrations.pool import PoolColumns, reward_pair
+from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
 
-__all__ = ["SELF_EMBEDDINGS", "FrontierConfig"]
+__all__ = [
+    "DATA_BUILDERS",
+    "REWARDS",
+    "SELF_EMBEDDINGS",
+    "FrontierConfig",
+    "FrontierScriptArguments",
+    "answer_match",
+]
 
 SELF_EMBEDDINGS = ("auto", "on", "off")
 
@@ -193,3 +202,59 @@ class FrontierConfig:
             pass_rates=tuple(self.pass_rate_columns or ()),
             features=self.features_column,
         )
+
+
+def answer_match(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float]:
+    """1.0 when the row's `answer` appears in the completion's text, else 0.0."""
+    out = []
+    for completion, expected in zip(completions, answer, strict=True):
+        text = completion if isinstance(completion, str) else completion[-1]["content"]
+        out.append(float(str(expected).strip() in text))
+    return out
+
+
+REWARDS: dict[str, Callable[..., list[float]]] = {"answer_match": answer_match}
+"""Reward functions by name; any other entry is a dotted import path."""
+
+
+DATA_BUILDERS = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parquet"}
+"""The datasets builder of each local data file suffix."""
+
+
+@dataclass
+class FrontierScriptArguments:
+    """What the `trl.grpo` script adds to TRL's ScriptArguments."""
+
+    _argument_group_name: ClassVar[str] = "frontier-rft script: rewards, trainer, local data"
+    """The heading of these fields in --help."""
+
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["answer_match"],
+        metadata={"help": "Reward functions: answer_match, or dotted import paths (my.mod.fn)."},
+    )
+    trainer: Literal["grpo", "rloo"] = field(
+        default="grpo", metadata={"help": "TRL trainer: grpo (GRPOConfig) or rloo (RLOOConfig)."}
+    )
+    dataset_files: list[str] | None = field(
+        default=None,
+        metadata={"help": "Local data files (json/jsonl/csv/parquet) instead of dataset_name."},
+    )
+
+    def __post_init__(self) -> None:
+        if self.trainer not in ("grpo", "rloo"):
+            raise ValueError(f"trainer must be grpo or rloo, got {self.trainer!r}")
+        if isinstance(self.reward_funcs, str):  # YAML `reward_funcs: answer_match`
+            self.reward_funcs = [self.reward_funcs]
+        if isinstance(self.dataset_files, str):
+            self.dataset_files = [self.dataset_files]
+        for name in self.reward_funcs:
+            if not isinstance(name, str) or (name not in REWARDS and "." not in name.strip(".")):
+                raise ValueError(
+                    f"unknown reward function {name!r}: {', '.join(sorted(REWARDS))} or a "
+                    "dotted path my.module.function importable from the working directory"
+                )
+        for path in self.dataset_files or ():
+            if str(path).rsplit(".", 1)[-1].lower() not in DATA_BUILDERS:
+                raise ValueError(
+                    f"dataset_files: {path!r} is not a .jsonl, .json, .csv or .parquet file"
+                )

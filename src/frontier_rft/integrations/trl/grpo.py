@@ -17,10 +17,15 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any
 
 from frontier_rft.core.config import did_you_mean
+from frontier_rft.integrations.trl.config import (
+    DATA_BUILDERS,
+    REWARDS,
+    FrontierScriptArguments,
+    answer_match,
+)
 from frontier_rft.integrations.trl.preflight import (
     TRL_PROMPT,
     data_problems,
@@ -33,62 +38,6 @@ __all__ = ["FrontierScriptArguments", "answer_match", "cli", "main", "make_parse
 
 DEBUG_ENV = "FRONTIER_DEBUG"
 """Set to 1 to see the traceback of an error instead of its one-line message."""
-
-
-def answer_match(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float]:
-    """1.0 when the row's `answer` appears in the completion's text, else 0.0."""
-    out = []
-    for completion, expected in zip(completions, answer, strict=True):
-        text = completion if isinstance(completion, str) else completion[-1]["content"]
-        out.append(float(str(expected).strip() in text))
-    return out
-
-
-REWARDS: dict[str, Callable[..., list[float]]] = {"answer_match": answer_match}
-"""Reward functions by name; any other entry is a dotted import path."""
-
-
-DATA_BUILDERS = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parquet"}
-"""The datasets builder of each local data file suffix."""
-
-
-@dataclass
-class FrontierScriptArguments:
-    """What this script adds to TRL's ScriptArguments."""
-
-    _argument_group_name: ClassVar[str] = "frontier-rft script: rewards, trainer, local data"
-    """The heading of these fields in --help."""
-
-    reward_funcs: list[str] = field(
-        default_factory=lambda: ["answer_match"],
-        metadata={"help": "Reward functions: answer_match, or dotted import paths (my.mod.fn)."},
-    )
-    trainer: Literal["grpo", "rloo"] = field(
-        default="grpo", metadata={"help": "TRL trainer: grpo (GRPOConfig) or rloo (RLOOConfig)."}
-    )
-    dataset_files: list[str] | None = field(
-        default=None,
-        metadata={"help": "Local data files (json/jsonl/csv/parquet) instead of dataset_name."},
-    )
-
-    def __post_init__(self) -> None:
-        if self.trainer not in ("grpo", "rloo"):
-            raise ValueError(f"trainer must be grpo or rloo, got {self.trainer!r}")
-        if isinstance(self.reward_funcs, str):  # YAML `reward_funcs: answer_match`
-            self.reward_funcs = [self.reward_funcs]
-        if isinstance(self.dataset_files, str):
-            self.dataset_files = [self.dataset_files]
-        for name in self.reward_funcs:
-            if not isinstance(name, str) or (name not in REWARDS and "." not in name.strip(".")):
-                raise ValueError(
-                    f"unknown reward function {name!r}: {', '.join(sorted(REWARDS))} or a "
-                    "dotted path my.module.function importable from the working directory"
-                )
-        for path in self.dataset_files or ():
-            if str(path).rsplit(".", 1)[-1].lower() not in DATA_BUILDERS:
-                raise ValueError(
-                    f"dataset_files: {path!r} is not a .jsonl, .json, .csv or .parquet file"
-                )
 
 
 def _reward(name: str) -> Callable[..., Any]:

@@ -27,7 +27,7 @@ from frontier_rft.integrations.preflight import (
     read_data_columns,
     selector_problems,
 )
-from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
 from frontier_rft.model_dirs import looks_local, model_dir_problem
 
 __all__ = [
@@ -171,8 +171,6 @@ def _trl_keys(kind: Any) -> set[str] | None:
 def check_trl_config(values: Mapping[str, Any]) -> Report:
     """Every mistake in a TRL YAML file's values that can be found without a model (see the
     module); relative paths are read from the working directory, as the script reads them."""
-    from frontier_rft.integrations.trl.grpo import REWARDS, FrontierScriptArguments
-
     report = Report()
     ours = {f.name for f in fields(FrontierConfig)}
     script_keys = {f.name for f in fields(FrontierScriptArguments)}

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.persistence import atomic_write_bytes, load_selector, save_selector
+from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
+from frontier_rft.selectors.persistence import load_selector, save_selector
 
 __all__ = ["SAMPLER_FILE", "SELECTOR_FILE", "load_state", "save_state", "state_digest"]
 

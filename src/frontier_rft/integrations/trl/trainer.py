@@ -48,7 +48,6 @@ from trl.trainer.utils import is_async_callable
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
-from frontier_rft.integrations.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.integrations.pool import (
     build_pool,
     evidence_summary,
@@ -66,6 +65,7 @@ from frontier_rft.integrations.trl.rewards import (
 )
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.integrations.trl.state import load_state, save_state, state_digest
+from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 
 __all__ = [
     "FrontierConfig",

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frontier_rft.core.config import check
-from frontier_rft.integrations.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.integrations.pool import reward_pair
+from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
 
 __all__ = ["BATCH_SIZE_NOT_READ", "VerlSamplerConfig"]

@@ -35,10 +35,10 @@ from numpy.typing import NDArray
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.integrations.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.integrations.pool import refused_rewards
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
+from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 
 __all__ = [
     "FrontierSampler",

@@ -3,7 +3,7 @@
 The pool is cut into S contiguous ranges of task ids (`Partition`); shard s runs a
 ShardService over its range (`shard.py`), with its own checkpoint + write-ahead log. The
 transport is a `Shards` object: `LocalShards` (in-process, for tests and one machine)
-or `RayShards` (`sharded_ray.py`, one named actor per shard).
+or `RayShards` (`frontier_rft.integrations.ray.sharded_ray`, one named actor per shard).
 
 `ShardedService.select(n)` is one numbered round:
 
@@ -37,12 +37,12 @@ from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.ray.config import ServiceConfig
-from frontier_rft.integrations.ray.shard import ShardService
-from frontier_rft.integrations.ray.validation import check_feedback, check_integer, check_jump
 from frontier_rft.selectors.bots_config import BOTSConfig
 from frontier_rft.selectors.bots_shard import Coordinator
 from frontier_rft.selectors.registry import SELECTORS, make_selector
+from frontier_rft.service.config import ServiceConfig
+from frontier_rft.service.shard import ShardService
+from frontier_rft.service.validation import check_feedback, check_integer, check_jump
 
 __all__ = [
     "BatchedClient",

@@ -6,6 +6,9 @@ Every trainer (`frontier train`, TRL, verl) logs a selector's metrics under one 
 `curriculum/verl/...`. Trainer logs get a short summary by default (`SUMMARY_KEYS`, the
 `evidence/...` keys and the adapter's lag); `verbosity="all"` sends everything, and the
 JSONL files always hold everything.
+
+Numbers per step only: messages for people go through the `frontier_rft` logger
+(frontier_rft.logs), progress through frontier_rft.progress.
 """
 
 from __future__ import annotations

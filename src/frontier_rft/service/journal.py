@@ -29,8 +29,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.jsonsafe import load_json_file
-from frontier_rft.core.persistence import atomic_write_bytes, save_selector
+from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
+from frontier_rft.selectors.persistence import save_selector
 
 __all__ = ["DirLock", "Journal", "decode_array", "encode_array", "read_log"]
 

@@ -29,8 +29,6 @@ from numpy.typing import NDArray
 from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.ray.config import SelectorSpec, ServiceConfig
-from frontier_rft.integrations.ray.service import SelectorService
 from frontier_rft.selectors.bots import BOTSSelector
 from frontier_rft.selectors.bots_shard import (
     Coordinator,
@@ -39,6 +37,8 @@ from frontier_rft.selectors.bots_shard import (
     propose,
     summarize,
 )
+from frontier_rft.service.config import SelectorSpec, ServiceConfig
+from frontier_rft.service.selector_service import SelectorService
 
 __all__ = ["ShardService"]
 

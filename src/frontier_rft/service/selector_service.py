@@ -36,19 +36,19 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
-from frontier_rft.core.persistence import load_selector, save_selector
 from frontier_rft.core.pool_diff import pool_differences
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_int
-from frontier_rft.integrations.ray.config import (
+from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.service.config import (
     DEFAULT_LEASE_SELECTS,
     SelectorSpec,
     ServiceConfig,
     own_collaborators,
 )
-from frontier_rft.integrations.ray.journal import Journal, decode_array, encode_array
-from frontier_rft.integrations.ray.leases import LeaseTable
-from frontier_rft.integrations.ray.validation import (
+from frontier_rft.service.journal import Journal, decode_array, encode_array
+from frontier_rft.service.leases import LeaseTable
+from frontier_rft.service.validation import (
     Checked,
     check_feedback,
     check_integer,

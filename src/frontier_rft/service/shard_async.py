@@ -19,14 +19,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from frontier_rft.integrations.ray.shard import ShardService
+from frontier_rft.service.shard import ShardService
 
 __all__ = ["AsyncShardActor"]
 
 
 class AsyncShardActor:
-    """ShardService for an async Ray actor: `update_many`, rounds and version announcements
-    are acknowledged once durable, with concurrent calls sharing fsyncs."""
+    """ShardService for an asyncio actor (the Ray layer's shard actor): `update_many`, rounds
+    and version announcements are acknowledged once durable, with concurrent calls sharing
+    fsyncs."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         self.svc = ShardService(*args, **kwargs)

@@ -1,0 +1,194 @@
+"""The import direction of src/frontier_rft: the layers of docs/architecture.md, no cycles.
+
+Every module is parsed with `ast`; every import counts, including those inside functions
+and under `if TYPE_CHECKING:`, and `importlib.import_module("frontier_rft...")` with a
+literal name. A module belongs to a *unit*: its subpackage (`core`, `selectors`, ...), or
+for a top-level module its own name (`progress`, `metrics_log`, `__main__`), or
+`__init__` for the package's own `__init__.py` (the public API). The layers of those
+units are read from the picture in docs/architecture.md, the one place they are written.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "frontier_rft"
+DOC = REPO / "docs" / "architecture.md"
+
+# Imports that break the layer rule today, each with the issue that removes it. Nothing
+# else may: a new one fails test_no_import_breaks_the_layers, and an entry whose import is
+# gone fails test_every_allowed_import_still_exists (delete the entry with the import).
+ALLOWED: dict[tuple[str, str], str] = {
+    # inference reads the trainer's LM helpers; issue 27 part 2 moves them to a module
+    # below both (load_lm, encode_prompts, right_padded, generate_completions, heldout_split).
+    ("frontier_rft.inference.head", "frontier_rft.training.tiny_model"): "27 part 2",
+    ("frontier_rft.inference.pareto", "frontier_rft.training.data"): "27 part 2",
+    ("frontier_rft.inference.pareto", "frontier_rft.training.rollout"): "27 part 2",
+    ("frontier_rft.inference.rollouts", "frontier_rft.training.rollout"): "27 part 2",
+    ("frontier_rft.inference.scoring", "frontier_rft.training.rollout"): "27 part 2",
+    ("frontier_rft.inference.train_head", "frontier_rft.training.rollout"): "27 part 2",
+    ("frontier_rft.inference.train_head", "frontier_rft.training.tiny_model"): "27 part 2",
+    # The reference trainer labels the evidence line with the adapters' helper
+    # (integrations.pool.relabel_evidence); issue 27 part 2 moves it below both.
+    ("frontier_rft.training.grpo", "frontier_rft.integrations.pool"): "27 part 2",
+}
+
+
+# ---------------------------------------------------------------------------- the graph
+def module_files() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the package."""
+    out: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = module_files()
+
+
+def imported_names(module: str, path: Path) -> Iterator[str]:
+    """Every dotted name `module` imports (absolute, relative resolved), anywhere in it."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            # `from pkg import sub` imports the submodule `pkg.sub`; any other name is pkg's.
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                yield sub if sub in MODULES else base
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value
+
+
+def owner(name: str) -> str | None:
+    """The module of the package that `name` (a module or a name in one) resolves to."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def module_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for module, path in MODULES.items():
+        for name in imported_names(module, path):
+            target = owner(name) if name.split(".")[0] == "frontier_rft" else None
+            if target is not None and target != module:
+                graph[module].add(target)
+    return graph
+
+
+def unit(module: str) -> str:
+    """The layered unit of a module: its subpackage, top-level module, or `__init__`."""
+    parts = module.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+GRAPH = module_graph()
+
+
+# ---------------------------------------------------------------------------- the layers
+def read_layers() -> dict[str, int]:
+    """Unit -> layer number, from the first fenced block after `## Layers` in the doc."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("\n## Layers", 1)[1]
+    block = section.split("```", 2)[1]
+    layers: dict[str, int] = {}
+    for line in block.splitlines()[1:]:
+        match = re.match(r"\s*(\d+)\s+(.*)", line)
+        if not match:
+            continue
+        for name in re.sub(r"\(.*?\)", "", match.group(2)).split():
+            assert name not in layers, f"{name} is placed in two layers of {DOC.name}"
+            layers[name] = int(match.group(1))
+    return layers
+
+
+LAYERS = read_layers()
+
+
+def breaks_layers(importer: str, imported: str) -> bool:
+    """A module may import its own unit, or any unit of a lower layer; nothing else."""
+    a, b = unit(importer), unit(imported)
+    return a != b and LAYERS[b] >= LAYERS[a]
+
+
+def test_the_layers_are_read() -> None:
+    """Guard against a parser that reads nothing: the doc's picture has all its layers."""
+    assert LAYERS["core"] == 0 and LAYERS["cli"] > LAYERS["selectors"] > LAYERS["core"]
+    assert LAYERS["service"] > LAYERS["selectors"] and LAYERS["integrations"] > LAYERS["service"]
+
+
+def test_the_graph_sees_every_kind_of_import() -> None:
+    """Module level, inside a function, TYPE_CHECKING and import_module are all edges."""
+    assert "frontier_rft.selectors.registry" in GRAPH["frontier_rft.selectors.persistence"]
+    assert "frontier_rft.progress" in GRAPH["frontier_rft.features.policy"]  # module level
+    assert "frontier_rft.tasks.taxonomy" in GRAPH["frontier_rft.training.evaluate"]  # literal
+    assert "frontier_rft.selectors.metis_judge" in GRAPH["frontier_rft.integrations.pool"]
+    assert "frontier_rft.core.selector" in GRAPH["frontier_rft.reporting.colors"]  # TYPE_CHECKING
+
+
+def test_the_rule_can_fail() -> None:
+    assert breaks_layers("frontier_rft.core.pool", "frontier_rft.selectors.registry")
+    assert breaks_layers("frontier_rft.training.grpo", "frontier_rft.reporting.plots")  # peers
+    assert not breaks_layers("frontier_rft.selectors.bots", "frontier_rft.core.pool")
+    assert not breaks_layers("frontier_rft.core.pool", "frontier_rft.core.config")
+
+
+def test_every_unit_has_a_layer() -> None:
+    """A new subpackage or top-level module is placed in docs/architecture.md's picture."""
+    units = {unit(m) for m in MODULES}
+    assert not units - set(LAYERS), f"place these in {DOC.name}'s layers: {units - set(LAYERS)}"
+    assert not set(LAYERS) - units, f"{DOC.name} names units that do not exist"
+
+
+def test_no_import_breaks_the_layers() -> None:
+    broken = sorted((a, b) for a, targets in GRAPH.items() for b in targets if breaks_layers(a, b))
+    new = [f"{a} -> {b}" for a, b in broken if (a, b) not in ALLOWED]
+    assert not new, (
+        "imports against the layers of docs/architecture.md (a module imports only its own "
+        "unit or lower layers; units of one layer do not import each other):\n" + "\n".join(new)
+    )
+
+
+@pytest.mark.parametrize("edge", sorted(ALLOWED), ids=lambda e: f"{e[0]}->{e[1]}")
+def test_every_allowed_import_still_exists(edge: tuple[str, str]) -> None:
+    a, b = edge
+    assert b in GRAPH.get(a, set()), f"{a} no longer imports {b}: delete it from ALLOWED"
+    assert breaks_layers(a, b), f"{a} -> {b} follows the layers now: delete it from ALLOWED"
+
+
+def test_no_cycle_between_units() -> None:
+    units: dict[str, set[str]] = defaultdict(set)
+    for a, targets in GRAPH.items():
+        units[unit(a)] |= {unit(b) for b in targets if unit(b) != unit(a)}
+    graphlib.TopologicalSorter(units).prepare()  # raises CycleError naming the cycle
+
+
+def test_no_cycle_between_modules() -> None:
+    try:
+        graphlib.TopologicalSorter(GRAPH).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail(f"modules import each other (move what both need below them): {exc.args[1]}")
