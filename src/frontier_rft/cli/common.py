@@ -293,18 +293,34 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> None:
 
 
 def model_dir(path: str | os.PathLike[str], flag: str) -> Path:
-    """A local model directory (config.json inside); never a hub id. UsageError otherwise."""
+    """A local model directory (config.json inside), a GGUF file or a named pretrained model
+    (`frontier_rft.training.pretrained.PRETRAINED`); never a hub id. UsageError otherwise."""
+    from frontier_rft.training.pretrained import (
+        INSTALL_HINT,
+        PRETRAINED,
+        is_gguf_file,
+        is_pretrained_name,
+        smollm2_gguf,
+    )
+
+    if is_pretrained_name(path):
+        if smollm2_gguf() is None:
+            raise UsageError(f"{flag} {path}: {INSTALL_HINT}")
+        return Path(path)
     p = Path(path)
+    if is_gguf_file(p):
+        return p
     where = f"{p} (resolved from {Path.cwd()})" if not p.is_absolute() else str(p)
+    named = f", a .gguf file or a model name ({', '.join(PRETRAINED)})"
     if not p.exists():
         raise UsageError(
-            f"{flag} {where}: no such directory. frontier reads local model directories only "
-            "(a build-model, sft or train output) and never downloads from the hub"
+            f"{flag} {where}: no such directory. frontier reads local model directories "
+            f"(a build-model, sft or train output){named}, and never downloads from the hub"
         )
     if not p.is_dir() or not (p / "config.json").is_file():
         raise UsageError(
             f"{flag} {where}: not a model directory (no config.json); pass a build-model, sft "
-            "or train output directory"
+            f"or train output directory{named}"
         )
     return p
 
