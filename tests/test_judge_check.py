@@ -47,11 +47,13 @@ def test_config_refuses_what_cannot_be_measured() -> None:
         JudgeCheckConfig(top_p=0.0)
 
 
-def test_judge_check_measures_warms_up_and_measures_again(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    init = tiny_models(tmp_path_factory)[0]  # untrained: it never writes \boxed{}
-    model, tokenizer = load_lm(init)
+@pytest.fixture(scope="module")
+def init_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_models(tmp_path_factory)[0]  # untrained: it never writes \boxed{}
+
+
+def test_judge_check_measures_warms_up_and_measures_again(init_dir: Path) -> None:
+    model, tokenizer = load_lm(init_dir)
     suite = load_task("countdown", format_reward=0.0)
     config = JudgeCheckConfig(
         prompts=6,
