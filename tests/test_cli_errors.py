@@ -76,6 +76,8 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
      "runs/tiny-sfft", "--out", str(t / "r")], "resolved from"),
     ("model dir without config.json", lambda t: ["train", "--model", _model_without_config(t),
      "--out", str(t / "r")], "no config.json"),
+    ("model file that is not a GGUF", lambda t: ["train", "--model", _write(t, "w.bin", "x"),
+     "--out", str(t / "r")], "a .gguf file or a model name (smollm2-135m-instruct)"),
     ("resume with nothing to resume", lambda t: ["train", "--resume", "--out", str(t)],
      "nothing to resume"),
     ("resume a run.json that is not JSON", lambda t: ["train", "--resume", "--out",

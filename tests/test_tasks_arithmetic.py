@@ -1,4 +1,5 @@
-"""Multi-digit addition: levels, generator, carries, answer extraction, task features."""
+"""Multi-digit addition (and differences, products): levels, generator, carries, answer
+extraction, task features."""
 
 from __future__ import annotations
 
@@ -7,15 +8,19 @@ import pytest
 
 from frontier_rft.tasks.arithmetic import (
     ADDITION_FEATURE_NAMES,
+    ARITHMETIC_PROMPT,
+    OPERATION_FEATURE_NAMES,
     AdditionLevel,
     ArithmeticVerifier,
     addition_demonstration,
     addition_features,
     addition_levels,
+    borrow_profile,
     carry_profile,
     extract_integer,
     generate_addition,
 )
+from frontier_rft.tasks.base import TaskItem
 from frontier_rft.training.data import heldout_split, load_task, task_key, train_split
 
 
@@ -96,3 +101,65 @@ def test_suite_splits_are_disjoint_and_keys_symmetric() -> None:
     assert task_key(swapped) == task_key(item)
     pool_extras = suite.pool_extras(train)
     assert pool_extras["features"].shape[0] == 64 and len(pool_extras["keys"]) == 64
+
+
+def test_difference_and_product_levels_parse_and_name() -> None:
+    assert addition_levels("2-2,1*2,3+1") == [
+        AdditionLevel(2, 2, "-"),
+        AdditionLevel(1, 2, "*"),
+        AdditionLevel(3, 1),
+    ]
+    assert [lv.name for lv in addition_levels("2,2x3,2-2,1*2")] == ["2x2", "2x3", "2-2", "1*2"]
+    for bad in ("2-", "*2", "2/2", "2-13", "-1"):
+        with pytest.raises(ValueError):
+            addition_levels(bad)
+
+
+def test_differences_are_non_negative_and_products_exact() -> None:
+    items = generate_addition(60, 3, addition_levels("2-2,1*2,2"))
+    for i, it in enumerate(items):
+        a, b, op = it.reference["a"], it.reference["b"], it.reference.get("op", "+")
+        assert op == ("-", "*", "+")[i % 3] and f"{a} {op} {b}?" in it.prompt
+        assert it.reference["answer"] == {"+": a + b, "-": a - b, "*": a * b}[op]
+        if op == "-":
+            assert a >= b and it.difficulty == pytest.approx(2 + 0.1 * borrow_profile(a, b)[0])
+        if op == "*":
+            assert len(str(a)) == 1 and len(str(b)) == 2 and it.difficulty == 3.0
+    # Sums are what they always were: same prompts, references and keys as before ops existed.
+    sums = generate_addition(5, 0, addition_levels("2"))
+    assert all(set(it.reference) == {"a", "b", "answer"} for it in sums)
+    assert sums[0].prompt == ARITHMETIC_PROMPT.format(
+        a=sums[0].reference["a"], b=sums[0].reference["b"]
+    )
+
+
+def test_borrow_profile() -> None:
+    assert borrow_profile(100, 1) == (2, 2)  # 100 - 1: borrow from the tens, then the hundreds
+    assert borrow_profile(52, 38) == (1, 1)
+    assert borrow_profile(99, 11) == (0, 0)
+    assert borrow_profile(1000, 999) == (3, 3)
+
+
+def test_keys_of_differences_keep_order_and_products_do_not() -> None:
+    def item(a: int, b: int, op: str) -> TaskItem:
+        ref = {"a": a, "b": b, "answer": 0} | ({} if op == "+" else {"op": op})
+        return TaskItem(0, "arithmetic", "x", ref)
+
+    assert task_key(item(3, 5, "+")) == task_key(item(5, 3, "+")) == "add|3|5"
+    assert task_key(item(5, 3, "*")) == task_key(item(3, 5, "*")) == "mul|3|5"
+    assert task_key(item(53, 35, "-")) == "sub|53|35" != task_key(item(35, 53, "-"))
+    assert len({task_key(item(3, 5, op)) for op in "+-*"}) == 3
+
+
+def test_mixed_pools_split_cleanly_and_carry_operation_features() -> None:
+    suite = load_task("arithmetic")
+    train = train_split(suite, 100, 1, "1x2,2-2,1*2")
+    held = heldout_split(suite, 30, 2, "1x2,2-2,1*2")
+    assert not {task_key(it) for it in train} & {task_key(it) for it in held}
+    x = addition_features(train, normalize=False)
+    assert x.shape == (100, len(ADDITION_FEATURE_NAMES) + len(OPERATION_FEATURE_NAMES))
+    ops = [it.reference.get("op", "+") for it in train]
+    assert x[:, -2].tolist() == [float(o == "-") for o in ops]
+    assert x[:, -1].tolist() == [float(o == "*") for o in ops]
+    product = ops.index("*")
+    assert x[product, 3] == x[product, 4] == 0.0  # no carries counted for a product

@@ -132,6 +132,31 @@ def test_kl_entropy_and_ppo_epochs(sft_dir: Path, tmp_path: Path) -> None:
     assert later["loss/kl"] > 0  # the policy has moved away from the frozen start model
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_precision_sets_the_forward_dtype_and_weights_stay_float32(
+    sft_dir: Path, tmp_path: Path, precision: str
+) -> None:
+    cfg = dataclasses.replace(
+        TEST_TRAIN, precision=precision, temperature=0.7, top_p=0.9, kl_coef=0.1, ppo_epochs=2
+    )
+    trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
+    seen: list[torch.dtype] = []
+    hook = trainer.model.lm_head.register_forward_hook(lambda m, i, o: seen.append(o.dtype))
+    before = _params(trainer.model)
+    metrics = _mixed_step(trainer)
+    result = trainer.evaluate()
+    hook.remove()
+    want = torch.bfloat16 if precision == "bf16" else torch.float32
+    assert seen and set(seen) == {want}  # rollouts, scoring and evaluation alike
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+    after = _params(trainer.model)
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    for key in ("loss/total", "loss/kl", "policy/entropy", "policy/ratio_mean_last_epoch"):
+        assert np.isfinite(metrics[key]), key
+    assert 0.0 <= result.pass_at[1] <= 1.0
+    assert "perf/gpu_peak_gb" not in metrics  # a CUDA-only metric
+
+
 def _history(run: Path) -> list[dict[str, float]]:
     drop = ("time", "perf/", "curriculum/select/overhead_ms", "curriculum/metis/judge_ms")
     out = []

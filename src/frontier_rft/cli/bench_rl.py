@@ -3,6 +3,9 @@
     frontier bench-rl                       # 11 selectors + effect runs, seeds 0-4, 2 jobs
     frontier bench-rl --selectors uniform --no-effects --seeds 0,1   # calibration runs
     frontier bench-rl --scale gpu --jobs 16  # one CUDA GPU: 4x the rollouts per run
+    frontier bench-rl --scale gpu-smollm2 --calibrate --seeds 100,101 --calibrate-lrs 3e-6,1e-5
+    frontier bench-rl --scale gpu-smollm2 --lr 1e-5 --selectors uniform,bots,greso,dapo \
+        --no-effects --jobs 10      # SmolLM2-135M-Instruct: docs/results/smollm2_gpu.md
 
 Runs go to --runs (resumable: finished runs are skipped, interrupted ones continue from
 their checkpoint); results (JSON, markdown, figures) to --out.
@@ -41,6 +44,30 @@ MAX_JOBS = 1024
 """Most parallel runs (--jobs)."""
 
 
+def positive_float(text: str) -> float:
+    """A finite float > 0 (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def float_list(text: str) -> list[float]:
+    """Distinct finite floats > 0 from "3e-6,1e-5" (at most 8), in order; an argparse type."""
+    try:
+        values = [positive_float(p) for p in text.split(",") if p.strip()]
+    except argparse.ArgumentTypeError:
+        values = []
+    if not values or len(values) > 8 or len(set(values)) < len(values):
+        raise argparse.ArgumentTypeError(
+            f"expected up to 8 distinct numbers > 0 like 3e-6,1e-5, got {text!r}"
+        )
+    return values
+
+
 def seed_list(text: str) -> list[int]:
     """Sorted distinct ints from "0-4" or "0,2,5" (at most 1000, each in [0, 2**32)); an
     argparse type. Bounds are checked on the numbers before any range is built."""
@@ -65,6 +92,7 @@ def seed_list(text: str) -> list[int]:
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Prepare, run, collect and write; returns the summary."""
+    from frontier_rft.cli.common import UsageError
     from frontier_rft.cli.train import _quiet_transformers
     from frontier_rft.training.bench import (
         EFFECT_ENTRIES,
@@ -72,32 +100,17 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         load_run,
         measure_start_states,
         prepare_start_model,
-        run_all,
         run_specs,
-        testbed,
     )
-    from frontier_rft.training.device import resolve_device
 
-    tb = testbed(args.scale)
-    if args.pool_size is not None:  # bounded before anything else, in this command's flags
-        _check_pool_size(tb, args)
-        tb = dataclasses.replace(tb, train=dataclasses.replace(tb.train, train_size=args.pool_size))
     _quiet_transformers()
-    if args.steps:
-        tb = dataclasses.replace(
-            tb,
-            train=dataclasses.replace(
-                tb.train, steps=args.steps, eval_every=max(1, args.steps // 12)
-            ),
-        )
-    if args.device:
-        tb = dataclasses.replace(
-            tb,
-            sft=dataclasses.replace(tb.sft, device=args.device),
-            train=dataclasses.replace(tb.train, device=args.device),
-        )
-    if not args.report_only:
-        resolve_device(tb.train.device)  # a missing GPU is a one-line error before any work
+    if args.calibrate_lrs and not args.calibrate:
+        raise UsageError("--calibrate-lrs applies to --calibrate only: add --calibrate or drop it")
+    if args.calibrate and args.selectors:
+        raise UsageError("--calibrate runs uniform alone: drop --selectors")
+    tb = _testbed_from_args(args)
+    if args.calibrate:
+        return run_calibration(args, tb)
     known = {e.label: e for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
     if args.selectors:
         names = [n.strip() for n in args.selectors.split(",") if n.strip()]
@@ -122,17 +135,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         f"{sum(s.done for s in specs)} already done; {args.jobs} parallel jobs; runs in {root}",
         flush=True,
     )
-    if not args.report_only:
-        failed = run_all(specs, args.jobs, progress=not args.no_progress)
-        if failed:
-            raise SystemExit(
-                f"error: {len(failed)} runs failed; rerun the same command to retry them"
-            )
-    # Seeds whose runs all finished (--report-only on a benchmark still running: the
-    # complete paired seeds so far).
-    complete = [s for s in args.seeds if all(sp.done for sp in specs if sp.seed == s)]
-    if not complete:
-        raise SystemExit("error: no seed has all its runs finished yet")
+    complete = _run_to_complete_seeds(specs, args)
     runs: dict[str, dict[int, Any]] = {}
     for spec in specs:
         if spec.seed in complete:
@@ -181,7 +184,167 @@ def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
         )
 
 
-def _check_same_testbed(root: Path, tb: Any) -> None:
+def _testbed_from_args(args: argparse.Namespace) -> Any:
+    """The --scale testbed with the command line's overrides, checked before any work."""
+    from frontier_rft.cli.common import model_dir
+    from frontier_rft.training.bench import testbed
+    from frontier_rft.training.device import resolve_device
+
+    tb = testbed(args.scale)
+    train: dict[str, Any] = {}
+    if args.pool_size is not None:  # bounded before anything else, in this command's flags
+        _check_pool_size(tb, args)
+        train["train_size"] = args.pool_size
+    if args.steps:
+        train.update(steps=args.steps, eval_every=max(1, args.steps // 12))
+    if args.lr:
+        train["lr"] = args.lr
+    if args.device:
+        train["device"] = args.device
+        if tb.sft is not None:
+            tb = dataclasses.replace(tb, sft=dataclasses.replace(tb.sft, device=args.device))
+    if train:
+        tb = dataclasses.replace(tb, train=dataclasses.replace(tb.train, **train))
+    if args.model:
+        model_dir(args.model, "--model")  # a missing model is a one-line error now
+        tb = tb.with_start_model(args.model)
+    if not args.report_only:
+        resolve_device(tb.train.device)  # a missing GPU is a one-line error before any work
+    return tb
+
+
+def run_calibration(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
+    """Uniform alone at each --calibrate-lrs on --seeds; writes <name>_calibration.{json,md}
+    and exits non-zero when the testbed's preconditions are not met."""
+    from frontier_rft.training.bench import (
+        MAIN_ENTRIES,
+        load_run,
+        measure_start_states,
+        prepare_start_model,
+        run_specs,
+    )
+    from frontier_rft.training.bench_calibrate import calibration_markdown, calibration_summary
+    from frontier_rft.training.bench_report import write_json
+
+    lrs = args.calibrate_lrs or [tb.train.lr]
+    uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
+    root = Path(args.runs)
+    _check_same_testbed(root, tb, ignore=("lr",))  # a comparison here may run at another lr
+    beds = {lr: dataclasses.replace(tb, train=dataclasses.replace(tb.train, lr=lr)) for lr in lrs}
+    roots = {lr: root / "calibration" / f"lr{lr:g}" for lr in lrs}
+    for lr in lrs:
+        _check_same_testbed(roots[lr], beds[lr])
+        roots[lr].mkdir(parents=True, exist_ok=True)
+        (roots[lr] / "testbed.json").write_text(json.dumps(beds[lr].to_json(), indent=1) + "\n")
+    t0 = time.perf_counter()
+    model_dir = prepare_start_model(tb, root)
+    start = measure_start_states(tb, model_dir, args.seeds, root)
+    specs = [
+        sp for lr in lrs for sp in run_specs(beds[lr], [uniform], args.seeds, model_dir, roots[lr])
+    ]
+    specs.sort(key=lambda sp: sp.seed)  # seed-major: an early stop leaves whole seeds done
+    print(
+        f"{COMMAND} --calibrate: uniform at lr {', '.join(f'{lr:g}' for lr in lrs)} x "
+        f"{len(args.seeds)} seeds = {len(specs)} runs, {sum(sp.done for sp in specs)} already "
+        f"done; {args.jobs} parallel jobs; runs in {root / 'calibration'}",
+        flush=True,
+    )
+    complete = _run_to_complete_seeds(specs, args)
+    runs = {
+        lr: {s: load_run(roots[lr] / "runs" / "uniform" / f"seed{s}") for s in complete}
+        for lr in lrs
+    }
+    summary = calibration_summary(
+        runs,
+        {str(s): start[str(s)] for s in complete},
+        wall_seconds=None if args.report_only else time.perf_counter() - t0,
+        jobs=args.jobs,
+        gpu_total_gb=_gpu_total_gb(tb.train.device) if not args.report_only else None,
+    )
+    command = _command(args)
+    machine = args.machine or _this_machine(tb.train.device)
+    out = Path(args.out)
+    write_json(
+        out / f"{args.name}_calibration.json",
+        {"command": command, "machine": machine, "testbed": tb.to_json(), **summary},
+    )
+    header = "\n".join(
+        [
+            f"# Testbed calibration: uniform alone ({len(complete)} seeds)",
+            "",
+            f"Command: `{command}`  ",
+            f"Machine: {machine}  ",
+            _learner_line(tb),
+        ]
+    )
+    (out / f"{args.name}_calibration.md").write_text(calibration_markdown(summary, header))
+    pre, zero = summary["preconditions"], summary["start_zero_variance_share"]["mean"]
+    for key, row in summary["learning_rates"].items():
+        gain = row["gain"]["mean"]
+        print(f"lr {key:8s} uniform held-out gain {gain:+.3f}" if gain is not None else key)
+    print(
+        f"start zero-variance share {zero:.3f}; chosen lr {summary['chosen_lr']:g}; "
+        f"runs that fit side by side: {summary['runs_that_fit']}"
+    )
+    if not pre["met"]:
+        raise SystemExit(
+            f"calibration: preconditions not met (zero-variance >= {pre['zero_variance_min']}: "
+            f"{pre['zero_variance_met']}, uniform gain >= {pre['gain_min']}: {pre['gain_met']}); "
+            f"see {out / (args.name + '_calibration.md')}"
+        )
+    return summary
+
+
+def _run_to_complete_seeds(specs: list[Any], args: argparse.Namespace) -> list[int]:
+    """Run the unfinished specs (unless --report-only); the seeds whose runs all finished
+    (--report-only on a benchmark still running: the complete paired seeds so far)."""
+    from frontier_rft.training.bench import run_all
+
+    if not args.report_only:
+        failed = run_all(specs, args.jobs, progress=not args.no_progress)
+        if failed:
+            raise SystemExit(
+                f"error: {len(failed)} runs failed; rerun the same command to retry them"
+            )
+    complete = [s for s in args.seeds if all(sp.done for sp in specs if sp.seed == s)]
+    if not complete:
+        raise SystemExit("error: no seed has all its runs finished yet")
+    return complete
+
+
+def _gpu_total_gb(device: str) -> float | None:
+    """Memory of the GPU the runs use (None on a CPU)."""
+    from frontier_rft.training.device import resolve_device
+
+    used = resolve_device(device)
+    if used.type != "cuda":
+        return None
+    import torch
+
+    return float(torch.cuda.get_device_properties(used).total_memory) / 2**30
+
+
+def _learner_line(tb: Any) -> str:
+    """Who learns: the pretrained start model, or the tiny Llama and its warm start."""
+    t = tb.train
+    sampling = f"temperature {t.temperature:g}" + (f", top-p {t.top_p:g}" if t.top_p < 1 else "")
+    if tb.start_model:
+        who = f"{Path(tb.start_model).name} (pretrained, no warm start, {t.precision})"
+    else:
+        who = (
+            f"tiny Llama ({tb.model.hidden_size} wide, {tb.model.num_layers} layers) "
+            f"warm-started on {t.task} demonstrations ({tb.sft.steps} steps)"
+        )
+    return (
+        f"Learner: {who}, GRPO ({t.estimator}, {t.loss_aggregation}), {t.steps} steps x "
+        f"{t.batch_size} prompts x {t.group_size} rollouts ({sampling}, <= {t.max_new_tokens} "
+        f"new tokens), lr {t.lr:g}, reward {t.format_reward or 0:g} for a well-formatted wrong "
+        f"answer, pool {t.train_size} {t.task} tasks (levels {t.levels}), held-out "
+        f"{t.eval_size} tasks x {t.eval_samples} samples every {t.eval_every} steps.  "
+    )
+
+
+def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> None:
     """Refuse a runs directory that holds another testbed's runs (resuming them would mix two
     benchmarks in one report); the device may differ (copied run directories)."""
     from frontier_rft.core.jsonsafe import load_json_file
@@ -204,7 +367,9 @@ def _check_same_testbed(root: Path, tb: Any) -> None:
             differ += [
                 f"{part}.{k}"
                 for k, v in fields.items()
-                if k != "device" and before.get(k, v) != v  # a field the file lacks: newer
+                if k != "device"
+                and k not in ignore
+                and before.get(k, v) != v  # a field the file lacks: newer
             ]
         elif before != fields:
             differ.append(part)
@@ -297,14 +462,16 @@ def _this_machine(device: str) -> str:
 
 def _command(args: argparse.Namespace) -> str:
     parts = [COMMAND]
-    flags = ("seeds", "jobs", "selectors", "scale", "device", "steps", "pool_size", "runs")
-    for flag in (*flags, "out", "name"):
-        value = getattr(args, flag)
-        if value in (None, "", 0):
+    flags = ("seeds", "jobs", "selectors", "scale", "device", "steps", "pool_size", "lr")
+    for flag in (*flags, "model", "calibrate_lrs", "runs", "out", "name"):
+        value = getattr(args, flag, None)  # a Namespace made by hand may lack the newer flags
+        if value in (None, "", 0, []):
             continue
-        if flag == "seeds":
-            value = ",".join(str(s) for s in value)
+        if flag in ("seeds", "calibrate_lrs"):
+            value = ",".join(f"{s:g}" if isinstance(s, float) else str(s) for s in value)
         parts.append(f"--{flag.replace('_', '-')} {value}")
+    if getattr(args, "calibrate", False):
+        parts.append("--calibrate")
     if not args.effects:
         parts.append("--no-effects")
     return " ".join(parts)
@@ -319,13 +486,7 @@ def _header(summary: dict[str, Any], command: str, machine: str, tb: Any, seeds:
             "",
             f"Command: `{command}`  ",
             f"Machine: {machine}  ",
-            f"Learner: tiny Llama ({tb.model.hidden_size} wide, {tb.model.num_layers} layers) "
-            f"warm-started on {t.task} demonstrations ({tb.sft.steps} steps), GRPO "
-            f"({t.estimator}, {t.loss_aggregation}), {t.steps} steps x {t.batch_size} prompts x "
-            f"{t.group_size} rollouts, lr {t.lr}, reward {t.format_reward or 0:g} for a "
-            f"well-formatted wrong answer, pool {t.train_size} tasks (levels {t.levels}), "
-            f"held-out {t.eval_size} tasks "
-            f"x {t.eval_samples} samples every {t.eval_every} steps.  ",
+            _learner_line(tb),
             "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
             "defaults, unless the row says otherwise.  ",
             f"Uniform's held-out gain (final − start): {gain['mean']:+.3f} "
@@ -389,7 +550,9 @@ def add_command(sub: Any) -> None:
         default="full",
         choices=SCALES,
         help="testbed size ('full': 2 CPU cores; 'gpu': one CUDA GPU, 4x the rollouts per run; "
-        "'toy': seconds, for tests of the machinery)",
+        "'toy': seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
+        "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized "
+        "version)",
     )
     p.add_argument(
         "--device",
@@ -399,6 +562,33 @@ def add_command(sub: Any) -> None:
     )
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
     sizes = ", ".join(f"{s} {testbed(s).train.train_size}" for s in SCALES)
+    p.add_argument(
+        "--lr",
+        type=positive_float,
+        default=0.0,
+        help="override the learning rate of every run (default: the testbed's; the one "
+        "--calibrate chose)",
+    )
+    p.add_argument(
+        "--model",
+        default="",
+        help="start model instead of the testbed's: a pretrained name, a GGUF file or a model "
+        "directory, trained as it is (no tiny model, no warm start) (default: the testbed's)",
+    )
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="run uniform alone at each --calibrate-lrs on --seeds (use seeds the comparison "
+        "will not use), check the testbed's preconditions (start zero-variance share >= 0.40, "
+        "uniform held-out gain >= +0.05) and write <name>_calibration.{json,md}; exit 1 when "
+        "they are not met",
+    )
+    p.add_argument(
+        "--calibrate-lrs",
+        type=float_list,
+        default=[],
+        help="learning rates tried by --calibrate, e.g. 3e-6,1e-5,3e-5 (default: the testbed's)",
+    )
     p.add_argument(
         "--pool-size",
         type=positive_int,

@@ -296,16 +296,32 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> None:
 
 
 def model_dir(path: str | os.PathLike[str], flag: str) -> Path:
-    """A local model directory (config.json inside); never a hub id. UsageError otherwise."""
+    """A local model directory (config.json inside), a GGUF file or a named pretrained model
+    (`frontier_rft.training.pretrained.PRETRAINED`); never a hub id. UsageError otherwise."""
+    from frontier_rft.training.pretrained import (
+        INSTALL_HINT,
+        PRETRAINED,
+        is_gguf_file,
+        is_pretrained_name,
+        smollm2_gguf,
+    )
+
+    if is_pretrained_name(path):
+        if smollm2_gguf() is None:
+            raise UsageError(f"{flag} {path}: {INSTALL_HINT}")
+        return Path(path)
+    if is_gguf_file(Path(path)):
+        return Path(path)
     problem = model_dir_problem(path, flag)
     if problem is None:
         return Path(path)
+    named = f", a .gguf file or a model name ({', '.join(PRETRAINED)})"
     if problem.endswith("no such directory"):
         raise UsageError(
-            f"{problem}. frontier reads local model directories only (a build-model, sft or "
-            "train output) and never downloads from the hub"
+            f"{problem}. frontier reads local model directories (a build-model, sft or train "
+            f"output){named}, and never downloads from the hub"
         )
-    raise UsageError(f"{problem}; pass a build-model, sft or train output directory")
+    raise UsageError(f"{problem}; pass a build-model, sft or train output directory{named}")
 
 
 def new_model_dir(path: str | os.PathLike[str], overwrite: bool) -> Path:

@@ -42,6 +42,7 @@ from frontier_rft.selectors.registry import check_selector_name
 from frontier_rft.training.config import (
     DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
+    PRECISIONS,
     TASKS,
     ModelConfig,
     SFTConfig,
@@ -60,6 +61,7 @@ CHOICES = {
     "task": TASKS,
     "estimator": ESTIMATORS,
     "loss_aggregation": LOSS_AGGREGATIONS,
+    "precision": PRECISIONS,
 }
 """Config fields whose flags take one of a fixed set of values (shown in --help). Not the
 selector: _cmd_train checks it, naming the closest one or how to get the former 'dapo'."""

@@ -24,6 +24,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -35,12 +36,14 @@ from typing import Any
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
+from frontier_rft.training.pretrained import SMOLLM2
 from frontier_rft.training.run_info import read_run_info
 
 __all__ = [
     "EFFECT_ENTRIES",
     "MAIN_ENTRIES",
     "SCALES",
+    "SMOLLM2_LEVELS",
     "BenchEntry",
     "RunSpec",
     "Testbed",
@@ -48,6 +51,7 @@ __all__ = [
     "prepare_start_model",
     "run_all",
     "run_specs",
+    "smollm2_testbed",
     "testbed",
 ]
 
@@ -161,14 +165,22 @@ EFFECT_ENTRIES = (
 class Testbed:
     """The frozen real-RL testbed: model, warm start, RL run settings (selector = uniform)."""
 
-    model: ModelConfig
-    """The tiny Llama and its tokenizer."""
-    sft: SFTConfig
-    """The supervised warm start (one start model for every run)."""
+    model: ModelConfig | None
+    """The tiny Llama and its tokenizer (None: a pretrained `start_model`)."""
+    sft: SFTConfig | None
+    """The supervised warm start, one start model for every run (None: none)."""
     train: TrainConfig
     """RL settings shared by every run; selector, seed and train_seed are set per run."""
     pool_seed_base: int = 100
     """Seed s trains on the pool with train_seed = pool_seed_base + s."""
+    start_model: str = ""
+    """A pretrained start model trained as it is, without a warm start: a name of
+    `frontier_rft.training.pretrained.PRETRAINED`, a GGUF file or a model directory
+    ('' = build the tiny Llama `model` and warm-start it with `sft`)."""
+
+    def __post_init__(self) -> None:
+        if not self.start_model and (self.model is None or self.sft is None):
+            raise ValueError("a Testbed needs a start_model, or a model and sft to build one")
 
     def run_config(self, entry: BenchEntry, seed: int) -> TrainConfig:
         """The TrainConfig of one (entry, seed) run."""
@@ -185,11 +197,16 @@ class Testbed:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "model": asdict(self.model),
-            "sft": asdict(self.sft),
+            "model": None if self.model is None else asdict(self.model),
+            "sft": None if self.sft is None else asdict(self.sft),
             "train": json.loads(json.dumps(asdict(self.train))),
             "pool_seed_base": self.pool_seed_base,
+            "start_model": self.start_model,
         }
+
+    def with_start_model(self, start_model: str) -> Testbed:
+        """This testbed trained from `start_model` (no tiny model, no warm start)."""
+        return dataclasses.replace(self, model=None, sft=None, start_model=start_model)
 
 
 def testbed(scale: str = "full") -> Testbed:
@@ -228,6 +245,8 @@ def testbed(scale: str = "full") -> Testbed:
         return Testbed(model, sft, train)
     if scale == "gpu":
         return gpu_testbed(model, train)
+    if scale in ("gpu-smollm2", "toy-smollm2"):
+        return smollm2_testbed(toy=scale == "toy-smollm2")
     if scale == "toy":
         return Testbed(
             dataclasses.replace(
@@ -254,8 +273,10 @@ def testbed(scale: str = "full") -> Testbed:
     raise ValueError(f"unknown testbed scale {scale!r}: one of {', '.join(SCALES)}")
 
 
-SCALES = ("full", "gpu", "toy")
-"""Testbed sizes: `full` (2 CPU cores), `gpu` (one GPU, more rollouts), `toy` (tests)."""
+SCALES = ("full", "gpu", "toy", "gpu-smollm2", "toy-smollm2")
+"""Testbed sizes: `full` (2 CPU cores), `gpu` (one GPU, more rollouts), `toy` (tests);
+`gpu-smollm2`: the pretrained SmolLM2-135M-Instruct on arithmetic (one GPU), `toy-smollm2`
+its seconds-to-minutes version on a CPU."""
 
 
 def gpu_testbed(model: ModelConfig, train: TrainConfig) -> Testbed:
@@ -285,14 +306,84 @@ def gpu_testbed(model: ModelConfig, train: TrainConfig) -> Testbed:
     return Testbed(model, sft, gpu_train)
 
 
+SMOLLM2_LEVELS = "1x2,1*2,2,2-2"
+"""The SmolLM2 testbed's task mix (docs/results/smollm2_gpu.md, "The testbed")."""
+
+
+def smollm2_testbed(toy: bool = False) -> Testbed:
+    """SmolLM2-135M-Instruct, pretrained, RL-trained on arithmetic on one GPU (bf16 autocast).
+
+    Sampled as the model is used: its chat template, temperature 0.7, top-p 0.9, <= 24 new
+    tokens (its answers run 12-18 tokens of prose). The mix SMOLLM2_LEVELS, in equal shares:
+    1-digit + 2-digit sums, 1-digit x 2-digit products, 2-digit sums, 2-digit differences.
+    Measured at these settings (benchmarks/results/smollm2_levels_cpu.json, 12 tasks x 8
+    samples per level; the issue's H100 check agrees within noise): pass rates 0.10, 0.15,
+    0.05, 0.05 with 67-83% of the tasks zero-variance, so the start pool should be ~75%
+    zero-variance (the precondition asks >= 40%) while 17-33% of each level's tasks are
+    mixed, the learnable headroom. One-digit sums (pass rate 0.56) have 55 distinct tasks,
+    too few for 128 training and 40 held-out ones; three-digit sums (0.00-0.02) would only
+    add never-solved prompts, which the other levels already hold plenty of, and dilute
+    uniform's held-out gain. Binary reward; 512 prompts, 120 GRPO steps of 16 prompts x 8
+    rollouts (3.75 epochs); held-out pass@1 on 160 tasks x 4 samples every 15 steps (9
+    points). The learning rate is the one `--calibrate` chooses on uniform alone, on
+    calibration seeds the comparison does not use (default 1e-5, the calibration grid's
+    centre). `toy`: the same settings at a few steps on a CPU, for the wiring.
+    """
+    train = TrainConfig(
+        task="arithmetic",
+        levels=SMOLLM2_LEVELS,
+        steps=120,
+        batch_size=16,
+        group_size=8,
+        format_reward=0.0,
+        max_new_tokens=24,
+        temperature=0.7,
+        top_p=0.9,
+        lr=1e-5,
+        train_size=512,
+        eval_size=160,
+        eval_samples=4,
+        eval_k=(1, 4),
+        eval_every=15,
+        checkpoint_every=40,
+        keep_checkpoints=1,
+        tensorboard=False,
+        threads=1,
+        device="cuda",
+        precision="bf16",
+    )
+    if toy:
+        train = dataclasses.replace(
+            train,
+            steps=2,
+            batch_size=2,
+            group_size=4,
+            max_new_tokens=16,
+            train_size=20,
+            eval_size=5,
+            eval_samples=2,
+            eval_k=(1, 2),
+            eval_every=1,
+            checkpoint_every=1,
+            device="cpu",
+            precision="fp32",
+        )
+    return Testbed(None, None, train, start_model=SMOLLM2)
+
+
 # ---------------------------------------------------------------------------- start model
 
 
 def prepare_start_model(tb: Testbed, root: Path, log: Callable[[str], None] = _log.info) -> Path:
-    """Build and warm-start the model once (skipped when done); returns the SFT directory."""
+    """The start model's directory, made once (skipped when done): the tiny Llama built and
+    warm-started, or a pretrained `start_model` loaded once and saved as a plain Hugging
+    Face directory (every run then loads that in seconds instead of de-quantising a GGUF)."""
+    if tb.start_model:
+        return _save_pretrained_start(tb.start_model, root / "model-start", log)
     from frontier_rft.training.sft import run_sft
     from frontier_rft.training.tiny_model import build_tiny_lm
 
+    assert tb.model is not None and tb.sft is not None  # Testbed.__post_init__
     init, sft = root / "model-init", root / "model-sft"
     if not (init / "config.json").exists():
         t0 = time.perf_counter()
@@ -310,6 +401,33 @@ def prepare_start_model(tb: Testbed, root: Path, log: Callable[[str], None] = _l
     return sft
 
 
+def _save_pretrained_start(source: str, out: Path, log: Callable[[str], None]) -> Path:
+    """`source` (name, GGUF file or directory) saved to `out` once; refuses an `out` that
+    holds another source's model."""
+    from frontier_rft.core.jsonsafe import load_json_file
+    from frontier_rft.training.tiny_model import load_lm, save_lm
+
+    info = out / "frontier_rft.json"
+    if (out / "config.json").exists() and info.exists():
+        saved = load_json_file(info, "a start model's frontier_rft.json")
+        held = saved.get("source") if isinstance(saved, dict) else None
+        if held != source:
+            raise ValueError(
+                f"{out} holds the start model of {held!r}, not {source!r}: pass a new --runs "
+                "directory"
+            )
+        return out
+    t0 = time.perf_counter()
+    model, tokenizer = load_lm(source)
+    save_lm(model, tokenizer, out, stage="pretrained", source=source)
+    params = sum(p.numel() for p in model.parameters())
+    log(
+        f"start model {source}: {params:,} parameters, saved to {out} in "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
+    return out
+
+
 def measure_start_states(
     tb: Testbed, model_dir: Path, seeds: Sequence[int], root: Path
 ) -> dict[str, Any]:
@@ -323,28 +441,31 @@ def measure_start_states(
         import torch
 
         from frontier_rft.training.data import load_task, train_split
-        from frontier_rft.training.device import resolve_device
+        from frontier_rft.training.device import autocast, resolve_device
         from frontier_rft.training.evaluate import outcome_histogram, rollout_scores
         from frontier_rft.training.tiny_model import load_lm
 
         model, tokenizer = load_lm(model_dir)
         cfg = tb.train
-        model.to(resolve_device(cfg.device))
+        device = resolve_device(cfg.device)
+        model.to(device)
         suite = load_task(cfg.task, cfg.format_reward)
         for s in missing:
             items = train_split(suite, cfg.train_size, tb.pool_seed_base + s, cfg.levels)
             torch.manual_seed(10_000 + s)
             t0 = time.perf_counter()
-            scores, _ = rollout_scores(
-                model,
-                tokenizer,
-                items,
-                suite.verifier,
-                cfg.group_size,
-                cfg.max_new_tokens,
-                cfg.temperature,
-                prompts_per_batch=64,
-            )
+            with autocast(device, cfg.precision):
+                scores, _ = rollout_scores(
+                    model,
+                    tokenizer,
+                    items,
+                    suite.verifier,
+                    cfg.group_size,
+                    cfg.max_new_tokens,
+                    cfg.temperature,
+                    prompts_per_batch=64,
+                    top_p=cfg.top_p,
+                )
             levels = np.array([it.level for it in items])
             report = outcome_histogram(scores)
             report["zero_variance"] = float(np.mean(scores.var(axis=1) == 0))
@@ -354,6 +475,9 @@ def measure_start_states(
             }
             cached[str(s)] = report
         path.write_text(json.dumps(cached, indent=1, sort_keys=True) + "\n")
+        del model
+        if device.type == "cuda":  # the runs about to start share this GPU
+            torch.cuda.empty_cache()
     return {str(s): cached[str(s)] for s in seeds}
 
 
@@ -369,6 +493,9 @@ class RunSpec:
     config: TrainConfig
     model_dir: Path
     run_dir: Path
+    drop_weights: bool = False
+    """Delete the run's checkpoints and final model once it finished (a pretrained start
+    model's are ~2 GB a run; the results need only metrics.jsonl, run.json, eval.json)."""
 
     @property
     def done(self) -> bool:
@@ -392,7 +519,14 @@ def run_specs(
     """One spec per (entry, seed), run directory root/runs/<label>/seed<s>, seed-major: a
     benchmark stopped early has whole paired seeds done."""
     return [
-        RunSpec(e, s, tb.run_config(e, s), model_dir, root / "runs" / e.label / f"seed{s}")
+        RunSpec(
+            e,
+            s,
+            tb.run_config(e, s),
+            model_dir,
+            root / "runs" / e.label / f"seed{s}",
+            drop_weights=bool(tb.start_model),
+        )
         for s in seeds
         for e in entries
     ]
@@ -406,6 +540,7 @@ def _spec_file(spec: RunSpec) -> Path:
         "model_dir": str(spec.model_dir),
         "run_dir": str(spec.run_dir),
         "label": spec.entry.label,
+        "drop_weights": spec.drop_weights,
     }
     path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
     return path
@@ -428,6 +563,9 @@ def run_worker(spec_path: str) -> int:
             fh.flush()
 
         Trainer(config, spec["model_dir"], run_dir, resume=resume, log=log).train()
+    if spec.get("drop_weights"):
+        shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
+        shutil.rmtree(run_dir / "final", ignore_errors=True)
     return 0
 
 

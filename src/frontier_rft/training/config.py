@@ -20,6 +20,7 @@ from frontier_rft.training.given import parse_given
 __all__ = [
     "DEFAULT_LEVELS",
     "LOSS_AGGREGATIONS",
+    "PRECISIONS",
     "TASKS",
     "ModelConfig",
     "SFTConfig",
@@ -34,6 +35,8 @@ DEFAULT_LEVELS = {
 }
 """Levels a config uses when its `levels` is left empty: the warm start's and the RL pool's."""
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
+PRECISIONS = ("fp32", "bf16")
+"""TrainConfig.precision: float32 throughout, or bfloat16 autocast over float32 weights."""
 
 
 def _pos_int(name: str, value: object, hint: str = "") -> None:
@@ -71,7 +74,7 @@ def _levels(config: Any, stage: str) -> None:
         isinstance(levels, str) and all(p.strip() for p in levels.split(",")),
         "levels must be a comma-separated level list such as '2x20,3x20' "
         "(countdown: N numbers from 1..M, or N for the task's default ranges; arithmetic: D "
-        f"for two D-digit operands or DxE), got {levels!r}",
+        f"for a sum of two D-digit operands, DxE, D-E or D*E), got {levels!r}",
     )
 
 
@@ -192,7 +195,11 @@ class TrainConfig:
     max_new_tokens: int = 40
     """Longest completion; longer ones are cut (and usually score 0)."""
     temperature: float = 1.0
-    """Sampling temperature of rollouts (pure sampling: no top-k, no top-p)."""
+    """Sampling temperature of rollouts and held-out samples; the loss scores completions
+    under the same temperature (logits / T, as TRL and verl do)."""
+    top_p: float = 1.0
+    """Nucleus sampling of rollouts, held-out samples and METIS's judge answers: keep the
+    smallest set of tokens whose probability reaches top_p (1.0 = the full vocabulary)."""
     lr: float = 1e-4
     """AdamW learning rate (constant; 5e-4 collapses the default tiny model in ~40 steps)."""
     weight_decay: float = 0.0
@@ -217,8 +224,9 @@ class TrainConfig:
     levels: str = ""
     """Levels of the training pool and held-out split ('' = the task's default: countdown
     '2x20,3x20,4x20', arithmetic '1,2,3,4,5,6'); countdown: 'NxM' = N numbers from 1..M,
-    'N' = the task's default ranges; arithmetic: 'D' = two D-digit operands, 'DxE' = D + E
-    digits; a task's level is its position in this list."""
+    'N' = the task's default ranges; arithmetic: 'D' = a sum of two D-digit operands, 'DxE'
+    = D + E digits, 'D-E' a difference, 'D*E' a product; a task's level is its position in
+    this list."""
     train_seed: int = 1
     """Seed of the training pool."""
     eval_size: int = 128
@@ -267,6 +275,10 @@ class TrainConfig:
     """torch CPU threads (0 = torch's default)."""
     device: str = "cpu"
     """Torch device: 'cpu', 'cuda', 'cuda:N' or 'auto' (a GPU when torch sees one)."""
+    precision: str = "fp32"
+    """fp32, or bf16: forward passes (rollouts, scoring, evaluation) under bfloat16 autocast
+    while weights and AdamW states stay float32 (a bf16 weight would drop updates below its
+    ~0.4% resolution)."""
     seed: int = 0
     """Seed of torch sampling, numpy and the selector."""
 
@@ -304,6 +316,10 @@ class TrainConfig:
             f"batch_size ({self.batch_size}) must not exceed train_size ({self.train_size})",
         )
         _positive("temperature", self.temperature)
+        check(
+            0.0 < self.top_p <= 1.0,
+            f"top_p must lie in (0, 1] (1.0 = no truncation), got {self.top_p!r}",
+        )
         _positive("lr", self.lr)
         for name in ("weight_decay", "max_grad_norm", "kl_coef", "entropy_coef", "clip_eps"):
             _nonneg(name, getattr(self, name))
@@ -343,6 +359,7 @@ class TrainConfig:
             f"threads must be an int >= 0 (0 = torch default), got {self.threads!r}",
         )
         _device(self.device)
+        check_choice("precision", self.precision, PRECISIONS)
         check(
             len({self.train_seed, self.eval_seed}) == 2,
             "train_seed and eval_seed must differ: the held-out split must be held out",

@@ -149,12 +149,14 @@ def load_task(name: str, format_reward: float | None = None) -> TaskSuite:
 
 
 def task_key(item: TaskItem) -> str:
-    """Canonical identity of a task: Countdown by (target, sorted numbers), addition by its
-    sorted operands, else its prompt."""
+    """Canonical identity of a task: Countdown by (target, sorted numbers), arithmetic by its
+    operation and operands (sorted for sums and products), else its prompt."""
     ref = item.reference
-    if item.domain == "arithmetic" and "a" in ref and "b" in ref:
-        a, b = sorted((int(ref["a"]), int(ref["b"])))
-        return f"add|{a}|{b}"
+    if item.domain == "arithmetic":
+        mod = importlib.import_module("frontier_rft.tasks.arithmetic")
+        key: str | None = mod.arithmetic_key(ref)
+        if key is not None:
+            return key
     if item.domain == "countdown" and "numbers" in ref and "target" in ref:
         from frontier_rft.selectors.embeddings import countdown_key
 

@@ -7,13 +7,16 @@ hold the name only (no torch import there); it is resolved here, when training s
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     import torch
 
-__all__ = ["DEVICE_HELP", "model_device", "resolve_device", "valid_device_name"]
+__all__ = ["DEVICE_HELP", "autocast", "model_device", "resolve_device", "valid_device_name"]
 
 DEVICE_HELP = "'cpu', 'cuda', 'cuda:N' or 'auto' (a GPU when torch sees one, else cpu)"
 _NAME = re.compile(r"cpu|auto|cuda(:\d{1,3})?")
@@ -56,3 +59,15 @@ def model_device(model: Any) -> torch.device:
         device: torch.device = p.device
         return device
     return torch.device("cpu")
+
+
+def autocast(device: torch.device, precision: str) -> AbstractContextManager[Any]:
+    """The forward-pass context of a TrainConfig.precision: bfloat16 autocast on `device`
+    for 'bf16' (weights and optimizer states stay float32), nothing for 'fp32'."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    if precision != "bf16":
+        raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
+    import torch
+
+    return torch.autocast(device.type, dtype=torch.bfloat16)

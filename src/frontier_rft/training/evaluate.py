@@ -87,16 +87,20 @@ def rollout_scores(
     progress: bool = False,
     desc: str = "rollouts",
     leave: bool = True,
+    top_p: float = 1.0,
 ) -> tuple[np.ndarray, list[list[str]]]:
-    """(tasks, samples) rewards and the completion texts, generated in prompt batches;
-    `progress` shows a bar counting prompts (frontier_rft.progress)."""
+    """(tasks, samples) rewards and the completion texts, generated in prompt batches at
+    `temperature` over the nucleus `top_p`; `progress` shows a bar counting prompts
+    (frontier_rft.progress)."""
     scores = np.zeros((len(items), samples))
     texts: list[list[str]] = []
     with progress_bar(len(items), desc, unit="prompt", enabled=progress, leave=leave) as bar:
         for lo in range(0, len(items), prompts_per_batch):
             chunk = items[lo : lo + prompts_per_batch]
             prompt_ids = encode_prompts(tokenizer, [it.prompt for it in chunk])
-            outs = generate_completions(model, prompt_ids, samples, max_new_tokens, temperature)
+            outs = generate_completions(
+                model, prompt_ids, samples, max_new_tokens, temperature, top_p=top_p
+            )
             for i, item in enumerate(chunk):
                 row = [
                     tokenizer.decode(outs[i * samples + j], skip_special_tokens=True)
@@ -131,12 +135,13 @@ def evaluate_items(
     progress: bool = False,
     desc: str = "eval",
     leave: bool = True,
+    top_p: float = 1.0,
 ) -> EvalResult:
-    """Sample `samples` completions per task; pass@k, mean score and per-completion records
-    (`progress`: a bar counting the tasks sampled)."""
+    """Sample `samples` completions per task (at `temperature`, nucleus `top_p`); pass@k,
+    mean score and per-completion records (`progress`: a bar counting the tasks sampled)."""
     scores, texts = rollout_scores(
         model, tokenizer, items, verifier, samples, max_new_tokens, temperature,
-        progress=progress, desc=desc, leave=leave,
+        progress=progress, desc=desc, leave=leave, top_p=top_p,
     )  # fmt: skip
     success = scores >= success_threshold
     counts = success.sum(axis=1)

@@ -49,7 +49,7 @@ from frontier_rft.training.checkpoint import (
 )
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.data import heldout_split, load_task, train_split
-from frontier_rft.training.device import resolve_device
+from frontier_rft.training.device import autocast, resolve_device
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
@@ -202,7 +202,11 @@ class Trainer:
         collaborators: dict[str, Any] = {}
         if cfg.selector == "metis":
             self.judge = PolicyJudge(
-                self.model, self.tokenizer, cfg.judge_max_new_tokens, cfg.judge_temperature
+                self.model,
+                self.tokenizer,
+                cfg.judge_max_new_tokens,
+                cfg.judge_temperature,
+                top_p=cfg.top_p,
             )
             collaborators["judge"] = self.judge
         self.optimizer = torch.optim.AdamW(
@@ -266,11 +270,12 @@ class Trainer:
         cfg, n = self.config, self.config.group_size
         t_step, cpu_step = time.perf_counter(), time.process_time()
         ds = self.dynamic
-        ids = (
-            ds.candidates(cfg.batch_size)
-            if ds is not None
-            else self.selector.select(cfg.batch_size)
-        )
+        with self._amp():  # METIS's judge generates inside select
+            ids = (
+                ds.candidates(cfg.batch_size)
+                if ds is not None
+                else self.selector.select(cfg.batch_size)
+            )
         select_ms = 1e3 * (time.perf_counter() - t_step)
 
         prompts, completions, rewards, gen_s = self._rollout(ids)
@@ -362,6 +367,8 @@ class Trainer:
             metrics["train/sampling_rounds"] = float(rounds)
         if embed_s:
             metrics["perf/embed_s"] = embed_s
+        if self.device.type == "cuda":  # what the parallel runs of one GPU must fit into
+            metrics["perf/gpu_peak_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30
         self.step_count += 1
         return metrics
 
@@ -372,9 +379,10 @@ class Trainer:
         cfg, n = self.config, self.config.group_size
         prompts = [self.prompt_ids[i] for i in ids.tolist()]
         t_gen = time.perf_counter()
-        completions = generate_completions(
-            self.model, prompts, n, cfg.max_new_tokens, cfg.temperature
-        )
+        with self._amp():
+            completions = generate_completions(
+                self.model, prompts, n, cfg.max_new_tokens, cfg.temperature, top_p=cfg.top_p
+            )
         gen_s = time.perf_counter() - t_gen
         texts = self.tokenizer.batch_decode(completions, skip_special_tokens=True)
         task_of = np.repeat(ids, n)
@@ -416,7 +424,8 @@ class Trainer:
                 break
             rounds += 1
             t0 = time.perf_counter()
-            ids = sel.candidates(need)  # adaptive: sized from this step's zero-variance share
+            with self._amp():  # adaptive: sized from this step's zero-variance share
+                ids = sel.candidates(need)
             extra["select_ms"] += 1e3 * (time.perf_counter() - t0)
             prompts, completions, rewards, gen_s = self._rollout(ids)
             extra["generate_s"] += gen_s
@@ -447,11 +456,16 @@ class Trainer:
         """Policy self-embeddings of the pool's chat-templated prompts (timed)."""
         t0 = time.perf_counter()
         texts = [self.tokenizer.decode(ids) for ids in self.prompt_ids]
-        emb = policy_embeddings(
-            self.model, self.tokenizer, texts, batch_size=64, progress=self.progress
-        )
+        with self._amp():
+            emb = policy_embeddings(
+                self.model, self.tokenizer, texts, batch_size=64, progress=self.progress
+            )
         self.embed_seconds += time.perf_counter() - t0
         return emb
+
+    def _amp(self) -> Any:
+        """The forward-pass context of config.precision (bf16 autocast, or nothing)."""
+        return autocast(self.device, self.config.precision)
 
     def _maybe_refresh_features(self) -> float:
         """Every `refresh_features_every` steps, re-embed the pool with the current policy."""
@@ -471,23 +485,29 @@ class Trainer:
     ) -> dict[str, float]:
         cfg = self.config
         adv = torch.tensor(advantages, dtype=torch.float32, device=self.device)
+        temp = cfg.temperature  # the sampling distribution's log-probs (logits / T)
         old = ref = None
         if cfg.ppo_epochs > 1:  # pi_old: the policy that sampled, frozen across epochs
-            with torch.no_grad():
-                old = score_completions(self.model, prompts, completions).logprobs
+            with torch.no_grad(), self._amp():
+                old = score_completions(self.model, prompts, completions, temperature=temp).logprobs
         if self.ref_model is not None:
-            with torch.no_grad():
-                ref = score_completions(self.ref_model, prompts, completions).logprobs
+            with torch.no_grad(), self._amp():
+                ref = score_completions(
+                    self.ref_model, prompts, completions, temperature=temp
+                ).logprobs
         parts: dict[str, float] = {}
         for epoch in range(cfg.ppo_epochs):
-            scores = score_completions(self.model, prompts, completions, with_entropy=True)
-            old_lp = scores.logprobs.detach() if old is None else old
-            loss = policy_loss(scores, adv, old_lp, ref, cfg)
-            total: Any = loss.total
-            if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once per batch
-                j_loss, j_parts = self._judge_loss(records)
-                total = total + self.lam * j_loss
-                loss.parts.update(j_parts)
+            with self._amp():  # forward passes only: backward runs outside autocast
+                scores = score_completions(
+                    self.model, prompts, completions, with_entropy=True, temperature=temp
+                )
+                old_lp = scores.logprobs.detach() if old is None else old
+                loss = policy_loss(scores, adv, old_lp, ref, cfg)
+                total: Any = loss.total
+                if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once a batch
+                    j_loss, j_parts = self._judge_loss(records)
+                    total = total + self.lam * j_loss
+                    loss.parts.update(j_parts)
             self.optimizer.zero_grad(set_to_none=True)
             total.backward()
             grad_norm = torch.nn.utils.clip_grad_norm_(
@@ -526,7 +546,7 @@ class Trainer:
         """Held-out pass@k and score; sampling seeded apart from the training RNG."""
         cfg = self.config
         gpus = [self.device.index] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=gpus):  # training sampling continues untouched
+        with torch.random.fork_rng(devices=gpus), self._amp():  # training RNG untouched
             torch.manual_seed(cfg.eval_seed)
             return evaluate_items(
                 self.model,
@@ -536,6 +556,8 @@ class Trainer:
                 cfg.eval_samples,
                 cfg.eval_k,
                 cfg.max_new_tokens,
+                temperature=cfg.temperature,
+                top_p=cfg.top_p,
                 progress=self.progress,
                 desc=f"eval step {self.step_count}",
                 leave=False,

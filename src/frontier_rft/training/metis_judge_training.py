@@ -37,7 +37,8 @@ __all__ = ["PolicyJudge", "flat_judge_messages", "judge_format_examples", "judge
 class PolicyJudge:
     """Judge callable backed by the policy: rendered judge prompts -> one answer each.
 
-    `temperature` 0 answers greedily; the paper samples (REINFORCE needs exploration).
+    `temperature` 0 answers greedily; the paper samples (REINFORCE needs exploration), here
+    over the nucleus `top_p` (1.0: the full vocabulary), as the trainer's rollouts sample.
     Sampled token ids are kept for the last `memory` calls so the judge loss trains exactly
     the tokens that were generated; records from older calls are re-tokenised from text.
     """
@@ -51,11 +52,13 @@ class PolicyJudge:
         max_new_tokens: int = 10,
         temperature: float = 1.0,
         memory: int = 4,
+        top_p: float = 1.0,
     ):
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
+        self.top_p = top_p
         self.memory = memory
         self.calls = 0
         self.prompts_judged = 0
@@ -84,7 +87,9 @@ class PolicyJudge:
 
     def __call__(self, prompts: list[str]) -> list[str]:
         ids = [self.prompt_ids(p) for p in prompts]
-        answers = generate_shared_prefix(self.model, ids, self.max_new_tokens, self.temperature)
+        answers = generate_shared_prefix(
+            self.model, ids, self.max_new_tokens, self.temperature, top_p=self.top_p
+        )
         self.calls += 1
         self.prompts_judged += len(prompts)
         self.generated_tokens += sum(len(a) for a in answers)

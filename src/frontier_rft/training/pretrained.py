@@ -8,7 +8,8 @@ the file, so it is located without importing the package.
 
 `load_lm("smollm2-135m-instruct")` (and so `frontier train --model smollm2-135m-instruct`)
 returns the model and its tokenizer, whose chat template the trainer uses for task prompts
-and for METIS judge prompts.
+and for METIS judge prompts. A GGUF file already on disk loads the same way by its path
+(`--model path/to/SmolLM2-135M-Instruct.Q4_1.gguf`, `load_gguf`), with only `gguf` installed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PRETRAINED", "SMOLLM2", "is_pretrained_name", "load_pretrained", "smollm2_gguf"]
+__all__ = [
+    "PRETRAINED",
+    "SMOLLM2",
+    "is_gguf_file",
+    "is_pretrained_name",
+    "load_gguf",
+    "load_pretrained",
+    "smollm2_gguf",
+]
 
 SMOLLM2 = "smollm2-135m-instruct"
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -49,6 +58,14 @@ def smollm2_gguf() -> Path | None:
     return path if path.is_file() else None
 
 
+def is_gguf_file(path: object) -> bool:
+    """Whether `path` is an existing file named *.gguf."""
+    if not isinstance(path, (str, os.PathLike)):
+        return False
+    p = Path(path)
+    return p.suffix.lower() == ".gguf" and p.is_file()
+
+
 def load_pretrained(name: str) -> tuple[Any, Any]:
     """(model, tokenizer) of a named pretrained model, float32, in training mode off."""
     if name != SMOLLM2:
@@ -56,12 +73,23 @@ def load_pretrained(name: str) -> tuple[Any, Any]:
     path = smollm2_gguf()
     if path is None:
         raise ValueError(INSTALL_HINT)
+    return load_gguf(path)
+
+
+def load_gguf(path: str | os.PathLike[str]) -> tuple[Any, Any]:
+    """(model, tokenizer) of a GGUF file, de-quantised to float32 by transformers (needs the
+    `gguf` package); the tokenizer carries the file's chat template."""
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"{file}: no such GGUF file")
+    if importlib.util.find_spec("gguf") is None:
+        raise ValueError(f"reading {file.name} needs the gguf package: pip install gguf")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    tokenizer = AutoTokenizer.from_pretrained(str(file.parent), gguf_file=file.name)
     model = AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, dtype=torch.float32
+        str(file.parent), gguf_file=file.name, dtype=torch.float32
     )
     quantizer = getattr(model, "hf_quantizer", None)
     if quantizer is not None:

@@ -66,9 +66,11 @@ def _cut(rows: torch.Tensor, eos: int) -> list[list[int]]:
 
 
 def _generation_config(
-    model: Any, max_new_tokens: int, temperature: float, num_samples: int = 1
+    model: Any, max_new_tokens: int, temperature: float, num_samples: int = 1, top_p: float = 1.0
 ) -> Any:
-    """Pure sampling at `temperature` (no top-k, no top-p), or greedy for temperature 0."""
+    """Sampling at `temperature` over the nucleus `top_p` (1.0: the full vocabulary; never
+    top-k), or greedy for temperature 0. transformers' own warpers apply them, temperature
+    first (`TemperatureLogitsWarper`, then `TopPLogitsWarper` when top_p < 1)."""
     from transformers import GenerationConfig
 
     make: Any = GenerationConfig  # untyped upstream
@@ -81,7 +83,9 @@ def _generation_config(
         "bos_token_id": base.bos_token_id,
     }
     if temperature > 0:
-        return make(do_sample=True, temperature=float(temperature), top_k=0, top_p=1.0, **common)
+        return make(
+            do_sample=True, temperature=float(temperature), top_k=0, top_p=float(top_p), **common
+        )
     return make(do_sample=False, **common)
 
 
@@ -93,11 +97,13 @@ def generate_completions(
     max_new_tokens: int,
     temperature: float = 1.0,
     logits_processor: Sequence[Any] = (),
+    top_p: float = 1.0,
 ) -> list[list[int]]:
     """`num_samples` completions per prompt, prompt-major (row i*n + j is sample j of i).
 
-    temperature 0 is greedy (then every sample of a prompt is the same). `logits_processor`
-    (HF LogitsProcessors) run before sampling, e.g. ZIP-RC's SuppressReservedLogits.
+    temperature 0 is greedy (then every sample of a prompt is the same); top_p < 1 samples
+    from the nucleus only. `logits_processor` (HF LogitsProcessors) run before sampling, e.g.
+    ZIP-RC's SuppressReservedLogits.
     """
     from transformers import LogitsProcessorList
 
@@ -110,7 +116,9 @@ def generate_completions(
     out = model.generate(
         input_ids=ids,
         attention_mask=mask,
-        generation_config=_generation_config(model, max_new_tokens, temperature, num_samples),
+        generation_config=_generation_config(
+            model, max_new_tokens, temperature, num_samples, top_p
+        ),
         logits_processor=LogitsProcessorList(logits_processor),
     )
     model.train(was_training)
@@ -119,7 +127,11 @@ def generate_completions(
 
 @torch.no_grad()
 def generate_shared_prefix(
-    model: Any, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int, temperature: float
+    model: Any,
+    prompt_ids: Sequence[Sequence[int]],
+    max_new_tokens: int,
+    temperature: float,
+    top_p: float = 1.0,
 ) -> list[list[int]]:
     """One completion per prompt, computing the prompts' common token prefix once.
 
@@ -135,7 +147,7 @@ def generate_shared_prefix(
             k += 1
         common = k
     if common < 16 or len(prompt_ids) == 1:
-        return _generate_one_each(model, prompt_ids, max_new_tokens, temperature)
+        return generate_completions(model, prompt_ids, 1, max_new_tokens, temperature, top_p=top_p)
     from transformers import DynamicCache
 
     was_training = model.training
@@ -156,16 +168,10 @@ def generate_shared_prefix(
         input_ids=ids,
         attention_mask=mask,
         past_key_values=cache,
-        generation_config=_generation_config(model, max_new_tokens, temperature),
+        generation_config=_generation_config(model, max_new_tokens, temperature, top_p=top_p),
     )
     model.train(was_training)
     return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)
-
-
-def _generate_one_each(
-    model: Any, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int, temperature: float
-) -> list[list[int]]:
-    return generate_completions(model, prompt_ids, 1, max_new_tokens, temperature)
 
 
 @dataclass
@@ -186,8 +192,14 @@ def score_completions(
     completion_ids: Sequence[Sequence[int]],
     *,
     with_entropy: bool = False,
+    temperature: float = 1.0,
 ) -> TokenScores:
-    """Log-probs (with grad) of each completion given its prompt, in one forward pass."""
+    """Log-probs (with grad) of each completion given its prompt, in one forward pass.
+
+    `temperature` != 1 scores under the tempered distribution softmax(logits / T) the
+    completions were sampled from (as TRL and verl score); a top-p truncation is not part of
+    the scored distribution (nor is it in either).
+    """
     seqs = [list(p) + list(c) for p, c in zip(prompt_ids, completion_ids, strict=True)]
     ids, attn = right_padded(seqs, model.generation_config.pad_token_id)
     n, width = ids.shape
@@ -200,8 +212,12 @@ def score_completions(
         mask[i, : len(c)] = 1.0
     device = model_device(model)
     ids, attn, pos, mask = ids.to(device), attn.to(device), pos.to(device), mask.to(device)
-    logits = model(input_ids=ids, attention_mask=attn).logits.float()
-    picked = torch.gather(logits, 1, pos.unsqueeze(-1).expand(-1, -1, logits.shape[-1]))
+    logits = model(input_ids=ids, attention_mask=attn).logits
+    # Gather the completion positions before the float32 cast: under bf16 autocast the
+    # full (n, width, vocab) logits are never copied to float32 (the same values either way).
+    picked = torch.gather(logits, 1, pos.unsqueeze(-1).expand(-1, -1, logits.shape[-1])).float()
+    if temperature != 1.0:
+        picked = picked / temperature
     logp_all = torch.log_softmax(picked, dim=-1)
     targets = torch.gather(ids, 1, (pos + 1).clamp(max=width - 1))
     logprobs = torch.gather(logp_all, 2, targets.unsqueeze(-1)).squeeze(-1) * mask

@@ -99,14 +99,22 @@ def save_lm(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], **info:
 
 
 def load_lm(path: str | os.PathLike[str]) -> tuple[Any, Any]:
-    """(model, tokenizer) from a directory written by save_lm, via the Auto classes, or a
-    named pretrained model (`frontier_rft.training.pretrained.PRETRAINED`)."""
+    """(model, tokenizer) from a directory written by save_lm (or any Hugging Face model
+    directory), via the Auto classes; a named pretrained model
+    (`frontier_rft.training.pretrained.PRETRAINED`); or a GGUF file."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from frontier_rft.training.pretrained import is_pretrained_name, load_pretrained
+    from frontier_rft.training.pretrained import (
+        is_gguf_file,
+        is_pretrained_name,
+        load_gguf,
+        load_pretrained,
+    )
 
     if is_pretrained_name(path):
         return load_pretrained(str(path))
+    if is_gguf_file(path):
+        return load_gguf(path)
 
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     model = AutoModelForCausalLM.from_pretrained(str(path))

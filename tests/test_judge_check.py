@@ -1,0 +1,123 @@
+"""METIS's judge measured on a policy (frontier_rft.training.judge_check): Spearman by hand,
+and the whole check (rollouts, judge prompts, format warm-up, again) on a tiny model."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import torch
+
+from frontier_rft.training.data import heldout_split, load_task, train_split
+from frontier_rft.training.judge_check import JudgeCheckConfig, _exemplars, judge_check, spearman
+from frontier_rft.training.tiny_model import load_lm
+from test_training_model import tiny_models
+
+pytestmark = pytest.mark.integration
+
+
+def test_spearman_by_hand() -> None:
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # Ranks (1, 2, 3.5, 3.5) against (1, 3, 2, 4): deviations from 2.5 are (-1.5, -0.5, 1, 1)
+    # and (-1.5, 0.5, -0.5, 1.5); Pearson = 3 / sqrt(4.5 * 5).
+    assert spearman([0.0, 0.1, 0.2, 0.2], [5, 7, 6, 8]) == pytest.approx(3 / (4.5 * 5) ** 0.5)
+    assert spearman([0.1, 0.1, 0.1], [1, 2, 3]) is None  # a constant side has no ranking
+    assert spearman([1, 2], [1, 2]) is None
+
+
+def test_exemplars_span_the_realised_range() -> None:
+    import numpy as np
+
+    picks = _exemplars(["a", "b", "c", "d", "e"], np.array([0.1, 0.0, 0.25, 0.0, 0.04]))
+    assert picks == [("b", 0.0), ("e", 0.04), ("c", 0.25)]
+
+
+def test_config_refuses_what_cannot_be_measured() -> None:
+    with pytest.raises(ValueError, match="samples must be >= 2"):
+        JudgeCheckConfig(samples=1)
+    with pytest.raises(ValueError, match="exemplar_pool must be >= 3"):
+        JudgeCheckConfig(exemplar_pool=2)
+    with pytest.raises(ValueError, match="top_p must lie in"):
+        JudgeCheckConfig(top_p=0.0)
+
+
+@pytest.fixture(scope="module")
+def init_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_models(tmp_path_factory)[0]  # untrained: it never writes \boxed{}
+
+
+def test_judge_check_measures_warms_up_and_measures_again(init_dir: Path) -> None:
+    model, tokenizer = load_lm(init_dir)
+    suite = load_task("countdown", format_reward=0.0)
+    config = JudgeCheckConfig(
+        prompts=6,
+        exemplar_pool=3,
+        samples=2,
+        max_new_tokens=8,
+        judge_max_new_tokens=6,
+        batch_size=4,
+        warmup_steps=3,
+        warmup_batch=2,
+        warmup_lr=1e-3,
+    )
+    items = heldout_split(suite, 9, 2, "2x20")
+    warm = train_split(suite, 16, 5, "2x20")
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    lines: list[str] = []
+    out = judge_check(
+        model, tokenizer, items, suite.verifier, config, contextlib.nullcontext, warm, lines.append
+    )
+    assert out["before"]["parse_rate"] == 0.0  # below 0.9: the warm-up runs
+    for when in ("before", "after"):
+        m = out[when]
+        assert 0.0 <= m["parse_rate"] <= 1.0 and m["parsed"] == round(6 * m["parse_rate"])
+        assert len(m["exemplar_variances"]) == 3 and len(m["answers_sample"]) == 6
+        assert m["exemplar_variances"] == sorted(m["exemplar_variances"])
+        assert 0.0 <= m["realised_variance_mean"] <= 0.25
+    assert out["warmup"]["steps"] == 3 and out["warmup"]["first_loss"] > 0
+    assert any(not torch.equal(before[k], v) for k, v in model.named_parameters())
+    assert lines[0].startswith("judge before warm-up: parse rate")
+    # Too few items for prompts + exemplars is refused before any sampling.
+    with pytest.raises(ValueError, match="needs 9 items"):
+        judge_check(model, tokenizer, items[:8], suite.verifier, config, contextlib.nullcontext)
+
+
+def test_the_benchmark_script_runs_end_to_end(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """benchmarks/metis_judge_check.py on a tiny arithmetic model, tiny budget."""
+    import json
+    import sys
+
+    from conftest import load_benchmark
+    from frontier_rft.training.config import ModelConfig
+    from frontier_rft.training.tiny_model import build_tiny_lm
+
+    model_dir = tmp_path / "m"
+    build_tiny_lm(
+        ModelConfig(task="arithmetic", vocab_size=300, hidden_size=16, num_layers=1,
+                    num_heads=2, intermediate_size=32, corpus_tasks=100),
+        model_dir,
+    )  # fmt: skip
+    script = load_benchmark("metis_judge_check.py")
+    out = tmp_path / "judge.json"
+    argv = ["metis_judge_check.py", "--model", str(model_dir), "--prompts", "4"]
+    argv += ["--exemplar-pool", "3", "--samples", "2", "--max-new-tokens", "4"]
+    argv += ["--judge-max-new-tokens", "4", "--warmup-steps", "1", "--warmup-batch", "2"]
+    argv += ["--json", str(out)]
+    old = sys.argv
+    try:
+        sys.argv = argv
+        assert script.main() == 0
+    finally:
+        sys.argv = old
+    result = json.loads(out.read_text())
+    assert result["before"]["parse_rate"] == 0.0  # an untrained model never writes \boxed{}
+    assert result["warmup"]["steps"] == 1 and "after" in result
+    assert result["command"].startswith("python benchmarks/metis_judge_check.py --model")

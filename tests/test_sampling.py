@@ -1,0 +1,134 @@
+"""Rollout sampling options: temperature scales the logits, top-p keeps the nucleus, the loss
+scores under the sampling temperature; checked by hand on a model whose next-token logits are
+fixed (log [0.5, 0.3, 0.15, 0.05] over a 4-token vocabulary)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import torch
+from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.rollout import (
+    _generation_config,
+    generate_completions,
+    score_completions,
+)
+
+pytestmark = pytest.mark.integration
+
+PROBS = [0.5, 0.3, 0.15, 0.05]
+"""Next-token distribution of every position (token 3 is EOS, so it stops a sample)."""
+
+
+class _FixedLogits(torch.nn.Module):
+    """An LM head whose logits ignore the hidden state: log PROBS everywhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("logits", torch.log(torch.tensor(PROBS)))
+        self.weight = torch.nn.Parameter(torch.zeros(len(PROBS), 8))  # what HF expects to find
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.logits.expand(*hidden.shape[:-1], len(PROBS)) + 0.0 * hidden[..., :1]
+
+
+def _fixed_model() -> LlamaForCausalLM:
+    config = LlamaConfig(
+        vocab_size=len(PROBS),
+        hidden_size=8,
+        intermediate_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        tie_word_embeddings=False,
+        bos_token_id=0,
+        eos_token_id=3,
+        pad_token_id=3,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    model.lm_head = _FixedLogits()
+    model.generation_config = GenerationConfig(bos_token_id=0, eos_token_id=3, pad_token_id=3)
+    return model.eval()
+
+
+def _warped(model: LlamaForCausalLM, temperature: float, top_p: float) -> torch.Tensor:
+    """The first step's scores after transformers' warpers, for our generation config."""
+    cfg = _generation_config(model, 1, temperature, top_p=top_p)
+    out = model.generate(
+        input_ids=torch.tensor([[0, 1]]),
+        attention_mask=torch.ones(1, 2, dtype=torch.long),
+        generation_config=cfg,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
+    return out.scores[0][0]
+
+
+def _softmax(scores: torch.Tensor) -> list[float]:
+    return torch.softmax(scores.double(), dim=-1).tolist()
+
+
+def test_temperature_scales_the_logits() -> None:
+    model = _fixed_model()
+    scores = _warped(model, 0.5, 1.0)
+    # logits / 0.5 = 2 log p: probabilities p^2 / sum p^2 = (0.25, 0.09, 0.0225, 0.0025) / 0.365
+    assert scores.tolist() == pytest.approx([2 * math.log(p) for p in PROBS], rel=1e-6)
+    assert _softmax(scores) == pytest.approx([0.25 / 0.365, 0.09 / 0.365, 0.0225 / 0.365,
+                                              0.0025 / 0.365], rel=1e-6)  # fmt: skip
+
+
+def test_top_p_keeps_the_smallest_set_reaching_p() -> None:
+    model = _fixed_model()
+    # Cumulative 0.5, 0.8, 0.95 >= 0.9: tokens 0-2 kept, renormalised by 0.95; token 3 cut.
+    probs = _softmax(_warped(model, 1.0, 0.9))
+    assert probs == pytest.approx([0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0.0], abs=1e-6)
+    # Temperature first, then top-p: (0.685, 0.247, ...) reaches 0.9 with two tokens.
+    probs = _softmax(_warped(model, 0.5, 0.9))
+    assert probs == pytest.approx([0.25 / 0.34, 0.09 / 0.34, 0.0, 0.0], abs=1e-6)
+    # top_p 1 truncates nothing (the trainer's default: no TopPLogitsWarper at all).
+    assert _softmax(_warped(model, 1.0, 1.0)) == pytest.approx(PROBS, rel=1e-6)
+
+
+def test_sampled_tokens_follow_the_truncated_distribution() -> None:
+    model = _fixed_model()
+    torch.manual_seed(1)
+    outs = generate_completions(model, [[0, 1]], 2000, 1, temperature=1.0, top_p=0.9)
+    first = np.array([o[0] for o in outs])
+    assert 3 not in first  # outside the nucleus: never sampled
+    share = np.bincount(first, minlength=4) / first.size
+    # Binomial standard error at n = 2000 is <= 0.012; 4 of them is a loose, deterministic bound.
+    assert share[:3] == pytest.approx([0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95], abs=0.045)
+
+
+def test_the_loss_scores_completions_under_the_sampling_temperature() -> None:
+    model = _fixed_model()
+    prompts, completions = [[0, 1]], [[0, 2, 3]]
+    plain = score_completions(model, prompts, completions).logprobs[0].tolist()
+    assert plain == pytest.approx([math.log(p) for p in (0.5, 0.15, 0.05)], rel=1e-6)
+    tempered = score_completions(model, prompts, completions, temperature=0.5)
+    # log softmax(2 log p)[t] = log(p_t^2 / 0.365)
+    expected = [math.log(p * p / 0.365) for p in (0.5, 0.15, 0.05)]
+    assert tempered.logprobs[0].tolist() == pytest.approx(expected, rel=1e-6)
+
+
+def test_sampling_settings_are_validated() -> None:
+    assert (TrainConfig().temperature, TrainConfig().top_p, TrainConfig().precision) == (
+        1.0,
+        1.0,
+        "fp32",
+    )
+    for bad in (0.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match="top_p must lie in"):
+            TrainConfig(top_p=bad)
+    with pytest.raises(ValueError, match="precision must be one of"):
+        TrainConfig(precision="fp16")
