@@ -95,7 +95,7 @@ MAIN_ENTRIES = (
     BenchEntry("uniform", "uniform", note="baseline"),
     BenchEntry("prioritized", "prioritized"),
     BenchEntry("dots", "dots", note="the simulator's best from prompts alone"),
-    BenchEntry("bots", "bots", note="the trainer adapters' default"),
+    BenchEntry("bots", "bots", note="BOTS at the paper's defaults"),
     BenchEntry("sec", "sec"),
     BenchEntry("frontier", "frontier"),
     BenchEntry("pcl", "pcl"),
