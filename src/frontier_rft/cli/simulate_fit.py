@@ -23,8 +23,8 @@ def calibration_line(fit: RunFit) -> str:
     """How far the fitted simulator's first steps are from the run's."""
     return (
         f"Calibration error over the first {fit.steps_fitted} steps: mean reward RMSE "
-        f"{fit.reward_rmse:.3f} (one step's sampling noise alone: {fit.reward_noise:.3f}), "
-        f"ETR RMSE {fit.etr_rmse:.3f} (noise alone: {fit.etr_noise:.3f}). Fitted: start offset "
+        f"{fit.reward_rmse:.3f} (a perfect fit: {fit.reward_noise:.3f}), "
+        f"ETR RMSE {fit.etr_rmse:.3f} (perfect: {fit.etr_noise:.3f}). Fitted: start offset "
         f"{fit.scenario.domain_offsets[0]:.2f} and spread {fit.scenario.task_noise:.2f} "
         f"(logits), learning rate {fit.scenario.learning_rate:.3g}; the rest as calibrated on "
         "real GRPO (scenario small-pool)."

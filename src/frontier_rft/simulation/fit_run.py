@@ -13,7 +13,8 @@ prompts per step, rollouts per prompt, total steps and the selector. From those:
 - everything else (the mechanism: normalised steps, task-specific updates, interference)
   stays as calibrated on real GRPO (scenario small-pool).
 
-The calibration error is the RMSE of the simulated reward and ETR curves against the run's.
+The calibration error is the RMSE of the simulated reward and ETR curves against the run's,
+beside the RMSE a perfect fit would have (one simulated run against the mean of several).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ RATE_GRID = np.geomspace(1 / 30, 30, 15)
 """Learning rates tried, relative to the calibrated scenario's, before refining."""
 REFINE = 6
 """Golden-section steps (in log rate) around the best grid rate."""
+CHECK_SEEDS = tuple(range(8))
+"""Simulated runs the fitted learner's curves and their run-to-run noise are measured on."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,10 @@ class RunFit:
     reward_rmse: float
     etr_rmse: float
     reward_noise: float
-    """Standard error of one step's mean reward from sampling alone (batch x rollouts)."""
+    """The RMSE a perfect fit would have: one simulated run's per-step reward against the
+    mean over simulated runs (which prompts were drawn and how their rollouts came out)."""
     etr_noise: float
-    """Standard error of one step's ETR from sampling alone (batch groups)."""
+    """The same for the ETR."""
 
 
 def _entry(log: RunLog) -> Entry:
@@ -106,15 +110,28 @@ def _entry(log: RunLog) -> Entry:
     )
 
 
-def _curves(cfg: ScenarioConfig, log: RunLog, seeds: Sequence[int]) -> tuple[F64, F64]:
-    """Mean reward and ETR per step of the run's selector on `cfg`, averaged over seeds."""
+def _runs(cfg: ScenarioConfig, log: RunLog, seeds: Sequence[int]) -> tuple[F64, F64]:
+    """Reward and ETR per step (rows: seeds) of the run's selector on `cfg`."""
     k = log.reward_mean.size
     rewards, etrs = [], []
     for seed in seeds:
         rec = run_one(RunSpec(cfg, _entry(log), seed, k, log.batch, log.rollouts))
         rewards.append(rec["reward_mean"])
         etrs.append(rec["etr"])
-    return np.mean(rewards, axis=0), np.mean(etrs, axis=0)
+    return np.asarray(rewards, dtype=np.float64), np.asarray(etrs, dtype=np.float64)
+
+
+def _curves(cfg: ScenarioConfig, log: RunLog, seeds: Sequence[int]) -> tuple[F64, F64]:
+    """Mean reward and ETR per step of the run's selector on `cfg`, averaged over seeds."""
+    rewards, etrs = _runs(cfg, log, seeds)
+    return rewards.mean(axis=0), etrs.mean(axis=0)
+
+
+def _run_noise(values: F64) -> float:
+    """RMS distance of one simulated run's per-step values from the mean over runs: what a
+    perfect fit's RMSE would be (prompt draws and rollouts both vary from step to step)."""
+    n = values.shape[0]
+    return float(np.sqrt(values.var(axis=0, ddof=1).mean() * (1 + 1 / n))) if n > 1 else math.nan
 
 
 def fitted_start(log: RunLog, base: ScenarioConfig) -> ScenarioConfig:
@@ -172,8 +189,8 @@ def fit_run(
             fb = sse(b)
     best = min([(losses[i], grid[i]), (fa, a), (fb, b)])[1]
     fitted = cfg.replace(learning_rate=float(math.exp(best)))
-    reward, etr = _curves(fitted, log, seeds)
-    p, e = float(log.reward_mean.mean()), float(log.etr.mean())
+    rewards, etrs = _runs(fitted, log, CHECK_SEEDS)
+    reward, etr = rewards.mean(axis=0), etrs.mean(axis=0)
     return RunFit(
         scenario=fitted,
         steps_fitted=int(log.reward_mean.size),
@@ -181,6 +198,6 @@ def fit_run(
         sim_etr=etr,
         reward_rmse=float(np.sqrt(np.mean((reward - log.reward_mean) ** 2))),
         etr_rmse=float(np.sqrt(np.mean((etr - log.etr) ** 2))),
-        reward_noise=math.sqrt(p * (1 - p) / (log.batch * log.rollouts)),
-        etr_noise=math.sqrt(e * (1 - e) / log.batch),
+        reward_noise=_run_noise(rewards),
+        etr_noise=_run_noise(etrs),
     )
