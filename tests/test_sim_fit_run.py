@@ -82,13 +82,13 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
 
 
 def test_a_run_directory_needs_metrics_and_a_run_json(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="has no metrics.jsonl"):
+    with pytest.raises(ValueError, match=r"has no metrics\.jsonl"):
         read_run_log(tmp_path, 10)
     _write_log(tmp_path / "metrics.jsonl", [0.1] * 8, [0.5] * 8)
-    with pytest.raises(ValueError, match="has no run.json"):
+    with pytest.raises(ValueError, match=r"has no run\.json"):
         read_run_log(tmp_path, 10)
     (tmp_path / "run.json").write_text('{"config": {"train_size": 0}}', encoding="utf-8")
-    with pytest.raises(ValueError, match="config.train_size must be an int"):
+    with pytest.raises(ValueError, match=r"config\.train_size must be an int"):
         read_run_log(tmp_path, 10)
     with pytest.raises(ValueError, match="does not exist"):
         read_run_log(tmp_path / "nope", 10)
