@@ -181,12 +181,16 @@ _COUNTDOWN = ScenarioConfig(
     learning_rate=0.01,
     memory_rate=0.0,
     optimizer="adam",
-    specific_share=4.0,
-    specific_gain=30.0,
-    interference=3.0,
+    specific_share=2.0,
+    specific_gain=20.0,
+    interference=4.0,
 )
-"""The real testbed's pool (2-number and 3-number Countdown tasks, two to one) and the
-calibrated learner; docs/simulation.md gives the fit (benchmarks/sim_vs_real.py)."""
+"""The real testbed's pool (2-number and 3-number Countdown tasks, two to one; start offset,
+spread and level step fitted to its start histograms) and the learner calibrated on its
+512-prompt results: the best point of `python benchmarks/sim_vs_real.py fit`
+(benchmarks/results/sim_calibration.md; specific_share 2, memorise 40 = specific_gain x
+specific_share, interfere 16 = interference x specific_share^2, learning rate fitted to
+uniform's gain). docs/simulation.md explains the mechanism and the fit."""
 
 SCENARIOS: dict[str, ScenarioConfig] = {  # calibrated first; then the original learner
     "small-pool": _COUNTDOWN,
