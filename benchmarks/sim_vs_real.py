@@ -6,12 +6,15 @@ prompts (4.5 epochs), results in benchmarks/results/real_rl_gpu*_full.json. Thre
 
     fit      grid search of the learner's mechanism parameters on the 512-prompt results,
              on fit seeds 100-102 (never reported); writes sim_calibration.{json,md}
-             (~40 min on 2 cores; cached per point in sim_calibration_cache.json, resumable)
+             (~1.5 h on 2 shared cores; cached per point in sim_calibration_cache.json,
+             which is committed: a rerun only summarises)
     compare  the calibrated scenarios (small-pool, large-pool) against the real results on
-             report seeds 0-4, both pool sizes; writes sim_vs_real.{json,md} (~3 min)
+             report seeds 0-4, both pool sizes; writes sim_vs_real.{json,md} (~1 min)
     predict  the calibrated simulator's predictions for selectors with no real-RL result
              yet (greso, skip, coverage="epoch", DAPO around greso/skip); writes
-             sim_predictions_coverage.{json,md} with the predictor's git commit (~4 min)
+             sim_predictions_coverage.{json,md} with the predictor's git commit (~1 min)
+    check    the committed predictions against a real run's report, once it exists:
+             --real benchmarks/results/real_rl_gpu_coverage_full.json (prints a table)
 
 What is fitted and how, and the guards against overfitting: docs/simulation.md.
 Selectors always run at their defaults; nothing here changes a selector.
@@ -19,6 +22,7 @@ Selectors always run at their defaults; nothing here changes a selector.
     python benchmarks/sim_vs_real.py fit --jobs 2
     python benchmarks/sim_vs_real.py compare --jobs 2
     python benchmarks/sim_vs_real.py predict --jobs 2
+    python benchmarks/sim_vs_real.py check --real benchmarks/results/real_rl_gpu_coverage_full.json
 """
 
 from __future__ import annotations
@@ -567,6 +571,43 @@ def cmd_predict(args: argparse.Namespace, command: str) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace, command: str) -> int:
+    """Committed predictions against a real `frontier bench-rl` report (*_full.json)."""
+    if not args.real:
+        raise SystemExit("check needs --real PATH: a frontier bench-rl <name>_full.json")
+    doc = json.loads((Path(args.out) / "sim_predictions_coverage.json").read_text("utf-8"))
+    real_doc = json.loads(Path(args.real).read_text(encoding="utf-8"))
+    pool = str(real_doc["testbed"]["train"]["train_size"])
+    predicted = doc["pools"].get(pool)
+    if predicted is None:
+        raise SystemExit(f"no predictions for a pool of {pool} prompts")
+    labels = real_doc["summary"]["labels"]
+    rows = []
+    for label, row in labels.items():
+        if label == "uniform" or label not in predicted:
+            continue
+        diff = row["final_minus_uniform"]["eval/pass@1"]
+        rows.append((label, predicted[label]["sim"], diff["mean"],
+                     predicted[label]["sim_class"], real_class(diff["ci"])))  # fmt: skip
+    if len(rows) < 2:
+        raise SystemExit(f"{args.real}: fewer than two predicted labels to compare")
+    lines = [
+        f"# Predictions ({doc['date']}, commit {doc['commit']}) against {args.real}",
+        "",
+        f"Command: `{command}`",
+        "",
+        "| label | predicted Δ | real Δ | predicted class | real class |",
+        "|---|---:|---:|---|---|",
+        *(f"| {lab} | {_f(a)} | {_f(b)} | {c} | {d} |" for lab, a, b, c, d in rows),
+        "",
+        f"Spearman {spearman([0.0, *(r[1] for r in rows)], [0.0, *(r[2] for r in rows)]):+.2f} "
+        f"(uniform included); classes agree for {sum(r[3] == r[4] for r in rows)} of "
+        f"{len(rows)}.",
+    ]
+    print("\n".join(lines))
+    return 0
+
+
 def write(out: Path, stem: str, doc: dict[str, Any], lines: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
@@ -710,8 +751,9 @@ def predict_markdown(doc: dict[str, Any]) -> list[str]:
         f"Command: `{doc['command']}` ({doc['date']}, predictor at commit {doc['commit']}); "
         f"seeds {doc['seeds']}, the real testbed's budget. Nothing here has a real-RL result "
         "yet except `dapo` (the anchor). When the real runs exist (`scripts/gpu_coverage.sh "
-        "PART OUT`, docs/results/coverage.md), compare each label's real Δ and class with the "
-        "row below; labels are `frontier bench-rl`'s. Δ = final held-out score minus "
+        "PART OUT`, docs/results/coverage.md), `python benchmarks/sim_vs_real.py check --real "
+        "benchmarks/results/<name>_full.json` sets each label's real Δ and class beside the row "
+        "below; labels are `frontier bench-rl`'s. Δ = final held-out score minus "
         "uniform's; class from the 95% CI with the real evaluation's noise added; TTB on the "
         "real benchmark's 30-step evaluation grid (steps to 50/75% of uniform's gain, "
         "relative to uniform's).",
@@ -744,7 +786,10 @@ def main() -> int:
         description=(__doc__ or "").splitlines()[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("part", choices=("fit", "compare", "predict"))
+    parser.add_argument("part", choices=("fit", "compare", "predict", "check"))
+    parser.add_argument(
+        "--real", default=None, help="check: a frontier bench-rl <name>_full.json to compare"
+    )
     parser.add_argument("--out", default=str(RESULTS), help="output directory")
     parser.add_argument("--jobs", type=int, default=2, help="parallel processes")
     parser.add_argument("--pools", default="512", help="fit: pool sizes to fit on")
@@ -754,6 +799,8 @@ def main() -> int:
         return cmd_fit(args, command)
     if args.part == "compare":
         return cmd_compare(args, command)
+    if args.part == "check":
+        return cmd_check(args, command)
     return cmd_predict(args, command)
 
 
