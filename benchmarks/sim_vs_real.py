@@ -215,6 +215,17 @@ def grid_points() -> list[dict[str, Any]]:
     return points + [dict(p) for p in ALTERNATIVES]
 
 
+def mechanism(point: dict[str, Any]) -> str:
+    """The candidate mechanism a grid point stands for (its row in the evidence table)."""
+    if point["candidate"] != "interference":
+        return str(point["candidate"])
+    if point["interfere"] == 0:
+        return "normalised steps, no interference"
+    if point.get("specific_decay", 0.0) > 0:
+        return "interference that decays"
+    return "interference (normalised steps)"
+
+
 def point_key(point: dict[str, Any]) -> str:
     return json.dumps(point, sort_keys=True)
 
@@ -350,7 +361,7 @@ def summarise_fit(cache: dict[str, Any], pool: int, real: dict[str, Any]) -> dic
         )
     by_candidate: dict[str, Any] = {}
     for row in sorted(rows, key=lambda r: r["loss"]):
-        by_candidate.setdefault(row["point"]["candidate"], row)
+        by_candidate.setdefault(mechanism(row["point"]), row)
     best = min(rows, key=lambda r: r["loss"])
     loso = {}
     for left in names:

@@ -14,6 +14,7 @@ from frontier_rft.reporting.tables import (
     summary_cells,
     withheld_bold,
 )
+from frontier_rft.simulation import get_scenario
 from frontier_rft.simulation.real_rl import REAL_RL_VERDICTS, real_rl_context
 from frontier_rft.simulation.runner import parse_entries, run_benchmark
 
@@ -51,9 +52,10 @@ def test_context_by_regime() -> None:
         "dots": "hurts", "pcl": "hurts", "uniform+dapo": "helps"
     }  # fmt: skip
     assert real_rl_context("large-pool", labels)["verdicts"]["pcl"] == "noise"
-    other = real_rl_context(None, labels)  # not calibrated: what both pools agree on
+    other = real_rl_context("hard", labels)  # not calibrated: what both pools agree on
     assert not other["calibrated"] and other["verdicts"]["pcl"] == "noise"
     assert other["verdicts"]["dots"] == "hurts" and "greso" not in other["verdicts"]
+    assert not real_rl_context("small-pool", labels, modified=True)["calibrated"]
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +85,11 @@ def test_titles_name_the_simulated_learner_and_its_regime(results: dict) -> None
     title = learner_title(results)
     assert title.startswith("Simulated learner 'hard' (2,000 prompts, 0.2 epochs of 30 steps)")
     assert "transfer by construction" in title and "not a real-RL result" in title
+    modified = run_benchmark(
+        get_scenario("small-pool", num_tasks=64), [], seeds=[0], steps=3, jobs=1
+    )
+    assert "with fields overridden" in learner_title(modified)
+    assert not modified["real_rl"]["calibrated"]
 
 
 def test_html_report_is_titled_simulated_and_links_real_results(

@@ -179,6 +179,8 @@ def learner_title(results: Mapping[str, Any]) -> str:
         epochs = settings["steps"] * settings["batch"] / tasks
         regime = f" ({tasks:,} prompts, {epochs:.1f} epochs of {settings['steps']} steps)"
     head = f"Simulated learner {name!r}{regime}"
+    if (results.get("real_rl") or {}).get("modified"):
+        head += " with fields overridden (so not the regime its description names)"
     head += f": {desc}." if desc else "."
     return head + " A simulation, not a real-RL result."
 
@@ -191,6 +193,17 @@ def real_rl_note(results: Mapping[str, Any]) -> str:
     where = f"the real pool of {real['pool']} prompts" if real.get("pool") else "both real pools"
     text = f"Real-RL results (GPU testbed, held-out pass@1 vs uniform): {real['doc']}."
     withheld = withheld_bold(results)
+    verdicts = real.get("verdicts") or {}
+    baseline = results["settings"].get("baseline")
+    unmeasured = sorted(
+        label
+        for label, cells in summary_cells(results).items()
+        if label not in verdicts
+        and label != baseline
+        and any(c.best for c, col in zip(cells, COLUMNS, strict=True) if col.outcome)
+    )
+    if unmeasured:
+        text += f" Bold with no real-RL result yet (simulated only): {', '.join(unmeasured)}."
     if withheld:
         parts = ", ".join(f"{k} ({_VERDICT_WORDS[v]})" for k, v in sorted(withheld.items()))
         text += (

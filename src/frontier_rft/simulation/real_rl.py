@@ -44,12 +44,11 @@ SCENARIO_REGIME = {"small-pool": "512", "large-pool": "1280"}
 """The real pool each calibrated scenario mirrors (512 prompts for 11 epochs; 1,280 for 4.5)."""
 
 
-def real_rl_context(scenario: str | None, labels: list[str]) -> dict[str, Any]:
-    """The real-RL verdicts that apply to a simulated table of `labels` on the registered
-    scenario named `scenario` (None: a modified or custom one): a calibrated scenario's own
-    pool's; for any other the verdict both real pools agree on, else 'noise'. Labels never
-    run on real RL get none."""
-    pool = SCENARIO_REGIME.get(scenario or "")
+def real_rl_context(scenario: str, labels: list[str], modified: bool = False) -> dict[str, Any]:
+    """The real-RL verdicts that apply to a simulated table of `labels` on `scenario`: a
+    calibrated scenario's own pool's; for any other, or a `modified` one (fields overridden),
+    the verdict both real pools agree on, else 'noise'. Labels never run on real RL get none."""
+    pool = None if modified else SCENARIO_REGIME.get(scenario)
     if pool is not None:
         verdicts = REAL_RL_VERDICTS[pool]
     else:
@@ -57,6 +56,7 @@ def real_rl_context(scenario: str | None, labels: list[str]) -> dict[str, Any]:
         verdicts = {k: v if large.get(k) == v else "noise" for k, v in small.items()}
     return {
         "calibrated": pool is not None,
+        "modified": modified,
         "pool": pool,
         "doc": REAL_RL_DOC,
         "verdicts": {label: verdicts[label] for label in labels if label in verdicts},

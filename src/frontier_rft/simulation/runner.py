@@ -314,7 +314,9 @@ def run_benchmark(
         },
         "labels": [e.label for e in entries],
         "real_rl": real_rl_context(
-            cfg.name if SCENARIOS.get(cfg.name) == cfg else None, [e.label for e in entries]
+            cfg.name,
+            [e.label for e in entries],
+            modified=cfg.name in SCENARIOS and SCENARIOS[cfg.name] != cfg,
         ),
         "category_names": runs[0]["category_names"],
         "success_bins": list(SUCCESS_BINS),

@@ -167,7 +167,7 @@ class ScenarioConfig:
 
 _COUNTDOWN = ScenarioConfig(
     name="small-pool",
-    description="calibrated on real GRPO (tiny Llama, Countdown): 512 prompts, 11 epochs",
+    description="calibrated on real GRPO (tiny Llama, Countdown); small pool, many epochs",
     num_tasks=512,
     eval_tasks=600,
     domain_names=("countdown",),
@@ -196,7 +196,7 @@ SCENARIOS: dict[str, ScenarioConfig] = {  # calibrated first; then the original 
     "small-pool": _COUNTDOWN,
     "large-pool": _COUNTDOWN.replace(
         name="large-pool",
-        description="calibrated on real GRPO (tiny Llama, Countdown): 1,280 prompts, 4.5 epochs",
+        description="calibrated on real GRPO (tiny Llama, Countdown); large pool, few epochs",
         num_tasks=1280,
     ),
     "hard": ScenarioConfig(
