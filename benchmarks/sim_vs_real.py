@@ -647,7 +647,10 @@ def fit_markdown(doc: dict[str, Any]) -> list[str]:
         "",
         "Start of the pool (fitted to the real 8-sample start histograms of the 512-task runs): "
         f"2-number tasks' logit offset {st['domain_offset']:.3f}, spread {st['task_noise']:.3f}; "
-        f"3-number tasks {st['level_step']:.3f} logits harder. For every grid point the learning "
+        f"3-number tasks {st['level_step']:.3f} logits harder (scenario small-pool holds "
+        f"{SCENARIOS['small-pool'].domain_offsets[0]}, {SCENARIOS['small-pool'].task_noise} and "
+        f"{SCENARIOS['small-pool'].level_step}, the same fit on a coarser grid, which the grid "
+        "below ran with). For every grid point the learning "
         "rate is fitted so uniform's simulated held-out gain equals the real one (+0.263); "
         "'infeasible' points cannot reach it. Loss: sum over the 7 non-uniform selectors of "
         "((simulated − real held-out Δ) / real standard error)^2, standard error from the real "

@@ -121,9 +121,11 @@ def main() -> int:
     parser.add_argument("--out", default="benchmarks/results", help="output directory")
     parser.add_argument("--seeds", type=int, default=5, help="paired seeds per cell")
     parser.add_argument("--steps", type=int, default=360, help="training steps per run")
+    parser.add_argument("--batch", type=int, default=16, help="prompts per step")
+    parser.add_argument("--rollouts", type=int, default=8, help="rollouts per prompt")
     parser.add_argument("--jobs", type=int, default=None, help="parallel processes")
     parser.add_argument(
-        "--scenarios", default=",".join(SCENARIOS), help="comma-separated scenario names"
+        "--scenarios", default="small-pool,large-pool", help="comma-separated scenario names"
     )
     args = parser.parse_args()
     out: dict[str, Any] = {
