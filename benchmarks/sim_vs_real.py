@@ -283,6 +283,8 @@ def loss(sim: dict[str, float], real: dict[str, Any], names: Sequence[str]) -> f
 
 # ----------------------------------------------------------------------------- commands
 def _git_commit() -> str:
+    """HEAD, flagged when the predictor's code (src/, benchmarks/) differs from it; result
+    files (benchmarks/results/) do not count."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -292,7 +294,16 @@ def _git_commit() -> str:
             cwd=Path(__file__).resolve().parent,
         )
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                "../src",
+                ".",
+                ":(exclude)results",
+            ],
             capture_output=True,
             text=True,
             check=True,
