@@ -120,7 +120,7 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("--selectors naming nothing", lambda t: ["compare", "--selectors", ","],
      "names no selector"),
     ("scenario with no task in any level", lambda t: ["simulate", "--selector", "bots",
-     "--scenario-set", "level_mix=[0,0,0,0,0]"], "level_mix must have a positive entry"),
+     "--scenario-set", "level_mix=[0,0]"], "level_mix must have a positive entry"),
     ("scenario too large to hold", lambda t: ["simulate", "--selector", "bots",
      "--scenario-set", "num_tasks=1000000000000"], "num_tasks + eval_tasks must be at most"),
     ("scenario value beyond any sense", lambda t: ["simulate", "--selector", "bots",

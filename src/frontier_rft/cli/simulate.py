@@ -16,6 +16,7 @@ from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.progress import progress_bar
 from frontier_rft.selectors import SELECTORS
+from frontier_rft.simulation.real_rl import REAL_RL_DOC
 from frontier_rft.simulation.runner import (
     GIVEN,
     Entry,
@@ -24,11 +25,14 @@ from frontier_rft.simulation.runner import (
     run_benchmark,
     sweep_entries,
 )
-from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
+from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scenario
 
 __all__ = ["add_commands"]
 
-DEMO_SCENARIO = "hard"
+DEMO_SCENARIO = "small-pool"
+"""The default learner: calibrated on real GRPO, small pool trained for many epochs."""
+TESTBED_BUDGET = {"steps": 360, "batch": 16, "rollouts": 8}
+"""Default budget: the real testbed's, at which the calibrated scenarios were fitted."""
 MAX_SEEDS = 10_000
 """Most seeds one command runs (each is a full run per selector)."""
 
@@ -151,12 +155,21 @@ def _check_out(out: Path) -> None:
         raise UsageError(f"--out {out}: the directory is not writable")
 
 
-def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) -> int:
+def run_and_report(
+    args: argparse.Namespace,
+    entries: list[Entry],
+    out: Path,
+    scenario: ScenarioConfig | None = None,
+    extra: dict[str, Any] | None = None,
+) -> int:
+    """Run `entries` on `scenario` (default: --scenario with --scenario-set), print the
+    table, write results.json (plus `extra`'s keys), records.csv and the report under `out`."""
     _check_counts(args)
     try:
-        scenario = get_scenario(
-            args.scenario, **parse_assignments(args.scenario_set or [], "--scenario-set")
-        )
+        if scenario is None:
+            scenario = get_scenario(
+                args.scenario, **parse_assignments(args.scenario_set or [], "--scenario-set")
+            )
         given = parse_given(args.given)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
@@ -178,11 +191,13 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
     out.mkdir(parents=True, exist_ok=True)
     command = "frontier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     results["command"] = command
+    results.update(extra or {})
     (out / "results.json").write_text(json.dumps(results), encoding="utf-8")
     _write_records(results, out / "records.csv")
     from frontier_rft.reporting import format_summary_table
+    from frontier_rft.reporting.tables import learner_title
 
-    print(f"\nScenario {scenario.name!r}: {scenario.description}")
+    print(f"\n{learner_title(results)}")
     print(
         f"{args.steps} steps, batch {args.batch}, {args.rollouts} rollouts per task, "
         f"seeds {seeds[0]}..{seeds[-1]}; TTB lower is better, BSF higher is better (vs uniform)"
@@ -202,6 +217,12 @@ def run_and_report(args: argparse.Namespace, entries: list[Entry], out: Path) ->
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    if args.fit is not None:
+        from frontier_rft.cli.simulate_fit import cmd_fit
+
+        return cmd_fit(args)
+    if args.selector is None:
+        raise UsageError("frontier simulate needs --selector NAME (or --fit RUN_DIR)")
     out = Path(args.out or f"runs/{args.scenario}-{args.selector}")
     return run_and_report(args, _entries(args), out)
 
@@ -214,10 +235,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.out or "runs/demo")
     _check_counts(args)
+    scenario = SCENARIOS[args.scenario]
     print(
-        "frontier demo: every selector on the simulated 'hard' pool (most tasks start "
-        f"unsolved), paper-default settings, {args.seeds} seeds; first given the prompt text only "
-        "(what most users have), then every kind of metadata (a separate table). Reports: "
+        f"frontier demo: every selector on the simulated learner {scenario.name!r} "
+        f"({scenario.description}), paper-default settings, {args.seeds} seeds; first given the "
+        "prompt text only (what most users have), then every kind of metadata (a separate "
+        f"table). A simulation, not real RL: real-RL results are in {REAL_RL_DOC}. Reports: "
         f"{out}/report.html and {out}/all-metadata/report.html"
     )
     args.command = "compare"
@@ -236,8 +259,10 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument(
         "--scenario",
         default=DEMO_SCENARIO,
-        choices=sorted(SCENARIOS),
-        help="simulated task pool and learner",
+        choices=list(SCENARIOS),
+        help="simulated task pool and learner: small-pool / large-pool are calibrated on real "
+        "GRPO (many / few epochs over the pool); hard, easy, multidomain, continuous transfer "
+        "skill by construction (not calibrated)",
     )
     p.add_argument(
         "--scenario-set",
@@ -245,11 +270,21 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
         metavar="KEY=VALUE",
         help="override a scenario field, e.g. --scenario-set forgetting=0.01 (default: none)",
     )
-    p.add_argument("--steps", type=int, default=200, help="training steps per run")
+    budget = TESTBED_BUDGET
+    p.add_argument(
+        "--steps", type=int, default=budget["steps"], help="training steps per run (real testbed)"
+    )
     p.add_argument("--seeds", type=int, default=5, help="seeds per selector")
     p.add_argument("--seed", type=int, default=0, help="first seed")
-    p.add_argument("--batch", type=int, default=32, help="prompts per step")
-    p.add_argument("--rollouts", type=int, default=16, help="rollouts per prompt (BOTS: 16)")
+    p.add_argument(
+        "--batch", type=int, default=budget["batch"], help="prompts per step (real testbed)"
+    )
+    p.add_argument(
+        "--rollouts",
+        type=int,
+        default=budget["rollouts"],
+        help="rollouts per prompt (real testbed)",
+    )
     p.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes (this machine)"
     )
@@ -293,9 +328,38 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
 
 def add_commands(sub: Any) -> None:
     """Register simulate, compare and demo on the `frontier` parser."""
-    sim = sub.add_parser("simulate", help="one selector vs uniform on a simulated learner")
+    sim = sub.add_parser(
+        "simulate",
+        help="one selector vs uniform on a simulated learner; or, with --fit, the simulator "
+        "fitted to your own run and its ranking of the selectors",
+    )
     sim.add_argument(
-        "--selector", required=True, choices=sorted(SELECTORS), help="the selector to compare"
+        "--selector",
+        choices=sorted(SELECTORS),
+        default=None,
+        help="the selector to compare; required without --fit (default: with --fit, every "
+        "selector and DAPO)",
+    )
+    sim.add_argument(
+        "--fit",
+        metavar="RUN_DIR",
+        default=None,
+        help="fit the learner's speed and pool difficulty to the first steps of a run: a "
+        "`frontier train` --out directory, or a JSONL with train/reward_mean and an ETR per "
+        "step (docs/simulation.md) (default: no fit)",
+    )
+    sim.add_argument(
+        "--fit-steps",
+        type=int,
+        default=50,
+        help="with --fit: the run's first K steps to fit to",
+    )
+    sim.add_argument(
+        "--fit-pool",
+        type=int,
+        default=None,
+        help="with --fit on a bare JSONL: the run's pool size (--batch, --rollouts and --steps "
+        "must describe the run too) (default: from run.json)",
     )
     _common(sim)
     sim.set_defaults(func=cmd_simulate)
@@ -305,8 +369,8 @@ def add_commands(sub: Any) -> None:
     cmp_.set_defaults(func=cmd_compare)
     demo = sub.add_parser(
         "demo",
-        help="every selector at its paper's defaults on the hard scenario, given prompts only "
-        "and then every kind of metadata; two reports",
+        help="every selector at its paper's defaults on the calibrated simulated learner, given "
+        "prompts only and then every kind of metadata; two reports",
     )
     _common(demo, demo=True)
     demo.set_defaults(func=cmd_demo, selectors="")

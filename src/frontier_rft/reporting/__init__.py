@@ -6,6 +6,7 @@ is written, so `format_summary_table` works without it. Docs: docs/report.md.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,18 @@ from frontier_rft.reporting.data import check_results
 from frontier_rft.reporting.tables import format_summary_table
 
 __all__ = ["format_summary_table", "write_report"]
+
+
+def _real_rl_href(results: Mapping[str, Any], out: Path) -> str | None:
+    """A relative link from `out` to the real-RL results page of a source checkout, if the
+    page is there (a wheel ships no docs: the report then names the path only)."""
+    doc = (results.get("real_rl") or {}).get("doc")
+    if not isinstance(doc, str):
+        return None
+    page = Path(__file__).resolve().parents[3] / doc
+    if not page.is_file():
+        return None
+    return os.path.relpath(page, out.resolve())
 
 
 def write_report(
@@ -44,7 +57,9 @@ def write_report(
         paths[plot.name] = out / f"{plot.name}.png"
         paths[plot.name].write_bytes(plot.png)
     recorded = results.get("command")
-    page = render_html(results, plots, styles, command or recorded, __version__)
+    page = render_html(
+        results, plots, styles, command or recorded, __version__, _real_rl_href(results, out)
+    )
     paths["report"] = out / "report.html"
     paths["report"].write_text(page, encoding="utf-8")
     return {"report": paths.pop("report"), **paths}

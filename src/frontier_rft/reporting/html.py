@@ -10,7 +10,7 @@ from typing import Any
 
 from frontier_rft.reporting.data import label_notes, runs_by_label
 from frontier_rft.reporting.plots import Plot, Style
-from frontier_rft.reporting.tables import COLUMNS, summary_cells
+from frontier_rft.reporting.tables import COLUMNS, learner_title, real_rl_note, summary_cells
 
 __all__ = ["DEFINITIONS", "render_html"]
 
@@ -247,18 +247,31 @@ def _method_metrics(results: Mapping[str, Any]) -> str:
     )
 
 
+def _real_rl_section(results: Mapping[str, Any], href: str | None) -> str:
+    """A paragraph saying the page is simulated, linking the real-RL results."""
+    note = real_rl_note(results)
+    if not note:
+        return ""
+    doc = str(results["real_rl"]["doc"])
+    text = escape(note)
+    if href:
+        text = text.replace(escape(doc), f'<a href="{escape(href)}">{escape(doc)}</a>', 1)
+    return f'<p class="lede" id="real-rl">{text}</p>'
+
+
 def render_html(
     results: Mapping[str, Any],
     plots: Sequence[Plot],
     styles: Mapping[str, Style],
     command: str | None,
     version: str,
+    real_rl_href: str | None = None,
 ) -> str:
-    """The whole page as one string; deterministic (no timestamps) for identical inputs."""
+    """The whole page as one string; deterministic (no timestamps) for identical inputs.
+    `real_rl_href` links the real-RL results (docs/results/real_rl.md) when known."""
     scenario = results["scenario"]
     settings: Mapping[str, Any] = results["settings"]
     name = str(scenario.get("name", "?"))
-    desc = str(scenario.get("description") or "")
     setting_rows = [(_SETTING_NAMES.get(k, k), v) for k, v in settings.items()]
     setting_rows.append(("methods", ", ".join(results["labels"])))
     config = list((scenario.get("config") or {}).items())
@@ -276,10 +289,11 @@ def render_html(
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>frontier-rft benchmark: {escape(name)}</title>",
+        f"<title>frontier-rft simulated benchmark: {escape(name)}</title>",
         f"<style>{_CSS}</style></head><body><main>",
-        f"<h1>Selector benchmark: scenario <code>{escape(name)}</code></h1>",
-        f'<p class="lede">{escape(desc)}</p>' if desc else "",
+        f"<h1>Simulated selector benchmark: learner <code>{escape(name)}</code></h1>",
+        f'<p class="lede">{escape(learner_title(results))}</p>',
+        _real_rl_section(results, real_rl_href),
         '<section id="settings"><h2>Settings</h2>',
         _kv_table(setting_rows),
         "<h3>Command</h3>",

@@ -15,7 +15,10 @@ __all__ = [
     "Cell",
     "Column",
     "format_summary_table",
+    "learner_title",
+    "real_rl_note",
     "summary_cells",
+    "withheld_bold",
 ]
 
 
@@ -37,6 +40,8 @@ class Column:
     """Which direction wins the bold; None for descriptive columns."""
     reached: bool = False
     """Whether the statistic carries 'reached k of n seeds' (TTB)."""
+    outcome: bool = False
+    """A learning outcome (speed, score): no bold for a label real RL did not find ahead."""
 
 
 _TTB = "Time to baseline (TTB), lower is better"
@@ -44,18 +49,18 @@ _BSF = "Best so far vs baseline (BSF), higher is better"
 _STEP = "Per step, mean over the run"
 _SCORE = "Held-out score"
 COLUMNS: tuple[Column, ...] = (
-    Column("ttb50", "TTB50 ↓", _TTB, "50%", 2, "lower", reached=True),
-    Column("ttb75", "TTB75 ↓", _TTB, "75%", 2, "lower", reached=True),
-    Column("ttb100", "TTB100 ↓", _TTB, "100%", 2, "lower", reached=True),
-    Column("bsf25", "BSF25 ↑", _BSF, "25%", 3, "higher"),
-    Column("bsf50", "BSF50 ↑", _BSF, "50%", 3, "higher"),
-    Column("bsf100", "BSF100 ↑", _BSF, "100%", 3, "higher"),
+    Column("ttb50", "TTB50 ↓", _TTB, "50%", 2, "lower", reached=True, outcome=True),
+    Column("ttb75", "TTB75 ↓", _TTB, "75%", 2, "lower", reached=True, outcome=True),
+    Column("ttb100", "TTB100 ↓", _TTB, "100%", 2, "lower", reached=True, outcome=True),
+    Column("bsf25", "BSF25 ↑", _BSF, "25%", 3, "higher", outcome=True),
+    Column("bsf50", "BSF50 ↑", _BSF, "50%", 3, "higher", outcome=True),
+    Column("bsf100", "BSF100 ↑", _BSF, "100%", 3, "higher", outcome=True),
     Column("etr", "ETR ↑", _STEP, "ETR ↑", 2, "higher"),
     Column("mean_abs_adv", "mean |A| ↑", _STEP, "mean |A| ↑", 3, "higher"),
     Column("distinct_trained", "distinct", _STEP, "distinct tasks", 0, None),
     Column("overhead_ms", "ms/step ↓", _STEP, "overhead ms ↓", 2, "lower"),
-    Column("final_score", "final ↑", _SCORE, "final ↑", 3, "higher"),
-    Column("best_score", "best ↑", _SCORE, "best ↑", 3, "higher"),
+    Column("final_score", "final ↑", _SCORE, "final ↑", 3, "higher", outcome=True),
+    Column("best_score", "best ↑", _SCORE, "best ↑", 3, "higher", outcome=True),
 )
 MARKDOWN_COLUMNS = ("ttb50", "ttb75", "ttb100", "bsf25", "bsf50", "bsf100", "etr", "overhead_ms")
 
@@ -108,11 +113,19 @@ def _format(stat: Mapping[str, Any], col: Column) -> tuple[str, str, str]:
     return f"{mean:.{col.decimals}f}", spread, reached
 
 
+def _unconfirmed(results: Mapping[str, Any]) -> dict[str, str]:
+    """Labels real RL measured within noise of, or below, the baseline: verdict by label."""
+    verdicts = (results.get("real_rl") or {}).get("verdicts") or {}
+    return {k: v for k, v in verdicts.items() if v in ("noise", "hurts")}
+
+
 def summary_cells(
     results: Mapping[str, Any], columns: Sequence[Column] = COLUMNS
 ) -> dict[str, list[Cell]]:
-    """The formatted cells of every label (in display order) for the given columns."""
+    """The formatted cells of every label (in display order) for the given columns. An
+    outcome column's best is not bold when real RL did not find that label ahead."""
     summary: Mapping[str, Any] = results["summary"]
+    unconfirmed = _unconfirmed(results)
     out: dict[str, list[Cell]] = {label: [] for label in results["labels"]}
     for col in columns:
         stats = {label: summary.get(label, {}).get(col.key) or {} for label in out}
@@ -121,8 +134,83 @@ def summary_cells(
         best = min(present) if present else None
         for label, stat in stats.items():
             mean, std, reached = _format(stat, col)
-            out[label].append(Cell(mean, std, reached, best is not None and ranks[label] == best))
+            bold = best is not None and ranks[label] == best
+            bold = bold and not (col.outcome and label in unconfirmed)
+            out[label].append(Cell(mean, std, reached, bold))
     return out
+
+
+def withheld_bold(
+    results: Mapping[str, Any], columns: Sequence[Column] = COLUMNS
+) -> dict[str, str]:
+    """Labels whose best value in an outcome column is shown without bold, with the real-RL
+    verdict that withheld it ('noise' or 'hurts')."""
+    unconfirmed = _unconfirmed(results)
+    out: dict[str, str] = {}
+    for col in columns:
+        if not col.outcome:
+            continue
+        stats = {
+            label: results["summary"].get(label, {}).get(col.key) or {}
+            for label in results["labels"]
+        }
+        ranks = {label: _rank(stat, col) for label, stat in stats.items()}
+        present = [r for r in ranks.values() if r is not None]
+        if not present:
+            continue
+        for label, rank in ranks.items():
+            if rank == min(present) and label in unconfirmed:
+                out[label] = unconfirmed[label]
+    return out
+
+
+_VERDICT_WORDS = {"noise": "within noise of uniform", "hurts": "below uniform"}
+
+
+def learner_title(results: Mapping[str, Any]) -> str:
+    """One line naming the simulated learner, its regime and that it is not real RL."""
+    scenario = results["scenario"]
+    settings = results["settings"]
+    config = scenario.get("config") or {}
+    name, desc = scenario.get("name", "?"), scenario.get("description") or ""
+    regime = ""
+    tasks = config.get("num_tasks")
+    if tasks and settings.get("steps") and settings.get("batch"):
+        epochs = settings["steps"] * settings["batch"] / tasks
+        regime = f" ({tasks:,} prompts, {epochs:.1f} epochs of {settings['steps']} steps)"
+    head = f"Simulated learner {name!r}{regime}"
+    if (results.get("real_rl") or {}).get("modified"):
+        head += " with fields overridden (so not the regime its description names)"
+    head += f": {desc}." if desc else "."
+    return head + " A simulation, not a real-RL result."
+
+
+def real_rl_note(results: Mapping[str, Any]) -> str:
+    """Where the real-RL results are, and which bolds they withheld ('' without real_rl)."""
+    real = results.get("real_rl")
+    if not real:
+        return ""
+    where = f"the real pool of {real['pool']} prompts" if real.get("pool") else "both real pools"
+    text = f"Real-RL results (GPU testbed, held-out pass@1 vs uniform): {real['doc']}."
+    withheld = withheld_bold(results)
+    verdicts = real.get("verdicts") or {}
+    baseline = results["settings"].get("baseline")
+    unmeasured = sorted(
+        label
+        for label, cells in summary_cells(results).items()
+        if label not in verdicts
+        and label != baseline
+        and any(c.best for c, col in zip(cells, COLUMNS, strict=True) if col.outcome)
+    )
+    if unmeasured:
+        text += f" Bold with no real-RL result yet (simulated only): {', '.join(unmeasured)}."
+    if withheld:
+        parts = ", ".join(f"{k} ({_VERDICT_WORDS[v]})" for k, v in sorted(withheld.items()))
+        text += (
+            f" Not bold although best in a column: {parts}, as measured on {where}; "
+            "a simulated win real RL did not confirm."
+        )
+    return text
 
 
 def _md_escape(text: str) -> str:
@@ -165,4 +253,7 @@ def format_summary_table(
         "outcomes. Mean ± std over seeds; best per column in bold."
     )
     table = [line(header), rule, *(line(r) for r in rows)]
+    real = real_rl_note(results)
+    if real:
+        note += " " + real
     return "\n".join([*table, "", note] if legend else table)

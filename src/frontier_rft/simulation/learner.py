@@ -1,32 +1,47 @@
 """A vectorised simulated learner whose per-task success probabilities move as it trains.
 
-Model (docs/simulation.md has the derivation and what it reproduces):
+Model (docs/simulation.md has the derivation, the calibration and what it reproduces):
 
 - Skills. One skill per (domain, level) plus one general skill; theta[k] is the policy's
   level in skill k (logit units). Task i of domain D and level L uses skill (D, L) with
   weight 1, the previous level's skill (D, L-1) with weight `prereq_weight` and the
   general skill with weight `general_weight`: a weight vector w_i.
-- Success. p_i = sigmoid(slope * (w_i . theta + m_i - d_i)), with d_i the task's true
-  difficulty and m_i a task-specific memorisation term (0 for unseen and held-out tasks).
+- Success. p_i = sigmoid(slope * (w_i . theta + m_i + mu * c_i - d_i - kappa * |c|^2)),
+  with d_i the task's true difficulty, m_i a task-specific memorisation term and c the
+  accumulated task-specific displacement below (m = c = 0 for held-out tasks; the
+  interference kappa |c|^2 reaches every task).
 - Rollouts. Binary: r ~ Bernoulli(p_i). Continuous: r ~ Binomial(unit_tests, p_i) /
-  unit_tests (the fraction of unit tests passed).
-- Training. One GRPO step on the selected groups moves skills by
-      theta += lr * h(theta) * (1/B) * sum_g A_g * w_g,      m_g += memory_rate * A_g,
+  unit_tests (the fraction of unit tests passed). With `rollout_noise` tau > 0 each group
+  draws its own logit shift tau * N(0, 1) first (a prompt's pass rate moves between visits).
+- Training. One GRPO step on the selected groups g (A_g the group's mean |GRPO advantage|,
+  std-normalised, so a group with no reward spread changes nothing; B the number of groups):
+      u = (1/B) sum_g A_g * w_g                    (the transferring skill update)
+      s_g = eta * A_g / B                          (each task's own, non-transferring part)
+      theta += lr * scale * h(theta) * u,          c = (1 - gamma) * c;  c_g += lr * scale * s_g
+      m_g += memory_rate * A_g
   with h(theta_k) = (ceiling - theta_k) / (ceiling - theta0_k) the room left below the
-  policy's capacity (diminishing returns; some tasks stay out of reach),
-  where A_g is the group's mean |GRPO advantage| (std-normalised), so a group with no
-  reward spread changes nothing and the change grows with the advantage magnitude; the
-  1/B is the loss mean over the batch, so a batch of mostly zero-spread groups teaches
-  little (the effect every curriculum in this library exploits). Skills shared between
-  tasks transfer; prerequisites make higher levels learnable once lower ones are.
+  policy's capacity. The step's scale: optimizer 'sgd', scale = 1 (the 1/B makes a batch
+  of mostly zero-spread groups a small step); optimizer 'adam', scale = 1 / sqrt(v_hat)
+  with v the running mean (beta2 = 0.999, bias-corrected) of |u|^2 + sum_g s_g^2, the
+  update's squared norm, as AdamW normalises it: every step then has about the same size,
+  and what a batch changes is the update's direction, i.e. how much of it transfers.
+  Skills shared between tasks transfer; prerequisites make higher levels learnable once
+  lower ones are.
+- Task-specific part (eta > 0). Each task's update carries a component along the task's
+  own direction (orthogonal across tasks): it adds up coherently when the same task is
+  revisited and averages out when spread over many tasks. Along its own task it helps
+  (mu * c_i, memorisation); its squared norm costs every task kappa * |c|^2 (interference:
+  the policy drifts away from what generalises); later updates overwrite it at rate gamma.
 - Forgetting (optional). Skills not exercised in a step relax toward their initial
   value: theta_k -= forgetting * (theta_k - theta0_k).
 - Fading transfer (optional, `transfer_halflife` H > 0). A task trained c_g times before
-  (groups with reward spread) moves skills by A_g / (1 + c_g / H) instead of A_g: repeats
-  of the same prompt teach the skill less and less (memorisation is unaffected), as a small
-  real policy trained on a few hundred revisited prompts showed (docs/results/real_rl.md).
+  (groups with reward spread) moves skills by A_g / (1 + c_g / H) instead of A_g.
 - Score. The expected pass rate over held-out tasks drawn from the same distribution
-  (m = 0): generalisation, not memorisation, and noise-free so curves are smooth.
+  (m = c = 0): generalisation, not memorisation, and noise-free so curves are smooth.
+
+With optimizer 'sgd' and eta = 0 (the defaults) this is the original learner, which
+transfers skill by construction (scenarios hard, easy, multidomain, continuous); the
+calibrated scenarios (small-pool, large-pool) use 'adam' and eta > 0.
 """
 
 from __future__ import annotations
@@ -82,6 +97,11 @@ class TaskSet:
         return cls(domain=domain, level=level, difficulty=difficulty, weights=weights)
 
 
+ADAM_BETA2 = 0.999
+"""Decay of the running mean of squared update norms (AdamW's default beta2)."""
+_ADAM_EPS = 1e-12
+
+
 class SimulatedLearner:
     """The policy being trained, as far as a task selector can tell (see module docstring)."""
 
@@ -94,27 +114,50 @@ class SimulatedLearner:
         self.theta0 = np.full(cfg.num_skills, cfg.initial_skill)
         self.theta = self.theta0.copy()
         self.memory = np.zeros(cfg.num_tasks)
+        self.specific = np.zeros(cfg.num_tasks)
+        """c: each task's accumulated task-specific (non-transferring) displacement."""
+        self.update_sq = 0.0
+        """Running mean of squared update norms (optimizer 'adam'), before bias correction."""
         self.times_trained = np.zeros(cfg.num_tasks)
         """Groups with reward spread trained per task (fading transfer counts them)."""
         self.steps_trained = 0
         self.pool = self._build_pool(world)
 
     # ------------------------------------------------------------------ the world
+    def interference(self) -> float:
+        """kappa * |c|^2: the logits every task loses to accumulated task-specific updates."""
+        if self.cfg.interference == 0:
+            return 0.0
+        return self.cfg.interference * float(self.specific @ self.specific)
+
     def pass_rates(self) -> F64:
         """True current success probability of every training task."""
-        t = self.train_tasks
-        return _sigmoid(self.cfg.slope * (t.weights @ self.theta + self.memory - t.difficulty))
+        return _sigmoid(self.cfg.slope * self._train_margins())
+
+    def _train_margins(self) -> F64:
+        t, cfg = self.train_tasks, self.cfg
+        margin: F64 = t.weights @ self.theta + self.memory - t.difficulty
+        if cfg.specific_share > 0:
+            margin = margin + cfg.specific_gain * self.specific - self.interference()
+        return margin
 
     def score(self) -> float:
         """Expected pass rate on the held-out tasks (the learning-curve y-axis)."""
         t = self.eval_tasks
-        return float(_sigmoid(self.cfg.slope * (t.weights @ self.theta - t.difficulty)).mean())
+        margin = t.weights @ self.theta - t.difficulty - self.interference()
+        return float(_sigmoid(self.cfg.slope * margin).mean())
 
     def rollout(self, ids: I64, n: int) -> F64:
         """Rewards of n sampled rollouts per task, laid out as np.repeat(ids, n)."""
-        p = np.repeat(self.pass_rates()[ids], n)
-        if self.cfg.reward == "continuous":
-            return self.rng.binomial(self.cfg.unit_tests, p) / self.cfg.unit_tests
+        cfg = self.cfg
+        if cfg.rollout_noise > 0:  # each group's pass rate, shifted by its own logit noise
+            margin = self._train_margins()[ids]
+            shift = cfg.rollout_noise * self.rng.standard_normal(margin.shape[0])
+            p = np.repeat(_sigmoid(cfg.slope * margin + shift), n)
+        else:
+            p = np.repeat(self.pass_rates()[ids], n)
+        if cfg.reward == "continuous":
+            return self.rng.binomial(cfg.unit_tests, p) / cfg.unit_tests
         return (self.rng.random(p.shape[0]) < p).astype(np.float64)
 
     def train(self, batch: GroupBatch) -> None:
@@ -122,18 +165,37 @@ class SimulatedLearner:
         cfg = self.cfg
         signal = batch.mean_abs_advantage("grpo")
         weights = self.train_tasks.weights[batch.task_ids]
+        groups = max(batch.num_groups, 1)
         room = np.clip((cfg.skill_ceiling - self.theta) / (cfg.skill_ceiling - self.theta0), 0, 1)
         transfer = signal
         if cfg.transfer_halflife > 0:
             transfer = signal / (1.0 + self.times_trained[batch.task_ids] / cfg.transfer_halflife)
-        step = cfg.learning_rate * room * (transfer @ weights) / max(batch.num_groups, 1)
+        own = cfg.specific_share * signal / groups
+        scale = 1.0
+        if cfg.optimizer == "sgd":  # the original learner's expression, bit for bit
+            step = cfg.learning_rate * room * (transfer @ weights) / groups
+        else:
+            update = (transfer @ weights) / groups
+            scale = self._adam_scale(update, own)
+            step = cfg.learning_rate * scale * room * update
         if cfg.forgetting > 0:
             unused = weights[signal > 0].sum(axis=0) == 0
             self.theta[unused] -= cfg.forgetting * (self.theta[unused] - self.theta0[unused])
         self.theta += step
+        if cfg.specific_share > 0:
+            if cfg.specific_decay > 0:
+                self.specific *= 1.0 - cfg.specific_decay
+            np.add.at(self.specific, batch.task_ids, cfg.learning_rate * scale * own)
         np.add.at(self.memory, batch.task_ids, cfg.memory_rate * signal)
         np.add.at(self.times_trained, batch.task_ids, (signal > 0).astype(np.float64))
         self.steps_trained += 1
+
+    def _adam_scale(self, update: F64, own: F64) -> float:
+        """One over the running (bias-corrected) RMS of the update's norm, as AdamW scales."""
+        sq = float(update @ update + own @ own)
+        self.update_sq = ADAM_BETA2 * self.update_sq + (1.0 - ADAM_BETA2) * sq
+        v_hat = self.update_sq / (1.0 - ADAM_BETA2 ** (self.steps_trained + 1))
+        return float(1.0 / (np.sqrt(v_hat) + _ADAM_EPS))
 
     # ------------------------------------------------------------------ metadata
     def _build_pool(self, rng: np.random.Generator) -> TaskPool:

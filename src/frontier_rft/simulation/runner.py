@@ -33,7 +33,8 @@ from frontier_rft.selectors.dynamic_sampling import (
 from frontier_rft.selectors.filtered_batch import gather
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.metrics import summarize
-from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
+from frontier_rft.simulation.real_rl import real_rl_context
+from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scenario
 
 __all__ = ["GIVEN", "Entry", "RunSpec", "given_pool", "parse_given", "run_benchmark", "run_one"]
 
@@ -158,6 +159,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "evidence": dict(sel.evidence),
         "score": [learner.score()],
         "etr": [],
+        "reward_mean": [],
         "mean_abs_adv": [],
         "distinct_trained": [],
         "overhead_ms": [],
@@ -191,6 +193,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         trained[batch.task_ids[mixed]] = True
         record["score"].append(learner.score())
         record["etr"].append(float(mixed.mean()))
+        record["reward_mean"].append(float(rewards.mean()))
         record["mean_abs_adv"].append(float(batch.mean_abs_advantage("grpo").mean()))
         record["distinct_trained"].append(int(trained.sum()))
         record["overhead_ms"].append(1e3 * seconds)
@@ -310,6 +313,11 @@ def run_benchmark(
             "given": list(given),
         },
         "labels": [e.label for e in entries],
+        "real_rl": real_rl_context(
+            cfg.name,
+            [e.label for e in entries],
+            modified=cfg.name in SCENARIOS and SCENARIOS[cfg.name] != cfg,
+        ),
         "category_names": runs[0]["category_names"],
         "success_bins": list(SUCCESS_BINS),
         "runs": runs,

@@ -1,0 +1,106 @@
+"""The real-RL verdicts a simulated table is read against match the committed GPU results,
+and tables and reports say they are simulated and withhold bold from unconfirmed wins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.reporting.tables import (
+    format_summary_table,
+    learner_title,
+    summary_cells,
+    withheld_bold,
+)
+from frontier_rft.simulation import get_scenario
+from frontier_rft.simulation.real_rl import REAL_RL_VERDICTS, real_rl_context
+from frontier_rft.simulation.runner import parse_entries, run_benchmark
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+FILES = {
+    "512": ("real_rl_gpu_full.json",),
+    "1280": (
+        "real_rl_gpu_pool1280_full.json",
+        "real_rl_gpu_pool1280_more_full.json",
+        "real_rl_gpu_pool1280_rest_full.json",
+    ),
+}
+
+
+def _verdict(ci: list[float]) -> str:
+    return "helps" if ci[0] > 0 else "hurts" if ci[1] < 0 else "noise"
+
+
+@pytest.mark.parametrize("pool", sorted(FILES))
+def test_verdicts_are_the_committed_real_results(pool: str) -> None:
+    measured = {}
+    for name in FILES[pool]:
+        labels = json.loads((RESULTS / name).read_text(encoding="utf-8"))["summary"]["labels"]
+        for label, row in labels.items():
+            if label != "uniform":
+                sim_label = "uniform+dapo" if label == "dapo" else label
+                measured[sim_label] = _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
+    assert REAL_RL_VERDICTS[pool] == measured
+
+
+def test_context_by_regime() -> None:
+    labels = ["uniform", "dots", "pcl", "greso", "uniform+dapo"]
+    small = real_rl_context("small-pool", labels)
+    assert small["calibrated"] and small["verdicts"] == {
+        "dots": "hurts", "pcl": "hurts", "uniform+dapo": "helps"
+    }  # fmt: skip
+    assert real_rl_context("large-pool", labels)["verdicts"]["pcl"] == "noise"
+    other = real_rl_context("hard", labels)  # not calibrated: what both pools agree on
+    assert not other["calibrated"] and other["verdicts"]["pcl"] == "noise"
+    assert other["verdicts"]["dots"] == "hurts" and "greso" not in other["verdicts"]
+    assert not real_rl_context("small-pool", labels, modified=True)["calibrated"]
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    return run_benchmark(
+        "hard", parse_entries(["dots", "bots"]), seeds=[0, 1], steps=30, batch=16, rollouts=8,
+        jobs=1,
+    )  # fmt: skip
+
+
+def test_a_simulated_win_real_rl_did_not_confirm_is_not_bold(results: dict) -> None:
+    # On the learner that transfers by construction dots wins every outcome column;
+    # real RL measured it below uniform on both pools.
+    cells = summary_cells(results)
+    columns = [c for c in results["summary"]["dots"] if c.startswith("ttb")]
+    assert columns and not any(cell.best for cell in cells["dots"][:6])
+    assert withheld_bold(results) == {"dots": "hurts"}
+    table = format_summary_table(results)
+    dots_row = table.split("\n")[3].split("|")
+    assert dots_row[1].strip() == "dots" and "**" not in "".join(dots_row[2:8])  # TTB, BSF
+    assert "**" in dots_row[8]  # ETR is mechanics, not an outcome: still bold
+    assert "Not bold although best in a column: dots (below uniform)" in table
+    assert "docs/results/real_rl.md" in table
+
+
+def test_titles_name_the_simulated_learner_and_its_regime(results: dict) -> None:
+    title = learner_title(results)
+    assert title.startswith("Simulated learner 'hard' (2,000 prompts, 0.2 epochs of 30 steps)")
+    assert "transfer by construction" in title and "not a real-RL result" in title
+    modified = run_benchmark(
+        get_scenario("small-pool", num_tasks=64), [], seeds=[0], steps=3, jobs=1
+    )
+    assert "with fields overridden" in learner_title(modified)
+    assert not modified["real_rl"]["calibrated"]
+
+
+def test_html_report_is_titled_simulated_and_links_real_results(
+    results: dict, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import write_report
+
+    out = tmp_path / "report"
+    page = write_report(results, out)["report"].read_text(encoding="utf-8")
+    assert "<h1>Simulated selector benchmark: learner <code>hard</code></h1>" in page
+    assert "A simulation, not a real-RL result." in page
+    href = page.split('<p class="lede" id="real-rl">')[1].split('href="')[1].split('"')[0]
+    assert (out / href).resolve() == (RESULTS.parents[1] / "docs/results/real_rl.md").resolve()
