@@ -242,7 +242,7 @@ def test_version() -> None:
 def test_an_uncreatable_out_is_refused_before_any_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from frontier_rft.cli import simulate
+    from frontier_rft.cli import simulate_run as simulate
 
     def no_runs(*args: object, **kwargs: object) -> None:
         raise AssertionError("a run started before --out was checked")
