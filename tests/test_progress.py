@@ -115,7 +115,7 @@ def test_evaluation_sampling_shows_progress(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv(INTERVAL_ENV, "0")
     monkeypatch.setattr(evaluate, "encode_prompts", lambda tok, prompts: [[1]] * len(prompts))
     monkeypatch.setattr(
-        evaluate, "generate_completions", lambda m, ids, n, *a: [[2]] * (len(ids) * n)
+        evaluate, "generate_completions", lambda m, ids, n, *a, **kw: [[2]] * (len(ids) * n)
     )
     tokenizer = SimpleNamespace(decode=lambda ids, skip_special_tokens: "text")
     verifier = SimpleNamespace(score=lambda item, text: 1.0)
