@@ -36,9 +36,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("frontier_rft.inference.scoring", "frontier_rft.training.rollout"): "27 part 2",
     ("frontier_rft.inference.train_head", "frontier_rft.training.rollout"): "27 part 2",
     ("frontier_rft.inference.train_head", "frontier_rft.training.tiny_model"): "27 part 2",
-    # The reference trainer labels the evidence line with the adapters' helper
-    # (integrations.pool.relabel_evidence); issue 27 part 2 moves it below both.
-    ("frontier_rft.training.grpo", "frontier_rft.integrations.pool"): "27 part 2",
 }
 
 

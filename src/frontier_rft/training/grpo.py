@@ -35,8 +35,8 @@ from frontier_rft import Feedback, make_selector
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
+from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.features.policy import policy_embeddings
-from frontier_rft.integrations.pool import relabel_evidence
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.selectors.dynamic_sampling import DynamicSampling
 from frontier_rft.selectors.dynamic_sampling_io import load_dynamic_sampling
@@ -646,7 +646,7 @@ class Trainer:
         """Features given as the policy's self-embeddings are reported as such (evidence
         source 'policy', as the TRL and verl adapters do), not as user-given ones."""
         if "self" in self.given and "task_features" not in self.given:
-            relabel_evidence(self.selector, "policy")
+            relabel_evidence(self.selector.evidence, "policy")
 
     def _check_refresh(self) -> None:
         """--refresh-features-every needs self-embeddings and a selector that reads features."""
