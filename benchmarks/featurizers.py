@@ -78,8 +78,8 @@ def self_embedding_row(prompts_n: int, threads: int) -> dict[str, Any]:
     torch.set_num_threads(threads)
 
     from frontier_rft.features import policy_embeddings
+    from frontier_rft.tasks.suite import load_task
     from frontier_rft.training.config import ModelConfig
-    from frontier_rft.training.data import load_task
     from frontier_rft.training.tiny_model import build_tiny_lm
 
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():

@@ -73,10 +73,10 @@ def main() -> int:
     logging.set_verbosity_error()
     if args.threads:
         torch.set_num_threads(args.threads)
-    from frontier_rft.training.data import heldout_split, load_task, train_split
-    from frontier_rft.training.device import autocast, resolve_device
+    from frontier_rft.lm.device import autocast, resolve_device
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.tasks.suite import heldout_split, load_task, train_split
     from frontier_rft.training.judge_check import judge_check
-    from frontier_rft.training.tiny_model import load_lm
 
     device = resolve_device(args.device)
     t0 = time.perf_counter()

@@ -23,9 +23,9 @@ def main() -> int:
     import torch
 
     from frontier_rft.features.policy import policy_embeddings
-    from frontier_rft.training.data import load_task, train_split
-    from frontier_rft.training.rollout import encode_prompts
-    from frontier_rft.training.tiny_model import load_lm
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.lm.rollout import encode_prompts
+    from frontier_rft.tasks.suite import load_task, train_split
 
     torch.set_num_threads(1)
     model, tok = load_lm(args.model)

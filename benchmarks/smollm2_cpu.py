@@ -56,14 +56,14 @@ def main() -> int:
     logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
     from frontier_rft import Feedback, make_selector
+    from frontier_rft.lm.pretrained import SMOLLM2, load_pretrained
     from frontier_rft.selectors.metis_judge import parse_judgment, render_judge_prompt
+    from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.config import TrainConfig
-    from frontier_rft.training.data import heldout_split, load_task
     from frontier_rft.training.evaluate import rollout_scores
     from frontier_rft.training.given import build_given_pool
     from frontier_rft.training.grpo import Trainer
     from frontier_rft.training.metis_judge_training import PolicyJudge
-    from frontier_rft.training.pretrained import SMOLLM2, load_pretrained
 
     out: dict[str, object] = {
         "command": "python benchmarks/smollm2_cpu.py "

@@ -47,11 +47,11 @@ def main() -> int:
     logging.disable_progress_bar()
     logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
+    from frontier_rft.lm.device import autocast, resolve_device
+    from frontier_rft.lm.model_io import load_lm
     from frontier_rft.tasks.arithmetic import addition_levels
-    from frontier_rft.training.data import load_task, train_split
-    from frontier_rft.training.device import autocast, resolve_device
+    from frontier_rft.tasks.suite import load_task, train_split
     from frontier_rft.training.evaluate import rollout_scores
-    from frontier_rft.training.tiny_model import load_lm
 
     device = resolve_device(args.device)
     t0 = time.perf_counter()

@@ -37,7 +37,7 @@ mib() { echo $(( ($1 + 1048575) / 1048576 )); }
 
 default_file() {
   PYTHONPATH=src "$PYTHON" -c \
-    'from frontier_rft.training.pretrained import smollm2_gguf as f; p = f(); print(p or "")'
+    'from frontier_rft.lm.pretrained import smollm2_gguf as f; p = f(); print(p or "")'
 }
 
 do_split() {

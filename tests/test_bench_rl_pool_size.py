@@ -16,14 +16,14 @@ from frontier_rft.cli.common import UsageError
 from frontier_rft.cli.main import _subparser, build_parser, main
 from frontier_rft.tasks.base import TasksExhausted
 from frontier_rft.tasks.countdown import generate_countdown
-from frontier_rft.training import bench
-from frontier_rft.training.data import (
+from frontier_rft.tasks.suite import (
     SplitTooLarge,
     countdown_levels,
     heldout_split,
     load_task,
     train_split,
 )
+from frontier_rft.training import bench
 
 SUITE = load_task("countdown", 0.0)
 FULL_LEVELS = bench.testbed("full").train.levels  # 2x20,3x20: 622 distinct 2-number tasks

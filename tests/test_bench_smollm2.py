@@ -14,6 +14,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
 from frontier_rft.cli.main import main
+from frontier_rft.lm.pretrained import SMOLLM2
+from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training import bench
 from frontier_rft.training.bench_calibrate import (
     GAIN_MIN,
@@ -22,8 +24,6 @@ from frontier_rft.training.bench_calibrate import (
     runs_that_fit,
 )
 from frontier_rft.training.config import ModelConfig
-from frontier_rft.training.data import heldout_split, load_task, train_split
-from frontier_rft.training.pretrained import SMOLLM2
 
 pytestmark = pytest.mark.integration
 
@@ -189,7 +189,7 @@ def test_a_missing_start_model_is_a_one_line_error_before_any_work(
 
 def test_start_models_are_named_gguf_files_or_model_directories(tmp_path: Path) -> None:
     from frontier_rft.cli.common import UsageError, model_dir
-    from frontier_rft.training.pretrained import smollm2_gguf
+    from frontier_rft.lm.pretrained import smollm2_gguf
 
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from frontier_rft.lm.device import resolve_device, valid_device_name
 from frontier_rft.training.config import SFTConfig, TrainConfig
-from frontier_rft.training.device import resolve_device, valid_device_name
 
 torch = pytest.importorskip("torch")
 

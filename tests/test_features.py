@@ -18,6 +18,7 @@ from frontier_rft.features.derive import (
     EvidenceWarning,
     cluster_count,
     cluster_features,
+    relabel_evidence,
     task_categories,
 )
 from frontier_rft.selectors.persistence import load_selector, save_selector
@@ -459,3 +460,30 @@ def test_refresh_features_refuses_a_changed_dimension(name: str, overrides: dict
     if name in ("frontier", "pcl", "offline", "adcl") or overrides:
         # these read features on at least one pool: the refusal itself was checked
         assert any(reads), f"{name} {overrides} read no features on any pool"
+
+
+def test_relabel_evidence_names_the_source_of_given_features_only() -> None:
+    """Given features and k-means clusters of them take the source's name; other given
+    metadata (difficulty here) and evidence derived from prompts keep their labels."""
+    evidence = {
+        "features": "given",
+        "categories": "kmeans_given",
+        "keys": "prompts",
+        "difficulty": "given",
+    }
+    relabel_evidence(evidence, "policy")
+    assert evidence == {
+        "features": "policy",
+        "categories": "kmeans_policy",
+        "keys": "prompts",
+        "difficulty": "given",
+    }
+    features = text_features(PROMPTS).astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvidenceWarning)
+        sec = make_selector(
+            "sec", TaskPool(len(PROMPTS), prompts=PROMPTS, features=features), seed=0
+        )
+    assert sec.evidence["categories"] == "kmeans_given"
+    relabel_evidence(sec.evidence, "policy")
+    assert sec.metrics()["evidence/categories/kmeans_policy"] == 1.0

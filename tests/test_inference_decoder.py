@@ -43,7 +43,7 @@ from frontier_rft.inference.decoder import (
 from frontier_rft.inference.head import attach_head, mask_reserved, readout, save_head_model
 from frontier_rft.inference.scoring import score_sequences
 from frontier_rft.inference.spec import ZipRCSpec
-from frontier_rft.training.rollout import encode_prompts
+from frontier_rft.lm.rollout import encode_prompts
 from frontier_rft.training.tiny_model import build_tiny_lm
 from test_training_model import TINY as TRAINING_TINY
 

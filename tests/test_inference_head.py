@@ -36,9 +36,9 @@ from frontier_rft.inference.train_head import (
     rollout_slice_logits,
     train_head,
 )
-from frontier_rft.training.data import load_task, train_split
-from frontier_rft.training.rollout import generate_completions
-from frontier_rft.training.tiny_model import load_lm
+from frontier_rft.lm.model_io import load_lm
+from frontier_rft.lm.rollout import generate_completions
+from frontier_rft.tasks.suite import load_task, train_split
 from test_training_model import tiny_models
 
 pytestmark = pytest.mark.integration

@@ -13,9 +13,9 @@ pytest.importorskip("transformers")
 
 import torch
 
-from frontier_rft.training.data import heldout_split, load_task, train_split
+from frontier_rft.lm.model_io import load_lm
+from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.judge_check import JudgeCheckConfig, _exemplars, judge_check, spearman
-from frontier_rft.training.tiny_model import load_lm
 from test_training_model import tiny_models
 
 pytestmark = pytest.mark.integration

@@ -15,12 +15,12 @@ pytest.importorskip("transformers")
 import torch
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
-from frontier_rft.training.config import TrainConfig
-from frontier_rft.training.rollout import (
+from frontier_rft.lm.rollout import (
     _generation_config,
     generate_completions,
     score_completions,
 )
+from frontier_rft.training.config import TrainConfig
 
 pytestmark = pytest.mark.integration
 

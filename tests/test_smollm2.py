@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from frontier_rft.training.pretrained import INSTALL_HINT, SMOLLM2, smollm2_gguf
+from frontier_rft.lm.pretrained import INSTALL_HINT, SMOLLM2, smollm2_gguf
 
 pytestmark = [
     pytest.mark.slow,

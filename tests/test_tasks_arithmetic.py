@@ -21,7 +21,7 @@ from frontier_rft.tasks.arithmetic import (
     generate_addition,
 )
 from frontier_rft.tasks.base import TaskItem
-from frontier_rft.training.data import heldout_split, load_task, task_key, train_split
+from frontier_rft.tasks.suite import heldout_split, load_task, task_key, train_split
 
 
 def test_levels_parse_and_reject() -> None:

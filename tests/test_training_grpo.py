@@ -17,8 +17,8 @@ pytest.importorskip("transformers")
 import torch
 
 from frontier_rft.core.advantages import group_advantages
+from frontier_rft.lm.rollout import TokenScores
 from frontier_rft.training.grpo import Trainer, _truncate_jsonl, aggregate, policy_loss
-from frontier_rft.training.rollout import TokenScores
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -371,7 +371,7 @@ def test_bots_uses_measured_reference_pass_rates(sft_dir: Path, tmp_path: Path) 
     trainer.step()
     # A file measured on another pool is refused, naming the fix.
     other = dataclasses.replace(cfg, train_seed=7)
-    from frontier_rft.training.data import load_task, train_split
+    from frontier_rft.tasks.suite import load_task, train_split
 
     items = train_split(load_task("countdown"), other.train_size, 7, other.levels)
     with pytest.raises(ValueError, match="measure it again"):

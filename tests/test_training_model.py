@@ -23,13 +23,14 @@ pytest.importorskip("tokenizers")
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
 
+from frontier_rft.lm.model_io import load_lm, save_lm
+from frontier_rft.lm.tokenizer import BOS, EOS, SPECIAL_TOKENS
 from frontier_rft.selectors.metis_judge import (
     render_judge_prompt,
     system_message,
     user_message,
 )
-from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
-from frontier_rft.training.data import (
+from frontier_rft.tasks.suite import (
     build_pool,
     heldout_split,
     is_heldout,
@@ -37,10 +38,10 @@ from frontier_rft.training.data import (
     task_key,
     train_split,
 )
+from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 from frontier_rft.training.evaluate import outcome_histogram, pass_at_k
 from frontier_rft.training.sft import run_sft
-from frontier_rft.training.tiny_model import build_tiny_lm, load_lm, save_lm
-from frontier_rft.training.tokenizer import BOS, EOS, SPECIAL_TOKENS
+from frontier_rft.training.tiny_model import build_tiny_lm
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
-from frontier_rft.training.pretrained import INSTALL_HINT, SMOLLM2, smollm2_gguf
+from frontier_rft.lm.pretrained import INSTALL_HINT, SMOLLM2, smollm2_gguf
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,8 +34,8 @@ def test_trl_grpo_step_on_smollm2_with_a_named_selector(tmp_path: Path) -> None:
     from trl import GRPOConfig
 
     from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
+    from frontier_rft.lm.pretrained import load_pretrained
     from frontier_rft.tasks.arithmetic import AdditionLevel, extract_integer, generate_addition
-    from frontier_rft.training.pretrained import load_pretrained
 
     torch.manual_seed(0)
     model, tokenizer = load_pretrained(SMOLLM2)

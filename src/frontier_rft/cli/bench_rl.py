@@ -154,7 +154,7 @@ def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
     testbed's task levels hold for every seed (each seed trains on its own pool)."""
     from frontier_rft.cli.common import UsageError
     from frontier_rft.progress import progress_bar
-    from frontier_rft.training.data import SplitTooLarge, load_task, train_split
+    from frontier_rft.tasks.suite import SplitTooLarge, load_task, train_split
 
     size, batch, levels = args.pool_size, tb.train.batch_size, tb.train.levels
     if size < batch:
@@ -187,8 +187,8 @@ def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
 def _testbed_from_args(args: argparse.Namespace) -> Any:
     """The --scale testbed with the command line's overrides, checked before any work."""
     from frontier_rft.cli.common import model_dir
+    from frontier_rft.lm.device import resolve_device
     from frontier_rft.training.bench import testbed
-    from frontier_rft.training.device import resolve_device
 
     tb = testbed(args.scale)
     train: dict[str, Any] = {}
@@ -314,7 +314,7 @@ def _run_to_complete_seeds(specs: list[Any], args: argparse.Namespace) -> list[i
 
 def _gpu_total_gb(device: str) -> float | None:
     """Memory of the GPU the runs use (None on a CPU)."""
-    from frontier_rft.training.device import resolve_device
+    from frontier_rft.lm.device import resolve_device
 
     used = resolve_device(device)
     if used.type != "cuda":
@@ -452,7 +452,7 @@ def _this_machine(device: str) -> str:
     if device != "cpu":
         import torch
 
-        from frontier_rft.training.device import resolve_device
+        from frontier_rft.lm.device import resolve_device
 
         used = resolve_device(device)
         if used.type == "cuda":

@@ -297,8 +297,8 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> None:
 
 def model_dir(path: str | os.PathLike[str], flag: str) -> Path:
     """A local model directory (config.json inside), a GGUF file or a named pretrained model
-    (`frontier_rft.training.pretrained.PRETRAINED`); never a hub id. UsageError otherwise."""
-    from frontier_rft.training.pretrained import (
+    (`frontier_rft.lm.pretrained.PRETRAINED`); never a hub id. UsageError otherwise."""
+    from frontier_rft.lm.pretrained import (
         INSTALL_HINT,
         PRETRAINED,
         is_gguf_file,

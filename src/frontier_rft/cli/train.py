@@ -39,11 +39,11 @@ from frontier_rft.reporting.runs import (
 )
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.registry import check_selector_name
+from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.config import (
     DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
     PRECISIONS,
-    TASKS,
     ModelConfig,
     SFTConfig,
     TrainConfig,
@@ -278,9 +278,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     quiet_transformers()
     import torch
 
-    from frontier_rft.training.data import heldout_split, load_task
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.evaluate import evaluate_items, write_eval
-    from frontier_rft.training.tiny_model import load_lm
 
     suite = load_task(opts["task"])
     items = heldout_split(suite, opts["eval_size"], opts["eval_seed"], opts["levels"])

@@ -30,7 +30,8 @@ from frontier_rft.cli.ziprc_pareto import add_pareto_command
 from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.inference.spec import STRUCTURED_REWARDS
 from frontier_rft.inference.train_head import HeadTrainConfig
-from frontier_rft.training.config import TASKS, TrainConfig
+from frontier_rft.tasks.suite import TASKS
+from frontier_rft.training.config import TrainConfig
 
 __all__ = ["add_commands"]
 
@@ -94,8 +95,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     _setup(args)
     from frontier_rft.inference.head import SPEC_FILE, save_head_model
     from frontier_rft.inference.train_head import train_head
-    from frontier_rft.training.data import load_task, train_split
-    from frontier_rft.training.tiny_model import load_lm
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.tasks.suite import load_task, train_split
 
     out = Path(args.out)
     (out / SPEC_FILE).unlink(missing_ok=True)  # no stale "head is ready" marker while we work
@@ -135,8 +136,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     from frontier_rft.inference.head import SPEC_FILE, load_head_model
     from frontier_rft.inference.train_head import rollout_slice_logits
-    from frontier_rft.training.data import heldout_split, load_task
-    from frontier_rft.training.tiny_model import load_lm
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.tasks.suite import heldout_split, load_task
 
     model, tokenizer, spec = load_head_model(args.head)
     out = Path(args.out) if args.out else Path(args.head) / "eval"

@@ -15,7 +15,8 @@ from frontier_rft.cli.common import UsageError, floats, int_tuple, model_dir, qu
 from frontier_rft.core.config import field_docs
 from frontier_rft.inference.decoder_config import TINY_COUNTDOWN, DecoderConfig
 from frontier_rft.inference.pareto import BASE_FIELDS, PRESETS
-from frontier_rft.training.config import TASKS, TrainConfig
+from frontier_rft.tasks.suite import TASKS
+from frontier_rft.training.config import TrainConfig
 
 __all__ = ["add_pareto_command"]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import OrderedDict
+from collections.abc import MutableMapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +30,7 @@ __all__ = [
     "announce",
     "cluster_count",
     "cluster_features",
+    "relabel_evidence",
     "task_categories",
     "task_features",
 ]
@@ -146,3 +148,14 @@ def task_categories(
     )
     labels = cluster_features(features, k, seed)
     return labels, f"kmeans_{source}"
+
+
+def relabel_evidence(evidence: MutableMapping[str, str], source: str) -> None:
+    """Name the source of the features a pool was given, in a selector's `evidence`: 'given'
+    features become `source` (e.g. 'policy' for self-embeddings), 'kmeans_given' categories
+    'kmeans_<source>'."""
+    for what, label in list(evidence.items()):
+        if label == "given" and what == "features":
+            evidence[what] = source
+        elif label == "kmeans_given":
+            evidence[what] = f"kmeans_{source}"

@@ -162,7 +162,7 @@ def save_head_model(
 
 def load_head_model(path: str | os.PathLike[str]) -> tuple[Any, Any, ZipRCSpec]:
     """(model, tokenizer, spec) from a directory written by save_head_model."""
-    from frontier_rft.training.tiny_model import load_lm
+    from frontier_rft.lm.model_io import load_lm
 
     spec_path = Path(path) / SPEC_FILE
     if not spec_path.is_file():

@@ -208,7 +208,7 @@ def run_pareto(
     "diagnostics": {seed: ...}, "records": {label: {seed: per-prompt lists}}}.
     """
     from frontier_rft.inference.adaptive_k import allocate_k, evaluate_allocation, fixed_allocation
-    from frontier_rft.training.rollout import encode_prompts
+    from frontier_rft.lm.rollout import encode_prompts
 
     if not points or points[0].policy != "none":
         raise ValueError("the first operating point must be policy none (baseline and pool)")
@@ -414,7 +414,7 @@ def pareto_experiment(
     import torch
 
     from frontier_rft.inference.head import load_head_model
-    from frontier_rft.training.data import heldout_split, load_task
+    from frontier_rft.tasks.suite import heldout_split, load_task
 
     if not points:
         raise ValueError("pareto_experiment needs at least one operating point")

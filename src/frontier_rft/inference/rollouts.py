@@ -246,7 +246,7 @@ def collect_rollouts(
     import torch
 
     from frontier_rft.inference.head import SuppressReservedLogits
-    from frontier_rft.training.rollout import encode_prompts, generate_completions
+    from frontier_rft.lm.rollout import encode_prompts, generate_completions
 
     if samples < 1 or max_new_tokens < 1 or prompts_per_batch < 1:
         raise ValueError(

@@ -17,7 +17,7 @@ import torch
 
 from frontier_rft.inference.head import readout
 from frontier_rft.inference.spec import ZipRCSpec
-from frontier_rft.training.rollout import right_padded
+from frontier_rft.lm.rollout import right_padded
 
 __all__ = ["END_WINDOW", "SequenceReadout", "score_sequences", "value_end"]
 

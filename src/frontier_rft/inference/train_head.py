@@ -107,7 +107,7 @@ def completion_features(
     """
     import torch
 
-    from frontier_rft.training.rollout import right_padded
+    from frontier_rft.lm.rollout import right_padded
 
     if len(prompt_ids) != len(completion_ids):
         raise ValueError(
@@ -180,7 +180,7 @@ def train_head(
     import torch.nn.functional as F
 
     from frontier_rft.inference.head import attach_head, slice_parameter, write_slice
-    from frontier_rft.training.tiny_model import load_lm
+    from frontier_rft.lm.model_io import load_lm
 
     cfg = config or HeadTrainConfig()
     if rollouts.num_tasks == 0 or rollouts.samples == 0:

@@ -43,7 +43,6 @@ __all__ = [
     "prompt_text",
     "reads_features",
     "refused_rewards",
-    "relabel_evidence",
     "reward_pair",
 ]
 
@@ -262,15 +261,6 @@ def reads_features(name: str, pool: TaskPool, config: Mapping[str, Any] | None =
     return probe.evidence.get("features") == "text" or any(
         v.startswith("kmeans_text") for v in probe.evidence.values()
     )
-
-
-def relabel_evidence(selector: Selector, source: str) -> None:
-    """Name the source of features the pool was given (e.g. 'policy' for self-embeddings)."""
-    for what, label in list(selector.evidence.items()):
-        if label == "given" and what == "features":
-            selector.evidence[what] = source
-        elif label == "kmeans_given":
-            selector.evidence[what] = f"kmeans_{source}"
 
 
 def evidence_summary(selector: Selector) -> str:

@@ -33,10 +33,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.lm.pretrained import SMOLLM2
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
-from frontier_rft.training.pretrained import SMOLLM2
 from frontier_rft.training.run_info import read_run_info
 
 __all__ = [
@@ -175,7 +175,7 @@ class Testbed:
     """Seed s trains on the pool with train_seed = pool_seed_base + s."""
     start_model: str = ""
     """A pretrained start model trained as it is, without a warm start: a name of
-    `frontier_rft.training.pretrained.PRETRAINED`, a GGUF file or a model directory
+    `frontier_rft.lm.pretrained.PRETRAINED`, a GGUF file or a model directory
     ('' = build the tiny Llama `model` and warm-start it with `sft`)."""
 
     def __post_init__(self) -> None:
@@ -405,7 +405,7 @@ def _save_pretrained_start(source: str, out: Path, log: Callable[[str], None]) -
     """`source` (name, GGUF file or directory) saved to `out` once; refuses an `out` that
     holds another source's model."""
     from frontier_rft.core.jsonsafe import load_json_file
-    from frontier_rft.training.tiny_model import load_lm, save_lm
+    from frontier_rft.lm.model_io import load_lm, save_lm
 
     info = out / "frontier_rft.json"
     if (out / "config.json").exists() and info.exists():
@@ -440,10 +440,10 @@ def measure_start_states(
         import numpy as np
         import torch
 
-        from frontier_rft.training.data import load_task, train_split
-        from frontier_rft.training.device import autocast, resolve_device
+        from frontier_rft.lm.device import autocast, resolve_device
+        from frontier_rft.lm.model_io import load_lm
+        from frontier_rft.tasks.suite import load_task, train_split
         from frontier_rft.training.evaluate import outcome_histogram, rollout_scores
-        from frontier_rft.training.tiny_model import load_lm
 
         model, tokenizer = load_lm(model_dir)
         cfg = tb.train

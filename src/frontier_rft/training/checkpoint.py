@@ -31,10 +31,10 @@ import torch
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes, set_new_file_mode
 from frontier_rft.core.selector import Selector
+from frontier_rft.lm.device import model_device
 from frontier_rft.selectors.dynamic_sampling import DynamicSampling
 from frontier_rft.selectors.dynamic_sampling_io import save_dynamic_sampling
 from frontier_rft.selectors.persistence import load_selector, save_selector
-from frontier_rft.training.device import model_device
 
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 

@@ -13,22 +13,21 @@ from typing import Any
 
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
+from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.selectors.dynamic_sampling import DynamicSamplingConfig
-from frontier_rft.training.device import DEVICE_HELP, valid_device_name
+from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
 
 __all__ = [
     "DEFAULT_LEVELS",
     "LOSS_AGGREGATIONS",
     "PRECISIONS",
-    "TASKS",
     "ModelConfig",
     "SFTConfig",
     "TrainConfig",
     "replace_config",
 ]
 
-TASKS = ("countdown", "arithmetic")
 DEFAULT_LEVELS = {
     "countdown": {"sft": "2x20,3x20", "train": "2x20,3x20,4x20"},
     "arithmetic": {"sft": "2,3,4,5,6,7", "train": "2,3,4,5,6,7"},

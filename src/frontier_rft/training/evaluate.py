@@ -7,7 +7,6 @@ a reward of at least `success_threshold` (1.0: Countdown's 0.1 format reward is 
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections import Counter
@@ -18,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.lm.rollout import encode_prompts, generate_completions
 from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
-from frontier_rft.training.rollout import encode_prompts, generate_completions
+from frontier_rft.tasks.taxonomy import classify_countdown_failure
 
 __all__ = [
     "EvalResult",
@@ -112,16 +112,6 @@ def rollout_scores(
     return scores, texts
 
 
-def _classifier(domain: str) -> Any:
-    """classify_countdown_failure when the taxonomy module is installed, else None."""
-    if domain != "countdown":
-        return None
-    try:
-        return importlib.import_module("frontier_rft.tasks.taxonomy").classify_countdown_failure
-    except ImportError:
-        return None
-
-
 def evaluate_items(
     model: Any,
     tokenizer: Any,
@@ -146,7 +136,8 @@ def evaluate_items(
     success = scores >= success_threshold
     counts = success.sum(axis=1)
     pass_at = {k: float(np.mean([pass_at_k(samples, int(c), k) for c in counts])) for k in ks}
-    classify = _classifier(items[0].domain) if items else None
+    # The failure taxonomy is Countdown's (RLOO paper, appendix B.4); no other task has one.
+    classify = classify_countdown_failure if items and items[0].domain == "countdown" else None
     records = []
     for i, item in enumerate(items):
         for j, text in enumerate(texts[i]):

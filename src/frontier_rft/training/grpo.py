@@ -35,12 +35,21 @@ from frontier_rft import Feedback, make_selector
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
+from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.features.policy import policy_embeddings
-from frontier_rft.integrations.pool import relabel_evidence
+from frontier_rft.lm.device import autocast, resolve_device
+from frontier_rft.lm.model_io import load_lm, save_lm
+from frontier_rft.lm.rollout import (
+    TokenScores,
+    encode_prompts,
+    generate_completions,
+    score_completions,
+)
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.selectors.dynamic_sampling import DynamicSampling
 from frontier_rft.selectors.dynamic_sampling_io import load_dynamic_sampling
 from frontier_rft.selectors.metis import METISSelector
+from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.checkpoint import (
     damaged,
     latest_checkpoint,
@@ -48,20 +57,11 @@ from frontier_rft.training.checkpoint import (
     save_checkpoint,
 )
 from frontier_rft.training.config import TrainConfig
-from frontier_rft.training.data import heldout_split, load_task, train_split
-from frontier_rft.training.device import autocast, resolve_device
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
-from frontier_rft.training.rollout import (
-    TokenScores,
-    encode_prompts,
-    generate_completions,
-    score_completions,
-)
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
-from frontier_rft.training.tiny_model import load_lm, save_lm
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
 
@@ -646,7 +646,7 @@ class Trainer:
         """Features given as the policy's self-embeddings are reported as such (evidence
         source 'policy', as the TRL and verl adapters do), not as user-given ones."""
         if "self" in self.given and "task_features" not in self.given:
-            relabel_evidence(self.selector, "policy")
+            relabel_evidence(self.selector.evidence, "policy")
 
     def _check_refresh(self) -> None:
         """--refresh-features-every needs self-embeddings and a selector that reads features."""

@@ -227,7 +227,7 @@ def judge_check(
 ) -> dict[str, Any]:
     """Measure the judge on `items` (prompts + exemplar_pool of them, held-out tasks), warm
     up the format on `warmup_items` (training tasks) when asked and needed, measure again.
-    `amp` returns the forward-pass context (training.device.autocast). Trains `model` in
+    `amp` returns the forward-pass context (lm.device.autocast). Trains `model` in
     place when it warms up."""
     need = config.prompts + config.exemplar_pool
     if len(items) < need:

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from frontier_rft.lm.rollout import generate_shared_prefix, score_completions
+from frontier_rft.lm.tokenizer import BOS, ROLE_TOKENS
 from frontier_rft.selectors.metis import JudgeRecord
 from frontier_rft.selectors.metis_judge import (
     ALLOWED_VALUES,
@@ -28,8 +30,6 @@ from frontier_rft.selectors.metis_judge import (
     user_message,
 )
 from frontier_rft.tasks.base import TaskItem
-from frontier_rft.training.rollout import generate_shared_prefix, score_completions
-from frontier_rft.training.tokenizer import BOS, ROLE_TOKENS
 
 __all__ = ["PolicyJudge", "flat_judge_messages", "judge_format_examples", "judge_loss"]
 

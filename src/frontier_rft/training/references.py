@@ -19,8 +19,8 @@ import numpy as np
 
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.tasks.base import TaskItem
+from frontier_rft.tasks.suite import load_task, task_key, train_split
 from frontier_rft.training.config import TrainConfig
-from frontier_rft.training.data import load_task, task_key, train_split
 
 __all__ = ["load_references", "measure_references", "write_references"]
 
@@ -39,8 +39,8 @@ def measure_references(
     `progress(line)` gets a line per model, after a progress bar of its sampling."""
     import torch
 
+    from frontier_rft.lm.model_io import load_lm
     from frontier_rft.training.evaluate import rollout_scores
-    from frontier_rft.training.tiny_model import load_lm
 
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")

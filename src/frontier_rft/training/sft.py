@@ -18,12 +18,12 @@ from typing import Any
 
 import torch
 
+from frontier_rft.lm.device import resolve_device
+from frontier_rft.lm.model_io import load_lm, save_lm
+from frontier_rft.lm.rollout import encode_prompts, score_completions
+from frontier_rft.tasks.suite import load_task, train_split
 from frontier_rft.training.config import SFTConfig
-from frontier_rft.training.data import load_task, train_split
-from frontier_rft.training.device import resolve_device
 from frontier_rft.training.metis_judge_training import judge_format_examples
-from frontier_rft.training.rollout import encode_prompts, score_completions
-from frontier_rft.training.tiny_model import load_lm, save_lm
 
 __all__ = ["demonstration_examples", "run_sft", "sft_loss"]
 

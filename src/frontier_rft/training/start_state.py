@@ -21,9 +21,9 @@ def measure_start_state(
     import numpy as np
     import torch
 
-    from frontier_rft.training.data import load_task, train_split
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.tasks.suite import load_task, train_split
     from frontier_rft.training.evaluate import outcome_histogram, rollout_scores
-    from frontier_rft.training.tiny_model import load_lm
 
     model, tokenizer = load_lm(model_dir)
     suite = load_task(config.task)

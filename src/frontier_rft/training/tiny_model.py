@@ -10,14 +10,13 @@ a Llama config with a `PreTrainedTokenizerFast` keeps ours.)
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from frontier_rft.core.persistence import set_new_file_mode
+from frontier_rft.lm.model_io import save_lm
+from frontier_rft.lm.tokenizer import train_tokenizer
 from frontier_rft.selectors.metis_judge import (
     ALLOWED_VALUES,
     exemplar_block,
@@ -25,11 +24,10 @@ from frontier_rft.selectors.metis_judge import (
     system_message,
     user_header,
 )
+from frontier_rft.tasks.suite import load_task
 from frontier_rft.training.config import ModelConfig
-from frontier_rft.training.data import load_task
-from frontier_rft.training.tokenizer import train_tokenizer
 
-__all__ = ["build_model", "build_tiny_lm", "load_lm", "save_lm", "tokenizer_corpus"]
+__all__ = ["build_model", "build_tiny_lm", "tokenizer_corpus"]
 
 CORPUS_LEVELS = {"countdown": "2x20,3x20,4x20,3,4", "arithmetic": "2,3,4,5,6,7,8"}
 """Levels whose prompts and demonstrations form the tokenizer corpus (wide number range)."""
@@ -85,40 +83,6 @@ def build_model(config: ModelConfig, tokenizer: Any) -> Any:
         temperature=1.0,
     )
     return model
-
-
-def save_lm(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], **info: Any) -> None:
-    """save_pretrained both into `out_dir` (plus `frontier_rft.json` describing its origin)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    set_new_file_mode(out.glob("*.safetensors"))  # safetensors writes them 0600
-    if info:
-        (out / "frontier_rft.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
-
-
-def load_lm(path: str | os.PathLike[str]) -> tuple[Any, Any]:
-    """(model, tokenizer) from a directory written by save_lm (or any Hugging Face model
-    directory), via the Auto classes; a named pretrained model
-    (`frontier_rft.training.pretrained.PRETRAINED`); or a GGUF file."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from frontier_rft.training.pretrained import (
-        is_gguf_file,
-        is_pretrained_name,
-        load_gguf,
-        load_pretrained,
-    )
-
-    if is_pretrained_name(path):
-        return load_pretrained(str(path))
-    if is_gguf_file(path):
-        return load_gguf(path)
-
-    tokenizer = AutoTokenizer.from_pretrained(str(path))
-    model = AutoModelForCausalLM.from_pretrained(str(path))
-    return model, tokenizer
 
 
 def build_tiny_lm(config: ModelConfig, out_dir: str | os.PathLike[str]) -> tuple[Any, Any]:

@@ -47,6 +47,7 @@ from trl.trainer.utils import is_async_callable
 
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
 from frontier_rft.integrations.pool import (
     build_pool,
@@ -54,7 +55,6 @@ from frontier_rft.integrations.pool import (
     make_pool_selector,
     prompt_text,
     reads_features,
-    relabel_evidence,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.preflight import data_problems, local_model_path
@@ -288,7 +288,7 @@ class FrontierTrainerMixin:
             config.selector, pool, seed, overrides, judge=config.selector_judge
         )
         if wanted:
-            relabel_evidence(selector, "policy")
+            relabel_evidence(selector.evidence, "policy")
         if self.accelerator.is_main_process:
             _log.info(
                 f"frontier-rft: selector {selector.name!r} over {pool.num_tasks} prompts; "

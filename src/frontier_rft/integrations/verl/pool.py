@@ -17,13 +17,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.integrations.pool import (
     PoolColumns,
     build_pool,
     evidence_summary,
     make_pool_selector,
     prompt_text,
-    relabel_evidence,
 )
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def dataset_selector(dataset: Any, config: VerlSamplerConfig) -> Selector:
         judge=config.selector_judge,
     )
     if features is not None:
-        relabel_evidence(selector, "policy")
+        relabel_evidence(selector.evidence, "policy")
     _log.info(
         f"frontier-rft: selector {selector.name!r} over {n} prompts; evidence: "
         f"{evidence_summary(selector)}{note}"

@@ -1,30 +1,28 @@
-"""Task plumbing for training: generators, verifiers, demonstrations, held-out splits, pools.
+"""Task suites: a family's generator, verifier and demonstrations, held-out splits, pools.
 
-The training pool, the SFT demonstrations and the held-out split are disjoint by
-construction: a task is held out when a hash of its canonical key (target and sorted numbers
-for Countdown) falls in one bucket of HELDOUT_BUCKETS, whatever seed generated it. So no
-seed choice can leak an evaluation task into training.
+What the reference trainer, the real-RL benchmark and ZIP-RC-Lite inference load a task
+family through (`load_task`). The training pool, the SFT demonstrations and the held-out
+split are disjoint by construction: a task is held out when a hash of its canonical key
+(target and sorted numbers for Countdown) falls in one bucket of HELDOUT_BUCKETS, whatever
+seed generated it. So no seed choice can leak an evaluation task into training.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.selectors.embeddings import countdown_features, countdown_key, countdown_keys
+from frontier_rft.tasks import arithmetic, countdown
 from frontier_rft.tasks.base import TaskItem, TasksExhausted, Verifier, pool_from_items
-from frontier_rft.training.config import DEFAULT_LEVELS, TASKS
-
-TASK_NAMES = TASKS
 
 __all__ = [
-    "DEFAULT_LEVELS",
     "HELDOUT_BUCKETS",
-    "TASK_NAMES",
+    "TASKS",
     "SplitTooLarge",
     "TaskSuite",
     "build_pool",
@@ -42,10 +40,10 @@ HELDOUT_BUCKETS = 8
 
 @dataclass(frozen=True)
 class TaskSuite:
-    """What the trainer needs from a task family."""
+    """What a trainer or an evaluation needs from a task family."""
 
     name: str
-    """Task family name (one of TASK_NAMES)."""
+    """Task family name (one of TASKS)."""
     generate: Callable[[int, int, str], list[TaskItem]]
     """generate(n, seed, levels) -> items with ids 0..n-1 and level = position in `levels`."""
     verifier: Verifier
@@ -57,8 +55,6 @@ class TaskSuite:
 
 
 def _countdown_extras(items: Sequence[TaskItem]) -> dict[str, Any]:
-    from frontier_rft.selectors.embeddings import countdown_features, countdown_keys
-
     numbers = [it.reference["numbers"] for it in items]
     targets = [it.reference["target"] for it in items]
     return {
@@ -67,85 +63,84 @@ def _countdown_extras(items: Sequence[TaskItem]) -> dict[str, Any]:
     }
 
 
-def countdown_levels(spec: str) -> list[Any]:
+def countdown_levels(spec: str) -> list[countdown.CountdownLevel]:
     """Parse '2x20,3x20,4x20' (N numbers drawn from 1..M, targets 1..999) or '3,4' (the
     task's default ranges for N numbers) into CountdownLevel specs, in order."""
-    mod = importlib.import_module("frontier_rft.tasks.countdown")
     out = []
     for part in (p.strip() for p in spec.split(",")):
         count, sep, top = part.partition("x")
         try:
             n = int(count)
             if not sep:
-                out.append(mod.COUNTDOWN_LEVELS[n])
+                out.append(countdown.COUNTDOWN_LEVELS[n])
                 continue
-            out.append(mod.CountdownLevel(n, 1, int(top), min_target=1, max_target=999))
+            out.append(countdown.CountdownLevel(n, 1, int(top), min_target=1, max_target=999))
         except (ValueError, KeyError) as exc:
             raise ValueError(
                 f"bad countdown level {part!r} in {spec!r}: write N (default ranges, N in "
-                f"{sorted(mod.COUNTDOWN_LEVELS)}) or NxM (N numbers from 1..M), e.g. '2x20,3x20'"
+                f"{sorted(countdown.COUNTDOWN_LEVELS)}) or NxM (N numbers from 1..M), "
+                "e.g. '2x20,3x20'"
             ) from exc
     return out
 
 
 def _generate_countdown(n: int, seed: int, levels: str) -> list[TaskItem]:
-    mod = importlib.import_module("frontier_rft.tasks.countdown")
     specs = countdown_levels(levels)
-    items = mod.generate_countdown(n, seed, levels=specs)
+    items = countdown.generate_countdown(n, seed, levels=specs)
     # generate_countdown cycles through `specs` in order and numbers its levels by count
     # of numbers (2 and 3 numbers share level 0); our level is the position in the list.
     return [dataclasses.replace(it, level=i % len(specs)) for i, it in enumerate(items)]
 
 
 def _generate_arithmetic(n: int, seed: int, levels: str) -> list[TaskItem]:
-    mod = importlib.import_module("frontier_rft.tasks.arithmetic")
-    items: list[TaskItem] = mod.generate_addition(n, seed, mod.addition_levels(levels))
-    return items
-
-
-def _arithmetic_demonstration(item: TaskItem) -> str:
-    mod = importlib.import_module("frontier_rft.tasks.arithmetic")
-    demo: str = mod.addition_demonstration(item)
-    return demo
+    return arithmetic.generate_addition(n, seed, arithmetic.addition_levels(levels))
 
 
 def _arithmetic_extras(items: Sequence[TaskItem]) -> dict[str, Any]:
-    mod = importlib.import_module("frontier_rft.tasks.arithmetic")
-    return {"features": mod.addition_features(items), "keys": tuple(task_key(it) for it in items)}
+    return {
+        "features": arithmetic.addition_features(items),
+        "keys": tuple(task_key(it) for it in items),
+    }
 
 
-def _countdown_demonstration(item: TaskItem) -> str:
-    mod = importlib.import_module("frontier_rft.tasks.countdown")
-    demo: str = mod.countdown_demonstration(item)
-    return demo
+class _Family(NamedTuple):
+    """A task family as `load_task` assembles it: the verifier is built per call."""
+
+    generate: Callable[[int, int, str], list[TaskItem]]
+    verifier: Callable[..., Verifier]
+    demonstration: Callable[[TaskItem], str]
+    pool_extras: Callable[[Sequence[TaskItem]], dict[str, Any]]
+
+
+_FAMILIES = {
+    "countdown": _Family(
+        _generate_countdown,
+        countdown.CountdownVerifier,
+        countdown.countdown_demonstration,
+        _countdown_extras,
+    ),
+    "arithmetic": _Family(
+        _generate_arithmetic,
+        arithmetic.ArithmeticVerifier,
+        arithmetic.addition_demonstration,
+        _arithmetic_extras,
+    ),
+}
+TASKS = tuple(_FAMILIES)
+"""The task families `load_task` knows."""
 
 
 def load_task(name: str, format_reward: float | None = None) -> TaskSuite:
-    """The TaskSuite of a task family (imported lazily: the tasks package stays optional).
+    """The TaskSuite of a task family.
 
     `format_reward` overrides the reward of a well-formatted wrong answer (None keeps the
     task's default; 0 makes the reward binary success)."""
-    if name == "countdown":
-        mod = importlib.import_module("frontier_rft.tasks.countdown")
-        options = {} if format_reward is None else {"format_reward": float(format_reward)}
-        return TaskSuite(
-            name="countdown",
-            generate=_generate_countdown,
-            verifier=mod.CountdownVerifier(**options),
-            demonstration=_countdown_demonstration,
-            pool_extras=_countdown_extras,
-        )
-    if name == "arithmetic":
-        mod = importlib.import_module("frontier_rft.tasks.arithmetic")
-        options = {} if format_reward is None else {"format_reward": float(format_reward)}
-        return TaskSuite(
-            name="arithmetic",
-            generate=_generate_arithmetic,
-            verifier=mod.ArithmeticVerifier(**options),
-            demonstration=_arithmetic_demonstration,
-            pool_extras=_arithmetic_extras,
-        )
-    raise ValueError(f"unknown task {name!r}; available: {', '.join(TASK_NAMES)}")
+    if name not in _FAMILIES:
+        raise ValueError(f"unknown task {name!r}; available: {', '.join(TASKS)}")
+    family = _FAMILIES[name]
+    options = {} if format_reward is None else {"format_reward": float(format_reward)}
+    verifier = family.verifier(**options)
+    return TaskSuite(name, family.generate, verifier, family.demonstration, family.pool_extras)
 
 
 def task_key(item: TaskItem) -> str:
@@ -153,13 +148,10 @@ def task_key(item: TaskItem) -> str:
     operation and operands (sorted for sums and products), else its prompt."""
     ref = item.reference
     if item.domain == "arithmetic":
-        mod = importlib.import_module("frontier_rft.tasks.arithmetic")
-        key: str | None = mod.arithmetic_key(ref)
+        key = arithmetic.arithmetic_key(ref)
         if key is not None:
             return key
     if item.domain == "countdown" and "numbers" in ref and "target" in ref:
-        from frontier_rft.selectors.embeddings import countdown_key
-
         return countdown_key(ref["numbers"], ref["target"])
     return f"{item.domain}|{item.prompt}"
 

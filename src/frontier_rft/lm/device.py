@@ -1,8 +1,8 @@
-"""Where the reference trainer runs: the torch device named by a config's `device` field.
+"""Where a model runs: the torch device named by a config's `device` field.
 
 "cpu" is the default (the tests and CI); "cuda" / "cuda:N" put the policy, the reference
 model and every batch on that GPU; "auto" takes the first GPU when torch sees one. Configs
-hold the name only (no torch import there); it is resolved here, when training starts.
+hold the name only (no torch import there); it is resolved here, when a run starts.
 """
 
 from __future__ import annotations

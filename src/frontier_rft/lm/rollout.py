@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from frontier_rft.training.device import model_device
-from frontier_rft.training.tokenizer import chat_prompt
+from frontier_rft.lm.device import model_device
+from frontier_rft.lm.tokenizer import chat_prompt
 
 __all__ = [
     "TokenScores",
