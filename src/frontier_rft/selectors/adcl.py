@@ -18,12 +18,9 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.facts import Cost, Needs
-from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Rollout, Selector
 from frontier_rft.core.state_check import (
-    check_keys,
-    read_array,
     read_float,
     read_int,
     read_permutation,
@@ -31,6 +28,7 @@ from frontier_rft.core.state_check import (
 from frontier_rft.selectors.offline import (
     DIFFICULTY,
     TIE_BREAKS,
+    ReadsObservedDifficulty,
     difficulty_order,
     observed_difficulty,
 )
@@ -41,7 +39,6 @@ PassRateEstimator = Callable[[NDArray[np.int64]], Any]
 """estimator(task_ids) -> pass rate in [0, 1] per task under the current policy."""
 
 WITHIN_CHUNK = ("sorted", "uniform")
-_EMPTY = np.zeros(0)
 
 
 @dataclass(frozen=True)
@@ -71,7 +68,7 @@ class ADCLConfig(SelectorConfig):
         check_choice("tie_break", self.tie_break, TIE_BREAKS)
 
 
-class ADCLSelector(Selector):
+class ADCLSelector(ReadsObservedDifficulty, Selector):
     """Chunked easy-to-hard curriculum with between-chunk difficulty re-estimation.
 
     Collaborator `estimator(task_ids) -> pass_rates` (optional): called with the ids of
@@ -275,22 +272,6 @@ class ADCLSelector(Selector):
             raise ValueError("adcl estimator must return finite pass rates in [0, 1]")
         return rates
 
-    @property
-    def _features(self) -> NDArray[np.float64] | None:
-        return None if self._estimated is None else self._estimated.features
-
-    def _refresh_features(self, features: NDArray[np.float64]) -> bool:
-        if self._estimated is None:
-            return False  # given difficulty: features are not read
-        self._estimated.refresh_features(features)
-        return True
-
-    def _observe(self, batch: GroupBatch) -> None:
-        # ADCL re-estimates with its own rollouts; without offline difficulty, the first
-        # training pass rates are what it orders by.
-        if self._estimated is not None:
-            self._estimated.observe(batch.task_ids, batch.means)
-
     # ------------------------------------------------------------------ state
     def _state_dict(self) -> dict[str, Any]:
         return {
@@ -302,8 +283,7 @@ class ADCLSelector(Selector):
             "estimate_rollouts": self._estimate_rollouts,
             "last_pass_rate": self._last_pass_rate,
             "last_difficulty": self._last_difficulty,
-            "difficulty": self._difficulty if self._estimated is not None else _EMPTY,
-            "estimated": {} if self._estimated is None else self._estimated.state_dict(),
+            **self._difficulty_state(),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -322,13 +302,7 @@ class ADCLSelector(Selector):
         rollouts = read_int(state, "estimate_rollouts", who)
         last_pass_rate = read_float(state, "last_pass_rate", who, 0.0, 1.0)
         last_difficulty = read_float(state, "last_difficulty", who)
-        if self._estimated is not None:
-            difficulty = read_array(state, "difficulty", who, np.float64, shape=(n,), finite=True)
-            self._estimated.load_state_dict(state["estimated"], who)
-            self._difficulty = difficulty
-        else:  # saved empty: nothing in them may be ignored
-            check_keys(state["estimated"], f"{who} state: estimated", ())
-            read_array(state, "difficulty", who, np.float64, shape=(0,))
+        self._load_difficulty_state(state, who, n)
         self._last_pass_rate, self._last_difficulty = last_pass_rate, last_difficulty
         self._order, self._pos, self._prepared = order, pos, prepared
         self.epoch, self._estimate_calls, self._estimate_rollouts = epoch, calls, rollouts

@@ -28,7 +28,7 @@ from frontier_rft.core.state_check import (
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.difficulty import ObservedDifficulty
 
-__all__ = ["OfflineConfig", "OfflineSelector", "difficulty_order"]
+__all__ = ["OfflineConfig", "OfflineSelector", "ReadsObservedDifficulty", "difficulty_order"]
 
 MODES = ("sequential", "windowed", "reverse")
 TIE_BREAKS = ("random", "index")
@@ -63,6 +63,49 @@ def observed_difficulty(selector: Selector) -> ObservedDifficulty | None:
         "with offline pass rates or levels for a true offline curriculum)"
     )
     return ObservedDifficulty(features)
+
+
+class ReadsObservedDifficulty:
+    """Selector hooks of an easy-to-hard curriculum whose difficulty may be estimated during
+    training (`observed_difficulty`): features are read, refreshed and fed first pass rates
+    only while `_estimated` is set; given difficulty reads none of them."""
+
+    _estimated: ObservedDifficulty | None
+    _difficulty: NDArray[np.float64]
+    """The difficulty the order follows (estimated, or given)."""
+
+    @property
+    def _features(self) -> NDArray[np.float64] | None:
+        return None if self._estimated is None else self._estimated.features
+
+    def _refresh_features(self, features: NDArray[np.float64]) -> bool:
+        if self._estimated is None:
+            return False  # given difficulty: features are not read
+        self._estimated.refresh_features(features)
+        return True
+
+    def _observe(self, batch: GroupBatch) -> None:
+        # Given difficulty: not adaptive. Estimated: only first pass rates are recorded.
+        if self._estimated is not None:
+            self._estimated.observe(batch.task_ids, batch.means)
+
+    def _difficulty_state(self) -> dict[str, Any]:
+        """The estimate's part of the state (empty when difficulty is given)."""
+        return {
+            "difficulty": self._difficulty if self._estimated is not None else _EMPTY,
+            "estimated": {} if self._estimated is None else self._estimated.state_dict(),
+        }
+
+    def _load_difficulty_state(self, state: dict[str, Any], who: str, n: int) -> None:
+        """Inverse of `_difficulty_state`; call it after every other read of a state, since
+        it changes the estimate."""
+        if self._estimated is not None:
+            difficulty = read_array(state, "difficulty", who, np.float64, shape=(n,), finite=True)
+            self._estimated.load_state_dict(state["estimated"], who)
+            self._difficulty = difficulty
+        else:  # saved empty: nothing in them may be ignored
+            check_keys(state["estimated"], f"{who} state: estimated", ())
+            read_array(state, "difficulty", who, np.float64, shape=(0,))
 
 
 def difficulty_order(
@@ -117,7 +160,7 @@ class OfflineConfig(SelectorConfig):
         )
 
 
-class OfflineSelector(Selector):
+class OfflineSelector(ReadsObservedDifficulty, Selector):
     """Difficulty-ordered curriculum; deterministic given the seed.
 
     With `TaskPool.difficulty` the order is fixed and feedback is ignored. Without it, the
@@ -212,29 +255,13 @@ class OfflineSelector(Selector):
         self._order[self._cursor :] = rest[order]
         self._estimated.mark_sorted()
 
-    @property
-    def _features(self) -> NDArray[np.float64] | None:
-        return None if self._estimated is None else self._estimated.features
-
-    def _refresh_features(self, features: NDArray[np.float64]) -> bool:
-        if self._estimated is None:
-            return False  # given difficulty: features are not read
-        self._estimated.refresh_features(features)
-        return True
-
-    def _observe(self, batch: GroupBatch) -> None:
-        # Given difficulty: not adaptive. Estimated: only first pass rates are recorded.
-        if self._estimated is not None:
-            self._estimated.observe(batch.task_ids, batch.means)
-
     def _state_dict(self) -> dict[str, Any]:
         return {
             "order": self._order,
             "cursor": self._cursor,
             "epoch": self.epoch,
             "last_difficulty": self._last_difficulty,
-            "difficulty": self._difficulty if self._estimated is not None else _EMPTY,
-            "estimated": {} if self._estimated is None else self._estimated.state_dict(),
+            **self._difficulty_state(),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -243,13 +270,7 @@ class OfflineSelector(Selector):
         cursor = read_int(state, "cursor", who, hi=n - 1)
         epoch = read_int(state, "epoch", who)
         last_difficulty = read_float(state, "last_difficulty", who)
-        if self._estimated is not None:
-            difficulty = read_array(state, "difficulty", who, np.float64, shape=(n,), finite=True)
-            self._estimated.load_state_dict(state["estimated"], who)
-            self._difficulty = difficulty
-        else:  # saved empty: nothing in them may be ignored
-            check_keys(state["estimated"], f"{who} state: estimated", ())
-            read_array(state, "difficulty", who, np.float64, shape=(0,))
+        self._load_difficulty_state(state, who, n)
         self._order, self._cursor, self.epoch = order, cursor, epoch
         self._last_difficulty = last_difficulty
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from frontier_rft.integrations.trl.config import FrontierConfig
 
 if TYPE_CHECKING:
+    from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
     from frontier_rft.integrations.trl.trainer import (
         FrontierGRPOTrainer,
-        FrontierRepeatSampler,
         FrontierRLOOTrainer,
         FrontierTrainerMixin,
         task_rows,

@@ -67,14 +67,7 @@ from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.integrations.trl.state import load_state, save_state, state_digest
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 
-__all__ = [
-    "FrontierConfig",
-    "FrontierGRPOTrainer",
-    "FrontierRLOOTrainer",
-    "FrontierRepeatSampler",
-    "FrontierTrainerMixin",
-    "task_rows",
-]
+__all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
 _log = logging.getLogger(__name__)
 
