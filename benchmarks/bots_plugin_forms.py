@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.bench.metrics import paired_summary
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.features.text import TextFeatureConfig, text_features
@@ -50,7 +51,6 @@ from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.metrics import summarize, ttb
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS
-from frontier_rft.training.bench_metrics import paired_summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bots_prompts_gap import SEEDS, score_curve

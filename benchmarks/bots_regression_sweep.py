@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.simulation.runner import Entry, run_benchmark
+from frontier_rft.bench.simulated import run_benchmark
+from frontier_rft.simulation.runner import Entry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from which_selector import write_outputs

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.simulation.runner import parse_entries, run_benchmark
+from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 
 def main() -> int:
-    from frontier_rft.training.bench import SMOLLM2_LEVELS
+    from frontier_rft.bench.real_rl import SMOLLM2_LEVELS
     from frontier_rft.training.judge_check import JudgeCheckConfig
 
     d = JudgeCheckConfig()

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.metrics import bootstrap_mean_ci
 from frontier_rft.cli.bench_rl import seed_list
 from frontier_rft.cli.common import int_tuple
 from frontier_rft.metrics_log import read_metrics_jsonl
-from frontier_rft.training.bench_metrics import bootstrap_mean_ci
 
 
 def evaluations(run_dir: Path) -> dict[int, float]:

@@ -436,7 +436,7 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
 
 def ttb_steps(curve: Sequence[float], base: Sequence[float], tau: float) -> float | None:
     """TTB(tau) with the real benchmark's evaluation grid (every 30 steps, interpolated)."""
-    from frontier_rft.training.bench_metrics import ttb
+    from frontier_rft.bench.metrics import ttb
 
     steps = np.arange(0, len(curve), 30)
     return ttb(steps, np.asarray(curve)[steps], steps, np.asarray(base)[steps], tau)

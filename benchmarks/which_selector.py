@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft import SELECTORS as REGISTERED
-from frontier_rft.simulation.runner import parse_entries, run_benchmark
+from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 TIERS: dict[str, tuple[str, ...]] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from frontier_rft.training.bench_metrics import (
+from frontier_rft.bench.metrics import (
     bootstrap_mean_ci,
     bsf,
     first_reach,

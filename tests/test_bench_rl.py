@@ -12,8 +12,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
+from frontier_rft.bench import real_rl as bench
 from frontier_rft.cli.main import main
-from frontier_rft.training import bench
 
 pytestmark = pytest.mark.integration
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from frontier_rft.bench import real_rl as bench
 from frontier_rft.cli.bench_rl import _check_pool_size
 from frontier_rft.cli.common import UsageError
 from frontier_rft.cli.main import _subparser, build_parser, main
 from frontier_rft.tasks.base import TasksExhausted
 from frontier_rft.tasks.countdown import generate_countdown
-from frontier_rft.training import bench
 from frontier_rft.training.data import (
     SplitTooLarge,
     countdown_levels,

@@ -13,14 +13,14 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from frontier_rft.cli.main import main
-from frontier_rft.training import bench
-from frontier_rft.training.bench_calibrate import (
+from frontier_rft.bench import real_rl as bench
+from frontier_rft.bench.real_rl_calibration import (
     GAIN_MIN,
     ZERO_VARIANCE_MIN,
     calibration_summary,
     runs_that_fit,
 )
+from frontier_rft.cli.main import main
 from frontier_rft.training.config import ModelConfig
 from frontier_rft.training.data import heldout_split, load_task, train_split
 from frontier_rft.training.pretrained import SMOLLM2

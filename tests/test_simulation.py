@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from frontier_rft import SELECTORS, make_selector
+from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.simulation import SCENARIOS, SimulatedLearner, get_scenario
 from frontier_rft.simulation.metrics import bsf, steps_to_reach, summarize, ttb
-from frontier_rft.simulation.runner import Entry, RunSpec, parse_entries, run_benchmark, run_one
+from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 
 
 def batch_of(ids: list[int], rewards: list[list[float]]) -> GroupBatch:

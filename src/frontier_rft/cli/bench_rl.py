@@ -92,9 +92,7 @@ def seed_list(text: str) -> list[int]:
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Prepare, run, collect and write; returns the summary."""
-    from frontier_rft.cli.common import UsageError
-    from frontier_rft.cli.train import _quiet_transformers
-    from frontier_rft.training.bench import (
+    from frontier_rft.bench.real_rl import (
         EFFECT_ENTRIES,
         MAIN_ENTRIES,
         load_run,
@@ -102,6 +100,8 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         prepare_start_model,
         run_specs,
     )
+    from frontier_rft.cli.common import UsageError
+    from frontier_rft.cli.train import _quiet_transformers
 
     _quiet_transformers()
     if args.calibrate_lrs and not args.calibrate:
@@ -186,8 +186,8 @@ def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
 
 def _testbed_from_args(args: argparse.Namespace) -> Any:
     """The --scale testbed with the command line's overrides, checked before any work."""
+    from frontier_rft.bench.real_rl import testbed
     from frontier_rft.cli.common import model_dir
-    from frontier_rft.training.bench import testbed
     from frontier_rft.training.device import resolve_device
 
     tb = testbed(args.scale)
@@ -216,15 +216,15 @@ def _testbed_from_args(args: argparse.Namespace) -> Any:
 def run_calibration(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
     """Uniform alone at each --calibrate-lrs on --seeds; writes <name>_calibration.{json,md}
     and exits non-zero when the testbed's preconditions are not met."""
-    from frontier_rft.training.bench import (
+    from frontier_rft.bench.real_rl import (
         MAIN_ENTRIES,
         load_run,
         measure_start_states,
         prepare_start_model,
         run_specs,
     )
-    from frontier_rft.training.bench_calibrate import calibration_markdown, calibration_summary
-    from frontier_rft.training.bench_report import write_json
+    from frontier_rft.bench.real_rl_calibration import calibration_markdown, calibration_summary
+    from frontier_rft.bench.real_rl_report import write_json
 
     lrs = args.calibrate_lrs or [tb.train.lr]
     uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
@@ -298,7 +298,7 @@ def run_calibration(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
 def _run_to_complete_seeds(specs: list[Any], args: argparse.Namespace) -> list[int]:
     """Run the unfinished specs (unless --report-only); the seeds whose runs all finished
     (--report-only on a benchmark still running: the complete paired seeds so far)."""
-    from frontier_rft.training.bench import run_all
+    from frontier_rft.bench.real_rl import run_all
 
     if not args.report_only:
         failed = run_all(specs, args.jobs, progress=not args.no_progress)
@@ -390,18 +390,18 @@ def write_results(
     seconds: float,
 ) -> dict[str, Any]:
     """JSON + markdown + figures under `out`; real_rl.json (fixed schema) beside them."""
-    from frontier_rft.reporting.real_rl_plots import (
-        plot_effects,
-        plot_learning_curves,
-        plot_training,
-        plot_ttb,
-    )
-    from frontier_rft.training.bench_report import (
+    from frontier_rft.bench.real_rl_report import (
         effect_checks,
         headline_json,
         markdown_report,
         summarize_runs,
         write_json,
+    )
+    from frontier_rft.reporting.real_rl_plots import (
+        plot_effects,
+        plot_learning_curves,
+        plot_training,
+        plot_ttb,
     )
 
     labels = [e.label for e in entries]
@@ -519,8 +519,8 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
+    from frontier_rft.bench.real_rl import SCALES, testbed
     from frontier_rft.cli.common import int_in, positive_int
-    from frontier_rft.training.bench import SCALES, testbed
 
     p = sub.add_parser(
         "bench-rl",

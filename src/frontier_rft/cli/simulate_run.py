@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.simulated import run_benchmark
 from frontier_rft.cli.common import UsageError, parse_assignments
 from frontier_rft.progress import progress_bar
-from frontier_rft.simulation.runner import Entry, parse_given, run_benchmark
+from frontier_rft.simulation.runner import Entry, parse_given
 from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
 
 __all__ = ["MAX_SEEDS", "check_counts", "given_line", "run_and_report"]

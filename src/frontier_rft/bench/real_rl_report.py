@@ -2,7 +2,7 @@
 
 Every ratio is paired: seed s of a method against seed s of uniform (same start model, pool,
 held-out split and seed). Means over seeds come with percentile-bootstrap 95% intervals
-(frontier_rft.training.bench_metrics). Nothing here imports torch or matplotlib; figures are
+(frontier_rft.bench.metrics). Nothing here imports torch or matplotlib; figures are
 drawn by frontier_rft.reporting.real_rl_plots.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.training.bench_metrics import (
+from frontier_rft.bench.metrics import (
     BSF_BETAS,
     TTB_TAUS,
     bootstrap_mean_ci,
@@ -52,7 +52,7 @@ def summarize_runs(
     start_states: Mapping[str, Any],
     notes: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Per-label paired metrics from loaded runs: {label: {seed: bench.load_run(...)}}."""
+    """Per-label paired metrics from loaded runs: {label: {seed: real_rl.load_run(...)}}."""
     if BASELINE not in runs:
         raise ValueError("the benchmark needs uniform runs: every metric is paired against them")
     base = runs[BASELINE]

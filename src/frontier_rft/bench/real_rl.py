@@ -12,7 +12,7 @@ killed mid-way continues from its last checkpoint):
    seed s gives every entry the same start model, the same training pool (train_seed =
    pool_seed_base + s), the same held-out split and the same torch/selector seed;
 4. collect the curves (held-out pass@1 against steps, rollouts and wall-clock) and write the
-   results (frontier_rft.training.bench_report).
+   results (frontier_rft.bench.real_rl_report).
 
 The testbed (`Testbed`) was calibrated on uniform runs only, before any selector ran; see
 docs/results/real_rl.md for how and why.
@@ -594,7 +594,7 @@ def run_all(
         while queue or running:
             while queue and len(running) < jobs:
                 spec = queue.pop(0)
-                cmd = [sys.executable, "-m", "frontier_rft.training.bench", _spec_file(spec)]
+                cmd = [sys.executable, "-m", "frontier_rft.bench.real_rl", _spec_file(spec)]
                 err = open(spec.run_dir / "stderr.txt", "ab")  # noqa: SIM115 - closed below
                 proc = subprocess.Popen([str(c) for c in cmd], stdout=err, stderr=err, env=env)
                 err.close()
@@ -651,7 +651,7 @@ def load_run(run_dir: Path) -> dict[str, Any]:
 
 def _main(argv: Sequence[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m frontier_rft.training.bench SPEC_JSON", file=sys.stderr)
+        print("usage: python -m frontier_rft.bench.real_rl SPEC_JSON", file=sys.stderr)
         return 2
     from transformers.utils import logging
 

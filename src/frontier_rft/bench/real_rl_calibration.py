@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.training.bench_metrics import bootstrap_mean_ci
+from frontier_rft.bench.metrics import bootstrap_mean_ci
 
 __all__ = [
     "GAIN_MIN",
@@ -69,7 +69,7 @@ def calibration_summary(
     gpu_total_gb: float | None = None,
 ) -> dict[str, Any]:
     """Preconditions and the chosen learning rate from uniform runs {lr: {seed: load_run()}}
-    (bench.load_run) and the start states of their seeds (bench.measure_start_states)."""
+    (real_rl.load_run) and the start states of their seeds (real_rl.measure_start_states)."""
     if not runs:
         raise ValueError("calibration needs uniform runs at one learning rate at least")
     zero = _mean_ci([float(v["zero_variance"]) for v in start_states.values()])
