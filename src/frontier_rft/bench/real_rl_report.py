@@ -19,9 +19,9 @@ import numpy as np
 from frontier_rft.bench.metrics import (
     BSF_BETAS,
     TTB_TAUS,
-    bootstrap_mean_ci,
     bsf,
     first_reach,
+    mean_ci,
     paired_summary,
     ttb,
 )
@@ -30,13 +30,6 @@ __all__ = ["effect_checks", "headline_json", "markdown_report", "summarize_runs"
 
 BASELINE = "uniform"
 SCORE = "held-out pass@1"
-
-
-def _mean_ci(values: Sequence[float]) -> dict[str, Any]:
-    vals = [float(v) for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return {"values": list(values), "mean": None, "ci": None}
-    return {"values": vals, "mean": float(np.mean(vals)), "ci": list(bootstrap_mean_ci(vals))}
 
 
 def _train_mean(run: Mapping[str, Any], key: str, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -59,10 +52,10 @@ def summarize_runs(
     out: dict[str, Any] = {"labels": {}, "seeds": sorted(base)}
     gains = [r["pass1"][-1] - r["pass1"][0] for r in base.values()]
     best_gains = [max(r["pass1"]) - r["pass1"][0] for r in base.values()]
-    out["uniform_gain"] = _mean_ci(gains)
-    out["uniform_best_gain"] = _mean_ci(best_gains)
+    out["uniform_gain"] = mean_ci(gains)
+    out["uniform_best_gain"] = mean_ci(best_gains)
     zero = [float(v["zero_variance"]) for v in start_states.values()]
-    out["start_zero_variance_share"] = _mean_ci(zero)
+    out["start_zero_variance_share"] = mean_ci(zero)
     for label, by_seed in runs.items():
         seeds = sorted(s for s in by_seed if s in base)
         row: dict[str, Any] = {"seeds": seeds, "note": (notes or {}).get(label, "")}
@@ -117,13 +110,13 @@ def summarize_runs(
             for k in by_seed[seeds[0]]["final"]
             if k.startswith("eval/pass@")
         }
-        row["final"] = {k: _mean_ci(v) for k, v in finals.items()}
+        row["final"] = {k: mean_ci(v) for k, v in finals.items()}
         row["final_minus_uniform"] = {
-            k: _mean_ci([by_seed[s]["final"][k] - base[s]["final"][k] for s in seeds])
+            k: mean_ci([by_seed[s]["final"][k] - base[s]["final"][k] for s in seeds])
             for k in finals
         }
-        row["start_pass1"] = _mean_ci([by_seed[s]["pass1"][0] for s in seeds])
-        row["best_pass1"] = _mean_ci([max(by_seed[s]["pass1"]) for s in seeds])
+        row["start_pass1"] = mean_ci([by_seed[s]["pass1"][0] for s in seeds])
+        row["best_pass1"] = mean_ci([max(by_seed[s]["pass1"]) for s in seeds])
         for name, key in (
             ("etr", "train/effective_task_ratio"),
             ("mean_abs_advantage", "train/mean_abs_advantage"),
@@ -133,13 +126,13 @@ def summarize_runs(
             ("select_ms", "perf/select_ms"),
             ("rollouts_per_step", "train/rollouts"),
         ):
-            row[name] = _mean_ci([_train_mean(by_seed[s], key) for s in seeds])
-        row["etr_first_quarter"] = _mean_ci(
+            row[name] = mean_ci([_train_mean(by_seed[s], key) for s in seeds])
+        row["etr_first_quarter"] = mean_ci(
             [_train_mean(by_seed[s], "train/effective_task_ratio", 0.0, 0.25) for s in seeds]
         )
         # How concentrated the training was: prompts with a mixed group at least once, and
         # the level mix of what was selected (a small pool revisited is where selection bites).
-        row["distinct_trained"] = _mean_ci(
+        row["distinct_trained"] = mean_ci(
             [_train_last(by_seed[s], "curriculum/tasks/distinct_trained") for s in seeds]
         )
         levels = sorted(
@@ -148,13 +141,11 @@ def summarize_runs(
             if k.startswith("train/selected_level") and k.endswith("_share")
         )
         row["selected_level_share"] = {
-            lv: _mean_ci(
-                [_train_mean(by_seed[s], f"train/selected_level{lv}_share") for s in seeds]
-            )
+            lv: mean_ci([_train_mean(by_seed[s], f"train/selected_level{lv}_share") for s in seeds])
             for lv in levels
         }
         row["final_level_success"] = {
-            k.removeprefix("eval/success_rate_"): _mean_ci(
+            k.removeprefix("eval/success_rate_"): mean_ci(
                 [by_seed[s]["final"].get(k) for s in seeds]
             )
             for k in sorted(by_seed[seeds[0]]["final"])
@@ -162,7 +153,7 @@ def summarize_runs(
         }
         row["evidence"] = by_seed[seeds[0]]["info"].get("evidence", {})
         row["given"] = by_seed[seeds[0]]["info"].get("given", [])
-        row["total_seconds"] = _mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds])
+        row["total_seconds"] = mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds])
         out["labels"][label] = row
     return out
 
@@ -178,7 +169,7 @@ def _series(run: Mapping[str, Any], key: str) -> np.ndarray:
 
 
 def _diff_ci(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
-    return _mean_ci([x - y for x, y in zip(a, b, strict=True)])
+    return mean_ci([x - y for x, y in zip(a, b, strict=True)])
 
 
 def _excludes_zero(ci: Sequence[float] | None, sign: int) -> bool:
@@ -211,7 +202,7 @@ def effect_checks(
                 "effect": "BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
                 "paper": "BOTS sec. 4.2: rho = 0 behaves almost like random sampling early",
                 "measured": {
-                    "etr_first_quarter": {n: _mean_ci(v) for n, v in early.items()},
+                    "etr_first_quarter": {n: mean_ci(v) for n, v in early.items()},
                     "bots_minus_rho0": d_rho,
                     "rho0_minus_uniform": d_uni,
                     "ttb100": {n: labels[n]["ttb100"] for n in ("bots", "bots-rho0")},
@@ -238,10 +229,10 @@ def effect_checks(
                 "paper": "prioritized replay: init priority below live ones starves unseen "
                 "problems; many problems end in the unsolved pool",
                 "measured": {
-                    "never_selected": _mean_ci(never),
-                    "uniform_never_selected": _mean_ci(uni_never),
-                    "unsolved_pool_end": _mean_ci(unsolved),
-                    "solved_pool_end": _mean_ci(solved),
+                    "never_selected": mean_ci(never),
+                    "uniform_never_selected": mean_ci(uni_never),
+                    "unsolved_pool_end": mean_ci(unsolved),
+                    "solved_pool_end": mean_ci(solved),
                     "pool_size": n_tasks,
                 },
                 "reproduced": bool(starve and drain),
@@ -266,7 +257,7 @@ def effect_checks(
                 "paper": "SEC fig. 3: the share of harder levels grows over training",
                 "measured": {
                     "level_shift_last_minus_first_quarter": {
-                        n: _mean_ci(v) for n, v in shift.items()
+                        n: mean_ci(v) for n, v in shift.items()
                     },
                     "sec_minus_uniform": d,
                     "arms": labels["sec"]["evidence"].get("categories", "given"),
@@ -288,12 +279,12 @@ def effect_checks(
             "effect": "METIS keeps the selected prompts' rollout mean near 0.5",
             "paper": "METIS: selected prompts' mean reward stays near 0.5 (high variance)",
             "measured": {
-                "selected_success_rate": {n: _mean_ci(v) for n, v in sel.items()},
+                "selected_success_rate": {n: mean_ci(v) for n, v in sel.items()},
                 "distance_to_half_metis_minus_uniform": d,
-                "judge_failure_rate_last_quarter": _mean_ci(
+                "judge_failure_rate_last_quarter": mean_ci(
                     [_train_mean(runs["metis"][k], "metis/judge_failure_rate", 0.75, 1) for k in s]
                 ),
-                "calibration_corr_last_quarter": _mean_ci(
+                "calibration_corr_last_quarter": mean_ci(
                     [_train_mean(runs["metis"][k], "metis/calibration_corr", 0.75, 1) for k in s]
                 ),
             },
@@ -320,8 +311,8 @@ def effect_checks(
                     "effect": "METIS lam = 1 collapses the judge's predictions to 0.25",
                     "paper": "METIS sec. 5.3: lam = 1 makes every prediction 0.25",
                     "measured": {
-                        "prediction_mean_last_quarter": {n: _mean_ci(v) for n, v in pm.items()},
-                        "prediction_std_last_quarter": {n: _mean_ci(v) for n, v in ps.items()},
+                        "prediction_mean_last_quarter": {n: mean_ci(v) for n, v in pm.items()},
+                        "prediction_std_last_quarter": {n: mean_ci(v) for n, v in ps.items()},
                         "collapsed_seeds": int(sum(collapsed)),
                     },
                     "reproduced": bool(collapsed) and all(collapsed),
