@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from frontier_rft.bench import real_rl as bench
+from frontier_rft.bench import testbed as bench
 from frontier_rft.bench.real_rl_calibration import (
     GAIN_MIN,
     ZERO_VARIANCE_MIN,

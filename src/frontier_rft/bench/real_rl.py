@@ -5,17 +5,18 @@ Stages, each skipped when its output exists (an interrupted benchmark resumes, a
 killed mid-way continues from its last checkpoint):
 
 1. build the tiny Llama and its tokenizer, warm-start it on demonstrations (one start model
-   for every run);
+   for every run), or save a pretrained start model once;
 2. measure the start state of each seed's training pool (share of zero-variance prompts
    under `group_size` rollouts);
 3. train one run per (entry, seed) in parallel worker processes (one torch thread each):
    seed s gives every entry the same start model, the same training pool (train_seed =
    pool_seed_base + s), the same held-out split and the same torch/selector seed;
-4. collect the curves (held-out pass@1 against steps, rollouts and wall-clock) and write the
-   results (frontier_rft.bench.real_rl_report).
+4. collect the curves (held-out pass@1 against steps, rollouts and wall-clock), for the
+   report (frontier_rft.bench.real_rl_report) or the calibration
+   (frontier_rft.bench.real_rl_calibration).
 
-The testbed (`Testbed`) was calibrated on uniform runs only, before any selector ran; see
-docs/results/real_rl.md for how and why.
+The testbeds and entries are frontier_rft.bench.testbed. Nothing here imports torch at
+module level; a worker is `python -m frontier_rft.bench.real_rl SPEC_JSON`.
 """
 
 from __future__ import annotations
@@ -24,351 +25,42 @@ import dataclasses
 import json
 import logging
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.testbed import BenchEntry, Testbed
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
-from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
-from frontier_rft.training.pretrained import SMOLLM2
+from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.run_info import read_run_info
 
 __all__ = [
-    "EFFECT_ENTRIES",
-    "MAIN_ENTRIES",
-    "SCALES",
-    "SMOLLM2_LEVELS",
-    "BenchEntry",
+    "BenchRunError",
     "RunSpec",
-    "Testbed",
+    "calibration_testbeds",
+    "gpu_total_gb",
     "load_run",
+    "measure_start_states",
     "prepare_start_model",
     "run_all",
+    "run_calibration",
+    "run_comparison",
     "run_specs",
-    "smollm2_testbed",
-    "testbed",
+    "run_to_complete_seeds",
+    "this_machine",
 ]
 
+Runs = dict[str, dict[int, dict[str, Any]]]
+"""Loaded runs by label, then seed (`load_run`)."""
+
 _log = logging.getLogger(__name__)
-
-
-DYNAMIC_SAMPLING = (None, "fixed", "adaptive")
-"""BenchEntry.dynamic_sampling: off, DAPO's fixed oversampling, GRESO's adaptive sizing."""
-
-
-@dataclass(frozen=True)
-class BenchEntry:
-    """One configuration compared: a label, a selector, its overrides, what it is given."""
-
-    label: str
-    """Display and directory name."""
-    selector: str
-    """Registered selector name."""
-    overrides: dict[str, Any] = field(default_factory=dict)
-    """Selector config overrides (paper defaults when empty)."""
-    given: str = "self"
-    """What the selector is given (frontier_rft.training.given): self = prompts + the
-    policy's self-embeddings, what every user of a trainer has."""
-    role: str = "main"
-    """'main' (the headline comparison) or 'effect' (a paper's reported effect checked)."""
-    note: str = ""
-    """What the entry checks, for the tables."""
-    dynamic_sampling: str | None = None
-    """DAPO's dynamic sampling around the selector: None (off), 'fixed' (DAPO's 3x) or
-    'adaptive' (sized from the measured zero-variance share, GRESO's rule)."""
-
-    def __post_init__(self) -> None:
-        if self.dynamic_sampling not in DYNAMIC_SAMPLING:
-            raise ValueError(
-                f"BenchEntry {self.label!r}: dynamic_sampling must be one of "
-                f"{DYNAMIC_SAMPLING}, got {self.dynamic_sampling!r}"
-            )
-
-
-MAIN_ENTRIES = (
-    BenchEntry("uniform", "uniform", note="baseline"),
-    BenchEntry("prioritized", "prioritized"),
-    BenchEntry("dots", "dots", note="the simulator's best from prompts alone"),
-    BenchEntry("bots", "bots", note="BOTS at the paper's defaults"),
-    BenchEntry("sec", "sec"),
-    BenchEntry("frontier", "frontier"),
-    BenchEntry("pcl", "pcl"),
-    BenchEntry("metis", "metis", note="the policy judges (lam 0.01)"),
-    BenchEntry("greso", "greso", note="walk the data, skip by zero-variance streaks"),
-    BenchEntry("skip", "skip", note="walk the data, skip by each prompt's posterior"),
-    BenchEntry(
-        "dapo",
-        "uniform",
-        note="3x oversampling, filter zero-variance groups",
-        dynamic_sampling="fixed",
-    ),
-)
-"""The headline comparison: each selector at its paper defaults, given prompts + self-embeddings."""
-
-EFFECT_ENTRIES = (
-    BenchEntry(
-        "dapo-adaptive",
-        "uniform",
-        role="effect",
-        note="dapo sized from the zero-variance share (GRESO's rule): fewer rollouts?",
-        dynamic_sampling="adaptive",
-    ),
-    BenchEntry(
-        "greso-dapo",
-        "greso",
-        role="effect",
-        note="GRESO's own setting: its skip inside adaptively sized dynamic sampling",
-        dynamic_sampling="adaptive",
-    ),
-    BenchEntry(
-        "skip-dapo",
-        "skip",
-        role="effect",
-        note="the Bayesian skip inside adaptively sized dynamic sampling",
-        dynamic_sampling="adaptive",
-    ),
-    BenchEntry(
-        "bots-epoch",
-        "bots",
-        {"coverage": "epoch"},
-        role="effect",
-        note="bots ranks the order within each epoch; every prompt once per epoch",
-    ),
-    BenchEntry(
-        "prioritized-epoch",
-        "prioritized",
-        {"coverage": "epoch"},
-        role="effect",
-        note="p(1-p) ranks the order within each epoch; every prompt once per epoch",
-    ),
-    BenchEntry("bots-rho0", "bots", {"rho": 0.0}, role="effect", note="BOTS rho = 0 slow start"),
-    BenchEntry(
-        "metis-lam1", "metis", {"judge_loss_weight": 1.0}, role="effect", note="METIS lam = 1"
-    ),
-    BenchEntry(
-        "frontier-r0.05", "frontier", {"replay_ratio": 0.05}, role="effect", note="replay 0.05"
-    ),
-    BenchEntry(
-        "frontier-r0.15", "frontier", {"replay_ratio": 0.15}, role="effect", note="replay 0.15"
-    ),
-)
-"""Runs that check effects the papers report (README / docs/results/real_rl.md)."""
-
-
-@dataclass(frozen=True)
-class Testbed:
-    """The frozen real-RL testbed: model, warm start, RL run settings (selector = uniform)."""
-
-    model: ModelConfig | None
-    """The tiny Llama and its tokenizer (None: a pretrained `start_model`)."""
-    sft: SFTConfig | None
-    """The supervised warm start, one start model for every run (None: none)."""
-    train: TrainConfig
-    """RL settings shared by every run; selector, seed and train_seed are set per run."""
-    pool_seed_base: int = 100
-    """Seed s trains on the pool with train_seed = pool_seed_base + s."""
-    start_model: str = ""
-    """A pretrained start model trained as it is, without a warm start: a name of
-    `frontier_rft.training.pretrained.PRETRAINED`, a GGUF file or a model directory
-    ('' = build the tiny Llama `model` and warm-start it with `sft`)."""
-
-    def __post_init__(self) -> None:
-        if not self.start_model and (self.model is None or self.sft is None):
-            raise ValueError("a Testbed needs a start_model, or a model and sft to build one")
-
-    def run_config(self, entry: BenchEntry, seed: int) -> TrainConfig:
-        """The TrainConfig of one (entry, seed) run."""
-        return dataclasses.replace(
-            self.train,
-            selector=entry.selector,
-            selector_overrides=dict(entry.overrides),
-            dynamic_sampling=entry.dynamic_sampling is not None,
-            adaptive_oversample=entry.dynamic_sampling == "adaptive",
-            given=entry.given,
-            seed=seed,
-            train_seed=self.pool_seed_base + seed,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "model": None if self.model is None else asdict(self.model),
-            "sft": None if self.sft is None else asdict(self.sft),
-            "train": json.loads(json.dumps(asdict(self.train))),
-            "pool_seed_base": self.pool_seed_base,
-            "start_model": self.start_model,
-        }
-
-    def with_start_model(self, start_model: str) -> Testbed:
-        """This testbed trained from `start_model` (no tiny model, no warm start)."""
-        return dataclasses.replace(self, model=None, sft=None, start_model=start_model)
-
-
-def testbed(scale: str = "full") -> Testbed:
-    """The benchmark's testbed; 'toy' is a seconds-long version for tests of the machinery.
-
-    Countdown with the tiny Llama (docs/results/real_rl.md, "The testbed"): warm start on
-    800 solver demonstrations of 2 and 3 numbers from 1..20 (the repository's default SFT),
-    RL on 512 tasks of 2 and 3 numbers from 1..20 with a binary success reward, 180 GRPO
-    steps of 8 prompts x 8 rollouts at lr 1e-4, held-out pass@1 on 96 tasks x 8 samples
-    every 15 steps (13 points: BSF(25%) and BSF(50%) fall on evaluations). Measured on
-    uniform only: the best of the configurations tried (lr 3e-4 and 1e-3 lose score; a 4x20
-    level is never solved), but uniform gains only ~+0.05 held-out pass@1 in 180 steps, so
-    it does not yet meet the benchmark's precondition of +0.10 (docs/results/real_rl.md).
-    """
-    model = ModelConfig(task="countdown")
-    sft = SFTConfig(task="countdown")
-    train = TrainConfig(
-        task="countdown",
-        levels="2x20,3x20",
-        steps=180,
-        batch_size=8,
-        group_size=8,
-        format_reward=0.0,
-        lr=1e-4,
-        train_size=512,
-        eval_size=96,
-        eval_samples=8,
-        eval_k=(1, 8),
-        eval_every=15,
-        checkpoint_every=45,
-        keep_checkpoints=1,
-        tensorboard=False,
-        threads=1,
-    )
-    if scale == "full":
-        return Testbed(model, sft, train)
-    if scale == "gpu":
-        return gpu_testbed(model, train)
-    if scale in ("gpu-smollm2", "toy-smollm2"):
-        return smollm2_testbed(toy=scale == "toy-smollm2")
-    if scale == "toy":
-        return Testbed(
-            dataclasses.replace(
-                model,
-                hidden_size=32,
-                num_layers=1,
-                num_heads=2,
-                intermediate_size=64,
-                corpus_tasks=200,
-            ),
-            dataclasses.replace(sft, num_examples=200, steps=4, batch_size=8, warmup_steps=1),
-            dataclasses.replace(
-                train,
-                steps=4,
-                train_size=32,
-                eval_size=8,
-                eval_samples=2,
-                eval_k=(1, 2),
-                eval_every=2,
-                checkpoint_every=2,
-                max_new_tokens=12,
-            ),
-        )
-    raise ValueError(f"unknown testbed scale {scale!r}: one of {', '.join(SCALES)}")
-
-
-SCALES = ("full", "gpu", "toy", "gpu-smollm2", "toy-smollm2")
-"""Testbed sizes: `full` (2 CPU cores), `gpu` (one GPU, more rollouts), `toy` (tests);
-`gpu-smollm2`: the pretrained SmolLM2-135M-Instruct on arithmetic (one GPU), `toy-smollm2`
-its seconds-to-minutes version on a CPU."""
-
-
-def gpu_testbed(model: ModelConfig, train: TrainConfig) -> Testbed:
-    """The testbed at GPU scale: the warm start that generalises and the pool on which uniform
-    RL was still improving after 180 CPU steps (docs/results/real_rl.md, section 4), trained
-    for twice the steps on twice the prompts per step, on a held-out set 1.5x as large.
-
-    Warm start: 300 steps on 5,000 demonstrations of 2 numbers from 1..50 and 3 from 1..30.
-    RL: 512 tasks of levels 2x20, 2x50, 3x30, 360 GRPO steps of 16 prompts x 8 rollouts at
-    lr 1e-4, completions cut at 24 tokens, held-out pass@1 on 144 tasks x 8 samples every
-    30 steps (13 points). Chosen from uniform-only calibration runs; no selector ran first.
-    """
-    sft = SFTConfig(
-        task="countdown", levels="2x50,3x30", num_examples=5000, steps=300, device="cuda"
-    )
-    gpu_train = dataclasses.replace(
-        train,
-        levels="2x20,2x50,3x30",
-        steps=360,
-        batch_size=16,
-        max_new_tokens=24,
-        eval_size=144,
-        eval_every=30,
-        checkpoint_every=90,
-        device="cuda",
-    )
-    return Testbed(model, sft, gpu_train)
-
-
-SMOLLM2_LEVELS = "1x2,1*2,2,2-2"
-"""The SmolLM2 testbed's task mix (docs/results/smollm2_gpu.md, "The testbed")."""
-
-
-def smollm2_testbed(toy: bool = False) -> Testbed:
-    """SmolLM2-135M-Instruct, pretrained, RL-trained on arithmetic on one GPU (bf16 autocast).
-
-    Sampled as the model is used: its chat template, temperature 0.7, top-p 0.9, <= 24 new
-    tokens (its answers run 12-18 tokens of prose). The mix SMOLLM2_LEVELS, in equal shares:
-    1-digit + 2-digit sums, 1-digit x 2-digit products, 2-digit sums, 2-digit differences.
-    Measured at these settings (benchmarks/results/smollm2_levels_cpu.json, 12 tasks x 8
-    samples per level; the issue's H100 check agrees within noise): pass rates 0.10, 0.15,
-    0.05, 0.05 with 67-83% of the tasks zero-variance, so the start pool should be ~75%
-    zero-variance (the precondition asks >= 40%) while 17-33% of each level's tasks are
-    mixed, the learnable headroom. One-digit sums (pass rate 0.56) have 55 distinct tasks,
-    too few for 128 training and 40 held-out ones; three-digit sums (0.00-0.02) would only
-    add never-solved prompts, which the other levels already hold plenty of, and dilute
-    uniform's held-out gain. Binary reward; 512 prompts, 120 GRPO steps of 16 prompts x 8
-    rollouts (3.75 epochs); held-out pass@1 on 160 tasks x 4 samples every 15 steps (9
-    points). The learning rate is the one `--calibrate` chooses on uniform alone, on
-    calibration seeds the comparison does not use (default 1e-5, the calibration grid's
-    centre). `toy`: the same settings at a few steps on a CPU, for the wiring.
-    """
-    train = TrainConfig(
-        task="arithmetic",
-        levels=SMOLLM2_LEVELS,
-        steps=120,
-        batch_size=16,
-        group_size=8,
-        format_reward=0.0,
-        max_new_tokens=24,
-        temperature=0.7,
-        top_p=0.9,
-        lr=1e-5,
-        train_size=512,
-        eval_size=160,
-        eval_samples=4,
-        eval_k=(1, 4),
-        eval_every=15,
-        checkpoint_every=40,
-        keep_checkpoints=1,
-        tensorboard=False,
-        threads=1,
-        device="cuda",
-        precision="bf16",
-    )
-    if toy:
-        train = dataclasses.replace(
-            train,
-            steps=2,
-            batch_size=2,
-            group_size=4,
-            max_new_tokens=16,
-            train_size=20,
-            eval_size=5,
-            eval_samples=2,
-            eval_k=(1, 2),
-            eval_every=1,
-            checkpoint_every=1,
-            device="cpu",
-            precision="fp32",
-        )
-    return Testbed(None, None, train, start_model=SMOLLM2)
 
 
 # ---------------------------------------------------------------------------- start model
@@ -647,6 +339,154 @@ def load_run(run_dir: Path) -> dict[str, Any]:
         "train": train,
         "info": info,
     }
+
+
+# ---------------------------------------------------------------------------- a benchmark
+
+
+class BenchRunError(RuntimeError):
+    """Runs failed, or no seed has all its runs finished: nothing to report yet."""
+
+
+def run_to_complete_seeds(
+    specs: Sequence[RunSpec],
+    seeds: Sequence[int],
+    jobs: int,
+    *,
+    report_only: bool = False,
+    progress: bool = True,
+) -> list[int]:
+    """Run the unfinished specs (unless `report_only`); the seeds whose runs all finished
+    (with `report_only` on a benchmark still running: the complete paired seeds so far)."""
+    if not report_only:
+        failed = run_all(specs, jobs, progress=progress)
+        if failed:
+            raise BenchRunError(f"{len(failed)} runs failed; rerun the same command to retry them")
+    complete = [s for s in seeds if all(sp.done for sp in specs if sp.seed == s)]
+    if not complete:
+        raise BenchRunError("no seed has all its runs finished yet")
+    return complete
+
+
+def _write_testbed(root: Path, tb: Testbed) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "testbed.json").write_text(json.dumps(tb.to_json(), indent=1) + "\n")
+
+
+def _start(tb: Testbed, seeds: Sequence[int], root: Path) -> tuple[Path, dict[str, Any], float]:
+    """The start model and the seeds' start states (each made once, under `root`), and the
+    clock's reading before them."""
+    t0 = time.perf_counter()
+    model_dir = prepare_start_model(tb, root)
+    return model_dir, measure_start_states(tb, model_dir, seeds, root), t0
+
+
+def run_comparison(
+    tb: Testbed,
+    entries: Sequence[BenchEntry],
+    seeds: Sequence[int],
+    root: Path,
+    jobs: int,
+    *,
+    report_only: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> tuple[Runs, dict[str, Any], float]:
+    """Every entry on every seed, run directories under `root` (resumed where they stopped):
+    the loaded runs of the seeds whose runs all finished, those seeds' start states, and the
+    seconds it took."""
+    _write_testbed(root, tb)
+    model_dir, start, t0 = _start(tb, seeds, root)
+    specs = run_specs(tb, entries, seeds, model_dir, root)
+    log(
+        f"{len(specs)} runs ({len(entries)} entries x {len(seeds)} seeds), "
+        f"{sum(s.done for s in specs)} already done; {jobs} parallel jobs; runs in {root}"
+    )
+    complete = run_to_complete_seeds(specs, seeds, jobs, report_only=report_only, progress=progress)
+    runs: Runs = {}
+    for spec in specs:
+        if spec.seed in complete:
+            runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
+    return runs, {str(s): start[str(s)] for s in complete}, time.perf_counter() - t0
+
+
+def calibration_testbeds(
+    tb: Testbed, lrs: Sequence[float], root: Path
+) -> dict[float, tuple[Testbed, Path]]:
+    """The testbed at each learning rate and its runs directory, root/calibration/lr<lr>."""
+    return {
+        lr: (
+            dataclasses.replace(tb, train=dataclasses.replace(tb.train, lr=lr)),
+            root / "calibration" / f"lr{lr:g}",
+        )
+        for lr in lrs
+    }
+
+
+def run_calibration(
+    tb: Testbed,
+    uniform: BenchEntry,
+    beds: Mapping[float, tuple[Testbed, Path]],
+    seeds: Sequence[int],
+    root: Path,
+    jobs: int,
+    *,
+    report_only: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> tuple[dict[float, dict[int, dict[str, Any]]], dict[str, Any], float]:
+    """`uniform` alone at each calibration testbed (`calibration_testbeds`) on `seeds`, one
+    start model under `root`: the loaded runs of the complete seeds by learning rate, their
+    start states and the seconds it took."""
+    for bed, path in beds.values():
+        _write_testbed(path, bed)
+    model_dir, start, t0 = _start(tb, seeds, root)
+    specs = [
+        sp
+        for bed, path in beds.values()
+        for sp in run_specs(bed, [uniform], seeds, model_dir, path)
+    ]
+    specs.sort(key=lambda sp: sp.seed)  # seed-major: an early stop leaves whole seeds done
+    log(
+        f"uniform at lr {', '.join(f'{lr:g}' for lr in beds)} x {len(seeds)} seeds = "
+        f"{len(specs)} runs, {sum(sp.done for sp in specs)} already done; {jobs} parallel "
+        f"jobs; runs in {root / 'calibration'}"
+    )
+    complete = run_to_complete_seeds(specs, seeds, jobs, report_only=report_only, progress=progress)
+    runs = {
+        lr: {s: load_run(path / "runs" / uniform.label / f"seed{s}") for s in complete}
+        for lr, (_, path) in beds.items()
+    }
+    return runs, {str(s): start[str(s)] for s in complete}, time.perf_counter() - t0
+
+
+def gpu_total_gb(device: str) -> float | None:
+    """Memory of the GPU the runs use (None on a CPU)."""
+    from frontier_rft.training.device import resolve_device
+
+    used = resolve_device(device)
+    if used.type != "cuda":
+        return None
+    import torch
+
+    return float(torch.cuda.get_device_properties(used).total_memory) / 2**30
+
+
+def this_machine(device: str) -> str:
+    """CPU count, load and, for a GPU testbed, the GPU's name: where these runs trained."""
+    text = (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average at the end {os.getloadavg()[0]:.1f}"
+    )
+    if device != "cpu":
+        import torch
+
+        from frontier_rft.training.device import resolve_device
+
+        used = resolve_device(device)
+        if used.type == "cuda":
+            text = f"{torch.cuda.get_device_name(used)}, {text}"
+    return text
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -17,11 +17,14 @@ Nothing here imports torch.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from frontier_rft.bench.metrics import mean_ci
+from frontier_rft.bench.real_rl_report import write_json
+from frontier_rft.bench.testbed import Testbed, learner_line
 
 __all__ = [
     "GAIN_MIN",
@@ -29,6 +32,7 @@ __all__ = [
     "calibration_markdown",
     "calibration_summary",
     "runs_that_fit",
+    "write_calibration",
 ]
 
 ZERO_VARIANCE_MIN = 0.40
@@ -188,3 +192,32 @@ def calibration_markdown(summary: Mapping[str, Any], header: str) -> str:
         f"{'-' if fit is None else fit}.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def write_calibration(
+    summary: Mapping[str, Any],
+    tb: Testbed,
+    out: Path,
+    name: str,
+    *,
+    command: str,
+    machine: str,
+    seeds: int,
+) -> Path:
+    """<name>_calibration.json and .md under `out`; returns the markdown's path."""
+    write_json(
+        out / f"{name}_calibration.json",
+        {"command": command, "machine": machine, "testbed": tb.to_json(), **summary},
+    )
+    header = "\n".join(
+        [
+            f"# Testbed calibration: uniform alone ({seeds} seeds)",
+            "",
+            f"Command: `{command}`  ",
+            f"Machine: {machine}  ",
+            learner_line(tb),
+        ]
+    )
+    path = out / f"{name}_calibration.md"
+    path.write_text(calibration_markdown(summary, header))
+    return path

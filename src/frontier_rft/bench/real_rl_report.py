@@ -2,8 +2,9 @@
 
 Every ratio is paired: seed s of a method against seed s of uniform (same start model, pool,
 held-out split and seed). Means over seeds come with percentile-bootstrap 95% intervals
-(frontier_rft.bench.metrics). Nothing here imports torch or matplotlib; figures are
-drawn by frontier_rft.reporting.real_rl_plots.
+(frontier_rft.bench.metrics). `write_results` writes them: <name>_full.json, <name>.json (a
+fixed schema), <name>.md and the figures, drawn by frontier_rft.reporting.real_rl_plots
+(imported there only: nothing else here imports torch or matplotlib).
 """
 
 from __future__ import annotations
@@ -25,8 +26,17 @@ from frontier_rft.bench.metrics import (
     paired_summary,
     ttb,
 )
+from frontier_rft.bench.testbed import BenchEntry, Testbed, learner_line
 
-__all__ = ["effect_checks", "headline_json", "markdown_report", "summarize_runs"]
+__all__ = [
+    "effect_checks",
+    "headline_json",
+    "headline_lines",
+    "markdown_report",
+    "summarize_runs",
+    "write_json",
+    "write_results",
+]
 
 BASELINE = "uniform"
 SCORE = "held-out pass@1"
@@ -492,3 +502,95 @@ def write_json(path: Path, data: Any) -> None:
     """Strict JSON (no NaN): undefined values are written as null."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_finite(data), indent=1, allow_nan=False) + "\n")
+
+
+def write_results(
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    start: Mapping[str, Any],
+    entries: Sequence[BenchEntry],
+    tb: Testbed,
+    out: Path,
+    name: str,
+    *,
+    command: str,
+    machine: str,
+    seconds: float,
+) -> dict[str, Any]:
+    """JSON + markdown + figures under `out` (file stem `name`); returns the summary."""
+    from frontier_rft.reporting.real_rl_plots import (
+        plot_effects,
+        plot_learning_curves,
+        plot_training,
+        plot_ttb,
+    )
+
+    labels = [e.label for e in entries]
+    main = [e.label for e in entries if e.role == "main"]
+    summary = summarize_runs(runs, start, {e.label: e.note for e in entries})
+    checks = effect_checks(runs, summary)
+    full = {
+        "command": command,
+        "machine": machine,
+        "seconds": seconds,
+        "testbed": tb.to_json(),
+        "entries": [
+            {
+                "label": e.label,
+                "selector": e.selector,
+                "overrides": e.overrides,
+                "given": e.given,
+                "role": e.role,
+                "note": e.note,
+                "dynamic_sampling": e.dynamic_sampling,
+            }
+            for e in entries
+        ],
+        "start_state": start,
+        "summary": summary,
+        "effects": checks,
+    }
+    write_json(out / f"{name}_full.json", full)
+    write_json(out / f"{name}.json", headline_json(summary, main))
+    header = _header(summary, command, machine, tb, len(summary["seeds"]))
+    (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))
+    plot_learning_curves(runs, main, out / f"{name}_curves.png")
+    plot_ttb(summary, labels, out / f"{name}_ttb.png")
+    plot_training(runs, main, out / f"{name}_training.png")
+    plot_effects(runs, out / f"{name}_effects.png")
+    return summary
+
+
+def _header(summary: Mapping[str, Any], command: str, machine: str, tb: Testbed, seeds: int) -> str:
+    t = tb.train
+    gain, zero = summary["uniform_gain"], summary["start_zero_variance_share"]
+    return "\n".join(
+        [
+            f"# Real-RL selector benchmark ({seeds} paired seeds)",
+            "",
+            f"Command: `{command}`  ",
+            f"Machine: {machine}  ",
+            learner_line(tb),
+            "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
+            "defaults, unless the row says otherwise.  ",
+            f"Uniform's held-out gain (final − start): {gain['mean']:+.3f} "
+            f"[{gain['ci'][0]:+.3f}, {gain['ci'][1]:+.3f}]; start zero-variance share of the pool "
+            f"under {t.group_size} rollouts: {zero['mean']:.3f} "
+            f"[{zero['ci'][0]:.3f}, {zero['ci'][1]:.3f}].",
+            "",
+            "## TTB and BSF (BOTS paper's definitions, paired against uniform)",
+        ]
+    )
+
+
+def headline_lines(summary: Mapping[str, Any], labels: Sequence[str]) -> list[str]:
+    """TTB(100%) per label, one console line each."""
+    out = []
+    for label in labels:
+        cell = summary["labels"][label]["ttb100"]
+        if cell["mean"] is not None:
+            out.append(
+                f"{label:16s} TTB100 {cell['mean']:.2f} [{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]"
+            )
+        else:
+            out.append(f"{label:16s} TTB100 reached on {cell['reached']}/{len(cell['values'])}")
+    return out
