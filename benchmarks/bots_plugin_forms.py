@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.bench.metrics import paired_summary, summarize
+from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.features.text import TextFeatureConfig, text_features
@@ -53,7 +54,6 @@ from frontier_rft.simulation.scenario import SCENARIOS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bots_prompts_gap import SEEDS, score_curve, ttb100
-from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]

@@ -27,17 +27,16 @@ Writes `bots_prompts_gap.{json,md}`.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.bench.metrics import summarize, ttb
+from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
@@ -47,9 +46,6 @@ from frontier_rft.selectors.bots_regression import RegressionPlugin
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]

@@ -1,18 +1,22 @@
 """The simulated selector benchmark: every entry on every seed of a simulated learner, paired
 against the baseline (uniform) seed by seed, summarised with TTB, BSF and the per-step means.
 
-The output is the results dict documented in docs/report.md (`results.json`); one run is
-frontier_rft.simulation.runner.run_one, the metrics are frontier_rft.bench.metrics.
+The output is the results dict documented in docs/report.md, written by `write_results` as
+results.json and records.csv (the HTML report is frontier_rft.reporting.write_report's);
+one run is frontier_rft.simulation.runner.run_one, the metrics frontier_rft.bench.metrics.
 """
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import json
 import os
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +37,14 @@ from frontier_rft.simulation.runner import (
 )
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scenario
 
-__all__ = ["RESULTS_FORMAT", "parse_entries", "run_benchmark", "sweep_entries"]
+__all__ = [
+    "RESULTS_FORMAT",
+    "parse_entries",
+    "run_benchmark",
+    "run_many",
+    "sweep_entries",
+    "write_results",
+]
 
 RESULTS_FORMAT = "frontier-rft-benchmark/1"
 
@@ -79,11 +90,7 @@ def run_benchmark(
     given = parse_given(",".join(given))
     _check_entries(cfg, entries, given)
     specs = [RunSpec(cfg, e, int(s), steps, batch, rollouts, given) for e in entries for s in seeds]
-    runs = _execute(specs, jobs, progress)
-    order = {
-        (e.label, int(s)): i for i, (e, s) in enumerate((e, s) for e in entries for s in seeds)
-    }
-    runs.sort(key=lambda r: order[(r["label"], r["seed"])])
+    runs = run_many(specs, jobs, progress)
     return {
         "format": RESULTS_FORMAT,
         "scenario": {
@@ -134,27 +141,31 @@ def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequenc
             )
 
 
-def _execute(
-    specs: list[RunSpec], jobs: int | None, progress: Callable[[int, int, str], None] | None
+def run_many(
+    specs: Sequence[RunSpec],
+    jobs: int | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> list[dict[str, Any]]:
+    """`run_one` of every spec, in `jobs` worker processes (default: one per CPU); the
+    records in the order of `specs`. `progress(done, total, note)` follows each finished run."""
     jobs = jobs or os.cpu_count() or 1
-    done: list[dict[str, Any]] = []
+    done: list[dict[str, Any] | None] = [None] * len(specs)
     if jobs == 1 or len(specs) == 1:
-        for spec in specs:
-            done.append(run_one(spec))
+        for i, spec in enumerate(specs):
+            done[i] = run_one(spec)
             if progress:
-                progress(len(done), len(specs), f"{spec.entry.label} seed {spec.seed}")
-        return done
+                progress(i + 1, len(specs), f"{spec.entry.label} seed {spec.seed}")
+        return [r for r in done if r is not None]
     # Fresh interpreters, not forks: a forked child of a process that already ran an
     # OpenMP region (scikit-learn's k-means, when SEC clusters prompts) can deadlock.
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(run_one, spec): spec for spec in specs}
-        for future in as_completed(futures):
-            done.append(future.result())
-            spec = futures[future]
+        futures = {pool.submit(run_one, spec): i for i, spec in enumerate(specs)}
+        for count, future in enumerate(as_completed(futures), start=1):
+            i = futures[future]
+            done[i] = future.result()
             if progress:
-                progress(len(done), len(specs), f"{spec.entry.label} seed {spec.seed}")
-    return done
+                progress(count, len(specs), f"{specs[i].entry.label} seed {specs[i].seed}")
+    return [r for r in done if r is not None]
 
 
 def _summaries(
@@ -196,3 +207,26 @@ def _final_method_metrics(runs: list[dict[str, Any]]) -> dict[str, dict[str, flo
         key: {"mean": float(np.mean(v)), "std": float(np.std(v)), "seeds": len(v)}
         for key, v in sorted(finals.items())
     }
+
+
+def write_results(results: dict[str, Any], out: Path) -> None:
+    """results.json and records.csv (one row per label, seed and step) under `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    _write_records(results, out / "records.csv")
+
+
+def _write_records(results: dict[str, Any], path: Path) -> None:
+    """One CSV row per (label, seed, step): the per-step records behind the figures."""
+    metric_keys = sorted({k for r in results["runs"] for k in r["selector_metrics"]})
+    columns = ["label", "selector", "seed", "step", "score", "etr", "mean_abs_adv"]
+    columns += ["distinct_trained", "overhead_ms", *metric_keys]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        for r in results["runs"]:
+            for t in range(len(r["etr"])):
+                row = [r["label"], r["selector"], r["seed"], t + 1, r["score"][t + 1]]
+                row += [r[k][t] for k in ("etr", "mean_abs_adv", "distinct_trained", "overhead_ms")]
+                row += [r["selector_metrics"].get(k, [None] * (t + 1))[t] for k in metric_keys]
+                writer.writerow(row)
