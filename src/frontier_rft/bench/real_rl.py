@@ -43,6 +43,7 @@ from frontier_rft.training.run_info import read_run_info
 
 __all__ = [
     "BenchRunError",
+    "RunOptions",
     "RunSpec",
     "calibration_testbeds",
     "gpu_total_gb",
@@ -381,28 +382,43 @@ def _start(tb: Testbed, seeds: Sequence[int], root: Path) -> tuple[Path, dict[st
     return model_dir, measure_start_states(tb, model_dir, seeds, root), t0
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """Where a benchmark's runs go and how they run."""
+
+    root: Path
+    """The runs directory: the start model, the seeds' start states, one directory per run."""
+    jobs: int = 2
+    """Runs side by side (worker processes, one torch thread each)."""
+    report_only: bool = False
+    """Run nothing: report the seeds whose runs have all finished."""
+    progress: bool = True
+    """A progress bar over the training steps of all runs."""
+    log: Callable[[str], None] = print
+    """Where the benchmark's lines go."""
+
+    def complete_seeds(self, specs: Sequence[RunSpec], seeds: Sequence[int]) -> list[int]:
+        """`run_to_complete_seeds` of `specs` with these options."""
+        return run_to_complete_seeds(
+            specs, seeds, self.jobs, report_only=self.report_only, progress=self.progress
+        )
+
+
 def run_comparison(
-    tb: Testbed,
-    entries: Sequence[BenchEntry],
-    seeds: Sequence[int],
-    root: Path,
-    jobs: int,
-    *,
-    report_only: bool = False,
-    progress: bool = True,
-    log: Callable[[str], None] = print,
+    tb: Testbed, entries: Sequence[BenchEntry], seeds: Sequence[int], options: RunOptions
 ) -> tuple[Runs, dict[str, Any], float]:
-    """Every entry on every seed, run directories under `root` (resumed where they stopped):
-    the loaded runs of the seeds whose runs all finished, those seeds' start states, and the
-    seconds it took."""
+    """Every entry on every seed, run directories under `options.root` (resumed where they
+    stopped): the loaded runs of the seeds whose runs all finished, those seeds' start
+    states, and the seconds it took."""
+    root = options.root
     _write_testbed(root, tb)
     model_dir, start, t0 = _start(tb, seeds, root)
     specs = run_specs(tb, entries, seeds, model_dir, root)
-    log(
+    options.log(
         f"{len(specs)} runs ({len(entries)} entries x {len(seeds)} seeds), "
-        f"{sum(s.done for s in specs)} already done; {jobs} parallel jobs; runs in {root}"
+        f"{sum(s.done for s in specs)} already done; {options.jobs} parallel jobs; runs in {root}"
     )
-    complete = run_to_complete_seeds(specs, seeds, jobs, report_only=report_only, progress=progress)
+    complete = options.complete_seeds(specs, seeds)
     runs: Runs = {}
     for spec in specs:
         if spec.seed in complete:
@@ -428,16 +444,12 @@ def run_calibration(
     uniform: BenchEntry,
     beds: Mapping[float, tuple[Testbed, Path]],
     seeds: Sequence[int],
-    root: Path,
-    jobs: int,
-    *,
-    report_only: bool = False,
-    progress: bool = True,
-    log: Callable[[str], None] = print,
+    options: RunOptions,
 ) -> tuple[dict[float, dict[int, dict[str, Any]]], dict[str, Any], float]:
     """`uniform` alone at each calibration testbed (`calibration_testbeds`) on `seeds`, one
-    start model under `root`: the loaded runs of the complete seeds by learning rate, their
-    start states and the seconds it took."""
+    start model under `options.root`: the loaded runs of the complete seeds by learning rate,
+    their start states and the seconds it took."""
+    root = options.root
     for bed, path in beds.values():
         _write_testbed(path, bed)
     model_dir, start, t0 = _start(tb, seeds, root)
@@ -447,12 +459,12 @@ def run_calibration(
         for sp in run_specs(bed, [uniform], seeds, model_dir, path)
     ]
     specs.sort(key=lambda sp: sp.seed)  # seed-major: an early stop leaves whole seeds done
-    log(
+    options.log(
         f"uniform at lr {', '.join(f'{lr:g}' for lr in beds)} x {len(seeds)} seeds = "
-        f"{len(specs)} runs, {sum(sp.done for sp in specs)} already done; {jobs} parallel "
+        f"{len(specs)} runs, {sum(sp.done for sp in specs)} already done; {options.jobs} parallel "
         f"jobs; runs in {root / 'calibration'}"
     )
-    complete = run_to_complete_seeds(specs, seeds, jobs, report_only=report_only, progress=progress)
+    complete = options.complete_seeds(specs, seeds)
     runs = {
         lr: {s: load_run(path / "runs" / uniform.label / f"seed{s}") for s in complete}
         for lr, (_, path) in beds.items()

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.metrics import mean_ci
-from frontier_rft.bench.real_rl_report import write_json
+from frontier_rft.bench.real_rl_report import ResultFiles, write_json
 from frontier_rft.bench.testbed import Testbed, learner_line
 
 __all__ = [
@@ -195,29 +195,22 @@ def calibration_markdown(summary: Mapping[str, Any], header: str) -> str:
 
 
 def write_calibration(
-    summary: Mapping[str, Any],
-    tb: Testbed,
-    out: Path,
-    name: str,
-    *,
-    command: str,
-    machine: str,
-    seeds: int,
+    summary: Mapping[str, Any], tb: Testbed, files: ResultFiles, seeds: int
 ) -> Path:
-    """<name>_calibration.json and .md under `out`; returns the markdown's path."""
+    """<name>_calibration.json and .md as `files` says; returns the markdown's path."""
     write_json(
-        out / f"{name}_calibration.json",
-        {"command": command, "machine": machine, "testbed": tb.to_json(), **summary},
+        files.out / f"{files.name}_calibration.json",
+        {"command": files.command, "machine": files.machine, "testbed": tb.to_json(), **summary},
     )
     header = "\n".join(
         [
             f"# Testbed calibration: uniform alone ({seeds} seeds)",
             "",
-            f"Command: `{command}`  ",
-            f"Machine: {machine}  ",
+            f"Command: `{files.command}`  ",
+            f"Machine: {files.machine}  ",
             learner_line(tb),
         ]
     )
-    path = out / f"{name}_calibration.md"
+    path = files.out / f"{files.name}_calibration.md"
     path.write_text(calibration_markdown(summary, header))
     return path

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from frontier_rft.bench.metrics import (
 from frontier_rft.bench.testbed import BenchEntry, Testbed, learner_line
 
 __all__ = [
+    "ResultFiles",
     "effect_checks",
     "headline_json",
     "headline_lines",
@@ -504,19 +506,29 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(_finite(data), indent=1, allow_nan=False) + "\n")
 
 
+@dataclass(frozen=True)
+class ResultFiles:
+    """Where a benchmark's results are written, and what they say made them."""
+
+    out: Path
+    """The results directory."""
+    name: str
+    """The file stem: <name>.json, <name>_full.json, <name>.md, <name>_*.png."""
+    command: str
+    """The command that ran the benchmark, as written into the results."""
+    machine: str
+    """The machine the runs trained on, as written into the results."""
+
+
 def write_results(
     runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
     start: Mapping[str, Any],
     entries: Sequence[BenchEntry],
     tb: Testbed,
-    out: Path,
-    name: str,
-    *,
-    command: str,
-    machine: str,
+    files: ResultFiles,
     seconds: float,
 ) -> dict[str, Any]:
-    """JSON + markdown + figures under `out` (file stem `name`); returns the summary."""
+    """JSON + markdown + figures as `files` says; returns the summary."""
     from frontier_rft.reporting.real_rl_plots import (
         plot_effects,
         plot_learning_curves,
@@ -528,6 +540,7 @@ def write_results(
     main = [e.label for e in entries if e.role == "main"]
     summary = summarize_runs(runs, start, {e.label: e.note for e in entries})
     checks = effect_checks(runs, summary)
+    out, name, command, machine = files.out, files.name, files.command, files.machine
     full = {
         "command": command,
         "machine": machine,

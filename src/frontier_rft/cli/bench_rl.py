@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from frontier_rft.bench.real_rl import RunOptions
+    from frontier_rft.bench.real_rl_report import ResultFiles
 
 __all__ = [
     "MAX_JOBS",
@@ -92,7 +95,7 @@ def seed_list(text: str) -> list[int]:
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Check the arguments, run the benchmark (frontier_rft.bench.real_rl), write its results
     (frontier_rft.bench.real_rl_report); returns the summary."""
-    from frontier_rft.bench.real_rl import run_comparison, this_machine
+    from frontier_rft.bench.real_rl import run_comparison
     from frontier_rft.bench.real_rl_report import headline_lines, write_results
     from frontier_rft.bench.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
     from frontier_rft.cli.common import UsageError, quiet_transformers
@@ -118,19 +121,9 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         entries.insert(0, known["uniform"])  # every metric is paired against uniform
     root = Path(args.runs)
     _check_same_testbed(root, tb)
-    run = functools.partial(run_comparison, tb, entries, args.seeds, root, args.jobs)
-    runs, start, seconds = _until_complete_seeds(run, args, COMMAND)
-    summary = write_results(
-        runs,
-        start,
-        entries,
-        tb,
-        Path(args.out),
-        args.name,
-        command=_command(args),
-        machine=args.machine or this_machine(tb.train.device),
-        seconds=seconds,
-    )
+    options = _run_options(args, COMMAND)
+    runs, start, seconds = _or_exit(lambda: run_comparison(tb, entries, args.seeds, options))
+    summary = write_results(runs, start, entries, tb, _result_files(args, tb), seconds)
     for line in headline_lines(summary, [e.label for e in entries]):
         print(line)
     return summary
@@ -207,7 +200,6 @@ def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
         calibration_testbeds,
         gpu_total_gb,
         run_calibration,
-        this_machine,
     )
     from frontier_rft.bench.real_rl_calibration import calibration_summary, write_calibration
     from frontier_rft.bench.testbed import MAIN_ENTRIES
@@ -218,8 +210,8 @@ def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
     for bed, path in beds.values():
         _check_same_testbed(path, bed)
     uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
-    run = functools.partial(run_calibration, tb, uniform, beds, args.seeds, root, args.jobs)
-    runs, start, seconds = _until_complete_seeds(run, args, f"{COMMAND} --calibrate")
+    options = _run_options(args, f"{COMMAND} --calibrate")
+    runs, start, seconds = _or_exit(lambda: run_calibration(tb, uniform, beds, args.seeds, options))
     summary = calibration_summary(
         runs,
         start,
@@ -227,15 +219,7 @@ def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
         jobs=args.jobs,
         gpu_total_gb=gpu_total_gb(tb.train.device) if not args.report_only else None,
     )
-    page = write_calibration(
-        summary,
-        tb,
-        Path(args.out),
-        args.name,
-        command=_command(args),
-        machine=args.machine or this_machine(tb.train.device),
-        seeds=len(start),
-    )
+    page = write_calibration(summary, tb, _result_files(args, tb), seeds=len(start))
     pre, zero = summary["preconditions"], summary["start_zero_variance_share"]["mean"]
     for key, row in summary["learning_rates"].items():
         gain = row["gain"]["mean"]
@@ -253,17 +237,34 @@ def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
     return summary
 
 
-def _until_complete_seeds(run: Callable[..., T], args: argparse.Namespace, prefix: str) -> T:
-    """`run` (a benchmark of frontier_rft.bench.real_rl) as --report-only and --no-progress
-    say, its lines printed after `prefix`; a benchmark with nothing to report exits."""
+def _run_options(args: argparse.Namespace, prefix: str) -> RunOptions:
+    """--runs, --jobs, --report-only and --no-progress; the benchmark's lines after `prefix`."""
+    from frontier_rft.bench.real_rl import RunOptions
+
+    return RunOptions(
+        Path(args.runs),
+        args.jobs,
+        report_only=args.report_only,
+        progress=not args.no_progress,
+        log=lambda line: print(f"{prefix}: {line}", flush=True),
+    )
+
+
+def _result_files(args: argparse.Namespace, tb: Any) -> ResultFiles:
+    """--out, --name, this command and --machine (default: this machine)."""
+    from frontier_rft.bench.real_rl import this_machine
+    from frontier_rft.bench.real_rl_report import ResultFiles
+
+    machine = args.machine or this_machine(tb.train.device)
+    return ResultFiles(Path(args.out), args.name, _command(args), machine)
+
+
+def _or_exit(run: Callable[[], T]) -> T:
+    """`run()`; a benchmark with nothing to report (runs failed, no seed complete) exits."""
     from frontier_rft.bench.real_rl import BenchRunError
 
     try:
-        return run(
-            report_only=args.report_only,
-            progress=not args.no_progress,
-            log=lambda line: print(f"{prefix}: {line}", flush=True),
-        )
+        return run()
     except BenchRunError as exc:
         raise SystemExit(f"error: {exc}") from None
 
