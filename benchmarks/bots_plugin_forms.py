@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.bench.metrics import paired_summary, summarize
+from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.features.text import TextFeatureConfig, text_features
@@ -47,14 +49,11 @@ from frontier_rft.selectors import make_selector
 from frontier_rft.selectors.bots import BOTSSelector
 from frontier_rft.selectors.bots_regression import RegressionPlugin
 from frontier_rft.simulation.learner import SimulatedLearner
-from frontier_rft.simulation.metrics import summarize, ttb
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS
-from frontier_rft.training.bench_metrics import paired_summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bots_prompts_gap import SEEDS, score_curve
-from which_selector import out_and_jobs, ttb_cell, write_outputs
+from bots_prompts_gap import SEEDS, score_curve, ttb100
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -235,7 +234,7 @@ def main() -> int:
         baselines = {k: curves[(s, "uniform", k)] for k in SEEDS}
         for f in ROWS:
             mine = {k: curves[(s, f, k)] for k in SEEDS}
-            per_seed = [ttb(mine[k], baselines[k], 1.0) for k in SEEDS]
+            per_seed = [ttb100(mine[k], baselines[k]) for k in SEEDS]
             default = rows["default"]["per_seed"] if f != "default" else None
             rows[f] = {
                 "ttb100": summarize(mine, baselines, {})["ttb100"],

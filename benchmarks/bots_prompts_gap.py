@@ -27,16 +27,16 @@ Writes `bots_prompts_gap.{json,md}`.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.bench.metrics import summarize, ttb
+from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
@@ -44,12 +44,8 @@ from frontier_rft.selectors import make_selector
 from frontier_rft.selectors.bots import BOTSSelector
 from frontier_rft.selectors.bots_regression import RegressionPlugin
 from frontier_rft.simulation.learner import SimulatedLearner
-from frontier_rft.simulation.metrics import summarize, ttb
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -195,6 +191,12 @@ def score_curve(
     return curve
 
 
+def ttb100(curve: list[float], base: list[float]) -> float | None:
+    """TTB(100%) of a score curve against uniform's (both evaluated at every step)."""
+    steps = range(len(base))
+    return ttb(steps, curve, steps, base, 1.0, interpolate=False)
+
+
 def main() -> int:
     args, command = out_and_jobs(__doc__ or "")
     jobs = [(s, v, seed) for s in SCENARIO_NAMES for v in ("uniform", *VARIANTS) for seed in SEEDS]
@@ -209,7 +211,7 @@ def main() -> int:
             rows[v] = {
                 "ttb100": summarize(mine, baselines, {})["ttb100"],
                 "score_at_100": float(np.mean([c[100] for c in mine.values()])),
-                "per_seed": [ttb(mine[k], baselines[k], 1.0) for k in SEEDS],
+                "per_seed": [ttb100(mine[k], baselines[k]) for k in SEEDS],
             }
     lines = [
         "# Prompts-only BOTS: where its implicit evidence falls short",

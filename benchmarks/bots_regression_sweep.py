@@ -9,17 +9,12 @@ paired seeds, prompts only. Writes `bots_regression_sweep.{json,md}`.
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import shlex
-import sys
-from pathlib import Path
 from typing import Any
 
-from frontier_rft.simulation.runner import Entry, run_benchmark
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import write_outputs
+from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
+from frontier_rft.bench.simulated import run_benchmark
+from frontier_rft.simulation.runner import Entry
 
 TUNING_SCENARIOS = ("multidomain", "easy")
 
@@ -39,13 +34,10 @@ def label(overrides: dict[str, float]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
-    parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    args = parser.parse_args()
+    args, command = out_and_jobs(__doc__ or "", jobs=1)
     entries = [Entry(label=label(g), selector="bots", overrides=g) for g in grid()]
     result: dict[str, Any] = {
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "command": command,
         "settings": "200 steps, batch 32, 16 rollouts, seeds 0-4, given prompts only",
         "scenarios": {},
     }
@@ -68,8 +60,7 @@ def main() -> int:
     for name in result["scenarios"][TUNING_SCENARIOS[0]]:
         cells = []
         for scenario in TUNING_SCENARIOS:
-            t = result["scenarios"][scenario][name]
-            cells.append("-" if t["mean"] is None else f"{t['mean']:.2f} ± {t['std']:.2f}")
+            cells.append(ttb_cell(result["scenarios"][scenario][name]))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     write_outputs(args.out, "bots_regression_sweep", result, lines)
     return 0

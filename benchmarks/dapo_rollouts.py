@@ -1,5 +1,6 @@
 """Rollouts each dynamic-sampling variant needs to reach 75% / 100% of DAPO(uniform, fixed 3x)'s
-gain, relative to DAPO(uniform)'s own (TTB by rollouts), from `frontier compare` results.
+gain, relative to DAPO(uniform)'s own (TTB by rollouts: frontier_rft.bench.metrics.ttb on the
+cumulative rollouts, at the first step at the target), from `frontier compare` results.
 
     python benchmarks/dapo_rollouts.py RESULTS.json [RESULTS.json ...] --out OUT.json
 """
@@ -12,14 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
+from frontier_rft.bench.metrics import ttb
+
 BASE = "uniform+dapo"
 
 
-def rollouts_to(score: list[float], rollouts: list[int], target: float) -> float:
-    """Cumulative rollouts at the first evaluation whose best-so-far reaches `target`."""
-    spent = np.concatenate([[0], np.cumsum(rollouts)])  # score[i] is after i steps
-    hit = np.flatnonzero(np.maximum.accumulate(score) >= target)
-    return float(spent[hit[0]]) if hit.size else float("nan")
+def spent(run: dict) -> np.ndarray:
+    """Cumulative rollouts before each score of a run (score[i] is after i steps)."""
+    return np.concatenate([[0], np.cumsum(run["rollouts"])])
 
 
 def _finite(x: float) -> float | None:
@@ -43,11 +44,8 @@ def main() -> None:
             ratios = []
             for seed, r in runs[label].items():
                 b = runs[BASE][seed]
-                target = b["score"][0] + tau * (max(b["score"]) - b["score"][0])
-                ratios.append(
-                    rollouts_to(r["score"], r["rollouts"], target)
-                    / rollouts_to(b["score"], b["rollouts"], target)
-                )
+                x = ttb(spent(r), r["score"], spent(b), b["score"], tau, interpolate=False)
+                ratios.append(float("nan") if x is None else x)
             reached = [x for x in ratios if not np.isnan(x)]
             mean = float(np.mean(reached)) if reached else float("nan")
             row[f"ttb{int(tau * 100)}_by_rollouts"] = _finite(mean)

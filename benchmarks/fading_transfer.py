@@ -11,14 +11,11 @@ seeds. Nothing is tuned: H is swept, the selectors are not. Writes `fading_trans
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
-from frontier_rft.simulation.runner import parse_entries, run_benchmark
+from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
+from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 SELECTORS = ("dots", "bots", "pcl", "prioritized", "frontier")
 HALFLIVES = (0.0, 2.0, 4.0, 8.0)

@@ -18,7 +18,6 @@ import argparse
 import json
 import platform
 import resource
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,8 @@ import warnings
 from typing import Any
 
 import numpy as np
+
+from frontier_rft.bench.scripts import command_line
 
 CHILD = r"""
 import json, resource, sys, time, warnings
@@ -117,7 +118,7 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     result = {
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "command": command_line(),
         "machine": f"{platform.processor() or platform.machine()}, "
         f"{len(__import__('os').sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
         "text": text_rows(sizes),

@@ -3,7 +3,7 @@
     python benchmarks/metis_judge_check.py --model smollm2-135m-instruct --device cuda \
         --precision bf16 --warmup-steps 20 --json benchmarks/results/smollm2_gpu_judge.json
 
-On `--prompts` held-out tasks of the SmolLM2 testbed's mix (bench.SMOLLM2_LEVELS; the split
+On `--prompts` held-out tasks of the SmolLM2 testbed's mix (testbed.SMOLLM2_LEVELS; the split
 every bench-rl run evaluates on), with the testbed's sampling: the realised reward variance
 from `--samples` rollouts each, then the policy's prediction from METIS's judge prompt
 (appendix A.1; K = 3 exemplars: the lowest, a middle and the highest realised variance of
@@ -25,7 +25,7 @@ from pathlib import Path
 
 
 def main() -> int:
-    from frontier_rft.training.bench import SMOLLM2_LEVELS
+    from frontier_rft.bench.testbed import SMOLLM2_LEVELS
     from frontier_rft.training.judge_check import JudgeCheckConfig
 
     d = JudgeCheckConfig()

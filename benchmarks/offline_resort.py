@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 import time
 import warnings
@@ -26,6 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import overhead
 from frontier_rft import make_selector
+from frontier_rft.bench.scripts import command_line
 
 RUNS = ((100_000, 0.0), (100_000, 0.01), (1_000_000, 0.01))
 """(N, resort_fraction): every-step re-sorting at 1e6 would take ~20 minutes."""
@@ -68,7 +68,7 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=256, help="tasks selected per step")
     ap.add_argument("--json", metavar="PATH", help="also write the rows here")
     args = ap.parse_args()
-    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    command = command_line()
     rows = []
     for n, fraction in RUNS:
         rows.append(epoch(n, fraction, args.batch))

@@ -12,17 +12,14 @@ none). For effects whose runs could not finish; the finished benchmark's report 
 
 from __future__ import annotations
 
-import argparse
-import json
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.metrics import bootstrap_mean_ci
+from frontier_rft.bench.scripts import command_line, script_parser, write_outputs
 from frontier_rft.cli.bench_rl import seed_list
 from frontier_rft.cli.common import int_tuple
 from frontier_rft.metrics_log import read_metrics_jsonl
-from frontier_rft.training.bench_metrics import bootstrap_mean_ci
 
 
 def evaluations(run_dir: Path) -> dict[int, float]:
@@ -35,18 +32,17 @@ def evaluations(run_dir: Path) -> dict[int, float]:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = script_parser(__doc__ or "")
     p.add_argument("runs", help="bench-rl --runs directory")
     p.add_argument("--labels", required=True, help="comma-separated entry labels")
     p.add_argument("--seeds", type=seed_list, default=seed_list("0-4"), help="e.g. 0-3")
     p.add_argument("--steps", type=int_tuple, required=True, help="eval steps, e.g. 0,120,240")
-    p.add_argument("--out", default="benchmarks/results", help="output directory")
     p.add_argument("--name", required=True, help="file stem of the outputs")
     args = p.parse_args()
     labels = [x.strip() for x in args.labels.split(",") if x.strip()]
     seeds, steps = args.seeds, list(args.steps)
     result: dict[str, Any] = {
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "command": command_line(),
         "seeds": seeds,
         "steps": steps,
         "labels": {},
@@ -87,11 +83,7 @@ def main() -> int:
             count = "" if k == len(seeds) else f" ({k}/{len(seeds)})"
             cells.append(f"{c['mean']:.3f}{ci}{count}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_outputs(args.out, args.name, result, lines)
     return 0
 
 

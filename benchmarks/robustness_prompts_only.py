@@ -9,14 +9,11 @@ was tuned on any variant. Writes `robustness_prompts_only.{json,md}`.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
-from frontier_rft.simulation.runner import parse_entries, run_benchmark
+from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
+from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from which_selector import out_and_jobs, ttb_cell, write_outputs
 
 SELECTORS = ("prioritized", "bots", "dots", "pcl", "mopps")
 VARIANTS = {

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import shlex
 import subprocess
 import sys
 import time
@@ -44,6 +43,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr  # type: ignore[import-untyped]
 
+from frontier_rft.bench.scripts import command_line, write_outputs
+from frontier_rft.bench.simulated import run_many
 from frontier_rft.simulation.calibration import fit_learning_rate, fit_start
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig
@@ -58,7 +59,7 @@ REAL_FILES = {
     ),
 }
 TESTBED = {"steps": 360, "batch": 16, "rollouts": 8}
-"""The real testbed's budget (bench.testbed('gpu')), mirrored by every simulated run."""
+"""The real testbed's budget (bench.testbed.testbed('gpu')), mirrored by every simulated run."""
 TARGET_SELECTORS = ("uniform", "prioritized", "dots", "bots", "pcl", "sec", "frontier", "dapo")
 """The selectors with real-RL results at both pool sizes (metis: 512 only, and the simulator
 runs it with a heuristic judge instead of the policy, so it is left out)."""
@@ -350,7 +351,7 @@ def cmd_fit(args: argparse.Namespace, command: str) -> int:
     }
     for pool in pools:
         summary["pools"][str(pool)] = summarise_fit(cache, pool, reals[pool])
-    write(Path(args.out), "sim_calibration", summary, fit_markdown(summary))
+    write_outputs(args.out, "sim_calibration", summary, fit_markdown(summary))
     return 0
 
 
@@ -436,7 +437,7 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
 
 def ttb_steps(curve: Sequence[float], base: Sequence[float], tau: float) -> float | None:
     """TTB(tau) with the real benchmark's evaluation grid (every 30 steps, interpolated)."""
-    from frontier_rft.training.bench_metrics import ttb
+    from frontier_rft.bench.metrics import ttb
 
     steps = np.arange(0, len(curve), 30)
     return ttb(steps, np.asarray(curve)[steps], steps, np.asarray(base)[steps], tau)
@@ -447,10 +448,8 @@ def simulate(
 ) -> dict[str, list[dict[str, Any]]]:
     """Records of every entry on every seed (worker processes)."""
     specs = [RunSpec(cfg, e, s, **TESTBED) for e in entries for s in seeds]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as ex:
-        records = list(ex.map(run_one, specs))
     out: dict[str, list[dict[str, Any]]] = {}
-    for rec in records:
+    for rec in run_many(specs, jobs):
         out.setdefault(rec["label"], []).append(rec)
     return out
 
@@ -554,7 +553,7 @@ def cmd_compare(args: argparse.Namespace, command: str) -> int:
     fit_path = Path(args.out) / "sim_calibration.json"
     if fit_path.exists():
         doc["fit"] = json.loads(fit_path.read_text(encoding="utf-8"))["pools"]
-    write(Path(args.out), "sim_vs_real", doc, compare_markdown(doc))
+    write_outputs(args.out, "sim_vs_real", doc, compare_markdown(doc))
     return 0
 
 
@@ -589,7 +588,7 @@ def cmd_predict(args: argparse.Namespace, command: str) -> int:
         runs = simulate(SCENARIOS[name], PREDICTED, REPORT_SEEDS, args.jobs)
         doc["pools"][str(pool)] = summarise_runs(runs, pool)
         print(f"[predict] {pool} done", file=sys.stderr)
-    write(Path(args.out), "sim_predictions_coverage", doc, predict_markdown(doc))
+    write_outputs(args.out, "sim_predictions_coverage", doc, predict_markdown(doc))
     return 0
 
 
@@ -628,13 +627,6 @@ def cmd_check(args: argparse.Namespace, command: str) -> int:
     ]
     print("\n".join(lines))
     return 0
-
-
-def write(out: Path, stem: str, doc: dict[str, Any], lines: list[str]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    (out / f"{stem}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
 
 
 def _f(x: float | None, digits: int = 3, sign: bool = True) -> str:
@@ -819,7 +811,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="parallel processes")
     parser.add_argument("--pools", default="512", help="fit: pool sizes to fit on")
     args = parser.parse_args()
-    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    command = command_line()
     if args.part == "fit":
         return cmd_fit(args, command)
     if args.part == "compare":

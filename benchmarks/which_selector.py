@@ -25,16 +25,12 @@ that transfers by construction: `--scenarios hard,easy,multidomain,continuous --
 
 from __future__ import annotations
 
-import argparse
-import json
-import shlex
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from frontier_rft import SELECTORS as REGISTERED
-from frontier_rft.simulation.runner import parse_entries, run_benchmark
+from frontier_rft.bench.scripts import command_line, script_parser, ttb_cell, write_outputs
+from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 TIERS: dict[str, tuple[str, ...]] = {
@@ -46,18 +42,6 @@ TIERS: dict[str, tuple[str, ...]] = {
 }
 SELECTORS = tuple(name for name, cls in REGISTERED.items() if cls.in_simulator)
 """What `frontier simulate` compares by default: every selector whose class says so."""
-
-
-def ttb_cell(stats: dict[str, Any]) -> str:
-    """TTB(100%) as mean ± std, with (k/n) when not every seed reached it."""
-    if not stats["reached"]:
-        return f"- (0/{stats['of']})"
-    text = f"{stats['mean']:.2f}"
-    if stats["reached"] > 1:
-        text += f" ± {stats['std']:.2f}"
-    return text + (
-        "" if stats["reached"] == stats["of"] else f" ({stats['reached']}/{stats['of']})"
-    )
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -94,31 +78,8 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def out_and_jobs(doc: str) -> tuple[argparse.Namespace, str]:
-    """The --out/--jobs arguments the simulator benchmarks share, and the exact command."""
-    parser = argparse.ArgumentParser(
-        description=doc.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
-    parser.add_argument("--jobs", type=int, default=None, help="parallel processes")
-    return parser.parse_args(), "python " + " ".join(shlex.quote(a) for a in sys.argv)
-
-
-def write_outputs(out_dir: str, stem: str, payload: Any, lines: list[str]) -> None:
-    """`<stem>.json` and `<stem>.md` under `out_dir`; the markdown is also printed."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.json").write_text(json.dumps(payload, indent=1) + "\n")
-    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
+    parser = script_parser(__doc__ or "")
     parser.add_argument("--seeds", type=int, default=5, help="paired seeds per cell")
     parser.add_argument("--steps", type=int, default=360, help="training steps per run")
     parser.add_argument("--batch", type=int, default=16, help="prompts per step")
@@ -129,7 +90,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     out: dict[str, Any] = {
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "command": command_line(),
         "settings": (
             f"{args.steps} steps, batch {args.batch}, {args.rollouts} rollouts, {args.seeds} seeds"
         ),
@@ -165,11 +126,7 @@ def main() -> int:
             )
             elapsed = time.perf_counter() - start
             print(f"{scenario:12s} {tier:12s} best {best[1]} {best[0]:.2f}  [{elapsed:.0f}s]")
-    target = Path(args.out)
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "which_selector.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
-    (target / "which_selector.md").write_text(markdown(out), encoding="utf-8")
-    print(f"wrote {target / 'which_selector.md'}")
+    write_outputs(args.out, "which_selector", out, markdown(out).splitlines())
     return 0
 
 

@@ -1,15 +1,19 @@
-"""TTB and BSF exactly as the BOTS paper defines them (appendix B.4), and the paired CIs."""
+"""TTB and BSF exactly as the BOTS paper defines them (appendix B.4), for curves evaluated every
+few steps (interpolated) and every step (the simulator's), and the summaries over seeds."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from frontier_rft.training.bench_metrics import (
+from frontier_rft.bench.metrics import (
     bootstrap_mean_ci,
     bsf,
     first_reach,
+    mean_ci,
     paired_summary,
+    seed_stats,
+    summarize,
     ttb,
 )
 
@@ -67,3 +71,53 @@ def test_bootstrap_ci_and_paired_summary() -> None:
     assert partial["reached"] == 2 and partial["mean_reached"] == pytest.approx(0.6)
     assert paired_summary([None, None])["mean_reached"] is None
     assert np.isfinite(bootstrap_mean_ci([1.0, 2.0], seed=3)).all()
+
+
+def test_every_step_curves_take_the_first_step_at_the_target() -> None:
+    # The paper's worked example on a curve evaluated at every step (the simulator's):
+    # baseline 0.1 -> 0.3 by step 100, first at 0.2 on step 40; a method at 0.2 on step 30
+    # has TTB(50%) = 30/40 = 0.75, and never reaching 0.3 leaves TTB(100%) undefined.
+    base = np.concatenate([np.linspace(0.1, 0.2, 41), np.linspace(0.2, 0.3, 61)[1:]])
+    method = np.concatenate([np.linspace(0.1, 0.2, 31), np.full(70, 0.2)])
+    steps = np.arange(101)
+    assert first_reach(steps, base, 0.2, interpolate=False) == 40
+    assert ttb(steps, method, steps, base, 0.5, interpolate=False) == pytest.approx(0.75)
+    assert ttb(steps, method, steps, base, 1.0, interpolate=False) is None
+    assert bsf(steps, method, steps, base, 1.0) == pytest.approx(0.2 / 0.3)
+    assert bsf(steps, base, steps, base, 0.25) == 1.0
+    summary = summarize({0: method, 1: base}, {0: base, 1: base}, per_step={})
+    assert summary["ttb100"] == {"mean": 1.0, "std": 0.0, "reached": 1, "of": 2}
+    assert summary["ttb50"]["mean"] == pytest.approx((0.75 + 1.0) / 2)
+
+
+def test_interpolation_is_what_tells_the_two_readings_apart() -> None:
+    # Hand-computed: target 0.75 of a baseline 0 -> 1 evaluated at steps 0, 10, 20 is crossed
+    # between 10 (0.5) and 20 (1.0): interpolated at 15, first evaluated at or above at 20.
+    x, base = [0, 10, 20], [0.0, 0.5, 1.0]
+    method = [0.0, 0.9, 1.0]  # crosses 0.75 at 10 * 0.75 / 0.9 = 8.33..., first above at 10
+    assert first_reach(x, base, 0.75) == pytest.approx(15.0)
+    assert first_reach(x, base, 0.75, interpolate=False) == 20.0
+    assert ttb(x, method, x, base, 0.75) == pytest.approx((10 * 0.75 / 0.9) / 15)
+    assert ttb(x, method, x, base, 0.75, interpolate=False) == pytest.approx(10 / 20)
+    # x counts from the curve's first point (rollouts and seconds do not start at 0).
+    assert ttb([5, 15, 25], method, [5, 15, 25], base, 0.75, interpolate=False) == 0.5
+
+
+def test_bsf_budget_is_the_floor_of_beta_t_on_every_step_curves() -> None:
+    # T = 6 steps, beta = 0.25: t = floor(1.5) = 1, so steps 0 and 1 count, step 2 does not.
+    steps = np.arange(7)
+    base = [0.1, 0.2, 0.3, 0.3, 0.3, 0.3, 0.3]
+    method = [0.1, 0.1, 0.6, 0.6, 0.6, 0.6, 0.6]
+    assert bsf(steps, method, steps, base, 0.25) == pytest.approx(0.1 / 0.2)
+    assert bsf(steps, method, steps, base, 0.5) == pytest.approx(0.6 / 0.3)  # t = 3
+
+
+def test_seed_summaries() -> None:
+    assert seed_stats([1.0, None, 3.0, float("nan")]) == {
+        "mean": 2.0, "std": 1.0, "reached": 2, "of": 4
+    }  # fmt: skip
+    assert seed_stats([None]) == {"mean": None, "std": None, "reached": 0, "of": 1}
+    cell = mean_ci([0.2, None, 0.4])
+    assert cell["values"] == [0.2, 0.4] and cell["mean"] == pytest.approx(0.3)
+    assert cell["ci"][0] >= 0.2 and cell["ci"][1] <= 0.4
+    assert mean_ci([None]) == {"values": [None], "mean": None, "ci": None}

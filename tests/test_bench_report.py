@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_rft.training.bench_report import effect_checks, summarize_runs
+from frontier_rft.bench.real_rl_report import effect_checks, summarize_runs
 
 
 def _run(pass1: list[float], ratio: float | None, distinct: float) -> dict[str, Any]:

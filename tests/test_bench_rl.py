@@ -12,8 +12,9 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
+from frontier_rft.bench import testbed as bench
+from frontier_rft.bench.real_rl import run_specs
 from frontier_rft.cli.main import main
-from frontier_rft.training import bench
 
 pytestmark = pytest.mark.integration
 
@@ -107,7 +108,7 @@ def test_gpu_testbed_is_the_cpu_testbed_scaled_up() -> None:
 
 def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
     tb = bench.testbed("toy")
-    specs = bench.run_specs(tb, bench.MAIN_ENTRIES[:3], [0, 1], tmp_path / "m", tmp_path)
+    specs = run_specs(tb, bench.MAIN_ENTRIES[:3], [0, 1], tmp_path / "m", tmp_path)
     assert [(s.seed, s.entry.label) for s in specs[:3]] == [
         (0, "uniform"),
         (0, "prioritized"),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from frontier_rft.bench import testbed as bench
 from frontier_rft.cli.bench_rl import _check_pool_size
 from frontier_rft.cli.common import UsageError
 from frontier_rft.cli.main import _subparser, build_parser, main
@@ -23,7 +24,6 @@ from frontier_rft.tasks.suite import (
     load_task,
     train_split,
 )
-from frontier_rft.training import bench
 
 SUITE = load_task("countdown", 0.0)
 FULL_LEVELS = bench.testbed("full").train.levels  # 2x20,3x20: 622 distinct 2-number tasks

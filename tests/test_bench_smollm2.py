@@ -13,16 +13,16 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from frontier_rft.cli.main import main
-from frontier_rft.lm.pretrained import SMOLLM2
-from frontier_rft.tasks.suite import heldout_split, load_task, train_split
-from frontier_rft.training import bench
-from frontier_rft.training.bench_calibrate import (
+from frontier_rft.bench import testbed as bench
+from frontier_rft.bench.real_rl_calibration import (
     GAIN_MIN,
     ZERO_VARIANCE_MIN,
     calibration_summary,
     runs_that_fit,
 )
+from frontier_rft.cli.main import main
+from frontier_rft.lm.pretrained import SMOLLM2
+from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.config import ModelConfig
 
 pytestmark = pytest.mark.integration

@@ -1,5 +1,6 @@
-"""core, structures, selectors, the selector service and the simulator never import torch,
-matplotlib, trainers, Ray or scipy; the service imports where Ray is not installed.
+"""core, structures, selectors, the selector service, the simulator and the benchmarks never
+import torch, matplotlib, trainers, Ray or scipy on import (the benchmarks load them only to
+train or draw); the service imports where Ray is not installed.
 
 One fresh interpreter imports every module under those packages, then builds every
 registered selector and runs select -> update -> select on it, recording after each
@@ -20,15 +21,17 @@ import pytest
 from frontier_rft import SELECTORS
 
 FORBIDDEN = ("torch", "matplotlib", "transformers", "trl", "ray", "scipy")
-# The numpy-only packages, walked module by module. `integrations` (optional extras) is not
-# walked; the top-level package and `reporting` (matplotlib only inside functions) are
-# imported without walking.
+# The packages that load none of FORBIDDEN on import, walked module by module (`bench` trains
+# and draws with them inside functions only). `integrations` (optional extras) is not walked;
+# the top-level package and `reporting` (matplotlib only inside functions) are imported
+# without walking.
 PACKAGES = (
     "frontier_rft.core",
     "frontier_rft.structures",
     "frontier_rft.selectors",
     "frontier_rft.service",
     "frontier_rft.simulation",
+    "frontier_rft.bench",
 )
 
 SCRIPT = r"""

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from frontier_rft.bench.real_rl_verdicts import REAL_RL_VERDICTS, real_rl_context
+from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.reporting.tables import (
     format_summary_table,
     learner_title,
@@ -15,8 +17,6 @@ from frontier_rft.reporting.tables import (
     withheld_bold,
 )
 from frontier_rft.simulation import get_scenario
-from frontier_rft.simulation.real_rl import REAL_RL_VERDICTS, real_rl_context
-from frontier_rft.simulation.runner import parse_entries, run_benchmark
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 FILES = {

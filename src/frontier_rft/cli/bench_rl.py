@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import os
-import platform
-import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from frontier_rft.bench.real_rl import RunOptions
+    from frontier_rft.bench.real_rl_report import ResultFiles
 
 __all__ = [
     "MAX_JOBS",
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 COMMAND = "frontier bench-rl"
+T = TypeVar("T")
 
 
 MAX_SEEDS = 1000
@@ -91,26 +93,21 @@ def seed_list(text: str) -> list[int]:
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
-    """Prepare, run, collect and write; returns the summary."""
-    from frontier_rft.cli.common import UsageError
-    from frontier_rft.cli.train import _quiet_transformers
-    from frontier_rft.training.bench import (
-        EFFECT_ENTRIES,
-        MAIN_ENTRIES,
-        load_run,
-        measure_start_states,
-        prepare_start_model,
-        run_specs,
-    )
+    """Check the arguments, run the benchmark (frontier_rft.bench.real_rl), write its results
+    (frontier_rft.bench.real_rl_report); returns the summary."""
+    from frontier_rft.bench.real_rl import run_comparison
+    from frontier_rft.bench.real_rl_report import headline_lines, write_results
+    from frontier_rft.bench.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+    from frontier_rft.cli.common import UsageError, quiet_transformers
 
-    _quiet_transformers()
+    quiet_transformers()
     if args.calibrate_lrs and not args.calibrate:
         raise UsageError("--calibrate-lrs applies to --calibrate only: add --calibrate or drop it")
     if args.calibrate and args.selectors:
         raise UsageError("--calibrate runs uniform alone: drop --selectors")
     tb = _testbed_from_args(args)
     if args.calibrate:
-        return run_calibration(args, tb)
+        return _calibrate(args, tb)
     known = {e.label: e for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
     if args.selectors:
         names = [n.strip() for n in args.selectors.split(",") if n.strip()]
@@ -124,27 +121,10 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         entries.insert(0, known["uniform"])  # every metric is paired against uniform
     root = Path(args.runs)
     _check_same_testbed(root, tb)
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "testbed.json").write_text(json.dumps(tb.to_json(), indent=1) + "\n")
-    t0 = time.perf_counter()
-    model_dir = prepare_start_model(tb, root)
-    start = measure_start_states(tb, model_dir, args.seeds, root)
-    specs = run_specs(tb, entries, args.seeds, model_dir, root)
-    print(
-        f"{COMMAND}: {len(specs)} runs ({len(entries)} entries x {len(args.seeds)} seeds), "
-        f"{sum(s.done for s in specs)} already done; {args.jobs} parallel jobs; runs in {root}",
-        flush=True,
-    )
-    complete = _run_to_complete_seeds(specs, args)
-    runs: dict[str, dict[int, Any]] = {}
-    for spec in specs:
-        if spec.seed in complete:
-            runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
-    start = {str(s): start[str(s)] for s in complete}
-    labels = [e.label for e in entries]
-    seconds = time.perf_counter() - t0
-    summary = write_results(runs, start, entries, tb, Path(args.out), args, seconds)
-    for line in _headline(summary, labels):
+    options = _run_options(args, COMMAND)
+    runs, start, seconds = _or_exit(lambda: run_comparison(tb, entries, args.seeds, options))
+    summary = write_results(runs, start, entries, tb, _result_files(args, tb), seconds)
+    for line in headline_lines(summary, [e.label for e in entries]):
         print(line)
     return summary
 
@@ -186,9 +166,9 @@ def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
 
 def _testbed_from_args(args: argparse.Namespace) -> Any:
     """The --scale testbed with the command line's overrides, checked before any work."""
+    from frontier_rft.bench.testbed import testbed
     from frontier_rft.cli.common import model_dir
     from frontier_rft.lm.device import resolve_device
-    from frontier_rft.training.bench import testbed
 
     tb = testbed(args.scale)
     train: dict[str, Any] = {}
@@ -213,71 +193,33 @@ def _testbed_from_args(args: argparse.Namespace) -> Any:
     return tb
 
 
-def run_calibration(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
+def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
     """Uniform alone at each --calibrate-lrs on --seeds; writes <name>_calibration.{json,md}
     and exits non-zero when the testbed's preconditions are not met."""
-    from frontier_rft.training.bench import (
-        MAIN_ENTRIES,
-        load_run,
-        measure_start_states,
-        prepare_start_model,
-        run_specs,
+    from frontier_rft.bench.real_rl import (
+        calibration_testbeds,
+        gpu_total_gb,
+        run_calibration,
     )
-    from frontier_rft.training.bench_calibrate import calibration_markdown, calibration_summary
-    from frontier_rft.training.bench_report import write_json
+    from frontier_rft.bench.real_rl_calibration import calibration_summary, write_calibration
+    from frontier_rft.bench.testbed import MAIN_ENTRIES
 
-    lrs = args.calibrate_lrs or [tb.train.lr]
-    uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
     root = Path(args.runs)
+    beds = calibration_testbeds(tb, args.calibrate_lrs or [tb.train.lr], root)
     _check_same_testbed(root, tb, ignore=("lr",))  # a comparison here may run at another lr
-    beds = {lr: dataclasses.replace(tb, train=dataclasses.replace(tb.train, lr=lr)) for lr in lrs}
-    roots = {lr: root / "calibration" / f"lr{lr:g}" for lr in lrs}
-    for lr in lrs:
-        _check_same_testbed(roots[lr], beds[lr])
-        roots[lr].mkdir(parents=True, exist_ok=True)
-        (roots[lr] / "testbed.json").write_text(json.dumps(beds[lr].to_json(), indent=1) + "\n")
-    t0 = time.perf_counter()
-    model_dir = prepare_start_model(tb, root)
-    start = measure_start_states(tb, model_dir, args.seeds, root)
-    specs = [
-        sp for lr in lrs for sp in run_specs(beds[lr], [uniform], args.seeds, model_dir, roots[lr])
-    ]
-    specs.sort(key=lambda sp: sp.seed)  # seed-major: an early stop leaves whole seeds done
-    print(
-        f"{COMMAND} --calibrate: uniform at lr {', '.join(f'{lr:g}' for lr in lrs)} x "
-        f"{len(args.seeds)} seeds = {len(specs)} runs, {sum(sp.done for sp in specs)} already "
-        f"done; {args.jobs} parallel jobs; runs in {root / 'calibration'}",
-        flush=True,
-    )
-    complete = _run_to_complete_seeds(specs, args)
-    runs = {
-        lr: {s: load_run(roots[lr] / "runs" / "uniform" / f"seed{s}") for s in complete}
-        for lr in lrs
-    }
+    for bed, path in beds.values():
+        _check_same_testbed(path, bed)
+    uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
+    options = _run_options(args, f"{COMMAND} --calibrate")
+    runs, start, seconds = _or_exit(lambda: run_calibration(tb, uniform, beds, args.seeds, options))
     summary = calibration_summary(
         runs,
-        {str(s): start[str(s)] for s in complete},
-        wall_seconds=None if args.report_only else time.perf_counter() - t0,
+        start,
+        wall_seconds=None if args.report_only else seconds,
         jobs=args.jobs,
-        gpu_total_gb=_gpu_total_gb(tb.train.device) if not args.report_only else None,
+        gpu_total_gb=gpu_total_gb(tb.train.device) if not args.report_only else None,
     )
-    command = _command(args)
-    machine = args.machine or _this_machine(tb.train.device)
-    out = Path(args.out)
-    write_json(
-        out / f"{args.name}_calibration.json",
-        {"command": command, "machine": machine, "testbed": tb.to_json(), **summary},
-    )
-    header = "\n".join(
-        [
-            f"# Testbed calibration: uniform alone ({len(complete)} seeds)",
-            "",
-            f"Command: `{command}`  ",
-            f"Machine: {machine}  ",
-            _learner_line(tb),
-        ]
-    )
-    (out / f"{args.name}_calibration.md").write_text(calibration_markdown(summary, header))
+    page = write_calibration(summary, tb, _result_files(args, tb), seeds=len(start))
     pre, zero = summary["preconditions"], summary["start_zero_variance_share"]["mean"]
     for key, row in summary["learning_rates"].items():
         gain = row["gain"]["mean"]
@@ -290,58 +232,41 @@ def run_calibration(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
         raise SystemExit(
             f"calibration: preconditions not met (zero-variance >= {pre['zero_variance_min']}: "
             f"{pre['zero_variance_met']}, uniform gain >= {pre['gain_min']}: {pre['gain_met']}); "
-            f"see {out / (args.name + '_calibration.md')}"
+            f"see {page}"
         )
     return summary
 
 
-def _run_to_complete_seeds(specs: list[Any], args: argparse.Namespace) -> list[int]:
-    """Run the unfinished specs (unless --report-only); the seeds whose runs all finished
-    (--report-only on a benchmark still running: the complete paired seeds so far)."""
-    from frontier_rft.training.bench import run_all
+def _run_options(args: argparse.Namespace, prefix: str) -> RunOptions:
+    """--runs, --jobs, --report-only and --no-progress; the benchmark's lines after `prefix`."""
+    from frontier_rft.bench.real_rl import RunOptions
 
-    if not args.report_only:
-        failed = run_all(specs, args.jobs, progress=not args.no_progress)
-        if failed:
-            raise SystemExit(
-                f"error: {len(failed)} runs failed; rerun the same command to retry them"
-            )
-    complete = [s for s in args.seeds if all(sp.done for sp in specs if sp.seed == s)]
-    if not complete:
-        raise SystemExit("error: no seed has all its runs finished yet")
-    return complete
-
-
-def _gpu_total_gb(device: str) -> float | None:
-    """Memory of the GPU the runs use (None on a CPU)."""
-    from frontier_rft.lm.device import resolve_device
-
-    used = resolve_device(device)
-    if used.type != "cuda":
-        return None
-    import torch
-
-    return float(torch.cuda.get_device_properties(used).total_memory) / 2**30
-
-
-def _learner_line(tb: Any) -> str:
-    """Who learns: the pretrained start model, or the tiny Llama and its warm start."""
-    t = tb.train
-    sampling = f"temperature {t.temperature:g}" + (f", top-p {t.top_p:g}" if t.top_p < 1 else "")
-    if tb.start_model:
-        who = f"{Path(tb.start_model).name} (pretrained, no warm start, {t.precision})"
-    else:
-        who = (
-            f"tiny Llama ({tb.model.hidden_size} wide, {tb.model.num_layers} layers) "
-            f"warm-started on {t.task} demonstrations ({tb.sft.steps} steps)"
-        )
-    return (
-        f"Learner: {who}, GRPO ({t.estimator}, {t.loss_aggregation}), {t.steps} steps x "
-        f"{t.batch_size} prompts x {t.group_size} rollouts ({sampling}, <= {t.max_new_tokens} "
-        f"new tokens), lr {t.lr:g}, reward {t.format_reward or 0:g} for a well-formatted wrong "
-        f"answer, pool {t.train_size} {t.task} tasks (levels {t.levels}), held-out "
-        f"{t.eval_size} tasks x {t.eval_samples} samples every {t.eval_every} steps.  "
+    return RunOptions(
+        Path(args.runs),
+        args.jobs,
+        report_only=args.report_only,
+        progress=not args.no_progress,
+        log=lambda line: print(f"{prefix}: {line}", flush=True),
     )
+
+
+def _result_files(args: argparse.Namespace, tb: Any) -> ResultFiles:
+    """--out, --name, this command and --machine (default: this machine)."""
+    from frontier_rft.bench.real_rl import this_machine
+    from frontier_rft.bench.real_rl_report import ResultFiles
+
+    machine = args.machine or this_machine(tb.train.device)
+    return ResultFiles(Path(args.out), args.name, _command(args), machine)
+
+
+def _or_exit(run: Callable[[], T]) -> T:
+    """`run()`; a benchmark with nothing to report (runs failed, no seed complete) exits."""
+    from frontier_rft.bench.real_rl import BenchRunError
+
+    try:
+        return run()
+    except BenchRunError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> None:
@@ -380,86 +305,6 @@ def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> No
         )
 
 
-def write_results(
-    runs: dict[str, dict[int, Any]],
-    start: dict[str, Any],
-    entries: list[Any],
-    tb: Any,
-    out: Path,
-    args: argparse.Namespace,
-    seconds: float,
-) -> dict[str, Any]:
-    """JSON + markdown + figures under `out`; real_rl.json (fixed schema) beside them."""
-    from frontier_rft.reporting.real_rl_plots import (
-        plot_effects,
-        plot_learning_curves,
-        plot_training,
-        plot_ttb,
-    )
-    from frontier_rft.training.bench_report import (
-        effect_checks,
-        headline_json,
-        markdown_report,
-        summarize_runs,
-        write_json,
-    )
-
-    labels = [e.label for e in entries]
-    main = [e.label for e in entries if e.role == "main"]
-    summary = summarize_runs(runs, start, {e.label: e.note for e in entries})
-    checks = effect_checks(runs, summary)
-    stem = args.name
-    command = _command(args)
-    machine = args.machine or _this_machine(tb.train.device)
-    full = {
-        "command": command,
-        "machine": machine,
-        "seconds": seconds,
-        "testbed": tb.to_json(),
-        "entries": [
-            {
-                "label": e.label,
-                "selector": e.selector,
-                "overrides": e.overrides,
-                "given": e.given,
-                "role": e.role,
-                "note": e.note,
-                "dynamic_sampling": e.dynamic_sampling,
-            }
-            for e in entries
-        ],
-        "start_state": start,
-        "summary": summary,
-        "effects": checks,
-    }
-    write_json(out / f"{stem}_full.json", full)
-    write_json(out / f"{stem}.json", headline_json(summary, main))
-    header = _header(summary, command, machine, tb, len(summary["seeds"]))
-    (out / f"{stem}.md").write_text(markdown_report(summary, checks, labels, header))
-    plot_learning_curves(runs, main, out / f"{stem}_curves.png")
-    plot_ttb(summary, labels, out / f"{stem}_ttb.png")
-    plot_training(runs, main, out / f"{stem}_training.png")
-    plot_effects(runs, out / f"{stem}_effects.png")
-    return summary
-
-
-def _this_machine(device: str) -> str:
-    """CPU count, load and, for a GPU testbed, the GPU's name: where these runs trained."""
-    text = (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"load average at the end {os.getloadavg()[0]:.1f}"
-    )
-    if device != "cpu":
-        import torch
-
-        from frontier_rft.lm.device import resolve_device
-
-        used = resolve_device(device)
-        if used.type == "cuda":
-            text = f"{torch.cuda.get_device_name(used)}, {text}"
-    return text
-
-
 def _command(args: argparse.Namespace) -> str:
     parts = [COMMAND]
     flags = ("seeds", "jobs", "selectors", "scale", "device", "steps", "pool_size", "lr")
@@ -477,41 +322,6 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-def _header(summary: dict[str, Any], command: str, machine: str, tb: Any, seeds: int) -> str:
-    t = tb.train
-    gain, zero = summary["uniform_gain"], summary["start_zero_variance_share"]
-    return "\n".join(
-        [
-            f"# Real-RL selector benchmark ({seeds} paired seeds)",
-            "",
-            f"Command: `{command}`  ",
-            f"Machine: {machine}  ",
-            _learner_line(tb),
-            "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
-            "defaults, unless the row says otherwise.  ",
-            f"Uniform's held-out gain (final − start): {gain['mean']:+.3f} "
-            f"[{gain['ci'][0]:+.3f}, {gain['ci'][1]:+.3f}]; start zero-variance share of the pool "
-            f"under {t.group_size} rollouts: {zero['mean']:.3f} "
-            f"[{zero['ci'][0]:.3f}, {zero['ci'][1]:.3f}].",
-            "",
-            "## TTB and BSF (BOTS paper's definitions, paired against uniform)",
-        ]
-    )
-
-
-def _headline(summary: dict[str, Any], labels: list[str]) -> list[str]:
-    out = []
-    for label in labels:
-        cell = summary["labels"][label]["ttb100"]
-        if cell["mean"] is not None:
-            out.append(
-                f"{label:16s} TTB100 {cell['mean']:.2f} [{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]"
-            )
-        else:
-            out.append(f"{label:16s} TTB100 reached on {cell['reached']}/{len(cell['values'])}")
-    return out
-
-
 def _cmd(args: argparse.Namespace) -> int:
     run_bench(args)
     return 0
@@ -519,8 +329,8 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
+    from frontier_rft.bench.testbed import SCALES, testbed
     from frontier_rft.cli.common import int_in, positive_int
-    from frontier_rft.training.bench import SCALES, testbed
 
     p = sub.add_parser(
         "bench-rl",

@@ -8,17 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.real_rl_verdicts import REAL_RL_DOC
+from frontier_rft.bench.simulated import parse_entries, sweep_entries
 from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
 from frontier_rft.cli.simulate_run import check_counts, run_and_report
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.selectors import SELECTORS
-from frontier_rft.simulation.real_rl import REAL_RL_DOC
-from frontier_rft.simulation.runner import (
-    GIVEN,
-    Entry,
-    parse_entries,
-    sweep_entries,
-)
+from frontier_rft.simulation.runner import GIVEN, Entry
 from frontier_rft.simulation.scenario import SCENARIOS
 
 __all__ = ["add_commands"]

@@ -5,39 +5,22 @@ results.json, records.csv and the HTML report (shared by `frontier simulate`, `c
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.simulated import run_benchmark, write_results
 from frontier_rft.cli.common import UsageError, parse_assignments
 from frontier_rft.progress import progress_bar
-from frontier_rft.simulation.runner import Entry, parse_given, run_benchmark
+from frontier_rft.simulation.runner import Entry, parse_given
 from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
 
 __all__ = ["MAX_SEEDS", "check_counts", "given_line", "run_and_report"]
 
 MAX_SEEDS = 10_000
 """Most seeds one command runs (each is a full run per selector)."""
-
-
-def _write_records(results: dict[str, Any], path: Path) -> None:
-    """One CSV row per (label, seed, step): the per-step records behind the figures."""
-    metric_keys = sorted({k for r in results["runs"] for k in r["selector_metrics"]})
-    columns = ["label", "selector", "seed", "step", "score", "etr", "mean_abs_adv"]
-    columns += ["distinct_trained", "overhead_ms", *metric_keys]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(columns)
-        for r in results["runs"]:
-            for t in range(len(r["etr"])):
-                row = [r["label"], r["selector"], r["seed"], t + 1, r["score"][t + 1]]
-                row += [r[k][t] for k in ("etr", "mean_abs_adv", "distinct_trained", "overhead_ms")]
-                row += [r["selector_metrics"].get(k, [None] * (t + 1))[t] for k in metric_keys]
-                writer.writerow(row)
 
 
 def _advance(bar: Any, note: str) -> None:
@@ -119,12 +102,10 @@ def run_and_report(
             progress=lambda _done, _total, note: _advance(bar, note),
             given=given,
         )
-    out.mkdir(parents=True, exist_ok=True)
     command = "frontier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     results["command"] = command
     results.update(extra or {})
-    (out / "results.json").write_text(json.dumps(results), encoding="utf-8")
-    _write_records(results, out / "records.csv")
+    write_results(results, out)
     from frontier_rft.reporting import format_summary_table
     from frontier_rft.reporting.tables import learner_title
 

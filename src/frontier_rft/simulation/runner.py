@@ -1,21 +1,17 @@
-"""Run selectors on simulated learners: one run per (label, seed), many in parallel.
+"""One run of a selector on a simulated learner: the loop every trainer runs.
 
-A run is the loop every trainer runs: select a batch, roll it out, send the rewards to
-the selector, take one training step on the groups, measure the held-out score. The
-output is the results dict documented in docs/report.md (`results.json`).
+Select a batch, roll it out, send the rewards to the selector, take one training step on
+the groups, measure the held-out score; `run_one` returns the per-step record. Comparing
+selectors over seeds, and summarising them, is the benchmark's (frontier_rft.bench.simulated).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import re
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -32,13 +28,19 @@ from frontier_rft.selectors.dynamic_sampling import (
 )
 from frontier_rft.selectors.filtered_batch import gather
 from frontier_rft.simulation.learner import SimulatedLearner
-from frontier_rft.simulation.metrics import summarize
-from frontier_rft.simulation.real_rl import real_rl_context
-from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scenario
+from frontier_rft.simulation.scenario import ScenarioConfig
 
-__all__ = ["GIVEN", "Entry", "RunSpec", "given_pool", "parse_given", "run_benchmark", "run_one"]
+__all__ = [
+    "GIVEN",
+    "SUCCESS_BINS",
+    "Entry",
+    "RunSpec",
+    "collaborators",
+    "given_pool",
+    "parse_given",
+    "run_one",
+]
 
-RESULTS_FORMAT = "frontier-rft-benchmark/1"
 # Bins of a selected group's empirical success rate: exactly 0 and exactly 1 (no gradient)
 # apart from the mixed groups in between.
 SUCCESS_BINS = (0.0, 1e-9, 0.2, 0.4, 0.6, 0.8, 1.0 - 1e-9, 1.0)
@@ -113,7 +115,7 @@ class RunSpec:
     """Metadata the selector gets besides prompts (keys of GIVEN)."""
 
 
-def _collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
+def collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
     """The collaborators the selector's class gives a caller without its own, built on the
     simulated policy's rollouts (ADCL re-estimates its next chunk with a few of them)."""
     cls = SELECTORS.get(selector)
@@ -139,7 +141,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             given_pool(learner, spec.given),
             seed=spec.seed,
             **spec.entry.overrides,
-            **_collaborators(name, learner),
+            **collaborators(name, learner),
         )
     ds = None
     if spec.entry.dynamic_sampling is not None:
@@ -246,163 +248,3 @@ def _append_metrics(
 def _natural(key: str) -> list[Any]:
     """Sort key reading digit runs as numbers ('reward/2' < 'reward/10')."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", key)]
-
-
-def parse_entries(names: Sequence[str], overrides: dict[str, Any] | None = None) -> list[Entry]:
-    """Entries for plain selector names, all with the same overrides (validated early)."""
-    entries = []
-    for name in names:
-        if name not in SELECTORS:
-            raise ValueError(f"unknown selector {name!r}; known: {', '.join(sorted(SELECTORS))}")
-        entries.append(Entry(label=name, selector=name, overrides=dict(overrides or {})))
-    return entries
-
-
-def sweep_entries(name: str, key: str, values: Sequence[Any], base: dict[str, Any]) -> list[Entry]:
-    """One entry per value of a hyperparameter, labelled like `bots[lam=0.05]`."""
-    return [
-        Entry(label=f"{name}[{key}={v}]", selector=name, overrides={**base, key: v}) for v in values
-    ]
-
-
-def run_benchmark(
-    scenario: str | ScenarioConfig,
-    entries: Sequence[Entry],
-    seeds: Sequence[int],
-    steps: int = 200,
-    batch: int = 32,
-    rollouts: int = 8,
-    jobs: int | None = None,
-    baseline: str = "uniform",
-    progress: Callable[[int, int, str], None] | None = None,
-    given: Sequence[str] = ("prompts",),
-) -> dict[str, Any]:
-    """Run every entry on every seed (plus the baseline) and summarise against the baseline."""
-    cfg = get_scenario(scenario) if isinstance(scenario, str) else scenario
-    if steps < 1 or batch < 1 or rollouts < 1 or not seeds:
-        raise ValueError("steps, batch and rollouts must be >= 1 and at least one seed given")
-    if batch > cfg.num_tasks:
-        raise ValueError(f"batch {batch} exceeds the scenario's {cfg.num_tasks} tasks")
-    entries = list(entries)
-    if not any(e.label == baseline for e in entries):
-        entries.insert(0, Entry(label=baseline, selector=baseline))
-    given = parse_given(",".join(given))
-    _check_entries(cfg, entries, given)
-    specs = [RunSpec(cfg, e, int(s), steps, batch, rollouts, given) for e in entries for s in seeds]
-    runs = _execute(specs, jobs, progress)
-    order = {
-        (e.label, int(s)): i for i, (e, s) in enumerate((e, s) for e in entries for s in seeds)
-    }
-    runs.sort(key=lambda r: order[(r["label"], r["seed"])])
-    return {
-        "format": RESULTS_FORMAT,
-        "scenario": {
-            "name": cfg.name,
-            "description": cfg.description,
-            "config": {
-                f.name: (list(v) if isinstance(v := getattr(cfg, f.name), tuple) else v)
-                for f in dataclasses.fields(cfg)
-            },
-        },
-        "settings": {
-            "steps": steps,
-            "batch": batch,
-            "rollouts": rollouts,
-            "seeds": [int(s) for s in seeds],
-            "baseline": baseline,
-            "given": list(given),
-        },
-        "labels": [e.label for e in entries],
-        "real_rl": real_rl_context(
-            cfg.name,
-            [e.label for e in entries],
-            modified=cfg.name in SCENARIOS and SCENARIOS[cfg.name] != cfg,
-        ),
-        "category_names": runs[0]["category_names"],
-        "success_bins": list(SUCCESS_BINS),
-        "runs": runs,
-        "summary": _summaries(runs, [e.label for e in entries], baseline),
-    }
-
-
-def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequence[str]) -> None:
-    """Fail before spawning workers: unknown names, bad overrides, duplicate labels."""
-    labels = [e.label for e in entries]
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"duplicate labels in the comparison: {labels}")
-    probe = SimulatedLearner(cfg.replace(num_tasks=min(cfg.num_tasks, 64), eval_tasks=8), seed=0)
-    pool = given_pool(probe, given)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvidenceWarning)
-        for e in entries:
-            make_selector(
-                e.selector,
-                pool,
-                seed=0,
-                **e.overrides,
-                **_collaborators(e.selector, probe),
-            )
-
-
-def _execute(
-    specs: list[RunSpec], jobs: int | None, progress: Callable[[int, int, str], None] | None
-) -> list[dict[str, Any]]:
-    jobs = jobs or os.cpu_count() or 1
-    done: list[dict[str, Any]] = []
-    if jobs == 1 or len(specs) == 1:
-        for spec in specs:
-            done.append(run_one(spec))
-            if progress:
-                progress(len(done), len(specs), f"{spec.entry.label} seed {spec.seed}")
-        return done
-    # Fresh interpreters, not forks: a forked child of a process that already ran an
-    # OpenMP region (scikit-learn's k-means, when SEC clusters prompts) can deadlock.
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(run_one, spec): spec for spec in specs}
-        for future in as_completed(futures):
-            done.append(future.result())
-            spec = futures[future]
-            if progress:
-                progress(len(done), len(specs), f"{spec.entry.label} seed {spec.seed}")
-    return done
-
-
-def _summaries(
-    runs: list[dict[str, Any]], labels: list[str], baseline: str
-) -> dict[str, dict[str, Any]]:
-    base = {r["seed"]: r["score"] for r in runs if r["label"] == baseline}
-    out: dict[str, dict[str, Any]] = {}
-    for label in labels:
-        mine = [r for r in runs if r["label"] == label]
-        out[label] = dict(
-            summarize(
-                curves={r["seed"]: r["score"] for r in mine},
-                baselines=base,
-                per_step={
-                    key: {r["seed"]: r[key] for r in mine}
-                    for key in ("etr", "mean_abs_adv", "overhead_ms")
-                },
-                finals={
-                    "distinct_trained": {r["seed"]: float(r["distinct_trained"][-1]) for r in mine}
-                },
-            )
-        )
-        out[label]["method_metrics"] = _final_method_metrics(mine)
-        out[label]["method_metrics_dropped"] = max(
-            int(r.get("selector_metrics_dropped", 0)) for r in mine
-        )
-    return out
-
-
-def _final_method_metrics(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | int]]:
-    """Each method-specific metric's last finite value per seed, as mean and std over seeds."""
-    finals: dict[str, list[float]] = {}
-    for r in runs:
-        for key, values in r["selector_metrics"].items():
-            last = next((v for v in reversed(values) if v is not None), None)
-            if last is not None:
-                finals.setdefault(key, []).append(float(last))
-    return {
-        key: {"mean": float(np.mean(v)), "std": float(np.std(v)), "seeds": len(v)}
-        for key, v in sorted(finals.items())
-    }

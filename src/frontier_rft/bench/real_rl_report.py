@@ -2,8 +2,9 @@
 
 Every ratio is paired: seed s of a method against seed s of uniform (same start model, pool,
 held-out split and seed). Means over seeds come with percentile-bootstrap 95% intervals
-(frontier_rft.training.bench_metrics). Nothing here imports torch or matplotlib; figures are
-drawn by frontier_rft.reporting.real_rl_plots.
+(frontier_rft.bench.metrics). `write_results` writes them: <name>_full.json, <name>.json (a
+fixed schema), <name>.md and the figures, drawn by frontier_rft.reporting.real_rl_plots
+(imported there only: nothing else here imports torch or matplotlib).
 """
 
 from __future__ import annotations
@@ -11,32 +12,36 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from frontier_rft.training.bench_metrics import (
+from frontier_rft.bench.metrics import (
     BSF_BETAS,
     TTB_TAUS,
-    bootstrap_mean_ci,
     bsf,
     first_reach,
+    mean_ci,
     paired_summary,
     ttb,
 )
+from frontier_rft.bench.testbed import BenchEntry, Testbed, learner_line
 
-__all__ = ["effect_checks", "headline_json", "markdown_report", "summarize_runs"]
+__all__ = [
+    "ResultFiles",
+    "effect_checks",
+    "headline_json",
+    "headline_lines",
+    "markdown_report",
+    "summarize_runs",
+    "write_json",
+    "write_results",
+]
 
 BASELINE = "uniform"
 SCORE = "held-out pass@1"
-
-
-def _mean_ci(values: Sequence[float]) -> dict[str, Any]:
-    vals = [float(v) for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return {"values": list(values), "mean": None, "ci": None}
-    return {"values": vals, "mean": float(np.mean(vals)), "ci": list(bootstrap_mean_ci(vals))}
 
 
 def _train_mean(run: Mapping[str, Any], key: str, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -52,17 +57,17 @@ def summarize_runs(
     start_states: Mapping[str, Any],
     notes: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Per-label paired metrics from loaded runs: {label: {seed: bench.load_run(...)}}."""
+    """Per-label paired metrics from loaded runs: {label: {seed: real_rl.load_run(...)}}."""
     if BASELINE not in runs:
         raise ValueError("the benchmark needs uniform runs: every metric is paired against them")
     base = runs[BASELINE]
     out: dict[str, Any] = {"labels": {}, "seeds": sorted(base)}
     gains = [r["pass1"][-1] - r["pass1"][0] for r in base.values()]
     best_gains = [max(r["pass1"]) - r["pass1"][0] for r in base.values()]
-    out["uniform_gain"] = _mean_ci(gains)
-    out["uniform_best_gain"] = _mean_ci(best_gains)
+    out["uniform_gain"] = mean_ci(gains)
+    out["uniform_best_gain"] = mean_ci(best_gains)
     zero = [float(v["zero_variance"]) for v in start_states.values()]
-    out["start_zero_variance_share"] = _mean_ci(zero)
+    out["start_zero_variance_share"] = mean_ci(zero)
     for label, by_seed in runs.items():
         seeds = sorted(s for s in by_seed if s in base)
         row: dict[str, Any] = {"seeds": seeds, "note": (notes or {}).get(label, "")}
@@ -117,13 +122,13 @@ def summarize_runs(
             for k in by_seed[seeds[0]]["final"]
             if k.startswith("eval/pass@")
         }
-        row["final"] = {k: _mean_ci(v) for k, v in finals.items()}
+        row["final"] = {k: mean_ci(v) for k, v in finals.items()}
         row["final_minus_uniform"] = {
-            k: _mean_ci([by_seed[s]["final"][k] - base[s]["final"][k] for s in seeds])
+            k: mean_ci([by_seed[s]["final"][k] - base[s]["final"][k] for s in seeds])
             for k in finals
         }
-        row["start_pass1"] = _mean_ci([by_seed[s]["pass1"][0] for s in seeds])
-        row["best_pass1"] = _mean_ci([max(by_seed[s]["pass1"]) for s in seeds])
+        row["start_pass1"] = mean_ci([by_seed[s]["pass1"][0] for s in seeds])
+        row["best_pass1"] = mean_ci([max(by_seed[s]["pass1"]) for s in seeds])
         for name, key in (
             ("etr", "train/effective_task_ratio"),
             ("mean_abs_advantage", "train/mean_abs_advantage"),
@@ -133,13 +138,13 @@ def summarize_runs(
             ("select_ms", "perf/select_ms"),
             ("rollouts_per_step", "train/rollouts"),
         ):
-            row[name] = _mean_ci([_train_mean(by_seed[s], key) for s in seeds])
-        row["etr_first_quarter"] = _mean_ci(
+            row[name] = mean_ci([_train_mean(by_seed[s], key) for s in seeds])
+        row["etr_first_quarter"] = mean_ci(
             [_train_mean(by_seed[s], "train/effective_task_ratio", 0.0, 0.25) for s in seeds]
         )
         # How concentrated the training was: prompts with a mixed group at least once, and
         # the level mix of what was selected (a small pool revisited is where selection bites).
-        row["distinct_trained"] = _mean_ci(
+        row["distinct_trained"] = mean_ci(
             [_train_last(by_seed[s], "curriculum/tasks/distinct_trained") for s in seeds]
         )
         levels = sorted(
@@ -148,13 +153,11 @@ def summarize_runs(
             if k.startswith("train/selected_level") and k.endswith("_share")
         )
         row["selected_level_share"] = {
-            lv: _mean_ci(
-                [_train_mean(by_seed[s], f"train/selected_level{lv}_share") for s in seeds]
-            )
+            lv: mean_ci([_train_mean(by_seed[s], f"train/selected_level{lv}_share") for s in seeds])
             for lv in levels
         }
         row["final_level_success"] = {
-            k.removeprefix("eval/success_rate_"): _mean_ci(
+            k.removeprefix("eval/success_rate_"): mean_ci(
                 [by_seed[s]["final"].get(k) for s in seeds]
             )
             for k in sorted(by_seed[seeds[0]]["final"])
@@ -162,7 +165,7 @@ def summarize_runs(
         }
         row["evidence"] = by_seed[seeds[0]]["info"].get("evidence", {})
         row["given"] = by_seed[seeds[0]]["info"].get("given", [])
-        row["total_seconds"] = _mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds])
+        row["total_seconds"] = mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds])
         out["labels"][label] = row
     return out
 
@@ -178,7 +181,7 @@ def _series(run: Mapping[str, Any], key: str) -> np.ndarray:
 
 
 def _diff_ci(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
-    return _mean_ci([x - y for x, y in zip(a, b, strict=True)])
+    return mean_ci([x - y for x, y in zip(a, b, strict=True)])
 
 
 def _excludes_zero(ci: Sequence[float] | None, sign: int) -> bool:
@@ -211,7 +214,7 @@ def effect_checks(
                 "effect": "BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
                 "paper": "BOTS sec. 4.2: rho = 0 behaves almost like random sampling early",
                 "measured": {
-                    "etr_first_quarter": {n: _mean_ci(v) for n, v in early.items()},
+                    "etr_first_quarter": {n: mean_ci(v) for n, v in early.items()},
                     "bots_minus_rho0": d_rho,
                     "rho0_minus_uniform": d_uni,
                     "ttb100": {n: labels[n]["ttb100"] for n in ("bots", "bots-rho0")},
@@ -238,10 +241,10 @@ def effect_checks(
                 "paper": "prioritized replay: init priority below live ones starves unseen "
                 "problems; many problems end in the unsolved pool",
                 "measured": {
-                    "never_selected": _mean_ci(never),
-                    "uniform_never_selected": _mean_ci(uni_never),
-                    "unsolved_pool_end": _mean_ci(unsolved),
-                    "solved_pool_end": _mean_ci(solved),
+                    "never_selected": mean_ci(never),
+                    "uniform_never_selected": mean_ci(uni_never),
+                    "unsolved_pool_end": mean_ci(unsolved),
+                    "solved_pool_end": mean_ci(solved),
                     "pool_size": n_tasks,
                 },
                 "reproduced": bool(starve and drain),
@@ -266,7 +269,7 @@ def effect_checks(
                 "paper": "SEC fig. 3: the share of harder levels grows over training",
                 "measured": {
                     "level_shift_last_minus_first_quarter": {
-                        n: _mean_ci(v) for n, v in shift.items()
+                        n: mean_ci(v) for n, v in shift.items()
                     },
                     "sec_minus_uniform": d,
                     "arms": labels["sec"]["evidence"].get("categories", "given"),
@@ -288,12 +291,12 @@ def effect_checks(
             "effect": "METIS keeps the selected prompts' rollout mean near 0.5",
             "paper": "METIS: selected prompts' mean reward stays near 0.5 (high variance)",
             "measured": {
-                "selected_success_rate": {n: _mean_ci(v) for n, v in sel.items()},
+                "selected_success_rate": {n: mean_ci(v) for n, v in sel.items()},
                 "distance_to_half_metis_minus_uniform": d,
-                "judge_failure_rate_last_quarter": _mean_ci(
+                "judge_failure_rate_last_quarter": mean_ci(
                     [_train_mean(runs["metis"][k], "metis/judge_failure_rate", 0.75, 1) for k in s]
                 ),
-                "calibration_corr_last_quarter": _mean_ci(
+                "calibration_corr_last_quarter": mean_ci(
                     [_train_mean(runs["metis"][k], "metis/calibration_corr", 0.75, 1) for k in s]
                 ),
             },
@@ -320,8 +323,8 @@ def effect_checks(
                     "effect": "METIS lam = 1 collapses the judge's predictions to 0.25",
                     "paper": "METIS sec. 5.3: lam = 1 makes every prediction 0.25",
                     "measured": {
-                        "prediction_mean_last_quarter": {n: _mean_ci(v) for n, v in pm.items()},
-                        "prediction_std_last_quarter": {n: _mean_ci(v) for n, v in ps.items()},
+                        "prediction_mean_last_quarter": {n: mean_ci(v) for n, v in pm.items()},
+                        "prediction_std_last_quarter": {n: mean_ci(v) for n, v in ps.items()},
                         "collapsed_seeds": int(sum(collapsed)),
                     },
                     "reproduced": bool(collapsed) and all(collapsed),
@@ -501,3 +504,106 @@ def write_json(path: Path, data: Any) -> None:
     """Strict JSON (no NaN): undefined values are written as null."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_finite(data), indent=1, allow_nan=False) + "\n")
+
+
+@dataclass(frozen=True)
+class ResultFiles:
+    """Where a benchmark's results are written, and what they say made them."""
+
+    out: Path
+    """The results directory."""
+    name: str
+    """The file stem: <name>.json, <name>_full.json, <name>.md, <name>_*.png."""
+    command: str
+    """The command that ran the benchmark, as written into the results."""
+    machine: str
+    """The machine the runs trained on, as written into the results."""
+
+
+def write_results(
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    start: Mapping[str, Any],
+    entries: Sequence[BenchEntry],
+    tb: Testbed,
+    files: ResultFiles,
+    seconds: float,
+) -> dict[str, Any]:
+    """JSON + markdown + figures as `files` says; returns the summary."""
+    from frontier_rft.reporting.real_rl_plots import (
+        plot_effects,
+        plot_learning_curves,
+        plot_training,
+        plot_ttb,
+    )
+
+    labels = [e.label for e in entries]
+    main = [e.label for e in entries if e.role == "main"]
+    summary = summarize_runs(runs, start, {e.label: e.note for e in entries})
+    checks = effect_checks(runs, summary)
+    out, name, command, machine = files.out, files.name, files.command, files.machine
+    full = {
+        "command": command,
+        "machine": machine,
+        "seconds": seconds,
+        "testbed": tb.to_json(),
+        "entries": [
+            {
+                "label": e.label,
+                "selector": e.selector,
+                "overrides": e.overrides,
+                "given": e.given,
+                "role": e.role,
+                "note": e.note,
+                "dynamic_sampling": e.dynamic_sampling,
+            }
+            for e in entries
+        ],
+        "start_state": start,
+        "summary": summary,
+        "effects": checks,
+    }
+    write_json(out / f"{name}_full.json", full)
+    write_json(out / f"{name}.json", headline_json(summary, main))
+    header = _header(summary, command, machine, tb, len(summary["seeds"]))
+    (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))
+    plot_learning_curves(runs, main, out / f"{name}_curves.png")
+    plot_ttb(summary, labels, out / f"{name}_ttb.png")
+    plot_training(runs, main, out / f"{name}_training.png")
+    plot_effects(runs, out / f"{name}_effects.png")
+    return summary
+
+
+def _header(summary: Mapping[str, Any], command: str, machine: str, tb: Testbed, seeds: int) -> str:
+    t = tb.train
+    gain, zero = summary["uniform_gain"], summary["start_zero_variance_share"]
+    return "\n".join(
+        [
+            f"# Real-RL selector benchmark ({seeds} paired seeds)",
+            "",
+            f"Command: `{command}`  ",
+            f"Machine: {machine}  ",
+            learner_line(tb),
+            "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
+            "defaults, unless the row says otherwise.  ",
+            f"Uniform's held-out gain (final − start): {gain['mean']:+.3f} "
+            f"[{gain['ci'][0]:+.3f}, {gain['ci'][1]:+.3f}]; start zero-variance share of the pool "
+            f"under {t.group_size} rollouts: {zero['mean']:.3f} "
+            f"[{zero['ci'][0]:.3f}, {zero['ci'][1]:.3f}].",
+            "",
+            "## TTB and BSF (BOTS paper's definitions, paired against uniform)",
+        ]
+    )
+
+
+def headline_lines(summary: Mapping[str, Any], labels: Sequence[str]) -> list[str]:
+    """TTB(100%) per label, one console line each."""
+    out = []
+    for label in labels:
+        cell = summary["labels"][label]["ttb100"]
+        if cell["mean"] is not None:
+            out.append(
+                f"{label:16s} TTB100 {cell['mean']:.2f} [{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]"
+            )
+        else:
+            out.append(f"{label:16s} TTB100 reached on {cell['reached']}/{len(cell['values'])}")
+    return out

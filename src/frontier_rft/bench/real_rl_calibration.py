@@ -16,13 +16,15 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from frontier_rft.training.bench_metrics import bootstrap_mean_ci
+from frontier_rft.bench.metrics import mean_ci
+from frontier_rft.bench.real_rl_report import ResultFiles, write_json
+from frontier_rft.bench.testbed import Testbed, learner_line
 
 __all__ = [
     "GAIN_MIN",
@@ -30,6 +32,7 @@ __all__ = [
     "calibration_markdown",
     "calibration_summary",
     "runs_that_fit",
+    "write_calibration",
 ]
 
 ZERO_VARIANCE_MIN = 0.40
@@ -38,13 +41,6 @@ GAIN_MIN = 0.05
 """Least mean held-out pass@1 gain of uniform within the budget."""
 MEMORY_HEADROOM = 0.85
 """Share of the GPU's memory the side-by-side runs may plan to fill."""
-
-
-def _mean_ci(values: Sequence[float]) -> dict[str, Any]:
-    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    if not vals:
-        return {"values": [], "mean": None, "ci": None}
-    return {"values": vals, "mean": float(np.mean(vals)), "ci": list(bootstrap_mean_ci(vals))}
 
 
 def runs_that_fit(total_gb: float | None, peak_gb: float | None, cap: int = 16) -> int | None:
@@ -69,17 +65,17 @@ def calibration_summary(
     gpu_total_gb: float | None = None,
 ) -> dict[str, Any]:
     """Preconditions and the chosen learning rate from uniform runs {lr: {seed: load_run()}}
-    (bench.load_run) and the start states of their seeds (bench.measure_start_states)."""
+    (real_rl.load_run) and the start states of their seeds (real_rl.measure_start_states)."""
     if not runs:
         raise ValueError("calibration needs uniform runs at one learning rate at least")
-    zero = _mean_ci([float(v["zero_variance"]) for v in start_states.values()])
+    zero = mean_ci([float(v["zero_variance"]) for v in start_states.values()])
     levels = sorted({lv for v in start_states.values() for lv in v.get("per_level", {})}, key=int)
     per_level = {
         lv: {
-            "start_pass_rate": _mean_ci(
+            "start_pass_rate": mean_ci(
                 [v["per_level"][lv]["mean_score"] for v in start_states.values()]
             ),
-            "zero_variance": _mean_ci(
+            "zero_variance": mean_ci(
                 [
                     v["per_level"][lv]["always_solved"] + v["per_level"][lv]["never_solved"]
                     for v in start_states.values()
@@ -95,19 +91,19 @@ def calibration_summary(
         rows[f"{lr:g}"] = {
             "lr": lr,
             "seeds": seeds,
-            "gain": _mean_ci([by_seed[s]["pass1"][-1] - by_seed[s]["pass1"][0] for s in seeds]),
-            "best_gain": _mean_ci(
+            "gain": mean_ci([by_seed[s]["pass1"][-1] - by_seed[s]["pass1"][0] for s in seeds]),
+            "best_gain": mean_ci(
                 [max(by_seed[s]["pass1"]) - by_seed[s]["pass1"][0] for s in seeds]
             ),
-            "start_pass1": _mean_ci([by_seed[s]["pass1"][0] for s in seeds]),
-            "final_pass1": _mean_ci([by_seed[s]["pass1"][-1] for s in seeds]),
-            "train_seconds": _mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds]),
-            "step_s": _mean_ci(
+            "start_pass1": mean_ci([by_seed[s]["pass1"][0] for s in seeds]),
+            "final_pass1": mean_ci([by_seed[s]["pass1"][-1] for s in seeds]),
+            "train_seconds": mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds]),
+            "step_s": mean_ci(
                 [float(np.mean([r["perf/step_s"] for r in by_seed[s]["train"]])) for s in seeds]
             ),
             "gpu_peak_gb": max(peaks) if peaks else None,
             "final_level_success": {
-                k.removeprefix("eval/success_rate_"): _mean_ci(
+                k.removeprefix("eval/success_rate_"): mean_ci(
                     [by_seed[s]["final"].get(k) for s in seeds]
                 )
                 for k in sorted(by_seed[seeds[0]]["final"])
@@ -196,3 +192,25 @@ def calibration_markdown(summary: Mapping[str, Any], header: str) -> str:
         f"{'-' if fit is None else fit}.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def write_calibration(
+    summary: Mapping[str, Any], tb: Testbed, files: ResultFiles, seeds: int
+) -> Path:
+    """<name>_calibration.json and .md as `files` says; returns the markdown's path."""
+    write_json(
+        files.out / f"{files.name}_calibration.json",
+        {"command": files.command, "machine": files.machine, "testbed": tb.to_json(), **summary},
+    )
+    header = "\n".join(
+        [
+            f"# Testbed calibration: uniform alone ({seeds} seeds)",
+            "",
+            f"Command: `{files.command}`  ",
+            f"Machine: {files.machine}  ",
+            learner_line(tb),
+        ]
+    )
+    path = files.out / f"{files.name}_calibration.md"
+    path.write_text(calibration_markdown(summary, header))
+    return path

@@ -1,0 +1,194 @@
+"""Metrics of the selector benchmarks, simulated and real: TTB and BSF as the BOTS paper defines
+them (appendix B.4), paired against the baseline (uniform) seed by seed, and their summaries
+over seeds.
+
+A learning curve is a list of (x, score) evaluation points, the first before training; x is
+training steps (or rollouts, or wall-clock seconds). For the baseline of the same seed:
+P_init = its first score, P_best = its best score in the window.
+
+- TTB(tau) = tau_M / tau_baseline, tau_X the x (counted from the curve's first x) at which X
+  first reaches P_tau = P_init + tau (P_best - P_init). The paper's "possibly interpolated"
+  step: with `interpolate` (curves evaluated every few steps, as the real benchmark's) x is
+  interpolated linearly in the score between the last evaluation below the target and the
+  first at or above it; without it, tau_X is the first evaluated x at or above the target (a
+  curve evaluated at every step, as the simulator's: the step it got there is observed).
+  None when X never reaches P_tau within its window, or the baseline made no progress.
+- BSF(beta) = best_M(t) / best_baseline(t), t = floor(beta T), best_X(t) the best score of
+  X's evaluations at x <= t (T = the baseline's last x).
+
+Over seeds: `summarize` gives the simulated results' mean ± std and how many seeds reached
+each target; `paired_summary` the real results' per-seed values, mean and percentile-
+bootstrap 95% interval (the pairing kept: each resampled seed brings its method/uniform
+ratio). A TTB seed that never reached its target makes the paired mean undefined (None)
+rather than optimistic: the per-seed list says which seeds reached it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "BSF_BETAS",
+    "TTB_TAUS",
+    "bootstrap_mean_ci",
+    "bsf",
+    "first_reach",
+    "mean_ci",
+    "paired_summary",
+    "seed_stats",
+    "summarize",
+    "ttb",
+]
+
+TTB_TAUS = (0.5, 0.75, 1.0)
+BSF_BETAS = (0.25, 0.5, 1.0)
+_EPS = 1e-12
+
+
+def _curve(x: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    xs = np.asarray(x, dtype=np.float64).ravel()
+    ys = np.asarray(y, dtype=np.float64).ravel()
+    if xs.shape != ys.shape or xs.size == 0:
+        raise ValueError(f"a curve needs as many x as scores (>= 1), got {xs.size} and {ys.size}")
+    if np.any(np.diff(xs) <= 0):
+        raise ValueError("curve x values must increase strictly")
+    if not np.all(np.isfinite(ys)):
+        raise ValueError("curve scores must be finite")
+    return xs, ys
+
+
+def first_reach(
+    x: ArrayLike, y: ArrayLike, target: float, *, interpolate: bool = True
+) -> float | None:
+    """The x at which the curve first reaches `target` (interpolated between evaluations, or
+    the first evaluation at or above it); None if never."""
+    xs, ys = _curve(x, y)
+    hit = np.flatnonzero(ys >= target - _EPS)
+    if hit.size == 0:
+        return None
+    i = int(hit[0])
+    if i == 0 or not interpolate:
+        return float(xs[i])
+    y0, y1 = ys[i - 1], ys[i]
+    frac = (target - y0) / (y1 - y0) if y1 > y0 else 1.0
+    return float(xs[i - 1] + min(max(frac, 0.0), 1.0) * (xs[i] - xs[i - 1]))
+
+
+def ttb(
+    x: ArrayLike,
+    y: ArrayLike,
+    base_x: ArrayLike,
+    base_y: ArrayLike,
+    tau: float,
+    *,
+    interpolate: bool = True,
+) -> float | None:
+    """TTB(tau) of curve (x, y) against the baseline curve (BOTS appendix B.4)."""
+    bx, by = _curve(base_x, base_y)
+    p_init, p_best = float(by[0]), float(by.max())
+    if p_best - p_init <= _EPS:
+        return None  # the baseline made no progress to measure against
+    target = p_init + tau * (p_best - p_init)
+    base = first_reach(bx, by, target, interpolate=interpolate)
+    mine = first_reach(x, y, target, interpolate=interpolate)
+    if mine is None or base is None or base <= bx[0]:
+        return None
+    return (mine - float(np.asarray(x, dtype=np.float64)[0])) / (base - float(bx[0]))
+
+
+def bsf(x: ArrayLike, y: ArrayLike, base_x: ArrayLike, base_y: ArrayLike, beta: float) -> float:
+    """BSF(beta): best score by t = floor(beta T) over the baseline's best by t."""
+    xs, ys = _curve(x, y)
+    bx, by = _curve(base_x, base_y)
+    t = math.floor(beta * float(bx[-1]) + 1e-9)
+    mine = ys[xs <= t + _EPS]
+    base = by[bx <= t + _EPS]
+    if mine.size == 0 or base.size == 0:
+        raise ValueError(f"no evaluation at or before t = {t}: the first point must be x = 0")
+    return float(mine.max() / max(float(base.max()), _EPS))
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float], *, resamples: int = 10_000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of `values` (seeds resampled with
+    replacement). One value gives a degenerate interval."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0 or not np.all(np.isfinite(v)):
+        raise ValueError("bootstrap_mean_ci needs finite values")
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+def paired_summary(values: Sequence[float | None], seed: int = 0) -> dict[str, object]:
+    """Per-seed values, their mean and bootstrap 95% CI (None when any seed is None)."""
+    vals = [None if v is None or not math.isfinite(v) else float(v) for v in values]
+    got = [v for v in vals if v is not None]
+    complete = len(got) == len(vals) and len(vals) > 0
+    out: dict[str, object] = {
+        "values": vals,
+        "reached": len(got),
+        "mean": float(np.mean(got)) if complete else None,
+        "ci": list(bootstrap_mean_ci(got, seed=seed)) if complete else None,
+        "mean_reached": float(np.mean(got)) if got else None,
+    }
+    return out
+
+
+def mean_ci(values: Sequence[float | None]) -> dict[str, Any]:
+    """The finite values, their mean and bootstrap 95% CI; the values as given and no mean
+    when none is finite."""
+    vals = [float(v) for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return {"values": list(values), "mean": None, "ci": None}
+    return {"values": vals, "mean": float(np.mean(vals)), "ci": list(bootstrap_mean_ci(vals))}
+
+
+def seed_stats(values: Sequence[float | None]) -> dict[str, float | int | None]:
+    """Mean and std over the seeds with a finite value, how many those are, of how many."""
+    got = [v for v in values if v is not None and math.isfinite(v)]
+    return {
+        "mean": float(np.mean(got)) if got else None,
+        "std": float(np.std(got)) if got else None,
+        "reached": len(got),
+        "of": len(values),
+    }
+
+
+def summarize(
+    curves: dict[int, ArrayLike],
+    baselines: dict[int, ArrayLike],
+    per_step: dict[str, dict[int, ArrayLike]],
+    finals: dict[str, dict[int, float]] | None = None,
+) -> dict[str, dict[str, float | int | None]]:
+    """TTB, BSF, means of per-step series and final values of one label, over seeds: each
+    curve a score per training step (step 0 before training), paired with the baseline's
+    curve of the same seed (same learner, same task pool)."""
+    seeds = sorted(curves)
+
+    def steps(curve: ArrayLike) -> NDArray[np.float64]:
+        return np.arange(np.asarray(curve).size, dtype=np.float64)
+
+    pairs = [(steps(curves[s]), curves[s], steps(baselines[s]), baselines[s]) for s in seeds]
+    out: dict[str, dict[str, float | int | None]] = {}
+    for tau in TTB_TAUS:
+        out[f"ttb{round(100 * tau)}"] = seed_stats(
+            [ttb(*pair, tau, interpolate=False) for pair in pairs]
+        )
+    for beta in BSF_BETAS:
+        out[f"bsf{round(100 * beta)}"] = seed_stats([bsf(*pair, beta) for pair in pairs])
+    out["final_score"] = seed_stats([float(np.asarray(curves[s])[-1]) for s in seeds])
+    out["best_score"] = seed_stats([float(np.max(curves[s])) for s in seeds])
+    for key, series in per_step.items():
+        out[key] = seed_stats([float(np.nanmean(np.asarray(series[s], float))) for s in seeds])
+    for key, values in (finals or {}).items():
+        out[key] = seed_stats([values[s] for s in seeds])
+    return out

@@ -1,0 +1,42 @@
+"""What the benchmark scripts share (frontier_rft.bench.scripts): flags, command, files, cells."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.bench.scripts import command_line, out_and_jobs, ttb_cell, write_outputs
+
+
+def test_ttb_cells_say_how_many_seeds_reached() -> None:
+    assert ttb_cell({"mean": 0.625, "std": 0.0312, "reached": 5, "of": 5}) == "0.62 ± 0.03"
+    assert ttb_cell({"mean": 0.9, "std": 0.05, "reached": 3, "of": 5}) == "0.90 ± 0.05 (3/5)"
+    assert ttb_cell({"mean": 1.1, "std": 0.0, "reached": 1, "of": 5}) == "1.10 (1/5)"
+    assert ttb_cell({"mean": None, "std": None, "reached": 0, "of": 5}) == "- (0/5)"
+
+
+def test_flags_and_the_command_that_made_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["benchmarks/x.py", "--out", "a dir", "--jobs", "3"]
+    monkeypatch.setattr(sys, "argv", argv)
+    args, command = out_and_jobs("First line.\n\nMore.", jobs=1)
+    assert (args.out, args.jobs) == ("a dir", 3)
+    assert command == command_line() == "python benchmarks/x.py --out 'a dir' --jobs 3"
+    monkeypatch.setattr(sys, "argv", ["benchmarks/x.py"])
+    args, _ = out_and_jobs("First line.", jobs=1)
+    assert (args.out, args.jobs) == ("benchmarks/results", 1)
+
+
+def test_outputs_are_a_json_and_a_markdown_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_outputs(tmp_path / "new", "stem", {"command": "python x.py", "rows": [1.5]}, ["# T", "x"])
+    assert json.loads((tmp_path / "new" / "stem.json").read_text()) == {
+        "command": "python x.py",
+        "rows": [1.5],
+    }
+    assert (tmp_path / "new" / "stem.json").read_text().endswith("]\n}\n")
+    assert (tmp_path / "new" / "stem.md").read_text() == "# T\nx\n"
+    assert capsys.readouterr().out == "# T\nx\n"
