@@ -282,7 +282,15 @@ def test_collect_rollouts_resumes_to_the_uninterrupted_result(
     suite = load_task("countdown")
     items = train_split(suite, 6, 1, "2x20")
     full = collect_rollouts(
-        model, tok, items, suite.verifier, 3, 12, seed=5, prompts_per_batch=2, progress=False
+        model,
+        tok,
+        items,
+        suite.verifier,
+        samples=3,
+        max_new_tokens=12,
+        seed=5,
+        prompts_per_batch=2,
+        progress=False,
     )
     assert full.rewards.shape == (6, 3) and all(
         c[-1] == 2 or len(c) == 12 for r in full.completion_ids for c in r
@@ -293,8 +301,8 @@ def test_collect_rollouts_resumes_to_the_uninterrupted_result(
         tok,
         items[:4],
         suite.verifier,
-        3,
-        12,
+        samples=3,
+        max_new_tokens=12,
         seed=5,
         prompts_per_batch=2,
         path=path,
@@ -305,8 +313,8 @@ def test_collect_rollouts_resumes_to_the_uninterrupted_result(
         tok,
         items,
         suite.verifier,
-        3,
-        12,
+        samples=3,
+        max_new_tokens=12,
         seed=5,
         prompts_per_batch=2,
         path=path,
@@ -321,8 +329,8 @@ def test_collect_rollouts_resumes_to_the_uninterrupted_result(
             tok,
             items,
             suite.verifier,
-            3,
-            12,
+            samples=3,
+            max_new_tokens=12,
             seed=6,
             prompts_per_batch=2,
             path=path,
