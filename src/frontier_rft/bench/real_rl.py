@@ -394,8 +394,8 @@ class RunOptions:
     """Run nothing: report the seeds whose runs have all finished."""
     progress: bool = True
     """A progress bar over the training steps of all runs."""
-    log: Callable[[str], None] = print
-    """Where the benchmark's lines go."""
+    log: Callable[[str], None] = _log.info
+    """Where the benchmark's lines go (`frontier bench-rl` prints them)."""
 
     def complete_seeds(self, specs: Sequence[RunSpec], seeds: Sequence[int]) -> list[int]:
         """`run_to_complete_seeds` of `specs` with these options."""
