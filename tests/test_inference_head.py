@@ -38,6 +38,7 @@ from frontier_rft.inference.train_head import (
 )
 from frontier_rft.lm.model_io import load_lm
 from frontier_rft.lm.rollout import generate_completions
+from frontier_rft.tasks.base import TaskItem
 from frontier_rft.tasks.suite import load_task, train_split
 from test_training_model import tiny_models
 
@@ -281,61 +282,25 @@ def test_collect_rollouts_resumes_to_the_uninterrupted_result(
     model, tok = load_lm(sft_dir)
     suite = load_task("countdown")
     items = train_split(suite, 6, 1, "2x20")
-    full = collect_rollouts(
-        model,
-        tok,
-        items,
-        suite.verifier,
-        samples=3,
-        max_new_tokens=12,
-        seed=5,
-        prompts_per_batch=2,
-        progress=False,
-    )
+
+    def collect(part: list[TaskItem], seed: int = 5, path: Path | None = None) -> RolloutSet:
+        return collect_rollouts(
+            model, tok, part, suite.verifier, samples=3, max_new_tokens=12, seed=seed,
+            prompts_per_batch=2, path=path, progress=False,
+        )  # fmt: skip
+
+    full = collect(items)
     assert full.rewards.shape == (6, 3) and all(
         c[-1] == 2 or len(c) == 12 for r in full.completion_ids for c in r
     )
     path = tmp_path / "partial.jsonl"
-    collect_rollouts(
-        model,
-        tok,
-        items[:4],
-        suite.verifier,
-        samples=3,
-        max_new_tokens=12,
-        seed=5,
-        prompts_per_batch=2,
-        path=path,
-        progress=False,
-    )
-    resumed = collect_rollouts(
-        model,
-        tok,
-        items,
-        suite.verifier,
-        samples=3,
-        max_new_tokens=12,
-        seed=5,
-        prompts_per_batch=2,
-        path=path,
-        progress=False,
-    )
+    collect(items[:4], path=path)  # interrupted after 4 of 6 tasks
+    resumed = collect(items, path=path)
     assert resumed.completion_ids == full.completion_ids
     np.testing.assert_array_equal(resumed.rewards, full.rewards)
     assert RolloutSet.load(path).completion_ids == full.completion_ids
     with pytest.raises(ValueError, match="other settings"):
-        collect_rollouts(
-            model,
-            tok,
-            items,
-            suite.verifier,
-            samples=3,
-            max_new_tokens=12,
-            seed=6,
-            prompts_per_batch=2,
-            path=path,
-            progress=False,
-        )
+        collect(items, seed=6, path=path)
 
 
 # ----------------------------------------------------------------------------- (f) bad inputs
