@@ -57,6 +57,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     from frontier_rft import Feedback, make_selector
     from frontier_rft.lm.pretrained import SMOLLM2, load_pretrained
+    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.selectors.metis_judge import parse_judgment, render_judge_prompt
     from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.config import TrainConfig
@@ -137,15 +138,9 @@ def main() -> int:
     items = heldout_split(suite, args.prompts + 3, 2, args.levels)
     torch.manual_seed(0)
     t0 = time.perf_counter()
+    sampling = Sampling(args.samples, args.max_new_tokens)
     scores, _ = rollout_scores(
-        model,
-        tokenizer,
-        items,
-        suite.verifier,
-        args.samples,
-        args.max_new_tokens,
-        1.0,
-        prompts_per_batch=8,
+        model, tokenizer, items, suite.verifier, sampling, prompts_per_batch=8
     )
     out["rollout_s"] = time.perf_counter() - t0
     variance = scores.var(axis=1)

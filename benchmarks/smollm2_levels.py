@@ -49,6 +49,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     from frontier_rft.lm.device import autocast, resolve_device
     from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.tasks.arithmetic import addition_levels
     from frontier_rft.tasks.suite import load_task, train_split
     from frontier_rft.training.evaluate import rollout_scores
@@ -77,11 +78,8 @@ def main() -> int:
                 tokenizer,
                 items,
                 suite.verifier,
-                args.samples,
-                args.max_new_tokens,
-                args.temperature,
+                Sampling(args.samples, args.max_new_tokens, args.temperature, args.top_p),
                 prompts_per_batch=args.per_level,
-                top_p=args.top_p,
             )
         flat = [t for row in texts for t in row]
         lengths = [len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in flat]

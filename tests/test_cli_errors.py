@@ -154,6 +154,12 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("ziprc head missing", lambda t: ["ziprc", "pareto", "--head", "nope", "--out", str(t)],
      "--head"),
     ("ziprc eval head missing", lambda t: ["ziprc", "eval", "--head", "nope"], "--head"),
+    # a fake model directory: the sampling flags must be refused before any model loads
+    ("ziprc train at zero tokens", lambda t: ["ziprc", "train", "--model", _a_model(t),
+     "--out", str(t / "h"), "--max-new-tokens", "0"],
+     "samples and max_new_tokens must be >= 1, got 4, 0 (--samples, --max-new-tokens"),
+    ("ziprc eval at a negative temperature", lambda t: ["ziprc", "eval", "--head",
+     _a_model(t), "--temperature", "-1"], "temperature must be >= 0 (0 = greedy), got -1.0"),
     ("misspelt selector name", lambda t: ["selectors", "botz"], "did you mean 'bots'"),
     # bench-rl's flags are refused at parse time; the trailing unknown entry makes a missed
     # refusal end before any work instead of starting a benchmark (issue 28 items 7-9)

@@ -38,6 +38,7 @@ from frontier_rft.inference.train_head import (
 )
 from frontier_rft.lm.model_io import load_lm
 from frontier_rft.lm.rollout import generate_completions
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.tasks.base import TaskItem
 from frontier_rft.tasks.suite import load_task, train_split
 from test_training_model import tiny_models
@@ -285,8 +286,8 @@ def test_collect_rollouts_resumes_to_the_uninterrupted_result(
 
     def collect(part: list[TaskItem], seed: int = 5, path: Path | None = None) -> RolloutSet:
         return collect_rollouts(
-            model, tok, part, suite.verifier, samples=3, max_new_tokens=12, seed=seed,
-            prompts_per_batch=2, path=path, progress=False,
+            model, tok, part, suite.verifier, Sampling(3, 12), seed=seed, prompts_per_batch=2,
+            path=path, progress=False,
         )  # fmt: skip
 
     full = collect(items)

@@ -110,12 +110,14 @@ def test_evaluation_sampling_shows_progress(monkeypatch: pytest.MonkeyPatch) -> 
     pytest.importorskip("torch")
     from types import SimpleNamespace
 
+    from frontier_rft.lm import rollout
+    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.training import evaluate
 
     monkeypatch.setenv(INTERVAL_ENV, "0")
-    monkeypatch.setattr(evaluate, "encode_prompts", lambda tok, prompts: [[1]] * len(prompts))
+    monkeypatch.setattr(rollout, "encode_prompts", lambda tok, prompts: [[1]] * len(prompts))
     monkeypatch.setattr(
-        evaluate, "generate_completions", lambda m, ids, n, *a, **kw: [[2]] * (len(ids) * n)
+        rollout, "generate_completions", lambda m, ids, n, *a, **kw: [[2]] * (len(ids) * n)
     )
     tokenizer = SimpleNamespace(decode=lambda ids, skip_special_tokens: "text")
     verifier = SimpleNamespace(score=lambda item, text: 1.0)
@@ -123,7 +125,14 @@ def test_evaluation_sampling_shows_progress(monkeypatch: pytest.MonkeyPatch) -> 
     log = io.StringIO()
     monkeypatch.setattr(sys, "stderr", log)
     scores, texts = evaluate.rollout_scores(
-        None, tokenizer, items, verifier, 2, 8, prompts_per_batch=2, progress=True, desc="eval m"
+        None,
+        tokenizer,
+        items,
+        verifier,
+        Sampling(2, 8),
+        prompts_per_batch=2,
+        progress=True,
+        desc="eval m",
     )  # type: ignore[arg-type]
     assert scores.shape == (5, 2) and len(texts) == 5
     lines = log.getvalue().splitlines()
@@ -132,7 +141,7 @@ def test_evaluation_sampling_shows_progress(monkeypatch: pytest.MonkeyPatch) -> 
 
     log.truncate(0)
     log.seek(0)
-    evaluate.evaluate_items(None, tokenizer, items, verifier, samples=2, ks=(1,))
+    evaluate.evaluate_items(None, tokenizer, items, verifier, Sampling(2, 8), ks=(1,))
     assert log.getvalue() == ""  # off by default (a library call stays quiet)
 
 

@@ -5,6 +5,7 @@ fixed (log [0.5, 0.3, 0.15, 0.05] over a 4-token vocabulary)."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -18,8 +19,10 @@ from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 from frontier_rft.lm.rollout import (
     _generation_config,
     generate_completions,
+    sample_texts,
     score_completions,
 )
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.training.config import TrainConfig
 
 pytestmark = pytest.mark.integration
@@ -132,3 +135,50 @@ def test_sampling_settings_are_validated() -> None:
             TrainConfig(top_p=bad)
     with pytest.raises(ValueError, match="precision must be one of"):
         TrainConfig(precision="fp16")
+
+
+def test_a_sampling_value_refuses_what_cannot_be_sampled() -> None:
+    assert Sampling(4, 12) == Sampling(4, 12, temperature=1.0, top_p=1.0)
+    Sampling(1, 1, temperature=0.0)  # greedy is a valid sampling
+    cases = [
+        ({"samples": 0}, "samples and max_new_tokens must be >= 1, got 0, 12"),
+        ({"max_new_tokens": 0}, "samples and max_new_tokens must be >= 1, got 4, 0"),
+        ({"temperature": -0.5}, "temperature must be >= 0"),
+        ({"temperature": float("nan")}, "temperature must be >= 0"),
+        ({"top_p": 0.0}, "top_p must lie in"),
+        ({"top_p": 1.01}, "top_p must lie in"),
+    ]
+    for change, message in cases:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            Sampling(**{"samples": 4, "max_new_tokens": 12, **change})
+
+
+def test_a_run_samples_rollouts_and_held_out_tasks_alike() -> None:
+    cfg = TrainConfig(
+        group_size=6, eval_samples=3, eval_k=(1,), max_new_tokens=20, temperature=0.7, top_p=0.9
+    )
+    assert cfg.rollout_sampling() == Sampling(6, 20, 0.7, 0.9)
+    assert cfg.rollout_sampling(2) == Sampling(2, 20, 0.7, 0.9)
+    assert cfg.eval_sampling() == Sampling(3, 20, 0.7, 0.9)
+
+
+def test_sample_texts_groups_each_prompts_completions_in_prompt_order() -> None:
+    model = _fixed_model()
+
+    class _Tokenizer:  # chat_prompt's contract: a template rendered to ids
+        def apply_chat_template(self, messages: object, **kwargs: object) -> list[int]:
+            return [0, 1]
+
+        def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+            return "-".join(map(str, ids))
+
+    torch.manual_seed(3)
+    prompt_ids, completions, texts = sample_texts(
+        model, _Tokenizer(), ["a", "b"], Sampling(3, 4, top_p=0.9)
+    )
+    assert prompt_ids == [[0, 1], [0, 1]]
+    assert [len(row) for row in completions] == [3, 3] and [len(row) for row in texts] == [3, 3]
+    assert texts == [["-".join(map(str, c)) for c in row] for row in completions]
+    # top_p 0.9 reached the sampler: token 3 (p = 0.05) is outside the nucleus, and it is
+    # also EOS, so no completion can end early
+    assert all(len(c) == 4 and 3 not in c for row in completions for c in row)

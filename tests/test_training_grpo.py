@@ -360,6 +360,7 @@ def test_bots_uses_measured_reference_pass_rates(sft_dir: Path, tmp_path: Path) 
     data = measure_references(init_dir, sft_dir, cfg, samples=2)
     assert len(data["keys"]) == cfg.train_size
     assert all(0.0 <= r <= 1.0 for r in data["weak"] + data["strong"])
+    assert (data["temperature"], data["top_p"]) == (cfg.temperature, cfg.top_p)
     path = tmp_path / "refs.json"
     write_references(path, data)
     run_cfg = dataclasses.replace(cfg, reference_pass_rates=str(path))

@@ -153,11 +153,8 @@ def measure_start_states(
                     tokenizer,
                     items,
                     suite.verifier,
-                    cfg.group_size,
-                    cfg.max_new_tokens,
-                    cfg.temperature,
+                    cfg.rollout_sampling(),
                     prompts_per_batch=64,
-                    top_p=cfg.top_p,
                 )
             levels = np.array([it.level for it in items])
             report = outcome_histogram(scores)

@@ -279,6 +279,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import torch
 
     from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.evaluate import evaluate_items, write_eval
 
@@ -290,8 +291,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         torch.manual_seed(opts["eval_seed"])
         name = Path(path).resolve().name
         result = evaluate_items(
-            model, tokenizer, items, suite.verifier, samples, ks, opts["max_new_tokens"],
-            progress=True, desc=f"eval {name}",
+            model, tokenizer, items, suite.verifier, Sampling(samples, opts["max_new_tokens"]),
+            ks=ks, progress=True, desc=f"eval {name}",
         )  # fmt: skip
         if args.out:
             write_eval(result, Path(args.out) / name, model=str(directory))
@@ -386,7 +387,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--samples", type=positive_int, default=8, help="samples per task and model")
     p.add_argument("--seed-sampling", type=int, default=0, help="torch sampling seed")
     defaults = TrainConfig()
-    for name in ("task", "levels", "train_size", "train_seed", "max_new_tokens", "temperature"):
+    for name in (
+        "task", "levels", "train_size", "train_seed", "max_new_tokens", "temperature", "top_p",
+    ):  # fmt: skip
         doc = field_docs(TrainConfig)[name]
         p.add_argument(
             "--" + name.replace("_", "-"),

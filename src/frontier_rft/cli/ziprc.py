@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.cli.common import (
+    UsageError,
     add_config_flags,
     config_from_args,
     int_tuple,
@@ -30,6 +31,7 @@ from frontier_rft.cli.ziprc_pareto import add_pareto_command
 from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.inference.spec import STRUCTURED_REWARDS
 from frontier_rft.inference.train_head import HeadTrainConfig
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.config import TrainConfig
 
@@ -57,8 +59,17 @@ _SPLIT_KEYS = ("task", "levels", "split_seed")
 """Flags that define a split; stored with its rollouts (a resumed file must match them)."""
 
 
+def _sampling(args: argparse.Namespace) -> Sampling:
+    """The rollouts' sampling flags, refused before any model loads."""
+    try:
+        return Sampling(args.samples, args.max_new_tokens, args.temperature)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (--samples, --max-new-tokens, --temperature)") from None
+
+
 def _rollouts(
     args: argparse.Namespace,
+    sampling: Sampling,
     policy: Any,
     tokenizer: Any,
     items: Any,
@@ -78,9 +89,7 @@ def _rollouts(
         tokenizer,
         items,
         suite.verifier,
-        samples=args.samples,
-        max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature,
+        sampling,
         seed=args.rollout_seed,
         suppress=suppress,
         path=path,
@@ -90,6 +99,7 @@ def _rollouts(
 
 def _cmd_train(args: argparse.Namespace) -> int:
     policy_dir = model_dir(args.model, "--model")
+    sampling = _sampling(args)
     extra = {"reward_values": STRUCTURED_REWARDS} if args.structured else {}
     config = config_from_args(HeadTrainConfig, args, **extra)
     _setup(args)
@@ -105,8 +115,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     items = train_split(suite, args.prompts, args.split_seed, args.levels)
     rollouts_path = Path(args.rollouts) if args.rollouts else out / "train_rollouts.jsonl"
     rollouts = _rollouts(
-        args, model, tokenizer, items, suite, "train", str(args.model), None, rollouts_path
-    )
+        args, sampling, model, tokenizer, items, suite, "train", str(args.model), None,
+        rollouts_path,
+    )  # fmt: skip
     model, spec, stats = train_head(model, tokenizer, rollouts, config)
     _write_json(out / "train_stats.json", stats)
     summary = {k: v for k, v in stats.items() if k not in ("loss", "lr")}
@@ -128,6 +139,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     model_dir(args.head, "--head")
     if args.policy:
         model_dir(args.policy, "--policy")
+    sampling = _sampling(args)
     _setup(args)
     from frontier_rft.inference.calibration import (
         calibration_report,
@@ -150,8 +162,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         policy, suppress, source = model, spec, str(info.get("policy", args.head))
     rollouts_path = Path(args.rollouts) if args.rollouts else out / "rollouts.jsonl"
     rollouts = _rollouts(
-        args, policy, tokenizer, items, suite, "heldout", source, suppress, rollouts_path
-    )
+        args, sampling, policy, tokenizer, items, suite, "heldout", source, suppress,
+        rollouts_path,
+    )  # fmt: skip
     rollouts.check_tokens(spec)  # the paper's harness invariant: no reserved id was emitted
     logits = rollout_slice_logits(model, spec, rollouts, progress=True)
     answers = None

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.inference.spec import ZipRCSpec
 from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
+
+if TYPE_CHECKING:
+    from frontier_rft.lm.sampling import Sampling
 
 __all__ = ["FORMAT", "SUCCESS_THRESHOLD", "RolloutSet", "collect_rollouts"]
 
@@ -52,7 +55,7 @@ class RolloutSet:
     references: list[dict[str, Any]] = field(default_factory=list)
     """Each task's verifier reference (Countdown: numbers, target); empty when unknown."""
     meta: dict[str, Any] = field(default_factory=dict)
-    """Provenance: policy, split, levels, samples, seed, temperature, max_new_tokens."""
+    """Provenance: policy, split, levels, samples, seed, temperature, top_p, max_new_tokens."""
 
     def __post_init__(self) -> None:
         self.rewards = np.asarray(self.rewards, dtype=np.float64)
@@ -224,10 +227,8 @@ def collect_rollouts(
     tokenizer: Any,
     items: Sequence[TaskItem],
     verifier: Verifier,
+    sampling: Sampling,
     *,
-    samples: int,
-    max_new_tokens: int,
-    temperature: float = 1.0,
     seed: int = 0,
     suppress: ZipRCSpec | None = None,
     prompts_per_batch: int = 16,
@@ -235,7 +236,7 @@ def collect_rollouts(
     meta: dict[str, Any] | None = None,
     progress: bool = True,
 ) -> RolloutSet:
-    """Sample `samples` completions per item, score them; prompt-major RolloutSet.
+    """Sample each item per `sampling`, score the completions; prompt-major RolloutSet.
 
     Batch b of `prompts_per_batch` prompts is sampled under torch seed `seed * 1_000_003 + b`,
     so the set does not depend on where a resumed collection restarted. `suppress=spec`
@@ -246,26 +247,26 @@ def collect_rollouts(
     import torch
 
     from frontier_rft.inference.head import SuppressReservedLogits
-    from frontier_rft.lm.rollout import encode_prompts, generate_completions
+    from frontier_rft.lm.rollout import sample_texts
 
-    if samples < 1 or max_new_tokens < 1 or prompts_per_batch < 1:
-        raise ValueError(
-            f"samples, max_new_tokens and prompts_per_batch must be >= 1, got {samples}, "
-            f"{max_new_tokens}, {prompts_per_batch}"
-        )
+    if prompts_per_batch < 1:
+        raise ValueError(f"prompts_per_batch must be >= 1, got {prompts_per_batch}")
     if not items:
         raise ValueError("no prompts to roll out: pass at least one TaskItem")
     info = {
-        "samples": samples,
-        "max_new_tokens": max_new_tokens,
-        "temperature": float(temperature),
+        "samples": sampling.samples,
+        "max_new_tokens": sampling.max_new_tokens,
+        "temperature": float(sampling.temperature),
+        "top_p": float(sampling.top_p),
         "seed": seed,
         "prompts_per_batch": prompts_per_batch,
         "suppressed": suppress.to_dict() if suppress is not None else None,
         **(meta or {}),
     }
     out = Path(path) if path is not None else None
-    done = (_resume(out, info, items) if out is not None else None) or _empty(samples, info)
+    done = (_resume(out, info, items) if out is not None else None) or _empty(
+        sampling.samples, info
+    )
     processors = [SuppressReservedLogits(suppress)] if suppress is not None else []
     batches = range(0, len(items), prompts_per_batch)
     with progress_bar(
@@ -275,13 +276,10 @@ def collect_rollouts(
             if lo < done.num_tasks:
                 continue
             chunk = items[lo : lo + prompts_per_batch]
-            prompt_ids = encode_prompts(tokenizer, [it.prompt for it in chunk])
             torch.manual_seed(seed * 1_000_003 + b)
-            outs = generate_completions(
-                model, prompt_ids, samples, max_new_tokens, temperature, processors
+            prompt_ids, comps, texts = sample_texts(
+                model, tokenizer, [it.prompt for it in chunk], sampling, processors
             )
-            comps = [outs[i * samples : (i + 1) * samples] for i in range(len(chunk))]
-            texts = [[tokenizer.decode(c, skip_special_tokens=True) for c in row] for row in comps]
             rewards = [
                 [verifier.score(it, t) for t in row] for it, row in zip(chunk, texts, strict=True)
             ]

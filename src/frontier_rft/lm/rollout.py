@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from frontier_rft.lm.device import model_device
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.lm.tokenizer import chat_prompt
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "generate_completions",
     "generate_shared_prefix",
     "right_padded",
+    "sample_texts",
     "score_completions",
 ]
 
@@ -123,6 +125,32 @@ def generate_completions(
     )
     model.train(was_training)
     return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)
+
+
+def sample_texts(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    sampling: Sampling,
+    logits_processor: Sequence[Any] = (),
+) -> tuple[list[list[int]], list[list[list[int]]], list[list[str]]]:
+    """Chat-encode `prompts` and sample each `sampling.samples` times: the prompts' token ids,
+    each prompt's completion ids and each prompt's decoded completions (special tokens
+    dropped), in prompt order. Seeding is the caller's (torch's global RNG)."""
+    n = sampling.samples
+    prompt_ids = encode_prompts(tokenizer, prompts)
+    outs = generate_completions(
+        model,
+        prompt_ids,
+        n,
+        sampling.max_new_tokens,
+        sampling.temperature,
+        logits_processor,
+        top_p=sampling.top_p,
+    )
+    completions = [outs[i * n : (i + 1) * n] for i in range(len(prompt_ids))]
+    texts = [[tokenizer.decode(c, skip_special_tokens=True) for c in row] for row in completions]
+    return prompt_ids, completions, texts
 
 
 @torch.no_grad()

@@ -14,6 +14,7 @@ from typing import Any
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.selectors.dynamic_sampling import DynamicSamplingConfig
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
@@ -363,6 +364,16 @@ class TrainConfig:
             len({self.train_seed, self.eval_seed}) == 2,
             "train_seed and eval_seed must differ: the held-out split must be held out",
         )
+
+    def rollout_sampling(self, samples: int | None = None) -> Sampling:
+        """How this run draws completions: `samples` per prompt (default: group_size) at its
+        max_new_tokens, temperature and top_p."""
+        n = self.group_size if samples is None else samples
+        return Sampling(n, self.max_new_tokens, self.temperature, self.top_p)
+
+    def eval_sampling(self) -> Sampling:
+        """How held-out tasks are sampled: eval_samples per task, as the rollouts are drawn."""
+        return self.rollout_sampling(self.eval_samples)
 
     def dynamic_sampling_config(self) -> DynamicSamplingConfig:
         """The DynamicSampling settings of this run (used when dynamic_sampling is on)."""

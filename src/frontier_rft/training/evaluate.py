@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.lm.rollout import encode_prompts, generate_completions
+from frontier_rft.lm.rollout import sample_texts
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
 from frontier_rft.tasks.taxonomy import classify_countdown_failure
@@ -80,34 +81,24 @@ def rollout_scores(
     tokenizer: Any,
     items: Sequence[TaskItem],
     verifier: Verifier,
-    samples: int,
-    max_new_tokens: int,
-    temperature: float = 1.0,
+    sampling: Sampling,
+    *,
     prompts_per_batch: int = 16,
     progress: bool = False,
     desc: str = "rollouts",
     leave: bool = True,
-    top_p: float = 1.0,
 ) -> tuple[np.ndarray, list[list[str]]]:
-    """(tasks, samples) rewards and the completion texts, generated in prompt batches at
-    `temperature` over the nucleus `top_p`; `progress` shows a bar counting prompts
-    (frontier_rft.progress)."""
-    scores = np.zeros((len(items), samples))
+    """(tasks, samples) rewards and the completion texts, drawn per `sampling` in batches of
+    `prompts_per_batch` prompts; `progress` shows a bar counting prompts."""
+    scores = np.zeros((len(items), sampling.samples))
     texts: list[list[str]] = []
     with progress_bar(len(items), desc, unit="prompt", enabled=progress, leave=leave) as bar:
         for lo in range(0, len(items), prompts_per_batch):
             chunk = items[lo : lo + prompts_per_batch]
-            prompt_ids = encode_prompts(tokenizer, [it.prompt for it in chunk])
-            outs = generate_completions(
-                model, prompt_ids, samples, max_new_tokens, temperature, top_p=top_p
-            )
-            for i, item in enumerate(chunk):
-                row = [
-                    tokenizer.decode(outs[i * samples + j], skip_special_tokens=True)
-                    for j in range(samples)
-                ]
+            _, _, rows = sample_texts(model, tokenizer, [it.prompt for it in chunk], sampling)
+            for i, (item, row) in enumerate(zip(chunk, rows, strict=True)):
                 scores[lo + i] = [verifier.score(item, t) for t in row]
-                texts.append(row)
+            texts.extend(rows)
             bar.update(len(chunk))
     return scores, texts
 
@@ -117,25 +108,24 @@ def evaluate_items(
     tokenizer: Any,
     items: Sequence[TaskItem],
     verifier: Verifier,
-    samples: int = 8,
+    sampling: Sampling,
+    *,
     ks: Sequence[int] = (1, 4, 8),
-    max_new_tokens: int = 40,
-    temperature: float = 1.0,
     success_threshold: float = 1.0,
     progress: bool = False,
     desc: str = "eval",
     leave: bool = True,
-    top_p: float = 1.0,
 ) -> EvalResult:
-    """Sample `samples` completions per task (at `temperature`, nucleus `top_p`); pass@k,
-    mean score and per-completion records (`progress`: a bar counting the tasks sampled)."""
+    """Sample each task per `sampling`; pass@k, mean score and per-completion records
+    (`progress`: a bar counting the tasks sampled)."""
     scores, texts = rollout_scores(
-        model, tokenizer, items, verifier, samples, max_new_tokens, temperature,
-        progress=progress, desc=desc, leave=leave, top_p=top_p,
-    )  # fmt: skip
+        model, tokenizer, items, verifier, sampling, progress=progress, desc=desc, leave=leave
+    )
     success = scores >= success_threshold
     counts = success.sum(axis=1)
-    pass_at = {k: float(np.mean([pass_at_k(samples, int(c), k) for c in counts])) for k in ks}
+    pass_at = {
+        k: float(np.mean([pass_at_k(sampling.samples, int(c), k) for c in counts])) for k in ks
+    }
     # The failure taxonomy is Countdown's (RLOO paper, appendix B.4); no other task has one.
     classify = classify_countdown_failure if items and items[0].domain == "countdown" else None
     records = []
@@ -156,7 +146,7 @@ def evaluate_items(
                 }
             )
     levels = np.array([it.level for it in items], dtype=np.int64)
-    return EvalResult(samples, scores, levels, pass_at, records)
+    return EvalResult(sampling.samples, scores, levels, pass_at, records)
 
 
 def outcome_histogram(scores: np.ndarray, threshold: float = 1.0) -> dict[str, Any]:

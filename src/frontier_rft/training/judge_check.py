@@ -120,22 +120,16 @@ def _measure(
     """Realised variances, judgments, parse rate and Spearman with the model as it is now."""
     import torch
 
+    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.training.evaluate import rollout_scores
     from frontier_rft.training.metis_judge_training import PolicyJudge
 
     torch.manual_seed(cfg.seed)
     t0 = time.perf_counter()
     with amp():
+        sampling = Sampling(cfg.samples, cfg.max_new_tokens, cfg.temperature, cfg.top_p)
         scores, _ = rollout_scores(
-            model,
-            tokenizer,
-            items,
-            verifier,
-            cfg.samples,
-            cfg.max_new_tokens,
-            cfg.temperature,
-            prompts_per_batch=cfg.batch_size,
-            top_p=cfg.top_p,
+            model, tokenizer, items, verifier, sampling, prompts_per_batch=cfg.batch_size
         )
     rollout_s = time.perf_counter() - t0
     variance = scores.var(axis=1)

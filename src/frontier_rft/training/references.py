@@ -35,8 +35,9 @@ def measure_references(
     seed: int = 0,
     progress: Any = None,
 ) -> dict[str, Any]:
-    """Success rates (reward >= 1) of both models on `config`'s training pool, `samples` each;
-    `progress(line)` gets a line per model, after a progress bar of its sampling."""
+    """Success rates (reward >= 1) of both models on `config`'s training pool, `samples` each
+    at `config`'s temperature and top_p; `progress(line)` gets a line per model, after a
+    progress bar of its sampling."""
     import torch
 
     from frontier_rft.lm.model_io import load_lm
@@ -55,9 +56,7 @@ def measure_references(
             tokenizer,
             items,
             suite.verifier,
-            samples,
-            config.max_new_tokens,
-            config.temperature,
+            config.rollout_sampling(samples),
             progress=progress is not None,
             desc=f"{name} reference",
         )
@@ -71,6 +70,8 @@ def measure_references(
         "train_size": config.train_size,
         "train_seed": config.train_seed,
         "samples": samples,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
         "weak_model": str(weak_dir),
         "strong_model": str(strong_dir),
         "keys": [task_key(it) for it in items],

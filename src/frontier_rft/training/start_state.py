@@ -17,7 +17,7 @@ def measure_start_state(
     model_dir: str, config: TrainConfig, tasks: int, samples: int, progress: bool = False
 ) -> dict[str, Any]:
     """Outcome mix (always / never / mixed solved, per level) on the training pool's first
-    tasks (`progress`: a bar counting the tasks sampled)."""
+    tasks, sampled as `config`'s rollouts are (`progress`: a bar counting the tasks sampled)."""
     import numpy as np
     import torch
 
@@ -30,7 +30,7 @@ def measure_start_state(
     items = train_split(suite, config.train_size, config.train_seed, config.levels)[:tasks]
     torch.manual_seed(config.seed)
     scores, _ = rollout_scores(
-        model, tokenizer, items, suite.verifier, samples, config.max_new_tokens,
+        model, tokenizer, items, suite.verifier, config.rollout_sampling(samples),
         progress=progress, desc="start state",
     )  # fmt: skip
     levels = np.array([it.level for it in items])
