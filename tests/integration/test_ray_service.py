@@ -457,3 +457,32 @@ def test_a_corrected_start_after_a_refused_one_succeeds_at_once(
     client.close()
     with pytest.raises(ValueError, match="was closed by this client"):
         client.select(2)  # not a TimeoutError after waiting reconnect_timeout_s for a restart
+
+
+def test_a_client_whose_service_never_comes_back_times_out_naming_it(ray_session: Any) -> None:
+    from frontier_rft.integrations.ray import connect, start_service
+
+    owner = start_service("svc-gone", make_selector("bots", make_pool()))
+    client = connect("svc-gone", reconnect_timeout_s=1)
+    assert client.select(2).shape == (2,)
+    ray_session.kill(owner.handle, no_restart=True)
+    msg = r"selector service 'svc-gone' did not come back within 1 s; restart it with start_service"
+    with pytest.raises(TimeoutError, match=msg):
+        client.select(2)
+    assert client.reconnects == 0
+
+
+def test_waiting_for_a_missing_actor_ends_at_the_deadline(ray_session: Any) -> None:
+    from frontier_rft.integrations.ray.actor_wait import wait_for_actor
+    from frontier_rft.integrations.ray.sharded_ray import RayShards
+
+    def missing() -> Any:
+        return ray_session.get_actor("no-such-actor")
+
+    with pytest.raises(ValueError, match="no-such-actor"):  # no message: Ray's own error
+        wait_for_actor(missing, time.monotonic() + 0.3)
+    with pytest.raises(TimeoutError, match="^gone$"):
+        wait_for_actor(missing, time.monotonic() + 0.3, attempt_s=5, gave_up="gone")
+    shards = RayShards("no-such-service", 1, owned=[None], reconnect_timeout_s=0.5)
+    with pytest.raises(TimeoutError, match=r"shard 0 of 'no-such-service' did not come back "):
+        shards._wait_alive(0, time.monotonic() + 0.3)
