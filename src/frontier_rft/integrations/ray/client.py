@@ -182,7 +182,10 @@ class ServiceClient:
         return self._call("select", True, batch_size, policy_version)  # type: ignore[no-any-return]
 
     def update(self, feedback: Feedback, *, idempotent: bool = True) -> dict[str, int]:
-        """Report rollouts; returns the acknowledgement once the service made it durable."""
+        """Report rollouts; returns the acknowledgement once the service made it durable.
+
+        A report re-sent after the actor died having applied it comes back as `duplicates`.
+        """
         return self._call("update", idempotent, feedback, idempotent=idempotent)  # type: ignore[no-any-return]
 
     def flush(self) -> int:
