@@ -54,6 +54,14 @@ def assert_tree_equal(a: Any, b: Any, path: str = "") -> None:
         assert a == b, f"{path}: {a!r} != {b!r}"
 
 
+def folded_state(target: SelectorService | Selector) -> dict[str, Any]:
+    """The selector's state but for its duplicate count: the service drops duplicates
+    before they reach its selector (and counts them in service/duplicates_dropped)."""
+    state = target.selector_state() if isinstance(target, SelectorService) else target.state_dict()
+    state["base"]["totals"].pop("duplicates_dropped")
+    return state
+
+
 def rollouts(ids: np.ndarray, rng: np.random.Generator, n: int = 4) -> tuple[np.ndarray, ...]:
     rep = np.repeat(ids, n)
     return rep, (rng.random(rep.shape[0]) < PASS[rep]).astype(np.float64)
@@ -135,7 +143,7 @@ def test_resume_after_crash_equals_uninterrupted_run(tmp_path: Path, name: str) 
     )
     assert resumed.replayed == crash_at % 37 > 0  # the last checkpoint was at 222
     assert resumed.seq == live.seq
-    assert_tree_equal(resumed.selector_state(), reference.state_dict())
+    assert_tree_equal(folded_state(resumed), folded_state(reference))
     assert_tree_equal(resumed.service_state(), live.service_state())
     for op in ops[crash_at:]:
         now[0] += 0.5
@@ -144,11 +152,13 @@ def test_resume_after_crash_equals_uninterrupted_run(tmp_path: Path, name: str) 
     for target in (live, resumed):
         target.flush()
     reference.flush()
-    assert_tree_equal(resumed.selector_state(), reference.state_dict())
+    assert_tree_equal(folded_state(resumed), folded_state(reference))
     assert_tree_equal(resumed.service_state(), live.service_state())
-    m = resumed.metrics()
-    assert m["feedback/rollouts"] == reference.metrics()["feedback/rollouts"] > 0
-    assert m["feedback/duplicates_dropped"] > 0  # the retries were dropped, not counted
+    m, ref = resumed.metrics(), reference.metrics()
+    assert m["feedback/rollouts"] == ref["feedback/rollouts"] > 0
+    # The retries were dropped, not counted: by the service, as the selector would.
+    assert m["service/duplicates_dropped"] == ref["feedback/duplicates_dropped"] > 0
+    assert m["feedback/duplicates_dropped"] == 0
     live.close()
     resumed.close()
 
@@ -223,7 +233,7 @@ def test_staleness_accept_drop_downweight() -> None:
 
     accept = fresh("accept")
     ack = accept.update(Feedback(rep, rew, step=0, policy_version=3))
-    assert ack == {"seq": 2, "lag": 7, "accepted": 80, "dropped": 0, "thinned": 0}
+    assert ack == {"seq": 2, "lag": 7, "accepted": 80, "dropped": 0, "thinned": 0, "duplicates": 0}
 
     drop = fresh("drop")
     assert drop.update(Feedback(rep, rew, step=0, policy_version=8))["accepted"] == 80
@@ -239,17 +249,113 @@ def test_staleness_accept_drop_downweight() -> None:
     for step, version, kept in ((0, 9, 40), (1, 8, 20), (2, 7, 0)):
         ack = down.update(Feedback(rep, rew, step=step, policy_version=version), idempotent=True)
         assert ack["accepted"] == kept
-    # A retry keeps the same seeded subset, so the selector drops it as a duplicate.
+    # A retry is a duplicate before it is thinned again: each group counts once.
     ack = down.update(Feedback(rep, rew, step=0, policy_version=9), idempotent=True)
-    assert ack["accepted"] == 40
+    assert ack["accepted"] == ack["thinned"] == 0 and ack["duplicates"] == 80
     down.flush()
     m = down.metrics()
-    assert m["feedback/rollouts"] == 60 and m["feedback/duplicates_dropped"] == 40
+    assert m["feedback/rollouts"] == 60 and m["service/duplicates_dropped"] == 80
     assert m["feedback/groups"] == 20  # every group kept, only thinner
-    assert m["service/thinned_rollouts"] == 40 + 60 + 40
+    assert m["service/thinned_rollouts"] == 40 + 60
     assert m["service/dropped_stale_rollouts"] == 80
     with pytest.raises(ValueError, match=r"needs Feedback\.policy_version"):
         down.update(Feedback(rep, rew, step=5))
+
+
+def _stale_service(
+    staleness: str, max_lag: int, checkpoint_dir: Path | None = None
+) -> SelectorService:
+    cfg = ServiceConfig(
+        staleness=staleness,
+        max_lag=max_lag,
+        downweight_decay=0.5,
+        checkpoint_dir=None if checkpoint_dir is None else str(checkpoint_dir),
+        checkpoint_every_s=0,
+    )
+    svc = SelectorService(make_selector("bots", make_pool()), cfg)
+    svc.set_policy_version(10)
+    return svc
+
+
+STALE = Feedback(np.repeat([1, 50], 8), np.ones(16), step=0, policy_version=8)  # lag 2
+
+
+@pytest.mark.parametrize(
+    ("staleness", "max_lag", "dropped", "thinned", "folded"),
+    [("drop", 1, 16, 0, 0), ("downweight", 2, 0, 12, 4)],  # decay 0.5 ** 2: 2 of 8 kept
+)
+def test_a_retried_stale_update_is_counted_once(
+    staleness: str, max_lag: int, dropped: int, thinned: int, folded: int
+) -> None:
+    """A re-sent group is a duplicate before its staleness is judged: dropped, thinned and
+    folded rollouts count each group once, as a shard counts them."""
+    svc = _stale_service(staleness, max_lag)
+    first = svc.update(STALE, idempotent=True)
+    retry = svc.update(STALE, idempotent=True)
+    svc.flush()
+    m = svc.metrics()
+    assert m["service/dropped_stale_rollouts"] == dropped
+    assert m["service/dropped_stale_updates"] == (1 if staleness == "drop" else 0)
+    assert m["service/thinned_rollouts"] == thinned
+    assert m["service/accepted_rollouts"] == m["feedback/rollouts"] == folded
+    assert m["service/duplicates_dropped"] == 16 and m["service/updates"] == 2
+    assert first["dropped"] + first["thinned"] + first["accepted"] == 16
+    assert first["duplicates"] == 0
+    assert retry == {
+        "seq": 3,
+        "lag": 2,
+        "accepted": 0,
+        "dropped": 0,
+        "thinned": 0,
+        "duplicates": 16,
+    }
+
+
+def test_a_folded_group_retried_after_the_trainer_moved_on_is_not_dropped_as_stale() -> None:
+    svc = _stale_service("drop", max_lag=1)
+    fb = Feedback(np.repeat([1, 50], 8), np.ones(16), step=0, policy_version=10)  # lag 0
+    assert svc.update(fb, idempotent=True)["accepted"] == 16
+    svc.set_policy_version(20)  # the retry now lags 10 > max_lag
+    ack = svc.update(fb, idempotent=True)
+    assert ack["dropped"] == 0 and ack["duplicates"] == 16
+    svc.flush()
+    m = svc.metrics()
+    assert m["feedback/rollouts"] == 16 and m["service/dropped_stale_rollouts"] == 0
+    assert m["service/dropped_stale_updates"] == 0 and m["service/duplicates_dropped"] == 16
+
+
+def test_a_non_idempotent_resend_is_counted_again() -> None:
+    svc = _stale_service("drop", max_lag=1)
+    for _ in range(2):
+        ack = svc.update(STALE)  # idempotent=False: the caller says every report is new
+        assert ack["dropped"] == 16 and ack["duplicates"] == 0
+    m = svc.metrics()
+    assert m["service/dropped_stale_rollouts"] == 32 and m["service/duplicates_dropped"] == 0
+
+
+@pytest.mark.parametrize("resume_from", ["checkpoint", "log"])
+def test_groups_seen_before_a_restart_stay_duplicates_after_it(
+    tmp_path: Path, resume_from: str
+) -> None:
+    """The groups the service has seen are part of its checkpoint and rebuilt by replay."""
+    live = _stale_service("drop", max_lag=1, checkpoint_dir=tmp_path / "live")
+    live.update(STALE, idempotent=True)  # dropped as stale
+    if resume_from == "checkpoint":
+        live.save()
+    crashed = tmp_path / "crashed"
+    shutil.copytree(tmp_path / "live", crashed, ignore=shutil.ignore_patterns("LOCK"))
+    cfg = dataclasses.replace(live.config, checkpoint_dir=str(crashed))
+    resumed = SelectorService(make_selector("bots", make_pool()), cfg)
+    assert resumed.replayed == (0 if resume_from == "checkpoint" else 2)
+    assert_tree_equal(resumed.service_state(), live.service_state())
+    assert "0" in resumed.service_state()["seen"]
+    for svc in (live, resumed):
+        assert svc.update(STALE, idempotent=True)["duplicates"] == 16
+    assert_tree_equal(resumed.service_state(), live.service_state())
+    assert_tree_equal(resumed.selector_state(), live.selector_state())
+    assert resumed.metrics()["service/dropped_stale_rollouts"] == 16
+    resumed.close()
+    live.close()
 
 
 def test_leases_expire_with_prioritized_inflight_timeout() -> None:
@@ -292,7 +398,8 @@ def worker(name: str, wid: int, workers: int, calls: int, seed: int) -> list[int
     """A rollout worker: select 1-4 tasks, report 4 rollouts each, retry every 7th report.
 
     Steps are unique per report (step = call * workers + wid), so the expected totals are
-    the sums of what was acknowledged. Returns [rollouts acknowledged, retried rollouts].
+    the sums of what was acknowledged. Returns [rollouts acknowledged, retried rollouts,
+    reconnects].
     """
     from frontier_rft.integrations.ray import connect
 
@@ -303,10 +410,11 @@ def worker(name: str, wid: int, workers: int, calls: int, seed: int) -> list[int
         ids = client.select(int(rng.integers(1, 5)), policy_version=i)
         fb = Feedback(*rollouts(ids, rng), step=i * workers + wid, policy_version=i)
         ack = client.update(fb, idempotent=True)
-        acked += ack["accepted"]
+        # Duplicates of a first report: the client re-sent it after the actor died, and
+        # the first delivery had been applied (its acknowledgement was lost).
+        acked += ack["accepted"] + ack["duplicates"]
         if i % 7 == 3:
-            client.update(fb, idempotent=True)
-            retried += ack["accepted"]
+            retried += client.update(fb, idempotent=True)["duplicates"]
     return [acked, retried, client.reconnects]
 
 
@@ -331,7 +439,7 @@ def test_eight_workers_lose_and_double_count_nothing(ray_session: Any, tmp_path:
     m = client.metrics()
     assert m["service/updates"] == 8 * 500 + sum(1 for i in range(500) if i % 7 == 3) * 8
     assert m["feedback/rollouts"] == acked  # every acknowledged rollout, once
-    assert m["feedback/duplicates_dropped"] == retried  # every retry dropped
+    assert m["service/duplicates_dropped"] == retried  # every retry dropped
     assert m["feedback/groups"] == acked // 4
     assert m["feedback/steps"] == 8 * 500
     assert m["feedback/pending_rollouts"] == 0
@@ -457,3 +565,32 @@ def test_a_corrected_start_after_a_refused_one_succeeds_at_once(
     client.close()
     with pytest.raises(ValueError, match="was closed by this client"):
         client.select(2)  # not a TimeoutError after waiting reconnect_timeout_s for a restart
+
+
+def test_a_client_whose_service_never_comes_back_times_out_naming_it(ray_session: Any) -> None:
+    from frontier_rft.integrations.ray import connect, start_service
+
+    owner = start_service("svc-gone", make_selector("bots", make_pool()))
+    client = connect("svc-gone", reconnect_timeout_s=1)
+    assert client.select(2).shape == (2,)
+    ray_session.kill(owner.handle, no_restart=True)
+    msg = r"selector service 'svc-gone' did not come back within 1 s; restart it with start_service"
+    with pytest.raises(TimeoutError, match=msg):
+        client.select(2)
+    assert client.reconnects == 0
+
+
+def test_waiting_for_a_missing_actor_ends_at_the_deadline(ray_session: Any) -> None:
+    from frontier_rft.integrations.ray.actor_wait import wait_for_actor
+    from frontier_rft.integrations.ray.sharded_ray import RayShards
+
+    def missing() -> Any:
+        return ray_session.get_actor("no-such-actor")
+
+    with pytest.raises(ValueError, match="no-such-actor"):  # no message: Ray's own error
+        wait_for_actor(missing, time.monotonic() + 0.3)
+    with pytest.raises(TimeoutError, match=r"^gone$"):
+        wait_for_actor(missing, time.monotonic() + 0.3, attempt_s=5, gave_up="gone")
+    shards = RayShards("no-such-service", 1, owned=[None], reconnect_timeout_s=0.5)
+    with pytest.raises(TimeoutError, match=r"shard 0 of 'no-such-service' did not come back "):
+        shards._wait_alive(0, time.monotonic() + 0.3)

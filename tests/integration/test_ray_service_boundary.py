@@ -236,6 +236,10 @@ def _damaged_dir(tmp_path: Path, name: str) -> tuple[Path, ServiceConfig]:
         (lambda d: _append(d, '{"seq": 3, "op": "select", "n": 1.5}'), "select size n"),
         (lambda d: _append(d, '{"op": "flush"}'), "its checkpoint or log is damaged"),
         (lambda d: _append(d, "[1, 2]"), "its checkpoint or log is damaged"),
+        (lambda d: _set_seen(d, [3]), "seen must map steps to task ids"),
+        (lambda d: _set_seen(d, {"x": [3]}), "a step of seen must be"),
+        (lambda d: _set_seen(d, {"0": [3, 3]}), r"seen\[0\] must be sorted, distinct"),
+        (lambda d: _set_seen(d, {"0": [10**6]}), r"seen\[0\] holds values outside"),
     ],
 )
 def test_a_damaged_directory_is_one_error_naming_it(
@@ -245,6 +249,14 @@ def test_a_damaged_directory_is_one_error_naming_it(
     damage(directory)
     with pytest.raises(ValueError, match=phrase):
         SelectorService(make_selector("mopps", POOL), cfg)
+
+
+def _set_seen(directory: Path, seen: object) -> None:
+    """Replace the delivered groups recorded in the newest service checkpoint."""
+    path = max(directory.glob("ckpt-*.json"))
+    state = json.loads(path.read_text(encoding="utf-8"))
+    state["seen"] = seen
+    path.write_text(json.dumps(state), encoding="utf-8")
 
 
 def _append(directory: Path, line: str) -> None:

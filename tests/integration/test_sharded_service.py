@@ -4,6 +4,7 @@ fed the same rounds, selection merges to one selector's choice (greedy) or law
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -460,3 +461,27 @@ def test_a_group_folded_before_its_reply_was_lost_is_not_dropped_as_stale_on_ret
     assert m["feedback/rollouts"] == 16
     assert m["service/dropped_stale_rollouts"] == 0
     assert m["service/accepted_rollouts"] == 16 and m["service/duplicates_dropped"] == 16
+
+
+def test_a_shard_checkpoint_with_its_groups_under_shard_still_resumes_them(
+    tmp_path: Path,
+) -> None:
+    """A development checkpoint of 0.2.0 kept a shard's delivered groups (and their
+    duplicate count) under "shard"; resuming one keeps them."""
+    pool = TaskPool(num_tasks=N)
+    cfg = ServiceConfig(checkpoint_dir=str(tmp_path), checkpoint_every_s=0)
+    shard = ShardService(make_selector("uniform", pool), cfg, shard=0, bounds=(0, N))
+    fb = Feedback(np.repeat([1, 5], 2), np.ones(4), step=0)
+    shard.update(fb, idempotent=True)
+    shard.update(fb, idempotent=True)
+    shard.close()
+    path = max(tmp_path.glob("ckpt-*.json"))
+    state = json.loads(path.read_text(encoding="utf-8"))
+    state["shard"]["seen"] = state.pop("seen")
+    state["shard"]["counts"]["duplicates_dropped"] = state["counts"].pop("duplicates_dropped")
+    path.write_text(json.dumps(state), encoding="utf-8")
+    resumed = ShardService(make_selector("uniform", pool), cfg, shard=0, bounds=(0, N))
+    assert resumed.update(fb, idempotent=True)["duplicates"] == 4
+    assert resumed.metrics()["service/duplicates_dropped"] == 8
+    assert resumed.service_state()["seen"] == {"0": [1, 5]}
+    resumed.close()

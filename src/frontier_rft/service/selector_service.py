@@ -21,6 +21,11 @@ Leases: every task handed out by `select` is leased until its results arrive. A 
 reported within `lease_timeout_selects` select calls (by default the prioritized
 selector's own `inflight_timeout`, so both send the task home at the same select) or
 `lease_timeout_s` seconds expires: it is dropped from the table and counted.
+
+Duplicates: the service remembers the (step, task) groups delivered to it, folded,
+thinned or dropped alike, over the selector's `dedupe_window`; an idempotent update drops
+the rollouts of groups it already had before judging staleness, so each group counts
+once in the counters, and the selector never sees a duplicate.
 """
 
 from __future__ import annotations
@@ -34,11 +39,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.pool_diff import pool_differences
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_int
+from frontier_rft.core.state_check import read_array, read_int
 from frontier_rft.selectors.persistence import load_selector, save_selector
 from frontier_rft.service.config import (
     DEFAULT_LEASE_SELECTS,
@@ -58,6 +64,9 @@ from frontier_rft.service.validation import (
 
 __all__ = ["STATE_VERSION", "SelectorService", "SelectorSpec", "ServiceConfig"]
 
+I64 = NDArray[np.int64]
+_EMPTY = np.zeros(0, dtype=np.int64)
+
 STATE_VERSION = 1
 """Version of the service's own checkpoint layout (ckpt-<seq>.json)."""
 _COUNTERS = (
@@ -76,6 +85,7 @@ _COUNTERS = (
     "unleased_reports",
     "max_lag",
     "poison_records_skipped",
+    "duplicates_dropped",
 )
 
 
@@ -117,6 +127,9 @@ class SelectorService:
         self.policy_version = -1
         """Newest policy version seen in select, update or set_policy_version (-1 = none)."""
         self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._seen: dict[int, I64] = {}
+        """Step -> sorted task ids of the groups delivered for it (folded, thinned or
+        dropped), over the selector's dedupe_window steps."""
         self._failed: BaseException | None = None
         self._replaying = False
         self._group = False  # inside update_many: records are fsynced once, at its end
@@ -189,10 +202,11 @@ class SelectorService:
         """Apply the staleness policy and record the feedback; durable when this returns.
 
         Returns the acknowledgement: `seq` of the operation, the `lag`, rollouts passed
-        to the selector (`accepted`), dropped as stale (`dropped`) and removed by
-        down-weighting (`thinned`); a shard adds `duplicates` (rollouts of groups it already
-        had). With `idempotent=True` a retried delivery of a (step, task) group is not
-        counted twice (docs/contract.md).
+        to the selector (`accepted`), dropped as stale (`dropped`), removed by
+        down-weighting (`thinned`) and dropped as duplicates (`duplicates`). With
+        `idempotent=True` the rollouts of a (step, task) group the service already had are
+        duplicates, recognised before staleness is judged, so a retried delivery counts
+        once in every counter (docs/contract.md).
         """
         self._check_alive()
         return self._update(self._check(feedback, self.policy_version), idempotent)
@@ -324,6 +338,7 @@ class SelectorService:
             "semantics": self.config.semantics(),
             "policy_version": self.policy_version,
             "counts": dict(self._counts),
+            "seen": {str(s): v.tolist() for s, v in self._seen.items()},
             **self.leases.state(),
         }
 
@@ -362,10 +377,10 @@ class SelectorService:
         cfg = self.config
         current = self.policy_version if version is None else max(self.policy_version, version)
         lag = 0 if version is None else current - version
-        # A shard drops re-delivered groups here, before judging staleness, so each group
-        # counts once whatever its lag is now; the single service leaves it to its selector.
+        # Re-delivered groups go before staleness is judged, so each group counts once
+        # whatever its lag is now (a retry may arrive after the trainer moved on).
         new = self._screen(ids, step, idempotent)
-        new_ids, new_rewards = (ids, rewards) if new is None else (ids[new], rewards[new])
+        new_ids, new_rewards = ids[new], rewards[new]
         n_in = int(new_ids.shape[0])
         keep_ids, keep_rewards = new_ids, new_rewards
         drop = cfg.staleness != "accept" and lag > cfg.max_lag and n_in > 0
@@ -404,17 +419,33 @@ class SelectorService:
             "accepted": accepted,
             "dropped": n_in if drop else 0,
             "thinned": 0 if drop else n_in - accepted,
+            "duplicates": int(ids.shape[0]) - n_in,
         }
-        if new is not None:
-            ack["duplicates"] = int(ids.shape[0]) - n_in
         return ack
 
-    def _screen(
-        self, ids: NDArray[np.int64], step: int, idempotent: bool
-    ) -> NDArray[np.bool_] | None:
-        """Which rollouts belong to groups not delivered before (None: all, the selector
-        de-duplicates them itself); a shard overrides it."""
-        return None
+    def _screen(self, ids: I64, step: int, idempotent: bool) -> NDArray[np.bool_]:
+        """Rollouts of (step, task) groups not delivered before, recording them whether
+        they are then folded, thinned or dropped as stale. With idempotent delivery the
+        others are duplicates, dropped before the staleness decision: a re-delivered group
+        counts once, and a group folded before its reply was lost is not dropped as stale
+        when its retry arrives after the trainer moved on."""
+        seen = self._seen.get(step, _EMPTY)
+        tasks = np.unique(ids)  # a few dozen groups: compare those, not every rollout
+        pos = np.searchsorted(seen, tasks)
+        old = pos < seen.shape[0]
+        old[old] = seen[pos[old]] == tasks[old]
+        if not old.all():
+            self._seen[step] = np.insert(seen, pos[~old], tasks[~old])
+            # The selector's own rule (Selector._prune_seen): forget the steps dedupe_window
+            # or more behind the newest (the window the docs promise).
+            oldest = max(self._seen) - self.selector.config.dedupe_window
+            for s in [s for s in self._seen if s <= oldest]:
+                del self._seen[s]
+        if not idempotent or not old.any():
+            return np.ones(ids.shape[0], dtype=np.bool_)
+        keep: NDArray[np.bool_] = ~np.isin(ids, tasks[old])
+        self._counts["duplicates_dropped"] += int((~keep).sum())
+        return keep
 
     def _deliver(
         self,
@@ -425,7 +456,8 @@ class SelectorService:
         idempotent: bool,
     ) -> None:
         """Hand accepted rollouts to the selector (a shard buffers them instead)."""
-        self.selector.update(Feedback(ids, rewards, step, version), idempotent=idempotent)
+        if ids.shape[0]:  # none when every group was a duplicate
+            self.selector.update(Feedback(ids, rewards, step, version), idempotent=idempotent)
 
     def _thin(
         self,
@@ -569,8 +601,27 @@ class SelectorService:
         self.policy_version = read_int(state, "policy_version", who, lo=-1)  # -1: none yet
         counts = {k: state["counts"].get(k, 0) for k in _COUNTERS}
         self._counts = {k: read_int(counts, k, who) for k in _COUNTERS}
+        self._seen = self._read_seen(state.get("seen", {}), who)
         self._init_leases()
         self.leases.load(state)
+
+    def _read_seen(self, seen: Any, who: str) -> dict[int, I64]:
+        """The checkpoint's delivered groups: sorted, distinct task ids of this pool per step
+        (a checkpoint written before groups were recorded has none)."""
+        out: dict[int, I64] = {}
+        if not isinstance(seen, Mapping):
+            raise ValueError(f"{who} state: seen must map steps to task ids")
+        for key in seen:
+            number = int(key) if isinstance(key, str) and key.isdecimal() and len(key) < 17 else key
+            step = bounded_int(number, f"{who} state: a step of seen")
+            name = f"seen[{step}]"
+            tasks = read_array(
+                {name: seen[key]}, name, who, np.int64, lo=0, hi=self.selector.num_tasks - 1
+            )
+            if np.any(np.diff(tasks) <= 0):
+                raise ValueError(f"{who} state: {name} must be sorted, distinct task ids")
+            out[step] = tasks
+        return out
 
     def _replay_update(self, r: dict[str, Any]) -> None:
         """A logged update; one that fails the boundary checks (written by a version

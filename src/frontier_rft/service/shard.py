@@ -1,9 +1,9 @@
 """One shard of a sharded selector service: a SelectorService over a slice of the pool.
 
-Everything of SelectorService holds (staleness, leases, checkpoint + write-ahead log,
-exact resume); a shard differs in how feedback reaches its selector. Accepted rollouts
-are de-duplicated here, by (step, task) over the selector's `dedupe_window`, and held in
-a fold buffer; the driver folds them in rounds (`sharded.py`):
+Everything of SelectorService holds (staleness, leases, de-duplication by (step, task)
+before staleness is judged, checkpoint + write-ahead log, exact resume); a shard differs
+in how feedback reaches its selector. Accepted rollouts are held in a fold buffer; the
+driver folds them in rounds (`sharded.py`):
 
 - `prepare()` (read only) returns how many buffered pieces the round may fold (`cut`)
   and, for BOTS-family selectors, their per-step summary (`bots_shard.summarize`);
@@ -45,7 +45,6 @@ __all__ = ["ShardService"]
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
 Piece = tuple[I64, F64, int, int | None]
-_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 class ShardService(SelectorService):
@@ -63,10 +62,9 @@ class ShardService(SelectorService):
         self.shard = shard
         self.bounds = tuple(bounds)  # the partition's task-id boundaries (for clients)
         self._pieces: list[Piece] = []  # accepted, de-duplicated, not yet folded
-        self._seen: dict[int, I64] = {}  # step -> sorted local task ids delivered
         self._round = 0
         self._reply: dict[str, Any] | None = None  # the last round's reply
-        self._shard_counts = {"duplicates_dropped": 0, "rounds": 0}
+        self._shard_counts = {"rounds": 0}
         super().__init__(selector, config, clock=clock)
 
     @property
@@ -223,29 +221,6 @@ class ShardService(SelectorService):
         if logged is not None and ids != logged:
             raise RuntimeError(f"shard {self.shard}: replay diverged at operation {self.seq + 1}")
 
-    def _screen(self, ids: I64, step: int, idempotent: bool) -> NDArray[np.bool_]:
-        """Rollouts of (step, task) groups this shard has not had, recording them whether
-        they are then folded, thinned or dropped as stale. With idempotent delivery the
-        others are duplicates, dropped before the staleness decision: a re-delivered group
-        counts once, and a group folded before its reply was lost is not dropped as stale
-        when its retry arrives after the trainer moved on."""
-        seen = self._seen.get(step, _EMPTY)
-        tasks = np.unique(ids)  # a few dozen groups: compare those, not every rollout
-        pos = np.searchsorted(seen, tasks)
-        old = pos < seen.shape[0]
-        old[old] = seen[pos[old]] == tasks[old]
-        if not old.all():
-            self._seen[step] = np.insert(seen, pos[~old], tasks[~old])
-            if len(self._seen) > 1 and step == max(self._seen):
-                window = int(getattr(self.selector.config, "dedupe_window", 64))
-                for s in [s for s in self._seen if s <= step - window]:
-                    del self._seen[s]
-        if not idempotent or not old.any():
-            return np.ones(ids.shape[0], dtype=np.bool_)
-        keep: NDArray[np.bool_] = ~np.isin(ids, tasks[old])
-        self._shard_counts["duplicates_dropped"] += int((~keep).sum())
-        return keep
-
     def _deliver(
         self, ids: I64, rewards: F64, step: int, version: int | None, idempotent: bool
     ) -> None:
@@ -270,7 +245,6 @@ class ShardService(SelectorService):
         state["shard"] = {
             "index": self.shard,
             "pieces": [[p[0].tolist(), p[1].tolist(), p[2], p[3]] for p in self._pieces],
-            "seen": {str(s): v.tolist() for s, v in self._seen.items()},
             "round": self._round,
             "reply": self._reply,
             "counts": dict(self._shard_counts),
@@ -284,9 +258,11 @@ class ShardService(SelectorService):
             (np.asarray(i, dtype=np.int64), np.asarray(r, dtype=np.float64), int(s), v)
             for i, r, s, v in sh["pieces"]
         ]
-        self._seen = {int(s): np.asarray(v, dtype=np.int64) for s, v in sh["seen"].items()}
         self._round, self._reply = int(sh["round"]), sh["reply"]
-        self._shard_counts = {k: int(v) for k, v in sh["counts"].items()}
+        self._shard_counts = {"rounds": int(sh["counts"]["rounds"])}
+        if "seen" in sh:  # a development checkpoint of 0.2.0 kept a shard's groups here
+            self._seen = self._read_seen(sh["seen"], "service checkpoint")
+            self._counts["duplicates_dropped"] = int(sh["counts"].get("duplicates_dropped", 0))
 
     def metrics(self) -> dict[str, float]:
         out = super().metrics()

@@ -27,6 +27,7 @@ from ray.exceptions import RayActorError
 
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.ray.actor_wait import POLL_S, get_resending, wait_for_actor
 from frontier_rft.service.config import SelectorSpec, ServiceConfig
 from frontier_rft.service.selector_service import SelectorService
 
@@ -76,28 +77,27 @@ def start_service(
     if detached:
         options["lifetime"] = "detached"
     deadline = time.monotonic() + timeout_s
-    stale_failures = 0
-    while True:
+    created: list[Any] = []
+
+    def create() -> Any:
+        created.append(actor_cls.options(**options).remote(spec, config))
+        return created[-1]
+
+    for attempt in range(2):
         try:
-            handle: Any = actor_cls.options(**options).remote(spec, config)
-            ray.get(handle.__ray_ready__.remote(), timeout=max(deadline - time.monotonic(), 1))
+            # Waits out a name that still belongs to a dying actor (ray.kill is asynchronous).
+            handle = wait_for_actor(create, deadline, wait_out_init_failure=False)
             break
-        except (ValueError, RayActorError) as exc:
-            init_failed = isinstance(exc, RayActorError) and exc.actor_init_failed
-            if init_failed and stale_failures == 0:
-                # The name may still hold an actor whose constructor failed for an earlier
-                # call (get_if_exists hands it back): free the name and build once more.
-                stale_failures += 1
-                ray.kill(handle, no_restart=True)
-                time.sleep(0.1)
-                continue
-            if isinstance(exc, RayActorError) and init_failed:
+        except RayActorError as exc:
+            if not exc.actor_init_failed:
+                raise  # still dying or not answering at the deadline
+            if attempt == 1:
                 # This call's own constructor error (e.g. a mismatching checkpoint_dir).
                 raise _constructor_error(exc) from None
-            if time.monotonic() >= deadline:
-                raise
-            # The name still belongs to a dying actor (ray.kill is asynchronous): retry.
-            time.sleep(0.1)
+            # The name may still hold an actor whose constructor failed for an earlier call
+            # (get_if_exists hands it back): free the name and build once more.
+            ray.kill(created[-1], no_restart=True)
+            time.sleep(POLL_S)
     _check_identity(name, handle, spec, config or ServiceConfig(), deadline)
     return ServiceClient(name, namespace=namespace, handle=handle)
 
@@ -182,7 +182,10 @@ class ServiceClient:
         return self._call("select", True, batch_size, policy_version)  # type: ignore[no-any-return]
 
     def update(self, feedback: Feedback, *, idempotent: bool = True) -> dict[str, int]:
-        """Report rollouts; returns the acknowledgement once the service made it durable."""
+        """Report rollouts; returns the acknowledgement once the service made it durable.
+
+        A report re-sent after the actor died having applied it comes back as `duplicates`.
+        """
         return self._call("update", idempotent, feedback, idempotent=idempotent)  # type: ignore[no-any-return]
 
     def flush(self) -> int:
@@ -218,27 +221,20 @@ class ServiceClient:
                 "resumes it (from its checkpoint_dir, if it has one)"
             )
         deadline = time.monotonic() + self.reconnect_timeout_s
-        while True:
-            try:
-                return ray.get(getattr(self.handle, method).remote(*args, **kwargs))
-            except RayActorError:
-                if not retry or time.monotonic() >= deadline:
-                    raise
-                self._reattach(deadline)
+        return get_resending(
+            lambda: getattr(self.handle, method).remote(*args, **kwargs),
+            lambda: self._reattach(deadline),
+            deadline,
+            retry=retry,
+        )
 
     def _reattach(self, deadline: float) -> None:
         """Wait for a live actor under the same name (restarted by Ray or by a driver)."""
-        while True:
-            try:
-                handle = ray.get_actor(self.name, self.namespace)
-                ray.get(handle.__ray_ready__.remote(), timeout=5)
-                self.handle = handle
-                self.reconnects += 1
-                return
-            except (ValueError, RayActorError, ray.exceptions.GetTimeoutError):
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(
-                        f"selector service {self.name!r} did not come back within "
-                        f"{self.reconnect_timeout_s} s; restart it with start_service"
-                    ) from None
-                time.sleep(0.1)
+        self.handle = wait_for_actor(
+            lambda: ray.get_actor(self.name, self.namespace),
+            deadline,
+            attempt_s=5,
+            gave_up=f"selector service {self.name!r} did not come back within "
+            f"{self.reconnect_timeout_s} s; restart it with start_service",
+        )
+        self.reconnects += 1

@@ -21,13 +21,14 @@ non-idempotent client's update is never re-sent (it may or may not have been app
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError
 
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.integrations.ray.actor_wait import get_resending, wait_for_actor
 from frontier_rft.service.config import SelectorSpec, ServiceConfig
 from frontier_rft.service.shard_async import AsyncShardActor
 from frontier_rft.service.sharded import (
@@ -104,34 +105,28 @@ class RayShards:
         out: list[Any] = [None] * self.num_shards
         deadline = time.monotonic() + self.reconnect_timeout_s
         for s, ref in refs.items():
-            while True:
-                try:
-                    out[s] = ray.get(ref)
-                    break
-                except RayActorError:
-                    if not retry or time.monotonic() >= deadline:
-                        raise
-                    self._wait_alive(s, deadline)
-                    a = args[s]
-                    assert a is not None
-                    ref = getattr(self.handles[s], method).remote(*a)
-                    self.resends += 1
+            out[s] = get_resending(
+                partial(self._resend, s, method, args[s]),
+                partial(self._wait_alive, s, deadline),
+                deadline,
+                retry=retry,
+                ref=ref,
+            )
         return out
 
+    def _resend(self, s: int, method: str, args: tuple[Any, ...] | None) -> Any:
+        assert args is not None
+        self.resends += 1
+        return getattr(self.handles[s], method).remote(*args)
+
     def _wait_alive(self, s: int, deadline: float) -> None:
-        while True:
-            try:
-                handle = ray.get_actor(shard_name(self.name, s), self.namespace)
-                ray.get(handle.__ray_ready__.remote(), timeout=5)
-                self.handles[s] = handle
-                return
-            except (ValueError, RayActorError, GetTimeoutError):
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(
-                        f"shard {s} of {self.name!r} did not come back within "
-                        f"{self.reconnect_timeout_s} s"
-                    ) from None
-                time.sleep(0.1)
+        self.handles[s] = wait_for_actor(
+            lambda: ray.get_actor(shard_name(self.name, s), self.namespace),
+            deadline,
+            attempt_s=5,
+            gave_up=f"shard {s} of {self.name!r} did not come back within "
+            f"{self.reconnect_timeout_s} s",
+        )
 
 
 def start_sharded_service(
