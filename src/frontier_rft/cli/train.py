@@ -29,6 +29,7 @@ from frontier_rft.cli.common import (
 )
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import field_docs
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.reporting.runs import (
     compare_runs,
     compare_seeds,
@@ -230,6 +231,8 @@ _EVAL_DEFAULTS: dict[str, Any] = {
     "samples": 8,
     "k": (1, 4, 8),
     "max_new_tokens": 40,
+    "temperature": 1.0,
+    "top_p": 1.0,
 }
 """Defaults of the `evaluate --model` flags (None in the parser: a flag given is known)."""
 _MODEL_ONLY = (*_EVAL_DEFAULTS, "out")
@@ -271,6 +274,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             f"--k {','.join(map(str, ks))}: every k must lie in [1, --samples {samples}]; "
             "lower --k or raise --samples"
         )
+    try:
+        sampling = Sampling(samples, opts["max_new_tokens"], opts["temperature"], opts["top_p"])
+    except ValueError as exc:
+        raise UsageError(f"{exc} (--samples, --max-new-tokens, --temperature, --top-p)") from None
     dirs = []
     for path in args.model:  # a run directory means its final model
         final = Path(path) / "final"
@@ -279,7 +286,6 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import torch
 
     from frontier_rft.lm.model_io import load_lm
-    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.evaluate import evaluate_items, write_eval
 
@@ -291,11 +297,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         torch.manual_seed(opts["eval_seed"])
         name = Path(path).resolve().name
         result = evaluate_items(
-            model, tokenizer, items, suite.verifier, Sampling(samples, opts["max_new_tokens"]),
-            ks=ks, progress=True, desc=f"eval {name}",
+            model, tokenizer, items, suite.verifier, sampling, ks=ks, progress=True,
+            desc=f"eval {name}",
         )  # fmt: skip
         if args.out:
-            write_eval(result, Path(args.out) / name, model=str(directory))
+            write_eval(
+                result,
+                Path(args.out) / name,
+                model=str(directory),
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+            )
         rows.append((str(path), result.summary()))
     print(runs_table(rows))
     return 0
@@ -435,6 +447,16 @@ def add_commands(sub: Any) -> None:
         "--max-new-tokens",
         type=int,
         help=f"longest completion{with_model} (default: {d['max_new_tokens']})",
+    )
+    p.add_argument(
+        "--temperature",
+        type=float,
+        help=f"sampling temperature, as the run sampled{with_model} (default: {d['temperature']})",
+    )
+    p.add_argument(
+        "--top-p",
+        type=float,
+        help=f"nucleus of the sampling, as the run sampled{with_model} (default: {d['top_p']})",
     )
     p.add_argument(
         "--out",

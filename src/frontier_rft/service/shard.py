@@ -260,7 +260,7 @@ class ShardService(SelectorService):
         ]
         self._round, self._reply = int(sh["round"]), sh["reply"]
         self._shard_counts = {"rounds": int(sh["counts"]["rounds"])}
-        if "seen" in sh:  # a development checkpoint of 0.2.0 kept a shard's groups here
+        if "seen" in sh:  # checkpoints from before the shared screen kept them here
             self._seen = self._read_seen(sh["seen"], "service checkpoint")
             self._counts["duplicates_dropped"] = int(sh["counts"].get("duplicates_dropped", 0))
 
