@@ -283,6 +283,11 @@ def loss(sim: dict[str, float], real: dict[str, Any], names: Sequence[str]) -> f
 
 
 # ----------------------------------------------------------------------------- commands
+def _provenance(command: str) -> dict[str, str]:
+    """What every result file of this script starts with: its command, date and commit."""
+    return {"command": command, "date": date.today().isoformat(), "commit": _git_commit()}
+
+
 def _git_commit() -> str:
     """HEAD, flagged when the predictor's code (src/, benchmarks/) differs from it; result
     files (benchmarks/results/) do not count."""
@@ -340,9 +345,7 @@ def cmd_fit(args: argparse.Namespace, command: str) -> int:
                 print(f"[fit] {i}/{len(todo)}  {time.perf_counter() - start:.0f}s", file=sys.stderr)
     cache_path.write_text(json.dumps(cache), encoding="utf-8")
     summary = {
-        "command": command,
-        "date": date.today().isoformat(),
-        "commit": _git_commit(),
+        **_provenance(command),
         "fit_seeds": list(FIT_SEEDS),
         "static_fit": static_fit(),
         "grid": GRID,
@@ -501,9 +504,7 @@ def check_scenario(out: Path) -> None:
 def cmd_compare(args: argparse.Namespace, command: str) -> int:
     check_scenario(Path(args.out))
     doc: dict[str, Any] = {
-        "command": command,
-        "date": date.today().isoformat(),
-        "commit": _git_commit(),
+        **_provenance(command),
         "seeds": list(REPORT_SEEDS),
         "testbed": TESTBED,
         "pools": {},
@@ -577,9 +578,7 @@ pairs with its prediction by label; dapo has a real result and anchors the other
 
 def cmd_predict(args: argparse.Namespace, command: str) -> int:
     doc: dict[str, Any] = {
-        "command": command,
-        "date": date.today().isoformat(),
-        "commit": _git_commit(),
+        **_provenance(command),
         "seeds": list(REPORT_SEEDS),
         "testbed": TESTBED,
         "pools": {},
