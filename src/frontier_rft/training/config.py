@@ -315,11 +315,8 @@ class TrainConfig:
             self.batch_size <= self.train_size,
             f"batch_size ({self.batch_size}) must not exceed train_size ({self.train_size})",
         )
-        _positive("temperature", self.temperature)
-        check(
-            0.0 < self.top_p <= 1.0,
-            f"top_p must lie in (0, 1] (1.0 = no truncation), got {self.top_p!r}",
-        )
+        _positive("temperature", self.temperature)  # > 0: the loss divides logits by it
+        self.rollout_sampling()  # Sampling holds the rule for top_p, (0, 1]
         _positive("lr", self.lr)
         for name in ("weight_decay", "max_grad_norm", "kl_coef", "entropy_coef", "clip_eps"):
             _nonneg(name, getattr(self, name))

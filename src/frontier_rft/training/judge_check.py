@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.core.config import check, check_field_types
+from frontier_rft.lm.sampling import Sampling
 from frontier_rft.selectors.metis_judge import (
     ALLOWED_VALUES,
     parse_judgment,
@@ -80,13 +81,17 @@ class JudgeCheckConfig:
         for name in ("judge_max_new_tokens", "batch_size", "warmup_batch"):
             check(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
         check(self.temperature > 0, f"temperature must be > 0, got {self.temperature}")
-        check(0 < self.top_p <= 1, f"top_p must lie in (0, 1], got {self.top_p}")
+        self.rollout_sampling()  # Sampling holds the rule for top_p, (0, 1]
         check(self.warmup_steps >= 0, f"warmup_steps must be >= 0, got {self.warmup_steps}")
         check(
             0 <= self.warmup_below <= 1,
             f"warmup_below must lie in [0, 1], got {self.warmup_below}",
         )
         check(self.warmup_lr > 0, f"warmup_lr must be > 0, got {self.warmup_lr}")
+
+    def rollout_sampling(self) -> Sampling:
+        """How the rollouts behind the realised variances are drawn."""
+        return Sampling(self.samples, self.max_new_tokens, self.temperature, self.top_p)
 
 
 def spearman(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float | None:
@@ -120,17 +125,16 @@ def _measure(
     """Realised variances, judgments, parse rate and Spearman with the model as it is now."""
     import torch
 
-    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.training.evaluate import rollout_scores
     from frontier_rft.training.metis_judge_training import PolicyJudge
 
     torch.manual_seed(cfg.seed)
     t0 = time.perf_counter()
     with amp():
-        sampling = Sampling(cfg.samples, cfg.max_new_tokens, cfg.temperature, cfg.top_p)
         scores, _ = rollout_scores(
-            model, tokenizer, items, verifier, sampling, prompts_per_batch=cfg.batch_size
-        )
+            model, tokenizer, items, verifier, cfg.rollout_sampling(),
+            prompts_per_batch=cfg.batch_size,
+        )  # fmt: skip
     rollout_s = time.perf_counter() - t0
     variance = scores.var(axis=1)
     judged, pool = items[: cfg.prompts], items[cfg.prompts :]
