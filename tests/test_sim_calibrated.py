@@ -126,6 +126,55 @@ def test_rollout_noise_spreads_group_means_beyond_binomial() -> None:
     assert means[1].var() > 1.5 * means[0].var()  # overdispersed
 
 
+def test_gradient_noise_takes_its_share_of_the_normalised_step() -> None:
+    """sigma^2 sum_g A_g^2 / B^2 joins |u|^2 + sum_g s_g^2 in the normaliser: one group
+    (A = B = 1) steps lr w / sqrt(|w|^2 + sigma^2); two mixed groups of the same skills
+    (u = w, noise sigma^2 / 2) step further; one mixed of two groups (u = w / 2, noise
+    sigma^2 / 4) steps as one group alone."""
+    sigma = 3.0
+    one = learner(gradient_noise=sigma)
+    w = one.train_tasks.weights[7]
+    one.train(batch_of([7], [HALF]))
+    np.testing.assert_allclose(
+        one.theta - one.theta0, 0.1 * w / math.sqrt(w @ w + sigma**2), rtol=1e-6
+    )
+    same = np.flatnonzero(
+        (one.train_tasks.level == one.train_tasks.level[7]) & (np.arange(one.pool.num_tasks) != 7)
+    )
+    two = learner(gradient_noise=sigma)
+    two.train(batch_of([7, int(same[0])], [HALF, HALF]))
+    np.testing.assert_allclose(
+        two.theta - two.theta0, 0.1 * w / math.sqrt(w @ w + sigma**2 / 2), rtol=1e-6
+    )
+    diluted = learner(gradient_noise=sigma)
+    diluted.train(batch_of([7, int(same[0])], [HALF, [1.0] * 8]))
+    np.testing.assert_allclose(diluted.theta, one.theta, rtol=1e-6)
+
+
+def test_task_drift_walks_every_training_and_held_out_task() -> None:
+    delta = 0.2
+    sim = learner(task_drift=delta)
+    start_margin = sim.train_tasks.weights @ sim.theta - sim.train_tasks.difficulty
+    for _ in range(25):  # zero-spread groups: only the drift moves anything
+        sim.train(batch_of([0], [[1.0] * 8]))
+    moved = sim.train_tasks.weights @ sim.theta - sim.train_tasks.difficulty - start_margin
+    assert np.allclose(moved, 0.0)
+    np.testing.assert_allclose(sim.pass_rates(), _sigmoid(start_margin + sim.drift), rtol=1e-9)
+    e = sim.eval_tasks
+    held_out = _sigmoid(e.weights @ sim.theta - e.difficulty + sim.eval_drift).mean()
+    assert sim.score() == pytest.approx(held_out, rel=1e-9)
+    # a random walk: after 25 steps each task's drift has variance 25 delta^2
+    assert sim.drift.var() == pytest.approx(25 * delta**2, rel=0.1)
+    assert sim.eval_drift.var() == pytest.approx(25 * delta**2, rel=0.15)
+    assert abs(sim.drift.mean()) < 0.1
+
+
+def test_negative_noise_fields_are_refused() -> None:
+    for field in ("gradient_noise", "task_drift"):
+        with pytest.raises(ValueError, match=field):
+            get_scenario("small-pool", **{field: -0.1})
+
+
 def test_zero_spread_groups_move_nothing_under_adam() -> None:
     sim = learner(specific_share=2.0, interference=1.0)
     before = sim.pass_rates().copy()

@@ -120,6 +120,9 @@ class SimulatedLearner:
         """Running mean of squared update norms (optimizer 'adam'), before bias correction."""
         self.times_trained = np.zeros(cfg.num_tasks)
         """Groups with reward spread trained per task (fading transfer counts them)."""
+        self.drift = np.zeros(cfg.num_tasks)
+        """Each training task's accumulated random logit drift (`task_drift`)."""
+        self.eval_drift = np.zeros(cfg.eval_tasks)
         self.steps_trained = 0
         self.pool = self._build_pool(world)
 
@@ -136,7 +139,7 @@ class SimulatedLearner:
 
     def _train_margins(self) -> F64:
         t, cfg = self.train_tasks, self.cfg
-        margin: F64 = t.weights @ self.theta + self.memory - t.difficulty
+        margin: F64 = t.weights @ self.theta + self.memory - t.difficulty + self.drift
         if cfg.specific_share > 0:
             margin = margin + cfg.specific_gain * self.specific - self.interference()
         return margin
@@ -144,7 +147,7 @@ class SimulatedLearner:
     def score(self) -> float:
         """Expected pass rate on the held-out tasks (the learning-curve y-axis)."""
         t = self.eval_tasks
-        margin = t.weights @ self.theta - t.difficulty - self.interference()
+        margin = t.weights @ self.theta - t.difficulty - self.interference() + self.eval_drift
         return float(_sigmoid(self.cfg.slope * margin).mean())
 
     def rollout(self, ids: I64, n: int) -> F64:
@@ -176,7 +179,12 @@ class SimulatedLearner:
             step = cfg.learning_rate * room * (transfer @ weights) / groups
         else:
             update = (transfer @ weights) / groups
-            scale = self._adam_scale(update, own)
+            # the policy-gradient estimate's noise: independent per group, so its square adds
+            # up over groups while the signal adds up coherently; it takes its share of each
+            # normalised step in directions no task measures (a batch with more groups with
+            # reward spread therefore moves skills further per step)
+            noise_sq = cfg.gradient_noise**2 * float(signal @ signal) / groups**2
+            scale = self._adam_scale(update, own, noise_sq)
             step = cfg.learning_rate * scale * room * update
         if cfg.forgetting > 0:
             unused = weights[signal > 0].sum(axis=0) == 0
@@ -186,13 +194,16 @@ class SimulatedLearner:
             if cfg.specific_decay > 0:
                 self.specific *= 1.0 - cfg.specific_decay
             np.add.at(self.specific, batch.task_ids, cfg.learning_rate * scale * own)
+        if cfg.task_drift > 0:  # every step moves every prompt a little, in its own way
+            self.drift += cfg.task_drift * self.rng.standard_normal(self.drift.shape[0])
+            self.eval_drift += cfg.task_drift * self.rng.standard_normal(self.eval_drift.shape[0])
         np.add.at(self.memory, batch.task_ids, cfg.memory_rate * signal)
         np.add.at(self.times_trained, batch.task_ids, (signal > 0).astype(np.float64))
         self.steps_trained += 1
 
-    def _adam_scale(self, update: F64, own: F64) -> float:
+    def _adam_scale(self, update: F64, own: F64, noise_sq: float) -> float:
         """One over the running (bias-corrected) RMS of the update's norm, as AdamW scales."""
-        sq = float(update @ update + own @ own)
+        sq = float(update @ update + own @ own) + noise_sq
         self.update_sq = ADAM_BETA2 * self.update_sq + (1.0 - ADAM_BETA2) * sq
         v_hat = self.update_sq / (1.0 - ADAM_BETA2 ** (self.steps_trained + 1))
         return float(1.0 / (np.sqrt(v_hat) + _ADAM_EPS))

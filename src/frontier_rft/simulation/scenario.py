@@ -77,6 +77,10 @@ class ScenarioConfig:
     """gamma: per-step decay of the task-specific displacement (later updates overwrite it)."""
     rollout_noise: float = 0.0
     """tau: std of each group's own logit shift at rollout (pass rates move between visits)."""
+    gradient_noise: float = 0.0
+    """sigma: std of each group's policy-gradient noise per unit |advantage| ('adam' only)."""
+    task_drift: float = 0.0
+    """Per-step std of each task's random logit walk (single prompts move their own way)."""
     reward: str = "binary"
     """'binary' (pass/fail) or 'continuous' (fraction of unit tests passed)."""
     unit_tests: int = 5
@@ -128,9 +132,17 @@ class ScenarioConfig:
         check_choice("reward", self.reward, ("binary", "continuous"))
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
         check(
-            min(self.specific_share, self.specific_gain, self.interference, self.rollout_noise)
+            min(
+                self.specific_share,
+                self.specific_gain,
+                self.interference,
+                self.rollout_noise,
+                self.gradient_noise,
+                self.task_drift,
+            )
             >= 0,
-            "specific_share, specific_gain, interference and rollout_noise must be >= 0",
+            "specific_share, specific_gain, interference, rollout_noise, gradient_noise and "
+            "task_drift must be >= 0",
         )
         check(
             0 <= self.specific_decay < 1,
@@ -178,19 +190,22 @@ _COUNTDOWN = ScenarioConfig(
     task_noise=1.075,
     initial_skill=0.0,
     skill_ceiling=6.0,
-    learning_rate=0.01,
+    learning_rate=0.02715,
     memory_rate=0.0,
     optimizer="adam",
     specific_share=2.0,
     specific_gain=20.0,
     interference=4.0,
+    gradient_noise=8.0,
+    task_drift=0.1,
 )
 """The real testbed's pool (2-number and 3-number Countdown tasks, two to one; start offset,
 spread and level step fitted to its start histograms) and the learner calibrated on its
 512-prompt results: the best point of `python benchmarks/sim_vs_real.py fit`
 (benchmarks/results/sim_calibration.md; specific_share 2, memorise 40 = specific_gain x
-specific_share, interfere 16 = interference x specific_share^2, learning rate fitted to
-uniform's gain). docs/simulation.md explains the mechanism and the fit."""
+specific_share, interfere 16 = interference x specific_share^2, gradient noise 8, drift 0.1
+logits per step, learning rate fitted to uniform's gain, to 4 digits). docs/simulation.md
+explains the mechanism and the fit."""
 
 SCENARIOS: dict[str, ScenarioConfig] = {  # calibrated first; then the original learner
     "small-pool": _COUNTDOWN,
