@@ -21,6 +21,7 @@ Selectors always run at their defaults; nothing here changes a selector.
 
     python benchmarks/sim_vs_real.py fit --jobs 2
     python benchmarks/sim_vs_real.py compare --jobs 2
+    python benchmarks/sim_vs_real.py compare --jobs 2 --seeds 5-9   # fresh seeds, a check
     python benchmarks/sim_vs_real.py predict --jobs 2
     python benchmarks/sim_vs_real.py check --real benchmarks/results/real_rl_gpu_coverage_full.json
 """
@@ -553,11 +554,31 @@ def check_scenario(out: Path) -> None:
               file=sys.stderr)  # fmt: skip
 
 
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """'0-4' or '5,6,7': report seeds, never the fit's."""
+    try:
+        if "-" in text:
+            lo, hi = (int(x) for x in text.split("-", 1))
+            seeds = tuple(range(lo, hi + 1))
+        else:
+            seeds = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise SystemExit(
+            f"--seeds {text!r}: give a range such as 0-4 or a list such as 5,6,7"
+        ) from None
+    if len(seeds) < 2 or min(seeds) < 0:
+        raise SystemExit(f"--seeds {text!r}: give at least two non-negative seeds")
+    if set(seeds) & set(FIT_SEEDS):
+        raise SystemExit(f"--seeds {text!r}: seeds {list(FIT_SEEDS)} are the fit's")
+    return seeds
+
+
 def cmd_compare(args: argparse.Namespace, command: str) -> int:
     check_scenario(Path(args.out))
+    seeds = parse_seeds(args.seeds)
     doc: dict[str, Any] = {
         **_provenance(command),
-        "seeds": list(REPORT_SEEDS),
+        "seeds": list(seeds),
         "testbed": TESTBED,
         "pools": {},
         "agreement": {},
@@ -566,9 +587,7 @@ def cmd_compare(args: argparse.Namespace, command: str) -> int:
     doc["training_noise"] = noise
     for pool, name in ((512, "small-pool"), (1280, "large-pool")):
         real = real_results(pool)
-        runs = simulate(
-            SCENARIOS[name], [entry(n) for n in TARGET_SELECTORS], REPORT_SEEDS, args.jobs
-        )
+        runs = simulate(SCENARIOS[name], [entry(n) for n in TARGET_SELECTORS], seeds, args.jobs)
         sim = summarise_runs(runs, pool, noise["run_sd"])
         base = [r["score"][-1] for r in runs["uniform"]]
         rows: dict[str, Any] = {}
@@ -617,7 +636,8 @@ def cmd_compare(args: argparse.Namespace, command: str) -> int:
     fit_path = Path(args.out) / "sim_calibration.json"
     if fit_path.exists():
         doc["fit"] = json.loads(fit_path.read_text(encoding="utf-8"))["pools"]
-    write_outputs(args.out, "sim_vs_real", doc, compare_markdown(doc))
+    name = "sim_vs_real" if seeds == REPORT_SEEDS else f"sim_vs_real_seeds_{args.seeds}"
+    write_outputs(args.out, name, doc, compare_markdown(doc))
     return 0
 
 
@@ -881,6 +901,11 @@ def main() -> int:
     parser.add_argument("--out", default=str(RESULTS), help="output directory")
     parser.add_argument("--jobs", type=int, default=2, help="parallel processes")
     parser.add_argument("--pools", default="512", help="fit: pool sizes to fit on")
+    parser.add_argument(
+        "--seeds",
+        default="0-4",
+        help="compare: simulated seeds (other than 0-4: written to sim_vs_real_seeds_<seeds>)",
+    )
     args = parser.parse_args()
     command = command_line()
     if args.part == "fit":
