@@ -173,6 +173,8 @@ def test_negative_noise_fields_are_refused() -> None:
     for field in ("gradient_noise", "task_drift"):
         with pytest.raises(ValueError, match=field):
             get_scenario("small-pool", **{field: -0.1})
+    with pytest.raises(ValueError, match="gradient_noise needs optimizer 'adam'"):
+        get_scenario("hard", gradient_noise=1.0)
 
 
 def test_zero_spread_groups_move_nothing_under_adam() -> None:

@@ -6,10 +6,10 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
   level in skill k (logit units). Task i of domain D and level L uses skill (D, L) with
   weight 1, the previous level's skill (D, L-1) with weight `prereq_weight` and the
   general skill with weight `general_weight`: a weight vector w_i.
-- Success. p_i = sigmoid(slope * (w_i . theta + m_i + mu * c_i - d_i - kappa * |c|^2)),
-  with d_i the task's true difficulty, m_i a task-specific memorisation term and c the
+- Success. p_i = sigmoid(slope * (w_i . theta + m_i + mu * c_i - d_i - kappa * |c|^2 + z_i)),
+  with d_i the task's true difficulty, m_i a task-specific memorisation term, c the
   accumulated task-specific displacement below (m = c = 0 for held-out tasks; the
-  interference kappa |c|^2 reaches every task).
+  interference kappa |c|^2 reaches every task) and z_i the task's drift.
 - Rollouts. Binary: r ~ Bernoulli(p_i). Continuous: r ~ Binomial(unit_tests, p_i) /
   unit_tests (the fraction of unit tests passed). With `rollout_noise` tau > 0 each group
   draws its own logit shift tau * N(0, 1) first (a prompt's pass rate moves between visits).
@@ -22,9 +22,10 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
   with h(theta_k) = (ceiling - theta_k) / (ceiling - theta0_k) the room left below the
   policy's capacity. The step's scale: optimizer 'sgd', scale = 1 (the 1/B makes a batch
   of mostly zero-spread groups a small step); optimizer 'adam', scale = 1 / sqrt(v_hat)
-  with v the running mean (beta2 = 0.999, bias-corrected) of |u|^2 + sum_g s_g^2, the
-  update's squared norm, as AdamW normalises it: every step then has about the same size,
-  and what a batch changes is the update's direction, i.e. how much of it transfers.
+  with v the running mean (beta2 = 0.999, bias-corrected) of
+  |u|^2 + sum_g s_g^2 + sigma^2 sum_g A_g^2 / B^2, the update's squared norm, as AdamW
+  normalises it: every step then has about the same size, and what a batch changes is the
+  update's direction, i.e. how much of it transfers.
   Skills shared between tasks transfer; prerequisites make higher levels learnable once
   lower ones are.
 - Task-specific part (eta > 0). Each task's update carries a component along the task's
@@ -32,6 +33,14 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
   revisited and averages out when spread over many tasks. Along its own task it helps
   (mu * c_i, memorisation); its squared norm costs every task kappa * |c|^2 (interference:
   the policy drifts away from what generalises); later updates overwrite it at rate gamma.
+- Gradient noise (sigma > 0, 'adam'). Each group's policy-gradient estimate carries noise
+  independent of the other groups', sigma * A_g / B in norm: it adds up as the square root
+  of the number of groups while their signal adds up linearly, takes its share of the
+  normalised step and moves no skill (it lands in directions no task measures). A batch
+  with more groups with reward spread therefore moves skills further per step.
+- Drift (`task_drift` delta > 0). Every step, each training and held-out task's z_i takes a
+  random step delta * N(0, 1): a real update moves each prompt's pass rate a little in its
+  own way, so a pass rate measured on one visit predicts the next one less well.
 - Forgetting (optional). Skills not exercised in a step relax toward their initial
   value: theta_k -= forgetting * (theta_k - theta0_k).
 - Fading transfer (optional, `transfer_halflife` H > 0). A task trained c_g times before
@@ -39,9 +48,9 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
 - Score. The expected pass rate over held-out tasks drawn from the same distribution
   (m = c = 0): generalisation, not memorisation, and noise-free so curves are smooth.
 
-With optimizer 'sgd' and eta = 0 (the defaults) this is the original learner, which
-transfers skill by construction (scenarios hard, easy, multidomain, continuous); the
-calibrated scenarios (small-pool, large-pool) use 'adam' and eta > 0.
+With optimizer 'sgd', eta = 0 and no drift (the defaults) this is the original learner,
+which transfers skill by construction (scenarios hard, easy, multidomain, continuous); the
+calibrated scenarios (small-pool, large-pool) use 'adam', eta > 0, sigma > 0 and drift.
 """
 
 from __future__ import annotations

@@ -131,18 +131,20 @@ class ScenarioConfig:
                     )
         check_choice("reward", self.reward, ("binary", "continuous"))
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
+        for name in (
+            "specific_share",
+            "specific_gain",
+            "interference",
+            "rollout_noise",
+            "gradient_noise",
+            "task_drift",
+        ):
+            value = getattr(self, name)
+            check(value >= 0, f"{name} must be >= 0, got {value!r}")
         check(
-            min(
-                self.specific_share,
-                self.specific_gain,
-                self.interference,
-                self.rollout_noise,
-                self.gradient_noise,
-                self.task_drift,
-            )
-            >= 0,
-            "specific_share, specific_gain, interference, rollout_noise, gradient_noise and "
-            "task_drift must be >= 0",
+            self.gradient_noise == 0 or self.optimizer == "adam",
+            "gradient_noise needs optimizer 'adam' (the noise takes its share of a normalised "
+            "step; with 'sgd' it would change nothing)",
         )
         check(
             0 <= self.specific_decay < 1,
