@@ -535,10 +535,19 @@ def summarise_runs(
             **{f"{k}_reached": sum(x is not None for x in v) for k, v in ttbs.items()},
             "etr": float(np.mean([np.mean(r["etr"]) for r in recs])),
             "distinct": float(np.mean([r["distinct_trained"][-1] for r in recs])),
+            "retrained_next_step": float(
+                np.mean([_mean_present(r["retrained_next_step"]) for r in recs])
+            ),
             "reward": float(np.mean([np.mean(r["reward_mean"]) for r in recs])),
             "rollouts_per_step": float(np.mean([np.mean(r["rollouts"]) for r in recs])),
         }
     return out
+
+
+def _mean_present(values: Sequence[float | None]) -> float:
+    """Mean of the steps that have a value (a step that trained nothing has None)."""
+    present = [v for v in values if v is not None]
+    return float(np.mean(present)) if present else float("nan")
 
 
 def check_scenario(out: Path) -> None:
@@ -607,6 +616,7 @@ def cmd_compare(args: argparse.Namespace, command: str) -> int:
                 "real_etr": r["etr"],
                 "sim_distinct": sim[n]["distinct"],
                 "real_distinct": r["distinct"],
+                "sim_retrained_next_step": sim[n]["retrained_next_step"],
                 "sim_reward": sim[n]["reward"],
                 "real_reward": r["reward"],
             }
@@ -799,8 +809,11 @@ def compare_markdown(doc: dict[str, Any]) -> list[str]:
         f"{doc['training_noise']['binomial_sd']:.3f} and the simulated pool draw's "
         f"{doc['training_noise']['sim_uniform_sd']:.3f}, in variance; and the real evaluation's "
         f"binomial noise, {EVAL_TASKS} tasks x {EVAL_SAMPLES} samples), {REPLICATES} draws. "
-        "The class agreement with the evaluation's noise alone is given beside it. The "
-        "calibration used the 512-prompt results only: the 1,280-prompt rows are out of sample.",
+        "The class agreement with the evaluation's noise alone is given beside it. Retrained "
+        "next step: the share of a step's trained (mixed) groups whose prompt was trained the "
+        "step before too (simulated only: the real runs do not record which prompts they "
+        "trained). The calibration used the 512-prompt results only: the 1,280-prompt rows are "
+        "out of sample.",
     ]
     for pool, rows in doc["pools"].items():
         agr = doc["agreement"][pool]
@@ -819,8 +832,9 @@ def compare_markdown(doc: dict[str, Any]) -> list[str]:
             f"{agr['uniform_gain']['real']:+.3f}.",
             "",
             "| selector | sim Δ | real Δ [95% CI] | sim class | real class | ETR sim / real "
-            "| distinct prompts sim / real | training reward sim / real |",
-            "|---|---:|---:|---|---|---:|---:|---:|",
+            "| distinct prompts sim / real | training reward sim / real | retrained next step "
+            "(sim) |",
+            "|---|---:|---:|---|---|---:|---:|---:|---:|",
         ]
         for n, r in rows.items():
             ci = r["real_ci"]
@@ -829,7 +843,8 @@ def compare_markdown(doc: dict[str, Any]) -> list[str]:
                 f"| {n} | {_f(r['sim'])} | {_f(r['real'])} [{_f(ci[0])}, {_f(ci[1])}] | "
                 f"{r['sim_class']}{mark} | {r['real_class']} | {r['sim_etr']:.2f} / "
                 f"{r['real_etr']:.2f} | {r['sim_distinct']:.0f} / {r['real_distinct']:.0f} | "
-                f"{r['sim_reward']:.2f} / {r['real_reward']:.2f} |"
+                f"{r['sim_reward']:.2f} / {r['real_reward']:.2f} | "
+                f"{r['sim_retrained_next_step']:.2f} |"
             )
     fit = doc.get("fit", {}).get("512")
     if fit:

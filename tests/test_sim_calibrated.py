@@ -239,3 +239,26 @@ def test_fit_learning_rate_hits_the_target_gain() -> None:
         target, abs=0.003
     )
     assert fit_learning_rate(cfg, 0.99, [0], start=0.005, **budget) is None  # out of reach
+
+
+@pytest.mark.parametrize("selector", ["prioritized", "uniform"])
+def test_retrained_next_step_is_the_share_of_trained_prompts_trained_the_step_before(
+    selector: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trained: list[np.ndarray] = []
+    original = SimulatedLearner.train
+
+    def recording(self: SimulatedLearner, batch: GroupBatch) -> None:
+        trained.append(batch.task_ids[batch.mean_abs_advantage("grpo") > 0])
+        original(self, batch)
+
+    monkeypatch.setattr(SimulatedLearner, "train", recording)
+    cfg = SCENARIOS["small-pool"]
+    rec = run_one(RunSpec(cfg, Entry(selector, selector), 3, steps=30, batch=16, rollouts=8))
+    expected: list[float | None] = []
+    previous: set[int] = set()
+    for ids in trained:
+        now = ids.tolist()
+        expected.append(sum(i in previous for i in now) / len(now) if now else None)
+        previous = set(now)
+    assert rec["retrained_next_step"] == pytest.approx(expected)

@@ -150,6 +150,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
     trained = np.zeros(learner.pool.num_tasks, dtype=bool)
+    trained_last_step = np.zeros(learner.pool.num_tasks, dtype=bool)
     record: dict[str, Any] = {
         "label": spec.entry.label,
         "selector": name,
@@ -164,6 +165,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "reward_mean": [],
         "mean_abs_adv": [],
         "distinct_trained": [],
+        "retrained_next_step": [],
         "overhead_ms": [],
         "rollouts": [],
         "success_hist": [],
@@ -184,12 +186,20 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         batch = GroupBatch.from_rollouts(step, task_ids, rewards, np.full(task_ids.size, -1))
         if ds is None:
             learner.train(batch)
+            trained_now = batch.task_ids[batch.mixed]
         else:  # one candidates round per step; train on the mixed groups (surplus first)
             start = time.perf_counter()
             kept = ds.filter_groups(feedback, spec.batch)
             seconds += time.perf_counter() - start
             if kept.num_groups:
                 learner.train(_as_group_batch(kept, step))
+            trained_now = kept.task_ids
+        # share of this step's trained groups whose prompt was trained the step before too
+        record["retrained_next_step"].append(
+            float(trained_last_step[trained_now].mean()) if trained_now.size else None
+        )
+        trained_last_step[:] = False
+        trained_last_step[trained_now] = True
         record["rollouts"].append(int(task_ids.size))
         mixed = batch.mixed
         trained[batch.task_ids[mixed]] = True
