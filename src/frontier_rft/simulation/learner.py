@@ -132,6 +132,10 @@ class SimulatedLearner:
         self.drift = np.zeros(cfg.num_tasks)
         """Each training task's accumulated random logit drift (`task_drift`)."""
         self.eval_drift = np.zeros(cfg.eval_tasks)
+        self.last_trained = np.full(cfg.num_tasks, -2, dtype=np.int64)
+        """Step at which each task last had a group with reward spread (-2: never)."""
+        self.repeat_harm = 0.0
+        """Logits every task has lost to quick repeats (`repeat_cost`)."""
         self.steps_trained = 0
         self.pool = self._build_pool(world)
 
@@ -151,12 +155,18 @@ class SimulatedLearner:
         margin: F64 = t.weights @ self.theta + self.memory - t.difficulty + self.drift
         if cfg.specific_share > 0:
             margin = margin + cfg.specific_gain * self.specific - self.interference()
-        return margin
+        return margin - self.repeat_harm
 
     def score(self) -> float:
         """Expected pass rate on the held-out tasks (the learning-curve y-axis)."""
         t = self.eval_tasks
-        margin = t.weights @ self.theta - t.difficulty - self.interference() + self.eval_drift
+        margin = (
+            t.weights @ self.theta
+            - t.difficulty
+            - self.interference()
+            + self.eval_drift
+            - self.repeat_harm
+        )
         return float(_sigmoid(self.cfg.slope * margin).mean())
 
     def rollout(self, ids: I64, n: int) -> F64:
@@ -206,6 +216,13 @@ class SimulatedLearner:
         if cfg.task_drift > 0:  # every step moves every prompt a little, in its own way
             self.drift += cfg.task_drift * self.rng.standard_normal(self.drift.shape[0])
             self.eval_drift += cfg.task_drift * self.rng.standard_normal(self.eval_drift.shape[0])
+        mixed = signal > 0
+        if cfg.repeat_cost > 0:  # a group whose prompt was trained on the step before
+            repeat = mixed & (self.last_trained[batch.task_ids] == self.steps_trained - 1)
+            self.repeat_harm += (
+                cfg.repeat_cost * cfg.learning_rate * scale * float(signal[repeat].sum()) / groups
+            )
+        self.last_trained[batch.task_ids[mixed]] = self.steps_trained
         np.add.at(self.memory, batch.task_ids, cfg.memory_rate * signal)
         np.add.at(self.times_trained, batch.task_ids, (signal > 0).astype(np.float64))
         self.steps_trained += 1

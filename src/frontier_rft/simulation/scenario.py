@@ -81,6 +81,8 @@ class ScenarioConfig:
     """sigma: std of each group's policy-gradient noise per unit |advantage| ('adam' only)."""
     task_drift: float = 0.0
     """Per-step std of each task's random logit walk (single prompts move their own way)."""
+    repeat_cost: float = 0.0
+    """Logits every task loses per unit of step spent on a prompt trained the step before."""
     reward: str = "binary"
     """'binary' (pass/fail) or 'continuous' (fraction of unit tests passed)."""
     unit_tests: int = 5
@@ -138,6 +140,7 @@ class ScenarioConfig:
             "rollout_noise",
             "gradient_noise",
             "task_drift",
+            "repeat_cost",
         ):
             value = getattr(self, name)
             check(value >= 0, f"{name} must be >= 0, got {value!r}")
