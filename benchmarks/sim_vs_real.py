@@ -186,6 +186,15 @@ JOINT_GRID: dict[str, tuple[float, ...]] = {
 """The joint fit (both pool sizes, one learning rate): the mechanism above plus the cost of
 quick repeats (a prompt trained again the step after), which real RL's harm on the larger
 pool called for (docs/simulation.md)."""
+JOINT_GRID_AROUND: dict[str, tuple[float, ...]] = {
+    **JOINT_GRID,
+    "memorise": (40.0, 80.0),
+    "interfere": (4.0, 8.0, 12.0),
+    "gradient_noise": (2.0, 4.0),
+    "repeat_cost": (0.5, 0.75, 1.0),
+}
+"""Around JOINT_GRID's best point, which sat on three of its edges (repeat_cost 0.5,
+gradient_noise 4, memorise 40)."""
 ALTERNATIVES: tuple[dict[str, Any], ...] = (
     {"candidate": "transfer by construction"},
     *({"candidate": "fading transfer", "transfer_halflife": h} for h in (2.0, 4.0, 8.0)),
@@ -324,7 +333,8 @@ def cmd_fit_joint(args: argparse.Namespace, command: str) -> int:
     keys = list(JOINT_GRID)
     points = [
         {"candidate": "interference", **dict(zip(keys, values, strict=True))}
-        for values in itertools.product(*(JOINT_GRID[k] for k in keys))
+        for grid in (JOINT_GRID, JOINT_GRID_AROUND)
+        for values in itertools.product(*(grid[k] for k in keys))
     ]
     todo = [(p, reals[512]["uniform_gain"]) for p in points if point_key(p) not in cache]
     print(f"[fit-joint] {len(todo)} grid points to run ({len(cache)} cached)", file=sys.stderr)
@@ -372,6 +382,7 @@ def cmd_fit_joint(args: argparse.Namespace, command: str) -> int:
         **_provenance(command),
         "fit_seeds": list(FIT_SEEDS),
         "grid": JOINT_GRID,
+        "grid_around": JOINT_GRID_AROUND,
         "points": len(rows),
         "infeasible": sum(1 for r in cache.values() if r["runs"] is None),
         "best": rows[0],

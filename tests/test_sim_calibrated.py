@@ -262,3 +262,28 @@ def test_retrained_next_step_is_the_share_of_trained_prompts_trained_the_step_be
         expected.append(sum(i in previous for i in now) / len(now) if now else None)
         previous = set(now)
     assert rec["retrained_next_step"] == pytest.approx(expected)
+
+
+def test_a_quick_repeat_costs_every_task_its_share_of_the_step() -> None:
+    """repeat_cost rho: a mixed group whose prompt had a mixed group the step before costs
+    every task rho * lr * scale * A / B logits; a gap of one step, or a zero-spread visit in
+    between, is no quick repeat."""
+    rho = 3.0
+    sim = learner(repeat_cost=rho)
+    w = sim.train_tasks.weights[7]
+    sim.train(batch_of([7], [HALF]))  # first visit: no repeat
+    assert sim.repeat_harm == 0.0
+    sim.train(batch_of([7], [HALF]))  # the step after: a repeat; v_hat = |w|^2 both steps
+    expected = rho * 0.1 / math.sqrt(w @ w)
+    assert sim.repeat_harm == pytest.approx(expected, rel=1e-6)
+    sim.train(batch_of([8], [HALF]))  # another prompt
+    sim.train(batch_of([7], [HALF]))  # 7 again after a one-step gap: no repeat
+    sim.train(batch_of([7], [[1.0] * 8]))  # zero spread: trains nothing, marks nothing
+    sim.train(batch_of([7], [HALF]))  # so this is no repeat either
+    assert sim.repeat_harm == pytest.approx(expected, rel=1e-6)
+    t, e = sim.train_tasks, sim.eval_tasks
+    np.testing.assert_allclose(
+        sim.pass_rates(), _sigmoid(t.weights @ sim.theta + sim.memory - t.difficulty - expected)
+    )
+    held_out = _sigmoid(e.weights @ sim.theta - e.difficulty - expected).mean()
+    assert sim.score() == pytest.approx(held_out, rel=1e-9)
