@@ -6,10 +6,11 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
   level in skill k (logit units). Task i of domain D and level L uses skill (D, L) with
   weight 1, the previous level's skill (D, L-1) with weight `prereq_weight` and the
   general skill with weight `general_weight`: a weight vector w_i.
-- Success. p_i = sigmoid(slope * (w_i . theta + m_i + mu * c_i - d_i - kappa * |c|^2 + z_i)),
+- Success. p_i = sigmoid(slope * (w_i . theta + m_i + mu * c_i - d_i - kappa * |c|^2 + z_i - R)),
   with d_i the task's true difficulty, m_i a task-specific memorisation term, c the
   accumulated task-specific displacement below (m = c = 0 for held-out tasks; the
-  interference kappa |c|^2 reaches every task) and z_i the task's drift.
+  interference kappa |c|^2 reaches every task), z_i the task's drift and R what quick
+  repeats have cost every task.
 - Rollouts. Binary: r ~ Bernoulli(p_i). Continuous: r ~ Binomial(unit_tests, p_i) /
   unit_tests (the fraction of unit tests passed). With `rollout_noise` tau > 0 each group
   draws its own logit shift tau * N(0, 1) first (a prompt's pass rate moves between visits).
@@ -41,6 +42,12 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
 - Drift (`task_drift` delta > 0). Every step, each training and held-out task's z_i takes a
   random step delta * N(0, 1): a real update moves each prompt's pass rate a little in its
   own way, so a pass rate measured on one visit predicts the next one less well.
+- Quick repeats (`repeat_cost` rho > 0). A group with reward spread whose task had one on
+  the step before costs every task R += rho * lr * scale * A_g / B logits: what separates
+  the selectors real RL found harmful at both pool sizes (they retrain most prompts on the
+  next step) from those it did not. A hypothesis fitted to real results, not measured: a
+  prompt retrained right after its update is sampled from a policy already pushed toward
+  the solutions just rewarded, and the second update mostly sharpens those.
 - Forgetting (optional). Skills not exercised in a step relax toward their initial
   value: theta_k -= forgetting * (theta_k - theta0_k).
 - Fading transfer (optional, `transfer_halflife` H > 0). A task trained c_g times before
@@ -50,7 +57,8 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
 
 With optimizer 'sgd', eta = 0 and no drift (the defaults) this is the original learner,
 which transfers skill by construction (scenarios hard, easy, multidomain, continuous); the
-calibrated scenarios (small-pool, large-pool) use 'adam', eta > 0, sigma > 0 and drift.
+calibrated scenarios (small-pool, large-pool) use 'adam', eta > 0, sigma > 0, drift and
+rho > 0.
 """
 
 from __future__ import annotations

@@ -195,22 +195,23 @@ _COUNTDOWN = ScenarioConfig(
     task_noise=1.075,
     initial_skill=0.0,
     skill_ceiling=6.0,
-    learning_rate=0.02715,
+    learning_rate=0.01341,
     memory_rate=0.0,
     optimizer="adam",
     specific_share=2.0,
-    specific_gain=20.0,
-    interference=4.0,
-    gradient_noise=8.0,
+    specific_gain=40.0,
+    interference=1.0,
+    gradient_noise=4.0,
     task_drift=0.1,
+    repeat_cost=0.75,
 )
 """The real testbed's pool (2-number and 3-number Countdown tasks, two to one; start offset,
 spread and level step fitted to its start histograms) and the learner calibrated on its
-512-prompt results: the best point of `python benchmarks/sim_vs_real.py fit`
-(benchmarks/results/sim_calibration.md; specific_share 2, memorise 40 = specific_gain x
-specific_share, interfere 16 = interference x specific_share^2, gradient noise 8, drift 0.1
-logits per step, learning rate fitted to uniform's gain, to 4 digits). docs/simulation.md
-explains the mechanism and the fit."""
+results at both pool sizes: the best point of `python benchmarks/sim_vs_real.py fit-joint`
+(benchmarks/results/sim_calibration_joint.md; specific_share 2, memorise 80 = specific_gain x
+specific_share, interfere 4 = interference x specific_share^2, gradient noise 4, drift 0.1
+logits per step, quick-repeat cost 0.75, learning rate fitted to uniform's gain on 512
+prompts, to 4 digits). docs/simulation.md explains the mechanism and the fit."""
 
 SCENARIOS: dict[str, ScenarioConfig] = {  # calibrated first; then the original learner
     "small-pool": _COUNTDOWN,
