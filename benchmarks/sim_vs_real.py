@@ -2,12 +2,15 @@
 
 The real GPU testbed (`frontier bench-rl --scale gpu`: tiny Llama, GRPO on Countdown, 360
 steps x 16 prompts x 8 rollouts, 5 paired seeds) on 512 prompts (11 epochs) and 1,280
-prompts (4.5 epochs), results in benchmarks/results/real_rl_gpu*_full.json. Three parts:
+prompts (4.5 epochs), results in benchmarks/results/real_rl_gpu*_full.json. The parts:
 
     fit      grid search of the learner's mechanism parameters on the 512-prompt results,
              on fit seeds 100-102 (never reported); writes sim_calibration.{json,md}
-             (~1.5 h on 2 shared cores; cached per point in sim_calibration_cache.json,
+             (~2 h on 2 shared cores; cached per point in sim_calibration_cache.json,
              which is committed: a rerun only summarises)
+    fit-joint  the same on both pool sizes at once, one learning rate per point, with the
+             cost of quick repeats; its best point is the calibrated scenarios; writes
+             sim_calibration_joint.{json,md} (~25 min; cached likewise)
     compare  the calibrated scenarios (small-pool, large-pool) against the real results on
              report seeds 0-4, both pool sizes; writes sim_vs_real.{json,md} (~1 min)
     predict  the calibrated simulator's predictions for selectors with no real-RL result
@@ -20,6 +23,7 @@ What is fitted and how, and the guards against overfitting: docs/simulation.md.
 Selectors always run at their defaults; nothing here changes a selector.
 
     python benchmarks/sim_vs_real.py fit --jobs 2
+    python benchmarks/sim_vs_real.py fit-joint --jobs 2
     python benchmarks/sim_vs_real.py compare --jobs 2
     python benchmarks/sim_vs_real.py compare --jobs 2 --seeds 5-9   # fresh seeds, a check
     python benchmarks/sim_vs_real.py predict --jobs 2
