@@ -215,6 +215,14 @@ JOINT_GRID_FAR: dict[str, tuple[float, ...]] = {
     "repeat_cost": (0.75,),
 }
 """Past JOINT_GRID_EDGE's best point, which sat on its memorise edge (160)."""
+JOINT_GRID_FAR_AROUND: dict[str, tuple[float, ...]] = {
+    **JOINT_GRID,
+    "memorise": (240.0, 360.0, 480.0),
+    "interfere": (8.0, 12.0, 16.0),
+    "gradient_noise": (4.0,),
+    "repeat_cost": (0.5, 0.75, 1.0),
+}
+"""Around JOINT_GRID_FAR's best point (memorise 360), which sat on its interfere edge (8)."""
 ALTERNATIVES: tuple[dict[str, Any], ...] = (
     {"candidate": "transfer by construction"},
     *({"candidate": "fading transfer", "transfer_halflife": h} for h in (2.0, 4.0, 8.0)),
@@ -353,7 +361,13 @@ def cmd_fit_joint(args: argparse.Namespace, command: str) -> int:
     keys = list(JOINT_GRID)
     points = [
         {"candidate": "interference", **dict(zip(keys, values, strict=True))}
-        for grid in (JOINT_GRID, JOINT_GRID_AROUND, JOINT_GRID_EDGE, JOINT_GRID_FAR)
+        for grid in (
+            JOINT_GRID,
+            JOINT_GRID_AROUND,
+            JOINT_GRID_EDGE,
+            JOINT_GRID_FAR,
+            JOINT_GRID_FAR_AROUND,
+        )
         for values in itertools.product(*(grid[k] for k in keys))
     ]
     todo = [(p, reals[512]["uniform_gain"]) for p in points if point_key(p) not in cache]
@@ -405,6 +419,7 @@ def cmd_fit_joint(args: argparse.Namespace, command: str) -> int:
         "grid_around": JOINT_GRID_AROUND,
         "grid_edge": JOINT_GRID_EDGE,
         "grid_far": JOINT_GRID_FAR,
+        "grid_far_around": JOINT_GRID_FAR_AROUND,
         "points": len(rows),
         "infeasible": sum(1 for r in cache.values() if r["runs"] is None),
         "best": rows[0],
