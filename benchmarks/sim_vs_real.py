@@ -223,6 +223,15 @@ JOINT_GRID_FAR_AROUND: dict[str, tuple[float, ...]] = {
     "repeat_cost": (0.5, 0.75, 1.0),
 }
 """Around JOINT_GRID_FAR's best point (memorise 360), which sat on its interfere edge (8)."""
+JOINT_GRID_RIDGE: dict[str, tuple[float, ...]] = {
+    **JOINT_GRID,
+    "memorise": (600.0, 720.0),
+    "interfere": (12.0, 16.0, 20.0),
+    "gradient_noise": (4.0,),
+    "repeat_cost": (0.75,),
+}
+"""Further along the ridge (memorise rising with interfere) on whose memorise edge
+JOINT_GRID_FAR_AROUND's best point sat (480)."""
 ALTERNATIVES: tuple[dict[str, Any], ...] = (
     {"candidate": "transfer by construction"},
     *({"candidate": "fading transfer", "transfer_halflife": h} for h in (2.0, 4.0, 8.0)),
@@ -367,6 +376,7 @@ def cmd_fit_joint(args: argparse.Namespace, command: str) -> int:
             JOINT_GRID_EDGE,
             JOINT_GRID_FAR,
             JOINT_GRID_FAR_AROUND,
+            JOINT_GRID_RIDGE,
         )
         for values in itertools.product(*(grid[k] for k in keys))
     ]
@@ -420,6 +430,7 @@ def cmd_fit_joint(args: argparse.Namespace, command: str) -> int:
         "grid_edge": JOINT_GRID_EDGE,
         "grid_far": JOINT_GRID_FAR,
         "grid_far_around": JOINT_GRID_FAR_AROUND,
+        "grid_ridge": JOINT_GRID_RIDGE,
         "points": len(rows),
         "infeasible": sum(1 for r in cache.values() if r["runs"] is None),
         "best": rows[0],
