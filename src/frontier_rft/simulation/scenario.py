@@ -195,12 +195,12 @@ _COUNTDOWN = ScenarioConfig(
     task_noise=1.075,
     initial_skill=0.0,
     skill_ceiling=6.0,
-    learning_rate=0.01341,
+    learning_rate=0.01908,
     memory_rate=0.0,
     optimizer="adam",
     specific_share=2.0,
-    specific_gain=40.0,
-    interference=1.0,
+    specific_gain=240.0,
+    interference=3.0,
     gradient_noise=4.0,
     task_drift=0.1,
     repeat_cost=0.75,
@@ -208,8 +208,8 @@ _COUNTDOWN = ScenarioConfig(
 """The real testbed's pool (2-number and 3-number Countdown tasks, two to one; start offset,
 spread and level step fitted to its start histograms) and the learner calibrated on its
 results at both pool sizes: the best point of `python benchmarks/sim_vs_real.py fit-joint`
-(benchmarks/results/sim_calibration_joint.md; specific_share 2, memorise 80 = specific_gain x
-specific_share, interfere 4 = interference x specific_share^2, gradient noise 4, drift 0.1
+(benchmarks/results/sim_calibration_joint.md; specific_share 2, memorise 480 = specific_gain x
+specific_share, interfere 12 = interference x specific_share^2, gradient noise 4, drift 0.1
 logits per step, quick-repeat cost 0.75, learning rate fitted to uniform's gain on 512
 prompts, to 4 digits). docs/simulation.md explains the mechanism and the fit."""
 
