@@ -38,7 +38,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import date
 from multiprocessing import get_context
@@ -381,18 +381,9 @@ def cmd_fit_joint(args: argparse.Namespace, command: str) -> int:
         for values in itertools.product(*(grid[k] for k in keys))
     ]
     todo = [(p, reals[512]["uniform_gain"]) for p in points if point_key(p) not in cache]
-    print(f"[fit-joint] {len(todo)} grid points to run ({len(cache)} cached)", file=sys.stderr)
-    start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as ex:
-        futures = [ex.submit(evaluate_joint, t) for t in todo]
-        for i, fut in enumerate(as_completed(futures), start=1):
-            res = fut.result()
-            cache[point_key(res["point"])] = res
-            if i % 5 == 0 or i == len(todo):
-                cache_path.write_text(json.dumps(cache), encoding="utf-8")
-                print(f"[fit-joint] {i}/{len(todo)}  {time.perf_counter() - start:.0f}s",
-                      file=sys.stderr)  # fmt: skip
-    cache_path.write_text(json.dumps(cache), encoding="utf-8")
+    run_cached(
+        evaluate_joint, todo, lambda res: point_key(res["point"]), cache, cache_path, args.jobs
+    )
     names = [n for n in TARGET_SELECTORS if n != "uniform"]
     rows = []
     for res in cache.values():
@@ -547,6 +538,29 @@ def _git_commit() -> str:
         return "unknown"
 
 
+def run_cached(
+    evaluate: Callable[[Any], dict[str, Any]],
+    todo: Sequence[Any],
+    key: Callable[[dict[str, Any]], str],
+    cache: dict[str, Any],
+    cache_path: Path,
+    jobs: int,
+) -> None:
+    """Evaluate the grid points not cached yet in worker processes, saving the cache every
+    5 results (a stopped fit resumes where it was)."""
+    print(f"[fit] {len(todo)} grid points to run ({len(cache)} cached)", file=sys.stderr)
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as ex:
+        futures = [ex.submit(evaluate, t) for t in todo]
+        for i, fut in enumerate(as_completed(futures), start=1):
+            res = fut.result()
+            cache[key(res)] = res
+            if i % 5 == 0 or i == len(todo):
+                cache_path.write_text(json.dumps(cache), encoding="utf-8")
+                print(f"[fit] {i}/{len(todo)}  {time.perf_counter() - start:.0f}s", file=sys.stderr)
+    cache_path.write_text(json.dumps(cache), encoding="utf-8")
+
+
 def cmd_fit(args: argparse.Namespace, command: str) -> int:
     cache_path = Path(args.out) / "sim_calibration_cache.json"
     cache: dict[str, Any] = (
@@ -560,17 +574,14 @@ def cmd_fit(args: argparse.Namespace, command: str) -> int:
         for p in grid_points()
         if f"{pool} {point_key(p)}" not in cache
     ]
-    print(f"[fit] {len(todo)} grid points to run ({len(cache)} cached)", file=sys.stderr)
-    start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as ex:
-        futures = [ex.submit(evaluate_point, t) for t in todo]
-        for i, fut in enumerate(as_completed(futures), start=1):
-            res = fut.result()
-            cache[f"{res['pool']} {point_key(res['point'])}"] = res
-            if i % 5 == 0 or i == len(todo):
-                cache_path.write_text(json.dumps(cache), encoding="utf-8")
-                print(f"[fit] {i}/{len(todo)}  {time.perf_counter() - start:.0f}s", file=sys.stderr)
-    cache_path.write_text(json.dumps(cache), encoding="utf-8")
+    run_cached(
+        evaluate_point,
+        todo,
+        lambda res: f"{res['pool']} {point_key(res['point'])}",
+        cache,
+        cache_path,
+        args.jobs,
+    )
     summary = {
         **_provenance(command),
         "fit_seeds": list(FIT_SEEDS),
