@@ -55,10 +55,10 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
 - Score. The expected pass rate over held-out tasks drawn from the same distribution
   (m = c = 0): generalisation, not memorisation, and noise-free so curves are smooth.
 
-With optimizer 'sgd', eta = 0 and no drift (the defaults) this is the original learner,
-which transfers skill by construction (scenarios hard, easy, multidomain, continuous); the
-calibrated scenarios (small-pool, large-pool) use 'adam', eta > 0, sigma > 0, drift and
-rho > 0.
+With optimizer 'sgd', eta = 0, no drift and no repeat cost (the defaults) this is the
+original learner, which transfers skill by construction (scenarios hard, easy, multidomain,
+continuous); the calibrated scenarios (small-pool, large-pool) use 'adam', eta > 0,
+sigma > 0, drift and rho > 0.
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ class SimulatedLearner:
             )
         self.last_trained[batch.task_ids[mixed]] = self.steps_trained
         np.add.at(self.memory, batch.task_ids, cfg.memory_rate * signal)
-        np.add.at(self.times_trained, batch.task_ids, (signal > 0).astype(np.float64))
+        np.add.at(self.times_trained, batch.task_ids, mixed.astype(np.float64))
         self.steps_trained += 1
 
     def _adam_scale(self, update: F64, own: F64, noise_sq: float) -> float:
