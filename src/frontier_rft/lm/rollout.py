@@ -105,7 +105,9 @@ def generate_completions(
 
     temperature 0 is greedy (then every sample of a prompt is the same); top_p < 1 samples
     from the nucleus only. `logits_processor` (HF LogitsProcessors) run before sampling, e.g.
-    ZIP-RC's SuppressReservedLogits.
+    ZIP-RC's SuppressReservedLogits. With several samples a prompt's tokens before its last
+    are run once and their KV cache is repeated for each sample (`_prefilled_cache`): the
+    same distribution, without n copies of the prompt's forward pass.
     """
     from transformers import LogitsProcessorList
 
@@ -115,16 +117,34 @@ def generate_completions(
     device = model_device(model)
     ids, mask = _left_padded(prompt_ids, cfg.pad_token_id)
     ids, mask = ids.to(device), mask.to(device)
+    cache = None
+    if num_samples > 1 and ids.shape[1] > 1:
+        cache = _prefilled_cache(model, ids[:, :-1], mask[:, :-1], num_samples)
+        ids = ids.repeat_interleave(num_samples, dim=0)
+        mask = mask.repeat_interleave(num_samples, dim=0)
     out = model.generate(
         input_ids=ids,
         attention_mask=mask,
+        past_key_values=cache,
         generation_config=_generation_config(
-            model, max_new_tokens, temperature, num_samples, top_p
+            model, max_new_tokens, temperature, 1 if cache is not None else num_samples, top_p
         ),
         logits_processor=LogitsProcessorList(logits_processor),
     )
     model.train(was_training)
     return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)
+
+
+def _prefilled_cache(model: Any, ids: torch.Tensor, mask: torch.Tensor, repeats: int) -> Any:
+    """The KV cache of left-padded `ids`, each row repeated `repeats` times (row-major), at the
+    positions `generate` gives left-padded rows (the attention mask's running count)."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
+    model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache)
+    cache.batch_repeat_interleave(repeats)
+    return cache
 
 
 def sample_texts(
@@ -222,34 +242,104 @@ def score_completions(
     with_entropy: bool = False,
     temperature: float = 1.0,
 ) -> TokenScores:
-    """Log-probs (with grad) of each completion given its prompt, in one forward pass.
+    """Log-probs (with grad) of each completion given its prompt.
 
     `temperature` != 1 scores under the tempered distribution softmax(logits / T) the
     completions were sampled from (as TRL and verl score); a top-p truncation is not part of
-    the scored distribution (nor is it in either).
+    the scored distribution (nor is it in either). Rows that repeat the previous row's
+    prompt (a GRPO group) share one forward pass over it (`_shared_prompt_logits`); rows
+    with prompts of their own are packed as `prompt + completion`.
     """
-    seqs = [list(p) + list(c) for p, c in zip(prompt_ids, completion_ids, strict=True)]
-    ids, attn = right_padded(seqs, model.generation_config.pad_token_id)
-    n, width = ids.shape
     t_max = max(max(len(c) for c in completion_ids), 1)
-    # Row i's completion token k sits at position len(prompt_i) + k; its logits at one less.
-    pos = torch.zeros((n, t_max), dtype=torch.long)
-    mask = torch.zeros((n, t_max))
-    for i, (p, c) in enumerate(zip(prompt_ids, completion_ids, strict=True)):
-        pos[i, : len(c)] = torch.arange(len(p) - 1, len(p) - 1 + len(c))
-        mask[i, : len(c)] = 1.0
     device = model_device(model)
-    ids, attn, pos, mask = ids.to(device), attn.to(device), pos.to(device), mask.to(device)
-    logits = model(input_ids=ids, attention_mask=attn).logits
-    # Gather the completion positions before the float32 cast: under bf16 autocast the
-    # full (n, width, vocab) logits are never copied to float32 (the same values either way).
-    picked = torch.gather(logits, 1, pos.unsqueeze(-1).expand(-1, -1, logits.shape[-1])).float()
+    mask = torch.zeros((len(completion_ids), t_max))
+    targets = torch.zeros((len(completion_ids), t_max), dtype=torch.long)
+    for i, c in enumerate(completion_ids):
+        mask[i, : len(c)] = 1.0
+        targets[i, : len(c)] = torch.tensor(list(c), dtype=torch.long)
+    starts = [i for i in range(len(prompt_ids)) if i == 0 or prompt_ids[i] != prompt_ids[i - 1]]
+    if len(starts) < len(prompt_ids):
+        picked = _shared_prompt_logits(model, prompt_ids, completion_ids, starts, t_max)
+    else:
+        picked = _packed_logits(model, prompt_ids, completion_ids, t_max)
+    picked = picked.float()
     if temperature != 1.0:
         picked = picked / temperature
     logp_all = torch.log_softmax(picked, dim=-1)
-    targets = torch.gather(ids, 1, (pos + 1).clamp(max=width - 1))
+    mask, targets = mask.to(device), targets.to(device)
     logprobs = torch.gather(logp_all, 2, targets.unsqueeze(-1)).squeeze(-1) * mask
     entropy = None
     if with_entropy:
         entropy = -(logp_all.exp() * logp_all).sum(-1) * mask
     return TokenScores(logprobs=logprobs, mask=mask, entropy=entropy)
+
+
+def _packed_logits(
+    model: Any,
+    prompt_ids: Sequence[Sequence[int]],
+    completion_ids: Sequence[Sequence[int]],
+    t_max: int,
+) -> torch.Tensor:
+    """(N, t_max, V) logits predicting each completion token, from one forward pass over
+    every row's `prompt + completion`, right-padded (positions stay natural)."""
+    seqs = [list(p) + list(c) for p, c in zip(prompt_ids, completion_ids, strict=True)]
+    ids, attn = right_padded(seqs, model.generation_config.pad_token_id)
+    # Row i's completion token k sits at position len(prompt_i) + k; its logits at one less.
+    pos = torch.zeros((len(seqs), t_max), dtype=torch.long)
+    for i, (p, c) in enumerate(zip(prompt_ids, completion_ids, strict=True)):
+        pos[i, : len(c)] = torch.arange(len(p) - 1, len(p) - 1 + len(c))
+    device = model_device(model)
+    ids, attn, pos = ids.to(device), attn.to(device), pos.to(device)
+    logits = model(input_ids=ids, attention_mask=attn).logits
+    # Gather the completion positions before any float32 cast: under bf16 autocast the
+    # full (n, width, vocab) logits are never copied to float32 (the same values either way).
+    return torch.gather(logits, 1, pos.unsqueeze(-1).expand(-1, -1, logits.shape[-1]))
+
+
+def _shared_prompt_logits(
+    model: Any,
+    prompt_ids: Sequence[Sequence[int]],
+    completion_ids: Sequence[Sequence[int]],
+    starts: Sequence[int],
+    t_max: int,
+) -> torch.Tensor:
+    """(N, t_max, V) logits predicting each completion token, each distinct prompt run once.
+
+    The prompts (one per run of equal rows, `starts`) go through the model right-padded; their
+    KV cache is repeated for each row of the run (gradients of the repeats add up in the
+    prompt's activations) and the completions, all but their last token, attend to it at
+    positions len(prompt) + k. Completion token 0 is predicted by the prompt's last logits,
+    token k by the completion pass at k - 1: the same function as `_packed_logits`, with the
+    prompt's share of the work divided by the group size.
+    """
+    from transformers import DynamicCache
+
+    device = model_device(model)
+    pad = model.generation_config.pad_token_id
+    prompts = [prompt_ids[i] for i in starts]
+    ends = [*starts[1:], len(prompt_ids)]
+    group = torch.tensor(
+        [j for j, (lo, hi) in enumerate(zip(starts, ends, strict=True)) for _ in range(lo, hi)],
+        device=device,
+    )
+    p_ids, p_mask = right_padded(prompts, pad)
+    p_ids, p_mask = p_ids.to(device), p_mask.to(device)
+    cache = DynamicCache()
+    p_logits = model(input_ids=p_ids, attention_mask=p_mask, past_key_values=cache).logits
+    lengths = p_mask.sum(1)
+    last = p_logits[torch.arange(len(prompts), device=device), lengths - 1][group]
+    if t_max == 1:
+        return last.unsqueeze(1)
+    cache.batch_select_indices(group)
+    c_ids, c_mask = right_padded([list(c)[: t_max - 1] or [pad] for c in completion_ids], pad)
+    c_ids, c_mask = c_ids.to(device), c_mask.to(device)  # width t_max - 1: the longest, cut
+    width = p_ids.shape[1]
+    positions = lengths[group].unsqueeze(1) + torch.arange(t_max - 1, device=device)
+    out = model(
+        input_ids=c_ids,
+        attention_mask=torch.cat([p_mask[group], c_mask], dim=1),
+        position_ids=positions,
+        past_key_values=cache,
+        cache_position=torch.arange(width, width + t_max - 1, device=device),
+    ).logits
+    return torch.cat([last.unsqueeze(1), out], dim=1)
