@@ -325,7 +325,9 @@ def _shared_prompt_logits(
     p_ids, p_mask = right_padded(prompts, pad)
     p_ids, p_mask = p_ids.to(device), p_mask.to(device)
     cache = DynamicCache()
-    p_logits = model(input_ids=p_ids, attention_mask=p_mask, past_key_values=cache).logits
+    p_logits: torch.Tensor = model(
+        input_ids=p_ids, attention_mask=p_mask, past_key_values=cache
+    ).logits
     lengths = p_mask.sum(1)
     last = p_logits[torch.arange(len(prompts), device=device), lengths - 1][group]
     if t_max == 1:
