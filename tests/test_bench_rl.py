@@ -13,14 +13,15 @@ pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
 from frontier_rft.bench import testbed as bench
-from frontier_rft.bench.real_rl import run_specs
+from frontier_rft.bench.ledger import RunLedger, run_from_record
+from frontier_rft.bench.real_rl import load_run, run_specs
 from frontier_rft.cli.main import main
 
 pytestmark = pytest.mark.integration
 
 
 def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
-    runs, out = tmp_path / "runs", tmp_path / "out"
+    runs, out, ledger = tmp_path / "runs", tmp_path / "out", tmp_path / "ledger"
     argv = [
         "bench-rl",
         "--scale",
@@ -34,6 +35,8 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
         str(runs),
         "--out",
         str(out),
+        "--ledger",
+        str(ledger),
         "--no-progress",
     ]
     assert main(argv) == 0
@@ -62,42 +65,68 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
     assert set(dapo["final_level_success"]) == {f"level{k}" for k in range(len(shares))}
     assert set(full["start_state"]) == {"0", "1"}
     # Every run trained its steps and evaluated at the start and every eval_every steps.
-    tb = bench.testbed("toy")
+    tb = bench.testbed("toy")  # the start states were measured by the runs' own workers
+    assert sorted(p.name for p in (runs / "start_states").iterdir()) == ["seed0.json", "seed1.json"]
     for seed in (0, 1):
         metrics = runs / "runs" / "dapo" / f"seed{seed}" / "metrics.jsonl"
         rows = [json.loads(x) for x in metrics.read_text().splitlines()]
         assert [r["step"] for r in rows if "eval/pass@1" in r] == [0, 2, 4]
         assert sum("train/rollouts" in r for r in rows) == tb.train.steps
-    # A second call finds every run done and retrains nothing.
+    # Each finished run is in the ledger, with the curves its run directory gives.
+    book = RunLedger(ledger, tb, "cpu")
+    assert sorted(book.labels()) == [(lab, s) for lab in ("dapo", "uniform") for s in (0, 1)]
+    for label, seed in book.labels():
+        record = book.load(label, seed)
+        assert record["start_state"] == full["start_state"][str(seed)]
+        assert record["code"]["version"] and record["start_model"]
+        from_dir = load_run(runs / "runs" / label / f"seed{seed}")
+        from_record = run_from_record(record)
+        assert from_record["eval_steps"] == from_dir["eval_steps"]
+        assert from_record["pass1"] == pytest.approx(from_dir["pass1"], rel=1e-5)
+        assert len(from_record["train"]) == len(from_dir["train"])
+        last = {k: v for k, v in from_dir["train"][-1].items() if k != "time"}  # not kept
+        assert from_record["train"][-1] == pytest.approx(last, rel=1e-5)
+    # A second call finds every run in the ledger and retrains nothing.
     stamp = (runs / "runs" / "uniform" / "seed0" / "eval.json").stat().st_mtime_ns
     assert main([*argv, "--report-only"]) == 0
     assert main(argv) == 0
     assert (runs / "runs" / "uniform" / "seed0" / "eval.json").stat().st_mtime_ns == stamp
-    # Copied run directories reported elsewhere: no device is needed, the machine is named.
-    assert main([*argv, "--report-only", "--device", "cuda:7", "--machine", "GPU box"]) == 0
+    # The ledger alone rebuilds the report: no runs directory, no model.
+    before = json.loads((out / "real_rl_full.json").read_text())
+    elsewhere = ["--runs", str(tmp_path / "gone"), "--out", str(tmp_path / "again")]
+    assert main([*argv, *elsewhere, "--report-only"]) == 0
+    again = json.loads((tmp_path / "again" / "real_rl_full.json").read_text())
+    assert {**again, "command": ""} == {**before, "command": ""}
+    assert not (tmp_path / "gone").exists()
+    # Copied run directories reported elsewhere without a ledger: no device is needed, the
+    # machine is named.
+    flags = ["--report-only", "--device", "cuda:7", "--machine", "GPU box", "--ledger", ""]
+    assert main([*argv, *flags]) == 0
     assert "Machine: GPU box  " in (out / "real_rl.md").read_text()
     # A uniform-only calibration report has one learning-curve panel, uniform's.
     assert main([*argv[:5], "--selectors", "uniform", *argv[7:], "--report-only"]) == 0
     assert (out / "real_rl_curves.png").is_file()
 
 
-def test_gpu_testbed_without_a_gpu_is_a_one_line_error(
+def test_a_cuda_device_without_a_gpu_is_a_one_line_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("needs a machine without a CUDA GPU")
-    argv = ["bench-rl", "--scale", "gpu", "--runs", str(tmp_path / "r"), "--no-progress"]
+    argv = ["bench-rl", "--device", "cuda", "--runs", str(tmp_path / "r"), "--no-progress"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "sees no CUDA GPU" in err and "Traceback" not in err
     assert not (tmp_path / "r" / "model-init").exists()  # refused before any work
 
 
-def test_gpu_testbed_is_the_cpu_testbed_scaled_up() -> None:
-    cpu, gpu = bench.testbed("full"), bench.testbed("gpu")
-    assert gpu.train.device == gpu.sft.device == "cuda" and cpu.train.device == "cpu"
+def test_the_standard_testbed_is_the_cpu_testbed_scaled_up_and_gpu_its_alias() -> None:
+    cpu, gpu = bench.testbed("full"), bench.testbed("standard")
+    assert bench.testbed("gpu") == gpu  # the earlier name: committed commands still run
+    assert gpu.sft is not None
+    assert gpu.train.device == gpu.sft.device == "auto" and cpu.train.device == "cpu"
     assert gpu.train.steps * gpu.train.batch_size == 4 * cpu.train.steps * cpu.train.batch_size
     assert (gpu.train.lr, gpu.train.group_size, gpu.train.train_size) == (
         cpu.train.lr,
@@ -176,8 +205,13 @@ def test_pool_size_sets_the_runs_pool_and_is_in_the_reported_command() -> None:
         runs="runs/x", out="o", name="n", effects=False,
     )  # fmt: skip
     assert _command(args) == (
-        "frontier bench-rl --seeds 0,1 --jobs 16 --scale gpu --pool-size 1280 --runs runs/x "
+        "frontier bench-rl --seeds 0,1 --scale gpu --pool-size 1280 --runs runs/x "
         "--out o --name n --no-effects"
+    )
+    # Reported from the ledger, where the runs trained is not part of the command.
+    args.ledger = "benchmarks/ledger"
+    assert _command(args) == (
+        "frontier bench-rl --seeds 0,1 --scale gpu --pool-size 1280 --out o --name n --no-effects"
     )
 
 

@@ -122,6 +122,7 @@ def test_pretrained_testbed_calibrates_then_compares_on_a_cpu(
 ) -> None:
     runs, out = tmp_path / "runs", tmp_path / "out"
     common = ["--scale", "toy-smollm2", "--model", str(tiny_arithmetic_model), "--runs", str(runs)]
+    common += ["--ledger", str(tmp_path / "ledger")]
     common += ["--out", str(out), "--no-progress", "--name", "smol"]
     # Calibration: uniform alone at two learning rates; an untrained model learns nothing
     # in two steps, so the preconditions are not met and the command says so.

@@ -35,7 +35,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.ledger import (
+    RunLedger,
+    device_class,
+    directory_digest,
+    record_from_run_dir,
+    run_curves,
+    run_from_record,
+)
 from frontier_rft.bench.testbed import BenchEntry, Testbed
+from frontier_rft.core.jsonsafe import load_json_file
+from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import TrainConfig
@@ -97,7 +107,6 @@ def prepare_start_model(tb: Testbed, root: Path, log: Callable[[str], None] = _l
 def _save_pretrained_start(source: str, out: Path, log: Callable[[str], None]) -> Path:
     """`source` (name, GGUF file or directory) saved to `out` once; refuses an `out` that
     holds another source's model."""
-    from frontier_rft.core.jsonsafe import load_json_file
     from frontier_rft.lm.model_io import load_lm, save_lm
 
     info = out / "frontier_rft.json"
@@ -121,54 +130,92 @@ def _save_pretrained_start(source: str, out: Path, log: Callable[[str], None]) -
     return out
 
 
+def start_state_file(root: Path, seed: int) -> Path:
+    """Where a seed's start state is cached under a runs directory."""
+    return root / "start_states" / f"seed{seed}.json"
+
+
+def measure_start_state(config: TrainConfig, model_dir: Path, seed: int) -> dict[str, Any]:
+    """Zero-variance share of one seed's training pool (`config.train_seed`) under
+    `group_size` rollouts of the start model, with its outcome histogram overall and per
+    level; sampled at torch seed 10,000 + seed, on this process's torch threads."""
+    import numpy as np
+    import torch
+
+    from frontier_rft.lm.device import autocast, resolve_device
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.tasks.suite import load_task, train_split
+    from frontier_rft.training.evaluate import outcome_histogram, rollout_scores
+
+    model, tokenizer = load_lm(model_dir)
+    device = resolve_device(config.device)
+    model.to(device)
+    suite = load_task(config.task, config.format_reward)
+    items = train_split(suite, config.train_size, config.train_seed, config.levels)
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[device.index] if device.type == "cuda" else []):
+        torch.manual_seed(10_000 + seed)
+        with autocast(device, config.precision):
+            scores, _ = rollout_scores(
+                model,
+                tokenizer,
+                items,
+                suite.verifier,
+                config.rollout_sampling(),
+                prompts_per_batch=64,
+            )
+    levels = np.array([it.level for it in items])
+    report = outcome_histogram(scores)
+    report["zero_variance"] = float(np.mean(scores.var(axis=1) == 0))
+    report["seconds"] = time.perf_counter() - t0
+    report["per_level"] = {
+        str(lv): outcome_histogram(scores[levels == lv]) for lv in np.unique(levels)
+    }
+    del model
+    if device.type == "cuda":  # the runs of this GPU share its memory
+        torch.cuda.empty_cache()
+    return report
+
+
+def _write_start_state(path: Path, report: Mapping[str, Any]) -> None:
+    body = (json.dumps(report, indent=1, sort_keys=True) + "\n").encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, lambda fh: fh.write(body))
+
+
+def cached_start_state(root: Path, seed: int) -> dict[str, Any] | None:
+    """A seed's cached start state (or the single-file cache of earlier versions), or None."""
+    for path, key in ((start_state_file(root, seed), None), (root / "start_state.json", str(seed))):
+        if path.is_file():
+            held = load_json_file(path, "a bench-rl start state")
+            if isinstance(held, dict) and key is not None:
+                held = held.get(key)
+            if isinstance(held, dict) and "zero_variance" in held:
+                return held
+    return None
+
+
 def measure_start_states(
     tb: Testbed, model_dir: Path, seeds: Sequence[int], root: Path
 ) -> dict[str, Any]:
-    """Zero-variance share of each seed's training pool under `group_size` rollouts of the
-    start model (cached in root/start_state.json)."""
-    path = root / "start_state.json"
-    cached: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    missing = [s for s in seeds if str(s) not in cached]
-    if missing:
-        import numpy as np
-        import torch
+    """Each seed's start state: cached (the first run of a seed measures it in its worker,
+    `run_worker`), else measured here at one torch thread and cached."""
+    out: dict[str, Any] = {}
+    for s in seeds:
+        held = cached_start_state(root, s)
+        if held is None:
+            import torch
 
-        from frontier_rft.lm.device import autocast, resolve_device
-        from frontier_rft.lm.model_io import load_lm
-        from frontier_rft.tasks.suite import load_task, train_split
-        from frontier_rft.training.evaluate import outcome_histogram, rollout_scores
-
-        model, tokenizer = load_lm(model_dir)
-        cfg = tb.train
-        device = resolve_device(cfg.device)
-        model.to(device)
-        suite = load_task(cfg.task, cfg.format_reward)
-        for s in missing:
-            items = train_split(suite, cfg.train_size, tb.pool_seed_base + s, cfg.levels)
-            torch.manual_seed(10_000 + s)
-            t0 = time.perf_counter()
-            with autocast(device, cfg.precision):
-                scores, _ = rollout_scores(
-                    model,
-                    tokenizer,
-                    items,
-                    suite.verifier,
-                    cfg.rollout_sampling(),
-                    prompts_per_batch=64,
-                )
-            levels = np.array([it.level for it in items])
-            report = outcome_histogram(scores)
-            report["zero_variance"] = float(np.mean(scores.var(axis=1) == 0))
-            report["seconds"] = time.perf_counter() - t0
-            report["per_level"] = {
-                str(lv): outcome_histogram(scores[levels == lv]) for lv in np.unique(levels)
-            }
-            cached[str(s)] = report
-        path.write_text(json.dumps(cached, indent=1, sort_keys=True) + "\n")
-        del model
-        if device.type == "cuda":  # the runs about to start share this GPU
-            torch.cuda.empty_cache()
-    return {str(s): cached[str(s)] for s in seeds}
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                config = dataclasses.replace(tb.train, train_seed=tb.pool_seed_base + s)
+                held = measure_start_state(config, model_dir, s)
+            finally:
+                torch.set_num_threads(threads)
+            _write_start_state(start_state_file(root, s), held)
+        out[str(s)] = held
+    return out
 
 
 # ---------------------------------------------------------------------------- runs
@@ -186,6 +233,9 @@ class RunSpec:
     drop_weights: bool = False
     """Delete the run's checkpoints and final model once it finished (a pretrained start
     model's are ~2 GB a run; the results need only metrics.jsonl, run.json, eval.json)."""
+    start_state: Path | None = None
+    """Where the seed's start state is cached: the first run of a seed to start measures it
+    there, in its own worker at one thread, before it trains (no serial stage)."""
 
     @property
     def done(self) -> bool:
@@ -204,10 +254,16 @@ class RunSpec:
 
 
 def run_specs(
-    tb: Testbed, entries: Sequence[BenchEntry], seeds: Sequence[int], model_dir: Path, root: Path
+    tb: Testbed,
+    entries: Sequence[BenchEntry],
+    seeds: Sequence[int],
+    model_dir: Path,
+    root: Path,
+    start_root: Path | None = None,
 ) -> list[RunSpec]:
     """One spec per (entry, seed), run directory root/runs/<label>/seed<s>, seed-major: a
-    benchmark stopped early has whole paired seeds done."""
+    benchmark stopped early has whole paired seeds done. Start states are cached under
+    `start_root` (default `root`)."""
     return [
         RunSpec(
             e,
@@ -216,6 +272,7 @@ def run_specs(
             model_dir,
             root / "runs" / e.label / f"seed{s}",
             drop_weights=bool(tb.start_model),
+            start_state=start_state_file(start_root or root, s),
         )
         for s in seeds
         for e in entries
@@ -230,7 +287,10 @@ def _spec_file(spec: RunSpec) -> Path:
         "model_dir": str(spec.model_dir),
         "run_dir": str(spec.run_dir),
         "label": spec.entry.label,
+        "seed": spec.seed,
         "drop_weights": spec.drop_weights,
+        "start_state": None if spec.start_state is None else str(spec.start_state),
+        "code": code_info(),
     }
     path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
     return path
@@ -245,6 +305,9 @@ def run_worker(spec_path: str) -> int:
     raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
     config = TrainConfig(**raw)
     run_dir = Path(spec["run_dir"])
+    if spec.get("start_state"):
+        start = Path(spec["start_state"])
+        _measure_start_state_once(start, config, Path(spec["model_dir"]), int(spec["seed"]))
     resume = (run_dir / "checkpoints" / "latest").exists()
     with open(run_dir / "log.txt", "a", encoding="utf-8") as fh:
 
@@ -259,10 +322,36 @@ def run_worker(spec_path: str) -> int:
     return 0
 
 
+def _measure_start_state_once(path: Path, config: TrainConfig, model_dir: Path, seed: int) -> None:
+    """Measure a seed's start state into `path` at one thread, unless it is there or another
+    worker claimed it (an exclusive lock file; the report measures a seed whose claimant
+    died)."""
+    if path.is_file():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_suffix(".lock")
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        _write_start_state(path, measure_start_state(config, model_dir, seed))
+    finally:
+        lock.unlink(missing_ok=True)
+
+
 def run_all(
-    specs: Sequence[RunSpec], jobs: int, progress: bool = True, poll_s: float = 2.0
+    specs: Sequence[RunSpec],
+    jobs: int,
+    progress: bool = True,
+    poll_s: float = 2.0,
+    on_done: Callable[[RunSpec], None] | None = None,
 ) -> list[RunSpec]:
     """Run every unfinished spec in `jobs` parallel worker processes; returns failed specs.
+    `on_done` is called with each run as it finishes (the run ledger records it).
 
     A bar (frontier_rft.progress) counts training steps over all runs; it redraws in place on
     a terminal and writes one line per refresh to a log file."""
@@ -303,6 +392,8 @@ def run_all(
                         f"run {spec.entry.label} seed {spec.seed} failed "
                         f"(exit {proc.returncode}); see {spec.run_dir / 'stderr.txt'}"
                     )
+                elif on_done is not None:
+                    on_done(spec)
                 bar.set_postfix_str(f"{spec.entry.label} seed {spec.seed} done", refresh=False)
     finally:
         for proc in running:  # interrupted: stop our workers (they resume next time)
@@ -317,26 +408,9 @@ def run_all(
 
 
 def load_run(run_dir: Path) -> dict[str, Any]:
-    """Curves and summaries of one finished run (from metrics.jsonl, run.json, eval.json)."""
+    """Curves and summaries of one finished run (from metrics.jsonl and run.json)."""
     rows = read_metrics_jsonl(run_dir / "metrics.jsonl")  # selector keys also unprefixed
-    info = read_run_info(run_dir / "run.json")
-    train = [r for r in rows if "train/reward_mean" in r]
-    evals = [r for r in rows if "eval/pass@1" in r]
-    cum_rollouts = [0.0]
-    cum_seconds = [float(info.get("embed_seconds", 0.0))]
-    for r in train:
-        cum_rollouts.append(cum_rollouts[-1] + r.get("train/rollouts", 0.0))
-        cum_seconds.append(cum_seconds[-1] + r["perf/step_s"])
-    eval_steps = [int(r["step"]) for r in evals]
-    return {
-        "eval_steps": eval_steps,
-        "eval_rollouts": [cum_rollouts[s] for s in eval_steps],
-        "eval_seconds": [cum_seconds[s] for s in eval_steps],
-        "pass1": [float(r["eval/pass@1"]) for r in evals],
-        "final": {k: v for k, v in evals[-1].items() if k.startswith("eval/")},
-        "train": train,
-        "info": info,
-    }
+    return run_curves(rows, read_run_info(run_dir / "run.json"))
 
 
 # ---------------------------------------------------------------------------- a benchmark
@@ -371,14 +445,6 @@ def _write_testbed(root: Path, tb: Testbed) -> None:
     (root / "testbed.json").write_text(json.dumps(tb.to_json(), indent=1) + "\n")
 
 
-def _start(tb: Testbed, seeds: Sequence[int], root: Path) -> tuple[Path, dict[str, Any], float]:
-    """The start model and the seeds' start states (each made once, under `root`), and the
-    clock's reading before them."""
-    t0 = time.perf_counter()
-    model_dir = prepare_start_model(tb, root)
-    return model_dir, measure_start_states(tb, model_dir, seeds, root), t0
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """Where a benchmark's runs go and how they run."""
@@ -393,6 +459,10 @@ class RunOptions:
     """A progress bar over the training steps of all runs."""
     log: Callable[[str], None] = _log.info
     """Where the benchmark's lines go (`frontier bench-rl` prints them)."""
+    ledger: Path | None = None
+    """The run ledger's root (None: no ledger; runs are read from their directories)."""
+    machine: str = ""
+    """The machine the runs train on, as each new ledger record names it."""
 
     def complete_seeds(self, specs: Sequence[RunSpec], seeds: Sequence[int]) -> list[int]:
         """`run_to_complete_seeds` of `specs` with these options."""
@@ -401,26 +471,152 @@ class RunOptions:
         )
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What a benchmark reports: the complete paired seeds' runs and start states."""
+
+    runs: Runs
+    """Loaded runs by label, then seed."""
+    start: dict[str, Any]
+    """Start state by seed (as a string)."""
+    seconds: float
+    """This call's seconds; from the ledger: the reported runs' training seconds."""
+    machines: tuple[str, ...] = ()
+    """The machines the reported runs trained on (from the ledger; else empty)."""
+
+
 def run_comparison(
     tb: Testbed, entries: Sequence[BenchEntry], seeds: Sequence[int], options: RunOptions
-) -> tuple[Runs, dict[str, Any], float]:
-    """Every entry on every seed, run directories under `options.root` (resumed where they
-    stopped): the loaded runs of the seeds whose runs all finished, those seeds' start
-    states, and the seconds it took."""
+) -> Comparison:
+    """Every entry on every seed that the ledger does not hold yet, run directories under
+    `options.root` (resumed where they stopped), each recorded in the ledger as it finishes;
+    then the complete paired seeds, from the ledger (or, without one, the run directories).
+    `report_only` runs nothing: it records the finished runs the runs directory holds and
+    reports from the ledger."""
+    t0 = time.perf_counter()
     root = options.root
+    if options.ledger is None:
+        if options.report_only:
+            model_dir = _start_model_dir(tb, root)
+        else:
+            _write_testbed(root, tb)
+            model_dir = prepare_start_model(tb, root, log=options.log)
+        specs = run_specs(tb, entries, seeds, model_dir, root)
+        complete = options.complete_seeds(specs, seeds)
+        start = measure_start_states(tb, model_dir, complete, root)
+        runs: Runs = {}
+        for spec in specs:
+            if spec.seed in complete:
+                runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
+        return Comparison(runs, start, time.perf_counter() - t0)
+    ledger = RunLedger(options.ledger, tb, device_class(tb.train.device))
+    machine = options.machine or machine_name(tb.train.device)
+    if options.report_only:
+        if (root / "testbed.json").is_file() and (
+            _start_model_dir(tb, root) / "config.json"
+        ).is_file():
+            record = _Recorder(ledger, tb, _start_model_dir(tb, root), root, machine)
+            _record_finished(run_specs(tb, entries, seeds, record.model_dir, root), record)
+        return _from_ledger(ledger, entries, seeds, options.log)
     _write_testbed(root, tb)
-    model_dir, start, t0 = _start(tb, seeds, root)
-    specs = run_specs(tb, entries, seeds, model_dir, root)
+    record = _Recorder(ledger, tb, prepare_start_model(tb, root, log=options.log), root, machine)
+    specs = run_specs(tb, entries, seeds, record.model_dir, root)
+    _record_finished(specs, record)
+    todo = [sp for sp in specs if not ledger.has(sp.entry.label, sp.seed)]
     options.log(
         f"{len(specs)} runs ({len(entries)} entries x {len(seeds)} seeds), "
-        f"{sum(s.done for s in specs)} already done; {options.jobs} parallel jobs; runs in {root}"
+        f"{len(specs) - len(todo)} in the ledger {ledger.folder}; {len(todo)} to run, "
+        f"{options.jobs} parallel jobs; runs in {root}"
     )
-    complete = options.complete_seeds(specs, seeds)
-    runs: Runs = {}
+    failed = run_all(todo, options.jobs, progress=options.progress, on_done=record)
+    if failed:
+        raise BenchRunError(f"{len(failed)} runs failed; rerun the same command to retry them")
+    return _from_ledger(ledger, entries, seeds, options.log)
+
+
+def _start_model_dir(tb: Testbed, root: Path) -> Path:
+    """Where `prepare_start_model` puts the start model under a runs directory."""
+    return root / ("model-start" if tb.start_model else "model-sft")
+
+
+def _record_finished(specs: Sequence[RunSpec], record: _Recorder) -> None:
+    """Record the finished runs the ledger does not hold yet (they finished before it knew
+    them, or their directories were copied in from another machine)."""
     for spec in specs:
-        if spec.seed in complete:
-            runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
-    return runs, {str(s): start[str(s)] for s in complete}, time.perf_counter() - t0
+        if spec.done and not record.ledger.has(spec.entry.label, spec.seed):
+            record(spec)
+
+
+class _Recorder:
+    """Adds a finished run's record to the ledger: its seed's start state (measured here if
+    its worker could not), the start model's digest, the code that ran it, the machine."""
+
+    def __init__(
+        self, ledger: RunLedger, tb: Testbed, model_dir: Path, root: Path, machine: str
+    ) -> None:
+        self.ledger, self.tb, self.model_dir, self.root = ledger, tb, model_dir, root
+        self.machine = machine
+        self.start_model = directory_digest(model_dir)
+
+    def __call__(self, spec: RunSpec) -> None:
+        start = cached_start_state(self.root, spec.seed)
+        if start is None:
+            start = measure_start_states(self.tb, self.model_dir, [spec.seed], self.root)
+            start = start[str(spec.seed)]
+        code = _spec_code(spec.run_dir / "spec.json")
+        self.ledger.add(
+            record_from_run_dir(
+                spec.run_dir,
+                label=spec.entry.label,
+                seed=spec.seed,
+                start_state=start,
+                start_model=self.start_model,
+                code=code,
+                machine=self.machine,
+            )
+        )
+
+
+def _spec_code(path: Path) -> dict[str, Any]:
+    """The code a run's spec.json says it ran (unknown when the spec predates the field:
+    the code recording it now may not be the code that ran it)."""
+    spec = load_json_file(path, "a bench-rl run spec") if path.is_file() else {}
+    code = spec.get("code") if isinstance(spec, dict) else None
+    if isinstance(code, dict):
+        return dict(code)
+    return {"commit": None, "note": "the run's spec predates recording the code that ran it"}
+
+
+def _from_ledger(
+    ledger: RunLedger,
+    entries: Sequence[BenchEntry],
+    seeds: Sequence[int],
+    log: Callable[[str], None],
+) -> Comparison:
+    """The complete paired seeds of `entries` in the ledger: every entry recorded, from one
+    start model (a seed whose records disagree on it is left out, and said so)."""
+    runs: Runs = {}
+    start: dict[str, Any] = {}
+    machines: set[str] = set()
+    labels = [e.label for e in entries]
+    for seed in seeds:
+        if not all(ledger.has(label, seed) for label in labels):
+            continue
+        records = {label: ledger.load(label, seed) for label in labels}
+        models = {r["start_model"] for r in records.values()}
+        if len(models) > 1:
+            log(f"seed {seed} left out: its records come from {len(models)} start models")
+            continue
+        for label, rec in records.items():
+            runs.setdefault(label, {})[seed] = run_from_record(rec)
+            machines.add(str(rec.get("machine", "")))
+        start[str(seed)] = records[labels[0]]["start_state"]
+    if not start:
+        raise BenchRunError(
+            f"the ledger {ledger.folder} holds no seed with all of {', '.join(labels)} recorded"
+        )
+    seconds = sum(r["eval_seconds"][-1] for by_seed in runs.values() for r in by_seed.values())
+    return Comparison(runs, start, float(seconds), tuple(sorted(machines)))
 
 
 def calibration_testbeds(
@@ -446,14 +642,14 @@ def run_calibration(
     """`uniform` alone at each calibration testbed (`calibration_testbeds`) on `seeds`, one
     start model under `options.root`: the loaded runs of the complete seeds by learning rate,
     their start states and the seconds it took."""
-    root = options.root
+    root, t0 = options.root, time.perf_counter()
     for bed, path in beds.values():
         _write_testbed(path, bed)
-    model_dir, start, t0 = _start(tb, seeds, root)
+    model_dir = prepare_start_model(tb, root, log=options.log)
     specs = [
         sp
         for bed, path in beds.values()
-        for sp in run_specs(bed, [uniform], seeds, model_dir, path)
+        for sp in run_specs(bed, [uniform], seeds, model_dir, path, start_root=root)
     ]
     specs.sort(key=lambda sp: sp.seed)  # seed-major: an early stop leaves whole seeds done
     options.log(
@@ -462,11 +658,12 @@ def run_calibration(
         f"jobs; runs in {root / 'calibration'}"
     )
     complete = options.complete_seeds(specs, seeds)
+    start = measure_start_states(tb, model_dir, complete, root)
     runs = {
         lr: {s: load_run(path / "runs" / uniform.label / f"seed{s}") for s in complete}
         for lr, (_, path) in beds.items()
     }
-    return runs, {str(s): start[str(s)] for s in complete}, time.perf_counter() - t0
+    return runs, start, time.perf_counter() - t0
 
 
 def gpu_total_gb(device: str) -> float | None:
@@ -481,12 +678,9 @@ def gpu_total_gb(device: str) -> float | None:
     return float(torch.cuda.get_device_properties(used).total_memory) / 2**30
 
 
-def this_machine(device: str) -> str:
-    """CPU count, load and, for a GPU testbed, the GPU's name: where these runs trained."""
-    text = (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"load average at the end {os.getloadavg()[0]:.1f}"
-    )
+def machine_name(device: str) -> str:
+    """The processor, its CPU count and, on a GPU, the GPU's name: what a run trained on."""
+    text = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     if device != "cpu":
         import torch
 
@@ -496,6 +690,39 @@ def this_machine(device: str) -> str:
         if used.type == "cuda":
             text = f"{torch.cuda.get_device_name(used)}, {text}"
     return text
+
+
+def this_machine(device: str) -> str:
+    """`machine_name` and the load average now: where these runs trained, and how busy."""
+    return f"{machine_name(device)}, load average at the end {os.getloadavg()[0]:.1f}"
+
+
+def code_info() -> dict[str, Any]:
+    """The frontier_rft version running, and its git commit when it runs from a checkout
+    (None otherwise); `dirty` when the checkout's src/ has uncommitted changes."""
+    from frontier_rft import __version__
+
+    src = Path(__file__).resolve().parents[2]
+    info: dict[str, Any] = {"version": __version__, "commit": None, "dirty": None}
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        status = subprocess.run(
+            ["git", "-C", str(src), "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return info  # not a git checkout (an installed package), or no git
+    info.update(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()))
+    return info
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -1,20 +1,23 @@
 """`frontier bench-rl`: the real-RL selector benchmark (docs/results/real_rl.md).
 
-    frontier bench-rl                       # 11 selectors + effect runs, seeds 0-4, 2 jobs
-    frontier bench-rl --selectors uniform --no-effects --seeds 0,1   # calibration runs
-    frontier bench-rl --scale gpu --jobs 16  # one CUDA GPU: 4x the rollouts per run
+    frontier bench-rl --selectors uniform,greso,skip --no-effects   # the standard testbed
+    frontier bench-rl --selectors uniform,greso --no-effects --report-only   # from the ledger
+    frontier bench-rl --scale full          # the first CPU testbed: 11 selectors + effects
     frontier bench-rl --scale gpu-smollm2 --calibrate --seeds 100,101 --calibrate-lrs 3e-6,1e-5
     frontier bench-rl --scale gpu-smollm2 --lr 1e-5 --selectors uniform,bots,greso,dapo \
         --no-effects --jobs 10      # SmolLM2-135M-Instruct: docs/results/smollm2_gpu.md
 
-Runs go to --runs (resumable: finished runs are skipped, interrupted ones continue from
-their checkpoint); results (JSON, markdown, figures) to --out.
+Every finished run is recorded in the run ledger (--ledger, benchmarks/ledger: commit it),
+keyed by testbed, device class (cpu or cuda), entry and seed; a run the ledger holds is never
+run again, and the report is built from the ledger. Runs go to --runs (resumable: an
+interrupted run continues from its checkpoint); results (JSON, markdown, figures) to --out.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,6 +36,8 @@ __all__ = [
 ]
 
 COMMAND = "frontier bench-rl"
+LEDGER = "benchmarks/ledger"
+"""The run ledger of this repository (--ledger's default)."""
 T = TypeVar("T")
 
 
@@ -122,8 +127,9 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(args.runs)
     _check_same_testbed(root, tb)
     options = _run_options(args, COMMAND)
-    runs, start, seconds = _or_exit(lambda: run_comparison(tb, entries, args.seeds, options))
-    summary = write_results(runs, start, entries, tb, _result_files(args, tb), seconds)
+    result = _or_exit(lambda: run_comparison(tb, entries, args.seeds, options))
+    files = _result_files(args, tb, result.machines)
+    summary = write_results(result.runs, result.start, entries, tb, files, result.seconds)
     for line in headline_lines(summary, [e.label for e in entries]):
         print(line)
     return summary
@@ -238,7 +244,8 @@ def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
 
 
 def _run_options(args: argparse.Namespace, prefix: str) -> RunOptions:
-    """--runs, --jobs, --report-only and --no-progress; the benchmark's lines after `prefix`."""
+    """--runs, --jobs, --report-only, --no-progress, --ledger and --machine; the benchmark's
+    lines after `prefix`."""
     from frontier_rft.bench.real_rl import RunOptions
 
     return RunOptions(
@@ -247,15 +254,18 @@ def _run_options(args: argparse.Namespace, prefix: str) -> RunOptions:
         report_only=args.report_only,
         progress=not args.no_progress,
         log=lambda line: print(f"{prefix}: {line}", flush=True),
+        ledger=Path(args.ledger) if args.ledger else None,
+        machine=args.machine,
     )
 
 
-def _result_files(args: argparse.Namespace, tb: Any) -> ResultFiles:
-    """--out, --name, this command and --machine (default: this machine)."""
+def _result_files(args: argparse.Namespace, tb: Any, machines: tuple[str, ...] = ()) -> ResultFiles:
+    """--out, --name, this command and --machine (default: the machines the ledger's records
+    name, else this machine)."""
     from frontier_rft.bench.real_rl import this_machine
     from frontier_rft.bench.real_rl_report import ResultFiles
 
-    machine = args.machine or this_machine(tb.train.device)
+    machine = args.machine or "; ".join(machines) or this_machine(tb.train.device)
     return ResultFiles(Path(args.out), args.name, _command(args), machine)
 
 
@@ -307,11 +317,14 @@ def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> No
 
 def _command(args: argparse.Namespace) -> str:
     parts = [COMMAND]
-    flags = ("seeds", "jobs", "selectors", "scale", "device", "steps", "pool_size", "lr")
-    for flag in (*flags, "model", "calibrate_lrs", "runs", "out", "name"):
+    flags = ("seeds", "selectors", "scale", "device", "steps", "pool_size", "lr")
+    ledger = getattr(args, "ledger", "")
+    for flag in (*flags, "model", "calibrate_lrs", "runs", "ledger", "out", "name"):
         value = getattr(args, flag, None)  # a Namespace made by hand may lack the newer flags
-        if value in (None, "", 0, []):
+        if value in (None, "", 0, []) or (flag == "ledger" and value == LEDGER):
             continue
+        if flag == "runs" and ledger and not getattr(args, "calibrate", False):
+            continue  # reported from the ledger: where runs trained is not part of it
         if flag in ("seeds", "calibrate_lrs"):
             value = ",".join(f"{s:g}" if isinstance(s, float) else str(s) for s in value)
         parts.append(f"--{flag.replace('_', '-')} {value}")
@@ -340,8 +353,9 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "--jobs",
         type=int_in(1, MAX_JOBS),
-        default=2,
-        help=f"parallel runs (one torch thread each), 1 to {MAX_JOBS}",
+        default=min(MAX_JOBS, os.cpu_count() or 1),
+        help=f"parallel runs (one torch thread each), 1 to {MAX_JOBS} (default: the CPU count, "
+        f"{os.cpu_count()} here; fewer leave cores for other work)",
     )
     p.add_argument(
         "--selectors",
@@ -357,18 +371,20 @@ def add_command(sub: Any) -> None:
     )
     p.add_argument(
         "--scale",
-        default="full",
+        default="standard",
         choices=SCALES,
-        help="testbed size ('full': 2 CPU cores; 'gpu': one CUDA GPU, 4x the rollouts per run; "
-        "'toy': seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
-        "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized "
-        "version)",
+        help="testbed ('standard': the tiny Llama on Countdown of the committed results, "
+        "~1.5 s a step on one CPU thread, ~15x faster per run on a GPU; 'gpu': the same "
+        "testbed's earlier name; 'full': the first, smaller CPU testbed; 'toy': seconds, for "
+        "tests of the machinery; 'gpu-smollm2': the pretrained SmolLM2-135M-Instruct on "
+        "arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
     )
     p.add_argument(
         "--device",
         default="",
-        help="torch device of every run, 'cpu', 'cuda', 'cuda:N' or 'auto' "
-        "(default: the testbed's: cpu, gpu scale cuda)",
+        help="torch device of every run, 'cpu', 'cuda', 'cuda:N' or 'auto' (default: the "
+        "testbed's: standard auto, a CUDA GPU when there is one, else the CPU). CPU and CUDA "
+        "runs are recorded and paired apart",
     )
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
     sizes = ", ".join(f"{s} {testbed(s).train.train_size}" for s in SCALES)
@@ -409,6 +425,13 @@ def add_command(sub: Any) -> None:
         "what the testbed's task levels hold, checked before any work",
     )
     p.add_argument("--runs", default="runs/bench-rl", help="run directories (resumable)")
+    p.add_argument(
+        "--ledger",
+        default=LEDGER,
+        help="the run ledger: a record of every finished run, read before running anything "
+        "(runs it holds are not run again) and the source of the report ('' = none: report "
+        "from the run directories)",
+    )
     p.add_argument("--out", default="benchmarks/results", help="results directory")
     p.add_argument("--name", default="real_rl", help="file stem of the results")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -421,6 +444,7 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "--report-only",
         action="store_true",
-        help="run nothing: write the results of the seeds whose runs have all finished",
+        help="run nothing: write the results of the seeds whose runs have all finished "
+        "(from the ledger alone: no runs directory, model or device is needed)",
     )
     p.set_defaults(func=_cmd)

@@ -1,0 +1,263 @@
+"""The run ledger: one small committed record per finished real-RL run, so that evidence adds
+up across sessions and machines (`frontier bench-rl` skips what it holds, and `--report-only`
+reports from it alone).
+
+Layout, under the ledger root (benchmarks/ledger in this repository)::
+
+    <testbed digest>/testbed.json                       the testbed's settings
+    <testbed digest>/<device class>/<entry>/seed<s>.json.gz
+
+The testbed digest hashes the settings that decide what a run computes (the start model's
+recipe, the RL settings, the pool seeds), leaving out where it runs (device, threads) and
+any field still at its default, so that a field added later with a neutral default keeps old
+records valid. The device class ('cpu' or 'cuda') is part of the key because CPU and CUDA
+runs differ in floating-point detail: seeds are paired within one class only.
+
+A record holds the run's metric rows (every step and evaluation, floats to 6 significant
+digits), its run.json facts, its seed's start state, the start model's digest, the code that
+ran it and the machine: tens of KB gzipped; no weights, no checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import hashlib
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frontier_rft.bench.testbed import Testbed
+from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.core.persistence import atomic_write_bytes
+from frontier_rft.metrics_log import METRICS_PREFIX, read_metrics_jsonl
+from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
+from frontier_rft.training.run_info import read_run_info
+
+__all__ = [
+    "RECORD_SCHEMA",
+    "RunLedger",
+    "device_class",
+    "directory_digest",
+    "record_from_run_dir",
+    "run_curves",
+    "run_from_record",
+    "settings_digest",
+    "testbed_digest",
+]
+
+RECORD_SCHEMA = 1
+"""Version of a record's layout; a reader refuses a newer one with a message."""
+WHERE_IT_RUNS = ("device", "threads")
+"""Settings that change where a run computes, not what: outside the digest."""
+MAX_RECORD_BYTES = 16 << 20
+"""Largest decompressed record read (a 360-step run is ~0.3 MB)."""
+SIGNIFICANT_DIGITS = 6
+"""Floats are stored to this many significant digits (the report's precision is 3)."""
+_DEFAULTS: dict[str, Any] = {
+    "model": ModelConfig(),
+    "sft": SFTConfig(),
+    "train": TrainConfig(),
+}
+
+
+def testbed_digest(tb: Testbed) -> str:
+    """12 hex digits naming what a testbed's runs compute (see the module docstring)."""
+    return settings_digest(tb.to_json())
+
+
+def settings_digest(testbed_json: Mapping[str, Any]) -> str:
+    """`testbed_digest` of a testbed's settings as `Testbed.to_json` writes them."""
+    settings: dict[str, Any] = {}
+    for part, value in testbed_json.items():
+        default = _DEFAULTS.get(part)
+        if isinstance(value, dict) and default is not None:
+            base = json.loads(json.dumps(dataclasses.asdict(default)))
+            value = {
+                k: v
+                for k, v in value.items()
+                if k not in WHERE_IT_RUNS and (k not in base or base[k] != v)
+            }
+        settings[part] = value
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def directory_digest(folder: Path) -> str:
+    """12 hex digits of a model directory's weights (*.safetensors, in name order): which
+    start model a run trained from."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.safetensors")):
+        digest.update(path.name.encode("utf-8"))
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:12]
+
+
+def device_class(device: str) -> str:
+    """'cuda' for a CUDA device name, else 'cpu' ('auto' is resolved on this machine)."""
+    if device == "auto":
+        from frontier_rft.lm.device import resolve_device
+
+        return resolve_device(device).type
+    return "cuda" if device.startswith("cuda") else "cpu"
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}") if math.isfinite(value) else None
+    return value
+
+
+def record_from_run_dir(
+    run_dir: Path,
+    *,
+    label: str,
+    seed: int,
+    start_state: Mapping[str, Any] | None,
+    start_model: str,
+    code: Mapping[str, Any],
+    machine: str,
+) -> dict[str, Any]:
+    """The ledger record of a finished run directory (metrics.jsonl and run.json)."""
+    rows = read_metrics_jsonl(run_dir / "metrics.jsonl")
+    logged = {k for r in rows for k in r if k not in ("step", "time")}
+    # read_metrics_jsonl adds each curriculum/ key unprefixed too: store the logged one only
+    keys = sorted(k for k in logged if METRICS_PREFIX + k not in logged)
+    info = read_run_info(run_dir / "run.json")
+    return {
+        "schema": RECORD_SCHEMA,
+        "entry": label,
+        "seed": seed,
+        "steps": [int(r["step"]) for r in rows],
+        "columns": {k: [_rounded(r.get(k)) for r in rows] for k in keys},
+        "info": {k: v for k, v in info.items() if k != "model_dir"},
+        "start_state": dict(start_state) if start_state is not None else None,
+        "start_model": start_model,
+        "code": dict(code),
+        "machine": machine,
+    }
+
+
+def _rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The metric rows of a record, as metrics.jsonl held them (absent keys left out)."""
+    columns: Mapping[str, Sequence[Any]] = record["columns"]
+    rows: list[dict[str, Any]] = []
+    for i, step in enumerate(record["steps"]):
+        row: dict[str, Any] = {"step": step}
+        row.update({k: col[i] for k, col in columns.items() if col[i] is not None})
+        row.update(
+            {k[len(METRICS_PREFIX) :]: v for k, v in row.items() if k.startswith(METRICS_PREFIX)}
+        )
+        rows.append(row)
+    return rows
+
+
+def run_curves(rows: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's curves from its metric rows: held-out pass@1 against steps, cumulative rollouts
+    and wall-clock seconds, the final evaluation, the per-step rows and its run.json facts."""
+    train = [dict(r) for r in rows if "train/reward_mean" in r]
+    evals = [r for r in rows if "eval/pass@1" in r]
+    cum_rollouts = [0.0]
+    cum_seconds = [float(info.get("embed_seconds", 0.0))]
+    for r in train:
+        cum_rollouts.append(cum_rollouts[-1] + r.get("train/rollouts", 0.0))
+        cum_seconds.append(cum_seconds[-1] + r["perf/step_s"])
+    eval_steps = [int(r["step"]) for r in evals]
+    return {
+        "eval_steps": eval_steps,
+        "eval_rollouts": [cum_rollouts[s] for s in eval_steps],
+        "eval_seconds": [cum_seconds[s] for s in eval_steps],
+        "pass1": [float(r["eval/pass@1"]) for r in evals],
+        "final": {k: v for k, v in evals[-1].items() if k.startswith("eval/")},
+        "train": train,
+        "info": dict(info),
+    }
+
+
+def run_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's curves and summaries, as `frontier_rft.bench.real_rl.load_run` gives them."""
+    return run_curves(_rows(record), dict(record["info"]))
+
+
+@dataclass(frozen=True)
+class RunLedger:
+    """The records of one testbed on one device class, under a ledger root."""
+
+    root: Path
+    """The ledger root (benchmarks/ledger)."""
+    testbed: Testbed
+    """The testbed whose records these are."""
+    device: str
+    """The device class, 'cpu' or 'cuda'."""
+
+    @property
+    def folder(self) -> Path:
+        return self.root / testbed_digest(self.testbed) / self.device
+
+    def path(self, label: str, seed: int) -> Path:
+        return self.folder / label / f"seed{seed}.json.gz"
+
+    def has(self, label: str, seed: int) -> bool:
+        return self.path(label, seed).is_file()
+
+    def add(self, record: Mapping[str, Any]) -> Path:
+        """Write a record atomically (its testbed.json beside it the first time)."""
+        settings = self.root / testbed_digest(self.testbed) / "testbed.json"
+        if not settings.is_file():
+            body = (json.dumps(self.testbed.to_json(), indent=1, sort_keys=True) + "\n").encode()
+            settings.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(settings, lambda fh: fh.write(body))
+        path = self.path(str(record["entry"]), int(record["seed"]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(record, separators=(",", ":"), allow_nan=False)
+        # mtime 0: the same record gives the same bytes, so a rewrite is no change in git
+        data = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+        atomic_write_bytes(path, lambda fh: fh.write(data))
+        return path
+
+    def load(self, label: str, seed: int) -> dict[str, Any]:
+        """A record, checked: a ValueError naming the file when it cannot be one."""
+        path = self.path(label, seed)
+        try:
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read(MAX_RECORD_BYTES + 1)
+            if len(raw) > MAX_RECORD_BYTES:
+                raise ValueError(f"larger than {MAX_RECORD_BYTES} bytes decompressed")
+            record = loads_bounded(raw.decode("utf-8"), max_chars=MAX_RECORD_BYTES, max_depth=16)
+            _check_record(record, label, seed)
+        except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
+            raise ValueError(f"{path} is not a run ledger record: {exc}") from None
+        return dict(record)
+
+    def labels(self) -> Iterator[tuple[str, int]]:
+        """Every (entry, seed) recorded for this testbed and device class."""
+        if not self.folder.is_dir():
+            return
+        for path in sorted(self.folder.glob("*/seed*.json.gz")):
+            seed = path.name.removeprefix("seed").removesuffix(".json.gz")
+            if seed.isdigit():
+                yield path.parent.name, int(seed)
+
+
+def _check_record(record: Any, label: str, seed: int) -> None:
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
+    schema = record.get("schema")
+    if not isinstance(schema, int) or schema > RECORD_SCHEMA:
+        raise ValueError(
+            f"schema {schema!r} is newer than this frontier_rft reads ({RECORD_SCHEMA}); upgrade"
+        )
+    if record.get("entry") != label or record.get("seed") != seed:
+        raise ValueError(f"it records {record.get('entry')!r} seed {record.get('seed')!r}")
+    steps, columns = record.get("steps"), record.get("columns")
+    if not isinstance(steps, list) or not isinstance(columns, dict):
+        raise ValueError("steps or columns missing")
+    if any(not isinstance(c, list) or len(c) != len(steps) for c in columns.values()):
+        raise ValueError("a metric column's length differs from the steps'")
+    if not isinstance(record.get("info"), dict):
+        raise ValueError("info missing")

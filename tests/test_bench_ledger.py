@@ -1,0 +1,143 @@
+"""The run ledger: what its key holds, records that read back as their runs, and files that
+cannot be records refused by name (bench-rl end to end: tests/test_bench_rl.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from frontier_rft.bench.ledger import (
+    RunLedger,
+    device_class,
+    record_from_run_dir,
+    run_curves,
+    run_from_record,
+    settings_digest,
+)
+from frontier_rft.bench.ledger import testbed_digest as digest_of
+from frontier_rft.bench.testbed import Testbed as Bed
+from frontier_rft.bench.testbed import testbed as make_testbed
+from frontier_rft.core.persistence import atomic_write_bytes
+
+
+def _replace_train(tb: Bed, **changes: Any) -> Bed:
+    return dataclasses.replace(tb, train=dataclasses.replace(tb.train, **changes))
+
+
+SHORT_COLUMN = {
+    "schema": 1, "entry": "greso", "seed": 3, "steps": [0, 1], "columns": {"x": [1.0]}, "info": {}
+}  # fmt: skip
+"""A record whose metric column is shorter than its steps."""
+
+
+def test_the_digest_names_what_runs_compute_not_where() -> None:
+    tb = make_testbed("standard")
+    assert digest_of(tb) == digest_of(make_testbed("gpu"))
+    assert digest_of(_replace_train(tb, device="cuda:3", threads=4)) == digest_of(tb)
+    assert tb.sft is not None
+    sft = dataclasses.replace(tb.sft, device="cpu")
+    assert digest_of(dataclasses.replace(tb, sft=sft)) == digest_of(tb)
+    assert digest_of(_replace_train(tb, train_size=1280)) != digest_of(tb)
+    assert digest_of(_replace_train(tb, lr=3e-4)) != digest_of(tb)
+    assert digest_of(make_testbed("full")) != digest_of(tb)
+    assert len(digest_of(tb)) == 12
+
+
+def test_a_field_at_its_default_leaves_the_digest_alone() -> None:
+    """A field added later with a neutral default keeps old records valid: a field at its
+    default value is outside the digest, exactly as if it did not exist."""
+    tb = make_testbed("standard")
+    older = tb.to_json()
+    assert older["train"].pop("kl_coef") == 0.0  # written before the field existed
+    assert settings_digest(older) == digest_of(tb)
+    assert digest_of(_replace_train(tb, kl_coef=0.01)) != digest_of(tb)
+
+
+def test_device_classes() -> None:
+    assert [device_class(d) for d in ("cpu", "cuda", "cuda:3")] == ["cpu", "cuda", "cuda"]
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    """A run directory as the trainer leaves it: evaluations at steps 0 and 2, two steps."""
+    rows = [
+        {"step": 0, "time": 1.0, "eval/pass@1": 0.125, "eval/pass@8": 0.5},
+        {"step": 1, "time": 2.0, "train/reward_mean": 0.25, "train/rollouts": 64.0,
+         "perf/step_s": 1.2345678901, "curriculum/greso/p_easy": 0.49},
+        {"step": 2, "time": 3.0, "train/reward_mean": 0.5, "train/rollouts": 64.0,
+         "perf/step_s": 1.5, "curriculum/greso/p_easy": 0.48},
+        {"step": 2, "time": 3.5, "eval/pass@1": 1 / 3, "eval/pass@8": 0.75},
+    ]  # fmt: skip
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    info = {"config": {"steps": 2}, "model_dir": "/somewhere/private", "embed_seconds": 0.5}
+    (run / "run.json").write_text(json.dumps(info))
+    return run
+
+
+def test_a_record_reads_back_as_its_run(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    record = record_from_run_dir(
+        run, label="greso", seed=3, start_state={"zero_variance": 0.5}, start_model="abc",
+        code={"commit": "f00"}, machine="box",
+    )  # fmt: skip
+    assert "model_dir" not in record["info"]  # a machine's path is not evidence
+    assert "greso/p_easy" not in record["columns"]  # the unprefixed copy is not stored
+    got = run_from_record(record)
+    assert got["eval_steps"] == [0, 2]
+    assert got["eval_rollouts"] == [0.0, 128.0]
+    assert got["pass1"] == [0.125, pytest.approx(1 / 3, rel=1e-6)]
+    assert got["eval_seconds"] == [0.5, pytest.approx(0.5 + 1.23457 + 1.5)]
+    assert got["train"][0]["greso/p_easy"] == 0.49  # as read_metrics_jsonl gives it
+    assert got["final"] == {"eval/pass@1": pytest.approx(1 / 3, rel=1e-6), "eval/pass@8": 0.75}
+
+    ledger = RunLedger(tmp_path / "ledger", make_testbed("toy"), "cpu")
+    path = ledger.add(record)
+    assert path == ledger.path("greso", 3) and ledger.has("greso", 3)
+    assert ledger.load("greso", 3) == json.loads(json.dumps(record))
+    assert list(ledger.labels()) == [("greso", 3)]
+    first = path.read_bytes()
+    ledger.add(record)
+    assert path.read_bytes() == first  # the same record gives the same bytes (no git churn)
+    settings = json.loads((ledger.folder.parent / "testbed.json").read_text())
+    assert settings == json.loads(json.dumps(make_testbed("toy").to_json()))
+
+
+def test_curves_from_rows_match_the_run_directory_loader(tmp_path: Path) -> None:
+    from frontier_rft.bench.real_rl import load_run
+    from frontier_rft.metrics_log import read_metrics_jsonl
+
+    run = _run_dir(tmp_path)
+    info = json.loads((run / "run.json").read_text())
+    assert load_run(run) == run_curves(read_metrics_jsonl(run / "metrics.jsonl"), info)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"not gzip", "not a run ledger record"),
+        (gzip.compress(b"[1, 2]"), "not a JSON object"),
+        (gzip.compress(json.dumps({"schema": 99}).encode()), "newer than this frontier_rft"),
+        (
+            gzip.compress(json.dumps({"schema": 1, "entry": "uniform", "seed": 3}).encode()),
+            "records 'uniform' seed 3",
+        ),
+        (gzip.compress(json.dumps(SHORT_COLUMN).encode()), "length differs"),
+        (gzip.compress(b"[" * 100 + b"]" * 100), "nesting depth"),
+    ],
+)
+def test_a_file_that_is_not_a_record_is_refused_by_name(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    ledger = RunLedger(tmp_path, make_testbed("toy"), "cpu")
+    path = ledger.path("greso", 3)
+    path.parent.mkdir(parents=True)
+    atomic_write_bytes(path, lambda fh: fh.write(content))
+    with pytest.raises(ValueError, match=message) as err:
+        ledger.load("greso", 3)
+    assert str(path) in str(err.value)
