@@ -483,6 +483,8 @@ class Comparison:
     """This call's seconds; from the ledger: the reported runs' training seconds."""
     machines: tuple[str, ...] = ()
     """The machines the reported runs trained on (from the ledger; else empty)."""
+    ledger: str = ""
+    """The ledger folder (testbed digest, device class) the runs were read from, or ''."""
 
 
 def run_comparison(
@@ -616,7 +618,7 @@ def _from_ledger(
             f"the ledger {ledger.folder} holds no seed with all of {', '.join(labels)} recorded"
         )
     seconds = sum(r["eval_seconds"][-1] for by_seed in runs.values() for r in by_seed.values())
-    return Comparison(runs, start, float(seconds), tuple(sorted(machines)))
+    return Comparison(runs, start, float(seconds), tuple(sorted(machines)), str(ledger.folder))
 
 
 def calibration_testbeds(

@@ -518,6 +518,8 @@ class ResultFiles:
     """The command that ran the benchmark, as written into the results."""
     machine: str
     """The machine the runs trained on, as written into the results."""
+    ledger: str = ""
+    """The run ledger folder the runs were read from ('' = their run directories)."""
 
 
 def write_results(
@@ -543,6 +545,7 @@ def write_results(
     out, name, command, machine = files.out, files.name, files.command, files.machine
     full = {
         "command": command,
+        "ledger": files.ledger or None,
         "machine": machine,
         "seconds": seconds,
         "testbed": tb.to_json(),
@@ -564,7 +567,7 @@ def write_results(
     }
     write_json(out / f"{name}_full.json", full)
     write_json(out / f"{name}.json", headline_json(summary, main))
-    header = _header(summary, command, machine, tb, len(summary["seeds"]))
+    header = _header(summary, files, tb, len(summary["seeds"]))
     (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))
     plot_learning_curves(runs, main, out / f"{name}_curves.png")
     plot_ttb(summary, labels, out / f"{name}_ttb.png")
@@ -573,15 +576,25 @@ def write_results(
     return summary
 
 
-def _header(summary: Mapping[str, Any], command: str, machine: str, tb: Testbed, seeds: int) -> str:
+def _header(summary: Mapping[str, Any], files: ResultFiles, tb: Testbed, seeds: int) -> str:
     t = tb.train
     gain, zero = summary["uniform_gain"], summary["start_zero_variance_share"]
+    device = Path(files.ledger).name
+    source = (
+        [
+            f"Runs: the run ledger's `{files.ledger}` ({device} runs, paired within that device "
+            "class; `--report-only` rebuilds this page from it)  "
+        ]
+        if files.ledger
+        else []
+    )
     return "\n".join(
         [
             f"# Real-RL selector benchmark ({seeds} paired seeds)",
             "",
-            f"Command: `{command}`  ",
-            f"Machine: {machine}  ",
+            f"Command: `{files.command}`  ",
+            *source,
+            f"Machine: {files.machine}  ",
             learner_line(tb),
             "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
             "defaults, unless the row says otherwise.  ",

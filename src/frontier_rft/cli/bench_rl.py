@@ -128,7 +128,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     _check_same_testbed(root, tb)
     options = _run_options(args, COMMAND)
     result = _or_exit(lambda: run_comparison(tb, entries, args.seeds, options))
-    files = _result_files(args, tb, result.machines)
+    files = _result_files(args, tb, result.machines, result.ledger)
     summary = write_results(result.runs, result.start, entries, tb, files, result.seconds)
     for line in headline_lines(summary, [e.label for e in entries]):
         print(line)
@@ -259,14 +259,16 @@ def _run_options(args: argparse.Namespace, prefix: str) -> RunOptions:
     )
 
 
-def _result_files(args: argparse.Namespace, tb: Any, machines: tuple[str, ...] = ()) -> ResultFiles:
+def _result_files(
+    args: argparse.Namespace, tb: Any, machines: tuple[str, ...] = (), ledger: str = ""
+) -> ResultFiles:
     """--out, --name, this command and --machine (default: the machines the ledger's records
-    name, else this machine)."""
+    name, else this machine), and the ledger folder the runs were read from."""
     from frontier_rft.bench.real_rl import this_machine
     from frontier_rft.bench.real_rl_report import ResultFiles
 
     machine = args.machine or "; ".join(machines) or this_machine(tb.train.device)
-    return ResultFiles(Path(args.out), args.name, _command(args), machine)
+    return ResultFiles(Path(args.out), args.name, _command(args), machine, ledger)
 
 
 def _or_exit(run: Callable[[], T]) -> T:

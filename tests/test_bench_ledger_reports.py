@@ -1,0 +1,54 @@
+"""Every committed real-RL report built from the run ledger is rebuilt from the ledger alone
+by its own command (`--report-only`, no runs directory, no model) and matches: the JSON
+whole, the page line by line (figures are redrawn, not compared)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from frontier_rft.cli.main import main
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+FROM_LEDGER = sorted(
+    p.name
+    for p in RESULTS.glob("*_full.json")
+    if json.loads(p.read_text(encoding="utf-8")).get("ledger")
+)
+
+
+def test_some_committed_report_comes_from_the_ledger() -> None:
+    assert FROM_LEDGER, "no committed real-RL report names the run ledger"
+
+
+@pytest.mark.parametrize("name", FROM_LEDGER)
+def test_a_committed_report_is_rebuilt_from_the_ledger(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = json.loads((RESULTS / name).read_text(encoding="utf-8"))
+    argv = shlex.split(full["command"])
+    assert argv[:2] == ["frontier", "bench-rl"]
+    monkeypatch.chdir(REPO)  # the command's paths (the ledger) are the repository's
+    out = tmp_path / "out"
+    runs = tmp_path / "no-runs"
+    flags = ["--report-only", "--out", str(out), "--runs", str(runs), "--no-progress"]
+    assert main([*argv[1:], *flags]) == 0
+    assert not runs.exists()
+    stem = name.removesuffix("_full.json")
+    again = json.loads((out / name).read_text(encoding="utf-8"))
+    assert {**again, "command": ""} == {**full, "command": ""}
+    headline = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
+    assert headline == json.loads((RESULTS / f"{stem}.json").read_text(encoding="utf-8"))
+    page = (out / f"{stem}.md").read_text(encoding="utf-8").splitlines()
+    committed = (RESULTS / f"{stem}.md").read_text(encoding="utf-8").splitlines()
+    assert [ln for ln in page if not ln.startswith("Command:")] == [
+        ln for ln in committed if not ln.startswith("Command:")
+    ]
+    assert os.path.isfile(out / f"{stem}_curves.png")
