@@ -7,13 +7,17 @@
 #
 #   scripts/gpu_coverage.sh PART OUT [RUNS]     PART: 512 | 1280 | dapo512 | dapo1280
 #
-# Then copy OUT/*.{json,md,png} into benchmarks/results/.
+# Every finished run is recorded in OUT/ledger (the run ledger, device class cuda); copy
+# OUT/ledger/* into benchmarks/ledger/ and OUT/*.{json,md,png} into benchmarks/results/. Runs
+# the committed ledger already holds are not run again.
 set -euo pipefail
 part=${1:?part: 512, 1280, dapo512 or dapo1280}
 out=${2:?output directory}
 runs=${3:-/tmp/frontier-runs}
 export PYTHONPATH=src
-bench=(python -m frontier_rft bench-rl --scale gpu --jobs 16 --seeds 0-4 --no-effects)
+mkdir -p "$out/ledger" && cp -rn benchmarks/ledger/. "$out/ledger/"
+bench=(python -m frontier_rft bench-rl --scale standard --device cuda --jobs 16 --seeds 0-4
+       --no-effects --ledger "$out/ledger")
 case "$part" in
   512) "${bench[@]}" --selectors uniform,greso,skip,bots-epoch \
          --runs "$runs/pool512" --out "$out" --name real_rl_gpu_coverage ;;
