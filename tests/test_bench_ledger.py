@@ -13,7 +13,9 @@ import pytest
 
 from frontier_rft.bench.ledger import (
     RunLedger,
+    definition_digest,
     device_class,
+    entry_definition,
     record_from_run_dir,
     run_curves,
     run_from_record,
@@ -29,10 +31,15 @@ def _replace_train(tb: Bed, **changes: Any) -> Bed:
     return dataclasses.replace(tb, train=dataclasses.replace(tb.train, **changes))
 
 
+DEFINITION = {"selector": "greso"}
+KEY = definition_digest(DEFINITION)
 SHORT_COLUMN = {
-    "schema": 1, "entry": "greso", "seed": 3, "steps": [0, 1], "columns": {"x": [1.0]}, "info": {}
+    "schema": 1, "entry": "greso", "seed": 3, "definition": DEFINITION, "steps": [0, 1],
+    "columns": {"x": [1.0]}, "info": {},
 }  # fmt: skip
 """A record whose metric column is shorter than its steps."""
+OTHER_DEFINITION = {**SHORT_COLUMN, "columns": {}, "steps": [], "definition": {"selector": "x"}}
+"""A record filed under another entry definition's folder."""
 
 
 def test_the_digest_names_what_runs_compute_not_where() -> None:
@@ -82,9 +89,10 @@ def _run_dir(tmp_path: Path) -> Path:
 
 def test_a_record_reads_back_as_its_run(tmp_path: Path) -> None:
     run = _run_dir(tmp_path)
+    definition = {"selector": "greso", "config": {"min_keep": 0.01}}
     record = record_from_run_dir(
-        run, label="greso", seed=3, start_state={"zero_variance": 0.5}, start_model="abc",
-        code={"commit": "f00"}, machine="box",
+        run, label="greso", seed=3, definition=definition, start_state={"zero_variance": 0.5},
+        start_model="abc", code={"commit": "f00"}, machine="box",
     )  # fmt: skip
     assert "model_dir" not in record["info"]  # a machine's path is not evidence
     assert "greso/p_easy" not in record["columns"]  # the unprefixed copy is not stored
@@ -98,9 +106,14 @@ def test_a_record_reads_back_as_its_run(tmp_path: Path) -> None:
 
     ledger = RunLedger(tmp_path / "ledger", make_testbed("toy"), "cpu")
     path = ledger.add(record)
-    assert path == ledger.path("greso", 3) and ledger.has("greso", 3)
-    assert ledger.load("greso", 3) == json.loads(json.dumps(record))
-    assert list(ledger.labels()) == [("greso", 3)]
+    key = definition_digest(definition)
+    assert path == ledger.path("greso", key, 3) and ledger.has("greso", key, 3)
+    assert ledger.load("greso", key, 3) == json.loads(json.dumps(record))
+    assert list(ledger.labels()) == [("greso", key, 3)]
+    # Another definition of the entry (a changed default) is another record, kept apart.
+    changed = {**definition, "config": {"min_keep": 0.02}}
+    ledger.add({**record, "definition": changed})
+    assert len(list(ledger.labels())) == 2 and definition_digest(changed) != key
     first = path.read_bytes()
     ledger.add(record)
     assert path.read_bytes() == first  # the same record gives the same bytes (no git churn)
@@ -128,6 +141,7 @@ def test_curves_from_rows_match_the_run_directory_loader(tmp_path: Path) -> None
             "records 'uniform' seed 3",
         ),
         (gzip.compress(json.dumps(SHORT_COLUMN).encode()), "length differs"),
+        (gzip.compress(json.dumps(OTHER_DEFINITION).encode()), "not the one its folder names"),
         (gzip.compress(b"[" * 100 + b"]" * 100), "nesting depth"),
     ],
 )
@@ -135,9 +149,27 @@ def test_a_file_that_is_not_a_record_is_refused_by_name(
     tmp_path: Path, content: bytes, message: str
 ) -> None:
     ledger = RunLedger(tmp_path, make_testbed("toy"), "cpu")
-    path = ledger.path("greso", 3)
+    path = ledger.path("greso", KEY, 3)
     path.parent.mkdir(parents=True)
     atomic_write_bytes(path, lambda fh: fh.write(content))
     with pytest.raises(ValueError, match=message) as err:
-        ledger.load("greso", 3)
+        ledger.load("greso", KEY, 3)
     assert str(path) in str(err.value)
+
+
+def test_an_entry_definition_resolves_every_default() -> None:
+    """A selector's definition holds its whole config, defaults included, so that a changed
+    default is a new definition; what it is given and its dynamic sampling count too."""
+    from frontier_rft.bench.testbed import MAIN_ENTRIES
+
+    tb = make_testbed("toy")
+    by_label = {e.label: tb.run_config(e, 0) for e in MAIN_ENTRIES}
+    greso = entry_definition(by_label["greso"])
+    assert greso["selector"] == "greso" and "min_keep" in greso["config"]
+    assert greso["dynamic_sampling"] is None and greso["given"] == "self"
+    assert entry_definition(tb.run_config(MAIN_ENTRIES[0], 3)) == entry_definition(
+        by_label["uniform"]
+    )  # the seed is not part of it
+    assert entry_definition(by_label["dapo"])["dynamic_sampling"] is not None
+    digests = {definition_digest(entry_definition(c)) for c in by_label.values()}
+    assert len(digests) == len(by_label)

@@ -74,9 +74,12 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
         assert sum("train/rollouts" in r for r in rows) == tb.train.steps
     # Each finished run is in the ledger, with the curves its run directory gives.
     book = RunLedger(ledger, tb, "cpu")
-    assert sorted(book.labels()) == [(lab, s) for lab in ("dapo", "uniform") for s in (0, 1)]
-    for label, seed in book.labels():
-        record = book.load(label, seed)
+    assert sorted((lab, s) for lab, _, s in book.labels()) == [
+        (lab, s) for lab in ("dapo", "uniform") for s in (0, 1)
+    ]
+    for label, key, seed in book.labels():
+        record = book.load(label, key, seed)
+        assert record["definition"]["selector"] == label.replace("dapo", "uniform")
         assert record["start_state"] == full["start_state"][str(seed)]
         assert record["code"]["version"] and record["start_model"]
         from_dir = load_run(runs / "runs" / label / f"seed{seed}")

@@ -5,13 +5,16 @@ reports from it alone).
 Layout, under the ledger root (benchmarks/ledger in this repository)::
 
     <testbed digest>/testbed.json                       the testbed's settings
-    <testbed digest>/<device class>/<entry>/seed<s>.json.gz
+    <testbed digest>/<device class>/<entry>/<definition digest>/seed<s>.json.gz
 
 The testbed digest hashes the settings that decide what a run computes (the start model's
 recipe, the RL settings, the pool seeds), leaving out where it runs (device, threads) and
 any field still at its default, so that a field added later with a neutral default keeps old
 records valid. The device class ('cpu' or 'cuda') is part of the key because CPU and CUDA
-runs differ in floating-point detail: seeds are paired within one class only.
+runs differ in floating-point detail: seeds are paired within one class only. The
+definition digest hashes what the entry runs: its selector with every config field resolved
+(defaults included), what it is given and its dynamic sampling; a selector whose defaults or
+fields change gets records of its own, and the old ones stay, never mixed with the new.
 
 A record holds the run's metric rows (every step and evaluation, floats to 6 significant
 digits), its run.json facts, its seed's start state, the start model's digest, the code that
@@ -40,8 +43,10 @@ from frontier_rft.training.run_info import read_run_info
 __all__ = [
     "RECORD_SCHEMA",
     "RunLedger",
+    "definition_digest",
     "device_class",
     "directory_digest",
+    "entry_definition",
     "record_from_run_dir",
     "run_curves",
     "run_from_record",
@@ -98,6 +103,33 @@ def directory_digest(folder: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+def entry_definition(config: TrainConfig) -> dict[str, Any]:
+    """What a run's entry runs: its selector, every config field resolved (defaults
+    included), what it is given and its dynamic sampling settings (None when off)."""
+    from frontier_rft.core.config import config_from_dict
+    from frontier_rft.selectors.registry import SELECTORS
+
+    cls = SELECTORS[config.selector]
+    resolved = config_from_dict(
+        cls.config_class, dict(config.selector_overrides), what=f"selector {config.selector!r}"
+    )
+    dynamic = dataclasses.asdict(config.dynamic_sampling_config())
+    definition = {
+        "selector": config.selector,
+        "config": dataclasses.asdict(resolved),
+        "given": config.given,
+        "dynamic_sampling": dynamic if config.dynamic_sampling else None,
+    }
+    out: dict[str, Any] = json.loads(json.dumps(definition, sort_keys=True, default=str))
+    return out
+
+
+def definition_digest(definition: Mapping[str, Any]) -> str:
+    """8 hex digits of an entry definition (`entry_definition`)."""
+    text = json.dumps(definition, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
 def device_class(device: str) -> str:
     """'cuda' for a CUDA device name, else 'cpu' ('auto' is resolved on this machine)."""
     if device == "auto":
@@ -118,6 +150,7 @@ def record_from_run_dir(
     *,
     label: str,
     seed: int,
+    definition: Mapping[str, Any],
     start_state: Mapping[str, Any] | None,
     start_model: str,
     code: Mapping[str, Any],
@@ -133,6 +166,7 @@ def record_from_run_dir(
         "schema": RECORD_SCHEMA,
         "entry": label,
         "seed": seed,
+        "definition": dict(definition),
         "steps": [int(r["step"]) for r in rows],
         "columns": {k: [_rounded(r.get(k)) for r in rows] for k in keys},
         "info": {k: v for k, v in info.items() if k != "model_dir"},
@@ -199,11 +233,12 @@ class RunLedger:
     def folder(self) -> Path:
         return self.root / testbed_digest(self.testbed) / self.device
 
-    def path(self, label: str, seed: int) -> Path:
-        return self.folder / label / f"seed{seed}.json.gz"
+    def path(self, label: str, definition: str, seed: int) -> Path:
+        """A record's file: entry label, definition digest, seed."""
+        return self.folder / label / definition / f"seed{seed}.json.gz"
 
-    def has(self, label: str, seed: int) -> bool:
-        return self.path(label, seed).is_file()
+    def has(self, label: str, definition: str, seed: int) -> bool:
+        return self.path(label, definition, seed).is_file()
 
     def add(self, record: Mapping[str, Any]) -> Path:
         """Write a record atomically (its testbed.json beside it the first time)."""
@@ -212,7 +247,8 @@ class RunLedger:
             body = (json.dumps(self.testbed.to_json(), indent=1, sort_keys=True) + "\n").encode()
             settings.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(settings, lambda fh: fh.write(body))
-        path = self.path(str(record["entry"]), int(record["seed"]))
+        digest = definition_digest(record["definition"])
+        path = self.path(str(record["entry"]), digest, int(record["seed"]))
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(record, separators=(",", ":"), allow_nan=False)
         # mtime 0: the same record gives the same bytes, so a rewrite is no change in git
@@ -220,31 +256,31 @@ class RunLedger:
         atomic_write_bytes(path, lambda fh: fh.write(data))
         return path
 
-    def load(self, label: str, seed: int) -> dict[str, Any]:
+    def load(self, label: str, definition: str, seed: int) -> dict[str, Any]:
         """A record, checked: a ValueError naming the file when it cannot be one."""
-        path = self.path(label, seed)
+        path = self.path(label, definition, seed)
         try:
             with gzip.open(path, "rb") as fh:
                 raw = fh.read(MAX_RECORD_BYTES + 1)
             if len(raw) > MAX_RECORD_BYTES:
                 raise ValueError(f"larger than {MAX_RECORD_BYTES} bytes decompressed")
             record = loads_bounded(raw.decode("utf-8"), max_chars=MAX_RECORD_BYTES, max_depth=16)
-            _check_record(record, label, seed)
+            _check_record(record, label, definition, seed)
         except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
             raise ValueError(f"{path} is not a run ledger record: {exc}") from None
         return dict(record)
 
-    def labels(self) -> Iterator[tuple[str, int]]:
-        """Every (entry, seed) recorded for this testbed and device class."""
+    def labels(self) -> Iterator[tuple[str, str, int]]:
+        """Every (entry, definition digest, seed) recorded for this testbed and device class."""
         if not self.folder.is_dir():
             return
-        for path in sorted(self.folder.glob("*/seed*.json.gz")):
+        for path in sorted(self.folder.glob("*/*/seed*.json.gz")):
             seed = path.name.removeprefix("seed").removesuffix(".json.gz")
             if seed.isdigit():
-                yield path.parent.name, int(seed)
+                yield path.parents[1].name, path.parent.name, int(seed)
 
 
-def _check_record(record: Any, label: str, seed: int) -> None:
+def _check_record(record: Any, label: str, definition: str, seed: int) -> None:
     if not isinstance(record, dict):
         raise ValueError("not a JSON object")
     schema = record.get("schema")
@@ -254,6 +290,9 @@ def _check_record(record: Any, label: str, seed: int) -> None:
         )
     if record.get("entry") != label or record.get("seed") != seed:
         raise ValueError(f"it records {record.get('entry')!r} seed {record.get('seed')!r}")
+    held = record.get("definition")
+    if not isinstance(held, dict) or definition_digest(held) != definition:
+        raise ValueError(f"its entry definition is not the one its folder names ({definition})")
     steps, columns = record.get("steps"), record.get("columns")
     if not isinstance(steps, list) or not isinstance(columns, dict):
         raise ValueError("steps or columns missing")

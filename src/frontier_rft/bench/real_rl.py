@@ -37,8 +37,10 @@ from typing import Any
 
 from frontier_rft.bench.ledger import (
     RunLedger,
+    definition_digest,
     device_class,
     directory_digest,
+    entry_definition,
     record_from_run_dir,
     run_curves,
     run_from_record,
@@ -241,6 +243,11 @@ class RunSpec:
     def done(self) -> bool:
         return (self.run_dir / "eval.json").exists()
 
+    @property
+    def definition(self) -> str:
+        """The digest of what this run's entry runs (the ledger's key beside label and seed)."""
+        return definition_digest(entry_definition(self.config))
+
     def steps_done(self) -> int:
         """Training steps logged so far (read from metrics.jsonl)."""
         path = self.run_dir / "metrics.jsonl"
@@ -291,6 +298,7 @@ def _spec_file(spec: RunSpec) -> Path:
         "drop_weights": spec.drop_weights,
         "start_state": None if spec.start_state is None else str(spec.start_state),
         "code": code_info(),
+        "definition": entry_definition(spec.config),
     }
     path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
     return path
@@ -519,12 +527,12 @@ def run_comparison(
         ).is_file():
             record = _Recorder(ledger, tb, _start_model_dir(tb, root), root, machine)
             _record_finished(run_specs(tb, entries, seeds, record.model_dir, root), record)
-        return _from_ledger(ledger, entries, seeds, options.log)
+        return _from_ledger(ledger, tb, entries, seeds, options.log)
     _write_testbed(root, tb)
     record = _Recorder(ledger, tb, prepare_start_model(tb, root, log=options.log), root, machine)
     specs = run_specs(tb, entries, seeds, record.model_dir, root)
     _record_finished(specs, record)
-    todo = [sp for sp in specs if not ledger.has(sp.entry.label, sp.seed)]
+    todo = [sp for sp in specs if not ledger.has(sp.entry.label, sp.definition, sp.seed)]
     options.log(
         f"{len(specs)} runs ({len(entries)} entries x {len(seeds)} seeds), "
         f"{len(specs) - len(todo)} in the ledger {ledger.folder}; {len(todo)} to run, "
@@ -533,7 +541,7 @@ def run_comparison(
     failed = run_all(todo, options.jobs, progress=options.progress, on_done=record)
     if failed:
         raise BenchRunError(f"{len(failed)} runs failed; rerun the same command to retry them")
-    return _from_ledger(ledger, entries, seeds, options.log)
+    return _from_ledger(ledger, tb, entries, seeds, options.log)
 
 
 def _start_model_dir(tb: Testbed, root: Path) -> Path:
@@ -545,7 +553,7 @@ def _record_finished(specs: Sequence[RunSpec], record: _Recorder) -> None:
     """Record the finished runs the ledger does not hold yet (they finished before it knew
     them, or their directories were copied in from another machine)."""
     for spec in specs:
-        if spec.done and not record.ledger.has(spec.entry.label, spec.seed):
+        if spec.done and not record.ledger.has(spec.entry.label, spec.definition, spec.seed):
             record(spec)
 
 
@@ -565,12 +573,13 @@ class _Recorder:
         if start is None:
             start = measure_start_states(self.tb, self.model_dir, [spec.seed], self.root)
             start = start[str(spec.seed)]
-        code = _spec_code(spec.run_dir / "spec.json")
+        code, definition = _spec_code(spec.run_dir / "spec.json", spec)
         self.ledger.add(
             record_from_run_dir(
                 spec.run_dir,
                 label=spec.entry.label,
                 seed=spec.seed,
+                definition=definition,
                 start_state=start,
                 start_model=self.start_model,
                 code=code,
@@ -579,32 +588,43 @@ class _Recorder:
         )
 
 
-def _spec_code(path: Path) -> dict[str, Any]:
-    """The code a run's spec.json says it ran (unknown when the spec predates the field:
-    the code recording it now may not be the code that ran it)."""
-    spec = load_json_file(path, "a bench-rl run spec") if path.is_file() else {}
-    code = spec.get("code") if isinstance(spec, dict) else None
-    if isinstance(code, dict):
-        return dict(code)
-    return {"commit": None, "note": "the run's spec predates recording the code that ran it"}
+def _spec_code(path: Path, spec: RunSpec) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The code a run's spec.json says ran it and the entry definition it ran. A spec from
+    before these fields: the code is unknown (the code recording it now may not be the code
+    that ran it), and the definition is today's, which the record then says."""
+    held = load_json_file(path, "a bench-rl run spec") if path.is_file() else {}
+    held = held if isinstance(held, dict) else {}
+    code = held.get("code")
+    if not isinstance(code, dict):
+        code = {"commit": None, "note": "the run's spec predates recording the code that ran it"}
+    definition = held.get("definition")
+    if not isinstance(definition, dict):
+        definition = entry_definition(spec.config)
+        code = {**code, "definition": "computed when recorded, not when the run started"}
+    return dict(code), dict(definition)
 
 
 def _from_ledger(
     ledger: RunLedger,
+    tb: Testbed,
     entries: Sequence[BenchEntry],
     seeds: Sequence[int],
     log: Callable[[str], None],
 ) -> Comparison:
-    """The complete paired seeds of `entries` in the ledger: every entry recorded, from one
-    start model (a seed whose records disagree on it is left out, and said so)."""
+    """The complete paired seeds of `entries`, as each is defined today, in the ledger: every
+    entry recorded, from one start model (a seed whose records disagree on it is left out,
+    and said so)."""
     runs: Runs = {}
     start: dict[str, Any] = {}
     machines: set[str] = set()
     labels = [e.label for e in entries]
+    keys = {
+        e.label: definition_digest(entry_definition(tb.run_config(e, seeds[0]))) for e in entries
+    }
     for seed in seeds:
-        if not all(ledger.has(label, seed) for label in labels):
+        if not all(ledger.has(label, keys[label], seed) for label in labels):
             continue
-        records = {label: ledger.load(label, seed) for label in labels}
+        records = {label: ledger.load(label, keys[label], seed) for label in labels}
         models = {r["start_model"] for r in records.values()}
         if len(models) > 1:
             log(f"seed {seed} left out: its records come from {len(models)} start models")
