@@ -173,3 +173,29 @@ def test_an_entry_definition_resolves_every_default() -> None:
     assert entry_definition(by_label["dapo"])["dynamic_sampling"] is not None
     digests = {definition_digest(entry_definition(c)) for c in by_label.values()}
     assert len(digests) == len(by_label)
+
+
+def test_a_report_reads_an_earlier_definition_only_where_today_s_is_not_recorded(
+    tmp_path: Path,
+) -> None:
+    from frontier_rft.bench.real_rl import _chosen_definitions
+    from frontier_rft.bench.testbed import MAIN_ENTRIES
+
+    tb = make_testbed("toy")
+    ledger = RunLedger(tmp_path, tb, "cpu")
+    entries = [e for e in MAIN_ENTRIES if e.label in ("uniform", "greso")]
+    today = {e.label: entry_definition(tb.run_config(e, 0)) for e in entries}
+    earlier = {**today["greso"], "config": {**today["greso"]["config"], "min_keep": 0.5}}
+
+    def add(label: str, definition: dict[str, Any], seed: int) -> None:
+        ledger.add({"entry": label, "seed": seed, "definition": definition})
+
+    for seed in (0, 1):
+        add("uniform", today["uniform"], seed)
+        add("greso", earlier, seed)
+    chosen = _chosen_definitions(ledger, tb, entries, [0, 1])
+    assert chosen["uniform"] == {"digest": definition_digest(today["uniform"]), "today": True}
+    assert chosen["greso"] == {"digest": definition_digest(earlier), "today": False}
+    add("greso", today["greso"], 0)  # today's greso measured on one seed: it is read
+    chosen = _chosen_definitions(ledger, tb, entries, [0, 1])
+    assert chosen["greso"] == {"digest": definition_digest(today["greso"]), "today": True}

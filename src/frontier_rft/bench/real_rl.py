@@ -493,6 +493,8 @@ class Comparison:
     """The machines the reported runs trained on (from the ledger; else empty)."""
     ledger: str = ""
     """The ledger folder (testbed digest, device class) the runs were read from, or ''."""
+    definitions: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    """Per entry, the definition digest its records have and whether it is today's."""
 
 
 def run_comparison(
@@ -611,20 +613,20 @@ def _from_ledger(
     seeds: Sequence[int],
     log: Callable[[str], None],
 ) -> Comparison:
-    """The complete paired seeds of `entries`, as each is defined today, in the ledger: every
-    entry recorded, from one start model (a seed whose records disagree on it is left out,
-    and said so)."""
+    """The complete paired seeds of `entries` in the ledger: every entry recorded, from one
+    start model (a seed whose records disagree on it is left out, and said so). Each entry's
+    records are those of its definition today (`entry_definition`), or, where the ledger has
+    none, of the earlier definition with the most seeds, which `Comparison.definitions` and
+    the report then name: one definition per entry, never mixed."""
     runs: Runs = {}
     start: dict[str, Any] = {}
     machines: set[str] = set()
     labels = [e.label for e in entries]
-    keys = {
-        e.label: definition_digest(entry_definition(tb.run_config(e, seeds[0]))) for e in entries
-    }
+    keys = _chosen_definitions(ledger, tb, entries, seeds)
     for seed in seeds:
-        if not all(ledger.has(label, keys[label], seed) for label in labels):
+        if not all(ledger.has(label, keys[label]["digest"], seed) for label in labels):
             continue
-        records = {label: ledger.load(label, keys[label], seed) for label in labels}
+        records = {label: ledger.load(label, keys[label]["digest"], seed) for label in labels}
         models = {r["start_model"] for r in records.values()}
         if len(models) > 1:
             log(f"seed {seed} left out: its records come from {len(models)} start models")
@@ -637,8 +639,38 @@ def _from_ledger(
         raise BenchRunError(
             f"the ledger {ledger.folder} holds no seed with all of {', '.join(labels)} recorded"
         )
+    for label, key in keys.items():
+        if not key["today"]:
+            log(
+                f"{label}: records of an earlier definition ({key['digest']}); "
+                "rerun to measure today's"
+            )
     seconds = sum(r["eval_seconds"][-1] for by_seed in runs.values() for r in by_seed.values())
-    return Comparison(runs, start, float(seconds), tuple(sorted(machines)), str(ledger.folder))
+    return Comparison(
+        runs, start, float(seconds), tuple(sorted(machines)), str(ledger.folder), keys
+    )
+
+
+def _chosen_definitions(
+    ledger: RunLedger, tb: Testbed, entries: Sequence[BenchEntry], seeds: Sequence[int]
+) -> dict[str, dict[str, Any]]:
+    """Per entry, the definition whose records a report reads: today's when the ledger holds
+    any of the seeds for it, else the recorded one holding the most of them."""
+    held: dict[str, dict[str, int]] = {}
+    for label, digest, seed in ledger.labels():
+        if seed in seeds:
+            held.setdefault(label, {}).setdefault(digest, 0)
+            held[label][digest] += 1
+    chosen: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        today = definition_digest(entry_definition(tb.run_config(e, seeds[0])))
+        counts = held.get(e.label, {})
+        if today in counts or not counts:
+            chosen[e.label] = {"digest": today, "today": True}
+        else:
+            best = max(sorted(counts), key=lambda d: counts[d])
+            chosen[e.label] = {"digest": best, "today": False}
+    return chosen
 
 
 def calibration_testbeds(

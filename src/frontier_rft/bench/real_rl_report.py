@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -520,6 +520,8 @@ class ResultFiles:
     """The machine the runs trained on, as written into the results."""
     ledger: str = ""
     """The run ledger folder the runs were read from ('' = their run directories)."""
+    definitions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per entry, the ledger definition its records have and whether it is today's."""
 
 
 def write_results(
@@ -546,6 +548,7 @@ def write_results(
     full = {
         "command": command,
         "ledger": files.ledger or None,
+        "definitions": dict(files.definitions) or None,
         "machine": machine,
         "seconds": seconds,
         "testbed": tb.to_json(),
@@ -588,6 +591,13 @@ def _header(summary: Mapping[str, Any], files: ResultFiles, tb: Testbed, seeds: 
         if files.ledger
         else []
     )
+    earlier = sorted(k for k, v in files.definitions.items() if not v["today"])
+    if earlier:
+        source.append(
+            "Earlier definitions: the runs of "
+            + ", ".join(f"`{k}` ({files.definitions[k]['digest']})" for k in earlier)
+            + " were made before the selector's config changed; today's is not measured yet.  "
+        )
     return "\n".join(
         [
             f"# Real-RL selector benchmark ({seeds} paired seeds)",

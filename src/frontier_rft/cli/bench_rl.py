@@ -128,7 +128,10 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     _check_same_testbed(root, tb)
     options = _run_options(args, COMMAND)
     result = _or_exit(lambda: run_comparison(tb, entries, args.seeds, options))
-    files = _result_files(args, tb, result.machines, result.ledger)
+    files = dataclasses.replace(
+        _result_files(args, tb, result.machines, result.ledger),
+        definitions=result.definitions,
+    )
     summary = write_results(result.runs, result.start, entries, tb, files, result.seconds)
     for line in headline_lines(summary, [e.label for e in entries]):
         print(line)
