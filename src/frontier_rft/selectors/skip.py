@@ -22,7 +22,8 @@ features (fitted on first groups only) and q1 the share of first groups that wer
 informative: both are the same quantity, so a prompt the features say nothing about is
 taken, and one is passed over only for a prediction significantly below average. 'auto'
 (the default) is 'predict' with given features and 'take' with features derived from the
-prompt text, where the prediction measured no gain (benchmarks/results/skip_untried.md).
+prompt text, where the prediction gained a tenth as much (benchmarks/results/skip_untried.md)
+and a prompts-only user keeps GRESO's promise.
 
 Posterior of prompt k, with S_k, F_k its discounted success / failure counts:
 
@@ -193,8 +194,8 @@ class SkipSelector(Selector):
         # untried="predict": P(a first group is informative | features), a linear probability
         # model fitted on first groups only, and the decayed share of informative first
         # groups (the average it is compared with: one scale).
-        # 'auto': text features of the prompts measured no gain (benchmarks/results/
-        # skip_untried.md), so a prompts-only user keeps GRESO's rule.
+        # 'auto': on prompt-text features the prediction gained a tenth of what it gains on
+        # given ones (benchmarks/results/skip_untried.md): a prompts-only user keeps 'take'.
         source = self.evidence.get("features")
         predict = cfg.untried == "predict" or (cfg.untried == "auto" and source == "given")
         self._first: OnlineRidge | None = None
