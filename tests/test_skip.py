@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import SKIP_WORLDS, picks_in_skip_world
+from conftest import SKIP_WORLDS, assert_state_equal, picks_in_skip_world
 from frontier_rft import Feedback, TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.skip import SkipConfig, SkipSelector, informative_probability
@@ -159,3 +159,21 @@ def test_config_errors_name_the_problem() -> None:
         SkipConfig(lam=1.5)
     with pytest.raises(ValueError, match="plugin"):
         SkipConfig(plugin="kernel")  # type: ignore[arg-type]
+
+
+def test_skip_predict_state_resumes_exactly_and_is_refused_by_take() -> None:
+    """The untried-prompt model is part of the state: save -> load -> continue is exact,
+    and a 'take' selector refuses it, unchanged."""
+    sel, solved, rng = _seventy_percent_solved("informative")
+    _first_epoch(sel, solved, rng, steps=5)
+    assert sel.metrics()["skip/untried_predicted"] == 1.0
+    state = sel.state_dict()
+    twin, _, _ = _seventy_percent_solved("informative")
+    twin.load_state_dict(state)
+    assert_state_equal(state, twin.state_dict())
+    assert np.array_equal(sel.select(16), twin.select(16))
+    take, _, _ = _seventy_percent_solved("informative", untried="take")
+    before = take.state_dict()
+    with pytest.raises(ValueError, match=r"config|untried"):
+        take.load_state_dict(state)
+    assert_state_equal(before, take.state_dict())
