@@ -9,25 +9,21 @@ rollouts, so held-out score against rollouts is held-out score against steps; th
 gives the paired difference to uniform of the final and the mean held-out score and the
 rollouts to reach uniform's final score (TTB100, a share of uniform's).
 
-    python benchmarks/skip_untried.py --seed 20 --seeds 5 --out benchmarks/results/skip_untried_tune
-    python benchmarks/skip_untried.py --seed 0 --seeds 5 --floors 0.25 \\
-        --out benchmarks/results/skip_untried
+    python benchmarks/skip_untried.py --seed 20 --seeds 5 --stem skip_untried_tune
+    python benchmarks/skip_untried.py --seed 0 --seeds 5 --floors 0.25
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import subprocess
-import sys
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from frontier_rft.bench.metrics import ttb
+from frontier_rft.bench.scripts import command_line, script_parser, write_outputs
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS
@@ -110,7 +106,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def markdown(doc: dict[str, Any]) -> str:
+def markdown(doc: dict[str, Any]) -> list[str]:
     lines = [
         "# skip: untried prompts, one-epoch regime (issue 35)",
         "",
@@ -143,16 +139,16 @@ def markdown(doc: dict[str, Any]) -> str:
                 f"{s['etr']['mean']:.3f} | {s['skipped']['mean']:.0f} |"
             )
         lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = script_parser(__doc__ or "")
     ap.add_argument("--seed", type=int, default=0, help="first seed")
     ap.add_argument("--seeds", type=int, default=5, help="seeds per entry")
     ap.add_argument("--floors", default="0.1,0.25,0.5", help="untried_floor values to run")
     ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    ap.add_argument("--out", type=Path, required=True, help="output path without extension")
+    ap.add_argument("--stem", default="skip_untried", help="output file name, no extension")
     args = ap.parse_args()
     floors = [float(f) for f in args.floors.split(",")]
     seeds = list(range(args.seed, args.seed + args.seeds))
@@ -171,17 +167,14 @@ def main() -> None:
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
     doc = {
-        "command": "python benchmarks/skip_untried.py " + " ".join(sys.argv[1:]),
+        "command": command_line(),
         "commit": commit,
         "seeds": seeds,
         "batch": BATCH,
         "rollouts": ROLLOUTS,
         "summary": summarise(runs),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    args.out.with_suffix(".md").write_text(markdown(doc), encoding="utf-8")
-    print(markdown(doc))
+    write_outputs(args.out, args.stem, doc, markdown(doc))
 
 
 if __name__ == "__main__":
