@@ -115,18 +115,57 @@ def test_pcl_takes_the_predictions_closest_to_the_target_first() -> None:
     np.testing.assert_array_equal(np.sort(first), np.arange(0, 20, 2))
 
 
+def _pcl_on_two_kinds(num_tasks: int, seed: int = 0, **overrides: Any) -> Selector:
+    """PCL in coverage mode on prompts of two kinds (feature = kind): kind 0 solved half the
+    time (the target), kind 1 always; the value model has seen every prompt once."""
+    kind = np.arange(num_tasks) % 2
+    pool = TaskPool(num_tasks=num_tasks, features=np.eye(2)[kind])
+    sel = _build("pcl", pool, seed=seed, **overrides, **EPOCH)
+    ids = np.repeat(np.arange(num_tasks), 8)
+    half = np.tile([1.0, 0.0], 4 * num_tasks)
+    sel.update(Feedback(ids, np.where(kind[ids] == 1, 1.0, half), step=0))
+    return sel
+
+
 def test_pcl_scores_only_the_next_m_times_b_prompts_of_the_walk() -> None:
     kind = np.arange(40) % 2
-    pool = TaskPool(num_tasks=40, features=np.eye(2)[kind])
-    sel = _build("pcl", pool, pool_multiplier=2, **EPOCH)
-    ids = np.repeat(np.arange(40), 8)
-    sel.update(Feedback(ids, np.where(kind[ids] == 1, 1.0, np.tile([1.0, 0.0], 160)), step=0))
+    sel = _pcl_on_two_kinds(40, pool_multiplier=2)
     sel.select(2)  # opens the epoch; the walk's order is then the selector's state
     window = sel.state_dict()["algo"]["walk"]["order"][2:6]  # the next m * B = 4 prompts
     chosen = sel.select(2)
     assert set(chosen) <= set(window)  # never a better prompt further down the walk
     expected = window[np.argsort(kind[window], kind="stable")[:2]]  # type 0 first, walk order
     np.testing.assert_array_equal(np.sort(chosen), np.sort(expected))
+
+
+def test_pcl_epoch_window_is_a_uniform_sample_of_the_remainder() -> None:
+    """The promise (docs/selectors/pcl.md): each step's window is a uniform sample of what
+    the epoch has left, so the rejects of a window do not crowd the next ones. Over many
+    seeds, after 3 selections the next window holds kind 1 in the remainder's proportion."""
+    kind = np.arange(40) % 2
+    in_window, in_remainder = [], []
+    for seed in range(300):
+        sel = _pcl_on_two_kinds(40, seed=seed, pool_multiplier=2)
+        for _ in range(3):
+            sel.select(2)  # each leaves 2 rejects (mostly kind 1) of its window of 4
+        walk = sel.state_dict()["algo"]["walk"]
+        rest = walk["order"][walk["cursor"] :]
+        in_window.append(kind[rest[:4]].mean())
+        in_remainder.append(kind[rest].mean())
+    # Rejects kept at the front: the window would be ~all kind 1 (0.86 measured), not ~0.6.
+    assert abs(np.mean(in_window) - np.mean(in_remainder)) < 0.05
+
+
+def test_pcl_epoch_keeps_taking_targets_until_the_epoch_runs_out_of_them() -> None:
+    """Issue 35's repro: N = 400, half the prompts at p = 0.5 (the targets), half always
+    solved, B = 10, m = 8. A uniform window of 80 holds >= 10 targets in expectation until
+    ~step 17 of 40, so the batches stay all-target; with the rejects left at the front of
+    the walk the share fell to ~0.5 by step 8."""
+    kind = np.arange(400) % 2
+    sel = _pcl_on_two_kinds(400)
+    share = [float((kind[sel.select(10)] == 0).mean()) for _ in range(15)]
+    assert min(share[:13]) >= 0.9, share
+    assert np.mean(share) >= 0.95, share
 
 
 # ------------------------------------------------------------------ state

@@ -62,3 +62,48 @@ def test_walk_state_round_trip_and_rejects_a_non_permutation() -> None:
     bad = dict(walk.state_dict(), order=np.zeros(7, np.int64))
     with pytest.raises(ValueError, match="order"):
         EpochWalk(7).load_state_dict(bad, "test")
+
+
+def test_walk_take_best_window_scores_only_the_window_and_reshuffles_its_rejects() -> None:
+    walk, rng = EpochWalk(50), np.random.default_rng(3)
+    walk.take(1, rng)  # opens the epoch
+    window = walk.remaining()[:6].copy()
+    seen: list[np.ndarray] = []
+
+    def score(ids: np.ndarray) -> np.ndarray:
+        seen.append(ids.copy())
+        return -ids.astype(float)
+
+    chosen = walk.take_best(2, rng, score, window=6)
+    np.testing.assert_array_equal(seen[0], window)  # the window only, in walk order
+    np.testing.assert_array_equal(chosen, np.sort(window)[:2])
+    rest = walk.remaining()
+    assert sorted(rest.tolist()) == sorted(set(range(50)) - set(walk.order[:3].tolist()))
+    assert walk.left == 47
+
+
+def test_walk_take_best_leaves_the_remainder_in_uniform_order() -> None:
+    """After a window's best are taken, every remainder position is equally likely to hold
+    one of its rejects (a partial Fisher-Yates): frequency of a reject at the front (the
+    defect kept them all there) and at the back, over many walks."""
+    front, back, trials = 0, 0, 4000
+    for seed in range(trials):
+        walk, rng = EpochWalk(20), np.random.default_rng(seed)
+        walk.take(1, rng)  # opens the epoch: 19 left
+        window = walk.remaining()[:5].copy()
+        chosen = walk.take_best(2, rng, lambda ids: -ids.astype(float), window=5)
+        rejects = np.setdiff1d(window, chosen)
+        rest = walk.remaining()  # 17 ids, 3 of them rejects: 3/17 per position
+        front += int(np.isin(rest[0], rejects))
+        back += int(np.isin(rest[-1], rejects))
+    assert abs(front / trials - 3 / 17) < 0.03
+    assert abs(back / trials - 3 / 17) < 0.03
+
+
+def test_walk_take_best_over_the_whole_remainder_draws_nothing() -> None:
+    """window=None (bots, prioritized): the order only breaks ties, no random draw."""
+    walk, rng = EpochWalk(12), np.random.default_rng(0)
+    walk.take(1, rng)
+    before = rng.bit_generator.state
+    walk.take_best(3, rng, lambda ids: -ids.astype(float))
+    assert rng.bit_generator.state == before

@@ -134,7 +134,8 @@ class PCLSelector(Selector):
 
     def _select(self, n: int) -> NDArray[np.int64]:
         if self._walk is not None:
-            chosen = self._walk.take_best(n, self.rng, lambda ids: self._window_score(ids, n))
+            m = self.cfg.pool_multiplier
+            chosen = self._walk.take_best(n, self.rng, self._window_score, window=m * n)
             self._stats["selected_prediction_mean"] = float(self.predict(chosen).mean())
             return chosen
         c = min(self.cfg.pool_multiplier * n, self.num_tasks)
@@ -149,14 +150,14 @@ class PCLSelector(Selector):
         self._stats["selected_prediction_mean"] = float(pred[top].mean())
         return cand[top]
 
-    def _window_score(self, ids: NDArray[np.int64], n: int) -> NDArray[np.float64]:
-        """coverage="epoch": the value model's score of the first m*n of `ids` (this epoch's
-        remainder in walk order: a uniform sample of it), -inf for the rest (never chosen)."""
-        c = min(self.cfg.pool_multiplier * n, ids.shape[0])
-        pred, cfg_target = self.predict(ids[:c]), self.cfg.target_pass_rate
-        score = np.full(ids.shape[0], -np.inf)
-        score[:c] = pred if self.cfg.target == "variance" else -np.abs(pred - cfg_target)
+    def _window_score(self, ids: NDArray[np.int64]) -> NDArray[np.float64]:
+        """coverage="epoch": the value model's score of the walk's window (the next m*n ids
+        of this epoch's remainder: a uniform sample of it, as the walk keeps it shuffled)."""
+        pred, cfg_target = self.predict(ids), self.cfg.target_pass_rate
         self._stats["candidate_prediction_mean"] = float(pred.mean())
+        score: NDArray[np.float64] = (
+            pred if self.cfg.target == "variance" else -np.abs(pred - cfg_target)
+        )
         return score
 
     def _observe(self, batch: GroupBatch) -> None:

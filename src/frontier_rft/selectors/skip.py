@@ -9,10 +9,21 @@ informative, i.e. not all-correct and not all-wrong:
 
     q(a, b) = 1 - E[p^n] - E[(1-p)^n],   E[p^n] = prod_{i<n} (a + i) / (a + b + i)
 
-The prompt is taken with probability keep = clip(q / q0, min_keep, 1), where q0 is q of a
-prompt nothing is known about: such a prompt is always taken (as in GRESO), and so is one
-predicted at least as informative; one whose groups kept coming out
-all-correct or all-wrong is taken less and less often, but at least with min_keep.
+A tried prompt is taken with probability keep = clip(q / q0, min_keep, 1), where q0 is q of
+an average prompt nothing is known about: one predicted at least as informative is always
+taken; one whose groups kept coming out all-correct or all-wrong is taken less and less
+often, but at least with min_keep.
+
+A prompt with no rollouts of its own (untried) follows a separate, deliberate rule,
+`untried`: 'take' takes it always (GRESO; uniform's first epoch); 'predict' keeps it with
+probability clip(u / q1, untried_floor, 1), where u = q^ + 2 se is the upper bound of a
+linear-probability ridge regression of "the first group was informative" on the prompt's
+features (fitted on first groups only) and q1 the share of first groups that were
+informative: both are the same quantity, so a prompt the features say nothing about is
+taken, and one is passed over only for a prediction significantly below average. 'auto'
+(the default) is 'predict' with given features and 'take' with features derived from the
+prompt text, where the prediction gained a tenth as much (benchmarks/results/skip_untried.md)
+and a prompts-only user keeps GRESO's promise.
 
 Posterior of prompt k, with S_k, F_k its discounted success / failure counts:
 
@@ -34,10 +45,10 @@ small and one all-wrong group already says much; a pool of alike prompts gives a
 c. Until a batch of 16 groups has been seen, c = alpha0 + beta0 and m = alpha0 / (alpha0 +
 beta0). q0 is then q of an average untried prompt, Beta(c m, c (1 - m)).
 p~_k is the implicit evidence: with features (given, the policy's self-embeddings, or
-derived from the prompt text) an online ridge regression of each group's smoothed logit
-pass rate on its prompt's features predicts it, so prompts never tried are judged by
-tried prompts that look alike (GRESO takes every unseen prompt); with plugin='none'
-(the only way to build it on a pool with neither features nor prompts), p~ = m.
+derived from the prompt text) an online ridge regression of each group's pass rate on its
+prompt's features predicts it (clipped to [0, 1]; the scale of m, so q and q0 compare like
+with like); with plugin='none' (the only way to build it on a pool with neither features
+nor prompts), p~ = m.
 Fractional rewards in [0, 1] count as s = sum of rewards, f = n - s; q is then the binary
 model's chance of a spread-out group (a group whose rewards are all equal to a value in
 between is not predicted, so it is never skipped for it).
@@ -68,6 +79,7 @@ I64 = NDArray[np.int64]
 _MAX_GROUP = 4096  # group sizes beyond this are read as this (q has converged long before)
 _STRENGTH = (0.1, 100.0)  # bounds of the fitted prior strength c (pseudo-rollouts)
 _MIN_GROUPS = 16.0  # (decayed) groups seen before the prior is fitted instead of the base one
+_UNTRIED_Z = 2.0  # untried='predict': standard errors added to the predicted informative chance
 
 
 @dataclass(frozen=True)
@@ -90,6 +102,12 @@ class SkipConfig(SelectorConfig):
     """L2 penalty of the implicit-evidence regression (as BOTS's regression plug-in)."""
     regression_forgetting: float = 0.95
     """Per-step decay of past batches in the regression's and the prior's fit (BOTS: 0.95)."""
+    untried: Literal["auto", "take", "predict"] = "auto"
+    """A prompt with no rollouts of its own: 'take' it always (GRESO; uniform's first epoch),
+    'predict' skip it by a calibrated prediction from tried prompts' features, 'auto' predict
+    with given features and take with features derived from the prompt text."""
+    untried_floor: float = 0.25
+    """With untried='predict': the least keep probability of an untried prompt."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -102,6 +120,12 @@ class SkipConfig(SelectorConfig):
             f"min_keep must lie in (0, 1] so every prompt comes back, got {self.min_keep}",
         )
         check_choice("plugin", self.plugin, ("auto", "regression", "none"))
+        check_choice("untried", self.untried, ("auto", "take", "predict"))
+        check(
+            0.0 < self.untried_floor <= 1.0,
+            f"untried_floor must lie in (0, 1] so every prompt can be tried, "
+            f"got {self.untried_floor}",
+        )
         check(
             0.0 < self.regression_forgetting <= 1.0,
             f"regression_forgetting must lie in (0, 1], got {self.regression_forgetting}",
@@ -167,6 +191,19 @@ class SkipSelector(Selector):
                 self._features.shape[1], cfg.regression_ridge, cfg.regression_forgetting
             )
         self.evidence["plugin"] = plugin
+        # untried="predict": P(a first group is informative | features), a linear probability
+        # model fitted on first groups only, and the decayed share of informative first
+        # groups (the average it is compared with: one scale).
+        # 'auto': on prompt-text features the prediction gained a tenth of what it gains on
+        # given ones (benchmarks/results/skip_untried.md): a prompts-only user keeps 'take'.
+        source = self.evidence.get("features")
+        predict = cfg.untried == "predict" or (cfg.untried == "auto" and source == "given")
+        self._first: OnlineRidge | None = None
+        if predict and self._features is not None:
+            self._first = OnlineRidge(
+                self._features.shape[1], cfg.regression_ridge, cfg.regression_forgetting
+            )
+        self._first_moments = np.zeros(2)  # decayed first groups, informative ones among them
         self._succ = np.zeros(n)  # discounted successes S_k
         self._fail = np.zeros(n)  # discounted failures F_k
         self._when = np.zeros(n)  # clock at the last update of S_k, F_k
@@ -209,11 +246,12 @@ class SkipSelector(Selector):
         return m, float(np.clip(c, *_STRENGTH))
 
     def prior_mean(self, ids: I64) -> F64:
-        """p~: the regression's prediction for these prompts, or the population's mean."""
+        """p~: the regression's predicted pass rate for these prompts, or the population's
+        mean. Both are on the scale of m (pass rates, not logits), so a prompt the features
+        say nothing about gets p~ = m and the q0 it is compared with."""
         if self._ridge is None or self._features is None or self._ridge.batches == 0:
             return np.full(ids.shape[0], self.population_prior()[0])
-        eta = self._ridge.predict(self._features[ids])
-        out: F64 = 0.5 * (1.0 + np.tanh(0.5 * eta))  # overflow-free logistic
+        out: F64 = np.clip(self._ridge.predict(self._features[ids]), 0.0, 1.0)
         return out
 
     def posterior(self, ids: I64) -> tuple[F64, F64]:
@@ -224,7 +262,8 @@ class SkipSelector(Selector):
         return c * prior + decay * self._succ[ids], c * (1.0 - prior) + decay * self._fail[ids]
 
     def keep_probability(self, ids: I64) -> F64:
-        """clip(q / q0, min_keep, 1) (see the module docstring)."""
+        """clip(q / q0, min_keep, 1) for tried prompts; for untried ones 1 (untried='take')
+        or the calibrated rule of untried_keep (see the module docstring)."""
         cfg = self.config
         n = self.group_size
         q = informative_probability(*self.posterior(ids), n)
@@ -234,7 +273,35 @@ class SkipSelector(Selector):
         if q0 <= 1e-12:  # groups of one rollout, or a pool with no spread: skip nothing
             return np.ones(ids.shape[0])
         keep: F64 = np.clip(q / q0, cfg.min_keep, 1.0)
+        untried = (self._succ[ids] + self._fail[ids]) == 0.0
+        if untried.any():
+            keep[untried] = self.untried_keep(ids[untried])
         return keep
+
+    def untried_keep(self, ids: I64) -> F64:
+        """Keep probability of prompts with no rollouts of their own: 1 (untried='take', no
+        features, or fewer than 16 first groups seen), else clip(q^ / q1, untried_floor, 1)
+        with q^ the predicted chance that a first group is informative and q1 the observed
+        share of informative first groups (both decayed alike)."""
+        out: F64 = np.ones(ids.shape[0])
+        groups, informative = self._first_moments
+        if self._first is None or self._features is None or groups < _MIN_GROUPS:
+            return out
+        q1 = informative / groups
+        if q1 <= 0.0:  # no first group was informative: nothing to tell prompts apart by
+            return out
+        x = self._features[ids]
+        model = self._first
+        # The prediction's upper bound (z = 2 standard errors, binomial noise at q1): a
+        # prompt is skipped for a prediction significantly below average, not for the
+        # regression's noise, which alone would pass over many prompts of a featureless pool.
+        design = model.design(x)
+        penalty = model.ridge * np.eye(model.gram.shape[0])
+        spread = np.einsum("ij,ji->i", design, np.linalg.solve(model.gram + penalty, design.T))
+        se = np.sqrt(q1 * (1.0 - q1) * np.maximum(spread, 0.0))
+        upper = np.clip(model.predict(x) + _UNTRIED_Z * se, 0.0, 1.0)
+        out = np.clip(upper / q1, self.config.untried_floor, 1.0)
+        return out
 
     def _decay(self, ids: I64) -> F64:
         d = 1.0 - self.config.lam
@@ -265,6 +332,8 @@ class SkipSelector(Selector):
     def _observe(self, batch: GroupBatch) -> None:
         ids = batch.task_ids
         sums, counts = batch.sums, batch.counts.astype(np.float64)
+        first = (self._succ[ids] + self._fail[ids]) == 0.0  # before this group is counted
+        self._observe_first(batch, first)
         decay = self._decay(ids)
         self._succ[ids] = decay * self._succ[ids] + sums
         self._fail[ids] = decay * self._fail[ids] + (counts - sums)
@@ -277,8 +346,18 @@ class SkipSelector(Selector):
         )
         self._moments = self.config.regression_forgetting * self._moments + batch_moments
         if self._ridge is not None and self._features is not None:
-            target = np.log((sums + 0.5) / (counts - sums + 0.5))  # smoothed logit rate
-            self._ridge.observe(self._features[ids], target)
+            # the pass rate itself: the scale of m, which q0 is computed from
+            self._ridge.observe(self._features[ids], sums / counts)
+
+    def _observe_first(self, batch: GroupBatch, first: NDArray[np.bool_]) -> None:
+        """untried='predict': fit the first groups' informativeness on their features."""
+        if self._first is None or self._features is None:
+            return
+        mixed = batch.mixed[first].astype(np.float64)
+        decay = self.config.regression_forgetting
+        self._first_moments = decay * self._first_moments + np.array([first.sum(), mixed.sum()])
+        if first.any():
+            self._first.observe(self._features[batch.task_ids[first]], mixed)
 
     def _refresh_features(self, features: F64) -> bool:
         if self._ridge is None:
@@ -302,6 +381,9 @@ class SkipSelector(Selector):
         }
         if self._ridge is not None:
             state["ridge"] = self._ridge.state_dict()
+        if self._first is not None:
+            state["first"] = self._first.state_dict()
+            state["first_moments"] = self._first_moments
         return state
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -333,12 +415,34 @@ class SkipSelector(Selector):
             ridge.load_state_dict(state["ridge"], who)
         elif "ridge" in state:
             raise ValueError(f"{who} state: holds a regression this selector does not use")
+        first, first_moments = None, np.zeros(2)
+        if self._first is not None:
+            first = OnlineRidge(
+                self._first.gram.shape[0] - 1,
+                self.config.regression_ridge,
+                self.config.regression_forgetting,
+            )
+            first.load_state_dict(state["first"], who)
+            first_moments = read_array(
+                state, "first_moments", who, np.float64, shape=(2,), lo=0, hi=big, finite=True
+            )
+            if first_moments[1] > first_moments[0]:
+                raise ValueError(
+                    f"{who} state: first_moments counts more informative groups than groups"
+                )
+        elif "first" in state or "first_moments" in state:
+            raise ValueError(
+                f"{who} state: holds an untried-prompt model this selector does not use "
+                "(saved with untried='predict'?)"
+            )
         self._walk, self._succ, self._fail, self._when = walk, succ, fail, when
         self._group, self._skip_totals, self._last_skipped = group, totals, last_skipped
         self._moments, self._handed_out = moments, handed_out
         self._last_keep = last_keep
         if ridge is not None:
             self._ridge = ridge
+        if first is not None:
+            self._first, self._first_moments = first, first_moments
 
     def _metrics(self) -> dict[str, float]:
         m, c = self.population_prior()
@@ -350,4 +454,5 @@ class SkipSelector(Selector):
             "group_size": float(self.group_size),
             "prior_mean": m,
             "prior_strength": c,
+            "untried_predicted": float(self._first is not None),
         }

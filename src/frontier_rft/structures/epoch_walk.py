@@ -134,10 +134,25 @@ class EpochWalk:
             chunk_size *= 2  # a pool that keeps few ids is scanned in O(log) calls
         return (np.concatenate(taken) if taken else _EMPTY_I), passed
 
-    def take_best(self, k: int, rng: np.random.Generator, score: Callable[[I64], F64]) -> I64:
-        """The k ids of this epoch's remainder with the highest `score`, best first (ties:
-        walk order). A batch that straddles the boundary takes the whole remainder and the
-        best of the next epoch. Each id is handed out once per epoch (coverage mode)."""
+    def take_best(
+        self,
+        k: int,
+        rng: np.random.Generator,
+        score: Callable[[I64], F64],
+        window: int | None = None,
+    ) -> I64:
+        """The k ids with the highest `score` among the first `window` ids of this epoch's
+        remainder (all of it when None), best first (ties: walk order). A batch that
+        straddles the boundary takes the whole remainder and the best of the next epoch's
+        window. Each id is handed out once per epoch (coverage mode).
+
+        The window's unchosen ids go back to uniformly random positions of the remainder (a
+        partial Fisher-Yates with `rng`, one draw per unchosen id), so the remainder stays in
+        uniformly random order and the next window is again a uniform sample of it. Left at
+        the front, the rejects would fill every later window (a window of earlier rejects
+        plus k new ids). A window of the whole remainder draws nothing: there the order only
+        breaks ties.
+        """
         first = _EMPTY_I
         if self.left < k:  # (== k: this epoch's last batch, the next one is not opened yet)
             first = self.remaining().copy()
@@ -146,13 +161,26 @@ class EpochWalk:
                 self._move_to_front(first)
             k -= first.size
         rest = self.remaining()
-        s = np.asarray(score(rest), dtype=np.float64)
+        w = rest.shape[0] if window is None else min(max(int(window), k), rest.shape[0])
+        s = np.asarray(score(rest[:w]), dtype=np.float64)
         best = np.argsort(-s, kind="stable")[:k]
         chosen = rest[best].copy()
-        others = np.delete(rest, best)
-        self.order[self.cursor :] = np.concatenate([chosen, others])
+        others = np.delete(rest[:w], best)
+        rest[:w] = np.concatenate([chosen, others])  # a view: writes self.order
         self.cursor += k
+        if w < rest.shape[0] and others.size:
+            self._scatter_front(others.size, rng)
         return np.concatenate([first, chosen])
+
+    def _scatter_front(self, d: int, rng: np.random.Generator) -> None:
+        """The first d steps of a Fisher-Yates shuffle of the remainder: position i swaps
+        with a uniform position in [i, left). The rest of the remainder was already in
+        uniform order, so the whole remainder is again (O(d), whatever the pool size)."""
+        rest = self.remaining()  # a view
+        size = rest.shape[0]
+        targets = rng.integers(np.arange(d), size)  # one draw per position, vectorised
+        for i, j in enumerate(targets.tolist()):
+            rest[i], rest[j] = rest[j], rest[i]
 
     def _new_epoch(self, rng: np.random.Generator) -> None:
         self.order = rng.permutation(self.num_tasks).astype(np.int64)
