@@ -277,7 +277,9 @@ class DynamicSampling:
     ) -> StepSamples:
         """Step `step`'s rounds and the groups to train on: this step's mixed groups first
         (one per task, in round order), then usable surplus for a deficit. Every rollout
-        goes to the inner selector once; the step ends with `inner.flush()`."""
+        goes to the inner selector once; the step ends with `inner.flush()`. Invalid
+        arguments change nothing; if `rollout` raises, the wrapper is unchanged and the inner
+        selector keeps the rewards of the rounds already rolled out (they happened)."""
         _check_batch_size(batch_size)
         _check_batch_size(group_size, "group_size")
         if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
