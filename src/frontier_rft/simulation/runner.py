@@ -191,7 +191,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         kept = samples.train
         if kept.num_groups:
             learner.train(_as_group_batch(kept, step))
-        trained_now = kept.task_ids
+        trained_now = kept.task_ids[_with_spread(kept)]  # the groups with a gradient
         # share of this step's trained groups whose prompt was trained the step before too
         record["retrained_next_step"].append(
             float(trained_last_step[trained_now].mean()) if trained_now.size else None
@@ -227,6 +227,18 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     record["selector_metrics"] = series
     record["category_names"] = category_names
     return record
+
+
+def _with_spread(kept: FilteredBatch) -> NDArray[np.bool_]:
+    """Per trained group: whether its rewards are not all equal (a zero-spread group teaches
+    nothing; PassThrough trains them, DynamicSampling never returns one)."""
+    if not kept.num_groups:
+        return np.zeros(0, dtype=np.bool_)
+    starts = kept.offsets[:-1]
+    out: NDArray[np.bool_] = np.maximum.reduceat(kept.rewards, starts) > np.minimum.reduceat(
+        kept.rewards, starts
+    )
+    return out
 
 
 def _as_group_batch(kept: FilteredBatch, step: int) -> GroupBatch:
