@@ -40,7 +40,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "+references": ("prompts", "references"),
     "oracle": ("prompts", "categories", "difficulty", "references", "features"),
 }
-SELECTORS = tuple(name for name, cls in REGISTERED.items() if cls.in_simulator)
+SELECTORS = tuple(REGISTERED)
 """What `frontier simulate` compares by default: every selector whose class says so."""
 
 

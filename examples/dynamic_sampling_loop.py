@@ -1,10 +1,11 @@
 """DAPO's dynamic sampling in your own loop: a wrapper around any selector.
 
 Each step rolls out more prompts than it trains on and keeps only the groups whose rewards
-are not all equal (the only ones with a GRPO gradient); surplus mixed groups train first at
-the next step. Fixed DAPO rolls out 3 candidates per training slot; adaptive sizing (GRESO's
-rule) rolls out need / (1 - z) * 1.25, z the measured zero-variance share. Same stand-in
-policy as examples/own_loop.py.
+are not all equal (the only ones with a GRPO gradient), in rounds until the batch is full.
+A step trains on its own fresh groups; the surplus is discarded, as DAPO's recipe does.
+Fixed DAPO rolls out 3 candidates per open training slot; adaptive sizing (GRESO's rule)
+rolls out need / (1 - z) * 1.25, z the measured zero-variance share. Same stand-in policy
+as examples/own_loop.py.
 
     python examples/dynamic_sampling_loop.py      # ~2 s
 """
@@ -13,8 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from frontier_rft import Feedback, TaskPool, make_selector
-from frontier_rft.selectors.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft import DynamicSampling, DynamicSamplingConfig, TaskPool, make_selector
 
 ROLLOUTS, BATCH, STEPS, MAX_ROUNDS = 8, 16, 40, 3
 rng = np.random.default_rng(0)
@@ -31,22 +31,15 @@ def run(adaptive: bool) -> tuple[float, int]:
     """Final skill and rollouts spent, uniform inside dynamic sampling."""
     pool = TaskPool(num_tasks=difficulty.size)
     ds = DynamicSampling(
-        make_selector("uniform", pool, seed=0), DynamicSamplingConfig(adaptive=adaptive)
+        make_selector("uniform", pool, seed=0),
+        DynamicSamplingConfig(adaptive=adaptive, max_rounds=MAX_ROUNDS),
     )
     gen, skill, spent = np.random.default_rng(1), 0.0, 0
     for step in range(STEPS):
-        need, trained = BATCH, 0
-        for _ in range(MAX_ROUNDS):  # top-up rounds while the batch lacks mixed groups
-            ids = ds.candidates(need)  # fixed: 3 * need; adaptive: from z
-            rewards = rollout(ids, skill, gen)
-            spent += rewards.size
-            fb = Feedback(task_ids=np.repeat(ids, ROLLOUTS), rewards=rewards, step=step)
-            ds.update(fb)  # every rollout teaches the selector inside, once
-            out = ds.filter_groups(fb, need)  # mixed groups only, surplus first
-            trained += out.num_groups  # train on out.rewards / out.advantages() here
-            need = out.deficit
-            if need == 0:
-                break
+        # The wrapper runs the step's rounds: select, roll out (your code), feed back, filter.
+        samples = ds.sample(step, BATCH, ROLLOUTS, lambda ids, s=skill: rollout(ids, s, gen))
+        spent += samples.rollouts
+        trained = samples.train.num_groups  # train on samples.train.advantages() here
         skill += 0.05 * trained / BATCH
     return skill, spent
 

@@ -42,7 +42,6 @@ def test_every_selector_declares_valid_facts(name: str) -> None:
     assert cls.cost.big_o.startswith("O("), cls.cost
     assert HEX.fullmatch(cls.color), f"{name}: color {cls.color!r} is not '#rrggbb'"
     assert cls.linestyle in ("-", "--", "-.", ":"), cls.linestyle
-    assert isinstance(cls.in_simulator, bool)
     for config in cls.test_configs:  # each is a valid config of this selector
         assert isinstance(config, dict) and config, f"{name}: empty test config"
         config_from_dict(cls.config_class, config, what=name)

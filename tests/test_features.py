@@ -303,8 +303,8 @@ def test_refresh_features_is_kept_across_save_and_load(name: str, tmp_path) -> N
 
 
 def test_dynamic_sampling_reports_and_refreshes_its_inner_selectors_features(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from frontier_rft.selectors.dynamic_sampling import DynamicSampling
-    from frontier_rft.selectors.dynamic_sampling_io import (
+    from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+    from frontier_rft.wrappers.dynamic_sampling_io import (
         load_dynamic_sampling,
         save_dynamic_sampling,
     )

@@ -75,6 +75,37 @@ def test_greso_adapts_p_by_one_step_toward_the_targets_from_the_second_epoch() -
     assert sel.p_easy == pytest.approx(0.49) and sel.p_hard == pytest.approx(0.51)
 
 
+def test_greso_p_moves_once_per_step_on_the_shares_pooled_over_its_rounds() -> None:
+    """GRESO's code counts every rollout round since the last optimizer step; so does p
+    here, however the rounds are folded (DynamicSampling folds each before the next)."""
+    sel = GRESOSelector(TaskPool(num_tasks=48), GRESOConfig())
+    ids = sel.select(48)  # epoch 1: every prompt once, all mixed (no streaks)
+    sel.update(Feedback(np.repeat(ids, 2), np.tile([0.0, 1.0], ids.size), step=0))
+    sel.flush()
+    assert (sel.p_easy, sel.p_hard) == (0.5, 0.5)
+    # Step 1, round 1: 4 all-wrong groups (hard share 1 >= 1/6 alone: p_hard would fall).
+    first = sel.select(4)
+    assert sel.epoch == 2
+    _feed(sel, first, np.zeros(4), step=1, n=2)
+    sel.flush()
+    # Round 2 of the same step: 36 mixed groups. Pooled: hard 4/40 = 0.1 < 1/6 -> p_hard
+    # rises; easy 0 < 1/12 -> p_easy rises. Each once, from where they stood.
+    second = sel.select(36)
+    sel.update(Feedback(np.repeat(second, 2), np.tile([0.0, 1.0], second.size), step=1))
+    sel.flush()
+    assert sel.p_hard == pytest.approx(0.51) and sel.p_easy == pytest.approx(0.51)
+    m = sel.metrics()
+    assert m["greso/hard_share"] == pytest.approx(0.1) and m["greso/easy_share"] == 0.0
+    # The pooled step survives a save/load: a third round continues the same pool.
+    twin = GRESOSelector(TaskPool(num_tasks=48), GRESOConfig())
+    twin.load_state_dict(sel.state_dict())
+    for s in (sel, twin):
+        _feed(s, [int(second[0])], np.zeros(1), step=1, n=2)
+        s.flush()
+    assert (twin.p_easy, twin.p_hard) == (sel.p_easy, sel.p_hard)
+    assert twin.metrics()["greso/hard_share"] == pytest.approx(5 / 41)
+
+
 def test_greso_p_is_clamped_to_its_bounds() -> None:
     sel = GRESOSelector(TaskPool(num_tasks=4), GRESOConfig(p_init=0.06, p_min=0.05))
     sel._walk.epoch = 2

@@ -1,5 +1,5 @@
-"""core, structures, selectors, the selector service, the simulator and the benchmarks never
-import torch, matplotlib, trainers, Ray or scipy on import (the benchmarks load them only to
+"""core, structures, selectors, wrappers, the selector service, the simulator and the benchmarks
+never import torch, matplotlib, trainers, Ray or scipy on import (the benchmarks load them only to
 train or draw); the service imports where Ray is not installed.
 
 One fresh interpreter imports every module under those packages, then builds every
@@ -29,6 +29,7 @@ PACKAGES = (
     "frontier_rft.core",
     "frontier_rft.structures",
     "frontier_rft.selectors",
+    "frontier_rft.wrappers",
     "frontier_rft.service",
     "frontier_rft.simulation",
     "frontier_rft.bench",

@@ -134,10 +134,37 @@ def test_dynamic_sampling_around_any_selector_in_simulation(inner: str, mode: st
     entry = Entry(f"{inner}+dapo", inner, dynamic_sampling=mode)
     run = run_one(RunSpec(get_scenario("hard"), entry, 0, 3, 8, 4))
     assert len(run["score"]) == 4 and run["dynamic_sampling"] == mode
-    assert run["rollouts"][0] == 3 * 8 * 4  # 3x candidates before anything is measured
-    assert any(k.startswith("dapo/") for k in run["selector_metrics"])
+    # Round 1 rolls out 3x candidates (nothing measured yet); later rounds top up the batch,
+    # as the trainer's do: the simulator runs every round, not one per step.
+    rounds = run["selector_metrics"]["dapo/rounds"]
+    candidates = run["selector_metrics"]["dapo/candidates"]
+    assert candidates[0] >= 3 * 8 and run["rollouts"] == [c * 4 for c in candidates]
+    assert all(1 <= r <= 10 for r in rounds)
+    assert run["selector_metrics"]["dapo/stale_share"] == [0.0] * 3
     plain = run_one(RunSpec(get_scenario("hard"), Entry(inner, inner), 0, 3, 8, 4))
     assert plain["rollouts"] == [8 * 4] * 3
+
+
+def test_the_simulator_drives_the_samplers_the_trainer_drives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One sampling loop: run_one calls the same `sample` the reference trainer calls."""
+    from frontier_rft.simulation import runner
+    from frontier_rft.wrappers import DynamicSampling, PassThrough
+
+    calls: list[str] = []
+    for cls in (PassThrough, DynamicSampling):
+        original = cls.sample
+
+        def spy(self, *args, _original=original, _name=cls.__name__, **kwargs):  # type: ignore[no-untyped-def]
+            calls.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "sample", spy)
+    scenario = get_scenario("hard")
+    runner.run_one(RunSpec(scenario, Entry("u", "uniform"), 0, 2, 8, 4))
+    runner.run_one(RunSpec(scenario, Entry("d", "uniform", dynamic_sampling="greso"), 0, 2, 8, 4))
+    assert calls == ["PassThrough"] * 2 + ["DynamicSampling"] * 2
 
 
 def test_entry_refuses_an_unknown_dynamic_sampling_mode() -> None:

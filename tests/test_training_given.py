@@ -3,8 +3,11 @@ metadata only when asked), feature refreshes, and DAPO's dynamic sampling in the
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import json
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -14,8 +17,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from conftest import assert_state_equal
+from frontier_rft.simulation import runner
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.grpo import Trainer
+from frontier_rft.wrappers import DynamicSampling, PassThrough
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -117,15 +123,19 @@ def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
         dapo_max_rounds=2,
     )
     trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
-    assert trainer.dynamic is not None and trainer.dynamic.inner is trainer.selector
+    ds = trainer.sampler
+    assert isinstance(ds, DynamicSampling) and ds.inner is trainer.selector
+    assert ds.config.max_rounds == cfg.dapo_max_rounds and ds.config.max_surplus == 0
     total = 0.0
     for _ in range(2):
-        candidates = trainer.dynamic.num_candidates(cfg.batch_size)  # 3x until z is measured
+        candidates = ds.num_candidates(cfg.batch_size)  # 3x until z is measured
         m = trainer.step()
-        assert m["train/rollouts"] >= candidates * cfg.group_size
+        assert m["train/rollouts"] >= min(candidates, cfg.train_size) * cfg.group_size
         assert "curriculum/dapo/filtered_share" in m and "curriculum/uniform/epoch" in m
+        assert m["curriculum/dapo/stale_share"] == 0.0  # never a group of an older step
         assert m["train/rollouts"] % cfg.group_size == 0
         assert 1 <= m["train/sampling_rounds"] <= cfg.dapo_max_rounds
+        assert m["train/sampling_rounds"] == m["curriculum/dapo/rounds"]
         assert m["train/groups_trained"] <= cfg.batch_size
         adv = trainer.last["advantages"]
         assert adv.size == m["train/groups_trained"] * cfg.group_size
@@ -135,18 +145,60 @@ def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
         total += m["train/rollouts"]
     assert trainer.rollouts == total
     trainer.save()
-    stash = {k: len(v) for k, v in trainer._stash.items()}
+    ckpt = tmp_path / "run" / "checkpoints" / "step_000002"
+    assert load_dynamic_sampling_state(ckpt / "dynamic_sampling.npz")["inner"] == {}
     resumed = Trainer(cfg, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
-    assert {k: len(v) for k, v in resumed._stash.items()} == stash
     assert resumed.rollouts == total
-    assert resumed.dynamic is not None
-    assert resumed.dynamic.zero_variance_rate == trainer.dynamic.zero_variance_rate
-    resumed.step()  # surplus groups buffered before the checkpoint are found after it
+    assert isinstance(resumed.sampler, DynamicSampling)
+    assert resumed.sampler.zero_variance_rate == ds.zero_variance_rate
+    assert_state_equal(resumed.sampler.state_dict(), ds.state_dict())
+    resumed.step()
     plain = dataclasses.replace(cfg, dynamic_sampling=False)
     with pytest.raises(ValueError, match="resume"):
         Trainer(plain, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
 
 
+def load_dynamic_sampling_state(path: Path) -> dict:  # type: ignore[type-arg]
+    """The state a dynamic_sampling.npz holds, as written."""
+    from frontier_rft.core.checkpoint_file import read_checkpoint
+    from frontier_rft.core.persistence import unflatten_state
+
+    header, arrays = read_checkpoint(path)
+    state: dict = unflatten_state(header["state"], arrays, set())  # type: ignore[type-arg]
+    return state
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_trainer_and_simulator_drive_the_same_sampler(
+    sft_dir: Path, tmp_path: Path, dynamic: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trainer.step has no branch on dynamic sampling: it calls `sample` on its sampler,
+    PassThrough or DynamicSampling, the objects the simulator calls."""
+    calls: list[str] = []
+    for cls in (PassThrough, DynamicSampling):
+        original = cls.sample
+
+        def spy(self, *args, _original=original, _name=cls.__name__, **kwargs):  # type: ignore[no-untyped-def]
+            calls.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "sample", spy)
+    cfg = dataclasses.replace(TEST_TRAIN, selector="uniform", dynamic_sampling=dynamic, steps=2)
+    trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
+    trainer.step()
+    trainer.step()
+    name = "DynamicSampling" if dynamic else "PassThrough"
+    assert calls == [name, name]
+    assert (
+        runner.sampler_for("fixed" if dynamic else None, trainer.selector).__class__.__name__
+        == name
+    )
+    source = textwrap.dedent(inspect.getsource(Trainer.step))
+    branches = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.If | ast.IfExp)]
+    named = [ast.unparse(n.test) for n in branches]
+    assert not [t for t in named if "dynamic" in t or "sampler" in t or "ds" in t.split()]
+
+
 def test_selector_dapo_in_a_config_says_how_to_get_it() -> None:
-    with pytest.raises(ValueError, match="wrapper now: use dynamic_sampling: true"):
+    with pytest.raises(ValueError, match=r"wrapper now.*dynamic_sampling: true"):
         dataclasses.replace(TEST_TRAIN, selector="dapo")

@@ -11,6 +11,14 @@ from frontier_rft.core import Feedback, GroupBatch, Selector, SelectorConfig, Ta
 from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.selectors.registry import RETIRED
+from frontier_rft.wrappers import (
+    RETIRED_NAMES,
+    DynamicSampling,
+    DynamicSamplingConfig,
+    PassThrough,
+    StepSamples,
+)
 
 __version__ = "0.2.0"
 """The release; pyproject.toml reads it from here (the only place it is written)."""
@@ -18,14 +26,21 @@ __version__ = "0.2.0"
 # Library messages go to the `frontier_rft` logger; the application decides where they go
 # (the stdlib's advice for libraries). `frontier` sends INFO and above to stderr.
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+# Names that were selectors once and now belong to a wrapper: make_selector, load_selector
+# and the trainer's config answer them with what to use instead.
+RETIRED.update(RETIRED_NAMES)
 
 __all__ = [
     "SELECTORS",
     "CheckpointError",
+    "DynamicSampling",
+    "DynamicSamplingConfig",
     "Feedback",
     "GroupBatch",
+    "PassThrough",
     "Selector",
     "SelectorConfig",
+    "StepSamples",
     "TaskPool",
     "__version__",
     "load_selector",

@@ -39,7 +39,7 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
     else:
         # A selector whose class says so is left out of default comparisons; name it
         # explicitly to include it.
-        names = [n for n, cls in SELECTORS.items() if cls.in_simulator]
+        names = list(SELECTORS)
     unknown = [n for n in names if n not in SELECTORS]
     if unknown:
         raise UsageError(f"unknown selectors {unknown}; known: {', '.join(sorted(SELECTORS))}")
@@ -62,11 +62,11 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
 
 def _with_dynamic_sampling(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
     """--dynamic-sampling MODE: every entry inside DAPO's dynamic sampling, labelled
-    NAME+dapo (fixed) or NAME+dapo-adaptive; the baseline stays plain uniform."""
+    NAME+dapo (fixed) or NAME+dapo-MODE; the baseline stays plain uniform."""
     mode = getattr(args, "dynamic_sampling", None)
     if mode is None:
         return entries
-    suffix = "+dapo" if mode == "fixed" else "+dapo-adaptive"
+    suffix = "+dapo" if mode == "fixed" else f"+dapo-{mode}"
     return [dataclasses.replace(e, label=e.label + suffix, dynamic_sampling=mode) for e in entries]
 
 
@@ -159,11 +159,12 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
         return
     p.add_argument(
         "--dynamic-sampling",
-        choices=("fixed", "adaptive"),
+        choices=("fixed", "adaptive", "greso", "fixed-keep"),
         default=None,
         help="run each selector inside DAPO's dynamic sampling: fixed (3x candidates, train on "
-        "mixed groups only) or adaptive (sized from the zero-variance share, GRESO's rule) "
-        "(default: off)",
+        "mixed groups only), adaptive (sized from the zero-variance share, GRESO's rule), "
+        "greso (GRESO's own rounds: 1.5x, capped, a short last batch allowed) or fixed-keep "
+        "(fixed, surplus kept one step) (default: off)",
     )
     p.add_argument(
         "--given",

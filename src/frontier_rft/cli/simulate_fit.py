@@ -59,7 +59,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.selector:
         entries = parse_entries([args.selector])
     else:
-        names = [n for n, cls in SELECTORS.items() if cls.in_simulator]
+        names = list(SELECTORS)
         entries = [
             *parse_entries(names),
             Entry("uniform+dapo", "uniform", dynamic_sampling="fixed"),

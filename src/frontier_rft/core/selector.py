@@ -83,8 +83,6 @@ class Selector(ABC):
     """Its fixed '#rrggbb' colour in every figure."""
     linestyle: ClassVar[str] = "-"
     """Its line style in figures: '-.' where a similar colour could hide its curve."""
-    in_simulator: ClassVar[bool] = True
-    """Whether `frontier simulate` runs it by default (without naming it)."""
     test_configs: ClassVar[tuple[dict[str, Any], ...]] = ()
     """Config overrides the contract suites run besides the defaults (nested state parts)."""
 

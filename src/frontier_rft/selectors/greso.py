@@ -20,9 +20,13 @@ Deviations from the released code (docs/selectors/greso.md):
   zero-variance when all its rewards are equal; easy when they all equal the top reward
   1, hard otherwise (all 0, or all equal to one fractional value: such a group teaches
   nothing either, while GRESO's thresholds would never skip it).
-- p adapts once per training step on that step's groups (the released code counts the
-  groups of every rollout round since the last optimizer step: the same when the trainer
-  sends each step's feedback with its step number).
+- p moves once per training step on the shares pooled over every rollout round of that
+  step, as the released code counts them since the last optimizer step. A step's rounds
+  may be folded one by one (DynamicSampling folds each before proposing the next): each
+  fold recomputes p from its value before the step and the pooled shares so far, so after
+  the last round p has moved exactly once, on the pooled shares. Between rounds the
+  released code keeps the previous step's p; here a later round sees p moved on the
+  rounds before it (at most p_step apart).
 """
 
 from __future__ import annotations
@@ -119,9 +123,14 @@ class GRESOSelector(Selector):
         self._streak = np.zeros(pool.num_tasks, dtype=np.int32)
         self._p = np.array([cfg.p_init, cfg.p_init])  # p_easy, p_hard
         self._newest_step = -1
+        # The newest step's pooled counts (groups, easy, hard) over all its rounds, the p it
+        # started from, and whether it adapts (not in the first epoch).
+        self._pool = np.zeros(3, dtype=np.int64)
+        self._p_before = self._p.copy()
+        self._adapting = False
         self._skip_totals = {"skipped": 0, "adapted_steps": 0}
         self._last_skipped = 0
-        self._last_shares = np.array([np.nan, np.nan])  # easy, hard share of the last step
+        self._last_shares = np.array([np.nan, np.nan])  # pooled shares p last moved on
 
     @property
     def epoch(self) -> int:
@@ -165,21 +174,35 @@ class GRESOSelector(Selector):
         same = (kind != 0) & (np.sign(old) == kind)
         grown = np.clip(old + kind, -_STREAK_CAP, _STREAK_CAP)
         self._streak[batch.task_ids] = np.where(same, grown, kind)
-        shares = np.array([np.mean(kind > 0), np.mean(kind < 0)])
-        self._last_shares = shares
-        # Once per training step, and not in the first epoch (GRESO: `epoch > 0`).
-        if batch.step > self._newest_step:
+        counts = np.array([kind.shape[0], np.sum(kind > 0), np.sum(kind < 0)], dtype=np.int64)
+        if batch.step > self._newest_step:  # a new training step: start its pool
             self._newest_step = batch.step
-            if self._walk.epoch >= 2:
-                self._adapt(shares)
+            self._pool = counts
+            self._p_before = self._p.copy()
+            # Not in the first epoch (GRESO: `epoch > 0`).
+            self._adapting = self._walk.epoch >= 2
+            self._skip_totals["adapted_steps"] += int(self._adapting)
+        elif batch.step == self._newest_step:  # another round of the same step
+            self._pool = self._pool + counts
+        else:  # late feedback of an older step: streaks only
+            return
+        shares = self._pool[1:] / self._pool[0]
+        self._last_shares = shares
+        if self._adapting:  # p moves once per step, from where it stood before the step
+            self._p = self._moved(self._p_before, shares)
 
     def _adapt(self, shares: NDArray[np.float64]) -> None:
+        """Move p once on `shares` (easy, hard)."""
+        self._p = self._moved(self._p, shares)
+        self._skip_totals["adapted_steps"] += 1
+
+    def _moved(self, p: NDArray[np.float64], shares: NDArray[np.float64]) -> NDArray[np.float64]:
         cfg = self.config
         target = cfg.target_zero_variance * np.array([cfg.easy_share, 1.0 - cfg.easy_share])
         # At or above target: skip more (lower p); below: skip less.
-        moved = np.where(shares >= target, self._p - cfg.p_step, self._p + cfg.p_step)
-        self._p = np.clip(moved, cfg.p_min, cfg.p_max)
-        self._skip_totals["adapted_steps"] += 1
+        moved = np.where(shares >= target, p - cfg.p_step, p + cfg.p_step)
+        out: NDArray[np.float64] = np.clip(moved, cfg.p_min, cfg.p_max)
+        return out
 
     # ------------------------------------------------------------------ state
     def _state_dict(self) -> dict[str, Any]:
@@ -191,6 +214,9 @@ class GRESOSelector(Selector):
             "totals": dict(self._skip_totals),
             "last_skipped": self._last_skipped,
             "last_shares": self._last_shares,
+            "pool": self._pool,
+            "p_before": self._p_before,
+            "adapting": int(self._adapting),
         }
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
@@ -205,6 +231,19 @@ class GRESOSelector(Selector):
         totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
         newest = read_int(state, "newest_step", who, lo=-1)
         last_skipped = read_int(state, "last_skipped", who, hi=2**62)
+        # States saved before rounds were pooled lack the pool: the step p last moved on
+        # is then complete, so an empty pool that adapts nothing continues it exactly.
+        if "pool" in state:
+            pool = read_array(state, "pool", who, np.int64, shape=(3,), lo=0, hi=2**62)
+            p_before = read_array(
+                state, "p_before", who, np.float64, shape=(2,), lo=cfg.p_min, hi=cfg.p_max
+            )
+            adapting = bool(read_int(state, "adapting", who, hi=1))
+        else:
+            pool, p_before, adapting = np.zeros(3, dtype=np.int64), p.copy(), False
+        if pool[1] + pool[2] > pool[0]:
+            raise ValueError(f"{who} state: pool counts more easy and hard groups than groups")
+        self._pool, self._p_before, self._adapting = pool, p_before, adapting
         self._walk, self._streak, self._p, self._last_shares = walk, streak, p, shares
         self._skip_totals, self._newest_step, self._last_skipped = totals, newest, last_skipped
 

@@ -23,8 +23,7 @@ from frontier_rft.core.persistence import clean_stale_temps, unflatten_state, wr
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.pool_diff import pool_mismatch
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
-from frontier_rft.selectors.dynamic_sampling import DAPO_MOVED
-from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.selectors.registry import RETIRED, SELECTORS
 
 __all__ = ["CheckpointError", "load_selector", "save_selector"]
 
@@ -85,8 +84,8 @@ def load_selector(
             f"(this frontier_rft reads version {FORMAT_VERSION})"
         )
     name = header["selector"]
-    if name == "dapo":
-        raise CheckpointError(f"{path}: saved by an older frontier_rft; {DAPO_MOVED}")
+    if isinstance(name, str) and name in RETIRED:
+        raise CheckpointError(f"{path}: saved by an older frontier_rft; {RETIRED[name]}")
     if not isinstance(name, str) or name not in SELECTORS:
         raise CheckpointError(f"{path}: unknown selector {name!r}; known: {sorted(SELECTORS)}")
     unknown = sorted(set(header) - {"format_version", "selector", "state", "pool"})

@@ -18,7 +18,6 @@ from typing import Any
 from frontier_rft.core.config import SelectorConfig, config_from_dict, did_you_mean
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors.dynamic_sampling import DAPO_MOVED
 
 __all__ = ["REQUIRED_FACTS", "SELECTORS", "check_selector_name", "make_selector"]
 
@@ -72,12 +71,15 @@ def _check_facts(cls: type[Selector]) -> None:
 
 
 SELECTORS: dict[str, type[Selector]] = _discover()
+RETIRED: dict[str, str] = {}
+"""Former selector names -> what to use instead. Filled by the package that took the name
+over (frontier_rft/__init__.py adds the wrappers'), so no name is spelled out here."""
 
 
 def check_selector_name(name: object) -> None:
     """ValueError naming the closest registered selector when `name` is not one."""
-    if name == "dapo":
-        raise ValueError(DAPO_MOVED)
+    if isinstance(name, str) and name in RETIRED:
+        raise ValueError(RETIRED[name])
     if not isinstance(name, str) or name not in SELECTORS:
         hint = did_you_mean(name, SELECTORS)
         known = ", ".join(sorted(SELECTORS))

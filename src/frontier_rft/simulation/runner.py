@@ -1,14 +1,15 @@
 """One run of a selector on a simulated learner: the loop every trainer runs.
 
-Select a batch, roll it out, send the rewards to the selector, take one training step on
-the groups, measure the held-out score; `run_one` returns the per-step record. Comparing
+Each step the sampler (frontier_rft.wrappers: PassThrough, or DAPO's DynamicSampling, the
+same object the reference trainer drives) runs the step's rounds on the simulated policy
+and returns the groups to train on; the learner takes one training step on them and the
+held-out score is measured; `run_one` returns the per-step record. Comparing
 selectors over seeds, and summarising them, is the benchmark's (frontier_rft.bench.simulated).
 """
 
 from __future__ import annotations
 
 import re
-import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,18 +18,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.feedback import Feedback, GroupBatch
+from frontier_rft.core.advantages import group_advantages
+from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors import SELECTORS, make_selector
-from frontier_rft.selectors.dynamic_sampling import (
-    DynamicSampling,
-    DynamicSamplingConfig,
-    FilteredBatch,
-)
-from frontier_rft.selectors.filtered_batch import gather
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import ScenarioConfig
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.filtered_batch import FilteredBatch, gather
+from frontier_rft.wrappers.sampling import PassThrough, Sampler
 
 __all__ = [
     "GIVEN",
@@ -79,14 +79,16 @@ def given_pool(learner: SimulatedLearner, given: Sequence[str]) -> TaskPool:
     return TaskPool(num_tasks=full.num_tasks, prompts=full.prompts, **fields)
 
 
-DYNAMIC_SAMPLING = (None, "fixed", "adaptive")
-"""Entry.dynamic_sampling: off, DAPO's fixed 3x oversampling, or GRESO's adaptive sizing."""
+DYNAMIC_SAMPLING = (None, "fixed", "adaptive", "greso", "fixed-keep")
+"""Entry.dynamic_sampling: off, DAPO's fixed 3x oversampling, GRESO's adaptive sizing in
+DAPO's rounds, GRESO's own recipe (DynamicSamplingConfig.greso()), or fixed 3x keeping the
+surplus for the next step (max_surplus 1024: the measurement behind discarding it)."""
 
 
 @dataclass(frozen=True)
 class Entry:
     """One selector configuration to compare: a display label, a name and its overrides,
-    optionally inside DAPO's dynamic sampling (`dynamic_sampling` 'fixed' or 'adaptive')."""
+    optionally inside DAPO's dynamic sampling (`dynamic_sampling`: see DYNAMIC_SAMPLING)."""
 
     label: str
     selector: str
@@ -122,6 +124,17 @@ def collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
     return cls.default_collaborators(learner.rollout) if cls is not None else {}
 
 
+def sampler_for(mode: str | None, selector: Selector) -> Sampler:
+    """The sampler of an Entry.dynamic_sampling mode around `selector`."""
+    if mode is None:
+        return PassThrough(selector)
+    if mode == "greso":
+        return DynamicSampling(selector, DynamicSamplingConfig.greso())
+    if mode == "fixed-keep":
+        return DynamicSampling(selector, DynamicSamplingConfig(max_surplus=1024))
+    return DynamicSampling(selector, DynamicSamplingConfig(adaptive=mode == "adaptive"))
+
+
 def _category_axis(learner: SimulatedLearner) -> tuple[NDArray[np.int64], list[str]]:
     """What the category-share figure shows: task type with several domains, else level."""
     t = learner.train_tasks
@@ -143,10 +156,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             **spec.entry.overrides,
             **collaborators(name, learner),
         )
-    ds = None
-    if spec.entry.dynamic_sampling is not None:
-        adaptive = spec.entry.dynamic_sampling == "adaptive"
-        ds = DynamicSampling(sel, DynamicSamplingConfig(adaptive=adaptive))
+    sampler = sampler_for(spec.entry.dynamic_sampling, sel)
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
     trained = np.zeros(learner.pool.num_tasks, dtype=bool)
@@ -174,52 +184,61 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     }
     series: dict[str, list[float | None]] = {}
     for step in range(spec.steps):
-        start = time.perf_counter()
-        ids = sel.select(spec.batch) if ds is None else ds.candidates(spec.batch)
-        seconds = time.perf_counter() - start
-        task_ids = np.repeat(ids, spec.rollouts)
-        rewards = learner.rollout(ids, spec.rollouts)
-        start = time.perf_counter()
-        feedback = Feedback(task_ids=task_ids, rewards=rewards, step=step)
-        sel.update(feedback)
-        seconds += time.perf_counter() - start
-        batch = GroupBatch.from_rollouts(step, task_ids, rewards, np.full(task_ids.size, -1))
-        if ds is None:
-            learner.train(batch)
-            trained_now = batch.task_ids[batch.mixed]
-        else:  # one candidates round per step; train on the mixed groups (surplus first)
-            start = time.perf_counter()
-            kept = ds.filter_groups(feedback, spec.batch)
-            seconds += time.perf_counter() - start
-            if kept.num_groups:
-                learner.train(_as_group_batch(kept, step))
-            trained_now = kept.task_ids
+        samples = sampler.sample(
+            step, spec.batch, spec.rollouts, lambda ids: learner.rollout(ids, spec.rollouts)
+        )
+        seconds = samples.select_seconds  # select + update: the simulated rollouts are free
+        kept = samples.train
+        if kept.num_groups:
+            learner.train(_as_group_batch(kept, step))
+        trained_now = kept.task_ids[_with_spread(kept)]  # the groups with a gradient
         # share of this step's trained groups whose prompt was trained the step before too
         record["retrained_next_step"].append(
             float(trained_last_step[trained_now].mean()) if trained_now.size else None
         )
         trained_last_step[:] = False
         trained_last_step[trained_now] = True
-        record["rollouts"].append(int(task_ids.size))
-        mixed = batch.mixed
-        trained[batch.task_ids[mixed]] = True
+        record["rollouts"].append(samples.rollouts)
+        ids = samples.task_ids
+        rolled = (
+            np.concatenate([r.group_rewards for r in samples.rounds])
+            if samples.rounds
+            else np.zeros((0, spec.rollouts))
+        )
+        mixed = rolled.max(axis=1) > rolled.min(axis=1)
+        trained[ids[mixed]] = True
+        offsets = np.arange(0, rolled.size + 1, spec.rollouts, dtype=np.int64)
+        adv = group_advantages(rolled.ravel(), offsets, "grpo") if rolled.size else rolled
         record["score"].append(learner.score())
-        record["etr"].append(float(mixed.mean()))
-        record["reward_mean"].append(float(rewards.mean()))
-        record["mean_abs_adv"].append(float(batch.mean_abs_advantage("grpo").mean()))
+        record["etr"].append(float(mixed.mean()) if mixed.size else None)
+        record["reward_mean"].append(float(rolled.mean()) if rolled.size else None)
+        record["mean_abs_adv"].append(float(np.abs(adv).mean()) if adv.size else None)
         record["distinct_trained"].append(int(trained.sum()))
         record["overhead_ms"].append(1e3 * seconds)
-        hist, _ = np.histogram(np.clip(batch.means, 0.0, 1.0), bins=bins)
+        hist, _ = np.histogram(np.clip(rolled.mean(axis=1), 0.0, 1.0), bins=bins)
         record["success_hist"].append(hist.astype(int).tolist())
         counts = np.bincount(categories[ids], minlength=len(category_names))
         record["category_counts"].append(counts.astype(int).tolist())
-        metrics = sel.metrics() if ds is None else ds.metrics()
-        dropped = _append_metrics(series, metrics, prefix=(f"{name}/", "dapo/"), step=step)
+        dropped = _append_metrics(
+            series, sampler.metrics(), prefix=(f"{name}/", "dapo/"), step=step
+        )
         if step == 0:
             record["selector_metrics_dropped"] = dropped
     record["selector_metrics"] = series
     record["category_names"] = category_names
     return record
+
+
+def _with_spread(kept: FilteredBatch) -> NDArray[np.bool_]:
+    """Per trained group: whether its rewards are not all equal (a zero-spread group teaches
+    nothing; PassThrough trains them, DynamicSampling never returns one)."""
+    if not kept.num_groups:
+        return np.zeros(0, dtype=np.bool_)
+    starts = kept.offsets[:-1]
+    out: NDArray[np.bool_] = np.maximum.reduceat(kept.rewards, starts) > np.minimum.reduceat(
+        kept.rewards, starts
+    )
+    return out
 
 
 def _as_group_batch(kept: FilteredBatch, step: int) -> GroupBatch:
@@ -233,7 +252,7 @@ def _as_group_batch(kept: FilteredBatch, step: int) -> GroupBatch:
         counts=counts,
         rewards=kept.rewards[pos],
         offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-        policy_version=kept.policy_version[order],
+        policy_version=np.full(order.shape[0], -1, dtype=np.int64),
     )
 
 

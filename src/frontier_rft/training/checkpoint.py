@@ -5,7 +5,8 @@ A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
     model/           save_pretrained model + tokenizer (an ordinary HF directory)
     optimizer.pt     AdamW state
     selector.npz     save_selector (the selector's full state, RNG included)
-    dynamic_sampling.npz  with dynamic sampling: the wrapper's state (surplus, RNG, z)
+    dynamic_sampling.npz  with dynamic sampling: the wrapper's own state (z, counters); the
+                     selector inside is saved once, in selector.npz
     rng.pt           torch RNG states, CPU and (training on a GPU) CUDA: rollout and judge
                      sampling; the selector keeps its own
     trainer.json     step and config
@@ -32,9 +33,9 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes, set_new_file_mode
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.device import model_device
-from frontier_rft.selectors.dynamic_sampling import DynamicSampling
-from frontier_rft.selectors.dynamic_sampling_io import save_dynamic_sampling
 from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+from frontier_rft.wrappers.dynamic_sampling_io import save_dynamic_sampling
 
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -63,7 +64,8 @@ def save_checkpoint(
     dynamic: DynamicSampling | None = None,
 ) -> Path:
     """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`.
-    With `dynamic`, its state (the selector's nested) goes to dynamic_sampling.npz too."""
+    With `dynamic`, its own state goes to dynamic_sampling.npz (the selector's is in
+    selector.npz only)."""
     root = Path(ckpt_root)
     root.mkdir(parents=True, exist_ok=True)
     for stale in root.glob(f"{_TMP}*"):
@@ -77,7 +79,7 @@ def save_checkpoint(
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     save_selector(selector, tmp / "selector.npz")
     if dynamic is not None:
-        save_dynamic_sampling(dynamic, tmp / "dynamic_sampling.npz")
+        save_dynamic_sampling(dynamic, tmp / "dynamic_sampling.npz", with_inner=False)
     torch.save(_rng_states(model), tmp / "rng.pt")
     (tmp / "trainer.json").write_text(json.dumps({"step": step, **trainer_state}, indent=1))
     _fsync_tree(tmp)

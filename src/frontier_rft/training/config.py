@@ -15,9 +15,10 @@ from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.lm.sampling import Sampling
-from frontier_rft.selectors.dynamic_sampling import DynamicSamplingConfig
+from frontier_rft.selectors.registry import RETIRED
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
+from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -288,11 +289,7 @@ class TrainConfig:
         check_field_types(self)  # a wrong type is named before a range check compares it
         check_choice("task", self.task, TASKS)
         check(isinstance(self.selector, str) and bool(self.selector), "selector must be a name")
-        check(
-            self.selector != "dapo",
-            "selector 'dapo' is a wrapper now: use dynamic_sampling: true with selector: uniform "
-            "(CLI: --selector uniform --dynamic-sampling)",
-        )
+        check(self.selector not in RETIRED, RETIRED.get(self.selector, ""))
         check(
             isinstance(self.selector_overrides, dict),
             "selector_overrides must be a dict of selector config fields",
@@ -374,7 +371,11 @@ class TrainConfig:
 
     def dynamic_sampling_config(self) -> DynamicSamplingConfig:
         """The DynamicSampling settings of this run (used when dynamic_sampling is on)."""
-        return DynamicSamplingConfig(oversample=self.oversample, adaptive=self.adaptive_oversample)
+        return DynamicSamplingConfig(
+            oversample=self.oversample,
+            adaptive=self.adaptive_oversample,
+            max_rounds=self.dapo_max_rounds,
+        )
 
 
 def replace_config(config: Any, **changes: Any) -> Any:

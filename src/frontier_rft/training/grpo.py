@@ -2,14 +2,16 @@
 
 One step, top to bottom (`Trainer.step`):
 
-1. the selector chooses B task ids (METIS: the policy judges m*B candidates first);
-2. the policy samples n completions per prompt with `model.generate`;
-3. the verifier scores every completion; the selector receives every reward as `Feedback`;
-4. advantages per group: GRPO (std-normalised), Dr.GRPO (centred) or RLOO (leave-one-out),
+1. the sampler (frontier_rft.wrappers: PassThrough, or DAPO's DynamicSampling; the same
+   object the simulator drives) runs the step's rounds: the selector chooses task ids
+   (METIS: the policy judges m*B candidates first), the policy samples n completions per
+   prompt with `model.generate`, the verifier scores every completion, and the selector
+   receives every reward as `Feedback`; it returns the groups to train on;
+2. advantages per group: GRPO (std-normalised), Dr.GRPO (centred) or RLOO (leave-one-out),
    from `frontier_rft.core.advantages` (the same definitions the selectors use);
-5. loss = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
+3. loss = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
    - entropy_coef * entropy (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
-6. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.
+4. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.
 
 With `ppo_epochs = 1` the batch is used once, pi_old = pi and the ratio is exactly 1, so the
 loss gradient is the vanilla policy gradient; with more epochs clipping becomes active.
@@ -31,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from frontier_rft import Feedback, make_selector
+from frontier_rft import make_selector
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
@@ -46,8 +48,6 @@ from frontier_rft.lm.rollout import (
     score_completions,
 )
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
-from frontier_rft.selectors.dynamic_sampling import DynamicSampling
-from frontier_rft.selectors.dynamic_sampling_io import load_dynamic_sampling
 from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.checkpoint import (
@@ -62,6 +62,10 @@ from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling
+from frontier_rft.wrappers.filtered_batch import FilteredBatch
+from frontier_rft.wrappers.sampling import PassThrough, Sampler
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
 
@@ -217,27 +221,24 @@ class Trainer:
         """The latest step's selected ids, rewards, advantages and METIS judge records."""
         self.rollouts = 0
         """Rollouts generated so far (DAPO generates more than batch_size * group_size)."""
-        self._stash: dict[tuple[int, int], list[_Group]] = {}
-        """Dynamic sampling: sequences of surplus groups the wrapper buffered, by (task, step)."""
-        self.dynamic: DynamicSampling | None = None
-        """DAPO's dynamic sampling around the selector (config.dynamic_sampling), else None."""
+        self.sampler: Sampler
+        """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
+        every step calls to get its rounds and the groups to train on."""
         if ckpt is not None:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
             self._check_resumed_selector(ckpt)
-            if cfg.dynamic_sampling:
-                self.dynamic = self._load_dynamic(ckpt)
+            self.sampler = self._sampler(ckpt)
             self._name_policy_features()
             self.step_count = state["step"]
             self._check_resume_steps()
             with damaged(ckpt / "trainer.json"):
                 self.rollouts = int(state.get("rollouts", 0))
                 self.embed_seconds = float(state.get("embed_seconds", 0.0))
-                for task, step, prompt, completions, rewards in state.get("dapo_stash", []):
-                    if not 0 <= task < len(self.items):
-                        raise ValueError(f"dapo_stash task {task!r} is not in the pool")
-                    rewards = np.asarray(rewards, dtype=np.float64)
-                    group = _Group(task, prompt, completions, rewards)
-                    self._stash.setdefault((task, int(step)), []).append(group)
+                if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
+                    raise ValueError(
+                        f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
+                        "never trains those (no old log-probs are kept): start a new --out"
+                    )
             if _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count):
                 log("metrics.jsonl ended in a torn line (a crash mid-write): dropped it")
             log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
@@ -246,10 +247,7 @@ class Trainer:
             self.selector = make_selector(
                 cfg.selector, self.pool, seed=cfg.seed, **collaborators, **cfg.selector_overrides
             )
-            if cfg.dynamic_sampling:
-                self.dynamic = DynamicSampling(
-                    self.selector, cfg.dynamic_sampling_config(), seed=cfg.seed
-                )
+            self.sampler = self._sampler(None)
             self._name_policy_features()
             self._check_refresh()
             self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -266,39 +264,30 @@ class Trainer:
 
     # ------------------------------------------------------------------ one step
     def step(self) -> dict[str, float]:
-        """Select, roll out, score, feed back, update. Returns this step's metrics."""
+        """Sample (the sampler's rounds), train on the groups it returns, log. Returns this
+        step's metrics."""
         cfg, n = self.config, self.config.group_size
         t_step, cpu_step = time.perf_counter(), time.process_time()
-        ds = self.dynamic
-        with self._amp():  # METIS's judge generates inside select
-            ids = (
-                ds.candidates(cfg.batch_size)
-                if ds is not None
-                else self.selector.select(cfg.batch_size)
-            )
-        select_ms = 1e3 * (time.perf_counter() - t_step)
+        rolled: list[list[_Group]] = []  # per round: the groups with their completions
+        gen_s = [0.0]
 
-        prompts, completions, rewards, gen_s = self._rollout(ids)
-        feedback = Feedback(task_ids=np.repeat(ids, n), rewards=rewards, step=self.step_count)
-        self.selector.update(feedback)
-        offsets = np.arange(0, rewards.size + 1, n, dtype=np.int64)
-        advantages = group_advantages(rewards, offsets, cfg.estimator)
-        # Fold the step's feedback in now (the next select would do the same, identically),
-        # so the logged selector metrics describe this step.
-        self.selector.flush()
-        rolled = [
-            _Group(int(t), p, completions[i * n : (i + 1) * n], rewards[i * n : (i + 1) * n])
-            for i, (t, p) in enumerate(zip(ids.tolist(), prompts, strict=True))
-        ]
-        all_rewards = [rewards]
-        if ds is not None:
-            train_groups, rounds, extra = self._dapo_batch(ds, rolled, feedback)
-            select_ms += extra["select_ms"]
-            gen_s += extra["generate_s"]
-            rolled += extra["rolled"]
-            all_rewards += [g.rewards for g in extra["rolled"]]
-        else:
-            train_groups, rounds = rolled, 1
+        def rollout(ids: np.ndarray) -> np.ndarray:
+            prompts, completions, rewards, seconds = self._rollout(ids)
+            gen_s[0] += seconds
+            rolled.append(
+                [
+                    _Group(
+                        int(t), p, completions[i * n : (i + 1) * n], rewards[i * n : (i + 1) * n]
+                    )
+                    for i, (t, p) in enumerate(zip(ids.tolist(), prompts, strict=True))
+                ]
+            )
+            return rewards
+
+        with self._amp():  # METIS's judge generates inside select
+            samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
+        train_groups = _trained_groups(samples.train, rolled)
+        groups = [g for groups in rolled for g in groups]
         records = []
         if self.judge is not None:  # this step's scored judgments, for the judge loss
             assert isinstance(self.selector, METISSelector)
@@ -320,51 +309,49 @@ class Trainer:
         update_s = time.perf_counter() - t_upd
         embed_s = self._maybe_refresh_features()
 
+        rolled_rewards = np.concatenate([g.rewards for g in groups])
         self.last = {
-            "ids": ids,
-            "rewards": rewards,
-            "advantages": train_adv if ds is not None else advantages,
+            "ids": samples.task_ids,
+            "rewards": rolled_rewards,
+            "advantages": train_adv,
             "records": records,
         }
-        rolled_rewards = np.concatenate(all_rewards)
-        rolled_var = np.array([np.var(g.rewards) for g in rolled])
+        rolled_var = np.array([np.var(g.rewards) for g in groups])
         rolled_adv = np.concatenate(
             [
                 group_advantages(g.rewards, np.array([0, len(g.rewards)]), cfg.estimator)
-                for g in rolled
+                for g in groups
             ]
         )
-        gen_tokens = sum(len(c) for g in rolled for c in g.completions)
-        self.rollouts += int(rolled_rewards.size)
+        gen_tokens = sum(len(c) for g in groups for c in g.completions)
+        self.rollouts += samples.rollouts
+        select_ms = 1e3 * samples.select_seconds
         metrics = {
             "train/reward_mean": float(rolled_rewards.mean()),
             "train/success_rate": float((rolled_rewards >= SUCCESS).mean()),
             "train/effective_task_ratio": float((rolled_var > 0).mean()),
             "train/mean_abs_advantage": float(np.abs(rolled_adv).mean()),
+            "train/mean_abs_advantage_trained": (
+                float(np.abs(train_adv).mean()) if train_adv.size else 0.0
+            ),
             "train/completion_tokens": gen_tokens / rolled_rewards.size,
-            "train/rollouts": float(rolled_rewards.size),
+            "train/rollouts": float(samples.rollouts),
             "train/rollouts_total": float(self.rollouts),
             "train/groups_trained": float(len(train_groups)),
+            "train/sampling_rounds": float(len(samples.rounds)),
             "perf/select_ms": select_ms,
-            "perf/generate_s": gen_s,
+            "perf/generate_s": gen_s[0],
             "perf/update_s": update_s,
-            "perf/tokens_per_s": gen_tokens / max(gen_s, 1e-9),
+            "perf/tokens_per_s": gen_tokens / max(gen_s[0], 1e-9),
             "perf/step_s": time.perf_counter() - t_step,
             "perf/step_cpu_s": time.process_time() - cpu_step,
             **parts,
-            **curriculum_metrics(
-                (ds or self.selector).metrics(), "all"
-            ),  # curriculum/... as TRL, verl
+            **curriculum_metrics(self.sampler.metrics(), "all"),  # curriculum/... as TRL, verl
         }
-        levels = np.array([self.items[g.task].level for g in rolled])
+        levels = np.array([self.items[g.task].level for g in groups])
         metrics["train/selected_level_mean"] = float(levels.mean())
         for level in range(self.num_levels):
             metrics[f"train/selected_level{level}_share"] = float(np.mean(levels == level))
-        if ds is not None:
-            metrics["train/mean_abs_advantage_trained"] = (
-                float(np.abs(train_adv).mean()) if train_adv.size else 0.0
-            )
-            metrics["train/sampling_rounds"] = float(rounds)
         if embed_s:
             metrics["perf/embed_s"] = embed_s
         if self.device.type == "cuda":  # what the parallel runs of one GPU must fit into
@@ -394,63 +381,6 @@ class Trainer:
             dtype=np.float64,
         )
         return prompts, completions, rewards, gen_s
-
-    def _dapo_batch(
-        self, sel: DynamicSampling, first: list[_Group], feedback: Feedback
-    ) -> tuple[list[_Group], int, dict[str, Any]]:
-        """DAPO dynamic sampling: keep mixed groups (buffered surplus first), top up with more
-        sampling rounds while the batch lacks them (at most `dapo_max_rounds` rounds)."""
-        cfg, n = self.config, self.config.group_size
-        extra: dict[str, Any] = {"select_ms": 0.0, "generate_s": 0.0, "rolled": []}
-        batch: list[_Group] = []
-        need, rounds, rolled = cfg.batch_size, 1, first
-        while True:
-            out = sel.filter_groups(feedback, need)
-            fresh = {g.task: g for g in rolled}
-            for task, step, from_surplus in zip(
-                out.task_ids.tolist(), out.steps.tolist(), out.from_surplus.tolist(), strict=True
-            ):
-                batch.append(self._stash_pop(task, step) if from_surplus else fresh[task])
-            task_of = np.asarray(feedback.task_ids, dtype=np.int64)
-            buffered = np.unique(task_of[out.buffered_mask]).tolist()
-            for task in buffered:
-                self._stash.setdefault((task, self.step_count), []).append(fresh[task])
-            for task, step in zip(
-                out.released_task_ids.tolist(), out.released_steps.tolist(), strict=True
-            ):
-                self._stash_pop(task, step, missing_ok=True)
-            need = out.deficit
-            if need <= 0 or rounds >= cfg.dapo_max_rounds:
-                break
-            rounds += 1
-            t0 = time.perf_counter()
-            with self._amp():  # adaptive: sized from this step's zero-variance share
-                ids = sel.candidates(need)
-            extra["select_ms"] += 1e3 * (time.perf_counter() - t0)
-            prompts, completions, rewards, gen_s = self._rollout(ids)
-            extra["generate_s"] += gen_s
-            feedback = Feedback(np.repeat(ids, n), rewards, step=self.step_count)
-            sel.update(feedback)
-            sel.flush()
-            rolled = [
-                _Group(int(t), p, completions[i * n : (i + 1) * n], rewards[i * n : (i + 1) * n])
-                for i, (t, p) in enumerate(zip(ids.tolist(), prompts, strict=True))
-            ]
-            extra["rolled"] += rolled
-        return batch, rounds, extra
-
-    def _stash_pop(self, task: int, step: int, missing_ok: bool = False) -> _Group:
-        held = self._stash.get((task, step), [])
-        if not held:
-            if missing_ok:
-                return _Group(task, [], [], np.zeros(0))
-            raise RuntimeError(
-                f"dynamic sampling returned a surplus group ({task}, {step}) never stashed"
-            )
-        group = held.pop(0)
-        if not held:
-            del self._stash[(task, step)]
-        return group
 
     def _embed(self) -> np.ndarray:
         """Policy self-embeddings of the pool's chat-templated prompts (timed)."""
@@ -612,18 +542,22 @@ class Trainer:
                 "config": _jsonable(self.config),
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
-                "dapo_stash": [
-                    [task, step, g.prompt, g.completions, g.rewards.tolist()]
-                    for (task, step), held in sorted(self._stash.items())
-                    for g in held
-                ],
             },
             keep=self.config.keep_checkpoints,
-            dynamic=self.dynamic,
+            dynamic=self.sampler if isinstance(self.sampler, DynamicSampling) else None,
         )
 
-    def _load_dynamic(self, ckpt: Path) -> DynamicSampling:
-        """The dynamic sampling wrapper of a resumed run, around the resumed selector."""
+    def _sampler(self, ckpt: Path | None) -> Sampler:
+        """PassThrough, or dynamic sampling (config.dynamic_sampling) restored from `ckpt`.
+
+        The wrapper never carries surplus groups here (max_surplus 0): training a group of
+        an earlier step needs the log-probs of the policy that sampled it, which this trainer
+        does not keep (docs/selectors/dapo.md)."""
+        cfg = self.config
+        if not cfg.dynamic_sampling:
+            return PassThrough(self.selector)
+        if ckpt is None:
+            return DynamicSampling(self.selector, cfg.dynamic_sampling_config(), seed=cfg.seed)
         path = ckpt / "dynamic_sampling.npz"
         if not path.is_file():
             raise ValueError(
@@ -632,10 +566,10 @@ class Trainer:
                 "settings it was saved with, or start a new --out"
             )
         dynamic = load_dynamic_sampling(path, self.selector)
-        if dynamic.config != self.config.dynamic_sampling_config():
+        if dynamic.config != cfg.dynamic_sampling_config():
             raise ValueError(
                 f"{path} holds dynamic sampling {dynamic.config}, but this run asks for "
-                f"{self.config.dynamic_sampling_config()}: resume with the saved settings"
+                f"{cfg.dynamic_sampling_config()}: resume with the saved settings"
             )
         return dynamic
 
@@ -705,6 +639,16 @@ class Trainer:
         if check and path.exists():
             _check_same_run(read_run_info(path)["config"], info["config"])
         write_run_info(path, info)
+
+
+def _trained_groups(train: FilteredBatch, rolled: list[list[_Group]]) -> list[_Group]:
+    """The groups to train on, with the completions this step rolled out for them."""
+    if train.from_surplus.any():  # the sampler is built with max_surplus 0 (see _sampler)
+        raise RuntimeError("the trainer got a surplus group of an earlier step to train on")
+    return [
+        rolled[r][g]
+        for r, g in zip(train.source_round.tolist(), train.source_group.tolist(), strict=True)
+    ]
 
 
 def _has_tensorboard(log: Callable[[str], None]) -> bool:

@@ -14,21 +14,25 @@ from frontier_rft.core.checkpoint_file import CheckpointError, read_checkpoint
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import unflatten_state, write_state_file
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
-from frontier_rft.selectors.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 
 __all__ = ["load_dynamic_sampling", "save_dynamic_sampling"]
 
 _NAME = "dynamic_sampling"
 
 
-def save_dynamic_sampling(wrapper: DynamicSampling, path: str | os.PathLike[str]) -> None:
-    """Atomically write the wrapper's full state (inner selector's state nested) to `path`."""
-    write_state_file(path, _NAME, {"state": wrapper.state_dict()})
+def save_dynamic_sampling(
+    wrapper: DynamicSampling, path: str | os.PathLike[str], *, with_inner: bool = True
+) -> None:
+    """Atomically write the wrapper's state to `path`: the inner selector's nested, unless
+    `with_inner=False` (a training checkpoint saves the selector once, in selector.npz)."""
+    write_state_file(path, _NAME, {"state": wrapper.state_dict(with_inner=with_inner)})
 
 
 def load_dynamic_sampling(path: str | os.PathLike[str], selector: Selector) -> DynamicSampling:
-    """A wrapper around `selector` (freshly built as the saved one was) continuing exactly
-    where the saved wrapper stopped. CheckpointError (a ValueError) for a bad file."""
+    """A wrapper around `selector` (freshly built as the saved one was, or already restored
+    when the file was saved without it) continuing exactly where the saved wrapper stopped.
+    CheckpointError (a ValueError) for a bad file."""
     header, arrays = read_checkpoint(Path(path))
     if header.get("format_version") != FORMAT_VERSION or header.get("selector") != _NAME:
         raise CheckpointError(

@@ -1,0 +1,30 @@
+"""Samplers around a selector: what one training step rolls out and trains on.
+
+`PassThrough` (plain GRPO) and `DynamicSampling` (DAPO's filter) are driven the same way
+by the reference trainer and the simulator (`sample(step, B, n, rollout)`), the way optax
+keeps its transforms apart from the optimizers they wrap.
+"""
+
+from __future__ import annotations
+
+from frontier_rft.wrappers.dynamic_sampling import (
+    DAPO_MOVED,
+    RETIRED_NAMES,
+    DynamicSampling,
+    DynamicSamplingConfig,
+)
+from frontier_rft.wrappers.filtered_batch import FilteredBatch
+from frontier_rft.wrappers.sampling import PassThrough, RolloutFn, Round, Sampler, StepSamples
+
+__all__ = [
+    "DAPO_MOVED",
+    "RETIRED_NAMES",
+    "DynamicSampling",
+    "DynamicSamplingConfig",
+    "FilteredBatch",
+    "PassThrough",
+    "RolloutFn",
+    "Round",
+    "Sampler",
+    "StepSamples",
+]

@@ -1,0 +1,512 @@
+"""DAPO dynamic sampling (Yu et al. 2025) as a wrapper around any built selector.
+
+DAPO over-samples prompts, rolls them all out, and trains only on groups whose rewards
+are not all equal (zero-spread groups give zero group-relative advantage). A step runs
+rounds until it has B mixed groups of its own: round 1 is sized for B minus the usable
+surplus, each later round for what is still missing, at most `max_rounds` rounds. A step
+trains on its own fresh mixed groups first; mixed groups of an earlier step (kept only with
+`max_surplus > 0`, at most `max_staleness` steps old) only cover a deficit. By default the
+surplus is discarded, as DAPO's recipe does (docs/selectors/dapo.md: why, measured).
+
+It wraps a selector the way optax.MultiSteps wraps a transformation: it is not a Selector
+and not registered; the selector inside proposes every candidate and learns from every
+rollout, once. The trainer and the simulator drive it through `sample` (the same call as
+`PassThrough`, frontier_rft.wrappers.sampling):
+
+    ds = DynamicSampling(make_selector("uniform", pool, seed=0))   # DAPO: 3x, fixed
+    samples = ds.sample(step, B, n, rollout)     # rollout(ids) -> n rewards per id
+    train(samples.train)                         # at most B mixed groups, fresh first
+
+With `adaptive=True` the number of candidates follows the measured zero-variance share z
+(GRESO's rule): ceil(need / (1 - z) * adaptive_margin), clamped (see num_candidates).
+`DynamicSamplingConfig.greso()` is GRESO's own recipe: round 1 fixed at 1.5 B, later
+rounds from the last round's z, capped at 1.5 B, and a round the estimate fits under the
+cap is the last (the step may train a short batch).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
+from frontier_rft.core.config import check, check_field_types, config_from_dict
+from frontier_rft.core.feedback import Feedback
+from frontier_rft.core.selector import MAX_SEED, Selector
+from frontier_rft.core.state_check import (
+    check_keys,
+    read_array,
+    read_float,
+    read_int,
+    read_keys,
+)
+from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr, gather
+from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, run_round
+
+__all__ = [
+    "DAPO_MOVED",
+    "RETIRED_NAMES",
+    "DynamicSampling",
+    "DynamicSamplingConfig",
+    "FilteredBatch",
+]
+
+DAPO_MOVED = (
+    "'dapo' is a wrapper now, not a selector: in code use "
+    "DynamicSampling(make_selector('uniform', pool, seed=s)) "
+    "(from frontier_rft import DynamicSampling); in a trainer config set dynamic_sampling: true "
+    "with selector: uniform (CLI: --selector uniform --dynamic-sampling)"
+)
+"""The message every former `dapo` entry point raises (make_selector, load_selector, configs)."""
+RETIRED_NAMES = {"dapo": DAPO_MOVED}
+"""Former selector names this package took over (frontier_rft registers them)."""
+
+_KIND = "dynamic_sampling"
+ROUND_RULES = ("standard", "greso")
+_TOTALS = (
+    "steps",
+    "rounds",
+    "candidates",
+    "groups_in",
+    "groups_filtered",
+    "surplus_used",
+    "stale_dropped",
+    "overflow_dropped",
+    "superseded_dropped",
+)
+_LAST = (
+    "filtered_share",
+    "effective_ratio_before",
+    "effective_ratio_after",
+    "deficit",
+    "surplus_used",
+    "rounds",
+    "candidates",
+    "stale_share",
+)
+_SURPLUS = ("task_ids", "steps", "counts", "rewards")
+_ZERO_VAR = ("step", "groups", "zero")
+_STATE_KEYS = (
+    "kind",
+    "config",
+    "seed",
+    "surplus",
+    "clock",
+    "zero_variance",
+    "totals",
+    "last",
+    "inner",
+)
+
+
+@dataclass(frozen=True)
+class DynamicSamplingConfig:
+    """DAPO dynamic sampling (defaults: DAPO's released recipe, fixed 3x, surplus discarded)."""
+
+    oversample: float = 3.0
+    """Candidates per open training slot: ceil(need * oversample) (DAPO: 3x; GRESO's round 1:
+    1.5x)."""
+    max_surplus: int = 0
+    """Most surplus mixed groups kept to cover later deficits (0 = discard, DAPO's recipe)."""
+    max_staleness: int = 1
+    """Surplus groups older than this many steps are dropped (1 = usable at the next step)."""
+    adaptive: bool = False
+    """Size rounds from the measured zero-variance share z (GRESO) instead of oversample."""
+    adaptive_margin: float = 1.25
+    """adaptive: safety factor on need / (1 - z) (GRESO: 1.25)."""
+    min_oversample: float = 1.0
+    """adaptive: fewest candidates per open slot (rule 'greso': per batch slot; GRESO: 0.5)."""
+    max_oversample: float = 3.0
+    """adaptive: most candidates per open slot, also at z = 1 (rule 'greso': per batch slot,
+    the per-round cap; GRESO: 1.5)."""
+    max_rounds: int = 10
+    """Most sampling rounds per step while the batch lacks mixed groups (DAPO's
+    max_num_gen_batches)."""
+    round_rule: str = "standard"
+    """'standard': every round sized as above; 'greso': GRESO's scripts (round 1 fixed at
+    oversample x B, later rounds from the last round's z clamped to [min, max] x B, and a
+    round whose estimate fits under the cap is the last: the step may train a short batch)."""
+
+    def __post_init__(self) -> None:
+        check_field_types(self)
+        check(
+            1.0 <= self.oversample <= 1e6,
+            f"oversample must be a number in [1, 1e6] (1 = none; DAPO: 3), got {self.oversample!r}",
+        )
+        for name in ("max_surplus", "max_staleness"):
+            value = getattr(self, name)
+            check(value >= 0, f"{name} must be a non-negative int, got {value!r}")
+        check(
+            1 <= self.max_rounds <= 10_000,
+            f"max_rounds must be an int in [1, 10000] (DAPO: 10), got {self.max_rounds!r}",
+        )
+        check(
+            1.0 <= self.adaptive_margin <= 100.0,
+            f"adaptive_margin must be in [1, 100] (GRESO: 1.25), got {self.adaptive_margin!r}",
+        )
+        check(
+            0.0 < self.min_oversample <= self.max_oversample <= 1e6,
+            "need 0 < min_oversample <= max_oversample <= 1e6 (defaults 1 and 3), got "
+            f"min_oversample={self.min_oversample!r}, max_oversample={self.max_oversample!r}",
+        )
+        check(
+            self.round_rule in ROUND_RULES,
+            f"round_rule must be one of {ROUND_RULES}, got {self.round_rule!r}",
+        )
+
+    @classmethod
+    def greso(cls) -> DynamicSamplingConfig:
+        """GRESO's released scripts (sampling_batch_size 192 for 128 training prompts): round 1
+        1.5 B, later rounds floor(need / (1 - z_last) * 1.25) within [0.5 B, 1.5 B], the last
+        round when that estimate fits under 1.5 B; surplus dropped."""
+        return cls(
+            oversample=1.5,
+            adaptive=True,
+            adaptive_margin=1.25,
+            min_oversample=0.5,
+            max_oversample=1.5,
+            round_rule="greso",
+        )
+
+
+class DynamicSampling:
+    """DAPO dynamic sampling around a built selector: oversample, train on mixed groups only.
+
+    Not a Selector: it holds one (`inner`), asks it for every round's candidates, and sends
+    it every rollout's rewards exactly once. Surplus groups re-used for training are never
+    sent to the inner selector again.
+    """
+
+    def __init__(
+        self,
+        selector: Selector,
+        config: DynamicSamplingConfig | None = None,
+        *,
+        seed: int | None = None,
+    ):
+        if not isinstance(selector, Selector):
+            raise ValueError(
+                "DynamicSampling wraps a built selector, e.g. "
+                f"DynamicSampling(make_selector('uniform', pool)); got {type(selector).__name__}"
+            )
+        if config is None:
+            config = DynamicSamplingConfig()
+        if not isinstance(config, DynamicSamplingConfig):
+            raise ValueError(f"config must be a DynamicSamplingConfig, got {type(config).__name__}")
+        if seed is None:
+            seed = selector.seed
+        if (
+            isinstance(seed, bool)
+            or not isinstance(seed, int | np.integer)
+            or not (0 <= seed < MAX_SEED)
+        ):
+            raise ValueError(f"seed must be an int in [0, 2**256) or None, got {seed!r}")
+        self.inner = selector
+        self.config = config
+        self.seed = int(seed)
+        self._sur_ids = np.zeros(0, dtype=np.int64)
+        self._sur_steps = np.zeros(0, dtype=np.int64)
+        self._sur_counts = np.zeros(0, dtype=np.int64)
+        self._sur_rewards = np.zeros(0, dtype=np.float64)
+        self._clock = -1  # newest step sampled; staleness is measured from it
+        # Zero-variance count of the groups rolled out at the newest step (all its rounds):
+        # z = zero / groups, what the adaptive rule sizes the next step's round 1 from.
+        self._zv = {"step": -1, "groups": 0, "zero": 0}
+        self._ftotals = dict.fromkeys(_TOTALS, 0)
+        self._flast = dict.fromkeys(_LAST, float("nan"))
+
+    @property
+    def pool(self) -> Any:
+        return self.inner.pool
+
+    @property
+    def num_tasks(self) -> int:
+        return self.inner.num_tasks
+
+    @property
+    def zero_variance_rate(self) -> float | None:
+        """z: zero-variance share of the groups rolled out at the newest step (all of its
+        rounds); None before any measurement."""
+        zv = self._zv
+        return zv["zero"] / zv["groups"] if zv["groups"] else None
+
+    # ------------------------------------------------------------------ sizing
+    def num_candidates(self, batch_size: int, z: float | None = None) -> int:
+        """Ids to roll out for `batch_size` open training slots (changes nothing), the
+        'standard' round rule.
+
+        Fixed (default): ceil(B * oversample). Adaptive, once z is measured (given, else
+        the newest step's): ceil(B / (1 - z) * adaptive_margin) clamped to
+        [ceil(B * min_oversample), ceil(B * max_oversample)] (z = 1 gives the upper clamp).
+        Never more than the pool when the inner selector does not allow repeats.
+        """
+        _check_batch_size(batch_size)
+        cfg, need = self.config, int(batch_size)
+        z = self.zero_variance_rate if z is None else z
+        if not cfg.adaptive or z is None:
+            want = math.ceil(need * cfg.oversample)
+        else:
+            lo = math.ceil(need * cfg.min_oversample)
+            hi = math.ceil(need * cfg.max_oversample)
+            if z >= 1.0:
+                want = hi
+            else:  # round away float noise first: 4 / 0.5 * 1.25 is 10, not 11
+                want = min(hi, max(lo, math.ceil(round(need / (1.0 - z) * cfg.adaptive_margin, 9))))
+        return self._fit(want)
+
+    def _fit(self, want: int) -> int:
+        return want if self.inner.allows_repeats else min(want, self.num_tasks)
+
+    def _greso_round(self, batch_size: int, need: int, z_last: float) -> tuple[int, bool]:
+        """GRESO's later round: (size, last). The estimate is floored as its code does."""
+        cfg = self.config
+        cap = math.ceil(batch_size * cfg.max_oversample)
+        floor = math.ceil(batch_size * cfg.min_oversample)
+        est = (
+            cap + 1 if z_last >= 1.0 else int(round(need / (1.0 - z_last) * cfg.adaptive_margin, 9))
+        )
+        return self._fit(max(min(est, cap), floor)), est <= cap
+
+    # ------------------------------------------------------------------ one step
+    def sample(
+        self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
+    ) -> StepSamples:
+        """Step `step`'s rounds and the groups to train on: this step's mixed groups first
+        (one per task, in round order), then usable surplus for a deficit. Every rollout
+        goes to the inner selector once; the step ends with `inner.flush()`. Invalid
+        arguments change nothing; if `rollout` raises, the wrapper is unchanged and the inner
+        selector keeps the rewards of the rounds already rolled out (they happened)."""
+        _check_batch_size(batch_size)
+        _check_batch_size(group_size, "group_size")
+        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
+            raise ValueError(f"step must be a non-negative int, got {step!r}")
+        cfg, step = self.config, int(step)
+        clock = max(self._clock, step)
+        stale = clock - self._sur_steps > cfg.max_staleness
+        usable = int((~stale).sum())
+        rounds: list[Round] = []
+        picks: list[tuple[int, int]] = []  # (round, group) of fresh mixed groups, one per task
+        spill: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        groups = zero = 0
+        z_last: float | None = None
+        last = False
+        while len(picks) + usable < batch_size and len(rounds) < cfg.max_rounds and not last:
+            need = batch_size - len(picks) - usable
+            if cfg.round_rule == "greso" and z_last is not None:
+                size, last = self._greso_round(batch_size, need, z_last)
+            elif cfg.round_rule == "greso":  # round 1: fixed, whatever was measured before
+                size = self._fit(math.ceil(need * cfg.oversample))
+            else:  # z of this step so far, else the newest step's
+                size = self.num_candidates(need, zero / groups if groups else None)
+            one = run_round(self.inner, step, size, group_size, rollout)
+            rounds.append(one)
+            mixed = one.mixed
+            z_last = 1.0 - float(mixed.mean())
+            groups += mixed.shape[0]
+            zero += int((~mixed).sum())
+            for g in np.flatnonzero(mixed).tolist():
+                task = int(one.task_ids[g])
+                if task in seen:  # one group per task and step (a later round re-drew it)
+                    continue
+                seen.add(task)
+                (picks if len(picks) < batch_size else spill).append((len(rounds) - 1, g))
+        self.inner.flush()  # the step's sampling is over: fold it so metrics describe it
+
+        # Surplus: stale entries and those whose task trained fresh now are dropped; the
+        # newest of the rest cover what the fresh groups could not fill.
+        fresh_tasks = np.sort(np.fromiter(seen, dtype=np.int64, count=len(seen)))
+        superseded = ~stale & np.isin(self._sur_ids, fresh_tasks)
+        alive = np.flatnonzero(~stale & ~superseded)
+        room = batch_size - len(picks)
+        take_s = alive[::-1][:room][::-1] if room > 0 else alive[:0]  # newest first
+        keep_s = np.setdiff1d(alive, take_s)
+        fresh = _fresh(rounds, picks, step)
+        sur_off = csr(self._sur_counts)
+        cs, pos_s = gather(sur_off, take_s)
+        n_f, n_s = len(picks), take_s.shape[0]
+        counts = np.concatenate([fresh["counts"], cs])
+        result = FilteredBatch(
+            task_ids=np.concatenate([fresh["task_ids"], self._sur_ids[take_s]]),
+            steps=np.concatenate([np.full(n_f, step, np.int64), self._sur_steps[take_s]]),
+            counts=counts,
+            offsets=csr(counts),
+            rewards=np.concatenate([fresh["rewards"], self._sur_rewards[pos_s]]),
+            from_surplus=np.repeat([False, True], [n_f, n_s]),
+            source_round=np.concatenate([fresh["round"], np.full(n_s, -1, np.int64)]),
+            source_group=np.concatenate([fresh["group"], np.full(n_s, -1, np.int64)]),
+            deficit=int(batch_size - counts.shape[0]),
+        )
+        # New buffer: the untaken old entries, then this step's spill; newest max_surplus kept.
+        sp = _fresh(rounds, spill, step)
+        ck, pos_k = gather(sur_off, keep_s)
+        b_ids = np.concatenate([self._sur_ids[keep_s], sp["task_ids"]])
+        b_steps = np.concatenate([self._sur_steps[keep_s], np.full(len(spill), step, np.int64)])
+        b_counts = np.concatenate([ck, sp["counts"]])
+        b_rewards = np.concatenate([self._sur_rewards[pos_k], sp["rewards"]])
+        cut = max(0, b_ids.shape[0] - cfg.max_surplus)
+        survive = np.argsort(b_steps, kind="stable")[cut:]
+        nc, npos = gather(csr(b_counts), survive)
+
+        # Commit (nothing below can fail).
+        self._sur_ids, self._sur_steps = b_ids[survive], b_steps[survive]
+        self._sur_counts, self._sur_rewards = nc, b_rewards[npos]
+        self._clock = clock
+        if groups and step >= self._zv["step"]:
+            self._zv = {"step": step, "groups": groups, "zero": zero}
+        t = self._ftotals
+        t["steps"] += 1
+        t["rounds"] += len(rounds)
+        t["candidates"] += groups
+        t["groups_in"] += groups
+        t["groups_filtered"] += zero
+        t["surplus_used"] += n_s
+        t["stale_dropped"] += int(stale.sum())
+        t["superseded_dropped"] += int(superseded.sum())
+        t["overflow_dropped"] += cut
+        self._flast = {
+            "filtered_share": zero / groups if groups else float("nan"),
+            "effective_ratio_before": 1.0 - zero / groups if groups else float("nan"),
+            "effective_ratio_after": counts.shape[0] / batch_size,
+            "deficit": float(result.deficit),
+            "surplus_used": float(n_s),
+            "rounds": float(len(rounds)),
+            "candidates": float(groups),
+            "stale_share": result.stale_share,
+        }
+        return StepSamples(step, tuple(rounds), result)
+
+    # ------------------------------------------------------------------ pass-through
+    def select(self, n: int) -> NDArray[np.int64]:
+        """Exactly n ids from the inner selector (no oversampling)."""
+        return self.inner.select(n)
+
+    def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
+        """Rewards to the inner selector (sample sends its own rounds' already)."""
+        self.inner.update(feedback, idempotent=idempotent)
+
+    def flush(self) -> None:
+        """Fold the inner selector's buffered feedback now (see Selector.flush)."""
+        self.inner.flush()
+
+    def refresh_features(self, features: NDArray[Any]) -> bool:
+        """Refreshed features go to the inner selector (False if it reads none)."""
+        return self.inner.refresh_features(features)
+
+    # ------------------------------------------------------------------ reporting
+    def metrics(self) -> dict[str, float]:
+        """The inner selector's metrics unchanged, plus this wrapper's under `dapo/`."""
+        t = self._ftotals
+        z = self.zero_variance_rate
+        own = dict(self._flast)
+        own.update(
+            {
+                "filtered_share_cumulative": (
+                    t["groups_filtered"] / t["groups_in"] if t["groups_in"] else float("nan")
+                ),
+                "surplus_groups": float(self._sur_ids.shape[0]),
+                "stale_dropped": float(t["stale_dropped"]),
+                "overflow_dropped": float(t["overflow_dropped"]),
+                "superseded_dropped": float(t["superseded_dropped"]),
+                "zero_variance_rate": float("nan") if z is None else z,
+            }
+        )
+        out = dict(self.inner.metrics())
+        out.update({f"dapo/{k}": float(v) for k, v in own.items()})
+        return out
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
+        """Everything needed to continue exactly; the inner selector's state is nested
+        unless `with_inner=False` (a checkpoint that saves the selector on its own)."""
+        return {
+            "kind": _KIND,
+            "config": asdict(self.config),
+            "seed": self.seed,
+            "surplus": {
+                "task_ids": self._sur_ids.copy(),
+                "steps": self._sur_steps.copy(),
+                "counts": self._sur_counts.copy(),
+                "rewards": self._sur_rewards.copy(),
+            },
+            "clock": self._clock,
+            "zero_variance": dict(self._zv),
+            "totals": dict(self._ftotals),
+            "last": dict(self._flast),
+            "inner": self.inner.state_dict() if with_inner else {},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state_dict (its nested inner state too, when it holds one); on any error
+        nothing changes."""
+        who = "dynamic_sampling"
+        state = check_keys(state, f"{who} state", _STATE_KEYS)
+        if state["kind"] != _KIND:
+            raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
+        saved = config_from_dict(
+            DynamicSamplingConfig,
+            check_keys(
+                state["config"], f"{who} state: config", (), optional=tuple(asdict(self.config))
+            ),
+            what=f"{who} state: config",
+        )
+        if saved != self.config:
+            raise ValueError(
+                f"{who} state was saved with {saved}; build the wrapper with that config first"
+            )
+        sur = read_keys(state, "surplus", who, _SURPLUS)
+        s_ids = read_array(sur, "task_ids", who, np.int64, lo=0, hi=self.num_tasks - 1)
+        size = s_ids.shape
+        s_steps = read_array(sur, "steps", who, np.int64, shape=size, lo=0, hi=MAX_STEP)
+        s_counts = read_array(sur, "counts", who, np.int64, shape=size, lo=1)
+        s_rewards = read_array(sur, "rewards", who, np.float64, finite=True)
+        if int(s_counts.sum()) != s_rewards.shape[0]:
+            raise ValueError(f"{who} state: surplus group counts do not match its rewards")
+        lo, hi = self.inner.reward_bounds or (-MAX_ABS_VALUE, MAX_ABS_VALUE)
+        if np.any((s_rewards < lo) | (s_rewards > hi)):
+            raise ValueError(f"{who} state: surplus rewards outside [{lo}, {hi}]")
+        totals = read_keys(state, "totals", who, _TOTALS)
+        totals = {k: read_int(totals, k, who) for k in _TOTALS}
+        last = read_keys(state, "last", who, _LAST)
+        last = {k: read_float(last, k, who) for k in _LAST}
+        zv = read_keys(state, "zero_variance", who, _ZERO_VAR)
+        zv = {
+            "step": read_int(zv, "step", who, lo=-1, hi=MAX_STEP),
+            "groups": read_int(zv, "groups", who),
+            "zero": read_int(zv, "zero", who),
+        }
+        if zv["zero"] > zv["groups"]:
+            raise ValueError(f"{who} state: zero_variance counts more zero groups than groups")
+        clock = read_int(state, "clock", who, lo=-1)
+        seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
+        if not isinstance(state["inner"], dict):
+            raise ValueError(f"{who} state: inner must be a selector state or empty")
+        if state["inner"]:
+            self.inner.load_state_dict(state["inner"])  # atomic; the last step that can fail
+        self._sur_ids, self._sur_steps = s_ids, s_steps
+        self._sur_counts, self._sur_rewards = s_counts, s_rewards
+        self._clock, self._zv, self._ftotals, self._flast = clock, zv, totals, last
+        self.seed = seed
+
+
+def _fresh(rounds: list[Round], picks: list[tuple[int, int]], step: int) -> dict[str, Any]:
+    """Task ids, counts, concatenated rewards, rounds and positions of groups `picks`."""
+    rows = [rounds[r].group_rewards[g] for r, g in picks]
+    return {
+        "task_ids": np.array([rounds[r].task_ids[g] for r, g in picks], dtype=np.int64),
+        "counts": np.array([row.shape[0] for row in rows], dtype=np.int64),
+        "rewards": np.concatenate(rows) if rows else np.zeros(0, dtype=np.float64),
+        "round": np.array([r for r, _ in picks], dtype=np.int64),
+        "group": np.array([g for _, g in picks], dtype=np.int64),
+    }
+
+
+def _check_batch_size(batch_size: int, what: str = "batch_size") -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        raise ValueError(f"{what} must be an int, got {batch_size!r}")
+    if batch_size <= 0:
+        raise ValueError(f"{what} must be positive, got {batch_size}")
