@@ -222,23 +222,31 @@ def config_from_args(cls: type, args: argparse.Namespace, **extra: Any) -> Any:
 
 def load_yaml_file(path: str, label: str = "--config") -> dict[str, Any]:
     """The mapping in YAML file `path` (bounded, safe loader); UsageError naming `label`."""
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"{label} {path}: no such file (cwd {Path.cwd()})")
     try:
         import yaml
     except ImportError as exc:
         raise UsageError(f"{label} needs PyYAML: pip install pyyaml") from exc
-    from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
+    from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, RefusedYAML, load_yaml
 
     try:
+        file = Path(path).expanduser()  # RuntimeError for ~nosuchuser
+        if not file.is_file():
+            state = "is not a file" if file.exists() else "no such file"
+            raise UsageError(f"{label} {path}: {state} (cwd {Path.cwd()})")
         with open(file, encoding="utf-8") as fh:
             data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except (RuntimeError, OSError) as exc:
+        raise UsageError(f"{label} {path}: cannot be read ({' '.join(str(exc).split())})") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{label} {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from exc
+    except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1})" if where is not None else ""
         why = getattr(exc, "problem", None) or (str(exc) if type(exc) is yaml.YAMLError else "")
-        raise UsageError(f"{label} {path}: not valid YAML{at}{': ' + why if why else ''}") from exc
+        what = "refused" if isinstance(exc, RefusedYAML) else "not valid YAML"
+        raise UsageError(f"{label} {path}: {what}{at}{': ' + why if why else ''}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
