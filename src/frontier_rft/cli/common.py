@@ -235,7 +235,10 @@ def load_yaml_file(path: str, label: str = "--config") -> dict[str, Any]:
             raise UsageError(f"{label} {path}: {state} (cwd {Path.cwd()})")
         with open(file, encoding="utf-8") as fh:
             data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
-    except (RuntimeError, OSError) as exc:
+    except RuntimeError as exc:  # from expanduser
+        user = str(path).split("/", 1)[0]
+        raise UsageError(f"{label} {path}: no such file ({user}: no such user)") from exc
+    except OSError as exc:
         raise UsageError(f"{label} {path}: cannot be read ({' '.join(str(exc).split())})") from exc
     except UnicodeDecodeError as exc:
         raise UsageError(

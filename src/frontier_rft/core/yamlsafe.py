@@ -37,7 +37,7 @@ class RefusedYAML(yaml.MarkedYAMLError):  # type: ignore[misc]
         super().__init__(None, None, problem, mark)
 
 
-class _BoundedLoader(_BASE):  # type: ignore[misc,valid-type]
+class _BoundedLoader(_BASE):  # type: ignore[misc]
     """The safe loader, refusing integer literals longer than MAX_INT_CHARS (by key)."""
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:

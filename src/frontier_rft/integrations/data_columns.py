@@ -55,7 +55,9 @@ def read_data_columns(path: str | Path) -> DataColumns | str:
             if p.exists():
                 return f"{shown}: not a file"
             return f"no such file {shown!r} (resolved from {Path.cwd()})"
-    except (OSError, RuntimeError, ValueError) as exc:
+    except RuntimeError:  # from expanduser
+        return f"no such file {shown!r} ({shown.split('/', 1)[0]}: no such user)"
+    except (OSError, ValueError) as exc:
         return f"no such file {shown!r} ({_one_line(exc)})"
     suffix = p.suffix.lower()
     if suffix not in (".json", ".jsonl", ".csv", ".parquet"):
