@@ -66,9 +66,14 @@ TRL_PROMPT = "prompt"
 """The column TRL's GRPO and RLOO trainers generate from."""
 
 
-def local_model_path(name: str, flag: str = "model_name_or_path") -> str:
+def local_model_path(name: Any, flag: str = "model_name_or_path") -> str:
     """`name` as transformers should load it: a hub id unchanged; a name that looks like a
     local path (with `~` expanded) after checking it holds a model; ValueError otherwise."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(
+            f"{flag} must be a hub id (Qwen/Qwen2.5-0.5B-Instruct) or a local model "
+            f"directory, got {shown(name)}"
+        )
     if not looks_local(name):
         return name
     path = os.path.expanduser(name)
@@ -231,14 +236,8 @@ def _model_problems(values: Mapping[str, Any]) -> list[str]:
     """model_name_or_path: a string (a hub id, or a local model directory that exists)."""
     if "model_name_or_path" not in values:
         return []
-    model = values["model_name_or_path"]
-    if not isinstance(model, str) or not model.strip():
-        return [
-            "model_name_or_path must be a hub id (Qwen/Qwen2.5-0.5B-Instruct) or a local model "
-            f"directory, got {shown(model)}"
-        ]
     try:
-        local_model_path(model)
+        local_model_path(values["model_name_or_path"])
     except (ValueError, OSError, RuntimeError) as exc:  # OSError: a path too long to look up
         return [" ".join(str(exc).split())]
     return []
