@@ -94,6 +94,8 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        if len(message) > 400:  # argparse quotes the whole value: `--steps 999...` (5,000 9s)
+            message = f"{message[:300]}...{message[-60:]}"
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 
 
@@ -370,6 +372,8 @@ def quiet_transformers() -> None:
 def print_error(prog: str, message: str, hint: str = "") -> None:
     """At most two lines on stderr: the error with its fix, then an optional hint."""
     text = " ".join(str(message).split()) or "failed"
+    if len(text) > 600:  # a message quoting a 5,000-character path or name
+        text = f"{text[:400]}...{text[-150:]}"
     sys.stderr.write(f"{prog}: error: {text}\n")
     if hint:
         sys.stderr.write(f"{hint}\n")

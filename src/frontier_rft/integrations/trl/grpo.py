@@ -171,10 +171,11 @@ def _checked_train_data(
 def main(argv: Sequence[str] | None = None) -> Any:
     """Parse, check what can be checked without a model, build the trainer and train;
     returns the trainer."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    kind = _trainer_kind(args)  # reads the --config file with the bounds, before TRL loads
     from frontier_rft.integrations.trl.trainer import FrontierGRPOTrainer, FrontierRLOOTrainer
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    parser = make_parser(_trainer_kind(args))
+    parser = make_parser(kind)
     frontier, extra, script, training, model_args = parser.parse_args_and_config(args)
     if not model_args.model_name_or_path:
         raise ValueError("give model_name_or_path (a hub id or a local model directory)")
