@@ -220,3 +220,12 @@ def test_many_unknown_keys_are_each_named(
     assert code == 1
     assert out.count("  - unknown key 'unknown_key_") == 2_000
     assert "unknown key 'learning_rat'" in out  # past the suggestion budget: named, no hint
+
+
+def test_a_selector_config_string_nested_deep_is_a_problem_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quoted string is not nested for YAML, but FrontierConfig reads it as JSON."""
+    deep = "[" * 50_000 + "]" * 50_000
+    code, out = check(capsys, "trl", trl_file(tmp_path, f"selector_config: '{deep}'\n"))
+    assert code == 1 and "selector_config must be a mapping" in out, out[:500]

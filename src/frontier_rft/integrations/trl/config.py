@@ -16,13 +16,13 @@ category_columns: [source]
 
 from __future__ import annotations
 
-import json
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
+from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.integrations.pool import PoolColumns, reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
@@ -122,11 +122,12 @@ class FrontierConfig:
         )
         if isinstance(self.selector_config, str):  # from the command line
             try:
-                parsed = json.loads(self.selector_config) if self.selector_config.strip() else {}
-            except json.JSONDecodeError as exc:
+                text = self.selector_config.strip()  # bounded: it may be nested 50,000 deep
+                parsed = loads_bounded(text, max_chars=1 << 20, max_depth=32) if text else {}
+            except ValueError as exc:  # JSONDecodeError, or a bound
                 raise ValueError(
                     f"selector_config must be a mapping (JSON on the command line, e.g. "
-                    f"'{{\"lam\": 0.2}}'), got {self.selector_config!r}"
+                    f"'{{\"lam\": 0.2}}'), got {_short(self.selector_config)}"
                 ) from exc
             set_(self, "selector_config", parsed)
         check(

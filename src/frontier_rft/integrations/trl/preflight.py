@@ -256,11 +256,11 @@ def _unknown(key: str, known: set[str], index: int) -> str:
 def _mapping(value: Any) -> Any:
     """selector_config as FrontierConfig reads it (a JSON string on the command line)."""
     if isinstance(value, str):
-        import json
+        from frontier_rft.core.jsonsafe import loads_bounded
 
-        try:
-            return json.loads(value) if value.strip() else {}
-        except json.JSONDecodeError:
+        try:  # bounded as FrontierConfig reads it
+            return loads_bounded(value, max_chars=1 << 20, max_depth=32) if value.strip() else {}
+        except ValueError:
             return None  # FrontierConfig's own check names it
     return value
 
