@@ -230,32 +230,34 @@ def load_yaml_file(path: str, label: str = "--config") -> dict[str, Any]:
         raise UsageError(f"{label} needs PyYAML: pip install pyyaml") from exc
     from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, RefusedYAML, load_yaml
 
+    # A path of 5,000 characters is shown cut, so the reason after it still shows.
+    shown = path if len(path) <= 300 else f"{path[:150]}...{path[-50:]}"
     try:
         file = Path(path).expanduser()  # RuntimeError for ~nosuchuser
         if not file.is_file():
             state = "is not a file" if file.exists() else "no such file"
-            raise UsageError(f"{label} {path}: {state} (cwd {Path.cwd()})")
+            raise UsageError(f"{label} {shown}: {state} (cwd {Path.cwd()})")
         with open(file, encoding="utf-8") as fh:
             data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
     except RuntimeError as exc:  # from expanduser
-        user = str(path).split("/", 1)[0]
-        raise UsageError(f"{label} {path}: no such file ({user}: no such user)") from exc
+        user = str(shown).split("/", 1)[0]
+        raise UsageError(f"{label} {shown}: no such file ({user}: no such user)") from exc
     except OSError as exc:
-        raise UsageError(f"{label} {path}: cannot be read ({' '.join(str(exc).split())})") from exc
+        raise UsageError(f"{label} {shown}: cannot be read ({' '.join(str(exc).split())})") from exc
     except UnicodeDecodeError as exc:
         raise UsageError(
-            f"{label} {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+            f"{label} {shown}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
         ) from exc
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1})" if where is not None else ""
         why = getattr(exc, "problem", None) or (str(exc) if type(exc) is yaml.YAMLError else "")
         what = "refused" if isinstance(exc, RefusedYAML) else "not valid YAML"
-        raise UsageError(f"{label} {path}: {what}{at}{': ' + why if why else ''}") from exc
+        raise UsageError(f"{label} {shown}: {what}{at}{': ' + why if why else ''}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise UsageError(f"{label} {path}: expected a mapping of keys to values")
+        raise UsageError(f"{label} {shown}: expected a mapping of keys to values")
     return data
 
 

@@ -15,12 +15,22 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_INT_CHARS", "MAX_YAML_CHARS", "MAX_YAML_DEPTH", "RefusedYAML", "load_yaml"]
+__all__ = [
+    "MAX_INT_CHARS",
+    "MAX_YAML_CHARS",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_VALUES",
+    "RefusedYAML",
+    "load_yaml",
+]
 
 MAX_YAML_CHARS = 1 << 20
 """Largest config text accepted (a config file is a few hundred bytes)."""
 MAX_YAML_DEPTH = 32
 """Deepest nesting of mappings and lists accepted (configs are a level or two deep)."""
+MAX_YAML_VALUES = 100_000
+"""Most scalars (keys and values) accepted: PyYAML builds each in Python (~5 us), so a
+1 MiB file of 500,000 one-digit list items took 4 CPU s; configs hold a few hundred."""
 MAX_INT_CHARS = 100
 """Longest integer literal accepted: every count in a config fits in 20 digits, and
 Python refuses to read one of over 4,300 digits with a message naming neither file nor key."""
@@ -72,13 +82,22 @@ def _long_int_problem(node: Any, key_node: Any) -> str:
 
 
 def _check_events(text: str) -> None:
-    """RefusedYAML for an alias or nesting deeper than MAX_YAML_DEPTH, found on the event
-    stream (iterative in libyaml) before PyYAML composes anything recursively."""
-    depth = 0
+    """RefusedYAML for an alias, nesting deeper than MAX_YAML_DEPTH or more than
+    MAX_YAML_VALUES scalars, found on the event stream (iterative in libyaml) before PyYAML
+    composes anything (recursively) or builds it (one Python call per node)."""
+    depth = scalars = 0
     for event in yaml.parse(text, Loader=_BASE):
-        if isinstance(event, yaml.AliasEvent):
+        if isinstance(event, yaml.ScalarEvent):
+            scalars += 1
+            if scalars > MAX_YAML_VALUES:
+                raise RefusedYAML(
+                    f"more than {MAX_YAML_VALUES:,} keys and values; a config holds a few "
+                    "hundred (pass data in a data file)",
+                    event.start_mark,
+                )
+        elif isinstance(event, yaml.AliasEvent):
             raise RefusedYAML("aliases (*name) are not supported", event.start_mark)
-        if isinstance(event, yaml.CollectionStartEvent):
+        elif isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_YAML_DEPTH:
                 raise RefusedYAML(f"nested deeper than {MAX_YAML_DEPTH} levels", event.start_mark)
