@@ -40,6 +40,9 @@ def _bench(tmp: Path, *flags: str) -> list[str]:
     return ["bench-rl", "--scale", "toy", "--runs", str(tmp / "runs"), *flags, "--selectors", "x"]
 
 
+_TEMP = "a finite number >= 1e-06 (smaller ones overflow logits / temperature)"
+"""The one wording of a refused sampling temperature (lm/sampling.py)."""
+
 # (argv builder given a scratch directory, a phrase the error must contain)
 MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("misspelt --set key", lambda t: ["simulate", "--selector", "bots", "--set", "lamda=0.2"],
@@ -163,7 +166,17 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
      "--out", str(t / "h"), "--max-new-tokens", "0"],
      "samples and max_new_tokens must be >= 1, got 4, 0 (--samples, --max-new-tokens"),
     ("ziprc eval at a negative temperature", lambda t: ["ziprc", "eval", "--head",
-     _a_model(t), "--temperature", "-1"], "temperature must be >= 0 (0 = greedy), got -1.0"),
+     _a_model(t), "--temperature", "-1"], f"temperature must be 0 (greedy) or {_TEMP}, got -1.0"),
+    # issue 36: a temperature below the floor is refused before the (fake) model loads, in
+    # one wording for train and evaluate (train cannot be greedy: its loss divides by it)
+    ("train at temperature 1e-300", lambda t: ["train", "--model", _a_model(t), "--out",
+     str(t / "run"), "--temperature", "1e-300"], f"temperature must be {_TEMP}, got 1e-300"),
+    ("evaluate at temperature 1e-300", lambda t: ["evaluate", "--model", _a_model(t),
+     "--temperature", "1e-300"], f"temperature must be 0 (greedy) or {_TEMP}, got 1e-300"),
+    ("train at a negative temperature", lambda t: ["train", "--model", _a_model(t), "--out",
+     str(t / "run"), "--temperature", "-1"], f"temperature must be {_TEMP}, got -1.0"),
+    ("evaluate at a negative temperature", lambda t: ["evaluate", "--model", _a_model(t),
+     "--temperature", "-1"], f"temperature must be 0 (greedy) or {_TEMP}, got -1.0"),
     ("misspelt selector name", lambda t: ["selectors", "botz"], "did you mean 'bots'"),
     # bench-rl's flags are refused at parse time; the trailing unknown entry makes a missed
     # refusal end before any work instead of starting a benchmark (issue 28 items 7-9)

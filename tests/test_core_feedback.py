@@ -492,3 +492,19 @@ def test_float_category_labels_round_trip_exactly_up_to_the_largest_below_2_63(
     save_selector(make_selector("uniform", pool), tmp_path / "sel.npz")
     loaded = load_selector(tmp_path / "sel.npz")
     assert loaded.pool.categories is not None and loaded.pool.categories.tolist() == want
+
+
+def test_boolean_category_labels_are_the_labels_0_and_1() -> None:
+    """Issue 36: booleans were refused with an OverflowError (numpy cannot compare a bool
+    array's max with the Python int 2**63); the previous release read them as 0/1."""
+    from frontier_rft import make_selector
+
+    flags = np.array([True, False, True, False])
+    pool = TaskPool(4, categories=flags)
+    assert pool.categories is not None and pool.categories.dtype == np.int64
+    assert pool.categories.tolist() == [1, 0, 1, 0]
+    joint = TaskPool(4, categories=np.stack([flags, ~flags], axis=1))
+    assert joint.categories is not None and joint.categories.tolist()[0] == [1, 0]
+    assert TaskPool(4, categories=[True, True, False, False]).categories is not None
+    assert TaskPool(2, difficulty=np.array([True, False])).difficulty is not None
+    assert len(make_selector("sec", pool, seed=0).select(2)) == 2

@@ -151,6 +151,10 @@ def test_never_starves_or_sticks(world: str) -> None:
 def test_config_errors_name_the_problem() -> None:
     with pytest.raises(ValueError, match="min_keep"):
         GRESOConfig(min_keep=0.0)
+    # issue 36: a floor, so one select on an all-solved pool cannot walk for CPU hours
+    with pytest.raises(ValueError, match=r"min_keep must lie in \[0.0001, 1\]"):
+        GRESOConfig(min_keep=1e-9)
+    assert GRESOConfig(min_keep=GRESOConfig.min_keep_floor).min_keep == 1e-4
     with pytest.raises(ValueError, match="p_min <= p_init"):
         GRESOConfig(p_init=0.99)
     assert math.isclose(GRESOConfig().easy_share, 1 / 3)

@@ -22,7 +22,7 @@ from frontier_rft.lm.rollout import (
     sample_texts,
     score_completions,
 )
-from frontier_rft.lm.sampling import Sampling
+from frontier_rft.lm.sampling import MIN_TEMPERATURE, Sampling, temperature_problem
 from frontier_rft.training.config import TrainConfig
 
 pytestmark = pytest.mark.integration
@@ -143,14 +143,33 @@ def test_a_sampling_value_refuses_what_cannot_be_sampled() -> None:
     cases = [
         ({"samples": 0}, "samples and max_new_tokens must be >= 1, got 0, 12"),
         ({"max_new_tokens": 0}, "samples and max_new_tokens must be >= 1, got 4, 0"),
-        ({"temperature": -0.5}, "temperature must be >= 0"),
-        ({"temperature": float("nan")}, "temperature must be >= 0"),
+        ({"temperature": -0.5}, "temperature must be 0 (greedy) or a finite number >= 1e-06"),
+        ({"temperature": float("nan")}, "temperature must be 0 (greedy) or a finite number"),
+        ({"temperature": 1e-300}, "smaller ones overflow logits / temperature), got 1e-300"),
+        ({"temperature": float("inf")}, "temperature must be 0 (greedy) or a finite number"),
         ({"top_p": 0.0}, "top_p must lie in"),
         ({"top_p": 1.01}, "top_p must lie in"),
     ]
     for change, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
             Sampling(**{"samples": 4, "max_new_tokens": 12, **change})
+
+
+def test_the_temperature_floor_is_the_smallest_value_that_cannot_overflow() -> None:
+    """Issue 36: logits / T in float32 stays finite at the floor for any logit an LM makes
+    (|logit| < 1e4), and a temperature below the floor is refused (1e-300 reached inf)."""
+    Sampling(1, 1, temperature=MIN_TEMPERATURE)
+    logits = torch.tensor([-1e4, 0.0, 1e4], dtype=torch.float32)
+    assert torch.isfinite(logits / MIN_TEMPERATURE).all()
+    assert torch.isfinite(torch.softmax(logits / MIN_TEMPERATURE, dim=0)).all()
+    assert not torch.isfinite(logits / 1e-300).all()  # what the floor refuses
+    with pytest.raises(ValueError, match="not 0: the loss divides by it"):
+        TrainConfig(temperature=0.0)
+    with pytest.raises(ValueError, match=r"temperature must be a finite number >= 1e-06"):
+        TrainConfig(temperature=1e-300)
+    with pytest.raises(ValueError, match=r"judge_temperature must be 0 \(greedy\)"):
+        TrainConfig(judge_temperature=1e-300)
+    assert temperature_problem(0.0) is None and temperature_problem(0.0, zero_refused="why")
 
 
 def test_a_run_samples_rollouts_and_held_out_tasks_alike() -> None:

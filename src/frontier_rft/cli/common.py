@@ -94,6 +94,8 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        if len(message) > 400:  # argparse quotes the whole value: `--steps 999...` (5,000 9s)
+            message = f"{message[:300]}...{message[-60:]}"
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 
 
@@ -222,27 +224,40 @@ def config_from_args(cls: type, args: argparse.Namespace, **extra: Any) -> Any:
 
 def load_yaml_file(path: str, label: str = "--config") -> dict[str, Any]:
     """The mapping in YAML file `path` (bounded, safe loader); UsageError naming `label`."""
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"{label} {path}: no such file (cwd {Path.cwd()})")
     try:
         import yaml
     except ImportError as exc:
         raise UsageError(f"{label} needs PyYAML: pip install pyyaml") from exc
-    from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
+    from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, RefusedYAML, load_yaml
 
+    # A path of 5,000 characters is shown cut, so the reason after it still shows.
+    shown = path if len(path) <= 300 else f"{path[:150]}...{path[-50:]}"
     try:
+        file = Path(path).expanduser()  # RuntimeError for ~nosuchuser
+        if not file.is_file():
+            state = "is not a file" if file.exists() else "no such file"
+            raise UsageError(f"{label} {shown}: {state} (cwd {Path.cwd()})")
         with open(file, encoding="utf-8") as fh:
             data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except RuntimeError as exc:  # from expanduser
+        user = str(shown).split("/", 1)[0]
+        raise UsageError(f"{label} {shown}: no such file ({user}: no such user)") from exc
+    except OSError as exc:
+        raise UsageError(f"{label} {shown}: cannot be read ({' '.join(str(exc).split())})") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{label} {shown}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from exc
+    except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1})" if where is not None else ""
         why = getattr(exc, "problem", None) or (str(exc) if type(exc) is yaml.YAMLError else "")
-        raise UsageError(f"{label} {path}: not valid YAML{at}{': ' + why if why else ''}") from exc
+        what = "refused" if isinstance(exc, RefusedYAML) else "not valid YAML"
+        raise UsageError(f"{label} {shown}: {what}{at}{': ' + why if why else ''}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise UsageError(f"{label} {path}: expected a mapping of keys to values")
+        raise UsageError(f"{label} {shown}: expected a mapping of keys to values")
     return data
 
 
@@ -359,6 +374,8 @@ def quiet_transformers() -> None:
 def print_error(prog: str, message: str, hint: str = "") -> None:
     """At most two lines on stderr: the error with its fix, then an optional hint."""
     text = " ".join(str(message).split()) or "failed"
+    if len(text) > 600:  # a message quoting a 5,000-character path or name
+        text = f"{text[:400]}...{text[-150:]}"
     sys.stderr.write(f"{prog}: error: {text}\n")
     if hint:
         sys.stderr.write(f"{hint}\n")

@@ -43,6 +43,8 @@ def _as_array(
     if raw.dtype.kind == "f" and not np.all(np.isfinite(raw)):
         raise ValueError(f"TaskPool.{name} contains NaN or inf; replace them with finite values")
     if labels:
+        if raw.dtype.kind == "b":  # True/False are the labels 1/0, as before 2**63 was checked
+            raw = raw.astype(np.int64)
         if raw.dtype.kind == "f" and np.any(raw != np.round(raw)):
             bad = float(raw[raw != np.round(raw)].flat[0])
             raise ValueError(f"TaskPool.{name} must be integer labels, got {bad!r}{_LABEL_HINT}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontier_rft.core.config import check, check_choice, check_field_types
+from frontier_rft.lm.sampling import temperature_problem
 
 __all__ = ["CHECK_MODES", "POLICIES", "TINY_COUNTDOWN", "UTILITY_NORMS", "DecoderConfig"]
 
@@ -71,11 +72,10 @@ class DecoderConfig:
         check_field_types(self)  # types and finiteness first: inf would pass '> 0' below
         _int_at_least("k", self.k, 1)
         _int_at_least("max_new_tokens", self.max_new_tokens, 1)
-        check(
-            isinstance(self.temperature, (int, float)) and self.temperature > 0,
-            f"temperature must be > 0 (pure sampling; K greedy samples would be identical), "
-            f"got {self.temperature!r}",
+        problem = temperature_problem(
+            self.temperature, zero_refused="pure sampling; K greedy samples would be identical"
         )
+        check(problem is None, problem or "")
         check_choice("policy", self.policy, POLICIES)
         _int_at_least("warmup", self.warmup, 1)  # step 0 is the prompt: every sample equal
         _int_at_least("interval", self.interval, 1)

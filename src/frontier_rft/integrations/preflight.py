@@ -6,25 +6,33 @@ Imports neither torch nor a trainer, so `frontier check-config` runs on any mach
 
 from __future__ import annotations
 
-import csv
-import importlib
-import importlib.util
-import json
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from frontier_rft.core.config import config_problems
+from frontier_rft.integrations.data_columns import DataColumns, read_data_columns
 from frontier_rft.integrations.pool import judge_problem
 from frontier_rft.selectors.registry import SELECTORS
 
-__all__ = ["DataColumns", "Report", "apply_overrides", "read_data_columns", "selector_problems"]
+__all__ = [
+    "DataColumns",
+    "Report",
+    "apply_overrides",
+    "read_data_columns",
+    "selector_problems",
+    "shown",
+]
 
-MAX_FIRST_ROW_BYTES = 8 << 20
-"""Longest first line read from a JSON-lines or CSV file (a row, not the file)."""
-MAX_JSON_BYTES = 64 << 20
-"""Largest .json file (one array of rows) read whole; larger ones are not checked."""
+_REPR = reprlib.Repr()  # attributes, not keywords: Python 3.11's Repr takes none
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 80, 80
+_REPR.maxlist = _REPR.maxdict = 6
+
+
+def shown(value: Any) -> str:
+    """`value` as a problem line quotes it: repr, cut short (a value may be 1 MiB)."""
+    return _REPR.repr(value)
 
 
 @dataclass
@@ -33,12 +41,16 @@ class Report:
 
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set, repr=False, compare=False)
+    """The lines of `problems` added through `add`: a set, so a file with 70,000 unknown
+    keys is checked in linear time (a list lookup per line was quadratic)."""
 
     def add(self, where: str, problems: list[str]) -> None:
         """Record `problems`, each prefixed with `where` (a config path) when given, once."""
         for problem in problems:
             line = f"{where}: {problem}" if where else problem
-            if line not in self.problems:
+            if line not in self._seen:
+                self._seen.add(line)
                 self.problems.append(line)
 
     def render(self, what: str) -> str:
@@ -70,81 +82,32 @@ def selector_problems(name: Any, overrides: Any, judge: Any = None) -> list[str]
     return out
 
 
-@dataclass(frozen=True)
-class DataColumns:
-    """The columns of a data file and its first row (None when the format has no rows to
-    peek at cheaply)."""
-
-    names: list[str]
-    first_row: dict[str, Any] | None
-    rows: int | None = None
-    """Row count when the format states it without a scan (parquet)."""
-
-
-def read_data_columns(path: str | Path) -> DataColumns | str:
-    """Columns of a json/jsonl/csv/parquet file from its first row or schema, or a sentence
-    saying why they could not be read (no such file, another format, pyarrow missing)."""
-    p = Path(path).expanduser()
-    if not p.is_file():
-        return f"no such file {str(path)!r} (resolved from {Path.cwd()})"
-    suffix = p.suffix.lower()
-    try:
-        if suffix == ".jsonl" or (suffix == ".json" and p.stat().st_size > MAX_JSON_BYTES):
-            with open(p, encoding="utf-8") as fh:
-                line = fh.readline(MAX_FIRST_ROW_BYTES).strip()
-            row = json.loads(line) if line else None
-            return _row_columns(row, path)
-        if suffix == ".json":
-            data = json.loads(p.read_text(encoding="utf-8"))
-            return _row_columns(data[0] if isinstance(data, list) and data else data, path)
-        if suffix == ".csv":
-            with open(p, encoding="utf-8", newline="") as fh:
-                header = next(csv.reader([fh.readline(MAX_FIRST_ROW_BYTES)]), [])
-            return DataColumns(names=[h.strip() for h in header], first_row=None)
-        if suffix == ".parquet":
-            return _parquet_columns(p)
-    except (OSError, ValueError) as exc:  # JSON, UTF-8 and Arrow errors are ValueErrors
-        return f"{path}: cannot read its first row ({' '.join(str(exc).split())})"
-    return f"{path}: columns of a {suffix or 'suffix-less'} file are not checked"
-
-
-def _row_columns(row: Any, path: str | Path) -> DataColumns | str:
-    if not isinstance(row, dict):
-        return f"{path}: the first row is not a JSON object of column: value"
-    return DataColumns(names=[str(k) for k in row], first_row=row)
-
-
-def _parquet_columns(path: Path) -> DataColumns | str:
-    if importlib.util.find_spec("pyarrow") is None:
-        return f"{path}: pyarrow is not installed, so its columns are not checked"
-    pq: Any = importlib.import_module("pyarrow.parquet")
-    handle = pq.ParquetFile(path)
-    first = next(handle.iter_batches(batch_size=1), None)
-    rows = first.to_pylist() if first is not None else []
-    return DataColumns(
-        names=list(handle.schema_arrow.names),
-        first_row=rows[0] if rows else None,
-        rows=int(handle.metadata.num_rows),
-    )
-
-
 def apply_overrides(config: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
     """`config` (changed in place) with command-line overrides applied: `a.b=v`, and
-    Hydra's `+a.b=v` / `++a.b=v`; v is read as YAML. ValueError for an item that is not
-    KEY=VALUE."""
+    Hydra's `+a.b=v` / `++a.b=v`; v is read as YAML with the bounds of a config file
+    (core/yamlsafe.py); text that is not YAML is a string, as Hydra reads it. ValueError
+    for an item that is not KEY=VALUE, a key deeper than a config file may be, or a value
+    the bounds refuse (an alias, deep nesting, a huge integer)."""
     import yaml
+
+    from frontier_rft.core.yamlsafe import MAX_YAML_DEPTH, RefusedYAML, load_yaml
 
     out = config
     for item in overrides:
         key, sep, text = item.lstrip("+").partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"an override is KEY=VALUE (a.b.c=1), got {item!r}")
+        parts = key.strip().split(".")
+        if not sep or not key.strip() or not all(parts):
+            raise ValueError(f"an override is KEY=VALUE (a.b.c=1), got {item[:80]!r}")
+        if len(parts) > MAX_YAML_DEPTH:
+            raise ValueError(f"override {key[:40]}...: deeper than {MAX_YAML_DEPTH} levels")
         try:
-            value = yaml.safe_load(text) if text.strip() else None
+            value = load_yaml(text) if text.strip() else None
+        except RefusedYAML as exc:
+            raise ValueError(f"override {key.strip()[:80]}: {exc.problem}") from None
         except yaml.YAMLError:
             value = text
         node = out
-        *parents, last = key.strip().split(".")
+        *parents, last = parts
         for part in parents:
             child = node.get(part)
             if not isinstance(child, dict):

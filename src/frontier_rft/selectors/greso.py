@@ -68,7 +68,13 @@ class GRESOConfig(SelectorConfig):
     p_max: float = 0.95
     """Upper bound of p_easy and p_hard (GRESO: 0.95)."""
     min_keep: float = 0.01
-    """Floor of the keep probability, so no prompt is skipped for good (GRESO: 0.01)."""
+    """Floor of the keep probability, so no prompt is skipped for good (GRESO: 0.01); at
+    least `min_keep_floor`."""
+
+    min_keep_floor: ClassVar[float] = 1e-4
+    """Smallest min_keep: one select on an all-solved pool walks about 1/min_keep epochs
+    (at most EpochWalk.epochs_bound), so 1e-9 took CPU hours; at 1e-4 a select of 8 from
+    an all-solved pool of 8 takes up to ~2 CPU s (measured)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -83,8 +89,9 @@ class GRESOConfig(SelectorConfig):
         )
         check(0.0 <= self.p_step <= 1.0, f"p_step must lie in [0, 1], got {self.p_step}")
         check(
-            0.0 < self.min_keep <= 1.0,
-            f"min_keep must lie in (0, 1] so every prompt comes back, got {self.min_keep}",
+            self.min_keep_floor <= self.min_keep <= 1.0,
+            f"min_keep must lie in [{self.min_keep_floor:g}, 1] so every prompt comes back within "
+            f"a bounded walk (GRESO: 0.01), got {self.min_keep}",
         )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
-from frontier_rft.lm.sampling import Sampling
+from frontier_rft.lm.sampling import Sampling, temperature_problem
 from frontier_rft.selectors.registry import RETIRED
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
@@ -312,12 +312,14 @@ class TrainConfig:
             self.batch_size <= self.train_size,
             f"batch_size ({self.batch_size}) must not exceed train_size ({self.train_size})",
         )
-        _positive("temperature", self.temperature)  # > 0: the loss divides logits by it
+        problem = temperature_problem(self.temperature, zero_refused="the loss divides by it")
+        check(problem is None, problem or "")
         self.rollout_sampling()  # Sampling holds the rule for top_p, (0, 1]
         _positive("lr", self.lr)
         for name in ("weight_decay", "max_grad_norm", "kl_coef", "entropy_coef", "clip_eps"):
             _nonneg(name, getattr(self, name))
-        _nonneg("judge_temperature", self.judge_temperature, " (0 = greedy)")
+        judge = temperature_problem(self.judge_temperature)
+        check(judge is None, f"judge_{judge}")
         if self.format_reward is not None:
             _nonneg("format_reward", self.format_reward, " (None = the task's default)")
         check_choice("estimator", self.estimator, ESTIMATORS)

@@ -16,13 +16,13 @@ category_columns: [source]
 
 from __future__ import annotations
 
-import json
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
+from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.integrations.pool import PoolColumns, reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
@@ -122,11 +122,12 @@ class FrontierConfig:
         )
         if isinstance(self.selector_config, str):  # from the command line
             try:
-                parsed = json.loads(self.selector_config) if self.selector_config.strip() else {}
-            except json.JSONDecodeError as exc:
+                text = self.selector_config.strip()  # bounded: it may be nested 50,000 deep
+                parsed = loads_bounded(text, max_chars=1 << 20, max_depth=32) if text else {}
+            except ValueError as exc:  # JSONDecodeError, or a bound
                 raise ValueError(
                     f"selector_config must be a mapping (JSON on the command line, e.g. "
-                    f"'{{\"lam\": 0.2}}'), got {self.selector_config!r}"
+                    f"'{{\"lam\": 0.2}}'), got {_short(self.selector_config)}"
                 ) from exc
             set_(self, "selector_config", parsed)
         check(
@@ -221,6 +222,16 @@ DATA_BUILDERS = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parq
 """The datasets builder of each local data file suffix."""
 
 
+def _strings(value: object) -> bool:
+    """Whether `value` is a list of strings (what TrlParser gives a list[str] field)."""
+    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 @dataclass
 class FrontierScriptArguments:
     """What the `trl.grpo` script adds to TRL's ScriptArguments."""
@@ -247,6 +258,18 @@ class FrontierScriptArguments:
             self.reward_funcs = [self.reward_funcs]
         if isinstance(self.dataset_files, str):
             self.dataset_files = [self.dataset_files]
+        # Types first: a mapping would be iterated for its keys (`{answer_match: 1}` reads
+        # as a weight but would be dropped), a number would raise a TypeError below.
+        if not _strings(self.reward_funcs) or not self.reward_funcs:
+            raise ValueError(
+                "reward_funcs must be a reward function name or a list of them (answer_match, "
+                f"my.module.fn), got {_short(self.reward_funcs)}; weights go in reward_weights"
+            )
+        if self.dataset_files is not None and not _strings(self.dataset_files):
+            raise ValueError(
+                "dataset_files must be a data file path or a list of them, got "
+                f"{_short(self.dataset_files)}"
+            )
         for name in self.reward_funcs:
             if not isinstance(name, str) or (name not in REWARDS and "." not in name.strip(".")):
                 raise ValueError(

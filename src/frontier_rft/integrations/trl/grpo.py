@@ -64,13 +64,29 @@ def _trainer_kind(argv: Sequence[str]) -> str:
         if arg.startswith("--trainer="):
             return arg.split("=", 1)[1]
     if "--config" in args and args.index("--config") + 1 < len(args):
-        import yaml
-
-        # TRL's own parser reads this file next (yaml.safe_load, aliases allowed): so here.
-        with open(args[args.index("--config") + 1], encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+        data = _bounded_config(args[args.index("--config") + 1])
         return str(data.get("trainer", "grpo")) if isinstance(data, dict) else "grpo"
     return "grpo"
+
+
+def _bounded_config(path: str) -> Any:
+    """The --config file read with frontier-rft's bounded YAML reader, which TRL's parser
+    reads next with plain yaml.safe_load: an alias bomb, deep nesting, a huge integer or
+    a file that is not UTF-8 is refused here in one line naming the file."""
+    import yaml
+
+    from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
+
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as fh:
+            return load_yaml(fh.read(MAX_YAML_CHARS + 1))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"--config {path}: not UTF-8 text (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1})" if mark is not None else ""
+        why = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise ValueError(f"--config {path}{at}: {why}") from None
 
 
 USAGE = (
@@ -155,10 +171,11 @@ def _checked_train_data(
 def main(argv: Sequence[str] | None = None) -> Any:
     """Parse, check what can be checked without a model, build the trainer and train;
     returns the trainer."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    kind = _trainer_kind(args)  # reads the --config file with the bounds, before TRL loads
     from frontier_rft.integrations.trl.trainer import FrontierGRPOTrainer, FrontierRLOOTrainer
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    parser = make_parser(_trainer_kind(args))
+    parser = make_parser(kind)
     frontier, extra, script, training, model_args = parser.parse_args_and_config(args)
     if not model_args.model_name_or_path:
         raise ValueError("give model_name_or_path (a hub id or a local model directory)")
@@ -201,7 +218,9 @@ def cli(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `--help | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 0
-    except (ValueError, OSError, ImportError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        # TypeError: TRL's and transformers' configs raise it for a value of the wrong type
+        # (`learning_rate: [1, 2]`), which TrlParser hands them as the YAML gave it.
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
         text = " ".join(str(exc).split()) or type(exc).__name__

@@ -26,8 +26,10 @@ from frontier_rft.integrations.preflight import (
     Report,
     read_data_columns,
     selector_problems,
+    shown,
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
+from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.model_dirs import looks_local, model_dir_problem
 
 __all__ = [
@@ -64,9 +66,14 @@ TRL_PROMPT = "prompt"
 """The column TRL's GRPO and RLOO trainers generate from."""
 
 
-def local_model_path(name: str, flag: str = "model_name_or_path") -> str:
+def local_model_path(name: Any, flag: str = "model_name_or_path") -> str:
     """`name` as transformers should load it: a hub id unchanged; a name that looks like a
     local path (with `~` expanded) after checking it holds a model; ValueError otherwise."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(
+            f"{flag} must be a hub id (Qwen/Qwen2.5-0.5B-Instruct) or a local model "
+            f"directory, got {shown(name)}"
+        )
     if not looks_local(name):
         return name
     path = os.path.expanduser(name)
@@ -81,8 +88,18 @@ def local_model_path(name: str, flag: str = "model_name_or_path") -> str:
 
 
 def report_to_problems(report_to: Any) -> list[str]:
-    """One message per `report_to` backend whose package is not installed."""
-    names = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    """One message per `report_to` backend whose package is not installed, or one saying
+    `report_to` is no backend name nor list of names (transformers would refuse it after
+    the model loads: null, a number, a bool and a nested list all end in its ValueError)."""
+    if isinstance(report_to, list | tuple) and all(isinstance(n, str) for n in report_to):
+        names = list(report_to)
+    elif isinstance(report_to, str):
+        names = [report_to]
+    else:
+        return [
+            "report_to must be a logging backend (wandb, tensorboard), a list of them, all or "
+            f"none, got {shown(report_to)}"
+        ]
     out = []
     for name in names:
         modules = REPORT_TO_PACKAGES.get(str(name), ())
@@ -159,9 +176,14 @@ def data_problems(
 
 def _trl_keys(kind: Any) -> set[str] | None:
     """Every key TRL's parser accepts for trainer `kind` (grpo, rloo), or None without TRL.
-    Imports TRL (and so torch): only called for keys that are not frontier-rft's."""
+    Read from TRL's source (trl/keys.py); where that cannot be followed, TRL is imported
+    (and so torch, ~2 CPU s): only called for keys that are not frontier-rft's."""
     if importlib.util.find_spec("trl") is None:
         return None
+    kind = "rloo" if kind == "rloo" else "grpo"
+    found = [dataclass_fields_from_source("trl", name) for name in TRL_CLASSES[kind]]
+    if all(f is not None for f in found):
+        return set().union(*(f for f in found if f is not None)) | {"env"}  # env: TrlParser's
     trl: Any = importlib.import_module("trl")
     config = trl.RLOOConfig if kind == "rloo" else trl.GRPOConfig
     classes = (trl.ScriptArguments, config, trl.ModelConfig)
@@ -180,14 +202,13 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
     trl_keys = _trl_keys(script.get("trainer", "grpo")) if others else set()
     if trl_keys is None:
         report.notes.append("TRL's own keys are not checked: trl is not installed")
-        for key in others:
+        for key in others[:MAX_SUGGESTIONS]:
             if closest(key, ours | script_keys):
                 report.add(key, [f"not a frontier-rft key{did_you_mean(key, ours | script_keys)}"])
     else:
         known = ours | script_keys | trl_keys
-        report.add(
-            "", [f"unknown key {k!r}{did_you_mean(k, known)}" for k in others if k not in known]
-        )
+        unknown = [k for k in others if k not in known]
+        report.add("", [_unknown(k, known, i) for i, k in enumerate(unknown)])
     report.add("", config_problems(FrontierConfig, frontier))
     report.add("", config_problems(FrontierScriptArguments, script))
     default = FrontierConfig()
@@ -199,26 +220,47 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
             frontier.get("selector_judge"),
         ),
     )
-    model = values.get("model_name_or_path")
-    if isinstance(model, str):
-        try:
-            local_model_path(model)
-        except ValueError as exc:
-            report.add("", [str(exc)])
-    report.add("", report_to_problems(values.get("report_to")))
-    rewards = {n: REWARDS[n] for n in script.get("reward_funcs", ["answer_match"]) if n in REWARDS}
-    _check_data(values, frontier, rewards, report)
+    report.add("", _model_problems(values))
+    if "report_to" in values:  # absent: transformers' default, none
+        report.add("", report_to_problems(values["report_to"]))
+    reward_names = script.get("reward_funcs", ["answer_match"])
+    if isinstance(reward_names, str):  # the script reads one name as a list of one
+        reward_names = [reward_names]
+    if isinstance(reward_names, list):  # another type is named by FrontierScriptArguments
+        rewards = {n: REWARDS[n] for n in reward_names if isinstance(n, str) and n in REWARDS}
+        _check_data(values, frontier, rewards, report)
     return report
+
+
+def _model_problems(values: Mapping[str, Any]) -> list[str]:
+    """model_name_or_path: a string (a hub id, or a local model directory that exists)."""
+    if "model_name_or_path" not in values:
+        return []
+    try:
+        local_model_path(values["model_name_or_path"])
+    except (ValueError, OSError, RuntimeError) as exc:  # OSError: a path too long to look up
+        return [" ".join(str(exc).split())]
+    return []
+
+
+MAX_SUGGESTIONS = 100
+"""Unknown keys given a closest-name suggestion; the rest are named without one (difflib
+costs ~0.5 ms a key against TRL's 220: 70,000 keys would take half a minute)."""
+
+
+def _unknown(key: str, known: set[str], index: int) -> str:
+    hint = did_you_mean(key, known) if index < MAX_SUGGESTIONS else ""
+    return f"unknown key {shown(key)}{hint}"
 
 
 def _mapping(value: Any) -> Any:
     """selector_config as FrontierConfig reads it (a JSON string on the command line)."""
     if isinstance(value, str):
-        import json
+        from frontier_rft.core.jsonsafe import loads_bounded
 
-        try:
-            return json.loads(value) if value.strip() else {}
-        except json.JSONDecodeError:
+        try:  # bounded as FrontierConfig reads it
+            return loads_bounded(value, max_chars=1 << 20, max_depth=32) if value.strip() else {}
+        except ValueError:
             return None  # FrontierConfig's own check names it
     return value
 
@@ -231,6 +273,8 @@ def _check_data(
 ) -> None:
     files = values.get("dataset_files")
     paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
+    if not all(isinstance(p, str) for p in paths):
+        return  # FrontierScriptArguments names the wrong type
     if not paths:
         name = values.get("dataset_name")
         why = f"dataset_name {name!r} is not read here" if name else "no dataset_files given"
@@ -243,7 +287,7 @@ def _check_data(
     except (TypeError, ValueError):
         report.notes.append("columns not checked until the column options above are fixed")
         return
-    data = read_data_columns(str(paths[0]))
+    data = read_data_columns(paths[0])
     if not isinstance(data, DataColumns):
         where = "dataset_files"
         (report.problems if data.startswith("no such file") else report.notes).append(

@@ -1,0 +1,140 @@
+"""A data file's columns, read from its first row or schema without loading the file: what
+the TRL and verl pre-flight checks compare with the columns a run reads.
+
+Every way a file can fail to be read (no such file, a path `~nosuchuser/...`, a directory,
+no permission, not UTF-8, a first row nested 100,000 deep, a CSV field over csv's limit, a
+broken parquet file) ends in one sentence naming the file, never an exception.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frontier_rft.core.jsonsafe import loads_bounded
+
+__all__ = [
+    "MAX_FIRST_ROW_BYTES",
+    "MAX_JSON_BYTES",
+    "MAX_ROW_DEPTH",
+    "DataColumns",
+    "read_data_columns",
+]
+
+MAX_FIRST_ROW_BYTES = 8 << 20
+"""Longest first line read from a JSON-lines or CSV file (a row, not the file)."""
+MAX_JSON_BYTES = 64 << 20
+"""Largest .json file (one array of rows) read whole; of a larger one only the first line."""
+MAX_ROW_DEPTH = 64
+"""Deepest nesting of a JSON row read (json.loads recurses: 100,000 levels overflow)."""
+
+
+@dataclass(frozen=True)
+class DataColumns:
+    """The columns of a data file and its first row (None when the format has no rows to
+    peek at cheaply)."""
+
+    names: list[str]
+    first_row: dict[str, Any] | None
+    rows: int | None = None
+    """Row count when the format states it without a scan (parquet)."""
+
+
+def read_data_columns(path: str | Path) -> DataColumns | str:
+    """Columns of a json/jsonl/csv/parquet file from its first row or schema, or a sentence
+    saying why they could not be read; a sentence starting 'no such file' means the path
+    names nothing (a mistake in the config, where the others may only be notes)."""
+    shown = str(path)[:200]
+    try:
+        p = Path(path).expanduser()  # RuntimeError for ~nosuchuser
+        if not p.is_file():
+            if p.exists():
+                return f"{shown}: not a file"
+            return f"no such file {shown!r} (resolved from {Path.cwd()})"
+    except RuntimeError:  # from expanduser
+        return f"no such file {shown!r} ({shown.split('/', 1)[0]}: no such user)"
+    except (OSError, ValueError) as exc:
+        return f"no such file {shown!r} ({_one_line(exc)})"
+    suffix = p.suffix.lower()
+    if suffix not in (".json", ".jsonl", ".csv", ".parquet"):
+        return f"{shown}: columns of a {suffix or 'suffix-less'} file are not checked"
+    try:
+        if suffix == ".parquet":
+            return _parquet_columns(p, shown)
+        if suffix == ".jsonl" or (suffix == ".json" and p.stat().st_size > MAX_JSON_BYTES):
+            line = _first_line(p, shown)
+            return _row_columns(_json(line, shown) if line.strip() else None, shown)
+        if suffix == ".json":
+            with open(p, encoding="utf-8") as fh:
+                data = _json(fh.read(MAX_JSON_BYTES + 1), shown, whole=True)
+            return _row_columns(data[0] if isinstance(data, list) and data else data, shown)
+        header = next(csv.reader([_first_line(p, shown)]), [])
+        return DataColumns(names=[h.strip() for h in header], first_row=None)
+    except _Unreadable as exc:
+        return str(exc)
+    except UnicodeDecodeError as exc:
+        return f"{shown}: not UTF-8 text (byte {exc.start} of the part read); save it as UTF-8"
+    except csv.Error as exc:  # e.g. a field over csv's 131,072-character limit
+        return f"{shown}: its CSV header cannot be read ({_one_line(exc)})"
+    except (OSError, ValueError) as exc:
+        return f"{shown}: cannot read its first row ({_one_line(exc)})"
+
+
+class _Unreadable(Exception):
+    """A read failure whose message is already the sentence to show."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
+
+
+def _first_line(p: Path, shown: str) -> str:
+    """The first line of text file `p`, or _Unreadable when it is longer than the bound
+    (a truncated row would be reported as malformed, which it may not be)."""
+    with open(p, encoding="utf-8", newline="") as fh:
+        line = fh.readline(MAX_FIRST_ROW_BYTES + 1)
+    if len(line) > MAX_FIRST_ROW_BYTES:
+        raise _Unreadable(
+            f"{shown}: the first row is longer than {MAX_FIRST_ROW_BYTES >> 20} MiB, so its "
+            "columns are not checked"
+        )
+    return line
+
+
+def _json(text: str, shown: str, *, whole: bool = False) -> Any:
+    limit = MAX_JSON_BYTES if whole else MAX_FIRST_ROW_BYTES
+    if len(text) > limit:
+        raise _Unreadable(f"{shown}: larger than {limit >> 20} MiB, so its columns are not checked")
+    try:
+        return loads_bounded(text, max_chars=limit, max_depth=MAX_ROW_DEPTH)
+    except ValueError as exc:  # JSON syntax, or the depth bound
+        what = "its content" if whole else "its first row"
+        raise _Unreadable(f"{shown}: {what} is not readable JSON ({_one_line(exc)})") from None
+
+
+def _row_columns(row: Any, shown: str) -> DataColumns | str:
+    if not isinstance(row, dict):
+        return f"{shown}: the first row is not a JSON object of column: value"
+    return DataColumns(names=[str(k) for k in row], first_row=row)
+
+
+def _parquet_columns(path: Path, shown: str) -> DataColumns | str:
+    if importlib.util.find_spec("pyarrow") is None:
+        return f"{shown}: pyarrow is not installed, so its columns are not checked"
+    pq: Any = importlib.import_module("pyarrow.parquet")
+    arrow_error: Any = importlib.import_module("pyarrow").ArrowException
+    try:
+        handle = pq.ParquetFile(path)
+        first = next(handle.iter_batches(batch_size=1), None)
+        rows = first.to_pylist() if first is not None else []
+        return DataColumns(
+            names=[str(n) for n in handle.schema_arrow.names],
+            first_row=rows[0] if rows else None,
+            rows=int(handle.metadata.num_rows),
+        )
+    except (arrow_error, OSError, ValueError, TypeError, NotImplementedError) as exc:
+        return f"{shown}: not a readable parquet file ({_one_line(exc)})"
