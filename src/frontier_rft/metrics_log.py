@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.core.jsonsafe import loads_bounded
+
 __all__ = [
     "METRICS_PREFIX",
     "SUMMARY_KEYS",
@@ -31,6 +33,11 @@ __all__ = [
 ]
 
 METRICS_PREFIX = "curriculum/"
+MAX_LINE_CHARS = 1 << 20
+"""Longest metrics.jsonl line read (a step's record is ~2 KB)."""
+MAX_LINE_DEPTH = 16
+"""Deepest nesting read in one line (records are flat): a deeper line is refused, never a
+RecursionError."""
 """Prefix of every selector metric in a trainer's logs."""
 SUMMARY_KEYS = (
     "feedback/effective_task_ratio",
@@ -142,7 +149,7 @@ def read_metrics_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=MAX_LINE_DEPTH)
             if not isinstance(row, dict):
                 raise ValueError("not a JSON object")
         except ValueError as exc:

@@ -11,13 +11,12 @@ finished, eval.json and eval_records.jsonl (the final held-out evaluation).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.core.jsonsafe import load_json_file
-from frontier_rft.metrics_log import read_metrics_jsonl
+from frontier_rft.core.jsonsafe import load_json_file, loads_bounded
+from frontier_rft.metrics_log import MAX_LINE_CHARS, MAX_LINE_DEPTH, read_metrics_jsonl
 
 __all__ = [
     "compare_runs",
@@ -129,6 +128,24 @@ def compare_runs(runs: Sequence[str | Path]) -> str:
     return runs_table(list(zip(_run_names(runs, summaries), summaries, strict=True)))
 
 
+def _failures(path: Path) -> list[Any]:
+    """Each held-out completion's failure category from an eval_records.jsonl (bounded
+    parsing: a line that is not a record is a ValueError naming the file and line)."""
+    out: list[Any] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=MAX_LINE_DEPTH)
+                out.append(record["failure"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(
+                    f"{path}: line {number} is not an evaluation record ({exc})"
+                ) from None
+    return out
+
+
 def failure_taxonomy_table(runs: Sequence[str | Path]) -> str:
     """Counts and shares of each failure category among a run's failed eval completions."""
     from frontier_rft.tasks.taxonomy import FAILURE_CATEGORIES
@@ -140,8 +157,7 @@ def failure_taxonomy_table(runs: Sequence[str | Path]) -> str:
     summaries = [_read_json(Path(r) / "eval.json", "a finished frontier train run") for r in runs]
     for run, name in zip(runs, _run_names(runs, summaries), strict=True):
         path = Path(run)
-        with open(path / "eval_records.jsonl", encoding="utf-8") as fh:
-            failures = [json.loads(line)["failure"] for line in fh if line.strip()]
+        failures = _failures(path / "eval_records.jsonl")
         counts = dict.fromkeys(FAILURE_CATEGORIES, 0)
         for f in failures:
             if f is not None:

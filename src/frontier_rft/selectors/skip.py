@@ -94,7 +94,11 @@ class SkipConfig(SelectorConfig):
     """Share of a prompt's own evidence forgotten per pool-size of prompts handed out
     (BOTS's lambda, per pass over the pool instead of per step)."""
     min_keep: float = 0.01
-    """Floor of the keep probability, so no prompt is skipped for good (GRESO's 0.01)."""
+    """Floor of the keep probability, so no prompt is skipped for good (GRESO's 0.01); at
+    least `min_keep_floor`."""
+    min_keep_floor: ClassVar[float] = 1e-4
+    """Smallest min_keep: one select on a pool the posterior calls all-solved walks about
+    1/min_keep epochs (as GRESOConfig.min_keep_floor)."""
     plugin: Literal["auto", "regression", "none"] = "auto"
     """Implicit evidence: 'regression' on task features (given or derived from the prompt
     text), or 'none' (the base prior); 'auto' is 'regression'."""
@@ -116,8 +120,9 @@ class SkipConfig(SelectorConfig):
             check(0.0 < v <= 1e6, f"{name} must be a positive number <= 1e6, got {v!r}")
         check(0.0 <= self.lam <= 1.0, f"lam must lie in [0, 1] (0 = never forget), got {self.lam}")
         check(
-            0.0 < self.min_keep <= 1.0,
-            f"min_keep must lie in (0, 1] so every prompt comes back, got {self.min_keep}",
+            self.min_keep_floor <= self.min_keep <= 1.0,
+            f"min_keep must lie in [{self.min_keep_floor:g}, 1] so every prompt comes back within "
+            f"a bounded walk (GRESO: 0.01), got {self.min_keep}",
         )
         check_choice("plugin", self.plugin, ("auto", "regression", "none"))
         check_choice("untried", self.untried, ("auto", "take", "predict"))
