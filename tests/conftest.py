@@ -204,3 +204,22 @@ def picks_in_skip_world(name: str, world: str, steps: int = 200) -> np.ndarray:
         }[world]
         sel.update(Feedback(task_ids=rep, rewards=rewards, step=step))
     return counts
+
+
+@pytest.fixture
+def sample_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The class name of each sampler (PassThrough, DynamicSampling) whose `sample` is called
+    during the test, in order: the trainer and the simulator drive the same loop."""
+    from frontier_rft.wrappers import DynamicSampling, PassThrough
+
+    calls: list[str] = []
+    for cls in (PassThrough, DynamicSampling):
+        original = cls.sample
+
+        def spy(self: Any, *args: Any, _original: Any = original, _name: str = cls.__name__,
+                **kwargs: Any) -> Any:  # fmt: skip
+            calls.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "sample", spy)
+    return calls

@@ -145,22 +145,11 @@ def test_dynamic_sampling_around_any_selector_in_simulation(inner: str, mode: st
     assert plain["rollouts"] == [8 * 4] * 3
 
 
-def test_the_simulator_drives_the_samplers_the_trainer_drives(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_simulator_drives_the_samplers_the_trainer_drives(sample_calls: list[str]) -> None:
     """One sampling loop: run_one calls the same `sample` the reference trainer calls."""
     from frontier_rft.simulation import runner
-    from frontier_rft.wrappers import DynamicSampling, PassThrough
 
-    calls: list[str] = []
-    for cls in (PassThrough, DynamicSampling):
-        original = cls.sample
-
-        def spy(self, *args, _original=original, _name=cls.__name__, **kwargs):  # type: ignore[no-untyped-def]
-            calls.append(_name)
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(cls, "sample", spy)
+    calls = sample_calls
     scenario = get_scenario("hard")
     runner.run_one(RunSpec(scenario, Entry("u", "uniform"), 0, 2, 8, 4))
     runner.run_one(RunSpec(scenario, Entry("d", "uniform", dynamic_sampling="greso"), 0, 2, 8, 4))

@@ -21,7 +21,7 @@ from conftest import assert_state_equal
 from frontier_rft.simulation import runner
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.grpo import Trainer
-from frontier_rft.wrappers import DynamicSampling, PassThrough
+from frontier_rft.wrappers import DynamicSampling
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -170,19 +170,11 @@ def load_dynamic_sampling_state(path: Path) -> dict:  # type: ignore[type-arg]
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_trainer_and_simulator_drive_the_same_sampler(
-    sft_dir: Path, tmp_path: Path, dynamic: bool, monkeypatch: pytest.MonkeyPatch
+    sft_dir: Path, tmp_path: Path, dynamic: bool, sample_calls: list[str]
 ) -> None:
     """Trainer.step has no branch on dynamic sampling: it calls `sample` on its sampler,
     PassThrough or DynamicSampling, the objects the simulator calls."""
-    calls: list[str] = []
-    for cls in (PassThrough, DynamicSampling):
-        original = cls.sample
-
-        def spy(self, *args, _original=original, _name=cls.__name__, **kwargs):  # type: ignore[no-untyped-def]
-            calls.append(_name)
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(cls, "sample", spy)
+    calls = sample_calls
     cfg = dataclasses.replace(TEST_TRAIN, selector="uniform", dynamic_sampling=dynamic, steps=2)
     trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
     trainer.step()
