@@ -101,6 +101,9 @@ def test_toy_bench_runs_resumes_and_writes_results(tmp_path: Path) -> None:
     again = json.loads((tmp_path / "again" / "real_rl_full.json").read_text())
     assert {**again, "command": ""} == {**before, "command": ""}
     assert not (tmp_path / "gone").exists()
+    # Every run in the ledger: a plain call builds no model and runs nothing.
+    assert main([*argv, *elsewhere]) == 0
+    assert not (tmp_path / "gone").exists()
     # Copied run directories reported elsewhere without a ledger: no device is needed, the
     # machine is named.
     flags = ["--report-only", "--device", "cuda:7", "--machine", "GPU box", "--ledger", ""]

@@ -530,9 +530,12 @@ def run_comparison(
             record = _Recorder(ledger, tb, _start_model_dir(tb, root), root, machine)
             _record_finished(run_specs(tb, entries, seeds, record.model_dir, root), record)
         return _from_ledger(ledger, tb, entries, seeds, options.log)
+    specs = run_specs(tb, entries, seeds, _start_model_dir(tb, root), root)
+    if all(ledger.has(sp.entry.label, sp.definition, sp.seed) for sp in specs):
+        options.log(f"all {len(specs)} runs are in the ledger {ledger.folder}; nothing to run")
+        return _from_ledger(ledger, tb, entries, seeds, options.log)
     _write_testbed(root, tb)
     record = _Recorder(ledger, tb, prepare_start_model(tb, root, log=options.log), root, machine)
-    specs = run_specs(tb, entries, seeds, record.model_dir, root)
     _record_finished(specs, record)
     todo = [sp for sp in specs if not ledger.has(sp.entry.label, sp.definition, sp.seed)]
     options.log(
