@@ -1,10 +1,13 @@
-"""What the real GPU testbed measured, per selector: the verdicts a simulated table is read against.
+"""What the real standard testbed measured, per selector: the verdicts a simulated table is read
+against.
 
-Held-out pass@1 at the end of the real-RL benchmark (`frontier bench-rl --scale gpu`: tiny
-Llama, GRPO on Countdown, 360 steps x 16 prompts x 8 rollouts, 5 paired seeds), minus
+Held-out pass@1 at the end of the real-RL benchmark (`frontier bench-rl --scale standard`:
+tiny Llama, GRPO on Countdown, 360 steps x 16 prompts x 8 rollouts, 5 paired seeds), minus
 uniform's, classed by its bootstrap 95% CI: 'helps' (above 0), 'hurts' (below 0) or 'noise'
-(the CI holds 0). Source: benchmarks/results/real_rl_gpu*_full.json, docs/results/real_rl.md;
-tests/test_real_rl_verdicts.py checks this table against those files.
+(the CI holds 0). Sources: the GPU runs (benchmarks/results/real_rl_gpu*_full.json) and the
+CPU runs of the run ledger (benchmarks/results/real_rl_standard_cpu_full.json, entries whose
+ledger definition is today's only), docs/results/real_rl.md; tests/test_real_rl_verdicts.py
+checks this table against those files.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ REAL_RL_DOC = "docs/results/real_rl.md"
 REAL_RL_VERDICTS: dict[str, dict[str, str]] = {
     "512": {
         "uniform+dapo": "helps",
+        "greso": "noise",
         "frontier": "noise",
         "metis": "noise",
         "sec": "noise",

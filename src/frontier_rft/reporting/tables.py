@@ -191,7 +191,7 @@ def real_rl_note(results: Mapping[str, Any]) -> str:
     if not real:
         return ""
     where = f"the real pool of {real['pool']} prompts" if real.get("pool") else "both real pools"
-    text = f"Real-RL results (GPU testbed, held-out pass@1 vs uniform): {real['doc']}."
+    text = f"Real-RL results (standard testbed, held-out pass@1 vs uniform): {real['doc']}."
     withheld = withheld_bold(results)
     verdicts = real.get("verdicts") or {}
     baseline = results["settings"].get("baseline")
