@@ -59,3 +59,34 @@ def test_concentration_metrics_and_equal_replay_slots() -> None:
         "frontier-r0.15": 2,
     }
     assert check["measured"]["ratios_with_equal_slots"] is True
+
+
+def test_greso_in_dapo_is_measured_by_rollouts_against_dapo() -> None:
+    dapo = _run([0.1, 0.2, 0.3], None, 300.0)
+    dapo["eval_rollouts"] = [0.0, 1000.0, 2000.0]
+    greso = _run([0.1, 0.25, 0.3], None, 250.0)
+    greso["eval_rollouts"] = [0.0, 500.0, 1000.0]
+    runs = {
+        "uniform": {s: _run([0.1, 0.2, 0.3], None, 300.0) for s in (0, 1)},
+        "dapo": {s: dapo for s in (0, 1)},
+        "greso-dapo": {s: greso for s in (0, 1)},
+    }
+    summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
+    (check,) = [c for c in effect_checks(runs, summary) if "GRESO" in c["effect"]]
+    m = check["measured"]
+    # dapo's best 0.3 at 2000 rollouts; greso-dapo reaches it at 1000: TTB100 = 0.5.
+    assert m["ttb100_rollouts"]["values"] == [0.5, 0.5]
+    # 50% of dapo's gain (0.2) at 1000 rollouts for dapo, at 500 x (0.1/0.15) for greso-dapo.
+    assert m["ttb50_rollouts"]["mean"] == 500.0 * (0.1 / 0.15) / 1000.0
+    # Scored at 1000 rollouts, where both have a curve: 0.3 against dapo's 0.2.
+    assert abs(m["pass1_at_equal_rollouts_minus_dapo"]["mean"] - 0.1) < 1e-12
+    assert m["total_rollouts_ratio"]["values"] == [0.5, 0.5]
+    assert check["reproduced"] is True
+    assert check["detail"] == {"fewer_rollouts_to_dapo_best": True, "no_score_loss": True}
+    # A greso-dapo that loses held-out score at equal rollouts does not reproduce the claim.
+    worse = _run([0.1, 0.12, 0.2], None, 250.0)
+    worse["eval_rollouts"] = [0.0, 1000.0, 1500.0]
+    runs["greso-dapo"] = {0: worse, 1: dict(worse, pass1=[0.1, 0.1, 0.18])}
+    (check,) = [c for c in effect_checks(runs, summary) if "GRESO" in c["effect"]]
+    assert check["measured"]["pass1_at_equal_rollouts_minus_dapo"]["ci"][1] < 0
+    assert check["reproduced"] is False
