@@ -55,7 +55,7 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if args.trainer == "trl":
-        from frontier_rft.integrations.trl.preflight import check_trl_config
+        from frontier_rft.integrations.trl.config_check import check_trl_config
 
         report = check_trl_config(values)
     else:
