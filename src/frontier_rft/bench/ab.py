@@ -53,6 +53,7 @@ each evaluation), the selector's (the verl adapter; it trails by the rounds not 
 in), `frontier train`'s."""
 DISTINCT_KEY = "tasks/distinct_trained"
 """Distinct prompts whose group had mixed rewards at least once (the selector's count)."""
+_DEFAULT_SCORES = "(eval_reward, TRL's, or eval/mean_score, frontier train's)"
 MAX_RUNS = 1_000
 """Most runs (seeds) read per arm."""
 LONG_READ_BYTES = 16 << 20
@@ -113,7 +114,7 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
     if not keys or not any(_number(r.get(keys[0])) is not None for r in records):
         seen = sorted({k for r in records for k in r if "eval" in k})[:8]
         raise ValueError(
-            f"{log}: no held-out score {metric or ' or '.join(METRIC_KEYS)!r}; run with an "
+            f"{log}: no held-out score {repr(metric) if metric else _DEFAULT_SCORES}; run with an "
             "evaluation (TRL: eval_strategy: steps, eval_dataset_files: [...], "
             "docs/ab_test.md), or name the score with --metric"
             + (f" (evaluation keys here: {', '.join(seen)})" if seen else "")
