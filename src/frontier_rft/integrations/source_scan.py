@@ -15,10 +15,10 @@ import importlib.util
 import os
 from collections.abc import Sequence
 from functools import cache
-from importlib.machinery import ModuleSpec, PathFinder
+from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec, PathFinder
 from pathlib import Path
 
-__all__ = ["MAX_SOURCE_BYTES", "imported_from", "module_file", "parsed"]
+__all__ = ["MAX_SOURCE_BYTES", "NOT_SOURCE", "imported_from", "locate", "module_file", "parsed"]
 
 MAX_SOURCE_BYTES = 4 << 20
 """Largest source file parsed (a module of 4 MiB is generated code, not a reward function)."""
@@ -35,9 +35,15 @@ def _top_spec(top: str, search: Sequence[str]) -> ModuleSpec | None:
         return None
 
 
-def module_file(module: str, search: Sequence[str] = ()) -> Path | None:
-    """The source file of dotted `module`, looked for in the folders `search` and then as
-    the import system would find it, without importing anything; None when there is none."""
+NOT_SOURCE = "not source"
+"""What `locate` says of a module that exists but has no Python source file to read (a
+compiled extension, a namespace package, a package spread over several folders)."""
+
+
+def locate(module: str, search: Sequence[str] = ()) -> Path | str | None:
+    """Where dotted `module` is, looked for in the folders `search` and then as the import
+    system would find it, without importing anything: its source file; NOT_SOURCE when it
+    exists without one; None when it is not there."""
     top, *rest = module.split(".")
     if not top.isidentifier() or not all(part.isidentifier() for part in rest):
         return None
@@ -45,15 +51,27 @@ def module_file(module: str, search: Sequence[str] = ()) -> Path | None:
     if spec is None:
         return None
     if spec.submodule_search_locations:
-        base = Path(next(iter(spec.submodule_search_locations))).joinpath(*rest)
+        folders = list(spec.submodule_search_locations)
+        if len(folders) != 1:
+            return NOT_SOURCE
+        base = Path(folders[0]).joinpath(*rest)
         for candidate in (base / "__init__.py", base.parent / f"{base.name}.py"):
             if candidate.is_file():
                 return candidate
+        compiled = (base.parent / f"{base.name}{s}" for s in EXTENSION_SUFFIXES)
+        if base.is_dir() or any(c.is_file() for c in compiled):
+            return NOT_SOURCE  # a namespace package, or a compiled extension
         return None
     origin = spec.origin
-    if rest or origin is None or not origin.endswith(".py"):
-        return None  # a submodule of a plain module, or a compiled extension
-    return Path(origin)
+    if origin is None or not origin.endswith(".py"):
+        return NOT_SOURCE  # a compiled extension, a frozen or built-in module
+    return None if rest else Path(origin)  # a plain module has no submodules
+
+
+def module_file(module: str, search: Sequence[str] = ()) -> Path | None:
+    """The source file of dotted `module` (see `locate`), or None."""
+    found = locate(module, search)
+    return found if isinstance(found, Path) else None
 
 
 @cache
@@ -73,11 +91,13 @@ def parsed(path: Path) -> ast.Module:
 
 
 def imported_from(tree: ast.Module, module: str, path: Path, name: str) -> str | None:
-    """The module `name` is imported from in `tree` (a `from x import name`, or a lazy
+    """The module `name` is imported from in `tree` (a `from x import name [as name]`, or a lazy
     `_import_structure = {"x": [..., "name"]}` table), as a dotted name; None if neither."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+        if isinstance(node, ast.ImportFrom) and any(
+            (a.asname or a.name) == name for a in node.names
+        ):
             if node.level == 0:
                 return node.module
             parts = package.split(".")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frontier_rft.core.config import did_you_mean
-from frontier_rft.integrations.source_scan import imported_from, module_file, parsed
+from frontier_rft.integrations.source_scan import imported_from, locate, parsed
 
 __all__ = ["RewardSource", "reward_source"]
 
@@ -67,6 +67,20 @@ def _binds(node: ast.AST, name: str) -> bool:
     return False
 
 
+def _top_level_names(tree: ast.Module) -> list[str]:
+    """Every name a module's top-level statements bind (defs, classes, assignments, imports)."""
+    out = []
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.append(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                out.append(node.name)
+            elif isinstance(node, ast.alias):
+                out.append(node.asname or node.name.split(".")[0])
+    return out
+
+
 def _defined(tree: ast.Module, name: str) -> ast.AST | None:
     """The top-level statement that binds `name` last (a def, a class, an assignment)."""
     found: ast.AST | None = None
@@ -109,13 +123,18 @@ def reward_source(dotted: str, cwd: str | os.PathLike[str] | None = None) -> Rew
 
 
 def _find(module: str, name: str, shown: str, folder: str, hops: int) -> RewardSource:
-    path = module_file(module, [folder])
-    if path is None:
-        top = module.split(".")[0]
+    path = locate(module, [folder])
+    if isinstance(path, str):
         return RewardSource(
-            problem=f"{shown}: no module {module!r} is importable from {folder} (a {top}.py "
-            "file or a package there, or an installed one); fix the dotted path, or run from "
-            "the folder that holds it"
+            unchecked=f"{shown}: module {module!r} has no Python source to read, so its "
+            "columns are not checked"
+        )
+    if path is None:
+        where = module.replace(".", "/")
+        return RewardSource(
+            problem=f"{shown}: no module {module!r} is importable from {folder} (no "
+            f"{where}.py there, nor an installed one); fix the dotted path, or run from the "
+            "folder that holds it"
         )
     try:
         tree = parsed(path)
@@ -137,7 +156,7 @@ def _find(module: str, name: str, shown: str, folder: str, hops: int) -> RewardS
         return RewardSource(
             path, unchecked=f"{shown}: not a plain def in {path}, so its columns are not checked"
         )
-    defs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    bound = sorted({n for n in _top_level_names(tree)})
     return RewardSource(
-        path, problem=f"{shown}: {path} defines no {name!r}{did_you_mean(name, defs)}"
+        path, problem=f"{shown}: {path} defines no {name!r}{did_you_mean(name, bound)}"
     )
