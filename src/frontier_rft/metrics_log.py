@@ -47,11 +47,13 @@ SUMMARY_KEYS = (
     "tasks/distinct_trained",
     "select/overhead_ms",
     "trl/feedback_lag",
+    "trl/rollouts_delivered",
     "verl/max_feedback_lag",
 )
 """What a trainer log shows by default, plus every `evidence/...` key (which metadata the
 selector reads): the share of informative groups, the signal they carry, coverage of the
-pool, the selector's cost and how far its feedback lags."""
+pool, the selector's cost, how far its feedback lags and, with TRL, the rollouts spent (an
+A/B's x-axis; `feedback/rollouts` trails it by the rounds not yet folded in)."""
 VERBOSITIES = ("summary", "all")
 
 

@@ -2,10 +2,13 @@
 config, checked on any machine (no GPU, no model, no Ray) before a run is launched.
 
 It names every mistake at once, one line each: an unknown selector or key (with the closest
-name), a refused value, a selector config option the selector lacks, a local model path
-that does not exist, a logging backend that is not installed, and, when the config names a
-local data file it can read, each column the adapter, TRL or a reward function needs that
-the file lacks. Exit status 0 when there is nothing to fix, 1 when there is.
+name), a refused value, a selector config option the selector lacks, metadata the selector
+cannot run without, a local model path that does not exist, a logging backend that is not
+installed or misspelt; for TRL, reward functions (found and read from source, never run),
+several of them without `reward_range`, an evaluation without a held-out set; and, when the
+config names local data files it can read, each column the adapter, TRL or a reward
+function needs that a file lacks, and (verl) task ids repeated across the training files.
+Exit status 0 when there is nothing to fix, 1 when there is.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if args.trainer == "trl":
-        from frontier_rft.integrations.trl.preflight import check_trl_config
+        from frontier_rft.integrations.trl.config_check import check_trl_config
 
         report = check_trl_config(values)
     else:
@@ -72,8 +75,9 @@ def add_command(sub: Any) -> None:
         "check-config",
         help="check the frontier-rft part of a TRL or verl YAML config (no GPU, no model)",
         description="Name every mistake in the frontier-rft part of a trainer config before "
-        "a run: selector, its config, the adapter's fields, model path, logging backends and "
-        "the data file's columns. Exit status 1 when there is something to fix.",
+        "a run: selector, its config and the metadata it needs, the adapter's fields, model "
+        "path, logging backends, reward functions and reward_range, the held-out set, the "
+        "data files' columns and task ids. Exit status 1 when there is something to fix.",
     )
     p.add_argument("trainer", choices=("trl", "verl"), help="whose config FILE is")
     p.add_argument("file", metavar="FILE.yaml", help="the YAML file you launch with")

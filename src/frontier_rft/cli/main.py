@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from frontier_rft import __version__
+from frontier_rft.cli.ab import add_command as add_ab
 from frontier_rft.cli.bench_rl import add_command as add_bench_rl
 from frontier_rft.cli.check_config import add_command as add_check_config
 from frontier_rft.cli.common import (
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_rl(sub)
     add_selectors(sub)
     add_check_config(sub)
+    add_ab(sub)
     return parser
 
 

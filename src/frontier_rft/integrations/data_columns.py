@@ -19,10 +19,12 @@ from frontier_rft.core.jsonsafe import loads_bounded
 
 __all__ = [
     "MAX_FIRST_ROW_BYTES",
+    "MAX_ID_ROWS",
     "MAX_JSON_BYTES",
     "MAX_ROW_DEPTH",
     "DataColumns",
     "read_data_columns",
+    "read_parquet_ids",
 ]
 
 MAX_FIRST_ROW_BYTES = 8 << 20
@@ -31,6 +33,8 @@ MAX_JSON_BYTES = 64 << 20
 """Largest .json file (one array of rows) read whole; of a larger one only the first line."""
 MAX_ROW_DEPTH = 64
 """Deepest nesting of a JSON row read (json.loads recurses: 100,000 levels overflow)."""
+MAX_ID_ROWS = 20_000_000
+"""Most rows whose id column is read whole (160 MB of int64) to look for repeated ids."""
 
 
 @dataclass(frozen=True)
@@ -138,3 +142,32 @@ def _parquet_columns(path: Path, shown: str) -> DataColumns | str:
         )
     except (arrow_error, OSError, ValueError, TypeError, NotImplementedError) as exc:
         return f"{shown}: not a readable parquet file ({_one_line(exc)})"
+
+
+def read_parquet_ids(path: str | Path, key: str) -> Any:
+    """The integer column `key` (`column.field` reads inside a struct column, e.g.
+    `extra_info.index`) of parquet file `path`, read alone, as a numpy int64 array; or a
+    sentence saying why not (no pyarrow, too many rows, a value that is not an integer)."""
+    import numpy as np
+
+    shown = str(path)[:200]
+    if importlib.util.find_spec("pyarrow") is None:
+        return f"{shown}: pyarrow is not installed, so its {key} values are not checked"
+    pq: Any = importlib.import_module("pyarrow.parquet")
+    pa: Any = importlib.import_module("pyarrow")
+    try:
+        handle = pq.ParquetFile(Path(path).expanduser())
+        if handle.metadata.num_rows > MAX_ID_ROWS:
+            return f"{shown}: over {MAX_ID_ROWS:,} rows, so its {key} values are not checked"
+        column = handle.read(columns=[key]).column(0).combine_chunks()
+        for part in key.split(".")[1:]:  # a nested read keeps the struct around the field
+            if pa.types.is_struct(column.type):
+                column = column.field(part)
+    except (pa.ArrowException, OSError, ValueError, TypeError, KeyError) as exc:
+        return f"{shown}: its {key} values cannot be read ({_one_line(exc)})"
+    if column.null_count:
+        return f"{shown}: {column.null_count} row(s) have no {key}"
+    if not pa.types.is_integer(column.type):
+        return f"{shown}: {key} holds {column.type}, not integers"
+    out: Any = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return out

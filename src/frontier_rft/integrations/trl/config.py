@@ -78,7 +78,8 @@ class FrontierConfig:
     self_embeddings_max_length: int = 1024
     """Prompt tokens read per prompt (longer prompts are truncated) for self-embeddings."""
     reward_range: list[float] | None = None
-    """[lo, hi] (or a tuple) of the combined reward, mapped onto [0, 1] and clipped; None: as is."""
+    """[lo, hi] (or a tuple) of the combined reward, mapped onto [0, 1] and clipped; None: as
+    is. Required with two or more reward functions unless the selector reads any scale."""
     metrics_verbosity: Literal["summary", "all"] = "summary"
     """Selector metrics in TRL's logs: a short summary, or all (the JSONL file has all)."""
     metrics_prefix: str = METRICS_PREFIX
@@ -250,6 +251,13 @@ class FrontierScriptArguments:
         default=None,
         metadata={"help": "Local data files (json/jsonl/csv/parquet) instead of dataset_name."},
     )
+    eval_dataset_files: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Local held-out files, scored by the reward functions at each eval "
+            "(eval_strategy, eval_steps); with dataset_name, its dataset_test_split instead."
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.trainer not in ("grpo", "rloo"):
@@ -258,6 +266,8 @@ class FrontierScriptArguments:
             self.reward_funcs = [self.reward_funcs]
         if isinstance(self.dataset_files, str):
             self.dataset_files = [self.dataset_files]
+        if isinstance(self.eval_dataset_files, str):
+            self.eval_dataset_files = [self.eval_dataset_files]
         # Types first: a mapping would be iterated for its keys (`{answer_match: 1}` reads
         # as a weight but would be dropped), a number would raise a TypeError below.
         if not _strings(self.reward_funcs) or not self.reward_funcs:
@@ -265,19 +275,21 @@ class FrontierScriptArguments:
                 "reward_funcs must be a reward function name or a list of them (answer_match, "
                 f"my.module.fn), got {_short(self.reward_funcs)}; weights go in reward_weights"
             )
-        if self.dataset_files is not None and not _strings(self.dataset_files):
-            raise ValueError(
-                "dataset_files must be a data file path or a list of them, got "
-                f"{_short(self.dataset_files)}"
-            )
+        for name in ("dataset_files", "eval_dataset_files"):
+            value = getattr(self, name)
+            if value is not None and not _strings(value):
+                raise ValueError(
+                    f"{name} must be a data file path or a list of them, got {_short(value)}"
+                )
         for name in self.reward_funcs:
             if not isinstance(name, str) or (name not in REWARDS and "." not in name.strip(".")):
                 raise ValueError(
                     f"unknown reward function {name!r}: {', '.join(sorted(REWARDS))} or a "
                     "dotted path my.module.function importable from the working directory"
                 )
-        for path in self.dataset_files or ():
-            if str(path).rsplit(".", 1)[-1].lower() not in DATA_BUILDERS:
-                raise ValueError(
-                    f"dataset_files: {path!r} is not a .jsonl, .json, .csv or .parquet file"
-                )
+        for name in ("dataset_files", "eval_dataset_files"):
+            for path in getattr(self, name) or ():
+                if str(path).rsplit(".", 1)[-1].lower() not in DATA_BUILDERS:
+                    raise ValueError(
+                        f"{name}: {path!r} is not a .jsonl, .json, .csv or .parquet file"
+                    )

@@ -5,7 +5,10 @@
 
 The YAML holds TRL's `ScriptArguments`, `GRPOConfig` (or `RLOOConfig`) and `ModelConfig`
 fields, frontier-rft's `FrontierConfig` fields, and this script's own (`reward_funcs`,
-`trainer`), side by side; flags on the command line override the file. An example is
+`trainer`, `dataset_files`, `eval_dataset_files`), side by side; flags on the command line
+override the file. With `eval_strategy: steps` the held-out set (`eval_dataset_files`, or a
+hub dataset's `dataset_test_split`) is scored by the same reward functions every
+`eval_steps`, and each evaluation is logged beside the rollouts spent so far. An example is
 `examples/trl/grpo_frontier.yaml`; every key is documented in `--help`. A mistake (an
 unknown key or selector, a missing column or file) ends in one line that says what to change;
 `FRONTIER_DEBUG=1` shows the traceback instead.
@@ -14,12 +17,14 @@ unknown key or selector, a missing column or file) ends in one line that says wh
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from frontier_rft.core.config import did_you_mean
+from frontier_rft.integrations.pool import prompt_text
 from frontier_rft.integrations.trl.config import (
     DATA_BUILDERS,
     REWARDS,
@@ -29,8 +34,12 @@ from frontier_rft.integrations.trl.config import (
 from frontier_rft.integrations.trl.preflight import (
     TRL_PROMPT,
     data_problems,
+    eval_problems,
+    eval_wanted,
     local_model_path,
+    pool_problems,
     report_to_problems,
+    reward_range_problems,
 )
 from frontier_rft.logs import env_level, show_messages
 
@@ -38,6 +47,8 @@ __all__ = ["FrontierScriptArguments", "answer_match", "cli", "main", "make_parse
 
 DEBUG_ENV = "FRONTIER_DEBUG"
 """Set to 1 to see the traceback of an error instead of its one-line message."""
+
+_log = logging.getLogger(__name__)
 
 
 def _reward(name: str) -> Callable[..., Any]:
@@ -128,44 +139,79 @@ def make_parser(kind: str = "grpo") -> Any:
     return parser
 
 
-def _load_train_split(extra: FrontierScriptArguments, script: Any) -> tuple[Any, str]:
-    """(the training split, where it came from) from dataset_files or dataset_name."""
+def _local_files(paths: list[str]) -> Any:
+    """The DatasetDict of local data files (one `train` split), read by their suffix."""
+    from datasets import load_dataset
+
+    return load_dataset(DATA_BUILDERS[paths[0].rsplit(".", 1)[-1].lower()], data_files=paths)
+
+
+def _split(dataset: Any, split: str, source: str, option: str) -> Any:
+    if split not in dataset:
+        raise ValueError(
+            f"{source} has no split {split!r}{did_you_mean(split, dataset)} (splits: "
+            f"{', '.join(dataset)}); set {option}"
+        )
+    return dataset[split]
+
+
+def _load_splits(extra: FrontierScriptArguments, script: Any, evaluate: bool) -> tuple[Any, ...]:
+    """(training split, where it came from, held-out split or None, where that came from):
+    from dataset_files or dataset_name, the held-out one from eval_dataset_files or, with
+    dataset_name, its dataset_test_split, when the Trainer will evaluate."""
     from datasets import load_dataset
 
     if extra.dataset_files:
-        builder = DATA_BUILDERS[extra.dataset_files[0].rsplit(".", 1)[-1].lower()]
-        dataset = load_dataset(builder, data_files=extra.dataset_files)
+        dataset = _local_files(extra.dataset_files)
         source = f"dataset_files {', '.join(extra.dataset_files)}"
     elif script.dataset_name:
         dataset = load_dataset(script.dataset_name, name=script.dataset_config)
         source = f"dataset_name {script.dataset_name}"
     else:
         raise ValueError("give dataset_name or dataset_files (in the YAML or on the command line)")
-    split = script.dataset_train_split
-    if split not in dataset:
-        raise ValueError(
-            f"{source} has no split {split!r}{did_you_mean(split, dataset)} (splits: "
-            f"{', '.join(dataset)}); set dataset_train_split"
-        )
-    return dataset[split], source
+    train = _split(dataset, script.dataset_train_split, source, "dataset_train_split")
+    if not evaluate:
+        return train, source, None, ""
+    if extra.eval_dataset_files:
+        held_out = _local_files(extra.eval_dataset_files)["train"]
+        return train, source, held_out, f"eval_dataset_files {', '.join(extra.eval_dataset_files)}"
+    test = _split(dataset, script.dataset_test_split, source, "dataset_test_split")
+    return train, source, test, f"{source} split {script.dataset_test_split}"
 
 
-def _checked_train_data(
-    train: Any, source: str, frontier: Any, rewards: dict[str, Callable[..., Any]]
+def _checked_data(
+    data: Any,
+    source: str,
+    frontier: Any,
+    rewards: dict[str, Callable[..., Any]],
+    held_out: bool = False,
 ) -> Any:
-    """`train` once its columns hold what the adapter, TRL and the reward functions read
+    """`data` once its columns hold what the adapter, TRL and the reward functions read
     (ValueError naming every missing one), with the prompt_column copied to TRL's `prompt`
-    when the data has no such column."""
-    names = list(train.column_names)
-    first = train[0] if len(train) else None
-    problems = data_problems(names, frontier, first, rewards, script=True)
-    if not len(train):
-        problems.append("the training split has no rows")
+    when the data has no such column. A `held_out` set needs the prompt and the reward
+    functions' columns only."""
+    names = list(data.column_names)
+    first = data[0] if len(data) else None
+    problems = data_problems(names, frontier, first, rewards, script=True, held_out=held_out)
+    if not len(data):
+        problems.append(f"the {'held-out' if held_out else 'training'} split has no rows")
     if problems:
         raise ValueError(f"{source} (columns: {', '.join(names)}): {'; '.join(problems)}")
     if TRL_PROMPT not in names:
-        train = train.add_column(TRL_PROMPT, train[frontier.prompt_column])
-    return train
+        data = data.add_column(TRL_PROMPT, data[frontier.prompt_column])
+    return data
+
+
+def _warn_shared_prompts(train: Any, held_out: Any) -> None:
+    """A held-out prompt that is also a training prompt measures recall, not learning: say
+    how many there are (an A/B needs none, docs/ab_test.md)."""
+    seen = {prompt_text(p) for p in train[TRL_PROMPT]}
+    shared = sum(prompt_text(p) in seen for p in held_out[TRL_PROMPT])
+    if shared:
+        _log.warning(
+            f"frontier-rft: {shared} of the {len(held_out)} held-out prompts are also "
+            "training prompts; a held-out score then measures recall as well as learning"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> Any:
@@ -182,12 +228,22 @@ def main(argv: Sequence[str] | None = None) -> Any:
     # Before anything may reach the hub or load weights: the model path, the logging
     # backends, the reward functions and the data's columns.
     model_args.model_name_or_path = local_model_path(model_args.model_name_or_path)
+    evaluate = eval_wanted(training.eval_strategy, training.eval_on_start)
     problems = report_to_problems(training.report_to)
+    problems += pool_problems(frontier)
+    problems += reward_range_problems(frontier, extra.reward_funcs, training.reward_weights)
+    problems += eval_problems(
+        training.eval_strategy, training.eval_on_start, extra.dataset_files,
+        extra.eval_dataset_files,
+    )  # fmt: skip
     if problems:
         raise ValueError("; ".join(problems))
     rewards = {name: _reward(name) for name in extra.reward_funcs}
-    train, source = _load_train_split(extra, script)
-    train = _checked_train_data(train, source, frontier, rewards)
+    train, source, held_out, held_out_source = _load_splits(extra, script, evaluate)
+    train = _checked_data(train, source, frontier, rewards)
+    if held_out is not None:
+        held_out = _checked_data(held_out, held_out_source, frontier, rewards, held_out=True)
+        _warn_shared_prompts(train, held_out)
     training.model_init_kwargs = {
         "revision": model_args.model_revision,
         "attn_implementation": model_args.attn_implementation,
@@ -200,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
         reward_funcs=list(rewards.values()),
         args=training,
         train_dataset=train,
+        eval_dataset=held_out,
         peft_config=importlib.import_module("trl").get_peft_config(model_args),
         frontier=frontier,
     )

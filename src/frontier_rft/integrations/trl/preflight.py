@@ -4,42 +4,51 @@ no TRL: they run before anything slow.
 - `local_model_path`: a model name that looks like a local path must be a model directory;
   checked on disk before any hub call (`frontier_rft.model_dirs` says which names do).
 - `report_to_problems`: every logging backend in `report_to` must be installed.
-- `data_problems`: the columns the adapter, TRL's trainer and the reward functions read.
-- `check_trl_config`: all of these on a TRL YAML file's values, plus every FrontierConfig
-  field and every unknown key (`frontier check-config trl FILE.yaml`).
+- `data_problems`: the columns the adapter, TRL's trainer and the reward functions read,
+  and reward functions TRL's call would fail on.
+- `pool_problems`: the metadata the selector cannot run without, against the columns the
+  config names (bots' interpolation plug-in without pass-rate columns).
+- `reward_range_problems`: several reward functions and a selector that needs rewards in
+  [0, 1] make `reward_range` required (docs/integrations/trl.md, "Several reward functions").
+- `eval_problems`: an evaluation asked for with no held-out set, or a held-out set never read.
+
+`check_trl_config` (trl/config_check.py) runs all of these on a YAML file's values.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import inspect
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import fields
 from typing import Any
 
-from frontier_rft.core.config import closest, config_problems, did_you_mean
+from frontier_rft.core.config import closest, did_you_mean
+from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
-    DataColumns,
-    Report,
-    read_data_columns,
-    selector_problems,
+    requirement_problems,
+    selector_reward_bounds,
     shown,
 )
-from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
-from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
+from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.reward_source import RewardSource
 from frontier_rft.model_dirs import looks_local, model_dir_problem
 
 __all__ = [
+    "POOL_OPTIONS",
     "REPORT_TO_PACKAGES",
     "TRL_REWARD_ARGUMENTS",
-    "check_trl_config",
     "data_problems",
+    "eval_problems",
+    "eval_wanted",
     "local_model_path",
+    "pool_fields",
+    "pool_problems",
     "report_to_problems",
     "reward_columns",
+    "reward_range_problems",
+    "reward_signature",
 ]
 
 REPORT_TO_PACKAGES = {
@@ -55,12 +64,20 @@ REPORT_TO_PACKAGES = {
 }
 """`report_to` backends and the modules transformers needs for each (any one of them)."""
 
+REPORT_TO_OTHERS = ("all", "none", "azure_ml", "codecarbon", "dagshub", "flyte", "kubeflow")
+"""The other `report_to` names transformers 5 accepts (`INTEGRATION_TO_CALLBACK`): a name
+close to one of these or the above and none of them is a typo; a name far from all may be
+a backend a newer transformers added, and is left to it."""
+
 TRL_REWARD_ARGUMENTS = frozenset(
     {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
      "environments"}
 )  # fmt: skip
 """What TRL's GRPOTrainer passes every reward function besides the dataset's columns
 (TRL 1.16, `_calculate_rewards`); any other required argument must be a column."""
+
+TRL_ALWAYS_PASSED = TRL_REWARD_ARGUMENTS - {"environments"}
+"""What it passes on every call (`environments` only with environments configured)."""
 
 TRL_PROMPT = "prompt"
 """The column TRL's GRPO and RLOO trainers generate from."""
@@ -101,7 +118,12 @@ def report_to_problems(report_to: Any) -> list[str]:
             f"none, got {shown(report_to)}"
         ]
     out = []
+    known = [*REPORT_TO_PACKAGES, *REPORT_TO_OTHERS]
     for name in names:
+        if name not in known:
+            if closest(name, known):
+                out.append(f"report_to {name}: not a logging backend{did_you_mean(name, known)}")
+            continue
         modules = REPORT_TO_PACKAGES.get(str(name), ())
         if modules and not any(importlib.util.find_spec(m) for m in modules):
             out.append(
@@ -112,36 +134,75 @@ def report_to_problems(report_to: Any) -> list[str]:
     return out
 
 
-def reward_columns(func: Callable[..., Any]) -> list[str]:
+def reward_signature(func: Callable[..., Any] | RewardSource) -> RewardSource:
+    """The arguments of reward function `func` (an imported function, or one read from
+    source), in the form the source reader gives them."""
+    if isinstance(func, RewardSource):
+        return func
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to read
+        return RewardSource()
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    named = [p for p in params if p.kind in kinds]
+    return RewardSource(
+        required=tuple(p.name for p in named if p.default is p.empty),
+        named=tuple(p.name for p in named),
+        any_keyword=any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params),
+    )
+
+
+def reward_columns(func: Callable[..., Any] | RewardSource) -> list[str]:
     """Dataset columns reward function `func` needs: its arguments without a default that
     TRL does not pass itself (for `answer_match`, `answer`)."""
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):  # a builtin or C callable: nothing to read
-        return []
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return [
-        p.name
-        for p in params
-        if p.kind in named and p.default is p.empty and p.name not in TRL_REWARD_ARGUMENTS
-    ]
+    return [n for n in reward_signature(func).required if n not in TRL_REWARD_ARGUMENTS]
+
+
+def _reward_call_problems(
+    name: str, func: Callable[..., Any] | RewardSource, names: list[str], task_id: str
+) -> list[str]:
+    """The columns reward function `name` reads that the data lacks, and a call TRL would
+    make that it cannot take (no **kwargs, and a keyword TRL passes it is not an argument)."""
+    sig = reward_signature(func)
+    out = []
+    for column in reward_columns(sig):
+        if column not in names:
+            out.append(
+                f"reward function {name!r} reads column {column!r}, which the data "
+                f"lacks{did_you_mean(column, names)}"
+            )
+    if not sig.any_keyword and sig.named:
+        # TRL passes every column but the prompt (the adapter adds the task id column).
+        passed = sorted(TRL_ALWAYS_PASSED | ({*names, task_id} - {TRL_PROMPT}))
+        unnamed = [k for k in passed if k not in sig.named]
+        if unnamed:
+            out.append(
+                f"reward function {name!r} takes no **kwargs, but TRL calls it with every "
+                f"data column and more by keyword ({', '.join(unnamed[:4])}, ...): add "
+                "**kwargs to its arguments"
+            )
+    return out
 
 
 def data_problems(
     names: list[str],
     config: FrontierConfig | None,
     first_row: Mapping[str, Any] | None = None,
-    rewards: Mapping[str, Callable[..., Any]] | None = None,
+    rewards: Mapping[str, Callable[..., Any] | RewardSource] | None = None,
     *,
     script: bool = False,
+    held_out: bool = False,
 ) -> list[str]:
     """What is missing from training data with columns `names`: TRL's prompt column, the
     columns `config` names (None: a ready selector, which reads none) and those the
-    `rewards` functions need, each with the closest existing column. With `script`, the
-    fix for the prompt is the `grpo` script's --prompt_column (it hands that column to TRL
-    as its prompt); otherwise a rename."""
+    `rewards` functions need, each with the closest existing column; and a reward function
+    TRL's call would fail on. With `script`, the fix for the prompt is the `grpo` script's
+    --prompt_column (it hands that column to TRL as its prompt); otherwise a rename. With
+    `held_out` (an evaluation set), only the prompt and the reward functions' columns."""
     out = []
     wanted = config.named_columns() if config is not None else []
+    if held_out:
+        wanted = wanted[:1]
     prompt = config.prompt_column if config is not None else TRL_PROMPT
     if script and prompt not in names:
         near = closest(prompt, names)
@@ -161,138 +222,113 @@ def data_problems(
         wanted = wanted[1:]  # the prompt column is reported above
     flag = "--" if script else ""
     out += [f"{flag}{p}" for p in column_problems(names, wanted, first_row)]
+    task_id = config.task_id_column if config is not None else "task_id"
     for name, func in (rewards or {}).items():
-        for column in reward_columns(func):
-            if column not in names:
-                out.append(
-                    f"reward function {name!r} reads column {column!r}, which the data "
-                    f"lacks{did_you_mean(column, names)}"
-                )
+        out += _reward_call_problems(name, func, names, task_id)
     return out
 
 
-# ---------------------------------------------------------------------------- a YAML file
+POOL_OPTIONS = {
+    "prompts": "prompt_column: COLUMN",
+    "categories": "category_columns: [COLUMN]",
+    "difficulty": "difficulty_column: COLUMN",
+    "reference_pass_rates": "pass_rate_columns: [WEAK, STRONG]",
+    "features": "features_column: COLUMN",
+}
+"""The FrontierConfig setting that gives the adapter's TaskPool each metadata field."""
 
 
-def _trl_keys(kind: Any) -> set[str] | None:
-    """Every key TRL's parser accepts for trainer `kind` (grpo, rloo), or None without TRL.
-    Read from TRL's source (trl/keys.py); where that cannot be followed, TRL is imported
-    (and so torch, ~2 CPU s): only called for keys that are not frontier-rft's."""
-    if importlib.util.find_spec("trl") is None:
-        return None
-    kind = "rloo" if kind == "rloo" else "grpo"
-    found = [dataclass_fields_from_source("trl", name) for name in TRL_CLASSES[kind]]
-    if all(f is not None for f in found):
-        return set().union(*(f for f in found if f is not None)) | {"env"}  # env: TrlParser's
-    trl: Any = importlib.import_module("trl")
-    config = trl.RLOOConfig if kind == "rloo" else trl.GRPOConfig
-    classes = (trl.ScriptArguments, config, trl.ModelConfig)
-    return {f.name for cls in classes for f in fields(cls)} | {"env"}  # env: TrlParser's
+def pool_fields(config: FrontierConfig) -> set[str]:
+    """The TaskPool fields the adapter builds from the columns `config` names (the prompt
+    text always; features also from self-embeddings, which need the prompt text only)."""
+    columns = config.columns()
+    given = {"prompts"}
+    given |= {"categories"} if columns.categories else set()
+    given |= {"difficulty"} if columns.difficulty else set()
+    given |= {"reference_pass_rates"} if columns.pass_rates else set()
+    given |= {"features"} if columns.features else set()
+    return given
 
 
-def check_trl_config(values: Mapping[str, Any]) -> Report:
-    """Every mistake in a TRL YAML file's values that can be found without a model (see the
-    module); relative paths are read from the working directory, as the script reads them."""
-    report = Report()
-    ours = {f.name for f in fields(FrontierConfig)}
-    script_keys = {f.name for f in fields(FrontierScriptArguments)}
-    frontier = {k: v for k, v in values.items() if k in ours}
-    script = {k: v for k, v in values.items() if k in script_keys}
-    others = [str(k) for k in values if k not in ours and k not in script_keys]
-    trl_keys = _trl_keys(script.get("trainer", "grpo")) if others else set()
-    if trl_keys is None:
-        report.notes.append("TRL's own keys are not checked: trl is not installed")
-        for key in others[:MAX_SUGGESTIONS]:
-            if closest(key, ours | script_keys):
-                report.add(key, [f"not a frontier-rft key{did_you_mean(key, ours | script_keys)}"])
-    else:
-        known = ours | script_keys | trl_keys
-        unknown = [k for k in others if k not in known]
-        report.add("", [_unknown(k, known, i) for i, k in enumerate(unknown)])
-    report.add("", config_problems(FrontierConfig, frontier))
-    report.add("", config_problems(FrontierScriptArguments, script))
-    default = FrontierConfig()
-    report.add(
-        "",
-        selector_problems(
-            frontier.get("selector", default.selector),
-            _mapping(frontier.get("selector_config")),
-            frontier.get("selector_judge"),
-        ),
+def pool_problems(config: FrontierConfig) -> list[str]:
+    """The metadata `config`'s selector cannot run without that its columns do not give
+    (the selector would refuse the pool once built, after the model loads)."""
+    return requirement_problems(
+        config.selector, config.selector_config, pool_fields(config), POOL_OPTIONS
     )
-    report.add("", _model_problems(values))
-    if "report_to" in values:  # absent: transformers' default, none
-        report.add("", report_to_problems(values["report_to"]))
-    reward_names = script.get("reward_funcs", ["answer_match"])
-    if isinstance(reward_names, str):  # the script reads one name as a list of one
-        reward_names = [reward_names]
-    if isinstance(reward_names, list):  # another type is named by FrontierScriptArguments
-        rewards = {n: REWARDS[n] for n in reward_names if isinstance(n, str) and n in REWARDS}
-        _check_data(values, frontier, rewards, report)
-    return report
 
 
-def _model_problems(values: Mapping[str, Any]) -> list[str]:
-    """model_name_or_path: a string (a hub id, or a local model directory that exists)."""
-    if "model_name_or_path" not in values:
+def reward_range_problems(
+    config: FrontierConfig,
+    reward_names: list[str],
+    weights: Any = None,
+    selector: Selector | None = None,
+) -> list[str]:
+    """The rule for several reward functions: TRL adds them up, weighted, and when the
+    weights let that sum leave the rewards the selector reads (two functions of 0..1 at the
+    default weight 1 reach 2; a selector such as greso or bots reads [0, 1]), `reward_range`
+    is required. The range the weights give, for functions that each return 0..1, is the
+    suggested line. No rule could map the sum back without knowing each function's range,
+    which only its author does. `selector`: a ready one (default: the one `config` names)."""
+    if len(reward_names) < 2 or config.reward_range is not None:
         return []
-    try:
-        local_model_path(values["model_name_or_path"])
-    except (ValueError, OSError, RuntimeError) as exc:  # OSError: a path too long to look up
-        return [" ".join(str(exc).split())]
-    return []
-
-
-MAX_SUGGESTIONS = 100
-"""Unknown keys given a closest-name suggestion; the rest are named without one (difflib
-costs ~0.5 ms a key against TRL's 220: 70,000 keys would take half a minute)."""
-
-
-def _unknown(key: str, known: set[str], index: int) -> str:
-    hint = did_you_mean(key, known) if index < MAX_SUGGESTIONS else ""
-    return f"unknown key {shown(key)}{hint}"
-
-
-def _mapping(value: Any) -> Any:
-    """selector_config as FrontierConfig reads it (a JSON string on the command line)."""
-    if isinstance(value, str):
-        from frontier_rft.core.jsonsafe import loads_bounded
-
-        try:  # bounded as FrontierConfig reads it
-            return loads_bounded(value, max_chars=1 << 20, max_depth=32) if value.strip() else {}
-        except ValueError:
-            return None  # FrontierConfig's own check names it
-    return value
-
-
-def _check_data(
-    values: Mapping[str, Any],
-    frontier: Mapping[str, Any],
-    rewards: Mapping[str, Callable[..., Any]],
-    report: Report,
-) -> None:
-    files = values.get("dataset_files")
-    paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
-    if not all(isinstance(p, str) for p in paths):
-        return  # FrontierScriptArguments names the wrong type
-    if not paths:
-        name = values.get("dataset_name")
-        why = f"dataset_name {name!r} is not read here" if name else "no dataset_files given"
-        report.notes.append(f"{why}: columns not checked")
-        return
-    column_keys = ("prompt_column", "category_columns", "difficulty_column",
-                   "pass_rate_columns", "features_column")  # fmt: skip
-    try:
-        config = FrontierConfig(**{k: v for k, v in frontier.items() if k in column_keys})
-    except (TypeError, ValueError):
-        report.notes.append("columns not checked until the column options above are fixed")
-        return
-    data = read_data_columns(paths[0])
-    if not isinstance(data, DataColumns):
-        where = "dataset_files"
-        (report.problems if data.startswith("no such file") else report.notes).append(
-            f"{where}: {data}"
+    if selector is not None:
+        bounds = selector.reward_bounds
+    else:
+        bounds = selector_reward_bounds(
+            config.selector, config.selector_config, pool_fields(config), config.selector_judge
         )
-        return
-    problems = data_problems(data.names, config, data.first_row, rewards, script=True)
-    report.add(f"{paths[0]} (columns: {', '.join(data.names)})", problems)
+    if bounds is None:  # a selector that reads any reward scale (sec)
+        return []
+    given = weights if isinstance(weights, list | tuple) else []
+    w = [float(x) for x in given if isinstance(x, int | float) and not isinstance(x, bool)]
+    w = w if len(w) == len(reward_names) else [1.0] * len(reward_names)
+    lo, hi = sum(min(x, 0.0) for x in w), sum(max(x, 0.0) for x in w)
+    if bounds[0] <= lo and hi <= bounds[1]:
+        return []  # weights that keep functions of 0..1 inside (0.75 and 0.25, say)
+    name = selector.name if selector is not None else config.selector
+    return [
+        f"{len(reward_names)} reward functions ({', '.join(reward_names)}): TRL sums them, "
+        f"weighted, so the reward reaches {hi:g} where each gives 1, and selector {name!r} "
+        f"reads rewards in [{bounds[0]:g}, {bounds[1]:g}]: add the YAML line `reward_range: "
+        f"[{lo:g}, {hi:g}]` (in Python FrontierConfig(reward_range=({lo:g}, {hi:g}))), the "
+        "sum's range if each function returns 0..1 (give yours otherwise); it maps the sum "
+        "onto [0, 1]"
+    ]
+
+
+EVAL_FILES_HELP = (
+    "eval_dataset_files: [data/heldout.jsonl] (rows with the training data's columns, no "
+    "prompt in common with it)"
+)
+
+
+def _strategy(value: Any) -> str:
+    """An eval_strategy as text ('no', 'steps', 'epoch'), from the YAML or TRL's enum."""
+    return str(getattr(value, "value", value)).strip().lower()
+
+
+def eval_wanted(eval_strategy: Any, eval_on_start: Any) -> bool:
+    """Whether the Trainer will evaluate: an eval_strategy other than no, or eval_on_start."""
+    return _strategy(eval_strategy) not in ("no", "none") or eval_on_start is True
+
+
+def eval_problems(
+    eval_strategy: Any, eval_on_start: Any, dataset_files: Any, eval_dataset_files: Any
+) -> list[str]:
+    """An evaluation asked for (eval_strategy other than no, or eval_on_start) with local
+    training files and no held-out files; or held-out files that would never be scored.
+    A hub dataset's held-out split (dataset_test_split) is checked when it is loaded."""
+    wanted = eval_wanted(eval_strategy, eval_on_start)
+    if wanted and dataset_files and not eval_dataset_files:
+        return [
+            f"eval_strategy {_strategy(eval_strategy)} needs a held-out set, and "
+            f"dataset_files has only a training split: set {EVAL_FILES_HELP}, or "
+            "eval_strategy: no"
+        ]
+    if eval_dataset_files and not wanted:
+        return [
+            "eval_dataset_files is never scored with eval_strategy no: set eval_strategy: "
+            "steps and eval_steps: N (also eval_on_start: true for a score before training)"
+        ]
+    return []

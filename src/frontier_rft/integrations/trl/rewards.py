@@ -95,8 +95,9 @@ def check_combined_rewards(
     what = "not a finite reward" if np.isinf(value) else "out of range"
     raise ValueError(
         f"the combined TRL reward of task {task} is {value}, {what}: this selector needs "
-        f"rewards {need}; return such rewards, or set FrontierConfig(reward_range=(lo, hi)) "
-        "to map yours onto [0, 1] (beyond it they clip to 0 or 1)"
+        f"rewards {need}; return such rewards, or add the YAML line `reward_range: [lo, hi]` "
+        "(in Python FrontierConfig(reward_range=(lo, hi))) with your rewards' range, which "
+        "maps them onto [0, 1] (beyond it they clip to 0 or 1)"
     )
 
 

@@ -27,7 +27,10 @@ What it changes, and where:
   `train(resume_from_checkpoint=...)` restores them before training resumes.
 - Logs (`log`): a summary of the selector metrics, prefixed `curriculum/`, joins TRL's logs
   (so TensorBoard, W&B or any `report_to` backend gets them; `metrics_verbosity: all` sends
-  every key); the JSONL file gets every key.
+  every key); the JSONL file gets every key. Each evaluation's log (TRL's `eval_reward`,
+  `eval_rewards/<func>/mean`, ...) also carries `curriculum/trl/rollouts_delivered` and
+  `curriculum/tasks/distinct_trained`, the rollouts and distinct prompts trained so far,
+  and goes into the JSONL file as well: what `frontier ab compare` reads.
 """
 
 from __future__ import annotations
@@ -57,7 +60,12 @@ from frontier_rft.integrations.pool import (
     reads_features,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.integrations.trl.preflight import data_problems, local_model_path
+from frontier_rft.integrations.trl.preflight import (
+    data_problems,
+    local_model_path,
+    pool_problems,
+    reward_range_problems,
+)
 from frontier_rft.integrations.trl.rewards import (
     RewardTap,
     check_combined_rewards,
@@ -81,27 +89,43 @@ def _with_task_ids(dataset: Any, column: str) -> Any:
 
 
 def _check_before_model(
-    args: tuple[Any, ...], kwargs: dict[str, Any], config: FrontierConfig | None
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    config: FrontierConfig,
+    selector: Selector | None,
 ) -> tuple[Any, ...]:
     """What TRL would find only after loading the model (or at the first step): a mistyped
-    local model path, and the columns TRL, the selector's pool (`config`; None for a ready
-    selector) and the reward functions read. Returns `args` (and updates `kwargs`) with a
-    `~` in the model path expanded."""
+    local model path; the metadata the selector `config` names cannot run without; several
+    reward functions without the reward_range the selector needs; the columns TRL, the
+    selector's pool (none for a ready `selector`) and the reward functions read. Returns
+    `args` (and updates `kwargs`) with a `~` in the model path expanded."""
     if isinstance(kwargs.get("model"), str):
         kwargs["model"] = local_model_path(kwargs["model"], "model")
     elif args and isinstance(args[0], str):
         args = (local_model_path(args[0], "model"), *args[1:])
+    funcs = kwargs.get("reward_funcs", args[1] if len(args) > 1 else None)
+    funcs = funcs if isinstance(funcs, list) else [funcs]
+    training = kwargs.get("args", args[2] if len(args) > 2 else None)
+    names_of = [getattr(f, "__name__", type(f).__name__) for f in funcs]
+    problems = [] if selector is not None else pool_problems(config)
+    problems += reward_range_problems(
+        config, names_of, getattr(training, "reward_weights", None), selector
+    )
+    if problems:
+        raise ValueError("; ".join(problems))
     dataset = kwargs.get("train_dataset")
     names = getattr(dataset, "column_names", None)
     if not isinstance(names, list):
         return args  # not a map-style Dataset: task_rows says so
-    funcs = kwargs.get("reward_funcs", args[1] if len(args) > 1 else None)
-    funcs = funcs if isinstance(funcs, list) else [funcs]
     rewards = {f.__name__: f for f in funcs if inspect.isfunction(f)}
-    problems = data_problems(names, config, None, rewards)
+    problems = data_problems(names, None if selector is not None else config, None, rewards)
     if problems:
         raise ValueError(f"train_dataset (columns: {', '.join(names)}): {'; '.join(problems)}")
     return args
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
@@ -194,7 +218,7 @@ class FrontierTrainerMixin:
                     f"FrontierConfig {', '.join(unused)} apply when the adapter builds the "
                     "selector; with selector=... put that metadata in its TaskPool instead"
                 )
-        args = _check_before_model(args, kwargs, None if selector is not None else config)
+        args = _check_before_model(args, kwargs, config, selector)
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column
@@ -425,9 +449,12 @@ class FrontierTrainerMixin:
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         is_eval = any(key.startswith("eval_") for key in logs)
-        if self.model.training and not is_eval:
+        config = self.frontier_config
+        if is_eval:
+            # The A/B's x-axes beside the held-out scores, in every report_to backend.
+            logs.update(self._frontier_budget())
+        elif self.model.training:
             metrics = self.frontier_metrics()
-            config = self.frontier_config
             # TRL's loggers reject NaN (JSON); the JSONL file keeps every key, NaN as null.
             finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
             logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
@@ -437,6 +464,21 @@ class FrontierTrainerMixin:
                     step=int(self.state.global_step),
                 )
         super().log(logs, start_time)  # type: ignore[misc]
+        if is_eval and self.accelerator.is_main_process:
+            # After TRL's log, which adds its eval_reward and eval_rewards/<func>/mean.
+            held_out = {k: float(v) for k, v in logs.items() if _is_number(v)}
+            self._frontier_logger().log(held_out, step=int(self.state.global_step))
+
+    def _frontier_budget(self) -> dict[str, float]:
+        """What training has spent so far, under the metrics prefix: the rollouts sent to
+        the selector, and the distinct prompts trained (groups with mixed rewards, as far
+        as the selector has folded them in)."""
+        prefix = self.frontier_config.metrics_prefix
+        out = {prefix + "trl/rollouts_delivered": float(self._frontier_counters["rollouts"])}
+        trained = self.frontier_selector.metrics().get("tasks/distinct_trained", math.nan)
+        if math.isfinite(trained):  # TRL's loggers reject NaN
+            out[prefix + "tasks/distinct_trained"] = float(trained)
+        return out
 
     def _frontier_logger(self) -> JsonlLogger:
         if self._frontier_jsonl is None:

@@ -16,11 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
+from frontier_rft.integrations.data_columns import read_parquet_ids
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
     read_data_columns,
+    requirement_problems,
     selector_problems,
 )
 from frontier_rft.integrations.verl.config import BATCH_SIZE_NOT_READ, VerlSamplerConfig
@@ -80,8 +82,40 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
             values.get("selector_judge"),
         ),
     )
+    report.add(
+        section,
+        requirement_problems(
+            values.get("selector", default.selector),
+            values.get("selector_config"),
+            _pool_fields(values),
+            POOL_OPTIONS,
+        ),
+    )
     _check_data(config, values, batch, report)
     return report
+
+
+POOL_OPTIONS = {
+    "prompts": "prompt_key: COLUMN",
+    "categories": "category_keys: [COLUMN]",
+    "difficulty": "difficulty_key: COLUMN",
+    "reference_pass_rates": "pass_rate_keys: [WEAK, STRONG]",
+    "features": "features_key: COLUMN (or self_embeddings_model: MODEL_DIR)",
+}
+"""The VerlSamplerConfig field that gives the sampler's TaskPool each metadata field."""
+
+
+def _pool_fields(values: Mapping[str, Any]) -> set[str]:
+    """The TaskPool fields the sampler builds from the fields as given (the prompt text
+    always: verl's prompt_key column is required)."""
+    given = {"prompts"}
+    for field_name, option in (("categories", "category_keys"), ("difficulty", "difficulty_key"),
+                               ("reference_pass_rates", "pass_rate_keys"),
+                               ("features", "features_key"),
+                               ("features", "self_embeddings_model")):  # fmt: skip
+        if values.get(option):
+            given.add(field_name)
+    return given
 
 
 def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, Any] | None:
@@ -177,6 +211,7 @@ def _check_data(
         verl_key = _get(config, "data.prompt_key")
         prompt = ("data.prompt_key", verl_key if isinstance(verl_key, str) else "prompt")
     rows: list[int | None] = []
+    ids_readable = True
     for path in local:
         data = read_data_columns(path)
         if not isinstance(data, DataColumns):
@@ -184,13 +219,57 @@ def _check_data(
                 f"data.train_files: {data}"
             )
             rows.append(None)
+            ids_readable = False
             continue
         problems = column_problems(data.names, _wanted_columns(values, prompt), data.first_row)
         report.add(f"{path} (columns: {', '.join(data.names)})", [_why(p) for p in problems])
         rows.append(data.rows)
+        ids_readable &= not any(p.startswith("task_id_key:") for p in problems)
     total = sum(r for r in rows if r is not None)
     if batch is not None and None not in rows and batch > total:
         report.add("", [f"batch size {batch} exceeds the {total} rows of data.train_files"])
+    key = values.get("task_id_key", "index")
+    if ids_readable and isinstance(key, str):
+        _check_task_ids(local, "extra_info.index" if key == "index" else key, report)
+
+
+def _check_task_ids(paths: list[str], key: str, report: Report) -> None:
+    """Task ids must be unique over all training files (verl joins them into one dataset,
+    and the sampler refuses a repeated id, after Ray starts): the id column of each parquet
+    file, read alone, compared within and across files."""
+    import numpy as np
+
+    seen: list[tuple[str, Any]] = []
+    for path in paths:
+        if not path.lower().endswith(".parquet"):
+            report.notes.append(f"data.train_files: {path}: {key} values of non-parquet files "
+                                "are not compared")  # fmt: skip
+            continue
+        ids = read_parquet_ids(path, key)
+        if isinstance(ids, str):
+            report.notes.append(f"data.train_files: {ids}")
+            continue
+        uniq, counts = np.unique(ids, return_counts=True)
+        if uniq.size != ids.size:
+            repeated = uniq[counts > 1]
+            report.add(
+                "data.train_files",
+                [f"{path} repeats {repeated.size} {key} value(s) (first {int(repeated[0])}): "
+                 f"give every row a unique {key}"],
+            )  # fmt: skip
+        for other, other_ids in seen:
+            shared = np.intersect1d(other_ids, uniq, assume_unique=True)
+            if shared.size:
+                offset = int(other_ids.max()) + 1
+                report.add(
+                    "data.train_files",
+                    [f"{other} and {path} share {shared.size:,} {key} value(s) (first "
+                     f"{int(shared[0])}); verl joins the files and then refuses the repeated "
+                     f"task ids after Ray starts (verl's preprocessors number each file from 0): "
+                     f"renumber one file's {key} (e.g. add {offset} to {path}'s) so ids are "
+                     "unique across files, or set task_id_key to a column that is"],
+                )  # fmt: skip
+        seen.append((path, uniq))
 
 
 def _why(problem: str) -> str:

@@ -1,0 +1,65 @@
+"""`frontier ab compare RUN_A RUN_B`: your A/B of two selectors, read from the runs' logs.
+
+Prints held-out score against rollouts spent and distinct prompts trained for both arms,
+says whether the difference is beyond the seed-to-seed noise (or that one run per arm
+cannot tell), and draws both curves (docs/ab_test.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_command"]
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from frontier_rft.bench.ab import arm_label, compare_arms
+    from frontier_rft.reporting.ab_plots import plot_ab
+
+    result = compare_arms(args.run_a, args.run_b, metric=args.metric)
+    print(result.table())
+    if args.out != "none":
+        arms = {
+            f"{arm_label(arm.path)} ({side})": [
+                (run.rollouts, run.distinct, run.score) for run in arm.runs.values()
+            ]
+            for side, arm in (("A", result.a), ("B", result.b))
+        }
+        path = plot_ab(arms, result.metric, result.budget, result.verdict, args.out)
+        print(f"Figure: {path}")
+    return 0
+
+
+def add_command(sub: Any) -> None:
+    """Register `ab compare`."""
+    p = sub.add_parser(
+        "ab",
+        help="compare two arms of your own training runs (a selector against uniform)",
+        description="Your A/B of two selectors on your own model (docs/ab_test.md).",
+    )
+    ab_sub = p.add_subparsers(dest="ab_command", required=True, metavar="COMMAND")
+    c = ab_sub.add_parser(
+        "compare",
+        help="held-out score against rollouts spent and prompts trained, with a verdict",
+        description="Read two arms' logs (frontier_metrics.jsonl of the TRL or verl adapter, "
+        "metrics.jsonl of frontier train) and compare their held-out score at the largest "
+        "rollout count every run reached. An arm is a run directory, or a folder of them "
+        "(one per seed, named alike in both arms): with several seeds a paired bootstrap "
+        "interval says whether the difference is beyond the noise; with one, that it cannot "
+        "be judged.",
+    )
+    c.add_argument("run_a", metavar="RUN_A", help="arm A (the baseline, e.g. uniform)")
+    c.add_argument("run_b", metavar="RUN_B", help="arm B (the selector)")
+    c.add_argument(
+        "--metric",
+        default=None,
+        help="the held-out score's key in the logs (default: eval_reward, TRL's; "
+        "eval/mean_score for frontier train)",
+    )
+    c.add_argument(
+        "--out",
+        default="ab_compare.png",
+        help="the figure's PNG file, or none (default: ab_compare.png)",
+    )
+    c.set_defaults(func=_cmd_compare, out_is_file=True)

@@ -1,0 +1,235 @@
+"""`check_trl_config`: every mistake in a TRL YAML file that the `trl.grpo` script would
+find before its model loads, or TRL after it, found without a model, a GPU or TRL itself
+(`frontier check-config trl FILE.yaml`).
+
+What it checks, in the file's values: each key (frontier-rft's, the script's, TRL's own,
+read from TRL's source; without TRL installed, TRL's keys are left unchecked and said to
+be), each FrontierConfig and script value, the selector's config and the metadata it cannot
+run without, the model path, the logging backends, the reward functions (found and read
+from source, never imported), `reward_range` with several of them, the held-out set an
+evaluation needs, and the columns of the training and held-out files the adapter, TRL and
+the reward functions read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from frontier_rft.core.config import config_problems, did_you_mean
+from frontier_rft.integrations.preflight import (
+    DataColumns,
+    Report,
+    read_data_columns,
+    selector_problems,
+    shown,
+)
+from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
+from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
+from frontier_rft.integrations.trl.preflight import (
+    data_problems,
+    eval_problems,
+    local_model_path,
+    pool_problems,
+    report_to_problems,
+    reward_range_problems,
+)
+from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
+
+__all__ = ["NEAR_MISS", "check_trl_config"]
+
+MAX_SUGGESTIONS = 100
+"""Unknown keys given a closest-name suggestion; the rest are named without one (difflib
+costs ~0.5 ms a key against TRL's 220: 70,000 keys would take half a minute)."""
+
+NEAR_MISS = 0.85
+"""Without TRL, a key at least this close (difflib's ratio) to a frontier-rft key gets a
+note asking whether it was meant: no TRL 1.16 key comes closer than 0.83 (reward_clip_range
+to reward_range), a one-letter slip of a frontier-rft key is above 0.87."""
+
+_POOL_KEYS = ("selector", "selector_config", "selector_judge", "prompt_column",
+              "category_columns", "difficulty_column", "pass_rate_columns", "features_column",
+              "reward_range")  # fmt: skip
+"""The FrontierConfig fields the data, selector and reward checks read."""
+
+
+def _trl_keys(kind: Any) -> set[str] | None:
+    """Every key TRL's parser accepts for trainer `kind` (grpo, rloo), or None without TRL.
+    Read from TRL's source (trl/keys.py); where that cannot be followed, TRL is imported
+    (and so torch, ~2 CPU s): only called for keys that are not frontier-rft's."""
+    if importlib.util.find_spec("trl") is None:
+        return None
+    kind = "rloo" if kind == "rloo" else "grpo"
+    found = [dataclass_fields_from_source("trl", name) for name in TRL_CLASSES[kind]]
+    if all(f is not None for f in found):
+        return set().union(*(f for f in found if f is not None)) | {"env"}  # env: TrlParser's
+    trl: Any = importlib.import_module("trl")
+    config = trl.RLOOConfig if kind == "rloo" else trl.GRPOConfig
+    classes = (trl.ScriptArguments, config, trl.ModelConfig)
+    return {f.name for cls in classes for f in fields(cls)} | {"env"}  # env: TrlParser's
+
+
+def check_trl_config(values: Mapping[str, Any]) -> Report:
+    """Every mistake in a TRL YAML file's values that can be found without a model (see the
+    module); relative paths are read from the working directory, as the script reads them."""
+    report = Report()
+    ours = {f.name for f in fields(FrontierConfig)}
+    script_keys = {f.name for f in fields(FrontierScriptArguments)}
+    frontier = {k: v for k, v in values.items() if k in ours}
+    script = {k: v for k, v in values.items() if k in script_keys}
+    others = [str(k) for k in values if k not in ours and k not in script_keys]
+    _check_keys(others, ours | script_keys, script.get("trainer", "grpo"), report)
+    report.add("", config_problems(FrontierConfig, frontier))
+    report.add("", config_problems(FrontierScriptArguments, script))
+    default = FrontierConfig()
+    report.add(
+        "",
+        selector_problems(
+            frontier.get("selector", default.selector),
+            _mapping(frontier.get("selector_config")),
+            frontier.get("selector_judge"),
+        ),
+    )
+    report.add("", _model_problems(values))
+    if "report_to" in values:  # absent: transformers' default, none
+        report.add("", report_to_problems(values["report_to"]))
+    config = _pool_config(frontier)
+    reward_names = script.get("reward_funcs", ["answer_match"])
+    if isinstance(reward_names, str):  # the script reads one name as a list of one
+        reward_names = [reward_names]
+    if not _strings(reward_names):
+        return report  # FrontierScriptArguments names the wrong type
+    rewards = _rewards(reward_names, report)
+    if config is not None:
+        report.add("", pool_problems(config))
+        report.add("", reward_range_problems(config, reward_names, values.get("reward_weights")))
+    files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
+    report.add(
+        "",
+        eval_problems(
+            values.get("eval_strategy", "no"), values.get("eval_on_start"), files, held_out
+        ),
+    )
+    if config is None:
+        report.notes.append("columns not checked until the column options above are fixed")
+        return report
+    if not _check_files("dataset_files", files, config, rewards, report, held_out=False):
+        name = values.get("dataset_name")
+        why = f"dataset_name {name!r} is not read here" if name else "no dataset_files given"
+        report.notes.append(f"{why}: columns not checked")
+    _check_files("eval_dataset_files", held_out, config, rewards, report, held_out=True)
+    return report
+
+
+def _check_keys(others: list[str], ours: set[str], trainer: Any, report: Report) -> None:
+    """Keys that are neither frontier-rft's nor the script's: TRL's, or mistakes. Without
+    TRL they cannot be told apart, so none is flagged; a near miss of a frontier-rft key
+    gets a note."""
+    trl_keys = _trl_keys(trainer) if others else set()
+    if trl_keys is not None:
+        known = ours | trl_keys
+        unknown = [k for k in others if k not in known]
+        report.add("", [_unknown(k, known, i) for i, k in enumerate(unknown)])
+        return
+    count = f"{len(others)} key{'s' * (len(others) > 1)}"
+    report.notes.append(
+        f"not checked: TRL's own keys, as trl is not installed ({count} here are not "
+        "frontier-rft's; pip install trl to check them)"
+    )
+    for key in others[:MAX_SUGGESTIONS]:
+        near = difflib.get_close_matches(key, list(ours), n=1, cutoff=NEAR_MISS)
+        if near:
+            report.notes.append(
+                f"{shown(key)} is not a frontier-rft key: if you meant {near[0]!r}, rename it"
+            )
+
+
+def _unknown(key: str, known: set[str], index: int) -> str:
+    hint = did_you_mean(key, known) if index < MAX_SUGGESTIONS else ""
+    return f"unknown key {shown(key)}{hint}"
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _mapping(value: Any) -> Any:
+    """selector_config as FrontierConfig reads it (a JSON string on the command line)."""
+    if isinstance(value, str):
+        from frontier_rft.core.jsonsafe import loads_bounded
+
+        try:  # bounded as FrontierConfig reads it
+            return loads_bounded(value, max_chars=1 << 20, max_depth=32) if value.strip() else {}
+        except ValueError:
+            return None  # FrontierConfig's own check names it
+    return value
+
+
+def _pool_config(frontier: Mapping[str, Any]) -> FrontierConfig | None:
+    """A FrontierConfig of the selector, column and reward-range options as given, or None
+    where one of them is refused (FrontierConfig's own check names it)."""
+    try:
+        return FrontierConfig(**{k: v for k, v in frontier.items() if k in _POOL_KEYS})
+    except (TypeError, ValueError):
+        return None
+
+
+def _model_problems(values: Mapping[str, Any]) -> list[str]:
+    """model_name_or_path: a string (a hub id, or a local model directory that exists)."""
+    if "model_name_or_path" not in values:
+        return []
+    try:
+        local_model_path(values["model_name_or_path"])
+    except (ValueError, OSError, RuntimeError) as exc:  # OSError: a path too long to look up
+        return [" ".join(str(exc).split())]
+    return []
+
+
+def _rewards(names: list[str], report: Report) -> dict[str, Any]:
+    """Each reward function by name: a built-in one, or what its source says (a function
+    not found is a problem; one whose source cannot be read, a note)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        if name in REWARDS:
+            out[name] = REWARDS[name]
+            continue
+        if "." not in name.strip("."):
+            continue  # FrontierScriptArguments names it
+        found: RewardSource = reward_source(name)
+        if found.problem is not None:
+            report.add("", [found.problem])
+        elif found.unchecked is not None:
+            report.notes.append(found.unchecked)
+        else:
+            out[name] = found
+    return out
+
+
+def _check_files(
+    option: str,
+    files: Any,
+    config: FrontierConfig,
+    rewards: Mapping[str, Any],
+    report: Report,
+    *,
+    held_out: bool,
+) -> bool:
+    """The columns of the first of `files` (the option's value); False when none is given."""
+    paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
+    if not paths or not all(isinstance(p, str) for p in paths):
+        return False  # none, or FrontierScriptArguments names the wrong type
+    data = read_data_columns(paths[0])
+    if not isinstance(data, DataColumns):
+        (report.problems if data.startswith("no such file") else report.notes).append(
+            f"{option}: {data}"
+        )
+        return True
+    problems = data_problems(
+        data.names, config, data.first_row, rewards, script=True, held_out=held_out
+    )
+    report.add(f"{paths[0]} (columns: {', '.join(data.names)})", problems)
+    return True

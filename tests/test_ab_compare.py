@@ -1,0 +1,135 @@
+"""`frontier ab compare`: two arms' logs read, compared at the largest rollout count every
+run reached, the verdict in words (one run per arm: not judged; several: a paired
+bootstrap interval), and a figure that says what it shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from frontier_rft.bench.ab import compare_arms, read_run
+from frontier_rft.cli.main import main
+
+
+def write_run(
+    folder: Path,
+    scores: list[float],
+    *,
+    per_eval: int = 32,
+    name: str = "frontier_metrics.jsonl",
+    distinct_step: int = 3,
+) -> Path:
+    """A TRL adapter's log: training records, and an evaluation every 10 steps carrying
+    the rollouts delivered and the distinct prompts trained so far."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, score in enumerate(scores):
+        step = 10 * i
+        budget = {"curriculum/trl/rollouts_delivered": i * per_eval,
+                  "curriculum/tasks/distinct_trained": i * distinct_step}  # fmt: skip
+        if step:
+            lines.append({"step": step, "loss": 0.1, **budget})
+        lines.append({"step": step, "eval_reward": score, "eval_loss": 0.0, **budget})
+    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return folder
+
+
+def test_one_run_per_arm_is_compared_but_not_judged(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "uniform", [0.1, 0.2, 0.3])
+    b = write_run(tmp_path / "greso", [0.1, 0.25, 0.4], distinct_step=2)
+    result = compare_arms(a, b)
+    assert result.budget == 64 and result.metric == "eval_reward"
+    assert result.difference == pytest.approx(0.1)
+    np.testing.assert_allclose(result.distinct, [[6, 4]])
+    assert result.interval is None
+    assert result.verdict.startswith("Not judged: with one run per arm, whether B - A = +0.1000")
+    text = result.table()
+    assert "A (uniform) 0.3000, B (greso) 0.4000, B - A +0.1000" in text
+    assert "distinct prompts trained: A 6, B 4" in text
+
+
+def test_seeds_are_paired_by_name_and_the_interval_decides(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    for seed in range(4):
+        base = [0.1, 0.2 + rng.normal(0, 0.05), 0.3 + rng.normal(0, 0.05)]
+        write_run(tmp_path / "same" / "uniform" / f"seed-{seed}", base)
+        write_run(tmp_path / "same" / "greso" / f"seed-{seed}", [s + 0.001 for s in base])
+        noisy = [base[0], base[1], base[2] + rng.normal(0, 0.05)]
+        write_run(tmp_path / "noisy" / "greso" / f"seed-{seed}", noisy)
+    above = compare_arms(tmp_path / "same" / "uniform", tmp_path / "same" / "greso")
+    assert above.paired_by == ", paired by folder name" and len(above.pairs) == 4
+    assert above.verdict.startswith("B is above A beyond the seed-to-seed noise")
+    assert "over 4 seed pairs" in above.verdict
+    within = compare_arms(tmp_path / "same" / "uniform", tmp_path / "noisy" / "greso")
+    lo, hi = within.interval or (1.0, 1.0)
+    assert lo <= 0 <= hi and within.verdict.startswith("Within noise:")
+
+
+def test_the_common_budget_interpolates_and_a_resume_keeps_the_last_record(
+    tmp_path: Path,
+) -> None:
+    a = write_run(tmp_path / "a", [0.0, 0.2, 0.4])  # 64 rollouts by the end
+    b = write_run(tmp_path / "b", [0.0, 0.3], per_eval=48)  # 48
+    with open(a / "frontier_metrics.jsonl", "a") as fh:  # a resumed run re-logs step 10
+        fh.write(json.dumps({"step": 10, "eval_reward": 0.25,
+                             "curriculum/trl/rollouts_delivered": 32}) + "\n")  # fmt: skip
+    run = read_run(a)
+    np.testing.assert_allclose(run.score, [0.0, 0.25, 0.4])
+    result = compare_arms(a, b)
+    assert result.budget == 48
+    np.testing.assert_allclose(result.scores, [[0.25 + 0.15 * 16 / 32, 0.3]])
+
+
+def test_frontier_train_runs_are_read_too(tmp_path: Path) -> None:
+    for arm, final in (("uniform", 0.3), ("bots", 0.35)):
+        rows = [{"step": 0, "eval/mean_score": 0.1},
+                {"step": 5, "train/rollouts_total": 80, "train/reward_mean": 0.2},
+                {"step": 5, "eval/mean_score": final}]  # fmt: skip
+        (tmp_path / arm).mkdir()
+        (tmp_path / arm / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = compare_arms(tmp_path / "uniform", tmp_path / "bots")
+    assert result.metric == "eval/mean_score" and result.budget == 80
+    assert result.difference == pytest.approx(0.05)
+
+
+def test_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_run(tmp_path / "a" / "seed-0", [0.1, 0.2])
+    write_run(tmp_path / "a" / "seed-1", [0.1, 0.2])
+    write_run(tmp_path / "b" / "seed-0", [0.1, 0.2])
+    (tmp_path / "no_eval").mkdir()
+    (tmp_path / "no_eval" / "frontier_metrics.jsonl").write_text('{"step": 1, "loss": 0.1}\n')
+    t = str(tmp_path)
+    cases = [
+        ([f"{t}/a", f"{t}/b"], "arm A has 2 runs and arm B 1: runs are compared seed by seed"),
+        ([f"{t}/a", f"{t}/none"], "none: no such run directory"),
+        ([f"{t}/a", f"{t}/no_eval"], "no held-out score 'eval_reward'; run with an evaluation "
+         "(TRL: eval_strategy: steps"),
+        ([f"{t}/no_eval", f"{t}/a"], "no held-out score (eval_reward, TRL's, or eval/mean_score"),
+        ([f"{t}/a/seed-0", f"{t}/a/seed-1", "--metric", "eval_rewards/x/mean"],
+         "no held-out score 'eval_rewards/x/mean'"),
+    ]  # fmt: skip
+    for argv, phrase in cases:
+        assert main(["ab", "compare", *argv, "--out", "none"]) == 2, argv
+        err = capsys.readouterr().err
+        errors = [line for line in err.splitlines() if " error: " in line]
+        assert len(errors) == 1 and phrase in errors[0], (argv, err)
+
+
+def test_the_command_prints_and_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    for seed in range(3):
+        write_run(tmp_path / "uniform" / f"s{seed}", [0.1, 0.2 + 0.01 * seed, 0.3])
+        write_run(tmp_path / "greso" / f"s{seed}", [0.1, 0.21, 0.3 + 0.02 * seed])
+    png = tmp_path / "ab.png"
+    code = main(["ab", "compare", str(tmp_path / "uniform"), str(tmp_path / "greso"),
+                 "--out", str(png)])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "A/B: held-out eval_reward against rollouts spent" in out
+    assert f"Figure: {png}" in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert [r[0] for r in rows] == ["0", "32", "64"]  # one row per evaluation
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
