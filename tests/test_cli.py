@@ -37,6 +37,23 @@ def test_unknown_selector_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -
     assert "unknown selector 'botz'" in capsys.readouterr().err
 
 
+def test_selectors_print_whole_summaries_and_point_dapo_to_its_wrapper(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["selectors"]) == 0
+    out = capsys.readouterr().out
+    heads = [line for line in out.splitlines() if line.split(":")[0] in SELECTORS]
+    assert len(heads) == len(SELECTORS)
+    for line in heads:  # a whole first paragraph: its sentence ends
+        assert line.rstrip().endswith((".", ")")), line
+    assert "with a probability that grows with the streak." in out  # greso's, two lines long
+    assert "DynamicSampling(selector" in out
+    assert main(["selectors", "dapo"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "DynamicSampling(make_selector('uniform'" in err[0]
+    assert "docs/selectors/dapo.md" in err[0] and "unknown selector" not in err[0]
+
+
 def test_every_selector_says_what_it_needs_and_the_claims_hold() -> None:
     """`frontier selectors` prints, per selector, the evidence its class declares it derives
     from prompts alone (`cls.needs`); building each from prompts only must report exactly
