@@ -40,10 +40,13 @@ demo-sim: $(DEMO_SIM)
 demo-countdown: $(DEMO_REAL)
 	$(VENV)/bin/frontier demo-countdown
 
-# Ray starts its workers at nice 15; behind other work on a busy machine they would crawl.
+# Every suite runs whatever the one before it did; the target fails if any failed and names
+# them. Ray starts its workers at nice 15; behind other work on a busy machine they would crawl.
 test: $(STAMP) sandbox
-	RAY_worker_niceness=0 $(PY) -m pytest -q
-	scripts/verl_env.sh
+	@failed=""; \
+	RAY_worker_niceness=0 $(PY) -m pytest -q || failed="$$failed tests(.venv)"; \
+	scripts/verl_env.sh || failed="$$failed tests_verl+TRL(.venv-verl)"; \
+	if [ -n "$$failed" ]; then echo "make test: failed suites:$$failed" >&2; exit 1; fi
 
 # Code tasks (and reasoning-gym scorers, which eval answers) run inside bubblewrap.
 sandbox:

@@ -38,8 +38,15 @@ export RAY_AUTH_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # Not niced, and Ray's workers not either (Ray starts them at nice 15): on a machine busy
 # with other work a niced run crawls; CI needs it to finish in its time limit.
 export RAY_worker_niceness=0
-$VENV/bin/python -m pytest -q -p no:cacheprovider tests_verl
+# Both suites run even when the first fails; the script fails if either did, naming it.
+failed=()
+$VENV/bin/python -m pytest -q -p no:cacheprovider tests_verl || failed+=(tests_verl)
 # The TRL adapter on verl's transformers: its configuration-driven tests, the grpo script and
 # its pre-flight checks (the full TRL suite runs in .venv, on the newest transformers).
-exec $VENV/bin/python -m pytest -q -p no:cacheprovider \
-  tests/integration/test_trl_config.py tests/integration/test_trl_preflight.py
+$VENV/bin/python -m pytest -q -p no:cacheprovider \
+  tests/integration/test_trl_config.py tests/integration/test_trl_preflight.py \
+  || failed+=("TRL tests in $VENV")
+if ((${#failed[@]})); then
+  echo "scripts/verl_env.sh: failed: ${failed[*]}" >&2
+  exit 1
+fi

@@ -156,7 +156,8 @@ def ray_session(request: pytest.FixtureRequest) -> Iterator[Any]:
     os.environ["RAY_AUTH_MODE"] = "disabled"
     ours = not ray.is_initialized()  # another module's local Ray is reused, not shut down
     if ours:
-        # Generous start-up timeouts and 3 attempts (a busy 2-core machine); Ray's AF_UNIX
+        # A 180 s start-up timeout, 3 attempts, a failed attempt's processes stopped before
+        # the next (a busy 2-core machine: integrations/ray/local.py); Ray's AF_UNIX
         # socket paths must stay under ~107 characters: a short dir in the repo.
         init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
     # Workers cannot import a test module by name: ship its functions by value.

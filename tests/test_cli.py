@@ -37,6 +37,23 @@ def test_unknown_selector_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -
     assert "unknown selector 'botz'" in capsys.readouterr().err
 
 
+def test_selectors_print_whole_summaries_and_point_dapo_to_its_wrapper(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["selectors"]) == 0
+    out = capsys.readouterr().out
+    heads = [line for line in out.splitlines() if line.split(":")[0] in SELECTORS]
+    assert len(heads) == len(SELECTORS)
+    for line in heads:  # a whole first paragraph: its sentence ends
+        assert line.rstrip().endswith((".", ")")), line
+    assert "with a probability that grows with the streak." in out  # greso's, two lines long
+    assert "DynamicSampling(selector" in out
+    assert main(["selectors", "dapo"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "DynamicSampling(make_selector('uniform'" in err[0]
+    assert "docs/selectors/dapo.md" in err[0] and "unknown selector" not in err[0]
+
+
 def test_every_selector_says_what_it_needs_and_the_claims_hold() -> None:
     """`frontier selectors` prints, per selector, the evidence its class declares it derives
     from prompts alone (`cls.needs`); building each from prompts only must report exactly
@@ -168,6 +185,11 @@ def test_demo_console_entry_point_runs(tmp_path: Path) -> None:
         check=True,
     )
     assert "prioritized" in done.stdout and (tmp_path / "report.html").exists()
+    # It ends by saying what to use, on real-RL evidence, and its reports say it too.
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("Which selector: greso") and "not of this simulator" in last
+    for page in (tmp_path / "report.html", tmp_path / "all-metadata" / "report.html"):
+        assert '<p class="lede" id="advice">Which selector: greso' in page.read_text()
 
 
 def test_without_matplotlib_the_table_prints_and_the_fix_is_said_once(tmp_path: Path) -> None:

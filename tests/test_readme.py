@@ -91,7 +91,7 @@ def test_docs_cite_nothing_the_repository_lacks() -> None:
     assert cited == []
 
 
-def test_the_runnable_own_loop_example_runs_and_greso_beats_uniform() -> None:
+def test_the_runnable_own_loop_example_runs_and_compares_by_held_out_score() -> None:
     import runpy
     import sys
     from contextlib import redirect_stdout
@@ -104,9 +104,21 @@ def test_the_runnable_own_loop_example_runs_and_greso_beats_uniform() -> None:
         module["main"]()
     text = out.getvalue()
     assert "resumed exactly" in text, text
-    skills = re.search(r"uniform ([\d.]+), greso ([\d.]+)", text)
-    assert skills is not None and float(skills[2]) > float(skills[1]), text
+    for name in ("uniform", "greso"):
+        assert re.search(rf"^{name}: held-out 0\.\d+ after \d+ rollouts$", text, flags=re.M), text
     assert "own_loop" not in sys.modules
+
+    # The stand-in does not reward a batch for its share of mixed groups: groups whose
+    # rewards are all equal (no advantage) change nothing, however many there are.
+    n, policy = module["ROLLOUTS"], module["Policy"]
+    mixed_ids = np.array([3, 7])
+    mixed = np.tile(np.r_[np.ones(n // 2), np.zeros(n - n // 2)], 2)
+    dead_ids = np.arange(10, 40)
+    dead = np.repeat(np.arange(dead_ids.size) % 2, n).astype(float)  # all 1s or all 0s
+    lean, padded = policy(), policy()
+    lean.train(mixed_ids, mixed)
+    padded.train(np.r_[mixed_ids, dead_ids], np.r_[mixed, dead])
+    assert np.allclose(lean.skill, padded.skill) and not np.allclose(lean.skill, policy().skill)
 
 
 # --------------------------------------------------------------------------- commands
@@ -184,7 +196,7 @@ def test_every_readme_command_runs_or_is_marked_as_needing_a_gpu(
             else:
                 assert main(words[1:]) == 0, command
         elif words[:2] == ["python", "examples/own_loop.py"]:
-            pass  # run by test_the_runnable_own_loop_example_runs_and_greso_beats_uniform
+            pass  # run by test_the_runnable_own_loop_example_runs_and_compares_by_held_out_score
         elif needs_gpu and "-m" in words:
             module = words[words.index("-m") + 1]
             for word in words:

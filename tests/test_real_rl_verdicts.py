@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.bench.real_rl_verdicts import REAL_RL_VERDICTS, real_rl_context
+from frontier_rft.bench.real_rl_verdicts import (
+    REAL_RL_VERDICTS,
+    RECOMMENDED,
+    real_rl_context,
+    recommendation,
+)
 from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.reporting.tables import (
     format_summary_table,
@@ -46,6 +51,33 @@ def test_verdicts_are_the_committed_real_results(pool: str) -> None:
                 sim_label = "uniform+dapo" if label == "dapo" else label
                 measured[sim_label] = _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
     assert REAL_RL_VERDICTS[pool] == measured
+
+
+def test_the_recommendation_quotes_the_committed_real_results_and_the_default() -> None:
+    from frontier_rft.integrations.trl.config import FrontierConfig
+    from frontier_rft.integrations.verl.config import VerlSamplerConfig
+
+    page = RESULTS.parents[1] / RECOMMENDED.source
+    full = json.loads(page.with_name(page.stem + "_full.json").read_text(encoding="utf-8"))
+    row = full["summary"]["labels"][RECOMMENDED.selector]
+    assert (
+        row["rollouts_per_step"]["values"]
+        == full["summary"]["labels"]["uniform"]["rollouts_per_step"]["values"]
+    )  # same rollouts per step: TTB by steps is by rollouts
+    for quoted, cell, digits in (
+        (RECOMMENDED.ttb75, row["ttb75"], 2),
+        (RECOMMENDED.final_minus_uniform, row["final_minus_uniform"]["eval/pass@1"], 3),
+    ):
+        measured = (cell["mean"], *cell["ci"])
+        assert quoted == tuple(round(x, digits) for x in measured)
+    assert (
+        RECOMMENDED.selector
+        == FrontierConfig().selector
+        == VerlSamplerConfig(batch_size=4).selector
+    )
+    text = recommendation()
+    assert "greso" in text and "0.80 [0.75, 0.87]" in text and "within noise of" in text
+    assert "not of this simulator" in text and "one epoch or less" in text
 
 
 def test_context_by_regime() -> None:
@@ -105,6 +137,7 @@ def test_html_report_is_titled_simulated_and_links_real_results(
     out = tmp_path / "report"
     page = write_report(results, out)["report"].read_text(encoding="utf-8")
     assert "<h1>Simulated selector benchmark: learner <code>hard</code></h1>" in page
+    assert 'id="advice"' not in page  # only the demo, which says what to use, has one
     assert "A simulation, not a real-RL result." in page
     href = page.split('<p class="lede" id="real-rl">')[1].split('href="')[1].split('"')[0]
     assert (out / href).resolve() == (RESULTS.parents[1] / "docs/results/real_rl.md").resolve()

@@ -612,6 +612,23 @@ def test_report_figures_keep_titles_bands_and_labels_readable(
     assert _inside(label, heatmap.bbox)
 
 
+def test_every_report_figure_says_it_is_simulated_and_names_the_learner(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A PNG shared on its own must say it is not real RL (the HTML page around it does)."""
+    pytest.importorskip("matplotlib")
+    from frontier_rft.reporting import plots
+
+    figures = _captured(monkeypatch, plots, "_render")
+    results = make_results(steps=30)
+    made = plots.make_plots(results)
+    assert len(figures) == len(made) >= 3
+    name = results["scenario"]["name"]
+    for fig in figures:
+        title = fig._suptitle.get_text().replace("\n", " ")
+        assert title.startswith(f"Simulated, not real RL (learner {name!r}): "), title
+
+
 def _metrics_run(root: Path, name: str, steps: int, *, metis: bool = False) -> Path:
     run = root / name
     run.mkdir(parents=True)

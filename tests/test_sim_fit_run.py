@@ -115,3 +115,77 @@ def test_simulate_fit_errors_name_the_fix(capsys: pytest.CaptureFixture[str]) ->
     assert len(err) == 1 and "--fit: /nonexistent/run does not exist" in err[0]
     assert main(["simulate"]) == 2
     assert "needs --selector NAME (or --fit RUN_DIR)" in capsys.readouterr().err
+
+
+def _adapter_log(path: Path, steps: int = 60, every: int = 3) -> list[float]:
+    """A frontier_metrics.jsonl written as the TRL adapter writes it (the selector's metrics
+    via curriculum_metrics into a JsonlLogger at every `every`-th step, as TRL's
+    logging_steps, plus an evaluation record); returns the true mean reward of each step."""
+    from frontier_rft import Feedback, TaskPool, make_selector
+    from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
+
+    rng = np.random.default_rng(3)
+    pool = TaskPool(num_tasks=256)
+    base = rng.normal(-1.0, 1.5, size=256)
+    sel = make_selector("greso", pool, seed=0)
+    means = []
+    with JsonlLogger(path) as log:
+        for step in range(steps):
+            ids = sel.select(16)
+            p = 1 / (1 + np.exp(-(base[ids] + 0.04 * step)))
+            rewards = (rng.random((16, 8)) < p[:, None]).astype(float).ravel()
+            means.append(float(rewards.mean()))
+            sel.update(Feedback(np.repeat(ids, 8), rewards, step=step))
+            sel.flush()
+            if (step + 1) % every == 0:
+                log.log(curriculum_metrics(sel.metrics(), "all"), step=step + 1)
+                log.log({"eval_reward": 0.3}, step=step + 1)
+    return means
+
+
+def test_the_adapters_jsonl_feeds_the_fit_at_the_steps_it_was_logged(tmp_path: Path) -> None:
+    from frontier_rft import SELECTORS
+
+    path = tmp_path / "frontier_metrics.jsonl"
+    means = _adapter_log(path)
+    log = read_run_log(path, 30, pool_size=256, batch=16, rollouts=8, steps=60,
+                       known_selectors=tuple(SELECTORS))  # fmt: skip
+    assert log.selector == "greso" and not log.dynamic_sampling  # named by its metrics' keys
+    assert log.steps_at.tolist() == list(range(2, 30, 3)) and log.span == 30
+    assert np.allclose(log.reward_mean, np.asarray(means)[log.steps_at])  # its own step's
+    fit = fit_run(log, seeds=(0,))
+    assert fit.steps_fitted == 30 and np.isfinite(fit.reward_rmse)
+    with pytest.raises(ValueError, match=r"raise --fit-steps, or log more often"):
+        read_run_log(path, 12, pool_size=256, batch=16, rollouts=8, steps=60)
+
+
+def test_simulate_fit_reads_an_adapters_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "frontier_metrics.jsonl"
+    _adapter_log(path, every=1)
+    args = ["simulate", "--fit", str(path), "--fit-steps", "20", "--fit-pool", "256",
+            "--batch", "16", "--rollouts", "8", "--steps", "60", "--selector", "uniform",
+            "--seeds", "1", "--jobs", "1", "--out", str(tmp_path / "fit")]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "to the first 20 steps of" in out and "(selector greso," in out
+    assert "Calibration error over the first 20 steps" in out
+
+
+def test_feedback_reward_mean_is_the_newest_steps_and_older_states_load() -> None:
+    from frontier_rft import Feedback, TaskPool, make_selector
+
+    sel = make_selector("uniform", TaskPool(num_tasks=8), seed=0)
+    assert np.isnan(sel.metrics()["feedback/reward_mean"])
+    for step, reward in enumerate((0.25, 0.75)):
+        ids = sel.select(2)
+        sel.update(Feedback(np.repeat(ids, 4), np.tile([reward, reward, 0.0, 1.0], 2), step))
+        sel.flush()
+    assert sel.metrics()["feedback/reward_mean"] == pytest.approx((0.75 * 2 + 1) / 4)
+    state = sel.state_dict()
+    del state["base"]["last"]["reward_mean"]  # saved before the metric existed
+    twin = make_selector("uniform", TaskPool(num_tasks=8), seed=0)
+    twin.load_state_dict(state)
+    assert np.isnan(twin.metrics()["feedback/reward_mean"])
+    assert np.array_equal(twin.select(2), sel.select(2))

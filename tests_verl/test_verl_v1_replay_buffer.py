@@ -62,8 +62,9 @@ def transfer_queue() -> Iterator[Any]:
 
     from frontier_rft.integrations.ray.local import init_local
 
-    # Generous start-up timeouts and 3 attempts, so a busy 2-core machine does not fail
-    # with "The current node timed out during startup".
+    # A 180 s start-up timeout and 3 attempts, each failed one's processes stopped before
+    # the next, so a busy 2-core machine does not fail with "The current node timed out
+    # during startup" (integrations/ray/local.py).
     init_local(REPO / ".ray_tmp", num_cpus=2)
     tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
     try:

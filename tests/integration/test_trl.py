@@ -409,6 +409,23 @@ def test_default_logs_carry_a_short_summary_and_the_jsonl_everything(
     assert "curriculum/prioritized/heap_size" in json.loads(lines[-1])
 
 
+def test_the_jsonl_feeds_simulate_fit_at_the_rounds_it_describes(runs: dict[str, Any]) -> None:
+    """`frontier simulate --fit` reads frontier_metrics.jsonl as TRL's run wrote it: each
+    record's reward and ETR are of the selector's newest folded round, placed at that round,
+    and the selector is named by its metric keys."""
+    from frontier_rft import SELECTORS
+    from frontier_rft.cli.fit_log import read_run_log
+
+    run = runs["prioritized"]  # default verbosity: the JSONL holds everything all the same
+    path = Path(run["trainer"].args.output_dir) / "frontier_metrics.jsonl"
+    log = read_run_log(path, 30, pool_size=NUM_TASKS, batch=4, rollouts=NUM_GENERATIONS,
+                       steps=30, known_selectors=tuple(SELECTORS))  # fmt: skip
+    assert log.selector == "prioritized" and log.reward_mean.size >= 20
+    rounds = {step: rewards for _, rewards, step in run["spy"].calls}
+    for at, mean in zip(log.steps_at.tolist(), log.reward_mean.tolist(), strict=True):
+        assert mean == pytest.approx(rounds[at].mean()), at
+
+
 def test_weighted_rewards_and_none_combine_as_trl_does(tmp_path: Path) -> None:
     sel = make_selector("bots", pool(), seed=0)
     spy = UpdateSpy(sel)

@@ -5,8 +5,13 @@ steps carry `train/reward_mean` and `train/effective_task_ratio`) and run.json (
 `train_size`, `batch_size`, `group_size`, `steps`, `selector`, `dynamic_sampling`). Any
 other JSONL file works when its step records carry a mean reward (`train/reward_mean` or
 `reward`) and an ETR (`train/effective_task_ratio` or
-`curriculum/feedback/effective_task_ratio`), with the pool size, batch, rollouts and steps
-given as flags. docs/simulation.md lists what a log needs.
+`curriculum/feedback/effective_task_ratio`), one record per step, with the pool size, batch,
+rollouts and steps given as flags. The TRL and verl adapters' frontier_metrics.jsonl works
+as it is: its records carry the selector's own `curriculum/feedback/reward_mean`,
+`curriculum/feedback/effective_task_ratio` (both of the newest step it folded) and
+`curriculum/feedback/steps` (that step's number, so a log written every k-th step, as TRL's
+logging_steps, is placed right), and the selector is read from its `curriculum/<name>/`
+keys. docs/simulation.md lists what a log needs.
 """
 
 from __future__ import annotations
@@ -18,14 +23,21 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.core.jsonsafe import load_json_file, loads_bounded
-from frontier_rft.simulation.fit_run import RunLog
+from frontier_rft.simulation.fit_run import START_STEPS, RunLog
 
-__all__ = ["ETR_KEYS", "REWARD_KEYS", "read_run_log"]
+__all__ = ["ETR_KEYS", "REWARD_KEYS", "SELECTOR_KEYS", "read_run_log"]
 
 REWARD_KEYS = ("train/reward_mean", "reward")
 """Keys a step record may carry its mean rollout reward under (first found wins)."""
 ETR_KEYS = ("train/effective_task_ratio", "curriculum/feedback/effective_task_ratio")
 """Keys a step record may carry its share of mixed-outcome groups under."""
+SELECTOR_KEYS = (
+    "curriculum/feedback/reward_mean",
+    "curriculum/feedback/effective_task_ratio",
+    "curriculum/feedback/steps",
+)
+"""The selector's own reward, ETR and step count, as every adapter logs them (read when a
+record has none of REWARD_KEYS): the reward and ETR of its newest step, numbered steps - 1."""
 MAX_LINE_CHARS = 1 << 20
 """Longest JSONL line read (a metrics record is a few kB)."""
 MAX_LINES = 1_000_000
@@ -42,10 +54,35 @@ def _number(record: dict[str, Any], keys: tuple[str, ...]) -> float | None:
     return None
 
 
-def _read_steps(path: Path, k: int) -> tuple[list[float], list[float]]:
-    """Mean reward and ETR of the first `k` step records of a JSONL file."""
+def _values(record: dict[str, Any], count: int) -> tuple[float, float, int] | None:
+    """(mean reward, ETR, step) of a step record; None for any other record. A trainer's
+    own reward and ETR are of consecutive steps (`count`: records read so far); the
+    selector's are of the step its step count names."""
+    reward, etr = _number(record, REWARD_KEYS), _number(record, ETR_KEYS)
+    if reward is not None and etr is not None:
+        return reward, etr, count
+    reward, etr, steps = (_number(record, (key,)) for key in SELECTOR_KEYS)
+    if reward is None or etr is None or steps is None or not 1 <= steps <= MAX_COUNT:
+        return None
+    return reward, etr, int(steps) - 1
+
+
+def _selector_of(record: dict[str, Any], known: tuple[str, ...]) -> tuple[str | None, bool]:
+    """The selector whose `curriculum/<name>/` metrics a record carries, and whether it ran
+    inside DAPO's dynamic sampling (`curriculum/dapo/`)."""
+    named = next((n for n in known if any(k.startswith(f"curriculum/{n}/") for k in record)), None)
+    return named, any(k.startswith("curriculum/dapo/") for k in record)
+
+
+def _read_steps(
+    path: Path, k: int, known: tuple[str, ...] = ()
+) -> tuple[list[float], list[float], list[int], str | None, bool]:
+    """Mean reward, ETR and step of the step records within the first `k` steps of a JSONL
+    file, and the selector (and DAPO) its records name."""
     rewards: list[float] = []
     etrs: list[float] = []
+    at: list[int] = []
+    selector, dapo = None, False
     last_step = -math.inf
     try:
         fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
@@ -70,9 +107,20 @@ def _read_steps(path: Path, k: int) -> tuple[list[float], list[float]]:
                 raise ValueError(f"{path}: line {number} is not a JSON record ({exc})") from None
             if not isinstance(record, dict):
                 raise ValueError(f"{path}: line {number} is not a JSON object")
-            reward, etr = _number(record, REWARD_KEYS), _number(record, ETR_KEYS)
-            if reward is None or etr is None:
+            values = _values(record, len(rewards))
+            if values is None:
                 continue  # an evaluation or another trainer's record
+            reward, etr, index = values
+            if at and index == at[-1]:
+                continue  # logged again before the selector folded another step
+            if at and index < at[-1]:
+                raise ValueError(
+                    f"{path}: line {number}: the selector's step count goes back from "
+                    f"{at[-1] + 1} to {index + 1} (a log appended to by a second run?); pass "
+                    "a log of one run"
+                )
+            if index >= k:
+                break
             step = _number(record, ("step",))
             if step is not None:
                 if step <= last_step:
@@ -83,9 +131,17 @@ def _read_steps(path: Path, k: int) -> tuple[list[float], list[float]]:
                 last_step = step
             rewards.append(reward)
             etrs.append(etr)
-            if len(rewards) == k:
-                break
-    return rewards, etrs
+            at.append(index)
+            if selector is None:
+                selector, dapo = _selector_of(record, known)
+            if dapo and _number(record, REWARD_KEYS) is None:
+                raise ValueError(
+                    f"{path}: line {number}: a run inside DAPO's dynamic sampling, whose "
+                    "selector metrics are of its last sampling round, not of a step: log the "
+                    "step's mean reward and ETR as train/reward_mean and "
+                    "train/effective_task_ratio"
+                )
+    return rewards, etrs, at, selector, dapo
 
 
 def _count(config: dict[str, Any], key: str, where: Path) -> int:
@@ -142,12 +198,20 @@ def read_run_log(
             raise ValueError(f"{path} is a bare log: also pass {', '.join(missing)}")
     else:
         raise ValueError(f"{path} does not exist: pass a `frontier train` run directory or a JSONL")
-    rewards, etrs = _read_steps(metrics, k)
+    rewards, etrs, at, named, dapo = _read_steps(metrics, k, known_selectors)
     if not rewards:
         raise ValueError(
             f"{metrics}: no step record has a mean reward ({' or '.join(REWARD_KEYS)}) and an "
-            f"ETR ({' or '.join(ETR_KEYS)}); the TRL/verl adapters' frontier_metrics.jsonl "
-            "logs no reward: add the step's mean reward as train/reward_mean"
+            f"ETR ({' or '.join(ETR_KEYS)}), nor the selector's {', '.join(SELECTOR_KEYS)} "
+            "(every frontier-rft adapter logs them)"
+        )
+    if not path.is_dir() and named is not None:  # a bare log names its selector itself
+        selector, dynamic = named, dapo
+    if len(rewards) < START_STEPS + 2:
+        raise ValueError(
+            f"{metrics}: {len(rewards)} step record(s) in the run's first {k} steps; the fit "
+            f"needs records of at least {START_STEPS + 2} steps: raise --fit-steps, or log "
+            "more often (TRL logs every logging_steps)"
         )
     assert pool_size is not None and batch is not None and rollouts is not None and steps
     return RunLog(
@@ -160,4 +224,5 @@ def read_run_log(
         dynamic_sampling=dynamic,
         reward_mean=np.asarray(rewards, dtype=np.float64),
         etr=np.asarray(etrs, dtype=np.float64),
+        at=np.asarray(at, dtype=np.int64),
     )

@@ -8,21 +8,28 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 from typing import Any
 
 from frontier_rft.cli.common import UsageError
 from frontier_rft.core.config import field_docs
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors import SELECTORS
+from frontier_rft.selectors.registry import RETIRED
 
-__all__ = ["add_command", "describe"]
+__all__ = ["WRAPPERS", "add_command", "describe"]
+
+WRAPPERS = (
+    "DAPO's dynamic sampling wraps any selector: DynamicSampling(selector, "
+    "DynamicSamplingConfig(...)) (docs/selectors/dapo.md)"
+)
+"""What `frontier selectors` says about the wrapper that is not a selector."""
 
 
 def describe(name: str, full: bool) -> str:
     """The text `frontier selectors` prints for one selector."""
     cls = SELECTORS[name]
-    summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-    lines = [f"{name}: {summary}"]
+    lines = [f"{name}: {_summary(cls)}"]
     lines.append(f"  uses:         {cls.needs.uses}")
     lines.append(f"  from prompts: {cls.needs.from_prompts}")
     lines.append(f"  can take:     {cls.needs.richer}")
@@ -36,6 +43,12 @@ def describe(name: str, full: bool) -> str:
         for key, value in fields:
             lines.append(f"    {f'{key} = {value}':<{width}}  {docs.get(key, '')}")
     return "\n".join(lines)
+
+
+def _summary(cls: type[Selector]) -> str:
+    """The class docstring's first paragraph, on one line (a sentence may span lines)."""
+    paragraph = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]
+    return " ".join(paragraph.split())
 
 
 def _requires(cls: type[Selector]) -> str:
@@ -52,6 +65,8 @@ def _requires(cls: type[Selector]) -> str:
 
 
 def _cmd(args: argparse.Namespace) -> int:
+    if args.name in RETIRED:  # a former selector, now a wrapper: say what to use
+        raise UsageError(f"{RETIRED[args.name]} (docs/selectors/{args.name}.md)")
     if args.name and args.name not in SELECTORS:
         import difflib
 
@@ -62,7 +77,9 @@ def _cmd(args: argparse.Namespace) -> int:
     names = [args.name] if args.name else sorted(SELECTORS)
     print("\n\n".join(describe(n, full=bool(args.name)) for n in names))
     if not args.name:
-        print("\n`frontier selectors NAME` adds the config fields with their defaults.")
+        print(
+            f"\n{WRAPPERS}.\n`frontier selectors NAME` adds the config fields with their defaults."
+        )
     return 0
 
 

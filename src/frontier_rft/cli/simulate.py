@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.real_rl_verdicts import REAL_RL_DOC
+from frontier_rft.bench.real_rl_verdicts import REAL_RL_DOC, recommendation
 from frontier_rft.bench.simulated import parse_entries, sweep_entries
 from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
 from frontier_rft.cli.simulate_run import check_counts, run_and_report
@@ -110,12 +110,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     args.command = "compare"
     args.given = "prompts"
-    code = run_and_report(args, _entries(args), out)
+    advice = {"advice": recommendation()}  # the answer comes from real RL, not these tables
+    code = run_and_report(args, _entries(args), out, extra=advice)
     if code:
         return code
     print("\nThe same, given every kind of metadata (rich-metadata table, not the headline):")
     args.given = "all"
-    return run_and_report(args, _entries(args), out / "all-metadata")
+    code = run_and_report(args, _entries(args), out / "all-metadata", extra=advice)
+    if code == 0:
+        print(f"\n{advice['advice']}")
+    return code
 
 
 def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:

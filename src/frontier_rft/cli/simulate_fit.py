@@ -49,8 +49,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(f"--fit: {exc}") from None
+    logged = "" if log.span == log.reward_mean.size else f", {log.reward_mean.size} of them logged"
     print(
-        f"Fitting the simulated learner to the first {log.reward_mean.size} steps of "
+        f"Fitting the simulated learner to the first {log.span} steps{logged} of "
         f"{log.source} (selector {log.selector}{' in DAPO' if log.dynamic_sampling else ''}, "
         f"{log.num_tasks} prompts, {log.batch} x {log.rollouts} rollouts per step)..."
     )
@@ -74,6 +75,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "etr_rmse": fit.etr_rmse,
             "reward_noise": fit.reward_noise,
             "etr_noise": fit.etr_noise,
+            "run_steps": log.steps_at.tolist(),
             "run_reward": log.reward_mean.tolist(),
             "run_etr": log.etr.tolist(),
             "sim_reward": fit.sim_reward.tolist(),

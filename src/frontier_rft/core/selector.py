@@ -140,7 +140,11 @@ class Selector(ABC):
             "duplicates_dropped": 0,
             "steps_observed": 0,
         }
-        self._last = {"effective_task_ratio": float("nan"), "mean_abs_advantage": float("nan")}
+        self._last = {
+            "effective_task_ratio": float("nan"),
+            "mean_abs_advantage": float("nan"),
+            "reward_mean": float("nan"),
+        }
         self._last_select_seconds = float("nan")
         # What the selector reads and where it came from, e.g. {"features": "text"}: filled
         # by subclasses at construction, reported by metrics() as evidence/<what>/<source>.
@@ -270,6 +274,7 @@ class Selector(ABC):
                 t["mixed_groups"] / t["groups"] if t["groups"] else float("nan")
             ),
             "feedback/mean_abs_advantage": self._last["mean_abs_advantage"],
+            "feedback/reward_mean": self._last["reward_mean"],
             "tasks/distinct_selected": float(np.count_nonzero(self._times_selected)),
             "tasks/distinct_trained": float(np.count_nonzero(self._trained)),
         }
@@ -417,6 +422,7 @@ class Selector(ABC):
         self._last["mean_abs_advantage"] = float(
             np.average(batch.mean_abs_advantage("grpo"), weights=batch.counts)
         )
+        self._last["reward_mean"] = float(batch.rewards.mean())
         self._trained[batch.task_ids[mixed]] = True
         self.latest_step = max(self.latest_step, batch.step)
 
@@ -496,8 +502,10 @@ class Selector(ABC):
         seen = {int(s): np.unique(seen_tasks[seen_steps == s]) for s in np.unique(seen_steps)}
         totals = read_keys(base, "totals", who, tuple(self._totals))
         totals = {k: read_int(totals, k, who) for k in totals}
-        last = read_keys(base, "last", who, tuple(self._last))
-        last = {k: read_float(last, k, who) for k in last}
+        # reward_mean came later: a state saved before it loads with NaN (nothing reads it)
+        last = check_keys(base["last"], f"{who} state: last", _LAST_KEYS, optional=("reward_mean",))
+        last = {k: read_float(last, k, who) for k in (*_LAST_KEYS, "reward_mean") if k in last}
+        last.setdefault("reward_mean", float("nan"))
         rng = np.random.Generator(np.random.PCG64())
         rng_state = read_keys(state, "rng", who, _RNG_KEYS)  # numpy ignores unknown keys
         rng_state["state"] = check_keys(rng_state["state"], f"{who} state: rng/state", _PCG_KEYS)
@@ -567,6 +575,8 @@ _BASE_KEYS = (
     "last",
     "features",
 )
+_LAST_KEYS = ("effective_task_ratio", "mean_abs_advantage")
+"""The newest step's statistics every saved state holds (later ones are optional)."""
 _RNG_KEYS = ("bit_generator", "state", "has_uint32", "uinteger")
 _PCG_KEYS = ("state", "inc")
 _EMPTY_I = np.zeros(0, dtype=np.int64)

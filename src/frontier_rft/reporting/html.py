@@ -294,6 +294,9 @@ def render_html(
         f"<h1>Simulated selector benchmark: learner <code>{escape(name)}</code></h1>",
         f'<p class="lede">{escape(learner_title(results))}</p>',
         _real_rl_section(results, real_rl_href),
+        f'<p class="lede" id="advice">{escape(str(results["advice"]))}</p>'
+        if results.get("advice")
+        else "",
         '<section id="settings"><h2>Settings</h2>',
         _kv_table(setting_rows),
         "<h3>Command</h3>",

@@ -173,9 +173,12 @@ _TITLE_CHARS_PER_INCH = 7
 in the right margin (which takes up to ~a third of the width)."""
 
 
-def _figure_title(fig: Figure, text: str) -> None:
-    """A left-aligned title over the whole figure: what a PNG shared alone must say; wrapped
-    so that it does not run into a legend placed outside the axes, top right."""
+def _figure_title(fig: Figure, results: Mapping[str, Any], text: str) -> None:
+    """A left-aligned title over the whole figure: what a PNG shared alone must say, so it
+    starts by saying the run was simulated and on which learner; wrapped so that it does not
+    run into a legend placed outside the axes, top right."""
+    name = (results.get("scenario") or {}).get("name", "?")
+    text = f"Simulated, not real RL (learner {name!r}): {text}"
     width = max(20, int(fig.get_figwidth() * _TITLE_CHARS_PER_INCH))
     fig.suptitle("\n".join(textwrap.wrap(text, width)), x=0.01, ha="left", fontsize="medium")
 
@@ -218,7 +221,7 @@ def learning_curves(results: Mapping[str, Any], styles: Mapping[str, Style]) -> 
         ax.set_title("Held-out score", loc="left")
         gap.set_title(f"Difference to {baseline}, same seed", loc="left")
         n = "1 seed, no band" if seeds == 1 else f"mean over {seeds} seeds, band min–max"
-        _figure_title(fig, f"Learning curves ({n})")
+        _figure_title(fig, results, f"learning curves ({n})")
         for a in (ax, gap):
             a.set_xlim(0, x[-1])
             a.xaxis.set_major_locator(_step_ticks())
@@ -258,7 +261,8 @@ def effective_task_ratio(results: Mapping[str, Any], styles: Mapping[str, Style]
         smoothed = f"; moving average over {window} steps" if window > 1 else ""
         _figure_title(
             fig,
-            f"Share of selected prompts whose rollout group had mixed outcomes ({how}{smoothed})",
+            results,
+            f"share of selected prompts whose rollout group had mixed outcomes ({how}{smoothed})",
         )
         _outside_legend(fig, ax)
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
@@ -361,7 +365,9 @@ def success_heatmaps(results: Mapping[str, Any], styles: Mapping[str, Style]) ->
         )
         width = int(xedges[1] - xedges[0]) if len(xedges) > 1 else 1
         binned = f", steps pooled in bins of {width}" if width > 1 else ""
-        _figure_title(fig, f"Group success rate of the selected tasks (pooled over seeds{binned})")
+        _figure_title(
+            fig, results, f"group success rate of the selected tasks (pooled over seeds{binned})"
+        )
         n = results["settings"].get("rollouts", "n")
         empty = (
             f"; hatched rows: no group of any method had that success rate (with {n} rollouts "
@@ -422,7 +428,9 @@ def category_share(results: Mapping[str, Any], styles: Mapping[str, Style]) -> P
             ncols=max(1, math.ceil(len(names) / 20)),
         )
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
-        _figure_title(fig, f"Category share of the selected tasks (pooled over seeds, {smooth})")
+        _figure_title(
+            fig, results, f"category share of the selected tasks (pooled over seeds, {smooth})"
+        )
         caption = (
             "Share of each category among the selected tasks per step (pooled over seeds, "
             f"{smooth}); a curriculum shows as the colour mass moving from easy to hard over time."

@@ -136,12 +136,15 @@ class GRESOSelector(Selector):
         self._p_before = self._p.copy()
         self._adapting = False
         self._skip_totals = {"skipped": 0, "adapted_steps": 0}
+        self._handed_out = 0  # prompts selected so far: the run's epoch is this / N
         self._last_skipped = 0
         self._last_shares = np.array([np.nan, np.nan])  # pooled shares p last moved on
 
     @property
     def epoch(self) -> int:
-        """Permutations started so far (the first epoch is 1)."""
+        """The walk's passes started so far (the first is 1), prompts passed over included:
+        what the rule's "first epoch" means. The metric `epoch` is the run's epoch instead
+        (prompts handed out / pool size, EpochWalk.run_epoch); `walk_passes` is this."""
         return self._walk.epoch
 
     @property
@@ -172,6 +175,7 @@ class GRESOSelector(Selector):
             n, self.rng, keep, EpochWalk.epochs_bound(self.config.min_keep)
         )
         self._skip_totals["skipped"] += self._last_skipped
+        self._handed_out += n
         return ids
 
     # ------------------------------------------------------------------ observe
@@ -219,6 +223,7 @@ class GRESOSelector(Selector):
             "p": self._p,
             "newest_step": self._newest_step,
             "totals": dict(self._skip_totals),
+            "handed_out": self._handed_out,
             "last_skipped": self._last_skipped,
             "last_shares": self._last_shares,
             "pool": self._pool,
@@ -238,6 +243,13 @@ class GRESOSelector(Selector):
         totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
         newest = read_int(state, "newest_step", who, lo=-1)
         last_skipped = read_int(state, "last_skipped", who, hi=2**62)
+        if "handed_out" in state:
+            handed_out = read_int(state, "handed_out", who, hi=2**62)
+        else:  # saved before the count: an estimate for the `epoch` metric (nothing else
+            # reads it): ids walked less ids passed over, which counts a batch that
+            # straddled a pass twice
+            walked = max(0, walk.epoch - 1) * n + walk.cursor
+            handed_out = max(0, walked - totals["skipped"])
         # States saved before rounds were pooled lack the pool: the step p last moved on
         # is then complete, so an empty pool that adapts nothing continues it exactly.
         if "pool" in state:
@@ -253,11 +265,13 @@ class GRESOSelector(Selector):
         self._pool, self._p_before, self._adapting = pool, p_before, adapting
         self._walk, self._streak, self._p, self._last_shares = walk, streak, p, shares
         self._skip_totals, self._newest_step, self._last_skipped = totals, newest, last_skipped
+        self._handed_out = handed_out
 
     def _metrics(self) -> dict[str, float]:
         streak = self._streak
         return {
-            "epoch": float(self._walk.epoch),
+            "epoch": float(EpochWalk.run_epoch(self._handed_out, self.num_tasks)),
+            "walk_passes": float(self._walk.epoch),
             "p_easy": self.p_easy,
             "p_hard": self.p_hard,
             "skipped": float(self._last_skipped),

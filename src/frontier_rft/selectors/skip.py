@@ -222,7 +222,9 @@ class SkipSelector(Selector):
 
     @property
     def epoch(self) -> int:
-        """Permutations started so far (the first epoch is 1)."""
+        """The walk's passes started so far (the first is 1), prompts passed over included:
+        what the rule's "first epoch" means. The metric `epoch` is the run's epoch instead
+        (prompts handed out / pool size, EpochWalk.run_epoch); `walk_passes` is this."""
         return self._walk.epoch
 
     @property
@@ -452,7 +454,8 @@ class SkipSelector(Selector):
     def _metrics(self) -> dict[str, float]:
         m, c = self.population_prior()
         return {
-            "epoch": float(self._walk.epoch),
+            "epoch": float(EpochWalk.run_epoch(self._handed_out, self.num_tasks)),
+            "walk_passes": float(self._walk.epoch),
             "skipped": float(self._last_skipped),
             "skipped_total": float(self._skip_totals["skipped"]),
             "mean_keep_probability": self._last_keep,

@@ -65,6 +65,9 @@ class RunLog:
     """Mean reward of the rolled-out groups, per step (first steps of the run)."""
     etr: F64
     """Share of rolled-out groups with mixed outcomes, per step."""
+    at: NDArray[np.int64] | None = None
+    """The step (0-based, increasing) each value was measured at; None: steps 0, 1, 2, ...
+    A trainer that logs every k-th step (TRL's logging_steps) gives every k-th."""
 
     def __post_init__(self) -> None:
         for name in ("num_tasks", "batch", "rollouts", "steps"):
@@ -79,11 +82,26 @@ class RunLog:
                 f"need reward and ETR for at least {START_STEPS + 2} steps, got "
                 f"{self.reward_mean.size} and {self.etr.size}"
             )
+        at = self.steps_at
+        if at.shape != self.etr.shape or (at.size and (at[0] < 0 or np.any(np.diff(at) <= 0))):
+            raise ValueError("`at` must hold one increasing step (>= 0) per value")
         for name, values in (("reward_mean", self.reward_mean), ("etr", self.etr)):
             if not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1:
                 raise ValueError(
                     f"{name} values must lie in [0, 1] (the fit assumes pass/fail rewards)"
                 )
+
+    @property
+    def steps_at(self) -> NDArray[np.int64]:
+        """The step each value was measured at."""
+        if self.at is None:
+            return np.arange(self.reward_mean.size, dtype=np.int64)
+        return np.asarray(self.at, dtype=np.int64)
+
+    @property
+    def span(self) -> int:
+        """Steps the values cover (through the last one measured)."""
+        return int(self.steps_at[-1]) + 1 if self.reward_mean.size else 0
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,7 @@ class RunFit:
 
     scenario: ScenarioConfig
     steps_fitted: int
+    """The run's steps the fit covers (values logged at `RunLog.steps_at` among them)."""
     sim_reward: F64
     """Simulated mean reward per step (mean over seeds)."""
     sim_etr: F64
@@ -111,13 +130,13 @@ def _entry(log: RunLog) -> Entry:
 
 
 def _runs(cfg: ScenarioConfig, log: RunLog, seeds: Sequence[int]) -> tuple[F64, F64]:
-    """Reward and ETR per step (rows: seeds) of the run's selector on `cfg`."""
-    k = log.reward_mean.size
+    """Reward and ETR (rows: seeds) of the run's selector on `cfg`, at the run's steps."""
+    at = log.steps_at
     rewards, etrs = [], []
     for seed in seeds:
-        rec = run_one(RunSpec(cfg, _entry(log), seed, k, log.batch, log.rollouts))
-        rewards.append(rec["reward_mean"])
-        etrs.append(rec["etr"])
+        rec = run_one(RunSpec(cfg, _entry(log), seed, log.span, log.batch, log.rollouts))
+        rewards.append(np.asarray(rec["reward_mean"])[at])
+        etrs.append(np.asarray(rec["etr"])[at])
     return np.asarray(rewards, dtype=np.float64), np.asarray(etrs, dtype=np.float64)
 
 
@@ -136,7 +155,7 @@ def _run_noise(values: F64) -> float:
 
 def fitted_start(log: RunLog, base: ScenarioConfig) -> ScenarioConfig:
     """One level whose start matches the run's step 0 (mean reward, zero-variance share)."""
-    steps = np.arange(log.reward_mean.size, dtype=np.float64)
+    steps = log.steps_at.astype(np.float64)
     mean = float(np.polynomial.polynomial.polyfit(steps, log.reward_mean, 1)[0])
     mixed = float(np.polynomial.polynomial.polyfit(steps, log.etr, 1)[0])
     offset, spread = fit_start(
@@ -148,7 +167,7 @@ def fitted_start(log: RunLog, base: ScenarioConfig) -> ScenarioConfig:
     return base.replace(
         name="fitted",
         description=(
-            f"fitted to the first {log.reward_mean.size} steps of {log.source} (pool start and "
+            f"fitted to the first {log.span} steps of {log.source} (pool start and "
             "speed; the mechanism as calibrated on real GRPO)"
         ),
         num_tasks=log.num_tasks,
@@ -193,7 +212,7 @@ def fit_run(
     reward, etr = rewards.mean(axis=0), etrs.mean(axis=0)
     return RunFit(
         scenario=fitted,
-        steps_fitted=int(log.reward_mean.size),
+        steps_fitted=log.span,
         sim_reward=reward,
         sim_etr=etr,
         reward_rmse=float(np.sqrt(np.mean((reward - log.reward_mean) ** 2))),

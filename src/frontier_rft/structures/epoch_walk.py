@@ -91,6 +91,13 @@ class EpochWalk:
         )
 
     @staticmethod
+    def run_epoch(handed_out: int, num_tasks: int) -> int:
+        """The run's epoch by uniform's count: prompts handed out / pool size, rounded up
+        (uniform's `epoch` after as many prompts). A skip selector's walk passes over
+        prompts too, so its own `epoch` (passes started) runs ahead of this."""
+        return -(-int(handed_out) // max(1, int(num_tasks)))
+
+    @staticmethod
     def epochs_bound(min_keep: float) -> int:
         """New epochs one `take_where` may start when `keep` accepts every id with
         probability >= min_keep: reached with probability below e^-10 even for a batch the
