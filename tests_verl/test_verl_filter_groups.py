@@ -151,6 +151,17 @@ def test_verls_filter_runs_with_our_buffer_and_every_rollout_reaches_greso(
     assert len(even) > 0 and metrics["greso/easy_streak_tasks"] == len(even)
 
 
+def test_the_docs_snippet_turns_the_filter_on_with_our_buffer(tmp_path: Path) -> None:
+    from test_verl_docs_config import compose_snippet, yaml_blocks
+
+    (snippet,) = [b for b in yaml_blocks() if "filter_groups" in b]
+    cfg = compose_snippet(tmp_path, snippet)
+    assert cfg.algorithm.filter_groups.enable and cfg.algorithm.filter_groups.metric == "reward"
+    assert cfg.trainer.v1.sampler.custom_sampler.name == "FrontierReplayBuffer"
+    assert cfg.trainer.v1.sampler.sampler_kwargs.selector == "greso"
+    assert cfg.trainer.use_v1 and cfg.data.gen_batch_size == 1
+
+
 def test_without_the_filter_every_group_is_trained(
     tmp_path: Path,
     transfer_queue: Any,  # noqa: F811 - the fixture

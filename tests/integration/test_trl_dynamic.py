@@ -227,6 +227,15 @@ def test_rollouts_per_trained_group_follow_the_adaptive_sizing(adaptive: Any) ->
     for got, want in zip(measured, predicted, strict=True):
         assert abs(got / want - 1) <= 0.10, (measured, predicted)
     assert measured == predicted  # exactly, here
+    print(f"adaptive: rollouts per trained group {measured}")
+
+
+def test_fixed_sizing_spends_three_times_the_slots(tmp_path: Path) -> None:
+    t = trainer(tmp_path, FrontierConfig(selector="uniform", dynamic_sampling="fixed"), steps=3)
+    t.train()
+    measured = [h["curriculum/dapo/rollouts_per_trained_group"] for h in dapo_logs(t)]
+    assert measured == [3.0 * N_GEN] * 3  # 12 prompts a step, 6 of them mixed: one round
+    print(f"fixed: rollouts per trained group {measured}")
 
 
 def test_rollouts_spent_are_logged_and_equal_what_was_generated(adaptive: Any) -> None:
@@ -325,6 +334,22 @@ def test_any_num_generations(tmp_path: Path, n: int) -> None:
         np.testing.assert_allclose(
             batch["advantages"].numpy(), trl_advantages(samples.train.rewards, n), atol=1e-5
         )
+
+
+def test_a_generation_reused_over_accumulation_and_iterations(tmp_path: Path) -> None:
+    """gradient_accumulation_steps 2 (so steps_per_generation 2) and num_iterations 2: one
+    generation (one dynamic sampling step) feeds 4 micro-batches; all carry kept rows only."""
+    frontier = FrontierConfig(selector="uniform", dynamic_sampling="adaptive")
+    t = trainer(tmp_path, frontier, steps=2, gradient_accumulation_steps=2, num_iterations=2)
+    t.train()
+    assert len(t.samples) == 1 and len(t.loss_inputs) == 4
+    assert t.samples[0].train.num_groups == 2 * PROMPTS  # a generation feeds 2 micro-batches
+    assert "old_per_token_logps" in t.batches[0]  # TRL needs them when it reuses a generation
+    for inputs in t.loss_inputs:
+        kept = inputs["completion_mask"].sum(dim=1) > 0
+        assert inputs["advantages"].shape[0] == PROMPTS * N_GEN and bool(kept.all())
+        assert bool((inputs["advantages"] != 0).all())
+    assert t.frontier_metrics()["trl/generations"] == 1
 
 
 def test_filler_groups_make_rounds_split_evenly() -> None:

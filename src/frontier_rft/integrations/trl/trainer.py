@@ -28,6 +28,10 @@ What it changes, and where:
 - Logs (`log`): a summary of the selector metrics, prefixed `curriculum/`, joins TRL's logs
   (so TensorBoard, W&B or any `report_to` backend gets them; `metrics_verbosity: all` sends
   every key); the JSONL file gets every key.
+- With `FrontierConfig(dynamic_sampling=...)` (GRPO only): `_generate_and_score_completions`
+  runs each generation step as DAPO's rounds around the selector (dynamic.py); the train
+  sampler then only paces TRL's loop (`StepTicks`) and the rewards reach the selector round
+  by round, inside the step.
 """
 
 from __future__ import annotations
