@@ -2,7 +2,8 @@
 
 Needs the `trl` extra. `trainer` holds the trainer classes, `sampler` the RepeatSampler
 replacement, `rewards` the reward taps that feed the selector, `state` the checkpoint seam,
-`preflight` the checks that run before a model loads. `FrontierConfig` (and `preflight`)
+`preflight` the checks that run before a model loads, `dynamic` (with `dynamic_config`)
+DAPO's dynamic sampling inside GRPOTrainer. `FrontierConfig` (and `preflight`)
 import without TRL or torch, so a config can be checked anywhere; the trainer classes
 import TRL on first use.
 """

@@ -16,6 +16,7 @@ category_columns: [source]
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,8 +25,14 @@ from typing import Any, ClassVar, Literal
 from frontier_rft.core.config import check, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.integrations.pool import PoolColumns, reward_pair
+from frontier_rft.integrations.trl.dynamic_config import (
+    ZERO_VARIANCE_TOL,
+    mode_of,
+    sampling_config,
+)
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
+from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 
 __all__ = [
     "DATA_BUILDERS",
@@ -88,6 +95,14 @@ class FrontierConfig:
     """JSONL metrics file; None: `<output_dir>/frontier_metrics.jsonl`."""
     check_sync: bool = True
     """With several processes, compare the selector's state digest across them at each save."""
+    dynamic_sampling: Literal["off", "fixed", "adaptive", "greso"] = "off"
+    """DAPO's filter (GRPO only): roll out more prompts than a step trains on, train on the groups
+    whose rewards differ; fixed = rounds of 3x the open slots, adaptive = sized from the measured
+    zero-variance share, greso = GRESO's recipe."""
+    dynamic_sampling_config: dict[str, Any] | str | None = None
+    """Overrides of the dynamic sampling settings, e.g. {max_rounds: 20, oversample: 2}."""
+    dynamic_sampling_tol: float = ZERO_VARIANCE_TOL
+    """A group counts as zero-variance when max - min of its rewards <= tol * max(1, max |r|)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -170,6 +185,37 @@ class FrontierConfig:
             f"metrics_prefix must be a string, got {self.metrics_prefix!r}",
         )
         self.columns()  # pass_rate_columns must be two
+        self._check_dynamic_sampling()
+
+    def _check_dynamic_sampling(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "dynamic_sampling", mode_of(self.dynamic_sampling))
+        overrides = self.dynamic_sampling_config
+        if isinstance(overrides, str):  # from the command line
+            overrides = _json_mapping("dynamic_sampling_config", overrides, '{"max_rounds": 20}')
+            set_(self, "dynamic_sampling_config", overrides)
+        check(
+            overrides is None or isinstance(overrides, dict),
+            f"dynamic_sampling_config must be a mapping, got {_short(overrides)}",
+        )
+        tol = self.dynamic_sampling_tol
+        check(
+            isinstance(tol, numbers.Real)
+            and not isinstance(tol, bool)
+            and math.isfinite(tol)
+            and 0 <= tol < 1,
+            f"dynamic_sampling_tol must be a number in [0, 1) (default {ZERO_VARIANCE_TOL}), "
+            f"got {_short(tol)}",
+        )
+        set_(self, "dynamic_sampling_tol", float(tol))
+        self.dynamic_sampling_settings()  # every refused option, named
+
+    def dynamic_sampling_settings(self) -> DynamicSamplingConfig | None:
+        """The DynamicSampling settings of this config, or None when dynamic_sampling is off."""
+        overrides = self.dynamic_sampling_config
+        return sampling_config(
+            self.dynamic_sampling, overrides if isinstance(overrides, dict) else None
+        )
 
     def pool_options(self) -> list[str]:
         """Options set away from their defaults that only matter when the adapter builds
@@ -231,6 +277,19 @@ def _strings(value: object) -> bool:
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _json_mapping(name: str, text: str, example: str) -> Any:
+    """A mapping option given as JSON on the command line, read with bounds (it may be
+    nested 50,000 deep); ValueError naming `name` and showing `example`."""
+    try:
+        text = text.strip()
+        return loads_bounded(text, max_chars=1 << 20, max_depth=32) if text else {}
+    except ValueError as exc:  # JSONDecodeError, or a bound
+        raise ValueError(
+            f"{name} must be a mapping (JSON on the command line, e.g. '{example}'), got "
+            f"{_short(text)}"
+        ) from exc
 
 
 @dataclass

@@ -29,6 +29,7 @@ from frontier_rft.integrations.preflight import (
     shown,
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
+from frontier_rft.integrations.trl.dynamic_config import config_file_problems
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
@@ -94,6 +95,7 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
             frontier.get("selector_judge"),
         ),
     )
+    report.add("", config_file_problems(values))  # dynamic_sampling next to TRL's settings
     report.add("", _model_problems(values))
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))

@@ -18,6 +18,7 @@ not whether every chunk was drawn.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -29,7 +30,7 @@ from torch.utils.data import Sampler
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 
-__all__ = ["FrontierRepeatSampler"]
+__all__ = ["FrontierRepeatSampler", "StepTicks"]
 
 # Typed as Any so the module type-checks the same with or without torch installed.
 _Sampler: Any = Sampler
@@ -185,6 +186,22 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
         self.chunks_selected = selected
         self.selection_counts = counts.copy()
         self.select_log.clear()
+
+
+class StepTicks(_Sampler):  # type: ignore[misc]
+    """The train sampler with dynamic sampling on: TRL's loop still reads one generation batch
+    per step, but each step's prompts come from the selector inside the step, so this yields
+    row 0 as many times as FrontierRepeatSampler would yield rows (the Trainer's steps per
+    epoch are unchanged) and asks the selector nothing."""
+
+    def __init__(self, length: int):
+        self.length = int(length)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.repeat(0, self.length)
 
 
 _STATE_KEYS = ("version", "layout", "epoch_chunks", "chunks_selected", "selection_counts")

@@ -3,7 +3,9 @@
 Two files beside TRL's own: `frontier_selector.npz` (the standard `save_selector` file,
 readable with `frontier_rft.load_selector`) and `frontier_sampler.npz` (the sampler's
 position and records plus the adapter's counters). Both are written at the same moment,
-after TRL has written the rest of the checkpoint.
+after TRL has written the rest of the checkpoint. With dynamic sampling on, a third:
+`frontier_dynamic_sampling.npz` (the wrapper's own state, `save_dynamic_sampling` without
+the selector, which is in the first file).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +23,23 @@ from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling, save_dynamic_sampling
 
-__all__ = ["SAMPLER_FILE", "SELECTOR_FILE", "load_state", "save_state", "state_digest"]
+__all__ = [
+    "DYNAMIC_FILE",
+    "SAMPLER_FILE",
+    "SELECTOR_FILE",
+    "load_dynamic_state",
+    "load_state",
+    "save_dynamic_state",
+    "save_state",
+    "state_digest",
+]
 
 SELECTOR_FILE = "frontier_selector.npz"
 SAMPLER_FILE = "frontier_sampler.npz"
+DYNAMIC_FILE = "frontier_dynamic_sampling.npz"
 
 
 def save_state(
@@ -85,6 +100,42 @@ def load_state(
         sampler.load_state_dict(backup)
         raise
     return counters
+
+
+def save_dynamic_state(directory: str | os.PathLike[str], wrapper: DynamicSampling | None) -> None:
+    """Write the dynamic sampling wrapper's own state (nothing when it is off)."""
+    if wrapper is not None:
+        save_dynamic_sampling(wrapper, Path(directory) / DYNAMIC_FILE, with_inner=False)
+
+
+def load_dynamic_state(
+    directory: str | os.PathLike[str], wrapper: DynamicSampling | None
+) -> Callable[[], None]:
+    """Check the checkpoint's dynamic sampling state against `wrapper` (None: off) and return
+    the call that restores it; nothing changes before that call, which cannot fail."""
+    path = Path(directory) / DYNAMIC_FILE
+    if wrapper is None:
+        if path.is_file():
+            raise ValueError(
+                f"checkpoint {directory} was written with dynamic_sampling on; resume with the "
+                "same dynamic_sampling setting, or start a fresh run"
+            )
+        return lambda: None
+    if not path.is_file():
+        if not Path(directory).is_dir():
+            return lambda: None  # load_state names the missing checkpoint
+        raise ValueError(
+            f"checkpoint {directory} has no {DYNAMIC_FILE}: it was written with dynamic_sampling "
+            "off; resume with dynamic_sampling: off, or start a fresh run"
+        )
+    saved = load_dynamic_sampling(path, wrapper.inner)  # the file alone: the inner is untouched
+    if saved.config != wrapper.config:
+        raise ValueError(
+            f"checkpoint {directory} was written with dynamic sampling settings {saved.config}; "
+            "resume with the same dynamic_sampling and dynamic_sampling_config"
+        )
+    state = saved.state_dict(with_inner=False)
+    return lambda: wrapper.load_state_dict(state)
 
 
 def _digest_into(h: Any, obj: Any) -> None:

@@ -31,6 +31,10 @@ What it changes, and where:
   `eval_rewards/<func>/mean`, ...) also carries `curriculum/trl/rollouts_delivered` and
   `curriculum/tasks/distinct_trained`, the rollouts and distinct prompts trained so far,
   and goes into the JSONL file as well: what `frontier ab compare` reads.
+- With `FrontierConfig(dynamic_sampling=...)` (GRPO only): `_generate_and_score_completions`
+  runs each generation step as DAPO's rounds around the selector (dynamic.py); the train
+  sampler then only paces TRL's loop (`StepTicks`) and the rewards reach the selector round
+  by round, inside the step.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from torch import nn
+from transformers import TrainerCallback
 from trl.trainer import grpo_trainer, rloo_trainer
 from trl.trainer.utils import is_async_callable
 
@@ -60,6 +65,13 @@ from frontier_rft.integrations.pool import (
     reads_features,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.dynamic import (
+    DAPO_SUMMARY,
+    DYNAMIC_COUNTERS,
+    DynamicGeneration,
+    check_wrappable,
+)
+from frontier_rft.integrations.trl.dynamic_config import trl_problems
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
     local_model_path,
@@ -71,9 +83,16 @@ from frontier_rft.integrations.trl.rewards import (
     check_combined_rewards,
     combine_rewards,
 )
-from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
-from frontier_rft.integrations.trl.state import load_state, save_state, state_digest
+from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
+from frontier_rft.integrations.trl.state import (
+    load_dynamic_state,
+    load_state,
+    save_dynamic_state,
+    save_state,
+    state_digest,
+)
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
@@ -219,6 +238,8 @@ class FrontierTrainerMixin:
                     "selector; with selector=... put that metadata in its TaskPool instead"
                 )
         args = _check_before_model(args, kwargs, config, selector)
+        if config.dynamic_sampling != "off":
+            self._frontier_check_dynamic(args, kwargs)
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column
@@ -241,7 +262,10 @@ class FrontierTrainerMixin:
             "rollouts": 0,
             "unscorable": 0,
             "embedding_refreshes": 0,
+            **dict.fromkeys(DYNAMIC_COUNTERS, 0),
         }
+        self.frontier_stop_reason: str | None = None
+        """Why training stopped early (dynamic sampling found no signal), else None."""
         self._frontier_embedding_texts: list[str] | None = None
         self._frontier_refreshed_at = -1
         if selector is None:
@@ -270,6 +294,45 @@ class FrontierTrainerMixin:
                 wrapped = self._frontier_tap.wrap(i, func, is_async_callable(func))
                 self.reward_funcs[i] = wrapped
         self._frontier_jsonl: JsonlLogger | None = None
+        self.frontier_dynamic: DynamicGeneration | None = None
+        """DAPO's dynamic sampling around the selector (FrontierConfig.dynamic_sampling)."""
+        settings = config.dynamic_sampling_settings()
+        if settings is not None:
+            parent = super()._generate_and_score_completions  # type: ignore[misc]
+            wrapper = DynamicSampling(selector, settings)
+            self.frontier_dynamic = DynamicGeneration(self, wrapper, parent)
+            self.add_callback(_SkipEmptyUpdate(self.frontier_dynamic))  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ dynamic sampling
+    def _frontier_check_dynamic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Before the model loads: this TRL can be wrapped, and the trainer's settings and
+        data are ones dynamic sampling runs with (one line naming each problem)."""
+        kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
+        problems = trl_problems({}, kind) if kind != "grpo" else []
+        if not problems:
+            check_wrappable(type(self))
+            training = kwargs.get("args", args[2] if len(args) > 2 else None)
+            values = {
+                name: getattr(training, name)
+                for name in ("scale_rewards", "multi_objective_aggregation")
+                if hasattr(training, name)
+            }
+            problems = trl_problems(values, kind)
+            names = getattr(kwargs.get("train_dataset"), "column_names", None) or []
+            if {"image", "images"} & set(names):
+                problems.append(
+                    "dynamic_sampling does not support image datasets (an image or images "
+                    "column); set dynamic_sampling: off"
+                )
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def _generate_and_score_completions(self, inputs: Any) -> Any:
+        """TRL's method, or with dynamic sampling on, while training: the step's rounds
+        (the data loader's batch is a placeholder: the selector proposes each round)."""
+        if self.frontier_dynamic is None or not self.model.training:
+            return super()._generate_and_score_completions(inputs)  # type: ignore[misc]
+        return self.frontier_dynamic.step()
 
     # ------------------------------------------------------------------ the selector
     def _frontier_build_selector(self, rows: NDArray[np.int64]) -> Selector:
@@ -360,12 +423,14 @@ class FrontierTrainerMixin:
             self._frontier_embedding_texts = None
 
     # ------------------------------------------------------------------ sampling
-    def _get_train_sampler(self, dataset: Any = None) -> FrontierRepeatSampler:
+    def _get_train_sampler(self, dataset: Any = None) -> FrontierRepeatSampler | StepTicks:
         if dataset is not None and len(dataset) != self.frontier_sampler.num_samples:
             raise ValueError(
                 f"the training dataset changed size ({len(dataset)} rows, the selector's pool "
                 f"has {self.frontier_sampler.num_samples})"
             )
+        if self.frontier_dynamic is not None:  # the rounds ask the selector, not the loader
+            return StepTicks(len(self.frontier_sampler))
         return self.frontier_sampler
 
     # ------------------------------------------------------------------ feedback
@@ -436,8 +501,10 @@ class FrontierTrainerMixin:
 
     # ------------------------------------------------------------------ metrics
     def frontier_metrics(self) -> dict[str, float]:
-        """The selector's metrics plus the adapter's own (`trl/...`), unprefixed."""
-        out = self.frontier_selector.metrics()
+        """The selector's metrics plus the adapter's own (`trl/...`, and `dapo/...` with
+        dynamic sampling), unprefixed."""
+        dynamic = self.frontier_dynamic
+        out = self.frontier_selector.metrics() if dynamic is None else dynamic.wrapper.metrics()
         sampler, counters = self.frontier_sampler, self._frontier_counters
         out["trl/generations"] = float(counters["generations"])
         out["trl/rollouts_delivered"] = float(counters["rollouts"])
@@ -445,6 +512,8 @@ class FrontierTrainerMixin:
         out["trl/chunks_selected"] = float(sampler.chunks_selected)
         out["trl/feedback_lag"] = float(sampler.feedback_lag)
         out["trl/self_embedding_refreshes"] = float(counters["embedding_refreshes"])
+        if dynamic is not None:
+            out.update(dynamic.metrics())
         return out
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
@@ -458,6 +527,9 @@ class FrontierTrainerMixin:
             # TRL's loggers reject NaN (JSON); the JSONL file keeps every key, NaN as null.
             finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
             logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
+            if config.metrics_verbosity == "summary":  # the filter's own summary, when on
+                dapo = {k: v for k, v in finite.items() if k in DAPO_SUMMARY}
+                logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
             if self.accelerator.is_main_process:
                 self._frontier_logger().log(
                     curriculum_metrics(metrics, "all", config.metrics_prefix),
@@ -490,14 +562,21 @@ class FrontierTrainerMixin:
 
     # ------------------------------------------------------------------ checkpoints
     def save_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Write the selector and sampler state into `directory` (a checkpoint folder)."""
+        """Write the selector and sampler state (and dynamic sampling's) into `directory`."""
         save_state(
             directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
         )
+        save_dynamic_state(directory, self._frontier_wrapper())
+
+    def _frontier_wrapper(self) -> DynamicSampling | None:
+        return None if self.frontier_dynamic is None else self.frontier_dynamic.wrapper
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Restore the selector and sampler state saved in `directory`."""
+        """Restore the selector and sampler state (and dynamic sampling's) saved in
+        `directory`; a refused checkpoint changes nothing."""
+        restore = load_dynamic_state(directory, self._frontier_wrapper())  # checked first
         counters = load_state(directory, self.frontier_selector, self.frontier_sampler)
+        restore()
         self._frontier_counters.update(counters)
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
@@ -526,7 +605,11 @@ class FrontierTrainerMixin:
         import torch.distributed as dist
 
         digests: list[str | None] = [None] * self.accelerator.num_processes
-        dist.all_gather_object(digests, state_digest(self.frontier_selector.state_dict()))
+        dynamic = self.frontier_dynamic
+        state = (
+            self.frontier_selector.state_dict() if dynamic is None else dynamic.wrapper.state_dict()
+        )
+        dist.all_gather_object(digests, state_digest(state))
         if len(set(digests)) != 1:
             raise RuntimeError(
                 "the selector's state differs across processes; build it with the same "
@@ -559,6 +642,23 @@ class FrontierTrainerMixin:
 # Typed as Any so the module type-checks the same with or without the trl extra installed.
 _GRPOTrainer: Any = grpo_trainer.GRPOTrainer
 _RLOOTrainer: Any = rloo_trainer.RLOOTrainer
+_TrainerCallback: Any = TrainerCallback
+
+
+class _SkipEmptyUpdate(_TrainerCallback):  # type: ignore[misc]
+    """A dynamic sampling step that trained on no group makes no optimizer step: parameters
+    without a gradient are skipped by torch's optimizers (momentum and weight decay too)."""
+
+    def __init__(self, dynamic: DynamicGeneration):
+        self.dynamic = dynamic
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.dynamic.skip_update:
+            for param in self.dynamic.trainer.model.parameters():
+                param.grad = None
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.dynamic.skip_update = False
 
 
 class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[misc]

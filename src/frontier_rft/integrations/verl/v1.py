@@ -12,12 +12,21 @@ trajectory's task id (`index`) and reward (`rm_scores`, or the `reward_key` entr
 `reward_extra_info`) from TransferQueue, reports them, and adds the selector's metrics to
 the metrics `sample()` returns, which the trainer logs with its own. Both touch verl
 internals, so construction checks they exist and names what changed.
+
+DAPO's filter (`algorithm.filter_groups`): verl 0.9.1 hands its settings only to its own
+buffers ("custom implementations own their filtering semantics"), so this buffer reads them
+from the trainer's config as verl's `_build_replay_buffer` does: without that, the filter
+was silently off with a custom sampler. The groups verl's filter drops (zero-variance ones,
+and the surplus it discards) are cleared from TransferQueue inside `sample()`, so they
+never reach the trained batch; `_clear_groups` reports them to the selector first, so it
+sees every finished rollout once, as it does without the filter.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -29,6 +38,36 @@ from frontier_rft.integrations.verl.sampler import FrontierSampler
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
 
 tq: Any = importlib.import_module("transfer_queue")  # verl[verl-core]; untyped
+
+
+def _with_filter_groups(kwargs: dict[str, Any], *, sync: bool) -> dict[str, Any]:
+    """`kwargs` with the DAPO filter settings verl gives its own buffers (verl 0.9.1's
+    `_build_replay_buffer`), read from the trainer's `algorithm.filter_groups`; unchanged
+    when verl passed them itself or the filter is off."""
+    if "filter_groups_metric" in kwargs:
+        return kwargs
+    trainer = _trainer_of(kwargs.get("refill_fn"))
+    resolve = getattr(trainer, "_resolve_filter_groups_metric", None)
+    filter_groups = trainer.config.algorithm.get("filter_groups", None)
+    enabled = bool(filter_groups is not None and filter_groups.get("enable", False))
+    if not enabled:
+        return kwargs
+    if not callable(resolve):
+        raise RuntimeError(
+            "algorithm.filter_groups is on, but this verl's trainer has no "
+            "_resolve_filter_groups_metric (verl 0.9.x has it); FrontierReplayBuffer cannot "
+            "turn verl's filter on: set algorithm.filter_groups.enable=false"
+        )
+    sampler = trainer.config.trainer.v1.sampler
+    refill_failed = bool(sampler.get("sync_refill_failed_groups", False))
+    out = {**kwargs, "filter_groups_metric": resolve(), "sync_refill_failed_groups": refill_failed}
+    if sync:
+        out.update(
+            train_batch_size=trainer.config.data.train_batch_size,
+            gen_batch_size=1,
+            max_inflight_gen_batches=filter_groups.get("max_inflight_gen_batches", 1),
+        )
+    return out
 
 
 def _trainer_of(refill_fn: Callable[..., Any] | None) -> Any:
@@ -129,8 +168,23 @@ class _FrontierMixin:
 
     # Placed before verl's buffer in the bases, so these wrap its __init__ and sample.
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs = _with_filter_groups(kwargs, sync=not isinstance(self, ReplayBufferAsync))
         super().__init__(*args, **kwargs)
         self._frontier_init(kwargs.get("sampler_kwargs"), kwargs.get("refill_fn"))
+
+    def _clear_groups(self, partition_id: str, uids: set[str]) -> None:
+        """Report the finished groups verl's filter drops (evicted, or surplus) before they
+        are cleared: they were rolled out, so the selector learns from them."""
+        if partition_id == "train" and uids and getattr(self, "_holder", None):
+            done = set(uids) & set(self.finished_keys[partition_id])  # type: ignore[attr-defined]
+            part = self.partitions[partition_id]  # type: ignore[attr-defined]
+            keys = [k for k in part if k.split("_")[0] in done]
+            if keys:
+                dropped = SimpleNamespace(
+                    partition_id=partition_id, keys=keys, tags=[part[k] for k in keys]
+                )
+                report_sampled_batch(self.frontier, dropped)
+        super()._clear_groups(partition_id, uids)  # type: ignore[misc]
 
     def sample(self, global_steps: int, partition_id: str, batch_size: int) -> Any:
         batch, metrics = super().sample(  # type: ignore[misc]

@@ -1,0 +1,477 @@
+"""DAPO dynamic sampling inside TRL's GRPOTrainer: one generation step as the rounds of
+`frontier_rft.wrappers.DynamicSampling`, and the batch TRL trains on rebuilt from the groups
+it keeps.
+
+TRL generates, scores and computes the advantages of one generation batch in
+`GRPOTrainer._generate_and_score_completions` (private). With dynamic sampling on, the
+trainer's override hands each round's prompts (the selector's proposals, `num_generations`
+rows each, split evenly over the processes as TRL splits a batch) to TRL's own method, so
+generation, reward functions, reference and old log-probabilities and advantages are TRL's.
+The reward taps give each round's combined rewards, gathered over the processes; the wrapper
+decides the rounds and the groups to train on; the rows of those groups are taken from the
+rounds' outputs (exchanged between processes when a group was generated on another one) and
+laid out as TRL expects: `generation_batch_size` rows, fresh mixed groups first. A step that
+finds fewer mixed groups than it needs fills the batch with groups whose completion mask is
+zero (they reach no loss term); a step that finds none stops training with a message.
+
+Per-group advantages do not depend on the other groups with TRL's default scaling
+(`scale_rewards: group` or `none`, `sum_then_normalize`), which is why other settings are
+refused (dynamic_config.trl_problems).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL, zero_variance_groups
+from frontier_rft.integrations.trl.rewards import check_combined_rewards, combine_rewards
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+from frontier_rft.wrappers.filtered_batch import FilteredBatch
+
+__all__ = [
+    "DAPO_SUMMARY",
+    "DYNAMIC_COUNTERS",
+    "DynamicGeneration",
+    "check_wrappable",
+    "filler_groups",
+]
+
+_log = logging.getLogger(__name__)
+
+LEFT_PADDED = ("prompt_ids", "prompt_mask")
+"""Output keys TRL pads on the left (prompts)."""
+RIGHT_PADDED = (
+    "completion_ids",
+    "completion_mask",
+    "old_per_token_logps",
+    "ref_per_token_logps",
+    "sampling_per_token_logps",
+    "importance_sampling_ratio",
+    "tool_mask",
+)
+"""Output keys with one row per completion, padded on the right (per-token, or (B, 1))."""
+ROW_KEYS = ("advantages",)
+"""Output keys with one value per completion."""
+_RECOMPUTED = ("num_items_in_batch",)
+_KNOWN = frozenset(LEFT_PADDED + RIGHT_PADDED + ROW_KEYS + _RECOMPUTED)
+
+DAPO_SUMMARY = (
+    "dapo/rounds",
+    "dapo/rollouts_per_trained_group",
+    "dapo/filtered_share",
+    "dapo/deficit",
+)
+"""Dynamic sampling keys in TRL's logs at metrics_verbosity: summary."""
+DYNAMIC_COUNTERS = (
+    "dapo_rollouts",
+    "dapo_filler_rollouts",
+    "dapo_trained_groups",
+    "dapo_padded_groups",
+    "dapo_no_signal_steps",
+)
+"""The adapter's dynamic sampling counters (saved in checkpoints with the others)."""
+
+
+def _trl_version() -> str:
+    try:
+        import trl
+
+        return str(trl.__version__)
+    except (ImportError, AttributeError):
+        return "unknown"
+
+
+def check_wrappable(trainer_cls: type) -> None:
+    """ValueError (one line) when this TRL's GRPOTrainer does not have the private seam dynamic
+    sampling wraps: `_generate_and_score_completions(self, inputs)` called from
+    `_prepare_inputs`."""
+    version = _trl_version()
+    fix = (
+        f"dynamic_sampling is tested with TRL {', '.join(TESTED_TRL)}: install one "
+        "(pip install 'trl==" + TESTED_TRL[-1] + "') or set dynamic_sampling: off"
+    )
+    method = getattr(trainer_cls, "_generate_and_score_completions", None)
+    prepare = getattr(trainer_cls, "_prepare_inputs", None)
+    if not callable(method) or not callable(prepare):
+        raise ValueError(
+            f"TRL {version}'s GRPOTrainer has no _generate_and_score_completions / "
+            f"_prepare_inputs to wrap; {fix}"
+        )
+    params = list(inspect.signature(method).parameters)
+    if params != ["self", "inputs"]:
+        raise ValueError(
+            f"TRL {version}'s GRPOTrainer._generate_and_score_completions takes "
+            f"({', '.join(params)}), not (self, inputs); {fix}"
+        )
+    try:
+        source = inspect.getsource(prepare)
+    except (OSError, TypeError):  # no source (a frozen install): the output check still runs
+        return
+    if "_generate_and_score_completions" not in source:
+        raise ValueError(
+            f"TRL {version}'s GRPOTrainer._prepare_inputs no longer calls "
+            f"_generate_and_score_completions; {fix}"
+        )
+
+
+def filler_groups(groups: int, group_size: int, processes: int) -> int:
+    """Fewest extra groups making a round split into equal rows per process (TRL gathers
+    rewards across processes and needs the same number of rows on each)."""
+    extra = 0
+    while ((groups + extra) * group_size) % processes:
+        extra += 1
+    return extra
+
+
+@dataclass
+class _Round:
+    """One round as this process saw it: TRL's output for its rows, and where they sit."""
+
+    out: dict[str, Any]
+    groups: int
+    """Prompts of the round (fillers excluded)."""
+    rows_per_process: int
+
+
+class DynamicGeneration:
+    """Runs one generation step of a FrontierGRPOTrainer with dynamic sampling (see module)."""
+
+    def __init__(
+        self,
+        trainer: Any,
+        wrapper: DynamicSampling,
+        parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    ):
+        self.trainer = trainer
+        self.wrapper = wrapper
+        self._parent = parent  # TRL's own _generate_and_score_completions, bound
+        self.last: dict[str, float] = {}
+        self.skip_update = False
+        """True while the current step trains on no group (its optimizer step is skipped)."""
+
+    # ------------------------------------------------------------------ one step
+    def step(self) -> dict[str, Any]:
+        """Sample this step's rounds through the wrapper and return TRL's training batch."""
+        tr = self.trainer
+        n = int(tr.num_generations)
+        batch = int(tr.args.generation_batch_size) // n
+        counters = tr._frontier_counters
+        rounds: list[_Round] = []
+        before = counters["dapo_rollouts"]
+
+        def rollout(ids: NDArray[np.int64]) -> NDArray[np.float64]:
+            return self._round(np.asarray(ids, dtype=np.int64), n, rounds)
+
+        samples = self.wrapper.sample(counters["generations"], batch, n, rollout)
+        train = samples.train
+        out = self._assemble(train, rounds, batch, n)
+        spent = counters["dapo_rollouts"] - before
+        counters["generations"] += 1
+        counters["dapo_trained_groups"] += train.num_groups
+        counters["dapo_padded_groups"] += train.deficit
+        self.last = {
+            "rollouts": float(spent),
+            "rollouts_per_trained_group": spent / train.num_groups
+            if train.num_groups
+            else math.nan,
+        }
+        if train.num_groups == 0:
+            self._stop(samples.rollouts, len(samples.rounds))
+        return out
+
+    def _stop(self, rollouts: int, num_rounds: int) -> None:
+        """No prompt of this step had mixed rewards: stop training, say why, change nothing."""
+        tr = self.trainer
+        counters = tr._frontier_counters
+        counters["dapo_no_signal_steps"] += 1
+        self.skip_update = True
+        tr.control.should_training_stop = True
+        message = (
+            f"frontier-rft dynamic sampling: no prompt with mixed rewards in {num_rounds} rounds "
+            f"({rollouts} rollouts) at step {int(tr.state.global_step)}: every group drawn was "
+            "all-correct or all-wrong (solved or out of reach), so training stops here with "
+            "this step's update skipped. To go on: add prompts, raise "
+            "dynamic_sampling_config.max_rounds, or set dynamic_sampling: off"
+        )
+        if tr.accelerator.is_main_process:
+            _log.warning(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        tr.frontier_stop_reason = message
+
+    def metrics(self) -> dict[str, float]:
+        """The adapter's `dapo/...` metrics (the wrapper's own come from wrapper.metrics())."""
+        c = self.trainer._frontier_counters
+        trained = c["dapo_trained_groups"]
+        return {
+            "dapo/rollouts": float(c["dapo_rollouts"]),
+            "dapo/rollouts_step": self.last.get("rollouts", math.nan),
+            "dapo/rollouts_per_trained_group": self.last.get(
+                "rollouts_per_trained_group", math.nan
+            ),
+            "dapo/rollouts_per_trained_group_cumulative": (
+                c["dapo_rollouts"] / trained if trained else math.nan
+            ),
+            "dapo/trained_groups": float(trained),
+            "dapo/padded_groups": float(c["dapo_padded_groups"]),
+            "dapo/filler_rollouts": float(c["dapo_filler_rollouts"]),
+            "dapo/no_signal_steps": float(c["dapo_no_signal_steps"]),
+        }
+
+    # ------------------------------------------------------------------ a round
+    def _round(self, ids: NDArray[np.int64], n: int, rounds: list[_Round]) -> NDArray[np.float64]:
+        """Generate and score `ids` (n completions each) through TRL on every process; the
+        round's rewards for the selector (all processes, id-major), mapped as the selector
+        reads them, near-constant groups made exactly constant."""
+        tr = self.trainer
+        acc = tr.accelerator
+        procs, rank = int(acc.num_processes), int(acc.process_index)
+        k = int(ids.shape[0])
+        extra = filler_groups(k, n, procs)
+        group_ids = np.concatenate([ids, np.repeat(ids[:1], extra)])
+        row_ids = np.repeat(group_ids, n)
+        per_proc = row_ids.shape[0] // procs
+        local = row_ids[rank * per_proc : (rank + 1) * per_proc]
+        dataset, rows = tr.train_dataset, tr._frontier_rows
+        inputs = [dataset[int(rows[t])] for t in local.tolist()]
+        tr._frontier_tap.take()  # nothing is pending between rounds; start clean
+        out = self._parent(inputs)
+        unknown = sorted(k for k in out if k not in _KNOWN)
+        if unknown:
+            raise ValueError(
+                f"TRL {_trl_version()}'s _generate_and_score_completions returned "
+                f"{', '.join(unknown)}, which dynamic sampling cannot regroup (images and other "
+                f"inputs are not supported); it is tested with TRL {', '.join(TESTED_TRL)} "
+                "on text prompts: set dynamic_sampling: off"
+            )
+        rounds.append(_Round(out, k, per_proc))
+
+        taken = tr._frontier_tap.take()
+        if taken is None:
+            raise RuntimeError("the reward functions did not run for a dynamic sampling round")
+        per_func, seen = taken
+        if per_func.shape[0] != local.shape[0] or (
+            seen is not None and not np.array_equal(seen, local)
+        ):
+            raise RuntimeError(
+                "reward functions scored a different batch than the round generated "
+                f"({per_func.shape[0]} rewards for {local.shape[0]} rows)"
+            )
+        weights = np.asarray(tr.reward_weights.detach().cpu().numpy(), dtype=np.float64)
+        combined = combine_rewards(per_func, weights)
+        scored = np.asarray(~np.isnan(per_func).all(axis=1), dtype=np.bool_)
+        every_id, raw, every_scored = tr._frontier_gather(local, combined, scored)
+        if not np.array_equal(every_id, row_ids):
+            raise RuntimeError(
+                "processes proposed different prompts in one dynamic sampling round: their "
+                "selectors differ; build the selector with the same make_selector(name, pool, "
+                "seed=...) call on every process"
+            )
+        tr._frontier_counters["dapo_rollouts"] += int(row_ids.shape[0])
+        tr._frontier_counters["dapo_filler_rollouts"] += extra * n
+        return self._selector_rewards(ids, raw[: k * n], every_scored[: k * n], n)
+
+    def _selector_rewards(
+        self,
+        ids: NDArray[np.int64],
+        raw: NDArray[np.float64],
+        scored: NDArray[np.bool_],
+        n: int,
+    ) -> NDArray[np.float64]:
+        tr = self.trainer
+        config, counters = tr.frontier_config, tr._frontier_counters
+        k = int(ids.shape[0])
+        task_per_row = np.repeat(ids, n)
+        if scored.any():  # a bad reward is an error naming the task, as without the filter
+            check_combined_rewards(
+                task_per_row[scored],
+                raw[scored],
+                config.reward_range,
+                tr.frontier_selector.reward_bounds,
+            )
+        grid, ok = raw.reshape(k, n), scored.reshape(k, n)
+        none = ~ok.any(axis=1)
+        if none.any():
+            task = int(ids[int(np.argmax(none))])
+            raise ValueError(
+                f"every reward function returned None for all {n} completions of task {task}: "
+                "dynamic sampling needs a reward for each group; make one function score "
+                "every prompt"
+            )
+        # An unscorable completion (every function returned None) gets no advantage in TRL:
+        # for the filter and the selector it counts as its group's mean.
+        means = np.where(ok, grid, 0.0).sum(axis=1) / ok.sum(axis=1)
+        grid = np.where(ok, grid, means[:, None])
+        counters["unscorable"] += int((~ok).sum())
+        counters["rollouts"] += k * n
+        rewards = grid
+        if config.reward_range is not None:
+            lo, hi = config.reward_range
+            rewards = np.clip((grid - lo) / (hi - lo), 0.0, 1.0)
+        constant = zero_variance_groups(grid, config.dynamic_sampling_tol)
+        rewards = np.where(constant[:, None], rewards.mean(axis=1, keepdims=True), rewards)
+        out: NDArray[np.float64] = np.ascontiguousarray(rewards, dtype=np.float64).ravel()
+        return out
+
+    # ------------------------------------------------------------------ the batch
+    def _assemble(
+        self, train: FilteredBatch, rounds: list[_Round], batch: int, n: int
+    ) -> dict[str, Any]:
+        """This process's share of the training batch: the kept groups' rows in order, then
+        (for a deficit) groups of this step with their completion mask zeroed."""
+        if train.from_surplus.any():  # max_surplus is 0 in the TRL adapter
+            raise RuntimeError("dynamic sampling returned a surplus group the adapter never keeps")
+        picks = list(zip(train.source_round.tolist(), train.source_group.tolist(), strict=True))
+        chosen = set(picks)
+        spare = [(r, g) for r, rd in enumerate(rounds) for g in range(rd.groups)]
+        spare = [p for p in spare if p not in chosen] + picks  # the last fallback: copies
+        groups = picks + spare[: train.deficit]
+        keep = np.repeat(np.arange(len(groups)) < len(picks), n)
+        acc = self.trainer.accelerator
+        procs, rank = int(acc.num_processes), int(acc.process_index)
+        rows = [(r, g * n + i) for r, g in groups for i in range(n)]
+        share = len(rows) // procs
+        mine = slice(rank * share, (rank + 1) * share)
+        sources, where = self._sources(rounds, rows)
+        index = [where[row] for row in rows[mine]]
+        out = _stack(sources, index, self._pad_values())
+        mask = torch.as_tensor(keep[mine], device=out["completion_mask"].device)
+        out["completion_mask"] = out["completion_mask"] * mask[:, None].to(
+            out["completion_mask"].dtype
+        )
+        out["advantages"] = out["advantages"] * mask.to(out["advantages"].dtype)
+        loss_mask = out["completion_mask"]
+        if "tool_mask" in out:
+            loss_mask = loss_mask * out["tool_mask"]
+        out["num_items_in_batch"] = acc.gather(loss_mask.sum()).sum()
+        return _trim(out, getattr(self.trainer, "pad_to_multiple_of", None))
+
+    def _pad_values(self) -> dict[str, float]:
+        tr = self.trainer
+        tokenizer = getattr(tr, "_tokenizer", None) or getattr(
+            tr.processing_class, "tokenizer", tr.processing_class
+        )
+        pad_id = tokenizer.pad_token_id
+        return {"prompt_ids": pad_id, "completion_ids": pad_id, "tool_mask": 1}
+
+    def _sources(
+        self, rounds: list[_Round], rows: list[tuple[int, int]]
+    ) -> tuple[list[dict[str, Any]], dict[tuple[int, int], tuple[int, int]]]:
+        """Per round, the tensors of the rows any process trains on (this process's own
+        output with one process), and where each (round, row) sits in them."""
+        acc = self.trainer.accelerator
+        procs = int(acc.num_processes)
+        if procs == 1:
+            src = [rd.out for rd in rounds]
+            return src, {row: row for row in set(rows)}
+        rank = int(acc.process_index)
+        sources: list[dict[str, Any]] = []
+        where: dict[tuple[int, int], tuple[int, int]] = {}
+        for r, rd in enumerate(rounds):
+            needed = sorted({g for rr, g in rows if rr == r})
+            per = rd.rows_per_process
+            counts = [sum(1 for g in needed if q * per <= g < (q + 1) * per) for q in range(procs)]
+            width = max(counts)
+            if width == 0:
+                sources.append({})
+                continue
+            mine = [g - rank * per for g in needed if rank * per <= g < (rank + 1) * per]
+            sources.append(_exchange(acc, rd.out, mine, counts, width, self._pad_values()))
+            where.update({(r, g): (len(sources) - 1, i) for i, g in enumerate(needed)})
+        return sources, where
+
+
+def _exchange(
+    acc: Any,
+    out: dict[str, Any],
+    mine: list[int],
+    counts: list[int],
+    width: int,
+    pads: dict[str, float],
+) -> dict[str, Any]:
+    """Every process's rows `mine` of `out`, gathered in process order (= global row order)."""
+    result: dict[str, Any] = {}
+    index = torch.as_tensor(mine, dtype=torch.long)
+    for key in LEFT_PADDED + RIGHT_PADDED + ROW_KEYS:
+        if key not in out:
+            continue
+        tensor = out[key]
+        part = tensor[index.to(tensor.device)]
+        left = key in LEFT_PADDED
+        if part.dim() > 1:
+            part = acc.pad_across_processes(part, dim=1, pad_index=pads.get(key, 0), pad_first=left)
+        fill = part.new_zeros((width - part.shape[0], *part.shape[1:]))
+        every = acc.gather(torch.cat([part, fill]).contiguous())
+        result[key] = torch.cat([every[q * width : q * width + c] for q, c in enumerate(counts)])
+    return result
+
+
+def _stack(
+    sources: list[dict[str, Any]], index: list[tuple[int, int]], pads: dict[str, float]
+) -> dict[str, Any]:
+    """Rows `index` = [(source, row)] of the sources, one tensor per key, each source padded
+    to the widest (prompts on the left, the rest on the right)."""
+    used = sorted({s for s, _ in index})
+    keys = [k for k in LEFT_PADDED + RIGHT_PADDED + ROW_KEYS if k in sources[used[0]]]
+    offsets, total = {}, 0
+    for s in used:
+        offsets[s] = total
+        total += int(sources[s]["advantages"].shape[0])
+    flat = [offsets[s] + i for s, i in index]
+    out: dict[str, Any] = {}
+    for key in keys:
+        parts = [sources[s][key] for s in used]
+        if parts[0].dim() > 1:
+            wide = max(int(p.shape[1]) for p in parts)
+            left = key in LEFT_PADDED
+            parts = [_pad(p, wide, pads.get(key, 0), left) for p in parts]
+        joined = torch.cat(parts)
+        out[key] = joined[torch.as_tensor(flat, dtype=torch.long, device=joined.device)]
+    return out
+
+
+def _trim(out: dict[str, Any], multiple: int | None) -> dict[str, Any]:
+    """Without the padding columns no row uses (a dropped group's longer prompt or completion
+    widened its round): leading prompt columns, trailing completion columns, kept at a
+    multiple of TRL's `pad_to_multiple_of` when it is set."""
+
+    def width(used: torch.Tensor) -> int:
+        cols = torch.nonzero(used.any(dim=0)).flatten()
+        return int(cols.max()) + 1 if cols.numel() else 1
+
+    def rounded(w: int, full: int) -> int:
+        return min(full, math.ceil(w / multiple) * multiple) if multiple else w
+
+    full_p = int(out["prompt_mask"].shape[1])
+    keep_p = rounded(width(out["prompt_mask"].flip(1).bool()), full_p)
+    full_c = int(out["completion_mask"].shape[1])
+    keep_c = rounded(width(out["completion_mask"].bool()), full_c)
+    for key in LEFT_PADDED:
+        if key in out:
+            out[key] = out[key][:, full_p - keep_p :]
+    for key in RIGHT_PADDED:
+        if key in out and out[key].dim() > 1 and int(out[key].shape[1]) == full_c:
+            out[key] = out[key][:, :keep_c]
+    return out
+
+
+def _pad(tensor: torch.Tensor, width: int, value: float, left: bool) -> torch.Tensor:
+    missing = width - int(tensor.shape[1])
+    if missing == 0:
+        return tensor
+    fill = torch.full(
+        (tensor.shape[0], missing, *tensor.shape[2:]),
+        value,
+        dtype=tensor.dtype,
+        device=tensor.device,
+    )
+    return torch.cat([fill, tensor] if left else [tensor, fill], dim=1)

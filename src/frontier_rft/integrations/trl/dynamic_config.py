@@ -1,0 +1,168 @@
+"""DAPO dynamic sampling in the TRL adapter: its settings, the TRL settings it needs, and the
+zero-variance test on TRL's combined reward.
+
+Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
+trl` names the same mistakes, before any model loads. The sampling loop itself is
+`frontier_rft.wrappers.DynamicSampling`; `dynamic.py` drives it from inside GRPOTrainer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.config import config_from_dict
+from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
+
+__all__ = [
+    "DYNAMIC_SAMPLING_MODES",
+    "TESTED_TRL",
+    "ZERO_VARIANCE_TOL",
+    "config_file_problems",
+    "mode_of",
+    "sampling_config",
+    "trl_problems",
+    "zero_variance_groups",
+]
+
+DYNAMIC_SAMPLING_MODES = ("off", "fixed", "adaptive", "greso")
+"""off; DAPO's fixed 3x rounds; rounds sized from the measured zero-variance share (GRESO's
+rule in DAPO's rounds); GRESO's own recipe (DynamicSamplingConfig.greso())."""
+
+TESTED_TRL = ("1.16.0",)
+"""TRL releases the dynamic-sampling tests ran on (GRPOTrainer._generate_and_score_completions
+is private: another release is wrapped after a check of its signature and output keys)."""
+
+ZERO_VARIANCE_TOL = 1e-5
+"""Default relative tolerance of the zero-variance test: about 80 float32 roundings of a
+reward of size 1 (TRL sums weighted rewards in float32), far below any real reward gap."""
+
+_FIXED_BY_ADAPTER = ("adaptive", "max_surplus", "max_staleness")
+"""DynamicSamplingConfig fields the TRL adapter sets itself (adaptive: by the mode; no surplus:
+a completion is never kept for a later step)."""
+
+
+def mode_of(value: Any) -> str:
+    """The dynamic_sampling mode of a FrontierConfig value (None and False: off, True: fixed);
+    ValueError naming the choices otherwise."""
+    if value is None or value is False:
+        return "off"
+    if value is True:
+        return "fixed"
+    if isinstance(value, str) and value.strip().lower() in DYNAMIC_SAMPLING_MODES:
+        return value.strip().lower()
+    raise ValueError(
+        f"dynamic_sampling must be one of {', '.join(DYNAMIC_SAMPLING_MODES)} (DAPO's filter: "
+        f"fixed 3x rounds, adaptive sizing, or GRESO's recipe), got {_short(value)}"
+    )
+
+
+def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSamplingConfig | None:
+    """The DynamicSamplingConfig of `mode` with `overrides` (dynamic_sampling_config), or None
+    when off; ValueError naming every option it refuses (one message, `; `-separated)."""
+    overrides = dict(overrides or {})
+    problems = []
+    surplus = overrides.pop("max_surplus", 0)
+    if surplus != 0:
+        problems.append(
+            f"dynamic_sampling_config: max_surplus {_short(surplus)} is not supported by the TRL "
+            "adapter (it keeps no completion for a later step; DAPO discards the surplus): "
+            "drop it"
+        )
+    if "adaptive" in overrides:
+        overrides.pop("adaptive")
+        problems.append(
+            "dynamic_sampling_config: adaptive is set by dynamic_sampling (fixed, adaptive or "
+            "greso): drop it"
+        )
+    if "max_staleness" in overrides:
+        overrides.pop("max_staleness")
+        problems.append(
+            "dynamic_sampling_config: max_staleness is unused here (no surplus is kept): drop it"
+        )
+    base = DynamicSamplingConfig.greso() if mode == "greso" else DynamicSamplingConfig()
+    values = {k: v for k, v in asdict(base).items() if k not in _FIXED_BY_ADAPTER}
+    values.update(overrides)
+    fixed = {"adaptive": mode in ("adaptive", "greso"), "max_surplus": 0, "max_staleness": 1}
+    config = None
+    try:
+        config = config_from_dict(
+            DynamicSamplingConfig, values, what="dynamic_sampling_config", fixed=fixed
+        )
+    except (TypeError, ValueError) as exc:
+        text = " ".join(str(exc).split())
+        problems.append(
+            text if text.startswith("unknown option") else f"dynamic_sampling_config: {text}"
+        )
+    if mode == "off" and overrides and not problems:  # (a refused mode reads as off here)
+        problems.append(
+            "dynamic_sampling_config is set but dynamic_sampling is off; set "
+            "dynamic_sampling: fixed, adaptive or greso, or drop dynamic_sampling_config"
+        )
+    if problems:
+        raise ValueError("; ".join(problems))
+    return None if mode == "off" else config
+
+
+def _setting(values: Mapping[str, Any], name: str, default: Any) -> Any:
+    value = values.get(name, default)
+    return {True: "group", False: "none"}.get(value, value) if name == "scale_rewards" else value
+
+
+def trl_problems(values: Mapping[str, Any], trainer: str = "grpo") -> list[str]:
+    """What in TRL's settings (`values`: GRPOConfig fields, TRL's defaults when absent)
+    dynamic sampling cannot run with, one line each."""
+    if trainer != "grpo":
+        return [
+            f"dynamic_sampling runs inside TRL's GRPOTrainer; trainer {trainer!r} is not "
+            "supported: set trainer: grpo, or dynamic_sampling: off"
+        ]
+    out = []
+    scale = _setting(values, "scale_rewards", "group")
+    if scale == "batch":
+        out.append(
+            "dynamic_sampling with scale_rewards: batch: TRL would scale by the std of every "
+            "group generated, not of the batch trained on; use scale_rewards: group (TRL's "
+            "default) or none"
+        )
+    aggregation = _setting(values, "multi_objective_aggregation", "sum_then_normalize")
+    if aggregation != "sum_then_normalize":
+        out.append(
+            f"dynamic_sampling with multi_objective_aggregation: {aggregation}: TRL normalizes "
+            "each reward over every group generated, not the batch trained on; use "
+            "sum_then_normalize (TRL's default)"
+        )
+    return out
+
+
+def config_file_problems(values: Mapping[str, Any]) -> list[str]:
+    """`trl_problems` for a TRL YAML file's values when it turns dynamic_sampling on (a bad
+    dynamic_sampling value itself is FrontierConfig's to name)."""
+    try:
+        mode = mode_of(values.get("dynamic_sampling"))
+    except ValueError:
+        return []
+    if mode == "off":
+        return []
+    trainer = values.get("trainer", "grpo")
+    return trl_problems(values, trainer if isinstance(trainer, str) else "grpo")
+
+
+def zero_variance_groups(rewards: NDArray[np.float64], tol: float) -> NDArray[np.bool_]:
+    """(k,) True where a (k, n) row of combined rewards is constant up to float noise:
+    max - min <= tol * max(1, max |r|). An exact `std == 0` test would keep groups that
+    differ only by float32 rounding, whose GRPO advantages are noise scaled up by 1/std."""
+    r = np.asarray(rewards, dtype=np.float64)
+    spread = r.max(axis=1) - r.min(axis=1)
+    scale = np.maximum(1.0, np.abs(r).max(axis=1))
+    out: NDArray[np.bool_] = spread <= tol * scale
+    return out
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

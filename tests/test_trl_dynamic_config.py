@@ -1,0 +1,145 @@
+"""Dynamic sampling's settings in the TRL adapter, checked without TRL or torch: the
+zero-variance test against hand-computed values, each setting and each refusal, and
+`frontier check-config trl` naming every mistake in the new fields."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.dynamic_config import (
+    ZERO_VARIANCE_TOL,
+    config_file_problems,
+    mode_of,
+    sampling_config,
+    trl_problems,
+    zero_variance_groups,
+)
+from frontier_rft.wrappers import DynamicSamplingConfig
+
+
+def test_zero_variance_is_constant_up_to_float_noise() -> None:
+    f32 = np.float32
+    noisy = float(f32(0.1) + f32(0.2))  # 0.30000001192..., TRL's float32 sum of two rewards
+    rewards = np.array(
+        [
+            [1.0, 1.0, 1.0, 1.0],  # constant
+            [noisy, 0.3, 0.3, 0.3],  # spread 1.2e-8 <= 1e-5 * 1: constant
+            [0.0, 0.0, 0.0, 1.0],  # one success: mixed
+            [0.5, 0.5, 0.5, 0.5 + 2e-5],  # spread 2e-5 > 1e-5: mixed
+            [40.0, 40.0, 40.0, 40.0003],  # spread 3e-4 <= 1e-5 * 40.0003: constant
+            [40.0, 40.0, 40.0, 40.001],  # spread 1e-3 > 4.0001e-4: mixed
+        ]
+    )
+    assert zero_variance_groups(rewards, ZERO_VARIANCE_TOL).tolist() == [
+        True, True, False, False, True, False
+    ]  # fmt: skip
+    exact = zero_variance_groups(rewards, 0.0)
+    assert exact.tolist() == [True, False, False, False, False, False]  # std == 0 alone
+
+
+def test_modes_build_the_wrappers_settings() -> None:
+    assert sampling_config("off", None) is None
+    assert sampling_config("fixed", None) == DynamicSamplingConfig()  # DAPO: 3x, fixed
+    assert sampling_config("adaptive", None) == DynamicSamplingConfig(adaptive=True)
+    assert sampling_config("greso", None) == DynamicSamplingConfig.greso()
+    assert sampling_config("greso", {"max_rounds": 4}) == replace(
+        DynamicSamplingConfig.greso(), max_rounds=4
+    )
+    assert [mode_of(v) for v in (None, False, True, "Adaptive", "off")] == [
+        "off", "off", "fixed", "adaptive", "off"
+    ]  # fmt: skip
+    config = FrontierConfig(
+        dynamic_sampling="adaptive", dynamic_sampling_config='{"oversample": 2}'
+    )
+    assert config.dynamic_sampling_config == {"oversample": 2}  # JSON from the command line
+    assert config.dynamic_sampling_settings() == DynamicSamplingConfig(oversample=2, adaptive=True)
+    assert FrontierConfig().dynamic_sampling_settings() is None  # off by default
+
+
+@pytest.mark.parametrize(
+    ("fields", "phrases"),
+    [
+        ({"dynamic_sampling": "adaptve"}, ["dynamic_sampling must be one of off, fixed"]),
+        ({"dynamic_sampling": 3}, ["dynamic_sampling must be one of"]),
+        ({"dynamic_sampling_config": {"max_rounds": 3}}, ["dynamic_sampling is off"]),
+        (
+            {"dynamic_sampling": "fixed", "dynamic_sampling_config": {"max_round": 3}},
+            ["'max_round' (did you mean 'max_rounds'?)"],
+        ),
+        (
+            {
+                "dynamic_sampling": "fixed",
+                "dynamic_sampling_config": {"max_surplus": 8, "max_rounds": 0, "adaptive": True},
+            },
+            [
+                "max_surplus 8 is not supported",
+                "adaptive is set by dynamic_sampling",
+                "max_rounds must be an int in [1, 10000]",
+            ],
+        ),
+        ({"dynamic_sampling": "fixed", "dynamic_sampling_config": "{x"}, ["must be a mapping"]),
+        ({"dynamic_sampling": "fixed", "dynamic_sampling_config": [1]}, ["must be a mapping"]),
+        ({"dynamic_sampling_tol": -1}, ["dynamic_sampling_tol must be a number in [0, 1)"]),
+        ({"dynamic_sampling_tol": float("nan")}, ["dynamic_sampling_tol"]),
+        ({"dynamic_sampling_tol": True}, ["dynamic_sampling_tol"]),
+    ],
+)
+def test_each_mistake_is_one_message_naming_it(fields: dict, phrases: list[str]) -> None:
+    with pytest.raises(ValueError) as info:
+        FrontierConfig(**fields)
+    text = str(info.value)
+    assert "\n" not in text
+    for phrase in phrases:
+        assert phrase in text, text
+
+
+def test_trl_settings_dynamic_sampling_cannot_run_with() -> None:
+    assert trl_problems({}) == []
+    assert trl_problems({"scale_rewards": "none"}) == []
+    assert trl_problems({"scale_rewards": False}) == []  # TRL reads False as none
+    (batch,) = trl_problems({"scale_rewards": "batch"})
+    assert "scale_rewards: batch" in batch and "use scale_rewards: group" in batch
+    (agg,) = trl_problems({"multi_objective_aggregation": "normalize_then_sum"})
+    assert "sum_then_normalize" in agg
+    (rloo,) = trl_problems({}, "rloo")
+    assert "trainer 'rloo' is not supported" in rloo
+    assert config_file_problems({"scale_rewards": "batch"}) == []  # dynamic sampling off
+    assert config_file_problems({"dynamic_sampling": "nope", "scale_rewards": "batch"}) == []
+    assert len(config_file_problems({"dynamic_sampling": True, "trainer": "rloo"})) == 1
+
+
+def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
+    config = tmp_path / "grpo.yaml"
+    config.write_text(
+        "dynamic_sampling: adaptive\n"
+        "dynamic_sampling_config: {max_round: 20, max_surplus: 4}\n"
+        "dynamic_sampling_tol: 2\n"
+        "scale_rewards: batch\n"
+    )
+    code = (
+        "import sys; from frontier_rft.cli.main import main; "
+        f"rc = main(['check-config', 'trl', {str(config)!r}]); "
+        "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'trl'}), rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert "HEAVY [] 1" in out, out + done.stderr
+    found = [line for line in out.splitlines() if line.startswith("  - ")]
+    for phrase in (
+        "max_surplus 4 is not supported",
+        "'max_round' (did you mean 'max_rounds'?)",
+        "dynamic_sampling_tol must be a number in [0, 1)",
+        "dynamic_sampling with scale_rewards: batch",
+    ):
+        assert sum(phrase in line for line in found) == 1, (phrase, out)
+    assert len(found) == 3, out  # the two dynamic_sampling_config mistakes share one line
+    config.write_text("dynamic_sampling: adaptive\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "the frontier-rft settings are valid" in done.stdout and "HEAVY [] 0" in done.stdout
