@@ -11,6 +11,7 @@ import pytest
 from frontier_rft.bench.real_rl_verdicts import (
     REAL_RL_VERDICTS,
     RECOMMENDED,
+    SIMULATED_LABEL,
     real_rl_context,
     recommendation,
 )
@@ -25,7 +26,11 @@ from frontier_rft.simulation import get_scenario
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 FILES = {
-    "512": ("real_rl_gpu_full.json", "real_rl_standard_cpu_full.json"),
+    "512": (
+        "real_rl_gpu_full.json",
+        "real_rl_standard_cpu_full.json",
+        "real_rl_standard_cpu_dapo_full.json",
+    ),
     "1280": (
         "real_rl_gpu_pool1280_full.json",
         "real_rl_gpu_pool1280_more_full.json",
@@ -48,8 +53,9 @@ def test_verdicts_are_the_committed_real_results(pool: str) -> None:
         earlier = {k for k, v in (full.get("definitions") or {}).items() if not v["today"]}
         for label, row in full["summary"]["labels"].items():
             if label != "uniform" and label not in earlier:
-                sim_label = "uniform+dapo" if label == "dapo" else label
-                measured[sim_label] = _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
+                verdict = _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
+                sim_label = SIMULATED_LABEL.get(label, label)
+                assert measured.setdefault(sim_label, verdict) == verdict, (label, name)
     assert REAL_RL_VERDICTS[pool] == measured
 
 
