@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 from frontier_rft.cli.common import UsageError
-from frontier_rft.core.config import field_docs
+from frontier_rft.core.config import did_you_mean, field_docs
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors import SELECTORS
 
@@ -53,10 +53,7 @@ def _requires(cls: type[Selector]) -> str:
 
 def _cmd(args: argparse.Namespace) -> int:
     if args.name and args.name not in SELECTORS:
-        import difflib
-
-        close = difflib.get_close_matches(args.name, SELECTORS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(args.name, SELECTORS)
         known = ", ".join(sorted(SELECTORS))
         raise UsageError(f"unknown selector {args.name!r}{hint}; known: {known}")
     names = [args.name] if args.name else sorted(SELECTORS)
