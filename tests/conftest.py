@@ -7,6 +7,7 @@ type, so every adaptive selector has something to learn from.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -35,6 +36,18 @@ def load_benchmark(script: str) -> ModuleType:
     sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def registered(cls: type[Selector]) -> Iterator[type[Selector]]:
+    """`cls` registered (frontier_rft.selectors.register) for the duration, then removed."""
+    from frontier_rft.selectors import register
+
+    register(cls)
+    try:
+        yield cls
+    finally:
+        SELECTORS.pop(cls.name, None)
 
 
 def world_pool(num_tasks: int = 90, seed: int = 0) -> TaskPool:
