@@ -34,7 +34,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.bots.config import BOTSConfig, DOTSConfig, MoPPSConfig
-from frontier_rft.selectors.bots_lazy import LazyPosterior
+from frontier_rft.selectors.bots.lazy import LazyPosterior
 from frontier_rft.selectors.bots_plugins import (
     ExternalStep,
     StepLog,
