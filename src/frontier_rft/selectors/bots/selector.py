@@ -35,7 +35,7 @@ from frontier_rft.core.state_check import check_keys, read_float, read_int, read
 from frontier_rft.features.derive import announce, task_features
 from frontier_rft.selectors.bots.config import BOTSConfig, DOTSConfig, MoPPSConfig
 from frontier_rft.selectors.bots.lazy import LazyPosterior
-from frontier_rft.selectors.bots_plugins import (
+from frontier_rft.selectors.bots.plugins import (
     ExternalStep,
     StepLog,
     capability,
