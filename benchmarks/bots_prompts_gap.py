@@ -42,7 +42,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors import make_selector
 from frontier_rft.selectors.bots import BOTSSelector
-from frontier_rft.selectors.bots_regression import RegressionPlugin
+from frontier_rft.selectors.bots.regression import RegressionPlugin
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS

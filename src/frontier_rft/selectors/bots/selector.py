@@ -43,7 +43,7 @@ from frontier_rft.selectors.bots.plugins import (
     kernel_average,
     smallest_k,
 )
-from frontier_rft.selectors.bots_regression import RegressionPlugin
+from frontier_rft.selectors.bots.regression import RegressionPlugin
 from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = [
