@@ -30,7 +30,7 @@ from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.bots import BOTSSelector
-from frontier_rft.selectors.bots_shard import (
+from frontier_rft.selectors.bots.shard import (
     Coordinator,
     PlanStep,
     apply_plan,

@@ -38,7 +38,7 @@ from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.bots.config import BOTSConfig
-from frontier_rft.selectors.bots_shard import Coordinator
+from frontier_rft.selectors.bots.shard import Coordinator
 from frontier_rft.selectors.registry import SELECTORS, make_selector
 from frontier_rft.service.config import ServiceConfig
 from frontier_rft.service.shard import ShardService
