@@ -227,7 +227,7 @@ def make_pool_selector(
         raise ValueError(problem)
     extra: dict[str, Any] = {}
     if judge is not None:
-        from frontier_rft.selectors.metis_judge import HeuristicJudge
+        from frontier_rft.selectors.metis.judge import HeuristicJudge
 
         extra["judge"] = HeuristicJudge()
     return make_selector(name, pool, seed=seed, **dict(config or {}), **extra)
