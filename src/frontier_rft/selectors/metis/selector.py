@@ -48,7 +48,7 @@ from frontier_rft.selectors.metis.judge import (
 __all__ = ["HeuristicJudge", "Judge", "JudgeRecord", "METISConfig", "METISSelector"]
 
 Judge = Callable[[list[str]], Sequence[str]]
-"""A judge maps rendered judge prompts to one response text each (see metis_judge)."""
+"""A judge maps rendered judge prompts to one response text each (see metis.judge)."""
 
 MEMORY_SELECTIONS = ("recent", "spread")
 
