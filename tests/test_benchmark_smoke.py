@@ -1,4 +1,5 @@
-"""Smoke test of benchmarks/overhead.py: its code path at tiny N, and its output structure."""
+"""Smoke test of the overhead benchmark (frontier_rft.bench.overhead, benchmarks/overhead.py):
+its code path at tiny N, and its output structure."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import load_benchmark
 from frontier_rft import SELECTORS
+from frontier_rft.bench import overhead as bench
 
-bench = load_benchmark("overhead.py")
 QUICK = bench.parse_args(["--quick"])[0]
 
 
