@@ -22,9 +22,7 @@ Timing runs without tracemalloc (it slows allocation); memory is a separate pass
 Rewards are pre-drawn uniforms from their own generator (thresholded against the chosen
 tasks' pass rates between timed sections), so reward generation is never timed.
 
-    python benchmarks/overhead.py           # the README table, ~2 minutes on 2 cores
-    python benchmarks/overhead.py --selectors bots,dots --sizes 1e6 --json out.json
-    python benchmarks/overhead.py --given prompts --selectors bots,dots    # prompts only
+The command line is `benchmarks/overhead.py`; the table is `overhead_report.render_markdown`.
 
 With `--given prompts` the pool carries distinct prompt texts and nothing else, what most
 users have: the BOTS family then runs its regression plug-in on text features derived
@@ -34,26 +32,39 @@ is the feature matrix the selectors of one pool share); steps are timed after it
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import os
 import platform
-import shlex
-import sys
 import time
 import traceback
 import tracemalloc
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft import SELECTORS, Feedback, GroupBatch, Selector, TaskPool, make_selector
+from frontier_rft import SELECTORS, GroupBatch, Selector, TaskPool, make_selector
+from frontier_rft.bench.overhead_world import (
+    Settings,
+    World,
+    default_steps,
+    derive_features,
+    make_world,
+)
 from frontier_rft.core.facts import Cost
+
+__all__ = [
+    "ABSOLUTE_TARGET_MS",
+    "BYTES_TARGET",
+    "RATIO_TARGET",
+    "ContractOnlySelector",
+    "cost_of",
+    "machine_info",
+    "run",
+    "verdict",
+]
 
 
 def cost_of(name: str) -> Cost:
@@ -67,115 +78,12 @@ def cost_of(name: str) -> Cost:
 
 
 RATIO_TARGET = 2.0
+"""An O(N) method's step may take this many times its floor; a sublinear one's, this many
+times its step at the smallest N."""
 ABSOLUTE_TARGET_MS = 2.0
+"""Step budget of the "absolute" kind (heap methods), at every N."""
 BYTES_TARGET = 64.0
-NUM_CATEGORIES = 8
-FEATURE_DIM = 14
-FULL_SIZES = (10_000, 100_000, 1_000_000)
-
-
-@dataclass(frozen=True)
-class Settings:
-    sizes: tuple[int, ...] = FULL_SIZES
-    batch: int = 256
-    rollouts: int = 16
-    steps: int | None = None
-    """Timed steps per selector and size; None = default_steps(N)."""
-    warmup: int = 10
-    mem_steps: int = 72
-    """Steps of the memory pass (> the default dedupe window of 64, so the base class's
-    bookkeeping has reached its steady state)."""
-    budget_s: float = 60.0
-    """Wall-clock budget per selector and size for each pass; a slower one is cut short."""
-    selectors: tuple[str, ...] = field(default_factory=lambda: tuple(SELECTORS))
-    seed: int = 0
-    given: str = "all"
-    """What the pool carries: 'all' (every kind of metadata) or 'prompts' (prompt text only)."""
-
-
-def default_steps(n: int) -> int:
-    """More timed steps where a step is cheap: 200 at 1e4, 50 at 1e5, 20 at 1e6."""
-    return max(20, min(200, round(5e6 / n)))
-
-
-# --------------------------------------------------------------------------- world
-@dataclass
-class World:
-    """A learner-free world: a task pool with informative metadata and fixed pass rates."""
-
-    pool: TaskPool
-    pass_rates: NDArray[np.float64]
-    uniforms: NDArray[np.float64]
-    """(steps, batch * rollouts) pre-drawn uniforms; a rollout succeeds if u < p(task)."""
-    rollouts: int
-
-    def feedback(self, ids: NDArray[np.int64], step: int) -> Feedback:
-        task_ids = np.repeat(ids, self.rollouts)
-        u = self.uniforms[step % self.uniforms.shape[0], : task_ids.shape[0]]
-        rewards = (u < self.pass_rates[task_ids]).astype(np.float64)
-        return Feedback(task_ids=task_ids, rewards=rewards, step=step)
-
-
-def make_world(n: int, settings: Settings, steps: int) -> World:
-    rng = np.random.default_rng([settings.seed, n])
-    kind = rng.random(n)
-    p = np.where(kind < 0.25, 1.0, np.where(kind < 0.5, 0.0, rng.uniform(0.02, 0.98, n)))
-    hardness = np.clip(1.0 - p + 0.05 * rng.standard_normal(n), 0.0, 1.0)
-    features = rng.standard_normal((n, FEATURE_DIM))
-    features[:, 0] += 3.0 * p
-    weak = np.clip(p - 0.2 + 0.05 * rng.standard_normal(n), 0.0, 1.0)
-    strong = np.clip(p + 0.1 + 0.05 * rng.standard_normal(n), 0.0, 1.0)
-    keys = [f"task-{i}" for i in range(n)]
-    if settings.given == "prompts":
-        pool = TaskPool(num_tasks=n, prompts=world_prompts(rng, p), keys=keys)
-    else:
-        pool = TaskPool(
-            num_tasks=n,
-            categories=np.minimum((hardness * NUM_CATEGORIES).astype(np.int64), NUM_CATEGORIES - 1),
-            difficulty=hardness,
-            features=features,
-            reference_pass_rates=np.stack([weak, strong], axis=1),
-            prompts=[f"Problem {i}: reach the target using each number once." for i in range(n)],
-            keys=keys,
-        )
-    reward_rng = np.random.default_rng([settings.seed, n, 1])
-    uniforms = reward_rng.random((steps, settings.batch * settings.rollouts))
-    return World(pool=pool, pass_rates=p, uniforms=uniforms, rollouts=settings.rollouts)
-
-
-_SYLLABLES = ("ka", "lo", "mi", "nu", "re", "sa", "ti", "vo", "ze", "bo", "da", "fi")
-_WORDS = tuple(a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in ("", "n", "s"))
-"""A 432-word vocabulary: the prompts' text has to carry more than a handful of tokens."""
-
-
-def world_prompts(rng: np.random.Generator, p: NDArray[np.float64]) -> list[str]:
-    """Distinct prompts of 8 words whose vocabulary loosely follows the task's difficulty."""
-    n = p.shape[0]
-    # words near a difficulty-dependent centre of the vocabulary, plus numbers
-    centre = (p * (len(_WORDS) - 1)).astype(np.int64)
-    idx = np.clip(centre[:, None] + rng.integers(-40, 41, size=(n, 8)), 0, len(_WORDS) - 1)
-    nums = rng.integers(1, 1000, size=(n, 3))
-    return [
-        f"Problem {i}: " + " ".join(_WORDS[k] for k in idx[i]) + " " + " ".join(map(str, nums[i]))
-        for i in range(n)
-    ]
-
-
-def derive_features(world: World, s: Settings) -> dict[str, float]:
-    """Prompts only: derive the shared text features once (seconds, bytes per task)."""
-    if s.given != "prompts":
-        return {}
-    from frontier_rft.features.derive import task_features
-
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        feats, _ = task_features(world.pool, "overhead")
-    return {
-        "featurize_s": time.perf_counter() - start,
-        "features_bytes_per_task": feats.nbytes / world.pool.num_tasks,
-        "features_dim": float(feats.shape[1]),
-    }
+"""Memory a selector may retain per task."""
 
 
 # --------------------------------------------------------------------------- floors
@@ -543,238 +451,3 @@ def machine_info() -> dict[str, Any]:
             if k in os.environ
         },
     }
-
-
-def _ms(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.3g}" if x >= 0.01 else f"{x:.2g}"
-
-
-def _n(n: int) -> str:
-    exp = int(np.log10(n))
-    return f"1e{exp}" if 10**exp == n else f"{n:,}"
-
-
-GIVEN_TEXT = {
-    "all": "Pool given every kind of metadata (14-dim features, reference pass rates, "
-    "categories, difficulty, prompts).",
-    "prompts": "Pool given **prompt text only** (the BOTS family's regression plug-in on "
-    "text features derived from it).",
-}
-
-
-def render_markdown(res: dict[str, Any], command: str) -> str:
-    s, m = res["settings"], res["machine"]
-    steps = ", ".join(
-        f"{s['steps'] if s['steps'] is not None else default_steps(n)} at N={_n(n)}"
-        for n in s["sizes"]
-    )
-    lines = [
-        "## Selector overhead: select + update per step, memory per task",
-        "",
-        f"Command: `{command}`  ",
-        f"Machine: {m['cpu']}, {m['nproc']} CPUs, {m['platform']}, Python {m['python']}, "
-        f"numpy {m['numpy']}"
-        + "".join(f", {k}={v}" for k, v in m.get("thread_env", {}).items())
-        + "  ",
-        f"Batch {s['batch']} tasks x {s['rollouts']} rollouts per step; timed steps: {steps}, "
-        f"after {s['warmup']} warm-up steps; memory after {s['mem_steps']} steps. "
-        + GIVEN_TEXT[s.get("given", "all")],
-        "",
-        "Floors measured in the same run (median ms per step; each row below re-measures "
-        "its floor step by step alongside the selector, under the same machine load):",
-        "",
-        "| N | contract (base class) | Beta draw per task | Beta draw at Beta(1,1) "
-        "| read pass over N floats | distance pass + argpartition | contract bytes/task |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for n_str, f in res["floors"].items():
-        lines.append(
-            f"| {_n(int(n_str))} | {_ms(f['contract_ms'])} | {_ms(f['thompson_ms'])} "
-            f"| {_ms(f['thompson_prior_ms'])} | {_ms(f['linear_ms'])} | {_ms(f['greedy_ms'])} "
-            f"| {f['contract_bytes_per_task']:.3g} |"
-        )
-    if any("featurize_s" in f for f in res["floors"].values()):
-        lines += [
-            "",
-            "Text features derived from the prompts, once per pool and shared by its selectors "
-            "(not in the step times or bytes/task below):",
-            "",
-            "| N | seconds | prompts per second | dimensions | bytes/task |",
-            "|---:|---:|---:|---:|---:|",
-        ]
-        for n_str, f in res["floors"].items():
-            lines.append(
-                f"| {_n(int(n_str))} | {f['featurize_s']:.3g} "
-                f"| {int(n_str) / f['featurize_s']:,.0f} | {f['features_dim']:.0f} "
-                f"| {f['features_bytes_per_task']:.3g} |"
-            )
-    lines += [
-        "",
-        "| selector | cost | N | step ms (median) | p90 | select | update | floor ms "
-        "| x floor | bytes/task | peak temp bytes/task | target met |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    order = {name: i for i, name in enumerate(s["selectors"])}
-    for r in sorted(res["results"], key=lambda r: (order.get(r["selector"], 99), r["n"])):
-        label = r["selector"]
-        if r.get("judge_ms_median"):
-            label += f" (incl. {_ms(r['judge_ms_median'])} ms non-LLM judge)"
-        if r["floor_kind"] == "absolute":
-            floor, ratio = f"{ABSOLUTE_TARGET_MS:g} (target)", "-"
-        else:
-            floor = f"{_ms(r['floor_ms'])} ({r['floor_kind']})"
-            ratio = f"{r['ratio']:.3g}"
-            if r["floor_kind"] == "sublinear":
-                ratio += f" (scaling {r['scaling']:.2f})"
-        problems = []
-        if not r["time_ok"]:
-            problems.append("time")
-        if not r["memory_ok"]:
-            problems.append("memory")
-        ok = "yes" if not problems else "NO: " + ", ".join(problems)
-        if r["cut_short"] or r["mem_steps"] < s["mem_steps"]:
-            ok += f" (budget: {r['steps_timed']} timed, {r['mem_steps']} memory steps)"
-        lines.append(
-            f"| {label} | {r['cost']} | {_n(r['n'])} | {_ms(r['step_ms_median'])} "
-            f"| {_ms(r['step_ms_p90'])} | {_ms(r['select_ms_median'])} "
-            f"| {_ms(r['update_ms_median'])} | {floor} | {ratio} | {r['bytes_per_task']:.3g} "
-            f"| {r['peak_temp_bytes_per_task']:.3g} | {ok} |"
-        )
-    lines += [
-        "",
-        "- *step* = update (flush of the buffered feedback, where each method's update rule "
-        "runs, plus `update()`'s validation and buffering) + `select()`; *cost* is the "
-        "method's expected per-step complexity.",
-        "- *floor* = contract + the O(N) work no method of its kind can avoid: *thompson* "
-        "= one `rng.beta` draw per task (parameters of a Beta(1,1) prior after one group of "
-        "rollouts); *greedy* = the distance pass and `np.argpartition` any greedy top-B "
-        "over N fresh scores needs (dots); *linear* = one read pass over N float64 "
-        "(`x.sum()`). *contract* is the "
-        "step time of a no-op selector (the base class validating, de-duplicating and "
-        f"grouping {s['batch'] * s['rollouts']:,} rollouts), the same for every selector. "
-        f"Target: O(N) methods step <= {RATIO_TARGET:g}x floor; sublinear methods (O(B), "
-        "O(mB), O(CM)) do no per-task work, so their target is flat scaling: step time at "
-        f"every N <= {RATIO_TARGET:g}x their step time at the smallest N (*scaling*); "
-        "prioritized replay: "
-        f"<= {ABSOLUTE_TARGET_MS:g} ms per step; memory <= {BYTES_TARGET:g} bytes/task.",
-        "- *bytes/task*: memory the selector retains (tracemalloc growth from before its "
-        "construction, after the memory pass; the TaskPool's own metadata is the user's data "
-        "and is not counted). *peak temp*: largest transient allocation during one "
-        "select or update.",
-    ]
-    if any(r.get("judge_ms_median") for r in res["results"]):
-        lines.append(
-            "- metis runs with the packaged heuristic (non-LLM) judge, timed separately: its "
-            "step time includes the judge's, *x floor* and the target exclude it. In "
-            "training the judge is the policy LLM, whose cost is inference, not selection "
-            "overhead. Its memory (bytes/task) includes the heuristic judge's."
-        )
-    heavy = [
-        f"{f['contract_bytes_per_task']:.3g} B/task at N={_n(int(n))}"
-        for n, f in res["floors"].items()
-        if f["contract_bytes_per_task"] > BYTES_TARGET
-    ]
-    if heavy:
-        lines.append(
-            "- The Selector base class alone (the no-op selector) retains "
-            + ", ".join(heavy)
-            + ", so no selector can meet the memory target there; this is a fixed cost, "
-            "independent of N, not a per-task one."
-        )
-    for name, note in res["notes"].items():
-        lines.append(f"- {name}: {note}")
-    return "\n".join(lines) + "\n"
-
-
-# --------------------------------------------------------------------------- CLI
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(float(t)) for t in text.split(",") if t.strip())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--sizes must be numbers like 1e4,1e5: {exc}") from exc
-    if not sizes or min(sizes) <= 0:
-        raise argparse.ArgumentTypeError("--sizes must be positive numbers like 1e4,1e5,1e6")
-    return sizes
-
-
-def _names(text: str) -> tuple[str, ...]:
-    names = tuple(t.strip() for t in text.split(",") if t.strip())
-    unknown = [n for n in names if n not in SELECTORS]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown selector(s) {unknown}; known: {', '.join(SELECTORS)}"
-        )
-    return names
-
-
-def parse_args(argv: Sequence[str] | None = None) -> tuple[Settings, argparse.Namespace]:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--sizes", type=_sizes, default=FULL_SIZES, help="pool sizes N (1e4,1e5,1e6)")
-    ap.add_argument("--batch", type=int, default=256, help="tasks selected per step")
-    ap.add_argument("--rollouts", type=int, default=16, help="rollouts per selected task")
-    ap.add_argument(
-        "--steps", type=int, default=None, help="timed steps per run (default 200/50/20 at 1e4/5/6)"
-    )
-    ap.add_argument("--warmup", type=int, default=10, help="untimed steps before timing")
-    ap.add_argument("--mem-steps", type=int, default=72, help="steps of the memory pass")
-    ap.add_argument("--budget", type=float, default=60.0, help="seconds per selector, size, pass")
-    ap.add_argument(
-        "--selectors",
-        type=_names,
-        default=tuple(SELECTORS),
-        help="comma-separated names (default: all)",
-    )
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument(
-        "--given",
-        choices=("all", "prompts"),
-        default="all",
-        help="what the pool carries: every kind of metadata, or prompt text only",
-    )
-    ap.add_argument("--json", metavar="PATH", help="also write machine-readable results here")
-    ap.add_argument(
-        "--quick",
-        action="store_true",
-        help="tiny settings for a smoke test (N=1e3, batch 32, 4 rollouts, 3 steps)",
-    )
-    a = ap.parse_args(argv)
-    for flag in ("batch", "rollouts", "warmup", "mem_steps"):
-        if getattr(a, flag) < (0 if flag == "warmup" else 1):
-            ap.error(f"--{flag.replace('_', '-')} must be positive")
-    if a.steps is not None and a.steps < 1:
-        ap.error("--steps must be positive")
-    s = Settings(
-        sizes=a.sizes,
-        batch=a.batch,
-        rollouts=a.rollouts,
-        steps=a.steps,
-        warmup=a.warmup,
-        mem_steps=a.mem_steps,
-        budget_s=a.budget,
-        selectors=a.selectors,
-        seed=a.seed,
-        given=a.given,
-    )
-    if a.quick:
-        s = replace(s, sizes=(1000,), batch=32, rollouts=4, steps=3, warmup=2, mem_steps=4)
-    return s, a
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    settings, ns = parse_args(args)
-    script = os.path.relpath(__file__) if not os.path.isabs(sys.argv[0]) else __file__
-    command = " ".join(["python", script, *map(shlex.quote, args)])
-    res = run(settings, log=lambda msg: print(f"[overhead] {msg}", file=sys.stderr, flush=True))
-    res["command"] = command
-    sys.stdout.write(render_markdown(res, command))
-    if ns.json:
-        with open(ns.json, "w") as fh:
-            json.dump(res, fh, indent=2)
-    return 1 if any(v.startswith("ERROR") for v in res["notes"].values()) else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
