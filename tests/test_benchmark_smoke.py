@@ -92,7 +92,7 @@ def test_each_selector_runs_through_the_harness(name: str) -> None:
         assert row["selector"] == name and row["steps_timed"] == QUICK.steps
         assert np.isfinite(row["step_ms_median"]) and row["bytes_per_task"] > 0
         assert 0 <= row["judge_ms_median"] <= row["step_ms_median"]
-        if name == "metis":  # the heuristic judge is timed apart from the selector's own work
+        if "judge" in SELECTORS[name].collaborators:  # the judge is timed apart from the rest
             assert row["judge_ms_median"] > 0
             assert row["selector_ms_median"] < row["step_ms_median"]
         text = render_markdown(res, "python benchmarks/overhead.py --quick")
