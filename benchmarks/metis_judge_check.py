@@ -9,7 +9,7 @@ from `--samples` rollouts each, then the policy's prediction from METIS's judge 
 (appendix A.1; K = 3 exemplars: the lowest, a middle and the highest realised variance of
 `--exemplar-pool` further held-out tasks). Reports the parse rate (a value in [0, 1/4] in
 the last `\\boxed{}`) and the Spearman correlation of predicted with realised variance
-(frontier_rft.training.judge_check). When the parse rate is below `--warmup-below` and
+(frontier_rft.bench.judge_check). When the parse rate is below `--warmup-below` and
 `--warmup-steps` > 0, a format warm-up (supervised, judge prompts answered with a random
 listed value, on training-split tasks) runs and both are measured again.
 """
@@ -25,8 +25,8 @@ from pathlib import Path
 
 
 def main() -> int:
+    from frontier_rft.bench.judge_check import JudgeCheckConfig
     from frontier_rft.bench.testbed import SMOLLM2_LEVELS
-    from frontier_rft.training.judge_check import JudgeCheckConfig
 
     d = JudgeCheckConfig()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -73,10 +73,10 @@ def main() -> int:
     logging.set_verbosity_error()
     if args.threads:
         torch.set_num_threads(args.threads)
+    from frontier_rft.bench.judge_check import judge_check
     from frontier_rft.lm.device import autocast, resolve_device
     from frontier_rft.lm.model_io import load_lm
     from frontier_rft.tasks.suite import heldout_split, load_task, train_split
-    from frontier_rft.training.judge_check import judge_check
 
     device = resolve_device(args.device)
     t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""METIS's judge measured on a policy (frontier_rft.training.judge_check): Spearman by hand,
+"""METIS's judge measured on a policy (frontier_rft.bench.judge_check): Spearman by hand,
 and the whole check (rollouts, judge prompts, format warm-up, again) on a tiny model."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ pytest.importorskip("transformers")
 
 import torch
 
+from frontier_rft.bench.judge_check import JudgeCheckConfig, _exemplars, judge_check, spearman
 from frontier_rft.lm.model_io import load_lm
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
-from frontier_rft.training.judge_check import JudgeCheckConfig, _exemplars, judge_check, spearman
 from test_training_model import tiny_models
 
 pytestmark = pytest.mark.integration
