@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import time
 from pathlib import Path
 
 
@@ -66,46 +63,21 @@ def main() -> int:
         seed=args.seed,
     )
 
-    import torch
     from transformers.utils import logging
 
     logging.disable_progress_bar()
     logging.set_verbosity_error()
     if args.threads:
-        torch.set_num_threads(args.threads)
-    from frontier_rft.bench.judge_check import judge_check
-    from frontier_rft.lm.device import autocast, resolve_device
-    from frontier_rft.lm.model_io import load_lm
-    from frontier_rft.tasks.suite import heldout_split, load_task, train_split
+        import torch
 
-    device = resolve_device(args.device)
-    t0 = time.perf_counter()
-    model, tokenizer = load_lm(args.model)
-    model.to(device).eval()
-    load_s = time.perf_counter() - t0
-    suite = load_task("arithmetic", format_reward=0.0)
-    items = heldout_split(suite, config.prompts + config.exemplar_pool, 2, args.levels)
-    warm = train_split(suite, 256, 1000, args.levels) if config.warmup_steps else []
-    result = judge_check(
-        model,
-        tokenizer,
-        items,
-        suite.verifier,
-        config,
-        lambda: autocast(device, args.precision),
-        warmup_items=warm,
-        log=print,  # a script: its progress lines on the console
-    )
-    machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
-    if device.type == "cuda":
-        machine = f"{torch.cuda.get_device_name(device)}, {machine}"
+        torch.set_num_threads(args.threads)
+    from frontier_rft.bench.judge_check import judge_check_model
+
+    # a script: its progress lines on the console
+    result = judge_check_model(args.model, args.levels, config, args.device, args.precision, print)
     out = {
         "command": "python benchmarks/metis_judge_check.py "
         + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
-        "machine": machine,
-        "model": args.model,
-        "levels": args.levels,
-        "load_s": load_s,
         **result,
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
