@@ -20,9 +20,7 @@ paper's defaults (lam = rho = 0.1, Thompson sampling), 5 paired seeds, on `hard`
   rollouts under the current policy, redrawn every step: more than any estimator has (its
   observations are older and the policy has moved since).
 
-Writes `bots_prompts_gap.{json,md}`.
-
-    python benchmarks/bots_prompts_gap.py --out benchmarks/results    # ~4 min, 2 cores
+`benchmarks/bots_prompts_gap.py` runs it and writes `bots_prompts_gap.{json,md}`.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.bench.metrics import summarize, ttb
-from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
+from frontier_rft.bench.scripts import ttb_cell
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
@@ -197,10 +195,11 @@ def ttb100(curve: list[float], base: list[float]) -> float | None:
     return ttb(steps, curve, steps, base, 1.0, interpolate=False)
 
 
-def main() -> int:
-    args, command = out_and_jobs(__doc__ or "")
+def diagnose(jobs: int | None, command: str) -> tuple[dict[str, Any], list[str]]:
+    """Every variant and uniform on every scenario and seed (`jobs` processes): the results
+    and the markdown table, both naming `command`."""
     jobs = [(s, v, seed) for s in SCENARIO_NAMES for v in ("uniform", *VARIANTS) for seed in SEEDS]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
         curves = dict(zip(jobs, pool.map(run, jobs), strict=True))
     results: dict[str, Any] = {"command": command, "scenarios": {}}
     for s in SCENARIO_NAMES:
@@ -241,9 +240,4 @@ def main() -> int:
         diagnosis = v not in ("prompts", "first observations")
         label = given.get(v, "prompts + truth" if diagnosis else "prompts")
         lines.append(f"| {v} | {label} | " + " | ".join(cells) + " |")
-    write_outputs(args.out, "bots_prompts_gap", results, lines)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return results, lines
