@@ -198,9 +198,9 @@ def ttb100(curve: list[float], base: list[float]) -> float | None:
 def diagnose(jobs: int | None, command: str) -> tuple[dict[str, Any], list[str]]:
     """Every variant and uniform on every scenario and seed (`jobs` processes): the results
     and the markdown table, both naming `command`."""
-    jobs = [(s, v, seed) for s in SCENARIO_NAMES for v in ("uniform", *VARIANTS) for seed in SEEDS]
+    runs = [(s, v, seed) for s in SCENARIO_NAMES for v in ("uniform", *VARIANTS) for seed in SEEDS]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        curves = dict(zip(jobs, pool.map(run, jobs), strict=True))
+        curves = dict(zip(runs, pool.map(run, runs), strict=True))
     results: dict[str, Any] = {"command": command, "scenarios": {}}
     for s in SCENARIO_NAMES:
         rows = results["scenarios"][s] = {}
