@@ -143,17 +143,16 @@ def assert_state_equal(a: Any, b: Any, path: str = "state") -> None:
     assert a == b, f"{path}: {a!r} != {b!r}"
 
 
-ALL_SELECTORS = sorted(SELECTORS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`selector_name` runs over every registered selector, read when a test is collected:
+    a selector that a plugin registered (`pytest -p test_new_selector`) is included."""
+    if "selector_name" in metafunc.fixturenames:
+        metafunc.parametrize("selector_name", sorted(SELECTORS))
 
 
 @pytest.fixture
 def pool() -> TaskPool:
     return world_pool()
-
-
-@pytest.fixture(params=ALL_SELECTORS)
-def selector_name(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 Builder = Callable[..., Selector]
