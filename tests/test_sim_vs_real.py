@@ -1,4 +1,5 @@
-"""benchmarks/sim_vs_real.py: how a simulated difference is classed, and the run noise it adds."""
+"""The simulator against real RL (frontier_rft.bench.sim_vs_real): how a simulated difference
+is classed, and the run noise it adds."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import load_benchmark
+from frontier_rft.bench import sim_vs_real as svr
 from frontier_rft.simulation.scenario import SCENARIOS
 
-svr = load_benchmark("sim_vs_real.py")
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 

@@ -54,7 +54,7 @@ from frontier_rft.simulation.calibration import fit_learning_rate, fit_start
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
 REAL_FILES = {
     512: ("real_rl_gpu_full.json",),
     1280: (
@@ -515,7 +515,7 @@ def _git_commit() -> str:
             capture_output=True,
             text=True,
             check=True,
-            cwd=Path(__file__).resolve().parent,
+            cwd=RESULTS.parent,
         )
         dirty = subprocess.run(
             [
@@ -531,7 +531,7 @@ def _git_commit() -> str:
             capture_output=True,
             text=True,
             check=True,
-            cwd=Path(__file__).resolve().parent,
+            cwd=RESULTS.parent,
         ).stdout.strip()
         return out.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
