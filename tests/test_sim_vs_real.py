@@ -53,7 +53,7 @@ def test_report_seeds_never_include_the_fit_seeds() -> None:
     assert svr.parse_seeds("5-9") == (5, 6, 7, 8, 9)
     assert svr.parse_seeds("3,11") == (3, 11)
     for bad in ("99-101", "x", "4", "-3-2"):
-        with pytest.raises(SystemExit):
+        with pytest.raises(ValueError, match="--seeds"):
             svr.parse_seeds(bad)
 
 
