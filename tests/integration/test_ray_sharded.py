@@ -1,4 +1,4 @@
-"""The sharded service behind real Ray actors: the chaos benchmark (benchmarks/ray_sharded.py)
+"""The sharded service behind real Ray actors: the chaos benchmark (bench.ray_sharded)
 at toy scale. Workers report through batched clients whose transport loses flushes
 before and after the shards apply them (each report retried), with fresh, lagging, stale
 and far-future versions, while the driver selects and random shards are killed; the
@@ -11,11 +11,9 @@ from typing import Any
 
 import pytest
 
-from conftest import load_benchmark
+from frontier_rft.bench import ray_sharded as bench
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-bench = load_benchmark("ray_sharded.py")
 
 
 def test_random_shard_kills_lost_replies_and_stale_versions_lose_and_double_count_nothing(

@@ -70,7 +70,7 @@ from frontier_rft.service.sharded import (
     shard_config,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 # ------------------------------------------------------------------ versions and fates
 V0 = 300_000
