@@ -42,17 +42,10 @@ task) pair is reported twice.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
-import platform
-import shlex
-import shutil
-import sys
-import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +114,7 @@ def check_fates_fixed(rollouts: int) -> None:
     """Refuse a group size for which a delay below SLACK could change a class's fate."""
     for lag in (-OFFSET["fresh"], -OFFSET["lagging"]):
         if _thinned_to(rollouts, lag + 1) != _thinned_to(rollouts, lag + SLACK):
-            raise SystemExit(
+            raise ValueError(
                 f"--rollouts {rollouts}: down-weighting would depend on delays; use 1 to 25"
             )
 
@@ -436,332 +429,52 @@ def chaos_local(
     return out
 
 
-# ------------------------------------------------------------------ on Ray
+# ------------------------------------------------------------------ the Ray benchmark
 def make_pool(n: int) -> TaskPool:
     rng = np.random.default_rng(0)
     weak = rng.uniform(0.0, 0.6, n)
     return TaskPool(num_tasks=n, reference_pass_rates=np.c_[weak, np.minimum(weak + 0.3, 1.0)])
 
 
-def worker_class(ray: Any) -> Any:
-    @ray.remote(num_cpus=0)
-    class Worker:
-        """A rollout worker stand-in: ChaosWorker behind a faulty transport."""
+@dataclass(frozen=True)
+class ChaosSettings:
+    """The Ray benchmark's settings (benchmarks/ray_sharded.py's flags, which document them);
+    ValueError, naming the flag, for settings whose ledger could not be exact."""
 
-        def run(self, name: str, wid: int, spec: dict[str, Any]) -> dict[str, Any]:
-            from frontier_rft.integrations.ray import connect_sharded
+    tasks: int = 1_000_000
+    seconds: float = 8.0
+    groups: int = 64
+    rollouts: int = 16
+    batch: int = 256
+    select_every: float = 0.25
+    kills: int = 20
+    kill_every: float = 1.5
+    kill_shards: int = 4
+    kill_workers: int = 16
+    modes: tuple[str, ...] = MODES
+    lost_calls: float = 0.03
+    lost_replies: float = 0.03
+    mix: tuple[float, ...] = (0.6, 0.15, 0.2, 0.05)
+    max_reports: int = 10**9
+    grid_shards: tuple[int, ...] = (1, 2, 4)
+    grid_workers: tuple[int, ...] = (1, 4, 16)
 
-            client = connect_sharded(name, flush_groups=spec["groups"], reconnect_timeout_s=300)
-            client.shards = FaultyShards(
-                client.shards, spec["lost_calls"], spec["lost_replies"], seed=1000 + wid
+    def __post_init__(self) -> None:
+        mix = self.mix
+        if len(mix) != 4 or min(mix) < 0 or abs(sum(mix) - 1) > 1e-9:
+            raise ValueError(
+                "--mix takes 4 non-negative shares summing to 1 (fresh,lagging,stale,future)"
             )
-            epoch, step_s = spec["epoch"], spec["step_s"]
-
-            def now() -> int:
-                return int((time.time() - epoch) / step_s)  # the trainer's step, shared
-
-            worker = ChaosWorker(
-                client, wid, spec["workers"], rollouts=spec["rollouts"], mix=spec["mix"], now=now
+        if any(m not in MODES for m in self.modes):
+            raise ValueError(f"--modes: each one of {', '.join(MODES)}")
+        if not 1 <= self.rollouts <= 25:
+            raise ValueError(
+                "--rollouts must be in [1, 25] (larger groups make down-weighting delay-dependent)"
             )
-            stop, start = Path(spec["stop_file"]), time.perf_counter()
-            while time.perf_counter() - start < spec["seconds"] and not stop.exists():
-                if worker.counts["reports"] >= spec["max_reports"]:
-                    break
-                if not worker.report(now()):
-                    time.sleep(0.01)  # this step's tasks are used up: wait for the next
-            out = worker.finish()
-            out["elapsed"] = time.perf_counter() - start
-            return out
-
-    return Worker
-
-
-def run_one(
-    ray: Any,
-    args: argparse.Namespace,
-    shards: int,
-    workers: int,
-    seconds: float,
-    kills: int,
-    mode: str = "accept",
-) -> dict[str, Any]:
-    """One grid run (kills = 0, no faults, fresh versions only) or one chaos run."""
-    from frontier_rft.integrations.ray import start_sharded_service
-    from frontier_rft.integrations.ray.sharded_ray import shard_name
-
-    name = f"bench-{shards}-{workers}-{kills}-{mode}"
-    (REPO / ".ray_tmp").mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="shard-", dir=REPO / ".ray_tmp"))
-    chaos = kills > 0
-    try:
-        cfg = service_config(mode, work / "ckpt", checkpoint_every_ops=2000)
-        driver = start_sharded_service(
-            name,
-            "bots",
-            make_pool(args.tasks),
-            shards,
-            cfg,
-            candidates=16 * args.batch,
-            dedupe_window=10**9,
-        )
-        driver.select(0, policy_version=V0)
-        pool = [worker_class(ray).remote() for _ in range(workers)]
-        ray.get([w.__ray_ready__.remote() for w in pool])
-        epoch, stop = time.time(), work / "STOP"
-        spec = {
-            "workers": workers,
-            "seconds": 3600.0 if chaos else seconds,  # a chaos run stops after its kills
-            "max_reports": args.max_reports,
-            "groups": args.groups,
-            "rollouts": args.rollouts,
-            "mix": args.mix if chaos else (1.0, 0.0, 0.0, 0.0),
-            "lost_calls": args.lost_calls if chaos else 0.0,
-            "lost_replies": args.lost_replies if chaos else 0.0,
-            "epoch": epoch,
-            "step_s": args.select_every,
-            "stop_file": str(stop),
-        }
-        runs = [w.run.remote(name, i, spec) for i, w in enumerate(pool)]
-        rng = np.random.default_rng(1)
-        rounds, done_kills, last_kill, announced = [], 0, time.monotonic(), V0
-        deadline = time.monotonic() + seconds + (1200 if chaos else 600)
-        while time.monotonic() < deadline:
-            ready, _ = ray.wait(runs, num_returns=len(runs), timeout=args.select_every)
-            if len(ready) == len(runs):
-                break
-            t0 = time.perf_counter()
-            announced = V0 + int((time.time() - epoch) / args.select_every)
-            driver.select(args.batch, policy_version=announced)
-            rounds.append(time.perf_counter() - t0)
-            if done_kills < kills and time.monotonic() - last_kill >= args.kill_every:
-                victim = ray.get_actor(shard_name(name, int(rng.integers(shards))))
-                ray.kill(victim, no_restart=False)
-                done_kills, last_kill = done_kills + 1, time.monotonic()
-            if chaos and done_kills == kills and time.monotonic() - last_kill > 3.0:
-                stop.touch()  # the last restart has had time to come back: finish
-        results = ray.get(runs, timeout=max(1.0, deadline - time.monotonic()))
-        driver.flush()
-        out = audit(mode, results, driver, args.rollouts, announced)
-        for s in range(shards):
-            ray.kill(ray.get_actor(shard_name(name, s)))
-        for w in pool:
-            ray.kill(w)
-        elapsed = max(r["elapsed"] for r in results)
-        lat = np.concatenate([r["latency_ms"] for r in results])
-        out.update(
-            {
-                "shards": shards,
-                "workers": workers,
-                "kills": done_kills,
-                "groups_per_s": out["groups"] / elapsed,
-                "flush_p50": float(np.percentile(lat, 50)),
-                "flush_p99": float(np.percentile(lat, 99)),
-                "round_p50": 1e3 * float(np.median(rounds)) if rounds else float("nan"),
-                "rounds": len(rounds),
-                "elapsed_s": elapsed,
-            }
-        )
-        if chaos and done_kills < kills:
-            out["problems"].append(f"only {done_kills} of {kills} kills before the deadline")
-            out["ok"] = False
-        return out
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def fsync_ms(directory: Path, count: int = 200) -> float:
-    path = directory / "fsync-probe"
-    times = []
-    with open(path, "ab") as fh:
-        for _ in range(count):
-            start = time.perf_counter()
-            fh.write(b'{"seq":1,"op":"update"}\n')
-            fh.flush()
-            os.fsync(fh.fileno())
-            times.append(time.perf_counter() - start)
-    path.unlink()
-    return 1e3 * float(np.median(times))
-
-
-# ------------------------------------------------------------------ command line
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--tasks", type=int, default=1_000_000, help="pool size N")
-    ap.add_argument("--shards", default="1,2,4", help="shard counts of the grid ('' = no grid)")
-    ap.add_argument("--workers", default="1,4,16", help="worker counts of the grid")
-    ap.add_argument("--seconds", type=float, default=8.0, help="length of each grid run")
-    ap.add_argument("--groups", type=int, default=64, help="G: groups per report (one flush)")
-    ap.add_argument("--rollouts", type=int, default=16, help="R: rollouts per group (1 to 25)")
-    ap.add_argument("--batch", type=int, default=256, help="B of the driver's rounds")
-    ap.add_argument("--select-every", type=float, default=0.25, help="seconds between rounds")
-    ap.add_argument("--kills", type=int, default=20, help="shard kills per chaos run (0 = none)")
-    ap.add_argument("--kill-every", type=float, default=1.5, help="seconds between kills")
-    ap.add_argument("--kill-shards", type=int, default=4)
-    ap.add_argument("--kill-workers", type=int, default=16)
-    ap.add_argument("--modes", default=",".join(MODES), help="staleness modes of the chaos runs")
-    ap.add_argument("--lost-calls", type=float, default=0.03, help="flushes lost before the shards")
-    ap.add_argument("--lost-replies", type=float, default=0.03, help="flushes whose reply is lost")
-    ap.add_argument("--mix", default="0.6,0.15,0.2,0.05", help="shares: fresh,lagging,stale,future")
-    ap.add_argument("--max-reports", type=int, default=10**9, help="reports per worker, at most")
-    ap.add_argument("--json", type=Path, default=None, help="also write the results here")
-    args = ap.parse_args(argv)
-    try:
-        args.mix = tuple(float(x) for x in args.mix.split(","))
-        args.modes = [m for m in args.modes.split(",") if m]
-        args.grid_shards = [int(x) for x in args.shards.split(",") if x]
-        args.grid_workers = [int(x) for x in args.workers.split(",") if x]
-    except ValueError as exc:
-        ap.error(str(exc))
-    if len(args.mix) != 4 or min(args.mix) < 0 or abs(sum(args.mix) - 1) > 1e-9:
-        ap.error("--mix takes 4 non-negative shares summing to 1 (fresh,lagging,stale,future)")
-    if any(m not in MODES for m in args.modes):
-        ap.error(f"--modes: each one of {', '.join(MODES)}")
-    if not 1 <= args.rollouts <= 25:
-        ap.error(
-            "--rollouts must be in [1, 25] (larger groups make down-weighting delay-dependent)"
-        )
-    if not (
-        args.lost_calls >= 0
-        and args.lost_replies >= 0
-        and args.lost_calls + args.lost_replies < 0.5
-    ):
-        ap.error("--lost-calls and --lost-replies: non-negative, summing below 0.5")
-    check_fates_fixed(args.rollouts)
-    return args
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    from frontier_rft.integrations.ray.local import init_local
-
-    (REPO / ".ray_tmp").mkdir(exist_ok=True)
-    probe = Path(tempfile.mkdtemp(dir=REPO / ".ray_tmp"))
-    fsync_before, load_before = fsync_ms(probe), os.getloadavg()[0]
-    ray = init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    grid, chaos = [], []
-    try:
-        for s in args.grid_shards:
-            for w in args.grid_workers:
-                print(f"[ray_sharded] S={s} W={w}", file=sys.stderr, flush=True)
-                grid.append(run_one(ray, args, s, w, args.seconds, 0))
-        for mode in args.modes if args.kills else []:
-            print(f"[ray_sharded] chaos: {mode}, {args.kills} kills", file=sys.stderr, flush=True)
-            chaos.append(
-                run_one(ray, args, args.kill_shards, args.kill_workers, 0.0, args.kills, mode)
-            )
-    finally:
-        ray.shutdown()
-    fsync_after, load_after = fsync_ms(probe), os.getloadavg()[0]
-    shutil.rmtree(probe, ignore_errors=True)
-    cmd = " ".join(shlex.quote(a) for a in ["python", *(sys.argv if argv is None else argv)])
-    machine = (
-        f"{os.cpu_count()} CPUs, {platform.platform(terse=True)}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}, ray {ray.__version__}"
-    )
-    disk = {"fsync_ms": [fsync_before, fsync_after], "load_1min": [load_before, load_after]}
-    print(report(args, cmd, machine, grid, chaos, disk))
-    if args.json is not None:
-        payload = {"command": cmd, "machine": machine, **disk, "settings": settings(args)}
-        payload.update({"grid": grid, "chaos": chaos})
-        args.json.write_text(json.dumps(payload, indent=1, default=_plain) + "\n")
-    ok = all(r["ok"] for r in grid + chaos)
-    return 0 if ok else 1
-
-
-def settings(args: argparse.Namespace) -> dict[str, Any]:
-    out = {k: v for k, v in vars(args).items() if k not in ("json", "shards", "workers")}
-    out.update({"v0": V0, "offsets": OFFSET, "max_lag": MAX_LAG, "slack": SLACK})
-    out.update({"downweight_decay": DECAY, "downweight_min_rollouts": MIN_ROLLOUTS})
-    return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(type(value).__name__)
-
-
-def report(
-    args: argparse.Namespace,
-    cmd: str,
-    machine: str,
-    grid: list[dict[str, Any]],
-    chaos: list[dict[str, Any]],
-    disk: dict[str, list[float]],
-) -> str:
-    fsync, load = disk["fsync_ms"], disk["load_1min"]
-    lines = [
-        "## Sharded selector service on Ray: feedback throughput and chaos runs\n",
-        f"Command: `{cmd}`  ",
-        f"Machine: {machine}  ",
-        f"bots, N = {args.tasks:,}, candidate mode C = {16 * args.batch}; workers flush every "
-        f"{args.groups} groups of {args.rollouts} rollouts (one update_many per shard; a "
-        "shard acknowledges once its log is fsynced, flushes arriving together sharing one "
-        f"fsync); the driver selects B = {args.batch} every {args.select_every:g} s. One "
-        f"append + fsync on this disk: {fsync[0]:.3f} ms median before, {fsync[1]:.3f} ms "
-        f"after; load average (1 min) of this shared machine {load[0]:.1f} before, "
-        f"{load[1]:.1f} after.\n",
-    ]
-    if grid:
-        lines += [
-            "| shards | workers | groups/s | flush p50 ms | flush p99 ms | round p50 ms "
-            "| rounds | acked = folded |",
-            "|---:|---:|---:|---:|---:|---:|---:|---|",
-        ]
-        for r in grid:
-            lines.append(
-                f"| {r['shards']} | {r['workers']} | {r['groups_per_s']:,.0f} "
-                f"| {r['flush_p50']:.2f} | {r['flush_p99']:.2f} | {r['round_p50']:.1f} "
-                f"| {r['rounds']} | {'yes' if r['ok'] else 'NO'} |"
-            )
-    if chaos:
-        mix = dict(zip(CLASSES, args.mix, strict=True))
-        lines += [
-            f"\nChaos runs: {args.kill_shards} shards, {args.kill_workers} workers, "
-            f"{args.kills} random shard kills (one every {args.kill_every:g} s) per run; "
-            f"each worker's transport loses {args.lost_calls:.0%} of its flushes before the "
-            f"shards and the reply of {args.lost_replies:.0%} after, and the worker retries "
-            "the report. Reports carry the trainer's version (fresh, "
-            f"{mix['fresh']:.0%}), one 25,000 behind (lagging, {mix['lagging']:.0%}), "
-            f"250,000 behind (stale, {mix['stale']:.0%}) or 2,000,000 ahead (future, "
-            f"{mix['future']:.0%}); max_lag = {MAX_LAG:,}, downweight_decay = {DECAY}, "
-            f"downweight_min_rollouts = {MIN_ROLLOUTS}.\n",
-            "What was injected:\n",
-            "| staleness | kills | calls lost | replies lost | reports retried "
-            "| calls re-sent after a restart | ops replayed "
-            "| reports fresh / lagging / stale / future | groups/s |",
-            "|---|---:|---:|---:|---:|---:|---:|---|---:|",
-        ]
-        for r in chaos:
-            mixes = " / ".join(f"{r[f'reports_{c}']:,}" for c in CLASSES)
-            lines.append(
-                f"| {r['mode']} | {r['kills']} | {r['lost_calls']} | {r['lost_replies']} "
-                f"| {r['retries']} | {r['resends']} | {r['replayed_ops']:,} | {mixes} "
-                f"| {r['groups_per_s']:,.0f} |"
-            )
-        lines += [
-            "\nWhat the audit found (ledgers of the workers against the shards' own state):\n",
-            "| staleness | rollouts acknowledged | folded (ledger) | dropped stale (ledger) "
-            "| thinned (ledger) | future refused | duplicates dropped | lost | double-counted "
-            "| groups wrongly folded | max delay (versions) | verdict |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-        ]
-        for r in chaos:
-            verdict = "exact" if r["ok"] else "FAILED: " + "; ".join(r["problems"])
-            lines.append(
-                f"| {r['mode']} | {r['acked']:,} | {r['folded']:,} ({r['expected_folded']:,}) "
-                f"| {r['dropped']:,} ({r['expected_dropped']:,}) "
-                f"| {r['thinned']:,} ({r['expected_thinned']:,}) "
-                f"| {r['refused']:,} of {r['reports_future']:,} | {r['duplicates_dropped']:,} "
-                f"| {r['lost']} | {r['double']} "
-                f"| {r['wrongly_folded_groups']} | {r['max_delay']} | {verdict} |"
-            )
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        if not (
+            self.lost_calls >= 0
+            and self.lost_replies >= 0
+            and self.lost_calls + self.lost_replies < 0.5
+        ):
+            raise ValueError("--lost-calls and --lost-replies: non-negative, summing below 0.5")
+        check_fates_fixed(self.rollouts)
