@@ -8,12 +8,9 @@ type, so every adaptive selector has something to learn from.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -23,19 +20,6 @@ from frontier_rft import SELECTORS, Feedback, Selector, TaskPool, make_selector
 
 TYPE_PASS_RATE = np.array([1.0, 0.0, 0.5])
 REPO = Path(__file__).resolve().parents[1]
-
-
-def load_benchmark(script: str) -> ModuleType:
-    """A script of benchmarks/ (e.g. "overhead.py") as a module, loaded once."""
-    name = f"frontier_rft_benchmark_{Path(script).stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 @contextlib.contextmanager
