@@ -24,21 +24,18 @@ import shlex
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
 GIVEN = {"all": "every kind of metadata", "prompts": "prompt text only"}
 
 
 def child(selectors: list[str], n: int, steps: int, given: str) -> dict[str, list[float]]:
     """In this process: median wall and CPU ms per step of each selector."""
-    sys.path.insert(0, str(HERE))
     import warnings
 
     from frontier_rft import make_selector
-    from overhead import Settings, derive_features, make_world
+    from frontier_rft.bench.overhead_world import Settings, derive_features, make_world
 
     settings = Settings(sizes=(n,), given=given)
     world = make_world(n, settings, steps + 3)

@@ -9,7 +9,7 @@ from `--samples` rollouts each, then the policy's prediction from METIS's judge 
 (appendix A.1; K = 3 exemplars: the lowest, a middle and the highest realised variance of
 `--exemplar-pool` further held-out tasks). Reports the parse rate (a value in [0, 1/4] in
 the last `\\boxed{}`) and the Spearman correlation of predicted with realised variance
-(frontier_rft.training.judge_check). When the parse rate is below `--warmup-below` and
+(frontier_rft.bench.judge_check). When the parse rate is below `--warmup-below` and
 `--warmup-steps` > 0, a format warm-up (supervised, judge prompts answered with a random
 listed value, on training-split tasks) runs and both are measured again.
 """
@@ -18,15 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import time
 from pathlib import Path
 
 
 def main() -> int:
+    from frontier_rft.bench.judge_check import JudgeCheckConfig
     from frontier_rft.bench.testbed import SMOLLM2_LEVELS
-    from frontier_rft.training.judge_check import JudgeCheckConfig
 
     d = JudgeCheckConfig()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -66,46 +63,21 @@ def main() -> int:
         seed=args.seed,
     )
 
-    import torch
     from transformers.utils import logging
 
     logging.disable_progress_bar()
     logging.set_verbosity_error()
     if args.threads:
-        torch.set_num_threads(args.threads)
-    from frontier_rft.lm.device import autocast, resolve_device
-    from frontier_rft.lm.model_io import load_lm
-    from frontier_rft.tasks.suite import heldout_split, load_task, train_split
-    from frontier_rft.training.judge_check import judge_check
+        import torch
 
-    device = resolve_device(args.device)
-    t0 = time.perf_counter()
-    model, tokenizer = load_lm(args.model)
-    model.to(device).eval()
-    load_s = time.perf_counter() - t0
-    suite = load_task("arithmetic", format_reward=0.0)
-    items = heldout_split(suite, config.prompts + config.exemplar_pool, 2, args.levels)
-    warm = train_split(suite, 256, 1000, args.levels) if config.warmup_steps else []
-    result = judge_check(
-        model,
-        tokenizer,
-        items,
-        suite.verifier,
-        config,
-        lambda: autocast(device, args.precision),
-        warmup_items=warm,
-        log=print,  # a script: its progress lines on the console
-    )
-    machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
-    if device.type == "cuda":
-        machine = f"{torch.cuda.get_device_name(device)}, {machine}"
+        torch.set_num_threads(args.threads)
+    from frontier_rft.bench.judge_check import judge_check_model
+
+    # a script: its progress lines on the console
+    result = judge_check_model(args.model, args.levels, config, args.device, args.precision, print)
     out = {
         "command": "python benchmarks/metis_judge_check.py "
         + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
-        "machine": machine,
-        "model": args.model,
-        "levels": args.levels,
-        "load_s": load_s,
         **result,
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

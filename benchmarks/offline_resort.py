@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import overhead
 from frontier_rft import make_selector
+from frontier_rft.bench import overhead_world
 from frontier_rft.bench.scripts import command_line
 
 RUNS = ((100_000, 0.0), (100_000, 0.01), (1_000_000, 0.01))
@@ -34,9 +33,9 @@ RUNS = ((100_000, 0.0), (100_000, 0.01), (1_000_000, 0.01))
 def epoch(n: int, fraction: float, batch: int) -> dict[str, Any]:
     """Time every step of the first epoch of prompts-only `offline` at pool size n."""
     steps = -(-n // batch)
-    settings = overhead.Settings(given="prompts", batch=batch)
-    world = overhead.make_world(n, settings, steps)
-    overhead.derive_features(world, settings)  # the one-off text features, not timed here
+    settings = overhead_world.Settings(given="prompts", batch=batch)
+    world = overhead_world.make_world(n, settings, steps)
+    overhead_world.derive_features(world, settings)  # the one-off text features, not timed here
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sel = make_selector("offline", world.pool, seed=0, resort_fraction=fraction)

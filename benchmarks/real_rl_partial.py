@@ -16,9 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.bench.metrics import bootstrap_mean_ci
-from frontier_rft.bench.scripts import command_line, script_parser, write_outputs
-from frontier_rft.cli.bench_rl import seed_list
-from frontier_rft.cli.common import int_tuple
+from frontier_rft.bench.scripts import (
+    command_line,
+    int_tuple,
+    script_parser,
+    seed_list,
+    write_outputs,
+)
 from frontier_rft.metrics_log import read_metrics_jsonl
 
 

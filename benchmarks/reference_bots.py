@@ -33,14 +33,12 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from frontier_rft import Feedback, Selector, make_selector
-from overhead import Settings, make_world
+from frontier_rft.bench.overhead_world import Settings, make_world
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]

@@ -58,7 +58,7 @@ def main() -> int:
     from frontier_rft import Feedback, make_selector
     from frontier_rft.lm.pretrained import SMOLLM2, load_pretrained
     from frontier_rft.lm.sampling import Sampling
-    from frontier_rft.selectors.metis_judge import parse_judgment, render_judge_prompt
+    from frontier_rft.selectors.metis.judge import parse_judgment, render_judge_prompt
     from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.config import TrainConfig
     from frontier_rft.training.evaluate import rollout_scores

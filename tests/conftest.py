@@ -7,12 +7,10 @@ type, so every adaptive selector has something to learn from.
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -24,17 +22,16 @@ TYPE_PASS_RATE = np.array([1.0, 0.0, 0.5])
 REPO = Path(__file__).resolve().parents[1]
 
 
-def load_benchmark(script: str) -> ModuleType:
-    """A script of benchmarks/ (e.g. "overhead.py") as a module, loaded once."""
-    name = f"frontier_rft_benchmark_{Path(script).stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+@contextlib.contextmanager
+def registered(cls: type[Selector]) -> Iterator[type[Selector]]:
+    """`cls` registered (frontier_rft.selectors.register) for the duration, then removed."""
+    from frontier_rft.selectors import register
+
+    register(cls)
+    try:
+        yield cls
+    finally:
+        SELECTORS.pop(cls.name, None)
 
 
 def world_pool(num_tasks: int = 90, seed: int = 0) -> TaskPool:
@@ -130,17 +127,16 @@ def assert_state_equal(a: Any, b: Any, path: str = "state") -> None:
     assert a == b, f"{path}: {a!r} != {b!r}"
 
 
-ALL_SELECTORS = sorted(SELECTORS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`selector_name` runs over every registered selector, read when a test is collected:
+    a selector that a plugin registered (`pytest -p test_new_selector`) is included."""
+    if "selector_name" in metafunc.fixturenames:
+        metafunc.parametrize("selector_name", sorted(SELECTORS))
 
 
 @pytest.fixture
 def pool() -> TaskPool:
     return world_pool()
-
-
-@pytest.fixture(params=ALL_SELECTORS)
-def selector_name(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 Builder = Callable[..., Selector]

@@ -17,7 +17,7 @@ from frontier_rft.selectors.bots import (
     DOTSConfig,
     MoPPSConfig,
 )
-from frontier_rft.selectors.bots_plugins import kernel_average, smallest_k
+from frontier_rft.selectors.bots.plugins import kernel_average, smallest_k
 
 
 def posterior(sel: BOTSSelector) -> tuple[np.ndarray, np.ndarray]:

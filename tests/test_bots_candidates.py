@@ -197,7 +197,7 @@ def test_batch_larger_than_candidates_still_returns_the_batch() -> None:
 
 
 def test_clip_correction_tables_equal_the_sum_over_events() -> None:
-    from frontier_rft.selectors.bots_lazy import LazyPosterior
+    from frontier_rft.selectors.bots.lazy import LazyPosterior
 
     rng = np.random.default_rng(2)
     ref = rng.random((40, 2))

@@ -1,17 +1,17 @@
-"""The bound rows of benchmarks/bots_prompts_gap.py: what prompt text can tell of a task never
-tried is E[p | domain, level], and the benchmark computes exactly that."""
+"""The bound rows of the prompts-only BOTS diagnosis (frontier_rft.bench.bots_prompts_gap):
+what prompt text can tell of a task never tried is E[p | domain, level], and the benchmark
+computes exactly that."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from conftest import load_benchmark
+from frontier_rft.bench import bots_prompts_gap as bench
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import SCENARIOS
 
 
 def test_level_rates_are_the_mean_pass_rate_over_the_task_noise() -> None:
-    bench = load_benchmark("bots_prompts_gap.py")
     learner = SimulatedLearner(SCENARIOS["multidomain"], seed=3)
     learner.theta = learner.theta + np.linspace(0.0, 2.0, learner.theta.size)  # a trained policy
     rates = bench.level_rates(learner)
@@ -50,7 +50,6 @@ def test_the_prompt_text_is_drawn_from_domain_and_level_alone() -> None:
 
 
 def test_fresh_rates_draw_once_per_training_step() -> None:
-    bench = load_benchmark("bots_prompts_gap.py")
     learner = SimulatedLearner(SCENARIOS["hard"], seed=0)
     fresh = bench._fresh_rates(learner, seed=0)
     first = fresh()

@@ -17,7 +17,7 @@ from conftest import assert_state_equal, build, drive, world_pool
 from frontier_rft import Feedback, Selector, TaskPool, load_selector, save_selector
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.bots import BOTSSelector
-from frontier_rft.selectors.bots_shard import Coordinator
+from frontier_rft.selectors.bots.shard import Coordinator
 
 SCORING = ["bots", "mopps", "dots", "prioritized", "pcl"]
 EPOCH = {"coverage": "epoch"}

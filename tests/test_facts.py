@@ -1,7 +1,8 @@
-"""Every registered selector declares its facts on its class, and the registry finds it.
+"""Every registered selector declares its facts on its class, and the registry holds it.
 
-A new selector is its module in `frontier_rft.selectors` and its test: the registry, the CLI,
-the figures, the overhead benchmark, the simulator and the contract tests read its class.
+A new selector is its module in `frontier_rft.selectors`, its line in that package's list
+and its test: the registry, the CLI, the figures, the overhead benchmark, the simulator and
+the contract tests read its class (tests/test_new_selector.py runs one through them all).
 """
 
 from __future__ import annotations
@@ -10,18 +11,16 @@ import importlib
 import inspect
 import pkgutil
 import re
-import sys
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 import frontier_rft.selectors as selectors_package
-from frontier_rft import SELECTORS, Selector
+from conftest import registered
+from frontier_rft import SELECTORS, Selector, TaskPool, make_selector
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.facts import COST_KINDS, Cost, Needs
-from frontier_rft.selectors import registry
+from frontier_rft.selectors import register
 from frontier_rft.selectors.registry import _check_facts
 
 HEX = re.compile(r"#[0-9a-fA-F]{6}")
@@ -67,10 +66,11 @@ def test_default_collaborators_use_the_rollouts_they_are_given() -> None:
 
 
 def _defined_selectors() -> dict[str, type[Selector]]:
-    """Concrete Selector subclasses with their own name, module by module of the package."""
+    """Concrete Selector subclasses with their own name, in every module of the package."""
     found: dict[str, type[Selector]] = {}
-    for info in pkgutil.iter_modules(selectors_package.__path__):
-        module = importlib.import_module(f"{selectors_package.__name__}.{info.name}")
+    prefix = f"{selectors_package.__name__}."
+    for info in pkgutil.walk_packages(selectors_package.__path__, prefix=prefix):
+        module = importlib.import_module(info.name)
         for obj in vars(module).values():
             if (
                 isinstance(obj, type)
@@ -83,8 +83,10 @@ def _defined_selectors() -> dict[str, type[Selector]]:
     return found
 
 
-def test_registry_holds_exactly_the_selectors_its_package_defines() -> None:
-    assert _defined_selectors() == SELECTORS
+def test_the_package_lists_every_selector_it_defines() -> None:
+    """A selector module whose class is missing from `selectors.ALL` fails here, by name."""
+    listed = {cls.name: cls for cls in selectors_package.ALL}
+    assert _defined_selectors() == listed == SELECTORS
     for cls in SELECTORS.values():
         assert cls.__module__.startswith(f"{selectors_package.__name__}."), cls
 
@@ -107,60 +109,39 @@ def test_a_selector_missing_a_fact_is_named_at_registration() -> None:
         _check_facts(Colourless)
 
 
-NEW_SELECTOR = '''
-from frontier_rft.core.facts import Cost, Needs
-from frontier_rft.selectors.uniform import UniformSelector
-
-
-class ThrowawaySelector(UniformSelector):
-    """A new selector: nothing but this module."""
+class ThrowawaySelector(SELECTORS["uniform"]):  # type: ignore[misc,valid-type]
+    """A new selector: nothing but this class."""
 
     name = "throwaway"
     needs = Needs("nothing", "nothing to derive", "nothing")
     cost = Cost("sublinear", "O(B)")
     color = "#123456"
-'''
 
 
-def _discover_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> Any:
-    """The registry's discovery with one more module, `throwaway`, in the selectors package."""
-    (tmp_path / "throwaway.py").write_text(source, encoding="utf-8")
-    monkeypatch.setattr(selectors_package, "__path__", [*selectors_package.__path__, str(tmp_path)])
-    monkeypatch.delitem(sys.modules, "frontier_rft.selectors.throwaway", raising=False)
-    try:
-        return registry._discover()
-    finally:
-        sys.modules.pop("frontier_rft.selectors.throwaway", None)
+def test_a_registered_selector_is_listed_after_the_packages_own() -> None:
+    with registered(ThrowawaySelector):
+        assert list(SELECTORS) == [cls.name for cls in selectors_package.ALL] + ["throwaway"]
+        assert make_selector("throwaway", TaskPool(num_tasks=4)).select(2).shape == (2,)
+    assert "throwaway" not in SELECTORS
 
 
-def test_a_new_module_is_registered_and_discovered_everywhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    found = _discover_with(tmp_path, monkeypatch, NEW_SELECTOR)
-    assert list(found) == [*SELECTORS, "throwaway"][:1] + sorted(
-        [*list(SELECTORS)[1:], "throwaway"]
+def test_registration_refuses_a_taken_name_a_missing_fact_or_an_abstract_class() -> None:
+    twin = type("Twin", (ThrowawaySelector,), {"name": "uniform"})
+    with pytest.raises(
+        TypeError, match="'uniform' is registered twice: by UniformSelector and Twin"
+    ):
+        register(twin)
+    with pytest.raises(TypeError, match=r"'dapo' is retired: .*DynamicSampling"):
+        register(type("Dapo", (ThrowawaySelector,), {"name": "dapo"}))
+    colourless = type("Colourless", (Selector,), {"name": "colourless"})
+    with pytest.raises(TypeError, match="concrete Selector subclass"):
+        register(colourless)  # abstract: no _select, _observe, ...
+    with pytest.raises(TypeError, match="declares no name of its own"):
+        register(type("Nameless", (ThrowawaySelector,), {}))
+    hooks = ("_select", "_observe", "_state_dict", "_load_state_dict")
+    bare = type(
+        "Bare", (Selector,), {"name": "bare"} | {h: getattr(ThrowawaySelector, h) for h in hooks}
     )
-    assert found["throwaway"].__name__ == "ThrowawaySelector"
-    assert "throwaway" not in SELECTORS  # the real registry is untouched
-
-
-def test_a_new_module_without_its_colour_is_refused_by_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    source = """
-from frontier_rft.core.facts import Cost, Needs
-from frontier_rft.core.selector import Selector
-
-
-class ThrowawaySelector(Selector):
-    name = "throwaway"
-    needs = Needs("nothing", "nothing to derive", "nothing")
-    cost = Cost("sublinear", "O(B)")
-
-    def _select(self, n): ...
-    def _observe(self, batch): ...
-    def _state_dict(self): ...
-    def _load_state_dict(self, state): ...
-"""
-    with pytest.raises(TypeError, match=r"ThrowawaySelector \('throwaway'\) declares no color"):
-        _discover_with(tmp_path, monkeypatch, source)
+    with pytest.raises(TypeError, match=r"Bare \('bare'\) declares no needs, cost, color"):
+        register(bare)
+    assert list(SELECTORS) == [cls.name for cls in selectors_package.ALL]  # nothing half-added

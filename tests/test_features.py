@@ -156,12 +156,12 @@ def test_k_means_k_rules_for_tiny_and_degenerate_pools() -> None:
         task_categories(pool, "sec", num_clusters=0)
 
 
-@pytest.mark.parametrize("name", sorted(set(SELECTORS) - {"metis"}))
+@pytest.mark.parametrize("name", sorted(SELECTORS))
 def test_every_selector_runs_from_prompts_alone(name: str) -> None:
     pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
-        sel = make_selector(name, pool, seed=0)
+        sel = make_selector(name, pool, seed=0, **SELECTORS[name].default_collaborators())
     rates = np.linspace(0.05, 0.95, len(PROMPTS))
     drive(sel, steps=6, pass_rates=rates, batch=8)
     metrics = sel.metrics()
@@ -382,13 +382,16 @@ DEGENERATE = {
 
 
 @pytest.mark.parametrize("case", sorted(DEGENERATE))
-@pytest.mark.parametrize("name", sorted(set(SELECTORS) - {"metis"}))
+@pytest.mark.parametrize("name", sorted(SELECTORS))
 def test_degenerate_prompt_pools_run(case: str, name: str) -> None:
     """Identical, empty or very few prompts: a documented behaviour, never a crash."""
     prompts = DEGENERATE[case]
+    collaborators = SELECTORS[name].default_collaborators()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
-        sel = make_selector(name, TaskPool(num_tasks=len(prompts), prompts=prompts))
+        sel = make_selector(
+            name, TaskPool(num_tasks=len(prompts), prompts=prompts), **collaborators
+        )
     for t in range(3):
         ids = sel.select(1)
         sel.update(Feedback(np.repeat(ids, 4), np.tile([1.0, 0.0, 1.0, 0.0], ids.size), step=t))

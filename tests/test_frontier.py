@@ -9,17 +9,17 @@ from conftest import build, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.selectors import frontier as frontier_module
-from frontier_rft.selectors.embeddings import (
-    countdown_embedding,
-    countdown_features,
-    countdown_key,
-    countdown_keys,
-)
 from frontier_rft.selectors.frontier import (
     FrontierReplayConfig,
     FrontierReplaySelector,
     frontier_priority,
     retrieval_scores,
+)
+from frontier_rft.tasks.countdown_features import (
+    countdown_embedding,
+    countdown_features,
+    countdown_key,
+    countdown_keys,
 )
 
 

@@ -1,4 +1,4 @@
-"""METIS's judge measured on a policy (frontier_rft.training.judge_check): Spearman by hand,
+"""METIS's judge measured on a policy (frontier_rft.bench.judge_check): Spearman by hand,
 and the whole check (rollouts, judge prompts, format warm-up, again) on a tiny model."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ pytest.importorskip("transformers")
 
 import torch
 
+from frontier_rft.bench.judge_check import JudgeCheckConfig, _exemplars, judge_check, spearman
 from frontier_rft.lm.model_io import load_lm
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
-from frontier_rft.training.judge_check import JudgeCheckConfig, _exemplars, judge_check, spearman
 from test_training_model import tiny_models
 
 pytestmark = pytest.mark.integration
@@ -88,14 +88,10 @@ def test_judge_check_measures_warms_up_and_measures_again(init_dir: Path) -> Non
         judge_check(model, tokenizer, items[:8], suite.verifier, config, contextlib.nullcontext)
 
 
-def test_the_benchmark_script_runs_end_to_end(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> None:
-    """benchmarks/metis_judge_check.py on a tiny arithmetic model, tiny budget."""
-    import json
-    import sys
-
-    from conftest import load_benchmark
+def test_the_check_runs_end_to_end_on_a_model_dir(tmp_path: Path) -> None:
+    """What benchmarks/metis_judge_check.py runs, on a tiny arithmetic model, tiny budget."""
+    from frontier_rft.bench.judge_check import judge_check_model
+    from frontier_rft.bench.testbed import SMOLLM2_LEVELS
     from frontier_rft.training.config import ModelConfig
     from frontier_rft.training.tiny_model import build_tiny_lm
 
@@ -105,19 +101,11 @@ def test_the_benchmark_script_runs_end_to_end(
                     num_heads=2, intermediate_size=32, corpus_tasks=100),
         model_dir,
     )  # fmt: skip
-    script = load_benchmark("metis_judge_check.py")
-    out = tmp_path / "judge.json"
-    argv = ["metis_judge_check.py", "--model", str(model_dir), "--prompts", "4"]
-    argv += ["--exemplar-pool", "3", "--samples", "2", "--max-new-tokens", "4"]
-    argv += ["--judge-max-new-tokens", "4", "--warmup-steps", "1", "--warmup-batch", "2"]
-    argv += ["--json", str(out)]
-    old = sys.argv
-    try:
-        sys.argv = argv
-        assert script.main() == 0
-    finally:
-        sys.argv = old
-    result = json.loads(out.read_text())
+    config = JudgeCheckConfig(prompts=4, exemplar_pool=3, samples=2, max_new_tokens=4,
+                              judge_max_new_tokens=4, warmup_steps=1, warmup_batch=2)  # fmt: skip
+    result = judge_check_model(str(model_dir), SMOLLM2_LEVELS, config)
     assert result["before"]["parse_rate"] == 0.0  # an untrained model never writes \boxed{}
     assert result["warmup"]["steps"] == 1 and "after" in result
-    assert result["command"].startswith("python benchmarks/metis_judge_check.py --model")
+    assert (
+        result["model"] == str(model_dir) and result["load_s"] > 0 and "CPUs" in result["machine"]
+    )

@@ -12,7 +12,7 @@ import pytest
 from conftest import build, drive, mixed_share, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.metis import HeuristicJudge, METISConfig, METISSelector
-from frontier_rft.selectors.metis_judge import (
+from frontier_rft.selectors.metis.judge import (
     ALLOWED_VALUES,
     parse_judgment,
     render_judge_prompt,

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frontier_rft.cli.fit_log import MAX_LINE_CHARS, read_run_log
 from frontier_rft.cli.main import main
 from frontier_rft.simulation import SCENARIOS
+from frontier_rft.simulation.fit_log import MAX_LINE_CHARS, read_run_log
 from frontier_rft.simulation.fit_run import RunLog, fit_run
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 

@@ -1,4 +1,5 @@
-"""benchmarks/sim_vs_real.py: how a simulated difference is classed, and the run noise it adds."""
+"""The simulator against real RL (frontier_rft.bench.sim_vs_real): how a simulated difference
+is classed, and the run noise it adds."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import load_benchmark
+from frontier_rft.bench import sim_vs_real as svr
 from frontier_rft.simulation.scenario import SCENARIOS
 
-svr = load_benchmark("sim_vs_real.py")
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 
@@ -53,7 +53,7 @@ def test_report_seeds_never_include_the_fit_seeds() -> None:
     assert svr.parse_seeds("5-9") == (5, 6, 7, 8, 9)
     assert svr.parse_seeds("3,11") == (3, 11)
     for bad in ("99-101", "x", "4", "-3-2"):
-        with pytest.raises(SystemExit):
+        with pytest.raises(ValueError, match="--seeds"):
             svr.parse_seeds(bad)
 
 

@@ -99,13 +99,8 @@ def test_pool_metadata_serves_every_selector() -> None:
     assert pool.categories is not None and pool.categories.shape == (pool.num_tasks, 2)
     for field in ("difficulty", "features", "reference_pass_rates", "prompts"):
         assert getattr(pool, field) is not None
-    for name in SELECTORS:
-        kwargs = {}
-        if name == "metis":
-            from frontier_rft.selectors.metis import HeuristicJudge
-
-            kwargs["judge"] = HeuristicJudge()
-        make_selector(name, pool, seed=0, **kwargs).select(8)
+    for name, cls in SELECTORS.items():
+        make_selector(name, pool, seed=0, **cls.default_collaborators()).select(8)
 
 
 def test_scenarios_have_their_advertised_shape() -> None:

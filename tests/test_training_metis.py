@@ -18,7 +18,7 @@ import torch
 
 from frontier_rft.cli.common import UsageError
 from frontier_rft.cli.train import add_commands
-from frontier_rft.selectors.metis_judge import parse_judgment, system_message
+from frontier_rft.selectors.metis.judge import parse_judgment, system_message
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from test_training_model import TEST_TRAIN, tiny_models

@@ -25,7 +25,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
 
 from frontier_rft.lm.model_io import load_lm, save_lm
 from frontier_rft.lm.tokenizer import BOS, EOS, SPECIAL_TOKENS
-from frontier_rft.selectors.metis_judge import (
+from frontier_rft.selectors.metis.judge import (
     render_judge_prompt,
     system_message,
     user_message,

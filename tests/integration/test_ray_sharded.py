@@ -1,4 +1,4 @@
-"""The sharded service behind real Ray actors: the chaos benchmark (benchmarks/ray_sharded.py)
+"""The sharded service behind real Ray actors: the chaos benchmark (bench.ray_sharded)
 at toy scale. Workers report through batched clients whose transport loses flushes
 before and after the shards apply them (each report retried), with fresh, lagging, stale
 and far-future versions, while the driver selects and random shards are killed; the
@@ -11,24 +11,26 @@ from typing import Any
 
 import pytest
 
-from conftest import load_benchmark
+from frontier_rft.bench import ray_sharded as bench
+from frontier_rft.bench import ray_sharded_run as run
+from frontier_rft.bench.ray_sharded import ChaosSettings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-bench = load_benchmark("ray_sharded.py")
 
 
 def test_random_shard_kills_lost_replies_and_stale_versions_lose_and_double_count_nothing(
     ray_session: Any,
 ) -> None:
     ray = ray_session
-    ray.cloudpickle.register_pickle_by_value(bench)  # the worker actor lives there
-    toy = "--tasks 3000 --groups 8 --rollouts 4 --batch 16 --kill-every 1.5 --max-reports 5000"
-    args = bench.parse_args([*toy.split(), "--lost-calls", "0.05", "--lost-replies", "0.05"])
+    toy = ChaosSettings(tasks=3000, groups=8, rollouts=4, batch=16, kill_every=1.5,
+                        max_reports=5000, lost_calls=0.05, lost_replies=0.05)  # fmt: skip
+    for module in (bench, run):  # the worker actor lives there: shipped as it is here
+        ray.cloudpickle.register_pickle_by_value(module)
     try:
-        r = bench.run_one(ray, args, shards=3, workers=4, seconds=0.0, kills=3, mode="drop")
+        r = run.run_one(ray, toy, shards=3, workers=4, seconds=0.0, kills=3, mode="drop")
     finally:
-        ray.cloudpickle.unregister_pickle_by_value(bench)
+        for module in (bench, run):
+            ray.cloudpickle.unregister_pickle_by_value(module)
     assert r["problems"] == [] and r["ok"]
     assert r["kills"] == 3 and r["replayed_ops"] > 0  # restarted shards replayed their logs
     assert r["lost"] == 0 and r["double"] == 0 and r["wrongly_folded_groups"] == 0

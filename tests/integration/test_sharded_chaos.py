@@ -1,4 +1,4 @@
-"""The chaos benchmark's core (benchmarks/ray_sharded.py) in one process at toy scale.
+"""The chaos benchmark's core (frontier_rft.bench.ray_sharded) in one process at toy scale.
 
 Shards crash and resume from their logs, flushes are lost before and after the shards
 apply them and the workers retry, reports carry fresh, lagging, stale and far-future
@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_benchmark
+from frontier_rft.bench import ray_sharded as bench
 from frontier_rft.service.shard import ShardService
 
 pytestmark = pytest.mark.integration
 
-bench = load_benchmark("ray_sharded.py")
 GROUPS, ROLLOUTS = 8, 4  # chaos_local's defaults: one report = 8 groups of 4 rollouts
 
 

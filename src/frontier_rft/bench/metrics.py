@@ -26,7 +26,7 @@ rather than optimistic: the per-seed list says which seeds reached it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -164,9 +164,9 @@ def seed_stats(values: Sequence[float | None]) -> dict[str, float | int | None]:
 
 
 def summarize(
-    curves: dict[int, ArrayLike],
-    baselines: dict[int, ArrayLike],
-    per_step: dict[str, dict[int, ArrayLike]],
+    curves: Mapping[int, ArrayLike],
+    baselines: Mapping[int, ArrayLike],
+    per_step: Mapping[str, Mapping[int, ArrayLike]],
     finals: dict[str, dict[int, float]] | None = None,
 ) -> dict[str, dict[str, float | int | None]]:
     """TTB, BSF, means of per-step series and final values of one label, over seeds: each

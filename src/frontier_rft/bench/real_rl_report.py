@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,10 @@ __all__ = [
 
 BASELINE = "uniform"
 SCORE = "held-out pass@1"
+Runs = Mapping[str, Mapping[int, Mapping[str, Any]]]
+"""Entry label -> seed -> one run's logged rows (`train`, `final`, `info`, ...)."""
+Labels = Mapping[str, Any]
+"""Entry label -> its summary row (summarize_runs' `labels`)."""
 
 
 def _train_mean(run: Mapping[str, Any], key: str, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -188,106 +192,112 @@ def _excludes_zero(ci: Sequence[float] | None, sign: int) -> bool:
     return ci is not None and (ci[0] > 0 if sign > 0 else ci[1] < 0)
 
 
-def effect_checks(
-    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], summary: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """The papers' reported effects, checked on these runs: measurement, verdict, reason."""
-    checks: list[dict[str, Any]] = []
-    labels = summary["labels"]
+def _seeds_of(runs: Runs, *names: str) -> list[int]:
+    """The seeds every one of `names` ran."""
+    return sorted(set.intersection(*(set(runs[n]) for n in names)))
 
-    def seeds_of(*names: str) -> list[int]:
-        common = set.intersection(*(set(runs[n]) for n in names))
-        return sorted(common)
 
-    # BOTS rho = 0: a slow start (early ETR like uniform's), implicit evidence speeds it up.
-    if {"bots", "bots-rho0", BASELINE} <= set(runs):
-        s = seeds_of("bots", "bots-rho0", BASELINE)
-        early = {
-            n: [_train_mean(runs[n][k], "train/effective_task_ratio", 0, 0.25) for k in s]
-            for n in ("bots", "bots-rho0", BASELINE)
+def _bots_rho0_starts_slowly(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """BOTS rho = 0: a slow start (early ETR like uniform's), implicit evidence speeds it up."""
+    if not {"bots", "bots-rho0", BASELINE} <= set(runs):
+        return []
+    s = _seeds_of(runs, "bots", "bots-rho0", BASELINE)
+    early = {
+        n: [_train_mean(runs[n][k], "train/effective_task_ratio", 0, 0.25) for k in s]
+        for n in ("bots", "bots-rho0", BASELINE)
+    }
+    d_rho = _diff_ci(early["bots"], early["bots-rho0"])
+    d_uni = _diff_ci(early["bots-rho0"], early[BASELINE])
+    ok = _excludes_zero(d_rho["ci"], +1)
+    return [
+        {
+            "effect": "BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
+            "paper": "BOTS sec. 4.2: rho = 0 behaves almost like random sampling early",
+            "measured": {
+                "etr_first_quarter": {n: mean_ci(v) for n, v in early.items()},
+                "bots_minus_rho0": d_rho,
+                "rho0_minus_uniform": d_uni,
+                "ttb100": {n: labels[n]["ttb100"] for n in ("bots", "bots-rho0")},
+            },
+            "reproduced": bool(ok),
+            "seeds": s,
         }
-        d_rho = _diff_ci(early["bots"], early["bots-rho0"])
-        d_uni = _diff_ci(early["bots-rho0"], early[BASELINE])
-        ok = _excludes_zero(d_rho["ci"], +1)
-        checks.append(
-            {
-                "effect": "BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
-                "paper": "BOTS sec. 4.2: rho = 0 behaves almost like random sampling early",
-                "measured": {
-                    "etr_first_quarter": {n: mean_ci(v) for n, v in early.items()},
-                    "bots_minus_rho0": d_rho,
-                    "rho0_minus_uniform": d_uni,
-                    "ttb100": {n: labels[n]["ttb100"] for n in ("bots", "bots-rho0")},
-                },
-                "reproduced": bool(ok),
-                "seeds": s,
-            }
-        )
-    # Prioritized replay: unseen problems starve, problems drain into the unsolved pool.
-    if {"prioritized", BASELINE} <= set(runs):
-        s = seeds_of("prioritized", BASELINE)
-        last = {n: [runs[n][k]["train"][-1] for k in s] for n in ("prioritized", BASELINE)}
-        never = [r.get("prioritized/never_selected", np.nan) for r in last["prioritized"]]
-        unsolved = [r.get("prioritized/unsolved_pool", np.nan) for r in last["prioritized"]]
-        solved = [r.get("prioritized/solved_pool", np.nan) for r in last["prioritized"]]
-        n_tasks = runs["prioritized"][s[0]]["info"]["train_tasks"]
-        uni_never = [n_tasks - r.get("tasks/distinct_selected", np.nan) for r in last[BASELINE]]
-        starve = float(np.mean(never)) > float(np.mean(uni_never))
-        drain = float(np.mean(unsolved)) >= 0.25 * n_tasks
-        checks.append(
-            {
-                "effect": "prioritized replay: unseen problems starve; the unsolved pool drains "
-                "the heap",
-                "paper": "prioritized replay: init priority below live ones starves unseen "
-                "problems; many problems end in the unsolved pool",
-                "measured": {
-                    "never_selected": mean_ci(never),
-                    "uniform_never_selected": mean_ci(uni_never),
-                    "unsolved_pool_end": mean_ci(unsolved),
-                    "solved_pool_end": mean_ci(solved),
-                    "pool_size": n_tasks,
-                },
-                "reproduced": bool(starve and drain),
-                "detail": {"starvation": bool(starve), "drain_over_25pct": bool(drain)},
-                "seeds": s,
-            }
-        )
-    # SEC: the selected level shifts from easy to hard over training.
-    if {"sec", BASELINE} <= set(runs):
-        s = seeds_of("sec", BASELINE)
-        shift = {}
-        for n in ("sec", BASELINE):
-            shift[n] = [
-                _train_mean(runs[n][k], "train/selected_level_mean", 0.75, 1.0)
-                - _train_mean(runs[n][k], "train/selected_level_mean", 0.0, 0.25)
-                for k in s
-            ]
-        d = _diff_ci(shift["sec"], shift[BASELINE])
-        checks.append(
-            {
-                "effect": "SEC shifts its category shares from easy to hard levels",
-                "paper": "SEC fig. 3: the share of harder levels grows over training",
-                "measured": {
-                    "level_shift_last_minus_first_quarter": {
-                        n: mean_ci(v) for n, v in shift.items()
-                    },
-                    "sec_minus_uniform": d,
-                    "arms": labels["sec"]["evidence"].get("categories", "given"),
-                },
-                "reproduced": bool(_excludes_zero(d["ci"], +1)),
-                "seeds": s,
-            }
-        )
-    # METIS: selected prompts' rollout mean near 0.5; lam = 1 collapses predictions to 0.25.
-    if {"metis", BASELINE} <= set(runs):
-        s = seeds_of("metis", BASELINE)
-        sel = {
-            n: [_train_mean(runs[n][k], "train/success_rate") for k in s]
-            for n in ("metis", BASELINE)
+    ]
+
+
+def _prioritized_starves_and_drains(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """Prioritized replay: unseen problems starve, problems drain into the unsolved pool."""
+    if not {"prioritized", BASELINE} <= set(runs):
+        return []
+    s = _seeds_of(runs, "prioritized", BASELINE)
+    last = {n: [runs[n][k]["train"][-1] for k in s] for n in ("prioritized", BASELINE)}
+    never = [r.get("prioritized/never_selected", np.nan) for r in last["prioritized"]]
+    unsolved = [r.get("prioritized/unsolved_pool", np.nan) for r in last["prioritized"]]
+    solved = [r.get("prioritized/solved_pool", np.nan) for r in last["prioritized"]]
+    n_tasks = runs["prioritized"][s[0]]["info"]["train_tasks"]
+    uni_never = [n_tasks - r.get("tasks/distinct_selected", np.nan) for r in last[BASELINE]]
+    starve = float(np.mean(never)) > float(np.mean(uni_never))
+    drain = float(np.mean(unsolved)) >= 0.25 * n_tasks
+    return [
+        {
+            "effect": "prioritized replay: unseen problems starve; the unsolved pool drains "
+            "the heap",
+            "paper": "prioritized replay: init priority below live ones starves unseen "
+            "problems; many problems end in the unsolved pool",
+            "measured": {
+                "never_selected": mean_ci(never),
+                "uniform_never_selected": mean_ci(uni_never),
+                "unsolved_pool_end": mean_ci(unsolved),
+                "solved_pool_end": mean_ci(solved),
+                "pool_size": n_tasks,
+            },
+            "reproduced": bool(starve and drain),
+            "detail": {"starvation": bool(starve), "drain_over_25pct": bool(drain)},
+            "seeds": s,
         }
-        dist = {n: [abs(v - 0.5) for v in vals] for n, vals in sel.items()}
-        d = _diff_ci(dist["metis"], dist[BASELINE])
-        entry: dict[str, Any] = {
+    ]
+
+
+def _sec_shifts_to_hard_levels(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """SEC: the selected level shifts from easy to hard over training."""
+    if not {"sec", BASELINE} <= set(runs):
+        return []
+    s = _seeds_of(runs, "sec", BASELINE)
+    shift = {}
+    for n in ("sec", BASELINE):
+        shift[n] = [
+            _train_mean(runs[n][k], "train/selected_level_mean", 0.75, 1.0)
+            - _train_mean(runs[n][k], "train/selected_level_mean", 0.0, 0.25)
+            for k in s
+        ]
+    d = _diff_ci(shift["sec"], shift[BASELINE])
+    return [
+        {
+            "effect": "SEC shifts its category shares from easy to hard levels",
+            "paper": "SEC fig. 3: the share of harder levels grows over training",
+            "measured": {
+                "level_shift_last_minus_first_quarter": {n: mean_ci(v) for n, v in shift.items()},
+                "sec_minus_uniform": d,
+                "arms": labels["sec"]["evidence"].get("categories", "given"),
+            },
+            "reproduced": bool(_excludes_zero(d["ci"], +1)),
+            "seeds": s,
+        }
+    ]
+
+
+def _metis_stays_near_half(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """METIS: the selected prompts' rollout mean stays near 0.5."""
+    if not {"metis", BASELINE} <= set(runs):
+        return []
+    s = _seeds_of(runs, "metis", BASELINE)
+    sel = {
+        n: [_train_mean(runs[n][k], "train/success_rate") for k in s] for n in ("metis", BASELINE)
+    }
+    dist = {n: [abs(v - 0.5) for v in vals] for n, vals in sel.items()}
+    d = _diff_ci(dist["metis"], dist[BASELINE])
+    return [
+        {
             "effect": "METIS keeps the selected prompts' rollout mean near 0.5",
             "paper": "METIS: selected prompts' mean reward stays near 0.5 (high variance)",
             "measured": {
@@ -303,65 +313,68 @@ def effect_checks(
             "reproduced": bool(_excludes_zero(d["ci"], -1)),
             "seeds": s,
         }
-        checks.append(entry)
-        if "metis-lam1" in runs:
-            s1 = seeds_of("metis", "metis-lam1")
-            pm = {
-                n: [_train_mean(runs[n][k], "metis/prediction_mean", 0.75, 1) for k in s1]
-                for n in ("metis", "metis-lam1")
-            }
-            ps = {
-                n: [_train_mean(runs[n][k], "metis/prediction_std", 0.75, 1) for k in s1]
-                for n in ("metis", "metis-lam1")
-            }
-            collapsed = [
-                abs(m - 0.25) < 0.03 and sd < 0.02
-                for m, sd in zip(pm["metis-lam1"], ps["metis-lam1"], strict=True)
-            ]
-            checks.append(
-                {
-                    "effect": "METIS lam = 1 collapses the judge's predictions to 0.25",
-                    "paper": "METIS sec. 5.3: lam = 1 makes every prediction 0.25",
-                    "measured": {
-                        "prediction_mean_last_quarter": {n: mean_ci(v) for n, v in pm.items()},
-                        "prediction_std_last_quarter": {n: mean_ci(v) for n, v in ps.items()},
-                        "collapsed_seeds": int(sum(collapsed)),
-                    },
-                    "reproduced": bool(collapsed) and all(collapsed),
-                    "seeds": s1,
-                }
-            )
-    # GRESO: its skip inside dynamic sampling reaches DAPO's score with fewer rollouts.
-    if {"greso-dapo", "dapo"} <= set(runs):
-        s = seeds_of("greso-dapo", "dapo")
-        checks.append(_greso_in_dapo(runs["greso-dapo"], runs["dapo"], s))
-    # Frontier replay ratios 0.05 / 0.10 / 0.15: all help mildly.
+    ]
+
+
+def _metis_lam1_collapses(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """METIS lam = 1: the judge's predictions collapse to 0.25."""
+    if not {"metis", "metis-lam1", BASELINE} <= set(runs):
+        return []
+    s1 = _seeds_of(runs, "metis", "metis-lam1")
+    pm = {
+        n: [_train_mean(runs[n][k], "metis/prediction_mean", 0.75, 1) for k in s1]
+        for n in ("metis", "metis-lam1")
+    }
+    ps = {
+        n: [_train_mean(runs[n][k], "metis/prediction_std", 0.75, 1) for k in s1]
+        for n in ("metis", "metis-lam1")
+    }
+    collapsed = [
+        abs(m - 0.25) < 0.03 and sd < 0.02
+        for m, sd in zip(pm["metis-lam1"], ps["metis-lam1"], strict=True)
+    ]
+    return [
+        {
+            "effect": "METIS lam = 1 collapses the judge's predictions to 0.25",
+            "paper": "METIS sec. 5.3: lam = 1 makes every prediction 0.25",
+            "measured": {
+                "prediction_mean_last_quarter": {n: mean_ci(v) for n, v in pm.items()},
+                "prediction_std_last_quarter": {n: mean_ci(v) for n, v in ps.items()},
+                "collapsed_seeds": int(sum(collapsed)),
+            },
+            "reproduced": bool(collapsed) and all(collapsed),
+            "seeds": s1,
+        }
+    ]
+
+
+def _frontier_ratios_all_help(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """Frontier replay ratios 0.05 / 0.10 / 0.15: all help mildly."""
     ratios = [n for n in ("frontier-r0.05", "frontier", "frontier-r0.15") if n in runs]
-    if len(ratios) > 1:
-        measured = {n: labels[n]["ttb100"] for n in ratios}
-        slots = {n: _replay_slots(runs[n]) for n in ratios}
-        helps = [
-            labels[n]["ttb100"]["ci"] is not None and labels[n]["ttb100"]["ci"][1] < 1.0
-            for n in ratios
-        ]
-        checks.append(
-            {
-                "effect": "frontier replay ratios 0.05 / 0.10 / 0.15 each speed training mildly",
-                "paper": "frontier replay for RLOO: 0.05-0.15 all help a little on Countdown",
-                "measured": {
-                    "ttb100": measured,
-                    "final_minus_uniform": {
-                        n: labels[n]["final_minus_uniform"].get("eval/pass@1") for n in ratios
-                    },
-                    # Equal slot counts make equal runs: those ratios are not compared at all.
-                    "replay_slots_per_batch": slots,
-                    "ratios_with_equal_slots": len(set(slots.values())) < len(slots),
+    if len(ratios) <= 1:
+        return []
+    measured = {n: labels[n]["ttb100"] for n in ratios}
+    slots = {n: _replay_slots(runs[n]) for n in ratios}
+    helps = [
+        labels[n]["ttb100"]["ci"] is not None and labels[n]["ttb100"]["ci"][1] < 1.0 for n in ratios
+    ]
+    return [
+        {
+            "effect": "frontier replay ratios 0.05 / 0.10 / 0.15 each speed training mildly",
+            "paper": "frontier replay for RLOO: 0.05-0.15 all help a little on Countdown",
+            "measured": {
+                "ttb100": measured,
+                "final_minus_uniform": {
+                    n: labels[n]["final_minus_uniform"].get("eval/pass@1") for n in ratios
                 },
-                "reproduced": all(helps),
-                "seeds": seeds_of(*ratios),
-            }
-        )
-    return checks
+                # Equal slot counts make equal runs: those ratios are not compared at all.
+                "replay_slots_per_batch": slots,
+                "ratios_with_equal_slots": len(set(slots.values())) < len(slots),
+            },
+            "reproduced": all(helps),
+            "seeds": _seeds_of(runs, *ratios),
+        }
+    ]
 
 
 def _score_at(run: Mapping[str, Any], rollouts: float) -> float:
@@ -370,10 +383,13 @@ def _score_at(run: Mapping[str, Any], rollouts: float) -> float:
     return float(np.interp(rollouts, run["eval_rollouts"], run["pass1"]))
 
 
-def _greso_in_dapo(
-    greso: Mapping[int, Mapping[str, Any]], dapo: Mapping[int, Mapping[str, Any]], s: list[int]
-) -> dict[str, Any]:
-    """GRESO's claim on these runs: `greso-dapo` against `dapo`, paired by seed, by rollouts."""
+def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """GRESO: its skip inside dynamic sampling reaches DAPO's score with fewer rollouts
+    (`greso-dapo` against `dapo`, paired by seed, by rollouts)."""
+    if not {"greso-dapo", "dapo"} <= set(runs):
+        return []
+    greso, dapo = runs["greso-dapo"], runs["dapo"]
+    s = _seeds_of(runs, "greso-dapo", "dapo")
     measured: dict[str, Any] = {}
     for tau in TTB_TAUS:
         measured[f"ttb{round(100 * tau)}_rollouts"] = paired_summary(
@@ -405,16 +421,36 @@ def _greso_in_dapo(
     ttb100 = measured["ttb100_rollouts"]
     faster = ttb100["ci"] is not None and ttb100["ci"][1] < 1.0
     no_loss = not _excludes_zero(measured["pass1_at_equal_rollouts_minus_dapo"]["ci"], -1)
-    return {
-        "effect": "GRESO's skip inside dynamic sampling reaches DAPO's best held-out pass@1 "
-        "with fewer rollouts, at no loss of held-out score",
-        "paper": "GRESO (arXiv 2506.02177): up to 2.4x faster rollout than DAPO's dynamic "
-        "sampling, without loss of accuracy",
-        "measured": measured,
-        "reproduced": bool(faster and no_loss),
-        "detail": {"fewer_rollouts_to_dapo_best": bool(faster), "no_score_loss": bool(no_loss)},
-        "seeds": s,
-    }
+    return [
+        {
+            "effect": "GRESO's skip inside dynamic sampling reaches DAPO's best held-out "
+            "pass@1 with fewer rollouts, at no loss of held-out score",
+            "paper": "GRESO (arXiv 2506.02177): up to 2.4x faster rollout than DAPO's dynamic "
+            "sampling, without loss of accuracy",
+            "measured": measured,
+            "reproduced": bool(faster and no_loss),
+            "detail": {"fewer_rollouts_to_dapo_best": bool(faster), "no_score_loss": bool(no_loss)},
+            "seeds": s,
+        }
+    ]
+
+
+EFFECTS: tuple[Callable[[Runs, Labels], list[dict[str, Any]]], ...] = (
+    _bots_rho0_starts_slowly,
+    _prioritized_starves_and_drains,
+    _sec_shifts_to_hard_levels,
+    _metis_stays_near_half,
+    _metis_lam1_collapses,
+    _frontier_ratios_all_help,
+    _greso_beats_dapo_per_rollout,
+)
+"""The papers' reported effects, one check each (none when the runs lack its entries,
+testbed.EFFECT_ENTRIES): measurement, verdict, seeds."""
+
+
+def effect_checks(runs: Runs, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The papers' reported effects, checked on these runs: measurement, verdict, reason."""
+    return [check for effect in EFFECTS for check in effect(runs, summary["labels"])]
 
 
 def _replay_slots(by_seed: Mapping[int, Mapping[str, Any]]) -> int:

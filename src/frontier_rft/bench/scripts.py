@@ -1,6 +1,7 @@
-"""What the benchmark scripts under benchmarks/ share: their --out/--jobs flags, the exact
-command that made a result (written into it), the `<stem>.json` + `<stem>.md` pair they
-write, and how a TTB cell of their tables reads."""
+"""What the benchmark scripts under benchmarks/ share: their --out/--jobs flags and the
+argparse types of their seeds and steps (`frontier bench-rl` and the CLI take them too), the
+exact command that made a result (written into it), the `<stem>.json` + `<stem>.md` pair
+they write, and how a TTB cell of their tables reads."""
 
 from __future__ import annotations
 
@@ -11,10 +12,56 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["command_line", "out_and_jobs", "script_parser", "ttb_cell", "write_outputs"]
+__all__ = [
+    "MAX_SEEDS",
+    "SEED_LIMIT",
+    "command_line",
+    "int_tuple",
+    "out_and_jobs",
+    "script_parser",
+    "seed_list",
+    "ttb_cell",
+    "write_outputs",
+]
 
 RESULTS_DIR = "benchmarks/results"
 """Where the committed results live (the scripts' default --out)."""
+
+
+MAX_SEEDS = 1000
+"""Most seeds one bench-rl call (or script) runs."""
+SEED_LIMIT = 2**32
+"""Seeds are in [0, SEED_LIMIT): torch and the pool generator take them as they are."""
+
+
+def seed_list(text: str) -> list[int]:
+    """Sorted distinct ints from "0-4" or "0,2,5" (at most 1000, each in [0, 2**32)); an
+    argparse type. Bounds are checked on the numbers before any range is built."""
+    out: set[int] = set()
+    try:
+        for part in (p.strip() for p in text.split(",") if p.strip()):
+            lo_text, sep, hi_text = part.partition("-")
+            lo = int(lo_text)
+            hi = int(hi_text) if sep else lo
+            if not 0 <= lo <= hi < SEED_LIMIT or len(out) + hi - lo + 1 > MAX_SEEDS:
+                raise ValueError(part)
+            out.update(range(lo, hi + 1))
+    except ValueError:
+        out = set()
+    if not out:
+        raise argparse.ArgumentTypeError(
+            f"expected seeds like 0-4 or 0,2,5 (at most {MAX_SEEDS} seeds in [0, 2**32)), "
+            f"got {text!r}"
+        )
+    return sorted(out)
+
+
+def int_tuple(text: str) -> tuple[int, ...]:
+    """'1,4,8' -> (1, 4, 8); an argparse type (the scripts' and the CLI's)."""
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated ints, got {text!r}") from exc
 
 
 def command_line() -> str:

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from frontier_rft.bench.scripts import MAX_SEEDS, SEED_LIMIT, seed_list
+
 if TYPE_CHECKING:
     from frontier_rft.bench.real_rl import RunOptions
     from frontier_rft.bench.real_rl_report import ResultFiles
@@ -41,10 +43,6 @@ LEDGER = "benchmarks/ledger"
 T = TypeVar("T")
 
 
-MAX_SEEDS = 1000
-"""Most seeds one bench-rl call runs."""
-SEED_LIMIT = 2**32
-"""Seeds are in [0, SEED_LIMIT): torch and the pool generator take them as they are."""
 SEEDS_CHECKED_QUIETLY = 20
 """Checking each seed's pool takes ~0.1 s; for more seeds than this a progress bar shows."""
 MAX_JOBS = 1024
@@ -73,28 +71,6 @@ def float_list(text: str) -> list[float]:
             f"expected up to 8 distinct numbers > 0 like 3e-6,1e-5, got {text!r}"
         )
     return values
-
-
-def seed_list(text: str) -> list[int]:
-    """Sorted distinct ints from "0-4" or "0,2,5" (at most 1000, each in [0, 2**32)); an
-    argparse type. Bounds are checked on the numbers before any range is built."""
-    out: set[int] = set()
-    try:
-        for part in (p.strip() for p in text.split(",") if p.strip()):
-            lo_text, sep, hi_text = part.partition("-")
-            lo = int(lo_text)
-            hi = int(hi_text) if sep else lo
-            if not 0 <= lo <= hi < SEED_LIMIT or len(out) + hi - lo + 1 > MAX_SEEDS:
-                raise ValueError(part)
-            out.update(range(lo, hi + 1))
-    except ValueError:
-        out = set()
-    if not out:
-        raise argparse.ArgumentTypeError(
-            f"expected seeds like 0-4 or 0,2,5 (at most {MAX_SEEDS} seeds in [0, 2**32)), "
-            f"got {text!r}"
-        )
-    return sorted(out)
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from frontier_rft.bench.scripts import int_tuple
 from frontier_rft.core.config import field_docs
 from frontier_rft.core.jsonsafe import json_depth
 from frontier_rft.model_dirs import model_dir_problem
@@ -150,14 +151,6 @@ def int_in(lo: int, hi: int) -> Callable[[str], int]:
 
     parse.__name__ = f"int in [{lo}, {hi}]"
     return parse
-
-
-def int_tuple(text: str) -> tuple[int, ...]:
-    """'1,4,8' -> (1, 4, 8)."""
-    try:
-        return tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated ints, got {text!r}") from exc
 
 
 def floats(text: str) -> tuple[float, ...]:

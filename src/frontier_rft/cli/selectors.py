@@ -12,7 +12,7 @@ import inspect
 from typing import Any
 
 from frontier_rft.cli.common import UsageError
-from frontier_rft.core.config import field_docs
+from frontier_rft.core.config import did_you_mean, field_docs
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.registry import RETIRED
@@ -68,10 +68,7 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.name in RETIRED:  # a former selector, now a wrapper: say what to use
         raise UsageError(f"{RETIRED[args.name]} (docs/selectors/{args.name}.md)")
     if args.name and args.name not in SELECTORS:
-        import difflib
-
-        close = difflib.get_close_matches(args.name, SELECTORS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(args.name, SELECTORS)
         known = ", ".join(sorted(SELECTORS))
         raise UsageError(f"unknown selector {args.name!r}{hint}; known: {known}")
     names = [args.name] if args.name else sorted(SELECTORS)

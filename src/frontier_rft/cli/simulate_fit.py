@@ -8,9 +8,9 @@ from pathlib import Path
 
 from frontier_rft.bench.simulated import parse_entries
 from frontier_rft.cli.common import UsageError
-from frontier_rft.cli.fit_log import read_run_log
 from frontier_rft.cli.simulate_run import run_and_report
 from frontier_rft.selectors import SELECTORS
+from frontier_rft.simulation.fit_log import read_run_log
 from frontier_rft.simulation.fit_run import START_STEPS, RunFit, fit_run
 from frontier_rft.simulation.runner import Entry
 

@@ -38,7 +38,7 @@ from frontier_rft.reporting.runs import (
     plot_compared_runs,
     runs_table,
 )
-from frontier_rft.selectors import SELECTORS
+from frontier_rft.selectors import SELECTORS, METISSelector
 from frontier_rft.selectors.registry import check_selector_name
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.config import (
@@ -58,6 +58,7 @@ _METIS_FLAGS = {
     "metis_k": "memory_size",
     "metis_m": "pool_multiplier",
 }
+"""--metis-* flag -> the field of METIS's config it sets (as --set KEY=VALUE would)."""
 CHOICES = {
     "task": TASKS,
     "estimator": ESTIMATORS,
@@ -121,8 +122,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     for flag, key in _METIS_FLAGS.items():
         value = getattr(args, flag)
         if value is not None:
-            if (args.selector or TrainConfig.selector) != "metis":
-                raise UsageError(f"--{flag.replace('_', '-')} applies to --selector metis only")
+            if (args.selector or TrainConfig.selector) != METISSelector.name:
+                raise UsageError(
+                    f"--{flag.replace('_', '-')} applies to --selector {METISSelector.name} only"
+                )
             overrides[key] = value
     if args.resume:
         config, source = _resumed_config(args)

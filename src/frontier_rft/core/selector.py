@@ -67,7 +67,9 @@ class Selector(ABC):
     config_class: ClassVar[type[SelectorConfig]] = SelectorConfig
     """Frozen dataclass holding this selector's hyperparameters."""
     collaborators: ClassVar[tuple[str, ...]] = ()
-    """Constructor keyword arguments that are not serialisable (judges, estimators)."""
+    """Constructor keyword arguments that are not serialisable (judges, estimators). A
+    `judge` is a callable(list[str]) -> list[str] the selector cannot run without; a trainer
+    that has a policy offers it as the judge and trains it on `pop_judge_records()`."""
 
     # Facts the CLI, the figures, the benchmarks, the simulator and the contract tests read
     # from the class, so that a new selector is its module and its test, nothing more. The
@@ -283,6 +285,12 @@ class Selector(ABC):
         for key, value in self._metrics().items():
             out[f"{self.name}/{key}"] = float(value)
         return out
+
+    def pop_judge_records(self) -> list[Any]:
+        """Scored judgments of its `judge` collaborator not yet handed out, oldest first,
+        removed from the selector: what a trainer trains its policy-as-judge on (METIS's
+        judge loss); [] for a selector without a judge."""
+        return []
 
     def refresh_features(self, features: NDArray[Any]) -> bool:
         """Replace the task features this selector reads (e.g. re-computed policy

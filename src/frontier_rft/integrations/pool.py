@@ -30,7 +30,7 @@ from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors import make_selector
+from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.selectors.registry import check_selector_name
 
 __all__ = [
@@ -219,30 +219,37 @@ def make_pool_selector(
     config: Mapping[str, Any] | None = None,
     judge: str | None = None,
 ) -> Selector:
-    """make_selector with an adapter's options; `judge='heuristic'` gives METIS the packaged
-    non-LLM judge (reported as `metis/non_llm_judge`)."""
+    """make_selector with an adapter's options; `judge='heuristic'` gives a selector that
+    takes a judge (METIS) the packaged non-LLM one, its class's default (reported as
+    `metis/non_llm_judge`)."""
     check_selector_name(name)
     problem = judge_problem(name, judge)
     if problem is not None:
         raise ValueError(problem)
     extra: dict[str, Any] = {}
     if judge is not None:
-        from frontier_rft.selectors.metis_judge import HeuristicJudge
-
-        extra["judge"] = HeuristicJudge()
+        extra["judge"] = SELECTORS[name].default_collaborators()["judge"]
     return make_selector(name, pool, seed=seed, **dict(config or {}), **extra)
 
 
+def _takes_a_judge(name: str) -> bool:
+    """Whether selector `name` declares a `judge` collaborator (it cannot run without one)."""
+    cls = SELECTORS.get(name)
+    return cls is not None and "judge" in cls.collaborators
+
+
 def judge_problem(name: str, judge: str | None) -> str | None:
-    """What is wrong with an adapter's (selector, judge) pair, or None: only metis takes a
-    judge, 'heuristic' is the one an adapter builds, and metis needs one."""
+    """What is wrong with an adapter's (selector, judge) pair, or None: only a selector that
+    takes a judge (METIS) takes one, 'heuristic' is the one an adapter builds, and such a
+    selector needs one."""
     if judge is not None and judge != "heuristic":
         return f"judge must be 'heuristic' or unset, got {judge!r}"
-    if judge is not None and name != "metis":
-        return f"judge applies to selector 'metis' only, not {name!r}"
-    if judge is None and name == "metis":
+    if judge is not None and not _takes_a_judge(name):
+        judged = " or ".join(repr(n) for n in SELECTORS if _takes_a_judge(n))
+        return f"judge applies to selector {judged} only, not {name!r}"
+    if judge is None and _takes_a_judge(name):
         return (
-            "metis needs a judge: pass a ready selector (make_selector('metis', pool, "
+            f"{name} needs a judge: pass a ready selector (make_selector({name!r}, pool, "
             "judge=your_llm_judge)) or set selector_judge: heuristic for the packaged non-LLM judge"
         )
     return None
@@ -250,14 +257,20 @@ def judge_problem(name: str, judge: str | None) -> str | None:
 
 def reads_features(name: str, pool: TaskPool, config: Mapping[str, Any] | None = None) -> bool:
     """Whether selector `name`, built on `pool` (prompts, no features), derives task features:
-    then self-embeddings would replace its text features. Probed by building it quietly."""
+    then self-embeddings would replace its text features. Probed by building it quietly,
+    with its class's default collaborators: whether it does can depend on the configuration
+    beyond what its class declares (bots with plugin='regression' requires nothing, yet
+    reads text features when it has prompts)."""
     import warnings
 
-    if pool.features is not None or name == "metis":
+    if pool.features is not None:
         return False
+    cls = SELECTORS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        probe = make_selector(name, pool, seed=0, **dict(config or {}))
+        probe = make_selector(
+            name, pool, seed=0, **dict(config or {}), **cls.default_collaborators()
+        )
     return probe.evidence.get("features") == "text" or any(
         v.startswith("kmeans_text") for v in probe.evidence.values()
     )

@@ -1,7 +1,7 @@
 """A byte-level BPE tokenizer trained locally on the task corpus, with a chat template.
 
 The chat template renders `[system, user]` exactly as METIS's flat judge prompt
-(`frontier_rft.selectors.metis_judge.render_judge_prompt`) preceded by the BOS token, so a
+(`frontier_rft.selectors.metis.judge.render_judge_prompt`) preceded by the BOS token, so a
 judge prompt tokenises the same whether it comes as chat messages or as the flat string:
 
     <|bos|><|system|>\\n{system}\\n<|user|>\\n{user}\\n<|assistant|>\\n{answer}<|eos|>

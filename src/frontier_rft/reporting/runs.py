@@ -191,11 +191,12 @@ def plot_compared_runs(runs: Sequence[str | Path], out_png: str | Path) -> list[
     """The training-runs figure (runs grouped by selector: several seeds -> mean ± std),
     plus one METIS judge figure per METIS run next to it."""
     from frontier_rft.reporting.training_plots import plot_judge_metrics, plot_training_runs
+    from frontier_rft.selectors.metis import METISSelector
 
     out = Path(out_png)
     groups = group_runs(runs)
     written = [plot_training_runs(groups, out)]
-    for run in groups.get("metis", []):
+    for run in groups.get(METISSelector.name, []):
         name = f"{out.stem}-judge-{Path(run).parent.name}-{Path(run).name}.png"
         written.append(plot_judge_metrics(run, out.with_name(name)))
     return written

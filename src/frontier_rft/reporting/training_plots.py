@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.metrics_log import read_metrics_jsonl
-from frontier_rft.reporting.colors import BASELINE_COLOR, SELECTOR_COLORS, label_colors
+from frontier_rft.reporting.colors import BASELINE_COLOR, label_colors
 from frontier_rft.reporting.data import moving_average, smoothing_note, tenth_window
 from frontier_rft.reporting.plots import _figure
+from frontier_rft.selectors.metis import METISSelector
 
 __all__ = ["load_run_curves", "plot_judge_metrics", "plot_training_runs"]
 
@@ -120,7 +121,7 @@ def plot_judge_metrics(run_dir: str | os.PathLike[str], out_png: str | os.PathLi
 
     out = Path(out_png)
     out.parent.mkdir(parents=True, exist_ok=True)
-    metis, other = SELECTOR_COLORS["metis"], BASELINE_COLOR  # no other selector's colour
+    metis, other = METISSelector.color, BASELINE_COLOR  # no other selector's colour
     with _figure(13.0, 4.0) as fig:
         ax_fail, ax_rew, ax_pred = fig.subplots(1, 3)
         ax_fail.plot(steps, smooth("metis/judge_failure_rate"), color=metis)

@@ -26,7 +26,7 @@ from frontier_rft.core.state_check import (
     read_permutation,
 )
 from frontier_rft.features.derive import announce, task_features
-from frontier_rft.selectors.difficulty import ObservedDifficulty
+from frontier_rft.selectors._difficulty import ObservedDifficulty
 
 __all__ = ["OfflineConfig", "OfflineSelector", "ReadsObservedDifficulty", "difficulty_order"]
 

@@ -1,17 +1,15 @@
-"""SELECTORS (plain name -> class), discovered from the modules of this package, and
+"""SELECTORS (plain name -> class), filled from the list in `frontier_rft.selectors`, and
 make_selector.
 
-A new selector is its module here and its test: every concrete `Selector` subclass a module
-of `frontier_rft.selectors` defines with its own `name` is registered, and the facts it
-declares on its class (`needs`, `cost`, `color`, ...) are what the CLI, the figures, the
-benchmarks, the simulator and the contract tests read.
+Every selector the package ships is named by an import in `selectors/__init__.py`, which
+registers them in order; `register` adds a user's own the same way. The facts a class
+declares (`needs`, `cost`, `color`, ...) are what the CLI, the figures, the benchmarks, the
+simulator and the contract tests read, so a registered selector is found everywhere.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import re
 from typing import Any
 
@@ -19,45 +17,45 @@ from frontier_rft.core.config import SelectorConfig, config_from_dict, did_you_m
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 
-__all__ = ["REQUIRED_FACTS", "SELECTORS", "check_selector_name", "make_selector"]
+__all__ = ["REQUIRED_FACTS", "SELECTORS", "check_selector_name", "make_selector", "register"]
 
 REQUIRED_FACTS = ("needs", "cost", "color")
 """Class attributes every registered selector declares (the rest have defaults)."""
-_NOT_SEARCHED = ("registry", "persistence")
-"""Modules of this package that define no selector and import this one (save/load)."""
 _HEX = re.compile(r"#[0-9a-fA-F]{6}")
 
+SELECTORS: dict[str, type[Selector]] = {}
+"""Registered name -> selector class, in registration order: the package's own (listed in
+`frontier_rft.selectors`, the baseline uniform first so that default lists start with it,
+the rest by name), then any a user registers."""
+RETIRED: dict[str, str] = {}
+"""Former selector names -> what to use instead. Filled by the package that took the name
+over (frontier_rft/__init__.py adds the wrappers'), so no name is spelled out here."""
 
-def _discover() -> dict[str, type[Selector]]:
-    """Every registered selector class: uniform (the baseline) first, the rest by name."""
-    package = importlib.import_module(__name__.rpartition(".")[0])
-    found: dict[str, type[Selector]] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name in _NOT_SEARCHED:
-            continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        for cls in vars(module).values():
-            if (
-                isinstance(cls, type)
-                and issubclass(cls, Selector)
-                and cls.__module__ == module.__name__  # defined here, not imported
-                and "name" in cls.__dict__
-                and not inspect.isabstract(cls)
-            ):
-                _check_facts(cls)
-                if cls.name in found:
-                    raise TypeError(
-                        f"selector name {cls.name!r} is registered twice: by "
-                        f"{found[cls.name].__qualname__} and {cls.__qualname__}"
-                    )
-                found[cls.name] = cls
-    # The baseline first: default lists (`frontier simulate`, the benchmarks) start with it.
-    order = sorted(found, key=lambda name: (name != "uniform", name))
-    return {name: found[name] for name in order}
+
+def register(cls: type[Selector]) -> type[Selector]:
+    """Register a concrete selector class under its `name`; returns it (a class decorator).
+
+    TypeError naming the class when it is abstract, lacks a required fact or takes a name
+    already registered or retired: registration is where a selector's facts are checked.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Selector)) or inspect.isabstract(cls):
+        raise TypeError(f"register expects a concrete Selector subclass, got {cls!r}")
+    if "name" not in cls.__dict__:
+        raise TypeError(f"selector class {cls.__qualname__} declares no name of its own")
+    _check_facts(cls)
+    if cls.name in SELECTORS:
+        raise TypeError(
+            f"selector name {cls.name!r} is registered twice: by "
+            f"{SELECTORS[cls.name].__qualname__} and {cls.__qualname__}"
+        )
+    if cls.name in RETIRED:
+        raise TypeError(f"selector name {cls.name!r} is retired: {RETIRED[cls.name]}")
+    SELECTORS[cls.name] = cls
+    return cls
 
 
 def _check_facts(cls: type[Selector]) -> None:
-    """TypeError naming the class and the fact when a selector lacks one (at import)."""
+    """TypeError naming the class and the fact when a selector lacks one (at registration)."""
     missing = [fact for fact in REQUIRED_FACTS if not hasattr(cls, fact)]
     if missing:
         raise TypeError(
@@ -68,12 +66,6 @@ def _check_facts(cls: type[Selector]) -> None:
         raise TypeError(
             f"selector class {cls.__qualname__}: color must be '#rrggbb', got {cls.color!r}"
         )
-
-
-SELECTORS: dict[str, type[Selector]] = _discover()
-RETIRED: dict[str, str] = {}
-"""Former selector names -> what to use instead. Filled by the package that took the name
-over (frontier_rft/__init__.py adds the wrappers'), so no name is spelled out here."""
 
 
 def check_selector_name(name: object) -> None:

@@ -69,7 +69,7 @@ from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 from frontier_rft.features.derive import task_features
-from frontier_rft.selectors.ridge import OnlineRidge
+from frontier_rft.selectors._ridge import OnlineRidge
 from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = ["SkipConfig", "SkipSelector", "informative_probability"]

@@ -6,7 +6,7 @@ in how feedback reaches its selector. Accepted rollouts are held in a fold buffe
 driver folds them in rounds (`sharded.py`):
 
 - `prepare()` (read only) returns how many buffered pieces the round may fold (`cut`)
-  and, for BOTS-family selectors, their per-step summary (`bots_shard.summarize`);
+  and, for BOTS-family selectors, their per-step summary (`bots.shard.summarize`);
 - `propose(round, plan, cuts, k, candidates)` folds the first `cut` pieces by the
   driver's plan and returns this shard's k best tasks; `commit(round, ids)` leases the
   ones the driver kept. Other selectors use `select_split(round, cut, n)`: fold, then
@@ -30,7 +30,7 @@ from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.bots import BOTSSelector
-from frontier_rft.selectors.bots_shard import (
+from frontier_rft.selectors.bots.shard import (
     Coordinator,
     PlanStep,
     apply_plan,

@@ -8,10 +8,10 @@ or `RayShards` (`frontier_rft.integrations.ray.sharded_ray`, one named actor per
 `ShardedService.select(n)` is one numbered round:
 
 - BOTS family (bots, mopps, dots; whole pool or candidate mode): `prepare` on every
-  shard, the Coordinator's fold plan over the union (bots_shard), `propose` on every
+  shard, the Coordinator's fold plan over the union (bots.shard), `propose` on every
   shard (fold, then its n best (score, key, id)), the n best of the union, `commit` of
   the kept ids. The posteriors are those of one selector fed the same rounds; the
-  selection has one selector's law (bots_shard's docstring).
+  selection has one selector's law (bots.shard's docstring).
 - Every other selector: n is split across shards by a multivariate hypergeometric draw
   over shard sizes and each shard runs its own select (`select_split`): exact for
   uniform sampling; for prioritized replay, SEC, PCL, METIS, ... each shard is its own
@@ -37,8 +37,8 @@ from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors.bots_config import BOTSConfig
-from frontier_rft.selectors.bots_shard import Coordinator
+from frontier_rft.selectors.bots.config import BOTSConfig
+from frontier_rft.selectors.bots.shard import Coordinator
 from frontier_rft.selectors.registry import SELECTORS, make_selector
 from frontier_rft.service.config import ServiceConfig
 from frontier_rft.service.shard import ShardService

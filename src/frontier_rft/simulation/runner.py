@@ -47,6 +47,8 @@ SUCCESS_BINS = (0.0, 1e-9, 0.2, 0.4, 0.6, 0.8, 1.0 - 1e-9, 1.0)
 MAX_METRIC_SERIES = 40
 """Method-specific metric series kept per run (the first ones, in sorted key order)."""
 NON_LLM_JUDGE_NOTE = "non-LLM heuristic judge"
+"""Note of a run whose selector takes a judge: the simulator gives it its class's default
+(no policy here to judge), the non-LLM one."""
 GIVEN = {
     "prompts": (),
     "categories": ("categories",),
@@ -167,7 +169,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "overrides": dict(spec.entry.overrides),
         "dynamic_sampling": spec.entry.dynamic_sampling,
         "seed": spec.seed,
-        "note": NON_LLM_JUDGE_NOTE if name == "metis" else "",
+        "note": NON_LLM_JUDGE_NOTE if "judge" in SELECTORS[name].collaborators else "",
         "given": list(spec.given),
         "evidence": dict(sel.evidence),
         "score": [learner.score()],

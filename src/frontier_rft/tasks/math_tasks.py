@@ -75,13 +75,11 @@ def math_equivalent(gold: str, answer: str) -> bool:
 
 
 def _worker(mode: str, start_s: float) -> SandboxedWorker:
-    import frontier_rft
-
     return SandboxedWorker(
         "frontier_rft.tasks.math_tasks",
         limits=WORKER_LIMITS,
         mode=mode,
-        binds=(package_root(frontier_rft.__file__),),
+        binds=(package_root(),),
         start_s=start_s,
     )
 

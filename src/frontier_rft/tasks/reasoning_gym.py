@@ -323,13 +323,11 @@ class ReasoningGymVerifier:
         check_choice("sandbox", self.sandbox, SANDBOX_MODES)
         check(self.max_answer_chars >= 1, "max_answer_chars must be positive")
         check(self.timeout_s > 0, f"timeout_s must be positive, got {self.timeout_s}")
-        import frontier_rft
-
         worker = SandboxedWorker(
             "frontier_rft.tasks.reasoning_gym",
             limits=WORKER_LIMITS,
             mode=self.sandbox,
-            binds=(package_root(frontier_rft.__file__),),
+            binds=(package_root(),),
         )
         object.__setattr__(self, "_worker", worker)  # frozen: set once here
 

@@ -205,9 +205,10 @@ class SandboxedWorker:
 _FAILED: Any = object()
 
 
-def package_root(module_file: str) -> str:
-    """The sys.path entry holding a package, given its __init__ file (for binds)."""
-    return str(Path(module_file).resolve().parent.parent)
+def package_root() -> str:
+    """The sys.path entry holding frontier_rft (src/ or site-packages), bound into the
+    sandbox so that its worker imports this very copy of the package."""
+    return str(Path(__file__).resolve().parents[2])  # .../frontier_rft/tasks/this file
 
 
 def serve_json_lines(handle: Callable[[Any], Any]) -> None:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from frontier_rft.core.pool import TaskPool
-from frontier_rft.selectors.embeddings import countdown_features, countdown_key, countdown_keys
 from frontier_rft.tasks import arithmetic, countdown
 from frontier_rft.tasks.base import TaskItem, TasksExhausted, Verifier, pool_from_items
+from frontier_rft.tasks.countdown_features import countdown_features, countdown_key, countdown_keys
 
 __all__ = [
     "HELDOUT_BUCKETS",

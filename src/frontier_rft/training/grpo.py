@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from frontier_rft import make_selector
+from frontier_rft import SELECTORS, make_selector
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
@@ -48,7 +48,6 @@ from frontier_rft.lm.rollout import (
     score_completions,
 )
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
-from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.checkpoint import (
     damaged,
@@ -204,7 +203,7 @@ class Trainer:
             self.ref_model.to(self.device).eval().requires_grad_(False)
         self.judge: PolicyJudge | None = None
         collaborators: dict[str, Any] = {}
-        if cfg.selector == "metis":
+        if "judge" in SELECTORS[cfg.selector].collaborators:  # the policy judges (METIS)
             self.judge = PolicyJudge(
                 self.model,
                 self.tokenizer,
@@ -290,7 +289,6 @@ class Trainer:
         groups = [g for groups in rolled for g in groups]
         records = []
         if self.judge is not None:  # this step's scored judgments, for the judge loss
-            assert isinstance(self.selector, METISSelector)
             records = self.selector.pop_judge_records()
 
         t_upd = time.perf_counter()

@@ -23,7 +23,7 @@ import torch
 from frontier_rft.lm.rollout import generate_shared_prefix, score_completions
 from frontier_rft.lm.tokenizer import BOS, ROLE_TOKENS
 from frontier_rft.selectors.metis import JudgeRecord
-from frontier_rft.selectors.metis_judge import (
+from frontier_rft.selectors.metis.judge import (
     ALLOWED_VALUES,
     judge_messages,
     system_message,

@@ -17,7 +17,7 @@ from typing import Any
 
 from frontier_rft.lm.model_io import save_lm
 from frontier_rft.lm.tokenizer import train_tokenizer
-from frontier_rft.selectors.metis_judge import (
+from frontier_rft.selectors.metis.judge import (
     ALLOWED_VALUES,
     exemplar_block,
     render_judge_prompt,

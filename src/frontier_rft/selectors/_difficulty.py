@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.selectors.ridge import OnlineRidge
+from frontier_rft.selectors._ridge import OnlineRidge
 
 __all__ = ["ObservedDifficulty"]
 

@@ -32,7 +32,7 @@ from frontier_rft.core.state_check import (
     read_int,
     read_keys,
 )
-from frontier_rft.selectors.metis_judge import (
+from frontier_rft.selectors.metis.judge import (
     ALLOWED_VALUES,
     MAX_VARIANCE,
     HeuristicJudge,
@@ -48,7 +48,7 @@ from frontier_rft.selectors.metis_judge import (
 __all__ = ["HeuristicJudge", "Judge", "JudgeRecord", "METISConfig", "METISSelector"]
 
 Judge = Callable[[list[str]], Sequence[str]]
-"""A judge maps rendered judge prompts to one response text each (see metis_judge)."""
+"""A judge maps rendered judge prompts to one response text each (see metis.judge)."""
 
 MEMORY_SELECTIONS = ("recent", "spread")
 
@@ -197,7 +197,7 @@ class METISSelector(Selector):
 
     The judge (constructor keyword `judge`, not saved with the state) is called once per
     select with the flat rendered judge prompt of every candidate (format in
-    `frontier_rft.selectors.metis_judge`) and must return one response per prompt. Use
+    `frontier_rft.selectors.metis.judge`) and must return one response per prompt. Use
     `HeuristicJudge()` as a non-LLM stand-in; METIS then reports `metis/non_llm_judge = 1`.
 
     Feedback: each fed-back group is matched to the oldest still-pending judgment of its task

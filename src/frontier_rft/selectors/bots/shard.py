@@ -41,8 +41,8 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.selectors.bots import BOTSSelector
-from frontier_rft.selectors.bots_config import BOTSConfig
-from frontier_rft.selectors.bots_plugins import ExternalStep, capability, interpolate
+from frontier_rft.selectors.bots.config import BOTSConfig
+from frontier_rft.selectors.bots.plugins import ExternalStep, capability, interpolate
 
 __all__ = ["Coordinator", "PlanStep", "Proposal", "apply_plan", "propose", "summarize"]
 

@@ -158,7 +158,7 @@ def smallest_k(score: F64, k: int, rng: np.random.Generator) -> I64:
 @dataclass(frozen=True)
 class ExternalStep:
     """The interpolation plug-in's results for one step, computed over the whole step by a
-    sharded service's driver and applied by every shard (bots_shard)."""
+    sharded service's driver and applied by every shard (bots.shard)."""
 
     mu_tilde: float
     """mu~ after the step (NaN while no batch has given a mu_t)."""

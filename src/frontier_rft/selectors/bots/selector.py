@@ -8,7 +8,7 @@ every trainer step for every task by the paper's Eq. 1:
 
 s, f are the step's explicit success/failure counts (0 for tasks not rolled out); for
 rolled-out tasks s~ = s, f~ = f, for the others s~ = p~ * n, f~ = (1 - p~) * n with p~ from
-an implicit-evidence plug-in (bots_plugins). Selection draws p^ ~ Beta(alpha, beta) per task
+an implicit-evidence plug-in (bots.plugins). Selection draws p^ ~ Beta(alpha, beta) per task
 (Thompson sampling) or takes the posterior mean, and returns the B tasks with the smallest
 |p^ - p*| (coverage="epoch": the B best of what this epoch has not handed out yet, so each
 task is selected once per epoch). With reward_model="gaussian" the same update runs on the
@@ -33,9 +33,9 @@ from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
 from frontier_rft.features.derive import announce, task_features
-from frontier_rft.selectors.bots_config import BOTSConfig, DOTSConfig, MoPPSConfig
-from frontier_rft.selectors.bots_lazy import LazyPosterior
-from frontier_rft.selectors.bots_plugins import (
+from frontier_rft.selectors.bots.config import BOTSConfig, DOTSConfig, MoPPSConfig
+from frontier_rft.selectors.bots.lazy import LazyPosterior
+from frontier_rft.selectors.bots.plugins import (
     ExternalStep,
     StepLog,
     capability,
@@ -43,7 +43,7 @@ from frontier_rft.selectors.bots_plugins import (
     kernel_average,
     smallest_k,
 )
-from frontier_rft.selectors.bots_regression import RegressionPlugin
+from frontier_rft.selectors.bots.regression import RegressionPlugin
 from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = [
@@ -127,7 +127,7 @@ class BOTSSelector(Selector):
         n = pool.num_tasks
         # alpha/beta (gaussian: pseudo reward sum / pseudo count). Whole-pool mode keeps a
         # scratch buffer that every full-pool pass writes into, so a step allocates no other
-        # N-sized array; candidate mode keeps them lazily (bots_lazy) and touches only the
+        # N-sized array; candidate mode keeps them lazily (bots.lazy) and touches only the
         # drawn candidates and the fed-back tasks.
         self.lazy: LazyPosterior | None = None
         if cfg.candidates:
@@ -144,7 +144,7 @@ class BOTSSelector(Selector):
         self._mu_tilde = float("nan")
         self._rho = float(cfg.rho) if self.plugin != "none" else 0.0
         self._log: dict[int, StepLog] = {}
-        # Plug-in results a sharded service's driver computed from the whole step (bots_shard).
+        # Plug-in results a sharded service's driver computed from the whole step (bots.shard).
         self._external: dict[int, ExternalStep] = {}
         self._stats = {
             "mu": float("nan"),

@@ -28,7 +28,7 @@ import numpy as np
 
 from frontier_rft.core.config import check, check_field_types
 from frontier_rft.lm.sampling import Sampling
-from frontier_rft.selectors.metis_judge import (
+from frontier_rft.selectors.metis.judge import (
     ALLOWED_VALUES,
     parse_judgment,
     render_judge_prompt,
@@ -36,7 +36,7 @@ from frontier_rft.selectors.metis_judge import (
     user_message,
 )
 
-__all__ = ["JudgeCheckConfig", "judge_check", "spearman"]
+__all__ = ["JudgeCheckConfig", "judge_check", "judge_check_model", "spearman"]
 
 _log = logging.getLogger(__name__)
 
@@ -256,3 +256,48 @@ def _line(when: str, m: dict[str, Any]) -> str:
         f"{'undefined' if rho is None else f'{rho:+.3f}'}, realised variance mean "
         f"{m['realised_variance_mean']:.3f}"
     )
+
+
+def judge_check_model(
+    model_name: str,
+    levels: str,
+    config: JudgeCheckConfig,
+    device: str = "cpu",
+    precision: str = "fp32",
+    log: Callable[[str], None] = _log.info,
+) -> dict[str, Any]:
+    """`judge_check` of a named, GGUF or local model on held-out arithmetic tasks of
+    `levels` (the split every bench-rl run evaluates on), warming up on training-split
+    tasks when asked; with the machine and the model's load time
+    (benchmarks/metis_judge_check.py)."""
+    import os
+    import platform
+
+    import torch
+
+    from frontier_rft.lm.device import autocast, resolve_device
+    from frontier_rft.lm.model_io import load_lm
+    from frontier_rft.tasks.suite import heldout_split, load_task, train_split
+
+    where = resolve_device(device)
+    t0 = time.perf_counter()
+    model, tokenizer = load_lm(model_name)
+    model.to(where).eval()
+    load_s = time.perf_counter() - t0
+    suite = load_task("arithmetic", format_reward=0.0)
+    items = heldout_split(suite, config.prompts + config.exemplar_pool, 2, levels)
+    warm = train_split(suite, 256, 1000, levels) if config.warmup_steps else []
+    result = judge_check(
+        model,
+        tokenizer,
+        items,
+        suite.verifier,
+        config,
+        lambda: autocast(where, precision),
+        warmup_items=warm,
+        log=log,
+    )
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
+    if where.type == "cuda":
+        machine = f"{torch.cuda.get_device_name(where)}, {machine}"
+    return {"machine": machine, "model": model_name, "levels": levels, "load_s": load_s, **result}
