@@ -414,7 +414,7 @@ def test_the_jsonl_feeds_simulate_fit_at_the_rounds_it_describes(runs: dict[str,
     record's reward and ETR are of the selector's newest folded round, placed at that round,
     and the selector is named by its metric keys."""
     from frontier_rft import SELECTORS
-    from frontier_rft.cli.fit_log import read_run_log
+    from frontier_rft.simulation.fit_log import read_run_log
 
     run = runs["prioritized"]  # default verbosity: the JSONL holds everything all the same
     path = Path(run["trainer"].args.output_dir) / "frontier_metrics.jsonl"
