@@ -35,6 +35,7 @@ sim_compare. Selectors always run at their defaults; nothing here changes a sele
 from __future__ import annotations
 
 import argparse
+import logging
 
 from frontier_rft.bench.scripts import command_line
 from frontier_rft.bench.sim_compare import check, compare, predict
@@ -92,4 +93,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # the library's progress lines
     raise SystemExit(main())

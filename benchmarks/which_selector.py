@@ -25,6 +25,7 @@ that transfers by construction: `--scenarios hard,easy,multidomain,continuous --
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -131,4 +132,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # the library's progress lines
     raise SystemExit(main())

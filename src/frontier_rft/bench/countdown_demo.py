@@ -10,12 +10,15 @@ scripts/countdown_experiment.sh (README, "Countdown on a real tiny model").
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any
 
 from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig, replace_config
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["DEMO_SELECTORS", "demo_summary", "run_countdown_demo"]
 
@@ -41,7 +44,7 @@ def run_countdown_demo(
     t0 = time.perf_counter()
     if not (init / "config.json").exists():
         build_tiny_lm(model, init)
-        print(f"built the tiny model and tokenizer in {time.perf_counter() - t0:.0f} s")
+        _log.info("built the tiny model and tokenizer in %.0f s", time.perf_counter() - t0)
     if not (sft / "config.json").exists():
         with progress_bar(sft_config.steps, "warm start", unit="step") as bar:
             run_sft(sft_config, init, sft, log=lambda _: bar.update(1), log_every=1)

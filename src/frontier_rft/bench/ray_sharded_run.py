@@ -7,6 +7,7 @@ benchmarks/ray_sharded.py.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 import shutil
@@ -35,6 +36,8 @@ from frontier_rft.bench.ray_sharded import (
     make_pool,
     service_config,
 )
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["report", "run_benchmark", "run_one"]
 
@@ -290,10 +293,10 @@ def run_benchmark(s: ChaosSettings, command: str) -> tuple[dict[str, Any], str, 
     try:
         for shards in s.grid_shards:
             for w in s.grid_workers:
-                print(f"[ray_sharded] S={shards} W={w}", file=sys.stderr, flush=True)
+                _log.info("[ray_sharded] S=%d W=%d", shards, w)
                 grid.append(run_one(ray, s, shards, w, s.seconds, 0))
         for mode in s.modes if s.kills else []:
-            print(f"[ray_sharded] chaos: {mode}, {s.kills} kills", file=sys.stderr, flush=True)
+            _log.info("[ray_sharded] chaos: %s, %d kills", mode, s.kills)
             chaos.append(run_one(ray, s, s.kill_shards, s.kill_workers, 0.0, s.kills, mode))
     finally:
         ray.shutdown()

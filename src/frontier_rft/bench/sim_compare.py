@@ -6,7 +6,7 @@ a real run once it exists (`check`). The command line is benchmarks/sim_vs_real.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,8 @@ from frontier_rft.bench.sim_vs_real import signed as _f
 from frontier_rft.simulation.runner import Entry
 from frontier_rft.simulation.scenario import SCENARIOS
 
+_log = logging.getLogger(__name__)
+
 __all__ = ["PREDICTED", "check", "compare", "predict"]
 
 
@@ -48,8 +50,9 @@ def check_scenario(out: Path) -> None:
     lr = float(f"{best['lr']:.4g}")  # the scenario holds the fitted rate to 4 digits
     fitted = point_config(base_scenario(512), best["point"]).replace(learning_rate=lr)
     if fitted != SCENARIOS["small-pool"]:
-        print(f"[compare] warning: scenario small-pool is not the joint fit's best point "
-              f"{best['point']}", file=sys.stderr)  # fmt: skip
+        _log.warning(
+            "[compare] scenario small-pool is not the joint fit's best point %s", best["point"]
+        )
 
 
 def compare(out: str | Path, seeds_text: str, jobs: int, command: str) -> None:
@@ -112,10 +115,7 @@ def compare(out: str | Path, seeds_text: str, jobs: int, command: str) -> None:
             "targets_met": bool(rho >= 0.8 and sum(agree) / len(agree) >= 0.8),
             "uniform_gain": {"sim": sim["uniform"]["gain"], "real": real["uniform_gain"]},
         }
-        print(
-            f"[compare] {pool}: Spearman {rho:+.2f}, signs {sum(agree)}/{len(agree)}",
-            file=sys.stderr,
-        )
+        _log.info("[compare] %s: Spearman %+.2f, signs %d/%d", pool, rho, sum(agree), len(agree))
     fit_path = Path(out) / "sim_calibration_joint.json"
     if fit_path.exists():
         doc["fit_loso"] = json.loads(fit_path.read_text(encoding="utf-8"))["loso"]
@@ -154,7 +154,7 @@ def predict(out: str | Path, jobs: int, command: str) -> None:
     for pool, name in ((512, "small-pool"), (1280, "large-pool")):
         runs = simulate(SCENARIOS[name], PREDICTED, REPORT_SEEDS, jobs)
         doc["pools"][str(pool)] = summarise_runs(runs, pool, doc["training_noise"]["run_sd"])
-        print(f"[predict] {pool} done", file=sys.stderr)
+        _log.info("[predict] %s done", pool)
     write_outputs(out, "sim_predictions_coverage", doc, predict_markdown(doc))
 
 

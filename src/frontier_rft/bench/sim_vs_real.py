@@ -13,8 +13,8 @@ guards against overfitting: docs/simulation.md. Selectors always run at their de
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -72,6 +72,9 @@ SE_FLOOR = 0.01
 """Smallest standard error a real difference is weighed with in the fit's loss."""
 REPLICATES = 200
 """Draws of the real evaluation's noise a simulated difference is classed over."""
+
+
+_log = logging.getLogger(__name__)
 
 
 def entry(name: str) -> Entry:
@@ -407,7 +410,7 @@ def run_cached(
 ) -> None:
     """Evaluate the grid points not cached yet in worker processes, saving the cache every
     5 results (a stopped fit resumes where it was)."""
-    print(f"[fit] {len(todo)} grid points to run ({len(cache)} cached)", file=sys.stderr)
+    _log.info("[fit] %d grid points to run (%d cached)", len(todo), len(cache))
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as ex:
         futures = [ex.submit(evaluate, t) for t in todo]
@@ -416,7 +419,7 @@ def run_cached(
             cache[key(res)] = res
             if i % 5 == 0 or i == len(todo):
                 cache_path.write_text(json.dumps(cache), encoding="utf-8")
-                print(f"[fit] {i}/{len(todo)}  {time.perf_counter() - start:.0f}s", file=sys.stderr)
+                _log.info("[fit] %d/%d  %.0fs", i, len(todo), time.perf_counter() - start)
     cache_path.write_text(json.dumps(cache), encoding="utf-8")
 
 
