@@ -387,7 +387,14 @@ def allocation_case(
     from frontier_rft.wrappers.allocation import Allocation
 
     def build_case() -> Allocation:
-        return Allocation(build(WRAPPED[name], world.pool, s.seed))
+        """The wrapper with every prompt tried once (one group of R rollouts each): the
+        steady state, where the greedy runs for every prompt of a step (an untried prompt
+        just gets its default n)."""
+        alloc = Allocation(build(WRAPPED[name], world.pool, s.seed))
+        n = world.pool.num_tasks
+        sums = np.round(world.pass_rates * s.rollouts)
+        alloc.posteriors.observe(n, np.arange(n), sums, np.full(n, float(s.rollouts)))
+        return alloc
 
     rollout_s = [0.0]
 
