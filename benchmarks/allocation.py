@@ -12,6 +12,11 @@ rollouts. Tune on seeds >= 20 (`--seeds 20-24`), report on 0-4 (the default).
 
     python benchmarks/allocation.py --jobs 1                      # report, ~10 min on 1 core
     python benchmarks/allocation.py --seeds 20-24 --stem allocation_sim_tune --jobs 1
+    python benchmarks/allocation.py --oracle --stem allocation_sim_oracle   # the bound
+
+`--oracle` asks what allocation could gain at best: greso, greso+alloc, and greso+alloc with
+each tried prompt's posterior replaced by its true current pass rate (the simulated
+learner's, as a Beta of strength 1e4), in one process.
 """
 
 from __future__ import annotations
@@ -37,6 +42,13 @@ ENTRIES = (
     Entry("greso+pilot-commit", "greso", allocation={"pilot": 4, "commit": "mixed"}),
     Entry("skip+alloc", "skip", allocation={}),
 )
+ORACLE = (
+    Entry(BASE, "uniform"),
+    Entry("greso", "greso"),
+    Entry("greso+alloc", "greso", allocation={}),
+    Entry("greso+alloc-oracle", "greso", allocation={"prior_forgetting": 0.123456789}),
+)
+"""--oracle's entries; the odd prior_forgetting marks the one whose posteriors are the truth."""
 SCENARIOS = {"512": "small-pool", "1280": "large-pool"}
 STEPS, BATCH, ROLLOUTS = 360, 16, 8
 TAUS = (0.5, 0.75, 1.0)
@@ -51,15 +63,19 @@ def curve(run: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 def _r(x: Any) -> Any:
     if isinstance(x, list):
         return [_r(v) for v in x]
+    if isinstance(x, int):
+        return x
     return None if x is None or not np.isfinite(x) else round(float(x), 4)
 
 
-def summarise(runs: list[dict[str, Any]], seeds: list[int]) -> dict[str, Any]:
+def summarise(
+    runs: list[dict[str, Any]], seeds: list[int], entries: tuple[Entry, ...] = ENTRIES
+) -> dict[str, Any]:
     """Per entry: TTB by rollouts against BASE (per seed, mean, bootstrap CI), the score
     delta at equal rollouts, and what the rollouts bought."""
     by = {(r["label"], r["seed"]): r for r in runs}
     out: dict[str, Any] = {}
-    for entry in ENTRIES:
+    for entry in entries:
         row: dict[str, Any] = {}
         mine = [by[(entry.label, s)] for s in seeds]
         base = [by[(BASE, s)] for s in seeds]
@@ -120,6 +136,29 @@ def _figure(runs_by_pool: dict[str, list[dict[str, Any]]], labels: list[str], pa
     fig.savefig(path, dpi=110)
 
 
+def _install_oracle() -> None:
+    """Posteriors of the marked entry read the simulated learner's true pass rates (this
+    process only: run with --jobs 1)."""
+    from frontier_rft.simulation.learner import SimulatedLearner
+    from frontier_rft.wrappers.allocation_posterior import PassRatePosteriors
+
+    latest: list[SimulatedLearner] = []
+    init, posterior = SimulatedLearner.__init__, PassRatePosteriors.posterior
+
+    def track(self: SimulatedLearner, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        latest[:] = [self]  # run_one builds one learner per run, runs go one at a time
+
+    def truth(self: PassRatePosteriors, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.prior_forgetting != 0.123456789:
+            return posterior(self, ids)
+        p = np.clip(latest[0].pass_rates()[ids], 1e-6, 1.0 - 1e-6)
+        return 1e4 * p, 1e4 * (1.0 - p)
+
+    SimulatedLearner.__init__ = track  # type: ignore[method-assign]
+    PassRatePosteriors.posterior = truth  # type: ignore[method-assign]
+
+
 def _seeds(text: str) -> list[int]:
     lo, _, hi = text.partition("-")
     return list(range(int(lo), int(hi) + 1)) if hi else [int(s) for s in text.split(",")]
@@ -130,8 +169,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
     parser.add_argument("--seeds", default="0-4", help="seeds: 'a-b' or a comma list")
     parser.add_argument("--stem", default="allocation_sim", help="output file name stem")
+    parser.add_argument("--oracle", action="store_true", help="the bound (see above)")
     args = parser.parse_args()
     command, seeds = command_line(), _seeds(args.seeds)
+    entries = ENTRIES
+    if args.oracle:
+        _install_oracle()
+        entries, args.jobs = ORACLE, 1
     payload: dict[str, Any] = {"command": command, "steps": STEPS, "batch": BATCH, "seeds": seeds}
     lines = [
         "# Per-prompt rollout allocation at uniform's rollouts (simulator)",
@@ -145,9 +189,9 @@ def main() -> None:
     ]
     runs_by_pool = {}
     for pool, scenario in SCENARIOS.items():
-        res = run_benchmark(scenario, ENTRIES, seeds, STEPS, BATCH, ROLLOUTS, args.jobs, BASE)
+        res = run_benchmark(scenario, entries, seeds, STEPS, BATCH, ROLLOUTS, args.jobs, BASE)
         runs_by_pool[pool] = res["runs"]
-        table = summarise(res["runs"], seeds)
+        table = summarise(res["runs"], seeds, entries)
         payload[pool] = {"scenario": scenario, "entries": table}
         k = len(seeds)
         lines += [
@@ -172,11 +216,8 @@ def main() -> None:
         for label, row in table.items():
             lines.append(f"| {label} | " + " | ".join(f"{v:.2f}" for v in row["size_hist"]) + " |")
     write_outputs(args.out, args.stem, payload, lines)
-    _figure(
-        runs_by_pool,
-        [e.label for e in ENTRIES[:4]] + ["greso+alloc-pilot"],
-        f"{args.out}/{args.stem}.png",
-    )
+    shown = [e.label for e in entries if e.label != "greso+alloc-knapsack"][:5]
+    _figure(runs_by_pool, shown, f"{args.out}/{args.stem}.png")
 
 
 if __name__ == "__main__":
