@@ -99,6 +99,15 @@ def summarise(
         row["rollouts_per_prompt"] = _r(
             float(np.mean([np.nanmean(np.array(r["rollouts_per_prompt"], float)) for r in mine]))
         )
+        series = [r["selector_metrics"] for r in mine]
+        if all("alloc/predicted_informative_tried" in m for m in series):
+            # the rule's calibration: informative groups it predicted among a step's tried
+            # prompts, and how many were (steps with tried prompts)
+            for key, name in (("predicted", "predicted"), ("informative", "realised")):
+                values = [np.array(m[f"alloc/{key}_informative_tried"], float) for m in series]
+                row[f"{name}_informative_tried"] = _r(
+                    float(np.mean([np.nanmean(v) for v in values]))
+                )
         hist = np.mean([np.mean(np.array(r["size_hist"], float), axis=0) for r in mine], axis=0)
         row["size_hist"] = _r(hist.tolist())
         out[entry.label] = row
@@ -210,6 +219,19 @@ def main() -> None:
                 f"{_ttb_cell(row['ttb100'], k)} | {delta} | {row['best_score']:.3f} | "
                 f"{row['informative_per_rollout']:.3f} | {row['rollouts_per_prompt']:.2f} |"
             )
+        calibrated = [(k, r) for k, r in table.items() if "predicted_informative_tried" in r]
+        if calibrated:
+            lines += [
+                "",
+                "The rule's calibration (informative groups a step among tried prompts):",
+                "",
+            ]
+            lines += ["| entry | predicted | realised |", "|---|---:|---:|"]
+            for label, row in calibrated:
+                lines.append(
+                    f"| {label} | {row['predicted_informative_tried']:.2f} | "
+                    f"{row['realised_informative_tried']:.2f} |"
+                )
         edges = [f"<= {e}" for e in SIZE_BINS] + [f"> {SIZE_BINS[-1]}"]
         lines += ["", "Group sizes (prompts per step, mean):", ""]
         lines += ["| entry | " + " | ".join(edges) + " |", "|---|" + "---:|" * len(edges)]
