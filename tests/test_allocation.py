@@ -468,3 +468,16 @@ def test_simulator_runs_allocation_with_variable_groups_and_reports_sizes() -> N
         Entry("x", "greso", dynamic_sampling="fixed", allocation={})
     with pytest.raises(ValueError, match="pilot"):
         Entry("x", "greso", allocation={"pilot": 1})
+
+
+def test_a_budget_the_tried_prompts_cannot_take_is_left_unspent_never_over_n_max() -> None:
+    """budget 2, n = 4, n_max = 8, six prompts of which five tried: untried 4, tried at most
+    8 each (44 of 48); the 4 left are reported unspent, not rolled out beyond n_max."""
+    pool = TaskPool(num_tasks=6)
+    alloc = Allocation(make_selector("uniform", pool), AllocationConfig(budget=2.0, max_rollouts=8))
+    tried(alloc, {k: 1.0 for k in range(5)}, {k: 1.0 for k in range(5)})
+    out = alloc.sample(0, 6, 4, lambda ids, counts: np.tile([0.0, 1.0], int(counts.sum()) // 2))
+    by_task = dict(zip(out.train.task_ids.tolist(), out.train.counts.tolist(), strict=True))
+    assert by_task[5] == 4 and all(by_task[k] == 8 for k in range(5))
+    assert len(out.rounds) == 1 and out.rollouts == 44
+    assert alloc.metrics()["alloc/unspent"] == 4

@@ -265,7 +265,7 @@ class Allocation:
         """Second stage: (rows of `ids` continued, their extra rollouts)."""
         cfg = self.config
         rows = np.flatnonzero(tried)
-        if extra <= 0 or rows.size == 0:
+        if not cfg.pilot or extra <= 0 or rows.size == 0:  # one stage: what is left stays unspent
             return rows[:0], rows[:0]
         off = first.offsets
         lo = np.minimum.reduceat(first.rewards, off[:-1])[rows]
