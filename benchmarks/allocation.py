@@ -21,6 +21,9 @@ learner's, as a Beta of strength 1e4), in one process.
 
 from __future__ import annotations
 
+import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -103,8 +106,11 @@ def summarise(
         if all("alloc/predicted_informative_tried" in m for m in series):
             # the rule's calibration: informative groups it predicted among a step's tried
             # prompts, and how many were (steps with tried prompts)
-            for key, name in (("predicted", "predicted"), ("informative", "realised")):
-                values = [np.array(m[f"alloc/{key}_informative_tried"], float) for m in series]
+            for key, name in (
+                ("predicted_informative_tried", "predicted"),
+                ("informative_tried", "realised"),
+            ):
+                values = [np.array(m[f"alloc/{key}"], float) for m in series]
                 row[f"{name}_informative_tried"] = _r(
                     float(np.mean([np.nanmean(v) for v in values]))
                 )
@@ -143,6 +149,20 @@ def _figure(runs_by_pool: dict[str, list[dict[str, Any]]], labels: list[str], pa
     np.atleast_1d(axes)[0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def _runs(
+    scenario: str, entries: tuple[Entry, ...], seeds: list[int], jobs: int, name: str
+) -> list[dict[str, Any]]:
+    """Every run of one scenario; cached under the system temp dir, so a rerun that only
+    changes the summary does not simulate again (delete the file to rerun)."""
+    cache = Path(tempfile.gettempdir()) / f"allocation_{name}_{seeds[0]}-{seeds[-1]}.json"
+    if cache.is_file():
+        runs: list[dict[str, Any]] = json.loads(cache.read_text())
+        return runs
+    res = run_benchmark(scenario, entries, seeds, STEPS, BATCH, ROLLOUTS, jobs, BASE)
+    cache.write_text(json.dumps(res["runs"]))
+    return list(res["runs"])
 
 
 def _install_oracle() -> None:
@@ -198,9 +218,9 @@ def main() -> None:
     ]
     runs_by_pool = {}
     for pool, scenario in SCENARIOS.items():
-        res = run_benchmark(scenario, entries, seeds, STEPS, BATCH, ROLLOUTS, args.jobs, BASE)
-        runs_by_pool[pool] = res["runs"]
-        table = summarise(res["runs"], seeds, entries)
+        runs = _runs(scenario, entries, seeds, args.jobs, f"{args.stem}_{pool}")
+        runs_by_pool[pool] = runs
+        table = summarise(runs, seeds, entries)
         payload[pool] = {"scenario": scenario, "entries": table}
         k = len(seeds)
         lines += [
