@@ -2,13 +2,15 @@
 
 One step, top to bottom (`Trainer.step`):
 
-1. the sampler (frontier_rft.wrappers: PassThrough, or DAPO's DynamicSampling; the same
-   object the simulator drives) runs the step's rounds: the selector chooses task ids
-   (METIS: the policy judges m*B candidates first), the policy samples n completions per
-   prompt with `model.generate`, the verifier scores every completion, and the selector
-   receives every reward as `Feedback`; it returns the groups to train on;
-2. advantages per group: GRPO (std-normalised), Dr.GRPO (centred) or RLOO (leave-one-out),
-   from `frontier_rft.core.advantages` (the same definitions the selectors use);
+1. the sampler (frontier_rft.wrappers: PassThrough, DAPO's DynamicSampling or the rollout
+   Allocation; the same object the simulator drives) runs the step's rounds: the selector
+   chooses task ids (METIS: the policy judges m*B candidates first), the policy samples n
+   completions per prompt (Allocation: n_k for prompt k) with `model.generate`, the
+   verifier scores every completion, and the selector receives every reward as
+   `Feedback`; it returns the groups to train on;
+2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
+   (leave-one-out), from `frontier_rft.core.advantages` (the same definitions the selectors
+   use); groups of different sizes weigh one prompt each in the loss (`_row_weights`);
 3. loss = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
    - entropy_coef * entropy (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
 4. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.

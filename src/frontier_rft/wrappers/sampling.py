@@ -1,9 +1,11 @@
 """One step's sampling, written once: what the reference trainer and the simulator both drive.
 
 A sampler turns "step t needs B groups of n rollouts" into rounds of rollouts and the groups
-to train on. Two exist: `PassThrough` (one round of B prompts, every group trained: plain
-GRPO) and `DynamicSampling` (DAPO: rounds of oversampled prompts until B mixed groups).
-Both are called the same way, so a trainer's step reads the same with either:
+to train on. Three exist: `PassThrough` (one round of B prompts, every group trained: plain
+GRPO), `DynamicSampling` (DAPO: rounds of oversampled prompts until B mixed groups) and
+`Allocation` (B prompts, the budget B x n spread over them: groups of different sizes,
+rolled out by rollout(ids, counts)). All are called the same way, so a trainer's step reads
+the same with any:
 
     samples = sampler.sample(step, B, n, rollout)   # rollout(ids) -> n rewards per id
     for r in samples.rounds: ...                    # what was rolled out (metrics)
