@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from frontier_rft import SELECTORS
-from frontier_rft.bench.overhead import run
+from frontier_rft.bench.overhead import WRAPPED, run
 from frontier_rft.bench.overhead_report import render_markdown
 from frontier_rft.bench.overhead_world import FULL_SIZES, Settings, quick
 
@@ -40,7 +40,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(t.strip() for t in text.split(",") if t.strip())
-    unknown = [n for n in names if n not in SELECTORS]
+    unknown = [n for n in names if n not in SELECTORS and n not in WRAPPED]
     if unknown:
         raise argparse.ArgumentTypeError(
             f"unknown selector(s) {unknown}; known: {', '.join(SELECTORS)}"

@@ -112,3 +112,16 @@ def test_prompts_only_pool_times_the_derived_features_apart() -> None:
     assert {r["selector"] for r in res["results"]} == {"bots", "dots"}
     text = render_markdown(res, "python benchmarks/overhead.py --given prompts --quick")
     assert "prompt text only" in text and "prompts per second" in text
+
+
+@pytest.mark.parametrize("name", sorted(bench.WRAPPED))
+def test_each_wrapped_case_runs_through_the_harness(name: str) -> None:
+    """A selector inside the rollout allocation: one sample() a step, the rollouts' time
+    taken out, held to the Beta-draw floor."""
+    res = bench.run(replace(QUICK, selectors=(name,)))
+    assert not res["notes"].get(name, "").startswith("ERROR"), res["notes"]
+    (row,) = res["results"]
+    assert row["selector"] == name and row["steps_timed"] == QUICK.steps
+    assert row["floor_kind"] == "thompson" and np.isfinite(row["step_ms_median"])
+    assert row["bytes_per_task"] > 0 and isinstance(row["time_ok"], bool)
+    assert f"| {name}" in render_markdown(res, "python benchmarks/overhead.py --quick")

@@ -106,3 +106,24 @@ def test_sampling_a_prompt_n_times_draws_what_n_copies_of_it_draw(temperature: f
     assert len(grouped) == 12
     if temperature == 0.0:  # greedy: every sample of a prompt is the same
         assert all(grouped[4 * i] == grouped[4 * i + j] for i in range(3) for j in range(4))
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_groups_of_different_sizes_draw_what_copies_of_their_prompts_draw(
+    temperature: float,
+) -> None:
+    """Per-prompt sample counts (a rollout allocation) keep the prompt's single pass: the
+    same draws as one copy of the prompt per sample."""
+    model = _model().eval()
+    prompts = [[2, 5, 9, 11, 4], [2, 7, 3], [2, 30, 31, 32, 33, 34, 35]]
+    counts = [3, 1, 5]
+    torch.manual_seed(5)
+    grouped = generate_completions(model, prompts, counts, 8, temperature)
+    torch.manual_seed(5)
+    copies = [p for p, c in zip(prompts, counts, strict=True) for _ in range(c)]
+    assert grouped == generate_completions(model, copies, 1, 8, temperature)
+    assert len(grouped) == 9
+    with pytest.raises(ValueError, match="at least one sample"):
+        generate_completions(model, prompts, [2, 0, 1], 8, temperature)
+    with pytest.raises(ValueError, match="2 sample counts for 3 prompts"):
+        generate_completions(model, prompts, [2, 1], 8, temperature)

@@ -14,6 +14,8 @@ from frontier_rft.selectors.persistence import load_selector, save_selector
 from frontier_rft.selectors.registry import RETIRED
 from frontier_rft.wrappers import (
     RETIRED_NAMES,
+    Allocation,
+    AllocationConfig,
     DynamicSampling,
     DynamicSamplingConfig,
     PassThrough,
@@ -32,6 +34,8 @@ RETIRED.update(RETIRED_NAMES)
 
 __all__ = [
     "SELECTORS",
+    "Allocation",
+    "AllocationConfig",
     "CheckpointError",
     "DynamicSampling",
     "DynamicSamplingConfig",

@@ -105,7 +105,8 @@ def directory_digest(folder: Path) -> str:
 
 def entry_definition(config: TrainConfig) -> dict[str, Any]:
     """What a run's entry runs: its selector, every config field resolved (defaults
-    included), what it is given and its dynamic sampling settings (None when off)."""
+    included), what it is given, its dynamic sampling settings (None when off) and, when
+    on, its rollout allocation's."""
     from frontier_rft.core.config import config_from_dict
     from frontier_rft.selectors.registry import SELECTORS
 
@@ -120,6 +121,9 @@ def entry_definition(config: TrainConfig) -> dict[str, Any]:
         "given": config.given,
         "dynamic_sampling": dynamic if config.dynamic_sampling else None,
     }
+    if config.allocation:  # only then: the digests of every entry without one stay as they were
+        allocation = dataclasses.asdict(config.allocation_config())
+        definition["allocation"] = {**allocation, "group_weighting": config.group_weighting}
     out: dict[str, Any] = json.loads(json.dumps(definition, sort_keys=True, default=str))
     return out
 

@@ -59,6 +59,7 @@ __all__ = [
     "ABSOLUTE_TARGET_MS",
     "BYTES_TARGET",
     "RATIO_TARGET",
+    "WRAPPED",
     "ContractOnlySelector",
     "cost_of",
     "machine_info",
@@ -72,9 +73,17 @@ def cost_of(name: str) -> Cost:
     selector is held to (the kinds: `frontier_rft.core.facts.CostKind`). An O(N) kind
     ("thompson", "greedy", "linear") is held to <= 2x that floor; "absolute" to <= 2 ms per
     step; "sublinear" to flat scaling: step time at any N <= 2x its step time at the
-    smallest N (its ratio to the floor is reported too)."""
+    smallest N (its ratio to the floor is reported too). A wrapped case (WRAPPED) is held
+    to the Beta-draw floor."""
+    if name in WRAPPED:
+        return Cost("thompson", "O(B n_max) + the selector's")
     cls = SELECTORS.get(name)
     return cls.cost if cls is not None else Cost("linear", "?")
+
+
+WRAPPED = {"greso+alloc": "greso", "skip+alloc": "skip"}
+"""Registered wrapper cases: a selector inside the rollout allocation (its default config),
+timed as one `Allocation.sample` a step, the rollouts excluded (`allocation_case`)."""
 
 
 RATIO_TARGET = 2.0
@@ -278,6 +287,93 @@ def time_run(
     }
 
 
+def allocation_case(
+    name: str, world: World, s: Settings, steps: int, floor_op: Callable[[], object]
+) -> dict[str, Any]:
+    """A WRAPPED case: select + allocate + update per step (one `Allocation.sample`, its
+    rollouts' time taken out), with the floor measured alongside, then retained bytes per
+    task under tracemalloc (the selector's and the allocation's posteriors)."""
+    from frontier_rft.wrappers.allocation import Allocation
+
+    def build_case() -> Allocation:
+        """The wrapper with every prompt tried once (one group of R rollouts each): the
+        steady state, where the greedy runs for every prompt of a step (an untried prompt
+        just gets its default n)."""
+        alloc = Allocation(build(WRAPPED[name], world.pool, s.seed))
+        n = world.pool.num_tasks
+        sums = np.round(world.pass_rates * s.rollouts)
+        alloc.posteriors.observe(n, np.arange(n), sums, np.full(n, float(s.rollouts)))
+        return alloc
+
+    rollout_s = [0.0]
+
+    def rollout(ids: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.float64]:
+        start = time.perf_counter()
+        t = rollout.step % world.uniforms.shape[0]  # type: ignore[attr-defined]
+        u = world.uniforms[t]
+        need = int(counts.sum())
+        reps = -(-need // u.shape[0])  # a budget above B x R reuses the step's uniforms
+        out = (np.tile(u, reps)[:need] < np.repeat(world.pass_rates[ids], counts)).astype(float)
+        rollout_s[0] += time.perf_counter() - start
+        return out
+
+    gc.collect()
+    alloc = build_case()
+    ref = ContractOnlySelector(world.pool, seed=s.seed)
+    step_t, contract_t, pass_t = [], [], []
+    start = time.perf_counter()
+    for t in range(s.warmup + steps):
+        rollout.step = t  # type: ignore[attr-defined]
+        rollout_s[0] = 0.0
+        t0 = time.perf_counter()
+        alloc.sample(t, s.batch, s.rollouts, rollout)
+        spent = time.perf_counter() - t0 - rollout_s[0]
+        contract = _contract_step(ref, world, s.batch, t)
+        f0 = time.perf_counter()
+        floor_op()
+        f1 = time.perf_counter()
+        if t >= s.warmup:
+            step_t.append(spent)
+            contract_t.append(contract)
+            pass_t.append(f1 - f0)
+        if time.perf_counter() - start > s.budget_s and len(step_t) >= 3:
+            break
+    ms = 1e3 * np.array(step_t)
+    n = world.pool.num_tasks
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        mem = build_case()
+        for t in range(min(s.mem_steps, 8)):
+            rollout.step = t  # type: ignore[attr-defined]
+            mem.sample(t, s.batch, s.rollouts, rollout)
+        retained = tracemalloc.get_traced_memory()[0] - base
+        peak = tracemalloc.get_traced_memory()[1] - base
+        del mem
+    finally:
+        tracemalloc.stop()
+    return {
+        "floor_contract_ms": 1e3 * float(np.median(contract_t)),
+        "floor_pass_ms": 1e3 * float(np.median(pass_t)),
+        "build_s": 0.0,
+        "steps_timed": len(step_t),
+        "warmup": s.warmup,
+        "cut_short": len(step_t) < steps,
+        "step_ms_median": float(np.median(ms)),
+        "step_ms_p90": float(np.percentile(ms, 90)),
+        "step_ms_min": float(np.min(ms)),
+        "select_ms_median": float("nan"),
+        "update_ms_median": float("nan"),
+        "judge_ms_median": 0.0,
+        "selector_ms_median": float(np.median(ms)),
+        "mem_steps": s.mem_steps,
+        "bytes_per_task_built": float("nan"),
+        "bytes_per_task": retained / n,
+        "peak_temp_bytes_per_task": max(peak - retained, 0) / n,
+    }
+
+
 def memory_run(name: str, world: World, s: Settings) -> dict[str, Any]:
     """Memory pass under tracemalloc: retained bytes and peak temporary bytes per task."""
     n = world.pool.num_tasks
@@ -395,8 +491,11 @@ def run(s: Settings, log: Callable[[str], None] = lambda m: None) -> dict[str, A
                 row: dict[str, Any] = {"selector": name, "n": n}
                 kind = cost_of(name).kind
                 op = ops[kind if kind in ("thompson", "greedy") else "linear"]
-                row.update(time_run(name, world, s, steps, floor_op=op))
-                row.update(memory_run(name, world, s))
+                if name in WRAPPED:
+                    row.update(allocation_case(name, world, s, steps, op))
+                else:
+                    row.update(time_run(name, world, s, steps, floor_op=op))
+                    row.update(memory_run(name, world, s))
             except Skipped as exc:
                 notes.setdefault(name, f"skipped: {exc}")
                 log(f"N={n:,} {name}: skipped ({exc})")

@@ -34,6 +34,15 @@ __all__ = [
 
 DYNAMIC_SAMPLING = (None, "fixed", "adaptive")
 """BenchEntry.dynamic_sampling: off, DAPO's fixed oversampling, GRESO's adaptive sizing."""
+ALLOCATION_FIELDS = (
+    "rollout_budget",
+    "min_rollouts",
+    "max_rollouts",
+    "allocation_value",
+    "pilot_rollouts",
+    "commit",
+)
+"""The TrainConfig fields a BenchEntry.allocation may set."""
 
 
 @dataclass(frozen=True)
@@ -56,12 +65,22 @@ class BenchEntry:
     dynamic_sampling: str | None = None
     """DAPO's dynamic sampling around the selector: None (off), 'fixed' (DAPO's 3x) or
     'adaptive' (sized from the measured zero-variance share, GRESO's rule)."""
+    allocation: dict[str, Any] | None = None
+    """Per-prompt rollout allocation around the selector: TrainConfig's allocation fields
+    (rollout_budget, min_rollouts, max_rollouts, allocation_value, pilot_rollouts, commit;
+    {} = their defaults), or None (off)."""
 
     def __post_init__(self) -> None:
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
             raise ValueError(
                 f"BenchEntry {self.label!r}: dynamic_sampling must be one of "
                 f"{DYNAMIC_SAMPLING}, got {self.dynamic_sampling!r}"
+            )
+        unknown = sorted(set(self.allocation or {}) - set(ALLOCATION_FIELDS))
+        if unknown:
+            raise ValueError(
+                f"BenchEntry {self.label!r}: allocation takes {', '.join(ALLOCATION_FIELDS)}; "
+                f"got {', '.join(unknown)}"
             )
 
 
@@ -106,6 +125,20 @@ EFFECT_ENTRIES = (
         role="effect",
         note="the Bayesian skip inside adaptively sized dynamic sampling",
         dynamic_sampling="adaptive",
+    ),
+    BenchEntry(
+        "greso-alloc",
+        "greso",
+        role="effect",
+        note="greso's skip, then uniform's rollouts spread over the kept prompts (allocation)",
+        allocation={},
+    ),
+    BenchEntry(
+        "greso-alloc-pilot",
+        "greso",
+        role="effect",
+        note="greso, then a 4-rollout pilot per tried prompt and the rest committed after it",
+        allocation={"pilot_rollouts": 4},
     ),
     BenchEntry(
         "bots-epoch",
@@ -167,6 +200,8 @@ class Testbed:
             given=entry.given,
             seed=seed,
             train_seed=self.pool_seed_base + seed,
+            allocation=entry.allocation is not None,
+            **(entry.allocation or {}),
         )
 
     def to_json(self) -> dict[str, Any]:

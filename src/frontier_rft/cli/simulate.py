@@ -57,7 +57,24 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
         return _checked(entries)
     if overrides and len(names) > 1:
         raise UsageError("--set applies to one selector; use `frontier simulate --selector NAME`")
-    return _checked(_with_dynamic_sampling(parse_entries(names, overrides), args))
+    return _checked(
+        _with_allocation(_with_dynamic_sampling(parse_entries(names, overrides), args), args)
+    )
+
+
+def _with_allocation(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
+    """--allocation [K=V,...]: every entry inside the rollout allocation (AllocationConfig
+    fields), labelled NAME+alloc; the baseline stays plain uniform."""
+    text = getattr(args, "allocation", None)
+    if text is None:
+        return entries
+    fields = parse_assignments([t for t in text.split(",") if t.strip()], "--allocation")
+    try:
+        return [
+            dataclasses.replace(e, label=e.label + "+alloc", allocation=fields) for e in entries
+        ]
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--allocation: {exc}") from None
 
 
 def _with_dynamic_sampling(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
@@ -169,6 +186,16 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
         "mixed groups only), adaptive (sized from the zero-variance share, GRESO's rule), "
         "greso (GRESO's own rounds: 1.5x, capped, a short last batch allowed) or fixed-keep "
         "(fixed, surplus kept one step) (default: off)",
+    )
+    p.add_argument(
+        "--allocation",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="K=V,...",
+        help="run each selector inside the per-prompt rollout allocation (uniform's budget "
+        "spread over its prompts), optionally with AllocationConfig fields such as "
+        "pilot=4,value=signal (docs/selectors/allocation.md) (default: off)",
     )
     p.add_argument(
         "--given",

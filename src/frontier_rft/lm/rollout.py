@@ -95,22 +95,24 @@ def _generation_config(
 def generate_completions(
     model: Any,
     prompt_ids: Sequence[Sequence[int]],
-    num_samples: int,
+    num_samples: int | Sequence[int],
     max_new_tokens: int,
     temperature: float = 1.0,
     logits_processor: Sequence[Any] = (),
     top_p: float = 1.0,
 ) -> list[list[int]]:
-    """`num_samples` completions per prompt, prompt-major (row i*n + j is sample j of i).
+    """`num_samples` completions per prompt (one int, or a count per prompt), prompt-major:
+    prompt i's samples are consecutive rows, in prompt order.
 
     temperature 0 is greedy (then every sample of a prompt is the same); top_p < 1 samples
     from the nucleus only. `logits_processor` (HF LogitsProcessors) run before sampling, e.g.
     ZIP-RC's SuppressReservedLogits. With several samples a prompt's tokens before its last
     are run once and their KV cache is repeated for each sample (`_prefilled_cache`): the
-    same distribution, without n copies of the prompt's forward pass.
+    same distribution, without n copies of the prompt's forward pass, for groups of any size.
     """
     from transformers import LogitsProcessorList
 
+    counts = _sample_counts(num_samples, len(prompt_ids))
     was_training = model.training
     model.eval()
     cfg = model.generation_config
@@ -118,32 +120,58 @@ def generate_completions(
     ids, mask = _left_padded(prompt_ids, cfg.pad_token_id)
     ids, mask = ids.to(device), mask.to(device)
     cache = None
-    if num_samples > 1 and ids.shape[1] > 1:
-        cache = _prefilled_cache(model, ids[:, :-1], mask[:, :-1], num_samples)
-        ids = ids.repeat_interleave(num_samples, dim=0)
-        mask = mask.repeat_interleave(num_samples, dim=0)
+    per_call = counts[0] if len(set(counts)) == 1 else 1  # generate's own repeat: one n only
+    if max(counts) > 1 and ids.shape[1] > 1:
+        repeats: int | torch.Tensor = per_call
+        if per_call == 1:
+            repeats = torch.tensor(counts, device=device)
+        cache = _prefilled_cache(model, ids[:, :-1], mask[:, :-1], repeats)
+        ids = ids.repeat_interleave(repeats, dim=0)
+        mask = mask.repeat_interleave(repeats, dim=0)
+        per_call = 1
+    elif per_call == 1 and max(counts) > 1:  # one-token prompts of different group sizes
+        index = torch.tensor(counts, device=device)
+        ids, mask = ids.repeat_interleave(index, dim=0), mask.repeat_interleave(index, dim=0)
     out = model.generate(
         input_ids=ids,
         attention_mask=mask,
         past_key_values=cache,
-        generation_config=_generation_config(
-            model, max_new_tokens, temperature, 1 if cache is not None else num_samples, top_p
-        ),
+        generation_config=_generation_config(model, max_new_tokens, temperature, per_call, top_p),
         logits_processor=LogitsProcessorList(logits_processor),
     )
     model.train(was_training)
     return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)
 
 
-def _prefilled_cache(model: Any, ids: torch.Tensor, mask: torch.Tensor, repeats: int) -> Any:
-    """The KV cache of left-padded `ids`, each row repeated `repeats` times (row-major), at the
-    positions `generate` gives left-padded rows (the attention mask's running count)."""
+def _sample_counts(num_samples: int | Sequence[int], prompts: int) -> list[int]:
+    """Samples per prompt as a list, each >= 1, or a ValueError naming the problem."""
+    if isinstance(num_samples, int):
+        counts = [num_samples] * prompts
+    else:
+        counts = [int(c) for c in num_samples]
+        if len(counts) != prompts:
+            raise ValueError(f"{len(counts)} sample counts for {prompts} prompts: give one each")
+    if prompts == 0 or min(counts) < 1:
+        raise ValueError(f"every prompt needs at least one sample, got counts {counts[:8]}")
+    return counts
+
+
+def _prefilled_cache(
+    model: Any, ids: torch.Tensor, mask: torch.Tensor, repeats: int | torch.Tensor
+) -> Any:
+    """The KV cache of left-padded `ids`, row i repeated `repeats` (or repeats[i]) times,
+    row-major, at the positions `generate` gives left-padded rows (the attention mask's
+    running count)."""
     from transformers import DynamicCache
 
     cache = DynamicCache()
     positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
     model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache)
-    cache.batch_repeat_interleave(repeats)
+    if isinstance(repeats, int):
+        cache.batch_repeat_interleave(repeats)
+    else:  # groups of different sizes: pick each row as often as its prompt is sampled
+        rows = torch.arange(ids.shape[0], device=ids.device).repeat_interleave(repeats)
+        cache.batch_select_indices(rows)
     return cache
 
 

@@ -65,6 +65,13 @@ from numpy.typing import NDArray
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.informative import (
+    MAX_GROUP,
+    PRIOR_MIN_GROUPS,
+    fit_beta_prior,
+    informative_probability,
+    pass_rate_moments,
+)
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
@@ -76,9 +83,8 @@ __all__ = ["SkipConfig", "SkipSelector", "informative_probability"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
-_MAX_GROUP = 4096  # group sizes beyond this are read as this (q has converged long before)
-_STRENGTH = (0.1, 100.0)  # bounds of the fitted prior strength c (pseudo-rollouts)
-_MIN_GROUPS = 16.0  # (decayed) groups seen before the prior is fitted instead of the base one
+_MAX_GROUP = MAX_GROUP  # group sizes beyond this are read as this
+_MIN_GROUPS = PRIOR_MIN_GROUPS  # (decayed) groups seen before the prior is fitted
 _UNTRIED_Z = 2.0  # untried='predict': standard errors added to the predicted informative chance
 
 
@@ -135,20 +141,6 @@ class SkipConfig(SelectorConfig):
             0.0 < self.regression_forgetting <= 1.0,
             f"regression_forgetting must lie in (0, 1], got {self.regression_forgetting}",
         )
-
-
-def informative_probability(a: F64, b: F64, n: int) -> F64:
-    """1 - E[p^n] - E[(1-p)^n] for p ~ Beta(a, b): the chance that n Bernoulli(p) rollouts
-    are neither all successes nor all failures (0 for n <= 1)."""
-    if n <= 1:
-        return np.zeros_like(a)
-    all_s, all_f = np.ones_like(a), np.ones_like(a)
-    total = a + b
-    for i in range(min(n, _MAX_GROUP)):
-        all_s *= (a + i) / (total + i)
-        all_f *= (b + i) / (total + i)
-    q: F64 = np.clip(1.0 - all_s - all_f, 0.0, 1.0)
-    return q
 
 
 class SkipSelector(Selector):
@@ -242,15 +234,7 @@ class SkipSelector(Selector):
         """(m, c): mean and strength of the prior, fitted by moments to the observed pass
         rates (the base prior's until 16 groups are seen; see the module docstring)."""
         cfg = self.config
-        w, s1, s2, within = self._moments
-        if w < _MIN_GROUPS:
-            return cfg.alpha0 / (cfg.alpha0 + cfg.beta0), cfg.alpha0 + cfg.beta0
-        m = s1 / w
-        spread = s2 / w - m * m - (within / w) / self.group_size  # var(p) = var(r) - E[p(1-p)]/n
-        if m <= 0.0 or m >= 1.0 or spread >= m * (1.0 - m):
-            return m, _STRENGTH[0]  # every rate at 0 or 1: as U-shaped as it gets
-        c = m * (1.0 - m) / spread - 1.0 if spread > 0.0 else _STRENGTH[1]
-        return m, float(np.clip(c, *_STRENGTH))
+        return fit_beta_prior(self._moments, self.group_size, (cfg.alpha0, cfg.beta0))
 
     def prior_mean(self, ids: I64) -> F64:
         """p~: the regression's predicted pass rate for these prompts, or the population's
@@ -346,11 +330,7 @@ class SkipSelector(Selector):
         self._fail[ids] = decay * self._fail[ids] + (counts - sums)
         self._when[ids] = self.clock
         self._group = int(min(np.median(batch.counts), _MAX_GROUP))
-        rates, big = sums / counts, counts > 1  # a group of one says nothing about its spread
-        within = rates * (1.0 - rates) * counts / np.maximum(counts - 1.0, 1.0)
-        batch_moments = np.array(
-            [big.sum(), rates[big].sum(), (rates[big] ** 2).sum(), within[big].sum()]
-        )
+        batch_moments = pass_rate_moments(sums, counts)
         self._moments = self.config.regression_forgetting * self._moments + batch_moments
         if self._ridge is not None and self._features is not None:
             # the pass rate itself: the scale of m, which q0 is computed from

@@ -38,7 +38,10 @@ Model (docs/simulation.md has the derivation, the calibration and what it reprod
   independent of the other groups', sigma * A_g / B in norm: it adds up as the square root
   of the number of groups while their signal adds up linearly, takes its share of the
   normalised step and moves no skill (it lands in directions no task measures). A batch
-  with more groups with reward spread therefore moves skills further per step.
+  with more groups with reward spread therefore moves skills further per step. With
+  `noise_group_size` n0 > 0 a group of n rollouts carries sigma * A_g * sqrt(n0 / n) / B:
+  its estimate is a mean over n independent rollouts (groups of different sizes, a rollout
+  allocation); at n = n0 nothing changes.
 - Drift (`task_drift` delta > 0). Every step, each training and held-out task's z_i takes a
   random step delta * N(0, 1): a real update moves each prompt's pass rate a little in its
   own way, so a pass rate measured on one visit predicts the next one less well.
@@ -177,8 +180,9 @@ class SimulatedLearner:
         )
         return float(_sigmoid(self.cfg.slope * margin).mean())
 
-    def rollout(self, ids: I64, n: int) -> F64:
-        """Rewards of n sampled rollouts per task, laid out as np.repeat(ids, n)."""
+    def rollout(self, ids: I64, n: int | I64) -> F64:
+        """Rewards of n sampled rollouts per task (n an int, or one count per task), laid out
+        as np.repeat(ids, n)."""
         cfg = self.cfg
         if cfg.rollout_noise > 0:  # each group's pass rate, shifted by its own logit noise
             margin = self._train_margins()[ids]
@@ -210,7 +214,12 @@ class SimulatedLearner:
             # up over groups while the signal adds up coherently; it takes its share of each
             # normalised step in directions no task measures (a batch with more groups with
             # reward spread therefore moves skills further per step)
-            noise_sq = cfg.gradient_noise**2 * float(signal @ signal) / groups**2
+            # a group's estimate averages its n rollouts: its noise falls as 1/sqrt(n), from
+            # sigma at the noise_group_size it was calibrated with (0: the same for any n)
+            noisy = signal
+            if cfg.noise_group_size:
+                noisy = signal * np.sqrt(cfg.noise_group_size / batch.counts)
+            noise_sq = cfg.gradient_noise**2 * float(noisy @ noisy) / groups**2
             scale = self._adam_scale(update, own, noise_sq)
             step = cfg.learning_rate * scale * room * update
         if cfg.forgetting > 0:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.advantages import group_advantages
+from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -26,9 +26,10 @@ from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import ScenarioConfig
+from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, gather
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 
 __all__ = [
     "GIVEN",
@@ -96,6 +97,9 @@ class Entry:
     selector: str
     overrides: dict[str, Any] = field(default_factory=dict)
     dynamic_sampling: str | None = None
+    allocation: dict[str, Any] | None = None
+    """Per-prompt rollout allocation around the selector: AllocationConfig fields ({} = its
+    defaults), or None (off)."""
 
     def __post_init__(self) -> None:
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
@@ -103,6 +107,19 @@ class Entry:
                 f"entry {self.label!r}: dynamic_sampling must be one of {DYNAMIC_SAMPLING}, "
                 f"got {self.dynamic_sampling!r}"
             )
+        if self.allocation is not None:
+            if self.dynamic_sampling is not None:
+                raise ValueError(
+                    f"entry {self.label!r}: allocation and dynamic_sampling do not combine "
+                    "(each is the step's sampler); choose one"
+                )
+            self.allocation_config()  # a bad field is named now, not in a worker
+
+    def allocation_config(self) -> AllocationConfig | None:
+        """The entry's AllocationConfig (None: no allocation)."""
+        if self.allocation is None:
+            return None
+        return config_from_dict(AllocationConfig, self.allocation, what=f"entry {self.label!r}")
 
 
 @dataclass(frozen=True)
@@ -126,8 +143,12 @@ def collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
     return cls.default_collaborators(learner.rollout) if cls is not None else {}
 
 
-def sampler_for(mode: str | None, selector: Selector) -> Sampler:
-    """The sampler of an Entry.dynamic_sampling mode around `selector`."""
+def sampler_for(
+    mode: str | None, selector: Selector, allocation: AllocationConfig | None = None
+) -> Sampler:
+    """The sampler of an Entry.dynamic_sampling mode (or allocation) around `selector`."""
+    if allocation is not None:
+        return Allocation(selector, allocation)
     if mode is None:
         return PassThrough(selector)
     if mode == "greso":
@@ -158,7 +179,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             **spec.entry.overrides,
             **collaborators(name, learner),
         )
-    sampler = sampler_for(spec.entry.dynamic_sampling, sel)
+    sampler = sampler_for(spec.entry.dynamic_sampling, sel, spec.entry.allocation_config())
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
     trained = np.zeros(learner.pool.num_tasks, dtype=bool)
@@ -168,6 +189,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "selector": name,
         "overrides": dict(spec.entry.overrides),
         "dynamic_sampling": spec.entry.dynamic_sampling,
+        "allocation": spec.entry.allocation,
         "seed": spec.seed,
         "note": NON_LLM_JUDGE_NOTE if "judge" in SELECTORS[name].collaborators else "",
         "given": list(spec.given),
@@ -180,20 +202,25 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "retrained_next_step": [],
         "overhead_ms": [],
         "rollouts": [],
+        "rollouts_per_prompt": [],
+        "informative_per_rollout": [],
+        "size_hist": [],
         "success_hist": [],
         "category_counts": [],
         "selector_metrics": {},
     }
     series: dict[str, list[float | None]] = {}
+
+    def rollout(ids: NDArray[np.int64], counts: NDArray[np.int64] | None = None) -> Any:
+        return learner.rollout(ids, spec.rollouts if counts is None else counts)
+
     for step in range(spec.steps):
-        samples = sampler.sample(
-            step, spec.batch, spec.rollouts, lambda ids: learner.rollout(ids, spec.rollouts)
-        )
+        samples = sampler.sample(step, spec.batch, spec.rollouts, rollout)
         seconds = samples.select_seconds  # select + update: the simulated rollouts are free
         kept = samples.train
         if kept.num_groups:
             learner.train(_as_group_batch(kept, step))
-        trained_now = kept.task_ids[_with_spread(kept)]  # the groups with a gradient
+        trained_now = kept.task_ids[kept.mixed]  # the groups with a gradient
         # share of this step's trained groups whose prompt was trained the step before too
         record["retrained_next_step"].append(
             float(trained_last_step[trained_now].mean()) if trained_now.size else None
@@ -201,28 +228,31 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         trained_last_step[:] = False
         trained_last_step[trained_now] = True
         record["rollouts"].append(samples.rollouts)
-        ids = samples.task_ids
-        rolled = (
-            np.concatenate([r.group_rewards for r in samples.rounds])
-            if samples.rounds
-            else np.zeros((0, spec.rollouts))
-        )
-        mixed = rolled.max(axis=1) > rolled.min(axis=1)
+        rolled = samples.groups()  # every group rolled out, whole
+        ids, mixed = rolled.task_ids, rolled.mixed
         trained[ids[mixed]] = True
-        offsets = np.arange(0, rolled.size + 1, spec.rollouts, dtype=np.int64)
-        adv = group_advantages(rolled.ravel(), offsets, "grpo") if rolled.size else rolled
+        adv = rolled.advantages("grpo")
+        means = (
+            np.add.reduceat(rolled.rewards, rolled.offsets[:-1]) / rolled.counts
+            if ids.size
+            else adv
+        )
+        spent = rollout_metrics(samples)
+        record["rollouts_per_prompt"].append(_finite(spent["rollouts_per_prompt"]))
+        record["informative_per_rollout"].append(_finite(spent["informative_per_rollout"]))
+        record["size_hist"].append([int(v) for k, v in spent.items() if k.startswith("n_")])
         record["score"].append(learner.score())
         record["etr"].append(float(mixed.mean()) if mixed.size else None)
-        record["reward_mean"].append(float(rolled.mean()) if rolled.size else None)
+        record["reward_mean"].append(float(rolled.rewards.mean()) if rolled.rewards.size else None)
         record["mean_abs_adv"].append(float(np.abs(adv).mean()) if adv.size else None)
         record["distinct_trained"].append(int(trained.sum()))
         record["overhead_ms"].append(1e3 * seconds)
-        hist, _ = np.histogram(np.clip(rolled.mean(axis=1), 0.0, 1.0), bins=bins)
+        hist, _ = np.histogram(np.clip(means, 0.0, 1.0), bins=bins)
         record["success_hist"].append(hist.astype(int).tolist())
         counts = np.bincount(categories[ids], minlength=len(category_names))
         record["category_counts"].append(counts.astype(int).tolist())
         dropped = _append_metrics(
-            series, sampler.metrics(), prefix=(f"{name}/", "dapo/"), step=step
+            series, sampler.metrics(), prefix=(f"{name}/", "dapo/", "alloc/"), step=step
         )
         if step == 0:
             record["selector_metrics_dropped"] = dropped
@@ -231,16 +261,8 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     return record
 
 
-def _with_spread(kept: FilteredBatch) -> NDArray[np.bool_]:
-    """Per trained group: whether its rewards are not all equal (a zero-spread group teaches
-    nothing; PassThrough trains them, DynamicSampling never returns one)."""
-    if not kept.num_groups:
-        return np.zeros(0, dtype=np.bool_)
-    starts = kept.offsets[:-1]
-    out: NDArray[np.bool_] = np.maximum.reduceat(kept.rewards, starts) > np.minimum.reduceat(
-        kept.rewards, starts
-    )
-    return out
+def _finite(value: float) -> float | None:
+    return value if np.isfinite(value) else None
 
 
 def _as_group_batch(kept: FilteredBatch, step: int) -> GroupBatch:

@@ -79,6 +79,9 @@ class ScenarioConfig:
     """tau: std of each group's own logit shift at rollout (pass rates move between visits)."""
     gradient_noise: float = 0.0
     """sigma: std of each group's policy-gradient noise per unit |advantage| ('adam' only)."""
+    noise_group_size: int = 0
+    """Group size sigma holds at: a group of n rollouts carries sigma * sqrt(this / n), the
+    noise of a mean over n rollouts (0: sigma at any n, the original learner)."""
     task_drift: float = 0.0
     """Per-step std of each task's random logit walk (single prompts move their own way)."""
     repeat_cost: float = 0.0
@@ -159,6 +162,11 @@ class ScenarioConfig:
             self.unit_tests <= MAX_COUNT and self.reference_rollouts <= MAX_COUNT,
             f"unit_tests and reference_rollouts must be at most {MAX_COUNT:,}",
         )
+        check(
+            0 <= self.noise_group_size <= MAX_COUNT,
+            f"noise_group_size must be an int in [0, {MAX_COUNT:,}] (0 = noise independent of "
+            f"the group size), got {self.noise_group_size!r}",
+        )
         check(0 <= self.forgetting < 1, "forgetting must be in [0, 1)")
         check(self.learning_rate >= 0 and self.memory_rate >= 0, "rates must be >= 0")
         check(
@@ -202,6 +210,7 @@ _COUNTDOWN = ScenarioConfig(
     specific_gain=240.0,
     interference=3.0,
     gradient_noise=4.0,
+    noise_group_size=8,  # calibrated on groups of 8 rollouts
     task_drift=0.1,
     repeat_cost=0.75,
 )

@@ -7,6 +7,8 @@ A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
     selector.npz     save_selector (the selector's full state, RNG included)
     dynamic_sampling.npz  with dynamic sampling: the wrapper's own state (z, counters); the
                      selector inside is saved once, in selector.npz
+    allocation.npz   with rollout allocation: the wrapper's own state (the prompts'
+                     posteriors); the selector inside is saved once, in selector.npz
     rng.pt           torch RNG states, CPU and (training on a GPU) CUDA: rollout and judge
                      sampling; the selector keeps its own
     trainer.json     step and config
@@ -34,6 +36,8 @@ from frontier_rft.core.persistence import atomic_write_bytes, set_new_file_mode
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.device import model_device
 from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.wrappers.allocation import Allocation
+from frontier_rft.wrappers.allocation_io import save_allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.dynamic_sampling_io import save_dynamic_sampling
 
@@ -61,11 +65,11 @@ def save_checkpoint(
     selector: Selector,
     trainer_state: dict[str, Any],
     keep: int = 2,
-    dynamic: DynamicSampling | None = None,
+    dynamic: DynamicSampling | Allocation | None = None,
 ) -> Path:
     """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`.
-    With `dynamic`, its own state goes to dynamic_sampling.npz (the selector's is in
-    selector.npz only)."""
+    With `dynamic`, its own state goes to dynamic_sampling.npz or allocation.npz (the
+    selector's is in selector.npz only)."""
     root = Path(ckpt_root)
     root.mkdir(parents=True, exist_ok=True)
     for stale in root.glob(f"{_TMP}*"):
@@ -78,7 +82,9 @@ def save_checkpoint(
     set_new_file_mode((tmp / "model").glob("*.safetensors"))  # safetensors writes them 0600
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     save_selector(selector, tmp / "selector.npz")
-    if dynamic is not None:
+    if isinstance(dynamic, Allocation):
+        save_allocation(dynamic, tmp / "allocation.npz", with_inner=False)
+    elif dynamic is not None:
         save_dynamic_sampling(dynamic, tmp / "dynamic_sampling.npz", with_inner=False)
     torch.save(_rng_states(model), tmp / "rng.pt")
     (tmp / "trainer.json").write_text(json.dumps({"step": step, **trainer_state}, indent=1))

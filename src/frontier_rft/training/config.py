@@ -18,10 +18,12 @@ from frontier_rft.lm.sampling import Sampling, temperature_problem
 from frontier_rft.selectors.registry import RETIRED
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
+from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 
 __all__ = [
     "DEFAULT_LEVELS",
+    "GROUP_WEIGHTINGS",
     "LOSS_AGGREGATIONS",
     "PRECISIONS",
     "ModelConfig",
@@ -36,6 +38,8 @@ DEFAULT_LEVELS = {
 }
 """Levels a config uses when its `levels` is left empty: the warm start's and the RL pool's."""
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
+GROUP_WEIGHTINGS = ("prompt", "rollout")
+"""TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 PRECISIONS = ("fp32", "bf16")
 """TrainConfig.precision: float32 throughout, or bfloat16 autocast over float32 weights."""
 
@@ -263,6 +267,29 @@ class TrainConfig:
     dapo_max_rounds: int = 10
     """dynamic_sampling: most sampling rounds per step while the batch lacks mixed groups
     (DAPO's max_num_gen_batches)."""
+    allocation: bool = False
+    """Per-prompt rollout allocation around the selector: the step's budget of rollouts
+    spread over its prompts where they are likeliest to give informative groups (untried
+    prompts get group_size; docs/selectors/allocation.md)."""
+    rollout_budget: float = 1.0
+    """allocation: rollouts per step as a multiple of batch_size x group_size (1 = uniform's)."""
+    min_rollouts: int = 2
+    """allocation: fewest rollouts of a selected prompt (Knapsack RL: 2)."""
+    max_rollouts: int = 128
+    """allocation: most rollouts of one prompt in a step (Knapsack RL: 128)."""
+    allocation_value: str = "informative"
+    """allocation: what a group is worth: informative (its chance of reward spread), signal
+    (its expected mean |advantage|) or knapsack (Knapsack RL's weighting)."""
+    pilot_rollouts: int = 0
+    """allocation: two stages, a pilot of this many rollouts per tried prompt and the rest
+    committed after it (0 = one stage)."""
+    commit: str = "balance"
+    """allocation with a pilot: balance (continue groups still all equal) or mixed
+    (Pilot-Commit: continue the mixed pilots first)."""
+    group_weighting: str = "prompt"
+    """Groups of different sizes in the loss: prompt (each group's rollouts share one prompt's
+    weight) or rollout (each rollout weighs the same, so a prompt weighs by its n); equal
+    group sizes make both the same."""
     reference_pass_rates: str | None = None
     """BOTS: JSON of weak/strong reference pass rates of the training pool (`frontier
     measure-references`); enables BOTS's interpolation plug-in (None = no implicit evidence)."""
@@ -339,6 +366,18 @@ class TrainConfig:
         )
         _pos_int("dapo_max_rounds", self.dapo_max_rounds)
         self.dynamic_sampling_config()  # validates oversample with a message naming it
+        self.allocation_config()  # validates the allocation settings, naming the field
+        check_choice("group_weighting", self.group_weighting, GROUP_WEIGHTINGS)
+        if self.allocation:
+            check(
+                not self.dynamic_sampling,
+                "allocation and dynamic_sampling are each a step's sampler and do not "
+                "combine: turn one off",
+            )
+            try:
+                self.allocation_config().step_budget(self.batch_size, self.group_size)
+            except ValueError as exc:
+                raise ValueError(f"allocation: {exc}") from None
         check(
             isinstance(self.eval_k, tuple)
             and len(self.eval_k) > 0
@@ -370,6 +409,26 @@ class TrainConfig:
     def eval_sampling(self) -> Sampling:
         """How held-out tasks are sampled: eval_samples per task, as the rollouts are drawn."""
         return self.rollout_sampling(self.eval_samples)
+
+    def allocation_config(self) -> AllocationConfig:
+        """The Allocation settings of this run (used when allocation is on)."""
+        check_choice("allocation_value", self.allocation_value, VALUES)
+        check_choice("commit", self.commit, COMMITS)
+        try:
+            return AllocationConfig(
+                budget=self.rollout_budget,
+                min_rollouts=self.min_rollouts,
+                max_rollouts=self.max_rollouts,
+                value=self.allocation_value,
+                pilot=self.pilot_rollouts,
+                commit=self.commit,
+            )
+        except ValueError as exc:  # name the trainer's flags, not the wrapper's fields
+            names = {"budget": "rollout_budget", "pilot": "pilot_rollouts"}
+            text = str(exc)
+            for field_name, flag in names.items():
+                text = text.replace(f"{field_name} must", f"{flag} must", 1)
+            raise ValueError(text) from None
 
     def dynamic_sampling_config(self) -> DynamicSamplingConfig:
         """The DynamicSampling settings of this run (used when dynamic_sampling is on)."""

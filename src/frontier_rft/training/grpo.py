@@ -2,13 +2,15 @@
 
 One step, top to bottom (`Trainer.step`):
 
-1. the sampler (frontier_rft.wrappers: PassThrough, or DAPO's DynamicSampling; the same
-   object the simulator drives) runs the step's rounds: the selector chooses task ids
-   (METIS: the policy judges m*B candidates first), the policy samples n completions per
-   prompt with `model.generate`, the verifier scores every completion, and the selector
-   receives every reward as `Feedback`; it returns the groups to train on;
-2. advantages per group: GRPO (std-normalised), Dr.GRPO (centred) or RLOO (leave-one-out),
-   from `frontier_rft.core.advantages` (the same definitions the selectors use);
+1. the sampler (frontier_rft.wrappers: PassThrough, DAPO's DynamicSampling or the rollout
+   Allocation; the same object the simulator drives) runs the step's rounds: the selector
+   chooses task ids (METIS: the policy judges m*B candidates first), the policy samples n
+   completions per prompt (Allocation: n_k for prompt k) with `model.generate`, the
+   verifier scores every completion, and the selector receives every reward as
+   `Feedback`; it returns the groups to train on;
+2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
+   (leave-one-out), from `frontier_rft.core.advantages` (the same definitions the selectors
+   use); groups of different sizes weigh one prompt each in the loss (`_row_weights`);
 3. loss = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
    - entropy_coef * entropy (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
 4. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.
@@ -61,10 +63,12 @@ from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
+from frontier_rft.wrappers.allocation import Allocation
+from frontier_rft.wrappers.allocation_io import load_allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
 
@@ -74,8 +78,19 @@ SUCCESS = 1.0
 """A rollout counts as solved when its reward reaches this (Countdown's 0.1 is format only)."""
 
 
-def aggregate(values: torch.Tensor, mask: torch.Tensor, how: str, max_tokens: int) -> torch.Tensor:
-    """Reduce per-token values to a scalar: token_mean, sequence_mean or constant (Dr.GRPO)."""
+def aggregate(
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    how: str,
+    max_tokens: int,
+    weights: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Reduce per-token values to a scalar: token_mean, sequence_mean or constant (Dr.GRPO).
+
+    `weights` (one per row, mean 1) scale each row's values first: with groups of different
+    sizes, `_row_weights` gives every group one prompt's share of the loss."""
+    if weights is not None:
+        values = values * weights.unsqueeze(1)
     if how == "token_mean":
         return (values * mask).sum() / mask.sum().clamp(min=1.0)
     if how == "sequence_mean":
@@ -98,15 +113,17 @@ def policy_loss(
     old_logprobs: torch.Tensor,
     ref_logprobs: torch.Tensor | None,
     config: TrainConfig,
+    weights: torch.Tensor | None = None,
 ) -> PolicyLoss:
-    """Clipped surrogate + k3 KL + entropy bonus, aggregated as `config.loss_aggregation`."""
+    """Clipped surrogate + k3 KL + entropy bonus, aggregated as `config.loss_aggregation`,
+    rows scaled by `weights` (None: all 1)."""
     mask, logp = scores.mask, scores.logprobs
     how, t_max = config.loss_aggregation, config.max_new_tokens
     ratio = torch.exp(logp - old_logprobs)
     adv = advantages.unsqueeze(1)
     clipped = torch.clamp(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps)
     surrogate = -torch.minimum(ratio * adv, clipped * adv)
-    pg = aggregate(surrogate, mask, how, t_max)
+    pg = aggregate(surrogate, mask, how, t_max, weights)
     total = pg
     parts = {
         "loss/policy": float(pg.detach()),
@@ -117,11 +134,11 @@ def policy_loss(
     }
     if ref_logprobs is not None:
         delta = ref_logprobs - logp  # k3 = exp(d) - d - 1 >= 0, unbiased for KL(pi || ref)
-        kl = aggregate(torch.exp(delta) - delta - 1.0, mask, how, t_max)
+        kl = aggregate(torch.exp(delta) - delta - 1.0, mask, how, t_max, weights)
         total = total + config.kl_coef * kl
         parts["loss/kl"] = float(kl.detach())
     if scores.entropy is not None:
-        entropy = aggregate(scores.entropy, mask, how, t_max)
+        entropy = aggregate(scores.entropy, mask, how, t_max, weights)
         if config.entropy_coef > 0:
             total = total - config.entropy_coef * entropy
         parts["policy/entropy"] = float(entropy.detach())
@@ -270,23 +287,24 @@ class Trainer:
         rolled: list[list[_Group]] = []  # per round: the groups with their completions
         gen_s = [0.0]
 
-        def rollout(ids: np.ndarray) -> np.ndarray:
-            prompts, completions, rewards, seconds = self._rollout(ids)
+        def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+            sizes = np.full(ids.shape[0], n) if counts is None else np.asarray(counts)
+            prompts, completions, rewards, seconds = self._rollout(ids, sizes)
             gen_s[0] += seconds
+            ends = np.cumsum(sizes).tolist()
+            starts = [0, *ends[:-1]]
             rolled.append(
                 [
-                    _Group(
-                        int(t), p, completions[i * n : (i + 1) * n], rewards[i * n : (i + 1) * n]
-                    )
-                    for i, (t, p) in enumerate(zip(ids.tolist(), prompts, strict=True))
+                    _Group(int(t), p, completions[a:b], rewards[a:b])
+                    for t, p, a, b in zip(ids.tolist(), prompts, starts, ends, strict=True)
                 ]
             )
             return rewards
 
         with self._amp():  # METIS's judge generates inside select
             samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
-        train_groups = _trained_groups(samples.train, rolled)
-        groups = [g for groups in rolled for g in groups]
+        train_groups = _joined(samples.train, rolled)
+        groups = _joined(samples.groups(), rolled)  # every group rolled out, whole
         records = []
         if self.judge is not None:  # this step's scored judgments, for the judge loss
             records = self.selector.pop_judge_records()
@@ -303,6 +321,7 @@ class Trainer:
                 [c for g in train_groups for c in g.completions],
                 train_adv,
                 records,
+                _row_weights([len(g.rewards) for g in train_groups], cfg.group_weighting),
             )
         update_s = time.perf_counter() - t_upd
         embed_s = self._maybe_refresh_features()
@@ -337,6 +356,7 @@ class Trainer:
             "train/rollouts_total": float(self.rollouts),
             "train/groups_trained": float(len(train_groups)),
             "train/sampling_rounds": float(len(samples.rounds)),
+            **{f"train/{k}": v for k, v in rollout_metrics(samples).items() if k != "rollouts"},
             "perf/select_ms": select_ms,
             "perf/generate_s": gen_s[0],
             "perf/update_s": update_s,
@@ -358,19 +378,25 @@ class Trainer:
         return metrics
 
     def _rollout(
-        self, ids: np.ndarray
+        self, ids: np.ndarray, counts: np.ndarray
     ) -> tuple[list[list[int]], list[list[int]], np.ndarray, float]:
-        """n completions per selected task and their rewards (prompt-major)."""
-        cfg, n = self.config, self.config.group_size
+        """counts[i] completions of each selected task and their rewards (prompt-major)."""
+        cfg = self.config
         prompts = [self.prompt_ids[i] for i in ids.tolist()]
         t_gen = time.perf_counter()
-        with self._amp():
+        sizes = [int(c) for c in counts]
+        with self._amp():  # one n for all keeps generate's own path (bitwise as before)
             completions = generate_completions(
-                self.model, prompts, n, cfg.max_new_tokens, cfg.temperature, top_p=cfg.top_p
+                self.model,
+                prompts,
+                sizes[0] if len(set(sizes)) == 1 else sizes,
+                cfg.max_new_tokens,
+                cfg.temperature,
+                top_p=cfg.top_p,
             )
         gen_s = time.perf_counter() - t_gen
         texts = self.tokenizer.batch_decode(completions, skip_special_tokens=True)
-        task_of = np.repeat(ids, n)
+        task_of = np.repeat(ids, counts)
         rewards = np.array(
             [
                 self.suite.verifier.score(self.items[t], s)
@@ -410,9 +436,13 @@ class Trainer:
         completions: Sequence[Sequence[int]],
         advantages: np.ndarray,
         records: Sequence[Any],
+        weights: np.ndarray | None = None,
     ) -> dict[str, float]:
         cfg = self.config
         adv = torch.tensor(advantages, dtype=torch.float32, device=self.device)
+        row_w = None
+        if weights is not None:
+            row_w = torch.tensor(weights, dtype=torch.float32, device=self.device)
         temp = cfg.temperature  # the sampling distribution's log-probs (logits / T)
         old = ref = None
         if cfg.ppo_epochs > 1:  # pi_old: the policy that sampled, frozen across epochs
@@ -430,7 +460,7 @@ class Trainer:
                     self.model, prompts, completions, with_entropy=True, temperature=temp
                 )
                 old_lp = scores.logprobs.detach() if old is None else old
-                loss = policy_loss(scores, adv, old_lp, ref, cfg)
+                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w)
                 total: Any = loss.total
                 if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once a batch
                     j_loss, j_parts = self._judge_loss(records)
@@ -542,7 +572,9 @@ class Trainer:
                 "embed_seconds": self.embed_seconds,
             },
             keep=self.config.keep_checkpoints,
-            dynamic=self.sampler if isinstance(self.sampler, DynamicSampling) else None,
+            dynamic=self.sampler
+            if isinstance(self.sampler, DynamicSampling | Allocation)
+            else None,
         )
 
     def _sampler(self, ckpt: Path | None) -> Sampler:
@@ -552,6 +584,8 @@ class Trainer:
         an earlier step needs the log-probs of the policy that sampled it, which this trainer
         does not keep (docs/selectors/dapo.md)."""
         cfg = self.config
+        if cfg.allocation:
+            return self._allocation(ckpt)
         if not cfg.dynamic_sampling:
             return PassThrough(self.selector)
         if ckpt is None:
@@ -570,6 +604,25 @@ class Trainer:
                 f"{cfg.dynamic_sampling_config()}: resume with the saved settings"
             )
         return dynamic
+
+    def _allocation(self, ckpt: Path | None) -> Allocation:
+        """The rollout allocation around the selector, restored from `ckpt` when resuming."""
+        cfg = self.config.allocation_config()
+        if ckpt is None:
+            return Allocation(self.selector, cfg, seed=self.config.seed)
+        path = ckpt / "allocation.npz"
+        if not path.is_file():
+            raise ValueError(
+                f"{ckpt} has no allocation.npz: it was saved by a run without rollout "
+                "allocation; resume it with the settings it was saved with, or start a new --out"
+            )
+        alloc = load_allocation(path, self.selector)
+        if alloc.config != cfg:
+            raise ValueError(
+                f"{path} holds allocation {alloc.config}, but this run asks for {cfg}: resume "
+                "with the saved settings"
+            )
+        return alloc
 
     def _name_policy_features(self) -> None:
         """Features given as the policy's self-embeddings are reported as such (evidence
@@ -639,14 +692,34 @@ class Trainer:
         write_run_info(path, info)
 
 
-def _trained_groups(train: FilteredBatch, rolled: list[list[_Group]]) -> list[_Group]:
-    """The groups to train on, with the completions this step rolled out for them."""
-    if train.from_surplus.any():  # the sampler is built with max_surplus 0 (see _sampler)
+def _joined(batch: FilteredBatch, rolled: list[list[_Group]]) -> list[_Group]:
+    """The groups of `batch`, with the completions this step rolled out for them; a group
+    continued in a later round (a pilot's commit) is its parts joined, in order."""
+    if batch.from_surplus.any():  # the sampler is built with max_surplus 0 (see _sampler)
         raise RuntimeError("the trainer got a surplus group of an earlier step to train on")
-    return [
-        rolled[r][g]
-        for r, g in zip(train.source_round.tolist(), train.source_group.tolist(), strict=True)
-    ]
+    out = []
+    for g in range(batch.num_groups):
+        parts = [rolled[r][j] for r, j in batch.parts(g)]
+        head = parts[0]
+        if len(parts) > 1:
+            head = _Group(
+                head.task,
+                head.prompt,
+                [c for part in parts for c in part.completions],
+                np.concatenate([part.rewards for part in parts]),
+            )
+        out.append(head)
+    return out
+
+
+def _row_weights(sizes: Sequence[int], how: str) -> np.ndarray | None:
+    """Per-rollout loss weights of groups of these sizes: with `how` 'prompt', R / (G n_g)
+    for a rollout of group g (G groups, R rollouts), so each group weighs one prompt's share
+    whatever its n and the weights average 1; None (all 1) for 'rollout' or equal sizes."""
+    if how == "rollout" or len(set(sizes)) <= 1:
+        return None
+    n = np.asarray(sizes, dtype=np.float64)
+    return np.repeat(n.sum() / (n.shape[0] * n), n.astype(np.int64))
 
 
 def _has_tensorboard(log: Callable[[str], None]) -> bool:

@@ -1,12 +1,14 @@
 """Samplers around a selector: what one training step rolls out and trains on.
 
-`PassThrough` (plain GRPO) and `DynamicSampling` (DAPO's filter) are driven the same way
+`PassThrough` (plain GRPO), `DynamicSampling` (DAPO's filter) and `Allocation` (per-prompt
+rollout counts under a fixed budget) are driven the same way
 by the reference trainer and the simulator (`sample(step, B, n, rollout)`), the way optax
 keeps its transforms apart from the optimizers they wrap.
 """
 
 from __future__ import annotations
 
+from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import (
     DAPO_MOVED,
     RETIRED_NAMES,
@@ -19,6 +21,8 @@ from frontier_rft.wrappers.sampling import PassThrough, RolloutFn, Round, Sample
 __all__ = [
     "DAPO_MOVED",
     "RETIRED_NAMES",
+    "Allocation",
+    "AllocationConfig",
     "DynamicSampling",
     "DynamicSamplingConfig",
     "FilteredBatch",

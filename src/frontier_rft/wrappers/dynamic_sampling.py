@@ -495,7 +495,7 @@ class DynamicSampling:
 
 def _fresh(rounds: list[Round], picks: list[tuple[int, int]], step: int) -> dict[str, Any]:
     """Task ids, counts, concatenated rewards, rounds and positions of groups `picks`."""
-    rows = [rounds[r].group_rewards[g] for r, g in picks]
+    rows = [rounds[r].group(g) for r, g in picks]
     return {
         "task_ids": np.array([rounds[r].task_ids[g] for r, g in picks], dtype=np.int64),
         "counts": np.array([row.shape[0] for row in rows], dtype=np.int64),

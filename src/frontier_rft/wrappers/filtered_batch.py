@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +40,15 @@ class FilteredBatch:
     """(K,) the group's position among that round's ids; -1 for surplus groups."""
     deficit: int
     """batch_size minus the groups returned (> 0 when there was not enough signal)."""
+    continued: tuple[tuple[tuple[int, int], ...], ...] = field(default=())
+    """Per group, the further (round, group) parts of this step that extend it, in order
+    (a two-stage allocation's commit rollouts after its pilot); () when no group has any.
+    The group's rewards hold its first part's, then each further part's."""
+
+    def parts(self, g: int) -> tuple[tuple[int, int], ...]:
+        """(round, group) of every part of fresh group g, the first one first."""
+        head = ((int(self.source_round[g]), int(self.source_group[g])),)
+        return head + (self.continued[g] if self.continued else ())
 
     @property
     def num_groups(self) -> int:
@@ -49,6 +58,16 @@ class FilteredBatch:
     def stale_share(self) -> float:
         """Share of the groups that come from an earlier step (0.0 when there are none)."""
         return float(self.from_surplus.mean()) if self.num_groups else 0.0
+
+    @property
+    def mixed(self) -> NDArray[np.bool_]:
+        """(K,) True where the group's rewards are not all equal (it carries a gradient)."""
+        if self.num_groups == 0:
+            return np.zeros(0, dtype=np.bool_)
+        starts = self.offsets[:-1]
+        hi = np.maximum.reduceat(self.rewards, starts)
+        out: NDArray[np.bool_] = hi > np.minimum.reduceat(self.rewards, starts)
+        return out
 
     @property
     def rollout_task_ids(self) -> NDArray[np.int64]:

@@ -1,9 +1,11 @@
 """One step's sampling, written once: what the reference trainer and the simulator both drive.
 
 A sampler turns "step t needs B groups of n rollouts" into rounds of rollouts and the groups
-to train on. Two exist: `PassThrough` (one round of B prompts, every group trained: plain
-GRPO) and `DynamicSampling` (DAPO: rounds of oversampled prompts until B mixed groups).
-Both are called the same way, so a trainer's step reads the same with either:
+to train on. Three exist: `PassThrough` (one round of B prompts, every group trained: plain
+GRPO), `DynamicSampling` (DAPO: rounds of oversampled prompts until B mixed groups) and
+`Allocation` (B prompts, the budget B x n spread over them: groups of different sizes,
+rolled out by rollout(ids, counts)). All are called the same way, so a trainer's step reads
+the same with any:
 
     samples = sampler.sample(step, B, n, rollout)   # rollout(ids) -> n rewards per id
     for r in samples.rounds: ...                    # what was rolled out (metrics)
@@ -16,8 +18,9 @@ the step on it (`Selector.flush`), so its metrics describe the step.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,10 +31,20 @@ from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
 
-__all__ = ["PassThrough", "RolloutFn", "Round", "Sampler", "StepSamples"]
+__all__ = [
+    "SIZE_BINS",
+    "PassThrough",
+    "RolloutFn",
+    "Round",
+    "Sampler",
+    "StepSamples",
+    "rollout_metrics",
+]
 
-RolloutFn = Callable[[NDArray[np.int64]], NDArray[np.float64]]
-"""rollout(ids) -> rewards, group_size per id, id-major (the caller keeps any completions)."""
+RolloutFn = Callable[..., NDArray[np.float64]]
+"""rollout(ids) -> rewards, group_size per id, id-major (the caller keeps any completions).
+A sampler that gives prompts groups of different sizes (Allocation) calls
+rollout(ids, counts): counts[i] rewards for ids[i], id-major."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,17 +57,43 @@ class Round:
     """(k * n,) their rewards, group by group."""
     select_seconds: float
     """Time the selector took to propose this round."""
+    counts: NDArray[np.int64] | None = None
+    """(k,) rollouts of each prompt; None: every group the same size (rewards / k)."""
+
+    @functools.cached_property
+    def sizes(self) -> NDArray[np.int64]:
+        """(k,) rollouts of each prompt."""
+        if self.counts is not None:
+            return self.counts
+        k = self.task_ids.shape[0]
+        return np.full(k, self.rewards.shape[0] // k if k else 0, dtype=np.int64)
+
+    @functools.cached_property
+    def offsets(self) -> NDArray[np.int64]:
+        """(k+1,) CSR offsets: group g is rewards[offsets[g]:offsets[g+1]]."""
+        return csr(self.sizes)
+
+    def group(self, g: int) -> NDArray[np.float64]:
+        """The rewards of group g."""
+        off = self.offsets
+        return self.rewards[off[g] : off[g + 1]]
 
     @property
     def group_rewards(self) -> NDArray[np.float64]:
-        """(k, n) rewards, one row per prompt."""
+        """(k, n) rewards, one row per prompt (groups of one size only: else use `group`)."""
+        sizes = self.sizes
+        if sizes.size and np.any(sizes != sizes[0]):
+            raise ValueError("this round's groups differ in size: read them with group(g)")
         return self.rewards.reshape(self.task_ids.shape[0], -1)
 
     @property
     def mixed(self) -> NDArray[np.bool_]:
         """(k,) True where the group's rewards are not all equal (a GRPO gradient)."""
-        g = self.group_rewards
-        out: NDArray[np.bool_] = g.max(axis=1) > g.min(axis=1)
+        if self.task_ids.shape[0] == 0:
+            return np.zeros(0, dtype=np.bool_)
+        starts = self.offsets[:-1]
+        hi = np.maximum.reduceat(self.rewards, starts)
+        out: NDArray[np.bool_] = hi > np.minimum.reduceat(self.rewards, starts)
         return out
 
 
@@ -81,6 +120,49 @@ class StepSamples:
     @property
     def select_seconds(self) -> float:
         return float(sum(r.select_seconds for r in self.rounds))
+
+    def groups(self) -> FilteredBatch:
+        """Every group rolled out this step (trained or not), each whole: the parts of a
+        group continued in a later round (train.continued) joined to it, in round order."""
+        merged: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
+        for g, tail in enumerate(self.train.continued):
+            if tail:
+                merged[self.train.parts(g)[0]] = tail
+        joined = {part for tail in merged.values() for part in tail}
+        picks = [
+            (r, g)
+            for r, one in enumerate(self.rounds)
+            for g in range(one.task_ids.shape[0])
+            if (r, g) not in joined
+        ]
+        return fresh_batch(self.rounds, picks, self.step, 0, merged)
+
+
+SIZE_BINS = (2, 4, 8, 16, 32, 64, 128)
+"""Upper edges of the group-size histogram (`rollout_metrics`): n <= 2, 3-4, ..., > 128."""
+
+
+def rollout_metrics(samples: StepSamples) -> dict[str, float]:
+    """What a step spent and got, for any sampler: rollouts, prompts rolled out, rollouts per
+    prompt, informative (mixed) groups and their number per rollout, and the histogram of
+    group sizes (`n_to_<edge>`: groups of size in (previous edge, edge]; `n_over_128`)."""
+    groups = samples.groups()
+    rollouts = int(groups.counts.sum())
+    informative = int(groups.mixed.sum())
+    k = groups.num_groups
+    out = {
+        "rollouts": float(rollouts),
+        "prompts": float(k),
+        "rollouts_per_prompt": rollouts / k if k else float("nan"),
+        "informative_groups": float(informative),
+        "informative_per_rollout": informative / rollouts if rollouts else float("nan"),
+    }
+    edges = np.searchsorted(np.asarray(SIZE_BINS), groups.counts, side="left")
+    hist = np.bincount(edges, minlength=len(SIZE_BINS) + 1)
+    for edge, count in zip(SIZE_BINS, hist, strict=False):
+        out[f"n_to_{edge}"] = float(count)
+    out[f"n_over_{SIZE_BINS[-1]}"] = float(hist[-1])
+    return out
 
 
 class Sampler(Protocol):
@@ -118,13 +200,22 @@ def run_round(
 
 
 def fresh_batch(
-    rounds: tuple[Round, ...], picks: list[tuple[int, int]], step: int, deficit: int
+    rounds: tuple[Round, ...],
+    picks: list[tuple[int, int]],
+    step: int,
+    deficit: int,
+    continued: Mapping[tuple[int, int], tuple[tuple[int, int], ...]] | None = None,
 ) -> FilteredBatch:
-    """A FilteredBatch of this step's groups `picks` = [(round, group)], no surplus."""
+    """A FilteredBatch of this step's groups `picks` = [(round, group)], no surplus; a pick
+    in `continued` has its further parts' rewards appended."""
     n_groups = len(picks)
     r_idx = np.array([p[0] for p in picks], dtype=np.int64)
     g_idx = np.array([p[1] for p in picks], dtype=np.int64)
-    rows = [rounds[r].group_rewards[g] for r, g in picks]
+    tails = [(continued or {}).get(p, ()) for p in picks]
+    rows = [
+        np.concatenate([rounds[r].group(g), *(rounds[rr].group(gg) for rr, gg in tail)])
+        for (r, g), tail in zip(picks, tails, strict=True)
+    ]
     counts = np.array([row.shape[0] for row in rows], dtype=np.int64)
     return FilteredBatch(
         task_ids=np.array([rounds[r].task_ids[g] for r, g in picks], dtype=np.int64),
@@ -136,6 +227,7 @@ def fresh_batch(
         source_round=r_idx,
         source_group=g_idx,
         deficit=deficit,
+        continued=tuple(tails) if any(tails) else (),
     )
 
 
