@@ -221,6 +221,7 @@ def test_untried_prompts_get_the_default_n_and_a_first_epoch_is_plain_grpo() -> 
         {"pilot": 3, "commit": "mixed"},
         {"budget": 1.5, "max_rollouts": 9},
         {"min_rollouts": 3, "max_rollouts": 5},
+        {"budget": 0.6},
     ],
 )
 def test_every_kept_prompt_gets_at_least_n_min_and_the_budget_is_spent(config: dict) -> None:
@@ -237,7 +238,8 @@ def test_every_kept_prompt_gets_at_least_n_min_and_the_budget_is_spent(config: d
         untried = ~tried_now[out.train.task_ids]
         assert (counts[untried] == n).all()  # untried: the default n
         budget = cfg.step_budget(6, n)
-        assert out.rollouts == counts.sum() <= budget
+        floor = n * int(untried.sum()) + cfg.min_rollouts * int((~untried).sum())
+        assert out.rollouts == counts.sum() <= max(budget, floor)  # the floor wins below 1
         if tried_now[out.train.task_ids].all() and cfg.budget == 1.0:
             assert out.rollouts == budget  # uniform's budget, to the rollout
         assert out.train.num_groups == 6 and out.train.deficit == 0
@@ -317,7 +319,8 @@ def test_bad_sizes_are_refused_by_name_before_anything_changes() -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"budget": 0.5}, r"budget must be a multiple of B x n in \[1, 1000\]"),
+        ({"budget": 0.0}, r"budget must be a multiple of B x n in \(0, 1000\]"),
+        ({"budget": 1e4}, r"budget must be a multiple of B x n in \(0, 1000\]"),
         ({"min_rollouts": 1}, "need 2 <= min_rollouts <= max_rollouts"),
         ({"min_rollouts": 9, "max_rollouts": 8}, "need 2 <= min_rollouts <= max_rollouts"),
         ({"max_rollouts": 5000}, "<= 4096"),
@@ -343,7 +346,7 @@ def test_every_budget_n_min_and_group_size_combination_works_or_is_refused() -> 
     roll = world(pool, 0)
     runs = 0
     for budget, n_min, n_max, pilot, n in itertools.product(
-        (1.0, 1.3, 4.0), (2, 3), (3, 8), (0, 3), (2, 3, 8)
+        (0.3, 0.6, 1.0, 1.3, 4.0), (2, 3), (3, 8), (0, 3), (2, 3, 8)
     ):
         try:
             cfg = AllocationConfig(
@@ -468,6 +471,25 @@ def test_simulator_runs_allocation_with_variable_groups_and_reports_sizes() -> N
         Entry("x", "greso", dynamic_sampling="fixed", allocation={})
     with pytest.raises(ValueError, match="pilot"):
         Entry("x", "greso", allocation={"pilot": 1})
+
+
+def test_a_lean_budget_spends_less_than_uniform_where_the_posterior_allows() -> None:
+    """budget 0.5, n = 4, six prompts (R = 12): five tried, one untried. The untried one gets
+    its 4, each tried one n_min = 2 (10), 14 in all, over R: the floor wins and nothing else
+    is given. With all six tried: 12 = 6 x 2, exactly R."""
+    pool = TaskPool(num_tasks=6)
+    cfg = AllocationConfig(budget=0.5)
+    assert cfg.step_budget(6, 4) == 12
+    alloc = Allocation(make_selector("uniform", pool), cfg)
+    tried(alloc, {k: 1.0 for k in range(5)}, {k: 1.0 for k in range(5)})
+    counts = alloc.allocate(np.arange(6), 4, 12)
+    assert counts.tolist() == [2, 2, 2, 2, 2, 4]
+    tried(alloc, {5: 1.0}, {5: 1.0})
+    assert alloc.allocate(np.arange(6), 4, 12).tolist() == [2] * 6
+    # budget 0.7 -> R = 16: the four rollouts above n_min go one each to four equal prompts.
+    assert alloc.allocate(np.arange(6), 4, 16).tolist() == [3, 3, 3, 3, 2, 2]
+    with pytest.raises(ValueError, match=r"cannot give 6 prompts min_rollouts=2 each: raise"):
+        AllocationConfig(budget=0.25).step_budget(6, 4)
 
 
 def test_a_budget_the_tried_prompts_cannot_take_is_left_unspent_never_over_n_max() -> None:

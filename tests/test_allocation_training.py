@@ -125,7 +125,8 @@ def test_resume_with_allocation_is_exact(sft_dir: Path, tmp_path: Path) -> None:
     [
         ({"dynamic_sampling": True}, "allocation and dynamic_sampling"),
         ({"group_size": 200}, r"allocation: group_size 200 is the default n"),
-        ({"rollout_budget": 0.5}, "rollout_budget must be"),
+        ({"rollout_budget": 0.0}, "rollout_budget must be"),
+        ({"rollout_budget": 0.1}, "cannot give"),
         ({"pilot_rollouts": 1}, "pilot_rollouts must be"),
         ({"pilot_rollouts": 9, "group_size": 8}, "pilot 9 exceeds group_size 8"),
         ({"min_rollouts": 1}, "min_rollouts"),

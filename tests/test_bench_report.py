@@ -90,3 +90,30 @@ def test_greso_in_dapo_is_measured_by_rollouts_against_dapo() -> None:
     (check,) = [c for c in effect_checks(runs, summary) if "GRESO" in c["effect"]]
     assert check["measured"]["pass1_at_equal_rollouts_minus_dapo"]["ci"][1] < 0
     assert check["reproduced"] is False
+
+
+def test_allocation_is_measured_by_rollouts_against_uniform() -> None:
+    """Pilot-Commit's claim on an allocation entry: uniform's best within 1/1.5 of its
+    rollouts on every seed, with no score loss where both curves exist."""
+    uniform = _run([0.1, 0.2, 0.3], None, 300.0)
+    uniform["eval_rollouts"] = [0.0, 1000.0, 2000.0]
+    lean = _run([0.1, 0.22, 0.3], None, 300.0)
+    lean["eval_rollouts"] = [0.0, 600.0, 1200.0]
+    runs = {
+        "uniform": {s: uniform for s in (0, 1)},
+        "greso-alloc-lean": {s: lean for s in (0, 1)},
+    }
+    summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
+    (check,) = [c for c in effect_checks(runs, summary) if "greso-alloc-lean" in c["effect"]]
+    m = check["measured"]
+    # uniform's best 0.3 at 2000 rollouts, the lean run's at 1200: TTB100 = 0.6 <= 1/1.5.
+    assert m["ttb100_rollouts"]["values"] == [0.6, 0.6]
+    # At 1200 rollouts (the smaller total): 0.3 against uniform's 0.2 + 0.2 x 0.1 = 0.22.
+    assert abs(m["pass1_at_equal_rollouts_minus_uniform"]["mean"] - 0.08) < 1e-12
+    assert m["total_rollouts_ratio"]["values"] == [0.6, 0.6]
+    assert check["reproduced"] is True
+    # One seed that never reaches uniform's best: not reproduced, whatever the other does.
+    runs["greso-alloc-lean"] = {0: lean, 1: dict(lean, pass1=[0.1, 0.2, 0.25])}
+    (check,) = [c for c in effect_checks(runs, summary) if "greso-alloc-lean" in c["effect"]]
+    assert check["detail"]["reached_on_every_seed"] is False
+    assert check["reproduced"] is False

@@ -134,6 +134,13 @@ EFFECT_ENTRIES = (
         allocation={},
     ),
     BenchEntry(
+        "greso-alloc-lean",
+        "greso",
+        role="effect",
+        note="greso's skip, then 0.6x uniform's rollouts spread over the kept prompts",
+        allocation={"rollout_budget": 0.6},
+    ),
+    BenchEntry(
         "greso-alloc-pilot",
         "greso",
         role="effect",

@@ -86,8 +86,9 @@ class AllocationConfig:
     """Per-prompt rollout allocation (defaults: uniform's budget, Knapsack RL's 2 <= n <= 128)."""
 
     budget: float = 1.0
-    """Rollouts per step as a multiple of uniform's B x n (rounded to an int); at least 1,
-    so every untried prompt can get its default n."""
+    """Rollouts per step as a multiple of uniform's B x n (rounded down to an int). Below 1
+    the step spends less than uniform: untried prompts still get their default n and kept
+    ones n_min, so a step with many untried prompts may spend more than the budget."""
     min_rollouts: int = 2
     """n_min: fewest rollouts of a kept prompt (Knapsack RL: 2; a group needs two)."""
     max_rollouts: int = 128
@@ -119,9 +120,8 @@ class AllocationConfig:
     def __post_init__(self) -> None:
         check_field_types(self)
         check(
-            1.0 <= self.budget <= 1e3,
-            f"budget must be a multiple of B x n in [1, 1000] (1 = uniform's; below 1 an "
-            f"untried prompt could not get its default n), got {self.budget!r}",
+            isinstance(self.budget, int | float) and 0.0 < self.budget <= 1e3,
+            f"budget must be a multiple of B x n in (0, 1000] (1 = uniform's), got {self.budget!r}",
         )
         check(
             2 <= self.min_rollouts <= self.max_rollouts <= MAX_GROUP,
@@ -168,6 +168,12 @@ class AllocationConfig:
                 "prompt's pilot than an untried prompt gets; lower pilot"
             )
         budget = math.floor(self.budget * int(batch_size) * n + 1e-9)
+        if budget < batch_size * self.min_rollouts:
+            raise ValueError(
+                f"a budget of {budget} rollouts cannot give {batch_size} prompts min_rollouts="
+                f"{self.min_rollouts} each: raise budget (here >= {self.min_rollouts / n:g}) or "
+                "lower min_rollouts"
+            )
         if budget > batch_size * self.max_rollouts:
             raise ValueError(
                 f"a budget of {budget} rollouts cannot be spent on {batch_size} prompts of at "
@@ -228,13 +234,15 @@ class Allocation:
     # ------------------------------------------------------------------ the rule
     def allocate(self, ids: I64, group_size: int, budget: int) -> I64:
         """One-stage rollouts per prompt (changes nothing): untried prompts get group_size,
-        tried ones n_min plus their greedy share of the rest (see the module docstring)."""
+        tried ones n_min plus their greedy share of what the budget leaves (if anything)."""
         cfg = self.config
         tried = self.posteriors.tried(ids)
         counts = np.full(ids.shape[0], int(group_size), dtype=np.int64)
         if not tried.any():
             return counts
-        extra = budget - int(group_size) * int((~tried).sum()) - cfg.min_rollouts * int(tried.sum())
+        # Below uniform's budget the floor (n untried, n_min tried) may exceed it: it wins.
+        floor = int(group_size) * int((~tried).sum()) + cfg.min_rollouts * int(tried.sum())
+        extra = max(budget - floor, 0)
         a, b = self.posteriors.posterior(ids[tried])
         width = cfg.max_rollouts - cfg.min_rollouts
         none = np.zeros(a.shape[0])
