@@ -1,5 +1,6 @@
-"""Per-prompt rollout allocation on the calibrated simulator, against uniform and greso at
-uniform's rollouts (every step spends B x n = 128 rollouts in every entry).
+"""Per-prompt rollout allocation on the calibrated simulator, against uniform and greso:
+at uniform's rollouts (B x n = 128 a step) and, for the `lean` entries, at a smaller budget
+per step (0.5, 0.6, 0.75 x 128) over the same 360 steps.
 
 Per pool size (the calibrated scenarios small-pool, 512 prompts, and large-pool, 1,280) and
 seed, the cumulative rollouts at which each entry first reaches 50% / 75% / 100% of
@@ -229,14 +230,16 @@ def main() -> None:
         entries, args.jobs = ORACLE, 1
     payload: dict[str, Any] = {"command": command, "steps": STEPS, "batch": BATCH, "seeds": seeds}
     lines = [
-        "# Per-prompt rollout allocation at uniform's rollouts (simulator)",
+        "# Per-prompt rollout allocation (simulator)",
         "",
         f"`{command}`; calibrated scenarios, {STEPS} steps x {BATCH} prompts x {ROLLOUTS} "
-        f"rollouts (every entry spends {BATCH * ROLLOUTS} rollouts a step), seeds "
+        f"rollouts (every entry spends {BATCH * ROLLOUTS} rollouts a step but the lean ones, "
+        "whose budget is the named multiple of it), seeds "
         f"{', '.join(map(str, seeds))}. TTB by rollouts: cumulative rollouts to reach "
         f"50% / 75% / 100% of {BASE}'s gain on the same seed over {BASE}'s own, mean and "
         "bootstrap 95% interval over seeds (lower is better; (k/n): only k seeds got there, "
-        "their mean). Delta: held-out score at the last step minus uniform's (equal rollouts).",
+        "their mean). Delta: held-out score at the entry's last step minus uniform's at the "
+        "same cumulative rollouts. Share: the entry's total rollouts over uniform's.",
     ]
     runs_by_pool = {}
     for pool, scenario in SCENARIOS.items():
@@ -249,9 +252,9 @@ def main() -> None:
             "",
             f"## {pool} prompts ({scenario})",
             "",
-            "| entry | TTB50 | TTB75 | TTB100 | delta at equal rollouts | best | "
+            "| entry | TTB50 | TTB75 | TTB100 | delta at equal rollouts | best | share | "
             "informative / rollout | rollouts / prompt |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for label, row in table.items():
             d = row["final_delta"]
@@ -259,6 +262,7 @@ def main() -> None:
             lines.append(
                 f"| {label} | {_ttb_cell(row['ttb50'], k)} | {_ttb_cell(row['ttb75'], k)} | "
                 f"{_ttb_cell(row['ttb100'], k)} | {delta} | {row['best_score']:.3f} | "
+                f"{row['rollouts_share']:.2f} | "
                 f"{row['informative_per_rollout']:.3f} | {row['rollouts_per_prompt']:.2f} |"
             )
         calibrated = [(k, r) for k, r in table.items() if "predicted_informative_tried" in r]

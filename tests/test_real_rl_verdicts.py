@@ -30,6 +30,7 @@ FILES = {
         "real_rl_gpu_full.json",
         "real_rl_standard_cpu_full.json",
         "real_rl_standard_cpu_dapo_full.json",
+        "real_rl_standard_cpu_alloc_full.json",
     ),
     "1280": (
         "real_rl_gpu_pool1280_full.json",

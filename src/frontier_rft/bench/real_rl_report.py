@@ -27,7 +27,13 @@ from frontier_rft.bench.metrics import (
     paired_summary,
     ttb,
 )
-from frontier_rft.bench.testbed import BenchEntry, Testbed, learner_line
+from frontier_rft.bench.testbed import (
+    EFFECT_ENTRIES,
+    MAIN_ENTRIES,
+    BenchEntry,
+    Testbed,
+    learner_line,
+)
 
 __all__ = [
     "ResultFiles",
@@ -435,8 +441,10 @@ def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, 
     ]
 
 
-ALLOCATION_ENTRIES = ("greso-alloc", "greso-alloc-lean", "greso-alloc-pilot")
-"""Entries whose rollouts are allocated per prompt (testbed.EFFECT_ENTRIES)."""
+ALLOCATION_ENTRIES = tuple(
+    e.label for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES) if e.allocation is not None
+)
+"""Entries whose rollouts are allocated per prompt."""
 PILOT_COMMIT_RATIO = 1 / 1.5
 """Pilot-Commit's smallest reported saving: 1.5x fewer cumulative rollouts than GRPO."""
 

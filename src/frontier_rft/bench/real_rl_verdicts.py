@@ -5,10 +5,9 @@ Held-out pass@1 at the end of the real-RL benchmark (`frontier bench-rl --scale 
 tiny Llama, GRPO on Countdown, 360 steps x 16 prompts x 8 rollouts, 5 paired seeds), minus
 uniform's, classed by its bootstrap 95% CI: 'helps' (above 0), 'hurts' (below 0) or 'noise'
 (the CI holds 0). Sources: the GPU runs (benchmarks/results/real_rl_gpu*_full.json) and the
-CPU runs of the run ledger (benchmarks/results/real_rl_standard_cpu_full.json and
-real_rl_standard_cpu_dapo_full.json, entries whose ledger definition is today's only),
-docs/results/real_rl.md; tests/test_real_rl_verdicts.py
-checks this table against those files.
+CPU runs of the run ledger (benchmarks/results/real_rl_standard_cpu{,_dapo,_alloc}_full.json,
+entries whose ledger definition is today's only), docs/results/real_rl.md;
+tests/test_real_rl_verdicts.py checks this table against those files.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ REAL_RL_VERDICTS: dict[str, dict[str, str]] = {
         "uniform+dapo": "helps",
         "greso+dapo-adaptive": "helps",
         "greso": "noise",
+        "greso+alloc": "noise",
         "frontier": "noise",
         "metis": "noise",
         "sec": "noise",
@@ -56,10 +56,14 @@ REAL_RL_VERDICTS: dict[str, dict[str, str]] = {
 """Real held-out verdict per simulated label (`SIMULATED_LABEL` names the real entries whose
 label differs), by real pool size."""
 
-SIMULATED_LABEL = {"dapo": "uniform+dapo", "greso-dapo": "greso+dapo-adaptive"}
+SIMULATED_LABEL = {
+    "dapo": "uniform+dapo",
+    "greso-dapo": "greso+dapo-adaptive",
+    "greso-alloc": "greso+alloc",
+}
 """The simulated label of a real bench-rl entry, where they differ: 'dapo' is uniform inside
 DAPO's fixed 3x dynamic sampling; 'greso-dapo' is greso inside adaptively sized dynamic
-sampling."""
+sampling; 'greso-alloc' is greso with uniform's rollouts allocated per prompt."""
 
 SCENARIO_REGIME = {"small-pool": "512", "large-pool": "1280"}
 """The real pool each calibrated scenario mirrors (512 prompts for 11 epochs; 1,280 for 4.5)."""

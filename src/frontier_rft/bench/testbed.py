@@ -137,8 +137,8 @@ EFFECT_ENTRIES = (
         "greso-alloc-lean",
         "greso",
         role="effect",
-        note="greso's skip, then 0.6x uniform's rollouts spread over the kept prompts",
-        allocation={"rollout_budget": 0.6},
+        note="greso's skip, then 0.5x uniform's rollouts spread over the kept prompts",
+        allocation={"rollout_budget": 0.5},
     ),
     BenchEntry(
         "greso-alloc-pilot",
