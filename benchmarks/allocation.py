@@ -284,7 +284,8 @@ def main() -> None:
         for label, row in table.items():
             lines.append(f"| {label} | " + " | ".join(f"{v:.2f}" for v in row["size_hist"]) + " |")
     write_outputs(args.out, args.stem, payload, lines)
-    shown = [e.label for e in entries if e.label != "greso+alloc-knapsack"][:5]
+    wanted = (BASE, "greso", "greso+alloc", "greso+alloc-pilot", "greso+alloc-lean0.5")
+    shown = [e.label for e in entries if e.label in wanted]
     _figure(runs_by_pool, shown, f"{args.out}/{args.stem}.png")
 
 
