@@ -207,6 +207,16 @@ def test_a_misspelt_selector_or_option_is_named_when_the_config_is_read() -> Non
     assert (config.selector, config.batch_size) == ("bots", 8)
 
 
+@pytest.mark.parametrize("field", ["category_keys", "pass_rate_keys"])
+def test_column_lists_left_empty_in_yaml_mean_none_and_others_are_named(field: str) -> None:
+    """`pass_rate_keys:` with nothing after it is YAML null: no columns, not a TypeError."""
+    config = VerlSamplerConfig.from_fields({field: None}, 8, "data.sampler.frontier")
+    assert getattr(config, field) == ()
+    for bad in (3, {"weak": "a"}, ["weak", 2]):
+        with pytest.raises(ValueError, match=rf"{field} must be a list of column names"):
+            VerlSamplerConfig.from_fields({field: bad}, 8, "data.sampler.frontier")
+
+
 def test_a_sampler_state_with_an_unknown_field_is_refused_and_changes_nothing() -> None:
     s = sampler(selector="bots")
     ids = s.selector.select(4)

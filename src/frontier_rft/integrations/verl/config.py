@@ -116,9 +116,12 @@ class VerlSamplerConfig:
             object.__setattr__(self, "category_keys", (self.category_keys,))
         for name in ("category_keys", "pass_rate_keys"):
             value = getattr(self, name)
+            if value is None:  # YAML `pass_rate_keys:` with nothing after it: no columns
+                object.__setattr__(self, name, ())
+                continue
             check(
-                not isinstance(value, str) and all(isinstance(v, str) for v in value),
-                f"{name} must be a list of column names, got {value!r}",
+                isinstance(value, list | tuple) and all(isinstance(v, str) for v in value),
+                f"{name} must be a list of column names, e.g. [weak, strong], got {value!r}",
             )
         check(
             isinstance(self.selector_config, Mapping),
