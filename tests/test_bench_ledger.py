@@ -175,6 +175,24 @@ def test_an_entry_definition_resolves_every_default() -> None:
     assert len(digests) == len(by_label)
 
 
+def test_an_entry_s_own_group_size_is_in_its_run_and_its_definition_only() -> None:
+    """uniform-n4 trains 4 rollouts a prompt and is a definition of its own; entries that
+    set none keep the digests their ledger records were written under."""
+    from frontier_rft.bench.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
+
+    tb = make_testbed("standard")
+    n4 = next(e for e in EFFECT_ENTRIES if e.label == "uniform-n4")
+    config = tb.run_config(n4, 0)
+    assert config.group_size == 4 and tb.train.group_size == 8
+    plain = entry_definition(tb.run_config(MAIN_ENTRIES[0], 0))
+    assert entry_definition(config, n4.group_size) == {**plain, "group_size": 4}
+    assert "group_size" not in plain
+    # The committed ledger's uniform records (testbed 95e789cb0d16) were written under this.
+    assert definition_digest(plain) == "61328573"
+    with pytest.raises(ValueError, match="group_size must be an int >= 2"):
+        BenchEntry("x", "uniform", group_size=1)
+
+
 def test_a_report_reads_an_earlier_definition_only_where_today_s_is_not_recorded(
     tmp_path: Path,
 ) -> None:

@@ -103,10 +103,10 @@ def directory_digest(folder: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def entry_definition(config: TrainConfig) -> dict[str, Any]:
+def entry_definition(config: TrainConfig, group_size: int | None = None) -> dict[str, Any]:
     """What a run's entry runs: its selector, every config field resolved (defaults
-    included), what it is given, its dynamic sampling settings (None when off) and, when
-    on, its rollout allocation's."""
+    included), what it is given, its dynamic sampling settings (None when off), when on, its
+    rollout allocation's, and the entry's own group size where it sets one."""
     from frontier_rft.core.config import config_from_dict
     from frontier_rft.selectors.registry import SELECTORS
 
@@ -115,7 +115,7 @@ def entry_definition(config: TrainConfig) -> dict[str, Any]:
         cls.config_class, dict(config.selector_overrides), what=f"selector {config.selector!r}"
     )
     dynamic = dataclasses.asdict(config.dynamic_sampling_config())
-    definition = {
+    definition: dict[str, Any] = {
         "selector": config.selector,
         "config": dataclasses.asdict(resolved),
         "given": config.given,
@@ -124,6 +124,8 @@ def entry_definition(config: TrainConfig) -> dict[str, Any]:
     if config.allocation:  # only then: the digests of every entry without one stay as they were
         allocation = dataclasses.asdict(config.allocation_config())
         definition["allocation"] = {**allocation, "group_weighting": config.group_weighting}
+    if group_size is not None:  # likewise: only an entry that sets its own
+        definition["group_size"] = group_size
     out: dict[str, Any] = json.loads(json.dumps(definition, sort_keys=True, default=str))
     return out
 

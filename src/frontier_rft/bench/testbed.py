@@ -69,8 +69,20 @@ class BenchEntry:
     """Per-prompt rollout allocation around the selector: TrainConfig's allocation fields
     (rollout_budget, min_rollouts, max_rollouts, allocation_value, pilot_rollouts, commit;
     {} = their defaults), or None (off)."""
+    group_size: int | None = None
+    """Rollouts per prompt instead of the testbed's (None: the testbed's): plain GRPO at a
+    smaller per-step budget, the control of a lean allocation."""
 
     def __post_init__(self) -> None:
+        if self.group_size is not None and (
+            isinstance(self.group_size, bool)
+            or not isinstance(self.group_size, int)
+            or self.group_size < 2
+        ):
+            raise ValueError(
+                f"BenchEntry {self.label!r}: group_size must be an int >= 2 (a group needs "
+                f"two rollouts), got {self.group_size!r}"
+            )
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
             raise ValueError(
                 f"BenchEntry {self.label!r}: dynamic_sampling must be one of "
@@ -141,6 +153,13 @@ EFFECT_ENTRIES = (
         allocation={"rollout_budget": 0.5},
     ),
     BenchEntry(
+        "uniform-n4",
+        "uniform",
+        role="effect",
+        note="plain GRPO at 4 rollouts a prompt: greso-alloc-lean's per-step budget, equal groups",
+        group_size=4,
+    ),
+    BenchEntry(
         "greso-alloc-pilot",
         "greso",
         role="effect",
@@ -198,8 +217,11 @@ class Testbed:
 
     def run_config(self, entry: BenchEntry, seed: int) -> TrainConfig:
         """The TrainConfig of one (entry, seed) run."""
+        train = self.train
+        if entry.group_size is not None:
+            train = dataclasses.replace(train, group_size=entry.group_size)
         return dataclasses.replace(
-            self.train,
+            train,
             selector=entry.selector,
             selector_overrides=dict(entry.overrides),
             dynamic_sampling=entry.dynamic_sampling is not None,
