@@ -117,3 +117,27 @@ def test_allocation_is_measured_by_rollouts_against_uniform() -> None:
     (check,) = [c for c in effect_checks(runs, summary) if "greso-alloc-lean" in c["effect"]]
     assert check["detail"]["reached_on_every_seed"] is False
     assert check["reproduced"] is False
+
+
+def test_a_lean_allocation_is_measured_against_equal_groups_of_the_same_budget() -> None:
+    """greso-alloc-lean against uniform-n4, where both have a curve (the smaller total)."""
+    uniform = _run([0.1, 0.2, 0.3], None, 300.0)
+    uniform["eval_rollouts"] = [0.0, 1000.0, 2000.0]
+    lean = _run([0.1, 0.22, 0.3], None, 300.0)
+    lean["eval_rollouts"] = [0.0, 600.0, 1200.0]
+    n4 = _run([0.1, 0.15, 0.2], None, 300.0)
+    n4["eval_rollouts"] = [0.0, 500.0, 1000.0]
+    runs = {
+        "uniform": {s: uniform for s in (0, 1)},
+        "greso-alloc-lean": {0: lean, 1: dict(lean, pass1=[0.1, 0.2, 0.28])},
+        "uniform-n4": {s: n4 for s in (0, 1)},
+    }
+    summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
+    (check,) = [c for c in effect_checks(runs, summary) if "uniform-n4" in c["effect"]]
+    m = check["measured"]
+    # At 1000 rollouts: seed 0 0.22 + 0.08 x 400/600 = 0.2733, seed 1 0.2 + 0.08 x 400/600
+    # = 0.2533; uniform-n4 0.2 on both.
+    delta = m["pass1_at_equal_rollouts_minus_uniform_n4"]
+    assert abs(delta["mean"] - (0.0733333 + 0.0533333) / 2) < 1e-6
+    assert m["total_rollouts_ratio"]["values"] == [1.2, 1.2]
+    assert check["reproduced"] is True

@@ -389,6 +389,40 @@ def _score_at(run: Mapping[str, Any], rollouts: float) -> float:
     return float(np.interp(rollouts, run["eval_rollouts"], run["pass1"]))
 
 
+def _by_rollouts(
+    mine: Mapping[int, Mapping[str, Any]],
+    base: Mapping[int, Mapping[str, Any]],
+    seeds: Sequence[int],
+    base_name: str,
+) -> dict[str, Any]:
+    """One entry against another, paired by seed, by cumulative rollouts: TTB at each tau of
+    the base's gain, the held-out score where both have a curve (the two arms may end at
+    different totals: at the smaller one), and the ratio of their totals."""
+    measured: dict[str, Any] = {}
+    for tau in TTB_TAUS:
+        measured[f"ttb{round(100 * tau)}_rollouts"] = paired_summary(
+            [
+                ttb(
+                    mine[k]["eval_rollouts"],
+                    mine[k]["pass1"],
+                    base[k]["eval_rollouts"],
+                    base[k]["pass1"],
+                    tau,
+                )
+                for k in seeds
+            ]
+        )
+    equal = [min(mine[k]["eval_rollouts"][-1], base[k]["eval_rollouts"][-1]) for k in seeds]
+    measured[f"pass1_at_equal_rollouts_minus_{base_name}"] = _diff_ci(
+        [_score_at(mine[k], r) for k, r in zip(seeds, equal, strict=True)],
+        [_score_at(base[k], r) for k, r in zip(seeds, equal, strict=True)],
+    )
+    measured["total_rollouts_ratio"] = paired_summary(
+        [mine[k]["eval_rollouts"][-1] / base[k]["eval_rollouts"][-1] for k in seeds]
+    )
+    return measured
+
+
 def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
     """GRESO: its skip inside dynamic sampling reaches DAPO's score with fewer rollouts
     (`greso-dapo` against `dapo`, paired by seed, by rollouts)."""
@@ -396,30 +430,8 @@ def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, 
         return []
     greso, dapo = runs["greso-dapo"], runs["dapo"]
     s = _seeds_of(runs, "greso-dapo", "dapo")
-    measured: dict[str, Any] = {}
-    for tau in TTB_TAUS:
-        measured[f"ttb{round(100 * tau)}_rollouts"] = paired_summary(
-            [
-                ttb(
-                    greso[k]["eval_rollouts"],
-                    greso[k]["pass1"],
-                    dapo[k]["eval_rollouts"],
-                    dapo[k]["pass1"],
-                    tau,
-                )
-                for k in s
-            ]
-        )
-    # Both arms run the same steps, so they end at different rollout counts: the score is
-    # compared where both have a curve, at the smaller of the two totals.
-    equal = [min(greso[k]["eval_rollouts"][-1], dapo[k]["eval_rollouts"][-1]) for k in s]
-    measured["pass1_at_equal_rollouts_minus_dapo"] = _diff_ci(
-        [_score_at(greso[k], r) for k, r in zip(s, equal, strict=True)],
-        [_score_at(dapo[k], r) for k, r in zip(s, equal, strict=True)],
-    )
-    measured["total_rollouts_ratio"] = paired_summary(
-        [greso[k]["eval_rollouts"][-1] / dapo[k]["eval_rollouts"][-1] for k in s]
-    )
+    # Both arms run the same steps, so they end at different rollout counts.
+    measured = _by_rollouts(greso, dapo, s, "dapo")
     measured["distinct_trained"] = {
         n: mean_ci([_train_last(r[k], "curriculum/tasks/distinct_trained") for k in s])
         for n, r in (("greso-dapo", greso), ("dapo", dapo))
@@ -456,32 +468,9 @@ def _allocation_saves_rollouts(runs: Runs, labels: Labels) -> list[dict[str, Any
     for name in ALLOCATION_ENTRIES:
         if not {name, BASELINE} <= set(runs):
             continue
-        mine, base = runs[name], runs[BASELINE]
         s = _seeds_of(runs, name, BASELINE)
-        measured: dict[str, Any] = {}
-        for tau in TTB_TAUS:
-            measured[f"ttb{round(100 * tau)}_rollouts"] = paired_summary(
-                [
-                    ttb(
-                        mine[k]["eval_rollouts"],
-                        mine[k]["pass1"],
-                        base[k]["eval_rollouts"],
-                        base[k]["pass1"],
-                        tau,
-                    )
-                    for k in s
-                ]
-            )
-        # A lean budget ends at fewer rollouts than uniform in the same steps: compare where
-        # both have a curve, at the smaller total.
-        equal = [min(mine[k]["eval_rollouts"][-1], base[k]["eval_rollouts"][-1]) for k in s]
-        measured["pass1_at_equal_rollouts_minus_uniform"] = _diff_ci(
-            [_score_at(mine[k], r) for k, r in zip(s, equal, strict=True)],
-            [_score_at(base[k], r) for k, r in zip(s, equal, strict=True)],
-        )
-        measured["total_rollouts_ratio"] = paired_summary(
-            [mine[k]["eval_rollouts"][-1] / base[k]["eval_rollouts"][-1] for k in s]
-        )
+        # A lean budget ends at fewer rollouts than uniform in the same steps.
+        measured = _by_rollouts(runs[name], runs[BASELINE], s, BASELINE)
         ttb100 = measured["ttb100_rollouts"]
         every_seed = ttb100["mean"] is not None
         saves = every_seed and ttb100["mean"] <= PILOT_COMMIT_RATIO
@@ -507,6 +496,28 @@ def _allocation_saves_rollouts(runs: Runs, labels: Labels) -> list[dict[str, Any
     return out
 
 
+def _lean_allocation_beats_equal_groups(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
+    """A lean budget spread by the posterior against the same budget in equal groups:
+    `greso-alloc-lean` (0.5x uniform's rollouts a step) against `uniform-n4` (4 rollouts a
+    prompt), by rollouts. What the allocation adds beyond smaller groups."""
+    if not {"greso-alloc-lean", "uniform-n4"} <= set(runs):
+        return []
+    s = _seeds_of(runs, "greso-alloc-lean", "uniform-n4")
+    measured = _by_rollouts(runs["greso-alloc-lean"], runs["uniform-n4"], s, "uniform_n4")
+    ci = measured["pass1_at_equal_rollouts_minus_uniform_n4"]["ci"]
+    return [
+        {
+            "effect": "greso-alloc-lean scores above uniform-n4 (the same per-step budget in "
+            "equal groups of 4) at equal rollouts",
+            "paper": "Knapsack RL / Pilot-Commit: where the rollouts go matters, not only how "
+            "many a step spends",
+            "measured": measured,
+            "reproduced": _excludes_zero(ci, +1),
+            "seeds": s,
+        }
+    ]
+
+
 EFFECTS: tuple[Callable[[Runs, Labels], list[dict[str, Any]]], ...] = (
     _bots_rho0_starts_slowly,
     _prioritized_starves_and_drains,
@@ -516,6 +527,7 @@ EFFECTS: tuple[Callable[[Runs, Labels], list[dict[str, Any]]], ...] = (
     _frontier_ratios_all_help,
     _greso_beats_dapo_per_rollout,
     _allocation_saves_rollouts,
+    _lean_allocation_beats_equal_groups,
 )
 """The papers' reported effects, one check each (none when the runs lack its entries,
 testbed.EFFECT_ENTRIES): measurement, verdict, seeds."""
