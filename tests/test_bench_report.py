@@ -133,7 +133,7 @@ def test_a_lean_allocation_is_measured_against_equal_groups_of_the_same_budget()
         "uniform-n4": {s: n4 for s in (0, 1)},
     }
     summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
-    (check,) = [c for c in effect_checks(runs, summary) if "uniform-n4" in c["effect"]]
+    (check,) = [c for c in effect_checks(runs, summary) if "scores above uniform-n4" in c["effect"]]
     m = check["measured"]
     # At 1000 rollouts: seed 0 0.22 + 0.08 x 400/600 = 0.2733, seed 1 0.2 + 0.08 x 400/600
     # = 0.2533; uniform-n4 0.2 on both.

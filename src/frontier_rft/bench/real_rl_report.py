@@ -453,19 +453,23 @@ def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, 
     ]
 
 
-ALLOCATION_ENTRIES = tuple(
-    e.label for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES) if e.allocation is not None
+PER_PROMPT_ROLLOUT_ENTRIES = tuple(
+    e.label
+    for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)
+    if e.allocation is not None or e.group_size is not None
 )
-"""Entries whose rollouts are allocated per prompt."""
+"""Entries that change how many rollouts a prompt gets: an allocation, or their own group
+size (the lean allocation's control)."""
 PILOT_COMMIT_RATIO = 1 / 1.5
 """Pilot-Commit's smallest reported saving: 1.5x fewer cumulative rollouts than GRPO."""
 
 
 def _allocation_saves_rollouts(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
     """Pilot-Commit / Knapsack RL: per-prompt allocation reaches GRPO's (uniform's) best
-    held-out score with at most 1/1.5 of its cumulative rollouts, at no loss of score."""
+    held-out score with at most 1/1.5 of its cumulative rollouts, at no loss of score (also
+    asked of the control that only shrinks the groups)."""
     out = []
-    for name in ALLOCATION_ENTRIES:
+    for name in PER_PROMPT_ROLLOUT_ENTRIES:
         if not {name, BASELINE} <= set(runs):
             continue
         s = _seeds_of(runs, name, BASELINE)
@@ -714,6 +718,7 @@ def write_results(
     from frontier_rft.reporting.real_rl_plots import (
         plot_effects,
         plot_learning_curves,
+        plot_rollout_curves,
         plot_training,
         plot_ttb,
     )
@@ -739,6 +744,8 @@ def write_results(
                 "role": e.role,
                 "note": e.note,
                 "dynamic_sampling": e.dynamic_sampling,
+                "allocation": e.allocation,
+                "group_size": e.group_size,
             }
             for e in entries
         ],
@@ -751,6 +758,7 @@ def write_results(
     header = _header(summary, files, tb, len(summary["seeds"]))
     (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))
     plot_learning_curves(runs, main, out / f"{name}_curves.png")
+    plot_rollout_curves(runs, labels, out / f"{name}_rollouts.png")
     plot_ttb(summary, labels, out / f"{name}_ttb.png")
     plot_training(runs, main, out / f"{name}_training.png")
     plot_effects(runs, out / f"{name}_effects.png")

@@ -17,12 +17,29 @@ from frontier_rft.reporting.colors import SELECTOR_COLORS
 from frontier_rft.reporting.data import moving_average, smoothing_note, tenth_window
 from frontier_rft.reporting.plots import _DPI, _figure
 
-__all__ = ["SELECTOR_COLORS", "plot_effects", "plot_learning_curves", "plot_training", "plot_ttb"]
+__all__ = [
+    "SELECTOR_COLORS",
+    "plot_effects",
+    "plot_learning_curves",
+    "plot_rollout_curves",
+    "plot_training",
+    "plot_ttb",
+]
 
-_VARIANT_DASH = {"": "-", "rho0": "--", "lam1": "--", "r0.05": ":", "r0.15": "--"}
+_VARIANT_DASH: dict[str, Any] = {
+    "": "-",
+    "rho0": "--",
+    "lam1": "--",
+    "r0.05": ":",
+    "r0.15": "--",
+    "alloc": "-.",
+    "alloc-lean": ":",
+    "alloc-pilot": (0, (3, 1, 1, 1)),
+    "n4": ":",
+}
 
 
-def _style(label: str) -> tuple[str, str]:
+def _style(label: str) -> tuple[str, Any]:
     base, _, variant = label.partition("-")
     color = SELECTOR_COLORS.get(base, "#7f7f7f")  # variants share their selector's colour
     dash = "--" if label == "uniform" else _VARIANT_DASH.get(variant, "-.")
@@ -203,6 +220,36 @@ def plot_training(
             f"{smoothing_note(windows)}",
             fontsize=10.5,
         )
+        return _save(fig, path)
+
+
+def plot_rollout_curves(
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Sequence[str], path: Path
+) -> Path:
+    """Every entry in one panel: held-out pass@1 against cumulative rollouts (mean over seeds
+    of each evaluation's rollouts), mean and 95% band; dotted: uniform's best. The view that
+    compares entries spending different rollouts a step."""
+    seeds = len(runs["uniform"])
+    target = float(np.mean(_eval_matrix(runs["uniform"], "eval_rollouts")[1].max(axis=1)))
+    title = textwrap.wrap(
+        f"Real RL: held-out pass@1 against cumulative rollouts, mean and bootstrap 95% band "
+        f"over {seeds} paired seeds; dotted: uniform's best (TTB100 target)",
+        width=60,
+    )
+    with _figure(5.6, 4.2 + 0.2 * len(title)) as fig:
+        ax = fig.subplots()
+        for label in labels:
+            xs, ys = _eval_matrix(runs[label], "eval_rollouts")
+            mean, lo, hi = _band(ys)
+            color, dash = _style(label)
+            x = xs.mean(axis=0) / 1e3
+            ax.fill_between(x, lo, hi, color=color, alpha=0.12, lw=0)
+            ax.plot(x, mean, color=color, ls=dash, lw=1.7, label=label)
+        ax.axhline(target, color="black", ls=":", lw=0.9)
+        ax.set_xlabel("cumulative rollouts (thousands)")
+        ax.set_ylabel("held-out pass@1")
+        ax.legend(loc="lower right", fontsize=8.5)
+        fig.suptitle("\n".join(title), fontsize=10)
         return _save(fig, path)
 
 
