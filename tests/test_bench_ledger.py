@@ -185,12 +185,17 @@ def test_an_entry_s_own_group_size_is_in_its_run_and_its_definition_only() -> No
     config = tb.run_config(n4, 0)
     assert config.group_size == 4 and tb.train.group_size == 8
     plain = entry_definition(tb.run_config(MAIN_ENTRIES[0], 0))
-    assert entry_definition(config, n4.group_size) == {**plain, "group_size": 4}
+    assert entry_definition(config, n4.own_train()) == {**plain, "group_size": 4}
     assert "group_size" not in plain
     # The committed ledger's uniform records (testbed 95e789cb0d16) were written under this.
     assert definition_digest(plain) == "61328573"
     with pytest.raises(ValueError, match="group_size must be an int >= 2"):
         BenchEntry("x", "uniform", group_size=1)
+    with pytest.raises(ValueError, match="steps must be an int >= 1"):
+        BenchEntry("x", "uniform", steps=0)
+    long = next(e for e in EFFECT_ENTRIES if e.label == "uniform-n4-long")
+    assert tb.run_config(long, 0).steps == 720
+    assert entry_definition(tb.run_config(long, 0), long.own_train())["steps"] == 720
 
 
 def test_a_report_reads_an_earlier_definition_only_where_today_s_is_not_recorded(

@@ -103,10 +103,11 @@ def directory_digest(folder: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def entry_definition(config: TrainConfig, group_size: int | None = None) -> dict[str, Any]:
+def entry_definition(config: TrainConfig, own: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a run's entry runs: its selector, every config field resolved (defaults
     included), what it is given, its dynamic sampling settings (None when off), when on, its
-    rollout allocation's, and the entry's own group size where it sets one."""
+    rollout allocation's, and the training fields the entry sets itself (`own`:
+    BenchEntry.own_train, e.g. its group size)."""
     from frontier_rft.core.config import config_from_dict
     from frontier_rft.selectors.registry import SELECTORS
 
@@ -124,8 +125,7 @@ def entry_definition(config: TrainConfig, group_size: int | None = None) -> dict
     if config.allocation:  # only then: the digests of every entry without one stay as they were
         allocation = dataclasses.asdict(config.allocation_config())
         definition["allocation"] = {**allocation, "group_weighting": config.group_weighting}
-    if group_size is not None:  # likewise: only an entry that sets its own
-        definition["group_size"] = group_size
+    definition.update(own or {})  # likewise: only what an entry sets itself
     out: dict[str, Any] = json.loads(json.dumps(definition, sort_keys=True, default=str))
     return out
 

@@ -246,7 +246,7 @@ class RunSpec:
     @property
     def definition(self) -> str:
         """The digest of what this run's entry runs (the ledger's key beside label and seed)."""
-        return definition_digest(entry_definition(self.config, self.entry.group_size))
+        return definition_digest(entry_definition(self.config, self.entry.own_train()))
 
     def steps_done(self) -> int:
         """Training steps logged so far (read from metrics.jsonl)."""
@@ -298,7 +298,7 @@ def _spec_file(spec: RunSpec) -> Path:
         "drop_weights": spec.drop_weights,
         "start_state": None if spec.start_state is None else str(spec.start_state),
         "code": code_info(),
-        "definition": entry_definition(spec.config, spec.entry.group_size),
+        "definition": entry_definition(spec.config, spec.entry.own_train()),
     }
     path.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
     return path
@@ -604,7 +604,7 @@ def _spec_code(path: Path, spec: RunSpec) -> tuple[dict[str, Any], dict[str, Any
         code = {"commit": None, "note": "the run's spec predates recording the code that ran it"}
     definition = held.get("definition")
     if not isinstance(definition, dict):
-        definition = entry_definition(spec.config, spec.entry.group_size)
+        definition = entry_definition(spec.config, spec.entry.own_train())
         code = {**code, "definition": "computed when recorded, not when the run started"}
     return dict(code), dict(definition)
 
@@ -666,7 +666,7 @@ def _chosen_definitions(
             held[label][digest] += 1
     chosen: dict[str, dict[str, Any]] = {}
     for e in entries:
-        today = definition_digest(entry_definition(tb.run_config(e, seeds[0]), e.group_size))
+        today = definition_digest(entry_definition(tb.run_config(e, seeds[0]), e.own_train()))
         counts = held.get(e.label, {})
         if today in counts or not counts:
             chosen[e.label] = {"digest": today, "today": True}

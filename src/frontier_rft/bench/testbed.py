@@ -72,17 +72,20 @@ class BenchEntry:
     group_size: int | None = None
     """Rollouts per prompt instead of the testbed's (None: the testbed's): plain GRPO at a
     smaller per-step budget, the control of a lean allocation."""
+    steps: int | None = None
+    """Training steps instead of the testbed's (None: the testbed's): an entry that spends
+    fewer rollouts a step runs until it has spent about uniform's."""
 
     def __post_init__(self) -> None:
-        if self.group_size is not None and (
-            isinstance(self.group_size, bool)
-            or not isinstance(self.group_size, int)
-            or self.group_size < 2
-        ):
-            raise ValueError(
-                f"BenchEntry {self.label!r}: group_size must be an int >= 2 (a group needs "
-                f"two rollouts), got {self.group_size!r}"
-            )
+        for name, least, why in (("group_size", 2, "a group needs two rollouts"), ("steps", 1, "")):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < least
+            ):
+                raise ValueError(
+                    f"BenchEntry {self.label!r}: {name} must be an int >= {least}"
+                    f"{f' ({why})' if why else ''}, got {value!r}"
+                )
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
             raise ValueError(
                 f"BenchEntry {self.label!r}: dynamic_sampling must be one of "
@@ -94,6 +97,12 @@ class BenchEntry:
                 f"BenchEntry {self.label!r}: allocation takes {', '.join(ALLOCATION_FIELDS)}; "
                 f"got {', '.join(unknown)}"
             )
+
+    def own_train(self) -> dict[str, Any]:
+        """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
+        its ledger definition."""
+        own = {"group_size": self.group_size, "steps": self.steps}
+        return {k: v for k, v in own.items() if v is not None}
 
 
 MAIN_ENTRIES = (
@@ -160,6 +169,22 @@ EFFECT_ENTRIES = (
         group_size=4,
     ),
     BenchEntry(
+        "greso-alloc-lean-long",
+        "greso",
+        role="effect",
+        note="greso-alloc-lean run for 690 steps: about uniform's total rollouts",
+        allocation={"rollout_budget": 0.5},
+        steps=690,
+    ),
+    BenchEntry(
+        "uniform-n4-long",
+        "uniform",
+        role="effect",
+        note="uniform-n4 run for 720 steps: uniform's total rollouts",
+        group_size=4,
+        steps=720,
+    ),
+    BenchEntry(
         "greso-alloc-pilot",
         "greso",
         role="effect",
@@ -217,9 +242,7 @@ class Testbed:
 
     def run_config(self, entry: BenchEntry, seed: int) -> TrainConfig:
         """The TrainConfig of one (entry, seed) run."""
-        train = self.train
-        if entry.group_size is not None:
-            train = dataclasses.replace(train, group_size=entry.group_size)
+        train = dataclasses.replace(self.train, **entry.own_train())
         return dataclasses.replace(
             train,
             selector=entry.selector,
