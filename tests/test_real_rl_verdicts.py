@@ -36,6 +36,7 @@ FILES = {
         "real_rl_gpu_pool1280_full.json",
         "real_rl_gpu_pool1280_more_full.json",
         "real_rl_gpu_pool1280_rest_full.json",
+        "real_rl_standard_cpu_1280_full.json",
     ),
 }
 

@@ -5,7 +5,7 @@ Held-out pass@1 at the end of the real-RL benchmark (`frontier bench-rl --scale 
 tiny Llama, GRPO on Countdown, 360 steps x 16 prompts x 8 rollouts, 5 paired seeds), minus
 uniform's, classed by its bootstrap 95% CI: 'helps' (above 0), 'hurts' (below 0) or 'noise'
 (the CI holds 0). Sources: the GPU runs (benchmarks/results/real_rl_gpu*_full.json) and the
-CPU runs of the run ledger (benchmarks/results/real_rl_standard_cpu{,_dapo,_alloc}_full.json,
+CPU runs of the run ledger (benchmarks/results/real_rl_standard_cpu{,_dapo,_alloc,_1280}_full.json,
 entries whose ledger definition is today's only), docs/results/real_rl.md;
 tests/test_real_rl_verdicts.py checks this table against those files.
 """
@@ -45,6 +45,7 @@ REAL_RL_VERDICTS: dict[str, dict[str, str]] = {
     },
     "1280": {
         "uniform+dapo": "helps",
+        "greso": "helps",
         "bots": "noise",
         "frontier": "noise",
         "sec": "noise",
