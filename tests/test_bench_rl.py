@@ -235,3 +235,47 @@ def test_a_testbed_file_from_before_a_new_field_or_with_another_device_still_res
     (tmp_path / "testbed.json").write_text("[1, 2]")
     with pytest.raises(SystemExit, match="is not a bench-rl testbed"):
         _check_same_testbed(tmp_path, tb)
+
+
+_SIGTERM_SCRIPT = """
+import subprocess, sys
+from pathlib import Path
+from frontier_rft.bench import real_rl, testbed as bench
+
+root = Path(sys.argv[1])
+specs = real_rl.run_specs(bench.testbed("toy"), bench.MAIN_ENTRIES[:1], [0], root / "m", root)
+real = subprocess.Popen
+
+def popen(cmd, **kwargs):  # a worker that would train for a minute
+    proc = real([sys.executable, "-c", "import time; time.sleep(60)"], **kwargs)
+    (root / "worker.pid").write_text(str(proc.pid))
+    return proc
+
+real_rl.subprocess.Popen = popen
+real_rl.run_all(specs, jobs=1, progress=False, poll_s=0.05)
+"""
+
+
+def test_a_terminated_benchmark_stops_its_workers(tmp_path: Path) -> None:
+    """`kill` of bench-rl (SIGTERM) stops its worker processes as Ctrl-C does, instead of
+    leaving them training without a parent."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _SIGTERM_SCRIPT, str(tmp_path)], env=env, stderr=subprocess.PIPE
+    )
+    pid_file = tmp_path / "worker.pid"
+    deadline = time.monotonic() + 120
+    while not pid_file.is_file() and time.monotonic() < deadline and parent.poll() is None:
+        time.sleep(0.1)
+    assert pid_file.is_file(), parent.stderr.read().decode() if parent.stderr else ""
+    worker = int(pid_file.read_text())
+    parent.send_signal(signal.SIGTERM)
+    parent.wait(timeout=60)
+    with pytest.raises(ProcessLookupError):  # stopped and reaped by the benchmark
+        os.kill(worker, 0)

@@ -27,8 +27,10 @@ import logging
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -377,6 +379,11 @@ def run_all(
         "MKL_NUM_THREADS": "1",
         "TOKENIZERS_PARALLELISM": "false",
     }
+    # `kill PID` (SIGTERM) of the benchmark ends it as Ctrl-C does: the workers are stopped
+    # below, not left training on their own (they resume next time).
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         while queue or running:
             while queue and len(running) < jobs:
@@ -409,7 +416,13 @@ def run_all(
         for proc in running:
             proc.wait()
         bar.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return failed
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 # ---------------------------------------------------------------------------- results
