@@ -137,7 +137,7 @@ def test_a_lean_allocation_is_measured_against_equal_groups_of_the_same_budget()
     m = check["measured"]
     # At 1000 rollouts: seed 0 0.22 + 0.08 x 400/600 = 0.2733, seed 1 0.2 + 0.08 x 400/600
     # = 0.2533; uniform-n4 0.2 on both.
-    delta = m["pass1_at_equal_rollouts_minus_uniform_n4"]
+    delta = m["pass1_at_equal_rollouts_minus_control"]
     assert abs(delta["mean"] - (0.0733333 + 0.0533333) / 2) < 1e-6
     assert m["total_rollouts_ratio"]["values"] == [1.2, 1.2]
     assert check["reproduced"] is True

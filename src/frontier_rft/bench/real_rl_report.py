@@ -500,26 +500,34 @@ def _allocation_saves_rollouts(runs: Runs, labels: Labels) -> list[dict[str, Any
     return out
 
 
+LEAN_CONTROLS = (("greso-alloc-lean", "uniform-n4"), ("greso-alloc-lean-long", "uniform-n4-long"))
+"""A lean allocation and its control: the same per-step budget and steps in equal groups."""
+
+
 def _lean_allocation_beats_equal_groups(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
     """A lean budget spread by the posterior against the same budget in equal groups:
     `greso-alloc-lean` (0.5x uniform's rollouts a step) against `uniform-n4` (4 rollouts a
-    prompt), by rollouts. What the allocation adds beyond smaller groups."""
-    if not {"greso-alloc-lean", "uniform-n4"} <= set(runs):
-        return []
-    s = _seeds_of(runs, "greso-alloc-lean", "uniform-n4")
-    measured = _by_rollouts(runs["greso-alloc-lean"], runs["uniform-n4"], s, "uniform_n4")
-    ci = measured["pass1_at_equal_rollouts_minus_uniform_n4"]["ci"]
-    return [
-        {
-            "effect": "greso-alloc-lean scores above uniform-n4 (the same per-step budget in "
-            "equal groups of 4) at equal rollouts",
-            "paper": "Knapsack RL / Pilot-Commit: where the rollouts go matters, not only how "
-            "many a step spends",
-            "measured": measured,
-            "reproduced": _excludes_zero(ci, +1),
-            "seeds": s,
-        }
-    ]
+    prompt), by rollouts, and their runs to uniform's total. What the allocation adds
+    beyond smaller groups."""
+    out = []
+    for lean, control in LEAN_CONTROLS:
+        if not {lean, control} <= set(runs):
+            continue
+        s = _seeds_of(runs, lean, control)
+        measured = _by_rollouts(runs[lean], runs[control], s, "control")
+        ci = measured["pass1_at_equal_rollouts_minus_control"]["ci"]
+        out.append(
+            {
+                "effect": f"{lean} scores above {control} (the same per-step budget in equal "
+                "groups of 4) at equal rollouts",
+                "paper": "Knapsack RL / Pilot-Commit: where the rollouts go matters, not only "
+                "how many a step spends",
+                "measured": measured,
+                "reproduced": _excludes_zero(ci, +1),
+                "seeds": s,
+            }
+        )
+    return out
 
 
 EFFECTS: tuple[Callable[[Runs, Labels], list[dict[str, Any]]], ...] = (

@@ -34,8 +34,10 @@ _VARIANT_DASH: dict[str, Any] = {
     "r0.15": "--",
     "alloc": "-.",
     "alloc-lean": ":",
+    "alloc-lean-long": ":",
     "alloc-pilot": (0, (3, 1, 1, 1)),
     "n4": ":",
+    "n4-long": ":",
 }
 
 
