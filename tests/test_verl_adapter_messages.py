@@ -5,6 +5,7 @@ The adapter's runs against verl itself are in tests_verl/."""
 from __future__ import annotations
 
 import re
+from collections import UserList
 from types import SimpleNamespace
 from typing import Any
 
@@ -212,6 +213,11 @@ def test_column_lists_left_empty_in_yaml_mean_none_and_others_are_named(field: s
     """`pass_rate_keys:` with nothing after it is YAML null: no columns, not a TypeError."""
     config = VerlSamplerConfig.from_fields({field: None}, 8, "data.sampler.frontier")
     assert getattr(config, field) == ()
+    # verl hands YAML lists over as OmegaConf ListConfig: any sequence of names is a list
+    config = VerlSamplerConfig.from_fields(
+        {field: UserList(["weak", "strong"])}, 8, "data.sampler.frontier"
+    )
+    assert getattr(config, field) == ("weak", "strong")
     for bad in (3, {"weak": "a"}, ["weak", 2]):
         with pytest.raises(ValueError, match=rf"{field} must be a list of column names"):
             VerlSamplerConfig.from_fields({field: bad}, 8, "data.sampler.frontier")

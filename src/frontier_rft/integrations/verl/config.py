@@ -120,7 +120,10 @@ class VerlSamplerConfig:
                 object.__setattr__(self, name, ())
                 continue
             check(
-                isinstance(value, list | tuple) and all(isinstance(v, str) for v in value),
+                # a Sequence: YAML lists arrive as OmegaConf ListConfig from verl
+                isinstance(value, Sequence)
+                and not isinstance(value, str | bytes)
+                and all(isinstance(v, str) for v in value),
                 f"{name} must be a list of column names, e.g. [weak, strong], got {value!r}",
             )
         check(
