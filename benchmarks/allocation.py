@@ -22,16 +22,13 @@ learner's, as a Beta of strength 1e4), in one process.
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from frontier_rft.bench.metrics import mean_ci, paired_summary, ttb
-from frontier_rft.bench.scripts import command_line, script_parser, write_outputs
-from frontier_rft.bench.simulated import run_benchmark
+from frontier_rft.bench.scripts import command_line, script_parser, seed_list, write_outputs
+from frontier_rft.bench.simulated import cached_runs
 from frontier_rft.simulation.runner import Entry
 from frontier_rft.wrappers.sampling import SIZE_BINS
 
@@ -165,20 +162,6 @@ def _figure(runs_by_pool: dict[str, list[dict[str, Any]]], labels: list[str], pa
     fig.savefig(path, dpi=110)
 
 
-def _runs(
-    scenario: str, entries: tuple[Entry, ...], seeds: list[int], jobs: int, name: str
-) -> list[dict[str, Any]]:
-    """Every run of one scenario; cached under the system temp dir, so a rerun that only
-    changes the summary does not simulate again (delete the file to rerun)."""
-    cache = Path(tempfile.gettempdir()) / f"allocation_{name}_{seeds[0]}-{seeds[-1]}.json"
-    if cache.is_file():
-        runs: list[dict[str, Any]] = json.loads(cache.read_text())
-        return runs
-    res = run_benchmark(scenario, entries, seeds, STEPS, BATCH, ROLLOUTS, jobs, BASE)
-    cache.write_text(json.dumps(res["runs"]))
-    return list(res["runs"])
-
-
 def _install_oracle() -> None:
     """Posteriors of the marked entry read the simulated learner's true pass rates (this
     process only: run with --jobs 1)."""
@@ -202,22 +185,17 @@ def _install_oracle() -> None:
     PassRatePosteriors.posterior = truth  # type: ignore[method-assign]
 
 
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi) + 1)) if hi else [int(s) for s in text.split(",")]
-
-
 def main() -> None:
     parser = script_parser(__doc__ or "")
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    parser.add_argument("--seeds", default="0-4", help="seeds: 'a-b' or a comma list")
+    parser.add_argument("--seeds", type=seed_list, default="0-4", help="seeds: 'a-b' or a list")
     parser.add_argument("--stem", default="allocation_sim", help="output file name stem")
     parser.add_argument("--oracle", action="store_true", help="the bound (see above)")
     parser.add_argument(
         "--only", default="", help="comma list of entry labels to run (uniform always runs)"
     )
     args = parser.parse_args()
-    command, seeds = command_line(), _seeds(args.seeds)
+    command, seeds = command_line(), args.seeds
     entries = ENTRIES
     if args.only:
         wanted = {BASE, *args.only.split(",")}
@@ -243,7 +221,9 @@ def main() -> None:
     ]
     runs_by_pool = {}
     for pool, scenario in SCENARIOS.items():
-        runs = _runs(scenario, entries, seeds, args.jobs, f"{args.stem}_{pool}")
+        runs = cached_runs(
+            "allocation", scenario, entries, seeds, STEPS, BATCH, ROLLOUTS, args.jobs, BASE
+        )
         runs_by_pool[pool] = runs
         table = summarise(runs, seeds, entries)
         payload[pool] = {"scenario": scenario, "entries": table}

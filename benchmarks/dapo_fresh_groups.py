@@ -14,16 +14,13 @@ DAPO(uniform, fixed 3x) on the same seed, divided by the rollouts DAPO(uniform) 
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from frontier_rft.bench.metrics import ttb
 from frontier_rft.bench.scripts import out_and_jobs, write_outputs
-from frontier_rft.bench.simulated import run_benchmark
+from frontier_rft.bench.simulated import cached_runs
 from frontier_rft.simulation.runner import Entry
 
 BASE = "uniform+dapo"
@@ -89,18 +86,6 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _runs(scenario: str, jobs: int | None) -> list[dict[str, Any]]:
-    """Every run of one scenario; cached under the system temp dir, so a rerun that only
-    changes the summary does not simulate again (delete the file to rerun)."""
-    cache = Path(tempfile.gettempdir()) / f"dapo_fresh_groups_{scenario}.json"
-    if cache.is_file():
-        runs: list[dict[str, Any]] = json.loads(cache.read_text())
-        return runs
-    res = run_benchmark(scenario, ENTRIES, SEEDS, STEPS, BATCH, ROLLOUTS, jobs, BASE)
-    cache.write_text(json.dumps(res["runs"]))
-    return list(res["runs"])
-
-
 def _cell(row: dict[str, Any], key: str) -> str:
     value, k = row[key], row[f"{key}_reached"]
     return "never (0/5)" if value is None else f"{value:.2f} ({k}/{len(SEEDS)})"
@@ -117,7 +102,19 @@ def main() -> None:
         f"75% / 100% of {BASE}'s gain on the same seed, over {BASE}'s own (lower is better).",
     ]
     for pool, scenario in SCENARIOS.items():
-        table = summarise(_runs(scenario, args.jobs))
+        table = summarise(
+            cached_runs(
+                "dapo_fresh_groups",
+                scenario,
+                ENTRIES,
+                SEEDS,
+                STEPS,
+                BATCH,
+                ROLLOUTS,
+                args.jobs,
+                BASE,
+            )
+        )
         payload[pool] = {"scenario": scenario, "entries": table}
         lines += [
             "",

@@ -40,3 +40,30 @@ def test_outputs_are_a_json_and_a_markdown_file(
     assert (tmp_path / "new" / "stem.json").read_text().endswith("]\n}\n")
     assert (tmp_path / "new" / "stem.md").read_text() == "# T\nx\n"
     assert capsys.readouterr().out == "# T\nx\n"
+
+
+def test_cached_runs_are_keyed_by_what_makes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun reads the cache; another entry list (or seeds) never reads its runs."""
+    import tempfile
+
+    from frontier_rft.bench import simulated
+    from frontier_rft.simulation.runner import Entry
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    calls: list[list[str]] = []
+
+    def fake(scenario, entries, seeds, *args):  # type: ignore[no-untyped-def]
+        calls.append([e.label for e in entries])
+        return {"runs": [{"label": e.label, "seed": s} for e in entries for s in seeds]}
+
+    monkeypatch.setattr(simulated, "run_benchmark", fake)
+    one = (Entry("uniform", "uniform"), Entry("greso", "greso"))
+    first = simulated.cached_runs("t", "hard", one, [0, 1], 10, 4, 8, 1)
+    assert simulated.cached_runs("t", "hard", one, [0, 1], 10, 4, 8, 1) == first
+    assert len(calls) == 1
+    two = (*one, Entry("greso+alloc", "greso", allocation={}))
+    assert len(simulated.cached_runs("t", "hard", two, [0, 1], 10, 4, 8, 1)) == 6
+    simulated.cached_runs("t", "hard", one, [0, 2], 10, 4, 8, 1)
+    assert len(calls) == 3

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import json
 import os
+import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -39,6 +41,7 @@ from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scen
 
 __all__ = [
     "RESULTS_FORMAT",
+    "cached_runs",
     "parse_entries",
     "run_benchmark",
     "run_many",
@@ -64,6 +67,33 @@ def sweep_entries(name: str, key: str, values: Sequence[Any], base: dict[str, An
     return [
         Entry(label=f"{name}[{key}={v}]", selector=name, overrides={**base, key: v}) for v in values
     ]
+
+
+def cached_runs(
+    name: str,
+    scenario: str,
+    entries: Sequence[Entry],
+    seeds: Sequence[int],
+    steps: int,
+    batch: int,
+    rollouts: int,
+    jobs: int | None,
+    baseline: str = "uniform",
+) -> list[dict[str, Any]]:
+    """run_benchmark's runs, cached under the system temp dir by everything that makes them
+    (scenario, entries, seeds, sizes), so a script rerun that only changes its summary does
+    not simulate again, and a changed entry list never reads another's runs."""
+    key = json.dumps(
+        [scenario, [repr(e) for e in entries], list(seeds), steps, batch, rollouts, baseline]
+    )
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    cache = Path(tempfile.gettempdir()) / f"frontier_rft_{name}_{digest}.json"
+    if cache.is_file():
+        runs: list[dict[str, Any]] = json.loads(cache.read_text())
+        return runs
+    res = run_benchmark(scenario, entries, seeds, steps, batch, rollouts, jobs, baseline)
+    cache.write_text(json.dumps(res["runs"]))
+    return list(res["runs"])
 
 
 def run_benchmark(
