@@ -56,6 +56,7 @@ from frontier_rft.wrappers.allocation_rule import (
     take_greedy,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
+from frontier_rft.wrappers.passthrough import WrapsSelector
 from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, fresh_batch
 
 __all__ = ["COMMITS", "VALUES", "Allocation", "AllocationConfig"]
@@ -182,7 +183,7 @@ class AllocationConfig:
         return budget
 
 
-class Allocation:
+class Allocation(WrapsSelector):
     """Per-prompt rollout allocation around a built selector (see the module docstring).
 
     Not a Selector: it holds one (`inner`), asks it for each step's prompts, and sends it
@@ -222,14 +223,6 @@ class Allocation:
         )
         self._totals = dict.fromkeys(_TOTALS, 0)
         self._last = dict.fromkeys(_LAST, float("nan"))
-
-    @property
-    def pool(self) -> Any:
-        return self.inner.pool
-
-    @property
-    def num_tasks(self) -> int:
-        return self.inner.num_tasks
 
     # ------------------------------------------------------------------ the rule
     def allocate(self, ids: I64, group_size: int, budget: int) -> I64:
@@ -394,23 +387,6 @@ class Allocation:
             "informative_tried": float(mixed[tried].sum()) if n_tried else float("nan"),
             "committed_prompts": float(committed),
         }
-
-    # ------------------------------------------------------------------ pass-through
-    def select(self, n: int) -> I64:
-        """Exactly n ids from the inner selector (no allocation)."""
-        return self.inner.select(n)
-
-    def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
-        """Rewards to the inner selector (sample sends its own rounds' already)."""
-        self.inner.update(feedback, idempotent=idempotent)
-
-    def flush(self) -> None:
-        """Fold the inner selector's buffered feedback now (see Selector.flush)."""
-        self.inner.flush()
-
-    def refresh_features(self, features: NDArray[Any]) -> bool:
-        """Refreshed features go to the inner selector (False if it reads none)."""
-        return self.inner.refresh_features(features)
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:

@@ -31,11 +31,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
 from frontier_rft.core.config import check, check_field_types, config_from_dict
-from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import (
     check_keys,
@@ -45,6 +43,7 @@ from frontier_rft.core.state_check import (
     read_keys,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr, gather
+from frontier_rft.wrappers.passthrough import WrapsSelector
 from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, run_round
 
 __all__ = [
@@ -173,7 +172,7 @@ class DynamicSamplingConfig:
         )
 
 
-class DynamicSampling:
+class DynamicSampling(WrapsSelector):
     """DAPO dynamic sampling around a built selector: oversample, train on mixed groups only.
 
     Not a Selector: it holds one (`inner`), asks it for every round's candidates, and sends
@@ -218,14 +217,6 @@ class DynamicSampling:
         self._zv = {"step": -1, "groups": 0, "zero": 0}
         self._ftotals = dict.fromkeys(_TOTALS, 0)
         self._flast = dict.fromkeys(_LAST, float("nan"))
-
-    @property
-    def pool(self) -> Any:
-        return self.inner.pool
-
-    @property
-    def num_tasks(self) -> int:
-        return self.inner.num_tasks
 
     @property
     def zero_variance_rate(self) -> float | None:
@@ -379,23 +370,6 @@ class DynamicSampling:
             "stale_share": result.stale_share,
         }
         return StepSamples(step, tuple(rounds), result)
-
-    # ------------------------------------------------------------------ pass-through
-    def select(self, n: int) -> NDArray[np.int64]:
-        """Exactly n ids from the inner selector (no oversampling)."""
-        return self.inner.select(n)
-
-    def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
-        """Rewards to the inner selector (sample sends its own rounds' already)."""
-        self.inner.update(feedback, idempotent=idempotent)
-
-    def flush(self) -> None:
-        """Fold the inner selector's buffered feedback now (see Selector.flush)."""
-        self.inner.flush()
-
-    def refresh_features(self, features: NDArray[Any]) -> bool:
-        """Refreshed features go to the inner selector (False if it reads none)."""
-        return self.inner.refresh_features(features)
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
