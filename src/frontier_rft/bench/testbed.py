@@ -77,14 +77,13 @@ class BenchEntry:
     fewer rollouts a step runs until it has spent about uniform's."""
 
     def __post_init__(self) -> None:
-        for name, least, why in (("group_size", 2, "a group needs two rollouts"), ("steps", 1, "")):
+        for name, least in (("group_size", 2), ("steps", 1)):  # a group needs two rollouts
             value = getattr(self, name)
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int) or value < least
             ):
                 raise ValueError(
-                    f"BenchEntry {self.label!r}: {name} must be an int >= {least}"
-                    f"{f' ({why})' if why else ''}, got {value!r}"
+                    f"BenchEntry {self.label!r}: {name} must be an int >= {least}, got {value!r}"
                 )
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
             raise ValueError(
