@@ -238,3 +238,42 @@ def test_a_config_of_more_values_than_a_config_holds_is_refused(
     path = trl_file(tmp_path, "selector_config: {lam: [" + ", ".join(["1"] * 100_001) + "]}\n")
     code, out = check(capsys, "trl", path)
     assert code == 2 and "more than 100,000 keys and values" in out, out[-300:]
+
+
+@pytest.mark.parametrize("depth", [33, 999, 1_001, 50_000])
+@pytest.mark.parametrize("style", ["flow", "block"])
+def test_the_depth_bound_fires_the_same_whatever_libyaml_refuses_first(
+    depth: int, style: str
+) -> None:
+    """libyaml 0.2.5 (PyYAML 6.0.4) refuses nesting past 1000 while scanning ahead, before
+    our event check sees depth 33; the bound's message must not depend on it."""
+    text = "[" * depth + "]" * depth if style == "flow" else "- " * depth + "x"
+    with pytest.raises(RefusedYAML, match="nested deeper than 32 levels"):
+        load_yaml(text)
+
+
+def test_a_libyaml_that_refuses_earlier_still_gives_our_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A libyaml with a lower bound of its own (any text deeper than 2 refused with its own
+    error) still gives our message; an error of its own that breaks no bound of ours is
+    passed on as it is."""
+    import yaml
+
+    from frontier_rft.core import yamlsafe
+
+    real_parse = yaml.parse
+
+    def strict_parse(text: str, Loader: object) -> object:  # noqa: N803 (PyYAML's name)
+        if Loader is not yaml.SafeLoader and text.count("[") > 2:
+            raise yaml.scanner.ScannerError(None, None, "exceeded maximum nesting depth")
+        return real_parse(text, Loader=Loader)
+
+    monkeypatch.setattr(yamlsafe, "_BASE", getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    monkeypatch.setattr(yaml, "parse", strict_parse)
+    with pytest.raises(RefusedYAML, match="nested deeper than 32 levels"):
+        load_yaml("[" * 40 + "]" * 40)
+    if yamlsafe._BASE is not yaml.SafeLoader:
+        with pytest.raises(yaml.scanner.ScannerError, match="exceeded maximum nesting"):
+            load_yaml("[[[1]]]")  # within our bound: libyaml's refusal stands
+    assert load_yaml("[[1]]") == [[1]]
