@@ -264,7 +264,7 @@ def test_a_libyaml_that_refuses_earlier_still_gives_our_bound(
 
     real_parse = yaml.parse
 
-    def strict_parse(text: str, Loader: object) -> object:  # noqa: N803 (PyYAML's name)
+    def strict_parse(text: str, Loader: object) -> object:
         if Loader is not yaml.SafeLoader and text.count("[") > 2:
             raise yaml.scanner.ScannerError(None, None, "exceeded maximum nesting depth")
         return real_parse(text, Loader=Loader)
