@@ -81,12 +81,26 @@ _log = logging.getLogger(__name__)
 # ---------------------------------------------------------------------------- start model
 
 
-def prepare_start_model(tb: Testbed, root: Path, log: Callable[[str], None] = _log.info) -> Path:
+START_MODELS = "start_models"
+"""The ledger's folder of committed start models, one `<digest>/` each (~3.7 MB for the
+standard testbed's): the weights a `start_weights` testbed trains from on any machine."""
+
+
+def prepare_start_model(
+    tb: Testbed,
+    root: Path,
+    log: Callable[[str], None] = _log.info,
+    ledger_root: Path | None = None,
+) -> Path:
     """The start model's directory, made once (skipped when done): the tiny Llama built and
-    warm-started, or a pretrained `start_model` loaded once and saved as a plain Hugging
-    Face directory (every run then loads that in seconds instead of de-quantising a GGUF)."""
+    warm-started, the ledger's committed `start_weights` copied, or a pretrained
+    `start_model` loaded once and saved as a plain Hugging Face directory (every run then
+    loads that in seconds instead of de-quantising a GGUF). A warm start built here is
+    also saved to the ledger's start_models/ (when there is a ledger), to be committed."""
     if tb.start_model:
         return _save_pretrained_start(tb.start_model, root / "model-start", log)
+    if tb.start_weights:
+        return _copy_start_weights(tb.start_weights, root / "model-sft", ledger_root, log)
     from frontier_rft.training.sft import run_sft
     from frontier_rft.training.tiny_model import build_tiny_lm
 
@@ -105,7 +119,47 @@ def prepare_start_model(tb: Testbed, root: Path, log: Callable[[str], None] = _l
             f"warm start: loss {stats['first_loss']:.3f} -> {stats['final_loss']:.3f} "
             f"in {stats['seconds']:.0f} s"
         )
+    if ledger_root is not None:
+        saved = ledger_root / START_MODELS / directory_digest(sft)
+        if not (saved / "config.json").is_file():
+            _copy_model_dir(sft, saved)
+            log(
+                f"saved the start model to {saved}: commit it, and pass --start-weights "
+                f"{saved.name} on any machine to train from these weights"
+            )
     return sft
+
+
+def _copy_start_weights(
+    digest: str, out: Path, ledger_root: Path | None, log: Callable[[str], None]
+) -> Path:
+    """The ledger's start model `digest` copied to `out` (checked against its digest)."""
+    if ledger_root is None:
+        raise ValueError("--start-weights reads the start model from the ledger: pass --ledger")
+    source = ledger_root / START_MODELS / digest
+    if not (source / "config.json").is_file():
+        held = sorted(p.name for p in (ledger_root / START_MODELS).glob("*") if p.is_dir())
+        raise ValueError(
+            f"--start-weights {digest}: the ledger holds no start model {source}; it holds "
+            f"{', '.join(held) or 'none'}"
+        )
+    if directory_digest(source) != digest:
+        raise ValueError(
+            f"{source}: its weights' digest is {directory_digest(source)}, not {digest}"
+        )
+    if not (out / "config.json").is_file() or directory_digest(out) != digest:
+        _copy_model_dir(source, out)
+        log(f"start model {digest} copied from the ledger")
+    return out
+
+
+def _copy_model_dir(source: Path, out: Path) -> None:
+    """A model directory's files copied, the folder renamed into place whole."""
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
 
 
 def _save_pretrained_start(source: str, out: Path, log: Callable[[str], None]) -> Path:
@@ -525,7 +579,7 @@ def run_comparison(
             model_dir = _start_model_dir(tb, root)
         else:
             _write_testbed(root, tb)
-            model_dir = prepare_start_model(tb, root, log=options.log)
+            model_dir = prepare_start_model(tb, root, log=options.log, ledger_root=options.ledger)
         specs = run_specs(tb, entries, seeds, model_dir, root)
         complete = options.complete_seeds(specs, seeds)
         start = measure_start_states(tb, model_dir, complete, root)
@@ -548,7 +602,13 @@ def run_comparison(
         options.log(f"all {len(specs)} runs are in the ledger {ledger.folder}; nothing to run")
         return _from_ledger(ledger, tb, entries, seeds, options.log)
     _write_testbed(root, tb)
-    record = _Recorder(ledger, tb, prepare_start_model(tb, root, log=options.log), root, machine)
+    record = _Recorder(
+        ledger,
+        tb,
+        prepare_start_model(tb, root, log=options.log, ledger_root=options.ledger),
+        root,
+        machine,
+    )
     _record_finished(specs, record)
     todo = [sp for sp in specs if not ledger.has(sp.entry.label, sp.definition, sp.seed)]
     options.log(
@@ -715,7 +775,7 @@ def run_calibration(
     root, t0 = options.root, time.perf_counter()
     for bed, path in beds.values():
         _write_testbed(path, bed)
-    model_dir = prepare_start_model(tb, root, log=options.log)
+    model_dir = prepare_start_model(tb, root, log=options.log, ledger_root=options.ledger)
     specs = [
         sp
         for bed, path in beds.values()

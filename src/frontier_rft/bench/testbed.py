@@ -43,6 +43,9 @@ ALLOCATION_FIELDS = (
     "commit",
 )
 """The TrainConfig fields a BenchEntry.allocation may set."""
+FEWER_ROLLOUTS_FIELDS = ("rollouts", "screen", "loss_scale")
+"""The TrainConfig fields a BenchEntry.fewer_rollouts may set (they reach the ledger's
+definition as the entry's own training fields: old definitions keep their digests)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,9 @@ class BenchEntry:
     steps: int | None = None
     """Training steps instead of the testbed's (None: the testbed's): an entry that spends
     fewer rollouts a step runs until it has spent about uniform's."""
+    fewer_rollouts: dict[str, Any] | None = None
+    """Uniform's schedule with fewer rollouts (FewerRollouts): TrainConfig's rollouts,
+    screen and loss_scale, or None (off)."""
 
     def __post_init__(self) -> None:
         for name, least in (("group_size", 2), ("steps", 1)):  # a group needs two rollouts
@@ -90,6 +96,12 @@ class BenchEntry:
                 f"BenchEntry {self.label!r}: dynamic_sampling must be one of "
                 f"{DYNAMIC_SAMPLING}, got {self.dynamic_sampling!r}"
             )
+        unknown_fewer = sorted(set(self.fewer_rollouts or {}) - set(FEWER_ROLLOUTS_FIELDS))
+        if unknown_fewer:
+            raise ValueError(
+                f"BenchEntry {self.label!r}: fewer_rollouts takes "
+                f"{', '.join(FEWER_ROLLOUTS_FIELDS)}; got {', '.join(unknown_fewer)}"
+            )
         unknown = sorted(set(self.allocation or {}) - set(ALLOCATION_FIELDS))
         if unknown:
             raise ValueError(
@@ -100,7 +112,7 @@ class BenchEntry:
     def own_train(self) -> dict[str, Any]:
         """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
         its ledger definition."""
-        own = {"group_size": self.group_size, "steps": self.steps}
+        own = {"group_size": self.group_size, "steps": self.steps, **(self.fewer_rollouts or {})}
         return {k: v for k, v in own.items() if v is not None}
 
 
@@ -191,6 +203,41 @@ EFFECT_ENTRIES = (
         allocation={"pilot_rollouts": 4},
     ),
     BenchEntry(
+        "greso-kept",
+        "greso",
+        role="effect",
+        note="greso's skip in uniform's window: only the kept prompts rolled out, uniform's steps",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "greso-kept-mean",
+        "greso",
+        role="effect",
+        note="greso-kept with the loss averaged over the kept groups (the design alternative)",
+        fewer_rollouts={"rollouts": "kept", "loss_scale": "kept"},
+    ),
+    BenchEntry(
+        "skip-kept",
+        "skip",
+        role="effect",
+        note="the Bayesian skip in uniform's window: only the kept prompts rolled out",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "screen4",
+        "uniform",
+        role="effect",
+        note="uniform's prompts screened with 4 rollouts; the other 4 only where mixed (SPEED)",
+        fewer_rollouts={"screen": 4},
+    ),
+    BenchEntry(
+        "greso-kept-screen4",
+        "greso",
+        role="effect",
+        note="greso's skip in uniform's window, the kept prompts screened with 4 rollouts",
+        fewer_rollouts={"rollouts": "kept", "screen": 4},
+    ),
+    BenchEntry(
         "bots-epoch",
         "bots",
         {"coverage": "epoch"},
@@ -234,6 +281,10 @@ class Testbed:
     """A pretrained start model trained as it is, without a warm start: a name of
     `frontier_rft.lm.pretrained.PRETRAINED`, a GGUF file or a model directory
     ('' = build the tiny Llama `model` and warm-start it with `sft`)."""
+    start_weights: str = ""
+    """Digest of a warm-started start model the ledger holds (`start_models/<digest>/`),
+    trained from instead of building one: a warm start is not bit-reproducible across
+    machines, committed weights are ('' = build it; a testbed of its own in the ledger)."""
 
     def __post_init__(self) -> None:
         if not self.start_model and (self.model is None or self.sft is None):
@@ -262,6 +313,8 @@ class Testbed:
             "train": json.loads(json.dumps(asdict(self.train))),
             "pool_seed_base": self.pool_seed_base,
             "start_model": self.start_model,
+            # only when set: every testbed recorded before the field keeps its digest
+            **({"start_weights": self.start_weights} if self.start_weights else {}),
         }
 
     def with_start_model(self, start_model: str) -> Testbed:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -152,7 +153,7 @@ def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
 def _testbed_from_args(args: argparse.Namespace) -> Any:
     """The --scale testbed with the command line's overrides, checked before any work."""
     from frontier_rft.bench.testbed import testbed
-    from frontier_rft.cli.common import model_dir
+    from frontier_rft.cli.common import UsageError, model_dir
     from frontier_rft.lm.device import resolve_device
 
     tb = testbed(args.scale)
@@ -173,9 +174,38 @@ def _testbed_from_args(args: argparse.Namespace) -> Any:
     if args.model:
         model_dir(args.model, "--model")  # a missing model is a one-line error now
         tb = tb.with_start_model(args.model)
+    if args.start_weights:
+        if tb.start_model:
+            raise UsageError(
+                "--start-weights is a warm-started start model of the tiny Llama; "
+                f"--scale {args.scale} / --model trains a pretrained one: drop one of them"
+            )
+        _check_start_weights(args)
+        tb = dataclasses.replace(tb, start_weights=args.start_weights)
     if not args.report_only:
         resolve_device(tb.train.device)  # a missing GPU is a one-line error before any work
     return tb
+
+
+def _check_start_weights(args: argparse.Namespace) -> None:
+    """--start-weights names a start model the ledger holds (a one-line error otherwise)."""
+    from frontier_rft.bench.real_rl import START_MODELS
+    from frontier_rft.cli.common import UsageError
+
+    if not re.fullmatch(r"[0-9a-f]{12}", args.start_weights):
+        raise UsageError(
+            f"--start-weights takes the 12 hex digits of a start model in the ledger's "
+            f"{START_MODELS}/, got {args.start_weights!r}"
+        )
+    if not args.ledger:
+        raise UsageError("--start-weights reads the start model from the ledger: pass --ledger")
+    folder = Path(args.ledger) / START_MODELS
+    if not (folder / args.start_weights / "config.json").is_file():
+        held = sorted(p.name for p in folder.glob("*") if p.is_dir()) if folder.is_dir() else []
+        raise UsageError(
+            f"--start-weights {args.start_weights}: not in {folder} (it holds "
+            f"{', '.join(held) or 'none'})"
+        )
 
 
 def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
@@ -381,6 +411,14 @@ def add_command(sub: Any) -> None:
         default="",
         help="start model instead of the testbed's: a pretrained name, a GGUF file or a model "
         "directory, trained as it is (no tiny model, no warm start) (default: the testbed's)",
+    )
+    p.add_argument(
+        "--start-weights",
+        default="",
+        metavar="DIGEST",
+        help="train from the warm-started start model the ledger holds as start_models/DIGEST "
+        "instead of building one (a warm start differs across machines; committed weights do "
+        "not): a testbed of its own in the ledger (default: build the warm start)",
     )
     p.add_argument(
         "--calibrate",

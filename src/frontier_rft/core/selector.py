@@ -171,15 +171,50 @@ class Selector(ABC):
 
     def select(self, batch_size: int) -> NDArray[np.int64]:
         """Return `batch_size` task ids to roll out next (distinct unless repeats are allowed)."""
+        self._check_batch_size(batch_size, "batch_size")
+        ids = self._guarded(self._select, int(batch_size))
+        self._check_selection(ids, int(batch_size))
+        return self._hand_out(ids)
+
+    @classmethod
+    def walks_windows(cls) -> bool:
+        """Whether it can pass over prompts within uniform's step (`select_window`)."""
+        return cls._select_window is not Selector._select_window
+
+    def select_window(self, positions: int) -> NDArray[np.int64]:
+        """The prompts to roll out among the next `positions` of the selector's walk: uniform's
+        step with the prompts it passes over left out (at least one id, at most
+        `positions`). A run of S steps then walks uniform's S x B prompts and rolls out
+        fewer; `select(B)` instead walks on until B are taken (full batches).
+
+        A ValueError for a selector that does not walk the data (see `walks_windows`)."""
+        if not self.walks_windows():
+            raise ValueError(
+                f"{self.name!r} does not walk the data, so it has no window of uniform's step "
+                "to pass over prompts in: use a selector that skips (greso, skip) or uniform"
+            )
+        self._check_batch_size(positions, "positions")
+        ids = self._guarded(self._select_window, int(positions))
+        if not 1 <= ids.shape[0] <= positions:
+            raise RuntimeError(
+                f"{self.name}: _select_window returned {ids.shape[0]} ids for {positions} positions"
+            )
+        self._check_selection(ids, ids.shape[0])
+        return self._hand_out(ids)
+
+    def _check_batch_size(self, batch_size: Any, what: str) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-            raise ValueError(f"batch_size must be an int, got {batch_size!r}")
+            raise ValueError(f"{what} must be an int, got {batch_size!r}")
         if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+            raise ValueError(f"{what} must be positive, got {batch_size}")
         if batch_size > self.num_tasks and not self.allows_repeats:
             raise ValueError(
-                f"batch_size {batch_size} is larger than the pool ({self.num_tasks} tasks); "
+                f"{what} {batch_size} is larger than the pool ({self.num_tasks} tasks); "
                 "lower the batch size or add tasks"
             )
+
+    def _guarded(self, choose: Any, n: int) -> NDArray[np.int64]:
+        """choose(n), with the selector as it was (RNG included) when it raises."""
         # A user's collaborator (a METIS judge, an ADCL estimator) may raise inside _select:
         # then the feedback folded in just before is undone too, so the retry folds it with
         # the step's later pieces as one batch and the selector is as it was.
@@ -188,7 +223,7 @@ class Selector(ABC):
         rng_state = self.rng.bit_generator.state
         start = time.perf_counter()
         try:
-            ids = np.asarray(self._select(int(batch_size)), dtype=np.int64)
+            ids = np.asarray(choose(n), dtype=np.int64)
         except Exception:
             if backup is not None:
                 self.load_state_dict(backup)
@@ -196,7 +231,9 @@ class Selector(ABC):
                 self.rng.bit_generator.state = rng_state
             raise
         self._last_select_seconds = time.perf_counter() - start
-        self._check_selection(ids, int(batch_size))
+        return ids
+
+    def _hand_out(self, ids: NDArray[np.int64]) -> NDArray[np.int64]:
         self.select_calls += 1
         counts = self._times_selected[ids]
         self._times_selected[ids] = np.minimum(counts.astype(np.int64) + 1, 255).astype(np.uint8)
@@ -387,6 +424,11 @@ class Selector(ABC):
     @abstractmethod
     def _select(self, n: int) -> NDArray[np.int64]:
         """Choose n task ids; may use self.rng and must not raise after mutating state."""
+
+    def _select_window(self, positions: int) -> NDArray[np.int64]:
+        """The ids to roll out among the walk's next `positions` (1 to `positions` of them);
+        only selectors that walk the data define it (see `select_window`)."""
+        raise NotImplementedError
 
     @abstractmethod
     def _observe(self, batch: GroupBatch) -> None:

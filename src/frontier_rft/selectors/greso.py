@@ -166,16 +166,28 @@ class GRESOSelector(Selector):
         return keep
 
     # ------------------------------------------------------------------ select
-    def _select(self, n: int) -> I64:
-        def keep(ids: I64) -> NDArray[np.bool_]:
-            out: NDArray[np.bool_] = self.rng.random(ids.shape[0]) < self.keep_probability(ids)
-            return out
+    def _keep(self, ids: I64) -> NDArray[np.bool_]:
+        out: NDArray[np.bool_] = self.rng.random(ids.shape[0]) < self.keep_probability(ids)
+        return out
 
+    def _select(self, n: int) -> I64:
         ids, self._last_skipped = self._walk.take_where(
-            n, self.rng, keep, EpochWalk.epochs_bound(self.config.min_keep)
+            n, self.rng, self._keep, EpochWalk.epochs_bound(self.config.min_keep)
         )
         self._skip_totals["skipped"] += self._last_skipped
         self._handed_out += n
+        return ids
+
+    def _select_window(self, positions: int) -> I64:
+        ids, skipped = self._walk.take_window(positions, self.rng, self._keep)
+        if ids.size == 0:  # every prompt of the window passed over: walk on to one kept
+            ids, more = self._walk.take_where(
+                1, self.rng, self._keep, EpochWalk.epochs_bound(self.config.min_keep)
+            )
+            skipped += more
+        self._last_skipped = skipped
+        self._skip_totals["skipped"] += skipped
+        self._handed_out += ids.size + skipped  # the run walks uniform's prompts: its epoch
         return ids
 
     # ------------------------------------------------------------------ observe

@@ -56,6 +56,7 @@ between is not predicted, so it is never skipped for it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -305,6 +306,30 @@ class SkipSelector(Selector):
     # ------------------------------------------------------------------ select
     def _select(self, n: int) -> I64:
         kept: list[float] = []
+        bound = EpochWalk.epochs_bound(self.config.min_keep)
+        ids, self._last_skipped = self._walk.take_where(n, self.rng, self._keep(kept), bound)
+        self._skip_totals["skipped"] += self._last_skipped
+        self._handed_out += n
+        self._last_keep = kept[0] if kept else float("nan")
+        return ids
+
+    def _select_window(self, positions: int) -> I64:
+        kept: list[float] = []
+        ids, skipped = self._walk.take_window(positions, self.rng, self._keep(kept))
+        if ids.size == 0:  # every prompt of the window passed over: walk on to one kept
+            bound = EpochWalk.epochs_bound(self.config.min_keep)
+            ids, more = self._walk.take_where(1, self.rng, self._keep(kept), bound)
+            skipped += more
+        self._last_skipped = skipped
+        self._skip_totals["skipped"] += skipped
+        # The clock counts walk positions: uniform's prompts, which a window passes at
+        # uniform's pace (the forgetting is per pass of uniform's).
+        self._handed_out += ids.size + skipped
+        self._last_keep = kept[0] if kept else float("nan")
+        return ids
+
+    def _keep(self, kept: list[float]) -> Callable[[I64], NDArray[np.bool_]]:
+        """The keep rule of one select: draws, and records each chunk's mean keep chance."""
 
         def keep(ids: I64) -> NDArray[np.bool_]:
             p = self.keep_probability(ids)
@@ -312,12 +337,7 @@ class SkipSelector(Selector):
             out: NDArray[np.bool_] = self.rng.random(ids.shape[0]) < p
             return out
 
-        bound = EpochWalk.epochs_bound(self.config.min_keep)
-        ids, self._last_skipped = self._walk.take_where(n, self.rng, keep, bound)
-        self._skip_totals["skipped"] += self._last_skipped
-        self._handed_out += n
-        self._last_keep = kept[0] if kept else float("nan")
-        return ids
+        return keep
 
     # ------------------------------------------------------------------ observe
     def _observe(self, batch: GroupBatch) -> None:

@@ -48,6 +48,9 @@ class UniformSelector(Selector):
     def _select(self, n: int) -> NDArray[np.int64]:
         return self._walk.take(n, self.rng)
 
+    def _select_window(self, positions: int) -> NDArray[np.int64]:
+        return self._walk.take(positions, self.rng)  # uniform passes over nothing
+
     def _observe(self, batch: GroupBatch) -> None:
         pass
 

@@ -141,6 +141,33 @@ class EpochWalk:
             chunk_size *= 2  # a pool that keeps few ids is scanned in O(log) calls
         return (np.concatenate(taken) if taken else _EMPTY_I), passed
 
+    def take_window(
+        self, positions: int, rng: np.random.Generator, keep: KeepRule
+    ) -> tuple[I64, int]:
+        """(the ids `keep` accepts among the walk's next `positions` ids, how many it passed
+        over): uniform's step of `positions` prompts with the rejected ones left out, so the
+        walk moves exactly as uniform's does and the step rolls out fewer prompts (possibly
+        none). A window that crosses the epoch boundary continues in a fresh permutation,
+        the ids already taken moved to its front as in `take_where` (never twice in one
+        window); `positions` <= num_tasks."""
+        taken: list[I64] = []
+        in_batch = _EMPTY_I
+        left, passed = int(positions), 0
+        while left > 0:
+            if self.left == 0:
+                self._new_epoch(rng)
+                if in_batch.size:  # visited in the new epoch too: never twice in one window
+                    self._move_to_front(in_batch)
+            chunk = self.order[self.cursor : self.cursor + left]
+            ok = np.asarray(keep(chunk), dtype=np.bool_)
+            self.cursor += chunk.size
+            got = chunk[ok].copy()
+            passed += chunk.size - got.size
+            taken.append(got)
+            in_batch = np.concatenate([in_batch, got])
+            left -= chunk.size
+        return in_batch, passed
+
     def take_best(
         self,
         k: int,

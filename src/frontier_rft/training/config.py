@@ -15,11 +15,12 @@ from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.lm.sampling import Sampling, temperature_problem
-from frontier_rft.selectors.registry import RETIRED
+from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
 from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
+from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -38,6 +39,8 @@ DEFAULT_LEVELS = {
 }
 """Levels a config uses when its `levels` is left empty: the warm start's and the RL pool's."""
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
+ROLLOUTS = ("full", "kept")
+"""TrainConfig.rollouts: every step uniform's batch ('full'), or only its kept prompts ('kept')."""
 GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 PRECISIONS = ("fp32", "bf16")
@@ -286,6 +289,18 @@ class TrainConfig:
     commit: str = "balance"
     """allocation with a pilot: balance (continue groups still all equal) or mixed
     (Pilot-Commit: continue the mixed pilots first)."""
+    rollouts: str = "full"
+    """What a step rolls out: 'full' (batch_size x group_size every step, uniform's bill; a
+    skipping selector fills the batch with the prompts it keeps) or 'kept' (only the prompts
+    the selector keeps among uniform's next batch_size: the same steps and epochs, fewer
+    rollouts; greso, skip or uniform; docs/selectors/fewer_rollouts.md)."""
+    screen: int = 0
+    """Screening rollouts per prompt, k (0 = off): a prompt gets k rollouts first and the
+    other group_size - k only if its k rewards are not all equal (SPEED-RL's rule)."""
+    loss_scale: str = "batch"
+    """rollouts 'kept' or screening: a step that trains fewer than batch_size groups has its
+    loss scaled by groups trained / batch_size ('batch': left-out groups count as zero-
+    advantage ones) or averaged over the groups trained ('kept')."""
     group_weighting: str = "prompt"
     """Groups of different sizes in the loss: prompt (each group's rollouts share one prompt's
     weight) or rollout (each rollout weighs the same, so a prompt weighs by its n); equal
@@ -378,6 +393,21 @@ class TrainConfig:
                 self.allocation_config().step_budget(self.batch_size, self.group_size)
             except ValueError as exc:
                 raise ValueError(f"allocation: {exc}") from None
+        check_choice("rollouts", self.rollouts, ROLLOUTS)
+        if self.fewer_rollouts_config() is not None:
+            check(
+                not self.dynamic_sampling and not self.allocation,
+                "rollouts 'kept' and screening are a step's sampler, as dynamic_sampling and "
+                "allocation are; they do not combine: turn one off",
+            )
+            self.fewer_rollouts_config().check_group_size(self.group_size)  # type: ignore[union-attr]
+        cls = SELECTORS.get(self.selector)
+        check(
+            self.rollouts == "full" or cls is None or cls.walks_windows(),
+            f"rollouts 'kept' rolls out the prompts a selector keeps among uniform's next "
+            f"batch; {self.selector!r} does not walk the data: use greso, skip or uniform, or "
+            "rollouts 'full'",
+        )
         check(
             isinstance(self.eval_k, tuple)
             and len(self.eval_k) > 0
@@ -429,6 +459,17 @@ class TrainConfig:
             for field_name, flag in names.items():
                 text = text.replace(f"{field_name} must", f"{flag} must", 1)
             raise ValueError(text) from None
+
+    def fewer_rollouts_config(self) -> FewerRolloutsConfig | None:
+        """The FewerRollouts settings of this run; None when every step rolls out uniform's
+        batch_size x group_size (rollouts 'full', no screening)."""
+        if self.rollouts == "full" and not self.screen:
+            return None
+        return FewerRolloutsConfig(
+            skip=self.rollouts == "kept",
+            screen=self.screen,
+            loss_scale=self.loss_scale,  # type: ignore[arg-type]  # checked in __post_init__
+        )
 
     def dynamic_sampling_config(self) -> DynamicSamplingConfig:
         """The DynamicSampling settings of this run (used when dynamic_sampling is on)."""

@@ -67,6 +67,7 @@ from frontier_rft.wrappers.allocation import Allocation
 from frontier_rft.wrappers.allocation_io import load_allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 
@@ -316,12 +317,16 @@ class Trainer:
             train_rewards = np.concatenate([g.rewards for g in train_groups])
             train_offsets = np.cumsum([0] + [len(g.rewards) for g in train_groups])
             train_adv = group_advantages(train_rewards, train_offsets, cfg.estimator)
+            sizes = [len(g.rewards) for g in train_groups]
+            weights = _row_weights(sizes, cfg.group_weighting)
+            if samples.loss_scale != 1.0:  # FewerRollouts: normalised by uniform's batch
+                weights = samples.loss_scale * (np.ones(sum(sizes)) if weights is None else weights)
             parts = self._update(
                 [g.prompt for g in train_groups for _ in g.completions],
                 [c for g in train_groups for c in g.completions],
                 train_adv,
                 records,
-                _row_weights([len(g.rewards) for g in train_groups], cfg.group_weighting),
+                weights,
             )
         update_s = time.perf_counter() - t_upd
         embed_s = self._maybe_refresh_features()
@@ -356,6 +361,7 @@ class Trainer:
             "train/rollouts_total": float(self.rollouts),
             "train/groups_trained": float(len(train_groups)),
             "train/sampling_rounds": float(len(samples.rounds)),
+            "train/loss_scale": samples.loss_scale,
             **{f"train/{k}": v for k, v in rollout_metrics(samples).items() if k != "rollouts"},
             "perf/select_ms": select_ms,
             "perf/generate_s": gen_s[0],
@@ -586,6 +592,9 @@ class Trainer:
         cfg = self.config
         if cfg.allocation:
             return self._allocation(ckpt)
+        fewer = cfg.fewer_rollouts_config()
+        if fewer is not None:  # nothing of its own to restore: the walk is the selector's
+            return FewerRollouts(self.selector, fewer)
         if not cfg.dynamic_sampling:
             return PassThrough(self.selector)
         if ckpt is None:

@@ -104,6 +104,16 @@ class StepSamples:
     step: int
     rounds: tuple[Round, ...]
     train: FilteredBatch
+    nominal_groups: int = 0
+    """Groups uniform's step would train (B), when the loss is normalised by them instead of
+    by the groups trained (FewerRollouts' loss_scale 'batch'); 0: by the groups trained."""
+
+    @property
+    def loss_scale(self) -> float:
+        """Factor on the step's loss: groups trained / nominal_groups (1 when nominal is 0)."""
+        if not self.nominal_groups:
+            return 1.0
+        return self.train.num_groups / self.nominal_groups
 
     @property
     def rollouts(self) -> int:
