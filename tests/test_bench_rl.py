@@ -3,6 +3,7 @@ writes the results files (real_rl.json in exactly the issue's schema)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -279,3 +280,34 @@ def test_a_terminated_benchmark_stops_its_workers(tmp_path: Path) -> None:
     parent.wait(timeout=60)
     with pytest.raises(ProcessLookupError):  # stopped and reaped by the benchmark
         os.kill(worker, 0)
+
+
+def test_the_start_model_travels_with_the_ledger(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A warm start built here is saved to the ledger's start_models/<digest>/; another
+    machine (another runs directory) trains from exactly those weights with --start-weights,
+    recorded as a testbed of its own whose runs name the same start model."""
+    from frontier_rft.bench.ledger import directory_digest, testbed_digest
+
+    ledger = tmp_path / "ledger"
+    common = ["bench-rl", "--scale", "toy", "--seeds", "0", "--selectors", "uniform"]
+    common += ["--no-effects", "--ledger", str(ledger), "--no-progress"]
+    assert main([*common, "--runs", str(tmp_path / "a"), "--out", str(tmp_path / "o1")]) == 0
+    saved = list((ledger / "start_models").iterdir())
+    assert len(saved) == 1 and saved[0].name == directory_digest(tmp_path / "a" / "model-sft")
+    digest = saved[0].name
+    argv = [*common, "--runs", str(tmp_path / "b"), "--out", str(tmp_path / "o2")]
+    assert main([*argv, "--start-weights", digest]) == 0
+    assert not (tmp_path / "b" / "model-init").exists()  # nothing built
+    assert directory_digest(tmp_path / "b" / "model-sft") == digest
+    shared = bench.testbed("toy")
+    own = dataclasses.replace(shared, start_weights=digest)
+    assert testbed_digest(own) != testbed_digest(shared)
+    held = RunLedger(ledger, own, "cpu")
+    ((label, definition, seed),) = list(held.labels())
+    assert held.load(label, definition, seed)["start_model"] == digest
+    capsys.readouterr()
+    for bad, message in (("abc", "12 hex digits"), ("0" * 12, "not in")):
+        code = main([*argv, "--start-weights", bad])
+        assert code == 2 and message in capsys.readouterr().err

@@ -1,0 +1,91 @@
+"""FewerRollouts in the reference trainer: a fixed schedule under the skip in uniform's window
+or screening generates fewer rollouts than uniform's, the loss is scaled by the groups
+trained, resume is exact; settings refused by name before anything runs."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.grpo import Trainer
+from test_training_model import TEST_TRAIN, tiny_models
+
+pytestmark = pytest.mark.integration
+
+BASE = dataclasses.replace(TEST_TRAIN, train_size=12, steps=12, eval_every=0, checkpoint_every=100)
+"""Twelve prompts of batch 3: 12 steps are three of uniform's epochs."""
+MODES = {
+    "kept": {"selector": "greso", "rollouts": "kept"},
+    "screen": {"selector": "uniform", "screen": 2},
+    "both": {"selector": "greso", "rollouts": "kept", "screen": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_models(tmp_path_factory)[1]
+
+
+def steps(config: TrainConfig, sft_dir: Path, out: Path, n: int) -> list[dict[str, float]]:
+    trainer = Trainer(config, sft_dir, out, log=lambda _: None)
+    return [trainer.step() for _ in range(n)]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_the_same_schedule_spends_fewer_rollouts(mode: str, sft_dir: Path, tmp_path: Path) -> None:
+    uniform = steps(BASE, sft_dir, tmp_path / "u", 12)
+    fewer = steps(dataclasses.replace(BASE, **MODES[mode]), sft_dir, tmp_path / "f", 12)
+    full = BASE.batch_size * BASE.group_size
+    assert [m["train/rollouts"] for m in uniform] == [full] * 12
+    spent = sum(m["train/rollouts"] for m in fewer)
+    assert spent < 12 * full, mode
+    assert fewer[-1]["train/rollouts_total"] == spent
+    for m in fewer:  # the loss is uniform's batch's: trained groups / batch_size
+        assert m["train/loss_scale"] == m["train/groups_trained"] / BASE.batch_size
+    if mode == "kept":  # nothing is known of a prompt before its first group
+        assert [m["train/rollouts"] for m in fewer[:4]] == [full] * 4
+
+
+@pytest.mark.parametrize("mode", ["kept", "both"])
+def test_resume_is_exact(mode: str, sft_dir: Path, tmp_path: Path) -> None:
+    config = dataclasses.replace(BASE, **MODES[mode], checkpoint_every=5)
+    straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
+    expected = []
+    for _ in range(9):
+        straight.step()
+        expected.append((straight.last["ids"].tolist(), straight.last["rewards"].tolist()))
+    first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
+    got = []
+    for _ in range(5):  # mid-epoch: 5 x 3 of 12 prompts
+        first.step()
+        got.append((first.last["ids"].tolist(), first.last["rewards"].tolist()))
+    first.save()
+    del first
+    resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
+    for _ in range(4):
+        resumed.step()
+        got.append((resumed.last["ids"].tolist(), resumed.last["rewards"].tolist()))
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"rollouts": "some"}, "rollouts"),
+        ({"rollouts": "kept", "selector": "bots"}, "does not walk the data"),
+        ({"screen": 4, "group_size": 4}, "screen 4 must be below group_size 4"),
+        ({"screen": -1}, "screen must be 0"),
+        ({"rollouts": "kept", "selector": "greso", "loss_scale": "mean"}, "loss_scale"),
+        ({"screen": 2, "dynamic_sampling": True}, "do not combine"),
+        ({"screen": 2, "allocation": True}, "do not combine"),
+    ],
+)
+def test_settings_are_refused_by_name(fields: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**fields)
