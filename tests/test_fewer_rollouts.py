@@ -87,7 +87,7 @@ def test_screening_spends_k_on_a_prompt_whose_k_outcomes_are_equal() -> None:
         s = sampler.sample(t, B, N, rollout)
         total += s.rollouts
         ids = s.task_ids
-        mixed_here = int(np.sum(kind(ids[: B]) >= 2))
+        mixed_here = int(np.sum(kind(ids[:B]) >= 2))
         assert s.rollouts == B * k + mixed_here * (N - k)
         assert s.train.num_groups == mixed_here
         assert np.all(s.train.counts == N)
@@ -110,9 +110,7 @@ def test_the_skip_and_screening_combine() -> None:
         kept = s.rounds[0].task_ids
         assert s.rounds[0].rewards.shape == (kept.shape[0] * 2,)  # every kept prompt screened
         assert set(s.train.task_ids.tolist()) == {i for i in kept.tolist() if i % 4 >= 2}
-    assert sum(s.rollouts for s in spent) < sum(
-        s.rounds[0].task_ids.shape[0] * N for s in spent
-    )
+    assert sum(s.rollouts for s in spent) < sum(s.rounds[0].task_ids.shape[0] * N for s in spent)
 
 
 def test_loss_scale_batch_and_kept() -> None:
