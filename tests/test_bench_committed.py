@@ -73,7 +73,8 @@ def test_interpolated_ttb_on_the_real_grid_reproduces(
             for r, b in zip(small_pool["greso"], small_pool["uniform"], strict=True)
         ]
         assert all(v is not None for v in values)
-        assert float(np.mean(values)) == committed[key], key
+        # to float precision: numpy's summation order (SIMD width) differs between releases
+        assert float(np.mean(values)) == pytest.approx(committed[key], rel=1e-12), key
 
 
 @pytest.mark.parametrize("name", ["real_rl_gpu_full.json", "real_rl_gpu_pool1280_full.json"])
