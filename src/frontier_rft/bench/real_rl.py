@@ -562,6 +562,8 @@ class Comparison:
     """The ledger folder (testbed digest, device class) the runs were read from, or ''."""
     definitions: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     """Per entry, the definition digest its records have and whether it is today's."""
+    codes: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """Per entry, the code commits its reported runs trained with (from the ledger)."""
 
 
 def run_comparison(
@@ -697,6 +699,7 @@ def _from_ledger(
     runs: Runs = {}
     start: dict[str, Any] = {}
     machines: set[str] = set()
+    codes: dict[str, set[str]] = {}
     labels = [e.label for e in entries]
     keys = _chosen_definitions(ledger, tb, entries, seeds)
     for seed in seeds:
@@ -710,6 +713,9 @@ def _from_ledger(
         for label, rec in records.items():
             runs.setdefault(label, {})[seed] = run_from_record(rec)
             machines.add(str(rec.get("machine", "")))
+            code = rec.get("code")
+            commit = code.get("commit") if isinstance(code, dict) else None
+            codes.setdefault(label, set()).add(str(commit)[:7] if commit else "unknown")
         start[str(seed)] = records[labels[0]]["start_state"]
     if not start:
         raise BenchRunError(
@@ -723,7 +729,13 @@ def _from_ledger(
             )
     seconds = sum(r["eval_seconds"][-1] for by_seed in runs.values() for r in by_seed.values())
     return Comparison(
-        runs, start, float(seconds), tuple(sorted(machines)), str(ledger.folder), keys
+        runs,
+        start,
+        float(seconds),
+        tuple(sorted(machines)),
+        str(ledger.folder),
+        keys,
+        {label: tuple(sorted(c)) for label, c in codes.items()},
     )
 
 

@@ -176,8 +176,25 @@ def summarize_runs(
         row["evidence"] = by_seed[seeds[0]]["info"].get("evidence", {})
         row["given"] = by_seed[seeds[0]]["info"].get("given", [])
         row["total_seconds"] = mean_ci([by_seed[s]["eval_seconds"][-1] for s in seeds])
+        # At the end of each run's own schedule: what it spent, as a share of uniform's.
+        row["steps_run"] = mean_ci([len(by_seed[s]["train"]) for s in seeds])
+        row["rollouts_vs_uniform"] = mean_ci(
+            [by_seed[s]["eval_rollouts"][-1] / base[s]["eval_rollouts"][-1] for s in seeds]
+        )
+        row["cpu_vs_uniform"] = mean_ci(
+            [
+                _train_sum(by_seed[s], "perf/step_cpu_s") / _train_sum(base[s], "perf/step_cpu_s")
+                for s in seeds
+            ]
+        )
         out["labels"][label] = row
     return out
+
+
+def _train_sum(run: Mapping[str, Any], key: str) -> float:
+    """A training metric summed over the run's steps (nan when never logged)."""
+    vals = [r[key] for r in run["train"] if r.get(key) is not None]
+    return float(np.sum(vals)) if vals else float("nan")
 
 
 def _train_last(run: Mapping[str, Any], key: str) -> float:
@@ -577,6 +594,26 @@ def headline_json(summary: Mapping[str, Any], labels: Sequence[str]) -> dict[str
     return out
 
 
+SCHEDULE_TARGET = {"rollouts": 0.6, "pass1_ci_lower": -0.005, "pass8_mean": -0.01}
+"""A saving on the user's schedule (the fewer-rollouts issue's target): total rollouts at most
+0.6x uniform's, held-out pass@1 minus uniform's with CI lower bound >= -0.005, and mean
+pass@8 no more than 0.01 below uniform's."""
+
+
+def meets_schedule_target(row: Mapping[str, Any]) -> bool:
+    """Whether a summarised entry meets SCHEDULE_TARGET (False where a number is missing)."""
+    spent = row["rollouts_vs_uniform"]["mean"]
+    pass1 = row["final_minus_uniform"]["eval/pass@1"]
+    pass8 = row["final_minus_uniform"].get("eval/pass@8", {"mean": None})
+    if spent is None or pass1["ci"] is None or pass8["mean"] is None:
+        return False
+    return bool(
+        spent <= SCHEDULE_TARGET["rollouts"]
+        and pass1["ci"][0] >= SCHEDULE_TARGET["pass1_ci_lower"]
+        and pass8["mean"] >= SCHEDULE_TARGET["pass8_mean"]
+    )
+
+
 def _fmt_ratio(cell: Mapping[str, Any], digits: int = 2) -> str:
     n = len(cell["values"])
     if cell["mean"] is not None:
@@ -650,6 +687,31 @@ def markdown_report(
             f"{_fmt_mean(fin.get('eval/pass@8', {'mean': None}))} | "
             f"{_fmt_mean(diff['eval/pass@1'])} |"
         )
+    lines += [
+        "",
+        "### At each run's own schedule: what it spent, where it ended",
+        "",
+        "Each run's total rollouts and training CPU time as a share of uniform's on the same "
+        "seed, and its final held-out scores minus uniform's (paired). A saving on the user's "
+        "schedule needs the same steps with fewer rollouts and scores that are not lower; the "
+        f"target column checks rollouts <= {SCHEDULE_TARGET['rollouts']}x, pass@1 CI lower >= "
+        f"{SCHEDULE_TARGET['pass1_ci_lower']} and mean pass@8 >= "
+        f"{SCHEDULE_TARGET['pass8_mean']}.",
+        "",
+        "| selector | steps | rollouts / uniform's | CPU / uniform's | pass@1 − uniform | "
+        "pass@8 − uniform | distinct prompts trained | target |",
+        "|---|---:|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for label in labels:
+        r = rows[label]
+        diff = r["final_minus_uniform"]
+        pass8 = diff.get("eval/pass@8", {"mean": None, "ci": None})
+        lines.append(
+            f"| {label} | {_fmt_mean(r['steps_run'], 0)} | {_fmt_mean(r['rollouts_vs_uniform'], 2)}"
+            f" | {_fmt_mean(r['cpu_vs_uniform'], 2)} | {_fmt_mean(diff['eval/pass@1'])} | "
+            f"{_fmt_mean(pass8)} | {_fmt_mean(r.get('distinct_trained', {'mean': None}), 0)} | "
+            f"{'—' if label == BASELINE else 'yes' if meets_schedule_target(r) else 'no'} |"
+        )
     lines += ["", "### The papers' reported effects, on this learner", ""]
     for c in checks:
         verdict = "reproduced" if c["reproduced"] else "not reproduced"
@@ -712,6 +774,8 @@ class ResultFiles:
     """The run ledger folder the runs were read from ('' = their run directories)."""
     definitions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Per entry, the ledger definition its records have and whether it is today's."""
+    codes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per entry, the code commits its runs trained with (short hashes, from the ledger)."""
 
 
 def write_results(
@@ -785,6 +849,16 @@ def _header(summary: Mapping[str, Any], files: ResultFiles, tb: Testbed, seeds: 
         if files.ledger
         else []
     )
+    if files.codes:
+        by_commits: dict[tuple[str, ...], list[str]] = {}
+        for label, commits in files.codes.items():
+            by_commits.setdefault(tuple(commits), []).append(label)
+        parts = [
+            f"{', '.join(labels)} at `{'`, `'.join(commits)}`"
+            for commits, labels in by_commits.items()
+        ]
+        mixed = " (entries ran on different code)" if len(by_commits) > 1 else ""
+        source.append(f"Code: {'; '.join(parts)}{mixed}.  ")
     earlier = sorted(k for k, v in files.definitions.items() if not v["today"])
     if earlier:
         source.append(

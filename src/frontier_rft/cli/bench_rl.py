@@ -108,6 +108,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     files = dataclasses.replace(
         _result_files(args, tb, result.machines, result.ledger),
         definitions=result.definitions,
+        codes=result.codes,
     )
     summary = write_results(result.runs, result.start, entries, tb, files, result.seconds)
     for line in headline_lines(summary, [e.label for e in entries]):
