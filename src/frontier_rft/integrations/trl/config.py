@@ -30,9 +30,11 @@ from frontier_rft.integrations.trl.dynamic_config import (
     mode_of,
     sampling_config,
 )
+from frontier_rft.integrations.trl.fewer_config import settings_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
+from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
 
 __all__ = [
     "DATA_BUILDERS",
@@ -103,6 +105,16 @@ class FrontierConfig:
     """Overrides of the dynamic sampling settings, e.g. {max_rounds: 20, oversample: 2}."""
     dynamic_sampling_tol: float = ZERO_VARIANCE_TOL
     """A group counts as zero-variance when max - min of its rewards <= tol * max(1, max |r|)."""
+    rollouts: Literal["full", "kept"] = "full"
+    """What a generation step generates (GRPO only): full = TRL's whole generation batch
+    (uniform's bill); kept = only the prompts the selector keeps among it (greso, skip,
+    uniform): the same steps, epochs and learning-rate schedule, fewer completions."""
+    screen: int = 0
+    """Screening completions per prompt, k (0 = off; below num_generations): a prompt gets k
+    first and the other num_generations - k only where its k rewards differ (SPEED-RL)."""
+    loss_scale: Literal["batch", "kept"] = "batch"
+    """rollouts kept or screen: a step training G of its B groups has its loss scaled by G / B
+    (batch: the left-out groups count as zero-advantage ones) or is the mean over the G (kept)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -186,6 +198,10 @@ class FrontierConfig:
         )
         self.columns()  # pass_rate_columns must be two
         self._check_dynamic_sampling()
+        problems = settings_problems(
+            self.rollouts, self.screen, self.loss_scale, self.selector, self.dynamic_sampling
+        )
+        check(not problems, "; ".join(problems))
 
     def _check_dynamic_sampling(self) -> None:
         set_ = object.__setattr__
@@ -215,6 +231,15 @@ class FrontierConfig:
         overrides = self.dynamic_sampling_config
         return sampling_config(
             self.dynamic_sampling, overrides if isinstance(overrides, dict) else None
+        )
+
+    def fewer_rollouts_settings(self) -> FewerRolloutsConfig | None:
+        """The FewerRollouts settings of this config; None when every generation step
+        generates TRL's whole batch (rollouts: full, screen: 0)."""
+        if self.rollouts == "full" and not self.screen:
+            return None
+        return FewerRolloutsConfig(
+            skip=self.rollouts == "kept", screen=self.screen, loss_scale=self.loss_scale
         )
 
     def pool_options(self) -> list[str]:

@@ -7,7 +7,8 @@ read from TRL's source; without TRL installed, TRL's keys are left unchecked and
 be), each FrontierConfig and script value, the selector's config and the metadata it cannot
 run without, the model path, the logging backends, the reward functions (found and read
 from source, never imported), `reward_range` with several of them, the held-out set an
-evaluation needs, and the columns of the training and held-out files the adapter, TRL and
+evaluation needs, the TRL settings dynamic sampling and fewer rollouts (rollouts: kept,
+screen) run with, and the columns of the training and held-out files the adapter, TRL and
 the reward functions read.
 """
 
@@ -30,6 +31,7 @@ from frontier_rft.integrations.preflight import (
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
 from frontier_rft.integrations.trl.dynamic_config import config_file_problems
+from frontier_rft.integrations.trl.fewer_config import config_file_problems as fewer_file_problems
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
@@ -96,6 +98,7 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
         ),
     )
     report.add("", config_file_problems(values))  # dynamic_sampling next to TRL's settings
+    report.add("", fewer_file_problems(values))  # rollouts: kept, screen, next to TRL's
     report.add("", _model_problems(values))
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))

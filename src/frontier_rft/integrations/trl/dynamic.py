@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL, zero_variance_groups
 from frontier_rft.integrations.trl.rewards import check_combined_rewards, combine_rewards
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
 
 __all__ = [
@@ -141,23 +142,36 @@ class _Round:
     groups: int
     """Prompts of the round (fillers excluded)."""
     rows_per_process: int
+    size: int
+    """Completions of each prompt in this round (num_generations, or a screen's k or n - k)."""
+    rewards: NDArray[np.float64] | None = None
+    """(groups * size,) TRL's combined reward of each row, every process's, NaN where no
+    reward function scored it (set once the rewards are gathered)."""
 
 
 class DynamicGeneration:
     """Runs one generation step of a FrontierGRPOTrainer with dynamic sampling (see module)."""
 
+    SPENT = ("dapo_rollouts", "dapo_filler_rollouts")
+    """The trainer's counters of completions generated, and of those in filler groups."""
+
     def __init__(
         self,
         trainer: Any,
-        wrapper: DynamicSampling,
+        wrapper: DynamicSampling | FewerRollouts,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
     ):
         self.trainer = trainer
         self.wrapper = wrapper
+        """The step sampler: DynamicSampling here, FewerRollouts in FewerGeneration."""
         self._parent = parent  # TRL's own _generate_and_score_completions, bound
         self.last: dict[str, float] = {}
         self.skip_update = False
         """True while the current step trains on no group (its optimizer step is skipped)."""
+
+    def optimizer_step_done(self) -> None:
+        """An optimizer step ended: the next one trains again (a new dynamic sampling step)."""
+        self.skip_update = False
 
     # ------------------------------------------------------------------ one step
     def step(self) -> dict[str, Any]:
@@ -228,23 +242,33 @@ class DynamicGeneration:
         }
 
     # ------------------------------------------------------------------ a round
-    def _round(self, ids: NDArray[np.int64], n: int, rounds: list[_Round]) -> NDArray[np.float64]:
-        """Generate and score `ids` (n completions each) through TRL on every process; the
-        round's rewards for the selector (all processes, id-major), mapped as the selector
-        reads them, near-constant groups made exactly constant."""
+    def _round(
+        self, ids: NDArray[np.int64], n: int, rounds: list[_Round], size: int | None = None
+    ) -> NDArray[np.float64]:
+        """Generate and score `ids` (`size` completions each, default n) through TRL on every
+        process; the round's rewards for the selector (all processes, id-major), mapped as
+        the selector reads them, near-constant groups made exactly constant. A size other
+        than TRL's num_generations is TRL's own per-call number of generations: the trainer's
+        `num_generations` is set to it for the call (TRL groups the call's rewards by it)."""
         tr = self.trainer
         acc = tr.accelerator
         procs, rank = int(acc.num_processes), int(acc.process_index)
+        size = n if size is None else int(size)
         k = int(ids.shape[0])
-        extra = filler_groups(k, n, procs)
+        extra = filler_groups(k, size, procs)
         group_ids = np.concatenate([ids, np.repeat(ids[:1], extra)])
-        row_ids = np.repeat(group_ids, n)
+        row_ids = np.repeat(group_ids, size)
         per_proc = row_ids.shape[0] // procs
         local = row_ids[rank * per_proc : (rank + 1) * per_proc]
         dataset, rows = tr.train_dataset, tr._frontier_rows
         inputs = [dataset[int(rows[t])] for t in local.tolist()]
         tr._frontier_tap.take()  # nothing is pending between rounds; start clean
-        out = self._parent(inputs)
+        configured = tr.num_generations
+        tr.num_generations = size
+        try:
+            out = self._parent(inputs)
+        finally:
+            tr.num_generations = configured
         unknown = sorted(k for k in out if k not in _KNOWN)
         if unknown:
             raise ValueError(
@@ -253,7 +277,8 @@ class DynamicGeneration:
                 f"inputs are not supported); it is tested with TRL {', '.join(TESTED_TRL)} "
                 "on text prompts: set dynamic_sampling: off"
             )
-        rounds.append(_Round(out, k, per_proc))
+        this = _Round(out, k, per_proc, size)
+        rounds.append(this)
 
         taken = tr._frontier_tap.take()
         if taken is None:
@@ -276,9 +301,11 @@ class DynamicGeneration:
                 "selectors differ; build the selector with the same make_selector(name, pool, "
                 "seed=...) call on every process"
             )
-        tr._frontier_counters["dapo_rollouts"] += int(row_ids.shape[0])
-        tr._frontier_counters["dapo_filler_rollouts"] += extra * n
-        return self._selector_rewards(ids, raw[: k * n], every_scored[: k * n], n)
+        spent, filler = self.SPENT
+        tr._frontier_counters[spent] += int(row_ids.shape[0])
+        tr._frontier_counters[filler] += extra * size
+        this.rewards = np.where(every_scored[: k * size], raw[: k * size], np.nan)
+        return self._selector_rewards(ids, raw[: k * size], every_scored[: k * size], size)
 
     def _selector_rewards(
         self,
@@ -304,8 +331,8 @@ class DynamicGeneration:
             task = int(ids[int(np.argmax(none))])
             raise ValueError(
                 f"every reward function returned None for all {n} completions of task {task}: "
-                "dynamic sampling needs a reward for each group; make one function score "
-                "every prompt"
+                "the adapter's step sampler needs a reward for each group; make one function "
+                "score every prompt"
             )
         # An unscorable completion (every function returned None) gets no advantage in TRL:
         # for the filter and the selector it counts as its group's mean.

@@ -113,26 +113,32 @@ def _setting(values: Mapping[str, Any], name: str, default: Any) -> Any:
     return {True: "group", False: "none"}.get(value, value) if name == "scale_rewards" else value
 
 
-def trl_problems(values: Mapping[str, Any], trainer: str = "grpo") -> list[str]:
+def trl_problems(
+    values: Mapping[str, Any],
+    trainer: str = "grpo",
+    feature: str = "dynamic_sampling",
+    off: str = "dynamic_sampling: off",
+) -> list[str]:
     """What in TRL's settings (`values`: GRPOConfig fields, TRL's defaults when absent)
-    dynamic sampling cannot run with, one line each."""
+    a step sampler inside GRPOTrainer (`feature`: dynamic sampling, or fewer rollouts, turned
+    off by `off`) cannot run with, one line each."""
     if trainer != "grpo":
         return [
-            f"dynamic_sampling runs inside TRL's GRPOTrainer; trainer {trainer!r} is not "
-            "supported: set trainer: grpo, or dynamic_sampling: off"
+            f"{feature} runs inside TRL's GRPOTrainer; trainer {trainer!r} is not "
+            f"supported: set trainer: grpo, or {off}"
         ]
     out = []
     scale = _setting(values, "scale_rewards", "group")
     if scale == "batch":
         out.append(
-            "dynamic_sampling with scale_rewards: batch: TRL would scale by the std of every "
+            f"{feature} with scale_rewards: batch: TRL would scale by the std of every "
             "group generated, not of the batch trained on; use scale_rewards: group (TRL's "
             "default) or none"
         )
     aggregation = _setting(values, "multi_objective_aggregation", "sum_then_normalize")
     if aggregation != "sum_then_normalize":
         out.append(
-            f"dynamic_sampling with multi_objective_aggregation: {aggregation}: TRL normalizes "
+            f"{feature} with multi_objective_aggregation: {aggregation}: TRL normalizes "
             "each reward over every group generated, not the batch trained on; use "
             "sum_then_normalize (TRL's default)"
         )
@@ -141,7 +147,8 @@ def trl_problems(values: Mapping[str, Any], trainer: str = "grpo") -> list[str]:
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:
     """`trl_problems` for a TRL YAML file's values when it turns dynamic_sampling on (a bad
-    dynamic_sampling value itself is FrontierConfig's to name)."""
+    dynamic_sampling value itself is FrontierConfig's to name); fewer rollouts' are
+    fewer_config.config_file_problems."""
     try:
         mode = mode_of(values.get("dynamic_sampling"))
     except ValueError:

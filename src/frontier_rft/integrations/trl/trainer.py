@@ -35,6 +35,10 @@ What it changes, and where:
   runs each generation step as DAPO's rounds around the selector (dynamic.py); the train
   sampler then only paces TRL's loop (`StepTicks`) and the rewards reach the selector round
   by round, inside the step.
+- With `FrontierConfig(rollouts="kept")` or `screen=k` (GRPO only): the same seam runs each
+  generation step through `FewerRollouts` (fewer.py): uniform's prompts for the step, only
+  the kept (and, screening, the mixed) ones generated, the batch filled to TRL's size with
+  masked rows, so TRL's schedule is unchanged.
 """
 
 from __future__ import annotations
@@ -72,6 +76,13 @@ from frontier_rft.integrations.trl.dynamic import (
     check_wrappable,
 )
 from frontier_rft.integrations.trl.dynamic_config import trl_problems
+from frontier_rft.integrations.trl.fewer import (
+    FEWER_COUNTERS,
+    FEWER_SUMMARY,
+    FewerGeneration,
+    check_screenable,
+)
+from frontier_rft.integrations.trl.fewer_config import fewer_problems
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
     local_model_path,
@@ -93,6 +104,7 @@ from frontier_rft.integrations.trl.state import (
 )
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
@@ -240,6 +252,8 @@ class FrontierTrainerMixin:
         args = _check_before_model(args, kwargs, config, selector)
         if config.dynamic_sampling != "off":
             self._frontier_check_dynamic(args, kwargs)
+        if config.fewer_rollouts_settings() is not None:
+            self._frontier_check_fewer(args, kwargs, config, selector)
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column
@@ -263,7 +277,10 @@ class FrontierTrainerMixin:
             "unscorable": 0,
             "embedding_refreshes": 0,
             **dict.fromkeys(DYNAMIC_COUNTERS, 0),
+            **dict.fromkeys(FEWER_COUNTERS, 0),
         }
+        self._frontier_loss_factor = 1.0
+        """Factor on TRL's loss of the current generation (fewer rollouts, loss_scale kept)."""
         self.frontier_stop_reason: str | None = None
         """Why training stopped early (dynamic sampling found no signal), else None."""
         self._frontier_embedding_texts: list[str] | None = None
@@ -295,12 +312,17 @@ class FrontierTrainerMixin:
                 self.reward_funcs[i] = wrapped
         self._frontier_jsonl: JsonlLogger | None = None
         self.frontier_dynamic: DynamicGeneration | None = None
-        """DAPO's dynamic sampling around the selector (FrontierConfig.dynamic_sampling)."""
-        settings = config.dynamic_sampling_settings()
-        if settings is not None:
+        """The step sampler inside each generation step, around the selector: DAPO's dynamic
+        sampling (FrontierConfig.dynamic_sampling) or FewerRollouts (rollouts: kept, screen)."""
+        settings, fewer = config.dynamic_sampling_settings(), config.fewer_rollouts_settings()
+        if settings is not None or fewer is not None:
             parent = super()._generate_and_score_completions  # type: ignore[misc]
-            wrapper = DynamicSampling(selector, settings)
-            self.frontier_dynamic = DynamicGeneration(self, wrapper, parent)
+            if settings is not None:
+                wrapper = DynamicSampling(selector, settings)
+                self.frontier_dynamic = DynamicGeneration(self, wrapper, parent)
+            else:
+                sampler = FewerRollouts(selector, fewer)
+                self.frontier_dynamic = FewerGeneration(self, sampler, parent)
             self.add_callback(_SkipEmptyUpdate(self.frontier_dynamic))  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ dynamic sampling
@@ -327,9 +349,44 @@ class FrontierTrainerMixin:
         if problems:
             raise ValueError("; ".join(problems))
 
+    def _frontier_check_fewer(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        frontier: FrontierConfig,
+        selector: Selector | None,
+    ) -> None:
+        """Before the model loads: this TRL can be wrapped (and, screening, generates a
+        per-call number of completions), the trainer's settings are ones fewer rollouts runs
+        with, and a ready selector walks the data for rollouts: kept (one line each)."""
+        kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
+        training = kwargs.get("args", args[2] if len(args) > 2 else None)
+        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations")
+        values = {n: getattr(training, n) for n in names if hasattr(training, n)}
+        problems = fewer_problems(values, kind, frontier.rollouts, frontier.screen)
+        if kind == "grpo" and not problems:
+            check_wrappable(type(self))
+            if frontier.screen:
+                check_screenable(type(self))
+            columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
+            if {"image", "images"} & set(columns):
+                problems.append(
+                    "rollouts: kept and screen do not support image datasets (an image or "
+                    "images column); set rollouts: full and screen: 0"
+                )
+        if frontier.rollouts == "kept" and selector is not None and not selector.walks_windows():
+            problems.append(
+                f"rollouts: kept rolls out the prompts a selector keeps among uniform's next "
+                f"batch; selector {selector.name!r} does not walk the data: use greso, skip or "
+                "uniform, or rollouts: full"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
+
     def _generate_and_score_completions(self, inputs: Any) -> Any:
-        """TRL's method, or with dynamic sampling on, while training: the step's rounds
-        (the data loader's batch is a placeholder: the selector proposes each round)."""
+        """TRL's method, or with a step sampler on (dynamic sampling, fewer rollouts), while
+        training: the step's rounds (the data loader's batch is a placeholder: the selector
+        proposes each round)."""
         if self.frontier_dynamic is None or not self.model.training:
             return super()._generate_and_score_completions(inputs)  # type: ignore[misc]
         return self.frontier_dynamic.step()
@@ -528,7 +585,7 @@ class FrontierTrainerMixin:
             finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
             logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
             if config.metrics_verbosity == "summary":  # the filter's own summary, when on
-                dapo = {k: v for k, v in finite.items() if k in DAPO_SUMMARY}
+                dapo = {k: v for k, v in finite.items() if k in DAPO_SUMMARY + FEWER_SUMMARY}
                 logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
             if self.accelerator.is_main_process:
                 self._frontier_logger().log(
@@ -569,7 +626,9 @@ class FrontierTrainerMixin:
         save_dynamic_state(directory, self._frontier_wrapper())
 
     def _frontier_wrapper(self) -> DynamicSampling | None:
-        return None if self.frontier_dynamic is None else self.frontier_dynamic.wrapper
+        """Dynamic sampling's wrapper (it has state of its own; FewerRollouts has none)."""
+        wrapper = None if self.frontier_dynamic is None else self.frontier_dynamic.wrapper
+        return wrapper if isinstance(wrapper, DynamicSampling) else None
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
         """Restore the selector and sampler state (and dynamic sampling's) saved in
@@ -605,10 +664,8 @@ class FrontierTrainerMixin:
         import torch.distributed as dist
 
         digests: list[str | None] = [None] * self.accelerator.num_processes
-        dynamic = self.frontier_dynamic
-        state = (
-            self.frontier_selector.state_dict() if dynamic is None else dynamic.wrapper.state_dict()
-        )
+        wrapper = self._frontier_wrapper()
+        state = self.frontier_selector.state_dict() if wrapper is None else wrapper.state_dict()
         dist.all_gather_object(digests, state_digest(state))
         if len(set(digests)) != 1:
             raise RuntimeError(
@@ -658,11 +715,19 @@ class _SkipEmptyUpdate(_TrainerCallback):  # type: ignore[misc]
                 param.grad = None
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.dynamic.skip_update = False
+        self.dynamic.optimizer_step_done()
 
 
 class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[misc]
     """GRPOTrainer whose training prompts are chosen by a frontier-rft selector."""
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+        """TRL's loss, times the current generation's factor while training (fewer rollouts
+        with loss_scale kept and a per-row loss type: B / groups trained; else 1)."""
+        loss = super()._compute_loss(model, inputs)
+        if self._frontier_loss_factor != 1.0 and self.model.training:
+            loss = loss * self._frontier_loss_factor
+        return loss
 
 
 class FrontierRLOOTrainer(FrontierTrainerMixin, _RLOOTrainer):  # type: ignore[misc]

@@ -1,0 +1,240 @@
+"""Fewer rollouts on TRL's own schedule: one generation step as `FewerRollouts.sample`, and
+the batch TRL trains on laid out at its full size.
+
+With `rollouts: kept` or `screen: k`, the trainer's override of TRL's (private)
+`_generate_and_score_completions` runs each generation step through
+`frontier_rft.wrappers.FewerRollouts`: the step's prompts are uniform's next B =
+generation_batch_size / num_generations positions of the selector's walk, and only the
+prompts it keeps are generated (`rollouts: kept`); with screening each is generated k times
+first (one TRL call with k generations per prompt: TRL's `num_generations` is the call's),
+and the other n - k only where the k rewards differ (a second call). Generation, rewards,
+log-probabilities are TRL's (dynamic.py's rounds); the advantages of a group joined from
+its k and n - k are TRL's formula over the whole group of n.
+
+The batch TRL trains on keeps generation_batch_size rows: the trained groups' rows, then
+filler rows whose completion mask and advantage are zero (they reach no loss term). So TRL's
+steps, epochs, learning-rate schedule and progress bar are unchanged while fewer completions
+are generated. How the loss of a step that trains G of its B groups is normalised
+(`loss_scale`) depends on how TRL's `loss_type` normalises (fewer_config.py):
+
+- per row (grpo, sapo, dr_grpo, luspo): a filler row counts as a row of zero loss, so the
+  loss is (G / B) x the loss over the trained groups: `batch` as it stands; `kept`
+  multiplies it by B / G (`FrontierGRPOTrainer._compute_loss`).
+- per token of the generation batch (dapo, TRL's default; cispo, vespo): TRL divides by
+  `num_items_in_batch`, the trained tokens, i.e. the mean over trained groups: `kept` as
+  it stands; `batch` divides by trained tokens x B / G (the missing completions counted at
+  the trained ones' mean length, as the reference trainer does).
+- bnpo normalises each micro-batch by its own tokens, which fillers change at random: refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from frontier_rft.integrations.trl.dynamic import DynamicGeneration, _Round, _stack, _trim
+from frontier_rft.integrations.trl.fewer_config import normalisation
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.wrappers.sampling import StepSamples
+
+__all__ = ["FEWER_COUNTERS", "FEWER_SUMMARY", "FewerGeneration", "check_screenable"]
+
+FEWER_COUNTERS = (
+    "fewer_rollouts",
+    "fewer_filler_rollouts",
+    "fewer_trained_groups",
+    "fewer_empty_steps",
+)
+"""The adapter's fewer-rollouts counters (saved in checkpoints with the others)."""
+FEWER_SUMMARY = (
+    "fewer_rollouts/rollouts_step",
+    "fewer_rollouts/groups_trained",
+    "fewer_rollouts/loss_scale",
+)
+"""Fewer-rollouts keys in TRL's logs at metrics_verbosity: summary."""
+
+
+class FewerGeneration(DynamicGeneration):
+    """Runs one generation step of a FrontierGRPOTrainer through FewerRollouts (see module)."""
+
+    SPENT = ("fewer_rollouts", "fewer_filler_rollouts")
+
+    def __init__(
+        self,
+        trainer: Any,
+        wrapper: FewerRollouts,
+        parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    ):
+        super().__init__(trainer, wrapper, parent)
+        self.config: FewerRolloutsConfig = wrapper.config
+
+    def optimizer_step_done(self) -> None:
+        """Nothing: a generation with no trained group skips every optimizer step it feeds
+        (set again at the next generation)."""
+
+    def step(self) -> dict[str, Any]:
+        """Sample this step's prompts through FewerRollouts and return TRL's training batch."""
+        tr = self.trainer
+        n = int(tr.num_generations)
+        batch = int(tr.args.generation_batch_size) // n
+        counters = tr._frontier_counters
+        rounds: list[_Round] = []
+        before = counters["fewer_rollouts"]
+
+        def rollout(
+            ids: NDArray[np.int64], counts: NDArray[np.int64] | None = None
+        ) -> NDArray[np.float64]:
+            size = n
+            if counts is not None:
+                sizes = np.unique(np.asarray(counts, dtype=np.int64))
+                if sizes.shape[0] != 1:
+                    raise RuntimeError(f"one TRL call generates one size of group, got {sizes}")
+                size = int(sizes[0])
+            return self._round(np.asarray(ids, dtype=np.int64), n, rounds, size=size)
+
+        samples = self.wrapper.sample(counters["generations"], batch, n, rollout)
+        out = self._lay_out(samples, rounds, batch, n)
+        trained = samples.train.num_groups
+        spent = counters["fewer_rollouts"] - before
+        counters["generations"] += 1
+        counters["fewer_trained_groups"] += trained
+        counters["fewer_empty_steps"] += int(trained == 0)
+        self.skip_update = trained == 0  # every optimizer step of this generation
+        self.last = {
+            "rollouts": float(spent),
+            "groups_trained": float(trained),
+            "loss_scale": self._loss_scale(trained, batch),
+        }
+        return out
+
+    def _loss_scale(self, trained: int, batch: int) -> float:
+        """The factor on the loss over the trained groups: G / B ('batch'), 1 ('kept')."""
+        if self.config.loss_scale == "kept":
+            return 1.0
+        return trained / batch
+
+    def metrics(self) -> dict[str, float]:
+        """The adapter's `fewer_rollouts/...` metrics (the wrapper adds `kept` and
+        `screened_out`, the prompts rolled out and screened out this step)."""
+        c = self.trainer._frontier_counters
+        return {
+            "fewer_rollouts/rollouts": float(c["fewer_rollouts"]),
+            "fewer_rollouts/rollouts_step": self.last.get("rollouts", math.nan),
+            "fewer_rollouts/groups_trained": self.last.get("groups_trained", math.nan),
+            "fewer_rollouts/trained_groups": float(c["fewer_trained_groups"]),
+            "fewer_rollouts/loss_scale": self.last.get("loss_scale", math.nan),
+            "fewer_rollouts/filler_rollouts": float(c["fewer_filler_rollouts"]),
+            "fewer_rollouts/empty_steps": float(c["fewer_empty_steps"]),
+        }
+
+    # ------------------------------------------------------------------ the batch
+    def _lay_out(
+        self, samples: StepSamples, rounds: list[_Round], batch: int, n: int
+    ) -> dict[str, Any]:
+        """This process's share of the training batch: the trained groups' rows (a screened
+        group's k rows then its n - k), then filler rows (mask zero) up to batch x n rows."""
+        tr = self.trainer
+        train = samples.train
+        rows: list[tuple[int, int]] = []
+        joined: list[NDArray[np.float64]] = []  # rewards of groups made of several parts
+        joined_at: list[int] = []
+        for g in range(train.num_groups):
+            parts = train.parts(g)
+            start = len(rows)
+            for r, group in parts:
+                size = rounds[r].size
+                rows += [(r, group * size + i) for i in range(size)]
+            if len(rows) - start != n:
+                raise RuntimeError(f"a trained group has {len(rows) - start} rows, not {n}")
+            if len(parts) > 1:
+                joined_at.append(start)
+                joined.append(
+                    np.concatenate([_group_rewards(rounds[r], group) for r, group in parts])
+                )
+        live = len(rows)
+        every = [(r, i) for r, rd in enumerate(rounds) for i in range(rd.groups * rd.size)]
+        rows += [every[i % len(every)] for i in range(batch * n - live)]
+        acc = tr.accelerator
+        procs, rank = int(acc.num_processes), int(acc.process_index)
+        share = len(rows) // procs
+        mine = slice(rank * share, (rank + 1) * share)
+        sources, where = self._sources(rounds, rows)
+        out = _stack(sources, [where[row] for row in rows[mine]], self._pad_values())
+        if joined:  # TRL advantaged each part alone: the group's are over its n rewards
+            override = np.full(len(rows), np.nan)
+            for start, rewards in zip(joined_at, joined, strict=True):
+                override[start : start + n] = self._advantages(rewards)
+            local = torch.as_tensor(override[mine], device=out["advantages"].device)
+            adv = out["advantages"]
+            out["advantages"] = torch.where(torch.isnan(local), adv, local.to(adv.dtype))
+        keep = torch.as_tensor(np.arange(len(rows))[mine] < live, device=out["advantages"].device)
+        mask = out["completion_mask"]
+        out["completion_mask"] = mask * keep[:, None].to(mask.dtype)
+        out["advantages"] = out["advantages"] * keep.to(out["advantages"].dtype)
+        loss_mask = out["completion_mask"]
+        if "tool_mask" in out:
+            loss_mask = loss_mask * out["tool_mask"]
+        items = acc.gather(loss_mask.sum()).sum()
+        trained = train.num_groups
+        per_token = normalisation(str(tr.loss_type)) == "token"
+        scale = self.config.loss_scale
+        if per_token and scale == "batch" and trained:  # the missing groups at the mean length
+            items = items.to(torch.float32) * (batch / trained)
+        out["num_items_in_batch"] = items
+        tr._frontier_loss_factor = (
+            batch / trained if (not per_token and scale == "kept" and trained) else 1.0
+        )
+        return _trim(out, getattr(tr, "pad_to_multiple_of", None))
+
+    def _advantages(self, rewards: NDArray[np.float64]) -> NDArray[np.float64]:
+        """TRL's group advantages (sum_then_normalize) of one group's combined rewards, NaN
+        for an unscorable completion (its advantage is 0, as in TRL)."""
+        r = torch.as_tensor(rewards, dtype=torch.float32)
+        mean = torch.nanmean(r)
+        adv = r - mean
+        scale = {True: "group", False: "none"}.get(
+            self.trainer.scale_rewards, self.trainer.scale_rewards
+        )
+        if scale == "group":
+            ok = ~torch.isnan(r)
+            count = int(ok.sum())
+            std = (
+                torch.sqrt(torch.nanmean((r - mean) ** 2) * count / (count - 1))
+                if count > 1
+                else torch.tensor(float("nan"))
+            )
+            adv = adv / (std + 1e-4)
+        out: NDArray[np.float64] = torch.nan_to_num(adv, nan=0.0).numpy().astype(np.float64)
+        return out
+
+
+def _group_rewards(rd: _Round, group: int) -> NDArray[np.float64]:
+    if rd.rewards is None:
+        raise RuntimeError("a round's rewards were not gathered")
+    return rd.rewards[group * rd.size : (group + 1) * rd.size]
+
+
+def check_screenable(trainer_cls: type) -> None:
+    """ValueError (one line) unless this TRL's GRPOTrainer reads its `num_generations` at
+    each generation call (`_generate`), which screening sets to k for its first call."""
+    import inspect
+
+    from frontier_rft.integrations.trl.dynamic import _trl_version
+    from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
+
+    method = getattr(trainer_cls, "_generate", None)
+    try:
+        source = inspect.getsource(method) if callable(method) else ""
+    except (OSError, TypeError):  # no source (a frozen install): trust the tested release
+        return
+    if "self.num_generations" not in source:
+        raise ValueError(
+            f"TRL {_trl_version()}'s GRPOTrainer does not take the number of generations per "
+            f"call from self.num_generations, which screening needs (tested with TRL "
+            f"{', '.join(TESTED_TRL)}): install it, or set screen: 0"
+        )

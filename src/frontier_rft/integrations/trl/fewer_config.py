@@ -1,0 +1,142 @@
+"""Fewer rollouts in the TRL adapter (`rollouts: kept`, `screen: k`): the checks of its
+FrontierConfig values and of the TRL settings it runs with, and how each TRL `loss_type`
+normalises a batch with filler rows.
+
+Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
+trl` names the same mistakes before any model loads. The step itself is
+`frontier_rft.wrappers.FewerRollouts`; `fewer.py` drives it from inside GRPOTrainer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from frontier_rft.integrations.trl.dynamic_config import mode_of, trl_problems
+from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES
+
+__all__ = [
+    "LOSS_NORMALISATION",
+    "ROLLOUTS",
+    "config_file_problems",
+    "fewer_problems",
+    "normalisation",
+    "settings_problems",
+]
+
+ROLLOUTS = ("full", "kept")
+"""FrontierConfig.rollouts: TRL's whole generation batch, or only the prompts kept in it."""
+
+LOSS_NORMALISATION = {
+    "grpo": "row",
+    "sapo": "row",
+    "dr_grpo": "row",
+    "luspo": "row",
+    "dapo": "token",
+    "cispo": "token",
+    "vespo": "token",
+}
+"""How TRL (1.16) normalises each loss_type, as filler rows (mask zero) meet it: 'row': each
+micro-batch's loss is a mean over its rows (a filler row is a row of zero loss); 'token': the
+sum over the generation batch's tokens divided by `num_items_in_batch`, which the adapter
+sets. bnpo (each micro-batch by its own tokens) and any other type are refused."""
+
+_TRL_LOSS_TYPE = "dapo"
+_TRL_NUM_GENERATIONS = 8
+"""TRL's defaults, for a file that does not set them."""
+
+
+def normalisation(loss_type: str) -> str:
+    """'row' or 'token' (LOSS_NORMALISATION); ValueError (one line) for a refused type."""
+    kind = LOSS_NORMALISATION.get(loss_type)
+    if kind is None:
+        raise ValueError(_loss_type_problem(loss_type))
+    return kind
+
+
+def _loss_type_problem(loss_type: Any) -> str:
+    why = (
+        "TRL normalises each micro-batch by its own tokens, which filler rows change"
+        if loss_type == "bnpo"
+        else "the adapter does not know how it normalises a batch with filler rows"
+    )
+    return (
+        f"rollouts: kept / screen with loss_type: {loss_type}: {why}, so the loss of a step "
+        "that trains fewer groups cannot be scaled right; use loss_type dapo (TRL's default), "
+        "grpo, dr_grpo, sapo, luspo, cispo or vespo"
+    )
+
+
+def settings_problems(
+    rollouts: Any, screen: Any, loss_scale: Any, selector: Any, dynamic_sampling: Any
+) -> list[str]:
+    """FrontierConfig's fewer-rollouts values, one line each: the choices, screen a count,
+    a selector that walks the data for rollouts: kept, not with dynamic_sampling."""
+    out = []
+    if rollouts not in ROLLOUTS:
+        out.append(
+            f"rollouts must be full (TRL's whole generation batch) or kept (only the prompts "
+            f"the selector keeps among it), got {rollouts!r}"
+        )
+    if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
+        out.append(
+            f"screen must be 0 (off) or a number of screening completions per prompt >= 1 "
+            f"(below num_generations), got {screen!r}"
+        )
+    if loss_scale not in LOSS_SCALES:
+        out.append(f"loss_scale must be one of {', '.join(LOSS_SCALES)}, got {loss_scale!r}")
+    if out or (rollouts == "full" and not screen):
+        return out
+    try:
+        dynamic = mode_of(dynamic_sampling)
+    except ValueError:
+        dynamic = "off"  # FrontierConfig names the bad mode
+    if dynamic != "off":
+        out.append(
+            "rollouts: kept and screen are a step's sampler, as dynamic_sampling is; they do "
+            "not combine: set dynamic_sampling: off, or rollouts: full and screen: 0"
+        )
+    cls = SELECTORS.get(selector) if isinstance(selector, str) else None
+    if rollouts == "kept" and cls is not None and not cls.walks_windows():
+        out.append(
+            f"rollouts: kept rolls out the prompts a selector keeps among uniform's next "
+            f"batch; selector {selector!r} does not walk the data: use greso, skip or uniform, "
+            "or rollouts: full"
+        )
+    return out
+
+
+def fewer_problems(
+    values: Mapping[str, Any], trainer: str, rollouts: str, screen: int
+) -> list[str]:
+    """What in TRL's settings (`values`: GRPOConfig fields, TRL's defaults when absent) fewer
+    rollouts cannot run with, one line each (nothing when it is off)."""
+    if rollouts == "full" and not screen:
+        return []
+    feature = "rollouts: kept" if rollouts == "kept" else f"screen: {screen}"
+    out = trl_problems(values, trainer, feature, "rollouts: full and screen: 0")
+    if trainer != "grpo":
+        return out
+    loss_type = values.get("loss_type", _TRL_LOSS_TYPE)
+    if loss_type not in LOSS_NORMALISATION:
+        out.append(_loss_type_problem(loss_type))
+    n = values.get("num_generations", _TRL_NUM_GENERATIONS)
+    if screen and isinstance(n, int) and not screen < n:
+        out.append(
+            f"screen {screen} must be below num_generations {n}: a prompt is screened with "
+            "k completions and continued with the other num_generations - k (SPEED-RL: 4 of 8)"
+        )
+    return out
+
+
+def config_file_problems(values: Mapping[str, Any]) -> list[str]:
+    """`fewer_problems` for a TRL YAML file's values (a refused rollouts or screen value
+    itself is FrontierConfig's to name)."""
+    rollouts, screen = values.get("rollouts", "full"), values.get("screen", 0)
+    if rollouts not in ROLLOUTS or isinstance(screen, bool) or not isinstance(screen, int):
+        return []
+    trainer = values.get("trainer", "grpo")
+    return fewer_problems(
+        values, trainer if isinstance(trainer, str) else "grpo", rollouts, max(screen, 0)
+    )

@@ -1,0 +1,320 @@
+"""Fewer rollouts inside FrontierGRPOTrainer (rollouts: kept, screen: k): the real
+GRPOTrainer on the tiny local model (tiny_lm.py), on CPU.
+
+The pool: task t is always solved (t % 3 == 0), never solved (t % 3 == 1) or mixed
+(t % 3 == 2: 1 on every other completion of that task in a reward call, so its group is
+mixed whatever the text, and so are a screen's k = 2 and its continuation's n - k = 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+import torch
+from datasets import Dataset
+from tiny_lm import char_tokenizer, tiny_llama
+from trl import GRPOConfig
+from trl.trainer.grpo_trainer import GRPOTrainer
+
+from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
+from frontier_rft.integrations.trl.state import state_digest
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+N = 24
+N_GEN = 4
+PROMPTS = 4  # B: distinct prompts of a generation batch
+STEPS_PER_EPOCH = N // PROMPTS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Any:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+class Keyed:
+    """Solved, unsolved or mixed by the prompt (see module); counts what it scores."""
+
+    __name__ = "keyed"
+
+    def __init__(self) -> None:
+        self.scored = 0
+
+    def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
+        self.scored += len(completions)
+        seen: dict[int, int] = {}
+        out = []
+        for t in task_id:
+            i = seen.get(t, 0)
+            seen[t] = i + 1
+            out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
+        return out
+
+
+def dataset() -> Dataset:
+    return Dataset.from_dict(
+        {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
+    )
+
+
+def args(out: Path, **kw: Any) -> GRPOConfig:
+    values: dict[str, Any] = {
+        "output_dir": str(out),
+        "per_device_train_batch_size": PROMPTS * N_GEN,
+        "num_generations": N_GEN,
+        "max_completion_length": 8,
+        "num_train_epochs": 2,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "use_cpu": True,
+        "seed": 0,
+        "learning_rate": 1e-3,
+        "disable_tqdm": True,
+        "beta": 0.0,
+    }
+    values.update(kw)
+    return GRPOConfig(**values)
+
+
+class Recording(FrontierGRPOTrainer):
+    """Records each batch TRL trains on, each step's samples, and each loss beside the loss
+    TRL gives the trained rows alone (no filler rows, no factor)."""
+
+    def __init__(self, *a: Any, **kw: Any):
+        super().__init__(*a, **kw)
+        self.batches: list[dict[str, torch.Tensor]] = []
+        self.samples: list[Any] = []
+        self.losses: list[tuple[float, float]] = []
+        if self.frontier_dynamic is not None:
+            wrapper = self.frontier_dynamic.wrapper
+            sample = wrapper.sample
+
+            def spy(*args: Any, **kwargs: Any) -> Any:
+                self.samples.append(sample(*args, **kwargs))
+                return self.samples[-1]
+
+            wrapper.sample = spy  # type: ignore[method-assign]
+
+    def _generate_and_score_completions(self, inputs: Any) -> Any:
+        out = super()._generate_and_score_completions(inputs)
+        if self.model.training:
+            self.batches.append({k: v.detach().clone() for k, v in out.items()})
+        return out
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+        loss = super()._compute_loss(model, inputs)
+        keep = inputs["completion_mask"].sum(dim=1) > 0
+        if bool(keep.any()):
+            alone = {k: v[keep] if k != "num_items_in_batch" else v for k, v in inputs.items()}
+            alone["num_items_in_batch"] = inputs["completion_mask"][keep].sum()
+            with torch.no_grad():
+                trained = GRPOTrainer._compute_loss(self, model, alone)
+            self.losses.append((float(loss.detach()), float(trained)))
+        return loss
+
+
+def trainer(out: Path, frontier: FrontierConfig | None, **kw: Any) -> Any:
+    tok = char_tokenizer()
+    return Recording(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=[Keyed()],
+        args=args(out, **kw),
+        train_dataset=dataset(),
+        processing_class=tok,
+        frontier=frontier,
+    )
+
+
+def scored(t: Any) -> int:
+    return int(t.reward_funcs[0].__wrapped__.scored)  # the tap wraps the user's function
+
+
+def learning_rates(t: Any) -> list[float]:
+    return [h["learning_rate"] for h in t.state.log_history if "loss" in h]
+
+
+def trl_advantages(rewards: np.ndarray, n: int) -> np.ndarray:
+    grid = rewards.reshape(-1, n).astype(np.float32)
+    std = grid.std(axis=1, ddof=1, keepdims=True)
+    return ((grid - grid.mean(axis=1, keepdims=True)) / (std + 1e-4)).ravel()
+
+
+# ---------------------------------------------------------------------- the schedule is kept
+@pytest.fixture(scope="module")
+def uniform(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    t = trainer(tmp_path_factory.mktemp("uniform"), FrontierConfig(selector="uniform"))
+    t.train()
+    return t
+
+
+@pytest.fixture(scope="module")
+def kept(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    t = trainer(tmp_path_factory.mktemp("kept"), FrontierConfig(selector="greso", rollouts="kept"))
+    t.train()
+    return t
+
+
+def test_greso_kept_generates_fewer_completions_on_uniforms_schedule(
+    uniform: Any, kept: Any
+) -> None:
+    steps = 2 * STEPS_PER_EPOCH
+    assert uniform.state.global_step == kept.state.global_step == steps == kept.state.max_steps
+    assert learning_rates(kept) == learning_rates(uniform)  # the same LR schedule, step by step
+    assert kept.lr_scheduler.get_last_lr()[0] == 0.0  # ... and it reached its end
+    assert scored(uniform) == steps * PROMPTS * N_GEN
+    generated = scored(kept)
+    assert generated < scored(uniform)
+    first_epoch = sum(s.rollouts for s in kept.samples[:STEPS_PER_EPOCH])
+    assert first_epoch == STEPS_PER_EPOCH * PROMPTS * N_GEN  # greso skips nothing at first
+    metrics = kept.frontier_metrics()
+    assert metrics["trl/rollouts_delivered"] == generated  # the saving, in the counter
+    assert metrics["fewer_rollouts/rollouts"] == generated
+    assert uniform.frontier_metrics()["trl/rollouts_delivered"] == scored(uniform)
+    print(f"greso, rollouts kept: {generated} completions, uniform {scored(uniform)}")
+
+
+def test_every_batch_keeps_trls_size_and_fillers_reach_no_loss(kept: Any) -> None:
+    assert len(kept.batches) == len(kept.samples) == 2 * STEPS_PER_EPOCH
+    for batch, samples in zip(kept.batches, kept.samples, strict=True):
+        trained = samples.train.num_groups
+        live = batch["completion_mask"].sum(dim=1) > 0
+        assert batch["advantages"].shape[0] == PROMPTS * N_GEN
+        assert not bool(live[trained * N_GEN :].any())
+        assert bool((batch["advantages"][trained * N_GEN :] == 0).all())
+        np.testing.assert_allclose(
+            batch["advantages"][: trained * N_GEN].numpy(),
+            trl_advantages(samples.train.rewards, N_GEN),
+            atol=1e-5,
+        )
+    skipped = [PROMPTS - s.train.num_groups for s in kept.samples]
+    assert sum(skipped) > 0 and sum(skipped[:STEPS_PER_EPOCH]) == 0
+
+
+# ---------------------------------------------------------------------- screening, loss scale
+@pytest.mark.parametrize(
+    ("loss_type", "loss_scale"),
+    [("dapo", "batch"), ("dapo", "kept"), ("grpo", "batch"), ("grpo", "kept")],
+)
+def test_screening_and_the_loss_of_a_step_training_fewer_groups(
+    tmp_path: Path, loss_type: str, loss_scale: str
+) -> None:
+    frontier = FrontierConfig(selector="uniform", screen=2, loss_scale=loss_scale)
+    t = trainer(tmp_path, frontier, loss_type=loss_type, num_train_epochs=1)
+    t.train()
+    assert t.state.global_step == STEPS_PER_EPOCH
+    spent = 0
+    for batch, samples in zip(t.batches, t.samples, strict=True):
+        first = samples.rounds[0]
+        assert first.task_ids.shape[0] == PROMPTS and first.rewards.shape[0] == PROMPTS * 2
+        mixed = [int(x) for x in first.task_ids if x % 3 == 2]
+        assert samples.train.task_ids.tolist() == mixed  # only mixed groups are trained
+        spent += PROMPTS * 2 + len(mixed) * (N_GEN - 2)
+        trained = len(mixed)
+        # A screened group's advantages are TRL's over its 4 rewards, not over its parts.
+        for g in range(trained):
+            assert samples.train.rewards[g * N_GEN : (g + 1) * N_GEN].tolist() == [1, 0, 1, 0]
+        np.testing.assert_allclose(
+            batch["advantages"][: trained * N_GEN].numpy(),
+            trl_advantages(np.array([1.0, 0.0] * 2 * trained), N_GEN),
+            atol=1e-5,
+        )
+        assert not bool((batch["completion_mask"][trained * N_GEN :] > 0).any())
+    assert scored(t) == spent == t.frontier_metrics()["trl/rollouts_delivered"]
+    assert spent < STEPS_PER_EPOCH * PROMPTS * N_GEN
+    trained_per_step = [s.train.num_groups for s in t.samples if s.train.num_groups]
+    assert len(t.losses) == len(trained_per_step) and min(trained_per_step) < PROMPTS
+    for (loss, alone), g in zip(t.losses, trained_per_step, strict=True):
+        want = alone * (g / PROMPTS if loss_scale == "batch" else 1.0)
+        assert loss == pytest.approx(want, rel=1e-4, abs=1e-7), (loss, alone, g)
+
+
+def test_a_step_that_trains_no_group_changes_no_weight(tmp_path: Path) -> None:
+    """Every prompt solved or never: screening trains nothing, every optimizer step is
+    skipped, and the schedule still runs to its end."""
+
+    def never_mixed(completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
+        return [float(t % 2) for t in task_id]
+
+    tok = char_tokenizer()
+    t = Recording(
+        model=tiny_llama(tok, seed=0), reward_funcs=[never_mixed],
+        args=args(tmp_path, num_train_epochs=1), train_dataset=dataset(),
+        processing_class=tok, frontier=FrontierConfig(selector="uniform", screen=2),
+    )  # fmt: skip
+    before = [p.detach().clone() for p in t.model.parameters()]
+    t.train()
+    assert t.state.global_step == STEPS_PER_EPOCH and t.frontier_stop_reason is None
+    for a, b in zip(before, t.model.parameters(), strict=True):
+        assert torch.equal(a, b.detach())
+    metrics = t.frontier_metrics()
+    assert metrics["fewer_rollouts/empty_steps"] == STEPS_PER_EPOCH
+    assert metrics["trl/rollouts_delivered"] == STEPS_PER_EPOCH * PROMPTS * 2  # k each only
+
+
+# ---------------------------------------------------------------------- resume
+def test_resume_mid_second_epoch_continues_identically(tmp_path: Path) -> None:
+    frontier = FrontierConfig(selector="greso", rollouts="kept")
+    saves = {"save_strategy": "steps", "save_steps": 8}  # in the epoch where greso skips
+    full = trainer(tmp_path / "full", frontier, **saves)
+    full.train()
+    ckpt = tmp_path / "full" / "checkpoint-8"
+    assert (ckpt / "frontier_selector.npz").is_file()  # the walk and the streaks travel
+    resumed = trainer(tmp_path / "resumed", frontier)
+    resumed.train(resume_from_checkpoint=str(ckpt))
+    assert resumed.state.global_step == full.state.global_step
+    digests = [state_digest(t.frontier_selector.state_dict()) for t in (full, resumed)]
+    assert digests[0] == digests[1]
+    assert (
+        full.frontier_metrics()["trl/rollouts_delivered"]
+        == (resumed.frontier_metrics()["trl/rollouts_delivered"])
+    )
+    tail = [[s.train.task_ids.tolist() for s in t.samples][-4:] for t in (full, resumed)]
+    assert tail[0] == tail[1]
+    for a, b in zip(full.batches[8:], resumed.batches, strict=True):
+        torch.testing.assert_close(a["completion_ids"], b["completion_ids"])
+        torch.testing.assert_close(a["completion_mask"], b["completion_mask"])
+
+
+# ---------------------------------------------------------------------- refusals
+@pytest.mark.parametrize(
+    ("settings", "frontier", "phrase"),
+    [
+        ({"loss_type": "bnpo"}, {"rollouts": "kept"}, "loss_type: bnpo"),
+        ({}, {"screen": 4}, "screen 4 must be below num_generations 4"),
+        ({"scale_rewards": "batch"}, {"screen": 2}, "screen: 2 with scale_rewards: batch"),
+    ],
+)
+def test_settings_it_cannot_run_with_are_one_line_before_the_model_loads(
+    tmp_path: Path, settings: dict, frontier: dict, phrase: str
+) -> None:
+    config = args(tmp_path, **settings)
+    with pytest.raises(ValueError) as info:
+        FrontierGRPOTrainer(model="no/such-model-is-loaded", reward_funcs=[Keyed()],
+                            args=config, train_dataset=dataset(),
+                            frontier=FrontierConfig(**frontier))  # fmt: skip
+    assert phrase in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_ready_selector_that_does_not_walk_the_data_is_refused_by_name(tmp_path: Path) -> None:
+    from frontier_rft import TaskPool, make_selector
+
+    selector = make_selector("prioritized", TaskPool(num_tasks=N), seed=0)
+    with pytest.raises(ValueError, match="selector 'prioritized' does not walk the data"):
+        FrontierGRPOTrainer(model="no/such-model-is-loaded", reward_funcs=[Keyed()],
+                            args=args(tmp_path), train_dataset=dataset(), selector=selector,
+                            frontier=FrontierConfig(rollouts="kept"))  # fmt: skip

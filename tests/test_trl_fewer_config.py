@@ -1,0 +1,85 @@
+"""Fewer rollouts' settings in the TRL adapter (rollouts: kept, screen, loss_scale), checked
+without TRL or torch: each refusal is one line, in FrontierConfig and in `frontier
+check-config trl`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.fewer_config import (
+    config_file_problems,
+    fewer_problems,
+    normalisation,
+)
+from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
+
+
+def test_the_settings_build_the_samplers_config() -> None:
+    assert FrontierConfig().fewer_rollouts_settings() is None  # off by default
+    assert FrontierConfig(rollouts="kept").fewer_rollouts_settings() == FewerRolloutsConfig()
+    assert FrontierConfig(
+        selector="prioritized", screen=2, loss_scale="kept"
+    ).fewer_rollouts_settings() == FewerRolloutsConfig(skip=False, screen=2, loss_scale="kept")
+    assert [normalisation(t) for t in ("dapo", "grpo", "dr_grpo", "cispo")] == [
+        "token", "row", "row", "token"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fields", "phrase"),
+    [
+        ({"rollouts": "kep"}, "rollouts must be full"),
+        ({"screen": -1}, "screen must be 0 (off)"),
+        ({"screen": True}, "screen must be 0 (off)"),
+        ({"loss_scale": "mean"}, "loss_scale must be one of batch, kept"),
+        ({"rollouts": "kept", "selector": "bots"}, "selector 'bots' does not walk the data"),
+        ({"screen": 2, "dynamic_sampling": "fixed"}, "they do not combine"),
+    ],
+)
+def test_each_mistake_is_one_line_naming_it(fields: dict, phrase: str) -> None:
+    with pytest.raises(ValueError) as info:
+        FrontierConfig(**fields)
+    assert phrase in str(info.value) and "\n" not in str(info.value)
+
+
+def test_trl_settings_fewer_rollouts_cannot_run_with() -> None:
+    assert fewer_problems({}, "grpo", "full", 0) == []  # off
+    assert fewer_problems({}, "grpo", "kept", 0) == []  # TRL's defaults: dapo, 8 generations
+    (bnpo,) = fewer_problems({"loss_type": "bnpo"}, "grpo", "kept", 0)
+    assert "loss_type: bnpo" in bnpo and "use loss_type dapo" in bnpo
+    (screen,) = fewer_problems({}, "grpo", "full", 8)
+    assert "screen 8 must be below num_generations 8" in screen
+    (rloo,) = fewer_problems({}, "rloo", "kept", 0)
+    assert "rollouts: kept runs inside TRL's GRPOTrainer" in rloo
+    assert config_file_problems({"screen": 4, "num_generations": 4, "loss_type": "bnpo"}) != []
+    assert config_file_problems({"rollouts": "nope", "loss_type": "bnpo"}) == []  # named elsewhere
+
+
+def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
+    config = tmp_path / "grpo.yaml"
+    config.write_text(
+        "selector: prioritized\nrollouts: kept\nloss_type: bnpo\nnum_generations: 4\nscreen: 4\n"
+    )
+    code = (
+        "import sys; from frontier_rft.cli.main import main; "
+        f"rc = main(['check-config', 'trl', {str(config)!r}]); "
+        "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'trl'}), rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert "HEAVY [] 1" in out, out + done.stderr
+    found = [line for line in out.splitlines() if line.startswith("  - ")]
+    for phrase in (
+        "selector 'prioritized' does not walk the data",
+        "loss_type: bnpo",
+        "screen 4 must be below num_generations 4",
+    ):
+        assert sum(phrase in line for line in found) == 1, (phrase, out)
+    config.write_text("rollouts: kept\nscreen: 2\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "the frontier-rft settings are valid" in done.stdout and "HEAVY [] 0" in done.stdout
