@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
@@ -295,10 +296,11 @@ class Allocation(WrapsSelector):
         counts[i] rewards in [0, 1] for ids[i], id-major. Invalid arguments change nothing;
         if `rollout` fails or returns bad rewards, the wrapper is unchanged and the inner
         selector keeps the rewards of the rounds already sent."""
-        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
-            raise ValueError(f"step must be a non-negative int, got {step!r}")
+        # Every argument is checked before the inner selector proposes anything: a step it
+        # would refuse later (Feedback, past MAX_STEP) must not cost a round of its RNG.
+        step = bounded_int(step, "step")
         budget = self.config.step_budget(batch_size, group_size)
-        cfg, step, n = self.config, int(step), int(group_size)
+        cfg, n = self.config, int(group_size)
         start = time.perf_counter()
         ids = self.inner.select(int(batch_size))
         tried = self.posteriors.tried(ids)
