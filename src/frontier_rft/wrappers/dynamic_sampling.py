@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, bounded_int
+from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, bounded_int, is_finite_real
 from frontier_rft.core.config import check, check_field_types, config_from_dict
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import (
@@ -238,8 +238,12 @@ class DynamicSampling(WrapsSelector):
         Never more than the pool when the inner selector does not allow repeats.
         """
         _check_batch_size(batch_size)
+        if z is not None and not (is_finite_real(z) and 0.0 <= z <= 1.0):
+            raise ValueError(
+                f"z must be a zero-variance share in [0, 1] (or None: the newest step's), got {z!r}"
+            )
         cfg, need = self.config, int(batch_size)
-        z = self.zero_variance_rate if z is None else z
+        z = self.zero_variance_rate if z is None else float(z)
         if not cfg.adaptive or z is None:
             want = math.ceil(need * cfg.oversample)
         else:
