@@ -118,6 +118,32 @@ def test_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
         assert len(errors) == 1 and phrase in errors[0], (argv, err)
 
 
+@pytest.mark.parametrize(
+    ("step", "shown"),
+    [(None, "(none)"), ("ten", "('ten')"), (float("nan"), "(nan)"), (-10, "(-10)"),
+     (2.5, "(2.5)"), (True, "(True)"), ([10], "([10])")],
+)  # fmt: skip
+def test_an_evaluation_without_a_usable_step_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], step: object, shown: str
+) -> None:
+    """Issue 47: evaluations with a missing, string or NaN step ended in an IndexError."""
+    good = write_run(tmp_path / "a", [0.1, 0.2])
+    record: dict[str, object] = {"eval_reward": 0.3, "curriculum/trl/rollouts_delivered": 32}
+    if step is not None:
+        record["step"] = step
+    bad = tmp_path / "b"
+    bad.mkdir()
+    log = bad / "frontier_metrics.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match="has no usable step"):
+        read_run(bad)
+    assert main(["ab", "compare", str(good), str(bad), "--out", "none"]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if " error: " in line]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    assert f"{log}: an evaluation (eval_reward = 0.3) has no usable step {shown}" in errors[0]
+
+
 def test_the_command_prints_and_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
     for seed in range(3):

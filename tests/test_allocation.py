@@ -503,3 +503,31 @@ def test_a_budget_the_tried_prompts_cannot_take_is_left_unspent_never_over_n_max
     assert by_task[5] == 4 and all(by_task[k] == 8 for k in range(5))
     assert len(out.rounds) == 1 and out.rollouts == 44
     assert alloc.metrics()["alloc/unspent"] == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((np.array([0, 1, 200]), 4, 12), r"ids must be task ids in \[0, 89\]"),
+        ((np.array([-1, 1]), 4, 12), r"ids must be task ids in \[0, 89\]"),
+        ((np.array([0.0, 1.0]), 4, 12), "ids must be a 1-D array of task ids"),
+        ((np.array([[0, 1]]), 4, 12), "ids must be a 1-D array of task ids"),
+        ((np.array(["0"]), 4, 12), "ids must be a 1-D array of task ids"),
+        ((np.arange(3), 1, 12), r"group_size must be an int in \[2, 128\], got 1"),
+        ((np.arange(3), 4.0, 12), r"group_size must be an int in \[2, 128\]"),
+        ((np.arange(3), 4, -1), "budget must be a non-negative int"),
+        ((np.arange(3), 4, 12.5), "budget must be a non-negative int"),
+        ((np.arange(3), 4, 2**63), "budget must be a non-negative int below 2"),
+    ],
+)
+def test_allocate_refuses_bad_arguments_by_name(args: tuple[Any, ...], message: str) -> None:
+    """Issue 47: allocate() validated nothing (an id past the pool indexed the posteriors,
+    a float group size or budget went into the greedy)."""
+    pool = world_pool()
+    alloc = Allocation(make_selector("uniform", pool, seed=0))
+    tried(alloc, {0: 1.0, 1: 3.0}, {0: 2.0})
+    before = alloc.state_dict()
+    with pytest.raises(ValueError, match=message):
+        alloc.allocate(*args)
+    assert_state_equal(before, alloc.state_dict())
+    assert alloc.allocate(np.arange(3), 4, 12).sum() == 12

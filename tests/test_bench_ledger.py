@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conftest import REPO
 from frontier_rft.bench.ledger import (
     RunLedger,
     definition_digest,
@@ -222,3 +223,241 @@ def test_a_report_reads_an_earlier_definition_only_where_today_s_is_not_recorded
     add("greso", today["greso"], 0)  # today's greso measured on one seed: it is read
     chosen = _chosen_definitions(ledger, tb, entries, [0, 1])
     assert chosen["greso"] == {"digest": definition_digest(today["greso"]), "today": True}
+
+
+# ------------------------------------------------------------------ values a report reads
+def _valid_record(tmp_path: Path) -> dict[str, Any]:
+    """A record as bench-rl writes it: two training steps, evaluations at steps 0 and 2."""
+    return record_from_run_dir(
+        _run_dir(tmp_path), label="greso", seed=3, definition=DEFINITION,
+        start_state={"zero_variance": 0.5, "successes_histogram": [3, 1, 4],
+                     "per_level": {"0": {"mean_score": 0.25, "always_solved": 0.0}}},
+        start_model="abc", code={"commit": "f00"}, machine="box",
+    )  # fmt: skip
+
+
+def _set(*path: str | int, value: Any) -> Any:
+    """A corruption: the value at `path` (keys and list positions) of the record set."""
+
+    def corrupt(record: dict[str, Any]) -> None:
+        node: Any = record
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+
+    return corrupt
+
+
+def _eval_past_training(record: dict[str, Any]) -> None:
+    record["steps"].append(9)
+    for column in record["columns"].values():
+        column.append(None)
+    record["columns"]["eval/pass@1"][-1] = 0.5
+    record["columns"]["eval/pass@8"][-1] = 0.5
+
+
+def _no_evaluation(record: dict[str, Any]) -> None:
+    record["columns"]["eval/pass@1"] = [None] * len(record["steps"])
+
+
+# Rows of _run_dir: 0 the start evaluation, 1 and 2 training steps, 3 the last evaluation.
+BAD_VALUES = {
+    "a list for a numbe": (
+        _set("columns", "perf/step_s", 1, value=[1.2]),
+        "metric 'perf/step_s' at step 1 is [1.2]",
+    ),
+    "a string for a numbe": (
+        _set("columns", "train/rollouts", 2, value="64"),
+        "metric 'train/rollouts' at step 2 is '64'",
+    ),
+    "a string score": (
+        _set("columns", "eval/pass@1", 3, value="0.3"),
+        "metric 'eval/pass@1' at step 2 is '0.3'",
+    ),
+    "a bool metric": (
+        _set("columns", "train/reward_mean", 1, value=True),
+        "metric 'train/reward_mean' at step 1 is True",
+    ),
+    "a huge metric": (
+        _set("columns", "perf/step_s", 1, value=1e300),
+        "metric 'perf/step_s' at step 1 is 1e+300",
+    ),
+    "a null perf/step_s": (
+        _set("columns", "perf/step_s", 2, value=None),
+        "the training row of step 2 has perf/step_s = None",
+    ),
+    "a negative perf/step_s": (
+        _set("columns", "perf/step_s", 2, value=-1.0),
+        "the training row of step 2 has perf/step_s = -1.0",
+    ),
+    "a score above 1": (
+        _set("columns", "eval/pass@8", 3, value=1.5),
+        "eval/pass@8 at step 2 is 1.5, not in [0, 1]",
+    ),
+    "an evaluation missing a score": (
+        _set("columns", "eval/pass@8", 3, value=None),
+        "the evaluation at step 2 has no eval/pass@8",
+    ),
+    "an evaluation past the training rows": (
+        _eval_past_training,
+        "an evaluation at step 9 is past its 2 training rows",
+    ),
+    "no evaluation": (_no_evaluation, "it holds no evaluation (eval/pass@1)"),
+    "a string step": (_set("steps", 1, value="1"), "step '1' is not a non-negative int"),
+    "a fractional step": (_set("steps", 1, value=1.5), "step 1.5 is not a non-negative int"),
+    "a negative step": (_set("steps", 1, value=-1), "step -1 is not a non-negative int"),
+    "a string start_state": (
+        _set("start_state", value="measured"),
+        "start_state is 'measured', not an object",
+    ),
+    "a null start_state": (_set("start_state", value=None), "start_state is None, not an object"),
+    "a string zero_variance": (
+        _set("start_state", "zero_variance", value="0.5"),
+        "start_state.zero_variance is '0.5', not a share in [0, 1]",
+    ),
+    "a zero_variance above 1": (
+        _set("start_state", "zero_variance", value=2.0),
+        "start_state.zero_variance is 2.0, not a share",
+    ),
+    "a histogram of strings": (
+        _set("start_state", "successes_histogram", value=["3"]),
+        "start_state.successes_histogram is ['3'], not a number or a histogram",
+    ),
+    "a string per_level": (
+        _set("start_state", "per_level", value="x"),
+        "start_state.per_level is 'x', not an object",
+    ),
+    "a level that is not a numbe": (
+        _set("start_state", "per_level", "easy", value={}),
+        "start_state.per_level holds 'easy'",
+    ),
+    "a level's string score": (
+        _set("start_state", "per_level", "0", "mean_score", value="x"),
+        "start_state.per_level.0.mean_score is 'x'",
+    ),
+    "a string embed_seconds": (
+        _set("info", "embed_seconds", value="0.5"),
+        "info.embed_seconds is '0.5', not seconds",
+    ),
+    "a list config": (_set("info", "config", value=[]), "info.config is [], not an object"),
+    "a string train_tasks": (
+        _set("info", "train_tasks", value="64"),
+        "info.train_tasks is '64', not an int",
+    ),
+    "a string evidence": (
+        _set("info", "evidence", value="text"),
+        "info.evidence is 'text', not an object",
+    ),
+    "a list selector_overrides": (
+        _set("info", "config", "selector_overrides", value=[]),
+        "info.config.selector_overrides is not an object",
+    ),
+    "a string batch_size": (
+        _set("info", "config", "batch_size", value="8"),
+        "info.config.batch_size is '8', not a positive int",
+    ),
+    "a list start_model": (
+        _set("start_model", value=["abc"]),
+        "start_model is ['abc'], not a string",
+    ),
+    "a numeric machine": (_set("machine", value=3), "machine is 3, not a string"),
+    "a float seed": (_set("seed", value=3.0), "seed 3.0 is not an int"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_VALUES))
+def test_a_record_with_values_a_report_cannot_read_is_refused_by_name(
+    tmp_path: Path, case: str
+) -> None:
+    """Issue 47: well-formed records with bad values ended the report in TypeError, KeyError
+    or IndexError tracebacks; each is refused naming the record and the problem."""
+    corrupt, message = BAD_VALUES[case]
+    record = _valid_record(tmp_path)
+    ledger = RunLedger(tmp_path / "ledger", make_testbed("toy"), "cpu")
+    path = ledger.add(record)
+    assert ledger.load("greso", KEY, 3) == json.loads(json.dumps(record))  # valid as made
+    corrupt(record)
+    atomic_write_bytes(path, lambda fh: fh.write(gzip.compress(json.dumps(record).encode())))
+    with pytest.raises(ValueError) as err:
+        ledger.load("greso", KEY, 3)
+    assert str(err.value).startswith(f"{path} is not a run ledger record: ")
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_every_committed_record_passes_the_value_checks() -> None:
+    """The checks refuse what a report cannot read, nothing the benchmark writes."""
+    from frontier_rft.bench.ledger import _check_record
+
+    paths = sorted((REPO / "benchmarks" / "ledger").glob("*/*/*/*/seed*.json.gz"))
+    assert paths
+    for path in paths:
+        record = json.loads(gzip.decompress(path.read_bytes()))
+        seed = int(path.name.removeprefix("seed").removesuffix(".json.gz"))
+        _check_record(record, path.parents[1].name, path.parent.name, seed)
+
+
+def _committed_pair(root: Path) -> tuple[Path, Path]:
+    """uniform and greso of seed 0 from the committed standard-testbed ledger, under root:
+    (the uniform record, greso's)."""
+    import shutil
+
+    src = REPO / "benchmarks" / "ledger" / "95e789cb0d16"
+    (root / src.name / "cpu").mkdir(parents=True)
+    shutil.copy(src / "testbed.json", root / src.name)
+    for label in ("uniform", "greso"):
+        (held,) = (src / "cpu" / label).glob("*/seed0.json.gz")
+        to = root / src.name / "cpu" / label / held.parent.name
+        to.mkdir(parents=True)
+        shutil.copy(held, to)
+    return (
+        next((root / src.name / "cpu" / "uniform").glob("*/seed0.json.gz")),
+        next((root / src.name / "cpu" / "greso").glob("*/seed0.json.gz")),
+    )
+
+
+def _rewrite(path: Path, change: Any) -> None:
+    record = json.loads(gzip.decompress(path.read_bytes()))
+    change(record)
+    path.write_bytes(gzip.compress(json.dumps(record).encode()))
+
+
+def _null_step_s(record: dict[str, Any]) -> None:
+    train = [i for i, v in enumerate(record["columns"]["train/reward_mean"]) if v is not None]
+    record["columns"]["perf/step_s"][train[3]] = None
+
+
+def _drop_pass8(record: dict[str, Any]) -> None:
+    record["columns"].pop("eval/pass@8")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_null_step_s, "uniform/61328573/seed0.json.gz is not a run ledger record: the "
+         "training row of step 4 has perf/step_s = None"),
+        (_set("start_state", value="oops"), "uniform/61328573/seed0.json.gz is not a run ledger "
+         "record: start_state is 'oops'"),
+        (_drop_pass8, "seed0.json.gz is not a run ledger record this report can pair: its "
+         "evaluations score eval/pass@1, eval/pass@8, those of "),
+    ],
+)  # fmt: skip
+def test_report_only_refuses_a_bad_record_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, message: str
+) -> None:
+    """`frontier bench-rl --report-only` on a ledger holding a bad record: exit 2, one line
+    naming the record, no traceback (it ended in KeyError / TypeError before)."""
+    pytest.importorskip("matplotlib")
+    from frontier_rft.cli.main import main
+
+    uniform, _ = _committed_pair(tmp_path / "ledger")
+    _rewrite(uniform, change)
+    argv = ["bench-rl", "--seeds", "0", "--selectors", "uniform,greso", "--scale", "standard",
+            "--device", "cpu", "--no-effects", "--report-only", "--no-progress",
+            "--ledger", str(tmp_path / "ledger"), "--runs", str(tmp_path / "runs"),
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and message in errors[0], err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()

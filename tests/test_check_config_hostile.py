@@ -277,3 +277,16 @@ def test_a_libyaml_that_refuses_earlier_still_gives_our_bound(
         with pytest.raises(yaml.scanner.ScannerError, match="exceeded maximum nesting"):
             load_yaml("[[[1]]]")  # within our bound: libyaml's refusal stands
     assert load_yaml("[[1]]") == [[1]]
+
+
+@pytest.mark.parametrize("value", ["{lo: 0, hi: 1}", "{0: 0, 1: 1}", "[0]", "'01'"])
+def test_a_reward_range_that_is_not_two_numbers_is_a_problem_line(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 47: a mapping (two entries, no positions) ended in a KeyError traceback, in
+    the TRL and the verl check alike."""
+    code, out = check(capsys, "trl", trl_file(tmp_path, f"reward_range: {value}\n"))
+    assert code == 1 and "reward_range must be (lo, hi) with finite lo < hi" in out, out
+    verl = f"{KWARGS}.reward_range={value}"
+    code, out = check(capsys, "verl", str(REPO / "examples" / "verl" / "greso.yaml"), verl)
+    assert code == 1 and "reward_range must be (low, high) with low < high" in out, out

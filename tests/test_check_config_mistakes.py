@@ -119,6 +119,21 @@ TRL_MISTAKES: list[tuple[str, dict[str, Any], str]] = [
      "dataset_files: no such file 'data/trian.jsonl'"),
     ("reward_range reversed", {"reward_range": [1.5, 0]},
      "reward_range must be (lo, hi) with finite lo < hi"),
+    # Issue 47: a KeyError traceback, then three mistakes check-config let through.
+    ("reward_range as a mapping", {"reward_range": {"lo": 0, "hi": 1.5}},
+     "reward_range must be (lo, hi) with finite lo < hi, got {'lo': 0, 'hi': 1.5}; in YAML a "
+     "list of two numbers"),
+    ("an image dataset with dynamic sampling", {"dynamic_sampling": "fixed",
+     "dataset_files": ["data/images.jsonl"]},
+     "data/images.jsonl (columns: prompt, answer, image): dynamic_sampling does not support "
+     "image datasets"),
+    ("one generation per prompt", {"num_generations": 1},
+     "num_generations must be an int >= 2, got 1"),
+    ("one generation per prompt with dynamic sampling", {"num_generations": 1,
+     "dynamic_sampling": "greso"}, "num_generations must be an int >= 2, got 1"),
+    ("eval_strategy no unquoted", {"eval_strategy": False},
+     'eval_strategy is false: YAML reads an unquoted no (or yes, on, off) as a bool; quote '
+     'it: eval_strategy: "no"'),
 ]  # fmt: skip
 """(mistake, the change to VALID, a phrase of the problem line naming it)."""
 
@@ -141,6 +156,8 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         text = "".join(json.dumps(r) + "\n" for r in part)
         (tmp_path / "data" / f"{name}.jsonl").write_text(text)
     (tmp_path / "data" / "no_answer.jsonl").write_text(json.dumps({"prompt": "1 + 1 ="}) + "\n")
+    images = [{**r, "image": f"img/{i}.png"} for i, r in enumerate(rows[:8])]
+    (tmp_path / "data" / "images.jsonl").write_text("".join(json.dumps(r) + "\n" for r in images))
     (tmp_path / "my_rewards.py").write_text(REWARDS_PY)
     (tmp_path / "models").mkdir()  # where the newcomer keeps checkpoints
     return tmp_path
@@ -241,6 +258,71 @@ def test_without_trl_no_valid_key_is_flagged_and_the_rest_is_named(workdir: Path
         assert code == 0 and problems(out) == [], (mistake, out)  # cannot be told from TRL's
     code, out = results[files[-1]]
     assert "note: 'selecter' is not a frontier-rft key: if you meant 'selector', rename it" in out
+
+
+def test_an_unquoted_no_is_named_with_its_fix(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`eval_strategy: no` as a newcomer types it (YAML reads false); quoted, it is valid."""
+    values = {k: v for k, v in VALID.items() if k not in ("eval_strategy", "eval_on_start",
+              "eval_steps", "eval_dataset_files")}  # fmt: skip
+    text = yaml.safe_dump(values, sort_keys=False)
+    for line, valid in (("eval_strategy: no", False), ('eval_strategy: "no"', True)):
+        path = workdir / "grpo.yaml"
+        path.write_text(text + line + "\n")
+        code, out = check(capsys, "trl", str(path))
+        if valid:
+            assert code == 0 and problems(out) == [], out
+            continue
+        assert code == 1 and problems(out) == [
+            "eval_strategy is false: YAML reads an unquoted no (or yes, on, off) as a bool; "
+            'quote it: eval_strategy: "no" (or steps, epoch)'
+        ], out
+
+
+def test_every_check_runs_whatever_else_is_wrong(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Several mistakes in one file: each is named, and a refused option (a misspelt
+    selector, a prompt column of the wrong type) does not hide the reward_range rule, the
+    generation count, the strategy or the data checks (issue 47: a missing reward_range for
+    two reward functions went unreported once another option was refused)."""
+    change = {
+        "reward_range": None,
+        "reward_weights": None,
+        "selector": "botz",
+        "num_generations": 1,
+        "eval_strategy": False,
+        "eval_on_start": False,
+        "dynamic_sampling": "fixed",
+        "dataset_files": ["data/images.jsonl"],
+    }
+    code, out = check(capsys, "trl", config_file(workdir, change))
+    found = problems(out)
+    assert code == 1
+    for phrase in (
+        "unknown selector 'botz' (did you mean 'bots'?)",
+        "num_generations must be an int >= 2, got 1",
+        "eval_strategy is false: YAML reads an unquoted no",
+        "2 reward functions (my_rewards.correctness, my_rewards.format_reward): TRL sums "
+        "them, weighted, so the reward reaches 2 where each gives 1, and selector 'botz' reads "
+        "rewards in [0, 1]: add the YAML line `reward_range: [0, 2]`",
+        "eval_dataset_files is never scored with eval_strategy no",
+        "dynamic_sampling does not support image datasets",
+    ):
+        assert sum(phrase in line for line in found) == 1, (phrase, out)
+    assert len(found) == 6, out
+    # A refused column option: the columns wait, the reward_range rule does not.
+    change = {"reward_range": None, "reward_weights": None, "prompt_column": ["question"],
+              "reward_funcs": 5}  # fmt: skip
+    code, out = check(capsys, "trl", config_file(workdir, change))
+    found = problems(out)
+    assert code == 1 and any("prompt_column must be a string" in p for p in found), out
+    assert any("reward_funcs must be" in p for p in found), out
+    assert "note: columns not checked until the column options above are fixed" in out
+    code, out = check(capsys, "trl", config_file(workdir, {**change, "reward_funcs": [
+        "my_rewards.correctness", "my_rewards.format_reward"]}))  # fmt: skip
+    assert any("add the YAML line `reward_range: [0, 2]`" in p for p in problems(out)), out
 
 
 # ---------------------------------------------------------------------------- verl

@@ -514,3 +514,15 @@ def test_a_judge_failing_inside_the_wrapped_selector_changes_nothing(pool: TaskP
         np.testing.assert_array_equal(a_ids, b_ids)
         assert a_groups == b_groups
     assert_state_equal(clean[-1], failed[-1])
+
+
+@pytest.mark.parametrize("z", [float("nan"), "0.5", -1, 2, float("inf"), True, [0.5]], ids=repr)
+def test_num_candidates_refuses_a_z_that_is_not_a_share_by_name(pool: TaskPool, z: Any) -> None:
+    """Issue 47: NaN gave an unnamed ValueError, a string a TypeError; -1, 2 and inf were
+    used as shares."""
+    sel = dapo(pool, adaptive=True)
+    before = sel.state_dict()
+    with pytest.raises(ValueError, match=r"^z must be a zero-variance share in \[0, 1\]"):
+        sel.num_candidates(8, z=z)
+    assert_state_equal(before, sel.state_dict())
+    assert sel.num_candidates(8, z=0) == 10 and sel.num_candidates(8, z=1) == 24

@@ -177,3 +177,28 @@ def test_skip_predict_state_resumes_exactly_and_is_refused_by_take() -> None:
     with pytest.raises(ValueError, match=r"config|untried"):
         take.load_state_dict(state)
     assert_state_equal(before, take.state_dict())
+
+
+@pytest.mark.parametrize("model", ["first", "ridge"])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        pytest.param(lambda g: np.full_like(g, -1e300), id="all -1e300"),
+        pytest.param(lambda g: g - np.diag(np.full(g.shape[0], 1e6)), id="negative diagonal"),
+        pytest.param(lambda g: g + np.triu(np.ones_like(g), 1) * 1e3, id="not symmetric"),
+    ],
+)
+def test_a_tampered_regression_state_is_refused_on_load(model: str, tamper: object) -> None:
+    """Issue 47: a gram of -1e300 loaded and later ended in numpy's LinAlgError (singular
+    matrix) at the next selection; it is refused on load by name, the selector unchanged."""
+    sel, solved, rng = _seventy_percent_solved("informative")
+    _first_epoch(sel, solved, rng, steps=5)
+    state = sel.state_dict()
+    gram = state["algo"][model]["gram"]
+    state["algo"][model]["gram"] = tamper(gram)  # type: ignore[operator]
+    twin, _, _ = _seventy_percent_solved("informative")
+    before = twin.state_dict()
+    with pytest.raises(ValueError, match=r"^skip state: the ridge model's gram is not a sum"):
+        twin.load_state_dict(state)
+    assert_state_equal(before, twin.state_dict())
+    twin.select(16)  # still usable

@@ -128,9 +128,16 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
         count = _number(record.get(DISTINCT_KEY))
         distinct = count if count is not None else distinct
         score = _number(record.get(key))
+        if score is None:
+            continue
         step = _number(record.get("step"))
-        if score is not None and step is not None:
-            points[int(step)] = (rollouts, distinct, score)  # a resumed run's repeat: the last
+        if step is None or step < 0 or not step.is_integer():
+            raise ValueError(
+                f"{log}: an evaluation ({key} = {score:g}) has no usable step "
+                f"({'none' if 'step' not in record else repr(record['step'])}); each record "
+                "needs the training step it was logged at, a non-negative integer 'step'"
+            )
+        points[int(step)] = (rollouts, distinct, score)  # a resumed run's repeat: the last
     table = np.array([points[s] for s in sorted(points)], dtype=np.float64)
     order = np.argsort(table[:, 0], kind="stable")
     table = table[order]

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.bench.testbed import Testbed
+from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, is_finite_real
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.metrics_log import METRICS_PREFIX, read_metrics_jsonl
@@ -43,10 +44,12 @@ from frontier_rft.training.run_info import read_run_info
 __all__ = [
     "RECORD_SCHEMA",
     "RunLedger",
+    "check_same_scores",
     "definition_digest",
     "device_class",
     "directory_digest",
     "entry_definition",
+    "eval_scores",
     "record_from_run_dir",
     "run_curves",
     "run_from_record",
@@ -224,6 +227,22 @@ def run_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return run_curves(_rows(record), dict(record["info"]))
 
 
+def eval_scores(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """The held-out scores (eval/pass@k) every evaluation of a checked record holds."""
+    return tuple(sorted(k for k in record["columns"] if k.startswith("eval/pass@")))
+
+
+def check_same_scores(held: Mapping[tuple[str, ...], Path]) -> None:
+    """Records compared in one report hold the same held-out scores: `held` maps each set
+    of scores (`eval_scores`) to a record that has it; a ValueError names two that differ."""
+    if len(held) > 1:
+        (first, where), (other, path) = list(held.items())[:2]
+        raise ValueError(
+            f"{path} is not a run ledger record this report can pair: its evaluations score "
+            f"{', '.join(other) or 'nothing'}, those of {where} {', '.join(first) or 'nothing'}"
+        )
+
+
 @dataclass(frozen=True)
 class RunLedger:
     """The records of one testbed on one device class, under a ledger root."""
@@ -306,3 +325,113 @@ def _check_record(record: Any, label: str, definition: str, seed: int) -> None:
         raise ValueError("a metric column's length differs from the steps'")
     if not isinstance(record.get("info"), dict):
         raise ValueError("info missing")
+    _check_values(record)
+
+
+def _number(value: Any, lo: float = -MAX_ABS_VALUE, hi: float = MAX_ABS_VALUE) -> bool:
+    """A finite JSON number (not a bool) in [lo, hi]."""
+    return is_finite_real(value) and lo <= value <= hi
+
+
+def _numbers(value: Any) -> bool:
+    """A number, or a list of numbers (a histogram)."""
+    return _number(value) or (isinstance(value, list) and all(_number(v) for v in value))
+
+
+def _check_values(record: Mapping[str, Any]) -> None:
+    """What a report reads from a well-formed record, checked for values it can compute
+    with: a ValueError naming the first problem (the report would end in a traceback)."""
+    steps, columns, info = record["steps"], record["columns"], record["info"]
+    if not isinstance(record["seed"], int) or isinstance(record["seed"], bool):
+        raise ValueError(f"seed {record['seed']!r} is not an int")
+    for step in steps:
+        if not is_finite_real(step) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+            raise ValueError(f"step {step!r} is not a non-negative int")
+    for key, column in columns.items():
+        for step, value in zip(steps, column, strict=True):
+            if value is not None and not _number(value):
+                raise ValueError(
+                    f"metric {key!r} at step {step} is {value!r}: a metric is a number "
+                    f"(|x| <= {MAX_ABS_VALUE:g}) or null"
+                )
+    rows = _rows(record)
+    train = [r for r in rows if "train/reward_mean" in r]
+    evals = [r for r in rows if "eval/pass@1" in r]
+    for row in train:
+        for key, required in (("perf/step_s", True), ("train/rollouts", False)):
+            if (required or key in row) and not _number(row.get(key), lo=0.0):
+                raise ValueError(
+                    f"the training row of step {row['step']} has {key} = {row.get(key)!r}, "
+                    "not a non-negative number"
+                )
+    if not evals:
+        raise ValueError("it holds no evaluation (eval/pass@1)")
+    scores = eval_scores(record)
+    for row in evals:
+        missing = [k for k in scores if k not in row]
+        if missing:
+            raise ValueError(
+                f"the evaluation at step {row['step']} has no {missing[0]}, a score of its "
+                "other evaluations"
+            )
+        if row["step"] > len(train):
+            raise ValueError(
+                f"an evaluation at step {row['step']} is past its {len(train)} training rows"
+            )
+        bad = [k for k, v in row.items() if k.startswith("eval/pass@") and not 0 <= v <= 1]
+        if bad:
+            raise ValueError(f"{bad[0]} at step {row['step']} is {row[bad[0]]!r}, not in [0, 1]")
+    _check_info(info)
+    _check_start_state(record.get("start_state"))
+    for key, kind in (("start_model", str), ("machine", str), ("code", dict)):
+        if not isinstance(record.get(key), kind):
+            raise ValueError(f"{key} is {record.get(key)!r}, not {_KIND_NAMES[kind]}")
+
+
+_KIND_NAMES = {dict: "an object", list: "a list", int: "an int", str: "a string"}
+_INFO_KINDS: dict[str, Any] = {
+    "config": dict,
+    "evidence": dict,
+    "given": list,
+    "train_tasks": int,
+    "eval_tasks": int,
+    "parameters": int,
+}
+
+
+def _check_info(info: Mapping[str, Any]) -> None:
+    """The run.json facts a report reads, where the record holds them."""
+    if "embed_seconds" in info and not _number(info["embed_seconds"], lo=0.0):
+        raise ValueError(f"info.embed_seconds is {info['embed_seconds']!r}, not seconds")
+    for key, kind in _INFO_KINDS.items():
+        value = info.get(key, kind())
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"info.{key} is {value!r}, not {_KIND_NAMES[kind]}")
+    config = info.get("config", {})
+    if not isinstance(config.get("selector_overrides", {}), dict):
+        raise ValueError("info.config.selector_overrides is not an object")
+    batch = config.get("batch_size", 1)
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise ValueError(f"info.config.batch_size is {batch!r}, not a positive int")
+
+
+def _check_start_state(state: Any) -> None:
+    """The seed's start state: its zero-variance share, and numbers (or histograms) only,
+    overall and per level."""
+    if not isinstance(state, dict):
+        raise ValueError(f"start_state is {state!r}, not an object (the seed's start state)")
+    zero = state.get("zero_variance")
+    if not _number(zero, 0.0, 1.0):
+        raise ValueError(f"start_state.zero_variance is {zero!r}, not a share in [0, 1]")
+    levels = state.get("per_level", {})
+    if not isinstance(levels, dict):
+        raise ValueError(f"start_state.per_level is {levels!r}, not an object")
+    parts = [("start_state", {k: v for k, v in state.items() if k != "per_level"})]
+    for level, part in levels.items():
+        if not level.isdigit() or not isinstance(part, dict):
+            raise ValueError(f"start_state.per_level holds {level!r}: {part!r}, not a level")
+        parts.append((f"start_state.per_level.{level}", part))
+    for where, part in parts:
+        for key, value in part.items():
+            if not _numbers(value):
+                raise ValueError(f"{where}.{key} is {value!r}, not a number or a histogram")

@@ -39,10 +39,12 @@ from typing import Any
 
 from frontier_rft.bench.ledger import (
     RunLedger,
+    check_same_scores,
     definition_digest,
     device_class,
     directory_digest,
     entry_definition,
+    eval_scores,
     record_from_run_dir,
     run_curves,
     run_from_record,
@@ -702,6 +704,7 @@ def _from_ledger(
     codes: dict[str, set[str]] = {}
     labels = [e.label for e in entries]
     keys = _chosen_definitions(ledger, tb, entries, seeds)
+    scores: dict[tuple[str, ...], Path] = {}  # the scores records hold: one set, to pair
     for seed in seeds:
         if not all(ledger.has(label, keys[label]["digest"], seed) for label in labels):
             continue
@@ -711,6 +714,8 @@ def _from_ledger(
             log(f"seed {seed} left out: its records come from {len(models)} start models")
             continue
         for label, rec in records.items():
+            scores.setdefault(eval_scores(rec), ledger.path(label, keys[label]["digest"], seed))
+            check_same_scores(scores)
             runs.setdefault(label, {})[seed] = run_from_record(rec)
             machines.add(str(rec.get("machine", "")))
             code = rec.get("code")

@@ -285,9 +285,14 @@ def evidence_summary(selector: Selector) -> str:
 def reward_pair(value: Any) -> tuple[float, float] | None:
     """(low, high) from any two-number sequence (list, tuple, array, OmegaConf list) with
     finite low < high; None when `value` is not one."""
-    if isinstance(value, str | bytes) or not hasattr(value, "__len__") or len(value) != 2:
+    if isinstance(value, str | bytes | Mapping) or not hasattr(value, "__len__"):
+        return None  # a mapping ({lo: 0, hi: 1}) has two entries but no positions
+    try:
+        if len(value) != 2:
+            return None
+        lo, hi = value[0], value[1]
+    except (LookupError, TypeError):  # a set, or a sized type that cannot be indexed
         return None
-    lo, hi = value[0], value[1]
     if not all(
         isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in (lo, hi)
     ):

@@ -113,9 +113,28 @@ class OnlineRidge:
         state = check_keys(state, f"{who} state: ridge model", self.STATE_KEYS)
         d = self.gram.shape[0]
         gram = read_array(state, "gram", who, np.float64, shape=(d, d), finite=True)
+        if not _is_gram(gram):
+            raise ValueError(
+                f"{who} state: the ridge model's gram is not a sum of x x^T (symmetric, "
+                "positive semi-definite): the state was altered; load an unaltered one"
+            )
         moment = read_array(state, "moment", who, np.float64, shape=(d,), finite=True)
         weights = read_array(state, "weights", who, np.float64, shape=(d,), finite=True)
         samples = read_float(state, "samples", who, lo=0.0, hi=math.inf, nan=False)
         batches = read_int(state, "batches", who)
         self.gram, self.moment, self.weights = gram, moment, weights
         self.samples, self.batches = samples, batches
+
+
+def _is_gram(gram: F64) -> bool:
+    """Whether `gram` (finite) can be a decayed sum of x x^T: symmetric and positive
+    semi-definite, both up to float rounding (the product X^T X is not bit-symmetric)."""
+    scale = float(np.max(np.abs(gram))) if gram.size else 0.0
+    if scale == 0.0:
+        return True
+    if not math.isfinite(scale * gram.shape[0]):  # eigvalsh would overflow
+        return False
+    tol = 1e-9 * scale
+    if np.max(np.abs(gram - gram.T)) > tol:
+        return False
+    return bool(np.linalg.eigvalsh((gram + gram.T) / 2.0).min() >= -1e-6 * scale)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
@@ -227,8 +228,13 @@ class Allocation(WrapsSelector):
     # ------------------------------------------------------------------ the rule
     def allocate(self, ids: I64, group_size: int, budget: int) -> I64:
         """One-stage rollouts per prompt (changes nothing): untried prompts get group_size,
-        tried ones n_min plus their greedy share of what the budget leaves (if anything)."""
+        tried ones n_min plus their greedy share of what the budget leaves (if anything).
+        ValueError naming an argument that is not one: ids a 1-D array of the pool's task
+        ids, group_size in [min_rollouts, max_rollouts], budget a non-negative int."""
         cfg = self.config
+        ids = _task_ids(ids, self.num_tasks)
+        group_size = bounded_int(group_size, "group_size", lo=cfg.min_rollouts, hi=cfg.max_rollouts)
+        budget = bounded_int(budget, "budget")
         tried = self.posteriors.tried(ids)
         counts = np.full(ids.shape[0], int(group_size), dtype=np.int64)
         if not tried.any():
@@ -295,10 +301,11 @@ class Allocation(WrapsSelector):
         counts[i] rewards in [0, 1] for ids[i], id-major. Invalid arguments change nothing;
         if `rollout` fails or returns bad rewards, the wrapper is unchanged and the inner
         selector keeps the rewards of the rounds already sent."""
-        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
-            raise ValueError(f"step must be a non-negative int, got {step!r}")
+        # Every argument is checked before the inner selector proposes anything: a step it
+        # would refuse later (Feedback, past MAX_STEP) must not cost a round of its RNG.
+        step = bounded_int(step, "step")
         budget = self.config.step_budget(batch_size, group_size)
-        cfg, step, n = self.config, int(step), int(group_size)
+        cfg, n = self.config, int(group_size)
         start = time.perf_counter()
         ids = self.inner.select(int(batch_size))
         tried = self.posteriors.tried(ids)
@@ -452,6 +459,21 @@ class Allocation(WrapsSelector):
         if state["inner"]:
             self.inner.load_state_dict(state["inner"])  # atomic; the last step that can fail
         self.posteriors, self._totals, self._last, self.seed = posteriors, totals, last, seed
+
+
+def _task_ids(ids: Any, num_tasks: int) -> I64:
+    """`ids` as a 1-D int64 array of task ids in [0, num_tasks), else a ValueError."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(
+            f"ids must be a 1-D array of task ids (ints), got {arr.dtype} of shape {arr.shape}"
+        )
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= num_tasks):
+        raise ValueError(
+            f"ids must be task ids in [0, {num_tasks - 1}], got one of {int(arr.min())} .. "
+            f"{int(arr.max())}"
+        )
+    return arr.astype(np.int64, copy=False)
 
 
 def _step_batch(rounds: list[Round], cont_rows: I64, step: int) -> FilteredBatch:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
+from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, bounded_int, is_finite_real
 from frontier_rft.core.config import check, check_field_types, config_from_dict
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import (
@@ -65,6 +65,8 @@ RETIRED_NAMES = {"dapo": DAPO_MOVED}
 """Former selector names this package took over (frontier_rft registers them)."""
 
 _KIND = "dynamic_sampling"
+MAX_GROUP_SIZE = 1 << 20
+"""Most rollouts per prompt a step takes (as FewerRollouts): past it, a typo."""
 ROUND_RULES = ("standard", "greso")
 _TOTALS = (
     "steps",
@@ -236,8 +238,12 @@ class DynamicSampling(WrapsSelector):
         Never more than the pool when the inner selector does not allow repeats.
         """
         _check_batch_size(batch_size)
+        if z is not None and not (is_finite_real(z) and 0.0 <= z <= 1.0):
+            raise ValueError(
+                f"z must be a zero-variance share in [0, 1] (or None: the newest step's), got {z!r}"
+            )
         cfg, need = self.config, int(batch_size)
-        z = self.zero_variance_rate if z is None else z
+        z = self.zero_variance_rate if z is None else float(z)
         if not cfg.adaptive or z is None:
             want = math.ceil(need * cfg.oversample)
         else:
@@ -271,11 +277,12 @@ class DynamicSampling(WrapsSelector):
         goes to the inner selector once; the step ends with `inner.flush()`. Invalid
         arguments change nothing; if `rollout` raises, the wrapper is unchanged and the inner
         selector keeps the rewards of the rounds already rolled out (they happened)."""
-        _check_batch_size(batch_size)
-        _check_batch_size(group_size, "group_size")
-        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
-            raise ValueError(f"step must be a non-negative int, got {step!r}")
-        cfg, step = self.config, int(step)
+        # Every argument is checked before the inner selector proposes anything: a step it
+        # would refuse later (Feedback, past MAX_STEP) must not cost a round of its RNG.
+        step = bounded_int(step, "step")
+        batch_size = _check_batch_size(batch_size)
+        group_size = bounded_int(group_size, "group_size", lo=1, hi=MAX_GROUP_SIZE)
+        cfg = self.config
         clock = max(self._clock, step)
         stale = clock - self._sur_steps > cfg.max_staleness
         usable = int((~stale).sum())
@@ -479,8 +486,6 @@ def _fresh(rounds: list[Round], picks: list[tuple[int, int]], step: int) -> dict
     }
 
 
-def _check_batch_size(batch_size: int, what: str = "batch_size") -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
-        raise ValueError(f"{what} must be an int, got {batch_size!r}")
-    if batch_size <= 0:
-        raise ValueError(f"{what} must be positive, got {batch_size}")
+def _check_batch_size(batch_size: int) -> int:
+    """`batch_size` as an int in [1, MAX_STEP], else a ValueError naming it."""
+    return bounded_int(batch_size, "batch_size", lo=1)

@@ -166,7 +166,8 @@ class FrontierConfig:
             pair = reward_pair(self.reward_range)
             check(
                 pair is not None,
-                f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}",
+                f"reward_range must be (lo, hi) with finite lo < hi, got {self.reward_range!r}; "
+                "in YAML a list of two numbers: reward_range: [0, 2]",
             )
             set_(self, "reward_range", pair)
         check(

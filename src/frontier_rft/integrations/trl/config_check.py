@@ -9,7 +9,9 @@ run without, the model path, the logging backends, the reward functions (found a
 from source, never imported), `reward_range` with several of them, the held-out set an
 evaluation needs, the TRL settings dynamic sampling and fewer rollouts (rollouts: kept,
 screen) run with, and the columns of the training and held-out files the adapter, TRL and
-the reward functions read.
+the reward functions read (with dynamic sampling: no image column), `num_generations`
+(at least 2) and an unquoted `eval_strategy: no` (YAML's false). A refused option is read at
+its default, so that it hides no other check.
 """
 
 from __future__ import annotations
@@ -27,19 +29,28 @@ from frontier_rft.integrations.preflight import (
     Report,
     read_data_columns,
     selector_problems,
+    selector_reward_bounds,
     shown,
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
-from frontier_rft.integrations.trl.dynamic_config import config_file_problems
+from frontier_rft.integrations.trl.dynamic_config import (
+    config_file_problems,
+    image_problems,
+    mode_of,
+)
 from frontier_rft.integrations.trl.fewer_config import config_file_problems as fewer_file_problems
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
     eval_problems,
+    generation_problems,
     local_model_path,
+    pool_fields,
     pool_problems,
     report_to_problems,
     reward_range_problems,
+    reward_sum_problems,
+    strategy_problems,
 )
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
 
@@ -54,10 +65,16 @@ NEAR_MISS = 0.85
 note asking whether it was meant: no TRL 1.16 key comes closer than 0.83 (reward_clip_range
 to reward_range), a one-letter slip of a frontier-rft key is above 0.87."""
 
-_POOL_KEYS = ("selector", "selector_config", "selector_judge", "prompt_column",
-              "category_columns", "difficulty_column", "pass_rate_columns", "features_column",
-              "reward_range")  # fmt: skip
+_SELECTOR_KEYS = ("selector", "selector_config", "selector_judge")
+"""The FrontierConfig fields that name the selector, judged together."""
+_COLUMN_KEYS = ("prompt_column", "category_columns", "difficulty_column", "pass_rate_columns",
+                "features_column")  # fmt: skip
+"""The FrontierConfig fields that name dataset columns."""
+_POOL_KEYS = (*_SELECTOR_KEYS, *_COLUMN_KEYS, "reward_range")
 """The FrontierConfig fields the data, selector and reward checks read."""
+_SELECTOR_DROPS = ((), ("selector_judge",), ("selector_config",),
+                   ("selector_config", "selector_judge"), _SELECTOR_KEYS)  # fmt: skip
+"""The selector options left at their defaults, fewest first, until the rest is valid."""
 
 
 def _trl_keys(kind: Any) -> set[str] | None:
@@ -102,16 +119,25 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
     report.add("", _model_problems(values))
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))
-    config = _pool_config(frontier)
+    report.add("", generation_problems(values))
+    report.add("", strategy_problems(values))
+    # Every check below runs whatever else is wrong: a refused option is read at its default
+    # (FrontierConfig's own check above names it) and only the checks that read it wait.
+    config, refused = _pool_config(frontier)
     reward_names = script.get("reward_funcs", ["answer_match"])
     if isinstance(reward_names, str):  # the script reads one name as a list of one
         reward_names = [reward_names]
     if not _strings(reward_names):
-        return report  # FrontierScriptArguments names the wrong type
+        reward_names = []  # FrontierScriptArguments names the wrong type
     rewards = _rewards(reward_names, report)
-    if config is not None:
+    if not refused:
         report.add("", pool_problems(config))
-        report.add("", reward_range_problems(config, reward_names, values.get("reward_weights")))
+    report.add(
+        "",
+        _reward_range_problems(
+            config, refused, frontier, reward_names, values.get("reward_weights")
+        ),
+    )
     files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
     report.add(
         "",
@@ -119,10 +145,11 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
             values.get("eval_strategy", "no"), values.get("eval_on_start"), files, held_out
         ),
     )
-    if config is None:
+    if refused & set(_COLUMN_KEYS):
         report.notes.append("columns not checked until the column options above are fixed")
         return report
-    if not _check_files("dataset_files", files, config, rewards, report, held_out=False):
+    dynamic = _dynamic_on(values)
+    if not _check_files("dataset_files", files, config, rewards, report, dynamic=dynamic):
         name = values.get("dataset_name")
         why = f"dataset_name {name!r} is not read here" if name else "no dataset_files given"
         report.notes.append(f"{why}: columns not checked")
@@ -174,13 +201,63 @@ def _mapping(value: Any) -> Any:
     return value
 
 
-def _pool_config(frontier: Mapping[str, Any]) -> FrontierConfig | None:
-    """A FrontierConfig of the selector, column and reward-range options as given, or None
-    where one of them is refused (FrontierConfig's own check names it)."""
+def _build(options: Mapping[str, Any]) -> FrontierConfig | None:
     try:
-        return FrontierConfig(**{k: v for k, v in frontier.items() if k in _POOL_KEYS})
+        return FrontierConfig(**options)
     except (TypeError, ValueError):
         return None
+
+
+def _pool_config(frontier: Mapping[str, Any]) -> tuple[FrontierConfig, set[str]]:
+    """A FrontierConfig of the selector, column and reward-range options as given, and the
+    options it leaves at their defaults because they are refused (FrontierConfig's own
+    check names them): each refused alone, then the selector's options, which are judged
+    together, as few of them as make the rest valid."""
+    given = {k: v for k, v in frontier.items() if k in _POOL_KEYS}
+    whole = _build(given)
+    if whole is not None:
+        return whole, set()
+    refused = {k for k in given if k not in _SELECTOR_KEYS and _build({k: given[k]}) is None}
+    kept = {k: v for k, v in given.items() if k not in refused}
+    for drop in _SELECTOR_DROPS:
+        config = _build({k: v for k, v in kept.items() if k not in drop})
+        if config is not None:
+            return config, refused | (set(drop) & set(given))
+    return FrontierConfig(), set(given)
+
+
+def _reward_range_problems(
+    config: FrontierConfig,
+    refused: set[str],
+    frontier: Mapping[str, Any],
+    reward_names: list[str],
+    weights: Any,
+) -> list[str]:
+    """Several reward functions without reward_range, whatever else is refused: with the
+    selector's options refused, the rewards it reads are [0, 1], the strictest (as
+    selector_reward_bounds reads a selector it cannot build)."""
+    if "reward_range" in refused:
+        return []  # given, but refused: FrontierConfig's check names it
+    if not refused & set(_SELECTOR_KEYS):
+        return reward_range_problems(config, reward_names, weights)
+    if config.reward_range is not None:
+        return []
+    name = frontier.get("selector", config.selector)
+    bounds = selector_reward_bounds(
+        name,
+        _mapping(frontier.get("selector_config")),
+        pool_fields(config),
+        frontier.get("selector_judge"),
+    )
+    return reward_sum_problems(reward_names, weights, name, bounds)
+
+
+def _dynamic_on(values: Mapping[str, Any]) -> bool:
+    """Whether the file turns dynamic sampling on (a refused value: FrontierConfig names it)."""
+    try:
+        return mode_of(values.get("dynamic_sampling")) != "off"
+    except ValueError:
+        return False
 
 
 def _model_problems(values: Mapping[str, Any]) -> list[str]:
@@ -221,9 +298,11 @@ def _check_files(
     rewards: Mapping[str, Any],
     report: Report,
     *,
-    held_out: bool,
+    held_out: bool = False,
+    dynamic: bool = False,
 ) -> bool:
-    """The columns of the first of `files` (the option's value); False when none is given."""
+    """The columns of the first of `files` (the option's value), and with `dynamic` (training
+    files under dynamic sampling) no image column; False when none is given."""
     paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
     if not paths or not all(isinstance(p, str) for p in paths):
         return False  # none, or FrontierScriptArguments names the wrong type
@@ -236,5 +315,7 @@ def _check_files(
     problems = data_problems(
         data.names, config, data.first_row, rewards, script=True, held_out=held_out
     )
+    if dynamic:
+        problems += image_problems(data.names)
     report.add(f"{paths[0]} (columns: {', '.join(data.names)})", problems)
     return True

@@ -20,9 +20,11 @@ from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 
 __all__ = [
     "DYNAMIC_SAMPLING_MODES",
+    "IMAGE_COLUMNS",
     "TESTED_TRL",
     "ZERO_VARIANCE_TOL",
     "config_file_problems",
+    "image_problems",
     "mode_of",
     "sampling_config",
     "trl_problems",
@@ -157,6 +159,20 @@ def config_file_problems(values: Mapping[str, Any]) -> list[str]:
         return []
     trainer = values.get("trainer", "grpo")
     return trl_problems(values, trainer if isinstance(trainer, str) else "grpo")
+
+
+IMAGE_COLUMNS = ("image", "images")
+"""Columns of an image dataset, which dynamic sampling cannot regroup."""
+
+
+def image_problems(names: list[str] | tuple[str, ...]) -> list[str]:
+    """An image dataset (an `image` or `images` column) under dynamic sampling."""
+    if not set(IMAGE_COLUMNS) & set(names):
+        return []
+    return [
+        "dynamic_sampling does not support image datasets (an image or images column); set "
+        "dynamic_sampling: off"
+    ]
 
 
 def zero_variance_groups(rewards: NDArray[np.float64], tol: float) -> NDArray[np.bool_]:

@@ -11,6 +11,8 @@ no TRL: they run before anything slow.
 - `reward_range_problems`: several reward functions and a selector that needs rewards in
   [0, 1] make `reward_range` required (docs/integrations/trl.md, "Several reward functions").
 - `eval_problems`: an evaluation asked for with no held-out set, or a held-out set never read.
+- `generation_problems`: fewer than two generations per prompt (no advantage to compute).
+- `strategy_problems`: an unquoted `eval_strategy: no`, which YAML reads as false.
 
 `check_trl_config` (trl/config_check.py) runs all of these on a YAML file's values.
 """
@@ -42,6 +44,7 @@ __all__ = [
     "data_problems",
     "eval_problems",
     "eval_wanted",
+    "generation_problems",
     "local_model_path",
     "pool_fields",
     "pool_problems",
@@ -49,6 +52,8 @@ __all__ = [
     "reward_columns",
     "reward_range_problems",
     "reward_signature",
+    "reward_sum_problems",
+    "strategy_problems",
 ]
 
 REPORT_TO_PACKAGES = {
@@ -278,7 +283,16 @@ def reward_range_problems(
         bounds = selector_reward_bounds(
             config.selector, config.selector_config, pool_fields(config), config.selector_judge
         )
-    if bounds is None:  # a selector that reads any reward scale (sec)
+    name = selector.name if selector is not None else config.selector
+    return reward_sum_problems(reward_names, weights, name, bounds)
+
+
+def reward_sum_problems(
+    reward_names: list[str], weights: Any, selector: Any, bounds: tuple[float, float] | None
+) -> list[str]:
+    """`reward_range_problems` for a missing reward_range, given the selector's name and the
+    rewards it reads (`bounds`; None: any scale, so no range is needed)."""
+    if len(reward_names) < 2 or bounds is None:  # a selector that reads any scale (sec)
         return []
     given = weights if isinstance(weights, list | tuple) else []
     w = [float(x) for x in given if isinstance(x, int | float) and not isinstance(x, bool)]
@@ -286,14 +300,46 @@ def reward_range_problems(
     lo, hi = sum(min(x, 0.0) for x in w), sum(max(x, 0.0) for x in w)
     if bounds[0] <= lo and hi <= bounds[1]:
         return []  # weights that keep functions of 0..1 inside (0.75 and 0.25, say)
-    name = selector.name if selector is not None else config.selector
     return [
         f"{len(reward_names)} reward functions ({', '.join(reward_names)}): TRL sums them, "
-        f"weighted, so the reward reaches {hi:g} where each gives 1, and selector {name!r} "
-        f"reads rewards in [{bounds[0]:g}, {bounds[1]:g}]: add the YAML line `reward_range: "
-        f"[{lo:g}, {hi:g}]` (in Python FrontierConfig(reward_range=({lo:g}, {hi:g}))), the "
-        "sum's range if each function returns 0..1 (give yours otherwise); it maps the sum "
-        "onto [0, 1]"
+        f"weighted, so the reward reaches {hi:g} where each gives 1, and selector "
+        f"{shown(selector)} reads rewards in [{bounds[0]:g}, {bounds[1]:g}]: add the YAML line "
+        f"`reward_range: [{lo:g}, {hi:g}]` (in Python FrontierConfig(reward_range=({lo:g}, "
+        f"{hi:g}))), the sum's range if each function returns 0..1 (give yours otherwise); it "
+        "maps the sum onto [0, 1]"
+    ]
+
+
+def generation_problems(values: Mapping[str, Any]) -> list[str]:
+    """`num_generations` (TRL's default 8 when absent) below 2: GRPO's and RLOO's advantage
+    compares the completions of one prompt, so one completion gets none (and dynamic
+    sampling would find no mixed group, ever). TRL refuses it after the model loads."""
+    if values.get("num_generations") is None:
+        return []
+    n = values["num_generations"]
+    if isinstance(n, str) and n.strip().isdigit():
+        n = int(n)  # TRL's parser converts a string as it converts a command-line value
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 2:
+        return []
+    return [
+        f"num_generations must be an int >= 2, got {shown(values['num_generations'])}: GRPO "
+        "compares each prompt's completions with each other (with one there is nothing to "
+        "compare, every advantage is 0); TRL's default is 8"
+    ]
+
+
+STRATEGY_KEYS = ("eval_strategy", "save_strategy", "logging_strategy")
+"""TRL's interval strategies, whose value `no` YAML reads as false when unquoted."""
+
+
+def strategy_problems(values: Mapping[str, Any]) -> list[str]:
+    """A strategy YAML read as a bool (an unquoted no, yes, off or on): transformers refuses
+    it after the model loads ("False is not a valid IntervalStrategy")."""
+    return [
+        f"{key} is {str(values[key]).lower()}: YAML reads an unquoted no (or yes, on, off) as "
+        f'a bool; quote it: {key}: "no" (or steps, epoch)'
+        for key in STRATEGY_KEYS
+        if isinstance(values.get(key), bool)
     ]
 
 
@@ -304,7 +350,10 @@ EVAL_FILES_HELP = (
 
 
 def _strategy(value: Any) -> str:
-    """An eval_strategy as text ('no', 'steps', 'epoch'), from the YAML or TRL's enum."""
+    """An eval_strategy as text ('no', 'steps', 'epoch'), from the YAML or TRL's enum; an
+    unquoted no (YAML's false) as 'no' (`strategy_problems` asks for the quotes)."""
+    if value is False:
+        return "no"
     return str(getattr(value, "value", value)).strip().lower()
 
 

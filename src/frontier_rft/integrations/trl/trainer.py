@@ -75,7 +75,7 @@ from frontier_rft.integrations.trl.dynamic import (
     DynamicGeneration,
     check_wrappable,
 )
-from frontier_rft.integrations.trl.dynamic_config import trl_problems
+from frontier_rft.integrations.trl.dynamic_config import image_problems, trl_problems
 from frontier_rft.integrations.trl.fewer import (
     FEWER_COUNTERS,
     FEWER_SUMMARY,
@@ -341,11 +341,7 @@ class FrontierTrainerMixin:
             }
             problems = trl_problems(values, kind)
             names = getattr(kwargs.get("train_dataset"), "column_names", None) or []
-            if {"image", "images"} & set(names):
-                problems.append(
-                    "dynamic_sampling does not support image datasets (an image or images "
-                    "column); set dynamic_sampling: off"
-                )
+            problems += image_problems(list(names))
         if problems:
             raise ValueError("; ".join(problems))
 
