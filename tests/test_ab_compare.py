@@ -110,6 +110,8 @@ def test_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
         ([f"{t}/no_eval", f"{t}/a"], "no held-out score (eval_reward, TRL's, or eval/mean_score"),
         ([f"{t}/a/seed-0", f"{t}/a/seed-1", "--metric", "eval_rewards/x/mean"],
          "no held-out score 'eval_rewards/x/mean'"),
+        ([f"{t}/a/seed-0", f"{t}/a/seed-1", "--metric", "eval_rewrd"],
+         "no held-out score 'eval_rewrd' (did you mean 'eval_reward'?)"),
     ]  # fmt: skip
     for argv, phrase in cases:
         assert main(["ab", "compare", *argv, "--out", "none"]) == 2, argv

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.bench.metrics import bootstrap_mean_ci
+from frontier_rft.core.config import did_you_mean
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
 
@@ -112,12 +113,14 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
     records = read_metrics_jsonl(log)
     keys = [metric] if metric else [k for k in METRIC_KEYS if any(k in r for r in records)][:1]
     if not keys or not any(_number(r.get(keys[0])) is not None for r in records):
-        seen = sorted({k for r in records for k in r if "eval" in k})[:8]
+        every = sorted({k for r in records for k in r})
+        hint = did_you_mean(metric, every) if metric else ""
+        seen = [k for k in every if "eval" in k][:8]
         raise ValueError(
-            f"{log}: no held-out score {repr(metric) if metric else _DEFAULT_SCORES}; run with an "
-            "evaluation (TRL: eval_strategy: steps, eval_dataset_files: [...], "
+            f"{log}: no held-out score {repr(metric) if metric else _DEFAULT_SCORES}{hint}; run "
+            "with an evaluation (TRL: eval_strategy: steps, eval_dataset_files: [...], "
             "docs/ab_test.md), or name the score with --metric"
-            + (f" (evaluation keys here: {', '.join(seen)})" if seen else "")
+            + (f" (evaluation keys here: {', '.join(seen)})" if seen and not hint else "")
         )
     key = keys[0]
     points: dict[int, tuple[float, float, float]] = {}  # step -> (rollouts, distinct, score)
