@@ -499,7 +499,9 @@ def learner_line(tb: Testbed) -> str:
         assert tb.model is not None and tb.sft is not None  # Testbed.__post_init__
         who = (
             f"tiny Llama ({tb.model.hidden_size} wide, {tb.model.num_layers} layers) "
-            f"warm-started on {t.task} demonstrations ({tb.sft.steps} steps)"
+            f"warm-started on {t.task} demonstrations ({tb.sft.steps} steps"
+            + (f"; the ledger's committed weights {tb.start_weights}" if tb.start_weights else "")
+            + ")"
         )
     return (
         f"Learner: {who}, GRPO ({t.estimator}, {t.loss_aggregation}), {t.steps} steps x "

@@ -331,7 +331,16 @@ def _command(args: argparse.Namespace) -> str:
     parts = [COMMAND]
     flags = ("seeds", "selectors", "scale", "device", "steps", "pool_size", "lr")
     ledger = getattr(args, "ledger", "")
-    for flag in (*flags, "model", "calibrate_lrs", "runs", "ledger", "out", "name"):
+    for flag in (
+        *flags,
+        "model",
+        "start_weights",
+        "calibrate_lrs",
+        "runs",
+        "ledger",
+        "out",
+        "name",
+    ):
         value = getattr(args, flag, None)  # a Namespace made by hand may lack the newer flags
         if value in (None, "", 0, []) or (flag == "ledger" and value == LEDGER):
             continue
