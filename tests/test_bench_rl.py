@@ -220,6 +220,8 @@ def test_pool_size_sets_the_runs_pool_and_is_in_the_reported_command() -> None:
     assert _command(args) == (
         "frontier bench-rl --seeds 0,1 --scale gpu --pool-size 1280 --out o --name n --no-effects"
     )
+    args.start_weights = "d8e66360e158"  # another testbed: the command must say which
+    assert "--pool-size 1280 --start-weights d8e66360e158 --out o" in _command(args)
 
 
 def test_a_testbed_file_from_before_a_new_field_or_with_another_device_still_resumes(
