@@ -297,6 +297,31 @@ def test_resume_mid_second_epoch_continues_identically(tmp_path: Path) -> None:
         torch.testing.assert_close(a["completion_mask"], b["completion_mask"])
 
 
+def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Path) -> None:
+    """The settings travel with the selector state; a resume with others is one line naming
+    the saved ones and changes nothing. A checkpoint from before the record: the defaults."""
+    saved = {"rollouts": "kept", "screen": 0, "loss_scale": "batch"}
+    ckpt = tmp_path / "ckpt"
+    trainer(tmp_path / "a", FrontierConfig(selector="greso", **saved)).save_frontier_state(ckpt)
+    assert json.loads((ckpt / "frontier_fewer_rollouts.json").read_text()) == saved
+    want = "resume with the saved settings (rollouts: kept, screen: 0, loss_scale: batch)"
+    for other in ({"screen": 2}, {"rollouts": "kept", "screen": 2},
+                  {"rollouts": "kept", "loss_scale": "kept"}, {}):  # fmt: skip
+        t = trainer(tmp_path / "b", FrontierConfig(selector="greso", **other))
+        before = state_digest(t.frontier_selector.state_dict())
+        with pytest.raises(ValueError) as info:
+            t.train(resume_from_checkpoint=str(ckpt))  # refused before TRL reads a file
+        assert want in str(info.value) and "\n" not in str(info.value), other
+        assert state_digest(t.frontier_selector.state_dict()) == before
+    trainer(tmp_path / "c", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
+
+    (ckpt / "frontier_fewer_rollouts.json").unlink()  # as written before the record
+    for ok in ({}, {"loss_scale": "kept"}):  # off, as saved: loss_scale changes nothing
+        trainer(tmp_path / "d", FrontierConfig(selector="greso", **ok)).load_frontier_state(ckpt)
+    with pytest.raises(ValueError, match=r"saved settings \(rollouts: full, screen: 0, loss"):
+        trainer(tmp_path / "e", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
+
+
 # ---------------------------------------------------------------------- refusals
 @pytest.mark.parametrize(
     ("settings", "frontier", "phrase"),

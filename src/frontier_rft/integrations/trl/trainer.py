@@ -96,9 +96,12 @@ from frontier_rft.integrations.trl.rewards import (
 )
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
 from frontier_rft.integrations.trl.state import (
+    FEWER_DEFAULTS,
+    check_fewer_settings,
     load_dynamic_state,
     load_state,
     save_dynamic_state,
+    save_fewer_settings,
     save_state,
     state_digest,
 )
@@ -619,7 +622,9 @@ class FrontierTrainerMixin:
 
     # ------------------------------------------------------------------ checkpoints
     def save_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Write the selector and sampler state (and dynamic sampling's) into `directory`."""
+        """Write the fewer-rollouts settings, then the selector and sampler state (and
+        dynamic sampling's) into `directory`."""
+        save_fewer_settings(directory, self._frontier_fewer_record())
         save_state(
             directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
         )
@@ -632,11 +637,17 @@ class FrontierTrainerMixin:
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
         """Restore the selector and sampler state (and dynamic sampling's) saved in
-        `directory`; a refused checkpoint changes nothing."""
+        `directory`; a refused checkpoint (other fewer-rollouts or dynamic sampling settings
+        than this trainer's included) changes nothing."""
+        check_fewer_settings(directory, self._frontier_fewer_record())
         restore = load_dynamic_state(directory, self._frontier_wrapper())  # checked first
         counters = load_state(directory, self.frontier_selector, self.frontier_sampler)
         restore()
         self._frontier_counters.update(counters)
+
+    def _frontier_fewer_record(self) -> dict[str, Any]:
+        """This trainer's fewer-rollouts settings, as a checkpoint records them."""
+        return {key: getattr(self.frontier_config, key) for key in FEWER_DEFAULTS}
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
         super()._save_checkpoint(model, trial)  # type: ignore[misc]
