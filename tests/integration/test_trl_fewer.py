@@ -214,14 +214,23 @@ def test_every_batch_keeps_trls_size_and_fillers_reach_no_loss(kept: Any) -> Non
 
 # ---------------------------------------------------------------------- screening, loss scale
 @pytest.mark.parametrize(
-    ("loss_type", "loss_scale"),
-    [("dapo", "batch"), ("dapo", "kept"), ("grpo", "batch"), ("grpo", "kept")],
+    ("loss_type", "loss_scale", "entropy_coef"),
+    [
+        ("dapo", "batch", 0.0),
+        ("dapo", "kept", 0.0),
+        ("grpo", "batch", 0.0),
+        ("grpo", "kept", 0.0),
+        ("dapo", "batch", 0.5),  # TRL's entropy bonus is scaled as the loss is
+        ("grpo", "kept", 0.5),
+    ],
 )
 def test_screening_and_the_loss_of_a_step_training_fewer_groups(
-    tmp_path: Path, loss_type: str, loss_scale: str
+    tmp_path: Path, loss_type: str, loss_scale: str, entropy_coef: float
 ) -> None:
     frontier = FrontierConfig(selector="uniform", screen=2, loss_scale=loss_scale)
-    t = trainer(tmp_path, frontier, loss_type=loss_type, num_train_epochs=1)
+    t = trainer(
+        tmp_path, frontier, loss_type=loss_type, num_train_epochs=1, entropy_coef=entropy_coef
+    )
     t.train()
     assert t.state.global_step == STEPS_PER_EPOCH
     spent = 0
@@ -248,6 +257,10 @@ def test_screening_and_the_loss_of_a_step_training_fewer_groups(
     for (loss, alone), g in zip(t.losses, trained_per_step, strict=True):
         want = alone * (g / PROMPTS if loss_scale == "batch" else 1.0)
         assert loss == pytest.approx(want, rel=1e-4, abs=1e-7), (loss, alone, g)
+    if entropy_coef:  # the bonus was on (alone holds it) and TRL logged the user's coefficient
+        assert any(h["entropy"] > 0 for h in t.state.log_history if "loss" in h)
+        logged = {h["entropy_coef"] for h in t.state.log_history if "entropy_coef" in h}
+        assert logged == {entropy_coef}
 
 
 def test_a_step_that_trains_no_group_changes_no_weight(tmp_path: Path) -> None:
@@ -329,6 +342,7 @@ def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Pa
         ({"loss_type": "bnpo"}, {"rollouts": "kept"}, "loss_type: bnpo"),
         ({}, {"screen": 4}, "screen 4 must be below num_generations 4"),
         ({"scale_rewards": "batch"}, {"screen": 2}, "screen: 2 with scale_rewards: batch"),
+        ({"use_adaptive_entropy": True}, {"screen": 2}, "screen: 2 with use_adaptive_entropy"),
     ],
 )
 def test_settings_it_cannot_run_with_are_one_line_before_the_model_loads(

@@ -364,7 +364,8 @@ class FrontierTrainerMixin:
         with, and a ready selector walks the data for rollouts: kept (one line each)."""
         kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
         training = kwargs.get("args", args[2] if len(args) > 2 else None)
-        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations")
+        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
+                 "use_adaptive_entropy")  # fmt: skip
         values = {n: getattr(training, n) for n in names if hasattr(training, n)}
         problems = fewer_problems(values, kind, frontier.rollouts, frontier.screen)
         if kind == "grpo" and not problems:
@@ -732,10 +733,32 @@ class _SkipEmptyUpdate(_TrainerCallback):  # type: ignore[misc]
 class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[misc]
     """GRPOTrainer whose training prompts are chosen by a frontier-rft selector."""
 
+    entropy_coef: float
+    _metrics: dict[str, Any]
+
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
         """TRL's loss, times the current generation's factor while training (fewer rollouts
-        with loss_scale kept and a per-row loss type: B / groups trained; else 1)."""
-        loss = super()._compute_loss(model, inputs)
+        with loss_scale kept and a per-row loss type: B / groups trained; else 1); with fewer
+        rollouts, TRL's entropy bonus (a mean over the micro-batch's trained tokens) scaled
+        as the loss is (FewerGeneration.entropy_weight)."""
+        fewer = self.frontier_dynamic
+        if (
+            isinstance(fewer, FewerGeneration)
+            and self.model.training
+            and getattr(self, "_entropy_bonus_enabled", False)
+        ):
+            coef = self.entropy_coef
+            logged = self._metrics["train"]["entropy_coef"]
+            before = len(logged)
+            self.entropy_coef = coef * fewer.entropy_weight(inputs["completion_mask"])
+            try:
+                loss = super()._compute_loss(model, inputs)
+            finally:
+                self.entropy_coef = coef
+            if len(logged) > before:  # TRL logs the coefficient it applied: log the user's
+                logged[-1] = coef
+        else:
+            loss = super()._compute_loss(model, inputs)
         if self._frontier_loss_factor != 1.0 and self.model.training:
             loss = loss * self._frontier_loss_factor
         return loss
