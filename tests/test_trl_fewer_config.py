@@ -56,6 +56,9 @@ def test_trl_settings_fewer_rollouts_cannot_run_with() -> None:
     assert "screen 8 must be below num_generations 8" in screen
     (rloo,) = fewer_problems({}, "rloo", "kept", 0)
     assert "rollouts: kept runs inside TRL's GRPOTrainer" in rloo
+    (adaptive,) = fewer_problems({"use_adaptive_entropy": True}, "grpo", "kept", 0)
+    assert "rollouts: kept with use_adaptive_entropy" in adaptive and "\n" not in adaptive
+    assert fewer_problems({"use_adaptive_entropy": True}, "grpo", "full", 0) == []  # off
     assert config_file_problems({"screen": 4, "num_generations": 4, "loss_type": "bnpo"}) != []
     assert config_file_problems({"rollouts": "nope", "loss_type": "bnpo"}) == []  # named elsewhere
 

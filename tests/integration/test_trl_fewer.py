@@ -8,6 +8,13 @@ mixed whatever the text, and so are a screen's k = 2 and its continuation's n - 
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -207,14 +214,23 @@ def test_every_batch_keeps_trls_size_and_fillers_reach_no_loss(kept: Any) -> Non
 
 # ---------------------------------------------------------------------- screening, loss scale
 @pytest.mark.parametrize(
-    ("loss_type", "loss_scale"),
-    [("dapo", "batch"), ("dapo", "kept"), ("grpo", "batch"), ("grpo", "kept")],
+    ("loss_type", "loss_scale", "entropy_coef"),
+    [
+        ("dapo", "batch", 0.0),
+        ("dapo", "kept", 0.0),
+        ("grpo", "batch", 0.0),
+        ("grpo", "kept", 0.0),
+        ("dapo", "batch", 0.5),  # TRL's entropy bonus is scaled as the loss is
+        ("grpo", "kept", 0.5),
+    ],
 )
 def test_screening_and_the_loss_of_a_step_training_fewer_groups(
-    tmp_path: Path, loss_type: str, loss_scale: str
+    tmp_path: Path, loss_type: str, loss_scale: str, entropy_coef: float
 ) -> None:
     frontier = FrontierConfig(selector="uniform", screen=2, loss_scale=loss_scale)
-    t = trainer(tmp_path, frontier, loss_type=loss_type, num_train_epochs=1)
+    t = trainer(
+        tmp_path, frontier, loss_type=loss_type, num_train_epochs=1, entropy_coef=entropy_coef
+    )
     t.train()
     assert t.state.global_step == STEPS_PER_EPOCH
     spent = 0
@@ -241,6 +257,10 @@ def test_screening_and_the_loss_of_a_step_training_fewer_groups(
     for (loss, alone), g in zip(t.losses, trained_per_step, strict=True):
         want = alone * (g / PROMPTS if loss_scale == "batch" else 1.0)
         assert loss == pytest.approx(want, rel=1e-4, abs=1e-7), (loss, alone, g)
+    if entropy_coef:  # the bonus was on (alone holds it) and TRL logged the user's coefficient
+        assert any(h["entropy"] > 0 for h in t.state.log_history if "loss" in h)
+        logged = {h["entropy_coef"] for h in t.state.log_history if "entropy_coef" in h}
+        assert logged == {entropy_coef}
 
 
 def test_a_step_that_trains_no_group_changes_no_weight(tmp_path: Path) -> None:
@@ -290,6 +310,31 @@ def test_resume_mid_second_epoch_continues_identically(tmp_path: Path) -> None:
         torch.testing.assert_close(a["completion_mask"], b["completion_mask"])
 
 
+def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Path) -> None:
+    """The settings travel with the selector state; a resume with others is one line naming
+    the saved ones and changes nothing. A checkpoint from before the record: the defaults."""
+    saved = {"rollouts": "kept", "screen": 0, "loss_scale": "batch"}
+    ckpt = tmp_path / "ckpt"
+    trainer(tmp_path / "a", FrontierConfig(selector="greso", **saved)).save_frontier_state(ckpt)
+    assert json.loads((ckpt / "frontier_fewer_rollouts.json").read_text()) == saved
+    want = "resume with the saved settings (rollouts: kept, screen: 0, loss_scale: batch)"
+    for other in ({"screen": 2}, {"rollouts": "kept", "screen": 2},
+                  {"rollouts": "kept", "loss_scale": "kept"}, {}):  # fmt: skip
+        t = trainer(tmp_path / "b", FrontierConfig(selector="greso", **other))
+        before = state_digest(t.frontier_selector.state_dict())
+        with pytest.raises(ValueError) as info:
+            t.train(resume_from_checkpoint=str(ckpt))  # refused before TRL reads a file
+        assert want in str(info.value) and "\n" not in str(info.value), other
+        assert state_digest(t.frontier_selector.state_dict()) == before
+    trainer(tmp_path / "c", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
+
+    (ckpt / "frontier_fewer_rollouts.json").unlink()  # as written before the record
+    for ok in ({}, {"loss_scale": "kept"}):  # off, as saved: loss_scale changes nothing
+        trainer(tmp_path / "d", FrontierConfig(selector="greso", **ok)).load_frontier_state(ckpt)
+    with pytest.raises(ValueError, match=r"saved settings \(rollouts: full, screen: 0, loss"):
+        trainer(tmp_path / "e", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
+
+
 # ---------------------------------------------------------------------- refusals
 @pytest.mark.parametrize(
     ("settings", "frontier", "phrase"),
@@ -297,6 +342,7 @@ def test_resume_mid_second_epoch_continues_identically(tmp_path: Path) -> None:
         ({"loss_type": "bnpo"}, {"rollouts": "kept"}, "loss_type: bnpo"),
         ({}, {"screen": 4}, "screen 4 must be below num_generations 4"),
         ({"scale_rewards": "batch"}, {"screen": 2}, "screen: 2 with scale_rewards: batch"),
+        ({"use_adaptive_entropy": True}, {"screen": 2}, "screen: 2 with use_adaptive_entropy"),
     ],
 )
 def test_settings_it_cannot_run_with_are_one_line_before_the_model_loads(
@@ -318,3 +364,240 @@ def test_a_ready_selector_that_does_not_walk_the_data_is_refused_by_name(tmp_pat
         FrontierGRPOTrainer(model="no/such-model-is-loaded", reward_funcs=[Keyed()],
                             args=args(tmp_path), train_dataset=dataset(), selector=selector,
                             frontier=FrontierConfig(rollouts="kept"))  # fmt: skip
+
+
+# ---------------------------------------------------------------------- two processes
+DISTRIBUTED_ARMS = {
+    "kept": {"selector": "greso", "rollouts": "kept"},
+    "screen": {"selector": "greso", "screen": 2},
+}
+"""name: FrontierConfig of a 2-process run (2 epochs, B = 4 prompts of n = 4 a step over
+both processes, 8 rows each)."""
+DISTRIBUTED_STEPS = 2 * STEPS_PER_EPOCH
+UNIFORM_COMPLETIONS = DISTRIBUTED_STEPS * PROMPTS * N_GEN
+"""What uniform generates in the same run (every step B x n)."""
+TIMEOUT_S = 600
+"""A hang (ranks waiting on different collectives) fails the test here instead of blocking."""
+
+
+class CrcKeyed:
+    """Always 1 (t % 3 == 0), never (t % 3 == 1), else the parity of a checksum of the
+    completion: a rank's rewards depend on the text it generated, so a rank cannot decide
+    a group from its own rows alone. Counts the completions this process scores."""
+
+    __name__ = "crc_keyed"
+
+    def __init__(self) -> None:
+        self.scored = 0
+
+    def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
+        import zlib
+
+        self.scored += len(completions)
+        return [
+            1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(zlib.crc32(str(c).encode()) & 1)
+            for t, c in zip(task_id, completions, strict=True)
+        ]
+
+
+class ShapeRecording(FrontierGRPOTrainer):
+    """Records per step, on this process: the prompts of each round and the trained ones,
+    the shape of every tensor of the batch TRL trains on, and the rows of each micro-batch
+    reaching the loss (no extra forward pass: under FSDP that would be a collective)."""
+
+    def __init__(self, *a: Any, **kw: Any):
+        super().__init__(*a, **kw)
+        self.steps: list[dict[str, Any]] = []
+        self.loss_rows: list[list[int]] = []
+        wrapper = self.frontier_dynamic.wrapper
+        sample = wrapper.sample
+
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            samples = sample(*args, **kwargs)
+            self.steps.append(
+                {
+                    "rounds": [r.task_ids.tolist() for r in samples.rounds],
+                    "trained": samples.train.task_ids.tolist(),
+                }
+            )
+            return samples
+
+        wrapper.sample = spy  # type: ignore[method-assign]
+
+    def _generate_and_score_completions(self, inputs: Any) -> Any:
+        out = super()._generate_and_score_completions(inputs)
+        if self.model.training:
+            step = self.steps[-1]
+            step["shapes"] = {k: list(v.shape) for k, v in out.items() if getattr(v, "ndim", 0)}
+            step["live_rows"] = int((out["completion_mask"].sum(dim=1) > 0).sum())
+            step["skip_update"] = bool(self.frontier_dynamic.skip_update)
+            self.loss_rows.append([])
+        return out
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+        self.loss_rows[-1].append(int(inputs["completion_mask"].shape[0]))
+        return super()._compute_loss(model, inputs)
+
+
+def _fewer_distributed_worker(out: Path) -> None:
+    """One rank of a 2-process CPU (gloo) run per DISTRIBUTED_ARMS entry: writes what it
+    saw, step by step, for the test to compare across ranks."""
+    import time
+
+    for name, settings in DISTRIBUTED_ARMS.items():
+        tok = char_tokenizer()
+        reward = CrcKeyed()
+        t = ShapeRecording(
+            model=tiny_llama(tok, seed=0), reward_funcs=[reward],
+            args=args(out / name, per_device_train_batch_size=PROMPTS * N_GEN // 2,
+                      save_strategy="steps", save_steps=STEPS_PER_EPOCH),
+            train_dataset=dataset(), processing_class=tok,
+            frontier=FrontierConfig(check_sync=True, **settings),
+        )  # fmt: skip
+        start = time.perf_counter()
+        t.train()
+        record = {
+            "num_processes": t.accelerator.num_processes,
+            "distributed_type": str(t.accelerator.distributed_type),
+            "seconds": time.perf_counter() - start,
+            "global_step": int(t.state.global_step),
+            "digest": state_digest(t.frontier_selector.state_dict()),
+            "metrics": {
+                k: v for k, v in t.frontier_metrics().items() if np.isfinite(v) and "_ms" not in k
+            },
+            "steps": t.steps,
+            "loss_rows": t.loss_rows,
+            "learning_rates": learning_rates(t),
+            "scored": reward.scored,
+        }
+        rank = t.accelerator.process_index
+        (out / f"{name}-rank{rank}.json").write_text(json.dumps(record))
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
+_LOOPBACK_UP = """
+import fcntl, os, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+flags = struct.unpack("16sH22x", fcntl.ioctl(s, 0x8913, struct.pack("16sH22x", b"lo", 0)))[1]
+fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", flags | 1))
+if len(sys.argv) > 1:
+    os.execvp(sys.argv[1], sys.argv[1:])
+"""
+"""Brings the loopback interface of a fresh network namespace up, then runs argv[1:]."""
+
+
+def _loopback_only(command: list[str]) -> tuple[list[str], bool]:
+    """`command` in a network namespace of its own, where loopback is the only interface
+    (`unshare -rn`, where user namespaces are allowed), so nothing the run starts can listen
+    beyond this machine: torch's rendezvous store listens on every interface whatever
+    MASTER_ADDR says. Else `command` itself (MASTER_ADDR and gloo still on 127.0.0.1)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return command, False
+    prelude = [unshare, "-rn", sys.executable, "-c", _LOOPBACK_UP]
+    probe = subprocess.run(prelude, capture_output=True, timeout=30)
+    return ([*prelude, *command], True) if probe.returncode == 0 else (command, False)
+
+
+def _launch(out: Path, extra: list[str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`accelerate launch` this file on 2 local CPU processes, on loopback only; the whole
+    process group is killed at TIMEOUT_S (a hang fails the test, it does not block it)."""
+    import frontier_rft
+
+    # The processes import the package this test imports (a worktree's, not the installed one).
+    paths = [str(Path(__file__).parent), str(Path(frontier_rft.__file__).parents[1])]
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join(paths),
+        "MASTER_ADDR": "127.0.0.1",
+        "GLOO_SOCKET_IFNAME": "lo",
+    }
+    launcher = [sys.executable, "-m", "accelerate.commands.launch", *extra]
+    launcher += ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
+    launcher += ["--dynamo_backend", "no", "--main_process_ip", "127.0.0.1"]
+    launcher += ["--main_process_port", "0"]
+    command, isolated = _loopback_only([*launcher, __file__, str(out)])
+    print(f"network namespace of its own: {isolated}")
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        stdout, stderr = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"2-process run still going after {TIMEOUT_S} s (a hang?): {stderr[-2000:]}")
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    return done, time.perf_counter() - start
+
+
+def _check_ranks_agree(out: Path, kind: str) -> dict[str, int]:
+    """Both ranks saw the same prompts, batch shapes (rows), micro-batches and selector at
+    every step; fewer completions than uniform. Returns completions per arm."""
+    generated = {}
+    for name in DISTRIBUTED_ARMS:
+        ranks = [json.loads((out / f"{name}-rank{r}.json").read_text()) for r in (0, 1)]
+        assert all(r["num_processes"] == 2 for r in ranks), name
+        assert all(kind in r["distributed_type"] for r in ranks), ranks[0]["distributed_type"]
+        assert ranks[0]["global_step"] == ranks[1]["global_step"] == DISTRIBUTED_STEPS, name
+        assert ranks[0]["digest"] == ranks[1]["digest"], name  # the same walk and streaks
+        for key in ("metrics", "loss_rows", "learning_rates"):
+            assert ranks[0][key] == ranks[1][key], (name, key)
+        steps = [r["steps"] for r in ranks]
+        assert len(steps[0]) == len(steps[1]) == DISTRIBUTED_STEPS, name
+        for t, (a, b) in enumerate(zip(*steps, strict=True)):
+            assert a["rounds"] == b["rounds"] and a["trained"] == b["trained"], (name, t)
+            assert a["skip_update"] == b["skip_update"], (name, t)
+            assert a["shapes"].keys() == b["shapes"].keys(), (name, t)
+            for key, shape in a["shapes"].items():  # rows agree; widths are each rank's
+                assert shape[0] == b["shapes"][key][0] == PROMPTS * N_GEN // 2, (name, t, key)
+            live = a["live_rows"] + b["live_rows"]
+            assert live == len(a["trained"]) * N_GEN, (name, t)  # trained rows, then fillers
+        metrics = ranks[0]["metrics"]
+        spent = ranks[0]["scored"] + ranks[1]["scored"]
+        assert metrics["fewer_rollouts/rollouts"] == spent  # every completion generated
+        assert spent < UNIFORM_COMPLETIONS, (name, spent)
+        generated[name] = spent
+    return generated
+
+
+def test_two_processes_agree_on_every_step_and_generate_fewer(tmp_path: Path) -> None:
+    """`accelerate launch` with 2 CPU processes (gloo, DDP): greso with rollouts: kept, and
+    screening with k = 2, for 2 epochs on a pool with always- and never-solved prompts.
+    Every rank trains the same prompts with the same batch and micro-batch rows at every
+    step, the run ends (no hang), and it generates fewer completions than uniform."""
+    done, seconds = _launch(tmp_path, ["--multi_gpu"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    generated = _check_ranks_agree(tmp_path, "MULTI")
+    print(
+        f"2 processes (DDP): {generated} completions, uniform {UNIFORM_COMPLETIONS}; "
+        f"{seconds:.0f} s for both runs"
+    )
+
+
+FSDP_ON_CPU = (
+    "accelerate 1.15 does not run FSDP on CPU: AcceleratorState turns a run into "
+    "DistributedType.FSDP only when its type is a GPU-like one (MULTI_GPU, MULTI_NPU, ...); on "
+    "CPU it stays MULTI_CPU and wraps the model in DDP, the FSDP plugin ignored (accelerate "
+    "launch --use_fsdp --fsdp_version 2 --num_processes 2 on CPU trained as MULTI_CPU)"
+)
+
+
+@pytest.mark.skip(reason=FSDP_ON_CPU)
+def test_two_processes_under_fsdp_agree_on_every_step(tmp_path: Path) -> None:
+    """The same two runs under FSDP (version 2) on CPU (gloo); see FSDP_ON_CPU."""
+    done, seconds = _launch(tmp_path, ["--use_fsdp", "--fsdp_version", "2"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    generated = _check_ranks_agree(tmp_path, "FSDP")
+    print(f"2 processes (FSDP): {generated} completions; {seconds:.0f} s for both runs")
+
+
+if __name__ == "__main__":  # a rank of the two-process tests, started by accelerate launch
+    _fewer_distributed_worker(Path(sys.argv[1]))

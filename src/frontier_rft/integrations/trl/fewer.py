@@ -25,6 +25,10 @@ are generated. How the loss of a step that trains G of its B groups is normalise
   it stands; `batch` divides by trained tokens x B / G (the missing completions counted at
   the trained ones' mean length, as the reference trainer does).
 - bnpo normalises each micro-batch by its own tokens, which fillers change at random: refused.
+
+TRL's entropy bonus (`entropy_coef`) is a mean over each micro-batch's trained tokens, which
+the fillers leave unweighted; the trainer scales it per micro-batch (`entropy_weight`) as the
+loss is scaled. `use_adaptive_entropy` (TRL changes `entropy_coef` inside the loss) is refused.
 """
 
 from __future__ import annotations
@@ -117,6 +121,23 @@ class FewerGeneration(DynamicGeneration):
         if self.config.loss_scale == "kept":
             return 1.0
         return trained / batch
+
+    def entropy_weight(self, completion_mask: torch.Tensor) -> float:
+        """The factor on TRL's entropy bonus of one micro-batch of the current generation
+        (`entropy_coef` x the mean entropy over the micro-batch's trained tokens) that scales
+        it as the step's loss is scaled: filler rows count as rows of zero entropy at the
+        trained ones' length, i.e. live rows / rows (`loss_scale: batch`, the step weighs
+        G / B), times B / G with `kept` (the trained groups stand for the whole batch); the
+        trainer's factor on the whole loss (kept with a per-row loss type) divided out."""
+        trained = self.last.get("groups_trained", 0.0)
+        live = int((completion_mask.sum(dim=1) > 0).sum())
+        if not live or not trained or math.isnan(trained):
+            return 0.0  # no trained token: TRL's bonus is 0 already
+        batch = int(self.trainer.args.generation_batch_size) // int(self.trainer.num_generations)
+        share = live / int(completion_mask.shape[0])
+        if self.config.loss_scale == "kept":
+            share *= batch / trained
+        return share / float(self.trainer._frontier_loss_factor)
 
     def metrics(self) -> dict[str, float]:
         """The adapter's `fewer_rollouts/...` metrics (the wrapper adds `kept` and

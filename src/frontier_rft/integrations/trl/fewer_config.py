@@ -121,6 +121,12 @@ def fewer_problems(
     loss_type = values.get("loss_type", _TRL_LOSS_TYPE)
     if loss_type not in LOSS_NORMALISATION:
         out.append(_loss_type_problem(loss_type))
+    if values.get("use_adaptive_entropy") is True:
+        out.append(
+            f"{feature} with use_adaptive_entropy: TRL updates entropy_coef inside each "
+            "micro-batch's loss, where the adapter scales the entropy bonus for the filler "
+            "rows; set use_adaptive_entropy: false (a fixed entropy_coef is scaled as the loss is)"
+        )
     n = values.get("num_generations", _TRL_NUM_GENERATIONS)
     if screen and isinstance(n, int) and not screen < n:
         out.append(

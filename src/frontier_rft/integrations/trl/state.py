@@ -5,15 +5,19 @@ readable with `frontier_rft.load_selector`) and `frontier_sampler.npz` (the samp
 position and records plus the adapter's counters). Both are written at the same moment,
 after TRL has written the rest of the checkpoint. With dynamic sampling on, a third:
 `frontier_dynamic_sampling.npz` (the wrapper's own state, `save_dynamic_sampling` without
-the selector, which is in the first file).
+the selector, which is in the first file). And `frontier_fewer_rollouts.json`, the
+fewer-rollouts settings the run trained with (`rollouts`, `screen`, `loss_scale`), written
+before the other two: a checkpoint without it was written before it existed, with the
+defaults (full, 0, batch).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +32,15 @@ from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling, sav
 
 __all__ = [
     "DYNAMIC_FILE",
+    "FEWER_DEFAULTS",
+    "FEWER_FILE",
     "SAMPLER_FILE",
     "SELECTOR_FILE",
+    "check_fewer_settings",
     "load_dynamic_state",
     "load_state",
     "save_dynamic_state",
+    "save_fewer_settings",
     "save_state",
     "state_digest",
 ]
@@ -40,6 +48,56 @@ __all__ = [
 SELECTOR_FILE = "frontier_selector.npz"
 SAMPLER_FILE = "frontier_sampler.npz"
 DYNAMIC_FILE = "frontier_dynamic_sampling.npz"
+FEWER_FILE = "frontier_fewer_rollouts.json"
+FEWER_DEFAULTS: dict[str, Any] = {"rollouts": "full", "screen": 0, "loss_scale": "batch"}
+"""The fewer-rollouts settings of a checkpoint that has no FEWER_FILE (written before it)."""
+
+
+def save_fewer_settings(directory: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
+    """Write the run's fewer-rollouts settings (FEWER_DEFAULTS' keys) into `directory`."""
+    record = {key: settings[key] for key in FEWER_DEFAULTS}
+    text = json.dumps(record, sort_keys=True).encode()
+    atomic_write_bytes(Path(directory) / FEWER_FILE, lambda fh: fh.write(text))
+
+
+def _describe(settings: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}: {settings[key]}" for key in FEWER_DEFAULTS)
+
+
+def check_fewer_settings(directory: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
+    """ValueError (one line) unless the checkpoint in `directory` was written with these
+    fewer-rollouts settings (a checkpoint without the record: the defaults). With fewer
+    rollouts off on both sides (rollouts: full, screen: 0), loss_scale changes nothing and
+    is not compared."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return  # load_state names the missing checkpoint
+    saved = dict(FEWER_DEFAULTS)
+    path = directory / FEWER_FILE
+    if path.is_file():
+        try:
+            record = json.loads(path.read_text())
+            if not isinstance(record, dict) or set(record) != set(FEWER_DEFAULTS):
+                raise ValueError(f"keys {sorted(record) if isinstance(record, dict) else record}")
+        except (OSError, ValueError) as exc:
+            raise ValueError(
+                f"{path} is damaged ({type(exc).__name__}: {str(exc)[:80]}); resume from an "
+                "earlier checkpoint"
+            ) from exc
+        saved.update(record)
+    mine = {key: settings[key] for key in FEWER_DEFAULTS}
+
+    def on(s: Mapping[str, Any]) -> bool:
+        return bool(s["rollouts"] != "full" or s["screen"] != 0)
+
+    if not on(saved) and not on(mine):
+        return
+    if saved != mine:
+        raise ValueError(
+            f"checkpoint {directory} was written with {_describe(saved)}; this run has "
+            f"{_describe(mine)}: resume with the saved settings ({_describe(saved)}), or "
+            "start a fresh run"
+        )
 
 
 def save_state(

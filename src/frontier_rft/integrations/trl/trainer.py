@@ -96,9 +96,12 @@ from frontier_rft.integrations.trl.rewards import (
 )
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
 from frontier_rft.integrations.trl.state import (
+    FEWER_DEFAULTS,
+    check_fewer_settings,
     load_dynamic_state,
     load_state,
     save_dynamic_state,
+    save_fewer_settings,
     save_state,
     state_digest,
 )
@@ -357,7 +360,8 @@ class FrontierTrainerMixin:
         with, and a ready selector walks the data for rollouts: kept (one line each)."""
         kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
         training = kwargs.get("args", args[2] if len(args) > 2 else None)
-        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations")
+        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
+                 "use_adaptive_entropy")  # fmt: skip
         values = {n: getattr(training, n) for n in names if hasattr(training, n)}
         problems = fewer_problems(values, kind, frontier.rollouts, frontier.screen)
         if kind == "grpo" and not problems:
@@ -615,7 +619,9 @@ class FrontierTrainerMixin:
 
     # ------------------------------------------------------------------ checkpoints
     def save_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Write the selector and sampler state (and dynamic sampling's) into `directory`."""
+        """Write the fewer-rollouts settings, then the selector and sampler state (and
+        dynamic sampling's) into `directory`."""
+        save_fewer_settings(directory, self._frontier_fewer_record())
         save_state(
             directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
         )
@@ -628,11 +634,17 @@ class FrontierTrainerMixin:
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
         """Restore the selector and sampler state (and dynamic sampling's) saved in
-        `directory`; a refused checkpoint changes nothing."""
+        `directory`; a refused checkpoint (other fewer-rollouts or dynamic sampling settings
+        than this trainer's included) changes nothing."""
+        check_fewer_settings(directory, self._frontier_fewer_record())
         restore = load_dynamic_state(directory, self._frontier_wrapper())  # checked first
         counters = load_state(directory, self.frontier_selector, self.frontier_sampler)
         restore()
         self._frontier_counters.update(counters)
+
+    def _frontier_fewer_record(self) -> dict[str, Any]:
+        """This trainer's fewer-rollouts settings, as a checkpoint records them."""
+        return {key: getattr(self.frontier_config, key) for key in FEWER_DEFAULTS}
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
         super()._save_checkpoint(model, trial)  # type: ignore[misc]
@@ -717,10 +729,32 @@ class _SkipEmptyUpdate(_TrainerCallback):  # type: ignore[misc]
 class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[misc]
     """GRPOTrainer whose training prompts are chosen by a frontier-rft selector."""
 
+    entropy_coef: float
+    _metrics: dict[str, Any]
+
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
         """TRL's loss, times the current generation's factor while training (fewer rollouts
-        with loss_scale kept and a per-row loss type: B / groups trained; else 1)."""
-        loss = super()._compute_loss(model, inputs)
+        with loss_scale kept and a per-row loss type: B / groups trained; else 1); with fewer
+        rollouts, TRL's entropy bonus (a mean over the micro-batch's trained tokens) scaled
+        as the loss is (FewerGeneration.entropy_weight)."""
+        fewer = self.frontier_dynamic
+        if (
+            isinstance(fewer, FewerGeneration)
+            and self.model.training
+            and getattr(self, "_entropy_bonus_enabled", False)
+        ):
+            coef = self.entropy_coef
+            logged = self._metrics["train"]["entropy_coef"]
+            before = len(logged)
+            self.entropy_coef = coef * fewer.entropy_weight(inputs["completion_mask"])
+            try:
+                loss = super()._compute_loss(model, inputs)
+            finally:
+                self.entropy_coef = coef
+            if len(logged) > before:  # TRL logs the coefficient it applied: log the user's
+                logged[-1] = coef
+        else:
+            loss = super()._compute_loss(model, inputs)
         if self._frontier_loss_factor != 1.0 and self.model.training:
             loss = loss * self._frontier_loss_factor
         return loss
