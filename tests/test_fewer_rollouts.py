@@ -164,6 +164,7 @@ def test_bad_arguments_change_nothing() -> None:
     [
         (lambda: FewerRolloutsConfig(skip=False), "with neither a step is uniform's"),
         (lambda: FewerRolloutsConfig(screen=-1), "screen must be 0"),
+        (lambda: FewerRolloutsConfig(screen=1), "one reward is never mixed"),
         (lambda: FewerRolloutsConfig(loss_scale="mean"), "loss_scale"),  # type: ignore[arg-type]
         (lambda: FewerRollouts(selector("bots")), "does not walk the data"),
     ],

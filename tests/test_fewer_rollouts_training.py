@@ -81,6 +81,8 @@ def test_resume_is_exact(mode: str, sft_dir: Path, tmp_path: Path) -> None:
         ({"rollouts": "kept", "selector": "bots"}, "does not walk the data"),
         ({"screen": 4, "group_size": 4}, "screen 4 must be below group_size 4"),
         ({"screen": -1}, "screen must be 0"),
+        ({"screen": 1}, "one reward is never mixed"),
+        ({"loss_scale": "mean"}, "loss_scale"),  # refused even while no step shrinks
         ({"rollouts": "kept", "selector": "greso", "loss_scale": "mean"}, "loss_scale"),
         ({"screen": 2, "dynamic_sampling": True}, "do not combine"),
         ({"screen": 2, "allocation": True}, "do not combine"),

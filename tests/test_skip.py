@@ -202,3 +202,19 @@ def test_a_tampered_regression_state_is_refused_on_load(model: str, tamper: obje
         twin.load_state_dict(state)
     assert_state_equal(before, twin.state_dict())
     twin.select(16)  # still usable
+
+
+def test_the_group_size_is_the_full_groups_under_screening() -> None:
+    """Screened groups of k = 2 beside full ones of 8: q asks about a group of 8, whatever
+    the mix (a median would flip between 2 and 8, or land on 5)."""
+    import numpy as np
+
+    from frontier_rft import Feedback, TaskPool, make_selector
+
+    sel = make_selector("skip", TaskPool(num_tasks=8), seed=0, plugin="none")
+    ids = np.array([0, 1, 2, 3])
+    counts = np.array([2, 2, 2, 8])
+    rewards = np.concatenate([np.zeros(2), np.ones(2), np.zeros(2), np.tile([0.0, 1.0], 4)])
+    sel.update(Feedback(task_ids=np.repeat(ids, counts), rewards=rewards, step=0))
+    sel.flush()
+    assert sel.group_size == 8

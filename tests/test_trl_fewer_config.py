@@ -36,6 +36,7 @@ def test_the_settings_build_the_samplers_config() -> None:
         ({"rollouts": "kep"}, "rollouts must be full"),
         ({"screen": -1}, "screen must be 0 (off)"),
         ({"screen": True}, "screen must be 0 (off)"),
+        ({"screen": 1}, "one reward is never mixed"),
         ({"loss_scale": "mean"}, "loss_scale must be one of batch, kept"),
         ({"rollouts": "kept", "selector": "bots"}, "selector 'bots' does not walk the data"),
         ({"screen": 2, "dynamic_sampling": "fixed"}, "they do not combine"),

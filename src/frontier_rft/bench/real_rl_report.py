@@ -600,8 +600,11 @@ SCHEDULE_TARGET = {"rollouts": 0.6, "pass1_ci_lower": -0.005, "pass8_mean": -0.0
 pass@8 no more than 0.01 below uniform's."""
 
 
-def meets_schedule_target(row: Mapping[str, Any]) -> bool:
-    """Whether a summarised entry meets SCHEDULE_TARGET (False where a number is missing)."""
+def meets_schedule_target(row: Mapping[str, Any], baseline_steps: float) -> bool:
+    """Whether a summarised entry meets SCHEDULE_TARGET at uniform's schedule (its steps
+    `baseline_steps`); False where a number is missing."""
+    if row["steps_run"]["mean"] != baseline_steps:  # a saving keeps uniform's schedule
+        return False
     spent = row["rollouts_vs_uniform"]["mean"]
     pass1 = row["final_minus_uniform"]["eval/pass@1"]
     pass8 = row["final_minus_uniform"].get("eval/pass@8", {"mean": None})
@@ -702,6 +705,7 @@ def markdown_report(
         "pass@8 − uniform | distinct prompts trained | target |",
         "|---|---:|---:|---:|---:|---:|---:|:---:|",
     ]
+    steps = rows[BASELINE]["steps_run"]["mean"]
     for label in labels:
         r = rows[label]
         diff = r["final_minus_uniform"]
@@ -710,7 +714,7 @@ def markdown_report(
             f"| {label} | {_fmt_mean(r['steps_run'], 0)} | {_fmt_mean(r['rollouts_vs_uniform'], 2)}"
             f" | {_fmt_mean(r['cpu_vs_uniform'], 2)} | {_fmt_mean(diff['eval/pass@1'])} | "
             f"{_fmt_mean(pass8)} | {_fmt_mean(r.get('distinct_trained', {'mean': None}), 0)} | "
-            f"{'—' if label == BASELINE else 'yes' if meets_schedule_target(r) else 'no'} |"
+            f"{'—' if label == BASELINE else 'yes' if meets_schedule_target(r, steps) else 'no'} |"
         )
     lines += ["", "### The papers' reported effects, on this learner", ""]
     for c in checks:

@@ -349,7 +349,9 @@ class SkipSelector(Selector):
         self._succ[ids] = decay * self._succ[ids] + sums
         self._fail[ids] = decay * self._fail[ids] + (counts - sums)
         self._when[ids] = self.clock
-        self._group = int(min(np.median(batch.counts), _MAX_GROUP))
+        # The full group's size: under screening a step's groups have k or n rollouts (a
+        # median would flip between them, or land on neither); q asks about a group of n.
+        self._group = int(min(batch.counts.max(), _MAX_GROUP))
         batch_moments = pass_rate_moments(sums, counts)
         self._moments = self.config.regression_forgetting * self._moments + batch_moments
         if self._ridge is not None and self._features is not None:

@@ -146,10 +146,11 @@ class EpochWalk:
     ) -> tuple[I64, int]:
         """(the ids `keep` accepts among the walk's next `positions` ids, how many it passed
         over): uniform's step of `positions` prompts with the rejected ones left out, so the
-        walk moves exactly as uniform's does and the step rolls out fewer prompts (possibly
-        none). A window that crosses the epoch boundary continues in a fresh permutation,
-        the ids already taken moved to its front as in `take_where` (never twice in one
-        window); `positions` <= num_tasks."""
+        walk moves `positions` places per step, as uniform's does, and the step rolls out
+        fewer prompts (possibly none). A window that crosses the epoch boundary continues in
+        a fresh permutation, the ids already taken moved to its front as in `take_where`
+        (never twice in one window; they count as visited in the new epoch too, so such an
+        epoch is that many positions shorter than uniform's); `positions` <= num_tasks."""
         taken: list[I64] = []
         in_batch = _EMPTY_I
         left, passed = int(positions), 0

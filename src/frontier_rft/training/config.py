@@ -20,7 +20,7 @@ from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
 from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES, FewerRolloutsConfig
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -394,6 +394,7 @@ class TrainConfig:
             except ValueError as exc:
                 raise ValueError(f"allocation: {exc}") from None
         check_choice("rollouts", self.rollouts, ROLLOUTS)
+        check_choice("loss_scale", self.loss_scale, LOSS_SCALES)  # even while unused
         if self.fewer_rollouts_config() is not None:
             check(
                 not self.dynamic_sampling and not self.allocation,

@@ -56,8 +56,9 @@ class FewerRolloutsConfig:
     """Roll out only the prompts the selector keeps among uniform's next B (its walk's
     window); False: the selector's B prompts, every one rolled out (screening alone)."""
     screen: int = 0
-    """Screening rollouts per prompt, k (0 = off): only a prompt whose k rewards are not all
-    equal gets the other n - k (SPEED-RL's rule; it screens with 4 of 8-24)."""
+    """Screening rollouts per prompt, k (0 = off, else 2 <= k < n): only a prompt whose k
+    rewards are not all equal gets the other n - k (SPEED-RL's rule; it screens with 4 of
+    8-24)."""
     loss_scale: Literal["batch", "kept"] = "batch"
     """'batch': a step's loss scaled by groups trained / B (left-out groups count as the
     zero-advantage groups they were predicted to be); 'kept': the mean over trained groups."""
@@ -65,8 +66,11 @@ class FewerRolloutsConfig:
     def __post_init__(self) -> None:
         check(isinstance(self.skip, bool), f"skip must be True or False, got {self.skip!r}")
         check(
-            not isinstance(self.screen, bool) and isinstance(self.screen, int) and self.screen >= 0,
-            f"screen must be 0 (off) or a number of screening rollouts >= 1, got {self.screen!r}",
+            not isinstance(self.screen, bool)
+            and isinstance(self.screen, int)
+            and (self.screen == 0 or self.screen >= 2),
+            "screen must be 0 (off) or a number of screening rollouts >= 2 (one reward is never "
+            f"mixed, so a screen of 1 would train nothing), got {self.screen!r}",
         )
         check_choice("loss_scale", self.loss_scale, LOSS_SCALES)
         check(

@@ -242,18 +242,23 @@ def _group_rewards(rd: _Round, group: int) -> NDArray[np.float64]:
 
 def check_screenable(trainer_cls: type) -> None:
     """ValueError (one line) unless this TRL's GRPOTrainer reads its `num_generations` at
-    each generation call (`_generate`), which screening sets to k for its first call."""
+    each generation call (`_generate` and `_generate_and_score_completions`), which
+    screening sets to k for its first call."""
     import inspect
 
     from frontier_rft.integrations.trl.dynamic import _trl_version
     from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
 
-    method = getattr(trainer_cls, "_generate", None)
-    try:
-        source = inspect.getsource(method) if callable(method) else ""
-    except (OSError, TypeError):  # no source (a frozen install): trust the tested release
-        return
-    if "self.num_generations" not in source:
+    sources = []
+    # _generate draws k completions a prompt; _generate_and_score_completions groups the
+    # rewards by self.num_generations for the screen's k-group advantages: both must read it.
+    for name in ("_generate", "_generate_and_score_completions"):
+        method = getattr(trainer_cls, name, None)
+        try:
+            sources.append(inspect.getsource(method) if callable(method) else "")
+        except (OSError, TypeError):  # no source (a frozen install): trust the tested release
+            return
+    if not all("self.num_generations" in source for source in sources):
         raise ValueError(
             f"TRL {_trl_version()}'s GRPOTrainer does not take the number of generations per "
             f"call from self.num_generations, which screening needs (tested with TRL "

@@ -79,10 +79,10 @@ def settings_problems(
             f"rollouts must be full (TRL's whole generation batch) or kept (only the prompts "
             f"the selector keeps among it), got {rollouts!r}"
         )
-    if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
+    if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0 or screen == 1:
         out.append(
-            f"screen must be 0 (off) or a number of screening completions per prompt >= 1 "
-            f"(below num_generations), got {screen!r}"
+            f"screen must be 0 (off) or a number of screening completions per prompt >= 2 "
+            f"(below num_generations; one reward is never mixed), got {screen!r}"
         )
     if loss_scale not in LOSS_SCALES:
         out.append(f"loss_scale must be one of {', '.join(LOSS_SCALES)}, got {loss_scale!r}")
