@@ -100,12 +100,18 @@ def test_column_mistakes_are_named_before_the_model_loads(
     base = ["--model_name_or_path", "models/hollow", "--dataset_files", "data/q.jsonl"]
     error = script_error(capsys, base)
     assert "(columns: question, answer, source): no prompt column 'prompt'" in error
-    assert "set --prompt_column COLUMN to the column that holds the prompts" in error
+    assert (
+        "set prompt_column: COLUMN in the config file (--prompt_column COLUMN on the command "
+        "line) to the column that holds the prompts" in error
+    )
     error = script_error(
         capsys, [*base, "--prompt_column", "questoin", "--category_columns", "sourc"]
     )
-    assert "no prompt column 'questoin' (did you mean 'question'?): set --prompt_column " in error
-    assert "question to the column" in error
+    assert (
+        "no prompt column 'questoin' (did you mean 'question'?): set prompt_column: question "
+        in error
+    )
+    assert "(--prompt_column question on the command line) to the column" in error
     assert "--category_columns: no column 'sourc' (did you mean 'source'?)" in error
     error = script_error(
         capsys,

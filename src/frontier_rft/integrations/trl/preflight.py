@@ -211,10 +211,11 @@ def data_problems(
     prompt = config.prompt_column if config is not None else TRL_PROMPT
     if script and prompt not in names:
         near = closest(prompt, names)
-        fix = f"--prompt_column {near}" if near else "--prompt_column COLUMN"
+        column = near or "COLUMN"
         out.append(
-            f"no prompt column {prompt!r}{did_you_mean(prompt, names)}: set {fix} to the "
-            "column that holds the prompts"
+            f"no prompt column {prompt!r}{did_you_mean(prompt, names)}: set prompt_column: "
+            f"{column} in the config file (--prompt_column {column} on the command line) to "
+            "the column that holds the prompts"
         )
     elif not script and TRL_PROMPT not in names:
         near = closest(TRL_PROMPT, names) or "question"
