@@ -253,7 +253,16 @@ def check_screenable(trainer_cls: type) -> None:
     # _generate draws k completions a prompt; _generate_and_score_completions groups the
     # rewards by self.num_generations for the screen's k-group advantages: both must read it.
     for name in ("_generate", "_generate_and_score_completions"):
-        method = getattr(trainer_cls, name, None)
+        # TRL's own method, not an override (ours, or a user's subclass) that calls it
+        owner = next(
+            (
+                c
+                for c in trainer_cls.__mro__
+                if c.__module__.split(".")[0] == "trl" and name in vars(c)
+            ),
+            trainer_cls,
+        )
+        method = getattr(owner, name, None)
         try:
             sources.append(inspect.getsource(method) if callable(method) else "")
         except (OSError, TypeError):  # no source (a frozen install): trust the tested release
