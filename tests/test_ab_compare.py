@@ -161,3 +161,46 @@ def test_the_command_prints_and_draws(tmp_path: Path, capsys: pytest.CaptureFixt
     rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
     assert [r[0] for r in rows] == ["0", "32", "64"]  # one row per evaluation
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _with_passes(folder: Path, groups: int, pool: int) -> None:
+    """Append the selector's own counts (what the adapters log in every training record)."""
+    with open(folder / "frontier_metrics.jsonl", "a") as fh:
+        record = {"step": 99, "loss": 0.1, "curriculum/feedback/groups": groups,
+                  "curriculum/tasks/pool_size": pool}  # fmt: skip
+        fh.write(json.dumps(record) + "\n")
+
+
+def test_identical_arms_are_flagged_with_why(tmp_path: Path) -> None:
+    for seed in range(3):  # greso in its first pass over a large pool: uniform's choices
+        for arm in ("uniform", "greso"):
+            folder = write_run(tmp_path / arm / f"seed-{seed}", [0.1, 0.2 + 0.01 * seed, 0.3])
+            _with_passes(folder, groups=8, pool=64)
+    result = compare_arms(tmp_path / "uniform", tmp_path / "greso")
+    assert result.identical
+    assert result.verdict == "Not judged: the arms are identical (B chose what A chose)."
+    text = result.table()
+    assert "Passes over the pool by the end: A 0.12, B 0.12." in text
+    assert "The arms are identical" in text and "B made 0.12 passes" in text
+    assert "docs/ab_test.md" in text
+
+
+def test_a_short_run_that_differs_is_judged_and_its_passes_said(tmp_path: Path) -> None:
+    for seed in range(3):
+        _with_passes(write_run(tmp_path / "uniform" / f"s{seed}", [0.1, 0.2, 0.3]), 64, 64)
+        b = write_run(tmp_path / "greso" / f"s{seed}", [0.1, 0.2, 0.3 + 0.01 * (seed + 1)])
+        _with_passes(b, 64, 64)
+    result = compare_arms(tmp_path / "uniform", tmp_path / "greso")
+    assert not result.identical and result.verdict.startswith("B is above A")
+    text = result.table()
+    assert "B made 1.00 passes over its pool" in text and "The arms are identical" not in text
+    # Long enough: no note, and a log without the counts says nothing about passes.
+    for seed in range(3):
+        _with_passes(tmp_path / "greso" / f"s{seed}", 192, 64)
+    assert (
+        "passes over its pool" not in compare_arms(tmp_path / "uniform", tmp_path / "greso").table()
+    )
+    plain = compare_arms(
+        write_run(tmp_path / "a", [0.1, 0.2]), write_run(tmp_path / "b", [0.1, 0.3])
+    )
+    assert "Passes" not in plain.table()

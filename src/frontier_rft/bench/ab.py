@@ -54,6 +54,11 @@ each evaluation), the selector's (the verl adapter; it trails by the rounds not 
 in), `frontier train`'s."""
 DISTINCT_KEY = "tasks/distinct_trained"
 """Distinct prompts whose group had mixed rewards at least once (the selector's count)."""
+GROUPS_KEY, POOL_KEY = "feedback/groups", "tasks/pool_size"
+"""Groups folded in so far and the pool's size: their ratio is the passes over the pool."""
+FEW_PASSES = 2.0
+"""Fewer passes over the pool than this: a skip that needs a prompt seen first (greso,
+skip) has had little or nothing to skip, and the A/B says so."""
 _DEFAULT_SCORES = "(eval_reward, TRL's, or eval/mean_score, frontier train's)"
 MAX_RUNS = 1_000
 """Most runs (seeds) read per arm."""
@@ -64,13 +69,15 @@ LONG_READ_BYTES = 16 << 20
 @dataclass(frozen=True)
 class RunCurve:
     """One run's evaluations: rollouts spent, distinct prompts trained (NaN where the log
-    has no count) and the held-out score, in order of rollouts."""
+    has no count) and the held-out score, in order of rollouts; and the passes over its
+    pool by the end of its log (NaN where the log does not say)."""
 
     path: Path
     metric: str
     rollouts: NDArray[np.float64]
     distinct: NDArray[np.float64]
     score: NDArray[np.float64]
+    passes: float = math.nan
 
     def at(self, rollouts: float) -> tuple[float, float]:
         """(score, distinct prompts trained) at `rollouts`, linear between evaluations."""
@@ -95,6 +102,12 @@ class Arm:
 def _number(value: Any) -> float | None:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     return float(value) if ok and math.isfinite(value) else None
+
+
+def _latest(record: dict[str, Any], key: str, before: float) -> float:
+    """The record's number under `key`, else the last one seen."""
+    value = _number(record.get(key))
+    return before if value is None else value
 
 
 def _log_file(path: Path) -> Path | None:
@@ -124,8 +137,10 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
         )
     key = keys[0]
     points: dict[int, tuple[float, float, float]] = {}  # step -> (rollouts, distinct, score)
-    rollouts, distinct = 0.0, math.nan
+    rollouts, distinct, groups, pool = 0.0, math.nan, math.nan, math.nan
     for record in records:
+        groups = _latest(record, GROUPS_KEY, groups)
+        pool = _latest(record, POOL_KEY, pool)
         spent = next((_number(record.get(k)) for k in ROLLOUT_KEYS if k in record), None)
         rollouts = spent if spent is not None else rollouts
         count = _number(record.get(DISTINCT_KEY))
@@ -147,7 +162,8 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
     # Two evaluations at one rollout count (an evaluation repeated at one step): the last.
     keep = np.append(np.diff(table[:, 0]) > 0, True)
     table = table[keep]
-    return RunCurve(where, key, table[:, 0], table[:, 1], table[:, 2])
+    passes = groups / pool if pool > 0 else math.nan
+    return RunCurve(where, key, table[:, 0], table[:, 1], table[:, 2], passes)
 
 
 def read_arm(path: str | os.PathLike[str], metric: str | None = None) -> Arm:
@@ -201,6 +217,8 @@ class ABResult:
     """(pairs, 2): their distinct prompts trained by then."""
     interval: tuple[float, float] | None
     verdict: str
+    identical: bool = False
+    """Every pair of runs logged the same held-out scores at the same rollout counts."""
 
     @property
     def difference(self) -> float:
@@ -240,8 +258,44 @@ class ABResult:
             f"{self.scores[:, 1].mean():.4f}, B - A {self.difference:+.4f}; distinct prompts "
             f"trained: A {_count(self.distinct[:, 0])}, B {_count(self.distinct[:, 1])}."
         )
+        lines.extend(self._coverage())
         lines.append(self.verdict)
         return "\n".join(lines)
+
+    def _coverage(self) -> list[str]:
+        """The passes each arm made over its pool, and why identical arms are identical."""
+        passes = [_mean_passes(self.a, self.pairs, 0), _mean_passes(self.b, self.pairs, 1)]
+        lines = []
+        if all(math.isfinite(p) for p in passes):
+            lines.append(f"Passes over the pool by the end: A {passes[0]:.2f}, B {passes[1]:.2f}.")
+        few = math.isfinite(passes[1]) and passes[1] < FEW_PASSES
+        short = (
+            f"B made {passes[1]:.2f} passes over its pool: a skip that passes over a prompt "
+            "only once it has seen it (greso, skip) has little or nothing to skip in a run "
+            "shorter than about 2 passes. Subsample the pool so that the run makes 2 or more "
+            'passes (docs/ab_test.md, "A large pool").'
+        )
+        if self.identical:
+            why = (
+                short
+                if few
+                else (
+                    "Check that the arms ran different selectors (`selector` in each run's "
+                    "config), and that training moved the held-out score at all."
+                )
+            )
+            lines.append(
+                "The arms are identical: every run of B logged the same held-out scores at the "
+                "same rollout counts as its pair in A, so B chose what A chose. " + why
+            )
+        elif few:
+            lines.append(short)
+        return lines
+
+
+def _mean_passes(arm: Arm, pairs: list[tuple[str, str]], side: int) -> float:
+    values = [arm.runs[pair[side]].passes for pair in pairs]
+    return float(np.mean(values)) if all(math.isfinite(v) for v in values) else math.nan
 
 
 def _count(values: NDArray[np.float64]) -> str:
@@ -312,7 +366,17 @@ def compare_arms(
     scores, distinct = at[:, [0, 2]], at[:, [1, 3]]
     diffs = scores[:, 1] - scores[:, 0]
     interval = bootstrap_mean_ci(diffs.tolist(), seed=seed) if diffs.size > 1 else None
+    identical = all(_same_curve(a.runs[p], b.runs[q]) for p, q in pairs)
+    verdict = (
+        "Not judged: the arms are identical (B chose what A chose)."
+        if identical
+        else _verdict(diffs, interval)
+    )
     return ABResult(
-        a, b, pairs, paired_by, chosen, budget, scores, distinct, interval,
-        _verdict(diffs, interval),
-    )  # fmt: skip
+        a, b, pairs, paired_by, chosen, budget, scores, distinct, interval, verdict, identical
+    )
+
+
+def _same_curve(a: RunCurve, b: RunCurve) -> bool:
+    """The same evaluations: rollout counts and held-out scores, bit for bit."""
+    return np.array_equal(a.rollouts, b.rollouts) and np.array_equal(a.score, b.score)

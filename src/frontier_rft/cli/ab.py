@@ -20,8 +20,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     result = compare_arms(args.run_a, args.run_b, metric=args.metric)
     print(result.table())
     if args.out != "none":
+        same = ", identical to A" if result.identical else ""
         arms = {
-            f"{arm_label(arm.path)} ({side})": [
+            f"{arm_label(arm.path)} ({side}{same if side == 'B' else ''})": [
                 (run.rollouts, run.distinct, run.score) for run in arm.runs.values()
             ]
             for side, arm in (("A", result.a), ("B", result.b))

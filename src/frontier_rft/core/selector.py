@@ -316,6 +316,7 @@ class Selector(ABC):
             "feedback/reward_mean": self._last["reward_mean"],
             "tasks/distinct_selected": float(np.count_nonzero(self._times_selected)),
             "tasks/distinct_trained": float(np.count_nonzero(self._trained)),
+            "tasks/pool_size": float(self.pool.num_tasks),
         }
         for what, source in self.evidence.items():
             out[f"evidence/{what}/{source}"] = 1.0

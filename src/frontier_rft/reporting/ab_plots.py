@@ -1,8 +1,10 @@
 """The figure of `frontier ab compare`: two arms of real training runs, held-out score
 against the rollouts spent and against the distinct prompts trained (docs/ab_test.md).
 
-Each run is one line (seeds of an arm share its colour); the dotted line marks the rollout
-count where the arms are compared, and the title says what the figure shows and the verdict.
+Each run is one line (seeds of an arm share its colour); the first arm is drawn wide and
+pale under the second's narrow line, with other markers, so that both show where they
+overlap (identical arms included). The dotted line marks the rollout count where the arms
+are compared, and the title says what the figure shows and the verdict.
 """
 
 from __future__ import annotations
@@ -38,13 +40,22 @@ def plot_ab(
     colors = label_colors([_head(label) for label in arms])
     with _figure(12.0, 4.6) as fig:
         ax_r, ax_d = fig.subplots(1, 2, sharey=True)
-        for label, curves in arms.items():
+        for rank, (label, curves) in enumerate(arms.items()):
             color, style = colors[_head(label)], selector_linestyle(_head(label))
+            under = rank == 0  # wide and pale, so a line drawn over it still shows it
+            look = {
+                "color": color,
+                "ls": style,
+                "lw": 4.0 if under else 1.4,
+                "alpha": 0.45 if under else 1.0,
+                "marker": "o" if under else "x",
+                "ms": 7 if under else 5,
+            }
             for i, (rollouts, distinct, score) in enumerate(curves):
                 name = f"{label} ({len(curves)} run{'s' * (len(curves) > 1)})" if i == 0 else None
-                ax_r.plot(rollouts, score, color=color, ls=style, marker="o", ms=3, label=name)
+                ax_r.plot(rollouts, score, label=name, **look)
                 known = np.isfinite(distinct)
-                ax_d.plot(distinct[known], score[known], color=color, ls=style, marker="o", ms=3)
+                ax_d.plot(distinct[known], score[known], **look)
         ax_r.axvline(budget, color="#3a3a3a", ls=":", lw=1, label="compared here")
         ax_r.set(xlabel="rollouts spent (cumulative)", ylabel=f"held-out {metric}")
         ax_r.set_title("held-out score against rollouts spent", loc="left", fontsize=10)
