@@ -45,6 +45,11 @@ def main() -> int:
     p.add_argument("--warmup-batch", type=int, default=d.warmup_batch)
     p.add_argument("--warmup-lr", type=float, default=d.warmup_lr)
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument(
+        "--constrained",
+        action="store_true",
+        help="also judge with the answer constrained to \\boxed{v}, v an allowed value",
+    )
     p.add_argument("--json", default="benchmarks/results/smollm2_judge.json")
     args = p.parse_args()
     config = JudgeCheckConfig(
@@ -61,6 +66,7 @@ def main() -> int:
         warmup_batch=args.warmup_batch,
         warmup_lr=args.warmup_lr,
         seed=args.seed,
+        constrained=args.constrained,
     )
 
     from transformers.utils import logging

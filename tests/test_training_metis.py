@@ -141,3 +141,32 @@ def test_cli_ablation_flags_lam0_k0(
     assert sum(int(c.split()[0]) for c in cells[2:]) == int(cells[1])
     with pytest.raises(UsageError, match="metis only"):
         _cli(["train", "--model", str(sft_dir), "--out", str(tmp_path / "u"), "--metis-k", "0"])
+
+
+def test_a_constrained_judge_answers_only_allowed_values(sft_dir: Path, tmp_path: Path) -> None:
+    from frontier_rft.lm.answer_constraint import AnswerConstraint
+    from frontier_rft.selectors.metis.judge import ALLOWED_VALUES
+
+    cfg = dataclasses.replace(METIS, judge_constrained=True, judge_max_new_tokens=24)
+    trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
+    judge = trainer.judge
+    assert isinstance(judge, PolicyJudge) and judge.constrained and judge.top_p == 1.0
+    # The trie: each answer's tokens then EOS; off the list, EOS alone.
+    constraint = AnswerConstraint(judge.tokenizer, judge.answers)
+    eos = judge.tokenizer.eos_token_id
+    first = {seq[0] for seq in constraint.sequences}
+    assert constraint.allowed([]) == first
+    whole = constraint.sequences[3]
+    assert constraint.allowed(list(whole[:-1])) == {eos}
+    assert constraint.allowed([-5]) == {eos}
+    for _ in range(2):  # judged, trained on (the judge loss), judged again
+        metrics = trainer.step()
+        assert metrics["curriculum/metis/judge_failure_rate"] == 0.0
+        values = [parse_judgment(r) for r in judge.last_responses]
+        assert all(v in ALLOWED_VALUES for v in values), judge.last_responses[:4]
+
+
+def test_a_constrained_judge_needs_room_for_its_answers(sft_dir: Path, tmp_path: Path) -> None:
+    cfg = dataclasses.replace(METIS, judge_constrained=True, judge_max_new_tokens=2)
+    with pytest.raises(ValueError, match="raise judge_max_new_tokens from 2 to"):
+        Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)

@@ -71,6 +71,9 @@ class JudgeCheckConfig:
     """AdamW learning rate of the warm-up (constant)."""
     seed: int = 0
     """Torch sampling seed and the warm-up's example seed."""
+    constrained: bool = False
+    """Also judge with the answer constrained to `\\boxed{v}`, v an allowed value (the
+    same prompts and rollouts; PolicyJudge(constrained=True)), reported under `constrained`."""
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -143,30 +146,56 @@ def _measure(
     rendered = [
         render_judge_prompt(system, user_message(exemplars, it.prompt, True)) for it in judged
     ]
-    judge = PolicyJudge(
-        model, tokenizer, cfg.judge_max_new_tokens, cfg.temperature, top_p=cfg.top_p
-    )
+    realised = variance[: cfg.prompts]
+    out = {
+        **_judged(PolicyJudge, model, tokenizer, rendered, realised, cfg, amp, False),
+        "realised_variance_mean": float(realised.mean()),
+        "realised_nonzero_share": float((realised > 0).mean()),
+        "pass_rate": float(scores[: cfg.prompts].mean()),
+        "exemplar_variances": [v for _, v in exemplars],
+        "rollout_s": rollout_s,
+    }
+    if cfg.constrained:
+        out["constrained"] = _judged(
+            PolicyJudge, model, tokenizer, rendered, realised, cfg, amp, True
+        )
+    return out
+
+
+def _judged(
+    judge_type: Any,
+    model: Any,
+    tokenizer: Any,
+    rendered: Sequence[str],
+    realised: np.ndarray,
+    cfg: JudgeCheckConfig,
+    amp: Callable[[], Any],
+    constrained: bool,
+) -> dict[str, Any]:
+    """The judge's answers to `rendered`: parse rate, Spearman with `realised`, its time."""
+    import torch
+
+    torch.manual_seed(cfg.seed + 1)  # the same draws whether or not the other judge ran
+    judge = judge_type(
+        model, tokenizer, cfg.judge_max_new_tokens, cfg.temperature, top_p=cfg.top_p,
+        constrained=constrained,
+    )  # fmt: skip
     t0 = time.perf_counter()
     answers: list[str] = []
     with amp():
         for lo in range(0, len(rendered), cfg.batch_size):
-            answers += judge(rendered[lo : lo + cfg.batch_size])
+            answers += judge(list(rendered[lo : lo + cfg.batch_size]))
     judge_s = time.perf_counter() - t0
     parsed = [parse_judgment(a) for a in answers]
     ok = np.array([v is not None for v in parsed])
     predicted = np.array([0.0 if v is None else v for v in parsed])
-    realised = variance[: cfg.prompts]
     return {
         "parse_rate": float(ok.mean()),
         "spearman_all": spearman(predicted, realised),
         "spearman_parsed": spearman(predicted[ok], realised[ok]) if ok.sum() >= 3 else None,
         "parsed": int(ok.sum()),
         "prediction_mean": float(predicted[ok].mean()) if ok.any() else None,
-        "realised_variance_mean": float(realised.mean()),
-        "realised_nonzero_share": float((realised > 0).mean()),
-        "pass_rate": float(scores[: cfg.prompts].mean()),
-        "exemplar_variances": [v for _, v in exemplars],
-        "rollout_s": rollout_s,
+        "prediction_distinct": int(np.unique(predicted[ok]).size),
         "judge_s": judge_s,
         "answers_sample": answers[:8],
     }
@@ -251,11 +280,18 @@ def judge_check(
 
 def _line(when: str, m: dict[str, Any]) -> str:
     rho = m["spearman_all"]
-    return (
+    line = (
         f"judge {when}: parse rate {m['parse_rate']:.2f} ({m['parsed']} prompts), Spearman "
         f"{'undefined' if rho is None else f'{rho:+.3f}'}, realised variance mean "
         f"{m['realised_variance_mean']:.3f}"
     )
+    if "constrained" in m:
+        c, rho = m["constrained"], m["constrained"]["spearman_all"]
+        line += (
+            f"; constrained: parse rate {c['parse_rate']:.2f}, Spearman "
+            f"{'undefined' if rho is None else f'{rho:+.3f}'}"
+        )
+    return line
 
 
 def judge_check_model(

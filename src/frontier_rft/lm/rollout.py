@@ -208,13 +208,17 @@ def generate_shared_prefix(
     max_new_tokens: int,
     temperature: float,
     top_p: float = 1.0,
+    logits_processor: Sequence[Any] = (),
 ) -> list[list[int]]:
     """One completion per prompt, computing the prompts' common token prefix once.
 
     METIS judge prompts of one select call share the system message, instructions and
     exemplars (~85% of their tokens); the prefix's KV cache is computed for one row and
     repeated, the differing suffixes are padded on their left, between prefix and suffix.
+    `logits_processor` (HF LogitsProcessors) run before sampling, e.g. AnswerConstraint.
     """
+    from transformers import LogitsProcessorList
+
     first = prompt_ids[0]
     common = min(len(p) for p in prompt_ids) - 1  # every row keeps >= 1 token of its own
     for p in prompt_ids[1:]:
@@ -223,7 +227,9 @@ def generate_shared_prefix(
             k += 1
         common = k
     if common < 16 or len(prompt_ids) == 1:
-        return generate_completions(model, prompt_ids, 1, max_new_tokens, temperature, top_p=top_p)
+        return generate_completions(
+            model, prompt_ids, 1, max_new_tokens, temperature, logits_processor, top_p=top_p
+        )
     from transformers import DynamicCache
 
     was_training = model.training
@@ -245,6 +251,7 @@ def generate_shared_prefix(
         attention_mask=mask,
         past_key_values=cache,
         generation_config=_generation_config(model, max_new_tokens, temperature, top_p=top_p),
+        logits_processor=LogitsProcessorList(logits_processor),
     )
     model.train(was_training)
     return _cut(out[:, ids.shape[1] :], cfg.eos_token_id)

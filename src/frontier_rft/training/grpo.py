@@ -228,6 +228,7 @@ class Trainer:
                 cfg.judge_max_new_tokens,
                 cfg.judge_temperature,
                 top_p=cfg.top_p,
+                constrained=cfg.judge_constrained,
             )
             collaborators["judge"] = self.judge
         self.optimizer = torch.optim.AdamW(

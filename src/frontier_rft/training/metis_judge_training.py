@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from frontier_rft.lm.answer_constraint import AnswerConstraint, answer_token_ids
 from frontier_rft.lm.rollout import generate_shared_prefix, score_completions
 from frontier_rft.lm.tokenizer import BOS, ROLE_TOKENS
 from frontier_rft.selectors.metis import JudgeRecord
@@ -41,6 +42,11 @@ class PolicyJudge:
     over the nucleus `top_p` (1.0: the full vocabulary), as the trainer's rollouts sample.
     Sampled token ids are kept for the last `memory` calls so the judge loss trains exactly
     the tokens that were generated; records from older calls are re-tokenised from text.
+
+    `constrained`: every answer is one of `\\boxed{v}` for the allowed values v (an
+    AnswerConstraint masks every other token; sampling over the full vocabulary, as a
+    nucleus cut could leave no allowed token), so every judgment parses. Not in the paper
+    (its judge is free text); for a policy that does not follow the format by itself.
     """
 
     is_llm = True
@@ -53,12 +59,22 @@ class PolicyJudge:
         temperature: float = 1.0,
         memory: int = 4,
         top_p: float = 1.0,
+        constrained: bool = False,
     ):
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
-        self.top_p = top_p
+        self.constrained = constrained
+        self.top_p = 1.0 if constrained else top_p
+        self.answers = [f"\\boxed{{{v:.2f}}}" for v in ALLOWED_VALUES] if constrained else []
+        if constrained:  # checked now, not at the first judgment
+            longest = max(len(ids) for ids in answer_token_ids(tokenizer, self.answers))
+            if longest > max_new_tokens:
+                raise ValueError(
+                    f"the constrained judge's answers take up to {longest} tokens with this "
+                    f"tokenizer; raise judge_max_new_tokens from {max_new_tokens} to {longest}"
+                )
         self.memory = memory
         self.calls = 0
         self.prompts_judged = 0
@@ -87,8 +103,9 @@ class PolicyJudge:
 
     def __call__(self, prompts: list[str]) -> list[str]:
         ids = [self.prompt_ids(p) for p in prompts]
+        constraint = [AnswerConstraint(self.tokenizer, self.answers)] if self.constrained else []
         answers = generate_shared_prefix(
-            self.model, ids, self.max_new_tokens, self.temperature, top_p=self.top_p
+            self.model, ids, self.max_new_tokens, self.temperature, self.top_p, constraint
         )
         self.calls += 1
         self.prompts_judged += len(prompts)
