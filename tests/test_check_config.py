@@ -199,6 +199,117 @@ def test_verl_check_imports_neither_verl_nor_torch_nor_ray() -> None:
     assert "HEAVY [] 0" in done.stdout, done.stdout + done.stderr
 
 
+GRESO = str(REPO / "examples" / "verl" / "greso.yaml")
+
+
+def test_without_verl_its_own_keys_are_said_to_be_unchecked(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "verl", None)  # find_spec then finds no verl
+    code, out = run(capsys, "verl", GRESO, "data.train_batch_sz=64")
+    assert code == 0, out
+    assert "note: not checked: verl's own keys (6 here), as verl is not installed" in out
+
+
+def fake_verl(root: Path) -> None:
+    """A verl 0.9.1 on sys.path holding its generated trainer config (a few of the real
+    file's keys) and one config dataclass, that refuses to be imported: check-config reads
+    its files, never runs them."""
+    package = root / "verl"
+    (package / "trainer" / "config").mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ImportError('check-config imported verl')\n")
+    (package / "base_config.py").write_text(
+        "import collections\n\n\nclass BaseConfig(collections.abc.Mapping):\n"
+        "    _mutable_fields = set()\n    _target_: str = ''\n"
+    )
+    (package / "trainer" / "config" / "algorithm.py").write_text(
+        "from typing import ClassVar\nfrom verl.base_config import BaseConfig\n\n\n"
+        "class AlgoConfig(BaseConfig):\n    gamma: float = 1.0\n    lam: float = 1.0\n"
+        "    gdpo_reward_keys: list = None\n    registry: ClassVar[dict] = {}\n"
+    )
+    (package / "trainer" / "config" / "_generated_ppo_trainer.yaml").write_text(
+        "data:\n  train_files: x.parquet\n  train_batch_size: 1024\n  gen_batch_size: null\n"
+        "  dataloader_num_workers: 8\n  custom_cls: {path: null, name: null}\n"
+        "actor_rollout_ref:\n  model: {path: ~/models/x, lora_rank: 0}\n"
+        "algorithm:\n  _target_: verl.trainer.config.AlgoConfig\n  gamma: 1.0\n  lam: 1.0\n"
+        "trainer:\n  use_v1: false\n  v1:\n    trainer_mode: sync\n    sampler:\n"
+        "      custom_sampler: {path: null, name: null}\n      sampler_kwargs: {}\n"
+        "      sync_refill_failed_groups: false\n  logger: [console]\n"
+    )
+    info = root / "verl-0.9.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: verl\nVersion: 0.9.1\n")
+
+
+def test_verls_own_keys_are_checked_against_its_config_when_it_is_installed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_verl(tmp_path)
+    monkeypatch.delitem(sys.modules, "verl", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fine = ["actor_rollout_ref.model.path=/m", "trainer.logger=[console, wandb]"]
+    code, out = run(capsys, "verl", GRESO, *fine, "+algorithm.gdpo_reward_keys=[acc]")
+    assert code == 0, out  # gdpo_reward_keys: a field of AlgoConfig the YAML leaves out
+    assert "note: verl's own keys: 8 checked against verl 0.9.1's ppo_trainer config" in out
+    code, out = run(
+        capsys, "verl", GRESO, "data.train_batch_sz=64", "+actor_rollout_ref.model.lora_rnak=8",
+        "+data.cache_dir=/tmp/c", "+data.custom_cls.path=my.py", "+algorithm.gamm=0.9",
+        "+algorithm.registry=x", "+critic.enable=false",
+    )  # fmt: skip
+    assert code == 1, out
+    assert problems(out) == [
+        "unknown key 'algorithm.gamm': not a field of verl 0.9.1's AlgoConfig "
+        "(did you mean 'gamma'?)",
+        "unknown key 'algorithm.registry': not a field of verl 0.9.1's AlgoConfig",
+        "unknown key 'data.train_batch_sz': not in verl 0.9.1's config, which ignores it "
+        "(did you mean 'train_batch_size'?)",
+        "unknown key 'actor_rollout_ref.model.lora_rnak': not in verl 0.9.1's config, which "
+        "ignores it (did you mean 'lora_rank'?)",
+    ]
+    assert "(verl reads a few keys it does not declare; check the spelling): " \
+        "'data.cache_dir', 'critic'" in out  # fmt: skip
+    assert "'data.custom_cls" not in out  # a declared key with keys of its own
+    assert "verl" not in sys.modules or sys.modules["verl"] is None
+
+
+def test_dataloader_workers_lag_the_selector_and_verl_07_refuses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(capsys, "verl", GRESO, "data.dataloader_num_workers=4")
+    assert code == 0, out  # still valid on verl 0.9: a warning
+    assert "note: data.dataloader_num_workers 4: the dataloader prefetches 4 x " in out
+    assert "(docs/integrations/verl.md, Lag between drawing and rewards)" in out
+    code, out = run(capsys, "verl", GRESO, "data.dataloader_num_workers=-1")
+    assert code == 1 and "data.dataloader_num_workers: must be an int >= 0, got -1" in out
+    legacy = tmp_path / "legacy.yaml"
+    legacy.write_text(
+        "data:\n  sampler:\n    class_path: pkg://frontier_rft.integrations.verl\n"
+        "    class_name: FrontierSampler\n    frontier: {selector: greso}\n"
+    )
+    code, out = run(capsys, "verl", str(legacy))
+    assert code == 1 and problems(out) == [
+        "data.dataloader_num_workers: 8 (verl's default): verl <= 0.7 refuses a curriculum "
+        "sampler unless it is 0: set data.dataloader_num_workers: 0"
+    ], out
+    code, out = run(capsys, "verl", str(legacy), "data.dataloader_num_workers=0")
+    assert code == 0, out
+
+
+def test_trls_dynamic_sampling_on_verl_points_to_verls_filter(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from frontier_rft.integrations.verl import VerlSamplerConfig
+
+    code, out = run(capsys, "verl", GRESO, f"{KWARGS}.dynamic_sampling=adaptive")
+    assert code == 1
+    (line,) = problems(out)
+    assert line.startswith(f"{KWARGS}: unknown option 'dynamic_sampling' (the TRL adapter's): ")
+    assert "algorithm.filter_groups.enable=true and algorithm.filter_groups.metric=reward" in line
+    with pytest.raises(ValueError, match=r"sampler_kwargs\.dynamic_sampling_tol is the TRL .*"
+                       r"algorithm\.filter_groups\.enable=true"):  # fmt: skip
+        VerlSamplerConfig.from_fields({"dynamic_sampling_tol": 0.1}, 4, "sampler_kwargs")
+
+
 # ---------------------------------------------------------------------------- TRL
 
 

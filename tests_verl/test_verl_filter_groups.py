@@ -24,7 +24,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 B = 4
 
 
-def compose(train_file: Path, tmp_path: Path, *, filter_on: bool) -> Any:
+def compose(
+    train_file: Path, tmp_path: Path, *, filter_on: bool, extra: tuple[str, ...] = ()
+) -> Any:
     import os
 
     import verl
@@ -50,6 +52,7 @@ def compose(train_file: Path, tmp_path: Path, *, filter_on: bool) -> Any:
         "++trainer.v1.sampler.sampler_kwargs.seed=0",
         f"algorithm.filter_groups.enable={str(filter_on).lower()}",
         "algorithm.filter_groups.metric=reward",
+        *extra,
     ]
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         return hydra_compose("ppo_trainer", overrides=overrides)
@@ -57,11 +60,14 @@ def compose(train_file: Path, tmp_path: Path, *, filter_on: bool) -> Any:
 
 class InstantRollouts:
     """Stands in for verl's AgentLoopManager: every submitted prompt's group is finished at
-    once (status, trajectories with rm_scores, index and uid), as the agent loop leaves it."""
+    once (status, trajectories with rm_scores, index and uid), as the agent loop leaves it;
+    with `fail_first`, the first prompt's group fails instead (no trajectory, status
+    failure), as the agent loop leaves a group whose every session errored."""
 
-    def __init__(self, tq: Any, trainer: Any):
+    def __init__(self, tq: Any, trainer: Any, *, fail_first: bool = False):
         self.tq, self.trainer = tq, trainer
         self.generated: list[tuple[int, float]] = []  # (stable task id, reward) per rollout
+        self.fail_next = fail_first
 
     def generate_sequences(self, batch: Any) -> None:
         from verl.utils.tensordict_utils import list_of_dict_to_tensordict
@@ -69,8 +75,12 @@ class InstantRollouts:
         step = int(self.trainer.global_steps)
         uids = [str(u) for u in batch["uid"]]
         index = [int(getattr(v, "data", v)) for v in batch["index"]]
-        keys, fields = [], []
+        keys, fields, failed = [], [], []
         for uid, task in zip(uids, index, strict=True):
+            if self.fail_next:
+                self.fail_next = False
+                failed.append(uid)
+                continue
             for session in range(N):
                 reward = 1.0 if task % 2 == 0 else float(session == 0)
                 scores = torch.zeros(5)
@@ -78,27 +88,37 @@ class InstantRollouts:
                 keys.append(f"{uid}_{session}_0")
                 fields.append({"rm_scores": scores, "index": task, "uid": uid})
                 self.generated.append((task, reward))
-        self.tq.kv_batch_put(
-            keys=keys,
-            fields=list_of_dict_to_tensordict(fields),
-            tags=[{"status": "success", "global_steps": step} for _ in keys],
-            partition_id="train",
-        )
+        if keys:
+            self.tq.kv_batch_put(
+                keys=keys,
+                fields=list_of_dict_to_tensordict(fields),
+                tags=[{"status": "success", "global_steps": step} for _ in keys],
+                partition_id="train",
+            )
         self.tq.kv_batch_put(
             keys=uids,
             partition_id="train",
-            tags=[{"is_prompt": True, "status": "finished", "global_steps": step} for _ in uids],
-        )
+            tags=[{"is_prompt": True, "global_steps": step,
+                   "status": "failure" if u in failed else "finished"} for u in uids],
+        )  # fmt: skip
 
 
-def build(tmp_path: Path, tq: Any, *, filter_on: bool) -> tuple[Any, InstantRollouts]:
+def build(
+    tmp_path: Path,
+    tq: Any,
+    *,
+    filter_on: bool,
+    extra: tuple[str, ...] = (),
+    fail_first: bool = False,
+) -> tuple[Any, InstantRollouts]:
     from verl.trainer.ppo.v1 import get_trainer_cls
 
-    config = compose(write_parquet(tmp_path / "train.parquet", 40), tmp_path, filter_on=filter_on)
+    train_file = write_parquet(tmp_path / "train.parquet", 40)
+    config = compose(train_file, tmp_path, filter_on=filter_on, extra=extra)
     trainer = get_trainer_cls("sync")(config=config)
     trainer.tokenizer, trainer.processor = build_tokenizer(), None  # no hub model
     trainer._init_dataloader()
-    rollouts = InstantRollouts(tq, trainer)
+    rollouts = InstantRollouts(tq, trainer, fail_first=fail_first)
     trainer.agent_loop_manager = rollouts
     return trainer, rollouts
 
@@ -173,3 +193,36 @@ def test_without_the_filter_every_group_is_trained(
         t for t, _ in rollouts.generated
     )
     assert "training/filter_groups/evicted_samples" not in metrics
+
+
+def test_sync_refill_failed_groups_reaches_our_buffer_with_the_filter_off(tmp_path: Path) -> None:
+    """As verl's _build_replay_buffer gives it to its own buffer (it was dropped unless the
+    filter was on); no Ray: building the trainer needs none."""
+    from verl.trainer.ppo.v1 import get_trainer_cls
+
+    refill = "trainer.v1.sampler.sync_refill_failed_groups"
+    for on in (True, False):
+        config = compose(write_parquet(tmp_path / "train.parquet", 8), tmp_path,
+                         filter_on=False, extra=(f"{refill}={str(on).lower()}",))  # fmt: skip
+        buffer = get_trainer_cls("sync")(config=config).replay_buffer
+        assert buffer.sync_refill_failed_groups is on and buffer.filter_groups_metric is None
+        assert buffer.gen_batch_size == (1 if on else None)  # verl's: refills one by one
+
+
+def test_sync_refill_failed_groups_is_honoured_with_the_filter_off(
+    tmp_path: Path,
+    transfer_queue: Any,  # noqa: F811 - the fixture
+) -> None:
+    """verl's trainer.v1.sampler.sync_refill_failed_groups reaches our buffer without the
+    filter too (it was dropped): a failed group is replaced, the batch is full."""
+    trainer, rollouts = build(
+        tmp_path, transfer_queue, filter_on=False, fail_first=True,
+        extra=("trainer.v1.sampler.sync_refill_failed_groups=true",),
+    )  # fmt: skip
+    buffer = trainer.replay_buffer
+    assert buffer.sync_refill_failed_groups and buffer.filter_groups_metric is None
+    ((ids, rewards, metrics),) = run_steps(trainer, transfer_queue, 1)
+    assert len(ids) == len(rewards) == B * N  # the failed group was replaced, not trained short
+    assert metrics["training/rollout_failure/evicted_samples"] == 1
+    assert "training/filter_groups/evicted_samples" not in metrics
+    assert len(rollouts.generated) == B * N  # B groups generated besides the failed one

@@ -69,6 +69,43 @@ def test_mistakes_stop_the_run_with_every_one_named(
         assert phrase in err, (phrase, err)
 
 
+def test_verls_own_keys_are_checked_against_the_installed_verl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verl 0.9.1's config, read from its files: a misspelt key verl would ignore (data) or
+    refuse after Ray starts (a dataclass section) is named, by check-config and inside verl;
+    a dataclass field its YAML leaves out, or an undeclared key verl reads, is not."""
+    from frontier_rft.cli.main import main
+
+    data = write_parquet(tmp_path / "train.parquet", 48)
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        assert main(["check-config", "verl", str(path), f"data.train_files={data}"]) == 0
+        out = capsys.readouterr().out
+        assert "note: verl's own keys: 6 checked against verl 0.9.1's ppo_trainer config" in out
+        assert "not in verl" not in out, out
+    mistakes = ["+data.train_batch_sz=64", "+algorithm.gamm=0.9"]
+    fine = [
+        "+algorithm.gdpo_reward_keys=[acc]",
+        "+actor_rollout_ref.rollout.repetition_penalty=1.1",
+    ]
+    expected = [
+        "unknown key 'algorithm.gamm': not a field of verl 0.9.1's AlgoConfig (did you mean "
+        "'gamma'?)",
+        "unknown key 'data.train_batch_sz': not in verl 0.9.1's config, which ignores it (did "
+        "you mean 'train_batch_size'?)",
+    ]
+    args = ["check-config", "verl", str(EXAMPLES / "greso.yaml"), f"data.train_files={data}"]
+    assert main([*args, *mistakes, *fine]) == 1
+    lines = [line[4:] for line in capsys.readouterr().out.splitlines() if line.startswith("  - ")]
+    assert lines == expected
+    with pytest.raises(SystemExit) as stop:
+        FrontierPreflight().on_job_start(compose("greso", [f"data.train_files={data}",
+                                                           *mistakes, *fine]))  # fmt: skip
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert all(f"  - {line}" in err for line in expected), err
+
+
 def test_verl_main_stops_before_ray_starts(tmp_path: Path) -> None:
     data = write_parquet(tmp_path / "train.parquet", 12)
     cmd = [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={EXAMPLES}"]

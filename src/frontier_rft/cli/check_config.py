@@ -8,6 +8,8 @@ installed or misspelt; for TRL, reward functions (found and read from source, ne
 several of them without `reward_range`, an evaluation without a held-out set; and, when the
 config names local data files it can read, each column the adapter, TRL or a reward
 function needs that a file lacks, and (verl) task ids repeated across the training files.
+The trainer's own keys are checked where the trainer is installed (TRL's from its source,
+verl's against its config); without it, the output says they were not.
 Exit status 0 when there is nothing to fix, 1 when there is.
 """
 

@@ -16,13 +16,26 @@ from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import check_selector_name
 
-__all__ = ["BATCH_SIZE_NOT_READ", "VerlSamplerConfig"]
+__all__ = ["BATCH_SIZE_NOT_READ", "DYNAMIC_SAMPLING_ON_VERL", "VerlSamplerConfig", "trl_only"]
 
 BATCH_SIZE_NOT_READ = (
     "batch_size is not read: the sampler's batch size is verl's data.gen_batch_size "
     "(else data.train_batch_size); set that instead"
 )
 """Why a batch_size among the sampler's fields is refused."""
+
+DYNAMIC_SAMPLING_ON_VERL = (
+    "on verl, dynamic sampling is verl's own filter: set algorithm.filter_groups.enable=true "
+    "and algorithm.filter_groups.metric=reward, and keep the selector here "
+    "(docs/integrations/verl.md, DAPO dynamic sampling)"
+)
+"""Why a TRL dynamic-sampling option among the sampler's fields is refused, and what to do."""
+
+
+def trl_only(fields: Mapping[Any, Any]) -> list[str]:
+    """The TRL adapter's dynamic-sampling options among `fields` (dynamic_sampling,
+    dynamic_sampling_config, dynamic_sampling_tol): refused with a pointer to verl's filter."""
+    return [str(k) for k in fields if str(k).startswith("dynamic_sampling")]
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,11 @@ class VerlSamplerConfig:
             raise ValueError(f"{what} must be a mapping, got {fields!r}")
         if "batch_size" in fields:
             raise ValueError(f"{what}.{BATCH_SIZE_NOT_READ}")
+        trl_keys = trl_only(fields)
+        if trl_keys:
+            raise ValueError(
+                f"{what}.{trl_keys[0]} is the TRL adapter's option: {DYNAMIC_SAMPLING_ON_VERL}"
+            )
         values = dict(fields)
         if isinstance(values.get("reward_range"), list):
             values["reward_range"] = tuple(values["reward_range"])

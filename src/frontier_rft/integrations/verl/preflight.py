@@ -1,13 +1,17 @@
-"""Pre-flight check of the frontier-rft part of a verl config: no GPU, no verl, no Ray.
+"""Pre-flight check of a verl config, its frontier-rft part first: no GPU, no Ray, verl
+read (where installed) but never imported.
 
 `check_verl_config(config)` reads a verl config as a plain mapping (a Hydra YAML file as
 written, or the config verl composed) and names every mistake in what the frontier-rft
 sampler will read, not only the first: where the sampler is plugged in
 (`trainer.v1.sampler.custom_sampler`, or `data.sampler` on verl <= 0.7), each
-VerlSamplerConfig field (unknown names with the closest one, refused values), the
-selector and its config, verl's batch size, and, when `data.train_files` names local files
-it can read, the columns the sampler reads. `frontier check-config verl FILE.yaml` prints
-it; `hydra_preflight.FrontierPreflight` runs it inside verl before Ray starts.
+VerlSamplerConfig field (unknown names with the closest one, refused values; TRL's
+dynamic-sampling options with a pointer to verl's filter), the selector and its config,
+verl's batch size and dataloader workers, verl's own keys against the installed verl's
+config (`verl_keys`; said to be unchecked without verl), and, when `data.train_files` names
+local files it can read, the columns the sampler reads. `frontier check-config verl
+FILE.yaml` prints it; `hydra_preflight.FrontierPreflight` runs it inside verl before Ray
+starts.
 """
 
 from __future__ import annotations
@@ -24,8 +28,15 @@ from frontier_rft.integrations.preflight import (
     read_data_columns,
     requirement_problems,
     selector_problems,
+    shown,
 )
-from frontier_rft.integrations.verl.config import BATCH_SIZE_NOT_READ, VerlSamplerConfig
+from frontier_rft.integrations.verl.config import (
+    BATCH_SIZE_NOT_READ,
+    DYNAMIC_SAMPLING_ON_VERL,
+    VerlSamplerConfig,
+    trl_only,
+)
+from frontier_rft.integrations.verl.verl_keys import check_verl_keys
 
 __all__ = ["LEGACY_CLASS", "LEGACY_PATH", "V1_BUFFERS", "V1_PATH", "check_verl_config"]
 
@@ -71,7 +82,13 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     if "batch_size" in values:
         values.pop("batch_size")
         report.add(section, [BATCH_SIZE_NOT_READ])
+    for key in trl_only(values):
+        values.pop(key)
+        report.add(
+            section, [f"unknown option {key!r} (the TRL adapter's): {DYNAMIC_SAMPLING_ON_VERL}"]
+        )
     batch = _batch_size(config, report)
+    _check_workers(config, legacy=section == "data.sampler.frontier", report=report)
     report.add(section, config_problems(VerlSamplerConfig, values, fixed={"batch_size": 1}))
     default = VerlSamplerConfig(batch_size=1)
     report.add(
@@ -92,6 +109,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
         ),
     )
     _check_data(config, values, batch, report)
+    check_verl_keys(config, section, report)  # the frontier-rft part first, then verl's own
     return report
 
 
@@ -179,6 +197,40 @@ def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
         return value
     report.notes.append("batch size: not set here (verl's default data.train_batch_size)")
     return None
+
+
+VERL_DEFAULT_WORKERS = 8
+"""verl's data.dataloader_num_workers when a config leaves it out (0.7 and 0.9 alike)."""
+
+
+def _check_workers(config: Mapping[str, Any], *, legacy: bool, report: Report) -> None:
+    """data.dataloader_num_workers: verl <= 0.7 refuses a curriculum sampler with workers;
+    verl 0.9 runs with them, the selector hearing each step's rewards late (a note)."""
+    value = _get(config, "data.dataloader_num_workers")
+    if _interpolated(value):
+        return
+    unset = value is None
+    workers = VERL_DEFAULT_WORKERS if unset else value
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        report.add("data.dataloader_num_workers", [f"must be an int >= 0, got {shown(value)}"])
+        return
+    if workers == 0:
+        return
+    given = f"{workers} (verl's default)" if unset else str(workers)
+    if legacy:
+        report.add(
+            "data.dataloader_num_workers",
+            [f"{given}: verl <= 0.7 refuses a curriculum sampler unless it is 0: set "
+             "data.dataloader_num_workers: 0"],
+        )  # fmt: skip
+        return
+    report.notes.append(
+        f"data.dataloader_num_workers {given}: the dataloader prefetches {workers} x "
+        "prefetch_factor batches, so the selector chooses that many steps behind the rewards "
+        "(verl/max_feedback_lag) and a resumed run lacks the rewards reported after the "
+        "checkpoint's snapshot; 0 draws each batch after the previous step's rewards "
+        "(docs/integrations/verl.md, Lag between drawing and rewards)"
+    )
 
 
 def _wanted_columns(values: Mapping[str, Any], prompt: tuple[str, str]) -> list[tuple[str, str]]:

@@ -19,7 +19,8 @@ from the trainer's config as verl's `_build_replay_buffer` does: without that, t
 was silently off with a custom sampler. The groups verl's filter drops (zero-variance ones,
 and the surplus it discards) are cleared from TransferQueue inside `sample()`, so they
 never reach the trained batch; `_clear_groups` reports them to the selector first, so it
-sees every finished rollout once, as it does without the filter.
+sees every finished rollout once, as it does without the filter. verl's
+`trainer.v1.sampler.sync_refill_failed_groups` is read the same way, with the filter on or off.
 """
 
 from __future__ import annotations
@@ -41,31 +42,35 @@ tq: Any = importlib.import_module("transfer_queue")  # verl[verl-core]; untyped
 
 
 def _with_filter_groups(kwargs: dict[str, Any], *, sync: bool) -> dict[str, Any]:
-    """`kwargs` with the DAPO filter settings verl gives its own buffers (verl 0.9.1's
-    `_build_replay_buffer`), read from the trainer's `algorithm.filter_groups`; unchanged
-    when verl passed them itself or the filter is off."""
+    """`kwargs` with the settings verl gives its own buffers (verl 0.9.1's
+    `_build_replay_buffer`): the DAPO filter's, read from the trainer's
+    `algorithm.filter_groups`, and `trainer.v1.sampler.sync_refill_failed_groups`, each
+    honoured without the other; unchanged when verl passed them itself or both are off."""
     if "filter_groups_metric" in kwargs:
         return kwargs
     trainer = _trainer_of(kwargs.get("refill_fn"))
     resolve = getattr(trainer, "_resolve_filter_groups_metric", None)
     filter_groups = trainer.config.algorithm.get("filter_groups", None)
     enabled = bool(filter_groups is not None and filter_groups.get("enable", False))
-    if not enabled:
+    sampler = trainer.config.trainer.v1.sampler
+    refill_failed = bool(sampler.get("sync_refill_failed_groups", False))
+    if not enabled and not refill_failed:
         return kwargs
-    if not callable(resolve):
+    if enabled and not callable(resolve):
         raise RuntimeError(
             "algorithm.filter_groups is on, but this verl's trainer has no "
             "_resolve_filter_groups_metric (verl 0.9.x has it); FrontierReplayBuffer cannot "
             "turn verl's filter on: set algorithm.filter_groups.enable=false"
         )
-    sampler = trainer.config.trainer.v1.sampler
-    refill_failed = bool(sampler.get("sync_refill_failed_groups", False))
-    out = {**kwargs, "filter_groups_metric": resolve(), "sync_refill_failed_groups": refill_failed}
-    if sync:
+    metric = resolve() if enabled and callable(resolve) else None
+    out = {**kwargs, "filter_groups_metric": metric, "sync_refill_failed_groups": refill_failed}
+    if sync:  # as verl's own sync buffer: refills come prompt by prompt
         out.update(
             train_batch_size=trainer.config.data.train_batch_size,
             gen_batch_size=1,
-            max_inflight_gen_batches=filter_groups.get("max_inflight_gen_batches", 1),
+            max_inflight_gen_batches=filter_groups.get("max_inflight_gen_batches", 1)
+            if enabled
+            else 1,
         )
     return out
 
