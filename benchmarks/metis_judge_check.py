@@ -21,6 +21,12 @@ import json
 from pathlib import Path
 
 
+def _flag(name: str, value: object) -> str:
+    """A flag as typed: a switch alone, else with its value."""
+    flag = f"--{name.replace('_', '-')}"
+    return flag if value is True else f"{flag} {value}"
+
+
 def main() -> int:
     from frontier_rft.bench.judge_check import JudgeCheckConfig
     from frontier_rft.bench.testbed import SMOLLM2_LEVELS
@@ -83,7 +89,7 @@ def main() -> int:
     result = judge_check_model(args.model, args.levels, config, args.device, args.precision, print)
     out = {
         "command": "python benchmarks/metis_judge_check.py "
-        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
+        + " ".join(_flag(k, v) for k, v in vars(args).items() if v is not False),
         **result,
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
