@@ -1,6 +1,6 @@
 """A step past MAX_STEP is refused by the samplers around a selector (DynamicSampling,
-Allocation) before anything moves: no round is proposed, nothing is rolled out, the inner
-selector's RNG and the wrapper's state are as they were (issue 47: a refused step cost a
+Allocation, PilotCommit) before anything moves: no round is proposed, nothing is rolled out,
+the inner selector's RNG and the wrapper's state are as they were (issue 47: a refused step cost a
 full round, and 2**63 ended in an OverflowError)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 from conftest import assert_state_equal, world_pass_rates, world_pool
 from frontier_rft import Allocation, AllocationConfig, make_selector
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.pilot_commit import PilotCommit
 
 POOL = world_pool()
 
@@ -34,6 +35,7 @@ VARIANTS = {
     "allocation": allocation(AllocationConfig()),
     "allocation-pilot": allocation(AllocationConfig(pilot=2, commit="mixed")),
     "allocation-greso": allocation(AllocationConfig(), inner="greso"),
+    "pilot-commit": lambda: PilotCommit(make_selector("uniform", POOL, seed=3)),
 }
 
 

@@ -109,8 +109,8 @@ def directory_digest(folder: Path) -> str:
 def entry_definition(config: TrainConfig, own: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a run's entry runs: its selector, every config field resolved (defaults
     included), what it is given, its dynamic sampling settings (None when off), when on, its
-    rollout allocation's, and the training fields the entry sets itself (`own`:
-    BenchEntry.own_train, e.g. its group size)."""
+    rollout allocation's and its Pilot-Commit settings, and the training fields the entry
+    sets itself (`own`: BenchEntry.own_train, e.g. its group size)."""
     from frontier_rft.core.config import config_from_dict
     from frontier_rft.selectors.registry import SELECTORS
 
@@ -128,6 +128,8 @@ def entry_definition(config: TrainConfig, own: Mapping[str, Any] | None = None) 
     if config.allocation:  # only then: the digests of every entry without one stay as they were
         allocation = dataclasses.asdict(config.allocation_config())
         definition["allocation"] = {**allocation, "group_weighting": config.group_weighting}
+    if config.pilot_commit:  # likewise
+        definition["pilot_commit"] = dataclasses.asdict(config.pilot_commit_config())
     definition.update(own or {})  # likewise: only what an entry sets itself
     out: dict[str, Any] = json.loads(json.dumps(definition, sort_keys=True, default=str))
     return out

@@ -473,10 +473,10 @@ def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, 
 PER_PROMPT_ROLLOUT_ENTRIES = tuple(
     e.label
     for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)
-    if e.allocation is not None or e.group_size is not None
+    if e.allocation is not None or e.group_size is not None or e.pilot_commit is not None
 )
-"""Entries that change how many rollouts a prompt gets: an allocation, or their own group
-size (the lean allocation's control)."""
+"""Entries that change how many rollouts a prompt gets: an allocation, their own group size
+(the lean allocation's control), or Pilot-Commit itself (its own claim, tested on it)."""
 PILOT_COMMIT_RATIO = 1 / 1.5
 """Pilot-Commit's smallest reported saving: 1.5x fewer cumulative rollouts than GRPO."""
 

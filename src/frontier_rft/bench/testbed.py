@@ -46,6 +46,18 @@ ALLOCATION_FIELDS = (
 FEWER_ROLLOUTS_FIELDS = ("rollouts", "screen", "loss_scale")
 """The TrainConfig fields a BenchEntry.fewer_rollouts may set (they reach the ledger's
 definition as the entry's own training fields: old definitions keep their digests)."""
+PILOT_COMMIT_FIELDS = (
+    "pc_pilot",
+    "pc_candidates",
+    "pc_commit_low",
+    "pc_commit_high",
+    "pc_evict_at",
+    "pc_max_age",
+    "pc_buffer_pick",
+    "pc_max_rounds",
+)
+"""The TrainConfig fields a BenchEntry.pilot_commit may set (the ledger's definition holds
+the resolved settings of an entry with Pilot-Commit, as it does an allocation's)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,9 @@ class BenchEntry:
     fewer_rollouts: dict[str, Any] | None = None
     """Uniform's schedule with fewer rollouts (FewerRollouts): TrainConfig's rollouts,
     screen and loss_scale, or None (off)."""
+    pilot_commit: dict[str, Any] | None = None
+    """Pilot-Commit as the step's sampler: TrainConfig's pc_* fields ({} = the paper's
+    settings scaled to the group size), or None (off)."""
 
     def __post_init__(self) -> None:
         for name, least in (("group_size", 2), ("steps", 1)):  # a group needs two rollouts
@@ -102,6 +117,12 @@ class BenchEntry:
                 f"BenchEntry {self.label!r}: fewer_rollouts takes "
                 f"{', '.join(FEWER_ROLLOUTS_FIELDS)}; got {', '.join(unknown_fewer)}"
             )
+        unknown_pc = sorted(set(self.pilot_commit or {}) - set(PILOT_COMMIT_FIELDS))
+        if unknown_pc:
+            raise ValueError(
+                f"BenchEntry {self.label!r}: pilot_commit takes "
+                f"{', '.join(PILOT_COMMIT_FIELDS)}; got {', '.join(unknown_pc)}"
+            )
         unknown = sorted(set(self.allocation or {}) - set(ALLOCATION_FIELDS))
         if unknown:
             raise ValueError(
@@ -113,7 +134,9 @@ class BenchEntry:
         """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
         its ledger definition."""
         own = {"group_size": self.group_size, "steps": self.steps, **(self.fewer_rollouts or {})}
-        return {k: v for k, v in own.items() if v is not None}
+        own = {k: v for k, v in own.items() if v is not None}
+        own.update(self.pilot_commit or {})  # pc_evict_at may be None
+        return own
 
 
 MAIN_ENTRIES = (
@@ -238,6 +261,14 @@ EFFECT_ENTRIES = (
         fewer_rollouts={"rollouts": "kept", "screen": 4},
     ),
     BenchEntry(
+        "pilot-commit",
+        "uniform",
+        role="effect",
+        note="Pilot-Commit: 3 x B candidates piloted with n/4 = 2 rollouts, the other 6 committed "
+        "where 0.125 <= p <= 0.75, solved prompts evicted, pilots buffered up to 4 steps",
+        pilot_commit={},
+    ),
+    BenchEntry(
         "bots-epoch",
         "bots",
         {"coverage": "epoch"},
@@ -304,6 +335,7 @@ class Testbed:
             train_seed=self.pool_seed_base + seed,
             allocation=entry.allocation is not None,
             **(entry.allocation or {}),
+            pilot_commit=entry.pilot_commit is not None,
         )
 
     def to_json(self) -> dict[str, Any]:

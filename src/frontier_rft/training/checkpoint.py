@@ -9,9 +9,11 @@ A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
                      selector inside is saved once, in selector.npz
     allocation.npz   with rollout allocation: the wrapper's own state (the prompts'
                      posteriors); the selector inside is saved once, in selector.npz
+    pilot_commit.npz with Pilot-Commit: the wrapper's own state (its pilot buffer, evicted
+                     prompts); the buffered pilots' completions are in trainer.json
     rng.pt           torch RNG states, CPU and (training on a GPU) CUDA: rollout and judge
                      sampling; the selector keeps its own
-    trainer.json     step and config
+    trainer.json     step, config (and Pilot-Commit's buffered pilots' completions)
 
 It is written under a temporary name, every file fsynced, then renamed into place; the
 `latest` pointer file is replaced atomically after the rename. A crash leaves the previous
@@ -40,6 +42,8 @@ from frontier_rft.wrappers.allocation import Allocation
 from frontier_rft.wrappers.allocation_io import save_allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.dynamic_sampling_io import save_dynamic_sampling
+from frontier_rft.wrappers.pilot_commit import PilotCommit
+from frontier_rft.wrappers.pilot_commit_io import save_pilot_commit
 
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -65,11 +69,11 @@ def save_checkpoint(
     selector: Selector,
     trainer_state: dict[str, Any],
     keep: int = 2,
-    dynamic: DynamicSampling | Allocation | None = None,
+    dynamic: DynamicSampling | Allocation | PilotCommit | None = None,
 ) -> Path:
     """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`.
-    With `dynamic`, its own state goes to dynamic_sampling.npz or allocation.npz (the
-    selector's is in selector.npz only)."""
+    With `dynamic`, its own state goes to dynamic_sampling.npz, allocation.npz or
+    pilot_commit.npz (the selector's is in selector.npz only)."""
     root = Path(ckpt_root)
     root.mkdir(parents=True, exist_ok=True)
     for stale in root.glob(f"{_TMP}*"):
@@ -84,6 +88,8 @@ def save_checkpoint(
     save_selector(selector, tmp / "selector.npz")
     if isinstance(dynamic, Allocation):
         save_allocation(dynamic, tmp / "allocation.npz", with_inner=False)
+    elif isinstance(dynamic, PilotCommit):
+        save_pilot_commit(dynamic, tmp / "pilot_commit.npz", with_inner=False)
     elif dynamic is not None:
         save_dynamic_sampling(dynamic, tmp / "dynamic_sampling.npz", with_inner=False)
     torch.save(_rng_states(model), tmp / "rng.pt")

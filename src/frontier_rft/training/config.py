@@ -21,6 +21,7 @@ from frontier_rft.training.given import parse_given
 from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES, FewerRolloutsConfig
+from frontier_rft.wrappers.pilot_commit import PilotCommitConfig
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -301,6 +302,31 @@ class TrainConfig:
     """rollouts 'kept' or screening: a step that trains fewer than batch_size groups has its
     loss scaled by groups trained / batch_size ('batch': left-out groups count as zero-
     advantage ones) or averaged over the groups trained ('kept')."""
+    pilot_commit: bool = False
+    """Pilot-Commit as the step's sampler: each round pilots pc_candidates x batch_size
+    prompts with pc_pilot rollouts, commits group_size - pc_pilot more to buffered pilots
+    whose pass rate lies in [pc_commit_low, pc_commit_high], until batch_size groups; solved
+    prompts are evicted (docs/selectors/pilot_commit.md)."""
+    pc_pilot: int = 0
+    """pilot_commit: pilot rollouts per candidate, k (0 = group_size // 4, at least 2: the
+    paper's 16 of 64 and 32 of 128)."""
+    pc_candidates: int = 3
+    """pilot_commit: candidates piloted per round, as a multiple of batch_size (paper: 3)."""
+    pc_commit_low: float = 0.125
+    """pilot_commit: lowest pilot pass rate buffered for a commit (paper: 0.125)."""
+    pc_commit_high: float = 0.75
+    """pilot_commit: highest pilot pass rate buffered for a commit (paper: 0.75)."""
+    pc_evict_at: float | None = 1.0
+    """pilot_commit: a pilot pass rate at or above this evicts the prompt for good (paper:
+    1.0, every pilot rollout solved; None = never)."""
+    pc_max_age: int = 4
+    """pilot_commit: buffered pilots more than this many steps old are dropped (paper: 4)."""
+    pc_buffer_pick: str = "random"
+    """pilot_commit: which buffered pilots a round commits when it holds more than it needs:
+    random or max_variance (highest pilot std, newest first)."""
+    pc_max_rounds: int = 10
+    """pilot_commit: most rounds a step runs while it has fewer than batch_size groups (then
+    it trains the groups it has)."""
     group_weighting: str = "prompt"
     """Groups of different sizes in the loss: prompt (each group's rollouts share one prompt's
     weight) or rollout (each rollout weighs the same, so a prompt weighs by its n); equal
@@ -409,6 +435,21 @@ class TrainConfig:
                 "allocation are; they do not combine: turn one off",
             )
             self.fewer_rollouts_config().check_group_size(self.group_size)  # type: ignore[union-attr]
+        if self.pilot_commit:
+            check(
+                not self.dynamic_sampling
+                and not self.allocation
+                and self.fewer_rollouts_config() is None,
+                "pilot_commit is a step's sampler, as dynamic_sampling, allocation, rollouts "
+                "'kept' and screening are; they do not combine: turn one off",
+            )
+            try:
+                self.pilot_commit_config().pilot_size(self.group_size)
+            except ValueError as exc:
+                text = str(exc).replace("pilot ", "pc_pilot ", 1)
+                raise ValueError(f"pilot_commit: {text}") from None
+        else:
+            self.pilot_commit_config()  # its settings are checked even while unused
         cls = SELECTORS.get(self.selector)
         check(
             self.rollouts == "full" or cls is None or cls.walks_windows(),
@@ -478,6 +519,28 @@ class TrainConfig:
             screen=self.screen,
             loss_scale=self.loss_scale,  # type: ignore[arg-type]  # checked in __post_init__
         )
+
+    def pilot_commit_config(self) -> PilotCommitConfig:
+        """The PilotCommit settings of this run (used when pilot_commit is on)."""
+        fields = {
+            "pilot": self.pc_pilot,
+            "candidates": self.pc_candidates,
+            "commit_low": self.pc_commit_low,
+            "commit_high": self.pc_commit_high,
+            "evict_at": self.pc_evict_at,
+            "max_age": self.pc_max_age,
+            "buffer_pick": self.pc_buffer_pick,
+            "max_rounds": self.pc_max_rounds,
+        }
+        try:
+            return PilotCommitConfig(**fields)  # type: ignore[arg-type]  # buffer_pick: checked
+        except ValueError as exc:  # name the trainer's flags, not the wrapper's fields
+            text = str(exc)
+            for name in fields:
+                text = text.replace(f"{name} must", f"pc_{name} must", 1)
+                text = text.replace(f"need 0 <= {name}", f"need 0 <= pc_{name}", 1)
+            text = text.replace("<= commit_high", "<= pc_commit_high", 1)
+            raise ValueError(text) from None
 
     def dynamic_sampling_config(self) -> DynamicSamplingConfig:
         """The DynamicSampling settings of this run (used when dynamic_sampling is on)."""

@@ -2,8 +2,9 @@
 
 One step, top to bottom (`Trainer.step`):
 
-1. the sampler (frontier_rft.wrappers: PassThrough, DAPO's DynamicSampling or the rollout
-   Allocation; the same object the simulator drives) runs the step's rounds: the selector
+1. the sampler (frontier_rft.wrappers: PassThrough, DAPO's DynamicSampling, the rollout
+   Allocation, FewerRollouts or PilotCommit; the same object the simulator drives, where it
+   has one) runs the step's rounds: the selector
    chooses task ids (METIS: the policy judges m*B candidates first), the policy samples n
    completions per prompt (Allocation: n_k for prompt k) with `model.generate`, the
    verifier scores every completion, and the selector receives every reward as
@@ -69,6 +70,8 @@ from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
+from frontier_rft.wrappers.pilot_commit import PilotCommit
+from frontier_rft.wrappers.pilot_commit_io import load_pilot_commit
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
@@ -242,6 +245,9 @@ class Trainer:
         self.sampler: Sampler
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
         every step calls to get its rounds and the groups to train on."""
+        self.pilots: dict[tuple[int, int, int], _Group] = {}
+        """Pilot-Commit: the completions of the pilots its buffer holds, by (step, round,
+        position), trained at the later step that commits them (saved in trainer.json)."""
         if ckpt is not None:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
             self._check_resumed_selector(ckpt)
@@ -252,6 +258,7 @@ class Trainer:
             with damaged(ckpt / "trainer.json"):
                 self.rollouts = int(state.get("rollouts", 0))
                 self.embed_seconds = float(state.get("embed_seconds", 0.0))
+                self.pilots = self._load_pilots(state.get("pilot_completions", []))
                 if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                     raise ValueError(
                         f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -305,8 +312,14 @@ class Trainer:
 
         with self._amp():  # METIS's judge generates inside select
             samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
-        train_groups = _joined(samples.train, rolled)
-        groups = _joined(samples.groups(), rolled)  # every group rolled out, whole
+        train_groups = _joined(samples.train, rolled, self.step_count, self.pilots)
+        groups = _joined(samples.groups(), rolled, self.step_count)  # every group, whole
+        if isinstance(self.sampler, PilotCommit):  # keep what a later step may commit
+            now, kept = self.step_count, self.pilots
+            self.pilots = {
+                key: rolled[key[1]][key[2]] if key[0] == now else kept[key]
+                for key in self.sampler.held()
+            }
         records = []
         if self.judge is not None:  # this step's scored judgments, for the judge loss
             records = self.selector.pop_judge_records()
@@ -577,12 +590,41 @@ class Trainer:
                 "config": _jsonable(self.config),
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
+                **({"pilot_completions": self._saved_pilots()} if self.pilots else {}),
             },
             keep=self.config.keep_checkpoints,
             dynamic=self.sampler
-            if isinstance(self.sampler, DynamicSampling | Allocation)
+            if isinstance(self.sampler, DynamicSampling | Allocation | PilotCommit)
             else None,
         )
+
+    def _saved_pilots(self) -> list[dict[str, Any]]:
+        """The buffered pilots' completions as JSON (rewards are exact: json writes repr)."""
+        return [
+            {
+                "key": list(key),
+                "task": g.task,
+                "completions": g.completions,
+                "rewards": g.rewards.tolist(),
+            }
+            for key, g in sorted(self.pilots.items())
+        ]
+
+    def _load_pilots(self, saved: Any) -> dict[tuple[int, int, int], _Group]:
+        """Inverse of _saved_pilots, checked against the restored sampler's buffer."""
+        out: dict[tuple[int, int, int], _Group] = {}
+        for item in saved:
+            s, r, j = (int(v) for v in item["key"])
+            task = int(item["task"])
+            completions = [[int(t) for t in c] for c in item["completions"]]
+            rewards = np.asarray(item["rewards"], dtype=np.float64)
+            if not 0 <= task < len(self.items) or rewards.shape != (len(completions),):
+                raise ValueError("a buffered pilot does not fit this run's pool")
+            out[(s, r, j)] = _Group(task, self.prompt_ids[task], completions, rewards)
+        held = self.sampler.held() if isinstance(self.sampler, PilotCommit) else []
+        if sorted(out) != sorted(held):
+            raise ValueError("the buffered pilots' completions do not match pilot_commit.npz")
+        return out
 
     def _sampler(self, ckpt: Path | None) -> Sampler:
         """PassThrough, or dynamic sampling (config.dynamic_sampling) restored from `ckpt`.
@@ -593,6 +635,8 @@ class Trainer:
         cfg = self.config
         if cfg.allocation:
             return self._allocation(ckpt)
+        if cfg.pilot_commit:
+            return self._pilot_commit(ckpt)
         fewer = cfg.fewer_rollouts_config()
         if fewer is not None:  # nothing of its own to restore: the walk is the selector's
             return FewerRollouts(self.selector, fewer)
@@ -633,6 +677,25 @@ class Trainer:
                 "with the saved settings"
             )
         return alloc
+
+    def _pilot_commit(self, ckpt: Path | None) -> PilotCommit:
+        """Pilot-Commit around the selector, restored from `ckpt` when resuming."""
+        cfg = self.config.pilot_commit_config()
+        if ckpt is None:
+            return PilotCommit(self.selector, cfg, seed=self.config.seed)
+        path = ckpt / "pilot_commit.npz"
+        if not path.is_file():
+            raise ValueError(
+                f"{ckpt} has no pilot_commit.npz: it was saved by a run without Pilot-Commit; "
+                "resume it with the settings it was saved with, or start a new --out"
+            )
+        pc = load_pilot_commit(path, self.selector)
+        if pc.config != cfg:
+            raise ValueError(
+                f"{path} holds Pilot-Commit {pc.config}, but this run asks for {cfg}: resume "
+                "with the saved settings"
+            )
+        return pc
 
     def _name_policy_features(self) -> None:
         """Features given as the policy's self-embeddings are reported as such (evidence
@@ -702,14 +765,29 @@ class Trainer:
         write_run_info(path, info)
 
 
-def _joined(batch: FilteredBatch, rolled: list[list[_Group]]) -> list[_Group]:
-    """The groups of `batch`, with the completions this step rolled out for them; a group
-    continued in a later round (a pilot's commit) is its parts joined, in order."""
+def _joined(
+    batch: FilteredBatch,
+    rolled: list[list[_Group]],
+    step: int,
+    earlier: dict[tuple[int, int, int], _Group] | None = None,
+) -> list[_Group]:
+    """The groups of `batch`, with the completions step `step` rolled out for them; a group
+    continued in a later round (a pilot's commit) is its parts joined, in order. A group
+    whose first part is of an earlier step (a Pilot-Commit pilot, batch.steps[g] < step)
+    takes that part from `earlier`, by (step, round, position)."""
     if batch.from_surplus.any():  # the sampler is built with max_surplus 0 (see _sampler)
         raise RuntimeError("the trainer got a surplus group of an earlier step to train on")
     out = []
     for g in range(batch.num_groups):
-        parts = [rolled[r][j] for r, j in batch.parts(g)]
+        (r0, j0), *rest = batch.parts(g)
+        first = int(batch.steps[g])
+        if first == step:
+            head = rolled[r0][j0]
+        elif (first, r0, j0) in (earlier or {}):
+            head = (earlier or {})[(first, r0, j0)]
+        else:
+            raise RuntimeError(f"no completions kept for the pilot of step {first}")
+        parts = [head, *(rolled[r][j] for r, j in rest)]
         head = parts[0]
         if len(parts) > 1:
             head = _Group(

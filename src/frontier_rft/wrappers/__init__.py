@@ -1,7 +1,8 @@
 """Samplers around a selector: what one training step rolls out and trains on.
 
-`PassThrough` (plain GRPO), `DynamicSampling` (DAPO's filter) and `Allocation` (per-prompt
-rollout counts under a fixed budget) are driven the same way
+`PassThrough` (plain GRPO), `DynamicSampling` (DAPO's filter), `Allocation` (per-prompt
+rollout counts under a fixed budget), `FewerRollouts` (uniform's schedule, a smaller bill) and
+`PilotCommit` (Pilot-Commit's candidate screening) are driven the same way
 by the reference trainer and the simulator (`sample(step, B, n, rollout)`), the way optax
 keeps its transforms apart from the optimizers they wrap.
 """
@@ -16,6 +17,7 @@ from frontier_rft.wrappers.dynamic_sampling import (
     DynamicSamplingConfig,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
+from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.wrappers.sampling import PassThrough, RolloutFn, Round, Sampler, StepSamples
 
 __all__ = [
@@ -27,6 +29,8 @@ __all__ = [
     "DynamicSamplingConfig",
     "FilteredBatch",
     "PassThrough",
+    "PilotCommit",
+    "PilotCommitConfig",
     "RolloutFn",
     "Round",
     "Sampler",

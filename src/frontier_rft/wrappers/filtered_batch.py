@@ -25,7 +25,10 @@ class FilteredBatch:
     task_ids: NDArray[np.int64]
     """(K,) task of each group."""
     steps: NDArray[np.int64]
-    """(K,) step whose rollouts formed the group (older than now for surplus groups)."""
+    """(K,) step whose rollouts formed the group (older than now for surplus groups), or for
+    a fresh group its first part (a Pilot-Commit pilot committed at a later step: its pilot's
+    step, with source_round/source_group the pilot's place in that step; the further parts
+    in `continued` are this step's)."""
     counts: NDArray[np.int64]
     """(K,) rollouts per group."""
     offsets: NDArray[np.int64]

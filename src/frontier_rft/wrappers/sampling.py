@@ -133,10 +133,12 @@ class StepSamples:
 
     def groups(self) -> FilteredBatch:
         """Every group rolled out this step (trained or not), each whole: the parts of a
-        group continued in a later round (train.continued) joined to it, in round order."""
+        group continued in a later round (train.continued) joined to it, in round order. A
+        part continuing a group begun at an earlier step (a Pilot-Commit pilot committed
+        later, train.steps[g] < step) is listed on its own: only this step's rollouts."""
         merged: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
         for g, tail in enumerate(self.train.continued):
-            if tail:
+            if tail and int(self.train.steps[g]) == self.step:
                 merged[self.train.parts(g)[0]] = tail
         joined = {part for tail in merged.values() for part in tail}
         picks = [

@@ -1,0 +1,98 @@
+"""PilotCommit in the reference trainer: every step trains batch_size groups of group_size,
+a pilot buffered at one step is trained (its completions kept) at the step that commits it,
+every rollout generated is billed, resume is exact with pilots waiting in the buffer, and
+settings are refused by name before anything runs."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.grpo import Trainer
+from test_training_model import TEST_TRAIN, tiny_models
+
+pytestmark = pytest.mark.integration
+
+BASE = dataclasses.replace(
+    TEST_TRAIN,
+    train_size=24,
+    steps=6,
+    eval_every=0,
+    checkpoint_every=100,
+    pilot_commit=True,
+    pc_commit_low=0.0,  # the tiny model rarely solves: buffer the hard pilots too
+)
+"""Batch 3, group 4: pilots of 4 // 4 -> 2 rollouts, commits of 2, 9 candidates a round."""
+P = "curriculum/pilot_commit/"
+
+
+@pytest.fixture(scope="module")
+def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_models(tmp_path_factory)[1]
+
+
+def test_buffered_pilots_are_trained_later_and_billed(sft_dir: Path, tmp_path: Path) -> None:
+    trainer = Trainer(BASE, sft_dir, tmp_path / "pc", log=lambda _: None)
+    steps = [trainer.step() for _ in range(6)]
+    spent = 0.0
+    for m in steps:
+        assert m["train/groups_trained"] == BASE.batch_size
+        assert m["train/loss_scale"] == 1.0
+        bill = m[P + "pilot_rollouts"] + m[P + "commit_rollouts"]
+        assert m["train/rollouts"] == bill  # pilots included, each in the step it was made
+        spent += bill
+    assert steps[-1]["train/rollouts_total"] == spent
+    assert steps[0][P + "rounds"] == 2  # the first round has nothing buffered to commit
+    later = sum(m[P + "committed_earlier"] for m in steps[1:])
+    assert later > 0  # pilots of an earlier step, trained with their kept completions
+    assert spent > 6 * BASE.batch_size * BASE.group_size  # 9 pilots a round: more than uniform
+    assert sorted(trainer.pilots) == sorted(trainer.sampler.held())  # type: ignore[attr-defined]
+    assert len(trainer.last["advantages"]) == BASE.batch_size * BASE.group_size
+
+
+def test_resume_is_exact_with_pilots_in_the_buffer(sft_dir: Path, tmp_path: Path) -> None:
+    config = dataclasses.replace(BASE, checkpoint_every=3)
+    straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
+    expected = []
+    for _ in range(6):
+        straight.step()
+        expected.append((straight.last["ids"].tolist(), straight.last["rewards"].tolist()))
+    first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
+    got = []
+    for _ in range(3):
+        first.step()
+        got.append((first.last["ids"].tolist(), first.last["rewards"].tolist()))
+    assert first.pilots  # completions waiting for a commit cross the save
+    first.save()
+    del first
+    resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
+    for _ in range(3):
+        resumed.step()
+        got.append((resumed.last["ids"].tolist(), resumed.last["rewards"].tolist()))
+    assert got == expected
+    assert straight.last["advantages"].tolist() == resumed.last["advantages"].tolist()
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"pilot_commit": True, "pc_pilot": 4, "group_size": 4}, "pc_pilot 4 must be below"),
+        ({"pc_pilot": 1}, "pc_pilot must be 0"),  # refused even while unused
+        ({"pc_commit_low": 0.9}, "pc_commit_low"),
+        ({"pc_buffer_pick": "best"}, "pc_buffer_pick"),
+        ({"pc_evict_at": 0.0}, "pc_evict_at"),
+        ({"pilot_commit": True, "pc_pilot": 2, "pc_commit_low": 0.6}, "nothing would ever"),
+        ({"pilot_commit": True, "screen": 2}, "do not combine"),
+        ({"pilot_commit": True, "dynamic_sampling": True}, "do not combine"),
+        ({"pilot_commit": True, "allocation": True}, "do not combine"),
+    ],
+)
+def test_settings_are_refused_by_name(fields: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**fields)
