@@ -58,6 +58,7 @@ def compose(train_file: Path, tmp_path: Path, *extra: str) -> Any:
         f"++data.cache_dir={tmp_path / 'verl_cache'}",
         f"actor_rollout_ref.rollout.n={N}",
         f"actor_rollout_ref.actor.ppo_mini_batch_size={MINI}",
+        "algorithm.adv_estimator=grpo",
         f"trainer.total_epochs={EPOCHS}",
         "trainer.use_v1=true",
         "trainer.v1.trainer_mode=sync",
@@ -219,6 +220,37 @@ def test_kept_keeps_verls_schedule_and_rolls_out_fewer_on_a_scripted_pool(
     assert torch.allclose(agg_loss(loss, mask, "token-mean", batch_num_tokens=mask.sum()), real)
     seq = agg_loss(loss, mask, "seq-mean-token-mean", global_batch_size=2 * N)
     assert torch.allclose(seq, agg_loss(loss[:N], mask[:N], "seq-mean-token-mean") / 2)
+
+
+def test_kept_batches_through_verls_dataloader_are_the_reference_trainers(
+    tmp_path: Path, tokenizer: Any
+) -> None:
+    # The same pool without Ray: verl's RLHFDataset, collate_fn and a StatefulDataLoader over
+    # the window batches, each step's rewards reported as the v1 buffer reports them.
+    from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+
+    from conftest import data_config
+
+    path = write_parquet(tmp_path / "train.parquet", ROWS, long_every=0)
+    ds = RLHFDataset(data_files=str(path), tokenizer=tokenizer, config=data_config(tmp_path))
+    config = VerlSamplerConfig(batch_size=B, selector="greso", seed=0, rollouts="kept")
+    sampler = FrontierSampler(ds, config=config)
+    loader = StatefulDataLoader(ds, batch_sampler=sampler.batches(), collate_fn=collate_fn)
+    assert len(loader) == ROWS // B  # verl's steps an epoch
+    seen: list[list[int]] = []
+    for _ in range(EPOCHS):
+        for batch_dict in loader:
+            ids = [int(i) for i in batch_dict["index"]]
+            seen.append(ids)
+            tasks = np.repeat(ids, N)
+            rewards = [reward(task, s) for task in ids for s in range(N)]
+            sampler.report(tasks, rewards, np.repeat([str(i) for i in ids], N))
+    assert len(seen) == EPOCHS * ROWS // B
+    positions = [sampler.positions_of(ids).tolist() for ids in seen]
+    assert positions == reference_windows(sampler.selector.pool, len(seen))
+    assert [len(ids) for ids in seen] == [4, 4, 4, 4, 4, 4, 4, 2, 4, 2, 2, 2]
+    assert sum(len(ids) for ids in seen) * N == 160  # uniform: 12 x 4 x 4 = 192
+    assert sampler.metrics()["fewer_rollouts/kept"] == 2
 
 
 def test_kept_resumes_exactly_from_verls_dataloader_checkpoint(make_dataset: Any) -> None:
