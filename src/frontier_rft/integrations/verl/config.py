@@ -14,9 +14,21 @@ from typing import Any
 from frontier_rft.core.config import check
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
-from frontier_rft.selectors.registry import check_selector_name
+from frontier_rft.selectors.registry import SELECTORS, check_selector_name
 
-__all__ = ["BATCH_SIZE_NOT_READ", "DYNAMIC_SAMPLING_ON_VERL", "VerlSamplerConfig", "trl_only"]
+__all__ = [
+    "BATCH_SIZE_NOT_READ",
+    "DYNAMIC_SAMPLING_ON_VERL",
+    "KEPT_DOC",
+    "ROLLOUTS",
+    "VerlSamplerConfig",
+    "trl_only",
+]
+
+ROLLOUTS = ("full", "kept")
+"""VerlSamplerConfig.rollouts: full dataloader batches, or only the prompts kept in each."""
+KEPT_DOC = "docs/integrations/verl.md, 'Fewer rollouts on verl's own schedule'"
+"""Where `rollouts: kept` on verl is explained (its errors point there)."""
 
 BATCH_SIZE_NOT_READ = (
     "batch_size is not read: the sampler's batch size is verl's data.gen_batch_size "
@@ -79,6 +91,10 @@ class VerlSamplerConfig:
     (e.g. 'acc') reads that value instead, in both trainers."""
     reward_range: tuple[float, float] | None = None
     """(low, high) of the reward function, mapped to [0, 1] (clipped beyond); None = in [0, 1]."""
+    rollouts: str = "full"
+    """'full': every dataloader batch is the selector's batch_size prompts. 'kept': only the
+    prompts it keeps among uniform's next batch_size (greso, skip, uniform): verl's steps,
+    epochs and LR schedule stay, fewer rollouts (v1 sync trainer only; see KEPT_DOC)."""
     max_outstanding_draws: int = 64
     """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
     metrics_verbosity: str = "summary"
@@ -103,6 +119,18 @@ class VerlSamplerConfig:
         check(
             isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
             f"seed must be a non-negative int, got {self.seed!r}",
+        )
+        check(
+            self.rollouts in ROLLOUTS,
+            f"rollouts must be full (the selector's batch_size prompts per batch) or kept (only "
+            f"the prompts it keeps among uniform's next batch_size), got {self.rollouts!r}",
+        )
+        cls = SELECTORS.get(self.selector)
+        check(
+            self.rollouts == "full" or cls is None or cls.walks_windows(),
+            f"rollouts: kept rolls out the prompts a selector keeps among uniform's next batch; "
+            f"selector {self.selector!r} does not walk the data: use greso, skip or uniform, or "
+            "rollouts: full",
         )
         check(
             isinstance(self.max_outstanding_draws, int)

@@ -13,6 +13,12 @@ Seams in verl 0.9.x (see docs/integrations/verl.md):
 - verl <= 0.7: `data.sampler.class_path` (AbstractCurriculumSampler); the class then
   subclasses verl's own `AbstractCurriculumSampler` and verl calls `update(batch=...)`.
 
+`rollouts: kept` (VerlSamplerConfig.rollouts): each dataloader batch is instead one
+`selector.select_window(batch_size)`, only the prompts the selector keeps among uniform's next
+batch_size, so a batch has 1 to batch_size prompts. A torch Sampler yields single ids that
+the dataloader groups into full batches, so this mode is the batch sampler `batches()`
+(FrontierReplayBuffer, v1 sync trainer); as a per-prompt sampler it is refused.
+
 Task ids: the selector's ids are dataset positions. Each position's stable task id
 (`extra_info.index` in the data file, which verl's RLHFDataset copies to
 `non_tensor_batch["index"]`) is read once at construction and must be unique; verl
@@ -31,18 +37,20 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from torch.utils.data import Sampler
 
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.pool import refused_rewards
-from frontier_rft.integrations.verl.config import VerlSamplerConfig
+from frontier_rft.integrations.verl.config import KEPT_DOC, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 
 __all__ = [
     "FrontierSampler",
     "VerlSamplerConfig",
+    "WindowBatches",
     "install_feedback_hook",
     "read_task_ids",
 ]
@@ -231,6 +239,13 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"selector's pool has {selector.num_tasks} tasks but the dataset has {n}; "
                 "build the TaskPool in dataset order with one task per dataset item"
             )
+        self._kept = self.config.rollouts == "kept"
+        if self._kept and not selector.walks_windows():
+            raise ValueError(
+                f"rollouts: kept rolls out the prompts a selector keeps among uniform's next "
+                f"batch; selector {selector.name!r} does not walk the data: use greso, skip or "
+                "uniform, or rollouts: full"
+            )
         if self.config.batch_size > n:
             raise ValueError(
                 f"batch_size {self.config.batch_size} exceeds the dataset ({n} prompts)"
@@ -247,39 +262,80 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         # Drawn batches whose rewards have not all arrived: (draw step, positions), oldest first.
         self._outstanding: list[tuple[int, NDArray[np.int64]]] = []
         self._stats = {"updates": 0, "rollouts": 0, "max_lag": 0, "forgotten_draws": 0}
+        self._last_kept = math.nan  # prompts in the last window (rollouts: kept; metrics)
         self._logger: JsonlLogger | None = None
         self.logs_to_trainer = False
         """Set by the v1 replay buffer, whose trainer logs `log_metrics()` with its own."""
 
     # ------------------------------------------------------------------ Sampler
     def __len__(self) -> int:
+        self._refuse_per_prompt()
         return self._batches_per_epoch * self.config.batch_size
 
     def __iter__(self) -> Iterator[int]:
+        self._refuse_per_prompt()
         return self._iterate()
+
+    def batches(self) -> WindowBatches:
+        """This sampler as a dataloader's `batch_sampler`: one list of dataset positions per
+        draw (with `rollouts: kept`, the prompts kept in one window of uniform's batch)."""
+        return WindowBatches(self)
+
+    def _refuse_per_prompt(self) -> None:
+        # A dataloader given a per-prompt sampler groups its ids into full batches: the
+        # windows' kept prompts would be packed into batch_size batches, walking the data
+        # faster and spending uniform's rollouts per step, which is not what kept means.
+        if self._kept:
+            raise ValueError(
+                "rollouts: kept needs verl's v1 sync trainer (FrontierReplayBuffer): as a "
+                "per-prompt sampler (legacy RayPPOTrainer, verl <= 0.7) verl packs the kept "
+                f"prompts into full train_batch_size batches; see {KEPT_DOC}"
+            )
 
     def _iterate(self) -> Iterator[int]:
         # Lazy: nothing changes until the first id is requested, so the iterator torchdata
         # creates (and drops) before load_state_dict has no side effects.
+        self._start_iteration()
+        while True:
+            while self._pending:
+                yield self._pending.popleft()
+            if self._in_epoch >= self._batches_per_epoch:
+                return
+            self._pending = deque(int(i) for i in self._draw())
+
+    def _iterate_batches(self) -> Iterator[list[int]]:
+        """`_iterate` a draw at a time (`batches()`): one list per draw."""
+        self._start_iteration()
+        while True:
+            if self._pending:  # the rest of a draw saved by a per-prompt iteration
+                rest, self._pending = list(self._pending), deque()
+                yield rest
+            if self._in_epoch >= self._batches_per_epoch:
+                return
+            yield [int(i) for i in self._draw()]
+
+    def _start_iteration(self) -> None:
         if self._resume:
             self._resume = False
         else:
             self._epoch += 1
             self._in_epoch = 0
             self._pending = deque()
-        while True:
-            while self._pending:
-                yield self._pending.popleft()
-            if self._in_epoch >= self._batches_per_epoch:
-                return
-            ids = self.selector.select(self.config.batch_size)
-            self._outstanding.append((self._draws, ids))
-            if len(self._outstanding) > self.config.max_outstanding_draws:
-                self._outstanding.pop(0)
-                self._stats["forgotten_draws"] += 1
-            self._draws += 1
-            self._in_epoch += 1
-            self._pending = deque(int(i) for i in ids)
+
+    def _draw(self) -> NDArray[np.int64]:
+        """The next batch's positions, remembered until their rewards arrive: select(B), or
+        with `rollouts: kept` the kept prompts among the walk's next B (select_window)."""
+        size = self.config.batch_size
+        ids = self.selector.select_window(size) if self._kept else self.selector.select(size)
+        self._outstanding.append((self._draws, ids))
+        if len(self._outstanding) > self.config.max_outstanding_draws:
+            self._outstanding.pop(0)
+            self._stats["forgotten_draws"] += 1
+        self._draws += 1
+        self._in_epoch += 1
+        if self._kept:
+            self._last_kept = float(ids.shape[0])
+        return ids
 
     # ------------------------------------------------------------------ feedback
     def update(self, batch: Any) -> None:
@@ -500,6 +556,8 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 "verl/forgotten_draws": float(self._stats["forgotten_draws"]),
             }
         )
+        if self._kept:
+            out["fewer_rollouts/kept"] = self._last_kept
         return out
 
     # ------------------------------------------------------------------ state
@@ -571,6 +629,28 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         state = self.__dict__.copy()
         state["_logger"] = None
         return state
+
+
+class WindowBatches(Sampler[list[int]]):
+    """A FrontierSampler as a `batch_sampler`: one list of positions per draw, `__len__`
+    draws per epoch; its state is the sampler's (torchdata saves it in data.pt)."""
+
+    def __init__(self, sampler: FrontierSampler) -> None:
+        self.sampler = sampler
+
+    def __len__(self) -> int:
+        return int(self.sampler._batches_per_epoch)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return self.sampler._iterate_batches()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The sampler's state_dict."""
+        return self.sampler.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """The sampler's load_state_dict."""
+        self.sampler.load_state_dict(state)
 
 
 class _FeedbackHook:

@@ -21,6 +21,15 @@ and the surplus it discards) are cleared from TransferQueue inside `sample()`, s
 never reach the trained batch; `_clear_groups` reports them to the selector first, so it
 sees every finished rollout once, as it does without the filter. verl's
 `trainer.v1.sampler.sync_refill_failed_groups` is read the same way, with the filter on or off.
+
+`rollouts: kept` (sync trainer only): the rebuilt dataloader draws one window of uniform's
+batch per fetch (`FrontierSampler.batches()`), so a step submits only the K <= B prompts the
+selector keeps, and `sample()` asks verl's buffer for those K groups instead of
+train_batch_size (which it would wait for forever). verl's own `_balance_batch` then pads
+the K x n trajectories with no-op samples (`upsample_batch_to_divisible_size`, response mask
+0) to a multiple of lcm(data-parallel size, ppo_mini_batch_size x n), so every rank gets the
+same number of rows and every mini-batch its full size: the same padding verl uses when
+multi-turn rollouts vary in number.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from typing import Any
 import numpy as np
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
-from frontier_rft.integrations.verl.config import VerlSamplerConfig, _to_plain
+from frontier_rft.integrations.verl.config import KEPT_DOC, VerlSamplerConfig, _to_plain
 from frontier_rft.integrations.verl.sampler import FrontierSampler
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
@@ -104,14 +113,18 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
         config = _sampler_config(sampler_kwargs, batch_size)
         sampler = FrontierSampler(trainer.train_dataset, config=config)
         sampler.logs_to_trainer = True  # sample() returns its metrics to verl's logger
-        # Same arguments as verl's _init_dataloader, with the sampler swapped in.
+        # Same arguments as verl's _init_dataloader, with the sampler swapped in; with
+        # rollouts: kept one batch per window, of 1 to batch_size prompts.
+        picks: dict[str, Any] = (
+            {"batch_sampler": sampler.batches()}
+            if config.rollouts == "kept"
+            else {"batch_size": old.batch_size, "drop_last": old.drop_last, "sampler": sampler}
+        )
         trainer.train_dataloader = StatefulDataLoader(
             dataset=trainer.train_dataset,
-            batch_size=old.batch_size,
             num_workers=old.num_workers,
-            drop_last=old.drop_last,
             collate_fn=old.collate_fn,
-            sampler=sampler,
+            **picks,
         )
         trainer.train_dataloader_it = None
         hold[:] = [sampler]
@@ -170,6 +183,8 @@ class _FrontierMixin:
     """Shared by the sync and async buffers: install the sampler, report sampled batches."""
 
     frontier_sampler: FrontierSampler | None
+    _kept = False
+    """`rollouts: kept`: each fetch is a window's kept prompts; sample() takes all submitted."""
 
     # Placed before verl's buffer in the bases, so these wrap its __init__ and sample.
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -192,6 +207,8 @@ class _FrontierMixin:
         super()._clear_groups(partition_id, uids)  # type: ignore[misc]
 
     def sample(self, global_steps: int, partition_id: str, batch_size: int) -> Any:
+        if partition_id == "train" and self._kept:
+            batch_size = min(batch_size, self._submitted(partition_id))
         batch, metrics = super().sample(  # type: ignore[misc]
             global_steps, partition_id, batch_size
         )
@@ -200,10 +217,35 @@ class _FrontierMixin:
             metrics = {**metrics, **self.frontier.log_metrics()}  # the trainer logs these
         return batch, metrics
 
+    def _submitted(self, partition_id: str) -> int:
+        """Prompts in TransferQueue's partition, generating or done: with `rollouts: kept`
+        the step's kept prompts, all of which the sync step trains (verl asks for
+        train_batch_size and would wait for groups never submitted)."""
+        self._sync_metadata_from_transfer_queue()  # type: ignore[attr-defined]
+        statuses = (self.pending_keys, self.running_keys, self.finished_keys, self.failure_keys)  # type: ignore[attr-defined]
+        count = len(set().union(*(keys[partition_id] for keys in statuses)))
+        if count == 0:
+            raise RuntimeError(
+                "rollouts: kept: the step submitted no prompt to sample (is this verl's sync "
+                "trainer, whose step submits its batch before sampling?)"
+            )
+        return count
+
     def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
         kwargs = _to_plain(sampler_kwargs) or {}
-        _sampler_config(kwargs, 1)  # a misspelt or mistyped field fails here, not at fit()
+        config = _sampler_config(kwargs, 1)  # a misspelt or mistyped field fails here
+        self._kept = config.rollouts == "kept"
+        if self._kept:
+            _check_kept(self)
         trainer = _trainer_of(refill_fn)
+        data = trainer.config.data
+        gen_batch_size = data.get("gen_batch_size", None)
+        if self._kept and gen_batch_size not in (None, data.train_batch_size):
+            raise ValueError(
+                f"rollouts: kept with data.gen_batch_size={gen_batch_size}: each dataloader "
+                "fetch is one window of the walk, at least one prompt kept, so a step of "
+                "smaller windows saves less (none at 1); unset gen_batch_size"
+            )
         self._holder: list[Any] = []
         _install_sampler(trainer, kwargs, self._holder)
 
@@ -218,6 +260,30 @@ class _FrontierMixin:
     def _frontier_report(self, partition_id: str, batch: Any) -> None:
         if partition_id == "train":
             report_sampled_batch(self.frontier, batch)
+
+
+def _check_kept(buffer: Any) -> None:
+    """ValueError (one line) where `rollouts: kept` cannot shrink verl's step: the async
+    trainers, verl's DAPO filter (which refills every batch to train_batch_size) and its
+    refill of failed groups (a fetch is a whole window)."""
+    if isinstance(buffer, ReplayBufferAsync):
+        raise ValueError(
+            "rollouts: kept needs trainer.v1.trainer_mode: sync (FrontierReplayBuffer): the "
+            "async trainers stream prompts one by one and train whichever train_batch_size "
+            f"groups are done, so a step has no window of uniform's batch to keep; see {KEPT_DOC}"
+        )
+    if getattr(buffer, "filter_groups_metric", None) is not None:
+        raise ValueError(
+            "rollouts: kept with algorithm.filter_groups: verl's DAPO filter refills each "
+            "dropped group until train_batch_size groups are in, which fills the batch kept "
+            "shrinks; set algorithm.filter_groups.enable=false, or rollouts: full"
+        )
+    if getattr(buffer, "sync_refill_failed_groups", False):
+        raise ValueError(
+            "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups: verl refills a "
+            "failed group with a dataloader fetch, which under kept is a whole window of the "
+            "walk; set it false (verl's default: a failed group is trained as it came)"
+        )
 
 
 class FrontierReplayBuffer(_FrontierMixin, ReplayBuffer):  # type: ignore[misc]
