@@ -121,3 +121,15 @@ def test_seed_summaries() -> None:
     assert cell["values"] == [0.2, 0.4] and cell["mean"] == pytest.approx(0.3)
     assert cell["ci"][0] >= 0.2 and cell["ci"][1] <= 0.4
     assert mean_ci([None]) == {"values": [None], "mean": None, "ci": None}
+
+
+def test_bsf_on_different_grids_counts_the_score_at_the_budget() -> None:
+    """By rollouts, a run evaluated just past the budget would be scored at its previous
+    evaluation; with `interpolate` its score at the budget itself counts, for both curves."""
+    base_x, base = [0.0, 100.0, 200.0], [0.1, 0.2, 0.3]
+    x, method = [0.0, 60.0, 120.0], [0.1, 0.4, 0.5]  # t = floor(0.25 x 200) = 50
+    assert bsf(x, method, base_x, base, 0.25) == pytest.approx(0.1 / 0.1)
+    got = bsf(x, method, base_x, base, 0.25, interpolate=True)
+    assert got == pytest.approx((0.1 + 0.3 * 50 / 60) / 0.15)
+    # Past the method's last evaluation it is not extended: its best evaluation counts.
+    assert bsf(x, method, base_x, base, 1.0, interpolate=True) == pytest.approx(0.5 / 0.3)

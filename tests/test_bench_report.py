@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_rft.bench.real_rl_report import effect_checks, summarize_runs
+import pytest
+
+from frontier_rft.bench.real_rl_report import effect_checks, markdown_report, summarize_runs
 
 
 def _run(pass1: list[float], ratio: float | None, distinct: float) -> dict[str, Any]:
@@ -141,3 +143,91 @@ def test_a_lean_allocation_is_measured_against_equal_groups_of_the_same_budget()
     assert abs(delta["mean"] - (0.0733333 + 0.0533333) / 2) < 1e-6
     assert m["total_rollouts_ratio"]["values"] == [1.2, 1.2]
     assert check["reproduced"] is True
+
+
+def _dapo_run(pass1: list[float], rolled: float, trained: float | None) -> dict[str, Any]:
+    """A run that spends 3x uniform's rollouts a step and drops surplus mixed groups."""
+    run = _run(pass1, None, rolled)
+    run["eval_rollouts"] = [384.0 * s for s in run["eval_steps"]]
+    for row in run["train"]:
+        row.update(
+            {"train/rollouts": 384.0, "train/groups_trained": 16.0},
+            **{"curriculum/dapo/overflow_dropped": 16.0, "curriculum/dapo/stale_dropped": 0.0},
+        )
+        if trained is not None:
+            row["train/distinct_prompts_trained"] = trained
+    return run
+
+
+def test_distinct_prompts_trained_counts_only_groups_that_reached_the_loss() -> None:
+    """The selector's count includes mixed groups dynamic sampling dropped untrained: the
+    trainer's count is used where logged, the selector's where nothing was dropped, and
+    neither is guessed where groups were dropped and the record has no trainer count."""
+    runs = {
+        "uniform": {s: _run([0.1, 0.2, 0.3], None, 300.0) for s in (0, 1)},
+        "dapo": {s: _dapo_run([0.1, 0.25, 0.3], 420.0, None) for s in (0, 1)},
+        "greso-dapo": {s: _dapo_run([0.1, 0.25, 0.3], 360.0, 330.0) for s in (0, 1)},
+    }
+    summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
+    rows = summary["labels"]
+    assert rows["uniform"]["distinct_trained"]["mean"] == 300.0
+    assert rows["uniform"]["distinct_trained_source"] == ["nothing dropped"]
+    assert rows["dapo"]["distinct_trained"]["mean"] is None
+    assert rows["dapo"]["distinct_trained_source"] == ["not recorded"]
+    assert rows["dapo"]["distinct_mixed"]["mean"] == 420.0
+    assert rows["dapo"]["mixed_dropped_share"]["mean"] == 0.2  # 16 dropped, 4 x 16 trained
+    assert rows["greso-dapo"]["distinct_trained"]["mean"] == 330.0
+    # No mixed group rolled out at all (a policy that never solves): no share, no error.
+    for row in runs["greso-dapo"][0]["train"]:
+        row.update({"train/groups_trained": 0.0, "curriculum/dapo/overflow_dropped": 0.0})
+    again = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
+    assert again["labels"]["greso-dapo"]["mixed_dropped_share"]["values"] == [0.2]  # seed 1
+    page = markdown_report(summary, [], list(runs), "# page")
+    assert "| not recorded |" in page and "| 420 [420, 420] |" in page
+    assert "dapo: dropped 20% of the mixed groups it rolled out untrained" in page
+
+
+def test_entries_that_spend_more_a_step_are_read_by_rollouts_first() -> None:
+    """dapo's TTB by steps (3x the rollouts a step) hides its spend: the page puts the
+    table by rollouts first, scores the end at equal rollouts beside the end at equal
+    steps, and says on how many seeds a difference rests where they disagree."""
+    runs = {
+        "uniform": {s: _run([0.1, 0.2, 0.3], None, 300.0) for s in (0, 1)},
+        "dapo": {
+            0: _dapo_run([0.1, 0.3, 0.35], 420.0, None),
+            1: _dapo_run([0.1, 0.3, 0.25], 420.0, None),
+        },
+    }
+    summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
+    row = summary["labels"]["dapo"]
+    # Uniform's 50% target 0.2 at step 2 (256 rollouts); dapo's at step 1 (384 rollouts).
+    assert row["ttb50"]["values"] == pytest.approx([0.5, 0.5])
+    assert row["ttb50_rollouts"]["values"] == pytest.approx([1.5, 1.5])
+    # By rollouts, BSF100 looks within uniform's 512 rollouts: dapo's next evaluation is at
+    # 768, so it is scored at 512 itself, 0.1 + 0.2 x 512/768 (not at its start, 0.1).
+    assert abs(row["bsf100_rollouts"]["values"][0] - (0.1 + 0.2 * 512 / 768) / 0.3) < 1e-9
+    # At equal rollouts (512): dapo 0.1 + 0.2 x 512/768 against uniform's end, 0.3.
+    assert abs(row["pass1_minus_uniform_equal_rollouts"]["mean"] - (0.2333333 - 0.3)) < 1e-6
+    page = markdown_report(summary, [], list(runs), "# page")
+    by_rollouts, by_steps = page.index("### By cumulative rollouts"), page.index("### By training")
+    assert by_rollouts < by_steps
+    assert "dapo 3.00x" in page
+    assert "pass@1 − uniform at equal rollouts" in page
+    assert "0.000 [-0.050, 0.050] (1/2 above)" in page  # +0.05 and -0.05 at each end
+
+
+def test_bsf_by_steps_of_a_longer_run_is_labelled_as_scored_at_uniforms_end() -> None:
+    """A run of twice uniform's steps at half its rollouts a step: BSF by steps stops at
+    uniform's last step, and the page says so; by rollouts, uniform's total is its end."""
+    long = _run([0.1, 0.15, 0.2, 0.25, 0.35], None, 300.0)
+    long["eval_steps"] = [0, 2, 4, 6, 8]
+    long["eval_rollouts"] = [64.0 * s for s in long["eval_steps"]]
+    long["eval_seconds"] = [float(s) for s in long["eval_steps"]]
+    long["train"] = [dict(long["train"][0], **{"train/rollouts": 64.0}) for _ in range(8)]
+    runs = {"uniform": {0: _run([0.1, 0.2, 0.3], None, 300.0)}, "n4-long": {0: long}}
+    summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}})
+    row = summary["labels"]["n4-long"]
+    assert row["bsf100"]["values"] == [0.2 / 0.3]  # by step 4 of its 8
+    assert abs(row["bsf100_rollouts"]["values"][0] - 0.35 / 0.3) < 1e-9  # its end
+    page = markdown_report(summary, [], list(runs), "# page")
+    assert "n4-long run longer, so their BSF100 here is scored at step 4, not at their end" in page

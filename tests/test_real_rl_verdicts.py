@@ -19,6 +19,7 @@ from frontier_rft.bench.simulated import parse_entries, run_benchmark
 from frontier_rft.reporting.tables import (
     format_summary_table,
     learner_title,
+    real_rl_note,
     summary_cells,
     withheld_bold,
 )
@@ -149,3 +150,12 @@ def test_html_report_is_titled_simulated_and_links_real_results(
     assert "A simulation, not a real-RL result." in page
     href = page.split('<p class="lede" id="real-rl">')[1].split('href="')[1].split('"')[0]
     assert (out / href).resolve() == (RESULTS.parents[1] / "docs/results/real_rl.md").resolve()
+
+
+def test_a_bold_without_a_verdict_is_not_called_unmeasured(results: dict) -> None:
+    """skip ran on real RL under an earlier definition: the note says it has no verdict for
+    the selector as defined today, not that it has no real-RL result."""
+    real = dict(results["real_rl"], verdicts={})  # as if dots had none
+    note = real_rl_note({**results, "real_rl": real})
+    assert "no real-RL result yet" not in note
+    assert "no real-RL verdict for the selector as defined today (simulated only): dots" in note

@@ -158,6 +158,43 @@ def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
         Trainer(plain, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_distinct_prompts_trained_counts_only_groups_that_reached_the_loss(
+    sft_dir: Path, tmp_path: Path, dynamic: bool
+) -> None:
+    """The selector counts prompts with a mixed group rolled out; dynamic sampling drops
+    surplus mixed groups untrained, so the trainer counts those that reached the loss."""
+    cfg = dataclasses.replace(
+        TEST_TRAIN, selector="uniform", dynamic_sampling=dynamic, steps=3, dapo_max_rounds=2
+    )
+    trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
+    trained: set[int] = set()
+    mixed_trained = 0
+    for _ in range(2):
+        m = trainer.step()
+        groups = trainer.last["advantages"].reshape(-1, cfg.group_size)
+        mixed_trained += int(np.count_nonzero(np.abs(groups).sum(axis=1) > 0))
+        rolled = m["curriculum/tasks/distinct_trained"]
+        assert m["train/distinct_prompts_trained"] <= min(rolled, mixed_trained)
+        if not dynamic:  # every group rolled out reaches the loss
+            assert m["train/distinct_prompts_trained"] == rolled
+        assert trainer.trained_tasks is not None
+        trained = set(np.flatnonzero(trainer.trained_tasks).tolist())
+    trainer.save()
+    ckpt = tmp_path / "run" / "checkpoints" / "step_000002"
+    state = json.loads((ckpt / "trainer.json").read_text())
+    assert state["trained_tasks"] == sorted(trained)
+    resumed = Trainer(cfg, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
+    assert resumed.trained_tasks is not None
+    assert set(np.flatnonzero(resumed.trained_tasks).tolist()) == trained
+    # A checkpoint written before the count: unknown from then on, so not logged.
+    del state["trained_tasks"]
+    (ckpt / "trainer.json").write_text(json.dumps(state))
+    old = Trainer(cfg, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
+    assert old.trained_tasks is None
+    assert "train/distinct_prompts_trained" not in old.step()
+
+
 def load_dynamic_sampling_state(path: Path) -> dict:  # type: ignore[type-arg]
     """The state a dynamic_sampling.npz holds, as written."""
     from frontier_rft.core.checkpoint_file import read_checkpoint

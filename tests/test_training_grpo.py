@@ -286,6 +286,7 @@ def test_checkpoint_files_follow_the_umask(sft_dir: Path, tmp_path: Path) -> Non
         ("trainer.json", b"[]", "a JSON object expected"),
         ("trainer.json", b"[" * 100_000 + b"]" * 100_000, "nesting depth"),
         ("trainer.json", b'{"step": "x"}', "'step' must be an int"),
+        ("trainer.json", b'{"step": 1, "trained_tasks": [-1]}', "trainer.json: damaged"),
         ("model/model.safetensors", b"garbage", "model: damaged checkpoint file"),
         ("rng.pt", b"\0" * (2 << 20), "rng.pt: 2,097,152 bytes, more than this run's state"),
     ],

@@ -14,7 +14,11 @@ P_init = its first score, P_best = its best score in the window.
   curve evaluated at every step, as the simulator's: the step it got there is observed).
   None when X never reaches P_tau within its window, or the baseline made no progress.
 - BSF(beta) = best_M(t) / best_baseline(t), t = floor(beta T), best_X(t) the best score of
-  X's evaluations at x <= t (T = the baseline's last x).
+  X's evaluations at x <= t (T = the baseline's last x). With `interpolate` (curves whose
+  evaluations fall at different x, as by rollouts when entries spend differently a step),
+  best_X(t) also counts X's score at t itself, linear between the evaluations around it: a
+  run evaluated just past t is not scored at its previous evaluation (our addition; the paper
+  compares curves on one grid of steps).
 
 Over seeds: `summarize` gives the simulated results' mean ± std and how many seeds reached
 each target; `paired_summary` the real results' per-seed values, mean and percentile-
@@ -101,16 +105,28 @@ def ttb(
     return (mine - float(np.asarray(x, dtype=np.float64)[0])) / (base - float(bx[0]))
 
 
-def bsf(x: ArrayLike, y: ArrayLike, base_x: ArrayLike, base_y: ArrayLike, beta: float) -> float:
+def bsf(
+    x: ArrayLike,
+    y: ArrayLike,
+    base_x: ArrayLike,
+    base_y: ArrayLike,
+    beta: float,
+    *,
+    interpolate: bool = False,
+) -> float:
     """BSF(beta): best score by t = floor(beta T) over the baseline's best by t."""
     xs, ys = _curve(x, y)
     bx, by = _curve(base_x, base_y)
     t = math.floor(beta * float(bx[-1]) + 1e-9)
-    mine = ys[xs <= t + _EPS]
-    base = by[bx <= t + _EPS]
-    if mine.size == 0 or base.size == 0:
-        raise ValueError(f"no evaluation at or before t = {t}: the first point must be x = 0")
-    return float(mine.max() / max(float(base.max()), _EPS))
+
+    def best(xv: NDArray[np.float64], yv: NDArray[np.float64]) -> float:
+        seen = yv[xv <= t + _EPS]
+        if seen.size == 0:
+            raise ValueError(f"no evaluation at or before t = {t}: the first point must be x = 0")
+        at_t = float(np.interp(t, xv, yv)) if interpolate and t <= xv[-1] else -math.inf
+        return max(float(seen.max()), at_t)
+
+    return float(best(xs, ys) / max(best(bx, by), _EPS))
 
 
 def bootstrap_mean_ci(

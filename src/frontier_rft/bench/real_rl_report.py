@@ -3,8 +3,9 @@
 Every ratio is paired: seed s of a method against seed s of uniform (same start model, pool,
 held-out split and seed). Means over seeds come with percentile-bootstrap 95% intervals
 (frontier_rft.bench.metrics). `write_results` writes them: <name>_full.json, <name>.json (a
-fixed schema), <name>.md and the figures, drawn by frontier_rft.reporting.real_rl_plots
-(imported there only: nothing else here imports torch or matplotlib).
+fixed schema), <name>.md (frontier_rft.bench.real_rl_page) and the figures, drawn by
+frontier_rft.reporting.real_rl_plots (imported there only: nothing else here imports torch
+or matplotlib).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,17 @@ from frontier_rft.bench.metrics import (
     paired_summary,
     ttb,
 )
+from frontier_rft.bench.real_rl_page import (
+    ResultFiles,
+    markdown_report,
+    page_header,
+    seeds_above,
+)
 from frontier_rft.bench.testbed import (
     EFFECT_ENTRIES,
     MAIN_ENTRIES,
     BenchEntry,
     Testbed,
-    learner_line,
 )
 
 __all__ = [
@@ -71,7 +76,7 @@ def summarize_runs(
     if BASELINE not in runs:
         raise ValueError("the benchmark needs uniform runs: every metric is paired against them")
     base = runs[BASELINE]
-    out: dict[str, Any] = {"labels": {}, "seeds": sorted(base)}
+    out: dict[str, Any] = {"labels": {}, "seeds": sorted(base), "baseline": BASELINE}
     gains = [r["pass1"][-1] - r["pass1"][0] for r in base.values()]
     best_gains = [max(r["pass1"]) - r["pass1"][0] for r in base.values()]
     out["uniform_gain"] = mean_ci(gains)
@@ -95,26 +100,46 @@ def summarize_runs(
                     for s in seeds
                 ]
             )
-        for axis, x in (("rollouts", "eval_rollouts"), ("seconds", "eval_seconds")):
-            row[f"ttb100_{axis}"] = paired_summary(
+        for tau in TTB_TAUS:  # by rollouts: what entries that spend more a step are read by
+            row[f"ttb{round(100 * tau)}_rollouts"] = paired_summary(
                 [
-                    ttb(by_seed[s][x], by_seed[s]["pass1"], base[s][x], base[s]["pass1"], 1.0)
-                    for s in seeds
-                ]
-            )
-        for beta in BSF_BETAS:
-            row[f"bsf{round(100 * beta)}"] = paired_summary(
-                [
-                    bsf(
-                        by_seed[s]["eval_steps"],
+                    ttb(
+                        by_seed[s]["eval_rollouts"],
                         by_seed[s]["pass1"],
-                        base[s]["eval_steps"],
+                        base[s]["eval_rollouts"],
                         base[s]["pass1"],
-                        beta,
+                        tau,
                     )
                     for s in seeds
                 ]
             )
+        row["ttb100_seconds"] = paired_summary(
+            [
+                ttb(
+                    by_seed[s]["eval_seconds"],
+                    by_seed[s]["pass1"],
+                    base[s]["eval_seconds"],
+                    base[s]["pass1"],
+                    1.0,
+                )
+                for s in seeds
+            ]
+        )
+        for beta in BSF_BETAS:  # t = beta x uniform's last step, or its total rollouts
+            for suffix, x in (("", "eval_steps"), ("_rollouts", "eval_rollouts")):
+                row[f"bsf{round(100 * beta)}{suffix}"] = paired_summary(
+                    [
+                        bsf(
+                            by_seed[s][x],
+                            by_seed[s]["pass1"],
+                            base[s][x],
+                            base[s]["pass1"],
+                            beta,
+                            interpolate=x == "eval_rollouts",  # each entry its own grid
+                        )
+                        for s in seeds
+                    ]
+                )
         # Absolute cost to reach uniform's best score (the TTB(100%) target) per seed.
         for axis, x in (
             ("steps", "eval_steps"),
@@ -137,6 +162,12 @@ def summarize_runs(
             k: mean_ci([by_seed[s]["final"][k] - base[s]["final"][k] for s in seeds])
             for k in finals
         }
+        # Where the two spend different rollouts a step: at the smaller total of the pair.
+        equal = [min(by_seed[s]["eval_rollouts"][-1], base[s]["eval_rollouts"][-1]) for s in seeds]
+        row["pass1_minus_uniform_equal_rollouts"] = _diff_ci(
+            [_score_at(by_seed[s], r) for s, r in zip(seeds, equal, strict=True)],
+            [_score_at(base[s], r) for s, r in zip(seeds, equal, strict=True)],
+        )
         row["start_pass1"] = mean_ci([by_seed[s]["pass1"][0] for s in seeds])
         row["best_pass1"] = mean_ci([max(by_seed[s]["pass1"]) for s in seeds])
         for name, key in (
@@ -154,9 +185,13 @@ def summarize_runs(
         )
         # How concentrated the training was: prompts with a mixed group at least once, and
         # the level mix of what was selected (a small pool revisited is where selection bites).
-        row["distinct_trained"] = mean_ci(
+        row["distinct_mixed"] = mean_ci(
             [_train_last(by_seed[s], "curriculum/tasks/distinct_trained") for s in seeds]
         )
+        trained = [_distinct_trained(by_seed[s]) for s in seeds]
+        row["distinct_trained"] = mean_ci([v for v, _ in trained])
+        row["distinct_trained_source"] = sorted({how for _, how in trained})
+        row["mixed_dropped_share"] = mean_ci([_mixed_dropped_share(by_seed[s]) for s in seeds])
         levels = sorted(
             k.removeprefix("train/selected_level").removesuffix("_share")
             for k in by_seed[seeds[0]]["train"][-1]
@@ -189,6 +224,39 @@ def summarize_runs(
         )
         out["labels"][label] = row
     return out
+
+
+DISTINCT_TRAINED = "train/distinct_prompts_trained"
+"""The reference trainer's count of prompts whose mixed group reached the loss."""
+DROPPED_MIXED = (
+    "curriculum/dapo/overflow_dropped",
+    "curriculum/dapo/superseded_dropped",
+    "curriculum/dapo/stale_dropped",
+)
+"""Dynamic sampling's cumulative counts of mixed groups dropped without training."""
+
+
+def _distinct_trained(run: Mapping[str, Any]) -> tuple[float | None, str]:
+    """Distinct prompts whose mixed group reached the loss, and how it is known: 'logged'
+    (the trainer counted them), 'nothing dropped' (every mixed group rolled out was trained,
+    so the selector's count is it) or 'not recorded' (groups were dropped and the record
+    predates the trainer's count: only the rolled-out count is known)."""
+    logged = _train_last(run, DISTINCT_TRAINED)
+    if math.isfinite(logged):
+        return logged, "logged"
+    if not any(_train_last(run, key) > 0 for key in DROPPED_MIXED):  # nan: never logged
+        return _train_last(run, "curriculum/tasks/distinct_trained"), "nothing dropped"
+    return None, "not recorded"
+
+
+def _mixed_dropped_share(run: Mapping[str, Any]) -> float:
+    """Dynamic sampling's mixed groups dropped untrained, as a share of the mixed groups it
+    rolled out (it trains mixed groups only); nan without dynamic sampling."""
+    dropped = [v for v in (_train_last(run, k) for k in DROPPED_MIXED) if math.isfinite(v)]
+    mixed = sum(dropped) + _train_sum(run, "train/groups_trained")
+    if not dropped or not mixed > 0:  # no dynamic sampling, or no mixed group at all
+        return float("nan")
+    return sum(dropped) / mixed
 
 
 def _train_sum(run: Mapping[str, Any], key: str) -> float:
@@ -430,10 +498,11 @@ def _by_rollouts(
             ]
         )
     equal = [min(mine[k]["eval_rollouts"][-1], base[k]["eval_rollouts"][-1]) for k in seeds]
-    measured[f"pass1_at_equal_rollouts_minus_{base_name}"] = _diff_ci(
+    diff = _diff_ci(
         [_score_at(mine[k], r) for k, r in zip(seeds, equal, strict=True)],
         [_score_at(base[k], r) for k, r in zip(seeds, equal, strict=True)],
     )
+    measured[f"pass1_at_equal_rollouts_minus_{base_name}"] = {**diff, "above": seeds_above(diff)}
     measured["total_rollouts_ratio"] = paired_summary(
         [mine[k]["eval_rollouts"][-1] / base[k]["eval_rollouts"][-1] for k in seeds]
     )
@@ -449,8 +518,14 @@ def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, 
     s = _seeds_of(runs, "greso-dapo", "dapo")
     # Both arms run the same steps, so they end at different rollout counts.
     measured = _by_rollouts(greso, dapo, s, "dapo")
-    measured["distinct_trained"] = {
+    # Both drop surplus mixed groups: the prompts rolled out with a mixed group, and those
+    # that reached the loss where the records count them (None where they do not).
+    measured["distinct_mixed_rolled_out"] = {
         n: mean_ci([_train_last(r[k], "curriculum/tasks/distinct_trained") for k in s])
+        for n, r in (("greso-dapo", greso), ("dapo", dapo))
+    }
+    measured["distinct_trained"] = {
+        n: mean_ci([_distinct_trained(r[k])[0] for k in s])
         for n, r in (("greso-dapo", greso), ("dapo", dapo))
     }
     ttb100 = measured["ttb100_rollouts"]
@@ -594,153 +669,6 @@ def headline_json(summary: Mapping[str, Any], labels: Sequence[str]) -> dict[str
     return out
 
 
-SCHEDULE_TARGET = {"rollouts": 0.6, "pass1_ci_lower": -0.005, "pass8_mean": -0.01}
-"""A saving on the user's schedule (the fewer-rollouts issue's target): total rollouts at most
-0.6x uniform's, held-out pass@1 minus uniform's with CI lower bound >= -0.005, and mean
-pass@8 no more than 0.01 below uniform's."""
-
-
-def meets_schedule_target(row: Mapping[str, Any], baseline_steps: float) -> bool:
-    """Whether a summarised entry meets SCHEDULE_TARGET at uniform's schedule (its steps
-    `baseline_steps`); False where a number is missing."""
-    if row["steps_run"]["mean"] != baseline_steps:  # a saving keeps uniform's schedule
-        return False
-    spent = row["rollouts_vs_uniform"]["mean"]
-    pass1 = row["final_minus_uniform"]["eval/pass@1"]
-    pass8 = row["final_minus_uniform"].get("eval/pass@8", {"mean": None})
-    if spent is None or pass1["ci"] is None or pass8["mean"] is None:
-        return False
-    return bool(
-        spent <= SCHEDULE_TARGET["rollouts"]
-        and pass1["ci"][0] >= SCHEDULE_TARGET["pass1_ci_lower"]
-        and pass8["mean"] >= SCHEDULE_TARGET["pass8_mean"]
-    )
-
-
-def _fmt_ratio(cell: Mapping[str, Any], digits: int = 2) -> str:
-    n = len(cell["values"])
-    if cell["mean"] is not None:
-        lo, hi = cell["ci"]
-        return f"{cell['mean']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
-    if cell["mean_reached"] is None:
-        return f"never (0/{n})"
-    return f"{cell['mean_reached']:.{digits}f}* ({cell['reached']}/{n})"
-
-
-def _fmt_mean(cell: Mapping[str, Any], digits: int = 3) -> str:
-    if cell["mean"] is None:
-        return "-"
-    lo, hi = cell["ci"]
-    return f"{cell['mean']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
-def markdown_report(
-    summary: Mapping[str, Any],
-    checks: Sequence[Mapping[str, Any]],
-    labels: Sequence[str],
-    header: str,
-) -> str:
-    """The results page: headline TTB/BSF table, costs, training signal, end scores, effects."""
-    rows = summary["labels"]
-    lines = [header, ""]
-    lines.append("| selector | TTB50 ↓ | TTB75 ↓ | TTB100 ↓ | BSF25 ↑ | BSF50 ↑ | BSF100 ↑ |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|")
-    for label in labels:
-        r = rows[label]
-        cells = [_fmt_ratio(r[k]) for k in ("ttb50", "ttb75", "ttb100")]
-        cells += [_fmt_ratio(r[k], 3) for k in ("bsf25", "bsf50", "bsf100")]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Mean over paired seeds [bootstrap 95% CI]; `x* (k/n)`: only k of n seeds reached the "
-        "target (mean over those; no CI).",
-        "",
-        "### Cost to reach uniform's best held-out pass@1 (per seed: uniform's own best)",
-        "",
-        "| selector | steps | rollouts | wall-clock s | TTB100 by rollouts | TTB100 by "
-        "wall-clock | s/step | CPU s/step | select ms/step |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for label in labels:
-        r = rows[label]
-        lines.append(
-            f"| {label} | {_fmt_ratio(r['steps_to_uniform_best'], 0)} | "
-            f"{_fmt_ratio(r['rollouts_to_uniform_best'], 0)} | "
-            f"{_fmt_ratio(r['seconds_to_uniform_best'], 0)} | "
-            f"{_fmt_ratio(r['ttb100_rollouts'])} | {_fmt_ratio(r['ttb100_seconds'])} | "
-            f"{_fmt_mean(r['step_s'], 2)} | {_fmt_mean(r['step_cpu_s'], 2)} | "
-            f"{_fmt_mean(r['select_ms'], 1)} |"
-        )
-    lines += [
-        "",
-        "### Training signal and end scores",
-        "",
-        "| selector | ETR | mean \\|A\\| | selected success rate | distinct prompts trained "
-        "| final pass@1 | final pass@8 | final pass@1 − uniform |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for label in labels:
-        r = rows[label]
-        fin, diff = r["final"], r["final_minus_uniform"]
-        lines.append(
-            f"| {label} | {_fmt_mean(r['etr'], 2)} | {_fmt_mean(r['mean_abs_advantage'], 3)} | "
-            f"{_fmt_mean(r['selected_success_rate'], 2)} | "
-            f"{_fmt_mean(r.get('distinct_trained', {'mean': None}), 0)} | "
-            f"{_fmt_mean(fin['eval/pass@1'])} | "
-            f"{_fmt_mean(fin.get('eval/pass@8', {'mean': None}))} | "
-            f"{_fmt_mean(diff['eval/pass@1'])} |"
-        )
-    lines += [
-        "",
-        "### At each run's own schedule: what it spent, where it ended",
-        "",
-        "Each run's total rollouts and training CPU time as a share of uniform's on the same "
-        "seed, and its final held-out scores minus uniform's (paired). A saving on the user's "
-        "schedule needs the same steps with fewer rollouts and scores that are not lower; the "
-        f"target column checks rollouts <= {SCHEDULE_TARGET['rollouts']}x, pass@1 CI lower >= "
-        f"{SCHEDULE_TARGET['pass1_ci_lower']} and mean pass@8 >= "
-        f"{SCHEDULE_TARGET['pass8_mean']}.",
-        "",
-        "| selector | steps | rollouts / uniform's | CPU / uniform's | pass@1 − uniform | "
-        "pass@8 − uniform | distinct prompts trained | target |",
-        "|---|---:|---:|---:|---:|---:|---:|:---:|",
-    ]
-    steps = rows[BASELINE]["steps_run"]["mean"]
-    for label in labels:
-        r = rows[label]
-        diff = r["final_minus_uniform"]
-        pass8 = diff.get("eval/pass@8", {"mean": None, "ci": None})
-        lines.append(
-            f"| {label} | {_fmt_mean(r['steps_run'], 0)} | {_fmt_mean(r['rollouts_vs_uniform'], 2)}"
-            f" | {_fmt_mean(r['cpu_vs_uniform'], 2)} | {_fmt_mean(diff['eval/pass@1'])} | "
-            f"{_fmt_mean(pass8)} | {_fmt_mean(r.get('distinct_trained', {'mean': None}), 0)} | "
-            f"{'—' if label == BASELINE else 'yes' if meets_schedule_target(r, steps) else 'no'} |"
-        )
-    lines += ["", "### The papers' reported effects, on this learner", ""]
-    for c in checks:
-        verdict = "reproduced" if c["reproduced"] else "not reproduced"
-        lines.append(
-            f"- **{c['effect']}** ({c['paper']}): **{verdict}** "
-            f"(seeds {c['seeds']}). Measured: `{_compact(c['measured'])}`"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _compact(obj: Any) -> str:
-    """A short JSON rendering with rounded floats for the effects list."""
-
-    def rnd(x: Any) -> Any:
-        if isinstance(x, float):
-            return round(x, 3)
-        if isinstance(x, dict):
-            return {k: rnd(v) for k, v in x.items() if k not in ("values", "mean_reached")}
-        if isinstance(x, list):
-            return [rnd(v) for v in x]
-        return x
-
-    return json.dumps(rnd(obj), separators=(",", ":"))
-
-
 def _finite(obj: Any) -> Any:
     """NaN and infinities become None (strict JSON); numpy scalars become Python numbers."""
     if isinstance(obj, dict):
@@ -760,26 +688,6 @@ def write_json(path: Path, data: Any) -> None:
     """Strict JSON (no NaN): undefined values are written as null."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_finite(data), indent=1, allow_nan=False) + "\n")
-
-
-@dataclass(frozen=True)
-class ResultFiles:
-    """Where a benchmark's results are written, and what they say made them."""
-
-    out: Path
-    """The results directory."""
-    name: str
-    """The file stem: <name>.json, <name>_full.json, <name>.md, <name>_*.png."""
-    command: str
-    """The command that ran the benchmark, as written into the results."""
-    machine: str
-    """The machine the runs trained on, as written into the results."""
-    ledger: str = ""
-    """The run ledger folder the runs were read from ('' = their run directories)."""
-    definitions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """Per entry, the ledger definition its records have and whether it is today's."""
-    codes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Per entry, the code commits its runs trained with (short hashes, from the ledger)."""
 
 
 def write_results(
@@ -831,7 +739,7 @@ def write_results(
     }
     write_json(out / f"{name}_full.json", full)
     write_json(out / f"{name}.json", headline_json(summary, main))
-    header = _header(summary, files, tb, len(summary["seeds"]))
+    header = page_header(summary, files, tb, len(summary["seeds"]))
     (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))
     plot_learning_curves(runs, main, out / f"{name}_curves.png")
     plot_rollout_curves(runs, labels, out / f"{name}_rollouts.png")
@@ -839,55 +747,6 @@ def write_results(
     plot_training(runs, main, out / f"{name}_training.png")
     plot_effects(runs, out / f"{name}_effects.png")
     return summary
-
-
-def _header(summary: Mapping[str, Any], files: ResultFiles, tb: Testbed, seeds: int) -> str:
-    t = tb.train
-    gain, zero = summary["uniform_gain"], summary["start_zero_variance_share"]
-    device = Path(files.ledger).name
-    source = (
-        [
-            f"Runs: the run ledger's `{files.ledger}` ({device} runs, paired within that device "
-            "class; `--report-only` rebuilds this page from it)  "
-        ]
-        if files.ledger
-        else []
-    )
-    if files.codes:
-        by_commits: dict[tuple[str, ...], list[str]] = {}
-        for label, commits in files.codes.items():
-            by_commits.setdefault(tuple(commits), []).append(label)
-        parts = [
-            f"{', '.join(labels)} at `{'`, `'.join(commits)}`"
-            for commits, labels in by_commits.items()
-        ]
-        mixed = " (entries ran on different code)" if len(by_commits) > 1 else ""
-        source.append(f"Code: {'; '.join(parts)}{mixed}.  ")
-    earlier = sorted(k for k, v in files.definitions.items() if not v["today"])
-    if earlier:
-        source.append(
-            "Earlier definitions: the runs of "
-            + ", ".join(f"`{k}` ({files.definitions[k]['digest']})" for k in earlier)
-            + " were made before the selector's config changed; today's is not measured yet.  "
-        )
-    return "\n".join(
-        [
-            f"# Real-RL selector benchmark ({seeds} paired seeds)",
-            "",
-            f"Command: `{files.command}`  ",
-            *source,
-            f"Machine: {files.machine}  ",
-            learner_line(tb),
-            "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
-            "defaults, unless the row says otherwise.  ",
-            f"Uniform's held-out gain (final − start): {gain['mean']:+.3f} "
-            f"[{gain['ci'][0]:+.3f}, {gain['ci'][1]:+.3f}]; start zero-variance share of the pool "
-            f"under {t.group_size} rollouts: {zero['mean']:.3f} "
-            f"[{zero['ci'][0]:.3f}, {zero['ci'][1]:.3f}].",
-            "",
-            "## TTB and BSF (BOTS paper's definitions, paired against uniform)",
-        ]
-    )
 
 
 def headline_lines(summary: Mapping[str, Any], labels: Sequence[str]) -> list[str]:

@@ -203,7 +203,10 @@ def real_rl_note(results: Mapping[str, Any]) -> str:
         and any(c.best for c, col in zip(cells, COLUMNS, strict=True) if col.outcome)
     )
     if unmeasured:
-        text += f" Bold with no real-RL result yet (simulated only): {', '.join(unmeasured)}."
+        text += (  # skip ran on real RL, but its runs predate its definition of today
+            " Bold with no real-RL verdict for the selector as defined today (simulated "
+            f"only): {', '.join(unmeasured)}."
+        )
     if withheld:
         parts = ", ".join(f"{k} ({_VERDICT_WORDS[v]})" for k, v in sorted(withheld.items()))
         text += (

@@ -242,6 +242,9 @@ class Trainer:
         """The latest step's selected ids, rewards, advantages and METIS judge records."""
         self.rollouts = 0
         """Rollouts generated so far (DAPO generates more than batch_size * group_size)."""
+        self.trained_tasks: np.ndarray | None = np.zeros(len(self.items), dtype=np.bool_)
+        """Prompts whose group had mixed rewards and reached the loss at least once; None
+        after resuming from a checkpoint that predates the record (the count is unknown)."""
         self.sampler: Sampler
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
         every step calls to get its rounds and the groups to train on."""
@@ -259,6 +262,7 @@ class Trainer:
                 self.rollouts = int(state.get("rollouts", 0))
                 self.embed_seconds = float(state.get("embed_seconds", 0.0))
                 self.pilots = self._load_pilots(state.get("pilot_completions", []))
+                self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
                 if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                     raise ValueError(
                         f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -343,6 +347,9 @@ class Trainer:
                 weights,
             )
         update_s = time.perf_counter() - t_upd
+        if self.trained_tasks is not None:  # the selector counts mixed groups rolled out;
+            # dynamic sampling rolls out more than it trains, so the trainer counts its own
+            self.trained_tasks[[g.task for g in train_groups if np.ptp(g.rewards) > 0]] = True
         embed_s = self._maybe_refresh_features()
 
         rolled_rewards = np.concatenate([g.rewards for g in groups])
@@ -374,6 +381,11 @@ class Trainer:
             "train/rollouts": float(samples.rollouts),
             "train/rollouts_total": float(self.rollouts),
             "train/groups_trained": float(len(train_groups)),
+            **(
+                {"train/distinct_prompts_trained": float(self.trained_tasks.sum())}
+                if self.trained_tasks is not None
+                else {}
+            ),
             "train/sampling_rounds": float(len(samples.rounds)),
             "train/loss_scale": samples.loss_scale,
             **{f"train/{k}": v for k, v in rollout_metrics(samples).items() if k != "rollouts"},
@@ -591,6 +603,11 @@ class Trainer:
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
                 **({"pilot_completions": self._saved_pilots()} if self.pilots else {}),
+                "trained_tasks": (
+                    None
+                    if self.trained_tasks is None
+                    else np.flatnonzero(self.trained_tasks).tolist()
+                ),
             },
             keep=self.config.keep_checkpoints,
             dynamic=self.sampler
@@ -763,6 +780,19 @@ class Trainer:
         if check and path.exists():
             _check_same_run(read_run_info(path)["config"], info["config"])
         write_run_info(path, info)
+
+
+def _trained_tasks(saved: Any, num_tasks: int) -> np.ndarray | None:
+    """A checkpoint's `trained_tasks` (task indices) as a mask; None when it has none."""
+    if saved is None:  # written before the trainer counted them
+        return None
+    if not isinstance(saved, list) or not all(
+        isinstance(t, int) and not isinstance(t, bool) and 0 <= t < num_tasks for t in saved
+    ):
+        raise ValueError(f"trained_tasks is not a list of task indices below {num_tasks}")
+    mask = np.zeros(num_tasks, dtype=np.bool_)
+    mask[saved] = True
+    return mask
 
 
 def _joined(
