@@ -318,12 +318,7 @@ class Trainer:
             samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
         train_groups = _joined(samples.train, rolled, self.step_count, self.pilots)
         groups = _joined(samples.groups(), rolled, self.step_count)  # every group, whole
-        if isinstance(self.sampler, PilotCommit):  # keep what a later step may commit
-            now, kept = self.step_count, self.pilots
-            self.pilots = {
-                key: rolled[key[1]][key[2]] if key[0] == now else kept[key]
-                for key in self.sampler.held()
-            }
+        self.pilots = self._held_pilots(rolled)  # keep what a later step may commit
         records = []
         if self.judge is not None:  # this step's scored judgments, for the judge loss
             records = self.selector.pop_judge_records()
@@ -614,6 +609,14 @@ class Trainer:
             if isinstance(self.sampler, DynamicSampling | Allocation | PilotCommit)
             else None,
         )
+
+    def _held_pilots(self, rolled: list[list[_Group]]) -> dict[tuple[int, int, int], _Group]:
+        """The completions of the pilots the sampler still holds after this step (Pilot-
+        Commit's buffer), by (step, round, position): this step's from `rolled`, older ones
+        as kept; none for any other sampler."""
+        held = self.sampler.held() if isinstance(self.sampler, PilotCommit) else []
+        now, kept = self.step_count, self.pilots
+        return {key: rolled[key[1]][key[2]] if key[0] == now else kept[key] for key in held}
 
     def _saved_pilots(self) -> list[dict[str, Any]]:
         """The buffered pilots' completions as JSON (rewards are exact: json writes repr)."""
