@@ -57,7 +57,7 @@ from frontier_rft.wrappers.allocation_rule import (
     take_greedy,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.passthrough import WrapsSelector
+from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, fresh_batch
 
 __all__ = ["COMMITS", "VALUES", "Allocation", "AllocationConfig"]
@@ -198,24 +198,12 @@ class Allocation(WrapsSelector):
         *,
         seed: int | None = None,
     ):
-        if not isinstance(selector, Selector):
-            raise ValueError(
-                "Allocation wraps a built selector, e.g. "
-                f"Allocation(make_selector('greso', pool)); got {type(selector).__name__}"
-            )
-        config = AllocationConfig() if config is None else config
-        if not isinstance(config, AllocationConfig):
-            raise ValueError(f"config must be an AllocationConfig, got {type(config).__name__}")
-        seed = selector.seed if seed is None else seed
-        if (
-            isinstance(seed, bool)
-            or not isinstance(seed, int | np.integer)
-            or not (0 <= seed < MAX_SEED)
-        ):
-            raise ValueError(f"seed must be an int in [0, 2**256) or None, got {seed!r}")
+        config, seed = checked_wrapper_args(
+            "Allocation", "greso", selector, config, AllocationConfig, seed
+        )
         self.inner = selector
         self.config = config
-        self.seed = int(seed)
+        self.seed = seed
         self.posteriors = PassRatePosteriors(
             selector.num_tasks,
             config.lam,

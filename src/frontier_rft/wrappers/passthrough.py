@@ -8,9 +8,32 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import Feedback
-from frontier_rft.core.selector import Selector
+from frontier_rft.core.selector import MAX_SEED, Selector
 
-__all__ = ["WrapsSelector"]
+__all__ = ["WrapsSelector", "checked_wrapper_args"]
+
+
+def checked_wrapper_args(
+    wrapper: str, example: str, selector: Any, config: Any, config_type: type, seed: Any
+) -> tuple[Any, int]:
+    """A seeded wrapper's arguments checked: `selector` built, `config` of `config_type`
+    (None: its defaults), `seed` an int in [0, 2**256) (None: the selector's). Returns
+    (config, seed); a ValueError naming the problem otherwise."""
+    if not isinstance(selector, Selector):
+        raise ValueError(
+            f"{wrapper} wraps a built selector, e.g. "
+            f"{wrapper}(make_selector('{example}', pool)); got {type(selector).__name__}"
+        )
+    config = config_type() if config is None else config
+    if not isinstance(config, config_type):
+        article = "an" if config_type.__name__[0] in "AEIOU" else "a"
+        raise ValueError(
+            f"config must be {article} {config_type.__name__}, got {type(config).__name__}"
+        )
+    seed = selector.seed if seed is None else seed
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < MAX_SEED:
+        raise ValueError(f"seed must be an int in [0, 2**256) or None, got {seed!r}")
+    return config, int(seed)
 
 
 class WrapsSelector:

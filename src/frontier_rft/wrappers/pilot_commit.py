@@ -36,7 +36,7 @@ from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int, read_keys
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
-from frontier_rft.wrappers.passthrough import WrapsSelector
+from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples
 
 __all__ = ["BUFFER_PICKS", "PilotCommit", "PilotCommitConfig"]
@@ -188,24 +188,12 @@ class PilotCommit(WrapsSelector):
         *,
         seed: int | None = None,
     ):
-        if not isinstance(selector, Selector):
-            raise ValueError(
-                "PilotCommit wraps a built selector, e.g. "
-                f"PilotCommit(make_selector('uniform', pool)); got {type(selector).__name__}"
-            )
-        config = PilotCommitConfig() if config is None else config
-        if not isinstance(config, PilotCommitConfig):
-            raise ValueError(f"config must be a PilotCommitConfig, got {type(config).__name__}")
-        seed = selector.seed if seed is None else seed
-        if (
-            isinstance(seed, bool)
-            or not isinstance(seed, int | np.integer)
-            or not 0 <= seed < MAX_SEED
-        ):
-            raise ValueError(f"seed must be an int in [0, 2**256) or None, got {seed!r}")
+        config, seed = checked_wrapper_args(
+            "PilotCommit", "uniform", selector, config, PilotCommitConfig, seed
+        )
         self.inner = selector
         self.config = config
-        self.seed = int(seed)
+        self.seed = seed
         self.evicted = np.zeros(selector.num_tasks, dtype=np.bool_)
         """Prompts evicted for good (a pilot at or above evict_at)."""
         self.buffer = _Buffer.empty()
