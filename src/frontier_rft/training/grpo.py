@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -684,38 +684,20 @@ class Trainer:
         cfg = self.config.allocation_config()
         if ckpt is None:
             return Allocation(self.selector, cfg, seed=self.config.seed)
-        path = ckpt / "allocation.npz"
-        if not path.is_file():
-            raise ValueError(
-                f"{ckpt} has no allocation.npz: it was saved by a run without rollout "
-                "allocation; resume it with the settings it was saved with, or start a new --out"
-            )
-        alloc = load_allocation(path, self.selector)
-        if alloc.config != cfg:
-            raise ValueError(
-                f"{path} holds allocation {alloc.config}, but this run asks for {cfg}: resume "
-                "with the saved settings"
-            )
-        return alloc
+        return _restored_wrapper(
+            ckpt / "allocation.npz", "rollout allocation", "allocation", cfg,
+            lambda path: load_allocation(path, self.selector),
+        )  # fmt: skip
 
     def _pilot_commit(self, ckpt: Path | None) -> PilotCommit:
         """Pilot-Commit around the selector, restored from `ckpt` when resuming."""
         cfg = self.config.pilot_commit_config()
         if ckpt is None:
             return PilotCommit(self.selector, cfg, seed=self.config.seed)
-        path = ckpt / "pilot_commit.npz"
-        if not path.is_file():
-            raise ValueError(
-                f"{ckpt} has no pilot_commit.npz: it was saved by a run without Pilot-Commit; "
-                "resume it with the settings it was saved with, or start a new --out"
-            )
-        pc = load_pilot_commit(path, self.selector)
-        if pc.config != cfg:
-            raise ValueError(
-                f"{path} holds Pilot-Commit {pc.config}, but this run asks for {cfg}: resume "
-                "with the saved settings"
-            )
-        return pc
+        return _restored_wrapper(
+            ckpt / "pilot_commit.npz", "Pilot-Commit", "Pilot-Commit", cfg,
+            lambda path: load_pilot_commit(path, self.selector),
+        )  # fmt: skip
 
     def _name_policy_features(self) -> None:
         """Features given as the policy's self-embeddings are reported as such (evidence
@@ -783,6 +765,28 @@ class Trainer:
         if check and path.exists():
             _check_same_run(read_run_info(path)["config"], info["config"])
         write_run_info(path, info)
+
+
+_W = TypeVar("_W", Allocation, PilotCommit)
+
+
+def _restored_wrapper(
+    path: Path, without: str, what: str, cfg: Any, load: Callable[[Path], _W]
+) -> _W:
+    """A checkpoint's wrapper state at `path`, loaded and checked against this run's `cfg`;
+    a ValueError saying how to resume when the file is missing or holds other settings."""
+    if not path.is_file():
+        raise ValueError(
+            f"{path.parent} has no {path.name}: it was saved by a run without {without}; "
+            "resume it with the settings it was saved with, or start a new --out"
+        )
+    wrapper = load(path)
+    if wrapper.config != cfg:
+        raise ValueError(
+            f"{path} holds {what} {wrapper.config}, but this run asks for {cfg}: resume "
+            "with the saved settings"
+        )
+    return wrapper
 
 
 def _trained_tasks(saved: Any, num_tasks: int) -> np.ndarray | None:
