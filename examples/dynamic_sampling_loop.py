@@ -2,8 +2,8 @@
 
 Each step rolls out more prompts than it trains on and keeps only the groups whose rewards
 are not all equal (the only ones with a GRPO gradient), in rounds until the batch is full.
-A step trains on its own fresh groups; the surplus is discarded, as DAPO's recipe does.
-Fixed DAPO rolls out 3 candidates per open training slot; adaptive sizing (GRESO's rule)
+A step trains on its own fresh groups; the surplus is discarded, as DAPO does.
+Mode fixed rolls out 3 candidates per open training slot; adaptive sizing (GRESO's rule)
 rolls out need / (1 - z) * 1.25, z the measured zero-variance share. Same stand-in policy
 as examples/own_loop.py.
 

@@ -526,3 +526,52 @@ def test_num_candidates_refuses_a_z_that_is_not_a_share_by_name(pool: TaskPool, 
         sel.num_candidates(8, z=z)
     assert_state_equal(before, sel.state_dict())
     assert sel.num_candidates(8, z=0) == 10 and sel.num_candidates(8, z=1) == 24
+
+
+# ------------------------------------------------------------------ DAPO's own rounds
+def scripted(every: int = 20, mixed: int = 3, n: int = 4) -> Any:
+    """rollout(ids): in each call, the groups at positions p with p % every < mixed are mixed,
+    the others all 0 (a 15% mixed share by default, whatever ids the selector drew)."""
+
+    def rollout(ids: np.ndarray) -> np.ndarray:
+        rows = [MIXED[:n] if p % every < mixed else [0.0] * n for p in range(ids.size)]
+        return np.asarray(rows, dtype=float).ravel()
+
+    return rollout
+
+
+def test_dapo_rule_rolls_out_full_batches_hand_computed() -> None:
+    """B = 20 at a 15% mixed share (3 of every 20 positions of a round). DAPO's code rolls
+    out gen_batch_size = 3 B = 60 prompts a round (9 mixed each) until 20 are kept: 9, 18,
+    27 -> 3 rounds, 180 prompts, the first 20 kept trained and 7 discarded. 'fixed' sizes
+    each round 3x the open slots: 60 (9 mixed), 33 (6), 15 (3), 6 (3, 2 needed) -> 4 rounds,
+    114 prompts. The uniform walk over 1,000 tasks draws no task twice within the step."""
+    pool = TaskPool(num_tasks=1000)
+    dapo_rule = DynamicSampling(make("uniform", pool, seed=0), DynamicSamplingConfig.dapo())
+    out = dapo_rule.sample(0, 20, 4, scripted())
+    assert [r.task_ids.size for r in out.rounds] == [60, 60, 60]
+    assert out.rollouts == 180 * 4 and out.train.num_groups == 20 and out.train.deficit == 0
+    assert out.train.source_round.tolist() == [0] * 9 + [1] * 9 + [2] * 2  # truncated to B
+    assert out.train.source_group.tolist()[-2:] == [0, 1]
+    fixed = DynamicSampling(make("uniform", pool, seed=0), DynamicSamplingConfig.for_mode("fixed"))
+    out = fixed.sample(0, 20, 4, scripted())
+    assert [r.task_ids.size for r in out.rounds] == [60, 33, 15, 6]
+    assert out.rollouts == 114 * 4 and out.train.num_groups == 20
+    # At max_rounds DAPO's code raises; this rule trains the short batch: 2 x 9 of 20.
+    capped = DynamicSamplingConfig(round_rule="dapo", max_rounds=2)
+    out = DynamicSampling(make("uniform", pool, seed=0), capped).sample(0, 20, 4, scripted())
+    assert [r.task_ids.size for r in out.rounds] == [60, 60] and out.train.deficit == 2
+    # A round is never larger than the pool without repeats.
+    small = DynamicSampling(make("uniform", TaskPool(num_tasks=50), seed=0), capped)
+    assert [r.task_ids.size for r in small.sample(0, 20, 4, scripted()).rounds] == [50, 50]
+
+
+def test_modes_name_the_settings_and_the_dapo_rule_refuses_adaptive() -> None:
+    assert DynamicSamplingConfig.for_mode("fixed") == DynamicSamplingConfig()
+    assert DynamicSamplingConfig.for_mode("adaptive") == DynamicSamplingConfig(adaptive=True)
+    assert DynamicSamplingConfig.for_mode("greso") == DynamicSamplingConfig.greso()
+    assert DynamicSamplingConfig.for_mode("dapo") == DynamicSamplingConfig(round_rule="dapo")
+    with pytest.raises(ValueError, match="fixed, adaptive, greso, dapo"):
+        DynamicSamplingConfig.for_mode("verl")
+    with pytest.raises(ValueError, match=r"round_rule 'dapo'.*adaptive"):
+        DynamicSamplingConfig(round_rule="dapo", adaptive=True)

@@ -151,6 +151,25 @@ def test_the_simulator_drives_the_samplers_the_trainer_drives(sample_calls: list
     assert calls == ["PassThrough"] * 2 + ["DynamicSampling"] * 2
 
 
+def test_every_mode_names_its_settings_in_the_simulator() -> None:
+    """The simulator's modes are the wrapper's MODES (plus fixed-keep); mode dapo runs DAPO's
+    full rounds: every round 3 B candidates."""
+    from frontier_rft import TaskPool, make_selector
+    from frontier_rft.simulation.runner import DYNAMIC_SAMPLING, sampler_for
+    from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSamplingConfig
+
+    assert (None, *MODES, "fixed-keep") == DYNAMIC_SAMPLING
+    sel = make_selector("uniform", TaskPool(num_tasks=50))
+    for mode in MODES:
+        sampler = sampler_for(mode, sel)
+        assert getattr(sampler, "config", None) == DynamicSamplingConfig.for_mode(mode)
+    run = run_one(
+        RunSpec(get_scenario("hard"), Entry("d", "uniform", dynamic_sampling="dapo"), 0, 3, 8, 4)
+    )
+    rounds = run["selector_metrics"]["dapo/rounds"]
+    assert run["selector_metrics"]["dapo/candidates"] == [24 * r for r in rounds]
+
+
 def test_entry_refuses_an_unknown_dynamic_sampling_mode() -> None:
     with pytest.raises(ValueError, match="dynamic_sampling must be one of"):
         Entry("x", "uniform", dynamic_sampling="3x")

@@ -21,7 +21,7 @@ from conftest import assert_state_equal
 from frontier_rft.simulation import runner
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.grpo import Trainer
-from frontier_rft.wrappers import DynamicSampling
+from frontier_rft.wrappers import DynamicSampling, DynamicSamplingConfig
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -193,6 +193,26 @@ def test_distinct_prompts_trained_counts_only_groups_that_reached_the_loss(
     old = Trainer(cfg, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
     assert old.trained_tasks is None
     assert "train/distinct_prompts_trained" not in old.step()
+
+
+def test_dapo_round_rule_reaches_the_wrapper_and_refuses_adaptive() -> None:
+    from frontier_rft.bench.ledger import entry_definition
+    from frontier_rft.bench.testbed import BenchEntry, testbed
+
+    cfg = dataclasses.replace(TEST_TRAIN, dynamic_sampling=True, dapo_round_rule="dapo")
+    assert cfg.dynamic_sampling_config() == DynamicSamplingConfig.dapo()
+    assert TEST_TRAIN.dynamic_sampling_config() == DynamicSamplingConfig()  # fixed: unchanged
+    with pytest.raises(ValueError, match=r"dapo_round_rule dapo.*adaptive_oversample"):
+        dataclasses.replace(cfg, adaptive_oversample=True)
+    with pytest.raises(ValueError, match="dapo_round_rule"):
+        dataclasses.replace(TEST_TRAIN, dapo_round_rule="greso")
+    # A bench entry in mode dapo; an entry in mode fixed keeps its definition (and digest).
+    tb = testbed("toy")
+    dapo = tb.run_config(BenchEntry("x", "uniform", dynamic_sampling="dapo"), 0)
+    assert dapo.dynamic_sampling_config() == DynamicSamplingConfig.dapo()
+    fixed = entry_definition(tb.run_config(BenchEntry("d", "uniform", dynamic_sampling="fixed"), 0))
+    assert fixed["dynamic_sampling"]["round_rule"] == "standard"
+    assert "dapo_round_rule" not in fixed
 
 
 def load_dynamic_sampling_state(path: Path) -> dict:  # type: ignore[type-arg]

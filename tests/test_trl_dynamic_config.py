@@ -46,7 +46,11 @@ def test_zero_variance_is_constant_up_to_float_noise() -> None:
 
 def test_modes_build_the_wrappers_settings() -> None:
     assert sampling_config("off", None) is None
-    assert sampling_config("fixed", None) == DynamicSamplingConfig()  # DAPO: 3x, fixed
+    assert sampling_config("fixed", None) == DynamicSamplingConfig()  # 3x the open slots
+    assert sampling_config("dapo", None) == DynamicSamplingConfig.dapo()  # DAPO's full rounds
+    assert sampling_config("dapo", {"oversample": 2}) == DynamicSamplingConfig(
+        oversample=2, round_rule="dapo"
+    )
     assert sampling_config("adaptive", None) == DynamicSamplingConfig(adaptive=True)
     assert sampling_config("greso", None) == DynamicSamplingConfig.greso()
     assert sampling_config("greso", {"max_rounds": 4}) == replace(
@@ -84,6 +88,10 @@ def test_modes_build_the_wrappers_settings() -> None:
                 "max_rounds must be an int in [1, 10000]",
             ],
         ),
+        (
+            {"dynamic_sampling": "fixed", "dynamic_sampling_config": {"round_rule": "dapo"}},
+            ["round_rule is set by dynamic_sampling (fixed, adaptive, greso, dapo)"],
+        ),
         ({"dynamic_sampling": "fixed", "dynamic_sampling_config": "{x"}, ["must be a mapping"]),
         ({"dynamic_sampling": "fixed", "dynamic_sampling_config": [1]}, ["must be a mapping"]),
         ({"dynamic_sampling_tol": -1}, ["dynamic_sampling_tol must be a number in [0, 1)"]),
@@ -113,6 +121,37 @@ def test_trl_settings_dynamic_sampling_cannot_run_with() -> None:
     assert config_file_problems({"scale_rewards": "batch"}) == []  # dynamic sampling off
     assert config_file_problems({"dynamic_sampling": "nope", "scale_rewards": "batch"}) == []
     assert len(config_file_problems({"dynamic_sampling": True, "trainer": "rloo"})) == 1
+
+
+def test_every_mode_is_a_frontier_config_choice() -> None:
+    """One vocabulary: the wrapper's MODES, TRL's DYNAMIC_SAMPLING_MODES and the Literal of
+    FrontierConfig.dynamic_sampling name the same modes."""
+    from typing import get_args, get_type_hints
+
+    from frontier_rft.integrations.trl.dynamic_config import DYNAMIC_SAMPLING_MODES
+    from frontier_rft.wrappers.dynamic_sampling import MODES
+
+    literal = get_args(get_type_hints(FrontierConfig)["dynamic_sampling"])
+    assert literal == DYNAMIC_SAMPLING_MODES == ("off", *MODES)
+    assert FrontierConfig(dynamic_sampling="dapo").dynamic_sampling_settings() == (
+        DynamicSamplingConfig.dapo()
+    )
+
+
+@pytest.mark.parametrize("mode", ["fixed", "dapo"])
+def test_loss_types_fillers_cannot_be_scaled_for_are_refused(mode: str) -> None:
+    """A short dynamic sampling step fills its batch with masked rows: bnpo normalises each
+    micro-batch by its own tokens, which no factor undoes; adaptive entropy changes the
+    coefficient the adapter scales. Each is one line, in the file check too."""
+    (bnpo,) = trl_problems({"loss_type": "bnpo"})
+    assert bnpo.startswith("dynamic_sampling with loss_type: bnpo") and "\n" not in bnpo
+    assert "use loss_type dapo" in bnpo
+    (entropy,) = trl_problems({"use_adaptive_entropy": True})
+    assert "dynamic_sampling with use_adaptive_entropy" in entropy
+    for ok in ("dapo", "grpo", "dr_grpo", "sapo", "luspo", "cispo", "vespo"):
+        assert trl_problems({"loss_type": ok}) == []  # scaled (dynamic.py: _normalise)
+    assert config_file_problems({"dynamic_sampling": mode, "loss_type": "bnpo"}) == [bnpo]
+    assert config_file_problems({"loss_type": "bnpo"}) == []  # dynamic sampling off
 
 
 def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:

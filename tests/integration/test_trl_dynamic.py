@@ -352,6 +352,75 @@ def test_a_generation_reused_over_accumulation_and_iterations(tmp_path: Path) ->
     assert t.frontier_metrics()["trl/generations"] == 1
 
 
+class LossRecording(Recording):
+    """Also records each loss beside TRL's own loss of the trained rows alone (fillers cut)."""
+
+    def __init__(self, *a: Any, **kw: Any):
+        super().__init__(*a, **kw)
+        self.losses: list[tuple[float, float, int]] = []
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+        from trl.trainer.grpo_trainer import GRPOTrainer
+
+        loss = super()._compute_loss(model, inputs)
+        keep = inputs["completion_mask"].sum(dim=1) > 0
+        if bool(keep.any()):
+            alone = {k: v[keep] if k != "num_items_in_batch" else v for k, v in inputs.items()}
+            alone["num_items_in_batch"] = inputs["completion_mask"][keep].sum()
+            with torch.no_grad():
+                trained = GRPOTrainer._compute_loss(self, model, alone)
+            self.losses.append((float(loss.detach()), float(trained), int(keep.sum())))
+        return loss
+
+
+@pytest.mark.parametrize(
+    ("loss_type", "entropy_coef"),
+    [("grpo", 0.0), ("dr_grpo", 0.0), ("dapo", 0.0), ("grpo", 0.5)],
+)
+def test_a_short_step_trains_the_mean_over_its_groups_for_each_loss_type(
+    tmp_path: Path, loss_type: str, entropy_coef: float
+) -> None:
+    """GRESO's rounds leave one of 4 slots empty every step (as in the test above): the loss
+    is TRL's loss over the 3 trained groups alone, whatever the loss_type (a per-row type
+    would otherwise count the filler rows as rows of zero loss: 3/4 of it), entropy bonus
+    included."""
+    frontier = FrontierConfig(selector="uniform", dynamic_sampling="greso")
+    t = trainer(tmp_path, frontier, steps=2, reward=SecondRoundSolved(), cls=LossRecording,
+                loss_type=loss_type, entropy_coef=entropy_coef)  # fmt: skip
+    t.train()
+    assert [s.train.deficit for s in t.samples] == [1, 1]
+    assert [live for _, _, live in t.losses] == [(PROMPTS - 1) * N_GEN] * 2
+    for loss, alone, _ in t.losses:
+        assert loss == pytest.approx(alone, rel=1e-4, abs=1e-7), (loss, alone, t.losses)
+    if entropy_coef:
+        logged = {h["entropy_coef"] for h in t.state.log_history if "entropy_coef" in h}
+        assert logged == {entropy_coef}  # TRL logs the user's coefficient
+
+
+class FirstGroupMixed(HalfConstant):
+    """Only the first group of every round is mixed; all the others score 0."""
+
+    def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
+        out = [float(i == 0) for i in range(len(task_id))]
+        self.calls.append(([int(t) for t in task_id], out))
+        return out
+
+
+@pytest.mark.parametrize(("mode", "rounds"), [("dapo", [12, 12, 12, 12]), ("fixed", [12, 9, 6, 3])])
+def test_dapo_mode_rolls_out_full_rounds_fixed_the_open_slots(
+    tmp_path: Path, mode: str, rounds: list[int]
+) -> None:
+    """One mixed group a round, B = 4: DAPO's code rolls out 3 B = 12 prompts every round,
+    4 rounds; 'fixed' rolls out 3x the slots still open: 12, 9, 6, 3."""
+    frontier = FrontierConfig(selector="uniform", dynamic_sampling=mode)
+    t = trainer(tmp_path, frontier, steps=1, reward=FirstGroupMixed())
+    t.train()
+    (samples,) = t.samples
+    assert [r.task_ids.size for r in samples.rounds] == rounds
+    assert samples.train.num_groups == PROMPTS
+    assert t.frontier_metrics()["dapo/rollouts"] == sum(rounds) * N_GEN
+
+
 def test_filler_groups_make_rounds_split_evenly() -> None:
     assert [filler_groups(k, 3, 2) for k in (4, 5, 6, 7)] == [0, 1, 0, 1]
     assert [filler_groups(k, 4, 2) for k in (3, 5)] == [0, 0]
@@ -376,6 +445,7 @@ def hollow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("grpo", {"scale_rewards": "batch"}, {}, "scale_rewards: batch"),
         ("grpo", {"multi_objective_aggregation": "normalize_then_sum"}, {}, "sum_then_normalize"),
         ("grpo", {}, {"image": [None] * N}, "image datasets"),
+        ("grpo", {"loss_type": "bnpo"}, {}, "dynamic_sampling with loss_type: bnpo"),
         ("rloo", {}, {}, "trainer 'rloo' is not supported"),
     ],
 )

@@ -63,8 +63,9 @@ SIMULATED_LABEL = {
     "greso-alloc": "greso+alloc",
 }
 """The simulated label of a real bench-rl entry, where they differ: 'dapo' is uniform inside
-DAPO's fixed 3x dynamic sampling; 'greso-dapo' is greso inside adaptively sized dynamic
-sampling; 'greso-alloc' is greso with uniform's rollouts allocated per prompt."""
+dynamic sampling with rounds of 3x the open slots (mode fixed); 'greso-dapo' is greso inside
+adaptively sized dynamic sampling; 'greso-alloc' is greso with uniform's rollouts allocated
+per prompt."""
 
 SCENARIO_REGIME = {"small-pool": "512", "large-pool": "1280"}
 """The real pool each calibrated scenario mirrors (512 prompts for 11 epochs; 1,280 for 4.5)."""

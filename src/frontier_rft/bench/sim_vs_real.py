@@ -78,7 +78,7 @@ _log = logging.getLogger(__name__)
 
 
 def entry(name: str) -> Entry:
-    """The simulated entry of a real-RL label ('dapo' is uniform inside fixed 3x DAPO)."""
+    """The simulated entry of a real-RL label ('dapo': uniform in dynamic sampling, mode fixed)."""
     if name == "dapo":
         return Entry("dapo", "uniform", dynamic_sampling="fixed")
     return Entry(name, name)

@@ -32,8 +32,10 @@ __all__ = [
 ]
 
 
-DYNAMIC_SAMPLING = (None, "fixed", "adaptive")
-"""BenchEntry.dynamic_sampling: off, DAPO's fixed oversampling, GRESO's adaptive sizing."""
+DYNAMIC_SAMPLING = (None, "fixed", "adaptive", "dapo")
+"""BenchEntry.dynamic_sampling: off, or a mode of the reference trainer (MODES of
+frontier_rft.wrappers.dynamic_sampling): 3x the open slots, GRESO's adaptive sizing, DAPO's
+full 3x B rounds."""
 ALLOCATION_FIELDS = (
     "rollout_budget",
     "min_rollouts",
@@ -78,8 +80,9 @@ class BenchEntry:
     note: str = ""
     """What the entry checks, for the tables."""
     dynamic_sampling: str | None = None
-    """DAPO's dynamic sampling around the selector: None (off), 'fixed' (DAPO's 3x) or
-    'adaptive' (sized from the measured zero-variance share, GRESO's rule)."""
+    """DAPO's dynamic sampling around the selector: None (off), 'fixed' (rounds of 3x the
+    open slots), 'adaptive' (sized from the measured zero-variance share, GRESO's rule) or
+    'dapo' (DAPO's released code: every round 3x the batch)."""
     allocation: dict[str, Any] | None = None
     """Per-prompt rollout allocation around the selector: TrainConfig's allocation fields
     (rollout_budget, min_rollouts, max_rollouts, allocation_value, pilot_rollouts, commit;
@@ -330,6 +333,7 @@ class Testbed:
             selector_overrides=dict(entry.overrides),
             dynamic_sampling=entry.dynamic_sampling is not None,
             adaptive_oversample=entry.dynamic_sampling == "adaptive",
+            dapo_round_rule="dapo" if entry.dynamic_sampling == "dapo" else "standard",
             given=entry.given,
             seed=seed,
             train_seed=self.pool_seed_base + seed,

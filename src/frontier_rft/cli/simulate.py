@@ -16,6 +16,7 @@ from frontier_rft.core.config import config_from_dict
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.runner import GIVEN, Entry
 from frontier_rft.simulation.scenario import SCENARIOS
+from frontier_rft.wrappers.dynamic_sampling import MODES
 
 __all__ = ["add_commands"]
 
@@ -180,12 +181,13 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
         return
     p.add_argument(
         "--dynamic-sampling",
-        choices=("fixed", "adaptive", "greso", "fixed-keep"),
+        choices=(*MODES, "fixed-keep"),
         default=None,
-        help="run each selector inside DAPO's dynamic sampling: fixed (3x candidates, train on "
-        "mixed groups only), adaptive (sized from the zero-variance share, GRESO's rule), "
-        "greso (GRESO's own rounds: 1.5x, capped, a short last batch allowed) or fixed-keep "
-        "(fixed, surplus kept one step) (default: off)",
+        help="run each selector inside DAPO's dynamic sampling, training on mixed groups only: "
+        "fixed (rounds of 3x the open slots), adaptive (sized from the zero-variance share, "
+        "GRESO's rule), greso (GRESO's own rounds: 1.5x, capped, a short last batch allowed), "
+        "dapo (DAPO's released code: every round 3x the batch, the kept groups truncated to "
+        "it) or fixed-keep (fixed, surplus kept one step) (default: off)",
     )
     p.add_argument(
         "--allocation",

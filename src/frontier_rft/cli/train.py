@@ -45,6 +45,7 @@ from frontier_rft.training.config import (
     DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
     PRECISIONS,
+    TRAIN_ROUND_RULES,
     ModelConfig,
     SFTConfig,
     TrainConfig,
@@ -64,6 +65,7 @@ CHOICES = {
     "estimator": ESTIMATORS,
     "loss_aggregation": LOSS_AGGREGATIONS,
     "precision": PRECISIONS,
+    "dapo_round_rule": TRAIN_ROUND_RULES,
 }
 """Config fields whose flags take one of a fixed set of values (shown in --help). Not the
 selector: _cmd_train checks it, naming the closest one or how to get the former 'dapo'."""

@@ -27,7 +27,7 @@ from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import ScenarioConfig
 from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, gather
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 
@@ -82,10 +82,11 @@ def given_pool(learner: SimulatedLearner, given: Sequence[str]) -> TaskPool:
     return TaskPool(num_tasks=full.num_tasks, prompts=full.prompts, **fields)
 
 
-DYNAMIC_SAMPLING = (None, "fixed", "adaptive", "greso", "fixed-keep")
-"""Entry.dynamic_sampling: off, DAPO's fixed 3x oversampling, GRESO's adaptive sizing in
-DAPO's rounds, GRESO's own recipe (DynamicSamplingConfig.greso()), or fixed 3x keeping the
-surplus for the next step (max_surplus 1024: the measurement behind discarding it)."""
+DYNAMIC_SAMPLING = (None, *MODES, "fixed-keep")
+"""Entry.dynamic_sampling: off, a mode (MODES: rounds of 3x the open slots, GRESO's adaptive
+sizing, GRESO's own recipe, DAPO's full 3x B rounds; DynamicSamplingConfig.for_mode), or
+fixed keeping the surplus for the next step (max_surplus 1024: the measurement behind
+discarding it)."""
 
 
 @dataclass(frozen=True)
@@ -151,11 +152,9 @@ def sampler_for(
         return Allocation(selector, allocation)
     if mode is None:
         return PassThrough(selector)
-    if mode == "greso":
-        return DynamicSampling(selector, DynamicSamplingConfig.greso())
     if mode == "fixed-keep":
         return DynamicSampling(selector, DynamicSamplingConfig(max_surplus=1024))
-    return DynamicSampling(selector, DynamicSamplingConfig(adaptive=mode == "adaptive"))
+    return DynamicSampling(selector, DynamicSamplingConfig.for_mode(mode))
 
 
 def _category_axis(learner: SimulatedLearner) -> tuple[NDArray[np.int64], list[str]]:

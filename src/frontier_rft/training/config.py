@@ -46,6 +46,9 @@ GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 PRECISIONS = ("fp32", "bf16")
 """TrainConfig.precision: float32 throughout, or bfloat16 autocast over float32 weights."""
+TRAIN_ROUND_RULES = ("standard", "dapo")
+"""TrainConfig.dapo_round_rule: DynamicSamplingConfig.round_rule values the reference trainer
+offers (GRESO's rounds need GRESO's other settings: the simulator and TRL have them)."""
 
 
 def _pos_int(name: str, value: object, hint: str = "") -> None:
@@ -262,15 +265,21 @@ class TrainConfig:
     hand it to selector.refresh_features (0 = embed once, before the first step)."""
     dynamic_sampling: bool = False
     """DAPO's dynamic sampling around the selector: roll out oversampled candidates, train
-    only on groups with reward spread (selector uniform + this = DAPO's recipe)."""
+    only on groups with reward spread (selector uniform + this + dapo_round_rule dapo =
+    DAPO's released code)."""
     oversample: float = 3.0
-    """dynamic_sampling: candidates rolled out per training slot (DAPO: 3)."""
+    """dynamic_sampling: candidates rolled out per open training slot (dapo_round_rule
+    dapo: per batch slot, every round; DAPO: 3)."""
     adaptive_oversample: bool = False
     """dynamic_sampling: size each round from the measured zero-variance share (GRESO's
     rule, clamped to [1, 3] candidates per slot) instead of a fixed `oversample`."""
     dapo_max_rounds: int = 10
     """dynamic_sampling: most sampling rounds per step while the batch lacks mixed groups
     (DAPO's max_num_gen_batches)."""
+    dapo_round_rule: str = "standard"
+    """dynamic_sampling: standard (each round oversample x the open slots: mode fixed, or
+    adaptive) or dapo (DAPO's released code: every round oversample x batch_size, the kept
+    groups truncated to the batch; mode dapo)."""
     allocation: bool = False
     """Per-prompt rollout allocation around the selector: the step's budget of rollouts
     spread over its prompts where they are likeliest to give informative groups (untried
@@ -413,6 +422,12 @@ class TrainConfig:
             f"got {self.refresh_features_every!r}",
         )
         _pos_int("dapo_max_rounds", self.dapo_max_rounds)
+        check_choice("dapo_round_rule", self.dapo_round_rule, TRAIN_ROUND_RULES)
+        check(
+            not (self.adaptive_oversample and self.dapo_round_rule == "dapo"),
+            "dapo_round_rule dapo rolls out oversample x batch_size every round; "
+            "adaptive_oversample sizes the standard rounds: turn one off",
+        )
         self.dynamic_sampling_config()  # validates oversample with a message naming it
         self.allocation_config()  # validates the allocation settings, naming the field
         check_choice("group_weighting", self.group_weighting, GROUP_WEIGHTINGS)
@@ -548,6 +563,7 @@ class TrainConfig:
             oversample=self.oversample,
             adaptive=self.adaptive_oversample,
             max_rounds=self.dapo_max_rounds,
+            round_rule=self.dapo_round_rule,
         )
 
 

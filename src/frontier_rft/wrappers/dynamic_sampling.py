@@ -2,18 +2,20 @@
 
 DAPO over-samples prompts, rolls them all out, and trains only on groups whose rewards
 are not all equal (zero-spread groups give zero group-relative advantage). A step runs
-rounds until it has B mixed groups of its own: round 1 is sized for B minus the usable
-surplus, each later round for what is still missing, at most `max_rounds` rounds. A step
-trains on its own fresh mixed groups first; mixed groups of an earlier step (kept only with
-`max_surplus > 0`, at most `max_staleness` steps old) only cover a deficit. By default the
-surplus is discarded, as DAPO's recipe does (docs/selectors/dapo.md: why, measured).
+rounds until it has B mixed groups of its own, at most `max_rounds` rounds. By default
+(mode 'fixed') round 1 is sized for B minus the usable surplus and each later round for what
+is still missing, 3x the open slots; DAPO's released code (mode 'dapo', round_rule 'dapo')
+rolls out a full 3x B every round and truncates what it kept to B. A step trains on its own
+fresh mixed groups first; mixed groups of an earlier step (kept only with `max_surplus > 0`,
+at most `max_staleness` steps old) only cover a deficit. By default the surplus is
+discarded, as DAPO does (docs/selectors/dapo.md: why, measured).
 
 It wraps a selector the way optax.MultiSteps wraps a transformation: it is not a Selector
 and not registered; the selector inside proposes every candidate and learns from every
 rollout, once. The trainer and the simulator drive it through `sample` (the same call as
 `PassThrough`, frontier_rft.wrappers.sampling):
 
-    ds = DynamicSampling(make_selector("uniform", pool, seed=0))   # DAPO: 3x, fixed
+    ds = DynamicSampling(make_selector("uniform", pool, seed=0))   # 3x the open slots
     samples = ds.sample(step, B, n, rollout)     # rollout(ids) -> n rewards per id
     train(samples.train)                         # at most B mixed groups, fresh first
 
@@ -21,7 +23,8 @@ With `adaptive=True` the number of candidates follows the measured zero-variance
 (GRESO's rule): ceil(need / (1 - z) * adaptive_margin), clamped (see num_candidates).
 `DynamicSamplingConfig.greso()` is GRESO's own recipe: round 1 fixed at 1.5 B, later
 rounds from the last round's z, capped at 1.5 B, and a round the estimate fits under the
-cap is the last (the step may train a short batch).
+cap is the last (the step may train a short batch). `DynamicSamplingConfig.for_mode(name)`
+names these settings (MODES).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, run_ro
 
 __all__ = [
     "DAPO_MOVED",
+    "MODES",
     "RETIRED_NAMES",
     "DynamicSampling",
     "DynamicSamplingConfig",
@@ -67,7 +71,13 @@ RETIRED_NAMES = {"dapo": DAPO_MOVED}
 _KIND = "dynamic_sampling"
 MAX_GROUP_SIZE = 1 << 20
 """Most rollouts per prompt a step takes (as FewerRollouts): past it, a typo."""
-ROUND_RULES = ("standard", "greso")
+ROUND_RULES = ("standard", "greso", "dapo")
+MODES = ("fixed", "adaptive", "greso", "dapo")
+"""Dynamic sampling settings by name, the one vocabulary of every front end (TRL's
+`dynamic_sampling`, `frontier simulate --dynamic-sampling`, bench entries; the reference
+trainer sets the same fields): fixed = rounds of 3x the open slots; adaptive = rounds sized
+from the measured zero-variance share (GRESO's rule); greso = GRESO's scripts; dapo = DAPO's
+released code, full 3x B rounds (`DynamicSamplingConfig.for_mode`)."""
 _TOTALS = (
     "steps",
     "rounds",
@@ -106,13 +116,14 @@ _STATE_KEYS = (
 
 @dataclass(frozen=True)
 class DynamicSamplingConfig:
-    """DAPO dynamic sampling (defaults: DAPO's released recipe, fixed 3x, surplus discarded)."""
+    """DAPO dynamic sampling (defaults: mode 'fixed', rounds of 3x the open slots, surplus
+    discarded; DAPO's own rounds are round_rule 'dapo')."""
 
     oversample: float = 3.0
-    """Candidates per open training slot: ceil(need * oversample) (DAPO: 3x; GRESO's round 1:
-    1.5x)."""
+    """Candidates per open training slot: ceil(need * oversample) (rule 'dapo': per batch
+    slot, every round; DAPO: 3x; GRESO's round 1: 1.5x)."""
     max_surplus: int = 0
-    """Most surplus mixed groups kept to cover later deficits (0 = discard, DAPO's recipe)."""
+    """Most surplus mixed groups kept to cover later deficits (0 = discard, as DAPO does)."""
     max_staleness: int = 1
     """Surplus groups older than this many steps are dropped (1 = usable at the next step)."""
     adaptive: bool = False
@@ -128,9 +139,11 @@ class DynamicSamplingConfig:
     """Most sampling rounds per step while the batch lacks mixed groups (DAPO's
     max_num_gen_batches)."""
     round_rule: str = "standard"
-    """'standard': every round sized as above; 'greso': GRESO's scripts (round 1 fixed at
-    oversample x B, later rounds from the last round's z clamped to [min, max] x B, and a
-    round whose estimate fits under the cap is the last: the step may train a short batch)."""
+    """'standard': every round sized as above; 'dapo': DAPO's released code (every round
+    ceil(oversample x B) whatever is still open, the kept groups truncated to B); 'greso':
+    GRESO's scripts (round 1 fixed at oversample x B, later rounds from the last round's z
+    clamped to [min, max] x B, and a round whose estimate fits under the cap is the last: the
+    step may train a short batch)."""
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -158,6 +171,32 @@ class DynamicSamplingConfig:
             self.round_rule in ROUND_RULES,
             f"round_rule must be one of {ROUND_RULES}, got {self.round_rule!r}",
         )
+        check(
+            not (self.adaptive and self.round_rule == "dapo"),
+            "round_rule 'dapo' rolls out oversample x B every round (DAPO's gen_batch_size); "
+            "adaptive sizing is the 'standard' rule: set adaptive false or round_rule standard",
+        )
+
+    @classmethod
+    def for_mode(cls, mode: str) -> DynamicSamplingConfig:
+        """The settings of a named mode (MODES): fixed (the defaults), adaptive, greso
+        (greso()) or dapo (dapo()); ValueError naming the modes otherwise."""
+        if mode == "fixed":
+            return cls()
+        if mode == "adaptive":
+            return cls(adaptive=True)
+        if mode == "greso":
+            return cls.greso()
+        if mode == "dapo":
+            return cls.dapo()
+        raise ValueError(f"dynamic sampling mode must be one of {', '.join(MODES)}, got {mode!r}")
+
+    @classmethod
+    def dapo(cls) -> DynamicSamplingConfig:
+        """DAPO's released code (verl recipe/dapo, gen_batch_size = 3 x train_batch_size,
+        max_num_gen_batches = 10): every round 3 B prompts, groups with reward spread kept
+        until B, the rest discarded."""
+        return cls(round_rule="dapo")
 
     @classmethod
     def greso(cls) -> DynamicSamplingConfig:
@@ -299,6 +338,8 @@ class DynamicSampling(WrapsSelector):
                 size, last = self._greso_round(batch_size, need, z_last)
             elif cfg.round_rule == "greso":  # round 1: fixed, whatever was measured before
                 size = self._fit(math.ceil(need * cfg.oversample))
+            elif cfg.round_rule == "dapo":  # verl's DAPO: the next gen_batch_size, not `need`
+                size = self._fit(math.ceil(batch_size * cfg.oversample))
             else:  # z of this step so far, else the newest step's
                 size = self.num_candidates(need, zero / groups if groups else None)
             one = run_round(self.inner, step, size, group_size, rollout)

@@ -97,10 +97,11 @@ class FrontierConfig:
     """JSONL metrics file; None: `<output_dir>/frontier_metrics.jsonl`."""
     check_sync: bool = True
     """With several processes, compare the selector's state digest across them at each save."""
-    dynamic_sampling: Literal["off", "fixed", "adaptive", "greso"] = "off"
+    dynamic_sampling: Literal["off", "fixed", "adaptive", "greso", "dapo"] = "off"
     """DAPO's filter (GRPO only): roll out more prompts than a step trains on, train on the groups
     whose rewards differ; fixed = rounds of 3x the open slots, adaptive = sized from the measured
-    zero-variance share, greso = GRESO's recipe."""
+    zero-variance share, greso = GRESO's recipe, dapo = DAPO's released code (every round 3x
+    the batch)."""
     dynamic_sampling_config: dict[str, Any] | str | None = None
     """Overrides of the dynamic sampling settings, e.g. {max_rounds: 20, oversample: 2}."""
     dynamic_sampling_tol: float = ZERO_VARIANCE_TOL

@@ -12,7 +12,12 @@ decides the rounds and the groups to train on; the rows of those groups are take
 rounds' outputs (exchanged between processes when a group was generated on another one) and
 laid out as TRL expects: `generation_batch_size` rows, fresh mixed groups first. A step that
 finds fewer mixed groups than it needs fills the batch with groups whose completion mask is
-zero (they reach no loss term); a step that finds none stops training with a message.
+zero; a step that finds none stops training with a message. A short step's loss is the mean
+over the groups it found, as a full batch's is over its B, whatever TRL's `loss_type` (DAPO's
+own code never trains short: it stops with an error). The filler rows would otherwise count
+as rows of zero loss for the per-row types (grpo, sapo, dr_grpo, luspo), so the loss is
+scaled as fewer rollouts' `loss_scale: kept` is (`_normalise`, `entropy_weight`; bnpo, which
+no factor fixes, is refused by dynamic_config.trl_problems).
 
 Per-group advantages do not depend on the other groups with TRL's default scaling
 (`scale_rewards: group` or `none`, `sum_then_normalize`), which is why other settings are
@@ -33,7 +38,11 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL, zero_variance_groups
+from frontier_rft.integrations.trl.dynamic_config import (
+    TESTED_TRL,
+    normalisation,
+    zero_variance_groups,
+)
 from frontier_rft.integrations.trl.rewards import check_combined_rewards, combine_rewards
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
@@ -154,6 +163,9 @@ class DynamicGeneration:
 
     SPENT = ("dapo_rollouts", "dapo_filler_rollouts")
     """The trainer's counters of completions generated, and of those in filler groups."""
+    loss_scale = "kept"
+    """How a step training G of its B groups is normalised (FewerRolloutsConfig.loss_scale):
+    'kept' (the mean over the groups trained, as a full batch's loss is) or 'batch'."""
 
     def __init__(
         self,
@@ -198,6 +210,7 @@ class DynamicGeneration:
             "rollouts_per_trained_group": spent / train.num_groups
             if train.num_groups
             else math.nan,
+            "groups_trained": float(train.num_groups),
         }
         if train.num_groups == 0:
             self._stop(samples.rollouts, len(samples.rounds))
@@ -376,11 +389,45 @@ class DynamicGeneration:
             out["completion_mask"].dtype
         )
         out["advantages"] = out["advantages"] * mask.to(out["advantages"].dtype)
+        self._normalise(out, train.num_groups, batch)
+        return _trim(out, getattr(self.trainer, "pad_to_multiple_of", None))
+
+    def _normalise(self, out: dict[str, Any], trained: int, batch: int) -> None:
+        """`num_items_in_batch` and the trainer's factor on the loss of a generation whose
+        rows past its `trained` groups are fillers (mask zero), by how TRL's loss_type
+        normalises (LOSS_NORMALISATION) and `loss_scale`: per token, `num_items_in_batch` is
+        the trained tokens ('kept'), or those x B / G ('batch': the missing completions at
+        the trained ones' mean length); per row, a filler is a row of zero loss, so the loss
+        is G / B of the trained groups' ('batch'), times B / G for 'kept'."""
+        tr = self.trainer
         loss_mask = out["completion_mask"]
         if "tool_mask" in out:
             loss_mask = loss_mask * out["tool_mask"]
-        out["num_items_in_batch"] = acc.gather(loss_mask.sum()).sum()
-        return _trim(out, getattr(self.trainer, "pad_to_multiple_of", None))
+        items = tr.accelerator.gather(loss_mask.sum()).sum()
+        per_token = normalisation(str(tr.loss_type)) == "token"
+        if per_token and self.loss_scale == "batch" and trained:
+            items = items.to(torch.float32) * (batch / trained)
+        out["num_items_in_batch"] = items
+        tr._frontier_loss_factor = (
+            batch / trained if (not per_token and self.loss_scale == "kept" and trained) else 1.0
+        )
+
+    def entropy_weight(self, completion_mask: torch.Tensor) -> float:
+        """The factor on TRL's entropy bonus of one micro-batch of the current generation
+        (`entropy_coef` x the mean entropy over the micro-batch's trained tokens) that scales
+        it as the step's loss is scaled: filler rows count as rows of zero entropy at the
+        trained ones' length, i.e. live rows / rows (`loss_scale: batch`, the step weighs
+        G / B), times B / G with `kept` (the trained groups stand for the whole batch); the
+        trainer's factor on the whole loss (kept with a per-row loss type) divided out."""
+        trained = self.last.get("groups_trained", 0.0)
+        live = int((completion_mask.sum(dim=1) > 0).sum())
+        if not live or not trained or math.isnan(trained):
+            return 0.0  # no trained token: TRL's bonus is 0 already
+        batch = int(self.trainer.args.generation_batch_size) // int(self.trainer.num_generations)
+        share = live / int(completion_mask.shape[0])
+        if self.loss_scale == "kept":
+            share *= batch / trained
+        return share / float(self.trainer._frontier_loss_factor)
 
     def _pad_values(self) -> dict[str, float]:
         tr = self.trainer

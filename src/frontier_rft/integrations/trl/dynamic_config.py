@@ -16,24 +16,45 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import config_from_dict
-from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
+from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSamplingConfig
 
 __all__ = [
     "DYNAMIC_SAMPLING_MODES",
     "IMAGE_COLUMNS",
+    "LOSS_NORMALISATION",
     "TESTED_TRL",
     "ZERO_VARIANCE_TOL",
     "config_file_problems",
     "image_problems",
     "mode_of",
+    "normalisation",
     "sampling_config",
     "trl_problems",
     "zero_variance_groups",
 ]
 
-DYNAMIC_SAMPLING_MODES = ("off", "fixed", "adaptive", "greso")
-"""off; DAPO's fixed 3x rounds; rounds sized from the measured zero-variance share (GRESO's
-rule in DAPO's rounds); GRESO's own recipe (DynamicSamplingConfig.greso())."""
+DYNAMIC_SAMPLING_MODES = ("off", *MODES)
+"""off, or a mode of frontier_rft.wrappers.dynamic_sampling.MODES: rounds of 3x the open
+slots (fixed); rounds sized from the measured zero-variance share (adaptive, GRESO's rule);
+GRESO's own recipe (greso); DAPO's released code, every round 3x the batch (dapo)."""
+
+LOSS_NORMALISATION = {
+    "grpo": "row",
+    "sapo": "row",
+    "dr_grpo": "row",
+    "luspo": "row",
+    "dapo": "token",
+    "cispo": "token",
+    "vespo": "token",
+}
+"""How TRL (1.16) normalises each loss_type, as the filler rows of a step sampler (mask zero:
+a short dynamic sampling batch, fewer rollouts) meet it: 'row': each micro-batch's loss is a
+mean over its rows (a filler row is a row of zero loss); 'token': the sum over the
+generation batch's tokens divided by `num_items_in_batch`, which the adapter sets. bnpo (each
+micro-batch by its own tokens) and any other type are refused."""
+
+_TRL_LOSS_TYPE = "dapo"
+"""TRL's default loss_type, for settings that do not name one."""
 
 TESTED_TRL = ("1.16.0",)
 """TRL releases the dynamic-sampling tests ran on (GRPOTrainer._generate_and_score_completions
@@ -43,9 +64,9 @@ ZERO_VARIANCE_TOL = 1e-5
 """Default relative tolerance of the zero-variance test: about 80 float32 roundings of a
 reward of size 1 (TRL sums weighted rewards in float32), far below any real reward gap."""
 
-_FIXED_BY_ADAPTER = ("adaptive", "max_surplus", "max_staleness")
-"""DynamicSamplingConfig fields the TRL adapter sets itself (adaptive: by the mode; no surplus:
-a completion is never kept for a later step)."""
+_FIXED_BY_ADAPTER = ("adaptive", "round_rule", "max_surplus", "max_staleness")
+"""DynamicSamplingConfig fields the TRL adapter sets itself (adaptive, round_rule: by the mode;
+no surplus: a completion is never kept for a later step)."""
 
 
 def mode_of(value: Any) -> str:
@@ -59,7 +80,8 @@ def mode_of(value: Any) -> str:
         return value.strip().lower()
     raise ValueError(
         f"dynamic_sampling must be one of {', '.join(DYNAMIC_SAMPLING_MODES)} (DAPO's filter: "
-        f"fixed 3x rounds, adaptive sizing, or GRESO's recipe), got {_short(value)}"
+        f"rounds of 3x the open slots, adaptive sizing, GRESO's recipe, or DAPO's full 3x "
+        f"rounds), got {_short(value)}"
     )
 
 
@@ -75,21 +97,27 @@ def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSa
             "adapter (it keeps no completion for a later step; DAPO discards the surplus): "
             "drop it"
         )
-    if "adaptive" in overrides:
-        overrides.pop("adaptive")
-        problems.append(
-            "dynamic_sampling_config: adaptive is set by dynamic_sampling (fixed, adaptive or "
-            "greso): drop it"
-        )
+    for name in ("adaptive", "round_rule"):
+        if name in overrides:
+            overrides.pop(name)
+            problems.append(
+                f"dynamic_sampling_config: {name} is set by dynamic_sampling "
+                f"({', '.join(MODES)}): drop it"
+            )
     if "max_staleness" in overrides:
         overrides.pop("max_staleness")
         problems.append(
             "dynamic_sampling_config: max_staleness is unused here (no surplus is kept): drop it"
         )
-    base = DynamicSamplingConfig.greso() if mode == "greso" else DynamicSamplingConfig()
+    base = DynamicSamplingConfig.for_mode(mode if mode in MODES else "fixed")
     values = {k: v for k, v in asdict(base).items() if k not in _FIXED_BY_ADAPTER}
     values.update(overrides)
-    fixed = {"adaptive": mode in ("adaptive", "greso"), "max_surplus": 0, "max_staleness": 1}
+    fixed = {
+        "adaptive": base.adaptive,
+        "round_rule": base.round_rule,
+        "max_surplus": 0,
+        "max_staleness": 1,
+    }
     config = None
     try:
         config = config_from_dict(
@@ -103,7 +131,7 @@ def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSa
     if mode == "off" and overrides and not problems:  # (a refused mode reads as off here)
         problems.append(
             "dynamic_sampling_config is set but dynamic_sampling is off; set "
-            "dynamic_sampling: fixed, adaptive or greso, or drop dynamic_sampling_config"
+            f"dynamic_sampling: {', '.join(MODES)}, or drop dynamic_sampling_config"
         )
     if problems:
         raise ValueError("; ".join(problems))
@@ -115,6 +143,28 @@ def _setting(values: Mapping[str, Any], name: str, default: Any) -> Any:
     return {True: "group", False: "none"}.get(value, value) if name == "scale_rewards" else value
 
 
+def normalisation(loss_type: str) -> str:
+    """'row' or 'token' (LOSS_NORMALISATION); ValueError (one line) for a refused type."""
+    kind = LOSS_NORMALISATION.get(loss_type)
+    if kind is None:
+        raise ValueError(_loss_type_problem(loss_type, "a step sampler"))
+    return kind
+
+
+def _loss_type_problem(loss_type: Any, feature: str) -> str:
+    """The line refusing a loss_type the filler rows of `feature` would mis-scale."""
+    why = (
+        "TRL normalises each micro-batch by its own tokens, which filler rows change"
+        if loss_type == "bnpo"
+        else "the adapter does not know how it normalises a batch with filler rows"
+    )
+    return (
+        f"{feature} with loss_type: {loss_type}: {why}, so the loss of a step that trains "
+        "fewer groups cannot be scaled right; use loss_type dapo (TRL's default), grpo, "
+        "dr_grpo, sapo, luspo, cispo or vespo"
+    )
+
+
 def trl_problems(
     values: Mapping[str, Any],
     trainer: str = "grpo",
@@ -123,7 +173,8 @@ def trl_problems(
 ) -> list[str]:
     """What in TRL's settings (`values`: GRPOConfig fields, TRL's defaults when absent)
     a step sampler inside GRPOTrainer (`feature`: dynamic sampling, or fewer rollouts, turned
-    off by `off`) cannot run with, one line each."""
+    off by `off`) cannot run with, one line each. Both may train a step on fewer groups than
+    the batch, with filler rows (mask zero) whose loss the adapter scales per loss_type."""
     if trainer != "grpo":
         return [
             f"{feature} runs inside TRL's GRPOTrainer; trainer {trainer!r} is not "
@@ -143,6 +194,15 @@ def trl_problems(
             f"{feature} with multi_objective_aggregation: {aggregation}: TRL normalizes "
             "each reward over every group generated, not the batch trained on; use "
             "sum_then_normalize (TRL's default)"
+        )
+    loss_type = values.get("loss_type", _TRL_LOSS_TYPE)
+    if loss_type not in LOSS_NORMALISATION:
+        out.append(_loss_type_problem(loss_type, feature))
+    if values.get("use_adaptive_entropy") is True:
+        out.append(
+            f"{feature} with use_adaptive_entropy: TRL updates entropy_coef inside each "
+            "micro-batch's loss, where the adapter scales the entropy bonus for the filler "
+            "rows; set use_adaptive_entropy: false (a fixed entropy_coef is scaled as the loss is)"
         )
     return out
 

@@ -12,10 +12,11 @@ log-probabilities are TRL's (dynamic.py's rounds); the advantages of a group joi
 its k and n - k are TRL's formula over the whole group of n.
 
 The batch TRL trains on keeps generation_batch_size rows: the trained groups' rows, then
-filler rows whose completion mask and advantage are zero (they reach no loss term). So TRL's
-steps, epochs, learning-rate schedule and progress bar are unchanged while fewer completions
-are generated. How the loss of a step that trains G of its B groups is normalised
-(`loss_scale`) depends on how TRL's `loss_type` normalises (fewer_config.py):
+filler rows whose completion mask and advantage are zero. So TRL's steps, epochs,
+learning-rate schedule and progress bar are unchanged while fewer completions are generated.
+How the loss of a step that trains G of its B groups is normalised (`loss_scale`) depends on
+how TRL's `loss_type` normalises (dynamic_config.LOSS_NORMALISATION; the scaling is
+DynamicGeneration's, shared with a short dynamic sampling step, which is always `kept`):
 
 - per row (grpo, sapo, dr_grpo, luspo): a filler row counts as a row of zero loss, so the
   loss is (G / B) x the loss over the trained groups: `batch` as it stands; `kept`
@@ -42,7 +43,6 @@ import torch
 from numpy.typing import NDArray
 
 from frontier_rft.integrations.trl.dynamic import DynamicGeneration, _Round, _stack, _trim
-from frontier_rft.integrations.trl.fewer_config import normalisation
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.wrappers.sampling import StepSamples
 
@@ -76,6 +76,7 @@ class FewerGeneration(DynamicGeneration):
     ):
         super().__init__(trainer, wrapper, parent)
         self.config: FewerRolloutsConfig = wrapper.config
+        self.loss_scale = self.config.loss_scale
 
     def optimizer_step_done(self) -> None:
         """Nothing: a generation with no trained group skips every optimizer step it feeds
@@ -121,23 +122,6 @@ class FewerGeneration(DynamicGeneration):
         if self.config.loss_scale == "kept":
             return 1.0
         return trained / batch
-
-    def entropy_weight(self, completion_mask: torch.Tensor) -> float:
-        """The factor on TRL's entropy bonus of one micro-batch of the current generation
-        (`entropy_coef` x the mean entropy over the micro-batch's trained tokens) that scales
-        it as the step's loss is scaled: filler rows count as rows of zero entropy at the
-        trained ones' length, i.e. live rows / rows (`loss_scale: batch`, the step weighs
-        G / B), times B / G with `kept` (the trained groups stand for the whole batch); the
-        trainer's factor on the whole loss (kept with a per-row loss type) divided out."""
-        trained = self.last.get("groups_trained", 0.0)
-        live = int((completion_mask.sum(dim=1) > 0).sum())
-        if not live or not trained or math.isnan(trained):
-            return 0.0  # no trained token: TRL's bonus is 0 already
-        batch = int(self.trainer.args.generation_batch_size) // int(self.trainer.num_generations)
-        share = live / int(completion_mask.shape[0])
-        if self.config.loss_scale == "kept":
-            share *= batch / trained
-        return share / float(self.trainer._frontier_loss_factor)
 
     def metrics(self) -> dict[str, float]:
         """The adapter's `fewer_rollouts/...` metrics (the wrapper adds `kept` and
@@ -197,19 +181,7 @@ class FewerGeneration(DynamicGeneration):
         mask = out["completion_mask"]
         out["completion_mask"] = mask * keep[:, None].to(mask.dtype)
         out["advantages"] = out["advantages"] * keep.to(out["advantages"].dtype)
-        loss_mask = out["completion_mask"]
-        if "tool_mask" in out:
-            loss_mask = loss_mask * out["tool_mask"]
-        items = acc.gather(loss_mask.sum()).sum()
-        trained = train.num_groups
-        per_token = normalisation(str(tr.loss_type)) == "token"
-        scale = self.config.loss_scale
-        if per_token and scale == "batch" and trained:  # the missing groups at the mean length
-            items = items.to(torch.float32) * (batch / trained)
-        out["num_items_in_batch"] = items
-        tr._frontier_loss_factor = (
-            batch / trained if (not per_token and scale == "kept" and trained) else 1.0
-        )
+        self._normalise(out, train.num_groups, batch)
         return _trim(out, getattr(tr, "pad_to_multiple_of", None))
 
     def _advantages(self, rewards: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -1,6 +1,7 @@
 """Fewer rollouts in the TRL adapter (`rollouts: kept`, `screen: k`): the checks of its
-FrontierConfig values and of the TRL settings it runs with, and how each TRL `loss_type`
-normalises a batch with filler rows.
+FrontierConfig values and of the TRL settings it runs with (how each TRL `loss_type`
+normalises a batch with filler rows is dynamic_config's LOSS_NORMALISATION, shared with
+dynamic sampling and re-exported here).
 
 Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
 trl` names the same mistakes before any model loads. The step itself is
@@ -12,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from frontier_rft.integrations.trl.dynamic_config import mode_of, trl_problems
+from frontier_rft.integrations.trl.dynamic_config import (
+    LOSS_NORMALISATION,
+    mode_of,
+    normalisation,
+    trl_problems,
+)
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES
 
@@ -28,44 +34,8 @@ __all__ = [
 ROLLOUTS = ("full", "kept")
 """FrontierConfig.rollouts: TRL's whole generation batch, or only the prompts kept in it."""
 
-LOSS_NORMALISATION = {
-    "grpo": "row",
-    "sapo": "row",
-    "dr_grpo": "row",
-    "luspo": "row",
-    "dapo": "token",
-    "cispo": "token",
-    "vespo": "token",
-}
-"""How TRL (1.16) normalises each loss_type, as filler rows (mask zero) meet it: 'row': each
-micro-batch's loss is a mean over its rows (a filler row is a row of zero loss); 'token': the
-sum over the generation batch's tokens divided by `num_items_in_batch`, which the adapter
-sets. bnpo (each micro-batch by its own tokens) and any other type are refused."""
-
-_TRL_LOSS_TYPE = "dapo"
 _TRL_NUM_GENERATIONS = 8
-"""TRL's defaults, for a file that does not set them."""
-
-
-def normalisation(loss_type: str) -> str:
-    """'row' or 'token' (LOSS_NORMALISATION); ValueError (one line) for a refused type."""
-    kind = LOSS_NORMALISATION.get(loss_type)
-    if kind is None:
-        raise ValueError(_loss_type_problem(loss_type))
-    return kind
-
-
-def _loss_type_problem(loss_type: Any) -> str:
-    why = (
-        "TRL normalises each micro-batch by its own tokens, which filler rows change"
-        if loss_type == "bnpo"
-        else "the adapter does not know how it normalises a batch with filler rows"
-    )
-    return (
-        f"rollouts: kept / screen with loss_type: {loss_type}: {why}, so the loss of a step "
-        "that trains fewer groups cannot be scaled right; use loss_type dapo (TRL's default), "
-        "grpo, dr_grpo, sapo, luspo, cispo or vespo"
-    )
+"""TRL's default, for a file that does not set it."""
 
 
 def settings_problems(
@@ -118,15 +88,6 @@ def fewer_problems(
     out = trl_problems(values, trainer, feature, "rollouts: full and screen: 0")
     if trainer != "grpo":
         return out
-    loss_type = values.get("loss_type", _TRL_LOSS_TYPE)
-    if loss_type not in LOSS_NORMALISATION:
-        out.append(_loss_type_problem(loss_type))
-    if values.get("use_adaptive_entropy") is True:
-        out.append(
-            f"{feature} with use_adaptive_entropy: TRL updates entropy_coef inside each "
-            "micro-batch's loss, where the adapter scales the entropy bonus for the filler "
-            "rows; set use_adaptive_entropy: false (a fixed entropy_coef is scaled as the loss is)"
-        )
     n = values.get("num_generations", _TRL_NUM_GENERATIONS)
     if screen and isinstance(n, int) and not screen < n:
         out.append(

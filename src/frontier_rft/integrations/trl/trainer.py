@@ -283,7 +283,8 @@ class FrontierTrainerMixin:
             **dict.fromkeys(FEWER_COUNTERS, 0),
         }
         self._frontier_loss_factor = 1.0
-        """Factor on TRL's loss of the current generation (fewer rollouts, loss_scale kept)."""
+        """Factor on TRL's loss of the current generation (a step sampler's short step with
+        loss_scale kept and a per-row loss type: B / G)."""
         self.frontier_stop_reason: str | None = None
         """Why training stopped early (dynamic sampling found no signal), else None."""
         self._frontier_embedding_texts: list[str] | None = None
@@ -337,14 +338,12 @@ class FrontierTrainerMixin:
         if not problems:
             check_wrappable(type(self))
             training = kwargs.get("args", args[2] if len(args) > 2 else None)
-            values = {
-                name: getattr(training, name)
-                for name in ("scale_rewards", "multi_objective_aggregation")
-                if hasattr(training, name)
-            }
+            settings = ("scale_rewards", "multi_objective_aggregation", "loss_type",
+                        "use_adaptive_entropy")  # fmt: skip
+            values = {n: getattr(training, n) for n in settings if hasattr(training, n)}
             problems = trl_problems(values, kind)
-            names = getattr(kwargs.get("train_dataset"), "column_names", None) or []
-            problems += image_problems(list(names))
+            columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
+            problems += image_problems(list(columns))
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -733,20 +732,20 @@ class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[m
     _metrics: dict[str, Any]
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
-        """TRL's loss, times the current generation's factor while training (fewer rollouts
-        with loss_scale kept and a per-row loss type: B / groups trained; else 1); with fewer
-        rollouts, TRL's entropy bonus (a mean over the micro-batch's trained tokens) scaled
-        as the loss is (FewerGeneration.entropy_weight)."""
-        fewer = self.frontier_dynamic
+        """TRL's loss, times the current generation's factor while training (a step sampler
+        training G of B groups, loss_scale kept, a per-row loss type: B / G; else 1); with a
+        step sampler, TRL's entropy bonus (a mean over the micro-batch's trained tokens)
+        scaled as the loss is (DynamicGeneration.entropy_weight)."""
+        sampler = self.frontier_dynamic
         if (
-            isinstance(fewer, FewerGeneration)
+            sampler is not None
             and self.model.training
             and getattr(self, "_entropy_bonus_enabled", False)
         ):
             coef = self.entropy_coef
             logged = self._metrics["train"]["entropy_coef"]
             before = len(logged)
-            self.entropy_coef = coef * fewer.entropy_weight(inputs["completion_mask"])
+            self.entropy_coef = coef * sampler.entropy_weight(inputs["completion_mask"])
             try:
                 loss = super()._compute_loss(model, inputs)
             finally:
