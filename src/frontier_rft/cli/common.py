@@ -192,11 +192,23 @@ def add_config_flags(
         if hint is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         else:
-            kwargs["type"] = int_tuple if typing.get_origin(hint) is tuple else hint
+            kwargs["type"] = _tuple_type(hint) if typing.get_origin(hint) is tuple else hint
             kwargs["metavar"] = f.name.upper()
             if options:
                 kwargs["choices"] = list(options)
         parser.add_argument(flag, **kwargs)
+
+
+def _tuple_type(hint: Any) -> Any:
+    """The argparse type of a tuple field: comma-separated ints, or strings for tuple[str, ...]."""
+    if typing.get_args(hint)[:1] == (str,):
+        return str_tuple
+    return int_tuple
+
+
+def str_tuple(text: str) -> tuple[str, ...]:
+    """'greso,screen4' -> ('greso', 'screen4'); an argparse type."""
+    return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
 def config_from_args(cls: type, args: argparse.Namespace, **extra: Any) -> Any:

@@ -26,6 +26,7 @@ from frontier_rft.cli.common import (
 )
 from frontier_rft.cli.countdown_demo import add_command as add_countdown_demo
 from frontier_rft.cli.selectors import add_command as add_selectors
+from frontier_rft.cli.shadow import add_command as add_shadow
 from frontier_rft.cli.simulate import add_commands as add_simulate_commands
 from frontier_rft.cli.train import add_commands as add_train_commands
 from frontier_rft.cli.ziprc import add_commands as add_ziprc_commands
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_selectors(sub)
     add_check_config(sub)
     add_ab(sub)
+    add_shadow(sub)
     return parser
 
 

@@ -202,6 +202,36 @@ class Selector(ABC):
         self._check_selection(ids, ids.shape[0])
         return self._hand_out(ids)
 
+    def keeps(self, ids: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Which of `ids`, a window of positions another walk drew (a run's batch), this
+        selector would roll out: the keep rule `select_window` applies, with its RNG, walk
+        and clock moved as a window of len(ids) positions moves them. Nothing is handed out
+        and nothing is walked on to when it keeps none. What a shadow asks (wrappers/shadow.py);
+        all True for a selector that passes over nothing (uniform). A ValueError, changing
+        nothing, for ids that are not distinct ids of the pool, or for a selector that does
+        not walk the data (see `walks_windows`)."""
+        if not self.walks_windows():
+            raise ValueError(
+                f"{self.name!r} does not walk the data, so it passes over no prompt of a "
+                "window: only selectors that skip (greso, skip) or uniform decide per prompt"
+            )
+        arr = np.asarray(ids)
+        if arr.ndim != 1 or arr.shape[0] == 0 or arr.dtype.kind not in "iu":
+            raise ValueError(f"keeps expects a non-empty 1-d array of int ids, got {arr!r:.80}")
+        if arr.min() < 0 or arr.max() >= self.num_tasks or np.unique(arr).size != arr.size:
+            raise ValueError(f"keeps expects distinct ids in [0, {self.num_tasks})")
+        window = arr.astype(np.int64)
+        self.flush()
+        rng_state = self.rng.bit_generator.state
+        try:
+            mask = np.asarray(self._keeps(window), dtype=np.bool_)
+        except Exception:
+            self.rng.bit_generator.state = rng_state
+            raise
+        if mask.shape != window.shape:
+            raise RuntimeError(f"{self.name}: _keeps returned shape {mask.shape}")
+        return mask
+
     def _check_batch_size(self, batch_size: Any, what: str) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
             raise ValueError(f"{what} must be an int, got {batch_size!r}")
@@ -429,6 +459,11 @@ class Selector(ABC):
     def _select_window(self, positions: int) -> NDArray[np.int64]:
         """The ids to roll out among the walk's next `positions` (1 to `positions` of them);
         only selectors that walk the data define it (see `select_window`)."""
+        raise NotImplementedError
+
+    def _keeps(self, ids: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """The keep rule of `_select_window` on a window another walk drew (see `keeps`);
+        every selector that defines `_select_window` defines it too."""
         raise NotImplementedError
 
     @abstractmethod

@@ -185,10 +185,19 @@ class GRESOSelector(Selector):
                 1, self.rng, self._keep, EpochWalk.epochs_bound(self.config.min_keep)
             )
             skipped += more
+        self._count_window(ids.size + skipped, skipped)
+        return ids
+
+    def _keeps(self, ids: I64) -> NDArray[np.bool_]:
+        kept = self._walk.walk_beside(ids, self.rng, self._keep)
+        self._count_window(ids.size, int(ids.size - kept.sum()))
+        return kept
+
+    def _count_window(self, walked: int, skipped: int) -> None:
+        """A window's bookkeeping: `walked` positions, `skipped` of them passed over."""
         self._last_skipped = skipped
         self._skip_totals["skipped"] += skipped
-        self._handed_out += ids.size + skipped  # the run walks uniform's prompts: its epoch
-        return ids
+        self._handed_out += walked  # the run walks uniform's prompts: its epoch
 
     # ------------------------------------------------------------------ observe
     def _observe(self, batch: GroupBatch) -> None:

@@ -320,13 +320,23 @@ class SkipSelector(Selector):
             bound = EpochWalk.epochs_bound(self.config.min_keep)
             ids, more = self._walk.take_where(1, self.rng, self._keep(kept), bound)
             skipped += more
+        self._count_window(ids.size + skipped, skipped, kept)
+        return ids
+
+    def _keeps(self, ids: I64) -> NDArray[np.bool_]:
+        kept: list[float] = []
+        mask = self._walk.walk_beside(ids, self.rng, self._keep(kept))
+        self._count_window(ids.size, int(ids.size - mask.sum()), kept)
+        return mask
+
+    def _count_window(self, walked: int, skipped: int, kept: list[float]) -> None:
+        """A window's bookkeeping: `walked` positions, `skipped` of them passed over."""
         self._last_skipped = skipped
         self._skip_totals["skipped"] += skipped
         # The clock counts walk positions: uniform's prompts, which a window passes at
         # uniform's pace (the forgetting is per pass of uniform's).
-        self._handed_out += ids.size + skipped
+        self._handed_out += walked
         self._last_keep = kept[0] if kept else float("nan")
-        return ids
 
     def _keep(self, kept: list[float]) -> Callable[[I64], NDArray[np.bool_]]:
         """The keep rule of one select: draws, and records each chunk's mean keep chance."""

@@ -51,6 +51,9 @@ class UniformSelector(Selector):
     def _select_window(self, positions: int) -> NDArray[np.int64]:
         return self._walk.take(positions, self.rng)  # uniform passes over nothing
 
+    def _keeps(self, ids: NDArray[np.int64]) -> NDArray[np.bool_]:
+        return self._walk.walk_beside(ids, self.rng, _take_all)  # passes over nothing
+
     def _observe(self, batch: GroupBatch) -> None:
         pass
 
@@ -64,3 +67,7 @@ class UniformSelector(Selector):
 
     def _metrics(self) -> dict[str, float]:
         return {"epoch": float(self.epoch)}
+
+
+def _take_all(ids: NDArray[np.int64]) -> NDArray[np.bool_]:
+    return np.ones(ids.shape[0], dtype=np.bool_)

@@ -169,6 +169,23 @@ class EpochWalk:
             left -= chunk.size
         return in_batch, passed
 
+    def walk_beside(self, ids: I64, rng: np.random.Generator, keep: KeepRule) -> NDArray[np.bool_]:
+        """`keep`'s decisions on `ids`, a window of len(ids) positions that another walk
+        walked (a shadow's view of a run's batch), with this walk moved len(ids) places as
+        `take_window` moves it: a new epoch is drawn where it would draw one, and `keep` is
+        called on the same chunk sizes, so the RNG is used in the same order. Nothing is
+        taken: the ids are the other walk's, so none is moved to a new epoch's front."""
+        out: list[NDArray[np.bool_]] = []
+        start = 0
+        while start < ids.shape[0]:
+            if self.left == 0:
+                self._new_epoch(rng)
+            size = min(ids.shape[0] - start, self.left)
+            out.append(np.asarray(keep(ids[start : start + size]), dtype=np.bool_))
+            self.cursor += size
+            start += size
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.bool_)
+
     def take_best(
         self,
         k: int,

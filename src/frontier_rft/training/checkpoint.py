@@ -11,6 +11,8 @@ A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
                      posteriors); the selector inside is saved once, in selector.npz
     pilot_commit.npz with Pilot-Commit: the wrapper's own state (its pilot buffer, evicted
                      prompts); the buffered pilots' completions are in trainer.json
+    shadow<i>.npz    with shadows (TrainConfig.shadows): the i-th one's counts and its own
+                     selector (docs/shadow.md)
     rng.pt           torch RNG states, CPU and (training on a GPU) CUDA: rollout and judge
                      sampling; the selector keeps its own
     trainer.json     step, config (and Pilot-Commit's buffered pilots' completions)
@@ -26,7 +28,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,12 +40,14 @@ from frontier_rft.core.persistence import atomic_write_bytes, set_new_file_mode
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.device import model_device
 from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.training.shadows import save_shadow
 from frontier_rft.wrappers.allocation import Allocation
 from frontier_rft.wrappers.allocation_io import save_allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.dynamic_sampling_io import save_dynamic_sampling
 from frontier_rft.wrappers.pilot_commit import PilotCommit
 from frontier_rft.wrappers.pilot_commit_io import save_pilot_commit
+from frontier_rft.wrappers.shadow import Shadow
 
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -70,10 +74,12 @@ def save_checkpoint(
     trainer_state: dict[str, Any],
     keep: int = 2,
     dynamic: DynamicSampling | Allocation | PilotCommit | None = None,
+    shadows: Sequence[Shadow] = (),
 ) -> Path:
     """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`.
     With `dynamic`, its own state goes to dynamic_sampling.npz, allocation.npz or
-    pilot_commit.npz (the selector's is in selector.npz only)."""
+    pilot_commit.npz (the selector's is in selector.npz only); each of `shadows` to
+    shadow<i>.npz."""
     root = Path(ckpt_root)
     root.mkdir(parents=True, exist_ok=True)
     for stale in root.glob(f"{_TMP}*"):
@@ -92,6 +98,8 @@ def save_checkpoint(
         save_pilot_commit(dynamic, tmp / "pilot_commit.npz", with_inner=False)
     elif dynamic is not None:
         save_dynamic_sampling(dynamic, tmp / "dynamic_sampling.npz", with_inner=False)
+    for i, shadow in enumerate(shadows):
+        save_shadow(shadow, tmp / f"shadow{i}.npz")
     torch.save(_rng_states(model), tmp / "rng.pt")
     (tmp / "trainer.json").write_text(json.dumps({"step": step, **trainer_state}, indent=1))
     _fsync_tree(tmp)

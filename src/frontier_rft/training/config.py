@@ -18,10 +18,12 @@ from frontier_rft.lm.sampling import Sampling, temperature_problem
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
+from frontier_rft.training.shadows import shadow_config
 from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES, FewerRolloutsConfig
 from frontier_rft.wrappers.pilot_commit import PilotCommitConfig
+from frontier_rft.wrappers.shadow import ShadowConfig
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -336,6 +338,13 @@ class TrainConfig:
     pc_max_rounds: int = 10
     """pilot_commit: most rounds a step runs while it has fewer than batch_size groups (then
     it trains the groups it has)."""
+    shadows: tuple[str, ...] = ()
+    """Rules to follow beside the run without changing it, e.g. greso,screen4,greso+screen4:
+    each step logs what the rule would have saved and lost on this step's groups
+    (curriculum/shadow/<rule>/...; docs/shadow.md)."""
+    reward_log: bool = False
+    """Write rewards.jsonl: each step's prompts and their rewards, to replay rules offline
+    (`frontier shadow replay`; docs/shadow.md)."""
     group_weighting: str = "prompt"
     """Groups of different sizes in the loss: prompt (each group's rollouts share one prompt's
     weight) or rollout (each rollout weighs the same, so a prompt weighs by its n); equal
@@ -465,6 +474,7 @@ class TrainConfig:
                 raise ValueError(f"pilot_commit: {text}") from None
         else:
             self.pilot_commit_config()  # its settings are checked even while unused
+        self._check_shadows()
         cls = SELECTORS.get(self.selector)
         check(
             self.rollouts == "full" or cls is None or cls.walks_windows(),
@@ -493,6 +503,39 @@ class TrainConfig:
             len({self.train_seed, self.eval_seed}) == 2,
             "train_seed and eval_seed must differ: the held-out split must be held out",
         )
+
+    def shadow_configs(self) -> tuple[ShadowConfig, ...]:
+        """The rules of `shadows`, parsed."""
+        return tuple(shadow_config(text) for text in self.shadows)
+
+    def _check_shadows(self) -> None:
+        """Shadows and the reward log read each prompt's whole group, once per step."""
+        configs = self.shadow_configs()  # a ValueError that says how to write a rule
+        names = [c.name for c in configs]
+        check(len(set(names)) == len(names), f"shadows names a rule twice: {', '.join(names)}")
+        for config in configs:
+            check(
+                config.screen < self.group_size,
+                f"shadow {config.name!r} screens with {config.screen} rollouts, so it needs "
+                f"group_size above {config.screen} (now {self.group_size})",
+            )
+        if configs or self.reward_log:
+            partial = [
+                name
+                for name, on in (
+                    ("screen", self.screen > 0),
+                    ("dynamic_sampling", self.dynamic_sampling),
+                    ("allocation", self.allocation),
+                    ("pilot_commit", self.pilot_commit),
+                )
+                if on
+            ]
+            check(
+                not partial,
+                f"shadows and reward_log read each prompt's whole group of group_size once a "
+                f"step, which {', '.join(partial)} does not roll out; shadow a run without it "
+                "(e.g. --shadows screen4 beside a plain run)",
+            )
 
     def rollout_sampling(self, samples: int | None = None) -> Sampling:
         """How this run draws completions: `samples` per prompt (default: group_size) at its

@@ -64,6 +64,12 @@ from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
+from frontier_rft.training.shadows import (
+    REWARD_LOG,
+    build_shadow,
+    load_shadow,
+    reward_record,
+)
 from frontier_rft.wrappers.allocation import Allocation
 from frontier_rft.wrappers.allocation_io import load_allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
@@ -73,11 +79,14 @@ from frontier_rft.wrappers.filtered_batch import FilteredBatch
 from frontier_rft.wrappers.pilot_commit import PilotCommit
 from frontier_rft.wrappers.pilot_commit_io import load_pilot_commit
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
+from frontier_rft.wrappers.shadow import Shadow
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
 
 _log = logging.getLogger(__name__)
 
+SHADOW_PREFIX = "curriculum/shadow/"
+"""Where a shadow's metrics go in the logs: curriculum/shadow/<rule>/<metric>."""
 SUCCESS = 1.0
 """A rollout counts as solved when its reward reaches this (Countdown's 0.1 is format only)."""
 
@@ -245,6 +254,9 @@ class Trainer:
         self.trained_tasks: np.ndarray | None = np.zeros(len(self.items), dtype=np.bool_)
         """Prompts whose group had mixed rewards and reached the loss at least once; None
         after resuming from a checkpoint that predates the record (the count is unknown)."""
+        self.shadows: list[Shadow] = []
+        """Rules followed beside the run (config.shadows): their own selectors and RNGs,
+        never the run's, so training is the same with and without them."""
         self.sampler: Sampler
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
         every step calls to get its rounds and the groups to train on."""
@@ -270,6 +282,10 @@ class Trainer:
                     )
             if _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count):
                 log("metrics.jsonl ended in a torn line (a crash mid-write): dropped it")
+            # Reward-log lines carry the 0-based step their rollouts came from.
+            if _truncate_jsonl(self.run_dir / REWARD_LOG, self.step_count - 1):
+                log(f"{REWARD_LOG} ended in a torn line (a crash mid-write): dropped it")
+            self.shadows = self._load_shadows(ckpt)
             log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
         else:
             assert self.pool is not None
@@ -279,8 +295,10 @@ class Trainer:
             self.sampler = self._sampler(None)
             self._name_policy_features()
             self._check_refresh()
+            self.shadows = [build_shadow(c, self.pool, cfg.seed) for c in cfg.shadow_configs()]
             self.run_dir.mkdir(parents=True, exist_ok=True)
             (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
+            (self.run_dir / REWARD_LOG).unlink(missing_ok=True)
             shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
         self.lam = float(getattr(self.selector.config, "judge_loss_weight", 0.0))
         self._write_run_info(check=ckpt is not None)
@@ -393,6 +411,7 @@ class Trainer:
             **parts,
             **curriculum_metrics(self.sampler.metrics(), "all"),  # curriculum/... as TRL, verl
         }
+        metrics.update(self._shadow_step(groups))
         levels = np.array([self.items[g.task].level for g in groups])
         metrics["train/selected_level_mean"] = float(levels.mean())
         for level in range(self.num_levels):
@@ -403,6 +422,39 @@ class Trainer:
             metrics["perf/gpu_peak_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30
         self.step_count += 1
         return metrics
+
+    def _shadow_step(self, groups: Sequence[_Group]) -> dict[str, float]:
+        """Feed this step's groups (whole, config-checked) to the shadows and the reward
+        log; their metrics as curriculum/shadow/<rule>/..."""
+        cfg = self.config
+        if not self.shadows and not cfg.reward_log:
+            return {}
+        ids = np.array([g.task for g in groups], dtype=np.int64)
+        rewards = np.stack([g.rewards for g in groups])
+        if cfg.reward_log:
+            line = reward_record(self.step_count, len(self.items), cfg.seed, ids, rewards)
+            with open(self.run_dir / REWARD_LOG, "a", encoding="utf-8") as fh:
+                fh.write(line)
+        out: dict[str, float] = {}
+        for shadow in self.shadows:
+            shadow.observe(self.step_count, ids, rewards.reshape(-1), cfg.group_size)
+            out.update(
+                {f"{SHADOW_PREFIX}{shadow.name}/{k}": v for k, v in shadow.metrics().items()}
+            )
+        return out
+
+    def _load_shadows(self, ckpt: Path) -> list[Shadow]:
+        """The shadows saved in `ckpt`, on the resumed selector's pool."""
+        shadows = []
+        for i, config in enumerate(self.config.shadow_configs()):
+            path = ckpt / f"shadow{i}.npz"
+            if not path.is_file():
+                raise ValueError(
+                    f"{ckpt} holds no state for shadow {config.name!r} (saved by a run without "
+                    "it): resume with the shadows it was saved with, or start a new --out"
+                )
+            shadows.append(load_shadow(path, config, self.selector.pool))
+        return shadows
 
     def _rollout(
         self, ids: np.ndarray, counts: np.ndarray
@@ -454,7 +506,11 @@ class Trainer:
         if not every or "self" not in self.given or (self.step_count + 1) % every:
             return 0.0
         before = self.embed_seconds
-        self.selector.refresh_features(self._embed())
+        features = self._embed()
+        self.selector.refresh_features(features)
+        for shadow in self.shadows:  # a shadow reads what the run's selector reads
+            if shadow.selector is not None:
+                shadow.selector.refresh_features(features)
         return self.embed_seconds - before
 
     def _update(
@@ -608,6 +664,7 @@ class Trainer:
             dynamic=self.sampler
             if isinstance(self.sampler, DynamicSampling | Allocation | PilotCommit)
             else None,
+            shadows=self.shadows,
         )
 
     def _held_pilots(self, rolled: list[list[_Group]]) -> dict[tuple[int, int, int], _Group]:

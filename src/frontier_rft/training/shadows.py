@@ -1,0 +1,312 @@
+"""Shadows beside the reference trainer, and the per-prompt reward log they can be replayed
+from (`frontier shadow replay`; docs/shadow.md). No torch here.
+
+A shadow (`frontier_rft.wrappers.shadow`) is named by a rule, 'greso', 'screen4' or
+'greso+screen4'; this module builds it on the run's pool with the run's seed, saves it in
+a checkpoint and restores it. The reward log, `rewards.jsonl` in the run directory, holds one
+line per training step:
+
+    {"step": 0, "pool_size": 512, "seed": 0, "task_ids": [17, 3, ...],
+     "rewards": [[1.0, 0.0, ...], [0.1, 0.1, ...], ...]}
+
+(the step's prompts in the order drawn, and each one's group of rewards in the order
+generated): what `replay` reads back, bounded, refusing a log it cannot replay exactly in
+one line that names the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.core.config import did_you_mean
+from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import MAX_SEED
+from frontier_rft.selectors.registry import SELECTORS, make_selector
+from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+from frontier_rft.wrappers.wrapper_file import load_wrapper, save_wrapper
+
+__all__ = [
+    "MAX_LOG_BYTES",
+    "REWARD_LOG",
+    "RewardStep",
+    "build_shadow",
+    "load_shadow",
+    "read_reward_log",
+    "replay",
+    "replay_table",
+    "reward_record",
+    "save_shadow",
+    "shadow_config",
+]
+
+REWARD_LOG = "rewards.jsonl"
+"""The reward log's name in a run directory (TrainConfig.reward_log)."""
+MAX_LOG_BYTES = 1 << 30
+"""Largest reward log replayed (a step of 512 prompts x 16 rollouts is ~40 kB)."""
+MAX_LINE_CHARS = 1 << 24
+"""Longest line of a reward log read."""
+CAVEAT = (
+    "First order: what each rule would have left out on this run's trajectory; a run under "
+    "the rule would have trained other groups and taken another trajectory."
+)
+_FILE = "shadow"
+_HOW = "write it with `frontier train --reward-log` (docs/shadow.md)"
+
+
+def shadow_config(text: object) -> ShadowConfig:
+    """The rule `text` names, its selector a registered one that walks the data; a
+    ValueError that says how to write one."""
+    config = ShadowConfig.parse(text)
+    name = config.selector
+    if name and name not in SELECTORS:
+        raise ValueError(
+            f"shadow rule {text!r}: unknown selector {name!r}{did_you_mean(name, SELECTORS)}; "
+            "a shadow predicts the skip of greso or skip, or screenK"
+        )
+    if name and not SELECTORS[name].walks_windows():
+        raise ValueError(
+            f"shadow rule {text!r}: {name!r} re-draws from the whole pool, so there is no "
+            "prompt of the run's batch it passes over; shadow greso, skip or screenK"
+        )
+    return config
+
+
+def build_shadow(config: ShadowConfig, pool: TaskPool, seed: int) -> Shadow:
+    """The shadow of `config` on `pool`, its selector (if any) built with `seed`."""
+    selector = make_selector(config.selector, pool, seed=seed) if config.selector else None
+    return Shadow(config, selector, pool.num_tasks, seed=seed)
+
+
+def save_shadow(shadow: Shadow, path: str | os.PathLike[str]) -> None:
+    """Atomically write a shadow's state (its selector's nested) to `path`."""
+    save_wrapper(_FILE, shadow.state_dict(), path)
+
+
+def load_shadow(path: str | os.PathLike[str], config: ShadowConfig, pool: TaskPool) -> Shadow:
+    """The shadow saved in `path`, rebuilt on `pool`; a ValueError naming the file when it
+    is not one of `config`'s."""
+
+    def make(saved: ShadowConfig, seed: int) -> Shadow:
+        if saved != config:
+            raise ValueError(f"it holds shadow {saved.name!r}, not {config.name!r}")
+        return build_shadow(saved, pool, seed)
+
+    return load_wrapper(path, _FILE, "a shadow", ShadowConfig, make)
+
+
+# ---------------------------------------------------------------------------- the reward log
+def reward_record(
+    step: int, pool_size: int, seed: int, task_ids: np.ndarray, rewards: np.ndarray
+) -> str:
+    """One reward-log line (with its newline): a step's prompts and their groups, `rewards`
+    of shape (prompts, group size). Floats are written exactly (repr round-trips)."""
+    record = {
+        "step": int(step),
+        "pool_size": int(pool_size),
+        "seed": int(seed),
+        "task_ids": [int(t) for t in task_ids],
+        "rewards": np.asarray(rewards, dtype=np.float64).tolist(),
+    }
+    return json.dumps(record, separators=(",", ":")) + "\n"
+
+
+@dataclass(frozen=True)
+class RewardStep:
+    """One step of a reward log."""
+
+    step: int
+    pool_size: int | None
+    seed: int | None
+    task_ids: np.ndarray
+    rewards: np.ndarray
+    """(prompts, group size)"""
+
+
+def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
+    """The steps of a reward log, in order, each checked; a ValueError naming the file, the
+    line, the problem and the fix for anything `replay` could not replay exactly."""
+    file = Path(path)
+    try:
+        size = file.stat().st_size
+        fh = open(file, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror}); {_HOW}") from None
+    if size > MAX_LOG_BYTES:
+        fh.close()
+        raise ValueError(
+            f"{path}: {size:,} bytes, more than the {MAX_LOG_BYTES:,} a replay reads; replay "
+            "its first steps (head -n STEPS LOG > part.jsonl)"
+        )
+    with fh:
+        number, expected = 0, 0
+        first: RewardStep | None = None
+        while True:
+            line = fh.readline(MAX_LINE_CHARS + 1)
+            if not line:
+                break
+            number += 1
+            where = f"{path}: line {number}"
+            if len(line) > MAX_LINE_CHARS:
+                raise ValueError(f"{where} is longer than {MAX_LINE_CHARS:,} characters; {_HOW}")
+            if not line.strip():
+                continue
+            try:
+                record = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=3)
+            except ValueError as exc:
+                if not line.endswith("\n"):
+                    raise ValueError(
+                        f"{where} is cut off (the run stopped mid-write); delete that line "
+                        "and replay the steps before it"
+                    ) from None
+                raise ValueError(f"{where} is not JSON ({exc}); {_HOW}") from None
+            got = _step(record, where)
+            if got.step != expected:
+                what = "starts" if expected == 0 else f"jumps from step {expected - 1}"
+                raise ValueError(
+                    f"{where}: the log {what} to step {got.step}, not {expected}: steps are "
+                    "missing (truncated, or merged from several runs?); replay a whole log "
+                    "of one run from its first step"
+                )
+            if first is None:
+                first = got
+            elif (got.pool_size, got.seed) != (first.pool_size, first.seed):
+                raise ValueError(
+                    f"{where}: its pool_size or seed differs from line 1's (a log appended "
+                    "to by another run?); replay a log of one run"
+                )
+            expected += 1
+            yield got
+    if first is None:
+        raise ValueError(f"{path}: holds no step; {_HOW}")
+
+
+def _step(record: Any, where: str) -> RewardStep:
+    """One line's record, checked."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{where} is not a JSON object; {_HOW}")
+    for key in ("step", "task_ids", "rewards"):
+        if key not in record:
+            what = "the prompt of each group" if key == "task_ids" else f"its {key}"
+            raise ValueError(f"{where} has no {key!r}: a replay needs {what}; {_HOW}")
+    step = record["step"]
+    ids, rewards = record["task_ids"], record["rewards"]
+    if not _int(step, 1 << 53):
+        raise ValueError(f"{where}: step must be an int >= 0, got {str(step)[:40]}")
+    if not isinstance(ids, list) or not ids or not all(_int(t, 1 << 53) for t in ids):
+        raise ValueError(f"{where}: task_ids must be a non-empty list of prompt ids (ints >= 0)")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{where}: task_ids repeats a prompt; a step draws each prompt once")
+    if (
+        not isinstance(rewards, list)
+        or len(rewards) != len(ids)
+        or not all(isinstance(g, list) for g in rewards)
+        or len({len(g) for g in rewards}) != 1
+        or len(rewards[0]) < 2
+        or not all(_real(r) for g in rewards for r in g)
+    ):
+        raise ValueError(
+            f"{where}: rewards must be one list of finite numbers per task id, all of one "
+            "group size >= 2"
+        )
+    meta = {}
+    for key, hi in (("pool_size", 1 << 40), ("seed", MAX_SEED - 1)):
+        value = record.get(key)
+        if value is not None and not (_int(value, hi) and (key == "seed" or value >= 1)):
+            raise ValueError(f"{where}: {key} must be a positive int, got {str(value)[:40]}")
+        meta[key] = value
+    return RewardStep(
+        step,
+        meta["pool_size"],
+        meta["seed"],
+        np.array(ids, dtype=np.int64),
+        np.array(rewards, dtype=np.float64),
+    )
+
+
+def _int(value: object, hi: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= hi
+
+
+def _real(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def replay(
+    path: str | os.PathLike[str],
+    rules: Sequence[str],
+    *,
+    pool_size: int | None = None,
+    seed: int | None = None,
+) -> list[Shadow]:
+    """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
+    the same run). `pool_size` and `seed` default to the log's own."""
+    if not rules:
+        raise ValueError("name a rule to replay: --rule greso, --rule screen4, ...")
+    configs = [shadow_config(rule) for rule in rules]
+    for config in configs:
+        cls = SELECTORS.get(config.selector)
+        if cls is not None and cls.requirement(cls.config_class()) is not None:
+            raise ValueError(
+                f"rule {config.name!r}: {config.selector} reads prompt features or text, which "
+                f"a reward log does not hold; replay greso or screenK, or run it live "
+                f"(frontier train --shadows {config.name})"
+            )
+    shadows: list[Shadow] = []
+    for got in read_reward_log(path):
+        if not shadows:
+            size = pool_size or got.pool_size
+            if size is None:
+                raise ValueError(
+                    f"{path}: names no pool_size; pass --pool-size N (the prompts in the "
+                    "training pool)"
+                )
+            pool = TaskPool(num_tasks=size)
+            start = got.seed if seed is None else seed
+            shadows = [build_shadow(c, pool, start or 0) for c in configs]
+        if int(got.task_ids.max()) >= shadows[0].pool_size:
+            raise ValueError(
+                f"{path}: step {got.step} names prompt {int(got.task_ids.max())}, outside a "
+                f"pool of {shadows[0].pool_size}; pass the run's --pool-size"
+            )
+        n = got.rewards.shape[1]
+        for shadow in shadows:
+            try:
+                shadow.observe(got.step, got.task_ids, got.rewards.reshape(-1), n)
+            except ValueError as exc:
+                raise ValueError(f"{path}: step {got.step}: {exc}") from None
+    return shadows
+
+
+def replay_table(shadows: Sequence[Shadow]) -> str:
+    """Per rule and pass over the pool, and in total: rollouts saved, groups left out, the
+    share of those that were zero-variance, informative groups lost and their |advantage|."""
+    head = (
+        "| rule | pass | steps | rollouts | saved | saved share | skipped | screened out "
+        "| precision | informative lost | abs(A) lost |"
+    )
+    lines = [head, "|---|---|" + "---:|" * 9]
+    for shadow in shadows:
+        for row in shadow.passes():
+            label = "all" if row["pass"] == 0 else str(int(row["pass"]))
+            cells = [shadow.name, label]
+            cells += [f"{row[k]:.0f}" for k in ("steps", "rollouts", "rollouts_saved")]
+            cells.append(_pct(row["rollouts_saved_share"]))
+            cells += [f"{row[k]:.0f}" for k in ("skipped", "screened_out")]
+            cells.append(_pct(row["skip_precision"]))
+            cells.append(f"{row['informative_lost']:.0f}")
+            cells.append(_pct(row["abs_advantage_lost_share"]))
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f}%"

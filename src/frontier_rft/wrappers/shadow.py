@@ -1,0 +1,352 @@
+"""Shadow: what a rule that passes over prompts before rollout would have saved and lost on the
+batches a run actually drew, at no cost and without changing the run (docs/shadow.md).
+
+A rule is a selector's skip (`greso`, `skip`: `Selector.keeps`, the keep rule of its
+`select_window`), screening with k of n rollouts (SPEED-RL's rule, as `FewerRollouts` runs
+it), or both. Each step, before the step's rewards reach the rule, the shadow asks it which of
+the run's B prompts it would have rolled out; the run rolled out all of them, so the log shows
+what every left-out group turned out to be:
+
+- rollouts saved: B n less what the rule spends (n a kept group, k a group screened out); a
+  step where the skip keeps none of the B is charged one group's first round (the rule walks
+  on to a prompt beyond the batch, whose outcome the run does not show);
+- precision: the share of left-out groups (skipped or screened out) whose n rewards were all
+  equal (zero GRPO advantage: nothing lost);
+- informative groups lost (mixed ones left out) and their share of the step's sum of |GRPO
+  advantage| over all B groups.
+
+Then the rule's selector receives only the feedback the rule would have seen: the kept
+groups, a screened-out group's first k rewards. First order only: a run under the rule
+would have trained other groups and drawn another trajectory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.advantages import group_advantages
+from frontier_rft.core.bounds import MAX_STEP, bounded_int
+from frontier_rft.core.config import check, config_from_dict
+from frontier_rft.core.feedback import Feedback
+from frontier_rft.core.selector import MAX_SEED, Selector
+from frontier_rft.core.state_check import check_keys, read_array, read_int, read_keys
+
+__all__ = ["Shadow", "ShadowConfig"]
+
+I64 = NDArray[np.int64]
+F64 = NDArray[np.float64]
+_KIND = "shadow"
+_SCREEN = re.compile(r"screen(\d{1,6})")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_COUNTS = (
+    "steps",
+    "groups",
+    "rollouts",
+    "saved",
+    "skipped",
+    "screened_out",
+    "zero_lost",
+    "informative_lost",
+)
+"""Per pass over the pool: steps, groups the run rolled out, their rollouts, rollouts the rule
+saves, groups it skips, groups it screens out, left-out groups that were zero-variance,
+left-out groups that were mixed."""
+_SIGNAL = ("abs_advantage", "abs_advantage_lost")
+"""Per pass: the sum of |GRPO advantage| over the run's groups, and over the left-out ones."""
+_LAST = ("saved", "informative_lost", "abs_advantage", "abs_advantage_lost")
+_STATE_KEYS = (
+    "kind",
+    "config",
+    "seed",
+    "pool_size",
+    "positions",
+    "counts",
+    "signal",
+    "last",
+    "selector",
+)
+
+
+@dataclass(frozen=True)
+class ShadowConfig:
+    """A rule a shadow follows beside a run: a selector's skip, screening, or both."""
+
+    selector: str = ""
+    """A selector that walks the data (greso, skip), whose skip is predicted ('' = none)."""
+    screen: int = 0
+    """Screening rollouts per prompt, k (0 = none): a group is left out when its first k
+    rewards are all equal (SPEED-RL's rule)."""
+
+    def __post_init__(self) -> None:
+        check(
+            isinstance(self.selector, str)
+            and (not self.selector or _NAME.fullmatch(self.selector) is not None),
+            f"a shadow's selector must be a selector name, got {self.selector!r}",
+        )
+        check(
+            isinstance(self.screen, int)
+            and not isinstance(self.screen, bool)
+            and (self.screen == 0 or 2 <= self.screen <= MAX_STEP),
+            f"a shadow's screen must be 0 (none) or k >= 2 rollouts (one reward is never "
+            f"mixed), got {self.screen!r}",
+        )
+        check(
+            bool(self.selector) or self.screen > 0,
+            "a shadow needs a rule: a selector that skips (greso, skip), screenK, or both",
+        )
+
+    @property
+    def name(self) -> str:
+        """The rule as written: 'greso', 'screen4', 'greso+screen4'."""
+        parts = [self.selector] if self.selector else []
+        return "+".join(parts + ([f"screen{self.screen}"] if self.screen else []))
+
+    @classmethod
+    def parse(cls, text: object) -> ShadowConfig:
+        """'greso', 'screen4' or 'greso+screen4'; a ValueError that says how to write one."""
+        how = "write a rule as greso, skip, screenK (K >= 2) or greso+screenK"
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"a shadow rule must be a non-empty string ({how}), got {text!r}")
+        selector, screen = "", 0
+        for part in text.strip().split("+"):
+            found = _SCREEN.fullmatch(part)
+            if found and not screen:
+                screen = int(found.group(1))
+            elif _NAME.fullmatch(part) and not part.startswith("screen") and not selector:
+                selector = part
+            else:
+                raise ValueError(f"shadow rule {text!r}: cannot read {part[:40]!r}; {how}")
+        try:
+            return cls(selector=selector, screen=screen)
+        except ValueError as exc:
+            raise ValueError(f"shadow rule {text!r}: {exc}") from None
+
+
+class Shadow:
+    """One rule's decisions and what they would have cost, step by step beside a run."""
+
+    def __init__(
+        self, config: ShadowConfig, selector: Selector | None, pool_size: int, *, seed: int = 0
+    ):
+        if not isinstance(config, ShadowConfig):
+            raise ValueError(f"Shadow takes a ShadowConfig, got {type(config).__name__}")
+        if (selector is None) != (config.selector == ""):
+            raise ValueError(
+                f"shadow {config.name!r}: pass its {config.selector!r} selector"
+                if config.selector
+                else f"shadow {config.name!r} screens only: pass no selector"
+            )
+        if selector is not None:
+            if selector.name != config.selector:
+                raise ValueError(f"shadow {config.name!r} got a {selector.name!r} selector")
+            if not selector.walks_windows():
+                raise ValueError(
+                    f"shadow {config.name!r}: {selector.name!r} does not walk the data, so it "
+                    "skips no prompt of a batch; shadow greso, skip or screenK"
+                )
+            pool_size = selector.num_tasks
+        self.config = config
+        self.selector = selector
+        self.pool_size = bounded_int(pool_size, "pool_size", lo=1)
+        self.seed = bounded_int(seed, "seed", hi=MAX_SEED - 1)
+        self._positions = 0  # prompts the run drew so far: the pass is this / pool_size
+        self._counts = np.zeros((0, len(_COUNTS)), dtype=np.int64)  # one row per pass
+        self._signal = np.zeros((0, len(_SIGNAL)), dtype=np.float64)
+        self._last = dict.fromkeys(_LAST, float("nan"))
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    # ------------------------------------------------------------------ one step
+    def observe(self, step: int, task_ids: I64, rewards: F64, group_size: int) -> None:
+        """Step `step` of the run: its prompts `task_ids` (distinct, in the order drawn) and
+        their `group_size` rewards each, prompt-major. Decide, count, then fold what the rule
+        would have seen. A ValueError, changing nothing, for arguments that do not fit."""
+        step = bounded_int(step, "step")
+        n = bounded_int(group_size, "group_size", lo=2, hi=1 << 20)
+        ids = np.asarray(task_ids)
+        r = np.asarray(rewards, dtype=np.float64)
+        k = self.config.screen
+        if k and not k < n:
+            raise ValueError(
+                f"shadow {self.name!r} screens with {k} rollouts, so it needs groups of more "
+                f"than {k}; this run's have {n}: shadow a smaller screen"
+            )
+        if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
+            raise ValueError("a shadow needs the step's task ids as a non-empty 1-d int array")
+        if ids.min() < 0 or ids.max() >= self.pool_size or np.unique(ids).size != ids.size:
+            raise ValueError(
+                f"a step's task ids must be distinct ids of the pool [0, {self.pool_size})"
+            )
+        if r.shape != (ids.size * n,) or not np.all(np.isfinite(r)):
+            raise ValueError(
+                f"a shadow needs {n} finite rewards for each of the {ids.size} prompts "
+                f"({ids.size * n}), prompt-major; got shape {r.shape}"
+            )
+        bounds = self.selector.reward_bounds if self.selector is not None else None
+        if bounds is not None and (r.min() < bounds[0] or r.max() > bounds[1]):
+            raise ValueError(
+                f"shadow {self.name!r}: rewards must lie in [{bounds[0]:g}, {bounds[1]:g}]"
+            )
+        ids = ids.astype(np.int64)
+        groups = r.reshape(ids.size, n)
+        kept = (
+            np.ones(ids.size, dtype=np.bool_) if self.selector is None else self.selector.keeps(ids)
+        )
+        screened = np.zeros(ids.size, dtype=np.bool_)
+        if k:
+            head = groups[:, :k]
+            screened = kept & np.all(head == head[:, :1], axis=1)
+        left_out = ~kept | screened
+        spent = n * int((kept & ~screened).sum()) + k * int(screened.sum())
+        if not kept.any():  # the rule walks on to a prompt beyond the batch: its first round
+            spent += k or n
+        zero = np.all(groups == groups[:, :1], axis=1)
+        offsets = np.arange(ids.size + 1, dtype=np.int64) * n
+        signal = np.abs(group_advantages(r, offsets, "grpo")).reshape(ids.size, n).sum(axis=1)
+        row = np.array(
+            [
+                1,
+                ids.size,
+                ids.size * n,
+                ids.size * n - spent,
+                int((~kept).sum()),
+                int(screened.sum()),
+                int((left_out & zero).sum()),
+                int((left_out & ~zero).sum()),
+            ],
+            dtype=np.int64,
+        )
+        lost = float(signal[left_out].sum())
+        self._add(row, np.array([float(signal.sum()), lost]))
+        self._positions += ids.size
+        self._last = {
+            "saved": float(row[3]),
+            "informative_lost": float(row[7]),
+            "abs_advantage": float(signal.sum()),
+            "abs_advantage_lost": lost,
+        }
+        if self.selector is not None and kept.any():
+            sizes = np.where(screened[kept], k, n)
+            seen = np.concatenate([g[:s] for g, s in zip(groups[kept], sizes, strict=True)])
+            self.selector.update(Feedback(np.repeat(ids[kept], sizes), seen, step=step))
+            self.selector.flush()
+
+    def _add(self, counts: I64, signal: F64) -> None:
+        """Add a step's counts to the row of the pass its first prompt falls in."""
+        index = self._positions // self.pool_size
+        while self._counts.shape[0] <= index:
+            self._counts = np.vstack([self._counts, np.zeros((1, len(_COUNTS)), np.int64)])
+            self._signal = np.vstack([self._signal, np.zeros((1, len(_SIGNAL)))])
+        self._counts[index] += counts
+        self._signal[index] += signal
+
+    # ------------------------------------------------------------------ read out
+    def passes(self) -> list[dict[str, float]]:
+        """Per pass over the pool (the first is 1): the counts of its steps, and the totals
+        over all passes as a last row with pass 0."""
+        rows = [
+            (i + 1, c, s) for i, (c, s) in enumerate(zip(self._counts, self._signal, strict=True))
+        ]
+        rows.append((0, self._counts.sum(axis=0), self._signal.sum(axis=0)))
+        return [_summary(p, c, s) for p, c, s in rows]
+
+    def metrics(self) -> dict[str, float]:
+        """Cumulative and this step's figures (docs/shadow.md lists them), unprefixed."""
+        total = self.passes()[-1]
+        epoch = self.passes()[-2] if self._counts.shape[0] else total
+        last = self._last
+        return {
+            "epoch": float(self._counts.shape[0]),
+            "rollouts_saved": total["rollouts_saved"],
+            "rollouts_saved_share": total["rollouts_saved_share"],
+            "rollouts_saved_epoch": epoch["rollouts_saved"],
+            "rollouts_saved_step": last["saved"],
+            "skipped": total["skipped"],
+            "screened_out": total["screened_out"],
+            "skip_precision": total["skip_precision"],
+            "informative_lost": total["informative_lost"],
+            "informative_lost_step": last["informative_lost"],
+            "abs_advantage_lost_share": _share(last["abs_advantage_lost"], last["abs_advantage"]),
+            "abs_advantage_lost_share_cumulative": total["abs_advantage_lost_share"],
+        }
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly, the rule's selector state nested."""
+        return {
+            "kind": _KIND,
+            "config": asdict(self.config),
+            "seed": self.seed,
+            "pool_size": self.pool_size,
+            "positions": self._positions,
+            "counts": self._counts.copy(),
+            "signal": self._signal.copy(),
+            "last": dict(self._last),
+            "selector": {} if self.selector is None else self.selector.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state_dict; on any error nothing changes."""
+        who = f"shadow {self.name!r}"
+        state = check_keys(state, f"{who} state", _STATE_KEYS)
+        if state["kind"] != _KIND:
+            raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
+        saved = config_from_dict(ShadowConfig, state["config"], what=f"{who} state: config")
+        if saved != self.config:
+            raise ValueError(f"{who} state was saved for shadow {saved.name!r}")
+        if read_int(state, "pool_size", who, lo=1) != self.pool_size:
+            raise ValueError(f"{who} state: saved for a pool of another size")
+        positions = read_int(state, "positions", who, hi=2**62)
+        counts = read_array(state, "counts", who, np.int64, shape=(None, len(_COUNTS)), lo=0)
+        signal = read_array(
+            state, "signal", who, np.float64, shape=(None, len(_SIGNAL)), lo=0, finite=True
+        )
+        passes = counts.shape[0]  # a step counts in the pass its first prompt falls in
+        if (
+            signal.shape[0] != passes
+            or not (passes == 0) == (positions == 0)
+            or (passes > positions // self.pool_size + 1)
+        ):
+            raise ValueError(f"{who} state: its passes do not match the prompts it counted")
+        last = read_keys(state, "last", who, _LAST)
+        if not all(isinstance(v, int | float) for v in last.values()):
+            raise ValueError(f"{who} state: last must hold numbers")
+        seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
+        inner = state["selector"]
+        if not isinstance(inner, dict) or bool(inner) != (self.selector is not None):
+            raise ValueError(f"{who} state: selector state does not match the rule")
+        if self.selector is not None:
+            self.selector.load_state_dict(inner)  # atomic; the last step that can fail
+        self._positions, self._counts, self._signal = positions, counts, signal
+        self._last = {k: float(v) for k, v in last.items()}
+        self.seed = seed
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole if whole > 0 else float("nan")
+
+
+def _summary(index: int, counts: I64, signal: F64) -> dict[str, float]:
+    c = dict(zip(_COUNTS, counts.tolist(), strict=True))
+    left_out = c["zero_lost"] + c["informative_lost"]
+    return {
+        "pass": float(index),
+        "steps": float(c["steps"]),
+        "groups": float(c["groups"]),
+        "rollouts": float(c["rollouts"]),
+        "rollouts_saved": float(c["saved"]),
+        "rollouts_saved_share": _share(c["saved"], c["rollouts"]),
+        "skipped": float(c["skipped"]),
+        "screened_out": float(c["screened_out"]),
+        "left_out": float(left_out),
+        "skip_precision": _share(c["zero_lost"], left_out),
+        "informative_lost": float(c["informative_lost"]),
+        "abs_advantage_lost_share": _share(float(signal[1]), float(signal[0])),
+    }
