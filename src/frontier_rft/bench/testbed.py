@@ -99,6 +99,10 @@ class BenchEntry:
     pilot_commit: dict[str, Any] | None = None
     """Pilot-Commit as the step's sampler: TrainConfig's pc_* fields ({} = the paper's
     settings scaled to the group size), or None (off)."""
+    shadows: tuple[str, ...] = ()
+    """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
+    record then holds what each would have saved and lost, to check against the entries
+    that run the rule (docs/shadow.md)."""
 
     def __post_init__(self) -> None:
         for name, least in (("group_size", 2), ("steps", 1)):  # a group needs two rollouts
@@ -139,6 +143,8 @@ class BenchEntry:
         own = {"group_size": self.group_size, "steps": self.steps, **(self.fewer_rollouts or {})}
         own = {k: v for k, v in own.items() if v is not None}
         own.update(self.pilot_commit or {})  # pc_evict_at may be None
+        if self.shadows:  # only then: the digests of every entry without them stay as they were
+            own["shadows"] = tuple(self.shadows)
         return own
 
 
@@ -262,6 +268,14 @@ EFFECT_ENTRIES = (
         role="effect",
         note="greso's skip in uniform's window, the kept prompts screened with 4 rollouts",
         fewer_rollouts={"rollouts": "kept", "screen": 4},
+    ),
+    BenchEntry(
+        "uniform-shadows",
+        "uniform",
+        role="effect",
+        note="uniform with greso, screen4 and greso+screen4 followed as shadows: trains as "
+        "uniform; predicts greso-kept, screen4 and greso-kept-screen4 from uniform's own rewards",
+        shadows=("greso", "screen4", "greso+screen4"),
     ),
     BenchEntry(
         "pilot-commit",
