@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -164,8 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = parse_seeds(args.seeds)
     per_seed = [compare_seed(args.ledger, s) for s in seeds]
     result = {
-        "command": "python benchmarks/shadow_validation.py "
-        + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a),
+        "command": f"python benchmarks/shadow_validation.py --ledger {args.ledger} "
+        f"--seeds {args.seeds} --out {args.out}" + (" --reading TEXT" if args.reading else ""),
         "ledger": str(args.ledger),
         "seeds": list(seeds),
         "same_as_uniform": sum(bool(s["shadowed_run_same_as_uniform"]) for s in per_seed),
