@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -246,9 +246,11 @@ def replay(
     *,
     pool_size: int | None = None,
     seed: int | None = None,
+    on_step: Callable[[Sequence[Shadow]], None] | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
-    the same run). `pool_size` and `seed` default to the log's own."""
+    the same run). `pool_size` and `seed` default to the log's own; `on_step` is called
+    with the shadows after each step (to trace their curves)."""
     if not rules:
         raise ValueError("name a rule to replay: --rule greso, --rule screen4, ...")
     configs = [shadow_config(rule) for rule in rules]
@@ -283,6 +285,8 @@ def replay(
                 shadow.observe(got.step, got.task_ids, got.rewards.reshape(-1), n)
             except ValueError as exc:
                 raise ValueError(f"{path}: step {got.step}: {exc}") from None
+        if on_step is not None:
+            on_step(shadows)
     return shadows
 
 
