@@ -316,3 +316,29 @@ def test_too_large_and_missing_logs_and_unreplayable_rules(
         replay(path, ["skip"])
     with pytest.raises(ValueError, match="name a rule"):
         replay(path, [])
+
+
+def test_replay_figure_is_written_and_bad_paths_get_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    _log(tmp_path / "rewards.jsonl")
+    log = str(tmp_path / "rewards.jsonl")
+    png = tmp_path / "shadow.png"
+    rules = ["--rule", "greso", "--rule", "screen2"]
+    assert main(["shadow", "replay", log, *rules, "--figure", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"Figure: {png}" in capsys.readouterr().out
+    (tmp_path / "file").write_text("")
+    for bad, match in [
+        (tmp_path / "out.pdf", "ending in .png"),
+        (tmp_path / "none" / "out.png", "does not exist"),
+        (tmp_path / "file" / "out.png", "does not exist"),
+        (tmp_path / "dir.png", "is a directory"),
+    ]:
+        if bad.name == "dir.png":
+            bad.mkdir()
+        assert main(["shadow", "replay", log, *rules, "--figure", str(bad)]) == 2
+        captured = capsys.readouterr()
+        assert match in captured.err and len(captured.err.strip().splitlines()) <= 2
+        assert "Traceback" not in captured.err and "| greso |" not in captured.out

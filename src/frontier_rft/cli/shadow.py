@@ -4,9 +4,12 @@ would have saved and lost on a logged run (docs/shadow.md)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from frontier_rft.cli.common import positive_int
+import numpy as np
+
+from frontier_rft.cli.common import UsageError, positive_int
 
 __all__ = ["add_command"]
 
@@ -14,7 +17,23 @@ __all__ = ["add_command"]
 def _cmd_replay(args: argparse.Namespace) -> int:
     from frontier_rft.training.shadows import CAVEAT, replay, replay_table
 
-    shadows = replay(args.log, args.rule, pool_size=args.pool_size, seed=args.seed)
+    figure = _figure_path(args.figure) if args.figure else None
+    trace: dict[str, dict[str, list[float]]] = {}
+
+    def record(shadows: Any) -> None:
+        for shadow in shadows:
+            m = shadow.metrics()
+            row = trace.setdefault(shadow.name, {k: [] for k in _TRACED})
+            for key, metric in _TRACED.items():
+                row[key].append(m[metric])
+
+    shadows = replay(
+        args.log,
+        args.rule,
+        pool_size=args.pool_size,
+        seed=args.seed,
+        on_step=record if figure else None,
+    )
     steps = int(shadows[0].passes()[-1]["steps"])
     print(f"Replay of {args.log}: {steps} steps, a pool of {shadows[0].pool_size} prompts")
     print(replay_table(shadows))
@@ -23,7 +42,40 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
     )
     print(CAVEAT)
+    if figure is not None:
+        from frontier_rft.reporting.shadow_plots import plot_shadow_replay
+
+        curves = {
+            rule: {k: np.asarray(v, dtype=np.float64) for k, v in row.items()}
+            for rule, row in trace.items()
+        }
+        print(f"Figure: {plot_shadow_replay(curves, Path(args.log).name, figure)}")
     return 0
+
+
+_TRACED = {
+    "saved": "rollouts_saved",
+    "informative_lost": "informative_lost",
+    "abs_lost_share": "abs_advantage_lost_share_cumulative",
+    "pass": "epoch",
+}
+"""The per-step metrics of each shadow the figure draws."""
+
+
+def _figure_path(text: str) -> Path:
+    """The figure's path, checked before the replay runs (a bad path costs no replay)."""
+    path = Path(text)
+    if path.suffix.lower() != ".png":
+        raise UsageError(f"--figure {text}: the figure is a PNG; give a path ending in .png")
+    if path.is_dir():
+        raise UsageError(f"--figure {text} is a directory; give a file path ending in .png")
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(
+            f"--figure {text}: the directory {parent} does not exist; create it or write "
+            "the figure elsewhere"
+        )
+    return path
 
 
 def add_command(sub: Any) -> None:
@@ -61,5 +113,11 @@ def add_command(sub: Any) -> None:
         type=int,
         default=None,
         help="seed of the rules' own draws (default: the log's, as live shadows use)",
+    )
+    r.add_argument(
+        "--figure",
+        default=None,
+        metavar="PNG",
+        help="also draw, per rule, the rollouts saved against the signal lost per pass (a PNG)",
     )
     r.set_defaults(func=_cmd_replay)

@@ -23,7 +23,7 @@ from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES, FewerRolloutsConfig
 from frontier_rft.wrappers.pilot_commit import PilotCommitConfig
-from frontier_rft.wrappers.shadow import ShadowConfig
+from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -510,32 +510,29 @@ class TrainConfig:
 
     def _check_shadows(self) -> None:
         """Shadows and the reward log read each prompt's whole group, once per step."""
-        configs = self.shadow_configs()  # a ValueError that says how to write a rule
-        names = [c.name for c in configs]
-        check(len(set(names)) == len(names), f"shadows names a rule twice: {', '.join(names)}")
-        for config in configs:
-            check(
-                config.screen < self.group_size,
-                f"shadow {config.name!r} screens with {config.screen} rollouts, so it needs "
-                f"group_size above {config.screen} (now {self.group_size})",
+        partial = [
+            name
+            for name, on in (
+                ("screen", self.screen > 0),
+                ("dynamic_sampling", self.dynamic_sampling),
+                ("allocation", self.allocation),
+                ("pilot_commit", self.pilot_commit),
             )
-        if configs or self.reward_log:
-            partial = [
-                name
-                for name, on in (
-                    ("screen", self.screen > 0),
-                    ("dynamic_sampling", self.dynamic_sampling),
-                    ("allocation", self.allocation),
-                    ("pilot_commit", self.pilot_commit),
-                )
-                if on
-            ]
-            check(
-                not partial,
-                f"shadows and reward_log read each prompt's whole group of group_size once a "
-                f"step, which {', '.join(partial)} does not roll out; shadow a run without it "
-                "(e.g. --shadows screen4 beside a plain run)",
-            )
+            if on
+        ]
+        check_shadow_rules(
+            self.shadows,
+            SELECTORS,
+            group_size=self.group_size,
+            group_name="group_size",
+            partial=partial,
+            example="e.g. --shadows screen4 beside a plain run",
+        )
+        check(
+            not (self.reward_log and partial),
+            f"reward_log reads each prompt's whole group of group_size once a step, which "
+            f"{', '.join(partial)} does not roll out; log a run without it",
+        )
 
     def rollout_sampling(self, samples: int | None = None) -> Sampling:
         """How this run draws completions: `samples` per prompt (default: group_size) at its

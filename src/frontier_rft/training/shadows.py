@@ -19,20 +19,24 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import MAX_SEED
 from frontier_rft.selectors.registry import SELECTORS, make_selector
-from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
-from frontier_rft.wrappers.wrapper_file import load_wrapper, save_wrapper
+from frontier_rft.wrappers.shadow import (
+    Shadow,
+    ShadowConfig,
+    load_shadow_file,
+    parse_rule,
+    save_shadow,
+)
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -58,26 +62,13 @@ CAVEAT = (
     "First order: what each rule would have left out on this run's trajectory; a run under "
     "the rule would have trained other groups and taken another trajectory."
 )
-_FILE = "shadow"
 _HOW = "write it with `frontier train --reward-log` (docs/shadow.md)"
 
 
 def shadow_config(text: object) -> ShadowConfig:
     """The rule `text` names, its selector a registered one that walks the data; a
     ValueError that says how to write one."""
-    config = ShadowConfig.parse(text)
-    name = config.selector
-    if name and name not in SELECTORS:
-        raise ValueError(
-            f"shadow rule {text!r}: unknown selector {name!r}{did_you_mean(name, SELECTORS)}; "
-            "a shadow predicts the skip of greso or skip, or screenK"
-        )
-    if name and not SELECTORS[name].walks_windows():
-        raise ValueError(
-            f"shadow rule {text!r}: {name!r} re-draws from the whole pool, so there is no "
-            "prompt of the run's batch it passes over; shadow greso, skip or screenK"
-        )
-    return config
+    return parse_rule(text, SELECTORS)
 
 
 def build_shadow(config: ShadowConfig, pool: TaskPool, seed: int) -> Shadow:
@@ -86,21 +77,10 @@ def build_shadow(config: ShadowConfig, pool: TaskPool, seed: int) -> Shadow:
     return Shadow(config, selector, pool.num_tasks, seed=seed)
 
 
-def save_shadow(shadow: Shadow, path: str | os.PathLike[str]) -> None:
-    """Atomically write a shadow's state (its selector's nested) to `path`."""
-    save_wrapper(_FILE, shadow.state_dict(), path)
-
-
 def load_shadow(path: str | os.PathLike[str], config: ShadowConfig, pool: TaskPool) -> Shadow:
     """The shadow saved in `path`, rebuilt on `pool`; a ValueError naming the file when it
     is not one of `config`'s."""
-
-    def make(saved: ShadowConfig, seed: int) -> Shadow:
-        if saved != config:
-            raise ValueError(f"it holds shadow {saved.name!r}, not {config.name!r}")
-        return build_shadow(saved, pool, seed)
-
-    return load_wrapper(path, _FILE, "a shadow", ShadowConfig, make)
+    return load_shadow_file(path, config, lambda saved, seed: build_shadow(saved, pool, seed))
 
 
 # ---------------------------------------------------------------------------- the reward log
@@ -246,9 +226,11 @@ def replay(
     *,
     pool_size: int | None = None,
     seed: int | None = None,
+    on_step: Callable[[Sequence[Shadow]], None] | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
-    the same run). `pool_size` and `seed` default to the log's own."""
+    the same run). `pool_size` and `seed` default to the log's own; `on_step` is called
+    with the shadows after each step (to trace their curves)."""
     if not rules:
         raise ValueError("name a rule to replay: --rule greso, --rule screen4, ...")
     configs = [shadow_config(rule) for rule in rules]
@@ -283,6 +265,8 @@ def replay(
                 shadow.observe(got.step, got.task_ids, got.rewards.reshape(-1), n)
             except ValueError as exc:
                 raise ValueError(f"{path}: step {got.step}: {exc}") from None
+        if on_step is not None:
+            on_step(shadows)
     return shadows
 
 

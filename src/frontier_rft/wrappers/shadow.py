@@ -22,7 +22,9 @@ would have trained other groups and drawn another trajectory.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,12 +33,20 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
-from frontier_rft.core.config import check, config_from_dict
+from frontier_rft.core.config import check, config_from_dict, did_you_mean
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int, read_keys
+from frontier_rft.wrappers.wrapper_file import load_wrapper, save_wrapper
 
-__all__ = ["Shadow", "ShadowConfig"]
+__all__ = [
+    "Shadow",
+    "ShadowConfig",
+    "check_shadow_rules",
+    "load_shadow_file",
+    "parse_rule",
+    "save_shadow",
+]
 
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
@@ -350,3 +360,72 @@ def _summary(index: int, counts: I64, signal: F64) -> dict[str, float]:
         "informative_lost": float(c["informative_lost"]),
         "abs_advantage_lost_share": _share(float(signal[1]), float(signal[0])),
     }
+
+
+# ---------------------------------------------------------------------------- rules of a run
+def parse_rule(text: object, selectors: Mapping[str, type[Selector]]) -> ShadowConfig:
+    """The rule `text` names, its selector one of `selectors` (the registry, passed in by the
+    layer that holds it) that walks the data; a ValueError that says how to write one."""
+    config = ShadowConfig.parse(text)
+    name = config.selector
+    if name and name not in selectors:
+        raise ValueError(
+            f"shadow rule {text!r}: unknown selector {name!r}{did_you_mean(name, selectors)}; "
+            "a shadow predicts the skip of greso or skip, or screenK"
+        )
+    if name and not selectors[name].walks_windows():
+        raise ValueError(
+            f"shadow rule {text!r}: {name!r} re-draws from the whole pool, so there is no "
+            "prompt of the run's batch it passes over; shadow greso, skip or screenK"
+        )
+    return config
+
+
+def check_shadow_rules(
+    rules: Sequence[object],
+    selectors: Mapping[str, type[Selector]],
+    *,
+    group_size: int | None,
+    group_name: str,
+    partial: Sequence[str],
+    example: str,
+) -> tuple[ShadowConfig, ...]:
+    """The rules a run's shadows follow, parsed and checked against the run: no rule twice,
+    screens below the group size (`group_name` as the run's config calls it; None: not known
+    yet), and no setting in `partial` (those that roll out partial or extra groups, where a
+    shadow cannot read each prompt's whole group once a step). `example`: how to write a
+    shadow in this run's config, for the message."""
+    configs = tuple(parse_rule(text, selectors) for text in rules)
+    names = [c.name for c in configs]
+    check(len(set(names)) == len(names), f"shadows names a rule twice: {', '.join(names)}")
+    for config in configs:
+        check(
+            group_size is None or config.screen < group_size,
+            f"shadow {config.name!r} screens with {config.screen} rollouts, so it needs "
+            f"{group_name} above {config.screen} (now {group_size})",
+        )
+    check(
+        not (configs and partial),
+        f"shadows read each prompt's whole group of {group_name} once a step, which "
+        f"{', '.join(partial)} does not roll out; shadow a run without it ({example})",
+    )
+    return configs
+
+
+def save_shadow(shadow: Shadow, path: str | os.PathLike[str]) -> None:
+    """Atomically write a shadow's state (its selector's nested) to `path`."""
+    save_wrapper(_KIND, shadow.state_dict(), path)
+
+
+def load_shadow_file(
+    path: str | os.PathLike[str], config: ShadowConfig, build: Callable[[ShadowConfig, int], Shadow]
+) -> Shadow:
+    """The shadow saved in `path`, rebuilt by `build(config, seed)`; a ValueError naming the
+    file when it is not one of `config`'s."""
+
+    def make(saved: ShadowConfig, seed: int) -> Shadow:
+        if saved != config:
+            raise ValueError(f"it holds shadow {saved.name!r}, not {config.name!r}")
+        return build(saved, seed)
+
+    return load_wrapper(path, _KIND, "a shadow", ShadowConfig, make)

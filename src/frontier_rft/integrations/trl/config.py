@@ -32,9 +32,10 @@ from frontier_rft.integrations.trl.dynamic_config import (
 )
 from frontier_rft.integrations.trl.fewer_config import settings_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
-from frontier_rft.selectors.registry import check_selector_name
+from frontier_rft.selectors.registry import SELECTORS, check_selector_name
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
 __all__ = [
     "DATA_BUILDERS",
@@ -116,6 +117,9 @@ class FrontierConfig:
     loss_scale: Literal["batch", "kept"] = "batch"
     """rollouts kept or screen: a step training G of its B groups has its loss scaled by G / B
     (batch: the left-out groups count as zero-advantage ones) or is the mean over the G (kept)."""
+    shadows: list[str] | None = None
+    """Rules followed beside training without changing it, e.g. [greso, screen4, greso+screen4]:
+    what each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -204,6 +208,35 @@ class FrontierConfig:
             self.rollouts, self.screen, self.loss_scale, self.selector, self.dynamic_sampling
         )
         check(not problems, "; ".join(problems))
+        if isinstance(self.shadows, str):  # YAML `shadows: greso`
+            set_(self, "shadows", [self.shadows])
+        check(
+            self.shadows is None or _strings(self.shadows),
+            f"shadows must be a list of rules (greso, screen4, greso+screen4), got "
+            f"{_short(self.shadows)}",
+        )
+        self.shadow_configs()
+
+    def shadow_configs(self, num_generations: int | None = None) -> tuple[ShadowConfig, ...]:
+        """The rules of `shadows`, checked as the reference trainer checks its own (a screen
+        below `num_generations` once it is known); a ValueError naming the problem."""
+        partial = [
+            name
+            for name, on in (
+                ("screen", self.screen > 0),
+                ("dynamic_sampling", self.dynamic_sampling != "off"),
+                ("rollouts: kept", self.rollouts == "kept"),
+            )
+            if on
+        ]
+        return check_shadow_rules(
+            self.shadows or (),
+            SELECTORS,
+            group_size=num_generations,
+            group_name="num_generations",
+            partial=partial,
+            example="e.g. shadows: [greso, screen4] beside rollouts: full",
+        )
 
     def _check_dynamic_sampling(self) -> None:
         set_ = object.__setattr__

@@ -38,6 +38,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     image_problems,
     mode_of,
 )
+from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS
 from frontier_rft.integrations.trl.fewer_config import config_file_problems as fewer_file_problems
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
@@ -116,6 +117,7 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
     )
     report.add("", config_file_problems(values))  # dynamic_sampling next to TRL's settings
     report.add("", fewer_file_problems(values))  # rollouts: kept, screen, next to TRL's
+    report.add("", _shadow_problems(frontier, values))
     report.add("", _model_problems(values))
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))
@@ -155,6 +157,22 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
         report.notes.append(f"{why}: columns not checked")
     _check_files("eval_dataset_files", held_out, config, rewards, report, held_out=True)
     return report
+
+
+def _shadow_problems(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
+    """A shadow's screen against num_generations (FrontierConfig checks the rest)."""
+    n = values.get("num_generations", _TRL_NUM_GENERATIONS)
+    if not frontier.get("shadows") or not isinstance(n, int) or isinstance(n, bool):
+        return []
+    try:
+        config = FrontierConfig(**frontier)
+    except (ValueError, TypeError):
+        return []  # config_problems names it
+    try:
+        config.shadow_configs(n)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
 
 
 def _check_keys(others: list[str], ours: set[str], trainer: Any, report: Report) -> None:

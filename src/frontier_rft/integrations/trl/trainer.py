@@ -95,6 +95,7 @@ from frontier_rft.integrations.trl.rewards import (
     combine_rewards,
 )
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
+from frontier_rft.integrations.trl.shadows import TrlShadows
 from frontier_rft.integrations.trl.state import (
     FEWER_DEFAULTS,
     check_fewer_settings,
@@ -297,6 +298,11 @@ class FrontierTrainerMixin:
             rows = task_rows(self.train_dataset, config.task_id_column, selector.num_tasks)
         self.frontier_selector = selector
         self._frontier_rows = rows
+        seed = int(self.args.seed if config.selector_seed is None else config.selector_seed)
+        self.frontier_shadows = TrlShadows(
+            config.shadow_configs(self.num_generations), selector, seed
+        )
+        """Rules followed beside the run (FrontierConfig.shadows), on their own selectors."""
         self.frontier_sampler = FrontierRepeatSampler(
             selector,
             rows,
@@ -530,6 +536,10 @@ class FrontierTrainerMixin:
             if reward_range is not None:
                 lo, hi = reward_range
                 rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)  # +-inf: to 1 or 0
+            # The shadows read what the selector reads; they change nothing of the run.
+            self.frontier_shadows.observe(
+                counters["generations"], ids[keep], rewards, self.num_generations
+            )
             self.frontier_selector.update(
                 Feedback(
                     task_ids=ids[keep],
@@ -570,6 +580,7 @@ class FrontierTrainerMixin:
         out["trl/self_embedding_refreshes"] = float(counters["embedding_refreshes"])
         if dynamic is not None:
             out.update(dynamic.metrics())
+        out.update(self.frontier_shadows.metrics())
         return out
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
@@ -586,6 +597,8 @@ class FrontierTrainerMixin:
             if config.metrics_verbosity == "summary":  # the filter's own summary, when on
                 dapo = {k: v for k, v in finite.items() if k in DAPO_SUMMARY + FEWER_SUMMARY}
                 logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
+                shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
+                logs.update(curriculum_metrics(shadow, "all", config.metrics_prefix))
             if self.accelerator.is_main_process:
                 self._frontier_logger().log(
                     curriculum_metrics(metrics, "all", config.metrics_prefix),
@@ -625,6 +638,7 @@ class FrontierTrainerMixin:
             directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
         )
         save_dynamic_state(directory, self._frontier_wrapper())
+        self.frontier_shadows.save(directory)
 
     def _frontier_wrapper(self) -> DynamicSampling | None:
         """Dynamic sampling's wrapper (it has state of its own; FewerRollouts has none)."""
@@ -632,13 +646,15 @@ class FrontierTrainerMixin:
         return wrapper if isinstance(wrapper, DynamicSampling) else None
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Restore the selector and sampler state (and dynamic sampling's) saved in
+        """Restore the selector and sampler state (dynamic sampling's, the shadows') saved in
         `directory`; a refused checkpoint (other fewer-rollouts or dynamic sampling settings
         than this trainer's included) changes nothing."""
         check_fewer_settings(directory, self._frontier_fewer_record())
         restore = load_dynamic_state(directory, self._frontier_wrapper())  # checked first
+        shadows = self.frontier_shadows.load(directory)  # read, not yet in place
         counters = load_state(directory, self.frontier_selector, self.frontier_sampler)
         restore()
+        self.frontier_shadows.shadows = shadows
         self._frontier_counters.update(counters)
 
     def _frontier_fewer_record(self) -> dict[str, Any]:

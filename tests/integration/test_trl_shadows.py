@@ -1,0 +1,118 @@
+"""Shadows in the TRL adapter on the real tiny GRPOTrainer (CPU): the run is the same with and
+without them, they see what the selector sees, their metrics reach TRL's logs and the JSONL
+file, and a resumed run continues them exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+from test_trl import NUM_GENERATIONS, LogRecorder, UpdateSpy, grpo, pool
+
+from frontier_rft import make_selector
+from frontier_rft.integrations.trl import FrontierConfig
+from frontier_rft.integrations.trl.state import state_digest
+from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+RULES = ["greso", "screen2", "greso+screen2"]
+STEPS = 8
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Any:
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _run(out: Path, shadows: list[str] | None, **kw: Any) -> tuple[Any, UpdateSpy, LogRecorder]:
+    selector = make_selector("uniform", pool(), seed=0)
+    spy, recorder = UpdateSpy(selector), LogRecorder()
+    trainer = grpo(
+        out,
+        selector,
+        steps=STEPS,
+        callbacks=[recorder],
+        frontier=FrontierConfig(shadows=shadows),
+        **kw,
+    )
+    return trainer, spy, recorder
+
+
+def _weights(trainer: Any) -> list[np.ndarray]:
+    return [p.detach().cpu().numpy().copy() for p in trainer.model.parameters()]
+
+
+def test_shadows_change_nothing_and_see_what_the_selector_sees(tmp_path: Path) -> None:
+    plain, plain_spy, _ = _run(tmp_path / "plain", None)
+    plain.train()
+    shadowed, spy, recorder = _run(tmp_path / "shadowed", RULES)
+    shadowed.train()
+    # The same batches, rewards and weights: the shadows trained nothing and drew nothing.
+    np.testing.assert_array_equal(spy.ids(), plain_spy.ids())
+    np.testing.assert_array_equal(spy.rewards(), plain_spy.rewards())
+    for a, b in zip(_weights(shadowed), _weights(plain), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # Each shadow equals one fed by hand the selector's feedback, group by group.
+    for shadow in shadowed.frontier_shadows.shadows:
+        config = ShadowConfig.parse(shadow.name)
+        inner = make_selector(config.selector, pool(), seed=0) if config.selector else None
+        by_hand = Shadow(config, inner, pool().num_tasks, seed=0)
+        for ids, rewards, step in spy.calls:
+            drawn = ids[::NUM_GENERATIONS]
+            by_hand.observe(step, drawn, rewards, NUM_GENERATIONS)
+        assert state_digest(by_hand.state_dict()) == state_digest(shadow.state_dict())
+    metrics = shadowed.frontier_metrics()
+    assert metrics["shadow/screen2/rollouts_saved"] > 0  # always-0 and always-1 prompts
+    # In TRL's logs (what every report_to backend receives) and in the JSONL file.
+    last = [c for c in recorder.logs if "loss" in c][-1]
+    for rule in RULES:
+        for key in ("rollouts_saved", "skip_precision", "informative_lost"):
+            name = f"curriculum/shadow/{rule}/{key}"
+            if np.isfinite(metrics[f"shadow/{rule}/{key}"]):
+                assert last[name] == metrics[f"shadow/{rule}/{key}"], name
+    lines = (tmp_path / "shadowed" / "frontier_metrics.jsonl").read_text().splitlines()
+    logged = json.loads(lines[-1])
+    assert (
+        logged["curriculum/shadow/greso+screen2/rollouts_saved"]
+        == (metrics["shadow/greso+screen2/rollouts_saved"])
+    )
+    assert not any(k.startswith("curriculum/shadow/") for k in plain.frontier_metrics())
+
+
+def test_resume_restores_the_shadows_exactly(tmp_path: Path) -> None:
+    full, _, _ = _run(tmp_path / "full", RULES, save_strategy="steps", save_steps=4)
+    full.train()
+    ckpt = tmp_path / "full" / "checkpoint-4"
+    assert (ckpt / "frontier_shadow2.npz").is_file()
+    resumed, _, _ = _run(tmp_path / "resumed", RULES)
+    resumed.train(resume_from_checkpoint=str(ckpt))
+    for a, b in zip(resumed.frontier_shadows.shadows, full.frontier_shadows.shadows, strict=True):
+        assert state_digest(a.state_dict()) == state_digest(b.state_dict()), a.name
+    # A run with other shadows refuses the checkpoint, changing nothing.
+    other, _, _ = _run(tmp_path / "other", ["greso", "screen3"])
+    before = [state_digest(s.state_dict()) for s in other.frontier_shadows.shadows]
+    with pytest.raises(ValueError, match="holds shadow 'screen2', not 'screen3'"):
+        other.load_frontier_state(ckpt)
+    assert [state_digest(s.state_dict()) for s in other.frontier_shadows.shadows] == before
+
+
+def test_a_screen_not_below_num_generations_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="needs num_generations above 4"):
+        _run(tmp_path / "bad", ["screen4"])
