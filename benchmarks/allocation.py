@@ -166,23 +166,23 @@ def _install_oracle() -> None:
     """Posteriors of the marked entry read the simulated learner's true pass rates (this
     process only: run with --jobs 1)."""
     from frontier_rft.simulation.learner import SimulatedLearner
-    from frontier_rft.wrappers.allocation_posterior import PassRatePosteriors
+    from frontier_rft.structures.beta_posterior import BetaPosteriors
 
     latest: list[SimulatedLearner] = []
-    init, posterior = SimulatedLearner.__init__, PassRatePosteriors.posterior
+    init, posterior = SimulatedLearner.__init__, BetaPosteriors.posterior
 
     def track(self: SimulatedLearner, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         latest[:] = [self]  # run_one builds one learner per run, runs go one at a time
 
-    def truth(self: PassRatePosteriors, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def truth(self: BetaPosteriors, ids: np.ndarray, *args: Any) -> tuple[np.ndarray, np.ndarray]:
         if self.prior_forgetting != 0.123456789:
-            return posterior(self, ids)
+            return posterior(self, ids, *args)
         p = np.clip(latest[0].pass_rates()[ids], 1e-6, 1.0 - 1e-6)
         return 1e4 * p, 1e4 * (1.0 - p)
 
     SimulatedLearner.__init__ = track  # type: ignore[method-assign]
-    PassRatePosteriors.posterior = truth  # type: ignore[method-assign]
+    BetaPosteriors.posterior = truth  # type: ignore[method-assign]
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from frontier_rft.bench.metrics import ttb
+from frontier_rft.core.jsonsafe import finite_or_none
 
 BASE = "uniform+dapo"
 
@@ -23,9 +24,10 @@ def spent(run: dict) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(run["rollouts"])])
 
 
-def _finite(x: float) -> float | None:
-    """NaN (never reached) as null: the file is strict JSON."""
-    return None if np.isnan(x) else round(float(x), 3)
+def _rounded(x: float) -> float | None:
+    """Three decimals; NaN (never reached) as null: the file is strict JSON."""
+    out: float | None = finite_or_none(round(float(x), 3))
+    return out
 
 
 def main() -> None:
@@ -48,9 +50,9 @@ def main() -> None:
                 ratios.append(float("nan") if x is None else x)
             reached = [x for x in ratios if not np.isnan(x)]
             mean = float(np.mean(reached)) if reached else float("nan")
-            row[f"ttb{int(tau * 100)}_by_rollouts"] = _finite(mean)
+            row[f"ttb{int(tau * 100)}_by_rollouts"] = _rounded(mean)
             row[f"ttb{int(tau * 100)}_reached"] = int(np.sum(~np.isnan(ratios)))
-            row[f"ttb{int(tau * 100)}_per_seed"] = [_finite(x) for x in ratios]
+            row[f"ttb{int(tau * 100)}_per_seed"] = [_rounded(x) for x in ratios]
         total = [
             sum(r["rollouts"]) / sum(runs[BASE][seed]["rollouts"])
             for seed, r in runs[label].items()

@@ -25,14 +25,6 @@ from pathlib import Path
 import numpy as np
 
 
-def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import spearmanr
-
-    if np.std(a) == 0 or np.std(b) == 0:
-        return float("nan")
-    return float(spearmanr(a, b).statistic)
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--prompts", type=int, default=64, help="prompts judged (>= 64)")
@@ -56,6 +48,7 @@ def main() -> int:
     logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
     from frontier_rft import Feedback, make_selector
+    from frontier_rft.bench.metrics import spearman
     from frontier_rft.lm.pretrained import SMOLLM2, load_pretrained
     from frontier_rft.lm.sampling import Sampling
     from frontier_rft.selectors.metis.judge import parse_judgment, render_judge_prompt
@@ -168,8 +161,8 @@ def main() -> int:
     pred = np.array([v if v is not None else 0.0 for v in preds])
     v = variance[: args.prompts]
     out["judge_parse_rate"] = float(ok.mean())
-    out["judge_spearman_all"] = _spearman(pred, v)
-    out["judge_spearman_parsed"] = _spearman(pred[ok], v[ok]) if ok.sum() > 2 else float("nan")
+    out["judge_spearman_all"] = spearman(pred, v)
+    out["judge_spearman_parsed"] = spearman(pred[ok], v[ok]) if ok.sum() > 2 else float("nan")
     out["realised_variance_mean"] = float(v.mean())
     out["realised_nonzero_share"] = float((v > 0).mean())
     out["pass_rate_mean"] = float((scores[: args.prompts] >= 1.0).mean())

@@ -109,8 +109,8 @@ def test_greso_p_moves_once_per_step_on_the_shares_pooled_over_its_rounds() -> N
 def test_greso_p_is_clamped_to_its_bounds() -> None:
     sel = GRESOSelector(TaskPool(num_tasks=4), GRESOConfig(p_init=0.06, p_min=0.05))
     sel._walk.epoch = 2
-    sel._adapt(np.array([1.0, 1.0]))
-    sel._adapt(np.array([1.0, 1.0]))
+    for _ in range(2):
+        sel._p = sel._moved(sel._p, np.array([1.0, 1.0]))
     assert np.allclose(sel._p, [0.05, 0.05])  # 0.06 - 0.01, then held at the floor
 
 

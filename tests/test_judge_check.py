@@ -4,6 +4,7 @@ and the whole check (rollouts, judge prompts, format warm-up, again) on a tiny m
 from __future__ import annotations
 
 import contextlib
+import math
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,13 @@ pytest.importorskip("transformers")
 
 import torch
 
-from frontier_rft.bench.judge_check import JudgeCheckConfig, _exemplars, judge_check, spearman
+from frontier_rft.bench.judge_check import (
+    JudgeCheckConfig,
+    _exemplars,
+    judge_check,
+    spearman_or_none,
+)
+from frontier_rft.bench.metrics import spearman
 from frontier_rft.lm.model_io import load_lm
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from test_training_model import tiny_models
@@ -22,13 +29,17 @@ pytestmark = pytest.mark.integration
 
 
 def test_spearman_by_hand() -> None:
-    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
-    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman_or_none([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman_or_none([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     # Ranks (1, 2, 3.5, 3.5) against (1, 3, 2, 4): deviations from 2.5 are (-1.5, -0.5, 1, 1)
     # and (-1.5, 0.5, -0.5, 1.5); Pearson = 3 / sqrt(4.5 * 5).
-    assert spearman([0.0, 0.1, 0.2, 0.2], [5, 7, 6, 8]) == pytest.approx(3 / (4.5 * 5) ** 0.5)
-    assert spearman([0.1, 0.1, 0.1], [1, 2, 3]) is None  # a constant side has no ranking
-    assert spearman([1, 2], [1, 2]) is None
+    assert spearman_or_none([0.0, 0.1, 0.2, 0.2], [5, 7, 6, 8]) == pytest.approx(
+        3 / (4.5 * 5) ** 0.5
+    )
+    assert spearman_or_none([0.1, 0.1, 0.1], [1, 2, 3]) is None  # a constant side has no ranking
+    assert spearman_or_none([1, 2], [1, 2]) is None
+    assert spearman([1, 2], [1, 2]) == pytest.approx(1.0)  # bench.metrics: any 2 pairs
+    assert math.isnan(spearman([0.1, 0.1, 0.1], [1, 2, 3]))
 
 
 def test_exemplars_span_the_realised_range() -> None:

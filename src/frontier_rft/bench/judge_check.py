@@ -16,7 +16,6 @@ expected start for METIS's judge reward to calibrate from; both are measured aga
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 import time
@@ -26,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.bench.metrics import spearman
 from frontier_rft.core.config import check, check_field_types
 from frontier_rft.lm.sampling import Sampling
 from frontier_rft.selectors.metis.judge import (
@@ -36,7 +36,7 @@ from frontier_rft.selectors.metis.judge import (
     user_message,
 )
 
-__all__ = ["JudgeCheckConfig", "judge_check", "judge_check_model", "spearman"]
+__all__ = ["JudgeCheckConfig", "judge_check", "judge_check_model", "spearman_or_none"]
 
 _log = logging.getLogger(__name__)
 
@@ -97,16 +97,12 @@ class JudgeCheckConfig:
         return Sampling(self.samples, self.max_new_tokens, self.temperature, self.top_p)
 
 
-def spearman(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float | None:
-    """Spearman rank correlation (average ranks for ties); None when either side is constant
-    or fewer than 3 pairs."""
-    spearmanr: Any = importlib.import_module("scipy.stats").spearmanr  # scikit-learn's dep
-
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return None
-    value = float(spearmanr(x, y).statistic)
-    return value if math.isfinite(value) else None
+def spearman_or_none(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
+) -> float | None:
+    """bench.metrics.spearman, None when it is undefined or there are fewer than 3 pairs."""
+    rho = spearman(a, b) if len(a) >= 3 else math.nan
+    return rho if math.isfinite(rho) else None
 
 
 def _exemplars(prompts: Sequence[str], variance: np.ndarray) -> list[tuple[str, float]]:
@@ -191,8 +187,8 @@ def _judged(
     predicted = np.array([0.0 if v is None else v for v in parsed])
     return {
         "parse_rate": float(ok.mean()),
-        "spearman_all": spearman(predicted, realised),
-        "spearman_parsed": spearman(predicted[ok], realised[ok]) if ok.sum() >= 3 else None,
+        "spearman_all": spearman_or_none(predicted, realised),
+        "spearman_parsed": spearman_or_none(predicted[ok], realised[ok]) if ok.sum() >= 3 else None,
         "parsed": int(ok.sum()),
         "prediction_mean": float(predicted[ok].mean()) if ok.any() else None,
         "prediction_distinct": int(np.unique(predicted[ok]).size),

@@ -29,6 +29,7 @@ rather than optimistic: the per-seed list says which seeds reached it.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = [
     "mean_ci",
     "paired_summary",
     "seed_stats",
+    "spearman",
     "summarize",
     "ttb",
 ]
@@ -208,3 +210,13 @@ def summarize(
     for key, values in (finals or {}).items():
         out[key] = seed_stats([values[s] for s in seeds])
     return out
+
+
+def spearman(a: ArrayLike, b: ArrayLike) -> float:
+    """Spearman rank correlation (average ranks for ties); nan where it is undefined (a
+    constant side, fewer than 2 pairs). scipy loads on the first call, not on import."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    spearmanr: Any = importlib.import_module("scipy.stats").spearmanr  # scikit-learn's dep
+    return float(spearmanr(x, y).statistic)

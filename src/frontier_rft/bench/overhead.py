@@ -302,7 +302,8 @@ def allocation_case(
         alloc = Allocation(build(WRAPPED[name], world.pool, s.seed))
         n = world.pool.num_tasks
         sums = np.round(world.pass_rates * s.rollouts)
-        alloc.posteriors.observe(n, np.arange(n), sums, np.full(n, float(s.rollouts)))
+        alloc.posteriors.advance(n)
+        alloc.posteriors.observe(np.arange(n), sums, np.full(n, float(s.rollouts)))
         return alloc
 
     rollout_s = [0.0]

@@ -10,7 +10,6 @@ or matplotlib).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ from frontier_rft.bench.testbed import (
     BenchEntry,
     Testbed,
 )
+from frontier_rft.core.jsonsafe import dumps_strict
 
 __all__ = [
     "ResultFiles",
@@ -269,10 +269,6 @@ def _train_last(run: Mapping[str, Any], key: str) -> float:
     """A training metric's last logged value (nan when never logged)."""
     vals = [r[key] for r in run["train"] if r.get(key) is not None]
     return float(vals[-1]) if vals else float("nan")
-
-
-def _series(run: Mapping[str, Any], key: str) -> np.ndarray:
-    return np.array([r.get(key, np.nan) for r in run["train"]], dtype=np.float64)
 
 
 def _diff_ci(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
@@ -669,25 +665,10 @@ def headline_json(summary: Mapping[str, Any], labels: Sequence[str]) -> dict[str
     return out
 
 
-def _finite(obj: Any) -> Any:
-    """NaN and infinities become None (strict JSON); numpy scalars become Python numbers."""
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    if isinstance(obj, (np.floating, float)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
-
-
 def write_json(path: Path, data: Any) -> None:
     """Strict JSON (no NaN): undefined values are written as null."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_finite(data), indent=1, allow_nan=False) + "\n")
+    path.write_text(dumps_strict(data, indent=1) + "\n")
 
 
 def write_results(

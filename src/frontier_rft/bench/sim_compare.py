@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.metrics import spearman
 from frontier_rft.bench.scripts import write_outputs
 from frontier_rft.bench.sim_vs_real import (
     EVAL_SAMPLES,
@@ -28,7 +29,6 @@ from frontier_rft.bench.sim_vs_real import (
     real_results,
     sim_class,
     simulate,
-    spearman,
     summarise_runs,
     training_noise,
 )

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.bench.metrics import spearman
 from frontier_rft.bench.scripts import write_outputs
 from frontier_rft.bench.sim_vs_real import (
     FIT_SEEDS,
@@ -32,7 +33,6 @@ from frontier_rft.bench.sim_vs_real import (
     real_results,
     run_cached,
     run_entries,
-    spearman,
     static_fit,
 )
 from frontier_rft.bench.sim_vs_real import point_text as _point_text

@@ -267,12 +267,6 @@ def training_noise(scenario: ScenarioConfig) -> dict[str, float]:
     }
 
 
-def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    from scipy.stats import spearmanr  # type: ignore[import-untyped]  # not loaded on import
-
-    return float(spearmanr(a, b).statistic)
-
-
 def ttb_steps(curve: Sequence[float], base: Sequence[float], tau: float) -> float | None:
     """TTB(tau) with the real benchmark's evaluation grid (every 30 steps, interpolated)."""
     from frontier_rft.bench.metrics import ttb

@@ -70,12 +70,6 @@ CHOICES = {
 """Config fields whose flags take one of a fixed set of values (shown in --help). Not the
 selector: _cmd_train checks it, naming the closest one or how to get the former 'dapo'."""
 
-# Kept importable from here for code written against the old layout.
-_quiet_transformers = quiet_transformers
-_add_config_flags = add_config_flags
-_config_from_args = config_from_args
-_int_tuple = int_tuple
-
 
 # ---------------------------------------------------------------------------- commands
 

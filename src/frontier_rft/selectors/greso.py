@@ -223,11 +223,6 @@ class GRESOSelector(Selector):
         if self._adapting:  # p moves once per step, from where it stood before the step
             self._p = self._moved(self._p_before, shares)
 
-    def _adapt(self, shares: NDArray[np.float64]) -> None:
-        """Move p once on `shares` (easy, hard)."""
-        self._p = self._moved(self._p, shares)
-        self._skip_totals["adapted_steps"] += 1
-
     def _moved(self, p: NDArray[np.float64], shares: NDArray[np.float64]) -> NDArray[np.float64]:
         cfg = self.config
         target = cfg.target_zero_variance * np.array([cfg.easy_share, 1.0 - cfg.easy_share])

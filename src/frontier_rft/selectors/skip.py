@@ -25,7 +25,8 @@ taken, and one is passed over only for a prediction significantly below average.
 prompt text, where the prediction gained a tenth as much (benchmarks/results/skip_untried.md)
 and a prompts-only user keeps GRESO's promise.
 
-Posterior of prompt k, with S_k, F_k its discounted success / failure counts:
+Posterior of prompt k, with S_k, F_k its discounted success / failure counts (the model
+of structures/beta_posterior.py, which the rollout allocation shares):
 
     a_k = c p~_k + S_k,  b_k = c (1 - p~_k) + F_k
     S_k <- d^(e - e_k) S_k + s,  F_k <- d^(e - e_k) F_k + f     when its group arrives
@@ -69,15 +70,14 @@ from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.informative import (
     MAX_GROUP,
     PRIOR_MIN_GROUPS,
-    fit_beta_prior,
     informative_probability,
-    pass_rate_moments,
 )
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 from frontier_rft.features.derive import task_features
 from frontier_rft.selectors._ridge import OnlineRidge
+from frontier_rft.structures.beta_posterior import BetaPosteriors
 from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = ["SkipConfig", "SkipSelector", "informative_probability"]
@@ -202,13 +202,12 @@ class SkipSelector(Selector):
                 self._features.shape[1], cfg.regression_ridge, cfg.regression_forgetting
             )
         self._first_moments = np.zeros(2)  # decayed first groups, informative ones among them
-        self._succ = np.zeros(n)  # discounted successes S_k
-        self._fail = np.zeros(n)  # discounted failures F_k
-        self._when = np.zeros(n)  # clock at the last update of S_k, F_k
-        self._handed_out = 0  # prompts selected so far; the clock is this / N
+        # S_k, F_k, the clock (prompts selected / N) and the prior's moments, decayed like
+        # the regression's.
+        self._beta = BetaPosteriors(
+            n, cfg.lam, (cfg.alpha0, cfg.beta0), cfg.regression_forgetting, per_rollout=False
+        )
         self._group = 0  # rollouts per group, from feedback (0 = none seen yet)
-        # Decayed moments of the observed pass rates: groups, sum r, sum r^2, sum p(1-p) est.
-        self._moments = np.zeros(4)
         self._skip_totals = {"skipped": 0}
         self._last_skipped = 0
         self._last_keep = float("nan")
@@ -223,7 +222,7 @@ class SkipSelector(Selector):
     @property
     def clock(self) -> float:
         """Prompts handed out so far, in pool sizes (the forgetting's time)."""
-        return self._handed_out / self.num_tasks
+        return self._beta.clock
 
     @property
     def group_size(self) -> int:
@@ -234,8 +233,7 @@ class SkipSelector(Selector):
     def population_prior(self) -> tuple[float, float]:
         """(m, c): mean and strength of the prior, fitted by moments to the observed pass
         rates (the base prior's until 16 groups are seen; see the module docstring)."""
-        cfg = self.config
-        return fit_beta_prior(self._moments, self.group_size, (cfg.alpha0, cfg.beta0))
+        return self._beta.prior(self.group_size)
 
     def prior_mean(self, ids: I64) -> F64:
         """p~: the regression's predicted pass rate for these prompts, or the population's
@@ -248,10 +246,7 @@ class SkipSelector(Selector):
 
     def posterior(self, ids: I64) -> tuple[F64, F64]:
         """(a, b) of the Beta posterior of each prompt, forgetting applied up to now."""
-        c = self.population_prior()[1]
-        decay = self._decay(ids)
-        prior = np.clip(self.prior_mean(ids), 1e-6, 1.0 - 1e-6)  # a, b stay positive
-        return c * prior + decay * self._succ[ids], c * (1.0 - prior) + decay * self._fail[ids]
+        return self._beta.posterior(ids, self.prior_mean(ids), self.group_size)
 
     def keep_probability(self, ids: I64) -> F64:
         """clip(q / q0, min_keep, 1) for tried prompts; for untried ones 1 (untried='take')
@@ -265,7 +260,7 @@ class SkipSelector(Selector):
         if q0 <= 1e-12:  # groups of one rollout, or a pool with no spread: skip nothing
             return np.ones(ids.shape[0])
         keep: F64 = np.clip(q / q0, cfg.min_keep, 1.0)
-        untried = (self._succ[ids] + self._fail[ids]) == 0.0
+        untried = ~self._beta.seen(ids)
         if untried.any():
             keep[untried] = self.untried_keep(ids[untried])
         return keep
@@ -295,21 +290,13 @@ class SkipSelector(Selector):
         out = np.clip(upper / q1, self.config.untried_floor, 1.0)
         return out
 
-    def _decay(self, ids: I64) -> F64:
-        d = 1.0 - self.config.lam
-        elapsed = np.maximum(self.clock - self._when[ids], 0.0)
-        if d == 0.0:
-            return np.where(elapsed > 0, 0.0, 1.0)
-        out: F64 = np.power(d, elapsed)
-        return out
-
     # ------------------------------------------------------------------ select
     def _select(self, n: int) -> I64:
         kept: list[float] = []
         bound = EpochWalk.epochs_bound(self.config.min_keep)
         ids, self._last_skipped = self._walk.take_where(n, self.rng, self._keep(kept), bound)
         self._skip_totals["skipped"] += self._last_skipped
-        self._handed_out += n
+        self._beta.advance(n)
         self._last_keep = kept[0] if kept else float("nan")
         return ids
 
@@ -335,7 +322,7 @@ class SkipSelector(Selector):
         self._skip_totals["skipped"] += skipped
         # The clock counts walk positions: uniform's prompts, which a window passes at
         # uniform's pace (the forgetting is per pass of uniform's).
-        self._handed_out += walked
+        self._beta.advance(walked)
         self._last_keep = kept[0] if kept else float("nan")
 
     def _keep(self, kept: list[float]) -> Callable[[I64], NDArray[np.bool_]]:
@@ -353,17 +340,12 @@ class SkipSelector(Selector):
     def _observe(self, batch: GroupBatch) -> None:
         ids = batch.task_ids
         sums, counts = batch.sums, batch.counts.astype(np.float64)
-        first = (self._succ[ids] + self._fail[ids]) == 0.0  # before this group is counted
+        first = ~self._beta.seen(ids)  # before this group is counted
         self._observe_first(batch, first)
-        decay = self._decay(ids)
-        self._succ[ids] = decay * self._succ[ids] + sums
-        self._fail[ids] = decay * self._fail[ids] + (counts - sums)
-        self._when[ids] = self.clock
+        self._beta.observe(ids, sums, counts)
         # The full group's size: under screening a step's groups have k or n rollouts (a
         # median would flip between them, or land on neither); q asks about a group of n.
         self._group = int(min(batch.counts.max(), _MAX_GROUP))
-        batch_moments = pass_rate_moments(sums, counts)
-        self._moments = self.config.regression_forgetting * self._moments + batch_moments
         if self._ridge is not None and self._features is not None:
             # the pass rate itself: the scale of m, which q0 is computed from
             self._ridge.observe(self._features[ids], sums / counts)
@@ -388,12 +370,8 @@ class SkipSelector(Selector):
     def _state_dict(self) -> dict[str, Any]:
         state: dict[str, Any] = {
             "walk": self._walk.state_dict(),
-            "successes": self._succ,
-            "failures": self._fail,
-            "when": self._when,
+            **self._beta.state_dict(),
             "group": self._group,
-            "handed_out": self._handed_out,
-            "moments": self._moments,
             "totals": dict(self._skip_totals),
             "last_skipped": self._last_skipped,
             "last_keep": self._last_keep,
@@ -410,16 +388,8 @@ class SkipSelector(Selector):
         walk = EpochWalk(n)
         walk.load_state_dict(state["walk"], who)
         big = 1e300
-        succ = read_array(
-            state, "successes", who, np.float64, shape=(n,), lo=0, hi=big, finite=True
-        )
-        fail = read_array(state, "failures", who, np.float64, shape=(n,), lo=0, hi=big, finite=True)
-        when = read_array(state, "when", who, np.float64, shape=(n,), lo=0, hi=big, finite=True)
+        beta = self._beta.loaded(state, who)
         group = read_int(state, "group", who, hi=_MAX_GROUP)
-        handed_out = read_int(state, "handed_out", who, hi=2**62)
-        moments = read_array(
-            state, "moments", who, np.float64, shape=(4,), lo=0, hi=big, finite=True
-        )
         totals = read_keys(state, "totals", who, tuple(self._skip_totals))
         totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
         last_skipped = read_int(state, "last_skipped", who, hi=2**62)
@@ -454,9 +424,8 @@ class SkipSelector(Selector):
                 f"{who} state: holds an untried-prompt model this selector does not use "
                 "(saved with untried='predict'?)"
             )
-        self._walk, self._succ, self._fail, self._when = walk, succ, fail, when
+        self._walk, self._beta = walk, beta
         self._group, self._skip_totals, self._last_skipped = group, totals, last_skipped
-        self._moments, self._handed_out = moments, handed_out
         self._last_keep = last_keep
         if ridge is not None:
             self._ridge = ridge
@@ -466,7 +435,7 @@ class SkipSelector(Selector):
     def _metrics(self) -> dict[str, float]:
         m, c = self.population_prior()
         return {
-            "epoch": float(EpochWalk.run_epoch(self._handed_out, self.num_tasks)),
+            "epoch": float(EpochWalk.run_epoch(self._beta.handed_out, self.num_tasks)),
             "walk_passes": float(self._walk.epoch),
             "skipped": float(self._last_skipped),
             "skipped_total": float(self._skip_totals["skipped"]),

@@ -45,7 +45,7 @@ from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.pool_diff import pool_differences
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_array, read_int
-from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.selectors.persistence import load_selector
 from frontier_rft.service.config import (
     DEFAULT_LEASE_SELECTS,
     SelectorSpec,
@@ -295,10 +295,6 @@ class SelectorService:
             raise ValueError("this service has no checkpoint_dir; set ServiceConfig.checkpoint_dir")
         path = self._checkpoint()
         return {"seq": self.seq, "path": str(path)}
-
-    def export_selector(self, path: str) -> None:
-        """Write the selector alone with save_selector (for load_selector outside the service)."""
-        save_selector(self.selector, path)
 
     def metrics(self) -> dict[str, float]:
         """The selector's metrics plus `service/...`; folds nothing in (like Selector.metrics)."""

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.feedback import GroupBatch
+from frontier_rft.core.jsonsafe import finite_or_none
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
@@ -237,8 +238,8 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             else adv
         )
         spent = rollout_metrics(samples)
-        record["rollouts_per_prompt"].append(_finite(spent["rollouts_per_prompt"]))
-        record["informative_per_rollout"].append(_finite(spent["informative_per_rollout"]))
+        record["rollouts_per_prompt"].append(finite_or_none(spent["rollouts_per_prompt"]))
+        record["informative_per_rollout"].append(finite_or_none(spent["informative_per_rollout"]))
         record["size_hist"].append([int(v) for k, v in spent.items() if k.startswith("n_")])
         record["score"].append(learner.score())
         record["etr"].append(float(mixed.mean()) if mixed.size else None)
@@ -258,10 +259,6 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     record["selector_metrics"] = series
     record["category_names"] = category_names
     return record
-
-
-def _finite(value: float) -> float | None:
-    return value if np.isfinite(value) else None
 
 
 def _as_group_batch(kept: FilteredBatch, step: int) -> GroupBatch:

@@ -6,7 +6,7 @@ spreads the step's budget R (default uniform's, B x n) over them (allocation_rul
 
     maximise sum_k w_k q_k(n_k)   subject to   sum_k n_k = R,   n_min <= n_k <= n_max
 
-with q_k(n) the chance, under prompt k's Beta posterior (allocation_posterior.py), that a
+with q_k(n) the chance, under prompt k's Beta posterior (structures/beta_posterior.py), that a
 group of n rollouts is informative (not all rewards equal), and w_k = 1 ('informative':
 the expected number of informative groups) or Knapsack RL's p (1 - p)^2 ('knapsack').
 A prompt with no rollouts of its own gets the default n (group_size): nothing is known
@@ -46,7 +46,7 @@ from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
-from frontier_rft.wrappers.allocation_posterior import PassRatePosteriors
+from frontier_rft.structures.beta_posterior import BetaPosteriors
 from frontier_rft.wrappers.allocation_rule import (
     HIGH,
     LOW,
@@ -204,11 +204,12 @@ class Allocation(WrapsSelector):
         self.inner = selector
         self.config = config
         self.seed = seed
-        self.posteriors = PassRatePosteriors(
+        self.posteriors = BetaPosteriors(
             selector.num_tasks,
             config.lam,
             (config.alpha0, config.beta0),
             config.prior_forgetting,
+            per_rollout=True,
         )
         self._totals = dict.fromkeys(_TOTALS, 0)
         self._last = dict.fromkeys(_LAST, float("nan"))
@@ -358,9 +359,8 @@ class Allocation(WrapsSelector):
             batch.rewards,
             np.full(batch.rewards.shape[0], -1, dtype=np.int64),
         )
-        self.posteriors.observe(
-            ids.shape[0], grouped.task_ids, grouped.sums, grouped.counts.astype(np.float64)
-        )
+        self.posteriors.advance(ids.shape[0])
+        self.posteriors.observe(grouped.task_ids, grouped.sums, grouped.counts.astype(np.float64))
         rollouts = int(batch.counts.sum())
         t = self._totals
         t["steps"] += 1

@@ -29,6 +29,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
     mode_of,
     sampling_config,
+    short_repr,
 )
 from frontier_rft.integrations.trl.fewer_config import settings_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
@@ -160,7 +161,7 @@ class FrontierConfig:
             except ValueError as exc:  # JSONDecodeError, or a bound
                 raise ValueError(
                     f"selector_config must be a mapping (JSON on the command line, e.g. "
-                    f"'{{\"lam\": 0.2}}'), got {_short(self.selector_config)}"
+                    f"'{{\"lam\": 0.2}}'), got {short_repr(self.selector_config)}"
                 ) from exc
             set_(self, "selector_config", parsed)
         check(
@@ -247,7 +248,7 @@ class FrontierConfig:
             set_(self, "dynamic_sampling_config", overrides)
         check(
             overrides is None or isinstance(overrides, dict),
-            f"dynamic_sampling_config must be a mapping, got {_short(overrides)}",
+            f"dynamic_sampling_config must be a mapping, got {short_repr(overrides)}",
         )
         tol = self.dynamic_sampling_tol
         check(
@@ -256,7 +257,7 @@ class FrontierConfig:
             and math.isfinite(tol)
             and 0 <= tol < 1,
             f"dynamic_sampling_tol must be a number in [0, 1) (default {ZERO_VARIANCE_TOL}), "
-            f"got {_short(tol)}",
+            f"got {short_repr(tol)}",
         )
         set_(self, "dynamic_sampling_tol", float(tol))
         self.dynamic_sampling_settings()  # every refused option, named
@@ -334,11 +335,6 @@ def _strings(value: object) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
 
 
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _json_mapping(name: str, text: str, example: str) -> Any:
     """A mapping option given as JSON on the command line, read with bounds (it may be
     nested 50,000 deep); ValueError naming `name` and showing `example`."""
@@ -348,7 +344,7 @@ def _json_mapping(name: str, text: str, example: str) -> Any:
     except ValueError as exc:  # JSONDecodeError, or a bound
         raise ValueError(
             f"{name} must be a mapping (JSON on the command line, e.g. '{example}'), got "
-            f"{_short(text)}"
+            f"{short_repr(text)}"
         ) from exc
 
 
@@ -392,13 +388,13 @@ class FrontierScriptArguments:
         if not _strings(self.reward_funcs) or not self.reward_funcs:
             raise ValueError(
                 "reward_funcs must be a reward function name or a list of them (answer_match, "
-                f"my.module.fn), got {_short(self.reward_funcs)}; weights go in reward_weights"
+                f"my.module.fn), got {short_repr(self.reward_funcs)}; weights go in reward_weights"
             )
         for name in ("dataset_files", "eval_dataset_files"):
             value = getattr(self, name)
             if value is not None and not _strings(value):
                 raise ValueError(
-                    f"{name} must be a data file path or a list of them, got {_short(value)}"
+                    f"{name} must be a data file path or a list of them, got {short_repr(value)}"
                 )
         for name in self.reward_funcs:
             if not isinstance(name, str) or (name not in REWARDS and "." not in name.strip(".")):

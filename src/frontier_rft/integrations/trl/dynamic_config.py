@@ -29,6 +29,7 @@ __all__ = [
     "mode_of",
     "normalisation",
     "sampling_config",
+    "short_repr",
     "trl_problems",
     "zero_variance_groups",
 ]
@@ -81,7 +82,7 @@ def mode_of(value: Any) -> str:
     raise ValueError(
         f"dynamic_sampling must be one of {', '.join(DYNAMIC_SAMPLING_MODES)} (DAPO's filter: "
         f"rounds of 3x the open slots, adaptive sizing, GRESO's recipe, or DAPO's full 3x "
-        f"rounds), got {_short(value)}"
+        f"rounds), got {short_repr(value)}"
     )
 
 
@@ -93,8 +94,8 @@ def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSa
     surplus = overrides.pop("max_surplus", 0)
     if surplus != 0:
         problems.append(
-            f"dynamic_sampling_config: max_surplus {_short(surplus)} is not supported by the TRL "
-            "adapter (it keeps no completion for a later step; DAPO discards the surplus): "
+            f"dynamic_sampling_config: max_surplus {short_repr(surplus)} is not supported by "
+            "the TRL adapter (it keeps no completion for a later step; DAPO discards the surplus): "
             "drop it"
         )
     for name in ("adaptive", "round_rule"):
@@ -246,6 +247,7 @@ def zero_variance_groups(rewards: NDArray[np.float64], tol: float) -> NDArray[np
     return out
 
 
-def _short(value: object) -> str:
+def short_repr(value: object) -> str:
+    """repr(value), cut to 80 characters: a bad value quoted in a one-line error."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
