@@ -214,7 +214,7 @@ class FrontierConfig:
         check(
             self.shadows is None or _strings(self.shadows),
             f"shadows must be a list of rules (greso, screen4, greso+screen4), got "
-            f"{_short(self.shadows)}",
+            f"{short_repr(self.shadows)}",
         )
         self.shadow_configs()
 
