@@ -376,6 +376,8 @@ def test_rollouts_kept_on_the_v1_sync_trainer_is_valid(
         "++algorithm.filter_groups.enable=false", "trainer.v1.trainer_mode=sync",
     )  # fmt: skip
     assert code == 0 and "the frontier-rft settings are valid" in out, out
+    code, out = run(capsys, "verl", GRESO, KEPT, "++data.gen_batch_size=1024")  # verl's default
+    assert code == 0, out
     code, out = run(capsys, "verl", GRESO, KEPT, f"{KWARGS}.selector=bots")
     assert code == 1 and "selector 'bots' does not walk the data" in out  # as before
 

@@ -210,7 +210,8 @@ def _kept_problems(config: Mapping[str, Any], *, legacy: bool) -> list[str]:
     if _get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
         out.append(KEPT_WITH_REFILL)
     gen, train = _get(config, "data.gen_batch_size"), _get(config, "data.train_batch_size")
-    if gen is not None and not _interpolated(gen) and gen != train:
+    train = VERL_DEFAULT_BATCH if train is None else train
+    if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
         out.append(kept_gen_batch_size(gen))
     return out
 
@@ -230,6 +231,8 @@ def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
     return None
 
 
+VERL_DEFAULT_BATCH = 1024
+"""verl's data.train_batch_size when a config leaves it out (0.9.1)."""
 VERL_DEFAULT_WORKERS = 8
 """verl's data.dataloader_num_workers when a config leaves it out (0.7 and 0.9 alike)."""
 
