@@ -310,6 +310,78 @@ def test_trls_dynamic_sampling_on_verl_points_to_verls_filter(
         VerlSamplerConfig.from_fields({"dynamic_sampling_tol": 0.1}, 4, "sampler_kwargs")
 
 
+KEPT = f"++{KWARGS}.rollouts=kept"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "says"),
+    [
+        (["trainer.v1.trainer_mode=colocate_async",
+          "trainer.v1.sampler.custom_sampler.name=FrontierReplayBufferAsync"],
+         "trainer_mode colocate_async: rollouts: kept needs verl's sync v1 trainer"),
+        (["trainer.v1.trainer_mode=separate_async",  # verl's fully-async trainer
+          "trainer.v1.sampler.custom_sampler.name=FrontierReplayBufferAsync"],
+         "trainer_mode separate_async: rollouts: kept needs verl's sync v1 trainer"),
+        (["++algorithm.filter_groups.enable=true"],
+         "rollouts: kept with algorithm.filter_groups: verl's DAPO filter refills"),
+        (["++trainer.v1.sampler.sync_refill_failed_groups=true"],
+         "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups"),
+        (["++data.train_batch_size=8", "++data.gen_batch_size=2"],
+         "rollouts: kept with data.gen_batch_size=2"),
+    ],
+    ids=["async", "fully-async", "filter_groups", "refill", "gen_batch_size"],
+)  # fmt: skip
+def test_rollouts_kept_with_a_verl_option_it_cannot_shrink_is_named(
+    overrides: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(capsys, "verl", GRESO, *overrides)  # without kept: valid
+    assert code == 0, out
+    code, out = run(capsys, "verl", GRESO, KEPT, *overrides)
+    assert code == 1
+    (line,) = [p for p in problems(out) if "rollouts: kept" in p]
+    assert line.startswith(f"{KWARGS}: ") and says in line, out
+    assert line.count("\n") == 0 and ("set" in line or "unset" in line)  # says how to fix
+
+
+def test_rollouts_kept_on_the_legacy_trainer_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    legacy = tmp_path / "legacy.yaml"
+    legacy.write_text(
+        "data:\n  dataloader_num_workers: 0\n  sampler:\n"
+        "    class_path: pkg://frontier_rft.integrations.verl\n"
+        "    class_name: FrontierSampler\n    frontier:\n      selector: greso\n"
+    )
+    assert run(capsys, "verl", str(legacy))[0] == 0
+    code, out = run(capsys, "verl", str(legacy), "+data.sampler.frontier.rollouts=kept")
+    assert code == 1
+    assert problems(out) == [
+        "data.sampler.frontier: rollouts: kept needs verl's v1 sync trainer (FrontierReplayBuffer)"
+        ": as a per-prompt sampler (legacy RayPPOTrainer, verl <= 0.7) verl packs the kept "
+        "prompts into full train_batch_size batches; set trainer.use_v1: true, or rollouts: "
+        "full; see docs/integrations/verl.md, 'Fewer rollouts on verl's own schedule'"
+    ]
+    code, out = run(capsys, "verl", GRESO, KEPT, "trainer.use_v1=false")
+    assert code == 1
+    use_v1, kept = problems(out)
+    assert use_v1.endswith("so the selector would never run; set it to true")  # no RayPPOTrainer
+    assert kept.startswith(f"{KWARGS}: rollouts: kept needs verl's v1 sync trainer")
+
+
+def test_rollouts_kept_on_the_v1_sync_trainer_is_valid(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out = run(
+        capsys, "verl", GRESO, KEPT, "++data.train_batch_size=8", "++data.gen_batch_size=8",
+        "++algorithm.filter_groups.enable=false", "trainer.v1.trainer_mode=sync",
+    )  # fmt: skip
+    assert code == 0 and "the frontier-rft settings are valid" in out, out
+    code, out = run(capsys, "verl", GRESO, KEPT, "++data.gen_batch_size=1024")  # verl's default
+    assert code == 0, out
+    code, out = run(capsys, "verl", GRESO, KEPT, f"{KWARGS}.selector=bots")
+    assert code == 1 and "selector 'bots' does not walk the data" in out  # as before
+
+
 # ---------------------------------------------------------------------------- TRL
 
 

@@ -118,3 +118,31 @@ def test_verl_main_stops_before_ray_starts(tmp_path: Path) -> None:
     assert "unknown selector 'botz' (did you mean 'bots'?)" in out
     assert "Traceback" not in out and "Error executing job" not in out
     assert "Started a local Ray instance" not in out and "ray.init" not in out
+
+
+@pytest.mark.parametrize(
+    ("overrides", "says"),
+    [
+        (["trainer.v1.trainer_mode=separate_async",
+          "trainer.v1.sampler.custom_sampler.name=FrontierReplayBufferAsync"],
+         "trainer_mode separate_async: rollouts: kept needs verl's sync v1 trainer"),
+        (["algorithm.filter_groups.enable=true"], "rollouts: kept with algorithm.filter_groups"),
+        (["trainer.v1.sampler.sync_refill_failed_groups=true"],
+         "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups"),
+        (["+data.gen_batch_size=2"], "rollouts: kept with data.gen_batch_size=2"),
+    ],
+    ids=["fully-async", "filter_groups", "refill", "gen_batch_size"],
+)  # fmt: skip
+def test_rollouts_kept_is_checked_on_verls_composed_config(
+    overrides: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verl's own defaults (every key of its config) pass with rollouts: kept; each option
+    kept cannot shrink a step in, set by its verl key, stops the run before Ray starts."""
+    data = write_parquet(tmp_path / "train.parquet", 48)
+    base = [f"data.train_files={data}", "data.train_batch_size=8", f"++{KWARGS}.rollouts=kept"]
+    FrontierPreflight().on_job_start(compose("greso", base))  # valid: no SystemExit
+    with pytest.raises(SystemExit) as stop:
+        FrontierPreflight().on_job_start(compose("greso", [*base, *overrides]))
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and "unknown key" not in err, err

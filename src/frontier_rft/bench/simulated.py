@@ -38,6 +38,7 @@ from frontier_rft.simulation.runner import (
     run_one,
 )
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scenario
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 
 __all__ = [
     "RESULTS_FORMAT",
@@ -118,7 +119,7 @@ def run_benchmark(
     if not any(e.label == baseline for e in entries):
         entries.insert(0, Entry(label=baseline, selector=baseline))
     given = parse_given(",".join(given))
-    _check_entries(cfg, entries, given)
+    _check_entries(cfg, entries, given, rollouts)
     specs = [RunSpec(cfg, e, int(s), steps, batch, rollouts, given) for e in entries for s in seeds]
     runs = run_many(specs, jobs, progress)
     return {
@@ -152,8 +153,11 @@ def run_benchmark(
     }
 
 
-def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequence[str]) -> None:
-    """Fail before spawning workers: unknown names, bad overrides, duplicate labels."""
+def _check_entries(
+    cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequence[str], rollouts: int
+) -> None:
+    """Fail before spawning workers: unknown names, bad overrides, duplicate labels, fewer
+    rollouts around a selector that does not walk the data or a screen of n or more."""
     labels = [e.label for e in entries]
     if len(set(labels)) != len(labels):
         raise ValueError(f"duplicate labels in the comparison: {labels}")
@@ -162,13 +166,20 @@ def _check_entries(cfg: ScenarioConfig, entries: Sequence[Entry], given: Sequenc
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvidenceWarning)
         for e in entries:
-            make_selector(
+            selector = make_selector(
                 e.selector,
                 pool,
                 seed=0,
                 **e.overrides,
                 **collaborators(e.selector, probe),
             )
+            fewer = e.fewer_rollouts_config()
+            if fewer is not None:
+                try:
+                    fewer.check_group_size(rollouts)
+                    FewerRollouts(selector, fewer)
+                except ValueError as exc:
+                    raise ValueError(f"entry {e.label!r}: {exc}") from None
 
 
 def run_many(
@@ -202,6 +213,7 @@ def _summaries(
     runs: list[dict[str, Any]], labels: list[str], baseline: str
 ) -> dict[str, dict[str, Any]]:
     base = {r["seed"]: r["score"] for r in runs if r["label"] == baseline}
+    spent = {r["seed"]: sum(r["rollouts"]) for r in runs if r["label"] == baseline}
     out: dict[str, dict[str, Any]] = {}
     for label in labels:
         mine = [r for r in runs if r["label"] == label]
@@ -214,7 +226,12 @@ def _summaries(
                     for key in ("etr", "mean_abs_adv", "overhead_ms")
                 },
                 finals={
-                    "distinct_trained": {r["seed"]: float(r["distinct_trained"][-1]) for r in mine}
+                    "distinct_trained": {r["seed"]: float(r["distinct_trained"][-1]) for r in mine},
+                    # every rollout generated on the common schedule, screened ones included
+                    "rollouts_total": {r["seed"]: float(sum(r["rollouts"])) for r in mine},
+                    "rollouts_vs_baseline": {
+                        r["seed"]: sum(r["rollouts"]) / spent[r["seed"]] for r in mine
+                    },
                 },
             )
         )

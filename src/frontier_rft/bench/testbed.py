@@ -16,6 +16,7 @@ from typing import Any
 
 from frontier_rft.lm.pretrained import SMOLLM2
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
+from frontier_rft.wrappers.fewer_rollouts import RUN_FIELDS
 
 __all__ = [
     "DYNAMIC_SAMPLING",
@@ -45,7 +46,7 @@ ALLOCATION_FIELDS = (
     "commit",
 )
 """The TrainConfig fields a BenchEntry.allocation may set."""
-FEWER_ROLLOUTS_FIELDS = ("rollouts", "screen", "loss_scale")
+FEWER_ROLLOUTS_FIELDS = RUN_FIELDS
 """The TrainConfig fields a BenchEntry.fewer_rollouts may set (they reach the ledger's
 definition as the entry's own training fields: old definitions keep their digests)."""
 PILOT_COMMIT_FIELDS = (

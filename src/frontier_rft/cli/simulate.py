@@ -59,8 +59,37 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
     if overrides and len(names) > 1:
         raise UsageError("--set applies to one selector; use `frontier simulate --selector NAME`")
     return _checked(
-        _with_allocation(_with_dynamic_sampling(parse_entries(names, overrides), args), args)
+        _with_fewer_rollouts(
+            _with_allocation(_with_dynamic_sampling(parse_entries(names, overrides), args), args),
+            args,
+        )
     )
+
+
+def _with_fewer_rollouts(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
+    """--fewer-rollouts K=V,... (repeatable): each entry once per value, on uniform's
+    schedule with only the kept prompts rolled out and/or screening, spelt as TrainConfig
+    spells it (rollouts=kept, screen=4, loss_scale=kept) and labelled as the bench labels
+    such entries (NAME-kept, NAME-screen4, NAME-kept-screen4); the baseline stays uniform."""
+    texts = getattr(args, "fewer_rollouts", None)
+    if not texts:
+        return entries
+    out = []
+    for text in texts:
+        fields = parse_assignments([t for t in text.split(",") if t.strip()], "--fewer-rollouts")
+        suffix = "".join(
+            f"-{v}" if k == "rollouts" and v != "full" else f"-screen{v}" if k == "screen" and v
+            else f"-{k}-{v}" if k == "loss_scale" else ""
+            for k, v in fields.items()
+        )  # fmt: skip
+        try:
+            out += [
+                dataclasses.replace(e, label=e.label + suffix, fewer_rollouts=fields)
+                for e in entries
+            ]
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--fewer-rollouts: {exc}") from None
+    return out
 
 
 def _with_allocation(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
@@ -198,6 +227,16 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
         help="run each selector inside the per-prompt rollout allocation (uniform's budget "
         "spread over its prompts), optionally with AllocationConfig fields such as "
         "pilot=4,value=signal (docs/selectors/allocation.md) (default: off)",
+    )
+    p.add_argument(
+        "--fewer-rollouts",
+        action="append",
+        metavar="K=V,...",
+        help="run each selector on uniform's schedule spending fewer rollouts, with "
+        "TrainConfig's fields: rollouts=kept (only the prompts the selector keeps among "
+        "uniform's next batch; greso, skip, uniform), screen=K (K rollouts first, the rest "
+        "only where mixed), loss_scale=batch|kept; repeat for several variants "
+        "(docs/selectors/fewer_rollouts.md) (default: off)",
     )
     p.add_argument(
         "--given",

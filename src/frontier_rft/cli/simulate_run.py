@@ -17,7 +17,7 @@ from frontier_rft.progress import progress_bar
 from frontier_rft.simulation.runner import Entry, parse_given
 from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
 
-__all__ = ["MAX_SEEDS", "check_counts", "given_line", "run_and_report"]
+__all__ = ["MAX_SEEDS", "check_counts", "given_line", "rollouts_table", "run_and_report"]
 
 MAX_SEEDS = 10_000
 """Most seeds one command runs (each is a full run per selector)."""
@@ -69,6 +69,23 @@ def _check_out(out: Path) -> None:
         raise UsageError(f"--out {out}: the directory is not writable")
 
 
+def rollouts_table(results: dict[str, Any]) -> str:
+    """Every entry's rollouts on the common schedule (all steps, screened rollouts included)
+    as a share of the baseline's, and its final held-out score beside the baseline's."""
+    summary, base = results["summary"], results["settings"]["baseline"]
+    rows = [
+        "| method | rollouts / uniform's | final score | minus uniform's |",
+        "|---|--:|--:|--:|",
+    ]
+    for label in results["labels"]:
+        s = summary[label]
+        ratio, final = s["rollouts_vs_baseline"]["mean"], s["final_score"]["mean"]
+        diff = final - summary[base]["final_score"]["mean"]
+        rows.append(f"| {label} | {ratio:.3f} | {final:.3f} | {diff:+.3f} |")
+    steps = results["settings"]["steps"]
+    return f"Rollouts generated in the same {steps} steps (mean over seeds):\n" + "\n".join(rows)
+
+
 def run_and_report(
     args: argparse.Namespace,
     entries: list[Entry],
@@ -116,6 +133,8 @@ def run_and_report(
     )
     print(given_line(results) + "\n")
     print(format_summary_table(results))
+    if any(r.get("fewer_rollouts") for r in results["runs"]):
+        print("\n" + rollouts_table(results))
     try:
         from frontier_rft.reporting import write_report
 

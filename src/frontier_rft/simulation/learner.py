@@ -194,17 +194,20 @@ class SimulatedLearner:
             return self.rng.binomial(cfg.unit_tests, p) / cfg.unit_tests
         return (self.rng.random(p.shape[0]) < p).astype(np.float64)
 
-    def train(self, batch: GroupBatch) -> None:
-        """One GRPO-like update from this step's groups (zero-spread groups change nothing)."""
+    def train(self, batch: GroupBatch, loss_scale: float = 1.0) -> None:
+        """One GRPO-like update from this step's groups (zero-spread groups change nothing);
+        `loss_scale` multiplies the step's loss (StepSamples.loss_scale: FewerRollouts'
+        'batch' scaling of a step that trains fewer groups than uniform's)."""
         cfg = self.cfg
         signal = batch.mean_abs_advantage("grpo")
+        grad = signal * loss_scale  # a factor on the loss scales the gradient, noise included
         weights = self.train_tasks.weights[batch.task_ids]
         groups = max(batch.num_groups, 1)
         room = np.clip((cfg.skill_ceiling - self.theta) / (cfg.skill_ceiling - self.theta0), 0, 1)
-        transfer = signal
+        transfer = grad
         if cfg.transfer_halflife > 0:
-            transfer = signal / (1.0 + self.times_trained[batch.task_ids] / cfg.transfer_halflife)
-        own = cfg.specific_share * signal / groups
+            transfer = grad / (1.0 + self.times_trained[batch.task_ids] / cfg.transfer_halflife)
+        own = cfg.specific_share * grad / groups
         scale = 1.0
         if cfg.optimizer == "sgd":  # the original learner's expression, bit for bit
             step = cfg.learning_rate * room * (transfer @ weights) / groups
@@ -216,9 +219,9 @@ class SimulatedLearner:
             # reward spread therefore moves skills further per step)
             # a group's estimate averages its n rollouts: its noise falls as 1/sqrt(n), from
             # sigma at the noise_group_size it was calibrated with (0: the same for any n)
-            noisy = signal
+            noisy = grad
             if cfg.noise_group_size:
-                noisy = signal * np.sqrt(cfg.noise_group_size / batch.counts)
+                noisy = grad * np.sqrt(cfg.noise_group_size / batch.counts)
             noise_sq = cfg.gradient_noise**2 * float(noisy @ noisy) / groups**2
             scale = self._adam_scale(update, own, noise_sq)
             step = cfg.learning_rate * scale * room * update

@@ -29,6 +29,12 @@ from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import ScenarioConfig
 from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.fewer_rollouts import (
+    RUN_FIELDS,
+    FewerRollouts,
+    FewerRolloutsConfig,
+    fewer_rollouts_from_run,
+)
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, gather
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 
@@ -102,6 +108,10 @@ class Entry:
     allocation: dict[str, Any] | None = None
     """Per-prompt rollout allocation around the selector: AllocationConfig fields ({} = its
     defaults), or None (off)."""
+    fewer_rollouts: dict[str, Any] | None = None
+    """Fewer rollouts on uniform's schedule (FewerRollouts): the run's fields rollouts,
+    screen and loss_scale, spelt as TrainConfig and BenchEntry.fewer_rollouts spell them
+    ({"rollouts": "kept", "screen": 4}), or None (off)."""
 
     def __post_init__(self) -> None:
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
@@ -109,6 +119,13 @@ class Entry:
                 f"entry {self.label!r}: dynamic_sampling must be one of {DYNAMIC_SAMPLING}, "
                 f"got {self.dynamic_sampling!r}"
             )
+        if self.fewer_rollouts is not None:
+            if self.dynamic_sampling is not None or self.allocation is not None:
+                raise ValueError(
+                    f"entry {self.label!r}: fewer_rollouts, allocation and dynamic_sampling "
+                    "do not combine (each is the step's sampler); choose one"
+                )
+            self.fewer_rollouts_config()  # a bad field is named now, not in a worker
         if self.allocation is not None:
             if self.dynamic_sampling is not None:
                 raise ValueError(
@@ -122,6 +139,26 @@ class Entry:
         if self.allocation is None:
             return None
         return config_from_dict(AllocationConfig, self.allocation, what=f"entry {self.label!r}")
+
+    def fewer_rollouts_config(self) -> FewerRolloutsConfig | None:
+        """The entry's FewerRolloutsConfig, built from its run fields as TrainConfig builds
+        it (None: every step rolls out uniform's batch)."""
+        if self.fewer_rollouts is None:
+            return None
+        what = f"entry {self.label!r}: fewer_rollouts"
+        unknown = sorted(set(self.fewer_rollouts) - set(RUN_FIELDS))
+        if unknown:
+            raise ValueError(f"{what} takes {', '.join(RUN_FIELDS)}; got {unknown}")
+        try:
+            config = fewer_rollouts_from_run(**self.fewer_rollouts)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{what}: {exc}") from None
+        if config is None:
+            raise ValueError(
+                f"{what}: rollouts full without screening is uniform's step; set rollouts=kept "
+                "or screen=K"
+            )
+        return config
 
 
 @dataclass(frozen=True)
@@ -146,9 +183,15 @@ def collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
 
 
 def sampler_for(
-    mode: str | None, selector: Selector, allocation: AllocationConfig | None = None
+    mode: str | None,
+    selector: Selector,
+    allocation: AllocationConfig | None = None,
+    fewer: FewerRolloutsConfig | None = None,
 ) -> Sampler:
-    """The sampler of an Entry.dynamic_sampling mode (or allocation) around `selector`."""
+    """The sampler of an Entry.dynamic_sampling mode (or allocation, or fewer rollouts)
+    around `selector`."""
+    if fewer is not None:
+        return FewerRollouts(selector, fewer)
     if allocation is not None:
         return Allocation(selector, allocation)
     if mode is None:
@@ -179,7 +222,10 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             **spec.entry.overrides,
             **collaborators(name, learner),
         )
-    sampler = sampler_for(spec.entry.dynamic_sampling, sel, spec.entry.allocation_config())
+    entry = spec.entry
+    sampler = sampler_for(
+        entry.dynamic_sampling, sel, entry.allocation_config(), entry.fewer_rollouts_config()
+    )
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
     trained = np.zeros(learner.pool.num_tasks, dtype=bool)
@@ -190,6 +236,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "overrides": dict(spec.entry.overrides),
         "dynamic_sampling": spec.entry.dynamic_sampling,
         "allocation": spec.entry.allocation,
+        "fewer_rollouts": spec.entry.fewer_rollouts,
         "seed": spec.seed,
         "note": NON_LLM_JUDGE_NOTE if "judge" in SELECTORS[name].collaborators else "",
         "given": list(spec.given),
@@ -219,7 +266,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         seconds = samples.select_seconds  # select + update: the simulated rollouts are free
         kept = samples.train
         if kept.num_groups:
-            learner.train(_as_group_batch(kept, step))
+            learner.train(_as_group_batch(kept, step), loss_scale=samples.loss_scale)
         trained_now = kept.task_ids[kept.mixed]  # the groups with a gradient
         # share of this step's trained groups whose prompt was trained the step before too
         record["retrained_next_step"].append(
@@ -252,7 +299,10 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         counts = np.bincount(categories[ids], minlength=len(category_names))
         record["category_counts"].append(counts.astype(int).tolist())
         dropped = _append_metrics(
-            series, sampler.metrics(), prefix=(f"{name}/", "dapo/", "alloc/"), step=step
+            series,
+            sampler.metrics(),
+            prefix=(f"{name}/", "dapo/", "alloc/", "fewer_rollouts/"),
+            step=step,
         )
         if step == 0:
             record["selector_metrics_dropped"] = dropped

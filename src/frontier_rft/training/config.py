@@ -21,7 +21,12 @@ from frontier_rft.training.given import parse_given
 from frontier_rft.training.shadows import shadow_config
 from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES, FewerRolloutsConfig
+from frontier_rft.wrappers.fewer_rollouts import (
+    LOSS_SCALES,
+    ROLLOUTS,
+    FewerRolloutsConfig,
+    fewer_rollouts_from_run,
+)
 from frontier_rft.wrappers.pilot_commit import PilotCommitConfig
 from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
@@ -42,8 +47,6 @@ DEFAULT_LEVELS = {
 }
 """Levels a config uses when its `levels` is left empty: the warm start's and the RL pool's."""
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
-ROLLOUTS = ("full", "kept")
-"""TrainConfig.rollouts: every step uniform's batch ('full'), or only its kept prompts ('kept')."""
 GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 PRECISIONS = ("fp32", "bf16")
@@ -567,13 +570,7 @@ class TrainConfig:
     def fewer_rollouts_config(self) -> FewerRolloutsConfig | None:
         """The FewerRollouts settings of this run; None when every step rolls out uniform's
         batch_size x group_size (rollouts 'full', no screening)."""
-        if self.rollouts == "full" and not self.screen:
-            return None
-        return FewerRolloutsConfig(
-            skip=self.rollouts == "kept",
-            screen=self.screen,
-            loss_scale=self.loss_scale,  # type: ignore[arg-type]  # checked in __post_init__
-        )
+        return fewer_rollouts_from_run(self.rollouts, self.screen, self.loss_scale)
 
     def pilot_commit_config(self) -> PilotCommitConfig:
         """The PilotCommit settings of this run (used when pilot_commit is on)."""

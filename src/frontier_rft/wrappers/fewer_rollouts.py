@@ -41,11 +41,22 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.wrappers.passthrough import WrapsSelector
 from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, fresh_batch
 
-__all__ = ["LOSS_SCALES", "FewerRollouts", "FewerRolloutsConfig"]
+__all__ = [
+    "LOSS_SCALES",
+    "ROLLOUTS",
+    "RUN_FIELDS",
+    "FewerRollouts",
+    "FewerRolloutsConfig",
+    "fewer_rollouts_from_run",
+]
 
 I64 = NDArray[np.int64]
 LOSS_SCALES = ("batch", "kept")
 """FewerRolloutsConfig.loss_scale: how a step that trains fewer than B groups is normalised."""
+ROLLOUTS = ("full", "kept")
+"""A run's `rollouts`: every step B x n ('full'), or only the kept prompts of each window."""
+RUN_FIELDS = ("rollouts", "screen", "loss_scale")
+"""How a run (TrainConfig, a bench or simulator entry) spells these settings."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,21 @@ class FewerRolloutsConfig:
                 f"screen {self.screen} must be below group_size {group_size}: a prompt is "
                 f"screened with k rollouts and continued with the other n - k (SPEED-RL: 4 of 8)"
             )
+
+
+def fewer_rollouts_from_run(
+    rollouts: str = "full", screen: int = 0, loss_scale: str = "batch"
+) -> FewerRolloutsConfig | None:
+    """The FewerRolloutsConfig of a run's RUN_FIELDS; None when every step rolls out
+    uniform's B x n (rollouts 'full', no screening)."""
+    check_choice("rollouts", rollouts, ROLLOUTS)
+    if rollouts == "full" and not screen:
+        return None
+    return FewerRolloutsConfig(
+        skip=rollouts == "kept",
+        screen=screen,
+        loss_scale=loss_scale,  # type: ignore[arg-type]  # checked in __post_init__
+    )
 
 
 class FewerRollouts(WrapsSelector):

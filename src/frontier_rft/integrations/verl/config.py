@@ -20,8 +20,13 @@ __all__ = [
     "BATCH_SIZE_NOT_READ",
     "DYNAMIC_SAMPLING_ON_VERL",
     "KEPT_DOC",
+    "KEPT_NEEDS_SYNC",
+    "KEPT_NEEDS_V1",
+    "KEPT_WITH_FILTER_GROUPS",
+    "KEPT_WITH_REFILL",
     "ROLLOUTS",
     "VerlSamplerConfig",
+    "kept_gen_batch_size",
     "trl_only",
 ]
 
@@ -29,6 +34,41 @@ ROLLOUTS = ("full", "kept")
 """VerlSamplerConfig.rollouts: full dataloader batches, or only the prompts kept in each."""
 KEPT_DOC = "docs/integrations/verl.md, 'Fewer rollouts on verl's own schedule'"
 """Where `rollouts: kept` on verl is explained (its errors point there)."""
+
+# Why `rollouts: kept` is refused with each verl trainer or option it cannot shrink a step
+# in: raised by the adapter when verl builds it (v1.py, sampler.py) and named before launch
+# by `frontier check-config verl` (preflight.py), one text for both.
+KEPT_NEEDS_V1 = (
+    "rollouts: kept needs verl's v1 sync trainer (FrontierReplayBuffer): as a per-prompt "
+    "sampler (legacy RayPPOTrainer, verl <= 0.7) verl packs the kept prompts into full "
+    f"train_batch_size batches; set trainer.use_v1: true, or rollouts: full; see {KEPT_DOC}"
+)
+KEPT_NEEDS_SYNC = (
+    "rollouts: kept needs verl's sync v1 trainer: the async trainers stream prompts one by "
+    "one and train whichever train_batch_size groups are done, so a step has no window of "
+    "uniform's batch to keep; set trainer.v1.trainer_mode: sync (FrontierReplayBuffer), or "
+    f"rollouts: full; see {KEPT_DOC}"
+)
+KEPT_WITH_FILTER_GROUPS = (
+    "rollouts: kept with algorithm.filter_groups: verl's DAPO filter refills each dropped "
+    "group until train_batch_size groups are in, which fills the batch kept shrinks; set "
+    "algorithm.filter_groups.enable=false, or rollouts: full"
+)
+KEPT_WITH_REFILL = (
+    "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups: verl refills a failed "
+    "group with a dataloader fetch, which under kept is a whole window of the walk; set it "
+    "false (verl's default: a failed group is trained as it came)"
+)
+
+
+def kept_gen_batch_size(gen_batch_size: object) -> str:
+    """Why `rollouts: kept` refuses a data.gen_batch_size other than train_batch_size."""
+    return (
+        f"rollouts: kept with data.gen_batch_size={gen_batch_size}: each dataloader fetch is "
+        "one window of the walk, at least one prompt kept, so a step of smaller windows saves "
+        "less (none at 1); unset gen_batch_size"
+    )
+
 
 BATCH_SIZE_NOT_READ = (
     "batch_size is not read: the sampler's batch size is verl's data.gen_batch_size "

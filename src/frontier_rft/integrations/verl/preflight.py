@@ -33,7 +33,12 @@ from frontier_rft.integrations.preflight import (
 from frontier_rft.integrations.verl.config import (
     BATCH_SIZE_NOT_READ,
     DYNAMIC_SAMPLING_ON_VERL,
+    KEPT_NEEDS_SYNC,
+    KEPT_NEEDS_V1,
+    KEPT_WITH_FILTER_GROUPS,
+    KEPT_WITH_REFILL,
     VerlSamplerConfig,
+    kept_gen_batch_size,
     trl_only,
 )
 from frontier_rft.integrations.verl.verl_keys import check_verl_keys
@@ -108,6 +113,8 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
             POOL_OPTIONS,
         ),
     )
+    if values.get("rollouts") == "kept":
+        report.add(section, _kept_problems(config, legacy=section == "data.sampler.frontier"))
     _check_data(config, values, batch, report)
     check_verl_keys(config, section, report)  # the frontier-rft part first, then verl's own
     return report
@@ -154,11 +161,13 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
             hint = "" if name in V1_BUFFERS.values() else did_you_mean(name, V1_BUFFERS.values())
             report.add(f"{where}.name", [f"{name!r}{hint}: trainer_mode {mode} needs {want}"])
         if _get(config, "trainer.use_v1") is False:
+            # rollouts: kept names the legacy trainer itself (_kept_problems): no RayPPOTrainer
+            kept = _get(config, "trainer.v1.sampler.sampler_kwargs.rollouts") == "kept"
             report.add(
                 "trainer.use_v1",
                 ["false: verl's legacy trainer ignores trainer.v1.sampler, so the selector would "
-                 "never run; set it to true, or plug FrontierSampler into RayPPOTrainer "
-                 "(docs/integrations/verl.md)"],
+                 "never run; set it to true" + ("" if kept else ", or plug FrontierSampler into "
+                 "RayPPOTrainer (docs/integrations/verl.md)")],
             )  # fmt: skip
         return "trainer.v1.sampler.sampler_kwargs", _get(
             config, "trainer.v1.sampler.sampler_kwargs"
@@ -184,6 +193,29 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
     return None
 
 
+def _kept_problems(config: Mapping[str, Any], *, legacy: bool) -> list[str]:
+    """Why `rollouts: kept` cannot shrink a step of this config, one line per cause, as the
+    adapter would say after Ray starts: the legacy trainer (data.sampler, or trainer.use_v1
+    false), the async trainers (trainer_mode colocate_async / separate_async, verl's
+    fully-async one), verl's DAPO filter, its refill of failed groups, and a gen_batch_size
+    of its own."""
+    if legacy or _get(config, "trainer.use_v1") is False:
+        return [KEPT_NEEDS_V1]
+    out = []
+    mode = _get(config, "trainer.v1.trainer_mode") or "sync"
+    if mode != "sync" and not _interpolated(mode):
+        out.append(f"trainer_mode {mode}: {KEPT_NEEDS_SYNC}")
+    if _get(config, "algorithm.filter_groups.enable") is True:
+        out.append(KEPT_WITH_FILTER_GROUPS)
+    if _get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
+        out.append(KEPT_WITH_REFILL)
+    gen, train = _get(config, "data.gen_batch_size"), _get(config, "data.train_batch_size")
+    train = VERL_DEFAULT_BATCH if train is None else train
+    if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
+        out.append(kept_gen_batch_size(gen))
+    return out
+
+
 def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
     """verl's batch size as the sampler reads it (data.gen_batch_size, else
     data.train_batch_size), checked; None when the file leaves it to verl's defaults."""
@@ -199,6 +231,8 @@ def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
     return None
 
 
+VERL_DEFAULT_BATCH = 1024
+"""verl's data.train_batch_size when a config leaves it out (0.9.1)."""
 VERL_DEFAULT_WORKERS = 8
 """verl's data.dataloader_num_workers when a config leaves it out (0.7 and 0.9 alike)."""
 

@@ -43,7 +43,7 @@ from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.pool import refused_rewards
-from frontier_rft.integrations.verl.config import KEPT_DOC, VerlSamplerConfig
+from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 
@@ -286,11 +286,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         # windows' kept prompts would be packed into batch_size batches, walking the data
         # faster and spending uniform's rollouts per step, which is not what kept means.
         if self._kept:
-            raise ValueError(
-                "rollouts: kept needs verl's v1 sync trainer (FrontierReplayBuffer): as a "
-                "per-prompt sampler (legacy RayPPOTrainer, verl <= 0.7) verl packs the kept "
-                f"prompts into full train_batch_size batches; see {KEPT_DOC}"
-            )
+            raise ValueError(KEPT_NEEDS_V1)
 
     def _iterate(self) -> Iterator[int]:
         # Lazy: nothing changes until the first id is requested, so the iterator torchdata

@@ -42,7 +42,14 @@ from typing import Any
 import numpy as np
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
-from frontier_rft.integrations.verl.config import KEPT_DOC, VerlSamplerConfig, _to_plain
+from frontier_rft.integrations.verl.config import (
+    KEPT_NEEDS_SYNC,
+    KEPT_WITH_FILTER_GROUPS,
+    KEPT_WITH_REFILL,
+    VerlSamplerConfig,
+    _to_plain,
+    kept_gen_batch_size,
+)
 from frontier_rft.integrations.verl.sampler import FrontierSampler
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
@@ -241,11 +248,7 @@ class _FrontierMixin:
         data = trainer.config.data
         gen_batch_size = data.get("gen_batch_size", None)
         if self._kept and gen_batch_size not in (None, data.train_batch_size):
-            raise ValueError(
-                f"rollouts: kept with data.gen_batch_size={gen_batch_size}: each dataloader "
-                "fetch is one window of the walk, at least one prompt kept, so a step of "
-                "smaller windows saves less (none at 1); unset gen_batch_size"
-            )
+            raise ValueError(kept_gen_batch_size(gen_batch_size))
         self._holder: list[Any] = []
         _install_sampler(trainer, kwargs, self._holder)
 
@@ -267,23 +270,11 @@ def _check_kept(buffer: Any) -> None:
     trainers, verl's DAPO filter (which refills every batch to train_batch_size) and its
     refill of failed groups (a fetch is a whole window)."""
     if isinstance(buffer, ReplayBufferAsync):
-        raise ValueError(
-            "rollouts: kept needs trainer.v1.trainer_mode: sync (FrontierReplayBuffer): the "
-            "async trainers stream prompts one by one and train whichever train_batch_size "
-            f"groups are done, so a step has no window of uniform's batch to keep; see {KEPT_DOC}"
-        )
+        raise ValueError(KEPT_NEEDS_SYNC)
     if getattr(buffer, "filter_groups_metric", None) is not None:
-        raise ValueError(
-            "rollouts: kept with algorithm.filter_groups: verl's DAPO filter refills each "
-            "dropped group until train_batch_size groups are in, which fills the batch kept "
-            "shrinks; set algorithm.filter_groups.enable=false, or rollouts: full"
-        )
+        raise ValueError(KEPT_WITH_FILTER_GROUPS)
     if getattr(buffer, "sync_refill_failed_groups", False):
-        raise ValueError(
-            "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups: verl refills a "
-            "failed group with a dataloader fetch, which under kept is a whole window of the "
-            "walk; set it false (verl's default: a failed group is trained as it came)"
-        )
+        raise ValueError(KEPT_WITH_REFILL)
 
 
 class FrontierReplayBuffer(_FrontierMixin, ReplayBuffer):  # type: ignore[misc]
