@@ -248,9 +248,9 @@ def test_retrained_next_step_is_the_share_of_trained_prompts_trained_the_step_be
     trained: list[np.ndarray] = []
     original = SimulatedLearner.train
 
-    def recording(self: SimulatedLearner, batch: GroupBatch) -> None:
+    def recording(self: SimulatedLearner, batch: GroupBatch, loss_scale: float = 1.0) -> None:
         trained.append(batch.task_ids[batch.mean_abs_advantage("grpo") > 0])
-        original(self, batch)
+        original(self, batch, loss_scale)
 
     monkeypatch.setattr(SimulatedLearner, "train", recording)
     cfg = SCENARIOS["small-pool"]

@@ -118,6 +118,7 @@ def add_command(sub: Any) -> None:
         "--figure",
         default=None,
         metavar="PNG",
-        help="also draw, per rule, the rollouts saved against the signal lost per pass (a PNG)",
+        help="also draw, per rule, the rollouts saved against the signal lost per pass, as a PNG "
+        "(default: no figure)",
     )
     r.set_defaults(func=_cmd_replay)
