@@ -270,20 +270,22 @@ def _parquet_records(file: Path) -> Iterator[tuple[str, Any]]:
             f"{file}: reading parquet needs pyarrow (pip install pyarrow), as TRL's own "
             "writing of it does"
         ) from None
+    number = 0
     try:
         handle = pq.ParquetFile(file)
-        rows = handle.metadata.num_rows
+        if handle.metadata.num_rows > MAX_ROWS:
+            raise ValueError(f"{file}: more than {MAX_ROWS:,} rows; replay a smaller log")
         wanted = [c for c in handle.schema_arrow.names if c not in ("image", "images")]
-        table = handle.read(columns=wanted) if rows <= MAX_ROWS else None
+        # A batch at a time: completions' text is held only while its rows are read.
+        for batch in handle.iter_batches(batch_size=4096, columns=wanted):
+            for row in batch.to_pylist():
+                number += 1
+                yield f"{file}: row {number}", row
     except (OSError, pa.ArrowException) as exc:
         raise ValueError(
             f"{file}: not a readable parquet file ({str(exc)[:80]}); a file cut off mid-write "
             "is one to delete"
         ) from None
-    if table is None:
-        raise ValueError(f"{file}: more than {MAX_ROWS:,} rows; replay a smaller log")
-    for i, row in enumerate(table.to_pylist()):
-        yield f"{file}: row {i + 1}", row
 
 
 def _csv_records(file: Path) -> Iterator[tuple[str, Any]]:
