@@ -311,6 +311,8 @@ def test_too_large_and_missing_logs_and_unreplayable_rules(
     with pytest.raises(ValueError, match="longer than 10 characters"):
         replay(path, ["greso"])
     with pytest.raises(ValueError, match="cannot read it"):
+        replay(tmp_path / "none.jsonl", ["greso"], log_format="frontier")
+    with pytest.raises(ValueError, match=r"none.jsonl does not exist"):
         replay(tmp_path / "none.jsonl", ["greso"])
     with pytest.raises(ValueError, match="reads prompt features or text"):
         replay(path, ["skip"])
@@ -342,3 +344,216 @@ def test_replay_figure_is_written_and_bad_paths_get_one_line_errors(
         captured = capsys.readouterr()
         assert match in captured.err and len(captured.err.strip().splitlines()) <= 2
         assert "Traceback" not in captured.err and "| greso |" not in captured.out
+
+
+# ---------------------------------------------------------------------------- TRL and verl logs
+_PROMPTS = [f"Use 3, 5 and 7 to make {t}." for t in range(6)]
+
+
+def _trl_rows(rows: list, step0: int = 1) -> list[dict]:
+    """TRL's completions table of each step (GRPOTrainer.log): one row per completion, the
+    prompt's text, a reward column per function (here `correct` + `format` = the reward)."""
+    tables = []
+    for t, (ids, r) in enumerate(rows):
+        table = []
+        for i, group in zip(ids, r, strict=True):
+            for j, reward in enumerate(group):
+                fmt = 0.25 * (j % 2)
+                table.append(
+                    {
+                        "step": step0 + t,
+                        "prompt": _PROMPTS[i],
+                        "completion": f"answer {t}.{j}",
+                        "correct": float(reward) - fmt,
+                        "format": fmt,
+                        "advantage": 0.0,
+                    }
+                )
+        tables.append(table)
+    return tables
+
+
+def _verl_dir(rows: list, path: Path) -> Path:
+    """verl's rollout_data_dir: <step>.jsonl per step, a line per sample (_write_generations)."""
+    path.mkdir()
+    for t, (ids, r) in enumerate(rows):
+        lines = [
+            json.dumps(
+                {"input": _PROMPTS[i], "output": "x", "gts": None, "score": s, "step": t + 1}
+            )
+            for i, group in zip(ids, r, strict=True)
+            for s in group
+        ]
+        (path / f"{t + 1}.jsonl").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _same(a: list, b: list) -> None:
+    for x, y in zip(a, b, strict=True):
+        assert x.name == y.name
+        np.testing.assert_equal(x.passes(), y.passes())
+
+
+def _renumbered(rows: list) -> list:
+    """The rewards.jsonl a run would write whose prompts were numbered by first appearance."""
+    ids: dict[int, int] = {}
+    for step_ids, _ in rows:
+        for i in step_ids:
+            ids.setdefault(int(i), len(ids))
+    return [(np.array([ids[int(i)] for i in s]), r) for s, r in rows]
+
+
+def test_trl_and_verl_logs_replay_to_the_counts_of_the_same_rewards_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rules = ["greso", "screen2", "greso+screen2"]
+    rows = _renumbered(_log(tmp_path / "orig.jsonl"))
+    (tmp_path / "rewards.jsonl").write_text(
+        "".join(reward_record(t, 6, 0, ids, r) for t, (ids, r) in enumerate(rows))
+    )
+    want = replay(tmp_path / "rewards.jsonl", rules)
+    (tmp_path / "run.jsonl").write_text((tmp_path / "rewards.jsonl").read_text())
+    _same(want, replay(tmp_path / "run.jsonl", rules))  # told by its first line
+    _same(want, replay(tmp_path, rules))  # the run directory
+    out = tmp_path / "trl_out"
+    (out / "completions").mkdir(parents=True)
+    for t, table in enumerate(_trl_rows(rows)):
+        pd.DataFrame(table).to_parquet(out / "completions" / f"completions_{t + 1:05d}.parquet")
+    _same(want, replay(out, rules))  # the trainer's output_dir, format detected
+    _same(want, replay(out / "completions", rules, log_format="trl"))
+    verl = _verl_dir(rows, tmp_path / "rollouts")
+    _same(want, replay(verl, rules))
+    # a wandb table export, and CSV: the same rows
+    tables = _trl_rows(rows)
+    names = list(tables[0][0])
+    export = tmp_path / "completions.table.json"
+    export.write_text(
+        "\n".join(
+            json.dumps({"columns": names, "data": [list(r.values()) for r in t]}) for t in tables
+        )
+    )
+    _same(want, replay(export, rules))
+    pd.DataFrame([r for t in tables for r in t]).to_csv(tmp_path / "c.csv", index=False)
+    _same(want, replay(tmp_path / "c.csv", rules))
+    assert main(["shadow", "replay", str(out), "--rule", "screen2"]) == 0
+    assert "| screen2 | all |" in capsys.readouterr().out
+
+
+def test_trl_reward_columns_weights_and_relogged_generations(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rows = _renumbered(_log(tmp_path / "orig.jsonl", steps=4))
+    (tmp_path / "rewards.jsonl").write_text(
+        "".join(reward_record(t, 6, 0, ids, r) for t, (ids, r) in enumerate(rows))
+    )
+    want = replay(tmp_path / "rewards.jsonl", ["screen2"])
+    comp = tmp_path / "completions"
+    comp.mkdir()
+    for t, table in enumerate(_trl_rows(rows)):
+        for row in table:  # a log_extra column that is no reward, a None from one function
+            row["length"] = 99.0
+            row["format"], row["correct"] = None, row["correct"] + row["format"]
+        df = pd.DataFrame(table)
+        # num_iterations=2: each generation trains (and is logged) twice
+        df.assign(step=2 * t + 1).to_parquet(comp / f"completions_{2 * t + 1:05d}.parquet")
+        df.assign(step=2 * t + 2).to_parquet(comp / f"completions_{2 * t + 2:05d}.parquet")
+    cols = [("correct", 1.0), ("format", 1.0)]
+    _same(want, replay(comp, ["screen2"], rewards=cols))
+    with pytest.raises(ValueError, match=r"greso.*rewards must lie in"):
+        replay(comp, ["greso"])  # `length` summed in as a reward
+    halved = replay(comp, ["greso"], rewards=[("correct", 0.5)])
+    assert halved[0].pool_size == 6
+    # a completion no function scored: its group left out, as live TRL shadows leave it out
+    unscored = [*_GOOD, *[{**r, "step": 2} for r in _GOOD]]
+    unscored[4]["r"] = None
+    (tmp_path / "two.jsonl").write_text(
+        reward_record(0, 2, 0, np.array([0, 1]), np.array([[1.0, 0.0], [1.0, 1.0]]))
+        + reward_record(1, 2, 0, np.array([1]), np.array([[1.0, 1.0]]))
+    )
+    _same(
+        replay(tmp_path / "two.jsonl", ["greso"]), replay(_trl_table(tmp_path, unscored), ["greso"])
+    )
+    # a new generation that happens to repeat the last one's prompts and rewards is counted
+    again = [{**r, "step": 2} for r in _GOOD]
+    new = [{**r, "step": 2, "completion": "other"} for r in _GOOD]
+    for second, steps in ((again, 1), (new, 2)):
+        log = _trl_table(tmp_path, [*_GOOD, *second])
+        assert replay(log, ["greso"])[0].passes()[-1]["steps"] == steps
+
+
+def _trl_table(tmp_path: Path, rows: list[dict], name: str = "t.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _row(step: int = 1, prompt: str = "a", reward: object = 1.0, **more: object) -> dict:
+    return {"step": step, "prompt": prompt, "completion": "c", "r": reward, **more}
+
+
+_GOOD = [_row(), _row(reward=0.0), _row(prompt="b"), _row(prompt="b")]
+
+
+@pytest.mark.parametrize(
+    ("rows", "fmt", "match"),
+    [
+        ([], "trl", "holds no completion"),
+        ([_row(), _row(prompt="b")], "trl", "one completion: .*log_unique_prompts=False"),
+        ([*_GOOD, _row(prompt="b")], "trl", "groups of 2 and 3 completions"),
+        ([*_GOOD, *[_row(3, **r) for r in ({}, {"reward": 0.0})]], "trl", "step 3 follows step 1"),
+        ([{"step": 1, "completion": "c", "r": 1.0}], "trl", "has no 'prompt' column"),
+        ([_row(reward="yes")], "trl", "holds 'yes', not a reward; name the reward columns"),
+        ([_row(reward=None), _row(reward=None)], "trl", "no prompt has a whole group of scored"),
+        ([_row(reward=float("inf")), _row()], "trl", "sums to inf; replay finite rewards"),
+        ([_row(step=-1)], "trl", "step must be an int"),
+        ([{"step": 1, "prompt": "a", "completion": "c"}], "trl", "no reward column"),
+        ([[1, 2]], "trl", "not a row of TRL's completions table"),
+        ([{"step": 1, "input": "a"}], "verl", "has no 'score'"),
+        ([{"step": 1, "input": "a", "score": "NaN"}], "verl", "score must be a finite number"),
+        ([{"prompt_x": 1}], None, "cannot tell which log this is; pass --format"),
+    ],
+)
+def test_hostile_trl_and_verl_logs_get_one_line_errors(
+    rows: list, fmt: str | None, match: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _trl_table(tmp_path, rows)
+    with pytest.raises(ValueError, match=match):
+        replay(path, ["greso"], log_format=fmt)
+    args = ["shadow", "replay", str(path), "--rule", "greso"] + (["--format", fmt] if fmt else [])
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) <= 2 and "Traceback" not in err
+
+
+def test_cut_off_large_and_unreadable_foreign_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import frontier_rft.training.foreign_logs as foreign
+    import frontier_rft.training.shadows as shadows
+
+    path = _trl_table(tmp_path, _GOOD)
+    replay(path, ["greso"], log_format="trl")  # well-formed
+    path.write_text(path.read_text()[:-5])
+    with pytest.raises(ValueError, match=r"line 4 is cut off .* delete that line"):
+        replay(path, ["greso"], log_format="trl")
+    monkeypatch.setattr(shadows, "MAX_LOG_BYTES", 10)
+    with pytest.raises(ValueError, match="more than the 10 a replay reads"):
+        replay(path, ["greso"], log_format="trl")
+    monkeypatch.setattr(shadows, "MAX_LOG_BYTES", 1 << 20)
+    _trl_table(tmp_path, _GOOD)
+    monkeypatch.setattr(foreign, "MAX_ROWS", 2)
+    with pytest.raises(ValueError, match="more than 2 completions"):
+        replay(path, ["greso"], log_format="trl")
+    bad = tmp_path / "completions_00001.parquet"
+    bad.write_bytes(b"PAR1 not really")
+    with pytest.raises(ValueError, match=r"not a readable parquet file|needs pyarrow"):
+        replay(bad, ["greso"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"holds no <step>.jsonl file"):
+        replay(tmp_path / "empty", ["greso"], log_format="verl")
+    with pytest.raises(ValueError, match="--reward-column names a TRL log's columns"):
+        replay(path, ["greso"], log_format="verl", rewards=[("r", 1.0)])
+    with pytest.raises(ValueError, match="does not exist"):
+        replay(tmp_path / "nowhere", ["greso"])

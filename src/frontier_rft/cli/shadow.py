@@ -4,12 +4,14 @@ would have saved and lost on a logged run (docs/shadow.md)."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from frontier_rft.cli.common import UsageError, positive_int
+from frontier_rft.training.foreign_logs import FORMATS
 
 __all__ = ["add_command"]
 
@@ -33,6 +35,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         pool_size=args.pool_size,
         seed=args.seed,
         on_step=record if figure else None,
+        log_format=args.format,
+        rewards=args.reward_column,
     )
     steps = int(shadows[0].passes()[-1]["steps"])
     print(f"Replay of {args.log}: {steps} steps, a pool of {shadows[0].pool_size} prompts")
@@ -62,6 +66,21 @@ _TRACED = {
 """The per-step metrics of each shadow the figure draws."""
 
 
+def _reward_column(text: str) -> tuple[str, float]:
+    """NAME or NAME=WEIGHT: a TRL reward column and its reward_weights entry."""
+    name, _, weight = text.partition("=")
+    try:
+        value = float(weight) if weight else 1.0
+    except ValueError:
+        value = math.nan
+    if not name or not math.isfinite(value):
+        raise UsageError(
+            f"--reward-column {text}: give NAME or NAME=WEIGHT (a column of TRL's completions "
+            "table and its reward_weights entry)"
+        )
+    return name, value
+
+
 def _figure_path(text: str) -> Path:
     """The figure's path, checked before the replay runs (a bad path costs no replay)."""
     path = Path(text)
@@ -89,13 +108,35 @@ def add_command(sub: Any) -> None:
     shadow_sub = p.add_subparsers(dest="shadow_command", required=True, metavar="COMMAND")
     r = shadow_sub.add_parser(
         "replay",
-        help="replay rules on a reward log (frontier train --reward-log)",
-        description="Read a run's rewards.jsonl (frontier train --reward-log) and print, per "
+        help="replay rules on a reward log (frontier train --reward-log, TRL's, verl's)",
+        description="Read a run's rewards.jsonl (frontier train --reward-log), TRL's "
+        "completion logs (log_completions=True) or verl's rollout dump "
+        "(trainer.rollout_data_dir) and print, per "
         "rule and pass over the pool, the rollouts it would have saved, the share of the "
         "groups it left out that were zero-variance, and the informative groups and |advantage| "
         "it would have lost. The same counts as live shadows (frontier train --shadows).",
     )
-    r.add_argument("log", metavar="LOG", help="a reward log: rewards.jsonl of frontier train")
+    r.add_argument(
+        "log",
+        metavar="LOG",
+        help="rewards.jsonl of frontier train; TRL's completions/ directory (or one of its "
+        "parquet files, or a wandb table export); verl's rollout_data_dir (or one step's file)",
+    )
+    r.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="the log's format (default: told from its file names or first line)",
+    )
+    r.add_argument(
+        "--reward-column",
+        action="append",
+        type=_reward_column,
+        default=None,
+        metavar="NAME[=WEIGHT]",
+        help="a TRL log's reward column and its reward_weights entry (default 1); repeat for "
+        "each (default: every column but step, prompt, completion, advantage, each weight 1)",
+    )
     r.add_argument(
         "--rule",
         action="append",
@@ -106,7 +147,8 @@ def add_command(sub: Any) -> None:
         "--pool-size",
         type=positive_int,
         default=None,
-        help="prompts in the training pool (default: the log's pool_size)",
+        help="prompts in the training pool (default: the log's pool_size; for a TRL or verl "
+        "log, the distinct prompts it holds)",
     )
     r.add_argument(
         "--seed",

@@ -11,7 +11,8 @@ line per training step:
 
 (the step's prompts in the order drawn, and each one's group of rewards in the order
 generated): what `replay` reads back, bounded, refusing a log it cannot replay exactly in
-one line that names the problem and the fix.
+one line that names the problem and the fix. `replay` also reads TRL's completion logs and
+verl's rollout dumps (training/foreign_logs.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import MAX_SEED
 from frontier_rft.selectors.registry import SELECTORS, make_selector
+from frontier_rft.training.foreign_logs import FORMATS, detect_format, read_foreign_log
 from frontier_rft.wrappers.shadow import (
     Shadow,
     ShadowConfig,
@@ -227,10 +229,18 @@ def replay(
     pool_size: int | None = None,
     seed: int | None = None,
     on_step: Callable[[Sequence[Shadow]], None] | None = None,
+    log_format: str | None = None,
+    rewards: Sequence[tuple[str, float]] | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
-    the same run). `pool_size` and `seed` default to the log's own; `on_step` is called
-    with the shadows after each step (to trace their curves)."""
+    the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
+    TRL log's reward columns and weights. `pool_size` and `seed` default to the log's own
+    (a TRL or verl log: its distinct prompts, seed 0); `on_step` is called with the shadows
+    after each step (to trace their curves)."""
+    if log_format is not None and log_format not in FORMATS:
+        raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
+    if rewards and log_format not in (None, "trl"):
+        raise ValueError("--reward-column names a TRL log's columns; drop it or pass --format trl")
     if not rules:
         raise ValueError("name a rule to replay: --rule greso, --rule screen4, ...")
     configs = [shadow_config(rule) for rule in rules]
@@ -243,7 +253,7 @@ def replay(
                 f"(frontier train --shadows {config.name})"
             )
     shadows: list[Shadow] = []
-    for got in read_reward_log(path):
+    for got in _read_steps(path, log_format, rewards):
         if not shadows:
             size = pool_size or got.pool_size
             if size is None:
@@ -268,6 +278,23 @@ def replay(
         if on_step is not None:
             on_step(shadows)
     return shadows
+
+
+def _read_steps(
+    path: str | os.PathLike[str],
+    log_format: str | None,
+    rewards: Sequence[tuple[str, float]] | None,
+) -> Iterator[RewardStep]:
+    """The log's steps in frontier-rft's terms, whichever format it is."""
+    fmt = log_format or ("frontier" if Path(path).name == REWARD_LOG else detect_format(path))
+    if fmt == "frontier":
+        if rewards:
+            raise ValueError("--reward-column names a TRL log's columns; a rewards.jsonl has none")
+        yield from read_reward_log(Path(path) / REWARD_LOG if Path(path).is_dir() else path)
+        return
+    steps, prompts = read_foreign_log(path, fmt, max_bytes=MAX_LOG_BYTES, rewards=rewards)
+    for t, (ids, r) in enumerate(steps):
+        yield RewardStep(t, prompts, None, ids, r)
 
 
 def replay_table(shadows: Sequence[Shadow]) -> str:

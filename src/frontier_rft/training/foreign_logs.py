@@ -1,0 +1,372 @@
+"""Per-prompt rewards from TRL's and verl's own logs, as steps `frontier shadow replay` can
+feed its shadows (docs/shadow.md). No torch here; pyarrow only for TRL's parquet files.
+
+- **TRL** (`GRPOConfig(log_completions=True)`): at each logging step `GRPOTrainer.log`
+  writes `<output_dir>/completions/completions_<step:05d>.parquet`, one row per completion
+  of the last generation batch, with the columns `step`, `prompt`, `completion`, one column
+  per reward function, any `log_extra` column and `advantage`; with `report_to="wandb"` the
+  same table is logged as `completions` (exported as a `*.table.json` of `columns` and
+  `data`, or as CSV). A row's reward is the sum of its reward columns, `nansum` over the
+  functions as TRL computes it (each weighted by `reward_weights`, 1 unless given).
+- **verl** (`trainer.rollout_data_dir=DIR`): each step writes `DIR/<step>.jsonl`, one line
+  per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`.
+
+Neither log names prompts by id: a step's rows are grouped by prompt text, and the texts
+get ids 0, 1, ... in order of first appearance (step by step, row by row), the default
+pool size being the number of distinct prompts seen. Every problem is one ValueError line
+naming the file, the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.core.jsonsafe import loads_bounded
+
+__all__ = ["FORMATS", "MAX_ROWS", "detect_format", "read_foreign_log"]
+
+FORMATS = ("frontier", "trl", "verl")
+"""The reward logs `frontier shadow replay --format` reads."""
+MAX_ROWS = 1 << 24
+"""Most completions read from one TRL or verl log."""
+MAX_LINE_CHARS = 1 << 24
+"""Longest line (or wandb table file) read."""
+_NOT_REWARDS = frozenset({"step", "prompt", "completion", "advantage", "image", "images"})
+"""TRL's completion-table columns that are not reward functions."""
+_TRL_FILE = re.compile(r"completions_(\d+)\.parquet")
+_VERL_FILE = re.compile(r"(\d+)\.jsonl")
+_HOW = {
+    "trl": "log it with GRPOConfig(log_completions=True, logging_steps=1) (docs/shadow.md)",
+    "verl": "dump it with trainer.rollout_data_dir=DIR (docs/shadow.md)",
+}
+
+Step = tuple[np.ndarray, np.ndarray]
+"""One step: its prompt ids and their groups of rewards, (prompts, group size)."""
+Row = tuple[int, bytes, float, bytes]
+"""One completion: its step, its prompt's digest, its reward, its text's digest (TRL's, to
+tell a generation logged again from a new one; empty where the log has no completion)."""
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The format of the log at `path`, from its file names or its first line; a ValueError
+    saying to pass --format when neither tells."""
+    p = Path(path)
+    if p.is_dir():
+        names = {f.name for f in _listing(p)}
+        if any(_TRL_FILE.fullmatch(n) for n in names) or (p / "completions").is_dir():
+            return "trl"
+        if any(_VERL_FILE.fullmatch(n) for n in names):
+            return "verl"
+        if "rewards.jsonl" in names:
+            return "frontier"
+    elif p.suffix.lower() in (".parquet", ".csv"):
+        return "trl"
+    elif p.is_file():
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            line = fh.readline(MAX_LINE_CHARS + 1)
+        try:
+            record = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=64)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            if "task_ids" in record:
+                return "frontier"
+            if "input" in record and "score" in record:
+                return "verl"
+            if "prompt" in record or {"columns", "data"} <= record.keys():
+                return "trl"
+    else:
+        raise ValueError(f"{path} does not exist; give a reward log or a directory of one")
+    raise ValueError(f"{path}: cannot tell which log this is; pass --format frontier, trl or verl")
+
+
+def read_foreign_log(
+    path: str | os.PathLike[str],
+    fmt: str,
+    *,
+    max_bytes: int,
+    rewards: Sequence[tuple[str, float]] | None = None,
+) -> tuple[list[Step], int]:
+    """The steps of a TRL or verl log, in order, and the number of distinct prompts seen.
+    `rewards` names TRL's reward columns and their weights (default: every column that is
+    not step, prompt, completion, advantage or an image, each weighted 1)."""
+    if fmt not in ("trl", "verl"):
+        raise ValueError(f"--format {fmt}: read_foreign_log reads trl or verl")
+    files = _files(Path(path), fmt)
+    total = sum(f.stat().st_size for f in files)
+    if total > max_bytes:
+        raise ValueError(
+            f"{path}: {total:,} bytes, more than the {max_bytes:,} a replay reads; replay "
+            "its first steps (copy their files to a directory of their own)"
+        )
+    rows: list[Row] = []
+    for file in files:
+        for row in _verl_rows(file) if fmt == "verl" else _trl_rows(file, rewards):
+            if len(rows) == MAX_ROWS:
+                raise ValueError(
+                    f"{path}: more than {MAX_ROWS:,} completions; replay its first steps "
+                    "(copy their files to a directory of their own)"
+                )
+            rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: holds no completion; {_HOW[fmt]}")
+    return _steps(rows, str(path), fmt)
+
+
+# ---------------------------------------------------------------------------- files
+def _listing(directory: Path) -> list[Path]:
+    try:
+        return sorted(f for f in directory.iterdir() if f.is_file())
+    except OSError as exc:
+        raise ValueError(f"{directory}: cannot list it ({exc.strerror})") from None
+
+
+def _files(path: Path, fmt: str) -> list[Path]:
+    """The log's files in step order (a directory) or the one file."""
+    if not path.exists():
+        raise ValueError(f"{path} does not exist; {_HOW[fmt]}")
+    if not path.is_dir():
+        return [path]
+    if fmt == "trl" and (path / "completions").is_dir():
+        path = path / "completions"  # the trainer's output_dir
+    pattern = _TRL_FILE if fmt == "trl" else _VERL_FILE
+    numbered = []
+    for f in _listing(path):
+        m = pattern.fullmatch(f.name)
+        if m:
+            numbered.append((int(m.group(1)), f))
+    if not numbered:
+        want = "completions_<step>.parquet" if fmt == "trl" else "<step>.jsonl"
+        raise ValueError(f"{path}: holds no {want} file; {_HOW[fmt]}")
+    return [f for _, f in sorted(numbered)]
+
+
+def _lines(file: Path) -> Iterator[tuple[str, Any]]:
+    """Each non-blank line of a JSONL file with where it is, parsed, bounded."""
+    with open(file, encoding="utf-8", errors="replace") as fh:
+        number = 0
+        while line := fh.readline(MAX_LINE_CHARS + 1):
+            number += 1
+            where = f"{file}: line {number}"
+            if len(line) > MAX_LINE_CHARS:
+                raise ValueError(f"{where} is longer than {MAX_LINE_CHARS:,} characters")
+            if not line.strip():
+                continue
+            try:
+                yield where, loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=64)
+            except ValueError as exc:
+                if not line.endswith("\n"):
+                    raise ValueError(
+                        f"{where} is cut off (the run stopped mid-write); delete that line "
+                        "and replay the steps before it"
+                    ) from None
+                raise ValueError(f"{where} is not JSON ({exc})") from None
+
+
+def _digest(prompt: object) -> bytes:
+    """A prompt's key: its text, or a conversation's canonical JSON, hashed (bounded memory)."""
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
+
+
+def _number(value: object) -> float | None:
+    """A logged number (CSV gives text); None when it is not one."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _step_of(value: object, where: str, fmt: str) -> int:
+    step = _number(value)
+    if step is None or not step.is_integer() or not 0 <= step <= 1 << 53:
+        raise ValueError(f"{where}: step must be an int >= 0, got {str(value)[:40]}; {_HOW[fmt]}")
+    return int(step)
+
+
+# ---------------------------------------------------------------------------- verl
+def _verl_rows(file: Path) -> Iterator[Row]:
+    for where, record in _lines(file):
+        if not isinstance(record, dict):
+            raise ValueError(f"{where} is not a JSON object; {_HOW['verl']}")
+        for key in ("step", "input", "score"):
+            if key not in record:
+                raise ValueError(f"{where} has no {key!r}; {_HOW['verl']}")
+        score = _number(record["score"])
+        if score is None or not math.isfinite(score):
+            raise ValueError(f"{where}: score must be a finite number, got {record['score']!r:.40}")
+        yield _step_of(record["step"], where, "verl"), _digest(record["input"]), score, b""
+
+
+# ---------------------------------------------------------------------------- TRL
+def _trl_rows(file: Path, rewards: Sequence[tuple[str, float]] | None) -> Iterator[Row]:
+    suffix = file.suffix.lower()
+    records: Iterator[tuple[str, Any]]
+    if suffix == ".parquet":
+        records = _parquet_records(file)
+    elif suffix == ".csv":
+        records = _csv_records(file)
+    else:
+        records = _json_records(file)
+    columns: list[tuple[str, float]] | None = list(rewards) if rewards else None
+    for where, record in records:
+        if not isinstance(record, dict):
+            raise ValueError(f"{where} is not a row of TRL's completions table; {_HOW['trl']}")
+        for key in ("step", "prompt"):
+            if key not in record:
+                raise ValueError(
+                    f"{where} has no {key!r} column: not TRL's completions table; "
+                    f"{_HOW['trl']}, or pass --format"
+                )
+        if columns is None:
+            columns = [(k, 1.0) for k in record if k not in _NOT_REWARDS]
+            if not columns:
+                raise ValueError(f"{where}: no reward column; {_HOW['trl']}")
+        total, scored = 0.0, False
+        for name, weight in columns:
+            if name not in record:
+                raise ValueError(
+                    f"{where} has no reward column {name!r}; name the log's with --reward-column"
+                )
+            cell = record[name]  # None (NaN in the table, "" in CSV): not scored
+            value = math.nan if cell is None or cell == "" else _number(cell)
+            if value is None:
+                raise ValueError(
+                    f"{where}: column {name!r} holds {str(record[name])[:30]!r}, not a reward; "
+                    "name the reward columns with --reward-column"
+                )
+            if not math.isnan(value):  # nansum over the functions, as TRL sums them
+                total, scored = total + weight * value, True
+        if not math.isfinite(total):
+            raise ValueError(f"{where}: its reward sums to {total}; replay finite rewards")
+        if not scored:  # TRL leaves it out of its group's baseline; so do its live shadows
+            total = math.nan
+        text = _digest(record["completion"]) if "completion" in record else b""
+        yield _step_of(record["step"], where, "trl"), _digest(record["prompt"]), total, text
+
+
+def _parquet_records(file: Path) -> Iterator[tuple[str, Any]]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(
+            f"{file}: reading parquet needs pyarrow (pip install pyarrow), as TRL's own "
+            "writing of it does"
+        ) from None
+    number = 0
+    try:
+        handle = pq.ParquetFile(file)
+        if handle.metadata.num_rows > MAX_ROWS:
+            raise ValueError(f"{file}: more than {MAX_ROWS:,} rows; replay a smaller log")
+        wanted = [c for c in handle.schema_arrow.names if c not in ("image", "images")]
+        # A batch at a time: completions' text is held only while its rows are read.
+        for batch in handle.iter_batches(batch_size=4096, columns=wanted):
+            for row in batch.to_pylist():
+                number += 1
+                yield f"{file}: row {number}", row
+    except (OSError, pa.ArrowException) as exc:
+        raise ValueError(
+            f"{file}: not a readable parquet file ({str(exc)[:80]}); a file cut off mid-write "
+            "is one to delete"
+        ) from None
+
+
+def _csv_records(file: Path) -> Iterator[tuple[str, Any]]:
+    with open(file, encoding="utf-8", errors="replace", newline="") as fh:
+        reader = csv.DictReader(fh)
+        try:
+            for i, row in enumerate(reader):
+                if None in row or None in row.values():
+                    raise ValueError(f"{file}: row {i + 1} has more or fewer cells than columns")
+                yield f"{file}: row {i + 1}", row
+        except csv.Error as exc:
+            raise ValueError(f"{file}: not CSV ({exc})") from None
+
+
+def _json_records(file: Path) -> Iterator[tuple[str, Any]]:
+    """A wandb table export ({"columns": [...], "data": [[...], ...]}), or JSON lines of
+    rows (pandas' `to_json(orient="records", lines=True)`)."""
+    for where, record in _lines(file):
+        if isinstance(record, dict) and {"columns", "data"} <= record.keys():
+            names, data = record["columns"], record["data"]
+            if not isinstance(names, list) or not isinstance(data, list):
+                raise ValueError(f"{where}: a wandb table's columns and data must be lists")
+            for i, cells in enumerate(data):
+                if not isinstance(cells, list) or len(cells) != len(names):
+                    raise ValueError(
+                        f"{where}: row {i + 1} of the table has not one cell per column"
+                    )
+                yield f"{where}, row {i + 1}", dict(zip(names, cells, strict=True))
+        else:
+            yield where, record
+
+
+# ---------------------------------------------------------------------------- grouping
+def _steps(rows: list[Row], path: str, fmt: str) -> tuple[list[Step], int]:
+    """Rows grouped by step and prompt, checked, prompts numbered by first appearance."""
+    by_step: dict[int, dict[bytes, list[float]]] = {}
+    texts: dict[int, list[bytes]] = {}
+    for step, key, reward, text in rows:
+        by_step.setdefault(step, {}).setdefault(key, []).append(reward)
+        texts.setdefault(step, []).append(text)
+    ids: dict[bytes, int] = {}
+    out: list[Step] = []
+    previous: tuple[list[tuple[bytes, list[float | None]]], list[bytes]] | None = None
+    order = sorted(by_step)
+    for before, step in zip([None, *order], order, strict=False):
+        groups = by_step[step]
+        where = f"{path}: step {step}"
+        if before is not None and step != before + 1:
+            raise ValueError(
+                f"{where} follows step {before}: steps are missing (truncated, or logged every "
+                f"few steps?); {_HOW[fmt]}"
+            )
+        sizes = sorted({len(g) for g in groups.values()})
+        if sizes[0] < 2:
+            fix = "log_unique_prompts=False, " if fmt == "trl" else ""
+            raise ValueError(
+                f"{where} has a prompt with one completion: a replay needs whole groups "
+                f"(>= 2 completions per prompt); {fix}{_HOW[fmt]}"
+            )
+        if len(sizes) > 1:
+            raise ValueError(
+                f"{where} has groups of {' and '.join(map(str, sizes[:2]))} completions: a "
+                "replay needs one group size per step (a prompt twice in a batch, or groups "
+                "filtered?); replay a log where every prompt has its whole group"
+            )
+        seen = [(k, [None if math.isnan(r) else r for r in g]) for k, g in groups.items()]
+        if fmt == "trl" and b"" not in texts[step] and (seen, texts[step]) == previous:
+            continue  # the same generation logged again (num_iterations > 1)
+        previous = (seen, texts[step])
+        # A group with an unscored completion is not whole: left out, as TRL's live shadows
+        # leave it out (integrations/trl/shadows.py); a step with none whole feeds nothing.
+        whole = {k: g for k, g in groups.items() if not any(math.isnan(r) for r in g)}
+        for key in whole:
+            ids.setdefault(key, len(ids))
+        if whole:
+            out.append(
+                (
+                    np.array([ids[k] for k in whole], dtype=np.int64),
+                    np.array(list(whole.values()), dtype=np.float64),
+                )
+            )
+    if not out:
+        raise ValueError(f"{path}: no prompt has a whole group of scored completions; {_HOW[fmt]}")
+    return out, len(ids)
