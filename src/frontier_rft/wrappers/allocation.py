@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
-from frontier_rft.core.feedback import Feedback, GroupBatch
+from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
@@ -58,7 +58,13 @@ from frontier_rft.wrappers.allocation_rule import (
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
 from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, fresh_batch
+from frontier_rft.wrappers.sampling import (
+    RolloutFn,
+    Round,
+    StepSamples,
+    fresh_batch,
+    roll_unit_round,
+)
 
 __all__ = ["COMMITS", "VALUES", "Allocation", "AllocationConfig"]
 
@@ -316,21 +322,11 @@ class Allocation(WrapsSelector):
 
     def _roll(self, step: int, ids: I64, counts: I64, rollout: RolloutFn, seconds: float) -> Round:
         """Roll out one round, check its rewards, send them to the inner selector once."""
-        rewards = np.asarray(rollout(ids, counts), dtype=np.float64)
-        total = int(counts.sum())
-        if rewards.shape != (total,):
-            raise ValueError(
-                f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; "
-                f"expected counts[i] per prompt ({total} in all), id-major"
-            )
-        if not np.all(np.isfinite(rewards)) or rewards.min() < 0.0 or rewards.max() > 1.0:
-            raise ValueError(
-                "allocation reads rewards as success rates in [0, 1] (its Beta model): "
-                "rescale the rewards, or train without allocation"
-            )
-        start = time.perf_counter()
-        self.inner.update(Feedback(task_ids=np.repeat(ids, counts), rewards=rewards, step=step))
-        return Round(ids, rewards, seconds + time.perf_counter() - start, counts)
+        why = (
+            "allocation reads rewards as success rates in [0, 1] (its Beta model): "
+            "rescale the rewards, or train without allocation"
+        )
+        return roll_unit_round(self.inner, step, ids, counts, rollout, seconds, why)
 
     def _record(
         self,

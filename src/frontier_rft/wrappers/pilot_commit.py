@@ -32,12 +32,11 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
-from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int, read_keys
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
 from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples
+from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, roll_unit_round
 
 __all__ = ["BUFFER_PICKS", "PilotCommit", "PilotCommitConfig"]
 
@@ -337,21 +336,11 @@ class PilotCommit(WrapsSelector):
 
     def _roll(self, step: int, ids: I64, counts: I64, rollout: RolloutFn, seconds: float) -> Round:
         """Roll out one round, check its rewards, send them to the selector inside once."""
-        rewards = np.asarray(rollout(ids, counts), dtype=np.float64)
-        total = int(counts.sum())
-        if rewards.shape != (total,):
-            raise ValueError(
-                f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; "
-                f"expected counts[i] per prompt ({total} in all), id-major"
-            )
-        if not np.all(np.isfinite(rewards)) or rewards.min() < 0.0 or rewards.max() > 1.0:
-            raise ValueError(
-                "Pilot-Commit reads a pilot's mean reward as its pass rate: rewards must lie "
-                "in [0, 1]; rescale them"
-            )
-        start = time.perf_counter()
-        self.inner.update(Feedback(task_ids=np.repeat(ids, counts), rewards=rewards, step=step))
-        return Round(ids, rewards, seconds + time.perf_counter() - start, counts)
+        why = (
+            "Pilot-Commit reads a pilot's mean reward as its pass rate: rewards must lie "
+            "in [0, 1]; rescale them"
+        )
+        return roll_unit_round(self.inner, step, ids, counts, rollout, seconds, why)
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:

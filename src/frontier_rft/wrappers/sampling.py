@@ -38,6 +38,7 @@ __all__ = [
     "Round",
     "Sampler",
     "StepSamples",
+    "roll_unit_round",
     "rollout_metrics",
 ]
 
@@ -95,6 +96,32 @@ class Round:
         hi = np.maximum.reduceat(self.rewards, starts)
         out: NDArray[np.bool_] = hi > np.minimum.reduceat(self.rewards, starts)
         return out
+
+
+def roll_unit_round(
+    selector: Selector,
+    step: int,
+    ids: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    rollout: RolloutFn,
+    seconds: float,
+    why_unit: str,
+) -> Round:
+    """Roll out counts[i] of each of `ids`, check that the rewards are pass rates in [0, 1]
+    (`why_unit`: the refusal, saying why the sampler needs them), send them to `selector`
+    once. The rollout step of samplers that read a group's mean as its pass rate."""
+    rewards = np.asarray(rollout(ids, counts), dtype=np.float64)
+    total = int(counts.sum())
+    if rewards.shape != (total,):
+        raise ValueError(
+            f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; "
+            f"expected counts[i] per prompt ({total} in all), id-major"
+        )
+    if not np.all(np.isfinite(rewards)) or rewards.min() < 0.0 or rewards.max() > 1.0:
+        raise ValueError(why_unit)
+    start = time.perf_counter()
+    selector.update(Feedback(task_ids=np.repeat(ids, counts), rewards=rewards, step=step))
+    return Round(ids, rewards, seconds + time.perf_counter() - start, counts)
 
 
 @dataclass(frozen=True, eq=False)
