@@ -83,3 +83,20 @@ def test_json_depth_ignores_brackets_in_strings_and_bounds_parsing() -> None:
         loads_bounded("[" * 300_000, max_chars=10**6, max_depth=64)
     with pytest.raises(ValueError, match="exceeds 4"):
         loads_bounded("[1, 2]", max_chars=4, max_depth=64)
+
+
+def test_jsonl_records_say_where_and_what_is_wrong() -> None:
+    import io
+
+    from frontier_rft.core.jsonsafe import jsonl_records
+
+    def read(text: str, fix: str = "") -> list[tuple[str, object]]:
+        return list(jsonl_records(io.StringIO(text), "log", max_chars=20, max_depth=3, fix=fix))
+
+    assert read('{"a": 1}\n\n[2]\n') == [("log: line 1", {"a": 1}), ("log: line 3", [2])]
+    with pytest.raises(ValueError, match=r"^log: line 1 is not JSON \(.*\); see docs$"):
+        read("nope\n", fix="see docs")
+    with pytest.raises(ValueError, match=r"^log: line 2 is cut off"):
+        read('{"a": 1}\n{"a": \n'.rstrip("\n"))
+    with pytest.raises(ValueError, match=r"^log: line 1 is longer than 20 characters$"):
+        read("[" + "1," * 20 + "1]\n")

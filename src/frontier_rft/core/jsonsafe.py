@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -16,6 +17,7 @@ __all__ = [
     "finite_or_none",
     "json_depth",
     "json_shape",
+    "jsonl_records",
     "load_json_file",
     "loads_bounded",
 ]
@@ -119,3 +121,30 @@ def dumps_strict(obj: Any, **kwargs: Any) -> str:
     """json.dumps of finite_or_none(obj): valid JSON for any reader (undefined values are
     null, never a bare NaN); json.dumps's keyword arguments pass through."""
     return json.dumps(finite_or_none(obj), allow_nan=False, **kwargs)
+
+
+def jsonl_records(
+    fh: IO[str], name: object, *, max_chars: int, max_depth: int, fix: str = ""
+) -> Iterator[tuple[str, Any]]:
+    """Each non-blank line of a JSON-lines stream with where it is ("NAME: line N"), parsed
+    with loads_bounded; a line too long, not JSON or cut off mid-write (the last one, with
+    no newline) is a ValueError that says so, with `fix` appended."""
+    tail = f"; {fix}" if fix else ""
+    number = 0
+    while line := fh.readline(max_chars + 1):
+        number += 1
+        where = f"{name}: line {number}"
+        if len(line) > max_chars:
+            raise ValueError(f"{where} is longer than {max_chars:,} characters{tail}")
+        if not line.strip():
+            continue
+        try:
+            record = loads_bounded(line, max_chars=max_chars, max_depth=max_depth)
+        except ValueError as exc:
+            if not line.endswith("\n"):
+                raise ValueError(
+                    f"{where} is cut off (the run stopped mid-write); delete that line "
+                    "and replay the steps before it"
+                ) from None
+            raise ValueError(f"{where} is not JSON ({exc}){tail}") from None
+        yield where, record

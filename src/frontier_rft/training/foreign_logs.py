@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
 
 __all__ = ["FORMATS", "MAX_ROWS", "detect_format", "read_foreign_log"]
 
@@ -154,23 +154,7 @@ def _files(path: Path, fmt: str) -> list[Path]:
 def _lines(file: Path) -> Iterator[tuple[str, Any]]:
     """Each non-blank line of a JSONL file with where it is, parsed, bounded."""
     with open(file, encoding="utf-8", errors="replace") as fh:
-        number = 0
-        while line := fh.readline(MAX_LINE_CHARS + 1):
-            number += 1
-            where = f"{file}: line {number}"
-            if len(line) > MAX_LINE_CHARS:
-                raise ValueError(f"{where} is longer than {MAX_LINE_CHARS:,} characters")
-            if not line.strip():
-                continue
-            try:
-                yield where, loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=64)
-            except ValueError as exc:
-                if not line.endswith("\n"):
-                    raise ValueError(
-                        f"{where} is cut off (the run stopped mid-write); delete that line "
-                        "and replay the steps before it"
-                    ) from None
-                raise ValueError(f"{where} is not JSON ({exc})") from None
+        yield from jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=64)
 
 
 def _digest(prompt: object) -> bytes:

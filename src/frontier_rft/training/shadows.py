@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.core.jsonsafe import jsonl_records
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import MAX_SEED
 from frontier_rft.selectors.registry import SELECTORS, make_selector
@@ -129,27 +129,9 @@ def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
             "its first steps (head -n STEPS LOG > part.jsonl)"
         )
     with fh:
-        number, expected = 0, 0
         first: RewardStep | None = None
-        while True:
-            line = fh.readline(MAX_LINE_CHARS + 1)
-            if not line:
-                break
-            number += 1
-            where = f"{path}: line {number}"
-            if len(line) > MAX_LINE_CHARS:
-                raise ValueError(f"{where} is longer than {MAX_LINE_CHARS:,} characters; {_HOW}")
-            if not line.strip():
-                continue
-            try:
-                record = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=3)
-            except ValueError as exc:
-                if not line.endswith("\n"):
-                    raise ValueError(
-                        f"{where} is cut off (the run stopped mid-write); delete that line "
-                        "and replay the steps before it"
-                    ) from None
-                raise ValueError(f"{where} is not JSON ({exc}); {_HOW}") from None
+        records = jsonl_records(fh, path, max_chars=MAX_LINE_CHARS, max_depth=3, fix=_HOW)
+        for expected, (where, record) in enumerate(records):  # steps run 0, 1, 2, ...
             got = _step(record, where)
             if got.step != expected:
                 what = "starts" if expected == 0 else f"jumps from step {expected - 1}"
@@ -165,7 +147,6 @@ def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
                     f"{where}: its pool_size or seed differs from line 1's (a log appended "
                     "to by another run?); replay a log of one run"
                 )
-            expected += 1
             yield got
     if first is None:
         raise ValueError(f"{path}: holds no step; {_HOW}")
