@@ -15,6 +15,7 @@ from frontier_rft.core.config import check
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
+from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
 __all__ = [
     "BATCH_SIZE_NOT_READ",
@@ -25,6 +26,7 @@ __all__ = [
     "KEPT_WITH_FILTER_GROUPS",
     "KEPT_WITH_REFILL",
     "ROLLOUTS",
+    "SHADOWS_WITH_FILTER_GROUPS",
     "VerlSamplerConfig",
     "kept_gen_batch_size",
     "trl_only",
@@ -58,6 +60,12 @@ KEPT_WITH_REFILL = (
     "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups: verl refills a failed "
     "group with a dataloader fetch, which under kept is a whole window of the walk; set it "
     "false (verl's default: a failed group is trained as it came)"
+)
+
+SHADOWS_WITH_FILTER_GROUPS = (
+    "shadows with algorithm.filter_groups: verl's DAPO filter reports a step's groups in "
+    "several rounds, and a shadow reads each prompt's whole group once a step; shadow a run "
+    "without the filter (algorithm.filter_groups.enable=false), or drop shadows"
 )
 
 
@@ -135,6 +143,10 @@ class VerlSamplerConfig:
     """'full': every dataloader batch is the selector's batch_size prompts. 'kept': only the
     prompts it keeps among uniform's next batch_size (greso, skip, uniform): verl's steps,
     epochs and LR schedule stay, fewer rollouts (v1 sync trainer only; see KEPT_DOC)."""
+    shadows: Sequence[str] = ()
+    """Rules followed beside the run without changing what trains (greso, skip, screenK,
+    greso+screenK): each logs the rollouts it would have saved and the signal it would have
+    lost, under shadow/<rule>/... (docs/shadow.md). Not with rollouts: kept."""
     max_outstanding_draws: int = 64
     """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
     metrics_verbosity: str = "summary"
@@ -172,6 +184,16 @@ class VerlSamplerConfig:
             f"selector {self.selector!r} does not walk the data: use greso, skip or uniform, or "
             "rollouts: full",
         )
+        if isinstance(self.shadows, str):  # YAML `shadows: greso`: one rule
+            object.__setattr__(self, "shadows", (self.shadows,))
+        check(
+            isinstance(self.shadows, Sequence)
+            and not isinstance(self.shadows, bytes)
+            and all(isinstance(v, str) for v in self.shadows),
+            f"shadows must be a list of rules, e.g. [greso, screen4], got {self.shadows!r}",
+        )
+        object.__setattr__(self, "shadows", tuple(self.shadows))
+        self.shadow_configs()
         check(
             isinstance(self.max_outstanding_draws, int)
             and not isinstance(self.max_outstanding_draws, bool)
@@ -225,6 +247,18 @@ class VerlSamplerConfig:
         for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
             value = getattr(self, name)
             check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
+
+    def shadow_configs(self, group_size: int | None = None) -> tuple[ShadowConfig, ...]:
+        """The rules of `shadows`, checked as the other adapters check theirs (a screen below
+        verl's actor_rollout_ref.rollout.n once it is known); a ValueError naming the problem."""
+        return check_shadow_rules(
+            self.shadows,
+            SELECTORS,
+            group_size=group_size,
+            group_name="actor_rollout_ref.rollout.n",
+            partial=["rollouts: kept"] if self.rollouts == "kept" else [],
+            example="e.g. shadows: [greso, screen4] beside rollouts: full",
+        )
 
     @classmethod
     def from_verl_data_config(cls, data_config: Any) -> VerlSamplerConfig:

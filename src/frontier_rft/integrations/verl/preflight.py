@@ -37,6 +37,7 @@ from frontier_rft.integrations.verl.config import (
     KEPT_NEEDS_V1,
     KEPT_WITH_FILTER_GROUPS,
     KEPT_WITH_REFILL,
+    SHADOWS_WITH_FILTER_GROUPS,
     VerlSamplerConfig,
     kept_gen_batch_size,
     trl_only,
@@ -115,6 +116,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     )
     if values.get("rollouts") == "kept":
         report.add(section, _kept_problems(config, legacy=section == "data.sampler.frontier"))
+    report.add(section, _shadow_problems(config, values))
     _check_data(config, values, batch, report)
     check_verl_keys(config, section, report)  # the frontier-rft part first, then verl's own
     return report
@@ -213,6 +215,28 @@ def _kept_problems(config: Mapping[str, Any], *, legacy: bool) -> list[str]:
     train = VERL_DEFAULT_BATCH if train is None else train
     if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
         out.append(kept_gen_batch_size(gen))
+    return out
+
+
+def _shadow_problems(config: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the shadows beside this config: their rules (a screen at or above
+    actor_rollout_ref.rollout.n, beside rollouts: kept) and verl's DAPO filter."""
+    rules = values.get("shadows")
+    if not rules:
+        return []
+    n = _get(config, "actor_rollout_ref.rollout.n")
+    group = n if isinstance(n, int) and not isinstance(n, bool) and not _interpolated(n) else None
+    out = []
+    try:
+        sampler = VerlSamplerConfig(batch_size=1, shadows=rules)
+    except (ValueError, TypeError):
+        return []  # config_problems names it
+    try:
+        sampler.shadow_configs(group)
+    except ValueError as exc:
+        out.append(str(exc))
+    if _get(config, "algorithm.filter_groups.enable") is True:
+        out.append(SHADOWS_WITH_FILTER_GROUPS)
     return out
 
 

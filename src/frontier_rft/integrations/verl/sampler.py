@@ -43,6 +43,7 @@ from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.pool import refused_rewards
+from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
@@ -251,6 +252,8 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"batch_size {self.config.batch_size} exceeds the dataset ({n} prompts)"
             )
         self.selector = selector
+        self.shadows = RunShadows(self.config.shadow_configs(), selector, self.config.seed)
+        """Rules followed beside the run (VerlSamplerConfig.shadows), on their own selectors."""
         self._batches_per_epoch = n // self.config.batch_size
         # Position of the live iteration: draws so far (= feedback step of the next
         # draw), batches drawn in the current epoch, ids of the current batch not yet yielded.
@@ -364,17 +367,23 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             lo, hi = self.config.reward_range
             # As the TRL adapter: the declared range maps onto [0, 1], beyond it clips.
             rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)
-        batches = [
-            Feedback(task_ids=positions[steps == step], rewards=rewards[steps == step], step=step)
+        pieces = [
+            (step, positions[steps == step], rewards[steps == step])
             for step in np.unique(steps).tolist()
         ]
+        batches = [Feedback(task_ids=ids, rewards=r, step=step) for step, ids, r in pieces]
         # Every piece is checked before any is applied: a rejected report changes nothing,
         # so its retry is not counted twice (_check_rewards refused any reward it would).
-        for fb in batches:
+        for fb, (_, ids, _) in zip(batches, pieces, strict=True):
             fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
-        for fb in batches:
+            self.shadows.check_group_size(_largest_group(ids))
+        for fb, (step, ids, r) in zip(batches, pieces, strict=True):
             self.selector.update(fb)
-            self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - fb.step)
+            self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - step)
+            # The shadows read what the selector reads, in the order drawn (verl reorders a
+            # batch to balance ranks); they change nothing of the run.
+            order = self._draw_order(step, ids)
+            self.shadows.observe(step, ids[order], r[order])
         self._forget(positions, steps)
         self._stats["updates"] += 1
         self._stats["rollouts"] += int(positions.size)
@@ -525,6 +534,13 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             )
         return steps
 
+    def _draw_order(self, step: int, positions: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The stable order that puts `positions` (rollouts of draw `step`) in drawn order."""
+        drawn = next(ids for s, ids in self._outstanding if s == step)
+        rank = np.full(self.task_ids.size, drawn.size, dtype=np.int64)
+        rank[drawn] = np.arange(drawn.size)
+        return np.argsort(rank[positions], kind="stable")
+
     def _forget(self, positions: NDArray[np.int64], steps: NDArray[np.int64]) -> None:
         kept = []
         for step, drawn in self._outstanding:
@@ -536,9 +552,13 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ metrics
     def log_metrics(self) -> dict[str, float]:
-        """What goes into verl's logged metrics: `curriculum/...`, the summary or all of it."""
+        """What goes into verl's logged metrics: `curriculum/...`, the summary or all of it,
+        and every shadow's metrics whatever the verbosity (a user asked for them)."""
         finite = {k: v for k, v in self.metrics().items() if np.isfinite(v)}
-        return curriculum_metrics(finite, self.config.metrics_verbosity, self.config.metrics_prefix)
+        out = curriculum_metrics(finite, self.config.metrics_verbosity, self.config.metrics_prefix)
+        shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
+        out.update(curriculum_metrics(shadow, "all", self.config.metrics_prefix))
+        return out
 
     def metrics(self) -> dict[str, float]:
         """The selector's metrics plus `verl/` ones: lag, outstanding draws, updates."""
@@ -554,6 +574,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         )
         if self._kept:
             out["fewer_rollouts/kept"] = self._last_kept
+        out.update(self.shadows.metrics())
         return out
 
     # ------------------------------------------------------------------ state
@@ -571,13 +592,16 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             "outstanding_steps": [s for s, _ in self._outstanding],
             "outstanding_ids": [ids.copy() for _, ids in self._outstanding],
             "stats": dict(self._stats),
+            "shadows": self.shadows.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore state_dict; the next iteration continues where the saved one stopped."""
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
             raise ValueError("not a FrontierSampler state (or from another version)")
-        keys = ("version", "task_ids", "batch_size", *_STATE_KEYS)
+        # A state saved before shadows existed has no "shadows": it holds none.
+        state = {"shadows": [], **state}
+        keys = ("version", "task_ids", "batch_size", "shadows", *_STATE_KEYS)
         state = check_keys(state, "FrontierSampler state", keys)  # no field ignored silently
         saved_ids = np.asarray(state["task_ids"], dtype=np.int64)
         if saved_ids.shape != self.task_ids.shape or not np.array_equal(saved_ids, self.task_ids):
@@ -613,7 +637,10 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         if not isinstance(stats, dict) or set(stats) != set(self._stats):
             raise ValueError(f"{who} state: stats must hold {sorted(self._stats)}")
         stats = {k: read_int(stats, k, who) for k in self._stats}
+        shadows = RunShadows(self.config.shadow_configs(), self.selector, self.config.seed)
+        shadows.load_state_dict(state["shadows"])  # into fresh ones: raises, changing nothing
         self.selector.load_state_dict(state["selector"])  # raises, changing nothing, if bad
+        self.shadows = shadows
         self._draws, self._epoch, self._in_epoch = draws, epoch, in_epoch
         self._pending = deque(pending.tolist())
         self._outstanding = outstanding
@@ -695,6 +722,11 @@ _STATE_KEYS = (
     "outstanding_ids",
     "stats",
 )
+
+
+def _largest_group(task_ids: NDArray[np.int64]) -> int:
+    """The most rollouts any one prompt has in `task_ids` (a step's group size)."""
+    return int(np.unique(task_ids, return_counts=True)[1].max()) if task_ids.size else 0
 
 
 def _int_list(values: Any) -> Any:

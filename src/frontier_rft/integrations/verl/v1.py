@@ -46,6 +46,7 @@ from frontier_rft.integrations.verl.config import (
     KEPT_NEEDS_SYNC,
     KEPT_WITH_FILTER_GROUPS,
     KEPT_WITH_REFILL,
+    SHADOWS_WITH_FILTER_GROUPS,
     VerlSamplerConfig,
     _to_plain,
     kept_gen_batch_size,
@@ -244,6 +245,8 @@ class _FrontierMixin:
         self._kept = config.rollouts == "kept"
         if self._kept:
             _check_kept(self)
+        if config.shadows and getattr(self, "filter_groups_metric", None) is not None:
+            raise ValueError(SHADOWS_WITH_FILTER_GROUPS)
         trainer = _trainer_of(refill_fn)
         data = trainer.config.data
         gen_batch_size = data.get("gen_batch_size", None)

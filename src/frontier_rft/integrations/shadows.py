@@ -1,0 +1,89 @@
+"""Shadows beside a trainer adapter's run (docs/shadow.md): each rule follows the run's
+per-prompt rewards every step, on its own selector and RNG, without changing what trains.
+Shared by the TRL and verl adapters; each adapter saves the state where its checkpoints go."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.selector import Selector
+from frontier_rft.selectors.registry import make_selector
+from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+
+__all__ = ["RunShadows"]
+
+
+class RunShadows:
+    """The shadows of one run, built on the run's selector's pool with the run's seed."""
+
+    def __init__(self, configs: Sequence[ShadowConfig], selector: Selector, seed: int):
+        self._pool = selector.pool
+        self._seed = int(seed)
+        self.shadows = [self.build(c, self._seed) for c in configs]
+
+    def build(self, config: ShadowConfig, seed: int) -> Shadow:
+        """A fresh shadow following `config` on this run's pool."""
+        inner = make_selector(config.selector, self._pool, seed=seed) if config.selector else None
+        return Shadow(config, inner, self._pool.num_tasks, seed=seed)
+
+    def check_group_size(self, n: int) -> None:
+        """ValueError (changing nothing) when a shadow screens with n or more rollouts (n < 2:
+        nothing to check, such a step is not observed)."""
+        if n < 2:
+            return
+        for shadow in self.shadows:
+            k = shadow.config.screen
+            if k and not k < n:
+                raise ValueError(
+                    f"shadow {shadow.name!r} screens with {k} rollouts, so it needs groups of "
+                    f"more than {k}; this run's have {n}: shadow a smaller screen"
+                )
+
+    def observe(
+        self, step: int, ids: NDArray[np.int64], rewards: NDArray[np.float64], n: int | None = None
+    ) -> None:
+        """One step's rewards (`ids[i]` the prompt of `rewards[i]`, as the selector receives
+        them): the prompts with a whole group of `n` (None: the step's largest group), in the
+        order they first appear, to every shadow. A prompt with fewer (unscorable or failed
+        completions dropped) has no whole group: left out."""
+        if not self.shadows or ids.size == 0:
+            return
+        uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+        size = int(counts.max()) if n is None else int(n)
+        if size < 2:  # one reward is never mixed: nothing a shadow can judge
+            return
+        self.check_group_size(size)
+        whole = counts == size
+        drawn = uniq[whole][np.argsort(first[whole], kind="stable")]
+        if drawn.size == 0:
+            return
+        grouped = np.concatenate([rewards[ids == t] for t in drawn])
+        for shadow in self.shadows:
+            shadow.observe(step, drawn, grouped, size)
+
+    def metrics(self) -> dict[str, float]:
+        """Every shadow's metrics as shadow/<rule>/<metric>, unprefixed."""
+        return {f"shadow/{s.name}/{k}": v for s in self.shadows for k, v in s.metrics().items()}
+
+    def state_dict(self) -> list[dict[str, Any]]:
+        """Each shadow's state, in the order of the run's rules."""
+        return [shadow.state_dict() for shadow in self.shadows]
+
+    def load_state_dict(self, states: object) -> None:
+        """Restore state_dict into fresh shadows, then put them in place: on any error
+        (another number of shadows, another rule) nothing changes."""
+        if not isinstance(states, list | tuple) or len(states) != len(self.shadows):
+            names = [s.name for s in self.shadows] or "none"
+            raise ValueError(
+                f"the saved state holds {len(states) if isinstance(states, list | tuple) else 0} "
+                f"shadow(s), this run follows {names}: resume with the shadows of the run that "
+                "saved it"
+            )
+        fresh = [self.build(s.config, s.seed) for s in self.shadows]
+        for shadow, state in zip(fresh, states, strict=True):
+            shadow.load_state_dict(state)
+        self.shadows = fresh
