@@ -394,6 +394,14 @@ def _same(a: list, b: list) -> None:
         np.testing.assert_equal(x.passes(), y.passes())
 
 
+def _close(a: list, b: list) -> None:
+    """The same counts; the |advantage| shares equal up to GRPO's std epsilon (scale)."""
+    for x, y in zip(a, b, strict=True):
+        assert x.name == y.name
+        for p, q in zip(x.passes(), y.passes(), strict=True):
+            assert p == pytest.approx(q, rel=1e-6, nan_ok=True)
+
+
 def _renumbered(rows: list) -> list:
     """The rewards.jsonl a run would write whose prompts were numbered by first appearance."""
     ids: dict[int, int] = {}
@@ -557,3 +565,31 @@ def test_cut_off_large_and_unreadable_foreign_logs(
         replay(path, ["greso"], log_format="verl", rewards=[("r", 1.0)])
     with pytest.raises(ValueError, match="does not exist"):
         replay(tmp_path / "nowhere", ["greso"])
+
+
+def test_a_log_of_rewards_outside_the_unit_range_replays_with_its_reward_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = ["greso", "screen2", "greso+screen2"]
+    rows = _renumbered(_log(tmp_path / "orig.jsonl"))
+    want = replay(_verl_dir(rows, tmp_path / "unit"), rules)
+    signed = [(ids, 2.0 * r - 1.0) for ids, r in rows]  # a reward function in [-1, 1]
+    verl = _verl_dir(signed, tmp_path / "signed")
+    with pytest.raises(
+        ValueError, match=r"must lie in \[0, 1\], got \[-1, 1\]; pass --reward"
+    ) as err:
+        replay(verl, rules)
+    assert "\n" not in str(err.value)
+    _close(want, replay(verl, rules, reward_range=(-1.0, 1.0)))
+    _close(want[1:2], replay(verl, ["screen2"]))  # a screen alone reads any rewards
+    command = ["shadow", "replay", str(verl), "--rule", "greso", "--reward-range"]
+    assert main([*command, "-1", "1"]) == 0
+    assert "| greso | all |" in capsys.readouterr().out
+    for bad in (["1", "-1"], ["0"], ["a", "b"], ["0", "inf"]):
+        try:
+            code = main([*command, *bad])
+        except SystemExit as exc:  # argparse's own
+            code = exc.code
+        assert code == 2
+        err = capsys.readouterr().err
+        assert "--reward-range" in err and "Traceback" not in err

@@ -20,6 +20,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from frontier_rft.training.shadows import CAVEAT, replay, replay_table
 
     figure = _figure_path(args.figure) if args.figure else None
+    if args.reward_range is not None and not args.reward_range[0] < args.reward_range[1]:
+        low, high = args.reward_range
+        raise UsageError(f"--reward-range {low:g} {high:g}: LOW must be below HIGH")
     trace: dict[str, dict[str, list[float]]] = {}
 
     def record(shadows: Any) -> None:
@@ -37,6 +40,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         on_step=record if figure else None,
         log_format=args.format,
         rewards=args.reward_column,
+        reward_range=args.reward_range,
     )
     steps = int(shadows[0].passes()[-1]["steps"])
     print(f"Replay of {args.log}: {steps} steps, a pool of {shadows[0].pool_size} prompts")
@@ -79,6 +83,20 @@ def _reward_column(text: str) -> tuple[str, float]:
             "table and its reward_weights entry)"
         )
     return name, value
+
+
+def _reward_bound(text: str) -> float:
+    """One end of --reward-range: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise UsageError(
+            f"--reward-range: {text} is not a finite number; give LOW HIGH, e.g. "
+            "--reward-range -1 1 (your reward function's range)"
+        )
+    return value
 
 
 def _figure_path(text: str) -> Path:
@@ -136,6 +154,15 @@ def add_command(sub: Any) -> None:
         metavar="NAME[=WEIGHT]",
         help="a TRL log's reward column and its reward_weights entry (default 1); repeat for "
         "each (default: every column but step, prompt, completion, advantage, each weight 1)",
+    )
+    r.add_argument(
+        "--reward-range",
+        type=_reward_bound,
+        nargs=2,
+        default=None,
+        metavar=("LOW", "HIGH"),
+        help="the reward function's range, mapped onto [0, 1] (clipped beyond) as the TRL and "
+        "verl adapters' reward_range maps it (default: rewards already in [0, 1])",
     )
     r.add_argument(
         "--rule",

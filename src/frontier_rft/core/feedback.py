@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,11 +13,20 @@ from numpy.typing import ArrayLike, NDArray
 from frontier_rft.core.advantages import Estimator, group_advantages, group_centred
 from frontier_rft.core.bounds import bounded_int, check_magnitude
 
-__all__ = ["SUCCESS_REWARD", "Feedback", "GroupBatch"]
+__all__ = ["SUCCESS_REWARD", "Feedback", "GroupBatch", "to_unit_range"]
 
 SUCCESS_REWARD = 1.0
 """A rollout counts as a success only when it earns the full reward (frontier replay's rule)."""
 _SUCCESS_TOL = 1e-9
+
+
+def to_unit_range(rewards: ArrayLike, reward_range: Sequence[float]) -> NDArray[np.float64]:
+    """Rewards of a function whose range is `reward_range` (low, high), mapped onto [0, 1]
+    as every adapter maps them: linearly, clipped beyond the range (+-inf to 1 or 0)."""
+    lo, hi = reward_range
+    r = np.asarray(rewards, dtype=np.float64)
+    out: NDArray[np.float64] = np.clip((r - lo) / (hi - lo), 0.0, 1.0)
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.core.feedback import to_unit_range
 from frontier_rft.core.jsonsafe import jsonl_records
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import MAX_SEED
@@ -212,18 +213,27 @@ def replay(
     on_step: Callable[[Sequence[Shadow]], None] | None = None,
     log_format: str | None = None,
     rewards: Sequence[tuple[str, float]] | None = None,
+    reward_range: tuple[float, float] | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
     the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
     TRL log's reward columns and weights. `pool_size` and `seed` default to the log's own
     (a TRL or verl log: its distinct prompts, seed 0); `on_step` is called with the shadows
-    after each step (to trace their curves)."""
+    after each step (to trace their curves). `reward_range` (low, high) maps the logged
+    rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
+    rewards in [0, 1])."""
     if log_format is not None and log_format not in FORMATS:
         raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
     if rewards and log_format not in (None, "trl"):
         raise ValueError("--reward-column names a TRL log's columns; drop it or pass --format trl")
     if not rules:
         raise ValueError("name a rule to replay: --rule greso, --rule screen4, ...")
+    if reward_range is not None and not (
+        len(reward_range) == 2
+        and all(math.isfinite(v) for v in reward_range)
+        and reward_range[0] < reward_range[1]
+    ):
+        raise ValueError(f"--reward-range must be LOW HIGH with LOW < HIGH, got {reward_range}")
     configs = [shadow_config(rule) for rule in rules]
     for config in configs:
         cls = SELECTORS.get(config.selector)
@@ -251,9 +261,20 @@ def replay(
                 f"pool of {shadows[0].pool_size}; pass the run's --pool-size"
             )
         n = got.rewards.shape[1]
+        r = got.rewards.reshape(-1)
+        if reward_range is not None:
+            r = to_unit_range(r, reward_range)
+        elif (r.min() < 0 or r.max() > 1) and (
+            reader := next((s for s in shadows if s.selector is not None), None)
+        ):
+            raise ValueError(
+                f"{path}: step {got.step}: shadow {reader.name!r}: rewards must lie in [0, 1], "
+                f"got [{r.min():g}, {r.max():g}]; pass --reward-range LOW HIGH (your reward "
+                "function's range, mapped onto [0, 1] as the adapters' reward_range maps it)"
+            )
         for shadow in shadows:
             try:
-                shadow.observe(got.step, got.task_ids, got.rewards.reshape(-1), n)
+                shadow.observe(got.step, got.task_ids, r, n)
             except ValueError as exc:
                 raise ValueError(f"{path}: step {got.step}: {exc}") from None
         if on_step is not None:

@@ -57,7 +57,7 @@ from transformers import TrainerCallback
 from trl.trainer import grpo_trainer, rloo_trainer
 from trl.trainer.utils import is_async_callable
 
-from frontier_rft.core.feedback import Feedback
+from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
@@ -534,8 +534,7 @@ class FrontierTrainerMixin:
                 ids[keep], rewards, reward_range, self.frontier_selector.reward_bounds
             )
             if reward_range is not None:
-                lo, hi = reward_range
-                rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)  # +-inf: to 1 or 0
+                rewards = to_unit_range(rewards, reward_range)
             # The shadows read what the selector reads; they change nothing of the run.
             self.frontier_shadows.observe(
                 counters["generations"], ids[keep], rewards, self.num_generations

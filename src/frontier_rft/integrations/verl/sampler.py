@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 from torch.utils.data import Sampler
 
-from frontier_rft.core.feedback import Feedback
+from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.pool import refused_rewards
@@ -364,9 +364,8 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         steps = self._match_draws(positions)
         self._check_rewards(positions, rewards)
         if self.config.reward_range is not None:
-            lo, hi = self.config.reward_range
             # As the TRL adapter: the declared range maps onto [0, 1], beyond it clips.
-            rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)
+            rewards = to_unit_range(rewards, self.config.reward_range)
         pieces = [
             (step, positions[steps == step], rewards[steps == step])
             for step in np.unique(steps).tolist()
