@@ -381,8 +381,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - step)
             # The shadows read what the selector reads, in the order drawn (verl reorders a
             # batch to balance ranks); they change nothing of the run.
-            order = self._draw_order(step, ids)
-            self.shadows.observe(step, ids[order], r[order])
+            if self.shadows.shadows:
+                order = self._draw_order(step, ids)
+                self.shadows.observe(step, ids[order], r[order])
         self._forget(positions, steps)
         self._stats["updates"] += 1
         self._stats["rollouts"] += int(positions.size)
