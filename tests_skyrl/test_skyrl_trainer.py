@@ -133,3 +133,19 @@ def test_resume_at_step_3_ends_with_the_uninterrupted_selector_state(
     assert first.picks + resumed.picks == whole.picks
     _assert_same(_state(resumed), _state(whole))
     assert Counter(first.feedback + resumed.feedback) == Counter(whole.feedback)
+
+
+def test_a_frontier_config_of_another_batch_size_is_refused(tmp_path: Path) -> None:
+    from frontier_rft.integrations.skyrl.config import skyrl_sampler_config
+    from frontier_rft.integrations.skyrl.trainer import FrontierRayPPOTrainer
+
+    with pytest.raises(ValueError, match=r"batch_size 8 is not .* train_batch_size 4"):
+        FrontierRayPPOTrainer(
+            cfg=skyrl_config(tmp_path, steps=1),
+            tracker=None,
+            tokenizer=None,
+            train_dataset=None,
+            inference_engine_client=None,
+            generator=None,
+            frontier_config=skyrl_sampler_config({}, 8),
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from frontier_rft.core.config import did_you_mean
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
     "skyrl_sampler_config",
+    "unknown_settings",
 ]
 
 SKYRL_SETTING = "frontier"
@@ -50,6 +52,23 @@ SKYRL_FIELDS = tuple(
 """The settings `frontier.*` takes on SkyRL (batch_size is SkyRL's trainer.train_batch_size)."""
 
 
+def unknown_settings(fields: Mapping[str, Any]) -> list[str]:
+    """One line per key of `fields` that is no SkyRL setting: the reason for a verl- or
+    TRL-only one, else the closest setting's name."""
+    out = []
+    for name in map(str, fields):
+        if name in NOT_ON_SKYRL:
+            out.append(f"{name}: {NOT_ON_SKYRL[name]}")
+        elif name.startswith("dynamic_sampling"):
+            out.append(f"{name} {DYNAMIC_SAMPLING_ON_SKYRL}")
+        elif name not in SKYRL_FIELDS:
+            out.append(
+                f"unknown setting {name!r}{did_you_mean(name, SKYRL_FIELDS)}; the settings: "
+                f"{', '.join(SKYRL_FIELDS)}"
+            )
+    return out
+
+
 def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfig:
     """The sampler config of the `frontier:` settings; ValueError naming the first mistake.
     task_id_key names a column of SkyRL's training data (see DEFAULT_TASK_ID_KEY)."""
@@ -57,9 +76,7 @@ def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfi
         fields = {}
     if not isinstance(fields, Mapping):
         raise ValueError(f"{SKYRL_SETTING} must be a mapping of settings, got {fields!r}")
-    for name in fields:
-        if name in NOT_ON_SKYRL:
-            raise ValueError(f"{SKYRL_SETTING}.{name}: {NOT_ON_SKYRL[name]}")
-        if str(name).startswith("dynamic_sampling"):
-            raise ValueError(f"{SKYRL_SETTING}.{name}: {DYNAMIC_SAMPLING_ON_SKYRL}")
+    unknown = unknown_settings(fields)
+    if unknown:
+        raise ValueError(f"{SKYRL_SETTING}: {unknown[0]}")
     return VerlSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)

@@ -175,18 +175,19 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
         **kwargs: Any,
     ) -> None:
         check_skyrl_hooks()
+        cfg = kwargs["cfg"] if "cfg" in kwargs else args[0]
+        batch = cfg.trainer.train_batch_size
+        if frontier_config.batch_size != batch:
+            raise ValueError(
+                f"the frontier config's batch_size {frontier_config.batch_size} is not SkyRL's "
+                f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
+            )
         # Read by _build_train_dataloader_and_compute_training_steps, which SkyRL's
         # __init__ calls.
         self.frontier_config = frontier_config
         self._frontier_selector = selector
         self.frontier_sampler: SkyRLSampler | None = None
         super().__init__(*args, **kwargs)
-        batch = self.cfg.trainer.train_batch_size
-        if frontier_config.batch_size != batch:
-            raise ValueError(
-                f"the frontier config's batch_size {frontier_config.batch_size} is not SkyRL's "
-                f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
-            )
 
     # ------------------------------------------------------------------ selection
     def _build_train_dataloader_and_compute_training_steps(self) -> None:
