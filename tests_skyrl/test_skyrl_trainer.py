@@ -139,7 +139,7 @@ def test_a_frontier_config_of_another_batch_size_is_refused(tmp_path: Path) -> N
     from frontier_rft.integrations.skyrl.config import skyrl_sampler_config
     from frontier_rft.integrations.skyrl.trainer import FrontierRayPPOTrainer
 
-    with pytest.raises(ValueError, match=r"batch_size 8 is not .* train_batch_size 4"):
+    with pytest.raises(ValueError, match=r"batch_size 8 is not .*train_batch_size 4"):
         FrontierRayPPOTrainer(
             cfg=skyrl_config(tmp_path, steps=1),
             tracker=None,
