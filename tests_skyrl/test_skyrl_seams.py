@@ -96,3 +96,45 @@ def test_a_changed_skyrl_hook_is_named_in_one_line() -> None:
                 },
             )
         )
+
+
+def test_skyrls_parser_takes_what_the_entrypoint_passes_it_and_only_that() -> None:
+    from skyrl.train.config import SkyRLTrainConfig
+
+    from frontier_rft.integrations.skyrl.main import split_arguments
+
+    argv = [
+        "trainer.override_entrypoint=frontier_rft.integrations.skyrl.main",
+        "trainer.epochs=2",
+        "frontier.selector=skip",
+    ]
+    theirs, ours = split_arguments(argv)
+    assert SkyRLTrainConfig.from_cli_overrides(theirs).trainer.epochs == 2
+    assert ours == ["frontier.selector=skip"]
+    with pytest.raises(Exception):  # noqa: B017 - SkyRL's own error: why the split is needed
+        SkyRLTrainConfig.from_cli_overrides([*theirs, *ours])
+
+
+def test_the_experiments_get_trainer_builds_the_frontier_trainer(tmp_path: Any) -> None:
+    from types import SimpleNamespace
+
+    from skyrl.train.dataset import PromptDataset
+
+    from conftest import FakeTokenizer, skyrl_config
+    from frontier_rft.integrations.skyrl.config import skyrl_sampler_config
+    from frontier_rft.integrations.skyrl.trainer import FrontierPPOExp, FrontierRayPPOTrainer
+
+    data = tmp_path / "train.jsonl"
+    data.write_text(
+        "".join(f'{{"prompt": [{{"role": "user", "content": "q{i}"}}]}}\n' for i in range(8))
+    )
+    cfg = skyrl_config(tmp_path / "ckpt", steps=1)
+    exp = SimpleNamespace(frontier_config=skyrl_sampler_config({"selector": "uniform"}, 4))
+    dataset = PromptDataset(str(data), FakeTokenizer(), max_prompt_length=64, num_workers=1)
+    trainer = FrontierPPOExp.get_trainer(
+        exp, cfg, None, FakeTokenizer(), dataset, None, None, None, None
+    )
+    assert isinstance(trainer, FrontierRayPPOTrainer)
+    assert trainer.frontier_sampler is not None
+    assert trainer.frontier_sampler.selector.name == "uniform"
+    assert trainer.total_training_steps == 1
