@@ -56,6 +56,7 @@ def _import_skyrl_types() -> None:
 
 _import_skyrl_types()
 
+from skyrl.backends.skyrl_train.utils.io import io as skyrl_io  # noqa: E402
 from skyrl.train.entrypoints.main_base import BasePPOExp  # noqa: E402
 from skyrl.train.trainer import RayPPOTrainer  # noqa: E402
 from torchdata.stateful_dataloader import StatefulDataLoader  # noqa: E402
@@ -255,19 +256,19 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
         folder: str = super().save_checkpoints()
         assert self.frontier_sampler is not None
         # Written after SkyRL's own files: SkyRL's data.pt holds the same state, and SkyRL only
-        # warns when it cannot write or read it.
-        path = os.path.join(folder, OWN_STATE_FILE)
-        tmp = path + ".tmp"
-        torch.save(self.frontier_sampler.state_dict(), tmp)
-        os.replace(tmp, path)
+        # warns when it cannot write or read it. Through SkyRL's io, as data.pt: ckpt_path may
+        # be a cloud path.
+        with skyrl_io.open_file(os.path.join(folder, OWN_STATE_FILE), "wb") as f:
+            torch.save(self.frontier_sampler.state_dict(), f)
         return folder
 
     def load_checkpoints(self) -> tuple[int, str | None]:
         step, path = super().load_checkpoints()
         assert self.frontier_sampler is not None
         own = os.path.join(path, OWN_STATE_FILE) if path else None
-        if own is not None and os.path.exists(own):
-            self.frontier_sampler.load_state_dict(torch.load(own, weights_only=False))
+        if own is not None and skyrl_io.exists(own):
+            with skyrl_io.open_file(own, "rb") as f:
+                self.frontier_sampler.load_state_dict(torch.load(f, weights_only=False))
         return step, path
 
 
