@@ -116,13 +116,17 @@ def test_the_data_sniffer_turns_every_read_failure_into_a_sentence(tmp_path: Pat
     )
 
 
-@pytest.mark.parametrize("trainer", ["trl", "verl"])
+@pytest.mark.parametrize("trainer", ["trl", "verl", "skyrl"])
 def test_check_config_names_a_data_file_it_cannot_read(
     trainer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    skyrl = tmp_path / "skyrl.yaml"
+    skyrl.write_text("frontier:\n  selector: greso\n", encoding="utf-8")
     for name, (path, phrase) in _hostile_data(tmp_path).items():
         if trainer == "trl":
             code, out = check(capsys, "trl", trl_file(tmp_path, f"dataset_files: ['{path}']\n"))
+        elif trainer == "skyrl":
+            code, out = check(capsys, "skyrl", str(skyrl), f"data.train_data=['{path}']")
         else:
             code, out = check(capsys, "verl", VERL_SEC, f"data.train_files=['{path}']")
         assert code in (0, 1) and phrase in out, (name, out)
@@ -187,7 +191,7 @@ def test_the_file_itself_may_be_hostile(tmp_path: Path, capsys: pytest.CaptureFi
         str(tmp_path / "list.yaml"): "expected a mapping",
     }
     for path, phrase in cases.items():
-        for trainer in ("trl", "verl"):
+        for trainer in ("trl", "verl", "skyrl"):
             code, out = check(capsys, trainer, path)
             assert code == 2 and phrase in out, (path[:60], out[:300])
 

@@ -26,20 +26,42 @@ def _runner(path: Path, fails_on: str) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_make_test_runs_the_verl_suites_after_the_main_suite_fails(tmp_path: Path) -> None:
+def test_make_test_runs_the_verl_and_skyrl_suites_after_the_main_suite_fails(
+    tmp_path: Path,
+) -> None:
     shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
     (tmp_path / "scripts").mkdir()
-    verl = tmp_path / "scripts" / "verl_env.sh"
-    verl.write_text(f'#!/bin/sh\necho verl-suites >> "{tmp_path}/calls.log"\n', encoding="utf-8")
-    verl.chmod(0o755)
+    for name in ("verl", "skyrl"):
+        script = tmp_path / "scripts" / f"{name}_env.sh"
+        script.write_text(
+            f'#!/bin/sh\necho {name}-suites >> "{tmp_path}/calls.log"\n', encoding="utf-8"
+        )
+        script.chmod(0o755)
     log = _runner(tmp_path / "python", fails_on="pytest")
     done = subprocess.run(
         ["make", "-s", "-o", ".venv/.installed-dev", "-o", "sandbox", "test", "PY=./python"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode != 0
-    assert log.read_text().splitlines() == ["-m pytest -q", "verl-suites"]
-    assert "make test: failed suites: tests(.venv)" in done.stderr
+    assert log.read_text().splitlines() == ["-m pytest -q", "verl-suites", "skyrl-suites"]
+    assert "make test: failed suites: tests(.venv)\n" in done.stderr  # the others passed
+
+
+def test_skyrl_env_runs_its_suite_and_fails_when_it_fails(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "skyrl_env.sh"
+    shutil.copy(REPO / "scripts" / "skyrl_env.sh", script)
+    for name in ("pyproject.toml", "constraints.txt"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+        os.utime(tmp_path / name, (0, 0))  # older than the stamp: nothing is installed
+    bin_dir = tmp_path / ".venv-skyrl" / "bin"
+    bin_dir.mkdir(parents=True)
+    log = _runner(bin_dir / "python", fails_on="tests_skyrl")
+    (tmp_path / ".venv-skyrl" / ".installed-skyrl-0.3.0").touch()
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60)
+    calls = log.read_text().splitlines()
+    assert len(calls) == 1 and "-m pytest" in calls[0] and "tests_skyrl" in calls[0]
+    assert done.returncode == 1
 
 
 @pytest.mark.parametrize("fails_on", ["tests_verl", "test_trl_config"])

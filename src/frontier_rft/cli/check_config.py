@@ -1,4 +1,4 @@
-"""`frontier check-config trl|verl FILE.yaml [OVERRIDES]`: the frontier-rft part of a trainer
+"""`frontier check-config trl|verl|skyrl FILE.yaml [OVERRIDES]`: the frontier-rft part of a trainer
 config, checked on any machine (no GPU, no model, no Ray) before a run is launched.
 
 It names every mistake at once, one line each: an unknown selector or key (with the closest
@@ -63,6 +63,10 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
         from frontier_rft.integrations.trl.config_check import check_trl_config
 
         report = check_trl_config(values)
+    elif args.trainer == "skyrl":
+        from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+
+        report = check_skyrl_config(values)
     else:
         from frontier_rft.integrations.verl.preflight import check_verl_config
 
@@ -75,20 +79,20 @@ def add_command(sub: Any) -> None:
     """Register check-config."""
     p = sub.add_parser(
         "check-config",
-        help="check the frontier-rft part of a TRL or verl YAML config (no GPU, no model)",
+        help="check the frontier-rft part of a TRL, verl or SkyRL YAML config (no GPU, no model)",
         description="Name every mistake in the frontier-rft part of a trainer config before "
         "a run: selector, its config and the metadata it needs, the adapter's fields, model "
         "path, logging backends, reward functions and reward_range, the held-out set, the "
         "data files' columns and task ids. Exit status 1 when there is something to fix.",
     )
-    p.add_argument("trainer", choices=("trl", "verl"), help="whose config FILE is")
+    p.add_argument("trainer", choices=("trl", "verl", "skyrl"), help="whose config FILE is")
     p.add_argument("file", metavar="FILE.yaml", help="the YAML file you launch with")
     p.add_argument(
         "overrides",
         nargs=argparse.REMAINDER,
         metavar="OVERRIDE",
         help="what you add on the trainer's command line: KEY=VALUE (verl: "
-        "trainer.v1.sampler.sampler_kwargs.selector=bots, data.train_files=FILE) or the TRL "
-        "script's --KEY VALUE (default: none)",
+        "trainer.v1.sampler.sampler_kwargs.selector=bots, data.train_files=FILE; SkyRL: "
+        "frontier.selector=greso) or the TRL script's --KEY VALUE (default: none)",
     )
     p.set_defaults(func=_cmd_check_config)

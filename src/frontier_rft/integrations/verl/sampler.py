@@ -200,6 +200,11 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     `FrontierSampler(data_source=dataset, data_config=config.data)`.
     """
 
+    trainer_name = "verl"
+    """Who reports the rewards, as error messages name it (the SkyRL adapter reuses this class)."""
+    reward_range_setting = "VerlSamplerConfig.reward_range"
+    """Where a user sets reward_range, as error messages name it."""
+
     def __init__(
         self,
         data_source: Any,
@@ -405,12 +410,14 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         task, value, count = int(self.task_ids[positions[i]]), float(rewards[i]), int(bad.sum())
         if math.isnan(value):
             raise ValueError(
-                f"verl reported a NaN reward for task {task} ({count} bad reward(s) in this "
+                f"{self.trainer_name} reported a NaN reward for task {task} ({count} bad "
+                "reward(s) in this "
                 "batch); fix the reward function so that it scores every rollout"
             )
         raise ValueError(
-            f"verl reported reward {value!r} for task {task} ({count} bad reward(s) in this "
-            f"batch); this selector needs rewards {want}: set VerlSamplerConfig.reward_range="
+            f"{self.trainer_name} reported reward {value!r} for task {task} ({count} bad "
+            f"reward(s) in this batch); this selector needs rewards {want}: set "
+            f"{self.reward_range_setting}="
             "(low, high) to map your reward function's range onto [0, 1]"
         )
 

@@ -1,0 +1,82 @@
+"""The `frontier:` settings of a SkyRL run, as the verl adapter's sampler config.
+
+SkyRL's dataloader is a torchdata `StatefulDataLoader`, as verl's, so the SkyRL adapter reuses
+verl's `FrontierSampler` and its config class; this module says which of its fields apply
+on SkyRL and what they mean there. Imports neither SkyRL nor torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from frontier_rft.core.config import did_you_mean
+from frontier_rft.integrations.verl.config import VerlSamplerConfig
+
+__all__ = [
+    "DEFAULT_TASK_ID_KEY",
+    "NOT_ON_SKYRL",
+    "OWN_STATE_FILE",
+    "SKYRL_FIELDS",
+    "SKYRL_SETTING",
+    "skyrl_sampler_config",
+    "unknown_settings",
+]
+
+SKYRL_SETTING = "frontier"
+"""Top-level key of the frontier-rft settings beside SkyRL's config (`frontier.selector=...`)."""
+OWN_STATE_FILE = "frontier_sampler.pt"
+"""The selector's state in each `global_step_N` folder, beside SkyRL's `data.pt`: read on resume
+when `data.pt` is missing or unreadable (SkyRL only warns then)."""
+DEFAULT_TASK_ID_KEY = "index"
+"""task_id_key's default: a data column `index` when the file has one, else the row position."""
+
+NOT_ON_SKYRL: dict[str, str] = {
+    "batch_size": "batch_size is not read: the selector's batch is SkyRL's "
+    "trainer.train_batch_size; set that instead",
+    "rollouts": "rollouts: kept needs verl's v1 sync trainer; on SkyRL every batch is the "
+    "selector's train_batch_size prompts (rollouts: full, the default): remove it",
+    "reward_key": "reward_key is verl's: the SkyRL adapter reads the rewards SkyRL's generator "
+    "returns (token-level rewards summed, step-wise ones from each trajectory's last step)",
+}
+"""VerlSamplerConfig fields with no meaning on SkyRL, and why (refused by name)."""
+DYNAMIC_SAMPLING_ON_SKYRL = (
+    "is the TRL adapter's option: on SkyRL, dynamic sampling is SkyRL's own "
+    "trainer.algorithm.dynamic_sampling.type=filter (the adapter reports the groups it drops)"
+)
+"""Why a TRL dynamic-sampling option among the frontier settings is refused, and what to do."""
+
+SKYRL_FIELDS = tuple(
+    name for name in VerlSamplerConfig.__dataclass_fields__ if name not in NOT_ON_SKYRL
+)
+"""The settings `frontier.*` takes on SkyRL (batch_size is SkyRL's trainer.train_batch_size)."""
+
+
+def unknown_settings(fields: Mapping[str, Any]) -> list[str]:
+    """One line per key of `fields` that is no SkyRL setting: the reason for a verl- or
+    TRL-only one, else the closest setting's name."""
+    out = []
+    for name in map(str, fields):
+        if name in NOT_ON_SKYRL:
+            out.append(f"{name}: {NOT_ON_SKYRL[name]}")
+        elif name.startswith("dynamic_sampling"):
+            out.append(f"{name} {DYNAMIC_SAMPLING_ON_SKYRL}")
+        elif name not in SKYRL_FIELDS:
+            out.append(
+                f"unknown setting {name!r}{did_you_mean(name, SKYRL_FIELDS)}; the settings: "
+                f"{', '.join(SKYRL_FIELDS)}"
+            )
+    return out
+
+
+def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfig:
+    """The sampler config of the `frontier:` settings; ValueError naming the first mistake.
+    task_id_key names a column of SkyRL's training data (see DEFAULT_TASK_ID_KEY)."""
+    if fields is None:
+        fields = {}
+    if not isinstance(fields, Mapping):
+        raise ValueError(f"{SKYRL_SETTING} must be a mapping of settings, got {fields!r}")
+    unknown = unknown_settings(fields)
+    if unknown:
+        raise ValueError(f"{SKYRL_SETTING}: {unknown[0]}")
+    return VerlSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)

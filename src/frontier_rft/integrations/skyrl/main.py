@@ -1,0 +1,80 @@
+"""SkyRL's entrypoint with a frontier-rft selector: SkyRL's command line plus `frontier.*`.
+
+    python -m frontier_rft.integrations.skyrl.main trainer.train_batch_size=64 \\
+        data.train_data="['train.parquet']" ... frontier.selector=greso frontier.seed=1
+
+(or SkyRL's own `python -m skyrl.train.entrypoints.main_base
+trainer.override_entrypoint=frontier_rft.integrations.skyrl.main ...`). The `frontier.*`
+settings are checked (check_skyrl_config: every mistake, one line each) before SkyRL is
+imported or Ray starts; the rest goes to SkyRL's `SkyRLTrainConfig.from_cli_overrides`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from frontier_rft.integrations.preflight import apply_overrides
+from frontier_rft.integrations.skyrl.config import SKYRL_SETTING, skyrl_sampler_config
+from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+
+__all__ = ["ENTRYPOINT_ARG", "main", "split_arguments"]
+
+ENTRYPOINT_ARG = "trainer.override_entrypoint="
+"""How SkyRL's own entrypoint hands its command line to this one."""
+
+
+def split_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(SkyRL's arguments, the `frontier.*` ones). SkyRL's main_base reads
+    `trainer.override_entrypoint=` from the command line, not its config: dropped here."""
+    prefix = SKYRL_SETTING + "."
+    ours = [a for a in argv if a.lstrip("+").startswith(prefix)]
+    theirs = [a for a in argv if a not in ours and not a.startswith(ENTRYPOINT_ARG)]
+    return theirs, ours
+
+
+def _run(cfg: Any, frontier_config: Any) -> None:
+    """SkyRL's `skyrl_entrypoint`, with the frontier-rft experiment (runs in a Ray task)."""
+    from frontier_rft.integrations.skyrl.trainer import FrontierPPOExp
+
+    FrontierPPOExp(cfg, frontier_config).run()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check the frontier settings, then run SkyRL's training with them; 2 when they are wrong."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    skyrl_args, ours = split_arguments(args)
+    values: dict[str, Any] = {}
+    try:
+        apply_overrides(values, ours)
+    except ValueError as exc:
+        print(f"frontier-rft: {exc}", file=sys.stderr)
+        return 2
+    seen: dict[str, Any] = dict(values)
+    for arg in skyrl_args:  # SkyRL's keys as written, for the checks that read them
+        if "=" in arg:
+            with contextlib.suppress(ValueError):  # SkyRL's own parser names it
+                apply_overrides(seen, [arg])
+    report = check_skyrl_config(seen)
+    if report.problems:
+        print(report.render("frontier-rft (SkyRL)"), file=sys.stderr)
+        return 2
+    from frontier_rft.integrations.skyrl.trainer import check_skyrl_hooks
+
+    check_skyrl_hooks()
+    import ray
+    from skyrl.train.config import SkyRLTrainConfig
+    from skyrl.train.utils.utils import initialize_ray, validate_cfg
+
+    cfg = SkyRLTrainConfig.from_cli_overrides(skyrl_args)
+    validate_cfg(cfg)
+    frontier_config = skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size)
+    initialize_ray(cfg)
+    ray.get(ray.remote(num_cpus=1)(_run).remote(cfg, frontier_config))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

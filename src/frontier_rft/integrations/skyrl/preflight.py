@@ -1,0 +1,129 @@
+"""Pre-flight check of a SkyRL run's frontier-rft settings: no GPU, no Ray, SkyRL not imported.
+
+`check_skyrl_config(config)` reads a plain mapping: the `frontier:` settings and whichever of
+SkyRL's own keys are given (a YAML file as `frontier check-config skyrl` reads it, or the
+command line as `frontier_rft.integrations.skyrl.main` sees it), and names every mistake, one
+line each: the `frontier:` fields (unknown names with the closest one, refused values, verl-
+or TRL-only options), the selector, its config and the metadata it needs, SkyRL's batch size
+and dynamic-sampling type, and, when `data.train_data` names local files it can read, the
+columns the adapter reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from frontier_rft.core.config import config_problems
+from frontier_rft.integrations.pool import column_problems
+from frontier_rft.integrations.preflight import (
+    DataColumns,
+    Report,
+    read_data_columns,
+    requirement_problems,
+    selector_problems,
+    shown,
+)
+from frontier_rft.integrations.skyrl.config import (
+    DEFAULT_TASK_ID_KEY,
+    SKYRL_FIELDS,
+    SKYRL_SETTING,
+    unknown_settings,
+)
+from frontier_rft.integrations.verl.config import VerlSamplerConfig
+from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, _pool_fields
+
+__all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
+
+DYNAMIC_SAMPLING_TYPES = (None, "filter", "replace")
+"""SkyRL 0.3's trainer.algorithm.dynamic_sampling.type values."""
+_REMOTE = ("hdfs://", "s3://", "gs://", "http://", "https://")
+
+
+def _get(config: Any, dotted: str) -> Any:
+    """config['a']['b'] for 'a.b' (or a flat 'a.b' key, as on a command line); None when
+    missing."""
+    if isinstance(config, Mapping) and dotted in config:
+        return config[dotted]
+    value = config
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def check_skyrl_config(config: Mapping[str, Any]) -> Report:
+    """Every mistake in the frontier-rft part of a SkyRL config (see the module)."""
+    report = Report()
+    fields = config.get(SKYRL_SETTING)
+    if fields is None:
+        report.notes.append(
+            f"no {SKYRL_SETTING}: settings: the defaults apply (selector greso, seed 0)"
+        )
+        fields = {}
+    if not isinstance(fields, Mapping):
+        report.add(SKYRL_SETTING, [f"must be a mapping of settings, got {shown(fields)}"])
+        return report
+    values = {str(k): v for k, v in fields.items()}
+    report.add(SKYRL_SETTING, unknown_settings(values))
+    values = {k: v for k, v in values.items() if k in SKYRL_FIELDS}
+    report.add(SKYRL_SETTING, config_problems(VerlSamplerConfig, values, fixed={"batch_size": 1}))
+    default = VerlSamplerConfig(batch_size=1)
+    selector = values.get("selector", default.selector)
+    report.add(
+        SKYRL_SETTING,
+        selector_problems(selector, values.get("selector_config"), values.get("selector_judge")),
+    )
+    report.add(
+        SKYRL_SETTING,
+        requirement_problems(
+            selector, values.get("selector_config"), _pool_fields(values), POOL_OPTIONS
+        ),
+    )
+    batch = _get(config, "trainer.train_batch_size")
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        report.add("trainer.train_batch_size", [f"must be a positive int, got {shown(batch)}"])
+    ds_type = _get(config, "trainer.algorithm.dynamic_sampling.type")
+    if ds_type not in DYNAMIC_SAMPLING_TYPES:
+        report.add(
+            "trainer.algorithm.dynamic_sampling.type",
+            [f"must be filter, replace or null (SkyRL 0.3), got {shown(ds_type)}"],
+        )
+    _check_data(config, values, report)
+    return report
+
+
+def _check_data(config: Mapping[str, Any], values: Mapping[str, Any], report: Report) -> None:
+    """The columns the adapter reads, in every local training file that can be read."""
+    files = _get(config, "data.train_data")
+    paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
+    local = [str(p) for p in paths if not str(p).startswith(_REMOTE)]
+    if not local:
+        report.notes.append("data.train_data: no local file named, columns not checked")
+        return
+    prompt = values.get("prompt_key")
+    wanted = [("prompt_key", prompt if isinstance(prompt, str) else "prompt")]
+    for option in ("category_keys", "difficulty_key", "pass_rate_keys", "features_key"):
+        value = values.get(option)
+        keys = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        wanted += [(option, k) for k in keys if isinstance(k, str)]
+    key = values.get("task_id_key", DEFAULT_TASK_ID_KEY)
+    for path in local:
+        data = read_data_columns(path)
+        if not isinstance(data, DataColumns):
+            (report.problems if data.startswith("no such file") else report.notes).append(
+                f"data.train_data: {data}"
+            )
+            continue
+        # The default task id column may be absent: the row position stands in for it.
+        mine = wanted + (
+            [("task_id_key", key)] if isinstance(key, str) and key != DEFAULT_TASK_ID_KEY else []
+        )
+        problems = column_problems(data.names, mine, data.first_row)
+        report.add(f"{path} (columns: {', '.join(data.names)})", problems)
+        if key == DEFAULT_TASK_ID_KEY and DEFAULT_TASK_ID_KEY not in data.names:
+            report.notes.append(
+                f"{path}: no {DEFAULT_TASK_ID_KEY!r} column: task ids are row positions, which "
+                "shift when data or max_prompt_length change (set frontier.task_id_key)"
+            )

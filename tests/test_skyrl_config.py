@@ -1,0 +1,135 @@
+"""The SkyRL adapter's settings on a machine without SkyRL: `frontier.*` read as the verl
+sampler's config with SkyRL's meanings, and `frontier check-config skyrl` / the entrypoint
+naming every mistake, one line each, before SkyRL is imported or Ray starts. (The adapter
+against SkyRL's real trainer: tests_skyrl, in .venv-skyrl.)"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.cli.main import main as cli
+from frontier_rft.integrations.skyrl.config import SKYRL_FIELDS, skyrl_sampler_config
+from frontier_rft.integrations.skyrl.main import main as skyrl_main
+from frontier_rft.integrations.skyrl.main import split_arguments
+from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+
+
+def test_the_settings_are_the_verl_samplers_with_skyrls_batch_size() -> None:
+    config = skyrl_sampler_config({"selector": "skip", "seed": 2}, train_batch_size=16)
+    assert (config.selector, config.seed, config.batch_size) == ("skip", 2, 16)
+    assert skyrl_sampler_config(None, 8).selector == "greso"
+    assert "rollouts" not in SKYRL_FIELDS and "batch_size" not in SKYRL_FIELDS
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"rollouts": "kept"}, "rollouts: kept needs verl's v1 sync trainer"),
+        ({"batch_size": 8}, "SkyRL's trainer.train_batch_size"),
+        ({"reward_key": "acc"}, "reward_key is verl's"),
+        ({"dynamic_sampling": "greso"}, "trainer.algorithm.dynamic_sampling.type=filter"),
+        ({"selectr": "greso"}, "'selectr' (did you mean 'selector'?)"),
+        ([1, 2], "must be a mapping"),
+    ],
+)
+def test_settings_with_no_meaning_on_skyrl_are_refused_in_one_line(
+    fields: object, says: str
+) -> None:
+    with pytest.raises(ValueError, match=r"^frontier") as err:
+        skyrl_sampler_config(fields, 8)
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def _data(tmp_path: Path, **extra: object) -> Path:
+    path = tmp_path / "train.jsonl"
+    row = {"prompt": [{"role": "user", "content": "q"}], "source": "a", **extra}
+    path.write_text(json.dumps(row) + "\n")
+    return path
+
+
+def test_check_names_every_mistake_at_once(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    report = check_skyrl_config(
+        {
+            "frontier": {
+                "selector": "greso",
+                "rollouts": "kept",
+                "seed": -1,
+                "task_id_key": "problem_id",
+                "category_keys": ["topic"],
+                "selector_config": {"p_int": 0.1},
+                "reward_kee": "acc",
+            },
+            "trainer": {
+                "train_batch_size": 0,
+                "algorithm": {"dynamic_sampling": {"type": "flter"}},
+            },
+            "data": {"train_data": [str(data)]},
+        }
+    )
+    text = "\n".join(report.problems)
+    for says in (
+        "frontier: rollouts: rollouts: kept needs",
+        "frontier: unknown setting 'reward_kee' (did you mean 'reward_range'?)",
+        "frontier: seed must be a non-negative int",
+        "p_int",
+        "trainer.train_batch_size: must be a positive int, got 0",
+        "dynamic_sampling.type: must be filter, replace or null",
+        "task_id_key: no column 'problem_id'",
+        "category_keys: no column 'topic'",
+    ):
+        assert says in text, (says, text)
+    assert len(report.problems) == 8
+
+
+def test_a_good_config_passes_and_says_task_ids_are_positions(tmp_path: Path) -> None:
+    report = check_skyrl_config(
+        {"frontier": {"selector": "greso"}, "data": {"train_data": [str(_data(tmp_path))]}}
+    )
+    assert report.problems == []
+    assert any("task ids are row positions" in n for n in report.notes)
+    with_ids = check_skyrl_config(
+        {
+            "data.train_data": [str(_data(tmp_path, index=3))],
+            "frontier": {"category_keys": "source"},
+        }
+    )
+    assert with_ids.problems == [] and not any("positions" in n for n in with_ids.notes)
+
+
+def test_check_config_skyrl_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text(f"data:\n  train_data: [{_data(tmp_path)}]\nfrontier:\n  selector: greso\n")
+    assert cli(["check-config", "skyrl", str(config)]) == 0
+    assert cli(["check-config", "skyrl", str(config), "frontier.selector=gresso"]) == 1
+    out = capsys.readouterr().out
+    assert "1 problem" in out and "gresso" in out and "Traceback" not in out
+
+
+def test_the_entrypoint_refuses_bad_settings_before_skyrl_or_ray(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["trainer.train_batch_size=4", "frontier.selector=gresso", "frontier.rollouts=kept"]
+    assert skyrl_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "gresso" in err and "rollouts: kept" in err and "Traceback" not in err
+    assert "skyrl" not in sys.modules  # refused before SkyRL (and Ray) are imported
+
+
+def test_the_entrypoint_splits_skyrls_arguments_from_ours() -> None:
+    argv = [
+        "trainer.override_entrypoint=frontier_rft.integrations.skyrl.main",
+        "trainer.epochs=2",
+        "frontier.seed=1",
+        "+frontier.selector=skip",
+    ]
+    assert split_arguments(argv) == (
+        ["trainer.epochs=2"],
+        ["frontier.seed=1", "+frontier.selector=skip"],
+    )
