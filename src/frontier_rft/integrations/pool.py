@@ -40,6 +40,7 @@ __all__ = [
     "evidence_summary",
     "judge_problem",
     "make_pool_selector",
+    "map_reward_range",
     "prompt_text",
     "reads_features",
     "refused_rewards",
@@ -322,3 +323,15 @@ def refused_rewards(
         lo, hi = bounds
         need = f"in [{lo:g}, {hi:g}]"
     return ~((rewards >= lo) & (rewards <= hi)), need
+
+
+def map_reward_range(
+    rewards: NDArray[np.float64], reward_range: Sequence[float] | None
+) -> NDArray[np.float64]:
+    """Rewards with a declared (low, high) range mapped onto [0, 1], clipped beyond it
+    (+-inf to 1 or 0); without a range, unchanged. Every adapter's `reward_range` option."""
+    if reward_range is None:
+        return rewards
+    lo, hi = reward_range
+    mapped: NDArray[np.float64] = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)
+    return mapped

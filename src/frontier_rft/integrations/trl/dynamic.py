@@ -38,6 +38,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from frontier_rft.integrations.pool import map_reward_range
 from frontier_rft.integrations.trl.dynamic_config import (
     TESTED_TRL,
     normalisation,
@@ -353,10 +354,7 @@ class DynamicGeneration:
         grid = np.where(ok, grid, means[:, None])
         counters["unscorable"] += int((~ok).sum())
         counters["rollouts"] += k * n
-        rewards = grid
-        if config.reward_range is not None:
-            lo, hi = config.reward_range
-            rewards = np.clip((grid - lo) / (hi - lo), 0.0, 1.0)
+        rewards = map_reward_range(grid, config.reward_range)
         constant = zero_variance_groups(grid, config.dynamic_sampling_tol)
         rewards = np.where(constant[:, None], rewards.mean(axis=1, keepdims=True), rewards)
         out: NDArray[np.float64] = np.ascontiguousarray(rewards, dtype=np.float64).ravel()

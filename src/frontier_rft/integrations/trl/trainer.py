@@ -65,6 +65,7 @@ from frontier_rft.integrations.pool import (
     build_pool,
     evidence_summary,
     make_pool_selector,
+    map_reward_range,
     prompt_text,
     reads_features,
 )
@@ -533,9 +534,7 @@ class FrontierTrainerMixin:
             check_combined_rewards(
                 ids[keep], rewards, reward_range, self.frontier_selector.reward_bounds
             )
-            if reward_range is not None:
-                lo, hi = reward_range
-                rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)  # +-inf: to 1 or 0
+            rewards = map_reward_range(rewards, reward_range)
             # The shadows read what the selector reads; they change nothing of the run.
             self.frontier_shadows.observe(
                 counters["generations"], ids[keep], rewards, self.num_generations

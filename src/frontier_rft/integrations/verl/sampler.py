@@ -42,7 +42,7 @@ from torch.utils.data import Sampler
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.integrations.pool import refused_rewards
+from frontier_rft.integrations.pool import map_reward_range, refused_rewards
 from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
@@ -360,10 +360,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self._check_uids(positions, uids)
         steps = self._match_draws(positions)
         self._check_rewards(positions, rewards)
-        if self.config.reward_range is not None:
-            lo, hi = self.config.reward_range
-            # As the TRL adapter: the declared range maps onto [0, 1], beyond it clips.
-            rewards = np.clip((rewards - lo) / (hi - lo), 0.0, 1.0)
+        rewards = map_reward_range(rewards, self.config.reward_range)
         batches = [
             Feedback(task_ids=positions[steps == step], rewards=rewards[steps == step], step=step)
             for step in np.unique(steps).tolist()
