@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fake_service import GROUP_SIZE, PASS_RATES, Record
+from fake_service import GROUP_SIZE, PASS_RATES, Record, TaskGroup
 from tinker_run import BATCH, make_dataset, spy_on
 
 from frontier_rft.integrations.tinker import FrontierRLDataset, TinkerFrontierConfig
@@ -53,7 +53,9 @@ def _states_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list | tuple):
         return len(a) == len(b) and all(_states_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, np.ndarray):
-        return bool(np.array_equal(a, b))
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
+        return True
     return bool(a == b)
 
 
@@ -181,3 +183,43 @@ def _pool(n: int) -> Any:
     from frontier_rft import TaskPool
 
     return TaskPool(num_tasks=n)
+
+
+def test_the_wrapper_returns_your_result_unchanged_and_refuses_bad_rewards(tmp_path: Path) -> None:
+    import asyncio
+    import pickle
+
+    dataset = FrontierRLDataset(
+        [Scored(t) for t in range(8)], TinkerFrontierConfig(batch_size=8), "uniform"
+    )
+    builders = dataset.get_batch(0)
+    good = next(b for b in builders if b.task_id != 3)
+    bad = next(b for b in builders if b.task_id == 3)
+    assert good.answer == 42 and good.logging_tags() == ["fake"]
+    trajectories = [_trajectory(0.5), _trajectory(0.0)]
+    result = asyncio.run(good.compute_group_rewards(trajectories, [None, None]))
+    assert result == [(0.5, {"m": 1.0}), (0.5, {"m": 1.0})]  # yours, unchanged
+    assert dataset.selector.metrics()["feedback/pending_rollouts"] == 2.0  # 1.0 and 0.5
+    before = dataset.selector.state_dict()
+    with pytest.raises(ValueError, match=r"task 3 got reward nan.*fix the reward function"):
+        asyncio.run(bad.compute_group_rewards(trajectories, [None, None]))
+    assert _states_equal(dataset.selector.state_dict(), before)  # refused: nothing changed
+    asyncio.run(good.compute_group_rewards(trajectories, [None, None]))  # scored twice
+    assert dataset.metrics()["tinker/duplicate_reports"] == 1.0
+    copy = pickle.loads(pickle.dumps(good))  # what a process rollout executor gets
+    with pytest.raises(RuntimeError, match="rollout_executor=None"):
+        asyncio.run(copy.compute_group_rewards(trajectories, [None, None]))
+
+
+class Scored(TaskGroup):  # a builder with its own group rewards (task 3's are NaN)
+    answer = 42  # a field a recipe might read from its builder
+
+    async def compute_group_rewards(self, trajectory_group: Any, env_group: Any) -> Any:
+        return [(float("nan") if self.task == 3 else 0.5, {"m": 1.0}) for _ in env_group]
+
+
+def _trajectory(reward: float) -> Any:
+    from tinker_cookbook.rl.types import Trajectory, Transition
+
+    t = Transition(ob=None, ac=None, reward=reward, episode_done=True)
+    return Trajectory(transitions=[t], final_ob=None)
