@@ -59,12 +59,13 @@ def _states_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["sync", "sync-streaming-minibatches"])
 def test_sync_loop_rolls_out_the_selectors_picks_and_reports_each_group_once(
-    run_cookbook: Run, tmp_path: Path
+    run_cookbook: Run, tmp_path: Path, stream: bool
 ) -> None:
     dataset = make_dataset(tmp_path, "uniform")
     spy = spy_on(dataset)
-    record = run_cookbook(dataset, tmp_path, max_steps=6)
+    record = run_cookbook(dataset, tmp_path, max_steps=6, stream=stream)
 
     assert len(spy.picks) == 6
     for step, picks in enumerate(spy.picks):

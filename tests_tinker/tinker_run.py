@@ -94,6 +94,7 @@ def cookbook_runner(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Record]:
         max_steps: int,
         *,
         async_lag: int | None = None,
+        stream: bool = False,
         remove_constant: bool = False,
         save_every: int = 3,
         train_delay: float = 0.0,
@@ -116,6 +117,11 @@ def cookbook_runner(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Record]:
                 None
                 if async_lag is None
                 else train.AsyncConfig(max_steps_off_policy=async_lag, groups_per_batch=BATCH)
+            ),
+            stream_minibatch_config=(
+                train.StreamMinibatchConfig(groups_per_batch=BATCH, num_minibatches=2)
+                if stream
+                else None
             ),
             max_steps=max_steps,
             num_groups_to_log=0,

@@ -278,7 +278,6 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         index = int(index)
         if self._next_index is None and index > 0:
             self._resume(index)  # the cookbook resumes at its last checkpoint's batch
-        self._next_index = index
         self._save(index)
         ids = self.selector.select(self.config.batch_size)
         step = self._draws
