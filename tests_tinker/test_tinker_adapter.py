@@ -224,3 +224,14 @@ def _trajectory(reward: float) -> Any:
 
     t = Transition(ob=None, ac=None, reward=reward, episode_done=True)
     return Trajectory(transitions=[t], final_ob=None)
+
+
+def test_saved_states_are_kept_only_where_a_checkpoint_can_resume(
+    run_cookbook: Run, tmp_path: Path
+) -> None:
+    dataset = make_dataset(tmp_path, "uniform", num_batches=10)
+    run_cookbook(dataset, tmp_path, max_steps=8, save_every=3)
+    kept = sorted(p.name for p in (tmp_path / "frontier_tinker").iterdir())
+    # Checkpoints 3, 6 and the final one (8); 7 was newer than every checkpoint when saved.
+    assert kept == ["batch_000003", "batch_000006", "batch_000007", "batch_000008"]
+    assert all((tmp_path / "frontier_tinker" / k / "frontier_dataset.json").is_file() for k in kept)

@@ -113,10 +113,9 @@ class TinkerFrontierConfig:
                     f"{self.reward_range!r}"
                 )
             object.__setattr__(self, "reward_range", pair)
-        if self.max_outstanding_batches < 1:
-            raise ValueError(
-                f"max_outstanding_batches must be >= 1, got {self.max_outstanding_batches}"
-            )
+        n = self.max_outstanding_batches
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"max_outstanding_batches must be an int >= 1, got {n!r}")
         if self.metrics_verbosity not in VERBOSITIES:
             raise ValueError(
                 f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}"
