@@ -330,8 +330,10 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         del self._outstanding[step]
         self.selector.flush()  # the batch is complete: fold it in so its metrics show it
         self._log_metrics(step)
-        if not self._outstanding and self._next_index is not None:
-            self._save(self._next_index)  # the state the next batch is picked from
+        if step == self._draws - 1 and self._next_index is not None:
+            # The newest batch is complete: this is the state the next batch is picked from
+            # (saved now, as the run may end here; a group lost earlier does not hold it up).
+            self._save(self._next_index)
 
     def _forget_old(self) -> None:
         while len(self._outstanding) > self.config.max_outstanding_batches:
