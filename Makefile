@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 DEMO_SIM := $(VENV)/.installed-demo-sim
 DEMO_REAL := $(VENV)/.installed-demo-real
 
-.PHONY: demo demo-sim demo-countdown test test-verl test-skyrl sandbox lint format bench bench-rl smollm2 clean
+.PHONY: demo demo-sim demo-countdown test test-verl test-skyrl test-tinker sandbox lint format bench bench-rl smollm2 clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,7 @@ test: $(STAMP) sandbox
 	RAY_worker_niceness=0 $(PY) -m pytest -q || failed="$$failed tests(.venv)"; \
 	scripts/verl_env.sh || failed="$$failed tests_verl+TRL(.venv-verl)"; \
 	scripts/skyrl_env.sh || failed="$$failed tests_skyrl(.venv-skyrl)"; \
+	scripts/tinker_env.sh || failed="$$failed tests_tinker(.venv-tinker)"; \
 	if [ -n "$$failed" ]; then echo "make test: failed suites:$$failed" >&2; exit 1; fi
 
 # Code tasks (and reasoning-gym scorers, which eval answers) run inside bubblewrap.
@@ -60,6 +61,10 @@ test-verl:
 # SkyRL pins transformers<=5.8, so its adapter tests run in their own .venv-skyrl.
 test-skyrl:
 	scripts/skyrl_env.sh
+
+# tinker-cookbook's requirements do not all resolve here, so its adapter tests run in .venv-tinker.
+test-tinker:
+	scripts/tinker_env.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
@@ -84,4 +89,4 @@ smollm2: $(STAMP)
 	$(PY) -m pip install --quiet gguf
 
 clean:
-	rm -rf $(VENV) .venv-verl .venv-skyrl .ray_tmp build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-verl .venv-skyrl .venv-tinker .ray_tmp build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -20,11 +20,14 @@ SUCCESS_REWARD = 1.0
 _SUCCESS_TOL = 1e-9
 
 
-def to_unit_range(rewards: ArrayLike, reward_range: Sequence[float]) -> NDArray[np.float64]:
+def to_unit_range(rewards: ArrayLike, reward_range: Sequence[float] | None) -> NDArray[np.float64]:
     """Rewards of a function whose range is `reward_range` (low, high), mapped onto [0, 1]
-    as every adapter maps them: linearly, clipped beyond the range (+-inf to 1 or 0)."""
-    lo, hi = reward_range
+    as every adapter's `reward_range` maps them: linearly, clipped beyond the range (+-inf to
+    1 or 0); without a range, unchanged."""
     r = np.asarray(rewards, dtype=np.float64)
+    if reward_range is None:
+        return r
+    lo, hi = reward_range
     out: NDArray[np.float64] = np.clip((r - lo) / (hi - lo), 0.0, 1.0)
     return out
 

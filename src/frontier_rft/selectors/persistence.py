@@ -25,7 +25,7 @@ from frontier_rft.core.pool_diff import pool_mismatch
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 
-__all__ = ["CheckpointError", "load_selector", "save_selector"]
+__all__ = ["CheckpointError", "load_selector", "restore_selector", "save_selector"]
 
 
 def save_selector(
@@ -137,3 +137,19 @@ def load_selector(
             raise
         raise CheckpointError(f"{path}: {exc}") from exc
     return selector
+
+
+def restore_selector(selector: Selector, path: str | os.PathLike[str]) -> None:
+    """Replace `selector`'s state, in place, with the one saved in `path` by save_selector.
+
+    The object is kept (a trainer and its user hold it); its collaborators (a METIS judge,
+    an ADCL estimator) and pool are the ones the file is read with. Errors as load_selector;
+    on any of them `selector` is unchanged.
+    """
+    collaborators = {}
+    for name in type(selector).collaborators:
+        if not hasattr(selector, name):
+            raise ValueError(f"cannot reload {selector.name}: it has no attribute {name!r}")
+        collaborators[name] = getattr(selector, name)
+    saved = load_selector(path, pool=selector.pool, **collaborators)
+    selector.load_state_dict(saved.state_dict())

@@ -26,7 +26,7 @@ import numpy as np
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
-from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.selectors.persistence import restore_selector, save_selector
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling, save_dynamic_sampling
 
@@ -132,12 +132,6 @@ def load_state(
             "was not written by a frontier-rft trainer, or the run stopped while saving it. "
             "Resume from an earlier checkpoint, or start a fresh run"
         )
-    collaborators = {}
-    for name in type(selector).collaborators:
-        if not hasattr(selector, name):
-            raise ValueError(f"cannot reload {selector.name}: it has no attribute {name!r}")
-        collaborators[name] = getattr(selector, name)
-    saved = load_selector(directory / SELECTOR_FILE, pool=selector.pool, **collaborators)
     try:
         with np.load(directory / SAMPLER_FILE, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
@@ -153,7 +147,7 @@ def load_state(
     backup = sampler.state_dict()
     sampler.load_state_dict(sampler_state)
     try:
-        selector.load_state_dict(saved.state_dict())
+        restore_selector(selector, directory / SELECTOR_FILE)
     except Exception:
         sampler.load_state_dict(backup)
         raise

@@ -1,0 +1,456 @@
+"""tinker-cookbook adapter: a frontier-rft selector picks the prompts of each RL batch.
+
+tinker-cookbook's RL loop (`tinker_cookbook.rl.train`) runs locally and calls the remote
+tinker service to sample and train. It takes prompts from an `RLDataset` one batch at a
+time (`get_batch(i)`, a list of `EnvGroupBuilder`s, one group of rollouts each) and scores
+a group through `EnvGroupBuilder.compute_group_rewards`. Those are the two seams:
+
+- `FrontierRLDataset.get_batch(i)` is one `selector.select(batch_size)` over the TaskPool;
+  task t is your `EnvGroupBuilder` number t (or `make_group(t)`).
+- each builder it hands out is wrapped in a `FeedbackGroupBuilder`, whose
+  `compute_group_rewards` calls yours, reports the group's total rewards (the per-step
+  rewards plus yours, what the cookbook's `get_total_rewards` adds up) to the selector as
+  one `Feedback` of the batch it was picked in, and returns your result unchanged. The
+  cookbook calls it before it drops constant-reward groups, so dropped groups are reported
+  too, each once.
+
+State: the cookbook has no hook for dataset state in its checkpoints, but it resumes at the
+batch index its last checkpoint names and asks `get_batch` for it. So the dataset writes
+the selector's state (`save_selector` file) and its own counters to
+`<state_dir>/frontier_tinker/batch_<i>/` as the state batch i is picked from, and the first
+`get_batch(i)` of a process restores that state. In the sync loop it is exactly the state at
+the cookbook's checkpoint i; in the async loop (`max_steps_off_policy`) it is the state when
+batch i was first picked (see docs/integrations/tinker.md for what a resume loses there).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from tinker_cookbook import checkpoint_utils
+from tinker_cookbook.rl.types import EnvGroupBuilder, RLDataset
+
+from frontier_rft.core.feedback import Feedback, to_unit_range
+from frontier_rft.core.persistence import atomic_write_bytes
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.pool import (
+    make_pool_selector,
+    refused_rewards,
+    reward_pair,
+)
+from frontier_rft.metrics_log import (
+    METRICS_PREFIX,
+    VERBOSITIES,
+    JsonlLogger,
+    curriculum_metrics,
+)
+from frontier_rft.selectors.persistence import restore_selector, save_selector
+
+__all__ = ["FeedbackGroupBuilder", "FrontierRLDataset", "TinkerFrontierConfig"]
+
+_log = logging.getLogger(__name__)
+
+STATE_DIR = "frontier_tinker"
+"""Folder under `state_dir` that holds one saved state per batch index."""
+SELECTOR_FILE = "frontier_selector.npz"
+DATASET_FILE = "frontier_dataset.json"
+STATE_VERSION = 1
+"""Layout version of DATASET_FILE."""
+_BATCH_DIR = re.compile(r"batch_(\d{6,})")
+
+
+@dataclass(frozen=True)
+class TinkerFrontierConfig:
+    """The adapter's settings (the cookbook's own stay in its `rl.train.Config`)."""
+
+    batch_size: int
+    """Groups (prompts) per get_batch: the cookbook's groups per batch."""
+    num_batches: int | None = None
+    """len(dataset), the batches the cookbook may ask for; None: num_tasks // batch_size."""
+    state_dir: str | None = None
+    """The cookbook's log_path: states are saved beside its checkpoints. None: not saved."""
+    reward_range: tuple[float, float] | None = None
+    """(low, high) of your rewards, mapped onto [0, 1] for selectors that need that."""
+    max_outstanding_batches: int = 64
+    """Picked batches whose groups are still awaited; older ones are forgotten (and counted)."""
+    metrics_jsonl: str | None = None
+    """Selector metrics file; None: <state_dir>/frontier_metrics.jsonl (or no file without it)."""
+    metrics_verbosity: str = "all"
+    """'summary' (the default metric set) or 'all' of the selector's metrics in the file."""
+    metrics_prefix: str = METRICS_PREFIX
+    """Prefix of every metric name in the file."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
+            raise ValueError(f"batch_size must be an int, got {self.batch_size!r}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.num_batches is not None and (
+            isinstance(self.num_batches, bool)
+            or not isinstance(self.num_batches, int)
+            or self.num_batches < 1
+        ):
+            raise ValueError(
+                f"num_batches must be a positive int or None, got {self.num_batches!r}"
+            )
+        if self.reward_range is not None:
+            pair = reward_pair(self.reward_range)
+            if pair is None:
+                raise ValueError(
+                    f"reward_range must be (low, high) with finite low < high, got "
+                    f"{self.reward_range!r}"
+                )
+            object.__setattr__(self, "reward_range", pair)
+        n = self.max_outstanding_batches
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"max_outstanding_batches must be an int >= 1, got {n!r}")
+        if self.metrics_verbosity not in VERBOSITIES:
+            raise ValueError(
+                f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}"
+            )
+
+
+class FeedbackGroupBuilder(EnvGroupBuilder):  # type: ignore[misc]
+    """Your EnvGroupBuilder for one picked task; reports its group's rewards once.
+
+    Everything is your builder's: its environments, its rewards and metrics (returned
+    unchanged), its cleanup and logging tags. Attributes it does not have are read from yours.
+    """
+
+    def __init__(
+        self, inner: EnvGroupBuilder, dataset: FrontierRLDataset, task_id: int, step: int
+    ) -> None:
+        self.inner = inner
+        self.task_id = task_id
+        self.step = step
+        """The selector's draw (batch) this group was picked in: its Feedback.step."""
+        self._dataset: FrontierRLDataset | None = dataset
+        self._reported = False
+
+    async def make_envs(self) -> Sequence[Any]:
+        """Your builder's environments."""
+        envs: Sequence[Any] = await self.inner.make_envs()
+        return envs
+
+    async def compute_group_rewards(
+        self, trajectory_group: list[Any], env_group: Sequence[Any]
+    ) -> list[tuple[float, Any]]:
+        """Your builder's group rewards, unchanged, after reporting the totals to the selector."""
+        result: list[tuple[float, Any]] = await self.inner.compute_group_rewards(
+            trajectory_group, env_group
+        )
+        if self._dataset is None:
+            raise RuntimeError(
+                "frontier-rft: this group was rolled out in another process (a rollout "
+                "executor); its rewards cannot reach the selector. Run rollouts in the "
+                "training process (rollout_executor=None)"
+            )
+        pairs = list(result)
+        if len(pairs) != len(trajectory_group):
+            raise ValueError(
+                f"compute_group_rewards returned {len(pairs)} rewards for "
+                f"{len(trajectory_group)} trajectories (task {self.task_id})"
+            )
+        totals = [
+            sum(float(t.reward) for t in traj.transitions) + float(pair[0])
+            for traj, pair in zip(trajectory_group, pairs, strict=True)
+        ]
+        if self._reported:  # the same group scored twice (a retry): its rewards count once
+            self._dataset._stats["duplicate_reports"] += 1
+        else:
+            self._dataset._report(self.task_id, self.step, np.asarray(totals, np.float64))
+            self._reported = True
+        return result
+
+    async def cleanup(self) -> None:
+        """Your builder's cleanup."""
+        await self.inner.cleanup()
+
+    def logging_tags(self) -> list[str]:
+        """Your builder's logging tags."""
+        tags: list[str] = self.inner.logging_tags()
+        return tags
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for names this wrapper lacks: recipes that read their builder's fields.
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Picklable for the cookbook's rollout executors; the copy cannot report (above).
+        state = self.__dict__.copy()
+        state["_dataset"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+class FrontierRLDataset(RLDataset):  # type: ignore[misc]
+    """An RLDataset whose batch i is the selector's pick over a TaskPool of your groups.
+
+    `groups`: one EnvGroupBuilder per task (task t is `groups[t]`, handed out again each
+    time t is picked), or a function `make_group(t)` that builds a fresh one. `selector`: a
+    ready selector over a TaskPool of as many tasks, or a selector name (then `pool`, or a
+    TaskPool of `len(groups)` tasks with `prompts` as its text, and `selector_config`, `seed`).
+    """
+
+    def __init__(
+        self,
+        groups: Sequence[EnvGroupBuilder] | Callable[[int], EnvGroupBuilder],
+        config: TinkerFrontierConfig,
+        selector: Selector | str = "uniform",
+        *,
+        pool: TaskPool | None = None,
+        prompts: Sequence[str] | None = None,
+        selector_config: dict[str, Any] | None = None,
+        seed: int = 0,
+    ) -> None:
+        if not isinstance(config, TinkerFrontierConfig):
+            raise TypeError(f"config must be a TinkerFrontierConfig, got {type(config).__name__}")
+        sized = not callable(groups)
+        if isinstance(selector, str):
+            if pool is None:
+                if not sized:
+                    raise ValueError(
+                        "with make_group, pass pool=TaskPool(...) or a ready selector: the "
+                        "number of tasks is not known"
+                    )
+                n = len(groups)  # type: ignore[arg-type]
+                pool = TaskPool(num_tasks=n, prompts=tuple(prompts) if prompts else None)
+            selector = make_pool_selector(selector, pool, seed, selector_config)
+        elif pool is not None or prompts is not None or selector_config is not None:
+            raise ValueError("pool, prompts and selector_config go with a selector name only")
+        if sized and len(groups) != selector.num_tasks:  # type: ignore[arg-type]
+            raise ValueError(
+                f"{len(groups)} groups but the selector's pool has {selector.num_tasks} tasks; "  # type: ignore[arg-type]
+                "give one EnvGroupBuilder per task, in TaskPool order"
+            )
+        if config.batch_size > selector.num_tasks and not selector.allows_repeats:
+            raise ValueError(
+                f"batch_size {config.batch_size} exceeds the pool ({selector.num_tasks} tasks)"
+            )
+        self.config = config
+        self.selector = selector
+        self._groups = groups
+        self._num_batches = config.num_batches or max(selector.num_tasks // config.batch_size, 1)
+        # Draw steps so far (the Feedback.step of the next pick) and the batch index the
+        # cookbook asks for next; None until the first get_batch of this process.
+        self._draws = 0
+        self._next_index: int | None = None
+        # Picked batches still awaiting groups: draw step -> groups not reported yet.
+        self._outstanding: dict[int, int] = {}
+        self._stats = {
+            "groups_reported": 0,
+            "rollouts": 0,
+            "constant_groups": 0,
+            "late_groups": 0,
+            "max_lag": 0,
+            "duplicate_reports": 0,
+            "forgotten_groups": 0,
+            "resumes": 0,
+        }
+        self._dirty = True  # state changed since it was last saved
+        self._logger: JsonlLogger | None = None
+
+    # ------------------------------------------------------------------ RLDataset
+    def __len__(self) -> int:
+        return self._num_batches
+
+    def get_batch(self, index: int) -> list[FeedbackGroupBuilder]:
+        """The selector's next `batch_size` tasks, as builders that report their rewards."""
+        if isinstance(index, bool) or not isinstance(index, int | np.integer) or index < 0:
+            raise ValueError(f"get_batch needs a batch index >= 0, got {index!r}")
+        index = int(index)
+        if self._next_index is None and index > 0:
+            self._resume(index)  # the cookbook resumes at its last checkpoint's batch
+        self._save(index)
+        ids = self.selector.select(self.config.batch_size)
+        step = self._draws
+        self._draws += 1
+        self._next_index = index + 1
+        self._outstanding[step] = int(ids.shape[0])
+        self._forget_old()
+        self._dirty = True
+        return [FeedbackGroupBuilder(self._group(int(t)), self, int(t), step) for t in ids.tolist()]
+
+    def _group(self, task: int) -> EnvGroupBuilder:
+        if callable(self._groups):
+            return self._groups(task)
+        return self._groups[task]
+
+    # ------------------------------------------------------------------ feedback
+    def _report(self, task: int, step: int, rewards: NDArray[np.float64]) -> None:
+        """One group's total rewards, as Feedback of the draw it was picked in."""
+        if rewards.size == 0:
+            raise ValueError(f"task {task}: a group with no trajectories has no rewards to report")
+        bad, want = refused_rewards(rewards, self.config.reward_range, self.selector.reward_bounds)
+        if bad.any():
+            value = float(rewards[int(np.flatnonzero(bad)[0])])
+            fix = (
+                "fix the reward function so that it scores every rollout"
+                if math.isnan(value)
+                else "set TinkerFrontierConfig.reward_range=(low, high) to map your rewards "
+                "onto [0, 1]"
+            )
+            raise ValueError(
+                f"task {task} got reward {value!r}; this selector needs rewards {want}: {fix}"
+            )
+        values = to_unit_range(rewards, self.config.reward_range)
+        self.selector.update(
+            Feedback(task_ids=np.full(values.size, task, np.int64), rewards=values, step=step)
+        )
+        stats = self._stats
+        stats["groups_reported"] += 1
+        stats["rollouts"] += int(values.size)
+        stats["constant_groups"] += int(np.all(rewards == rewards[0]))
+        lag = self._draws - 1 - step  # batches picked after this group's
+        stats["late_groups"] += int(lag > 0)
+        stats["max_lag"] = max(stats["max_lag"], lag)
+        self._dirty = True
+        left = self._outstanding.get(step)
+        if left is None:  # its batch was forgotten (counted then); the rewards still count
+            return
+        if left > 1:
+            self._outstanding[step] = left - 1
+            return
+        del self._outstanding[step]
+        self.selector.flush()  # the batch is complete: fold it in so its metrics show it
+        self._log_metrics(step)
+        if step == self._draws - 1 and self._next_index is not None:
+            # The newest batch is complete: this is the state the next batch is picked from
+            # (saved now, as the run may end here; a group lost earlier does not hold it up).
+            self._save(self._next_index)
+
+    def _forget_old(self) -> None:
+        while len(self._outstanding) > self.config.max_outstanding_batches:
+            oldest = min(self._outstanding)
+            self._stats["forgotten_groups"] += self._outstanding.pop(oldest)
+
+    # ------------------------------------------------------------------ metrics
+    def metrics(self) -> dict[str, float]:
+        """The selector's metrics plus `tinker/` ones: draws, reports, lag, lost groups."""
+        out = self.selector.metrics()
+        s = self._stats
+        out.update(
+            {
+                "tinker/draws": float(self._draws),
+                "tinker/groups_reported": float(s["groups_reported"]),
+                "tinker/rollouts": float(s["rollouts"]),
+                "tinker/constant_groups": float(s["constant_groups"]),
+                "tinker/late_groups": float(s["late_groups"]),
+                "tinker/max_feedback_lag": float(s["max_lag"]),
+                "tinker/outstanding_groups": float(sum(self._outstanding.values())),
+                "tinker/duplicate_reports": float(s["duplicate_reports"]),
+                "tinker/forgotten_groups": float(s["forgotten_groups"]),
+                "tinker/resumes": float(s["resumes"]),
+            }
+        )
+        return out
+
+    def _log_metrics(self, step: int) -> None:
+        path = self.config.metrics_jsonl
+        if path is None and self.config.state_dir is not None:
+            path = str(Path(self.config.state_dir) / "frontier_metrics.jsonl")
+        if path is None:
+            return
+        if self._logger is None:
+            self._logger = JsonlLogger(path)
+        finite = {k: v for k, v in self.metrics().items() if np.isfinite(v)}
+        cfg = self.config
+        self._logger.log(
+            curriculum_metrics(finite, cfg.metrics_verbosity, cfg.metrics_prefix), step
+        )
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """The adapter's own state (the selector's is saved in its own file)."""
+        return {
+            "version": STATE_VERSION,
+            "num_tasks": self.selector.num_tasks,
+            "batch_size": self.config.batch_size,
+            "draws": self._draws,
+            "outstanding": {str(k): v for k, v in self._outstanding.items()},
+            "stats": dict(self._stats),
+        }
+
+    def _state_path(self, index: int) -> Path | None:
+        if self.config.state_dir is None:
+            return None
+        return Path(self.config.state_dir) / STATE_DIR / f"batch_{index:06d}"
+
+    def _save(self, index: int) -> None:
+        """Write the state batch `index` is picked from, unless it is already there."""
+        where = self._state_path(index)
+        if where is None or (not self._dirty and (where / DATASET_FILE).is_file()):
+            return
+        where.mkdir(parents=True, exist_ok=True)
+        save_selector(self.selector, where / SELECTOR_FILE, include_pool=False)
+        text = json.dumps(self.state_dict(), sort_keys=True).encode()
+        atomic_write_bytes(where / DATASET_FILE, lambda fh: fh.write(text))  # written last
+        self._dirty = False
+        self._prune(index)
+
+    def _prune(self, index: int) -> None:
+        """Drop saved states no checkpoint of the cookbook can resume from: those older than
+        its newest checkpoint that no checkpoint names."""
+        assert self.config.state_dir is not None
+        records = checkpoint_utils.load_checkpoints_file(self.config.state_dir)
+        named = {r.batch for r in records if r.batch is not None}
+        if not named:
+            return
+        newest = max(named)
+        root = Path(self.config.state_dir) / STATE_DIR
+        for entry in root.iterdir():
+            m = _BATCH_DIR.fullmatch(entry.name)
+            if m and int(m.group(1)) < min(newest, index) and int(m.group(1)) not in named:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    def _resume(self, index: int) -> None:
+        where = self._state_path(index)
+        if where is None:
+            raise ValueError(
+                f"the cookbook resumes at batch {index}, but TinkerFrontierConfig.state_dir is "
+                "unset, so no selector state was saved: set state_dir to the cookbook's log_path"
+            )
+        if not (where / DATASET_FILE).is_file() or not (where / SELECTOR_FILE).is_file():
+            raise ValueError(
+                f"the cookbook resumes at batch {index}, but {where} holds no saved selector "
+                "state: state_dir must be the log_path of the run being resumed"
+            )
+        try:
+            state = json.loads((where / DATASET_FILE).read_text())
+            draws = int(state["draws"])
+            outstanding = {int(k): int(v) for k, v in dict(state["outstanding"]).items()}
+            stats = {k: int(state["stats"][k]) for k in self._stats}
+            ok = state["version"] == STATE_VERSION and draws >= 0
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{where / DATASET_FILE} is damaged ({exc}); start afresh") from exc
+        if not ok:
+            raise ValueError(f"{where / DATASET_FILE}: not a state this version reads")
+        if state["num_tasks"] != self.selector.num_tasks or state["batch_size"] != (
+            self.config.batch_size
+        ):
+            raise ValueError(
+                f"{where} was saved with {state['num_tasks']} tasks and batch_size "
+                f"{state['batch_size']}; resume with the same tasks and batch size"
+            )
+        restore_selector(self.selector, where / SELECTOR_FILE)  # unchanged if it raises
+        # Groups awaited when the state was saved never report to this process.
+        stats["forgotten_groups"] += sum(outstanding.values())
+        stats["resumes"] += 1
+        self._draws, self._outstanding, self._stats = draws, {}, stats
+        self._dirty = False
+        _log.info(f"frontier-rft: selector state restored from {where}")
