@@ -133,3 +133,20 @@ def test_the_entrypoint_splits_skyrls_arguments_from_ours() -> None:
         ["trainer.epochs=2"],
         ["frontier.seed=1", "+frontier.selector=skip"],
     )
+
+
+def test_check_config_names_shadows_beside_the_filter_and_a_screen_too_large() -> None:
+    report = check_skyrl_config(
+        {
+            "frontier": {"shadows": ["greso", "screen4"]},
+            "generator": {"n_samples_per_prompt": 4},
+            "trainer": {"algorithm": {"dynamic_sampling": {"type": "filter"}}},
+        }
+    )
+    text = "\n".join(report.problems)
+    assert "screens with 4 rollouts" in text and "generator.n_samples_per_prompt above 4" in text
+    assert "shadows with trainer.algorithm.dynamic_sampling.type set" in text
+    fine = check_skyrl_config(
+        {"frontier": {"shadows": ["greso", "screen4"]}, "generator": {"n_samples_per_prompt": 8}}
+    )
+    assert not fine.problems

@@ -149,3 +149,41 @@ def test_a_frontier_config_of_another_batch_size_is_refused(tmp_path: Path) -> N
             generator=None,
             frontier_config=skyrl_sampler_config({}, 8),
         )
+
+
+SHADOWS = {"selector": "greso", "seed": 3, "shadows": ["greso", "screen2"]}
+
+
+def test_shadows_follow_the_run_without_changing_it_and_resume_exactly(
+    make_run: Any, tmp_path: Path
+) -> None:
+    plain = make_run(skyrl_config(tmp_path / "plain", steps=12)).train()
+    shadowed = make_run(skyrl_config(tmp_path / "shadowed", steps=12), SHADOWS).train()
+    assert shadowed.picks == plain.picks and Counter(shadowed.feedback) == Counter(plain.feedback)
+    logged = shadowed.logged()
+    assert all("curriculum/shadow/screen2/rollouts_saved" in step for step in logged)
+    assert logged[-1]["curriculum/shadow/greso/epoch"] >= 1
+    # The screen's count, by hand: a group whose first 2 rewards agree saves N - 2 rollouts.
+    saved = 0
+    for call in shadowed.generator.calls:
+        for task in call["tasks"]:
+            first_two = [r for t, r in call["rollouts"] if t == task][:2]
+            saved += N_SAMPLES - 2 if first_two[0] == first_two[1] else 0
+    assert logged[-1]["curriculum/shadow/screen2/rollouts_saved"] == saved > 0
+
+    ckpt = tmp_path / "resumed"
+    make_run(skyrl_config(ckpt, steps=6, ckpt_interval=6), SHADOWS).train()
+    resumed = make_run(skyrl_config(ckpt, steps=12, ckpt_interval=6, resume_mode="latest"), SHADOWS)
+    resumed.train()
+    _assert_same(resumed.sampler.shadows.state_dict(), shadowed.sampler.shadows.state_dict())
+
+
+def test_shadows_beside_skyrls_filter_or_a_screen_too_large_are_refused(
+    make_run: Any, tmp_path: Path
+) -> None:
+    cfg = skyrl_config(tmp_path / "ckpt", steps=2)
+    cfg.trainer.algorithm.dynamic_sampling.type = "filter"
+    with pytest.raises(ValueError, match=r"shadows with trainer\.algorithm\.dynamic_sampling"):
+        make_run(cfg, SHADOWS)
+    with pytest.raises(ValueError, match=r"generator\.n_samples_per_prompt above 8"):
+        make_run(skyrl_config(tmp_path / "c2", steps=2, n_samples=8), {"shadows": ["screen8"]})

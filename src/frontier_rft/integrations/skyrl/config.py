@@ -15,8 +15,10 @@ from frontier_rft.integrations.verl.config import VerlSamplerConfig
 
 __all__ = [
     "DEFAULT_TASK_ID_KEY",
+    "GROUP_SIZE",
     "NOT_ON_SKYRL",
     "OWN_STATE_FILE",
+    "SHADOWS_WITH_DYNAMIC_SAMPLING",
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
     "skyrl_sampler_config",
@@ -45,6 +47,15 @@ DYNAMIC_SAMPLING_ON_SKYRL = (
     "trainer.algorithm.dynamic_sampling.type=filter (the adapter reports the groups it drops)"
 )
 """Why a TRL dynamic-sampling option among the frontier settings is refused, and what to do."""
+
+GROUP_SIZE = "generator.n_samples_per_prompt"
+"""SkyRL's setting of the rollouts per prompt (a group)."""
+SHADOWS_WITH_DYNAMIC_SAMPLING = (
+    "shadows with trainer.algorithm.dynamic_sampling.type set: SkyRL's filter reports a step's "
+    "groups in several sampling rounds, and a shadow reads each prompt's whole group once a "
+    "step; shadow a run without it (dynamic_sampling.type=null), or drop frontier.shadows"
+)
+"""Why shadows are refused beside SkyRL's dynamic sampling."""
 
 SKYRL_FIELDS = tuple(
     name for name in VerlSamplerConfig.__dataclass_fields__ if name not in NOT_ON_SKYRL

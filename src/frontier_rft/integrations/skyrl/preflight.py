@@ -26,6 +26,8 @@ from frontier_rft.integrations.preflight import (
 )
 from frontier_rft.integrations.skyrl.config import (
     DEFAULT_TASK_ID_KEY,
+    GROUP_SIZE,
+    SHADOWS_WITH_DYNAMIC_SAMPLING,
     SKYRL_FIELDS,
     SKYRL_SETTING,
     unknown_settings,
@@ -90,8 +92,30 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             "trainer.algorithm.dynamic_sampling.type",
             [f"must be filter, replace or null (SkyRL 0.3), got {shown(ds_type)}"],
         )
+    report.add(SKYRL_SETTING, _shadow_problems(config, values, ds_type))
     _check_data(config, values, report)
     return report
+
+
+def _shadow_problems(config: Mapping[str, Any], values: Mapping[str, Any], ds: Any) -> list[str]:
+    """The shadows beside this run: a screen not below generator.n_samples_per_prompt, and
+    SkyRL's dynamic sampling (a step's groups come in several rounds)."""
+    if not values.get("shadows"):
+        return []
+    try:
+        sampler = VerlSamplerConfig(batch_size=1, shadows=values["shadows"])
+    except (ValueError, TypeError):
+        return []  # config_problems names it
+    out = []
+    n = _get(config, "generator.n_samples_per_prompt")
+    try:
+        group = n if isinstance(n, int) and not isinstance(n, bool) else None
+        sampler.shadow_configs(group, GROUP_SIZE)
+    except ValueError as exc:
+        out.append(str(exc))
+    if ds is not None:
+        out.append(SHADOWS_WITH_DYNAMIC_SAMPLING)
+    return out
 
 
 def _check_data(config: Mapping[str, Any], values: Mapping[str, Any], report: Report) -> None:

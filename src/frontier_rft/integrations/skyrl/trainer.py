@@ -64,7 +64,9 @@ from torchdata.stateful_dataloader import StatefulDataLoader  # noqa: E402
 from frontier_rft.core.selector import Selector  # noqa: E402
 from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     DEFAULT_TASK_ID_KEY,
+    GROUP_SIZE,
     OWN_STATE_FILE,
+    SHADOWS_WITH_DYNAMIC_SAMPLING,
     SKYRL_SETTING,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig  # noqa: E402
@@ -183,6 +185,9 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
                 f"the frontier config's batch_size {frontier_config.batch_size} is not SkyRL's "
                 f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
             )
+        if frontier_config.shadows and cfg.trainer.algorithm.dynamic_sampling.type is not None:
+            raise ValueError(SHADOWS_WITH_DYNAMIC_SAMPLING)
+        frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
         # Read by _build_train_dataloader_and_compute_training_steps, which SkyRL's
         # __init__ calls.
         self.frontier_config = frontier_config

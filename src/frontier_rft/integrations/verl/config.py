@@ -248,14 +248,17 @@ class VerlSamplerConfig:
             value = getattr(self, name)
             check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
 
-    def shadow_configs(self, group_size: int | None = None) -> tuple[ShadowConfig, ...]:
+    def shadow_configs(
+        self, group_size: int | None = None, group_name: str = "actor_rollout_ref.rollout.n"
+    ) -> tuple[ShadowConfig, ...]:
         """The rules of `shadows`, checked as the other adapters check theirs (a screen below
-        verl's actor_rollout_ref.rollout.n once it is known); a ValueError naming the problem."""
+        the trainer's group size, `group_name` in its config, once it is known); a ValueError
+        naming the problem."""
         return check_shadow_rules(
             self.shadows,
             SELECTORS,
             group_size=group_size,
-            group_name="actor_rollout_ref.rollout.n",
+            group_name=group_name,
             partial=["rollouts: kept"] if self.rollouts == "kept" else [],
             example="e.g. shadows: [greso, screen4] beside rollouts: full",
         )
