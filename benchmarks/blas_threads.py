@@ -35,7 +35,7 @@ def child(selectors: list[str], n: int, steps: int, given: str) -> dict[str, lis
     import warnings
 
     from frontier_rft import make_selector
-    from frontier_rft.bench.overhead_world import Settings, derive_features, make_world
+    from frontier_rft.bench.overhead.world import Settings, derive_features, make_world
 
     settings = Settings(sizes=(n,), given=given)
     world = make_world(n, settings, steps + 3)

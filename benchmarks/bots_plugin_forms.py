@@ -32,10 +32,10 @@ from __future__ import annotations
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from frontier_rft.bench.bots_plugin_forms import ROWS, SCENARIO_NAMES, run
-from frontier_rft.bench.bots_prompts_gap import SEEDS, ttb100
 from frontier_rft.bench.metrics import paired_summary, summarize
 from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
+from frontier_rft.bench.simulation.bots_plugin_forms import ROWS, SCENARIO_NAMES, run
+from frontier_rft.bench.simulation.bots_prompts_gap import SEEDS, ttb100
 
 
 def _difference(summary: dict[str, Any] | None) -> str:

@@ -1,6 +1,6 @@
 """Why prompts-only BOTS trails BOTS with references: where its implicit evidence falls short.
 
-A diagnosis, not a tuning run (the variants: frontier_rft.bench.bots_prompts_gap). Writes
+A diagnosis, not a tuning run (the variants: frontier_rft.bench.simulation.bots_prompts_gap). Writes
 `bots_prompts_gap.{json,md}`.
 
     python benchmarks/bots_prompts_gap.py --out benchmarks/results    # ~4 min, 2 cores
@@ -8,8 +8,8 @@ A diagnosis, not a tuning run (the variants: frontier_rft.bench.bots_prompts_gap
 
 from __future__ import annotations
 
-from frontier_rft.bench.bots_prompts_gap import diagnose
 from frontier_rft.bench.scripts import out_and_jobs, write_outputs
+from frontier_rft.bench.simulation.bots_prompts_gap import diagnose
 
 
 def main() -> int:

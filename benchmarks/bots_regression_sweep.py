@@ -13,7 +13,7 @@ import itertools
 from typing import Any
 
 from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
-from frontier_rft.bench.simulated import run_benchmark
+from frontier_rft.bench.simulation.benchmark import run_benchmark
 from frontier_rft.simulation.runner import Entry
 
 TUNING_SCENARIOS = ("multidomain", "easy")

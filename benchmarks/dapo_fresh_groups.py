@@ -20,7 +20,7 @@ import numpy as np
 
 from frontier_rft.bench.metrics import ttb
 from frontier_rft.bench.scripts import out_and_jobs, write_outputs
-from frontier_rft.bench.simulated import cached_runs
+from frontier_rft.bench.simulation.benchmark import cached_runs
 from frontier_rft.simulation.runner import Entry
 
 BASE = "uniform+dapo"

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from frontier_rft.bench.scripts import out_and_jobs, ttb_cell, write_outputs
-from frontier_rft.bench.simulated import parse_entries, run_benchmark
+from frontier_rft.bench.simulation.benchmark import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 SELECTORS = ("dots", "bots", "pcl", "prioritized", "frontier")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft import make_selector
-from frontier_rft.bench import overhead_world
+from frontier_rft.bench.overhead import world as overhead_world
 from frontier_rft.bench.scripts import command_line
 
 RUNS = ((100_000, 0.0), (100_000, 0.01), (1_000_000, 0.01))

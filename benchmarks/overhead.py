@@ -1,7 +1,7 @@
 """Selection overhead: select + update time per step and memory per task, for every selector.
 
 Each selector runs a learner-free world of N tasks and is held to the floor its class
-declares (`Selector.cost`); what is measured and judged is `frontier_rft.bench.overhead`.
+declares (`Selector.cost`); what is measured and judged is `frontier_rft.bench.overhead.runner`.
 
     python benchmarks/overhead.py           # the README table, ~2 minutes on 2 cores
     python benchmarks/overhead.py --selectors bots,dots --sizes 1e6 --json out.json
@@ -23,9 +23,9 @@ import sys
 from collections.abc import Sequence
 
 from frontier_rft import SELECTORS
-from frontier_rft.bench.overhead import WRAPPED, run
-from frontier_rft.bench.overhead_report import render_markdown
-from frontier_rft.bench.overhead_world import FULL_SIZES, Settings, quick
+from frontier_rft.bench.overhead.report import render_markdown
+from frontier_rft.bench.overhead.runner import WRAPPED, run
+from frontier_rft.bench.overhead.world import FULL_SIZES, Settings, quick
 
 
 def _sizes(text: str) -> tuple[int, ...]:

@@ -7,7 +7,7 @@ random shard is killed every `--kill-every` seconds while workers' transports lo
 before and after the shards apply them (and retry), and reports carry fresh, lagging,
 stale or far-future versions; an audit of the workers' ledgers against the shards' own
 state counts what was lost, double-counted or wrongly folded. What is injected and how
-the audit decides: frontier_rft.bench.ray_sharded (the run: bench.ray_sharded_run).
+the audit decides: frontier_rft.bench.service.ray_sharded (the run: bench.service.ray_sharded_run).
 
     python benchmarks/ray_sharded.py                       # grid + 3 chaos runs, ~8 minutes
     python benchmarks/ray_sharded.py --shards 4 --workers 16 --seconds 10 --kills 0
@@ -22,8 +22,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from frontier_rft.bench.ray_sharded import MODES, ChaosSettings
-from frontier_rft.bench.ray_sharded_run import run_benchmark
+from frontier_rft.bench.service.ray_sharded import MODES, ChaosSettings
+from frontier_rft.bench.service.ray_sharded_run import run_benchmark
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[ChaosSettings, argparse.Namespace]:

@@ -34,7 +34,7 @@ def main() -> int:
 
     logging.disable_progress_bar()
     logging.set_verbosity_error()
-    from frontier_rft.bench.testbed import MAIN_ENTRIES, testbed
+    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES, testbed
     from frontier_rft.training.grpo import Trainer
 
     tb = testbed("full")

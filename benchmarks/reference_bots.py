@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft import Feedback, Selector, make_selector
-from frontier_rft.bench.overhead_world import Settings, make_world
+from frontier_rft.bench.overhead.world import Settings, make_world
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.ledger import MAX_RECORD_BYTES
 from frontier_rft.bench.metrics import mean_ci
-from frontier_rft.bench.sim_vs_real import parse_seeds
+from frontier_rft.bench.real_rl.ledger import MAX_RECORD_BYTES
+from frontier_rft.bench.simulation.vs_real import parse_seeds
 from frontier_rft.core.jsonsafe import loads_bounded
 
 SHADOWED = "uniform-shadows"

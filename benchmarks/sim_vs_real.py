@@ -21,7 +21,7 @@ prompts (4.5 epochs), results in benchmarks/results/real_rl_gpu*_full.json. The 
 
 The grids a fit runs are read from the results JSON they produced (`--grids`, each grid with
 why it was run); a new grid is a new entry there. What is fitted and how, and the guards
-against overfitting: docs/simulation.md. The code: frontier_rft.bench.sim_vs_real, sim_fit,
+against overfitting: docs/simulation.md. The code: frontier_rft.bench.simulation.vs_real, sim_fit,
 sim_compare. Selectors always run at their defaults; nothing here changes a selector.
 
     python benchmarks/sim_vs_real.py fit --jobs 2
@@ -38,9 +38,9 @@ import argparse
 import logging
 
 from frontier_rft.bench.scripts import command_line
-from frontier_rft.bench.sim_compare import check, compare, predict
-from frontier_rft.bench.sim_fit import fit, fit_joint, read_grids
-from frontier_rft.bench.sim_vs_real import RESULTS, parse_seeds
+from frontier_rft.bench.simulation.compare import check, compare, predict
+from frontier_rft.bench.simulation.fit import fit, fit_joint, read_grids
+from frontier_rft.bench.simulation.vs_real import RESULTS, parse_seeds
 
 GRIDS = {"fit": "sim_calibration.json", "fit-joint": "sim_calibration_joint.json"}
 """Where each fit's grids are recorded, beside what they produced (the --grids default)."""

@@ -25,7 +25,7 @@ def main() -> None:
 
     import torch
 
-    from frontier_rft.bench.testbed import testbed
+    from frontier_rft.bench.real_rl.testbed import testbed
     from frontier_rft.training.grpo import Trainer
 
     torch.set_num_threads(1)

@@ -31,7 +31,7 @@ from typing import Any
 
 from frontier_rft import SELECTORS as REGISTERED
 from frontier_rft.bench.scripts import command_line, script_parser, ttb_cell, write_outputs
-from frontier_rft.bench.simulated import parse_entries, run_benchmark
+from frontier_rft.bench.simulation.benchmark import parse_entries, run_benchmark
 from frontier_rft.simulation.scenario import SCENARIOS
 
 TIERS: dict[str, tuple[str, ...]] = {

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frontier_rft.bench.ab import compare_arms, read_run
+from frontier_rft.bench.real_rl.ab import compare_arms, read_run
 from frontier_rft.cli.main import main
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-from frontier_rft.bench.ledger import (
+from frontier_rft.bench.real_rl.ledger import (
     RunLedger,
     definition_digest,
     device_class,
@@ -22,9 +22,9 @@ from frontier_rft.bench.ledger import (
     run_from_record,
     settings_digest,
 )
-from frontier_rft.bench.ledger import testbed_digest as digest_of
-from frontier_rft.bench.testbed import Testbed as Bed
-from frontier_rft.bench.testbed import testbed as make_testbed
+from frontier_rft.bench.real_rl.ledger import testbed_digest as digest_of
+from frontier_rft.bench.real_rl.testbed import Testbed as Bed
+from frontier_rft.bench.real_rl.testbed import testbed as make_testbed
 from frontier_rft.core.persistence import atomic_write_bytes
 
 
@@ -123,7 +123,7 @@ def test_a_record_reads_back_as_its_run(tmp_path: Path) -> None:
 
 
 def test_curves_from_rows_match_the_run_directory_loader(tmp_path: Path) -> None:
-    from frontier_rft.bench.real_rl import load_run
+    from frontier_rft.bench.real_rl.runner import load_run
     from frontier_rft.metrics_log import read_metrics_jsonl
 
     run = _run_dir(tmp_path)
@@ -161,7 +161,7 @@ def test_a_file_that_is_not_a_record_is_refused_by_name(
 def test_an_entry_definition_resolves_every_default() -> None:
     """A selector's definition holds its whole config, defaults included, so that a changed
     default is a new definition; what it is given and its dynamic sampling count too."""
-    from frontier_rft.bench.testbed import MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
     tb = make_testbed("toy")
     by_label = {e.label: tb.run_config(e, 0) for e in MAIN_ENTRIES}
@@ -179,7 +179,7 @@ def test_an_entry_definition_resolves_every_default() -> None:
 def test_an_entry_s_own_group_size_is_in_its_run_and_its_definition_only() -> None:
     """uniform-n4 trains 4 rollouts a prompt and is a definition of its own; entries that
     set none keep the digests their ledger records were written under."""
-    from frontier_rft.bench.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
+    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
 
     tb = make_testbed("standard")
     n4 = next(e for e in EFFECT_ENTRIES if e.label == "uniform-n4")
@@ -202,8 +202,8 @@ def test_an_entry_s_own_group_size_is_in_its_run_and_its_definition_only() -> No
 def test_a_report_reads_an_earlier_definition_only_where_today_s_is_not_recorded(
     tmp_path: Path,
 ) -> None:
-    from frontier_rft.bench.real_rl import _chosen_definitions
-    from frontier_rft.bench.testbed import MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.runner import _chosen_definitions
+    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
     tb = make_testbed("toy")
     ledger = RunLedger(tmp_path, tb, "cpu")
@@ -387,7 +387,7 @@ def test_a_record_with_values_a_report_cannot_read_is_refused_by_name(
 
 def test_every_committed_record_passes_the_value_checks() -> None:
     """The checks refuse what a report cannot read, nothing the benchmark writes."""
-    from frontier_rft.bench.ledger import _check_record
+    from frontier_rft.bench.real_rl.ledger import _check_record
 
     paths = sorted((REPO / "benchmarks" / "ledger").glob("*/*/*/*/seed*.json.gz"))
     assert paths

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from frontier_rft.bench.real_rl_report import effect_checks, markdown_report, summarize_runs
+from frontier_rft.bench.real_rl.report import effect_checks, markdown_report, summarize_runs
 
 
 def _run(pass1: list[float], ratio: float | None, distinct: float) -> dict[str, Any]:

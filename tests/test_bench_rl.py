@@ -13,9 +13,9 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from frontier_rft.bench import testbed as bench
-from frontier_rft.bench.ledger import RunLedger, run_from_record
-from frontier_rft.bench.real_rl import load_run, run_specs
+from frontier_rft.bench.real_rl import testbed as bench
+from frontier_rft.bench.real_rl.ledger import RunLedger, run_from_record
+from frontier_rft.bench.real_rl.runner import load_run, run_specs
 from frontier_rft.cli.main import main
 
 pytestmark = pytest.mark.integration
@@ -243,7 +243,8 @@ def test_a_testbed_file_from_before_a_new_field_or_with_another_device_still_res
 _SIGTERM_SCRIPT = """
 import subprocess, sys
 from pathlib import Path
-from frontier_rft.bench import real_rl, testbed as bench
+from frontier_rft.bench.real_rl import runner as real_rl
+from frontier_rft.bench.real_rl import testbed as bench
 
 root = Path(sys.argv[1])
 specs = real_rl.run_specs(bench.testbed("toy"), bench.MAIN_ENTRIES[:1], [0], root / "m", root)
@@ -290,7 +291,7 @@ def test_the_start_model_travels_with_the_ledger(
     """A warm start built here is saved to the ledger's start_models/<digest>/; another
     machine (another runs directory) trains from exactly those weights with --start-weights,
     recorded as a testbed of its own whose runs name the same start model."""
-    from frontier_rft.bench.ledger import directory_digest, testbed_digest
+    from frontier_rft.bench.real_rl.ledger import directory_digest, testbed_digest
 
     ledger = tmp_path / "ledger"
     common = ["bench-rl", "--scale", "toy", "--seeds", "0", "--selectors", "uniform"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.bench import testbed as bench
+from frontier_rft.bench.real_rl import testbed as bench
 from frontier_rft.cli.bench_rl import _check_pool_size
 from frontier_rft.cli.common import UsageError
 from frontier_rft.cli.main import _subparser, build_parser, main

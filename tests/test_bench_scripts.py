@@ -48,7 +48,7 @@ def test_cached_runs_are_keyed_by_what_makes_them(
     """A rerun reads the cache; another entry list (or seeds) never reads its runs."""
     import tempfile
 
-    from frontier_rft.bench import simulated
+    from frontier_rft.bench.simulation import benchmark as simulated
     from frontier_rft.simulation.runner import Entry
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

@@ -13,8 +13,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from frontier_rft.bench import testbed as bench
-from frontier_rft.bench.real_rl_calibration import (
+from frontier_rft.bench.real_rl import testbed as bench
+from frontier_rft.bench.real_rl.calibration import (
     GAIN_MIN,
     ZERO_VARIANCE_MIN,
     calibration_summary,

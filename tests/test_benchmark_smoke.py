@@ -1,5 +1,5 @@
-"""Smoke test of the overhead benchmark (frontier_rft.bench.overhead, benchmarks/overhead.py):
-its code path at tiny N, and its output structure."""
+"""Smoke test of the overhead benchmark (frontier_rft.bench.overhead.runner,
+benchmarks/overhead.py): its code path at tiny N, and its output structure."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from frontier_rft import SELECTORS
-from frontier_rft.bench import overhead as bench
-from frontier_rft.bench.overhead_report import render_markdown
-from frontier_rft.bench.overhead_world import Settings, quick
+from frontier_rft.bench.overhead import runner as bench
+from frontier_rft.bench.overhead.report import render_markdown
+from frontier_rft.bench.overhead.world import Settings, quick
 
 QUICK = quick(Settings())
 

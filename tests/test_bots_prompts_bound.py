@@ -1,4 +1,5 @@
-"""The bound rows of the prompts-only BOTS diagnosis (frontier_rft.bench.bots_prompts_gap):
+"""The bound rows of the prompts-only BOTS diagnosis
+(frontier_rft.bench.simulation.bots_prompts_gap):
 what prompt text can tell of a task never tried is E[p | domain, level], and the benchmark
 computes exactly that."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from frontier_rft.bench import bots_prompts_gap as bench
+from frontier_rft.bench.simulation import bots_prompts_gap as bench
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import SCENARIOS
 

@@ -11,7 +11,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
-from frontier_rft.bench.countdown_demo import run_countdown_demo
+from frontier_rft.bench.real_rl.countdown_demo import run_countdown_demo
 from frontier_rft.reporting.runs import compare_runs, compare_seeds, failure_taxonomy_table
 from frontier_rft.reporting.training_plots import load_run_curves, plot_training_runs
 from test_training_model import TEST_TRAIN, TINY, TINY_SFT

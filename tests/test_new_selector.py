@@ -24,9 +24,9 @@ from numpy.typing import NDArray
 
 from conftest import REPO, registered
 from frontier_rft import SELECTORS, TaskPool
-from frontier_rft.bench import overhead
-from frontier_rft.bench.overhead_report import render_markdown
-from frontier_rft.bench.overhead_world import Settings, quick
+from frontier_rft.bench.overhead import runner as overhead
+from frontier_rft.bench.overhead.report import render_markdown
+from frontier_rft.bench.overhead.world import Settings, quick
 from frontier_rft.cli.main import main
 from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.facts import Cost, Needs

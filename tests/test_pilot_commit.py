@@ -318,9 +318,9 @@ def test_a_state_of_another_config_or_a_damaged_buffer_is_refused() -> None:
 def test_the_bench_entry_runs_pilot_commit_under_a_definition_of_its_own() -> None:
     """`pilot-commit` trains uniform inside Pilot-Commit at the paper's settings; its ledger
     definition holds them resolved, and an entry without it keeps its committed digest."""
-    from frontier_rft.bench.ledger import definition_digest, entry_definition
-    from frontier_rft.bench.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
-    from frontier_rft.bench.testbed import testbed as make_testbed
+    from frontier_rft.bench.real_rl.ledger import definition_digest, entry_definition
+    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
+    from frontier_rft.bench.real_rl.testbed import testbed as make_testbed
 
     tb = make_testbed("standard")
     entry = next(e for e in EFFECT_ENTRIES if e.label == "pilot-commit")
@@ -337,6 +337,6 @@ def test_the_bench_entry_runs_pilot_commit_under_a_definition_of_its_own() -> No
     assert tb.run_config(picky, 0).pilot_commit_config().evict_at is None
     with pytest.raises(ValueError, match="pilot_commit takes"):
         BenchEntry("x", "uniform", pilot_commit={"pilot": 4})
-    from frontier_rft.bench.real_rl_report import PER_PROMPT_ROLLOUT_ENTRIES
+    from frontier_rft.bench.real_rl.report import PER_PROMPT_ROLLOUT_ENTRIES
 
     assert "pilot-commit" in PER_PROMPT_ROLLOUT_ENTRIES  # its own claim is checked on it

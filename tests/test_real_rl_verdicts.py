@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.bench.real_rl_verdicts import (
+from frontier_rft.bench.real_rl.verdicts import (
     REAL_RL_VERDICTS,
     RECOMMENDED,
     SIMULATED_LABEL,
     real_rl_context,
     recommendation,
 )
-from frontier_rft.bench.simulated import parse_entries, run_benchmark
+from frontier_rft.bench.simulation.benchmark import parse_entries, run_benchmark
 from frontier_rft.reporting.tables import (
     format_summary_table,
     learner_title,

@@ -412,7 +412,7 @@ def test_report_skips_figures_without_data_and_says_so(tmp_path: Path) -> None:
 def test_report_of_the_real_benchmark_runner(tmp_path: Path) -> None:
     """The runner's own results.json goes through the report, METIS's note included."""
     pytest.importorskip("matplotlib")
-    from frontier_rft.bench.simulated import parse_entries, run_benchmark
+    from frontier_rft.bench.simulation.benchmark import parse_entries, run_benchmark
     from frontier_rft.reporting import write_report
 
     results = run_benchmark(
@@ -459,7 +459,7 @@ def test_near_coloured_selectors_differ_in_line_style() -> None:
 @pytest.mark.integration
 def test_metric_series_beyond_the_cap_are_counted_and_reported(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from frontier_rft.bench.simulated import parse_entries, run_benchmark
+    from frontier_rft.bench.simulation.benchmark import parse_entries, run_benchmark
     from frontier_rft.reporting import write_report
     from frontier_rft.simulation.runner import MAX_METRIC_SERIES
 

@@ -1,4 +1,4 @@
-"""The simulator against real RL (frontier_rft.bench.sim_vs_real): how a simulated difference
+"""The simulator against real RL (frontier_rft.bench.simulation.vs_real): how a simulated difference
 is classed, and the run noise it adds."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frontier_rft.bench import sim_vs_real as svr
+from frontier_rft.bench.simulation import vs_real as svr
 from frontier_rft.simulation.scenario import SCENARIOS
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"

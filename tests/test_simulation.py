@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from frontier_rft import SELECTORS, make_selector
-from frontier_rft.bench.simulated import parse_entries, run_benchmark
+from frontier_rft.bench.simulation.benchmark import parse_entries, run_benchmark
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.simulation import SCENARIOS, SimulatedLearner, get_scenario
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from frontier_rft import make_selector
-from frontier_rft.bench.simulated import run_benchmark
+from frontier_rft.bench.simulation.benchmark import run_benchmark
 from frontier_rft.cli.main import main
 from frontier_rft.simulation import SimulatedLearner, get_scenario
 from frontier_rft.simulation.runner import Entry, RunSpec, given_pool, run_one

@@ -196,8 +196,8 @@ def test_distinct_prompts_trained_counts_only_groups_that_reached_the_loss(
 
 
 def test_dapo_round_rule_reaches_the_wrapper_and_refuses_adaptive() -> None:
-    from frontier_rft.bench.ledger import entry_definition
-    from frontier_rft.bench.testbed import BenchEntry, testbed
+    from frontier_rft.bench.real_rl.ledger import entry_definition
+    from frontier_rft.bench.real_rl.testbed import BenchEntry, testbed
 
     cfg = dataclasses.replace(TEST_TRAIN, dynamic_sampling=True, dapo_round_rule="dapo")
     assert cfg.dynamic_sampling_config() == DynamicSamplingConfig.dapo()

@@ -1,4 +1,4 @@
-"""The sharded service behind real Ray actors: the chaos benchmark (bench.ray_sharded)
+"""The sharded service behind real Ray actors: the chaos benchmark (bench.service.ray_sharded)
 at toy scale. Workers report through batched clients whose transport loses flushes
 before and after the shards apply them (each report retried), with fresh, lagging, stale
 and far-future versions, while the driver selects and random shards are killed; the
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from frontier_rft.bench import ray_sharded as bench
-from frontier_rft.bench import ray_sharded_run as run
-from frontier_rft.bench.ray_sharded import ChaosSettings
+from frontier_rft.bench.service import ray_sharded as bench
+from frontier_rft.bench.service import ray_sharded_run as run
+from frontier_rft.bench.service.ray_sharded import ChaosSettings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -1,4 +1,4 @@
-"""The chaos benchmark's core (frontier_rft.bench.ray_sharded) in one process at toy scale.
+"""The chaos benchmark's core (frontier_rft.bench.service.ray_sharded) in one process at toy scale.
 
 Shards crash and resume from their logs, flushes are lost before and after the shards
 apply them and the workers retry, reports carry fresh, lagging, stale and far-future
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.bench import ray_sharded as bench
+from frontier_rft.bench.service import ray_sharded as bench
 from frontier_rft.service.shard import ShardService
 
 pytestmark = pytest.mark.integration

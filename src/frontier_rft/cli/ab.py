@@ -14,7 +14,7 @@ __all__ = ["add_command"]
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from frontier_rft.bench.ab import arm_label, compare_arms
+    from frontier_rft.bench.real_rl.ab import arm_label, compare_arms
     from frontier_rft.reporting.ab_plots import plot_ab
 
     result = compare_arms(args.run_a, args.run_b, metric=args.metric)

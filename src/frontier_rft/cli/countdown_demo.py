@@ -1,5 +1,5 @@
 """`frontier demo-countdown`: a one-seed walk-through of the real trainer on Countdown
-(what it runs and compares: frontier_rft.bench.countdown_demo)."""
+(what it runs and compares: frontier_rft.bench.real_rl.countdown_demo)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.countdown_demo import DEMO_SELECTORS
+from frontier_rft.bench.real_rl.countdown_demo import DEMO_SELECTORS
 from frontier_rft.cli.common import UsageError, quiet_transformers
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 
@@ -16,7 +16,7 @@ __all__ = ["add_command"]
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from frontier_rft.bench.countdown_demo import demo_summary, run_countdown_demo
+    from frontier_rft.bench.real_rl.countdown_demo import demo_summary, run_countdown_demo
     from frontier_rft.selectors.registry import SELECTORS
 
     selectors = tuple(s.strip() for s in args.selectors.split(",") if s.strip())

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.real_rl_verdicts import REAL_RL_DOC, recommendation
-from frontier_rft.bench.simulated import parse_entries, sweep_entries
+from frontier_rft.bench.real_rl.verdicts import REAL_RL_DOC, recommendation
+from frontier_rft.bench.simulation.benchmark import parse_entries, sweep_entries
 from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
 from frontier_rft.cli.simulate_run import check_counts, run_and_report
 from frontier_rft.core.config import config_from_dict

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from frontier_rft.bench.simulated import parse_entries
+from frontier_rft.bench.simulation.benchmark import parse_entries
 from frontier_rft.cli.common import UsageError
 from frontier_rft.cli.simulate_run import run_and_report
 from frontier_rft.selectors import SELECTORS

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.simulated import run_benchmark, write_results
+from frontier_rft.bench.simulation.benchmark import run_benchmark, write_results
 from frontier_rft.cli.common import UsageError, parse_assignments
 from frontier_rft.progress import progress_bar
 from frontier_rft.simulation.runner import Entry, parse_given

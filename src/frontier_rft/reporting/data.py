@@ -37,7 +37,9 @@ def check_results(results: Mapping[str, Any]) -> int:
         _fail(f"format must start with {FORMAT_PREFIX!r} (a results.json), got {fmt!r}")
     for key in ("scenario", "settings", "labels", "runs", "summary"):
         if key not in results:
-            _fail(f"missing key {key!r}; write results with frontier_rft.bench.simulated")
+            _fail(
+                f"missing key {key!r}; write results with frontier_rft.bench.simulation.benchmark"
+            )
     labels = results["labels"]
     if not labels or len(set(labels)) != len(labels):
         _fail(f"labels must be a non-empty list of distinct names, got {labels!r}")

@@ -4,7 +4,8 @@ Each step the sampler (frontier_rft.wrappers: PassThrough, or DAPO's DynamicSamp
 same object the reference trainer drives) runs the step's rounds on the simulated policy
 and returns the groups to train on; the learner takes one training step on them and the
 held-out score is measured; `run_one` returns the per-step record. Comparing
-selectors over seeds, and summarising them, is the benchmark's (frontier_rft.bench.simulated).
+selectors over seeds, and summarising them, is the benchmark's
+(frontier_rft.bench.simulation.benchmark).
 """
 
 from __future__ import annotations

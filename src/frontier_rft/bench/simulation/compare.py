@@ -12,7 +12,7 @@ from typing import Any
 
 from frontier_rft.bench.metrics import spearman
 from frontier_rft.bench.scripts import write_outputs
-from frontier_rft.bench.sim_vs_real import (
+from frontier_rft.bench.simulation.vs_real import (
     EVAL_SAMPLES,
     EVAL_TASKS,
     FIT_SEEDS,
@@ -32,7 +32,7 @@ from frontier_rft.bench.sim_vs_real import (
     summarise_runs,
     training_noise,
 )
-from frontier_rft.bench.sim_vs_real import signed as _f
+from frontier_rft.bench.simulation.vs_real import signed as _f
 from frontier_rft.simulation.runner import Entry
 from frontier_rft.simulation.scenario import SCENARIOS
 

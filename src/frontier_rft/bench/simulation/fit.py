@@ -19,7 +19,7 @@ import numpy as np
 
 from frontier_rft.bench.metrics import spearman
 from frontier_rft.bench.scripts import write_outputs
-from frontier_rft.bench.sim_vs_real import (
+from frontier_rft.bench.simulation.vs_real import (
     FIT_SEEDS,
     SE_FLOOR,
     TARGET_SELECTORS,
@@ -35,8 +35,8 @@ from frontier_rft.bench.sim_vs_real import (
     run_entries,
     static_fit,
 )
-from frontier_rft.bench.sim_vs_real import point_text as _point_text
-from frontier_rft.bench.sim_vs_real import signed as _f
+from frontier_rft.bench.simulation.vs_real import point_text as _point_text
+from frontier_rft.bench.simulation.vs_real import signed as _f
 from frontier_rft.simulation.calibration import fit_learning_rate
 from frontier_rft.simulation.scenario import SCENARIOS
 

@@ -1,6 +1,6 @@
 """The sharded selector service's benchmark on a local Ray: the throughput grid and the
 chaos runs (`run_one`, `run_benchmark`), and their report. What a chaos run injects and how
-its audit decides: frontier_rft.bench.ray_sharded; the command line:
+its audit decides: frontier_rft.bench.service.ray_sharded; the command line:
 benchmarks/ray_sharded.py.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.bench.ray_sharded import (
+from frontier_rft.bench.service.ray_sharded import (
     CLASSES,
     DECAY,
     MAX_LAG,

@@ -3,7 +3,7 @@
 Every ratio is paired: seed s of a method against seed s of uniform (same start model, pool,
 held-out split and seed). Means over seeds come with percentile-bootstrap 95% intervals
 (frontier_rft.bench.metrics). `write_results` writes them: <name>_full.json, <name>.json (a
-fixed schema), <name>.md (frontier_rft.bench.real_rl_page) and the figures, drawn by
+fixed schema), <name>.md (frontier_rft.bench.real_rl.page) and the figures, drawn by
 frontier_rft.reporting.real_rl_plots (imported there only: nothing else here imports torch
 or matplotlib).
 """
@@ -26,13 +26,13 @@ from frontier_rft.bench.metrics import (
     paired_summary,
     ttb,
 )
-from frontier_rft.bench.real_rl_page import (
+from frontier_rft.bench.real_rl.page import (
     ResultFiles,
     markdown_report,
     page_header,
     seeds_above,
 )
-from frontier_rft.bench.testbed import (
+from frontier_rft.bench.real_rl.testbed import (
     EFFECT_ENTRIES,
     MAIN_ENTRIES,
     BenchEntry,

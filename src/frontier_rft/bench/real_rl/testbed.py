@@ -3,7 +3,7 @@ it is warm-started, and the RL settings every run shares (selector = uniform), f
 
 Each testbed was calibrated on uniform runs only, before any selector ran
 (docs/results/real_rl.md, "The testbed"; docs/results/smollm2_gpu.md); `frontier bench-rl
---calibrate` (frontier_rft.bench.real_rl_calibration) is how a new one is.
+--calibrate` (frontier_rft.bench.real_rl.calibration) is how a new one is.
 """
 
 from __future__ import annotations

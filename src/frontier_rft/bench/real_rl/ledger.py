@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.testbed import Testbed
+from frontier_rft.bench.real_rl.testbed import Testbed
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, is_finite_real
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.core.persistence import atomic_write_bytes
@@ -225,7 +225,7 @@ def run_curves(rows: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> di
 
 
 def run_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record's curves and summaries, as `frontier_rft.bench.real_rl.load_run` gives them."""
+    """A record's curves and summaries, as `bench.real_rl.runner.load_run` gives them."""
     return run_curves(_rows(record), dict(record["info"]))
 
 

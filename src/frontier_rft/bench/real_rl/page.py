@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.testbed import Testbed, learner_line
+from frontier_rft.bench.real_rl.testbed import Testbed, learner_line
 
 __all__ = [
     "SCHEDULE_TARGET",

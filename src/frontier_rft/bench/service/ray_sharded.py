@@ -63,7 +63,7 @@ from frontier_rft.service.sharded import (
     shard_config,
 )
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 # ------------------------------------------------------------------ versions and fates
 V0 = 300_000

@@ -1,6 +1,7 @@
 """The overhead benchmark's settings and its learner-free world: a task pool with
 informative metadata (or prompt text only) and fixed pass rates, rewards drawn in advance so
-that their generation is never timed (`frontier_rft.bench.overhead` times selectors on it)."""
+that their generation is never timed (`frontier_rft.bench.overhead.runner` times selectors
+on it)."""
 
 from __future__ import annotations
 

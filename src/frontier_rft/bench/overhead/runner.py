@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft import SELECTORS, GroupBatch, Selector, TaskPool, make_selector
-from frontier_rft.bench.overhead_world import (
+from frontier_rft.bench.overhead.world import (
     Settings,
     World,
     default_steps,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.metrics import mean_ci
-from frontier_rft.bench.real_rl_report import ResultFiles, write_json
-from frontier_rft.bench.testbed import Testbed, learner_line
+from frontier_rft.bench.real_rl.report import ResultFiles, write_json
+from frontier_rft.bench.real_rl.testbed import Testbed, learner_line
 
 __all__ = [
     "GAIN_MIN",

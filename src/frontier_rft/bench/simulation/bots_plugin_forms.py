@@ -4,7 +4,7 @@ variants; benchmarks/bots_plugin_forms.py runs them and says what each row chang
 A negative result, kept so it need not be redone: each form changes one thing of the
 default plug-in (ridge on smoothed logits, forgetting 0.95 per step, each task anchored at
 its last observed offset), and `run` scores it (or uniform) on one seeded learner with the
-same loop as the prompts-gap diagnosis (`bench.bots_prompts_gap.score_curve`).
+same loop as the prompts-gap diagnosis (`bench.simulation.bots_prompts_gap.score_curve`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.bench.bots_prompts_gap import score_curve
+from frontier_rft.bench.simulation.bots_prompts_gap import score_curve
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.features.text import TextFeatureConfig, text_features

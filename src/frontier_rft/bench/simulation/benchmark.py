@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.metrics import summarize
-from frontier_rft.bench.real_rl_verdicts import real_rl_context
+from frontier_rft.bench.real_rl.verdicts import real_rl_context
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner

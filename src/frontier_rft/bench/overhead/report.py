@@ -1,4 +1,4 @@
-"""The overhead benchmark's markdown table (`frontier_rft.bench.overhead.run`'s results),
+"""The overhead benchmark's markdown table (`frontier_rft.bench.overhead.runner.run`'s results),
 as docs/results/overhead.md quotes it."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.bench.overhead import ABSOLUTE_TARGET_MS, BYTES_TARGET, RATIO_TARGET
-from frontier_rft.bench.overhead_world import default_steps
+from frontier_rft.bench.overhead.runner import ABSOLUTE_TARGET_MS, BYTES_TARGET, RATIO_TARGET
+from frontier_rft.bench.overhead.world import default_steps
 
 __all__ = ["render_markdown"]
 

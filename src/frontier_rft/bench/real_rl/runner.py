@@ -12,11 +12,11 @@ killed mid-way continues from its last checkpoint):
    seed s gives every entry the same start model, the same training pool (train_seed =
    pool_seed_base + s), the same held-out split and the same torch/selector seed;
 4. collect the curves (held-out pass@1 against steps, rollouts and wall-clock), for the
-   report (frontier_rft.bench.real_rl_report) or the calibration
-   (frontier_rft.bench.real_rl_calibration).
+   report (frontier_rft.bench.real_rl.report) or the calibration
+   (frontier_rft.bench.real_rl.calibration).
 
-The testbeds and entries are frontier_rft.bench.testbed. Nothing here imports torch at
-module level; a worker is `python -m frontier_rft.bench.real_rl SPEC_JSON`.
+The testbeds and entries are frontier_rft.bench.real_rl.testbed. Nothing here imports torch at
+module level; a worker is `python -m frontier_rft.bench.real_rl.runner SPEC_JSON`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.ledger import (
+from frontier_rft.bench.real_rl.ledger import (
     RunLedger,
     check_same_scores,
     definition_digest,
@@ -49,7 +49,7 @@ from frontier_rft.bench.ledger import (
     run_curves,
     run_from_record,
 )
-from frontier_rft.bench.testbed import BenchEntry, Testbed
+from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.metrics_log import read_metrics_jsonl
@@ -444,7 +444,7 @@ def run_all(
         while queue or running:
             while queue and len(running) < jobs:
                 spec = queue.pop(0)
-                cmd = [sys.executable, "-m", "frontier_rft.bench.real_rl", _spec_file(spec)]
+                cmd = [sys.executable, "-m", "frontier_rft.bench.real_rl.runner", _spec_file(spec)]
                 err = open(spec.run_dir / "stderr.txt", "ab")  # noqa: SIM115 - closed below
                 proc = subprocess.Popen([str(c) for c in cmd], stdout=err, stderr=err, env=env)
                 err.close()
@@ -849,7 +849,7 @@ def code_info() -> dict[str, Any]:
     (None otherwise); `dirty` when the checkout's src/ has uncommitted changes."""
     from frontier_rft import __version__
 
-    src = Path(__file__).resolve().parents[2]
+    src = Path(__file__).resolve().parents[3]
     info: dict[str, Any] = {"version": __version__, "commit": None, "dirty": None}
     try:
         head = subprocess.run(
@@ -874,7 +874,7 @@ def code_info() -> dict[str, Any]:
 
 def _main(argv: Sequence[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m frontier_rft.bench.real_rl SPEC_JSON", file=sys.stderr)
+        print("usage: python -m frontier_rft.bench.real_rl.runner SPEC_JSON", file=sys.stderr)
         return 2
     from transformers.utils import logging
 

@@ -1,5 +1,5 @@
 """The simulated learner against the committed real-RL results: what the fit
-(`bench.sim_fit`) and the comparison and predictions (`bench.sim_compare`) share; the
+(`bench.simulation.fit`) and the comparison and predictions (`bench.simulation.compare`) share; the
 command line is benchmarks/sim_vs_real.py.
 
 The real GPU testbed (`frontier bench-rl --scale gpu`: tiny Llama, GRPO on Countdown, 360
@@ -25,12 +25,12 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from frontier_rft.bench.simulated import run_many
+from frontier_rft.bench.simulation.benchmark import run_many
 from frontier_rft.simulation.calibration import fit_start
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig
 
-RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[4] / "benchmarks" / "results"
 """The committed results of a source checkout: the real runs read here, the scripts' --out."""
 
 
@@ -53,7 +53,8 @@ class Testbed(TypedDict):
 
 
 TESTBED: Testbed = {"steps": 360, "batch": 16, "rollouts": 8}
-"""The real testbed's budget (bench.testbed.testbed('gpu')), mirrored by every simulated run."""
+"""The real testbed's budget (bench.real_rl.testbed.testbed('gpu')), mirrored by every
+simulated run."""
 
 
 TARGET_SELECTORS = ("uniform", "prioritized", "dots", "bots", "pcl", "sec", "frontier", "dapo")
