@@ -23,7 +23,6 @@ from frontier_rft.core.informative import (
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
-from frontier_rft.wrappers.allocation_io import load_allocation, save_allocation
 from frontier_rft.wrappers.allocation_rule import (
     HIGH,
     LOW,
@@ -34,6 +33,7 @@ from frontier_rft.wrappers.allocation_rule import (
     signal_gains,
     take_greedy,
 )
+from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
 from frontier_rft.wrappers.sampling import PassThrough, Round, StepSamples, rollout_metrics
 
 
@@ -377,8 +377,8 @@ def test_state_round_trip_continues_exactly(tmp_path: Path) -> None:
         ids_a.append(straight.sample(step, 6, 4, roll_a).train.counts.tolist())
     for step in range(15):
         ids_b.append(first.sample(step, 6, 4, roll_b).train.counts.tolist())
-    save_allocation(first, tmp_path / "alloc.npz")
-    resumed = load_allocation(tmp_path / "alloc.npz", make_selector("greso", pool, seed=4))
+    save_sampler(first, tmp_path / "alloc.npz")
+    resumed = load_sampler(tmp_path / "alloc.npz", make_selector("greso", pool, seed=4))
     for step in range(15, 30):
         ids_b.append(resumed.sample(step, 6, 4, roll_b).train.counts.tolist())
     assert ids_a == ids_b

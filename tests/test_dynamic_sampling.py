@@ -26,10 +26,7 @@ from frontier_rft.wrappers.dynamic_sampling import (
     DynamicSamplingConfig,
     FilteredBatch,
 )
-from frontier_rft.wrappers.dynamic_sampling_io import (
-    load_dynamic_sampling,
-    save_dynamic_sampling,
-)
+from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
 
 
 def dapo(
@@ -391,8 +388,8 @@ def test_state_round_trip_with_nontrivial_surplus(
     _loop(sel, range(6), seed=0)
     surplus = sel.state_dict()["surplus"]
     assert surplus["task_ids"].size >= 1
-    save_dynamic_sampling(sel, tmp_path / "dapo.npz")
-    restored = load_dynamic_sampling(tmp_path / "dapo.npz", make("uniform", pool, seed=0))
+    save_sampler(sel, tmp_path / "dapo.npz")
+    restored = load_sampler(tmp_path / "dapo.npz", make("uniform", pool, seed=0))
     assert restored.config == sel.config and restored.seed == 5
     assert_state_equal(sel.state_dict(), restored.state_dict())
     for a, b in zip(_loop(sel, range(6, 12), 1), _loop(restored, range(6, 12), 1), strict=True):
@@ -409,10 +406,10 @@ def test_saved_without_the_inner_selector_it_loads_around_a_restored_one(
     sel = dapo(pool, seed=5, adaptive=True)
     _loop(sel, range(4), seed=0)
     save_selector(sel.inner, tmp_path / "selector.npz")
-    save_dynamic_sampling(sel, tmp_path / "ds.npz", with_inner=False)
+    save_sampler(sel, tmp_path / "ds.npz", with_inner=False)
     assert sel.state_dict(with_inner=False)["inner"] == {}
     inner = load_selector(tmp_path / "selector.npz")
-    restored = load_dynamic_sampling(tmp_path / "ds.npz", inner)
+    restored = load_sampler(tmp_path / "ds.npz", inner)
     assert_state_equal(sel.state_dict(), restored.state_dict())
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -196,6 +196,8 @@ class Allocation(WrapsSelector):
     Not a Selector: it holds one (`inner`), asks it for each step's prompts, and sends it
     every rollout's rewards exactly once. Its own state is the prompts' posteriors.
     """
+
+    kind: ClassVar[str] = _KIND
 
     def __init__(
         self,

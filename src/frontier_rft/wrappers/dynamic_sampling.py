@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -220,6 +220,8 @@ class DynamicSampling(WrapsSelector):
     it every rollout's rewards exactly once. Surplus groups re-used for training are never
     sent to the inner selector again.
     """
+
+    kind: ClassVar[str] = _KIND
 
     def __init__(
         self,

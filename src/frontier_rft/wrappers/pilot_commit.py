@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -179,6 +179,8 @@ class _Buffer:
 class PilotCommit(WrapsSelector):
     """Pilot-Commit around a built selector (see the module docstring). Not a Selector: it
     asks the selector inside for candidates and sends it every rollout's rewards once."""
+
+    kind: ClassVar[str] = _KIND
 
     def __init__(
         self,
