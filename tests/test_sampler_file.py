@@ -128,6 +128,15 @@ def test_a_checkpoint_written_under_the_old_name_resumes(
     assert got == expected
 
 
+@pytest.mark.parametrize("cls", [DynamicSampling, Allocation])
+def test_the_wrappers_take_no_seed(cls: type) -> None:
+    """Nothing of theirs is random: no seed to take, none saved (an old state's is read)."""
+    selector = make_selector("uniform", TaskPool(num_tasks=40), seed=3)
+    with pytest.raises(TypeError, match="seed"):
+        cls(selector, seed=3)
+    assert "seed" not in cls(selector).state_dict() and not hasattr(cls(selector), "seed")
+
+
 def test_a_checkpoint_without_the_file(tmp_path: Path) -> None:
     """Written before the file: nothing to restore for a sampler without state of its own;
     one line for a sampler that needs its state."""

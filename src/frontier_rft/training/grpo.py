@@ -709,13 +709,13 @@ class Trainer:
         fewer = cfg.fewer_rollouts_config()
         sampler: Sampler
         if cfg.allocation:
-            sampler = Allocation(sel, cfg.allocation_config(), seed=cfg.seed)
+            sampler = Allocation(sel, cfg.allocation_config())
         elif cfg.pilot_commit:
             sampler = PilotCommit(sel, cfg.pilot_commit_config(), seed=cfg.seed)
         elif fewer is not None:
             sampler = FewerRollouts(sel, fewer)
         elif cfg.dynamic_sampling:
-            sampler = DynamicSampling(sel, cfg.dynamic_sampling_config(), seed=cfg.seed)
+            sampler = DynamicSampling(sel, cfg.dynamic_sampling_config())
         else:
             sampler = PassThrough(sel)
         if ckpt is not None:

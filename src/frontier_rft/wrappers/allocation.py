@@ -44,7 +44,7 @@ from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
-from frontier_rft.core.selector import MAX_SEED, Selector
+from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
 from frontier_rft.structures.beta_posterior import BetaPosteriors
 from frontier_rft.wrappers.allocation_rule import (
@@ -86,7 +86,9 @@ _LAST = (
     "informative_tried",
     "committed_prompts",
 )
-_STATE_KEYS = ("kind", "config", "seed", "posteriors", "totals", "last", "inner")
+_STATE_KEYS = ("kind", "config", "posteriors", "totals", "last", "inner")
+_DROPPED_KEYS = ("seed",)
+"""Keys of states saved by earlier versions, read and unused (the seed drove nothing)."""
 
 
 @dataclass(frozen=True)
@@ -203,15 +205,10 @@ class Allocation(WrapsSelector):
         self,
         selector: Selector,
         config: AllocationConfig | None = None,
-        *,
-        seed: int | None = None,
     ):
-        config, seed = checked_wrapper_args(
-            "Allocation", "greso", selector, config, AllocationConfig, seed
-        )
+        config = checked_wrapper_args("Allocation", "greso", selector, config, AllocationConfig)
         self.inner = selector
         self.config = config
-        self.seed = seed
         self.posteriors = BetaPosteriors(
             selector.num_tasks,
             config.lam,
@@ -408,7 +405,6 @@ class Allocation(WrapsSelector):
         return {
             "kind": _KIND,
             "config": asdict(self.config),
-            "seed": self.seed,
             "posteriors": self.posteriors.state_dict(),
             "totals": dict(self._totals),
             "last": dict(self._last),
@@ -419,7 +415,7 @@ class Allocation(WrapsSelector):
         """Restore a state_dict (its nested inner state too, when it holds one); on any error
         nothing changes."""
         who = _KIND
-        state = check_keys(state, f"{who} state", _STATE_KEYS)
+        state = check_keys(state, f"{who} state", _STATE_KEYS, optional=_DROPPED_KEYS)
         if state["kind"] != _KIND:
             raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
         saved = config_from_dict(
@@ -439,12 +435,11 @@ class Allocation(WrapsSelector):
         totals = {k: read_int(totals, k, who, hi=2**62) for k in _TOTALS}
         last = read_keys(state, "last", who, _LAST)
         last = {k: read_float(last, k, who) for k in _LAST}
-        seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
         if not isinstance(state["inner"], dict):
             raise ValueError(f"{who} state: inner must be a selector state or empty")
         if state["inner"]:
             self.inner.load_state_dict(state["inner"])  # atomic; the last step that can fail
-        self.posteriors, self._totals, self._last, self.seed = posteriors, totals, last, seed
+        self.posteriors, self._totals, self._last = posteriors, totals, last
 
 
 def _task_ids(ids: Any, num_tasks: int) -> I64:

@@ -14,15 +14,14 @@ from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys
 
-__all__ = ["WrapsSelector", "checked_wrapper_args", "config_dict", "same_config"]
+__all__ = ["WrapsSelector", "checked_seed", "checked_wrapper_args", "config_dict", "same_config"]
 
 
 def checked_wrapper_args(
-    wrapper: str, example: str, selector: Any, config: Any, config_type: type, seed: Any
-) -> tuple[Any, int]:
-    """A seeded wrapper's arguments checked: `selector` built, `config` of `config_type`
-    (None: its defaults), `seed` an int in [0, 2**256) (None: the selector's). Returns
-    (config, seed); a ValueError naming the problem otherwise."""
+    wrapper: str, example: str, selector: Any, config: Any, config_type: type
+) -> Any:
+    """A wrapper's arguments checked: `selector` built, `config` of `config_type` (None: its
+    defaults). Returns the config; a ValueError naming the problem otherwise."""
     if not isinstance(selector, Selector):
         raise ValueError(
             f"{wrapper} wraps a built selector, e.g. "
@@ -34,10 +33,16 @@ def checked_wrapper_args(
         raise ValueError(
             f"config must be {article} {config_type.__name__}, got {type(config).__name__}"
         )
+    return config
+
+
+def checked_seed(selector: Selector, seed: Any) -> int:
+    """A wrapper's own seed (Pilot-Commit's random pick) checked: an int in [0, 2**256), or
+    None for the selector's; a ValueError naming the problem otherwise."""
     seed = selector.seed if seed is None else seed
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < MAX_SEED:
         raise ValueError(f"seed must be an int in [0, 2**256) or None, got {seed!r}")
-    return config, int(seed)
+    return int(seed)
 
 
 def config_dict(config: Any) -> dict[str, Any]:
