@@ -531,3 +531,48 @@ def test_allocate_refuses_bad_arguments_by_name(args: tuple[Any, ...], message: 
         alloc.allocate(*args)
     assert_state_equal(before, alloc.state_dict())
     assert alloc.allocate(np.arange(3), 4, 12).sum() == 12
+
+
+def test_the_oracle_seam_gives_what_the_benchmark_patch_gave(monkeypatch: Any) -> None:
+    """benchmarks/allocation.py --oracle once patched BetaPosteriors.posterior for the entry
+    marked by prior_forgetting 0.123456789; Entry.oracle (Allocation's `posterior`) gives
+    the same runs, so its committed results stand."""
+    from frontier_rft.simulation.learner import SimulatedLearner
+    from frontier_rft.structures.beta_posterior import BetaPosteriors
+
+    marked = {"prior_forgetting": 0.123456789}
+    cfg = get_scenario("small-pool").replace(num_tasks=64, eval_tasks=50)
+
+    def spec(entry: Entry) -> RunSpec:
+        return RunSpec(cfg, entry, 1, steps=20, batch=16, rollouts=8)
+
+    def timeless(rec: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in rec.items() if k not in ("overhead_ms", "label")}
+
+    seam = timeless(run_one(spec(Entry("seam", "greso", allocation=marked, oracle=True))))
+    estimated = timeless(run_one(spec(Entry("estimated", "greso", allocation=marked))))
+    assert seam["score"] != estimated["score"]  # the oracle changes the runs
+    latest: list[SimulatedLearner] = []
+    init, posterior = SimulatedLearner.__init__, BetaPosteriors.posterior
+
+    def track(self: SimulatedLearner, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        latest[:] = [self]
+
+    def truth(self: BetaPosteriors, ids: Any, *args: Any) -> tuple[Any, Any]:
+        if self.prior_forgetting != 0.123456789:
+            return posterior(self, ids, *args)
+        p = np.clip(latest[0].pass_rates()[ids], 1e-6, 1.0 - 1e-6)
+        return 1e4 * p, 1e4 * (1.0 - p)
+
+    monkeypatch.setattr(SimulatedLearner, "__init__", track)
+    monkeypatch.setattr(BetaPosteriors, "posterior", truth)
+    patched = timeless(run_one(spec(Entry("patched", "greso", allocation=marked))))
+    assert seam == patched
+
+
+def test_oracle_needs_allocation() -> None:
+    with pytest.raises(ValueError, match="oracle is for allocation"):
+        Entry("x", "greso", oracle=True)
+    with pytest.raises(ValueError, match="posterior must be a function"):
+        Allocation(make_selector("greso", TaskPool(num_tasks=8)), posterior=3)  # type: ignore[arg-type]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -205,10 +206,18 @@ class Allocation(WrapsSelector):
         self,
         selector: Selector,
         config: AllocationConfig | None = None,
+        *,
+        posterior: Callable[[I64], tuple[F64, F64]] | None = None,
     ):
         config = checked_wrapper_args("Allocation", "greso", selector, config, AllocationConfig)
+        if posterior is not None and not callable(posterior):
+            raise ValueError(f"posterior must be a function of ids or None, got {posterior!r}")
         self.inner = selector
         self.config = config
+        self.posterior = posterior or self._estimated
+        """(a, b) of the Beta the rule reads for each of ids' pass rates: the posteriors'
+        estimate, or the one given (an oracle: benchmarks/allocation.py --oracle gives the
+        simulated learner's true rates). A collaborator: not saved with the state."""
         self.posteriors = BetaPosteriors(
             selector.num_tasks,
             config.lam,
@@ -218,6 +227,10 @@ class Allocation(WrapsSelector):
         )
         self._totals = dict.fromkeys(_TOTALS, 0)
         self._last = dict.fromkeys(_LAST, float("nan"))
+
+    def _estimated(self, ids: I64) -> tuple[F64, F64]:
+        """The posteriors' (a, b) for ids (the method's own estimate)."""
+        return self.posteriors.posterior(ids)
 
     # ------------------------------------------------------------------ the rule
     def allocate(self, ids: I64, group_size: int, budget: int) -> I64:
@@ -236,7 +249,7 @@ class Allocation(WrapsSelector):
         # Below uniform's budget the floor (n untried, n_min tried) may exceed it: it wins.
         floor = int(group_size) * int((~tried).sum()) + cfg.min_rollouts * int(tried.sum())
         extra = max(budget - floor, 0)
-        a, b = self.posteriors.posterior(ids[tried])
+        a, b = self.posterior(ids[tried])
         width = cfg.max_rollouts - cfg.min_rollouts
         none = np.zeros(a.shape[0])
         gains = self._gains(a, b, cfg.min_rollouts, cfg.max_rollouts, none, none, None)
@@ -274,7 +287,7 @@ class Allocation(WrapsSelector):
         sums = np.add.reduceat(first.rewards, off[:-1])[rows]
         size = first.sizes[rows].astype(np.float64)
         state = np.where(hi > lo, MIXED, np.where(lo >= 0.5, HIGH, LOW)).astype(np.int8)
-        a0, b0 = self.posteriors.posterior(ids[rows])
+        a0, b0 = self.posterior(ids[rows])
         a, b = a0 + sums, b0 + size - sums  # the posterior with the pilot
         width = cfg.max_rollouts - cfg.pilot
         gains = self._gains(a, b, 0, width, sums, size, state)
@@ -339,7 +352,7 @@ class Allocation(WrapsSelector):
         # What the rule predicted for the tried prompts, before they are updated.
         predicted = 0.0
         if tried.any():
-            a, b = self.posteriors.posterior(ids[tried])
+            a, b = self.posterior(ids[tried])
             sizes = batch.counts[tried]
             predicted = float(
                 sum(
