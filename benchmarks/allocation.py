@@ -17,7 +17,7 @@ rollouts. Tune on seeds >= 20 (`--seeds 20-24`), report on 0-4 (the default).
 
 `--oracle` asks what allocation could gain at best: greso, greso+alloc, and greso+alloc with
 each tried prompt's posterior replaced by its true current pass rate (the simulated
-learner's, as a Beta of strength 1e4), in one process.
+learner's, as a Beta of strength 1e4: `Entry.oracle`).
 """
 
 from __future__ import annotations
@@ -50,9 +50,10 @@ ORACLE = (
     Entry(BASE, "uniform"),
     Entry("greso", "greso"),
     Entry("greso+alloc", "greso", allocation={}),
-    Entry("greso+alloc-oracle", "greso", allocation={"prior_forgetting": 0.123456789}),
+    # The prior_forgetting the committed results were run with (it once marked this entry).
+    Entry("greso+alloc-oracle", "greso", allocation={"prior_forgetting": 0.123456789}, oracle=True),
 )
-"""--oracle's entries; the odd prior_forgetting marks the one whose posteriors are the truth."""
+"""--oracle's entries."""
 SCENARIOS = {"512": "small-pool", "1280": "large-pool"}
 STEPS, BATCH, ROLLOUTS = 360, 16, 8
 TAUS = (0.5, 0.75, 1.0)
@@ -162,29 +163,6 @@ def _figure(runs_by_pool: dict[str, list[dict[str, Any]]], labels: list[str], pa
     fig.savefig(path, dpi=110)
 
 
-def _install_oracle() -> None:
-    """Posteriors of the marked entry read the simulated learner's true pass rates (this
-    process only: run with --jobs 1)."""
-    from frontier_rft.simulation.learner import SimulatedLearner
-    from frontier_rft.structures.beta_posterior import BetaPosteriors
-
-    latest: list[SimulatedLearner] = []
-    init, posterior = SimulatedLearner.__init__, BetaPosteriors.posterior
-
-    def track(self: SimulatedLearner, *args: Any, **kwargs: Any) -> None:
-        init(self, *args, **kwargs)
-        latest[:] = [self]  # run_one builds one learner per run, runs go one at a time
-
-    def truth(self: BetaPosteriors, ids: np.ndarray, *args: Any) -> tuple[np.ndarray, np.ndarray]:
-        if self.prior_forgetting != 0.123456789:
-            return posterior(self, ids, *args)
-        p = np.clip(latest[0].pass_rates()[ids], 1e-6, 1.0 - 1e-6)
-        return 1e4 * p, 1e4 * (1.0 - p)
-
-    SimulatedLearner.__init__ = track  # type: ignore[method-assign]
-    BetaPosteriors.posterior = truth  # type: ignore[method-assign]
-
-
 def main() -> None:
     parser = script_parser(__doc__ or "")
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
@@ -204,8 +182,7 @@ def main() -> None:
             parser.error(f"--only: unknown entries {', '.join(sorted(unknown))}")
         entries = tuple(e for e in ENTRIES if e.label in wanted)
     if args.oracle:
-        _install_oracle()
-        entries, args.jobs = ORACLE, 1
+        entries = ORACLE
     payload: dict[str, Any] = {"command": command, "steps": STEPS, "batch": BATCH, "seeds": seeds}
     lines = [
         "# Per-prompt rollout allocation (simulator)",

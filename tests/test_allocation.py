@@ -23,7 +23,6 @@ from frontier_rft.core.informative import (
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
-from frontier_rft.wrappers.allocation_io import load_allocation, save_allocation
 from frontier_rft.wrappers.allocation_rule import (
     HIGH,
     LOW,
@@ -34,6 +33,7 @@ from frontier_rft.wrappers.allocation_rule import (
     signal_gains,
     take_greedy,
 )
+from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
 from frontier_rft.wrappers.sampling import PassThrough, Round, StepSamples, rollout_metrics
 
 
@@ -377,8 +377,8 @@ def test_state_round_trip_continues_exactly(tmp_path: Path) -> None:
         ids_a.append(straight.sample(step, 6, 4, roll_a).train.counts.tolist())
     for step in range(15):
         ids_b.append(first.sample(step, 6, 4, roll_b).train.counts.tolist())
-    save_allocation(first, tmp_path / "alloc.npz")
-    resumed = load_allocation(tmp_path / "alloc.npz", make_selector("greso", pool, seed=4))
+    save_sampler(first, tmp_path / "alloc.npz")
+    resumed = load_sampler(tmp_path / "alloc.npz", make_selector("greso", pool, seed=4))
     for step in range(15, 30):
         ids_b.append(resumed.sample(step, 6, 4, roll_b).train.counts.tolist())
     assert ids_a == ids_b
@@ -531,3 +531,48 @@ def test_allocate_refuses_bad_arguments_by_name(args: tuple[Any, ...], message: 
         alloc.allocate(*args)
     assert_state_equal(before, alloc.state_dict())
     assert alloc.allocate(np.arange(3), 4, 12).sum() == 12
+
+
+def test_the_oracle_seam_gives_what_the_benchmark_patch_gave(monkeypatch: Any) -> None:
+    """benchmarks/allocation.py --oracle once patched BetaPosteriors.posterior for the entry
+    marked by prior_forgetting 0.123456789; Entry.oracle (Allocation's `posterior`) gives
+    the same runs, so its committed results stand."""
+    from frontier_rft.simulation.learner import SimulatedLearner
+    from frontier_rft.structures.beta_posterior import BetaPosteriors
+
+    marked = {"prior_forgetting": 0.123456789}
+    cfg = get_scenario("small-pool").replace(num_tasks=64, eval_tasks=50)
+
+    def spec(entry: Entry) -> RunSpec:
+        return RunSpec(cfg, entry, 1, steps=20, batch=16, rollouts=8)
+
+    def timeless(rec: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in rec.items() if k not in ("overhead_ms", "label")}
+
+    seam = timeless(run_one(spec(Entry("seam", "greso", allocation=marked, oracle=True))))
+    estimated = timeless(run_one(spec(Entry("estimated", "greso", allocation=marked))))
+    assert seam["score"] != estimated["score"]  # the oracle changes the runs
+    latest: list[SimulatedLearner] = []
+    init, posterior = SimulatedLearner.__init__, BetaPosteriors.posterior
+
+    def track(self: SimulatedLearner, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        latest[:] = [self]
+
+    def truth(self: BetaPosteriors, ids: Any, *args: Any) -> tuple[Any, Any]:
+        if self.prior_forgetting != 0.123456789:
+            return posterior(self, ids, *args)
+        p = np.clip(latest[0].pass_rates()[ids], 1e-6, 1.0 - 1e-6)
+        return 1e4 * p, 1e4 * (1.0 - p)
+
+    monkeypatch.setattr(SimulatedLearner, "__init__", track)
+    monkeypatch.setattr(BetaPosteriors, "posterior", truth)
+    patched = timeless(run_one(spec(Entry("patched", "greso", allocation=marked))))
+    assert seam == patched
+
+
+def test_oracle_needs_allocation() -> None:
+    with pytest.raises(ValueError, match="oracle is for allocation"):
+        Entry("x", "greso", oracle=True)
+    with pytest.raises(ValueError, match="posterior must be a function"):
+        Allocation(make_selector("greso", TaskPool(num_tasks=8)), posterior=3)  # type: ignore[arg-type]

@@ -105,7 +105,7 @@ def test_resume_with_allocation_is_exact(sft_dir: Path, tmp_path: Path) -> None:
         first.step()
         rewards_b.append(first.last["rewards"].tolist())
     first.save()
-    assert (tmp_path / "b" / "checkpoints" / "step_000003" / "allocation.npz").is_file()
+    assert (tmp_path / "b" / "checkpoints" / "step_000003" / "step_sampler.npz").is_file()
     del first
     resumed = Trainer(ALLOC, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
     for _ in range(2):

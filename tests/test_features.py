@@ -304,10 +304,7 @@ def test_refresh_features_is_kept_across_save_and_load(name: str, tmp_path) -> N
 
 def test_dynamic_sampling_reports_and_refreshes_its_inner_selectors_features(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-    from frontier_rft.wrappers.dynamic_sampling_io import (
-        load_dynamic_sampling,
-        save_dynamic_sampling,
-    )
+    from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
 
     pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
     with warnings.catch_warnings():
@@ -323,8 +320,8 @@ def test_dynamic_sampling_reports_and_refreshes_its_inner_selectors_features(tmp
     assert sel.refresh_features(fresh) is True
     np.testing.assert_array_equal(sel.inner._features, fresh)
     assert sel.metrics()["evidence/features/refreshed"] == 1.0
-    save_dynamic_sampling(sel, tmp_path / "s.npz")
-    back = load_dynamic_sampling(tmp_path / "s.npz", fresh_inner)
+    save_sampler(sel, tmp_path / "s.npz")
+    back = load_sampler(tmp_path / "s.npz", fresh_inner)
     assert_state_equal(sel.state_dict(), back.state_dict())
     sel.load_state_dict(before)  # back to the text features it was built with
     assert_state_equal(twin.state_dict(), sel.state_dict())

@@ -5,6 +5,8 @@ outcomes are equal, the loss scale, exact resume, and refusals that change nothi
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -140,7 +142,8 @@ def test_resume_is_exact(config: FewerRolloutsConfig) -> None:
         for s in (resumed.sample(t, B, N, rollout) for t in range(13, 29))
     ]
     assert got == expected
-    assert resumed.state_dict() == {}  # nothing of its own to save
+    own = resumed.state_dict(with_inner=False)  # nothing of its own to save: kind and config
+    assert own == {"kind": "fewer_rollouts", "config": dataclasses.asdict(config), "inner": {}}
 
 
 def test_bad_arguments_change_nothing() -> None:

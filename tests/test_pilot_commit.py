@@ -22,7 +22,7 @@ from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_int
 from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
-from frontier_rft.wrappers.pilot_commit_io import load_pilot_commit, save_pilot_commit
+from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
 
 SOLVED, UNSOLVABLE = 0, 1  # id % 4: 0 always solved, 1 never, 2 and 3 mixed (1, 0, 1, 0, ...)
 MAXVAR = PilotCommitConfig(buffer_pick="max_variance")
@@ -245,8 +245,8 @@ def test_resume_is_exact_mid_run(pick: str, tmp_path: Path) -> None:
     first = PilotCommit(make_selector("uniform", TaskPool(num_tasks=64), seed=3), config)
     got = run(first, range(6))
     assert first.buffer.size > 0  # pilots waiting for a commit across the save
-    save_pilot_commit(first, tmp_path / "pc.npz")
-    resumed = load_pilot_commit(
+    save_sampler(first, tmp_path / "pc.npz")
+    resumed = load_sampler(
         tmp_path / "pc.npz", make_selector("uniform", TaskPool(num_tasks=64), seed=99)
     )
     got += run(resumed, range(6, 14))

@@ -146,7 +146,7 @@ def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
     assert trainer.rollouts == total
     trainer.save()
     ckpt = tmp_path / "run" / "checkpoints" / "step_000002"
-    assert load_dynamic_sampling_state(ckpt / "dynamic_sampling.npz")["inner"] == {}
+    assert load_dynamic_sampling_state(ckpt / "step_sampler.npz")["inner"] == {}
     resumed = Trainer(cfg, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
     assert resumed.rollouts == total
     assert isinstance(resumed.sampler, DynamicSampling)
@@ -216,7 +216,7 @@ def test_dapo_round_rule_reaches_the_wrapper_and_refuses_adaptive() -> None:
 
 
 def load_dynamic_sampling_state(path: Path) -> dict:  # type: ignore[type-arg]
-    """The state a dynamic_sampling.npz holds, as written."""
+    """The state a step_sampler.npz holds, as written."""
     from frontier_rft.core.checkpoint_file import read_checkpoint
     from frontier_rft.core.persistence import unflatten_state
 

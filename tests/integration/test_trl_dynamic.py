@@ -261,7 +261,7 @@ def test_resume_continues_identically(tmp_path: Path) -> None:
     full = trainer(tmp_path / "full", frontier, steps=6, save_strategy="steps", save_steps=3)
     full.train()
     ckpt = tmp_path / "full" / "checkpoint-3"
-    assert (ckpt / "frontier_dynamic_sampling.npz").is_file()
+    assert (ckpt / "frontier_step_sampler.npz").is_file()
     resumed = trainer(tmp_path / "resumed", frontier, steps=6)
     resumed.train(resume_from_checkpoint=str(ckpt))
     digest = [state_digest(t.frontier_dynamic.wrapper.state_dict()) for t in (full, resumed)]
@@ -279,11 +279,11 @@ def test_a_checkpoint_and_a_trainer_that_disagree_are_refused(tmp_path: Path) ->
     trainer(tmp_path, on, steps=1, save_strategy="steps", save_steps=1).train()
     ckpt = tmp_path / "checkpoint-1"
     off = trainer(tmp_path / "b", FrontierConfig(selector="uniform"), steps=2)
-    with pytest.raises(ValueError, match="written with dynamic_sampling on"):
+    with pytest.raises(ValueError, match="dynamic_sampling sampler, but this run uses passthrough"):
         off.load_frontier_state(ckpt)
     other = FrontierConfig(selector="uniform", dynamic_sampling="fixed",
                            dynamic_sampling_config={"max_rounds": 3})  # fmt: skip
-    with pytest.raises(ValueError, match="same dynamic_sampling and dynamic_sampling_config"):
+    with pytest.raises(ValueError, match="same dynamic_sampling, dynamic_sampling_config and"):
         trainer(tmp_path / "c", other, steps=2).load_frontier_state(ckpt)
 
 

@@ -329,6 +329,7 @@ def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Pa
     trainer(tmp_path / "c", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
 
     (ckpt / "frontier_fewer_rollouts.json").unlink()  # as written before the record
+    (ckpt / "frontier_step_sampler.npz").unlink()  # (and before the step sampler's file)
     for ok in ({}, {"loss_scale": "kept"}):  # off, as saved: loss_scale changes nothing
         trainer(tmp_path / "d", FrontierConfig(selector="greso", **ok)).load_frontier_state(ckpt)
     with pytest.raises(ValueError, match=r"saved settings \(rollouts: full, screen: 0, loss"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +113,9 @@ class Entry:
     """Fewer rollouts on uniform's schedule (FewerRollouts): the run's fields rollouts,
     screen and loss_scale, spelt as TrainConfig and BenchEntry.fewer_rollouts spell them
     ({"rollouts": "kept", "screen": 4}), or None (off)."""
+    oracle: bool = False
+    """With allocation: its rule reads each prompt's true pass rate (the simulated learner's,
+    as a Beta of strength 1e4) instead of its posterior: what allocation could gain at best."""
 
     def __post_init__(self) -> None:
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
@@ -134,6 +137,8 @@ class Entry:
                     "(each is the step's sampler); choose one"
                 )
             self.allocation_config()  # a bad field is named now, not in a worker
+        elif self.oracle:
+            raise ValueError(f"entry {self.label!r}: oracle is for allocation; set allocation")
 
     def allocation_config(self) -> AllocationConfig | None:
         """The entry's AllocationConfig (None: no allocation)."""
@@ -188,18 +193,29 @@ def sampler_for(
     selector: Selector,
     allocation: AllocationConfig | None = None,
     fewer: FewerRolloutsConfig | None = None,
+    oracle: SimulatedLearner | None = None,
 ) -> Sampler:
     """The sampler of an Entry.dynamic_sampling mode (or allocation, or fewer rollouts)
-    around `selector`."""
+    around `selector`; with `oracle`, the allocation reads that learner's true pass rates."""
     if fewer is not None:
         return FewerRollouts(selector, fewer)
     if allocation is not None:
-        return Allocation(selector, allocation)
+        return Allocation(selector, allocation, posterior=_true_rates(oracle) if oracle else None)
     if mode is None:
         return PassThrough(selector)
     if mode == "fixed-keep":
         return DynamicSampling(selector, DynamicSamplingConfig(max_surplus=1024))
     return DynamicSampling(selector, DynamicSamplingConfig.for_mode(mode))
+
+
+def _true_rates(learner: SimulatedLearner) -> Callable[[NDArray[np.int64]], tuple[Any, Any]]:
+    """Beta (a, b) of strength 1e4 at each prompt's current true pass rate (Entry.oracle)."""
+
+    def posterior(ids: NDArray[np.int64]) -> tuple[Any, Any]:
+        p = np.clip(learner.pass_rates()[ids], 1e-6, 1.0 - 1e-6)
+        return 1e4 * p, 1e4 * (1.0 - p)
+
+    return posterior
 
 
 def _category_axis(learner: SimulatedLearner) -> tuple[NDArray[np.int64], list[str]]:
@@ -225,7 +241,11 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         )
     entry = spec.entry
     sampler = sampler_for(
-        entry.dynamic_sampling, sel, entry.allocation_config(), entry.fewer_rollouts_config()
+        entry.dynamic_sampling,
+        sel,
+        entry.allocation_config(),
+        entry.fewer_rollouts_config(),
+        oracle=learner if entry.oracle else None,
     )
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)

@@ -5,12 +5,11 @@ A checkpoint is a directory `checkpoints/step_NNNNNN/` holding
     model/           save_pretrained model + tokenizer (an ordinary HF directory)
     optimizer.pt     AdamW state
     selector.npz     save_selector (the selector's full state, RNG included)
-    dynamic_sampling.npz  with dynamic sampling: the wrapper's own state (z, counters); the
-                     selector inside is saved once, in selector.npz
-    allocation.npz   with rollout allocation: the wrapper's own state (the prompts'
-                     posteriors); the selector inside is saved once, in selector.npz
-    pilot_commit.npz with Pilot-Commit: the wrapper's own state (its pilot buffer, evicted
-                     prompts); the buffered pilots' completions are in trainer.json
+    step_sampler.npz the step sampler's kind, config and own state (DAPO's z and counters,
+                     the allocation's posteriors, Pilot-Commit's pilot buffer; none for plain
+                     GRPO): save_sampler without the selector, which is in selector.npz only.
+                     Pilot-Commit's buffered pilots' completions are in trainer.json. Written
+                     before it: dynamic_sampling.npz, allocation.npz or pilot_commit.npz
     shadow<i>.npz    with shadows (TrainConfig.shadows): the i-th one's counts and its own
                      selector (docs/shadow.md)
     rng.pt           torch RNG states, CPU and (training on a GPU) CUDA: rollout and judge
@@ -41,12 +40,8 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.lm.device import model_device
 from frontier_rft.selectors.persistence import load_selector, save_selector
 from frontier_rft.training.shadows import save_shadow
-from frontier_rft.wrappers.allocation import Allocation
-from frontier_rft.wrappers.allocation_io import save_allocation
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.dynamic_sampling_io import save_dynamic_sampling
-from frontier_rft.wrappers.pilot_commit import PilotCommit
-from frontier_rft.wrappers.pilot_commit_io import save_pilot_commit
+from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, save_sampler
+from frontier_rft.wrappers.sampling import Sampler
 from frontier_rft.wrappers.shadow import Shadow
 
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
@@ -73,13 +68,12 @@ def save_checkpoint(
     selector: Selector,
     trainer_state: dict[str, Any],
     keep: int = 2,
-    dynamic: DynamicSampling | Allocation | PilotCommit | None = None,
+    sampler: Sampler | None = None,
     shadows: Sequence[Shadow] = (),
 ) -> Path:
     """Write checkpoint `step` atomically, point `latest` at it, keep the newest `keep`.
-    With `dynamic`, its own state goes to dynamic_sampling.npz, allocation.npz or
-    pilot_commit.npz (the selector's is in selector.npz only); each of `shadows` to
-    shadow<i>.npz."""
+    With `sampler`, its state goes to step_sampler.npz (the selector's is in selector.npz
+    only); each of `shadows` to shadow<i>.npz."""
     root = Path(ckpt_root)
     root.mkdir(parents=True, exist_ok=True)
     for stale in root.glob(f"{_TMP}*"):
@@ -92,12 +86,8 @@ def save_checkpoint(
     set_new_file_mode((tmp / "model").glob("*.safetensors"))  # safetensors writes them 0600
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     save_selector(selector, tmp / "selector.npz")
-    if isinstance(dynamic, Allocation):
-        save_allocation(dynamic, tmp / "allocation.npz", with_inner=False)
-    elif isinstance(dynamic, PilotCommit):
-        save_pilot_commit(dynamic, tmp / "pilot_commit.npz", with_inner=False)
-    elif dynamic is not None:
-        save_dynamic_sampling(dynamic, tmp / "dynamic_sampling.npz", with_inner=False)
+    if sampler is not None:
+        save_sampler(sampler, tmp / SAMPLER_FILE, with_inner=False)
     for i, shadow in enumerate(shadows):
         save_shadow(shadow, tmp / f"shadow{i}.npz")
     torch.save(_rng_states(model), tmp / "rng.pt")

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -71,13 +71,11 @@ from frontier_rft.training.shadows import (
     reward_record,
 )
 from frontier_rft.wrappers.allocation import Allocation
-from frontier_rft.wrappers.allocation_io import load_allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
 from frontier_rft.wrappers.pilot_commit import PilotCommit
-from frontier_rft.wrappers.pilot_commit_io import load_pilot_commit
+from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, saved_sampler_state
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 from frontier_rft.wrappers.shadow import Shadow
 
@@ -661,9 +659,7 @@ class Trainer:
                 ),
             },
             keep=self.config.keep_checkpoints,
-            dynamic=self.sampler
-            if isinstance(self.sampler, DynamicSampling | Allocation | PilotCommit)
-            else None,
+            sampler=self.sampler,
             shadows=self.shadows,
         )
 
@@ -671,7 +667,7 @@ class Trainer:
         """The completions of the pilots the sampler still holds after this step (Pilot-
         Commit's buffer), by (step, round, position): this step's from `rolled`, older ones
         as kept; none for any other sampler."""
-        held = self.sampler.held() if isinstance(self.sampler, PilotCommit) else []
+        held = self.sampler.held()
         now, kept = self.step_count, self.pilots
         return {key: rolled[key[1]][key[2]] if key[0] == now else kept[key] for key in held}
 
@@ -698,63 +694,36 @@ class Trainer:
             if not 0 <= task < len(self.items) or rewards.shape != (len(completions),):
                 raise ValueError("a buffered pilot does not fit this run's pool")
             out[(s, r, j)] = _Group(task, self.prompt_ids[task], completions, rewards)
-        held = self.sampler.held() if isinstance(self.sampler, PilotCommit) else []
-        if sorted(out) != sorted(held):
-            raise ValueError("the buffered pilots' completions do not match pilot_commit.npz")
+        if sorted(out) != sorted(self.sampler.held()):
+            raise ValueError(f"the buffered pilots' completions do not match {SAMPLER_FILE}")
         return out
 
     def _sampler(self, ckpt: Path | None) -> Sampler:
-        """PassThrough, or dynamic sampling (config.dynamic_sampling) restored from `ckpt`.
+        """The step sampler the config asks for around the selector, restored from `ckpt`
+        when resuming (refused, in one line, if the checkpoint's is another or set otherwise).
 
-        The wrapper never carries surplus groups here (max_surplus 0): training a group of
-        an earlier step needs the log-probs of the policy that sampled it, which this trainer
-        does not keep (docs/selectors/dapo.md)."""
-        cfg = self.config
-        if cfg.allocation:
-            return self._allocation(ckpt)
-        if cfg.pilot_commit:
-            return self._pilot_commit(ckpt)
+        Dynamic sampling never carries surplus groups here (max_surplus 0): training a group
+        of an earlier step needs the log-probs of the policy that sampled it, which this
+        trainer does not keep (docs/selectors/dapo.md)."""
+        cfg, sel = self.config, self.selector
         fewer = cfg.fewer_rollouts_config()
-        if fewer is not None:  # nothing of its own to restore: the walk is the selector's
-            return FewerRollouts(self.selector, fewer)
-        if not cfg.dynamic_sampling:
-            return PassThrough(self.selector)
-        if ckpt is None:
-            return DynamicSampling(self.selector, cfg.dynamic_sampling_config(), seed=cfg.seed)
-        path = ckpt / "dynamic_sampling.npz"
-        if not path.is_file():
-            raise ValueError(
-                f"{ckpt} has no dynamic_sampling.npz: it was saved by a run without dynamic "
-                "sampling (or by a frontier_rft whose 'dapo' was a selector); resume it with the "
-                "settings it was saved with, or start a new --out"
-            )
-        dynamic = load_dynamic_sampling(path, self.selector)
-        if dynamic.config != cfg.dynamic_sampling_config():
-            raise ValueError(
-                f"{path} holds dynamic sampling {dynamic.config}, but this run asks for "
-                f"{cfg.dynamic_sampling_config()}: resume with the saved settings"
-            )
-        return dynamic
-
-    def _allocation(self, ckpt: Path | None) -> Allocation:
-        """The rollout allocation around the selector, restored from `ckpt` when resuming."""
-        cfg = self.config.allocation_config()
-        if ckpt is None:
-            return Allocation(self.selector, cfg, seed=self.config.seed)
-        return _restored_wrapper(
-            ckpt / "allocation.npz", "rollout allocation", "allocation", cfg,
-            lambda path: load_allocation(path, self.selector),
-        )  # fmt: skip
-
-    def _pilot_commit(self, ckpt: Path | None) -> PilotCommit:
-        """Pilot-Commit around the selector, restored from `ckpt` when resuming."""
-        cfg = self.config.pilot_commit_config()
-        if ckpt is None:
-            return PilotCommit(self.selector, cfg, seed=self.config.seed)
-        return _restored_wrapper(
-            ckpt / "pilot_commit.npz", "Pilot-Commit", "Pilot-Commit", cfg,
-            lambda path: load_pilot_commit(path, self.selector),
-        )  # fmt: skip
+        sampler: Sampler
+        if cfg.allocation:
+            sampler = Allocation(sel, cfg.allocation_config())
+        elif cfg.pilot_commit:
+            sampler = PilotCommit(sel, cfg.pilot_commit_config(), seed=cfg.seed)
+        elif fewer is not None:
+            sampler = FewerRollouts(sel, fewer)
+        elif cfg.dynamic_sampling:
+            sampler = DynamicSampling(sel, cfg.dynamic_sampling_config())
+        else:
+            sampler = PassThrough(sel)
+        if ckpt is not None:
+            fix = "resume with the saved settings, or start a new --out"
+            state = saved_sampler_state(ckpt, sampler, fix)
+            if state is not None:
+                sampler.load_state_dict(state)
+        return sampler
 
     def _name_policy_features(self) -> None:
         """Features given as the policy's self-embeddings are reported as such (evidence
@@ -822,28 +791,6 @@ class Trainer:
         if check and path.exists():
             _check_same_run(read_run_info(path)["config"], info["config"])
         write_run_info(path, info)
-
-
-_W = TypeVar("_W", Allocation, PilotCommit)
-
-
-def _restored_wrapper(
-    path: Path, without: str, what: str, cfg: Any, load: Callable[[Path], _W]
-) -> _W:
-    """A checkpoint's wrapper state at `path`, loaded and checked against this run's `cfg`;
-    a ValueError saying how to resume when the file is missing or holds other settings."""
-    if not path.is_file():
-        raise ValueError(
-            f"{path.parent} has no {path.name}: it was saved by a run without {without}; "
-            "resume it with the settings it was saved with, or start a new --out"
-        )
-    wrapper = load(path)
-    if wrapper.config != cfg:
-        raise ValueError(
-            f"{path} holds {what} {wrapper.config}, but this run asks for {cfg}: resume "
-            "with the saved settings"
-        )
-    return wrapper
 
 
 def _trained_tasks(saved: Any, num_tasks: int) -> np.ndarray | None:

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,7 +45,7 @@ from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
-from frontier_rft.core.selector import MAX_SEED, Selector
+from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
 from frontier_rft.structures.beta_posterior import BetaPosteriors
 from frontier_rft.wrappers.allocation_rule import (
@@ -86,7 +87,9 @@ _LAST = (
     "informative_tried",
     "committed_prompts",
 )
-_STATE_KEYS = ("kind", "config", "seed", "posteriors", "totals", "last", "inner")
+_STATE_KEYS = ("kind", "config", "posteriors", "totals", "last", "inner")
+_DROPPED_KEYS = ("seed",)
+"""Keys of states saved by earlier versions, read and unused (the seed drove nothing)."""
 
 
 @dataclass(frozen=True)
@@ -197,19 +200,24 @@ class Allocation(WrapsSelector):
     every rollout's rewards exactly once. Its own state is the prompts' posteriors.
     """
 
+    kind: ClassVar[str] = _KIND
+
     def __init__(
         self,
         selector: Selector,
         config: AllocationConfig | None = None,
         *,
-        seed: int | None = None,
+        posterior: Callable[[I64], tuple[F64, F64]] | None = None,
     ):
-        config, seed = checked_wrapper_args(
-            "Allocation", "greso", selector, config, AllocationConfig, seed
-        )
+        config = checked_wrapper_args("Allocation", "greso", selector, config, AllocationConfig)
+        if posterior is not None and not callable(posterior):
+            raise ValueError(f"posterior must be a function of ids or None, got {posterior!r}")
         self.inner = selector
         self.config = config
-        self.seed = seed
+        self.posterior = posterior or self._estimated
+        """(a, b) of the Beta the rule reads for each of ids' pass rates: the posteriors'
+        estimate, or the one given (an oracle: benchmarks/allocation.py --oracle gives the
+        simulated learner's true rates). A collaborator: not saved with the state."""
         self.posteriors = BetaPosteriors(
             selector.num_tasks,
             config.lam,
@@ -219,6 +227,10 @@ class Allocation(WrapsSelector):
         )
         self._totals = dict.fromkeys(_TOTALS, 0)
         self._last = dict.fromkeys(_LAST, float("nan"))
+
+    def _estimated(self, ids: I64) -> tuple[F64, F64]:
+        """The posteriors' (a, b) for ids (the method's own estimate)."""
+        return self.posteriors.posterior(ids)
 
     # ------------------------------------------------------------------ the rule
     def allocate(self, ids: I64, group_size: int, budget: int) -> I64:
@@ -237,7 +249,7 @@ class Allocation(WrapsSelector):
         # Below uniform's budget the floor (n untried, n_min tried) may exceed it: it wins.
         floor = int(group_size) * int((~tried).sum()) + cfg.min_rollouts * int(tried.sum())
         extra = max(budget - floor, 0)
-        a, b = self.posteriors.posterior(ids[tried])
+        a, b = self.posterior(ids[tried])
         width = cfg.max_rollouts - cfg.min_rollouts
         none = np.zeros(a.shape[0])
         gains = self._gains(a, b, cfg.min_rollouts, cfg.max_rollouts, none, none, None)
@@ -275,7 +287,7 @@ class Allocation(WrapsSelector):
         sums = np.add.reduceat(first.rewards, off[:-1])[rows]
         size = first.sizes[rows].astype(np.float64)
         state = np.where(hi > lo, MIXED, np.where(lo >= 0.5, HIGH, LOW)).astype(np.int8)
-        a0, b0 = self.posteriors.posterior(ids[rows])
+        a0, b0 = self.posterior(ids[rows])
         a, b = a0 + sums, b0 + size - sums  # the posterior with the pilot
         width = cfg.max_rollouts - cfg.pilot
         gains = self._gains(a, b, 0, width, sums, size, state)
@@ -340,7 +352,7 @@ class Allocation(WrapsSelector):
         # What the rule predicted for the tried prompts, before they are updated.
         predicted = 0.0
         if tried.any():
-            a, b = self.posteriors.posterior(ids[tried])
+            a, b = self.posterior(ids[tried])
             sizes = batch.counts[tried]
             predicted = float(
                 sum(
@@ -406,7 +418,6 @@ class Allocation(WrapsSelector):
         return {
             "kind": _KIND,
             "config": asdict(self.config),
-            "seed": self.seed,
             "posteriors": self.posteriors.state_dict(),
             "totals": dict(self._totals),
             "last": dict(self._last),
@@ -417,7 +428,7 @@ class Allocation(WrapsSelector):
         """Restore a state_dict (its nested inner state too, when it holds one); on any error
         nothing changes."""
         who = _KIND
-        state = check_keys(state, f"{who} state", _STATE_KEYS)
+        state = check_keys(state, f"{who} state", _STATE_KEYS, optional=_DROPPED_KEYS)
         if state["kind"] != _KIND:
             raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
         saved = config_from_dict(
@@ -437,12 +448,11 @@ class Allocation(WrapsSelector):
         totals = {k: read_int(totals, k, who, hi=2**62) for k in _TOTALS}
         last = read_keys(state, "last", who, _LAST)
         last = {k: read_float(last, k, who) for k in _LAST}
-        seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
         if not isinstance(state["inner"], dict):
             raise ValueError(f"{who} state: inner must be a selector state or empty")
         if state["inner"]:
             self.inner.load_state_dict(state["inner"])  # atomic; the last step that can fail
-        self.posteriors, self._totals, self._last, self.seed = posteriors, totals, last, seed
+        self.posteriors, self._totals, self._last = posteriors, totals, last
 
 
 def _task_ids(ids: Any, num_tasks: int) -> I64:

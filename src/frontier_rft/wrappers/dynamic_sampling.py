@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, bounded_int, is_finite_real
 from frontier_rft.core.config import check, check_field_types, config_from_dict
-from frontier_rft.core.selector import MAX_SEED, Selector
+from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import (
     check_keys,
     read_array,
@@ -46,7 +46,7 @@ from frontier_rft.core.state_check import (
     read_keys,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr, gather
-from frontier_rft.wrappers.passthrough import WrapsSelector
+from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, run_round
 
 __all__ = [
@@ -104,7 +104,6 @@ _ZERO_VAR = ("step", "groups", "zero")
 _STATE_KEYS = (
     "kind",
     "config",
-    "seed",
     "surplus",
     "clock",
     "zero_variance",
@@ -112,6 +111,8 @@ _STATE_KEYS = (
     "last",
     "inner",
 )
+_DROPPED_KEYS = ("seed",)
+"""Keys of states saved by earlier versions, read and unused (the seed drove nothing)."""
 
 
 @dataclass(frozen=True)
@@ -221,33 +222,18 @@ class DynamicSampling(WrapsSelector):
     sent to the inner selector again.
     """
 
+    kind: ClassVar[str] = _KIND
+
     def __init__(
         self,
         selector: Selector,
         config: DynamicSamplingConfig | None = None,
-        *,
-        seed: int | None = None,
     ):
-        if not isinstance(selector, Selector):
-            raise ValueError(
-                "DynamicSampling wraps a built selector, e.g. "
-                f"DynamicSampling(make_selector('uniform', pool)); got {type(selector).__name__}"
-            )
-        if config is None:
-            config = DynamicSamplingConfig()
-        if not isinstance(config, DynamicSamplingConfig):
-            raise ValueError(f"config must be a DynamicSamplingConfig, got {type(config).__name__}")
-        if seed is None:
-            seed = selector.seed
-        if (
-            isinstance(seed, bool)
-            or not isinstance(seed, int | np.integer)
-            or not (0 <= seed < MAX_SEED)
-        ):
-            raise ValueError(f"seed must be an int in [0, 2**256) or None, got {seed!r}")
+        config = checked_wrapper_args(
+            "DynamicSampling", "uniform", selector, config, DynamicSamplingConfig
+        )
         self.inner = selector
         self.config = config
-        self.seed = int(seed)
         self._sur_ids = np.zeros(0, dtype=np.int64)
         self._sur_steps = np.zeros(0, dtype=np.int64)
         self._sur_counts = np.zeros(0, dtype=np.int64)
@@ -448,7 +434,6 @@ class DynamicSampling(WrapsSelector):
         return {
             "kind": _KIND,
             "config": asdict(self.config),
-            "seed": self.seed,
             "surplus": {
                 "task_ids": self._sur_ids.copy(),
                 "steps": self._sur_steps.copy(),
@@ -466,7 +451,7 @@ class DynamicSampling(WrapsSelector):
         """Restore a state_dict (its nested inner state too, when it holds one); on any error
         nothing changes."""
         who = "dynamic_sampling"
-        state = check_keys(state, f"{who} state", _STATE_KEYS)
+        state = check_keys(state, f"{who} state", _STATE_KEYS, optional=_DROPPED_KEYS)
         if state["kind"] != _KIND:
             raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
         saved = config_from_dict(
@@ -504,7 +489,6 @@ class DynamicSampling(WrapsSelector):
         if zv["zero"] > zv["groups"]:
             raise ValueError(f"{who} state: zero_variance counts more zero groups than groups")
         clock = read_int(state, "clock", who, lo=-1)
-        seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
         if not isinstance(state["inner"], dict):
             raise ValueError(f"{who} state: inner must be a selector state or empty")
         if state["inner"]:
@@ -512,7 +496,6 @@ class DynamicSampling(WrapsSelector):
         self._sur_ids, self._sur_steps = s_ids, s_steps
         self._sur_counts, self._sur_rewards = s_counts, s_rewards
         self._clock, self._zv, self._ftotals, self._flast = clock, zv, totals, last
-        self.seed = seed
 
 
 def _fresh(rounds: list[Round], picks: list[tuple[int, int]], step: int) -> dict[str, Any]:

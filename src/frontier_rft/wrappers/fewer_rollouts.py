@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -118,6 +118,8 @@ class FewerRollouts(WrapsSelector):
     """Uniform's steps, each rolling out only the kept prompts of its window and (with
     screening) continuing only the groups whose first k rollouts are mixed."""
 
+    kind: ClassVar[str] = "fewer_rollouts"
+
     def __init__(self, selector: Selector, config: FewerRolloutsConfig | None = None):
         if not isinstance(selector, Selector):
             raise ValueError(f"FewerRollouts wraps a built selector, got {type(selector).__name__}")
@@ -186,7 +188,3 @@ class FewerRollouts(WrapsSelector):
         out (`kept`) and groups screened out (all equal after k)."""
         own = {f"fewer_rollouts/{k}": float(v) for k, v in self._last.items()}
         return {**self.inner.metrics(), **own}
-
-    def state_dict(self) -> dict[str, Any]:
-        """Nothing of its own: the walk is the selector's, saved with it."""
-        return {}

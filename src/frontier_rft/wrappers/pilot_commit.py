@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,7 +35,7 @@ from frontier_rft.core.config import check, check_choice, check_field_types, con
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int, read_keys
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
-from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
+from frontier_rft.wrappers.passthrough import WrapsSelector, checked_seed, checked_wrapper_args
 from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, roll_unit_round
 
 __all__ = ["BUFFER_PICKS", "PilotCommit", "PilotCommitConfig"]
@@ -180,6 +180,8 @@ class PilotCommit(WrapsSelector):
     """Pilot-Commit around a built selector (see the module docstring). Not a Selector: it
     asks the selector inside for candidates and sends it every rollout's rewards once."""
 
+    kind: ClassVar[str] = _KIND
+
     def __init__(
         self,
         selector: Selector,
@@ -187,9 +189,8 @@ class PilotCommit(WrapsSelector):
         *,
         seed: int | None = None,
     ):
-        config, seed = checked_wrapper_args(
-            "PilotCommit", "uniform", selector, config, PilotCommitConfig, seed
-        )
+        config = checked_wrapper_args("PilotCommit", "uniform", selector, config, PilotCommitConfig)
+        seed = checked_seed(selector, seed)
         self.inner = selector
         self.config = config
         self.seed = seed

@@ -22,7 +22,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
+from frontier_rft.wrappers.passthrough import WrapsSelector
 
 __all__ = [
     "SIZE_BINS",
@@ -205,9 +206,14 @@ def rollout_metrics(samples: StepSamples) -> dict[str, float]:
 
 
 class Sampler(Protocol):
-    """What the trainer and the simulator call: PassThrough or DynamicSampling."""
+    """What the trainer, the simulator and TRL call, and what a checkpoint saves: PassThrough,
+    DynamicSampling, Allocation, FewerRollouts or PilotCommit, told apart by `kind` alone."""
 
+    kind: ClassVar[str]
+    """The sampler's name in a checkpoint (a resume under another sampler is refused)."""
     inner: Selector
+    config: Any
+    """Its frozen config dataclass, saved beside its state (None: it has no settings)."""
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
@@ -217,6 +223,19 @@ class Sampler(Protocol):
 
     def metrics(self) -> dict[str, float]:
         """The selector's metrics (plus the sampler's own, namespaced)."""
+        ...
+
+    def held(self) -> list[tuple[int, int, int]]:
+        """(step, round, position) of groups rolled out that a later step may train: their
+        completions are the trainer's to keep (Pilot-Commit's buffer; none for the others)."""
+        ...
+
+    def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
+        """Its kind, config and own state; the selector's nested unless `with_inner=False`."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state_dict of its kind and config; on any error nothing changes."""
         ...
 
 
@@ -270,13 +289,16 @@ def fresh_batch(
     )
 
 
-class PassThrough:
+class PassThrough(WrapsSelector):
     """Plain GRPO sampling: one round of `batch_size` prompts, every group trained."""
+
+    kind: ClassVar[str] = "passthrough"
 
     def __init__(self, selector: Selector):
         if not isinstance(selector, Selector):
             raise ValueError(f"PassThrough wraps a built selector, got {type(selector).__name__}")
         self.inner = selector
+        self.config = None  # nothing to set: its state is its kind alone
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
@@ -290,7 +312,3 @@ class PassThrough:
 
     def metrics(self) -> dict[str, float]:
         return self.inner.metrics()
-
-    def state_dict(self) -> dict[str, Any]:
-        """Nothing of its own: the selector's state is saved with the selector."""
-        return {}

@@ -1,5 +1,5 @@
-"""One wrapper state file, whatever the wrapper (DynamicSampling, Allocation): its own state,
-with the inner selector's nested or not, as one atomic .npz in the selector-file layout.
+"""A seeded wrapper's state file (a Shadow's; the step samplers' is sampler_file.py): its own
+state, with the inner selector's nested or not, as one atomic .npz in the selector-file layout.
 
 The inner selector is not rebuilt from the file: the caller builds it as before (or restores
 it from its own file) and `make` wraps it with the saved config and seed.

@@ -3,9 +3,11 @@
 Two files beside TRL's own: `frontier_selector.npz` (the standard `save_selector` file,
 readable with `frontier_rft.load_selector`) and `frontier_sampler.npz` (the sampler's
 position and records plus the adapter's counters). Both are written at the same moment,
-after TRL has written the rest of the checkpoint. With dynamic sampling on, a third:
-`frontier_dynamic_sampling.npz` (the wrapper's own state, `save_dynamic_sampling` without
-the selector, which is in the first file). And `frontier_fewer_rollouts.json`, the
+after TRL has written the rest of the checkpoint. A third, `frontier_step_sampler.npz`: the
+step sampler's kind, config and own state (`save_sampler` without the selector, which is in
+the first file; plain TRL generation is the pass-through sampler), as the reference trainer's
+checkpoint holds it; before it, a checkpoint held `frontier_dynamic_sampling.npz` with
+dynamic sampling on, nothing otherwise. And `frontier_fewer_rollouts.json`, the
 fewer-rollouts settings the run trained with (`rollouts`, `screen`, `loss_scale`), written
 before the other two: a checkpoint without it was written before it existed, with the
 defaults (full, 0, batch).
@@ -27,27 +29,30 @@ from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.selectors.persistence import restore_selector, save_selector
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.dynamic_sampling_io import load_dynamic_sampling, save_dynamic_sampling
+from frontier_rft.wrappers import sampler_file
+from frontier_rft.wrappers.sampler_file import save_sampler, saved_sampler_state
+from frontier_rft.wrappers.sampling import Sampler
 
 __all__ = [
-    "DYNAMIC_FILE",
     "FEWER_DEFAULTS",
     "FEWER_FILE",
     "SAMPLER_FILE",
     "SELECTOR_FILE",
+    "STEP_SAMPLER_FILE",
     "check_fewer_settings",
-    "load_dynamic_state",
     "load_state",
-    "save_dynamic_state",
+    "load_step_sampler",
     "save_fewer_settings",
     "save_state",
+    "save_step_sampler",
     "state_digest",
 ]
 
 SELECTOR_FILE = "frontier_selector.npz"
 SAMPLER_FILE = "frontier_sampler.npz"
-DYNAMIC_FILE = "frontier_dynamic_sampling.npz"
+_PREFIX = "frontier_"
+"""Our files' prefix in TRL's checkpoint directory (the step sampler's: the trainer's name)."""
+STEP_SAMPLER_FILE = _PREFIX + sampler_file.SAMPLER_FILE
 FEWER_FILE = "frontier_fewer_rollouts.json"
 FEWER_DEFAULTS: dict[str, Any] = {"rollouts": "full", "screen": 0, "loss_scale": "batch"}
 """The fewer-rollouts settings of a checkpoint that has no FEWER_FILE (written before it)."""
@@ -154,40 +159,22 @@ def load_state(
     return counters
 
 
-def save_dynamic_state(directory: str | os.PathLike[str], wrapper: DynamicSampling | None) -> None:
-    """Write the dynamic sampling wrapper's own state (nothing when it is off)."""
-    if wrapper is not None:
-        save_dynamic_sampling(wrapper, Path(directory) / DYNAMIC_FILE, with_inner=False)
+def save_step_sampler(directory: str | os.PathLike[str], sampler: Sampler) -> None:
+    """Write the step sampler's kind, config and own state (the selector's is in SELECTOR_FILE)."""
+    save_sampler(sampler, Path(directory) / STEP_SAMPLER_FILE, with_inner=False)
 
 
-def load_dynamic_state(
-    directory: str | os.PathLike[str], wrapper: DynamicSampling | None
-) -> Callable[[], None]:
-    """Check the checkpoint's dynamic sampling state against `wrapper` (None: off) and return
-    the call that restores it; nothing changes before that call, which cannot fail."""
-    path = Path(directory) / DYNAMIC_FILE
-    if wrapper is None:
-        if path.is_file():
-            raise ValueError(
-                f"checkpoint {directory} was written with dynamic_sampling on; resume with the "
-                "same dynamic_sampling setting, or start a fresh run"
-            )
-        return lambda: None
-    if not path.is_file():
-        if not Path(directory).is_dir():
-            return lambda: None  # load_state names the missing checkpoint
-        raise ValueError(
-            f"checkpoint {directory} has no {DYNAMIC_FILE}: it was written with dynamic_sampling "
-            "off; resume with dynamic_sampling: off, or start a fresh run"
-        )
-    saved = load_dynamic_sampling(path, wrapper.inner)  # the file alone: the inner is untouched
-    if saved.config != wrapper.config:
-        raise ValueError(
-            f"checkpoint {directory} was written with dynamic sampling settings {saved.config}; "
-            "resume with the same dynamic_sampling and dynamic_sampling_config"
-        )
-    state = saved.state_dict(with_inner=False)
-    return lambda: wrapper.load_state_dict(state)
+def load_step_sampler(directory: str | os.PathLike[str], sampler: Sampler) -> Callable[[], None]:
+    """Check the checkpoint's step sampler state against `sampler` (same kind and settings)
+    and return the call that restores it; nothing changes before that call, which cannot fail."""
+    if not Path(directory).is_dir():
+        return lambda: None  # load_state names the missing checkpoint
+    fix = (
+        "resume with the same dynamic_sampling, dynamic_sampling_config and fewer-rollouts "
+        "settings, or start a fresh run"
+    )
+    state = saved_sampler_state(directory, sampler, fix, prefix=_PREFIX)
+    return (lambda: None) if state is None else (lambda: sampler.load_state_dict(state))
 
 
 def _digest_into(h: Any, obj: Any) -> None:

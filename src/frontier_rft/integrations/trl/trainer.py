@@ -99,16 +99,17 @@ from frontier_rft.integrations.trl.shadows import TrlShadows
 from frontier_rft.integrations.trl.state import (
     FEWER_DEFAULTS,
     check_fewer_settings,
-    load_dynamic_state,
     load_state,
-    save_dynamic_state,
+    load_step_sampler,
     save_fewer_settings,
     save_state,
+    save_step_sampler,
     state_digest,
 )
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.wrappers.sampling import PassThrough, Sampler
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
@@ -630,26 +631,28 @@ class FrontierTrainerMixin:
 
     # ------------------------------------------------------------------ checkpoints
     def save_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Write the fewer-rollouts settings, then the selector and sampler state (and
-        dynamic sampling's) into `directory`."""
+        """Write the fewer-rollouts settings, then the selector and sampler state (and the
+        step sampler's) into `directory`."""
         save_fewer_settings(directory, self._frontier_fewer_record())
         save_state(
             directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
         )
-        save_dynamic_state(directory, self._frontier_wrapper())
+        save_step_sampler(directory, self._frontier_step_sampler())
         self.frontier_shadows.save(directory)
 
-    def _frontier_wrapper(self) -> DynamicSampling | None:
-        """Dynamic sampling's wrapper (it has state of its own; FewerRollouts has none)."""
-        wrapper = None if self.frontier_dynamic is None else self.frontier_dynamic.wrapper
-        return wrapper if isinstance(wrapper, DynamicSampling) else None
+    def _frontier_step_sampler(self) -> Sampler:
+        """The step sampler around the selector: dynamic sampling's or FewerRollouts inside
+        each generation step, else the pass-through (TRL's own generation: no state)."""
+        if self.frontier_dynamic is None:
+            return PassThrough(self.frontier_selector)
+        return self.frontier_dynamic.wrapper
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
         """Restore the selector and sampler state (dynamic sampling's, the shadows') saved in
         `directory`; a refused checkpoint (other fewer-rollouts or dynamic sampling settings
         than this trainer's included) changes nothing."""
         check_fewer_settings(directory, self._frontier_fewer_record())
-        restore = load_dynamic_state(directory, self._frontier_wrapper())  # checked first
+        restore = load_step_sampler(directory, self._frontier_step_sampler())  # checked first
         shadows = self.frontier_shadows.load(directory)  # read, not yet in place
         counters = load_state(directory, self.frontier_selector, self.frontier_sampler)
         restore()
@@ -686,8 +689,7 @@ class FrontierTrainerMixin:
         import torch.distributed as dist
 
         digests: list[str | None] = [None] * self.accelerator.num_processes
-        wrapper = self._frontier_wrapper()
-        state = self.frontier_selector.state_dict() if wrapper is None else wrapper.state_dict()
+        state = self._frontier_step_sampler().state_dict()  # the selector's nested
         dist.all_gather_object(digests, state_digest(state))
         if len(set(digests)) != 1:
             raise RuntimeError(

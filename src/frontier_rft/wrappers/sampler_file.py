@@ -1,0 +1,148 @@
+"""One file for a step sampler's state, whatever the sampler, and one "was this checkpoint
+saved with the sampler this run resumes with?" check, for the reference trainer and TRL.
+
+The file is one atomic .npz in the selector-file layout (header + arrays), its header named
+by the sampler's `kind`, holding the sampler's `state_dict` (its kind, its config, its own
+state; the inner selector's nested or not). The inner selector is not rebuilt from it: build
+it as before (or restore it from its own file) and pass it in.
+
+Before SAMPLER_FILE a checkpoint held the same content under the sampler's own name
+(LEGACY_FILES), and nothing for a sampler without state of its own: both still resume.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from frontier_rft.core.checkpoint_file import CheckpointError, read_checkpoint
+from frontier_rft.core.config import config_from_dict
+from frontier_rft.core.persistence import unflatten_state, write_state_file
+from frontier_rft.core.selector import FORMAT_VERSION, Selector
+from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.wrappers.passthrough import same_config
+from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.wrappers.sampling import PassThrough, Sampler
+
+__all__ = [
+    "LEGACY_FILES",
+    "SAMPLER_FILE",
+    "load_sampler",
+    "save_sampler",
+    "saved_sampler_state",
+]
+
+SAMPLER_FILE = "step_sampler.npz"
+"""The step sampler's state in a reference-trainer checkpoint; TRL's is `frontier_` + this."""
+LEGACY_FILES = ("dynamic_sampling.npz", "allocation.npz", "pilot_commit.npz")
+"""Where checkpoints written before SAMPLER_FILE held it (TRL's: `frontier_` + these)."""
+_STATELESS = (PassThrough.kind, FewerRollouts.kind)
+"""Kinds that wrote no file before SAMPLER_FILE (no state of their own)."""
+_SAMPLERS: dict[str, tuple[Callable[..., Sampler], type[Any] | None]] = {
+    PassThrough.kind: (PassThrough, None),
+    DynamicSampling.kind: (DynamicSampling, DynamicSamplingConfig),
+    Allocation.kind: (Allocation, AllocationConfig),
+    FewerRollouts.kind: (FewerRollouts, FewerRolloutsConfig),
+    PilotCommit.kind: (PilotCommit, PilotCommitConfig),
+}
+"""Each kind's class and config class (None: it has no settings), to build one from a file."""
+
+
+def save_sampler(
+    sampler: Sampler, path: str | os.PathLike[str], *, with_inner: bool = True
+) -> None:
+    """Atomically write the sampler's state to `path`: the inner selector's nested, unless
+    `with_inner=False` (a training checkpoint saves the selector once, in its own file)."""
+    write_state_file(path, sampler.kind, {"state": sampler.state_dict(with_inner=with_inner)})
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The state a sampler file holds (kind and config checked to be readable);
+    CheckpointError (a ValueError) naming `path` for a bad file."""
+    header, arrays = read_checkpoint(path)
+    kind = header.get("selector")
+    if header.get("format_version") != FORMAT_VERSION or kind not in _SAMPLERS:
+        raise CheckpointError(
+            f"{path}: not a step sampler file of this frontier_rft version "
+            f"(kind {kind!r}); save_sampler writes those"
+        )
+    try:
+        state = unflatten_state(header["state"], arrays, set())
+        if not isinstance(state, dict) or state.get("kind") != kind:
+            raise ValueError(f"malformed state (expected an object of kind {kind!r})")
+        if not isinstance(state.get("config"), dict):
+            raise ValueError("malformed state (expected an object with a config)")
+    except ValueError as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CheckpointError(f"{path}: {exc}") from exc
+    return state
+
+
+def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
+    """The sampler of the saved kind and config around `selector` (freshly built as the saved
+    one was, or already restored when the file was saved without it), continuing exactly where
+    the saved one stopped. CheckpointError (a ValueError) for a bad file."""
+    state = _read(Path(path))
+    make, config_class = _SAMPLERS[state["kind"]]
+    try:
+        if config_class is None:
+            sampler = make(selector)
+        else:
+            sampler = make(selector, config_from_dict(config_class, state["config"]))
+        sampler.load_state_dict(state)
+    except ValueError as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CheckpointError(f"{path}: {exc}") from exc
+    return sampler
+
+
+def saved_sampler_state(
+    directory: str | os.PathLike[str], sampler: Sampler, fix: str, prefix: str = ""
+) -> dict[str, Any] | None:
+    """The state `sampler` resumes from in checkpoint `directory` (file names with `prefix`),
+    checked to be of its kind and config; None when there is nothing to restore (a checkpoint
+    written before SAMPLER_FILE by a sampler with no state of its own). A ValueError of one
+    line ending in `fix` (how to resume) for a checkpoint of another sampler or settings, or
+    a damaged file. The state returned loads into `sampler` without error."""
+    directory = Path(directory)
+    names = [prefix + name for name in (SAMPLER_FILE, *LEGACY_FILES)]
+    path = next((directory / n for n in names if (directory / n).is_file()), None)
+    if path is None:
+        if sampler.kind in _STATELESS:
+            return None
+        raise ValueError(
+            f"checkpoint {directory} has no {names[0]}: it was saved by a run whose sampler "
+            f"keeps no state (plain GRPO or fewer rollouts), not {sampler.kind}; {fix}"
+        )
+    state = _read(path)
+    if state["kind"] != sampler.kind:
+        raise ValueError(
+            f"checkpoint {directory} was saved with the {state['kind']} sampler, but this run "
+            f"uses {sampler.kind}; {fix}"
+        )
+    if not same_config(state["config"], sampler.config, f"{path}: config"):
+        saved = (
+            state["config"]
+            if sampler.config is None
+            else config_from_dict(type(sampler.config), state["config"])
+        )
+        raise ValueError(
+            f"checkpoint {directory} was saved with {sampler.kind} {saved}, but this run asks "
+            f"for {sampler.config}; {fix}"
+        )
+    # The selector is restored from its own file; the probe proves the state loads (its
+    # load_state_dict is all-or-nothing), so the caller's later load cannot fail.
+    state = {**state, "inner": {}}
+    make, config_class = _SAMPLERS[sampler.kind]
+    probe = make(sampler.inner) if config_class is None else make(sampler.inner, sampler.config)
+    try:
+        probe.load_state_dict(state)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}; {fix}") from exc
+    return state
