@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         apply_overrides(values, ours)
     except ValueError as exc:
-        print(f"frontier-rft: {exc}", file=sys.stderr)
+        sys.stderr.write(f"frontier-rft: {exc}\n")  # an entrypoint's one-line error
         return 2
     seen: dict[str, Any] = dict(values)
     for arg in skyrl_args:  # SkyRL's keys as written, for the checks that read them
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 apply_overrides(seen, [arg])
     report = check_skyrl_config(seen)
     if report.problems:
-        print(report.render("frontier-rft (SkyRL)"), file=sys.stderr)
+        sys.stderr.write(report.render("frontier-rft (SkyRL)") + "\n")
         return 2
     from frontier_rft.integrations.skyrl.trainer import check_skyrl_hooks
 
