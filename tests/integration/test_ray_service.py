@@ -574,6 +574,17 @@ def test_a_client_whose_service_never_comes_back_times_out_naming_it(ray_session
     client = connect("svc-gone", reconnect_timeout_s=1)
     assert client.select(2).shape == (2,)
     ray_session.kill(owner.handle, no_restart=True)
+    # ray.kill only asks: on a busy machine a call right after it can still reach the actor.
+    # Wait (bounded) until the name is gone, so the call below meets a dead service.
+    gone_by = time.monotonic() + 60
+    while time.monotonic() < gone_by:
+        try:
+            ray_session.get_actor("svc-gone")
+        except ValueError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the killed actor kept its name for 60 s")
     msg = r"selector service 'svc-gone' did not come back within 1 s; restart it with start_service"
     with pytest.raises(TimeoutError, match=msg):
         client.select(2)
