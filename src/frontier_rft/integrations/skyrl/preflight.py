@@ -33,7 +33,7 @@ from frontier_rft.integrations.skyrl.config import (
     unknown_settings,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
-from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, _pool_fields
+from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, _pool_fields, shadow_problems
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
 
@@ -92,30 +92,11 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             "trainer.algorithm.dynamic_sampling.type",
             [f"must be filter, replace or null (SkyRL 0.3), got {shown(ds_type)}"],
         )
-    report.add(SKYRL_SETTING, _shadow_problems(config, values, ds_type))
+    refusal = SHADOWS_WITH_DYNAMIC_SAMPLING if ds_type is not None else None
+    group = _get(config, GROUP_SIZE)
+    report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
     _check_data(config, values, report)
     return report
-
-
-def _shadow_problems(config: Mapping[str, Any], values: Mapping[str, Any], ds: Any) -> list[str]:
-    """The shadows beside this run: a screen not below generator.n_samples_per_prompt, and
-    SkyRL's dynamic sampling (a step's groups come in several rounds)."""
-    if not values.get("shadows"):
-        return []
-    try:
-        sampler = VerlSamplerConfig(batch_size=1, shadows=values["shadows"])
-    except (ValueError, TypeError):
-        return []  # config_problems names it
-    out = []
-    n = _get(config, "generator.n_samples_per_prompt")
-    try:
-        group = n if isinstance(n, int) and not isinstance(n, bool) else None
-        sampler.shadow_configs(group, GROUP_SIZE)
-    except ValueError as exc:
-        out.append(str(exc))
-    if ds is not None:
-        out.append(SHADOWS_WITH_DYNAMIC_SAMPLING)
-    return out
 
 
 def _check_data(config: Mapping[str, Any], values: Mapping[str, Any], report: Report) -> None:

@@ -44,7 +44,14 @@ from frontier_rft.integrations.verl.config import (
 )
 from frontier_rft.integrations.verl.verl_keys import check_verl_keys
 
-__all__ = ["LEGACY_CLASS", "LEGACY_PATH", "V1_BUFFERS", "V1_PATH", "check_verl_config"]
+__all__ = [
+    "LEGACY_CLASS",
+    "LEGACY_PATH",
+    "V1_BUFFERS",
+    "V1_PATH",
+    "check_verl_config",
+    "shadow_problems",
+]
 
 V1_PATH = "pkg://frontier_rft.integrations.verl.v1"
 """`trainer.v1.sampler.custom_sampler.path` of the frontier-rft replay buffers."""
@@ -116,7 +123,10 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     )
     if values.get("rollouts") == "kept":
         report.add(section, _kept_problems(config, legacy=section == "data.sampler.frontier"))
-    report.add(section, _shadow_problems(config, values))
+    filtered = _get(config, "algorithm.filter_groups.enable") is True
+    group = "actor_rollout_ref.rollout.n"
+    refusal = SHADOWS_WITH_FILTER_GROUPS if filtered else None
+    report.add(section, shadow_problems(values.get("shadows"), _get(config, group), group, refusal))
     _check_data(config, values, batch, report)
     check_verl_keys(config, section, report)  # the frontier-rft part first, then verl's own
     return report
@@ -218,26 +228,23 @@ def _kept_problems(config: Mapping[str, Any], *, legacy: bool) -> list[str]:
     return out
 
 
-def _shadow_problems(config: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
-    """What is wrong with the shadows beside this config: their rules (a screen at or above
-    actor_rollout_ref.rollout.n, beside rollouts: kept) and verl's DAPO filter."""
-    rules = values.get("shadows")
+def shadow_problems(rules: Any, group: Any, group_name: str, refusal: str | None) -> list[str]:
+    """What is wrong with a sampler's `shadows` rules beside a trainer whose group size is
+    `group` (`group_name` in its config; not an int: not known), `refusal` why shadows cannot
+    run there (None: they can). Rules that do not parse are config_problems' to name."""
     if not rules:
         return []
-    n = _get(config, "actor_rollout_ref.rollout.n")
-    group = n if isinstance(n, int) and not isinstance(n, bool) and not _interpolated(n) else None
-    out = []
     try:
         sampler = VerlSamplerConfig(batch_size=1, shadows=rules)
     except (ValueError, TypeError):
-        return []  # config_problems names it
+        return []
+    size = group if isinstance(group, int) and not isinstance(group, bool) else None
+    out = []
     try:
-        sampler.shadow_configs(group)
+        sampler.shadow_configs(size, group_name)
     except ValueError as exc:
         out.append(str(exc))
-    if _get(config, "algorithm.filter_groups.enable") is True:
-        out.append(SHADOWS_WITH_FILTER_GROUPS)
-    return out
+    return out + ([refusal] if refusal else [])
 
 
 def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
