@@ -344,3 +344,49 @@ def _collaborators(name: str, pool: TaskPool) -> dict[str, object]:
     from conftest import selector_kwargs
 
     return selector_kwargs(name, pool)
+
+
+def _fact_pools() -> list[TaskPool]:
+    """Pools holding every combination of metadata an adapter builds from columns."""
+    full = world_pool(30)
+    names = ("categories", "difficulty", "features", "reference_pass_rates")
+    out = [TaskPool(num_tasks=30, prompts=full.prompts)]
+    out += [TaskPool(num_tasks=30, prompts=full.prompts, **{k: getattr(full, k)}) for k in names]
+    return [*out, full]
+
+
+FACT_CONFIGS: dict[str, tuple[dict[str, Any], ...]] = {
+    "bots": (
+        {"plugin": "kernel"},
+        {"plugin": "regression"},
+        {"plugin": "none"},
+        {"rho": 0.0},
+        {"candidates": 8},
+        {"reward_model": "gaussian"},
+    ),
+    "skip": ({"plugin": "none"}, {"plugin": "regression"}),
+}
+"""Configurations whose facts differ from the defaults', beside each class's test_configs."""
+
+
+def test_declared_facts_match_the_built_selector(selector_name: str) -> None:
+    """What the adapters' checks read from the class (reads_features, reward_bounds_for)
+    is what the selector does once built, for every test config and pool."""
+    cls = SELECTORS[selector_name]
+    for overrides in ({}, *cls.test_configs, *FACT_CONFIGS.get(selector_name, ())):
+        config = config_from_dict(cls.config_class, overrides)
+        for pool in _fact_pools():
+            need = cls.requirement(config)
+            if need is not None and not set(need.fields) & pool.given():
+                continue  # refused at construction
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", EvidenceWarning)
+                try:
+                    sel = build(selector_name, pool, **overrides)
+                except ValueError:
+                    continue  # a configuration this pool cannot run (named by the selector)
+            evidence = sel.evidence
+            reads = "features" in evidence or any(v.startswith("kmeans") for v in evidence.values())
+            where = f"{selector_name} {overrides} over {sorted(pool.given())}"
+            assert cls.reads_features(config, pool.given()) == reads, where
+            assert cls.reward_bounds_for(config, pool.given()) == sel.reward_bounds, where

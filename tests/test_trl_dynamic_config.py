@@ -182,3 +182,19 @@ def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
     config.write_text("dynamic_sampling: adaptive\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "the frontier-rft settings are valid" in done.stdout and "HEAVY [] 0" in done.stdout
+
+
+def test_the_step_code_reaches_no_private_trainer_attribute() -> None:
+    """dynamic.py and fewer.py use TRL's public trainer attributes and the AdapterSeam the
+    trainer hands over, never the trainer's private ones (`trainer._...`)."""
+    import re
+    from pathlib import Path
+
+    import frontier_rft.integrations.trl as trl_adapter
+
+    folder = Path(trl_adapter.__file__).parent
+    reach = re.compile(r"\b(?:tr|trainer|self\.trainer)\._\w+")
+    found = {
+        name: reach.findall((folder / name).read_text()) for name in ("dynamic.py", "fewer.py")
+    }
+    assert found == {"dynamic.py": [], "fewer.py": []}

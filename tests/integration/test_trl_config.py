@@ -350,3 +350,54 @@ def test_two_processes_share_one_set_of_self_embeddings(tmp_path: Path) -> None:
 
 if __name__ == "__main__":  # a rank of the two-process test, started by torch.distributed.run
     _distributed_worker(Path(sys.argv[1]))
+
+
+class _CountedConfig(FrontierConfig):
+    """A FrontierConfig that counts reads of its selector options once constructed."""
+
+    reads: dict[str, int] | None = None
+
+    def __getattribute__(self, name: str) -> Any:
+        reads = object.__getattribute__(self, "reads")
+        if reads is not None and name in ("selector", "selector_config", "selector_judge"):
+            reads[name] = reads.get(name, 0) + 1
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.parametrize(
+    ("options", "funcs"),
+    [
+        ({"selector": "pcl"}, 1),  # reads features: self-embeddings, formerly a probe build
+        ({"selector": "sec", "category_columns": ["source"]}, 2),  # two rewards, no range
+        ({"selector": "greso", "dynamic_sampling": "fixed"}, 1),
+    ],
+)
+def test_the_trainer_reads_the_selector_options_once_and_builds_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], funcs: int
+) -> None:
+    from frontier_rft.core.selector import Selector
+
+    builds: list[str] = []
+    init = Selector.__init__
+
+    def counted(self: Selector, *args: Any, **kwargs: Any) -> None:
+        builds.append(self.name)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Selector, "__init__", counted)
+    frontier = _CountedConfig(**options)
+    reads: dict[str, int] = {}
+    object.__setattr__(frontier, "reads", reads)
+    tok = char_tokenizer()
+    rewards = [parity_reward, lambda completions, **kw: [0.0] * len(completions)][:funcs]
+    t = FrontierGRPOTrainer(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=rewards,
+        args=grpo_args(tmp_path),
+        train_dataset=rows(),
+        processing_class=tok,
+        frontier=frontier,
+    )
+    assert builds == [options["selector"]]  # no throwaway builds before the one selector
+    assert reads == {"selector": 1, "selector_config": 1, "selector_judge": 1}
+    assert t.frontier_selector.name == options["selector"]

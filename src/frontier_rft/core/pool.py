@@ -111,6 +111,10 @@ class TaskPool:
     _fingerprint: str = field(init=False, repr=False, compare=False, default="")
     _summary: dict[str, Any] | None = field(init=False, repr=False, compare=False, default=None)
 
+    def given(self) -> frozenset[str]:
+        """The names of the metadata fields this pool holds ('prompts', 'features', ...)."""
+        return frozenset(f for f in (*_ARRAY_FIELDS, *_TEXT_FIELDS) if getattr(self, f) is not None)
+
     def __post_init__(self) -> None:
         n = self.num_tasks
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 0 < n <= MAX_STEP:

@@ -102,6 +102,21 @@ class Selector(ABC):
         """TaskPool metadata this configuration cannot run without (None: rewards alone)."""
         return cls.requires
 
+    @classmethod
+    def reads_features(cls, config: SelectorConfig, given: frozenset[str]) -> bool:
+        """Whether this configuration, over a pool holding the metadata fields `given`
+        (`TaskPool.given`), reads task features: the pool's, else derived from its prompts
+        (what an adapter's self-embeddings would replace)."""
+        return False
+
+    @classmethod
+    def reward_bounds_for(
+        cls, config: SelectorConfig, given: frozenset[str]
+    ) -> tuple[float, float] | None:
+        """The rewards this configuration accepts over a pool holding the metadata fields
+        `given` (None: any finite reward); what `reward_bounds` answers once built."""
+        return (0.0, 1.0)
+
     def __init__(self, pool: TaskPool, config: SelectorConfig | None = None, *, seed: int = 0):
         if not isinstance(pool, TaskPool):
             raise ValueError(f"pool must be a frontier_rft.TaskPool, got {type(pool).__name__}")
@@ -162,7 +177,7 @@ class Selector(ABC):
     @property
     def reward_bounds(self) -> tuple[float, float] | None:
         """Allowed reward range checked on update; None for unbounded continuous rewards."""
-        return (0.0, 1.0)
+        return self.reward_bounds_for(self.config, self.pool.given())
 
     @property
     def allows_repeats(self) -> bool:

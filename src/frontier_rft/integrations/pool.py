@@ -27,21 +27,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
-from frontier_rft.core.config import did_you_mean
+from frontier_rft.core.config import SelectorConfig, config_from_dict, did_you_mean
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.registry import check_selector_name
 
 __all__ = [
     "PoolColumns",
+    "SelectorSpec",
     "build_pool",
     "column_problems",
     "evidence_summary",
     "judge_problem",
     "make_pool_selector",
     "prompt_text",
-    "reads_features",
     "refused_rewards",
     "reward_pair",
 ]
@@ -212,6 +212,80 @@ def build_pool(
     return TaskPool(num_tasks=int(rows.shape[0]), **fields)
 
 
+@dataclass(frozen=True)
+class SelectorSpec:
+    """An adapter's selector options, read once: the registered class, its config (None
+    where the overrides are refused: `build` raises why, the preflight checks name each
+    problem), the overrides and the judge. What the checks before a model loads ask is
+    answered from the facts the class declares; `build` makes the selector."""
+
+    name: str
+    cls: type[Selector]
+    overrides: Mapping[str, Any]
+    config: SelectorConfig | None
+    judge: str | None
+
+    @classmethod
+    def read(
+        cls, name: str, overrides: Mapping[str, Any] | None = None, judge: str | None = None
+    ) -> SelectorSpec:
+        """The spec of selector `name` (ValueError naming the closest for an unknown one)."""
+        check_selector_name(name)
+        selector = SELECTORS[name]
+        given = dict(overrides or {})
+        fields = {k: v for k, v in given.items() if k not in selector.collaborators}
+        try:
+            config: SelectorConfig | None = config_from_dict(selector.config_class, fields)
+        except (TypeError, ValueError):
+            config = None
+        return cls(name, selector, given, config, judge)
+
+    def requirement_problems(self, given: set[str], options: Mapping[str, str]) -> list[str]:
+        """The metadata this selector cannot run without (`Selector.requirement`) when the
+        pool the adapter builds has none of it: `given` are the TaskPool fields the adapter's
+        options supply ('prompts', 'reference_pass_rates', ...), `options` the setting that
+        supplies each field, in the adapter's words (`pass_rate_columns: [WEAK, STRONG]`)."""
+        if self.config is None:
+            return []
+        need = self.cls.requirement(self.config)
+        if need is None or any(f in given for f in need.fields):
+            return []
+        ways = [options[f] for f in need.fields if f in options]
+        ways += [f"selector_config: {{{k}: {v}}} ({what})" for k, v, what in need.instead]
+        fields = " or ".join(f.replace("_", " ") for f in need.fields)
+        return [f"selector {self.name!r} needs {fields} ({need.why}): set {'; or '.join(ways)}"]
+
+    def reward_bounds(self, given: set[str] | frozenset[str]) -> tuple[float, float] | None:
+        """The rewards it accepts over a pool holding the fields `given` (None: any finite
+        reward); (0, 1), the strictest, where its config is refused (the checks say why)."""
+        if self.config is None:
+            return (0.0, 1.0)
+        return self.cls.reward_bounds_for(self.config, frozenset(given))
+
+    def reads_features(self, pool: TaskPool) -> bool:
+        """Whether, built on `pool` (prompts, no features), it derives task features: then
+        self-embeddings would replace its text features."""
+        if pool.features is not None or self.config is None:
+            return False
+        return self.cls.reads_features(self.config, pool.given())
+
+    def build(self, pool: TaskPool, seed: int) -> Selector:
+        """The selector over `pool`; `judge='heuristic'` gives a selector that takes a judge
+        (METIS) the packaged non-LLM one, its class's default (`metis/non_llm_judge`)."""
+        problem = judge_problem(self.name, self.judge)
+        if problem is not None:
+            raise ValueError(problem)
+        names = self.cls.collaborators
+        collaborators = {k: v for k, v in self.overrides.items() if k in names}
+        if self.judge is not None:
+            collaborators["judge"] = self.cls.default_collaborators()["judge"]
+        config = self.config
+        if config is None:  # refused: the same call again, for its message
+            fields = {k: v for k, v in self.overrides.items() if k not in names}
+            config = config_from_dict(self.cls.config_class, fields, what=f"selector {self.name!r}")
+        return self.cls(pool, config, seed=seed, **collaborators)
+
+
 def make_pool_selector(
     name: str,
     pool: TaskPool,
@@ -219,17 +293,8 @@ def make_pool_selector(
     config: Mapping[str, Any] | None = None,
     judge: str | None = None,
 ) -> Selector:
-    """make_selector with an adapter's options; `judge='heuristic'` gives a selector that
-    takes a judge (METIS) the packaged non-LLM one, its class's default (reported as
-    `metis/non_llm_judge`)."""
-    check_selector_name(name)
-    problem = judge_problem(name, judge)
-    if problem is not None:
-        raise ValueError(problem)
-    extra: dict[str, Any] = {}
-    if judge is not None:
-        extra["judge"] = SELECTORS[name].default_collaborators()["judge"]
-    return make_selector(name, pool, seed=seed, **dict(config or {}), **extra)
+    """make_selector with an adapter's options (`SelectorSpec.build`)."""
+    return SelectorSpec.read(name, config, judge).build(pool, seed)
 
 
 def _takes_a_judge(name: str) -> bool:
@@ -253,27 +318,6 @@ def judge_problem(name: str, judge: str | None) -> str | None:
             "judge=your_llm_judge)) or set selector_judge: heuristic for the packaged non-LLM judge"
         )
     return None
-
-
-def reads_features(name: str, pool: TaskPool, config: Mapping[str, Any] | None = None) -> bool:
-    """Whether selector `name`, built on `pool` (prompts, no features), derives task features:
-    then self-embeddings would replace its text features. Probed by building it quietly,
-    with its class's default collaborators: whether it does can depend on the configuration
-    beyond what its class declares (bots with plugin='regression' requires nothing, yet
-    reads text features when it has prompts)."""
-    import warnings
-
-    if pool.features is not None:
-        return False
-    cls = SELECTORS[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        probe = make_selector(
-            name, pool, seed=0, **dict(config or {}), **cls.default_collaborators()
-        )
-    return probe.evidence.get("features") == "text" or any(
-        v.startswith("kmeans_text") for v in probe.evidence.values()
-    )
 
 
 def evidence_summary(selector: Selector) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems
 from frontier_rft.integrations.data_columns import DataColumns, read_data_columns
-from frontier_rft.integrations.pool import judge_problem, make_pool_selector
+from frontier_rft.integrations.pool import SelectorSpec, judge_problem
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -85,74 +85,34 @@ def selector_problems(name: Any, overrides: Any, judge: Any = None) -> list[str]
     return out
 
 
-def _config_of(name: Any, overrides: Any) -> Any:
-    """The selector config `overrides` make for selector `name`, or None where they are not
-    valid (selector_problems names why) or `name` is unknown."""
+def _spec(name: Any, overrides: Any, judge: Any = None) -> SelectorSpec | None:
+    """The spec of selector `name` with `overrides`, or None where `name` is unknown or the
+    overrides are no mapping (the adapter's config class names either)."""
     if not isinstance(name, str) or name not in SELECTORS:
         return None
     if overrides is not None and not isinstance(overrides, Mapping):
         return None
-    try:
-        return SELECTORS[name].config_class(**dict(overrides or {}))
-    except (TypeError, ValueError):
-        return None
+    return SelectorSpec.read(name, overrides, judge if isinstance(judge, str) else None)
 
 
 def requirement_problems(
     name: Any, overrides: Any, given: set[str], options: Mapping[str, str]
 ) -> list[str]:
-    """The metadata selector `name` with config `overrides` cannot run without
-    (`Selector.requirement`), when the pool the adapter builds has none of it: `given` are
-    the TaskPool fields the config supplies ('prompts', 'reference_pass_rates', ...),
-    `options` the setting that supplies each field, in the adapter's words
-    (`pass_rate_columns: [WEAK, STRONG]`). The selector would refuse the pool the same way,
-    after the model loads."""
-    config = _config_of(name, overrides)
-    if config is None:
-        return []
-    need = SELECTORS[name].requirement(config)
-    if need is None or any(f in given for f in need.fields):
-        return []
-    ways = [options[f] for f in need.fields if f in options]
-    ways += [f"selector_config: {{{k}: {v}}} ({what})" for k, v, what in need.instead]
-    fields = " or ".join(f.replace("_", " ") for f in need.fields)
-    return [f"selector {name!r} needs {fields} ({need.why}): set {'; or '.join(ways)}"]
+    """`SelectorSpec.requirement_problems` of selector `name` with config `overrides`; []
+    where they cannot be judged (an unknown name, refused overrides: other checks say so).
+    The selector would refuse the pool the same way, after the model loads."""
+    spec = _spec(name, overrides)
+    return [] if spec is None else spec.requirement_problems(given, options)
 
 
 def selector_reward_bounds(
     name: Any, overrides: Any, given: set[str], judge: Any = None
 ) -> tuple[float, float] | None:
-    """The reward range selector `name` accepts (None: any finite reward), from a selector
-    built quietly on a small stand-in pool holding the metadata fields in `given`; (0, 1),
-    the strictest, where it cannot be built (the options are wrong: other checks say so)."""
-    import warnings
-
-    import numpy as np
-
-    from frontier_rft.core.pool import TaskPool
-
-    if _config_of(name, overrides) is None:
-        return (0.0, 1.0)
-    n = 8
-    stand_in: dict[str, Any] = {"prompts": [f"prompt {i}" for i in range(n)]}
-    if "categories" in given:
-        stand_in["categories"] = np.arange(n) % 2
-    if "difficulty" in given:
-        stand_in["difficulty"] = np.linspace(0.0, 1.0, n)
-    if "reference_pass_rates" in given:
-        stand_in["reference_pass_rates"] = np.tile([0.2, 0.8], (n, 1))
-    if "features" in given:
-        stand_in["features"] = np.eye(n)[:, :3]
-    judge = "heuristic" if name == "metis" else judge
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the stand-in's evidence notes are not the run's
-            selector = make_pool_selector(
-                name, TaskPool(num_tasks=n, **stand_in), 0, dict(overrides or {}), judge=judge
-            )
-    except (TypeError, ValueError):
-        return (0.0, 1.0)
-    return selector.reward_bounds
+    """The reward range selector `name` accepts (None: any finite reward) over a pool holding
+    the metadata fields in `given`, from the facts its class declares; (0, 1), the
+    strictest, where the options are wrong (other checks say so)."""
+    spec = _spec(name, overrides, judge)
+    return (0.0, 1.0) if spec is None else spec.reward_bounds(given)
 
 
 def apply_overrides(config: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:

@@ -151,12 +151,6 @@ class ADCLSelector(ReadsObservedDifficulty, Selector):
         self._last_difficulty = float("nan")
 
     @property
-    def reward_bounds(self) -> tuple[float, float] | None:
-        """Given a difficulty, rewards are never read: any scale (|reward| <= 1e100). With the
-        difficulty observed in training they are pass rates, so they must lie in [0, 1]."""
-        return None if getattr(self, "_estimated", None) is None else (0.0, 1.0)
-
-    @property
     def num_chunks(self) -> int:
         return int(self._bounds.shape[0] - 1)
 

@@ -163,6 +163,11 @@ class FrontierReplaySelector(Selector):
     config_class = FrontierReplayConfig
     config: FrontierReplayConfig
 
+    @classmethod
+    def reads_features(cls, config: SelectorConfig, given: frozenset[str]) -> bool:
+        """It de-duplicates and replays by task features, always."""
+        return True
+
     def __init__(
         self, pool: TaskPool, config: FrontierReplayConfig | None = None, *, seed: int = 0
     ):

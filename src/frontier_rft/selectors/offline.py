@@ -74,6 +74,19 @@ class ReadsObservedDifficulty:
     _difficulty: NDArray[np.float64]
     """The difficulty the order follows (estimated, or given)."""
 
+    @classmethod
+    def reads_features(cls, config: SelectorConfig, given: frozenset[str]) -> bool:
+        """Without a difficulty it is estimated from pass rates, predicted from features."""
+        return "difficulty" not in given
+
+    @classmethod
+    def reward_bounds_for(
+        cls, config: SelectorConfig, given: frozenset[str]
+    ) -> tuple[float, float] | None:
+        """Given a difficulty, rewards are never read: any scale (|reward| <= 1e100). With the
+        difficulty observed in training they are pass rates, so they must lie in [0, 1]."""
+        return None if "difficulty" in given else (0.0, 1.0)
+
     @property
     def _features(self) -> NDArray[np.float64] | None:
         return None if self._estimated is None else self._estimated.features
@@ -209,12 +222,6 @@ class OfflineSelector(ReadsObservedDifficulty, Selector):
         self.epoch = 0
         self._last_difficulty = float("nan")
         self._window = max(1, int(np.ceil(self.config.window_fraction * self.num_tasks)))
-
-    @property
-    def reward_bounds(self) -> tuple[float, float] | None:
-        """Given a difficulty, rewards are never read: any scale (|reward| <= 1e100). With the
-        difficulty observed in training they are pass rates, so they must lie in [0, 1]."""
-        return None if getattr(self, "_estimated", None) is None else (0.0, 1.0)
 
     def _select(self, n: int) -> NDArray[np.int64]:
         est = self._estimated

@@ -101,6 +101,11 @@ class PCLSelector(Selector):
     test_configs = ({"coverage": "epoch"},)
     config_class = PCLConfig
 
+    @classmethod
+    def reads_features(cls, config: SelectorConfig, given: frozenset[str]) -> bool:
+        """Its model regresses pass rates on task features, always."""
+        return True
+
     def __init__(self, pool: TaskPool, config: PCLConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)
         assert isinstance(self.config, PCLConfig)

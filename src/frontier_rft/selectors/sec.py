@@ -183,11 +183,18 @@ class SECSelector(Selector):
     def num_arms(self) -> int:
         return int(self._sizes.shape[0])
 
-    @property
-    def reward_bounds(self) -> tuple[float, float] | None:
+    @classmethod
+    def reward_bounds_for(
+        cls, config: SelectorConfig, given: frozenset[str]
+    ) -> tuple[float, float] | None:
         """SEC reads only advantages, so any reward scale is accepted (paper sec. 3.2), up to
         the |reward| <= 1e100 that Feedback enforces for every selector."""
         return None
+
+    @classmethod
+    def reads_features(cls, config: SelectorConfig, given: frozenset[str]) -> bool:
+        """Without categories its arms are k-means clusters of the features."""
+        return "categories" not in given
 
     def probabilities(self) -> NDArray[np.float64]:
         """Current arm distribution softmax(Q / tau)."""

@@ -175,6 +175,17 @@ class SkipSelector(Selector):
             (("plugin", "none", "prompts never tried get the base prior only"),),
         )
 
+    @classmethod
+    def reads_features(cls, config: SelectorConfig, given: frozenset[str]) -> bool:
+        """Prompts never tried are judged by a regression on features, unless plugin='none'."""
+        assert isinstance(config, SkipConfig)
+        return cls._plugin(config) == "regression"
+
+    @staticmethod
+    def _plugin(config: SkipConfig) -> str:
+        """The plug-in `config` runs: 'auto' is the regression."""
+        return "regression" if config.plugin == "auto" else config.plugin
+
     def __init__(self, pool: TaskPool, config: SkipConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)
         cfg = self.config
@@ -182,7 +193,7 @@ class SkipSelector(Selector):
         self._walk = EpochWalk(n)
         self._features: F64 | None = None
         self._ridge: OnlineRidge | None = None
-        plugin = "regression" if cfg.plugin == "auto" else cfg.plugin  # requirement() checked
+        plugin = self._plugin(cfg)  # requirement() checked
         if plugin == "regression":
             self._features, self.evidence["features"] = task_features(pool, self.name)
             self._ridge = OnlineRidge(

@@ -20,11 +20,12 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
-from frontier_rft.integrations.pool import PoolColumns, reward_pair
+from frontier_rft.integrations.pool import PoolColumns, SelectorSpec, reward_pair
 from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
     mode_of,
@@ -217,6 +218,13 @@ class FrontierConfig:
             f"{short_repr(self.shadows)}",
         )
         self.shadow_configs()
+
+    @cached_property
+    def selector_spec(self) -> SelectorSpec:
+        """The selector options (selector, selector_config, selector_judge), read once: every
+        check before the model loads answers from it, and the trainer builds from it."""
+        overrides = self.selector_config if isinstance(self.selector_config, dict) else None
+        return SelectorSpec.read(self.selector, overrides, self.selector_judge)
 
     def shadow_configs(self, num_generations: int | None = None) -> tuple[ShadowConfig, ...]:
         """The rules of `shadows`, checked as the reference trainer checks its own (a screen

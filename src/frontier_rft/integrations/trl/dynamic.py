@@ -44,7 +44,11 @@ from frontier_rft.integrations.trl.dynamic_config import (
     normalisation,
     zero_variance_groups,
 )
-from frontier_rft.integrations.trl.rewards import check_combined_rewards, combine_rewards
+from frontier_rft.integrations.trl.rewards import (
+    RewardTap,
+    check_combined_rewards,
+    combine_rewards,
+)
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
@@ -52,6 +56,7 @@ from frontier_rft.wrappers.filtered_batch import FilteredBatch
 __all__ = [
     "DAPO_SUMMARY",
     "DYNAMIC_COUNTERS",
+    "AdapterSeam",
     "DynamicGeneration",
     "check_wrappable",
     "filler_groups",
@@ -144,6 +149,28 @@ def filler_groups(groups: int, group_size: int, processes: int) -> int:
     return extra
 
 
+Gather = Callable[
+    [NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]],
+    tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]],
+]
+
+
+@dataclass(frozen=True)
+class AdapterSeam:
+    """The adapter's own parts of the trainer that a generation step uses, handed over by
+    the trainer; everything else it reads is TRL's public trainer API (`args`,
+    `num_generations`, `accelerator`, `reward_weights`, ...)."""
+
+    counters: dict[str, int]
+    """The trainer's counters (the same dict: the step adds its generations and rollouts)."""
+    rows: NDArray[np.int64]
+    """Dataset row of each task id."""
+    tap: RewardTap
+    """The reward taps: the per-function rewards of each TRL call."""
+    gather: Gather
+    """Every process's (ids, rewards, scored), in process order, the same on each."""
+
+
 @dataclass
 class _Round:
     """One round as this process saw it: TRL's output for its rows, and where they sit."""
@@ -173,14 +200,19 @@ class DynamicGeneration:
         trainer: Any,
         wrapper: DynamicSampling | FewerRollouts,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
+        seam: AdapterSeam,
     ):
         self.trainer = trainer
+        self.seam = seam
         self.wrapper = wrapper
         """The step sampler: DynamicSampling here, FewerRollouts in FewerGeneration."""
         self._parent = parent  # TRL's own _generate_and_score_completions, bound
         self.last: dict[str, float] = {}
         self.skip_update = False
         """True while the current step trains on no group (its optimizer step is skipped)."""
+        self.loss_factor = 1.0
+        """Factor on TRL's loss of the current generation (a short step with loss_scale kept
+        and a per-row loss type: B / G), which the trainer's `_compute_loss` applies."""
 
     def optimizer_step_done(self) -> None:
         """An optimizer step ended: the next one trains again (a new dynamic sampling step)."""
@@ -192,7 +224,7 @@ class DynamicGeneration:
         tr = self.trainer
         n = int(tr.num_generations)
         batch = int(tr.args.generation_batch_size) // n
-        counters = tr._frontier_counters
+        counters = self.seam.counters
         rounds: list[_Round] = []
         before = counters["dapo_rollouts"]
 
@@ -220,7 +252,7 @@ class DynamicGeneration:
     def _stop(self, rollouts: int, num_rounds: int) -> None:
         """No prompt of this step had mixed rewards: stop training, say why, change nothing."""
         tr = self.trainer
-        counters = tr._frontier_counters
+        counters = self.seam.counters
         counters["dapo_no_signal_steps"] += 1
         self.skip_update = True
         tr.control.should_training_stop = True
@@ -238,7 +270,7 @@ class DynamicGeneration:
 
     def metrics(self) -> dict[str, float]:
         """The adapter's `dapo/...` metrics (the wrapper's own come from wrapper.metrics())."""
-        c = self.trainer._frontier_counters
+        c = self.seam.counters
         trained = c["dapo_trained_groups"]
         return {
             "dapo/rollouts": float(c["dapo_rollouts"]),
@@ -274,9 +306,9 @@ class DynamicGeneration:
         row_ids = np.repeat(group_ids, size)
         per_proc = row_ids.shape[0] // procs
         local = row_ids[rank * per_proc : (rank + 1) * per_proc]
-        dataset, rows = tr.train_dataset, tr._frontier_rows
+        dataset, rows = tr.train_dataset, self.seam.rows
         inputs = [dataset[int(rows[t])] for t in local.tolist()]
-        tr._frontier_tap.take()  # nothing is pending between rounds; start clean
+        self.seam.tap.take()  # nothing is pending between rounds; start clean
         configured = tr.num_generations
         tr.num_generations = size
         try:
@@ -294,7 +326,7 @@ class DynamicGeneration:
         this = _Round(out, k, per_proc, size)
         rounds.append(this)
 
-        taken = tr._frontier_tap.take()
+        taken = self.seam.tap.take()
         if taken is None:
             raise RuntimeError("the reward functions did not run for a dynamic sampling round")
         per_func, seen = taken
@@ -308,7 +340,7 @@ class DynamicGeneration:
         weights = np.asarray(tr.reward_weights.detach().cpu().numpy(), dtype=np.float64)
         combined = combine_rewards(per_func, weights)
         scored = np.asarray(~np.isnan(per_func).all(axis=1), dtype=np.bool_)
-        every_id, raw, every_scored = tr._frontier_gather(local, combined, scored)
+        every_id, raw, every_scored = self.seam.gather(local, combined, scored)
         if not np.array_equal(every_id, row_ids):
             raise RuntimeError(
                 "processes proposed different prompts in one dynamic sampling round: their "
@@ -316,8 +348,8 @@ class DynamicGeneration:
                 "seed=...) call on every process"
             )
         spent, filler = self.SPENT
-        tr._frontier_counters[spent] += int(row_ids.shape[0])
-        tr._frontier_counters[filler] += extra * size
+        self.seam.counters[spent] += int(row_ids.shape[0])
+        self.seam.counters[filler] += extra * size
         this.rewards = np.where(every_scored[: k * size], raw[: k * size], np.nan)
         return self._selector_rewards(ids, raw[: k * size], every_scored[: k * size], size)
 
@@ -329,7 +361,7 @@ class DynamicGeneration:
         n: int,
     ) -> NDArray[np.float64]:
         tr = self.trainer
-        config, counters = tr.frontier_config, tr._frontier_counters
+        config, counters = tr.frontier_config, self.seam.counters
         k = int(ids.shape[0])
         task_per_row = np.repeat(ids, n)
         if scored.any():  # a bad reward is an error naming the task, as without the filter
@@ -408,7 +440,7 @@ class DynamicGeneration:
         if per_token and self.loss_scale == "batch" and trained:
             items = items.to(torch.float32) * (batch / trained)
         out["num_items_in_batch"] = items
-        tr._frontier_loss_factor = (
+        self.loss_factor = (
             batch / trained if (not per_token and self.loss_scale == "kept" and trained) else 1.0
         )
 
@@ -427,13 +459,12 @@ class DynamicGeneration:
         share = live / int(completion_mask.shape[0])
         if self.loss_scale == "kept":
             share *= batch / trained
-        return share / float(self.trainer._frontier_loss_factor)
+        return share / self.loss_factor
 
     def _pad_values(self) -> dict[str, float]:
         tr = self.trainer
-        tokenizer = getattr(tr, "_tokenizer", None) or getattr(
-            tr.processing_class, "tokenizer", tr.processing_class
-        )
+        # TRL's own tokenizer is this one (it sets its pad token on it before training).
+        tokenizer = getattr(tr.processing_class, "tokenizer", tr.processing_class)
         pad_id = tokenizer.pad_token_id
         return {"prompt_ids": pad_id, "completion_ids": pad_id, "tool_mask": 1}
 

@@ -42,7 +42,13 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from frontier_rft.integrations.trl.dynamic import DynamicGeneration, _Round, _stack, _trim
+from frontier_rft.integrations.trl.dynamic import (
+    AdapterSeam,
+    DynamicGeneration,
+    _Round,
+    _stack,
+    _trim,
+)
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.wrappers.sampling import StepSamples
 
@@ -73,8 +79,9 @@ class FewerGeneration(DynamicGeneration):
         trainer: Any,
         wrapper: FewerRollouts,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
+        seam: AdapterSeam,
     ):
-        super().__init__(trainer, wrapper, parent)
+        super().__init__(trainer, wrapper, parent, seam)
         self.config: FewerRolloutsConfig = wrapper.config
         self.loss_scale = self.config.loss_scale
 
@@ -87,7 +94,7 @@ class FewerGeneration(DynamicGeneration):
         tr = self.trainer
         n = int(tr.num_generations)
         batch = int(tr.args.generation_batch_size) // n
-        counters = tr._frontier_counters
+        counters = self.seam.counters
         rounds: list[_Round] = []
         before = counters["fewer_rollouts"]
 
@@ -126,7 +133,7 @@ class FewerGeneration(DynamicGeneration):
     def metrics(self) -> dict[str, float]:
         """The adapter's `fewer_rollouts/...` metrics (the wrapper adds `kept` and
         `screened_out`, the prompts rolled out and screened out this step)."""
-        c = self.trainer._frontier_counters
+        c = self.seam.counters
         return {
             "fewer_rollouts/rollouts": float(c["fewer_rollouts"]),
             "fewer_rollouts/rollouts_step": self.last.get("rollouts", math.nan),

@@ -29,8 +29,6 @@ from frontier_rft.core.config import closest, did_you_mean
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
-    requirement_problems,
-    selector_reward_bounds,
     shown,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
@@ -259,9 +257,7 @@ def pool_fields(config: FrontierConfig) -> set[str]:
 def pool_problems(config: FrontierConfig) -> list[str]:
     """The metadata `config`'s selector cannot run without that its columns do not give
     (the selector would refuse the pool once built, after the model loads)."""
-    return requirement_problems(
-        config.selector, config.selector_config, pool_fields(config), POOL_OPTIONS
-    )
+    return config.selector_spec.requirement_problems(pool_fields(config), POOL_OPTIONS)
 
 
 def reward_range_problems(
@@ -279,12 +275,10 @@ def reward_range_problems(
     if len(reward_names) < 2 or config.reward_range is not None:
         return []
     if selector is not None:
-        bounds = selector.reward_bounds
+        name, bounds = selector.name, selector.reward_bounds
     else:
-        bounds = selector_reward_bounds(
-            config.selector, config.selector_config, pool_fields(config), config.selector_judge
-        )
-    name = selector.name if selector is not None else config.selector
+        spec = config.selector_spec
+        name, bounds = spec.name, spec.reward_bounds(pool_fields(config))
     return reward_sum_problems(reward_names, weights, name, bounds)
 
 

@@ -64,14 +64,13 @@ from frontier_rft.integrations.embeddings import sharded_self_embeddings
 from frontier_rft.integrations.pool import (
     build_pool,
     evidence_summary,
-    make_pool_selector,
     prompt_text,
-    reads_features,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.dynamic import (
     DAPO_SUMMARY,
     DYNAMIC_COUNTERS,
+    AdapterSeam,
     DynamicGeneration,
     check_wrappable,
 )
@@ -284,9 +283,6 @@ class FrontierTrainerMixin:
             **dict.fromkeys(DYNAMIC_COUNTERS, 0),
             **dict.fromkeys(FEWER_COUNTERS, 0),
         }
-        self._frontier_loss_factor = 1.0
-        """Factor on TRL's loss of the current generation (a step sampler's short step with
-        loss_scale kept and a per-row loss type: B / G)."""
         self.frontier_stop_reason: str | None = None
         """Why training stopped early (dynamic sampling found no signal), else None."""
         self._frontier_embedding_texts: list[str] | None = None
@@ -328,12 +324,15 @@ class FrontierTrainerMixin:
         settings, fewer = config.dynamic_sampling_settings(), config.fewer_rollouts_settings()
         if settings is not None or fewer is not None:
             parent = super()._generate_and_score_completions  # type: ignore[misc]
+            seam = AdapterSeam(
+                self._frontier_counters, rows, self._frontier_tap, self._frontier_gather
+            )
             if settings is not None:
                 wrapper = DynamicSampling(selector, settings)
-                self.frontier_dynamic = DynamicGeneration(self, wrapper, parent)
+                self.frontier_dynamic = DynamicGeneration(self, wrapper, parent, seam)
             else:
                 sampler = FewerRollouts(selector, fewer)
-                self.frontier_dynamic = FewerGeneration(self, sampler, parent)
+                self.frontier_dynamic = FewerGeneration(self, sampler, parent, seam)
             self.add_callback(_SkipEmptyUpdate(self.frontier_dynamic))  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ dynamic sampling
@@ -402,20 +401,21 @@ class FrontierTrainerMixin:
         """The configured selector over a TaskPool of the dataset's columns (task t = row
         rows[t]), with the policy's self-embeddings as features when it reads features."""
         config, ds = self.frontier_config, self.train_dataset
+        spec = config.selector_spec  # read once, before the model loaded (pool_problems)
         columns = config.columns()
         names = list(ds.column_names)
         pool = build_pool(lambda c: ds[c], names, len(ds), columns, rows)
         seed = int(self.args.seed if config.selector_seed is None else config.selector_seed)
-        overrides = dict(config.selector_config or {})  # type: ignore[arg-type]
+        # Whether it reads features is a fact of its class and config: no probe build.
         wanted = config.self_embeddings == "on" or (
             config.self_embeddings == "auto"
             and config.features_column is None
-            and config.selector_judge is None
-            and reads_features(config.selector, pool, overrides)
+            and spec.judge is None
+            and spec.reads_features(pool)
         )
         if config.self_embeddings_refresh_steps and not wanted:
             raise ValueError(
-                f"self_embeddings_refresh_steps is set, but selector {config.selector!r} reads "
+                f"self_embeddings_refresh_steps is set, but selector {spec.name!r} reads "
                 "no task features here, so nothing would be refreshed; set it to 0, or "
                 "self_embeddings='on' for a selector that reads features"
             )
@@ -427,9 +427,7 @@ class FrontierTrainerMixin:
             embeddings = self._frontier_embed()
             note = f"; self-embeddings of {len(raw)} prompts in {time.perf_counter() - start:.1f} s"
             pool = build_pool(lambda c: ds[c], names, len(ds), columns, rows, features=embeddings)
-        selector = make_pool_selector(
-            config.selector, pool, seed, overrides, judge=config.selector_judge
-        )
+        selector = spec.build(pool, seed)
         if wanted:
             relabel_evidence(selector.evidence, "policy")
         if self.accelerator.is_main_process:
@@ -771,8 +769,9 @@ class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[m
                 logged[-1] = coef
         else:
             loss = super()._compute_loss(model, inputs)
-        if self._frontier_loss_factor != 1.0 and self.model.training:
-            loss = loss * self._frontier_loss_factor
+        factor = 1.0 if sampler is None else sampler.loss_factor
+        if factor != 1.0 and self.model.training:
+            loss = loss * factor
         return loss
 
 

@@ -181,34 +181,62 @@ class BOTSSelector(Selector):
         return None  # 'none', 'regression' (its anchors alone suffice), rho = 0, candidates
 
     # ------------------------------------------------------------------ config
-    def _resolve_plugin(self) -> str:
-        """The plug-in in use; derives features from prompts when a feature plug-in needs them.
+    @classmethod
+    def plugin_for(cls, config: BOTSConfig, given: frozenset[str]) -> str:
+        """The plug-in `config` runs over a pool holding the metadata fields `given`.
 
-        'auto': interpolation when reference pass rates are given, else the regression
-        plug-in on the given features or on features of the prompt text (a pool with none
-        of these was refused); an explicit 'regression' runs on the tasks' own anchors alone
-        when the pool has neither features nor prompts. Anything but the interpolation is
-        announced with an `EvidenceWarning` and reported as `evidence/plugin/<name>`.
-        Candidate mode defers only the interpolation (`_candidate_fallback`).
+        'auto': none with rho = 0 (implicit evidence has no weight: no O(N) pass), the
+        interpolation when reference pass rates are given, else the regression plug-in on
+        the given features or on features of the prompt text; an explicit 'regression'
+        runs on the tasks' own anchors alone when the pool has neither features nor prompts.
+        Candidate mode defers only the interpolation: the kernel or regression plug-in it
+        would run is 'none' (`_candidate_fallback`: announced for 'auto', refused when asked
+        for by name).
         """
-        cfg, pool = self.cfg, self.pool
-        choice = cfg.plugin
+        choice = config.plugin
         if choice == "auto":
-            if cfg.rho == 0:
-                return "none"  # implicit evidence has no weight: skip its O(N) pass
-            if pool.reference_pass_rates is not None:
+            if config.rho == 0:
+                return "none"
+            if "reference_pass_rates" in given:
                 return "interpolation"
-            if cfg.candidates:
-                return self._candidate_fallback()
             choice = "regression"
-        if cfg.candidates and choice in ("kernel", "regression"):
+        if config.candidates and choice in ("kernel", "regression"):
+            return "none"
+        return choice
+
+    @classmethod
+    def reads_features(cls, config: SelectorConfig, given: frozenset[str]) -> bool:
+        """The kernel plug-in, and the regression one on a pool with features or prompts."""
+        assert isinstance(config, BOTSConfig)
+        plugin = cls.plugin_for(config, given)
+        return plugin == "kernel" or (
+            plugin == "regression" and bool({"features", "prompts"} & given)
+        )
+
+    @classmethod
+    def reward_bounds_for(
+        cls, config: SelectorConfig, given: frozenset[str]
+    ) -> tuple[float, float] | None:
+        """Bernoulli rewards lie in [0, 1]; reward_model='gaussian' reads any scale."""
+        assert isinstance(config, BOTSConfig)
+        return None if config.reward_model == "gaussian" else (0.0, 1.0)
+
+    def _resolve_plugin(self) -> str:
+        """The plug-in in use (`plugin_for`); derives features from prompts when a feature
+        plug-in needs them. Anything but the interpolation is announced with an
+        `EvidenceWarning` and reported as `evidence/plugin/<name>`."""
+        cfg, pool = self.cfg, self.pool
+        given = pool.given()
+        choice = self.plugin_for(cfg, given)
+        deferred = cfg.plugin in ("kernel", "regression") or (
+            cfg.plugin == "auto" and cfg.rho != 0 and "reference_pass_rates" not in given
+        )
+        if cfg.candidates and deferred:
             return self._candidate_fallback()
         # Selector.__init__ refused a pool without what `choice` reads (requirement()).
-        if choice == "kernel" or (
-            choice == "regression" and (pool.features is not None or pool.prompts is not None)
-        ):
+        if self.reads_features(cfg, given):
             self._features, self.evidence["features"] = task_features(pool, self.name)
-        if cfg.plugin == "auto":
+        if cfg.plugin == "auto" and choice == "regression":
             source = "the given" if self.evidence.get("features") == "given" else "prompt-text"
             announce(
                 f"{self.name}: no reference pass rates in the TaskPool, so implicit evidence "
@@ -234,10 +262,6 @@ class BOTSSelector(Selector):
             "pass reference_pass_rates=(weak, strong), or candidates=0 for the whole pool"
         )
         return "none"
-
-    @property
-    def reward_bounds(self) -> tuple[float, float] | None:
-        return None if self.gaussian else (0.0, 1.0)
 
     # ------------------------------------------------------------------ selection
     def _select(self, n: int) -> I64:
