@@ -311,12 +311,13 @@ def test_resume_mid_second_epoch_continues_identically(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Path) -> None:
-    """The settings travel with the selector state; a resume with others is one line naming
-    the saved ones and changes nothing. A checkpoint from before the record: the defaults."""
+    """The settings travel with the selector state, in the step sampler's file (the one
+    record); a resume with others is one line naming the saved ones and changes nothing. A
+    checkpoint from before that file: its frontier_fewer_rollouts.json, else the defaults."""
     saved = {"rollouts": "kept", "screen": 0, "loss_scale": "batch"}
     ckpt = tmp_path / "ckpt"
     trainer(tmp_path / "a", FrontierConfig(selector="greso", **saved)).save_frontier_state(ckpt)
-    assert json.loads((ckpt / "frontier_fewer_rollouts.json").read_text()) == saved
+    assert not (ckpt / "frontier_fewer_rollouts.json").exists()  # no second record
     want = "resume with the saved settings (rollouts: kept, screen: 0, loss_scale: batch)"
     for other in ({"screen": 2}, {"rollouts": "kept", "screen": 2},
                   {"rollouts": "kept", "loss_scale": "kept"}, {}):  # fmt: skip
@@ -328,8 +329,16 @@ def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Pa
         assert state_digest(t.frontier_selector.state_dict()) == before
     trainer(tmp_path / "c", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
 
-    (ckpt / "frontier_fewer_rollouts.json").unlink()  # as written before the record
-    (ckpt / "frontier_step_sampler.npz").unlink()  # (and before the step sampler's file)
+    (ckpt / "frontier_step_sampler.npz").unlink()  # as written before the step sampler's file
+    legacy = ckpt / "frontier_fewer_rollouts.json"  # ... and with the settings' old record
+    legacy.write_text(json.dumps(saved))
+    trainer(tmp_path / "f", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
+    with pytest.raises(ValueError, match=r"resume with the saved settings \(rollouts: kept"):
+        trainer(tmp_path / "g", FrontierConfig(selector="greso")).load_frontier_state(ckpt)
+    legacy.write_text("{not json")
+    with pytest.raises(ValueError, match=r"is damaged .*resume from an earlier checkpoint"):
+        trainer(tmp_path / "h", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
+    legacy.unlink()  # before either record: the defaults
     for ok in ({}, {"loss_scale": "kept"}):  # off, as saved: loss_scale changes nothing
         trainer(tmp_path / "d", FrontierConfig(selector="greso", **ok)).load_frontier_state(ckpt)
     with pytest.raises(ValueError, match=r"saved settings \(rollouts: full, screen: 0, loss"):

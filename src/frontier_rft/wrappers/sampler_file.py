@@ -33,6 +33,7 @@ __all__ = [
     "SAMPLER_FILE",
     "load_sampler",
     "save_sampler",
+    "saved_sampler_config",
     "saved_sampler_state",
 ]
 
@@ -102,6 +103,26 @@ def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
     return sampler
 
 
+def _saved_file(directory: Path, prefix: str) -> tuple[Path | None, list[str]]:
+    """The sampler file in checkpoint `directory` (SAMPLER_FILE, else a legacy name), or
+    None; and the names looked for."""
+    names = [prefix + name for name in (SAMPLER_FILE, *LEGACY_FILES)]
+    return next((directory / n for n in names if (directory / n).is_file()), None), names
+
+
+def saved_sampler_config(
+    directory: str | os.PathLike[str], prefix: str = ""
+) -> tuple[str, dict[str, Any]] | None:
+    """(kind, config) of the step sampler checkpoint `directory` was saved with, or None when
+    it holds no sampler file (written before SAMPLER_FILE by a sampler without state of its
+    own). CheckpointError (a ValueError) naming the file for a damaged one."""
+    path, _ = _saved_file(Path(directory), prefix)
+    if path is None:
+        return None
+    state = _read(path)
+    return str(state["kind"]), dict(state["config"])
+
+
 def saved_sampler_state(
     directory: str | os.PathLike[str], sampler: Sampler, fix: str, prefix: str = ""
 ) -> dict[str, Any] | None:
@@ -111,8 +132,7 @@ def saved_sampler_state(
     line ending in `fix` (how to resume) for a checkpoint of another sampler or settings, or
     a damaged file. The state returned loads into `sampler` without error."""
     directory = Path(directory)
-    names = [prefix + name for name in (SAMPLER_FILE, *LEGACY_FILES)]
-    path = next((directory / n for n in names if (directory / n).is_file()), None)
+    path, names = _saved_file(directory, prefix)
     if path is None:
         if sampler.kind in _STATELESS:
             return None

@@ -7,10 +7,10 @@ after TRL has written the rest of the checkpoint. A third, `frontier_step_sample
 step sampler's kind, config and own state (`save_sampler` without the selector, which is in
 the first file; plain TRL generation is the pass-through sampler), as the reference trainer's
 checkpoint holds it; before it, a checkpoint held `frontier_dynamic_sampling.npz` with
-dynamic sampling on, nothing otherwise. And `frontier_fewer_rollouts.json`, the
-fewer-rollouts settings the run trained with (`rollouts`, `screen`, `loss_scale`), written
-before the other two: a checkpoint without it was written before it existed, with the
-defaults (full, 0, batch).
+dynamic sampling on, nothing otherwise. It is also the one record of the fewer-rollouts
+settings (`rollouts`, `screen`, `loss_scale`: FewerRollouts' config, else off). Checkpoints
+written before it hold `frontier_fewer_rollouts.json` (FEWER_FILE) instead, still read; one
+with neither was written with the defaults (full, 0, batch).
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.selectors.persistence import restore_selector, save_selector
 from frontier_rft.wrappers import sampler_file
-from frontier_rft.wrappers.sampler_file import save_sampler, saved_sampler_state
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.wrappers.sampler_file import (
+    save_sampler,
+    saved_sampler_config,
+    saved_sampler_state,
+)
 from frontier_rft.wrappers.sampling import Sampler
 
 __all__ = [
@@ -42,7 +47,6 @@ __all__ = [
     "check_fewer_settings",
     "load_state",
     "load_step_sampler",
-    "save_fewer_settings",
     "save_state",
     "save_step_sampler",
     "state_digest",
@@ -54,30 +58,29 @@ _PREFIX = "frontier_"
 """Our files' prefix in TRL's checkpoint directory (the step sampler's: the trainer's name)."""
 STEP_SAMPLER_FILE = _PREFIX + sampler_file.SAMPLER_FILE
 FEWER_FILE = "frontier_fewer_rollouts.json"
+"""Where checkpoints written before the step sampler file recorded the fewer-rollouts
+settings (read, no longer written: the step sampler file holds them)."""
 FEWER_DEFAULTS: dict[str, Any] = {"rollouts": "full", "screen": 0, "loss_scale": "batch"}
-"""The fewer-rollouts settings of a checkpoint that has no FEWER_FILE (written before it)."""
-
-
-def save_fewer_settings(directory: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
-    """Write the run's fewer-rollouts settings (FEWER_DEFAULTS' keys) into `directory`."""
-    record = {key: settings[key] for key in FEWER_DEFAULTS}
-    text = json.dumps(record, sort_keys=True).encode()
-    atomic_write_bytes(Path(directory) / FEWER_FILE, lambda fh: fh.write(text))
+"""The fewer-rollouts settings of a checkpoint whose step sampler is not FewerRollouts."""
 
 
 def _describe(settings: Mapping[str, Any]) -> str:
     return ", ".join(f"{key}: {settings[key]}" for key in FEWER_DEFAULTS)
 
 
-def check_fewer_settings(directory: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
-    """ValueError (one line) unless the checkpoint in `directory` was written with these
-    fewer-rollouts settings (a checkpoint without the record: the defaults). With fewer
-    rollouts off on both sides (rollouts: full, screen: 0), loss_scale changes nothing and
-    is not compared."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        return  # load_state names the missing checkpoint
+def _saved_fewer_settings(directory: Path) -> dict[str, Any]:
+    """The fewer-rollouts settings checkpoint `directory` was written with: its step sampler
+    file's FewerRollouts config (another sampler: the defaults), or in a checkpoint from
+    before that file, its FEWER_FILE (none: the defaults)."""
     saved = dict(FEWER_DEFAULTS)
+    found = saved_sampler_config(directory, prefix=_PREFIX)
+    if found is not None:
+        kind, config = found
+        if kind == FewerRollouts.kind:
+            saved["rollouts"] = "kept" if config.get("skip") else "full"
+            saved["screen"] = config.get("screen")
+            saved["loss_scale"] = config.get("loss_scale")
+        return saved
     path = directory / FEWER_FILE
     if path.is_file():
         try:
@@ -90,6 +93,17 @@ def check_fewer_settings(directory: str | os.PathLike[str], settings: Mapping[st
                 "earlier checkpoint"
             ) from exc
         saved.update(record)
+    return saved
+
+
+def check_fewer_settings(directory: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
+    """ValueError (one line) unless the checkpoint in `directory` was written with these
+    fewer-rollouts settings (`_saved_fewer_settings`). With fewer rollouts off on both sides
+    (rollouts: full, screen: 0), loss_scale changes nothing and is not compared."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return  # load_state names the missing checkpoint
+    saved = _saved_fewer_settings(directory)
     mine = {key: settings[key] for key in FEWER_DEFAULTS}
 
     def on(s: Mapping[str, Any]) -> bool:

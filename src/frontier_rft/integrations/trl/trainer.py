@@ -100,7 +100,6 @@ from frontier_rft.integrations.trl.state import (
     check_fewer_settings,
     load_state,
     load_step_sampler,
-    save_fewer_settings,
     save_state,
     save_step_sampler,
     state_digest,
@@ -629,13 +628,14 @@ class FrontierTrainerMixin:
 
     # ------------------------------------------------------------------ checkpoints
     def save_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Write the fewer-rollouts settings, then the selector and sampler state (and the
-        step sampler's) into `directory`."""
-        save_fewer_settings(directory, self._frontier_fewer_record())
+        """Write the step sampler's state (the record of the fewer-rollouts and dynamic
+        sampling settings), then the selector and sampler state, into `directory`."""
+        # The settings' record first: a save cut short is then refused for its missing
+        # state, not mistaken for a run with other settings.
+        save_step_sampler(directory, self._frontier_step_sampler())
         save_state(
             directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
         )
-        save_step_sampler(directory, self._frontier_step_sampler())
         self.frontier_shadows.save(directory)
 
     def _frontier_step_sampler(self) -> Sampler:
