@@ -1,6 +1,6 @@
-"""What the TRL and verl pre-flight checks share: a report, the selector part of a config
-(its options, and the metadata it cannot run without against what the data gives it), and a
-data file's columns read without loading the file.
+"""What the TRL, verl and SkyRL pre-flight checks share: a report, the selector part of a
+config (its options, and the metadata it cannot run without against what the data gives it),
+and a data file's columns read without loading the file.
 
 Imports neither torch nor a trainer, so `frontier check-config` runs on any machine.
 """
@@ -18,11 +18,13 @@ from frontier_rft.integrations.pool import judge_problem, make_pool_selector
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
+    "SAMPLER_POOL_KEYS",
     "DataColumns",
     "Report",
     "apply_overrides",
     "read_data_columns",
     "requirement_problems",
+    "sampler_pool_fields",
     "selector_problems",
     "selector_reward_bounds",
     "shown",
@@ -117,6 +119,27 @@ def requirement_problems(
     ways += [f"selector_config: {{{k}: {v}}} ({what})" for k, v, what in need.instead]
     fields = " or ".join(f.replace("_", " ") for f in need.fields)
     return [f"selector {name!r} needs {fields} ({need.why}): set {'; or '.join(ways)}"]
+
+
+SAMPLER_POOL_KEYS = (
+    ("categories", "category_keys"),
+    ("difficulty", "difficulty_key"),
+    ("reference_pass_rates", "pass_rate_keys"),
+    ("features", "features_key"),
+    ("features", "self_embeddings_model"),
+)
+"""(TaskPool field, VerlSamplerConfig field that gives it): what verl's and SkyRL's sampler
+builds its pool from (the prompt text is always given: its column is required)."""
+
+
+def sampler_pool_fields(values: Mapping[str, Any]) -> set[str]:
+    """The TaskPool fields a VerlSamplerConfig with the fields `values` as given (verl's
+    sampler kwargs, SkyRL's `frontier:` settings) builds its pool with: 'prompts' always, and
+    each metadata field whose option is set (SAMPLER_POOL_KEYS); `requirement_problems`'s
+    `given`."""
+    given = {"prompts"}
+    given |= {name for name, option in SAMPLER_POOL_KEYS if values.get(option)}
+    return given
 
 
 def selector_reward_bounds(

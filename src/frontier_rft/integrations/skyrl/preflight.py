@@ -21,6 +21,7 @@ from frontier_rft.integrations.preflight import (
     Report,
     read_data_columns,
     requirement_problems,
+    sampler_pool_fields,
     selector_problems,
     shown,
 )
@@ -33,7 +34,7 @@ from frontier_rft.integrations.skyrl.config import (
     unknown_settings,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
-from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, _pool_fields, shadow_problems
+from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, shadow_problems
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
 
@@ -80,7 +81,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     report.add(
         SKYRL_SETTING,
         requirement_problems(
-            selector, values.get("selector_config"), _pool_fields(values), POOL_OPTIONS
+            selector, values.get("selector_config"), sampler_pool_fields(values), POOL_OPTIONS
         ),
     )
     batch = _get(config, "trainer.train_batch_size")
