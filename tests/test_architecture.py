@@ -6,6 +6,9 @@ literal name. A module belongs to a *unit*: its subpackage (`core`, `selectors`,
 for a top-level module its own name (`progress`, `metrics_log`, `__main__`), or
 `__init__` for the package's own `__init__.py` (the public API). The layers of those
 units are read from the picture in docs/architecture.md, the one place they are written.
+
+The scripts of `benchmarks/` sit above the package: they may import frontier_rft (and each
+other, without a cycle), and no module of frontier_rft imports one of them.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "frontier_rft"
+BENCHMARKS = REPO / "benchmarks"
 DOC = REPO / "docs" / "architecture.md"
 
 # Imports that break the layer rule today, each with the issue that removes it. Nothing
@@ -183,3 +187,72 @@ def test_no_cycle_between_modules() -> None:
         graphlib.TopologicalSorter(GRAPH).prepare()
     except graphlib.CycleError as exc:
         pytest.fail(f"modules import each other (move what both need below them): {exc.args[1]}")
+
+
+def test_private_names_stay_in_their_package() -> None:
+    """A `_name` is imported only by modules of its own package (an adapter reads another
+    adapter's helpers through a public, documented function: integrations/preflight.py)."""
+    wrong = []
+    for module, path in MODULES.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            source = owner(node.module)
+            if source is None:
+                continue
+            home = source if MODULES[source].name == "__init__.py" else source.rpartition(".")[0]
+            private = [a.name for a in node.names if re.fullmatch(r"_[^_].*", a.name)]
+            if private and home != package:
+                wrong.append(f"{module} imports {', '.join(private)} from {source}")
+    assert not wrong, "make these public where both can reach them:\n" + "\n".join(wrong)
+
+
+# ---------------------------------------------------------------------------- benchmarks/
+def benchmark_graph(directory: Path) -> dict[str, set[str]]:
+    """Script name -> the scripts of `directory` it imports: as a sibling (`import allocation`,
+    how a script run from its folder finds another) or as `benchmarks.allocation`."""
+    stems = {p.stem for p in directory.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in sorted(directory.glob("*.py")):
+        edges = graph[path.stem] = set()
+        for name in imported_names(f"benchmarks.{path.stem}", path):
+            parts = name.split(".")
+            top = parts[1] if parts[0] == "benchmarks" and len(parts) > 1 else parts[0]
+            if top in stems and top != path.stem:
+                edges.add(top)
+    return graph
+
+
+def test_the_package_never_imports_a_benchmark() -> None:
+    """frontier_rft sits below benchmarks/: no module of it imports a script there."""
+    stems = {p.stem for p in BENCHMARKS.glob("*.py")}
+    assert stems, "benchmarks/ holds no script: the check would check nothing"
+    wrong = sorted(
+        f"{module} imports {name}"
+        for module, path in MODULES.items()
+        for name in imported_names(module, path)
+        if name.split(".")[0] == "benchmarks" or name.split(".")[0] in stems
+    )
+    assert not wrong, "move what both need into frontier_rft:\n" + "\n".join(wrong)
+
+
+def test_benchmarks_import_what_the_package_has() -> None:
+    """A benchmark's frontier_rft imports name modules that exist (none left behind by a move)."""
+    missing = sorted(
+        f"{path.name} imports {name}"
+        for path in sorted(BENCHMARKS.glob("*.py"))
+        for name in imported_names(f"benchmarks.{path.stem}", path)
+        if name.split(".")[0] == "frontier_rft" and owner(name) is None
+    )
+    assert not missing, "\n".join(missing)
+
+
+def test_no_cycle_between_benchmarks(tmp_path: Path) -> None:
+    graphlib.TopologicalSorter(benchmark_graph(BENCHMARKS)).prepare()
+    # The check can fail: two scripts that import each other, one of them by package name.
+    (tmp_path / "a.py").write_text("import b\n")
+    (tmp_path / "b.py").write_text("from benchmarks.a import main\n")
+    assert benchmark_graph(tmp_path) == {"a": {"b"}, "b": {"a"}}
+    with pytest.raises(graphlib.CycleError):
+        graphlib.TopologicalSorter(benchmark_graph(tmp_path)).prepare()

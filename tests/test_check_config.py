@@ -95,6 +95,21 @@ def test_command_line_overrides_read_as_the_trainers_read_them() -> None:
     ]
 
 
+def test_verl_and_skyrl_read_the_pool_fields_from_one_public_function() -> None:
+    """The fields verl's and SkyRL's sampler builds its pool from: one function, shared."""
+    from dataclasses import fields
+
+    from frontier_rft.integrations.preflight import SAMPLER_POOL_KEYS, sampler_pool_fields
+    from frontier_rft.integrations.verl.config import VerlSamplerConfig
+
+    names = {f.name for f in fields(VerlSamplerConfig)}
+    assert {option for _, option in SAMPLER_POOL_KEYS} <= names
+    assert sampler_pool_fields({}) == {"prompts"}
+    assert sampler_pool_fields(
+        {"category_keys": ["c"], "self_embeddings_model": "m", "difficulty_key": ""}
+    ) == {"prompts", "categories", "features"}
+
+
 # ---------------------------------------------------------------------------- verl
 
 

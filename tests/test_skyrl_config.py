@@ -22,13 +22,13 @@ def test_the_settings_are_the_verl_samplers_with_skyrls_batch_size() -> None:
     config = skyrl_sampler_config({"selector": "skip", "seed": 2}, train_batch_size=16)
     assert (config.selector, config.seed, config.batch_size) == ("skip", 2, 16)
     assert skyrl_sampler_config(None, 8).selector == "greso"
-    assert "rollouts" not in SKYRL_FIELDS and "batch_size" not in SKYRL_FIELDS
+    assert "batch_size" not in SKYRL_FIELDS
+    assert skyrl_sampler_config({"rollouts": "kept"}, 8).rollouts == "kept"
 
 
 @pytest.mark.parametrize(
     ("fields", "says"),
     [
-        ({"rollouts": "kept"}, "rollouts: kept needs verl's v1 sync trainer"),
         ({"batch_size": 8}, "SkyRL's trainer.train_batch_size"),
         ({"reward_key": "acc"}, "reward_key is verl's"),
         ({"dynamic_sampling": "greso"}, "trainer.algorithm.dynamic_sampling.type=filter"),
@@ -73,7 +73,6 @@ def test_check_names_every_mistake_at_once(tmp_path: Path) -> None:
     )
     text = "\n".join(report.problems)
     for says in (
-        "frontier: rollouts: rollouts: kept needs",
         "frontier: unknown setting 'reward_kee' (did you mean 'reward_range'?)",
         "frontier: seed must be a non-negative int",
         "p_int",
@@ -83,7 +82,7 @@ def test_check_names_every_mistake_at_once(tmp_path: Path) -> None:
         "category_keys: no column 'topic'",
     ):
         assert says in text, (says, text)
-    assert len(report.problems) == 8
+    assert len(report.problems) == 7
 
 
 def test_a_good_config_passes_and_says_task_ids_are_positions(tmp_path: Path) -> None:
@@ -115,10 +114,16 @@ def test_check_config_skyrl_from_the_command_line(
 def test_the_entrypoint_refuses_bad_settings_before_skyrl_or_ray(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["trainer.train_batch_size=4", "frontier.selector=gresso", "frontier.rollouts=kept"]
+    argv = [
+        "trainer.train_batch_size=4",
+        "trainer.algorithm.dynamic_sampling.type=filter",
+        "frontier.selector=gresso",
+        "frontier.rollouts=kept",
+    ]
     assert skyrl_main(argv) == 2
     err = capsys.readouterr().err
-    assert "gresso" in err and "rollouts: kept" in err and "Traceback" not in err
+    assert "gresso" in err and "rollouts: kept with trainer.algorithm" in err
+    assert "Traceback" not in err
     assert "skyrl" not in sys.modules  # refused before SkyRL (and Ray) are imported
 
 
@@ -150,3 +155,25 @@ def test_check_config_names_shadows_beside_the_filter_and_a_screen_too_large() -
         {"frontier": {"shadows": ["greso", "screen4"]}, "generator": {"n_samples_per_prompt": 8}}
     )
     assert not fine.problems
+
+
+def test_check_config_takes_rollouts_kept_and_names_what_it_cannot_run_beside() -> None:
+    good = {"frontier": {"selector": "greso", "rollouts": "kept"}, "trainer": {}}
+    assert check_skyrl_config(good).problems == []
+    mini = {"train_batch_size": 64, "policy_mini_batch_size": 16}
+    notes = check_skyrl_config({**good, "trainer": mini}).notes
+    assert any("ceil(K/16) optimizer steps, not 4" in n and "LR scheduler" in n for n in notes)
+    for kind in ("filter", "replace"):
+        report = check_skyrl_config(
+            {**good, "trainer": {"algorithm": {"dynamic_sampling": {"type": kind}}}}
+        )
+        assert len(report.problems) == 1 and "\n" not in report.problems[0]
+        assert (
+            "rollouts: kept with trainer.algorithm.dynamic_sampling.type set"
+            in (report.problems[0])
+        )
+    beside = check_skyrl_config(
+        {"frontier": {"selector": "uniform", "rollouts": "kept", "shadows": ["greso"]}}
+    )
+    assert any("rollouts: kept does not roll out" in p for p in beside.problems)
+    assert check_skyrl_config({"frontier": {"selector": "dots", "rollouts": "kept"}}).problems

@@ -176,6 +176,12 @@ def _stub_training_input() -> TrainingInputBatch:
     return batch
 
 
+def _no_values(batch: TrainingInputBatch) -> TrainingInputBatch:
+    """The forward passes stood in for: no critic, so no values (as SkyRL without one)."""
+    batch["values"] = None
+    return batch
+
+
 class Run:
     """One trainer over the data file, with what it recorded."""
 
@@ -185,7 +191,12 @@ class Run:
         cfg: SkyRLTrainConfig,
         frontier: dict[str, Any],
         generator: BernoulliGenerator | None = None,
+        real_batches: bool = False,
+        lcm_dp_size: int = 1,
     ) -> None:
+        """real_batches: SkyRL's own convert_to_training_input and advantages run, and the
+        policy update stood in for records each batch (`self.batches`); lcm_dp_size: the
+        data-parallel size the stood-in workers report."""
         self.generator = generator or BernoulliGenerator()
         self.tracker = MagicMock()
         dataset = PromptDataset(
@@ -204,13 +215,18 @@ class Run:
         # The policy workers, stood in for (as SkyRL's test_rl_callbacks.py does).
         dispatch = MagicMock()
         dispatch.save_weights_for_sampler = AsyncMock(return_value=None)
-        dispatch.get_lcm_dp_size = MagicMock(return_value=1)
+        dispatch.get_lcm_dp_size = MagicMock(return_value=lcm_dp_size)
         t.dispatch = dispatch
         t.init_weight_sync_state = lambda: None
-        t.convert_to_training_input = lambda *_a, **_k: _stub_training_input()
-        t.fwd_logprobs_values_reward = lambda batch: batch
-        t.compute_advantages_and_returns = lambda batch: batch
-        t.train_critic_and_policy = lambda batch: {"policy_loss": 0.0}
+        self.batches: list[dict[str, Any]] = []
+        if real_batches:
+            t.fwd_logprobs_values_reward = _no_values
+            t.train_critic_and_policy = self._record
+        else:
+            t.convert_to_training_input = lambda *_a, **_k: _stub_training_input()
+            t.fwd_logprobs_values_reward = lambda batch: batch
+            t.compute_advantages_and_returns = lambda batch: batch
+            t.train_critic_and_policy = lambda batch: {"policy_loss": 0.0}
         t._cleanup_old_checkpoints = lambda: None  # a Ray task per node
         # What the selector was asked and told, in order.
         sampler = t.frontier_sampler
@@ -219,10 +235,15 @@ class Run:
         self.picks: list[list[int]] = []
         self.feedback: list[tuple[int, int, float]] = []  # (task id, draw step, reward)
         selector = sampler.selector
-        select, update = selector.select, selector.update
+        select, select_window, update = selector.select, selector.select_window, selector.update
 
         def spy_select(n: int) -> np.ndarray:
             out = select(n)
+            self.picks.append([int(sampler.task_ids[i]) for i in out])
+            return out
+
+        def spy_select_window(n: int) -> np.ndarray:
+            out = select_window(n)
             self.picks.append([int(sampler.task_ids[i]) for i in out])
             return out
 
@@ -232,7 +253,29 @@ class Run:
             update(fb)
 
         selector.select = spy_select  # type: ignore[method-assign]
+        selector.select_window = spy_select_window  # type: ignore[method-assign]
         selector.update = spy_update  # type: ignore[method-assign]
+
+    def _record(self, batch: TrainingInputBatch) -> dict[str, float]:
+        """The policy update stood in for: what SkyRL would train on, with its per-mini-batch
+        loss normalisation (_normalize_advantages, SkyRL's own) applied."""
+        meta = batch.metadata
+        raw = batch["advantages"].clone()
+        mini = meta["policy_mini_batch_boundaries"]
+        normalized = self.trainer._normalize_advantages(
+            batch, mini, meta["policy_prompt_boundaries"]
+        )
+        self.batches.append(
+            {
+                "rows": len(batch["sequences"]),
+                "pad_size": meta["pad_size"],
+                "mini_batches": list(mini),
+                "loss_mask": batch["loss_mask"].clone(),
+                "advantages": raw,
+                "normalized": normalized["advantages"].clone(),
+            }
+        )
+        return {"policy_loss": 0.0}
 
     def train(self) -> Run:
         import asyncio
@@ -246,8 +289,8 @@ class Run:
 
 @pytest.fixture
 def make_run(data_file: Path) -> Callable[..., Run]:
-    def make(cfg: SkyRLTrainConfig, frontier: dict[str, Any] | None = None) -> Run:
-        return Run(data_file, cfg, frontier or {"selector": "greso", "seed": 3})
+    def make(cfg: SkyRLTrainConfig, frontier: dict[str, Any] | None = None, **kw: Any) -> Run:
+        return Run(data_file, cfg, frontier or {"selector": "greso", "seed": 3}, **kw)
 
     return make
 

@@ -10,6 +10,7 @@ import pytest
 from frontier_rft.integrations.skyrl.trainer import (
     _positions,
     check_skyrl_hooks,
+    kept_mini_batches,
     rollout_rewards,
     skyrl_task_ids,
 )
@@ -138,3 +139,14 @@ def test_the_experiments_get_trainer_builds_the_frontier_trainer(tmp_path: Any) 
     assert trainer.frontier_sampler is not None
     assert trainer.frontier_sampler.selector.name == "uniform"
     assert trainer.total_training_steps == 1
+
+
+def test_kept_mini_batches_cut_a_step_wise_batch_by_prompts() -> None:
+    from skyrl.train.dataset.preprocess import compute_prompt_boundaries
+
+    # Step-wise: each prompt's rows are its trajectories' turns, any number of them.
+    uids = ["4", "4", "4", "9", "9", "1", "1", "1", "1", "7"]
+    prompts = compute_prompt_boundaries(uids)
+    assert kept_mini_batches(prompts, 2) == [(0, 5), (5, 10)]
+    assert kept_mini_batches(prompts, 3) == [(0, 9), (9, 10)]  # the last one shorter
+    assert kept_mini_batches(prompts[:1], 4) == [(0, 3)]

@@ -46,10 +46,15 @@ class Spy:
 def spy_on(dataset: FrontierRLDataset) -> Spy:
     spy = Spy()
     selector = dataset.selector
-    select, update = selector.select, selector.update
+    select, select_window, update = selector.select, selector.select_window, selector.update
 
     def spied_select(n: int) -> Any:
         ids = select(n)
+        spy.picks.append([int(i) for i in ids])
+        return ids
+
+    def spied_select_window(n: int) -> Any:
+        ids = select_window(n)
         spy.picks.append([int(i) for i in ids])
         return ids
 
@@ -60,17 +65,22 @@ def spy_on(dataset: FrontierRLDataset) -> Spy:
         update(fb, **kw)
 
     selector.select = spied_select  # type: ignore[method-assign]
+    selector.select_window = spied_select_window  # type: ignore[method-assign]
     selector.update = spied_update  # type: ignore[method-assign]
     return spy
 
 
 def make_dataset(
-    log_path: Path, selector: str = "uniform", num_batches: int = 12, **selector_config: Any
+    log_path: Path,
+    selector: str = "uniform",
+    num_batches: int = 12,
+    rollouts: str = "full",
+    **selector_config: Any,
 ) -> FrontierRLDataset:
     from fake_service import NUM_TASKS
 
     config = TinkerFrontierConfig(
-        batch_size=BATCH, num_batches=num_batches, state_dir=str(log_path)
+        batch_size=BATCH, num_batches=num_batches, state_dir=str(log_path), rollouts=rollouts
     )
     return FrontierRLDataset(
         [TaskGroup(t) for t in range(NUM_TASKS)],

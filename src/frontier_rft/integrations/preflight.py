@@ -1,6 +1,6 @@
-"""What the TRL and verl pre-flight checks share: a report, the selector part of a config
-(its options, and the metadata it cannot run without against what the data gives it), and a
-data file's columns read without loading the file.
+"""What the TRL, verl and SkyRL pre-flight checks share: a report, the selector part of a
+config (its options, and the metadata it cannot run without against what the data gives it),
+and a data file's columns read without loading the file.
 
 Imports neither torch nor a trainer, so `frontier check-config` runs on any machine.
 """
@@ -18,11 +18,13 @@ from frontier_rft.integrations.pool import SelectorSpec, judge_problem
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
+    "SAMPLER_POOL_KEYS",
     "DataColumns",
     "Report",
     "apply_overrides",
     "read_data_columns",
     "requirement_problems",
+    "sampler_pool_fields",
     "selector_problems",
     "selector_reward_bounds",
     "shown",
@@ -103,6 +105,27 @@ def requirement_problems(
     The selector would refuse the pool the same way, after the model loads."""
     spec = _spec(name, overrides)
     return [] if spec is None else spec.requirement_problems(given, options)
+
+
+SAMPLER_POOL_KEYS = (
+    ("categories", "category_keys"),
+    ("difficulty", "difficulty_key"),
+    ("reference_pass_rates", "pass_rate_keys"),
+    ("features", "features_key"),
+    ("features", "self_embeddings_model"),
+)
+"""(TaskPool field, VerlSamplerConfig field that gives it): what verl's and SkyRL's sampler
+builds its pool from (the prompt text is always given: its column is required)."""
+
+
+def sampler_pool_fields(values: Mapping[str, Any]) -> set[str]:
+    """The TaskPool fields a VerlSamplerConfig with the fields `values` as given (verl's
+    sampler kwargs, SkyRL's `frontier:` settings) builds its pool with: 'prompts' always, and
+    each metadata field whose option is set (SAMPLER_POOL_KEYS); `requirement_problems`'s
+    `given`."""
+    given = {"prompts"}
+    given |= {name for name, option in SAMPLER_POOL_KEYS if values.get(option)}
+    return given
 
 
 def selector_reward_bounds(

@@ -14,6 +14,12 @@ a group through `EnvGroupBuilder.compute_group_rewards`. Those are the two seams
   cookbook calls it before it drops constant-reward groups, so dropped groups are reported
   too, each once.
 
+`rollouts="kept"` (TinkerFrontierConfig.rollouts): each `get_batch` is instead one
+`selector.select_window(batch_size)`, only the tasks the selector keeps among uniform's next
+batch_size: the cookbook's sync loop trains the groups it is given, so its steps stay and a
+step rolls out fewer groups. Its async and streaming loops train groups_per_batch groups a
+step whatever the batches hold, so there `get_batch` refuses (it reads which loop calls it).
+
 State: the cookbook has no hook for dataset state in its checkpoints, but it resumes at the
 batch index its last checkpoint names and asks `get_batch` for it. So the dataset writes
 the selector's state (`save_selector` file) and its own counters to
@@ -30,6 +36,7 @@ import logging
 import math
 import re
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +75,17 @@ DATASET_FILE = "frontier_dataset.json"
 STATE_VERSION = 1
 """Layout version of DATASET_FILE."""
 _BATCH_DIR = re.compile(r"batch_(\d{6,})")
+ROLLOUTS = ("full", "kept")
+"""TinkerFrontierConfig.rollouts: full batches, or only the tasks kept in each."""
+COOKBOOK_LOOPS = "tinker_cookbook.rl.train"
+"""The cookbook's module whose loops call get_batch; only its do_sync_training takes kept."""
+KEPT_NEEDS_SYNC = (
+    "rollouts='kept' needs the cookbook's sync loop (do_sync_training): its async "
+    "(async_config) and streaming (stream_minibatch_config) loops train groups_per_batch "
+    "groups a step whatever a batch holds, so a step has no window of uniform's batch to "
+    "shrink; set both to None, or rollouts='full'"
+)
+"""Why `rollouts: kept` is refused in the cookbook's other loops (docs/integrations/tinker.md)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,10 @@ class TinkerFrontierConfig:
     """'summary' (the default metric set) or 'all' of the selector's metrics in the file."""
     metrics_prefix: str = METRICS_PREFIX
     """Prefix of every metric name in the file."""
+    rollouts: str = "full"
+    """'full': each get_batch is the selector's batch_size tasks. 'kept': only the tasks it
+    keeps among uniform's next batch_size (greso, skip, uniform): the cookbook's steps and
+    epochs stay, fewer rollouts (its sync loop only; docs/integrations/tinker.md)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
@@ -115,10 +137,28 @@ class TinkerFrontierConfig:
         n = self.max_outstanding_batches
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"max_outstanding_batches must be an int >= 1, got {n!r}")
+        if self.rollouts not in ROLLOUTS:
+            raise ValueError(
+                f"rollouts must be full (the selector's batch_size tasks per batch) or kept "
+                f"(only the tasks it keeps among uniform's next batch_size), got "
+                f"{self.rollouts!r}"
+            )
         if self.metrics_verbosity not in VERBOSITIES:
             raise ValueError(
                 f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}"
             )
+
+
+def _calling_loop() -> str | None:
+    """The cookbook loop (function name) that asked for a batch; None for any other caller
+    (your own loop). Datasets that wrap this one (the cookbook's EpochCycledRLDataset) call
+    it from their own get_batch: those frames are passed over."""
+    frame = sys._getframe(2)  # 0: this function, 1: FrontierRLDataset.get_batch
+    while frame is not None and frame.f_code.co_name == "get_batch":
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None or frame.f_globals.get("__name__") != COOKBOOK_LOOPS:
+        return None
+    return frame.f_code.co_name
 
 
 class FeedbackGroupBuilder(EnvGroupBuilder):  # type: ignore[misc]
@@ -238,6 +278,12 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 f"{len(groups)} groups but the selector's pool has {selector.num_tasks} tasks; "  # type: ignore[arg-type]
                 "give one EnvGroupBuilder per task, in TaskPool order"
             )
+        if config.rollouts == "kept" and not selector.walks_windows():
+            raise ValueError(
+                f"rollouts='kept' rolls out the tasks a selector keeps among uniform's next "
+                f"batch; selector {selector.name!r} does not walk the data: use greso, skip or "
+                "uniform, or rollouts='full'"
+            )
         if config.batch_size > selector.num_tasks and not selector.allows_repeats:
             raise ValueError(
                 f"batch_size {config.batch_size} exceeds the pool ({selector.num_tasks} tasks)"
@@ -263,6 +309,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             "resumes": 0,
         }
         self._dirty = True  # state changed since it was last saved
+        self._last_kept = math.nan  # tasks of the last batch (rollouts: kept; metrics)
         self._logger: JsonlLogger | None = None
 
     # ------------------------------------------------------------------ RLDataset
@@ -274,10 +321,16 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         if isinstance(index, bool) or not isinstance(index, int | np.integer) or index < 0:
             raise ValueError(f"get_batch needs a batch index >= 0, got {index!r}")
         index = int(index)
+        kept = self.config.rollouts == "kept"
+        if kept and _calling_loop() not in (None, "do_sync_training"):
+            raise ValueError(KEPT_NEEDS_SYNC)  # before anything moves
         if self._next_index is None and index > 0:
             self._resume(index)  # the cookbook resumes at its last checkpoint's batch
         self._save(index)
-        ids = self.selector.select(self.config.batch_size)
+        size = self.config.batch_size
+        ids = self.selector.select_window(size) if kept else self.selector.select(size)
+        if kept:
+            self._last_kept = float(ids.shape[0])
         step = self._draws
         self._draws += 1
         self._next_index = index + 1
@@ -358,6 +411,8 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 "tinker/resumes": float(s["resumes"]),
             }
         )
+        if self.config.rollouts == "kept":
+            out["fewer_rollouts/kept"] = self._last_kept
         return out
 
     def _log_metrics(self, step: int) -> None:

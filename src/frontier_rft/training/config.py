@@ -13,21 +13,24 @@ from typing import Any
 
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
+from frontier_rft.core.selector import Selector
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.lm.sampling import Sampling, temperature_problem
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.shadows import shadow_config
-from frontier_rft.wrappers.allocation import COMMITS, VALUES, AllocationConfig
-from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
+from frontier_rft.wrappers.allocation import COMMITS, VALUES, Allocation, AllocationConfig
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import (
     LOSS_SCALES,
     ROLLOUTS,
+    FewerRollouts,
     FewerRolloutsConfig,
     fewer_rollouts_from_run,
 )
-from frontier_rft.wrappers.pilot_commit import PilotCommitConfig
+from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.wrappers.sampling import PassThrough, Sampler
 from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
 __all__ = [
@@ -546,6 +549,21 @@ class TrainConfig:
     def eval_sampling(self) -> Sampling:
         """How held-out tasks are sampled: eval_samples per task, as the rollouts are drawn."""
         return self.rollout_sampling(self.eval_samples)
+
+    def step_sampler(self, selector: Selector) -> Sampler:
+        """The step sampler this run's settings ask for around `selector`: allocation, else
+        pilot_commit, else fewer rollouts (rollouts kept or screening), else dynamic_sampling,
+        else plain GRPO (PassThrough)."""
+        fewer = self.fewer_rollouts_config()
+        if self.allocation:
+            return Allocation(selector, self.allocation_config())
+        if self.pilot_commit:
+            return PilotCommit(selector, self.pilot_commit_config(), seed=self.seed)
+        if fewer is not None:
+            return FewerRollouts(selector, fewer)
+        if self.dynamic_sampling:
+            return DynamicSampling(selector, self.dynamic_sampling_config())
+        return PassThrough(selector)
 
     def allocation_config(self) -> AllocationConfig:
         """The Allocation settings of this run (used when allocation is on)."""

@@ -70,13 +70,9 @@ from frontier_rft.training.shadows import (
     load_shadow,
     reward_record,
 )
-from frontier_rft.wrappers.allocation import Allocation
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.pilot_commit import PilotCommit
 from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, saved_sampler_state
-from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
+from frontier_rft.wrappers.sampling import Sampler, rollout_metrics
 from frontier_rft.wrappers.shadow import Shadow
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
@@ -705,19 +701,7 @@ class Trainer:
         Dynamic sampling never carries surplus groups here (max_surplus 0): training a group
         of an earlier step needs the log-probs of the policy that sampled it, which this
         trainer does not keep (docs/selectors/dapo.md)."""
-        cfg, sel = self.config, self.selector
-        fewer = cfg.fewer_rollouts_config()
-        sampler: Sampler
-        if cfg.allocation:
-            sampler = Allocation(sel, cfg.allocation_config())
-        elif cfg.pilot_commit:
-            sampler = PilotCommit(sel, cfg.pilot_commit_config(), seed=cfg.seed)
-        elif fewer is not None:
-            sampler = FewerRollouts(sel, fewer)
-        elif cfg.dynamic_sampling:
-            sampler = DynamicSampling(sel, cfg.dynamic_sampling_config())
-        else:
-            sampler = PassThrough(sel)
+        sampler = self.config.step_sampler(self.selector)
         if ckpt is not None:
             fix = "resume with the saved settings, or start a new --out"
             state = saved_sampler_state(ckpt, sampler, fix)

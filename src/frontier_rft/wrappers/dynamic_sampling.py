@@ -47,7 +47,13 @@ from frontier_rft.core.state_check import (
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr, gather
 from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, run_round
+from frontier_rft.wrappers.sampling import (
+    MAX_GROUP_SIZE,
+    RolloutFn,
+    Round,
+    StepSamples,
+    run_round,
+)
 
 __all__ = [
     "DAPO_MOVED",
@@ -69,8 +75,6 @@ RETIRED_NAMES = {"dapo": DAPO_MOVED}
 """Former selector names this package took over (frontier_rft registers them)."""
 
 _KIND = "dynamic_sampling"
-MAX_GROUP_SIZE = 1 << 20
-"""Most rollouts per prompt a step takes (as FewerRollouts): past it, a typo."""
 ROUND_RULES = ("standard", "greso", "dapo")
 MODES = ("fixed", "adaptive", "greso", "dapo")
 """Dynamic sampling settings by name, the one vocabulary of every front end (TRL's

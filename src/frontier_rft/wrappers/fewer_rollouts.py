@@ -39,7 +39,13 @@ from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.wrappers.passthrough import WrapsSelector
-from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, fresh_batch
+from frontier_rft.wrappers.sampling import (
+    MAX_GROUP_SIZE,
+    RolloutFn,
+    Round,
+    StepSamples,
+    fresh_batch,
+)
 
 __all__ = [
     "LOSS_SCALES",
@@ -142,7 +148,7 @@ class FewerRollouts(WrapsSelector):
         selector moves)."""
         step = bounded_int(step, "step")
         batch_size = bounded_int(batch_size, "batch_size", lo=1, hi=self.inner.num_tasks)
-        n = bounded_int(group_size, "group_size", lo=2, hi=1 << 20)
+        n = bounded_int(group_size, "group_size", lo=2, hi=MAX_GROUP_SIZE)
         cfg = self.config
         cfg.check_group_size(n)
         start = time.perf_counter()

@@ -36,7 +36,13 @@ from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int, read_keys
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
 from frontier_rft.wrappers.passthrough import WrapsSelector, checked_seed, checked_wrapper_args
-from frontier_rft.wrappers.sampling import RolloutFn, Round, StepSamples, roll_unit_round
+from frontier_rft.wrappers.sampling import (
+    MAX_GROUP_SIZE,
+    RolloutFn,
+    Round,
+    StepSamples,
+    roll_unit_round,
+)
 
 __all__ = ["BUFFER_PICKS", "PilotCommit", "PilotCommitConfig"]
 
@@ -216,7 +222,7 @@ class PilotCommit(WrapsSelector):
         wrapper is unchanged and the selector inside keeps the rounds already sent."""
         step = bounded_int(step, "step")
         batch_size = bounded_int(batch_size, "batch_size", lo=1, hi=self.num_tasks)
-        n = bounded_int(group_size, "group_size", lo=2, hi=1 << 20)
+        n = bounded_int(group_size, "group_size", lo=2, hi=MAX_GROUP_SIZE)
         cfg = self.config
         k = cfg.pilot_size(n)
         if self.buffer.size and self.buffer.rewards.shape[1] != k:

@@ -27,12 +27,14 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
 from frontier_rft.wrappers.passthrough import WrapsSelector
 
 __all__ = [
+    "MAX_GROUP_SIZE",
     "SIZE_BINS",
     "PassThrough",
     "RolloutFn",
@@ -42,6 +44,9 @@ __all__ = [
     "roll_unit_round",
     "rollout_metrics",
 ]
+
+MAX_GROUP_SIZE = 1 << 20
+"""Most rollouts per prompt a step takes: past it, a typo."""
 
 RolloutFn = Callable[..., NDArray[np.float64]]
 """rollout(ids) -> rewards, group_size per id, id-major (the caller keeps any completions).
@@ -303,7 +308,11 @@ class PassThrough(WrapsSelector):
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
     ) -> StepSamples:
-        """One round of batch_size prompts; all of its groups are trained on."""
+        """One round of batch_size prompts; all of its groups are trained on. Invalid
+        arguments change nothing (checked before the selector moves)."""
+        step = bounded_int(step, "step")
+        batch_size = bounded_int(batch_size, "batch_size", lo=1)
+        group_size = bounded_int(group_size, "group_size", lo=1, hi=MAX_GROUP_SIZE)
         one = run_round(self.inner, step, batch_size, group_size, rollout)
         self.inner.flush()  # the step is complete: fold it now so metrics describe it
         picks = [(0, g) for g in range(one.task_ids.shape[0])]

@@ -25,6 +25,7 @@ paper's defaults (lam = rho = 0.1, Thompson sampling), 5 paired seeds, on `hard`
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -75,14 +76,23 @@ class _FirstObservations:
         return self.inner.observe(x[new], y[new])
 
 
+def _settings(base: RegressionPlugin) -> dict[str, Any]:
+    """The arguments `base` (the plug-in the selector built) was made with: a stand-in built
+    from them starts where `base` did."""
+    return {
+        "features": base.features,
+        "ridge": base.model.ridge,
+        "forgetting": base.model.forgetting,
+        "gaussian": base.gaussian,
+        "anchors": base.use_anchors,
+    }
+
+
 class FirstObservationPlugin(RegressionPlugin):
     """The regression plug-in fitted on each task's first rollout group only."""
 
     def __init__(self, base: RegressionPlugin):
-        super().__init__(
-            base.features, base.model.ridge, base.model.forgetting,
-            gaussian=base.gaussian, anchors=base.use_anchors,
-        )  # fmt: skip
+        super().__init__(**_settings(base))
         self.seen = np.zeros(base.features.shape[0], dtype=bool)
         self.new_rows = np.zeros(0, dtype=bool)
         self.model = _FirstObservations(self)  # type: ignore[assignment]
@@ -93,30 +103,33 @@ class FirstObservationPlugin(RegressionPlugin):
         return super().observe(ids, sums, counts)
 
 
-def _oracle(
-    plugin: RegressionPlugin,
-    learner: SimulatedLearner,
-    seen: NDArray[np.bool_],
-    which: str,
-    rates: Callable[[], F64] | None = None,
-) -> None:
-    """Replace the plug-in's p~ on the tasks `which` names by `rates()` (default: the true
-    pass rates)."""
-    estimate: Callable[..., F64] = plugin.estimate
-    source = rates or learner.pass_rates
+class OraclePlugin(RegressionPlugin):
+    """The regression plug-in with its p~ replaced by `rates()` on the tasks `which` names:
+    'oracle unseen' (those not yet marked in `seen`), 'oracle seen' (those marked) or
+    'oracle all'. Every read of p~ goes through `estimate`, the plug-in's own included."""
 
-    def patched(at: I64 | None = None, out: F64 | None = None) -> F64:
-        p = estimate(at=at)
-        truth = source() if at is None else source()[at]
-        mask = seen if at is None else seen[at]
-        mask = {"oracle unseen": ~mask, "oracle seen": mask}.get(which, np.ones_like(mask))
+    def __init__(
+        self,
+        base: RegressionPlugin,
+        rates: Callable[[], F64],
+        seen: NDArray[np.bool_],
+        which: str,
+    ):
+        if which not in ("oracle unseen", "oracle seen", "oracle all"):
+            raise ValueError(f"which must be oracle unseen, seen or all, got {which!r}")
+        super().__init__(**_settings(base))
+        self.rates, self.seen, self.which = rates, seen, which
+
+    def estimate(self, at: I64 | None = None, out: F64 | None = None) -> F64:
+        p = super().estimate(at=at)
+        truth = self.rates() if at is None else self.rates()[at]
+        mask = self.seen if at is None else self.seen[at]
+        mask = {"oracle unseen": ~mask, "oracle seen": mask}.get(self.which, np.ones_like(mask))
         p[mask] = truth[mask]
         if out is not None:
             out[...] = p
             return out
         return p
-
-    plugin.estimate = patched  # type: ignore[method-assign]
 
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)  # standard normal quadrature
@@ -160,14 +173,17 @@ def run(args: tuple[str, str, int]) -> list[float]:
         sel = make_selector(name, given_pool(learner, given), seed=seed)
     seen = np.zeros(learner.pool.num_tasks, dtype=bool)
     if isinstance(sel, BOTSSelector) and sel._regression is not None:
+        base = sel._regression
         if variant == "first observations":
-            sel._regression = FirstObservationPlugin(sel._regression)
+            sel._regression = FirstObservationPlugin(base)
         elif variant.startswith("oracle"):
-            _oracle(sel._regression, learner, seen, variant)
+            sel._regression = OraclePlugin(base, learner.pass_rates, seen, variant)
         elif variant == "level unseen":
-            _oracle(sel._regression, learner, seen, "oracle unseen", lambda: level_rates(learner))
+            level = functools.partial(level_rates, learner)
+            sel._regression = OraclePlugin(base, level, seen, "oracle unseen")
         elif variant == "fresh seen":
-            _oracle(sel._regression, learner, seen, "oracle seen", _fresh_rates(learner, seed))
+            fresh = _fresh_rates(learner, seed)
+            sel._regression = OraclePlugin(base, fresh, seen, "oracle seen")
     return score_curve(learner, sel, seen)
 
 

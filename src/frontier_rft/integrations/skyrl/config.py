@@ -16,6 +16,8 @@ from frontier_rft.integrations.verl.config import VerlSamplerConfig
 __all__ = [
     "DEFAULT_TASK_ID_KEY",
     "GROUP_SIZE",
+    "KEPT_DOC",
+    "KEPT_WITH_DYNAMIC_SAMPLING",
     "NOT_ON_SKYRL",
     "OWN_STATE_FILE",
     "SHADOWS_WITH_DYNAMIC_SAMPLING",
@@ -36,8 +38,6 @@ DEFAULT_TASK_ID_KEY = "index"
 NOT_ON_SKYRL: dict[str, str] = {
     "batch_size": "batch_size is not read: the selector's batch is SkyRL's "
     "trainer.train_batch_size; set that instead",
-    "rollouts": "rollouts: kept needs verl's v1 sync trainer; on SkyRL every batch is the "
-    "selector's train_batch_size prompts (rollouts: full, the default): remove it",
     "reward_key": "reward_key is verl's: the SkyRL adapter reads the rewards SkyRL's generator "
     "returns (token-level rewards summed, step-wise ones from each trajectory's last step)",
 }
@@ -47,6 +47,16 @@ DYNAMIC_SAMPLING_ON_SKYRL = (
     "trainer.algorithm.dynamic_sampling.type=filter (the adapter reports the groups it drops)"
 )
 """Why a TRL dynamic-sampling option among the frontier settings is refused, and what to do."""
+
+KEPT_DOC = "docs/integrations/skyrl.md, 'Fewer rollouts on SkyRL's own schedule'"
+"""Where `rollouts: kept` on SkyRL is explained (its errors point there)."""
+KEPT_WITH_DYNAMIC_SAMPLING = (
+    "rollouts: kept with trainer.algorithm.dynamic_sampling.type set: SkyRL's filter samples "
+    "batch after batch until train_batch_size groups are mixed (replace copies groups over "
+    "the dropped ones), which fills the batch kept shrinks; set dynamic_sampling.type=null, "
+    f"or rollouts: full; see {KEPT_DOC}"
+)
+"""Why `rollouts: kept` is refused beside SkyRL's dynamic sampling (trainer and check-config)."""
 
 GROUP_SIZE = "generator.n_samples_per_prompt"
 """SkyRL's setting of the rollouts per prompt (a group)."""

@@ -5,8 +5,8 @@ SkyRL's own keys are given (a YAML file as `frontier check-config skyrl` reads i
 command line as `frontier_rft.integrations.skyrl.main` sees it), and names every mistake, one
 line each: the `frontier:` fields (unknown names with the closest one, refused values, verl-
 or TRL-only options), the selector, its config and the metadata it needs, SkyRL's batch size
-and dynamic-sampling type, and, when `data.train_data` names local files it can read, the
-columns the adapter reads.
+and dynamic-sampling type (and `rollouts: kept` beside it), and, when `data.train_data` names
+local files it can read, the columns the adapter reads.
 """
 
 from __future__ import annotations
@@ -21,19 +21,21 @@ from frontier_rft.integrations.preflight import (
     Report,
     read_data_columns,
     requirement_problems,
+    sampler_pool_fields,
     selector_problems,
     shown,
 )
 from frontier_rft.integrations.skyrl.config import (
     DEFAULT_TASK_ID_KEY,
     GROUP_SIZE,
+    KEPT_WITH_DYNAMIC_SAMPLING,
     SHADOWS_WITH_DYNAMIC_SAMPLING,
     SKYRL_FIELDS,
     SKYRL_SETTING,
     unknown_settings,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
-from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, _pool_fields, shadow_problems
+from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, shadow_problems
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
 
@@ -80,7 +82,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     report.add(
         SKYRL_SETTING,
         requirement_problems(
-            selector, values.get("selector_config"), _pool_fields(values), POOL_OPTIONS
+            selector, values.get("selector_config"), sampler_pool_fields(values), POOL_OPTIONS
         ),
     )
     batch = _get(config, "trainer.train_batch_size")
@@ -92,11 +94,29 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             "trainer.algorithm.dynamic_sampling.type",
             [f"must be filter, replace or null (SkyRL 0.3), got {shown(ds_type)}"],
         )
+    if values.get("rollouts") == "kept":
+        _check_kept(config, ds_type, batch, report)
     refusal = SHADOWS_WITH_DYNAMIC_SAMPLING if ds_type is not None else None
     group = _get(config, GROUP_SIZE)
     report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
     _check_data(config, values, report)
     return report
+
+
+def _check_kept(config: Mapping[str, Any], ds_type: Any, batch: Any, report: Report) -> None:
+    """`rollouts: kept`: refused beside SkyRL's dynamic sampling; a note where SkyRL's LR
+    scheduler, which counts optimizer steps, would stretch (several mini-batches a step)."""
+    if ds_type is not None and ds_type in DYNAMIC_SAMPLING_TYPES:  # a bad type is named above
+        report.add(SKYRL_SETTING, [KEPT_WITH_DYNAMIC_SAMPLING])
+    mini = _get(config, "trainer.policy_mini_batch_size")
+    if isinstance(batch, int) and isinstance(mini, int) and 0 < mini < batch:
+        report.notes.append(
+            f"rollouts: kept with trainer.policy_mini_batch_size {mini} < train_batch_size "
+            f"{batch}: a step of K kept prompts makes ceil(K/{mini}) optimizer steps, not "
+            f"{batch // mini}, and SkyRL's LR scheduler counts optimizer steps, so its warmup "
+            "and decay stretch over more training steps (policy_mini_batch_size = "
+            "train_batch_size keeps uniform's LR schedule)"
+        )
 
 
 def _check_data(config: Mapping[str, Any], values: Mapping[str, Any], report: Report) -> None:

@@ -15,6 +15,16 @@ Seams (SkyRL's own, checked by `check_skyrl_hooks` before anything is built):
   that back on resume, since SkyRL only warns when `data.pt` fails;
 - metrics: `curriculum/...` join SkyRL's metrics for the step (its tracker logs them).
 
+`rollouts: kept`: each dataloader batch is `selector.select_window(train_batch_size)`, the
+K prompts (1 <= K <= train_batch_size) the selector keeps among uniform's next batch;
+SkyRL's steps and epochs stay (the dataloader's length is uniform's). Two of SkyRL's hooks
+assume full batches and are extended for it: `_remove_tail_data` would cut K to a multiple of
+its data-parallel stride (dropping kept prompts), so all K are generated and SkyRL's own
+padding (loss-masked rows, in `convert_to_training_input` and per mini-batch when staged)
+evens the shards; `convert_to_training_input` asserts train_batch_size prompts when it cuts
+the batch into mini-batches, so the K prompts are cut here, policy_mini_batch_size (and
+critic_mini_batch_size) prompts each, the last one shorter.
+
 Task ids: SkyRL's `PromptDataset` gives each prompt the uid `str(row position)`; the stable
 task id is the data column `task_id_key` (default `index`) when the file has it, else that
 position (which shifts if SkyRL's max_prompt_length filter drops other rows).
@@ -57,6 +67,7 @@ def _import_skyrl_types() -> None:
 _import_skyrl_types()
 
 from skyrl.backends.skyrl_train.utils.io import io as skyrl_io  # noqa: E402
+from skyrl.train.dataset.preprocess import compute_prompt_boundaries  # noqa: E402
 from skyrl.train.entrypoints.main_base import BasePPOExp  # noqa: E402
 from skyrl.train.trainer import RayPPOTrainer  # noqa: E402
 from torchdata.stateful_dataloader import StatefulDataLoader  # noqa: E402
@@ -65,6 +76,7 @@ from frontier_rft.core.selector import Selector  # noqa: E402
 from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     DEFAULT_TASK_ID_KEY,
     GROUP_SIZE,
+    KEPT_WITH_DYNAMIC_SAMPLING,
     OWN_STATE_FILE,
     SHADOWS_WITH_DYNAMIC_SAMPLING,
     SKYRL_SETTING,
@@ -77,6 +89,7 @@ __all__ = [
     "FrontierRayPPOTrainer",
     "SkyRLSampler",
     "check_skyrl_hooks",
+    "kept_mini_batches",
     "rollout_rewards",
     "skyrl_task_ids",
 ]
@@ -91,6 +104,8 @@ _HOOKS: dict[str, tuple[str, ...]] = {
     "postprocess_generator_output": ("self", "generator_output", "uids"),
     "save_checkpoints": ("self",),
     "load_checkpoints": ("self",),
+    "_remove_tail_data": ("self", "entries"),
+    "convert_to_training_input": ("self", "generator_output", "uids"),
 }
 
 
@@ -185,8 +200,11 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
                 f"the frontier config's batch_size {frontier_config.batch_size} is not SkyRL's "
                 f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
             )
-        if frontier_config.shadows and cfg.trainer.algorithm.dynamic_sampling.type is not None:
+        dynamic_sampling = cfg.trainer.algorithm.dynamic_sampling.type is not None
+        if frontier_config.shadows and dynamic_sampling:
             raise ValueError(SHADOWS_WITH_DYNAMIC_SAMPLING)
+        if frontier_config.rollouts == "kept" and dynamic_sampling:
+            raise ValueError(KEPT_WITH_DYNAMIC_SAMPLING)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
         # Read by _build_train_dataloader_and_compute_training_steps, which SkyRL's
         # __init__ calls.
@@ -227,6 +245,39 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
             self.total_training_steps = min(
                 self.total_training_steps, self.cfg.trainer.max_training_steps
             )
+
+    # ------------------------------------------------------------- rollouts: kept
+    def _remove_tail_data(self, entries: Any) -> Any:
+        # SkyRL cuts a batch to a multiple of its data-parallel stride; with rollouts: kept
+        # that would drop prompts the selector kept (K is anything from 1 to the batch size),
+        # so every kept prompt is generated and SkyRL's loss-masked padding evens the shards.
+        if self.frontier_config.rollouts == "kept":
+            return entries
+        return super()._remove_tail_data(entries)
+
+    def convert_to_training_input(
+        self, generator_output: Any, uids: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        if self.frontier_config.rollouts != "kept":
+            return super().convert_to_training_input(generator_output, uids, *args, **kwargs)
+        prompts = compute_prompt_boundaries(list(uids))
+        trainer = self.cfg.trainer
+        sizes = ("train_batch_size", "policy_mini_batch_size", "critic_mini_batch_size")
+        saved = {name: getattr(trainer, name) for name in sizes}
+        # SkyRL's mini-batch cut asserts a batch of train_batch_size prompts: it cuts these
+        # K prompts as one mini-batch, and kept_mini_batches recuts them below.
+        for name in sizes:
+            setattr(trainer, name, len(prompts))
+        try:
+            data = super().convert_to_training_input(generator_output, uids, *args, **kwargs)
+        finally:
+            for name, value in saved.items():
+                setattr(trainer, name, value)
+        for model in ("policy", "critic"):
+            key = f"{model}_mini_batch_boundaries"
+            if key in data.metadata:
+                data.metadata[key] = kept_mini_batches(prompts, saved[f"{model}_mini_batch_size"])
+        return data
 
     # ------------------------------------------------------------------ feedback
     def handle_dynamic_sampling(
@@ -275,6 +326,18 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
             with skyrl_io.open_file(own, "rb") as f:
                 self.frontier_sampler.load_state_dict(torch.load(f, weights_only=False))
         return step, path
+
+
+def kept_mini_batches(
+    prompts: Sequence[tuple[int, int]], mini_batch_size: int
+) -> list[tuple[int, int]]:
+    """(start, end) rows of each mini-batch of a step's K kept prompts (`prompts`: each
+    prompt's rows, in order): mini_batch_size prompts each, the last one shorter, as SkyRL
+    cuts a full batch into train_batch_size / mini_batch_size."""
+    return [
+        (prompts[i][0], prompts[min(i + mini_batch_size, len(prompts)) - 1][1])
+        for i in range(0, len(prompts), mini_batch_size)
+    ]
 
 
 def _positions(uids: Sequence[str], n: int) -> NDArray[np.int64]:

@@ -142,7 +142,8 @@ class VerlSamplerConfig:
     rollouts: str = "full"
     """'full': every dataloader batch is the selector's batch_size prompts. 'kept': only the
     prompts it keeps among uniform's next batch_size (greso, skip, uniform): verl's steps,
-    epochs and LR schedule stay, fewer rollouts (v1 sync trainer only; see KEPT_DOC)."""
+    epochs and LR schedule stay, fewer rollouts (v1 sync trainer only; see KEPT_DOC; on
+    SkyRL, skyrl.config.KEPT_DOC)."""
     shadows: Sequence[str] = ()
     """Rules followed beside the run without changing what trains (greso, skip, screenK,
     greso+screenK): each logs the rollouts it would have saved and the signal it would have

@@ -27,6 +27,7 @@ from frontier_rft.integrations.preflight import (
     Report,
     read_data_columns,
     requirement_problems,
+    sampler_pool_fields,
     selector_problems,
     shown,
 )
@@ -117,7 +118,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
         requirement_problems(
             values.get("selector", default.selector),
             values.get("selector_config"),
-            _pool_fields(values),
+            sampler_pool_fields(values),
             POOL_OPTIONS,
         ),
     )
@@ -140,19 +141,6 @@ POOL_OPTIONS = {
     "features": "features_key: COLUMN (or self_embeddings_model: MODEL_DIR)",
 }
 """The VerlSamplerConfig field that gives the sampler's TaskPool each metadata field."""
-
-
-def _pool_fields(values: Mapping[str, Any]) -> set[str]:
-    """The TaskPool fields the sampler builds from the fields as given (the prompt text
-    always: verl's prompt_key column is required)."""
-    given = {"prompts"}
-    for field_name, option in (("categories", "category_keys"), ("difficulty", "difficulty_key"),
-                               ("reference_pass_rates", "pass_rate_keys"),
-                               ("features", "features_key"),
-                               ("features", "self_embeddings_model")):  # fmt: skip
-        if values.get(option):
-            given.add(field_name)
-    return given
 
 
 def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, Any] | None:

@@ -1,0 +1,322 @@
+"""The contract every step sampler obeys, checked for each sampler and mode (as
+tests/test_contract.py checks every selector, the habit of optax's and river's shared suites).
+
+The cases are every sampler of frontier_rft.wrappers in every mode its config names:
+PassThrough over several selectors, DynamicSampling in each of its MODES (and with surplus
+kept, the simulator's 'fixed-keep'), Allocation (each value, a lean budget, a pilot with
+either commit rule), FewerRollouts (rollouts kept, screening, both), PilotCommit, and the
+sampler TrainConfig.step_sampler builds for each setting of the reference trainer.
+
+The contract:
+- `kind` is declared on the class and `config` is its frozen config (None: no settings),
+  each field documented; the state names both;
+- `sample(step, B, n, rollout)` returns a well-formed step: ids of the pool, rewards as the
+  fake rollout gives them for that prompt, groups of the declared size, at most B trained,
+  and `rollouts` equal to what the rollout function was asked for;
+- `metrics()` are finite floats under names that stay the same from step to step;
+- `state_dict()` round-trips through the saved file (wrappers/sampler_file.py), with the
+  selector nested or saved apart, and the resumed sampler continues bit-identically;
+- `load_state_dict` of another kind or config is refused in one line, nothing changed;
+- a rejected `sample` call (bad step, B or n) calls no rollout and changes no state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import assert_state_equal, build, world_pool
+from frontier_rft.core.config import field_docs
+from frontier_rft.training.config import TrainConfig
+from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
+from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
+from frontier_rft.wrappers.sampling import PassThrough, Sampler, StepSamples
+
+POOL = world_pool(30)  # 5 steps an epoch: prompts come back before, across and after a save
+TYPES = np.asarray(POOL.categories)  # 0: always solved, 1: never solved, 2: mixed
+B, N = 6, 4
+WARM = 4  # steps before a save, a refused load or a refused call: some state of its own
+
+Make = Callable[[int], Sampler]
+
+
+def _plain(inner: str) -> Make:
+    return lambda seed: PassThrough(build(inner, POOL, seed=seed))
+
+
+def _dynamic(config: DynamicSamplingConfig, inner: str = "uniform") -> Make:
+    return lambda seed: DynamicSampling(build(inner, POOL, seed=seed), config)
+
+
+def _allocation(config: AllocationConfig, inner: str = "uniform") -> Make:
+    return lambda seed: Allocation(build(inner, POOL, seed=seed), config)
+
+
+def _fewer(config: FewerRolloutsConfig, inner: str = "greso") -> Make:
+    return lambda seed: FewerRollouts(build(inner, POOL, seed=seed), config)
+
+
+def _pilot(config: PilotCommitConfig) -> Make:
+    return lambda seed: PilotCommit(build("uniform", POOL, seed=seed), config, seed=seed)
+
+
+def _trainer(selector: str, **settings: Any) -> Make:
+    """The sampler the reference trainer builds for these TrainConfig settings."""
+    config = TrainConfig(selector=selector, **settings)
+    return lambda seed: config.step_sampler(build(selector, POOL, seed=seed))
+
+
+CASES: dict[str, Make] = {
+    **{f"passthrough-{name}": _plain(name) for name in ("uniform", "greso", "skip", "bots")},
+    **{f"dynamic-{mode}": _dynamic(DynamicSamplingConfig.for_mode(mode)) for mode in MODES},
+    "dynamic-fixed-keep": _dynamic(DynamicSamplingConfig(max_surplus=1024)),
+    "dynamic-adaptive-greso": _dynamic(DynamicSamplingConfig(adaptive=True), "greso"),
+    **{
+        f"allocation-{value}": _allocation(AllocationConfig(value=value))
+        for value in ("informative", "signal", "knapsack")
+    },
+    "allocation-lean": _allocation(AllocationConfig(budget=0.5), "greso"),
+    "allocation-pilot-balance": _allocation(AllocationConfig(pilot=2)),
+    "allocation-pilot-mixed": _allocation(AllocationConfig(pilot=2, commit="mixed"), "skip"),
+    "fewer-kept-greso": _fewer(FewerRolloutsConfig()),
+    "fewer-kept-skip": _fewer(FewerRolloutsConfig(loss_scale="kept"), "skip"),
+    "fewer-screen": _fewer(FewerRolloutsConfig(skip=False, screen=2), "uniform"),
+    "fewer-kept-screen": _fewer(FewerRolloutsConfig(screen=2)),
+    "pilot-commit": _pilot(PilotCommitConfig()),
+    "pilot-commit-max-variance": _pilot(PilotCommitConfig(buffer_pick="max_variance")),
+    "pilot-commit-no-eviction": _pilot(PilotCommitConfig(evict_at=None, max_age=1)),
+    "trainer-plain": _trainer("uniform"),
+    "trainer-dynamic": _trainer("uniform", dynamic_sampling=True),
+    "trainer-dynamic-adaptive": _trainer("greso", dynamic_sampling=True, adaptive_oversample=True),
+    "trainer-dynamic-dapo-rule": _trainer(
+        "uniform", dynamic_sampling=True, dapo_round_rule="dapo", dapo_max_rounds=3
+    ),
+    "trainer-allocation": _trainer("greso", allocation=True, allocation_value="knapsack"),
+    "trainer-allocation-pilot": _trainer(
+        "uniform", allocation=True, pilot_rollouts=2, commit="mixed", rollout_budget=0.75
+    ),
+    "trainer-rollouts-kept": _trainer("skip", rollouts="kept"),
+    "trainer-screen": _trainer("uniform", screen=2, loss_scale="kept"),
+    "trainer-kept-screen": _trainer("greso", rollouts="kept", screen=2),
+    "trainer-pilot-commit": _trainer("uniform", pilot_commit=True, pc_buffer_pick="max_variance"),
+}
+NAMES = sorted(CASES)
+
+
+class FakeRollout:
+    """rollout(ids[, counts]): type-0 prompts always solved, type-1 never, type-2 mixed
+    (rewards alternate 1, 0, ... from the prompt's parity, so any two of them differ).
+    Deterministic in (prompt, position); counts every rollout it was asked for."""
+
+    def __init__(self, group_size: int = N):
+        self.group_size = group_size
+        self.calls = 0
+        self.generated = 0
+
+    def __call__(self, ids: Any, counts: Any = None) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        sizes = np.full(ids.shape[0], self.group_size) if counts is None else np.asarray(counts)
+        rows = [expected_rewards(int(t), int(k)) for t, k in zip(ids, sizes, strict=True)]
+        self.calls += 1
+        out = np.concatenate(rows) if rows else np.zeros(0)
+        self.generated += out.shape[0]
+        return out
+
+
+def expected_rewards(task: int, size: int) -> np.ndarray:
+    kind = TYPES[task]
+    if kind == 2:
+        return ((np.arange(size) + task) % 2 == 0).astype(np.float64)
+    return np.full(size, 1.0 if kind == 0 else 0.0)
+
+
+def drive(sampler: Sampler, steps: range, rollout: FakeRollout | None = None) -> list[StepSamples]:
+    rollout = rollout or FakeRollout()
+    return [sampler.sample(t, B, N, rollout) for t in steps]
+
+
+def same_step(a: StepSamples, b: StepSamples) -> None:
+    """Two steps sampled the same rounds and trained the same groups, bit for bit."""
+    assert a.step == b.step and len(a.rounds) == len(b.rounds)
+    for x, y in zip(a.rounds, b.rounds, strict=True):
+        np.testing.assert_array_equal(x.task_ids, y.task_ids)
+        np.testing.assert_array_equal(x.rewards, y.rewards)
+        np.testing.assert_array_equal(x.sizes, y.sizes)
+    for field in ("task_ids", "steps", "counts", "rewards", "from_surplus", "source_round"):
+        np.testing.assert_array_equal(getattr(a.train, field), getattr(b.train, field))
+    assert a.train.deficit == b.train.deficit and a.loss_scale == b.loss_scale
+
+
+def warmed(name: str, seed: int = 3) -> Sampler:
+    sampler = CASES[name](seed)
+    drive(sampler, range(WARM))
+    return sampler
+
+
+# ---------------------------------------------------------------------------- declared
+@pytest.mark.parametrize("name", NAMES)
+def test_kind_and_config_are_declared(name: str) -> None:
+    sampler = CASES[name](0)
+    kind = type(sampler).__dict__.get("kind")
+    assert isinstance(kind, str) and kind == sampler.kind, "kind is declared on the class"
+    config = sampler.config
+    if config is not None:
+        assert dataclasses.is_dataclass(config) and type(config).__dataclass_params__.frozen
+        fields = {f.name for f in dataclasses.fields(config)}
+        assert set(field_docs(type(config))) == fields, "every config field has its docstring"
+    state = sampler.state_dict()
+    assert state["kind"] == kind
+    assert state["config"] == ({} if config is None else dataclasses.asdict(config))
+
+
+# ---------------------------------------------------------------------------- one step
+@pytest.mark.parametrize("name", NAMES)
+def test_sample_returns_a_well_formed_step(name: str) -> None:
+    sampler = CASES[name](0)
+    config = sampler.config
+    for step in range(12):
+        rollout = FakeRollout()
+        samples = sampler.sample(step, B, N, rollout)
+        assert samples.step == step
+        assert rollout.calls == len(samples.rounds) >= 1
+        assert samples.rollouts == rollout.generated > 0, "rollouts counts every one generated"
+        for r in samples.rounds:
+            ids = r.task_ids
+            assert ids.dtype == np.int64 and ids.min() >= 0 and ids.max() < POOL.num_tasks
+            assert r.sizes.shape == ids.shape and np.all(r.sizes >= 1)
+            assert r.rewards.shape == (int(r.sizes.sum()),)
+        train = samples.train
+        assert train.num_groups <= B and train.deficit >= 0
+        assert np.array_equal(np.diff(train.offsets), train.counts)
+        assert train.rewards.shape == (int(train.counts.sum()),)
+        assert np.all(train.steps <= step) and np.all(train.steps >= 0)
+        if train.num_groups:
+            assert train.task_ids.min() >= 0 and train.task_ids.max() < POOL.num_tasks
+            assert np.unique(train.task_ids).size == train.num_groups, "a prompt trains once"
+        if isinstance(config, AllocationConfig):
+            assert np.all(train.counts >= config.min_rollouts)
+            assert np.all(train.counts <= config.max_rollouts)
+        else:
+            assert np.all(train.counts == N), "every trained group has group_size rollouts"
+        for g in range(train.num_groups):  # rewards as the rollout gave them for that prompt
+            rewards = train.rewards[train.offsets[g] : train.offsets[g + 1]]
+            kind = TYPES[train.task_ids[g]]
+            if kind == 2:  # its first part alone holds two rollouts or more: both rewards
+                assert rewards.min() == 0.0 and rewards.max() == 1.0
+            else:
+                assert np.all(rewards == (1.0 if kind == 0 else 0.0))
+        for held in sampler.held():
+            assert len(held) == 3 and all(isinstance(v, int) for v in held)
+            assert held[0] <= step
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_metrics_are_finite_floats_under_stable_names(name: str) -> None:
+    sampler = CASES[name](0)
+    names = None
+    for samples in (sampler.sample(t, B, N, FakeRollout()) for t in range(16)):
+        metrics = sampler.metrics()
+        assert all(isinstance(k, str) and type(v) is float for k, v in metrics.items())
+        if names is not None:
+            assert set(metrics) == names, f"step {samples.step} changed the metric names"
+        names = set(metrics)
+    bad = {k: v for k, v in sampler.metrics().items() if not math.isfinite(v)}
+    # 16 steps of 6 from a pool of 30: tried prompts come back (Allocation measures them)
+    assert not bad, f"not finite after 16 steps: {bad}"
+
+
+# ---------------------------------------------------------------------------- state
+@pytest.mark.parametrize("with_inner", [True, False], ids=["selector-nested", "selector-apart"])
+@pytest.mark.parametrize("name", NAMES)
+def test_the_saved_file_resumes_bit_identically(
+    name: str, with_inner: bool, tmp_path: Path
+) -> None:
+    straight, first = CASES[name](3), CASES[name](3)
+    expected = drive(straight, range(WARM + 5))
+    drive(first, range(WARM))
+    save_sampler(first, tmp_path / "sampler.npz", with_inner=with_inner)
+    inner = CASES[name](99).inner  # another seed: everything must come from the saved state
+    if not with_inner:  # a training checkpoint restores the selector from its own file
+        inner.load_state_dict(first.inner.state_dict())
+    resumed = load_sampler(tmp_path / "sampler.npz", inner)
+    assert type(resumed) is type(first) and resumed.config == first.config
+    assert_state_equal(resumed.state_dict(), first.state_dict())  # RNG included
+    for want, got in zip(expected[WARM:], drive(resumed, range(WARM, WARM + 5)), strict=True):
+        same_step(want, got)
+    assert_state_equal(resumed.state_dict(), straight.state_dict())
+
+
+def _foreign(name: str) -> list[tuple[str, dict[str, Any]]]:
+    """States `name`'s sampler must refuse: one of each other kind, and one of its own kind
+    under another config (where its kind has settings)."""
+    mine = CASES[name](3)
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for other in NAMES:
+        state = CASES[other](3).state_dict()
+        if state["kind"] != mine.kind:
+            out.setdefault(state["kind"], (other, state))
+        elif state["config"] != mine.state_dict()["config"]:
+            out.setdefault("config", (other, state))
+    return sorted(out.values(), key=lambda pair: pair[0])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_state_of_another_kind_or_config_is_refused_in_one_line_without_change(
+    name: str,
+) -> None:
+    sampler = warmed(name)
+    before = sampler.state_dict()
+    foreign = _foreign(name)
+    assert len(foreign) >= 4, "every other kind is tried"
+    for other, state in foreign:
+        with pytest.raises(ValueError) as refused:
+            sampler.load_state_dict(state)
+        assert "\n" not in str(refused.value), other
+        assert_state_equal(sampler.state_dict(), before)  # the selector's RNG included
+    twin = warmed(name)
+    same_step(twin.sample(WARM, B, N, FakeRollout()), sampler.sample(WARM, B, N, FakeRollout()))
+
+
+BAD_CALLS = [
+    ((-1, B, N), "step"),
+    ((2**53, B, N), r"^step must be a non-negative int below 2\*\*53"),
+    ((2**63, B, N), r"^step must be a non-negative int below 2\*\*53"),
+    ((np.uint64(2**63), B, N), r"^step must be a non-negative int below 2\*\*53"),
+    ((2**64 + 5, B, N), r"^step must be a non-negative int below 2\*\*53"),
+    ((float(WARM), B, N), "step"),
+    ((WARM, 0, N), "batch_size"),
+    ((WARM, -2, N), "batch_size"),
+    ((WARM, float(B), N), "batch_size"),
+    ((WARM, True, N), "batch_size"),
+    ((WARM, 2**63, N), "batch_size"),
+    ((WARM, B, 0), "group_size"),
+    ((WARM, B, -4), "group_size"),
+    ((WARM, B, float(N)), "group_size"),
+    ((WARM, B, True), "group_size"),
+    ((WARM, B, 2**63), "group_size"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), BAD_CALLS, ids=lambda v: repr(v)[:24])
+@pytest.mark.parametrize("name", NAMES)
+def test_a_rejected_sample_changes_nothing(name: str, args: tuple[Any, ...], needle: str) -> None:
+    """Refused by name before the selector moves: no rollout, the same state (the selector's
+    RNG included), and the next step is the one it would have been."""
+    sampler = warmed(name)
+    before = sampler.state_dict()
+    rollout = FakeRollout()
+    with pytest.raises(ValueError, match=needle):
+        sampler.sample(*args, rollout)
+    assert rollout.calls == 0
+    assert_state_equal(sampler.state_dict(), before)
+    twin = warmed(name)
+    same_step(twin.sample(WARM, B, N, FakeRollout()), sampler.sample(WARM, B, N, FakeRollout()))
