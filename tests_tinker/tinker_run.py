@@ -65,12 +65,22 @@ def spy_on(dataset: FrontierRLDataset) -> Spy:
 
 
 def make_dataset(
-    log_path: Path, selector: str = "uniform", num_batches: int = 12, **selector_config: Any
+    log_path: Path,
+    selector: str = "uniform",
+    num_batches: int = 12,
+    *,
+    shadows: tuple[str, ...] = (),
+    max_outstanding_batches: int = 64,
+    **selector_config: Any,
 ) -> FrontierRLDataset:
     from fake_service import NUM_TASKS
 
     config = TinkerFrontierConfig(
-        batch_size=BATCH, num_batches=num_batches, state_dir=str(log_path)
+        batch_size=BATCH,
+        num_batches=num_batches,
+        state_dir=str(log_path),
+        shadows=shadows,
+        max_outstanding_batches=max_outstanding_batches,
     )
     return FrontierRLDataset(
         [TaskGroup(t) for t in range(NUM_TASKS)],
