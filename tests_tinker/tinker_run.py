@@ -75,12 +75,20 @@ def make_dataset(
     selector: str = "uniform",
     num_batches: int = 12,
     rollouts: str = "full",
+    *,
+    shadows: tuple[str, ...] = (),
+    max_outstanding_batches: int = 64,
     **selector_config: Any,
 ) -> FrontierRLDataset:
     from fake_service import NUM_TASKS
 
     config = TinkerFrontierConfig(
-        batch_size=BATCH, num_batches=num_batches, state_dir=str(log_path), rollouts=rollouts
+        batch_size=BATCH,
+        num_batches=num_batches,
+        state_dir=str(log_path),
+        shadows=shadows,
+        max_outstanding_batches=max_outstanding_batches,
+        rollouts=rollouts,
     )
     return FrontierRLDataset(
         [TaskGroup(t) for t in range(NUM_TASKS)],

@@ -1,10 +1,13 @@
 """Shadows beside a trainer adapter's run (docs/shadow.md): each rule follows the run's
 per-prompt rewards every step, on its own selector and RNG, without changing what trains.
-Shared by the TRL and verl adapters; each adapter saves the state where its checkpoints go."""
+Shared by the TRL, verl, SkyRL and tinker adapters; each saves the state where its
+checkpoints go (in the sampler's state_dict, or a file per shadow: `save` and `load`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,9 +15,12 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.registry import make_selector
-from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+from frontier_rft.wrappers.shadow import Shadow, ShadowConfig, load_shadow_file, save_shadow
 
-__all__ = ["RunShadows"]
+__all__ = ["SHADOW_FILE", "RunShadows"]
+
+SHADOW_FILE = "frontier_shadow{}.npz"
+"""A shadow's file in a checkpoint directory, by its index among the run's rules."""
 
 
 class RunShadows:
@@ -87,3 +93,24 @@ class RunShadows:
         for shadow, state in zip(fresh, states, strict=True):
             shadow.load_state_dict(state)
         self.shadows = fresh
+
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        """Write each shadow into the checkpoint `directory`."""
+        for i, shadow in enumerate(self.shadows):
+            save_shadow(shadow, Path(directory) / SHADOW_FILE.format(i))
+
+    def load(self, directory: str | os.PathLike[str]) -> list[Shadow]:
+        """The shadows saved in `directory`, read and checked without changing these: the
+        caller puts them in place (`self.shadows = ...`) once the rest of the checkpoint
+        has loaded. A ValueError naming the file and the fix."""
+        loaded = []
+        for i, shadow in enumerate(self.shadows):
+            path = Path(directory) / SHADOW_FILE.format(i)
+            if not path.is_file():
+                raise ValueError(
+                    f"checkpoint {directory} has no state of shadow {shadow.name!r} ({path.name} "
+                    "missing): it was saved without that shadow; resume with the same shadows "
+                    "as the run that saved it, or none"
+                )
+            loaded.append(load_shadow_file(path, shadow.config, self.build))
+        return loaded

@@ -27,6 +27,12 @@ the selector's state (`save_selector` file) and its own counters to
 `get_batch(i)` of a process restores that state. In the sync loop it is exactly the state at
 the cookbook's checkpoint i; in the async loop (`max_steps_off_policy`) it is the state when
 batch i was first picked (see docs/integrations/tinker.md for what a resume loses there).
+
+Shadows (`TinkerFrontierConfig.shadows`, docs/shadow.md) read a whole batch at once, in the
+order drawn, but rewards arrive a group at a time: the dataset keeps each picked batch's
+groups until the batch is complete, and feeds complete batches to the shadows in draw order.
+A batch that never completes (a group lost, or forgotten with its batch) is counted and
+passed over; the batches after it wait for it until then.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from frontier_rft.integrations.pool import (
     refused_rewards,
     reward_pair,
 )
+from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.metrics_log import (
     METRICS_PREFIX,
     VERBOSITIES,
@@ -63,6 +70,8 @@ from frontier_rft.metrics_log import (
     curriculum_metrics,
 )
 from frontier_rft.selectors.persistence import restore_selector, save_selector
+from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
 __all__ = ["FeedbackGroupBuilder", "FrontierRLDataset", "TinkerFrontierConfig"]
 
@@ -112,6 +121,9 @@ class TinkerFrontierConfig:
     """'full': each get_batch is the selector's batch_size tasks. 'kept': only the tasks it
     keeps among uniform's next batch_size (greso, skip, uniform): the cookbook's steps and
     epochs stay, fewer rollouts (its sync loop only; docs/integrations/tinker.md)."""
+    shadows: Sequence[str] = ()
+    """Rules followed beside training without changing it, e.g. ("greso", "screen4"): what
+    each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
@@ -147,6 +159,27 @@ class TinkerFrontierConfig:
             raise ValueError(
                 f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}"
             )
+        rules = (self.shadows,) if isinstance(self.shadows, str) else self.shadows
+        if not isinstance(rules, Sequence) or not all(isinstance(r, str) for r in rules):
+            raise ValueError(
+                f"shadows must be a list of rules, e.g. ['greso', 'screen4'], got {self.shadows!r}"
+            )
+        object.__setattr__(self, "shadows", tuple(rules))
+        self.shadow_configs()
+
+    def shadow_configs(self, group_size: int | None = None) -> tuple[ShadowConfig, ...]:
+        """The rules of `shadows`, checked as the other adapters check theirs (a screen below
+        the group size, once a builder's make_envs shows it); a ValueError naming the problem.
+        Refused beside rollouts 'kept' (a batch then holds only the kept tasks: the shadows
+        would read another walk's batches), as verl and SkyRL refuse it."""
+        return check_shadow_rules(
+            self.shadows,
+            SELECTORS,
+            group_size=group_size,
+            group_name="your builders' group size",
+            partial=["rollouts='kept'"] if self.rollouts == "kept" else [],
+            example="e.g. shadows=['greso', 'screen4'] beside rollouts='full'",
+        )
 
 
 def _calling_loop() -> str | None:
@@ -169,18 +202,28 @@ class FeedbackGroupBuilder(EnvGroupBuilder):  # type: ignore[misc]
     """
 
     def __init__(
-        self, inner: EnvGroupBuilder, dataset: FrontierRLDataset, task_id: int, step: int
+        self,
+        inner: EnvGroupBuilder,
+        dataset: FrontierRLDataset,
+        task_id: int,
+        step: int,
+        position: int = 0,
     ) -> None:
         self.inner = inner
         self.task_id = task_id
         self.step = step
         """The selector's draw (batch) this group was picked in: its Feedback.step."""
+        self.position = position
+        """Its place in that batch, in the order drawn (what the shadows read it in)."""
         self._dataset: FrontierRLDataset | None = dataset
         self._reported = False
 
     async def make_envs(self) -> Sequence[Any]:
-        """Your builder's environments."""
+        """Your builder's environments (a shadow screening with as many rollouts or more is
+        refused here, before any of them is sampled)."""
         envs: Sequence[Any] = await self.inner.make_envs()
+        if self._dataset is not None:
+            self._dataset._check_group_size(len(envs))
         return envs
 
     async def compute_group_rewards(
@@ -209,7 +252,9 @@ class FeedbackGroupBuilder(EnvGroupBuilder):  # type: ignore[misc]
         if self._reported:  # the same group scored twice (a retry): its rewards count once
             self._dataset._stats["duplicate_reports"] += 1
         else:
-            self._dataset._report(self.task_id, self.step, np.asarray(totals, np.float64))
+            self._dataset._report(
+                self.task_id, self.step, np.asarray(totals, np.float64), self.position
+            )
             self._reported = True
         return result
 
@@ -311,6 +356,15 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         self._dirty = True  # state changed since it was last saved
         self._last_kept = math.nan  # tasks of the last batch (rollouts: kept; metrics)
         self._logger: JsonlLogger | None = None
+        self._seed = int(seed)
+        self.shadows = RunShadows(config.shadow_configs(), selector, self._seed)
+        """Rules followed beside the run (TinkerFrontierConfig.shadows), on their own selectors."""
+        # Picked batches the shadows have not read yet: draw step -> (task ids in the order
+        # drawn, each position's rewards once reported). Empty without shadows.
+        self._shadow_batches: dict[int, tuple[list[int], list[list[float] | None]]] = {}
+        self._shadow_next = 0  # the draw step the shadows read next
+        self._shadow_stats = {"fed": 0, "incomplete": 0}
+        self._refusal: str | None = None  # a check a rollout strategy may have swallowed
 
     # ------------------------------------------------------------------ RLDataset
     def __len__(self) -> int:
@@ -321,6 +375,8 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         if isinstance(index, bool) or not isinstance(index, int | np.integer) or index < 0:
             raise ValueError(f"get_batch needs a batch index >= 0, got {index!r}")
         index = int(index)
+        if self._refusal is not None:  # raised in a rollout the cookbook may have dropped
+            raise ValueError(self._refusal)
         kept = self.config.rollouts == "kept"
         if kept and _calling_loop() not in (None, "do_sync_training"):
             raise ValueError(KEPT_NEEDS_SYNC)  # before anything moves
@@ -335,9 +391,24 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         self._draws += 1
         self._next_index = index + 1
         self._outstanding[step] = int(ids.shape[0])
+        if self.shadows.shadows:
+            self._shadow_batches[step] = (ids.tolist(), [None] * int(ids.shape[0]))
         self._forget_old()
         self._dirty = True
-        return [FeedbackGroupBuilder(self._group(int(t)), self, int(t), step) for t in ids.tolist()]
+        return [
+            FeedbackGroupBuilder(self._group(int(t)), self, int(t), step, i)
+            for i, t in enumerate(ids.tolist())
+        ]
+
+    def _check_group_size(self, n: int) -> None:
+        """A shadow's screen must be below the group size: checked when the cookbook makes a
+        group's environments; remembered, as a rollout strategy that tolerates errors would
+        drop the group and go on (the next get_batch raises it)."""
+        try:
+            self.shadows.check_group_size(n)
+        except ValueError as exc:
+            self._refusal = str(exc)
+            raise
 
     def _group(self, task: int) -> EnvGroupBuilder:
         if callable(self._groups):
@@ -345,12 +416,22 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         return self._groups[task]
 
     # ------------------------------------------------------------------ feedback
-    def _report(self, task: int, step: int, rewards: NDArray[np.float64]) -> None:
+    def _report(
+        self, task: int, step: int, rewards: NDArray[np.float64], position: int = 0
+    ) -> None:
         """One group's total rewards, as Feedback of the draw it was picked in."""
         if rewards.size == 0:
             raise ValueError(f"task {task}: a group with no trajectories has no rewards to report")
-        bad, want = refused_rewards(rewards, self.config.reward_range, self.selector.reward_bounds)
-        if bad.any():
+        # The shadows' selectors read the same rewards: refused here, before anything changes.
+        readers = [("this selector", self.selector.reward_bounds)] + [
+            (f"shadow {s.name!r}", s.selector.reward_bounds)
+            for s in self.shadows.shadows
+            if s.selector is not None
+        ]
+        for who, bounds in readers:
+            bad, want = refused_rewards(rewards, self.config.reward_range, bounds)
+            if not bad.any():
+                continue
             value = float(rewards[int(np.flatnonzero(bad)[0])])
             fix = (
                 "fix the reward function so that it scores every rollout"
@@ -358,9 +439,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 else "set TinkerFrontierConfig.reward_range=(low, high) to map your rewards "
                 "onto [0, 1]"
             )
-            raise ValueError(
-                f"task {task} got reward {value!r}; this selector needs rewards {want}: {fix}"
-            )
+            raise ValueError(f"task {task} got reward {value!r}; {who} needs rewards {want}: {fix}")
         values = to_unit_range(rewards, self.config.reward_range)
         self.selector.update(
             Feedback(task_ids=np.full(values.size, task, np.int64), rewards=values, step=step)
@@ -373,6 +452,9 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         stats["late_groups"] += int(lag > 0)
         stats["max_lag"] = max(stats["max_lag"], lag)
         self._dirty = True
+        held = self._shadow_batches.get(step)
+        if held is not None and 0 <= position < len(held[1]) and held[1][position] is None:
+            held[1][position] = values.tolist()
         left = self._outstanding.get(step)
         if left is None:  # its batch was forgotten (counted then); the rewards still count
             return
@@ -380,6 +462,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             self._outstanding[step] = left - 1
             return
         del self._outstanding[step]
+        self._feed_shadows()
         self.selector.flush()  # the batch is complete: fold it in so its metrics show it
         self._log_metrics(step)
         if step == self._draws - 1 and self._next_index is not None:
@@ -388,9 +471,40 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             self._save(self._next_index)
 
     def _forget_old(self) -> None:
+        forgot = False
         while len(self._outstanding) > self.config.max_outstanding_batches:
             oldest = min(self._outstanding)
             self._stats["forgotten_groups"] += self._outstanding.pop(oldest)
+            forgot = True
+        if forgot:
+            self._feed_shadows()
+
+    def _feed_shadows(self) -> None:
+        """Feed the shadows every batch they can read next, in draw order: a complete batch
+        (all its groups reported) is read whole; one no longer awaited that is not complete
+        (a group lost, or forgotten with its batch) never will be: counted, passed over."""
+        while self._shadow_next in self._shadow_batches:
+            step = self._shadow_next
+            ids, groups = self._shadow_batches[step]
+            complete = all(g is not None for g in groups)
+            if not complete and step in self._outstanding:
+                return  # still awaited: the batches after it wait too
+            del self._shadow_batches[step]
+            self._shadow_next += 1
+            if not complete:
+                self._shadow_stats["incomplete"] += 1
+                continue
+            self._observe_batch(step, ids, groups)
+
+    def _observe_batch(self, step: int, ids: list[int], groups: list[list[float] | None]) -> None:
+        """One complete batch to the shadows, each position's group in the order drawn. The
+        group size is the batch's largest group: a smaller group (a rollout strategy that
+        keeps partial groups) is left out, as is a task picked twice in one batch."""
+        sizes = [len(g or ()) for g in groups]
+        rewards = np.asarray([r for g in groups for r in g or ()], dtype=np.float64)
+        flat = np.repeat(np.asarray(ids, dtype=np.int64), sizes)
+        self.shadows.observe(step, flat, rewards, max(sizes))
+        self._shadow_stats["fed"] += 1
 
     # ------------------------------------------------------------------ metrics
     def metrics(self) -> dict[str, float]:
@@ -413,6 +527,25 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         )
         if self.config.rollouts == "kept":
             out["fewer_rollouts/kept"] = self._last_kept
+        if self.shadows.shadows:
+            out.update(
+                {
+                    "tinker/shadow_batches": float(self._shadow_stats["fed"]),
+                    "tinker/shadow_incomplete_batches": float(self._shadow_stats["incomplete"]),
+                    "tinker/shadow_waiting_batches": float(len(self._shadow_batches)),
+                }
+            )
+            out.update(self.shadows.metrics())
+        return out
+
+    def log_metrics(self) -> dict[str, float]:
+        """What goes into the metrics file: `curriculum/...`, the summary or all of it, and
+        every shadow's metrics whatever the verbosity (a user asked for them)."""
+        finite = {k: v for k, v in self.metrics().items() if np.isfinite(v)}
+        cfg = self.config
+        out = curriculum_metrics(finite, cfg.metrics_verbosity, cfg.metrics_prefix)
+        shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
+        out.update(curriculum_metrics(shadow, "all", cfg.metrics_prefix))
         return out
 
     def _log_metrics(self, step: int) -> None:
@@ -423,11 +556,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             return
         if self._logger is None:
             self._logger = JsonlLogger(path)
-        finite = {k: v for k, v in self.metrics().items() if np.isfinite(v)}
-        cfg = self.config
-        self._logger.log(
-            curriculum_metrics(finite, cfg.metrics_verbosity, cfg.metrics_prefix), step
-        )
+        self._logger.log(self.log_metrics(), step)
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict[str, Any]:
@@ -439,6 +568,14 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             "draws": self._draws,
             "outstanding": {str(k): v for k, v in self._outstanding.items()},
             "stats": dict(self._stats),
+            # The shadows' own state is in their files (frontier_shadow<i>.npz) beside this.
+            "shadows": [s.name for s in self.shadows.shadows],
+            "shadow_next": self._shadow_next,
+            "shadow_batches": {
+                str(k): {"ids": ids, "rewards": groups}
+                for k, (ids, groups) in self._shadow_batches.items()
+            },
+            "shadow_stats": dict(self._shadow_stats),
         }
 
     def _state_path(self, index: int) -> Path | None:
@@ -453,6 +590,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             return
         where.mkdir(parents=True, exist_ok=True)
         save_selector(self.selector, where / SELECTOR_FILE, include_pool=False)
+        self.shadows.save(where)
         text = json.dumps(self.state_dict(), sort_keys=True).encode()
         atomic_write_bytes(where / DATASET_FILE, lambda fh: fh.write(text))  # written last
         self._dirty = False
@@ -491,6 +629,16 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             outstanding = {int(k): int(v) for k, v in dict(state["outstanding"]).items()}
             stats = {k: int(state["stats"][k]) for k in self._stats}
             ok = state["version"] == STATE_VERSION and draws >= 0
+            # A state saved before shadows existed holds none.
+            names = [str(n) for n in state.get("shadows", [])]
+            shadow_next = int(state.get("shadow_next", draws))
+            held = {
+                int(k): ([int(t) for t in v["ids"]], [_group(g) for g in v["rewards"]])
+                for k, v in dict(state.get("shadow_batches", {})).items()
+            }
+            shadow_stats = {
+                k: int(dict(state.get("shadow_stats", {})).get(k, 0)) for k in ("fed", "incomplete")
+            }
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"{where / DATASET_FILE} is damaged ({exc}); start afresh") from exc
         if not ok:
@@ -502,10 +650,31 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 f"{where} was saved with {state['num_tasks']} tasks and batch_size "
                 f"{state['batch_size']}; resume with the same tasks and batch size"
             )
+        want = [s.name for s in self.shadows.shadows]
+        if names != want:
+            raise ValueError(
+                f"{where} holds the state of shadows {names or 'none'}, this run follows "
+                f"{want or 'none'}: resume with the shadows of the run that saved it"
+            )
+        shadows = self.shadows.load(where)  # read, not yet in place: raises, changing nothing
         restore_selector(self.selector, where / SELECTOR_FILE)  # unchanged if it raises
-        # Groups awaited when the state was saved never report to this process.
+        self.shadows.shadows = shadows
+        # Groups awaited when the state was saved never report to this process; their
+        # batches never complete for the shadows either (counted as they are passed over).
         stats["forgotten_groups"] += sum(outstanding.values())
         stats["resumes"] += 1
         self._draws, self._outstanding, self._stats = draws, {}, stats
+        self._shadow_next, self._shadow_batches = shadow_next, held
+        self._shadow_stats = shadow_stats
+        self._feed_shadows()
         self._dirty = False
         _log.info(f"frontier-rft: selector state restored from {where}")
+
+
+def _group(rewards: object) -> list[float] | None:
+    """A saved position's rewards (None: not reported yet)."""
+    if rewards is None:
+        return None
+    if not isinstance(rewards, list):
+        raise TypeError(f"a group's rewards must be a list, got {type(rewards).__name__}")
+    return [float(r) for r in rewards]
