@@ -25,7 +25,6 @@ from frontier_rft.integrations.skyrl.config import (
 )
 from frontier_rft.integrations.skyrl.trainer import (
     FrontierFullyAsyncRayPPOTrainer,
-    FrontierPPOExp,
     FrontierRayPPOTrainer,
     trainer_class,
 )
@@ -103,7 +102,6 @@ def test_the_entrypoint_picks_the_fully_async_trainer_by_skyrls_key(tmp_path: Pa
     assert trainer_class(cfg) is FrontierRayPPOTrainer
     cfg.trainer.fully_async.enabled = True
     assert trainer_class(cfg) is FrontierFullyAsyncRayPPOTrainer
-    assert FrontierPPOExp.get_trainer.__annotations__["return"] == "_FrontierTrainer"
 
 
 def test_prompts_are_the_selectors_picks_and_late_rewards_arrive_once(
