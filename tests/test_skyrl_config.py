@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from frontier_rft.cli.main import main as cli
-from frontier_rft.integrations.skyrl.config import SKYRL_FIELDS, skyrl_sampler_config
+from frontier_rft.integrations.skyrl.config import (
+    KEPT_WITH_FULLY_ASYNC,
+    SHADOWS_WITH_FULLY_ASYNC,
+    SKYRL_FIELDS,
+    skyrl_sampler_config,
+)
 from frontier_rft.integrations.skyrl.main import main as skyrl_main
 from frontier_rft.integrations.skyrl.main import split_arguments
 from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
@@ -177,3 +182,27 @@ def test_check_config_takes_rollouts_kept_and_names_what_it_cannot_run_beside() 
     )
     assert any("rollouts: kept does not roll out" in p for p in beside.problems)
     assert check_skyrl_config({"frontier": {"selector": "dots", "rollouts": "kept"}}).problems
+
+
+def test_check_config_names_what_skyrls_fully_async_trainer_cannot_run() -> None:
+    fully_async = {"trainer": {"fully_async": {"enabled": True}}}
+    assert check_skyrl_config({**fully_async, "frontier": {"selector": "greso"}}).problems == []
+    kept = check_skyrl_config({**fully_async, "frontier": {"rollouts": "kept"}}).problems
+    assert kept == [f"frontier: {KEPT_WITH_FULLY_ASYNC}"]
+    shadows = check_skyrl_config({**fully_async, "frontier": {"shadows": ["skip"]}}).problems
+    assert shadows == [f"frontier: {SHADOWS_WITH_FULLY_ASYNC}"]
+    # Off (SkyRL's default), both run on the synchronous trainer.
+    off = {"trainer": {"fully_async": {"enabled": False}}}
+    assert check_skyrl_config({**off, "frontier": {"rollouts": "kept"}}).problems == []
+    bad = check_skyrl_config({"trainer": {"fully_async": {"enabled": "yes"}}}).problems
+    assert len(bad) == 1 and "trainer.fully_async.enabled" in bad[0] and "true or false" in bad[0]
+
+
+def test_the_entrypoint_refuses_kept_with_fully_async_before_skyrl_or_ray(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["trainer.fully_async.enabled=true", "frontier.rollouts=kept"]
+    assert skyrl_main(argv) == 2
+    err = capsys.readouterr().err
+    assert KEPT_WITH_FULLY_ASYNC in err and "Traceback" not in err
+    assert "skyrl" not in sys.modules

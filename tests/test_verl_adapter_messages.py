@@ -243,3 +243,28 @@ def test_the_trainer_adapters_default_to_greso() -> None:
 
     assert FrontierConfig().selector == "greso"
     assert VerlSamplerConfig(batch_size=4).selector == "greso"
+
+
+def test_a_report_with_draw_steps_credits_each_group_to_its_own_draw() -> None:
+    # An async trainer (SkyRL's fully-async) can draw a task again before its first group
+    # came back, then return the later group first.
+    s = FrontierSampler(rows(), config=VerlSamplerConfig(batch_size=4, selector="uniform", seed=0))
+    s.selector.select = lambda n: np.array([0, 1, 2, 3])  # type: ignore[method-assign]
+    it = iter(s)
+    drawn = [next(it) for _ in range(8)]  # draws 0 and 1, both of tasks 100..103
+    assert drawn == [0, 1, 2, 3, 0, 1, 2, 3]
+    seen: list[tuple[int, int]] = []
+    update = s.selector.update
+
+    def spy(fb: Feedback) -> None:
+        seen.extend((int(t), fb.step) for t in fb.task_ids)
+        update(fb)
+
+    s.selector.update = spy  # type: ignore[method-assign]
+    # Task 100 of draw 1, and task 101 of draws 0 and 1, in one report (uids differ by draw).
+    s.report([100, 101, 101], [1.0, 0.0, 1.0], ["0@1", "1@0", "1@1"], steps=[1, 0, 1])
+    assert sorted(seen) == [(0, 1), (1, 0), (1, 1)]
+    assert [(step, ids.tolist()) for step, ids in s._outstanding] == [(0, [0, 2, 3]), (1, [2, 3])]
+    # Without steps the oldest draw holding the task is credited, as before.
+    s.report([100], [1.0])
+    assert seen[-1] == (0, 0)

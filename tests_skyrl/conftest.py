@@ -190,19 +190,21 @@ class Run:
         data_file: Path,
         cfg: SkyRLTrainConfig,
         frontier: dict[str, Any],
-        generator: BernoulliGenerator | None = None,
+        generator: Any = None,
         real_batches: bool = False,
         lcm_dp_size: int = 1,
+        trainer_class: type = FrontierRayPPOTrainer,
     ) -> None:
         """real_batches: SkyRL's own convert_to_training_input and advantages run, and the
         policy update stood in for records each batch (`self.batches`); lcm_dp_size: the
-        data-parallel size the stood-in workers report."""
+        data-parallel size the stood-in workers report; trainer_class: the adapter's trainer
+        (FrontierFullyAsyncRayPPOTrainer: SkyRL's fully-async loop)."""
         self.generator = generator or BernoulliGenerator()
         self.tracker = MagicMock()
         dataset = PromptDataset(
             datasets=str(data_file), tokenizer=FakeTokenizer(), max_prompt_length=64, num_workers=1
         )
-        self.trainer = FrontierRayPPOTrainer(
+        self.trainer = trainer_class(
             cfg=cfg,
             tracker=self.tracker,
             tokenizer=FakeTokenizer(),
@@ -234,12 +236,16 @@ class Run:
         self.sampler = sampler
         self.picks: list[list[int]] = []
         self.feedback: list[tuple[int, int, float]] = []  # (task id, draw step, reward)
+        # In the order they happened: ("pick", draw, task ids) and ("feedback", draws so far,
+        # (task id, draw step, reward) of each rollout).
+        self.events: list[tuple[str, int, list[Any]]] = []
         selector = sampler.selector
         select, select_window, update = selector.select, selector.select_window, selector.update
 
         def spy_select(n: int) -> np.ndarray:
             out = select(n)
             self.picks.append([int(sampler.task_ids[i]) for i in out])
+            self.events.append(("pick", len(self.picks) - 1, self.picks[-1]))
             return out
 
         def spy_select_window(n: int) -> np.ndarray:
@@ -248,8 +254,12 @@ class Run:
             return out
 
         def spy_update(fb: Any) -> None:
-            for pos, r in zip(fb.task_ids.tolist(), fb.rewards.tolist(), strict=True):
-                self.feedback.append((int(sampler.task_ids[pos]), int(fb.step), float(r)))
+            told = [
+                (int(sampler.task_ids[pos]), int(fb.step), float(r))
+                for pos, r in zip(fb.task_ids.tolist(), fb.rewards.tolist(), strict=True)
+            ]
+            self.feedback += told
+            self.events.append(("feedback", sampler._draws, told))
             update(fb)
 
         selector.select = spy_select  # type: ignore[method-assign]
@@ -277,10 +287,11 @@ class Run:
         )
         return {"policy_loss": 0.0}
 
-    def train(self) -> Run:
+    def train(self, timeout_s: float = 60.0) -> Run:
         import asyncio
 
-        asyncio.run(self.trainer.train())
+        # Bounded: a fully-async loop that waits for groups that never come would hang.
+        asyncio.run(asyncio.wait_for(self.trainer.train(), timeout_s))
         return self
 
     def logged(self) -> list[dict[str, float]]:

@@ -2,7 +2,8 @@
 
 `FrontierRayPPOTrainer` (in `trainer`, which imports SkyRL) draws each dataloader batch from
 the selector, reports every rollout's reward from SkyRL's two reward hooks and keeps the
-selector's state in its checkpoints; `main` is the entrypoint that reads `frontier.*`
+selector's state in its checkpoints (`FrontierFullyAsyncRayPPOTrainer`: the same for SkyRL's
+fully-async trainer); `main` is the entrypoint that reads `frontier.*`
 settings beside SkyRL's own. `SKYRL_FIELDS` and `skyrl_sampler_config` import neither SkyRL
 nor torch, so `frontier check-config skyrl` runs on any machine. See
 docs/integrations/skyrl.md.

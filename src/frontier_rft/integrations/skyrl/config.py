@@ -15,12 +15,15 @@ from frontier_rft.integrations.verl.config import VerlSamplerConfig
 
 __all__ = [
     "DEFAULT_TASK_ID_KEY",
+    "FULLY_ASYNC",
     "GROUP_SIZE",
     "KEPT_DOC",
     "KEPT_WITH_DYNAMIC_SAMPLING",
+    "KEPT_WITH_FULLY_ASYNC",
     "NOT_ON_SKYRL",
     "OWN_STATE_FILE",
     "SHADOWS_WITH_DYNAMIC_SAMPLING",
+    "SHADOWS_WITH_FULLY_ASYNC",
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
     "skyrl_sampler_config",
@@ -31,7 +34,7 @@ SKYRL_SETTING = "frontier"
 """Top-level key of the frontier-rft settings beside SkyRL's config (`frontier.selector=...`)."""
 OWN_STATE_FILE = "frontier_sampler.pt"
 """The selector's state in each `global_step_N` folder, beside SkyRL's `data.pt`: read on resume
-when `data.pt` is missing or unreadable (SkyRL only warns then)."""
+(SkyRL only warns when `data.pt` fails; its fully-async trainer keeps no dataloader state)."""
 DEFAULT_TASK_ID_KEY = "index"
 """task_id_key's default: a data column `index` when the file has one, else the row position."""
 
@@ -66,6 +69,21 @@ SHADOWS_WITH_DYNAMIC_SAMPLING = (
     "step; shadow a run without it (dynamic_sampling.type=null), or drop frontier.shadows"
 )
 """Why shadows are refused beside SkyRL's dynamic sampling."""
+
+FULLY_ASYNC = "trainer.fully_async.enabled"
+"""SkyRL's setting that chooses its fully-async trainer (FrontierFullyAsyncRayPPOTrainer)."""
+KEPT_WITH_FULLY_ASYNC = (
+    f"rollouts: kept with {FULLY_ASYNC}: SkyRL's fully-async trainer trains mini-batches of "
+    "exactly train_batch_size groups and generates a fixed number of prompts an epoch, which "
+    "fewer kept prompts would leave waiting; use rollouts: full, or the synchronous trainer"
+)
+"""Why `rollouts: kept` is refused with SkyRL's fully-async trainer."""
+SHADOWS_WITH_FULLY_ASYNC = (
+    f"shadows with {FULLY_ASYNC}: a shadow reads each prompt's whole group once a step, and "
+    "the fully-async trainer's groups of one draw arrive over several steps; drop "
+    "frontier.shadows, or shadow a run of the synchronous trainer"
+)
+"""Why shadows are refused with SkyRL's fully-async trainer."""
 
 SKYRL_FIELDS = tuple(
     name for name in VerlSamplerConfig.__dataclass_fields__ if name not in NOT_ON_SKYRL

@@ -7,6 +7,8 @@
 trainer.override_entrypoint=frontier_rft.integrations.skyrl.main ...`). The `frontier.*`
 settings are checked (check_skyrl_config: every mistake, one line each) before SkyRL is
 imported or Ray starts; the rest goes to SkyRL's `SkyRLTrainConfig.from_cli_overrides`.
+`trainer.fully_async.enabled=true` runs SkyRL's fully-async trainer (as SkyRL's own
+fully-async example does), with the selector.
 """
 
 from __future__ import annotations
@@ -61,14 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report.problems:
         sys.stderr.write(report.render("frontier-rft (SkyRL)") + "\n")
         return 2
-    from frontier_rft.integrations.skyrl.trainer import check_skyrl_hooks
+    # First: it imports SkyRL's one module that needs a shim on Python 3.11.
+    from frontier_rft.integrations.skyrl.trainer import check_skyrl_hooks, trainer_class  # isort: split
 
-    check_skyrl_hooks()
     import ray
     from skyrl.train.config import SkyRLTrainConfig
     from skyrl.train.utils.utils import initialize_ray, validate_cfg
 
     cfg = SkyRLTrainConfig.from_cli_overrides(skyrl_args)
+    check_skyrl_hooks(trainer_class(cfg)._skyrl_trainer)
     validate_cfg(cfg)
     frontier_config = skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size)
     initialize_ray(cfg)

@@ -5,7 +5,8 @@ SkyRL's own keys are given (a YAML file as `frontier check-config skyrl` reads i
 command line as `frontier_rft.integrations.skyrl.main` sees it), and names every mistake, one
 line each: the `frontier:` fields (unknown names with the closest one, refused values, verl-
 or TRL-only options), the selector, its config and the metadata it needs, SkyRL's batch size
-and dynamic-sampling type (and `rollouts: kept` beside it), and, when `data.train_data` names
+and dynamic-sampling type (and `rollouts: kept` beside it), `trainer.fully_async.enabled` (and
+`rollouts: kept` or shadows beside it), and, when `data.train_data` names
 local files it can read, the columns the adapter reads.
 """
 
@@ -27,9 +28,12 @@ from frontier_rft.integrations.preflight import (
 )
 from frontier_rft.integrations.skyrl.config import (
     DEFAULT_TASK_ID_KEY,
+    FULLY_ASYNC,
     GROUP_SIZE,
     KEPT_WITH_DYNAMIC_SAMPLING,
+    KEPT_WITH_FULLY_ASYNC,
     SHADOWS_WITH_DYNAMIC_SAMPLING,
+    SHADOWS_WITH_FULLY_ASYNC,
     SKYRL_FIELDS,
     SKYRL_SETTING,
     unknown_settings,
@@ -94,9 +98,20 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             "trainer.algorithm.dynamic_sampling.type",
             [f"must be filter, replace or null (SkyRL 0.3), got {shown(ds_type)}"],
         )
+    fully_async = _get(config, FULLY_ASYNC)
+    if fully_async is not None and not isinstance(fully_async, bool):
+        report.add(FULLY_ASYNC, [f"must be true or false, got {shown(fully_async)}"])
     if values.get("rollouts") == "kept":
         _check_kept(config, ds_type, batch, report)
-    refusal = SHADOWS_WITH_DYNAMIC_SAMPLING if ds_type is not None else None
+        if fully_async is True:
+            report.add(SKYRL_SETTING, [KEPT_WITH_FULLY_ASYNC])
+    refusal = (
+        SHADOWS_WITH_DYNAMIC_SAMPLING
+        if ds_type is not None
+        else SHADOWS_WITH_FULLY_ASYNC
+        if fully_async is True
+        else None
+    )
     group = _get(config, GROUP_SIZE)
     report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
     _check_data(config, values, report)

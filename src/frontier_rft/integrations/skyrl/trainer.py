@@ -1,4 +1,5 @@
-"""SkyRL's `RayPPOTrainer` with a frontier-rft selector choosing its prompts (skyrl 0.3).
+"""SkyRL's `RayPPOTrainer` (and `FullyAsyncRayPPOTrainer`: its class docstring) with a
+frontier-rft selector choosing its prompts (skyrl 0.3).
 
 Seams (SkyRL's own, checked by `check_skyrl_hooks` before anything is built):
 - selection: `_build_train_dataloader_and_compute_training_steps`, which SkyRL documents as
@@ -35,8 +36,10 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import threading
 import typing
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,35 +72,44 @@ _import_skyrl_types()
 from skyrl.backends.skyrl_train.utils.io import io as skyrl_io  # noqa: E402
 from skyrl.train.dataset.preprocess import compute_prompt_boundaries  # noqa: E402
 from skyrl.train.entrypoints.main_base import BasePPOExp  # noqa: E402
+from skyrl.train.fully_async_trainer import FullyAsyncRayPPOTrainer  # noqa: E402
 from skyrl.train.trainer import RayPPOTrainer  # noqa: E402
+from torch.utils.data import Dataset, Sampler  # noqa: E402
 from torchdata.stateful_dataloader import StatefulDataLoader  # noqa: E402
 
 from frontier_rft.core.selector import Selector  # noqa: E402
 from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     DEFAULT_TASK_ID_KEY,
+    FULLY_ASYNC,
     GROUP_SIZE,
     KEPT_WITH_DYNAMIC_SAMPLING,
+    KEPT_WITH_FULLY_ASYNC,
     OWN_STATE_FILE,
     SHADOWS_WITH_DYNAMIC_SAMPLING,
+    SHADOWS_WITH_FULLY_ASYNC,
     SKYRL_SETTING,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig  # noqa: E402
 from frontier_rft.integrations.verl.sampler import FrontierSampler, as_task_ids  # noqa: E402
 
 __all__ = [
+    "FrontierFullyAsyncRayPPOTrainer",
     "FrontierPPOExp",
     "FrontierRayPPOTrainer",
     "SkyRLSampler",
     "check_skyrl_hooks",
     "kept_mini_batches",
+    "pick_uid",
     "rollout_rewards",
     "skyrl_task_ids",
+    "trainer_class",
 ]
 
 TESTED = "skyrl 0.3.0"
 """The SkyRL release whose hooks this adapter is tested against (tests_skyrl)."""
 
-# Each hook this adapter overrides or calls, with the leading parameters it relies on.
+# Each hook this adapter overrides or calls, with the leading parameters it relies on, per
+# SkyRL trainer class it subclasses.
 _HOOKS: dict[str, tuple[str, ...]] = {
     "_build_train_dataloader_and_compute_training_steps": ("self",),
     "handle_dynamic_sampling": ("self", "generator_output", "uids"),
@@ -107,12 +119,24 @@ _HOOKS: dict[str, tuple[str, ...]] = {
     "_remove_tail_data": ("self", "entries"),
     "convert_to_training_input": ("self", "generator_output", "uids"),
 }
+_ASYNC_HOOKS: dict[str, tuple[str, ...]] = {
+    "_build_train_dataloader_and_compute_training_steps": ("self",),
+    "_collect_generation_mini_batch": (
+        "self",
+        "generation_output_group_buffer",
+        "all_generators_done",
+    ),
+    "save_checkpoints": ("self",),
+    "load_checkpoints": ("self",),
+}
 
 
 def check_skyrl_hooks(trainer_class: type = RayPPOTrainer) -> None:
-    """RuntimeError, one line, when SkyRL's trainer lacks a hook the adapter uses or its
-    parameters changed (a SkyRL release other than the tested one)."""
-    for name, leading in _HOOKS.items():
+    """RuntimeError, one line, when SkyRL's trainer (RayPPOTrainer or FullyAsyncRayPPOTrainer)
+    lacks a hook the adapter uses or its parameters changed (a SkyRL release other than the
+    tested one)."""
+    hooks = _ASYNC_HOOKS if issubclass(trainer_class, FullyAsyncRayPPOTrainer) else _HOOKS
+    for name, leading in hooks.items():
         hook = getattr(trainer_class, name, None)
         if hook is None:
             raise RuntimeError(
@@ -156,10 +180,66 @@ def skyrl_task_ids(dataset: Any, key: str) -> NDArray[np.int64]:
 
 
 class SkyRLSampler(FrontierSampler):
-    """verl's FrontierSampler, its messages naming SkyRL."""
+    """verl's FrontierSampler, its messages naming SkyRL, and one prompt at a time for SkyRL's
+    fully-async trainer (`picks`)."""
 
     trainer_name = "SkyRL"
     reward_range_setting = f"{SKYRL_SETTING}.reward_range"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The fully-async trainer saves checkpoints in a thread while its generation workers
+        # draw on the event loop: a draw and a state snapshot must not interleave.
+        self._lock = threading.RLock()
+        self._replay: list[tuple[int, int]] = []
+
+    def picks(self) -> Iterator[tuple[int, int]]:
+        """(position, draw step) of each prompt, one at a time, `len(self)` an epoch: SkyRL's
+        fully-async trainer generates one group per prompt. After `replay_unreported`, the
+        prompts drawn but not reported come first, then the draws go on."""
+        with self._lock:
+            self._start_iteration()
+            replay, self._replay = self._replay, []
+        yield from replay
+        while True:
+            with self._lock:
+                if not self._pending:
+                    if self._in_epoch >= self._batches_per_epoch:
+                        return
+                    self._pending = deque(int(i) for i in self._draw())
+                pick = (self._pending.popleft(), self._draws - 1)  # pending: the last draw's
+            yield pick
+
+    def replay_unreported(self) -> None:
+        """After load_state_dict: `picks` yields again every prompt drawn but not reported
+        (oldest draw first), as SkyRL's fully-async trainer regenerates, on resume, what it
+        had not trained on; the rest of the last draw (pending) is among them."""
+        with self._lock:
+            self._replay = [(int(p), step) for step, ids in self._outstanding for p in ids]
+            self._pending = deque()
+
+    def pick_rank(self, position: int, draw: int | None) -> tuple[int, int]:
+        """Where an unreported pick stands in draw order: (draw step, its index among that
+        draw's unreported prompts); (-1, -1) when not outstanding (the report names it)."""
+        for step, ids in self._outstanding:
+            if step == draw:
+                hits = np.flatnonzero(ids == position)
+                if hits.size:
+                    return step, int(hits[0])
+        return -1, -1
+
+    def state_dict(self) -> dict[str, Any]:
+        with self._lock:
+            return super().state_dict()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_lock", None)  # not picklable; rebuilt by __setstate__
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
 
 def rollout_rewards(
@@ -182,8 +262,12 @@ def rollout_rewards(
     return uid_list, np.asarray(values, dtype=np.float64)
 
 
-class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
-    """RayPPOTrainer whose prompts a frontier-rft selector picks (module docstring: seams)."""
+class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
+    """What both frontier-rft SkyRL trainers share: the checks, the sampler, the reports and
+    the own state file (module docstring: seams)."""
+
+    _skyrl_trainer: type = RayPPOTrainer
+    """The SkyRL trainer whose hooks this class extends (check_skyrl_hooks reads them)."""
 
     def __init__(
         self,
@@ -192,7 +276,7 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
         selector: Selector | None = None,
         **kwargs: Any,
     ) -> None:
-        check_skyrl_hooks()
+        check_skyrl_hooks(self._skyrl_trainer)
         cfg = kwargs["cfg"] if "cfg" in kwargs else args[0]
         batch = cfg.trainer.train_batch_size
         if frontier_config.batch_size != batch:
@@ -200,11 +284,7 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
                 f"the frontier config's batch_size {frontier_config.batch_size} is not SkyRL's "
                 f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
             )
-        dynamic_sampling = cfg.trainer.algorithm.dynamic_sampling.type is not None
-        if frontier_config.shadows and dynamic_sampling:
-            raise ValueError(SHADOWS_WITH_DYNAMIC_SAMPLING)
-        if frontier_config.rollouts == "kept" and dynamic_sampling:
-            raise ValueError(KEPT_WITH_DYNAMIC_SAMPLING)
+        self._frontier_refuse(cfg, frontier_config)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
         # Read by _build_train_dataloader_and_compute_training_steps, which SkyRL's
         # __init__ calls.
@@ -213,23 +293,80 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
         self.frontier_sampler: SkyRLSampler | None = None
         super().__init__(*args, **kwargs)
 
-    # ------------------------------------------------------------------ selection
-    def _build_train_dataloader_and_compute_training_steps(self) -> None:
+    def _frontier_refuse(self, cfg: Any, config: VerlSamplerConfig) -> None:
+        """ValueError, one line, for settings this trainer cannot honour."""
+        dynamic_sampling = cfg.trainer.algorithm.dynamic_sampling.type is not None
+        if config.shadows and dynamic_sampling:
+            raise ValueError(SHADOWS_WITH_DYNAMIC_SAMPLING)
+        if config.rollouts == "kept" and dynamic_sampling:
+            raise ValueError(KEPT_WITH_DYNAMIC_SAMPLING)
+
+    def _frontier_new_sampler(self) -> SkyRLSampler:
+        """The sampler over SkyRL's training data (the selector's own, or the config's)."""
         if self.train_dataset is None:
             raise ValueError(
                 "the frontier-rft SkyRL trainer selects from a training dataset: set "
                 "data.train_data"
             )
-        dataset = self.train_dataset
         config = self.frontier_config
         sampler = SkyRLSampler(
-            dataset,
+            self.train_dataset,
             config=config,
             selector=self._frontier_selector,
-            task_ids=skyrl_task_ids(dataset, config.task_id_key),
+            task_ids=skyrl_task_ids(self.train_dataset, config.task_id_key),
         )
         sampler.logs_to_trainer = config.metrics_jsonl is None  # SkyRL's tracker logs them
         self.frontier_sampler = sampler
+        return sampler
+
+    def _frontier_report(self, uids: Sequence[str], rewards: NDArray[np.float64]) -> None:
+        """Each rollout's reward (one per uid) to the selector, with its stable task id (and
+        its draw step, where the uid carries it: `pick_uid`)."""
+        sampler = self.frontier_sampler
+        assert sampler is not None  # built in __init__
+        positions = _positions(uids, sampler.task_ids.size)
+        steps = [_draw_of(uid) for uid in uids]
+        known = None if any(s is None for s in steps) else steps
+        sampler.report(sampler.task_ids[positions], rewards, np.asarray(uids), known)
+        if sampler.logs_to_trainer:
+            self.all_metrics.update(sampler.log_metrics())
+
+    # ------------------------------------------------------------------ state
+    def save_checkpoints(self) -> str:
+        folder: str = super().save_checkpoints()
+        assert self.frontier_sampler is not None
+        # Written after SkyRL's own files: SkyRL's data.pt holds the same state (not with the
+        # fully-async trainer), and SkyRL only warns when it cannot write or read it. Through
+        # SkyRL's io, as data.pt: ckpt_path may be a cloud path.
+        with skyrl_io.open_file(os.path.join(folder, OWN_STATE_FILE), "wb") as f:
+            torch.save(self.frontier_sampler.state_dict(), f)
+        return folder
+
+    def load_checkpoints(self) -> Any:
+        # (step, path) from RayPPOTrainer; the fully-async trainer returns more after them.
+        loaded = super().load_checkpoints()
+        step, path = loaded[0], loaded[1]
+        assert self.frontier_sampler is not None
+        own = os.path.join(path, OWN_STATE_FILE) if path else None
+        if own is not None and skyrl_io.exists(own):
+            with skyrl_io.open_file(own, "rb") as f:
+                self.frontier_sampler.load_state_dict(torch.load(f, weights_only=False))
+        elif step > 0 and self._skyrl_trainer is FullyAsyncRayPPOTrainer:
+            raise ValueError(
+                f"SkyRL resumes from {path}, which has no {OWN_STATE_FILE}: its fully-async "
+                "trainer keeps no dataloader state, so the selector cannot continue; resume "
+                "from a checkpoint this adapter wrote, or set trainer.resume_mode=none"
+            )
+        return loaded
+
+
+class FrontierRayPPOTrainer(_FrontierTrainer):
+    """RayPPOTrainer whose prompts a frontier-rft selector picks (module docstring: seams)."""
+
+    # ------------------------------------------------------------------ selection
+    def _build_train_dataloader_and_compute_training_steps(self) -> None:
+        sampler = self._frontier_new_sampler()
+        dataset = self.train_dataset
         workers = self.cfg.data.dataloader.num_workers
         # As SkyRL's build_dataloader, with the selector's batches instead of a shuffle.
         self.train_dataloader = StatefulDataLoader(
@@ -284,7 +421,7 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
         self, generator_output: Any, uids: Any, *args: Any, **kwargs: Any
     ) -> Any:
         # Every sampling round passes here, before SkyRL drops its zero-variance groups.
-        self._frontier_report(generator_output, uids)
+        self._frontier_report_output(generator_output, uids)
         return super().handle_dynamic_sampling(generator_output, uids, *args, **kwargs)
 
     def postprocess_generator_output(
@@ -293,39 +430,14 @@ class FrontierRayPPOTrainer(RayPPOTrainer):  # type: ignore[misc]
         # With dynamic sampling on, these rollouts were reported in handle_dynamic_sampling.
         # The rest of the signature (it changed twice in 2026) is passed through.
         if self.cfg.trainer.algorithm.dynamic_sampling.type is None:
-            self._frontier_report(generator_output, uids)
+            self._frontier_report_output(generator_output, uids)
         return super().postprocess_generator_output(generator_output, uids, *args, **kwargs)
 
-    def _frontier_report(self, generator_output: Any, uids: Any) -> None:
-        sampler = self.frontier_sampler
-        assert sampler is not None  # built in __init__
+    def _frontier_report_output(self, generator_output: Any, uids: Any) -> None:
         uid_list, rewards = rollout_rewards(
             generator_output, uids, bool(self.cfg.generator.step_wise_trajectories)
         )
-        positions = _positions(uid_list, sampler.task_ids.size)
-        sampler.report(sampler.task_ids[positions], rewards, np.asarray(uid_list))
-        if sampler.logs_to_trainer:
-            self.all_metrics.update(sampler.log_metrics())
-
-    # ------------------------------------------------------------------ state
-    def save_checkpoints(self) -> str:
-        folder: str = super().save_checkpoints()
-        assert self.frontier_sampler is not None
-        # Written after SkyRL's own files: SkyRL's data.pt holds the same state, and SkyRL only
-        # warns when it cannot write or read it. Through SkyRL's io, as data.pt: ckpt_path may
-        # be a cloud path.
-        with skyrl_io.open_file(os.path.join(folder, OWN_STATE_FILE), "wb") as f:
-            torch.save(self.frontier_sampler.state_dict(), f)
-        return folder
-
-    def load_checkpoints(self) -> tuple[int, str | None]:
-        step, path = super().load_checkpoints()
-        assert self.frontier_sampler is not None
-        own = os.path.join(path, OWN_STATE_FILE) if path else None
-        if own is not None and skyrl_io.exists(own):
-            with skyrl_io.open_file(own, "rb") as f:
-                self.frontier_sampler.load_state_dict(torch.load(f, weights_only=False))
-        return step, path
+        self._frontier_report(uid_list, rewards)
 
 
 def kept_mini_batches(
@@ -341,22 +453,178 @@ def kept_mini_batches(
 
 
 def _positions(uids: Sequence[str], n: int) -> NDArray[np.int64]:
-    """Dataset positions of SkyRL's prompt uids (PromptDataset: `str(position)`)."""
+    """Dataset positions of SkyRL's prompt uids (PromptDataset: `str(position)`; the
+    fully-async trainer's: `position@draw`, see `pick_uid`)."""
     out = np.empty(len(uids), dtype=np.int64)
     for i, uid in enumerate(uids):
-        text = str(uid)
+        text = str(uid).split(_DRAW_MARK, 1)[0]
         if not text.isdigit() or int(text) >= n:
             raise ValueError(
-                f"SkyRL prompt uid {text[:40]!r} is not a row position of the training data: "
-                "the adapter needs SkyRL's PromptDataset (uid = str(row)) or a dataset that "
-                "does the same"
+                f"SkyRL prompt uid {str(uid)[:40]!r} is not a row position of the training "
+                "data: the adapter needs SkyRL's PromptDataset (uid = str(row)) or a dataset "
+                "that does the same"
             )
         out[i] = int(text)
     return out
 
 
+_DRAW_MARK = "@"
+
+
+def _draw_of(uid: str) -> int | None:
+    """The draw step a `pick_uid` carries; None for SkyRL's own uids."""
+    _, mark, draw = str(uid).partition(_DRAW_MARK)
+    return int(draw) if mark and draw.isdigit() else None
+
+
+def pick_uid(position: int, draw: int) -> str:
+    """The uid of a prompt the fully-async trainer generates: its row and its draw step.
+    SkyRL's fully-async trainer never generates a uid twice in an epoch (it skips consumed
+    uids, and asserts on a repeat); the selector may pick a row again within SkyRL's epoch
+    (GRESO's walk wraps around), so the draw tells the two picks apart."""
+    return f"{position}{_DRAW_MARK}{draw}"
+
+
+class _PickedPrompts(Dataset[Any]):
+    """SkyRL's dataset read at `(position, draw)` picks: its rows, each uid `pick_uid`."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, pick: tuple[int, int]) -> tuple[Any, tuple[int, int]]:
+        return self.dataset[pick[0]], pick
+
+    def collate_fn(self, items: list[tuple[Any, tuple[int, int]]]) -> Any:
+        """The dataset's collate_fn, each row's uid replaced by its pick's."""
+        rows = self.dataset.collate_fn([item for item, _ in items])
+        for row, (_, (position, draw)) in zip(rows, items, strict=True):
+            row["uid"] = pick_uid(position, draw)
+        return rows
+
+
+class _OnePickBatches(Sampler[list[tuple[int, int]]]):
+    """A SkyRLSampler's `picks` as a batch sampler of one prompt each. No state_dict on
+    purpose: SkyRL's fully-async trainer resets its dataloader to the initial state at every
+    epoch end and on resume, which would reset the selector; its state is the own file's."""
+
+    def __init__(self, sampler: SkyRLSampler) -> None:
+        self.sampler = sampler
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+    def __iter__(self) -> Iterator[list[tuple[int, int]]]:
+        return ([pick] for pick in self.sampler.picks())
+
+
+class FrontierFullyAsyncRayPPOTrainer(_FrontierTrainer, FullyAsyncRayPPOTrainer):  # type: ignore[misc]
+    """SkyRL's FullyAsyncRayPPOTrainer whose prompts a frontier-rft selector picks.
+
+    - selection: its dataloader yields one prompt at a time (SkyRL's generation workers each
+      pull one and generate its group), `selector.select(train_batch_size)` every
+      train_batch_size prompts; uids are `pick_uid` (row and draw step);
+    - feedback: `_collect_generation_mini_batch` hands over every group the trainer takes
+      from the generation buffer, in the order generation finished, the groups SkyRL drops
+      under `fully_async.sample_full_batch` included: each is reported once. The generation
+      workers draw ahead of training (up to `max_staleness_steps`), so a group's rewards
+      arrive after later draws: the sampler matches them to their draw and counts the lag
+      (`verl/max_feedback_lag`);
+    - state: only in the own file (SkyRL resets this trainer's dataloader at every epoch end
+      and on resume). On resume the prompts drawn but not reported (generating or buffered at
+      the checkpoint, which SkyRL regenerates) are yielded again first, then the draws go on.
+    """
+
+    _skyrl_trainer = FullyAsyncRayPPOTrainer
+
+    def _frontier_refuse(self, cfg: Any, config: VerlSamplerConfig) -> None:
+        super()._frontier_refuse(cfg, config)
+        if config.rollouts == "kept":
+            raise ValueError(KEPT_WITH_FULLY_ASYNC)
+        if config.shadows:
+            raise ValueError(SHADOWS_WITH_FULLY_ASYNC)
+
+    def _build_train_dataloader_and_compute_training_steps(self) -> None:
+        sampler = self._frontier_new_sampler()
+        if sampler.selector.allows_repeats:
+            raise ValueError(
+                f"selector {sampler.selector.name!r} may pick a prompt twice in one batch; "
+                f"SkyRL's fully-async trainer ({FULLY_ASYNC}) generates each prompt uid once: "
+                "use a selector that picks distinct prompts"
+            )
+        picked = _PickedPrompts(self.train_dataset)
+        workers = self.cfg.data.dataloader.num_workers
+        # As SkyRL's build_dataloader(is_fully_async=True): one prompt a batch.
+        self.train_dataloader = StatefulDataLoader(
+            picked,
+            batch_sampler=_OnePickBatches(sampler),
+            collate_fn=picked.collate_fn,
+            num_workers=workers,
+            persistent_workers=self.cfg.data.dataloader.persistent_workers,
+            multiprocessing_context="spawn" if workers > 0 else None,
+        )
+        # As SkyRL's: mini-batches of train_batch_size prompts (SkyRL asserts they are equal).
+        self.num_steps_per_epoch = len(self.train_dataloader) // self.mini_batch_size
+        self.total_training_steps = self.num_steps_per_epoch * self.cfg.trainer.epochs
+        if self.cfg.trainer.max_training_steps is not None:
+            self.total_training_steps = min(
+                self.total_training_steps, self.cfg.trainer.max_training_steps
+            )
+
+    async def _collect_generation_mini_batch(
+        self, generation_output_group_buffer: Any, all_generators_done: Any, *args: Any, **kw: Any
+    ) -> Any:
+        kept, dropped, exhausted = await super()._collect_generation_mini_batch(
+            generation_output_group_buffer, all_generators_done, *args, **kw
+        )
+        # Every group leaves the buffer here once: trained, dropped (sample_full_batch), or
+        # discarded with an epoch's last partial mini-batch.
+        step_wise = bool(self.cfg.generator.step_wise_trajectories)
+        sampler = self.frontier_sampler
+        assert sampler is not None  # built in __init__
+        # In draw order, as the synchronous trainer reports them: a step's groups reach the
+        # selector in one order whatever order generation finished them in.
+        groups = sorted(
+            [*kept, *dropped],
+            key=lambda g: sampler.pick_rank(
+                _positions([g.uid], sampler.task_ids.size)[0], _draw_of(g.uid)
+            ),
+        )
+        uids: list[str] = []
+        rewards: list[NDArray[np.float64]] = []
+        for group in groups:
+            rows = len(group.generator_output["response_ids"])
+            group_uids, group_rewards = rollout_rewards(
+                group.generator_output, [group.uid] * rows, step_wise
+            )
+            uids += group_uids
+            rewards.append(group_rewards)
+        if uids:
+            self._frontier_report(uids, np.concatenate(rewards))
+        return kept, dropped, exhausted
+
+    def load_checkpoints(self) -> Any:
+        loaded = super().load_checkpoints()
+        if loaded[0] > 0:
+            assert self.frontier_sampler is not None
+            self.frontier_sampler.replay_unreported()
+        return loaded
+
+
+def trainer_class(cfg: Any) -> type[_FrontierTrainer]:
+    """The frontier-rft trainer for a SkyRL config: the fully-async one when
+    `trainer.fully_async.enabled` (the key SkyRL's own fully-async example reads)."""
+    if bool(cfg.trainer.fully_async.enabled):
+        return FrontierFullyAsyncRayPPOTrainer
+    return FrontierRayPPOTrainer
+
+
 class FrontierPPOExp(BasePPOExp):  # type: ignore[misc]
-    """SkyRL's experiment, its trainer a FrontierRayPPOTrainer (SkyRL's get_trainer pattern)."""
+    """SkyRL's experiment, its trainer a FrontierRayPPOTrainer, or with
+    `trainer.fully_async.enabled` a FrontierFullyAsyncRayPPOTrainer (SkyRL's get_trainer
+    pattern)."""
 
     def __init__(self, cfg: Any, frontier_config: VerlSamplerConfig) -> None:
         self.frontier_config = frontier_config
@@ -372,8 +640,8 @@ class FrontierPPOExp(BasePPOExp):  # type: ignore[misc]
         inference_engine_client: Any,
         generator: Any,
         colocate_pg: Any,
-    ) -> FrontierRayPPOTrainer:
-        return FrontierRayPPOTrainer(
+    ) -> _FrontierTrainer:
+        return trainer_class(cfg)(
             cfg=cfg,
             tracker=tracker,
             tokenizer=tokenizer,

@@ -347,26 +347,37 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         positions, rewards, uids = self._extract(batch)
         self._deliver(positions, rewards, uids)
 
-    def report(self, task_ids: Any, rewards: Any, uids: Any = None) -> None:
+    def report(self, task_ids: Any, rewards: Any, uids: Any = None, steps: Any = None) -> None:
         """Feed rewards given as arrays: stable task id, sequence reward and optional prompt
-        uid per rollout (the v1 replay buffer reads them from TransferQueue)."""
+        uid per rollout (the v1 replay buffer reads them from TransferQueue), and optionally
+        the draw step of each (where the trainer knows it: a task drawn again before its
+        first group came back is then not mistaken for the older draw)."""
         ids = as_task_ids(task_ids, self.config.task_id_key)
         self._check_not_all_zero(ids, uids)
         positions = self.positions_of(ids)
         values = np.asarray(rewards, dtype=np.float64).reshape(-1)
         if values.shape != positions.shape:
             raise ValueError(f"got {values.size} rewards for {positions.size} task ids")
-        self._deliver(positions, values, None if uids is None else np.asarray(uids))
+        drawn = None if steps is None else np.asarray(steps, dtype=np.int64).reshape(-1)
+        if drawn is not None and drawn.shape != positions.shape:
+            raise ValueError(f"got {drawn.size} draw steps for {positions.size} task ids")
+        self._deliver(positions, values, None if uids is None else np.asarray(uids), drawn)
 
     def _deliver(
-        self, positions: NDArray[np.int64], rewards: NDArray[np.float64], uids: Any
+        self,
+        positions: NDArray[np.int64],
+        rewards: NDArray[np.float64],
+        uids: Any,
+        drawn: NDArray[np.int64] | None = None,
     ) -> None:
         if positions.size == 0:
             raise ValueError("a report needs at least one rollout (task ids and rewards)")
         if uids is not None and np.asarray(uids).reshape(-1).shape != positions.shape:
             raise ValueError(f"got {np.asarray(uids).size} uids for {positions.size} task ids")
-        self._check_uids(positions, uids)
-        steps = self._match_draws(positions)
+        steps = self._match_draws(positions, drawn)
+        for step in np.unique(steps).tolist():  # a report may hold several draws (async)
+            at = steps == step
+            self._check_uids(positions[at], None if uids is None else np.asarray(uids)[at])
         self._check_rewards(positions, rewards)
         if self.config.reward_range is not None:
             # As the TRL adapter: the declared range maps onto [0, 1], beyond it clips.
@@ -523,15 +534,21 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 "draws a task twice per batch: task ids are not stable per row"
             )
 
-    def _match_draws(self, positions: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Draw step of every rollout: the oldest outstanding draw holding its task."""
+    def _match_draws(
+        self, positions: NDArray[np.int64], given: NDArray[np.int64] | None = None
+    ) -> NDArray[np.int64]:
+        """Draw step of every rollout: `given` where that outstanding draw holds the task,
+        else the oldest outstanding draw holding it (a given draw may have been forgotten)."""
         steps = np.full(positions.size, -1, dtype=np.int64)
-        for step, drawn in self._outstanding:
-            free = steps < 0
-            if not free.any():
-                break
-            hit = free & np.isin(positions, drawn)
-            steps[hit] = step
+        for exact in [True, False] if given is not None else [False]:
+            for step, drawn in self._outstanding:
+                free = steps < 0
+                if not free.any():
+                    break
+                hit = free & np.isin(positions, drawn)
+                if exact:
+                    hit &= given == step
+                steps[hit] = step
         if np.any(steps < 0):
             missing = np.unique(positions[steps < 0])
             raise ValueError(
