@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 
 import torch
 
-from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer, _row_weights, aggregate
 from test_training_model import TEST_TRAIN, tiny_models
 
@@ -30,9 +30,8 @@ def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 ALLOC = dataclasses.replace(
     TEST_TRAIN,
     selector="greso",
-    allocation=True,
-    pilot_rollouts=2,
-    max_rollouts=10,
+    sampler="allocation",
+    sampler_config={"pilot": 2, "max_rollouts": 10},
     train_size=6,
     steps=6,
     eval_every=0,
@@ -115,7 +114,7 @@ def test_resume_with_allocation_is_exact(sft_dir: Path, tmp_path: Path) -> None:
     assert straight.sampler.state_dict(with_inner=False).keys() == (  # type: ignore[attr-defined]
         resumed.sampler.state_dict(with_inner=False).keys()  # type: ignore[attr-defined]
     )
-    other = dataclasses.replace(ALLOC, pilot_rollouts=0)
+    other = dataclasses.replace(ALLOC, sampler_config={"max_rollouts": 10})
     with pytest.raises(ValueError, match=r"resume with the saved settings|different configuration"):
         Trainer(other, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
 
@@ -123,7 +122,7 @@ def test_resume_with_allocation_is_exact(sft_dir: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"dynamic_sampling": True}, "allocation and dynamic_sampling"),
+        ({"dynamic_sampling": True}, "dynamic_sampling and allocation are each"),
         ({"group_size": 200}, r"allocation: group_size 200 is the default n"),
         ({"rollout_budget": 0.0}, "rollout_budget must be"),
         ({"rollout_budget": 0.1}, "cannot give"),
@@ -134,8 +133,12 @@ def test_resume_with_allocation_is_exact(sft_dir: Path, tmp_path: Path) -> None:
         ({"commit": "all"}, "commit"),
         ({"group_weighting": "tokens"}, "group_weighting"),
         ({"rollout_budget": 100.0, "max_rollouts": 16}, "cannot be spent"),
+        ({"sampler": "allocation", "sampler_config": {"budget": 0.0}}, "budget must be"),
+        ({"sampler": "allocation", "sampler_config": {"budgets": 1.0}}, "did you mean 'budget'"),
     ],
 )
 def test_allocation_settings_are_refused_by_name(fields: dict, message: str) -> None:
+    """As the flags (and older runs' flat fields) spell them, and as sampler_config does."""
+    flag = {} if "sampler" in fields else {"allocation": True}
     with pytest.raises(ValueError, match=message):
-        TrainConfig(**{"allocation": True, **fields})
+        train_config({**flag, **fields})

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.config import TrainConfig, train_config
 from frontier_rft.training.grpo import Trainer
 from test_training_model import TEST_TRAIN, tiny_models
 
@@ -20,10 +20,15 @@ pytestmark = pytest.mark.integration
 
 BASE = dataclasses.replace(TEST_TRAIN, train_size=12, steps=12, eval_every=0, checkpoint_every=100)
 """Twelve prompts of batch 3: 12 steps are three of uniform's epochs."""
+FEWER = "fewer_rollouts"
 MODES = {
-    "kept": {"selector": "greso", "rollouts": "kept"},
-    "screen": {"selector": "uniform", "screen": 2},
-    "both": {"selector": "greso", "rollouts": "kept", "screen": 2},
+    "kept": {"selector": "greso", "sampler": FEWER},
+    "screen": {
+        "selector": "uniform",
+        "sampler": FEWER,
+        "sampler_config": {"skip": False, "screen": 2},
+    },
+    "both": {"selector": "greso", "sampler": FEWER, "sampler_config": {"screen": 2}},
 }
 
 
@@ -86,8 +91,13 @@ def test_resume_is_exact(mode: str, sft_dir: Path, tmp_path: Path) -> None:
         ({"rollouts": "kept", "selector": "greso", "loss_scale": "mean"}, "loss_scale"),
         ({"screen": 2, "dynamic_sampling": True}, "do not combine"),
         ({"screen": 2, "allocation": True}, "do not combine"),
+        ({"sampler": FEWER, "sampler_config": {"skip": False}}, "with neither"),
+        ({"sampler": FEWER, "selector": "bots"}, "does not walk the data"),
+        ({"sampler": FEWER, "sampler_config": {"screen": 1}}, "one reward is never mixed"),
+        ({"sampler": FEWER, "sampler_config": {"rollouts": "kept"}}, "unknown option"),
     ],
 )
 def test_settings_are_refused_by_name(fields: dict, message: str) -> None:
+    """As the flags (and older runs' flat fields) spell them, and as sampler_config does."""
     with pytest.raises(ValueError, match=message):
-        TrainConfig(**fields)
+        train_config(fields)

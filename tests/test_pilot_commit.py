@@ -325,16 +325,16 @@ def test_the_bench_entry_runs_pilot_commit_under_a_definition_of_its_own() -> No
     tb = make_testbed("standard")
     entry = next(e for e in EFFECT_ENTRIES if e.label == "pilot-commit")
     config = tb.run_config(entry, 0)
-    assert config.pilot_commit and config.selector == "uniform"
-    assert config.pilot_commit_config() == PilotCommitConfig()
-    assert config.pilot_commit_config().pilot_size(config.group_size) == 2  # 8 // 4
+    assert config.sampler == "pilot_commit" and config.selector == "uniform"
+    assert config.sampler_settings() == PilotCommitConfig()
+    assert config.sampler_settings().pilot_size(config.group_size) == 2  # 8 // 4
     definition = entry_definition(config, entry.own_train())
     assert definition["pilot_commit"]["commit_low"] == 0.125
     assert definition["pilot_commit"]["max_age"] == 4
     plain = entry_definition(tb.run_config(MAIN_ENTRIES[0], 0))
     assert "pilot_commit" not in plain and definition_digest(plain) == "61328573"
     picky = BenchEntry("x", "uniform", pilot_commit={"pc_evict_at": None})
-    assert tb.run_config(picky, 0).pilot_commit_config().evict_at is None
+    assert tb.run_config(picky, 0).sampler_settings().evict_at is None
     with pytest.raises(ValueError, match="pilot_commit takes"):
         BenchEntry("x", "uniform", pilot_commit={"pilot": 4})
     from frontier_rft.bench.real_rl.report import PER_PROMPT_ROLLOUT_ENTRIES

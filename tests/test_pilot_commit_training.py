@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer
 from test_training_model import TEST_TRAIN, tiny_models
 
@@ -25,8 +25,8 @@ BASE = dataclasses.replace(
     steps=6,
     eval_every=0,
     checkpoint_every=100,
-    pilot_commit=True,
-    pc_commit_low=0.0,  # the tiny model rarely solves: buffer the hard pilots too
+    sampler="pilot_commit",
+    sampler_config={"commit_low": 0.0},  # the tiny model rarely solves: buffer the hard pilots
 )
 """Batch 3, group 4: pilots of 4 // 4 -> 2 rollouts, commits of 2, 9 candidates a round."""
 P = "curriculum/pilot_commit/"
@@ -82,7 +82,7 @@ def test_resume_is_exact_with_pilots_in_the_buffer(sft_dir: Path, tmp_path: Path
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"pilot_commit": True, "pc_pilot": 4, "group_size": 4}, "pc_pilot 4 must be below"),
+        ({"pilot_commit": True, "pc_pilot": 4, "group_size": 4}, "pilot_commit: pilot 4 must be"),
         ({"pc_pilot": 1}, "pc_pilot must be 0"),  # refused even while unused
         ({"pc_commit_low": 0.9}, "pc_commit_low"),
         ({"pc_buffer_pick": "best"}, "pc_buffer_pick"),
@@ -91,8 +91,11 @@ def test_resume_is_exact_with_pilots_in_the_buffer(sft_dir: Path, tmp_path: Path
         ({"pilot_commit": True, "screen": 2}, "do not combine"),
         ({"pilot_commit": True, "dynamic_sampling": True}, "do not combine"),
         ({"pilot_commit": True, "allocation": True}, "do not combine"),
+        ({"sampler": "pilot_commit", "sampler_config": {"pilot": 1}}, "pilot must be 0"),
+        ({"sampler": "pilot_commit", "sampler_config": {"pc_pilot": 2}}, "unknown option"),
     ],
 )
 def test_settings_are_refused_by_name(fields: dict, message: str) -> None:
+    """As the flags (and older runs' flat fields) spell them, and as sampler_config does."""
     with pytest.raises(ValueError, match=message):
-        TrainConfig(**fields)
+        train_config(fields)

@@ -5,7 +5,8 @@ The cases are every sampler of frontier_rft.wrappers in every mode its config na
 PassThrough over several selectors, DynamicSampling in each of its MODES (and with surplus
 kept, the simulator's 'fixed-keep'), Allocation (each value, a lean budget, a pilot with
 either commit rule), FewerRollouts (rollouts kept, screening, both), PilotCommit, and the
-sampler TrainConfig.step_sampler builds for each setting of the reference trainer.
+sampler TrainConfig.step_sampler builds for each setting of the reference trainer (spelled as
+its sampler and sampler_config, or as the `frontier train` flags that fill them).
 
 The contract:
 - `kind` is declared on the class and `config` is its frozen config (None: no settings),
@@ -39,6 +40,7 @@ from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSampling, Dynam
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
+from frontier_rft.wrappers.sampler_flags import SamplerFlags
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, StepSamples
 
 POOL = world_pool(30)  # 5 steps an epoch: prompts come back before, across and after a save
@@ -69,10 +71,16 @@ def _pilot(config: PilotCommitConfig) -> Make:
     return lambda seed: PilotCommit(build("uniform", POOL, seed=seed), config, seed=seed)
 
 
-def _trainer(selector: str, **settings: Any) -> Make:
-    """The sampler the reference trainer builds for these TrainConfig settings."""
-    config = TrainConfig(selector=selector, **settings)
+def _trainer(selector: str, sampler: str = "passthrough", **settings: Any) -> Make:
+    """The sampler the reference trainer builds for this TrainConfig sampler and config."""
+    config = TrainConfig(selector=selector, sampler=sampler, sampler_config=settings)
     return lambda seed: config.step_sampler(build(selector, POOL, seed=seed))
+
+
+def _flags(selector: str, **flags: Any) -> Make:
+    """The sampler the reference trainer builds for these `frontier train` flags."""
+    sampler, settings = SamplerFlags(**flags).sampler()
+    return _trainer(selector, sampler, **settings)
 
 
 CASES: dict[str, Make] = {
@@ -95,19 +103,21 @@ CASES: dict[str, Make] = {
     "pilot-commit-max-variance": _pilot(PilotCommitConfig(buffer_pick="max_variance")),
     "pilot-commit-no-eviction": _pilot(PilotCommitConfig(evict_at=None, max_age=1)),
     "trainer-plain": _trainer("uniform"),
-    "trainer-dynamic": _trainer("uniform", dynamic_sampling=True),
-    "trainer-dynamic-adaptive": _trainer("greso", dynamic_sampling=True, adaptive_oversample=True),
-    "trainer-dynamic-dapo-rule": _trainer(
+    "trainer-dynamic": _trainer("uniform", "dynamic_sampling"),
+    "trainer-dynamic-adaptive": _flags("greso", dynamic_sampling=True, adaptive_oversample=True),
+    "trainer-dynamic-dapo-rule": _flags(
         "uniform", dynamic_sampling=True, dapo_round_rule="dapo", dapo_max_rounds=3
     ),
-    "trainer-allocation": _trainer("greso", allocation=True, allocation_value="knapsack"),
-    "trainer-allocation-pilot": _trainer(
+    "trainer-allocation": _trainer("greso", "allocation", value="knapsack"),
+    "trainer-allocation-pilot": _flags(
         "uniform", allocation=True, pilot_rollouts=2, commit="mixed", rollout_budget=0.75
     ),
-    "trainer-rollouts-kept": _trainer("skip", rollouts="kept"),
-    "trainer-screen": _trainer("uniform", screen=2, loss_scale="kept"),
-    "trainer-kept-screen": _trainer("greso", rollouts="kept", screen=2),
-    "trainer-pilot-commit": _trainer("uniform", pilot_commit=True, pc_buffer_pick="max_variance"),
+    "trainer-rollouts-kept": _flags("skip", rollouts="kept"),
+    "trainer-screen": _trainer(
+        "uniform", "fewer_rollouts", skip=False, screen=2, loss_scale="kept"
+    ),
+    "trainer-kept-screen": _flags("greso", rollouts="kept", screen=2),
+    "trainer-pilot-commit": _flags("uniform", pilot_commit=True, pc_buffer_pick="max_variance"),
 }
 NAMES = sorted(CASES)
 

@@ -107,10 +107,13 @@ def test_resume_is_exact_and_replay_gives_the_live_numbers(sft_dir: Path, tmp_pa
         ({"shadows": ("bots",)}, "re-draws from the whole pool"),
         ({"shadows": ("greso", "greso")}, "names a rule twice"),
         ({"shadows": ("screen4",)}, "needs group_size above 4"),
-        ({"shadows": ("greso",), "screen": 2}, "which screen does not roll out"),
-        ({"reward_log": True, "dynamic_sampling": True}, "dynamic_sampling does not"),
-        ({"shadows": ("screen2",), "allocation": True}, "allocation does not"),
-        ({"shadows": ("screen2",), "pilot_commit": True}, "pilot_commit does not"),
+        (
+            {"shadows": ("greso",), "sampler": "fewer_rollouts", "sampler_config": {"screen": 2}},
+            "which screen does not roll out",
+        ),
+        ({"reward_log": True, "sampler": "dynamic_sampling"}, "dynamic_sampling does not"),
+        ({"shadows": ("screen2",), "sampler": "allocation"}, "allocation does not"),
+        ({"shadows": ("screen2",), "sampler": "pilot_commit"}, "pilot_commit does not"),
         ({"shadows": "greso"}, "must be a tuple"),
     ],
 )

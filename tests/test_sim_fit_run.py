@@ -189,3 +189,25 @@ def test_feedback_reward_mean_is_the_newest_steps_and_older_states_load() -> Non
     twin.load_state_dict(state)
     assert np.isnan(twin.metrics()["feedback/reward_mean"])
     assert np.array_equal(twin.select(2), sel.select(2))
+
+
+@pytest.mark.parametrize(
+    "sampler",
+    [
+        {"sampler": "dynamic_sampling", "sampler_config": {"max_rounds": 4}},
+        {"dynamic_sampling": True, "dapo_max_rounds": 4},  # as runs before `sampler` wrote it
+    ],
+)
+def test_a_run_with_dynamic_sampling_is_read_as_one(tmp_path: Path, sampler: dict) -> None:
+    import shutil
+
+    from frontier_rft.wrappers.sampler_flags import FLAG_NAMES
+
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    info = json.loads((run / "run.json").read_text())
+    flat = {k: v for k, v in info["config"].items() if k not in FLAG_NAMES}
+    info["config"] = {**flat, **sampler}
+    (run / "run.json").write_text(json.dumps(info))
+    assert read_run_log(run, 30).dynamic_sampling
+    assert not read_run_log(FIXTURE, 30).dynamic_sampling

@@ -22,6 +22,7 @@ from frontier_rft.simulation import runner
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.wrappers import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.wrappers.sampler_flags import SamplerFlags, sampler_settings
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -114,18 +115,18 @@ def test_a_refresh_with_nothing_to_refresh_is_refused(
 def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
     sft_dir: Path, tmp_path: Path, adaptive: bool
 ) -> None:
+    rounds = 2
     cfg = dataclasses.replace(
         TEST_TRAIN,
         selector="uniform",
-        dynamic_sampling=True,
-        adaptive_oversample=adaptive,
+        sampler="dynamic_sampling",
+        sampler_config={"adaptive": adaptive, "max_rounds": rounds},
         steps=3,
-        dapo_max_rounds=2,
     )
     trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
     ds = trainer.sampler
     assert isinstance(ds, DynamicSampling) and ds.inner is trainer.selector
-    assert ds.config.max_rounds == cfg.dapo_max_rounds and ds.config.max_surplus == 0
+    assert ds.config.max_rounds == rounds and ds.config.max_surplus == 0
     total = 0.0
     for _ in range(2):
         candidates = ds.num_candidates(cfg.batch_size)  # 3x until z is measured
@@ -134,7 +135,7 @@ def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
         assert "curriculum/dapo/filtered_share" in m and "curriculum/uniform/epoch" in m
         assert m["curriculum/dapo/stale_share"] == 0.0  # never a group of an older step
         assert m["train/rollouts"] % cfg.group_size == 0
-        assert 1 <= m["train/sampling_rounds"] <= cfg.dapo_max_rounds
+        assert 1 <= m["train/sampling_rounds"] <= rounds
         assert m["train/sampling_rounds"] == m["curriculum/dapo/rounds"]
         assert m["train/groups_trained"] <= cfg.batch_size
         adv = trainer.last["advantages"]
@@ -153,7 +154,7 @@ def test_dynamic_sampling_trains_only_mixed_groups_and_counts_rollouts(
     assert resumed.sampler.zero_variance_rate == ds.zero_variance_rate
     assert_state_equal(resumed.sampler.state_dict(), ds.state_dict())
     resumed.step()
-    plain = dataclasses.replace(cfg, dynamic_sampling=False)
+    plain = dataclasses.replace(cfg, sampler="passthrough", sampler_config={})
     with pytest.raises(ValueError, match="resume"):
         Trainer(plain, sft_dir, tmp_path / "run", resume=True, log=lambda _: None)
 
@@ -165,7 +166,11 @@ def test_distinct_prompts_trained_counts_only_groups_that_reached_the_loss(
     """The selector counts prompts with a mixed group rolled out; dynamic sampling drops
     surplus mixed groups untrained, so the trainer counts those that reached the loss."""
     cfg = dataclasses.replace(
-        TEST_TRAIN, selector="uniform", dynamic_sampling=dynamic, steps=3, dapo_max_rounds=2
+        TEST_TRAIN,
+        selector="uniform",
+        sampler="dynamic_sampling" if dynamic else "passthrough",
+        sampler_config={"max_rounds": 2} if dynamic else {},
+        steps=3,
     )
     trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
     trained: set[int] = set()
@@ -199,17 +204,25 @@ def test_dapo_round_rule_reaches_the_wrapper_and_refuses_adaptive() -> None:
     from frontier_rft.bench.real_rl.ledger import entry_definition
     from frontier_rft.bench.real_rl.testbed import BenchEntry, testbed
 
-    cfg = dataclasses.replace(TEST_TRAIN, dynamic_sampling=True, dapo_round_rule="dapo")
-    assert cfg.dynamic_sampling_config() == DynamicSamplingConfig.dapo()
-    assert TEST_TRAIN.dynamic_sampling_config() == DynamicSamplingConfig()  # fixed: unchanged
+    sampler, settings = SamplerFlags(dynamic_sampling=True, dapo_round_rule="dapo").sampler()
+    cfg = dataclasses.replace(TEST_TRAIN, sampler=sampler, sampler_config=settings)
+    assert cfg.sampler_settings() == DynamicSamplingConfig.dapo()
+    fixed_flags = SamplerFlags(dynamic_sampling=True).sampler()
+    assert sampler_settings(*fixed_flags) == DynamicSamplingConfig()  # fixed: unchanged
     with pytest.raises(ValueError, match=r"dapo_round_rule dapo.*adaptive_oversample"):
-        dataclasses.replace(cfg, adaptive_oversample=True)
+        SamplerFlags(
+            dynamic_sampling=True, dapo_round_rule="dapo", adaptive_oversample=True
+        ).sampler()
+    with pytest.raises(ValueError, match=r"round_rule 'dapo'.*adaptive"):
+        dataclasses.replace(cfg, sampler_config={"round_rule": "dapo", "adaptive": True})
     with pytest.raises(ValueError, match="dapo_round_rule"):
-        dataclasses.replace(TEST_TRAIN, dapo_round_rule="greso")
+        SamplerFlags(dapo_round_rule="greso").sampler()
+    with pytest.raises(ValueError, match="round_rule must be one of"):  # the trainer has no greso
+        dataclasses.replace(cfg, sampler_config={"round_rule": "greso"})
     # A bench entry in mode dapo; an entry in mode fixed keeps its definition (and digest).
     tb = testbed("toy")
     dapo = tb.run_config(BenchEntry("x", "uniform", dynamic_sampling="dapo"), 0)
-    assert dapo.dynamic_sampling_config() == DynamicSamplingConfig.dapo()
+    assert dapo.sampler_settings() == DynamicSamplingConfig.dapo()
     fixed = entry_definition(tb.run_config(BenchEntry("d", "uniform", dynamic_sampling="fixed"), 0))
     assert fixed["dynamic_sampling"]["round_rule"] == "standard"
     assert "dapo_round_rule" not in fixed
@@ -232,7 +245,8 @@ def test_trainer_and_simulator_drive_the_same_sampler(
     """Trainer.step has no branch on dynamic sampling: it calls `sample` on its sampler,
     PassThrough or DynamicSampling, the objects the simulator calls."""
     calls = sample_calls
-    cfg = dataclasses.replace(TEST_TRAIN, selector="uniform", dynamic_sampling=dynamic, steps=2)
+    sampler = "dynamic_sampling" if dynamic else "passthrough"
+    cfg = dataclasses.replace(TEST_TRAIN, selector="uniform", sampler=sampler, steps=2)
     trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
     trainer.step()
     trainer.step()

@@ -219,7 +219,7 @@ def config_from_args(cls: type, args: argparse.Namespace, **extra: Any) -> Any:
         if getattr(args, f.name, None) is not None
     }
     try:
-        return cls(**values, **extra)
+        return cls(**{**values, **extra})  # `extra` wins: a field its flag only spells
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
 

@@ -1,7 +1,9 @@
 """`frontier build-model`, `frontier sft`, `frontier train`, `frontier evaluate`.
 
 Every flag of build-model, sft and train is a field of its config dataclass
-(`frontier_rft.training.config`), with the field's docstring as its help. Needs the `train`
+(`frontier_rft.training.config`), with the field's docstring as its help; train's step
+sampler flags (--dynamic-sampling, --allocation, --screen, ...) are sugar for its `sampler`
+and `sampler_config` (`frontier_rft.wrappers.sampler_flags.SamplerFlags`). Needs the `train`
 extra (torch, transformers, tokenizers); imported only when one of these commands runs.
 """
 
@@ -45,12 +47,20 @@ from frontier_rft.training.config import (
     DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
     PRECISIONS,
-    TRAIN_ROUND_RULES,
     ModelConfig,
     SFTConfig,
     TrainConfig,
+    train_config,
 )
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info
+from frontier_rft.wrappers.sampler_flags import (
+    FLAG_NAMES,
+    SAMPLER_NAMES,
+    TRAIN_ROUND_RULES,
+    SamplerFlags,
+    legacy_train_fields,
+    sampler_settings,
+)
 
 __all__ = ["add_commands"]
 
@@ -66,6 +76,7 @@ CHOICES = {
     "loss_aggregation": LOSS_AGGREGATIONS,
     "precision": PRECISIONS,
     "dapo_round_rule": TRAIN_ROUND_RULES,
+    "sampler": SAMPLER_NAMES,
 }
 """Config fields whose flags take one of a fixed set of values (shown in --help). Not the
 selector: _cmd_train checks it, naming the closest one or how to get the former 'dapo'."""
@@ -137,7 +148,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 "to continue the run in --out"
             )
         source = model_dir(args.model, "--model")
-        config = config_from_args(TrainConfig, args, selector_overrides=overrides)
+        config = config_from_args(
+            TrainConfig, args, selector_overrides=overrides, **_sampler_args(args)
+        )
     quiet_transformers()
     from frontier_rft.training.grpo import Trainer
 
@@ -160,6 +173,30 @@ def _interrupted(out: str) -> str:
     return "interrupted before the first checkpoint; run the same command again to start over"
 
 
+def _sampler_args(args: argparse.Namespace) -> dict[str, Any]:
+    """TrainConfig's sampler and sampler_config from --sampler and --sampler-config, or from
+    the flags that spell them (--dynamic-sampling, --allocation, --screen, ...); {} when none
+    is given. UsageError when both spellings are given."""
+    flags = {n: getattr(args, n) for n in FLAG_NAMES if getattr(args, n, None) is not None}
+    settings = parse_assignments(args.sampler_config or [], "--sampler-config")
+    if not flags:
+        if args.sampler is None and settings:
+            raise UsageError("--sampler-config needs --sampler NAME: the sampler it configures")
+        named = {} if args.sampler is None else {"sampler": args.sampler}
+        return {**named, "sampler_config": settings}
+    if args.sampler is not None or settings:
+        given = ", ".join(f"--{n.replace('_', '-')}" for n in flags)
+        raise UsageError(
+            f"{given} set the step sampler as --sampler and --sampler-config do: give one or "
+            "the other"
+        )
+    try:
+        sampler, config = SamplerFlags(**flags).sampler()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return {"sampler": sampler, "sampler_config": config}
+
+
 def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
     """The saved run's TrainConfig, with the flags a resume may change; UsageError when a
     flag (or a --config value) asks for another setting than the saved one."""
@@ -168,14 +205,20 @@ def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
         run = read_run_info(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    saved: dict[str, Any] = dict(run["config"])  # TrainConfig reads JSON lists as tuples
+    try:  # a run written before TrainConfig.sampler holds the flat fields: translated
+        saved: dict[str, Any] = legacy_train_fields(run["config"])
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{path}: its config is not a valid TrainConfig ({exc})") from None
     changed = [
         f"--{f.name.replace('_', '-')}"
         for f in dataclasses.fields(TrainConfig)
-        if f.name not in RESUME_MAY_CHANGE
+        if f.name not in (*RESUME_MAY_CHANGE, "sampler", "sampler_config")
         and getattr(args, f.name, None) is not None
         and _as_json(getattr(args, f.name)) != saved.get(f.name)
     ]
+    asked = _sampler_args(args)
+    if "sampler" in asked and _settings(asked) != _settings(saved):
+        changed.append("--sampler/--sampler-config (or the flags that set them)")
     overrides = parse_assignments(args.set or [], "--set")
     overrides.update(
         {k: getattr(args, f) for f, k in _METIS_FLAGS.items() if getattr(args, f) is not None}
@@ -194,10 +237,19 @@ def _resumed_config(args: argparse.Namespace) -> tuple[Any, Path]:
         if getattr(args, name, None) is not None:
             saved[name] = getattr(args, name)
     try:
-        config = TrainConfig(**saved)
+        config = train_config(saved)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{path}: its config is not a valid TrainConfig ({exc})") from None
     return config, model_dir(run["model_dir"], "the run's model_dir")
+
+
+def _settings(fields: dict[str, Any]) -> tuple[str, Any]:
+    """A sampler as its name and its resolved config (None when it does not build)."""
+    name = fields.get("sampler", TrainConfig.sampler)
+    try:
+        return name, sampler_settings(name, fields.get("sampler_config") or {})
+    except ValueError:
+        return name, None
 
 
 def _as_json(value: Any) -> Any:
@@ -383,7 +435,14 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--metis-lam", type=float, help="METIS lam, judge loss weight (default: 0.01)")
     p.add_argument("--metis-k", type=int, help="METIS K exemplars; 0 = no-ICL (default: 3)")
     p.add_argument("--metis-m", type=int, help="METIS m, candidates = m x batch (default: 8)")
-    add_config_flags(p, TrainConfig, skip=("selector_overrides",), choices=CHOICES)
+    add_config_flags(p, TrainConfig, skip=("selector_overrides", "sampler_config"), choices=CHOICES)
+    p.add_argument(
+        "--sampler-config",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a field of --sampler's config, e.g. budget=0.5 for allocation (default: none)",
+    )
+    add_config_flags(p, SamplerFlags, choices=CHOICES)
     p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser(

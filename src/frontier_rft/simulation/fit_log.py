@@ -24,6 +24,7 @@ import numpy as np
 
 from frontier_rft.core.jsonsafe import load_json_file, loads_bounded
 from frontier_rft.simulation.fit_run import START_STEPS, RunLog
+from frontier_rft.wrappers.sampler_flags import legacy_train_fields
 
 __all__ = ["ETR_KEYS", "REWARD_KEYS", "SELECTOR_KEYS", "read_run_log"]
 
@@ -183,7 +184,10 @@ def read_run_log(
         steps = _count(config, "steps", info_path)
         name = config.get("selector")
         selector = name if isinstance(name, str) and name in known_selectors else "uniform"
-        dynamic = config.get("dynamic_sampling") is True
+        try:  # a run written before TrainConfig.sampler names it by flat fields
+            dynamic = legacy_train_fields(config).get("sampler") == "dynamic_sampling"
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{info_path}: unreadable sampler settings ({exc})") from None
     elif path.is_file():
         metrics = path
         missing = [

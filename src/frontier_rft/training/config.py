@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,16 +21,16 @@ from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.shadows import shadow_config
-from frontier_rft.wrappers.allocation import COMMITS, VALUES, Allocation, AllocationConfig
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import (
-    LOSS_SCALES,
-    ROLLOUTS,
-    FewerRollouts,
-    FewerRolloutsConfig,
-    fewer_rollouts_from_run,
+from frontier_rft.wrappers.allocation import Allocation
+from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
+from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.wrappers.pilot_commit import PilotCommit
+from frontier_rft.wrappers.sampler_file import SAMPLERS
+from frontier_rft.wrappers.sampler_flags import (
+    TRAIN_ROUND_RULES,
+    legacy_train_fields,
+    sampler_settings,
 )
-from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.wrappers.sampling import PassThrough, Sampler
 from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
@@ -42,6 +43,7 @@ __all__ = [
     "SFTConfig",
     "TrainConfig",
     "replace_config",
+    "train_config",
 ]
 
 DEFAULT_LEVELS = {
@@ -54,9 +56,6 @@ GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 PRECISIONS = ("fp32", "bf16")
 """TrainConfig.precision: float32 throughout, or bfloat16 autocast over float32 weights."""
-TRAIN_ROUND_RULES = ("standard", "dapo")
-"""TrainConfig.dapo_round_rule: DynamicSamplingConfig.round_rule values the reference trainer
-offers (GRESO's rounds need GRESO's other settings: the simulator and TRL have them)."""
 
 
 def _pos_int(name: str, value: object, hint: str = "") -> None:
@@ -271,79 +270,16 @@ class TrainConfig:
     refresh_features_every: int = 0
     """With given 'self': re-embed the pool with the current policy every this many steps and
     hand it to selector.refresh_features (0 = embed once, before the first step)."""
-    dynamic_sampling: bool = False
-    """DAPO's dynamic sampling around the selector: roll out oversampled candidates, train
-    only on groups with reward spread (selector uniform + this + dapo_round_rule dapo =
-    DAPO's released code)."""
-    oversample: float = 3.0
-    """dynamic_sampling: candidates rolled out per open training slot (dapo_round_rule
-    dapo: per batch slot, every round; DAPO: 3)."""
-    adaptive_oversample: bool = False
-    """dynamic_sampling: size each round from the measured zero-variance share (GRESO's
-    rule, clamped to [1, 3] candidates per slot) instead of a fixed `oversample`."""
-    dapo_max_rounds: int = 10
-    """dynamic_sampling: most sampling rounds per step while the batch lacks mixed groups
-    (DAPO's max_num_gen_batches)."""
-    dapo_round_rule: str = "standard"
-    """dynamic_sampling: standard (each round oversample x the open slots: mode fixed, or
-    adaptive) or dapo (DAPO's released code: every round oversample x batch_size, the kept
-    groups truncated to the batch; mode dapo)."""
-    allocation: bool = False
-    """Per-prompt rollout allocation around the selector: the step's budget of rollouts
-    spread over its prompts where they are likeliest to give informative groups (untried
-    prompts get group_size; docs/selectors/allocation.md)."""
-    rollout_budget: float = 1.0
-    """allocation: rollouts per step as a multiple of batch_size x group_size (1 = uniform's)."""
-    min_rollouts: int = 2
-    """allocation: fewest rollouts of a selected prompt (Knapsack RL: 2)."""
-    max_rollouts: int = 128
-    """allocation: most rollouts of one prompt in a step (Knapsack RL: 128)."""
-    allocation_value: str = "informative"
-    """allocation: what a group is worth: informative (its chance of reward spread), signal
-    (its expected mean |advantage|) or knapsack (Knapsack RL's weighting)."""
-    pilot_rollouts: int = 0
-    """allocation: two stages, a pilot of this many rollouts per tried prompt and the rest
-    committed after it (0 = one stage)."""
-    commit: str = "balance"
-    """allocation with a pilot: balance (continue groups still all equal) or mixed
-    (Pilot-Commit: continue the mixed pilots first)."""
-    rollouts: str = "full"
-    """What a step rolls out: 'full' (batch_size x group_size every step, uniform's bill; a
-    skipping selector fills the batch with the prompts it keeps) or 'kept' (only the prompts
-    the selector keeps among uniform's next batch_size: the same steps and epochs, fewer
-    rollouts; greso, skip or uniform; docs/selectors/fewer_rollouts.md)."""
-    screen: int = 0
-    """Screening rollouts per prompt, k (0 = off): a prompt gets k rollouts first and the
-    other group_size - k only if its k rewards are not all equal (SPEED-RL's rule)."""
-    loss_scale: str = "batch"
-    """rollouts 'kept' or screening: a step that trains fewer than batch_size groups has its
-    loss scaled by groups trained / batch_size ('batch': left-out groups count as zero-
-    advantage ones) or averaged over the groups trained ('kept')."""
-    pilot_commit: bool = False
-    """Pilot-Commit as the step's sampler: each round pilots pc_candidates x batch_size
-    prompts with pc_pilot rollouts, commits group_size - pc_pilot more to buffered pilots
-    whose pass rate lies in [pc_commit_low, pc_commit_high], until batch_size groups; solved
-    prompts are evicted (docs/selectors/pilot_commit.md)."""
-    pc_pilot: int = 0
-    """pilot_commit: pilot rollouts per candidate, k (0 = group_size // 4, at least 2: the
-    paper's 16 of 64 and 32 of 128)."""
-    pc_candidates: int = 3
-    """pilot_commit: candidates piloted per round, as a multiple of batch_size (paper: 3)."""
-    pc_commit_low: float = 0.125
-    """pilot_commit: lowest pilot pass rate buffered for a commit (paper: 0.125)."""
-    pc_commit_high: float = 0.75
-    """pilot_commit: highest pilot pass rate buffered for a commit (paper: 0.75)."""
-    pc_evict_at: float | None = 1.0
-    """pilot_commit: a pilot pass rate at or above this evicts the prompt for good (paper:
-    1.0, every pilot rollout solved; None = never)."""
-    pc_max_age: int = 4
-    """pilot_commit: buffered pilots more than this many steps old are dropped (paper: 4)."""
-    pc_buffer_pick: str = "random"
-    """pilot_commit: which buffered pilots a round commits when it holds more than it needs:
-    random or max_variance (highest pilot std, newest first)."""
-    pc_max_rounds: int = 10
-    """pilot_commit: most rounds a step runs while it has fewer than batch_size groups (then
-    it trains the groups it has)."""
+    sampler: str = "passthrough"
+    """The step sampler around the selector, by its kind: passthrough (plain GRPO: B prompts,
+    n rollouts each), dynamic_sampling (DAPO: train only groups with reward spread),
+    allocation (a step's rollouts spread over its prompts), fewer_rollouts (rollouts kept,
+    screening) or pilot_commit (docs/training.md, "Configuration"; the flags
+    --dynamic-sampling, --allocation, --rollouts, --screen and --pilot-commit set it)."""
+    sampler_config: dict[str, Any] = field(default_factory=dict)
+    """The sampler's config fields to set, e.g. {"budget": 0.5} for allocation (the others
+    keep their defaults; DynamicSamplingConfig, AllocationConfig, FewerRolloutsConfig,
+    PilotCommitConfig)."""
     shadows: tuple[str, ...] = ()
     """Rules to follow beside the run without changing it, e.g. greso,screen4,greso+screen4:
     each step logs what the rule would have saved and lost on this step's groups
@@ -436,58 +372,9 @@ class TrainConfig:
             "refresh_features_every must be an int >= 0 (0 = embed once), "
             f"got {self.refresh_features_every!r}",
         )
-        _pos_int("dapo_max_rounds", self.dapo_max_rounds)
-        check_choice("dapo_round_rule", self.dapo_round_rule, TRAIN_ROUND_RULES)
-        check(
-            not (self.adaptive_oversample and self.dapo_round_rule == "dapo"),
-            "dapo_round_rule dapo rolls out oversample x batch_size every round; "
-            "adaptive_oversample sizes the standard rounds: turn one off",
-        )
-        self.dynamic_sampling_config()  # validates oversample with a message naming it
-        self.allocation_config()  # validates the allocation settings, naming the field
         check_choice("group_weighting", self.group_weighting, GROUP_WEIGHTINGS)
-        if self.allocation:
-            check(
-                not self.dynamic_sampling,
-                "allocation and dynamic_sampling are each a step's sampler and do not "
-                "combine: turn one off",
-            )
-            try:
-                self.allocation_config().step_budget(self.batch_size, self.group_size)
-            except ValueError as exc:
-                raise ValueError(f"allocation: {exc}") from None
-        check_choice("rollouts", self.rollouts, ROLLOUTS)
-        check_choice("loss_scale", self.loss_scale, LOSS_SCALES)  # even while unused
-        if self.fewer_rollouts_config() is not None:
-            check(
-                not self.dynamic_sampling and not self.allocation,
-                "rollouts 'kept' and screening are a step's sampler, as dynamic_sampling and "
-                "allocation are; they do not combine: turn one off",
-            )
-            self.fewer_rollouts_config().check_group_size(self.group_size)  # type: ignore[union-attr]
-        if self.pilot_commit:
-            check(
-                not self.dynamic_sampling
-                and not self.allocation
-                and self.fewer_rollouts_config() is None,
-                "pilot_commit is a step's sampler, as dynamic_sampling, allocation, rollouts "
-                "'kept' and screening are; they do not combine: turn one off",
-            )
-            try:
-                self.pilot_commit_config().pilot_size(self.group_size)
-            except ValueError as exc:
-                text = str(exc).replace("pilot ", "pc_pilot ", 1)
-                raise ValueError(f"pilot_commit: {text}") from None
-        else:
-            self.pilot_commit_config()  # its settings are checked even while unused
+        self._check_sampler()
         self._check_shadows()
-        cls = SELECTORS.get(self.selector)
-        check(
-            self.rollouts == "full" or cls is None or cls.walks_windows(),
-            f"rollouts 'kept' rolls out the prompts a selector keeps among uniform's next "
-            f"batch; {self.selector!r} does not walk the data: use greso, skip or uniform, or "
-            "rollouts 'full'",
-        )
         check(
             isinstance(self.eval_k, tuple)
             and len(self.eval_k) > 0
@@ -510,22 +397,52 @@ class TrainConfig:
             "train_seed and eval_seed must differ: the held-out split must be held out",
         )
 
+    def _check_sampler(self) -> None:
+        """The sampler's name and config, and what they need of this run's batch, groups and
+        selector."""
+        settings = self.sampler_settings()  # names the sampler, or the field, when wrong
+        if self.sampler == DynamicSampling.kind:
+            check_choice("round_rule", settings.round_rule, TRAIN_ROUND_RULES)
+            check(  # a group of an older policy needs its own log-probs, which it never keeps
+                settings.max_surplus == 0,
+                "the reference trainer keeps no surplus groups (their sampling log-probs are "
+                f"gone by the next step): set max_surplus 0, got {settings.max_surplus!r}",
+            )
+        elif self.sampler == Allocation.kind:
+            try:
+                settings.step_budget(self.batch_size, self.group_size)
+            except ValueError as exc:
+                raise ValueError(f"allocation: {exc}") from None
+        elif self.sampler == FewerRollouts.kind:
+            settings.check_group_size(self.group_size)
+            cls = SELECTORS.get(self.selector)
+            check(
+                not settings.skip or cls is None or cls.walks_windows(),
+                f"fewer_rollouts with skip (rollouts 'kept') rolls out the prompts a selector "
+                f"keeps among uniform's next batch; {self.selector!r} does not walk the data: "
+                "use greso, skip or uniform, or screening alone (skip false)",
+            )
+        elif self.sampler == PilotCommit.kind:
+            try:
+                settings.pilot_size(self.group_size)
+            except ValueError as exc:
+                raise ValueError(f"pilot_commit: {exc}") from None
+
+    def sampler_settings(self) -> Any:
+        """The config dataclass of this run's sampler (None for passthrough)."""
+        return sampler_settings(self.sampler, self.sampler_config)
+
     def shadow_configs(self) -> tuple[ShadowConfig, ...]:
         """The rules of `shadows`, parsed."""
         return tuple(shadow_config(text) for text in self.shadows)
 
     def _check_shadows(self) -> None:
         """Shadows and the reward log read each prompt's whole group, once per step."""
-        partial = [
-            name
-            for name, on in (
-                ("screen", self.screen > 0),
-                ("dynamic_sampling", self.dynamic_sampling),
-                ("allocation", self.allocation),
-                ("pilot_commit", self.pilot_commit),
-            )
-            if on
-        ]
+        settings = self.sampler_settings()
+        screens = self.sampler == FewerRollouts.kind and settings.screen > 0
+        partial = ["screen"] if screens else []
+        if self.sampler in (DynamicSampling.kind, Allocation.kind, PilotCommit.kind):
+            partial = [self.sampler]
         check_shadow_rules(
             self.shadows,
             SELECTORS,
@@ -551,75 +468,24 @@ class TrainConfig:
         return self.rollout_sampling(self.eval_samples)
 
     def step_sampler(self, selector: Selector) -> Sampler:
-        """The step sampler this run's settings ask for around `selector`: allocation, else
-        pilot_commit, else fewer rollouts (rollouts kept or screening), else dynamic_sampling,
-        else plain GRPO (PassThrough)."""
-        fewer = self.fewer_rollouts_config()
-        if self.allocation:
-            return Allocation(selector, self.allocation_config())
-        if self.pilot_commit:
-            return PilotCommit(selector, self.pilot_commit_config(), seed=self.seed)
-        if fewer is not None:
-            return FewerRollouts(selector, fewer)
-        if self.dynamic_sampling:
-            return DynamicSampling(selector, self.dynamic_sampling_config())
-        return PassThrough(selector)
+        """The step sampler this run's `sampler` and `sampler_config` ask for around
+        `selector`."""
+        settings = self.sampler_settings()
+        if self.sampler == PassThrough.kind:
+            return PassThrough(selector)
+        if self.sampler == PilotCommit.kind:  # its seed draws the buffer's random picks
+            return PilotCommit(selector, settings, seed=self.seed)
+        make: Any = SAMPLERS[self.sampler][0]
+        sampler: Sampler = make(selector, settings)
+        return sampler
 
-    def allocation_config(self) -> AllocationConfig:
-        """The Allocation settings of this run (used when allocation is on)."""
-        check_choice("allocation_value", self.allocation_value, VALUES)
-        check_choice("commit", self.commit, COMMITS)
-        try:
-            return AllocationConfig(
-                budget=self.rollout_budget,
-                min_rollouts=self.min_rollouts,
-                max_rollouts=self.max_rollouts,
-                value=self.allocation_value,
-                pilot=self.pilot_rollouts,
-                commit=self.commit,
-            )
-        except ValueError as exc:  # name the trainer's flags, not the wrapper's fields
-            names = {"budget": "rollout_budget", "pilot": "pilot_rollouts"}
-            text = str(exc)
-            for field_name, flag in names.items():
-                text = text.replace(f"{field_name} must", f"{flag} must", 1)
-            raise ValueError(text) from None
 
-    def fewer_rollouts_config(self) -> FewerRolloutsConfig | None:
-        """The FewerRollouts settings of this run; None when every step rolls out uniform's
-        batch_size x group_size (rollouts 'full', no screening)."""
-        return fewer_rollouts_from_run(self.rollouts, self.screen, self.loss_scale)
-
-    def pilot_commit_config(self) -> PilotCommitConfig:
-        """The PilotCommit settings of this run (used when pilot_commit is on)."""
-        fields = {
-            "pilot": self.pc_pilot,
-            "candidates": self.pc_candidates,
-            "commit_low": self.pc_commit_low,
-            "commit_high": self.pc_commit_high,
-            "evict_at": self.pc_evict_at,
-            "max_age": self.pc_max_age,
-            "buffer_pick": self.pc_buffer_pick,
-            "max_rounds": self.pc_max_rounds,
-        }
-        try:
-            return PilotCommitConfig(**fields)  # type: ignore[arg-type]  # buffer_pick: checked
-        except ValueError as exc:  # name the trainer's flags, not the wrapper's fields
-            text = str(exc)
-            for name in fields:
-                text = text.replace(f"{name} must", f"pc_{name} must", 1)
-                text = text.replace(f"need 0 <= {name}", f"need 0 <= pc_{name}", 1)
-            text = text.replace("<= commit_high", "<= pc_commit_high", 1)
-            raise ValueError(text) from None
-
-    def dynamic_sampling_config(self) -> DynamicSamplingConfig:
-        """The DynamicSampling settings of this run (used when dynamic_sampling is on)."""
-        return DynamicSamplingConfig(
-            oversample=self.oversample,
-            adaptive=self.adaptive_oversample,
-            max_rounds=self.dapo_max_rounds,
-            round_rule=self.dapo_round_rule,
-        )
+def train_config(raw: Mapping[str, Any]) -> TrainConfig:
+    """A TrainConfig from a dict as run.json, spec.json or a checkpoint holds it: JSON lists
+    become tuples, and the flat sampler fields of runs written before `sampler` become
+    sampler and sampler_config (wrappers/sampler_flags.py)."""
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    return TrainConfig(**legacy_train_fields(fields))
 
 
 def replace_config(config: Any, **changes: Any) -> Any:

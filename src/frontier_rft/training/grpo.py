@@ -72,6 +72,7 @@ from frontier_rft.training.shadows import (
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
 from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, saved_sampler_state
+from frontier_rft.wrappers.sampler_flags import legacy_train_fields
 from frontier_rft.wrappers.sampling import Sampler, rollout_metrics
 from frontier_rft.wrappers.shadow import Shadow
 
@@ -773,7 +774,8 @@ class Trainer:
         }
         path = self.run_dir / "run.json"
         if check and path.exists():
-            _check_same_run(read_run_info(path)["config"], info["config"])
+            saved = legacy_train_fields(read_run_info(path)["config"])  # an older run's too
+            _check_same_run(saved, info["config"])
         write_run_info(path, info)
 
 

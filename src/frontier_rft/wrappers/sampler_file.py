@@ -30,6 +30,7 @@ from frontier_rft.wrappers.sampling import PassThrough, Sampler
 
 __all__ = [
     "LEGACY_FILES",
+    "SAMPLERS",
     "SAMPLER_FILE",
     "load_sampler",
     "save_sampler",
@@ -43,7 +44,7 @@ LEGACY_FILES = ("dynamic_sampling.npz", "allocation.npz", "pilot_commit.npz")
 """Where checkpoints written before SAMPLER_FILE held it (TRL's: `frontier_` + these)."""
 _STATELESS = (PassThrough.kind, FewerRollouts.kind)
 """Kinds that wrote no file before SAMPLER_FILE (no state of their own)."""
-_SAMPLERS: dict[str, tuple[Callable[..., Sampler], type[Any] | None]] = {
+SAMPLERS: dict[str, tuple[Callable[..., Sampler], type[Any] | None]] = {
     PassThrough.kind: (PassThrough, None),
     DynamicSampling.kind: (DynamicSampling, DynamicSamplingConfig),
     Allocation.kind: (Allocation, AllocationConfig),
@@ -66,7 +67,7 @@ def _read(path: Path) -> dict[str, Any]:
     CheckpointError (a ValueError) naming `path` for a bad file."""
     header, arrays = read_checkpoint(path)
     kind = header.get("selector")
-    if header.get("format_version") != FORMAT_VERSION or kind not in _SAMPLERS:
+    if header.get("format_version") != FORMAT_VERSION or kind not in SAMPLERS:
         raise CheckpointError(
             f"{path}: not a step sampler file of this frontier_rft version "
             f"(kind {kind!r}); save_sampler writes those"
@@ -89,7 +90,7 @@ def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
     one was, or already restored when the file was saved without it), continuing exactly where
     the saved one stopped. CheckpointError (a ValueError) for a bad file."""
     state = _read(Path(path))
-    make, config_class = _SAMPLERS[state["kind"]]
+    make, config_class = SAMPLERS[state["kind"]]
     try:
         if config_class is None:
             sampler = make(selector)
@@ -159,7 +160,7 @@ def saved_sampler_state(
     # The selector is restored from its own file; the probe proves the state loads (its
     # load_state_dict is all-or-nothing), so the caller's later load cannot fail.
     state = {**state, "inner": {}}
-    make, config_class = _SAMPLERS[sampler.kind]
+    make, config_class = SAMPLERS[sampler.kind]
     probe = make(sampler.inner) if config_class is None else make(sampler.inner, sampler.config)
     try:
         probe.load_state_dict(state)

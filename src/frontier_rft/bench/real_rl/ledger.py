@@ -40,6 +40,7 @@ from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.metrics_log import METRICS_PREFIX, read_metrics_jsonl
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 from frontier_rft.training.run_info import read_run_info
+from frontier_rft.wrappers.sampler_flags import flat_train_fields
 
 __all__ = [
     "RECORD_SCHEMA",
@@ -66,9 +67,9 @@ MAX_RECORD_BYTES = 16 << 20
 SIGNIFICANT_DIGITS = 6
 """Floats are stored to this many significant digits (the report's precision is 3)."""
 _DEFAULTS: dict[str, Any] = {
-    "model": ModelConfig(),
-    "sft": SFTConfig(),
-    "train": TrainConfig(),
+    "model": dataclasses.asdict(ModelConfig()),
+    "sft": dataclasses.asdict(SFTConfig()),
+    "train": flat_train_fields(dataclasses.asdict(TrainConfig())),  # as Testbed.to_json has it
 }
 
 
@@ -83,7 +84,7 @@ def settings_digest(testbed_json: Mapping[str, Any]) -> str:
     for part, value in testbed_json.items():
         default = _DEFAULTS.get(part)
         if isinstance(value, dict) and default is not None:
-            base = json.loads(json.dumps(dataclasses.asdict(default)))
+            base = json.loads(json.dumps(default))
             value = {
                 k: v
                 for k, v in value.items()
@@ -118,18 +119,21 @@ def entry_definition(config: TrainConfig, own: Mapping[str, Any] | None = None) 
     resolved = config_from_dict(
         cls.config_class, dict(config.selector_overrides), what=f"selector {config.selector!r}"
     )
-    dynamic = dataclasses.asdict(config.dynamic_sampling_config())
+    settings = config.sampler_settings()
+    # The sampler keeps the keys it had as flat TrainConfig fields: every digest stays.
     definition: dict[str, Any] = {
         "selector": config.selector,
         "config": dataclasses.asdict(resolved),
         "given": config.given,
-        "dynamic_sampling": dynamic if config.dynamic_sampling else None,
+        "dynamic_sampling": (
+            dataclasses.asdict(settings) if config.sampler == "dynamic_sampling" else None
+        ),
     }
-    if config.allocation:  # only then: the digests of every entry without one stay as they were
-        allocation = dataclasses.asdict(config.allocation_config())
+    if config.sampler == "allocation":  # only then: the digests of entries without one stay
+        allocation = dataclasses.asdict(settings)
         definition["allocation"] = {**allocation, "group_weighting": config.group_weighting}
-    if config.pilot_commit:  # likewise
-        definition["pilot_commit"] = dataclasses.asdict(config.pilot_commit_config())
+    if config.sampler == "pilot_commit":  # likewise
+        definition["pilot_commit"] = dataclasses.asdict(settings)
     definition.update(own or {})  # likewise: only what an entry sets itself
     out: dict[str, Any] = json.loads(json.dumps(definition, sort_keys=True, default=str))
     return out

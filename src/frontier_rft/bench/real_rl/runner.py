@@ -54,7 +54,7 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
-from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.config import TrainConfig, train_config
 from frontier_rft.training.run_info import read_run_info
 
 __all__ = [
@@ -367,9 +367,7 @@ def run_worker(spec_path: str) -> int:
     from frontier_rft.training.grpo import Trainer
 
     spec = json.loads(Path(spec_path).read_text())
-    raw = spec["config"]
-    raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
-    config = TrainConfig(**raw)
+    config = train_config(spec["config"])  # a spec written before TrainConfig.sampler too
     run_dir = Path(spec["run_dir"])
     if spec.get("start_state"):
         start = Path(spec["start_state"])

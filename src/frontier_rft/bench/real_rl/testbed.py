@@ -17,6 +17,7 @@ from typing import Any
 from frontier_rft.lm.pretrained import SMOLLM2
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 from frontier_rft.wrappers.fewer_rollouts import RUN_FIELDS
+from frontier_rft.wrappers.sampler_flags import FLAG_NAMES, SamplerFlags, flat_train_fields
 
 __all__ = [
     "DYNAMIC_SAMPLING",
@@ -45,9 +46,9 @@ ALLOCATION_FIELDS = (
     "pilot_rollouts",
     "commit",
 )
-"""The TrainConfig fields a BenchEntry.allocation may set."""
+"""The flags (SamplerFlags fields) a BenchEntry.allocation may set."""
 FEWER_ROLLOUTS_FIELDS = RUN_FIELDS
-"""The TrainConfig fields a BenchEntry.fewer_rollouts may set (they reach the ledger's
+"""The flags (SamplerFlags fields) a BenchEntry.fewer_rollouts may set (they reach the ledger's
 definition as the entry's own training fields: old definitions keep their digests)."""
 PILOT_COMMIT_FIELDS = (
     "pc_pilot",
@@ -59,7 +60,7 @@ PILOT_COMMIT_FIELDS = (
     "pc_buffer_pick",
     "pc_max_rounds",
 )
-"""The TrainConfig fields a BenchEntry.pilot_commit may set (the ledger's definition holds
+"""The flags (SamplerFlags fields) a BenchEntry.pilot_commit may set (the ledger's definition holds
 the resolved settings of an entry with Pilot-Commit, as it does an allocation's)."""
 
 
@@ -341,27 +342,39 @@ class Testbed:
 
     def run_config(self, entry: BenchEntry, seed: int) -> TrainConfig:
         """The TrainConfig of one (entry, seed) run."""
-        train = dataclasses.replace(self.train, **entry.own_train())
+        own = entry.own_train()  # its flat sampler fields, as its ledger definition has them
+        flags = SamplerFlags.of(self.train.sampler, self.train.sampler_config).as_fields()
+        flags.update({k: own.pop(k) for k in FLAG_NAMES if k in own})
+        mode = entry.dynamic_sampling
+        sampler, sampler_config = SamplerFlags(
+            **{
+                **flags,
+                "dynamic_sampling": mode is not None,
+                "adaptive_oversample": mode == "adaptive",
+                "dapo_round_rule": "dapo" if mode == "dapo" else "standard",
+                "allocation": entry.allocation is not None,
+                **(entry.allocation or {}),
+                "pilot_commit": entry.pilot_commit is not None,
+            }
+        ).sampler()
         return dataclasses.replace(
-            train,
+            self.train,
+            **own,
             selector=entry.selector,
             selector_overrides=dict(entry.overrides),
-            dynamic_sampling=entry.dynamic_sampling is not None,
-            adaptive_oversample=entry.dynamic_sampling == "adaptive",
-            dapo_round_rule="dapo" if entry.dynamic_sampling == "dapo" else "standard",
             given=entry.given,
             seed=seed,
             train_seed=self.pool_seed_base + seed,
-            allocation=entry.allocation is not None,
-            **(entry.allocation or {}),
-            pilot_commit=entry.pilot_commit is not None,
+            sampler=sampler,
+            sampler_config=sampler_config,
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "model": None if self.model is None else asdict(self.model),
             "sft": None if self.sft is None else asdict(self.sft),
-            "train": json.loads(json.dumps(asdict(self.train))),
+            # the sampler as the flat fields it was: every testbed keeps its digest
+            "train": json.loads(json.dumps(flat_train_fields(asdict(self.train)))),
             "pool_seed_base": self.pool_seed_base,
             "start_model": self.start_model,
             # only when set: every testbed recorded before the field keeps its digest
