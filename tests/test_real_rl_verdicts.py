@@ -62,12 +62,6 @@ def test_verdicts_are_the_committed_real_results(pool: str) -> None:
         assert {label for label, named in sources.items() if name in named} == set(verdicts), name
 
 
-def test_the_verdicts_ship_with_the_package() -> None:
-    """The library reads its verdicts from package data, never from benchmarks/."""
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert '"bench/real_rl/verdicts.json"' in pyproject.split("[tool.setuptools.package-data]")[1]
-
-
 def test_the_recommendation_quotes_the_committed_real_results_and_the_default() -> None:
     from frontier_rft.integrations.trl.config import FrontierConfig
     from frontier_rft.integrations.verl.config import VerlSamplerConfig
