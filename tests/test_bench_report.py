@@ -257,3 +257,4 @@ def test_a_condition_reads_every_child_and_takes_its_default_where_undefined() -
     assert holds(Condition("x", "d.ci.1", "not <", 0, if_missing=True), {"d": {"ci": None}})
     assert not holds(Condition("x", "a", ">", "b"), {"a": float("nan"), "b": 1.0})
     assert holds(Condition("x", "a", ">=", "b"), {"a": 2.0, "b": 2.0})
+    assert not holds(Condition("x", "a", ">=", "b"), {"a": 2.0})  # no threshold: undefined

@@ -92,6 +92,7 @@ LEAN_CONTROLS = (("greso-alloc-lean", "uniform-n4"), ("greso-alloc-lean-long", "
 """A lean allocation and its control: the same per-step budget and steps in equal groups."""
 
 EQUAL_ROLLOUTS = "pass1_at_equal_rollouts_minus_"
+"""`_by_rollouts`' held-out score at equal rollouts, minus the named base's."""
 EFFECTS: tuple[Effect, ...] = (
     Effect(
         claim="BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
@@ -208,12 +209,15 @@ def _lookup(values: Mapping[str, Any], path: str) -> list[Any]:
     return found
 
 
+def _undefined(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def holds(c: Condition, values: Mapping[str, Any]) -> bool:
-    """Whether every value at the condition's path passes its comparison."""
+    """Whether every value at the condition's path passes its comparison (`if_missing` where
+    it or the threshold is undefined)."""
     than = c.than if not isinstance(c.than, str) else _lookup(values, c.than)[0]
     return all(
-        c.if_missing
-        if v is None or (isinstance(v, float) and math.isnan(v))
-        else bool(COMPARISONS[c.op](v, than))
+        c.if_missing if _undefined(v) or _undefined(than) else bool(COMPARISONS[c.op](v, than))
         for v in _lookup(values, c.at)
     )
