@@ -231,3 +231,30 @@ def test_bsf_by_steps_of_a_longer_run_is_labelled_as_scored_at_uniforms_end() ->
     assert abs(row["bsf100_rollouts"]["values"][0] - 0.35 / 0.3) < 1e-9  # its end
     page = markdown_report(summary, [], list(runs), "# page")
     assert "n4-long run longer, so their BSF100 here is scored at step 4, not at their end" in page
+
+
+def test_the_effects_are_a_table_on_entries_the_testbed_runs() -> None:
+    """Each effect is a row of data: the entries it needs exist, and its measurement and
+    comparisons are ones the evaluator knows."""
+    from frontier_rft.bench.real_rl.effects import COMPARISONS, EFFECTS
+    from frontier_rft.bench.real_rl.report import MEASUREMENTS
+    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+
+    known = {e.label for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
+    for effect in EFFECTS:
+        assert effect.measure in MEASUREMENTS and effect.conditions, effect.claim
+        assert all(c.op in COMPARISONS for c in effect.conditions), effect.claim
+        for binding in effect.each:
+            assert {n.format(**binding) for n in effect.needs} <= known, effect.claim
+
+
+def test_a_condition_reads_every_child_and_takes_its_default_where_undefined() -> None:
+    from frontier_rft.bench.real_rl.effects import Condition, holds
+
+    every = Condition("each", "ttb.*.ci.1", "<", 1.0)
+    assert holds(every, {"ttb": {"a": {"ci": [0.5, 0.9]}, "b": {"ci": [0.5, 0.95]}}})
+    assert not holds(every, {"ttb": {"a": {"ci": [0.5, 0.9]}, "b": {"ci": None}}})
+    assert holds(Condition("x", "d.ci.1", "not <", 0, if_missing=True), {"d": {"ci": None}})
+    assert not holds(Condition("x", "a", ">", "b"), {"a": float("nan"), "b": 1.0})
+    assert holds(Condition("x", "a", ">=", "b"), {"a": 2.0, "b": 2.0})
+    assert not holds(Condition("x", "a", ">=", "b"), {"a": 2.0})  # no threshold: undefined

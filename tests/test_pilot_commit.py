@@ -337,6 +337,6 @@ def test_the_bench_entry_runs_pilot_commit_under_a_definition_of_its_own() -> No
     assert tb.run_config(picky, 0).sampler_settings().evict_at is None
     with pytest.raises(ValueError, match="pilot_commit takes"):
         BenchEntry("x", "uniform", pilot_commit={"pilot": 4})
-    from frontier_rft.bench.real_rl.report import PER_PROMPT_ROLLOUT_ENTRIES
+    from frontier_rft.bench.real_rl.effects import PER_PROMPT_ROLLOUT_ENTRIES
 
     assert "pilot-commit" in PER_PROMPT_ROLLOUT_ENTRIES  # its own claim is checked on it

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from frontier_rft.bench.real_rl.verdicts import (
+    REAL_RL_SOURCES,
     REAL_RL_VERDICTS,
     RECOMMENDED,
     SIMULATED_LABEL,
@@ -25,48 +26,47 @@ from frontier_rft.reporting.tables import (
 )
 from frontier_rft.simulation import get_scenario
 
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
-FILES = {
-    "512": (
-        "real_rl_gpu_full.json",
-        "real_rl_standard_cpu_full.json",
-        "real_rl_standard_cpu_dapo_full.json",
-        "real_rl_standard_cpu_alloc_full.json",
-    ),
-    "1280": (
-        "real_rl_gpu_pool1280_full.json",
-        "real_rl_gpu_pool1280_more_full.json",
-        "real_rl_gpu_pool1280_rest_full.json",
-        "real_rl_standard_cpu_1280_full.json",
-    ),
-}
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
 
 
 def _verdict(ci: list[float]) -> str:
     return "helps" if ci[0] > 0 else "hurts" if ci[1] < 0 else "noise"
 
 
-@pytest.mark.parametrize("pool", sorted(FILES))
+def _measured(source: str) -> dict[str, str]:
+    """Each entry's verdict in one committed results file, by simulated label."""
+    full = json.loads((ROOT / source).read_text(encoding="utf-8"))
+    # a ledger report names each entry's definition: one measured before its selector
+    # changed is not today's selector's verdict
+    earlier = {k for k, v in (full.get("definitions") or {}).items() if not v["today"]}
+    return {
+        SIMULATED_LABEL.get(label, label): _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
+        for label, row in full["summary"]["labels"].items()
+        if label != "uniform" and label not in earlier
+    }
+
+
+@pytest.mark.parametrize("pool", sorted(REAL_RL_VERDICTS))
 def test_verdicts_are_the_committed_real_results(pool: str) -> None:
-    measured = {}
-    for name in FILES[pool]:
-        full = json.loads((RESULTS / name).read_text(encoding="utf-8"))
-        # a ledger report names each entry's definition: one measured before its selector
-        # changed is not today's selector's verdict
-        earlier = {k for k, v in (full.get("definitions") or {}).items() if not v["today"]}
-        for label, row in full["summary"]["labels"].items():
-            if label != "uniform" and label not in earlier:
-                verdict = _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
-                sim_label = SIMULATED_LABEL.get(label, label)
-                assert measured.setdefault(sim_label, verdict) == verdict, (label, name)
-    assert REAL_RL_VERDICTS[pool] == measured
+    """Every verdict is recomputed from each results file it names, and every entry those
+    files measured has its verdict and names them: a stale or partial table fails."""
+    sources = REAL_RL_SOURCES[pool]
+    assert set(sources) == set(REAL_RL_VERDICTS[pool])
+    measured = {name: _measured(name) for named in sources.values() for name in named}
+    for label, named in sources.items():
+        assert named and all(
+            measured[name][label] == REAL_RL_VERDICTS[pool][label] for name in named
+        )
+    for name, verdicts in measured.items():
+        assert {label for label, named in sources.items() if name in named} == set(verdicts), name
 
 
 def test_the_recommendation_quotes_the_committed_real_results_and_the_default() -> None:
     from frontier_rft.integrations.trl.config import FrontierConfig
     from frontier_rft.integrations.verl.config import VerlSamplerConfig
 
-    page = RESULTS.parents[1] / RECOMMENDED.source
+    page = ROOT / RECOMMENDED.source
     full = json.loads(page.with_name(page.stem + "_full.json").read_text(encoding="utf-8"))
     row = full["summary"]["labels"][RECOMMENDED.selector]
     assert (
@@ -149,7 +149,7 @@ def test_html_report_is_titled_simulated_and_links_real_results(
     assert 'id="advice"' not in page  # only the demo, which says what to use, has one
     assert "A simulation, not a real-RL result." in page
     href = page.split('<p class="lede" id="real-rl">')[1].split('href="')[1].split('"')[0]
-    assert (out / href).resolve() == (RESULTS.parents[1] / "docs/results/real_rl.md").resolve()
+    assert (out / href).resolve() == (ROOT / "docs/results/real_rl.md").resolve()
 
 
 def test_a_bold_without_a_verdict_is_not_called_unmeasured(results: dict) -> None:

@@ -118,6 +118,8 @@ def test_the_wheel_and_sdist_install_into_a_clean_venv_and_run(tmp_path: Path) -
     with zipfile.ZipFile(wheel) as zf:
         members = zf.namelist()
     assert "frontier_rft/py.typed" in members
+    # package data the library reads at run time (it never reads benchmarks/)
+    assert "frontier_rft/bench/real_rl/verdicts.json" in members
     assert f"frontier_rft-{version}.dist-info/licenses/LICENSE" in members
     assert {m.split("/")[0] for m in members} == {
         "frontier_rft",

@@ -26,18 +26,14 @@ from frontier_rft.bench.metrics import (
     paired_summary,
     ttb,
 )
+from frontier_rft.bench.real_rl.effects import BASELINE, EFFECTS, holds
 from frontier_rft.bench.real_rl.page import (
     ResultFiles,
     markdown_report,
     page_header,
     seeds_above,
 )
-from frontier_rft.bench.real_rl.testbed import (
-    EFFECT_ENTRIES,
-    MAIN_ENTRIES,
-    BenchEntry,
-    Testbed,
-)
+from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
 from frontier_rft.core.jsonsafe import dumps_strict
 
 __all__ = [
@@ -51,8 +47,8 @@ __all__ = [
     "write_results",
 ]
 
-BASELINE = "uniform"
 SCORE = "held-out pass@1"
+ETR = "train/effective_task_ratio"
 Runs = Mapping[str, Mapping[int, Mapping[str, Any]]]
 """Entry label -> seed -> one run's logged rows (`train`, `final`, `info`, ...)."""
 Labels = Mapping[str, Any]
@@ -275,193 +271,9 @@ def _diff_ci(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     return mean_ci([x - y for x, y in zip(a, b, strict=True)])
 
 
-def _excludes_zero(ci: Sequence[float] | None, sign: int) -> bool:
-    return ci is not None and (ci[0] > 0 if sign > 0 else ci[1] < 0)
-
-
 def _seeds_of(runs: Runs, *names: str) -> list[int]:
     """The seeds every one of `names` ran."""
     return sorted(set.intersection(*(set(runs[n]) for n in names)))
-
-
-def _bots_rho0_starts_slowly(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """BOTS rho = 0: a slow start (early ETR like uniform's), implicit evidence speeds it up."""
-    if not {"bots", "bots-rho0", BASELINE} <= set(runs):
-        return []
-    s = _seeds_of(runs, "bots", "bots-rho0", BASELINE)
-    early = {
-        n: [_train_mean(runs[n][k], "train/effective_task_ratio", 0, 0.25) for k in s]
-        for n in ("bots", "bots-rho0", BASELINE)
-    }
-    d_rho = _diff_ci(early["bots"], early["bots-rho0"])
-    d_uni = _diff_ci(early["bots-rho0"], early[BASELINE])
-    ok = _excludes_zero(d_rho["ci"], +1)
-    return [
-        {
-            "effect": "BOTS rho = 0 starts slowly (early ETR near uniform's; rho > 0 higher)",
-            "paper": "BOTS sec. 4.2: rho = 0 behaves almost like random sampling early",
-            "measured": {
-                "etr_first_quarter": {n: mean_ci(v) for n, v in early.items()},
-                "bots_minus_rho0": d_rho,
-                "rho0_minus_uniform": d_uni,
-                "ttb100": {n: labels[n]["ttb100"] for n in ("bots", "bots-rho0")},
-            },
-            "reproduced": bool(ok),
-            "seeds": s,
-        }
-    ]
-
-
-def _prioritized_starves_and_drains(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """Prioritized replay: unseen problems starve, problems drain into the unsolved pool."""
-    if not {"prioritized", BASELINE} <= set(runs):
-        return []
-    s = _seeds_of(runs, "prioritized", BASELINE)
-    last = {n: [runs[n][k]["train"][-1] for k in s] for n in ("prioritized", BASELINE)}
-    never = [r.get("prioritized/never_selected", np.nan) for r in last["prioritized"]]
-    unsolved = [r.get("prioritized/unsolved_pool", np.nan) for r in last["prioritized"]]
-    solved = [r.get("prioritized/solved_pool", np.nan) for r in last["prioritized"]]
-    n_tasks = runs["prioritized"][s[0]]["info"]["train_tasks"]
-    uni_never = [n_tasks - r.get("tasks/distinct_selected", np.nan) for r in last[BASELINE]]
-    starve = float(np.mean(never)) > float(np.mean(uni_never))
-    drain = float(np.mean(unsolved)) >= 0.25 * n_tasks
-    return [
-        {
-            "effect": "prioritized replay: unseen problems starve; the unsolved pool drains "
-            "the heap",
-            "paper": "prioritized replay: init priority below live ones starves unseen "
-            "problems; many problems end in the unsolved pool",
-            "measured": {
-                "never_selected": mean_ci(never),
-                "uniform_never_selected": mean_ci(uni_never),
-                "unsolved_pool_end": mean_ci(unsolved),
-                "solved_pool_end": mean_ci(solved),
-                "pool_size": n_tasks,
-            },
-            "reproduced": bool(starve and drain),
-            "detail": {"starvation": bool(starve), "drain_over_25pct": bool(drain)},
-            "seeds": s,
-        }
-    ]
-
-
-def _sec_shifts_to_hard_levels(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """SEC: the selected level shifts from easy to hard over training."""
-    if not {"sec", BASELINE} <= set(runs):
-        return []
-    s = _seeds_of(runs, "sec", BASELINE)
-    shift = {}
-    for n in ("sec", BASELINE):
-        shift[n] = [
-            _train_mean(runs[n][k], "train/selected_level_mean", 0.75, 1.0)
-            - _train_mean(runs[n][k], "train/selected_level_mean", 0.0, 0.25)
-            for k in s
-        ]
-    d = _diff_ci(shift["sec"], shift[BASELINE])
-    return [
-        {
-            "effect": "SEC shifts its category shares from easy to hard levels",
-            "paper": "SEC fig. 3: the share of harder levels grows over training",
-            "measured": {
-                "level_shift_last_minus_first_quarter": {n: mean_ci(v) for n, v in shift.items()},
-                "sec_minus_uniform": d,
-                "arms": labels["sec"]["evidence"].get("categories", "given"),
-            },
-            "reproduced": bool(_excludes_zero(d["ci"], +1)),
-            "seeds": s,
-        }
-    ]
-
-
-def _metis_stays_near_half(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """METIS: the selected prompts' rollout mean stays near 0.5."""
-    if not {"metis", BASELINE} <= set(runs):
-        return []
-    s = _seeds_of(runs, "metis", BASELINE)
-    sel = {
-        n: [_train_mean(runs[n][k], "train/success_rate") for k in s] for n in ("metis", BASELINE)
-    }
-    dist = {n: [abs(v - 0.5) for v in vals] for n, vals in sel.items()}
-    d = _diff_ci(dist["metis"], dist[BASELINE])
-    return [
-        {
-            "effect": "METIS keeps the selected prompts' rollout mean near 0.5",
-            "paper": "METIS: selected prompts' mean reward stays near 0.5 (high variance)",
-            "measured": {
-                "selected_success_rate": {n: mean_ci(v) for n, v in sel.items()},
-                "distance_to_half_metis_minus_uniform": d,
-                "judge_failure_rate_last_quarter": mean_ci(
-                    [_train_mean(runs["metis"][k], "metis/judge_failure_rate", 0.75, 1) for k in s]
-                ),
-                "calibration_corr_last_quarter": mean_ci(
-                    [_train_mean(runs["metis"][k], "metis/calibration_corr", 0.75, 1) for k in s]
-                ),
-            },
-            "reproduced": bool(_excludes_zero(d["ci"], -1)),
-            "seeds": s,
-        }
-    ]
-
-
-def _metis_lam1_collapses(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """METIS lam = 1: the judge's predictions collapse to 0.25."""
-    if not {"metis", "metis-lam1", BASELINE} <= set(runs):
-        return []
-    s1 = _seeds_of(runs, "metis", "metis-lam1")
-    pm = {
-        n: [_train_mean(runs[n][k], "metis/prediction_mean", 0.75, 1) for k in s1]
-        for n in ("metis", "metis-lam1")
-    }
-    ps = {
-        n: [_train_mean(runs[n][k], "metis/prediction_std", 0.75, 1) for k in s1]
-        for n in ("metis", "metis-lam1")
-    }
-    collapsed = [
-        abs(m - 0.25) < 0.03 and sd < 0.02
-        for m, sd in zip(pm["metis-lam1"], ps["metis-lam1"], strict=True)
-    ]
-    return [
-        {
-            "effect": "METIS lam = 1 collapses the judge's predictions to 0.25",
-            "paper": "METIS sec. 5.3: lam = 1 makes every prediction 0.25",
-            "measured": {
-                "prediction_mean_last_quarter": {n: mean_ci(v) for n, v in pm.items()},
-                "prediction_std_last_quarter": {n: mean_ci(v) for n, v in ps.items()},
-                "collapsed_seeds": int(sum(collapsed)),
-            },
-            "reproduced": bool(collapsed) and all(collapsed),
-            "seeds": s1,
-        }
-    ]
-
-
-def _frontier_ratios_all_help(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """Frontier replay ratios 0.05 / 0.10 / 0.15: all help mildly."""
-    ratios = [n for n in ("frontier-r0.05", "frontier", "frontier-r0.15") if n in runs]
-    if len(ratios) <= 1:
-        return []
-    measured = {n: labels[n]["ttb100"] for n in ratios}
-    slots = {n: _replay_slots(runs[n]) for n in ratios}
-    helps = [
-        labels[n]["ttb100"]["ci"] is not None and labels[n]["ttb100"]["ci"][1] < 1.0 for n in ratios
-    ]
-    return [
-        {
-            "effect": "frontier replay ratios 0.05 / 0.10 / 0.15 each speed training mildly",
-            "paper": "frontier replay for RLOO: 0.05-0.15 all help a little on Countdown",
-            "measured": {
-                "ttb100": measured,
-                "final_minus_uniform": {
-                    n: labels[n]["final_minus_uniform"].get("eval/pass@1") for n in ratios
-                },
-                # Equal slot counts make equal runs: those ratios are not compared at all.
-                "replay_slots_per_batch": slots,
-                "ratios_with_equal_slots": len(set(slots.values())) < len(slots),
-            },
-            "reproduced": all(helps),
-            "seeds": _seeds_of(runs, *ratios),
-        }
-    ]
 
 
 def _score_at(run: Mapping[str, Any], rollouts: float) -> float:
@@ -505,137 +317,175 @@ def _by_rollouts(
     return measured
 
 
-def _greso_beats_dapo_per_rollout(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """GRESO: its skip inside dynamic sampling reaches DAPO's score with fewer rollouts
-    (`greso-dapo` against `dapo`, paired by seed, by rollouts)."""
-    if not {"greso-dapo", "dapo"} <= set(runs):
-        return []
-    greso, dapo = runs["greso-dapo"], runs["dapo"]
-    s = _seeds_of(runs, "greso-dapo", "dapo")
-    # Both arms run the same steps, so they end at different rollout counts.
-    measured = _by_rollouts(greso, dapo, s, "dapo")
-    # Both drop surplus mixed groups: the prompts rolled out with a mixed group, and those
-    # that reached the loss where the records count them (None where they do not).
+Measured = tuple[dict[str, Any], dict[str, Any]]
+"""A measurement as the report shows it, and any values the verdict reads that it does not."""
+
+
+def _early_etr(runs: Runs, labels: Labels, s: list[int], names: Sequence[str]) -> Measured:
+    """Effective task ratio over the first quarter of training, and the paired differences."""
+    bots, rho0, base = names
+    early = {n: [_train_mean(runs[n][k], ETR, 0, 0.25) for k in s] for n in names}
+    measured = {
+        "etr_first_quarter": {n: mean_ci(v) for n, v in early.items()},
+        "bots_minus_rho0": _diff_ci(early[bots], early[rho0]),
+        "rho0_minus_uniform": _diff_ci(early[rho0], early[base]),
+        "ttb100": {n: labels[n]["ttb100"] for n in (bots, rho0)},
+    }
+    return measured, {}
+
+
+def _prioritized_pools(runs: Runs, labels: Labels, s: list[int], names: Sequence[str]) -> Measured:
+    """Prompts never selected (against uniform's) and the pools' sizes at the end."""
+    prio, base = names
+    last = {n: [runs[n][k]["train"][-1] for k in s] for n in names}
+    never = [r.get("prioritized/never_selected", np.nan) for r in last[prio]]
+    unsolved = [r.get("prioritized/unsolved_pool", np.nan) for r in last[prio]]
+    solved = [r.get("prioritized/solved_pool", np.nan) for r in last[prio]]
+    n_tasks = runs[prio][s[0]]["info"]["train_tasks"]
+    uni_never = [n_tasks - r.get("tasks/distinct_selected", np.nan) for r in last[base]]
+    measured = {
+        "never_selected": mean_ci(never),
+        "uniform_never_selected": mean_ci(uni_never),
+        "unsolved_pool_end": mean_ci(unsolved),
+        "solved_pool_end": mean_ci(solved),
+        "pool_size": n_tasks,
+    }
+    # nan-propagating means: a seed without the record fails the check
+    means = {"never": np.mean(never), "uniform_never": np.mean(uni_never)}
+    return measured, {**means, "unsolved": np.mean(unsolved), "quarter_pool": 0.25 * n_tasks}
+
+
+def _level_shift(runs: Runs, labels: Labels, s: list[int], names: Sequence[str]) -> Measured:
+    """The selected level's mean, last quarter minus first, and the paired difference."""
+    sec, base = names
+    key = "train/selected_level_mean"
+    shift = {
+        n: [_train_mean(runs[n][k], key, 0.75, 1.0) - _train_mean(runs[n][k], key, 0.0, 0.25)
+            for k in s]
+        for n in names
+    }  # fmt: skip
+    measured = {
+        "level_shift_last_minus_first_quarter": {n: mean_ci(v) for n, v in shift.items()},
+        "sec_minus_uniform": _diff_ci(shift[sec], shift[base]),
+        "arms": labels[sec]["evidence"].get("categories", "given"),
+    }
+    return measured, {}
+
+
+def _distance_to_half(runs: Runs, labels: Labels, s: list[int], names: Sequence[str]) -> Measured:
+    """The selected prompts' success rate, its paired distance to 0.5, and METIS's judge."""
+    metis, base = names
+    sel = {n: [_train_mean(runs[n][k], "train/success_rate") for k in s] for n in names}
+    dist = {n: [abs(v - 0.5) for v in vals] for n, vals in sel.items()}
+    late = {
+        f"{name}_last_quarter": mean_ci(
+            [_train_mean(runs[metis][k], f"metis/{name}", 0.75, 1) for k in s]
+        )
+        for name in ("judge_failure_rate", "calibration_corr")
+    }
+    measured = {
+        "selected_success_rate": {n: mean_ci(v) for n, v in sel.items()},
+        "distance_to_half_metis_minus_uniform": _diff_ci(dist[metis], dist[base]),
+        **late,
+    }
+    return measured, {}
+
+
+def _judge_predictions(runs: Runs, labels: Labels, s: list[int], names: Sequence[str]) -> Measured:
+    """The judge's predictions' mean and spread over the last quarter; seeds collapsed to
+    0.25 (mean within 0.03, spread below 0.02)."""
+    pm, ps = (
+        {n: [_train_mean(runs[n][k], f"metis/prediction_{x}", 0.75, 1) for k in s] for n in names}
+        for x in ("mean", "std")
+    )
+    lam1 = names[-1]
+    collapsed = [
+        abs(m - 0.25) < 0.03 and sd < 0.02 for m, sd in zip(pm[lam1], ps[lam1], strict=True)
+    ]
+    measured = {
+        "prediction_mean_last_quarter": {n: mean_ci(v) for n, v in pm.items()},
+        "prediction_std_last_quarter": {n: mean_ci(v) for n, v in ps.items()},
+        "collapsed_seeds": int(sum(collapsed)),
+    }
+    return measured, {"seeds": len(collapsed)}
+
+
+def _replay_ratios(runs: Runs, labels: Labels, s: list[int], names: Sequence[str]) -> Measured:
+    """Each ratio's TTB(100%) and final score against uniform, and its replay slots."""
+    slots = {n: _replay_slots(runs[n]) for n in names}
+    measured = {
+        "ttb100": {n: labels[n]["ttb100"] for n in names},
+        "final_minus_uniform": {
+            n: labels[n]["final_minus_uniform"].get("eval/pass@1") for n in names
+        },
+        # Equal slot counts make equal runs: those ratios are not compared at all.
+        "replay_slots_per_batch": slots,
+        "ratios_with_equal_slots": len(set(slots.values())) < len(slots),
+    }
+    return measured, {}
+
+
+def _rollouts_vs(base_name: str) -> Callable[[Runs, Labels, list[int], Sequence[str]], Measured]:
+    """The first entry against the second by cumulative rollouts (`_by_rollouts`)."""
+
+    def measure(runs: Runs, labels: Labels, s: list[int], names: Sequence[str]) -> Measured:
+        mine, base = names
+        return _by_rollouts(runs[mine], runs[base], s, base_name), {}
+
+    return measure
+
+
+def _rollouts_and_prompts(
+    runs: Runs, labels: Labels, s: list[int], names: Sequence[str]
+) -> Measured:
+    """`_by_rollouts` against dapo, and the distinct prompts each arm rolled out with a mixed
+    group and trained on (both drop surplus mixed groups; None where the records do not
+    count them)."""
+    measured, _ = _rollouts_vs("dapo")(runs, labels, s, names)
     measured["distinct_mixed_rolled_out"] = {
-        n: mean_ci([_train_last(r[k], "curriculum/tasks/distinct_trained") for k in s])
-        for n, r in (("greso-dapo", greso), ("dapo", dapo))
+        n: mean_ci([_train_last(runs[n][k], "curriculum/tasks/distinct_trained") for k in s])
+        for n in names
     }
     measured["distinct_trained"] = {
-        n: mean_ci([_distinct_trained(r[k])[0] for k in s])
-        for n, r in (("greso-dapo", greso), ("dapo", dapo))
+        n: mean_ci([_distinct_trained(runs[n][k])[0] for k in s]) for n in names
     }
-    ttb100 = measured["ttb100_rollouts"]
-    faster = ttb100["ci"] is not None and ttb100["ci"][1] < 1.0
-    no_loss = not _excludes_zero(measured["pass1_at_equal_rollouts_minus_dapo"]["ci"], -1)
-    return [
-        {
-            "effect": "GRESO's skip inside dynamic sampling reaches DAPO's best held-out "
-            "pass@1 with fewer rollouts, at no loss of held-out score",
-            "paper": "GRESO (arXiv 2506.02177): up to 2.4x faster rollout than DAPO's dynamic "
-            "sampling, without loss of accuracy",
-            "measured": measured,
-            "reproduced": bool(faster and no_loss),
-            "detail": {"fewer_rollouts_to_dapo_best": bool(faster), "no_score_loss": bool(no_loss)},
-            "seeds": s,
-        }
-    ]
+    return measured, {}
 
 
-PER_PROMPT_ROLLOUT_ENTRIES = tuple(
-    e.label
-    for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)
-    if e.allocation is not None or e.group_size is not None or e.pilot_commit is not None
-)
-"""Entries that change how many rollouts a prompt gets: an allocation, their own group size
-(the lean allocation's control), or Pilot-Commit itself (its own claim, tested on it)."""
-PILOT_COMMIT_RATIO = 1 / 1.5
-"""Pilot-Commit's smallest reported saving: 1.5x fewer cumulative rollouts than GRPO."""
-
-
-def _allocation_saves_rollouts(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """Pilot-Commit / Knapsack RL: per-prompt allocation reaches GRPO's (uniform's) best
-    held-out score with at most 1/1.5 of its cumulative rollouts, at no loss of score (also
-    asked of the control that only shrinks the groups)."""
-    out = []
-    for name in PER_PROMPT_ROLLOUT_ENTRIES:
-        if not {name, BASELINE} <= set(runs):
-            continue
-        s = _seeds_of(runs, name, BASELINE)
-        # A lean budget ends at fewer rollouts than uniform in the same steps.
-        measured = _by_rollouts(runs[name], runs[BASELINE], s, BASELINE)
-        ttb100 = measured["ttb100_rollouts"]
-        every_seed = ttb100["mean"] is not None
-        saves = every_seed and ttb100["mean"] <= PILOT_COMMIT_RATIO
-        ci = measured["pass1_at_equal_rollouts_minus_uniform"]["ci"]
-        no_loss = ci is not None and ci[0] >= -0.005
-        out.append(
-            {
-                "effect": f"{name} reaches uniform's best held-out pass@1 on every seed with "
-                f"<= {PILOT_COMMIT_RATIO:.2f}x its cumulative rollouts, at no loss of held-out "
-                "score at equal rollouts (CI lower >= -0.005)",
-                "paper": "Pilot-Commit: 1.5-1.9x fewer cumulative rollouts than GRPO to a "
-                "target accuracy; Knapsack RL: uniform allocation needs ~2x the compute",
-                "measured": measured,
-                "reproduced": bool(saves and no_loss),
-                "detail": {
-                    "reached_on_every_seed": bool(every_seed),
-                    "ttb100_within_pilot_commit": bool(saves),
-                    "no_score_loss": bool(no_loss),
-                },
-                "seeds": s,
-            }
-        )
-    return out
-
-
-LEAN_CONTROLS = (("greso-alloc-lean", "uniform-n4"), ("greso-alloc-lean-long", "uniform-n4-long"))
-"""A lean allocation and its control: the same per-step budget and steps in equal groups."""
-
-
-def _lean_allocation_beats_equal_groups(runs: Runs, labels: Labels) -> list[dict[str, Any]]:
-    """A lean budget spread by the posterior against the same budget in equal groups:
-    `greso-alloc-lean` (0.5x uniform's rollouts a step) against `uniform-n4` (4 rollouts a
-    prompt), by rollouts, and their runs to uniform's total. What the allocation adds
-    beyond smaller groups."""
-    out = []
-    for lean, control in LEAN_CONTROLS:
-        if not {lean, control} <= set(runs):
-            continue
-        s = _seeds_of(runs, lean, control)
-        measured = _by_rollouts(runs[lean], runs[control], s, "control")
-        ci = measured["pass1_at_equal_rollouts_minus_control"]["ci"]
-        out.append(
-            {
-                "effect": f"{lean} scores above {control} (the same per-step budget in equal "
-                "groups of 4) at equal rollouts",
-                "paper": "Knapsack RL / Pilot-Commit: where the rollouts go matters, not only "
-                "how many a step spends",
-                "measured": measured,
-                "reproduced": _excludes_zero(ci, +1),
-                "seeds": s,
-            }
-        )
-    return out
-
-
-EFFECTS: tuple[Callable[[Runs, Labels], list[dict[str, Any]]], ...] = (
-    _bots_rho0_starts_slowly,
-    _prioritized_starves_and_drains,
-    _sec_shifts_to_hard_levels,
-    _metis_stays_near_half,
-    _metis_lam1_collapses,
-    _frontier_ratios_all_help,
-    _greso_beats_dapo_per_rollout,
-    _allocation_saves_rollouts,
-    _lean_allocation_beats_equal_groups,
-)
-"""The papers' reported effects, one check each (none when the runs lack its entries,
-testbed.EFFECT_ENTRIES): measurement, verdict, seeds."""
+MEASUREMENTS: dict[str, Callable[[Runs, Labels, list[int], Sequence[str]], Measured]] = {
+    "early_etr": _early_etr,
+    "prioritized_pools": _prioritized_pools,
+    "level_shift": _level_shift,
+    "distance_to_half": _distance_to_half,
+    "judge_predictions": _judge_predictions,
+    "replay_ratios": _replay_ratios,
+    "rollouts_vs_dapo_and_prompts": _rollouts_and_prompts,
+    "rollouts_vs_uniform": _rollouts_vs(BASELINE),
+    "rollouts_vs_control": _rollouts_vs("control"),
+}
+"""The measurements the effects name: entries, paired seeds -> measured values."""
 
 
 def effect_checks(runs: Runs, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The papers' reported effects, checked on these runs: measurement, verdict, reason."""
-    return [check for effect in EFFECTS for check in effect(runs, summary["labels"])]
+    """The papers' reported effects, checked on these runs: measurement, verdict, seeds."""
+    checks = []
+    for effect in EFFECTS:
+        for binding in effect.each:
+            names = [n.format(**binding) for n in effect.needs]
+            ran = [n for n in names if n in runs]
+            if len(ran) < (effect.at_least or len(names)):
+                continue
+            seeds = _seeds_of(runs, *ran)
+            measured, hidden = MEASUREMENTS[effect.measure](runs, summary["labels"], seeds, ran)
+            passed = {c.name: holds(c, {**measured, **hidden}) for c in effect.conditions}
+            check = {
+                "effect": effect.claim.format(**binding),
+                "paper": effect.paper,
+                "measured": measured,
+                "reproduced": all(passed.values()),
+            }
+            checks.append(check | ({"detail": passed} if effect.detail else {}) | {"seeds": seeds})
+    return checks
 
 
 def _replay_slots(by_seed: Mapping[int, Mapping[str, Any]]) -> int:

@@ -4,19 +4,23 @@ against.
 Held-out pass@1 at the end of the real-RL benchmark (`frontier bench-rl --scale standard`:
 tiny Llama, GRPO on Countdown, 360 steps x 16 prompts x 8 rollouts, 5 paired seeds), minus
 uniform's, classed by its bootstrap 95% CI: 'helps' (above 0), 'hurts' (below 0) or 'noise'
-(the CI holds 0). Sources: the GPU runs (benchmarks/results/real_rl_gpu*_full.json) and the
-CPU runs of the run ledger (benchmarks/results/real_rl_standard_cpu{,_dapo,_alloc,_1280}_full.json,
-entries whose ledger definition is today's only), docs/results/real_rl.md;
-tests/test_real_rl_verdicts.py checks this table against those files.
+(the CI holds 0). The table is data, verdicts.json beside this module (shipped with the
+package): each verdict names the committed results files it was read from (GPU runs and the
+run ledger's CPU runs, entries whose ledger definition is today's only; docs/results/real_rl.md
+explains them), and tests/test_real_rl_verdicts.py recomputes every verdict and every
+`RECOMMENDED` number from those files, so a stale table fails.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import Any
 
 __all__ = [
     "REAL_RL_DOC",
+    "REAL_RL_SOURCES",
     "REAL_RL_VERDICTS",
     "RECOMMENDED",
     "SCENARIO_REGIME",
@@ -26,36 +30,26 @@ __all__ = [
     "recommendation",
 ]
 
-REAL_RL_DOC = "docs/results/real_rl.md"
+_DATA: dict[str, Any] = json.loads(
+    files("frontier_rft.bench.real_rl").joinpath("verdicts.json").read_text(encoding="utf-8")
+)
+
+REAL_RL_DOC: str = _DATA["doc"]
 """Where the real-RL results are explained (path in the frontier-rft repository)."""
 
 REAL_RL_VERDICTS: dict[str, dict[str, str]] = {
-    "512": {
-        "uniform+dapo": "helps",
-        "greso+dapo-adaptive": "helps",
-        "greso": "noise",
-        "greso+alloc": "noise",
-        "frontier": "noise",
-        "metis": "noise",
-        "sec": "noise",
-        "bots": "noise",
-        "pcl": "hurts",
-        "dots": "hurts",
-        "prioritized": "hurts",
-    },
-    "1280": {
-        "uniform+dapo": "helps",
-        "greso": "helps",
-        "bots": "noise",
-        "frontier": "noise",
-        "sec": "noise",
-        "pcl": "noise",
-        "dots": "hurts",
-        "prioritized": "hurts",
-    },
+    pool: {label: v["verdict"] for label, v in table.items()}
+    for pool, table in _DATA["verdicts"].items()
 }
 """Real held-out verdict per simulated label (`SIMULATED_LABEL` names the real entries whose
 label differs), by real pool size."""
+
+REAL_RL_SOURCES: dict[str, dict[str, tuple[str, ...]]] = {
+    pool: {label: tuple(v["sources"]) for label, v in table.items()}
+    for pool, table in _DATA["verdicts"].items()
+}
+"""The committed results files (`*_full.json`, paths in the repository) each verdict was read
+from, by real pool size."""
 
 SIMULATED_LABEL = {
     "dapo": "uniform+dapo",
@@ -108,12 +102,13 @@ class Evidence:
     """Final held-out pass@1 minus uniform's."""
 
 
+_REC = _DATA["recommended"]
 RECOMMENDED = Evidence(
-    selector="greso",
-    regime="512 prompts for 11 epochs",
-    source="benchmarks/results/real_rl_standard_cpu.md",
-    ttb75=(0.80, 0.75, 0.87),
-    final_minus_uniform=(-0.006, -0.026, 0.017),
+    selector=_REC["selector"],
+    regime=_REC["regime"],
+    source=_REC["source"],
+    ttb75=tuple(_REC["ttb75"]),
+    final_minus_uniform=tuple(_REC["final_minus_uniform"]),
 )
 """The adapters' default and the real-RL measurement behind it."""
 
