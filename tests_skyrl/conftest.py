@@ -107,16 +107,22 @@ class BernoulliGenerator:
             rollouts.append((int(extras["index"]), float(rng.random() < extras["p"])))
         tasks = list(dict.fromkeys(t for t, _ in rollouts))  # prompts in order, once each
         self.calls.append({"step": step, "round": rnd, "tasks": tasks, "rollouts": rollouts})
-        n = len(rollouts)
-        return {
-            "prompt_token_ids": [[1, 2]] * n,
-            "response_ids": [[3, 4]] * n,
-            "rewards": [r for _, r in rollouts],
-            "loss_masks": [[1, 1]] * n,
-            "stop_reasons": ["stop"] * n,
-            "rollout_metrics": None,
-            "rollout_logprobs": None,
-        }
+        return generator_output([r for _, r in rollouts])
+
+
+def generator_output(rewards: list[float]) -> dict[str, Any]:
+    """What a SkyRL generator returns for these rewards: two-token prompts and responses, every
+    token in the loss (the policy workers are stood in for, so the tokens are not read)."""
+    n = len(rewards)
+    return {
+        "prompt_token_ids": [[1, 2]] * n,
+        "response_ids": [[3, 4]] * n,
+        "rewards": list(rewards),
+        "loss_masks": [[1, 1]] * n,
+        "stop_reasons": ["stop"] * n,
+        "rollout_metrics": None,
+        "rollout_logprobs": None,
+    }
 
 
 def skyrl_config(

@@ -17,7 +17,16 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import BATCH, N_SAMPLES, SEED, Run, pass_rates, skyrl_config, task_ids
+from conftest import (
+    BATCH,
+    N_SAMPLES,
+    SEED,
+    Run,
+    generator_output,
+    pass_rates,
+    skyrl_config,
+    task_ids,
+)
 from frontier_rft.integrations.skyrl.config import (
     KEPT_WITH_FULLY_ASYNC,
     OWN_STATE_FILE,
@@ -54,16 +63,7 @@ class GroupGenerator:
             rollouts.append((int(extras["index"]), float(rng.random() < extras["p"])))
         task = rollouts[0][0]
         self.calls.append({"uid": uid, "task": task, "draw": draw, "rollouts": rollouts})
-        n = len(rollouts)
-        return {
-            "prompt_token_ids": [[1, 2]] * n,
-            "response_ids": [[3, 4]] * n,
-            "rewards": [r for _, r in rollouts],
-            "loss_masks": [[1, 1]] * n,
-            "stop_reasons": ["stop"] * n,
-            "rollout_metrics": None,
-            "rollout_logprobs": None,
-        }
+        return generator_output([r for _, r in rollouts])
 
 
 def async_config(
