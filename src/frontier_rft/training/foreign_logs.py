@@ -340,7 +340,7 @@ def _steps(rows: list[Row], path: str, fmt: str) -> tuple[list[Step], int]:
             continue  # the same generation logged again (num_iterations > 1)
         previous = (seen, texts[step])
         # A group with an unscored completion is not whole: left out, as TRL's live shadows
-        # leave it out (integrations/trl/shadows.py); a step with none whole feeds nothing.
+        # leave it out (integrations/shadows.py); a step with none whole feeds nothing.
         whole = {k: g for k, g in groups.items() if not any(math.isnan(r) for r in g)}
         for key in whole:
             ids.setdefault(key, len(ids))

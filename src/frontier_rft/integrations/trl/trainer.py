@@ -66,6 +66,7 @@ from frontier_rft.integrations.pool import (
     evidence_summary,
     prompt_text,
 )
+from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.dynamic import (
     DAPO_SUMMARY,
@@ -94,7 +95,6 @@ from frontier_rft.integrations.trl.rewards import (
     combine_rewards,
 )
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
-from frontier_rft.integrations.trl.shadows import TrlShadows
 from frontier_rft.integrations.trl.state import (
     FEWER_DEFAULTS,
     check_fewer_settings,
@@ -295,7 +295,7 @@ class FrontierTrainerMixin:
         self.frontier_selector = selector
         self._frontier_rows = rows
         seed = int(self.args.seed if config.selector_seed is None else config.selector_seed)
-        self.frontier_shadows = TrlShadows(
+        self.frontier_shadows = RunShadows(
             config.shadow_configs(self.num_generations), selector, seed
         )
         """Rules followed beside the run (FrontierConfig.shadows), on their own selectors."""
