@@ -1,6 +1,7 @@
-"""The adapters' default selector (greso) on an all-solved and a never-solved pool, through
-the TRL and verl sampler layers without a model (issue 36): each run ends, within a bound,
-in its metrics saying every group was zero-variance, never in a hang.
+"""The adapters' default selectors (TRL: skip; verl: greso; greso on both) on an all-solved
+and a never-solved pool, through the TRL and verl sampler layers without a model (issue 36):
+each run ends, within a bound, in its metrics saying every group was zero-variance, never in
+a hang.
 
 GRESO skips a prompt with a streak of all-equal groups with probability up to 1 - min_keep;
 on a pool where every group is all-equal, every prompt is skipped that way, and only the
@@ -41,23 +42,25 @@ def bounded(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _check(metrics: dict[str, float], reward: float) -> None:
+def _check(metrics: dict[str, float], reward: float, name: str = "greso") -> None:
     assert metrics["feedback/effective_task_ratio"] == 0.0  # no group had mixed outcomes
-    share = "greso/easy_share" if reward == 1.0 else "greso/hard_share"
-    assert metrics[share] == 1.0, metrics
+    if name == "greso":
+        share = "greso/easy_share" if reward == 1.0 else "greso/hard_share"
+        assert metrics[share] == 1.0, metrics
     assert metrics["feedback/steps"] >= STEPS - 1  # the last step is folded at the next select
 
 
+@pytest.mark.parametrize("name", ["default", "greso"])
 @pytest.mark.parametrize("reward", [1.0, 0.0], ids=["all-solved", "never-solved"])
-def test_trl_sampler_with_the_default_selector_ends(reward: float) -> None:
+def test_trl_sampler_with_the_default_selector_ends(reward: float, name: str) -> None:
     pytest.importorskip("torch")
     from frontier_rft.integrations.trl.config import FrontierConfig
     from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 
-    config = FrontierConfig()
-    assert config.selector == "greso"  # the default this test is about
+    config = FrontierConfig() if name == "default" else FrontierConfig(selector=name)
     n, batch = 16, 8
-    selector = make_pool_selector(config.selector, TaskPool(n), 0, config.selector_config)
+    pool = TaskPool(n, prompts=[f"what is {i} + {i}?" for i in range(n)])
+    selector = make_pool_selector(config.selector, pool, 0, config.selector_config)
     sampler = FrontierRepeatSampler(
         selector, np.arange(n), mini_repeat_count=GROUP, batch_size=batch, repeat_count=1
     )
@@ -74,7 +77,7 @@ def test_trl_sampler_with_the_default_selector_ends(reward: float) -> None:
             ids = np.asarray(rows, dtype=np.int64)
             assert len(set(ids.tolist())) == batch
             selector.update(Feedback(ids, np.full(ids.size, reward), step=step))
-    _check(selector.metrics(), reward)
+    _check(selector.metrics(), reward, config.selector)
 
 
 @pytest.mark.parametrize("reward", [1.0, 0.0], ids=["all-solved", "never-solved"])

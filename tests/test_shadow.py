@@ -593,3 +593,17 @@ def test_a_log_of_rewards_outside_the_unit_range_replays_with_its_reward_range(
         assert code == 2
         err = capsys.readouterr().err
         assert "--reward-range" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", WALKERS)
+def test_passes_over_is_whether_a_window_ever_leaves_a_prompt_out(name: str) -> None:
+    """`Selector.passes_over` (read by TRL's rollouts: auto) is what the walk does: a selector
+    that declares False keeps every window whole on a pool with all-equal groups; the others
+    leave prompts out there."""
+    sel = make_selector(name, world_pool(30), seed=1)
+    taken = 0
+    for step in range(12):  # four epochs of 30, every group all-equal
+        ids = sel.select_window(10)
+        taken += ids.size
+        sel.update(Feedback(np.repeat(ids, 4), np.ones(ids.size * 4), step=step))
+    assert (taken == 120) == (not type(sel).passes_over), (name, taken)

@@ -12,6 +12,7 @@ import pytest
 
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.fewer_config import (
+    auto_rollouts_blockers,
     config_file_problems,
     fewer_problems,
     normalisation,
@@ -20,7 +21,9 @@ from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
 
 
 def test_the_settings_build_the_samplers_config() -> None:
-    assert FrontierConfig().fewer_rollouts_settings() is None  # off by default
+    default = FrontierConfig()
+    assert (default.selector, default.rollouts) == ("skip", "auto")  # the trainer resolves auto
+    assert default.fewer_rollouts_settings() is None  # unresolved auto reads as full
     assert FrontierConfig(rollouts="kept").fewer_rollouts_settings() == FewerRolloutsConfig()
     assert FrontierConfig(
         selector="prioritized", screen=2, loss_scale="kept"
@@ -33,7 +36,7 @@ def test_the_settings_build_the_samplers_config() -> None:
 @pytest.mark.parametrize(
     ("fields", "phrase"),
     [
-        ({"rollouts": "kep"}, "rollouts must be full"),
+        ({"rollouts": "kep"}, "rollouts must be auto"),
         ({"screen": -1}, "screen must be 0 (off)"),
         ({"screen": True}, "screen must be 0 (off)"),
         ({"screen": 1}, "one reward is never mixed"),
@@ -46,6 +49,23 @@ def test_each_mistake_is_one_line_naming_it(fields: dict, phrase: str) -> None:
     with pytest.raises(ValueError) as info:
         FrontierConfig(**fields)
     assert phrase in str(info.value) and "\n" not in str(info.value)
+
+
+def test_rollouts_auto_names_each_setting_that_keeps_it_full() -> None:
+    def blockers(values: dict, trainer: str = "grpo", **kw: object) -> list[str]:
+        given: dict = {"dynamic_sampling": "off", "shadows": None, "columns": ["prompt"]}
+        return auto_rollouts_blockers(values, trainer, **{**given, **kw})  # type: ignore[arg-type]
+
+    assert blockers({}) == [] and blockers({"loss_type": "grpo"}) == []
+    assert blockers({}, dynamic_sampling="adaptive") == [
+        "dynamic_sampling: adaptive is a step sampler of its own"
+    ]
+    assert blockers({}, shadows=["greso"]) == ["shadows follow uniform's whole batches"]
+    assert "an image dataset" in blockers({}, columns=["prompt", "images"])[0]
+    assert "loss_type: bnpo" in blockers({"loss_type": "bnpo"})[0]
+    assert "trainer 'rloo' is not supported" in blockers({}, "rloo")[0]
+    assert len(blockers({"scale_rewards": "batch", "loss_type": "bnpo"}, shadows=["skip"])) == 3
+    assert config_file_problems({"rollouts": "auto", "loss_type": "bnpo"}) == []  # not refused
 
 
 def test_trl_settings_fewer_rollouts_cannot_run_with() -> None:

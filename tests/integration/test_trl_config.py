@@ -267,8 +267,9 @@ def test_grpo_script_trains_from_a_yaml_file(tmp_path: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "frontier-rft: selector 'greso'" in done.stderr  # a library message, shown
-    assert "evidence: rewards only" in done.stderr  # the example's default selector
+    assert "frontier-rft: selector 'skip'" in done.stderr  # a library message, shown
+    assert "evidence: features=policy, plugin=regression" in done.stderr  # the example's
+    assert "rollouts: auto is kept" in done.stderr  # the default's choice, said
     lines = (tmp_path / "out" / "frontier_metrics.jsonl").read_text().splitlines()
     last = json.loads(lines[-1])
     assert last["step"] == 2 and last["curriculum/feedback/steps"] >= 1  # rewards reached it

@@ -195,6 +195,48 @@ def test_greso_kept_generates_fewer_completions_on_uniforms_schedule(
     print(f"greso, rollouts kept: {generated} completions, uniform {scored(uniform)}")
 
 
+def test_the_default_is_skip_with_rollouts_kept_and_a_smaller_bill(
+    tmp_path: Path, uniform: Any
+) -> None:
+    t = trainer(tmp_path, None)  # FrontierConfig(): selector skip, rollouts auto
+    assert t.frontier_config.selector == "skip" and t.frontier_config.rollouts == "kept"
+    t.train()
+    steps = 2 * STEPS_PER_EPOCH
+    assert t.state.global_step == steps == t.state.max_steps  # uniform's schedule
+    assert learning_rates(t) == learning_rates(uniform)
+    assert scored(t) < scored(uniform) == steps * PROMPTS * N_GEN
+    assert t.frontier_metrics()["fewer_rollouts/rollouts"] == scored(t)
+    print(f"default (skip, rollouts auto): {scored(t)} completions, uniform {scored(uniform)}")
+
+
+@pytest.mark.parametrize(
+    ("frontier", "settings", "why"),
+    [
+        (FrontierConfig(selector="uniform"), {}, "passes over no prompt"),
+        (FrontierConfig(selector="prioritized"), {}, "does not walk the data"),
+        (FrontierConfig(), {"loss_type": "bnpo"}, "loss_type: bnpo"),
+        (FrontierConfig(), {"scale_rewards": "batch"}, "scale_rewards: batch"),
+        (FrontierConfig(dynamic_sampling="adaptive"), {}, "dynamic_sampling: adaptive"),
+        (FrontierConfig(shadows=["greso"]), {}, "shadows follow uniform"),
+    ],
+)
+def test_rollouts_auto_is_full_where_kept_cannot_run_and_says_why(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    frontier: FrontierConfig,
+    settings: dict[str, Any],
+    why: str,
+) -> None:
+    with caplog.at_level("INFO", logger="frontier_rft.integrations.trl.trainer"):
+        t = trainer(tmp_path, frontier, **settings)
+    assert t.frontier_config.rollouts == "full"
+    said = [r for r in caplog.records if "rollouts: auto" in r.getMessage()]
+    assert len(said) == 1 and why in said[0].getMessage(), [r.getMessage() for r in said]
+    # a setting that keeps a skipping selector from kept is a warning; a selector's own
+    # nature (uniform, or no walk) is not
+    assert (said[0].levelname == "WARNING") == bool(settings or frontier.selector == "skip")
+
+
 def test_every_batch_keeps_trls_size_and_fillers_reach_no_loss(kept: Any) -> None:
     assert len(kept.batches) == len(kept.samples) == 2 * STEPS_PER_EPOCH
     for batch, samples in zip(kept.batches, kept.samples, strict=True):
@@ -320,7 +362,7 @@ def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Pa
     assert not (ckpt / "frontier_fewer_rollouts.json").exists()  # no second record
     want = "resume with the saved settings (rollouts: kept, screen: 0, loss_scale: batch)"
     for other in ({"screen": 2}, {"rollouts": "kept", "screen": 2},
-                  {"rollouts": "kept", "loss_scale": "kept"}, {}):  # fmt: skip
+                  {"rollouts": "kept", "loss_scale": "kept"}, {"rollouts": "full"}):  # fmt: skip
         t = trainer(tmp_path / "b", FrontierConfig(selector="greso", **other))
         before = state_digest(t.frontier_selector.state_dict())
         with pytest.raises(ValueError) as info:
@@ -334,12 +376,15 @@ def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Pa
     legacy.write_text(json.dumps(saved))
     trainer(tmp_path / "f", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
     with pytest.raises(ValueError, match=r"resume with the saved settings \(rollouts: kept"):
-        trainer(tmp_path / "g", FrontierConfig(selector="greso")).load_frontier_state(ckpt)
+        trainer(
+            tmp_path / "g", FrontierConfig(selector="greso", rollouts="full")
+        ).load_frontier_state(ckpt)
     legacy.write_text("{not json")
     with pytest.raises(ValueError, match=r"is damaged .*resume from an earlier checkpoint"):
         trainer(tmp_path / "h", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
     legacy.unlink()  # before either record: the defaults
-    for ok in ({}, {"loss_scale": "kept"}):  # off, as saved: loss_scale changes nothing
+    # off, as saved: loss_scale changes nothing; rollouts: auto would be kept here
+    for ok in ({"rollouts": "full"}, {"rollouts": "full", "loss_scale": "kept"}):
         trainer(tmp_path / "d", FrontierConfig(selector="greso", **ok)).load_frontier_state(ckpt)
     with pytest.raises(ValueError, match=r"saved settings \(rollouts: full, screen: 0, loss"):
         trainer(tmp_path / "e", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)

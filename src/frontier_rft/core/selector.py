@@ -87,6 +87,9 @@ class Selector(ABC):
     """Its line style in figures: '-.' where a similar colour could hide its curve."""
     test_configs: ClassVar[tuple[dict[str, Any], ...]] = ()
     """Config overrides the contract suites run besides the defaults (nested state parts)."""
+    passes_over: ClassVar[bool] = True
+    """Whether `select_window` can leave a walked prompt out (uniform's never does, so an
+    adapter's `rollouts: auto` keeps full batches for it: `kept` would change nothing)."""
 
     @classmethod
     def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class UniformSelector(Selector):
     cost = Cost("sublinear", "O(B)", "walks a permutation; an O(N) reshuffle once per epoch")
     color = "#3a3a3a"  # dark grey: the usual baseline (reporting's BASELINE_COLOR)
     config_class = UniformConfig
+    passes_over = False  # its window is uniform's step, whole
 
     def __init__(self, pool: TaskPool, config: UniformConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)

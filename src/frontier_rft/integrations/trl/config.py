@@ -16,6 +16,7 @@ category_columns: [source]
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 from collections.abc import Callable
@@ -59,9 +60,11 @@ class FrontierConfig:
     _argument_group_name: ClassVar[str] = "frontier-rft: the selector and the columns it reads"
     """The heading of these fields in an HfArgumentParser's --help (its convention)."""
 
-    selector: str = "greso"
-    """Registered selector name (`frontier selectors`); greso keeps uniform's coverage and skips
-    zero-variance prompts (docs/results/coverage.md). Unused when a Selector is passed."""
+    selector: str = "skip"
+    """Registered selector name (`frontier selectors`); skip walks the data each epoch and
+    passes over prompts its posterior expects all-equal rewards from: with rollouts auto, the
+    same schedule with fewer completions (docs/selectors/fewer_rollouts.md). Unused when a
+    Selector is passed."""
     selector_config: dict[str, Any] | str | None = None
     """Selector config overrides, e.g. {lam: 0.2} (on the command line: a JSON string)."""
     selector_seed: int | None = None
@@ -109,10 +112,11 @@ class FrontierConfig:
     """Overrides of the dynamic sampling settings, e.g. {max_rounds: 20, oversample: 2}."""
     dynamic_sampling_tol: float = ZERO_VARIANCE_TOL
     """A group counts as zero-variance when max - min of its rewards <= tol * max(1, max |r|)."""
-    rollouts: Literal["full", "kept"] = "full"
-    """What a generation step generates (GRPO only): full = TRL's whole generation batch
-    (uniform's bill); kept = only the prompts the selector keeps among it (greso, skip,
-    uniform): the same steps, epochs and learning-rate schedule, fewer completions."""
+    rollouts: Literal["auto", "full", "kept"] = "auto"
+    """What a generation step generates: full = TRL's whole generation batch (uniform's
+    bill); kept = only the prompts the selector keeps among it (GRPO; greso, skip, uniform):
+    the same steps, epochs and learning-rate schedule, fewer completions; auto = kept where
+    the settings allow it, else full with a warning saying why."""
     screen: int = 0
     """Screening completions per prompt, k (0 = off; below num_generations): a prompt gets k
     first and the other num_generations - k only where its k rewards differ (SPEED-RL)."""
@@ -277,10 +281,20 @@ class FrontierConfig:
             self.dynamic_sampling, overrides if isinstance(overrides, dict) else None
         )
 
+    def with_rollouts(self, rollouts: Literal["full", "kept"]) -> FrontierConfig:
+        """This config with `rollouts: auto` resolved by the trainer: a copy that keeps the
+        selector options as read (`selector_spec`); nothing else changes, so nothing is
+        checked again."""
+        check(rollouts in ("full", "kept"), f"rollouts resolves to full or kept, not {rollouts!r}")
+        resolved = copy.copy(self)
+        object.__setattr__(resolved, "rollouts", rollouts)
+        return resolved
+
     def fewer_rollouts_settings(self) -> FewerRolloutsConfig | None:
         """The FewerRollouts settings of this config; None when every generation step
-        generates TRL's whole batch (rollouts: full, screen: 0)."""
-        if self.rollouts == "full" and not self.screen:
+        generates TRL's whole batch (rollouts: full, screen: 0). The trainer resolves
+        rollouts: auto to full or kept first; unresolved, it reads as full."""
+        if self.rollouts != "kept" and not self.screen:
             return None
         return FewerRolloutsConfig(
             skip=self.rollouts == "kept", screen=self.screen, loss_scale=self.loss_scale

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.integrations.trl.dynamic_config import (
+    IMAGE_COLUMNS,
     LOSS_NORMALISATION,
     mode_of,
     normalisation,
@@ -25,14 +26,16 @@ from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES
 __all__ = [
     "LOSS_NORMALISATION",
     "ROLLOUTS",
+    "auto_rollouts_blockers",
     "config_file_problems",
     "fewer_problems",
     "normalisation",
     "settings_problems",
 ]
 
-ROLLOUTS = ("full", "kept")
-"""FrontierConfig.rollouts: TRL's whole generation batch, or only the prompts kept in it."""
+ROLLOUTS = ("auto", "full", "kept")
+"""FrontierConfig.rollouts: kept where the settings allow it (auto), TRL's whole generation
+batch (full), or only the prompts the selector keeps in it (kept)."""
 
 _TRL_NUM_GENERATIONS = 8
 """TRL's default, for a file that does not set it."""
@@ -46,8 +49,9 @@ def settings_problems(
     out = []
     if rollouts not in ROLLOUTS:
         out.append(
-            f"rollouts must be full (TRL's whole generation batch) or kept (only the prompts "
-            f"the selector keeps among it), got {rollouts!r}"
+            f"rollouts must be auto (kept where the settings allow it), full (TRL's whole "
+            f"generation batch) or kept (only the prompts the selector keeps among it), got "
+            f"{rollouts!r}"
         )
     if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0 or screen == 1:
         out.append(
@@ -56,8 +60,8 @@ def settings_problems(
         )
     if loss_scale not in LOSS_SCALES:
         out.append(f"loss_scale must be one of {', '.join(LOSS_SCALES)}, got {loss_scale!r}")
-    if out or (rollouts == "full" and not screen):
-        return out
+    if out or (rollouts != "kept" and not screen):
+        return out  # auto resolves to full where kept cannot run: it refuses nothing
     try:
         dynamic = mode_of(dynamic_sampling)
     except ValueError:
@@ -81,8 +85,9 @@ def fewer_problems(
     values: Mapping[str, Any], trainer: str, rollouts: str, screen: int
 ) -> list[str]:
     """What in TRL's settings (`values`: GRPOConfig fields, TRL's defaults when absent) fewer
-    rollouts cannot run with, one line each (nothing when it is off)."""
-    if rollouts == "full" and not screen:
+    rollouts cannot run with, one line each (nothing when it is off; rollouts: auto is
+    refused nothing, it resolves to full instead: `auto_rollouts_blockers`)."""
+    if rollouts != "kept" and not screen:
         return []
     feature = "rollouts: kept" if rollouts == "kept" else f"screen: {screen}"
     out = trl_problems(values, trainer, feature, "rollouts: full and screen: 0")
@@ -97,10 +102,37 @@ def fewer_problems(
     return out
 
 
+def auto_rollouts_blockers(
+    values: Mapping[str, Any],
+    trainer: str,
+    *,
+    dynamic_sampling: Any,
+    shadows: Any,
+    columns: list[str],
+) -> list[str]:
+    """Why `rollouts: auto` means full for these settings with a selector that skips within
+    uniform's step, one line each; none: it means kept. Everything `rollouts: kept` would be
+    refused for (`settings_problems`, `fewer_problems`), plus the shadows, which follow
+    uniform's whole batches. (Whether the selector skips is the trainer's to ask first.)"""
+    out = []
+    try:
+        dynamic = mode_of(dynamic_sampling)
+    except ValueError:
+        dynamic = "off"  # FrontierConfig names the bad mode
+    if dynamic != "off":
+        out.append(f"dynamic_sampling: {dynamic} is a step sampler of its own")
+    if shadows:
+        out.append("shadows follow uniform's whole batches")
+    out += fewer_problems(values, trainer, "kept", 0)
+    if set(IMAGE_COLUMNS) & set(columns):
+        out.append("an image dataset (an image or images column) cannot be regrouped")
+    return out
+
+
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:
     """`fewer_problems` for a TRL YAML file's values (a refused rollouts or screen value
     itself is FrontierConfig's to name)."""
-    rollouts, screen = values.get("rollouts", "full"), values.get("screen", 0)
+    rollouts, screen = values.get("rollouts", "auto"), values.get("screen", 0)
     if rollouts not in ROLLOUTS or isinstance(screen, bool) or not isinstance(screen, int):
         return []
     trainer = values.get("trainer", "grpo")

@@ -35,6 +35,9 @@ What it changes, and where:
   runs each generation step as DAPO's rounds around the selector (dynamic.py); the train
   sampler then only paces TRL's loop (`StepTicks`) and the rewards reach the selector round
   by round, inside the step.
+- `rollouts: auto` (the default) is `kept` where the settings allow it (a selector that walks
+  the data, GRPO, no dynamic sampling or shadows, a loss TRL lets us rescale) and `full`
+  otherwise, with a warning naming why; `trainer.frontier_config` holds the choice.
 - With `FrontierConfig(rollouts="kept")` or `screen=k` (GRPO only): the same seam runs each
   generation step through `FewerRollouts` (fewer.py): uniform's prompts for the step, only
   the kept (and, screening, the mixed) ones generated, the batch filled to TRL's size with
@@ -75,14 +78,18 @@ from frontier_rft.integrations.trl.dynamic import (
     DynamicGeneration,
     check_wrappable,
 )
-from frontier_rft.integrations.trl.dynamic_config import image_problems, trl_problems
+from frontier_rft.integrations.trl.dynamic_config import (
+    IMAGE_COLUMNS,
+    image_problems,
+    trl_problems,
+)
 from frontier_rft.integrations.trl.fewer import (
     FEWER_COUNTERS,
     FEWER_SUMMARY,
     FewerGeneration,
     check_screenable,
 )
-from frontier_rft.integrations.trl.fewer_config import fewer_problems
+from frontier_rft.integrations.trl.fewer_config import auto_rollouts_blockers, fewer_problems
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
     local_model_path,
@@ -253,6 +260,8 @@ class FrontierTrainerMixin:
                     "selector; with selector=... put that metadata in its TaskPool instead"
                 )
         args = _check_before_model(args, kwargs, config, selector)
+        if config.rollouts == "auto":
+            config = self._frontier_resolve_auto(args, kwargs, config, selector)
         if config.dynamic_sampling != "off":
             self._frontier_check_dynamic(args, kwargs)
         if config.fewer_rollouts_settings() is not None:
@@ -342,15 +351,66 @@ class FrontierTrainerMixin:
         problems = trl_problems({}, kind) if kind != "grpo" else []
         if not problems:
             check_wrappable(type(self))
-            training = kwargs.get("args", args[2] if len(args) > 2 else None)
-            settings = ("scale_rewards", "multi_objective_aggregation", "loss_type",
-                        "use_adaptive_entropy")  # fmt: skip
-            values = {n: getattr(training, n) for n in settings if hasattr(training, n)}
-            problems = trl_problems(values, kind)
+            problems = trl_problems(self._frontier_settings(args, kwargs), kind)
             columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
             problems += image_problems(list(columns))
         if problems:
             raise ValueError("; ".join(problems))
+
+    def _frontier_settings(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The GRPOConfig fields a step sampler's checks read (absent: TRL's defaults)."""
+        training = kwargs.get("args", args[2] if len(args) > 2 else None)
+        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
+                 "use_adaptive_entropy")  # fmt: skip
+        return {n: getattr(training, n) for n in names if hasattr(training, n)}
+
+    def _frontier_resolve_auto(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        frontier: FrontierConfig,
+        selector: Selector | None,
+    ) -> FrontierConfig:
+        """`frontier` with `rollouts: auto` made kept where the selector skips within
+        uniform's step and every setting allows it; else full, with a warning naming the
+        settings that keep a skipping selector from it (before the model loads: nothing is
+        refused)."""
+        kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
+        cls = type(selector) if selector is not None else frontier.selector_spec.cls
+        if not (cls.walks_windows() and cls.passes_over):
+            _log.info(
+                "frontier-rft: rollouts: auto is full: selector %r %s", cls.name,
+                "passes over no prompt" if cls.walks_windows() else "does not walk the data",
+            )  # fmt: skip
+            return frontier.with_rollouts("full")
+        columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
+        blockers = auto_rollouts_blockers(
+            self._frontier_settings(args, kwargs),
+            kind,
+            dynamic_sampling=frontier.dynamic_sampling,
+            shadows=frontier.shadows,
+            columns=list(columns),
+        )
+        if not blockers and kind == "grpo":
+            try:
+                check_wrappable(type(self))
+                if frontier.screen:
+                    check_screenable(type(self))
+            except ValueError as exc:
+                blockers.append(str(exc))
+        if blockers:
+            _log.warning(
+                "frontier-rft: rollouts: auto generates TRL's whole batch (full), uniform's "
+                "bill, because %s; see docs/selectors/fewer_rollouts.md",
+                "; ".join(blockers),
+            )
+            return frontier.with_rollouts("full")
+        _log.info(
+            "frontier-rft: rollouts: auto is kept: each step generates only the prompts %r "
+            "keeps among TRL's batch (the same steps and schedule, fewer completions)",
+            cls.name,
+        )
+        return frontier.with_rollouts("kept")
 
     def _frontier_check_fewer(
         self,
@@ -363,17 +423,14 @@ class FrontierTrainerMixin:
         per-call number of completions), the trainer's settings are ones fewer rollouts runs
         with, and a ready selector walks the data for rollouts: kept (one line each)."""
         kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
-        training = kwargs.get("args", args[2] if len(args) > 2 else None)
-        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
-                 "use_adaptive_entropy")  # fmt: skip
-        values = {n: getattr(training, n) for n in names if hasattr(training, n)}
+        values = self._frontier_settings(args, kwargs)
         problems = fewer_problems(values, kind, frontier.rollouts, frontier.screen)
         if kind == "grpo" and not problems:
             check_wrappable(type(self))
             if frontier.screen:
                 check_screenable(type(self))
             columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
-            if {"image", "images"} & set(columns):
+            if set(IMAGE_COLUMNS) & set(columns):
                 problems.append(
                     "rollouts: kept and screen do not support image datasets (an image or "
                     "images column); set rollouts: full and screen: 0"
