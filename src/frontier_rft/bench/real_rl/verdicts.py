@@ -91,13 +91,15 @@ class Evidence:
     against the committed results)."""
 
     selector: str
-    """The selector measured."""
+    """The selector measured (TRL's default, `FrontierConfig().selector`)."""
+    entry: str
+    """Its bench-rl entry in the results: the selector with `rollouts: kept`."""
     regime: str
-    """The real pool and how long it was trained."""
+    """The real pool, how long it was trained, and on whose schedule."""
     source: str
     """The committed results page (path in the repository); `<stem>_full.json` beside it."""
-    ttb75: tuple[float, float, float]
-    """Share of uniform's rollouts it needed to reach 75% of uniform's held-out gain."""
+    rollouts_vs_uniform: tuple[float, float, float]
+    """Its total rollouts over uniform's, on uniform's schedule."""
     final_minus_uniform: tuple[float, float, float]
     """Final held-out pass@1 minus uniform's."""
 
@@ -105,12 +107,13 @@ class Evidence:
 _REC = _DATA["recommended"]
 RECOMMENDED = Evidence(
     selector=_REC["selector"],
+    entry=_REC["entry"],
     regime=_REC["regime"],
     source=_REC["source"],
-    ttb75=tuple(_REC["ttb75"]),
+    rollouts_vs_uniform=tuple(_REC["rollouts_vs_uniform"]),
     final_minus_uniform=tuple(_REC["final_minus_uniform"]),
 )
-"""The adapters' default and the real-RL measurement behind it."""
+"""TRL's default and the real-RL measurement behind it."""
 
 
 def _signed(x: float) -> str:
@@ -119,16 +122,16 @@ def _signed(x: float) -> str:
 
 def recommendation() -> str:
     """Which selector to use and why, from real RL (never from a simulated table)."""
-    e, (t, t_lo, t_hi) = RECOMMENDED, RECOMMENDED.ttb75
+    e, (r, r_lo, r_hi) = RECOMMENDED, RECOMMENDED.rollouts_vs_uniform
     d, d_lo, d_hi = e.final_minus_uniform
     verdict = "within noise of" if d_lo <= 0 <= d_hi else "above" if d_lo > 0 else "below"
     return (
-        f"Which selector: {e.selector} (the adapters' default), on the evidence of real RL, "
-        f"not of this simulator. On the real testbed (tiny Llama, GRPO on Countdown, "
-        f"{e.regime}, 5 paired seeds; {e.source}) it reached 75% of uniform's held-out gain "
-        f"with {t:.2f} [{t_lo:.2f}, {t_hi:.2f}] of uniform's rollouts and ended {verdict} "
-        f"uniform (held-out pass@1 {_signed(d)} [{_signed(d_lo)}, {_signed(d_hi)}]): it "
-        "saves rollouts early, not final score. In a run of one epoch or less it is uniform "
-        "sampling: it skips nothing until a prompt has a rollout history. The tables show "
-        "how selectors behave; confirm the choice on your own run (docs/ab_test.md)."
+        f"Which selector: {e.selector} with rollouts: kept (TRL's default, rollouts: auto), "
+        f"on the evidence of real RL, not of this simulator. On the real testbed (tiny Llama, "
+        f"GRPO on Countdown, {e.regime}, 5 paired seeds; {e.source}) it generated "
+        f"{r:.2f} [{r_lo:.2f}, {r_hi:.2f}] of uniform's rollouts and ended {verdict} uniform "
+        f"(held-out pass@1 {_signed(d)} [{_signed(d_lo)}, {_signed(d_hi)}]): a smaller bill "
+        "on the same schedule, not a higher score. In a run of one epoch or less it is "
+        "uniform sampling: it skips nothing until a prompt has a rollout history. The tables "
+        "show how selectors behave; confirm the choice on your own run (docs/ab_test.md)."
     )
