@@ -12,7 +12,6 @@ from frontier_rft.bench.real_rl.verdicts import (
     REAL_RL_SOURCES,
     REAL_RL_VERDICTS,
     RECOMMENDED,
-    SIMULATED_LABEL,
     real_rl_context,
     recommendation,
 )
@@ -25,6 +24,7 @@ from frontier_rft.reporting.tables import (
     withheld_bold,
 )
 from frontier_rft.simulation import get_scenario
+from frontier_rft.simulation.runner import Entry
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -35,13 +35,13 @@ def _verdict(ci: list[float]) -> str:
 
 
 def _measured(source: str) -> dict[str, str]:
-    """Each entry's verdict in one committed results file, by simulated label."""
+    """Each entry's verdict in one committed results file, by its bench-rl label."""
     full = json.loads((ROOT / source).read_text(encoding="utf-8"))
     # a ledger report names each entry's definition: one measured before its selector
     # changed is not today's selector's verdict
     earlier = {k for k, v in (full.get("definitions") or {}).items() if not v["today"]}
     return {
-        SIMULATED_LABEL.get(label, label): _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
+        label: _verdict(row["final_minus_uniform"]["eval/pass@1"]["ci"])
         for label, row in full["summary"]["labels"].items()
         if label != "uniform" and label not in earlier
     }
@@ -92,17 +92,42 @@ def test_the_recommendation_quotes_the_committed_real_results_and_the_default() 
 
 
 def test_context_by_regime() -> None:
-    labels = ["uniform", "dots", "pcl", "greso", "uniform+dapo"]
-    small = real_rl_context("small-pool", labels)
+    entries = [Entry(n, n) for n in ("uniform", "dots", "pcl", "greso")]
+    entries.append(Entry("uniform+dapo", "uniform", dynamic_sampling="fixed"))
+    small = real_rl_context("small-pool", entries)
     assert small["calibrated"] and small["verdicts"] == {
         "dots": "hurts", "pcl": "hurts", "greso": "noise", "uniform+dapo": "helps"
     }  # fmt: skip
-    assert real_rl_context("large-pool", labels)["verdicts"]["pcl"] == "noise"
-    other = real_rl_context("hard", labels)  # not calibrated: what both pools agree on
+    assert real_rl_context("large-pool", entries)["verdicts"]["pcl"] == "noise"
+    other = real_rl_context("hard", entries)  # not calibrated: what both pools agree on
     assert not other["calibrated"] and other["verdicts"]["pcl"] == "noise"
     assert other["verdicts"]["dots"] == "hurts" and other["verdicts"]["greso"] == "noise"
-    assert "skip" not in real_rl_context("hard", ["skip"])["verdicts"]  # never run as it is today
-    assert not real_rl_context("small-pool", labels, modified=True)["calibrated"]
+    skip = [Entry("skip", "skip")]
+    assert "skip" not in real_rl_context("hard", skip)["verdicts"]  # never run as it is today
+    assert not real_rl_context("small-pool", entries, modified=True)["calibrated"]
+
+
+def test_a_simulated_entry_gets_the_verdict_of_the_real_run_with_its_spec() -> None:
+    """Joined on what runs (selector, overrides, step sampler), not on labels: no table
+    translates the simulator's names into the bench's."""
+    same = [
+        Entry("greso+dapo-adaptive", "greso", dynamic_sampling="adaptive"),  # bench: greso-dapo
+        Entry("greso+alloc", "greso", allocation={}),  # bench: greso-alloc
+        Entry("my-dapo", "uniform", dynamic_sampling="fixed"),  # bench: dapo
+    ]
+    other = [
+        Entry("greso", "greso", dynamic_sampling="fixed"),  # the label alone is not enough
+        Entry("bots-epoch", "bots", {"coverage": "epoch"}),  # other overrides
+        Entry("greso+alloc+oracle", "greso", allocation={}, oracle=True),  # no real run
+        Entry("greso+alloc-lean", "greso", allocation={"budget": 0.5}),  # not the same budget
+    ]
+    got = real_rl_context("small-pool", same + other)["verdicts"]
+    real = REAL_RL_VERDICTS["512"]
+    assert got == {
+        "greso+dapo-adaptive": real["greso-dapo"],
+        "greso+alloc": real["greso-alloc"],
+        "my-dapo": real["dapo"],
+    }
 
 
 @pytest.fixture(scope="module")

@@ -160,8 +160,9 @@ def test_every_mode_names_its_settings_in_the_simulator() -> None:
 
     assert (None, *MODES, "fixed-keep") == DYNAMIC_SAMPLING
     sel = make_selector("uniform", TaskPool(num_tasks=50))
+    learner = SimulatedLearner(get_scenario("hard"), seed=0)
     for mode in MODES:
-        sampler = sampler_for(mode, sel)
+        sampler = sampler_for(Entry("d", "uniform", dynamic_sampling=mode), sel, learner)
         assert getattr(sampler, "config", None) == DynamicSamplingConfig.for_mode(mode)
     run = run_one(
         RunSpec(get_scenario("hard"), Entry("d", "uniform", dynamic_sampling="dapo"), 0, 3, 8, 4)

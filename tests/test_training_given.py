@@ -18,7 +18,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from conftest import assert_state_equal
-from frontier_rft.simulation import runner
+from frontier_rft.simulation import get_scenario, runner
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.wrappers import DynamicSampling, DynamicSamplingConfig
@@ -252,10 +252,9 @@ def test_trainer_and_simulator_drive_the_same_sampler(
     trainer.step()
     name = "DynamicSampling" if dynamic else "PassThrough"
     assert calls == [name, name]
-    assert (
-        runner.sampler_for("fixed" if dynamic else None, trainer.selector).__class__.__name__
-        == name
-    )
+    entry = runner.Entry("d", "uniform", dynamic_sampling="fixed" if dynamic else None)
+    learner = runner.SimulatedLearner(get_scenario("hard"), seed=0)
+    assert type(runner.sampler_for(entry, trainer.selector, learner)).__name__ == name
     source = textwrap.dedent(inspect.getsource(Trainer.step))
     branches = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.If | ast.IfExp)]
     named = [ast.unparse(n.test) for n in branches]

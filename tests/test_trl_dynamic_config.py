@@ -198,3 +198,18 @@ def test_the_step_code_reaches_no_private_trainer_attribute() -> None:
         name: reach.findall((folder / name).read_text()) for name in ("dynamic.py", "fewer.py")
     }
     assert found == {"dynamic.py": [], "fewer.py": []}
+
+
+@pytest.mark.parametrize("mode", ["fixed", "adaptive", "greso", "dapo"])
+def test_a_mode_is_one_sampler_config_in_trl_the_simulator_and_the_bench(mode: str) -> None:
+    """TRL's `dynamic_sampling: MODE`, a simulated entry's and a bench-rl entry's spell the
+    same DynamicSamplingConfig (the reference trainer offers fixed, adaptive and dapo)."""
+    from dataclasses import asdict
+
+    from frontier_rft.bench.real_rl.testbed import BenchEntry
+    from frontier_rft.simulation.runner import Entry
+
+    trl = ("dynamic_sampling", asdict(sampling_config(mode, None)))
+    assert Entry("e", "greso", dynamic_sampling=mode).sampler() == trl
+    if mode != "greso":  # GRESO's rounds need settings the reference trainer does not offer
+        assert BenchEntry("e", "greso", dynamic_sampling=mode).sampler() == trl

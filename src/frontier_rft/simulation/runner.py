@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from frontier_rft.wrappers.fewer_rollouts import (
     fewer_rollouts_from_run,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, gather
+from frontier_rft.wrappers.sampler_flags import build_sampler
 from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
 
 __all__ = [
@@ -140,6 +141,20 @@ class Entry:
         elif self.oracle:
             raise ValueError(f"entry {self.label!r}: oracle is for allocation; set allocation")
 
+    def sampler(self) -> tuple[str, dict[str, Any]]:
+        """The step sampler as `TrainConfig.sampler` and `.sampler_config` spell it (every
+        field): the spec a bench-rl entry's run has too, so a real verdict applies to the
+        simulated entry that runs the same thing (`Entry.oracle` is not part of it)."""
+        fewer = self.fewer_rollouts_config()
+        if fewer is not None:
+            return FewerRollouts.kind, asdict(fewer)
+        allocation = self.allocation_config()
+        if allocation is not None:
+            return Allocation.kind, asdict(allocation)
+        if self.dynamic_sampling is None:
+            return PassThrough.kind, {}
+        return DynamicSampling.kind, asdict(dynamic_sampling_config(self.dynamic_sampling))
+
     def allocation_config(self) -> AllocationConfig | None:
         """The entry's AllocationConfig (None: no allocation)."""
         if self.allocation is None:
@@ -188,24 +203,20 @@ def collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
     return cls.default_collaborators(learner.rollout) if cls is not None else {}
 
 
-def sampler_for(
-    mode: str | None,
-    selector: Selector,
-    allocation: AllocationConfig | None = None,
-    fewer: FewerRolloutsConfig | None = None,
-    oracle: SimulatedLearner | None = None,
-) -> Sampler:
-    """The sampler of an Entry.dynamic_sampling mode (or allocation, or fewer rollouts)
-    around `selector`; with `oracle`, the allocation reads that learner's true pass rates."""
-    if fewer is not None:
-        return FewerRollouts(selector, fewer)
-    if allocation is not None:
-        return Allocation(selector, allocation, posterior=_true_rates(oracle) if oracle else None)
-    if mode is None:
-        return PassThrough(selector)
+def sampler_for(entry: Entry, selector: Selector, learner: SimulatedLearner) -> Sampler:
+    """The step sampler of `entry` (`Entry.sampler`) around `selector`, built as the
+    reference trainer builds its own; with `Entry.oracle`, the allocation reads `learner`'s
+    true pass rates."""
+    name, config = entry.sampler()
+    oracle = _true_rates(learner) if entry.oracle else None
+    return build_sampler(name, config, selector, posterior=oracle)
+
+
+def dynamic_sampling_config(mode: str) -> DynamicSamplingConfig:
+    """The DynamicSamplingConfig of an Entry.dynamic_sampling mode (not None)."""
     if mode == "fixed-keep":
-        return DynamicSampling(selector, DynamicSamplingConfig(max_surplus=1024))
-    return DynamicSampling(selector, DynamicSamplingConfig.for_mode(mode))
+        return DynamicSamplingConfig(max_surplus=1024)
+    return DynamicSamplingConfig.for_mode(mode)
 
 
 def _true_rates(learner: SimulatedLearner) -> Callable[[NDArray[np.int64]], tuple[Any, Any]]:
@@ -239,14 +250,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
             **spec.entry.overrides,
             **collaborators(name, learner),
         )
-    entry = spec.entry
-    sampler = sampler_for(
-        entry.dynamic_sampling,
-        sel,
-        entry.allocation_config(),
-        entry.fewer_rollouts_config(),
-        oracle=learner if entry.oracle else None,
-    )
+    sampler = sampler_for(spec.entry, sel, learner)
     categories, category_names = _category_axis(learner)
     bins = np.asarray(SUCCESS_BINS)
     trained = np.zeros(learner.pool.num_tasks, dtype=bool)

@@ -25,13 +25,13 @@ from frontier_rft.wrappers.allocation import Allocation
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.pilot_commit import PilotCommit
-from frontier_rft.wrappers.sampler_file import SAMPLERS
 from frontier_rft.wrappers.sampler_flags import (
     TRAIN_ROUND_RULES,
+    build_sampler,
     legacy_train_fields,
     sampler_settings,
 )
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.sampling import Sampler
 from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
 __all__ = [
@@ -470,14 +470,7 @@ class TrainConfig:
     def step_sampler(self, selector: Selector) -> Sampler:
         """The step sampler this run's `sampler` and `sampler_config` ask for around
         `selector`."""
-        settings = self.sampler_settings()
-        if self.sampler == PassThrough.kind:
-            return PassThrough(selector)
-        if self.sampler == PilotCommit.kind:  # its seed draws the buffer's random picks
-            return PilotCommit(selector, settings, seed=self.seed)
-        make: Any = SAMPLERS[self.sampler][0]
-        sampler: Sampler = make(selector, settings)
-        return sampler
+        return build_sampler(self.sampler, self.sampler_config, selector, seed=self.seed)
 
 
 def train_config(raw: Mapping[str, Any]) -> TrainConfig:

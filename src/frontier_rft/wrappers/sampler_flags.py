@@ -12,26 +12,32 @@ TrainConfig dict is translated.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from frontier_rft.core.config import check, check_choice, config_from_dict
-from frontier_rft.wrappers.allocation import COMMITS, VALUES
+from frontier_rft.core.selector import Selector
+from frontier_rft.wrappers.allocation import COMMITS, VALUES, Allocation
 from frontier_rft.wrappers.fewer_rollouts import (
     LOSS_SCALES,
     ROLLOUTS,
     FewerRollouts,
     fewer_rollouts_from_run,
 )
+from frontier_rft.wrappers.pilot_commit import PilotCommit
 from frontier_rft.wrappers.sampler_file import SAMPLERS
-from frontier_rft.wrappers.sampling import PassThrough
+from frontier_rft.wrappers.sampling import PassThrough, Sampler
 
 __all__ = [
     "FLAG_NAMES",
     "SAMPLER_NAMES",
     "TRAIN_ROUND_RULES",
     "SamplerFlags",
+    "build_sampler",
     "flat_train_fields",
     "legacy_train_fields",
     "sampler_settings",
@@ -93,6 +99,33 @@ def sampler_settings(name: str, config: Mapping[str, Any]) -> Any:
         )
         return None
     return config_from_dict(config_class, config, what=f"sampler {name!r}")
+
+
+def build_sampler(
+    name: str,
+    config: Mapping[str, Any],
+    selector: Selector,
+    *,
+    seed: int = 0,
+    posterior: Callable[[NDArray[np.int64]], tuple[Any, Any]] | None = None,
+) -> Sampler:
+    """Step sampler `name` with `config` (`sampler_settings`) around `selector`: the one
+    builder of the reference trainer and the simulator. `seed` draws Pilot-Commit's buffer
+    picks; `posterior` replaces an allocation's Beta posteriors (the simulator's oracle)."""
+    settings = sampler_settings(name, config)
+    check(
+        posterior is None or name == Allocation.kind,
+        f"posterior is an allocation's; sampler {name!r} reads none",
+    )
+    if name == PassThrough.kind:
+        return PassThrough(selector)
+    if name == PilotCommit.kind:
+        return PilotCommit(selector, settings, seed=seed)
+    if name == Allocation.kind:
+        return Allocation(selector, settings, posterior=posterior)
+    make: Any = SAMPLERS[name][0]
+    sampler: Sampler = make(selector, settings)
+    return sampler
 
 
 @dataclass(frozen=True)

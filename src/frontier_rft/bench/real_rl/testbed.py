@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,26 @@ class BenchEntry:
                 f"BenchEntry {self.label!r}: allocation takes {', '.join(ALLOCATION_FIELDS)}; "
                 f"got {', '.join(unknown)}"
             )
+
+    def sampler(self, base: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """(TrainConfig.sampler, .sampler_config) of this entry's runs, its flags set over
+        `base` (the testbed's SamplerFlags fields; None: their defaults): the spec a
+        simulated entry that runs the same thing has too (`simulation.runner.Entry.sampler`)."""
+        own = self.own_train()
+        flags = dict(base or {})
+        flags.update({k: own[k] for k in FLAG_NAMES if k in own})
+        mode = self.dynamic_sampling
+        return SamplerFlags(
+            **{
+                **flags,
+                "dynamic_sampling": mode is not None,
+                "adaptive_oversample": mode == "adaptive",
+                "dapo_round_rule": "dapo" if mode == "dapo" else "standard",
+                "allocation": self.allocation is not None,
+                **(self.allocation or {}),
+                "pilot_commit": self.pilot_commit is not None,
+            }
+        ).sampler()
 
     def own_train(self) -> dict[str, Any]:
         """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
@@ -343,20 +364,10 @@ class Testbed:
     def run_config(self, entry: BenchEntry, seed: int) -> TrainConfig:
         """The TrainConfig of one (entry, seed) run."""
         own = entry.own_train()  # its flat sampler fields, as its ledger definition has them
-        flags = SamplerFlags.of(self.train.sampler, self.train.sampler_config).as_fields()
-        flags.update({k: own.pop(k) for k in FLAG_NAMES if k in own})
-        mode = entry.dynamic_sampling
-        sampler, sampler_config = SamplerFlags(
-            **{
-                **flags,
-                "dynamic_sampling": mode is not None,
-                "adaptive_oversample": mode == "adaptive",
-                "dapo_round_rule": "dapo" if mode == "dapo" else "standard",
-                "allocation": entry.allocation is not None,
-                **(entry.allocation or {}),
-                "pilot_commit": entry.pilot_commit is not None,
-            }
-        ).sampler()
+        for name in FLAG_NAMES:
+            own.pop(name, None)  # the sampler's, below
+        base = SamplerFlags.of(self.train.sampler, self.train.sampler_config).as_fields()
+        sampler, sampler_config = entry.sampler(base)
         return dataclasses.replace(
             self.train,
             **own,

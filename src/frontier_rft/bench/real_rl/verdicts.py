@@ -9,14 +9,23 @@ package): each verdict names the committed results files it was read from (GPU r
 run ledger's CPU runs, entries whose ledger definition is today's only; docs/results/real_rl.md
 explains them), and tests/test_real_rl_verdicts.py recomputes every verdict and every
 `RECOMMENDED` number from those files, so a stale table fails.
+
+Verdicts are keyed by the bench-rl entry measured. A simulated entry gets the verdict of the
+real entry that runs the same thing: the same selector, overrides and step sampler
+(`TrainConfig.sampler` and `.sampler_config`, which both kinds of entry give: `run_spec`),
+whatever each is labelled.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
+
+from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
+from frontier_rft.simulation.runner import Entry
 
 __all__ = [
     "REAL_RL_DOC",
@@ -24,10 +33,10 @@ __all__ = [
     "REAL_RL_VERDICTS",
     "RECOMMENDED",
     "SCENARIO_REGIME",
-    "SIMULATED_LABEL",
     "Evidence",
     "real_rl_context",
     "recommendation",
+    "run_spec",
 ]
 
 _DATA: dict[str, Any] = json.loads(
@@ -41,8 +50,7 @@ REAL_RL_VERDICTS: dict[str, dict[str, str]] = {
     pool: {label: v["verdict"] for label, v in table.items()}
     for pool, table in _DATA["verdicts"].items()
 }
-"""Real held-out verdict per simulated label (`SIMULATED_LABEL` names the real entries whose
-label differs), by real pool size."""
+"""Real held-out verdict per bench-rl entry, by real pool size."""
 
 REAL_RL_SOURCES: dict[str, dict[str, tuple[str, ...]]] = {
     pool: {label: tuple(v["sources"]) for label, v in table.items()}
@@ -51,36 +59,47 @@ REAL_RL_SOURCES: dict[str, dict[str, tuple[str, ...]]] = {
 """The committed results files (`*_full.json`, paths in the repository) each verdict was read
 from, by real pool size."""
 
-SIMULATED_LABEL = {
-    "dapo": "uniform+dapo",
-    "greso-dapo": "greso+dapo-adaptive",
-    "greso-alloc": "greso+alloc",
-}
-"""The simulated label of a real bench-rl entry, where they differ: 'dapo' is uniform inside
-dynamic sampling with rounds of 3x the open slots (mode fixed); 'greso-dapo' is greso inside
-adaptively sized dynamic sampling; 'greso-alloc' is greso with uniform's rollouts allocated
-per prompt."""
+
+def run_spec(entry: Entry | BenchEntry) -> str:
+    """What an entry runs, whichever kind: its selector, overrides and step sampler (as
+    TrainConfig spells it, every field), as one canonical string: two are equal exactly
+    when the runs configure the selector and its sampler alike."""
+    sampler, config = entry.sampler()
+    return json.dumps(
+        [entry.selector, dict(entry.overrides), sampler, config], sort_keys=True, default=str
+    )
+
+
+_REAL_SPECS = {e.label: run_spec(e) for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
+"""Each bench-rl entry's spec, by its label."""
+
 
 SCENARIO_REGIME = {"small-pool": "512", "large-pool": "1280"}
 """The real pool each calibrated scenario mirrors (512 prompts for 11 epochs; 1,280 for 4.5)."""
 
 
-def real_rl_context(scenario: str, labels: list[str], modified: bool = False) -> dict[str, Any]:
-    """The real-RL verdicts that apply to a simulated table of `labels` on `scenario`: a
-    calibrated scenario's own pool's; for any other, or a `modified` one (fields overridden),
-    the verdict both real pools agree on, else 'noise'. Labels never run on real RL get none."""
+def real_rl_context(
+    scenario: str, entries: Sequence[Entry], modified: bool = False
+) -> dict[str, Any]:
+    """The real-RL verdicts that apply to a simulated table of `entries` on `scenario`, by
+    the simulated label: a calibrated scenario's own pool's; for any other, or a `modified`
+    one (fields overridden), the verdict both real pools agree on, else 'noise'. An entry
+    gets the verdict of the real entry with its spec (`run_spec`); an entry no real run
+    matches (another sampler or overrides, `Entry.oracle`) gets none."""
     pool = None if modified else SCENARIO_REGIME.get(scenario)
     if pool is not None:
         verdicts = REAL_RL_VERDICTS[pool]
     else:
         small, large = REAL_RL_VERDICTS["512"], REAL_RL_VERDICTS["1280"]
         verdicts = {k: v if large.get(k) == v else "noise" for k, v in small.items()}
+    by_spec = {_REAL_SPECS[label]: verdict for label, verdict in verdicts.items()}
+    found = {e.label: by_spec.get(run_spec(e)) for e in entries if not e.oracle}
     return {
         "calibrated": pool is not None,
         "modified": modified,
         "pool": pool,
         "doc": REAL_RL_DOC,
-        "verdicts": {label: verdicts[label] for label in labels if label in verdicts},
+        "verdicts": {label: v for label, v in found.items() if v is not None},
     }
 
 

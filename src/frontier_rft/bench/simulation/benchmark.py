@@ -143,7 +143,7 @@ def run_benchmark(
         "labels": [e.label for e in entries],
         "real_rl": real_rl_context(
             cfg.name,
-            [e.label for e in entries],
+            entries,
             modified=cfg.name in SCENARIOS and SCENARIOS[cfg.name] != cfg,
         ),
         "category_names": runs[0]["category_names"],
