@@ -191,6 +191,29 @@ def test_the_valid_config_passes_with_trl(
     assert "note" not in out, out  # everything was checked
 
 
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({}, "auto: rollouts will be kept: each step generates only the prompts"),
+        ({"loss_type": "bnpo"}, "auto: rollouts will be full (uniform's bill) because "
+         "rollouts: kept with loss_type: bnpo"),
+        ({"selector": "uniform"}, "because selector 'uniform' passes over no prompt"),
+        ({"dynamic_sampling": "adaptive"}, "because dynamic_sampling: adaptive is a step "
+         "sampler of its own"),
+        ({"rollouts": "full"}, None),
+    ],
+)  # fmt: skip
+def test_check_config_says_what_rollouts_auto_will_be(
+    workdir: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], said: str | None
+) -> None:
+    """The trainer's own decision (fewer_config.auto_rollouts), before any model loads."""
+    pytest.importorskip("trl", reason="TRL's own keys are read from trl")
+    code, out = check(capsys, "trl", config_file(workdir, change))
+    assert code == 0 and "the frontier-rft settings are valid" in out, out
+    lines = [line for line in out.splitlines() if line.startswith("  auto: ")]
+    assert lines == ([] if said is None else [lines[0]]) and (said is None or said in lines[0])
+
+
 @pytest.mark.parametrize(("mistake", "change", "phrase"), TRL_MISTAKES + NEEDS_TRL,
                          ids=[m for m, _, _ in TRL_MISTAKES + NEEDS_TRL])  # fmt: skip
 def test_each_trl_mistake_is_named_alone(

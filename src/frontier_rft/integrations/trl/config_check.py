@@ -38,7 +38,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     image_problems,
     mode_of,
 )
-from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS
+from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS, auto_rollouts
 from frontier_rft.integrations.trl.fewer_config import config_file_problems as fewer_file_problems
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
@@ -54,6 +54,7 @@ from frontier_rft.integrations.trl.preflight import (
     strategy_problems,
 )
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["NEAR_MISS", "check_trl_config"]
 
@@ -141,6 +142,7 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
         ),
     )
     files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
+    report.choices += _auto_rollouts_choice(frontier, values, files)
     report.add(
         "",
         eval_problems(
@@ -157,6 +159,31 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
         report.notes.append(f"{why}: columns not checked")
     _check_files("eval_dataset_files", held_out, config, rewards, report, held_out=True)
     return report
+
+
+def _auto_rollouts_choice(
+    frontier: Mapping[str, Any], values: Mapping[str, Any], files: Any
+) -> list[str]:
+    """What `rollouts: auto` (the default) will mean for this file, as the trainer decides
+    it (`fewer_config.auto_rollouts`; the TRL version's seam is checked at start-up): one
+    line, none when rollouts is set otherwise or the selector is unknown."""
+    name = frontier.get("selector", FrontierConfig.selector)
+    if frontier.get("rollouts", "auto") != "auto" or name not in SELECTORS:
+        return []
+    first = files[0] if isinstance(files, list) and files else files
+    data = read_data_columns(first) if isinstance(first, str) else None
+    trainer = values.get("trainer", "grpo")
+    mode, why, _ = auto_rollouts(
+        values,
+        trainer if isinstance(trainer, str) else "grpo",
+        selector=SELECTORS[name],
+        dynamic_sampling=frontier.get("dynamic_sampling", "off"),
+        shadows=frontier.get("shadows"),
+        columns=data.names if isinstance(data, DataColumns) else [],
+    )
+    if mode == "kept":
+        return [f"rollouts will be kept: {why} among TRL's batch (fewer completions)"]
+    return [f"rollouts will be full (uniform's bill) because {why}"]
 
 
 def _shadow_problems(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:

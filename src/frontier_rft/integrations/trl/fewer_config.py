@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
     LOSS_NORMALISATION,
@@ -26,6 +27,7 @@ from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES
 __all__ = [
     "LOSS_NORMALISATION",
     "ROLLOUTS",
+    "auto_rollouts",
     "auto_rollouts_blockers",
     "config_file_problems",
     "fewer_problems",
@@ -113,7 +115,7 @@ def auto_rollouts_blockers(
     """Why `rollouts: auto` means full for these settings with a selector that skips within
     uniform's step, one line each; none: it means kept. Everything `rollouts: kept` would be
     refused for (`settings_problems`, `fewer_problems`), plus the shadows, which follow
-    uniform's whole batches. (Whether the selector skips is the trainer's to ask first.)"""
+    uniform's whole batches."""
     out = []
     try:
         dynamic = mode_of(dynamic_sampling)
@@ -127,6 +129,30 @@ def auto_rollouts_blockers(
     if set(IMAGE_COLUMNS) & set(columns):
         out.append("an image dataset (an image or images column) cannot be regrouped")
     return out
+
+
+def auto_rollouts(
+    values: Mapping[str, Any],
+    trainer: str,
+    *,
+    selector: type[Selector],
+    dynamic_sampling: Any,
+    shadows: Any,
+    columns: list[str],
+) -> tuple[str, str, bool]:
+    """What `rollouts: auto` means for these settings: (mode, why, whether to warn). kept
+    where `selector` passes over prompts within uniform's step and no setting is in the way
+    (`auto_rollouts_blockers`); full otherwise, a warning when settings keep a skipping
+    selector from kept. The trainer and `frontier check-config trl` both ask this."""
+    if not (selector.walks_windows() and selector.passes_over):
+        what = "passes over no prompt" if selector.walks_windows() else "does not walk the data"
+        return "full", f"selector {selector.name!r} {what}", False
+    blockers = auto_rollouts_blockers(
+        values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
+    )
+    if blockers:
+        return "full", "; ".join(blockers), True
+    return "kept", f"each step generates only the prompts {selector.name!r} keeps", False
 
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:

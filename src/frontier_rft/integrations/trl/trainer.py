@@ -89,7 +89,7 @@ from frontier_rft.integrations.trl.fewer import (
     FewerGeneration,
     check_screenable,
 )
-from frontier_rft.integrations.trl.fewer_config import auto_rollouts_blockers, fewer_problems
+from frontier_rft.integrations.trl.fewer_config import auto_rollouts, fewer_problems
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
     local_model_path,
@@ -371,46 +371,40 @@ class FrontierTrainerMixin:
         frontier: FrontierConfig,
         selector: Selector | None,
     ) -> FrontierConfig:
-        """`frontier` with `rollouts: auto` made kept where the selector skips within
-        uniform's step and every setting allows it; else full, with a warning naming the
-        settings that keep a skipping selector from it (before the model loads: nothing is
-        refused)."""
+        """`frontier` with `rollouts: auto` resolved (`fewer_config.auto_rollouts`, then
+        whether this TRL has the seam kept wraps), said in one log line: a warning when
+        settings keep a skipping selector from kept. Before the model loads; refuses nothing."""
         kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
         cls = type(selector) if selector is not None else frontier.selector_spec.cls
-        if not (cls.walks_windows() and cls.passes_over):
-            _log.info(
-                "frontier-rft: rollouts: auto is full: selector %r %s", cls.name,
-                "passes over no prompt" if cls.walks_windows() else "does not walk the data",
-            )  # fmt: skip
-            return frontier.with_rollouts("full")
         columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
-        blockers = auto_rollouts_blockers(
+        mode, why, warn = auto_rollouts(
             self._frontier_settings(args, kwargs),
             kind,
+            selector=cls,
             dynamic_sampling=frontier.dynamic_sampling,
             shadows=frontier.shadows,
             columns=list(columns),
         )
-        if not blockers and kind == "grpo":
+        if mode == "kept":
             try:
                 check_wrappable(type(self))
                 if frontier.screen:
                     check_screenable(type(self))
             except ValueError as exc:
-                blockers.append(str(exc))
-        if blockers:
+                mode, why, warn = "full", str(exc), True
+        if warn:
             _log.warning(
                 "frontier-rft: rollouts: auto generates TRL's whole batch (full), uniform's "
                 "bill, because %s; see docs/selectors/fewer_rollouts.md",
-                "; ".join(blockers),
+                why,
             )
-            return frontier.with_rollouts("full")
-        _log.info(
-            "frontier-rft: rollouts: auto is kept: each step generates only the prompts %r "
-            "keeps among TRL's batch (the same steps and schedule, fewer completions)",
-            cls.name,
-        )
-        return frontier.with_rollouts("kept")
+        else:
+            _log.info(
+                "frontier-rft: rollouts: auto is %s: %s%s", mode, why,
+                " among TRL's batch (the same steps and schedule, fewer completions)"
+                if mode == "kept" else "",
+            )  # fmt: skip
+        return frontier.with_rollouts("kept" if mode == "kept" else "full")
 
     def _frontier_check_fewer(
         self,
