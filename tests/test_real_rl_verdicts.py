@@ -69,9 +69,9 @@ def test_the_recommendation_quotes_the_committed_real_results_and_the_default() 
     page = ROOT / RECOMMENDED.source
     full = json.loads(page.with_name(page.stem + "_full.json").read_text(encoding="utf-8"))
     row = full["summary"]["labels"][RECOMMENDED.entry]
-    assert row["steps_run"]["values"] == full["summary"]["labels"]["uniform"]["steps_run"][
-        "values"
-    ]  # uniform's schedule: the saving is on the user's own steps, not by stopping early
+    assert (
+        row["steps_run"]["values"] == full["summary"]["labels"]["uniform"]["steps_run"]["values"]
+    )  # uniform's schedule: the saving is on the user's own steps, not by stopping early
     for quoted, cell in (
         (RECOMMENDED.rollouts_vs_uniform, row["rollouts_vs_uniform"]),
         (RECOMMENDED.final_minus_uniform, row["final_minus_uniform"]["eval/pass@1"]),
