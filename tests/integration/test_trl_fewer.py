@@ -424,7 +424,7 @@ def test_a_ready_selector_that_does_not_walk_the_data_is_refused_by_name(tmp_pat
 # ---------------------------------------------------------------------- two processes
 DISTRIBUTED_ARMS = {
     "kept": {"selector": "greso", "rollouts": "kept"},
-    "screen": {"selector": "greso", "screen": 2},
+    "screen": {"selector": "greso", "screen": 2, "rollouts": "full"},  # screening alone
 }
 """name: FrontierConfig of a 2-process run (2 epochs, B = 4 prompts of n = 4 a step over
 both processes, 8 rows each)."""
@@ -511,9 +511,12 @@ def _fewer_distributed_worker(out: Path) -> None:
         )  # fmt: skip
         start = time.perf_counter()
         t.train()
+        from torch.distributed.fsdp import FSDPModule
+
         record = {
             "num_processes": t.accelerator.num_processes,
             "distributed_type": str(t.accelerator.distributed_type),
+            "sharded": sum(isinstance(m, FSDPModule) for m in t.model.modules()),
             "seconds": time.perf_counter() - start,
             "global_step": int(t.state.global_step),
             "digest": state_digest(t.frontier_selector.state_dict()),
@@ -558,7 +561,9 @@ def _loopback_only(command: list[str]) -> tuple[list[str], bool]:
     return ([*prelude, *command], True) if probe.returncode == 0 else (command, False)
 
 
-def _launch(out: Path, extra: list[str]) -> tuple[subprocess.CompletedProcess[str], float]:
+def _launch(
+    out: Path, extra: list[str], env_extra: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], float]:
     """`accelerate launch` this file on 2 local CPU processes, on loopback only; the whole
     process group is killed at TIMEOUT_S (a hang fails the test, it does not block it)."""
     import frontier_rft
@@ -571,6 +576,7 @@ def _launch(out: Path, extra: list[str]) -> tuple[subprocess.CompletedProcess[st
         "PYTHONPATH": os.pathsep.join(paths),
         "MASTER_ADDR": "127.0.0.1",
         "GLOO_SOCKET_IFNAME": "lo",
+        **(env_extra or {}),
     }
     launcher = [sys.executable, "-m", "accelerate.commands.launch", *extra]
     launcher += ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
@@ -631,28 +637,60 @@ def test_two_processes_agree_on_every_step_and_generate_fewer(tmp_path: Path) ->
     done, seconds = _launch(tmp_path, ["--multi_gpu"])
     assert done.returncode == 0, done.stderr[-3000:]
     generated = _check_ranks_agree(tmp_path, "MULTI")
+    record = json.loads((tmp_path / "kept-rank0.json").read_text())
+    assert record["sharded"] == 0  # DDP: whole copies of the model
     print(
         f"2 processes (DDP): {generated} completions, uniform {UNIFORM_COMPLETIONS}; "
         f"{seconds:.0f} s for both runs"
     )
 
 
-FSDP_ON_CPU = (
-    "accelerate 1.15 does not run FSDP on CPU: AcceleratorState turns a run into "
-    "DistributedType.FSDP only when its type is a GPU-like one (MULTI_GPU, MULTI_NPU, ...); on "
-    "CPU it stays MULTI_CPU and wraps the model in DDP, the FSDP plugin ignored (accelerate "
-    "launch --use_fsdp --fsdp_version 2 --num_processes 2 on CPU trained as MULTI_CPU)"
-)
+FSDP_ON_CPU = "FRONTIER_TEST_FSDP_ON_CPU"
+"""Set for the FSDP test's ranks: accelerate 1.15 turns a run into DistributedType.FSDP only
+when its type is a GPU-like one (MULTI_GPU, MULTI_NPU, ...); on CPU it stays MULTI_CPU and
+wraps the model in DDP, ignoring `--use_fsdp`. `_take_accelerates_fsdp_branch_on_cpu` makes
+it take the branch it takes on GPUs (the one stand-in); the wrapping (FSDP2's
+`fully_shard`), the sharded parameters and every collective are torch's own, over gloo."""
 
 
-@pytest.mark.skip(reason=FSDP_ON_CPU)
+def _take_accelerates_fsdp_branch_on_cpu() -> None:
+    """After AcceleratorState's own init, what its GPU branch does when given an FSDP plugin:
+    distributed_type FSDP and the plugin, also in PartialState's shared state (which every
+    later AcceleratorState() copies)."""
+    from accelerate import state
+    from accelerate.utils import DistributedType
+
+    init = state.AcceleratorState.__init__
+
+    def fsdp_on_cpu(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        plugin = kwargs.get("fsdp_plugin")
+        if self.distributed_type == DistributedType.MULTI_CPU and plugin is not None:
+            self.distributed_type = DistributedType.FSDP
+            self.fsdp_plugin = plugin
+            state.PartialState._shared_state["distributed_type"] = DistributedType.FSDP
+
+    state.AcceleratorState.__init__ = fsdp_on_cpu  # type: ignore[method-assign]
+
+
 def test_two_processes_under_fsdp_agree_on_every_step(tmp_path: Path) -> None:
-    """The same two runs under FSDP (version 2) on CPU (gloo); see FSDP_ON_CPU."""
-    done, seconds = _launch(tmp_path, ["--use_fsdp", "--fsdp_version", "2"])
+    """The same two runs under FSDP2 (`accelerate launch --use_fsdp --fsdp_version 2`) on
+    CPU (gloo): the model's layers are sharded across the ranks (FSDPModule), and every
+    rank agrees on each step's prompts, shapes and micro-batches; no hang. See FSDP_ON_CPU
+    for the one line of accelerate this test changes."""
+    done, seconds = _launch(tmp_path, ["--use_fsdp", "--fsdp_version", "2"], {FSDP_ON_CPU: "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     generated = _check_ranks_agree(tmp_path, "FSDP")
-    print(f"2 processes (FSDP): {generated} completions; {seconds:.0f} s for both runs")
+    for name in DISTRIBUTED_ARMS:
+        ranks = [json.loads((tmp_path / f"{name}-rank{r}.json").read_text()) for r in (0, 1)]
+        assert all(r["sharded"] > 1 for r in ranks), (name, [r["sharded"] for r in ranks])
+    print(
+        f"2 processes (FSDP2): {generated} completions, uniform {UNIFORM_COMPLETIONS}; "
+        f"{seconds:.0f} s for both runs"
+    )
 
 
 if __name__ == "__main__":  # a rank of the two-process tests, started by accelerate launch
+    if os.environ.get(FSDP_ON_CPU) == "1":
+        _take_accelerates_fsdp_branch_on_cpu()
     _fewer_distributed_worker(Path(sys.argv[1]))
