@@ -236,13 +236,16 @@ def test_a_sampler_state_with_an_unknown_field_is_refused_and_changes_nothing() 
     assert ids.size == 4
 
 
-def test_the_trainer_adapters_default_to_greso() -> None:
+def test_the_trainer_adapters_default_to_selectors_that_keep_coverage() -> None:
     # Selectors that concentrate on p = 0.5 ended below uniform on held-out pass@1 on the
     # real-RL testbed; a walk that keeps coverage and skips did not (docs/results/coverage.md).
+    # TRL's skip with rollouts auto also shrinks the bill on a fixed schedule
+    # (docs/selectors/fewer_rollouts.md); verl keeps greso with full batches.
     from frontier_rft.integrations.trl.config import FrontierConfig
 
-    assert FrontierConfig().selector == "greso"
+    assert (FrontierConfig().selector, FrontierConfig().rollouts) == ("skip", "auto")
     assert VerlSamplerConfig(batch_size=4).selector == "greso"
+    assert VerlSamplerConfig(batch_size=4).rollouts == "full"
 
 
 def test_a_report_with_draw_steps_credits_each_group_to_its_own_draw() -> None:
