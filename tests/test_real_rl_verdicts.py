@@ -107,6 +107,21 @@ def test_context_by_regime() -> None:
     assert not real_rl_context("small-pool", entries, modified=True)["calibrated"]
 
 
+def test_each_verdict_is_of_one_spec() -> None:
+    """A spec leaves out what a simulated entry has no word for (group size, steps,
+    shadows): no other bench-rl entry may share the spec of an entry with a verdict, or a
+    simulated entry could get a verdict of a run that differs in those."""
+    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.verdicts import run_spec
+
+    entries = (*MAIN_ENTRIES, *EFFECT_ENTRIES)
+    for pool, verdicts in REAL_RL_VERDICTS.items():
+        for label in verdicts:
+            spec = run_spec(next(e for e in entries if e.label == label))
+            alike = [e.label for e in entries if run_spec(e) == spec and e.label != label]
+            assert not alike, (pool, label, alike)
+
+
 def test_a_simulated_entry_gets_the_verdict_of_the_real_run_with_its_spec() -> None:
     """Joined on what runs (selector, overrides, step sampler), not on labels: no table
     translates the simulator's names into the bench's."""
@@ -119,7 +134,7 @@ def test_a_simulated_entry_gets_the_verdict_of_the_real_run_with_its_spec() -> N
         Entry("greso", "greso", dynamic_sampling="fixed"),  # the label alone is not enough
         Entry("bots-epoch", "bots", {"coverage": "epoch"}),  # other overrides
         Entry("greso+alloc+oracle", "greso", allocation={}, oracle=True),  # no real run
-        Entry("greso+alloc-lean", "greso", allocation={"budget": 0.5}),  # not the same budget
+        Entry("greso+alloc-lean", "greso", allocation={"budget": 0.5}),  # a run with no verdict
     ]
     got = real_rl_context("small-pool", same + other)["verdicts"]
     real = REAL_RL_VERDICTS["512"]

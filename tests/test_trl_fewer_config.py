@@ -107,3 +107,13 @@ def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
     config.write_text("rollouts: kept\nscreen: 2\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "the frontier-rft settings are valid" in done.stdout and "HEAVY [] 0" in done.stdout
+
+
+def test_ci_installs_a_trl_the_step_samplers_are_tested_with() -> None:
+    """rollouts: auto keeps full batches on a TRL outside TESTED_TRL; the tests that expect
+    kept run on the TRL constraints.txt pins, which must be one of them."""
+    from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
+
+    text = (Path(__file__).parents[1] / "constraints.txt").read_text()
+    pins = [line.split("==")[1].strip() for line in text.splitlines() if line.startswith("trl==")]
+    assert len(pins) == 1 and pins[0] in TESTED_TRL

@@ -209,6 +209,29 @@ def test_the_default_is_skip_with_rollouts_kept_and_a_smaller_bill(
     print(f"default (skip, rollouts auto): {scored(t)} completions, uniform {scored(uniform)}")
 
 
+def test_a_prompt_no_reward_function_scores_does_not_stop_the_default(tmp_path: Path) -> None:
+    """Under rollouts kept (the default), a group every function returned None for is all
+    equal to TRL: a zero-variance group at the lowest reward to the sampler and the
+    selector, counted unscorable; the run goes on to its end."""
+
+    class Unscored(Keyed):
+        def __call__(self, completions: list[Any], task_id: list[int], **kw: Any) -> list[Any]:
+            out = super().__call__(completions, task_id, **kw)
+            return [None if t % 3 == 1 else r for t, r in zip(task_id, out, strict=True)]
+
+    tok = char_tokenizer()
+    t = Recording(
+        model=tiny_llama(tok, seed=0), reward_funcs=[Unscored()], args=args(tmp_path),
+        train_dataset=dataset(), processing_class=tok, frontier=None,
+    )  # fmt: skip
+    t.train()
+    assert t.frontier_config.rollouts == "kept" and t.state.global_step == 2 * STEPS_PER_EPOCH
+    unscored = sum(int((s.train.task_ids % 3 == 1).sum()) for s in t.samples)
+    first = [s for s in t.samples[:STEPS_PER_EPOCH]]  # the first epoch walks every prompt
+    assert sum(int((s.train.task_ids % 3 == 1).sum()) for s in first) == N // 3
+    assert t.frontier_metrics()["trl/unscorable_dropped"] >= unscored * N_GEN
+
+
 @pytest.mark.parametrize(
     ("frontier", "settings", "why"),
     [

@@ -168,7 +168,9 @@ def _auto_rollouts_choice(
     it (`fewer_config.auto_rollouts`; the TRL version's seam is checked at start-up): one
     line, none when rollouts is set otherwise or the selector is unknown."""
     name = frontier.get("selector", FrontierConfig.selector)
-    if frontier.get("rollouts", "auto") != "auto" or name not in SELECTORS:
+    if frontier.get("rollouts", "auto") != "auto" or not isinstance(name, str):
+        return []  # FrontierConfig names a wrong type
+    if name not in SELECTORS:
         return []
     first = files[0] if isinstance(files, list) and files else files
     data = read_data_columns(first) if isinstance(first, str) else None
@@ -182,7 +184,11 @@ def _auto_rollouts_choice(
         columns=data.names if isinstance(data, DataColumns) else [],
     )
     if mode == "kept":
-        return [f"rollouts will be kept: {why} among TRL's batch (fewer completions)"]
+        unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
+        return [
+            f"rollouts will be kept{unread}: {why} among TRL's batch (fewer completions), "
+            "with this TRL version if it is a tested one"
+        ]
     return [f"rollouts will be full (uniform's bill) because {why}"]
 
 

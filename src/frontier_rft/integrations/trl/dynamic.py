@@ -372,19 +372,18 @@ class DynamicGeneration:
                 tr.frontier_selector.reward_bounds,
             )
         grid, ok = raw.reshape(k, n), scored.reshape(k, n)
-        none = ~ok.any(axis=1)
-        if none.any():
-            task = int(ids[int(np.argmax(none))])
-            raise ValueError(
-                f"every reward function returned None for all {n} completions of task {task}: "
-                "the adapter's step sampler needs a reward for each group; make one function "
-                "score every prompt"
-            )
+        counters["unscorable"] += int((~ok).sum())
+        # A group no function scored is all equal to TRL (no advantage): to the filter and
+        # the selector it is a zero-variance group at the lowest reward, so a prompt no
+        # function scores stops being drawn instead of stopping the run.
+        none: NDArray[np.bool_] = np.asarray(~ok.any(axis=1), dtype=np.bool_)
+        low = float(config.reward_range[0]) if config.reward_range is not None else 0.0
+        grid = np.where(none[:, None], low, grid)
+        ok = ok | none[:, None]
         # An unscorable completion (every function returned None) gets no advantage in TRL:
         # for the filter and the selector it counts as its group's mean.
         means = np.where(ok, grid, 0.0).sum(axis=1) / ok.sum(axis=1)
         grid = np.where(ok, grid, means[:, None])
-        counters["unscorable"] += int((~ok).sum())
         counters["rollouts"] += k * n
         rewards = grid
         if config.reward_range is not None:

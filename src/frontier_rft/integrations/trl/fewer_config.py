@@ -147,6 +147,10 @@ def auto_rollouts(
     if not (selector.walks_windows() and selector.passes_over):
         what = "passes over no prompt" if selector.walks_windows() else "does not walk the data"
         return "full", f"selector {selector.name!r} {what}", False
+    if trainer != "grpo":
+        return "full", f"trainer {trainer!r}: kept runs inside TRL's GRPOTrainer only", False
+    if values.get("use_vllm") is True:  # untested with kept: the default does not risk it
+        return "full", "use_vllm is set, and kept is untested with vLLM (set it to use it)", True
     blockers = auto_rollouts_blockers(
         values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
     )

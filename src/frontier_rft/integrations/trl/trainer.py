@@ -76,10 +76,12 @@ from frontier_rft.integrations.trl.dynamic import (
     DYNAMIC_COUNTERS,
     AdapterSeam,
     DynamicGeneration,
+    _trl_version,
     check_wrappable,
 )
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
+    TESTED_TRL,
     image_problems,
     trl_problems,
 )
@@ -361,7 +363,7 @@ class FrontierTrainerMixin:
         """The GRPOConfig fields a step sampler's checks read (absent: TRL's defaults)."""
         training = kwargs.get("args", args[2] if len(args) > 2 else None)
         names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
-                 "use_adaptive_entropy")  # fmt: skip
+                 "use_adaptive_entropy", "use_vllm")  # fmt: skip
         return {n: getattr(training, n) for n in names if hasattr(training, n)}
 
     def _frontier_resolve_auto(
@@ -386,12 +388,19 @@ class FrontierTrainerMixin:
             columns=list(columns),
         )
         if mode == "kept":
+            version = _trl_version()
             try:
                 check_wrappable(type(self))
                 if frontier.screen:
                     check_screenable(type(self))
             except ValueError as exc:
-                mode, why, warn = "full", str(exc), True
+                seam = str(exc).split(";")[0]
+                mode, why, warn = "full", f"kept cannot wrap this TRL ({seam})", True
+            if mode == "kept" and version not in TESTED_TRL:
+                mode, why, warn = "full", (
+                    f"kept is tested with TRL {', '.join(TESTED_TRL)}, not {version} "
+                    "(set rollouts: kept to use it)"
+                ), True  # fmt: skip
         if warn:
             _log.warning(
                 "frontier-rft: rollouts: auto generates TRL's whole batch (full), uniform's "
