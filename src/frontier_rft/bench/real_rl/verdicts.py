@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from importlib.resources import files
 from typing import Any
 
@@ -70,8 +71,10 @@ def run_spec(entry: Entry | BenchEntry) -> str:
     )
 
 
-_REAL_SPECS = {e.label: run_spec(e) for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
-"""Each bench-rl entry's spec, by its label."""
+@cache
+def _real_specs() -> dict[str, str]:
+    """Each bench-rl entry's spec, by its label (built on first use, not at import)."""
+    return {e.label: run_spec(e) for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
 
 
 SCENARIO_REGIME = {"small-pool": "512", "large-pool": "1280"}
@@ -92,7 +95,8 @@ def real_rl_context(
     else:
         small, large = REAL_RL_VERDICTS["512"], REAL_RL_VERDICTS["1280"]
         verdicts = {k: v if large.get(k) == v else "noise" for k, v in small.items()}
-    by_spec = {_REAL_SPECS[label]: verdict for label, verdict in verdicts.items()}
+    specs = _real_specs()
+    by_spec = {specs[label]: verdict for label, verdict in verdicts.items()}
     found = {e.label: by_spec.get(run_spec(e)) for e in entries if not e.oracle}
     return {
         "calibrated": pool is not None,

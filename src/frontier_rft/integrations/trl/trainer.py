@@ -218,6 +218,11 @@ def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
     return rows
 
 
+def _frontier_columns(kwargs: dict[str, Any]) -> list[str]:
+    """The train dataset's column names, from the trainer's keyword arguments ([] if none)."""
+    return list(getattr(kwargs.get("train_dataset"), "column_names", None) or [])
+
+
 class FrontierTrainerMixin:
     """Turns a TRL GRPO-family trainer into one whose prompts a frontier-rft selector picks.
 
@@ -349,15 +354,18 @@ class FrontierTrainerMixin:
     def _frontier_check_dynamic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Before the model loads: this TRL can be wrapped, and the trainer's settings and
         data are ones dynamic sampling runs with (one line naming each problem)."""
-        kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
+        kind = self._frontier_kind()
         problems = trl_problems({}, kind) if kind != "grpo" else []
         if not problems:
             check_wrappable(type(self))
             problems = trl_problems(self._frontier_settings(args, kwargs), kind)
-            columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
-            problems += image_problems(list(columns))
+            problems += image_problems(_frontier_columns(kwargs))
         if problems:
             raise ValueError("; ".join(problems))
+
+    def _frontier_kind(self) -> str:
+        """'grpo' or 'rloo': the TRL trainer this mixin is on, in the checks' words."""
+        return "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
 
     def _frontier_settings(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """The GRPOConfig fields a step sampler's checks read (absent: TRL's defaults)."""
@@ -376,16 +384,16 @@ class FrontierTrainerMixin:
         """`frontier` with `rollouts: auto` resolved (`fewer_config.auto_rollouts`, then
         whether this TRL has the seam kept wraps), said in one log line: a warning when
         settings keep a skipping selector from kept. Before the model loads; refuses nothing."""
-        kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
+        kind = self._frontier_kind()
         cls = type(selector) if selector is not None else frontier.selector_spec.cls
-        columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
+        columns = _frontier_columns(kwargs)
         mode, why, warn = auto_rollouts(
             self._frontier_settings(args, kwargs),
             kind,
             selector=cls,
             dynamic_sampling=frontier.dynamic_sampling,
             shadows=frontier.shadows,
-            columns=list(columns),
+            columns=columns,
         )
         if mode == "kept":
             version = _trl_version()
@@ -425,15 +433,14 @@ class FrontierTrainerMixin:
         """Before the model loads: this TRL can be wrapped (and, screening, generates a
         per-call number of completions), the trainer's settings are ones fewer rollouts runs
         with, and a ready selector walks the data for rollouts: kept (one line each)."""
-        kind = "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
+        kind = self._frontier_kind()
         values = self._frontier_settings(args, kwargs)
         problems = fewer_problems(values, kind, frontier.rollouts, frontier.screen)
         if kind == "grpo" and not problems:
             check_wrappable(type(self))
             if frontier.screen:
                 check_screenable(type(self))
-            columns = getattr(kwargs.get("train_dataset"), "column_names", None) or []
-            if set(IMAGE_COLUMNS) & set(columns):
+            if set(IMAGE_COLUMNS) & set(_frontier_columns(kwargs)):
                 problems.append(
                     "rollouts: kept and screen do not support image datasets (an image or "
                     "images column); set rollouts: full and screen: 0"
