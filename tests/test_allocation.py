@@ -33,8 +33,9 @@ from frontier_rft.wrappers.allocation_rule import (
     signal_gains,
     take_greedy,
 )
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
-from frontier_rft.wrappers.sampling import PassThrough, Round, StepSamples, rollout_metrics
+from frontier_rft.wrappers.step import Round, StepSamples, rollout_metrics
 
 
 def arr(*values: float) -> np.ndarray:
@@ -433,7 +434,7 @@ def test_rollout_metrics_hand_computed() -> None:
 
 
 def _batch(rnd: Round) -> Any:
-    from frontier_rft.wrappers.sampling import fresh_batch
+    from frontier_rft.wrappers.step import fresh_batch
 
     return fresh_batch((rnd,), [(0, g) for g in range(rnd.task_ids.shape[0])], 0, 0)
 

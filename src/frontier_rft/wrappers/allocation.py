@@ -57,15 +57,9 @@ from frontier_rft.wrappers.allocation_rule import (
     signal_gains,
     take_greedy,
 )
+from frontier_rft.wrappers.base import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.sampling import (
-    RolloutFn,
-    Round,
-    StepSamples,
-    fresh_batch,
-    roll_unit_round,
-)
+from frontier_rft.wrappers.step import RolloutFn, Round, StepSamples, fresh_batch, roll_unit_round
 
 __all__ = ["COMMITS", "VALUES", "Allocation", "AllocationConfig"]
 

@@ -34,9 +34,9 @@ from frontier_rft.core.bounds import MAX_STEP, bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int, read_keys
+from frontier_rft.wrappers.base import WrapsSelector, checked_seed, checked_wrapper_args
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
-from frontier_rft.wrappers.passthrough import WrapsSelector, checked_seed, checked_wrapper_args
-from frontier_rft.wrappers.sampling import (
+from frontier_rft.wrappers.step import (
     MAX_GROUP_SIZE,
     RolloutFn,
     Round,

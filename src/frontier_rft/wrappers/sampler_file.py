@@ -22,11 +22,12 @@ from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import unflatten_state, write_state_file
 from frontier_rft.core.selector import FORMAT_VERSION, Selector
 from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
+from frontier_rft.wrappers.base import same_config
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.wrappers.passthrough import same_config
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = [
     "LEGACY_FILES",

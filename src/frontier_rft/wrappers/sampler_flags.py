@@ -28,9 +28,10 @@ from frontier_rft.wrappers.fewer_rollouts import (
     FewerRollouts,
     fewer_rollouts_from_run,
 )
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.pilot_commit import PilotCommit
 from frontier_rft.wrappers.sampler_file import SAMPLERS
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = [
     "FLAG_NAMES",

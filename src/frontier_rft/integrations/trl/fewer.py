@@ -50,7 +50,7 @@ from frontier_rft.integrations.trl.dynamic import (
     _trim,
 )
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.wrappers.sampling import StepSamples
+from frontier_rft.wrappers.step import StepSamples
 
 __all__ = ["FEWER_COUNTERS", "FEWER_SUMMARY", "FewerGeneration", "check_screenable"]
 

@@ -116,7 +116,8 @@ from frontier_rft.integrations.trl.state import (
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.passthrough import PassThrough
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
