@@ -233,7 +233,7 @@ class Allocation(WrapsSelector):
         ValueError naming an argument that is not one: ids a 1-D array of the pool's task
         ids, group_size in [min_rollouts, max_rollouts], budget a non-negative int."""
         cfg = self.config
-        ids = _task_ids(ids, self.num_tasks)
+        ids = _task_ids(ids, self.inner.num_tasks)
         group_size = bounded_int(group_size, "group_size", lo=cfg.min_rollouts, hi=cfg.max_rollouts)
         budget = bounded_int(budget, "budget")
         tried = self.posteriors.tried(ids)

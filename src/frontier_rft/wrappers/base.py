@@ -7,10 +7,8 @@ from dataclasses import asdict
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from frontier_rft.core.config import config_from_dict
-from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys
 
@@ -60,10 +58,10 @@ def same_config(saved: Any, config: Any, what: str) -> bool:
 
 
 class WrapsSelector:
-    """The pool, the task count, `select`, `update`, `flush` and `refresh_features` of the
-    selector inside (`inner`), unchanged: a wrapper's own work is its `sample`. Also the
+    """What every sampler around a selector (`inner`) shares: its kind, its config, and the
     Sampler protocol's state for a sampler with none of its own (a subclass with state
-    overrides `state_dict` and `load_state_dict`) and its `held` (none)."""
+    overrides `state_dict` and `load_state_dict`) and its `held` (none). A wrapper's own work
+    is its `sample`; the selector is reached through `inner`."""
 
     kind: ClassVar[str]
     """The sampler's name in a checkpoint: a resume checks it (wrappers/sampler_file.py)."""
@@ -101,27 +99,3 @@ class WrapsSelector:
             raise ValueError(f"{who} state: inner must be a selector state or empty")
         if state["inner"]:
             self.inner.load_state_dict(state["inner"])  # atomic
-
-    @property
-    def pool(self) -> Any:
-        return self.inner.pool
-
-    @property
-    def num_tasks(self) -> int:
-        return self.inner.num_tasks
-
-    def select(self, n: int) -> NDArray[np.int64]:
-        """Exactly n ids from the inner selector (none of the wrapper's sampling)."""
-        return self.inner.select(n)
-
-    def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
-        """Rewards to the inner selector (sample sends its own rounds' already)."""
-        self.inner.update(feedback, idempotent=idempotent)
-
-    def flush(self) -> None:
-        """Fold the inner selector's buffered feedback now (see Selector.flush)."""
-        self.inner.flush()
-
-    def refresh_features(self, features: NDArray[Any]) -> bool:
-        """Refreshed features go to the inner selector (False if it reads none)."""
-        return self.inner.refresh_features(features)

@@ -279,7 +279,7 @@ class DynamicSampling(WrapsSelector):
         return self._fit(want)
 
     def _fit(self, want: int) -> int:
-        return want if self.inner.allows_repeats else min(want, self.num_tasks)
+        return want if self.inner.allows_repeats else min(want, self.inner.num_tasks)
 
     def _greso_round(self, batch_size: int, need: int, z_last: float) -> tuple[int, bool]:
         """GRESO's later round: (size, last). The estimate is floored as its code does."""
@@ -464,7 +464,7 @@ class DynamicSampling(WrapsSelector):
                 f"{who} state was saved with {saved}; build the wrapper with that config first"
             )
         sur = read_keys(state, "surplus", who, _SURPLUS)
-        s_ids = read_array(sur, "task_ids", who, np.int64, lo=0, hi=self.num_tasks - 1)
+        s_ids = read_array(sur, "task_ids", who, np.int64, lo=0, hi=self.inner.num_tasks - 1)
         size = s_ids.shape
         s_steps = read_array(sur, "steps", who, np.int64, shape=size, lo=0, hi=MAX_STEP)
         s_counts = read_array(sur, "counts", who, np.int64, shape=size, lo=1)

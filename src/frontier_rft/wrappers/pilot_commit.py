@@ -221,7 +221,7 @@ class PilotCommit(WrapsSelector):
         Invalid arguments change nothing; if `rollout` fails or returns bad rewards, the
         wrapper is unchanged and the selector inside keeps the rounds already sent."""
         step = bounded_int(step, "step")
-        batch_size = bounded_int(batch_size, "batch_size", lo=1, hi=self.num_tasks)
+        batch_size = bounded_int(batch_size, "batch_size", lo=1, hi=self.inner.num_tasks)
         n = bounded_int(group_size, "group_size", lo=2, hi=MAX_GROUP_SIZE)
         cfg = self.config
         k = cfg.pilot_size(n)
@@ -232,7 +232,7 @@ class PilotCommit(WrapsSelector):
             )
         # Everything below works on copies: the wrapper changes only once the step is done.
         buf, evicted = self.buffer, self.evicted.copy()
-        touched = np.zeros(self.num_tasks, dtype=np.bool_)  # piloted or committed this step
+        touched = np.zeros(self.inner.num_tasks, dtype=np.bool_)  # piloted or committed this step
         rounds: list[Round] = []
         heads: list[tuple[int, int, int, F64]] = []  # per trained group: its pilot
         tails: list[tuple[int, int]] = []  # and its commit, (round, position) of this step
@@ -318,9 +318,9 @@ class PilotCommit(WrapsSelector):
         target = min(want, int((~unavailable).sum()))
         got: list[int] = []
         seen = unavailable.copy()
-        drawn, bound = 0, 4 * self.num_tasks + want  # a walk covers the pool within one pass
+        drawn, bound = 0, 4 * self.inner.num_tasks + want  # a walk covers the pool within one pass
         while len(got) < target and drawn < bound:
-            ids = self.inner.select(min(target - len(got), self.num_tasks))
+            ids = self.inner.select(min(target - len(got), self.inner.num_tasks))
             drawn += ids.shape[0]
             for i in ids.tolist():
                 if not seen[i]:
@@ -383,7 +383,7 @@ class PilotCommit(WrapsSelector):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state_dict (its nested selector state too, when it holds one); on any
         error nothing changes."""
-        who, n = _KIND, self.num_tasks
+        who, n = _KIND, self.inner.num_tasks
         state = check_keys(state, f"{who} state", _STATE_KEYS)
         if state["kind"] != _KIND:
             raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
