@@ -186,5 +186,4 @@ class FewerRollouts(WrapsSelector):
     def metrics(self) -> dict[str, float]:
         """The selector's metrics and, under `fewer_rollouts/`, this step's prompts rolled
         out (`kept`) and groups screened out (all equal after k)."""
-        own = {f"fewer_rollouts/{k}": float(v) for k, v in self._last.items()}
-        return {**self.inner.metrics(), **own}
+        return self._metrics_with("fewer_rollouts", self._last)
