@@ -49,10 +49,8 @@ from frontier_rft.integrations.trl.rewards import (
     check_combined_rewards,
     combine_rewards,
 )
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.step import StepSamples
+from frontier_rft.wrappers.step import Sampler, StepSamples
 
 __all__ = [
     "DAPO_SUMMARY",
@@ -199,7 +197,7 @@ class DynamicGeneration:
     def __init__(
         self,
         trainer: Any,
-        wrapper: DynamicSampling | FewerRollouts,
+        wrapper: Sampler,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
         seam: AdapterSeam,
     ):

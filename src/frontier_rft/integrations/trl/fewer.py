@@ -49,8 +49,8 @@ from frontier_rft.integrations.trl.dynamic import (
     _stack,
     _trim,
 )
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.wrappers.step import StepSamples
+from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.wrappers.step import Sampler, StepSamples
 
 __all__ = ["FEWER_COUNTERS", "FEWER_SUMMARY", "FewerGeneration", "check_screenable"]
 
@@ -77,7 +77,7 @@ class FewerGeneration(DynamicGeneration):
     def __init__(
         self,
         trainer: Any,
-        wrapper: FewerRollouts,
+        wrapper: Sampler,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
         seam: AdapterSeam,
     ):
