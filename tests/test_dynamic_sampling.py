@@ -395,21 +395,6 @@ def test_state_round_trip_with_nontrivial_surplus(
     assert_state_equal(sel.state_dict(), restored.state_dict())
 
 
-def test_saved_without_the_inner_selector_it_loads_around_a_restored_one(
-    pool: TaskPool, tmp_path: Path
-) -> None:
-    """A training checkpoint saves the selector once (selector.npz) and the wrapper's own
-    state beside it; loading it leaves the already-restored selector as it is."""
-    sel = dapo(pool, seed=5, adaptive=True)
-    _loop(sel, range(4), seed=0)
-    save_selector(sel.inner, tmp_path / "selector.npz")
-    save_sampler(sel, tmp_path / "ds.npz", with_inner=False)
-    assert sel.state_dict(with_inner=False)["inner"] == {}
-    inner = load_selector(tmp_path / "selector.npz")
-    restored = load_sampler(tmp_path / "ds.npz", inner)
-    assert_state_equal(sel.state_dict(), restored.state_dict())
-
-
 def test_corrupt_or_foreign_state_is_rejected_without_change(pool: TaskPool) -> None:
     sel = dapo(pool, oversample=8.0, max_surplus=64)
     _loop(sel, range(4), seed=0)

@@ -255,6 +255,7 @@ def test_the_saved_file_resumes_bit_identically(
     expected = drive(straight, range(WARM + 5))
     drive(first, range(WARM))
     save_sampler(first, tmp_path / "sampler.npz", with_inner=with_inner)
+    assert bool(first.state_dict(with_inner=with_inner)["inner"]) == with_inner
     inner = CASES[name](99).inner  # another seed: everything must come from the saved state
     if not with_inner:  # a training checkpoint restores the selector from its own file
         inner.load_state_dict(first.inner.state_dict())
