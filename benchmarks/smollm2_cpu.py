@@ -49,8 +49,8 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     from frontier_rft import Feedback, make_selector
     from frontier_rft.bench.metrics import spearman
+    from frontier_rft.lm.decoding import Sampling
     from frontier_rft.lm.pretrained import SMOLLM2, load_pretrained
-    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.selectors.metis.judge import parse_judgment, render_judge_prompt
     from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.config import TrainConfig

@@ -47,9 +47,9 @@ def main() -> int:
     logging.disable_progress_bar()
     logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
+    from frontier_rft.lm.decoding import Sampling
     from frontier_rft.lm.device import autocast, resolve_device
     from frontier_rft.lm.model_io import load_lm
-    from frontier_rft.lm.sampling import Sampling
     from frontier_rft.tasks.arithmetic import addition_levels
     from frontier_rft.tasks.suite import load_task, train_split
     from frontier_rft.training.evaluate import rollout_scores

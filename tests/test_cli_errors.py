@@ -41,7 +41,7 @@ def _bench(tmp: Path, *flags: str) -> list[str]:
 
 
 _TEMP = "a finite number >= 1e-06 (smaller ones overflow logits / temperature)"
-"""The one wording of a refused sampling temperature (lm/sampling.py)."""
+"""The one wording of a refused sampling temperature (lm/decoding.py)."""
 
 # (argv builder given a scratch directory, a phrase the error must contain)
 MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [

@@ -167,7 +167,7 @@ def test_rounds_top_up_until_the_batch_is_full_or_max_rounds() -> None:
 # ------------------------------------------------------------------ selection
 def test_select_returns_exactly_n_and_sizes_oversample(pool: TaskPool) -> None:
     sel, ref = dapo(pool, seed=4), make("uniform", pool, seed=4)
-    np.testing.assert_array_equal(sel.select(5), ref.select(5))  # contract: exactly n ids
+    np.testing.assert_array_equal(sel.inner.select(5), ref.select(5))  # contract: exactly n ids
     assert sel.num_candidates(6) == 18  # DAPO's recipe: 3x the training batch
     assert dapo(pool, oversample=2.5).num_candidates(5) == 13  # ceil(12.5)
     assert dapo(pool, oversample=1.0).num_candidates(7) == 7
@@ -230,9 +230,9 @@ def test_refresh_features_and_evidence_pass_through() -> None:
     pool = world_pool()
     sel = dapo(pool, inner="pcl")
     new = np.random.default_rng(0).standard_normal((pool.num_tasks, 3))
-    assert sel.refresh_features(new) is True
+    assert sel.inner.refresh_features(new) is True
     assert sel.metrics()["evidence/features/refreshed"] == 1.0
-    assert dapo(pool).refresh_features(new) is False  # uniform reads no features
+    assert dapo(pool).inner.refresh_features(new) is False  # uniform reads no features
 
 
 @pytest.mark.parametrize("inner", sorted(SELECTORS))
@@ -374,7 +374,7 @@ def test_config_defaults_and_validation() -> None:
 
 
 def _loop(sel: DynamicSampling, steps: range, seed: int) -> list[FilteredBatch]:
-    return [sel.sample(t, 3, 4, world(sel.pool, seed * 100 + t)).train for t in steps]
+    return [sel.sample(t, 3, 4, world(sel.inner.pool, seed * 100 + t)).train for t in steps]
 
 
 @pytest.mark.parametrize("adaptive", [False, True])
@@ -392,21 +392,6 @@ def test_state_round_trip_with_nontrivial_surplus(
     for a, b in zip(_loop(sel, range(6, 12), 1), _loop(restored, range(6, 12), 1), strict=True):
         for name in ("task_ids", "steps", "rewards", "from_surplus", "source_round"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    assert_state_equal(sel.state_dict(), restored.state_dict())
-
-
-def test_saved_without_the_inner_selector_it_loads_around_a_restored_one(
-    pool: TaskPool, tmp_path: Path
-) -> None:
-    """A training checkpoint saves the selector once (selector.npz) and the wrapper's own
-    state beside it; loading it leaves the already-restored selector as it is."""
-    sel = dapo(pool, seed=5, adaptive=True)
-    _loop(sel, range(4), seed=0)
-    save_selector(sel.inner, tmp_path / "selector.npz")
-    save_sampler(sel, tmp_path / "ds.npz", with_inner=False)
-    assert sel.state_dict(with_inner=False)["inner"] == {}
-    inner = load_selector(tmp_path / "selector.npz")
-    restored = load_sampler(tmp_path / "ds.npz", inner)
     assert_state_equal(sel.state_dict(), restored.state_dict())
 
 

@@ -313,11 +313,11 @@ def test_dynamic_sampling_reports_and_refreshes_its_inner_selectors_features(tmp
         twin = DynamicSampling(make_selector("pcl", pool, seed=1))
         fresh_inner = make_selector("pcl", pool, seed=1)
     assert sel.metrics()["evidence/features/text"] == 1.0  # what the inner derived
-    drive(sel, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
-    drive(twin, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
+    drive(sel.inner, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
+    drive(twin.inner, steps=3, pass_rates=np.full(len(PROMPTS), 0.5), batch=6)
     before = sel.state_dict()
     fresh = np.random.default_rng(0).standard_normal(text_features(PROMPTS).shape)
-    assert sel.refresh_features(fresh) is True
+    assert sel.inner.refresh_features(fresh) is True
     np.testing.assert_array_equal(sel.inner._features, fresh)
     assert sel.metrics()["evidence/features/refreshed"] == 1.0
     save_sampler(sel, tmp_path / "s.npz")
@@ -325,7 +325,7 @@ def test_dynamic_sampling_reports_and_refreshes_its_inner_selectors_features(tmp
     assert_state_equal(sel.state_dict(), back.state_dict())
     sel.load_state_dict(before)  # back to the text features it was built with
     assert_state_equal(twin.state_dict(), sel.state_dict())
-    np.testing.assert_array_equal(twin.select(6), sel.select(6))
+    np.testing.assert_array_equal(twin.inner.select(6), sel.inner.select(6))
 
 
 def test_refresh_features_validates_and_reports_unused() -> None:

@@ -36,9 +36,9 @@ from frontier_rft.inference.train_head import (
     rollout_slice_logits,
     train_head,
 )
+from frontier_rft.lm.decoding import Sampling
 from frontier_rft.lm.model_io import load_lm
 from frontier_rft.lm.rollout import generate_completions
-from frontier_rft.lm.sampling import Sampling
 from frontier_rft.tasks.base import TaskItem
 from frontier_rft.tasks.suite import load_task, train_split
 from test_training_model import tiny_models

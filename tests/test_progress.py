@@ -111,7 +111,7 @@ def test_evaluation_sampling_shows_progress(monkeypatch: pytest.MonkeyPatch) -> 
     from types import SimpleNamespace
 
     from frontier_rft.lm import rollout
-    from frontier_rft.lm.sampling import Sampling
+    from frontier_rft.lm.decoding import Sampling
     from frontier_rft.training import evaluate
 
     monkeypatch.setenv(INTERVAL_ENV, "0")

@@ -38,10 +38,11 @@ from frontier_rft.training.config import TrainConfig
 from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
 from frontier_rft.wrappers.sampler_flags import SamplerFlags
-from frontier_rft.wrappers.sampling import PassThrough, Sampler, StepSamples
+from frontier_rft.wrappers.step import Sampler, StepSamples
 
 POOL = world_pool(30)  # 5 steps an epoch: prompts come back before, across and after a save
 TYPES = np.asarray(POOL.categories)  # 0: always solved, 1: never solved, 2: mixed
@@ -254,6 +255,7 @@ def test_the_saved_file_resumes_bit_identically(
     expected = drive(straight, range(WARM + 5))
     drive(first, range(WARM))
     save_sampler(first, tmp_path / "sampler.npz", with_inner=with_inner)
+    assert bool(first.state_dict(with_inner=with_inner)["inner"]) == with_inner
     inner = CASES[name](99).inner  # another seed: everything must come from the saved state
     if not with_inner:  # a training checkpoint restores the selector from its own file
         inner.load_state_dict(first.inner.state_dict())

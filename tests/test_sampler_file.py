@@ -17,13 +17,14 @@ from frontier_rft.core.persistence import write_state_file
 from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.pilot_commit import PilotCommit
 from frontier_rft.wrappers.sampler_file import (
     SAMPLER_FILE,
     save_sampler,
     saved_sampler_state,
 )
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.step import Sampler
 
 FIX = "resume with the saved settings"
 

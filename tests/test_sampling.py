@@ -16,13 +16,13 @@ pytest.importorskip("transformers")
 import torch
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
+from frontier_rft.lm.decoding import MIN_TEMPERATURE, Sampling, temperature_problem
 from frontier_rft.lm.rollout import (
     _generation_config,
     generate_completions,
     sample_texts,
     score_completions,
 )
-from frontier_rft.lm.sampling import MIN_TEMPERATURE, Sampling, temperature_problem
 from frontier_rft.training.config import TrainConfig
 
 pytestmark = pytest.mark.integration

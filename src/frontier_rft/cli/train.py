@@ -31,7 +31,7 @@ from frontier_rft.cli.common import (
 )
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import field_docs
-from frontier_rft.lm.sampling import Sampling
+from frontier_rft.lm.decoding import Sampling
 from frontier_rft.reporting.runs import (
     compare_runs,
     compare_seeds,

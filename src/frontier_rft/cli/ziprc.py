@@ -31,7 +31,7 @@ from frontier_rft.cli.ziprc_pareto import add_pareto_command
 from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.inference.spec import STRUCTURED_REWARDS
 from frontier_rft.inference.train_head import HeadTrainConfig
-from frontier_rft.lm.sampling import Sampling
+from frontier_rft.lm.decoding import Sampling
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.config import TrainConfig
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontier_rft.core.config import check, check_choice, check_field_types
-from frontier_rft.lm.sampling import temperature_problem
+from frontier_rft.lm.decoding import temperature_problem
 
 __all__ = ["CHECK_MODES", "POLICIES", "TINY_COUNTDOWN", "UTILITY_NORMS", "DecoderConfig"]
 

@@ -25,7 +25,7 @@ from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
 
 if TYPE_CHECKING:
-    from frontier_rft.lm.sampling import Sampling
+    from frontier_rft.lm.decoding import Sampling
 
 __all__ = ["FORMAT", "SUCCESS_THRESHOLD", "RolloutSet", "collect_rollouts"]
 

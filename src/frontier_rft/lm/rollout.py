@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
+from frontier_rft.lm.decoding import Sampling
 from frontier_rft.lm.device import model_device
-from frontier_rft.lm.sampling import Sampling
 from frontier_rft.lm.tokenizer import chat_prompt
 
 __all__ = [

@@ -37,8 +37,9 @@ from frontier_rft.wrappers.fewer_rollouts import (
     fewer_rollouts_from_run,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, gather
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.sampler_flags import build_sampler
-from frontier_rft.wrappers.sampling import PassThrough, Sampler, rollout_metrics
+from frontier_rft.wrappers.step import Sampler, rollout_metrics
 
 __all__ = [
     "GIVEN",

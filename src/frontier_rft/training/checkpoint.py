@@ -41,8 +41,8 @@ from frontier_rft.lm.device import model_device
 from frontier_rft.selectors.persistence import load_selector, save_selector
 from frontier_rft.training.shadows import save_shadow
 from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, save_sampler
-from frontier_rft.wrappers.sampling import Sampler
 from frontier_rft.wrappers.shadow import Shadow
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 

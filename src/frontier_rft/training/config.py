@@ -15,8 +15,8 @@ from typing import Any
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import Selector
+from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
-from frontier_rft.lm.sampling import Sampling, temperature_problem
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
@@ -31,8 +31,8 @@ from frontier_rft.wrappers.sampler_flags import (
     legacy_train_fields,
     sampler_settings,
 )
-from frontier_rft.wrappers.sampling import Sampler
 from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = [
     "DEFAULT_LEVELS",

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.lm.decoding import Sampling
 from frontier_rft.lm.rollout import sample_texts
-from frontier_rft.lm.sampling import Sampling
 from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
 from frontier_rft.tasks.taxonomy import classify_countdown_failure

@@ -73,8 +73,8 @@ from frontier_rft.training.shadows import (
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
 from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, saved_sampler_state
 from frontier_rft.wrappers.sampler_flags import legacy_train_fields
-from frontier_rft.wrappers.sampling import Sampler, rollout_metrics
 from frontier_rft.wrappers.shadow import Shadow
+from frontier_rft.wrappers.step import Sampler, rollout_metrics
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
 

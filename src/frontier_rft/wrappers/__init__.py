@@ -17,8 +17,9 @@ from frontier_rft.wrappers.dynamic_sampling import (
     DynamicSamplingConfig,
 )
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
-from frontier_rft.wrappers.sampling import PassThrough, RolloutFn, Round, Sampler, StepSamples
+from frontier_rft.wrappers.step import RolloutFn, Round, Sampler, StepSamples
 
 __all__ = [
     "DAPO_MOVED",

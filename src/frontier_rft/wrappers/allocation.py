@@ -35,18 +35,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import bounded_int
-from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
+from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import check_keys, read_float, read_int, read_keys
+from frontier_rft.core.state_check import read_keys
 from frontier_rft.structures.beta_posterior import BetaPosteriors
 from frontier_rft.wrappers.allocation_rule import (
     HIGH,
@@ -57,15 +57,9 @@ from frontier_rft.wrappers.allocation_rule import (
     signal_gains,
     take_greedy,
 )
+from frontier_rft.wrappers.base import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.sampling import (
-    RolloutFn,
-    Round,
-    StepSamples,
-    fresh_batch,
-    roll_unit_round,
-)
+from frontier_rft.wrappers.step import RolloutFn, Round, StepSamples, fresh_batch, roll_unit_round
 
 __all__ = ["COMMITS", "VALUES", "Allocation", "AllocationConfig"]
 
@@ -75,18 +69,6 @@ VALUES = ("informative", "signal", "knapsack")
 COMMITS = ("balance", "mixed")
 _KIND = "allocation"
 _COMMIT_FIRST = 2.0  # above any probability gain: 'mixed' commits these before the rest
-_TOTALS = ("steps", "rollouts", "budget", "prompts", "tried", "committed", "informative")
-_LAST = (
-    "rollouts",
-    "budget",
-    "unspent",
-    "tried_share",
-    "rollouts_per_tried",
-    "max_rollouts",
-    "predicted_informative_tried",
-    "informative_tried",
-    "committed_prompts",
-)
 _STATE_KEYS = ("kind", "config", "posteriors", "totals", "last", "inner")
 _DROPPED_KEYS = ("seed",)
 """Keys of states saved by earlier versions, read and unused (the seed drove nothing)."""
@@ -201,6 +183,18 @@ class Allocation(WrapsSelector):
     """
 
     kind: ClassVar[str] = _KIND
+    TOTALS = ("steps", "rollouts", "budget", "prompts", "tried", "committed", "informative")
+    LAST = (
+        "rollouts",
+        "budget",
+        "unspent",
+        "tried_share",
+        "rollouts_per_tried",
+        "max_rollouts",
+        "predicted_informative_tried",
+        "informative_tried",
+        "committed_prompts",
+    )
 
     def __init__(
         self,
@@ -225,8 +219,7 @@ class Allocation(WrapsSelector):
             config.prior_forgetting,
             per_rollout=True,
         )
-        self._totals = dict.fromkeys(_TOTALS, 0)
-        self._last = dict.fromkeys(_LAST, float("nan"))
+        self._start_counts()
 
     def _estimated(self, ids: I64) -> tuple[F64, F64]:
         """The posteriors' (a, b) for ids (the method's own estimate)."""
@@ -239,7 +232,7 @@ class Allocation(WrapsSelector):
         ValueError naming an argument that is not one: ids a 1-D array of the pool's task
         ids, group_size in [min_rollouts, max_rollouts], budget a non-negative int."""
         cfg = self.config
-        ids = _task_ids(ids, self.num_tasks)
+        ids = _task_ids(ids, self.inner.num_tasks)
         group_size = bounded_int(group_size, "group_size", lo=cfg.min_rollouts, hi=cfg.max_rollouts)
         budget = bounded_int(budget, "budget")
         tried = self.posteriors.tried(ids)
@@ -407,51 +400,23 @@ class Allocation(WrapsSelector):
                 "prior_strength": c,
             }
         )
-        out = dict(self.inner.metrics())
-        out.update({f"alloc/{k}": float(v) for k, v in own.items()})
-        return out
+        return self._metrics_with("alloc", own)
 
     # ------------------------------------------------------------------ state
     def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
         """Everything needed to continue exactly; the inner selector's state is nested
         unless `with_inner=False` (a checkpoint that saves the selector on its own)."""
-        return {
-            "kind": _KIND,
-            "config": asdict(self.config),
-            "posteriors": self.posteriors.state_dict(),
-            "totals": dict(self._totals),
-            "last": dict(self._last),
-            "inner": self.inner.state_dict() if with_inner else {},
-        }
+        return self._state({"posteriors": self.posteriors.state_dict()}, with_inner)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state_dict (its nested inner state too, when it holds one); on any error
         nothing changes."""
         who = _KIND
-        state = check_keys(state, f"{who} state", _STATE_KEYS, optional=_DROPPED_KEYS)
-        if state["kind"] != _KIND:
-            raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
-        saved = config_from_dict(
-            AllocationConfig,
-            check_keys(
-                state["config"], f"{who} state: config", (), optional=tuple(asdict(self.config))
-            ),
-            what=f"{who} state: config",
-        )
-        if saved != self.config:
-            raise ValueError(
-                f"{who} state was saved with {saved}; build the wrapper with that config first"
-            )
+        state = self._checked_state(state, _STATE_KEYS, _DROPPED_KEYS)
         post = read_keys(state, "posteriors", who, tuple(self.posteriors.state_dict()))
         posteriors = self.posteriors.loaded(post, who)
-        totals = read_keys(state, "totals", who, _TOTALS)
-        totals = {k: read_int(totals, k, who, hi=2**62) for k in _TOTALS}
-        last = read_keys(state, "last", who, _LAST)
-        last = {k: read_float(last, k, who) for k in _LAST}
-        if not isinstance(state["inner"], dict):
-            raise ValueError(f"{who} state: inner must be a selector state or empty")
-        if state["inner"]:
-            self.inner.load_state_dict(state["inner"])  # atomic; the last step that can fail
+        totals, last = self._read_counts(state)
+        self._load_inner(state)  # atomic; the last step that can fail
         self.posteriors, self._totals, self._last = posteriors, totals, last
 
 

@@ -13,7 +13,7 @@ discarded, as DAPO does (docs/selectors/dapo.md: why, measured).
 It wraps a selector the way optax.MultiSteps wraps a transformation: it is not a Selector
 and not registered; the selector inside proposes every candidate and learns from every
 rollout, once. The trainer and the simulator drive it through `sample` (the same call as
-`PassThrough`, frontier_rft.wrappers.sampling):
+`PassThrough`, frontier_rft.wrappers.passthrough):
 
     ds = DynamicSampling(make_selector("uniform", pool, seed=0))   # 3x the open slots
     samples = ds.sample(step, B, n, rollout)     # rollout(ids) -> n rewards per id
@@ -30,30 +30,22 @@ names these settings (MODES).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, bounded_int, is_finite_real
-from frontier_rft.core.config import check, check_field_types, config_from_dict
+from frontier_rft.core.config import check, check_field_types
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import (
-    check_keys,
     read_array,
-    read_float,
     read_int,
     read_keys,
 )
+from frontier_rft.wrappers.base import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr, gather
-from frontier_rft.wrappers.passthrough import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.sampling import (
-    MAX_GROUP_SIZE,
-    RolloutFn,
-    Round,
-    StepSamples,
-    run_round,
-)
+from frontier_rft.wrappers.step import MAX_GROUP_SIZE, RolloutFn, Round, StepSamples, run_round
 
 __all__ = [
     "DAPO_MOVED",
@@ -82,27 +74,6 @@ MODES = ("fixed", "adaptive", "greso", "dapo")
 trainer sets the same fields): fixed = rounds of 3x the open slots; adaptive = rounds sized
 from the measured zero-variance share (GRESO's rule); greso = GRESO's scripts; dapo = DAPO's
 released code, full 3x B rounds (`DynamicSamplingConfig.for_mode`)."""
-_TOTALS = (
-    "steps",
-    "rounds",
-    "candidates",
-    "groups_in",
-    "groups_filtered",
-    "surplus_used",
-    "stale_dropped",
-    "overflow_dropped",
-    "superseded_dropped",
-)
-_LAST = (
-    "filtered_share",
-    "effective_ratio_before",
-    "effective_ratio_after",
-    "deficit",
-    "surplus_used",
-    "rounds",
-    "candidates",
-    "stale_share",
-)
 _SURPLUS = ("task_ids", "steps", "counts", "rewards")
 _ZERO_VAR = ("step", "groups", "zero")
 _STATE_KEYS = (
@@ -227,6 +198,27 @@ class DynamicSampling(WrapsSelector):
     """
 
     kind: ClassVar[str] = _KIND
+    TOTALS = (
+        "steps",
+        "rounds",
+        "candidates",
+        "groups_in",
+        "groups_filtered",
+        "surplus_used",
+        "stale_dropped",
+        "overflow_dropped",
+        "superseded_dropped",
+    )
+    LAST = (
+        "filtered_share",
+        "effective_ratio_before",
+        "effective_ratio_after",
+        "deficit",
+        "surplus_used",
+        "rounds",
+        "candidates",
+        "stale_share",
+    )
 
     def __init__(
         self,
@@ -246,8 +238,7 @@ class DynamicSampling(WrapsSelector):
         # Zero-variance count of the groups rolled out at the newest step (all its rounds):
         # z = zero / groups, what the adaptive rule sizes the next step's round 1 from.
         self._zv = {"step": -1, "groups": 0, "zero": 0}
-        self._ftotals = dict.fromkeys(_TOTALS, 0)
-        self._flast = dict.fromkeys(_LAST, float("nan"))
+        self._start_counts()
 
     @property
     def zero_variance_rate(self) -> float | None:
@@ -285,7 +276,7 @@ class DynamicSampling(WrapsSelector):
         return self._fit(want)
 
     def _fit(self, want: int) -> int:
-        return want if self.inner.allows_repeats else min(want, self.num_tasks)
+        return want if self.inner.allows_repeats else min(want, self.inner.num_tasks)
 
     def _greso_round(self, batch_size: int, need: int, z_last: float) -> tuple[int, bool]:
         """GRESO's later round: (size, last). The estimate is floored as its code does."""
@@ -387,7 +378,7 @@ class DynamicSampling(WrapsSelector):
         self._clock = clock
         if groups and step >= self._zv["step"]:
             self._zv = {"step": step, "groups": groups, "zero": zero}
-        t = self._ftotals
+        t = self._totals
         t["steps"] += 1
         t["rounds"] += len(rounds)
         t["candidates"] += groups
@@ -397,7 +388,7 @@ class DynamicSampling(WrapsSelector):
         t["stale_dropped"] += int(stale.sum())
         t["superseded_dropped"] += int(superseded.sum())
         t["overflow_dropped"] += cut
-        self._flast = {
+        self._last = {
             "filtered_share": zero / groups if groups else float("nan"),
             "effective_ratio_before": 1.0 - zero / groups if groups else float("nan"),
             "effective_ratio_after": counts.shape[0] / batch_size,
@@ -412,9 +403,9 @@ class DynamicSampling(WrapsSelector):
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
         """The inner selector's metrics unchanged, plus this wrapper's under `dapo/`."""
-        t = self._ftotals
+        t = self._totals
         z = self.zero_variance_rate
-        own = dict(self._flast)
+        own = dict(self._last)
         own.update(
             {
                 "filtered_share_cumulative": (
@@ -427,50 +418,28 @@ class DynamicSampling(WrapsSelector):
                 "zero_variance_rate": float("nan") if z is None else z,
             }
         )
-        out = dict(self.inner.metrics())
-        out.update({f"dapo/{k}": float(v) for k, v in own.items()})
-        return out
+        return self._metrics_with("dapo", own)
 
     # ------------------------------------------------------------------ state
     def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
         """Everything needed to continue exactly; the inner selector's state is nested
         unless `with_inner=False` (a checkpoint that saves the selector on its own)."""
-        return {
-            "kind": _KIND,
-            "config": asdict(self.config),
-            "surplus": {
-                "task_ids": self._sur_ids.copy(),
-                "steps": self._sur_steps.copy(),
-                "counts": self._sur_counts.copy(),
-                "rewards": self._sur_rewards.copy(),
-            },
-            "clock": self._clock,
-            "zero_variance": dict(self._zv),
-            "totals": dict(self._ftotals),
-            "last": dict(self._flast),
-            "inner": self.inner.state_dict() if with_inner else {},
+        surplus = {
+            "task_ids": self._sur_ids.copy(),
+            "steps": self._sur_steps.copy(),
+            "counts": self._sur_counts.copy(),
+            "rewards": self._sur_rewards.copy(),
         }
+        own = {"surplus": surplus, "clock": self._clock, "zero_variance": dict(self._zv)}
+        return self._state(own, with_inner)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state_dict (its nested inner state too, when it holds one); on any error
         nothing changes."""
-        who = "dynamic_sampling"
-        state = check_keys(state, f"{who} state", _STATE_KEYS, optional=_DROPPED_KEYS)
-        if state["kind"] != _KIND:
-            raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
-        saved = config_from_dict(
-            DynamicSamplingConfig,
-            check_keys(
-                state["config"], f"{who} state: config", (), optional=tuple(asdict(self.config))
-            ),
-            what=f"{who} state: config",
-        )
-        if saved != self.config:
-            raise ValueError(
-                f"{who} state was saved with {saved}; build the wrapper with that config first"
-            )
+        who = _KIND
+        state = self._checked_state(state, _STATE_KEYS, _DROPPED_KEYS)
         sur = read_keys(state, "surplus", who, _SURPLUS)
-        s_ids = read_array(sur, "task_ids", who, np.int64, lo=0, hi=self.num_tasks - 1)
+        s_ids = read_array(sur, "task_ids", who, np.int64, lo=0, hi=self.inner.num_tasks - 1)
         size = s_ids.shape
         s_steps = read_array(sur, "steps", who, np.int64, shape=size, lo=0, hi=MAX_STEP)
         s_counts = read_array(sur, "counts", who, np.int64, shape=size, lo=1)
@@ -480,10 +449,7 @@ class DynamicSampling(WrapsSelector):
         lo, hi = self.inner.reward_bounds or (-MAX_ABS_VALUE, MAX_ABS_VALUE)
         if np.any((s_rewards < lo) | (s_rewards > hi)):
             raise ValueError(f"{who} state: surplus rewards outside [{lo}, {hi}]")
-        totals = read_keys(state, "totals", who, _TOTALS)
-        totals = {k: read_int(totals, k, who) for k in _TOTALS}
-        last = read_keys(state, "last", who, _LAST)
-        last = {k: read_float(last, k, who) for k in _LAST}
+        totals, last = self._read_counts(state, totals_hi=MAX_STEP)
         zv = read_keys(state, "zero_variance", who, _ZERO_VAR)
         zv = {
             "step": read_int(zv, "step", who, lo=-1, hi=MAX_STEP),
@@ -493,13 +459,10 @@ class DynamicSampling(WrapsSelector):
         if zv["zero"] > zv["groups"]:
             raise ValueError(f"{who} state: zero_variance counts more zero groups than groups")
         clock = read_int(state, "clock", who, lo=-1)
-        if not isinstance(state["inner"], dict):
-            raise ValueError(f"{who} state: inner must be a selector state or empty")
-        if state["inner"]:
-            self.inner.load_state_dict(state["inner"])  # atomic; the last step that can fail
+        self._load_inner(state)  # atomic; the last step that can fail
         self._sur_ids, self._sur_steps = s_ids, s_steps
         self._sur_counts, self._sur_rewards = s_counts, s_rewards
-        self._clock, self._zv, self._ftotals, self._flast = clock, zv, totals, last
+        self._clock, self._zv, self._totals, self._last = clock, zv, totals, last
 
 
 def _fresh(rounds: list[Round], picks: list[tuple[int, int]], step: int) -> dict[str, Any]:

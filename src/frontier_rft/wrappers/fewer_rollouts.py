@@ -38,14 +38,8 @@ from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.passthrough import WrapsSelector
-from frontier_rft.wrappers.sampling import (
-    MAX_GROUP_SIZE,
-    RolloutFn,
-    Round,
-    StepSamples,
-    fresh_batch,
-)
+from frontier_rft.wrappers.base import WrapsSelector
+from frontier_rft.wrappers.step import MAX_GROUP_SIZE, RolloutFn, Round, StepSamples, fresh_batch
 
 __all__ = [
     "LOSS_SCALES",
@@ -192,5 +186,4 @@ class FewerRollouts(WrapsSelector):
     def metrics(self) -> dict[str, float]:
         """The selector's metrics and, under `fewer_rollouts/`, this step's prompts rolled
         out (`kept`) and groups screened out (all equal after k)."""
-        own = {f"fewer_rollouts/{k}": float(v) for k, v in self._last.items()}
-        return {**self.inner.metrics(), **own}
+        return self._metrics_with("fewer_rollouts", self._last)

@@ -1,127 +1,48 @@
-"""What every sampler around a built selector shares: what it passes straight to the selector,
-and the state of a sampler with none of its own (PassThrough, FewerRollouts)."""
+"""`PassThrough`: plain GRPO's step, one round of prompts from the selector, every group
+trained; the sampler the trainer, the simulator and TRL use when none other is asked for."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import numpy as np
-from numpy.typing import NDArray
+from frontier_rft.core.bounds import bounded_int
+from frontier_rft.core.selector import Selector
+from frontier_rft.wrappers.base import WrapsSelector
+from frontier_rft.wrappers.step import (
+    MAX_GROUP_SIZE,
+    RolloutFn,
+    StepSamples,
+    fresh_batch,
+    run_round,
+)
 
-from frontier_rft.core.config import config_from_dict
-from frontier_rft.core.feedback import Feedback
-from frontier_rft.core.selector import MAX_SEED, Selector
-from frontier_rft.core.state_check import check_keys
-
-__all__ = ["WrapsSelector", "checked_seed", "checked_wrapper_args", "config_dict", "same_config"]
-
-
-def checked_wrapper_args(
-    wrapper: str, example: str, selector: Any, config: Any, config_type: type
-) -> Any:
-    """A wrapper's arguments checked: `selector` built, `config` of `config_type` (None: its
-    defaults). Returns the config; a ValueError naming the problem otherwise."""
-    if not isinstance(selector, Selector):
-        raise ValueError(
-            f"{wrapper} wraps a built selector, e.g. "
-            f"{wrapper}(make_selector('{example}', pool)); got {type(selector).__name__}"
-        )
-    config = config_type() if config is None else config
-    if not isinstance(config, config_type):
-        article = "an" if config_type.__name__[0] in "AEIOU" else "a"
-        raise ValueError(
-            f"config must be {article} {config_type.__name__}, got {type(config).__name__}"
-        )
-    return config
+__all__ = ["PassThrough"]
 
 
-def checked_seed(selector: Selector, seed: Any) -> int:
-    """A wrapper's own seed (Pilot-Commit's random pick) checked: an int in [0, 2**256), or
-    None for the selector's; a ValueError naming the problem otherwise."""
-    seed = selector.seed if seed is None else seed
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < MAX_SEED:
-        raise ValueError(f"seed must be an int in [0, 2**256) or None, got {seed!r}")
-    return int(seed)
+class PassThrough(WrapsSelector):
+    """Plain GRPO sampling: one round of `batch_size` prompts, every group trained."""
 
+    kind: ClassVar[str] = "passthrough"
 
-def config_dict(config: Any) -> dict[str, Any]:
-    """A sampler's config as saved: its fields, or {} for a sampler without one (None)."""
-    return {} if config is None else asdict(config)
+    def __init__(self, selector: Selector):
+        if not isinstance(selector, Selector):
+            raise ValueError(f"PassThrough wraps a built selector, got {type(selector).__name__}")
+        self.inner = selector
+        self.config = None  # nothing to set: its state is its kind alone
 
+    def sample(
+        self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
+    ) -> StepSamples:
+        """One round of batch_size prompts; all of its groups are trained on. Invalid
+        arguments change nothing (checked before the selector moves)."""
+        step = bounded_int(step, "step")
+        batch_size = bounded_int(batch_size, "batch_size", lo=1)
+        group_size = bounded_int(group_size, "group_size", lo=1, hi=MAX_GROUP_SIZE)
+        one = run_round(self.inner, step, batch_size, group_size, rollout)
+        self.inner.flush()  # the step is complete: fold it now so metrics describe it
+        picks = [(0, g) for g in range(one.task_ids.shape[0])]
+        rounds = (one,)
+        return StepSamples(step, rounds, fresh_batch(rounds, picks, step, 0))
 
-def same_config(saved: Any, config: Any, what: str) -> bool:
-    """Whether a saved config (a dict, as in a state) is `config`; a ValueError naming `what`
-    for one this version cannot read. Fields a newer version added take their defaults."""
-    if config is None:
-        return bool(saved == {})
-    values = check_keys(saved, what, (), optional=tuple(config_dict(config)))
-    return bool(config_from_dict(type(config), values, what=what) == config)
-
-
-class WrapsSelector:
-    """The pool, the task count, `select`, `update`, `flush` and `refresh_features` of the
-    selector inside (`inner`), unchanged: a wrapper's own work is its `sample`. Also the
-    Sampler protocol's state for a sampler with none of its own (a subclass with state
-    overrides `state_dict` and `load_state_dict`) and its `held` (none)."""
-
-    kind: ClassVar[str]
-    """The sampler's name in a checkpoint: a resume checks it (wrappers/sampler_file.py)."""
-    inner: Selector
-    config: Any
-    """Its frozen config dataclass (None: it has no settings)."""
-
-    def held(self) -> list[tuple[int, int, int]]:
-        """(step, round, position) of the groups rolled out that a later step may train (their
-        completions must be kept, and saved with a checkpoint): none unless overridden."""
-        return []
-
-    def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
-        """Kind and config only (nothing of its own to continue); the inner selector's state
-        nested unless `with_inner=False` (a checkpoint that saves the selector on its own)."""
-        return {
-            "kind": self.kind,
-            "config": config_dict(self.config),
-            "inner": self.inner.state_dict() if with_inner else {},
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a state_dict of this kind and config (its nested inner state too, when it
-        holds one); on any error nothing changes."""
-        who = self.kind
-        state = check_keys(state, f"{who} state", ("kind", "config", "inner"))
-        if state["kind"] != self.kind:
-            raise ValueError(f"{who} state: kind {state['kind']!r} is not {self.kind!r}")
-        if not same_config(state["config"], self.config, f"{who} state: config"):
-            raise ValueError(
-                f"{who} state was saved with {state['config']}; build the sampler with that "
-                "config first"
-            )
-        if not isinstance(state["inner"], dict):
-            raise ValueError(f"{who} state: inner must be a selector state or empty")
-        if state["inner"]:
-            self.inner.load_state_dict(state["inner"])  # atomic
-
-    @property
-    def pool(self) -> Any:
-        return self.inner.pool
-
-    @property
-    def num_tasks(self) -> int:
-        return self.inner.num_tasks
-
-    def select(self, n: int) -> NDArray[np.int64]:
-        """Exactly n ids from the inner selector (none of the wrapper's sampling)."""
-        return self.inner.select(n)
-
-    def update(self, feedback: Feedback, *, idempotent: bool = False) -> None:
-        """Rewards to the inner selector (sample sends its own rounds' already)."""
-        self.inner.update(feedback, idempotent=idempotent)
-
-    def flush(self) -> None:
-        """Fold the inner selector's buffered feedback now (see Selector.flush)."""
-        self.inner.flush()
-
-    def refresh_features(self, features: NDArray[Any]) -> bool:
-        """Refreshed features go to the inner selector (False if it reads none)."""
-        return self.inner.refresh_features(features)
+    def metrics(self) -> dict[str, float]:
+        return self.inner.metrics()

@@ -24,19 +24,19 @@ code does and each deviation from it.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
-from frontier_rft.core.config import check, check_choice, check_field_types, config_from_dict
+from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import MAX_SEED, Selector
-from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int, read_keys
+from frontier_rft.core.state_check import read_array, read_int, read_keys
+from frontier_rft.wrappers.base import WrapsSelector, checked_seed, checked_wrapper_args
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
-from frontier_rft.wrappers.passthrough import WrapsSelector, checked_seed, checked_wrapper_args
-from frontier_rft.wrappers.sampling import (
+from frontier_rft.wrappers.step import (
     MAX_GROUP_SIZE,
     RolloutFn,
     Round,
@@ -51,23 +51,6 @@ I64 = NDArray[np.int64]
 BUFFER_PICKS = ("random", "max_variance")
 """PilotCommitConfig.buffer_pick: how a round takes its commits when the buffer holds more."""
 _KIND = "pilot_commit"
-_TOTALS = ("pilot_rollouts", "commit_rollouts", "expired", "replaced", "short_steps")
-_LAST = (
-    "rounds",
-    "candidates",
-    "passed",
-    "too_correct",
-    "too_incorrect",
-    "evicted",
-    "committed",
-    "committed_earlier",
-    "staleness_mean",
-    "expired",
-    "replaced",
-    "deficit",
-    "pilot_rollouts",
-    "commit_rollouts",
-)
 _STATE_KEYS = ("kind", "config", "seed", "evicted", "buffer", "totals", "last", "inner")
 _BUFFER_KEYS = ("task", "step", "round", "group", "rewards")
 
@@ -187,6 +170,23 @@ class PilotCommit(WrapsSelector):
     asks the selector inside for candidates and sends it every rollout's rewards once."""
 
     kind: ClassVar[str] = _KIND
+    TOTALS = ("pilot_rollouts", "commit_rollouts", "expired", "replaced", "short_steps")
+    LAST = (
+        "rounds",
+        "candidates",
+        "passed",
+        "too_correct",
+        "too_incorrect",
+        "evicted",
+        "committed",
+        "committed_earlier",
+        "staleness_mean",
+        "expired",
+        "replaced",
+        "deficit",
+        "pilot_rollouts",
+        "commit_rollouts",
+    )
 
     def __init__(
         self,
@@ -203,8 +203,7 @@ class PilotCommit(WrapsSelector):
         self.evicted = np.zeros(selector.num_tasks, dtype=np.bool_)
         """Prompts evicted for good (a pilot at or above evict_at)."""
         self.buffer = _Buffer.empty()
-        self._totals = dict.fromkeys(_TOTALS, 0)
-        self._last = dict.fromkeys(_LAST, float("nan"))
+        self._start_counts()
 
     def held(self) -> list[tuple[int, int, int]]:
         """(step, round, position) of every buffered pilot: what a later step may train."""
@@ -221,7 +220,7 @@ class PilotCommit(WrapsSelector):
         Invalid arguments change nothing; if `rollout` fails or returns bad rewards, the
         wrapper is unchanged and the selector inside keeps the rounds already sent."""
         step = bounded_int(step, "step")
-        batch_size = bounded_int(batch_size, "batch_size", lo=1, hi=self.num_tasks)
+        batch_size = bounded_int(batch_size, "batch_size", lo=1, hi=self.inner.num_tasks)
         n = bounded_int(group_size, "group_size", lo=2, hi=MAX_GROUP_SIZE)
         cfg = self.config
         k = cfg.pilot_size(n)
@@ -232,7 +231,7 @@ class PilotCommit(WrapsSelector):
             )
         # Everything below works on copies: the wrapper changes only once the step is done.
         buf, evicted = self.buffer, self.evicted.copy()
-        touched = np.zeros(self.num_tasks, dtype=np.bool_)  # piloted or committed this step
+        touched = np.zeros(self.inner.num_tasks, dtype=np.bool_)  # piloted or committed this step
         rounds: list[Round] = []
         heads: list[tuple[int, int, int, F64]] = []  # per trained group: its pilot
         tails: list[tuple[int, int]] = []  # and its commit, (round, position) of this step
@@ -318,9 +317,9 @@ class PilotCommit(WrapsSelector):
         target = min(want, int((~unavailable).sum()))
         got: list[int] = []
         seen = unavailable.copy()
-        drawn, bound = 0, 4 * self.num_tasks + want  # a walk covers the pool within one pass
+        drawn, bound = 0, 4 * self.inner.num_tasks + want  # a walk covers the pool within one pass
         while len(got) < target and drawn < bound:
-            ids = self.inner.select(min(target - len(got), self.num_tasks))
+            ids = self.inner.select(min(target - len(got), self.inner.num_tasks))
             drawn += ids.shape[0]
             for i in ids.tolist():
                 if not seen[i]:
@@ -352,51 +351,32 @@ class PilotCommit(WrapsSelector):
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
         """The selector's metrics and this step's, under `pilot_commit/` (docs page)."""
-        own = {f"pilot_commit/{k}": v for k, v in self._last.items()}
-        own.update({f"pilot_commit/{k}_total": float(v) for k, v in self._totals.items()})
-        own["pilot_commit/buffer_size"] = float(self.buffer.size)
-        own["pilot_commit/evicted_total"] = float(self.evicted.sum())
-        return {**self.inner.metrics(), **own}
+        own = dict(self._last)
+        own.update({f"{k}_total": float(v) for k, v in self._totals.items()})
+        own["buffer_size"] = float(self.buffer.size)
+        own["evicted_total"] = float(self.evicted.sum())
+        return self._metrics_with("pilot_commit", own)
 
     # ------------------------------------------------------------------ state
     def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
         """Everything needed to continue exactly (the random commit picks are re-derived from
         the seed); the selector's state nested unless `with_inner=False`."""
         b = self.buffer
-        return {
-            "kind": _KIND,
-            "config": asdict(self.config),
-            "seed": self.seed,
-            "evicted": self.evicted.copy(),
-            "buffer": {
-                "task": b.task.copy(),
-                "step": b.step.copy(),
-                "round": b.round.copy(),
-                "group": b.group.copy(),
-                "rewards": b.rewards.copy(),
-            },
-            "totals": dict(self._totals),
-            "last": dict(self._last),
-            "inner": self.inner.state_dict() if with_inner else {},
+        buffer = {
+            "task": b.task.copy(),
+            "step": b.step.copy(),
+            "round": b.round.copy(),
+            "group": b.group.copy(),
+            "rewards": b.rewards.copy(),
         }
+        own = {"seed": self.seed, "evicted": self.evicted.copy(), "buffer": buffer}
+        return self._state(own, with_inner)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state_dict (its nested selector state too, when it holds one); on any
         error nothing changes."""
-        who, n = _KIND, self.num_tasks
-        state = check_keys(state, f"{who} state", _STATE_KEYS)
-        if state["kind"] != _KIND:
-            raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
-        fields = tuple(asdict(self.config))
-        saved = config_from_dict(
-            PilotCommitConfig,
-            check_keys(state["config"], f"{who} state: config", (), optional=fields),
-            what=f"{who} state: config",
-        )
-        if saved != self.config:
-            raise ValueError(
-                f"{who} state was saved with {saved}; build the wrapper with that config first"
-            )
+        who, n = _KIND, self.inner.num_tasks
+        state = self._checked_state(state, _STATE_KEYS)
         evicted = read_array(state, "evicted", who, np.bool_, shape=(n,))
         raw = read_keys(state, "buffer", who, _BUFFER_KEYS)
         cols = {
@@ -414,15 +394,9 @@ class PilotCommit(WrapsSelector):
             raise ValueError(f"{who} state: the buffer's columns differ in length")
         if size and (rewards.shape[1] < 2 or np.unique(cols["task"]).size != size):
             raise ValueError(f"{who} state: the buffer holds a prompt twice or a pilot under 2")
-        totals = read_keys(state, "totals", who, _TOTALS)
-        totals = {key: read_int(totals, key, who, hi=2**62) for key in _TOTALS}
-        last = read_keys(state, "last", who, _LAST)
-        last = {key: read_float(last, key, who) for key in _LAST}
+        totals, last = self._read_counts(state)
         seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
-        if not isinstance(state["inner"], dict):
-            raise ValueError(f"{who} state: inner must be a selector state or empty")
-        if state["inner"]:
-            self.inner.load_state_dict(state["inner"])  # atomic; the last step that can fail
+        self._load_inner(state)  # atomic; the last step that can fail
         self.buffer = _Buffer(cols["task"], cols["step"], cols["round"], cols["group"], rewards)
         self.evicted, self._totals, self._last, self.seed = evicted, totals, last, seed
 

@@ -17,16 +17,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.core.checkpoint_file import CheckpointError, read_checkpoint
 from frontier_rft.core.config import config_from_dict
-from frontier_rft.core.persistence import unflatten_state, write_state_file
-from frontier_rft.core.selector import FORMAT_VERSION, Selector
+from frontier_rft.core.persistence import write_state_file
+from frontier_rft.core.selector import Selector
 from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
+from frontier_rft.wrappers.base import same_config, saved_config
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.wrappers.passthrough import same_config
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.step import Sampler
+from frontier_rft.wrappers.wrapper_file import naming_file, read_wrapper_state
 
 __all__ = [
     "LEGACY_FILES",
@@ -65,24 +66,7 @@ def save_sampler(
 def _read(path: Path) -> dict[str, Any]:
     """The state a sampler file holds (kind and config checked to be readable);
     CheckpointError (a ValueError) naming `path` for a bad file."""
-    header, arrays = read_checkpoint(path)
-    kind = header.get("selector")
-    if header.get("format_version") != FORMAT_VERSION or kind not in SAMPLERS:
-        raise CheckpointError(
-            f"{path}: not a step sampler file of this frontier_rft version "
-            f"(kind {kind!r}); save_sampler writes those"
-        )
-    try:
-        state = unflatten_state(header["state"], arrays, set())
-        if not isinstance(state, dict) or state.get("kind") != kind:
-            raise ValueError(f"malformed state (expected an object of kind {kind!r})")
-        if not isinstance(state.get("config"), dict):
-            raise ValueError("malformed state (expected an object with a config)")
-    except ValueError as exc:
-        if isinstance(exc, CheckpointError):
-            raise
-        raise CheckpointError(f"{path}: {exc}") from exc
-    return state
+    return read_wrapper_state(path, SAMPLERS, "a step sampler", "save_sampler")
 
 
 def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
@@ -91,16 +75,12 @@ def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
     the saved one stopped. CheckpointError (a ValueError) for a bad file."""
     state = _read(Path(path))
     make, config_class = SAMPLERS[state["kind"]]
-    try:
+    with naming_file(path):
         if config_class is None:
             sampler = make(selector)
         else:
             sampler = make(selector, config_from_dict(config_class, state["config"]))
         sampler.load_state_dict(state)
-    except ValueError as exc:
-        if isinstance(exc, CheckpointError):
-            raise
-        raise CheckpointError(f"{path}: {exc}") from exc
     return sampler
 
 
@@ -147,12 +127,9 @@ def saved_sampler_state(
             f"checkpoint {directory} was saved with the {state['kind']} sampler, but this run "
             f"uses {sampler.kind}; {fix}"
         )
-    if not same_config(state["config"], sampler.config, f"{path}: config"):
-        saved = (
-            state["config"]
-            if sampler.config is None
-            else config_from_dict(type(sampler.config), state["config"])
-        )
+    what = f"{path}: config"
+    if not same_config(state["config"], sampler.config, what):
+        saved = saved_config(state["config"], sampler.config, what)
         raise ValueError(
             f"checkpoint {directory} was saved with {sampler.kind} {saved}, but this run asks "
             f"for {sampler.config}; {fix}"

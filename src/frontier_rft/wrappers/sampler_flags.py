@@ -28,9 +28,10 @@ from frontier_rft.wrappers.fewer_rollouts import (
     FewerRollouts,
     fewer_rollouts_from_run,
 )
+from frontier_rft.wrappers.passthrough import PassThrough
 from frontier_rft.wrappers.pilot_commit import PilotCommit
 from frontier_rft.wrappers.sampler_file import SAMPLERS
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = [
     "FLAG_NAMES",
@@ -103,16 +104,20 @@ def sampler_settings(name: str, config: Mapping[str, Any]) -> Any:
 
 def build_sampler(
     name: str,
-    config: Mapping[str, Any],
+    config: Mapping[str, Any] | Any,
     selector: Selector,
     *,
     seed: int = 0,
     posterior: Callable[[NDArray[np.int64]], tuple[Any, Any]] | None = None,
 ) -> Sampler:
-    """Step sampler `name` with `config` (`sampler_settings`) around `selector`: the one
-    builder of the reference trainer and the simulator. `seed` draws Pilot-Commit's buffer
-    picks; `posterior` replaces an allocation's Beta posteriors (the simulator's oracle)."""
-    settings = sampler_settings(name, config)
+    """Step sampler `name` with `config` (`sampler_settings`: its fields, or its config
+    dataclass) around `selector`: the one builder of the reference trainer, the simulator,
+    TRL and the bench. `seed` draws Pilot-Commit's buffer picks; `posterior` replaces an
+    allocation's Beta posteriors (the simulator's oracle)."""
+    check_choice("sampler", name, SAMPLER_NAMES)
+    config_class = SAMPLERS[name][1]
+    given = config_class is not None and isinstance(config, config_class)
+    settings: Any = config if given else sampler_settings(name, config)
     check(
         posterior is None or name == Allocation.kind,
         f"posterior is an allocation's; sampler {name!r} reads none",

@@ -40,7 +40,7 @@ import traceback
 import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -294,12 +294,14 @@ def allocation_case(
     rollouts' time taken out), with the floor measured alongside, then retained bytes per
     task under tracemalloc (the selector's and the allocation's posteriors)."""
     from frontier_rft.wrappers.allocation import Allocation
+    from frontier_rft.wrappers.sampler_flags import build_sampler
 
     def build_case() -> Allocation:
         """The wrapper with every prompt tried once (one group of R rollouts each): the
         steady state, where the greedy runs for every prompt of a step (an untried prompt
         just gets its default n)."""
-        alloc = Allocation(build(WRAPPED[name], world.pool, s.seed))
+        built = build_sampler(Allocation.kind, {}, build(WRAPPED[name], world.pool, s.seed))
+        alloc = cast(Allocation, built)
         n = world.pool.num_tasks
         sums = np.round(world.pass_rates * s.rollouts)
         alloc.posteriors.advance(n)

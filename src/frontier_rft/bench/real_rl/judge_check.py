@@ -27,7 +27,7 @@ import numpy as np
 
 from frontier_rft.bench.metrics import spearman
 from frontier_rft.core.config import check, check_field_types
-from frontier_rft.lm.sampling import Sampling
+from frontier_rft.lm.decoding import Sampling
 from frontier_rft.selectors.metis.judge import (
     ALLOWED_VALUES,
     parse_judgment,

@@ -39,6 +39,7 @@ from frontier_rft.simulation.runner import (
 )
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scenario
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.wrappers.sampler_flags import build_sampler
 
 __all__ = [
     "RESULTS_FORMAT",
@@ -177,7 +178,7 @@ def _check_entries(
             if fewer is not None:
                 try:
                     fewer.check_group_size(rollouts)
-                    FewerRollouts(selector, fewer)
+                    build_sampler(FewerRollouts.kind, fewer, selector)
                 except ValueError as exc:
                     raise ValueError(f"entry {e.label!r}: {exc}") from None
 

@@ -272,14 +272,19 @@ class FrontierConfig:
             f"got {short_repr(tol)}",
         )
         set_(self, "dynamic_sampling_tol", float(tol))
-        self.dynamic_sampling_settings()  # every refused option, named
+        self.dynamic_sampling_settings()  # read once, here: every refused option, named
 
-    def dynamic_sampling_settings(self) -> DynamicSamplingConfig | None:
-        """The DynamicSampling settings of this config, or None when dynamic_sampling is off."""
+    @cached_property
+    def _dynamic_sampling(self) -> DynamicSamplingConfig | None:
+        """dynamic_sampling and its overrides, read once (after they are checked)."""
         overrides = self.dynamic_sampling_config
         return sampling_config(
             self.dynamic_sampling, overrides if isinstance(overrides, dict) else None
         )
+
+    def dynamic_sampling_settings(self) -> DynamicSamplingConfig | None:
+        """The DynamicSampling settings of this config, or None when dynamic_sampling is off."""
+        return self._dynamic_sampling
 
     def with_rollouts(self, rollouts: Literal["full", "kept"]) -> FrontierConfig:
         """This config with `rollouts: auto` resolved by the trainer: a copy that keeps the

@@ -49,9 +49,8 @@ from frontier_rft.integrations.trl.rewards import (
     check_combined_rewards,
     combine_rewards,
 )
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
+from frontier_rft.wrappers.step import Sampler, StepSamples
 
 __all__ = [
     "DAPO_SUMMARY",
@@ -198,7 +197,7 @@ class DynamicGeneration:
     def __init__(
         self,
         trainer: Any,
-        wrapper: DynamicSampling | FewerRollouts,
+        wrapper: Sampler,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
         seam: AdapterSeam,
     ):
@@ -219,22 +218,36 @@ class DynamicGeneration:
         self.skip_update = False
 
     # ------------------------------------------------------------------ one step
-    def step(self) -> dict[str, Any]:
-        """Sample this step's rounds through the wrapper and return TRL's training batch."""
-        tr = self.trainer
-        n = int(tr.num_generations)
-        batch = int(tr.args.generation_batch_size) // n
+    def _sample(self) -> tuple[StepSamples, list[_Round], int, int, int]:
+        """This step's rounds sampled through the wrapper: (samples, the rounds generated,
+        groups B, group size n, rollouts spent). A round of groups of another size (counts)
+        is one TRL call generating that many completions a prompt."""
+        n = int(self.trainer.num_generations)
+        batch = int(self.trainer.args.generation_batch_size) // n
         counters = self.seam.counters
         rounds: list[_Round] = []
-        before = counters["dapo_rollouts"]
+        before = counters[self.SPENT[0]]
 
-        def rollout(ids: NDArray[np.int64]) -> NDArray[np.float64]:
-            return self._round(np.asarray(ids, dtype=np.int64), n, rounds)
+        def rollout(
+            ids: NDArray[np.int64], counts: NDArray[np.int64] | None = None
+        ) -> NDArray[np.float64]:
+            size = n
+            if counts is not None:
+                sizes = np.unique(np.asarray(counts, dtype=np.int64))
+                if sizes.shape[0] != 1:
+                    raise RuntimeError(f"one TRL call generates one size of group, got {sizes}")
+                size = int(sizes[0])
+            return self._round(np.asarray(ids, dtype=np.int64), n, rounds, size=size)
 
         samples = self.wrapper.sample(counters["generations"], batch, n, rollout)
+        return samples, rounds, batch, n, counters[self.SPENT[0]] - before
+
+    def step(self) -> dict[str, Any]:
+        """Sample this step's rounds through the wrapper and return TRL's training batch."""
+        counters = self.seam.counters
+        samples, rounds, batch, n, spent = self._sample()
         train = samples.train
         out = self._assemble(train, rounds, batch, n)
-        spent = counters["dapo_rollouts"] - before
         counters["generations"] += 1
         counters["dapo_trained_groups"] += train.num_groups
         counters["dapo_padded_groups"] += train.deficit

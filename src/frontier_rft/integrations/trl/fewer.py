@@ -49,8 +49,8 @@ from frontier_rft.integrations.trl.dynamic import (
     _stack,
     _trim,
 )
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.wrappers.sampling import StepSamples
+from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.wrappers.step import Sampler, StepSamples
 
 __all__ = ["FEWER_COUNTERS", "FEWER_SUMMARY", "FewerGeneration", "check_screenable"]
 
@@ -77,7 +77,7 @@ class FewerGeneration(DynamicGeneration):
     def __init__(
         self,
         trainer: Any,
-        wrapper: FewerRollouts,
+        wrapper: Sampler,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
         seam: AdapterSeam,
     ):
@@ -91,28 +91,10 @@ class FewerGeneration(DynamicGeneration):
 
     def step(self) -> dict[str, Any]:
         """Sample this step's prompts through FewerRollouts and return TRL's training batch."""
-        tr = self.trainer
-        n = int(tr.num_generations)
-        batch = int(tr.args.generation_batch_size) // n
         counters = self.seam.counters
-        rounds: list[_Round] = []
-        before = counters["fewer_rollouts"]
-
-        def rollout(
-            ids: NDArray[np.int64], counts: NDArray[np.int64] | None = None
-        ) -> NDArray[np.float64]:
-            size = n
-            if counts is not None:
-                sizes = np.unique(np.asarray(counts, dtype=np.int64))
-                if sizes.shape[0] != 1:
-                    raise RuntimeError(f"one TRL call generates one size of group, got {sizes}")
-                size = int(sizes[0])
-            return self._round(np.asarray(ids, dtype=np.int64), n, rounds, size=size)
-
-        samples = self.wrapper.sample(counters["generations"], batch, n, rollout)
+        samples, rounds, batch, n, spent = self._sample()
         out = self._lay_out(samples, rounds, batch, n)
         trained = samples.train.num_groups
-        spent = counters["fewer_rollouts"] - before
         counters["generations"] += 1
         counters["fewer_trained_groups"] += trained
         counters["fewer_empty_steps"] += int(trained == 0)

@@ -36,12 +36,12 @@ from frontier_rft.wrappers.sampler_file import (
     saved_sampler_config,
     saved_sampler_state,
 )
-from frontier_rft.wrappers.sampling import Sampler
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = [
     "FEWER_DEFAULTS",
     "FEWER_FILE",
-    "SAMPLER_FILE",
+    "REPEAT_SAMPLER_FILE",
     "SELECTOR_FILE",
     "STEP_SAMPLER_FILE",
     "check_fewer_settings",
@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 SELECTOR_FILE = "frontier_selector.npz"
-SAMPLER_FILE = "frontier_sampler.npz"
+REPEAT_SAMPLER_FILE = "frontier_sampler.npz"
+"""The RepeatSampler's position, records and counters (beside the selector file)."""
 _PREFIX = "frontier_"
 """Our files' prefix in TRL's checkpoint directory (the step sampler's: the trainer's name)."""
 STEP_SAMPLER_FILE = _PREFIX + sampler_file.SAMPLER_FILE
@@ -125,12 +126,12 @@ def save_state(
     sampler: FrontierRepeatSampler,
     counters: dict[str, int],
 ) -> None:
-    """Write the selector file, then the sampler file (position, records and `counters`)."""
+    """Write the selector file, then the RepeatSampler file (position, records and `counters`)."""
     directory = Path(directory)
     save_selector(selector, directory / SELECTOR_FILE)
     arrays = {k: np.asarray(v) for k, v in sampler.state_dict().items()}
     arrays.update({f"counter/{k}": np.asarray(int(v), dtype=np.int64) for k, v in counters.items()})
-    atomic_write_bytes(directory / SAMPLER_FILE, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
+    atomic_write_bytes(directory / REPEAT_SAMPLER_FILE, lambda fh: np.savez(fh, **arrays))  # type: ignore[arg-type]
 
 
 def load_state(
@@ -144,7 +145,7 @@ def load_state(
     directory = Path(directory)
     if not directory.is_dir():
         raise ValueError(f"checkpoint {directory} does not exist (or is not a directory)")
-    missing = [f for f in (SELECTOR_FILE, SAMPLER_FILE) if not (directory / f).is_file()]
+    missing = [f for f in (SELECTOR_FILE, REPEAT_SAMPLER_FILE) if not (directory / f).is_file()]
     if missing:
         raise ValueError(
             f"checkpoint {directory} has no frontier-rft state ({', '.join(missing)} missing): it "
@@ -152,15 +153,15 @@ def load_state(
             "Resume from an earlier checkpoint, or start a fresh run"
         )
     try:
-        with np.load(directory / SAMPLER_FILE, allow_pickle=False) as data:
+        with np.load(directory / REPEAT_SAMPLER_FILE, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         counters = {
             k.split("/", 1)[1]: int(v) for k, v in arrays.items() if k.startswith("counter/")
         }
     except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as exc:
         raise ValueError(
-            f"{directory / SAMPLER_FILE} is damaged ({type(exc).__name__}: {str(exc)[:80]}); "
-            "resume from an earlier checkpoint"
+            f"{directory / REPEAT_SAMPLER_FILE} is damaged "
+            f"({type(exc).__name__}: {str(exc)[:80]}); resume from an earlier checkpoint"
         ) from exc
     sampler_state = {k: v for k, v in arrays.items() if not k.startswith("counter/")}
     backup = sampler.state_dict()

@@ -116,7 +116,9 @@ from frontier_rft.integrations.trl.state import (
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
 from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.sampling import PassThrough, Sampler
+from frontier_rft.wrappers.passthrough import PassThrough
+from frontier_rft.wrappers.sampler_flags import build_sampler
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
@@ -343,10 +345,10 @@ class FrontierTrainerMixin:
                 self._frontier_counters, rows, self._frontier_tap, self._frontier_gather
             )
             if settings is not None:
-                wrapper = DynamicSampling(selector, settings)
+                wrapper = build_sampler(DynamicSampling.kind, settings, selector)
                 self.frontier_dynamic = DynamicGeneration(self, wrapper, parent, seam)
             else:
-                sampler = FewerRollouts(selector, fewer)
+                sampler = build_sampler(FewerRollouts.kind, fewer, selector)
                 self.frontier_dynamic = FewerGeneration(self, sampler, parent, seam)
             self.add_callback(_SkipEmptyUpdate(self.frontier_dynamic))  # type: ignore[attr-defined]
 
@@ -709,7 +711,7 @@ class FrontierTrainerMixin:
         """The step sampler around the selector: dynamic sampling's or FewerRollouts inside
         each generation step, else the pass-through (TRL's own generation: no state)."""
         if self.frontier_dynamic is None:
-            return PassThrough(self.frontier_selector)
+            return build_sampler(PassThrough.kind, {}, self.frontier_selector)
         return self.frontier_dynamic.wrapper
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
