@@ -26,7 +26,10 @@ from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 def test_the_settings_are_the_verl_samplers_with_skyrls_batch_size() -> None:
     config = skyrl_sampler_config({"selector": "skip", "seed": 2}, train_batch_size=16)
     assert (config.selector, config.seed, config.batch_size) == ("skip", 2, 16)
-    assert skyrl_sampler_config(None, 8).selector == "greso"
+    assert (skyrl_sampler_config(None, 8).selector, skyrl_sampler_config(None, 8).rollouts) == (
+        "skip",
+        "auto",
+    )
     assert "batch_size" not in SKYRL_FIELDS
     assert skyrl_sampler_config({"rollouts": "kept"}, 8).rollouts == "kept"
 

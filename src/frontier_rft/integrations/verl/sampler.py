@@ -13,6 +13,10 @@ Seams in verl 0.9.x (see docs/integrations/verl.md):
 - verl <= 0.7: `data.sampler.class_path` (AbstractCurriculumSampler); the class then
   subclasses verl's own `AbstractCurriculumSampler` and verl calls `update(batch=...)`.
 
+`rollouts: auto` (the default) reaches this class resolved by the v1 buffer or the SkyRL
+trainer; built otherwise (the legacy trainer, verl <= 0.7, by hand) it means full batches,
+with a warning where the selector skips (auto.py).
+
 `rollouts: kept` (VerlSamplerConfig.rollouts): each dataloader batch is instead one
 `selector.select_window(batch_size)`, only the prompts the selector keeps among uniform's next
 batch_size, so a batch has 1 to batch_size prompts. A torch Sampler yields single ids that
@@ -44,9 +48,11 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.pool import refused_rewards
 from frontier_rft.integrations.shadows import RunShadows
+from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
     "FrontierSampler",
@@ -216,9 +222,12 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     ) -> None:
         if (data_config is None) == (config is None):
             raise ValueError("pass exactly one of data_config (verl's data config) or config=")
-        self.config = (
-            config if config is not None else VerlSamplerConfig.from_verl_data_config(data_config)
-        )
+        if config is None:
+            config = VerlSamplerConfig.from_verl_data_config(data_config)
+        # rollouts: auto, unresolved: no v1 buffer built this sampler (the legacy trainer,
+        # verl <= 0.7, or by hand), so its batches are full (auto.py).
+        cls = type(selector) if selector is not None else SELECTORS[config.selector]
+        self.config = resolved(config, {}, selector=cls, legacy=True)
         self.data_source = data_source
         n = len(data_source)
         if n == 0:

@@ -22,6 +22,10 @@ never reach the trained batch; `_clear_groups` reports them to the selector firs
 sees every finished rollout once, as it does without the filter. verl's
 `trainer.v1.sampler.sync_refill_failed_groups` is read the same way, with the filter on or off.
 
+`rollouts: auto` (the default) is resolved at construction, before the dataloader is
+rebuilt: kept with this sync buffer where verl's settings allow it, else full with one
+warning naming why (`auto.auto_rollouts`, which `frontier check-config verl` asks too).
+
 `rollouts: kept` (sync trainer only): the rebuilt dataloader draws one window of uniform's
 batch per fetch (`FrontierSampler.batches()`), so a step submits only the K <= B prompts the
 selector keeps, and `sample()` asks verl's buffer for those K groups instead of
@@ -40,8 +44,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from torchdata.stateful_dataloader import StatefulDataLoader
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
+from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import (
     KEPT_NEEDS_SYNC,
     KEPT_WITH_FILTER_GROUPS,
@@ -52,6 +58,7 @@ from frontier_rft.integrations.verl.config import (
     kept_gen_batch_size,
 )
 from frontier_rft.integrations.verl.sampler import FrontierSampler
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
 
@@ -113,8 +120,6 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
 
     def init_dataloader() -> None:
         original()
-        from torchdata.stateful_dataloader import StatefulDataLoader
-
         old = trainer.train_dataloader
         data = trainer.config.data
         batch_size = int(data.get("gen_batch_size", None) or data.train_batch_size)
@@ -242,6 +247,16 @@ class _FrontierMixin:
     def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
         kwargs = _to_plain(sampler_kwargs) or {}
         config = _sampler_config(kwargs, 1)  # a misspelt or mistyped field fails here
+        if config.rollouts == "auto":  # before the dataloader is rebuilt (and the model loads)
+            trainer = _trainer_of(refill_fn)
+            config = resolved(
+                config,
+                trainer.config,
+                selector=SELECTORS[config.selector],
+                legacy=False,
+                async_buffer=isinstance(self, ReplayBufferAsync),
+            )
+            kwargs = {**kwargs, "rollouts": config.rollouts}
         self._kept = config.rollouts == "kept"
         if self._kept:
             _check_kept(self)
