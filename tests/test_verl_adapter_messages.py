@@ -273,6 +273,26 @@ def test_a_sampler_built_by_hand_takes_auto_as_full_and_says_why(
     assert "selector 'uniform' passes over no prompt" in info.getMessage()
 
 
+def test_a_checkpoint_of_the_former_default_resumes_when_named_and_is_refused_otherwise() -> None:
+    old = sampler(selector="greso", rollouts="full", seed=0)  # the former defaults
+    ids = next(iter(old))
+    old.report(np.repeat([100 + ids], 2), np.ones(2))
+    saved = old.state_dict()
+    named = sampler(selector="greso", rollouts="full", seed=0)
+    named.load_state_dict(saved)  # resumes as before
+    assert_state_equal(named.state_dict(), saved)
+    default = sampler(seed=0)  # skip with rollouts: auto
+    before = default.state_dict()
+    with pytest.raises(ValueError) as err:
+        default.load_state_dict(saved)
+    assert str(err.value) == (
+        "the checkpoint's curriculum was saved with selector: greso, not selector: skip: resume "
+        "with selector: greso (and rollouts: full, if it ran with the former default), or start "
+        "a fresh run"
+    )
+    assert_state_equal(default.state_dict(), before)  # refused, nothing changed
+
+
 def test_a_report_with_draw_steps_credits_each_group_to_its_own_draw() -> None:
     # An async trainer (SkyRL's fully-async) can draw a task again before its first group
     # came back, then return the later group first.

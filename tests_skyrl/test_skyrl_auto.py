@@ -132,3 +132,21 @@ def test_the_entrypoint_resolves_auto_before_ray_starts(
         assert record.levelname == "INFO"
     else:
         assert record.levelname == "WARNING" and because in record.getMessage()
+
+
+def test_a_checkpoint_of_the_former_default_resumes_only_where_it_is_named(
+    make_run: Any, tmp_path: Path
+) -> None:
+    ckpt = tmp_path / "ckpt"
+    former = {"selector": "greso", "seed": 3, "rollouts": "full"}
+    make_run(skyrl_config(ckpt, steps=3, ckpt_interval=3), former).train()
+    resumed = make_run(skyrl_config(ckpt, steps=6, ckpt_interval=3, resume_mode="latest"), former)
+    assert len(resumed.train().generator.calls) == 3  # steps 4 to 6, from the checkpoint
+    default = make_run(skyrl_config(ckpt, steps=9, resume_mode="latest"), {"seed": 3})
+    with pytest.raises(ValueError) as err:
+        default.train()
+    assert str(err.value) == (
+        "the checkpoint's curriculum was saved with selector: greso, not selector: skip: resume "
+        "with selector: greso (and rollouts: full, if it ran with the former default), or start "
+        "a fresh run"
+    )

@@ -150,3 +150,48 @@ def test_the_async_buffer_takes_auto_as_full_and_says_why(
     assert f"trainer_mode colocate_async: {KEPT_NEEDS_SYNC}" in says
     assert type(trainer.replay_buffer).__name__ == "FrontierReplayBufferAsync"
     assert not trainer.replay_buffer._kept
+
+
+@pytest.mark.parametrize("saved_with", ["full", "kept"])
+def test_a_checkpoint_resumes_only_under_its_own_selector_and_rollouts(
+    saved_with: str, tmp_path: Path
+) -> None:
+    # verl's data.pt, resumed by the real v1 trainer's rebuilt dataloader as verl's
+    # _load_checkpoint does: a run of the former defaults (greso, full batches) resumes where
+    # the config names them; under the new defaults (skip, auto: kept here), or after
+    # rollouts changed either way, it is refused in one line naming what to set.
+    import torch
+    from verl.trainer.ppo.v1 import get_trainer_cls
+
+    train = write_parquet(tmp_path / "train.parquet", ROWS, long_every=0)
+    named = ("selector=greso", "seed=0", f"rollouts={saved_with}")
+
+    def loader(kwargs: tuple[str, ...]) -> Any:
+        trainer = get_trainer_cls("sync")(config=compose(train, tmp_path, kwargs=kwargs))
+        trainer.tokenizer, trainer.processor = build_tokenizer(), None
+        trainer._init_dataloader()
+        return trainer.train_dataloader
+
+    first = loader(named)
+    it = iter(first)
+    next(it), next(it)
+    torch.save(first.state_dict(), tmp_path / "data.pt")
+    expected = next(it)["index"].tolist()
+    saved = torch.load(tmp_path / "data.pt", weights_only=False)
+    again = loader(named)
+    again.load_state_dict(saved)
+    assert next(iter(again))["index"].tolist() == expected
+    other = "kept" if saved_with == "full" else "full"
+    fix = "greso and rollouts: full (the former default)" if saved_with == "full" else (
+        "greso and rollouts: kept"
+    )  # fmt: skip
+    for kwargs, now in (
+        (DEFAULTS, "skip and rollouts: kept"),  # skip, rollouts: auto (kept here)
+        (("selector=greso", "seed=0", f"rollouts={other}"), f"greso and rollouts: {other}"),
+    ):
+        with pytest.raises(ValueError) as err:
+            loader(kwargs).load_state_dict(saved)
+        assert str(err.value) == (
+            f"the checkpoint's curriculum was saved with selector: greso and rollouts: "
+            f"{saved_with}, not selector: {now}: resume with selector: {fix}, or start a fresh run"
+        )

@@ -60,6 +60,7 @@ __all__ = [
     "WindowBatches",
     "install_feedback_hook",
     "read_task_ids",
+    "resume_refusal",
 ]
 
 _log = logging.getLogger(__name__)
@@ -647,6 +648,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"saved with batch_size {state['batch_size']}, resuming with "
                 f"{self.config.batch_size}; keep data.train_batch_size unchanged"
             )
+        saved = state["selector"].get("selector") if isinstance(state["selector"], dict) else None
+        if isinstance(saved, str) and saved != self.selector.name:
+            raise ValueError(resume_refusal((saved, None), (self.selector.name, None)))
         # Everything checked before anything changes (the selector last: it checks its own).
         who, n = "FrontierSampler", self.task_ids.size
         draws = read_int(state, "draws", who)
@@ -685,6 +689,24 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         state = self.__dict__.copy()
         state["_logger"] = None
         return state
+
+
+def resume_refusal(saved: tuple[str, str | None], now: tuple[str, str | None]) -> str:
+    """The one line refusing to resume a curriculum saved by (selector, rollouts) `saved` with
+    `now` (rollouts None where the checkpoint does not say), with how to resume it."""
+
+    def spelt(selector: str, rollouts: str | None) -> str:
+        return f"selector: {selector}" + (f" and rollouts: {rollouts}" if rollouts else "")
+
+    fix = spelt(*saved)
+    if saved == ("greso", "full"):
+        fix += " (the former default)"
+    elif saved == ("greso", None):
+        fix += " (and rollouts: full, if it ran with the former default)"
+    return (
+        f"the checkpoint's curriculum was saved with {spelt(*saved)}, not {spelt(*now)}: resume "
+        f"with {fix}, or start a fresh run"
+    )
 
 
 class WindowBatches(Sampler[list[int]]):
