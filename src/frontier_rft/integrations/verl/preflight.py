@@ -9,9 +9,10 @@ VerlSamplerConfig field (unknown names with the closest one, refused values; TRL
 dynamic-sampling options with a pointer to verl's filter), the selector and its config,
 verl's batch size and dataloader workers, verl's own keys against the installed verl's
 config (`verl_keys`; said to be unchecked without verl), and, when `data.train_files` names
-local files it can read, the columns the sampler reads. `frontier check-config verl
-FILE.yaml` prints it; `hydra_preflight.FrontierPreflight` runs it inside verl before Ray
-starts.
+local files it can read, the columns the sampler reads. It also says what `rollouts: auto`
+(the default) will be, as the buffer decides it (`auto.auto_rollouts`). `frontier
+check-config verl FILE.yaml` prints it; `hydra_preflight.FrontierPreflight` runs it inside
+verl before Ray starts.
 """
 
 from __future__ import annotations
