@@ -1,4 +1,4 @@
-"""The adapters' default selectors (TRL: skip; verl: greso; greso on both) on an all-solved
+"""The adapters' default selectors (skip on TRL and verl; greso on both) on an all-solved
 and a never-solved pool, through the TRL and verl sampler layers without a model (issue 36):
 each run ends, within a bound, in its metrics saying every group was zero-variance, never in
 a hang.
@@ -80,9 +80,10 @@ def test_trl_sampler_with_the_default_selector_ends(reward: float, name: str) ->
     _check(selector.metrics(), reward, config.selector)
 
 
+@pytest.mark.parametrize("name", ["default", "greso"])
 @pytest.mark.parametrize("reward", [1.0, 0.0], ids=["all-solved", "never-solved"])
 def test_verl_sampler_with_the_default_selector_ends(
-    reward: float, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+    reward: float, name: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("torch")
     monkeypatch.chdir(tmp_path)  # the sampler logs to ./frontier_metrics.jsonl
@@ -91,8 +92,10 @@ def test_verl_sampler_with_the_default_selector_ends(
 
     n, batch = 16, 8
     data = [{"prompt": f"q{i}", "index": i} for i in range(n)]  # positions are the ids
-    config = VerlSamplerConfig(batch_size=batch)
-    assert config.selector == "greso"
+    config = VerlSamplerConfig(
+        batch_size=batch, **({} if name == "default" else {"selector": name})
+    )
+    assert config.selector == ("skip" if name == "default" else name)
     sampler = FrontierSampler(data, config=config)
     with bounded(BOUND_S):
         stream = iter(sampler)
@@ -106,4 +109,4 @@ def test_verl_sampler_with_the_default_selector_ends(
                     ids.append(next(stream))
             task_ids = np.repeat(np.asarray(ids), GROUP)
             sampler.report(task_ids, np.full(task_ids.size, reward))
-    _check(sampler.selector.metrics(), reward)
+    _check(sampler.selector.metrics(), reward, config.selector)

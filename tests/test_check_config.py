@@ -397,6 +397,77 @@ def test_rollouts_kept_on_the_v1_sync_trainer_is_valid(
     assert code == 1 and "selector 'bots' does not walk the data" in out  # as before
 
 
+def _default_verl(tmp_path: Path) -> str:
+    """A v1 sync config plugging in FrontierReplayBuffer with the sampler's defaults."""
+    path = tmp_path / "default.yaml"
+    path.write_text(
+        "data: {dataloader_num_workers: 0}\ntrainer:\n  use_v1: true\n  v1:\n"
+        "    trainer_mode: sync\n    sampler:\n      custom_sampler: {path: "
+        "pkg://frontier_rft.integrations.verl.v1, name: FrontierReplayBuffer}\n"
+    )
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "because"),
+    [
+        ([], None),
+        (["trainer.v1.trainer_mode=colocate_async",
+          "trainer.v1.sampler.custom_sampler.name=FrontierReplayBufferAsync"],
+         "trainer_mode colocate_async: rollouts: kept needs verl's sync v1 trainer"),
+        (["++algorithm.filter_groups.enable=true"],
+         "rollouts: kept with algorithm.filter_groups: verl's DAPO filter refills"),
+        (["++trainer.v1.sampler.sync_refill_failed_groups=true"],
+         "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups"),
+        (["++data.train_batch_size=8", "++data.gen_batch_size=2"],
+         "rollouts: kept with data.gen_batch_size=2"),
+        ([f"++{KWARGS}.shadows=[greso]"], "shadows follow uniform's whole batches"),
+        ([f"++{KWARGS}.selector=uniform"], "selector 'uniform' passes over no prompt"),
+        ([f"++{KWARGS}.selector=bots"], "selector 'bots' does not walk the data"),
+        (["trainer.use_v1=false"], "rollouts: kept needs verl's v1 sync trainer"),
+    ],
+    ids=["default", "async", "filter_groups", "refill", "gen_batch_size", "shadows",
+         "uniform", "bots", "legacy"],
+)  # fmt: skip
+def test_check_config_verl_says_what_rollouts_auto_will_be(
+    overrides: list[str], because: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from frontier_rft.integrations.verl.auto import auto_rollouts
+    from frontier_rft.selectors.registry import SELECTORS
+
+    code, out = run(capsys, "verl", _default_verl(tmp_path), *overrides)
+    (line,) = [line for line in out.splitlines() if line.startswith("  auto: ")]
+    if because is None:
+        assert code == 0, out
+        assert line == (
+            "  auto: rollouts will be kept: each step generates only the prompts 'skip' keeps "
+            "among verl's batch (same steps, fewer rollouts)"
+        )
+        # The decision the buffer makes at runtime, on the same settings.
+        assert auto_rollouts({}, selector=SELECTORS["skip"], shadows=(), legacy=False)[0] == "kept"
+    else:
+        assert line.startswith("  auto: rollouts will be full (uniform's bill) because "), out
+        assert because in line and "\n" not in line.strip()
+    code, out = run(
+        capsys, "verl", _default_verl(tmp_path), *overrides, f"++{KWARGS}.rollouts=full"
+    )
+    assert "auto:" not in out  # rollouts set: nothing to say
+
+
+def test_check_config_verl_on_the_legacy_sampler_says_auto_is_full(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    legacy = tmp_path / "legacy.yaml"
+    legacy.write_text(
+        "data:\n  dataloader_num_workers: 0\n  sampler:\n"
+        "    class_path: pkg://frontier_rft.integrations.verl\n    class_name: FrontierSampler\n"
+    )
+    code, out = run(capsys, "verl", str(legacy))
+    assert code == 0, out
+    assert "  auto: rollouts will be full (uniform's bill) because rollouts: kept needs verl's " \
+        "v1 sync trainer (FrontierReplayBuffer): as a per-prompt sampler" in out  # fmt: skip
+
+
 # ---------------------------------------------------------------------------- TRL
 
 

@@ -82,9 +82,10 @@ def test_the_recommendation_quotes_the_committed_real_results_and_the_default() 
     assert RECOMMENDED.entry == f"{RECOMMENDED.selector}-kept"
     default = FrontierConfig()
     assert (RECOMMENDED.selector, default.rollouts) == (default.selector, "auto")
-    # verl (and SkyRL, tinker) keep greso with full batches: kept there depends on trainer
-    # settings their samplers cannot see (docs/selectors/fewer_rollouts.md)
-    assert VerlSamplerConfig(batch_size=4).selector == "greso"
+    # verl and SkyRL default to it too (auto: kept on their synchronous trainers, where the
+    # settings allow it); tinker keeps full batches (docs/selectors/fewer_rollouts.md)
+    verl = VerlSamplerConfig(batch_size=4)
+    assert (verl.selector, verl.rollouts) == (default.selector, "auto")
     text = recommendation()
     assert "skip with rollouts: kept" in text and "0.73 [0.72, 0.73]" in text
     assert "within noise of" in text and "same schedule" in text

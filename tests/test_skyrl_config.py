@@ -13,6 +13,7 @@ import pytest
 
 from frontier_rft.cli.main import main as cli
 from frontier_rft.integrations.skyrl.config import (
+    KEPT_WITH_DYNAMIC_SAMPLING,
     KEPT_WITH_FULLY_ASYNC,
     SHADOWS_WITH_FULLY_ASYNC,
     SKYRL_FIELDS,
@@ -26,7 +27,10 @@ from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 def test_the_settings_are_the_verl_samplers_with_skyrls_batch_size() -> None:
     config = skyrl_sampler_config({"selector": "skip", "seed": 2}, train_batch_size=16)
     assert (config.selector, config.seed, config.batch_size) == ("skip", 2, 16)
-    assert skyrl_sampler_config(None, 8).selector == "greso"
+    assert (skyrl_sampler_config(None, 8).selector, skyrl_sampler_config(None, 8).rollouts) == (
+        "skip",
+        "auto",
+    )
     assert "batch_size" not in SKYRL_FIELDS
     assert skyrl_sampler_config({"rollouts": "kept"}, 8).rollouts == "kept"
 
@@ -206,3 +210,65 @@ def test_the_entrypoint_refuses_kept_with_fully_async_before_skyrl_or_ray(
     err = capsys.readouterr().err
     assert KEPT_WITH_FULLY_ASYNC in err and "Traceback" not in err
     assert "skyrl" not in sys.modules
+
+
+@pytest.mark.parametrize(
+    ("config", "because"),
+    [
+        ({}, None),
+        ({"trainer": {"fully_async": {"enabled": True}}}, KEPT_WITH_FULLY_ASYNC),
+        (
+            {"trainer": {"algorithm": {"dynamic_sampling": {"type": "filter"}}}},
+            KEPT_WITH_DYNAMIC_SAMPLING,
+        ),
+        ({"frontier": {"shadows": ["greso"]}}, "shadows follow uniform's whole batches"),
+        ({"frontier": {"selector": "uniform"}}, "selector 'uniform' passes over no prompt"),
+        ({"frontier": {"selector": "bots"}}, "selector 'bots' does not walk the data"),
+    ],
+    ids=["default", "fully-async", "dynamic-sampling", "shadows", "uniform", "bots"],
+)
+def test_check_config_says_what_rollouts_auto_will_be(
+    config: dict[str, object], because: str | None
+) -> None:
+    report = check_skyrl_config(config)
+    assert report.problems == []
+    (choice,) = report.choices
+    if because is None:
+        assert choice == (
+            "rollouts will be kept: each step generates only the prompts 'skip' keeps among "
+            "SkyRL's batch (same steps, fewer rollouts)"
+        )
+    else:
+        assert choice == f"rollouts will be full (uniform's bill) because {because}"
+    frontier = config.get("frontier", {})
+    assert isinstance(frontier, dict)
+    assert (
+        check_skyrl_config({**config, "frontier": {**frontier, "rollouts": "full"}}).choices == []
+    )
+
+
+def test_auto_resolves_as_check_config_says_and_notes_skyrls_lr_schedule() -> None:
+    from frontier_rft.integrations.skyrl.config import resolved_rollouts
+
+    default = skyrl_sampler_config(None, 8)
+    assert resolved_rollouts(default, fully_async=False, dynamic_sampling=None).rollouts == "kept"
+    assert resolved_rollouts(default, fully_async=True, dynamic_sampling=None).rollouts == "full"
+    assert resolved_rollouts(default, fully_async=False, dynamic_sampling="filter").rollouts == (
+        "full"
+    )
+    full = skyrl_sampler_config({"rollouts": "full"}, 8)
+    assert resolved_rollouts(full, fully_async=False, dynamic_sampling=None) is full
+    mini = {"trainer": {"train_batch_size": 64, "policy_mini_batch_size": 16}}
+    assert any("ceil(K/16) optimizer steps" in n for n in check_skyrl_config(mini).notes)
+
+
+def test_check_config_skyrl_prints_what_auto_will_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text("trainer:\n  fully_async:\n    enabled: true\n")
+    assert cli(["check-config", "skyrl", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "  auto: rollouts will be full (uniform's bill) because rollouts: kept with " \
+        "trainer.fully_async.enabled" in out  # fmt: skip
+    assert "defaults apply (selector skip, rollouts auto, seed 0)" in out

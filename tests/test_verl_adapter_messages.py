@@ -239,13 +239,58 @@ def test_a_sampler_state_with_an_unknown_field_is_refused_and_changes_nothing() 
 def test_the_trainer_adapters_default_to_selectors_that_keep_coverage() -> None:
     # Selectors that concentrate on p = 0.5 ended below uniform on held-out pass@1 on the
     # real-RL testbed; a walk that keeps coverage and skips did not (docs/results/coverage.md).
-    # TRL's skip with rollouts auto also shrinks the bill on a fixed schedule
-    # (docs/selectors/fewer_rollouts.md); verl keeps greso with full batches.
+    # skip with rollouts auto also shrinks the bill on a fixed schedule where the trainer
+    # allows it (docs/selectors/fewer_rollouts.md): TRL's default, and verl's and SkyRL's.
+    from frontier_rft.integrations.skyrl.config import skyrl_sampler_config
     from frontier_rft.integrations.trl.config import FrontierConfig
 
     assert (FrontierConfig().selector, FrontierConfig().rollouts) == ("skip", "auto")
-    assert VerlSamplerConfig(batch_size=4).selector == "greso"
-    assert VerlSamplerConfig(batch_size=4).rollouts == "full"
+    verl = VerlSamplerConfig(batch_size=4)
+    assert (verl.selector, verl.rollouts) == ("skip", "auto")
+    skyrl = skyrl_sampler_config(None, 4)
+    assert (skyrl.selector, skyrl.rollouts) == ("skip", "auto")
+
+
+def test_a_sampler_built_by_hand_takes_auto_as_full_and_says_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # No v1 buffer resolved it: a per-prompt sampler (the legacy trainer, verl <= 0.7) packs
+    # full batches, so auto is full, with one warning where the selector skips.
+    auto = "frontier_rft.integrations.verl.auto"
+    with caplog.at_level("INFO", logger=auto):
+        skip = sampler()
+    assert skip.config.rollouts == "full" and len(list(iter(skip))) == N
+    (warning,) = [r for r in caplog.records if r.name == auto]
+    text = warning.getMessage()
+    assert warning.levelname == "WARNING" and "\n" not in text
+    assert "rollouts: auto generates verl's whole batch (full)" in text
+    assert "rollouts: kept needs verl's v1 sync trainer (FrontierReplayBuffer)" in text
+    caplog.clear()
+    with caplog.at_level("INFO", logger=auto):
+        assert sampler(selector="uniform").config.rollouts == "full"
+    (info,) = [r for r in caplog.records if r.name == auto]
+    assert info.levelname == "INFO"  # uniform never skips: no warning
+    assert "selector 'uniform' passes over no prompt" in info.getMessage()
+
+
+def test_a_checkpoint_of_the_former_default_resumes_when_named_and_is_refused_otherwise() -> None:
+    old = sampler(selector="greso", rollouts="full", seed=0)  # the former defaults
+    ids = next(iter(old))
+    old.report(np.repeat([100 + ids], 2), np.ones(2))
+    saved = old.state_dict()
+    named = sampler(selector="greso", rollouts="full", seed=0)
+    named.load_state_dict(saved)  # resumes as before
+    assert_state_equal(named.state_dict(), saved)
+    default = sampler(seed=0)  # skip with rollouts: auto
+    before = default.state_dict()
+    with pytest.raises(ValueError) as err:
+        default.load_state_dict(saved)
+    assert str(err.value) == (
+        "the checkpoint's curriculum was saved with selector: greso, not selector: skip: resume "
+        "with selector: greso (and rollouts: full, if it ran with the former default), or start "
+        "a fresh run"
+    )
+    assert_state_equal(default.state_dict(), before)  # refused, nothing changed
 
 
 def test_a_report_with_draw_steps_credits_each_group_to_its_own_draw() -> None:

@@ -307,7 +307,9 @@ class Run:
 @pytest.fixture
 def make_run(data_file: Path) -> Callable[..., Run]:
     def make(cfg: SkyRLTrainConfig, frontier: dict[str, Any] | None = None, **kw: Any) -> Run:
-        return Run(data_file, cfg, frontier or {"selector": "greso", "seed": 3}, **kw)
+        # The former default, full batches: the tests of rollouts: auto and kept name theirs.
+        default = {"selector": "greso", "seed": 3, "rollouts": "full"}
+        return Run(data_file, cfg, frontier or default, **kw)
 
     return make
 

@@ -50,6 +50,7 @@ def test_greso_stops_picking_solved_prompts_once_seen_solved(make_run: Any, tmp_
     frontier = {
         "selector": "greso",
         "seed": 3,
+        "rollouts": "full",
         "selector_config": {"p_init": 0.001, "p_min": 0.001, "p_max": 0.001, "min_keep": 1e-4},
     }
     run = make_run(skyrl_config(tmp_path / "ckpt", steps=16, n_samples=8), frontier).train()

@@ -40,7 +40,13 @@ def reward(task: int, session: int) -> float:
     return 1.0 if kind == 0 else 0.0 if kind == 1 else float(session % 2)
 
 
-def compose(train_file: Path, tmp_path: Path, *extra: str) -> Any:
+KEPT_KWARGS = ("selector=greso", "seed=0", "rollouts=kept")
+"""The sampler_kwargs these tests run with (`compose`'s default)."""
+
+
+def compose(
+    train_file: Path, tmp_path: Path, *extra: str, kwargs: tuple[str, ...] = KEPT_KWARGS
+) -> Any:
     import os
 
     import verl
@@ -64,9 +70,7 @@ def compose(train_file: Path, tmp_path: Path, *extra: str) -> Any:
         "trainer.v1.trainer_mode=sync",
         "trainer.v1.sampler.custom_sampler.path=pkg://frontier_rft.integrations.verl.v1",
         "trainer.v1.sampler.custom_sampler.name=FrontierReplayBuffer",
-        "++trainer.v1.sampler.sampler_kwargs.selector=greso",
-        "++trainer.v1.sampler.sampler_kwargs.seed=0",
-        "++trainer.v1.sampler.sampler_kwargs.rollouts=kept",
+        *(f"++trainer.v1.sampler.sampler_kwargs.{kv}" for kv in kwargs),
         *extra,
     ]
     with initialize_config_dir(config_dir=config_dir, version_base=None):
@@ -133,11 +137,13 @@ class ScriptedRollouts:
         )
 
 
-def build(tmp_path: Path, tq: Any, *extra: str) -> tuple[Any, ScriptedRollouts]:
+def build(
+    tmp_path: Path, tq: Any, *extra: str, kwargs: tuple[str, ...] = KEPT_KWARGS
+) -> tuple[Any, ScriptedRollouts]:
     from verl.trainer.ppo.v1 import get_trainer_cls
 
     train = write_parquet(tmp_path / "train.parquet", ROWS, long_every=0)
-    trainer = get_trainer_cls("sync")(config=compose(train, tmp_path, *extra))
+    trainer = get_trainer_cls("sync")(config=compose(train, tmp_path, *extra, kwargs=kwargs))
     trainer.tokenizer, trainer.processor = build_tokenizer(), None  # no hub model
     trainer._init_dataloader()
     rollouts = ScriptedRollouts(tq, trainer)
@@ -304,7 +310,7 @@ def test_kept_is_refused_where_verl_cannot_shrink_a_step(make_dataset: Any) -> N
         VerlSamplerConfig(batch_size=B, selector="bots", rollouts="kept")
     with pytest.raises(ValueError, match="does not walk the data"):
         FrontierSampler(ds, config=config, selector=make_selector("bots", sampler.selector.pool))
-    with pytest.raises(ValueError, match="rollouts must be full"):
+    with pytest.raises(ValueError, match="rollouts must be auto"):
         VerlSamplerConfig(batch_size=B, rollouts="some")
 
 
@@ -354,9 +360,10 @@ def test_kept_with_verls_dapo_filter_or_an_async_trainer_is_refused(tmp_path: Pa
 
 
 def test_full_rollouts_with_the_same_selector_fill_every_batch(make_dataset: Any) -> None:
-    # Today's behaviour stays under rollouts: full (the default): B prompts per batch.
+    # The former default stays under rollouts: full: B prompts per batch.
     ds = make_dataset(48)
-    sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, selector="greso"))
+    config = VerlSamplerConfig(batch_size=B, selector="greso", rollouts="full")
+    sampler = FrontierSampler(ds, config=config)
     batches = [b["index"].tolist() for b in make_loader(ds, sampler, B)]
     assert batches and all(len(ids) == B for ids in batches)
     assert "fewer_rollouts/kept" not in sampler.metrics()

@@ -42,6 +42,28 @@ def test_every_example_turns_the_check_on_and_passes(name: str, tmp_path: Path) 
     FrontierPreflight().on_job_start(cfg)  # no SystemExit: nothing to fix
 
 
+def test_a_valid_config_goes_on_saying_what_rollouts_auto_will_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_parquet(tmp_path / "train.parquet", 48)
+    base = [f"data.train_files={data}", "data.train_batch_size=8"]
+    default = [*base, f"{KWARGS}.selector=skip", f"{KWARGS}.rollouts=auto"]  # as if unset
+    FrontierPreflight().on_job_start(compose("greso", default))
+    assert capsys.readouterr().err == (
+        "frontier-rft pre-flight: rollouts will be kept: each step generates only the prompts "
+        "'skip' keeps among verl's batch (same steps, fewer rollouts)\n"
+    )
+    FrontierPreflight().on_job_start(
+        compose("greso", [*default, "++algorithm.filter_groups.enable=true"])
+    )
+    err = capsys.readouterr().err
+    assert err.startswith("frontier-rft pre-flight: rollouts will be full (uniform's bill) "
+                          "because rollouts: kept with algorithm.filter_groups")  # fmt: skip
+    assert err.count("\n") == 1
+    FrontierPreflight().on_job_start(compose("greso", base))  # rollouts: full, said in the file
+    assert capsys.readouterr().err == ""
+
+
 def test_mistakes_stop_the_run_with_every_one_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

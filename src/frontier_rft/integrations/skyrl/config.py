@@ -2,16 +2,22 @@
 
 SkyRL's dataloader is a torchdata `StatefulDataLoader`, as verl's, so the SkyRL adapter reuses
 verl's `FrontierSampler` and its config class; this module says which of its fields apply
-on SkyRL and what they mean there. Imports neither SkyRL nor torch.
+on SkyRL and what they mean there, and what `rollouts: auto` means on SkyRL
+(`skyrl_auto_rollouts`). Imports neither SkyRL nor torch.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.core.config import did_you_mean
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.auto_rollouts import SHADOWS_FOLLOW_UNIFORM, auto_log, resolve_auto
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
     "DEFAULT_TASK_ID_KEY",
@@ -26,9 +32,17 @@ __all__ = [
     "SHADOWS_WITH_FULLY_ASYNC",
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
+    "TRAINER",
+    "resolved_rollouts",
+    "skyrl_auto_rollouts",
     "skyrl_sampler_config",
     "unknown_settings",
 ]
+
+_log = logging.getLogger(__name__)
+
+TRAINER = "SkyRL"
+"""Whose batch `rollouts: auto`'s lines name."""
 
 SKYRL_SETTING = "frontier"
 """Top-level key of the frontier-rft settings beside SkyRL's config (`frontier.selector=...`)."""
@@ -119,3 +133,42 @@ def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfi
     if unknown:
         raise ValueError(f"{SKYRL_SETTING}: {unknown[0]}")
     return VerlSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)
+
+
+def skyrl_auto_rollouts(
+    *, selector: type[Selector], shadows: Any, fully_async: bool, dynamic_sampling: Any
+) -> tuple[str, str, bool]:
+    """What `frontier.rollouts: auto` (the default) means on SkyRL: (mode, why, whether to
+    warn). kept with the synchronous trainer (FrontierRayPPOTrainer) where the selector skips
+    within a step, without SkyRL's dynamic sampling (`dynamic_sampling`: its type, None when
+    off) and shadows; full with the fully-async trainer or beside dynamic sampling, with a
+    warning naming why (`auto_rollouts.resolve_auto`). The entrypoint (before Ray starts), the
+    trainer and `frontier check-config skyrl` ask this."""
+    blockers = [SHADOWS_FOLLOW_UNIFORM] if shadows else []
+    if fully_async:
+        blockers.append(KEPT_WITH_FULLY_ASYNC)
+    if dynamic_sampling is not None:
+        blockers.append(KEPT_WITH_DYNAMIC_SAMPLING)
+    return resolve_auto(selector, blockers)
+
+
+def resolved_rollouts(
+    config: VerlSamplerConfig,
+    *,
+    fully_async: bool,
+    dynamic_sampling: Any,
+    selector: type[Selector] | None = None,
+) -> VerlSamplerConfig:
+    """`config` with `rollouts: auto` replaced by what it means here (`skyrl_auto_rollouts`;
+    `selector`: the class of a ready selector, else the config's), said in one log line;
+    unchanged when rollouts is set."""
+    if config.rollouts != "auto":
+        return config
+    mode, why, warn = skyrl_auto_rollouts(
+        selector=selector or SELECTORS[config.selector],
+        shadows=config.shadows,
+        fully_async=fully_async,
+        dynamic_sampling=dynamic_sampling,
+    )
+    auto_log(_log, TRAINER, mode, why, warn)
+    return dataclasses.replace(config, rollouts=mode)

@@ -19,7 +19,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from frontier_rft.integrations.preflight import apply_overrides
-from frontier_rft.integrations.skyrl.config import SKYRL_SETTING, skyrl_sampler_config
+from frontier_rft.integrations.skyrl.config import (
+    SKYRL_SETTING,
+    resolved_rollouts,
+    skyrl_sampler_config,
+)
 from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 
 __all__ = ["ENTRYPOINT_ARG", "main", "split_arguments"]
@@ -73,7 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = SkyRLTrainConfig.from_cli_overrides(skyrl_args)
     check_skyrl_hooks(trainer_class(cfg)._skyrl_trainer)
     validate_cfg(cfg)
-    frontier_config = skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size)
+    frontier_config = resolved_rollouts(  # rollouts: auto, said before Ray starts
+        skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size),
+        fully_async=bool(cfg.trainer.fully_async.enabled),
+        dynamic_sampling=cfg.trainer.algorithm.dynamic_sampling.type,
+    )
     initialize_ray(cfg)
     ray.get(ray.remote(num_cpus=1)(_run).remote(cfg, frontier_config))
     return 0

@@ -7,7 +7,8 @@ line each: the `frontier:` fields (unknown names with the closest one, refused v
 or TRL-only options), the selector, its config and the metadata it needs, SkyRL's batch size
 and dynamic-sampling type (and `rollouts: kept` beside it), `trainer.fully_async.enabled` (and
 `rollouts: kept` or shadows beside it), and, when `data.train_data` names
-local files it can read, the columns the adapter reads.
+local files it can read, the columns the adapter reads. It also says what `rollouts: auto`
+(the default) will be (`config.skyrl_auto_rollouts`, as the entrypoint decides it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.core.config import config_problems
+from frontier_rft.integrations.auto_rollouts import auto_choice
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -36,10 +38,13 @@ from frontier_rft.integrations.skyrl.config import (
     SHADOWS_WITH_FULLY_ASYNC,
     SKYRL_FIELDS,
     SKYRL_SETTING,
+    TRAINER,
+    skyrl_auto_rollouts,
     unknown_settings,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, shadow_problems
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
 
@@ -67,7 +72,8 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     fields = config.get(SKYRL_SETTING)
     if fields is None:
         report.notes.append(
-            f"no {SKYRL_SETTING}: settings: the defaults apply (selector greso, seed 0)"
+            f"no {SKYRL_SETTING}: settings: the defaults apply (selector "
+            f"{VerlSamplerConfig.selector}, rollouts {VerlSamplerConfig.rollouts}, seed 0)"
         )
         fields = {}
     if not isinstance(fields, Mapping):
@@ -105,6 +111,16 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
         _check_kept(config, ds_type, batch, report)
         if fully_async is True:
             report.add(SKYRL_SETTING, [KEPT_WITH_FULLY_ASYNC])
+    elif values.get("rollouts", "auto") == "auto" and _known(selector):
+        mode, why, _ = skyrl_auto_rollouts(
+            selector=SELECTORS[str(selector)],
+            shadows=values.get("shadows"),
+            fully_async=fully_async is True,
+            dynamic_sampling=ds_type if ds_type in DYNAMIC_SAMPLING_TYPES else None,
+        )
+        report.choices.append(auto_choice(TRAINER, mode, why))
+        if mode == "kept":
+            _check_kept(config, None, batch, report)  # its note on SkyRL's LR schedule
     refusal = (
         SHADOWS_WITH_DYNAMIC_SAMPLING
         if ds_type is not None
@@ -116,6 +132,11 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
     _check_data(config, values, report)
     return report
+
+
+def _known(selector: Any) -> bool:
+    """Whether `selector` is a registered name (another value: config_problems names it)."""
+    return isinstance(selector, str) and selector in SELECTORS
 
 
 def _check_kept(config: Mapping[str, Any], ds_type: Any, batch: Any, report: Report) -> None:

@@ -16,6 +16,10 @@ Seams (SkyRL's own, checked by `check_skyrl_hooks` before anything is built):
   that back on resume, since SkyRL only warns when `data.pt` fails;
 - metrics: `curriculum/...` join SkyRL's metrics for the step (its tracker logs them).
 
+`rollouts: auto` (the default) is resolved by the entrypoint before Ray starts, else when the
+trainer is built (`config.skyrl_auto_rollouts`): kept with `FrontierRayPPOTrainer` without
+dynamic sampling, full with the fully-async trainer or beside it (a warning naming why).
+
 `rollouts: kept`: each dataloader batch is `selector.select_window(train_batch_size)`, the
 K prompts (1 <= K <= train_batch_size) the selector keeps among uniform's next batch;
 SkyRL's steps and epochs stay (the dataloader's length is uniform's). Two of SkyRL's hooks
@@ -88,6 +92,7 @@ from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     SHADOWS_WITH_DYNAMIC_SAMPLING,
     SHADOWS_WITH_FULLY_ASYNC,
     SKYRL_SETTING,
+    resolved_rollouts,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig  # noqa: E402
 from frontier_rft.integrations.verl.sampler import FrontierSampler, as_task_ids  # noqa: E402
@@ -284,6 +289,12 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
                 f"the frontier config's batch_size {frontier_config.batch_size} is not SkyRL's "
                 f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
             )
+        frontier_config = resolved_rollouts(  # rollouts: auto, unless the entrypoint resolved it
+            frontier_config,
+            fully_async=self._skyrl_trainer is FullyAsyncRayPPOTrainer,
+            dynamic_sampling=cfg.trainer.algorithm.dynamic_sampling.type,
+            selector=type(selector) if selector is not None else None,
+        )
         self._frontier_refuse(cfg, frontier_config)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
         # Read by _build_train_dataloader_and_compute_training_steps, which SkyRL's

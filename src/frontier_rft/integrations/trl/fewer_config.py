@@ -14,6 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.auto_rollouts import (
+    SHADOWS_FOLLOW_UNIFORM,
+    passes_over_nothing,
+    resolve_auto,
+)
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
     LOSS_NORMALISATION,
@@ -124,7 +129,7 @@ def auto_rollouts_blockers(
     if dynamic != "off":
         out.append(f"dynamic_sampling: {dynamic} is a step sampler of its own")
     if shadows:
-        out.append("shadows follow uniform's whole batches")
+        out.append(SHADOWS_FOLLOW_UNIFORM)
     out += fewer_problems(values, trainer, "kept", 0)
     if set(IMAGE_COLUMNS) & set(columns):
         out.append("an image dataset (an image or images column) cannot be regrouped")
@@ -143,10 +148,11 @@ def auto_rollouts(
     """What `rollouts: auto` means for these settings: (mode, why, whether to warn). kept
     where `selector` passes over prompts within uniform's step and no setting is in the way
     (`auto_rollouts_blockers`); full otherwise, a warning when settings keep a skipping
-    selector from kept. The trainer and `frontier check-config trl` both ask this."""
-    if not (selector.walks_windows() and selector.passes_over):
-        what = "passes over no prompt" if selector.walks_windows() else "does not walk the data"
-        return "full", f"selector {selector.name!r} {what}", False
+    selector from kept (`auto_rollouts.resolve_auto`, as on verl and SkyRL). The trainer and
+    `frontier check-config trl` both ask this."""
+    why = passes_over_nothing(selector)
+    if why is not None:
+        return "full", why, False
     if trainer != "grpo":
         return "full", f"trainer {trainer!r}: kept runs inside TRL's GRPOTrainer only", False
     if values.get("use_vllm") is True:  # untested with kept: the default does not risk it
@@ -154,9 +160,7 @@ def auto_rollouts(
     blockers = auto_rollouts_blockers(
         values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
     )
-    if blockers:
-        return "full", "; ".join(blockers), True
-    return "kept", f"each step generates only the prompts {selector.name!r} keeps", False
+    return resolve_auto(selector, blockers)
 
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:

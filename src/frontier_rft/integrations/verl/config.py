@@ -32,8 +32,9 @@ __all__ = [
     "trl_only",
 ]
 
-ROLLOUTS = ("full", "kept")
-"""VerlSamplerConfig.rollouts: full dataloader batches, or only the prompts kept in each."""
+ROLLOUTS = ("auto", "full", "kept")
+"""VerlSamplerConfig.rollouts: kept where verl's trainer and settings allow it (auto, see
+verl.auto), full dataloader batches, or only the prompts kept in each."""
 KEPT_DOC = "docs/integrations/verl.md, 'Fewer rollouts on verl's own schedule'"
 """Where `rollouts: kept` on verl is explained (its errors point there)."""
 
@@ -104,9 +105,11 @@ class VerlSamplerConfig:
 
     batch_size: int
     """Prompts per dataloader batch: verl's data.gen_batch_size, else data.train_batch_size."""
-    selector: str = "greso"
-    """Registered selector name (see `frontier selectors`); greso keeps uniform's coverage and
-    skips zero-variance prompts (docs/results/coverage.md)."""
+    selector: str = "skip"
+    """Registered selector name (see `frontier selectors`); skip walks the data each epoch and
+    passes over prompts its posterior expects all-equal rewards from: with rollouts auto, the
+    same schedule with fewer rollouts where the trainer allows it
+    (docs/selectors/fewer_rollouts.md)."""
     selector_config: Mapping[str, Any] = field(default_factory=dict)
     """Selector config overrides, e.g. {"lam": 0.2} for bots."""
     seed: int = 0
@@ -139,11 +142,12 @@ class VerlSamplerConfig:
     (e.g. 'acc') reads that value instead, in both trainers."""
     reward_range: tuple[float, float] | None = None
     """(low, high) of the reward function, mapped to [0, 1] (clipped beyond); None = in [0, 1]."""
-    rollouts: str = "full"
-    """'full': every dataloader batch is the selector's batch_size prompts. 'kept': only the
-    prompts it keeps among uniform's next batch_size (greso, skip, uniform): verl's steps,
-    epochs and LR schedule stay, fewer rollouts (v1 sync trainer only; see KEPT_DOC; on
-    SkyRL, skyrl.config.KEPT_DOC)."""
+    rollouts: str = "auto"
+    """'auto': kept where the trainer and its settings allow it, else full with one warning
+    naming why (verl.auto, skyrl.config.skyrl_auto_rollouts). 'full': every dataloader batch
+    is the selector's batch_size prompts. 'kept': only the prompts it keeps among uniform's
+    next batch_size (greso, skip, uniform): verl's steps, epochs and LR schedule stay, fewer
+    rollouts (v1 sync trainer only; see KEPT_DOC; on SkyRL, skyrl.config.KEPT_DOC)."""
     shadows: Sequence[str] = ()
     """Rules followed beside the run without changing what trains (greso, skip, screenK,
     greso+screenK): each logs the rollouts it would have saved and the signal it would have
@@ -175,12 +179,13 @@ class VerlSamplerConfig:
         )
         check(
             self.rollouts in ROLLOUTS,
-            f"rollouts must be full (the selector's batch_size prompts per batch) or kept (only "
-            f"the prompts it keeps among uniform's next batch_size), got {self.rollouts!r}",
+            f"rollouts must be auto (kept where the trainer allows it), full (the selector's "
+            f"batch_size prompts per batch) or kept (only the prompts it keeps among uniform's "
+            f"next batch_size), got {self.rollouts!r}",
         )
         cls = SELECTORS.get(self.selector)
         check(
-            self.rollouts == "full" or cls is None or cls.walks_windows(),
+            self.rollouts != "kept" or cls is None or cls.walks_windows(),
             f"rollouts: kept rolls out the prompts a selector keeps among uniform's next batch; "
             f"selector {self.selector!r} does not walk the data: use greso, skip or uniform, or "
             "rollouts: full",
@@ -299,6 +304,22 @@ class VerlSamplerConfig:
         if isinstance(values.get("reward_range"), list):
             values["reward_range"] = tuple(values["reward_range"])
         return config_from_dict(cls, values, what=what, fixed={"batch_size": batch_size})
+
+
+def _get(config: Any, dotted: str) -> Any:
+    """config['a']['b'] for 'a.b' (a plain mapping, or verl's DictConfig, whose values read
+    resolved); None where a level is missing or not a mapping."""
+    value = config
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _interpolated(value: Any) -> bool:
+    """Whether `value` is a Hydra interpolation left unresolved (`${...}`)."""
+    return isinstance(value, str) and "${" in value
 
 
 def _cfg_get(cfg: Any, key: str) -> Any:

@@ -13,7 +13,8 @@ hydra:
 
 or on the command line:
 `+hydra.callbacks.frontier_preflight._target_=frontier_rft.integrations.verl.hydra_preflight.FrontierPreflight`.
-A config with mistakes ends the run with one line per mistake on stderr and exit status 2.
+A config with mistakes ends the run with one line per mistake on stderr and exit status 2; a
+valid one goes on, with one line on stderr saying what `rollouts: auto` will be.
 Needs Hydra and OmegaConf, which verl brings.
 """
 
@@ -40,7 +41,8 @@ def _plain(config: Any) -> dict[str, Any]:
 
 
 class FrontierPreflight(Callback):  # type: ignore[misc]
-    """On job start: check the frontier-rft part of verl's config; exit 2 with every mistake."""
+    """On job start: check the frontier-rft part of verl's config; exit 2 with every mistake,
+    else say what `rollouts: auto` will be."""
 
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
         plain = _plain(config)
@@ -49,3 +51,5 @@ class FrontierPreflight(Callback):  # type: ignore[misc]
         if report.problems:
             sys.stderr.write(report.render("frontier-rft pre-flight") + "\n")
             raise SystemExit(2)  # not an exception: Hydra would print its traceback
+        for choice in report.choices:
+            sys.stderr.write(f"frontier-rft pre-flight: {choice}\n")

@@ -9,9 +9,10 @@ VerlSamplerConfig field (unknown names with the closest one, refused values; TRL
 dynamic-sampling options with a pointer to verl's filter), the selector and its config,
 verl's batch size and dataloader workers, verl's own keys against the installed verl's
 config (`verl_keys`; said to be unchecked without verl), and, when `data.train_files` names
-local files it can read, the columns the sampler reads. `frontier check-config verl
-FILE.yaml` prints it; `hydra_preflight.FrontierPreflight` runs it inside verl before Ray
-starts.
+local files it can read, the columns the sampler reads. It also says what `rollouts: auto`
+(the default) will be, as the buffer decides it (`auto.auto_rollouts`). `frontier
+check-config verl FILE.yaml` prints it; `hydra_preflight.FrontierPreflight` runs it inside
+verl before Ray starts.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
+from frontier_rft.integrations.auto_rollouts import auto_choice
 from frontier_rft.integrations.data_columns import read_parquet_ids
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
@@ -31,19 +33,18 @@ from frontier_rft.integrations.preflight import (
     selector_problems,
     shown,
 )
+from frontier_rft.integrations.verl.auto import TRAINER, auto_rollouts, kept_blockers
 from frontier_rft.integrations.verl.config import (
     BATCH_SIZE_NOT_READ,
     DYNAMIC_SAMPLING_ON_VERL,
-    KEPT_NEEDS_SYNC,
-    KEPT_NEEDS_V1,
-    KEPT_WITH_FILTER_GROUPS,
-    KEPT_WITH_REFILL,
     SHADOWS_WITH_FILTER_GROUPS,
     VerlSamplerConfig,
-    kept_gen_batch_size,
+    _get,
+    _interpolated,
     trl_only,
 )
 from frontier_rft.integrations.verl.verl_keys import check_verl_keys
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
     "LEGACY_CLASS",
@@ -62,20 +63,6 @@ LEGACY_PATH = "pkg://frontier_rft.integrations.verl"
 """`data.sampler.class_path` of FrontierSampler on verl <= 0.7."""
 LEGACY_CLASS = "FrontierSampler"
 _REMOTE = ("hdfs://", "s3://", "gs://", "http://", "https://")
-
-
-def _get(config: Any, dotted: str) -> Any:
-    """config['a']['b'] for 'a.b'; None where a level is missing or not a mapping."""
-    value = config
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
-
-
-def _interpolated(value: Any) -> bool:
-    return isinstance(value, str) and "${" in value
 
 
 def check_verl_config(config: Mapping[str, Any]) -> Report:
@@ -122,8 +109,10 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
             POOL_OPTIONS,
         ),
     )
+    legacy = section == "data.sampler.frontier"
     if values.get("rollouts") == "kept":
-        report.add(section, _kept_problems(config, legacy=section == "data.sampler.frontier"))
+        report.add(section, kept_blockers(config, legacy=legacy))
+    report.choices += _auto_choice(config, values, skipped, legacy=legacy)
     filtered = _get(config, "algorithm.filter_groups.enable") is True
     group = "actor_rollout_ref.rollout.n"
     refusal = SHADOWS_WITH_FILTER_GROUPS if filtered else None
@@ -131,6 +120,24 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     _check_data(config, values, batch, report)
     check_verl_keys(config, section, report)  # the frontier-rft part first, then verl's own
     return report
+
+
+def _auto_choice(
+    config: Mapping[str, Any], values: Mapping[str, Any], skipped: list[str], *, legacy: bool
+) -> list[str]:
+    """What `rollouts: auto` (the default) will mean for this config, as the buffer or
+    sampler decides it when verl builds it (`auto.auto_rollouts`): one line; none when
+    rollouts is set otherwise (or interpolated) or the selector is unknown."""
+    name = values.get("selector", VerlSamplerConfig.selector)
+    if values.get("rollouts", "auto") != "auto" or "rollouts" in skipped:
+        return []
+    if not isinstance(name, str) or name not in SELECTORS:
+        return []  # config_problems names it
+    shadows = values.get("shadows")
+    mode, why, _ = auto_rollouts(
+        config, selector=SELECTORS[name], shadows=shadows if shadows else None, legacy=legacy
+    )
+    return [auto_choice(TRAINER, mode, why)]
 
 
 POOL_OPTIONS = {
@@ -161,7 +168,7 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
             hint = "" if name in V1_BUFFERS.values() else did_you_mean(name, V1_BUFFERS.values())
             report.add(f"{where}.name", [f"{name!r}{hint}: trainer_mode {mode} needs {want}"])
         if _get(config, "trainer.use_v1") is False:
-            # rollouts: kept names the legacy trainer itself (_kept_problems): no RayPPOTrainer
+            # rollouts: kept names the legacy trainer itself (kept_blockers): no RayPPOTrainer
             kept = _get(config, "trainer.v1.sampler.sampler_kwargs.rollouts") == "kept"
             report.add(
                 "trainer.use_v1",
@@ -191,29 +198,6 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
          f"{V1_PATH} and .name: {V1_BUFFERS['sync']} (verl 0.9, docs/integrations/verl.md)"],
     )  # fmt: skip
     return None
-
-
-def _kept_problems(config: Mapping[str, Any], *, legacy: bool) -> list[str]:
-    """Why `rollouts: kept` cannot shrink a step of this config, one line per cause, as the
-    adapter would say after Ray starts: the legacy trainer (data.sampler, or trainer.use_v1
-    false), the async trainers (trainer_mode colocate_async / separate_async, verl's
-    fully-async one), verl's DAPO filter, its refill of failed groups, and a gen_batch_size
-    of its own."""
-    if legacy or _get(config, "trainer.use_v1") is False:
-        return [KEPT_NEEDS_V1]
-    out = []
-    mode = _get(config, "trainer.v1.trainer_mode") or "sync"
-    if mode != "sync" and not _interpolated(mode):
-        out.append(f"trainer_mode {mode}: {KEPT_NEEDS_SYNC}")
-    if _get(config, "algorithm.filter_groups.enable") is True:
-        out.append(KEPT_WITH_FILTER_GROUPS)
-    if _get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
-        out.append(KEPT_WITH_REFILL)
-    gen, train = _get(config, "data.gen_batch_size"), _get(config, "data.train_batch_size")
-    train = VERL_DEFAULT_BATCH if train is None else train
-    if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
-        out.append(kept_gen_batch_size(gen))
-    return out
 
 
 def shadow_problems(rules: Any, group: Any, group_name: str, refusal: str | None) -> list[str]:
@@ -250,8 +234,6 @@ def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
     return None
 
 
-VERL_DEFAULT_BATCH = 1024
-"""verl's data.train_batch_size when a config leaves it out (0.9.1)."""
 VERL_DEFAULT_WORKERS = 8
 """verl's data.dataloader_num_workers when a config leaves it out (0.7 and 0.9 alike)."""
 

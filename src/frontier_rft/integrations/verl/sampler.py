@@ -13,6 +13,10 @@ Seams in verl 0.9.x (see docs/integrations/verl.md):
 - verl <= 0.7: `data.sampler.class_path` (AbstractCurriculumSampler); the class then
   subclasses verl's own `AbstractCurriculumSampler` and verl calls `update(batch=...)`.
 
+`rollouts: auto` (the default) reaches this class resolved by the v1 buffer or the SkyRL
+trainer; built otherwise (the legacy trainer, verl <= 0.7, by hand) it means full batches,
+with a warning where the selector skips (auto.py).
+
 `rollouts: kept` (VerlSamplerConfig.rollouts): each dataloader batch is instead one
 `selector.select_window(batch_size)`, only the prompts the selector keeps among uniform's next
 batch_size, so a batch has 1 to batch_size prompts. A torch Sampler yields single ids that
@@ -44,9 +48,11 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.pool import refused_rewards
 from frontier_rft.integrations.shadows import RunShadows
+from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
     "FrontierSampler",
@@ -54,6 +60,7 @@ __all__ = [
     "WindowBatches",
     "install_feedback_hook",
     "read_task_ids",
+    "resume_refusal",
 ]
 
 _log = logging.getLogger(__name__)
@@ -216,9 +223,12 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     ) -> None:
         if (data_config is None) == (config is None):
             raise ValueError("pass exactly one of data_config (verl's data config) or config=")
-        self.config = (
-            config if config is not None else VerlSamplerConfig.from_verl_data_config(data_config)
-        )
+        if config is None:
+            config = VerlSamplerConfig.from_verl_data_config(data_config)
+        # rollouts: auto, unresolved: no v1 buffer built this sampler (the legacy trainer,
+        # verl <= 0.7, or by hand), so its batches are full (auto.py).
+        cls = type(selector) if selector is not None else SELECTORS[config.selector]
+        self.config = resolved(config, {}, selector=cls, legacy=True)
         self.data_source = data_source
         n = len(data_source)
         if n == 0:
@@ -638,6 +648,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"saved with batch_size {state['batch_size']}, resuming with "
                 f"{self.config.batch_size}; keep data.train_batch_size unchanged"
             )
+        saved = state["selector"].get("selector") if isinstance(state["selector"], dict) else None
+        if isinstance(saved, str) and saved != self.selector.name:
+            raise ValueError(resume_refusal((saved, None), (self.selector.name, None)))
         # Everything checked before anything changes (the selector last: it checks its own).
         who, n = "FrontierSampler", self.task_ids.size
         draws = read_int(state, "draws", who)
@@ -676,6 +689,24 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         state = self.__dict__.copy()
         state["_logger"] = None
         return state
+
+
+def resume_refusal(saved: tuple[str, str | None], now: tuple[str, str | None]) -> str:
+    """The one line refusing to resume a curriculum saved by (selector, rollouts) `saved` with
+    `now` (rollouts None where the checkpoint does not say), with how to resume it."""
+
+    def spelt(selector: str, rollouts: str | None) -> str:
+        return f"selector: {selector}" + (f" and rollouts: {rollouts}" if rollouts else "")
+
+    fix = spelt(*saved)
+    if saved == ("greso", "full"):
+        fix += " (the former default)"
+    elif saved == ("greso", None):
+        fix += " (and rollouts: full, if it ran with the former default)"
+    return (
+        f"the checkpoint's curriculum was saved with {spelt(*saved)}, not {spelt(*now)}: resume "
+        f"with {fix}, or start a fresh run"
+    )
 
 
 class WindowBatches(Sampler[list[int]]):

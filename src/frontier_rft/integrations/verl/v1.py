@@ -22,6 +22,10 @@ never reach the trained batch; `_clear_groups` reports them to the selector firs
 sees every finished rollout once, as it does without the filter. verl's
 `trainer.v1.sampler.sync_refill_failed_groups` is read the same way, with the filter on or off.
 
+`rollouts: auto` (the default) is resolved at construction, before the dataloader is
+rebuilt: kept with this sync buffer where verl's settings allow it, else full with one
+warning naming why (`auto.auto_rollouts`, which `frontier check-config verl` asks too).
+
 `rollouts: kept` (sync trainer only): the rebuilt dataloader draws one window of uniform's
 batch per fetch (`FrontierSampler.batches()`), so a step submits only the K <= B prompts the
 selector keeps, and `sample()` asks verl's buffer for those K groups instead of
@@ -40,8 +44,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from torchdata.stateful_dataloader import StatefulDataLoader
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
+from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import (
     KEPT_NEEDS_SYNC,
     KEPT_WITH_FILTER_GROUPS,
@@ -51,7 +57,8 @@ from frontier_rft.integrations.verl.config import (
     _to_plain,
     kept_gen_batch_size,
 )
-from frontier_rft.integrations.verl.sampler import FrontierSampler
+from frontier_rft.integrations.verl.sampler import FrontierSampler, resume_refusal
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
 
@@ -113,8 +120,6 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
 
     def init_dataloader() -> None:
         original()
-        from torchdata.stateful_dataloader import StatefulDataLoader
-
         old = trainer.train_dataloader
         data = trainer.config.data
         batch_size = int(data.get("gen_batch_size", None) or data.train_batch_size)
@@ -128,7 +133,8 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
             if config.rollouts == "kept"
             else {"batch_size": old.batch_size, "drop_last": old.drop_last, "sampler": sampler}
         )
-        trainer.train_dataloader = StatefulDataLoader(
+        trainer.train_dataloader = _FrontierLoader(
+            sampler,
             dataset=trainer.train_dataset,
             num_workers=old.num_workers,
             collate_fn=old.collate_fn,
@@ -138,6 +144,46 @@ def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list
         hold[:] = [sampler]
 
     trainer._init_dataloader = init_dataloader
+
+
+class _FrontierLoader(StatefulDataLoader):  # type: ignore[misc]
+    """verl's train dataloader rebuilt over a FrontierSampler, refusing in one line a
+    checkpoint (verl's data.pt) of another selector or rollouts: torchdata keeps the
+    sampler's state in one place for full batches and in another for kept ones, so a
+    resume under the other would restart the curriculum silently (kept into full) or fail
+    unclearly (full into kept); `rollouts: auto` can change between runs with the settings."""
+
+    def __init__(self, frontier: FrontierSampler, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.frontier = frontier
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        rollouts, saved = _saved_curriculum(state_dict)
+        if saved is not None:
+            selector = saved.get("selector") if isinstance(saved.get("selector"), dict) else {}
+            name = selector.get("selector") if isinstance(selector, dict) else None
+            now = (self.frontier.selector.name, self.frontier.config.rollouts)
+            if isinstance(name, str) and (name, rollouts) != now:
+                raise ValueError(resume_refusal((name, rollouts), now))
+        super().load_state_dict(state_dict)
+
+
+def _saved_curriculum(state: Any) -> tuple[str | None, dict[str, Any] | None]:
+    """(rollouts, the FrontierSampler state) in a train dataloader's state_dict: kept where
+    the window batch sampler holds it, full where torchdata's batch iterator wraps it; (None,
+    None) where neither (main process or workers' snapshot alike)."""
+    if not isinstance(state, dict):
+        return None, None
+    snapshot = state.get("_snapshot")
+    main = snapshot.get("_main_snapshot") if isinstance(snapshot, dict) else state
+    if not isinstance(main, dict):
+        return None, None
+    index, batches = main.get("_index_sampler_state"), main.get("_sampler_iter_state")
+    if isinstance(index, dict) and "selector" in index:
+        return "kept", index
+    if isinstance(batches, dict) and isinstance(batches.get("sampler_state"), dict):
+        return "full", batches["sampler_state"]
+    return None, None
 
 
 CANONICAL_REWARDS = (None, "rm_scores", "token_level_scores")
@@ -242,6 +288,16 @@ class _FrontierMixin:
     def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
         kwargs = _to_plain(sampler_kwargs) or {}
         config = _sampler_config(kwargs, 1)  # a misspelt or mistyped field fails here
+        if config.rollouts == "auto":  # before the dataloader is rebuilt (and the model loads)
+            trainer = _trainer_of(refill_fn)
+            config = resolved(
+                config,
+                trainer.config,
+                selector=SELECTORS[config.selector],
+                legacy=False,
+                async_buffer=isinstance(self, ReplayBufferAsync),
+            )
+            kwargs = {**kwargs, "rollouts": config.rollouts}
         self._kept = config.rollouts == "kept"
         if self._kept:
             _check_kept(self)

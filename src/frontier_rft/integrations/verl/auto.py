@@ -1,0 +1,113 @@
+"""`rollouts: auto` on verl (VerlSamplerConfig's default): `kept` where a verl step can shrink,
+`full` elsewhere, with one warning line naming the setting in the way.
+
+`kept` works with verl's v1 sync trainer through FrontierReplayBuffer, without
+`algorithm.filter_groups`, `trainer.v1.sampler.sync_refill_failed_groups` or a
+`data.gen_batch_size` of its own, and without shadows; `kept_blockers` names every other
+case with the refusal an explicit `rollouts: kept` gets (config.py's KEPT_* texts). One
+decision, `auto_rollouts`, asked by the v1 buffer when verl builds it (before the
+dataloader is rebuilt), by FrontierSampler used as a per-prompt sampler (the legacy trainer,
+verl <= 0.7), and by `frontier check-config verl` and the Hydra pre-flight before launch.
+Imports neither verl nor torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.auto_rollouts import (
+    SHADOWS_FOLLOW_UNIFORM,
+    auto_log,
+    resolve_auto,
+)
+from frontier_rft.integrations.verl.config import (
+    KEPT_NEEDS_SYNC,
+    KEPT_NEEDS_V1,
+    KEPT_WITH_FILTER_GROUPS,
+    KEPT_WITH_REFILL,
+    VerlSamplerConfig,
+    _get,
+    _interpolated,
+    kept_gen_batch_size,
+)
+
+__all__ = ["TRAINER", "VERL_DEFAULT_BATCH", "auto_rollouts", "kept_blockers", "resolved"]
+
+_log = logging.getLogger(__name__)
+
+TRAINER = "verl"
+"""Whose batch `rollouts: auto`'s lines name."""
+VERL_DEFAULT_BATCH = 1024
+"""verl's data.train_batch_size when a config leaves it out (0.9.1)."""
+
+
+def kept_blockers(
+    config: Mapping[str, Any], *, legacy: bool, async_buffer: bool = False
+) -> list[str]:
+    """Why `rollouts: kept` cannot shrink a step of verl config `config` (a plain mapping or
+    verl's DictConfig), one line per cause, as the adapter refuses it: the legacy trainer
+    (`legacy`: data.sampler or FrontierSampler built by hand; or trainer.use_v1 false), the
+    async trainers (trainer_mode colocate_async / separate_async, or `async_buffer`:
+    FrontierReplayBufferAsync), verl's DAPO filter, its refill of failed groups, and a
+    gen_batch_size of its own."""
+    if legacy or _get(config, "trainer.use_v1") is False:
+        return [KEPT_NEEDS_V1]
+    out = []
+    mode = _get(config, "trainer.v1.trainer_mode") or "sync"
+    if mode != "sync" and not _interpolated(mode):
+        out.append(f"trainer_mode {mode}: {KEPT_NEEDS_SYNC}")
+    elif async_buffer:
+        out.append(KEPT_NEEDS_SYNC)
+    if _get(config, "algorithm.filter_groups.enable") is True:
+        out.append(KEPT_WITH_FILTER_GROUPS)
+    if _get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
+        out.append(KEPT_WITH_REFILL)
+    gen, train = _get(config, "data.gen_batch_size"), _get(config, "data.train_batch_size")
+    train = VERL_DEFAULT_BATCH if train is None else train
+    if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
+        out.append(kept_gen_batch_size(gen))
+    return out
+
+
+def auto_rollouts(
+    config: Mapping[str, Any],
+    *,
+    selector: type[Selector],
+    shadows: Sequence[str] | None,
+    legacy: bool,
+    async_buffer: bool = False,
+) -> tuple[str, str, bool]:
+    """What `rollouts: auto` means for verl config `config` with `selector` (its class) and
+    `shadows`: (mode, why, whether to warn), by `auto_rollouts.resolve_auto` from
+    `kept_blockers` (legacy, async_buffer: as there) and the shadows."""
+    blockers = [SHADOWS_FOLLOW_UNIFORM] if shadows else []
+    blockers += kept_blockers(config, legacy=legacy, async_buffer=async_buffer)
+    return resolve_auto(selector, blockers)
+
+
+def resolved(
+    sampler: VerlSamplerConfig,
+    config: Mapping[str, Any],
+    *,
+    selector: type[Selector],
+    legacy: bool,
+    async_buffer: bool = False,
+) -> VerlSamplerConfig:
+    """`sampler` with `rollouts: auto` replaced by what it means here (`auto_rollouts`), said
+    in one log line (a warning when a setting keeps a skipping selector from kept);
+    unchanged when rollouts is set."""
+    if sampler.rollouts != "auto":
+        return sampler
+    mode, why, warn = auto_rollouts(
+        config,
+        selector=selector,
+        shadows=sampler.shadows,
+        legacy=legacy,
+        async_buffer=async_buffer,
+    )
+    auto_log(_log, TRAINER, mode, why, warn)
+    return dataclasses.replace(sampler, rollouts=mode)
