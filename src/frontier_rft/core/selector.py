@@ -90,6 +90,9 @@ class Selector(ABC):
     passes_over: ClassVar[bool] = True
     """Whether `select_window` can leave a walked prompt out (uniform's never does, so an
     adapter's `rollouts: auto` keeps full batches for it: `kept` would change nothing)."""
+    kept_loses: ClassVar[str | None] = None
+    """Measured evidence that `rollouts: kept` costs held-out score with this selector, so
+    an adapter's `rollouts: auto` keeps full batches for it (None: none measured)."""
 
     @classmethod
     def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:

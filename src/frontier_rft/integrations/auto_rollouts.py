@@ -1,6 +1,7 @@
 """`rollouts: auto`, as every adapter decides it (TRL, verl, SkyRL): `kept` where the selector
-passes over prompts within uniform's step and none of the trainer's settings is in the way,
-else `full`, with a warning where settings keep a skipping selector from `kept`.
+passes over prompts within uniform's step, no measurement says `kept` costs it held-out score
+(`Selector.kept_loses`, e.g. greso's) and none of the trainer's settings is in the way, else
+`full`, with a warning where settings keep a skipping selector from `kept`.
 
 Each adapter lists its own blockers (the refusals an explicit `rollouts: kept` gets there);
 `resolve_auto` decides from them, and `auto_log` / `auto_choice` word the result for the
@@ -20,7 +21,7 @@ __all__ = [
     "SHADOWS_FOLLOW_UNIFORM",
     "auto_choice",
     "auto_log",
-    "passes_over_nothing",
+    "keeps_full",
     "resolve_auto",
 ]
 
@@ -30,20 +31,28 @@ SHADOWS_FOLLOW_UNIFORM = "shadows follow uniform's whole batches"
 """Why shadows keep `auto` at full, on every adapter."""
 
 
-def passes_over_nothing(selector: type[Selector]) -> str | None:
-    """Why `selector` never leaves a prompt of uniform's step out, so `kept` would change
-    nothing (None: it can leave prompts out, see `Selector.walks_windows`, `passes_over`)."""
-    if selector.walks_windows() and selector.passes_over:
-        return None
-    what = "passes over no prompt" if selector.walks_windows() else "does not walk the data"
-    return f"selector {selector.name!r} {what}"
+def keeps_full(selector: type[Selector]) -> str | None:
+    """Why `rollouts: auto` keeps full batches for `selector` whatever the trainer's settings:
+    it never leaves a prompt of uniform's step out, so `kept` would change nothing (see
+    `Selector.walks_windows`, `passes_over`), or `kept` was measured to cost it held-out
+    score (`Selector.kept_loses`); None: auto may choose kept."""
+    if not (selector.walks_windows() and selector.passes_over):
+        what = "passes over no prompt" if selector.walks_windows() else "does not walk the data"
+        return f"selector {selector.name!r} {what}"
+    if selector.kept_loses:
+        return (
+            f"selector {selector.name!r}: {selector.kept_loses} (set rollouts: kept to use it "
+            f"anyway; selector: skip saves at no measured loss, {AUTO_DOC})"
+        )
+    return None
 
 
 def resolve_auto(selector: type[Selector], blockers: Sequence[str]) -> tuple[str, str, bool]:
     """What `rollouts: auto` means: (mode, why, whether to warn). full without a warning where
-    the selector never skips within a step; full with one where `blockers` (the trainer's
-    settings that `rollouts: kept` is refused for) are in the way; kept otherwise."""
-    why = passes_over_nothing(selector)
+    the selector never skips within a step or `kept` costs it score (`keeps_full`); full with
+    one where `blockers` (the trainer's settings that `rollouts: kept` is refused for) are in
+    the way; kept otherwise."""
+    why = keeps_full(selector)
     if why is not None:
         return "full", why, False
     if blockers:

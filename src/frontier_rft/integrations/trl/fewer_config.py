@@ -16,7 +16,7 @@ from typing import Any
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.auto_rollouts import (
     SHADOWS_FOLLOW_UNIFORM,
-    passes_over_nothing,
+    keeps_full,
     resolve_auto,
 )
 from frontier_rft.integrations.trl.dynamic_config import (
@@ -150,7 +150,7 @@ def auto_rollouts(
     (`auto_rollouts_blockers`); full otherwise, a warning when settings keep a skipping
     selector from kept (`auto_rollouts.resolve_auto`, as on verl and SkyRL). The trainer and
     `frontier check-config trl` both ask this."""
-    why = passes_over_nothing(selector)
+    why = keeps_full(selector)
     if why is not None:
         return "full", why, False
     if trainer != "grpo":
