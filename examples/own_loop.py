@@ -5,10 +5,11 @@ difficulty grows with their digits. Its training step is GRPO's on those skills 
 Adam-like fixed step length: the direction comes from the groups with mixed outcomes (the
 others have zero advantage), the length does not grow with how many there are, so a batch
 is not rewarded for its share of mixed groups. Swap `Policy` for your trainer. Runs uniform
-sampling and `greso` (the TRL and verl adapters' default: it walks the data like uniform and,
-from the second epoch on, skips prompts whose groups came out all correct or all wrong) on
-the same start for about four epochs, and compares them as you would: held-out score
-(prompts never trained on) against rollouts spent. A stand-in, not evidence for either.
+sampling and `skip` (the TRL, verl and SkyRL adapters' default: it walks the data like
+uniform and rolls out only the prompts it keeps among uniform's next batch, passing over
+those its posterior expects to come back all correct or all wrong) on the same start and the
+same steps, about four epochs, and compares them as you would: held-out score (prompts never
+trained on) against rollouts spent. A stand-in, not evidence for either.
 
     python examples/own_loop.py            # ~3 s
 """
@@ -84,8 +85,8 @@ def run(name: str, pool: TaskPool) -> tuple[float, int]:
         sel = make_selector(name, pool, seed=0)
     policy, rollouts = Policy(), 0
     for step in range(STEPS):
-        ids = sel.select(BATCH)  # which prompts to roll out
-        rewards = policy.rollout_and_score(ids, n=ROLLOUTS)  # flat: BATCH * ROLLOUTS rewards
+        ids = sel.select_window(BATCH)  # the prompts it keeps among uniform's next BATCH
+        rewards = policy.rollout_and_score(ids, n=ROLLOUTS)  # flat: len(ids) * ROLLOUTS rewards
         sel.update(Feedback(task_ids=np.repeat(ids, ROLLOUTS), rewards=rewards, step=step))
         sel.flush()  # fold this step in now, so metrics() sees it
         policy.train(ids, rewards)
@@ -102,18 +103,18 @@ def run(name: str, pool: TaskPool) -> tuple[float, int]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EvidenceWarning)
             resumed = load_selector(path)  # the pool is saved with it; pass pool=... otherwise
-        assert np.array_equal(resumed.select(BATCH), sel.select(BATCH))  # resumes exactly
+        assert np.array_equal(resumed.select_window(BATCH), sel.select_window(BATCH))  # exact
     return policy.held_out(), rollouts
 
 
 def main() -> None:
     pool = TaskPool(num_tasks=len(prompts), prompts=prompts)
-    with warnings.catch_warnings(record=True) as said:  # what greso derives, said once
+    with warnings.catch_warnings(record=True) as said:  # what skip derives, said once
         warnings.simplefilter("always", EvidenceWarning)
-        make_selector("greso", pool, seed=0)
+        make_selector("skip", pool, seed=0)
     for w in said:
         print("evidence:", w.message)
-    results = {name: run(name, pool) for name in ("uniform", "greso")}
+    results = {name: run(name, pool) for name in ("uniform", "skip")}
     for name, (score, rollouts) in results.items():
         print(f"{name}: held-out {score:.3f} after {rollouts} rollouts")
     print("judge a selector by held-out score per rollout on your own run (docs/ab_test.md)")
