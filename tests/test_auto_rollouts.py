@@ -47,3 +47,16 @@ def test_only_selectors_that_skip_within_a_step_declare_a_measured_loss() -> Non
     for cls in SELECTORS.values():
         if cls.kept_loses is not None:
             assert cls.walks_windows() and cls.passes_over, cls.name
+
+
+def test_frontier_selectors_says_what_rollouts_auto_does_with_each() -> None:
+    from frontier_rft.cli.selectors import describe
+
+    assert "rollouts auto: kept: each step generates only the prompts it keeps" in describe(
+        "skip", full=False
+    )
+    greso = describe("greso", full=False)
+    assert "rollouts auto: full (uniform's bill): with rollouts: kept it ended 0.04" in greso
+    assert "rollouts auto: full (uniform's bill): passes over no prompt" in describe(
+        "uniform", full=False
+    )

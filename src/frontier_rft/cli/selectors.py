@@ -14,6 +14,7 @@ from typing import Any
 from frontier_rft.cli.common import UsageError
 from frontier_rft.core.config import did_you_mean, field_docs
 from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.auto_rollouts import keeps_full
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.registry import RETIRED
 
@@ -34,6 +35,7 @@ def describe(name: str, full: bool) -> str:
     lines.append(f"  from prompts: {cls.needs.from_prompts}")
     lines.append(f"  can take:     {cls.needs.richer}")
     lines.append(f"  requires:     {_requires(cls)}")
+    lines.append(f"  rollouts auto: {_auto(cls)}")
     if full:
         docs = field_docs(cls.config_class)
         lines.append("  config (make_selector(name, pool, KEY=VALUE), --set KEY=VALUE):")
@@ -49,6 +51,14 @@ def _summary(cls: type[Selector]) -> str:
     """The class docstring's first paragraph, on one line (a sentence may span lines)."""
     paragraph = inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]
     return " ".join(paragraph.split())
+
+
+def _auto(cls: type[Selector]) -> str:
+    """What an adapter's `rollouts: auto` does with it, where the trainer allows `kept`."""
+    why = keeps_full(cls)
+    if why is None:
+        return "kept: each step generates only the prompts it keeps (same steps, fewer rollouts)"
+    return f"full (uniform's bill): {why.removeprefix(f'selector {cls.name!r}').lstrip(': ')}"
 
 
 def _requires(cls: type[Selector]) -> str:
