@@ -25,6 +25,7 @@ B, N_ROLLOUTS = 4, 3
 
 # example -> (selector, evidence keys its metrics report, what the pool must hold)
 EXPECTED = {
+    "skip": ("skip", {"evidence/features/text", "evidence/plugin/regression"}, ()),
     "greso": ("greso", set(), ()),
     "prioritized": ("prioritized", set(), ()),
     "bots": ("bots", {"evidence/plugin/interpolation"}, ("reference_pass_rates",)),
