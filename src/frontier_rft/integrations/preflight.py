@@ -22,6 +22,7 @@ __all__ = [
     "DataColumns",
     "Report",
     "apply_overrides",
+    "dotted_get",
     "read_data_columns",
     "requirement_problems",
     "sampler_pool_fields",
@@ -174,3 +175,17 @@ def apply_overrides(config: dict[str, Any], overrides: Sequence[str]) -> dict[st
             node = child
         node[last] = value
     return out
+
+
+def dotted_get(config: Any, dotted: str) -> Any:
+    """config['a']['b'] for 'a.b' (a plain mapping or a trainer's DictConfig, whose values
+    read resolved), or a flat 'a.b' key as on a command line; None where a level is missing
+    or not a mapping."""
+    if isinstance(config, Mapping) and dotted in config:
+        return config[dotted]
+    value = config
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value

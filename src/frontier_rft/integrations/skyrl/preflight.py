@@ -22,6 +22,7 @@ from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
+    dotted_get,
     read_data_columns,
     requirement_problems,
     sampler_pool_fields,
@@ -53,19 +54,6 @@ DYNAMIC_SAMPLING_TYPES = (None, "filter", "replace")
 _REMOTE = ("hdfs://", "s3://", "gs://", "http://", "https://")
 
 
-def _get(config: Any, dotted: str) -> Any:
-    """config['a']['b'] for 'a.b' (or a flat 'a.b' key, as on a command line); None when
-    missing."""
-    if isinstance(config, Mapping) and dotted in config:
-        return config[dotted]
-    value = config
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
-
-
 def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     """Every mistake in the frontier-rft part of a SkyRL config (see the module)."""
     report = Report()
@@ -95,16 +83,16 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             selector, values.get("selector_config"), sampler_pool_fields(values), POOL_OPTIONS
         ),
     )
-    batch = _get(config, "trainer.train_batch_size")
+    batch = dotted_get(config, "trainer.train_batch_size")
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         report.add("trainer.train_batch_size", [f"must be a positive int, got {shown(batch)}"])
-    ds_type = _get(config, "trainer.algorithm.dynamic_sampling.type")
+    ds_type = dotted_get(config, "trainer.algorithm.dynamic_sampling.type")
     if ds_type not in DYNAMIC_SAMPLING_TYPES:
         report.add(
             "trainer.algorithm.dynamic_sampling.type",
             [f"must be filter, replace or null (SkyRL 0.3), got {shown(ds_type)}"],
         )
-    fully_async = _get(config, FULLY_ASYNC)
+    fully_async = dotted_get(config, FULLY_ASYNC)
     if fully_async is not None and not isinstance(fully_async, bool):
         report.add(FULLY_ASYNC, [f"must be true or false, got {shown(fully_async)}"])
     if values.get("rollouts") == "kept":
@@ -128,7 +116,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
         if fully_async is True
         else None
     )
-    group = _get(config, GROUP_SIZE)
+    group = dotted_get(config, GROUP_SIZE)
     report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
     _check_data(config, values, report)
     return report
@@ -144,7 +132,7 @@ def _check_kept(config: Mapping[str, Any], ds_type: Any, batch: Any, report: Rep
     scheduler, which counts optimizer steps, would stretch (several mini-batches a step)."""
     if ds_type is not None and ds_type in DYNAMIC_SAMPLING_TYPES:  # a bad type is named above
         report.add(SKYRL_SETTING, [KEPT_WITH_DYNAMIC_SAMPLING])
-    mini = _get(config, "trainer.policy_mini_batch_size")
+    mini = dotted_get(config, "trainer.policy_mini_batch_size")
     if isinstance(batch, int) and isinstance(mini, int) and 0 < mini < batch:
         report.notes.append(
             f"rollouts: kept with trainer.policy_mini_batch_size {mini} < train_batch_size "
@@ -157,7 +145,7 @@ def _check_kept(config: Mapping[str, Any], ds_type: Any, batch: Any, report: Rep
 
 def _check_data(config: Mapping[str, Any], values: Mapping[str, Any], report: Report) -> None:
     """The columns the adapter reads, in every local training file that can be read."""
-    files = _get(config, "data.train_data")
+    files = dotted_get(config, "data.train_data")
     paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
     local = [str(p) for p in paths if not str(p).startswith(_REMOTE)]
     if not local:

@@ -24,13 +24,13 @@ from frontier_rft.integrations.auto_rollouts import (
     auto_log,
     resolve_auto,
 )
+from frontier_rft.integrations.preflight import dotted_get
 from frontier_rft.integrations.verl.config import (
     KEPT_NEEDS_SYNC,
     KEPT_NEEDS_V1,
     KEPT_WITH_FILTER_GROUPS,
     KEPT_WITH_REFILL,
     VerlSamplerConfig,
-    _get,
     _interpolated,
     kept_gen_batch_size,
 )
@@ -54,19 +54,22 @@ def kept_blockers(
     async trainers (trainer_mode colocate_async / separate_async, or `async_buffer`:
     FrontierReplayBufferAsync), verl's DAPO filter, its refill of failed groups, and a
     gen_batch_size of its own."""
-    if legacy or _get(config, "trainer.use_v1") is False:
+    if legacy or dotted_get(config, "trainer.use_v1") is False:
         return [KEPT_NEEDS_V1]
     out = []
-    mode = _get(config, "trainer.v1.trainer_mode") or "sync"
+    mode = dotted_get(config, "trainer.v1.trainer_mode") or "sync"
     if mode != "sync" and not _interpolated(mode):
         out.append(f"trainer_mode {mode}: {KEPT_NEEDS_SYNC}")
     elif async_buffer:
         out.append(KEPT_NEEDS_SYNC)
-    if _get(config, "algorithm.filter_groups.enable") is True:
+    if dotted_get(config, "algorithm.filter_groups.enable") is True:
         out.append(KEPT_WITH_FILTER_GROUPS)
-    if _get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
+    if dotted_get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
         out.append(KEPT_WITH_REFILL)
-    gen, train = _get(config, "data.gen_batch_size"), _get(config, "data.train_batch_size")
+    gen, train = (
+        dotted_get(config, "data.gen_batch_size"),
+        dotted_get(config, "data.train_batch_size"),
+    )
     train = VERL_DEFAULT_BATCH if train is None else train
     if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
         out.append(kept_gen_batch_size(gen))

@@ -306,17 +306,6 @@ class VerlSamplerConfig:
         return config_from_dict(cls, values, what=what, fixed={"batch_size": batch_size})
 
 
-def _get(config: Any, dotted: str) -> Any:
-    """config['a']['b'] for 'a.b' (a plain mapping, or verl's DictConfig, whose values read
-    resolved); None where a level is missing or not a mapping."""
-    value = config
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
-
-
 def _interpolated(value: Any) -> bool:
     """Whether `value` is a Hydra interpolation left unresolved (`${...}`)."""
     return isinstance(value, str) and "${" in value

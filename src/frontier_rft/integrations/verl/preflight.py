@@ -27,6 +27,7 @@ from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
+    dotted_get,
     read_data_columns,
     requirement_problems,
     sampler_pool_fields,
@@ -39,7 +40,6 @@ from frontier_rft.integrations.verl.config import (
     DYNAMIC_SAMPLING_ON_VERL,
     SHADOWS_WITH_FILTER_GROUPS,
     VerlSamplerConfig,
-    _get,
     _interpolated,
     trl_only,
 )
@@ -113,10 +113,12 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     if values.get("rollouts") == "kept":
         report.add(section, kept_blockers(config, legacy=legacy))
     report.choices += _auto_choice(config, values, skipped, legacy=legacy)
-    filtered = _get(config, "algorithm.filter_groups.enable") is True
+    filtered = dotted_get(config, "algorithm.filter_groups.enable") is True
     group = "actor_rollout_ref.rollout.n"
     refusal = SHADOWS_WITH_FILTER_GROUPS if filtered else None
-    report.add(section, shadow_problems(values.get("shadows"), _get(config, group), group, refusal))
+    report.add(
+        section, shadow_problems(values.get("shadows"), dotted_get(config, group), group, refusal)
+    )
     _check_data(config, values, batch, report)
     check_verl_keys(config, section, report)  # the frontier-rft part first, then verl's own
     return report
@@ -153,30 +155,30 @@ POOL_OPTIONS = {
 def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, Any] | None:
     """(where the sampler's fields live, those fields), after checking how the sampler is
     plugged in; None (with a problem) when no frontier-rft sampler is plugged in."""
-    custom = _get(config, "trainer.v1.sampler.custom_sampler")
-    legacy = _get(config, "data.sampler")
+    custom = dotted_get(config, "trainer.v1.sampler.custom_sampler")
+    legacy = dotted_get(config, "data.sampler")
     v1_path = custom.get("path") if isinstance(custom, Mapping) else None
     legacy_path = legacy.get("class_path") if isinstance(legacy, Mapping) else None
     if isinstance(v1_path, str) and "frontier_rft" in v1_path:
         where = "trainer.v1.sampler.custom_sampler"
         if v1_path != V1_PATH:
             report.add(f"{where}.path", [f"{v1_path!r} is not the frontier-rft buffer: {V1_PATH}"])
-        mode = _get(config, "trainer.v1.trainer_mode") or "sync"
+        mode = dotted_get(config, "trainer.v1.trainer_mode") or "sync"
         want = V1_BUFFERS["sync" if mode == "sync" else "async"]
         name = custom.get("name") if isinstance(custom, Mapping) else None
         if name != want:
             hint = "" if name in V1_BUFFERS.values() else did_you_mean(name, V1_BUFFERS.values())
             report.add(f"{where}.name", [f"{name!r}{hint}: trainer_mode {mode} needs {want}"])
-        if _get(config, "trainer.use_v1") is False:
+        if dotted_get(config, "trainer.use_v1") is False:
             # rollouts: kept names the legacy trainer itself (kept_blockers): no RayPPOTrainer
-            kept = _get(config, "trainer.v1.sampler.sampler_kwargs.rollouts") == "kept"
+            kept = dotted_get(config, "trainer.v1.sampler.sampler_kwargs.rollouts") == "kept"
             report.add(
                 "trainer.use_v1",
                 ["false: verl's legacy trainer ignores trainer.v1.sampler, so the selector would "
                  "never run; set it to true" + ("" if kept else ", or plug FrontierSampler into "
                  "RayPPOTrainer (docs/integrations/verl.md)")],
             )  # fmt: skip
-        return "trainer.v1.sampler.sampler_kwargs", _get(
+        return "trainer.v1.sampler.sampler_kwargs", dotted_get(
             config, "trainer.v1.sampler.sampler_kwargs"
         ) or {}
     if isinstance(legacy_path, str) and "frontier_rft" in legacy_path:
@@ -191,7 +193,7 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
                 "data.sampler.class_name",
                 [f"{name!r}{did_you_mean(name, [LEGACY_CLASS])}: use {LEGACY_CLASS}"],
             )
-        return "data.sampler.frontier", _get(config, "data.sampler.frontier") or {}
+        return "data.sampler.frontier", dotted_get(config, "data.sampler.frontier") or {}
     report.add(
         "",
         ["no frontier-rft sampler is plugged in: set trainer.v1.sampler.custom_sampler.path: "
@@ -223,7 +225,7 @@ def _batch_size(config: Mapping[str, Any], report: Report) -> int | None:
     """verl's batch size as the sampler reads it (data.gen_batch_size, else
     data.train_batch_size), checked; None when the file leaves it to verl's defaults."""
     for key in ("data.gen_batch_size", "data.train_batch_size"):
-        value = _get(config, key)
+        value = dotted_get(config, key)
         if value is None or _interpolated(value):
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -241,7 +243,7 @@ VERL_DEFAULT_WORKERS = 8
 def _check_workers(config: Mapping[str, Any], *, legacy: bool, report: Report) -> None:
     """data.dataloader_num_workers: verl <= 0.7 refuses a curriculum sampler with workers;
     verl 0.9 runs with them, the selector hearing each step's rewards late (a note)."""
-    value = _get(config, "data.dataloader_num_workers")
+    value = dotted_get(config, "data.dataloader_num_workers")
     if _interpolated(value):
         return
     unset = value is None
@@ -285,7 +287,7 @@ def _check_data(
     config: Mapping[str, Any], values: Mapping[str, Any], batch: int | None, report: Report
 ) -> None:
     """The columns the sampler reads, in every local training file that can be read."""
-    files = _get(config, "data.train_files")
+    files = dotted_get(config, "data.train_files")
     paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
     local = [str(p) for p in paths if not _interpolated(p) and not str(p).startswith(_REMOTE)]
     if not local:
@@ -295,7 +297,7 @@ def _check_data(
     if isinstance(given_prompt, str):
         prompt = ("prompt_key", given_prompt)
     else:
-        verl_key = _get(config, "data.prompt_key")
+        verl_key = dotted_get(config, "data.prompt_key")
         prompt = ("data.prompt_key", verl_key if isinstance(verl_key, str) else "prompt")
     rows: list[int | None] = []
     ids_readable = True
