@@ -24,6 +24,10 @@
 # measurement, at most 16), WORK (/tmp/smollm2); for a rehearsal on a CPU: SCALE
 # (toy-smollm2), DEVICE (cpu), PRECISION (fp32), JUDGE_ARGS (a smaller judge check), PYTHON,
 # FORCE_COMPARE=1 (go on although the preconditions are not met: a rehearsal only).
+# A short lease (one 10-minute `run` call): LR=1e-5 skips the calibration and runs the
+# comparison at that learning rate (say so in the report: the testbed is then uncalibrated),
+# JUDGE=0 skips the judge check. Every run's metrics so far, finished or not, come back in
+# $OUT/partial.tar.gz; the finished runs' ledger records in state.tar.gz (ledger/).
 set -uo pipefail
 
 STAGE=${STAGE:-runs/device-stage}
@@ -39,6 +43,8 @@ SCALE=${SCALE:-gpu-smollm2}
 DEVICE=${DEVICE:-cuda}
 PRECISION=${PRECISION:-bf16}
 JUDGE_ARGS=${JUDGE_ARGS:---warmup-steps 20}
+JUDGE=${JUDGE:-1}
+LR=${LR:-}
 PYTHON=${PYTHON:-python3}
 NAME=smollm2_gpu
 START=$SECONDS
@@ -61,8 +67,12 @@ pack() {
         done
       done
       [ -d results ] && find results -type f
+      [ -d ledger ] && find ledger -type f
     } | sort -u >"$WORK/.pack"
     tar czf "$OUT/state.tar.gz" -T "$WORK/.pack"
+    # Every run's metrics so far, unfinished ones too: the curves up to where the call stopped.
+    find runs -name metrics.jsonl -o -name run.json -o -name spec.json 2>/dev/null |
+      tar czf "$OUT/partial.tar.gz" -T -
   )
   local md
   md=$(ls -t "$WORK"/results/*.md 2>/dev/null | head -1)
@@ -83,7 +93,8 @@ bench() {  # bench SECONDS ARGS...: frontier bench-rl, stopped (resumably) after
   shift
   if [ "$budget" -lt 60 ]; then return 124; fi
   timeout -s INT -k 30 "$budget" "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" \
-    --model "$GGUF" --runs "$WORK/runs" --out "$WORK/results" --name "$NAME" --no-progress "$@"
+    --model "$GGUF" --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/results" \
+    --name "$NAME" --no-progress "$@"
 }
 
 calibrated() {  # prints the chosen lr and the runs that fit; fails when not calibrated
@@ -130,17 +141,21 @@ EOF
     export PYTHONPATH=src:$DEVICE_STAGE/site PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
     export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
     # 1. Calibration: uniform alone, on its own seeds; freezes the learning rate.
-    if ! calibrated >/dev/null; then
+    if [ -n "$LR" ]; then
+      say "no calibration: the comparison runs at lr $LR (LR given)"
+    elif ! calibrated >/dev/null; then
       bench "$(left 45)" --calibrate --seeds "$CAL_SEEDS" --calibrate-lrs "$CAL_LRS" --jobs 6
       rc=$?
       [ "$rc" = 1 ] && [ -z "${FORCE_COMPARE:-}" ] &&
         finish 1 "the testbed's preconditions are not met: see summary.md"
       calibrated >/dev/null || finish 10 "calibration not finished (exit $rc): call \`run\` again"
     fi
-    read -r LR FIT MET <<<"$(calibrated)"
-    [ "$MET" = 1 ] || [ -n "${FORCE_COMPARE:-}" ] ||
-      finish 1 "the testbed's preconditions are not met: see summary.md"
-    JOBS=${JOBS:-$(( FIT < 16 ? FIT : 16 ))}
+    if [ -z "$LR" ]; then
+      read -r LR FIT MET <<<"$(calibrated)"
+      [ "$MET" = 1 ] || [ -n "${FORCE_COMPARE:-}" ] ||
+        finish 1 "the testbed's preconditions are not met: see summary.md"
+    fi
+    JOBS=${JOBS:-$(( ${FIT:-16} < 16 ? ${FIT:-16} : 16 ))}
     # 2. The comparison at the frozen learning rate (seed-major: whole paired seeds first).
     if [ ! -f "$WORK/results/$NAME.json" ]; then
       bench "$(left 45)" --lr "$LR" --selectors "$SELECTORS" --no-effects --seeds "$SEEDS" \
@@ -150,14 +165,15 @@ EOF
         if [ "$(left 0)" -gt 40 ]; then  # the complete paired seeds so far, for reading
           timeout 40 "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" --model "$GGUF" \
             --lr "$LR" --selectors "$SELECTORS" --no-effects --seeds "$SEEDS" --report-only \
-            --runs "$WORK/runs" --out "$WORK/partial" --name "$NAME" --no-progress \
+            --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/partial" --name "$NAME" \
+            --no-progress \
             --device cpu >/dev/null 2>&1 && cp "$WORK/partial/$NAME.md" "$OUT/partial.md"
         fi
         finish 10 "comparison not finished (exit $rc): call \`run\` again"
       fi
     fi
     # 3. METIS with the real judge: parse rate and Spearman on 64 held-out prompts.
-    if [ ! -f "$WORK/results/${NAME}_judge.json" ]; then
+    if [ "$JUDGE" != 0 ] && [ ! -f "$WORK/results/${NAME}_judge.json" ]; then
       [ "$(left 45)" -gt 150 ] || finish 10 "the judge check needs ~2 min: call \`run\` again"
       START_MODEL=$WORK/runs/model-start  # saved by the calibration: loads faster than the GGUF
       [ -f "$START_MODEL/config.json" ] || START_MODEL=$GGUF
