@@ -258,3 +258,26 @@ def test_a_condition_reads_every_child_and_takes_its_default_where_undefined() -
     assert not holds(Condition("x", "a", ">", "b"), {"a": float("nan"), "b": 1.0})
     assert holds(Condition("x", "a", ">=", "b"), {"a": 2.0, "b": 2.0})
     assert not holds(Condition("x", "a", ">=", "b"), {"a": 2.0})  # no threshold: undefined
+
+
+def test_the_schedule_table_reports_the_largest_pass_at_k_the_testbed_scores() -> None:
+    """SmolLM2's testbed scores pass@1 and pass@4: the schedule table's pass@k column and
+    its target read pass@4, not a pass@8 that no run has (which would make every target 'no')."""
+
+    def scored(rollouts: float) -> dict[str, Any]:
+        run = _run([0.1, 0.2, 0.3], None, 300.0)
+        run["final"]["eval/pass@4"] = 0.5
+        run["train"] = [dict(t, **{"train/rollouts": rollouts}) for t in run["train"]]
+        run["eval_rollouts"] = [rollouts / 2 * s for s in run["eval_steps"]]
+        return run
+
+    runs = {
+        "uniform": {s: scored(128.0) for s in (0, 1)},
+        "lean": {s: scored(64.0) for s in (0, 1)},
+    }
+    summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
+    page = markdown_report(summary, [], list(runs), "# page")
+    assert "| final pass@1 | final pass@4 |" in page and "pass@4 − uniform |" in page
+    assert "pass@8" not in page
+    lean = next(line for line in page.splitlines() if line.startswith("| lean | 4 [4, 4] | 0.50"))
+    assert lean.endswith("| yes |")  # 0.5x the rollouts, pass@1 and pass@4 level
