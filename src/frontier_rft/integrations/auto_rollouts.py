@@ -42,7 +42,7 @@ def keeps_full(selector: type[Selector]) -> str | None:
     if selector.kept_loses:
         return (
             f"selector {selector.name!r}: {selector.kept_loses} (set rollouts: kept to use it "
-            f"anyway; selector: skip saves at no measured loss, {AUTO_DOC})"
+            f"anyway; selector: skip lost least, none over 2 epochs, {AUTO_DOC})"
         )
     return None
 
