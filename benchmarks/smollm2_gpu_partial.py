@@ -12,8 +12,8 @@ step. Nothing here is a final score: the runs' schedule is the testbed's 120 ste
 
 from __future__ import annotations
 
-import json
 import tarfile
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,14 +22,17 @@ import numpy as np
 
 from frontier_rft.bench.metrics import bootstrap_mean_ci
 from frontier_rft.bench.scripts import command_line, script_parser, write_outputs
+from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.metrics_log import read_metrics_jsonl
 
 MAX_MEMBER_BYTES = 32 << 20  # a run's metrics.jsonl is ~100 kB; refuse anything absurd
 
 
 def read_runs(archive: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
-    """entry -> seed -> metric rows, from runs/runs/ENTRY/seedN/metrics.jsonl members."""
+    """entry -> seed -> metric rows, from runs/runs/ENTRY/seedN/metrics.jsonl members, read
+    by the library's bounded reader (a line torn by the stop that ended the run is skipped)."""
     runs: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    with tarfile.open(archive, "r:gz") as tar:
+    with tarfile.open(archive, "r:gz") as tar, tempfile.TemporaryDirectory() as tmp:
         for member in tar.getmembers():
             parts = Path(member.name).parts
             if not member.isfile() or parts[-1] != "metrics.jsonl" or len(parts) < 3:
@@ -39,9 +42,8 @@ def read_runs(archive: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
             entry, seed_dir = parts[-3], parts[-2]
             if not seed_dir.startswith("seed") or not seed_dir[4:].isdigit():
                 continue
-            handle = tar.extractfile(member)
-            assert handle is not None
-            rows = [json.loads(line) for line in handle.read().decode().splitlines() if line]
+            tar.extract(member, tmp, filter="data")
+            rows = read_metrics_jsonl(Path(tmp) / member.name)
             runs.setdefault(entry, {})[int(seed_dir[4:])] = rows
     return runs
 
@@ -53,7 +55,10 @@ def commit_of(archive: Path) -> str:
             if member.name.endswith("spec.json") and member.size < MAX_MEMBER_BYTES:
                 handle = tar.extractfile(member)
                 if handle is not None:
-                    return str(json.loads(handle.read())["code"]["commit"])
+                    spec = loads_bounded(
+                        handle.read().decode(), max_chars=MAX_MEMBER_BYTES, max_depth=16
+                    )
+                    return str(spec["code"]["commit"])
     return "unknown"
 
 
@@ -77,18 +82,18 @@ def compare(
 ) -> dict[str, Any]:
     """The entries against uniform at the last evaluation every one of their runs reached."""
     seeds = sorted(set.intersection(*(set(runs[e]) for e in entries)))
-    common = set.intersection(*(set(evals(runs[e][s])) for e in entries for s in seeds))
-    step = max(common)
-    base = runs["uniform"]
+    ev = {e: {s: evals(runs[e][s]) for s in seeds} for e in entries}
+    step = max(set.intersection(*(set(ev[e][s]) for e in entries for s in seeds)))
+    spent = {
+        e: {s: at_step(runs[e][s], step, "train/rollouts_total") for s in seeds} for e in entries
+    }
     out: dict[str, Any] = {"entries": list(entries), "seeds": seeds, "step": step, "rows": {}}
     for e in entries:
         rs = runs[e]
         row: dict[str, Any] = {
-            "pass@1": float(np.mean([evals(rs[s])[step]["eval/pass@1"] for s in seeds])),
-            "pass@4": float(np.mean([evals(rs[s])[step]["eval/pass@4"] for s in seeds])),
-            "rollouts": float(
-                np.mean([at_step(rs[s], step, "train/rollouts_total") for s in seeds])
-            ),
+            "pass@1": float(np.mean([ev[e][s][step]["eval/pass@1"] for s in seeds])),
+            "pass@4": float(np.mean([ev[e][s][step]["eval/pass@4"] for s in seeds])),
+            "rollouts": float(np.mean(list(spent[e].values()))),
             "distinct_prompts": float(
                 np.mean([at_step(rs[s], step, "train/distinct_prompts_trained") for s in seeds])
             ),
@@ -97,17 +102,11 @@ def compare(
             ),
         }
         if e != "uniform":
-            row["rollouts_vs_uniform"] = paired(
-                [
-                    at_step(rs[s], step, "train/rollouts_total")
-                    / at_step(base[s], step, "train/rollouts_total")
-                    for s in seeds
-                ]
-            )
+            row["rollouts_vs_uniform"] = paired([spent[e][s] / spent["uniform"][s] for s in seeds])
             for k in ("pass@1", "pass@4"):
                 row[f"{k}_minus_uniform"] = paired(
                     [
-                        evals(rs[s])[step][f"eval/{k}"] - evals(base[s])[step][f"eval/{k}"]
+                        ev[e][s][step][f"eval/{k}"] - ev["uniform"][s][step][f"eval/{k}"]
                         for s in seeds
                     ]
                 )

@@ -74,3 +74,14 @@ def test_an_archive_without_uniform_is_refused_in_one_line(
     monkeypatch.setattr("sys.argv", [str(SCRIPT), str(archive), "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="no uniform runs to compare with"):
         runpy.run_path(str(SCRIPT), run_name="__main__")
+
+
+def test_a_line_torn_by_the_stop_is_skipped(tmp_path: Path) -> None:
+    archive = tmp_path / "partial.tar.gz"
+    data = json.dumps({"step": 0, "eval/pass@1": 0.1}).encode() + b'\n{"step": 1, "train/rol'
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("runs/runs/uniform/seed0/metrics.jsonl")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    module = runpy.run_path(str(SCRIPT), run_name="smollm2_gpu_partial")
+    assert module["read_runs"](archive) == {"uniform": {0: [{"step": 0, "eval/pass@1": 0.1}]}}
