@@ -1,21 +1,104 @@
 """`rollouts: auto`, as every adapter decides it (integrations/auto_rollouts.py): kept only for
 a selector that passes over prompts within uniform's step and that no measurement says loses
-held-out score with kept, and only where no trainer setting is in the way."""
+held-out score with kept at the run's length, and only where no trainer setting is in the
+way; each adapter's run length in epochs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from frontier_rft.integrations.auto_rollouts import keeps_full, resolve_auto
+from frontier_rft.integrations.auto_rollouts import keeps_full, planned_epochs, resolve_auto
+from frontier_rft.integrations.skyrl.config import skyrl_planned_epochs
+from frontier_rft.integrations.trl.fewer_config import trl_planned_epochs
+from frontier_rft.integrations.verl.auto import VERL_DEFAULT_EPOCHS, verl_planned_epochs
+from frontier_rft.integrations.verl.auto import auto_rollouts as verl_auto
 from frontier_rft.selectors import SELECTORS
 
 
-def test_skip_is_kept_where_nothing_is_in_the_way() -> None:
-    assert resolve_auto(SELECTORS["skip"], []) == (
+def test_skip_is_kept_where_nothing_is_in_the_way_on_a_run_of_up_to_two_epochs() -> None:
+    kept = "each step generates only the prompts 'skip' keeps"
+    assert resolve_auto(SELECTORS["skip"], [], 2.0) == (
         "kept",
-        "each step generates only the prompts 'skip' keeps",
+        f"the run is 2 epochs, within the 2 epochs over which kept was measured level; {kept}",
         False,
     )
+    assert resolve_auto(SELECTORS["skip"], [], 1.0)[1].startswith("the run is 1 epoch, within")
+    mode, why, warn = resolve_auto(SELECTORS["skip"], [])  # the length is not known yet
+    assert (mode, warn) == ("kept", False) and why == (
+        "the run's length in epochs is not known yet (kept was measured level up to 2 epochs: "
+        f"set rollouts: full for a longer run); {kept}"
+    )
+
+
+def test_skip_keeps_full_batches_on_a_longer_run_without_a_warning() -> None:
+    """skip with kept ended below uniform over 4.5 epochs (15 seeds) and 11 (10): auto keeps
+    uniform's batches there, says why, and a user may still ask for kept."""
+    mode, why, warn = resolve_auto(SELECTORS["skip"], [], 2.5)
+    assert (mode, warn) == ("full", False)
+    assert why.startswith(
+        "the run is 2.5 epochs, longer than the 2 epochs over which selector 'skip' with kept "
+        "was measured level (with rollouts: kept it ended 0.024 below"
+    ) and why.endswith("set rollouts: kept to save anyway, docs/selectors/fewer_rollouts.md)")
+    assert keeps_full(SELECTORS["skip"], 2.5) == why
+    assert keeps_full(SELECTORS["skip"], 2.0) is None and keeps_full(SELECTORS["skip"]) is None
+    # A setting in the way is named first, as a warning, on every length: the trainer
+    # may learn the run's length later than its settings.
+    assert resolve_auto(SELECTORS["skip"], ["in the way"], 30.0) == ("full", "in the way", True)
+
+
+def test_a_runs_length_in_epochs_from_its_epoch_and_step_limits() -> None:
+    assert planned_epochs(3, rows=None) == 3.0  # no step limit: its epochs
+    assert planned_epochs(3, steps=50, prompts_per_step=16, rows=400) == 2.0  # 800 / 400
+    assert planned_epochs(1, steps=50, prompts_per_step=16, rows=400) == 1.0  # epochs end first
+    assert planned_epochs(3, steps=50, prompts_per_step=16, rows=None) is None  # rows unknown
+
+
+def test_trls_run_length_as_its_trainer_derives_it() -> None:
+    """num_train_epochs, or max_steps of per_device x processes x accumulation completions
+    over num_generations x num_iterations (TRL's RepeatSampler); TRL's defaults when absent."""
+    assert trl_planned_epochs({}, rows=None, processes=1) == 3.0  # transformers' default
+    assert trl_planned_epochs({"num_train_epochs": 2}, rows=None, processes=1) == 2.0
+    steps = {"max_steps": 100, "per_device_train_batch_size": 8,
+             "gradient_accumulation_steps": 4, "num_generations": 8}  # fmt: skip
+    assert trl_planned_epochs(steps, rows=800, processes=2) == 1.0  # 100 x 8 prompts / 800
+    assert trl_planned_epochs({**steps, "num_iterations": 2}, rows=800, processes=2) == 0.5
+    assert trl_planned_epochs(steps, rows=None, processes=2) is None
+    assert trl_planned_epochs({**steps, "max_steps": "100"}, rows=800, processes=1) is None
+
+
+def test_verls_run_length_from_its_config_and_parquet_rows(tmp_path: Path) -> None:
+    """trainer.total_epochs (verl's 30 when absent), or total_training_steps of
+    train_batch_size prompts over data.train_files' rows (parquet states them), at most
+    train_max_samples; None where the rows are not counted."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.table({"prompt": [f"p{i}" for i in range(100)]}), path)
+    assert verl_planned_epochs({}) == VERL_DEFAULT_EPOCHS
+    assert verl_planned_epochs({"trainer": {"total_epochs": 2}}) == 2.0
+    run = {"trainer": {"total_training_steps": 15},
+           "data": {"train_batch_size": 10, "train_files": [str(path)]}}  # fmt: skip
+    assert verl_planned_epochs(run) == 1.5  # 150 prompts over 100 rows
+    run["data"]["train_max_samples"] = 50  # type: ignore[index]
+    assert verl_planned_epochs(run) == 3.0
+    jsonl = tmp_path / "train.jsonl"
+    jsonl.write_text('{"prompt": "p"}\n')
+    assert verl_planned_epochs({**run, "data": {"train_files": str(jsonl)}}) is None
+    assert verl_planned_epochs({"trainer": {"total_epochs": "${oc.env:E}"}}) is None
+    mode, why, _ = verl_auto({"trainer": {"total_epochs": 15}}, selector=SELECTORS["skip"],
+                             shadows=None, legacy=False)  # fmt: skip
+    assert mode == "full" and why.startswith("the run is 15 epochs, longer than")
+    assert verl_auto({}, selector=SELECTORS["skip"], shadows=None, legacy=False)[0] == "kept"
+
+
+def test_skyrls_run_length_from_its_epochs_and_step_limit() -> None:
+    assert skyrl_planned_epochs(None, None, 16, None) == 1.0  # SkyRL's default: 1 epoch
+    assert skyrl_planned_epochs(5, 20, 16, 160) == 2.0  # 20 steps x 16 over 160 rows
+    assert skyrl_planned_epochs(1, 20, 16, 160) == 1.0
+    assert skyrl_planned_epochs(5, 20, 16, None) is None
 
 
 def test_a_setting_in_the_way_keeps_full_batches_with_a_warning() -> None:
@@ -52,9 +135,11 @@ def test_only_selectors_that_skip_within_a_step_declare_a_measured_loss() -> Non
 def test_frontier_selectors_says_what_rollouts_auto_does_with_each() -> None:
     from frontier_rft.cli.selectors import describe
 
-    assert "rollouts auto: kept: each step generates only the prompts it keeps" in describe(
-        "skip", full=False
-    )
+    assert (
+        "rollouts auto: kept for a run of up to 2 epochs: each step generates only the prompts "
+        "it keeps (same steps, fewer rollouts); full (uniform's bill) for a longer run: with "
+        "rollouts: kept it ended 0.024 below"
+    ) in describe("skip", full=False)
     greso = describe("greso", full=False)
     assert "rollouts auto: full (uniform's bill): with rollouts: kept it ended 0.04" in greso
     assert "rollouts auto: full (uniform's bill): passes over no prompt" in describe(

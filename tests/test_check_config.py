@@ -411,7 +411,10 @@ def _default_verl(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("overrides", "because"),
     [
-        ([], None),
+        (["++trainer.total_epochs=2"], None),
+        ([], "the run is 30 epochs, longer than the 2 epochs over which selector 'skip' with "
+         "kept was measured level"),  # verl's default total_epochs
+        (["++trainer.total_epochs=3"], "the run is 3 epochs, longer than the 2 epochs"),
         (["trainer.v1.trainer_mode=colocate_async",
           "trainer.v1.sampler.custom_sampler.name=FrontierReplayBufferAsync"],
          "trainer_mode colocate_async: rollouts: kept needs verl's sync v1 trainer"),
@@ -426,8 +429,8 @@ def _default_verl(tmp_path: Path) -> str:
         ([f"++{KWARGS}.selector=bots"], "selector 'bots' does not walk the data"),
         (["trainer.use_v1=false"], "rollouts: kept needs verl's v1 sync trainer"),
     ],
-    ids=["default", "async", "filter_groups", "refill", "gen_batch_size", "shadows",
-         "uniform", "bots", "legacy"],
+    ids=["two-epochs", "verl-default-30-epochs", "three-epochs", "async", "filter_groups",
+         "refill", "gen_batch_size", "shadows", "uniform", "bots", "legacy"],
 )  # fmt: skip
 def test_check_config_verl_says_what_rollouts_auto_will_be(
     overrides: list[str], because: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -440,11 +443,13 @@ def test_check_config_verl_says_what_rollouts_auto_will_be(
     if because is None:
         assert code == 0, out
         assert line == (
-            "  auto: rollouts will be kept: each step generates only the prompts 'skip' keeps "
-            "among verl's batch (same steps, fewer rollouts)"
+            "  auto: rollouts will be kept: the run is 2 epochs, within the 2 epochs over which "
+            "kept was measured level; each step generates only the prompts 'skip' keeps among "
+            "verl's batch (same steps, fewer rollouts)"
         )
         # The decision the buffer makes at runtime, on the same settings.
-        assert auto_rollouts({}, selector=SELECTORS["skip"], shadows=(), legacy=False)[0] == "kept"
+        two = {"trainer": {"total_epochs": 2}}
+        assert auto_rollouts(two, selector=SELECTORS["skip"], shadows=(), legacy=False)[0] == "kept"
     else:
         assert line.startswith("  auto: rollouts will be full (uniform's bill) because "), out
         assert because in line and "\n" not in line.strip()

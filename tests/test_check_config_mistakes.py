@@ -194,8 +194,14 @@ def test_the_valid_config_passes_with_trl(
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        ({"selector": "skip", "use_vllm": False}, "auto: rollouts will be kept: each step "
-         "generates only the prompts"),
+        ({"selector": "skip", "use_vllm": False}, "auto: rollouts will be kept: the run's "
+         "length in epochs is not known yet"),  # max_steps over a JSON-lines file: rows unread
+        ({"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 2},
+         "auto: rollouts will be kept: the run is 2 epochs, within the 2 epochs over which kept "
+         "was measured level; each step generates only the prompts 'skip' keeps"),
+        ({"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 3},
+         "auto: rollouts will be full (uniform's bill) because the run is 3 epochs, longer than "
+         "the 2 epochs over which selector 'skip' with kept was measured level"),
         ({"selector": "skip"}, "auto: rollouts will be full (uniform's bill) because use_vllm "
          "is set"),
         ({"selector": "skip", "use_vllm": False, "loss_type": "bnpo"}, "auto: rollouts will be "

@@ -36,9 +36,10 @@ def test_auto_is_kept_with_the_synchronous_trainer(
         run = make_run(skyrl_config(tmp_path / "ckpt", steps=STEPS), {"seed": 3})
     record = _said(caplog)
     assert record.levelname == "INFO" and record.getMessage() == (
-        "frontier-rft: rollouts: auto is kept: each step generates only the prompts 'skip' "
-        "keeps among SkyRL's batch (the same steps and schedule, fewer rollouts)"
-    )
+        "frontier-rft: rollouts: auto is kept: the run is 2 epochs, within the 2 epochs over "
+        "which kept was measured level; each step generates only the prompts 'skip' keeps among "
+        "SkyRL's batch (the same steps and schedule, fewer rollouts)"
+    )  # max_training_steps of train_batch_size prompts over the dataset's rows
     assert run.trainer.frontier_config.rollouts == "kept"
     assert (
         check_skyrl_config({"frontier": {"seed": 3}})
@@ -51,6 +52,21 @@ def test_auto_is_kept_with_the_synchronous_trainer(
     assert all(1 <= k <= BATCH for k in sizes) and sum(sizes) < STEPS * BATCH
     uniform = STEPS * BATCH * N_SAMPLES
     print(f"\nSkyRL rollouts: auto (skip): {sum(sizes) * N_SAMPLES}, uniform {uniform}")
+
+
+def test_auto_is_full_on_a_run_longer_than_kept_was_measured_level_at(
+    make_run: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """skip with kept ended below uniform over 4.5 and 11 epochs: on a 3-epoch run the
+    default keeps SkyRL's whole batches, at INFO, and says why."""
+    with caplog.at_level(logging.INFO, logger=AUTO_LOG):
+        run = make_run(skyrl_config(tmp_path / "ckpt", steps=3 * N_PROMPTS // BATCH), {"seed": 3})
+    record = _said(caplog)
+    assert record.levelname == "INFO" and record.getMessage().startswith(
+        "frontier-rft: rollouts: auto is full: the run is 3 epochs, longer than the 2 epochs "
+        "over which selector 'skip' with kept was measured level"
+    )
+    assert run.trainer.frontier_config.rollouts == "full"
 
 
 def test_auto_is_full_beside_skyrls_dynamic_sampling_and_says_why(

@@ -61,8 +61,9 @@ def test_auto_is_kept_on_the_v1_sync_buffer(
     (record,) = _said(caplog)
     assert record.levelname == "INFO"
     assert record.getMessage() == (
-        "frontier-rft: rollouts: auto is kept: each step generates only the prompts 'skip' "
-        "keeps among verl's batch (the same steps and schedule, fewer rollouts)"
+        "frontier-rft: rollouts: auto is kept: the run is 2 epochs, within the 2 epochs over "
+        "which kept was measured level; each step generates only the prompts 'skip' keeps among "
+        "verl's batch (the same steps and schedule, fewer rollouts)"
     )
     sampler = trainer.replay_buffer.frontier
     assert (sampler.selector.name, sampler.config.rollouts) == ("skip", "kept")
@@ -83,6 +84,34 @@ def test_auto_is_kept_on_the_v1_sync_buffer(
     generated = sum(len(ids) for ids in rollouts.submitted) * N
     assert generated < steps * B * N  # skip passed over prompts seen all-equal in epoch 2
     print(f"\nverl rollouts: auto (skip): {generated} rollouts, uniform {steps * B * N}")
+
+
+@pytest.mark.parametrize(
+    ("extra", "mode", "said"),
+    [
+        (("trainer.total_epochs=3",), "full", "auto is full: the run is 3 epochs, longer than "
+         "the 2 epochs over which selector 'skip' with kept was measured level"),
+        (("trainer.total_epochs=5", f"++trainer.total_training_steps={ROWS // B}"), "kept",
+         "auto is kept: the run is 1 epoch, within the 2 epochs"),  # steps over parquet rows
+    ],
+    ids=["3-epochs", "steps-of-1-epoch"],
+)  # fmt: skip
+def test_auto_follows_the_runs_length_in_epochs(
+    extra: tuple[str, ...], mode: str, said: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """skip with kept ended below uniform over 4.5 and 11 epochs: the default keeps verl's
+    whole batches on a longer run (at INFO), and check-config says the same before launch."""
+    from verl.trainer.ppo.v1 import get_trainer_cls
+
+    train = write_parquet(tmp_path / "train.parquet", ROWS, long_every=0)
+    config = compose(train, tmp_path, *extra, kwargs=DEFAULTS)
+    says = _check_config_says(config)
+    with caplog.at_level(logging.INFO, logger=AUTO_LOG):
+        trainer = get_trainer_cls("sync")(config=config)
+    (record,) = _said(caplog)
+    assert record.levelname == "INFO" and said in record.getMessage(), record.getMessage()
+    assert says.startswith(f"rollouts will be {mode}")
+    assert trainer.replay_buffer._kept == (mode == "kept")
 
 
 @pytest.mark.parametrize(

@@ -260,6 +260,33 @@ def test_rollouts_auto_is_full_where_kept_cannot_run_and_says_why(
     assert (said[0].levelname == "WARNING") == bool(settings or frontier.selector == "skip")
 
 
+@pytest.mark.parametrize(
+    ("settings", "mode", "said"),
+    [
+        ({"num_train_epochs": 2}, "kept", "the run is 2 epochs, within the 2 epochs"),
+        ({"num_train_epochs": 3}, "full", "the run is 3 epochs, longer than the 2 epochs"),
+        ({"max_steps": STEPS_PER_EPOCH}, "kept", "the run is 1 epoch, within"),
+        ({"max_steps": 3 * STEPS_PER_EPOCH}, "full", "the run is 3 epochs, longer than"),
+    ],
+    ids=["2-epochs", "3-epochs", "max-steps-1-epoch", "max-steps-3-epochs"],
+)
+def test_rollouts_auto_keeps_the_default_to_the_length_kept_was_measured_level_at(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    settings: dict[str, Any],
+    mode: str,
+    said: str,
+) -> None:
+    """skip with kept ended level with uniform over 2 epochs and below over 4.5 and 11: the
+    default saves on a run of up to 2 passes over the prompts (num_train_epochs, or max_steps
+    over the dataset's rows) and keeps uniform's batches on a longer one, at INFO."""
+    with caplog.at_level("INFO", logger="frontier_rft.integrations.trl.trainer"):
+        t = trainer(tmp_path, None, **settings)
+    assert t.frontier_config.rollouts == mode
+    (line,) = [r for r in caplog.records if "rollouts: auto" in r.getMessage()]
+    assert said in line.getMessage() and line.levelname == "INFO", line.getMessage()
+
+
 def test_every_batch_keeps_trls_size_and_fillers_reach_no_loss(kept: Any) -> None:
     assert len(kept.batches) == len(kept.samples) == 2 * STEPS_PER_EPOCH
     for batch, samples in zip(kept.batches, kept.samples, strict=True):

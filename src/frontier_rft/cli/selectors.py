@@ -56,8 +56,14 @@ def _summary(cls: type[Selector]) -> str:
 def _auto(cls: type[Selector]) -> str:
     """What an adapter's `rollouts: auto` does with it, where the trainer allows `kept`."""
     why = keeps_full(cls)
+    kept = "each step generates only the prompts it keeps (same steps, fewer rollouts)"
+    if why is None and cls.kept_level_epochs is not None:
+        return (
+            f"kept for a run of up to {cls.kept_level_epochs:g} epochs: {kept}; full "
+            f"(uniform's bill) for a longer run: {cls.kept_loses}"
+        )
     if why is None:
-        return "kept: each step generates only the prompts it keeps (same steps, fewer rollouts)"
+        return f"kept: {kept}"
     return f"full (uniform's bill): {why.removeprefix(f'selector {cls.name!r}').lstrip(': ')}"
 
 

@@ -93,6 +93,10 @@ class Selector(ABC):
     kept_loses: ClassVar[str | None] = None
     """Measured evidence that `rollouts: kept` costs held-out score with this selector, so
     an adapter's `rollouts: auto` keeps full batches for it (None: none measured)."""
+    kept_level_epochs: ClassVar[float | None] = None
+    """With `kept_loses`: the longest run, in passes over the prompts, over which `rollouts:
+    kept` was measured level with uniform; `rollouts: auto` keeps kept for a run up to it and
+    full batches for a longer one (None: kept_loses holds at every length)."""
 
     @classmethod
     def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:

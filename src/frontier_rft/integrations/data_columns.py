@@ -22,7 +22,9 @@ __all__ = [
     "MAX_ID_ROWS",
     "MAX_JSON_BYTES",
     "MAX_ROW_DEPTH",
+    "REMOTE_PREFIXES",
     "DataColumns",
+    "local_rows",
     "read_data_columns",
     "read_parquet_ids",
 ]
@@ -35,6 +37,8 @@ MAX_ROW_DEPTH = 64
 """Deepest nesting of a JSON row read (json.loads recurses: 100,000 levels overflow)."""
 MAX_ID_ROWS = 20_000_000
 """Most rows whose id column is read whole (160 MB of int64) to look for repeated ids."""
+REMOTE_PREFIXES = ("hdfs://", "s3://", "gs://", "http://", "https://")
+"""Data paths that name no local file: the pre-flight checks read none of them."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,23 @@ class DataColumns:
     first_row: dict[str, Any] | None
     rows: int | None = None
     """Row count when the format states it without a scan (parquet)."""
+
+
+def local_rows(paths: Any) -> int | None:
+    """Rows in the data files `paths` (one path or a list), where every one is a local file
+    that states its row count without a scan (parquet); else None."""
+    listed = [paths] if isinstance(paths, (str, Path)) else paths
+    if isinstance(listed, (bytes, dict)) or not hasattr(listed, "__iter__"):
+        return None
+    total = 0
+    for path in listed:
+        if not isinstance(path, (str, Path)) or str(path).startswith(REMOTE_PREFIXES):
+            return None
+        data = read_data_columns(path)
+        if not isinstance(data, DataColumns) or data.rows is None:
+            return None
+        total += data.rows
+    return total or None
 
 
 def read_data_columns(path: str | Path) -> DataColumns | str:

@@ -15,7 +15,13 @@ from typing import Any
 
 from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.auto_rollouts import SHADOWS_FOLLOW_UNIFORM, auto_log, resolve_auto
+from frontier_rft.integrations.auto_rollouts import (
+    SHADOWS_FOLLOW_UNIFORM,
+    auto_log,
+    planned_epochs,
+    positive_number,
+    resolve_auto,
+)
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.selectors.registry import SELECTORS
 
@@ -35,6 +41,7 @@ __all__ = [
     "TRAINER",
     "resolved_rollouts",
     "skyrl_auto_rollouts",
+    "skyrl_planned_epochs",
     "skyrl_sampler_config",
     "unknown_settings",
 ]
@@ -135,12 +142,39 @@ def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfi
     return VerlSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)
 
 
+def skyrl_planned_epochs(
+    epochs: Any, max_training_steps: Any, train_batch_size: Any, rows: int | None
+) -> float | None:
+    """Passes over the `rows` training prompts a SkyRL run plans (`auto_rollouts.
+    planned_epochs`): trainer.epochs (`epochs`; SkyRL's 1 when None), or fewer where
+    trainer.max_training_steps ends it first (steps of trainer.train_batch_size prompts).
+    None where that needs rows not counted, or a value is not a number."""
+    epochs = 1 if epochs is None else epochs
+    steps_ok = max_training_steps is None or positive_number(max_training_steps)
+    if not positive_number(epochs) or not steps_ok:
+        return None
+    if max_training_steps is None:
+        return planned_epochs(epochs, rows=rows)
+    return planned_epochs(
+        epochs,
+        steps=int(max_training_steps),
+        prompts_per_step=train_batch_size if positive_number(train_batch_size) else 0,
+        rows=rows,
+    )
+
+
 def skyrl_auto_rollouts(
-    *, selector: type[Selector], shadows: Any, fully_async: bool, dynamic_sampling: Any
+    *,
+    selector: type[Selector],
+    shadows: Any,
+    fully_async: bool,
+    dynamic_sampling: Any,
+    epochs: float | None = None,
 ) -> tuple[str, str, bool]:
     """What `frontier.rollouts: auto` (the default) means on SkyRL: (mode, why, whether to
     warn). kept with the synchronous trainer (FrontierRayPPOTrainer) where the selector skips
-    within a step, without SkyRL's dynamic sampling (`dynamic_sampling`: its type, None when
+    within a step at no measured loss for a run of `epochs` passes (`skyrl_planned_epochs`;
+    None: unknown), without SkyRL's dynamic sampling (`dynamic_sampling`: its type, None when
     off) and shadows; full with the fully-async trainer or beside dynamic sampling, with a
     warning naming why (`auto_rollouts.resolve_auto`). The entrypoint (before Ray starts), the
     trainer and `frontier check-config skyrl` ask this."""
@@ -149,7 +183,7 @@ def skyrl_auto_rollouts(
         blockers.append(KEPT_WITH_FULLY_ASYNC)
     if dynamic_sampling is not None:
         blockers.append(KEPT_WITH_DYNAMIC_SAMPLING)
-    return resolve_auto(selector, blockers)
+    return resolve_auto(selector, blockers, epochs)
 
 
 def resolved_rollouts(
@@ -158,10 +192,11 @@ def resolved_rollouts(
     fully_async: bool,
     dynamic_sampling: Any,
     selector: type[Selector] | None = None,
+    epochs: float | None = None,
 ) -> VerlSamplerConfig:
     """`config` with `rollouts: auto` replaced by what it means here (`skyrl_auto_rollouts`;
-    `selector`: the class of a ready selector, else the config's), said in one log line;
-    unchanged when rollouts is set."""
+    `selector`: the class of a ready selector, else the config's; `epochs`: the run's
+    length, `skyrl_planned_epochs`), said in one log line; unchanged when rollouts is set."""
     if config.rollouts != "auto":
         return config
     mode, why, warn = skyrl_auto_rollouts(
@@ -169,6 +204,7 @@ def resolved_rollouts(
         shadows=config.shadows,
         fully_async=fully_async,
         dynamic_sampling=dynamic_sampling,
+        epochs=epochs,
     )
     auto_log(_log, TRAINER, mode, why, warn)
     return dataclasses.replace(config, rollouts=mode)

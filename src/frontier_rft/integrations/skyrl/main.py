@@ -18,10 +18,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from frontier_rft.integrations.data_columns import local_rows
 from frontier_rft.integrations.preflight import apply_overrides
 from frontier_rft.integrations.skyrl.config import (
     SKYRL_SETTING,
     resolved_rollouts,
+    skyrl_planned_epochs,
     skyrl_sampler_config,
 )
 from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
@@ -81,6 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size),
         fully_async=bool(cfg.trainer.fully_async.enabled),
         dynamic_sampling=cfg.trainer.algorithm.dynamic_sampling.type,
+        epochs=skyrl_planned_epochs(
+            cfg.trainer.epochs,
+            cfg.trainer.max_training_steps,
+            cfg.trainer.train_batch_size,
+            local_rows(list(cfg.data.train_data)),
+        ),
     )
     initialize_ray(cfg)
     ray.get(ray.remote(num_cpus=1)(_run).remote(cfg, frontier_config))

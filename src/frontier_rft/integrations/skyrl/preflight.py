@@ -18,6 +18,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems
 from frontier_rft.integrations.auto_rollouts import auto_choice
+from frontier_rft.integrations.data_columns import REMOTE_PREFIXES, local_rows
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -41,6 +42,7 @@ from frontier_rft.integrations.skyrl.config import (
     SKYRL_SETTING,
     TRAINER,
     skyrl_auto_rollouts,
+    skyrl_planned_epochs,
     unknown_settings,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
@@ -51,7 +53,6 @@ __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
 
 DYNAMIC_SAMPLING_TYPES = (None, "filter", "replace")
 """SkyRL 0.3's trainer.algorithm.dynamic_sampling.type values."""
-_REMOTE = ("hdfs://", "s3://", "gs://", "http://", "https://")
 
 
 def check_skyrl_config(config: Mapping[str, Any]) -> Report:
@@ -105,6 +106,12 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             shadows=values.get("shadows"),
             fully_async=fully_async is True,
             dynamic_sampling=ds_type if ds_type in DYNAMIC_SAMPLING_TYPES else None,
+            epochs=skyrl_planned_epochs(
+                dotted_get(config, "trainer.epochs"),
+                dotted_get(config, "trainer.max_training_steps"),
+                batch,
+                local_rows(dotted_get(config, "data.train_data")),
+            ),
         )
         report.choices.append(auto_choice(TRAINER, mode, why))
         if mode == "kept":
@@ -147,7 +154,7 @@ def _check_data(config: Mapping[str, Any], values: Mapping[str, Any], report: Re
     """The columns the adapter reads, in every local training file that can be read."""
     files = dotted_get(config, "data.train_data")
     paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
-    local = [str(p) for p in paths if not str(p).startswith(_REMOTE)]
+    local = [str(p) for p in paths if not str(p).startswith(REMOTE_PREFIXES)]
     if not local:
         report.notes.append("data.train_data: no local file named, columns not checked")
         return

@@ -82,6 +82,7 @@ from torch.utils.data import Dataset, Sampler  # noqa: E402
 from torchdata.stateful_dataloader import StatefulDataLoader  # noqa: E402
 
 from frontier_rft.core.selector import Selector  # noqa: E402
+from frontier_rft.integrations.auto_rollouts import dataset_rows  # noqa: E402
 from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     DEFAULT_TASK_ID_KEY,
     FULLY_ASYNC,
@@ -93,6 +94,7 @@ from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     SHADOWS_WITH_FULLY_ASYNC,
     SKYRL_SETTING,
     resolved_rollouts,
+    skyrl_planned_epochs,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig  # noqa: E402
 from frontier_rft.integrations.verl.sampler import FrontierSampler, as_task_ids  # noqa: E402
@@ -294,6 +296,12 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
             fully_async=self._skyrl_trainer is FullyAsyncRayPPOTrainer,
             dynamic_sampling=cfg.trainer.algorithm.dynamic_sampling.type,
             selector=type(selector) if selector is not None else None,
+            epochs=skyrl_planned_epochs(
+                cfg.trainer.epochs,
+                cfg.trainer.max_training_steps,
+                cfg.trainer.train_batch_size,
+                dataset_rows(kwargs.get("train_dataset", args[3] if len(args) > 3 else None)),
+            ),
         )
         self._frontier_refuse(cfg, frontier_config)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)

@@ -172,8 +172,10 @@ def _auto_rollouts_choice(
         return []  # FrontierConfig names a wrong type
     if name not in SELECTORS:
         return []
-    first = files[0] if isinstance(files, list) and files else files
-    data = read_data_columns(first) if isinstance(first, str) else None
+    paths = files if isinstance(files, list) else [files]
+    read = [read_data_columns(p) if isinstance(p, str) else None for p in paths]
+    data = read[0] if read else None
+    counts = [d.rows if isinstance(d, DataColumns) else None for d in read]
     trainer = values.get("trainer", "grpo")
     mode, why, _ = auto_rollouts(
         values,
@@ -182,7 +184,11 @@ def _auto_rollouts_choice(
         dynamic_sampling=frontier.get("dynamic_sampling", "off"),
         shadows=frontier.get("shadows"),
         columns=data.names if isinstance(data, DataColumns) else [],
+        rows=sum(c for c in counts if c is not None) if counts and None not in counts else None,
     )
+    steps = values.get("max_steps", -1)
+    if isinstance(steps, int) and steps > 0 and "the run is" in why:
+        why += " (max_steps counted on one process: more processes make more epochs)"
     if mode == "kept":
         unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
         return [

@@ -10,6 +10,7 @@ trl` names the same mistakes before any model loads. The step itself is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.auto_rollouts import (
     SHADOWS_FOLLOW_UNIFORM,
     keeps_full,
+    planned_epochs,
     resolve_auto,
 )
 from frontier_rft.integrations.trl.dynamic_config import (
@@ -38,6 +40,7 @@ __all__ = [
     "fewer_problems",
     "normalisation",
     "settings_problems",
+    "trl_planned_epochs",
 ]
 
 ROLLOUTS = ("auto", "full", "kept")
@@ -46,6 +49,38 @@ batch (full), or only the prompts the selector keeps in it (kept)."""
 
 _TRL_NUM_GENERATIONS = 8
 """TRL's default, for a file that does not set it."""
+_TRL_LENGTH = {
+    "num_train_epochs": 3.0,
+    "max_steps": -1,
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "num_iterations": 1,
+}
+"""TRL's defaults (GRPOConfig, transformers' TrainingArguments) of what sets a run's length."""
+
+
+def trl_planned_epochs(
+    values: Mapping[str, Any], *, rows: int | None, processes: int
+) -> float | None:
+    """Passes over the `rows` training prompts a TRL run of these settings plans
+    (`auto_rollouts.planned_epochs`): num_train_epochs, or with max_steps > 0 max_steps
+    optimizer steps of per_device_train_batch_size x processes x gradient_accumulation_steps
+    completions, num_generations a prompt, each generation reused num_iterations times
+    (TRL's RepeatSampler). None where max_steps is set and the rows are unknown, or a value
+    is not a number (FrontierConfig and TRL name those)."""
+    names = (*_TRL_LENGTH, "num_generations")
+    got = {k: values.get(k, _TRL_LENGTH.get(k, _TRL_NUM_GENERATIONS)) for k in names}
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in got.values()):
+        return None
+    if got["max_steps"] <= 0:
+        return planned_epochs(got["num_train_epochs"], rows=rows)
+    completions = (
+        got["per_device_train_batch_size"] * processes * got["gradient_accumulation_steps"]
+    )
+    per_step = completions / max(got["num_generations"] * got["num_iterations"], 1)
+    return planned_epochs(
+        math.inf, steps=int(got["max_steps"]), prompts_per_step=per_step, rows=rows
+    )
 
 
 def settings_problems(
@@ -144,12 +179,15 @@ def auto_rollouts(
     dynamic_sampling: Any,
     shadows: Any,
     columns: list[str],
+    rows: int | None = None,
+    processes: int = 1,
 ) -> tuple[str, str, bool]:
     """What `rollouts: auto` means for these settings: (mode, why, whether to warn). kept
-    where `selector` passes over prompts within uniform's step and no setting is in the way
-    (`auto_rollouts_blockers`); full otherwise, a warning when settings keep a skipping
-    selector from kept (`auto_rollouts.resolve_auto`, as on verl and SkyRL). The trainer and
-    `frontier check-config trl` both ask this."""
+    where `selector` passes over prompts within uniform's step, no measurement says kept
+    loses at the run's length (`trl_planned_epochs` over `rows` prompts on `processes`) and
+    no setting is in the way (`auto_rollouts_blockers`); full otherwise, a warning when
+    settings keep a skipping selector from kept (`auto_rollouts.resolve_auto`, as on verl and
+    SkyRL). The trainer and `frontier check-config trl` both ask this."""
     why = keeps_full(selector)
     if why is not None:
         return "full", why, False
@@ -160,7 +198,9 @@ def auto_rollouts(
     blockers = auto_rollouts_blockers(
         values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
     )
-    return resolve_auto(selector, blockers)
+    return resolve_auto(
+        selector, blockers, trl_planned_epochs(values, rows=rows, processes=processes)
+    )
 
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:

@@ -63,6 +63,7 @@ from trl.trainer.utils import is_async_callable
 from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import relabel_evidence
+from frontier_rft.integrations.auto_rollouts import dataset_rows
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
 from frontier_rft.integrations.pool import (
     build_pool,
@@ -150,7 +151,7 @@ def _check_before_model(
         args = (local_model_path(args[0], "model"), *args[1:])
     funcs = kwargs.get("reward_funcs", args[1] if len(args) > 1 else None)
     funcs = funcs if isinstance(funcs, list) else [funcs]
-    training = kwargs.get("args", args[2] if len(args) > 2 else None)
+    training = _training_args(args, kwargs)
     names_of = [getattr(f, "__name__", type(f).__name__) for f in funcs]
     problems = [] if selector is not None else pool_problems(config)
     problems += reward_range_problems(
@@ -223,6 +224,11 @@ def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
 def _frontier_columns(kwargs: dict[str, Any]) -> list[str]:
     """The train dataset's column names, from the trainer's keyword arguments ([] if none)."""
     return list(getattr(kwargs.get("train_dataset"), "column_names", None) or [])
+
+
+def _training_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The trainer's GRPOConfig as the caller passed it, by keyword or third (None: none)."""
+    return kwargs.get("args", args[2] if len(args) > 2 else None)
 
 
 class FrontierTrainerMixin:
@@ -371,9 +377,11 @@ class FrontierTrainerMixin:
 
     def _frontier_settings(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """The GRPOConfig fields a step sampler's checks read (absent: TRL's defaults)."""
-        training = kwargs.get("args", args[2] if len(args) > 2 else None)
+        training = _training_args(args, kwargs)
         names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
-                 "use_adaptive_entropy", "use_vllm")  # fmt: skip
+                 "use_adaptive_entropy", "use_vllm", "num_train_epochs", "max_steps",
+                 "per_device_train_batch_size", "gradient_accumulation_steps",
+                 "num_iterations")  # fmt: skip
         return {n: getattr(training, n) for n in names if hasattr(training, n)}
 
     def _frontier_resolve_auto(
@@ -389,6 +397,7 @@ class FrontierTrainerMixin:
         kind = self._frontier_kind()
         cls = type(selector) if selector is not None else frontier.selector_spec.cls
         columns = _frontier_columns(kwargs)
+        training = _training_args(args, kwargs)
         mode, why, warn = auto_rollouts(
             self._frontier_settings(args, kwargs),
             kind,
@@ -396,6 +405,8 @@ class FrontierTrainerMixin:
             dynamic_sampling=frontier.dynamic_sampling,
             shadows=frontier.shadows,
             columns=columns,
+            rows=dataset_rows(kwargs.get("train_dataset")),
+            processes=int(getattr(training, "world_size", 1) or 1),
         )
         if mode == "kept":
             version = _trl_version()

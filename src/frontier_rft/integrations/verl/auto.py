@@ -22,8 +22,11 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.auto_rollouts import (
     SHADOWS_FOLLOW_UNIFORM,
     auto_log,
+    planned_epochs,
+    positive_number,
     resolve_auto,
 )
+from frontier_rft.integrations.data_columns import local_rows
 from frontier_rft.integrations.preflight import dotted_get
 from frontier_rft.integrations.verl.config import (
     KEPT_NEEDS_SYNC,
@@ -35,7 +38,15 @@ from frontier_rft.integrations.verl.config import (
     kept_gen_batch_size,
 )
 
-__all__ = ["TRAINER", "VERL_DEFAULT_BATCH", "auto_rollouts", "kept_blockers", "resolved"]
+__all__ = [
+    "TRAINER",
+    "VERL_DEFAULT_BATCH",
+    "VERL_DEFAULT_EPOCHS",
+    "auto_rollouts",
+    "kept_blockers",
+    "resolved",
+    "verl_planned_epochs",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -43,6 +54,32 @@ TRAINER = "verl"
 """Whose batch `rollouts: auto`'s lines name."""
 VERL_DEFAULT_BATCH = 1024
 """verl's data.train_batch_size when a config leaves it out (0.9.1)."""
+VERL_DEFAULT_EPOCHS = 30
+"""verl's trainer.total_epochs when a config leaves it out (0.9.1)."""
+
+
+def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
+    """Passes over the prompts verl config `config` plans (`auto_rollouts.planned_epochs`):
+    trainer.total_epochs, or fewer where trainer.total_training_steps ends the run first
+    (steps of data.train_batch_size prompts over the rows of data.train_files, at most
+    data.train_max_samples). None where that needs rows this cannot count (not parquet,
+    remote) or a value is not a number (an interpolation)."""
+    epochs = dotted_get(config, "trainer.total_epochs")
+    epochs = VERL_DEFAULT_EPOCHS if epochs is None else epochs
+    steps = dotted_get(config, "trainer.total_training_steps")
+    batch = dotted_get(config, "data.train_batch_size")
+    batch = VERL_DEFAULT_BATCH if batch is None else batch
+    if not positive_number(epochs) or not (steps is None or steps == -1 or positive_number(steps)):
+        return None
+    if steps is None or steps == -1:
+        return planned_epochs(epochs, rows=None)
+    rows = local_rows(dotted_get(config, "data.train_files"))
+    cap = dotted_get(config, "data.train_max_samples")
+    if rows is not None and positive_number(cap):
+        rows = min(rows, int(cap))
+    return planned_epochs(
+        epochs, steps=int(steps), prompts_per_step=batch if positive_number(batch) else 0, rows=rows
+    )
 
 
 def kept_blockers(
@@ -85,11 +122,12 @@ def auto_rollouts(
     async_buffer: bool = False,
 ) -> tuple[str, str, bool]:
     """What `rollouts: auto` means for verl config `config` with `selector` (its class) and
-    `shadows`: (mode, why, whether to warn), by `auto_rollouts.resolve_auto` from
-    `kept_blockers` (legacy, async_buffer: as there) and the shadows."""
+    `shadows`: (mode, why, whether to warn), by `auto_rollouts.resolve_auto` from the run's
+    length (`verl_planned_epochs`; unknown for an empty `config`, a sampler built without
+    verl's), `kept_blockers` (legacy, async_buffer: as there) and the shadows."""
     blockers = [SHADOWS_FOLLOW_UNIFORM] if shadows else []
     blockers += kept_blockers(config, legacy=legacy, async_buffer=async_buffer)
-    return resolve_auto(selector, blockers)
+    return resolve_auto(selector, blockers, verl_planned_epochs(config) if config else None)
 
 
 def resolved(

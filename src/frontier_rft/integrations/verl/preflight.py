@@ -22,7 +22,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.auto_rollouts import auto_choice
-from frontier_rft.integrations.data_columns import read_parquet_ids
+from frontier_rft.integrations.data_columns import REMOTE_PREFIXES, read_parquet_ids
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -62,7 +62,6 @@ V1_BUFFERS = {"sync": "FrontierReplayBuffer", "async": "FrontierReplayBufferAsyn
 LEGACY_PATH = "pkg://frontier_rft.integrations.verl"
 """`data.sampler.class_path` of FrontierSampler on verl <= 0.7."""
 LEGACY_CLASS = "FrontierSampler"
-_REMOTE = ("hdfs://", "s3://", "gs://", "http://", "https://")
 
 
 def check_verl_config(config: Mapping[str, Any]) -> Report:
@@ -289,7 +288,9 @@ def _check_data(
     """The columns the sampler reads, in every local training file that can be read."""
     files = dotted_get(config, "data.train_files")
     paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
-    local = [str(p) for p in paths if not _interpolated(p) and not str(p).startswith(_REMOTE)]
+    local = [
+        str(p) for p in paths if not _interpolated(p) and not str(p).startswith(REMOTE_PREFIXES)
+    ]
     if not local:
         report.notes.append("data.train_files: no local file named, columns not checked")
         return
