@@ -228,6 +228,33 @@ def test_check_config_says_what_rollouts_auto_will_be(
     assert lines == ([] if said is None else [lines[0]]) and (said is None or said in lines[0])
 
 
+@pytest.mark.parametrize(
+    ("max_steps", "said"),
+    [
+        (5, "auto: rollouts will be kept: the run is 2 epochs, within the 2 epochs"),
+        (10, "auto: rollouts will be full (uniform's bill) because the run is 4 epochs, longer "
+         "than the 2 epochs"),
+    ],
+)  # fmt: skip
+def test_check_config_counts_max_steps_in_epochs_over_a_parquet_files_rows(
+    workdir: Path, capsys: pytest.CaptureFixture[str], max_steps: int, said: str
+) -> None:
+    """max_steps x 64 completions x 2 accumulation steps / 8 generations = 16 prompts a step
+    over the 40 rows the parquet file states, on one process (said)."""
+    pytest.importorskip("trl", reason="TRL's own keys are read from trl")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    rows = {"prompt": [f"{i} + 1 =" for i in range(40)], "answer": [str(i + 1) for i in range(40)]}
+    pq.write_table(pa.table(rows), workdir / "data" / "train.parquet")
+    change = {"selector": "skip", "use_vllm": False, "max_steps": max_steps,
+              "dataset_files": ["data/train.parquet"]}  # fmt: skip
+    code, out = check(capsys, "trl", config_file(workdir, change))
+    (line,) = [line for line in out.splitlines() if line.startswith("  auto: ")]
+    assert code == 0 and line.startswith(f"  {said}"), out
+    assert line.endswith("max_steps counted on one process (more processes make more epochs)")
+
+
 @pytest.mark.parametrize(("mistake", "change", "phrase"), TRL_MISTAKES + NEEDS_TRL,
                          ids=[m for m, _, _ in TRL_MISTAKES + NEEDS_TRL])  # fmt: skip
 def test_each_trl_mistake_is_named_alone(

@@ -24,6 +24,7 @@ from dataclasses import fields
 from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
+from frontier_rft.integrations.data_columns import local_rows
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
@@ -172,10 +173,8 @@ def _auto_rollouts_choice(
         return []  # FrontierConfig names a wrong type
     if name not in SELECTORS:
         return []
-    paths = files if isinstance(files, list) else [files]
-    read = [read_data_columns(p) if isinstance(p, str) else None for p in paths]
-    data = read[0] if read else None
-    counts = [d.rows if isinstance(d, DataColumns) else None for d in read]
+    first = files[0] if isinstance(files, list) and files else files
+    data = read_data_columns(first) if isinstance(first, str) else None
     trainer = values.get("trainer", "grpo")
     mode, why, _ = auto_rollouts(
         values,
@@ -184,18 +183,18 @@ def _auto_rollouts_choice(
         dynamic_sampling=frontier.get("dynamic_sampling", "off"),
         shadows=frontier.get("shadows"),
         columns=data.names if isinstance(data, DataColumns) else [],
-        rows=sum(c for c in counts if c is not None) if counts and None not in counts else None,
+        rows=local_rows(files),
     )
     steps = values.get("max_steps", -1)
-    if isinstance(steps, int) and steps > 0 and "the run is" in why:
-        why += " (max_steps counted on one process: more processes make more epochs)"
+    one = isinstance(steps, int) and steps > 0 and "the run is" in why
+    counted = "; max_steps counted on one process (more processes make more epochs)" * one
     if mode == "kept":
         unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
         return [
             f"rollouts will be kept{unread}: {why} among TRL's batch (fewer completions), "
-            "with this TRL version if it is a tested one"
+            f"with this TRL version if it is a tested one{counted}"
         ]
-    return [f"rollouts will be full (uniform's bill) because {why}"]
+    return [f"rollouts will be full (uniform's bill) because {why}{counted}"]
 
 
 def _shadow_problems(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
