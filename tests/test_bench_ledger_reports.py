@@ -52,3 +52,29 @@ def test_a_committed_report_is_rebuilt_from_the_ledger(
         ln for ln in committed if not ln.startswith("Command:")
     ]
     assert os.path.isfile(out / f"{stem}_curves.png")
+
+
+def test_the_per_step_figures_show_every_entry_of_a_short_comparison(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uniform against skip-kept (an effect entry): the learning-curve and training figures
+    have a panel for skip-kept, not uniform's alone."""
+    from frontier_rft.reporting import real_rl_plots
+
+    drawn: dict[str, list[str]] = {}
+
+    def spy(name: str) -> object:
+        def draw(runs: object, labels: list[str], path: Path) -> Path:
+            drawn[name] = list(labels)
+            return path
+
+        return draw
+
+    monkeypatch.setattr(real_rl_plots, "plot_learning_curves", spy("curves"))
+    monkeypatch.setattr(real_rl_plots, "plot_training", spy("training"))
+    full = json.loads((RESULTS / "real_rl_skip_kept_3epoch_10seeds_full.json").read_text())
+    monkeypatch.chdir(REPO)
+    argv = shlex.split(full["command"])[1:]
+    flags = ["--report-only", "--out", str(tmp_path), "--no-progress"]
+    assert main([*argv, *flags]) == 0
+    assert drawn == {"curves": ["uniform", "skip-kept"], "training": ["uniform", "skip-kept"]}

@@ -49,6 +49,9 @@ __all__ = [
 
 SCORE = "held-out pass@1"
 ETR = "train/effective_task_ratio"
+MAX_PANELS = 9
+"""Entries (uniform included) up to which the per-step figures show every entry that ran;
+a longer run (every effect check) shows its main entries there, all in the rollouts figure."""
 Runs = Mapping[str, Mapping[int, Mapping[str, Any]]]
 """Entry label -> seed -> one run's logged rows (`train`, `final`, `info`, ...)."""
 Labels = Mapping[str, Any]
@@ -572,10 +575,11 @@ def write_results(
     write_json(out / f"{name}.json", headline_json(summary, main))
     header = page_header(summary, files, tb, len(summary["seeds"]))
     (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))
-    plot_learning_curves(runs, main, out / f"{name}_curves.png")
+    panels = labels if len(labels) <= MAX_PANELS else main
+    plot_learning_curves(runs, panels, out / f"{name}_curves.png")
     plot_rollout_curves(runs, labels, out / f"{name}_rollouts.png")
     plot_ttb(summary, labels, out / f"{name}_ttb.png")
-    plot_training(runs, main, out / f"{name}_training.png")
+    plot_training(runs, panels, out / f"{name}_training.png")
     plot_effects(runs, out / f"{name}_effects.png")
     return summary
 
