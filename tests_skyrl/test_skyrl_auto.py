@@ -106,8 +106,9 @@ def test_auto_is_full_with_the_fully_async_trainer_and_says_why(
         (["trainer.fully_async.enabled=true"], "full", KEPT_WITH_FULLY_ASYNC),
         (["trainer.algorithm.dynamic_sampling.type=filter"], "full", KEPT_WITH_DYNAMIC_SAMPLING),
         (["frontier.selector=uniform"], "full", None),
+        (["trainer.epochs=3"], "full", None),  # longer than skip's kept was measured level
     ],
-    ids=["default", "fully-async", "dynamic-sampling", "uniform"],
+    ids=["default", "fully-async", "dynamic-sampling", "uniform", "three-epochs"],
 )
 def test_the_entrypoint_resolves_auto_before_ray_starts(
     argv: list[str],

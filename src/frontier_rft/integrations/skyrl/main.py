@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg.trainer.epochs,
             cfg.trainer.max_training_steps,
             cfg.trainer.train_batch_size,
-            local_rows(list(cfg.data.train_data)),
+            local_rows(cfg.data.train_data),
         ),
     )
     initialize_ray(cfg)
