@@ -53,16 +53,19 @@ def dataset_rows(dataset: Any) -> int | None:
 
 
 def planned_epochs(
-    epochs: float, *, steps: int | None = None, prompts_per_step: float = 0.0, rows: int | None
+    epochs: Any, *, steps: Any = None, prompts_per_step: Any = 0, rows: int | None
 ) -> float | None:
     """Passes over the training prompts a run plans: `epochs`, or fewer where a step limit
     (`steps` optimizer steps of `prompts_per_step` new prompts each, over `rows` prompts)
-    ends it first; None where a step limit is set and the prompts are not counted yet."""
+    ends it first; None where a setting is not a positive number (an interpolation), or a
+    step limit is set and the prompts are not counted yet."""
+    if not positive_number(epochs) or not (steps is None or positive_number(steps)):
+        return None
     if steps is None:
         return float(epochs)
-    if rows is None or rows <= 0 or prompts_per_step <= 0:
+    if rows is None or rows <= 0 or not positive_number(prompts_per_step):
         return None
-    return min(float(epochs), steps * prompts_per_step / rows)
+    return min(float(epochs), float(steps * prompts_per_step / rows))
 
 
 def _epochs(value: float) -> str:

@@ -19,7 +19,6 @@ from frontier_rft.integrations.auto_rollouts import (
     SHADOWS_FOLLOW_UNIFORM,
     auto_log,
     planned_epochs,
-    positive_number,
     resolve_auto,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
@@ -149,16 +148,10 @@ def skyrl_planned_epochs(
     planned_epochs`): trainer.epochs (`epochs`; SkyRL's 1 when None), or fewer where
     trainer.max_training_steps ends it first (steps of trainer.train_batch_size prompts).
     None where that needs rows not counted, or a value is not a number."""
-    epochs = 1 if epochs is None else epochs
-    steps_ok = max_training_steps is None or positive_number(max_training_steps)
-    if not positive_number(epochs) or not steps_ok:
-        return None
-    if max_training_steps is None:
-        return planned_epochs(epochs, rows=rows)
     return planned_epochs(
-        epochs,
-        steps=int(max_training_steps),
-        prompts_per_step=train_batch_size if positive_number(train_batch_size) else 0,
+        1 if epochs is None else epochs,
+        steps=max_training_steps,
+        prompts_per_step=train_batch_size,
         rows=rows,
     )
 

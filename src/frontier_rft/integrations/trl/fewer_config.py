@@ -78,9 +78,7 @@ def trl_planned_epochs(
         got["per_device_train_batch_size"] * processes * got["gradient_accumulation_steps"]
     )
     per_step = completions / max(got["num_generations"] * got["num_iterations"], 1)
-    return planned_epochs(
-        math.inf, steps=int(got["max_steps"]), prompts_per_step=per_step, rows=rows
-    )
+    return planned_epochs(math.inf, steps=got["max_steps"], prompts_per_step=per_step, rows=rows)
 
 
 def settings_problems(

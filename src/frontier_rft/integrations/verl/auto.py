@@ -65,20 +65,18 @@ def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
     data.train_max_samples). None where that needs rows this cannot count (not parquet,
     remote) or a value is not a number (an interpolation)."""
     epochs = dotted_get(config, "trainer.total_epochs")
-    epochs = VERL_DEFAULT_EPOCHS if epochs is None else epochs
     steps = dotted_get(config, "trainer.total_training_steps")
+    steps = None if steps == -1 else steps
     batch = dotted_get(config, "data.train_batch_size")
-    batch = VERL_DEFAULT_BATCH if batch is None else batch
-    if not positive_number(epochs) or not (steps is None or steps == -1 or positive_number(steps)):
-        return None
-    if steps is None or steps == -1:
-        return planned_epochs(epochs, rows=None)
-    rows = local_rows(dotted_get(config, "data.train_files"))
+    rows = None if steps is None else local_rows(dotted_get(config, "data.train_files"))
     cap = dotted_get(config, "data.train_max_samples")
     if rows is not None and positive_number(cap):
         rows = min(rows, int(cap))
     return planned_epochs(
-        epochs, steps=int(steps), prompts_per_step=batch if positive_number(batch) else 0, rows=rows
+        VERL_DEFAULT_EPOCHS if epochs is None else epochs,
+        steps=steps,
+        prompts_per_step=VERL_DEFAULT_BATCH if batch is None else batch,
+        rows=rows,
     )
 
 
