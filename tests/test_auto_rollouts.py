@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from frontier_rft.integrations import data_columns
 from frontier_rft.integrations.auto_rollouts import keeps_full, planned_epochs, resolve_auto
 from frontier_rft.integrations.skyrl.config import skyrl_planned_epochs
 from frontier_rft.integrations.trl.fewer_config import trl_planned_epochs
@@ -68,10 +69,12 @@ def test_trls_run_length_as_its_trainer_derives_it() -> None:
     assert trl_planned_epochs({**steps, "max_steps": "100"}, rows=800, processes=1) is None
 
 
-def test_verls_run_length_from_its_config_and_parquet_rows(tmp_path: Path) -> None:
+def test_verls_run_length_from_its_config_and_its_files_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """trainer.total_epochs (verl's 30 when absent), or total_training_steps of
-    train_batch_size prompts over data.train_files' rows (parquet states them), at most
-    train_max_samples; None where the rows are not counted."""
+    train_batch_size prompts over data.train_files' rows (parquet states them, JSON lines are
+    scanned), at most train_max_samples; None where the rows are not counted."""
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa
 
@@ -84,9 +87,16 @@ def test_verls_run_length_from_its_config_and_parquet_rows(tmp_path: Path) -> No
     assert verl_planned_epochs(run) == 1.5  # 150 prompts over 100 rows
     run["data"]["train_max_samples"] = 50  # type: ignore[index]
     assert verl_planned_epochs(run) == 3.0
-    jsonl = tmp_path / "train.jsonl"
-    jsonl.write_text('{"prompt": "p"}\n')
-    assert verl_planned_epochs({**run, "data": {"train_files": str(jsonl)}}) is None
+    jsonl = tmp_path / "train.jsonl"  # JSON lines are counted by a scan: blank lines are no rows
+    jsonl.write_text('{"prompt": "p"}\n\n' * 49 + '{"prompt": "q"}')
+    jsonl_run = {**run, "data": {"train_batch_size": 10, "train_files": [str(jsonl), str(path)]}}
+    assert verl_planned_epochs(jsonl_run) == 1.0  # 150 prompts over 50 + 100 rows
+    monkeypatch.setattr(data_columns, "MAX_COUNTED_BYTES", jsonl.stat().st_size - 1)
+    assert verl_planned_epochs(jsonl_run) is None  # too large to scan here: the trainer counts
+    as_json = tmp_path / "train.json"  # one JSON array: not counted without loading it
+    as_json.write_text('[{"prompt": "p"}]')
+    assert verl_planned_epochs({**run, "data": {"train_files": str(as_json)}}) is None
+    assert verl_planned_epochs({**run, "data": {"train_files": str(tmp_path / "no")}}) is None
     assert verl_planned_epochs({"trainer": {"total_epochs": "${oc.env:E}"}}) is None
     mode, why, _ = verl_auto({"trainer": {"total_epochs": 15}}, selector=SELECTORS["skip"],
                              shadows=None, legacy=False)  # fmt: skip

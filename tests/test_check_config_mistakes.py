@@ -155,6 +155,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name, part in (("train", rows[:8]), ("heldout", rows[8:])):
         text = "".join(json.dumps(r) + "\n" for r in part)
         (tmp_path / "data" / f"{name}.jsonl").write_text(text)
+    (tmp_path / "data" / "train.json").write_text(json.dumps(rows[:8]))  # one JSON array
     (tmp_path / "data" / "no_answer.jsonl").write_text(json.dumps({"prompt": "1 + 1 ="}) + "\n")
     images = [{**r, "image": f"img/{i}.png"} for i, r in enumerate(rows[:8])]
     (tmp_path / "data" / "images.jsonl").write_text("".join(json.dumps(r) + "\n" for r in images))
@@ -194,8 +195,10 @@ def test_the_valid_config_passes_with_trl(
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        ({"selector": "skip", "use_vllm": False}, "auto: rollouts will be kept: the run's "
-         "length in epochs is not known yet"),  # max_steps over a JSON-lines file: rows unread
+        ({"selector": "skip", "use_vllm": False}, "auto: rollouts will be full (uniform's "
+         "bill) because the run is 1,000 epochs"),  # 500 steps x 16 prompts over 8 JSON lines
+        ({"selector": "skip", "use_vllm": False, "dataset_files": ["data/train.json"]}, "auto: "
+         "rollouts will be kept: the run's length in epochs is not known yet"),  # a JSON array
         ({"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 2},
          "auto: rollouts will be kept: the run is 2 epochs, within the 2 epochs over which kept "
          "was measured level; each step generates only the prompts 'skip' keeps"),

@@ -69,8 +69,9 @@ def planned_epochs(
 
 
 def _epochs(value: float) -> str:
-    """A run's length as a log line shows it (1 epoch, 1.5 epochs, 4.69 epochs)."""
-    return f"{value:.3g} epoch{'' if f'{value:.3g}' == '1' else 's'}"
+    """A run's length as a log line shows it (1 epoch, 1.5 epochs, 4.69 epochs, 1,000 epochs)."""
+    shown = f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    return f"{shown} epoch{'' if shown == '1' else 's'}"
 
 
 def _longer(selector: type[Selector], epochs: float | None) -> bool:

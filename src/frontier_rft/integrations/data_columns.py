@@ -18,6 +18,7 @@ from typing import Any
 from frontier_rft.core.jsonsafe import loads_bounded
 
 __all__ = [
+    "MAX_COUNTED_BYTES",
     "MAX_FIRST_ROW_BYTES",
     "MAX_ID_ROWS",
     "MAX_JSON_BYTES",
@@ -35,6 +36,9 @@ MAX_JSON_BYTES = 64 << 20
 """Largest .json file (one array of rows) read whole; of a larger one only the first line."""
 MAX_ROW_DEPTH = 64
 """Deepest nesting of a JSON row read (json.loads recurses: 100,000 levels overflow)."""
+MAX_COUNTED_BYTES = 256 << 20
+"""Largest JSON-lines file whose rows are counted by a scan (a larger one is counted by the
+trainer when it loads it)."""
 MAX_ID_ROWS = 20_000_000
 """Most rows whose id column is read whole (160 MB of int64) to look for repeated ids."""
 REMOTE_PREFIXES = ("hdfs://", "s3://", "gs://", "http://", "https://")
@@ -54,7 +58,8 @@ class DataColumns:
 
 def local_rows(paths: Any) -> int | None:
     """Rows in the data files `paths` (one path or a list), where every one is a local file
-    that states its row count without a scan (parquet); else None."""
+    that states its row count (parquet) or is JSON lines of at most `MAX_COUNTED_BYTES`,
+    counted by a scan of its non-blank lines; else None."""
     listed = [paths] if isinstance(paths, (str, Path)) else paths
     if isinstance(listed, (bytes, dict)) or not hasattr(listed, "__iter__"):
         return None
@@ -63,10 +68,25 @@ def local_rows(paths: Any) -> int | None:
         if not isinstance(path, (str, Path)) or str(path).startswith(REMOTE_PREFIXES):
             return None
         data = read_data_columns(path)
-        if not isinstance(data, DataColumns) or data.rows is None:
+        rows = data.rows if isinstance(data, DataColumns) else None
+        if rows is None and isinstance(data, DataColumns):
+            rows = _jsonl_rows(Path(path).expanduser())
+        if rows is None:
             return None
-        total += data.rows
+        total += rows
     return total or None
+
+
+def _jsonl_rows(path: Path) -> int | None:
+    """Non-blank lines of JSON-lines file `path` (its rows), or None: another format, larger
+    than `MAX_COUNTED_BYTES`, or unreadable."""
+    try:
+        if path.suffix.lower() != ".jsonl" or path.stat().st_size > MAX_COUNTED_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return None
 
 
 def read_data_columns(path: str | Path) -> DataColumns | str:

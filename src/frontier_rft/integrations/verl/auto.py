@@ -62,8 +62,9 @@ def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
     """Passes over the prompts verl config `config` plans (`auto_rollouts.planned_epochs`):
     trainer.total_epochs, or fewer where trainer.total_training_steps ends the run first
     (steps of data.train_batch_size prompts over the rows of data.train_files, at most
-    data.train_max_samples). None where that needs rows this cannot count (not parquet,
-    remote) or a value is not a number (an interpolation)."""
+    data.train_max_samples). None where that needs rows this cannot count (remote, neither
+    parquet nor JSON lines, `data_columns.local_rows`) or a value is not a number (an
+    interpolation)."""
     epochs = dotted_get(config, "trainer.total_epochs")
     steps = dotted_get(config, "trainer.total_training_steps")
     steps = None if steps == -1 else steps
