@@ -146,7 +146,7 @@ def test_the_readme_is_a_short_users_guide() -> None:
 
 
 def test_every_readme_command_runs_or_is_marked_as_needing_a_gpu(
-    tmp_path: Path, monkeypatch: Any
+    tmp_path: Path, monkeypatch: Any, capsys: Any
 ) -> None:
     """Each command is run here (at the size the README shows), or, when its comment says it
     needs a GPU, parsed by the program it calls and its files checked; make targets and pip
@@ -199,6 +199,10 @@ def test_every_readme_command_runs_or_is_marked_as_needing_a_gpu(
                 build_parser().parse_args(words[1:])  # exits on an unknown flag or value
             else:
                 assert main(words[1:]) == 0, command
+                said = capsys.readouterr().out
+                if words[1] == "check-config" and words[2] in ("trl", "verl"):
+                    # The configs shown save rollouts by default (a run of at most 2 epochs).
+                    assert "  auto: rollouts will be kept: the run is " in said, said
         elif words[:2] == ["python", "examples/own_loop.py"]:
             pass  # run by test_the_runnable_own_loop_example_runs_and_compares_by_held_out_score
         elif needs_gpu and "-m" in words:
