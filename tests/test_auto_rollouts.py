@@ -56,6 +56,18 @@ def test_a_runs_length_in_epochs_from_its_epoch_and_step_limits() -> None:
     assert planned_epochs(3, steps=50, prompts_per_step=16, rows=None) is None  # rows unknown
 
 
+def test_the_rows_are_counted_only_under_a_step_limit() -> None:
+    """Counting may scan a data file: a run set by its epochs never asks."""
+    counted: list[int] = []
+
+    def rows() -> int:
+        counted.append(400)
+        return 400
+
+    assert planned_epochs(3, rows=rows) == 3.0 and counted == []
+    assert planned_epochs(3, steps=50, prompts_per_step=16, rows=rows) == 2.0 and counted == [400]
+
+
 def test_trls_run_length_as_its_trainer_derives_it() -> None:
     """num_train_epochs, or max_steps of per_device x processes x accumulation completions
     over num_generations x num_iterations (TRL's RepeatSampler); TRL's defaults when absent."""

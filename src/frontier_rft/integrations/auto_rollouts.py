@@ -14,7 +14,7 @@ Imports no trainer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from frontier_rft.core.selector import Selector
@@ -22,6 +22,7 @@ from frontier_rft.core.selector import Selector
 __all__ = [
     "AUTO_DOC",
     "SHADOWS_FOLLOW_UNIFORM",
+    "RowCount",
     "auto_choice",
     "auto_log",
     "dataset_rows",
@@ -35,6 +36,9 @@ AUTO_DOC = "docs/selectors/fewer_rollouts.md"
 """Why `auto` chooses as it does (its log lines point there)."""
 SHADOWS_FOLLOW_UNIFORM = "shadows follow uniform's whole batches"
 """Why shadows keep `auto` at full, on every adapter."""
+RowCount = int | Callable[[], int | None] | None
+"""Training prompts (None: not counted), or how to count them: called only under a step limit,
+since counting may read the data files (`data_columns.local_rows`)."""
 
 
 def positive_number(value: Any) -> bool:
@@ -53,19 +57,20 @@ def dataset_rows(dataset: Any) -> int | None:
 
 
 def planned_epochs(
-    epochs: Any, *, steps: Any = None, prompts_per_step: Any = 0, rows: int | None
+    epochs: Any, *, steps: Any = None, prompts_per_step: Any = 0, rows: RowCount
 ) -> float | None:
     """Passes over the training prompts a run plans: `epochs`, or fewer where a step limit
-    (`steps` optimizer steps of `prompts_per_step` new prompts each, over `rows` prompts)
-    ends it first; None where a setting is not a positive number (an interpolation), or a
-    step limit is set and the prompts are not counted yet."""
+    (`steps` optimizer steps of `prompts_per_step` new prompts each, over `rows` prompts,
+    counted only here) ends it first; None where a setting is not a positive number (an
+    interpolation), or a step limit is set and the prompts are not counted yet."""
     if not positive_number(epochs) or not (steps is None or positive_number(steps)):
         return None
     if steps is None:
         return float(epochs)
-    if rows is None or rows <= 0 or not positive_number(prompts_per_step):
+    counted = rows() if callable(rows) else rows
+    if counted is None or counted <= 0 or not positive_number(prompts_per_step):
         return None
-    return min(float(epochs), float(steps * prompts_per_step / rows))
+    return min(float(epochs), float(steps * prompts_per_step / counted))
 
 
 def _epochs(value: float) -> str:

@@ -68,9 +68,9 @@ def local_rows(paths: Any) -> int | None:
         if not isinstance(path, (str, Path)) or str(path).startswith(REMOTE_PREFIXES):
             return None
         data = read_data_columns(path)
-        rows = data.rows if isinstance(data, DataColumns) else None
-        if rows is None and isinstance(data, DataColumns):
-            rows = _jsonl_rows(Path(path).expanduser())
+        if not isinstance(data, DataColumns):
+            return None
+        rows = data.rows if data.rows is not None else _jsonl_rows(Path(path).expanduser())
         if rows is None:
             return None
         total += rows

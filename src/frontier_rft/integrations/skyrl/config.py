@@ -17,6 +17,7 @@ from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.auto_rollouts import (
     SHADOWS_FOLLOW_UNIFORM,
+    RowCount,
     auto_log,
     planned_epochs,
     resolve_auto,
@@ -142,7 +143,7 @@ def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfi
 
 
 def skyrl_planned_epochs(
-    epochs: Any, max_training_steps: Any, train_batch_size: Any, rows: int | None
+    epochs: Any, max_training_steps: Any, train_batch_size: Any, rows: RowCount
 ) -> float | None:
     """Passes over the `rows` training prompts a SkyRL run plans (`auto_rollouts.
     planned_epochs`): trainer.epochs (`epochs`; SkyRL's 1 when None), or fewer where

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from frontier_rft.integrations.data_columns import local_rows
@@ -87,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg.trainer.epochs,
             cfg.trainer.max_training_steps,
             cfg.trainer.train_batch_size,
-            local_rows(cfg.data.train_data),
+            partial(local_rows, cfg.data.train_data),
         ),
     )
     initialize_ray(cfg)

@@ -14,6 +14,7 @@ local files it can read, the columns the adapter reads. It also says what `rollo
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from frontier_rft.core.config import config_problems
@@ -110,7 +111,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
                 dotted_get(config, "trainer.epochs"),
                 dotted_get(config, "trainer.max_training_steps"),
                 batch,
-                local_rows(dotted_get(config, "data.train_data")),
+                partial(local_rows, dotted_get(config, "data.train_data")),
             ),
         )
         report.choices.append(auto_choice(TRAINER, mode, why))

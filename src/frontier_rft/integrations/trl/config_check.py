@@ -21,6 +21,7 @@ import importlib
 import importlib.util
 from collections.abc import Mapping
 from dataclasses import fields
+from functools import partial
 from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
@@ -183,7 +184,7 @@ def _auto_rollouts_choice(
         dynamic_sampling=frontier.get("dynamic_sampling", "off"),
         shadows=frontier.get("shadows"),
         columns=data.names if isinstance(data, DataColumns) else [],
-        rows=local_rows(files),
+        rows=partial(local_rows, files),
     )
     steps = values.get("max_steps", -1)
     one = isinstance(steps, int) and steps > 0 and "the run is" in why

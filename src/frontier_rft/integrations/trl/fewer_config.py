@@ -17,6 +17,7 @@ from typing import Any
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.auto_rollouts import (
     SHADOWS_FOLLOW_UNIFORM,
+    RowCount,
     keeps_full,
     planned_epochs,
     resolve_auto,
@@ -60,7 +61,7 @@ _TRL_LENGTH = {
 
 
 def trl_planned_epochs(
-    values: Mapping[str, Any], *, rows: int | None, processes: int
+    values: Mapping[str, Any], *, rows: RowCount, processes: int
 ) -> float | None:
     """Passes over the `rows` training prompts a TRL run of these settings plans
     (`auto_rollouts.planned_epochs`): num_train_epochs, or with max_steps > 0 max_steps
@@ -177,7 +178,7 @@ def auto_rollouts(
     dynamic_sampling: Any,
     shadows: Any,
     columns: list[str],
-    rows: int | None = None,
+    rows: RowCount = None,
     processes: int = 1,
 ) -> tuple[str, str, bool]:
     """What `rollouts: auto` means for these settings: (mode, why, whether to warn). kept

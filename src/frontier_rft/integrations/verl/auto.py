@@ -67,15 +67,16 @@ def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
     interpolation)."""
     epochs = dotted_get(config, "trainer.total_epochs")
     steps = dotted_get(config, "trainer.total_training_steps")
-    steps = None if steps == -1 else steps
     batch = dotted_get(config, "data.train_batch_size")
-    rows = None if steps is None else local_rows(dotted_get(config, "data.train_files"))
-    cap = dotted_get(config, "data.train_max_samples")
-    if rows is not None and positive_number(cap):
-        rows = min(rows, int(cap))
+
+    def rows() -> int | None:
+        counted = local_rows(dotted_get(config, "data.train_files"))
+        cap = dotted_get(config, "data.train_max_samples")
+        return min(counted, int(cap)) if counted is not None and positive_number(cap) else counted
+
     return planned_epochs(
         VERL_DEFAULT_EPOCHS if epochs is None else epochs,
-        steps=steps,
+        steps=None if steps == -1 else steps,
         prompts_per_step=VERL_DEFAULT_BATCH if batch is None else batch,
         rows=rows,
     )
