@@ -375,6 +375,12 @@ class Trainer:
             ]
         )
         gen_tokens = sum(len(c) for g in groups for c in g.completions)
+        # What the step paid for: every completion generated this step (screening's and
+        # Pilot-Commit's included), and the rows and tokens the policy's forward and backward
+        # passes ran over (the trained groups' completions; an earlier pilot's included).
+        generated = sum(len(c) for groups_r in rolled for g in groups_r for c in g.completions)
+        trained_rows = sum(len(g.completions) for g in train_groups)
+        trained_tokens = sum(len(c) for g in train_groups for c in g.completions)
         self.rollouts += samples.rollouts
         select_ms = 1e3 * samples.select_seconds
         metrics = {
@@ -388,6 +394,9 @@ class Trainer:
             "train/completion_tokens": gen_tokens / rolled_rewards.size,
             "train/rollouts": float(samples.rollouts),
             "train/rollouts_total": float(self.rollouts),
+            "train/generated_tokens": float(generated),
+            "train/trained_rows": float(trained_rows),
+            "train/trained_tokens": float(trained_tokens),
             "train/groups_trained": float(len(train_groups)),
             **(
                 {"train/distinct_prompts_trained": float(self.trained_tasks.sum())}

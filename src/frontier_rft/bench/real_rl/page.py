@@ -103,8 +103,9 @@ def _fmt_ratio(cell: Mapping[str, Any], digits: int = 2) -> str:
     return f"{cell['mean_reached']:.{digits}f}* ({cell['reached']}/{n})"
 
 
-def _fmt_mean(cell: Mapping[str, Any], digits: int = 3) -> str:
-    if cell["mean"] is None:
+def _fmt_mean(cell: Mapping[str, Any] | None, digits: int = 3) -> str:
+    """A mean and its CI; '-' where none (or the row predates the measure)."""
+    if cell is None or cell["mean"] is None:
         return "-"
     lo, hi = cell["ci"]
     return f"{cell['mean']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
@@ -303,16 +304,20 @@ def markdown_report(
         "",
         "### At each run's own schedule: what it spent, where it ended",
         "",
-        "Each run's total rollouts and training CPU time as a share of uniform's on the same "
-        "seed, and its final held-out scores minus uniform's (paired). A saving on the user's "
+        "Each run's total rollouts, generated completion tokens, training CPU time and "
+        "wall-clock (the sum of its steps, evaluations excluded) as a share of uniform's on the "
+        "same seed, and its final held-out scores minus uniform's (paired). Wall-clock compares "
+        "only runs timed side by side on one machine (bench-rl's parallel jobs run a seed's "
+        "entries together); CPU time is one thread's, and steadier. A saving on the user's "
         "schedule needs the same steps with fewer rollouts and scores that are not lower; the "
         f"target column checks rollouts <= {SCHEDULE_TARGET['rollouts']}x, pass@1 CI lower >= "
         f"{SCHEDULE_TARGET['pass1_ci_lower']} and mean {k_name} >= "
         f"{SCHEDULE_TARGET['pass8_mean']}.",
         "",
-        "| selector | steps | rollouts / uniform's | CPU / uniform's | pass@1 − uniform | "
+        "| selector | steps | rollouts / uniform's | generated tokens / uniform's | "
+        "CPU / uniform's | wall-clock / uniform's | pass@1 − uniform | "
         f"{k_name} − uniform | distinct prompts trained | target |",
-        "|---|---:|---:|---:|---:|---:|---:|:---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|:---:|",
     ]
     steps = rows[baseline]["steps_run"]["mean"]
     for label in labels:
@@ -322,7 +327,9 @@ def markdown_report(
         met = meets_schedule_target(r, steps, pass_k)
         lines.append(
             f"| {label} | {_fmt_mean(r['steps_run'], 0)} | {_fmt_mean(r['rollouts_vs_uniform'], 2)}"
-            f" | {_fmt_mean(r['cpu_vs_uniform'], 2)} | {_fmt_diff(diff['eval/pass@1'])} | "
+            f" | {_fmt_mean(r.get('generated_tokens_vs_uniform'), 2)}"
+            f" | {_fmt_mean(r['cpu_vs_uniform'], 2)} | {_fmt_mean(r.get('wall_vs_uniform'), 2)}"
+            f" | {_fmt_diff(diff['eval/pass@1'])} | "
             f"{_fmt_diff(pass8)} | {_fmt_distinct(r)} | "
             f"{'—' if label == baseline else 'yes' if met else 'no'} |"
         )

@@ -221,8 +221,37 @@ def summarize_runs(
                 for s in seeds
             ]
         )
+        # What the user pays besides rollouts, as the same shares of uniform's: tokens
+        # generated and trained, and seconds (generation, update, whole steps: wall-clock
+        # only compares when both arms ran side by side on one machine, as bench-rl's jobs do).
+        for name, spent in (
+            ("generated_tokens_vs_uniform", _generated_tokens),
+            ("trained_tokens_vs_uniform", lambda run: _train_sum(run, "train/trained_tokens")),
+            ("generate_s_vs_uniform", lambda run: _train_sum(run, "perf/generate_s")),
+            ("update_s_vs_uniform", lambda run: _train_sum(run, "perf/update_s")),
+            ("wall_vs_uniform", lambda run: _train_sum(run, "perf/step_s")),
+        ):
+            row[name] = mean_ci([_ratio(spent(by_seed[s]), spent(base[s])) for s in seeds])
         out["labels"][label] = row
     return out
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b, nan where either is unknown (never logged) or b is not positive."""
+    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else float("nan")
+
+
+def _generated_tokens(run: Mapping[str, Any]) -> float:
+    """Completion tokens a run generated: its logged `train/generated_tokens`, or, for a
+    record that predates that count, each step's mean completion length times its rollouts
+    (exact up to the ledger's rounding where every rolled-out completion is a rollout)."""
+    logged = _train_sum(run, "train/generated_tokens")
+    if math.isfinite(logged):
+        return logged
+    rows = [r for r in run["train"] if r.get("train/completion_tokens") is not None]
+    if not rows:
+        return float("nan")
+    return float(sum(r["train/completion_tokens"] * r.get("train/rollouts", 0.0) for r in rows))
 
 
 DISTINCT_TRAINED = "train/distinct_prompts_trained"
