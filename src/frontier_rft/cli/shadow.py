@@ -17,12 +17,19 @@ __all__ = ["add_command"]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from frontier_rft.training.shadows import CAVEAT, replay, replay_table
+    from frontier_rft.training.shadows import (
+        CAVEAT,
+        length_unit,
+        replay,
+        replay_table,
+        tokens_note,
+    )
 
     figure = _figure_path(args.figure) if args.figure else None
     if args.reward_range is not None and not args.reward_range[0] < args.reward_range[1]:
         low, high = args.reward_range
         raise UsageError(f"--reward-range {low:g} {high:g}: LOW must be below HIGH")
+    count = _tokenizer_count(args.tokenizer) if args.tokenizer else None
     trace: dict[str, dict[str, list[float]]] = {}
 
     def record(shadows: Any) -> None:
@@ -41,6 +48,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         log_format=args.format,
         rewards=args.reward_column,
         reward_range=args.reward_range,
+        count=count,
     )
     steps = int(shadows[0].passes()[-1]["steps"])
     print(f"Replay of {args.log}: {steps} steps, a pool of {shadows[0].pool_size} prompts")
@@ -49,6 +57,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         "saved share: of the run's rollouts; precision: share of the groups a rule left out "
         "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
     )
+    print(tokens_note(shadows, length_unit(args.log, args.format, args.tokenizer)))
     print(CAVEAT)
     if figure is not None:
         from frontier_rft.reporting.shadow_plots import plot_shadow_replay
@@ -68,6 +77,30 @@ _TRACED = {
     "pass": "epoch",
 }
 """The per-step metrics of each shadow the figure draws."""
+
+
+def _tokenizer_count(name: str) -> Any:
+    """The length in tokens of a completion text under the run's tokenizer (transformers'
+    AutoTokenizer, no remote code), special tokens not added."""
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise UsageError(
+            "--tokenizer needs transformers (pip install transformers); leave it out to count "
+            "characters"
+        ) from None
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"--tokenizer {name}: cannot load it ({str(exc)[:100]}); give the run's model "
+            "directory or hub name, or leave it out to count characters"
+        ) from None
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    return count
 
 
 def _reward_column(text: str) -> tuple[str, float]:
@@ -132,7 +165,9 @@ def add_command(sub: Any) -> None:
         "(trainer.rollout_data_dir) and print, per "
         "rule and pass over the pool, the rollouts it would have saved, the share of the "
         "groups it left out that were zero-variance, and the informative groups and |advantage| "
-        "it would have lost. The same counts as live shadows (frontier train --shadows).",
+        "it would have lost; where the log holds completions, also the share of the run's "
+        "generated tokens it would have saved. The same counts as live shadows (frontier "
+        "train --shadows).",
     )
     r.add_argument(
         "log",
@@ -182,6 +217,14 @@ def add_command(sub: Any) -> None:
         type=int,
         default=None,
         help="seed of the rules' own draws (default: the log's, as live shadows use)",
+    )
+    r.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="NAME",
+        help="a TRL or verl log: count its completion texts' tokens with the run's tokenizer "
+        "(a model directory or hub name; needs transformers) (default: count characters, "
+        "labelled as such; a rewards.jsonl holds the trainer's own token counts)",
     )
     r.add_argument(
         "--figure",

@@ -11,6 +11,11 @@ feed its shadows (docs/shadow.md). No torch here; pyarrow only for TRL's parquet
 - **verl** (`trainer.rollout_data_dir=DIR`): each step writes `DIR/<step>.jsonl`, one line
   per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`.
 
+Both logs hold each completion's text (TRL's `completion`, verl's `output`), not its token
+count: a completion's length is read as its text's size in `count`'s unit (characters by
+default, `LENGTH_UNIT`; a tokenizer's count where the caller passes one). A step where some
+completion has no text gives no lengths.
+
 Neither log names prompts by id: a step's rows are grouped by prompt text, and the texts
 get ids 0, 1, ... in order of first appearance (step by step, row by row), the default
 pool size being the number of distinct prompts seen. Every problem is one ValueError line
@@ -25,7 +30,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +38,7 @@ import numpy as np
 
 from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
 
-__all__ = ["FORMATS", "MAX_ROWS", "detect_format", "read_foreign_log"]
+__all__ = ["FORMATS", "LENGTH_UNIT", "MAX_ROWS", "detect_format", "read_foreign_log"]
 
 FORMATS = ("frontier", "trl", "verl")
 """The reward logs `frontier shadow replay --format` reads."""
@@ -43,6 +48,9 @@ MAX_LINE_CHARS = 1 << 24
 """Longest line (or wandb table file) read."""
 _NOT_REWARDS = frozenset({"step", "prompt", "completion", "advantage", "image", "images"})
 """TRL's completion-table columns that are not reward functions."""
+LENGTH_UNIT = "characters"
+"""What a completion's length counts when no tokenizer is given: its text's characters
+(Unicode code points; a conversation's, its messages' contents)."""
 _TRL_FILE = re.compile(r"completions_(\d+)\.parquet")
 _VERL_FILE = re.compile(r"(\d+)\.jsonl")
 _HOW = {
@@ -50,11 +58,15 @@ _HOW = {
     "verl": "dump it with trainer.rollout_data_dir=DIR (docs/shadow.md)",
 }
 
-Step = tuple[np.ndarray, np.ndarray]
-"""One step: its prompt ids and their groups of rewards, (prompts, group size)."""
-Row = tuple[int, bytes, float, bytes]
+Step = tuple[np.ndarray, np.ndarray, np.ndarray | None]
+"""One step: its prompt ids, their groups of rewards (prompts, group size), and the groups'
+completion lengths alike (None where some completion has no text)."""
+Row = tuple[int, bytes, float, bytes, int]
 """One completion: its step, its prompt's digest, its reward, its text's digest (TRL's, to
-tell a generation logged again from a new one; empty where the log has no completion)."""
+tell a generation logged again from a new one; empty where the log has no completion), and
+its text's length (-1: no text)."""
+Count = Callable[[str], int]
+"""A completion text's length in some unit (len: characters)."""
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -96,10 +108,12 @@ def read_foreign_log(
     *,
     max_bytes: int,
     rewards: Sequence[tuple[str, float]] | None = None,
+    count: Count = len,
 ) -> tuple[list[Step], int]:
     """The steps of a TRL or verl log, in order, and the number of distinct prompts seen.
     `rewards` names TRL's reward columns and their weights (default: every column that is
-    not step, prompt, completion, advantage or an image, each weighted 1)."""
+    not step, prompt, completion, advantage or an image, each weighted 1); `count` gives a
+    completion text's length (default: its characters)."""
     if fmt not in ("trl", "verl"):
         raise ValueError(f"--format {fmt}: read_foreign_log reads trl or verl")
     files = _files(Path(path), fmt)
@@ -111,7 +125,7 @@ def read_foreign_log(
         )
     rows: list[Row] = []
     for file in files:
-        for row in _verl_rows(file) if fmt == "verl" else _trl_rows(file, rewards):
+        for row in _verl_rows(file, count) if fmt == "verl" else _trl_rows(file, rewards, count):
             if len(rows) == MAX_ROWS:
                 raise ValueError(
                     f"{path}: more than {MAX_ROWS:,} completions; replay its first steps "
@@ -177,6 +191,23 @@ def _number(value: object) -> float | None:
     return None
 
 
+def _size(text: object, count: Count) -> int:
+    """A completion's length: `count` of its text, or of a conversation's message contents
+    summed; -1 when it holds no text `count` can read."""
+    if isinstance(text, str):
+        texts = [text]
+    elif isinstance(text, list) and all(
+        isinstance(m, dict) and isinstance(m.get("content"), str) for m in text
+    ):
+        texts = [m["content"] for m in text]
+    else:
+        return -1
+    size = sum(count(t) for t in texts)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"a completion's length must be an int >= 0, got {str(size)[:40]}")
+    return size
+
+
 def _step_of(value: object, where: str, fmt: str) -> int:
     step = _number(value)
     if step is None or not step.is_integer() or not 0 <= step <= 1 << 53:
@@ -185,7 +216,7 @@ def _step_of(value: object, where: str, fmt: str) -> int:
 
 
 # ---------------------------------------------------------------------------- verl
-def _verl_rows(file: Path) -> Iterator[Row]:
+def _verl_rows(file: Path, count: Count) -> Iterator[Row]:
     for where, record in _lines(file):
         if not isinstance(record, dict):
             raise ValueError(f"{where} is not a JSON object; {_HOW['verl']}")
@@ -195,11 +226,14 @@ def _verl_rows(file: Path) -> Iterator[Row]:
         score = _number(record["score"])
         if score is None or not math.isfinite(score):
             raise ValueError(f"{where}: score must be a finite number, got {record['score']!r:.40}")
-        yield _step_of(record["step"], where, "verl"), _digest(record["input"]), score, b""
+        size = _size(record.get("output"), count)
+        yield _step_of(record["step"], where, "verl"), _digest(record["input"]), score, b"", size
 
 
 # ---------------------------------------------------------------------------- TRL
-def _trl_rows(file: Path, rewards: Sequence[tuple[str, float]] | None) -> Iterator[Row]:
+def _trl_rows(
+    file: Path, rewards: Sequence[tuple[str, float]] | None, count: Count
+) -> Iterator[Row]:
     suffix = file.suffix.lower()
     records: Iterator[tuple[str, Any]]
     if suffix == ".parquet":
@@ -242,7 +276,9 @@ def _trl_rows(file: Path, rewards: Sequence[tuple[str, float]] | None) -> Iterat
         if not scored:  # TRL leaves it out of its group's baseline; so do its live shadows
             total = math.nan
         text = _digest(record["completion"]) if "completion" in record else b""
-        yield _step_of(record["step"], where, "trl"), _digest(record["prompt"]), total, text
+        size = _size(record.get("completion"), count)
+        step = _step_of(record["step"], where, "trl")
+        yield step, _digest(record["prompt"]), total, text, size
 
 
 def _parquet_records(file: Path) -> Iterator[tuple[str, Any]]:
@@ -306,9 +342,11 @@ def _json_records(file: Path) -> Iterator[tuple[str, Any]]:
 def _steps(rows: list[Row], path: str, fmt: str) -> tuple[list[Step], int]:
     """Rows grouped by step and prompt, checked, prompts numbered by first appearance."""
     by_step: dict[int, dict[bytes, list[float]]] = {}
+    sizes_of: dict[int, dict[bytes, list[int]]] = {}
     texts: dict[int, list[bytes]] = {}
-    for step, key, reward, text in rows:
+    for step, key, reward, text, size in rows:
         by_step.setdefault(step, {}).setdefault(key, []).append(reward)
+        sizes_of.setdefault(step, {}).setdefault(key, []).append(size)
         texts.setdefault(step, []).append(text)
     ids: dict[bytes, int] = {}
     out: list[Step] = []
@@ -345,10 +383,12 @@ def _steps(rows: list[Row], path: str, fmt: str) -> tuple[list[Step], int]:
         for key in whole:
             ids.setdefault(key, len(ids))
         if whole:
+            lengths = np.array([sizes_of[step][k] for k in whole], dtype=np.int64)
             out.append(
                 (
                     np.array([ids[k] for k in whole], dtype=np.int64),
                     np.array(list(whole.values()), dtype=np.float64),
+                    lengths if lengths.min() >= 0 else None,
                 )
             )
     if not out:

@@ -428,20 +428,24 @@ class Trainer:
         return metrics
 
     def _shadow_step(self, groups: Sequence[_Group]) -> dict[str, float]:
-        """Feed this step's groups (whole, config-checked) to the shadows and the reward
-        log; their metrics as curriculum/shadow/<rule>/..."""
+        """Feed this step's groups (whole, config-checked), with their completions' generated
+        tokens, to the shadows and the reward log; their metrics as
+        curriculum/shadow/<rule>/..."""
         cfg = self.config
         if not self.shadows and not cfg.reward_log:
             return {}
         ids = np.array([g.task for g in groups], dtype=np.int64)
         rewards = np.stack([g.rewards for g in groups])
+        lengths = np.array([[len(c) for c in g.completions] for g in groups], dtype=np.int64)
         if cfg.reward_log:
-            line = reward_record(self.step_count, len(self.items), cfg.seed, ids, rewards)
+            line = reward_record(self.step_count, len(self.items), cfg.seed, ids, rewards, lengths)
             with open(self.run_dir / REWARD_LOG, "a", encoding="utf-8") as fh:
                 fh.write(line)
         out: dict[str, float] = {}
         for shadow in self.shadows:
-            shadow.observe(self.step_count, ids, rewards.reshape(-1), cfg.group_size)
+            shadow.observe(
+                self.step_count, ids, rewards.reshape(-1), cfg.group_size, lengths.reshape(-1)
+            )
             out.update(
                 {f"{SHADOW_PREFIX}{shadow.name}/{k}": v for k, v in shadow.metrics().items()}
             )

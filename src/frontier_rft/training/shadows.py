@@ -7,12 +7,16 @@ a checkpoint and restores it. The reward log, `rewards.jsonl` in the run directo
 line per training step:
 
     {"step": 0, "pool_size": 512, "seed": 0, "task_ids": [17, 3, ...],
-     "rewards": [[1.0, 0.0, ...], [0.1, 0.1, ...], ...]}
+     "rewards": [[1.0, 0.0, ...], [0.1, 0.1, ...], ...],
+     "lengths": [[212, 1024, ...], [96, 101, ...], ...]}
 
-(the step's prompts in the order drawn, and each one's group of rewards in the order
-generated): what `replay` reads back, bounded, refusing a log it cannot replay exactly in
-one line that names the problem and the fix. `replay` also reads TRL's completion logs and
-verl's rollout dumps (training/foreign_logs.py).
+(the step's prompts in the order drawn, each one's group of rewards in the order generated,
+and, as the rewards, each completion's generated tokens; a log written before lengths were
+logged has none, and replays with no token counts): what `replay` reads back, bounded,
+refusing a log it cannot replay exactly in one line that names the problem and the fix.
+`replay` also reads TRL's completion logs and verl's rollout dumps
+(training/foreign_logs.py), whose completions' lengths are their texts' characters, or a
+tokenizer's count of them.
 """
 
 from __future__ import annotations
@@ -32,7 +36,12 @@ from frontier_rft.core.jsonsafe import jsonl_records
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import MAX_SEED
 from frontier_rft.selectors.registry import SELECTORS, make_selector
-from frontier_rft.training.foreign_logs import FORMATS, detect_format, read_foreign_log
+from frontier_rft.training.foreign_logs import (
+    FORMATS,
+    LENGTH_UNIT,
+    detect_format,
+    read_foreign_log,
+)
 from frontier_rft.wrappers.shadow import (
     Shadow,
     ShadowConfig,
@@ -46,6 +55,7 @@ __all__ = [
     "REWARD_LOG",
     "RewardStep",
     "build_shadow",
+    "length_unit",
     "load_shadow",
     "read_reward_log",
     "replay",
@@ -53,6 +63,7 @@ __all__ = [
     "reward_record",
     "save_shadow",
     "shadow_config",
+    "tokens_note",
 ]
 
 REWARD_LOG = "rewards.jsonl"
@@ -88,18 +99,38 @@ def load_shadow(path: str | os.PathLike[str], config: ShadowConfig, pool: TaskPo
 
 # ---------------------------------------------------------------------------- the reward log
 def reward_record(
-    step: int, pool_size: int, seed: int, task_ids: np.ndarray, rewards: np.ndarray
+    step: int,
+    pool_size: int,
+    seed: int,
+    task_ids: np.ndarray,
+    rewards: np.ndarray,
+    lengths: np.ndarray | None = None,
 ) -> str:
     """One reward-log line (with its newline): a step's prompts and their groups, `rewards`
-    of shape (prompts, group size). Floats are written exactly (repr round-trips)."""
-    record = {
+    of shape (prompts, group size), and `lengths` (optional) each completion's generated
+    tokens, of the same shape. Floats are written exactly (repr round-trips)."""
+    record: dict[str, Any] = {
         "step": int(step),
         "pool_size": int(pool_size),
         "seed": int(seed),
         "task_ids": [int(t) for t in task_ids],
         "rewards": np.asarray(rewards, dtype=np.float64).tolist(),
     }
+    if lengths is not None:
+        sizes = np.asarray(lengths, dtype=np.int64)
+        if sizes.shape != record_shape(record) or (sizes.size and sizes.min() < 0):
+            raise ValueError(
+                f"lengths must be one int >= 0 per reward, shape {record_shape(record)}; "
+                f"got shape {sizes.shape}"
+            )
+        record["lengths"] = sizes.tolist()
     return json.dumps(record, separators=(",", ":")) + "\n"
+
+
+def record_shape(record: dict[str, Any]) -> tuple[int, int]:
+    """(prompts, group size) of a reward-log record's rewards."""
+    rewards = record["rewards"]
+    return len(rewards), len(rewards[0]) if rewards else 0
 
 
 @dataclass(frozen=True)
@@ -112,6 +143,8 @@ class RewardStep:
     task_ids: np.ndarray
     rewards: np.ndarray
     """(prompts, group size)"""
+    lengths: np.ndarray | None = None
+    """Each completion's length, as `rewards` (int64; None: the log holds none)."""
 
 
 def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
@@ -181,6 +214,17 @@ def _step(record: Any, where: str) -> RewardStep:
             f"{where}: rewards must be one list of finite numbers per task id, all of one "
             "group size >= 2"
         )
+    lengths = record.get("lengths")
+    if lengths is not None and not (
+        isinstance(lengths, list)
+        and len(lengths) == len(rewards)
+        and all(isinstance(g, list) and len(g) == len(rewards[0]) for g in lengths)
+        and all(_int(x, 1 << 40) for g in lengths for x in g)
+    ):
+        raise ValueError(
+            f"{where}: lengths must be one list of completion token counts (ints >= 0) per "
+            "task id, as its rewards"
+        )
     meta = {}
     for key, hi in (("pool_size", 1 << 40), ("seed", MAX_SEED - 1)):
         value = record.get(key)
@@ -193,6 +237,7 @@ def _step(record: Any, where: str) -> RewardStep:
         meta["seed"],
         np.array(ids, dtype=np.int64),
         np.array(rewards, dtype=np.float64),
+        None if lengths is None else np.array(lengths, dtype=np.int64),
     )
 
 
@@ -214,6 +259,7 @@ def replay(
     log_format: str | None = None,
     rewards: Sequence[tuple[str, float]] | None = None,
     reward_range: tuple[float, float] | None = None,
+    count: Callable[[str], int] | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
     the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
@@ -221,7 +267,9 @@ def replay(
     (a TRL or verl log: its distinct prompts, seed 0); `on_step` is called with the shadows
     after each step (to trace their curves). `reward_range` (low, high) maps the logged
     rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
-    rewards in [0, 1])."""
+    rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
+    generated tokens (`length_unit` says in what unit); `count` gives a TRL or verl
+    completion text's length (default: its characters)."""
     if log_format is not None and log_format not in FORMATS:
         raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
     if rewards and log_format not in (None, "trl"):
@@ -244,7 +292,7 @@ def replay(
                 f"(frontier train --shadows {config.name})"
             )
     shadows: list[Shadow] = []
-    for got in _read_steps(path, log_format, rewards):
+    for got in _read_steps(path, log_format, rewards, count):
         if not shadows:
             size = pool_size or got.pool_size
             if size is None:
@@ -274,7 +322,8 @@ def replay(
             )
         for shadow in shadows:
             try:
-                shadow.observe(got.step, got.task_ids, r, n)
+                lengths = None if got.lengths is None else got.lengths.reshape(-1)
+                shadow.observe(got.step, got.task_ids, r, n, lengths)
             except ValueError as exc:
                 raise ValueError(f"{path}: step {got.step}: {exc}") from None
         if on_step is not None:
@@ -282,43 +331,89 @@ def replay(
     return shadows
 
 
+def _format_of(path: str | os.PathLike[str], log_format: str | None) -> str:
+    return log_format or ("frontier" if Path(path).name == REWARD_LOG else detect_format(path))
+
+
+def length_unit(
+    path: str | os.PathLike[str], log_format: str | None = None, tokenizer: str | None = None
+) -> str:
+    """What the token counts of a replay of the log at `path` count: the trainer's own
+    generated tokens (a rewards.jsonl), or a TRL or verl completion text's characters (its
+    tokens under `tokenizer`, the name of the tokenizer `replay`'s `count` applies)."""
+    if _format_of(path, log_format) == "frontier":
+        return "generated tokens (the trainer's own counts)"
+    if tokenizer:
+        return (
+            f"{tokenizer}'s tokens of the completion text (re-encoded; special tokens not counted)"
+        )
+    return f"{LENGTH_UNIT} of the completion text (not tokens: the log holds no token counts)"
+
+
 def _read_steps(
     path: str | os.PathLike[str],
     log_format: str | None,
     rewards: Sequence[tuple[str, float]] | None,
+    count: Callable[[str], int] | None = None,
 ) -> Iterator[RewardStep]:
     """The log's steps in frontier-rft's terms, whichever format it is."""
-    fmt = log_format or ("frontier" if Path(path).name == REWARD_LOG else detect_format(path))
+    fmt = _format_of(path, log_format)
     if fmt == "frontier":
         if rewards:
             raise ValueError("--reward-column names a TRL log's columns; a rewards.jsonl has none")
+        if count is not None:
+            raise ValueError(
+                "--tokenizer counts a TRL or verl log's completion texts; a rewards.jsonl holds "
+                "the trainer's own token counts: drop --tokenizer"
+            )
         yield from read_reward_log(Path(path) / REWARD_LOG if Path(path).is_dir() else path)
         return
-    steps, prompts = read_foreign_log(path, fmt, max_bytes=MAX_LOG_BYTES, rewards=rewards)
-    for t, (ids, r) in enumerate(steps):
-        yield RewardStep(t, prompts, None, ids, r)
+    steps, prompts = read_foreign_log(
+        path, fmt, max_bytes=MAX_LOG_BYTES, rewards=rewards, count=count or len
+    )
+    for t, (ids, r, lengths) in enumerate(steps):
+        yield RewardStep(t, prompts, None, ids, r, lengths)
 
 
 def replay_table(shadows: Sequence[Shadow]) -> str:
-    """Per rule and pass over the pool, and in total: rollouts saved, groups left out, the
-    share of those that were zero-variance, informative groups lost and their |advantage|."""
+    """Per rule and pass over the pool, and in total: rollouts saved, the share of the run's
+    generated tokens saved ('-' where the log holds no lengths), groups left out, the share
+    of those that were zero-variance, informative groups lost and their |advantage|."""
     head = (
-        "| rule | pass | steps | rollouts | saved | saved share | skipped | screened out "
-        "| precision | informative lost | abs(A) lost |"
+        "| rule | pass | steps | rollouts | saved | saved share | tokens saved share "
+        "| skipped | screened out | precision | informative lost | abs(A) lost |"
     )
-    lines = [head, "|---|---|" + "---:|" * 9]
+    lines = [head, "|---|---|" + "---:|" * 10]
     for shadow in shadows:
         for row in shadow.passes():
             label = "all" if row["pass"] == 0 else str(int(row["pass"]))
             cells = [shadow.name, label]
             cells += [f"{row[k]:.0f}" for k in ("steps", "rollouts", "rollouts_saved")]
             cells.append(_pct(row["rollouts_saved_share"]))
+            cells.append(_pct(row["tokens_saved_share"]))
             cells += [f"{row[k]:.0f}" for k in ("skipped", "screened_out")]
             cells.append(_pct(row["skip_precision"]))
             cells.append(f"{row['informative_lost']:.0f}")
             cells.append(_pct(row["abs_advantage_lost_share"]))
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def tokens_note(shadows: Sequence[Shadow], unit: str) -> str:
+    """What the table's token shares count: `unit` over which steps, or that the log holds
+    no completion lengths."""
+    total = shadows[0].passes()[-1]
+    steps, known = int(total["steps"]), int(total["token_steps"])
+    if known == 0:
+        return (
+            "tokens: not in this log (it holds no completions or lengths; a rewards.jsonl "
+            "written by frontier train before lengths were logged has none)"
+        )
+    where = "every step" if known == steps else f"{known} of {steps} steps (the rest hold none)"
+    return (
+        f"tokens saved share: of what the run generated, counted in {unit}, over {where} "
+        f"({int(total['tokens']):,} in all)."
+    )
 
 
 def _pct(value: float) -> str:

@@ -13,7 +13,11 @@ what every left-out group turned out to be:
 - precision: the share of left-out groups (skipped or screened out) whose n rewards were all
   equal (zero GRPO advantage: nothing lost);
 - informative groups lost (mixed ones left out) and their share of the step's sum of |GRPO
-  advantage| over all B groups.
+  advantage| over all B groups;
+- where the run knows each completion's length (tokens, or the unit its log holds), the
+  generated tokens saved: the run's tokens less the kept groups' and the screened-out groups'
+  first k completions' (a step that keeps none is charged k, or n, of the step's mean length).
+  Skipped groups are not average-length, so this share may differ from the rollouts'.
 
 Then the rule's selector receives only the feedback the rule would have seen: the kept
 groups, a screened-out group's first k rewards. First order only: a run under the rule
@@ -22,6 +26,7 @@ would have trained other groups and drawn another trajectory.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -68,6 +73,9 @@ saves, groups it skips, groups it screens out, left-out groups that were zero-va
 left-out groups that were mixed."""
 _SIGNAL = ("abs_advantage", "abs_advantage_lost")
 """Per pass: the sum of |GRPO advantage| over the run's groups, and over the left-out ones."""
+_TOKENS = ("steps", "tokens", "saved")
+"""Per pass, over the steps whose completion lengths were given: those steps, the run's
+generated tokens in them, and the tokens the rule saves."""
 _LAST = ("saved", "informative_lost", "abs_advantage", "abs_advantage_lost")
 _STATE_KEYS = (
     "kind",
@@ -80,6 +88,8 @@ _STATE_KEYS = (
     "last",
     "selector",
 )
+_OPTIONAL_KEYS = ("tokens", "tokens_last")
+"""Absent from a state saved before shadows counted tokens: it loads with no token counts."""
 
 
 @dataclass(frozen=True)
@@ -167,17 +177,28 @@ class Shadow:
         self._positions = 0  # prompts the run drew so far: the pass is this / pool_size
         self._counts = np.zeros((0, len(_COUNTS)), dtype=np.int64)  # one row per pass
         self._signal = np.zeros((0, len(_SIGNAL)), dtype=np.float64)
+        self._tokens = np.zeros((0, len(_TOKENS)), dtype=np.int64)
         self._last = dict.fromkeys(_LAST, float("nan"))
+        self._tokens_last = float("nan")  # tokens saved at the last step (NaN: not known)
 
     @property
     def name(self) -> str:
         return self.config.name
 
     # ------------------------------------------------------------------ one step
-    def observe(self, step: int, task_ids: I64, rewards: F64, group_size: int) -> None:
+    def observe(
+        self,
+        step: int,
+        task_ids: I64,
+        rewards: F64,
+        group_size: int,
+        lengths: I64 | None = None,
+    ) -> None:
         """Step `step` of the run: its prompts `task_ids` (distinct, in the order drawn) and
-        their `group_size` rewards each, prompt-major. Decide, count, then fold what the rule
-        would have seen. A ValueError, changing nothing, for arguments that do not fit."""
+        their `group_size` rewards each, prompt-major; `lengths` (optional), each completion's
+        length in generated tokens (or another unit, counted alike), as `rewards`. Decide,
+        count, then fold what the rule would have seen. A ValueError, changing nothing, for
+        arguments that do not fit."""
         step = bounded_int(step, "step")
         n = bounded_int(group_size, "group_size", lo=2, hi=1 << 20)
         ids = np.asarray(task_ids)
@@ -199,6 +220,18 @@ class Shadow:
                 f"a shadow needs {n} finite rewards for each of the {ids.size} prompts "
                 f"({ids.size * n}), prompt-major; got shape {r.shape}"
             )
+        sizes_in = None
+        if lengths is not None:
+            sizes_in = np.asarray(lengths)
+            if (
+                sizes_in.shape != r.shape
+                or sizes_in.dtype.kind not in "iu"
+                or (sizes_in.size and (sizes_in.min() < 0 or sizes_in.max() > 1 << 40))
+            ):
+                raise ValueError(
+                    f"a shadow needs one completion length (an int >= 0) per reward, "
+                    f"prompt-major ({r.size}); got shape {sizes_in.shape}, dtype {sizes_in.dtype}"
+                )
         bounds = self.selector.reward_bounds if self.selector is not None else None
         if bounds is not None and (r.min() < bounds[0] or r.max() > bounds[1]):
             raise ValueError(
@@ -234,7 +267,15 @@ class Shadow:
             dtype=np.int64,
         )
         lost = float(signal[left_out].sum())
-        self._add(row, np.array([float(signal.sum()), lost]))
+        tokens = np.zeros(len(_TOKENS), dtype=np.int64)
+        if sizes_in is not None:
+            size = sizes_in.astype(np.int64).reshape(ids.size, n)
+            run = int(size.sum())
+            used = int(size[kept & ~screened].sum()) + int(size[screened, :k].sum())
+            if not kept.any():  # the first round of a prompt beyond the batch: mean length
+                used += round((k or n) * run / size.size)
+            tokens[:] = (1, run, run - used)
+        self._add(row, np.array([float(signal.sum()), lost]), tokens)
         self._positions += ids.size
         self._last = {
             "saved": float(row[3]),
@@ -242,36 +283,50 @@ class Shadow:
             "abs_advantage": float(signal.sum()),
             "abs_advantage_lost": lost,
         }
+        self._tokens_last = float(tokens[2]) if sizes_in is not None else float("nan")
         if self.selector is not None and kept.any():
             sizes = np.where(screened[kept], k, n)
             seen = np.concatenate([g[:s] for g, s in zip(groups[kept], sizes, strict=True)])
             self.selector.update(Feedback(np.repeat(ids[kept], sizes), seen, step=step))
             self.selector.flush()
 
-    def _add(self, counts: I64, signal: F64) -> None:
+    def _add(self, counts: I64, signal: F64, tokens: I64) -> None:
         """Add a step's counts to the row of the pass its first prompt falls in."""
         index = self._positions // self.pool_size
         while self._counts.shape[0] <= index:
             self._counts = np.vstack([self._counts, np.zeros((1, len(_COUNTS)), np.int64)])
             self._signal = np.vstack([self._signal, np.zeros((1, len(_SIGNAL)))])
+            self._tokens = np.vstack([self._tokens, np.zeros((1, len(_TOKENS)), np.int64)])
         self._counts[index] += counts
         self._signal[index] += signal
+        self._tokens[index] += tokens
 
     # ------------------------------------------------------------------ read out
     def passes(self) -> list[dict[str, float]]:
         """Per pass over the pool (the first is 1): the counts of its steps, and the totals
-        over all passes as a last row with pass 0."""
-        rows = [
-            (i + 1, c, s) for i, (c, s) in enumerate(zip(self._counts, self._signal, strict=True))
-        ]
-        rows.append((0, self._counts.sum(axis=0), self._signal.sum(axis=0)))
-        return [_summary(p, c, s) for p, c, s in rows]
+        over all passes as a last row with pass 0. The token counts (`token_steps`, `tokens`,
+        `tokens_saved`, `tokens_saved_share`) cover the steps whose lengths were given."""
+        parts = zip(self._counts, self._signal, self._tokens, strict=True)
+        rows = [(i + 1, c, s, t) for i, (c, s, t) in enumerate(parts)]
+        rows.append(
+            (0, self._counts.sum(axis=0), self._signal.sum(axis=0), self._tokens.sum(axis=0))
+        )
+        return [_summary(p, c, s, t) for p, c, s, t in rows]
 
     def metrics(self) -> dict[str, float]:
         """Cumulative and this step's figures (docs/shadow.md lists them), unprefixed."""
         total = self.passes()[-1]
         epoch = self.passes()[-2] if self._counts.shape[0] else total
         last = self._last
+        tokens = (
+            {
+                "tokens_saved": total["tokens_saved"],
+                "tokens_saved_share": total["tokens_saved_share"],
+                "tokens_saved_step": self._tokens_last,
+            }
+            if total["token_steps"] > 0
+            else {}
+        )
         return {
             "epoch": float(self._counts.shape[0]),
             "rollouts_saved": total["rollouts_saved"],
@@ -285,6 +340,7 @@ class Shadow:
             "informative_lost_step": last["informative_lost"],
             "abs_advantage_lost_share": _share(last["abs_advantage_lost"], last["abs_advantage"]),
             "abs_advantage_lost_share_cumulative": total["abs_advantage_lost_share"],
+            **tokens,
         }
 
     # ------------------------------------------------------------------ state
@@ -298,14 +354,16 @@ class Shadow:
             "positions": self._positions,
             "counts": self._counts.copy(),
             "signal": self._signal.copy(),
+            "tokens": self._tokens.copy(),
             "last": dict(self._last),
+            "tokens_last": self._tokens_last,
             "selector": {} if self.selector is None else self.selector.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state_dict; on any error nothing changes."""
         who = f"shadow {self.name!r}"
-        state = check_keys(state, f"{who} state", _STATE_KEYS)
+        state = check_keys(state, f"{who} state", _STATE_KEYS, _OPTIONAL_KEYS)
         if state["kind"] != _KIND:
             raise ValueError(f"{who} state: kind {state['kind']!r} is not {_KIND!r}")
         saved = config_from_dict(ShadowConfig, state["config"], what=f"{who} state: config")
@@ -319,8 +377,22 @@ class Shadow:
             state, "signal", who, np.float64, shape=(None, len(_SIGNAL)), lo=0, finite=True
         )
         passes = counts.shape[0]  # a step counts in the pass its first prompt falls in
+        tokens = (
+            read_array(state, "tokens", who, np.int64, shape=(None, len(_TOKENS)), lo=0)
+            if "tokens" in state
+            else np.zeros((passes, len(_TOKENS)), dtype=np.int64)  # saved before tokens
+        )
+        tokens_last = state.get("tokens_last", float("nan"))
+        if (
+            isinstance(tokens_last, bool)
+            or not isinstance(tokens_last, int | float | np.integer | np.floating)
+            or (tokens_last < 0 and not math.isnan(tokens_last))
+        ):
+            raise ValueError(f"{who} state: tokens_last must be a number >= 0 or NaN")
         if (
             signal.shape[0] != passes
+            or tokens.shape[0] != passes
+            or np.any(tokens[:, 0] > counts[:, 0])
             or not (passes == 0) == (positions == 0)
             or (passes > positions // self.pool_size + 1)
         ):
@@ -335,6 +407,7 @@ class Shadow:
         if self.selector is not None:
             self.selector.load_state_dict(inner)  # atomic; the last step that can fail
         self._positions, self._counts, self._signal = positions, counts, signal
+        self._tokens, self._tokens_last = tokens, float(tokens_last)
         self._last = {k: float(v) for k, v in last.items()}
         self.seed = seed
 
@@ -343,8 +416,9 @@ def _share(part: float, whole: float) -> float:
     return part / whole if whole > 0 else float("nan")
 
 
-def _summary(index: int, counts: I64, signal: F64) -> dict[str, float]:
+def _summary(index: int, counts: I64, signal: F64, tokens: I64) -> dict[str, float]:
     c = dict(zip(_COUNTS, counts.tolist(), strict=True))
+    t = dict(zip(_TOKENS, tokens.tolist(), strict=True))
     left_out = c["zero_lost"] + c["informative_lost"]
     return {
         "pass": float(index),
@@ -359,6 +433,10 @@ def _summary(index: int, counts: I64, signal: F64) -> dict[str, float]:
         "skip_precision": _share(c["zero_lost"], left_out),
         "informative_lost": float(c["informative_lost"]),
         "abs_advantage_lost_share": _share(float(signal[1]), float(signal[0])),
+        "token_steps": float(t["steps"]),
+        "tokens": float(t["tokens"]),
+        "tokens_saved": float(t["saved"]),
+        "tokens_saved_share": _share(t["saved"], t["tokens"]),
     }
 
 
