@@ -77,6 +77,15 @@ def test_shadows_never_change_training(sft_dir: Path, tmp_path: Path) -> None:
         assert f"curriculum/shadow/{rule}/rollouts_saved" in last
         assert f"curriculum/shadow/{rule}/skip_precision" in last
     assert last["curriculum/shadow/screen2/rollouts_saved"] > 0  # screening saves from step 1
+    # The trainer knows its completions' lengths: the shadows count generated tokens too, and
+    # the reward log holds each rollout's, summing to what the step generated.
+    for rule in RULES:
+        assert 0 <= last[f"curriculum/shadow/{rule}/tokens_saved_share"] <= 1
+    assert last["curriculum/shadow/screen2/tokens_saved"] > 0
+    log = [json.loads(line) for line in (tmp_path / "b" / REWARD_LOG).read_text().splitlines()]
+    assert [sum(map(sum, line["lengths"])) for line in log] == [
+        m["train/generated_tokens"] for m in shadow_m
+    ]
 
 
 def test_resume_is_exact_and_replay_gives_the_live_numbers(sft_dir: Path, tmp_path: Path) -> None:

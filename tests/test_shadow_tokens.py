@@ -1,0 +1,233 @@
+"""Shadows count generated tokens where the log holds completion lengths: the share of the
+run's tokens a rule would have saved equals a hand-computed one (and differs from its share of
+rollouts when the groups it leaves out are long), an old reward log without lengths still
+replays and says its tokens are not in it, and TRL and verl logs count their completion
+texts' characters, labelled as such."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import assert_state_equal
+from frontier_rft import TaskPool
+from frontier_rft.cli.main import main
+from frontier_rft.selectors.uniform import UniformSelector
+from frontier_rft.training.shadows import (
+    build_shadow,
+    load_shadow,
+    read_reward_log,
+    replay,
+    reward_record,
+    save_shadow,
+    shadow_config,
+)
+from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+
+# One step of four prompts x 4 rollouts: an all-wrong group that ran to the length limit, a
+# mixed one, a short all-right one, and a mixed one.
+REWARDS = np.array([[0, 0, 0, 0], [1, 0, 1, 0], [1, 1, 1, 1], [0, 1, 0, 0]], dtype=np.float64)
+LENGTHS = np.array([[100] * 4, [10, 20, 30, 40], [5] * 4, [20] * 4], dtype=np.int64)
+# screen2 leaves out the groups whose first 2 rewards are equal: 0 and 2. Per step it spends
+# 4 + 4 + 2 + 2 = 12 of 16 rollouts (saves 25%) and 100 + 80 (kept 1, 3) + 200 + 10 (the first
+# two completions of 0 and 2) = 390 of 600 tokens (saves 210, 35%): the all-wrong group is long.
+SCREEN2_ROLLOUTS, SCREEN2_TOKENS = 4 / 16, 210 / 600
+
+
+def _log(path: Path, steps: int = 2, lengths: bool = True) -> Path:
+    path.write_text(
+        "".join(
+            reward_record(t, 4, 0, np.arange(4), REWARDS, LENGTHS if lengths else None)
+            for t in range(steps)
+        )
+    )
+    return path
+
+
+def test_screen_token_share_equals_hand_computed_and_differs_from_rollouts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _log(tmp_path / "rewards.jsonl")
+    (shadow,) = replay(log, ["screen2"])
+    total = shadow.passes()[-1]
+    assert total["rollouts_saved_share"] == pytest.approx(SCREEN2_ROLLOUTS)
+    assert total["tokens"] == 1200 and total["tokens_saved"] == 420
+    assert total["tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
+    m = shadow.metrics()
+    assert (m["tokens_saved"], m["tokens_saved_step"]) == (420, 210)
+    assert m["tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
+    assert main(["shadow", "replay", str(log), "--rule", "screen2"]) == 0
+    out = capsys.readouterr().out
+    assert "| screen2 | all | 2 | 32 | 8 | 25.0% | 35.0% |" in out
+    assert "counted in generated tokens (the trainer's own counts), over every step" in out
+
+
+class _SkipOdd(UniformSelector):
+    """A scripted skip: passes over odd prompts that have had a group (a hand-checkable rule)."""
+
+    def _keeps(self, ids):  # type: ignore[no-untyped-def]
+        super()._keeps(ids)
+        return ~((ids % 2 == 1) & (self._times_seen[ids] > 0))
+
+    def _observe(self, batch):  # type: ignore[no-untyped-def]
+        self._times_seen[batch.task_ids] += batch.counts
+
+
+def test_skipped_long_groups_save_more_tokens_than_rollouts_hand_computed() -> None:
+    sel = _SkipOdd(TaskPool(num_tasks=4))
+    sel._times_seen = np.zeros(4, dtype=np.int64)
+    shadow = Shadow(ShadowConfig(selector="uniform"), sel, pool_size=4)
+    rewards = {0: [1, 1, 1, 1], 1: [0, 0, 0, 0], 2: [0, 1, 1, 1], 3: [0, 0, 1, 0]}
+    lengths = {0: [5] * 4, 1: [100] * 4, 2: [10, 20, 30, 40], 3: [50] * 4}
+
+    def step(t: int, ids: list[int]) -> dict[str, float]:
+        r = np.concatenate([rewards[i] for i in ids]) * 1.0
+        shadow.observe(t, np.array(ids), r, 4, np.concatenate([lengths[i] for i in ids]))
+        return shadow.metrics()
+
+    m = step(0, [0, 1, 2, 3])  # nothing seen: all kept
+    assert (m["rollouts_saved"], m["tokens_saved"], m["tokens_saved_step"]) == (0, 0, 0)
+    m = step(1, [3, 2, 1, 0])  # 3 and 1 skipped: 8 of 16 rollouts, 200 + 400 of 720 tokens
+    assert (m["rollouts_saved_step"], m["tokens_saved_step"]) == (8, 600)
+    m = step(2, [1, 3])  # both skipped: charged one group's round at the step's mean length
+    assert m["rollouts_saved_step"] == 8 - 4
+    assert m["tokens_saved_step"] == 600 - 4 * 600 / 8
+    assert m["rollouts_saved_share"] == pytest.approx(12 / 40)
+    assert m["tokens_saved_share"] == pytest.approx(900 / 2040)
+
+
+def test_an_old_log_without_lengths_replays_and_says_tokens_are_not_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _log(tmp_path / "old.jsonl", lengths=False)
+    assert "lengths" not in old.read_text()
+    new = _log(tmp_path / "new.jsonl")
+    assert [s.lengths for s in read_reward_log(old)] == [None, None]
+    (a,), (b,) = replay(old, ["screen2"]), replay(new, ["screen2"])
+    assert a.passes()[-1]["rollouts_saved_share"] == b.passes()[-1]["rollouts_saved_share"]
+    assert a.passes()[-1]["token_steps"] == 0 and "tokens_saved" not in a.metrics()
+    assert main(["shadow", "replay", str(old), "--rule", "screen2"]) == 0
+    out = capsys.readouterr().out
+    assert "| screen2 | all | 2 | 32 | 8 | 25.0% | - |" in out
+    assert "tokens: not in this log" in out
+    # a log continued by a newer trainer: token shares over the steps that hold lengths
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        reward_record(0, 4, 0, np.arange(4), REWARDS)
+        + reward_record(1, 4, 0, np.arange(4), REWARDS, LENGTHS)
+    )
+    (c,) = replay(mixed, ["screen2"])
+    assert c.passes()[-1]["tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
+    assert main(["shadow", "replay", str(mixed), "--rule", "screen2"]) == 0
+    assert "over 1 of 2 steps (the rest hold none)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "lengths",
+    [[[1, 2]], [[1, 2], [3]], [[1, -2], [3, 4]], [[1, 2.5], [3, 4]], [[1, True], [3, 4]], 7],
+)
+def test_bad_lengths_get_one_line_errors(
+    lengths: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {"step": 0, "pool_size": 4, "seed": 0, "task_ids": [0, 1]}
+    record |= {"rewards": [[1.0, 0.0], [0.0, 0.0]], "lengths": lengths}
+    path = tmp_path / "rewards.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match="lengths must be one list of completion token counts"):
+        replay(path, ["screen2"])
+    assert main(["shadow", "replay", str(path), "--rule", "screen2"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_token_counts_round_trip_and_a_state_saved_before_them_loads(tmp_path: Path) -> None:
+    pool, config = TaskPool(num_tasks=4), shadow_config("greso+screen2")
+    shadow = build_shadow(config, pool, seed=1)
+    for t in range(3):
+        shadow.observe(t, np.arange(4), REWARDS.reshape(-1), 4, LENGTHS.reshape(-1))
+    save_shadow(shadow, tmp_path / "s.npz")
+    loaded = load_shadow(tmp_path / "s.npz", config, pool)
+    assert_state_equal(loaded.state_dict(), shadow.state_dict())
+    assert loaded.metrics() == shadow.metrics()
+    old = shadow.state_dict()
+    del old["tokens"], old["tokens_last"]  # as saved by a version before token counts
+    before = build_shadow(config, pool, seed=1)
+    before.load_state_dict(old)
+    assert "tokens_saved" not in before.metrics()
+    assert before.metrics()["rollouts_saved"] == shadow.metrics()["rollouts_saved"]
+    with pytest.raises(ValueError, match="one completion length"):
+        before.observe(3, np.arange(4), REWARDS.reshape(-1), 4, LENGTHS.reshape(-1)[:-1])
+
+
+def test_trl_and_verl_logs_count_characters_labelled_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompts = [f"prompt {i}" for i in range(4)]
+    trl = tmp_path / "completions.jsonl"  # TRL's table as JSON lines, one row per completion
+    verl = tmp_path / "rollouts"
+    verl.mkdir()
+    rows = []
+    for t in range(2):
+        step = []
+        for i in range(4):
+            for j in range(4):
+                text = "yz"[t] * int(LENGTHS[i, j])  # each step's own generation
+                rows.append({"step": t + 1, "prompt": prompts[i], "completion": text})
+                rows[-1]["reward"] = float(REWARDS[i, j])
+                step.append({"input": prompts[i], "output": text, "score": REWARDS[i, j]})
+                step[-1]["step"] = t + 1
+        (verl / f"{t + 1}.jsonl").write_text("".join(json.dumps(s) + "\n" for s in step))
+    trl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for log in (trl, verl):
+        (shadow,) = replay(log, ["screen2"])
+        assert shadow.passes()[-1]["tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
+        assert main(["shadow", "replay", str(log), "--rule", "screen2"]) == 0
+        out = capsys.readouterr().out
+        assert "| 25.0% | 35.0% |" in out
+        assert "counted in characters of the completion text (not tokens" in out
+    # a conversation's length is its messages' contents; a completion without text gives none
+    for row in rows:
+        row["completion"] = [{"role": "assistant", "content": row["completion"]}]
+    trl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert replay(trl, ["screen2"])[0].passes()[-1]["tokens"] == 1200
+    for row in rows:
+        del row["completion"]
+    trl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["shadow", "replay", str(trl), "--rule", "screen2"]) == 0
+    assert "tokens: not in this log" in capsys.readouterr().out
+
+
+def test_tokenizer_counts_a_trl_log_and_is_refused_for_a_rewards_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (shadow,) = replay(
+        _trl_words(tmp_path / "c.jsonl"), ["screen2"], count=lambda text: len(text.split())
+    )
+    assert shadow.passes()[-1]["tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
+    with pytest.raises(ValueError, match="drop --tokenizer"):
+        replay(_log(tmp_path / "rewards.jsonl"), ["screen2"], count=len)
+    args = ["shadow", "replay", str(tmp_path / "c.jsonl"), "--rule", "screen2"]
+    code = main(args)
+    code_bad = main([*args, "--tokenizer", str(tmp_path / "no-such-tokenizer")])
+    assert (code, code_bad) == (0, 2)
+    assert "--tokenizer" in capsys.readouterr().err
+
+
+def _trl_words(path: Path) -> Path:
+    """A TRL log whose completions hold LENGTHS words each (a tokenizer of whitespace)."""
+    rows = [
+        {
+            "step": t + 1,
+            "prompt": f"p{i}",
+            "completion": " ".join([f"w{t}"] * int(LENGTHS[i, j])),
+            "reward": float(REWARDS[i, j]),
+        }
+        for t in range(2)
+        for i in range(4)
+        for j in range(4)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
