@@ -285,8 +285,8 @@ class TrainConfig:
     each step logs what the rule would have saved and lost on this step's groups
     (curriculum/shadow/<rule>/...; docs/shadow.md)."""
     reward_log: bool = False
-    """Write rewards.jsonl: each step's prompts and their rewards, to replay rules offline
-    (`frontier shadow replay`; docs/shadow.md)."""
+    """Write rewards.jsonl: each step's prompts, their rewards and their completions' generated
+    tokens, to replay rules offline (`frontier shadow replay`; docs/shadow.md)."""
     group_weighting: str = "prompt"
     """Groups of different sizes in the loss: prompt (each group's rollouts share one prompt's
     weight) or rollout (each rollout weighs the same, so a prompt weighs by its n); equal
