@@ -127,7 +127,15 @@ def test_an_old_log_without_lengths_replays_and_says_tokens_are_not_in_it(
 
 @pytest.mark.parametrize(
     "lengths",
-    [[[1, 2]], [[1, 2], [3]], [[1, -2], [3, 4]], [[1, 2.5], [3, 4]], [[1, True], [3, 4]], 7],
+    [
+        [[1, 2]],
+        [[1, 2], [3]],
+        [[1, -2], [3, 4]],
+        [[1, 2.5], [3, 4]],
+        [[1, True], [3, 4]],
+        [[1, 2**31 + 1], [3, 4]],
+        7,
+    ],
 )
 def test_bad_lengths_get_one_line_errors(
     lengths: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -159,6 +167,11 @@ def test_token_counts_round_trip_and_a_state_saved_before_them_loads(tmp_path: P
     assert before.metrics()["rollouts_saved"] == shadow.metrics()["rollouts_saved"]
     with pytest.raises(ValueError, match="one completion length"):
         before.observe(3, np.arange(4), REWARDS.reshape(-1), 4, LENGTHS.reshape(-1)[:-1])
+    bad = shadow.state_dict()
+    bad["tokens"][0, 2] = bad["tokens"][0, 1] + 1  # more tokens saved than generated
+    with pytest.raises(ValueError, match="do not match"):
+        before.load_state_dict(bad)
+    assert "tokens_saved" not in before.metrics()  # unchanged
 
 
 def test_trl_and_verl_logs_count_characters_labelled_as_such(

@@ -91,7 +91,7 @@ def _tokenizer_count(name: str) -> Any:
         ) from None
     try:
         tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, KeyError, ImportError) as exc:
         raise UsageError(
             f"--tokenizer {name}: cannot load it ({str(exc)[:100]}); give the run's model "
             "directory or hub name, or leave it out to count characters"

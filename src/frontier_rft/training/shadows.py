@@ -43,6 +43,7 @@ from frontier_rft.training.foreign_logs import (
     read_foreign_log,
 )
 from frontier_rft.wrappers.shadow import (
+    MAX_LENGTH,
     Shadow,
     ShadowConfig,
     load_shadow_file,
@@ -219,7 +220,7 @@ def _step(record: Any, where: str) -> RewardStep:
         isinstance(lengths, list)
         and len(lengths) == len(rewards)
         and all(isinstance(g, list) and len(g) == len(rewards[0]) for g in lengths)
-        and all(_int(x, 1 << 40) for g in lengths for x in g)
+        and all(_int(x, MAX_LENGTH) for g in lengths for x in g)
     ):
         raise ValueError(
             f"{where}: lengths must be one list of completion token counts (ints >= 0) per "

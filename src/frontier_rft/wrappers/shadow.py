@@ -45,6 +45,7 @@ from frontier_rft.core.state_check import check_keys, read_array, read_int, read
 from frontier_rft.wrappers.wrapper_file import load_wrapper, save_wrapper
 
 __all__ = [
+    "MAX_LENGTH",
     "Shadow",
     "ShadowConfig",
     "check_shadow_rules",
@@ -88,6 +89,8 @@ _STATE_KEYS = (
     "last",
     "selector",
 )
+MAX_LENGTH = 1 << 31
+"""Longest completion counted (tokens or characters): a run's sums stay far inside int64."""
 _OPTIONAL_KEYS = ("tokens", "tokens_last")
 """Absent from a state saved before shadows counted tokens: it loads with no token counts."""
 
@@ -226,11 +229,12 @@ class Shadow:
             if (
                 sizes_in.shape != r.shape
                 or sizes_in.dtype.kind not in "iu"
-                or (sizes_in.size and (sizes_in.min() < 0 or sizes_in.max() > 1 << 40))
+                or (sizes_in.size and (sizes_in.min() < 0 or sizes_in.max() > MAX_LENGTH))
             ):
                 raise ValueError(
-                    f"a shadow needs one completion length (an int >= 0) per reward, "
-                    f"prompt-major ({r.size}); got shape {sizes_in.shape}, dtype {sizes_in.dtype}"
+                    f"a shadow needs one completion length (an int in [0, {MAX_LENGTH}]) per "
+                    f"reward, prompt-major ({r.size}); got shape {sizes_in.shape}, dtype "
+                    f"{sizes_in.dtype}"
                 )
         bounds = self.selector.reward_bounds if self.selector is not None else None
         if bounds is not None and (r.min() < bounds[0] or r.max() > bounds[1]):
@@ -393,6 +397,7 @@ class Shadow:
             signal.shape[0] != passes
             or tokens.shape[0] != passes
             or np.any(tokens[:, 0] > counts[:, 0])
+            or np.any(tokens[:, 2] > tokens[:, 1])
             or not (passes == 0) == (positions == 0)
             or (passes > positions // self.pool_size + 1)
         ):
