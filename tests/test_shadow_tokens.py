@@ -244,3 +244,34 @@ def _trl_words(path: Path) -> Path:
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+def test_tokenizer_option_counts_the_run_tokenizers_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    from frontier_rft.lm.tokenizer import train_tokenizer
+
+    log = _trl_words(tmp_path / "c.jsonl")
+    texts = [json.loads(line)["completion"] for line in log.read_text().splitlines()]
+    tokenizer = train_tokenizer(["w0 w1 w2 " * 50, "twelve 12 and 345"] * 20, vocab_size=300)
+    tokenizer.save_pretrained(tmp_path / "tok")
+    want = sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts)
+    assert (
+        main(
+            [
+                "shadow",
+                "replay",
+                str(log),
+                "--rule",
+                "screen2",
+                "--tokenizer",
+                str(tmp_path / "tok"),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert f"counted in {tmp_path / 'tok'}'s tokens of the completion text" in out
+    assert f"({want:,} in all)" in out and want != sum(len(t) for t in texts)
