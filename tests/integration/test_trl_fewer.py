@@ -287,16 +287,16 @@ def test_rollouts_auto_keeps_the_default_to_the_length_kept_was_measured_level_a
     assert said in line.getMessage() and line.levelname == "INFO", line.getMessage()
 
 
-def test_every_batch_keeps_trls_size_and_fillers_reach_no_loss(kept: Any) -> None:
+def test_every_batch_holds_only_the_trained_groups_rows(kept: Any) -> None:
+    """One process, steps_per_generation 1: the batch TRL trains on is the trained groups'
+    rows and nothing else (no filler row), with TRL's advantages."""
     assert len(kept.batches) == len(kept.samples) == 2 * STEPS_PER_EPOCH
     for batch, samples in zip(kept.batches, kept.samples, strict=True):
         trained = samples.train.num_groups
-        live = batch["completion_mask"].sum(dim=1) > 0
-        assert batch["advantages"].shape[0] == PROMPTS * N_GEN
-        assert not bool(live[trained * N_GEN :].any())
-        assert bool((batch["advantages"][trained * N_GEN :] == 0).all())
+        assert batch["advantages"].shape[0] == trained * N_GEN
+        assert bool((batch["completion_mask"].sum(dim=1) > 0).all())
         np.testing.assert_allclose(
-            batch["advantages"][: trained * N_GEN].numpy(),
+            batch["advantages"].numpy(),
             trl_advantages(samples.train.rewards, N_GEN),
             atol=1e-5,
         )
@@ -341,7 +341,9 @@ def test_screening_and_the_loss_of_a_step_training_fewer_groups(
             trl_advantages(np.array([1.0, 0.0] * 2 * trained), N_GEN),
             atol=1e-5,
         )
-        assert not bool((batch["completion_mask"][trained * N_GEN :] > 0).any())
+        # Only the trained rows; a step training none runs one masked row (the micro-batch).
+        assert batch["advantages"].shape[0] == max(trained * N_GEN, 1)
+        assert int((batch["completion_mask"].sum(dim=1) > 0).sum()) == trained * N_GEN
     assert scored(t) == spent == t.frontier_metrics()["trl/rollouts_delivered"]
     assert spent < STEPS_PER_EPOCH * PROMPTS * N_GEN
     trained_per_step = [s.train.num_groups for s in t.samples if s.train.num_groups]
