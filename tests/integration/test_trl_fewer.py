@@ -576,6 +576,7 @@ class ShapeRecording(FrontierGRPOTrainer):
         super().__init__(*a, **kw)
         self.steps: list[dict[str, Any]] = []
         self.loss_rows: list[list[int]] = []
+        self.forward = ForwardRows(self.model, self.processing_class)
         wrapper = self.frontier_dynamic.wrapper
         sample = wrapper.sample
 
@@ -599,6 +600,7 @@ class ShapeRecording(FrontierGRPOTrainer):
             step["live_rows"] = int((out["completion_mask"].sum(dim=1) > 0).sum())
             step["skip_update"] = bool(self.frontier_dynamic.skip_update)
             self.loss_rows.append([])
+            self.forward.new_step()
         return out
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
@@ -637,6 +639,7 @@ def _fewer_distributed_worker(out: Path) -> None:
             },
             "steps": t.steps,
             "loss_rows": t.loss_rows,
+            "forward_rows": t.forward.steps,
             "learning_rates": learning_rates(t),
             "scored": reward.scored,
         }
@@ -729,10 +732,17 @@ def _check_ranks_agree(out: Path, kind: str) -> dict[str, int]:
             assert a["rounds"] == b["rounds"] and a["trained"] == b["trained"], (name, t)
             assert a["skip_update"] == b["skip_update"], (name, t)
             assert a["shapes"].keys() == b["shapes"].keys(), (name, t)
+            trained = len(a["trained"]) * N_GEN
+            share = max(1, -(-trained // 2))  # balanced; one masked row a rank when none
             for key, shape in a["shapes"].items():  # rows agree; widths are each rank's
-                assert shape[0] == b["shapes"][key][0] == PROMPTS * N_GEN // 2, (name, t, key)
-            live = a["live_rows"] + b["live_rows"]
-            assert live == len(a["trained"]) * N_GEN, (name, t)  # trained rows, then fillers
+                assert shape[0] == b["shapes"][key][0] == share, (name, t, key)
+            assert a["live_rows"] + b["live_rows"] == trained, (name, t)
+            # The policy's forward pass (its own calls) saw the trained groups' rows only.
+            seen = ranks[0]["forward_rows"][t] + ranks[1]["forward_rows"][t]
+            if trained:
+                assert sorted(seen) == sorted(a["trained"] * N_GEN), (name, t)
+            else:
+                assert len(ranks[0]["forward_rows"][t]) == len(ranks[1]["forward_rows"][t]) == 1
         metrics = ranks[0]["metrics"]
         spent = ranks[0]["scored"] + ranks[1]["scored"]
         assert metrics["fewer_rollouts/rollouts"] == spent  # every completion generated
