@@ -677,10 +677,10 @@ def _loopback_only(command: list[str]) -> tuple[list[str], bool]:
 
 
 def _launch(
-    out: Path, extra: list[str], env_extra: dict[str, str] | None = None
+    out: Path, extra: list[str], env_extra: dict[str, str] | None = None, script: str = __file__
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """`accelerate launch` this file on 2 local CPU processes, on loopback only; the whole
-    process group is killed at TIMEOUT_S (a hang fails the test, it does not block it)."""
+    """`accelerate launch` `script` (this file) on 2 local CPU processes, on loopback only;
+    the whole process group is killed at TIMEOUT_S (a hang fails the test, not blocks it)."""
     import frontier_rft
 
     # The processes import the package this test imports (a worktree's, not the installed one).
@@ -697,7 +697,7 @@ def _launch(
     launcher += ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
     launcher += ["--dynamo_backend", "no", "--main_process_ip", "127.0.0.1"]
     launcher += ["--main_process_port", "0"]
-    command, isolated = _loopback_only([*launcher, __file__, str(out)])
+    command, isolated = _loopback_only([*launcher, script, str(out)])
     print(f"network namespace of its own: {isolated}")
     start = time.perf_counter()
     proc = subprocess.Popen(
