@@ -10,14 +10,14 @@ generation, reward functions, reference and old log-probabilities and advantages
 The reward taps give each round's combined rewards, gathered over the processes; the wrapper
 decides the rounds and the groups to train on; the rows of those groups are taken from the
 rounds' outputs (exchanged between processes when a group was generated on another one) and
-laid out as TRL expects: `generation_batch_size` rows, fresh mixed groups first. A step that
-finds fewer mixed groups than it needs fills the batch with groups whose completion mask is
-zero; a step that finds none stops training with a message. A short step's loss is the mean
-over the groups it found, as a full batch's is over its B, whatever TRL's `loss_type` (DAPO's
-own code never trains short: it stops with an error). The filler rows would otherwise count
-as rows of zero loss for the per-row types (grpo, sapo, dr_grpo, luspo), so the loss is
-scaled as fewer rollouts' `loss_scale: kept` is (`_normalise`, `entropy_weight`; bnpo, which
-no factor fixes, is refused by dynamic_config.trl_problems).
+laid out for TRL (`_lay_out`, the one layout of every step sampler: the trained groups' rows
+only, balanced across the processes and padded to TRL's micro-batches by layout.plan_rows).
+A step that finds fewer mixed groups than it needs trains the groups it found; a step that
+finds none stops training with a message. A short step's loss is the mean over the groups it
+found, as a full batch's is over its B, whatever TRL's `loss_type` (DAPO's own code never
+trains short: it stops with an error): the loss is scaled as fewer rollouts' `loss_scale:
+kept` is (`_normalise`, `entropy_weight`; bnpo, which no factor fixes, is refused by
+dynamic_config.trl_problems).
 
 Per-group advantages do not depend on the other groups with TRL's default scaling
 (`scale_rewards: group` or `none`, `sum_then_normalize`), which is why other settings are

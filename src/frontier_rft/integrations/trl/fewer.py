@@ -1,5 +1,5 @@
 """Fewer rollouts on TRL's own schedule: one generation step as `FewerRollouts.sample`, and
-the batch TRL trains on laid out at its full size.
+the batch TRL trains on laid out from the trained groups' rows only.
 
 With `rollouts: kept` or `screen: k`, the trainer's override of TRL's (private)
 `_generate_and_score_completions` runs each generation step through
@@ -11,16 +11,18 @@ and the other n - k only where the k rewards differ (a second call). Generation,
 log-probabilities are TRL's (dynamic.py's rounds); the advantages of a group joined from
 its k and n - k are TRL's formula over the whole group of n.
 
-The batch TRL trains on keeps generation_batch_size rows: the trained groups' rows, then
-filler rows whose completion mask and advantage are zero. So TRL's steps, epochs,
-learning-rate schedule and progress bar are unchanged while fewer completions are generated.
-How the loss of a step that trains G of its B groups is normalised (`loss_scale`) depends on
-how TRL's `loss_type` normalises (dynamic_config.LOSS_NORMALISATION; the scaling is
-DynamicGeneration's, shared with a short dynamic sampling step, which is always `kept`):
+The batch TRL trains on is the trained groups' rows only, balanced across the processes
+and padded with masked filler rows only to TRL's micro-batches (layout.plan_rows, through
+DynamicGeneration._lay_out), so TRL's steps, epochs, learning-rate schedule and progress bar
+are unchanged while fewer completions are generated and trained. The loss of a step that
+trains G of its B groups is normalised as it was when the batch was padded to B groups
+(`loss_scale`), by how TRL's `loss_type` normalises (dynamic_config.LOSS_NORMALISATION; the
+scaling is DynamicGeneration's, shared with a short dynamic sampling step, always `kept`):
 
-- per row (grpo, sapo, dr_grpo, luspo): a filler row counts as a row of zero loss, so the
-  loss is (G / B) x the loss over the trained groups: `batch` as it stands; `kept`
-  multiplies it by B / G (`FrontierGRPOTrainer._compute_loss`).
+- per row (grpo, sapo, dr_grpo, luspo): TRL's loss is a mean over a micro-batch's rows, here
+  R / S of them where uniform's has its generation_batch_size / (P S): the factor R / that
+  counts each missing row as a row of zero loss, so the loss is (G / B) x the loss over the
+  trained groups: `batch`; `kept` multiplies it by B / G (`FrontierGRPOTrainer._compute_loss`).
 - per token of the generation batch (dapo, TRL's default; cispo, vespo): TRL divides by
   `num_items_in_batch`, the trained tokens, i.e. the mean over trained groups: `kept` as
   it stands; `batch` divides by trained tokens x B / G (the missing completions counted at
