@@ -571,6 +571,7 @@ class DynamicGeneration:
 
 
 def _group_rewards(rd: _Round, group: int) -> NDArray[np.float64]:
+    """The gathered rewards of one group of a round (a screened group's part)."""
     if rd.rewards is None:
         raise RuntimeError("a round's rewards were not gathered")
     return rd.rewards[group * rd.size : (group + 1) * rd.size]
