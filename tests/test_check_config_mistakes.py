@@ -205,8 +205,12 @@ def test_the_valid_config_passes_with_trl(
         ({"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 3},
          "auto: rollouts will be full (uniform's bill) because the run is 3 epochs, longer than "
          "the 2 epochs over which selector 'skip' with kept was measured level"),
-        ({"selector": "skip"}, "auto: rollouts will be full (uniform's bill) because use_vllm "
-         "is set"),
+        ({"selector": "skip", "max_steps": -1, "num_train_epochs": 2}, "auto: rollouts will "
+         "be kept: the run is 2 epochs, within the 2 epochs over which kept was measured level; "
+         "each step generates only the prompts 'skip' keeps (vLLM, vllm_mode: colocate, is "
+         "sent only those)"),  # use_vllm: true, as the file's
+        ({"selector": "skip", "max_steps": -1, "num_train_epochs": 2, "vllm_mode": "server"},
+         "auto: rollouts will be kept: the run is 2 epochs"),
         ({"selector": "skip", "use_vllm": False, "loss_type": "bnpo"}, "auto: rollouts will be "
          "full (uniform's bill) because rollouts: kept with loss_type: bnpo"),
         ({"selector": "uniform"}, "because selector 'uniform' passes over no prompt"),

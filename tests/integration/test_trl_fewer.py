@@ -25,6 +25,7 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 
 import torch
 from datasets import Dataset
+from forward_rows import ForwardRows
 from tiny_lm import char_tokenizer, tiny_llama
 from trl import GRPOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
@@ -99,14 +100,18 @@ def args(out: Path, **kw: Any) -> GRPOConfig:
 
 
 class Recording(FrontierGRPOTrainer):
-    """Records each batch TRL trains on, each step's samples, and each loss beside the loss
-    TRL gives the trained rows alone (no filler rows, no factor)."""
+    """Records each batch TRL trains on, each step's samples, the rows reaching the policy's
+    forward pass in training (forward_rows.py), and each micro-batch's loss beside the loss
+    TRL gives its trained rows alone (no filler rows, no factor), with their rows and tokens."""
 
     def __init__(self, *a: Any, **kw: Any):
         super().__init__(*a, **kw)
         self.batches: list[dict[str, torch.Tensor]] = []
         self.samples: list[Any] = []
-        self.losses: list[tuple[float, float]] = []
+        self.losses: list[tuple[float, float, int, int]] = []
+        self.micro: list[tuple[int, float, float, int]] = []
+        """Every micro-batch: (generation step, loss, alone x its trained rows, ... tokens)."""
+        self.forward = ForwardRows(self.model, self.processing_class)
         if self.frontier_dynamic is not None:
             wrapper = self.frontier_dynamic.wrapper
             sample = wrapper.sample
@@ -121,6 +126,7 @@ class Recording(FrontierGRPOTrainer):
         out = super()._generate_and_score_completions(inputs)
         if self.model.training:
             self.batches.append({k: v.detach().clone() for k, v in out.items()})
+            self.forward.new_step()
         return out
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
@@ -131,7 +137,12 @@ class Recording(FrontierGRPOTrainer):
             alone["num_items_in_batch"] = inputs["completion_mask"][keep].sum()
             with torch.no_grad():
                 trained = GRPOTrainer._compute_loss(self, model, alone)
-            self.losses.append((float(loss.detach()), float(trained)))
+            tokens = int(inputs["completion_mask"][keep].sum())
+            self.losses.append((float(loss.detach()), float(trained), int(keep.sum()), tokens))
+            per_row, per_token = float(trained) * int(keep.sum()), float(trained) * tokens
+        else:
+            per_row = per_token = 0.0
+        self.micro.append((len(self.batches) - 1, float(loss.detach()), per_row, per_token))
         return loss
 
 
@@ -287,21 +298,67 @@ def test_rollouts_auto_keeps_the_default_to_the_length_kept_was_measured_level_a
     assert said in line.getMessage() and line.levelname == "INFO", line.getMessage()
 
 
-def test_every_batch_keeps_trls_size_and_fillers_reach_no_loss(kept: Any) -> None:
+def test_every_batch_holds_only_the_trained_groups_rows(kept: Any) -> None:
+    """One process, steps_per_generation 1: the batch TRL trains on is the trained groups'
+    rows and nothing else (no filler row), with TRL's advantages."""
     assert len(kept.batches) == len(kept.samples) == 2 * STEPS_PER_EPOCH
     for batch, samples in zip(kept.batches, kept.samples, strict=True):
         trained = samples.train.num_groups
-        live = batch["completion_mask"].sum(dim=1) > 0
-        assert batch["advantages"].shape[0] == PROMPTS * N_GEN
-        assert not bool(live[trained * N_GEN :].any())
-        assert bool((batch["advantages"][trained * N_GEN :] == 0).all())
+        assert batch["advantages"].shape[0] == trained * N_GEN
+        assert bool((batch["completion_mask"].sum(dim=1) > 0).all())
         np.testing.assert_allclose(
-            batch["advantages"][: trained * N_GEN].numpy(),
+            batch["advantages"].numpy(),
             trl_advantages(samples.train.rewards, N_GEN),
             atol=1e-5,
         )
     skipped = [PROMPTS - s.train.num_groups for s in kept.samples]
     assert sum(skipped) > 0 and sum(skipped[:STEPS_PER_EPOCH]) == 0
+
+
+def test_the_policys_forward_pass_sees_only_the_kept_groups_rows(uniform: Any, kept: Any) -> None:
+    """Counted in the model's own forward calls with gradients on (forward_rows.py): uniform
+    trains B x n rows a step; kept trains the rows of the groups it rolled out, each n
+    times, and nothing of the prompts it skipped."""
+    steps = 2 * STEPS_PER_EPOCH
+    assert len(uniform.forward.steps) == len(kept.forward.steps) == steps
+    assert all(len(rows) == PROMPTS * N_GEN for rows in uniform.forward.steps)
+    for rows, samples in zip(kept.forward.steps, kept.samples, strict=True):
+        assert sorted(rows) == sorted(samples.train.task_ids.tolist() * N_GEN)
+    trained = sum(len(rows) for rows in kept.forward.steps)
+    assert trained == scored(kept) < steps * PROMPTS * N_GEN  # kept trains what it generated
+    print(f"rows through the policy's forward pass: kept {trained}, uniform {steps * 16}")
+
+
+@pytest.mark.parametrize("loss_scale", ["batch", "kept"])
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo"])
+def test_micro_batches_pad_only_to_trls_split_and_the_loss_is_uniforms(
+    tmp_path: Path, loss_type: str, loss_scale: str
+) -> None:
+    """steps_per_generation 8 (2 rows a micro-batch under uniform): a step training G
+    mixed groups lays out 8 x ceil(4G / 8) rows (fillers only to fill the last
+    micro-batch), and the step's loss is the one uniform's layout gives: the sum over its
+    trained rows (grpo) or tokens (dapo) over B x n rows or tokens ('batch': the missing
+    ones at the trained ones' mean) or over the trained ones ('kept')."""
+    frontier = FrontierConfig(selector="uniform", screen=2, loss_scale=loss_scale)
+    t = trainer(tmp_path, frontier, loss_type=loss_type, num_train_epochs=1,
+                per_device_train_batch_size=2, gradient_accumulation_steps=8)  # fmt: skip
+    assert t.args.steps_per_generation == 8
+    t.train()
+    steps = zip(t.forward.steps, t.samples, t.batches, strict=True)
+    for step, (rows, samples, batch) in enumerate(steps):
+        g = samples.train.num_groups
+        assert len(rows) == batch["advantages"].shape[0] == 8 * max(1, -(-g * N_GEN // 8))
+        live = batch["completion_mask"].sum(dim=1) > 0
+        assert int(live.sum()) == g * N_GEN
+        parts = [m for m in t.micro if m[0] == step]
+        assert len(parts) == 8  # TRL's micro-batches, every one run
+        if not g:
+            continue
+        total = sum(p[1] for p in parts)
+        summed = sum(p[2] if loss_type == "grpo" else p[3] for p in parts)
+        count = g * N_GEN if loss_type == "grpo" else int(batch["completion_mask"].sum())
+        want = summed / count * (g / PROMPTS if loss_scale == "batch" else 1.0)
+        assert total == pytest.approx(want, rel=1e-4, abs=1e-7), (total, want, g)
 
 
 # ---------------------------------------------------------------------- screening, loss scale
@@ -341,12 +398,17 @@ def test_screening_and_the_loss_of_a_step_training_fewer_groups(
             trl_advantages(np.array([1.0, 0.0] * 2 * trained), N_GEN),
             atol=1e-5,
         )
-        assert not bool((batch["completion_mask"][trained * N_GEN :] > 0).any())
+        # Only the trained rows; a step training none runs one masked row (the micro-batch).
+        assert batch["advantages"].shape[0] == max(trained * N_GEN, 1)
+        assert int((batch["completion_mask"].sum(dim=1) > 0).sum()) == trained * N_GEN
+    for rows, samples in zip(t.forward.steps, t.samples, strict=True):
+        mixed = sorted(int(x) for x in samples.rounds[0].task_ids if x % 3 == 2)
+        assert sorted(rows) == sorted(mixed * N_GEN) or (not mixed and len(rows) == 1)
     assert scored(t) == spent == t.frontier_metrics()["trl/rollouts_delivered"]
     assert spent < STEPS_PER_EPOCH * PROMPTS * N_GEN
     trained_per_step = [s.train.num_groups for s in t.samples if s.train.num_groups]
     assert len(t.losses) == len(trained_per_step) and min(trained_per_step) < PROMPTS
-    for (loss, alone), g in zip(t.losses, trained_per_step, strict=True):
+    for (loss, alone, _, _), g in zip(t.losses, trained_per_step, strict=True):
         want = alone * (g / PROMPTS if loss_scale == "batch" else 1.0)
         assert loss == pytest.approx(want, rel=1e-4, abs=1e-7), (loss, alone, g)
     if entropy_coef:  # the bonus was on (alone holds it) and TRL logged the user's coefficient
@@ -514,6 +576,7 @@ class ShapeRecording(FrontierGRPOTrainer):
         super().__init__(*a, **kw)
         self.steps: list[dict[str, Any]] = []
         self.loss_rows: list[list[int]] = []
+        self.forward = ForwardRows(self.model, self.processing_class)
         wrapper = self.frontier_dynamic.wrapper
         sample = wrapper.sample
 
@@ -537,6 +600,7 @@ class ShapeRecording(FrontierGRPOTrainer):
             step["live_rows"] = int((out["completion_mask"].sum(dim=1) > 0).sum())
             step["skip_update"] = bool(self.frontier_dynamic.skip_update)
             self.loss_rows.append([])
+            self.forward.new_step()
         return out
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
@@ -575,6 +639,7 @@ def _fewer_distributed_worker(out: Path) -> None:
             },
             "steps": t.steps,
             "loss_rows": t.loss_rows,
+            "forward_rows": t.forward.steps,
             "learning_rates": learning_rates(t),
             "scored": reward.scored,
         }
@@ -612,10 +677,10 @@ def _loopback_only(command: list[str]) -> tuple[list[str], bool]:
 
 
 def _launch(
-    out: Path, extra: list[str], env_extra: dict[str, str] | None = None
+    out: Path, extra: list[str], env_extra: dict[str, str] | None = None, script: str = __file__
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """`accelerate launch` this file on 2 local CPU processes, on loopback only; the whole
-    process group is killed at TIMEOUT_S (a hang fails the test, it does not block it)."""
+    """`accelerate launch` `script` (this file) on 2 local CPU processes, on loopback only;
+    the whole process group is killed at TIMEOUT_S (a hang fails the test, not blocks it)."""
     import frontier_rft
 
     # The processes import the package this test imports (a worktree's, not the installed one).
@@ -632,7 +697,7 @@ def _launch(
     launcher += ["--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no"]
     launcher += ["--dynamo_backend", "no", "--main_process_ip", "127.0.0.1"]
     launcher += ["--main_process_port", "0"]
-    command, isolated = _loopback_only([*launcher, __file__, str(out)])
+    command, isolated = _loopback_only([*launcher, script, str(out)])
     print(f"network namespace of its own: {isolated}")
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -667,10 +732,17 @@ def _check_ranks_agree(out: Path, kind: str) -> dict[str, int]:
             assert a["rounds"] == b["rounds"] and a["trained"] == b["trained"], (name, t)
             assert a["skip_update"] == b["skip_update"], (name, t)
             assert a["shapes"].keys() == b["shapes"].keys(), (name, t)
+            trained = len(a["trained"]) * N_GEN
+            share = max(1, -(-trained // 2))  # balanced; one masked row a rank when none
             for key, shape in a["shapes"].items():  # rows agree; widths are each rank's
-                assert shape[0] == b["shapes"][key][0] == PROMPTS * N_GEN // 2, (name, t, key)
-            live = a["live_rows"] + b["live_rows"]
-            assert live == len(a["trained"]) * N_GEN, (name, t)  # trained rows, then fillers
+                assert shape[0] == b["shapes"][key][0] == share, (name, t, key)
+            assert a["live_rows"] + b["live_rows"] == trained, (name, t)
+            # The policy's forward pass (its own calls) saw the trained groups' rows only.
+            seen = ranks[0]["forward_rows"][t] + ranks[1]["forward_rows"][t]
+            if trained:
+                assert sorted(seen) == sorted(a["trained"] * N_GEN), (name, t)
+            else:
+                assert len(ranks[0]["forward_rows"][t]) == len(ranks[1]["forward_rows"][t]) == 1
         metrics = ranks[0]["metrics"]
         spent = ranks[0]["scored"] + ranks[1]["scored"]
         assert metrics["fewer_rollouts/rollouts"] == spent  # every completion generated

@@ -10,14 +10,14 @@ generation, reward functions, reference and old log-probabilities and advantages
 The reward taps give each round's combined rewards, gathered over the processes; the wrapper
 decides the rounds and the groups to train on; the rows of those groups are taken from the
 rounds' outputs (exchanged between processes when a group was generated on another one) and
-laid out as TRL expects: `generation_batch_size` rows, fresh mixed groups first. A step that
-finds fewer mixed groups than it needs fills the batch with groups whose completion mask is
-zero; a step that finds none stops training with a message. A short step's loss is the mean
-over the groups it found, as a full batch's is over its B, whatever TRL's `loss_type` (DAPO's
-own code never trains short: it stops with an error). The filler rows would otherwise count
-as rows of zero loss for the per-row types (grpo, sapo, dr_grpo, luspo), so the loss is
-scaled as fewer rollouts' `loss_scale: kept` is (`_normalise`, `entropy_weight`; bnpo, which
-no factor fixes, is refused by dynamic_config.trl_problems).
+laid out for TRL (`_lay_out`, the one layout of every step sampler: the trained groups' rows
+only, balanced across the processes and padded to TRL's micro-batches by layout.plan_rows).
+A step that finds fewer mixed groups than it needs trains the groups it found; a step that
+finds none stops training with a message. A short step's loss is the mean over the groups it
+found, as a full batch's is over its B, whatever TRL's `loss_type` (DAPO's own code never
+trains short: it stops with an error): the loss is scaled as fewer rollouts' `loss_scale:
+kept` is (`_normalise`, `entropy_weight`; bnpo, which no factor fixes, is refused by
+dynamic_config.trl_problems).
 
 Per-group advantages do not depend on the other groups with TRL's default scaling
 (`scale_rewards: group` or `none`, `sum_then_normalize`), which is why other settings are
@@ -44,6 +44,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     normalisation,
     zero_variance_groups,
 )
+from frontier_rft.integrations.trl.layout import plan_rows
 from frontier_rft.integrations.trl.rewards import (
     RewardTap,
     check_combined_rewards,
@@ -210,8 +211,11 @@ class DynamicGeneration:
         self.skip_update = False
         """True while the current step trains on no group (its optimizer step is skipped)."""
         self.loss_factor = 1.0
-        """Factor on TRL's loss of the current generation (a short step with loss_scale kept
-        and a per-row loss type: B / G), which the trainer's `_compute_loss` applies."""
+        """Factor on TRL's loss of the current generation (per-row loss types: the rows laid
+        out over uniform's, times B / G for a short step with loss_scale kept), which the
+        trainer's `_compute_loss` applies."""
+        self.rows_laid_out = 0
+        """Rows the current generation trains on, all processes, fillers included."""
 
     def optimizer_step_done(self) -> None:
         """An optimizer step ended: the next one trains again (a new dynamic sampling step)."""
@@ -247,7 +251,7 @@ class DynamicGeneration:
         counters = self.seam.counters
         samples, rounds, batch, n, spent = self._sample()
         train = samples.train
-        out = self._assemble(train, rounds, batch, n)
+        out = self._lay_out(train, rounds, batch, n)
         counters["generations"] += 1
         counters["dapo_trained_groups"] += train.num_groups
         counters["dapo_padded_groups"] += train.deficit
@@ -257,6 +261,7 @@ class DynamicGeneration:
             if train.num_groups
             else math.nan,
             "groups_trained": float(train.num_groups),
+            "rows_step": float(self.rows_laid_out),
         }
         if train.num_groups == 0:
             self._stop(samples.rollouts, len(samples.rounds))
@@ -298,6 +303,7 @@ class DynamicGeneration:
             "dapo/padded_groups": float(c["dapo_padded_groups"]),
             "dapo/filler_rollouts": float(c["dapo_filler_rollouts"]),
             "dapo/no_signal_steps": float(c["dapo_no_signal_steps"]),
+            "dapo/rows_step": self.last.get("rows_step", math.nan),
         }
 
     # ------------------------------------------------------------------ a round
@@ -407,42 +413,95 @@ class DynamicGeneration:
         return out
 
     # ------------------------------------------------------------------ the batch
-    def _assemble(
+    def _lay_out(
         self, train: FilteredBatch, rounds: list[_Round], batch: int, n: int
     ) -> dict[str, Any]:
-        """This process's share of the training batch: the kept groups' rows in order, then
-        (for a deficit) groups of this step with their completion mask zeroed."""
+        """This process's share of the training batch: the trained groups' rows only (a
+        screened group's k rows then its n - k), balanced across the processes and padded
+        with masked filler rows only as far as TRL's micro-batches need (layout.plan_rows)."""
         if train.from_surplus.any():  # max_surplus is 0 in the TRL adapter
-            raise RuntimeError("dynamic sampling returned a surplus group the adapter never keeps")
-        picks = list(zip(train.source_round.tolist(), train.source_group.tolist(), strict=True))
-        chosen = set(picks)
-        spare = [(r, g) for r, rd in enumerate(rounds) for g in range(rd.groups)]
-        spare = [p for p in spare if p not in chosen] + picks  # the last fallback: copies
-        groups = picks + spare[: train.deficit]
-        keep = np.repeat(np.arange(len(groups)) < len(picks), n)
-        acc = self.trainer.accelerator
+            raise RuntimeError("the step sampler returned a surplus group the adapter never keeps")
+        tr = self.trainer
+        rows: list[tuple[int, int]] = []
+        joined: list[NDArray[np.float64]] = []  # rewards of groups made of several parts
+        joined_at: list[int] = []
+        for g in range(train.num_groups):
+            parts = train.parts(g)
+            start = len(rows)
+            for r, group in parts:
+                size = rounds[r].size
+                rows += [(r, group * size + i) for i in range(size)]
+            if len(rows) - start != n:
+                raise RuntimeError(f"a trained group has {len(rows) - start} rows, not {n}")
+            if len(parts) > 1:
+                joined_at.append(start)
+                joined.append(
+                    np.concatenate([_group_rewards(rounds[r], group) for r, group in parts])
+                )
+        acc = tr.accelerator
         procs, rank = int(acc.num_processes), int(acc.process_index)
-        rows = [(r, g * n + i) for r, g in groups for i in range(n)]
-        share = len(rows) // procs
-        mine = slice(rank * share, (rank + 1) * share)
-        sources, where = self._sources(rounds, rows)
-        index = [where[row] for row in rows[mine]]
-        out = _stack(sources, index, self._pad_values())
-        mask = torch.as_tensor(keep[mine], device=out["completion_mask"].device)
-        out["completion_mask"] = out["completion_mask"] * mask[:, None].to(
-            out["completion_mask"].dtype
-        )
-        out["advantages"] = out["advantages"] * mask.to(out["advantages"].dtype)
-        self._normalise(out, train.num_groups, batch)
-        return _trim(out, getattr(self.trainer, "pad_to_multiple_of", None))
+        every = [(r, i) for r, rd in enumerate(rounds) for i in range(rd.groups * rd.size)]
+        plan = plan_rows(rows, every, procs, int(tr.args.steps_per_generation))
+        per = plan.per_process
+        mine = slice(rank * per, (rank + 1) * per)
+        sources, where = self._sources(rounds, plan.rows)
+        out = _stack(sources, [where[row] for row in plan.rows[mine]], self._pad_values())
+        trained = np.asarray(plan.trained[mine], dtype=np.int64)
+        device = out["advantages"].device
+        if joined:  # TRL advantaged each part alone: the group's are over its n rewards
+            override = np.full(len(rows), np.nan)
+            for start, rewards in zip(joined_at, joined, strict=True):
+                override[start : start + n] = self._advantages(rewards)
+            local = torch.as_tensor(
+                np.where(trained >= 0, override[np.maximum(trained, 0)], np.nan), device=device
+            )
+            adv = out["advantages"]
+            out["advantages"] = torch.where(torch.isnan(local), adv, local.to(adv.dtype))
+        keep = torch.as_tensor(trained >= 0, device=device)
+        mask = out["completion_mask"]
+        out["completion_mask"] = mask * keep[:, None].to(mask.dtype)
+        out["advantages"] = out["advantages"] * keep.to(out["advantages"].dtype)
+        self._normalise(out, train.num_groups, batch, per)
+        self.rows_laid_out = per * procs
+        return _trim(out, getattr(tr, "pad_to_multiple_of", None))
 
-    def _normalise(self, out: dict[str, Any], trained: int, batch: int) -> None:
-        """`num_items_in_batch` and the trainer's factor on the loss of a generation whose
-        rows past its `trained` groups are fillers (mask zero), by how TRL's loss_type
-        normalises (LOSS_NORMALISATION) and `loss_scale`: per token, `num_items_in_batch` is
-        the trained tokens ('kept'), or those x B / G ('batch': the missing completions at
-        the trained ones' mean length); per row, a filler is a row of zero loss, so the loss
-        is G / B of the trained groups' ('batch'), times B / G for 'kept'."""
+    def _advantages(self, rewards: NDArray[np.float64]) -> NDArray[np.float64]:
+        """TRL's group advantages (sum_then_normalize) of one group's combined rewards, NaN
+        for an unscorable completion (its advantage is 0, as in TRL)."""
+        r = torch.as_tensor(rewards, dtype=torch.float32)
+        mean = torch.nanmean(r)
+        adv = r - mean
+        scale = {True: "group", False: "none"}.get(
+            self.trainer.scale_rewards, self.trainer.scale_rewards
+        )
+        if scale == "group":
+            ok = ~torch.isnan(r)
+            count = int(ok.sum())
+            std = (
+                torch.sqrt(torch.nanmean((r - mean) ** 2) * count / (count - 1))
+                if count > 1
+                else torch.tensor(float("nan"))
+            )
+            adv = adv / (std + 1e-4)
+        out: NDArray[np.float64] = torch.nan_to_num(adv, nan=0.0).numpy().astype(np.float64)
+        return out
+
+    def _full_rows(self) -> int:
+        """Rows uniform lays out on each process: generation_batch_size / processes."""
+        tr = self.trainer
+        return int(tr.args.generation_batch_size) // int(tr.accelerator.num_processes)
+
+    def _normalise(self, out: dict[str, Any], trained: int, batch: int, rows: int) -> None:
+        """`num_items_in_batch` and the trainer's factor on the loss of a generation that
+        lays out `rows` rows a process (uniform: generation_batch_size / processes), rows
+        past its `trained` groups' fillers (mask zero), by how TRL's loss_type normalises
+        (LOSS_NORMALISATION) and `loss_scale`. Per token, `num_items_in_batch` is the trained
+        tokens ('kept'), or those x B / G ('batch': the missing completions at the trained
+        ones' mean length); the number of rows does not enter. Per row, TRL's loss is a mean
+        over a micro-batch's rows, here rows / S of them where uniform's has full / S: the
+        factor rows / full makes the sum over the step's rows the one uniform's layout
+        (a missing row counted as a row of zero loss) gives, G / B of the trained groups'
+        mean ('batch'), times B / G for 'kept'."""
         tr = self.trainer
         loss_mask = out["completion_mask"]
         if "tool_mask" in out:
@@ -452,23 +511,27 @@ class DynamicGeneration:
         if per_token and self.loss_scale == "batch" and trained:
             items = items.to(torch.float32) * (batch / trained)
         out["num_items_in_batch"] = items
-        self.loss_factor = (
-            batch / trained if (not per_token and self.loss_scale == "kept" and trained) else 1.0
-        )
+        if per_token:
+            self.loss_factor = 1.0
+            return
+        kept = batch / trained if (self.loss_scale == "kept" and trained) else 1.0
+        self.loss_factor = kept * rows / self._full_rows()
 
     def entropy_weight(self, completion_mask: torch.Tensor) -> float:
         """The factor on TRL's entropy bonus of one micro-batch of the current generation
         (`entropy_coef` x the mean entropy over the micro-batch's trained tokens) that scales
-        it as the step's loss is scaled: filler rows count as rows of zero entropy at the
-        trained ones' length, i.e. live rows / rows (`loss_scale: batch`, the step weighs
-        G / B), times B / G with `kept` (the trained groups stand for the whole batch); the
-        trainer's factor on the whole loss (kept with a per-row loss type) divided out."""
+        it as the step's loss is scaled: the rows missing from uniform's micro-batch
+        (generation_batch_size / processes / steps_per_generation rows) count as rows of zero
+        entropy at the trained ones' length, i.e. live rows / uniform's rows (`loss_scale:
+        batch`, the step weighs G / B), times B / G with `kept` (the trained groups stand for
+        the whole batch); the trainer's factor on the whole loss divided out."""
         trained = self.last.get("groups_trained", 0.0)
         live = int((completion_mask.sum(dim=1) > 0).sum())
         if not live or not trained or math.isnan(trained):
             return 0.0  # no trained token: TRL's bonus is 0 already
-        batch = int(self.trainer.args.generation_batch_size) // int(self.trainer.num_generations)
-        share = live / int(completion_mask.shape[0])
+        tr = self.trainer
+        batch = int(tr.args.generation_batch_size) // int(tr.num_generations)
+        share = live / (self._full_rows() / int(tr.args.steps_per_generation))
         if self.loss_scale == "kept":
             share *= batch / trained
         return share / self.loss_factor
@@ -505,6 +568,13 @@ class DynamicGeneration:
             sources.append(_exchange(acc, rd.out, mine, counts, width, self._pad_values()))
             where.update({(r, g): (len(sources) - 1, i) for i, g in enumerate(needed)})
         return sources, where
+
+
+def _group_rewards(rd: _Round, group: int) -> NDArray[np.float64]:
+    """The gathered rewards of one group of a round (a screened group's part)."""
+    if rd.rewards is None:
+        raise RuntimeError("a round's rewards were not gathered")
+    return rd.rewards[group * rd.size : (group + 1) * rd.size]
 
 
 def _exchange(

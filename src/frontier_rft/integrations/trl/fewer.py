@@ -1,5 +1,5 @@
 """Fewer rollouts on TRL's own schedule: one generation step as `FewerRollouts.sample`, and
-the batch TRL trains on laid out at its full size.
+the batch TRL trains on laid out from the trained groups' rows only.
 
 With `rollouts: kept` or `screen: k`, the trainer's override of TRL's (private)
 `_generate_and_score_completions` runs each generation step through
@@ -11,16 +11,18 @@ and the other n - k only where the k rewards differ (a second call). Generation,
 log-probabilities are TRL's (dynamic.py's rounds); the advantages of a group joined from
 its k and n - k are TRL's formula over the whole group of n.
 
-The batch TRL trains on keeps generation_batch_size rows: the trained groups' rows, then
-filler rows whose completion mask and advantage are zero. So TRL's steps, epochs,
-learning-rate schedule and progress bar are unchanged while fewer completions are generated.
-How the loss of a step that trains G of its B groups is normalised (`loss_scale`) depends on
-how TRL's `loss_type` normalises (dynamic_config.LOSS_NORMALISATION; the scaling is
-DynamicGeneration's, shared with a short dynamic sampling step, which is always `kept`):
+The batch TRL trains on is the trained groups' rows only, balanced across the processes
+and padded with masked filler rows only to TRL's micro-batches (layout.plan_rows, through
+DynamicGeneration._lay_out), so TRL's steps, epochs, learning-rate schedule and progress bar
+are unchanged while fewer completions are generated and trained. The loss of a step that
+trains G of its B groups is normalised as it was when the batch was padded to B groups
+(`loss_scale`), by how TRL's `loss_type` normalises (dynamic_config.LOSS_NORMALISATION; the
+scaling is DynamicGeneration's, shared with a short dynamic sampling step, always `kept`):
 
-- per row (grpo, sapo, dr_grpo, luspo): a filler row counts as a row of zero loss, so the
-  loss is (G / B) x the loss over the trained groups: `batch` as it stands; `kept`
-  multiplies it by B / G (`FrontierGRPOTrainer._compute_loss`).
+- per row (grpo, sapo, dr_grpo, luspo): TRL's loss is a mean over a micro-batch's rows, here
+  R / S of them where uniform's has its generation_batch_size / (P S): the factor R / that
+  counts each missing row as a row of zero loss, so the loss is (G / B) x the loss over the
+  trained groups: `batch`; `kept` multiplies it by B / G (`FrontierGRPOTrainer._compute_loss`).
 - per token of the generation batch (dapo, TRL's default; cispo, vespo): TRL divides by
   `num_items_in_batch`, the trained tokens, i.e. the mean over trained groups: `kept` as
   it stands; `batch` divides by trained tokens x B / G (the missing completions counted at
@@ -38,19 +40,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-import torch
-from numpy.typing import NDArray
-
 from frontier_rft.integrations.trl.dynamic import (
     AdapterSeam,
     DynamicGeneration,
-    _Round,
-    _stack,
-    _trim,
 )
 from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
-from frontier_rft.wrappers.step import Sampler, StepSamples
+from frontier_rft.wrappers.step import Sampler
 
 __all__ = ["FEWER_COUNTERS", "FEWER_SUMMARY", "FewerGeneration", "check_screenable"]
 
@@ -93,7 +88,7 @@ class FewerGeneration(DynamicGeneration):
         """Sample this step's prompts through FewerRollouts and return TRL's training batch."""
         counters = self.seam.counters
         samples, rounds, batch, n, spent = self._sample()
-        out = self._lay_out(samples, rounds, batch, n)
+        out = self._lay_out(samples.train, rounds, batch, n)
         trained = samples.train.num_groups
         counters["generations"] += 1
         counters["fewer_trained_groups"] += trained
@@ -103,6 +98,7 @@ class FewerGeneration(DynamicGeneration):
             "rollouts": float(spent),
             "groups_trained": float(trained),
             "loss_scale": self._loss_scale(trained, batch),
+            "rows_step": float(self.rows_laid_out),
         }
         return out
 
@@ -124,81 +120,8 @@ class FewerGeneration(DynamicGeneration):
             "fewer_rollouts/loss_scale": self.last.get("loss_scale", math.nan),
             "fewer_rollouts/filler_rollouts": float(c["fewer_filler_rollouts"]),
             "fewer_rollouts/empty_steps": float(c["fewer_empty_steps"]),
+            "fewer_rollouts/rows_step": self.last.get("rows_step", math.nan),
         }
-
-    # ------------------------------------------------------------------ the batch
-    def _lay_out(
-        self, samples: StepSamples, rounds: list[_Round], batch: int, n: int
-    ) -> dict[str, Any]:
-        """This process's share of the training batch: the trained groups' rows (a screened
-        group's k rows then its n - k), then filler rows (mask zero) up to batch x n rows."""
-        tr = self.trainer
-        train = samples.train
-        rows: list[tuple[int, int]] = []
-        joined: list[NDArray[np.float64]] = []  # rewards of groups made of several parts
-        joined_at: list[int] = []
-        for g in range(train.num_groups):
-            parts = train.parts(g)
-            start = len(rows)
-            for r, group in parts:
-                size = rounds[r].size
-                rows += [(r, group * size + i) for i in range(size)]
-            if len(rows) - start != n:
-                raise RuntimeError(f"a trained group has {len(rows) - start} rows, not {n}")
-            if len(parts) > 1:
-                joined_at.append(start)
-                joined.append(
-                    np.concatenate([_group_rewards(rounds[r], group) for r, group in parts])
-                )
-        live = len(rows)
-        every = [(r, i) for r, rd in enumerate(rounds) for i in range(rd.groups * rd.size)]
-        rows += [every[i % len(every)] for i in range(batch * n - live)]
-        acc = tr.accelerator
-        procs, rank = int(acc.num_processes), int(acc.process_index)
-        share = len(rows) // procs
-        mine = slice(rank * share, (rank + 1) * share)
-        sources, where = self._sources(rounds, rows)
-        out = _stack(sources, [where[row] for row in rows[mine]], self._pad_values())
-        if joined:  # TRL advantaged each part alone: the group's are over its n rewards
-            override = np.full(len(rows), np.nan)
-            for start, rewards in zip(joined_at, joined, strict=True):
-                override[start : start + n] = self._advantages(rewards)
-            local = torch.as_tensor(override[mine], device=out["advantages"].device)
-            adv = out["advantages"]
-            out["advantages"] = torch.where(torch.isnan(local), adv, local.to(adv.dtype))
-        keep = torch.as_tensor(np.arange(len(rows))[mine] < live, device=out["advantages"].device)
-        mask = out["completion_mask"]
-        out["completion_mask"] = mask * keep[:, None].to(mask.dtype)
-        out["advantages"] = out["advantages"] * keep.to(out["advantages"].dtype)
-        self._normalise(out, train.num_groups, batch)
-        return _trim(out, getattr(tr, "pad_to_multiple_of", None))
-
-    def _advantages(self, rewards: NDArray[np.float64]) -> NDArray[np.float64]:
-        """TRL's group advantages (sum_then_normalize) of one group's combined rewards, NaN
-        for an unscorable completion (its advantage is 0, as in TRL)."""
-        r = torch.as_tensor(rewards, dtype=torch.float32)
-        mean = torch.nanmean(r)
-        adv = r - mean
-        scale = {True: "group", False: "none"}.get(
-            self.trainer.scale_rewards, self.trainer.scale_rewards
-        )
-        if scale == "group":
-            ok = ~torch.isnan(r)
-            count = int(ok.sum())
-            std = (
-                torch.sqrt(torch.nanmean((r - mean) ** 2) * count / (count - 1))
-                if count > 1
-                else torch.tensor(float("nan"))
-            )
-            adv = adv / (std + 1e-4)
-        out: NDArray[np.float64] = torch.nan_to_num(adv, nan=0.0).numpy().astype(np.float64)
-        return out
-
-
-def _group_rewards(rd: _Round, group: int) -> NDArray[np.float64]:
-    if rd.rewards is None:
-        raise RuntimeError("a round's rewards were not gathered")
-    return rd.rewards[group * rd.size : (group + 1) * rd.size]
 
 
 def check_screenable(trainer_cls: type) -> None:

@@ -184,7 +184,8 @@ def auto_rollouts(
     """What `rollouts: auto` means for these settings: (mode, why, whether to warn). kept
     where `selector` passes over prompts within uniform's step, no measurement says kept
     loses at the run's length (`trl_planned_epochs` over `rows` prompts on `processes`) and
-    no setting is in the way (`auto_rollouts_blockers`); full otherwise, a warning when
+    no setting is in the way (`auto_rollouts_blockers`; vLLM generation, either vllm_mode, is
+    not: the kept prompts are what TRL sends it); full otherwise, a warning when
     settings keep a skipping selector from kept (`auto_rollouts.resolve_auto`, as on verl and
     SkyRL). The trainer and `frontier check-config trl` both ask this."""
     why = keeps_full(selector)
@@ -192,14 +193,15 @@ def auto_rollouts(
         return "full", why, False
     if trainer != "grpo":
         return "full", f"trainer {trainer!r}: kept runs inside TRL's GRPOTrainer only", False
-    if values.get("use_vllm") is True:  # untested with kept: the default does not risk it
-        return "full", "use_vllm is set, and kept is untested with vLLM (set it to use it)", True
     blockers = auto_rollouts_blockers(
         values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
     )
-    return resolve_auto(
+    mode, why, warn = resolve_auto(
         selector, blockers, trl_planned_epochs(values, rows=rows, processes=processes)
     )
+    if mode == "kept" and values.get("use_vllm") is True:  # say who generates them
+        why += f" (vLLM, vllm_mode: {values.get('vllm_mode', 'colocate')}, is sent only those)"
+    return mode, why, warn
 
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:

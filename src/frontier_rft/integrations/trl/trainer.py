@@ -40,8 +40,8 @@ What it changes, and where:
   otherwise, with a warning naming why; `trainer.frontier_config` holds the choice.
 - With `FrontierConfig(rollouts="kept")` or `screen=k` (GRPO only): the same seam runs each
   generation step through `FewerRollouts` (fewer.py): uniform's prompts for the step, only
-  the kept (and, screening, the mixed) ones generated, the batch filled to TRL's size with
-  masked rows, so TRL's schedule is unchanged.
+  the kept (and, screening, the mixed) ones generated (through vLLM too), and only their
+  rows trained (layout.py); TRL's schedule is unchanged.
 """
 
 from __future__ import annotations
