@@ -44,6 +44,13 @@ def test_a_kept_step_pads_to_its_workers_need_not_to_the_full_batch() -> None:
     assert layout.padded // 3 % 4 == 0 and layout.padded // 2 % 4 == 0
 
 
+def test_a_layout_never_pads_beyond_verls_own() -> None:
+    # 4 ranks x micro-batch 3 = 12 rows a quantum, M = 16 (3 does not divide 16 / 4):
+    # 16 rows would pad to 24, verl's own multiple lcm(4, 16) keeps them at 16.
+    assert kept_layout(16, (16,), 12, verl_multiple=16) == KeptLayout(16, (1,), 16)
+    assert kept_layout(8, (16,), 12, verl_multiple=16) == KeptLayout(8, (1,), 12)
+
+
 @pytest.mark.parametrize("rows", range(1, 65))
 @pytest.mark.parametrize(("mini", "quantum"), [(32, 8), (16, 2), (8, 8), (24, 4), (12, 6)])
 def test_every_layout_keeps_verls_updates_and_pads_under_one_quantum_each(
@@ -55,6 +62,9 @@ def test_every_layout_keeps_verls_updates_and_pads_under_one_quantum_each(
     assert layout.mini_rows() % quantum == 0 and layout.padded == k * layout.mini_rows()
     assert 0 <= layout.padding < k * quantum
     assert layout.padding <= verls_padding(rows, quantum, mini) or mini % quantum
+    capped = kept_layout(rows, (mini,), quantum, verl_multiple=math.lcm(quantum, mini))
+    assert capped.padding <= verls_padding(rows, quantum, mini)
+    assert capped.padded % capped.updates[0] == 0
 
 
 def test_rows_quantum_is_ranks_times_the_fixed_micro_batches() -> None:

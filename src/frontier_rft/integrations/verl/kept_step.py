@@ -82,10 +82,14 @@ class KeptLayout:
         return self.padded // self.updates[model]
 
 
-def kept_layout(rows: int, nominal: tuple[int, ...], quantum: int) -> KeptLayout:
+def kept_layout(
+    rows: int, nominal: tuple[int, ...], quantum: int, verl_multiple: int | None = None
+) -> KeptLayout:
     """The layout of `rows` kept rows: each model keeps verl's ceil(rows / M) updates (M its
     rows per mini-batch in `nominal`), and the rows are padded to the smallest multiple of
-    quantum x lcm(updates) at or above `rows`."""
+    quantum x lcm(updates) at or above `rows`; never beyond verl's own padding to a multiple
+    of `verl_multiple` (lcm of the ranks and every `nominal`), whose full mini-batches are
+    used where they are no larger (a micro-batch size that does not divide a mini-batch)."""
     if rows < 1 or quantum < 1 or not nominal or min(nominal) < 1:
         raise ValueError(
             f"a kept step needs rows >= 1, quantum >= 1 and mini-batch rows >= 1, got "
@@ -93,7 +97,12 @@ def kept_layout(rows: int, nominal: tuple[int, ...], quantum: int) -> KeptLayout
         )
     updates = tuple(math.ceil(rows / m) for m in nominal)
     unit = quantum * math.lcm(*updates)
-    return KeptLayout(rows=rows, updates=updates, padded=unit * math.ceil(rows / unit))
+    padded = unit * math.ceil(rows / unit)
+    if verl_multiple is not None:
+        verls = verl_multiple * math.ceil(rows / verl_multiple)
+        if verls <= padded:
+            return KeptLayout(rows, tuple(verls // m for m in nominal), verls)
+    return KeptLayout(rows=rows, updates=updates, padded=padded)
 
 
 def rows_quantum(config: Mapping[str, Any], dp_size: int) -> int:

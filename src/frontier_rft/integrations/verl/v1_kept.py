@@ -16,6 +16,7 @@ metrics read as without it. Everything else is verl's.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -90,7 +91,9 @@ class KeptStep:
 
     def _required_multiple(self, original: Callable[..., Any], dp_size: int) -> int:
         nominal = self._nominal()
-        layout = kept_layout(self._rows, nominal, rows_quantum(self.trainer.config, dp_size))
+        quantum = rows_quantum(self.trainer.config, dp_size)
+        verls = math.lcm(dp_size, *nominal)  # verl's _get_required_batch_multiple, every model
+        layout = kept_layout(self._rows, nominal, quantum, verl_multiple=verls)
         agg = self.trainer.config.actor_rollout_ref.actor.get("loss_agg_mode", "token-mean")
         self.layout = layout
         self.loss = kept_loss(self.loss_scale, agg, layout, nominal[0])
