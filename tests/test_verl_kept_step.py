@@ -171,3 +171,42 @@ def test_check_config_names_the_refusal_before_launch(tmp_path: object) -> None:
     }
     report = check_verl_config(config)
     assert any("token-sum and use_kl_loss" in p for p in report.problems), report.problems
+
+
+# ---------------------------------------------------------------------------- SkyRL
+
+
+def test_skyrls_factor_is_each_mini_batchs_share_of_a_full_one_by_hand() -> None:
+    from frontier_rft.integrations.skyrl.config import kept_advantage_factors
+
+    # K = 3 kept of B = 4, policy_mini_batch_size 2: mini-batches of 2 and 1 prompts.
+    assert kept_advantage_factors([2, 1], 2, "batch") == [1.0, 0.5]
+    assert kept_advantage_factors([2, 1], 2, "kept") == [1.0, 1.0]
+    # One mini-batch a step (policy_mini_batch_size = train_batch_size = 8): G / B.
+    assert kept_advantage_factors([3], 8, "batch") == [3 / 8]
+
+
+def test_skyrl_refuses_batch_with_a_loss_no_factor_scales() -> None:
+    from frontier_rft.integrations.skyrl.config import kept_loss_problem, skyrl_auto_rollouts
+    from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+
+    assert kept_loss_problem(None, "batch") is None  # SkyRL's default: regular
+    assert kept_loss_problem("clip_cov", "kept") is None
+    line = kept_loss_problem("clip_cov", "batch")
+    assert line is not None and "frontier.loss_scale=kept" in line and "\n" not in line
+    mode, why, warn = skyrl_auto_rollouts(
+        selector=SELECTORS["skip"],
+        shadows=None,
+        fully_async=False,
+        dynamic_sampling=None,
+        epochs=2,
+        policy_loss_type="kl_cov",
+    )
+    assert (mode, warn) == ("full", True) and "kl_cov" in why
+    config = {
+        "frontier": {"rollouts": "kept"},
+        "trainer": {"algorithm": {"policy_loss_type": "clip_cov"}},
+    }
+    assert any("not linear" in p for p in check_skyrl_config(config).problems)
+    config["frontier"]["loss_scale"] = "kept"
+    assert not any("not linear" in p for p in check_skyrl_config(config).problems)
