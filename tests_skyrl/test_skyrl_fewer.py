@@ -85,6 +85,7 @@ def test_kept_keeps_skyrls_schedule_and_rolls_out_fewer(make_run: Any, tmp_path:
     for k, batch in zip(sizes, kept.batches, strict=True):
         real = k * N_SAMPLES
         assert batch["rows"] == real + batch["pad_size"] and batch["rows"] % DP == 0
+        assert batch["pad_size"] < DP  # padded to the ranks only, not to the full batch
         prompts = [(i * N_SAMPLES, (i + 1) * N_SAMPLES) for i in range(k)]
         assert batch["mini_batches"] == kept_mini_batches(prompts, MINI)
         assert len(batch["mini_batches"]) == -(-k // MINI)  # the last one shorter when k is odd
