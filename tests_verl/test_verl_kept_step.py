@@ -340,3 +340,55 @@ def test_batch_is_uniforms_gradient_where_the_left_out_groups_are_all_equal(mode
     uniform = grad(full_adv, full_mask, b * n, b * n, 1.0)
     assert torch.allclose(kept, uniform, atol=1e-6)
     assert loss.advantage_factor == pytest.approx(g / b)
+
+
+def test_a_critic_gets_its_own_mini_batch_of_the_same_padded_rows() -> None:
+    # verl's critic (GAE) trains on the same padded rows in its own mini-batches: the layout
+    # divides both, and _update_critic hands the critic's worker group its size.
+    from omegaconf import OmegaConf
+
+    from frontier_rft.integrations.verl.v1_kept import KeptStep
+
+    config = OmegaConf.create(
+        {
+            "actor_rollout_ref": {
+                "rollout": {"n": 4},
+                "actor": {"ppo_mini_batch_size": 2, "loss_agg_mode": "token-mean"},
+            },
+            "critic": {"ppo_mini_batch_size": 4},
+        }
+    )
+    sent: dict[str, Any] = {}
+
+    class Trainer:
+        use_critic = True
+
+        def __init__(self) -> None:
+            self.config = config
+            self.critic_wg = SimpleNamespace(train_mini_batch=lambda b: sent.update(b.extra_info))
+
+        def _balance_batch(self, batch: Any, metrics: dict[str, float]) -> Any:
+            batch.padded = self._get_required_batch_multiple(2)  # verl asks with its dp size
+            return batch
+
+        def _get_required_batch_multiple(self, dp_size: int) -> int:
+            raise AssertionError("the kept step answers this")
+
+        def _update_actor(self, batch: Any, metrics: dict[str, float]) -> Any:
+            return batch
+
+        def _update_critic(self, batch: Any, metrics: dict[str, float]) -> Any:
+            batch.extra_info.update({"mini_batch_size": 16})  # verl's: ppo_mini_batch_size x n
+            self.critic_wg.train_mini_batch(batch)
+            return batch
+
+    trainer = Trainer()
+    step = KeptStep(trainer, "batch", "curriculum/")
+    batch = SimpleNamespace(tags=[{}] * 12, extra_info={})  # 3 kept groups of 4
+    metrics: dict[str, float] = {}
+    trainer._balance_batch(batch, metrics)
+    layout = step.layout
+    assert layout is not None and layout.updates == (2, 1)  # 12 rows: 8-row and 16-row M
+    assert batch.padded == layout.padded == 12 and metrics["curriculum/fewer_rollouts/updates"] == 2
+    trainer._update_critic(batch, {})
+    assert sent["mini_batch_size"] == 12  # one critic update over the 12 rows, not 16
