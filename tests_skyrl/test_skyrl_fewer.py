@@ -85,15 +85,18 @@ def test_kept_keeps_skyrls_schedule_and_rolls_out_fewer(make_run: Any, tmp_path:
     for k, batch in zip(sizes, kept.batches, strict=True):
         real = k * N_SAMPLES
         assert batch["rows"] == real + batch["pad_size"] and batch["rows"] % DP == 0
+        assert batch["pad_size"] < DP  # padded to the ranks only, not to the full batch
         prompts = [(i * N_SAMPLES, (i + 1) * N_SAMPLES) for i in range(k)]
         assert batch["mini_batches"] == kept_mini_batches(prompts, MINI)
         assert len(batch["mini_batches"]) == -(-k // MINI)  # the last one shorter when k is odd
         assert int(batch["loss_mask"][real:].sum()) == 0
-        # SkyRL's token_mean: each mini-batch's advantages over its own loss tokens, so a
-        # short mini-batch's update weighs fully (FewerRollouts' loss_scale: kept).
+        # SkyRL's token_mean: each mini-batch's advantages over its own loss tokens, times
+        # the mini-batch's share of MINI prompts (loss_scale: batch, the default), so a short
+        # mini-batch weighs by the groups it trains, as if the left-out ones were all equal.
         for start, end in batch["mini_batches"]:
             tokens = batch["loss_mask"][start:end].sum()
-            expected = batch["advantages"][start:end] / tokens
+            share = (end - start) / (MINI * N_SAMPLES)
+            expected = batch["advantages"][start:end] / tokens * share
             assert torch.allclose(batch["normalized"][start:end], expected)
         assert not batch["normalized"][real:].any()
 
@@ -148,3 +151,89 @@ def test_kept_beside_skyrls_dynamic_sampling_is_refused(make_run: Any, tmp_path:
         with pytest.raises(ValueError, match=r"^rollouts: kept with trainer\.algorithm\.dyn") as e:
             make_run(cfg, KEPT)
         assert "\n" not in str(e.value)
+
+
+class RecordingDispatch:
+    """Stands in for SkyRL's WorkerDispatch over the policy's FSDP workers, from the staging on:
+    `stage_data` is SkyRL's own `MeshDispatch.stage_chunks` (each mini-batch padded with
+    loss-masked rows to a multiple of the ranks, then one chunk per rank), with the Ray object
+    store replaced by the chunks themselves; `forward_backward_from_staged` records what each
+    rank receives and SkyRL's policy loss at the step's start (ratio 1): the chunk's sum of
+    -advantage x loss_mask, SkyRL's loss reduction being on the advantages already."""
+
+    def __init__(self, dp: int) -> None:
+        self.dp = dp
+        self.updates: list[list[dict[str, Any]]] = []  # per optimizer step: one entry a rank
+
+    def stage_data(self, model: str, data: Any, boundaries: Any) -> Any:
+        from unittest.mock import patch
+
+        from skyrl.backends.skyrl_train.distributed import dispatch as mesh
+
+        assert model == "policy"
+        with patch.object(mesh.ray, "put", lambda chunk: chunk):
+            return mesh.MeshDispatch.stage_chunks(self.dp, data, boundaries)
+
+    def forward_backward_from_staged(self, model: str, chunks: Any, **_: Any) -> Any:
+        from types import SimpleNamespace
+
+        self.updates.append(
+            [
+                {
+                    "rows": len(chunk),
+                    "loss_mask": chunk["loss_mask"].clone(),
+                    "loss": float(-(chunk["advantages"] * chunk["loss_mask"]).sum()),
+                }
+                for chunk in chunks
+            ]
+        )
+        return SimpleNamespace(metrics={"policy_loss": 0.0})
+
+
+@pytest.mark.parametrize("loss_scale", ["batch", "kept"])
+def test_the_policy_update_gets_the_kept_rows_and_the_scaled_loss(
+    make_run: Any, tmp_path: Path, loss_scale: str
+) -> None:
+    run = kept_run(make_run, tmp_path / "k", {**KEPT, "loss_scale": loss_scale})
+    trainer = run.trainer
+    del trainer.train_critic_and_policy  # SkyRL's own, through _execute_training_step
+    recorder = RecordingDispatch(DP)
+    trainer.dispatch.stage_data = recorder.stage_data
+    trainer.dispatch.forward_backward_from_staged = recorder.forward_backward_from_staged
+    trainer.dispatch.optim_step = lambda *_a, **_k: None
+    raw: list[torch.Tensor] = []
+    normalize = trainer._normalize_advantages
+
+    def recorded(data: Any, *args: Any, **kwargs: Any) -> Any:
+        raw.append(data["advantages"].clone())  # SkyRL's GRPO advantages, before reduction
+        return normalize(data, *args, **kwargs)
+
+    trainer._normalize_advantages = recorded
+    run.train()
+    sizes = [len(c["tasks"]) for c in run.generator.calls]
+    assert sizes == [4] * 8 + [3, 4, 2, 2, 4, 1, 4, 2]
+    updates = iter(recorder.updates)
+    for k, advantages, logged in zip(sizes, raw, run.logged(), strict=True):
+        prompts = [(i * N_SAMPLES, (i + 1) * N_SAMPLES) for i in range(k)]
+        factors = []
+        for start, end in kept_mini_batches(prompts, MINI):
+            ranks = next(updates)
+            real = end - start
+            rows = sum(r["rows"] for r in ranks)
+            # the mini-batch's kept rows reach the workers, padded only to the ranks
+            assert len(ranks) == DP and rows == real + (-real % DP)
+            mask = torch.cat([r["loss_mask"] for r in ranks])
+            assert int(mask[real:].sum()) == 0  # SkyRL's padding rows: loss-masked
+            # Hand-computed: SkyRL's token_mean over the mini-batch's loss tokens, times its
+            # share of a full mini-batch of MINI prompts with batch (1 with kept).
+            tokens = mask[:real].sum()
+            base = -float((advantages[start:end] * mask[:real]).sum() / tokens)
+            factor = (real // N_SAMPLES) / MINI if loss_scale == "batch" else 1.0
+            assert sum(r["loss"] for r in ranks) == pytest.approx(factor * base, abs=1e-6)
+            factors.append(factor)
+        assert logged["curriculum/fewer_rollouts/loss_scale"] == pytest.approx(
+            sum(factors) / len(factors)
+        )
+        assert logged["curriculum/fewer_rollouts/trained_rows"] == k * N_SAMPLES
+    assert next(updates, None) is None  # ceil(K / MINI) optimizer steps a training step
+    assert sum(-(-k // MINI) for k in sizes) == len(recorder.updates)

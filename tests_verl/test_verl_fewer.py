@@ -3,7 +3,8 @@
 The real PPOTrainerSync is built from verl's Hydra config with FrontierReplayBuffer and
 `rollouts: kept`; its dataloader (rebuilt over our window batches), its `prepare_step`, its
 replay buffer over a real TransferQueue on a local Ray instance and its `_balance_batch`
-(verl's padding to the data-parallel and mini-batch multiples) run as in a step. Only
+(verl's padding, cut by the adapter to what the ranks need: test_verl_kept_step.py) run as in
+a step. Only
 generation is stood in for (it needs a model server), on a scripted pool: a third of the
 prompts always solved, a third never, a third mixed.
 """
@@ -179,7 +180,7 @@ def test_kept_keeps_verls_schedule_and_rolls_out_fewer_on_a_scripted_pool(
     # verl's schedule is uniform's: len(dataset) // train_batch_size steps an epoch
     assert (trainer.steps_per_epoch, steps) == (ROWS // B, EPOCHS * ROWS // B)
     assert trainer.config.actor_rollout_ref.actor.optim.total_training_steps == steps
-    multiple = math.lcm(DP, MINI * N)  # verl's _get_required_batch_multiple
+    multiple = math.lcm(DP, MINI * N)  # verl's own _get_required_batch_multiple
     trained_rows = 0
     for step in range(1, steps + 1):
         trainer.global_steps = step
@@ -191,8 +192,12 @@ def test_kept_keeps_verls_schedule_and_rolls_out_fewer_on_a_scripted_pool(
         assert 1 <= kept <= B and len(meta) == kept * N  # every kept group, nothing waited for
         trained_rows += len(meta)
         balanced = trainer._balance_batch(meta, metrics={})
-        # verl's padding: every rank the same rows, every mini-batch full
-        assert len(balanced) % multiple == 0 and len(balanced) >= len(meta)
+        # the kept step's padding: every rank the same rows, verl's number of updates, and
+        # never more rows than verl's own padding to whole mini-batches
+        layout = trainer.replay_buffer.kept_step.layout
+        assert len(balanced) == layout.padded and len(balanced) % DP == 0
+        assert layout.updates == (math.ceil(len(meta) / (MINI * N)),)
+        assert len(meta) <= len(balanced) <= -(-len(meta) // multiple) * multiple
         pads = [
             k for k, tag in zip(balanced.keys, balanced.tags, strict=True) if tag.get("is_padding")
         ]

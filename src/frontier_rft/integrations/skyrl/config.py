@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from frontier_rft.core.config import did_you_mean
@@ -32,6 +32,7 @@ __all__ = [
     "KEPT_DOC",
     "KEPT_WITH_DYNAMIC_SAMPLING",
     "KEPT_WITH_FULLY_ASYNC",
+    "LINEAR_POLICY_LOSSES",
     "NOT_ON_SKYRL",
     "OWN_STATE_FILE",
     "SHADOWS_WITH_DYNAMIC_SAMPLING",
@@ -39,6 +40,8 @@ __all__ = [
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
     "TRAINER",
+    "kept_advantage_factors",
+    "kept_loss_problem",
     "resolved_rollouts",
     "skyrl_auto_rollouts",
     "skyrl_planned_epochs",
@@ -106,6 +109,40 @@ SHADOWS_WITH_FULLY_ASYNC = (
 )
 """Why shadows are refused with SkyRL's fully-async trainer."""
 
+LINEAR_POLICY_LOSSES = frozenset(
+    {"regular", "dual_clip", "gspo", "cispo", "rollout_is", "sapo", "dppo", "importance_sampling"}
+)
+"""SkyRL 0.3's trainer.algorithm.policy_loss_type values whose loss is c x itself when every
+advantage is c x itself (c > 0), read from its ppo_utils: clip_cov (absolute covariance
+bounds), kl_cov (a term without the advantage) and cross_entropy (none) are not."""
+
+
+def kept_loss_problem(policy_loss_type: Any, loss_scale: str) -> str | None:
+    """Why `rollouts: kept` with `loss_scale` cannot scale SkyRL's policy loss (one line), or
+    None: batch puts a factor on the advantages, which a loss not linear in them ignores."""
+    loss = policy_loss_type or "regular"
+    if loss_scale != "batch" or loss in LINEAR_POLICY_LOSSES:
+        return None
+    return (
+        f"rollouts: kept with loss_scale: batch and trainer.algorithm.policy_loss_type={loss}: "
+        "that loss is not linear in the advantages, so no factor on them scales it; set "
+        f"{SKYRL_SETTING}.loss_scale=kept, or policy_loss_type regular"
+    )
+
+
+def kept_advantage_factors(
+    prompts: Sequence[int], mini_batch_size: int, loss_scale: str
+) -> list[float]:
+    """The factor on each policy mini-batch's advantages of a kept step (`prompts`: prompts in
+    each mini-batch, `mini_batch_size`: SkyRL's policy_mini_batch_size). SkyRL reduces the
+    loss over what a mini-batch holds (its `loss_reduction`, put on the advantages); batch
+    scales each by its share of a full mini-batch (the left-out groups counted as all-equal
+    groups of advantage 0: G / B with one mini-batch a step), kept leaves the mean."""
+    if loss_scale == "kept":
+        return [1.0] * len(prompts)
+    return [k / mini_batch_size for k in prompts]
+
+
 SKYRL_FIELDS = tuple(
     name for name in VerlSamplerConfig.__dataclass_fields__ if name not in NOT_ON_SKYRL
 )
@@ -164,19 +201,25 @@ def skyrl_auto_rollouts(
     fully_async: bool,
     dynamic_sampling: Any,
     epochs: float | None = None,
+    policy_loss_type: Any = None,
+    loss_scale: str = VerlSamplerConfig.loss_scale,
 ) -> tuple[str, str, bool]:
     """What `frontier.rollouts: auto` (the default) means on SkyRL: (mode, why, whether to
     warn). kept with the synchronous trainer (FrontierRayPPOTrainer) where the selector skips
     within a step at no measured loss for a run of `epochs` passes (`skyrl_planned_epochs`;
     None: unknown), without SkyRL's dynamic sampling (`dynamic_sampling`: its type, None when
-    off) and shadows; full with the fully-async trainer or beside dynamic sampling, with a
-    warning naming why (`auto_rollouts.resolve_auto`). The entrypoint (before Ray starts), the
-    trainer and `frontier check-config skyrl` ask this."""
+    off) and shadows; full with the fully-async trainer, beside dynamic sampling or with a
+    policy loss `loss_scale` cannot scale (`kept_loss_problem`), with a warning naming why
+    (`auto_rollouts.resolve_auto`). The entrypoint (before Ray starts), the trainer and
+    `frontier check-config skyrl` ask this."""
     blockers = [SHADOWS_FOLLOW_UNIFORM] if shadows else []
     if fully_async:
         blockers.append(KEPT_WITH_FULLY_ASYNC)
     if dynamic_sampling is not None:
         blockers.append(KEPT_WITH_DYNAMIC_SAMPLING)
+    loss = kept_loss_problem(policy_loss_type, loss_scale)
+    if loss is not None:
+        blockers.append(loss)
     return resolve_auto(selector, blockers, epochs)
 
 
@@ -187,10 +230,12 @@ def resolved_rollouts(
     dynamic_sampling: Any,
     selector: type[Selector] | None = None,
     epochs: float | None = None,
+    policy_loss_type: Any = None,
 ) -> VerlSamplerConfig:
     """`config` with `rollouts: auto` replaced by what it means here (`skyrl_auto_rollouts`;
     `selector`: the class of a ready selector, else the config's; `epochs`: the run's
-    length, `skyrl_planned_epochs`), said in one log line; unchanged when rollouts is set."""
+    length, `skyrl_planned_epochs`; `policy_loss_type`: SkyRL's trainer.algorithm one), said
+    in one log line; unchanged when rollouts is set."""
     if config.rollouts != "auto":
         return config
     mode, why, warn = skyrl_auto_rollouts(
@@ -199,6 +244,8 @@ def resolved_rollouts(
         fully_async=fully_async,
         dynamic_sampling=dynamic_sampling,
         epochs=epochs,
+        policy_loss_type=policy_loss_type,
+        loss_scale=config.loss_scale,
     )
     auto_log(_log, TRAINER, mode, why, warn)
     return dataclasses.replace(config, rollouts=mode)

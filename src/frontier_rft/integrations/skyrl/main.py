@@ -90,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg.trainer.train_batch_size,
             partial(local_rows, cfg.data.train_data),
         ),
+        policy_loss_type=cfg.trainer.algorithm.policy_loss_type,
     )
     initialize_ray(cfg)
     ray.get(ray.remote(num_cpus=1)(_run).remote(cfg, frontier_config))

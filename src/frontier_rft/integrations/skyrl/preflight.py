@@ -42,6 +42,7 @@ from frontier_rft.integrations.skyrl.config import (
     SKYRL_FIELDS,
     SKYRL_SETTING,
     TRAINER,
+    kept_loss_problem,
     skyrl_auto_rollouts,
     skyrl_planned_epochs,
     unknown_settings,
@@ -97,8 +98,13 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     fully_async = dotted_get(config, FULLY_ASYNC)
     if fully_async is not None and not isinstance(fully_async, bool):
         report.add(FULLY_ASYNC, [f"must be true or false, got {shown(fully_async)}"])
+    policy_loss = dotted_get(config, "trainer.algorithm.policy_loss_type")
+    loss_scale = values.get("loss_scale", VerlSamplerConfig.loss_scale)
     if values.get("rollouts") == "kept":
         _check_kept(config, ds_type, batch, report)
+        problem = kept_loss_problem(policy_loss, loss_scale)
+        if problem is not None:
+            report.add(SKYRL_SETTING, [problem])
         if fully_async is True:
             report.add(SKYRL_SETTING, [KEPT_WITH_FULLY_ASYNC])
     elif values.get("rollouts", "auto") == "auto" and _known(selector):
@@ -113,6 +119,8 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
                 batch,
                 partial(local_rows, dotted_get(config, "data.train_data")),
             ),
+            policy_loss_type=policy_loss,
+            loss_scale=loss_scale,
         )
         report.choices.append(auto_choice(TRAINER, mode, why))
         if mode == "kept":

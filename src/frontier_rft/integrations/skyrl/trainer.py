@@ -93,6 +93,8 @@ from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     SHADOWS_WITH_DYNAMIC_SAMPLING,
     SHADOWS_WITH_FULLY_ASYNC,
     SKYRL_SETTING,
+    kept_advantage_factors,
+    kept_loss_problem,
     resolved_rollouts,
     skyrl_planned_epochs,
 )
@@ -125,6 +127,7 @@ _HOOKS: dict[str, tuple[str, ...]] = {
     "load_checkpoints": ("self",),
     "_remove_tail_data": ("self", "entries"),
     "convert_to_training_input": ("self", "generator_output", "uids"),
+    "_normalize_advantages": ("self", "data", "mini_batch_boundaries"),
 }
 _ASYNC_HOOKS: dict[str, tuple[str, ...]] = {
     "_build_train_dataloader_and_compute_training_steps": ("self",),
@@ -302,6 +305,7 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
                 cfg.trainer.train_batch_size,
                 dataset_rows(kwargs.get("train_dataset", args[3] if len(args) > 3 else None)),
             ),
+            policy_loss_type=cfg.trainer.algorithm.policy_loss_type,
         )
         self._frontier_refuse(cfg, frontier_config)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
@@ -310,6 +314,7 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
         self.frontier_config = frontier_config
         self._frontier_selector = selector
         self.frontier_sampler: SkyRLSampler | None = None
+        self._frontier_prompts: list[tuple[int, int]] = []  # a kept step's prompts' rows
         super().__init__(*args, **kwargs)
 
     def _frontier_refuse(self, cfg: Any, config: VerlSamplerConfig) -> None:
@@ -319,6 +324,9 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
             raise ValueError(SHADOWS_WITH_DYNAMIC_SAMPLING)
         if config.rollouts == "kept" and dynamic_sampling:
             raise ValueError(KEPT_WITH_DYNAMIC_SAMPLING)
+        loss = kept_loss_problem(cfg.trainer.algorithm.policy_loss_type, config.loss_scale)
+        if config.rollouts == "kept" and loss is not None:
+            raise ValueError(loss)
 
     def _frontier_new_sampler(self) -> SkyRLSampler:
         """The sampler over SkyRL's training data (the selector's own, or the config's)."""
@@ -433,6 +441,34 @@ class FrontierRayPPOTrainer(_FrontierTrainer):
             key = f"{model}_mini_batch_boundaries"
             if key in data.metadata:
                 data.metadata[key] = kept_mini_batches(prompts, saved[f"{model}_mini_batch_size"])
+        self._frontier_prompts = prompts
+        return data
+
+    def _normalize_advantages(
+        self, data: Any, mini_batch_boundaries: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        # SkyRL puts its loss reduction on each mini-batch's advantages (the policy loss is
+        # their sum); loss_scale batch scales each by its share of a full mini-batch.
+        data = super()._normalize_advantages(data, mini_batch_boundaries, *args, **kwargs)
+        if self.frontier_config.rollouts != "kept":
+            return data
+        starts = [start for start, _ in self._frontier_prompts]
+        counts = [sum(1 for s in starts if lo <= s < hi) for lo, hi in mini_batch_boundaries]
+        factors = kept_advantage_factors(
+            counts, self.cfg.trainer.policy_mini_batch_size, self.frontier_config.loss_scale
+        )
+        prefix = self.frontier_config.metrics_prefix + "fewer_rollouts/"
+        self.all_metrics.update(
+            {
+                prefix + "trained_rows": float(mini_batch_boundaries[-1][1]),
+                prefix + "loss_scale": sum(factors) / len(factors),
+            }
+        )
+        advantages = data["advantages"]
+        for (lo, hi), factor in zip(mini_batch_boundaries, factors, strict=True):
+            if factor != 1.0:
+                advantages[lo:hi] = advantages[lo:hi] * factor
+        data["advantages"] = advantages
         return data
 
     # ------------------------------------------------------------------ feedback

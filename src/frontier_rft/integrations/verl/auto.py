@@ -37,6 +37,7 @@ from frontier_rft.integrations.verl.config import (
     _interpolated,
     kept_gen_batch_size,
 )
+from frontier_rft.integrations.verl.kept_step import kept_loss_problems
 
 __all__ = [
     "TRAINER",
@@ -83,14 +84,19 @@ def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
 
 
 def kept_blockers(
-    config: Mapping[str, Any], *, legacy: bool, async_buffer: bool = False
+    config: Mapping[str, Any],
+    *,
+    legacy: bool,
+    async_buffer: bool = False,
+    loss_scale: str = VerlSamplerConfig.loss_scale,
 ) -> list[str]:
     """Why `rollouts: kept` cannot shrink a step of verl config `config` (a plain mapping or
     verl's DictConfig), one line per cause, as the adapter refuses it: the legacy trainer
     (`legacy`: data.sampler or FrontierSampler built by hand; or trainer.use_v1 false), the
     async trainers (trainer_mode colocate_async / separate_async, or `async_buffer`:
-    FrontierReplayBufferAsync), verl's DAPO filter, its refill of failed groups, and a
-    gen_batch_size of its own."""
+    FrontierReplayBufferAsync), verl's DAPO filter, its refill of failed groups, a
+    gen_batch_size of its own, and an actor loss no factor normalises with `loss_scale`
+    (kept_step.kept_loss_problems)."""
     if legacy or dotted_get(config, "trainer.use_v1") is False:
         return [KEPT_NEEDS_V1]
     out = []
@@ -110,7 +116,7 @@ def kept_blockers(
     train = VERL_DEFAULT_BATCH if train is None else train
     if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
         out.append(kept_gen_batch_size(gen))
-    return out
+    return out + kept_loss_problems(config, loss_scale)
 
 
 def auto_rollouts(
@@ -120,13 +126,16 @@ def auto_rollouts(
     shadows: Sequence[str] | None,
     legacy: bool,
     async_buffer: bool = False,
+    loss_scale: str = VerlSamplerConfig.loss_scale,
 ) -> tuple[str, str, bool]:
     """What `rollouts: auto` means for verl config `config` with `selector` (its class) and
     `shadows`: (mode, why, whether to warn), by `auto_rollouts.resolve_auto` from the run's
     length (`verl_planned_epochs`; unknown for an empty `config`, a sampler built without
-    verl's), `kept_blockers` (legacy, async_buffer: as there) and the shadows."""
+    verl's), `kept_blockers` (legacy, async_buffer, loss_scale: as there) and the shadows."""
     blockers = [SHADOWS_FOLLOW_UNIFORM] if shadows else []
-    blockers += kept_blockers(config, legacy=legacy, async_buffer=async_buffer)
+    blockers += kept_blockers(
+        config, legacy=legacy, async_buffer=async_buffer, loss_scale=loss_scale
+    )
     return resolve_auto(selector, blockers, verl_planned_epochs(config) if config else None)
 
 
@@ -149,6 +158,7 @@ def resolved(
         shadows=sampler.shadows,
         legacy=legacy,
         async_buffer=async_buffer,
+        loss_scale=sampler.loss_scale,
     )
     auto_log(_log, TRAINER, mode, why, warn)
     return dataclasses.replace(sampler, rollouts=mode)

@@ -25,6 +25,7 @@ __all__ = [
     "KEPT_NEEDS_V1",
     "KEPT_WITH_FILTER_GROUPS",
     "KEPT_WITH_REFILL",
+    "LOSS_SCALES",
     "ROLLOUTS",
     "SHADOWS_WITH_FILTER_GROUPS",
     "VerlSamplerConfig",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 ROLLOUTS = ("auto", "full", "kept")
+LOSS_SCALES = ("batch", "kept")
+"""VerlSamplerConfig.loss_scale (FewerRollouts' two normalisations of a kept step)."""
 """VerlSamplerConfig.rollouts: kept where verl's trainer and settings allow it (auto, see
 verl.auto), full dataloader batches, or only the prompts kept in each."""
 KEPT_DOC = "docs/integrations/verl.md, 'Fewer rollouts on verl's own schedule'"
@@ -148,6 +151,11 @@ class VerlSamplerConfig:
     is the selector's batch_size prompts. 'kept': only the prompts it keeps among uniform's
     next batch_size (greso, skip, uniform): verl's steps, epochs and LR schedule stay, fewer
     rollouts (v1 sync trainer only; see KEPT_DOC; on SkyRL, skyrl.config.KEPT_DOC)."""
+    loss_scale: str = "batch"
+    """With rollouts kept, a step's policy-gradient loss: 'batch' scales it by the share of
+    uniform's rows the step trains (G / B with one update a step), as the reference trainer's
+    measured default; 'kept': the mean over the kept groups (verl's token-mean as it stands).
+    verl: kept_step.kept_loss; SkyRL: skyrl.kept_loss."""
     shadows: Sequence[str] = ()
     """Rules followed beside the run without changing what trains (greso, skip, screenK,
     greso+screenK): each logs the rollouts it would have saved and the signal it would have
@@ -182,6 +190,12 @@ class VerlSamplerConfig:
             f"rollouts must be auto (kept where the trainer allows it), full (the selector's "
             f"batch_size prompts per batch) or kept (only the prompts it keeps among uniform's "
             f"next batch_size), got {self.rollouts!r}",
+        )
+        check(
+            self.loss_scale in LOSS_SCALES,
+            f"loss_scale must be batch (the step's loss x the share of uniform's rows it "
+            f"trains, the measured default) or kept (the mean over the kept groups), got "
+            f"{self.loss_scale!r}",
         )
         cls = SELECTORS.get(self.selector)
         check(

@@ -110,7 +110,8 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     )
     legacy = section == "data.sampler.frontier"
     if values.get("rollouts") == "kept":
-        report.add(section, kept_blockers(config, legacy=legacy))
+        loss_scale = values.get("loss_scale", VerlSamplerConfig.loss_scale)
+        report.add(section, kept_blockers(config, legacy=legacy, loss_scale=loss_scale))
     report.choices += _auto_choice(config, values, skipped, legacy=legacy)
     filtered = dotted_get(config, "algorithm.filter_groups.enable") is True
     group = "actor_rollout_ref.rollout.n"
@@ -136,7 +137,11 @@ def _auto_choice(
         return []  # config_problems names it
     shadows = values.get("shadows")
     mode, why, _ = auto_rollouts(
-        config, selector=SELECTORS[name], shadows=shadows if shadows else None, legacy=legacy
+        config,
+        selector=SELECTORS[name],
+        shadows=shadows if shadows else None,
+        legacy=legacy,
+        loss_scale=values.get("loss_scale", VerlSamplerConfig.loss_scale),
     )
     return [auto_choice(TRAINER, mode, why)]
 

@@ -57,7 +57,9 @@ from frontier_rft.integrations.verl.config import (
     _to_plain,
     kept_gen_batch_size,
 )
+from frontier_rft.integrations.verl.kept_step import kept_loss_problems
 from frontier_rft.integrations.verl.sampler import FrontierSampler, resume_refusal
+from frontier_rft.integrations.verl.v1_kept import KeptStep
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
@@ -301,6 +303,9 @@ class _FrontierMixin:
         self._kept = config.rollouts == "kept"
         if self._kept:
             _check_kept(self)
+            problems = kept_loss_problems(_trainer_of(refill_fn).config, config.loss_scale)
+            if problems:
+                raise ValueError(problems[0])
         if config.shadows and getattr(self, "filter_groups_metric", None) is not None:
             raise ValueError(SHADOWS_WITH_FILTER_GROUPS)
         trainer = _trainer_of(refill_fn)
@@ -310,6 +315,10 @@ class _FrontierMixin:
             raise ValueError(kept_gen_batch_size(gen_batch_size))
         self._holder: list[Any] = []
         _install_sampler(trainer, kwargs, self._holder)
+        self.kept_step = (
+            KeptStep(trainer, config.loss_scale, config.metrics_prefix) if self._kept else None
+        )
+        """With rollouts: kept, the step's layout and loss (v1_kept): kept rows, no more."""
 
     @property
     def frontier(self) -> FrontierSampler:
