@@ -14,6 +14,10 @@ One step, top to bottom (`Trainer.step`):
    use); groups of different sizes weigh one prompt each in the loss (`_row_weights`);
 3. loss = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
    - entropy_coef * entropy (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
+   a step that trains G of its B groups under FewerRollouts' `loss_scale: batch` scales the
+   surrogate alone by G/B (the skipped groups count as zero-advantage groups); the KL and
+   entropy terms stay the trained rows' means (the skipped groups count at the kept ones'
+   mean: the KL pull is uniform's in expectation; benchmarks/results/kept_kl.md);
 4. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.
 
 With `ppo_epochs = 1` the batch is used once, pi_old = pi and the ratio is exactly 1, so the
@@ -122,16 +126,26 @@ def policy_loss(
     ref_logprobs: torch.Tensor | None,
     config: TrainConfig,
     weights: torch.Tensor | None = None,
+    pg_scale: float = 1.0,
 ) -> PolicyLoss:
     """Clipped surrogate + k3 KL + entropy bonus, aggregated as `config.loss_aggregation`,
-    rows scaled by `weights` (None: all 1)."""
+    rows scaled by `weights` (None: all 1).
+
+    `pg_scale` multiplies the surrogate's row weights only (FewerRollouts' `loss_scale:
+    batch`, groups trained / B: the groups left out count as the zero-advantage groups they
+    were predicted to be). The KL and entropy terms are not zero on the groups left out, so
+    they stay the trained rows' means: those groups count at the trained ones' mean."""
     mask, logp = scores.mask, scores.logprobs
     how, t_max = config.loss_aggregation, config.max_new_tokens
     ratio = torch.exp(logp - old_logprobs)
     adv = advantages.unsqueeze(1)
     clipped = torch.clamp(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps)
     surrogate = -torch.minimum(ratio * adv, clipped * adv)
-    pg = aggregate(surrogate, mask, how, t_max, weights)
+    pg_weights = weights
+    if pg_scale != 1.0:
+        ones = torch.ones(mask.shape[0], dtype=mask.dtype, device=mask.device)
+        pg_weights = pg_scale * (ones if weights is None else weights)
+    pg = aggregate(surrogate, mask, how, t_max, pg_weights)
     total = pg
     parts = {
         "loss/policy": float(pg.detach()),
@@ -344,15 +358,13 @@ class Trainer:
             train_offsets = np.cumsum([0] + [len(g.rewards) for g in train_groups])
             train_adv = group_advantages(train_rewards, train_offsets, cfg.estimator)
             sizes = [len(g.rewards) for g in train_groups]
-            weights = _row_weights(sizes, cfg.group_weighting)
-            if samples.loss_scale != 1.0:  # FewerRollouts: normalised by uniform's batch
-                weights = samples.loss_scale * (np.ones(sum(sizes)) if weights is None else weights)
             parts = self._update(
                 [g.prompt for g in train_groups for _ in g.completions],
                 [c for g in train_groups for c in g.completions],
                 train_adv,
                 records,
-                weights,
+                _row_weights(sizes, cfg.group_weighting),
+                samples.loss_scale,  # FewerRollouts: the surrogate normalised by uniform's B
             )
         update_s = time.perf_counter() - t_upd
         if self.trained_tasks is not None:  # the selector counts mixed groups rolled out;
@@ -528,6 +540,7 @@ class Trainer:
         advantages: np.ndarray,
         records: Sequence[Any],
         weights: np.ndarray | None = None,
+        pg_scale: float = 1.0,
     ) -> dict[str, float]:
         cfg = self.config
         adv = torch.tensor(advantages, dtype=torch.float32, device=self.device)
@@ -551,7 +564,7 @@ class Trainer:
                     self.model, prompts, completions, with_entropy=True, temperature=temp
                 )
                 old_lp = scores.logprobs.detach() if old is None else old
-                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w)
+                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w, pg_scale)
                 total: Any = loss.total
                 if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once a batch
                     j_loss, j_parts = self._judge_loss(records)

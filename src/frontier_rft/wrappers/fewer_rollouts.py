@@ -17,10 +17,12 @@ Two ways a step spends less than uniform's B x n; they combine:
 
 The loss of a step that trains fewer than B groups (`loss_scale`):
 
-- 'batch' (default): scaled by (groups trained) / B, as if the prompts passed over or
-  screened out had been rolled out and had come back all equal (zero advantage): where that
-  prediction is right, the step's gradient is uniform's own. With token_mean aggregation the
-  missing completions count at the trained ones' mean length.
+- 'batch' (default): the policy-gradient term scaled by (groups trained) / B, as if the
+  prompts passed over or screened out had been rolled out and had come back all equal (zero
+  advantage): where that prediction is right, it is uniform's own (with token_mean
+  aggregation the missing completions count at the trained ones' mean length). A KL or
+  entropy term is not zero on those groups: the reference trainer keeps it the trained rows'
+  mean (they count at the trained ones' mean; benchmarks/results/kept_kl.md).
 - 'kept': the mean over the groups trained (DAPO's normalisation): every step's update has
   full weight however few groups it trains, a larger step per group when many are left out.
 """
@@ -71,8 +73,9 @@ class FewerRolloutsConfig:
     rewards are not all equal gets the other n - k (SPEED-RL's rule; it screens with 4 of
     8-24)."""
     loss_scale: Literal["batch", "kept"] = "batch"
-    """'batch': a step's loss scaled by groups trained / B (left-out groups count as the
-    zero-advantage groups they were predicted to be); 'kept': the mean over trained groups."""
+    """'batch': a step's policy-gradient term scaled by groups trained / B (left-out groups
+    count as the zero-advantage groups they were predicted to be; KL and entropy stay the
+    trained rows' means); 'kept': the mean over trained groups."""
 
     def __post_init__(self) -> None:
         check(isinstance(self.skip, bool), f"skip must be True or False, got {self.skip!r}")

@@ -140,7 +140,8 @@ class StepSamples:
 
     @property
     def loss_scale(self) -> float:
-        """Factor on the step's loss: groups trained / nominal_groups (1 when nominal is 0)."""
+        """Factor on the step's policy-gradient loss: groups trained / nominal_groups (1 when
+        nominal is 0). The reference trainer leaves its KL and entropy terms unscaled."""
         if not self.nominal_groups:
             return 1.0
         return self.train.num_groups / self.nominal_groups
