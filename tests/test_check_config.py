@@ -223,7 +223,7 @@ def test_without_verl_its_own_keys_are_said_to_be_unchecked(
     monkeypatch.setitem(sys.modules, "verl", None)  # find_spec then finds no verl
     code, out = run(capsys, "verl", GRESO, "data.train_batch_sz=64")
     assert code == 0, out
-    assert "note: not checked: verl's own keys (6 here), as verl is not installed" in out
+    assert "note: not checked: verl's own keys (8 here), as verl is not installed" in out
 
 
 def fake_verl(root: Path) -> None:
@@ -240,13 +240,15 @@ def fake_verl(root: Path) -> None:
     (package / "trainer" / "config" / "algorithm.py").write_text(
         "from typing import ClassVar\nfrom verl.base_config import BaseConfig\n\n\n"
         "class AlgoConfig(BaseConfig):\n    gamma: float = 1.0\n    lam: float = 1.0\n"
+        "    adv_estimator: str = 'gae'\n"
         "    gdpo_reward_keys: list = None\n    registry: ClassVar[dict] = {}\n"
     )
     (package / "trainer" / "config" / "_generated_ppo_trainer.yaml").write_text(
         "data:\n  train_files: x.parquet\n  train_batch_size: 1024\n  gen_batch_size: null\n"
         "  dataloader_num_workers: 8\n  custom_cls: {path: null, name: null}\n"
-        "actor_rollout_ref:\n  model: {path: ~/models/x, lora_rank: 0}\n"
+        "actor_rollout_ref:\n  model: {path: ~/models/x, lora_rank: 0}\n  rollout: {n: 1}\n"
         "algorithm:\n  _target_: verl.trainer.config.AlgoConfig\n  gamma: 1.0\n  lam: 1.0\n"
+        "  adv_estimator: gae\n"
         "trainer:\n  use_v1: false\n  v1:\n    trainer_mode: sync\n    sampler:\n"
         "      custom_sampler: {path: null, name: null}\n      sampler_kwargs: {}\n"
         "      sync_refill_failed_groups: false\n  logger: [console]\n"
@@ -265,7 +267,7 @@ def test_verls_own_keys_are_checked_against_its_config_when_it_is_installed(
     fine = ["actor_rollout_ref.model.path=/m", "trainer.logger=[console, wandb]"]
     code, out = run(capsys, "verl", GRESO, *fine, "+algorithm.gdpo_reward_keys=[acc]")
     assert code == 0, out  # gdpo_reward_keys: a field of AlgoConfig the YAML leaves out
-    assert "note: verl's own keys: 8 checked against verl 0.9.1's ppo_trainer config" in out
+    assert "note: verl's own keys: 10 checked against verl 0.9.1's ppo_trainer config" in out
     code, out = run(
         capsys, "verl", GRESO, "data.train_batch_sz=64", "+actor_rollout_ref.model.lora_rnak=8",
         "+data.cache_dir=/tmp/c", "+data.custom_cls.path=my.py", "+algorithm.gamm=0.9",
@@ -276,10 +278,10 @@ def test_verls_own_keys_are_checked_against_its_config_when_it_is_installed(
         "unknown key 'algorithm.gamm': not a field of verl 0.9.1's AlgoConfig "
         "(did you mean 'gamma'?)",
         "unknown key 'algorithm.registry': not a field of verl 0.9.1's AlgoConfig",
-        "unknown key 'data.train_batch_sz': not in verl 0.9.1's config, which ignores it "
-        "(did you mean 'train_batch_size'?)",
         "unknown key 'actor_rollout_ref.model.lora_rnak': not in verl 0.9.1's config, which "
         "ignores it (did you mean 'lora_rank'?)",
+        "unknown key 'data.train_batch_sz': not in verl 0.9.1's config, which ignores it "
+        "(did you mean 'train_batch_size'?)",
     ]
     assert "(verl reads a few keys it does not declare; check the spelling): " \
         "'data.cache_dir', 'critic'" in out  # fmt: skip

@@ -210,3 +210,22 @@ def test_skyrl_refuses_batch_with_a_loss_no_factor_scales() -> None:
     assert any("not linear" in p for p in check_skyrl_config(config).problems)
     config["frontier"]["loss_scale"] = "kept"
     assert not any("not linear" in p for p in check_skyrl_config(config).problems)
+
+
+@pytest.mark.parametrize("estimator", ["gae", "reinforce_plus_plus", "remax"])
+def test_kept_needs_group_relative_advantages(estimator: str) -> None:
+    """Under gae (verl's default) an all-equal group still trains: kept is refused, auto is
+    full and says why; grpo and rloo are kept."""
+    config = {"trainer": {"use_v1": True, "total_epochs": 2}, "algorithm": {}}
+    config["algorithm"]["adv_estimator"] = estimator
+    (line,) = kept_loss_problems(config, "batch")
+    assert f"adv_estimator={estimator}" in line and "grpo" in line and "\n" not in line
+    mode, why, warn = auto_rollouts(config, selector=SELECTORS["skip"], shadows=None, legacy=False)
+    assert (mode, warn) == ("full", True) and estimator in why
+    for group_relative in ("grpo", "rloo"):
+        config["algorithm"]["adv_estimator"] = group_relative
+        assert kept_loss_problems(config, "batch") == []
+        assert (
+            auto_rollouts(config, selector=SELECTORS["skip"], shadows=None, legacy=False)[0]
+            == "kept"
+        )

@@ -34,6 +34,7 @@ from frontier_rft.integrations.preflight import dotted_get
 
 __all__ = [
     "AGG_MODES",
+    "GROUP_RELATIVE_ESTIMATORS",
     "LINEAR_LOSS_MODES",
     "KeptLayout",
     "KeptLoss",
@@ -54,6 +55,16 @@ AGG_MODES = (
 LINEAR_LOSS_MODES = frozenset(
     {"vanilla", "dppo_tv", "dppo_kl", "gspo", "sapo", "gpg", "geo_mean", "cispo"}
 )
+GROUP_RELATIVE_ESTIMATORS = frozenset(
+    {"grpo", "grpo_vectorized", "grpo_passk", "rloo", "rloo_vectorized", "opo", "gpg"}
+)
+"""verl 0.9.1's algorithm.adv_estimator values that give a group whose rewards are all equal
+zero advantage (read from its core_algos): only there is a prompt passed over for coming
+back all equal a group that would have taught nothing. gae (verl's default: a critic's
+values), reinforce_plus_plus(_baseline) (whitened over the batch), remax (a greedy
+baseline) and the token-baseline estimators are not."""
+VERL_DEFAULT_ESTIMATOR = "gae"
+"""verl's algorithm.adv_estimator when a config leaves it out (0.9.1's ppo_trainer)."""
 """verl's policy_loss.loss_mode values whose loss is c x itself when every advantage is c x
 itself (c > 0): read from verl 0.9.1's core_algos. clip_cov (absolute covariance bounds),
 kl_cov and dro (a term without the advantage) and bypass_mode are not."""
@@ -157,9 +168,20 @@ def kept_loss(
 
 def kept_loss_problems(config: Mapping[str, Any], loss_scale: str) -> list[str]:
     """Why verl config `config` cannot train a kept step with `loss_scale`, one line each:
-    an unknown loss_agg_mode; token-sum with a KL loss or an entropy bonus (the left-out
+    an advantage estimator that is not group-relative (`GROUP_RELATIVE_ESTIMATORS`); an
+    unknown loss_agg_mode; token-sum with a KL loss or an entropy bonus (the left-out
     groups' KL and entropy would be missing from the sum, which no factor restores); a
     policy loss not linear in the advantages where the step's factor is not 1."""
+    # verl's composed config always names it; a file that leaves it to verl's defaults (gae)
+    # is told so by check-config, and the run itself is refused or made full here.
+    estimator = dotted_get(config, "algorithm.adv_estimator")
+    if isinstance(estimator, str) and estimator not in GROUP_RELATIVE_ESTIMATORS:
+        return [
+            f"rollouts: kept with algorithm.adv_estimator={estimator}: its advantages are not "
+            "group-relative, so a prompt whose rollouts all score alike still trains and "
+            "skipping it is not free; set algorithm.adv_estimator=grpo (or rloo), or "
+            "rollouts: full"
+        ]
     mode = dotted_get(config, f"{ACTOR}.loss_agg_mode") or "token-mean"
     if mode not in AGG_MODES:
         return [

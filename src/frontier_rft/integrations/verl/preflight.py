@@ -43,6 +43,7 @@ from frontier_rft.integrations.verl.config import (
     _interpolated,
     trl_only,
 )
+from frontier_rft.integrations.verl.kept_step import VERL_DEFAULT_ESTIMATOR
 from frontier_rft.integrations.verl.verl_keys import check_verl_keys
 from frontier_rft.selectors.registry import SELECTORS
 
@@ -113,6 +114,11 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
         loss_scale = values.get("loss_scale", VerlSamplerConfig.loss_scale)
         report.add(section, kept_blockers(config, legacy=legacy, loss_scale=loss_scale))
     report.choices += _auto_choice(config, values, skipped, legacy=legacy)
+    if values.get("rollouts") != "full" and dotted_get(config, "algorithm.adv_estimator") is None:
+        report.notes.append(
+            f"algorithm.adv_estimator: not set here (verl's default, {VERL_DEFAULT_ESTIMATOR}, "
+            "is not group-relative: a run with it keeps full batches; set it to grpo)"
+        )
     filtered = dotted_get(config, "algorithm.filter_groups.enable") is True
     group = "actor_rollout_ref.rollout.n"
     refusal = SHADOWS_WITH_FILTER_GROUPS if filtered else None
