@@ -31,11 +31,12 @@ KL, is made the mean over the trained groups, as a full batch's is over its B:
 
 Then `loss_scale: batch` multiplies the advantages by G / B (`pg_scale`, in
 `_compute_loss`): every policy loss of those types is linear in the advantages for a positive
-factor (clipping, SAPO's temperatures, VESPO's weights and the off-policy mask read only
-their sign), so the policy gradient is G / B of the trained groups' (the skipped groups as
-groups of zero advantage, as the reference trainer's `pg_scale`), while the KL stays the
-trained rows' mean (the skipped groups' KL counted at the kept ones' mean;
-benchmarks/results/kept_kl.md). `kept` leaves the advantages as they are.
+factor (PPO's clipped minimum of c x A is c x that of A; SAPO's temperatures, VESPO's
+weights and the off-policy mask read only the sign), so the policy gradient is G / B of
+the trained groups' (the skipped groups as groups of zero advantage, as the reference
+trainer's `pg_scale`), while the KL stays the trained rows' mean (the skipped groups' KL
+counted at the kept ones' mean; benchmarks/results/kept_kl.md). `kept` leaves the
+advantages as they are.
 
 TRL's entropy bonus (`entropy_coef`) is a mean over each micro-batch's trained tokens, which
 the fillers leave unweighted; the trainer weights it per micro-batch (`entropy_weight`) so
