@@ -502,7 +502,7 @@ class ByHand(FrontierGRPOTrainer):
 def test_a_kept_steps_kl_is_the_trained_rows_mean_and_only_its_policy_gradient_weighs_g_over_b(
     tmp_path: Path, loss_type: str, entropy_coef: float
 ) -> None:
-    """loss_scale batch, beta 0.5 against a reference model other than the start (a large KL
+    """loss_scale batch, beta 0.5 against a reference model other than the start (a KL term
     from the first step), screen 2 (the G mixed groups of B = 4 trained), 8 micro-batches a
     generation (fillers among them): summed over a step's micro-batches, the loss and its
     gradient are, by hand over the step's trained rows (grpo: each row's token mean, over
