@@ -108,7 +108,9 @@ class Recording(FrontierGRPOTrainer):
         super().__init__(*a, **kw)
         self.batches: list[dict[str, torch.Tensor]] = []
         self.samples: list[Any] = []
-        self.losses: list[tuple[float, float, int, int]] = []
+        self.losses: list[tuple[float, float, int, int, float]] = []
+        """Every micro-batch with a trained row: (loss, alone, its rows, its tokens, alone's
+        entropy bonus)."""
         self.micro: list[tuple[int, float, float, int]] = []
         """Every micro-batch: (generation step, loss, alone x its trained rows, ... tokens)."""
         self.forward = ForwardRows(self.model, self.processing_class)
@@ -137,8 +139,16 @@ class Recording(FrontierGRPOTrainer):
             alone["num_items_in_batch"] = inputs["completion_mask"][keep].sum()
             with torch.no_grad():
                 trained = GRPOTrainer._compute_loss(self, model, alone)
+                bonus = 0.0
+                if getattr(self, "_entropy_bonus_enabled", False):  # alone's, without it
+                    self._entropy_bonus_enabled = False
+                    try:
+                        bonus = float(trained - GRPOTrainer._compute_loss(self, model, alone))
+                    finally:
+                        self._entropy_bonus_enabled = True
             tokens = int(inputs["completion_mask"][keep].sum())
-            self.losses.append((float(loss.detach()), float(trained), int(keep.sum()), tokens))
+            row = (float(loss.detach()), float(trained), int(keep.sum()), tokens, bonus)
+            self.losses.append(row)
             per_row, per_token = float(trained) * int(keep.sum()), float(trained) * tokens
         else:
             per_row = per_token = 0.0
@@ -369,7 +379,7 @@ def test_micro_batches_pad_only_to_trls_split_and_the_loss_is_uniforms(
         ("dapo", "kept", 0.0),
         ("grpo", "batch", 0.0),
         ("grpo", "kept", 0.0),
-        ("dapo", "batch", 0.5),  # TRL's entropy bonus is scaled as the loss is
+        ("dapo", "batch", 0.5),  # TRL's entropy bonus stays the trained rows' (not G / B)
         ("grpo", "kept", 0.5),
     ],
 )
@@ -408,13 +418,132 @@ def test_screening_and_the_loss_of_a_step_training_fewer_groups(
     assert spent < STEPS_PER_EPOCH * PROMPTS * N_GEN
     trained_per_step = [s.train.num_groups for s in t.samples if s.train.num_groups]
     assert len(t.losses) == len(trained_per_step) and min(trained_per_step) < PROMPTS
-    for (loss, alone, _, _), g in zip(t.losses, trained_per_step, strict=True):
-        want = alone * (g / PROMPTS if loss_scale == "batch" else 1.0)
+    for (loss, alone, _, _, bonus), g in zip(t.losses, trained_per_step, strict=True):
+        # 'batch' weighs the policy gradient G / B, not the entropy bonus (nor the KL)
+        want = (alone - bonus) * (g / PROMPTS if loss_scale == "batch" else 1.0) + bonus
         assert loss == pytest.approx(want, rel=1e-4, abs=1e-7), (loss, alone, g)
     if entropy_coef:  # the bonus was on (alone holds it) and TRL logged the user's coefficient
         assert any(h["entropy"] > 0 for h in t.state.log_history if "loss" in h)
         logged = {h["entropy_coef"] for h in t.state.log_history if "entropy_coef" in h}
         assert logged == {entropy_coef}
+
+
+class ByHand(FrontierGRPOTrainer):
+    """Each training micro-batch: the adapter's loss and its gradient, beside the loss of
+    its trained rows computed by hand from the model's log-probabilities (`hand`: G / B x policy
+    gradient + beta x KL - entropy_coef x entropy, over the step's trained rows or tokens)
+    and `scaled` (G / B on all three, as the adapter had it), with their gradients."""
+
+    def __init__(self, *a: Any, beta: float, coef: float, **kw: Any):
+        super().__init__(*a, **kw)
+        self.weights = beta, coef
+        self.parts: list[dict[str, Any]] = []
+        self.step_rows = self.step_tokens = 0
+
+    def _generate_and_score_completions(self, inputs: Any) -> Any:
+        out = super()._generate_and_score_completions(inputs)
+        if self.model.training:  # the step's trained rows and tokens (fillers: mask 0)
+            self.step_rows = int((out["completion_mask"].sum(dim=1) > 0).sum())
+            self.step_tokens = int(out["completion_mask"].sum())
+        return out
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+        loss = super()._compute_loss(model, inputs)
+        params = [p for p in model.parameters() if p.requires_grad]
+
+        def grad(x: torch.Tensor) -> torch.Tensor:
+            return torch.cat(
+                [g.flatten() for g in torch.autograd.grad(x, params, retain_graph=True)]
+            )
+
+        keep = inputs["completion_mask"].sum(dim=1) > 0
+        live, rows = int(keep.sum()), self.step_rows
+        part = {"step": self.state.global_step, "loss": float(loss.detach()), "live": live}
+        part.update(grad=grad(loss), share=rows / N_GEN / PROMPTS)
+        if live:
+            assert inputs.get("old_per_token_logps") is None  # one iteration: the ratio is 1
+            prompt, completion = inputs["prompt_ids"][keep], inputs["completion_ids"][keep]
+            # the model's log-probabilities and entropies as TRL's loss reads them (its fused
+            # head: the plain logits' autograd gradient differs from it by ~0.3%)
+            logps, entropy, _ = self._get_per_token_logps_and_entropies(
+                model,
+                torch.cat([prompt, completion], dim=1),
+                torch.cat([inputs["prompt_mask"][keep], inputs["completion_mask"][keep]], dim=1),
+                completion.size(1),
+                compute_entropy=True,
+            )
+            m = inputs["completion_mask"][keep].to(logps.dtype)
+            ratio = torch.exp(logps - logps.detach())  # 1, with the policy gradient's gradient
+            pg = -ratio * inputs["advantages"][keep].unsqueeze(1)  # unclipped at ratio 1
+            d = inputs["ref_per_token_logps"][keep] - logps
+            kl = torch.exp(d) - d - 1  # TRL's k3 estimator
+            if self.args.use_bias_correction_kl:  # TRL's default: times the ratio (1)
+                kl = kl * ratio
+            if self.loss_type == "grpo":  # each row's token mean, over the step's G n rows
+                length = m.sum(dim=1).clamp(min=1.0)
+                pg_mean = ((pg * m).sum(dim=1) / length).sum() / rows
+                kl_mean = ((kl * m).sum(dim=1) / length).sum() / rows
+            else:  # dapo: over the step's trained tokens
+                pg_mean = (pg * m).sum() / self.step_tokens
+                kl_mean = (kl * m).sum() / self.step_tokens
+            # TRL's bonus: the micro-batch's token mean, weighted by its share of the rows
+            entropy_mean = (entropy * m).sum() / m.sum() * live / rows
+            beta, coef = self.weights
+            s = part["share"]
+            hand = s * pg_mean + beta * kl_mean - coef * entropy_mean
+            scaled = s * (pg_mean + beta * kl_mean - coef * entropy_mean)
+            part.update(hand=float(hand.detach()), hand_grad=grad(hand))
+            part.update(scaled=float(scaled.detach()), scaled_grad=grad(scaled))
+        self.parts.append(part)
+        return loss
+
+
+@pytest.mark.parametrize(("loss_type", "entropy_coef"), [("grpo", 0.0), ("dapo", 0.3)])
+def test_a_kept_steps_kl_is_the_trained_rows_mean_and_only_its_policy_gradient_weighs_g_over_b(
+    tmp_path: Path, loss_type: str, entropy_coef: float
+) -> None:
+    """loss_scale batch, beta 0.5 against a reference model other than the start (a KL term
+    from the first step), screen 2 (the G mixed groups of B = 4 trained), 8 micro-batches a
+    generation (fillers among them): summed over a step's micro-batches, the loss and its
+    gradient are, by hand over the step's trained rows (grpo: each row's token mean, over
+    the G n rows; dapo: over the trained tokens),
+        G / B x policy gradient + beta x KL - entropy_coef x entropy,
+    KL and entropy the trained rows' means, not G / B of them (TRL's entropy bonus is a mean
+    over each micro-batch's trained tokens, weighted by its trained rows / (G n))."""
+    tok = char_tokenizer()
+    tiny_llama(tok, seed=1).save_pretrained(tmp_path / "ref")
+    model = tiny_llama(tok, seed=0)
+    model.config._name_or_path = str(tmp_path / "ref")  # TRL loads the reference from here
+    beta = 0.5
+    t = ByHand(
+        model=model, reward_funcs=[Keyed()], train_dataset=dataset(), processing_class=tok,
+        args=args(tmp_path / "out", loss_type=loss_type, num_train_epochs=1, beta=beta,
+                  entropy_coef=entropy_coef, per_device_train_batch_size=2,
+                  gradient_accumulation_steps=8),
+        frontier=FrontierConfig(selector="uniform", screen=2, loss_scale="batch"),
+        beta=beta, coef=entropy_coef,
+    )  # fmt: skip
+    assert t.args.steps_per_generation == 8
+    t.train()
+    shares, apart = [], []
+    for step in range(STEPS_PER_EPOCH):
+        parts = [p for p in t.parts if p["step"] == step]
+        assert len(parts) == 8
+        live = [p for p in parts if p["live"]]
+        if not live:
+            continue
+        shares.append(parts[0]["share"])
+        assert sum(p["loss"] for p in parts) == pytest.approx(
+            sum(p["hand"] for p in live), rel=1e-4, abs=1e-6
+        )
+        got = sum(p["grad"] for p in parts)
+        hand = sum(p["hand_grad"] for p in live)
+        scale = float(hand.norm())
+        # to float noise (TRL's fused head's backward, several calls on one graph), 20x below
+        # how far off G / B on the KL and entropy as well would be
+        assert float((got - hand).norm()) < 1e-3 * scale, float((got - hand).norm()) / scale
+        apart.append(float((sum(p["scaled_grad"] for p in live) - hand).norm()) / scale)
+    assert min(shares) < 1 and min(apart) > 0.02, (shares, apart)
 
 
 def test_a_step_that_trains_no_group_changes_no_weight(tmp_path: Path) -> None:

@@ -121,8 +121,9 @@ class FrontierConfig:
     """Screening completions per prompt, k (0 = off; below num_generations): a prompt gets k
     first and the other num_generations - k only where its k rewards differ (SPEED-RL)."""
     loss_scale: Literal["batch", "kept"] = "batch"
-    """rollouts kept or screen: a step training G of its B groups has its loss scaled by G / B
-    (batch: the left-out groups count as zero-advantage ones) or is the mean over the G (kept)."""
+    """rollouts kept or screen: a step training G of its B groups has its policy gradient
+    scaled by G / B (batch: the left-out groups count as zero-advantage ones) or is the mean
+    over the G (kept); its KL and entropy bonus are the trained rows' means under either."""
     shadows: list[str] | None = None
     """Rules followed beside training without changing it, e.g. [greso, screen4, greso+screen4]:
     what each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md)."""

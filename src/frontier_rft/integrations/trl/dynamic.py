@@ -212,8 +212,11 @@ class DynamicGeneration:
         """True while the current step trains on no group (its optimizer step is skipped)."""
         self.loss_factor = 1.0
         """Factor on TRL's loss of the current generation (per-row loss types: the rows laid
-        out over uniform's, times B / G for a short step with loss_scale kept), which the
+        out over uniform's, times B / G for a step training G of its B groups), which the
         trainer's `_compute_loss` applies."""
+        self.pg_scale = 1.0
+        """Factor on the advantages of the current generation (G / B with loss_scale batch,
+        else 1): the policy gradient's alone, which the trainer's `_compute_loss` applies."""
         self.rows_laid_out = 0
         """Rows the current generation trains on, all processes, fillers included."""
 
@@ -492,39 +495,37 @@ class DynamicGeneration:
         return int(tr.args.generation_batch_size) // int(tr.accelerator.num_processes)
 
     def _normalise(self, out: dict[str, Any], trained: int, batch: int, rows: int) -> None:
-        """`num_items_in_batch` and the trainer's factor on the loss of a generation that
-        lays out `rows` rows a process (uniform: generation_batch_size / processes), rows
-        past its `trained` groups' fillers (mask zero), by how TRL's loss_type normalises
-        (LOSS_NORMALISATION) and `loss_scale`. Per token, `num_items_in_batch` is the trained
-        tokens ('kept'), or those x B / G ('batch': the missing completions at the trained
-        ones' mean length); the number of rows does not enter. Per row, TRL's loss is a mean
-        over a micro-batch's rows, here rows / S of them where uniform's has full / S: the
-        factor rows / full makes the sum over the step's rows the one uniform's layout
-        (a missing row counted as a row of zero loss) gives, G / B of the trained groups'
-        mean ('batch'), times B / G for 'kept'."""
+        """`num_items_in_batch` and the trainer's factors for a generation that lays out
+        `rows` rows a process (uniform: generation_batch_size / processes), rows past its
+        `trained` groups' fillers (mask zero), by how TRL's loss_type normalises
+        (LOSS_NORMALISATION). TRL's loss (policy gradient, `beta` x KL) is made the mean over
+        the trained groups, as a full batch's is over its B: per token, `num_items_in_batch`
+        is the trained tokens; per row, TRL's loss is a mean over a micro-batch's rows, here
+        rows / S of them where uniform's has full / S, and the factor (full / rows) x (B / G)
+        makes the step's sum over its rows the trained rows' mean. `loss_scale: batch` then
+        puts G / B on the advantages alone (`pg_scale`): every policy loss TRL's accepted
+        loss types compute is linear in the advantages for a positive factor (they read
+        only their sign otherwise), so the policy gradient is G / B of the trained groups'
+        (the skipped groups as groups of zero advantage) while the KL stays their mean."""
         tr = self.trainer
         loss_mask = out["completion_mask"]
         if "tool_mask" in out:
             loss_mask = loss_mask * out["tool_mask"]
-        items = tr.accelerator.gather(loss_mask.sum()).sum()
-        per_token = normalisation(str(tr.loss_type)) == "token"
-        if per_token and self.loss_scale == "batch" and trained:
-            items = items.to(torch.float32) * (batch / trained)
-        out["num_items_in_batch"] = items
-        if per_token:
+        out["num_items_in_batch"] = tr.accelerator.gather(loss_mask.sum()).sum()
+        self.pg_scale = trained / batch if (self.loss_scale == "batch" and trained) else 1.0
+        if normalisation(str(tr.loss_type)) == "token":
             self.loss_factor = 1.0
             return
-        kept = batch / trained if (self.loss_scale == "kept" and trained) else 1.0
+        kept = batch / trained if trained else 1.0
         self.loss_factor = kept * rows / self._full_rows()
 
     def entropy_weight(self, completion_mask: torch.Tensor) -> float:
         """The factor on TRL's entropy bonus of one micro-batch of the current generation
-        (`entropy_coef` x the mean entropy over the micro-batch's trained tokens) that scales
-        it as the step's loss is scaled: the rows missing from uniform's micro-batch
-        (generation_batch_size / processes / steps_per_generation rows) count as rows of zero
-        entropy at the trained ones' length, i.e. live rows / uniform's rows (`loss_scale:
-        batch`, the step weighs G / B), times B / G with `kept` (the trained groups stand for
-        the whole batch); the trainer's factor on the whole loss divided out."""
+        (`entropy_coef` x the mean entropy over the micro-batch's trained tokens) that makes
+        the step's bonus the trained groups' mean, whatever `loss_scale` (as the KL is): the
+        micro-batch weighs its live rows over uniform's (generation_batch_size / processes /
+        steps_per_generation rows) times B / G, the trainer's factor on the whole loss
+        divided out."""
         trained = self.last.get("groups_trained", 0.0)
         live = int((completion_mask.sum(dim=1) > 0).sum())
         if not live or not trained or math.isnan(trained):
@@ -532,9 +533,7 @@ class DynamicGeneration:
         tr = self.trainer
         batch = int(tr.args.generation_batch_size) // int(tr.num_generations)
         share = live / (self._full_rows() / int(tr.args.steps_per_generation))
-        if self.loss_scale == "kept":
-            share *= batch / trained
-        return share / self.loss_factor
+        return share * (batch / trained) / self.loss_factor
 
     def _pad_values(self) -> dict[str, float]:
         tr = self.trainer

@@ -202,8 +202,8 @@ def trl_problems(
     if values.get("use_adaptive_entropy") is True:
         out.append(
             f"{feature} with use_adaptive_entropy: TRL updates entropy_coef inside each "
-            "micro-batch's loss, where the adapter scales the entropy bonus for the filler "
-            "rows; set use_adaptive_entropy: false (a fixed entropy_coef is scaled as the loss is)"
+            "micro-batch's loss, where the adapter weights the entropy bonus for the filler "
+            "rows; set use_adaptive_entropy: false (a fixed entropy_coef is weighted right)"
         )
     return out
 

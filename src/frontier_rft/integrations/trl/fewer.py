@@ -15,23 +15,33 @@ The batch TRL trains on is the trained groups' rows only, balanced across the pr
 and padded with masked filler rows only to TRL's micro-batches (layout.plan_rows, through
 DynamicGeneration._lay_out), so TRL's steps, epochs, learning-rate schedule and progress bar
 are unchanged while fewer completions are generated and trained. The loss of a step that
-trains G of its B groups is normalised as it was when the batch was padded to B groups
-(`loss_scale`), by how TRL's `loss_type` normalises (dynamic_config.LOSS_NORMALISATION; the
-scaling is DynamicGeneration's, shared with a short dynamic sampling step, always `kept`):
+trains G of its B groups is normalised by how TRL's `loss_type` normalises
+(dynamic_config.LOSS_NORMALISATION; DynamicGeneration's `_normalise`, shared with a short
+dynamic sampling step, always `kept`). First TRL's whole loss, policy gradient and `beta` x
+KL, is made the mean over the trained groups, as a full batch's is over its B:
 
 - per row (grpo, sapo, dr_grpo, luspo): TRL's loss is a mean over a micro-batch's rows, here
-  R / S of them where uniform's has its generation_batch_size / (P S): the factor R / that
-  counts each missing row as a row of zero loss, so the loss is (G / B) x the loss over the
-  trained groups: `batch`; `kept` multiplies it by B / G (`FrontierGRPOTrainer._compute_loss`).
+  R / S of them where uniform's has generation_batch_size / (P S): the factor
+  (R / that) x (B / G) makes the step's loss the trained rows' mean
+  (`FrontierGRPOTrainer._compute_loss`).
 - per token of the generation batch (dapo, TRL's default; cispo, vespo): TRL divides by
-  `num_items_in_batch`, the trained tokens, i.e. the mean over trained groups: `kept` as
-  it stands; `batch` divides by trained tokens x B / G (the missing completions counted at
-  the trained ones' mean length, as the reference trainer does).
+  `num_items_in_batch`, which the adapter sets to the trained tokens: the mean over the
+  trained groups' tokens.
 - bnpo normalises each micro-batch by its own tokens, which fillers change at random: refused.
 
+Then `loss_scale: batch` multiplies the advantages by G / B (`pg_scale`, in
+`_compute_loss`): every policy loss of those types is linear in the advantages for a positive
+factor (PPO's clipped minimum of c x A is c x that of A; SAPO's temperatures, VESPO's
+weights and the off-policy mask read only the sign), so the policy gradient is G / B of
+the trained groups' (the skipped groups as groups of zero advantage, as the reference
+trainer's `pg_scale`), while the KL stays the trained rows' mean (the skipped groups' KL
+counted at the kept ones' mean; benchmarks/results/kept_kl.md). `kept` leaves the
+advantages as they are.
+
 TRL's entropy bonus (`entropy_coef`) is a mean over each micro-batch's trained tokens, which
-the fillers leave unweighted; the trainer scales it per micro-batch (`entropy_weight`) as the
-loss is scaled. `use_adaptive_entropy` (TRL changes `entropy_coef` inside the loss) is refused.
+the fillers leave unweighted; the trainer weights it per micro-batch (`entropy_weight`) so
+the step's bonus is the trained rows' mean under either `loss_scale`, as the KL is.
+`use_adaptive_entropy` (TRL changes `entropy_coef` inside the loss) is refused.
 """
 
 from __future__ import annotations

@@ -827,11 +827,16 @@ class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[m
     _metrics: dict[str, Any]
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
-        """TRL's loss, times the current generation's factor while training (a step sampler
-        training G of B groups, loss_scale kept, a per-row loss type: B / G; else 1); with a
-        step sampler, TRL's entropy bonus (a mean over the micro-batch's trained tokens)
-        scaled as the loss is (DynamicGeneration.entropy_weight)."""
+        """TRL's loss while training with a step sampler that trains G of B groups: the
+        advantages times `pg_scale` (G / B with loss_scale batch: the policy gradient alone
+        weighs G / B), the loss times the generation's factor (per-row loss types: B / G x
+        the rows laid out over uniform's, so policy gradient and KL are the trained rows'
+        mean), and TRL's entropy bonus (a mean over the micro-batch's trained tokens)
+        weighted so the step's is the trained rows' mean (DynamicGeneration.entropy_weight)."""
         sampler = self.frontier_dynamic
+        if sampler is not None and self.model.training and sampler.pg_scale != 1.0:
+            # a copy: TRL reuses the batch's advantages (num_iterations > 1, its logs)
+            inputs = {**inputs, "advantages": inputs["advantages"] * sampler.pg_scale}
         if (
             sampler is not None
             and self.model.training
