@@ -93,7 +93,12 @@ def test_screen_counts_are_hand_counted_and_equal_the_replay_of_verls_own_dump(
     assert live["shadow/screen2/screened_out"] == screened
     assert live["shadow/screen2/informative_lost"] == lost > 0
     (replayed,) = replay(dump, ["screen2"], log_format="verl", pool_size=len(run.ds))
-    assert replayed.passes() == run.sampler.shadows.shadows[0].passes()
+    # The same counts; tokens aside: verl's dump holds text (characters), the live shadow none.
+    untokened = [
+        [{k: v for k, v in p.items() if not k.startswith("token")} for p in shadow.passes()]
+        for shadow in (replayed, run.sampler.shadows.shadows[0])
+    ]
+    assert untokened[0] == untokened[1]
 
 
 @pytest.mark.parametrize("k", [5, 12])  # 12: at the epoch boundary
