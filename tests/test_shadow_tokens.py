@@ -15,7 +15,6 @@ import pytest
 from conftest import assert_state_equal
 from frontier_rft import TaskPool
 from frontier_rft.cli.main import main
-from frontier_rft.selectors.uniform import UniformSelector
 from frontier_rft.training.shadows import (
     build_shadow,
     load_shadow,
@@ -26,6 +25,7 @@ from frontier_rft.training.shadows import (
     shadow_config,
 )
 from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+from test_shadow import _SkipOdd
 
 # One step of four prompts x 4 rollouts: an all-wrong group that ran to the length limit, a
 # mixed one, a short all-right one, and a mixed one.
@@ -63,17 +63,6 @@ def test_screen_token_share_equals_hand_computed_and_differs_from_rollouts(
     out = capsys.readouterr().out
     assert "| screen2 | all | 2 | 32 | 8 | 25.0% | 35.0% |" in out
     assert "counted in generated tokens (the trainer's own counts), over every step" in out
-
-
-class _SkipOdd(UniformSelector):
-    """A scripted skip: passes over odd prompts that have had a group (a hand-checkable rule)."""
-
-    def _keeps(self, ids):  # type: ignore[no-untyped-def]
-        super()._keeps(ids)
-        return ~((ids % 2 == 1) & (self._times_seen[ids] > 0))
-
-    def _observe(self, batch):  # type: ignore[no-untyped-def]
-        self._times_seen[batch.task_ids] += batch.counts
 
 
 def test_skipped_long_groups_save_more_tokens_than_rollouts_hand_computed() -> None:
