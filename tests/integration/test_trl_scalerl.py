@@ -7,7 +7,6 @@ mixed otherwise (1 on every other completion).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
