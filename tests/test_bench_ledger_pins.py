@@ -34,6 +34,8 @@ ENTRY_DIGESTS: dict[str, str] = {
     "greso-kept": "a8e2889d",
     "greso-kept-mean": "0c3e8286",
     "skip-kept": "03ddc064",
+    "scalerl": "5ae3cb09",  # added after the change (entries new with the scalerl selector)
+    "scalerl-kept": "ae410e85",
     "screen4": "0e3b92c6",
     "greso-kept-screen4": "8fd51b15",
     "uniform-shadows": "a1cf821d",

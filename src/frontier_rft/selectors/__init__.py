@@ -17,6 +17,7 @@ from frontier_rft.selectors.offline import OfflineSelector
 from frontier_rft.selectors.pcl import PCLSelector
 from frontier_rft.selectors.prioritized import PrioritizedReplaySelector
 from frontier_rft.selectors.registry import SELECTORS, make_selector, register
+from frontier_rft.selectors.scalerl import ScaleRLSelector
 from frontier_rft.selectors.sec import SECSelector
 from frontier_rft.selectors.skip import SkipSelector
 from frontier_rft.selectors.uniform import UniformSelector
@@ -33,6 +34,7 @@ ALL: tuple[type[Selector], ...] = (
     OfflineSelector,
     PCLSelector,
     PrioritizedReplaySelector,
+    ScaleRLSelector,
     SECSelector,
     SkipSelector,
 )
@@ -56,6 +58,7 @@ __all__ = [
     "PCLSelector",
     "PrioritizedReplaySelector",
     "SECSelector",
+    "ScaleRLSelector",
     "Selector",
     "SkipSelector",
     "UniformSelector",

@@ -279,6 +279,26 @@ EFFECT_ENTRIES = (
         fewer_rollouts={"rollouts": "kept"},
     ),
     BenchEntry(
+        "scalerl",
+        "scalerl",
+        {"order": "shuffle"},
+        role="effect",
+        note="TRL's ScaleRL No-Positive-Resampling as TRL runs it: from pass 2 a prompt whose "
+        "latest pass rate >= 0.9 is never drawn again, flat groups dropped and every step filled "
+        "with mixed ones (TRL's stream; here adaptive dynamic sampling, its surplus discarded); "
+        "uniform's shuffle instead of TRL's fixed row order (docs/selectors/scalerl.md)",
+        dynamic_sampling="adaptive",
+    ),
+    BenchEntry(
+        "scalerl-kept",
+        "scalerl",
+        {"order": "shuffle"},
+        role="effect",
+        note="ScaleRL's retirement in uniform's window, no refill: only the unretired prompts "
+        "rolled out, uniform's steps (skip-kept's setting; not how TRL's stream runs)",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
         "screen4",
         "uniform",
         role="effect",

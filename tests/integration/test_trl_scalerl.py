@@ -1,0 +1,127 @@
+"""`selector: scalerl` through FrontierGRPOTrainer, set as TRL's ScaleRLTrainer runs its rule
+(docs/selectors/scalerl.md): the real GRPOTrainer on the tiny local model, on CPU.
+
+Prompt t is solved when t % 3 == 0 (every completion 1), unsolved when t % 3 == 1 (all 0),
+mixed otherwise (1 on every other completion).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+import torch
+from datasets import Dataset
+from tiny_lm import char_tokenizer, tiny_llama
+from trl import GRPOConfig
+
+from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+N = 24
+N_GEN = 4
+PROMPTS = 4
+
+
+class Keyed:
+    """Solved, unsolved or mixed by the prompt; records the groups it scores."""
+
+    __name__ = "keyed"
+
+    def __init__(self) -> None:
+        self.task_ids: list[int] = []
+
+    def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
+        seen: dict[int, int] = {}
+        out = []
+        for t in task_id:
+            i = seen.get(t, 0)
+            seen[t] = i + 1
+            out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
+        self.task_ids.extend(int(t) for t in task_id)
+        return out
+
+
+class Recording(FrontierGRPOTrainer):
+    """Records the advantages and completion mask of every micro-batch reaching the loss."""
+
+    def __init__(self, *a: Any, **kw: Any):
+        super().__init__(*a, **kw)
+        self.loss_inputs: list[dict[str, torch.Tensor]] = []
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+        self.loss_inputs.append({k: inputs[k].detach().clone() for k in ("advantages",)})
+        self.loss_inputs[-1]["rows"] = inputs["completion_mask"].sum(dim=1).detach() > 0
+        return super()._compute_loss(model, inputs)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Recording, Keyed]:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    tok = char_tokenizer()
+    reward = Keyed()
+    args = GRPOConfig(
+        output_dir=str(tmp_path_factory.mktemp("scalerl")),
+        per_device_train_batch_size=PROMPTS * N_GEN,
+        num_generations=N_GEN,
+        max_completion_length=8,
+        max_steps=8,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        seed=0,
+        learning_rate=1e-3,
+        disable_tqdm=True,
+        beta=0.0,
+    )
+    t = Recording(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=Dataset.from_dict(
+            {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
+        ),
+        processing_class=tok,
+        frontier=FrontierConfig(selector="scalerl", rollouts="full", dynamic_sampling="adaptive"),
+    )
+    try:
+        t.train()
+    finally:
+        torch.set_num_threads(threads)
+    return t, reward
+
+
+def test_a_solved_prompt_is_generated_once_and_never_again(run: tuple[Any, Keyed]) -> None:
+    t, reward = run
+    groups: dict[int, int] = {}
+    for task in reward.task_ids:
+        groups[task] = groups.get(task, 0) + 1
+    assert t.frontier_selector.name == "scalerl"
+    assert t.frontier_selector.epoch >= 3  # 8 steps of 4 mixed groups: 32 of 8 a pass
+    for task in range(N):
+        completions = groups.get(task, 0)
+        if task % 3 == 0:  # retired after its first group (rate 1 >= 0.9): no retest
+            assert completions == N_GEN, (task, completions)
+        else:  # unsolved ones are not retired (TRL retires positives only), mixed neither
+            assert completions >= 2 * N_GEN, (task, completions)
+    assert t.frontier_selector.metrics()["scalerl/retired"] == N // 3
+
+
+def test_flat_groups_never_reach_the_loss_and_every_step_is_full(run: tuple[Any, Keyed]) -> None:
+    t, _ = run
+    assert t.loss_inputs
+    for inputs in t.loss_inputs:
+        rows = inputs["rows"]
+        assert bool(rows.all())  # full: no padded-out rows
+        assert bool((inputs["advantages"][rows] != 0).all())  # mixed groups' rows only
