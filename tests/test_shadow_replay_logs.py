@@ -18,6 +18,7 @@ from frontier_rft import TaskPool, make_selector
 from frontier_rft.cli.main import main
 from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.metrics_log import JsonlLogger
+from frontier_rft.training.foreign_logs import MAX_ROWS
 from frontier_rft.training.shadows import (
     MAX_POOL,
     build_shadow,
@@ -322,7 +323,7 @@ def test_the_page_says_what_the_replay_does() -> None:
         "frontier_metrics.jsonl",
         f"{MAX_POOL:,}",
         "regular file",
-        "2^24",
+        f"2^{MAX_ROWS.bit_length() - 1}",
     ):
         assert fact in page, fact
     assert "exceeds 1 GiB" not in page  # only rewards.jsonl has a byte bound

@@ -23,8 +23,8 @@ get ids 0, 1, ... in order of first appearance (step by step, row by row), the d
 pool size being the number of distinct prompts seen. Both number their steps from 1 (the
 trainer's global step) and drop each epoch's remainder (TRL's `RepeatSampler`, verl's
 `drop_last=True` dataloader). Only the columns a replay needs are read, a step's rows are
-kept as digests and arrays (about 20 bytes a completion), and the bound is on completions
-read (`MAX_ROWS`), not on bytes on disk. Every problem is one ValueError line naming the
+kept as arrays and digests (`MAX_ROWS` says how much), and the bound is on completions read,
+not on bytes on disk. Every problem is one ValueError line naming the
 file, the problem and the fix.
 """
 
@@ -59,9 +59,10 @@ __all__ = [
 FORMATS = ("frontier", "trl", "verl", "metrics")
 """The logs `frontier shadow replay --format` reads: reward logs, and the TRL adapter's
 `frontier_metrics.jsonl` (its live shadows' end-of-run summary)."""
-MAX_ROWS = 1 << 24
-"""Most completions read from one TRL or verl log (a 20k-prompt, 8-rollout, 2-epoch run is
-320k; kept as digests and arrays, 2^24 of them hold well under 1 GiB)."""
+MAX_ROWS = 1 << 23
+"""Most completions read from one TRL or verl log: 8.4M (a 20k-prompt, 8-rollout, 2-epoch
+run is 320k). Kept as arrays and digests, about 80 bytes a completion at the peak (groups
+of 8, measured), so under 1 GiB."""
 MAX_LINE_CHARS = 1 << 24
 """Longest line (or wandb table file) read."""
 MAX_STATE_CHARS = 1 << 26
@@ -470,8 +471,9 @@ class _Group:
 
 
 class _Steps:
-    """Rows grouped by step and prompt as they are read (memory: a digest per prompt and
-    step, 16 bytes a completion), then checked and numbered by first appearance."""
+    """Rows grouped by step and prompt as they are read (memory: a digest and two arrays per
+    prompt and step, a reward and a length a completion), then checked and numbered by first
+    appearance."""
 
     def __init__(self, path: str, fmt: str):
         self.path, self.fmt = path, fmt
