@@ -225,6 +225,8 @@ def test_skip_names_the_live_route_of_the_logs_trainer(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as err:
         replay(tmp_path / "trl", ["skip"])
     assert "frontier train" not in str(err.value)  # not the reference trainer's route
+    with pytest.raises(ValueError, match=r"names a TRL log's columns; .* is a verl log"):
+        replay(tmp_path / "verl", ["greso"], rewards=[("accuracy", 1.0)])
 
 
 # ---------------------------------------------------------------------------- 5. live summary

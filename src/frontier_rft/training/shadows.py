@@ -306,6 +306,8 @@ def replay(
         raise ValueError(_pool_refusal(f"--pool-size {pool_size:,}"))
     configs = [shadow_config(rule) for rule in rules]
     fmt = _format_of(path, log_format)
+    if rewards and fmt != "trl":
+        raise ValueError(f"--reward-column names a TRL log's columns; {path} is a {fmt} log")
     if fmt == "metrics":
         raise ValueError(
             f"{path} is the TRL adapter's metrics log: it holds its live shadows' summary, not "
