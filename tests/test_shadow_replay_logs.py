@@ -166,6 +166,13 @@ def test_a_log_large_on_disk_is_read_by_its_columns_and_bounded_by_its_rows(
         replay(out, ["screen2"])
     assert main(["shadow", "replay", str(out), "--rule", "screen2"]) == 2
     assert "completions_<step>.parquet files to a directory" in _one_line(capsys)
+    table = tmp_path / "run.table.json"  # a wandb export: a step's table on one line
+    table.write_text(json.dumps({"columns": ["step", "prompt", "r"], "data": [[1, "p", 1]] * 9}))
+    monkeypatch.setattr(foreign, "MAX_LINE_CHARS", 50)
+    with pytest.raises(
+        ValueError, match="longer than 50 characters; replay the run's completions/"
+    ):
+        replay(table, ["screen2"])
 
 
 # ---------------------------------------------------------------------------- 3. passes, steps

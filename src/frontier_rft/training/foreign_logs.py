@@ -133,8 +133,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             return "metrics"
     elif not p.exists():
         raise ValueError(f"{path} does not exist; give a reward log or a directory of one")
-    elif p.suffix.lower() in (".parquet", ".csv"):
-        return "trl"
+    elif p.suffix.lower() in (".parquet", ".csv") or p.name.lower().endswith(".table.json"):
+        return "trl"  # TRL's files, or a wandb table export
     else:
         regular_file(p, "give a reward log or a directory of one")
         with open(p, encoding="utf-8", errors="replace") as fh:
@@ -257,10 +257,10 @@ def _files(path: Path, fmt: str) -> list[Path]:
     return [f for _, f in sorted(numbered)]
 
 
-def _lines(file: Path) -> Iterator[tuple[str, Any]]:
+def _lines(file: Path, fix: str = "") -> Iterator[tuple[str, Any]]:
     """Each non-blank line of a JSONL file with where it is, parsed, bounded."""
     with open(file, encoding="utf-8", errors="replace") as fh:
-        yield from jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=64)
+        yield from jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=64, fix=fix)
 
 
 def _digest(prompt: object) -> bytes:
@@ -444,7 +444,9 @@ def _csv_records(file: Path) -> Iterator[tuple[str, Any]]:
 def _json_records(file: Path) -> Iterator[tuple[str, Any]]:
     """A wandb table export ({"columns": [...], "data": [[...], ...]}), or JSON lines of
     rows (pandas' `to_json(orient="records", lines=True)`)."""
-    for where, record in _lines(file):
+    # A wandb export holds a step's table on one line: a longer one is read from TRL's files.
+    fix = "replay the run's completions/ directory (TRL's parquet files), or the table as CSV"
+    for where, record in _lines(file, fix):
         if isinstance(record, dict) and {"columns", "data"} <= record.keys():
             names, data = record["columns"], record["data"]
             if not isinstance(names, list) or not isinstance(data, list):
