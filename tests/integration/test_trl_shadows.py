@@ -88,7 +88,7 @@ def test_shadows_change_nothing_and_see_what_the_selector_sees(tmp_path: Path) -
             if np.isfinite(metrics[f"shadow/{rule}/{key}"]):
                 assert last[name] == metrics[f"shadow/{rule}/{key}"], name
     lines = (tmp_path / "shadowed" / "frontier_metrics.jsonl").read_text().splitlines()
-    logged = json.loads(lines[-1])
+    logged = json.loads(lines[-2])  # the last: the shadows' end-of-run summary
     assert (
         logged["curriculum/shadow/greso+screen2/rollouts_saved"]
         == (metrics["shadow/greso+screen2/rollouts_saved"])

@@ -25,6 +25,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         tokens_note,
     )
 
+    if args.format == "metrics" or (args.format is None and _is_metrics_log(args.log)):
+        return _show_summary(args)
+    if not args.rule:
+        raise UsageError(
+            "name a rule to replay: --rule greso, --rule screen4, ... (a TRL run's "
+            "frontier_metrics.jsonl alone shows its live shadows' summary)"
+        )
     figure = _figure_path(args.figure) if args.figure else None
     if args.reward_range is not None and not args.reward_range[0] < args.reward_range[1]:
         low, high = args.reward_range
@@ -51,13 +58,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         count=count,
     )
     steps = int(shadows[0].passes()[-1]["steps"])
-    print(f"Replay of {args.log}: {steps} steps, a pool of {shadows[0].pool_size} prompts")
+    per_pass = shadows[0].pass_size
+    note = "" if per_pass == shadows[0].pool_size else f", {per_pass} of them a pass"
+    print(f"Replay of {args.log}: {steps} steps, a pool of {shadows[0].pool_size} prompts{note}")
     print(replay_table(shadows))
     print(
         "saved share: of the run's rollouts; precision: share of the groups a rule left out "
         "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
     )
-    print(tokens_note(shadows, length_unit(args.log, args.format, args.tokenizer)))
+    print(tokens_note(shadows[0].passes()[-1], length_unit(args.log, args.format, args.tokenizer)))
     print(CAVEAT)
     if figure is not None:
         from frontier_rft.reporting.shadow_plots import plot_shadow_replay
@@ -67,6 +76,54 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             for rule, row in trace.items()
         }
         print(f"Figure: {plot_shadow_replay(curves, Path(args.log).name, figure)}")
+    return 0
+
+
+def _is_metrics_log(log: str) -> bool:
+    """Whether LOG is (or is the run directory of) a TRL adapter's frontier_metrics.jsonl."""
+    from frontier_rft.training.foreign_logs import detect_format
+
+    path = Path(log)
+    if path.name == "frontier_metrics.jsonl":
+        return True
+    try:
+        return detect_format(path) == "metrics"
+    except ValueError:
+        return False  # the replay says why
+
+
+def _show_summary(args: argparse.Namespace) -> int:
+    """The end-of-run table a TRL run's live shadows wrote to its metrics log."""
+    from frontier_rft.training.shadows import CAVEAT, read_shadow_summary, tokens_note
+    from frontier_rft.wrappers.shadow import passes_table
+
+    given = [
+        flag
+        for flag, value in (
+            ("--rule", args.rule),
+            ("--reward-column", args.reward_column),
+            ("--reward-range", args.reward_range),
+            ("--pool-size", args.pool_size),
+            ("--seed", args.seed),
+            ("--tokenizer", args.tokenizer),
+            ("--figure", args.figure),
+        )
+        if value is not None
+    ]
+    if given:
+        raise UsageError(
+            f"{args.log}: a metrics log holds its live shadows' summary, not rewards, so "
+            f"{', '.join(given)} cannot apply; drop them, or replay the run's completion log"
+        )
+    step, named = read_shadow_summary(args.log)
+    print(f"Live shadows of {args.log}, at the end of the run (step {step})")
+    print(passes_table(named))
+    print(
+        "saved share: of the run's rollouts; precision: share of the groups a rule left out "
+        "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
+    )
+    print(tokens_note(named[0][1][-1], "the trainer's generated tokens"))
+    print(CAVEAT)
     return 0
 
 
@@ -173,7 +230,8 @@ def add_command(sub: Any) -> None:
         "log",
         metavar="LOG",
         help="rewards.jsonl of frontier train; TRL's completions/ directory (or one of its "
-        "parquet files, or a wandb table export); verl's rollout_data_dir (or one step's file)",
+        "parquet files, or a wandb table export); verl's rollout_data_dir (or one step's file); "
+        "or a TRL run's frontier_metrics.jsonl, to show its live shadows' end-of-run summary",
     )
     r.add_argument(
         "--format",
@@ -188,7 +246,8 @@ def add_command(sub: Any) -> None:
         default=None,
         metavar="NAME[=WEIGHT]",
         help="a TRL log's reward column and its reward_weights entry (default 1); repeat for "
-        "each (default: every column but step, prompt, completion, advantage, each weight 1)",
+        "each (default: the reward functions the run's trainer_state.json names, each weight "
+        "1; else the table's one column besides step, prompt, completion and advantage)",
     )
     r.add_argument(
         "--reward-range",
@@ -202,15 +261,16 @@ def add_command(sub: Any) -> None:
     r.add_argument(
         "--rule",
         action="append",
-        required=True,
-        help="a rule: greso, screenK (K >= 2) or greso+screenK; repeat for several",
+        default=None,
+        help="a rule: greso, screenK (K >= 2) or greso+screenK; repeat for several (none: "
+        "a frontier_metrics.jsonl's summary)",
     )
     r.add_argument(
         "--pool-size",
         type=positive_int,
         default=None,
-        help="prompts in the training pool (default: the log's pool_size; for a TRL or verl "
-        "log, the distinct prompts it holds)",
+        help="prompts in the training pool, at most 2^27 (default: the log's pool_size; for a "
+        "TRL or verl log, the distinct prompts it holds)",
     )
     r.add_argument(
         "--seed",

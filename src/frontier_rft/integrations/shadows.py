@@ -5,6 +5,7 @@ checkpoints go (in the sampler's state_dict, or a file per shadow: `save` and `l
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,14 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.registry import make_selector
-from frontier_rft.wrappers.shadow import Shadow, ShadowConfig, load_shadow_file, save_shadow
+from frontier_rft.wrappers.shadow import (
+    SUMMARY_KEY,
+    Shadow,
+    ShadowConfig,
+    load_shadow_file,
+    passes_table,
+    save_shadow,
+)
 
 __all__ = ["SHADOW_FILE", "RunShadows"]
 
@@ -74,6 +82,30 @@ class RunShadows:
     def metrics(self) -> dict[str, float]:
         """Every shadow's metrics as shadow/<rule>/<metric>, unprefixed."""
         return {f"shadow/{s.name}/{k}": v for s in self.shadows for k, v in s.metrics().items()}
+
+    def summary(self) -> str:
+        """The replay's table of these shadows (per rule and pass, and in total) and its
+        caveat: what a run prints at its end ('' without shadows)."""
+        if not self.shadows:
+            return ""
+        table = passes_table([(s.name, s.passes()) for s in self.shadows])
+        return (
+            f"Live shadows of this run (docs/shadow.md):\n{table}\nFirst order: what each "
+            "rule would have left out on this run's trajectory (`frontier shadow replay "
+            "frontier_metrics.jsonl` shows it again)."
+        )
+
+    def summary_record(self) -> dict[str, Any]:
+        """The end-of-run record of these shadows for a metrics log (`SUMMARY_KEY`: per rule,
+        its passes(), NaN as null), which `frontier shadow replay` reads back."""
+        return {
+            SUMMARY_KEY: {
+                s.name: [
+                    {k: None if math.isnan(v) else v for k, v in row.items()} for row in s.passes()
+                ]
+                for s in self.shadows
+            }
+        }
 
     def state_dict(self) -> list[dict[str, Any]]:
         """Each shadow's state, in the order of the run's rules."""

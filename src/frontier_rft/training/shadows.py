@@ -16,7 +16,8 @@ logged has none, and replays with no token counts): what `replay` reads back, bo
 refusing a log it cannot replay exactly in one line that names the problem and the fix.
 `replay` also reads TRL's completion logs and verl's rollout dumps
 (training/foreign_logs.py), whose completions' lengths are their texts' characters, or a
-tokenizer's count of them.
+tokenizer's count of them; `read_shadow_summary` reads the end-of-run summary a TRL run's
+live shadows write to `frontier_metrics.jsonl` (integrations/shadows.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,24 +42,30 @@ from frontier_rft.training.foreign_logs import (
     LENGTH_UNIT,
     detect_format,
     read_foreign_log,
+    regular_file,
 )
 from frontier_rft.wrappers.shadow import (
     MAX_LENGTH,
+    PASS_KEYS,
+    SUMMARY_KEY,
     Shadow,
     ShadowConfig,
     load_shadow_file,
     parse_rule,
+    passes_table,
     save_shadow,
 )
 
 __all__ = [
     "MAX_LOG_BYTES",
+    "MAX_POOL",
     "REWARD_LOG",
     "RewardStep",
     "build_shadow",
     "length_unit",
     "load_shadow",
     "read_reward_log",
+    "read_shadow_summary",
     "replay",
     "replay_table",
     "reward_record",
@@ -73,6 +80,10 @@ MAX_LOG_BYTES = 1 << 30
 """Largest reward log replayed (a step of 512 prompts x 16 rollouts is ~40 kB)."""
 MAX_LINE_CHARS = 1 << 24
 """Longest line of a reward log read."""
+MAX_POOL = 1 << 27
+"""Largest pool a replay builds its rules' selectors on (134M prompts, about 1 GiB of
+greso's per-prompt state): more than any dataset a run passes over, and refused before any
+allocation rather than failing in numpy."""
 CAVEAT = (
     "First order: what each rule would have left out on this run's trajectory; a run under "
     "the rule would have trained other groups and taken another trajectory."
@@ -86,10 +97,13 @@ def shadow_config(text: object) -> ShadowConfig:
     return parse_rule(text, SELECTORS)
 
 
-def build_shadow(config: ShadowConfig, pool: TaskPool, seed: int) -> Shadow:
-    """The shadow of `config` on `pool`, its selector (if any) built with `seed`."""
+def build_shadow(
+    config: ShadowConfig, pool: TaskPool, seed: int, pass_size: int | None = None
+) -> Shadow:
+    """The shadow of `config` on `pool`, its selector (if any) built with `seed`; a pass is
+    `pass_size` prompts (default: the pool)."""
     selector = make_selector(config.selector, pool, seed=seed) if config.selector else None
-    return Shadow(config, selector, pool.num_tasks, seed=seed)
+    return Shadow(config, selector, pool.num_tasks, seed=seed, pass_size=pass_size)
 
 
 def load_shadow(path: str | os.PathLike[str], config: ShadowConfig, pool: TaskPool) -> Shadow:
@@ -146,12 +160,16 @@ class RewardStep:
     """(prompts, group size)"""
     lengths: np.ndarray | None = None
     """Each completion's length, as `rewards` (int64; None: the log holds none)."""
+    batch: int | None = None
+    """Prompts a batch draws where the trainer drops each epoch's remainder (TRL's and
+    verl's logs: a pass is pool // batch steps); None: a pass is pool_size prompts."""
 
 
 def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
     """The steps of a reward log, in order, each checked; a ValueError naming the file, the
     line, the problem and the fix for anything `replay` could not replay exactly."""
     file = Path(path)
+    regular_file(file, _HOW)  # a FIFO would block; a pipe has no size to bound
     try:
         size = file.stat().st_size
         fh = open(file, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
@@ -270,7 +288,8 @@ def replay(
     rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
     rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
     generated tokens (`length_unit` says in what unit); `count` gives a TRL or verl
-    completion text's length (default: its characters)."""
+    completion text's length (default: its characters). Steps are named as the log names
+    them (TRL's and verl's from 1)."""
     if log_format is not None and log_format not in FORMATS:
         raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
     if rewards and log_format not in (None, "trl"):
@@ -283,17 +302,27 @@ def replay(
         and reward_range[0] < reward_range[1]
     ):
         raise ValueError(f"--reward-range must be LOW HIGH with LOW < HIGH, got {reward_range}")
+    if pool_size is not None and not 1 <= pool_size <= MAX_POOL:
+        raise ValueError(_pool_refusal(f"--pool-size {pool_size:,}"))
     configs = [shadow_config(rule) for rule in rules]
+    fmt = _format_of(path, log_format)
+    if rewards and fmt != "trl":
+        raise ValueError(f"--reward-column names a TRL log's columns; {path} is a {fmt} log")
+    if fmt == "metrics":
+        raise ValueError(
+            f"{path} is the TRL adapter's metrics log: it holds its live shadows' summary, not "
+            f"rewards; show it with `frontier shadow replay {path}` (no --rule)"
+        )
     for config in configs:
         cls = SELECTORS.get(config.selector)
         if cls is not None and cls.requirement(cls.config_class()) is not None:
             raise ValueError(
                 f"rule {config.name!r}: {config.selector} reads prompt features or text, which "
-                f"a reward log does not hold; replay greso or screenK, or run it live "
-                f"(frontier train --shadows {config.name})"
+                f"a reward log does not hold; replay greso or screenK, or run it live: "
+                f"{_LIVE[fmt].format(rule=config.name)}"
             )
     shadows: list[Shadow] = []
-    for got in _read_steps(path, log_format, rewards, count):
+    for t, got in enumerate(_read_steps(path, fmt, rewards, count)):
         if not shadows:
             size = pool_size or got.pool_size
             if size is None:
@@ -301,9 +330,13 @@ def replay(
                     f"{path}: names no pool_size; pass --pool-size N (the prompts in the "
                     "training pool)"
                 )
+            if size > MAX_POOL:
+                raise ValueError(_pool_refusal(f"{path}: its pool_size {size:,}"))
             pool = TaskPool(num_tasks=size)
             start = got.seed if seed is None else seed
-            shadows = [build_shadow(c, pool, start or 0) for c in configs]
+            # TRL and verl drop each epoch's remainder: a pass is pool // batch batches.
+            whole = None if got.batch is None else max(size // got.batch, 1) * got.batch
+            shadows = [build_shadow(c, pool, start or 0, min(whole or size, size)) for c in configs]
         if int(got.task_ids.max()) >= shadows[0].pool_size:
             raise ValueError(
                 f"{path}: step {got.step} names prompt {int(got.task_ids.max())}, outside a "
@@ -324,12 +357,30 @@ def replay(
         for shadow in shadows:
             try:
                 lengths = None if got.lengths is None else got.lengths.reshape(-1)
-                shadow.observe(got.step, got.task_ids, r, n, lengths)
+                shadow.observe(t, got.task_ids, r, n, lengths)
             except ValueError as exc:
                 raise ValueError(f"{path}: step {got.step}: {exc}") from None
         if on_step is not None:
             on_step(shadows)
     return shadows
+
+
+_LIVE = {
+    "frontier": "frontier train --shadows {rule}",
+    "trl": "`shadows: [{rule}]` with `rollouts: full` in the TRL YAML "
+    "(FrontierConfig(shadows=['{rule}'], rollouts='full'))",
+    "verl": "`shadows: [{rule}]` in verl's sampler fields (trainer.v1.sampler.sampler_kwargs "
+    "or data.sampler.frontier), or SkyRL's frontier.shadows=[{rule}]",
+    "metrics": "",
+}
+"""How to run a rule as a live shadow, by the trainer whose log was given."""
+
+
+def _pool_refusal(what: str) -> str:
+    return (
+        f"{what} is more than the {MAX_POOL:,} prompts a replay holds; pass the run's "
+        "--pool-size (the prompts in its training pool)"
+    )
 
 
 def _format_of(path: str | os.PathLike[str], log_format: str | None) -> str:
@@ -353,12 +404,11 @@ def length_unit(
 
 def _read_steps(
     path: str | os.PathLike[str],
-    log_format: str | None,
+    fmt: str,
     rewards: Sequence[tuple[str, float]] | None,
     count: Callable[[str], int] | None = None,
 ) -> Iterator[RewardStep]:
     """The log's steps in frontier-rft's terms, whichever format it is."""
-    fmt = _format_of(path, log_format)
     if fmt == "frontier":
         if rewards:
             raise ValueError("--reward-column names a TRL log's columns; a rewards.jsonl has none")
@@ -369,41 +419,22 @@ def _read_steps(
             )
         yield from read_reward_log(Path(path) / REWARD_LOG if Path(path).is_dir() else path)
         return
-    steps, prompts = read_foreign_log(
-        path, fmt, max_bytes=MAX_LOG_BYTES, rewards=rewards, count=count or len
-    )
-    for t, (ids, r, lengths) in enumerate(steps):
-        yield RewardStep(t, prompts, None, ids, r, lengths)
+    steps, prompts = read_foreign_log(path, fmt, rewards=rewards, count=count or len)
+    batch = max(ids.size for _, ids, _, _ in steps)  # a step with unscored groups has fewer
+    for step, ids, r, lengths in steps:
+        yield RewardStep(step, prompts, None, ids, r, lengths, batch)
 
 
 def replay_table(shadows: Sequence[Shadow]) -> str:
     """Per rule and pass over the pool, and in total: rollouts saved, the share of the run's
     generated tokens saved ('-' where the log holds no lengths), groups left out, the share
     of those that were zero-variance, informative groups lost and their |advantage|."""
-    head = (
-        "| rule | pass | steps | rollouts | saved | saved share | tokens saved share "
-        "| skipped | screened out | precision | informative lost | abs(A) lost |"
-    )
-    lines = [head, "|---|---|" + "---:|" * 10]
-    for shadow in shadows:
-        for row in shadow.passes():
-            label = "all" if row["pass"] == 0 else str(int(row["pass"]))
-            cells = [shadow.name, label]
-            cells += [f"{row[k]:.0f}" for k in ("steps", "rollouts", "rollouts_saved")]
-            cells.append(_pct(row["rollouts_saved_share"]))
-            cells.append(_pct(row["tokens_saved_share"]))
-            cells += [f"{row[k]:.0f}" for k in ("skipped", "screened_out")]
-            cells.append(_pct(row["skip_precision"]))
-            cells.append(f"{row['informative_lost']:.0f}")
-            cells.append(_pct(row["abs_advantage_lost_share"]))
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return passes_table([(shadow.name, shadow.passes()) for shadow in shadows])
 
 
-def tokens_note(shadows: Sequence[Shadow], unit: str) -> str:
+def tokens_note(total: Mapping[str, float], unit: str) -> str:
     """What the table's token shares count: `unit` over which steps, or that the log holds
-    no completion lengths."""
-    total = shadows[0].passes()[-1]
+    no completion lengths; `total` is a rule's last `passes()` row (its whole run)."""
     steps, known = int(total["steps"]), int(total["token_steps"])
     if known == 0:
         return (
@@ -417,5 +448,44 @@ def tokens_note(shadows: Sequence[Shadow], unit: str) -> str:
     )
 
 
-def _pct(value: float) -> str:
-    return "-" if math.isnan(value) else f"{100 * value:.1f}%"
+# ---------------------------------------------------------------------------- a live run's summary
+def read_shadow_summary(
+    path: str | os.PathLike[str],
+) -> tuple[int, list[tuple[str, list[dict[str, float]]]]]:
+    """The last end-of-run summary of live shadows in a metrics log (the TRL adapter's
+    `frontier_metrics.jsonl`, integrations/shadows.py writes it): its step and, per rule,
+    its `Shadow.passes()` rows. A ValueError naming the file and the fix."""
+    file = Path(path) / "frontier_metrics.jsonl" if Path(path).is_dir() else Path(path)
+    fix = "give the frontier_metrics.jsonl of a TRL run with shadows that ran to its end"
+    regular_file(file, fix)
+    found: tuple[str, Any, Any] | None = None
+    with open(file, encoding="utf-8", errors="replace") as fh:
+        for where, record in jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=8):
+            if isinstance(record, dict) and SUMMARY_KEY in record:
+                found = where, record.get("step"), record[SUMMARY_KEY]
+    if found is None:
+        raise ValueError(
+            f"{file}: holds no end-of-run shadow summary (a run without shadows, cut short, or "
+            "written before the summary existed); its last curriculum/shadow/ metrics are the "
+            "run's figures so far"
+        )
+    where, step, summary = found
+    bad = ValueError(f"{where}: {SUMMARY_KEY} is not a summary of shadows' passes; {fix}")
+    if not isinstance(summary, dict) or not summary or not _int(step, 1 << 53):
+        raise bad
+    out = []
+    for name, rows in summary.items():
+        if not isinstance(rows, list) or not rows:
+            raise bad
+        parsed = []
+        for row in rows:
+            if not isinstance(row, dict) or set(row) != set(PASS_KEYS):
+                raise bad
+            values = {k: math.nan if v is None else v for k, v in row.items()}
+            if not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in values.values()
+            ):
+                raise bad
+            parsed.append({k: float(v) for k, v in values.items()})
+        out.append((str(name)[:80], parsed))
+    return step, out

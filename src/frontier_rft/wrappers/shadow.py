@@ -46,11 +46,14 @@ from frontier_rft.wrappers.wrapper_file import load_wrapper, save_wrapper
 
 __all__ = [
     "MAX_LENGTH",
+    "PASS_KEYS",
+    "SUMMARY_KEY",
     "Shadow",
     "ShadowConfig",
     "check_shadow_rules",
     "load_shadow_file",
     "parse_rule",
+    "passes_table",
     "save_shadow",
 ]
 
@@ -154,7 +157,13 @@ class Shadow:
     """One rule's decisions and what they would have cost, step by step beside a run."""
 
     def __init__(
-        self, config: ShadowConfig, selector: Selector | None, pool_size: int, *, seed: int = 0
+        self,
+        config: ShadowConfig,
+        selector: Selector | None,
+        pool_size: int,
+        *,
+        seed: int = 0,
+        pass_size: int | None = None,
     ):
         if not isinstance(config, ShadowConfig):
             raise ValueError(f"Shadow takes a ShadowConfig, got {type(config).__name__}")
@@ -176,8 +185,13 @@ class Shadow:
         self.config = config
         self.selector = selector
         self.pool_size = bounded_int(pool_size, "pool_size", lo=1)
+        self.pass_size = bounded_int(
+            self.pool_size if pass_size is None else pass_size, "pass_size", lo=1, hi=self.pool_size
+        )
+        """Prompts a pass over the pool draws: the pool, or less where the trainer drops each
+        epoch's remainder (TRL's, verl's: pool // batch batches)."""
         self.seed = bounded_int(seed, "seed", hi=MAX_SEED - 1)
-        self._positions = 0  # prompts the run drew so far: the pass is this / pool_size
+        self._positions = 0  # prompts the run drew so far: the pass is this / pass_size
         self._counts = np.zeros((0, len(_COUNTS)), dtype=np.int64)  # one row per pass
         self._signal = np.zeros((0, len(_SIGNAL)), dtype=np.float64)
         self._tokens = np.zeros((0, len(_TOKENS)), dtype=np.int64)
@@ -296,7 +310,7 @@ class Shadow:
 
     def _add(self, counts: I64, signal: F64, tokens: I64) -> None:
         """Add a step's counts to the row of the pass its first prompt falls in."""
-        index = self._positions // self.pool_size
+        index = self._positions // self.pass_size
         while self._counts.shape[0] <= index:
             self._counts = np.vstack([self._counts, np.zeros((1, len(_COUNTS)), np.int64)])
             self._signal = np.vstack([self._signal, np.zeros((1, len(_SIGNAL)))])
@@ -399,7 +413,7 @@ class Shadow:
             or np.any(tokens[:, 0] > counts[:, 0])
             or np.any(tokens[:, 2] > tokens[:, 1])
             or not (passes == 0) == (positions == 0)
-            or (passes > positions // self.pool_size + 1)
+            or (passes > positions // self.pass_size + 1)
         ):
             raise ValueError(f"{who} state: its passes do not match the prompts it counted")
         last = read_keys(state, "last", who, _LAST)
@@ -415,6 +429,58 @@ class Shadow:
         self._tokens, self._tokens_last = tokens, float(tokens_last)
         self._last = {k: float(v) for k, v in last.items()}
         self.seed = seed
+
+
+SUMMARY_KEY = "shadow_passes"
+"""The key of a metrics log's end-of-run record of live shadows: per rule, its passes()."""
+PASS_KEYS = (
+    "pass",
+    "steps",
+    "groups",
+    "rollouts",
+    "rollouts_saved",
+    "rollouts_saved_share",
+    "skipped",
+    "screened_out",
+    "left_out",
+    "skip_precision",
+    "informative_lost",
+    "abs_advantage_lost_share",
+    "token_steps",
+    "tokens",
+    "tokens_saved",
+    "tokens_saved_share",
+)
+"""The figures of a row of `Shadow.passes()`."""
+
+
+def passes_table(named: Sequence[tuple[str, Sequence[Mapping[str, float]]]]) -> str:
+    """Per rule (its name and `Shadow.passes()` rows) and pass over the pool, and in total:
+    rollouts saved, the share of the run's generated tokens saved ('-' where none were
+    counted), groups left out, the share of those that were zero-variance, informative
+    groups lost and their |advantage|. The replay's table, and a live run's at its end."""
+    head = (
+        "| rule | pass | steps | rollouts | saved | saved share | tokens saved share "
+        "| skipped | screened out | precision | informative lost | abs(A) lost |"
+    )
+    lines = [head, "|---|---|" + "---:|" * 10]
+    for name, rows in named:
+        for row in rows:
+            label = "all" if row["pass"] == 0 else str(int(row["pass"]))
+            cells = [name, label]
+            cells += [f"{row[k]:.0f}" for k in ("steps", "rollouts", "rollouts_saved")]
+            cells.append(_pct(row["rollouts_saved_share"]))
+            cells.append(_pct(row["tokens_saved_share"]))
+            cells += [f"{row[k]:.0f}" for k in ("skipped", "screened_out")]
+            cells.append(_pct(row["skip_precision"]))
+            cells.append(f"{row['informative_lost']:.0f}")
+            cells.append(_pct(row["abs_advantage_lost_share"]))
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
 def _share(part: float, whole: float) -> float:

@@ -791,7 +791,12 @@ class FrontierTrainerMixin:
             self.load_frontier_state(checkpoint)
             self._frontier_resuming = True
         try:
-            return super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
+            result = super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
+            if self.frontier_shadows.shadows and self.accelerator.is_main_process:
+                print(self.frontier_shadows.summary())  # the replay's table, read back by it
+                record = self.frontier_shadows.summary_record()
+                self._frontier_logger().log({}, step=int(self.state.global_step), **record)
+            return result
         finally:
             if self._frontier_jsonl is not None:
                 self._frontier_jsonl.close()

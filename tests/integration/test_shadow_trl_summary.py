@@ -1,0 +1,39 @@
+"""A TRL run's live shadows on the real tiny GRPOTrainer (CPU): at the end of train() the run
+prints the replay's table of its shadows and writes it to frontier_metrics.jsonl, where
+`frontier shadow replay` reads it back (docs/shadow.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+from test_trl_shadows import RULES, _run
+
+from frontier_rft.cli.main import main
+from frontier_rft.training.shadows import read_shadow_summary
+from frontier_rft.wrappers.shadow import passes_table
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+
+def test_the_end_of_a_run_prints_and_logs_the_replays_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trainer, _, _ = _run(tmp_path / "out", RULES)
+    trainer.train()
+    table = passes_table([(s.name, s.passes()) for s in trainer.frontier_shadows.shadows])
+    assert "| greso+screen2 | all |" in table
+    assert table in capsys.readouterr().out  # printed at the end of train()
+    metrics = tmp_path / "out" / "frontier_metrics.jsonl"
+    step, named = read_shadow_summary(metrics)
+    assert step == trainer.state.global_step and passes_table(named) == table
+    assert main(["shadow", "replay", str(metrics)]) == 0
+    assert table in capsys.readouterr().out
