@@ -8,12 +8,14 @@ Two ways a step spends less than uniform's B x n; they combine:
   the prompts it passes over are not rolled out and not replaced. S steps walk uniform's
   S x B prompts: the user's epochs and steps mean what they mean under uniform. (Selecting
   B kept prompts instead, `select(B)`, keeps every step's cost: the sampler `PassThrough`.)
-- **Screening** (`screen=k`, 0 < k < n; SPEED-RL's rule, arXiv 2506.09016): every prompt
-  of the step first gets k rollouts; a prompt whose k rewards are not all equal gets the
-  other n - k, and its group of n is trained; a group all equal after k is not continued
-  and not trained (its GRPO advantage is zero), its k rollouts counted. SPEED-RL screens
-  more prompts than a step trains and buffers the qualified ones to fill a full batch;
-  here a step screens its own B prompts, so the schedule stays uniform's.
+- **Screening** (`screen=k`, 0 < k < n; a k-of-n screen of our own, after SPEED-RL, arXiv
+  2506.09016): every prompt of the step first gets k rollouts; a prompt whose k rewards are
+  not all equal gets the other n - k, and its group of n is trained; a group all equal after
+  k is not continued and not trained (its GRPO advantage is zero), its k rollouts counted.
+  It is not SPEED-RL's shape (4+20 or 8+16 in groups of 24, screening on accuracy, a
+  screened prompt continued in the next generation call; no preset here): a step screens
+  its own B prompts on the reward and continues them at once, so the schedule stays
+  uniform's (docs/selectors/fewer_rollouts.md).
 
 The loss of a step that trains fewer than B groups (`loss_scale`):
 
@@ -70,8 +72,8 @@ class FewerRolloutsConfig:
     window); False: the selector's B prompts, every one rolled out (screening alone)."""
     screen: int = 0
     """Screening rollouts per prompt, k (0 = off, else 2 <= k < n): only a prompt whose k
-    rewards are not all equal gets the other n - k (SPEED-RL's rule; it screens with 4 of
-    8-24)."""
+    rewards are not all equal gets the other n - k (a k-of-n screen of our own, not
+    SPEED-RL's 4+20 or 8+16 of 24)."""
     loss_scale: Literal["batch", "kept"] = "batch"
     """'batch': a step's policy-gradient term scaled by groups trained / B (left-out groups
     count as the zero-advantage groups they were predicted to be; KL and entropy stay the
@@ -98,7 +100,7 @@ class FewerRolloutsConfig:
         if self.screen and not self.screen < group_size:
             raise ValueError(
                 f"screen {self.screen} must be below group_size {group_size}: a prompt is "
-                f"screened with k rollouts and continued with the other n - k (SPEED-RL: 4 of 8)"
+                f"screened with k rollouts and continued with the other n - k (e.g. 4 of 8)"
             )
 
 

@@ -181,7 +181,7 @@ class SamplerFlags:
     fewer_rollouts)."""
     screen: int = 0
     """Screening rollouts per prompt, k (0 = off): a prompt gets k rollouts first and the
-    other group_size - k only if its k rewards are not all equal (SPEED-RL's rule)."""
+    other group_size - k only if its k rewards are not all equal (a k-of-n screen, our own)."""
     loss_scale: str = "batch"
     """rollouts 'kept' or screening: a step that trains fewer than batch_size groups has its
     loss scaled by groups trained / batch_size ('batch': left-out groups count as zero-

@@ -2,7 +2,7 @@
 batches a run actually drew, at no cost and without changing the run (docs/shadow.md).
 
 A rule is a selector's skip (`greso`, `skip`: `Selector.keeps`, the keep rule of its
-`select_window`), screening with k of n rollouts (SPEED-RL's rule, as `FewerRollouts` runs
+`select_window`), screening with k of n rollouts (our own k-of-n screen, as `FewerRollouts` runs
 it), or both. Each step, before the step's rewards reach the rule, the shadow asks it which of
 the run's B prompts it would have rolled out; the run rolled out all of them, so the log shows
 what every left-out group turned out to be:
@@ -106,7 +106,7 @@ class ShadowConfig:
     """A selector that walks the data (greso, skip), whose skip is predicted ('' = none)."""
     screen: int = 0
     """Screening rollouts per prompt, k (0 = none): a group is left out when its first k
-    rewards are all equal (SPEED-RL's rule)."""
+    rewards are all equal (a k-of-n screen, our own)."""
 
     def __post_init__(self) -> None:
         check(

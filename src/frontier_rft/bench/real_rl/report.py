@@ -37,10 +37,12 @@ from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
 from frontier_rft.core.jsonsafe import dumps_strict
 
 __all__ = [
+    "LAST_SHARE",
     "ResultFiles",
     "effect_checks",
     "headline_json",
     "headline_lines",
+    "last_quarter_mean",
     "markdown_report",
     "summarize_runs",
     "write_json",
@@ -64,6 +66,19 @@ def _train_mean(run: Mapping[str, Any], key: str, lo: float = 0.0, hi: float = 1
     a, b = int(lo * len(rows)), max(int(hi * len(rows)), int(lo * len(rows)) + 1)
     vals = [r[key] for r in rows[a:b] if key in r and r[key] is not None]
     return float(np.nanmean(vals)) if vals else float("nan")
+
+
+LAST_SHARE = 0.25
+"""The share of a run's evaluations, its last, averaged beside the final one: a verdict that
+rests on one evaluation moves with it (by up to 0.02 between evaluations on the CPU testbed)."""
+
+
+def last_quarter_mean(scores: Sequence[float], share: float = LAST_SHARE) -> float:
+    """Mean of the last ceil(share x n) of a run's n evaluations (the final one included)."""
+    if not scores:
+        return float("nan")
+    k = max(1, math.ceil(share * len(scores)))
+    return float(np.mean(scores[-k:]))
 
 
 def summarize_runs(
@@ -161,6 +176,12 @@ def summarize_runs(
             k: mean_ci([by_seed[s]["final"][k] - base[s]["final"][k] for s in seeds])
             for k in finals
         }
+        row["last_quarter_pass1_minus_uniform"] = mean_ci(
+            [
+                last_quarter_mean(by_seed[s]["pass1"]) - last_quarter_mean(base[s]["pass1"])
+                for s in seeds
+            ]
+        )
         # Where the two spend different rollouts a step: at the smaller total of the pair.
         equal = [min(by_seed[s]["eval_rollouts"][-1], base[s]["eval_rollouts"][-1]) for s in seeds]
         row["pass1_minus_uniform_equal_rollouts"] = _diff_ci(

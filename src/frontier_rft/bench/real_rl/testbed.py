@@ -185,7 +185,7 @@ MAIN_ENTRIES = (
     BenchEntry(
         "dapo",
         "uniform",
-        note="3x oversampling, filter zero-variance groups",
+        note="DAPO's filter, mode fixed: 3x oversampling, top-ups 3x the open slots",
         dynamic_sampling="fixed",
     ),
 )
@@ -203,7 +203,7 @@ EFFECT_ENTRIES = (
         "greso-dapo",
         "greso",
         role="effect",
-        note="GRESO's own setting: its skip inside adaptively sized dynamic sampling",
+        note="greso inside adaptively sized dynamic sampling (not GRESO's own rounds)",
         dynamic_sampling="adaptive",
     ),
     BenchEntry(
@@ -302,7 +302,7 @@ EFFECT_ENTRIES = (
         "screen4",
         "uniform",
         role="effect",
-        note="uniform's prompts screened with 4 rollouts; the other 4 only where mixed (SPEED)",
+        note="our own k-of-n screen: 4 rollouts, the other 4 only where mixed (not SPEED-RL's)",
         fewer_rollouts={"screen": 4},
     ),
     BenchEntry(

@@ -119,7 +119,7 @@ class FrontierConfig:
     the settings allow it, else full with a warning saying why."""
     screen: int = 0
     """Screening completions per prompt, k (0 = off; below num_generations): a prompt gets k
-    first and the other num_generations - k only where its k rewards differ (SPEED-RL)."""
+    first and the other num_generations - k only where its k rewards differ (our k-of-n screen)."""
     loss_scale: Literal["batch", "kept"] = "batch"
     """rollouts kept or screen: a step training G of its B groups has its policy gradient
     scaled by G / B (batch: the left-out groups count as zero-advantage ones) or is the mean

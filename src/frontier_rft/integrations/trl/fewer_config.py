@@ -138,7 +138,7 @@ def fewer_problems(
     if screen and isinstance(n, int) and not screen < n:
         out.append(
             f"screen {screen} must be below num_generations {n}: a prompt is screened with "
-            "k completions and continued with the other num_generations - k (SPEED-RL: 4 of 8)"
+            "k completions and continued with the other num_generations - k (e.g. 4 of 8)"
         )
     return out
 
