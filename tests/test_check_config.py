@@ -502,7 +502,7 @@ def test_trl_frontier_keys_are_checked_without_torch(tmp_path: Path) -> None:
         "self_embeddings must be one of ('auto', 'on', 'off'), got 'sometimes'",
         "selector_config for 'sec': unknown option 'tua' (did you mean 'tau'?)",
         "no prompt column 'prompt': set prompt_column: COLUMN in the config file",
-        "--category_columns: no column 'sourc' (did you mean 'source'?)",
+        "category_columns: no column 'sourc' (did you mean 'source'?)",
         "reward function 'answer_match' reads column 'answer', which the data lacks",
     ):
         assert sum(phrase in line for line in found) == 1, (phrase, out)

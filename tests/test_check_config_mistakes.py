@@ -108,7 +108,7 @@ TRL_MISTAKES: list[tuple[str, dict[str, Any], str]] = [
     ("selector option misspelt", {"selector": "bots", "selector_config": {"lamda": 0.2}},
      "selector_config for 'bots': unknown option 'lamda' (did you mean 'lam'?)"),
     ("category column missing", {"selector": "sec", "category_columns": ["source"]},
-     "--category_columns: no column 'source'"),
+     "category_columns: no column 'source'"),
     ("prompt column missing", {"prompt_column": "question"}, "no prompt column 'question'"),
     ("local model path missing", {"model_name_or_path": "models/qwen7b"},
      "model_name_or_path models/qwen7b (resolved from"),

@@ -229,8 +229,9 @@ def data_problems(
         )
     if script or prompt == TRL_PROMPT:
         wanted = wanted[1:]  # the prompt column is reported above
-    flag = "--" if script else ""
-    out += [f"{flag}{p}" for p in column_problems(names, wanted, first_row)]
+    # Named as the config key (category_columns), as a YAML file, FrontierConfig and the
+    # command line (with --) all spell it: a YAML user read CLI flags here (issue 47).
+    out += column_problems(names, wanted, first_row)
     task_id = config.task_id_column if config is not None else "task_id"
     for name, func in (rewards or {}).items():
         out += _reward_call_problems(name, func, names, task_id)
