@@ -57,7 +57,7 @@ class Window:
 def test_config_problems_names_every_mistake_and_judges_values_together() -> None:
     assert config_problems(Window, {"lo": 5, "hi": 10}) == []  # lo alone would exceed hi=3
     assert config_problems(Window, {"lo": 5, "hi": 10, "step": 0, "stpe": 2}) == [
-        "unknown option 'stpe' (did you mean 'step'?)",
+        "unknown option 'stpe' (did you mean 'step'?); valid options: lo, hi, step",
         "step must be >= 1, got 0",
     ]
     # Each value passes alone; together they do not.

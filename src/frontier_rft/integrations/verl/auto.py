@@ -40,10 +40,10 @@ from frontier_rft.integrations.verl.config import (
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
 
 __all__ = [
+    "LENGTH_KEYS",
     "TRAINER",
     "VERL_DEFAULT_BATCH",
     "VERL_DEFAULT_EPOCHS",
-    "LENGTH_KEYS",
     "auto_rollouts",
     "kept_blockers",
     "length_problems",
