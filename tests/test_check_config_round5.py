@@ -345,3 +345,10 @@ def test_a_misspelt_data_file_gets_the_close_name(
             capsys, "trl", write(tmp_path, f"selector: skip\ndataset_files: [{given}]\n")
         )
         assert code == 1 and f"no such file {given!r}" in out and close in out, out
+
+
+def test_the_trl_page_says_how_check_config_counts_processes() -> None:
+    page = (REPO / "docs" / "integrations" / "trl.md").read_text(encoding="utf-8")
+    text = " ".join(page.split())
+    assert "counts `max_steps` on the processes you launch (`--processes N`" in text
+    assert "counts `max_steps` on one process" not in text
