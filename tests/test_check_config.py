@@ -57,7 +57,7 @@ class Window:
 def test_config_problems_names_every_mistake_and_judges_values_together() -> None:
     assert config_problems(Window, {"lo": 5, "hi": 10}) == []  # lo alone would exceed hi=3
     assert config_problems(Window, {"lo": 5, "hi": 10, "step": 0, "stpe": 2}) == [
-        "unknown option 'stpe' (did you mean 'step'?)",
+        "unknown option 'stpe' (did you mean 'step'?); valid options: lo, hi, step",
         "step must be >= 1, got 0",
     ]
     # Each value passes alone; together they do not.
@@ -502,7 +502,7 @@ def test_trl_frontier_keys_are_checked_without_torch(tmp_path: Path) -> None:
         "self_embeddings must be one of ('auto', 'on', 'off'), got 'sometimes'",
         "selector_config for 'sec': unknown option 'tua' (did you mean 'tau'?)",
         "no prompt column 'prompt': set prompt_column: COLUMN in the config file",
-        "--category_columns: no column 'sourc' (did you mean 'source'?)",
+        "category_columns: no column 'sourc' (did you mean 'source'?)",
         "reward function 'answer_match' reads column 'answer', which the data lacks",
     ):
         assert sum(phrase in line for line in found) == 1, (phrase, out)

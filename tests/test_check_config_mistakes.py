@@ -108,7 +108,7 @@ TRL_MISTAKES: list[tuple[str, dict[str, Any], str]] = [
     ("selector option misspelt", {"selector": "bots", "selector_config": {"lamda": 0.2}},
      "selector_config for 'bots': unknown option 'lamda' (did you mean 'lam'?)"),
     ("category column missing", {"selector": "sec", "category_columns": ["source"]},
-     "--category_columns: no column 'source'"),
+     "category_columns: no column 'source'"),
     ("prompt column missing", {"prompt_column": "question"}, "no prompt column 'question'"),
     ("local model path missing", {"model_name_or_path": "models/qwen7b"},
      "model_name_or_path models/qwen7b (resolved from"),
@@ -244,10 +244,15 @@ def test_check_config_says_what_rollouts_auto_will_be(
     ],
 )  # fmt: skip
 def test_check_config_counts_max_steps_in_epochs_over_a_parquet_files_rows(
-    workdir: Path, capsys: pytest.CaptureFixture[str], max_steps: int, said: str
+    workdir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    max_steps: int,
+    said: str,
 ) -> None:
     """max_steps x 64 completions x 2 accumulation steps / 8 generations = 16 prompts a step
     over the 40 rows the parquet file states, on one process (said)."""
+    monkeypatch.setenv("HF_HOME", str(workdir))  # no accelerate default config: 1 process
     pytest.importorskip("trl", reason="TRL's own keys are read from trl")
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa
@@ -259,7 +264,9 @@ def test_check_config_counts_max_steps_in_epochs_over_a_parquet_files_rows(
     code, out = check(capsys, "trl", config_file(workdir, change))
     (line,) = [line for line in out.splitlines() if line.startswith("  auto: ")]
     assert code == 0 and line.startswith(f"  {said}"), out
-    assert line.endswith("max_steps counted on one process (more processes make more epochs)")
+    assert line.endswith(
+        "max_steps counted on 1 process (none given: pass --processes N for a multi-GPU launch)"
+    )
 
 
 @pytest.mark.parametrize(("mistake", "change", "phrase"), TRL_MISTAKES + NEEDS_TRL,

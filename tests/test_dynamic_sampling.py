@@ -75,7 +75,7 @@ def test_dapo_is_no_longer_a_selector_and_says_how_to_get_it(tmp_path: Path) -> 
     header = bytes(arrays["__header__"]).decode().replace('"uniform"', '"dapo"', 1)
     arrays["__header__"] = np.frombuffer(header.encode(), dtype=np.uint8)
     np.savez(tmp_path / "dapo.npz", **arrays)
-    with pytest.raises(ValueError, match=r"wrapper now.*dynamic_sampling: true"):
+    with pytest.raises(ValueError, match=r"wrapper now.*dynamic_sampling: dapo"):
         load_selector(tmp_path / "dapo.npz")
 
 

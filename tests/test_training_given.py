@@ -262,5 +262,5 @@ def test_trainer_and_simulator_drive_the_same_sampler(
 
 
 def test_selector_dapo_in_a_config_says_how_to_get_it() -> None:
-    with pytest.raises(ValueError, match=r"wrapper now.*dynamic_sampling: true"):
+    with pytest.raises(ValueError, match=r"wrapper now.*dynamic_sampling: dapo"):
         dataclasses.replace(TEST_TRAIN, selector="dapo")

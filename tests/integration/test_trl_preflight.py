@@ -112,7 +112,7 @@ def test_column_mistakes_are_named_before_the_model_loads(
         in error
     )
     assert "(--prompt_column question on the command line) to the column" in error
-    assert "--category_columns: no column 'sourc' (did you mean 'source'?)" in error
+    assert "category_columns: no column 'sourc' (did you mean 'source'?)" in error
     error = script_error(
         capsys,
         [*base, "--prompt_column", "question", "--dataset_train_split", "trian"],

@@ -95,7 +95,13 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         names = [n.strip() for n in args.selectors.split(",") if n.strip()]
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise SystemExit(f"error: unknown entries {unknown}; choose from {sorted(known)}")
+            from frontier_rft.core.config import did_you_mean
+
+            hints = ", ".join(f"{n!r}{did_you_mean(n, known)}" for n in unknown[:20])
+            raise UsageError(
+                f"--selectors: unknown entr{'ies' if len(unknown) > 1 else 'y'} {hints}; "
+                f"entries: {', '.join(sorted(known))}"
+            )
         entries = [known[n] for n in names]
     else:
         entries = list(MAIN_ENTRIES) + (list(EFFECT_ENTRIES) if args.effects else [])

@@ -51,18 +51,60 @@ def as_assignments(tokens: list[str]) -> list[str]:
     return out
 
 
+EXAMPLES = {
+    "trl": "examples/trl/grpo_frontier.yaml",
+    "verl": "examples/verl/skip.yaml",
+    "skyrl": "docs/integrations/skyrl.md",
+}
+"""Where a user starts a config for each trainer (named when the file given is empty)."""
+
+
+def _processes(args: argparse.Namespace, overrides: list[str]) -> tuple[int | None, list[str]]:
+    """--processes N, given before the trainer or among the overrides after FILE (where
+    argparse's REMAINDER keeps it), and the overrides without it."""
+    count, rest, i = args.processes, [], 0
+    while i < len(overrides):
+        token = overrides[i]
+        key, sep, value = token.partition("=")
+        if key == "--processes":
+            if not sep:
+                i += 1
+                value = overrides[i] if i < len(overrides) else ""
+            count = _count(value)
+        else:
+            rest.append(token)
+        i += 1
+    return count, rest
+
+
+def _count(text: str) -> int:
+    """A --processes value: an int >= 1; UsageError otherwise."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise UsageError(
+            f"--processes {text!r}: give the number of training processes, an int >= 1 (8 for "
+            "one node of 8 GPUs)"
+        )
+    return int(text)
+
+
 def _cmd_check_config(args: argparse.Namespace) -> int:
     from frontier_rft.integrations.preflight import apply_overrides
 
+    processes, overrides = _processes(args, list(args.overrides))
     values: dict[str, Any] = load_yaml_file(args.file, label="check-config")
+    if not values:
+        raise UsageError(
+            f"check-config {args.file}: the file sets nothing; give the YAML file you launch "
+            f"{args.trainer} with (a start: {EXAMPLES[args.trainer]})"
+        )
     try:
-        apply_overrides(values, as_assignments(args.overrides))
+        apply_overrides(values, as_assignments(overrides))
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if args.trainer == "trl":
         from frontier_rft.integrations.trl.config_check import check_trl_config
 
-        report = check_trl_config(values)
+        report = check_trl_config(values, processes)
     elif args.trainer == "skyrl":
         from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 
@@ -71,6 +113,12 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
         from frontier_rft.integrations.verl.preflight import check_verl_config
 
         report = check_verl_config(values)
+    if args.trainer != "trl" and processes is not None:
+        batch = "data.train_batch_size" if args.trainer == "verl" else "trainer.train_batch_size"
+        report.notes.append(
+            f"--processes {processes} not used: {args.trainer}'s {batch} counts prompts over "
+            "all GPUs, so a run's length does not depend on how many there are"
+        )
     print(report.render(args.file))
     return 1 if report.problems else 0
 
@@ -84,6 +132,15 @@ def add_command(sub: Any) -> None:
         "a run: selector, its config and the metadata it needs, the adapter's fields, model "
         "path, logging backends, reward functions and reward_range, the held-out set, the "
         "data files' columns and task ids. Exit status 1 when there is something to fix.",
+    )
+    p.add_argument(
+        "--processes",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="TRL: the processes the run is launched on (accelerate launch --num_processes), "
+        "for the batch rule and a max_steps run's epochs (default: num_processes in "
+        "accelerate's default config file, else 1; also accepted after FILE)",
     )
     p.add_argument("trainer", choices=("trl", "verl", "skyrl"), help="whose config FILE is")
     p.add_argument("file", metavar="FILE.yaml", help="the YAML file you launch with")

@@ -12,7 +12,7 @@ import inspect
 from typing import Any
 
 from frontier_rft.cli.common import UsageError
-from frontier_rft.core.config import did_you_mean, field_docs
+from frontier_rft.core.config import SelectorConfig, did_you_mean, field_docs
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.auto_rollouts import keeps_full
 from frontier_rft.selectors import SELECTORS
@@ -37,14 +37,25 @@ def describe(name: str, full: bool) -> str:
     lines.append(f"  requires:     {_requires(cls)}")
     lines.append(f"  rollouts auto: {_auto(cls)}")
     if full:
-        docs = field_docs(cls.config_class)
-        lines.append("  config (make_selector(name, pool, KEY=VALUE), --set KEY=VALUE):")
-        defaults = cls.config_class()
-        fields = [(f.name, repr(getattr(defaults, f.name))) for f in dataclasses.fields(defaults)]
-        width = max(len(f"{k} = {v}") for k, v in fields)
-        for key, value in fields:
-            lines.append(f"    {f'{key} = {value}':<{width}}  {docs.get(key, '')}")
+        lines += _config_lines(cls)
     return "\n".join(lines)
+
+
+def _config_lines(cls: type[Selector]) -> list[str]:
+    """Every documented field of the selector's config with its default and its docstring on
+    one line, then its documented class constants (bounds such as min_keep_floor), marked
+    fixed: a user reads each rule the config checks against."""
+    docs = field_docs(cls.config_class)
+    defaults = cls.config_class()
+    names = [f.name for f in dataclasses.fields(defaults)]
+    rows = [(f"{k} = {getattr(defaults, k)!r}", docs.get(k, "")) for k in names]
+    shared = field_docs(SelectorConfig)  # the base's settings for its own checks (infinite_ok)
+    fixed = [k for k in docs if k not in names and k not in shared and not k.startswith("_")]
+    rows += [(f"{k} = {getattr(defaults, k)!r} (fixed)", docs[k]) for k in fixed]
+    width = max(len(left) for left, _ in rows)
+    out = ["  config (make_selector(name, pool, KEY=VALUE), --set KEY=VALUE):"]
+    out += [f"    {left:<{width}}  {' '.join(doc.split())}" for left, doc in rows]
+    return out
 
 
 def _summary(cls: type[Selector]) -> str:

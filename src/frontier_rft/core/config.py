@@ -216,8 +216,10 @@ def config_problems(
     names = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in fixed]
     unknown = [k for k in values if k not in names]
     # The closest name for the first 100 only: difflib per key made 50,000 keys cost seconds.
+    # The valid options once, on the first line: a key with no close name still has a fix.
     problems = [
         f"unknown option {k!r}{did_you_mean(k, names) if i < 100 else ''}"
+        + (f"; valid options: {', '.join(names)}" if i == 0 else "")
         for i, k in enumerate(unknown)
     ]
     given = {k: v for k, v in values.items() if k in names}

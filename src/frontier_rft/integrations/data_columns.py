@@ -26,6 +26,7 @@ __all__ = [
     "REMOTE_PREFIXES",
     "DataColumns",
     "local_rows",
+    "nearby",
     "read_data_columns",
     "read_parquet_ids",
 ]
@@ -89,6 +90,38 @@ def _jsonl_rows(path: Path) -> int | None:
         return None
 
 
+MAX_LISTED = 10_000
+"""Entries of a folder read to suggest a close file name (a folder may hold millions)."""
+
+
+def nearby(path: Path) -> str:
+    """' (did you mean 'data/train.jsonl'?)' for the file in `path`'s folder whose name is
+    closest to its name; where the folder itself is missing, the closest folder beside it.
+    '' when nothing is close or the folder cannot be listed (its first MAX_LISTED entries)."""
+    import difflib
+    import itertools
+    import os
+
+    folder = path.parent
+    try:
+        if not folder.is_dir():
+            upper = folder.parent if folder.parent.is_dir() else None
+            if upper is None:
+                return ""
+            with os.scandir(upper) as entries:
+                dirs = [e.name for e in itertools.islice(entries, MAX_LISTED) if e.is_dir()]
+            close = difflib.get_close_matches(folder.name, dirs, n=1)
+            hint = f"; did you mean {str(upper / close[0])!r}?" if close else ""
+            return f" (no folder {str(folder)!r}{hint})"
+        with os.scandir(folder) as entries:
+            files = [e.name for e in itertools.islice(entries, MAX_LISTED) if e.is_file()]
+    except OSError:
+        return ""
+    # 0.75, not difflib's 0.6: the shared suffix made x.jsonl "close" to train.jsonl
+    close = difflib.get_close_matches(path.name, files, n=1, cutoff=0.75)
+    return f" (did you mean {str(path.with_name(close[0]))!r}?)" if close else ""
+
+
 def read_data_columns(path: str | Path) -> DataColumns | str:
     """Columns of a json/jsonl/csv/parquet file from its first row or schema, or a sentence
     saying why they could not be read; a sentence starting 'no such file' means the path
@@ -99,7 +132,7 @@ def read_data_columns(path: str | Path) -> DataColumns | str:
         if not p.is_file():
             if p.exists():
                 return f"{shown}: not a file"
-            return f"no such file {shown!r} (resolved from {Path.cwd()})"
+            return f"no such file {shown!r} (resolved from {Path.cwd()}){nearby(p)}"
     except RuntimeError:  # from expanduser
         return f"no such file {shown!r} ({shown.split('/', 1)[0]}: no such user)"
     except (OSError, ValueError) as exc:

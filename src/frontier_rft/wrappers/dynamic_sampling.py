@@ -58,9 +58,10 @@ __all__ = [
 
 DAPO_MOVED = (
     "'dapo' is a wrapper now, not a selector: in code use "
-    "DynamicSampling(make_selector('uniform', pool, seed=s)) "
-    "(from frontier_rft import DynamicSampling); in a trainer config set dynamic_sampling: true "
-    "with selector: uniform (CLI: --selector uniform --dynamic-sampling)"
+    "DynamicSampling(make_selector('uniform', pool, seed=s), DynamicSamplingConfig.dapo()) "
+    "(from frontier_rft import DynamicSampling, DynamicSamplingConfig); in a TRL config set "
+    "dynamic_sampling: dapo with selector: uniform (frontier train: --selector uniform "
+    "--dynamic-sampling --dapo-round-rule dapo; frontier simulate: --dynamic-sampling dapo)"
 )
 """The message every former `dapo` entry point raises (make_selector, load_selector, configs)."""
 RETIRED_NAMES = {"dapo": DAPO_MOVED}

@@ -48,7 +48,11 @@ from frontier_rft.integrations.skyrl.config import (
     unknown_settings,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
-from frontier_rft.integrations.verl.preflight import POOL_OPTIONS, shadow_problems
+from frontier_rft.integrations.verl.preflight import (
+    POOL_OPTIONS,
+    group_size_problems,
+    shadow_problems,
+)
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
@@ -133,6 +137,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
         else None
     )
     group = dotted_get(config, GROUP_SIZE)
+    report.add(GROUP_SIZE, group_size_problems(group, GROUP_SIZE))
     report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
     _check_data(config, values, report)
     return report

@@ -19,9 +19,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import os
 from collections.abc import Mapping
 from dataclasses import fields
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
@@ -44,6 +46,7 @@ from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS, aut
 from frontier_rft.integrations.trl.fewer_config import config_file_problems as fewer_file_problems
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
+    batch_problems,
     data_problems,
     eval_problems,
     generation_problems,
@@ -58,7 +61,7 @@ from frontier_rft.integrations.trl.preflight import (
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
 from frontier_rft.selectors.registry import SELECTORS
 
-__all__ = ["NEAR_MISS", "check_trl_config"]
+__all__ = ["NEAR_MISS", "check_trl_config", "launch_processes"]
 
 MAX_SUGGESTIONS = 100
 """Unknown keys given a closest-name suggestion; the rest are named without one (difflib
@@ -97,10 +100,51 @@ def _trl_keys(kind: Any) -> set[str] | None:
     return {f.name for cls in classes for f in fields(cls)} | {"env"}  # env: TrlParser's
 
 
-def check_trl_config(values: Mapping[str, Any]) -> Report:
+def launch_processes(processes: int | None = None) -> tuple[int, str]:
+    """The processes a TRL run is launched on, and where that count comes from: `processes`
+    as given (check-config's --processes), else num_processes in accelerate's default config
+    file (what `accelerate launch` without --config_file reads), else 1 (`python -m`; an
+    `accelerate launch` with no config starts one process a GPU: give --processes)."""
+    if processes is not None:
+        return processes, "--processes"
+    found = _accelerate_default()
+    if found is not None:
+        return found
+    return 1, "none given: pass --processes N for a multi-GPU launch"
+
+
+def _accelerate_default() -> tuple[int, str] | None:
+    """(num_processes, where) from accelerate's default config file, where accelerate 1.x
+    looks for it ($HF_HOME/accelerate/default_config.yaml; HF_HOME defaults to
+    $XDG_CACHE_HOME/huggingface, then ~/.cache/huggingface); None: no such file, or no
+    positive num_processes in it. Read with the bounds of a config file."""
+    import yaml
+
+    from frontier_rft.core.yamlsafe import MAX_YAML_CHARS, load_yaml
+
+    cache = os.environ.get("XDG_CACHE_HOME", "~/.cache")
+    home = os.environ.get("HF_HOME") or os.path.join(cache, "huggingface")
+    try:
+        path = Path(home).expanduser() / "accelerate" / "default_config.yaml"
+        if not path.is_file():
+            return None
+        with open(path, encoding="utf-8") as fh:
+            data = load_yaml(fh.read(MAX_YAML_CHARS + 1))
+    except (OSError, RuntimeError, ValueError, yaml.YAMLError):
+        return None  # unreadable: counted as none given
+    n = data.get("num_processes") if isinstance(data, dict) else None
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        return None
+    return n, f"num_processes in {path}, accelerate launch's default config; --processes overrides"
+
+
+def check_trl_config(values: Mapping[str, Any], processes: int | None = None) -> Report:
     """Every mistake in a TRL YAML file's values that can be found without a model (see the
-    module); relative paths are read from the working directory, as the script reads them."""
+    module); relative paths are read from the working directory, as the script reads them.
+    `processes`: the processes the run is launched on (`launch_processes` when None), which
+    the batch rule and a max_steps run's length in epochs depend on."""
     report = Report()
+    count, source = launch_processes(processes)
     ours = {f.name for f in fields(FrontierConfig)}
     script_keys = {f.name for f in fields(FrontierScriptArguments)}
     frontier = {k: v for k, v in values.items() if k in ours}
@@ -125,6 +169,7 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))
     report.add("", generation_problems(values))
+    report.add("", batch_problems(values, count, source))
     report.add("", strategy_problems(values))
     # Every check below runs whatever else is wrong: a refused option is read at its default
     # (FrontierConfig's own check above names it) and only the checks that read it wait.
@@ -144,7 +189,7 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
         ),
     )
     files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
-    report.choices += _auto_rollouts_choice(frontier, values, files)
+    report.choices += _auto_rollouts_choice(frontier, values, files, count, source)
     report.add(
         "",
         eval_problems(
@@ -164,11 +209,12 @@ def check_trl_config(values: Mapping[str, Any]) -> Report:
 
 
 def _auto_rollouts_choice(
-    frontier: Mapping[str, Any], values: Mapping[str, Any], files: Any
+    frontier: Mapping[str, Any], values: Mapping[str, Any], files: Any, processes: int, source: str
 ) -> list[str]:
-    """What `rollouts: auto` (the default) will mean for this file, as the trainer decides
-    it (`fewer_config.auto_rollouts`; the TRL version's seam is checked at start-up): one
-    line, none when rollouts is set otherwise or the selector is unknown."""
+    """What `rollouts: auto` (the default) will mean for this file on `processes` (counted
+    from `source`), as the trainer decides it (`fewer_config.auto_rollouts`; the TRL
+    version's seam is checked at start-up): one line, none when rollouts is set otherwise
+    or the selector is unknown."""
     name = frontier.get("selector", FrontierConfig.selector)
     if frontier.get("rollouts", "auto") != "auto" or not isinstance(name, str):
         return []  # FrontierConfig names a wrong type
@@ -185,10 +231,12 @@ def _auto_rollouts_choice(
         shadows=frontier.get("shadows"),
         columns=data.names if isinstance(data, DataColumns) else [],
         rows=partial(local_rows, files),
+        processes=processes,
     )
     steps = values.get("max_steps", -1)
-    one = isinstance(steps, int) and steps > 0 and "the run is" in why
-    counted = "; max_steps counted on one process (more processes make more epochs)" * one
+    on = isinstance(steps, int) and steps > 0 and "the run is" in why
+    many = f"{processes} process{'es' * (processes != 1)}"
+    counted = f"; max_steps counted on {many} ({source})" * on
     if mode == "kept":
         unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
         return [

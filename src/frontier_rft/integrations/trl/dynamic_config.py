@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.config import config_from_dict
+from frontier_rft.core.config import config_from_dict, config_problems
 from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSamplingConfig
 
 __all__ = [
@@ -119,15 +119,13 @@ def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSa
         "max_surplus": 0,
         "max_staleness": 1,
     }
+    # Every refused option and value at once (config_problems), not the first one only.
+    found = config_problems(DynamicSamplingConfig, values, fixed=fixed)
+    problems += [f"dynamic_sampling_config: {p}" for p in found]
     config = None
-    try:
+    if not found:
         config = config_from_dict(
             DynamicSamplingConfig, values, what="dynamic_sampling_config", fixed=fixed
-        )
-    except (TypeError, ValueError) as exc:
-        text = " ".join(str(exc).split())
-        problems.append(
-            text if text.startswith("unknown option") else f"dynamic_sampling_config: {text}"
         )
     if mode == "off" and overrides and not problems:  # (a refused mode reads as off here)
         problems.append(

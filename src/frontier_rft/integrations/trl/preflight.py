@@ -12,6 +12,8 @@ no TRL: they run before anything slow.
   [0, 1] make `reward_range` required (docs/integrations/trl.md, "Several reward functions").
 - `eval_problems`: an evaluation asked for with no held-out set, or a held-out set never read.
 - `generation_problems`: fewer than two generations per prompt (no advantage to compute).
+- `batch_problems`: batch sizes that are no whole numbers, and a generation batch that is no
+  whole number of prompt groups on the run's processes (TRL 1.16's own rule).
 - `strategy_problems`: an unquoted `eval_strategy: no`, which YAML reads as false.
 
 `check_trl_config` (trl/config_check.py) runs all of these on a YAML file's values.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import math
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -38,7 +41,9 @@ from frontier_rft.model_dirs import looks_local, model_dir_problem
 __all__ = [
     "POOL_OPTIONS",
     "REPORT_TO_PACKAGES",
+    "TRL_BATCH_DEFAULTS",
     "TRL_REWARD_ARGUMENTS",
+    "batch_problems",
     "data_problems",
     "eval_problems",
     "eval_wanted",
@@ -224,8 +229,9 @@ def data_problems(
         )
     if script or prompt == TRL_PROMPT:
         wanted = wanted[1:]  # the prompt column is reported above
-    flag = "--" if script else ""
-    out += [f"{flag}{p}" for p in column_problems(names, wanted, first_row)]
+    # Named as the config key (category_columns), as a YAML file, FrontierConfig and the
+    # command line (with --) all spell it: a YAML user read CLI flags here (issue 47).
+    out += column_problems(names, wanted, first_row)
     task_id = config.task_id_column if config is not None else "task_id"
     for name, func in (rewards or {}).items():
         out += _reward_call_problems(name, func, names, task_id)
@@ -321,6 +327,97 @@ def generation_problems(values: Mapping[str, Any]) -> list[str]:
         "compares each prompt's completions with each other (with one there is nothing to "
         "compare, every advantage is 0); TRL's default is 8"
     ]
+
+
+TRL_BATCH_DEFAULTS = {
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "per_device_eval_batch_size": 8,
+    "steps_per_generation": None,
+    "generation_batch_size": None,
+    "num_iterations": 1,
+    "max_steps": -1,
+}
+"""The TRL settings that size a step or a run (TRL 1.16 GRPOConfig / RLOOConfig, transformers'
+TrainingArguments defaults when absent; None: derived by TRL). Each is a whole number."""
+
+
+def _whole(value: Any) -> Any:
+    """`value` as TRL's parser reads an int setting (a string of digits converted)."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+def batch_problems(values: Mapping[str, Any], processes: int, counted: str) -> list[str]:
+    """What TRL 1.16's GRPOConfig / RLOOConfig `__post_init__` refuses after the model loads,
+    found now: a batch setting that is no whole number (8.5, a word), both
+    generation_batch_size and steps_per_generation, a generation_batch_size that is no
+    multiple of the global batch, and a generation batch (per_device_train_batch_size x
+    `processes` x steps_per_generation, which defaults to gradient_accumulation_steps) or an
+    evaluation batch that is no whole number of prompt groups (num_generations each).
+    `counted`: where the process count came from, said in the message."""
+    got = {k: _whole(values.get(k, d)) for k, d in TRL_BATCH_DEFAULTS.items()}
+    out = []
+    for key, value in got.items():
+        if value is None and TRL_BATCH_DEFAULTS[key] is None:
+            continue
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if not whole or (value < 1 and key != "max_steps"):
+            least = "an int (-1: num_train_epochs decides)" if key == "max_steps" else "an int >= 1"
+            out.append(f"{key} must be {least}, got {shown(values.get(key))}: TRL counts it whole")
+    n = _whole(values.get("num_generations", 8))
+    if out or isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        return out  # generation_problems names a bad num_generations
+    per, gen, spg = (
+        got["per_device_train_batch_size"],
+        got["generation_batch_size"],
+        got["steps_per_generation"],
+    )
+    procs = f"{processes} process{'es' * (processes != 1)} ({counted})"
+    if gen is not None and spg is not None:
+        return [
+            "generation_batch_size and steps_per_generation are both set; TRL refuses that: "
+            "keep one of them"
+        ]
+    if gen is not None and gen % (per * processes):
+        step = math.lcm(per * processes, n)
+        return [
+            f"generation_batch_size {gen} must be a multiple of per_device_train_batch_size "
+            f"{per} x {procs}, as TRL requires: set generation_batch_size: "
+            f"{max(step, gen // step * step)}"
+        ]
+    if gen is None:
+        name = "steps_per_generation" if spg is not None else "gradient_accumulation_steps"
+        spg = got["gradient_accumulation_steps"] if spg is None else spg
+        gen = per * processes * spg
+        if gen % n:
+            unit = n // math.gcd(n, processes * spg)
+            fix = -(-per // unit) * unit
+            sizes = [d for d in range(min(gen, n), 1, -1) if gen % d == 0][:3]
+            other = f" (or num_generations: {' / '.join(map(str, sizes))})" * bool(sizes)
+            out.append(
+                f"per_device_train_batch_size {per} x {procs} x {name} {spg} makes "
+                f"a generation batch of {gen} completions, not a whole number of groups of "
+                f"num_generations {n} (TRL refuses it after the model loads): set "
+                f"per_device_train_batch_size: {fix}{other}"
+            )
+    elif gen % n:
+        out.append(
+            f"generation_batch_size {gen} is not a whole number of groups of num_generations "
+            f"{n}, as TRL requires: set generation_batch_size: {math.lcm(per * processes, n)}"
+        )
+    n_eval = _whole(values.get("num_generations_eval")) or n
+    per_eval = got["per_device_eval_batch_size"]
+    wanted = eval_wanted(values.get("eval_strategy", "no"), values.get("eval_on_start"))
+    if wanted and isinstance(n_eval, int) and n_eval > 0 and (per_eval * processes) % n_eval:
+        unit = n_eval // math.gcd(n_eval, processes)
+        out.append(
+            f"per_device_eval_batch_size {per_eval} x {procs} is not a whole number of groups "
+            f"of {n_eval} generations (TRL refuses it): set per_device_eval_batch_size: "
+            f"{-(-per_eval // unit) * unit}"
+        )
+    return out
 
 
 STRATEGY_KEYS = ("eval_strategy", "save_strategy", "logging_strategy")

@@ -117,9 +117,47 @@ def reward_source(dotted: str, cwd: str | os.PathLike[str] | None = None) -> Rew
     """The function `dotted` (`module.function`) as the `trl.grpo` script would import it,
     from `cwd` (default: the working directory) first, then sys.path; read, not run."""
     folder = os.fspath(cwd) if cwd is not None else os.getcwd()
-    module, _, name = dotted.rpartition(".")
     shown = f"reward function {dotted!r}"
+    file, colon, function = dotted.rpartition(":")
+    if colon and file.endswith(".py"):  # the last ':' after .py: C:/x.py:f keeps its drive
+        return _file_and_function(file, function, shown, folder)
+    module, _, name = dotted.rpartition(".")
     return _find(module, name, shown, folder, hops=0)
+
+
+def _file_and_function(file: str, function: str, shown: str, folder: str) -> RewardSource:
+    """A reward function named FILE.py:FUNCTION, which neither this script nor TRL's imports
+    (both take a dotted path): a problem naming the file and the function, with the dotted
+    path to write where the file is under `folder`."""
+    path = Path(folder, file).expanduser()
+    try:
+        relative = path.resolve().relative_to(Path(folder).resolve()).with_suffix("")
+    except (OSError, RuntimeError, ValueError):  # outside the folder: no dotted path to it
+        relative = None
+    dotted = ".".join(relative.parts) if relative is not None else ""
+    importable = dotted and all(part.isidentifier() for part in dotted.split("."))
+    fix = (
+        f"write reward_funcs: [{dotted}.{function}] (a dotted import path, run from {folder})"
+        if importable
+        else f"move {Path(file).name} into {folder} and write reward_funcs: "
+        f"[{Path(file).stem}.{function}] (a dotted import path)"
+    )
+    named = f"file {file}, function {function!r}"
+    try:
+        tree = parsed(path) if path.is_file() else None
+    except (OSError, UnicodeDecodeError, ValueError, SyntaxError):
+        tree = None  # the dotted path's own check reads it again and says why
+    if not path.is_file():
+        return RewardSource(problem=f"{shown} ({named}): no such file {str(path)!r}")
+    if tree is not None and _defined(tree, function) is None and not _open(tree):
+        bound = sorted(set(_top_level_names(tree)))
+        hint = did_you_mean(function, bound)
+        return RewardSource(path, problem=f"{shown}: {path} defines no {function!r}{hint}")
+    return RewardSource(
+        path,
+        problem=f"{shown} ({named}): the script imports a reward function by its dotted path, "
+        f"not FILE:FUNCTION: {fix}",
+    )
 
 
 def _find(module: str, name: str, shown: str, folder: str, hops: int) -> RewardSource:

@@ -27,7 +27,7 @@ from frontier_rft.integrations.auto_rollouts import (
     resolve_auto,
 )
 from frontier_rft.integrations.data_columns import local_rows
-from frontier_rft.integrations.preflight import dotted_get
+from frontier_rft.integrations.preflight import dotted_get, shown
 from frontier_rft.integrations.verl.config import (
     KEPT_NEEDS_SYNC,
     KEPT_NEEDS_V1,
@@ -40,11 +40,13 @@ from frontier_rft.integrations.verl.config import (
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
 
 __all__ = [
+    "LENGTH_KEYS",
     "TRAINER",
     "VERL_DEFAULT_BATCH",
     "VERL_DEFAULT_EPOCHS",
     "auto_rollouts",
     "kept_blockers",
+    "length_problems",
     "resolved",
     "verl_planned_epochs",
 ]
@@ -59,13 +61,44 @@ VERL_DEFAULT_EPOCHS = 30
 """verl's trainer.total_epochs when a config leaves it out (0.9.1)."""
 
 
+LENGTH_KEYS = {
+    "trainer.total_epochs": "a positive int (verl's default 30)",
+    "trainer.total_training_steps": "a positive int, or null for every epoch's steps",
+    "data.train_max_samples": "an int (-1, verl's default: every row)",
+}
+"""The verl settings that set a run's length, and what verl accepts for each."""
+
+
+def length_problems(config: Mapping[str, Any]) -> list[str]:
+    """The settings of LENGTH_KEYS in verl config `config` that verl cannot take, one line
+    each with the fix: a word, a fraction, .inf or NaN where verl counts in whole epochs,
+    steps and rows (verl's range() and slicing fail on them after Ray starts). An
+    interpolation and an unset key are left to verl."""
+    out = []
+    for key, wanted in LENGTH_KEYS.items():
+        value = dotted_get(config, key)
+        if value is None or _interpolated(value):
+            continue
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        positive = key != "data.train_max_samples"
+        if whole and (value > 0 or not positive or (key.endswith("steps") and value == -1)):
+            continue
+        example = {"trainer.total_epochs": 2, "trainer.total_training_steps": 500}.get(key, -1)
+        out.append(f"{key} must be {wanted}, got {shown(value)}: set {key}: {example}")
+    return out
+
+
 def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
     """Passes over the prompts verl config `config` plans (`auto_rollouts.planned_epochs`):
     trainer.total_epochs, or fewer where trainer.total_training_steps ends the run first
     (steps of data.train_batch_size prompts over the rows of data.train_files, at most
     data.train_max_samples). None where that needs rows this cannot count (remote, neither
-    parquet nor JSON lines, `data_columns.local_rows`) or a value is not a number (an
-    interpolation)."""
+    parquet nor JSON lines, `data_columns.local_rows`) or a value is an interpolation.
+    ValueError, one line naming the setting and its fix, for a length verl cannot take
+    (`length_problems`: .inf, a fraction, a word)."""
+    problems = length_problems(config)
+    if problems:
+        raise ValueError("; ".join(problems))
     epochs = dotted_get(config, "trainer.total_epochs")
     steps = dotted_get(config, "trainer.total_training_steps")
     batch = dotted_get(config, "data.train_batch_size")
@@ -73,7 +106,7 @@ def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
     def rows() -> int | None:
         counted = local_rows(dotted_get(config, "data.train_files"))
         cap = dotted_get(config, "data.train_max_samples")
-        return min(counted, int(cap)) if counted is not None and positive_number(cap) else counted
+        return min(counted, cap) if counted is not None and positive_number(cap) else counted
 
     return planned_epochs(
         VERL_DEFAULT_EPOCHS if epochs is None else epochs,

@@ -34,7 +34,12 @@ from frontier_rft.integrations.preflight import (
     selector_problems,
     shown,
 )
-from frontier_rft.integrations.verl.auto import TRAINER, auto_rollouts, kept_blockers
+from frontier_rft.integrations.verl.auto import (
+    TRAINER,
+    auto_rollouts,
+    kept_blockers,
+    length_problems,
+)
 from frontier_rft.integrations.verl.config import (
     BATCH_SIZE_NOT_READ,
     DYNAMIC_SAMPLING_ON_VERL,
@@ -53,6 +58,7 @@ __all__ = [
     "V1_BUFFERS",
     "V1_PATH",
     "check_verl_config",
+    "group_size_problems",
     "shadow_problems",
 ]
 
@@ -113,7 +119,10 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     if values.get("rollouts") == "kept":
         loss_scale = values.get("loss_scale", VerlSamplerConfig.loss_scale)
         report.add(section, kept_blockers(config, legacy=legacy, loss_scale=loss_scale))
-    report.choices += _auto_choice(config, values, skipped, legacy=legacy)
+    lengths = length_problems(config)
+    report.add("", lengths)
+    if not lengths:  # the run's length decides auto: unknown until those are fixed
+        report.choices += _auto_choice(config, values, skipped, legacy=legacy)
     if values.get("rollouts") != "full" and dotted_get(config, "algorithm.adv_estimator") is None:
         report.notes.append(
             f"algorithm.adv_estimator: not set here (verl's default, {VERL_DEFAULT_ESTIMATOR}, "
@@ -121,6 +130,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
         )
     filtered = dotted_get(config, "algorithm.filter_groups.enable") is True
     group = "actor_rollout_ref.rollout.n"
+    report.add(group, group_size_problems(dotted_get(config, group), group))
     refusal = SHADOWS_WITH_FILTER_GROUPS if filtered else None
     report.add(
         section, shadow_problems(values.get("shadows"), dotted_get(config, group), group, refusal)
@@ -210,6 +220,20 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
          f"{V1_PATH} and .name: {V1_BUFFERS['sync']} (verl 0.9, docs/integrations/verl.md)"],
     )  # fmt: skip
     return None
+
+
+def group_size_problems(size: Any, key: str) -> list[str]:
+    """A trainer's rollouts per prompt (`size`, its setting `key`; None: not set here, the
+    trainer's default) below 2 or not an int: a group of one reward has no spread, so every
+    selector learns nothing from it and a group-relative advantage is 0."""
+    if size is None or _interpolated(size):
+        return []
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 2:
+        return []
+    return [
+        f"must be an int >= 2 (a group needs two rollouts to compare), got {shown(size)}: "
+        f"set {key}: 8"
+    ]
 
 
 def shadow_problems(rules: Any, group: Any, group_name: str, refusal: str | None) -> list[str]:
