@@ -8,6 +8,7 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +93,11 @@ def run_and_report(
     out: Path,
     scenario: ScenarioConfig | None = None,
     extra: dict[str, Any] | None = None,
+    after: Callable[[dict[str, Any]], str] | None = None,
 ) -> int:
     """Run `entries` on `scenario` (default: --scenario with --scenario-set), print the
-    table, write results.json (plus `extra`'s keys), records.csv and the report under `out`."""
+    table (and `after(results)` below it), write results.json (plus `extra`'s keys),
+    records.csv and the report under `out`."""
     check_counts(args)
     try:
         if scenario is None:
@@ -135,6 +138,8 @@ def run_and_report(
     print(format_summary_table(results))
     if any(r.get("fewer_rollouts") for r in results["runs"]):
         print("\n" + rollouts_table(results))
+    if after is not None:
+        print("\n" + after(results))
     try:
         from frontier_rft.reporting import write_report
 
