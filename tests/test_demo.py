@@ -74,3 +74,14 @@ def test_the_demo_prints_what_the_default_saves_labelled_simulated(
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["advice"] == last and results["settings"]["steps"] == 6
     assert "ETR ↑" not in out and "ETR = effective task ratio" in out
+
+
+def test_the_committed_demo_output_is_todays() -> None:
+    """benchmarks/results/demo.md is `frontier demo`'s output: its command at the top, and
+    its closing paragraph the one the code words today (issue 63: it quoted 11 epochs)."""
+    page = (Path(__file__).resolve().parents[1] / "benchmarks/results/demo.md").read_text()
+    assert "Command: `frontier demo`" in page.splitlines()[2]
+    text = page.split("```text\n", 1)[1].split("\n```", 1)[0]
+    assert text.splitlines()[-1] == demo.closing(demo.default_choice(demo.DEMO_EPOCHS))
+    assert text.startswith(f"frontier demo ({demo.SIMULATED})")
+    assert f"\n{demo.SIMULATED}: what the default saves on a run of 2 epochs" in text

@@ -101,10 +101,13 @@ def savings_table(results: dict[str, Any], choice: AutoChoice) -> str:
     score = _paired(results, choice.label, "score")
     ratio, diff = rollouts[:, 0] / rollouts[:, 1], score[:, 0] - score[:, 1]
     seeds = len(s["seeds"])
+    learner = results.get("scenario") or {}
+    pool = (learner.get("config") or {}).get("num_tasks", 0)
     head = (
         f"{SIMULATED}: what the default saves on a run of {choice.epochs:g} epochs (the "
-        f"simulated learner, {s['steps']} steps of {s['batch']} prompts x {s['rollouts']} "
-        f"rollouts, the same steps for both; mean ± std over {seeds} paired seeds).\n"
+        f"simulated learner {learner.get('name', '?')!r}, {pool:,} "
+        f"prompts, {s['steps']} steps of {s['batch']} prompts x {s['rollouts']} rollouts, the "
+        f"same steps for both; mean ± std over {seeds} paired seeds).\n"
         f"The default: selector {choice.selector}, rollouts auto, which on this run is "
         f"{choice.mode}: {choice.why}.\n"
     )
