@@ -18,10 +18,19 @@ from frontier_rft.progress import progress_bar
 from frontier_rft.simulation.runner import Entry, parse_given
 from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
 
-__all__ = ["MAX_SEEDS", "check_counts", "given_line", "rollouts_table", "run_and_report"]
+__all__ = [
+    "MAX_SEEDS",
+    "MAX_STEPS",
+    "check_counts",
+    "given_line",
+    "rollouts_table",
+    "run_and_report",
+]
 
 MAX_SEEDS = 10_000
 """Most seeds one command runs (each is a full run per selector)."""
+MAX_STEPS = 10_000_000
+"""Most steps one simulated run takes (days of CPU already; a larger count is a typo)."""
 
 
 def _advance(bar: Any, note: str) -> None:
@@ -58,6 +67,10 @@ def check_counts(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be >= 0 (numpy seeds are non-negative), got {args.seed}")
     if args.seeds > MAX_SEEDS:
         raise UsageError(f"--seeds must be at most {MAX_SEEDS}, got {args.seeds}")
+    if args.steps > MAX_STEPS:
+        raise UsageError(
+            f"--steps must be at most {MAX_STEPS:,}, got a {len(str(args.steps))}-digit number"
+        )
 
 
 def _check_out(out: Path) -> None:
