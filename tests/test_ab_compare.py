@@ -21,9 +21,11 @@ def write_run(
     per_eval: int = 32,
     name: str = "frontier_metrics.jsonl",
     distinct_step: int = 3,
+    epochs: float | None = None,
 ) -> Path:
     """A TRL adapter's log: training records, and an evaluation every 10 steps carrying
-    the rollouts delivered and the distinct prompts trained so far."""
+    the rollouts delivered and the distinct prompts trained so far (and, given `epochs`,
+    TRL's epoch, reaching `epochs` at the last)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for i, score in enumerate(scores):
@@ -32,7 +34,8 @@ def write_run(
                   "curriculum/tasks/distinct_trained": i * distinct_step}  # fmt: skip
         if step:
             lines.append({"step": step, "loss": 0.1, **budget})
-        lines.append({"step": step, "eval_reward": score, "eval_loss": 0.0, **budget})
+        epoch = {} if epochs is None else {"epoch": epochs * i / (len(scores) - 1)}
+        lines.append({"step": step, "eval_reward": score, "eval_loss": 0.0, **budget, **epoch})
     (folder / name).write_text("".join(json.dumps(r) + "\n" for r in lines))
     return folder
 
@@ -180,7 +183,7 @@ def test_identical_arms_are_flagged_with_why(tmp_path: Path) -> None:
     assert result.identical
     assert result.verdict == "Not judged: the arms are identical (B chose what A chose)."
     text = result.table()
-    assert "Passes over the pool by the end: A 0.12, B 0.12." in text
+    assert "Passes over the pool by the end (groups fed back / pool size): A 0.12, B 0.12." in text
     assert "The arms are identical" in text and "B made 0.12 passes" in text
     assert "docs/ab_test.md" in text
 
@@ -204,3 +207,74 @@ def test_a_short_run_that_differs_is_judged_and_its_passes_said(tmp_path: Path) 
         write_run(tmp_path / "a", [0.1, 0.2]), write_run(tmp_path / "b", [0.1, 0.3])
     )
     assert "Passes" not in plain.table()
+
+
+def test_a_kept_arm_is_compared_at_equal_rollouts_and_final_against_final(
+    tmp_path: Path,
+) -> None:
+    """Issue 63: a kept arm reaches uniform's last step with fewer rollouts, so at equal
+    rollouts uniform is read at 75% of its schedule; the evidence for kept is final
+    against final. Both are shown, labelled, and its passes are the trainer's epochs (2,
+    as check-config's auto counts them), not the groups fed back (1.5): no "short" note."""
+    for seed in range(3):
+        a = write_run(tmp_path / "uniform" / f"s{seed}", [0.1, 0.2, 0.3, 0.4, 0.5], epochs=2.0)
+        _with_passes(a, 128, 64)
+        b = write_run(
+            tmp_path / "skip" / f"s{seed}", [0.1, 0.2, 0.3, 0.4, 0.5 - 0.01 * (seed + 1)],
+            per_eval=24, epochs=2.0,
+        )  # fmt: skip
+        _with_passes(b, 96, 64)  # 3/4 of uniform's prompts rolled out
+    result = compare_arms(tmp_path / "uniform", tmp_path / "skip")
+    assert result.budget == 96  # skip's last evaluation: uniform at 3/4 of its schedule
+    assert result.difference == pytest.approx(0.48 - 0.4)
+    text = result.table()
+    assert "At 96 rollouts, the most every run reached" in text
+    assert (
+        "Final against final, each run's last evaluation (the same steps where both arms ran "
+        "one schedule, as with rollouts: kept), held-out eval_reward (mean over 3 seeds): "
+        "A (uniform) 0.5000 at 128 rollouts, B (skip) 0.4800 at 96 rollouts (0.75x A's), "
+        "B - A -0.0200."
+    ) in text
+    assert "\nAt equal rollouts: B is above A beyond the seed-to-seed noise" in text
+    assert "\nFinal against final: B is below A beyond the seed-to-seed noise" in text
+    assert "Passes over the pool by the end (the trainer's epoch, as num_train_epochs and " \
+        "check-config count it): A 2.00, B 2.00." in text  # fmt: skip
+    assert "shorter than about 2" not in text
+
+
+def test_the_passes_agree_with_check_configs_auto() -> None:
+    """The A/B's count of passes is the trainer's epoch: the number `planned_epochs`
+    (check-config's and the adapters' `auto`) gives the same run."""
+    from frontier_rft.bench.real_rl.ab import EPOCH_KEY
+    from frontier_rft.integrations.auto_rollouts import planned_epochs
+
+    # 64 prompts, 16 steps of 8 new prompts: 2 epochs, whatever share a kept step rolled out
+    assert planned_epochs(3, steps=16, prompts_per_step=8, rows=64) == 2.0
+    assert EPOCH_KEY == "epoch"  # the key transformers' Trainer.log adds to every record
+
+
+def test_without_matplotlib_the_verdict_prints_and_the_figure_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 63: after a plain `[trl]` install docs/ab_test.md's last step exited 2 (no
+    matplotlib). The verdict prints, the figure is skipped with a one-line note, exit 0."""
+    import sys
+
+    for module in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.delitem(sys.modules, "frontier_rft.reporting.ab_plots", raising=False)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    for seed in range(3):
+        write_run(tmp_path / "uniform" / f"s{seed}", [0.1, 0.2, 0.3])
+        write_run(tmp_path / "greso" / f"s{seed}", [0.1, 0.21, 0.3 + 0.02 * (seed + 1)])
+    png = tmp_path / "ab.png"
+    code = main(["ab", "compare", str(tmp_path / "uniform"), str(tmp_path / "greso"),
+                 "--out", str(png)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0 and not png.exists()
+    assert "At equal rollouts: B is above A beyond the seed-to-seed noise" in captured.out
+    note = [line for line in captured.err.splitlines() if line.strip()]
+    assert note == [
+        "No figure: matplotlib is not installed (the verdict above stands); to draw it: "
+        "pip install 'frontier-rft[plot]'"
+    ]

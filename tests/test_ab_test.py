@@ -42,7 +42,8 @@ def test_the_page_holds_an_a_b_that_runs() -> None:
     assert kinds.count("yaml") == 1 and kinds.count("bash") >= 4
     text = DOC.read_text()
     for phrase in ("eval_dataset_files", "eval_strategy", "frontier ab compare", "--seed",
-                   "check-config trl", "--selector uniform"):  # fmt: skip
+                   "check-config trl", "--selector uniform", "frontier-rft[trl,plot]",
+                   "final against final"):  # fmt: skip
         assert phrase in text, phrase
 
 

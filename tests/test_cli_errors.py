@@ -62,6 +62,8 @@ MISTAKES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("zero steps", lambda t: ["simulate", "--selector", "bots", "--steps", "0"], "at least 1"),
     ("negative seed", lambda t: ["simulate", "--selector", "bots", "--seed", "-1"], "--seed"),
     ("demo with negative steps", lambda t: ["demo", "--steps", "-1"], "--steps must be"),
+    ("demo with a 401-digit --steps", lambda t: ["demo", "--steps", "1" + "0" * 400],
+     "--steps must be at most 10,000,000"),
     ("--out is a file", lambda t: ["simulate", "--selector", "uniform", "--out",
      _write(t, "afile", "")], "is a file; give a directory"),
     ("scenario field of the wrong type", lambda t: ["simulate", "--selector", "bots",

@@ -159,7 +159,7 @@ def test_summary_table_shows_known_values_reached_counts_and_bold_best() -> None
         "BSF25 ↑",
         "BSF50 ↑",
         "BSF100 ↑",
-        "ETR ↑",
+        "ETR",
         "ms/step ↓",
     ]
     assert list(rows)[1:] == [
@@ -181,7 +181,7 @@ def test_summary_table_shows_known_values_reached_counts_and_bold_best() -> None
     assert rows["bots[lam=0.05]"][4] == "**1.200 ± 0.070**"
     assert rows[f"metis ({NOTE})"][5] == "**1.250 ± 0.030**"
     assert rows["prioritized"][5] == "0.950 ± 0.020"
-    assert bots[6] == "**0.62 ± 0.01**"
+    assert bots[6] == "0.62 ± 0.01"  # ETR: a mechanism a skip raises by design, never bold
     assert rows["prioritized"][7] == "**0.15 ± 0.01**"  # overhead: lower is better
     # BSF25 is 1.0 for everyone: every row is bold.
     assert all(cells[3] == "**1.000 ± 0.000**" for cells in list(rows.values())[1:])
@@ -445,6 +445,21 @@ def test_every_selector_has_one_fixed_distinct_colour() -> None:
     b = label_colors(["adcl", "offline", "bots[lam=0.2]", "sec", "bots"])
     assert a["bots"] == b["bots"] and a["adcl"] == b["adcl"] and a["sec"] == b["sec"]
     assert b["bots[lam=0.2]"] not in SELECTOR_COLORS.values()  # a sweep point is not bots
+
+
+def test_selectors_drawn_alike_have_colours_far_apart() -> None:
+    """Issue 63: greso (ochre) and offline (brown) were 35 apart in RGB, both solid: one
+    colour in the demo's figure. Two selectors with one line style are at least 60 apart."""
+    import itertools
+
+    from frontier_rft import SELECTORS
+
+    def rgb(hex_color: str) -> np.ndarray:
+        return np.array([int(hex_color[i : i + 2], 16) for i in (1, 3, 5)], dtype=float)
+
+    for a, b in itertools.combinations(SELECTORS.values(), 2):
+        if a.linestyle == b.linestyle:
+            assert np.linalg.norm(rgb(a.color) - rgb(b.color)) > 60, (a.name, b.name)
 
 
 def test_near_coloured_selectors_differ_in_line_style() -> None:

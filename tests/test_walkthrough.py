@@ -9,6 +9,7 @@ traceback and at most one error line, and print every line of the `text` block u
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -102,3 +103,53 @@ def test_every_step_of_the_walkthrough_runs_as_shown(tmp_path: Path) -> None:
         lines = out.splitlines()
         for line in expected:
             assert shown(line, lines), f"missing {line!r} in {where}"
+
+
+def _run(code: list[str], cwd: Path) -> str:
+    """Run a page's command here (this interpreter, this source) and return what it printed."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(code, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def test_step_2_flushes_before_it_reads_the_metrics(tmp_path: Path) -> None:
+    """Issue 63: the snippet read metrics() with the last step still buffered (the step
+    before's ratio). It flushes after each update, and prints what the page shows."""
+    kind, code, expected = steps()[0]
+    assert kind == "python" and "make_selector" in code
+    update, flush, read = code.index(".update("), code.index(".flush()"), code.index(".metrics()")
+    assert update < flush < read
+    lines = _run([sys.executable, "-c", code], tmp_path).splitlines()
+    assert expected and all(shown(line, lines) for line in expected), lines
+
+
+def test_step_4_checks_the_config_the_run_gets(tmp_path: Path) -> None:
+    """Issue 63: check-config was given the example file's sizes (125 epochs: auto full)
+    and the run its own (0.125 epochs: auto kept). The check gets the run's sizes and says
+    what the run's log then says."""
+    blocks = steps()
+    check = next(c for k, c, _ in blocks if k == "bash" and "check-config trl" in c)
+    _, train, train_out = next(b for b in blocks if "integrations.trl.grpo" in b[1])
+
+    def flags(command: str) -> dict[str, str]:
+        words = command.replace("\\\n", " ").split()
+        return {w[2:]: v for w, v in itertools.pairwise(words) if w.startswith("--")}
+
+    sizes = ("max_steps", "per_device_train_batch_size", "num_generations", "dataset_files",
+             "num_train_epochs", "gradient_accumulation_steps", "model_name_or_path")  # fmt: skip
+    assert {k: v for k, v in flags(check).items() if k in sizes} == {
+        k: v for k, v in flags(train).items() if k in sizes
+    }
+    said = re.search(r"the run is ([\d.,]+ epochs?)", " ".join(train_out))
+    assert said is not None, train_out
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    data = next(c for k, c, _ in blocks if k == "python" and "data/train.jsonl" in c)
+    _run([sys.executable, "-c", data], tmp_path)
+    (tmp_path / "models" / "tiny").mkdir(parents=True)
+    (tmp_path / "models" / "tiny" / "config.json").write_text("{}")  # no model is loaded
+    command = flags(check)
+    argv = check.replace("\\\n", " ").split()[1:]
+    assert argv[:2] == ["check-config", "trl"] and command
+    out = _run([sys.executable, "-m", "frontier_rft", *argv], tmp_path)
+    assert f"auto: rollouts will be kept: the run is {said.group(1)}," in out, out

@@ -8,27 +8,48 @@ cannot tell), and draws both curves (docs/ab_test.md).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-__all__ = ["add_command"]
+__all__ = ["NO_FIGURE", "add_command"]
+
+NO_FIGURE = (
+    "No figure: matplotlib is not installed (the verdict above stands); to draw it: "
+    "pip install 'frontier-rft[plot]'"
+)
+"""The one line `ab compare` prints instead of its figure without the plot extra."""
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from frontier_rft.bench.real_rl.ab import arm_label, compare_arms
-    from frontier_rft.reporting.ab_plots import plot_ab
 
     result = compare_arms(args.run_a, args.run_b, metric=args.metric)
     print(result.table())
-    if args.out != "none":
-        same = ", identical to A" if result.identical else ""
-        arms = {
-            f"{arm_label(arm.path)} ({side}{same if side == 'B' else ''})": [
-                (run.rollouts, run.distinct, run.score) for run in arm.runs.values()
-            ]
-            for side, arm in (("A", result.a), ("B", result.b))
-        }
-        path = plot_ab(arms, result.metric, result.budget, result.verdict, args.out)
-        print(f"Figure: {path}")
+    if args.out == "none":
+        return 0
+    try:
+        import matplotlib  # noqa: F401  # the figure's only extra: missing, the verdict stands
+
+        from frontier_rft.reporting.ab_plots import plot_ab
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "matplotlib":
+            raise
+        print(NO_FIGURE, file=sys.stderr)
+        return 0
+    same = ", identical to A" if result.identical else ""
+    arms = {
+        f"{arm_label(arm.path)} ({side}{same if side == 'B' else ''})": [
+            (run.rollouts, run.distinct, run.score) for run in arm.runs.values()
+        ]
+        for side, arm in (("A", result.a), ("B", result.b))
+    }
+    verdict = (
+        result.verdict
+        if result.identical
+        else f"At equal rollouts: {result.verdict} Final against final: {result.final_verdict}"
+    )
+    path = plot_ab(arms, result.metric, result.budget, verdict, args.out)
+    print(f"Figure: {path}")
     return 0
 
 

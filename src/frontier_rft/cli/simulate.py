@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.real_rl.verdicts import REAL_RL_DOC, recommendation
+from frontier_rft.bench.real_rl.verdicts import REAL_RL_DOC
+from frontier_rft.bench.simulation import demo
 from frontier_rft.bench.simulation.benchmark import parse_entries, sweep_entries
 from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
 from frontier_rft.cli.simulate_run import check_counts, run_and_report
 from frontier_rft.core.config import config_from_dict
+from frontier_rft.integrations.auto_rollouts import planned_epochs
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.runner import GIVEN, Entry
 from frontier_rft.simulation.scenario import SCENARIOS
@@ -145,36 +148,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """What the adapters' default saves on a 2-epoch run, beside every selector: simulated."""
     out = Path(args.out or "runs/demo")
-    check_counts(args)
     scenario = SCENARIOS[args.scenario]
+    if args.steps is None:  # the run of DEMO_EPOCHS passes over the pool
+        args.steps = max(1, round(demo.DEMO_EPOCHS * scenario.num_tasks / max(1, args.batch)))
+    check_counts(args)
+    # The run's epochs as every adapter's `auto` counts them (check-config's count).
+    epochs = planned_epochs(
+        math.inf, steps=args.steps, prompts_per_step=args.batch, rows=scenario.num_tasks
+    )
+    choice = demo.default_choice(epochs if epochs is not None else demo.DEMO_EPOCHS)
     print(
-        f"frontier demo: every selector on the simulated learner {scenario.name!r} "
-        f"({scenario.description}), paper-default settings, {args.seeds} seeds; first given the "
-        "prompt text only (what most users have), then every kind of metadata (a separate "
-        f"table). A simulation, not real RL: real-RL results are in {REAL_RL_DOC}. Reports: "
-        f"{out}/report.html and {out}/all-metadata/report.html"
+        f"frontier demo ({demo.SIMULATED}): what the default (selector {choice.selector}, "
+        f"rollouts auto) saves on a run of {choice.epochs:g} epochs, beside every selector with "
+        f"full batches, on the simulated learner {scenario.name!r} ({scenario.description}), "
+        f"{args.seeds} seeds, given the prompt text only. Real-RL results: {REAL_RL_DOC}. "
+        f"Report: {out}/report.html"
     )
     args.command = "compare"
     args.given = "prompts"
-    advice = {"advice": recommendation()}  # the answer comes from real RL, not these tables
-    code = run_and_report(args, _entries(args), out, extra=advice)
-    if code:
-        return code
-    print("\nThe same, given every kind of metadata (rich-metadata table, not the headline):")
-    args.given = "all"
-    code = run_and_report(args, _entries(args), out / "all-metadata", extra=advice)
+    advice = demo.closing(choice)
+    code = run_and_report(
+        args,
+        demo.demo_entries(choice),
+        out,
+        extra={"advice": advice},
+        after=lambda results: demo.savings_table(results, choice),
+    )
     if code == 0:
-        print(f"\n{advice['advice']}")
+        print(f"\n{advice}")
     return code
 
 
-def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
-    """Flags of simulate, compare and demo. demo runs every selector at its paper's defaults,
-    given prompts only and then everything, so it offers no --given/--set/--sweep/--config."""
+def _common(p: argparse.ArgumentParser, *, is_demo: bool = False) -> None:
+    """Flags of simulate, compare and demo. demo runs the adapters' default and every selector
+    at its paper's defaults, given prompts only, so it offers no --given/--set/--sweep/--config."""
     p.add_argument(
         "--scenario",
-        default=DEMO_SCENARIO,
+        default=demo.DEMO_SCENARIO if is_demo else DEMO_SCENARIO,
         choices=list(SCENARIOS),
         help="simulated task pool and learner: small-pool / large-pool are calibrated on real "
         "GRPO (many / few epochs over the pool); hard, easy, multidomain, continuous transfer "
@@ -188,7 +200,11 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     )
     budget = TESTBED_BUDGET
     p.add_argument(
-        "--steps", type=int, default=budget["steps"], help="training steps per run (real testbed)"
+        "--steps",
+        type=int,
+        default=None if is_demo else budget["steps"],
+        help="training steps per run (default: "
+        + (f"{demo.DEMO_EPOCHS} passes over the pool)" if is_demo else "the real testbed's)"),
     )
     p.add_argument("--seeds", type=int, default=5, help="seeds per selector")
     p.add_argument("--seed", type=int, default=0, help="first seed")
@@ -204,9 +220,9 @@ def _common(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
     p.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes (this machine)"
     )
-    out = "runs/demo" if demo else "runs/<scenario>-..."
+    out = "runs/demo" if is_demo else "runs/<scenario>-..."
     p.add_argument("--out", default=None, help=f"output directory (default: {out})")
-    if demo:
+    if is_demo:
         return
     p.add_argument(
         "--dynamic-sampling",
@@ -305,10 +321,10 @@ def add_commands(sub: Any) -> None:
     cmp_.add_argument("--selectors", default="", help="comma-separated names (default: all)")
     _common(cmp_)
     cmp_.set_defaults(func=cmd_compare)
-    demo = sub.add_parser(
+    demo_ = sub.add_parser(
         "demo",
-        help="every selector at its paper's defaults on the calibrated simulated learner, given "
-        "prompts only and then every kind of metadata; two reports",
+        help="simulated: what the default (skip, rollouts auto) saves on a 2-epoch run, beside "
+        "every selector at its paper's defaults, on the calibrated simulated learner",
     )
-    _common(demo, demo=True)
-    demo.set_defaults(func=cmd_demo, selectors="")
+    _common(demo_, is_demo=True)
+    demo_.set_defaults(func=cmd_demo, selectors="")

@@ -8,6 +8,7 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,19 @@ from frontier_rft.progress import progress_bar
 from frontier_rft.simulation.runner import Entry, parse_given
 from frontier_rft.simulation.scenario import ScenarioConfig, get_scenario
 
-__all__ = ["MAX_SEEDS", "check_counts", "given_line", "rollouts_table", "run_and_report"]
+__all__ = [
+    "MAX_SEEDS",
+    "MAX_STEPS",
+    "check_counts",
+    "given_line",
+    "rollouts_table",
+    "run_and_report",
+]
 
 MAX_SEEDS = 10_000
 """Most seeds one command runs (each is a full run per selector)."""
+MAX_STEPS = 10_000_000
+"""Most steps one simulated run takes (days of CPU already; a larger count is a typo)."""
 
 
 def _advance(bar: Any, note: str) -> None:
@@ -57,6 +67,10 @@ def check_counts(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be >= 0 (numpy seeds are non-negative), got {args.seed}")
     if args.seeds > MAX_SEEDS:
         raise UsageError(f"--seeds must be at most {MAX_SEEDS}, got {args.seeds}")
+    if args.steps > MAX_STEPS:
+        raise UsageError(
+            f"--steps must be at most {MAX_STEPS:,}, got a {len(str(args.steps))}-digit number"
+        )
 
 
 def _check_out(out: Path) -> None:
@@ -92,9 +106,11 @@ def run_and_report(
     out: Path,
     scenario: ScenarioConfig | None = None,
     extra: dict[str, Any] | None = None,
+    after: Callable[[dict[str, Any]], str] | None = None,
 ) -> int:
     """Run `entries` on `scenario` (default: --scenario with --scenario-set), print the
-    table, write results.json (plus `extra`'s keys), records.csv and the report under `out`."""
+    table (and `after(results)` below it), write results.json (plus `extra`'s keys),
+    records.csv and the report under `out`."""
     check_counts(args)
     try:
         if scenario is None:
@@ -135,6 +151,8 @@ def run_and_report(
     print(format_summary_table(results))
     if any(r.get("fewer_rollouts") for r in results["runs"]):
         print("\n" + rollouts_table(results))
+    if after is not None:
+        print("\n" + after(results))
     try:
         from frontier_rft.reporting import write_report
 

@@ -268,8 +268,10 @@ def effective_task_ratio(results: Mapping[str, Any], styles: Mapping[str, Style]
         smooth = f"centred moving average over {window} steps" if window > 1 else "not smoothed"
         caption = (
             f"Effective task ratio per step, mean over seeds ({smooth}; {_seed_note(seeds)}): "
-            "the share of the batch that carried gradient signal — higher is better; uniform "
-            "shows the pool's share."
+            "the share of the batch that carried gradient signal. A mechanism, not a score: "
+            "a selector that passes over all-equal prompts raises it by design (with kept "
+            "rollouts most), and on real RL the highest ratios ended lowest on held-out tasks; "
+            "uniform shows the pool's share."
         )
         return _render(fig, "effective_task_ratio", "Effective task ratio", caption)
 

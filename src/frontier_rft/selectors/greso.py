@@ -123,7 +123,7 @@ class GRESOSelector(Selector):
     cost: ClassVar[Cost] = Cost(
         "sublinear", "O(B / keep)", "walks the permutation until B prompts are kept"
     )
-    color: ClassVar[str] = "#8c6d31"  # ochre
+    color: ClassVar[str] = "#e7298a"  # magenta: apart from offline's brown and skip's teal
 
     def __init__(self, pool: TaskPool, config: GRESOConfig | None = None, *, seed: int = 0):
         super().__init__(pool, config, seed=seed)

@@ -9,11 +9,15 @@ the same record or the training record before it, the rollouts spent so far
 (`curriculum/trl/rollouts_delivered`, `curriculum/feedback/rollouts` or
 `train/rollouts_total`) and the distinct prompts trained (`curriculum/tasks/distinct_trained`).
 
-The verdict compares the arms at the largest rollout count every run reached (each run's
-score interpolated linearly between its evaluations). One run per arm cannot tell a
-difference from run-to-run noise, and says so; with several, runs are paired seed by seed
-(by folder name, else in name order) and the mean paired difference gets a percentile
-bootstrap 95% interval (`bench.metrics.bootstrap_mean_ci`): "within noise" when it holds 0.
+The arms are compared twice, each labelled: at equal rollouts, the largest rollout count
+every run reached (each run's score interpolated linearly between its evaluations), and
+final against final, each run's last evaluation: on one schedule the same steps, how the
+evidence for `rollouts: kept` compares it with uniform (a kept arm reaches the end with
+fewer rollouts, so at equal rollouts uniform is read part way through its schedule). One
+run per arm cannot tell a difference from run-to-run noise, and says so; with several,
+runs are paired seed by seed (by folder name, else in name order) and the mean paired
+difference gets a percentile bootstrap 95% interval (`bench.metrics.bootstrap_mean_ci`):
+"within noise" when it holds 0.
 """
 
 from __future__ import annotations
@@ -54,8 +58,14 @@ each evaluation), the selector's (the verl adapter; it trails by the rounds not 
 in), `frontier train`'s."""
 DISTINCT_KEY = "tasks/distinct_trained"
 """Distinct prompts whose group had mixed rewards at least once (the selector's count)."""
+EPOCH_KEY = "epoch"
+"""The trainer's epoch (TRL's evaluation records carry transformers' count): the run's
+passes over its prompts on its schedule, as `num_train_epochs`, `max_steps` and
+`frontier check-config`'s `rollouts: auto` count them (`planned_epochs`), prompts a kept
+step passed over included."""
 GROUPS_KEY, POOL_KEY = "feedback/groups", "tasks/pool_size"
-"""Groups folded in so far and the pool's size: their ratio is the passes over the pool."""
+"""Groups folded in so far and the pool's size: their ratio is the passes over the pool
+where the log has no trainer epoch (it leaves out the prompts a kept step passed over)."""
 FEW_PASSES = 2.0
 """Fewer passes over the pool than this: a skip that needs a prompt seen first (greso,
 skip) has had little or nothing to skip, and the A/B says so."""
@@ -70,7 +80,8 @@ LONG_READ_BYTES = 16 << 20
 class RunCurve:
     """One run's evaluations: rollouts spent, distinct prompts trained (NaN where the log
     has no count) and the held-out score, in order of rollouts; and the passes over its
-    pool by the end of its log (NaN where the log does not say)."""
+    pool by the end of its log (NaN where the log does not say), counted as `passes_by`
+    says."""
 
     path: Path
     metric: str
@@ -78,6 +89,9 @@ class RunCurve:
     distinct: NDArray[np.float64]
     score: NDArray[np.float64]
     passes: float = math.nan
+    passes_by: str = ""
+    """How `passes` was counted: "epoch" (the trainer's, EPOCH_KEY) or "groups" (GROUPS_KEY
+    over POOL_KEY)."""
 
     def at(self, rollouts: float) -> tuple[float, float]:
         """(score, distinct prompts trained) at `rollouts`, linear between evaluations."""
@@ -137,8 +151,9 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
         )
     key = keys[0]
     points: dict[int, tuple[float, float, float]] = {}  # step -> (rollouts, distinct, score)
-    rollouts, distinct, groups, pool = 0.0, math.nan, math.nan, math.nan
+    rollouts, distinct, groups, pool, epoch = 0.0, math.nan, math.nan, math.nan, math.nan
     for record in records:
+        epoch = _latest(record, EPOCH_KEY, epoch)
         groups = _latest(record, GROUPS_KEY, groups)
         pool = _latest(record, POOL_KEY, pool)
         spent = next((_number(record.get(k)) for k in ROLLOUT_KEYS if k in record), None)
@@ -162,8 +177,11 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
     # Two evaluations at one rollout count (an evaluation repeated at one step): the last.
     keep = np.append(np.diff(table[:, 0]) > 0, True)
     table = table[keep]
-    passes = groups / pool if pool > 0 else math.nan
-    return RunCurve(where, key, table[:, 0], table[:, 1], table[:, 2], passes)
+    if math.isfinite(epoch) and epoch >= 0:
+        passes, passes_by = epoch, "epoch"
+    else:
+        passes, passes_by = (groups / pool, "groups") if pool > 0 else (math.nan, "")
+    return RunCurve(where, key, table[:, 0], table[:, 1], table[:, 2], passes, passes_by)
 
 
 def read_arm(path: str | os.PathLike[str], metric: str | None = None) -> Arm:
@@ -203,7 +221,7 @@ def arm_label(path: Path) -> str:
 @dataclass(frozen=True)
 class ABResult:
     """The comparison: the runs paired, the common budget, each pair's scores there, and
-    the verdict in words."""
+    the verdict in words; and final against final, each run's last evaluation."""
 
     a: Arm
     b: Arm
@@ -219,6 +237,11 @@ class ABResult:
     verdict: str
     identical: bool = False
     """Every pair of runs logged the same held-out scores at the same rollout counts."""
+    finals: NDArray[np.float64] | None = None
+    """(pairs, 4): A's and B's held-out score at their last evaluation, and the rollouts
+    each had spent by then."""
+    final_verdict: str = ""
+    """The verdict on final against final, in words."""
 
     @property
     def difference(self) -> float:
@@ -258,16 +281,44 @@ class ABResult:
             f"{self.scores[:, 1].mean():.4f}, B - A {self.difference:+.4f}; distinct prompts "
             f"trained: A {_count(self.distinct[:, 0])}, B {_count(self.distinct[:, 1])}."
         )
+        lines.extend(self._final(label_a, label_b, many))
         lines.extend(self._coverage())
-        lines.append(self.verdict)
+        if self.identical or self.finals is None:
+            lines.append(self.verdict)
+        else:
+            lines.append(f"At equal rollouts: {self.verdict}")
+            lines.append(f"Final against final: {self.final_verdict}")
         return "\n".join(lines)
+
+    def _final(self, label_a: str, label_b: str, many: str) -> list[str]:
+        """Final against final, labelled: what the evidence for `rollouts: kept` compares."""
+        if self.finals is None or self.identical:
+            return []
+        score_a, score_b, spent_a, spent_b = self.finals.mean(axis=0)
+        ratio = f" ({spent_b / spent_a:.2f}x A's)" if spent_a > 0 else ""
+        return [
+            f"Final against final, each run's last evaluation (the same steps where both arms "
+            f"ran one schedule, as with rollouts: kept), held-out {self.metric}{many}: "
+            f"A ({label_a}) {score_a:.4f} at {spent_a:,.0f} rollouts, B ({label_b}) "
+            f"{score_b:.4f} at {spent_b:,.0f} rollouts{ratio}, B - A {score_b - score_a:+.4f}."
+        ]
 
     def _coverage(self) -> list[str]:
         """The passes each arm made over its pool, and why identical arms are identical."""
         passes = [_mean_passes(self.a, self.pairs, 0), _mean_passes(self.b, self.pairs, 1)]
         lines = []
         if all(math.isfinite(p) for p in passes):
-            lines.append(f"Passes over the pool by the end: A {passes[0]:.2f}, B {passes[1]:.2f}.")
+            by = {r.passes_by for arm in (self.a, self.b) for r in arm.runs.values()}
+            how = (
+                " (the trainer's epoch, as num_train_epochs and check-config count it)"
+                if by == {"epoch"}
+                else " (groups fed back / pool size)"
+                if by == {"groups"}
+                else ""
+            )
+            lines.append(
+                f"Passes over the pool by the end{how}: A {passes[0]:.2f}, B {passes[1]:.2f}."
+            )
         few = math.isfinite(passes[1]) and passes[1] < FEW_PASSES
         short = (
             f"B made {passes[1]:.2f} passes over its pool: a skip that passes over a prompt "
@@ -372,9 +423,18 @@ def compare_arms(
         if identical
         else _verdict(diffs, interval)
     )
-    return ABResult(
-        a, b, pairs, paired_by, chosen, budget, scores, distinct, interval, verdict, identical
+    finals = np.array(
+        [[a.runs[p].score[-1], b.runs[q].score[-1], a.runs[p].rollouts[-1],
+          b.runs[q].rollouts[-1]] for p, q in pairs]
+    )  # fmt: skip
+    final_diffs = finals[:, 1] - finals[:, 0]
+    final_interval = (
+        bootstrap_mean_ci(final_diffs.tolist(), seed=seed) if final_diffs.size > 1 else None
     )
+    return ABResult(
+        a, b, pairs, paired_by, chosen, budget, scores, distinct, interval, verdict, identical,
+        finals, _verdict(final_diffs, final_interval),
+    )  # fmt: skip
 
 
 def _same_curve(a: RunCurve, b: RunCurve) -> bool:

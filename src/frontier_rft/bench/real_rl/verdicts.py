@@ -36,7 +36,6 @@ __all__ = [
     "SCENARIO_REGIME",
     "Evidence",
     "real_rl_context",
-    "recommendation",
     "run_spec",
 ]
 
@@ -111,7 +110,7 @@ def real_rl_context(
 class Evidence:
     """One selector against uniform on the real testbed, as the demo quotes it (mean and
     bootstrap 95% CI over paired seeds; tests/test_real_rl_verdicts.py checks the numbers
-    against the committed results)."""
+    against the committed results; the demo's wording: bench/simulation/demo.py)."""
 
     selector: str
     """The selector measured (TRL's default, `FrontierConfig().selector`)."""
@@ -121,8 +120,12 @@ class Evidence:
     """The real pool, how long it was trained, and on whose schedule."""
     source: str
     """The committed results page (path in the repository); `<stem>_full.json` beside it."""
+    seeds: int
+    """Paired seeds measured."""
     rollouts_vs_uniform: tuple[float, float, float]
     """Its total rollouts over uniform's, on uniform's schedule."""
+    generated_tokens_vs_uniform: tuple[float, float, float]
+    """Its generated completion tokens over uniform's."""
     final_minus_uniform: tuple[float, float, float]
     """Final held-out pass@1 minus uniform's."""
 
@@ -133,28 +136,10 @@ RECOMMENDED = Evidence(
     entry=_REC["entry"],
     regime=_REC["regime"],
     source=_REC["source"],
+    seeds=int(_REC["seeds"]),
     rollouts_vs_uniform=tuple(_REC["rollouts_vs_uniform"]),
+    generated_tokens_vs_uniform=tuple(_REC["generated_tokens_vs_uniform"]),
     final_minus_uniform=tuple(_REC["final_minus_uniform"]),
 )
-"""TRL's default and the real-RL measurement behind it."""
-
-
-def _signed(x: float) -> str:
-    return f"{x:+.3f}".replace("-", "\u2212")
-
-
-def recommendation() -> str:
-    """Which selector to use and why, from real RL (never from a simulated table)."""
-    e, (r, r_lo, r_hi) = RECOMMENDED, RECOMMENDED.rollouts_vs_uniform
-    d, d_lo, d_hi = e.final_minus_uniform
-    verdict = "within noise of" if d_lo <= 0 <= d_hi else "above" if d_lo > 0 else "below"
-    return (
-        f"Which selector: {e.selector} with rollouts: kept (TRL's default, rollouts: auto), "
-        f"on the evidence of real RL, not of this simulator. On the real testbed (tiny Llama, "
-        f"GRPO on Countdown, {e.regime}, 5 paired seeds; {e.source}) it generated "
-        f"{r:.2f} [{r_lo:.2f}, {r_hi:.2f}] of uniform's rollouts and ended {verdict} uniform "
-        f"(held-out pass@1 {_signed(d)} [{_signed(d_lo)}, {_signed(d_hi)}]): a smaller bill "
-        "on the same schedule, not a higher score. In a run of one epoch or less it is "
-        "uniform sampling: it skips nothing until a prompt has a rollout history. The tables "
-        "show how selectors behave; confirm the choice on your own run (docs/ab_test.md)."
-    )
+"""The adapters' default (`skip`; `rollouts: auto` is kept on a run of up to 2 epochs) and
+the real-RL measurement behind it, on a run of that length."""
