@@ -46,7 +46,6 @@ from torch.utils.data import Sampler
 from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.integrations.pool import refused_rewards
 from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
@@ -423,8 +422,11 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
 
     def _check_rewards(self, positions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         """ValueError naming the stable task id of the first NaN reward, or of the first one
-        outside the selector's range when no reward_range maps it (inf included)."""
-        bad, want = refused_rewards(rewards, self.config.reward_range, self.selector.reward_bounds)
+        outside the range of the selector or a shadow's selector when no reward_range maps it
+        (inf included): checked before any of them moves."""
+        bad, who, want = self.shadows.refused(
+            rewards, self.config.reward_range, self.selector.reward_bounds
+        )
         if not bad.any():
             return
         i = int(np.flatnonzero(bad)[0])
@@ -437,7 +439,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             )
         raise ValueError(
             f"{self.trainer_name} reported reward {value!r} for task {task} ({count} bad "
-            f"reward(s) in this batch); this selector needs rewards {want}: set "
+            f"reward(s) in this batch); {who} needs rewards {want}: set "
             f"{self.reward_range_setting}="
             "(low, high) to map your reward function's range onto [0, 1]"
         )
