@@ -54,6 +54,7 @@ from tinker_cookbook import checkpoint_utils
 from tinker_cookbook.rl.types import EnvGroupBuilder, RLDataset
 
 from frontier_rft.core.feedback import Feedback, to_unit_range
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -614,8 +615,11 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 f"the cookbook resumes at batch {index}, but {where} holds no saved selector "
                 "state: state_dir must be the log_path of the run being resumed"
             )
+        try:  # bounded: a hostile file is refused by its size or depth, never a RecursionError
+            state = load_json_file(where / DATASET_FILE, "a tinker sampler state", max_depth=16)
+        except ValueError as exc:  # its message names the file and what is wrong
+            raise ValueError(f"{exc}; start afresh") from None
         try:
-            state = json.loads((where / DATASET_FILE).read_text())
             draws = int(state["draws"])
             outstanding = {int(k): int(v) for k, v in dict(state["outstanding"]).items()}
             stats = {k: int(state["stats"][k]) for k in self._stats}
