@@ -352,3 +352,18 @@ def test_a_reward_a_shadow_refuses_changes_nothing_and_names_the_task(rules: lis
     ranged = sampler(selector="sec", shadows=rules, reward_range=(0.0, 2.0))
     drawn = iter(ranged)
     ranged.report(np.repeat(ranged.task_ids[[next(drawn) for _ in range(4)]], 4), rewards * 1.5)
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+def test_a_metrics_file_it_cannot_open_refuses_the_report_before_anything_moves(
+    tmp_path: Any,
+) -> None:
+    (tmp_path / "metrics").mkdir()  # a directory where the file should be
+    s = sampler(selector="greso", shadows=["screen2"], metrics_jsonl=str(tmp_path / "metrics"))
+    drawn = iter(s)
+    ids = np.repeat(s.task_ids[[next(drawn) for _ in range(4)]], 4)
+    rewards = np.tile([0.0, 1.0, 0.0, 1.0], 4)
+    before = _everything(s)
+    with pytest.raises(ValueError, match=r"cannot write the selector metrics to .*: set metrics_"):
+        s.report(ids, rewards)
+    assert_state_equal(before, _everything(s))

@@ -401,6 +401,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         for fb, (_, ids, _) in zip(batches, pieces, strict=True):
             fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
             self.shadows.check_group_size(_largest_group(ids))
+        logger = self._jsonl()  # opened first too: a path it cannot open refuses the report
         for fb, (step, ids, r) in zip(batches, pieces, strict=True):
             self.selector.update(fb)
             self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - step)
@@ -415,7 +416,6 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         # A reported batch is a whole step: fold it in now (the next select would do the same,
         # identically), so the metrics logged for this step include it.
         self.selector.flush()
-        logger = self._jsonl()
         if logger is not None:
             metrics = curriculum_metrics(self.metrics(), "all", self.config.metrics_prefix)
             logger.log(metrics, step=int(steps.max()))
@@ -451,7 +451,13 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             if self._logger is None:
                 _log.info(f"frontier-rft: selector metrics go to {os.path.abspath(path)}")
         if path is not None and self._logger is None:
-            self._logger = JsonlLogger(path)
+            try:
+                self._logger = JsonlLogger(path)
+            except OSError as exc:
+                raise ValueError(
+                    f"cannot write the selector metrics to {path} ({exc.strerror or exc}): set "
+                    "metrics_jsonl to a file in a directory you can write"
+                ) from None
         return self._logger if path is not None else None
 
     def positions_of(self, task_ids: Any, key: str | None = None) -> NDArray[np.int64]:
