@@ -18,7 +18,8 @@ The contract:
 - `state_dict()` round-trips through the saved file (wrappers/sampler_file.py), with the
   selector nested or saved apart, and the resumed sampler continues bit-identically;
 - `load_state_dict` of another kind or config is refused in one line, nothing changed;
-- a rejected `sample` call (bad step, B or n) calls no rollout and changes no state.
+- a rejected `sample` call (bad step, B or n, a rollout that is not a function) calls no
+  rollout and changes no state.
 """
 
 from __future__ import annotations
@@ -330,5 +331,19 @@ def test_a_rejected_sample_changes_nothing(name: str, args: tuple[Any, ...], nee
         sampler.sample(*args, rollout)
     assert rollout.calls == 0
     assert_state_equal(sampler.state_dict(), before)
+    twin = warmed(name)
+    same_step(twin.sample(WARM, B, N, FakeRollout()), sampler.sample(WARM, B, N, FakeRollout()))
+
+
+@pytest.mark.parametrize("rollout", [None, "rollout", [0.0, 1.0]], ids=repr)
+@pytest.mark.parametrize("name", NAMES)
+def test_a_rollout_that_is_not_a_function_is_refused_before_anything_moves(
+    name: str, rollout: Any
+) -> None:
+    sampler = warmed(name)
+    before = [sampler.state_dict(), sampler.inner.rng.bit_generator.state]
+    with pytest.raises(ValueError, match=r"^rollout must be a function, rollout\(ids\)"):
+        sampler.sample(WARM, B, N, rollout)
+    assert_state_equal([sampler.state_dict(), sampler.inner.rng.bit_generator.state], before)
     twin = warmed(name)
     same_step(twin.sample(WARM, B, N, FakeRollout()), sampler.sample(WARM, B, N, FakeRollout()))

@@ -5,6 +5,7 @@ is the contract suite's (tests/test_sampler_contract.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,25 @@ def test_a_damaged_file_is_refused_without_change(tmp_path: Path) -> None:
     mine = build("dynamic_sampling")
     with pytest.raises(ValueError, match=r"step_sampler.npz: .*clock.*; resume"):
         saved_sampler_state(tmp_path, mine, FIX)
+
+
+@pytest.mark.parametrize("how", ["not a zip", "cut short", "another kind", "no config"])
+def test_a_file_that_does_not_read_is_refused_with_the_fix(how: str, tmp_path: Path) -> None:
+    """saved_sampler_state's promise: one line ending in the fix, for a damaged file too."""
+    path, mine = tmp_path / SAMPLER_FILE, build("dynamic_sampling")
+    if how == "not a zip":
+        path.write_bytes(b"garbage")
+    elif how == "cut short":
+        save_sampler(mine, path)
+        path.write_bytes(path.read_bytes()[:200])
+    elif how == "another kind":
+        write_state_file(path, "nosuch", {"state": {"kind": "nosuch", "config": {}}})
+    else:
+        write_state_file(path, "dynamic_sampling", {"state": {"kind": "dynamic_sampling"}})
+    before = mine.state_dict()
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: [^\n]*; {FIX}$"):
+        saved_sampler_state(tmp_path, mine, FIX)
+    assert_state_equal(mine.state_dict(), before)
 
 
 def test_trl_reads_the_old_dynamic_sampling_file(tmp_path: Path) -> None:

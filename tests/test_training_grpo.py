@@ -18,7 +18,7 @@ import torch
 
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.lm.rollout import TokenScores
-from frontier_rft.training.grpo import Trainer, _truncate_jsonl, aggregate, policy_loss
+from frontier_rft.training.grpo import Trainer, _truncate_logs, aggregate, policy_loss
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -233,16 +233,35 @@ def test_resume_purges_tensorboard_steps_after_the_checkpoint(
     assert [r["step"] for r in _history(tmp_path)] == [1, 2, 3]
 
 
+def test_resume_names_a_deeply_nested_metrics_line_not_a_recursion_error(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    cfg = dataclasses.replace(TEST_TRAIN, steps=2, eval_every=0)
+    first = Trainer(cfg, sft_dir, tmp_path, log=lambda _: None)
+    first.sink.log(first.step(), first.step_count)
+    first.save()
+    first.sink.close()
+    metrics = tmp_path / "metrics.jsonl"
+    text = metrics.read_text() + "[" * 100_000 + "]" * 100_000 + "\n" + '{"step": 2}\n'
+    metrics.write_text(text)
+    with pytest.raises(ValueError, match=r"metrics.jsonl: line 2 is not a metrics record .*depth"):
+        Trainer(cfg, sft_dir, tmp_path, resume=True, log=lambda _: None)
+    assert metrics.read_text() == text
+
+
 def test_resume_drops_a_torn_last_metrics_line_and_refuses_a_corrupt_one(tmp_path: Path) -> None:
     path = tmp_path / "metrics.jsonl"
     records = [json.dumps({"step": s, "train/reward_mean": 0.5}) for s in (1, 2, 3)]
     path.write_text("\n".join(records) + '\n{"step": 4, "train/rew')  # killed mid-write
-    assert _truncate_jsonl(path, 2) is True
+    said: list[str] = []
+    _truncate_logs(tmp_path, 2, said.append)
     assert path.read_text() == "\n".join(records[:2]) + "\n"
-    assert _truncate_jsonl(path, 2) is False  # idempotent: nothing torn any more
+    assert said == ["metrics.jsonl ended in a torn line (a crash mid-write): dropped it"]
+    _truncate_logs(tmp_path, 2, said.append)  # idempotent: nothing torn any more
+    assert len(said) == 1 and path.read_text() == "\n".join(records[:2]) + "\n"
     path.write_text(records[0] + "\n{garbage\n" + records[1] + "\n")
     with pytest.raises(ValueError, match="line 2 is not a metrics record"):
-        _truncate_jsonl(path, 2)
+        _truncate_logs(tmp_path, 2, said.append)
 
 
 def test_fresh_run_refuses_to_overwrite_and_resume_needs_a_checkpoint(

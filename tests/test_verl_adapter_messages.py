@@ -316,3 +316,54 @@ def test_a_report_with_draw_steps_credits_each_group_to_its_own_draw() -> None:
     # Without steps the oldest draw holding the task is credited, as before.
     s.report([100], [1.0])
     assert seen[-1] == (0, 0)
+
+
+def _everything(s: FrontierSampler) -> list[Any]:
+    """The sampler's state (selector and every shadow), and each reader's RNG on its own."""
+    rngs = [s.selector.rng.bit_generator.state] + [
+        sh.selector.rng.bit_generator.state for sh in s.shadows.shadows if sh.selector is not None
+    ]
+    return [s.state_dict(), s.shadows.state_dict(), rngs]
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+@pytest.mark.parametrize("rules", [["screen2", "greso"], ["greso", "screen2"], ["skip"]])
+def test_a_reward_a_shadow_refuses_changes_nothing_and_names_the_task(rules: list[str]) -> None:
+    # sec reads any finite reward; greso's and skip's shadows read [0, 1]. Refused before the
+    # selector or any shadow moves (screen2 first no longer observes the step greso refuses).
+    s = sampler(selector="sec", shadows=rules)
+    drawn = iter(s)
+    ids = np.repeat(s.task_ids[[next(drawn) for _ in range(4)]], 4)
+    rewards = np.tile([0.0, 1.0, 0.0, 1.0], 4)
+    rewards[6] = 1.5
+    before = _everything(s)
+    who = next(r for r in rules if r != "screen2")
+    with pytest.raises(
+        ValueError,
+        match=rf"reward 1.5 for task {ids[6]} .*shadow '{who}' needs rewards in \[0, 1\]: set "
+        r"VerlSamplerConfig.reward_range=",
+    ):
+        s.report(ids, rewards)
+    assert_state_equal(before, _everything(s))
+    rewards[6] = 1.0
+    s.report(ids, rewards)  # the retry lands once, on the selector and every shadow
+    assert s.selector.metrics()["feedback/rollouts"] == 16
+    assert all(sh.metrics()["epoch"] == 1 for sh in s.shadows.shadows)
+    ranged = sampler(selector="sec", shadows=rules, reward_range=(0.0, 2.0))
+    drawn = iter(ranged)
+    ranged.report(np.repeat(ranged.task_ids[[next(drawn) for _ in range(4)]], 4), rewards * 1.5)
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+def test_a_metrics_file_it_cannot_open_refuses_the_report_before_anything_moves(
+    tmp_path: Any,
+) -> None:
+    (tmp_path / "metrics").mkdir()  # a directory where the file should be
+    s = sampler(selector="greso", shadows=["screen2"], metrics_jsonl=str(tmp_path / "metrics"))
+    drawn = iter(s)
+    ids = np.repeat(s.task_ids[[next(drawn) for _ in range(4)]], 4)
+    rewards = np.tile([0.0, 1.0, 0.0, 1.0], 4)
+    before = _everything(s)
+    with pytest.raises(ValueError, match=r"cannot write the selector metrics to .*: set metrics_"):
+        s.report(ids, rewards)
+    assert_state_equal(before, _everything(s))

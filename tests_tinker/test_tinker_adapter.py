@@ -180,6 +180,19 @@ def test_config_and_construction_errors_say_how_to_fix(tmp_path: Path) -> None:
     assert dataset.metrics()["tinker/draws"] == 0.0  # the refused call changed nothing
 
 
+def test_a_deeply_nested_saved_state_is_named_not_a_recursion_error(tmp_path: Path) -> None:
+    from frontier_rft.integrations.tinker import DATASET_FILE, SELECTOR_FILE, STATE_DIR
+
+    dataset = make_dataset(tmp_path)
+    where = tmp_path / STATE_DIR / "batch_000005"
+    where.mkdir(parents=True)
+    (where / SELECTOR_FILE).write_bytes(b"")
+    (where / DATASET_FILE).write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=rf"{DATASET_FILE} is not readable as .*nesting depth"):
+        dataset.get_batch(5)
+    assert dataset.metrics()["tinker/draws"] == 0.0  # the refused call changed nothing
+
+
 def _pool(n: int) -> Any:
     from frontier_rft import TaskPool
 

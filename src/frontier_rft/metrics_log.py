@@ -33,12 +33,12 @@ __all__ = [
 ]
 
 METRICS_PREFIX = "curriculum/"
+"""Prefix of every selector metric in a trainer's logs."""
 MAX_LINE_CHARS = 1 << 20
 """Longest metrics.jsonl line read (a step's record is ~2 KB)."""
 MAX_LINE_DEPTH = 16
 """Deepest nesting read in one line (records are flat): a deeper line is refused, never a
 RecursionError."""
-"""Prefix of every selector metric in a trainer's logs."""
 SUMMARY_KEYS = (
     "feedback/effective_task_ratio",
     "feedback/mean_abs_advantage",

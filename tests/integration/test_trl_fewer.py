@@ -621,7 +621,7 @@ def test_a_checkpoint_with_other_fewer_rollouts_settings_is_refused(tmp_path: Pa
             tmp_path / "g", FrontierConfig(selector="greso", rollouts="full")
         ).load_frontier_state(ckpt)
     legacy.write_text("{not json")
-    with pytest.raises(ValueError, match=r"is damaged .*resume from an earlier checkpoint"):
+    with pytest.raises(ValueError, match=r"not readable as a .*resume from an earlier checkpoint"):
         trainer(tmp_path / "h", FrontierConfig(selector="greso", **saved)).load_frontier_state(ckpt)
     legacy.unlink()  # before either record: the defaults
     # off, as saved: loss_scale changes nothing; rollouts: auto would be kept here

@@ -116,3 +116,45 @@ def test_resume_restores_the_shadows_exactly(tmp_path: Path) -> None:
 def test_a_screen_not_below_num_generations_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="needs num_generations above 4"):
         _run(tmp_path / "bad", ["screen4"])
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+@pytest.mark.parametrize("rules", [["screen2", "greso"], ["skip"]])
+def test_a_reward_a_shadow_refuses_changes_nothing_and_names_the_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rules: list[str]
+) -> None:
+    # sec reads any finite reward; greso's and skip's shadows read [0, 1]: a step's rewards
+    # are refused before the selector or any shadow moves (screen2 no longer observes first).
+    trainer = grpo(
+        tmp_path,
+        make_selector("sec", pool(), seed=0),
+        steps=1,
+        frontier=FrontierConfig(shadows=rules),
+    )
+    ids = np.repeat([3, 5], NUM_GENERATIONS)
+    rewards = np.tile([0.0, 1.0, 0.0, 1.0], 2)
+    rewards[5] = 1.5
+    inputs = [{"task_id": int(t)} for t in ids]
+    monkeypatch.setattr(trainer._frontier_tap, "take", lambda: (rewards[:, None].copy(), None))
+
+    def everything() -> list[Any]:
+        readers = [trainer.frontier_selector] + [
+            s.selector for s in trainer.frontier_shadows.shadows if s.selector is not None
+        ]
+        return [
+            state_digest(trainer.frontier_selector.state_dict()),
+            [state_digest(s.state_dict()) for s in trainer.frontier_shadows.shadows],
+            [r.rng.bit_generator.state for r in readers],
+            dict(trainer._frontier_counters),
+        ]
+
+    before = everything()
+    who = "greso" if "greso" in rules else "skip"
+    with pytest.raises(
+        ValueError, match=rf"task 5 is 1.5, out of range: shadow '{who}' needs rewards in \[0, 1\]"
+    ):
+        trainer._frontier_deliver(inputs)
+    assert everything() == before
+    rewards[5] = 1.0
+    trainer._frontier_deliver(inputs)  # the retry lands once, on the selector and every shadow
+    assert all(s.metrics()["epoch"] == 1 for s in trainer.frontier_shadows.shadows)

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.pool import refused_rewards
 from frontier_rft.selectors.registry import make_selector
 from frontier_rft.wrappers.shadow import (
     SUMMARY_KEY,
@@ -57,6 +58,28 @@ class RunShadows:
                     f"more than {k}; this run's have {n}: shadow a smaller screen"
                 )
 
+    def refused(
+        self,
+        rewards: NDArray[np.float64],
+        reward_range: Sequence[float] | None,
+        bounds: tuple[float, float] | None,
+    ) -> tuple[NDArray[np.bool_], str, str]:
+        """The rewards a reader of the run's rewards would refuse (`refused_rewards`): the
+        run's selector, whose reward `bounds` these are, then each shadow's selector. The
+        first reader that refuses any, as (its refused rewards, "this selector" or "shadow
+        'greso'", what it needs); (none, "", "") when every reader takes them. Every adapter
+        asks before any reader moves, so a refused report changes nothing, shadows included."""
+        readers = [("this selector", bounds)] + [
+            (f"shadow {s.name!r}", s.selector.reward_bounds)
+            for s in self.shadows
+            if s.selector is not None
+        ]
+        for who, reads in readers:
+            bad, need = refused_rewards(rewards, reward_range, reads)
+            if bad.any():
+                return bad, who, need
+        return np.zeros(np.shape(rewards), dtype=np.bool_), "", ""
+
     def observe(
         self, step: int, ids: NDArray[np.int64], rewards: NDArray[np.float64], n: int | None = None
     ) -> None:
@@ -76,6 +99,15 @@ class RunShadows:
         if drawn.size == 0:
             return
         grouped = np.concatenate([rewards[ids == t] for t in drawn])
+        # A bound one shadow refuses is refused before any shadow moves (the adapters ask
+        # `refused` first and name the task; this holds for a caller that did not).
+        for shadow in self.shadows:
+            bounds = None if shadow.selector is None else shadow.selector.reward_bounds
+            if bounds is not None and (grouped.min() < bounds[0] or grouped.max() > bounds[1]):
+                raise ValueError(
+                    f"shadow {shadow.name!r}: rewards must lie in [{bounds[0]:g}, "
+                    f"{bounds[1]:g}]; set reward_range to map them onto [0, 1]"
+                )
         for shadow in self.shadows:
             shadow.observe(step, drawn, grouped, size)
 

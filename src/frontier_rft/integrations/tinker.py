@@ -54,14 +54,11 @@ from tinker_cookbook import checkpoint_utils
 from tinker_cookbook.rl.types import EnvGroupBuilder, RLDataset
 
 from frontier_rft.core.feedback import Feedback, to_unit_range
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.pool import (
-    make_pool_selector,
-    refused_rewards,
-    reward_pair,
-)
+from frontier_rft.integrations.pool import make_pool_selector, reward_pair
 from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.metrics_log import (
     METRICS_PREFIX,
@@ -423,15 +420,10 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         if rewards.size == 0:
             raise ValueError(f"task {task}: a group with no trajectories has no rewards to report")
         # The shadows' selectors read the same rewards: refused here, before anything changes.
-        readers = [("this selector", self.selector.reward_bounds)] + [
-            (f"shadow {s.name!r}", s.selector.reward_bounds)
-            for s in self.shadows.shadows
-            if s.selector is not None
-        ]
-        for who, bounds in readers:
-            bad, want = refused_rewards(rewards, self.config.reward_range, bounds)
-            if not bad.any():
-                continue
+        bad, who, want = self.shadows.refused(
+            rewards, self.config.reward_range, self.selector.reward_bounds
+        )
+        if bad.any():
             value = float(rewards[int(np.flatnonzero(bad)[0])])
             fix = (
                 "fix the reward function so that it scores every rollout"
@@ -623,8 +615,11 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 f"the cookbook resumes at batch {index}, but {where} holds no saved selector "
                 "state: state_dir must be the log_path of the run being resumed"
             )
+        try:  # bounded: a hostile file is refused by its size or depth, never a RecursionError
+            state = load_json_file(where / DATASET_FILE, "a tinker sampler state", max_depth=16)
+        except ValueError as exc:  # its message names the file and what is wrong
+            raise ValueError(f"{exc}; start afresh") from None
         try:
-            state = json.loads((where / DATASET_FILE).read_text())
             draws = int(state["draws"])
             outstanding = {int(k): int(v) for k, v in dict(state["outstanding"]).items()}
             stats = {k: int(state["stats"][k]) for k in self._stats}

@@ -30,11 +30,11 @@ import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
 
-from frontier_rft.core.jsonsafe import load_json_file
+from frontier_rft.core.jsonsafe import load_json_file, loads_bounded
 from frontier_rft.core.persistence import atomic_write_bytes, set_new_file_mode
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.device import model_device
@@ -44,7 +44,13 @@ from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, save_sampler
 from frontier_rft.wrappers.shadow import Shadow
 from frontier_rft.wrappers.step import Sampler
 
-__all__ = ["damaged", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
+__all__ = [
+    "damaged",
+    "latest_checkpoint",
+    "load_checkpoint",
+    "logged_until",
+    "save_checkpoint",
+]
 
 _PREFIX = "step_"
 _RESUME_FIX = "resume from another checkpoint (point checkpoints/latest at it) or a new --out"
@@ -193,3 +199,47 @@ def _trainer_state(path: Path) -> dict[str, Any]:
         if not isinstance(step, int) or isinstance(step, bool) or step < 0:
             raise TypeError(f"'step' must be an int >= 0, got {step!r}")
     return state
+
+
+def logged_until(
+    path: Path, step: int, *, max_chars: int, max_depth: int
+) -> tuple[bytes, bool] | None:
+    """The lines of a run's JSON-lines log (metrics.jsonl, rewards.jsonl) whose "step" is at
+    most `step`, as the file's new body, and whether its last line was torn by a crash
+    mid-write (no newline, not a record: dropped, its step is redone); None without the
+    file. Lines after `step` are a crashed run's tail, about to be redone. Read line by line
+    with bounds (`max_chars` a line, `max_depth` of nesting): any other line that is not a
+    record is a ValueError naming the file and line, never a RecursionError."""
+    if not path.exists():
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return _lines_until(fh, path, step, max_chars, max_depth)
+    except OSError as exc:
+        raise ValueError(f"{path}: unreadable ({exc.strerror or exc}); {_RESUME_FIX}") from None
+
+
+def _lines_until(
+    fh: IO[str], path: Path, step: int, max_chars: int, max_depth: int
+) -> tuple[bytes, bool]:
+    kept: list[str] = []
+    number = 0
+    while line := fh.readline(max_chars + 1):
+        number += 1
+        try:
+            if len(line) > max_chars:
+                raise ValueError(f"longer than {max_chars:,} characters")
+            record = loads_bounded(line, max_chars=max_chars, max_depth=max_depth)
+            logged = record.get("step") if isinstance(record, dict) else None
+            if not isinstance(logged, int) or isinstance(logged, bool):
+                raise ValueError(f"step {logged!r} is not an int")
+        except ValueError as exc:
+            if not line.endswith("\n") and not fh.readline(1):  # the last line, torn
+                return "".join(kept).encode("utf-8"), True
+            raise ValueError(
+                f"{path}: line {number} is not a {path.stem} record ({exc}); the file is "
+                "corrupt: repair or remove that line to resume"
+            ) from None
+        if logged <= step:
+            kept.append(line if line.endswith("\n") else line + "\n")
+    return "".join(kept).encode("utf-8"), False

@@ -54,12 +54,14 @@ from frontier_rft.lm.rollout import (
     generate_completions,
     score_completions,
 )
-from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
+from frontier_rft.metrics_log import MAX_LINE_CHARS as METRICS_LINE_CHARS
+from frontier_rft.metrics_log import MAX_LINE_DEPTH, MetricsSink, curriculum_metrics
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.checkpoint import (
     damaged,
     latest_checkpoint,
     load_checkpoint,
+    logged_until,
     save_checkpoint,
 )
 from frontier_rft.training.config import TrainConfig
@@ -68,6 +70,7 @@ from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
+from frontier_rft.training.shadows import MAX_LINE_CHARS as REWARD_LINE_CHARS
 from frontier_rft.training.shadows import (
     REWARD_LOG,
     build_shadow,
@@ -289,11 +292,7 @@ class Trainer:
                         f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
                         "never trains those (no old log-probs are kept): start a new --out"
                     )
-            if _truncate_jsonl(self.run_dir / "metrics.jsonl", self.step_count):
-                log("metrics.jsonl ended in a torn line (a crash mid-write): dropped it")
-            # Reward-log lines carry the 0-based step their rollouts came from.
-            if _truncate_jsonl(self.run_dir / REWARD_LOG, self.step_count - 1):
-                log(f"{REWARD_LOG} ended in a torn line (a crash mid-write): dropped it")
+            _truncate_logs(self.run_dir, self.step_count, log)
             self.shadows = self._load_shadows(ckpt)
             log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
         else:
@@ -886,35 +885,26 @@ def _check_same_run(saved: dict[str, Any], now: dict[str, Any]) -> None:
         )
 
 
-def _truncate_jsonl(path: Path, step: int) -> bool:
-    """Drop metric lines logged after `step` (a crashed run's tail, about to be redone).
-
-    A last line that is not a complete record was torn by the crash mid-write: it is
-    dropped too (its step is redone), and True is returned. An unreadable line anywhere
-    else means the file is corrupt: ValueError. The file is replaced atomically.
-    """
-    if not path.exists():
-        return False
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    kept, torn = [], False
-    for number, line in enumerate(lines, start=1):
-        try:
-            logged = json.loads(line)["step"]
-            if not isinstance(logged, int):
-                raise TypeError(f"step {logged!r} is not an int")
-        except (ValueError, KeyError, TypeError) as exc:
-            if number == len(lines):
-                torn = True
-                break
-            raise ValueError(
-                f"{path}: line {number} is not a metrics record ({exc}); the file is corrupt, "
-                "repair or remove that line to resume"
-            ) from exc
-        if logged <= step:
-            kept.append(line)
-    body = "".join(line + "\n" for line in kept).encode("utf-8")
-    atomic_write_bytes(path, lambda fh: fh.write(body))
-    return torn
+def _truncate_logs(run_dir: Path, step: int, log: Callable[[str], None]) -> None:
+    """Drop the log lines written after checkpoint `step` (a crashed run's tail, about to be
+    redone), and a last line torn mid-write. Both logs are read, with bounds, before either
+    is rewritten (atomically): a corrupt line refuses the resume with the files unchanged."""
+    # Reward-log lines carry the 0-based step their rollouts came from.
+    logs = [
+        ("metrics.jsonl", step, METRICS_LINE_CHARS, MAX_LINE_DEPTH),
+        (REWARD_LOG, step - 1, REWARD_LINE_CHARS, MAX_LINE_DEPTH),
+    ]
+    read = [
+        (name, logged_until(run_dir / name, until, max_chars=chars, max_depth=depth))
+        for name, until, chars, depth in logs
+    ]
+    for name, got in read:
+        if got is None:
+            continue
+        body, torn = got
+        atomic_write_bytes(run_dir / name, lambda fh, body=body: fh.write(body))
+        if torn:
+            log(f"{name} ended in a torn line (a crash mid-write): dropped it")
 
 
 def _progress_line(step: int, total: int, m: dict[str, float]) -> str:

@@ -59,7 +59,14 @@ from frontier_rft.wrappers.allocation_rule import (
 )
 from frontier_rft.wrappers.base import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.step import RolloutFn, Round, StepSamples, fresh_batch, roll_unit_round
+from frontier_rft.wrappers.step import (
+    RolloutFn,
+    Round,
+    StepSamples,
+    check_rollout,
+    fresh_batch,
+    roll_unit_round,
+)
 
 __all__ = ["COMMITS", "VALUES", "Allocation", "AllocationConfig"]
 
@@ -305,6 +312,7 @@ class Allocation(WrapsSelector):
         # would refuse later (Feedback, past MAX_STEP) must not cost a round of its RNG.
         step = bounded_int(step, "step")
         budget = self.config.step_budget(batch_size, group_size)
+        check_rollout(rollout)
         cfg, n = self.config, int(group_size)
         start = time.perf_counter()
         ids = self.inner.select(int(batch_size))

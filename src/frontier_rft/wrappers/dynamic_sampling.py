@@ -45,7 +45,14 @@ from frontier_rft.core.state_check import (
 )
 from frontier_rft.wrappers.base import WrapsSelector, checked_wrapper_args
 from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr, gather
-from frontier_rft.wrappers.step import MAX_GROUP_SIZE, RolloutFn, Round, StepSamples, run_round
+from frontier_rft.wrappers.step import (
+    MAX_GROUP_SIZE,
+    RolloutFn,
+    Round,
+    StepSamples,
+    check_rollout,
+    run_round,
+)
 
 __all__ = [
     "DAPO_MOVED",
@@ -303,6 +310,7 @@ class DynamicSampling(WrapsSelector):
         step = bounded_int(step, "step")
         batch_size = _check_batch_size(batch_size)
         group_size = bounded_int(group_size, "group_size", lo=1, hi=MAX_GROUP_SIZE)
+        check_rollout(rollout)
         cfg = self.config
         clock = max(self._clock, step)
         stale = clock - self._sur_steps > cfg.max_staleness

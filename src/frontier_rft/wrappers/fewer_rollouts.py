@@ -43,7 +43,14 @@ from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
 from frontier_rft.wrappers.base import WrapsSelector
-from frontier_rft.wrappers.step import MAX_GROUP_SIZE, RolloutFn, Round, StepSamples, fresh_batch
+from frontier_rft.wrappers.step import (
+    MAX_GROUP_SIZE,
+    RolloutFn,
+    Round,
+    StepSamples,
+    check_rollout,
+    fresh_batch,
+)
 
 __all__ = [
     "LOSS_SCALES",
@@ -150,6 +157,7 @@ class FewerRollouts(WrapsSelector):
         n = bounded_int(group_size, "group_size", lo=2, hi=MAX_GROUP_SIZE)
         cfg = self.config
         cfg.check_group_size(n)
+        check_rollout(rollout)
         start = time.perf_counter()
         ids = self.inner.select_window(batch_size) if cfg.skip else self.inner.select(batch_size)
         seconds = time.perf_counter() - start

@@ -12,6 +12,7 @@ from frontier_rft.wrappers.step import (
     MAX_GROUP_SIZE,
     RolloutFn,
     StepSamples,
+    check_rollout,
     fresh_batch,
     run_round,
 )
@@ -38,6 +39,7 @@ class PassThrough(WrapsSelector):
         step = bounded_int(step, "step")
         batch_size = bounded_int(batch_size, "batch_size", lo=1)
         group_size = bounded_int(group_size, "group_size", lo=1, hi=MAX_GROUP_SIZE)
+        check_rollout(rollout)
         one = run_round(self.inner, step, batch_size, group_size, rollout)
         self.inner.flush()  # the step is complete: fold it now so metrics describe it
         picks = [(0, g) for g in range(one.task_ids.shape[0])]

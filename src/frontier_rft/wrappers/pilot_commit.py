@@ -41,6 +41,7 @@ from frontier_rft.wrappers.step import (
     RolloutFn,
     Round,
     StepSamples,
+    check_rollout,
     roll_unit_round,
 )
 
@@ -222,6 +223,7 @@ class PilotCommit(WrapsSelector):
         step = bounded_int(step, "step")
         batch_size = bounded_int(batch_size, "batch_size", lo=1, hi=self.inner.num_tasks)
         n = bounded_int(group_size, "group_size", lo=2, hi=MAX_GROUP_SIZE)
+        check_rollout(rollout)
         cfg = self.config
         k = cfg.pilot_size(n)
         if self.buffer.size and self.buffer.rewards.shape[1] != k:

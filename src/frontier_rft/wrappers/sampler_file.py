@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import write_state_file
 from frontier_rft.core.selector import Selector
@@ -121,7 +122,10 @@ def saved_sampler_state(
             f"checkpoint {directory} has no {names[0]}: it was saved by a run whose sampler "
             f"keeps no state (plain GRPO or fewer rollouts), not {sampler.kind}; {fix}"
         )
-    state = _read(path)
+    try:
+        state = _read(path)
+    except CheckpointError as exc:  # names the file and what is wrong: add how to resume
+        raise CheckpointError(f"{exc}; {fix}") from exc
     if state["kind"] != sampler.kind:
         raise ValueError(
             f"checkpoint {directory} was saved with the {state['kind']} sampler, but this run "

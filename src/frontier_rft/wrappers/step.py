@@ -38,6 +38,7 @@ __all__ = [
     "Round",
     "Sampler",
     "StepSamples",
+    "check_rollout",
     "roll_unit_round",
     "rollout_metrics",
 ]
@@ -49,6 +50,16 @@ RolloutFn = Callable[..., NDArray[np.float64]]
 """rollout(ids) -> rewards, group_size per id, id-major (the caller keeps any completions).
 A sampler that gives prompts groups of different sizes (Allocation) calls
 rollout(ids, counts): counts[i] rewards for ids[i], id-major."""
+
+
+def check_rollout(rollout: object) -> None:
+    """A ValueError when `rollout` is not a function: every sampler asks before its
+    selector proposes anything, so a refused call moves nothing (its RNG included)."""
+    if not callable(rollout):
+        raise ValueError(
+            f"rollout must be a function, rollout(ids) -> rewards (Allocation, FewerRollouts "
+            f"and PilotCommit call rollout(ids, counts)); got {type(rollout).__name__}"
+        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.integrations.pool import refused_rewards
+from frontier_rft.integrations.shadows import RunShadows
 
 __all__ = ["RewardTap", "check_combined_rewards", "combine_rewards"]
 
@@ -72,8 +73,10 @@ def check_combined_rewards(
     rewards: NDArray[np.float64],
     reward_range: Sequence[float] | None,
     bounds: tuple[float, float] | None = None,
+    shadows: RunShadows | None = None,
 ) -> None:
-    """ValueError naming the task of the first combined reward the selector would refuse.
+    """ValueError naming the task of the first combined reward the selector, or a shadow's
+    selector among `shadows`, would refuse: checked before any of them moves.
 
     Called on scored completions only (not every function returned None). With a
     `reward_range` every number is mapped onto [0, 1] and clipped (an infinite reward to 0
@@ -81,7 +84,10 @@ def check_combined_rewards(
     reward `bounds` (None: unbounded), inf included, is refused naming `reward_range`.
     NaN here means infinities that cancel (inf - inf, inf * 0 weight).
     """
-    bad, need = refused_rewards(rewards, reward_range, bounds)
+    if shadows is None:
+        (bad, need), who = refused_rewards(rewards, reward_range, bounds), "this selector"
+    else:
+        bad, who, need = shadows.refused(rewards, reward_range, bounds)
     if not bad.any():
         return
     i = int(np.flatnonzero(bad)[0])
@@ -94,7 +100,7 @@ def check_combined_rewards(
         )
     what = "not a finite reward" if np.isinf(value) else "out of range"
     raise ValueError(
-        f"the combined TRL reward of task {task} is {value}, {what}: this selector needs "
+        f"the combined TRL reward of task {task} is {value}, {what}: {who} needs "
         f"rewards {need}; return such rewards, or add the YAML line `reward_range: [lo, hi]` "
         "(in Python FrontierConfig(reward_range=(lo, hi))) with your rewards' range, which "
         "maps them onto [0, 1] (beyond it they clip to 0 or 1)"

@@ -16,7 +16,6 @@ with neither was written with the defaults (full, 0, batch).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import zipfile
 from collections.abc import Callable, Mapping
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
@@ -84,15 +84,14 @@ def _saved_fewer_settings(directory: Path) -> dict[str, Any]:
         return saved
     path = directory / FEWER_FILE
     if path.is_file():
-        try:
-            record = json.loads(path.read_text())
-            if not isinstance(record, dict) or set(record) != set(FEWER_DEFAULTS):
-                raise ValueError(f"keys {sorted(record) if isinstance(record, dict) else record}")
-        except (OSError, ValueError) as exc:
-            raise ValueError(
-                f"{path} is damaged ({type(exc).__name__}: {str(exc)[:80]}); resume from an "
-                "earlier checkpoint"
-            ) from exc
+        fix = "resume from an earlier checkpoint"
+        try:  # bounded: a hostile file is refused by its size or depth, never a RecursionError
+            record = load_json_file(path, "a fewer-rollouts record", max_chars=1 << 16, max_depth=4)
+        except ValueError as exc:  # its message names the file and what is wrong
+            raise ValueError(f"{exc}; {fix}") from None
+        if not isinstance(record, dict) or set(record) != set(FEWER_DEFAULTS):
+            keys = sorted(record) if isinstance(record, dict) else record
+            raise ValueError(f"{path} is damaged (keys {str(keys)[:80]}); {fix}")
         saved.update(record)
     return saved
 

@@ -608,23 +608,23 @@ class FrontierTrainerMixin:
         counters = self._frontier_counters
         if keep.any():  # a rejected batch raises here, before any counter changes
             rewards, reward_range = rewards[keep], self.frontier_config.reward_range
+            selector, shadows = self.frontier_selector, self.frontier_shadows
             check_combined_rewards(
-                ids[keep], rewards, reward_range, self.frontier_selector.reward_bounds
+                ids[keep], rewards, reward_range, selector.reward_bounds, shadows
             )
             if reward_range is not None:
                 rewards = to_unit_range(rewards, reward_range)
-            # The shadows read what the selector reads; they change nothing of the run.
-            self.frontier_shadows.observe(
-                counters["generations"], ids[keep], rewards, self.num_generations
+            feedback = Feedback(
+                task_ids=ids[keep],
+                rewards=rewards,
+                step=counters["generations"],
+                policy_version=int(self.state.global_step),
             )
-            self.frontier_selector.update(
-                Feedback(
-                    task_ids=ids[keep],
-                    rewards=rewards,
-                    step=counters["generations"],
-                    policy_version=int(self.state.global_step),
-                )
-            )
+            # The selector's checks too before any shadow moves (observe checks every shadow
+            # before the first moves); the shadows read what the selector reads.
+            feedback.validated(selector.num_tasks, selector.reward_bounds)
+            shadows.observe(counters["generations"], ids[keep], rewards, self.num_generations)
+            selector.update(feedback)
         counters["unscorable"] += int((~keep).sum())
         counters["generations"] += 1
         counters["rollouts"] += int(keep.sum())

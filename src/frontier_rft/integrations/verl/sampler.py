@@ -46,7 +46,6 @@ from torch.utils.data import Sampler
 from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.integrations.pool import refused_rewards
 from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
@@ -402,6 +401,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         for fb, (_, ids, _) in zip(batches, pieces, strict=True):
             fb.validated(self.selector.num_tasks, self.selector.reward_bounds)
             self.shadows.check_group_size(_largest_group(ids))
+        logger = self._jsonl()  # opened first too: a path it cannot open refuses the report
         for fb, (step, ids, r) in zip(batches, pieces, strict=True):
             self.selector.update(fb)
             self._stats["max_lag"] = max(self._stats["max_lag"], self._draws - 1 - step)
@@ -416,15 +416,17 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         # A reported batch is a whole step: fold it in now (the next select would do the same,
         # identically), so the metrics logged for this step include it.
         self.selector.flush()
-        logger = self._jsonl()
         if logger is not None:
             metrics = curriculum_metrics(self.metrics(), "all", self.config.metrics_prefix)
             logger.log(metrics, step=int(steps.max()))
 
     def _check_rewards(self, positions: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         """ValueError naming the stable task id of the first NaN reward, or of the first one
-        outside the selector's range when no reward_range maps it (inf included)."""
-        bad, want = refused_rewards(rewards, self.config.reward_range, self.selector.reward_bounds)
+        outside the range of the selector or a shadow's selector when no reward_range maps it
+        (inf included): checked before any of them moves."""
+        bad, who, want = self.shadows.refused(
+            rewards, self.config.reward_range, self.selector.reward_bounds
+        )
         if not bad.any():
             return
         i = int(np.flatnonzero(bad)[0])
@@ -437,7 +439,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             )
         raise ValueError(
             f"{self.trainer_name} reported reward {value!r} for task {task} ({count} bad "
-            f"reward(s) in this batch); this selector needs rewards {want}: set "
+            f"reward(s) in this batch); {who} needs rewards {want}: set "
             f"{self.reward_range_setting}="
             "(low, high) to map your reward function's range onto [0, 1]"
         )
@@ -449,7 +451,13 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             if self._logger is None:
                 _log.info(f"frontier-rft: selector metrics go to {os.path.abspath(path)}")
         if path is not None and self._logger is None:
-            self._logger = JsonlLogger(path)
+            try:
+                self._logger = JsonlLogger(path)
+            except OSError as exc:
+                raise ValueError(
+                    f"cannot write the selector metrics to {path} ({exc.strerror or exc}): set "
+                    "metrics_jsonl to a file in a directory you can write"
+                ) from None
         return self._logger if path is not None else None
 
     def positions_of(self, task_ids: Any, key: str | None = None) -> NDArray[np.int64]:
