@@ -28,6 +28,7 @@ __all__ = [
     "sampler_pool_fields",
     "selector_problems",
     "selector_reward_bounds",
+    "shadow_bounds_note",
     "shown",
 ]
 
@@ -140,6 +141,46 @@ def selector_reward_bounds(
     strictest, where the options are wrong (other checks say so)."""
     spec = _spec(name, overrides, judge)
     return (0.0, 1.0) if spec is None else spec.reward_bounds(given)
+
+
+def shadow_bounds_note(
+    values: Mapping[str, Any], given: set[str], setting: str, default_selector: str
+) -> str | None:
+    """A note when a shadow of the sampler fields `values` reads rewards in a range the run's
+    selector does not hold them to, and no reward_range is set (`setting`: where the fields
+    live): a step whose reward leaves that range is then refused (nothing moves), which a
+    config cannot show, since it does not hold the rewards. None when there is nothing to say."""
+    from frontier_rft.wrappers.shadow import ShadowConfig
+
+    rules = values.get("shadows")
+    if isinstance(rules, str):
+        rules = [rules]
+    if not isinstance(rules, Sequence) or values.get("reward_range") is not None:
+        return None
+    name = values.get("selector", default_selector)
+    if not isinstance(name, str) or name not in SELECTORS:
+        return None  # selector_problems names it
+    if _spec(name, values.get("selector_config"), values.get("selector_judge")) is None:
+        return None  # its options are refused: other checks say so
+    if selector_reward_bounds(name, values.get("selector_config"), given) is not None:
+        return None  # the selector checks the rewards itself
+    for rule in rules:
+        try:
+            shadow = ShadowConfig.parse(rule).selector
+        except (ValueError, TypeError):
+            continue  # shadow_problems names it
+        if not shadow or shadow not in SELECTORS:
+            continue
+        bounds = selector_reward_bounds(shadow, None, given)
+        if bounds is not None:
+            lo, hi = bounds
+            at = f"{setting}." if setting else ""
+            return (
+                f"{at}shadows: shadow {rule!r} reads rewards in [{lo:g}, {hi:g}] and "
+                f"selector {name!r} takes any: a step with a reward outside them is refused; "
+                f"if the run's rewards can leave [{lo:g}, {hi:g}], set {at}reward_range"
+            )
+    return None
 
 
 def apply_overrides(config: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from frontier_rft.integrations.preflight import (
     requirement_problems,
     sampler_pool_fields,
     selector_problems,
+    shadow_bounds_note,
     shown,
 )
 from frontier_rft.integrations.skyrl.config import (
@@ -139,6 +140,11 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     group = dotted_get(config, GROUP_SIZE)
     report.add(GROUP_SIZE, group_size_problems(group, GROUP_SIZE))
     report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
+    note = shadow_bounds_note(
+        values, sampler_pool_fields(values), SKYRL_SETTING, VerlSamplerConfig.selector
+    )
+    if note is not None:
+        report.notes.append(note)
     _check_data(config, values, report)
     return report
 

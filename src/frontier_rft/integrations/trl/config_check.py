@@ -34,6 +34,7 @@ from frontier_rft.integrations.preflight import (
     read_data_columns,
     selector_problems,
     selector_reward_bounds,
+    shadow_bounds_note,
     shown,
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
@@ -165,6 +166,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     report.add("", config_file_problems(values))  # dynamic_sampling next to TRL's settings
     report.add("", fewer_file_problems(values))  # rollouts: kept, screen, next to TRL's
     report.add("", _shadow_problems(frontier, values))
+    report.notes += _shadow_bounds_notes(frontier)
     report.add("", _model_problems(values))
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))
@@ -244,6 +246,16 @@ def _auto_rollouts_choice(
             f"with this TRL version if it is a tested one{counted}"
         ]
     return [f"rollouts will be full (uniform's bill) because {why}{counted}"]
+
+
+def _shadow_bounds_notes(frontier: Mapping[str, Any]) -> list[str]:
+    """A shadow that holds rewards to a range the selector does not (preflight's note)."""
+    try:
+        config = FrontierConfig(**frontier)
+    except (ValueError, TypeError):
+        return []  # config_problems names it
+    note = shadow_bounds_note(frontier, set(pool_fields(config)), "", FrontierConfig.selector)
+    return [] if note is None else [note]
 
 
 def _shadow_problems(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from frontier_rft.integrations.preflight import (
     requirement_problems,
     sampler_pool_fields,
     selector_problems,
+    shadow_bounds_note,
     shown,
 )
 from frontier_rft.integrations.verl.auto import (
@@ -135,6 +136,9 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     report.add(
         section, shadow_problems(values.get("shadows"), dotted_get(config, group), group, refusal)
     )
+    note = shadow_bounds_note(values, sampler_pool_fields(values), section, default.selector)
+    if note is not None:
+        report.notes.append(note)
     _check_data(config, values, batch, report)
     check_verl_keys(config, section, report)  # the frontier-rft part first, then verl's own
     return report
