@@ -22,14 +22,15 @@ def test_skip_is_kept_where_nothing_is_in_the_way_on_a_run_of_up_to_two_epochs()
     kept = "each step generates only the prompts 'skip' keeps"
     assert resolve_auto(SELECTORS["skip"], [], 2.0) == (
         "kept",
-        f"the run is 2 epochs, within the 2 epochs over which kept was measured level; {kept}",
+        "the run is 2 epochs, within the 2 epochs over which kept was measured within noise; "
+        f"{kept}",
         False,
     )
     assert resolve_auto(SELECTORS["skip"], [], 1.0)[1].startswith("the run is 1 epoch, within")
     mode, why, warn = resolve_auto(SELECTORS["skip"], [])  # the length is not known yet
     assert (mode, warn) == ("kept", False) and why == (
-        "the run's length in epochs is not known yet (kept was measured level up to 2 epochs: "
-        f"set rollouts: full for a longer run); {kept}"
+        "the run's length in epochs is not known yet (kept was measured within noise up to 2 "
+        f"epochs: set rollouts: full for a longer run); {kept}"
     )
 
 
@@ -40,7 +41,7 @@ def test_skip_keeps_full_batches_on_a_longer_run_without_a_warning() -> None:
     assert (mode, warn) == ("full", False)
     assert why.startswith(
         "the run is 2.5 epochs, longer than the 2 epochs over which selector 'skip' with kept "
-        "was measured level (with rollouts: kept it ended 0.013 below"
+        "was measured within noise (with rollouts: kept it ended 0.013 below"
     ) and why.endswith("set rollouts: kept to save anyway, docs/selectors/fewer_rollouts.md)")
     assert keeps_full(SELECTORS["skip"], 2.5) == why
     assert keeps_full(SELECTORS["skip"], 2.0) is None and keeps_full(SELECTORS["skip"]) is None

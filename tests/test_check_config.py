@@ -415,7 +415,7 @@ def _default_verl(tmp_path: Path) -> str:
     [
         (["++trainer.total_epochs=2"], None),
         ([], "the run is 30 epochs, longer than the 2 epochs over which selector 'skip' with "
-         "kept was measured level"),  # verl's default total_epochs
+         "kept was measured within noise"),  # verl's default total_epochs
         (["++trainer.total_epochs=3"], "the run is 3 epochs, longer than the 2 epochs"),
         (["trainer.v1.trainer_mode=colocate_async",
           "trainer.v1.sampler.custom_sampler.name=FrontierReplayBufferAsync"],
@@ -446,8 +446,8 @@ def test_check_config_verl_says_what_rollouts_auto_will_be(
         assert code == 0, out
         assert line == (
             "  auto: rollouts will be kept: the run is 2 epochs, within the 2 epochs over which "
-            "kept was measured level; each step generates only the prompts 'skip' keeps among "
-            "verl's batch (same steps, fewer rollouts)"
+            "kept was measured within noise; each step generates only the prompts 'skip' keeps "
+            "among verl's batch (same steps, fewer rollouts)"
         )
         # The decision the buffer makes at runtime, on the same settings.
         two = {"trainer": {"total_epochs": 2}}

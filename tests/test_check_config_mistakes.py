@@ -201,13 +201,13 @@ def test_the_valid_config_passes_with_trl(
          "rollouts will be kept: the run's length in epochs is not known yet"),  # a JSON array
         ({"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 2},
          "auto: rollouts will be kept: the run is 2 epochs, within the 2 epochs over which kept "
-         "was measured level; each step generates only the prompts 'skip' keeps"),
+         "was measured within noise; each step generates only the prompts 'skip' keeps"),
         ({"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 3},
          "auto: rollouts will be full (uniform's bill) because the run is 3 epochs, longer than "
-         "the 2 epochs over which selector 'skip' with kept was measured level"),
+         "the 2 epochs over which selector 'skip' with kept was measured within noise"),
         ({"selector": "skip", "max_steps": -1, "num_train_epochs": 2}, "auto: rollouts will "
-         "be kept: the run is 2 epochs, within the 2 epochs over which kept was measured level; "
-         "each step generates only the prompts 'skip' keeps (vLLM, vllm_mode: colocate, is "
+         "be kept: the run is 2 epochs, within the 2 epochs over which kept was measured within "
+         "noise; each step generates only the prompts 'skip' keeps (vLLM, vllm_mode: colocate, is "
          "sent only those)"),  # use_vllm: true, as the file's
         ({"selector": "skip", "max_steps": -1, "num_train_epochs": 2, "vllm_mode": "server"},
          "auto: rollouts will be kept: the run is 2 epochs"),

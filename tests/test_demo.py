@@ -42,7 +42,7 @@ def test_the_demo_runs_the_default_on_a_run_of_two_epochs() -> None:
 def test_the_closing_says_what_auto_decides(
     monkeypatch: pytest.MonkeyPatch, level: int | None
 ) -> None:
-    """The closing is worded from auto's decision: were kept measured level only up to 1
+    """The closing is worded from auto's decision: were kept measured within noise only up to 1
     epoch, the same 2-epoch run would be full, and the demo would say so and run it so."""
     cls = SELECTORS[FrontierConfig().selector]
     if level is not None:

@@ -236,8 +236,8 @@ def test_check_config_says_what_rollouts_auto_will_be(
     if because is None:
         assert choice == (
             "rollouts will be kept: the run is 1 epoch, within the 2 epochs over which kept was "
-            "measured level; each step generates only the prompts 'skip' keeps among SkyRL's "
-            "batch (same steps, fewer rollouts)"
+            "measured within noise; each step generates only the prompts 'skip' keeps among "
+            "SkyRL's batch (same steps, fewer rollouts)"
         )
     else:
         assert choice == f"rollouts will be full (uniform's bill) because {because}"

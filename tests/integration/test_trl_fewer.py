@@ -298,7 +298,7 @@ def test_rollouts_auto_keeps_the_default_to_the_length_kept_was_measured_level_a
     mode: str,
     said: str,
 ) -> None:
-    """skip with kept ended level with uniform over 2 epochs and below over 4.5 and 11: the
+    """skip with kept ended within noise with uniform over 2 epochs and below over 4.5 and 11: the
     default saves on a run of up to 2 passes over the prompts (num_train_epochs, or max_steps
     over the dataset's rows) and keeps uniform's batches on a longer one, at INFO."""
     with caplog.at_level("INFO", logger="frontier_rft.integrations.trl.trainer"):

@@ -95,7 +95,7 @@ class Selector(ABC):
     an adapter's `rollouts: auto` keeps full batches for it (None: none measured)."""
     kept_level_epochs: ClassVar[float | None] = None
     """With `kept_loses`: the longest run, in passes over the prompts, over which `rollouts:
-    kept` was measured level with uniform; `rollouts: auto` keeps kept for a run up to it and
+    kept` was measured within noise with uniform; `rollouts: auto` keeps kept for a run up to it and
     full batches for a longer one (None: kept_loses holds at every length)."""
 
     @classmethod

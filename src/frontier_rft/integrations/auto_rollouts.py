@@ -107,8 +107,8 @@ def keeps_full(selector: type[Selector], epochs: float | None = None) -> str | N
     assert epochs is not None
     return (
         f"the run is {_epochs(epochs)}, longer than the {_epochs(level)} over which selector "
-        f"{selector.name!r} with kept was measured level ({selector.kept_loses}; set rollouts: "
-        f"kept to save anyway, {AUTO_DOC})"
+        f"{selector.name!r} with kept was measured within noise ({selector.kept_loses}; "
+        f"set rollouts: kept to save anyway, {AUTO_DOC})"
     )
 
 
@@ -135,13 +135,13 @@ def resolve_auto(
         return "kept", kept, False
     if epochs is None:
         length = (
-            f"the run's length in epochs is not known yet (kept was measured level up to "
+            f"the run's length in epochs is not known yet (kept was measured within noise up to "
             f"{_epochs(level)}: set rollouts: full for a longer run)"
         )
     else:
         length = (
             f"the run is {_epochs(epochs)}, within the {_epochs(level)} over which kept was "
-            "measured level"
+            "measured within noise"
         )
     return "kept", f"{length}; {kept}", False
 

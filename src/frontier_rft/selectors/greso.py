@@ -111,7 +111,7 @@ class GRESOSelector(Selector):
     name = "greso"
     kept_loses = (
         "with rollouts: kept it ended 0.04 below uniform's held-out pass@1 over 4.5 and 11 "
-        "epochs (5 paired seeds; full batches ended level)"
+        "epochs (5 paired seeds; full batches ended within noise)"
     )
     config_class = GRESOConfig
     config: GRESOConfig
