@@ -36,6 +36,8 @@ ENTRY_DIGESTS: dict[str, str] = {
     "skip-kept": "03ddc064",
     "scalerl": "5ae3cb09",  # added after the change (entries new with the scalerl selector)
     "scalerl-kept": "ae410e85",
+    "skip-eager-kept": "9ab010a6",  # new with the skip-eager selector (issue 62)
+    "skip-eager-kept-f10": "f9348eab",
     "screen4": "0e3b92c6",
     "greso-kept-screen4": "8fd51b15",
     "uniform-shadows": "a1cf821d",

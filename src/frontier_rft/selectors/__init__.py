@@ -20,6 +20,7 @@ from frontier_rft.selectors.registry import SELECTORS, make_selector, register
 from frontier_rft.selectors.scalerl import ScaleRLSelector
 from frontier_rft.selectors.sec import SECSelector
 from frontier_rft.selectors.skip import SkipSelector
+from frontier_rft.selectors.skip_eager import SkipEagerSelector
 from frontier_rft.selectors.uniform import UniformSelector
 
 ALL: tuple[type[Selector], ...] = (
@@ -37,6 +38,7 @@ ALL: tuple[type[Selector], ...] = (
     ScaleRLSelector,
     SECSelector,
     SkipSelector,
+    SkipEagerSelector,
 )
 """The selectors this package ships, in the registry's order."""
 
@@ -60,6 +62,7 @@ __all__ = [
     "SECSelector",
     "ScaleRLSelector",
     "Selector",
+    "SkipEagerSelector",
     "SkipSelector",
     "UniformSelector",
     "make_selector",

@@ -282,6 +282,11 @@ class SkipSelector(Selector):
             keep[untried] = self.untried_keep(ids[untried])
         return keep
 
+    @property
+    def untried_z(self) -> float:
+        """Standard errors added to an untried prompt's predicted informative chance."""
+        return _UNTRIED_Z
+
     def untried_keep(self, ids: I64) -> F64:
         """Keep probability of prompts with no rollouts of their own: 1 (untried='take', no
         features, or fewer than 16 first groups seen), else clip(q^ / q1, untried_floor, 1)
@@ -303,7 +308,7 @@ class SkipSelector(Selector):
         penalty = model.ridge * np.eye(model.gram.shape[0])
         spread = np.einsum("ij,ji->i", design, np.linalg.solve(model.gram + penalty, design.T))
         se = np.sqrt(q1 * (1.0 - q1) * np.maximum(spread, 0.0))
-        upper = np.clip(model.predict(x) + _UNTRIED_Z * se, 0.0, 1.0)
+        upper = np.clip(model.predict(x) + self.untried_z * se, 0.0, 1.0)
         out = np.clip(upper / q1, self.config.untried_floor, 1.0)
         return out
 

@@ -299,6 +299,22 @@ EFFECT_ENTRIES = (
         fewer_rollouts={"rollouts": "kept"},
     ),
     BenchEntry(
+        "skip-eager-kept",
+        "skip-eager",
+        role="effect",
+        note="skip-kept passing over untried prompts by their predicted informative chance "
+        "itself (no 2-se margin; floor 0.25): savings in the first epoch?",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "skip-eager-kept-f10",
+        "skip-eager",
+        {"untried_floor": 0.1},
+        role="effect",
+        note="skip-eager-kept with an untried floor of 0.1",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
         "screen4",
         "uniform",
         role="effect",
