@@ -262,8 +262,8 @@ def add_command(sub: Any) -> None:
         "--rule",
         action="append",
         default=None,
-        help="a rule: greso, screenK (K >= 2) or greso+screenK; repeat for several (none: "
-        "a frontier_metrics.jsonl's summary)",
+        help="a rule: greso, screenK (K >= 2) or greso+screenK; repeat for several (default: "
+        "none, for a frontier_metrics.jsonl's summary; a reward log needs one)",
     )
     r.add_argument(
         "--pool-size",
