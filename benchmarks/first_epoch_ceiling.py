@@ -40,7 +40,7 @@ def _seeds(text: str) -> list[int]:
     return list(range(int(lo), int(hi or lo) + 1))
 
 
-def _testbed(pool_size: int, steps: int) -> Any:
+def standard_testbed(pool_size: int, steps: int) -> Any:
     from frontier_rft.bench.real_rl.testbed import testbed
 
     tb = testbed("standard")
@@ -55,7 +55,7 @@ def run(pool_size: int, steps: int, seeds: list[int], runs: Path, jobs: int) -> 
     from frontier_rft.bench.real_rl.runner import prepare_start_model, run_all, run_specs
     from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
-    tb = _testbed(pool_size, steps)
+    tb = standard_testbed(pool_size, steps)
     root = runs / f"pool{pool_size}_steps{steps}"
     model_dir = prepare_start_model(tb, root, ledger_root=LEDGER.parent)
     uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
@@ -74,7 +74,7 @@ def _ledger_record(pool_size: int, steps: int, seed: int) -> dict[str, Any] | No
     """The ledger's uniform record of this testbed and seed (None when it has none)."""
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
-    digest = testbed_digest(_testbed(pool_size, steps))
+    digest = testbed_digest(standard_testbed(pool_size, steps))
     for path in sorted((LEDGER / digest / "cpu" / "uniform").glob(f"*/seed{seed}.json.gz")):
         with gzip.open(path, "rt") as fh:
             return dict(json.load(fh))
@@ -87,7 +87,7 @@ def ledger_mixed_share(pool_size: int, steps: int) -> dict[str, Any]:
     ledger holds, without the all-correct / all-wrong split."""
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
-    digest = testbed_digest(_testbed(pool_size, steps))
+    digest = testbed_digest(standard_testbed(pool_size, steps))
     per_seed: dict[int, dict[str, float]] = {}
     for ledger in LEDGERS:
         for path in sorted((ledger / digest / "cpu" / "uniform").glob("*/seed*.json.gz")):
@@ -115,7 +115,7 @@ def count(pool_size: int, steps: int, seed: int, runs: Path) -> dict[str, Any]:
     """Per epoch and level: groups all-correct, all-wrong, mixed; rollouts; the reproduction."""
     from frontier_rft.tasks.suite import load_task, train_split
 
-    tb = _testbed(pool_size, steps)
+    tb = standard_testbed(pool_size, steps)
     cfg = tb.run_config(_uniform(), seed)
     items = train_split(
         load_task(cfg.task, cfg.format_reward), pool_size, cfg.train_seed, cfg.levels

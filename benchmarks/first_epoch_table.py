@@ -1,0 +1,130 @@
+"""Issue 62's table, from the run ledger alone: per entry, rollouts in uniform's first epoch and
+over the whole run, generated tokens, held-out pass@1 and pass@8 at the end (and pass@1 over the
+last quarter of evaluations) minus uniform's, paired by seed with bootstrap 95% CIs, and distinct
+prompts trained. Nothing is run.
+
+    python benchmarks/first_epoch_table.py --pool-size 512 --steps 64 --seeds 0-9 \
+        --entries skip-kept,scalerl,scalerl-kept,skip-eager-kept
+    python benchmarks/first_epoch_table.py --pool-size 1280 --steps 160 --seeds 0-4 \
+        --entries skip-kept,scalerl-kept
+
+Prints a markdown table (the rows of docs/results/first_epoch.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.bench.metrics import mean_ci
+
+ROOT = Path(__file__).resolve().parents[1]
+LEDGERS = (ROOT / "benchmarks" / "ledger" / "timed", ROOT / "benchmarks" / "ledger")
+
+
+def _seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def _record(digest: str, entry: str, seed: int) -> dict[str, Any] | None:
+    """The entry's record of `seed` (the newest definition directory first is not needed:
+    one definition per entry here); None when no ledger holds it."""
+    for ledger in LEDGERS:
+        for path in sorted((ledger / digest / "cpu" / entry).glob(f"*/seed{seed}.json.gz")):
+            with gzip.open(path, "rt") as fh:
+                return dict(json.load(fh))
+    return None
+
+
+def _col(rec: dict[str, Any], name: str) -> list[float]:
+    return [float(v) for v in rec["columns"].get(name, []) if v is not None]
+
+
+def _facts(rec: dict[str, Any], epoch_steps: int) -> dict[str, float]:
+    rollouts = _col(rec, "train/rollouts")
+    tokens = _col(rec, "train/generated_tokens")
+    p1, p8 = _col(rec, "eval/pass@1"), _col(rec, "eval/pass@8")
+    quarter = max(1, math.ceil(len(p1) / 4))
+    trained = _col(rec, "train/distinct_prompts_trained")
+    return {
+        "epoch1": sum(rollouts[:epoch_steps]),
+        "all": sum(rollouts),
+        "tokens": sum(tokens),
+        "pass1": p1[-1],
+        "pass8": p8[-1],
+        "pass1_last_quarter": float(np.mean(p1[-quarter:])),
+        "trained": trained[-1] if trained else float("nan"),
+    }
+
+
+def _fmt(ci: dict[str, Any], digits: int = 3, ratio: bool = False) -> str:
+    if ci["mean"] is None:
+        return "—"
+    lo, hi = ci["ci"]
+    if ratio:
+        return f"{ci['mean']:.2f}x [{lo:.2f}, {hi:.2f}]"
+    return f"{ci['mean']:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+
+
+def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> str:
+    from first_epoch_ceiling import standard_testbed  # the ceiling's testbed
+    from frontier_rft.bench.real_rl.ledger import testbed_digest
+
+    digest = testbed_digest(standard_testbed(pool_size, steps))
+    epoch_steps = pool_size // 16
+    base = {s: _record(digest, "uniform", s) for s in seeds}
+    lines = [
+        f"| entry ({pool_size} prompts, seeds {seeds[0]}-{seeds[-1]}) | epoch-1 rollouts | "
+        "all rollouts | generated tokens | pass@1 − uniform | pass@1 last quarter | "
+        "pass@8 − uniform | distinct prompts trained |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for entry in ["uniform", *entries]:
+        rows = []
+        for s in seeds:
+            rec, ref = _record(digest, entry, s), base[s]
+            if rec is None or ref is None:
+                continue
+            rows.append((_facts(rec, epoch_steps), _facts(ref, epoch_steps)))
+        if not rows:
+            lines.append(f"| {entry} | no runs | | | | | | |")
+            continue
+
+        def ratio(key: str, rows: list[Any] = rows) -> str:
+            return _fmt(mean_ci([a[key] / b[key] for a, b in rows]), ratio=True)
+
+        def diff(key: str, rows: list[Any] = rows) -> str:
+            return _fmt(mean_ci([a[key] - b[key] for a, b in rows]))
+
+        trained = mean_ci([a["trained"] for a, _ in rows])
+        lines.append(
+            f"| {entry} ({len(rows)} seeds) | {ratio('epoch1')} | {ratio('all')} | "
+            f"{ratio('tokens')} | {diff('pass1')} | {diff('pass1_last_quarter')} | "
+            f"{diff('pass8')} | {trained['mean']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--pool-size", type=int, default=512)
+    p.add_argument("--steps", type=int, default=64)
+    p.add_argument("--seeds", default="0-9")
+    p.add_argument("--entries", default="skip-kept")
+    args = p.parse_args()
+    print(table(args.pool_size, args.steps, _seeds(args.seeds), args.entries.split(",")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
