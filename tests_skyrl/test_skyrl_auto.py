@@ -37,8 +37,8 @@ def test_auto_is_kept_with_the_synchronous_trainer(
     record = _said(caplog)
     assert record.levelname == "INFO" and record.getMessage() == (
         "frontier-rft: rollouts: auto is kept: the run is 2 epochs, within the 2 epochs over "
-        "which kept was measured level; each step generates only the prompts 'skip' keeps among "
-        "SkyRL's batch (the same steps and schedule, fewer rollouts)"
+        "which kept was measured within noise; each step generates only the prompts 'skip' keeps "
+        "among SkyRL's batch (the same steps and schedule, fewer rollouts)"
     )  # max_training_steps of train_batch_size prompts over the dataset's rows
     assert run.trainer.frontier_config.rollouts == "kept"
     assert (
@@ -64,7 +64,7 @@ def test_auto_is_full_on_a_run_longer_than_kept_was_measured_level_at(
     record = _said(caplog)
     assert record.levelname == "INFO" and record.getMessage().startswith(
         "frontier-rft: rollouts: auto is full: the run is 3 epochs, longer than the 2 epochs "
-        "over which selector 'skip' with kept was measured level"
+        "over which selector 'skip' with kept was measured within noise"
     )
     assert run.trainer.frontier_config.rollouts == "full"
 
@@ -106,7 +106,7 @@ def test_auto_is_full_with_the_fully_async_trainer_and_says_why(
         (["trainer.fully_async.enabled=true"], "full", KEPT_WITH_FULLY_ASYNC),
         (["trainer.algorithm.dynamic_sampling.type=filter"], "full", KEPT_WITH_DYNAMIC_SAMPLING),
         (["frontier.selector=uniform"], "full", None),
-        (["trainer.epochs=3"], "full", None),  # longer than skip's kept was measured level
+        (["trainer.epochs=3"], "full", None),  # longer than skip's kept was measured within noise
     ],
     ids=["default", "fully-async", "dynamic-sampling", "uniform", "three-epochs"],
 )

@@ -62,8 +62,8 @@ def test_auto_is_kept_on_the_v1_sync_buffer(
     assert record.levelname == "INFO"
     assert record.getMessage() == (
         "frontier-rft: rollouts: auto is kept: the run is 2 epochs, within the 2 epochs over "
-        "which kept was measured level; each step generates only the prompts 'skip' keeps among "
-        "verl's batch (the same steps and schedule, fewer rollouts)"
+        "which kept was measured within noise; each step generates only the prompts 'skip' keeps "
+        "among verl's batch (the same steps and schedule, fewer rollouts)"
     )
     sampler = trainer.replay_buffer.frontier
     assert (sampler.selector.name, sampler.config.rollouts) == ("skip", "kept")
@@ -90,7 +90,7 @@ def test_auto_is_kept_on_the_v1_sync_buffer(
     ("extra", "mode", "said"),
     [
         (("trainer.total_epochs=3",), "full", "auto is full: the run is 3 epochs, longer than "
-         "the 2 epochs over which selector 'skip' with kept was measured level"),
+         "the 2 epochs over which selector 'skip' with kept was measured within noise"),
         (("trainer.total_epochs=5", f"++trainer.total_training_steps={ROWS // B}"), "kept",
          "auto is kept: the run is 1 epoch, within the 2 epochs"),  # steps over parquet rows
     ],

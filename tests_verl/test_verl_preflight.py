@@ -52,7 +52,7 @@ def test_a_valid_config_goes_on_saying_what_rollouts_auto_will_be(
     FrontierPreflight().on_job_start(compose("greso", two_epochs))
     assert capsys.readouterr().err == (
         "frontier-rft pre-flight: rollouts will be kept: the run is 2 epochs, within the 2 "
-        "epochs over which kept was measured level; each step generates only the prompts "
+        "epochs over which kept was measured within noise; each step generates only the prompts "
         "'skip' keeps among verl's batch (same steps, fewer rollouts)\n"
     )
     FrontierPreflight().on_job_start(compose("greso", default))  # verl's 30 epochs

@@ -1,9 +1,10 @@
 """A TRL run's live shadows on the real tiny GRPOTrainer (CPU): at the end of train() the run
-prints the replay's table of its shadows and writes it to frontier_metrics.jsonl, where
+logs the replay's table of its shadows and writes it to frontier_metrics.jsonl, where
 `frontier shadow replay` reads it back (docs/shadow.md)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -25,13 +26,14 @@ pytestmark = [
 
 
 def test_the_end_of_a_run_prints_and_logs_the_replays_table(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="frontier_rft")
     trainer, _, _ = _run(tmp_path / "out", RULES)
     trainer.train()
     table = passes_table([(s.name, s.passes()) for s in trainer.frontier_shadows.shadows])
     assert "| greso+screen2 | all |" in table
-    assert table in capsys.readouterr().out  # printed at the end of train()
+    assert table in caplog.text  # logged at the end of train(), as the start-up lines are
     metrics = tmp_path / "out" / "frontier_metrics.jsonl"
     step, named = read_shadow_summary(metrics)
     assert step == trainer.state.global_step and passes_table(named) == table

@@ -52,7 +52,7 @@ class SkipEagerSelector(SkipSelector):
     # the variant changes only which untried prompts are passed over.
     config_class = SkipEagerConfig
     config: SkipEagerConfig
-    color: ClassVar[str] = "#0b5345"  # a darker teal than skip's
+    color: ClassVar[str] = "#76d7c4"  # a light teal: skip's family, apart from every colour
 
     @property
     def untried_z(self) -> float:

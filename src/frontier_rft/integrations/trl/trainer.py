@@ -793,7 +793,11 @@ class FrontierTrainerMixin:
         try:
             result = super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
             if self.frontier_shadows.shadows and self.accelerator.is_main_process:
-                print(self.frontier_shadows.summary())  # the replay's table, read back by it
+                # the replay's table (`frontier shadow replay` reads it back), logged as the
+                # start-up lines are: the library prints nothing itself
+                _log.info(
+                    "frontier-rft: shadows over the run:\n%s", self.frontier_shadows.summary()
+                )
                 record = self.frontier_shadows.summary_record()
                 self._frontier_logger().log({}, step=int(self.state.global_step), **record)
             return result
