@@ -35,9 +35,13 @@ OUT = ROOT / "benchmarks" / "results" / "first_epoch_ceiling"
 KINDS = ("all_correct", "all_wrong", "mixed")
 
 
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
+def parse_seeds(text: str) -> list[int]:
+    """'0-9', '20-24,30' -> the seeds."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 def standard_testbed(pool_size: int, steps: int) -> Any:
@@ -165,10 +169,11 @@ def _share(rows: list[dict[str, Any]], epoch: str, level: str | None) -> dict[st
 
 
 def _mean_ci(vals: list[float]) -> tuple[float, float, float]:
-    """Mean with a bootstrap 95% CI over seeds."""
-    arr = np.asarray(vals, dtype=float)
-    boots = np.random.default_rng(0).choice(arr, size=(10_000, len(arr))).mean(axis=1)
-    return float(arr.mean()), float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))
+    """Mean with a bootstrap 95% CI over seeds (the bench's own, bench/metrics.py)."""
+    from frontier_rft.bench.metrics import mean_ci
+
+    got = mean_ci(vals)
+    return float(got["mean"]), float(got["ci"][0]), float(got["ci"][1])
 
 
 def _fmt(ci: tuple[float, float, float]) -> str:
@@ -258,7 +263,7 @@ def main() -> int:
     json_path = OUT.with_suffix(".json")
     results = json.loads(json_path.read_text()) if json_path.is_file() else {"pools": {}}
     if not args.report:
-        seeds = _seeds(args.seeds)
+        seeds = parse_seeds(args.seeds)
         run(args.pool_size, args.steps, seeds, args.runs, args.jobs)
         rows = [count(args.pool_size, args.steps, s, args.runs) for s in seeds]
         results["pools"][str(args.pool_size)] = {"steps": args.steps, "seeds": rows}

@@ -28,14 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LEDGERS = (ROOT / "benchmarks" / "ledger" / "timed", ROOT / "benchmarks" / "ledger")
 
 
-def _seeds(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
 def _record(digest: str, entry: str, seed: int) -> dict[str, Any] | None:
     """The entry's record of `seed` (the newest definition directory first is not needed:
     one definition per entry here); None when no ledger holds it."""
@@ -122,7 +114,10 @@ def main() -> int:
     p.add_argument("--seeds", default="0-9")
     p.add_argument("--entries", default="skip-kept")
     args = p.parse_args()
-    print(table(args.pool_size, args.steps, _seeds(args.seeds), args.entries.split(",")))
+    from first_epoch_ceiling import parse_seeds
+
+    seeds = parse_seeds(args.seeds)
+    print(table(args.pool_size, args.steps, seeds, args.entries.split(",")))
     return 0
 
 
