@@ -26,8 +26,11 @@
 # FORCE_COMPARE=1 (go on although the preconditions are not met: a rehearsal only).
 # A short lease (one 10-minute `run` call): LR=1e-5 skips the calibration and runs the
 # comparison at that learning rate (say so in the report: the testbed is then uncalibrated),
-# JUDGE=0 skips the judge check. Every run's metrics so far, finished or not, come back in
-# $OUT/partial.tar.gz; the finished runs' ledger records in state.tar.gz (ledger/).
+# JUDGE=0 skips the judge check. STEPS overrides the testbed's 120 steps (64 = 2 epochs of the
+# 512-prompt pool) and NAME the results' file stem (smollm2_gpu). A run that fails is retried
+# in the same call while time is left. Every run's metrics so far, finished or not, and the
+# last 200 lines of its stderr.txt come back in $OUT/partial.tar.gz; the finished runs' ledger
+# records in state.tar.gz (ledger/).
 set -uo pipefail
 
 STAGE=${STAGE:-runs/device-stage}
@@ -45,8 +48,9 @@ PRECISION=${PRECISION:-bf16}
 JUDGE_ARGS=${JUDGE_ARGS:---warmup-steps 20}
 JUDGE=${JUDGE:-1}
 LR=${LR:-}
+STEPS=${STEPS:-0}
 PYTHON=${PYTHON:-python3}
-NAME=smollm2_gpu
+NAME=${NAME:-smollm2_gpu}
 START=$SECONDS
 
 say() { echo "gpu_smollm2: $*"; }
@@ -70,9 +74,13 @@ pack() {
       [ -d ledger ] && find ledger -type f
     } | sort -u >"$WORK/.pack"
     tar czf "$OUT/state.tar.gz" -T "$WORK/.pack"
-    # Every run's metrics so far, unfinished ones too: the curves up to where the call stopped.
-    find runs -name metrics.jsonl -o -name run.json -o -name spec.json 2>/dev/null |
-      tar czf "$OUT/partial.tar.gz" -T -
+    # Every run's metrics so far, unfinished ones too: the curves up to where the call stopped;
+    # and the end of every run's stderr, so that a run that failed says why.
+    find runs -name stderr.txt 2>/dev/null | while read -r err; do
+      tail -n 200 "$err" >"${err%.txt}.tail.txt"
+    done
+    find runs -name metrics.jsonl -o -name run.json -o -name spec.json \
+      -o -name stderr.tail.txt 2>/dev/null | tar czf "$OUT/partial.tar.gz" -T -
   )
   local md
   md=$(ls -t "$WORK"/results/*.md 2>/dev/null | head -1)
@@ -94,7 +102,7 @@ bench() {  # bench SECONDS ARGS...: frontier bench-rl, stopped (resumably) after
   if [ "$budget" -lt 60 ]; then return 124; fi
   timeout -s INT -k 30 "$budget" "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" \
     --model "$GGUF" --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/results" \
-    --name "$NAME" --no-progress "$@"
+    --name "$NAME" --steps "$STEPS" --no-progress "$@"
 }
 
 calibrated() {  # prints the chosen lr and the runs that fit; fails when not calibrated
@@ -158,13 +166,20 @@ EOF
     JOBS=${JOBS:-$(( ${FIT:-16} < 16 ? ${FIT:-16} : 16 ))}
     # 2. The comparison at the frozen learning rate (seed-major: whole paired seeds first).
     if [ ! -f "$WORK/results/$NAME.json" ]; then
-      bench "$(left 45)" --lr "$LR" --selectors "$SELECTORS" --no-effects --seeds "$SEEDS" \
-        --jobs "$JOBS"
-      rc=$?
+      # bench-rl exits 1 when runs failed (it retries them when run again: they resume) and
+      # 124 when the time ran out; so it runs again while the first is the case and time is left.
+      for attempt in 1 2 3; do
+        bench "$(left 45)" --lr "$LR" --selectors "$SELECTORS" --no-effects --seeds "$SEEDS" \
+          --jobs "$JOBS"
+        rc=$?
+        [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$(left 45)" -lt 120 ] && break
+        say "runs failed (exit $rc, attempt $attempt): running the comparison again"
+      done
       if [ "$rc" != 0 ]; then
         if [ "$(left 0)" -gt 40 ]; then  # the complete paired seeds so far, for reading
           timeout 40 "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" --model "$GGUF" \
             --lr "$LR" --selectors "$SELECTORS" --no-effects --seeds "$SEEDS" --report-only \
+            --steps "$STEPS" \
             --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/partial" --name "$NAME" \
             --no-progress \
             --device cpu >/dev/null 2>&1 && cp "$WORK/partial/$NAME.md" "$OUT/partial.md"
@@ -198,7 +213,7 @@ EOF
     fi
     tmp=$(mktemp -d)
     tar xzf "$files/state.tar.gz" -C "$tmp" results 2>/dev/null
-    if [ -f "$tmp/results/$NAME.json" ] && [ -f "$tmp/results/${NAME}_judge.json" ]; then
+    if [ -f "$tmp/results/$NAME.json" ] && { [ "$JUDGE" = 0 ] || [ -f "$tmp/results/${NAME}_judge.json" ]; }; then
       cp "$tmp"/results/* benchmarks/results/
       echo "copied $(ls "$tmp/results" | wc -l) result files into benchmarks/results/"
     else
