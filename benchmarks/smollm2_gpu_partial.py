@@ -4,7 +4,7 @@ The runbook (docs/results/smollm2_gpu.md) returns every run's metrics so far in
 `partial.tar.gz`. This script compares the entries at the last held-out evaluation that every
 run of them reached: held-out pass@1 and pass@4 minus uniform's (paired by seed, bootstrap 95%
 CIs), rollouts generated up to that step over uniform's, distinct prompts trained, seconds per
-step. Nothing here is a final score: the runs' schedule is the testbed's 120 steps.
+step. Nothing here is a final score: the runs' schedule (spec.json) is longer.
 
     python benchmarks/smollm2_gpu_partial.py PARTIAL_TAR_GZ --out benchmarks/results \\
         --name smollm2_gpu_partial
@@ -48,8 +48,8 @@ def read_runs(archive: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
     return runs
 
 
-def commit_of(archive: Path) -> str:
-    """The code commit the runs recorded (spec.json), or 'unknown'."""
+def spec_of(archive: Path) -> dict[str, Any]:
+    """The first run's spec.json (its code commit and its config), or {}."""
     with tarfile.open(archive, "r:gz") as tar:
         for member in tar.getmembers():
             if member.name.endswith("spec.json") and member.size < MAX_MEMBER_BYTES:
@@ -58,8 +58,8 @@ def commit_of(archive: Path) -> str:
                     spec = loads_bounded(
                         handle.read().decode(), max_chars=MAX_MEMBER_BYTES, max_depth=16
                     )
-                    return str(spec["code"]["commit"])
-    return "unknown"
+                    return dict(spec)
+    return {}
 
 
 def evals(rows: Sequence[dict[str, Any]]) -> dict[int, dict[str, float]]:
@@ -133,7 +133,8 @@ def fmt(d: dict[str, Any], digits: int = 3, sign: str = "+") -> str:
 
 def markdown(result: dict[str, Any]) -> list[str]:
     lines = [
-        f"# SmolLM2-135M-Instruct: {', '.join(result['curves'])}, runs stopped before step 120",
+        f"# SmolLM2-135M-Instruct: {', '.join(result['curves'])}, runs stopped before step "
+        f"{result.get('schedule_steps', 120)}",
         "",
         f"Code `{result['commit'][:7]}`; every score is at a step the lease reached, not final.",
         f"Command: `{result['command']}`",
@@ -179,8 +180,10 @@ def main() -> int:
     others = [e for e in sorted(runs) if e != "uniform"]
     comparisons = [compare(runs, ["uniform", *others])]
     comparisons += [compare(runs, ["uniform", e]) for e in others] if len(others) > 1 else []
+    spec = spec_of(args.archive)
     result = {
-        "commit": commit_of(args.archive),
+        "commit": str(spec.get("code", {}).get("commit", "unknown")),
+        "schedule_steps": int(spec.get("config", {}).get("steps", 120)),
         "command": command_line(),
         "comparisons": comparisons,
         "curves": curves(runs),

@@ -182,7 +182,7 @@ EOF
             --steps "$STEPS" \
             --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/partial" --name "$NAME" \
             --no-progress \
-            --device cpu >/dev/null 2>&1 && cp "$WORK/partial/$NAME.md" "$OUT/partial.md"
+            --device "$DEVICE" >/dev/null 2>&1 && cp "$WORK/partial/$NAME.md" "$OUT/partial.md"
         fi
         finish 10 "comparison not finished (exit $rc): call \`run\` again"
       fi

@@ -188,6 +188,20 @@ def test_a_missing_start_model_is_a_one_line_error_before_any_work(
     assert not (tmp_path / "r").exists()
 
 
+def test_a_report_reads_the_ledger_alone_when_the_start_model_was_on_another_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The GPU runs record the model's path there (/tmp/stage/...): --report-only rebuilds
+    their page here without the file, as its help promises (no model is needed)."""
+    argv = ["bench-rl", "--scale", "toy-smollm2", "--selectors", "uniform,skip-kept"]
+    argv += ["--model", str(tmp_path / "elsewhere.gguf")]
+    flags = ["--report-only", "--ledger", str(tmp_path / "ledger"), "--runs", str(tmp_path / "r")]
+    with pytest.raises(SystemExit, match="holds no seed"):  # past the model: an empty ledger
+        main([*argv, *flags, "--out", str(tmp_path / "out"), "--no-progress"])
+    assert "no such directory" not in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
 def test_start_models_are_named_gguf_files_or_model_directories(tmp_path: Path) -> None:
     from frontier_rft.cli.common import UsageError, model_dir
     from frontier_rft.lm.pretrained import smollm2_gguf

@@ -179,7 +179,8 @@ def _testbed_from_args(args: argparse.Namespace) -> Any:
     if train:
         tb = dataclasses.replace(tb, train=dataclasses.replace(tb.train, **train))
     if args.model:
-        model_dir(args.model, "--model")  # a missing model is a one-line error now
+        if not args.report_only:  # a report reads the ledger only: the model may be elsewhere
+            model_dir(args.model, "--model")  # a missing model is a one-line error now
         tb = tb.with_start_model(args.model)
     if args.start_weights:
         if tb.start_model:

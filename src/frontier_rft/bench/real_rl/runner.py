@@ -591,14 +591,15 @@ def run_comparison(
                 runs.setdefault(spec.entry.label, {})[spec.seed] = load_run(spec.run_dir)
         return Comparison(runs, start, time.perf_counter() - t0)
     ledger = RunLedger(options.ledger, tb, device_class(tb.train.device))
-    machine = options.machine or machine_name(tb.train.device)
-    if options.report_only:
+    if options.report_only:  # the records name their machine: this one may have no such GPU
         if (root / "testbed.json").is_file() and (
             _start_model_dir(tb, root) / "config.json"
         ).is_file():
+            machine = options.machine or machine_name(tb.train.device)
             record = _Recorder(ledger, tb, _start_model_dir(tb, root), root, machine)
             _record_finished(run_specs(tb, entries, seeds, record.model_dir, root), record)
         return _from_ledger(ledger, tb, entries, seeds, options.log)
+    machine = options.machine or machine_name(tb.train.device)
     specs = run_specs(tb, entries, seeds, _start_model_dir(tb, root), root)
     if all(ledger.has(sp.entry.label, sp.definition, sp.seed) for sp in specs):
         options.log(f"all {len(specs)} runs are in the ledger {ledger.folder}; nothing to run")
