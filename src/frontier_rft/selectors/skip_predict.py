@@ -12,8 +12,9 @@ is safe to skip. So the two sides get their own rules here:
   P(mixed) from its features alone (the policy's self-embeddings where given, else
   prompt-text features): a multinomial logistic learned online across prompts from every
   group outcome, with forgetting (`regression_forgetting` per step, over the last
-  `predictor_window` groups), calibrated by a temperature fitted to its own predictions
-  made before each outcome was seen. It scores prompts never rolled out.
+  `predictor_window` groups), calibrated by a temperature and a shift per side fitted on
+  prompts held out of a second fit (Platt's scaling; checked per epoch in the metrics).
+  It scores prompts never rolled out.
 - All-correct side (aggressive): any prompt, untried or tried, with P(all-correct) >=
   `correct_threshold` is kept with probability at most `correct_keep`.
 - Never-solved side (a retest floor): an untried prompt with P(all-wrong) >=
@@ -72,7 +73,7 @@ class SkipPredictConfig(SkipConfig):
     wrong_floor: float = 0.75
     """Retest floor: keep probability of an untried prompt predicted all-wrong (high: pass@k
     is won on never-solved prompts; skip-eager's 0.25 lost pass@8)."""
-    predictor_ridge: float = 10.0
+    predictor_ridge: float = 1.0
     """L2 penalty of the predictor's weights, on pool-standardised features."""
     predictor_window: int = 2048
     """Most recent groups the predictor is fitted on (older ones are forgotten anyway)."""
@@ -251,6 +252,5 @@ class SkipPredictSelector(SkipSelector):
         out["untried_predicted"] = float(self.config.untried != "take")
         out["predictor/ready"] = float(p.ready)
         out["predictor/groups"] = p.evidence
-        out["predictor/temperature"] = 1.0 / p.scale
         out.update(self._calibration.metrics())
         return out
