@@ -273,3 +273,24 @@ def test_registered_with_skips_auto_and_its_own_colour() -> None:
     assert SELECTORS["skip-predict"] is SkipPredictSelector
     assert SkipPredictSelector.kept_level_epochs == SkipSelector.kept_level_epochs
     assert SkipPredictSelector.kept_loses == SkipSelector.kept_loses
+
+
+def test_the_page_lists_every_new_setting_with_its_default() -> None:
+    """docs/selectors/skip_predict.md's table: each field skip-predict adds to skip's, with
+    the default the class has (one fact, checked where it is repeated)."""
+    import dataclasses
+    from pathlib import Path
+
+    from frontier_rft.selectors.skip import SkipConfig
+
+    page = (Path(__file__).parents[1] / "docs" / "selectors" / "skip_predict.md").read_text()
+    rows = {
+        cells[1].strip("` "): cells[2].strip("` ")
+        for line in page.splitlines()
+        if line.startswith("| `") and len(cells := line.split("|")) > 3
+    }
+    inherited = {f.name for f in dataclasses.fields(SkipConfig)} - {"untried"}
+    for field in dataclasses.fields(SkipPredictConfig):
+        if field.name in inherited:
+            continue
+        assert rows.get(field.name) == str(field.default), field.name

@@ -53,7 +53,7 @@ _HELD_OUT = 5  # one prompt in this many is held out of the calibration fit
 _SCALE_RANGE = (0.05, 20.0)  # 1 / temperature
 _MAX_SHIFT = 20.0  # the calibration's shifts of the two logits
 _TOL = 1e-7
-_MAX_EPOCHS = 64  # finished epochs whose calibration is kept (the latest)
+_MAX_EPOCHS = 32  # finished epochs whose calibration is kept and logged (the latest)
 
 
 def labels_of(lo: F64, hi: F64) -> NDArray[np.int8]:
