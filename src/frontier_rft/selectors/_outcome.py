@@ -52,7 +52,7 @@ _NEWTON_STEPS = 8  # per refit, warm-started; stops early once converged
 _HELD_OUT = 5  # one prompt in this many is held out of the calibration fit
 _SCALE_RANGE = (0.05, 20.0)  # 1 / temperature
 _MAX_SHIFT = 20.0  # the calibration's shifts of the two logits
-_TOL = 1e-7
+_TOL = 1e-6  # converged: the last step moved no weight and the loss by less (relative)
 _MAX_EPOCHS = 32  # finished epochs whose calibration is kept and logged (the latest)
 
 
@@ -219,8 +219,8 @@ class OutcomePredictor:
                 t /= 2.0
             else:
                 break  # no descent left: at the optimum up to rounding
-            w, loss = trial, new
-            if float(np.abs(t * step).max()) < _TOL:
+            gain, w, loss = loss - new, trial, new
+            if float(np.abs(t * step).max()) < _TOL or gain < _TOL * abs(loss):
                 break
         out: F64 = np.asarray(w, np.float64)
         return out

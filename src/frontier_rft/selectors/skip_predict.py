@@ -75,7 +75,7 @@ class SkipPredictConfig(SkipConfig):
     is won on never-solved prompts; skip-eager's 0.25 lost pass@8)."""
     predictor_ridge: float = 1.0
     """L2 penalty of the predictor's weights, on pool-standardised features."""
-    predictor_window: int = 2048
+    predictor_window: int = 1024
     """Most recent groups the predictor is fitted on (older ones are forgotten anyway)."""
     predictor_min_groups: float = float(PRIOR_MIN_GROUPS)
     """Decayed groups seen before the predictor's rules act (until then untried prompts are
