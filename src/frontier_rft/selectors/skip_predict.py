@@ -19,7 +19,7 @@ is safe to skip. So the two sides get their own rules here:
   `correct_threshold` is kept with probability at most `correct_keep`.
 - Never-solved side (a retest floor): an untried prompt with P(all-wrong) >=
   `wrong_threshold` is kept with probability `wrong_floor`, by default high (0.75): it is
-  retried three passes in four. A tried prompt follows `skip`'s own posterior.
+  taken three passes in four until it is tried. A tried prompt follows `skip`'s own posterior.
 - Otherwise an untried prompt is taken (until `predictor_min_groups` decayed groups were
   seen, every untried prompt is). Every keep probability is at least
   min(min_keep, correct_keep, wrong_floor) > 0: no prompt is starved.
