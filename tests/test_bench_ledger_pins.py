@@ -38,6 +38,8 @@ ENTRY_DIGESTS: dict[str, str] = {
     "scalerl-kept": "ae410e85",
     "skip-eager-kept": "9ab010a6",  # new with the skip-eager selector (issue 62)
     "skip-eager-kept-f10": "f9348eab",
+    "skip-predict-kept": "5552bed9",  # new with the skip-predict selector (issue 62)
+    "skip-predict-kept-w50": "a32c8ca2",
     "screen4": "0e3b92c6",
     "greso-kept-screen4": "8fd51b15",
     "uniform-shadows": "a1cf821d",

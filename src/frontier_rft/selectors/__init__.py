@@ -21,6 +21,7 @@ from frontier_rft.selectors.scalerl import ScaleRLSelector
 from frontier_rft.selectors.sec import SECSelector
 from frontier_rft.selectors.skip import SkipSelector
 from frontier_rft.selectors.skip_eager import SkipEagerSelector
+from frontier_rft.selectors.skip_predict import SkipPredictSelector
 from frontier_rft.selectors.uniform import UniformSelector
 
 ALL: tuple[type[Selector], ...] = (
@@ -39,6 +40,7 @@ ALL: tuple[type[Selector], ...] = (
     SECSelector,
     SkipSelector,
     SkipEagerSelector,
+    SkipPredictSelector,
 )
 """The selectors this package ships, in the registry's order."""
 
@@ -63,6 +65,7 @@ __all__ = [
     "ScaleRLSelector",
     "Selector",
     "SkipEagerSelector",
+    "SkipPredictSelector",
     "SkipSelector",
     "UniformSelector",
     "make_selector",

@@ -315,6 +315,22 @@ EFFECT_ENTRIES = (
         fewer_rollouts={"rollouts": "kept"},
     ),
     BenchEntry(
+        "skip-predict-kept",
+        "skip-predict",
+        role="effect",
+        note="skip-kept with untried prompts judged by a calibrated three-way outcome "
+        "predictor: predicted all-correct kept with 0.1, predicted all-wrong with 0.75",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "skip-predict-kept-w50",
+        "skip-predict",
+        {"wrong_floor": 0.5},
+        role="effect",
+        note="skip-predict-kept with a retest floor of 0.5 for prompts predicted all-wrong",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
         "screen4",
         "uniform",
         role="effect",
