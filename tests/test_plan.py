@@ -78,8 +78,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].name}-{c[1]}-{c[2]}")
 def test_auto_answers_every_trainer_from_its_facts(facts: TrainerFacts, case: tuple) -> None:
     selector, on, epochs, mode, warn, why = case
-    clashes = [message(facts, c) for c in on]
-    got = auto(facts, selector, clashes, epochs)
+    got = auto(facts, selector, plan.clashes(facts, dict.fromkeys(on, True)), epochs)
     assert got[0] == mode and got[2] is warn and got[1].startswith(why), got
 
 
@@ -92,8 +91,13 @@ def test_each_kept_clash_keeps_auto_full_with_its_refusal(facts: TrainerFacts) -
     ]
     fields = {"mode": "fixed", "gen_batch_size": 8, "loss": "clip_cov", "setting": "frontier"}
     lines = [message(facts, c, **fields) for c in worded]
-    mode, why, warn = auto(facts, SKIP, lines, 1.0)
+    on = {c: {k: v for k, v in fields.items() if "{" + k in MESSAGES.get((facts.name, c), "")}
+          or True for c in reversed(worded)}  # fmt: skip
+    assert plan.clashes(facts, on) == lines  # the declared order, whatever the caller's
+    mode, why, warn = auto(facts, SKIP, plan.clashes(facts, on), 1.0)
     assert (mode, warn, why) == ("full", True, "; ".join(lines))
+    with pytest.raises(KeyError, match="declares no clash kept\\+nothing"):
+        plan.clashes(facts, {"kept+nothing": True})
 
 
 def test_vllm_and_outside_and_no_auto() -> None:

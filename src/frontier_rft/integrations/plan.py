@@ -18,7 +18,7 @@ The evidence: docs/selectors/fewer_rollouts.md. Imports no trainer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "auto",
     "auto_choice",
     "auto_log",
+    "clashes",
     "dataset_rows",
     "keeps_full",
     "message",
@@ -214,7 +215,8 @@ override. Fields in braces are filled by `message`."""
 
 WORDED_BY_STEP = {
     "kept+settings": "TRL's settings kept cannot run with (trl.fewer_config.fewer_problems)",
-    "kept+loss": "an actor loss no factor scales (verl.kept_step.kept_loss_problems)",
+    "kept+loss": "a policy loss no factor scales (verl.kept_step.kept_loss_problems, "
+    "skyrl.config.kept_loss_problem)",
 }
 """Clashes whose lines the step's own checks word, from the settings they read (a trainer
 with a MESSAGES row of the same key uses that row instead)."""
@@ -228,6 +230,29 @@ def message(facts: TrainerFacts | str, key: str, **fields: Any) -> str:
     if text is None:
         raise KeyError(f"no message {key!r} for {name}")
     return text.format(**fields) if fields else text
+
+
+def clashes(facts: TrainerFacts, on: Mapping[str, Any]) -> list[str]:
+    """What may not combine with kept on `facts`' trainer, as this run has it: one line per
+    clash `on` turns on, in `facts.clashes`' order. A value True words the clash by its
+    MESSAGES row, a mapping fills that row's fields, a list gives the lines the step's own
+    checks word (WORDED_BY_STEP), a false or empty value is off. KeyError for a clash the
+    trainer does not declare (a new one is a fact and a row first)."""
+    undeclared = sorted(set(on) - set(facts.clashes))
+    if undeclared:
+        raise KeyError(f"{facts.name} declares no clash {', '.join(undeclared)}")
+    out: list[str] = []
+    for clash in facts.clashes:
+        got = on.get(clash)
+        if not got:
+            continue
+        if isinstance(got, list):
+            out += got
+        elif isinstance(got, Mapping):
+            out.append(message(facts, clash, **got))
+        else:
+            out.append(message(facts, clash))
+    return out
 
 
 def positive_number(value: Any) -> bool:

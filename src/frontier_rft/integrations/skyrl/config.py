@@ -21,6 +21,7 @@ from frontier_rft.integrations.plan import (
     TrainerFacts,
     auto,
     auto_log,
+    clashes,
     message,
     planned_epochs,
 )
@@ -197,16 +198,14 @@ def skyrl_auto_rollouts(
     policy loss `loss_scale` cannot scale (`kept_loss_problem`), with a warning naming why
     (`plan.auto`). The entrypoint (before Ray starts), the trainer and `frontier
     check-config skyrl` ask this."""
+    loss = kept_loss_problem(policy_loss_type, loss_scale)
     on = {
         "auto+shadows": bool(shadows),
         "kept+async": fully_async,
         "kept+filter": dynamic_sampling is not None,
+        "kept+loss": [loss] if loss is not None else None,
     }
-    clashes = [message(SKYRL, c) for c in SKYRL.clashes if on.get(c)]
-    loss = kept_loss_problem(policy_loss_type, loss_scale)
-    if loss is not None:
-        clashes.append(loss)
-    return auto(SKYRL, selector, clashes, epochs)
+    return auto(SKYRL, selector, clashes(SKYRL, on), epochs)
 
 
 def resolved_rollouts(

@@ -20,6 +20,7 @@ from frontier_rft.integrations.plan import (
     RowCount,
     TrainerFacts,
     auto,
+    clashes,
     message,
     planned_epochs,
 )
@@ -160,13 +161,13 @@ def auto_rollouts_blockers(
         dynamic = mode_of(dynamic_sampling)
     except ValueError:
         dynamic = "off"  # FrontierConfig names the bad mode
-    lines = {
-        "auto+filter": [message(TRL, "auto+filter", mode=dynamic)] if dynamic != "off" else [],
-        "auto+shadows": [message(TRL, "auto+shadows")] if shadows else [],
+    on = {
+        "auto+filter": {"mode": dynamic} if dynamic != "off" else None,
+        "auto+shadows": bool(shadows),
         "kept+settings": fewer_problems(values, trainer, "kept", 0),
-        "auto+images": [message(TRL, "auto+images")] if set(IMAGE_COLUMNS) & set(columns) else [],
+        "auto+images": bool(set(IMAGE_COLUMNS) & set(columns)),
     }
-    return [line for clash in TRL.clashes for line in lines[clash]]
+    return clashes(TRL, on)
 
 
 def auto_rollouts(
@@ -190,12 +191,12 @@ def auto_rollouts(
     if trainer != "grpo":
         outside = message(TRL, "auto+trainer", trainer=trainer)
         return auto(TRL, selector, [], outside=outside)
-    clashes = auto_rollouts_blockers(
+    lines = auto_rollouts_blockers(
         values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
     )
     vllm = str(values.get("vllm_mode", "colocate")) if values.get("use_vllm") is True else None
     epochs = trl_planned_epochs(values, rows=rows, processes=processes)
-    return auto(TRL, selector, clashes, epochs, vllm_mode=vllm)
+    return auto(TRL, selector, lines, epochs, vllm_mode=vllm)
 
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:

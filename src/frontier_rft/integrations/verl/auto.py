@@ -24,6 +24,7 @@ from frontier_rft.integrations.data_columns import local_rows
 from frontier_rft.integrations.plan import (
     auto,
     auto_log,
+    clashes,
     message,
     planned_epochs,
     positive_number,
@@ -120,26 +121,33 @@ def kept_blockers(
     FrontierReplayBufferAsync), verl's DAPO filter, its refill of failed groups, a
     gen_batch_size of its own, and an actor loss no factor normalises with `loss_scale`
     (kept_step.kept_loss_problems)."""
+    return clashes(VERL, _kept_clashes(config, legacy, async_buffer, loss_scale))
+
+
+def _kept_clashes(
+    config: Mapping[str, Any], legacy: bool, async_buffer: bool, loss_scale: str
+) -> dict[str, Any]:
+    """Which of VERL's kept clashes config `config` turns on (`plan.clashes`' `on`); the
+    legacy trainer alone where it is one (nothing else there is worth naming)."""
     if legacy or dotted_get(config, "trainer.use_v1") is False:
-        return [message(VERL, "kept+legacy")]
-    out = []
+        return {"kept+legacy": True}
     mode = dotted_get(config, "trainer.v1.trainer_mode") or "sync"
+    on: dict[str, Any] = {}
     if mode != "sync" and not _interpolated(mode):
-        out.append(f"trainer_mode {mode}: {message(VERL, 'kept+async')}")
-    elif async_buffer:
-        out.append(message(VERL, "kept+async"))
-    if dotted_get(config, "algorithm.filter_groups.enable") is True:
-        out.append(message(VERL, "kept+filter"))
-    if dotted_get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
-        out.append(message(VERL, "kept+refill"))
+        on["kept+async"] = [f"trainer_mode {mode}: {message(VERL, 'kept+async')}"]
+    else:
+        on["kept+async"] = async_buffer
+    on["kept+filter"] = dotted_get(config, "algorithm.filter_groups.enable") is True
+    on["kept+refill"] = dotted_get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True
     gen, train = (
         dotted_get(config, "data.gen_batch_size"),
         dotted_get(config, "data.train_batch_size"),
     )
     train = VERL_DEFAULT_BATCH if train is None else train
     if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
-        out.append(message(VERL, "kept+gen_batch_size", gen_batch_size=gen))
-    return out + kept_loss_problems(config, loss_scale)
+        on["kept+gen_batch_size"] = {"gen_batch_size": gen}
+    on["kept+loss"] = kept_loss_problems(config, loss_scale)
+    return on
 
 
 def auto_rollouts(
@@ -155,11 +163,9 @@ def auto_rollouts(
     `shadows`: (mode, why, whether to warn), by `plan.auto` from the run's length
     (`verl_planned_epochs`; unknown for an empty `config`, a sampler built without verl's),
     `kept_blockers` (legacy, async_buffer, loss_scale: as there) and the shadows."""
-    clashes = [message(VERL, "auto+shadows")] if shadows else []
-    clashes += kept_blockers(
-        config, legacy=legacy, async_buffer=async_buffer, loss_scale=loss_scale
-    )
-    return auto(VERL, selector, clashes, verl_planned_epochs(config) if config else None)
+    on = {"auto+shadows": bool(shadows), **_kept_clashes(config, legacy, async_buffer, loss_scale)}
+    lines = clashes(VERL, on)
+    return auto(VERL, selector, lines, verl_planned_epochs(config) if config else None)
 
 
 def resolved(
