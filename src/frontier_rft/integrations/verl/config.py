@@ -22,9 +22,16 @@ from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 __all__ = [
     "BATCH_SIZE_NOT_READ",
     "DYNAMIC_SAMPLING_ON_VERL",
+    "KEPT_NEEDS_SYNC",
+    "KEPT_NEEDS_V1",
+    "KEPT_WITH_FILTER_GROUPS",
+    "KEPT_WITH_REFILL",
     "LOSS_SCALES",
+    "ROLLOUTS",
+    "SHADOWS_WITH_FILTER_GROUPS",
     "VERL",
     "VerlSamplerConfig",
+    "kept_gen_batch_size",
     "trl_only",
 ]
 
@@ -38,6 +45,17 @@ VERL = TrainerFacts(
              "kept+gen_batch_size", "kept+loss"),
 )  # fmt: skip
 """What verl's trainers can do with a step (integrations.plan asks it; its texts are there)."""
+# The plan's refusal texts, named here for users' imports (the adapter asks the plan).
+KEPT_NEEDS_V1 = message(VERL, "kept+legacy")
+KEPT_NEEDS_SYNC = message(VERL, "kept+async")
+KEPT_WITH_FILTER_GROUPS = message(VERL, "kept+filter")
+KEPT_WITH_REFILL = message(VERL, "kept+refill")
+SHADOWS_WITH_FILTER_GROUPS = message(VERL, "shadows+filter")
+
+
+def kept_gen_batch_size(gen_batch_size: object) -> str:
+    """Why `rollouts: kept` refuses a data.gen_batch_size other than train_batch_size."""
+    return message(VERL, "kept+gen_batch_size", gen_batch_size=gen_batch_size)
 
 
 BATCH_SIZE_NOT_READ = (
