@@ -4,8 +4,10 @@
 Each adapter declares its trainer's facts once (`TrainerFacts`, beside its config: what it
 can shrink, filter, screen, which vLLM modes it sends kept prompts to, what sets its run's
 length); this module holds the one table of refusal and choice texts (`MESSAGES`, keyed by
-trainer and clash, the adapter-neutral ones under "*") and the one decision (`auto`). The
-adapters, their `frontier check-config` pre-flights and the trainers all ask it.
+trainer and clash, the adapter-neutral ones under "*"), the one answer to what may not
+combine with kept there (`clashes`, from which of its declared clashes a run turns on) and
+the one decision (`auto`). The adapters, their `frontier check-config` pre-flights and the
+trainers all ask it.
 
 `rollouts: auto` is `kept` where the selector passes over prompts within uniform's step, no
 measurement says `kept` costs it held-out score at the run's length (`Selector.kept_loses`:
