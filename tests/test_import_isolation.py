@@ -1,4 +1,4 @@
-"""core, structures, selectors, wrappers, the selector service, the simulator and the benchmarks
+"""core, structures, selectors, sampling, the selector service, the simulator and the benchmarks
 never import torch, matplotlib, trainers, Ray or scipy on import (the benchmarks load them only to
 train or draw); the service imports where Ray is not installed.
 
@@ -29,6 +29,7 @@ PACKAGES = (
     "frontier_rft.core",
     "frontier_rft.structures",
     "frontier_rft.selectors",
+    "frontier_rft.sampling",
     "frontier_rft.wrappers",
     "frontier_rft.service",
     "frontier_rft.simulation",

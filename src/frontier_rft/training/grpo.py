@@ -2,7 +2,7 @@
 
 One step, top to bottom (`Trainer.step`):
 
-1. the sampler (frontier_rft.wrappers: PassThrough, DAPO's DynamicSampling, the rollout
+1. the sampler (frontier_rft.sampling: PassThrough, DAPO's DynamicSampling, the rollout
    Allocation, FewerRollouts or PilotCommit; the same object the simulator drives, where it
    has one) runs the step's rounds: the selector
    chooses task ids (METIS: the policy judges m*B candidates first), the policy samples n
@@ -56,6 +56,10 @@ from frontier_rft.lm.rollout import (
 )
 from frontier_rft.metrics_log import MAX_LINE_CHARS as METRICS_LINE_CHARS
 from frontier_rft.metrics_log import MAX_LINE_DEPTH, MetricsSink, curriculum_metrics
+from frontier_rft.sampling.filtered_batch import FilteredBatch
+from frontier_rft.sampling.sampler_file import SAMPLER_FILE, saved_sampler_state
+from frontier_rft.sampling.sampler_flags import legacy_train_fields
+from frontier_rft.sampling.step import Sampler, rollout_metrics
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.checkpoint import (
     damaged,
@@ -77,11 +81,7 @@ from frontier_rft.training.shadows import (
     load_shadow,
     reward_record,
 )
-from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, saved_sampler_state
-from frontier_rft.wrappers.sampler_flags import legacy_train_fields
 from frontier_rft.wrappers.shadow import Shadow
-from frontier_rft.wrappers.step import Sampler, rollout_metrics
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
 

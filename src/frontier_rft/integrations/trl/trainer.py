@@ -115,11 +115,11 @@ from frontier_rft.integrations.trl.state import (
     state_digest,
 )
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.sampler_flags import build_sampler
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.step import Sampler
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
