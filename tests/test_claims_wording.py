@@ -91,7 +91,7 @@ SCREEN_PAGES = (
     "docs/selectors/fewer_rollouts.md",
     "docs/selectors/pilot_commit.md",
     "src/frontier_rft/sampling/fewer_rollouts.py",
-    "src/frontier_rft/wrappers/shadow.py",
+    "src/frontier_rft/shadow/rule.py",
     "src/frontier_rft/sampling/sampler_flags.py",
     "src/frontier_rft/integrations/trl/config.py",
     "src/frontier_rft/integrations/trl/fewer_config.py",

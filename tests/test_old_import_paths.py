@@ -49,3 +49,26 @@ def test_the_old_package_names_are_the_new_objects() -> None:
     assert load_sampler is sampler_file.load_sampler and save_sampler is sampler_file.save_sampler
     assert SamplerFlags is sampler_flags.SamplerFlags
     assert build_sampler is sampler_flags.build_sampler
+
+
+def test_the_shadow_feature_is_one_room_and_its_old_paths_still_resolve() -> None:
+    """Issue 61 item 5: the rule, the live run, the replay and the log readers live in
+    `frontier_rft.shadow`; the four old module paths give its very objects."""
+    import frontier_rft.wrappers.shadow as old_rule
+
+    import frontier_rft.integrations.shadows as old_live
+    import frontier_rft.shadow as shadow
+    import frontier_rft.training.foreign_logs as old_logs
+    import frontier_rft.training.shadows as old_replay
+    from frontier_rft.shadow import foreign_logs, live, replay, rule
+
+    assert old_rule is rule
+    assert old_live.RunShadows is live.RunShadows is shadow.RunShadows
+    assert old_live.SHADOW_FILE == live.SHADOW_FILE
+    for name in old_replay.__all__:
+        home = next(m for m in (replay, live, rule) if hasattr(m, name))
+        assert getattr(old_replay, name) is getattr(home, name)
+    for name in old_logs.__all__:
+        assert getattr(old_logs, name) is getattr(foreign_logs, name)
+    # The reference trainer's shadows and the adapters' are built by one function.
+    assert old_replay.build_shadow is live.build_shadow

@@ -41,8 +41,7 @@ from frontier_rft.lm.device import model_device
 from frontier_rft.sampling.sampler_file import SAMPLER_FILE, save_sampler
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.selectors.persistence import load_selector, save_selector
-from frontier_rft.training.shadows import save_shadow
-from frontier_rft.wrappers.shadow import Shadow
+from frontier_rft.shadow.rule import Shadow, save_shadow
 
 __all__ = [
     "damaged",

@@ -29,10 +29,10 @@ from frontier_rft.sampling.sampler_flags import (
 )
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
+from frontier_rft.shadow.live import shadow_config
+from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
-from frontier_rft.training.shadows import shadow_config
-from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
 
 __all__ = [
     "DEFAULT_LEVELS",

@@ -60,6 +60,10 @@ from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import SAMPLER_FILE, saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
 from frontier_rft.sampling.step import Sampler, rollout_metrics
+from frontier_rft.shadow.live import build_shadow, load_shadow
+from frontier_rft.shadow.replay import MAX_LINE_CHARS as REWARD_LINE_CHARS
+from frontier_rft.shadow.replay import REWARD_LOG, reward_record
+from frontier_rft.shadow.rule import Shadow
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.checkpoint import (
     damaged,
@@ -74,14 +78,6 @@ from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
-from frontier_rft.training.shadows import MAX_LINE_CHARS as REWARD_LINE_CHARS
-from frontier_rft.training.shadows import (
-    REWARD_LOG,
-    build_shadow,
-    load_shadow,
-    reward_record,
-)
-from frontier_rft.wrappers.shadow import Shadow
 
 __all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
 

@@ -1,4 +1,5 @@
-"""The old home of the step samplers, kept for users' imports: use `frontier_rft.sampling`.
+"""The old home of the step samplers and the shadow rule, kept for users' imports: use
+`frontier_rft.sampling` (and `frontier_rft.shadow` for the rule).
 
 `from frontier_rft.wrappers.dynamic_sampling import DynamicSampling` and every other module
 path of the old package resolve to the very module of its new home (registered under the old
@@ -37,9 +38,12 @@ from frontier_rft.sampling import (
     step,
     wrapper_file,
 )
+from frontier_rft.shadow import rule as shadow
 
 # The old submodule names point at the moved modules (not copies): `import
-# frontier_rft.wrappers.step` finds the entry here once this package has run.
+# frontier_rft.wrappers.step` finds the entry here once this package has run. The shadow
+# rule moved to the shadow room (frontier_rft.shadow.rule).
+sys.modules[f"{__name__}.shadow"] = shadow
 for _module in (
     allocation,
     allocation_rule,

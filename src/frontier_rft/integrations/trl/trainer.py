@@ -70,7 +70,6 @@ from frontier_rft.integrations.pool import (
     evidence_summary,
     prompt_text,
 )
-from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.dynamic import (
     DAPO_SUMMARY,
@@ -120,6 +119,7 @@ from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.sampling.step import Sampler
+from frontier_rft.shadow.live import RunShadows
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
