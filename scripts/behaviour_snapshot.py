@@ -28,8 +28,11 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
-# Columns and JSON keys that hold a time, not behaviour.
-TIMED = re.compile(r"ms/step|seconds|wall|elapsed|per_sec|/s\b|_s$|time|duration|machine", re.I)
+# Table columns and JSON keys that hold a time (or the CPU it took), not behaviour.
+TIMED = re.compile(r"ms/step|seconds|wall|elapsed|per_sec|/s\b|\btime|duration", re.I)
+TIMED_KEY = re.compile(
+    r"(^|_)(ms|s|cpu|seconds|wall|elapsed|time|duration|machine)(_|$)|per_sec|overhead", re.I
+)
 
 
 def frontier(*argv: str, cwd: Path) -> str:
@@ -58,17 +61,13 @@ def clean(text: str, tmp: Path) -> str:
             continue  # a progress bar
         if re.match(r"^\S.*:\s+\d+%\|", line):
             continue
-        if line.startswith("|"):
+        if line.startswith("|") and set(line) <= set("|-: "):
+            header = out[-1].split("|") if out else []  # the row above a separator
+            timed_cols = {i for i, c in enumerate(header) if TIMED.search(c)}
+        elif line.startswith("|") and timed_cols:
             cells = line.split("|")
-            if not set(line) <= set("|-: "):
-                if any(TIMED.search(c) for c in cells) and not any(
-                    re.search(r"\d", c) for c in cells if not TIMED.search(c)
-                ):
-                    timed_cols = {i for i, c in enumerate(cells) if TIMED.search(c)}
-                elif timed_cols:
-                    cells = ["<t>" if i in timed_cols else c for i, c in enumerate(cells)]
-            line = "|".join(cells)
-        else:
+            line = "|".join("<t>" if i in timed_cols else c for i, c in enumerate(cells))
+        elif not line.startswith("|"):
             timed_cols = set()
         line = re.sub(r"\b\d+(\.\d+)?\s?(ms|s|min|h)\b(?= (a|per|each|on|of|wall))", "<t>", line)
         line = re.sub(r"in \d+(\.\d+)?\s?(ms|s|min)\b", "in <t>", line)
@@ -79,7 +78,11 @@ def clean(text: str, tmp: Path) -> str:
 def untimed(value: Any) -> Any:
     """A JSON value without the keys that hold a time, a path or a machine."""
     if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if not TIMED.search(k) and k != "command"}
+        return {
+            k: untimed(v)
+            for k, v in value.items()
+            if not (TIMED.search(k) or TIMED_KEY.search(k)) and k != "command"
+        }
     if isinstance(value, list):
         return [untimed(v) for v in value]
     return value
