@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.fewer_rollouts import ROLLOUTS as STEP_ROLLOUTS
+from frontier_rft.sampling.fewer_rollouts import ROLLOUTS as STEP_ROLLOUTS
 
 __all__ = [
     "AUTO_DOC",

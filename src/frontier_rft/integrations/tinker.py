@@ -60,7 +60,6 @@ from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.plan import message
 from frontier_rft.integrations.pool import make_pool_selector, reward_pair
-from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.tinker_facts import TINKER
 from frontier_rft.metrics_log import (
     METRICS_PREFIX,
@@ -70,7 +69,8 @@ from frontier_rft.metrics_log import (
 )
 from frontier_rft.selectors.persistence import restore_selector, save_selector
 from frontier_rft.selectors.registry import SELECTORS
-from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
+from frontier_rft.shadow.live import RunShadows
+from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
 __all__ = ["FeedbackGroupBuilder", "FrontierRLDataset", "TinkerFrontierConfig"]
 

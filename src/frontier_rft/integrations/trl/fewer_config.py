@@ -5,7 +5,7 @@ dynamic sampling and re-exported here).
 
 Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
 trl` names the same mistakes before any model loads. The step itself is
-`frontier_rft.wrappers.FewerRollouts`; `fewer.py` drives it from inside GRPOTrainer.
+`frontier_rft.sampling.FewerRollouts`; `fewer.py` drives it from inside GRPOTrainer.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from frontier_rft.integrations.trl.dynamic_config import (
     normalisation,
     trl_problems,
 )
+from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES
 from frontier_rft.selectors.registry import SELECTORS
-from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES
 
 __all__ = [
     "LOSS_NORMALISATION",

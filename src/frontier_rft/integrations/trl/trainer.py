@@ -70,7 +70,6 @@ from frontier_rft.integrations.pool import (
     evidence_summary,
     prompt_text,
 )
-from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.dynamic import (
     DAPO_SUMMARY,
@@ -115,11 +114,12 @@ from frontier_rft.integrations.trl.state import (
     state_digest,
 )
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.sampler_flags import build_sampler
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.step import Sampler
+from frontier_rft.shadow.live import RunShadows
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 

@@ -15,9 +15,9 @@ from frontier_rft.core.config import check
 from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, message
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
+from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
-from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES
-from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
+from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
 __all__ = [
     "BATCH_SIZE_NOT_READ",

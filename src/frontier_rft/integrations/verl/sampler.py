@@ -47,12 +47,12 @@ from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.plan import message
-from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.shadow.live import RunShadows
 
 __all__ = [
     "FrontierSampler",
