@@ -57,6 +57,13 @@ from frontier_rft.lm.rollout import (
 from frontier_rft.metrics_log import MAX_LINE_CHARS as METRICS_LINE_CHARS
 from frontier_rft.metrics_log import MAX_LINE_DEPTH, MetricsSink, curriculum_metrics
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
+from frontier_rft.training.backfill import (
+    ReplayBuffer,
+    ReplayRows,
+    Stored,
+    backfill_loss_scale,
+    replay_metrics,
+)
 from frontier_rft.training.checkpoint import (
     damaged,
     latest_checkpoint,
@@ -130,6 +137,7 @@ def policy_loss(
     config: TrainConfig,
     weights: torch.Tensor | None = None,
     pg_scale: float = 1.0,
+    caps: torch.Tensor | None = None,
 ) -> PolicyLoss:
     """Clipped surrogate + k3 KL + entropy bonus, aggregated as `config.loss_aggregation`,
     rows scaled by `weights` (None: all 1).
@@ -137,13 +145,17 @@ def policy_loss(
     `pg_scale` multiplies the surrogate's row weights only (FewerRollouts' `loss_scale:
     batch`, groups trained / B: the groups left out count as the zero-advantage groups they
     were predicted to be). The KL and entropy terms are not zero on the groups left out, so
-    they stay the trained rows' means: those groups count at the trained ones' mean."""
+    they stay the trained rows' means: those groups count at the trained ones' mean.
+
+    `caps` (one per row; None: none) truncate a row's ratio in the unclipped branch at its cap
+    (dual-clip PPO's c): backfill's replayed rows (training/backfill.py)."""
     mask, logp = scores.mask, scores.logprobs
     how, t_max = config.loss_aggregation, config.max_new_tokens
     ratio = torch.exp(logp - old_logprobs)
     adv = advantages.unsqueeze(1)
     clipped = torch.clamp(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps)
-    surrogate = -torch.minimum(ratio * adv, clipped * adv)
+    capped = ratio if caps is None else torch.minimum(ratio, caps.unsqueeze(1))
+    surrogate = -torch.minimum(capped * adv, clipped * adv)
     pg_weights = weights
     if pg_scale != 1.0:
         ones = torch.ones(mask.shape[0], dtype=mask.dtype, device=mask.device)
@@ -273,6 +285,13 @@ class Trainer:
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
         every step calls to get its rounds and the groups to train on."""
         self.pilots: dict[tuple[int, int, int], _Group] = {}
+        self.backfill: ReplayBuffer | None = None
+        """backfill 'replay': the informative groups a kept step may replay (saved in
+        trainer.json); None when off."""
+        if cfg.backfill == "replay":
+            self.backfill = ReplayBuffer(
+                cfg.backfill_buffer, cfg.backfill_max_age, cfg.backfill_max_uses
+            )
         """Pilot-Commit: the completions of the pilots its buffer holds, by (step, round,
         position), trained at the later step that commits them (saved in trainer.json)."""
         if ckpt is not None:
@@ -287,6 +306,8 @@ class Trainer:
                 self.embed_seconds = float(state.get("embed_seconds", 0.0))
                 self.pilots = self._load_pilots(state.get("pilot_completions", []))
                 self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
+                if self.backfill is not None:
+                    self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
                 if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                     raise ValueError(
                         f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -352,19 +373,34 @@ class Trainer:
         t_upd = time.perf_counter()
         train_adv = np.zeros(0)
         parts: dict[str, float] = {}
+        replayed: list[Stored] = []  # backfill: the freed slots' replayed groups, after the fresh
+        replay: ReplayRows | None = None
+        if self.backfill is not None:
+            replayed = self.backfill.draw(cfg.batch_size - len(train_groups), self.step_count)
         if train_groups:
             train_rewards = np.concatenate([g.rewards for g in train_groups])
             train_offsets = np.cumsum([0] + [len(g.rewards) for g in train_groups])
             train_adv = group_advantages(train_rewards, train_offsets, cfg.estimator)
-            sizes = [len(g.rewards) for g in train_groups]
+        if train_groups or replayed:
+            rows: list[_Group | Stored] = [*train_groups, *replayed]
+            if self.backfill is not None:
+                fresh_rows = sum(len(g.completions) for g in train_groups)
+                behaviour = [lp for g in replayed for lp in g.behaviour]
+                replay = ReplayRows(fresh_rows, behaviour, cfg.backfill_is_cap, cfg.clip_eps)
             parts = self._update(
-                [g.prompt for g in train_groups for _ in g.completions],
-                [c for g in train_groups for c in g.completions],
-                train_adv,
+                [g.prompt for g in rows for _ in g.completions],
+                [c for g in rows for c in g.completions],
+                np.concatenate([train_adv, *(g.advantages for g in replayed)]),
                 records,
-                _row_weights(sizes, cfg.group_weighting),
-                samples.loss_scale,  # FewerRollouts: the surrogate normalised by uniform's B
+                _row_weights([len(g.completions) for g in rows], cfg.group_weighting),
+                # FewerRollouts: the surrogate normalised by uniform's B
+                backfill_loss_scale(samples.nominal_groups, len(train_groups), len(replayed)),
+                replay,
             )
+        if self.backfill is not None:  # stored after the step that trained them
+            if replay is not None:
+                self.backfill.add(self.step_count, train_groups, train_adv, replay.fresh_logprobs)
+            parts.update(replay_metrics(replayed, replay, self.step_count, self.backfill))
         update_s = time.perf_counter() - t_upd
         if self.trained_tasks is not None:  # the selector counts mixed groups rolled out;
             # dynamic sampling rolls out more than it trains, so the trainer counts its own
@@ -388,10 +424,12 @@ class Trainer:
         gen_tokens = sum(len(c) for g in groups for c in g.completions)
         # What the step paid for: every completion generated this step (screening's and
         # Pilot-Commit's included), and the rows and tokens the policy's forward and backward
-        # passes ran over (the trained groups' completions; an earlier pilot's included).
+        # passes ran over (the trained groups' completions; an earlier pilot's and backfill's
+        # replayed ones included).
         generated = sum(len(c) for groups_r in rolled for g in groups_r for c in g.completions)
-        trained_rows = sum(len(g.completions) for g in train_groups)
-        trained_tokens = sum(len(c) for g in train_groups for c in g.completions)
+        trained: list[_Group | Stored] = [*train_groups, *replayed]
+        trained_rows = sum(len(g.completions) for g in trained)
+        trained_tokens = sum(len(c) for g in trained for c in g.completions)
         self.rollouts += samples.rollouts
         select_ms = 1e3 * samples.select_seconds
         metrics = {
@@ -540,6 +578,7 @@ class Trainer:
         records: Sequence[Any],
         weights: np.ndarray | None = None,
         pg_scale: float = 1.0,
+        replay: ReplayRows | None = None,
     ) -> dict[str, float]:
         cfg = self.config
         adv = torch.tensor(advantages, dtype=torch.float32, device=self.device)
@@ -563,7 +602,10 @@ class Trainer:
                     self.model, prompts, completions, with_entropy=True, temperature=temp
                 )
                 old_lp = scores.logprobs.detach() if old is None else old
-                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w, pg_scale)
+                caps = None
+                if replay is not None:  # backfill: replayed rows against their behaviour policy
+                    old_lp, caps = replay.prepare(old_lp, scores.logprobs, scores.mask, epoch)
+                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w, pg_scale, caps)
                 total: Any = loss.total
                 if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once a batch
                     j_loss, j_parts = self._judge_loss(records)
@@ -674,6 +716,7 @@ class Trainer:
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
                 **({"pilot_completions": self._saved_pilots()} if self.pilots else {}),
+                **({"backfill": self.backfill.state()} if self.backfill is not None else {}),
                 "trained_tasks": (
                     None
                     if self.trained_tasks is None
