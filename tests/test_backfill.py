@@ -242,10 +242,11 @@ def test_bad_settings_are_refused_by_name(fields: dict[str, Any], message: str) 
 
 
 def test_the_cli_refuses_backfill_without_kept_rollouts_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sft_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    code = main(["train", "--out", str(out), "--backfill", "replay", "--steps", "1"])
+    argv = ["train", "--model", str(sft_dir), "--out", str(out), "--backfill", "replay"]
+    code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "--rollouts kept" in err and "Traceback" not in err
