@@ -102,6 +102,9 @@ class BenchEntry:
     pilot_commit: dict[str, Any] | None = None
     """Pilot-Commit as the step's sampler: TrainConfig's pc_* fields ({} = the paper's
     settings scaled to the group size), or None (off)."""
+    backfill: str | None = None
+    """TrainConfig.backfill ('replay': a kept step's freed slots filled with replayed groups,
+    training/backfill.py), or None (off; the digests of entries without it stay)."""
     shadows: tuple[str, ...] = ()
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
@@ -166,6 +169,8 @@ class BenchEntry:
         own = {"group_size": self.group_size, "steps": self.steps, **(self.fewer_rollouts or {})}
         own = {k: v for k, v in own.items() if v is not None}
         own.update(self.pilot_commit or {})  # pc_evict_at may be None
+        if self.backfill is not None:  # likewise
+            own["backfill"] = self.backfill
         if self.shadows:  # only then: the digests of every entry without them stay as they were
             own["shadows"] = tuple(self.shadows)
         return own
@@ -277,6 +282,15 @@ EFFECT_ENTRIES = (
         role="effect",
         note="the Bayesian skip in uniform's window: only the kept prompts rolled out",
         fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "skip-kept-backfill",
+        "skip",
+        role="effect",
+        note="skip-kept with the slots a kept step frees filled by replaying recent mixed groups "
+        "(stored completions, IS-weighted, dual-clipped; no new rollouts)",
+        fewer_rollouts={"rollouts": "kept"},
+        backfill="replay",
     ),
     BenchEntry(
         "scalerl",
