@@ -251,3 +251,19 @@ def test_the_cli_refuses_backfill_without_kept_rollouts_in_one_line(
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "--rollouts kept" in err and "Traceback" not in err
     assert not out.exists()  # refused before anything is written
+
+
+def test_the_page_documents_every_backfill_field_with_its_default() -> None:
+    from frontier_rft.training.config import TrainConfig
+
+    page = (Path(__file__).parent.parent / "docs/selectors/fewer_rollouts.md").read_text()
+    section = page[page.index("### Backfill") :]
+    rows = {
+        line.split("|")[1].strip(" `"): line.split("|")[2].strip(" `")
+        for line in section.splitlines()
+        if line.startswith("| `backfill")
+    }
+    fields = [f for f in dataclasses.fields(TrainConfig) if f.name.startswith("backfill")]
+    assert rows == {f.name: str(f.default) for f in fields}
+    for metric in ("replayed_groups", "replayed_rows", "staleness_mean", "is_weight_mean"):
+        assert f"backfill/{metric}" in section
