@@ -602,10 +602,11 @@ class Trainer:
                     self.model, prompts, completions, with_entropy=True, temperature=temp
                 )
                 old_lp = scores.logprobs.detach() if old is None else old
-                caps = None
+                capped: dict[str, torch.Tensor] = {}
                 if replay is not None:  # backfill: replayed rows against their behaviour policy
                     old_lp, caps = replay.prepare(old_lp, scores.logprobs, scores.mask, epoch)
-                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w, pg_scale, caps)
+                    capped = {} if caps is None else {"caps": caps}
+                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w, pg_scale, **capped)
                 total: Any = loss.total
                 if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once a batch
                     j_loss, j_parts = self._judge_loss(records)
