@@ -74,6 +74,8 @@ def test_a_kept_step_trains_exactly_the_replayed_rows_it_reports(
             assert metrics["backfill/replayed_groups"] == len(drawn) <= freed
             assert metrics["backfill/replayed_rows"] == len(drawn) * n
             assert metrics["train/rollouts"] == len(kept) * n  # nothing generated for a replay
+            # loss_scale batch: replayed groups count as fresh ones in (trained) / B
+            assert metrics["train/loss_scale"] == (len(kept) + len(drawn)) / batch
             # the policy's forward pass sees the fresh rows and the replayed ones, nothing more
             assert step.completion_rows == metrics["train/trained_rows"]
             assert step.completion_rows == (len(kept) + len(drawn)) * n

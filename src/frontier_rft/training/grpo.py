@@ -381,6 +381,8 @@ class Trainer:
             train_rewards = np.concatenate([g.rewards for g in train_groups])
             train_offsets = np.cumsum([0] + [len(g.rewards) for g in train_groups])
             train_adv = group_advantages(train_rewards, train_offsets, cfg.estimator)
+        # FewerRollouts: the surrogate normalised by uniform's B (replayed groups count as fresh)
+        pg_scale = backfill_loss_scale(samples.nominal_groups, len(train_groups), len(replayed))
         if train_groups or replayed:
             rows: list[_Group | Stored] = [*train_groups, *replayed]
             if self.backfill is not None:
@@ -393,8 +395,7 @@ class Trainer:
                 np.concatenate([train_adv, *(g.advantages for g in replayed)]),
                 records,
                 _row_weights([len(g.completions) for g in rows], cfg.group_weighting),
-                # FewerRollouts: the surrogate normalised by uniform's B
-                backfill_loss_scale(samples.nominal_groups, len(train_groups), len(replayed)),
+                pg_scale,
                 replay,
             )
         if self.backfill is not None:  # stored after the step that trained them
@@ -453,7 +454,7 @@ class Trainer:
                 else {}
             ),
             "train/sampling_rounds": float(len(samples.rounds)),
-            "train/loss_scale": samples.loss_scale,
+            "train/loss_scale": pg_scale,
             **{f"train/{k}": v for k, v in rollout_metrics(samples).items() if k != "rollouts"},
             "perf/select_ms": select_ms,
             "perf/generate_s": gen_s[0],
