@@ -285,6 +285,8 @@ class Trainer:
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
         every step calls to get its rounds and the groups to train on."""
         self.pilots: dict[tuple[int, int, int], _Group] = {}
+        """Pilot-Commit: the completions of the pilots its buffer holds, by (step, round,
+        position), trained at the later step that commits them (saved in trainer.json)."""
         self.backfill: ReplayBuffer | None = None
         """backfill 'replay': the informative groups a kept step may replay (saved in
         trainer.json); None when off."""
@@ -292,8 +294,6 @@ class Trainer:
             self.backfill = ReplayBuffer(
                 cfg.backfill_buffer, cfg.backfill_max_age, cfg.backfill_max_uses
             )
-        """Pilot-Commit: the completions of the pilots its buffer holds, by (step, round,
-        position), trained at the later step that commits them (saved in trainer.json)."""
         if ckpt is not None:
             self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
             self._check_resumed_selector(ckpt)
