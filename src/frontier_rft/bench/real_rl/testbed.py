@@ -451,7 +451,7 @@ class Testbed:
             "model": None if self.model is None else asdict(self.model),
             "sft": None if self.sft is None else asdict(self.sft),
             # the sampler as the flat fields it was: every testbed keeps its digest
-            "train": json.loads(json.dumps(flat_train_fields(asdict(self.train)))),
+            "train": _recorded_train(self.train),
             "pool_seed_base": self.pool_seed_base,
             "start_model": self.start_model,
             # only when set: every testbed recorded before the field keeps its digest
@@ -461,6 +461,16 @@ class Testbed:
     def with_start_model(self, start_model: str) -> Testbed:
         """This testbed trained from `start_model` (no tiny model, no warm start)."""
         return dataclasses.replace(self, model=None, sft=None, start_model=start_model)
+
+
+def _recorded_train(config: TrainConfig) -> dict[str, Any]:
+    """A testbed's TrainConfig as its settings record it: the backfill fields only where set
+    otherwise than their defaults, so every report written before them rebuilds as it was."""
+    train: dict[str, Any] = json.loads(json.dumps(flat_train_fields(asdict(config))))
+    for f in dataclasses.fields(TrainConfig):
+        if f.name.startswith("backfill") and train[f.name] == f.default:
+            del train[f.name]
+    return train
 
 
 def testbed(scale: str = "full") -> Testbed:
