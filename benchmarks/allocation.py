@@ -29,8 +29,8 @@ import numpy as np
 from frontier_rft.bench.metrics import mean_ci, paired_summary, ttb
 from frontier_rft.bench.scripts import command_line, script_parser, seed_list, write_outputs
 from frontier_rft.bench.simulation.benchmark import cached_runs
+from frontier_rft.sampling.step import SIZE_BINS
 from frontier_rft.simulation.runner import Entry
-from frontier_rft.wrappers.step import SIZE_BINS
 
 BASE = "uniform"
 ENTRIES = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from frontier_rft import TaskPool, make_selector
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 
 CELLS = ((0.15, 16), (0.15, 128), (0.15, 512), (0.2, 128), (0.33, 128), (0.33, 512))
 """(p, B) of each row."""

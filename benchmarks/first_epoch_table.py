@@ -8,7 +8,12 @@ prompts trained. Nothing is run.
     python benchmarks/first_epoch_table.py --pool-size 1280 --steps 160 --seeds 0-4 \
         --entries skip-kept,scalerl-kept
 
-Prints a markdown table (the rows of docs/results/first_epoch.md).
+Prints a markdown table (the rows of docs/results/first_epoch.md) and, for entries whose
+selector logs its predictor's calibration (`skip-predict`), a second one: per epoch and side
+(all-correct, all-wrong), the Brier score beside the base rate's (the share's own variance,
+what a constant prediction scores), the AUC, and the mean prediction beside the observed share,
+each the mean over the seeds' last logged value of the epoch (nan AUCs, a side with one class,
+left out).
 """
 
 from __future__ import annotations
@@ -107,6 +112,46 @@ def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> s
     return "\n".join(lines)
 
 
+CALIBRATION = "curriculum/skip-predict/calibration/epoch{e}/{name}"
+
+
+def calibration_table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> str:
+    """Per entry that logs it: its predictor's calibration per epoch and side (see above)."""
+    from first_epoch_ceiling import standard_testbed
+    from frontier_rft.bench.real_rl.ledger import testbed_digest
+
+    digest = testbed_digest(standard_testbed(pool_size, steps))
+    lines = [
+        f"| entry ({pool_size} prompts) | epoch | side | groups | Brier (base rate's) | AUC | "
+        "mean prediction (observed share) |",
+        "|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for entry in entries:
+        records = [r for s in seeds if (r := _record(digest, entry, s)) is not None]
+        for e in range(1, 1 + math.ceil(steps * 16 / pool_size)):
+            for side in ("correct", "wrong"):
+
+                def last(
+                    name: str, side: str = side, e: int = e, records: list[Any] = records
+                ) -> list[float]:
+                    key = CALIBRATION.format(e=e, name=f"{name}_{side}" if name else "groups")
+                    vals = [_col(r, key) for r in records]
+                    return [v[-1] for v in vals if v and math.isfinite(v[-1])]
+
+                share = last("share")
+                if not share:
+                    continue
+                base = float(np.mean([q * (1 - q) for q in share]))
+                auc = last("auc")
+                lines.append(
+                    f"| {entry} ({len(share)} seeds) | {e} | all-{side} | "
+                    f"{np.mean(last('')):.0f} | {np.mean(last('brier')):.3f} ({base:.3f}) | "
+                    + (f"{np.mean(auc):.2f} ({len(auc)} seeds)" if auc else "—")
+                    + f" | {np.mean(last('mean')):.3f} ({np.mean(share):.3f}) |"
+                )
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pool-size", type=int, default=512)
@@ -117,7 +162,11 @@ def main() -> int:
     from first_epoch_ceiling import parse_seeds
 
     seeds = parse_seeds(args.seeds)
-    print(table(args.pool_size, args.steps, seeds, args.entries.split(",")))
+    entries = args.entries.split(",")
+    print(table(args.pool_size, args.steps, seeds, entries))
+    calibration = calibration_table(args.pool_size, args.steps, seeds, entries)
+    if calibration:
+        print("\n" + calibration)
     return 0
 
 

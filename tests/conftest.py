@@ -207,7 +207,7 @@ def picks_in_skip_world(name: str, world: str, steps: int = 200) -> np.ndarray:
 def sample_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The class name of each sampler (PassThrough, DynamicSampling) whose `sample` is called
     during the test, in order: the trainer and the simulator drive the same loop."""
-    from frontier_rft.wrappers import DynamicSampling, PassThrough
+    from frontier_rft.sampling import DynamicSampling, PassThrough
 
     calls: list[str] = []
     for cls in (PassThrough, DynamicSampling):

@@ -20,10 +20,7 @@ from frontier_rft.core.informative import (
     informative_probability,
     pass_rate_moments,
 )
-from frontier_rft.simulation.learner import SimulatedLearner
-from frontier_rft.simulation.runner import Entry, RunSpec, run_one
-from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
-from frontier_rft.wrappers.allocation_rule import (
+from frontier_rft.sampling.allocation_rule import (
     HIGH,
     LOW,
     MIXED,
@@ -33,8 +30,11 @@ from frontier_rft.wrappers.allocation_rule import (
     signal_gains,
     take_greedy,
 )
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.step import Round, StepSamples, rollout_metrics
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.step import Round, StepSamples, rollout_metrics
+from frontier_rft.simulation.learner import SimulatedLearner
+from frontier_rft.simulation.runner import Entry, RunSpec, run_one
+from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
 
 
 def arr(*values: float) -> np.ndarray:
@@ -412,7 +412,7 @@ def test_rollout_metrics_hand_computed() -> None:
 
 
 def _batch(rnd: Round) -> Any:
-    from frontier_rft.wrappers.step import fresh_batch
+    from frontier_rft.sampling.step import fresh_batch
 
     return fresh_batch((rnd,), [(0, g) for g in range(rnd.task_ids.shape[0])], 0, 0)
 

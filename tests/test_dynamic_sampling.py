@@ -21,12 +21,12 @@ from conftest import (
 from frontier_rft import SELECTORS, GroupBatch, TaskPool, load_selector, save_selector
 from frontier_rft import make_selector as make
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.dynamic_sampling import (
+from frontier_rft.sampling.dynamic_sampling import (
     DynamicSampling,
     DynamicSamplingConfig,
     FilteredBatch,
 )
-from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
+from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 
 
 def dapo(
@@ -80,7 +80,7 @@ def test_dapo_is_no_longer_a_selector_and_says_how_to_get_it(tmp_path: Path) -> 
 
 
 def test_module_imports_no_registry() -> None:
-    import frontier_rft.wrappers.dynamic_sampling as mod
+    import frontier_rft.sampling.dynamic_sampling as mod
 
     tree = ast.parse(Path(mod.__file__).read_text())
     names = [

@@ -303,8 +303,8 @@ def test_refresh_features_is_kept_across_save_and_load(name: str, tmp_path) -> N
 
 
 def test_dynamic_sampling_reports_and_refreshes_its_inner_selectors_features(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-    from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
+    from frontier_rft.sampling.dynamic_sampling import DynamicSampling
+    from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 
     pool = TaskPool(num_tasks=len(PROMPTS), prompts=PROMPTS)
     with warnings.catch_warnings():

@@ -1,6 +1,6 @@
-"""core, structures, selectors, wrappers, the selector service, the simulator and the benchmarks
-never import torch, matplotlib, trainers, Ray or scipy on import (the benchmarks load them only to
-train or draw); the service imports where Ray is not installed.
+"""core, structures, selectors, sampling, shadow, the selector service, the simulator and the
+benchmarks never import torch, matplotlib, trainers, Ray or scipy on import (the benchmarks load
+them only to train or draw); the service imports where Ray is not installed.
 
 One fresh interpreter imports every module under those packages, then builds every
 registered selector and runs select -> update -> select on it, recording after each
@@ -29,6 +29,8 @@ PACKAGES = (
     "frontier_rft.core",
     "frontier_rft.structures",
     "frontier_rft.selectors",
+    "frontier_rft.sampling",
+    "frontier_rft.shadow",
     "frontier_rft.wrappers",
     "frontier_rft.service",
     "frontier_rft.simulation",

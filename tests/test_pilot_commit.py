@@ -21,8 +21,8 @@ from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_int
-from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
-from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
+from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 
 SOLVED, UNSOLVABLE = 0, 1  # id % 4: 0 always solved, 1 never, 2 and 3 mixed (1, 0, 1, 0, ...)
 MAXVAR = PilotCommitConfig(buffer_pick="max_variance")

@@ -1,7 +1,7 @@
 """The contract every step sampler obeys, checked for each sampler and mode (as
 tests/test_contract.py checks every selector, the habit of optax's and river's shared suites).
 
-The cases are every sampler of frontier_rft.wrappers in every mode its config names:
+The cases are every sampler of frontier_rft.sampling in every mode its config names:
 PassThrough over several selectors, DynamicSampling in each of its MODES (and with surplus
 kept, the simulator's 'fixed-keep'), Allocation (each value, a lean budget, a pilot with
 either commit rule), FewerRollouts (rollouts kept, screening, both), PilotCommit, and the
@@ -15,7 +15,7 @@ The contract:
   fake rollout gives them for that prompt, groups of the declared size, at most B trained,
   and `rollouts` equal to what the rollout function was asked for;
 - `metrics()` are finite floats under names that stay the same from step to step;
-- `state_dict()` round-trips through the saved file (wrappers/sampler_file.py), with the
+- `state_dict()` round-trips through the saved file (sampling/sampler_file.py), with the
   selector nested or saved apart, and the resumed sampler continues bit-identically;
 - `load_state_dict` of another kind or config is refused in one line, nothing changed;
 - a rejected `sample` call (bad step, B or n, a rollout that is not a function) calls no
@@ -35,15 +35,15 @@ import pytest
 
 from conftest import assert_state_equal, build, world_pool
 from frontier_rft.core.config import field_docs
+from frontier_rft.sampling.allocation import Allocation, AllocationConfig
+from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
+from frontier_rft.sampling.sampler_flags import SamplerFlags
+from frontier_rft.sampling.step import Sampler, StepSamples
 from frontier_rft.training.config import TrainConfig
-from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
-from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
-from frontier_rft.wrappers.sampler_file import load_sampler, save_sampler
-from frontier_rft.wrappers.sampler_flags import SamplerFlags
-from frontier_rft.wrappers.step import Sampler, StepSamples
 
 POOL = world_pool(30)  # 5 steps an epoch: prompts come back before, across and after a save
 TYPES = np.asarray(POOL.categories)  # 0: always solved, 1: never solved, 2: mixed

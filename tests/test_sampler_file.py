@@ -15,17 +15,17 @@ import pytest
 from conftest import assert_state_equal
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.core.persistence import write_state_file
-from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.pilot_commit import PilotCommit
-from frontier_rft.wrappers.sampler_file import (
+from frontier_rft.sampling.allocation import Allocation, AllocationConfig
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.pilot_commit import PilotCommit
+from frontier_rft.sampling.sampler_file import (
     SAMPLER_FILE,
     save_sampler,
     saved_sampler_state,
 )
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.step import Sampler
 
 FIX = "resume with the saved settings"
 

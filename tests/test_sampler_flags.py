@@ -1,7 +1,7 @@
 """TrainConfig names its step sampler once (`sampler`) and configures it once
 (`sampler_config`, parsed into the sampler's own config class); the flat fields that spelled
 it before are `frontier train` flags that fill the pair, and the one translation of older
-run.json / spec.json configs (frontier_rft.wrappers.sampler_flags)."""
+run.json / spec.json configs (frontier_rft.sampling.sampler_flags)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from conftest import build, world_pool
 from frontier_rft.cli.common import UsageError, apply_config_file
 from frontier_rft.cli.main import build_parser
 from frontier_rft.cli.train import _resumed_config, _sampler_args
-from frontier_rft.training.config import TrainConfig, train_config
-from frontier_rft.wrappers import Allocation, AllocationConfig, DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
-from frontier_rft.wrappers.pilot_commit import PilotCommitConfig
-from frontier_rft.wrappers.sampler_flags import (
+from frontier_rft.sampling import Allocation, AllocationConfig, DynamicSamplingConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.sampling.pilot_commit import PilotCommitConfig
+from frontier_rft.sampling.sampler_flags import (
     FLAG_NAMES,
     SAMPLER_NAMES,
     SamplerFlags,
     legacy_train_fields,
 )
+from frontier_rft.training.config import TrainConfig, train_config
 
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "fit_run" / "run.json"
 

@@ -1,4 +1,4 @@
-"""Shadows (wrappers/shadow.py) and the reward-log replay (training/shadows.py): the keep rule
+"""Shadows (shadow/rule.py) and the reward-log replay (shadow/replay.py): the keep rule
 is the selector's own, counts on scripted pools equal hand-computed ones, state round-trips,
 and hostile logs and rules get one-line errors."""
 
@@ -14,17 +14,16 @@ from conftest import assert_state_equal, world_pool
 from frontier_rft import SELECTORS, Feedback, TaskPool, make_selector
 from frontier_rft.cli.main import main
 from frontier_rft.selectors.uniform import UniformSelector
-from frontier_rft.training.shadows import (
-    CAVEAT,
+from frontier_rft.shadow import (
     build_shadow,
     load_shadow,
-    replay,
     replay_table,
     reward_record,
     save_shadow,
     shadow_config,
 )
-from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+from frontier_rft.shadow.replay import CAVEAT, replay
+from frontier_rft.shadow.rule import Shadow, ShadowConfig
 
 WALKERS = tuple(sorted(name for name, cls in SELECTORS.items() if cls.walks_windows()))
 """Every selector that walks the data answers keeps (discovered, so a new one is checked)."""
@@ -301,7 +300,7 @@ def test_hostile_logs_get_one_line_errors(
 def test_too_large_and_missing_logs_and_unreplayable_rules(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import frontier_rft.training.shadows as shadows
+    import frontier_rft.shadow.replay as shadows
 
     path = tmp_path / "rewards.jsonl"
     path.write_text(_line())
@@ -551,8 +550,8 @@ def test_hostile_trl_and_verl_logs_get_one_line_errors(
 def test_cut_off_large_and_unreadable_foreign_logs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import frontier_rft.training.foreign_logs as foreign
-    import frontier_rft.training.shadows as shadows
+    import frontier_rft.shadow.foreign_logs as foreign
+    import frontier_rft.shadow.replay as shadows
 
     path = _trl_table(tmp_path, _GOOD)
     replay(path, ["greso"], log_format="trl")  # well-formed

@@ -16,18 +16,17 @@ import pytest
 
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.cli.main import main
-from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.metrics_log import JsonlLogger
-from frontier_rft.training.foreign_logs import MAX_ROWS
-from frontier_rft.training.shadows import (
-    MAX_POOL,
+from frontier_rft.shadow import (
     build_shadow,
-    replay,
     replay_table,
     reward_record,
     shadow_config,
 )
-from frontier_rft.wrappers.shadow import PASS_KEYS
+from frontier_rft.shadow.foreign_logs import MAX_ROWS
+from frontier_rft.shadow.live import RunShadows
+from frontier_rft.shadow.replay import MAX_POOL, replay
+from frontier_rft.shadow.rule import PASS_KEYS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "shadow.md"
 _PROMPTS = [f"Use 3, 5 and 7 to make {t}." for t in range(40)]
@@ -140,8 +139,8 @@ def test_a_log_large_on_disk_is_read_by_its_columns_and_bounded_by_its_rows(
 ) -> None:
     import pyarrow.parquet as pq
 
-    import frontier_rft.training.foreign_logs as foreign
-    import frontier_rft.training.shadows as shadows
+    import frontier_rft.shadow.foreign_logs as foreign
+    import frontier_rft.shadow.replay as shadows
 
     rows = _rows()
     # long completions and a long log_extra column: megabytes on disk, 72 completions

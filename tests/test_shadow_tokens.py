@@ -15,16 +15,16 @@ import pytest
 from conftest import assert_state_equal
 from frontier_rft import TaskPool
 from frontier_rft.cli.main import main
-from frontier_rft.training.shadows import (
+from frontier_rft.shadow import (
     build_shadow,
     load_shadow,
     read_reward_log,
-    replay,
     reward_record,
     save_shadow,
     shadow_config,
 )
-from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+from frontier_rft.shadow.replay import replay
+from frontier_rft.shadow.rule import Shadow, ShadowConfig
 from test_shadow import _SkipOdd
 
 # One step of four prompts x 4 rollouts: an all-wrong group that ran to the length limit, a

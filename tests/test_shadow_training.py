@@ -16,9 +16,9 @@ pytest.importorskip("transformers")
 
 import torch
 
+from frontier_rft.shadow.replay import REWARD_LOG, replay
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.grpo import Trainer
-from frontier_rft.training.shadows import REWARD_LOG, replay
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration

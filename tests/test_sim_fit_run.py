@@ -201,7 +201,7 @@ def test_feedback_reward_mean_is_the_newest_steps_and_older_states_load() -> Non
 def test_a_run_with_dynamic_sampling_is_read_as_one(tmp_path: Path, sampler: dict) -> None:
     import shutil
 
-    from frontier_rft.wrappers.sampler_flags import FLAG_NAMES
+    from frontier_rft.sampling.sampler_flags import FLAG_NAMES
 
     run = tmp_path / "run"
     shutil.copytree(FIXTURE, run)

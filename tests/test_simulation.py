@@ -155,8 +155,8 @@ def test_every_mode_names_its_settings_in_the_simulator() -> None:
     """The simulator's modes are the wrapper's MODES (plus fixed-keep); mode dapo runs DAPO's
     full rounds: every round 3 B candidates."""
     from frontier_rft import TaskPool, make_selector
+    from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSamplingConfig
     from frontier_rft.simulation.runner import DYNAMIC_SAMPLING, sampler_for
-    from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSamplingConfig
 
     assert (None, *MODES, "fixed-keep") == DYNAMIC_SAMPLING
     sel = make_selector("uniform", TaskPool(num_tasks=50))

@@ -14,9 +14,9 @@ import pytest
 from frontier_rft import make_selector
 from frontier_rft.bench.simulation.benchmark import run_benchmark
 from frontier_rft.cli.main import main
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.simulation import SimulatedLearner, get_scenario
 from frontier_rft.simulation.runner import Entry, RunSpec, given_pool, run_one
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 
 N_TASKS, B, N, K = 64, 8, 8, 2
 STEPS = 4 * N_TASKS // B  # four of uniform's epochs

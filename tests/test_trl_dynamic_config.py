@@ -21,7 +21,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     trl_problems,
     zero_variance_groups,
 )
-from frontier_rft.wrappers import DynamicSamplingConfig
+from frontier_rft.sampling import DynamicSamplingConfig
 
 
 def test_zero_variance_is_constant_up_to_float_noise() -> None:
@@ -129,7 +129,7 @@ def test_every_mode_is_a_frontier_config_choice() -> None:
     from typing import get_args, get_type_hints
 
     from frontier_rft.integrations.trl.dynamic_config import DYNAMIC_SAMPLING_MODES
-    from frontier_rft.wrappers.dynamic_sampling import MODES
+    from frontier_rft.sampling.dynamic_sampling import MODES
 
     literal = get_args(get_type_hints(FrontierConfig)["dynamic_sampling"])
     assert literal == DYNAMIC_SAMPLING_MODES == ("off", *MODES)

@@ -17,7 +17,7 @@ from frontier_rft.integrations.trl.fewer_config import (
     fewer_problems,
     normalisation,
 )
-from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
 
 
 def test_the_settings_build_the_samplers_config() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from frontier_rft.cli.main import main
 from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.wrappers.shadow import ShadowConfig
+from frontier_rft.shadow.rule import ShadowConfig
 
 
 def test_rules_are_parsed_and_a_single_rule_is_a_list() -> None:

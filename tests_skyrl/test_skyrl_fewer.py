@@ -22,7 +22,7 @@ from conftest import BATCH, N_SAMPLES, SEED, Run, pass_rates, skyrl_config, task
 from frontier_rft import make_selector
 from frontier_rft.integrations.skyrl.config import OWN_STATE_FILE
 from frontier_rft.integrations.skyrl.trainer import kept_mini_batches
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 
 STEPS = 16  # two epochs of the 32 prompts, 4 a step
 MINI = 2  # trainer.policy_mini_batch_size: two mini-batches in uniform's step

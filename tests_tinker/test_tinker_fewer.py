@@ -16,7 +16,7 @@ from tinker_run import BATCH, make_dataset, spy_on
 
 from frontier_rft import make_selector
 from frontier_rft.integrations.tinker import KEPT_NEEDS_SYNC, FrontierRLDataset
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 
 Run = Callable[..., Record]
 STEPS = 12  # three epochs of the 32 tasks, 8 a step

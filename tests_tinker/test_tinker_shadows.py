@@ -18,7 +18,7 @@ from test_tinker_adapter import _states_equal, _trajectory
 from tinker_run import BATCH, Spy, make_dataset, spy_on
 
 from frontier_rft.integrations.tinker import FrontierRLDataset, TinkerFrontierConfig
-from frontier_rft.training.shadows import replay, reward_record
+from frontier_rft.shadow.replay import replay, reward_record
 
 Run = Callable[..., Record]
 RULES = ("greso", "screen2", "greso+screen3")

@@ -26,7 +26,7 @@ from verl_data import build_tokenizer, write_parquet
 
 from frontier_rft import make_selector
 from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

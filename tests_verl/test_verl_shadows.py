@@ -18,7 +18,7 @@ from verl_batches import assert_tree_equal, expected_feedback, make_loader, verl
 
 from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig, install_feedback_hook
 from frontier_rft.integrations.verl.preflight import check_verl_config
-from frontier_rft.training.shadows import replay
+from frontier_rft.shadow.replay import replay
 
 pytestmark = pytest.mark.integration
 

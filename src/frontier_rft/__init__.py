@@ -9,10 +9,7 @@ import logging
 
 from frontier_rft.core import Feedback, GroupBatch, Selector, SelectorConfig, TaskPool
 from frontier_rft.core.checkpoint_file import CheckpointError
-from frontier_rft.selectors import SELECTORS, make_selector
-from frontier_rft.selectors.persistence import load_selector, save_selector
-from frontier_rft.selectors.registry import RETIRED
-from frontier_rft.wrappers import (
+from frontier_rft.sampling import (
     RETIRED_NAMES,
     Allocation,
     AllocationConfig,
@@ -21,6 +18,9 @@ from frontier_rft.wrappers import (
     PassThrough,
     StepSamples,
 )
+from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.selectors.persistence import load_selector, save_selector
+from frontier_rft.selectors.registry import RETIRED
 
 __version__ = "0.2.0"
 """The release; pyproject.toml reads it from here (the only place it is written)."""

@@ -14,8 +14,8 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 from test_trl_shadows import RULES, _run
 
 from frontier_rft.cli.main import main
-from frontier_rft.training.shadows import read_shadow_summary
-from frontier_rft.wrappers.shadow import passes_table
+from frontier_rft.shadow.replay import read_shadow_summary
+from frontier_rft.shadow.rule import passes_table
 
 pytestmark = [
     pytest.mark.integration,

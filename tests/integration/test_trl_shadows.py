@@ -18,7 +18,7 @@ from test_trl import NUM_GENERATIONS, LogRecorder, UpdateSpy, grpo, pool
 from frontier_rft import make_selector
 from frontier_rft.integrations.trl import FrontierConfig
 from frontier_rft.integrations.trl.state import state_digest
-from frontier_rft.wrappers.shadow import Shadow, ShadowConfig
+from frontier_rft.shadow.rule import Shadow, ShadowConfig
 
 pytestmark = [
     pytest.mark.integration,

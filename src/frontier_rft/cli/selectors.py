@@ -14,7 +14,7 @@ from typing import Any
 from frontier_rft.cli.common import UsageError
 from frontier_rft.core.config import SelectorConfig, did_you_mean, field_docs
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.auto_rollouts import keeps_full
+from frontier_rft.integrations.plan import keeps_full
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.registry import RETIRED
 

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.cli.common import UsageError, positive_int
-from frontier_rft.training.foreign_logs import FORMATS
+from frontier_rft.shadow.foreign_logs import FORMATS
 
 __all__ = ["add_command"]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from frontier_rft.training.shadows import (
+    from frontier_rft.shadow.replay import (
         CAVEAT,
         length_unit,
         replay,
@@ -81,7 +81,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _is_metrics_log(log: str) -> bool:
     """Whether LOG is (or is the run directory of) a TRL adapter's frontier_metrics.jsonl."""
-    from frontier_rft.training.foreign_logs import detect_format
+    from frontier_rft.shadow.foreign_logs import detect_format
 
     path = Path(log)
     if path.name == "frontier_metrics.jsonl":
@@ -94,8 +94,8 @@ def _is_metrics_log(log: str) -> bool:
 
 def _show_summary(args: argparse.Namespace) -> int:
     """The end-of-run table a TRL run's live shadows wrote to its metrics log."""
-    from frontier_rft.training.shadows import CAVEAT, read_shadow_summary, tokens_note
-    from frontier_rft.wrappers.shadow import passes_table
+    from frontier_rft.shadow.replay import CAVEAT, read_shadow_summary, tokens_note
+    from frontier_rft.shadow.rule import passes_table
 
     given = [
         flag

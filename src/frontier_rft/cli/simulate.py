@@ -15,11 +15,11 @@ from frontier_rft.bench.simulation.benchmark import parse_entries, sweep_entries
 from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
 from frontier_rft.cli.simulate_run import check_counts, run_and_report
 from frontier_rft.core.config import config_from_dict
-from frontier_rft.integrations.auto_rollouts import planned_epochs
+from frontier_rft.integrations.plan import planned_epochs
+from frontier_rft.sampling.dynamic_sampling import MODES
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.runner import GIVEN, Entry
 from frontier_rft.simulation.scenario import SCENARIOS
-from frontier_rft.wrappers.dynamic_sampling import MODES
 
 __all__ = ["add_commands"]
 

@@ -3,7 +3,7 @@
 Every flag of build-model, sft and train is a field of its config dataclass
 (`frontier_rft.training.config`), with the field's docstring as its help; train's step
 sampler flags (--dynamic-sampling, --allocation, --screen, ...) are sugar for its `sampler`
-and `sampler_config` (`frontier_rft.wrappers.sampler_flags.SamplerFlags`). Needs the `train`
+and `sampler_config` (`frontier_rft.sampling.sampler_flags.SamplerFlags`). Needs the `train`
 extra (torch, transformers, tokenizers); imported only when one of these commands runs.
 """
 
@@ -40,6 +40,14 @@ from frontier_rft.reporting.runs import (
     plot_compared_runs,
     runs_table,
 )
+from frontier_rft.sampling.sampler_flags import (
+    FLAG_NAMES,
+    SAMPLER_NAMES,
+    TRAIN_ROUND_RULES,
+    SamplerFlags,
+    legacy_train_fields,
+    sampler_settings,
+)
 from frontier_rft.selectors import SELECTORS, METISSelector
 from frontier_rft.selectors.registry import check_selector_name
 from frontier_rft.tasks.suite import TASKS
@@ -54,14 +62,6 @@ from frontier_rft.training.config import (
     train_config,
 )
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info
-from frontier_rft.wrappers.sampler_flags import (
-    FLAG_NAMES,
-    SAMPLER_NAMES,
-    TRAIN_ROUND_RULES,
-    SamplerFlags,
-    legacy_train_fields,
-    sampler_settings,
-)
 
 __all__ = ["add_commands"]
 

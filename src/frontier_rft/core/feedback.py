@@ -11,9 +11,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.core.advantages import Estimator, group_advantages, group_centred
-from frontier_rft.core.bounds import bounded_int, check_magnitude
+from frontier_rft.core.bounds import MAX_ABS_VALUE, bounded_int, check_magnitude
 
-__all__ = ["SUCCESS_REWARD", "Feedback", "GroupBatch", "to_unit_range"]
+__all__ = ["SUCCESS_REWARD", "Feedback", "GroupBatch", "refused_rewards", "to_unit_range"]
 
 SUCCESS_REWARD = 1.0
 """A rollout counts as a success only when it earns the full reward (frontier replay's rule)."""
@@ -226,3 +226,26 @@ class GroupBatch:
             offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
             policy_version=self.policy_version[mask],
         )
+
+
+def refused_rewards(
+    rewards: NDArray[np.float64],
+    reward_range: Sequence[float] | None,
+    bounds: tuple[float, float] | None,
+) -> tuple[NDArray[np.bool_], str]:
+    """Which rewards the selector would refuse, and what it needs (e.g. "in [0, 1]").
+
+    With a `reward_range`, which maps rewards onto [0, 1] and clips beyond it, only NaN;
+    without one, anything outside the selector's reward `bounds` (NaN and +-inf included),
+    or for an unbounded selector anything not finite or above MAX_ABS_VALUE in magnitude:
+    exactly what `Feedback.validated` refuses, checked first so the adapter's error can
+    name the task and its reward_range option.
+    """
+    if reward_range is not None:
+        return np.isnan(rewards), "not NaN"
+    if bounds is None:
+        lo, hi, need = -MAX_ABS_VALUE, MAX_ABS_VALUE, f"finite, of magnitude <= {MAX_ABS_VALUE:g}"
+    else:
+        lo, hi = bounds
+        need = f"in [{lo:g}, {hi:g}]"
+    return ~((rewards >= lo) & (rewards <= hi)), need

@@ -1,5 +1,5 @@
 """When is a group of rollouts informative? Beta-Bernoulli facts shared by the Bayesian skip
-(selectors/skip.py) and the rollout allocation (wrappers/allocation.py).
+(selectors/skip.py) and the rollout allocation (sampling/allocation.py).
 
 A prompt's success rate p has a Beta(a, b) posterior. A group of n rollouts carries a
 group-relative gradient only when its rewards are not all equal; for binary rewards

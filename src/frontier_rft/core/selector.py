@@ -231,7 +231,7 @@ class Selector(ABC):
         """Which of `ids`, a window of positions another walk drew (a run's batch), this
         selector would roll out: the keep rule `select_window` applies, with its RNG, walk
         and clock moved as a window of len(ids) positions moves them. Nothing is handed out
-        and nothing is walked on to when it keeps none. What a shadow asks (wrappers/shadow.py);
+        and nothing is walked on to when it keeps none. What a shadow asks (shadow/rule.py);
         all True for a selector that passes over nothing (uniform). A ValueError, changing
         nothing, for ids that are not distinct ids of the pool, or for a selector that does
         not walk the data (see `walks_windows`)."""

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig, config_from_dict, did_you_mean
+from frontier_rft.core.feedback import refused_rewards
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors import SELECTORS
@@ -343,26 +343,3 @@ def reward_pair(value: Any) -> tuple[float, float] | None:
         return None
     lo, hi = float(lo), float(hi)
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo < hi else None
-
-
-def refused_rewards(
-    rewards: NDArray[np.float64],
-    reward_range: Sequence[float] | None,
-    bounds: tuple[float, float] | None,
-) -> tuple[NDArray[np.bool_], str]:
-    """Which rewards the selector would refuse, and what it needs (e.g. "in [0, 1]").
-
-    With a `reward_range`, which maps rewards onto [0, 1] and clips beyond it, only NaN;
-    without one, anything outside the selector's reward `bounds` (NaN and +-inf included),
-    or for an unbounded selector anything not finite or above MAX_ABS_VALUE in magnitude:
-    exactly what `Feedback.validated` refuses, checked first so the adapter's error can
-    name the task and its reward_range option.
-    """
-    if reward_range is not None:
-        return np.isnan(rewards), "not NaN"
-    if bounds is None:
-        lo, hi, need = -MAX_ABS_VALUE, MAX_ABS_VALUE, f"finite, of magnitude <= {MAX_ABS_VALUE:g}"
-    else:
-        lo, hi = bounds
-        need = f"in [{lo:g}, {hi:g}]"
-    return ~((rewards >= lo) & (rewards <= hi)), need

@@ -150,7 +150,7 @@ def shadow_bounds_note(
     selector does not hold them to, and no reward_range is set (`setting`: where the fields
     live): a step whose reward leaves that range is then refused (nothing moves), which a
     config cannot show, since it does not hold the rewards. None when there is nothing to say."""
-    from frontier_rft.wrappers.shadow import ShadowConfig
+    from frontier_rft.shadow.rule import ShadowConfig
 
     rules = values.get("shadows")
     if isinstance(rules, str):

@@ -58,8 +58,9 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.plan import message
 from frontier_rft.integrations.pool import make_pool_selector, reward_pair
-from frontier_rft.integrations.shadows import RunShadows
+from frontier_rft.integrations.tinker_facts import TINKER
 from frontier_rft.metrics_log import (
     METRICS_PREFIX,
     VERBOSITIES,
@@ -68,7 +69,8 @@ from frontier_rft.metrics_log import (
 )
 from frontier_rft.selectors.persistence import restore_selector, save_selector
 from frontier_rft.selectors.registry import SELECTORS
-from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
+from frontier_rft.shadow.live import RunShadows
+from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
 __all__ = ["FeedbackGroupBuilder", "FrontierRLDataset", "TinkerFrontierConfig"]
 
@@ -81,17 +83,11 @@ DATASET_FILE = "frontier_dataset.json"
 STATE_VERSION = 1
 """Layout version of DATASET_FILE."""
 _BATCH_DIR = re.compile(r"batch_(\d{6,})")
-ROLLOUTS = ("full", "kept")
-"""TinkerFrontierConfig.rollouts: full batches, or only the tasks kept in each."""
 COOKBOOK_LOOPS = "tinker_cookbook.rl.train"
 """The cookbook's module whose loops call get_batch; only its do_sync_training takes kept."""
-KEPT_NEEDS_SYNC = (
-    "rollouts='kept' needs the cookbook's sync loop (do_sync_training): its async "
-    "(async_config) and streaming (stream_minibatch_config) loops train groups_per_batch "
-    "groups a step whatever a batch holds, so a step has no window of uniform's batch to "
-    "shrink; set both to None, or rollouts='full'"
-)
-"""Why `rollouts: kept` is refused in the cookbook's other loops (docs/integrations/tinker.md)."""
+KEPT_NEEDS_SYNC = message(TINKER, "kept+async")
+"""Why `rollouts: kept` is refused in the cookbook's other loops (docs/integrations/tinker.md;
+the plan's text, named here for users' imports)."""
 
 
 @dataclass(frozen=True)
@@ -146,12 +142,8 @@ class TinkerFrontierConfig:
         n = self.max_outstanding_batches
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"max_outstanding_batches must be an int >= 1, got {n!r}")
-        if self.rollouts not in ROLLOUTS:
-            raise ValueError(
-                f"rollouts must be full (the selector's batch_size tasks per batch) or kept "
-                f"(only the tasks it keeps among uniform's next batch_size), got "
-                f"{self.rollouts!r}"
-            )
+        if self.rollouts not in TINKER.rollouts:
+            raise ValueError(message(TINKER, "rollouts", rollouts=self.rollouts))
         if self.metrics_verbosity not in VERBOSITIES:
             raise ValueError(
                 f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}"
@@ -376,7 +368,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             raise ValueError(self._refusal)
         kept = self.config.rollouts == "kept"
         if kept and _calling_loop() not in (None, "do_sync_training"):
-            raise ValueError(KEPT_NEEDS_SYNC)  # before anything moves
+            raise ValueError(message(TINKER, "kept+async"))  # before anything moves
         if self._next_index is None and index > 0:
             self._resume(index)  # the cookbook resumes at its last checkpoint's batch
         self._save(index)

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.core.jsonsafe import load_json_file, loads_bounded
+from frontier_rft.sampling.sampler_flags import legacy_train_fields
 from frontier_rft.simulation.fit_run import START_STEPS, RunLog
-from frontier_rft.wrappers.sampler_flags import legacy_train_fields
 
 __all__ = ["ETR_KEYS", "REWARD_KEYS", "SELECTOR_KEYS", "read_run_log"]
 

@@ -1,6 +1,6 @@
 """One run of a selector on a simulated learner: the loop every trainer runs.
 
-Each step the sampler (frontier_rft.wrappers: PassThrough, or DAPO's DynamicSampling, the
+Each step the sampler (frontier_rft.sampling: PassThrough, or DAPO's DynamicSampling, the
 same object the reference trainer drives) runs the step's rounds on the simulated policy
 and returns the groups to train on; the learner takes one training step on them and the
 held-out score is measured; `run_one` returns the per-step record. Comparing
@@ -25,21 +25,21 @@ from frontier_rft.core.jsonsafe import finite_or_none
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
-from frontier_rft.selectors import SELECTORS, make_selector
-from frontier_rft.simulation.learner import SimulatedLearner
-from frontier_rft.simulation.scenario import ScenarioConfig
-from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
-from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import (
+from frontier_rft.sampling.allocation import Allocation, AllocationConfig
+from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
+from frontier_rft.sampling.fewer_rollouts import (
     RUN_FIELDS,
     FewerRollouts,
     FewerRolloutsConfig,
     fewer_rollouts_from_run,
 )
-from frontier_rft.wrappers.filtered_batch import FilteredBatch, gather
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.sampler_flags import build_sampler
-from frontier_rft.wrappers.step import Sampler, rollout_metrics
+from frontier_rft.sampling.filtered_batch import FilteredBatch, gather
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.step import Sampler, rollout_metrics
+from frontier_rft.selectors import SELECTORS, make_selector
+from frontier_rft.simulation.learner import SimulatedLearner
+from frontier_rft.simulation.scenario import ScenarioConfig
 
 __all__ = [
     "GIVEN",

@@ -1,5 +1,5 @@
 """Per-prompt Beta posteriors of the success rate, with forgetting: the one model behind the
-Bayesian skip (selectors/skip.py) and the rollout allocation (wrappers/allocation.py).
+Bayesian skip (selectors/skip.py) and the rollout allocation (sampling/allocation.py).
 
 Prompt k's discounted success and failure counts S_k, F_k are forgotten at rate lam per
 pool-size of prompts handed out (the clock e), lazily and exactly, on an empirical-Bayes

@@ -38,11 +38,10 @@ from frontier_rft.core.jsonsafe import load_json_file, loads_bounded
 from frontier_rft.core.persistence import atomic_write_bytes, set_new_file_mode
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.device import model_device
+from frontier_rft.sampling.sampler_file import SAMPLER_FILE, save_sampler
+from frontier_rft.sampling.step import Sampler
 from frontier_rft.selectors.persistence import load_selector, save_selector
-from frontier_rft.training.shadows import save_shadow
-from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, save_sampler
-from frontier_rft.wrappers.shadow import Shadow
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.shadow.rule import Shadow, save_shadow
 
 __all__ = [
     "damaged",

@@ -18,22 +18,22 @@ from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
-from frontier_rft.selectors.registry import RETIRED, SELECTORS
-from frontier_rft.tasks.suite import TASKS
-from frontier_rft.training.given import parse_given
-from frontier_rft.training.shadows import shadow_config
-from frontier_rft.wrappers.allocation import Allocation
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.pilot_commit import PilotCommit
-from frontier_rft.wrappers.sampler_flags import (
+from frontier_rft.sampling.allocation import Allocation
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.pilot_commit import PilotCommit
+from frontier_rft.sampling.sampler_flags import (
     TRAIN_ROUND_RULES,
     build_sampler,
     legacy_train_fields,
     sampler_settings,
 )
-from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.step import Sampler
+from frontier_rft.selectors.registry import RETIRED, SELECTORS
+from frontier_rft.shadow.live import shadow_config
+from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
+from frontier_rft.tasks.suite import TASKS
+from frontier_rft.training.given import parse_given
 
 __all__ = [
     "BACKFILL_MODES",
@@ -511,7 +511,7 @@ class TrainConfig:
 def train_config(raw: Mapping[str, Any]) -> TrainConfig:
     """A TrainConfig from a dict as run.json, spec.json or a checkpoint holds it: JSON lists
     become tuples, and the flat sampler fields of runs written before `sampler` become
-    sampler and sampler_config (wrappers/sampler_flags.py)."""
+    sampler and sampler_config (sampling/sampler_flags.py)."""
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
     return TrainConfig(**legacy_train_fields(fields))
 

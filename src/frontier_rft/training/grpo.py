@@ -2,7 +2,7 @@
 
 One step, top to bottom (`Trainer.step`):
 
-1. the sampler (frontier_rft.wrappers: PassThrough, DAPO's DynamicSampling, the rollout
+1. the sampler (frontier_rft.sampling: PassThrough, DAPO's DynamicSampling, the rollout
    Allocation, FewerRollouts or PilotCommit; the same object the simulator drives, where it
    has one) runs the step's rounds: the selector
    chooses task ids (METIS: the policy judges m*B candidates first), the policy samples n
@@ -44,6 +44,7 @@ from frontier_rft import SELECTORS, make_selector
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
+from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.lm.device import autocast, resolve_device
@@ -56,6 +57,14 @@ from frontier_rft.lm.rollout import (
 )
 from frontier_rft.metrics_log import MAX_LINE_CHARS as METRICS_LINE_CHARS
 from frontier_rft.metrics_log import MAX_LINE_DEPTH, MetricsSink, curriculum_metrics
+from frontier_rft.sampling.filtered_batch import FilteredBatch
+from frontier_rft.sampling.sampler_file import SAMPLER_FILE, saved_sampler_state
+from frontier_rft.sampling.sampler_flags import legacy_train_fields
+from frontier_rft.sampling.step import Sampler, rollout_metrics
+from frontier_rft.shadow.live import build_shadow, load_shadow
+from frontier_rft.shadow.replay import MAX_LINE_CHARS as REWARD_LINE_CHARS
+from frontier_rft.shadow.replay import REWARD_LOG, reward_record
+from frontier_rft.shadow.rule import Shadow
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.backfill import (
     ReplayBuffer,
@@ -77,20 +86,8 @@ from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
-from frontier_rft.training.shadows import MAX_LINE_CHARS as REWARD_LINE_CHARS
-from frontier_rft.training.shadows import (
-    REWARD_LOG,
-    build_shadow,
-    load_shadow,
-    reward_record,
-)
-from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.sampler_file import SAMPLER_FILE, saved_sampler_state
-from frontier_rft.wrappers.sampler_flags import legacy_train_fields
-from frontier_rft.wrappers.shadow import Shadow
-from frontier_rft.wrappers.step import Sampler, rollout_metrics
 
-__all__ = ["PolicyLoss", "Trainer", "aggregate", "policy_loss"]
+__all__ = ["PolicyLoss", "StepBatch", "Trainer", "aggregate", "policy_loss"]
 
 _log = logging.getLogger(__name__)
 
@@ -192,6 +189,29 @@ class _Group:
     rewards: np.ndarray
 
 
+@dataclass
+class StepBatch:
+    """One step's training rows as the policy update reads them, in one object as CleanRL's
+    loop holds its rollout storage: row i is `completions[i]` after `prompts[i]`."""
+
+    prompts: list[list[int]]
+    completions: list[list[int]]
+    advantages: torch.Tensor
+    """One float32 advantage per row, on the policy's device."""
+    row_weights: torch.Tensor | None
+    """Per-row loss weights (group_weighting), or None: every row alike."""
+    loss_scale: float
+    """The surrogate's scale (FewerRollouts: normalised by uniform's batch)."""
+    judge_records: Sequence[Any]
+    """METIS: this step's scored judgments, for the judge loss."""
+    old_logprobs: torch.Tensor | None = None
+    """pi_old, the sampling policy's log-probs frozen across PPO epochs (ppo_epochs > 1)."""
+    ref_logprobs: torch.Tensor | None = None
+    """The frozen reference model's log-probs (the KL term)."""
+    replay: ReplayRows | None = None
+    """backfill: the replayed rows (after the fresh ones) and what the update hands back."""
+
+
 class Trainer:
     """GRPO-family trainer over one task pool; the selector decides every batch."""
 
@@ -205,6 +225,8 @@ class Trainer:
         log: Callable[[str], None] = _log.info,
         progress: bool = False,
     ):
+        """A fresh run from `model_dir` into `run_dir`, or with `resume` the run `run_dir`
+        holds, continued from its latest checkpoint (`_start` and `_resume`)."""
         self.config = config
         self.run_dir = Path(run_dir)
         self.model_dir = Path(model_dir)
@@ -228,48 +250,15 @@ class Trainer:
         self.items = train_split(self.suite, cfg.train_size, cfg.train_seed, cfg.levels)
         self.eval_items = heldout_split(self.suite, cfg.eval_size, cfg.eval_seed, cfg.levels)
         references = None
-        if cfg.reference_pass_rates is not None:
+        if cfg.reference_pass_rates is not None:  # read on resume too: a missing file is named
             references = load_references(cfg.reference_pass_rates, self.items)
         self.num_levels = len(cfg.levels.split(","))
         self.given = parse_given(cfg.given)
-        if ckpt is None:
-            self.model, self.tokenizer = load_lm(self.model_dir)
-        else:
-            with damaged(ckpt / "model"):
-                self.model, self.tokenizer = load_lm(ckpt / "model")
-        self.model.to(self.device).train()
-        self.prompt_ids = encode_prompts(self.tokenizer, [it.prompt for it in self.items])
         self.embed_seconds = 0.0
         """Wall time spent computing policy self-embeddings (start and refreshes)."""
-        # On resume the selector file holds its pool (refreshed features included).
-        self.pool = None
-        if ckpt is None:
-            self.pool = build_given_pool(
-                self.items,
-                self.suite.pool_extras(self.items),
-                self.given,
-                references=references,
-                embed=self._embed,
-            )
-        self.ref_model = None
-        if cfg.kl_coef > 0:  # frozen start model for the KL term
-            self.ref_model, _ = load_lm(self.model_dir)
-            self.ref_model.to(self.device).eval().requires_grad_(False)
-        self.judge: PolicyJudge | None = None
-        collaborators: dict[str, Any] = {}
-        if "judge" in SELECTORS[cfg.selector].collaborators:  # the policy judges (METIS)
-            self.judge = PolicyJudge(
-                self.model,
-                self.tokenizer,
-                cfg.judge_max_new_tokens,
-                cfg.judge_temperature,
-                top_p=cfg.top_p,
-                constrained=cfg.judge_constrained,
-            )
-            collaborators["judge"] = self.judge
-        self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
-        )
+        self.pool: TaskPool | None = None
+        """The fresh run's pool; on resume the selector file holds its pool (refreshed
+        features included)."""
         self.step_count = 0
         self.last: dict[str, Any] = {}
         """The latest step's selected ids, rewards, advantages and METIS judge records."""
@@ -294,41 +283,10 @@ class Trainer:
             self.backfill = ReplayBuffer(
                 cfg.backfill_buffer, cfg.backfill_max_age, cfg.backfill_max_uses
             )
-        if ckpt is not None:
-            self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
-            self._check_resumed_selector(ckpt)
-            self.sampler = self._sampler(ckpt)
-            self._name_policy_features()
-            self.step_count = state["step"]
-            self._check_resume_steps()
-            with damaged(ckpt / "trainer.json"):
-                self.rollouts = int(state.get("rollouts", 0))
-                self.embed_seconds = float(state.get("embed_seconds", 0.0))
-                self.pilots = self._load_pilots(state.get("pilot_completions", []))
-                self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
-                if self.backfill is not None:
-                    self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
-                if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
-                    raise ValueError(
-                        f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
-                        "never trains those (no old log-probs are kept): start a new --out"
-                    )
-            _truncate_logs(self.run_dir, self.step_count, log)
-            self.shadows = self._load_shadows(ckpt)
-            log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
+        if ckpt is None:
+            self._start(references)
         else:
-            assert self.pool is not None
-            self.selector = make_selector(
-                cfg.selector, self.pool, seed=cfg.seed, **collaborators, **cfg.selector_overrides
-            )
-            self.sampler = self._sampler(None)
-            self._name_policy_features()
-            self._check_refresh()
-            self.shadows = [build_shadow(c, self.pool, cfg.seed) for c in cfg.shadow_configs()]
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
-            (self.run_dir / REWARD_LOG).unlink(missing_ok=True)
-            shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
+            self._resume(ckpt)
         self.lam = float(getattr(self.selector.config, "judge_loss_weight", 0.0))
         self._write_run_info(check=ckpt is not None)
         tb = self.run_dir / "tb" if cfg.tensorboard and _has_tensorboard(log) else None
@@ -337,6 +295,92 @@ class Trainer:
         self.sink = MetricsSink(
             self.run_dir / "metrics.jsonl", tensorboard_dir=tb, purge_step=purge
         )
+
+    def _start(self, references: Any) -> None:
+        """The fresh start: the policy from model_dir, the pool built from what is given
+        (self-embeddings from that policy), a new selector, sampler and shadows, and a run
+        directory cleared of an earlier run's logs."""
+        cfg = self.config
+        self.model, self.tokenizer = load_lm(self.model_dir)
+        self._place_policy()
+        self.pool = pool = build_given_pool(
+            self.items,
+            self.suite.pool_extras(self.items),
+            self.given,
+            references=references,
+            embed=self._embed,
+        )
+        collaborators = self._build_learner()
+        self.selector = make_selector(
+            cfg.selector, pool, seed=cfg.seed, **collaborators, **cfg.selector_overrides
+        )
+        self.sampler = self._sampler(None)
+        self._name_policy_features()
+        self._check_refresh()
+        self.shadows = [build_shadow(c, pool, cfg.seed) for c in cfg.shadow_configs()]
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
+        (self.run_dir / REWARD_LOG).unlink(missing_ok=True)
+        shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
+
+    def _resume(self, ckpt: Path) -> None:
+        """The resume path: the policy, optimizer, selector (its pool inside), sampler,
+        counters, pilots and shadows exactly as `ckpt` saved them; the logs cut back to it."""
+        with damaged(ckpt / "model"):
+            self.model, self.tokenizer = load_lm(ckpt / "model")
+        self._place_policy()
+        collaborators = self._build_learner()
+        self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
+        self._check_resumed_selector(ckpt)
+        self.sampler = self._sampler(ckpt)
+        self._name_policy_features()
+        self.step_count = state["step"]
+        self._check_resume_steps()
+        with damaged(ckpt / "trainer.json"):
+            self.rollouts = int(state.get("rollouts", 0))
+            self.embed_seconds = float(state.get("embed_seconds", 0.0))
+            self.pilots = self._load_pilots(state.get("pilot_completions", []))
+            self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
+            if self.backfill is not None:
+                self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
+            if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
+                raise ValueError(
+                    f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
+                    "never trains those (no old log-probs are kept): start a new --out"
+                )
+        _truncate_logs(self.run_dir, self.step_count, self.log)
+        self.shadows = self._load_shadows(ckpt)
+        self.log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
+
+    def _place_policy(self) -> None:
+        """The loaded policy on the device in training mode, and the pool's prompts encoded."""
+        self.model.to(self.device).train()
+        self.prompt_ids = encode_prompts(self.tokenizer, [it.prompt for it in self.items])
+
+    def _build_learner(self) -> dict[str, Any]:
+        """The frozen reference model (KL), METIS's policy judge and the optimizer, built in
+        this order on both paths; the selector's collaborators (the judge) returned."""
+        cfg = self.config
+        self.ref_model = None
+        if cfg.kl_coef > 0:  # frozen start model for the KL term
+            self.ref_model, _ = load_lm(self.model_dir)
+            self.ref_model.to(self.device).eval().requires_grad_(False)
+        self.judge: PolicyJudge | None = None
+        collaborators: dict[str, Any] = {}
+        if "judge" in SELECTORS[cfg.selector].collaborators:  # the policy judges (METIS)
+            self.judge = PolicyJudge(
+                self.model,
+                self.tokenizer,
+                cfg.judge_max_new_tokens,
+                cfg.judge_temperature,
+                top_p=cfg.top_p,
+                constrained=cfg.judge_constrained,
+            )
+            collaborators["judge"] = self.judge
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
+        )
+        return collaborators
 
     # ------------------------------------------------------------------ one step
     def step(self) -> dict[str, float]:
@@ -389,15 +433,20 @@ class Trainer:
                 fresh_rows = sum(len(g.completions) for g in train_groups)
                 behaviour = [lp for g in replayed for lp in g.behaviour]
                 replay = ReplayRows(fresh_rows, behaviour, cfg.backfill_is_cap, cfg.clip_eps)
-            parts = self._update(
-                [g.prompt for g in rows for _ in g.completions],
-                [c for g in rows for c in g.completions],
-                np.concatenate([train_adv, *(g.advantages for g in replayed)]),
-                records,
-                _row_weights([len(g.completions) for g in rows], cfg.group_weighting),
-                pg_scale,
-                replay,
+            advantages = np.concatenate([train_adv, *(g.advantages for g in replayed)])
+            weights = _row_weights([len(g.completions) for g in rows], cfg.group_weighting)
+            batch = StepBatch(
+                prompts=[g.prompt for g in rows for _ in g.completions],
+                completions=[c for g in rows for c in g.completions],
+                advantages=torch.tensor(advantages, dtype=torch.float32, device=self.device),
+                row_weights=None
+                if weights is None
+                else torch.tensor(weights, dtype=torch.float32, device=self.device),
+                loss_scale=pg_scale,
+                judge_records=records,
+                replay=replay,
             )
+            parts = self._update(batch)
         if self.backfill is not None:  # stored after the step that trained them
             if replay is not None:
                 self.backfill.add(self.step_count, train_groups, train_adv, replay.fresh_logprobs)
@@ -571,31 +620,22 @@ class Trainer:
                 shadow.selector.refresh_features(features)
         return self.embed_seconds - before
 
-    def _update(
-        self,
-        prompts: Sequence[Sequence[int]],
-        completions: Sequence[Sequence[int]],
-        advantages: np.ndarray,
-        records: Sequence[Any],
-        weights: np.ndarray | None = None,
-        pg_scale: float = 1.0,
-        replay: ReplayRows | None = None,
-    ) -> dict[str, float]:
+    def _update(self, batch: StepBatch) -> dict[str, float]:
+        """The policy update on one step's batch (ppo_epochs passes); its loss metrics."""
         cfg = self.config
-        adv = torch.tensor(advantages, dtype=torch.float32, device=self.device)
-        row_w = None
-        if weights is not None:
-            row_w = torch.tensor(weights, dtype=torch.float32, device=self.device)
+        prompts, completions = batch.prompts, batch.completions
         temp = cfg.temperature  # the sampling distribution's log-probs (logits / T)
-        old = ref = None
         if cfg.ppo_epochs > 1:  # pi_old: the policy that sampled, frozen across epochs
             with torch.no_grad(), self._amp():
-                old = score_completions(self.model, prompts, completions, temperature=temp).logprobs
+                batch.old_logprobs = score_completions(
+                    self.model, prompts, completions, temperature=temp
+                ).logprobs
         if self.ref_model is not None:
             with torch.no_grad(), self._amp():
-                ref = score_completions(
+                batch.ref_logprobs = score_completions(
                     self.ref_model, prompts, completions, temperature=temp
                 ).logprobs
+        old, ref = batch.old_logprobs, batch.ref_logprobs
         parts: dict[str, float] = {}
         for epoch in range(cfg.ppo_epochs):
             with self._amp():  # forward passes only: backward runs outside autocast
@@ -604,13 +644,23 @@ class Trainer:
                 )
                 old_lp = scores.logprobs.detach() if old is None else old
                 capped: dict[str, torch.Tensor] = {}
-                if replay is not None:  # backfill: replayed rows against their behaviour policy
-                    old_lp, caps = replay.prepare(old_lp, scores.logprobs, scores.mask, epoch)
+                if batch.replay is not None:  # backfill: replayed rows against their behaviour
+                    old_lp, caps = batch.replay.prepare(old_lp, scores.logprobs, scores.mask, epoch)
                     capped = {} if caps is None else {"caps": caps}
-                loss = policy_loss(scores, adv, old_lp, ref, cfg, row_w, pg_scale, **capped)
+                loss = policy_loss(
+                    scores,
+                    batch.advantages,
+                    old_lp,
+                    ref,
+                    cfg,
+                    batch.row_weights,
+                    batch.loss_scale,
+                    **capped,
+                )
                 total: Any = loss.total
-                if epoch == 0 and records:  # REINFORCE is on-policy: judge tokens once a batch
-                    j_loss, j_parts = self._judge_loss(records)
+                # REINFORCE is on-policy: judge tokens once a batch
+                if epoch == 0 and batch.judge_records:
+                    j_loss, j_parts = self._judge_loss(batch.judge_records)
                     total = total + self.lam * j_loss
                     loss.parts.update(j_parts)
             self.optimizer.zero_grad(set_to_none=True)

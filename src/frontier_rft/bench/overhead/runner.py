@@ -293,8 +293,8 @@ def allocation_case(
     """A WRAPPED case: select + allocate + update per step (one `Allocation.sample`, its
     rollouts' time taken out), with the floor measured alongside, then retained bytes per
     task under tracemalloc (the selector's and the allocation's posteriors)."""
-    from frontier_rft.wrappers.allocation import Allocation
-    from frontier_rft.wrappers.sampler_flags import build_sampler
+    from frontier_rft.sampling.allocation import Allocation
+    from frontier_rft.sampling.sampler_flags import build_sampler
 
     def build_case() -> Allocation:
         """The wrapper with every prompt tried once (one group of R rollouts each): the

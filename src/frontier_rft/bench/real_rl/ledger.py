@@ -38,9 +38,9 @@ from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, is_finite_real
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.metrics_log import METRICS_PREFIX, read_metrics_jsonl
+from frontier_rft.sampling.sampler_flags import flat_train_fields
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 from frontier_rft.training.run_info import read_run_info
-from frontier_rft.wrappers.sampler_flags import flat_train_fields
 
 __all__ = [
     "RECORD_SCHEMA",

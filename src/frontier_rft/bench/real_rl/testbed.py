@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.lm.pretrained import SMOLLM2
+from frontier_rft.sampling.fewer_rollouts import RUN_FIELDS
+from frontier_rft.sampling.sampler_flags import FLAG_NAMES, SamplerFlags, flat_train_fields
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
-from frontier_rft.wrappers.fewer_rollouts import RUN_FIELDS
-from frontier_rft.wrappers.sampler_flags import FLAG_NAMES, SamplerFlags, flat_train_fields
 
 __all__ = [
     "DYNAMIC_SAMPLING",
@@ -37,7 +37,7 @@ __all__ = [
 
 DYNAMIC_SAMPLING = (None, "fixed", "adaptive", "dapo")
 """BenchEntry.dynamic_sampling: off, or a mode of the reference trainer (MODES of
-frontier_rft.wrappers.dynamic_sampling): 3x the open slots, GRESO's adaptive sizing, DAPO's
+frontier_rft.sampling.dynamic_sampling): 3x the open slots, GRESO's adaptive sizing, DAPO's
 full 3x B rounds."""
 ALLOCATION_FIELDS = (
     "rollout_budget",

@@ -26,6 +26,8 @@ import numpy as np
 from frontier_rft.bench.metrics import summarize
 from frontier_rft.bench.real_rl.verdicts import real_rl_context
 from frontier_rft.features.derive import EvidenceWarning
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import (
@@ -38,8 +40,6 @@ from frontier_rft.simulation.runner import (
     run_one,
 )
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig, get_scenario
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.sampler_flags import build_sampler
 
 __all__ = [
     "RESULTS_FORMAT",

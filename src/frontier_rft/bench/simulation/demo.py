@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.real_rl.verdicts import RECOMMENDED
-from frontier_rft.integrations.auto_rollouts import AUTO_DOC, resolve_auto
+from frontier_rft.integrations.plan import AUTO_DOC, resolve_auto
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.runner import Entry

@@ -2,8 +2,9 @@
 
 SkyRL's dataloader is a torchdata `StatefulDataLoader`, as verl's, so the SkyRL adapter reuses
 verl's `FrontierSampler` and its config class; this module says which of its fields apply
-on SkyRL and what they mean there, and what `rollouts: auto` means on SkyRL
-(`skyrl_auto_rollouts`). Imports neither SkyRL nor torch.
+on SkyRL and what they mean there, and reads SkyRL's settings into the one plan's
+(`integrations.plan`) clashes and run length (`skyrl_auto_rollouts`). Imports neither
+SkyRL nor torch.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from typing import Any
 
 from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.auto_rollouts import (
-    SHADOWS_FOLLOW_UNIFORM,
+from frontier_rft.integrations.plan import (
     RowCount,
+    TrainerFacts,
+    auto,
     auto_log,
+    clashes,
+    message,
     planned_epochs,
-    resolve_auto,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.selectors.registry import SELECTORS
@@ -29,7 +32,6 @@ __all__ = [
     "DEFAULT_TASK_ID_KEY",
     "FULLY_ASYNC",
     "GROUP_SIZE",
-    "KEPT_DOC",
     "KEPT_WITH_DYNAMIC_SAMPLING",
     "KEPT_WITH_FULLY_ASYNC",
     "LINEAR_POLICY_LOSSES",
@@ -37,9 +39,9 @@ __all__ = [
     "OWN_STATE_FILE",
     "SHADOWS_WITH_DYNAMIC_SAMPLING",
     "SHADOWS_WITH_FULLY_ASYNC",
+    "SKYRL",
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
-    "TRAINER",
     "kept_advantage_factors",
     "kept_loss_problem",
     "resolved_rollouts",
@@ -51,8 +53,14 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-TRAINER = "SkyRL"
-"""Whose batch `rollouts: auto`'s lines name."""
+SKYRL = TrainerFacts(
+    name="SkyRL",
+    kept="SkyRL's synchronous trainer (FrontierRayPPOTrainer)",
+    filter="trainer.algorithm.dynamic_sampling.type",
+    length=("trainer.epochs", "trainer.max_training_steps", "trainer.train_batch_size"),
+    clashes=("auto+shadows", "kept+async", "kept+filter", "kept+loss"),
+)
+"""What SkyRL's trainers can do with a step (integrations.plan asks it; its texts are there)."""
 
 SKYRL_SETTING = "frontier"
 """Top-level key of the frontier-rft settings beside SkyRL's config (`frontier.selector=...`)."""
@@ -75,38 +83,20 @@ DYNAMIC_SAMPLING_ON_SKYRL = (
 )
 """Why a TRL dynamic-sampling option among the frontier settings is refused, and what to do."""
 
-KEPT_DOC = "docs/integrations/skyrl.md, 'Fewer rollouts on SkyRL's own schedule'"
-"""Where `rollouts: kept` on SkyRL is explained (its errors point there)."""
-KEPT_WITH_DYNAMIC_SAMPLING = (
-    "rollouts: kept with trainer.algorithm.dynamic_sampling.type set: SkyRL's filter samples "
-    "batch after batch until train_batch_size groups are mixed (replace copies groups over "
-    "the dropped ones), which fills the batch kept shrinks; set dynamic_sampling.type=null, "
-    f"or rollouts: full; see {KEPT_DOC}"
-)
-"""Why `rollouts: kept` is refused beside SkyRL's dynamic sampling (trainer and check-config)."""
+KEPT_WITH_DYNAMIC_SAMPLING = message(SKYRL, "kept+filter")
+"""Why `rollouts: kept` is refused beside SkyRL's dynamic sampling (the plan's text, named
+here for users' imports, as are the three below)."""
 
 GROUP_SIZE = "generator.n_samples_per_prompt"
 """SkyRL's setting of the rollouts per prompt (a group)."""
-SHADOWS_WITH_DYNAMIC_SAMPLING = (
-    "shadows with trainer.algorithm.dynamic_sampling.type set: SkyRL's filter reports a step's "
-    "groups in several sampling rounds, and a shadow reads each prompt's whole group once a "
-    "step; shadow a run without it (dynamic_sampling.type=null), or drop frontier.shadows"
-)
+SHADOWS_WITH_DYNAMIC_SAMPLING = message(SKYRL, "shadows+filter")
 """Why shadows are refused beside SkyRL's dynamic sampling."""
 
 FULLY_ASYNC = "trainer.fully_async.enabled"
 """SkyRL's setting that chooses its fully-async trainer (FrontierFullyAsyncRayPPOTrainer)."""
-KEPT_WITH_FULLY_ASYNC = (
-    f"rollouts: kept with {FULLY_ASYNC}: SkyRL's fully-async trainer trains mini-batches of "
-    "exactly train_batch_size groups and generates a fixed number of prompts an epoch, which "
-    "fewer kept prompts would leave waiting; use rollouts: full, or the synchronous trainer"
-)
+KEPT_WITH_FULLY_ASYNC = message(SKYRL, "kept+async")
 """Why `rollouts: kept` is refused with SkyRL's fully-async trainer."""
-SHADOWS_WITH_FULLY_ASYNC = (
-    f"shadows with {FULLY_ASYNC}: a shadow reads each prompt's whole group once a step, and "
-    "the fully-async trainer's groups of one draw arrive over several steps; drop "
-    "frontier.shadows, or shadow a run of the synchronous trainer"
-)
+SHADOWS_WITH_FULLY_ASYNC = message(SKYRL, "shadows+async")
 """Why shadows are refused with SkyRL's fully-async trainer."""
 
 LINEAR_POLICY_LOSSES = frozenset(
@@ -123,11 +113,7 @@ def kept_loss_problem(policy_loss_type: Any, loss_scale: str) -> str | None:
     loss = policy_loss_type or "regular"
     if loss_scale != "batch" or loss in LINEAR_POLICY_LOSSES:
         return None
-    return (
-        f"rollouts: kept with loss_scale: batch and trainer.algorithm.policy_loss_type={loss}: "
-        "that loss is not linear in the advantages, so no factor on them scales it; set "
-        f"{SKYRL_SETTING}.loss_scale=kept, or policy_loss_type regular"
-    )
+    return message(SKYRL, "kept+loss", loss=loss, setting=SKYRL_SETTING)
 
 
 def kept_advantage_factors(
@@ -182,7 +168,7 @@ def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfi
 def skyrl_planned_epochs(
     epochs: Any, max_training_steps: Any, train_batch_size: Any, rows: RowCount
 ) -> float | None:
-    """Passes over the `rows` training prompts a SkyRL run plans (`auto_rollouts.
+    """Passes over the `rows` training prompts a SkyRL run plans (`plan.
     planned_epochs`): trainer.epochs (`epochs`; SkyRL's 1 when None), or fewer where
     trainer.max_training_steps ends it first (steps of trainer.train_batch_size prompts).
     None where that needs rows not counted, or a value is not a number."""
@@ -210,17 +196,16 @@ def skyrl_auto_rollouts(
     None: unknown), without SkyRL's dynamic sampling (`dynamic_sampling`: its type, None when
     off) and shadows; full with the fully-async trainer, beside dynamic sampling or with a
     policy loss `loss_scale` cannot scale (`kept_loss_problem`), with a warning naming why
-    (`auto_rollouts.resolve_auto`). The entrypoint (before Ray starts), the trainer and
-    `frontier check-config skyrl` ask this."""
-    blockers = [SHADOWS_FOLLOW_UNIFORM] if shadows else []
-    if fully_async:
-        blockers.append(KEPT_WITH_FULLY_ASYNC)
-    if dynamic_sampling is not None:
-        blockers.append(KEPT_WITH_DYNAMIC_SAMPLING)
+    (`plan.auto`). The entrypoint (before Ray starts), the trainer and `frontier
+    check-config skyrl` ask this."""
     loss = kept_loss_problem(policy_loss_type, loss_scale)
-    if loss is not None:
-        blockers.append(loss)
-    return resolve_auto(selector, blockers, epochs)
+    on = {
+        "auto+shadows": bool(shadows),
+        "kept+async": fully_async,
+        "kept+filter": dynamic_sampling is not None,
+        "kept+loss": [loss] if loss is not None else None,
+    }
+    return auto(SKYRL, selector, clashes(SKYRL, on), epochs)
 
 
 def resolved_rollouts(
@@ -247,5 +232,5 @@ def resolved_rollouts(
         policy_loss_type=policy_loss_type,
         loss_scale=config.loss_scale,
     )
-    auto_log(_log, TRAINER, mode, why, warn)
+    auto_log(_log, SKYRL, mode, why, warn)
     return dataclasses.replace(config, rollouts=mode)

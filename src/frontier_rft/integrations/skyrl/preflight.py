@@ -18,8 +18,8 @@ from functools import partial
 from typing import Any
 
 from frontier_rft.core.config import config_problems
-from frontier_rft.integrations.auto_rollouts import auto_choice
 from frontier_rft.integrations.data_columns import REMOTE_PREFIXES, local_rows
+from frontier_rft.integrations.plan import auto_choice, message
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -36,13 +36,9 @@ from frontier_rft.integrations.skyrl.config import (
     DEFAULT_TASK_ID_KEY,
     FULLY_ASYNC,
     GROUP_SIZE,
-    KEPT_WITH_DYNAMIC_SAMPLING,
-    KEPT_WITH_FULLY_ASYNC,
-    SHADOWS_WITH_DYNAMIC_SAMPLING,
-    SHADOWS_WITH_FULLY_ASYNC,
+    SKYRL,
     SKYRL_FIELDS,
     SKYRL_SETTING,
-    TRAINER,
     kept_loss_problem,
     skyrl_auto_rollouts,
     skyrl_planned_epochs,
@@ -111,7 +107,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
         if problem is not None:
             report.add(SKYRL_SETTING, [problem])
         if fully_async is True:
-            report.add(SKYRL_SETTING, [KEPT_WITH_FULLY_ASYNC])
+            report.add(SKYRL_SETTING, [message(SKYRL, "kept+async")])
     elif values.get("rollouts", "auto") == "auto" and _known(selector):
         mode, why, _ = skyrl_auto_rollouts(
             selector=SELECTORS[str(selector)],
@@ -127,13 +123,13 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             policy_loss_type=policy_loss,
             loss_scale=loss_scale,
         )
-        report.choices.append(auto_choice(TRAINER, mode, why))
+        report.choices.append(auto_choice(SKYRL, mode, why))
         if mode == "kept":
             _check_kept(config, None, batch, report)  # its note on SkyRL's LR schedule
     refusal = (
-        SHADOWS_WITH_DYNAMIC_SAMPLING
+        message(SKYRL, "shadows+filter")
         if ds_type is not None
-        else SHADOWS_WITH_FULLY_ASYNC
+        else message(SKYRL, "shadows+async")
         if fully_async is True
         else None
     )
@@ -158,7 +154,7 @@ def _check_kept(config: Mapping[str, Any], ds_type: Any, batch: Any, report: Rep
     """`rollouts: kept`: refused beside SkyRL's dynamic sampling; a note where SkyRL's LR
     scheduler, which counts optimizer steps, would stretch (several mini-batches a step)."""
     if ds_type is not None and ds_type in DYNAMIC_SAMPLING_TYPES:  # a bad type is named above
-        report.add(SKYRL_SETTING, [KEPT_WITH_DYNAMIC_SAMPLING])
+        report.add(SKYRL_SETTING, [message(SKYRL, "kept+filter")])
     mini = dotted_get(config, "trainer.policy_mini_batch_size")
     if isinstance(batch, int) and isinstance(mini, int) and 0 < mini < batch:
         report.notes.append(

@@ -82,16 +82,13 @@ from torch.utils.data import Dataset, Sampler  # noqa: E402
 from torchdata.stateful_dataloader import StatefulDataLoader  # noqa: E402
 
 from frontier_rft.core.selector import Selector  # noqa: E402
-from frontier_rft.integrations.auto_rollouts import dataset_rows  # noqa: E402
+from frontier_rft.integrations.plan import dataset_rows, message  # noqa: E402
 from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     DEFAULT_TASK_ID_KEY,
     FULLY_ASYNC,
     GROUP_SIZE,
-    KEPT_WITH_DYNAMIC_SAMPLING,
-    KEPT_WITH_FULLY_ASYNC,
     OWN_STATE_FILE,
-    SHADOWS_WITH_DYNAMIC_SAMPLING,
-    SHADOWS_WITH_FULLY_ASYNC,
+    SKYRL,
     SKYRL_SETTING,
     kept_advantage_factors,
     kept_loss_problem,
@@ -321,9 +318,9 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
         """ValueError, one line, for settings this trainer cannot honour."""
         dynamic_sampling = cfg.trainer.algorithm.dynamic_sampling.type is not None
         if config.shadows and dynamic_sampling:
-            raise ValueError(SHADOWS_WITH_DYNAMIC_SAMPLING)
+            raise ValueError(message(SKYRL, "shadows+filter"))
         if config.rollouts == "kept" and dynamic_sampling:
-            raise ValueError(KEPT_WITH_DYNAMIC_SAMPLING)
+            raise ValueError(message(SKYRL, "kept+filter"))
         loss = kept_loss_problem(cfg.trainer.algorithm.policy_loss_type, config.loss_scale)
         if config.rollouts == "kept" and loss is not None:
             raise ValueError(loss)
@@ -597,9 +594,9 @@ class FrontierFullyAsyncRayPPOTrainer(_FrontierTrainer, FullyAsyncRayPPOTrainer)
     def _frontier_refuse(self, cfg: Any, config: VerlSamplerConfig) -> None:
         super()._frontier_refuse(cfg, config)
         if config.rollouts == "kept":
-            raise ValueError(KEPT_WITH_FULLY_ASYNC)
+            raise ValueError(message(SKYRL, "kept+async"))
         if config.shadows:
-            raise ValueError(SHADOWS_WITH_FULLY_ASYNC)
+            raise ValueError(message(SKYRL, "shadows+async"))
 
     def _build_train_dataloader_and_compute_training_steps(self) -> None:
         sampler = self._frontier_new_sampler()

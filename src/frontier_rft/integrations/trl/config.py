@@ -35,10 +35,10 @@ from frontier_rft.integrations.trl.dynamic_config import (
 )
 from frontier_rft.integrations.trl.fewer_config import settings_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
+from frontier_rft.sampling.dynamic_sampling import DynamicSamplingConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
-from frontier_rft.wrappers.dynamic_sampling import DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
-from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
+from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
 __all__ = [
     "DATA_BUILDERS",

@@ -28,6 +28,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.data_columns import local_rows
+from frontier_rft.integrations.plan import auto_choice
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
@@ -43,7 +44,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     image_problems,
     mode_of,
 )
-from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS, auto_rollouts
+from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS, TRL, auto_rollouts
 from frontier_rft.integrations.trl.fewer_config import config_file_problems as fewer_file_problems
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
@@ -239,13 +240,8 @@ def _auto_rollouts_choice(
     on = isinstance(steps, int) and steps > 0 and "the run is" in why
     many = f"{processes} process{'es' * (processes != 1)}"
     counted = f"; max_steps counted on {many} ({source})" * on
-    if mode == "kept":
-        unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
-        return [
-            f"rollouts will be kept{unread}: {why} among TRL's batch (fewer completions), "
-            f"with this TRL version if it is a tested one{counted}"
-        ]
-    return [f"rollouts will be full (uniform's bill) because {why}{counted}"]
+    unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
+    return [auto_choice(TRL, mode, why, unread=unread * (mode == "kept"), after=counted)]
 
 
 def _shadow_bounds_notes(frontier: Mapping[str, Any]) -> list[str]:

@@ -1,5 +1,5 @@
 """DAPO dynamic sampling inside TRL's GRPOTrainer: one generation step as the rounds of
-`frontier_rft.wrappers.DynamicSampling`, and the batch TRL trains on rebuilt from the groups
+`frontier_rft.sampling.DynamicSampling`, and the batch TRL trains on rebuilt from the groups
 it keeps.
 
 TRL generates, scores and computes the advantages of one generation batch in
@@ -50,8 +50,8 @@ from frontier_rft.integrations.trl.rewards import (
     check_combined_rewards,
     combine_rewards,
 )
-from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.step import Sampler, StepSamples
+from frontier_rft.sampling.filtered_batch import FilteredBatch
+from frontier_rft.sampling.step import Sampler, StepSamples
 
 __all__ = [
     "DAPO_SUMMARY",

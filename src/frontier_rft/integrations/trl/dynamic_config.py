@@ -3,7 +3,7 @@ zero-variance test on TRL's combined reward.
 
 Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
 trl` names the same mistakes, before any model loads. The sampling loop itself is
-`frontier_rft.wrappers.DynamicSampling`; `dynamic.py` drives it from inside GRPOTrainer.
+`frontier_rft.sampling.DynamicSampling`; `dynamic.py` drives it from inside GRPOTrainer.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import config_from_dict, config_problems
-from frontier_rft.wrappers.dynamic_sampling import MODES, DynamicSamplingConfig
+from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSamplingConfig
 
 __all__ = [
     "DYNAMIC_SAMPLING_MODES",
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 DYNAMIC_SAMPLING_MODES = ("off", *MODES)
-"""off, or a mode of frontier_rft.wrappers.dynamic_sampling.MODES: rounds of 3x the open
+"""off, or a mode of frontier_rft.sampling.dynamic_sampling.MODES: rounds of 3x the open
 slots (fixed); rounds sized from the measured zero-variance share (adaptive, GRESO's rule);
 GRESO's own recipe (greso); DAPO's released code, every round 3x the batch (dapo)."""
 

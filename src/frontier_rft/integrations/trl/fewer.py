@@ -3,7 +3,7 @@ the batch TRL trains on laid out from the trained groups' rows only.
 
 With `rollouts: kept` or `screen: k`, the trainer's override of TRL's (private)
 `_generate_and_score_completions` runs each generation step through
-`frontier_rft.wrappers.FewerRollouts`: the step's prompts are uniform's next B =
+`frontier_rft.sampling.FewerRollouts`: the step's prompts are uniform's next B =
 generation_batch_size / num_generations positions of the selector's walk, and only the
 prompts it keeps are generated (`rollouts: kept`); with screening each is generated k times
 first (one TRL call with k generations per prompt: TRL's `num_generations` is the call's),
@@ -54,8 +54,8 @@ from frontier_rft.integrations.trl.dynamic import (
     AdapterSeam,
     DynamicGeneration,
 )
-from frontier_rft.wrappers.fewer_rollouts import FewerRolloutsConfig
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.sampling.step import Sampler
 
 __all__ = ["FEWER_COUNTERS", "FEWER_SUMMARY", "FewerGeneration", "check_screenable"]
 

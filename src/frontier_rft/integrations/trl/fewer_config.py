@@ -5,7 +5,7 @@ dynamic sampling and re-exported here).
 
 Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
 trl` names the same mistakes before any model loads. The step itself is
-`frontier_rft.wrappers.FewerRollouts`; `fewer.py` drives it from inside GRPOTrainer.
+`frontier_rft.sampling.FewerRollouts`; `fewer.py` drives it from inside GRPOTrainer.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.auto_rollouts import (
-    SHADOWS_FOLLOW_UNIFORM,
+from frontier_rft.integrations.plan import (
+    ROLLOUTS,
     RowCount,
-    keeps_full,
+    TrainerFacts,
+    auto,
+    clashes,
+    message,
     planned_epochs,
-    resolve_auto,
 )
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
@@ -29,12 +31,13 @@ from frontier_rft.integrations.trl.dynamic_config import (
     normalisation,
     trl_problems,
 )
+from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES
 from frontier_rft.selectors.registry import SELECTORS
-from frontier_rft.wrappers.fewer_rollouts import LOSS_SCALES
 
 __all__ = [
     "LOSS_NORMALISATION",
     "ROLLOUTS",
+    "TRL",
     "auto_rollouts",
     "auto_rollouts_blockers",
     "config_file_problems",
@@ -44,9 +47,19 @@ __all__ = [
     "trl_planned_epochs",
 ]
 
-ROLLOUTS = ("auto", "full", "kept")
-"""FrontierConfig.rollouts: kept where the settings allow it (auto), TRL's whole generation
-batch (full), or only the prompts the selector keeps in it (kept)."""
+TRL = TrainerFacts(
+    name="TRL",
+    kept="TRL's GRPOTrainer (trainer: grpo)",
+    filter="dynamic_sampling",
+    screen=True,
+    vllm_modes=("colocate", "server"),
+    length=("num_train_epochs", "max_steps", "per_device_train_batch_size",
+            "gradient_accumulation_steps", "num_generations", "num_iterations"),
+    saves="completions",
+    clashes=("auto+filter", "auto+shadows", "kept+settings", "auto+images"),
+)  # fmt: skip
+"""What TRL's trainers can do with a step (integrations.plan asks it; its texts are there).
+FrontierConfig.rollouts takes the plan's ROLLOUTS."""
 
 _TRL_NUM_GENERATIONS = 8
 """TRL's default, for a file that does not set it."""
@@ -64,7 +77,7 @@ def trl_planned_epochs(
     values: Mapping[str, Any], *, rows: RowCount, processes: int
 ) -> float | None:
     """Passes over the `rows` training prompts a TRL run of these settings plans
-    (`auto_rollouts.planned_epochs`): num_train_epochs, or with max_steps > 0 max_steps
+    (`plan.planned_epochs`): num_train_epochs, or with max_steps > 0 max_steps
     optimizer steps of per_device_train_batch_size x processes x gradient_accumulation_steps
     completions, num_generations a prompt, each generation reused num_iterations times
     (TRL's RepeatSampler). None where max_steps is set and the rows are unknown, or a value
@@ -89,11 +102,7 @@ def settings_problems(
     a selector that walks the data for rollouts: kept, not with dynamic_sampling."""
     out = []
     if rollouts not in ROLLOUTS:
-        out.append(
-            f"rollouts must be auto (kept where the settings allow it), full (TRL's whole "
-            f"generation batch) or kept (only the prompts the selector keeps among it), got "
-            f"{rollouts!r}"
-        )
+        out.append(message(TRL, "rollouts", rollouts=rollouts))
     if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0 or screen == 1:
         out.append(
             f"screen must be 0 (off) or a number of screening completions per prompt >= 2 "
@@ -108,17 +117,10 @@ def settings_problems(
     except ValueError:
         dynamic = "off"  # FrontierConfig names the bad mode
     if dynamic != "off":
-        out.append(
-            "rollouts: kept and screen are a step's sampler, as dynamic_sampling is; they do "
-            "not combine: set dynamic_sampling: off, or rollouts: full and screen: 0"
-        )
+        out.append(message(TRL, "kept+filter"))
     cls = SELECTORS.get(selector) if isinstance(selector, str) else None
     if rollouts == "kept" and cls is not None and not cls.walks_windows():
-        out.append(
-            f"rollouts: kept rolls out the prompts a selector keeps among uniform's next "
-            f"batch; selector {selector!r} does not walk the data: use greso, skip or uniform, "
-            "or rollouts: full"
-        )
+        out.append(message(TRL, "kept+selector", selector=selector))
     return out
 
 
@@ -155,19 +157,17 @@ def auto_rollouts_blockers(
     uniform's step, one line each; none: it means kept. Everything `rollouts: kept` would be
     refused for (`settings_problems`, `fewer_problems`), plus the shadows, which follow
     uniform's whole batches."""
-    out = []
     try:
         dynamic = mode_of(dynamic_sampling)
     except ValueError:
         dynamic = "off"  # FrontierConfig names the bad mode
-    if dynamic != "off":
-        out.append(f"dynamic_sampling: {dynamic} is a step sampler of its own")
-    if shadows:
-        out.append(SHADOWS_FOLLOW_UNIFORM)
-    out += fewer_problems(values, trainer, "kept", 0)
-    if set(IMAGE_COLUMNS) & set(columns):
-        out.append("an image dataset (an image or images column) cannot be regrouped")
-    return out
+    on = {
+        "auto+filter": {"mode": dynamic} if dynamic != "off" else None,
+        "auto+shadows": bool(shadows),
+        "kept+settings": fewer_problems(values, trainer, "kept", 0),
+        "auto+images": bool(set(IMAGE_COLUMNS) & set(columns)),
+    }
+    return clashes(TRL, on)
 
 
 def auto_rollouts(
@@ -186,22 +186,17 @@ def auto_rollouts(
     loses at the run's length (`trl_planned_epochs` over `rows` prompts on `processes`) and
     no setting is in the way (`auto_rollouts_blockers`; vLLM generation, either vllm_mode, is
     not: the kept prompts are what TRL sends it); full otherwise, a warning when
-    settings keep a skipping selector from kept (`auto_rollouts.resolve_auto`, as on verl and
-    SkyRL). The trainer and `frontier check-config trl` both ask this."""
-    why = keeps_full(selector)
-    if why is not None:
-        return "full", why, False
+    settings keep a skipping selector from kept (`plan.auto`, as on verl and SkyRL). The
+    trainer and `frontier check-config trl` both ask this."""
     if trainer != "grpo":
-        return "full", f"trainer {trainer!r}: kept runs inside TRL's GRPOTrainer only", False
-    blockers = auto_rollouts_blockers(
+        outside = message(TRL, "auto+trainer", trainer=trainer)
+        return auto(TRL, selector, [], outside=outside)
+    lines = auto_rollouts_blockers(
         values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
     )
-    mode, why, warn = resolve_auto(
-        selector, blockers, trl_planned_epochs(values, rows=rows, processes=processes)
-    )
-    if mode == "kept" and values.get("use_vllm") is True:  # say who generates them
-        why += f" (vLLM, vllm_mode: {values.get('vllm_mode', 'colocate')}, is sent only those)"
-    return mode, why, warn
+    vllm = str(values.get("vllm_mode", "colocate")) if values.get("use_vllm") is True else None
+    epochs = trl_planned_epochs(values, rows=rows, processes=processes)
+    return auto(TRL, selector, lines, epochs, vllm_mode=vllm)
 
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:

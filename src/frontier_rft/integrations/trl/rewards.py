@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.integrations.pool import refused_rewards
-from frontier_rft.integrations.shadows import RunShadows
+from frontier_rft.shadow.live import RunShadows
 
 __all__ = ["RewardTap", "check_combined_rewards", "combine_rewards"]
 

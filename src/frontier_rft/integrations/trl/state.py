@@ -28,15 +28,15 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
-from frontier_rft.selectors.persistence import restore_selector, save_selector
-from frontier_rft.wrappers import sampler_file
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.sampler_file import (
+from frontier_rft.sampling import sampler_file
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.sampler_file import (
     save_sampler,
     saved_sampler_config,
     saved_sampler_state,
 )
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.step import Sampler
+from frontier_rft.selectors.persistence import restore_selector, save_selector
 
 __all__ = [
     "FEWER_DEFAULTS",

@@ -63,14 +63,13 @@ from trl.trainer.utils import is_async_callable
 from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import relabel_evidence
-from frontier_rft.integrations.auto_rollouts import dataset_rows
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
+from frontier_rft.integrations.plan import auto_log, dataset_rows, message
 from frontier_rft.integrations.pool import (
     build_pool,
     evidence_summary,
     prompt_text,
 )
-from frontier_rft.integrations.shadows import RunShadows
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.dynamic import (
     DAPO_SUMMARY,
@@ -92,7 +91,7 @@ from frontier_rft.integrations.trl.fewer import (
     FewerGeneration,
     check_screenable,
 )
-from frontier_rft.integrations.trl.fewer_config import auto_rollouts, fewer_problems
+from frontier_rft.integrations.trl.fewer_config import TRL, auto_rollouts, fewer_problems
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
     local_model_path,
@@ -115,11 +114,12 @@ from frontier_rft.integrations.trl.state import (
     state_digest,
 )
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.sampler_flags import build_sampler
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.step import Sampler
+from frontier_rft.shadow.live import RunShadows
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
@@ -416,24 +416,13 @@ class FrontierTrainerMixin:
                     check_screenable(type(self))
             except ValueError as exc:
                 seam = str(exc).split(";")[0]
-                mode, why, warn = "full", f"kept cannot wrap this TRL ({seam})", True
+                mode, why, warn = "full", message(TRL, "auto+seam", seam=seam), True
             if mode == "kept" and version not in TESTED_TRL:
-                mode, why, warn = "full", (
-                    f"kept is tested with TRL {', '.join(TESTED_TRL)}, not {version} "
-                    "(set rollouts: kept to use it)"
+                tested = ", ".join(TESTED_TRL)
+                mode, why, warn = "full", message(
+                    TRL, "auto+version", tested=tested, version=version
                 ), True  # fmt: skip
-        if warn:
-            _log.warning(
-                "frontier-rft: rollouts: auto generates TRL's whole batch (full), uniform's "
-                "bill, because %s; see docs/selectors/fewer_rollouts.md",
-                why,
-            )
-        else:
-            _log.info(
-                "frontier-rft: rollouts: auto is %s: %s%s", mode, why,
-                " among TRL's batch (the same steps and schedule, fewer completions)"
-                if mode == "kept" else "",
-            )  # fmt: skip
+        auto_log(_log, TRL, mode, why, warn)
         return frontier.with_rollouts("kept" if mode == "kept" else "full")
 
     def _frontier_check_fewer(

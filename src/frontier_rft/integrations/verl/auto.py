@@ -4,8 +4,9 @@
 `kept` works with verl's v1 sync trainer through FrontierReplayBuffer, without
 `algorithm.filter_groups`, `trainer.v1.sampler.sync_refill_failed_groups` or a
 `data.gen_batch_size` of its own, and without shadows; `kept_blockers` names every other
-case with the refusal an explicit `rollouts: kept` gets (config.py's KEPT_* texts). One
-decision, `auto_rollouts`, asked by the v1 buffer when verl builds it (before the
+case with the refusal an explicit `rollouts: kept` gets (integrations.plan's MESSAGES).
+`auto_rollouts` reads verl's config into the plan's clashes and run length, and
+`integrations.plan.auto` decides; asked by the v1 buffer when verl builds it (before the
 dataloader is rebuilt), by FrontierSampler used as a per-prompt sampler (the legacy trainer,
 verl <= 0.7), and by `frontier check-config verl` and the Hydra pre-flight before launch.
 Imports neither verl nor torch.
@@ -19,29 +20,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.auto_rollouts import (
-    SHADOWS_FOLLOW_UNIFORM,
+from frontier_rft.integrations.data_columns import local_rows
+from frontier_rft.integrations.plan import (
+    auto,
     auto_log,
+    clashes,
+    message,
     planned_epochs,
     positive_number,
-    resolve_auto,
 )
-from frontier_rft.integrations.data_columns import local_rows
 from frontier_rft.integrations.preflight import dotted_get, shown
-from frontier_rft.integrations.verl.config import (
-    KEPT_NEEDS_SYNC,
-    KEPT_NEEDS_V1,
-    KEPT_WITH_FILTER_GROUPS,
-    KEPT_WITH_REFILL,
-    VerlSamplerConfig,
-    _interpolated,
-    kept_gen_batch_size,
-)
+from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig, _interpolated
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
 
 __all__ = [
     "LENGTH_KEYS",
-    "TRAINER",
     "VERL_DEFAULT_BATCH",
     "VERL_DEFAULT_EPOCHS",
     "auto_rollouts",
@@ -53,8 +46,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-TRAINER = "verl"
-"""Whose batch `rollouts: auto`'s lines name."""
 VERL_DEFAULT_BATCH = 1024
 """verl's data.train_batch_size when a config leaves it out (0.9.1)."""
 VERL_DEFAULT_EPOCHS = 30
@@ -130,26 +121,33 @@ def kept_blockers(
     FrontierReplayBufferAsync), verl's DAPO filter, its refill of failed groups, a
     gen_batch_size of its own, and an actor loss no factor normalises with `loss_scale`
     (kept_step.kept_loss_problems)."""
+    return clashes(VERL, _kept_clashes(config, legacy, async_buffer, loss_scale))
+
+
+def _kept_clashes(
+    config: Mapping[str, Any], legacy: bool, async_buffer: bool, loss_scale: str
+) -> dict[str, Any]:
+    """Which of VERL's kept clashes config `config` turns on (`plan.clashes`' `on`); the
+    legacy trainer alone where it is one (nothing else there is worth naming)."""
     if legacy or dotted_get(config, "trainer.use_v1") is False:
-        return [KEPT_NEEDS_V1]
-    out = []
+        return {"kept+legacy": True}
     mode = dotted_get(config, "trainer.v1.trainer_mode") or "sync"
+    on: dict[str, Any] = {}
     if mode != "sync" and not _interpolated(mode):
-        out.append(f"trainer_mode {mode}: {KEPT_NEEDS_SYNC}")
-    elif async_buffer:
-        out.append(KEPT_NEEDS_SYNC)
-    if dotted_get(config, "algorithm.filter_groups.enable") is True:
-        out.append(KEPT_WITH_FILTER_GROUPS)
-    if dotted_get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True:
-        out.append(KEPT_WITH_REFILL)
+        on["kept+async"] = [f"trainer_mode {mode}: {message(VERL, 'kept+async')}"]
+    else:
+        on["kept+async"] = async_buffer
+    on["kept+filter"] = dotted_get(config, "algorithm.filter_groups.enable") is True
+    on["kept+refill"] = dotted_get(config, "trainer.v1.sampler.sync_refill_failed_groups") is True
     gen, train = (
         dotted_get(config, "data.gen_batch_size"),
         dotted_get(config, "data.train_batch_size"),
     )
     train = VERL_DEFAULT_BATCH if train is None else train
     if gen is not None and not _interpolated(gen) and not _interpolated(train) and gen != train:
-        out.append(kept_gen_batch_size(gen))
-    return out + kept_loss_problems(config, loss_scale)
+        on["kept+gen_batch_size"] = {"gen_batch_size": gen}
+    on["kept+loss"] = kept_loss_problems(config, loss_scale)
+    return on
 
 
 def auto_rollouts(
@@ -162,14 +160,12 @@ def auto_rollouts(
     loss_scale: str = VerlSamplerConfig.loss_scale,
 ) -> tuple[str, str, bool]:
     """What `rollouts: auto` means for verl config `config` with `selector` (its class) and
-    `shadows`: (mode, why, whether to warn), by `auto_rollouts.resolve_auto` from the run's
-    length (`verl_planned_epochs`; unknown for an empty `config`, a sampler built without
-    verl's), `kept_blockers` (legacy, async_buffer, loss_scale: as there) and the shadows."""
-    blockers = [SHADOWS_FOLLOW_UNIFORM] if shadows else []
-    blockers += kept_blockers(
-        config, legacy=legacy, async_buffer=async_buffer, loss_scale=loss_scale
-    )
-    return resolve_auto(selector, blockers, verl_planned_epochs(config) if config else None)
+    `shadows`: (mode, why, whether to warn), by `plan.auto` from the run's length
+    (`verl_planned_epochs`; unknown for an empty `config`, a sampler built without verl's),
+    `kept_blockers` (legacy, async_buffer, loss_scale: as there) and the shadows."""
+    on = {"auto+shadows": bool(shadows), **_kept_clashes(config, legacy, async_buffer, loss_scale)}
+    lines = clashes(VERL, on)
+    return auto(VERL, selector, lines, verl_planned_epochs(config) if config else None)
 
 
 def resolved(
@@ -193,5 +189,5 @@ def resolved(
         async_buffer=async_buffer,
         loss_scale=sampler.loss_scale,
     )
-    auto_log(_log, TRAINER, mode, why, warn)
+    auto_log(_log, VERL, mode, why, warn)
     return dataclasses.replace(sampler, rollouts=mode)

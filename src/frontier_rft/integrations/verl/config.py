@@ -12,15 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frontier_rft.core.config import check
+from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, message
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
+from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
-from frontier_rft.wrappers.shadow import ShadowConfig, check_shadow_rules
+from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
 __all__ = [
     "BATCH_SIZE_NOT_READ",
     "DYNAMIC_SAMPLING_ON_VERL",
-    "KEPT_DOC",
     "KEPT_NEEDS_SYNC",
     "KEPT_NEEDS_V1",
     "KEPT_WITH_FILTER_GROUPS",
@@ -28,58 +29,33 @@ __all__ = [
     "LOSS_SCALES",
     "ROLLOUTS",
     "SHADOWS_WITH_FILTER_GROUPS",
+    "VERL",
     "VerlSamplerConfig",
     "kept_gen_batch_size",
     "trl_only",
 ]
 
-ROLLOUTS = ("auto", "full", "kept")
-LOSS_SCALES = ("batch", "kept")
-"""VerlSamplerConfig.loss_scale (FewerRollouts' two normalisations of a kept step)."""
-"""VerlSamplerConfig.rollouts: kept where verl's trainer and settings allow it (auto, see
-verl.auto), full dataloader batches, or only the prompts kept in each."""
-KEPT_DOC = "docs/integrations/verl.md, 'Fewer rollouts on verl's own schedule'"
-"""Where `rollouts: kept` on verl is explained (its errors point there)."""
-
-# Why `rollouts: kept` is refused with each verl trainer or option it cannot shrink a step
-# in: raised by the adapter when verl builds it (v1.py, sampler.py) and named before launch
-# by `frontier check-config verl` (preflight.py), one text for both.
-KEPT_NEEDS_V1 = (
-    "rollouts: kept needs verl's v1 sync trainer (FrontierReplayBuffer): as a per-prompt "
-    "sampler (legacy RayPPOTrainer, verl <= 0.7) verl packs the kept prompts into full "
-    f"train_batch_size batches; set trainer.use_v1: true, or rollouts: full; see {KEPT_DOC}"
-)
-KEPT_NEEDS_SYNC = (
-    "rollouts: kept needs verl's sync v1 trainer: the async trainers stream prompts one by "
-    "one and train whichever train_batch_size groups are done, so a step has no window of "
-    "uniform's batch to keep; set trainer.v1.trainer_mode: sync (FrontierReplayBuffer), or "
-    f"rollouts: full; see {KEPT_DOC}"
-)
-KEPT_WITH_FILTER_GROUPS = (
-    "rollouts: kept with algorithm.filter_groups: verl's DAPO filter refills each dropped "
-    "group until train_batch_size groups are in, which fills the batch kept shrinks; set "
-    "algorithm.filter_groups.enable=false, or rollouts: full"
-)
-KEPT_WITH_REFILL = (
-    "rollouts: kept with trainer.v1.sampler.sync_refill_failed_groups: verl refills a failed "
-    "group with a dataloader fetch, which under kept is a whole window of the walk; set it "
-    "false (verl's default: a failed group is trained as it came)"
-)
-
-SHADOWS_WITH_FILTER_GROUPS = (
-    "shadows with algorithm.filter_groups: verl's DAPO filter reports a step's groups in "
-    "several rounds, and a shadow reads each prompt's whole group once a step; shadow a run "
-    "without the filter (algorithm.filter_groups.enable=false), or drop shadows"
-)
+VERL = TrainerFacts(
+    name="verl",
+    kept="verl's v1 sync trainer (FrontierReplayBuffer)",
+    filter="algorithm.filter_groups",
+    length=("trainer.total_epochs", "trainer.total_training_steps", "data.train_batch_size",
+            "data.train_max_samples"),
+    clashes=("auto+shadows", "kept+legacy", "kept+async", "kept+filter", "kept+refill",
+             "kept+gen_batch_size", "kept+loss"),
+)  # fmt: skip
+"""What verl's trainers can do with a step (integrations.plan asks it; its texts are there)."""
+# The plan's refusal texts, named here for users' imports (the adapter asks the plan).
+KEPT_NEEDS_V1 = message(VERL, "kept+legacy")
+KEPT_NEEDS_SYNC = message(VERL, "kept+async")
+KEPT_WITH_FILTER_GROUPS = message(VERL, "kept+filter")
+KEPT_WITH_REFILL = message(VERL, "kept+refill")
+SHADOWS_WITH_FILTER_GROUPS = message(VERL, "shadows+filter")
 
 
 def kept_gen_batch_size(gen_batch_size: object) -> str:
     """Why `rollouts: kept` refuses a data.gen_batch_size other than train_batch_size."""
-    return (
-        f"rollouts: kept with data.gen_batch_size={gen_batch_size}: each dataloader fetch is "
-        "one window of the walk, at least one prompt kept, so a step of smaller windows saves "
-        "less (none at 1); unset gen_batch_size"
-    )
+    return message(VERL, "kept+gen_batch_size", gen_batch_size=gen_batch_size)
 
 
 BATCH_SIZE_NOT_READ = (
@@ -147,10 +123,10 @@ class VerlSamplerConfig:
     """(low, high) of the reward function, mapped to [0, 1] (clipped beyond); None = in [0, 1]."""
     rollouts: str = "auto"
     """'auto': kept where the trainer and its settings allow it, else full with one warning
-    naming why (verl.auto, skyrl.config.skyrl_auto_rollouts). 'full': every dataloader batch
+    naming why (integrations.plan.auto). 'full': every dataloader batch
     is the selector's batch_size prompts. 'kept': only the prompts it keeps among uniform's
     next batch_size (greso, skip, uniform): verl's steps, epochs and LR schedule stay, fewer
-    rollouts (v1 sync trainer only; see KEPT_DOC; on SkyRL, skyrl.config.KEPT_DOC)."""
+    rollouts (v1 sync trainer only; docs/integrations/verl.md, docs/integrations/skyrl.md)."""
     loss_scale: str = "batch"
     """With rollouts kept, a step's policy-gradient loss: 'batch' scales it by the share of
     uniform's rows the step trains (G / B with one update a step), as the reference trainer's
@@ -185,12 +161,7 @@ class VerlSamplerConfig:
             isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
             f"seed must be a non-negative int, got {self.seed!r}",
         )
-        check(
-            self.rollouts in ROLLOUTS,
-            f"rollouts must be auto (kept where the trainer allows it), full (the selector's "
-            f"batch_size prompts per batch) or kept (only the prompts it keeps among uniform's "
-            f"next batch_size), got {self.rollouts!r}",
-        )
+        check(self.rollouts in ROLLOUTS, message(VERL, "rollouts", rollouts=self.rollouts))
         check(
             self.loss_scale in LOSS_SCALES,
             f"loss_scale must be batch (the step's loss x the share of uniform's rows it "

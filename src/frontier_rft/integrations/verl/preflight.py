@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
-from frontier_rft.integrations.auto_rollouts import auto_choice
 from frontier_rft.integrations.data_columns import REMOTE_PREFIXES, read_parquet_ids
+from frontier_rft.integrations.plan import auto_choice, message
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -36,7 +36,6 @@ from frontier_rft.integrations.preflight import (
     shown,
 )
 from frontier_rft.integrations.verl.auto import (
-    TRAINER,
     auto_rollouts,
     kept_blockers,
     length_problems,
@@ -44,7 +43,7 @@ from frontier_rft.integrations.verl.auto import (
 from frontier_rft.integrations.verl.config import (
     BATCH_SIZE_NOT_READ,
     DYNAMIC_SAMPLING_ON_VERL,
-    SHADOWS_WITH_FILTER_GROUPS,
+    VERL,
     VerlSamplerConfig,
     _interpolated,
     trl_only,
@@ -132,7 +131,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     filtered = dotted_get(config, "algorithm.filter_groups.enable") is True
     group = "actor_rollout_ref.rollout.n"
     report.add(group, group_size_problems(dotted_get(config, group), group))
-    refusal = SHADOWS_WITH_FILTER_GROUPS if filtered else None
+    refusal = message(VERL, "shadows+filter") if filtered else None
     report.add(
         section, shadow_problems(values.get("shadows"), dotted_get(config, group), group, refusal)
     )
@@ -163,7 +162,7 @@ def _auto_choice(
         legacy=legacy,
         loss_scale=values.get("loss_scale", VerlSamplerConfig.loss_scale),
     )
-    return [auto_choice(TRAINER, mode, why)]
+    return [auto_choice(VERL, mode, why)]
 
 
 POOL_OPTIONS = {

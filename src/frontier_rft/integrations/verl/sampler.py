@@ -46,12 +46,13 @@ from torch.utils.data import Sampler
 from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.integrations.shadows import RunShadows
+from frontier_rft.integrations.plan import message
 from frontier_rft.integrations.verl.auto import resolved
-from frontier_rft.integrations.verl.config import KEPT_NEEDS_V1, VerlSamplerConfig
+from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.shadow.live import RunShadows
 
 __all__ = [
     "FrontierSampler",
@@ -303,7 +304,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         # windows' kept prompts would be packed into batch_size batches, walking the data
         # faster and spending uniform's rollouts per step, which is not what kept means.
         if self._kept:
-            raise ValueError(KEPT_NEEDS_V1)
+            raise ValueError(message(VERL, "kept+legacy"))
 
     def _iterate(self) -> Iterator[int]:
         # Lazy: nothing changes until the first id is requested, so the iterator torchdata

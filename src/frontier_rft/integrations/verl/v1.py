@@ -47,16 +47,9 @@ import numpy as np
 from torchdata.stateful_dataloader import StatefulDataLoader
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
+from frontier_rft.integrations.plan import message
 from frontier_rft.integrations.verl.auto import resolved
-from frontier_rft.integrations.verl.config import (
-    KEPT_NEEDS_SYNC,
-    KEPT_WITH_FILTER_GROUPS,
-    KEPT_WITH_REFILL,
-    SHADOWS_WITH_FILTER_GROUPS,
-    VerlSamplerConfig,
-    _to_plain,
-    kept_gen_batch_size,
-)
+from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig, _to_plain
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
 from frontier_rft.integrations.verl.sampler import FrontierSampler, resume_refusal
 from frontier_rft.integrations.verl.v1_kept import KeptStep
@@ -307,12 +300,12 @@ class _FrontierMixin:
             if problems:
                 raise ValueError(problems[0])
         if config.shadows and getattr(self, "filter_groups_metric", None) is not None:
-            raise ValueError(SHADOWS_WITH_FILTER_GROUPS)
+            raise ValueError(message(VERL, "shadows+filter"))
         trainer = _trainer_of(refill_fn)
         data = trainer.config.data
         gen_batch_size = data.get("gen_batch_size", None)
         if self._kept and gen_batch_size not in (None, data.train_batch_size):
-            raise ValueError(kept_gen_batch_size(gen_batch_size))
+            raise ValueError(message(VERL, "kept+gen_batch_size", gen_batch_size=gen_batch_size))
         self._holder: list[Any] = []
         _install_sampler(trainer, kwargs, self._holder)
         self.kept_step = (
@@ -338,11 +331,11 @@ def _check_kept(buffer: Any) -> None:
     trainers, verl's DAPO filter (which refills every batch to train_batch_size) and its
     refill of failed groups (a fetch is a whole window)."""
     if isinstance(buffer, ReplayBufferAsync):
-        raise ValueError(KEPT_NEEDS_SYNC)
+        raise ValueError(message(VERL, "kept+async"))
     if getattr(buffer, "filter_groups_metric", None) is not None:
-        raise ValueError(KEPT_WITH_FILTER_GROUPS)
+        raise ValueError(message(VERL, "kept+filter"))
     if getattr(buffer, "sync_refill_failed_groups", False):
-        raise ValueError(KEPT_WITH_REFILL)
+        raise ValueError(message(VERL, "kept+refill"))
 
 
 class FrontierReplayBuffer(_FrontierMixin, ReplayBuffer):  # type: ignore[misc]

@@ -34,9 +34,9 @@ from frontier_rft.core.bounds import MAX_STEP, bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import read_array, read_int, read_keys
-from frontier_rft.wrappers.base import WrapsSelector, checked_seed, checked_wrapper_args
-from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
-from frontier_rft.wrappers.step import (
+from frontier_rft.sampling.base import WrapsSelector, checked_seed, checked_wrapper_args
+from frontier_rft.sampling.filtered_batch import FilteredBatch, csr
+from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
     RolloutFn,
     Round,

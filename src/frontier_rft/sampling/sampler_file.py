@@ -21,14 +21,14 @@ from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import write_state_file
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.allocation import Allocation, AllocationConfig
-from frontier_rft.wrappers.base import same_config, saved_config
-from frontier_rft.wrappers.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
-from frontier_rft.wrappers.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.pilot_commit import PilotCommit, PilotCommitConfig
-from frontier_rft.wrappers.step import Sampler
-from frontier_rft.wrappers.wrapper_file import naming_file, read_wrapper_state
+from frontier_rft.sampling.allocation import Allocation, AllocationConfig
+from frontier_rft.sampling.base import same_config, saved_config
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.sampling.step import Sampler
+from frontier_rft.sampling.wrapper_file import naming_file, read_wrapper_state
 
 __all__ = [
     "LEGACY_FILES",

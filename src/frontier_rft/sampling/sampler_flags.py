@@ -21,17 +21,17 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.config import check, check_choice, config_from_dict
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.allocation import COMMITS, VALUES, Allocation
-from frontier_rft.wrappers.fewer_rollouts import (
+from frontier_rft.sampling.allocation import COMMITS, VALUES, Allocation
+from frontier_rft.sampling.fewer_rollouts import (
     LOSS_SCALES,
     ROLLOUTS,
     FewerRollouts,
     fewer_rollouts_from_run,
 )
-from frontier_rft.wrappers.passthrough import PassThrough
-from frontier_rft.wrappers.pilot_commit import PilotCommit
-from frontier_rft.wrappers.sampler_file import SAMPLERS
-from frontier_rft.wrappers.step import Sampler
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.pilot_commit import PilotCommit
+from frontier_rft.sampling.sampler_file import SAMPLERS
+from frontier_rft.sampling.step import Sampler
 
 __all__ = [
     "FLAG_NAMES",

@@ -42,7 +42,7 @@ from frontier_rft.core.config import check, config_from_dict, did_you_mean
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int, read_keys
-from frontier_rft.wrappers.wrapper_file import load_wrapper, save_wrapper
+from frontier_rft.sampling.wrapper_file import load_wrapper, save_wrapper
 
 __all__ = [
     "MAX_LENGTH",

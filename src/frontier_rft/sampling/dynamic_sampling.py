@@ -13,7 +13,7 @@ discarded, as DAPO does (docs/selectors/dapo.md: why, measured).
 It wraps a selector the way optax.MultiSteps wraps a transformation: it is not a Selector
 and not registered; the selector inside proposes every candidate and learns from every
 rollout, once. The trainer and the simulator drive it through `sample` (the same call as
-`PassThrough`, frontier_rft.wrappers.passthrough):
+`PassThrough`, frontier_rft.sampling.passthrough):
 
     ds = DynamicSampling(make_selector("uniform", pool, seed=0))   # 3x the open slots
     samples = ds.sample(step, B, n, rollout)     # rollout(ids) -> n rewards per id
@@ -43,9 +43,9 @@ from frontier_rft.core.state_check import (
     read_int,
     read_keys,
 )
-from frontier_rft.wrappers.base import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr, gather
-from frontier_rft.wrappers.step import (
+from frontier_rft.sampling.base import WrapsSelector, checked_wrapper_args
+from frontier_rft.sampling.filtered_batch import FilteredBatch, csr, gather
+from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
     RolloutFn,
     Round,

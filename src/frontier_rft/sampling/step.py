@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.filtered_batch import FilteredBatch, csr
+from frontier_rft.sampling.filtered_batch import FilteredBatch, csr
 
 __all__ = [
     "MAX_GROUP_SIZE",

@@ -80,7 +80,7 @@ class WrapsSelector:
     `sample`; the selector is reached through `inner`."""
 
     kind: ClassVar[str]
-    """The sampler's name in a checkpoint: a resume checks it (wrappers/sampler_file.py)."""
+    """The sampler's name in a checkpoint: a resume checks it (sampling/sampler_file.py)."""
     inner: Selector
     config: Any
     """Its frozen config dataclass (None: it has no settings)."""

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.base import WrapsSelector
-from frontier_rft.wrappers.step import (
+from frontier_rft.sampling.base import WrapsSelector
+from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
     RolloutFn,
     StepSamples,

@@ -47,8 +47,7 @@ from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.informative import MAX_GROUP, informative_probability
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_keys
-from frontier_rft.structures.beta_posterior import BetaPosteriors
-from frontier_rft.wrappers.allocation_rule import (
+from frontier_rft.sampling.allocation_rule import (
     HIGH,
     LOW,
     MIXED,
@@ -57,9 +56,9 @@ from frontier_rft.wrappers.allocation_rule import (
     signal_gains,
     take_greedy,
 )
-from frontier_rft.wrappers.base import WrapsSelector, checked_wrapper_args
-from frontier_rft.wrappers.filtered_batch import FilteredBatch
-from frontier_rft.wrappers.step import (
+from frontier_rft.sampling.base import WrapsSelector, checked_wrapper_args
+from frontier_rft.sampling.filtered_batch import FilteredBatch
+from frontier_rft.sampling.step import (
     RolloutFn,
     Round,
     StepSamples,
@@ -67,6 +66,7 @@ from frontier_rft.wrappers.step import (
     fresh_batch,
     roll_unit_round,
 )
+from frontier_rft.structures.beta_posterior import BetaPosteriors
 
 __all__ = ["COMMITS", "VALUES", "Allocation", "AllocationConfig"]
 

@@ -42,8 +42,8 @@ from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
-from frontier_rft.wrappers.base import WrapsSelector
-from frontier_rft.wrappers.step import (
+from frontier_rft.sampling.base import WrapsSelector
+from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
     RolloutFn,
     Round,

@@ -1,0 +1,562 @@
+"""Per-prompt rewards from TRL's and verl's own logs, as steps `frontier shadow replay` can
+feed its shadows (docs/shadow.md). No torch here; pyarrow only for TRL's parquet files.
+
+- **TRL** (`GRPOConfig(log_completions=True)`): at each logging step `GRPOTrainer.log`
+  writes `<output_dir>/completions/completions_<step:05d>.parquet`, one row per completion
+  of the last generation batch, with the columns `step`, `prompt`, `completion`, one column
+  per reward function, any `log_extra` column and `advantage`; with `report_to="wandb"` the
+  same table is logged as `completions` (exported as a `*.table.json` of `columns` and
+  `data`, or as CSV). A row's reward is the sum of its reward columns, `nansum` over the
+  functions as TRL computes it (each weighted by `reward_weights`, 1 unless given). The table
+  does not say which columns are reward functions' and which are `log_extra`'s; TRL's
+  `trainer_state.json` does (`reward_names`), else the caller names them.
+- **verl** (`trainer.rollout_data_dir=DIR`): each step writes `DIR/<step>.jsonl`, one line
+  per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`.
+
+Both logs hold each completion's text (TRL's `completion`, verl's `output`), not its token
+count: a completion's length is read as its text's size in `count`'s unit (characters by
+default, `LENGTH_UNIT`; a tokenizer's count where the caller passes one). A step where some
+completion has no text gives no lengths.
+
+Neither log names prompts by id: a step's rows are grouped by prompt text, and the texts
+get ids 0, 1, ... in order of first appearance (step by step, row by row), the default
+pool size being the number of distinct prompts seen. Both number their steps from 1 (the
+trainer's global step) and drop each epoch's remainder (TRL's `RepeatSampler`, verl's
+`drop_last=True` dataloader). Only the columns a replay needs are read, a step's rows are
+kept as arrays and digests (`MAX_ROWS` says how much), and the bound is on completions read,
+not on bytes on disk. Every problem is one ValueError line naming the
+file, the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
+
+__all__ = [
+    "FORMATS",
+    "LENGTH_UNIT",
+    "MAX_ROWS",
+    "detect_format",
+    "read_foreign_log",
+    "regular_file",
+    "reward_names",
+]
+
+FORMATS = ("frontier", "trl", "verl", "metrics")
+"""The logs `frontier shadow replay --format` reads: reward logs, and the TRL adapter's
+`frontier_metrics.jsonl` (its live shadows' end-of-run summary)."""
+MAX_ROWS = 1 << 23
+"""Most completions read from one TRL or verl log: 8.4M (a 20k-prompt, 8-rollout, 2-epoch
+run is 320k). Kept as arrays and digests, about 80 bytes a completion at the peak (groups
+of 8, measured), so under 1 GiB."""
+MAX_LINE_CHARS = 1 << 24
+"""Longest line (or wandb table file) read."""
+MAX_STATE_CHARS = 1 << 26
+"""Largest trainer_state.json read for its reward functions' names."""
+_NOT_REWARDS = frozenset({"step", "prompt", "completion", "advantage", "image", "images"})
+"""TRL's completion-table columns that are not reward functions."""
+LENGTH_UNIT = "characters"
+"""What a completion's length counts when no tokenizer is given: its text's characters
+(Unicode code points; a conversation's, its messages' contents)."""
+_TRL_FILE = re.compile(r"completions_(\d+)\.parquet")
+_VERL_FILE = re.compile(r"(\d+)\.jsonl")
+_CHECKPOINT = re.compile(r"checkpoint-(\d+)")
+# TRL 1.16, trl/trainer/grpo_trainer.py: `_generate_and_score_completions` logs, per reward
+# function name (`self.reward_func_names`), the metrics `rewards/<name>/mean` and `/std`
+# (`eval_` prefixed in evaluation), which `Trainer.log` keeps in `trainer_state.json`'s
+# `log_history`; `GRPOTrainer.log` writes the completions table as `step`, `prompt`,
+# `completion`, `**self._logs["rewards"]` (one column per name), `**self._logs["extra"]`
+# (`log_extra`'s columns, e.g. a gold answer or a length) and `advantage`.
+_REWARD_METRIC = re.compile(r"(?:eval_)?rewards/(.+)/(?:mean|std)")
+_HOW = {
+    "trl": "log it with GRPOConfig(log_completions=True, logging_steps=1) (docs/shadow.md)",
+    "verl": "dump it with trainer.rollout_data_dir=DIR (docs/shadow.md)",
+}
+_FIRST = {
+    "trl": "copy the first steps' completions_<step>.parquet files to a directory of their own",
+    "verl": "copy the first steps' <step>.jsonl files to a directory of their own",
+}
+
+Step = tuple[int, np.ndarray, np.ndarray, np.ndarray | None]
+"""One step: its number in the log (the trainer's, from 1), its prompt ids, their groups of
+rewards (prompts, group size), and the groups' completion lengths alike (None where some
+completion has no text)."""
+Row = tuple[int, bytes, float, bytes, int]
+"""One completion: its step, its prompt's digest, its reward, its text's digest (TRL's, to
+tell a generation logged again from a new one; empty where the log has no completion), and
+its text's length (-1: no text)."""
+Count = Callable[[str], int]
+"""A completion text's length in some unit (len: characters)."""
+
+
+def regular_file(path: str | os.PathLike[str], fix: str) -> None:
+    """A ValueError unless `path` is a regular file: a FIFO would block the read and a pipe
+    or device has no size to bound it by."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror}); {fix}") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"{path} is not a regular file (a pipe, FIFO or device); copy the log to a file "
+            "and replay that"
+        )
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The format of the log at `path`, from its file names or its first line; a ValueError
+    saying to pass --format when neither tells."""
+    p = Path(path)
+    if p.is_dir():
+        names = {f.name for f in _listing(p)}
+        if any(_TRL_FILE.fullmatch(n) for n in names) or (p / "completions").is_dir():
+            return "trl"
+        if any(_VERL_FILE.fullmatch(n) for n in names):
+            return "verl"
+        if "rewards.jsonl" in names:
+            return "frontier"
+        if "frontier_metrics.jsonl" in names:
+            return "metrics"
+    elif not p.exists():
+        raise ValueError(f"{path} does not exist; give a reward log or a directory of one")
+    elif p.suffix.lower() in (".parquet", ".csv") or p.name.lower().endswith(".table.json"):
+        return "trl"  # TRL's files, or a wandb table export
+    else:
+        regular_file(p, "give a reward log or a directory of one")
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            line = fh.readline(MAX_LINE_CHARS + 1)
+        try:
+            record = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=64)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            if "task_ids" in record:
+                return "frontier"
+            if "input" in record and "score" in record:
+                return "verl"
+            if "prompt" in record or {"columns", "data"} <= record.keys():
+                return "trl"
+            if p.name == "frontier_metrics.jsonl" or {"step", "time"} <= record.keys():
+                return "metrics"
+    raise ValueError(
+        f"{path}: cannot tell which log this is; pass --format frontier, trl, verl or metrics"
+    )
+
+
+def reward_names(path: str | os.PathLike[str]) -> tuple[list[str], Path] | None:
+    """The reward functions of the TRL run whose log is at `path`, as TRL's own files name
+    them (`rewards/<name>/mean` in `trainer_state.json`'s log_history: the output dir's, else
+    its latest checkpoint's), and that file; None where no such file is found."""
+    p = Path(path)
+    base = p if p.is_dir() else p.parent
+    out = base.parent if base.name == "completions" else base
+    states = [out / "trainer_state.json"]
+    try:
+        checkpoints = [
+            (int(m.group(1)), d) for d in out.iterdir() if (m := _CHECKPOINT.fullmatch(d.name))
+        ]
+    except OSError:
+        checkpoints = []
+    states += [d / "trainer_state.json" for _, d in sorted(checkpoints, reverse=True)]
+    fix = "name the reward columns with --reward-column NAME (repeat)"
+    for state in states:
+        if not state.exists():
+            continue
+        regular_file(state, fix)
+        if state.stat().st_size > MAX_STATE_CHARS:
+            raise ValueError(f"{state}: larger than {MAX_STATE_CHARS:,} bytes; {fix}")
+        try:
+            record = loads_bounded(
+                state.read_text(encoding="utf-8", errors="replace"),
+                max_chars=MAX_STATE_CHARS,
+                max_depth=16,
+            )
+        except ValueError as exc:
+            raise ValueError(f"{state}: not TRL's trainer state ({str(exc)[:60]}); {fix}") from None
+        history = record.get("log_history") if isinstance(record, dict) else None
+        names: list[str] = []
+        for entry in history if isinstance(history, list) else []:
+            for key in entry if isinstance(entry, dict) else ():
+                m = _REWARD_METRIC.fullmatch(key) if isinstance(key, str) else None
+                if m and m.group(1) not in names:
+                    names.append(m.group(1))
+        if names:
+            return names, state
+    return None
+
+
+def read_foreign_log(
+    path: str | os.PathLike[str],
+    fmt: str,
+    *,
+    rewards: Sequence[tuple[str, float]] | None = None,
+    count: Count = len,
+) -> tuple[list[Step], int]:
+    """The steps of a TRL or verl log, in order, and the number of distinct prompts seen.
+    `rewards` names TRL's reward columns and their weights (default: the reward functions
+    `reward_names` finds, each weighted 1; else the one column that is not step, prompt,
+    completion, advantage or an image); `count` gives a completion text's length (default:
+    its characters)."""
+    if fmt not in ("trl", "verl"):
+        raise ValueError(f"--format {fmt}: read_foreign_log reads trl or verl")
+    files = _files(Path(path), fmt)
+    columns: _Columns | None = None
+    if fmt == "trl":
+        if rewards:
+            columns = _Columns([(n, float(w)) for n, w in rewards], "--reward-column")
+        elif (found := reward_names(path)) is not None:
+            columns = _Columns([(n, 1.0) for n in found[0]], str(found[1]))
+    steps = _Steps(str(path), fmt)
+    for file in files:
+        rows = _verl_rows(file, count) if fmt == "verl" else _trl_rows(file, columns, count)
+        for row in rows:
+            steps.add(*row)
+    return steps.done()
+
+
+# ---------------------------------------------------------------------------- files
+def _listing(directory: Path) -> list[Path]:
+    try:
+        return sorted(f for f in directory.iterdir() if f.is_file())
+    except OSError as exc:
+        raise ValueError(f"{directory}: cannot list it ({exc.strerror})") from None
+
+
+def _files(path: Path, fmt: str) -> list[Path]:
+    """The log's files in step order (a directory) or the one file."""
+    if not path.exists():
+        raise ValueError(f"{path} does not exist; {_HOW[fmt]}")
+    if not path.is_dir():
+        regular_file(path, _HOW[fmt])
+        return [path]
+    if fmt == "trl" and (path / "completions").is_dir():
+        path = path / "completions"  # the trainer's output_dir
+    pattern = _TRL_FILE if fmt == "trl" else _VERL_FILE
+    numbered = []
+    for f in _listing(path):
+        m = pattern.fullmatch(f.name)
+        if m:
+            numbered.append((int(m.group(1)), f))
+    if not numbered:
+        want = "completions_<step>.parquet" if fmt == "trl" else "<step>.jsonl"
+        raise ValueError(f"{path}: holds no {want} file; {_HOW[fmt]}")
+    return [f for _, f in sorted(numbered)]
+
+
+def _lines(file: Path, fix: str = "") -> Iterator[tuple[str, Any]]:
+    """Each non-blank line of a JSONL file with where it is, parsed, bounded."""
+    with open(file, encoding="utf-8", errors="replace") as fh:
+        yield from jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=64, fix=fix)
+
+
+def _digest(prompt: object) -> bytes:
+    """A prompt's key: its text, or a conversation's canonical JSON, hashed (bounded memory)."""
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
+
+
+def _number(value: object) -> float | None:
+    """A logged number (CSV gives text); None when it is not one."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _size(text: object, count: Count) -> int:
+    """A completion's length: `count` of its text, or of a conversation's message contents
+    summed; -1 when it holds no text `count` can read."""
+    if isinstance(text, str):
+        texts = [text]
+    elif isinstance(text, list) and all(
+        isinstance(m, dict) and isinstance(m.get("content"), str) for m in text
+    ):
+        texts = [m["content"] for m in text]
+    else:
+        return -1
+    size = sum(count(t) for t in texts)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"a completion's length must be an int >= 0, got {str(size)[:40]}")
+    return size
+
+
+def _step_of(value: object, where: str, fmt: str) -> int:
+    step = _number(value)
+    if step is None or not step.is_integer() or not 0 <= step <= 1 << 53:
+        raise ValueError(f"{where}: step must be an int >= 0, got {str(value)[:40]}; {_HOW[fmt]}")
+    return int(step)
+
+
+# ---------------------------------------------------------------------------- verl
+def _verl_rows(file: Path, count: Count) -> Iterator[Row]:
+    for where, record in _lines(file):
+        if not isinstance(record, dict):
+            raise ValueError(f"{where} is not a JSON object; {_HOW['verl']}")
+        for key in ("step", "input", "score"):
+            if key not in record:
+                raise ValueError(f"{where} has no {key!r}; {_HOW['verl']}")
+        score = _number(record["score"])
+        if score is None or not math.isfinite(score):
+            raise ValueError(f"{where}: score must be a finite number, got {record['score']!r:.40}")
+        size = _size(record.get("output"), count)
+        yield _step_of(record["step"], where, "verl"), _digest(record["input"]), score, b"", size
+
+
+# ---------------------------------------------------------------------------- TRL
+class _Columns:
+    """A TRL log's reward columns, their weights, and who named them (for messages)."""
+
+    def __init__(self, columns: list[tuple[str, float]], source: str):
+        self.columns = columns
+        self.source = source
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.columns]
+
+
+def _guess(names: Sequence[str], where: str) -> _Columns:
+    """The reward column of a table that names none: the one column besides TRL's own, or a
+    refusal listing the candidates (a `log_extra` column is never summed in)."""
+    candidates = [k for k in names if k not in _NOT_REWARDS]
+    if not candidates:
+        raise ValueError(f"{where}: no reward column; {_HOW['trl']}")
+    if len(candidates) > 1:
+        listed = ", ".join(candidates[:8]) + (", ..." if len(candidates) > 8 else "")
+        raise ValueError(
+            f"{where}: columns {listed} may each be a reward function's or a log_extra "
+            "column, and no trainer_state.json beside the log names the reward functions; "
+            "name them with --reward-column NAME (repeat; NAME=WEIGHT for reward_weights)"
+        )
+    return _Columns([(candidates[0], 1.0)], "its one reward column")
+
+
+def _trl_rows(file: Path, columns: _Columns | None, count: Count) -> Iterator[Row]:
+    suffix = file.suffix.lower()
+    records: Iterator[tuple[str, Any]]
+    if suffix == ".parquet":
+        records = _parquet_records(file, columns)
+    elif suffix == ".csv":
+        records = _csv_records(file)
+    else:
+        records = _json_records(file)
+    for where, record in records:
+        if not isinstance(record, dict):
+            raise ValueError(f"{where} is not a row of TRL's completions table; {_HOW['trl']}")
+        for key in ("step", "prompt"):
+            if key not in record:
+                raise ValueError(
+                    f"{where} has no {key!r} column: not TRL's completions table; "
+                    f"{_HOW['trl']}, or pass --format"
+                )
+        if columns is None:
+            columns = _guess(list(record), where)
+        total, scored = 0.0, False
+        for name, weight in columns.columns:
+            if name not in record:
+                raise ValueError(
+                    f"{where} has no reward column {name!r} (named by {columns.source}); "
+                    "name the log's with --reward-column"
+                )
+            cell = record[name]  # None (NaN in the table, "" in CSV): not scored
+            value = math.nan if cell is None or cell == "" else _number(cell)
+            if value is None:
+                raise ValueError(
+                    f"{where}: column {name!r} holds {str(record[name])[:30]!r}, not a reward; "
+                    "name the reward columns with --reward-column"
+                )
+            if not math.isnan(value):  # nansum over the functions, as TRL sums them
+                total, scored = total + weight * value, True
+        if not math.isfinite(total):
+            raise ValueError(f"{where}: its reward sums to {total}; replay finite rewards")
+        if not scored:  # TRL leaves it out of its group's baseline; so do its live shadows
+            total = math.nan
+        text = _digest(record["completion"]) if "completion" in record else b""
+        size = _size(record.get("completion"), count)
+        step = _step_of(record["step"], where, "trl")
+        yield step, _digest(record["prompt"]), total, text, size
+
+
+def _parquet_records(file: Path, columns: _Columns | None) -> Iterator[tuple[str, Any]]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(
+            f"{file}: reading parquet needs pyarrow (pip install pyarrow), as TRL's own "
+            "writing of it does"
+        ) from None
+    number = 0
+    try:
+        handle = pq.ParquetFile(file)
+        if handle.metadata.num_rows > MAX_ROWS:
+            raise ValueError(
+                f"{file}: more than {MAX_ROWS:,} rows; replay a log of fewer completions"
+            )
+        names = handle.schema_arrow.names
+        if columns is None:
+            columns = _guess(names, str(file))
+        # Only what a replay reads: no log_extra, advantage or image column.
+        wanted = [c for c in ("step", "prompt", "completion", *columns.names()) if c in names]
+        # A batch at a time: completions' text is held only while its rows are read.
+        for batch in handle.iter_batches(batch_size=1024, columns=wanted):
+            for row in batch.to_pylist():
+                number += 1
+                yield f"{file}: row {number}", row
+    except (OSError, pa.ArrowException) as exc:
+        raise ValueError(
+            f"{file}: not a readable parquet file ({str(exc)[:80]}); a file cut off mid-write "
+            "is one to delete"
+        ) from None
+
+
+def _csv_records(file: Path) -> Iterator[tuple[str, Any]]:
+    with open(file, encoding="utf-8", errors="replace", newline="") as fh:
+        reader = csv.DictReader(fh)
+        try:
+            for i, row in enumerate(reader):
+                if None in row or None in row.values():
+                    raise ValueError(f"{file}: row {i + 1} has more or fewer cells than columns")
+                yield f"{file}: row {i + 1}", row
+        except csv.Error as exc:
+            raise ValueError(f"{file}: not CSV ({exc})") from None
+
+
+def _json_records(file: Path) -> Iterator[tuple[str, Any]]:
+    """A wandb table export ({"columns": [...], "data": [[...], ...]}), or JSON lines of
+    rows (pandas' `to_json(orient="records", lines=True)`)."""
+    # A wandb export holds a step's table on one line: a longer one is read from TRL's files.
+    fix = "replay the run's completions/ directory (TRL's parquet files), or the table as CSV"
+    for where, record in _lines(file, fix):
+        if isinstance(record, dict) and {"columns", "data"} <= record.keys():
+            names, data = record["columns"], record["data"]
+            if not isinstance(names, list) or not isinstance(data, list):
+                raise ValueError(f"{where}: a wandb table's columns and data must be lists")
+            for i, cells in enumerate(data):
+                if not isinstance(cells, list) or len(cells) != len(names):
+                    raise ValueError(
+                        f"{where}: row {i + 1} of the table has not one cell per column"
+                    )
+                yield f"{where}, row {i + 1}", dict(zip(names, cells, strict=True))
+        else:
+            yield where, record
+
+
+# ---------------------------------------------------------------------------- grouping
+class _Group:
+    """One prompt's completions in a step: rewards and lengths, compact."""
+
+    __slots__ = ("rewards", "sizes")
+
+    def __init__(self) -> None:
+        self.rewards = array("d")
+        self.sizes = array("q")
+
+
+class _Steps:
+    """Rows grouped by step and prompt as they are read (memory: a digest and two arrays per
+    prompt and step, a reward and a length a completion), then checked and numbered by first
+    appearance."""
+
+    def __init__(self, path: str, fmt: str):
+        self.path, self.fmt = path, fmt
+        self.rows = 0
+        self.groups: dict[int, dict[bytes, _Group]] = {}
+        self.texts: dict[int, Any] = {}  # a step's completions' digest, in order
+        self.untexted: set[int] = set()  # steps with a row that has no completion
+
+    def add(self, step: int, key: bytes, reward: float, text: bytes, size: int) -> None:
+        if self.rows == MAX_ROWS:
+            raise ValueError(
+                f"{self.path}: more than {MAX_ROWS:,} completions, the most a replay reads; "
+                f"replay its first steps ({_FIRST[self.fmt]})"
+            )
+        self.rows += 1
+        group = self.groups.setdefault(step, {}).get(key)
+        if group is None:
+            group = self.groups[step][key] = _Group()
+        group.rewards.append(reward)
+        group.sizes.append(size)
+        if text:
+            self.texts.setdefault(step, hashlib.blake2b(digest_size=16)).update(text)
+        else:
+            self.untexted.add(step)
+
+    def done(self) -> tuple[list[Step], int]:
+        """The steps in order, checked, prompts numbered by first appearance, and the
+        number of distinct prompts."""
+        path, fmt = self.path, self.fmt
+        if not self.rows:
+            raise ValueError(f"{path}: holds no completion; {_HOW[fmt]}")
+        ids: dict[bytes, int] = {}
+        out: list[Step] = []
+        previous: tuple[list[tuple[bytes, list[float | None]]], bytes] | None = None
+        order = sorted(self.groups)
+        for before, step in zip([None, *order], order, strict=False):
+            groups = self.groups[step]
+            where = f"{path}: step {step}"
+            if before is not None and step != before + 1:
+                raise ValueError(
+                    f"{where} follows step {before}: steps are missing (truncated, or logged "
+                    f"every few steps?); {_HOW[fmt]}"
+                )
+            sizes = sorted({len(g.rewards) for g in groups.values()})
+            if sizes[0] < 2:
+                fix = "log_unique_prompts=False, " if fmt == "trl" else ""
+                raise ValueError(
+                    f"{where} has a prompt with one completion: a replay needs whole groups "
+                    f"(>= 2 completions per prompt); {fix}{_HOW[fmt]}"
+                )
+            if len(sizes) > 1:
+                raise ValueError(
+                    f"{where} has groups of {' and '.join(map(str, sizes[:2]))} completions: "
+                    "a replay needs one group size per step (a prompt twice in a batch, or "
+                    "groups filtered?); replay a log where every prompt has its whole group"
+                )
+            seen = [
+                (k, [None if math.isnan(r) else r for r in g.rewards]) for k, g in groups.items()
+            ]
+            text = self.texts[step].digest() if step in self.texts else b""
+            if fmt == "trl" and step not in self.untexted and (seen, text) == previous:
+                continue  # the same generation logged again (num_iterations > 1)
+            previous = (seen, text)
+            # A group with an unscored completion is not whole: left out, as TRL's live
+            # shadows leave it out (shadow/live.py); a step with none whole feeds
+            # nothing.
+            whole = {k: g for k, g in groups.items() if not any(math.isnan(r) for r in g.rewards)}
+            for key in whole:
+                ids.setdefault(key, len(ids))
+            if whole:
+                lengths = np.array([g.sizes for g in whole.values()], dtype=np.int64)
+                out.append(
+                    (
+                        step,
+                        np.array([ids[k] for k in whole], dtype=np.int64),
+                        np.array([g.rewards for g in whole.values()], dtype=np.float64),
+                        lengths if lengths.min() >= 0 else None,
+                    )
+                )
+        if not out:
+            raise ValueError(
+                f"{path}: no prompt has a whole group of scored completions; {_HOW[fmt]}"
+            )
+        return out, len(ids)

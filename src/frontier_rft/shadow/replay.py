@@ -1,0 +1,463 @@
+"""Shadows beside the reference trainer, and the per-prompt reward log they can be replayed
+from (`frontier shadow replay`; docs/shadow.md). No torch here.
+
+A shadow (`frontier_rft.shadow.rule`) is named by a rule, 'greso', 'screen4' or
+'greso+screen4'; this module builds it on the run's pool with the run's seed, saves it in
+a checkpoint and restores it. The reward log, `rewards.jsonl` in the run directory, holds one
+line per training step:
+
+    {"step": 0, "pool_size": 512, "seed": 0, "task_ids": [17, 3, ...],
+     "rewards": [[1.0, 0.0, ...], [0.1, 0.1, ...], ...],
+     "lengths": [[212, 1024, ...], [96, 101, ...], ...]}
+
+(the step's prompts in the order drawn, each one's group of rewards in the order generated,
+and, as the rewards, each completion's generated tokens; a log written before lengths were
+logged has none, and replays with no token counts): what `replay` reads back, bounded,
+refusing a log it cannot replay exactly in one line that names the problem and the fix.
+`replay` also reads TRL's completion logs and verl's rollout dumps
+(shadow/foreign_logs.py), whose completions' lengths are their texts' characters, or a
+tokenizer's count of them; `read_shadow_summary` reads the end-of-run summary a TRL run's
+live shadows write to `frontier_metrics.jsonl` (shadow/live.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.core.feedback import to_unit_range
+from frontier_rft.core.jsonsafe import jsonl_records
+from frontier_rft.core.pool import TaskPool
+from frontier_rft.core.selector import MAX_SEED
+from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.shadow.foreign_logs import (
+    FORMATS,
+    LENGTH_UNIT,
+    detect_format,
+    read_foreign_log,
+    regular_file,
+)
+from frontier_rft.shadow.live import build_shadow, shadow_config
+from frontier_rft.shadow.rule import (
+    MAX_LENGTH,
+    PASS_KEYS,
+    SUMMARY_KEY,
+    Shadow,
+    passes_table,
+)
+
+__all__ = [
+    "MAX_LOG_BYTES",
+    "MAX_POOL",
+    "REWARD_LOG",
+    "RewardStep",
+    "length_unit",
+    "read_reward_log",
+    "read_shadow_summary",
+    "replay",
+    "replay_table",
+    "reward_record",
+    "tokens_note",
+]
+
+REWARD_LOG = "rewards.jsonl"
+"""The reward log's name in a run directory (TrainConfig.reward_log)."""
+MAX_LOG_BYTES = 1 << 30
+"""Largest reward log replayed (a step of 512 prompts x 16 rollouts is ~40 kB)."""
+MAX_LINE_CHARS = 1 << 24
+"""Longest line of a reward log read."""
+MAX_POOL = 1 << 27
+"""Largest pool a replay builds its rules' selectors on (134M prompts, about 1 GiB of
+greso's per-prompt state): more than any dataset a run passes over, and refused before any
+allocation rather than failing in numpy."""
+CAVEAT = (
+    "First order: what each rule would have left out on this run's trajectory; a run under "
+    "the rule would have trained other groups and taken another trajectory."
+)
+_HOW = "write it with `frontier train --reward-log` (docs/shadow.md)"
+
+
+# ---------------------------------------------------------------------------- the reward log
+def reward_record(
+    step: int,
+    pool_size: int,
+    seed: int,
+    task_ids: np.ndarray,
+    rewards: np.ndarray,
+    lengths: np.ndarray | None = None,
+) -> str:
+    """One reward-log line (with its newline): a step's prompts and their groups, `rewards`
+    of shape (prompts, group size), and `lengths` (optional) each completion's generated
+    tokens, of the same shape. Floats are written exactly (repr round-trips)."""
+    record: dict[str, Any] = {
+        "step": int(step),
+        "pool_size": int(pool_size),
+        "seed": int(seed),
+        "task_ids": [int(t) for t in task_ids],
+        "rewards": np.asarray(rewards, dtype=np.float64).tolist(),
+    }
+    if lengths is not None:
+        sizes = np.asarray(lengths, dtype=np.int64)
+        if sizes.shape != record_shape(record) or (sizes.size and sizes.min() < 0):
+            raise ValueError(
+                f"lengths must be one int >= 0 per reward, shape {record_shape(record)}; "
+                f"got shape {sizes.shape}"
+            )
+        record["lengths"] = sizes.tolist()
+    return json.dumps(record, separators=(",", ":")) + "\n"
+
+
+def record_shape(record: dict[str, Any]) -> tuple[int, int]:
+    """(prompts, group size) of a reward-log record's rewards."""
+    rewards = record["rewards"]
+    return len(rewards), len(rewards[0]) if rewards else 0
+
+
+@dataclass(frozen=True)
+class RewardStep:
+    """One step of a reward log."""
+
+    step: int
+    pool_size: int | None
+    seed: int | None
+    task_ids: np.ndarray
+    rewards: np.ndarray
+    """(prompts, group size)"""
+    lengths: np.ndarray | None = None
+    """Each completion's length, as `rewards` (int64; None: the log holds none)."""
+    batch: int | None = None
+    """Prompts a batch draws where the trainer drops each epoch's remainder (TRL's and
+    verl's logs: a pass is pool // batch steps); None: a pass is pool_size prompts."""
+
+
+def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
+    """The steps of a reward log, in order, each checked; a ValueError naming the file, the
+    line, the problem and the fix for anything `replay` could not replay exactly."""
+    file = Path(path)
+    regular_file(file, _HOW)  # a FIFO would block; a pipe has no size to bound
+    try:
+        size = file.stat().st_size
+        fh = open(file, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror}); {_HOW}") from None
+    if size > MAX_LOG_BYTES:
+        fh.close()
+        raise ValueError(
+            f"{path}: {size:,} bytes, more than the {MAX_LOG_BYTES:,} a replay reads; replay "
+            "its first steps (head -n STEPS LOG > part.jsonl)"
+        )
+    with fh:
+        first: RewardStep | None = None
+        records = jsonl_records(fh, path, max_chars=MAX_LINE_CHARS, max_depth=3, fix=_HOW)
+        for expected, (where, record) in enumerate(records):  # steps run 0, 1, 2, ...
+            got = _step(record, where)
+            if got.step != expected:
+                what = "starts" if expected == 0 else f"jumps from step {expected - 1}"
+                raise ValueError(
+                    f"{where}: the log {what} to step {got.step}, not {expected}: steps are "
+                    "missing (truncated, or merged from several runs?); replay a whole log "
+                    "of one run from its first step"
+                )
+            if first is None:
+                first = got
+            elif (got.pool_size, got.seed) != (first.pool_size, first.seed):
+                raise ValueError(
+                    f"{where}: its pool_size or seed differs from line 1's (a log appended "
+                    "to by another run?); replay a log of one run"
+                )
+            yield got
+    if first is None:
+        raise ValueError(f"{path}: holds no step; {_HOW}")
+
+
+def _step(record: Any, where: str) -> RewardStep:
+    """One line's record, checked."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{where} is not a JSON object; {_HOW}")
+    for key in ("step", "task_ids", "rewards"):
+        if key not in record:
+            what = "the prompt of each group" if key == "task_ids" else f"its {key}"
+            raise ValueError(f"{where} has no {key!r}: a replay needs {what}; {_HOW}")
+    step = record["step"]
+    ids, rewards = record["task_ids"], record["rewards"]
+    if not _int(step, 1 << 53):
+        raise ValueError(f"{where}: step must be an int >= 0, got {str(step)[:40]}")
+    if not isinstance(ids, list) or not ids or not all(_int(t, 1 << 53) for t in ids):
+        raise ValueError(f"{where}: task_ids must be a non-empty list of prompt ids (ints >= 0)")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{where}: task_ids repeats a prompt; a step draws each prompt once")
+    if (
+        not isinstance(rewards, list)
+        or len(rewards) != len(ids)
+        or not all(isinstance(g, list) for g in rewards)
+        or len({len(g) for g in rewards}) != 1
+        or len(rewards[0]) < 2
+        or not all(_real(r) for g in rewards for r in g)
+    ):
+        raise ValueError(
+            f"{where}: rewards must be one list of finite numbers per task id, all of one "
+            "group size >= 2"
+        )
+    lengths = record.get("lengths")
+    if lengths is not None and not (
+        isinstance(lengths, list)
+        and len(lengths) == len(rewards)
+        and all(isinstance(g, list) and len(g) == len(rewards[0]) for g in lengths)
+        and all(_int(x, MAX_LENGTH) for g in lengths for x in g)
+    ):
+        raise ValueError(
+            f"{where}: lengths must be one list of completion token counts (ints >= 0) per "
+            "task id, as its rewards"
+        )
+    meta = {}
+    for key, hi in (("pool_size", 1 << 40), ("seed", MAX_SEED - 1)):
+        value = record.get(key)
+        if value is not None and not (_int(value, hi) and (key == "seed" or value >= 1)):
+            raise ValueError(f"{where}: {key} must be a positive int, got {str(value)[:40]}")
+        meta[key] = value
+    return RewardStep(
+        step,
+        meta["pool_size"],
+        meta["seed"],
+        np.array(ids, dtype=np.int64),
+        np.array(rewards, dtype=np.float64),
+        None if lengths is None else np.array(lengths, dtype=np.int64),
+    )
+
+
+def _int(value: object, hi: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= hi
+
+
+def _real(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def replay(
+    path: str | os.PathLike[str],
+    rules: Sequence[str],
+    *,
+    pool_size: int | None = None,
+    seed: int | None = None,
+    on_step: Callable[[Sequence[Shadow]], None] | None = None,
+    log_format: str | None = None,
+    rewards: Sequence[tuple[str, float]] | None = None,
+    reward_range: tuple[float, float] | None = None,
+    count: Callable[[str], int] | None = None,
+) -> list[Shadow]:
+    """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
+    the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
+    TRL log's reward columns and weights. `pool_size` and `seed` default to the log's own
+    (a TRL or verl log: its distinct prompts, seed 0); `on_step` is called with the shadows
+    after each step (to trace their curves). `reward_range` (low, high) maps the logged
+    rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
+    rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
+    generated tokens (`length_unit` says in what unit); `count` gives a TRL or verl
+    completion text's length (default: its characters). Steps are named as the log names
+    them (TRL's and verl's from 1)."""
+    if log_format is not None and log_format not in FORMATS:
+        raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
+    if rewards and log_format not in (None, "trl"):
+        raise ValueError("--reward-column names a TRL log's columns; drop it or pass --format trl")
+    if not rules:
+        raise ValueError("name a rule to replay: --rule greso, --rule screen4, ...")
+    if reward_range is not None and not (
+        len(reward_range) == 2
+        and all(math.isfinite(v) for v in reward_range)
+        and reward_range[0] < reward_range[1]
+    ):
+        raise ValueError(f"--reward-range must be LOW HIGH with LOW < HIGH, got {reward_range}")
+    if pool_size is not None and not 1 <= pool_size <= MAX_POOL:
+        raise ValueError(_pool_refusal(f"--pool-size {pool_size:,}"))
+    configs = [shadow_config(rule) for rule in rules]
+    fmt = _format_of(path, log_format)
+    if rewards and fmt != "trl":
+        raise ValueError(f"--reward-column names a TRL log's columns; {path} is a {fmt} log")
+    if fmt == "metrics":
+        raise ValueError(
+            f"{path} is the TRL adapter's metrics log: it holds its live shadows' summary, not "
+            f"rewards; show it with `frontier shadow replay {path}` (no --rule)"
+        )
+    for config in configs:
+        cls = SELECTORS.get(config.selector)
+        if cls is not None and cls.requirement(cls.config_class()) is not None:
+            raise ValueError(
+                f"rule {config.name!r}: {config.selector} reads prompt features or text, which "
+                f"a reward log does not hold; replay greso or screenK, or run it live: "
+                f"{_LIVE[fmt].format(rule=config.name)}"
+            )
+    shadows: list[Shadow] = []
+    for t, got in enumerate(_read_steps(path, fmt, rewards, count)):
+        if not shadows:
+            size = pool_size or got.pool_size
+            if size is None:
+                raise ValueError(
+                    f"{path}: names no pool_size; pass --pool-size N (the prompts in the "
+                    "training pool)"
+                )
+            if size > MAX_POOL:
+                raise ValueError(_pool_refusal(f"{path}: its pool_size {size:,}"))
+            pool = TaskPool(num_tasks=size)
+            start = got.seed if seed is None else seed
+            # TRL and verl drop each epoch's remainder: a pass is pool // batch batches.
+            whole = None if got.batch is None else max(size // got.batch, 1) * got.batch
+            shadows = [build_shadow(c, pool, start or 0, min(whole or size, size)) for c in configs]
+        if int(got.task_ids.max()) >= shadows[0].pool_size:
+            raise ValueError(
+                f"{path}: step {got.step} names prompt {int(got.task_ids.max())}, outside a "
+                f"pool of {shadows[0].pool_size}; pass the run's --pool-size"
+            )
+        n = got.rewards.shape[1]
+        r = got.rewards.reshape(-1)
+        if reward_range is not None:
+            r = to_unit_range(r, reward_range)
+        elif (r.min() < 0 or r.max() > 1) and (
+            reader := next((s for s in shadows if s.selector is not None), None)
+        ):
+            raise ValueError(
+                f"{path}: step {got.step}: shadow {reader.name!r}: rewards must lie in [0, 1], "
+                f"got [{r.min():g}, {r.max():g}]; pass --reward-range LOW HIGH (your reward "
+                "function's range, mapped onto [0, 1] as the adapters' reward_range maps it)"
+            )
+        for shadow in shadows:
+            try:
+                lengths = None if got.lengths is None else got.lengths.reshape(-1)
+                shadow.observe(t, got.task_ids, r, n, lengths)
+            except ValueError as exc:
+                raise ValueError(f"{path}: step {got.step}: {exc}") from None
+        if on_step is not None:
+            on_step(shadows)
+    return shadows
+
+
+_LIVE = {
+    "frontier": "frontier train --shadows {rule}",
+    "trl": "`shadows: [{rule}]` with `rollouts: full` in the TRL YAML "
+    "(FrontierConfig(shadows=['{rule}'], rollouts='full'))",
+    "verl": "`shadows: [{rule}]` in verl's sampler fields (trainer.v1.sampler.sampler_kwargs "
+    "or data.sampler.frontier), or SkyRL's frontier.shadows=[{rule}]",
+    "metrics": "",
+}
+"""How to run a rule as a live shadow, by the trainer whose log was given."""
+
+
+def _pool_refusal(what: str) -> str:
+    return (
+        f"{what} is more than the {MAX_POOL:,} prompts a replay holds; pass the run's "
+        "--pool-size (the prompts in its training pool)"
+    )
+
+
+def _format_of(path: str | os.PathLike[str], log_format: str | None) -> str:
+    return log_format or ("frontier" if Path(path).name == REWARD_LOG else detect_format(path))
+
+
+def length_unit(
+    path: str | os.PathLike[str], log_format: str | None = None, tokenizer: str | None = None
+) -> str:
+    """What the token counts of a replay of the log at `path` count: the trainer's own
+    generated tokens (a rewards.jsonl), or a TRL or verl completion text's characters (its
+    tokens under `tokenizer`, the name of the tokenizer `replay`'s `count` applies)."""
+    if _format_of(path, log_format) == "frontier":
+        return "generated tokens (the trainer's own counts)"
+    if tokenizer:
+        return (
+            f"{tokenizer}'s tokens of the completion text (re-encoded; special tokens not counted)"
+        )
+    return f"{LENGTH_UNIT} of the completion text (not tokens: the log holds no token counts)"
+
+
+def _read_steps(
+    path: str | os.PathLike[str],
+    fmt: str,
+    rewards: Sequence[tuple[str, float]] | None,
+    count: Callable[[str], int] | None = None,
+) -> Iterator[RewardStep]:
+    """The log's steps in frontier-rft's terms, whichever format it is."""
+    if fmt == "frontier":
+        if rewards:
+            raise ValueError("--reward-column names a TRL log's columns; a rewards.jsonl has none")
+        if count is not None:
+            raise ValueError(
+                "--tokenizer counts a TRL or verl log's completion texts; a rewards.jsonl holds "
+                "the trainer's own token counts: drop --tokenizer"
+            )
+        yield from read_reward_log(Path(path) / REWARD_LOG if Path(path).is_dir() else path)
+        return
+    steps, prompts = read_foreign_log(path, fmt, rewards=rewards, count=count or len)
+    batch = max(ids.size for _, ids, _, _ in steps)  # a step with unscored groups has fewer
+    for step, ids, r, lengths in steps:
+        yield RewardStep(step, prompts, None, ids, r, lengths, batch)
+
+
+def replay_table(shadows: Sequence[Shadow]) -> str:
+    """Per rule and pass over the pool, and in total: rollouts saved, the share of the run's
+    generated tokens saved ('-' where the log holds no lengths), groups left out, the share
+    of those that were zero-variance, informative groups lost and their |advantage|."""
+    return passes_table([(shadow.name, shadow.passes()) for shadow in shadows])
+
+
+def tokens_note(total: Mapping[str, float], unit: str) -> str:
+    """What the table's token shares count: `unit` over which steps, or that the log holds
+    no completion lengths; `total` is a rule's last `passes()` row (its whole run)."""
+    steps, known = int(total["steps"]), int(total["token_steps"])
+    if known == 0:
+        return (
+            "tokens: not in this log (it holds no completions or lengths; a rewards.jsonl "
+            "written by frontier train before lengths were logged has none)"
+        )
+    where = "every step" if known == steps else f"{known} of {steps} steps (the rest hold none)"
+    return (
+        f"tokens saved share: of what the run generated, counted in {unit}, over {where} "
+        f"({int(total['tokens']):,} in all)."
+    )
+
+
+# ---------------------------------------------------------------------------- a live run's summary
+def read_shadow_summary(
+    path: str | os.PathLike[str],
+) -> tuple[int, list[tuple[str, list[dict[str, float]]]]]:
+    """The last end-of-run summary of live shadows in a metrics log (the TRL adapter's
+    `frontier_metrics.jsonl`, shadow/live.py writes it): its step and, per rule,
+    its `Shadow.passes()` rows. A ValueError naming the file and the fix."""
+    file = Path(path) / "frontier_metrics.jsonl" if Path(path).is_dir() else Path(path)
+    fix = "give the frontier_metrics.jsonl of a TRL run with shadows that ran to its end"
+    regular_file(file, fix)
+    found: tuple[str, Any, Any] | None = None
+    with open(file, encoding="utf-8", errors="replace") as fh:
+        for where, record in jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=8):
+            if isinstance(record, dict) and SUMMARY_KEY in record:
+                found = where, record.get("step"), record[SUMMARY_KEY]
+    if found is None:
+        raise ValueError(
+            f"{file}: holds no end-of-run shadow summary (a run without shadows, cut short, or "
+            "written before the summary existed); its last curriculum/shadow/ metrics are the "
+            "run's figures so far"
+        )
+    where, step, summary = found
+    bad = ValueError(f"{where}: {SUMMARY_KEY} is not a summary of shadows' passes; {fix}")
+    if not isinstance(summary, dict) or not summary or not _int(step, 1 << 53):
+        raise bad
+    out = []
+    for name, rows in summary.items():
+        if not isinstance(rows, list) or not rows:
+            raise bad
+        parsed = []
+        for row in rows:
+            if not isinstance(row, dict) or set(row) != set(PASS_KEYS):
+                raise bad
+            values = {k: math.nan if v is None else v for k, v in row.items()}
+            if not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in values.values()
+            ):
+                raise bad
+            parsed.append({k: float(v) for k, v in values.items()})
+        out.append((str(name)[:80], parsed))
+    return step, out
