@@ -52,6 +52,7 @@ from frontier_rft.selectors import SELECTORS, METISSelector
 from frontier_rft.selectors.registry import check_selector_name
 from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.config import (
+    BACKFILL_MODES,
     DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
     PRECISIONS,
@@ -77,6 +78,7 @@ CHOICES = {
     "precision": PRECISIONS,
     "dapo_round_rule": TRAIN_ROUND_RULES,
     "sampler": SAMPLER_NAMES,
+    "backfill": BACKFILL_MODES,
 }
 """Config fields whose flags take one of a fixed set of values (shown in --help). Not the
 selector: _cmd_train checks it, naming the closest one or how to get the former 'dapo'."""

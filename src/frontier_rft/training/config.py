@@ -7,6 +7,7 @@ validated in `__post_init__` with messages that say how to fix the value. No tor
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from frontier_rft.tasks.suite import TASKS
 from frontier_rft.training.given import parse_given
 
 __all__ = [
+    "BACKFILL_MODES",
     "DEFAULT_LEVELS",
     "GROUP_WEIGHTINGS",
     "LOSS_AGGREGATIONS",
@@ -54,6 +56,8 @@ DEFAULT_LEVELS = {
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
 GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
+BACKFILL_MODES = ("off", "replay")
+"""TrainConfig.backfill: a kept step's freed group slots left empty, or filled by replay."""
 PRECISIONS = ("fp32", "bf16")
 """TrainConfig.precision: float32 throughout, or bfloat16 autocast over float32 weights."""
 
@@ -280,6 +284,20 @@ class TrainConfig:
     """The sampler's config fields to set, e.g. {"budget": 0.5} for allocation (the others
     keep their defaults; DynamicSamplingConfig, AllocationConfig, FewerRolloutsConfig,
     PilotCommitConfig)."""
+    backfill: str = "off"
+    """'replay': the group slots a kept step frees (rollouts kept: fewer than B groups) are
+    filled with recent informative groups of the run's own, replayed from a buffer with their
+    stored completions, advantages and behaviour log-probs, no new rollouts (training/backfill.py;
+    docs/selectors/fewer_rollouts.md, "Backfill"); 'off': a kept step trains its own groups."""
+    backfill_buffer: int = 64
+    """backfill: most groups the replay buffer holds (the oldest dropped first)."""
+    backfill_max_age: int = 4
+    """backfill: a stored group older than this many steps is dropped from the buffer."""
+    backfill_max_uses: int = 1
+    """backfill: times a stored group is replayed at most."""
+    backfill_is_cap: float = 3.0
+    """backfill: cap c on a replayed token's IS weight r in the unclipped branch, dual-clip PPO
+    (arXiv 1912.09729): loss -min(min(r, c) A, clip(r, 1 - clip_eps, 1 + clip_eps) A); > 1."""
     shadows: tuple[str, ...] = ()
     """Rules to follow beside the run without changing it, e.g. greso,screen4,greso+screen4:
     each step logs what the rule would have saved and lost on this step's groups
@@ -374,6 +392,7 @@ class TrainConfig:
         )
         check_choice("group_weighting", self.group_weighting, GROUP_WEIGHTINGS)
         self._check_sampler()
+        self._check_backfill()
         self._check_shadows()
         check(
             isinstance(self.eval_k, tuple)
@@ -427,6 +446,22 @@ class TrainConfig:
                 settings.pilot_size(self.group_size)
             except ValueError as exc:
                 raise ValueError(f"pilot_commit: {exc}") from None
+
+    def _check_backfill(self) -> None:
+        """The backfill mode and its bounds (checked even while off), and the sampler it needs."""
+        check_choice("backfill", self.backfill, BACKFILL_MODES)
+        for name in ("backfill_buffer", "backfill_max_age", "backfill_max_uses"):
+            _pos_int(name, getattr(self, name))
+        cap = self.backfill_is_cap
+        check(
+            isinstance(cap, (int, float)) and not isinstance(cap, bool) and 1.0 < cap < math.inf,
+            f"backfill_is_cap must be a finite number > 1 (dual-clip PPO's c, e.g. 3), got {cap!r}",
+        )
+        check(
+            self.backfill == "off" or self.sampler == FewerRollouts.kind,
+            "backfill replay fills the group slots a kept step frees: add --rollouts kept "
+            "(sampler fewer_rollouts), or set backfill off",
+        )
 
     def sampler_settings(self) -> Any:
         """The config dataclass of this run's sampler (None for passthrough)."""

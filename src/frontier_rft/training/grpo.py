@@ -66,6 +66,13 @@ from frontier_rft.shadow.replay import MAX_LINE_CHARS as REWARD_LINE_CHARS
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
 from frontier_rft.shadow.rule import Shadow
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
+from frontier_rft.training.backfill import (
+    ReplayBuffer,
+    ReplayRows,
+    Stored,
+    backfill_loss_scale,
+    replay_metrics,
+)
 from frontier_rft.training.checkpoint import (
     damaged,
     latest_checkpoint,
@@ -127,6 +134,7 @@ def policy_loss(
     config: TrainConfig,
     weights: torch.Tensor | None = None,
     pg_scale: float = 1.0,
+    caps: torch.Tensor | None = None,
 ) -> PolicyLoss:
     """Clipped surrogate + k3 KL + entropy bonus, aggregated as `config.loss_aggregation`,
     rows scaled by `weights` (None: all 1).
@@ -134,13 +142,17 @@ def policy_loss(
     `pg_scale` multiplies the surrogate's row weights only (FewerRollouts' `loss_scale:
     batch`, groups trained / B: the groups left out count as the zero-advantage groups they
     were predicted to be). The KL and entropy terms are not zero on the groups left out, so
-    they stay the trained rows' means: those groups count at the trained ones' mean."""
+    they stay the trained rows' means: those groups count at the trained ones' mean.
+
+    `caps` (one per row; None: none) truncate a row's ratio in the unclipped branch at its cap
+    (dual-clip PPO's c): backfill's replayed rows (training/backfill.py)."""
     mask, logp = scores.mask, scores.logprobs
     how, t_max = config.loss_aggregation, config.max_new_tokens
     ratio = torch.exp(logp - old_logprobs)
     adv = advantages.unsqueeze(1)
     clipped = torch.clamp(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps)
-    surrogate = -torch.minimum(ratio * adv, clipped * adv)
+    capped = ratio if caps is None else torch.minimum(ratio, caps.unsqueeze(1))
+    surrogate = -torch.minimum(capped * adv, clipped * adv)
     pg_weights = weights
     if pg_scale != 1.0:
         ones = torch.ones(mask.shape[0], dtype=mask.dtype, device=mask.device)
@@ -196,6 +208,8 @@ class StepBatch:
     """pi_old, the sampling policy's log-probs frozen across PPO epochs (ppo_epochs > 1)."""
     ref_logprobs: torch.Tensor | None = None
     """The frozen reference model's log-probs (the KL term)."""
+    replay: ReplayRows | None = None
+    """backfill: the replayed rows (after the fresh ones) and what the update hands back."""
 
 
 class Trainer:
@@ -262,6 +276,13 @@ class Trainer:
         self.pilots: dict[tuple[int, int, int], _Group] = {}
         """Pilot-Commit: the completions of the pilots its buffer holds, by (step, round,
         position), trained at the later step that commits them (saved in trainer.json)."""
+        self.backfill: ReplayBuffer | None = None
+        """backfill 'replay': the informative groups a kept step may replay (saved in
+        trainer.json); None when off."""
+        if cfg.backfill == "replay":
+            self.backfill = ReplayBuffer(
+                cfg.backfill_buffer, cfg.backfill_max_age, cfg.backfill_max_uses
+            )
         if ckpt is None:
             self._start(references)
         else:
@@ -320,6 +341,8 @@ class Trainer:
             self.embed_seconds = float(state.get("embed_seconds", 0.0))
             self.pilots = self._load_pilots(state.get("pilot_completions", []))
             self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
+            if self.backfill is not None:
+                self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -394,23 +417,40 @@ class Trainer:
         t_upd = time.perf_counter()
         train_adv = np.zeros(0)
         parts: dict[str, float] = {}
+        replayed: list[Stored] = []  # backfill: the freed slots' replayed groups, after the fresh
+        replay: ReplayRows | None = None
+        if self.backfill is not None:
+            replayed = self.backfill.draw(cfg.batch_size - len(train_groups), self.step_count)
         if train_groups:
             train_rewards = np.concatenate([g.rewards for g in train_groups])
             train_offsets = np.cumsum([0] + [len(g.rewards) for g in train_groups])
             train_adv = group_advantages(train_rewards, train_offsets, cfg.estimator)
-            sizes = [len(g.rewards) for g in train_groups]
-            weights = _row_weights(sizes, cfg.group_weighting)
+        # FewerRollouts: the surrogate normalised by uniform's B (replayed groups count as fresh)
+        pg_scale = backfill_loss_scale(samples.nominal_groups, len(train_groups), len(replayed))
+        if train_groups or replayed:
+            rows: list[_Group | Stored] = [*train_groups, *replayed]
+            if self.backfill is not None:
+                fresh_rows = sum(len(g.completions) for g in train_groups)
+                behaviour = [lp for g in replayed for lp in g.behaviour]
+                replay = ReplayRows(fresh_rows, behaviour, cfg.backfill_is_cap, cfg.clip_eps)
+            advantages = np.concatenate([train_adv, *(g.advantages for g in replayed)])
+            weights = _row_weights([len(g.completions) for g in rows], cfg.group_weighting)
             batch = StepBatch(
-                prompts=[g.prompt for g in train_groups for _ in g.completions],
-                completions=[c for g in train_groups for c in g.completions],
-                advantages=torch.tensor(train_adv, dtype=torch.float32, device=self.device),
+                prompts=[g.prompt for g in rows for _ in g.completions],
+                completions=[c for g in rows for c in g.completions],
+                advantages=torch.tensor(advantages, dtype=torch.float32, device=self.device),
                 row_weights=None
                 if weights is None
                 else torch.tensor(weights, dtype=torch.float32, device=self.device),
-                loss_scale=samples.loss_scale,  # FewerRollouts: normalised by uniform's B
+                loss_scale=pg_scale,
                 judge_records=records,
+                replay=replay,
             )
             parts = self._update(batch)
+        if self.backfill is not None:  # stored after the step that trained them
+            if replay is not None:
+                self.backfill.add(self.step_count, train_groups, train_adv, replay.fresh_logprobs)
+            parts.update(replay_metrics(replayed, replay, self.step_count, self.backfill))
         update_s = time.perf_counter() - t_upd
         if self.trained_tasks is not None:  # the selector counts mixed groups rolled out;
             # dynamic sampling rolls out more than it trains, so the trainer counts its own
@@ -434,10 +474,12 @@ class Trainer:
         gen_tokens = sum(len(c) for g in groups for c in g.completions)
         # What the step paid for: every completion generated this step (screening's and
         # Pilot-Commit's included), and the rows and tokens the policy's forward and backward
-        # passes ran over (the trained groups' completions; an earlier pilot's included).
+        # passes ran over (the trained groups' completions; an earlier pilot's and backfill's
+        # replayed ones included).
         generated = sum(len(c) for groups_r in rolled for g in groups_r for c in g.completions)
-        trained_rows = sum(len(g.completions) for g in train_groups)
-        trained_tokens = sum(len(c) for g in train_groups for c in g.completions)
+        trained: list[_Group | Stored] = [*train_groups, *replayed]
+        trained_rows = sum(len(g.completions) for g in trained)
+        trained_tokens = sum(len(c) for g in trained for c in g.completions)
         self.rollouts += samples.rollouts
         select_ms = 1e3 * samples.select_seconds
         metrics = {
@@ -461,7 +503,7 @@ class Trainer:
                 else {}
             ),
             "train/sampling_rounds": float(len(samples.rounds)),
-            "train/loss_scale": samples.loss_scale,
+            "train/loss_scale": pg_scale,
             **{f"train/{k}": v for k, v in rollout_metrics(samples).items() if k != "rollouts"},
             "perf/select_ms": select_ms,
             "perf/generate_s": gen_s[0],
@@ -601,6 +643,10 @@ class Trainer:
                     self.model, prompts, completions, with_entropy=True, temperature=temp
                 )
                 old_lp = scores.logprobs.detach() if old is None else old
+                capped: dict[str, torch.Tensor] = {}
+                if batch.replay is not None:  # backfill: replayed rows against their behaviour
+                    old_lp, caps = batch.replay.prepare(old_lp, scores.logprobs, scores.mask, epoch)
+                    capped = {} if caps is None else {"caps": caps}
                 loss = policy_loss(
                     scores,
                     batch.advantages,
@@ -609,6 +655,7 @@ class Trainer:
                     cfg,
                     batch.row_weights,
                     batch.loss_scale,
+                    **capped,
                 )
                 total: Any = loss.total
                 # REINFORCE is on-policy: judge tokens once a batch
@@ -721,6 +768,7 @@ class Trainer:
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
                 **({"pilot_completions": self._saved_pilots()} if self.pilots else {}),
+                **({"backfill": self.backfill.state()} if self.backfill is not None else {}),
                 "trained_tasks": (
                     None
                     if self.trained_tasks is None

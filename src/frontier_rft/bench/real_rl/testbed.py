@@ -102,6 +102,9 @@ class BenchEntry:
     pilot_commit: dict[str, Any] | None = None
     """Pilot-Commit as the step's sampler: TrainConfig's pc_* fields ({} = the paper's
     settings scaled to the group size), or None (off)."""
+    backfill: str | None = None
+    """TrainConfig.backfill ('replay': a kept step's freed slots filled with replayed groups,
+    training/backfill.py), or None (off; the digests of entries without it stay)."""
     shadows: tuple[str, ...] = ()
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
@@ -166,6 +169,8 @@ class BenchEntry:
         own = {"group_size": self.group_size, "steps": self.steps, **(self.fewer_rollouts or {})}
         own = {k: v for k, v in own.items() if v is not None}
         own.update(self.pilot_commit or {})  # pc_evict_at may be None
+        if self.backfill is not None:  # likewise
+            own["backfill"] = self.backfill
         if self.shadows:  # only then: the digests of every entry without them stay as they were
             own["shadows"] = tuple(self.shadows)
         return own
@@ -277,6 +282,15 @@ EFFECT_ENTRIES = (
         role="effect",
         note="the Bayesian skip in uniform's window: only the kept prompts rolled out",
         fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "skip-kept-backfill",
+        "skip",
+        role="effect",
+        note="skip-kept with the slots a kept step frees filled by replaying recent mixed groups "
+        "(stored completions, IS-weighted, dual-clipped; no new rollouts)",
+        fewer_rollouts={"rollouts": "kept"},
+        backfill="replay",
     ),
     BenchEntry(
         "scalerl",
@@ -437,7 +451,7 @@ class Testbed:
             "model": None if self.model is None else asdict(self.model),
             "sft": None if self.sft is None else asdict(self.sft),
             # the sampler as the flat fields it was: every testbed keeps its digest
-            "train": json.loads(json.dumps(flat_train_fields(asdict(self.train)))),
+            "train": _recorded_train(self.train),
             "pool_seed_base": self.pool_seed_base,
             "start_model": self.start_model,
             # only when set: every testbed recorded before the field keeps its digest
@@ -447,6 +461,16 @@ class Testbed:
     def with_start_model(self, start_model: str) -> Testbed:
         """This testbed trained from `start_model` (no tiny model, no warm start)."""
         return dataclasses.replace(self, model=None, sft=None, start_model=start_model)
+
+
+def _recorded_train(config: TrainConfig) -> dict[str, Any]:
+    """A testbed's TrainConfig as its settings record it: the backfill fields only where set
+    otherwise than their defaults, so every report written before them rebuilds as it was."""
+    train: dict[str, Any] = json.loads(json.dumps(flat_train_fields(asdict(config))))
+    for f in dataclasses.fields(TrainConfig):
+        if f.name.startswith("backfill") and train[f.name] == f.default:
+            del train[f.name]
+    return train
 
 
 def testbed(scale: str = "full") -> Testbed:
