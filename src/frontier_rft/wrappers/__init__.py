@@ -8,71 +8,34 @@ name), so a class imported either way is one object.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
-from frontier_rft.sampling import (
-    DAPO_MOVED,
-    RETIRED_NAMES,
-    Allocation,
-    AllocationConfig,
-    DynamicSampling,
-    DynamicSamplingConfig,
-    FilteredBatch,
-    PassThrough,
-    PilotCommit,
-    PilotCommitConfig,
-    RolloutFn,
-    Round,
-    Sampler,
-    StepSamples,
-    allocation,
-    allocation_rule,
-    base,
-    dynamic_sampling,
-    fewer_rollouts,
-    filtered_batch,
-    passthrough,
-    pilot_commit,
-    sampler_file,
-    sampler_flags,
-    step,
-    wrapper_file,
-)
+from frontier_rft.sampling import *  # noqa: F403 - the old package's names, the same objects
+from frontier_rft.sampling import __all__ as __all__
 from frontier_rft.shadow import rule as shadow
+
+MOVED = (
+    "allocation",
+    "allocation_rule",
+    "base",
+    "dynamic_sampling",
+    "fewer_rollouts",
+    "filtered_batch",
+    "passthrough",
+    "pilot_commit",
+    "sampler_file",
+    "sampler_flags",
+    "step",
+    "wrapper_file",
+)
+"""The old package's submodules, each now `frontier_rft.sampling.<name>`."""
 
 # The old submodule names point at the moved modules (not copies): `import
 # frontier_rft.wrappers.step` finds the entry here once this package has run. The shadow
 # rule moved to the shadow room (frontier_rft.shadow.rule).
 sys.modules[f"{__name__}.shadow"] = shadow
-for _module in (
-    allocation,
-    allocation_rule,
-    base,
-    dynamic_sampling,
-    fewer_rollouts,
-    filtered_batch,
-    passthrough,
-    pilot_commit,
-    sampler_file,
-    sampler_flags,
-    step,
-    wrapper_file,
-):
-    sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
-
-__all__ = [
-    "DAPO_MOVED",
-    "RETIRED_NAMES",
-    "Allocation",
-    "AllocationConfig",
-    "DynamicSampling",
-    "DynamicSamplingConfig",
-    "FilteredBatch",
-    "PassThrough",
-    "PilotCommit",
-    "PilotCommitConfig",
-    "RolloutFn",
-    "Round",
-    "Sampler",
-    "StepSamples",
-]
+for _name in MOVED:
+    _module = importlib.import_module(f"frontier_rft.sampling.{_name}")
+    sys.modules[f"{__name__}.{_name}"] = _module
+    globals()[_name] = _module  # `from frontier_rft.wrappers import step` as before
