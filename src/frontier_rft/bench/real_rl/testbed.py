@@ -345,6 +345,16 @@ EFFECT_ENTRIES = (
         fewer_rollouts={"rollouts": "kept"},
     ),
     BenchEntry(
+        "skip-predict-kept-w50-backfill",
+        "skip-predict",
+        {"wrong_floor": 0.5},
+        role="effect",
+        note="skip-predict-kept-w50 with the slots a kept step frees filled by replaying recent "
+        "mixed groups (skip-kept-backfill's replay)",
+        fewer_rollouts={"rollouts": "kept"},
+        backfill="replay",
+    ),
+    BenchEntry(
         "screen4",
         "uniform",
         role="effect",
