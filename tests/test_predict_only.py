@@ -214,3 +214,11 @@ def test_the_page_lists_every_setting_it_acts_on_with_its_default() -> None:
         assert rows[name] == str(defaults[name]), name
     for name in POSTERIOR_ONLY:
         assert f"`{name}`" in page, name
+
+
+def test_the_family_pages_point_to_it() -> None:
+    from pathlib import Path
+
+    pages = Path(__file__).parents[1] / "docs" / "selectors"
+    for page in ("skip.md", "skip_predict.md"):
+        assert "(predict_only.md)" in (pages / page).read_text(), page

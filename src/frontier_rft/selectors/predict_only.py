@@ -21,7 +21,7 @@ no keep reads it, so the settings that shape only the posterior are refused here
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check
 from frontier_rft.core.facts import Needs
@@ -39,6 +39,15 @@ _DEFAULTS = {f.name: f.default for f in fields(SkipPredictConfig) if f.name in P
 @dataclass(frozen=True)
 class PredictOnlyConfig(SkipPredictConfig):
     """`skip-predict`'s predictor and rules for every prompt, no posterior (our variant)."""
+
+    # Redeclared for their help only (same defaults, same order: the ledger's digests stay):
+    # here they act on tried prompts too.
+    untried: Literal["auto", "take", "predict"] = SkipPredictConfig.untried
+    """Refused unless 'auto': every prompt, tried or untried, is judged by the predictor."""
+    wrong_threshold: float = SkipPredictConfig.wrong_threshold
+    """P(all-wrong) at or above which a prompt (untried or tried) is kept with `wrong_floor`."""
+    wrong_floor: float = SkipPredictConfig.wrong_floor
+    """Retest floor: keep probability of a prompt (untried or tried) predicted all-wrong."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
