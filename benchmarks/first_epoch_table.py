@@ -9,11 +9,11 @@ prompts trained. Nothing is run.
         --entries skip-kept,scalerl-kept
 
 Prints a markdown table (the rows of docs/results/first_epoch.md) and, for entries whose
-selector logs its predictor's calibration (`skip-predict`), a second one: per epoch and side
-(all-correct, all-wrong), the Brier score beside the base rate's (the share's own variance,
-what a constant prediction scores), the AUC, and the mean prediction beside the observed share,
-each the mean over the seeds' last logged value of the epoch (nan AUCs, a side with one class,
-left out).
+selector logs its predictor's calibration (`skip-predict`, `predict-only`), a second one: per
+epoch and side (all-correct, all-wrong), the Brier score beside the base rate's (the share's own
+variance, what a constant prediction scores), the AUC, and the mean prediction beside the
+observed share, each the mean over the seeds' last logged value of the epoch (nan AUCs, a side
+with one class, left out).
 """
 
 from __future__ import annotations
@@ -112,7 +112,16 @@ def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> s
     return "\n".join(lines)
 
 
-CALIBRATION = "curriculum/skip-predict/calibration/epoch{e}/{name}"
+CALIBRATION = "curriculum/{selector}/calibration/epoch{e}/{name}"
+
+
+def calibration_key(entry: str, e: int, name: str) -> str | None:
+    """The ledger column of `entry`'s predictor calibration `name` in epoch e: the metric
+    is its selector's (skip-predict, predict-only); None for a label no bench entry has."""
+    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+
+    selector = next((b.selector for b in MAIN_ENTRIES + EFFECT_ENTRIES if b.label == entry), None)
+    return None if selector is None else CALIBRATION.format(selector=selector, e=e, name=name)
 
 
 def calibration_table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> str:
@@ -132,10 +141,14 @@ def calibration_table(pool_size: int, steps: int, seeds: list[int], entries: lis
             for side in ("correct", "wrong"):
 
                 def last(
-                    name: str, side: str = side, e: int = e, records: list[Any] = records
+                    name: str,
+                    side: str = side,
+                    e: int = e,
+                    records: list[Any] = records,
+                    entry: str = entry,
                 ) -> list[float]:
-                    key = CALIBRATION.format(e=e, name=f"{name}_{side}" if name else "groups")
-                    vals = [_col(r, key) for r in records]
+                    key = calibration_key(entry, e, f"{name}_{side}" if name else "groups")
+                    vals = [_col(r, key) for r in records] if key else []
                     return [v[-1] for v in vals if v and math.isfinite(v[-1])]
 
                 share = last("share")

@@ -42,3 +42,14 @@ def test_the_calibration_table_reads_each_epoch_and_side_of_the_tuning_runs(scri
 
 def test_entries_that_log_no_calibration_add_no_table(script: Any) -> None:
     assert script.calibration_table(512, 64, [20, 21], ["skip-eager-kept"]) == ""
+
+
+def test_the_calibration_is_read_under_each_entrys_own_selector(script: Any) -> None:
+    """predict-only logs the calibration under its own name: its entry's column is not
+    skip-predict's (the table read skip-predict's column for every entry)."""
+    key = script.calibration_key("predict-only-kept-w50", 1, "auc_wrong")
+    assert key == "curriculum/predict-only/calibration/epoch1/auc_wrong"
+    assert script.calibration_key("skip-predict-kept", 2, "groups") == (
+        "curriculum/skip-predict/calibration/epoch2/groups"
+    )
+    assert script.calibration_key("no-such-entry", 1, "groups") is None

@@ -202,15 +202,21 @@ def test_metrics_score_each_epochs_predictions_made_before_the_outcome() -> None
 
 # ----------------------------------------------------------------------- resume, config
 def test_resume_is_exact_with_the_predictor_state() -> None:
+    _resumes_exactly("skip-predict", steps=25)
+
+
+def _resumes_exactly(name: str, steps: int) -> None:
+    """Saved after `steps` steps and loaded into a selector with another history, `name`
+    goes on exactly as the one never interrupted (predictor, calibration, RNG)."""
     pool, kind = _planted_pool()
-    sel = SkipPredictSelector(pool, seed=0)
-    _drive(sel, kind, steps=25)
+    sel = make_selector(name, pool, seed=0)
+    _drive(sel, kind, steps=steps)
     state = sel.state_dict()
-    twin = SkipPredictSelector(pool, seed=7)
+    twin = make_selector(name, pool, seed=7)
     _drive(twin, kind, steps=3, seed=5)  # another history: a partial load would show
     twin.load_state_dict(state)
     assert_state_equal(state, twin.state_dict())
-    after = _drive(sel, kind, steps=10, start=25), _drive(twin, kind, steps=10, start=25)
+    after = _drive(sel, kind, steps=10, start=steps), _drive(twin, kind, steps=10, start=steps)
     for a, b in zip(*after, strict=True):
         assert all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
     assert sel.rng.bit_generator.state == twin.rng.bit_generator.state

@@ -15,6 +15,7 @@ from frontier_rft.selectors.greso import GRESOSelector
 from frontier_rft.selectors.metis import METISSelector
 from frontier_rft.selectors.offline import OfflineSelector
 from frontier_rft.selectors.pcl import PCLSelector
+from frontier_rft.selectors.predict_only import PredictOnlySelector
 from frontier_rft.selectors.prioritized import PrioritizedReplaySelector
 from frontier_rft.selectors.registry import SELECTORS, make_selector, register
 from frontier_rft.selectors.scalerl import ScaleRLSelector
@@ -35,6 +36,7 @@ ALL: tuple[type[Selector], ...] = (
     MoPPSSelector,
     OfflineSelector,
     PCLSelector,
+    PredictOnlySelector,
     PrioritizedReplaySelector,
     ScaleRLSelector,
     SECSelector,
@@ -60,6 +62,7 @@ __all__ = [
     "MoPPSSelector",
     "OfflineSelector",
     "PCLSelector",
+    "PredictOnlySelector",
     "PrioritizedReplaySelector",
     "SECSelector",
     "ScaleRLSelector",

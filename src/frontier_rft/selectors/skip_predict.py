@@ -141,6 +141,10 @@ class SkipPredictSelector(SkipSelector):
     )
     color: ClassVar[str] = "#0b6e4f"  # a dark green: skip's family, apart from every colour
     test_configs: ClassVar[tuple[dict[str, Any], ...]] = ({"untried": "take"},)
+    reads_posterior: ClassVar[bool] = True
+    """Tried prompts start from skip's posterior keep and only the all-correct rule judges
+    them (False, `predict-only`: every prompt, tried or untried, is judged by the predictor's
+    rules alone, as an untried one is here)."""
 
     @classmethod
     def requirement(cls, config: SelectorConfig) -> Requires | None:
@@ -186,15 +190,19 @@ class SkipPredictSelector(SkipSelector):
         return np.ones(ids.shape[0])
 
     def keep_probability(self, ids: I64) -> F64:
-        """skip's keep for tried prompts; then the predictor's rules: untried prompts with
-        P(all-wrong) >= wrong_threshold kept with wrong_floor, any prompt with P(all-correct)
-        >= correct_threshold with at most correct_keep (see the module docstring)."""
-        keep = super().keep_probability(ids)
+        """skip's keep for tried prompts (1 without `reads_posterior`); then the predictor's
+        rules: untried prompts (every prompt without `reads_posterior`) with P(all-wrong) >=
+        wrong_threshold kept with wrong_floor, any prompt with P(all-correct) >=
+        correct_threshold with at most correct_keep (see the module docstring)."""
+        if self.reads_posterior:
+            keep = super().keep_probability(ids)
+            untried = ~self._beta.seen(ids)
+        else:  # predict-only: every prompt judged as an untried one, from 1
+            keep, untried = np.ones(ids.shape[0]), np.ones(ids.shape[0], np.bool_)
         cfg = self.config
         if not self._predictor.ready or self.group_size < 2:
             return keep
         probs = self._predictor.predict(ids)
-        untried = ~self._beta.seen(ids)
         if cfg.untried == "take":
             judged = np.zeros(ids.shape[0], np.bool_)
         else:

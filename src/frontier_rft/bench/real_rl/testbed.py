@@ -355,6 +355,15 @@ EFFECT_ENTRIES = (
         backfill="replay",
     ),
     BenchEntry(
+        "predict-only-kept-w50",
+        "predict-only",
+        {"wrong_floor": 0.5},
+        role="effect",
+        note="the predictor alone: skip-predict-kept-w50 with every prompt, tried or untried, "
+        "judged by the predictor and none by its own posterior",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
         "screen4",
         "uniform",
         role="effect",
