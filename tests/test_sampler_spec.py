@@ -235,3 +235,28 @@ def test_a_new_kind_has_a_ledger_definition_of_its_own(keep_first: str) -> None:
     assert mine == {**plain, "sampler": [keep_first, {"share": 0.25}]}
     assert definition_digest(mine) != definition_digest(plain)
     assert "sampler" not in entry_definition(TrainConfig(sampler="pilot_commit"))
+
+
+def test_the_architecture_page_names_each_door_that_exists() -> None:
+    """docs/architecture.md's table of doors names conversions that exist."""
+    import re
+    from pathlib import Path
+
+    from frontier_rft.integrations.verl.config import VerlSamplerConfig as Verl
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+    section = page.split("## One step-sampler spec at every door")[1].split("\n## ")[0]
+    named = set(re.findall(r"`(\w+)\.(spec|sampler_spec|of_spec)`", section))
+    owners = {
+        "SamplerFlags": SamplerFlags,
+        "TrainConfig": TrainConfig,
+        "FrontierConfig": FrontierConfig,
+        "VerlSamplerConfig": Verl,
+        "Entry": Entry,
+        "BenchEntry": bed.BenchEntry,
+    }
+    assert {name for name, _ in named} == {*owners, "TinkerFrontierConfig"}
+    for name, method in named:
+        if name in owners:  # tinker's needs tinker-cookbook: tests_tinker/ reads it
+            assert callable(getattr(owners[name], method)), (name, method)
+    assert "`KINDS`" in page and "`SAMPLER_TRAINERS`" in page
