@@ -15,6 +15,7 @@ from frontier_rft.integrations.skyrl.config import SKYRL
 from frontier_rft.integrations.tinker_facts import TINKER
 from frontier_rft.integrations.trl.fewer_config import TRL
 from frontier_rft.integrations.verl.config import VERL
+from frontier_rft.sampling.spec import KINDS
 from frontier_rft.selectors.registry import SELECTORS
 
 FACTS = (TRL, VERL, SKYRL, TINKER)
@@ -55,7 +56,10 @@ def test_every_row_is_a_known_trainer_and_kind() -> None:
     for (name, key), text in MESSAGES.items():
         assert name in names, name
         kind = key.split("+")[0].split(":")[0]
-        assert kind in ("kept", "auto", "shadows", "choice", "rollouts"), key
+        assert kind in ("kept", "auto", "shadows", "choice", "rollouts", "sampler"), key
+        if key.startswith("sampler:"):  # refuses a step sampler the trainer does not run
+            assert key.removeprefix("sampler:") in KINDS, key
+            assert name not in plan.SAMPLER_TRAINERS[key.removeprefix("sampler:")], key
         if key.startswith("kept+"):
             assert text.startswith(("rollouts: kept", "rollouts='kept'")), key
         if key.startswith("shadows+"):

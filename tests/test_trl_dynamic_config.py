@@ -210,6 +210,6 @@ def test_a_mode_is_one_sampler_config_in_trl_the_simulator_and_the_bench(mode: s
     from frontier_rft.simulation.runner import Entry
 
     trl = ("dynamic_sampling", asdict(sampling_config(mode, None)))
-    assert Entry("e", "greso", dynamic_sampling=mode).sampler() == trl
+    assert Entry("e", "greso", dynamic_sampling=mode).spec().pair() == trl
     if mode != "greso":  # GRESO's rounds need settings the reference trainer does not offer
-        assert BenchEntry("e", "greso", dynamic_sampling=mode).sampler() == trl
+        assert BenchEntry("e", "greso", dynamic_sampling=mode).spec().pair() == trl

@@ -31,6 +31,7 @@ __all__ = [
     "AUTO_DOC",
     "MESSAGES",
     "ROLLOUTS",
+    "SAMPLER_TRAINERS",
     "SHADOWS_FOLLOW_UNIFORM",
     "STEP_ROLLOUTS",
     "WORDED_BY_STEP",
@@ -39,6 +40,7 @@ __all__ = [
     "auto",
     "auto_choice",
     "auto_log",
+    "check_sampler",
     "clashes",
     "dataset_rows",
     "keeps_full",
@@ -103,6 +105,10 @@ MESSAGES: dict[tuple[str, str], str] = {
         "rollouts){after}"
     ),
     ("*", "choice:full"): "rollouts will be full (uniform's bill) because {why}{after}",
+    ("*", "sampler"): (
+        "{trainer} runs no step sampler {kind!r} (it runs {runs}): run it with the reference "
+        "trainer (frontier train --sampler {kind}) or the simulator"
+    ),
     # ---- TRL
     ("TRL", "choice:kept"): (
         "rollouts will be kept{unread}: {why} among TRL's batch (fewer completions), with this "
@@ -163,6 +169,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "one window of the walk, at least one prompt kept, so a step of smaller windows saves "
         "less (none at 1); unset gen_batch_size"
     ),
+    ("verl", "sampler:dynamic_sampling"): (
+        "on verl, dynamic sampling is verl's own filter: set algorithm.filter_groups.enable=true "
+        "and algorithm.filter_groups.metric=reward, and keep the selector here "
+        "(docs/integrations/verl.md, DAPO dynamic sampling)"
+    ),
     ("verl", "shadows+filter"): (
         "shadows with algorithm.filter_groups: verl's DAPO filter reports a step's groups in "
         "several rounds, and a shadow reads each prompt's whole group once a step; shadow a run "
@@ -185,6 +196,10 @@ MESSAGES: dict[tuple[str, str], str] = {
         "rollouts: kept with loss_scale: batch and trainer.algorithm.policy_loss_type={loss}: "
         "that loss is not linear in the advantages, so no factor on them scales it; set "
         "{setting}.loss_scale=kept, or policy_loss_type regular"
+    ),
+    ("SkyRL", "sampler:dynamic_sampling"): (
+        "is the TRL adapter's option: on SkyRL, dynamic sampling is SkyRL's own "
+        "trainer.algorithm.dynamic_sampling.type=filter (the adapter reports the groups it drops)"
     ),
     ("SkyRL", "shadows+filter"): (
         "shadows with trainer.algorithm.dynamic_sampling.type set: SkyRL's filter reports a step's "
@@ -210,9 +225,21 @@ MESSAGES: dict[tuple[str, str], str] = {
 }
 """Every refusal and choice text about kept, auto and what they combine with, by
 (trainer, key): `kept+X` refuses `rollouts: kept` beside X (and keeps auto at full),
-`auto+X` only keeps auto at full, `shadows+X` refuses shadows beside X, `choice:*` and
+`auto+X` only keeps auto at full, `shadows+X` refuses shadows beside X, `sampler:<kind>`
+refuses a step sampler the trainer does not run (`sampler` for any such kind), `choice:*` and
 `auto:*` word auto's decision; "*" rows hold for every trainer a row of its own does not
 override. Fields in braces are filled by `message`."""
+
+
+SAMPLER_TRAINERS: dict[str, tuple[str, ...]] = {
+    "passthrough": ("TRL", "verl", "SkyRL", "tinker"),
+    "dynamic_sampling": ("TRL",),  # verl's and SkyRL's are their own filters
+    "allocation": (),
+    "fewer_rollouts": ("TRL", "verl", "SkyRL", "tinker"),  # screen: TrainerFacts.screen
+    "pilot_commit": (),
+}
+"""Each step-sampler kind (a row of `sampling.spec.KINDS`): the adapters' trainers that run
+it (TrainerFacts.name); the reference trainer and the simulator run every kind."""
 
 
 WORDED_BY_STEP = {
@@ -232,6 +259,17 @@ def message(facts: TrainerFacts | str, key: str, **fields: Any) -> str:
     if text is None:
         raise KeyError(f"no message {key!r} for {name}")
     return text.format(**fields) if fields else text
+
+
+def check_sampler(facts: TrainerFacts, kind: str) -> None:
+    """Refuse step sampler `kind` where `facts`' trainer does not run it (SAMPLER_TRAINERS),
+    in one line: its MESSAGES row `sampler:<kind>`, else the "*" `sampler` one. KeyError for a
+    kind without a row (a new kind is a row there first)."""
+    if facts.name in SAMPLER_TRAINERS[kind]:
+        return
+    key = f"sampler:{kind}" if (facts.name, f"sampler:{kind}") in MESSAGES else "sampler"
+    runs = ", ".join(k for k, on in SAMPLER_TRAINERS.items() if facts.name in on)
+    raise ValueError(message(facts, key, trainer=facts.name, kind=kind, runs=runs))
 
 
 def clashes(facts: TrainerFacts, on: Mapping[str, Any]) -> list[str]:

@@ -4,7 +4,8 @@
 rollout counts under a fixed budget), `FewerRollouts` (uniform's schedule, a smaller bill) and
 `PilotCommit` (Pilot-Commit's candidate screening) are driven the same way
 by the reference trainer and the simulator (`sample(step, B, n, rollout)`), the way optax
-keeps its transforms apart from the optimizers they wrap.
+keeps its transforms apart from the optimizers they wrap. `SamplerSpec(kind, config)` names
+one, at every door (`spec.KINDS`: a row per kind).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from frontier_rft.sampling.dynamic_sampling import (
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, Round, Sampler, StepSamples
 
 __all__ = [
     "DAPO_MOVED",
+    "KINDS",
     "RETIRED_NAMES",
     "Allocation",
     "AllocationConfig",
@@ -35,5 +38,6 @@ __all__ = [
     "RolloutFn",
     "Round",
     "Sampler",
+    "SamplerSpec",
     "StepSamples",
 ]

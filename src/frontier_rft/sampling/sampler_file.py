@@ -13,7 +13,6 @@ Before SAMPLER_FILE a checkpoint held the same content under the sampler's own n
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +20,15 @@ from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import write_state_file
 from frontier_rft.core.selector import Selector
-from frontier_rft.sampling.allocation import Allocation, AllocationConfig
 from frontier_rft.sampling.base import same_config, saved_config
-from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.sampling.wrapper_file import naming_file, read_wrapper_state
 
 __all__ = [
     "LEGACY_FILES",
-    "SAMPLERS",
     "SAMPLER_FILE",
     "load_sampler",
     "save_sampler",
@@ -46,14 +42,6 @@ LEGACY_FILES = ("dynamic_sampling.npz", "allocation.npz", "pilot_commit.npz")
 """Where checkpoints written before SAMPLER_FILE held it (TRL's: `frontier_` + these)."""
 _STATELESS = (PassThrough.kind, FewerRollouts.kind)
 """Kinds that wrote no file before SAMPLER_FILE (no state of their own)."""
-SAMPLERS: dict[str, tuple[Callable[..., Sampler], type[Any] | None]] = {
-    PassThrough.kind: (PassThrough, None),
-    DynamicSampling.kind: (DynamicSampling, DynamicSamplingConfig),
-    Allocation.kind: (Allocation, AllocationConfig),
-    FewerRollouts.kind: (FewerRollouts, FewerRolloutsConfig),
-    PilotCommit.kind: (PilotCommit, PilotCommitConfig),
-}
-"""Each kind's class and config class (None: it has no settings), to build one from a file."""
 
 
 def save_sampler(
@@ -67,7 +55,7 @@ def save_sampler(
 def _read(path: Path) -> dict[str, Any]:
     """The state a sampler file holds (kind and config checked to be readable);
     CheckpointError (a ValueError) naming `path` for a bad file."""
-    return read_wrapper_state(path, SAMPLERS, "a step sampler", "save_sampler")
+    return read_wrapper_state(path, KINDS, "a step sampler", "save_sampler")
 
 
 def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
@@ -75,7 +63,8 @@ def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
     one was, or already restored when the file was saved without it), continuing exactly where
     the saved one stopped. CheckpointError (a ValueError) for a bad file."""
     state = _read(Path(path))
-    make, config_class = SAMPLERS[state["kind"]]
+    row = KINDS[state["kind"]]  # its class and config class, built bare: the state restores
+    make, config_class = row.sampler, row.config
     with naming_file(path):
         if config_class is None:
             sampler = make(selector)
@@ -141,7 +130,8 @@ def saved_sampler_state(
     # The selector is restored from its own file; the probe proves the state loads (its
     # load_state_dict is all-or-nothing), so the caller's later load cannot fail.
     state = {**state, "inner": {}}
-    make, config_class = SAMPLERS[sampler.kind]
+    row = KINDS[sampler.kind]
+    make, config_class = row.sampler, row.config
     probe = make(sampler.inner) if config_class is None else make(sampler.inner, sampler.config)
     try:
         probe.load_state_dict(state)

@@ -4,9 +4,11 @@ and the flat fields that spelled it before (`SamplerFlags`).
 The flat fields stay as sugar: they are the `frontier train` flags (--dynamic-sampling,
 --rollout-budget, --screen, --pc-pilot, ...), the keys of run.json, spec.json and --config
 files written before the pair, and the spelling of the bench's entry definitions and testbed
-settings, whose digests key the ledger. `SamplerFlags.sampler()` turns them into the pair and
-`SamplerFlags.of()` turns a pair back into them; `legacy_train_fields` is the one place an old
-TrainConfig dict is translated.
+settings, whose digests key the ledger. `SamplerFlags.spec()` turns them into the step
+sampler's spec (`sampling.spec.SamplerSpec`; `.sampler()` into the pair) and
+`SamplerFlags.of_spec()` (`.of()`) turns a spec back into them; `legacy_train_fields` is the one
+place an old TrainConfig dict is translated. Which flag sets which config field is the kind's
+row of `sampling.spec.KINDS`.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.config import check, check_choice, config_from_dict
+from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.selector import Selector
-from frontier_rft.sampling.allocation import COMMITS, VALUES, Allocation
+from frontier_rft.sampling.allocation import COMMITS, VALUES
 from frontier_rft.sampling.fewer_rollouts import (
     LOSS_SCALES,
     ROLLOUTS,
@@ -29,8 +31,7 @@ from frontier_rft.sampling.fewer_rollouts import (
     fewer_rollouts_from_run,
 )
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.pilot_commit import PilotCommit
-from frontier_rft.sampling.sampler_file import SAMPLERS
+from frontier_rft.sampling.spec import KINDS, SamplerSpec, kind_row
 from frontier_rft.sampling.step import Sampler
 
 __all__ = [
@@ -44,62 +45,18 @@ __all__ = [
     "sampler_settings",
 ]
 
-SAMPLER_NAMES = tuple(SAMPLERS)
+SAMPLER_NAMES = tuple(KINDS)
 """TrainConfig.sampler values: the `kind` each step sampler declares (passthrough = plain
 GRPO, dynamic_sampling, allocation, fewer_rollouts, pilot_commit)."""
 TRAIN_ROUND_RULES = ("standard", "dapo")
 """DynamicSamplingConfig.round_rule values the reference trainer offers (GRESO's rounds need
 GRESO's other settings: the simulator and TRL have them)."""
 
-_SWITCHED = ("dynamic_sampling", "allocation", "pilot_commit")
-"""Kinds turned on by a flag of their own name (fewer_rollouts: rollouts 'kept' or a screen)."""
-_FIELDS: dict[str, dict[str, str]] = {
-    "dynamic_sampling": {
-        "oversample": "oversample",
-        "adaptive_oversample": "adaptive",
-        "dapo_max_rounds": "max_rounds",
-        "dapo_round_rule": "round_rule",
-    },
-    "allocation": {
-        "rollout_budget": "budget",
-        "min_rollouts": "min_rollouts",
-        "max_rollouts": "max_rollouts",
-        "allocation_value": "value",
-        "pilot_rollouts": "pilot",
-        "commit": "commit",
-    },
-    "fewer_rollouts": {"screen": "screen", "loss_scale": "loss_scale"},  # + rollouts <-> skip
-    "pilot_commit": {
-        f"pc_{name}": name
-        for name in (
-            "pilot",
-            "candidates",
-            "commit_low",
-            "commit_high",
-            "evict_at",
-            "max_age",
-            "buffer_pick",
-            "max_rounds",
-        )
-    },
-}
-"""Flag -> the field of its sampler's config it sets, by kind."""
-
 
 def sampler_settings(name: str, config: Mapping[str, Any]) -> Any:
     """The config dataclass of step sampler `name` built from `config` (its fields to set,
     the rest default); None for passthrough, which has none. ValueError naming the field."""
-    check_choice("sampler", name, SAMPLER_NAMES)
-    check(isinstance(config, Mapping), "sampler_config must be a dict of the sampler's fields")
-    config_class = SAMPLERS[name][1]
-    if config_class is None:
-        check(
-            not config,
-            f"sampler {name!r} takes no settings, got sampler_config {dict(config)!r}: "
-            "name the sampler they belong to",
-        )
-        return None
-    return config_from_dict(config_class, config, what=f"sampler {name!r}")
+    return SamplerSpec.read(name, config).config
 
 
 def build_sampler(
@@ -110,27 +67,17 @@ def build_sampler(
     seed: int = 0,
     posterior: Callable[[NDArray[np.int64]], tuple[Any, Any]] | None = None,
 ) -> Sampler:
-    """Step sampler `name` with `config` (`sampler_settings`: its fields, or its config
-    dataclass) around `selector`: the one builder of the reference trainer, the simulator,
-    TRL and the bench. `seed` draws Pilot-Commit's buffer picks; `posterior` replaces an
-    allocation's Beta posteriors (the simulator's oracle)."""
-    check_choice("sampler", name, SAMPLER_NAMES)
-    config_class = SAMPLERS[name][1]
+    """Step sampler `name` with `config` (its fields, or its config dataclass) around
+    `selector`: `SamplerSpec.build` of that spec."""
+    config_class = kind_row(name).config
     given = config_class is not None and isinstance(config, config_class)
-    settings: Any = config if given else sampler_settings(name, config)
-    check(
-        posterior is None or name == Allocation.kind,
-        f"posterior is an allocation's; sampler {name!r} reads none",
-    )
-    if name == PassThrough.kind:
-        return PassThrough(selector)
-    if name == PilotCommit.kind:
-        return PilotCommit(selector, settings, seed=seed)
-    if name == Allocation.kind:
-        return Allocation(selector, settings, posterior=posterior)
-    make: Any = SAMPLERS[name][0]
-    sampler: Sampler = make(selector, settings)
-    return sampler
+    spec = SamplerSpec(name, config) if given else SamplerSpec.read(name, config)
+    return spec.build(selector, seed=seed, posterior=posterior)
+
+
+def _flagged() -> dict[str, Mapping[str, str]]:
+    """Flag -> the field of its sampler's config it sets, by kind (the kinds with flags)."""
+    return {kind: row.flags for kind, row in KINDS.items() if row.flags}
 
 
 @dataclass(frozen=True)
@@ -214,7 +161,9 @@ class SamplerFlags:
 
     def kind(self) -> str:
         """The sampler these flags turn on; ValueError when they turn on two."""
-        on = [kind for kind in _SWITCHED if getattr(self, kind)]
+        # a kind with a flag of its own name is turned on by it (fewer_rollouts: by its
+        # rollouts 'kept' or a screen)
+        on = [kind for kind in KINDS if kind in FLAG_NAMES and getattr(self, kind)]
         check_choice("rollouts", self.rollouts, ROLLOUTS)
         if self.rollouts == "kept" or self.screen:
             on.append(FewerRollouts.kind)
@@ -228,6 +177,11 @@ class SamplerFlags:
     def sampler(self) -> tuple[str, dict[str, Any]]:
         """(TrainConfig.sampler, TrainConfig.sampler_config) of these flags: every field of
         the sampler's config, as its flags set it; ValueError naming the flag."""
+        return self.spec().pair()
+
+    def spec(self) -> SamplerSpec:
+        """The step sampler these flags spell: the flat door's one conversion into the spec;
+        ValueError naming the flag."""
         check_choice("dapo_round_rule", self.dapo_round_rule, TRAIN_ROUND_RULES)
         check(
             not (self.adaptive_oversample and self.dapo_round_rule == "dapo"),
@@ -238,30 +192,42 @@ class SamplerFlags:
         check_choice("commit", self.commit, COMMITS)
         check_choice("loss_scale", self.loss_scale, LOSS_SCALES)
         kind = self.kind()
-        chosen: dict[str, Any] = {}
-        for other in _FIELDS:  # a sampler's flags are checked even while it is off
+        chosen = SamplerSpec()
+        flagged = _flagged()
+        for other in flagged:  # a sampler's flags are checked even while it is off
             settings: Any
             try:
                 if other == FewerRollouts.kind:  # the simulator's spelling too: one rule
                     settings = fewer_rollouts_from_run(self.rollouts, self.screen, self.loss_scale)
                 else:
-                    values = {field: getattr(self, flag) for flag, field in _FIELDS[other].items()}
+                    values = {field: getattr(self, flag) for flag, field in flagged[other].items()}
                     settings = sampler_settings(other, values)
             except ValueError as exc:
                 raise ValueError(_flag_message(other, str(exc))) from None
             if other == kind:
-                chosen = dataclasses.asdict(settings)
-        return kind, chosen
+                chosen = SamplerSpec(kind, settings)
+        return chosen
 
     @classmethod
     def of(cls, name: str, config: Mapping[str, Any]) -> SamplerFlags:
         """The flags that spell sampler `name` with `config`; ValueError when one of its
         settings has no flag (set it through sampler_config)."""
-        settings = sampler_settings(name, config)
-        if settings is None:
+        return cls.of_spec(SamplerSpec.read(name, config))
+
+    @classmethod
+    def of_spec(cls, spec: SamplerSpec) -> SamplerFlags:
+        """The flags that spell `spec`: the conversion back to the flat fields the ledger's
+        digests are taken from; ValueError when one of its settings has no flag (set it
+        through sampler_config)."""
+        name, settings = spec.kind, spec.config
+        if name == PassThrough.kind:  # every sampler's flag off
             return cls()
+        check(
+            bool(KINDS[name].flags),
+            f"sampler {name!r} has no flags of its own: name it by sampler and sampler_config",
+        )
         values = dataclasses.asdict(settings)
-        flags = {flag: values.pop(field) for flag, field in _FIELDS[name].items()}
+        flags = {flag: values.pop(field) for flag, field in KINDS[name].flags.items()}
         if name == FewerRollouts.kind:
             flags["rollouts"] = "kept" if values.pop("skip") else "full"
         else:
@@ -288,7 +254,7 @@ def _flag_names(kinds: list[str]) -> list[str]:
 def _flag_message(kind: str, text: str) -> str:
     """A config class's message with its field names as the flags spell them."""
     text = text.removeprefix(f"sampler {kind!r}: ")
-    for flag, field in _FIELDS[kind].items():
+    for flag, field in KINDS[kind].flags.items():
         if flag != field:
             text = text.replace(f"{field} must", f"{flag} must", 1)
             text = text.replace(f"need 0 <= {field}", f"need 0 <= {flag}", 1)

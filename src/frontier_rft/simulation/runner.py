@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.config import config_from_dict
+from frontier_rft.core.config import check, config_from_dict
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.jsonsafe import finite_or_none
 from frontier_rft.core.pool import TaskPool
@@ -35,7 +35,7 @@ from frontier_rft.sampling.fewer_rollouts import (
 )
 from frontier_rft.sampling.filtered_batch import FilteredBatch, gather
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.sampling.step import Sampler, rollout_metrics
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
@@ -118,8 +118,22 @@ class Entry:
     oracle: bool = False
     """With allocation: its rule reads each prompt's true pass rate (the simulated learner's,
     as a Beta of strength 1e4) instead of its posterior: what allocation could gain at best."""
+    sampler: SamplerSpec | None = None
+    """The step sampler named by its spec, any kind (sampling.spec.KINDS), instead of the
+    fields above (None: they say it)."""
 
     def __post_init__(self) -> None:
+        if self.sampler is not None:
+            check(
+                isinstance(self.sampler, SamplerSpec),
+                f"entry {self.label!r}: sampler must be a SamplerSpec, got {self.sampler!r}",
+            )
+            spelled = (self.dynamic_sampling, self.allocation, self.fewer_rollouts)
+            check(
+                all(v is None for v in spelled),
+                f"entry {self.label!r}: sampler names the step's sampler; drop "
+                "dynamic_sampling, allocation and fewer_rollouts",
+            )
         if self.dynamic_sampling not in DYNAMIC_SAMPLING:
             raise ValueError(
                 f"entry {self.label!r}: dynamic_sampling must be one of {DYNAMIC_SAMPLING}, "
@@ -142,19 +156,21 @@ class Entry:
         elif self.oracle:
             raise ValueError(f"entry {self.label!r}: oracle is for allocation; set allocation")
 
-    def sampler(self) -> tuple[str, dict[str, Any]]:
-        """The step sampler as `TrainConfig.sampler` and `.sampler_config` spell it (every
-        field): the spec a bench-rl entry's run has too, so a real verdict applies to the
-        simulated entry that runs the same thing (`Entry.oracle` is not part of it)."""
+    def spec(self) -> SamplerSpec:
+        """The step sampler of this entry: the simulator's one conversion into the spec, the
+        one a bench-rl entry's run has too, so a real verdict applies to the simulated entry
+        that runs the same thing (`Entry.oracle` is not part of it)."""
+        if self.sampler is not None:
+            return self.sampler
         fewer = self.fewer_rollouts_config()
         if fewer is not None:
-            return FewerRollouts.kind, asdict(fewer)
+            return SamplerSpec(FewerRollouts.kind, fewer)
         allocation = self.allocation_config()
         if allocation is not None:
-            return Allocation.kind, asdict(allocation)
+            return SamplerSpec(Allocation.kind, allocation)
         if self.dynamic_sampling is None:
-            return PassThrough.kind, {}
-        return DynamicSampling.kind, asdict(dynamic_sampling_config(self.dynamic_sampling))
+            return SamplerSpec(PassThrough.kind)
+        return SamplerSpec(DynamicSampling.kind, dynamic_sampling_config(self.dynamic_sampling))
 
     def allocation_config(self) -> AllocationConfig | None:
         """The entry's AllocationConfig (None: no allocation)."""
@@ -205,12 +221,11 @@ def collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
 
 
 def sampler_for(entry: Entry, selector: Selector, learner: SimulatedLearner) -> Sampler:
-    """The step sampler of `entry` (`Entry.sampler`) around `selector`, built as the
+    """The step sampler of `entry` (`Entry.spec`) around `selector`, built as the
     reference trainer builds its own; with `Entry.oracle`, the allocation reads `learner`'s
     true pass rates."""
-    name, config = entry.sampler()
     oracle = _true_rates(learner) if entry.oracle else None
-    return build_sampler(name, config, selector, posterior=oracle)
+    return entry.spec().build(selector, posterior=oracle)
 
 
 def dynamic_sampling_config(mode: str) -> DynamicSamplingConfig:
@@ -263,6 +278,8 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "dynamic_sampling": spec.entry.dynamic_sampling,
         "allocation": spec.entry.allocation,
         "fewer_rollouts": spec.entry.fewer_rollouts,
+        # only when named by its spec: every record of an entry without one stays as it was
+        **({} if spec.entry.sampler is None else {"sampler": list(spec.entry.sampler.pair())}),
         "seed": spec.seed,
         "note": NON_LLM_JUDGE_NOTE if "judge" in SELECTORS[name].collaborators else "",
         "given": list(spec.given),

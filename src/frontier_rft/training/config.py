@@ -22,12 +22,8 @@ from frontier_rft.sampling.allocation import Allocation
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.pilot_commit import PilotCommit
-from frontier_rft.sampling.sampler_flags import (
-    TRAIN_ROUND_RULES,
-    build_sampler,
-    legacy_train_fields,
-    sampler_settings,
-)
+from frontier_rft.sampling.sampler_flags import TRAIN_ROUND_RULES, legacy_train_fields
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
@@ -463,9 +459,13 @@ class TrainConfig:
             "(sampler fewer_rollouts), or set backfill off",
         )
 
+    def sampler_spec(self) -> SamplerSpec:
+        """This run's step sampler: `sampler` and `sampler_config` as one spec."""
+        return SamplerSpec.read(self.sampler, self.sampler_config)
+
     def sampler_settings(self) -> Any:
         """The config dataclass of this run's sampler (None for passthrough)."""
-        return sampler_settings(self.sampler, self.sampler_config)
+        return self.sampler_spec().config
 
     def shadow_configs(self) -> tuple[ShadowConfig, ...]:
         """The rules of `shadows`, parsed."""
@@ -505,7 +505,7 @@ class TrainConfig:
     def step_sampler(self, selector: Selector) -> Sampler:
         """The step sampler this run's `sampler` and `sampler_config` ask for around
         `selector`."""
-        return build_sampler(self.sampler, self.sampler_config, selector, seed=self.seed)
+        return self.sampler_spec().build(selector, seed=self.seed)
 
 
 def train_config(raw: Mapping[str, Any]) -> TrainConfig:

@@ -107,6 +107,11 @@ def directory_digest(folder: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+_SPELLED_APART = ("passthrough", "dynamic_sampling", "allocation", "pilot_commit", "fewer_rollouts")
+"""Step-sampler kinds an entry definition spells by keys of their own (fewer_rollouts: by the
+entry's own training fields, BenchEntry.own_train); any other kind is recorded as its spec."""
+
+
 def entry_definition(config: TrainConfig, own: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a run's entry runs: its selector, every config field resolved (defaults
     included), what it is given, its dynamic sampling settings (None when off), when on, its
@@ -134,6 +139,8 @@ def entry_definition(config: TrainConfig, own: Mapping[str, Any] | None = None) 
         definition["allocation"] = {**allocation, "group_weighting": config.group_weighting}
     if config.sampler == "pilot_commit":  # likewise
         definition["pilot_commit"] = dataclasses.asdict(settings)
+    if config.sampler not in _SPELLED_APART:  # a kind without keys of its own: by its spec
+        definition["sampler"] = list(config.sampler_spec().pair())
     definition.update(own or {})  # likewise: only what an entry sets itself
     out: dict[str, Any] = json.loads(json.dumps(definition, sort_keys=True, default=str))
     return out

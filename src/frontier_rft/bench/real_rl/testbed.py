@@ -18,6 +18,7 @@ from typing import Any
 from frontier_rft.lm.pretrained import SMOLLM2
 from frontier_rft.sampling.fewer_rollouts import RUN_FIELDS
 from frontier_rft.sampling.sampler_flags import FLAG_NAMES, SamplerFlags, flat_train_fields
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 
 __all__ = [
@@ -143,10 +144,11 @@ class BenchEntry:
                 f"got {', '.join(unknown)}"
             )
 
-    def sampler(self, base: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """(TrainConfig.sampler, .sampler_config) of this entry's runs, its flags set over
-        `base` (the testbed's SamplerFlags fields; None: their defaults): the spec a
-        simulated entry that runs the same thing has too (`simulation.runner.Entry.sampler`)."""
+    def spec(self, base: Mapping[str, Any] | None = None) -> SamplerSpec:
+        """The step sampler of this entry's runs, its flags set over `base` (the testbed's
+        SamplerFlags fields; None: their defaults): the bench's one conversion into the spec,
+        the one a simulated entry that runs the same thing has too
+        (`simulation.runner.Entry.spec`)."""
         own = self.own_train()
         flags = dict(base or {})
         flags.update({k: own[k] for k in FLAG_NAMES if k in own})
@@ -161,7 +163,7 @@ class BenchEntry:
                 **(self.allocation or {}),
                 "pilot_commit": self.pilot_commit is not None,
             }
-        ).sampler()
+        ).spec()
 
     def own_train(self) -> dict[str, Any]:
         """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
@@ -451,8 +453,8 @@ class Testbed:
         own = entry.own_train()  # its flat sampler fields, as its ledger definition has them
         for name in FLAG_NAMES:
             own.pop(name, None)  # the sampler's, below
-        base = SamplerFlags.of(self.train.sampler, self.train.sampler_config).as_fields()
-        sampler, sampler_config = entry.sampler(base)
+        base = SamplerFlags.of_spec(self.train.sampler_spec()).as_fields()
+        sampler, sampler_config = entry.spec(base).pair()
         return dataclasses.replace(
             self.train,
             **own,

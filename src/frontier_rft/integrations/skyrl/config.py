@@ -77,11 +77,9 @@ NOT_ON_SKYRL: dict[str, str] = {
     "returns (token-level rewards summed, step-wise ones from each trajectory's last step)",
 }
 """VerlSamplerConfig fields with no meaning on SkyRL, and why (refused by name)."""
-DYNAMIC_SAMPLING_ON_SKYRL = (
-    "is the TRL adapter's option: on SkyRL, dynamic sampling is SkyRL's own "
-    "trainer.algorithm.dynamic_sampling.type=filter (the adapter reports the groups it drops)"
-)
-"""Why a TRL dynamic-sampling option among the frontier settings is refused, and what to do."""
+DYNAMIC_SAMPLING_ON_SKYRL = message(SKYRL, "sampler:dynamic_sampling")
+"""Why a TRL dynamic-sampling option among the frontier settings is refused, and what to do
+(the plan's text: SkyRL does not run the dynamic_sampling step sampler)."""
 
 KEPT_WITH_DYNAMIC_SAMPLING = message(SKYRL, "kept+filter")
 """Why `rollouts: kept` is refused beside SkyRL's dynamic sampling (the plan's text, named

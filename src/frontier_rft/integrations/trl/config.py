@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
+from frontier_rft.integrations.plan import check_sampler
 from frontier_rft.integrations.pool import PoolColumns, SelectorSpec, reward_pair
 from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
@@ -33,10 +34,15 @@ from frontier_rft.integrations.trl.dynamic_config import (
     sampling_config,
     short_repr,
 )
-from frontier_rft.integrations.trl.fewer_config import settings_problems
+from frontier_rft.integrations.trl.fewer_config import TRL, settings_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
-from frontier_rft.sampling.dynamic_sampling import DynamicSamplingConfig
-from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
+from frontier_rft.sampling.fewer_rollouts import (
+    FewerRollouts,
+    FewerRolloutsConfig,
+    fewer_rollouts_from_run,
+)
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
@@ -296,15 +302,27 @@ class FrontierConfig:
         object.__setattr__(resolved, "rollouts", rollouts)
         return resolved
 
-    def fewer_rollouts_settings(self) -> FewerRolloutsConfig | None:
-        """The FewerRollouts settings of this config; None when every generation step
-        generates TRL's whole batch (rollouts: full, screen: 0). The trainer resolves
+    def sampler_spec(self) -> SamplerSpec:
+        """The step sampler inside each generation step, TRL's one conversion into the spec:
+        dynamic_sampling's (with its overrides) when on; FewerRollouts where rollouts is kept
+        or screen is set; else the pass-through (TRL's own generation). The trainer resolves
         rollouts: auto to full or kept first; unresolved, it reads as full."""
-        if self.rollouts != "kept" and not self.screen:
-            return None
-        return FewerRolloutsConfig(
-            skip=self.rollouts == "kept", screen=self.screen, loss_scale=self.loss_scale
-        )
+        if self._dynamic_sampling is not None:
+            spec = SamplerSpec(DynamicSampling.kind, self._dynamic_sampling)
+        elif self.rollouts != "kept" and not self.screen:
+            spec = SamplerSpec()
+        else:
+            rollouts = "kept" if self.rollouts == "kept" else "full"
+            fewer = fewer_rollouts_from_run(rollouts, self.screen, self.loss_scale)
+            spec = SamplerSpec(FewerRollouts.kind, fewer)
+        check_sampler(TRL, spec.kind)
+        return spec
+
+    def fewer_rollouts_settings(self) -> FewerRolloutsConfig | None:
+        """The FewerRollouts settings of this config (`sampler_spec`); None when every
+        generation step generates TRL's whole batch (rollouts: full, screen: 0)."""
+        spec = self.sampler_spec()
+        return spec.config if spec.kind == FewerRollouts.kind else None
 
     def pool_options(self) -> list[str]:
         """Options set away from their defaults that only matter when the adapter builds

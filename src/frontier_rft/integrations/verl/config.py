@@ -15,7 +15,12 @@ from frontier_rft.core.config import check
 from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, message
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
-from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES
+from frontier_rft.sampling.fewer_rollouts import (
+    LOSS_SCALES,
+    FewerRollouts,
+    fewer_rollouts_from_run,
+)
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
@@ -64,12 +69,9 @@ BATCH_SIZE_NOT_READ = (
 )
 """Why a batch_size among the sampler's fields is refused."""
 
-DYNAMIC_SAMPLING_ON_VERL = (
-    "on verl, dynamic sampling is verl's own filter: set algorithm.filter_groups.enable=true "
-    "and algorithm.filter_groups.metric=reward, and keep the selector here "
-    "(docs/integrations/verl.md, DAPO dynamic sampling)"
-)
-"""Why a TRL dynamic-sampling option among the sampler's fields is refused, and what to do."""
+DYNAMIC_SAMPLING_ON_VERL = message(VERL, "sampler:dynamic_sampling")
+"""Why a TRL dynamic-sampling option among the sampler's fields is refused, and what to do
+(the plan's text: verl does not run the dynamic_sampling step sampler)."""
 
 
 def trl_only(fields: Mapping[Any, Any]) -> list[str]:
@@ -238,6 +240,15 @@ class VerlSamplerConfig:
         for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
             value = getattr(self, name)
             check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
+
+    def sampler_spec(self) -> SamplerSpec:
+        """The step sampler these settings ask verl's (and SkyRL's) trainer for, their one
+        conversion into the spec: rollouts kept is FewerRollouts skipping with `loss_scale` (no
+        screen: neither trainer runs one), else the pass-through; an unresolved auto reads as
+        full (the trainer resolves it first)."""
+        if self.rollouts != "kept":
+            return SamplerSpec()
+        return SamplerSpec(FewerRollouts.kind, fewer_rollouts_from_run("kept", 0, self.loss_scale))
 
     def shadow_configs(
         self, group_size: int | None = None, group_name: str = "actor_rollout_ref.rollout.n"
