@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,10 +20,17 @@ from tiny_lm import char_tokenizer, tiny_llama
 from trl import GRPOConfig
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
-from frontier_rft.integrations.trl.step_driver import KINDS, UNDRIVEN, VALUES, StepDriver
+from frontier_rft.integrations.trl.step_driver import (
+    KINDS,
+    UNDRIVEN,
+    VALUES,
+    DriverKind,
+    StepDriver,
+)
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_file import SAMPLERS
 from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.step import StepSamples, fresh_batch
 
 pytestmark = [
     pytest.mark.integration,
@@ -95,10 +102,10 @@ def trainer(out: Path, frontier: FrontierConfig, reward: Keyed, **kw: Any) -> An
     )
 
 
-def test_every_sampler_kind_is_driven_or_refused_for_a_reason() -> None:
-    """A new step sampler kind is a row of KINDS (what the driver does differently for it)
-    or of UNDRIVEN (why not), nothing else; every row reports only values the driver has."""
-    assert set(KINDS) | set(UNDRIVEN) == set(SAMPLERS) and not set(KINDS) & set(UNDRIVEN)
+def test_the_driver_rows_are_step_sampler_kinds_with_what_the_driver_reads() -> None:
+    """A row of KINDS is a step sampler kind (what the driver does differently for it), a
+    row of UNDRIVEN one it does not run (why); every row reports only values it has."""
+    assert set(KINDS) <= set(SAMPLERS) and set(UNDRIVEN) <= set(SAMPLERS) - set(KINDS)
     for kind in KINDS.values():
         assert set(kind.metrics.values()) <= set(VALUES)
         assert {"rollouts", "filler_rollouts", "trained_groups", "empty_steps"} <= set(
@@ -195,7 +202,64 @@ def test_passthrough_a_kind_trl_never_drove_runs_through_the_driver_as_trls_own_
     assert len(logged) == 3 and all("curriculum/passthrough/rollouts_step" in h for h in logged)
 
 
-@pytest.mark.parametrize("kind", sorted(UNDRIVEN))
+class HalfTrained(PassThrough):
+    """A kind of the test's own: plain GRPO's round, the first half of its groups trained,
+    the loss normalised by all B (as fewer rollouts' `loss_scale: batch`)."""
+
+    kind: ClassVar[str] = "half_trained"
+
+    def sample(self, step: int, batch_size: int, group_size: int, rollout: Any) -> StepSamples:
+        whole = super().sample(step, batch_size, group_size, rollout)
+        picks = [(0, g) for g in range(batch_size // 2)]
+        train = fresh_batch(whole.rounds, picks, step, 0)
+        return StepSamples(step, whole.rounds, train, nominal_groups=batch_size)
+
+
+def test_a_new_kind_runs_on_trl_with_its_module_and_one_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adding a step sampler kind to TRL is its module and one row of KINDS: the driver
+    generates its rounds, trains its groups only and scales the policy gradient as its
+    StepSamples say, with the counters and metrics the row names."""
+    row = DriverKind(
+        label="half training",
+        off="drop the sampler",
+        namespace="half",
+        counters={
+            "rollouts": "half_rollouts",
+            "filler_rollouts": "half_filler_rollouts",
+            "trained_groups": "half_trained_groups",
+            "empty_steps": "half_empty_steps",
+        },
+        metrics={"rollouts": "rollouts", "groups": "groups_trained", "scale": "loss_scale"},
+        summary=("half/groups",),
+        on_empty="skip",
+    )
+    monkeypatch.setitem(KINDS, HalfTrained.kind, row)
+    reward = Keyed()
+    t = trainer(tmp_path, FrontierConfig(selector="uniform"), reward, max_steps=2)
+    driver = t._frontier_drive(HalfTrained(t.frontier_selector))
+    rows: list[int] = []
+    step = driver.step
+
+    def counted() -> dict[str, Any]:
+        out = step()
+        rows.append(int((out["completion_mask"].sum(dim=1) > 0).sum()))
+        assert driver.pg_scale == 0.5 and driver.loss_factor == 1.0  # dapo: per token
+        return out
+
+    driver.step = counted  # type: ignore[method-assign]
+    t.train()
+    assert [len(call) for call in reward.calls] == [PROMPTS * N_GEN] * 2
+    assert rows == [PROMPTS // 2 * N_GEN] * 2  # the trained half's rows only
+    metrics = t.frontier_metrics()
+    assert metrics == {**metrics, "half/groups": PROMPTS // 2, "half/scale": 0.5}
+    assert metrics["half/rollouts"] == t._frontier_counters["half_rollouts"] == 2 * PROMPTS * N_GEN
+    logged = [h for h in t.state.log_history if "loss" in h]
+    assert all("curriculum/half/groups" in h for h in logged) and len(logged) == 2
+
+
+@pytest.mark.parametrize("kind", sorted(set(SAMPLERS) - set(KINDS)))
 def test_a_kind_the_driver_does_not_run_is_one_line_and_changes_nothing(
     tmp_path: Path, kind: str
 ) -> None:
@@ -204,7 +268,8 @@ def test_a_kind_the_driver_does_not_run_is_one_line_and_changes_nothing(
     with pytest.raises(ValueError) as info:
         t._frontier_drive(build_sampler(kind, {}, t.frontier_selector))
     text = str(info.value)
-    assert f"not {kind!r}: {UNDRIVEN[kind]}" in text and "\n" not in text
+    why = UNDRIVEN.get(kind, "the driver has no row for it")
+    assert f"not {kind!r}: {why}" in text and "\n" not in text
     assert t.frontier_dynamic is None and t._frontier_counters == counters
     assert t.callback_handler.callbacks == callbacks
 

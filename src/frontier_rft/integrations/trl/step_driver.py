@@ -24,8 +24,8 @@ counters it keeps, its metrics and their summary, the words of its messages, and
 that trains no group does (dynamic sampling stops training with a message, as DAPO's own
 code stops with an error; fewer rollouts skips that generation's optimizer steps). How the
 policy gradient is scaled is the sampler's own answer (`StepSamples.loss_scale`). A kind
-with no row (`UNDRIVEN`: groups of several sizes in one step, groups held over steps) is
-refused when the driver is built.
+with no row is refused when the driver is built (`UNDRIVEN` says why for those that cannot
+run here: groups of several sizes in one step, groups held over steps).
 
 The loss of a step that trains G of its B groups is normalised by how TRL's `loss_type`
 normalises (dynamic_config.LOSS_NORMALISATION; `_normalise`). First TRL's whole loss, policy
@@ -270,7 +270,8 @@ UNDRIVEN: dict[str, str] = {
         "it continues groups at a later step, and TRL's step keeps no completions across steps"
     ),
 }
-"""Why the driver does not run the other kinds (a new kind is a row of KINDS or of this)."""
+"""Why the driver does not run these kinds (any other kind without a row in KINDS is refused
+too: a new kind runs on TRL once its row is there)."""
 
 DAPO_SUMMARY = KINDS[DynamicSampling.kind].summary
 """Dynamic sampling keys in TRL's logs at metrics_verbosity: summary."""
@@ -415,7 +416,7 @@ class StepDriver:
         kind = KINDS.get(getattr(wrapper, "kind", ""))
         if kind is None:
             name = getattr(wrapper, "kind", type(wrapper).__name__)
-            why = UNDRIVEN.get(name, "it is no step sampler of frontier_rft.sampling")
+            why = UNDRIVEN.get(name, "the driver has no row for it (step_driver.KINDS)")
             raise ValueError(
                 f"the TRL step driver runs {', '.join(KINDS)} steps, not {name!r}: {why}; "
                 "use one of those, or the reference trainer (frontier train)"
