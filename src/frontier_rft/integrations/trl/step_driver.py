@@ -105,6 +105,7 @@ __all__ = [
     "FEWER_SUMMARY",
     "KINDS",
     "UNDRIVEN",
+    "VALUES",
     "AdapterSeam",
     "DriverKind",
     "StepDriver",
