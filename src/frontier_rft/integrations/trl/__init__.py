@@ -2,8 +2,9 @@
 
 Needs the `trl` extra. `trainer` holds the trainer classes, `sampler` the RepeatSampler
 replacement, `rewards` the reward taps that feed the selector, `state` the checkpoint seam,
-`preflight` the checks that run before a model loads, `dynamic` (with `dynamic_config`)
-DAPO's dynamic sampling inside GRPOTrainer. `FrontierConfig` (and `preflight`)
+`preflight` the checks that run before a model loads, `step_driver` the one driver of a
+generation step through a step sampler inside GRPOTrainer (DAPO's dynamic sampling, with
+`dynamic_config`; fewer rollouts, with `fewer_config`). `FrontierConfig` (and `preflight`)
 import without TRL or torch, so a config can be checked anywhere; the trainer classes
 import TRL on first use.
 """

@@ -3,7 +3,7 @@ zero-variance test on TRL's combined reward.
 
 Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
 trl` names the same mistakes, before any model loads. The sampling loop itself is
-`frontier_rft.sampling.DynamicSampling`; `dynamic.py` drives it from inside GRPOTrainer.
+`frontier_rft.sampling.DynamicSampling`; `step_driver.py` drives it from inside GRPOTrainer.
 """
 
 from __future__ import annotations

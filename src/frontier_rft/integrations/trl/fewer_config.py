@@ -5,7 +5,7 @@ dynamic sampling and re-exported here).
 
 Imports neither torch nor TRL: `FrontierConfig` validates with it and `frontier check-config
 trl` names the same mistakes before any model loads. The step itself is
-`frontier_rft.sampling.FewerRollouts`; `fewer.py` drives it from inside GRPOTrainer.
+`frontier_rft.sampling.FewerRollouts`; `step_driver.py` drives it from inside GRPOTrainer.
 """
 
 from __future__ import annotations

@@ -32,14 +32,14 @@ What it changes, and where:
   `curriculum/tasks/distinct_trained`, the rollouts and distinct prompts trained so far,
   and goes into the JSONL file as well: what `frontier ab compare` reads.
 - With `FrontierConfig(dynamic_sampling=...)` (GRPO only): `_generate_and_score_completions`
-  runs each generation step as DAPO's rounds around the selector (dynamic.py); the train
+  runs each generation step as DAPO's rounds around the selector (step_driver.py); the train
   sampler then only paces TRL's loop (`StepTicks`) and the rewards reach the selector round
   by round, inside the step.
 - `rollouts: auto` (the default) is `kept` where the settings allow it (a selector that walks
   the data, GRPO, no dynamic sampling or shadows, a loss TRL lets us rescale) and `full`
   otherwise, with a warning naming why; `trainer.frontier_config` holds the choice.
 - With `FrontierConfig(rollouts="kept")` or `screen=k` (GRPO only): the same seam runs each
-  generation step through `FewerRollouts` (fewer.py): uniform's prompts for the step, only
+  generation step through `FewerRollouts` (step_driver.py): uniform's prompts for the step, only
   the kept (and, screening, the mixed) ones generated (through vLLM too), and only their
   rows trained (layout.py); TRL's schedule is unchanged.
 """
@@ -71,25 +71,11 @@ from frontier_rft.integrations.pool import (
     prompt_text,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.integrations.trl.dynamic import (
-    DAPO_SUMMARY,
-    DYNAMIC_COUNTERS,
-    AdapterSeam,
-    DynamicGeneration,
-    _trl_version,
-    check_wrappable,
-)
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
     TESTED_TRL,
     image_problems,
     trl_problems,
-)
-from frontier_rft.integrations.trl.fewer import (
-    FEWER_COUNTERS,
-    FEWER_SUMMARY,
-    FewerGeneration,
-    check_screenable,
 )
 from frontier_rft.integrations.trl.fewer_config import TRL, auto_rollouts, fewer_problems
 from frontier_rft.integrations.trl.preflight import (
@@ -112,6 +98,14 @@ from frontier_rft.integrations.trl.state import (
     save_state,
     save_step_sampler,
     state_digest,
+)
+from frontier_rft.integrations.trl.step_driver import (
+    COUNTERS,
+    AdapterSeam,
+    StepDriver,
+    _trl_version,
+    check_screenable,
+    check_wrappable,
 )
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
@@ -303,8 +297,7 @@ class FrontierTrainerMixin:
             "rollouts": 0,
             "unscorable": 0,
             "embedding_refreshes": 0,
-            **dict.fromkeys(DYNAMIC_COUNTERS, 0),
-            **dict.fromkeys(FEWER_COUNTERS, 0),
+            **dict.fromkeys(COUNTERS, 0),
         }
         self.frontier_stop_reason: str | None = None
         """Why training stopped early (dynamic sampling found no signal), else None."""
@@ -341,22 +334,28 @@ class FrontierTrainerMixin:
                 wrapped = self._frontier_tap.wrap(i, func, is_async_callable(func))
                 self.reward_funcs[i] = wrapped
         self._frontier_jsonl: JsonlLogger | None = None
-        self.frontier_dynamic: DynamicGeneration | None = None
-        """The step sampler inside each generation step, around the selector: DAPO's dynamic
-        sampling (FrontierConfig.dynamic_sampling) or FewerRollouts (rollouts: kept, screen)."""
+        self.frontier_dynamic: StepDriver | None = None
+        """The one step driver running each generation step through the step sampler around
+        the selector: DAPO's dynamic sampling (FrontierConfig.dynamic_sampling) or
+        FewerRollouts (rollouts: kept, screen); None: TRL's own generation."""
         settings, fewer = config.dynamic_sampling_settings(), config.fewer_rollouts_settings()
-        if settings is not None or fewer is not None:
-            parent = super()._generate_and_score_completions  # type: ignore[misc]
-            seam = AdapterSeam(
-                self._frontier_counters, rows, self._frontier_tap, self._frontier_gather
-            )
-            if settings is not None:
-                wrapper = build_sampler(DynamicSampling.kind, settings, selector)
-                self.frontier_dynamic = DynamicGeneration(self, wrapper, parent, seam)
-            else:
-                sampler = build_sampler(FewerRollouts.kind, fewer, selector)
-                self.frontier_dynamic = FewerGeneration(self, sampler, parent, seam)
-            self.add_callback(_SkipEmptyUpdate(self.frontier_dynamic))  # type: ignore[attr-defined]
+        if settings is not None:
+            self._frontier_drive(build_sampler(DynamicSampling.kind, settings, selector))
+        elif fewer is not None:
+            self._frontier_drive(build_sampler(FewerRollouts.kind, fewer, selector))
+
+    def _frontier_drive(self, sampler: Sampler) -> StepDriver:
+        """Run every generation step through `sampler` (any kind step_driver.KINDS lists),
+        with the callback that skips the updates of a step that trains no group; a kind the
+        driver does not run is refused, changing nothing."""
+        parent = super()._generate_and_score_completions  # type: ignore[misc]
+        seam = AdapterSeam(
+            self._frontier_counters, self._frontier_rows, self._frontier_tap, self._frontier_gather
+        )
+        driver = StepDriver(self, sampler, parent, seam)
+        self.frontier_dynamic = driver
+        self.add_callback(_SkipEmptyUpdate(driver))  # type: ignore[attr-defined]
+        return driver
 
     # ------------------------------------------------------------------ dynamic sampling
     def _frontier_check_dynamic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -661,7 +660,8 @@ class FrontierTrainerMixin:
             finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
             logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
             if config.metrics_verbosity == "summary":  # the filter's own summary, when on
-                dapo = {k: v for k, v in finite.items() if k in DAPO_SUMMARY + FEWER_SUMMARY}
+                own = () if self.frontier_dynamic is None else self.frontier_dynamic.kind.summary
+                dapo = {k: v for k, v in finite.items() if k in own}
                 logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
                 shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
                 logs.update(curriculum_metrics(shadow, "all", config.metrics_prefix))
@@ -803,10 +803,10 @@ _TrainerCallback: Any = TrainerCallback
 
 
 class _SkipEmptyUpdate(_TrainerCallback):  # type: ignore[misc]
-    """A dynamic sampling step that trained on no group makes no optimizer step: parameters
+    """A driven step that trained on no group makes no optimizer step: parameters
     without a gradient are skipped by torch's optimizers (momentum and weight decay too)."""
 
-    def __init__(self, dynamic: DynamicGeneration):
+    def __init__(self, dynamic: StepDriver):
         self.dynamic = dynamic
 
     def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -830,7 +830,7 @@ class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[m
         weighs G / B), the loss times the generation's factor (per-row loss types: B / G x
         the rows laid out over uniform's, so policy gradient and KL are the trained rows'
         mean), and TRL's entropy bonus (a mean over the micro-batch's trained tokens)
-        weighted so the step's is the trained rows' mean (DynamicGeneration.entropy_weight)."""
+        weighted so the step's is the trained rows' mean (StepDriver.entropy_weight)."""
         sampler = self.frontier_dynamic
         if sampler is not None and self.model.training and sampler.pg_scale != 1.0:
             # a copy: TRL reuses the batch's advantages (num_iterations > 1, its logs)

@@ -1,0 +1,313 @@
+"""The one TRL step driver (integrations/trl/step_driver.py): every step sampler kind
+FrontierConfig turns on runs through it, a kind TRL did not drive before (PassThrough) runs
+through it unchanged, and the kinds it does not run are refused in one line. The real
+GRPOTrainer on the tiny local model (tiny_lm.py), on CPU.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+import torch
+from datasets import Dataset
+from tiny_lm import char_tokenizer, tiny_llama
+from trl import GRPOConfig
+
+from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
+from frontier_rft.integrations.trl.step_driver import (
+    KINDS,
+    UNDRIVEN,
+    VALUES,
+    DriverKind,
+    StepDriver,
+)
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.sampler_file import SAMPLERS
+from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.step import StepSamples, fresh_batch
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+N = 24
+N_GEN = 4
+PROMPTS = 4  # B: distinct prompts of a generation batch
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Any:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+class Keyed:
+    """Solved (t % 3 == 0), unsolved (1) or mixed (2) by the prompt; records what it scores."""
+
+    __name__ = "keyed"
+
+    def __init__(self) -> None:
+        self.calls: list[list[int]] = []
+
+    def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
+        self.calls.append([int(t) for t in task_id])
+        seen: dict[int, int] = {}
+        out = []
+        for t in task_id:
+            i = seen.get(t, 0)
+            seen[t] = i + 1
+            out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
+        return out
+
+
+def trainer(out: Path, frontier: FrontierConfig, reward: Keyed, **kw: Any) -> Any:
+    values: dict[str, Any] = {
+        "output_dir": str(out),
+        "per_device_train_batch_size": PROMPTS * N_GEN,
+        "num_generations": N_GEN,
+        "max_completion_length": 8,
+        "max_steps": 3,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "use_cpu": True,
+        "seed": 0,
+        "learning_rate": 1e-3,
+        "disable_tqdm": True,
+        "beta": 0.0,
+    }
+    values.update(kw)
+    tok = char_tokenizer()
+    data = Dataset.from_dict(
+        {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
+    )
+    return FrontierGRPOTrainer(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=[reward],
+        args=GRPOConfig(**values),
+        train_dataset=data,
+        processing_class=tok,
+        frontier=frontier,
+    )
+
+
+def test_the_driver_rows_are_step_sampler_kinds_with_what_the_driver_reads() -> None:
+    """A row of KINDS is a step sampler kind (what the driver does differently for it), a
+    row of UNDRIVEN one it does not run (why); every row reports only values it has."""
+    assert set(KINDS) <= set(SAMPLERS) and set(UNDRIVEN) <= set(SAMPLERS) - set(KINDS)
+    for kind in KINDS.values():
+        assert set(kind.metrics.values()) <= set(VALUES)
+        assert {"rollouts", "filler_rollouts", "trained_groups", "empty_steps"} <= set(
+            kind.counters
+        )
+        assert kind.on_empty in ("stop", "skip") and (kind.on_empty == "skip") != bool(
+            kind.stop_fix
+        )
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"dynamic_sampling": "fixed"},
+        {"dynamic_sampling": "adaptive"},
+        {"dynamic_sampling": "greso"},
+        {"rollouts": "kept"},
+        {"rollouts": "full", "screen": 2},
+        {"rollouts": "kept", "screen": 2, "loss_scale": "kept"},
+    ],
+)
+def test_every_kind_trl_turns_on_runs_through_the_one_driver(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    """Each step sampler FrontierConfig turns on is run by one StepDriver, whose counters and
+    metrics are its kind's row."""
+    reward = Keyed()
+    t = trainer(tmp_path, FrontierConfig(selector="uniform", **settings), reward, max_steps=2)
+    driver = t.frontier_dynamic
+    assert type(driver) is StepDriver and driver.kind is KINDS[driver.wrapper.kind]
+    t.train()
+    counters = t._frontier_counters
+    names = driver.kind.counters
+    assert counters["generations"] == 2
+    assert counters[names["rollouts"]] == sum(len(c) for c in reward.calls) > 0
+    assert counters[names["trained_groups"]] > 0
+    metrics = t.frontier_metrics()
+    prefix = driver.kind.namespace
+    assert {f"{prefix}/{key}" for key in driver.kind.metrics} <= set(metrics)
+    assert metrics[f"{prefix}/rollouts"] == counters[names["rollouts"]]
+
+
+def test_passthrough_a_kind_trl_never_drove_runs_through_the_driver_as_trls_own_step(
+    tmp_path: Path,
+) -> None:
+    """Plain GRPO's step (PassThrough: the selector's B prompts, every group trained), run
+    through the one driver instead of TRL's data loader: the prompts TRL's own loop is given
+    by the same selector, and each step's batch exactly the one TRL's own method returns
+    for them (every row trained, nothing rescaled)."""
+    own_reward, driven_reward = Keyed(), Keyed()
+    own = trainer(tmp_path / "own", FrontierConfig(selector="uniform"), own_reward)
+    own.train()
+    driven = trainer(tmp_path / "driven", FrontierConfig(selector="uniform"), driven_reward)
+    assert driven.frontier_dynamic is None
+    driver = driven._frontier_drive(build_sampler(PassThrough.kind, {}, driven.frontier_selector))
+    assert driven.frontier_dynamic is driver and driver.kind is KINDS[PassThrough.kind]
+    parent, step = driver._parent, driver.step
+    trl_out: list[dict[str, Any]] = []
+    laid_out: list[dict[str, Any]] = []
+    factors: list[tuple[float, float]] = []
+
+    def recorded_parent(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        out = parent(inputs)
+        trl_out.append({k: v.clone() for k, v in out.items() if isinstance(v, torch.Tensor)})
+        return out
+
+    def recorded_step() -> dict[str, Any]:
+        out = step()
+        laid_out.append(out)
+        factors.append((driver.loss_factor, driver.pg_scale))
+        return out
+
+    driver._parent = recorded_parent
+    driver.step = recorded_step  # type: ignore[method-assign]
+    driven.train()
+    # the selector's B prompts a step (those TRL's own loop got), n completions each
+    assert len(driven_reward.calls) == 3 and driven_reward.calls == own_reward.calls
+    for call in driven_reward.calls:
+        assert len(call) == PROMPTS * N_GEN and len(set(call)) == PROMPTS
+    # one TRL call a step, its batch handed to TRL's loss as TRL returned it
+    assert len(trl_out) == len(laid_out) == 3 and factors == [(1.0, 1.0)] * 3
+    for trl, out in zip(trl_out, laid_out, strict=True):
+        assert set(trl) == set(out)
+        for key, value in trl.items():
+            torch.testing.assert_close(out[key], value, msg=key)
+    counters = driven._frontier_counters
+    assert counters["generations"] == 3 and counters["passthrough_rollouts"] == 3 * PROMPTS * N_GEN
+    assert counters["passthrough_trained_groups"] == 3 * PROMPTS
+    assert counters["passthrough_empty_steps"] == 0 and counters["passthrough_filler_rollouts"] == 0
+    metrics = driven.frontier_metrics()
+    assert metrics["passthrough/rows_step"] == PROMPTS * N_GEN
+    assert metrics["passthrough/rollouts_step"] == PROMPTS * N_GEN
+    logged = [h for h in driven.state.log_history if "loss" in h]
+    assert len(logged) == 3 and all("curriculum/passthrough/rollouts_step" in h for h in logged)
+
+
+class HalfTrained(PassThrough):
+    """A kind of the test's own: plain GRPO's round, the first half of its groups trained,
+    the loss normalised by all B (as fewer rollouts' `loss_scale: batch`)."""
+
+    kind: ClassVar[str] = "half_trained"
+
+    def sample(self, step: int, batch_size: int, group_size: int, rollout: Any) -> StepSamples:
+        whole = super().sample(step, batch_size, group_size, rollout)
+        picks = [(0, g) for g in range(batch_size // 2)]
+        train = fresh_batch(whole.rounds, picks, step, 0)
+        return StepSamples(step, whole.rounds, train, nominal_groups=batch_size)
+
+
+def test_a_new_kind_runs_on_trl_with_its_module_and_one_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adding a step sampler kind to TRL is its module and one row of KINDS: the driver
+    generates its rounds, trains its groups only and scales the policy gradient as its
+    StepSamples say, with the counters and metrics the row names."""
+    row = DriverKind(
+        label="half training",
+        off="drop the sampler",
+        namespace="half",
+        counters={
+            "rollouts": "half_rollouts",
+            "filler_rollouts": "half_filler_rollouts",
+            "trained_groups": "half_trained_groups",
+            "empty_steps": "half_empty_steps",
+        },
+        metrics={"rollouts": "rollouts", "groups": "groups_trained", "scale": "loss_scale"},
+        summary=("half/groups",),
+        on_empty="skip",
+    )
+    monkeypatch.setitem(KINDS, HalfTrained.kind, row)
+    reward = Keyed()
+    t = trainer(tmp_path, FrontierConfig(selector="uniform"), reward, max_steps=2)
+    driver = t._frontier_drive(HalfTrained(t.frontier_selector))
+    rows: list[int] = []
+    step = driver.step
+
+    def counted() -> dict[str, Any]:
+        out = step()
+        rows.append(int((out["completion_mask"].sum(dim=1) > 0).sum()))
+        assert driver.pg_scale == 0.5 and driver.loss_factor == 1.0  # dapo: per token
+        return out
+
+    driver.step = counted  # type: ignore[method-assign]
+    t.train()
+    assert [len(call) for call in reward.calls] == [PROMPTS * N_GEN] * 2
+    assert rows == [PROMPTS // 2 * N_GEN] * 2  # the trained half's rows only
+    metrics = t.frontier_metrics()
+    assert metrics == {**metrics, "half/groups": PROMPTS // 2, "half/scale": 0.5}
+    assert metrics["half/rollouts"] == t._frontier_counters["half_rollouts"] == 2 * PROMPTS * N_GEN
+    logged = [h for h in t.state.log_history if "loss" in h]
+    assert all("curriculum/half/groups" in h for h in logged) and len(logged) == 2
+
+
+@pytest.mark.parametrize("kind", sorted(set(SAMPLERS) - set(KINDS)))
+def test_a_kind_the_driver_does_not_run_is_one_line_and_changes_nothing(
+    tmp_path: Path, kind: str
+) -> None:
+    t = trainer(tmp_path, FrontierConfig(selector="uniform"), Keyed())
+    counters, callbacks = dict(t._frontier_counters), list(t.callback_handler.callbacks)
+    with pytest.raises(ValueError) as info:
+        t._frontier_drive(build_sampler(kind, {}, t.frontier_selector))
+    text = str(info.value)
+    why = UNDRIVEN.get(kind, "the driver has no row for it")
+    assert f"not {kind!r}: {why}" in text and "\n" not in text
+    assert t.frontier_dynamic is None and t._frontier_counters == counters
+    assert t.callback_handler.callbacks == callbacks
+
+
+def test_the_fewer_step_gives_its_own_advice_when_it_cannot_regroup(tmp_path: Path) -> None:
+    """An output the driver cannot regroup names the sampler that is on and how to turn it
+    off (the fewer-rollouts step used to advise `dynamic_sampling: off`, which is off)."""
+    t = trainer(tmp_path, FrontierConfig(selector="uniform", rollouts="kept"), Keyed())
+    parent = t.frontier_dynamic._parent
+
+    def newer_trl(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        out = parent(inputs)
+        out["pixel_values"] = torch.zeros(len(inputs), 3)
+        return out
+
+    t.frontier_dynamic._parent = newer_trl
+    with pytest.raises(ValueError) as info:
+        t.train()
+    text = str(info.value)
+    assert "returned pixel_values, which fewer rollouts cannot regroup" in text
+    assert text.endswith("set rollouts: full and screen: 0") and "dynamic_sampling" not in text
+
+
+def test_the_driver_reaches_no_private_trainer_attribute() -> None:
+    """step_driver.py uses TRL's public trainer attributes and the AdapterSeam the trainer
+    hands over, never the trainer's private ones (`trainer._...`)."""
+    import frontier_rft.integrations.trl.step_driver as module
+
+    reach = re.compile(r"\b(?:tr|trainer|self\.trainer)\._\w+")
+    assert reach.findall(Path(module.__file__).read_text()) == []
+
+
+def test_the_docs_name_the_one_driver() -> None:
+    """The TRL page and the architecture page name the one driver, not the two it replaced."""
+    repo = Path(__file__).resolve().parents[2]
+    trl_page = (repo / "docs" / "integrations" / "trl.md").read_text()
+    architecture = (repo / "docs" / "architecture.md").read_text()
+    assert "`StepDriver._lay_out`" in trl_page and "step_driver.filler_groups" in trl_page
+    assert "`step_driver`" in architecture
+    for page in (trl_page, architecture):
+        assert "DynamicGeneration" not in page and "FewerGeneration" not in page
