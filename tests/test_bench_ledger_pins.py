@@ -43,6 +43,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "skip-predict-kept-w50": "a32c8ca2",
     "skip-predict-kept-w50-backfill": "6b6bd73b",  # predictor with backfill (issue 62 item 6)
     "predict-only-kept-w50": "599f2e97",  # the predictor alone (issue 62 item 6)
+    "skip-predict-kept-w50-rescue": "6ac7dad5",  # predictor with rescue (issue 62 item 3)
     "screen4": "0e3b92c6",
     "greso-kept-screen4": "8fd51b15",
     "uniform-shadows": "a1cf821d",

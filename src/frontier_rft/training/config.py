@@ -21,10 +21,14 @@ from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.sampling.allocation import Allocation
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.pilot_commit import PilotCommit
-from frontier_rft.sampling.sampler_flags import TRAIN_ROUND_RULES, legacy_train_fields
+from frontier_rft.sampling.sampler_flags import (
+    TRAIN_ROUND_RULES,
+    legacy_train_fields,
+)
 from frontier_rft.sampling.spec import SamplerSpec
-from frontier_rft.sampling.step import Sampler
+from frontier_rft.sampling.step import MAX_GROUP_SIZE, Sampler
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
@@ -37,6 +41,7 @@ __all__ = [
     "GROUP_WEIGHTINGS",
     "LOSS_AGGREGATIONS",
     "PRECISIONS",
+    "RESCUE_SAMPLERS",
     "ModelConfig",
     "SFTConfig",
     "TrainConfig",
@@ -54,6 +59,8 @@ GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 BACKFILL_MODES = ("off", "replay")
 """TrainConfig.backfill: a kept step's freed group slots left empty, or filled by replay."""
+RESCUE_SAMPLERS = (PassThrough.kind, FewerRollouts.kind)
+"""TrainConfig.rescue: the samplers whose step trains every group it rolls out, whole."""
 PRECISIONS = ("fp32", "bf16")
 """TrainConfig.precision: float32 throughout, or bfloat16 autocast over float32 weights."""
 
@@ -294,6 +301,11 @@ class TrainConfig:
     backfill_is_cap: float = 3.0
     """backfill: cap c on a replayed token's IS weight r in the unclipped branch, dual-clip PPO
     (arXiv 1912.09729): loss -min(min(r, c) A, clip(r, 1 - clip_eps, 1 + clip_eps) A); > 1."""
+    rescue: int = 0
+    """Rescue rollouts: a trained group that comes back all-wrong, of a prompt never solved in
+    this run, gets this many more rollouts in the same step, and trains joined to them when one
+    is correct (0 = off; sampler passthrough or fewer_rollouts without screening;
+    training/rescue.py; docs/selectors/fewer_rollouts.md, "Rescue")."""
     shadows: tuple[str, ...] = ()
     """Rules to follow beside the run without changing it, e.g. greso,screen4,greso+screen4:
     each step logs what the rule would have saved and lost on this step's groups
@@ -389,6 +401,7 @@ class TrainConfig:
         check_choice("group_weighting", self.group_weighting, GROUP_WEIGHTINGS)
         self._check_sampler()
         self._check_backfill()
+        self._check_rescue()
         self._check_shadows()
         check(
             isinstance(self.eval_k, tuple)
@@ -457,6 +470,22 @@ class TrainConfig:
             self.backfill == "off" or self.sampler == FewerRollouts.kind,
             "backfill replay fills the group slots a kept step frees: add --rollouts kept "
             "(sampler fewer_rollouts), or set backfill off",
+        )
+
+    def _check_rescue(self) -> None:
+        """Rescue's count, and the samplers whose trained groups it can extend."""
+        n = self.rescue
+        check(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_GROUP_SIZE,
+            f"rescue must be an int >= 0 (0 = off, e.g. 8 more rollouts; at most "
+            f"{MAX_GROUP_SIZE}), got {n!r}",
+        )
+        screens = self.sampler == FewerRollouts.kind and self.sampler_settings().screen > 0
+        check(
+            not n or (self.sampler in RESCUE_SAMPLERS and not screens),
+            f"rescue extends the all-wrong groups a step trains, which sampler {self.sampler!r}"
+            f"{' with screening' if screens else ''} drops or splits: use plain GRPO or "
+            "--rollouts kept without --screen, or set rescue 0",
         )
 
     def sampler_spec(self) -> SamplerSpec:

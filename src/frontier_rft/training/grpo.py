@@ -8,7 +8,8 @@ One step, top to bottom (`Trainer.step`):
    chooses task ids (METIS: the policy judges m*B candidates first), the policy samples n
    completions per prompt (Allocation: n_k for prompt k) with `model.generate`, the
    verifier scores every completion, and the selector receives every reward as
-   `Feedback`; it returns the groups to train on;
+   `Feedback`; it returns the groups to train on (with `rescue: N`, an all-wrong one of a
+   prompt never solved gets N more rollouts, joined when one is correct: training/rescue.py);
 2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
    (leave-one-out), from `frontier_rft.core.advantages` (the same definitions the selectors
    use); groups of different sizes weigh one prompt each in the loss (`_row_weights`);
@@ -85,6 +86,7 @@ from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eva
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.references import load_references
+from frontier_rft.training.rescue import Rescue
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
 
 __all__ = ["PolicyLoss", "StepBatch", "Trainer", "aggregate", "policy_loss"]
@@ -283,6 +285,11 @@ class Trainer:
             self.backfill = ReplayBuffer(
                 cfg.backfill_buffer, cfg.backfill_max_age, cfg.backfill_max_uses
             )
+        self.rescue: Rescue | None = None
+        """rescue N > 0: the prompts solved so far and each step's rescue rollouts (saved in
+        trainer.json); None when off."""
+        if cfg.rescue:
+            self.rescue = Rescue(cfg.rescue, len(self.items), SUCCESS)
         if ckpt is None:
             self._start(references)
         else:
@@ -343,6 +350,8 @@ class Trainer:
             self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
             if self.backfill is not None:
                 self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
+            if self.rescue is not None:
+                self.rescue.load(state.get("rescue_solved"))
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -407,8 +416,11 @@ class Trainer:
 
         with self._amp():  # METIS's judge generates inside select
             samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
+            sampled = samples  # the sampler's rounds: the step's reward metrics, shadows, log
+            if self.rescue is not None:  # never-solved all-wrong groups: N more, joined if hit
+                samples = self.rescue.step(samples, rollout)
         train_groups = _joined(samples.train, rolled, self.step_count, self.pilots)
-        groups = _joined(samples.groups(), rolled, self.step_count)  # every group, whole
+        groups = _joined(sampled.groups(), rolled, self.step_count)  # every group, whole
         self.pilots = self._held_pilots(rolled)  # keep what a later step may commit
         records = []
         if self.judge is not None:  # this step's scored judgments, for the judge loss
@@ -459,7 +471,7 @@ class Trainer:
 
         rolled_rewards = np.concatenate([g.rewards for g in groups])
         self.last = {
-            "ids": samples.task_ids,
+            "ids": sampled.task_ids,
             "rewards": rolled_rewards,
             "advantages": train_adv,
             "records": records,
@@ -473,9 +485,9 @@ class Trainer:
         )
         gen_tokens = sum(len(c) for g in groups for c in g.completions)
         # What the step paid for: every completion generated this step (screening's and
-        # Pilot-Commit's included), and the rows and tokens the policy's forward and backward
-        # passes ran over (the trained groups' completions; an earlier pilot's and backfill's
-        # replayed ones included).
+        # Pilot-Commit's and rescue's included), and the rows and tokens the policy's forward
+        # and backward passes ran over (the trained groups' completions; an earlier pilot's,
+        # backfill's replayed ones and rescued groups' rescue rows included).
         generated = sum(len(c) for groups_r in rolled for g in groups_r for c in g.completions)
         trained: list[_Group | Stored] = [*train_groups, *replayed]
         trained_rows = sum(len(g.completions) for g in trained)
@@ -502,9 +514,9 @@ class Trainer:
                 if self.trained_tasks is not None
                 else {}
             ),
-            "train/sampling_rounds": float(len(samples.rounds)),
+            "train/sampling_rounds": float(len(sampled.rounds)),
             "train/loss_scale": pg_scale,
-            **{f"train/{k}": v for k, v in rollout_metrics(samples).items() if k != "rollouts"},
+            **{f"train/{k}": v for k, v in rollout_metrics(sampled).items() if k != "rollouts"},
             "perf/select_ms": select_ms,
             "perf/generate_s": gen_s[0],
             "perf/update_s": update_s,
@@ -514,6 +526,11 @@ class Trainer:
             **parts,
             **curriculum_metrics(self.sampler.metrics(), "all"),  # curriculum/... as TRL, verl
         }
+        if self.rescue is not None:
+            metrics.update(self.rescue.last)
+            metrics["rescue/generated_tokens"] = float(
+                sum(len(c) for r in rolled[len(sampled.rounds) :] for g in r for c in g.completions)
+            )
         metrics.update(self._shadow_step(groups))
         levels = np.array([self.items[g.task].level for g in groups])
         metrics["train/selected_level_mean"] = float(levels.mean())
@@ -769,6 +786,7 @@ class Trainer:
                 "embed_seconds": self.embed_seconds,
                 **({"pilot_completions": self._saved_pilots()} if self.pilots else {}),
                 **({"backfill": self.backfill.state()} if self.backfill is not None else {}),
+                **({"rescue_solved": self.rescue.state()} if self.rescue is not None else {}),
                 "trained_tasks": (
                     None
                     if self.trained_tasks is None

@@ -106,6 +106,9 @@ class BenchEntry:
     backfill: str | None = None
     """TrainConfig.backfill ('replay': a kept step's freed slots filled with replayed groups,
     training/backfill.py), or None (off; the digests of entries without it stay)."""
+    rescue: int | None = None
+    """TrainConfig.rescue (N more rollouts for a never-solved prompt's all-wrong group,
+    training/rescue.py), or None (off; the digests of entries without it stay)."""
     shadows: tuple[str, ...] = ()
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
@@ -173,6 +176,8 @@ class BenchEntry:
         own.update(self.pilot_commit or {})  # pc_evict_at may be None
         if self.backfill is not None:  # likewise
             own["backfill"] = self.backfill
+        if self.rescue is not None:  # likewise
+            own["rescue"] = self.rescue
         if self.shadows:  # only then: the digests of every entry without them stay as they were
             own["shadows"] = tuple(self.shadows)
         return own
@@ -366,6 +371,16 @@ EFFECT_ENTRIES = (
         fewer_rollouts={"rollouts": "kept"},
     ),
     BenchEntry(
+        "skip-predict-kept-w50-rescue",
+        "skip-predict",
+        {"wrong_floor": 0.5},
+        role="effect",
+        note="skip-predict-kept-w50 with 8 rescue rollouts for a never-solved prompt's all-wrong "
+        "group, joined to it (16) when one is correct: pass@k's side, at its cost",
+        fewer_rollouts={"rollouts": "kept"},
+        rescue=8,
+    ),
+    BenchEntry(
         "screen4",
         "uniform",
         role="effect",
@@ -485,11 +500,12 @@ class Testbed:
 
 
 def _recorded_train(config: TrainConfig) -> dict[str, Any]:
-    """A testbed's TrainConfig as its settings record it: the backfill fields only where set
-    otherwise than their defaults, so every report written before them rebuilds as it was."""
+    """A testbed's TrainConfig as its settings record it: the backfill and rescue fields only
+    where set otherwise than their defaults, so every report written before them rebuilds as
+    it was."""
     train: dict[str, Any] = json.loads(json.dumps(flat_train_fields(asdict(config))))
     for f in dataclasses.fields(TrainConfig):
-        if f.name.startswith("backfill") and train[f.name] == f.default:
+        if f.name.startswith(("backfill", "rescue")) and train[f.name] == f.default:
             del train[f.name]
     return train
 
