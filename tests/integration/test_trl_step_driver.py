@@ -24,12 +24,12 @@ from frontier_rft.integrations.trl.step_driver import (
     KINDS,
     UNDRIVEN,
     VALUES,
-    DriverKind,
     StepDriver,
+    driver_kind,
 )
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.sampler_file import SAMPLERS
 from frontier_rft.sampling.sampler_flags import build_sampler
+from frontier_rft.sampling.spec import KINDS as SAMPLER_KINDS
 from frontier_rft.sampling.step import StepSamples, fresh_batch
 
 pytestmark = [
@@ -105,8 +105,13 @@ def trainer(out: Path, frontier: FrontierConfig, reward: Keyed, **kw: Any) -> An
 def test_the_driver_rows_are_step_sampler_kinds_with_what_the_driver_reads() -> None:
     """A row of KINDS is a step sampler kind (what the driver does differently for it), a
     row of UNDRIVEN one it does not run (why); every row reports only values it has."""
-    assert set(KINDS) <= set(SAMPLERS) and set(UNDRIVEN) <= set(SAMPLERS) - set(KINDS)
-    for kind in KINDS.values():
+    assert set(KINDS) <= set(SAMPLER_KINDS) and set(UNDRIVEN) <= set(SAMPLER_KINDS) - set(KINDS)
+    assert all(driver_kind(name) is row for name, row in KINDS.items())
+    assert all(driver_kind(name) is None for name in (*UNDRIVEN, ""))
+    generic = driver_kind("new_kind")
+    assert generic is not None and generic.namespace == "new_kind"
+    assert generic.counters["rollouts"] == "new_kind_rollouts"
+    for kind in (*KINDS.values(), generic):
         assert set(kind.metrics.values()) <= set(VALUES)
         assert {"rollouts", "filler_rollouts", "trained_groups", "empty_steps"} <= set(
             kind.counters
@@ -215,27 +220,12 @@ class HalfTrained(PassThrough):
         return StepSamples(step, whole.rounds, train, nominal_groups=batch_size)
 
 
-def test_a_new_kind_runs_on_trl_with_its_module_and_one_row(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Adding a step sampler kind to TRL is its module and one row of KINDS: the driver
-    generates its rounds, trains its groups only and scales the policy gradient as its
-    StepSamples say, with the counters and metrics the row names."""
-    row = DriverKind(
-        label="half training",
-        off="drop the sampler",
-        namespace="half",
-        counters={
-            "rollouts": "half_rollouts",
-            "filler_rollouts": "half_filler_rollouts",
-            "trained_groups": "half_trained_groups",
-            "empty_steps": "half_empty_steps",
-        },
-        metrics={"rollouts": "rollouts", "groups": "groups_trained", "scale": "loss_scale"},
-        summary=("half/groups",),
-        on_empty="skip",
-    )
-    monkeypatch.setitem(KINDS, HalfTrained.kind, row)
+def test_a_new_kind_runs_on_trl_with_its_module_alone(tmp_path: Path) -> None:
+    """Adding a step sampler kind to TRL is its module: with no row of its own the driver
+    gives it the generic one (`driver_kind`), generates its rounds, trains its groups only
+    and scales the policy gradient as its StepSamples say, with counters and metrics under
+    its own name."""
+    assert HalfTrained.kind not in KINDS
     reward = Keyed()
     t = trainer(tmp_path, FrontierConfig(selector="uniform"), reward, max_steps=2)
     driver = t._frontier_drive(HalfTrained(t.frontier_selector))
@@ -253,13 +243,19 @@ def test_a_new_kind_runs_on_trl_with_its_module_and_one_row(
     assert [len(call) for call in reward.calls] == [PROMPTS * N_GEN] * 2
     assert rows == [PROMPTS // 2 * N_GEN] * 2  # the trained half's rows only
     metrics = t.frontier_metrics()
-    assert metrics == {**metrics, "half/groups": PROMPTS // 2, "half/scale": 0.5}
-    assert metrics["half/rollouts"] == t._frontier_counters["half_rollouts"] == 2 * PROMPTS * N_GEN
+    half = HalfTrained.kind
+    assert metrics == {
+        **metrics,
+        f"{half}/groups_trained": PROMPTS // 2,
+        f"{half}/loss_scale": 0.5,
+    }
+    rollouts = t._frontier_counters[f"{half}_rollouts"]
+    assert metrics[f"{half}/rollouts"] == rollouts == 2 * PROMPTS * N_GEN
     logged = [h for h in t.state.log_history if "loss" in h]
-    assert all("curriculum/half/groups" in h for h in logged) and len(logged) == 2
+    assert all(f"curriculum/{half}/groups_trained" in h for h in logged) and len(logged) == 2
 
 
-@pytest.mark.parametrize("kind", sorted(set(SAMPLERS) - set(KINDS)))
+@pytest.mark.parametrize("kind", sorted(UNDRIVEN))
 def test_a_kind_the_driver_does_not_run_is_one_line_and_changes_nothing(
     tmp_path: Path, kind: str
 ) -> None:
@@ -268,8 +264,7 @@ def test_a_kind_the_driver_does_not_run_is_one_line_and_changes_nothing(
     with pytest.raises(ValueError) as info:
         t._frontier_drive(build_sampler(kind, {}, t.frontier_selector))
     text = str(info.value)
-    why = UNDRIVEN.get(kind, "the driver has no row for it")
-    assert f"not {kind!r}: {why}" in text and "\n" not in text
+    assert f"not {kind!r}: {UNDRIVEN[kind]}" in text and "\n" not in text
     assert t.frontier_dynamic is None and t._frontier_counters == counters
     assert t.callback_handler.callbacks == callbacks
 

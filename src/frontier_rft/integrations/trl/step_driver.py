@@ -24,8 +24,11 @@ counters it keeps, its metrics and their summary, the words of its messages, and
 that trains no group does (dynamic sampling stops training with a message, as DAPO's own
 code stops with an error; fewer rollouts skips that generation's optimizer steps). How the
 policy gradient is scaled is the sampler's own answer (`StepSamples.loss_scale`). A kind
-with no row is refused when the driver is built (`UNDRIVEN` says why for those that cannot
-run here: groups of several sizes in one step, groups held over steps).
+with no row of its own gets the generic one (`driver_kind`: its counters and metrics under its
+own name, an empty step skipped), so a new kind runs on TRL with its module alone; the two
+named rows keep the counter and metric names TRL runs and checkpoints already hold. The kinds
+TRL's step cannot hold are refused when the driver is built (`UNDRIVEN` says why: groups of
+several sizes in one step, groups held over steps).
 
 The loss of a step that trains G of its B groups is normalised by how TRL's `loss_type`
 normalises (dynamic_config.LOSS_NORMALISATION; `_normalise`). First TRL's whole loss, policy
@@ -111,6 +114,7 @@ __all__ = [
     "StepDriver",
     "check_screenable",
     "check_wrappable",
+    "driver_kind",
     "filler_groups",
 ]
 
@@ -271,8 +275,43 @@ UNDRIVEN: dict[str, str] = {
         "it continues groups at a later step, and TRL's step keeps no completions across steps"
     ),
 }
-"""Why the driver does not run these kinds (any other kind without a row in KINDS is refused
-too: a new kind runs on TRL once its row is there)."""
+"""Why the driver does not run these kinds (every other kind runs, by its own row or the
+generic one, `driver_kind`)."""
+
+
+def driver_kind(name: str) -> DriverKind | None:
+    """The row of step sampler kind `name`: its own in `KINDS`, else the generic row (its
+    counters and metrics under its own name, as PassThrough's, an empty step skipped); None
+    for a kind TRL's step cannot hold (`UNDRIVEN`)."""
+    if name in KINDS:
+        return KINDS[name]
+    if not name or name in UNDRIVEN:
+        return None
+    return DriverKind(
+        label=f"step sampler {name!r}",
+        off="leave generation to TRL (no step sampler)",
+        namespace=name,
+        counters={
+            value: f"{name}_{value}"
+            for value in ("rollouts", "filler_rollouts", "trained_groups", "empty_steps")
+        },
+        metrics={
+            value: value
+            for value in (
+                "rollouts",
+                "rollouts_step",
+                "trained_groups",
+                "groups_trained",
+                "loss_scale",
+                "filler_rollouts",
+                "empty_steps",
+                "rows_step",
+            )
+        },
+        summary=(f"{name}/rollouts_step", f"{name}/groups_trained", f"{name}/loss_scale"),
+        on_empty="skip",
+    )
+
 
 DAPO_SUMMARY = KINDS[DynamicSampling.kind].summary
 """Dynamic sampling keys in TRL's logs at metrics_verbosity: summary."""
@@ -414,13 +453,13 @@ class StepDriver:
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
         seam: AdapterSeam,
     ):
-        kind = KINDS.get(getattr(wrapper, "kind", ""))
+        kind = driver_kind(getattr(wrapper, "kind", ""))
         if kind is None:
             name = getattr(wrapper, "kind", type(wrapper).__name__)
-            why = UNDRIVEN.get(name, "the driver has no row for it (step_driver.KINDS)")
+            why = UNDRIVEN.get(name, "it names no kind (Sampler.kind)")
             raise ValueError(
-                f"the TRL step driver runs {', '.join(KINDS)} steps, not {name!r}: {why}; "
-                "use one of those, or the reference trainer (frontier train)"
+                f"the TRL step driver runs every step sampler but {', '.join(UNDRIVEN)}, "
+                f"not {name!r}: {why}; use another, or the reference trainer (frontier train)"
             )
         self.kind = kind
         """What this sampler's kind makes differ (counters, metrics, the empty step)."""

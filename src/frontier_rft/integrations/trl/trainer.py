@@ -345,7 +345,7 @@ class FrontierTrainerMixin:
             self._frontier_drive(build_sampler(FewerRollouts.kind, fewer, selector))
 
     def _frontier_drive(self, sampler: Sampler) -> StepDriver:
-        """Run every generation step through `sampler` (any kind step_driver.KINDS lists),
+        """Run every generation step through `sampler` (any kind but step_driver.UNDRIVEN),
         with the callback that skips the updates of a step that trains no group; a kind the
         driver does not run is refused, changing nothing."""
         parent = super()._generate_and_score_completions  # type: ignore[misc]
