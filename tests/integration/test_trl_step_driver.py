@@ -16,6 +16,7 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 
 import torch
 from datasets import Dataset
+from test_trl_fewer import Keyed as Scored
 from tiny_lm import char_tokenizer, tiny_llama
 from trl import GRPOConfig
 
@@ -52,23 +53,17 @@ def one_torch_thread() -> Any:
     torch.set_num_threads(threads)
 
 
-class Keyed:
-    """Solved (t % 3 == 0), unsolved (1) or mixed (2) by the prompt; records what it scores."""
-
-    __name__ = "keyed"
+class Keyed(Scored):
+    """test_trl_fewer's reward by the prompt (solved, unsolved or mixed); also records the
+    task ids of each call it scores."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[list[int]] = []
 
     def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
         self.calls.append([int(t) for t in task_id])
-        seen: dict[int, int] = {}
-        out = []
-        for t in task_id:
-            i = seen.get(t, 0)
-            seen[t] = i + 1
-            out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
-        return out
+        return super().__call__(completions, task_id, **kwargs)
 
 
 def trainer(out: Path, frontier: FrontierConfig, reward: Keyed, **kw: Any) -> Any:
