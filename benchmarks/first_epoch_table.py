@@ -33,18 +33,32 @@ ROOT = Path(__file__).resolve().parents[1]
 LEDGERS = (ROOT / "benchmarks" / "ledger" / "timed", ROOT / "benchmarks" / "ledger")
 
 
-def _record(digest: str, entry: str, seed: int) -> dict[str, Any] | None:
-    """The entry's record of `seed` (the newest definition directory first is not needed:
-    one definition per entry here); None when no ledger holds it."""
-    for ledger in LEDGERS:
+def _record(
+    digest: str, entry: str, seed: int, ledgers: tuple[Path, ...] = LEDGERS
+) -> dict[str, Any] | None:
+    """The entry's record of `seed` in the first of `ledgers` that holds it (one definition
+    per entry here); None when none does."""
+    for ledger in ledgers:
         for path in sorted((ledger / digest / "cpu" / entry).glob(f"*/seed{seed}.json.gz")):
             with gzip.open(path, "rt") as fh:
                 return dict(json.load(fh))
     return None
 
 
+def _ledger_of(digest: str, entry: str) -> tuple[Path, ...]:
+    """The ledger that holds `entry`'s runs, so that it is paired with that ledger's uniform
+    (the timed and untimed ledgers' uniform runs ran on different code)."""
+    held = [ledger for ledger in LEDGERS if (ledger / digest / "cpu" / entry).is_dir()]
+    return tuple(held[:1]) or LEDGERS
+
+
 def _col(rec: dict[str, Any], name: str) -> list[float]:
     return [float(v) for v in rec["columns"].get(name, []) if v is not None]
+
+
+# Records written before a column was renamed or added carry the older name or none; a fact
+# with no column is nan (shown as "—"), never 0.
+DISTINCT_TRAINED = ("train/distinct_prompts_trained", "curriculum/tasks/distinct_trained")
 
 
 def _facts(rec: dict[str, Any], epoch_steps: int) -> dict[str, float]:
@@ -52,11 +66,11 @@ def _facts(rec: dict[str, Any], epoch_steps: int) -> dict[str, float]:
     tokens = _col(rec, "train/generated_tokens")
     p1, p8 = _col(rec, "eval/pass@1"), _col(rec, "eval/pass@8")
     quarter = max(1, math.ceil(len(p1) / 4))
-    trained = _col(rec, "train/distinct_prompts_trained")
+    trained = next((c for name in DISTINCT_TRAINED if (c := _col(rec, name))), [])
     return {
         "epoch1": sum(rollouts[:epoch_steps]),
         "all": sum(rollouts),
-        "tokens": sum(tokens),
+        "tokens": sum(tokens) if tokens else float("nan"),
         "pass1": p1[-1],
         "pass8": p8[-1],
         "pass1_last_quarter": float(np.mean(p1[-quarter:])),
@@ -79,7 +93,6 @@ def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> s
 
     digest = testbed_digest(standard_testbed(pool_size, steps))
     epoch_steps = pool_size // 16
-    base = {s: _record(digest, "uniform", s) for s in seeds}
     lines = [
         f"| entry ({pool_size} prompts, seeds {seeds[0]}-{seeds[-1]}) | epoch-1 rollouts | "
         "all rollouts | generated tokens | pass@1 − uniform | pass@1 last quarter | "
@@ -88,8 +101,9 @@ def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> s
     ]
     for entry in ["uniform", *entries]:
         rows = []
+        ledger = _ledger_of(digest, entry)
         for s in seeds:
-            rec, ref = _record(digest, entry, s), base[s]
+            rec, ref = _record(digest, entry, s, ledger), _record(digest, "uniform", s, ledger)
             if rec is None or ref is None:
                 continue
             rows.append((_facts(rec, epoch_steps), _facts(ref, epoch_steps)))
@@ -107,7 +121,9 @@ def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> s
         lines.append(
             f"| {entry} ({len(rows)} seeds) | {ratio('epoch1')} | {ratio('all')} | "
             f"{ratio('tokens')} | {diff('pass1')} | {diff('pass1_last_quarter')} | "
-            f"{diff('pass8')} | {trained['mean']:.0f} |"
+            f"{diff('pass8')} | "
+            + ("—" if trained["mean"] is None else f"{trained['mean']:.0f}")
+            + " |"
         )
     return "\n".join(lines)
 

@@ -53,3 +53,27 @@ def test_the_calibration_is_read_under_each_entrys_own_selector(script: Any) -> 
         "curriculum/skip-predict/calibration/epoch2/groups"
     )
     assert script.calibration_key("no-such-entry", 1, "groups") is None
+
+
+def test_an_entry_in_the_untimed_ledger_is_paired_with_that_ledgers_uniform(script: Any) -> None:
+    """screen4's 1,280-prompt runs are in the untimed ledger: they pair with its uniform runs
+    (the timed ledger's ran on other code), their distinct prompts trained come from the
+    older column, and the generated tokens they never logged show as missing, not as 0x."""
+    text = script.table(1280, 160, [0, 1], ["screen4"])
+    row = next(ln for ln in text.splitlines() if ln.startswith("| screen4"))
+    cells = row.split(" | ")
+    assert cells[3] == "—"  # generated tokens: no column in these records
+    assert cells[-1].rstrip(" |").isdigit()  # distinct prompts trained
+    untimed = script.LEDGERS[1:]
+    digest = "15805e4bbe8b"
+    pairs = [
+        (
+            script._record(digest, "screen4", s, untimed),
+            script._record(digest, "uniform", s, untimed),
+        )
+        for s in (0, 1)
+    ]
+    expected = (
+        sum(script._facts(a, 80)["pass1"] - script._facts(b, 80)["pass1"] for a, b in pairs) / 2
+    )
+    assert cells[4].startswith(f"{expected:+.3f}")
