@@ -510,6 +510,13 @@ def test_a_trl_whose_private_method_cannot_be_wrapped_is_one_line() -> None:
             check_wrappable(cls)
         text = str(info.value)
         assert phrase in text and "tested with TRL 1.16.0" in text and "\n" not in text
+        assert "set dynamic_sampling: off" in text
+        # a kept run's refusal turns off what it runs, not dynamic sampling
+        with pytest.raises(ValueError) as info:
+            check_wrappable(cls, "fewer_rollouts")
+        text = str(info.value)
+        assert text.endswith("or set rollouts: full and screen: 0")
+        assert phrase in text and "dynamic_sampling" not in text
 
 
 def test_an_output_it_cannot_regroup_is_one_line_not_a_wrong_batch(tmp_path: Path) -> None:

@@ -334,14 +334,15 @@ def _trl_version() -> str:
         return "unknown"
 
 
-def check_wrappable(trainer_cls: type) -> None:
+def check_wrappable(trainer_cls: type, kind: str = DynamicSampling.kind) -> None:
     """ValueError (one line) when this TRL's GRPOTrainer does not have the private seam the
     step driver wraps: `_generate_and_score_completions(self, inputs)` called from
-    `_prepare_inputs`."""
+    `_prepare_inputs`; its advice turns off the step sampler `kind` (`KINDS`)."""
     version = _trl_version()
+    row = KINDS[kind]
     fix = (
-        f"dynamic_sampling is tested with TRL {', '.join(TESTED_TRL)}: install one "
-        "(pip install 'trl==" + TESTED_TRL[-1] + "') or set dynamic_sampling: off"
+        f"{row.label} is tested with TRL {', '.join(TESTED_TRL)}: install one "
+        f"(pip install 'trl=={TESTED_TRL[-1]}') or {row.off}"
     )
     method = getattr(trainer_cls, "_generate_and_score_completions", None)
     prepare = getattr(trainer_cls, "_prepare_inputs", None)

@@ -438,7 +438,7 @@ class FrontierTrainerMixin:
         values = self._frontier_settings(args, kwargs)
         problems = fewer_problems(values, kind, frontier.rollouts, frontier.screen)
         if kind == "grpo" and not problems:
-            check_wrappable(type(self))
+            check_wrappable(type(self), FewerRollouts.kind)
             if frontier.screen:
                 check_screenable(type(self))
             if set(IMAGE_COLUMNS) & set(_frontier_columns(kwargs)):
