@@ -86,23 +86,39 @@ def _ledger_record(pool_size: int, steps: int, seed: int) -> dict[str, Any] | No
 
 
 def ledger_mixed_share(pool_size: int, steps: int) -> dict[str, Any]:
-    """Per epoch, each committed uniform seed's mean share of mixed groups (its logged
-    effective task ratio: the mixed groups of each step): the oracle's spend on every seed the
-    ledger holds, without the all-correct / all-wrong split."""
+    """The standard CPU testbed's `testbed_mixed_share` at this pool and schedule: the oracle's
+    spend on every seed the ledger holds, without the all-correct / all-wrong split."""
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
-    digest = testbed_digest(standard_testbed(pool_size, steps))
+    return testbed_mixed_share(testbed_digest(standard_testbed(pool_size, steps)), "cpu")
+
+
+SMOLLM2_TESTBED = "619d1051399b"
+"""The ledger's SmolLM2-135M-Instruct testbed (GPU, arithmetic, 512 prompts, 64 steps of 16:
+2 epochs): the only pretrained-LM start state the ledger holds uniform runs of."""
+
+
+def testbed_mixed_share(digest: str, device: str) -> dict[str, Any]:
+    """Per epoch (the first and second half of the steps), each committed uniform seed's mean
+    share of mixed groups (its logged effective task ratio) and mean training success rate,
+    from the ledger's records of testbed `digest` on `device`."""
     per_seed: dict[int, dict[str, float]] = {}
     for ledger in LEDGERS:
-        for path in sorted((ledger / digest / "cpu" / "uniform").glob("*/seed*.json.gz")):
+        for path in sorted((ledger / digest / device / "uniform").glob("*/seed*.json.gz")):
             seed = int(path.name[4:].split(".")[0])
             if seed in per_seed:
-                continue  # the main ledger's record first; the timed rerun is the same seed
+                continue
             with gzip.open(path, "rt") as fh:
                 cols = json.load(fh)["columns"]
             etr = [v for v in cols["train/effective_task_ratio"] if v is not None]
+            success = [v for v in cols["train/success_rate"] if v is not None]
             half = len(etr) // 2
-            per_seed[seed] = {"1": float(np.mean(etr[:half])), "2": float(np.mean(etr[half:]))}
+            per_seed[seed] = {
+                "1": float(np.mean(etr[:half])),
+                "2": float(np.mean(etr[half:])),
+                "success1": float(np.mean(success[:half])),
+                "success2": float(np.mean(success[half:])),
+            }
     return {"seeds": sorted(per_seed), "mixed": per_seed}
 
 
@@ -214,6 +230,28 @@ def page(results: dict[str, Any]) -> str:
             f"| {size} | {block['steps']} | {len(shares)} | {_fmt(e1)} | {_fmt(e2)} | "
             f"{_fmt(both)} |"
         )
+    smol = results.get("smollm2")
+    if smol and smol["mixed"]:
+        shares = smol["mixed"]
+        e1 = _mean_ci([v["1"] for v in shares.values()])
+        e2 = _mean_ci([v["2"] for v in shares.values()])
+        both = _mean_ci([(v["1"] + v["2"]) / 2 for v in shares.values()])
+        s1 = np.mean([v["success1"] for v in shares.values()])
+        s2 = np.mean([v["success2"] for v in shares.values()])
+        lines += [
+            "",
+            f"### A pretrained LM: SmolLM2-135M-Instruct (ledger testbed `{SMOLLM2_TESTBED}`)",
+            "",
+            "The ledger's uniform runs of the GPU testbed (SmolLM2-135M-Instruct from its GGUF, "
+            "arithmetic levels 1x2, 1\\*2, 2, 2-2, 512 prompts, 64 steps x 16 prompts x 8 "
+            "rollouts, 2 epochs, one H200; code named in each record). Their records log each "
+            "step's mixed share but not the all-correct / all-wrong split, so only the oracle's "
+            "spend is given, with the mean training success rate beside it.",
+            "",
+            "| seeds | epoch 1 | epoch 2 | both | mean success rate, epoch 1 / 2 |",
+            "|---|---|---|---|---|",
+            f"| {len(shares)} | {_fmt(e1)} | {_fmt(e2)} | {_fmt(both)} | {s1:.2f} / {s2:.2f} |",
+        ]
     lines += ["", "## The split by outcome and level (reruns of uniform with the reward log)", ""]
     for key, block in sorted(results["pools"].items(), key=lambda kv: int(kv[0])):
         rows = block["seeds"]
@@ -271,7 +309,8 @@ def main() -> int:
         results.setdefault("ledger", {})[str(size)] = {"steps": steps} | ledger_mixed_share(
             size, steps
         )
-        json_path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    results["smollm2"] = testbed_mixed_share(SMOLLM2_TESTBED, "cuda")
+    json_path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     OUT.with_suffix(".md").write_text(page(results) + "\n")
     print(OUT.with_suffix(".md").read_text())
     return 0
