@@ -56,25 +56,25 @@ def _col(rec: dict[str, Any], name: str) -> list[float]:
     return [float(v) for v in rec["columns"].get(name, []) if v is not None]
 
 
-# Records written before a column was renamed or added carry the older name or none; a fact
-# with no column is nan (shown as "—"), never 0.
-DISTINCT_TRAINED = ("train/distinct_prompts_trained", "curriculum/tasks/distinct_trained")
-
-
 def _facts(rec: dict[str, Any], epoch_steps: int) -> dict[str, float]:
+    """What the table reads of one record; tokens and distinct prompts trained as the bench's
+    own report counts them (records that predate a count give nan, shown as "—")."""
+    from frontier_rft.bench.real_rl.ledger import run_from_record
+    from frontier_rft.bench.real_rl.report import distinct_trained, generated_tokens
+
     rollouts = _col(rec, "train/rollouts")
-    tokens = _col(rec, "train/generated_tokens")
     p1, p8 = _col(rec, "eval/pass@1"), _col(rec, "eval/pass@8")
     quarter = max(1, math.ceil(len(p1) / 4))
-    trained = next((c for name in DISTINCT_TRAINED if (c := _col(rec, name))), [])
+    run = run_from_record(rec)
+    trained = distinct_trained(run)[0]
     return {
         "epoch1": sum(rollouts[:epoch_steps]),
         "all": sum(rollouts),
-        "tokens": sum(tokens) if tokens else float("nan"),
+        "tokens": generated_tokens(run),
         "pass1": p1[-1],
         "pass8": p8[-1],
         "pass1_last_quarter": float(np.mean(p1[-quarter:])),
-        "trained": trained[-1] if trained else float("nan"),
+        "trained": float("nan") if trained is None else trained,
     }
 
 

@@ -208,7 +208,7 @@ def summarize_runs(
         row["distinct_mixed"] = mean_ci(
             [_train_last(by_seed[s], "curriculum/tasks/distinct_trained") for s in seeds]
         )
-        trained = [_distinct_trained(by_seed[s]) for s in seeds]
+        trained = [distinct_trained(by_seed[s]) for s in seeds]
         row["distinct_trained"] = mean_ci([v for v, _ in trained])
         row["distinct_trained_source"] = sorted({how for _, how in trained})
         row["mixed_dropped_share"] = mean_ci([_mixed_dropped_share(by_seed[s]) for s in seeds])
@@ -246,7 +246,7 @@ def summarize_runs(
         # generated and trained, and seconds (generation, update, whole steps: wall-clock
         # only compares when both arms ran side by side on one machine, as bench-rl's jobs do).
         for name, spent in (
-            ("generated_tokens_vs_uniform", _generated_tokens),
+            ("generated_tokens_vs_uniform", generated_tokens),
             ("trained_tokens_vs_uniform", lambda run: _train_sum(run, "train/trained_tokens")),
             ("generate_s_vs_uniform", lambda run: _train_sum(run, "perf/generate_s")),
             ("update_s_vs_uniform", lambda run: _train_sum(run, "perf/update_s")),
@@ -262,7 +262,7 @@ def _ratio(a: float, b: float) -> float:
     return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else float("nan")
 
 
-def _generated_tokens(run: Mapping[str, Any]) -> float:
+def generated_tokens(run: Mapping[str, Any]) -> float:
     """Completion tokens a run generated: its logged `train/generated_tokens`, or, for a
     record that predates that count, each step's mean completion length times its rollouts
     (exact up to the ledger's rounding where every rolled-out completion is a rollout)."""
@@ -285,7 +285,7 @@ DROPPED_MIXED = (
 """Dynamic sampling's cumulative counts of mixed groups dropped without training."""
 
 
-def _distinct_trained(run: Mapping[str, Any]) -> tuple[float | None, str]:
+def distinct_trained(run: Mapping[str, Any]) -> tuple[float | None, str]:
     """Distinct prompts whose mixed group reached the loss, and how it is known: 'logged'
     (the trainer counted them), 'nothing dropped' (every mixed group rolled out was trained,
     so the selector's count is it) or 'not recorded' (groups were dropped and the record
@@ -500,7 +500,7 @@ def _rollouts_and_prompts(
         for n in names
     }
     measured["distinct_trained"] = {
-        n: mean_ci([_distinct_trained(runs[n][k])[0] for k in s]) for n in names
+        n: mean_ci([distinct_trained(runs[n][k])[0] for k in s]) for n in names
     }
     return measured, {}
 
