@@ -1,6 +1,6 @@
 """DAPO dynamic sampling inside TRL's GRPOTrainer: the old import names of what
 `step_driver` runs for every step sampler (`DynamicGeneration` is `StepDriver`; dynamic
-sampling's counters, summary keys and empty-step rule are its row of `step_driver.KINDS`)."""
+sampling's counters, summary keys and empty-step rule are its row of `driver_kinds.KINDS`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Fewer rollouts (`rollouts: kept`, `screen: k`) inside TRL's GRPOTrainer: the old import
 names of what `step_driver` runs for every step sampler (`FewerGeneration` is `StepDriver`;
 fewer rollouts' counters, summary keys and empty-step rule are its row of
-`step_driver.KINDS`, its loss scaling `FewerRollouts`' own `StepSamples.loss_scale`)."""
+`driver_kinds.KINDS`, its loss scaling `FewerRollouts`' own `StepSamples.loss_scale`)."""
 
 from __future__ import annotations
 

@@ -68,19 +68,30 @@ refused (dynamic_config.trl_problems).
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import to_unit_range
+from frontier_rft.integrations.trl.driver_kinds import (
+    COUNTERS,
+    DAPO_SUMMARY,
+    DYNAMIC_COUNTERS,
+    FEWER_COUNTERS,
+    FEWER_SUMMARY,
+    KINDS,
+    UNDRIVEN,
+    VALUES,
+    DriverKind,
+    driver_kind,
+)
 from frontier_rft.integrations.trl.dynamic_config import (
     TESTED_TRL,
     normalisation,
@@ -92,12 +103,8 @@ from frontier_rft.integrations.trl.rewards import (
     check_combined_rewards,
     combine_rewards,
 )
-from frontier_rft.sampling.allocation import Allocation
-from frontier_rft.sampling.dynamic_sampling import DynamicSampling
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.integrations.trl.seam_check import check_screenable, check_wrappable, trl_version
 from frontier_rft.sampling.filtered_batch import FilteredBatch
-from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.pilot_commit import PilotCommit
 from frontier_rft.sampling.step import Sampler, StepSamples
 
 __all__ = [
@@ -136,266 +143,6 @@ ROW_KEYS = ("advantages",)
 """Output keys with one value per completion."""
 _RECOMPUTED = ("num_items_in_batch",)
 _KNOWN = frozenset(LEFT_PADDED + RIGHT_PADDED + ROW_KEYS + _RECOMPUTED)
-
-VALUES = (
-    "rollouts",
-    "rollouts_step",
-    "rollouts_per_trained_group",
-    "rollouts_per_trained_group_cumulative",
-    "trained_groups",
-    "groups_trained",
-    "padded_groups",
-    "filler_rollouts",
-    "empty_steps",
-    "loss_scale",
-    "rows_step",
-)
-"""What a kind's metrics may report (`StepDriver.values`): completions generated (all steps,
-this step, this step's and the run's per trained group), groups trained (all steps, this
-step), groups short of B (all steps), completions of filler groups, steps that trained no
-group, this step's factor on the policy gradient, rows laid out this step."""
-
-
-@dataclass(frozen=True)
-class DriverKind:
-    """What the one step driver does differently for one step sampler kind: data, one row a
-    kind in `KINDS`."""
-
-    label: str
-    """The sampler as the driver's messages name it ("dynamic sampling")."""
-    off: str
-    """How the user turns it off, as a message's advice ("set dynamic_sampling: off")."""
-    namespace: str
-    """Prefix of its metrics ("dapo": `dapo/rollouts`, ...)."""
-    counters: Mapping[str, str]
-    """The trainer's counters it keeps (saved in checkpoints), in order, by what they count:
-    rollouts, filler_rollouts, trained_groups, empty_steps and (optional) padded_groups."""
-    metrics: Mapping[str, str]
-    """Its metrics under `namespace`, in log order: key -> the value reported (VALUES)."""
-    summary: tuple[str, ...]
-    """Its keys in TRL's logs at metrics_verbosity: summary (the sampler's own included)."""
-    on_empty: Literal["stop", "skip"]
-    """A step that trains no group: 'stop' training there (that update skipped, a warning
-    saying why and how to go on), or 'skip' that generation's optimizer steps and go on."""
-    stop_fix: str = ""
-    """How to go on after a 'stop', as the warning's advice."""
-
-
-KINDS: dict[str, DriverKind] = {
-    DynamicSampling.kind: DriverKind(
-        label="dynamic sampling",
-        off="set dynamic_sampling: off",
-        namespace="dapo",
-        counters={
-            "rollouts": "dapo_rollouts",
-            "filler_rollouts": "dapo_filler_rollouts",
-            "trained_groups": "dapo_trained_groups",
-            "padded_groups": "dapo_padded_groups",
-            "empty_steps": "dapo_no_signal_steps",
-        },
-        metrics={
-            "rollouts": "rollouts",
-            "rollouts_step": "rollouts_step",
-            "rollouts_per_trained_group": "rollouts_per_trained_group",
-            "rollouts_per_trained_group_cumulative": "rollouts_per_trained_group_cumulative",
-            "trained_groups": "trained_groups",
-            "padded_groups": "padded_groups",
-            "filler_rollouts": "filler_rollouts",
-            "no_signal_steps": "empty_steps",
-            "rows_step": "rows_step",
-        },
-        summary=(
-            "dapo/rounds",
-            "dapo/rollouts_per_trained_group",
-            "dapo/filtered_share",
-            "dapo/deficit",
-        ),
-        on_empty="stop",
-        stop_fix=(
-            "add prompts, raise dynamic_sampling_config.max_rounds, or set dynamic_sampling: off"
-        ),
-    ),
-    FewerRollouts.kind: DriverKind(
-        label="fewer rollouts",
-        off="set rollouts: full and screen: 0",
-        namespace="fewer_rollouts",
-        counters={
-            "rollouts": "fewer_rollouts",
-            "filler_rollouts": "fewer_filler_rollouts",
-            "trained_groups": "fewer_trained_groups",
-            "empty_steps": "fewer_empty_steps",
-        },
-        metrics={
-            "rollouts": "rollouts",
-            "rollouts_step": "rollouts_step",
-            "groups_trained": "groups_trained",
-            "trained_groups": "trained_groups",
-            "loss_scale": "loss_scale",
-            "filler_rollouts": "filler_rollouts",
-            "empty_steps": "empty_steps",
-            "rows_step": "rows_step",
-        },
-        summary=(
-            "fewer_rollouts/rollouts_step",
-            "fewer_rollouts/groups_trained",
-            "fewer_rollouts/loss_scale",
-        ),
-        on_empty="skip",
-    ),
-    PassThrough.kind: DriverKind(
-        label="the passthrough step",
-        off="leave generation to TRL (no step sampler)",
-        namespace="passthrough",
-        counters={
-            "rollouts": "passthrough_rollouts",
-            "filler_rollouts": "passthrough_filler_rollouts",
-            "trained_groups": "passthrough_trained_groups",
-            "empty_steps": "passthrough_empty_steps",
-        },
-        metrics={
-            "rollouts": "rollouts",
-            "rollouts_step": "rollouts_step",
-            "trained_groups": "trained_groups",
-            "filler_rollouts": "filler_rollouts",
-            "rows_step": "rows_step",
-        },
-        summary=("passthrough/rollouts_step",),
-        on_empty="skip",
-    ),
-}
-"""The step samplers the driver runs, by `Sampler.kind`. FrontierConfig turns on dynamic
-sampling (`dynamic_sampling`) and fewer rollouts (`rollouts: kept`, `screen`); PassThrough
-(plain GRPO's step through the driver) is reachable from code (`_frontier_drive`)."""
-UNDRIVEN: dict[str, str] = {
-    Allocation.kind: (
-        "its groups differ in size within a step, and TRL's batch trains groups of "
-        "num_generations rows"
-    ),
-    PilotCommit.kind: (
-        "it continues groups at a later step, and TRL's step keeps no completions across steps"
-    ),
-}
-"""Why the driver does not run these kinds (every other kind runs, by its own row or the
-generic one, `driver_kind`)."""
-
-
-def driver_kind(name: str) -> DriverKind | None:
-    """The row of step sampler kind `name`: its own in `KINDS`, else the generic row (its
-    counters and metrics under its own name, as PassThrough's, an empty step skipped); None
-    for a kind TRL's step cannot hold (`UNDRIVEN`)."""
-    if name in KINDS:
-        return KINDS[name]
-    if not name or name in UNDRIVEN:
-        return None
-    return DriverKind(
-        label=f"step sampler {name!r}",
-        off="leave generation to TRL (no step sampler)",
-        namespace=name,
-        counters={
-            value: f"{name}_{value}"
-            for value in ("rollouts", "filler_rollouts", "trained_groups", "empty_steps")
-        },
-        metrics={
-            value: value
-            for value in (
-                "rollouts",
-                "rollouts_step",
-                "trained_groups",
-                "groups_trained",
-                "loss_scale",
-                "filler_rollouts",
-                "empty_steps",
-                "rows_step",
-            )
-        },
-        summary=(f"{name}/rollouts_step", f"{name}/groups_trained", f"{name}/loss_scale"),
-        on_empty="skip",
-    )
-
-
-DAPO_SUMMARY = KINDS[DynamicSampling.kind].summary
-"""Dynamic sampling keys in TRL's logs at metrics_verbosity: summary."""
-DYNAMIC_COUNTERS = tuple(KINDS[DynamicSampling.kind].counters.values())
-"""The adapter's dynamic sampling counters (saved in checkpoints with the others)."""
-FEWER_SUMMARY = KINDS[FewerRollouts.kind].summary
-"""Fewer-rollouts keys in TRL's logs at metrics_verbosity: summary."""
-FEWER_COUNTERS = tuple(KINDS[FewerRollouts.kind].counters.values())
-"""The adapter's fewer-rollouts counters (saved in checkpoints with the others)."""
-COUNTERS = DYNAMIC_COUNTERS + FEWER_COUNTERS
-"""The step counters every TRL checkpoint holds (a driver of another kind adds its own)."""
-
-
-def _trl_version() -> str:
-    try:
-        import trl
-
-        return str(trl.__version__)
-    except (ImportError, AttributeError):
-        return "unknown"
-
-
-def check_wrappable(trainer_cls: type, kind: str = DynamicSampling.kind) -> None:
-    """ValueError (one line) when this TRL's GRPOTrainer does not have the private seam the
-    step driver wraps: `_generate_and_score_completions(self, inputs)` called from
-    `_prepare_inputs`; its advice turns off the step sampler `kind` (`KINDS`)."""
-    version = _trl_version()
-    row = KINDS[kind]
-    fix = (
-        f"{row.label} is tested with TRL {', '.join(TESTED_TRL)}: install one "
-        f"(pip install 'trl=={TESTED_TRL[-1]}') or {row.off}"
-    )
-    method = getattr(trainer_cls, "_generate_and_score_completions", None)
-    prepare = getattr(trainer_cls, "_prepare_inputs", None)
-    if not callable(method) or not callable(prepare):
-        raise ValueError(
-            f"TRL {version}'s GRPOTrainer has no _generate_and_score_completions / "
-            f"_prepare_inputs to wrap; {fix}"
-        )
-    params = list(inspect.signature(method).parameters)
-    if params != ["self", "inputs"]:
-        raise ValueError(
-            f"TRL {version}'s GRPOTrainer._generate_and_score_completions takes "
-            f"({', '.join(params)}), not (self, inputs); {fix}"
-        )
-    try:
-        source = inspect.getsource(prepare)
-    except (OSError, TypeError):  # no source (a frozen install): the output check still runs
-        return
-    if "_generate_and_score_completions" not in source:
-        raise ValueError(
-            f"TRL {version}'s GRPOTrainer._prepare_inputs no longer calls "
-            f"_generate_and_score_completions; {fix}"
-        )
-
-
-def check_screenable(trainer_cls: type) -> None:
-    """ValueError (one line) unless this TRL's GRPOTrainer reads its `num_generations` at
-    each generation call (`_generate` and `_generate_and_score_completions`), which
-    screening sets to k for its first call."""
-    sources = []
-    # _generate draws k completions a prompt; _generate_and_score_completions groups the
-    # rewards by self.num_generations for the screen's k-group advantages: both must read it.
-    for name in ("_generate", "_generate_and_score_completions"):
-        # TRL's own method, not an override (ours, or a user's subclass) that calls it
-        owner = next(
-            (
-                c
-                for c in trainer_cls.__mro__
-                if c.__module__.split(".")[0] == "trl" and name in vars(c)
-            ),
-            trainer_cls,
-        )
-        method = getattr(owner, name, None)
-        try:
-            sources.append(inspect.getsource(method) if callable(method) else "")
-        except (OSError, TypeError):  # no source (a frozen install): trust the tested release
-            return
-    if not all("self.num_generations" in source for source in sources):
-        raise ValueError(
-            f"TRL {_trl_version()}'s GRPOTrainer does not take the number of generations per "
-            f"call from self.num_generations, which screening needs (tested with TRL "
-            f"{', '.join(TESTED_TRL)}): install it, or set screen: 0"
-        )
 
 
 def filler_groups(groups: int, group_size: int, processes: int) -> int:
@@ -616,7 +363,7 @@ class StepDriver:
         unknown = sorted(k for k in out if k not in _KNOWN)
         if unknown:
             raise ValueError(
-                f"TRL {_trl_version()}'s _generate_and_score_completions returned "
+                f"TRL {trl_version()}'s _generate_and_score_completions returned "
                 f"{', '.join(unknown)}, which {self.kind.label} cannot regroup (images and "
                 f"other inputs are not supported); it is tested with TRL "
                 f"{', '.join(TESTED_TRL)} on text prompts: {self.kind.off}"

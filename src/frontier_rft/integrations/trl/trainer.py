@@ -90,6 +90,7 @@ from frontier_rft.integrations.trl.rewards import (
     combine_rewards,
 )
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
+from frontier_rft.integrations.trl.seam_check import trl_version
 from frontier_rft.integrations.trl.state import (
     FEWER_DEFAULTS,
     check_fewer_settings,
@@ -103,7 +104,6 @@ from frontier_rft.integrations.trl.step_driver import (
     COUNTERS,
     AdapterSeam,
     StepDriver,
-    _trl_version,
     check_screenable,
     check_wrappable,
 )
@@ -345,7 +345,7 @@ class FrontierTrainerMixin:
             self._frontier_drive(build_sampler(FewerRollouts.kind, fewer, selector))
 
     def _frontier_drive(self, sampler: Sampler) -> StepDriver:
-        """Run every generation step through `sampler` (any kind but step_driver.UNDRIVEN),
+        """Run every generation step through `sampler` (any kind but driver_kinds.UNDRIVEN),
         with the callback that skips the updates of a step that trains no group; a kind the
         driver does not run is refused, changing nothing."""
         parent = super()._generate_and_score_completions  # type: ignore[misc]
@@ -408,7 +408,7 @@ class FrontierTrainerMixin:
             processes=int(getattr(training, "world_size", 1) or 1),
         )
         if mode == "kept":
-            version = _trl_version()
+            version = trl_version()
             try:
                 check_wrappable(type(self))
                 if frontier.screen:

@@ -1,0 +1,88 @@
+"""Whether the installed TRL has the private seam the step driver wraps
+(`_generate_and_score_completions(self, inputs)` called from `_prepare_inputs`) and, for
+screening, reads `num_generations` at each call. Checked before the model loads; each refusal
+is one line whose advice turns off the step sampler being checked."""
+
+from __future__ import annotations
+
+import inspect
+
+from frontier_rft.integrations.trl.driver_kinds import KINDS
+from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
+from frontier_rft.sampling.dynamic_sampling import DynamicSampling
+
+__all__ = ["check_screenable", "check_wrappable", "trl_version"]
+
+
+def trl_version() -> str:
+    """The installed TRL's version ("unknown" when it has none)."""
+    try:
+        import trl
+
+        return str(trl.__version__)
+    except (ImportError, AttributeError):
+        return "unknown"
+
+
+def check_wrappable(trainer_cls: type, kind: str = DynamicSampling.kind) -> None:
+    """ValueError (one line) when this TRL's GRPOTrainer does not have the private seam the
+    step driver wraps: `_generate_and_score_completions(self, inputs)` called from
+    `_prepare_inputs`; its advice turns off the step sampler `kind` (`KINDS`)."""
+    version = trl_version()
+    row = KINDS[kind]
+    fix = (
+        f"{row.label} is tested with TRL {', '.join(TESTED_TRL)}: install one "
+        f"(pip install 'trl=={TESTED_TRL[-1]}') or {row.off}"
+    )
+    method = getattr(trainer_cls, "_generate_and_score_completions", None)
+    prepare = getattr(trainer_cls, "_prepare_inputs", None)
+    if not callable(method) or not callable(prepare):
+        raise ValueError(
+            f"TRL {version}'s GRPOTrainer has no _generate_and_score_completions / "
+            f"_prepare_inputs to wrap; {fix}"
+        )
+    params = list(inspect.signature(method).parameters)
+    if params != ["self", "inputs"]:
+        raise ValueError(
+            f"TRL {version}'s GRPOTrainer._generate_and_score_completions takes "
+            f"({', '.join(params)}), not (self, inputs); {fix}"
+        )
+    try:
+        source = inspect.getsource(prepare)
+    except (OSError, TypeError):  # no source (a frozen install): the output check still runs
+        return
+    if "_generate_and_score_completions" not in source:
+        raise ValueError(
+            f"TRL {version}'s GRPOTrainer._prepare_inputs no longer calls "
+            f"_generate_and_score_completions; {fix}"
+        )
+
+
+def check_screenable(trainer_cls: type) -> None:
+    """ValueError (one line) unless this TRL's GRPOTrainer reads its `num_generations` at
+    each generation call (`_generate` and `_generate_and_score_completions`), which
+    screening sets to k for its first call."""
+    sources = []
+    # _generate draws k completions a prompt; _generate_and_score_completions groups the
+    # rewards by self.num_generations for the screen's k-group advantages: both must read it.
+    for name in ("_generate", "_generate_and_score_completions"):
+        # TRL's own method, not an override (ours, or a user's subclass) that calls it
+        owner = next(
+            (
+                c
+                for c in trainer_cls.__mro__
+                if c.__module__.split(".")[0] == "trl" and name in vars(c)
+            ),
+            trainer_cls,
+        )
+        method = getattr(owner, name, None)
+        try:
+            sources.append(inspect.getsource(method) if callable(method) else "")
+        except (OSError, TypeError):  # no source (a frozen install): trust the tested release
+            return
+    if not all("self.num_generations" in source for source in sources):
+        raise ValueError(
+            f"TRL {trl_version()}'s GRPOTrainer does not take the number of generations per "
+            f"call from self.num_generations, which screening needs (tested with TRL "
+            f"{', '.join(TESTED_TRL)}): install it, or set screen: 0"
+        )
