@@ -23,6 +23,21 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @contextlib.contextmanager
+def benchmark_script(name: str) -> Iterator[Any]:
+    """benchmarks/NAME.py imported as a module, its folder on sys.path while in use (the
+    scripts import one another by name)."""
+    import importlib
+    import sys
+
+    folder = str(REPO / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)
+
+
+@contextlib.contextmanager
 def registered(cls: type[Selector]) -> Iterator[type[Selector]]:
     """`cls` registered (frontier_rft.selectors.register) for the duration, then removed."""
     from frontier_rft.selectors import register

@@ -5,25 +5,21 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import benchmark_script
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def script() -> Iterator[Any]:
-    sys.path.insert(0, str(BENCH))
-    try:
-        import first_epoch_ceiling
-
-        yield first_epoch_ceiling
-    finally:
-        sys.path.remove(str(BENCH))
+    with benchmark_script("first_epoch_ceiling") as module:
+        yield module
 
 
 def test_the_smollm2_share_is_each_halfs_mean_of_the_records_mixed_share(script: Any) -> None:

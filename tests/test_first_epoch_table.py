@@ -3,25 +3,18 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+from conftest import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def script() -> Iterator[Any]:
-    sys.path.insert(0, str(BENCH))
-    try:
-        import first_epoch_table
-
-        yield first_epoch_table
-    finally:
-        sys.path.remove(str(BENCH))
+    with benchmark_script("first_epoch_table") as module:
+        yield module
 
 
 def test_the_calibration_table_reads_each_epoch_and_side_of_the_tuning_runs(script: Any) -> None:

@@ -15,19 +15,13 @@ import pytest
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
 import torch
-from datasets import Dataset
+from test_trl_fewer import N_GEN, PROMPTS, args, dataset
 from test_trl_fewer import Keyed as Scored
 from tiny_lm import char_tokenizer, tiny_llama
-from trl import GRPOConfig
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
-from frontier_rft.integrations.trl.step_driver import (
-    KINDS,
-    UNDRIVEN,
-    VALUES,
-    StepDriver,
-    driver_kind,
-)
+from frontier_rft.integrations.trl.driver_kinds import KINDS, UNDRIVEN, VALUES, driver_kind
+from frontier_rft.integrations.trl.step_driver import StepDriver
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.sampling.spec import KINDS as SAMPLER_KINDS
@@ -39,10 +33,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::UserWarning"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]
-
-N = 24
-N_GEN = 4
-PROMPTS = 4  # B: distinct prompts of a generation batch
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -67,31 +57,13 @@ class Keyed(Scored):
 
 
 def trainer(out: Path, frontier: FrontierConfig, reward: Keyed, **kw: Any) -> Any:
-    values: dict[str, Any] = {
-        "output_dir": str(out),
-        "per_device_train_batch_size": PROMPTS * N_GEN,
-        "num_generations": N_GEN,
-        "max_completion_length": 8,
-        "max_steps": 3,
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": "none",
-        "use_cpu": True,
-        "seed": 0,
-        "learning_rate": 1e-3,
-        "disable_tqdm": True,
-        "beta": 0.0,
-    }
-    values.update(kw)
+    """test_trl_fewer's trainer settings and data, for 3 steps unless `kw` says otherwise."""
     tok = char_tokenizer()
-    data = Dataset.from_dict(
-        {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
-    )
     return FrontierGRPOTrainer(
         model=tiny_llama(tok, seed=0),
         reward_funcs=[reward],
-        args=GRPOConfig(**values),
-        train_dataset=data,
+        args=args(out, **{"max_steps": 3, **kw}),
+        train_dataset=dataset(),
         processing_class=tok,
         frontier=frontier,
     )

@@ -4,14 +4,9 @@ sampling's counters, summary keys and empty-step rule are its row of `driver_kin
 
 from __future__ import annotations
 
-from frontier_rft.integrations.trl.step_driver import (
-    DAPO_SUMMARY,
-    DYNAMIC_COUNTERS,
-    AdapterSeam,
-    StepDriver,
-    check_wrappable,
-    filler_groups,
-)
+from frontier_rft.integrations.trl.driver_kinds import DAPO_SUMMARY, DYNAMIC_COUNTERS
+from frontier_rft.integrations.trl.seam_check import check_wrappable
+from frontier_rft.integrations.trl.step_driver import AdapterSeam, StepDriver, filler_groups
 
 __all__ = [
     "DAPO_SUMMARY",

@@ -5,12 +5,9 @@ fewer rollouts' counters, summary keys and empty-step rule are its row of
 
 from __future__ import annotations
 
-from frontier_rft.integrations.trl.step_driver import (
-    FEWER_COUNTERS,
-    FEWER_SUMMARY,
-    StepDriver,
-    check_screenable,
-)
+from frontier_rft.integrations.trl.driver_kinds import FEWER_COUNTERS, FEWER_SUMMARY
+from frontier_rft.integrations.trl.seam_check import check_screenable
+from frontier_rft.integrations.trl.step_driver import StepDriver
 
 __all__ = ["FEWER_COUNTERS", "FEWER_SUMMARY", "FewerGeneration", "check_screenable"]
 

@@ -19,11 +19,11 @@ groups' rows only, balanced across the processes and padded with masked filler r
 TRL's micro-batches, layout.plan_rows), so TRL's steps, epochs, learning-rate schedule and
 progress bar are unchanged.
 
-What differs between samplers is data, one `DriverKind` row a kind (`KINDS`): the trainer's
-counters it keeps, its metrics and their summary, the words of its messages, and what a step
-that trains no group does (dynamic sampling stops training with a message, as DAPO's own
-code stops with an error; fewer rollouts skips that generation's optimizer steps). How the
-policy gradient is scaled is the sampler's own answer (`StepSamples.loss_scale`). A kind
+What differs between samplers is data, one `DriverKind` row a kind (`driver_kinds.KINDS`):
+the trainer's counters it keeps, its metrics and their summary, the words of its messages, and
+what a step that trains no group does (dynamic sampling stops training with a message, as
+DAPO's own code stops with an error; fewer rollouts skips that generation's optimizer steps).
+How the policy gradient is scaled is the sampler's own answer (`StepSamples.loss_scale`). A kind
 with no row of its own gets the generic one (`driver_kind`: its counters and metrics under its
 own name, an empty step skipped), so a new kind runs on TRL with its module alone; the two
 named rows keep the counter and metric names TRL runs and checkpoints already hold. The kinds
@@ -81,15 +81,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.feedback import to_unit_range
 from frontier_rft.integrations.trl.driver_kinds import (
-    COUNTERS,
-    DAPO_SUMMARY,
-    DYNAMIC_COUNTERS,
-    FEWER_COUNTERS,
-    FEWER_SUMMARY,
-    KINDS,
     UNDRIVEN,
-    VALUES,
-    DriverKind,
     driver_kind,
 )
 from frontier_rft.integrations.trl.dynamic_config import (
@@ -103,27 +95,11 @@ from frontier_rft.integrations.trl.rewards import (
     check_combined_rewards,
     combine_rewards,
 )
-from frontier_rft.integrations.trl.seam_check import check_screenable, check_wrappable, trl_version
+from frontier_rft.integrations.trl.seam_check import trl_version
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.step import Sampler, StepSamples
 
-__all__ = [
-    "COUNTERS",
-    "DAPO_SUMMARY",
-    "DYNAMIC_COUNTERS",
-    "FEWER_COUNTERS",
-    "FEWER_SUMMARY",
-    "KINDS",
-    "UNDRIVEN",
-    "VALUES",
-    "AdapterSeam",
-    "DriverKind",
-    "StepDriver",
-    "check_screenable",
-    "check_wrappable",
-    "driver_kind",
-    "filler_groups",
-]
+__all__ = ["AdapterSeam", "StepDriver", "filler_groups"]
 
 _log = logging.getLogger(__name__)
 

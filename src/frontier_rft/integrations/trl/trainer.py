@@ -71,6 +71,7 @@ from frontier_rft.integrations.pool import (
     prompt_text,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.driver_kinds import COUNTERS
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
     TESTED_TRL,
@@ -90,7 +91,7 @@ from frontier_rft.integrations.trl.rewards import (
     combine_rewards,
 )
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
-from frontier_rft.integrations.trl.seam_check import trl_version
+from frontier_rft.integrations.trl.seam_check import check_screenable, check_wrappable, trl_version
 from frontier_rft.integrations.trl.state import (
     FEWER_DEFAULTS,
     check_fewer_settings,
@@ -100,13 +101,7 @@ from frontier_rft.integrations.trl.state import (
     save_step_sampler,
     state_digest,
 )
-from frontier_rft.integrations.trl.step_driver import (
-    COUNTERS,
-    AdapterSeam,
-    StepDriver,
-    check_screenable,
-    check_wrappable,
-)
+from frontier_rft.integrations.trl.step_driver import AdapterSeam, StepDriver
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
