@@ -1,12 +1,14 @@
 """Issue 62's table, from the run ledger alone: per entry, rollouts in uniform's first epoch and
 over the whole run, generated tokens, held-out pass@1 and pass@8 at the end (and pass@1 over the
 last quarter of evaluations) minus uniform's, paired by seed with bootstrap 95% CIs, and distinct
-prompts trained. Nothing is run.
+prompts trained. Nothing is run. `--against ENTRY` pairs with another entry than uniform.
 
     python benchmarks/first_epoch_table.py --pool-size 512 --steps 64 --seeds 0-9 \
         --entries skip-kept,scalerl,scalerl-kept,skip-eager-kept
     python benchmarks/first_epoch_table.py --pool-size 1280 --steps 160 --seeds 0-4 \
         --entries skip-kept,scalerl-kept
+    python benchmarks/first_epoch_table.py --pool-size 1280 --steps 160 --seeds 10-19 \
+        --entries skip-predict-kept-w50-backfill --against skip-kept
 
 Prints a markdown table (the rows of docs/results/first_epoch.md) and, for entries whose
 selector logs its predictor's calibration (`skip-predict`, `predict-only`), a second one: per
@@ -46,8 +48,8 @@ def _record(
 
 
 def _ledger_of(digest: str, entry: str) -> tuple[Path, ...]:
-    """The ledger that holds `entry`'s runs, so that it is paired with that ledger's uniform
-    (the timed and untimed ledgers' uniform runs ran on different code)."""
+    """The ledger that holds `entry`'s runs, so that it is paired with that ledger's runs of
+    the entry it is compared with (the timed and untimed ledgers' runs ran on other code)."""
     held = [ledger for ledger in LEDGERS if (ledger / digest / "cpu" / entry).is_dir()]
     return tuple(held[:1]) or LEDGERS
 
@@ -87,7 +89,9 @@ def _fmt(ci: dict[str, Any], digits: int = 3, ratio: bool = False) -> str:
     return f"{ci['mean']:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
-def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> str:
+def table(
+    pool_size: int, steps: int, seeds: list[int], entries: list[str], against: str = "uniform"
+) -> str:
     from first_epoch_ceiling import standard_testbed  # the ceiling's testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
@@ -95,15 +99,15 @@ def table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> s
     epoch_steps = pool_size // 16
     lines = [
         f"| entry ({pool_size} prompts, seeds {seeds[0]}-{seeds[-1]}) | epoch-1 rollouts | "
-        "all rollouts | generated tokens | pass@1 − uniform | pass@1 last quarter | "
-        "pass@8 − uniform | distinct prompts trained |",
+        f"all rollouts | generated tokens | pass@1 − {against} | pass@1 last quarter | "
+        f"pass@8 − {against} | distinct prompts trained |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for entry in ["uniform", *entries]:
+    for entry in [against, *entries]:
         rows = []
         ledger = _ledger_of(digest, entry)
         for s in seeds:
-            rec, ref = _record(digest, entry, s, ledger), _record(digest, "uniform", s, ledger)
+            rec, ref = _record(digest, entry, s, ledger), _record(digest, against, s, ledger)
             if rec is None or ref is None:
                 continue
             rows.append((_facts(rec, epoch_steps), _facts(ref, epoch_steps)))
@@ -187,12 +191,13 @@ def main() -> int:
     p.add_argument("--steps", type=int, default=64)
     p.add_argument("--seeds", default="0-9")
     p.add_argument("--entries", default="skip-kept")
+    p.add_argument("--against", default="uniform", help="the entry each is paired with")
     args = p.parse_args()
     from first_epoch_ceiling import parse_seeds
 
     seeds = parse_seeds(args.seeds)
     entries = args.entries.split(",")
-    print(table(args.pool_size, args.steps, seeds, entries))
+    print(table(args.pool_size, args.steps, seeds, entries, args.against))
     calibration = calibration_table(args.pool_size, args.steps, seeds, entries)
     if calibration:
         print("\n" + calibration)

@@ -73,3 +73,16 @@ def test_an_entry_in_the_untimed_ledger_is_paired_with_that_ledgers_uniform(scri
         sum(script._facts(a, 80)["pass1"] - script._facts(b, 80)["pass1"] for a, b in pairs) / 2
     )
     assert cells[4].startswith(f"{expected:+.3f}")
+
+
+def test_against_pairs_each_entry_with_another_entry_than_uniform(script: Any) -> None:
+    text = script.table(1280, 160, [10, 11], ["skip-predict-kept-w50-backfill"], "skip-kept")
+    header, _, base, row = text.splitlines()
+    assert "pass@1 − skip-kept" in header and base.startswith("| skip-kept (2 seeds) | 1.00x")
+    both = [script._record("15805e4bbe8b", "skip-predict-kept-w50-backfill", s) for s in (10, 11)]
+    ref = [script._record("15805e4bbe8b", "skip-kept", s) for s in (10, 11)]
+    diff = [
+        script._facts(a, 80)["pass1"] - script._facts(b, 80)["pass1"]
+        for a, b in zip(both, ref, strict=True)
+    ]
+    assert row.split(" | ")[4].startswith(f"{sum(diff) / 2:+.3f}")
