@@ -379,6 +379,11 @@ class Selector(ABC):
             out[f"{self.name}/{key}"] = float(value)
         return out
 
+    def run_summary(self) -> str:
+        """One line a trainer prints at the end of a run: what the selector saved and what it
+        estimates that cost ('' for a selector with nothing to say)."""
+        return ""
+
     def pop_judge_records(self) -> list[Any]:
         """Scored judgments of its `judge` collaborator not yet handed out, oldest first,
         removed from the selector: what a trainer trains its policy-as-judge on (METIS's

@@ -21,6 +21,7 @@ from frontier_rft.selectors.registry import SELECTORS, make_selector, register
 from frontier_rft.selectors.scalerl import ScaleRLSelector
 from frontier_rft.selectors.sec import SECSelector
 from frontier_rft.selectors.skip import SkipSelector
+from frontier_rft.selectors.skip_audit import SkipAuditSelector, SkipPredictAuditSelector
 from frontier_rft.selectors.skip_eager import SkipEagerSelector
 from frontier_rft.selectors.skip_predict import SkipPredictSelector
 from frontier_rft.selectors.uniform import UniformSelector
@@ -41,8 +42,10 @@ ALL: tuple[type[Selector], ...] = (
     ScaleRLSelector,
     SECSelector,
     SkipSelector,
+    SkipAuditSelector,
     SkipEagerSelector,
     SkipPredictSelector,
+    SkipPredictAuditSelector,
 )
 """The selectors this package ships, in the registry's order."""
 
@@ -67,7 +70,9 @@ __all__ = [
     "SECSelector",
     "ScaleRLSelector",
     "Selector",
+    "SkipAuditSelector",
     "SkipEagerSelector",
+    "SkipPredictAuditSelector",
     "SkipPredictSelector",
     "SkipSelector",
     "UniformSelector",

@@ -750,6 +750,8 @@ class Trainer:
                 self.save()
         result = self.evaluate()
         summary = self._log_eval(result)
+        if line := self.selector.run_summary():  # e.g. skip-audit's estimate of its loss
+            self.log(line)
         write_eval(result, self.run_dir, step=self.step_count, selector=cfg.selector)
         save_lm(
             self.model,
