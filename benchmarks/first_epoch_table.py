@@ -15,7 +15,10 @@ selector logs its predictor's calibration (`skip-predict`, `predict-only`), a se
 epoch and side (all-correct, all-wrong), the Brier score beside the base rate's (the share's own
 variance, what a constant prediction scores), the AUC, and the mean prediction beside the
 observed share, each the mean over the seeds' last logged value of the epoch (nan AUCs, a side
-with one class, left out).
+with one class, left out). `--skip-cost` adds issue 70's per-epoch table for entries that pass
+over groups: the share of B x steps left out, the left-out groups' mixed rate against the base
+rate, and the mixed groups lost as a share of the paired run's
+(`frontier_rft.bench.real_rl.skip_cost`).
 """
 
 from __future__ import annotations
@@ -185,6 +188,20 @@ def calibration_table(pool_size: int, steps: int, seeds: list[int], entries: lis
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
+def skip_cost_table(
+    pool_size: int, steps: int, seeds: list[int], entries: list[str], against: str = "uniform"
+) -> str:
+    """Per entry, what passing over groups cost per epoch (`skip_cost_lines`), paired with
+    `against` in the ledger that holds the entry."""
+    from first_epoch_ceiling import standard_testbed
+    from frontier_rft.bench.real_rl.ledger import testbed_digest
+    from frontier_rft.bench.real_rl.skip_cost import ledger_skip_cost, skip_cost_lines
+
+    digest = testbed_digest(standard_testbed(pool_size, steps))
+    costs = ledger_skip_cost(LEDGERS, digest, "cpu", entries, seeds, against=against)
+    return "\n".join(skip_cost_lines(costs)) if costs else ""
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pool-size", type=int, default=512)
@@ -192,6 +209,9 @@ def main() -> int:
     p.add_argument("--seeds", default="0-9")
     p.add_argument("--entries", default="skip-kept")
     p.add_argument("--against", default="uniform", help="the entry each is paired with")
+    p.add_argument(
+        "--skip-cost", action="store_true", help="add the per-epoch skip-cost table (issue 70)"
+    )
     args = p.parse_args()
     from first_epoch_ceiling import parse_seeds
 
@@ -201,6 +221,8 @@ def main() -> int:
     calibration = calibration_table(args.pool_size, args.steps, seeds, entries)
     if calibration:
         print("\n" + calibration)
+    if args.skip_cost:
+        print("\n" + skip_cost_table(args.pool_size, args.steps, seeds, entries, args.against))
     return 0
 
 

@@ -86,3 +86,14 @@ def test_against_pairs_each_entry_with_another_entry_than_uniform(script: Any) -
         for a, b in zip(both, ref, strict=True)
     ]
     assert row.split(" | ")[4].startswith(f"{sum(diff) / 2:+.3f}")
+
+
+def test_the_skip_cost_table_gives_each_epoch_of_an_entry_that_passes_over_groups(
+    script: Any,
+) -> None:
+    """Issue 70's table beside issue 62's: epoch 2 of skip-kept at 512 prompts left out
+    groups mixed at ~0.38 of the base rate, ~12% of the epoch's mixed groups lost."""
+    text = script.skip_cost_table(512, 64, list(range(10)), ["skip-kept"])
+    row = next(ln for ln in text.splitlines() if "| 2 (33-64) |" in ln).split(" | ")
+    assert abs(float(row[4].split(" ")[0]) - 0.38) <= 0.03
+    assert abs(float(row[5].split("%")[0]) - 12) <= 3

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.real_rl.skip_cost import skip_cost_lines
 from frontier_rft.bench.real_rl.testbed import Testbed, learner_line
 
 __all__ = [
@@ -343,6 +344,14 @@ def markdown_report(
             f"{_fmt_diff(pass8)} | {_fmt_distinct(r)} | "
             f"{'—' if label == baseline else 'yes' if met else 'no'} |"
         )
+    costs = {label: rows[label]["skip_cost"] for label in labels if "skip_cost" in rows[label]}
+    if costs:
+        lines += [
+            "",
+            "### What passing over groups cost, per epoch (against the paired uniform run)",
+            "",
+            *skip_cost_lines(costs),
+        ]
     lines += ["", "### The papers' reported effects, on this learner", ""]
     for c in checks:
         verdict = "reproduced" if c["reproduced"] else "not reproduced"

@@ -33,6 +33,7 @@ from frontier_rft.bench.real_rl.page import (
     page_header,
     seeds_above,
 )
+from frontier_rft.bench.real_rl.skip_cost import passes_over_groups, skip_cost_summary
 from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
 from frontier_rft.core.jsonsafe import dumps_strict
 
@@ -253,8 +254,30 @@ def summarize_runs(
             ("wall_vs_uniform", lambda run: _train_sum(run, "perf/step_s")),
         ):
             row[name] = mean_ci([_ratio(spent(by_seed[s]), spent(base[s])) for s in seeds])
+        cost = _skip_cost(by_seed, base, seeds) if label != BASELINE else None
+        if cost is not None:  # only then: the summaries of other entries keep their keys
+            row["skip_cost"] = cost
         out["labels"][label] = row
     return out
+
+
+def _skip_cost(
+    by_seed: Mapping[int, Mapping[str, Any]],
+    base: Mapping[int, Mapping[str, Any]],
+    seeds: list[int],
+) -> dict[str, Any] | None:
+    """What an entry that passed over groups (fewer trained than uniform's B at some step,
+    never more rolled out) cost per epoch against uniform (`skip_cost`); None for any other,
+    or where the runs do not say uniform's B and pool size."""
+    info = base[seeds[0]]["info"] if seeds else {}
+    batch, pool = info.get("config", {}).get("batch_size"), info.get("train_tasks")
+    if not isinstance(batch, int) or not isinstance(pool, int) or pool < batch:
+        return None
+    if not any(passes_over_groups(by_seed[s], batch) for s in seeds):
+        return None
+    return skip_cost_summary(
+        {s: by_seed[s] for s in seeds}, {s: base[s] for s in seeds}, batch, pool // batch
+    )
 
 
 def _ratio(a: float, b: float) -> float:
