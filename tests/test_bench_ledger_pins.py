@@ -48,6 +48,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "greso-kept-screen4": "8fd51b15",
     "uniform-shadows": "a1cf821d",
     "pilot-commit": "6a1723fb",
+    "cgrpo": "b44189a9",  # new with the cgrpo step sampler (issue 70 item 4): its spec
     "bots-epoch": "9a194b99",
     "prioritized-epoch": "6ea02ec4",
     "bots-rho0": "b2238cda",

@@ -4,7 +4,8 @@ tests/test_contract.py checks every selector, the habit of optax's and river's s
 The cases are every sampler of frontier_rft.sampling in every mode its config names:
 PassThrough over several selectors, DynamicSampling in each of its MODES (and with surplus
 kept, the simulator's 'fixed-keep'), Allocation (each value, a lean budget, a pilot with
-either commit rule), FewerRollouts (rollouts kept, screening, both), PilotCommit, and the
+either commit rule), FewerRollouts (rollouts kept, screening, both), PilotCommit, ConformalStop
+(C-GRPO's stop rule, each score), and the
 sampler TrainConfig.step_sampler builds for each setting of the reference trainer (spelled as
 its sampler and sampler_config, or as the `frontier train` flags that fill them).
 
@@ -36,6 +37,7 @@ import pytest
 from conftest import assert_state_equal, build, world_pool
 from frontier_rft.core.config import field_docs
 from frontier_rft.sampling.allocation import Allocation, AllocationConfig
+from frontier_rft.sampling.conformal_stop import ConformalStop, ConformalStopConfig
 from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.sampling.passthrough import PassThrough
@@ -73,6 +75,10 @@ def _pilot(config: PilotCommitConfig) -> Make:
     return lambda seed: PilotCommit(build("uniform", POOL, seed=seed), config, seed=seed)
 
 
+def _cgrpo(config: ConformalStopConfig) -> Make:
+    return lambda seed: ConformalStop(build("uniform", POOL, seed=seed), config, seed=seed)
+
+
 def _trainer(selector: str, sampler: str = "passthrough", **settings: Any) -> Make:
     """The sampler the reference trainer builds for this TrainConfig sampler and config."""
     config = TrainConfig(selector=selector, sampler=sampler, sampler_config=settings)
@@ -104,6 +110,11 @@ CASES: dict[str, Make] = {
     "pilot-commit": _pilot(PilotCommitConfig()),
     "pilot-commit-max-variance": _pilot(PilotCommitConfig(buffer_pick="max_variance")),
     "pilot-commit-no-eviction": _pilot(PilotCommitConfig(evict_at=None, max_age=1)),
+    "cgrpo": _cgrpo(ConformalStopConfig(recalibrate_every=3)),
+    "cgrpo-first-success": _cgrpo(
+        ConformalStopConfig(score="first_success", calibration_prompts=8, split_delta=True)
+    ),
+    "cgrpo-pass-rate": _cgrpo(ConformalStopConfig(score="pass_rate", delta=0.2)),
     "trainer-plain": _trainer("uniform"),
     "trainer-dynamic": _trainer("uniform", "dynamic_sampling"),
     "trainer-dynamic-adaptive": _flags("greso", dynamic_sampling=True, adaptive_oversample=True),
@@ -120,6 +131,7 @@ CASES: dict[str, Make] = {
     ),
     "trainer-kept-screen": _flags("greso", rollouts="kept", screen=2),
     "trainer-pilot-commit": _flags("uniform", pilot_commit=True, pc_buffer_pick="max_variance"),
+    "trainer-cgrpo": _trainer("greso", "cgrpo", recalibrate_every=2, calibration_prompts=10),
 }
 NAMES = sorted(CASES)
 
@@ -217,6 +229,9 @@ def test_sample_returns_a_well_formed_step(name: str) -> None:
         if isinstance(config, AllocationConfig):
             assert np.all(train.counts >= config.min_rollouts)
             assert np.all(train.counts <= config.max_rollouts)
+        elif isinstance(config, ConformalStopConfig):
+            assert set(train.counts.tolist()) <= set(config.budgets(N)), "a budget of the grid"
+            assert train.num_groups == B
         else:
             assert np.all(train.counts == N), "every trained group has group_size rollouts"
         for g in range(train.num_groups):  # rewards as the rollout gave them for that prompt

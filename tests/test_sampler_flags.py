@@ -64,6 +64,7 @@ def test_the_sampler_is_one_name_and_one_config_of_its_own_class() -> None:
         "allocation",
         "fewer_rollouts",
         "pilot_commit",
+        "cgrpo",
     )
     config = TrainConfig(sampler="allocation", sampler_config={"budget": 0.5})
     assert config.sampler_settings() == AllocationConfig(budget=0.5)

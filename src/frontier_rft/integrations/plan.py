@@ -237,6 +237,7 @@ SAMPLER_TRAINERS: dict[str, tuple[str, ...]] = {
     "allocation": (),
     "fewer_rollouts": ("TRL", "verl", "SkyRL", "tinker"),  # screen: TrainerFacts.screen
     "pilot_commit": (),
+    "cgrpo": (),  # per-prompt budgets along a grid, calibration rounds: no adapter's step
 }
 """Each step-sampler kind (a row of `sampling.spec.KINDS`): the adapters' trainers that run
 it (TrainerFacts.name); the reference trainer and the simulator run every kind."""

@@ -2,7 +2,8 @@
 
 `PassThrough` (plain GRPO), `DynamicSampling` (DAPO's filter), `Allocation` (per-prompt
 rollout counts under a fixed budget), `FewerRollouts` (uniform's schedule, a smaller bill) and
-`PilotCommit` (Pilot-Commit's candidate screening) are driven the same way
+`PilotCommit` (Pilot-Commit's candidate screening) and `ConformalStop` (C-GRPO's stop rule,
+kind 'cgrpo') are driven the same way
 by the reference trainer and the simulator (`sample(step, B, n, rollout)`), the way optax
 keeps its transforms apart from the optimizers they wrap. `SamplerSpec(kind, config)` names
 one, at every door (`spec.KINDS`: a row per kind).
@@ -11,6 +12,7 @@ one, at every door (`spec.KINDS`: a row per kind).
 from __future__ import annotations
 
 from frontier_rft.sampling.allocation import Allocation, AllocationConfig
+from frontier_rft.sampling.conformal_stop import ConformalStop, ConformalStopConfig
 from frontier_rft.sampling.dynamic_sampling import (
     DAPO_MOVED,
     RETIRED_NAMES,
@@ -29,6 +31,8 @@ __all__ = [
     "RETIRED_NAMES",
     "Allocation",
     "AllocationConfig",
+    "ConformalStop",
+    "ConformalStopConfig",
     "DynamicSampling",
     "DynamicSamplingConfig",
     "FilteredBatch",

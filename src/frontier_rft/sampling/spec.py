@@ -24,6 +24,7 @@ from frontier_rft.core.config import check, check_choice, config_from_dict
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.allocation import Allocation, AllocationConfig
 from frontier_rft.sampling.base import config_dict
+from frontier_rft.sampling.conformal_stop import ConformalStop, ConformalStopConfig
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.sampling.passthrough import PassThrough
@@ -99,6 +100,8 @@ KINDS: dict[str, KindRow] = {
         },
         extras=("seed",),
     ),
+    # no flat flags: named by TrainConfig.sampler and sampler_config (--sampler cgrpo)
+    ConformalStop.kind: KindRow(ConformalStop, ConformalStopConfig, extras=("seed",)),
 }
 """Every step-sampler kind (its class's `kind`) and how each door reaches it, in the order
 `frontier train --sampler` lists them."""
@@ -116,7 +119,7 @@ class SamplerSpec:
 
     kind: str = PassThrough.kind
     """A kind of `KINDS`: passthrough (plain GRPO), dynamic_sampling, allocation,
-    fewer_rollouts, pilot_commit."""
+    fewer_rollouts, pilot_commit, cgrpo."""
     config: Any = None
     """The kind's config dataclass (None: its defaults; always None for a kind without one)."""
 
@@ -164,7 +167,7 @@ class SamplerSpec:
         self, selector: Selector, *, seed: int = 0, posterior: Posterior | None = None
     ) -> Sampler:
         """The step sampler around `selector`: the one builder of the reference trainer, the
-        simulator, TRL and the bench. `seed` draws a sampler's own picks (Pilot-Commit's);
+        simulator, TRL and the bench. `seed` draws a sampler's own picks (Pilot-Commit's, C-GRPO's);
         `posterior` replaces an allocation's Beta posteriors (the simulator's oracle)."""
         row = KINDS[self.kind]
         check(

@@ -19,6 +19,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.sampling.allocation import Allocation
+from frontier_rft.sampling.conformal_stop import ConformalStop
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
@@ -281,12 +282,13 @@ class TrainConfig:
     """The step sampler around the selector, by its kind: passthrough (plain GRPO: B prompts,
     n rollouts each), dynamic_sampling (DAPO: train only groups with reward spread),
     allocation (a step's rollouts spread over its prompts), fewer_rollouts (rollouts kept,
-    screening) or pilot_commit (docs/training.md, "Configuration"; the flags
-    --dynamic-sampling, --allocation, --rollouts, --screen and --pilot-commit set it)."""
+    screening), pilot_commit or cgrpo (C-GRPO's conformal stop rule; docs/training.md,
+    "Configuration"; the flags --dynamic-sampling, --allocation, --rollouts, --screen and
+    --pilot-commit set it)."""
     sampler_config: dict[str, Any] = field(default_factory=dict)
     """The sampler's config fields to set, e.g. {"budget": 0.5} for allocation (the others
     keep their defaults; DynamicSamplingConfig, AllocationConfig, FewerRolloutsConfig,
-    PilotCommitConfig)."""
+    PilotCommitConfig, ConformalStopConfig)."""
     backfill: str = "off"
     """'replay': the group slots a kept step frees (rollouts kept: fewer than B groups) are
     filled with recent informative groups of the run's own, replayed from a buffer with their
@@ -455,6 +457,11 @@ class TrainConfig:
                 settings.pilot_size(self.group_size)
             except ValueError as exc:
                 raise ValueError(f"pilot_commit: {exc}") from None
+        elif self.sampler == ConformalStop.kind:
+            try:
+                settings.budgets(self.group_size)
+            except ValueError as exc:
+                raise ValueError(f"cgrpo: {exc}") from None
 
     def _check_backfill(self) -> None:
         """The backfill mode and its bounds (checked even while off), and the sampler it needs."""
@@ -505,7 +512,12 @@ class TrainConfig:
         settings = self.sampler_settings()
         screens = self.sampler == FewerRollouts.kind and settings.screen > 0
         partial = ["screen"] if screens else []
-        if self.sampler in (DynamicSampling.kind, Allocation.kind, PilotCommit.kind):
+        if self.sampler in (
+            DynamicSampling.kind,
+            Allocation.kind,
+            PilotCommit.kind,
+            ConformalStop.kind,
+        ):
             partial = [self.sampler]
         check_shadow_rules(
             self.shadows,

@@ -113,8 +113,21 @@ class BenchEntry:
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
     that run the rule (docs/shadow.md)."""
+    sampler: SamplerSpec | None = None
+    """The step sampler named by its spec, for a kind without flat flags (cgrpo), instead of
+    the fields above (None: they say it); its ledger definition records the spec."""
 
     def __post_init__(self) -> None:
+        if self.sampler is not None:
+            spelled = (self.dynamic_sampling, self.allocation, self.fewer_rollouts)
+            if not isinstance(self.sampler, SamplerSpec) or any(
+                v is not None for v in (*spelled, self.pilot_commit)
+            ):
+                raise ValueError(
+                    f"BenchEntry {self.label!r}: sampler must be a SamplerSpec, and names the "
+                    "step's sampler alone: drop dynamic_sampling, allocation, fewer_rollouts "
+                    "and pilot_commit"
+                )
         for name, least in (("group_size", 2), ("steps", 1)):  # a group needs two rollouts
             value = getattr(self, name)
             if value is not None and (
@@ -152,6 +165,8 @@ class BenchEntry:
         SamplerFlags fields; None: their defaults): the bench's one conversion into the spec,
         the one a simulated entry that runs the same thing has too
         (`simulation.runner.Entry.spec`)."""
+        if self.sampler is not None:
+            return self.sampler
         own = self.own_train()
         flags = dict(base or {})
         flags.update({k: own[k] for k in FLAG_NAMES if k in own})
@@ -409,6 +424,15 @@ EFFECT_ENTRIES = (
         note="Pilot-Commit: 3 x B candidates piloted with n/4 = 2 rollouts, the other 6 committed "
         "where 0.125 <= p <= 0.75, solved prompts evicted, pilots buffered up to 4 steps",
         pilot_commit={},
+    ),
+    BenchEntry(
+        "cgrpo",
+        "uniform",
+        role="effect",
+        note="C-GRPO's stop rule (trl-cgrpo 0.2.0 defaults): uniform's prompts, each rolled out "
+        "along 2, 4, 8 until its conformal set is a singleton; 200 calibration prompts x 8 "
+        "every 50 steps, billed",
+        sampler=SamplerSpec("cgrpo"),
     ),
     BenchEntry(
         "bots-epoch",
