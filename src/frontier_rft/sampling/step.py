@@ -198,18 +198,28 @@ SIZE_BINS = (2, 4, 8, 16, 32, 64, 128)
 
 def rollout_metrics(samples: StepSamples) -> dict[str, float]:
     """What a step spent and got, for any sampler: rollouts, prompts rolled out, rollouts per
-    prompt, informative (mixed) groups and their number per rollout, and the histogram of
+    prompt, informative (mixed) groups and their number per rollout, the flat groups by side
+    (all correct; flat and not all correct), and the histogram of
     group sizes (`n_to_<edge>`: groups of size in (previous edge, edge]; `n_over_128`)."""
     groups = samples.groups()
     rollouts = int(groups.counts.sum())
     informative = int(groups.mixed.sum())
     k = groups.num_groups
+    # the flat groups by side: all solved (every reward 1) or not (all wrong, or all at a
+    # partial reward), what says whether both flat sides are present
+    solved = (
+        np.minimum.reduceat(groups.rewards, groups.offsets[:-1]) >= 1.0
+        if k
+        else np.zeros(0, dtype=np.bool_)
+    )
     out = {
         "rollouts": float(rollouts),
         "prompts": float(k),
         "rollouts_per_prompt": rollouts / k if k else float("nan"),
         "informative_groups": float(informative),
         "informative_per_rollout": informative / rollouts if rollouts else float("nan"),
+        "all_correct_groups": float(solved.sum()),
+        "flat_unsolved_groups": float(k - informative - int(solved.sum())),
     }
     edges = np.searchsorted(np.asarray(SIZE_BINS), groups.counts, side="left")
     hist = np.bincount(edges, minlength=len(SIZE_BINS) + 1)

@@ -396,6 +396,23 @@ EFFECT_ENTRIES = (
         rescue=8,
     ),
     BenchEntry(
+        "skip-audit-kept",
+        "skip-audit",
+        role="effect",
+        note="skip-kept that rolls out 1 in 8 of the prompts it would pass over, and passes over "
+        "only as much as keeps a 95% bound on the mixed groups lost under 5% (issue 70)",
+        fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "skip-predict-audit-kept-w50-backfill",
+        "skip-predict-audit",
+        {"wrong_floor": 0.5},
+        role="effect",
+        note="skip-predict-kept-w50-backfill under skip-audit's audit and bound",
+        fewer_rollouts={"rollouts": "kept"},
+        backfill="replay",
+    ),
+    BenchEntry(
         "screen4",
         "uniform",
         role="effect",
