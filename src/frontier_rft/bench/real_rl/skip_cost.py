@@ -35,8 +35,10 @@ from frontier_rft.core.jsonsafe import loads_bounded
 __all__ = [
     "GROUPS_TRAINED",
     "INFORMATIVE",
+    "ledger_runs",
     "ledger_skip_cost",
     "passes_over_groups",
+    "read_record",
     "skip_cost",
     "skip_cost_lines",
     "skip_cost_summary",
@@ -179,9 +181,9 @@ def skip_cost_lines(costs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [*lines, "", CAPTION]
 
 
-def _record_run(path: Path) -> dict[str, Any]:
-    """The curves of one ledger record file (`ledger.run_from_record`)."""
-    from frontier_rft.bench.real_rl.ledger import MAX_RECORD_BYTES, run_from_record
+def read_record(path: Path) -> dict[str, Any]:
+    """One ledger record file, parsed with bounds (a ValueError for anything else)."""
+    from frontier_rft.bench.real_rl.ledger import MAX_RECORD_BYTES
 
     with gzip.open(path, "rb") as fh:
         raw = fh.read(MAX_RECORD_BYTES + 1)
@@ -190,7 +192,23 @@ def _record_run(path: Path) -> dict[str, Any]:
     record = loads_bounded(raw.decode("utf-8"), max_chars=MAX_RECORD_BYTES, max_depth=16)
     if not isinstance(record, dict) or "columns" not in record or "info" not in record:
         raise ValueError(f"{path} is not a run ledger record")
-    return run_from_record(record)
+    return record
+
+
+def _record_run(path: Path) -> dict[str, Any]:
+    """The curves of one ledger record file (`ledger.run_from_record`), its start state kept."""
+    from frontier_rft.bench.real_rl.ledger import run_from_record
+
+    record = read_record(path)
+    run = run_from_record(record)
+    run["start_state"] = record.get("start_state")
+    return run
+
+
+def ledger_runs(folder: Path, seeds: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """One entry's runs of `seeds` under <digest>/<device>/<entry>: its first definition
+    (in name order) that holds any of them."""
+    return _ledger_runs(folder, seeds)
 
 
 def _ledger_runs(folder: Path, seeds: Sequence[int]) -> dict[int, dict[str, Any]]:

@@ -1,0 +1,110 @@
+"""How a testbed's policy learns, from the run ledger alone: the four statistics that say
+whether a CPU regime learns like the pretrained LM (issue 70, item 1), per testbed.
+
+From uniform's runs (paired seeds of one testbed and device class):
+
+- **gain**: held-out pass@1 at the end over its start (the first evaluation);
+- **start zero-variance share**: of the training pool under the start model (each seed's
+  start state), with its all-wrong and all-correct sides;
+- **epoch-2 mixed share**: mixed groups among uniform's groups of epoch 2, with the flat
+  groups by side where the records count them (`train/all_correct_groups`,
+  `train/flat_unsolved_groups`; older records do not);
+
+and from the default skip (`skip-kept`) against uniform: the mixed rate of the groups it left
+out in epoch 2 over the base rate (`skip_cost`), the check that matters: near 1, evidence from
+epoch 1 no longer says which prompts are flat.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontier_rft.bench.metrics import mean_ci
+from frontier_rft.bench.real_rl.skip_cost import ledger_runs, ledger_skip_cost
+
+__all__ = ["REGIME_TARGETS", "regime_lines", "regime_stats"]
+
+REGIME_TARGETS = {
+    "gain": ">= 2.5x",
+    "start_zero_variance": "0.6-0.8",
+    "epoch2_mixed": "0.2-0.4",
+    "skip_rate_ratio": ">= 0.7",
+}
+"""Issue 70's targets for a CPU regime that learns like SmolLM2-135M."""
+
+
+def regime_stats(
+    roots: Sequence[Path], digest: str, device: str, seeds: Sequence[int]
+) -> dict[str, Any]:
+    """The four statistics (mean and bootstrap CI over seeds) of testbed `digest`."""
+    root = next((r for r in roots if (r / digest / device / "uniform").is_dir()), None)
+    if root is None:
+        raise ValueError(f"no uniform runs of testbed {digest}/{device} in the ledgers")
+    train = json.loads((root / digest / "testbed.json").read_text(encoding="utf-8"))["train"]
+    batch, epoch = int(train["batch_size"]), int(train["train_size"]) // int(train["batch_size"])
+    runs = ledger_runs(root / digest / device / "uniform", seeds)
+    gain = [r["pass1"][-1] / r["pass1"][0] for r in runs.values() if r["pass1"][0] > 0]
+    start, end = [r["pass1"][0] for r in runs.values()], [r["pass1"][-1] for r in runs.values()]
+    mixed, correct, unsolved = [], [], []
+    for run in runs.values():
+        rows = run["train"][epoch : 2 * epoch]
+        if len(rows) < epoch:
+            continue
+        mixed.append(float(np.mean([r["train/informative_groups"] for r in rows])) / batch)
+        if all("train/all_correct_groups" in r for r in rows):
+            correct.append(float(np.mean([r["train/all_correct_groups"] for r in rows])) / batch)
+            unsolved.append(float(np.mean([r["train/flat_unsolved_groups"] for r in rows])) / batch)
+    states = [r["start_state"] for r in runs.values() if isinstance(r.get("start_state"), dict)]
+    cost = ledger_skip_cost(roots, digest, device, ["skip-kept"], seeds)
+    epoch2 = cost.get("skip-kept", {}).get("epochs", {}).get("2", {})
+    return {
+        "seeds": len(runs),
+        "pass1_start": mean_ci(start),
+        "pass1_end": mean_ci(end),
+        "gain": mean_ci(gain),
+        "start_zero_variance": mean_ci([float(s["zero_variance"]) for s in states]),
+        "start_all_wrong": mean_ci([float(s["never_solved"]) for s in states]),
+        "start_all_correct": mean_ci([float(s["always_solved"]) for s in states]),
+        "epoch2_mixed": mean_ci(mixed),
+        "epoch2_all_correct": mean_ci(correct),
+        "epoch2_flat_unsolved": mean_ci(unsolved),
+        "skip_rate_ratio": epoch2.get("rate_ratio", mean_ci([])),
+        "skip_lost_share": epoch2.get("lost_share", mean_ci([])),
+        "skip_seeds": len(cost.get("skip-kept", {}).get("seeds", [])),
+    }
+
+
+def _cell(ci: Mapping[str, Any], fmt: str = ".2f", suffix: str = "") -> str:
+    if ci.get("mean") is None:
+        return "—"
+    lo, hi = ci["ci"]
+    return f"{ci['mean']:{fmt}}{suffix} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def regime_lines(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A markdown table, a row per named testbed, a column per statistic."""
+    t = REGIME_TARGETS
+    lines = [
+        "| regime | uniform seeds | pass@1 start → end | gain (target "
+        f"{t['gain']}) | start zero-variance (target {t['start_zero_variance']}): all-wrong, "
+        f"all-correct | epoch-2 mixed share (target {t['epoch2_mixed']}) | epoch-2 flat: "
+        "all-correct, unsolved | skip-kept's left-out mixed rate / base rate, epoch 2 (target "
+        f"{t['skip_rate_ratio']}) | epoch-2 mixed groups skip-kept lost |",
+        "|---|---:|---|---|---|---|---|---|---|",
+    ]
+    for name, s in rows.items():
+        lines.append(
+            f"| {name} | {s['seeds']} | {_cell(s['pass1_start'], '.3f')} → "
+            f"{_cell(s['pass1_end'], '.3f')} | {_cell(s['gain'], '.2f', 'x')} | "
+            f"{_cell(s['start_zero_variance'])}: {_cell(s['start_all_wrong'])}, "
+            f"{_cell(s['start_all_correct'])} | {_cell(s['epoch2_mixed'])} | "
+            f"{_cell(s['epoch2_all_correct'])}, {_cell(s['epoch2_flat_unsolved'])} | "
+            f"{_cell(s['skip_rate_ratio'])} ({s['skip_seeds']} pairs) | "
+            f"{_cell(s['skip_lost_share'], '.0%')} |"
+        )
+    return lines
