@@ -621,9 +621,9 @@ SCALES = ("standard", "gpu", "fast", "full", "toy", "gpu-smollm2", "toy-smollm2"
 """Testbeds: `standard` (the tiny-Llama Countdown testbed of the committed results, on a CUDA
 GPU when there is one, else the CPU; `gpu` is its earlier name, the same testbed), `full`
 (the first, smaller CPU testbed), `toy` (tests); `fast`: the standard testbed's start model
-sampled hot, a CPU regime whose policy learns like the pretrained LM's; `gpu-smollm2`: the pretrained
-SmolLM2-135M-Instruct on arithmetic (one GPU), `toy-smollm2` its seconds-to-minutes version
-on a CPU."""
+sampled hot, a CPU regime whose policy learns like the pretrained LM's; `gpu-smollm2`: the
+pretrained SmolLM2-135M-Instruct on arithmetic (one GPU), `toy-smollm2` its seconds-to-minutes
+version on a CPU."""
 
 
 def standard_testbed(model: ModelConfig, train: TrainConfig) -> Testbed:
