@@ -102,7 +102,7 @@ bench() {  # bench SECONDS ARGS...: frontier bench-rl, stopped (resumably) after
   if [ "$budget" -lt 60 ]; then return 124; fi
   timeout -s INT -k 30 "$budget" "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" \
     --model "$GGUF" --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/results" \
-    --name "$NAME" --steps "$STEPS" --no-progress "$@"
+    --name "$NAME" --steps "$STEPS" --no-progress --reward-log "$@"
 }
 
 calibrated() {  # prints the chosen lr and the runs that fit; fails when not calibrated

@@ -314,3 +314,27 @@ def test_the_start_model_travels_with_the_ledger(
     for bad, message in (("abc", "12 hex digits"), ("0" * 12, "not in")):
         code = main([*argv, "--start-weights", bad])
         assert code == 2 and message in capsys.readouterr().err
+
+
+def test_reward_log_keeps_uniform_s_rewards_beside_its_record(tmp_path: Path) -> None:
+    """`--reward-log` (issue 70, item 7): uniform's runs log each step's per-prompt rewards,
+    gzipped into the ledger beside the record; other entries log none, and the testbed's
+    digest is the one without the flag (the same runs)."""
+    import gzip
+
+    from frontier_rft.bench.real_rl.ledger import testbed_digest
+
+    ledger = tmp_path / "ledger"
+    argv = ["bench-rl", "--scale", "toy", "--seeds", "0", "--selectors", "uniform,skip"]
+    argv += ["--no-effects", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")]
+    argv += ["--ledger", str(ledger), "--no-progress", "--reward-log"]
+    assert main(argv) == 0
+    digest = testbed_digest(bench.testbed("toy"))
+    logs = sorted(ledger.glob(f"{digest}/cpu/*/*/seed0.rewards.jsonl.gz"))
+    assert [p.parents[1].name for p in logs] == ["uniform"]
+    lines = gzip.decompress(logs[0].read_bytes()).decode().splitlines()
+    steps = bench.testbed("toy").train.steps
+    assert len(lines) == steps  # one line a step
+    first = json.loads(lines[0])
+    assert len(first["rewards"]) == bench.testbed("toy").train.batch_size
+    assert sorted(ledger.glob(f"{digest}/cpu/skip/*/seed0.json.gz"))  # recorded, no log

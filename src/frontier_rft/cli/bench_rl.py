@@ -172,6 +172,8 @@ def _testbed_from_args(args: argparse.Namespace) -> Any:
         train.update(steps=args.steps, eval_every=max(1, args.steps // 12))
     if args.lr:
         train["lr"] = args.lr
+    if getattr(args, "reward_log", False):
+        train["reward_log"] = True
     if args.device:
         train["device"] = args.device
         if tb.sft is not None:
@@ -459,6 +461,13 @@ def add_command(sub: Any) -> None:
         help="training prompts per seed's pool, instead of the testbed's (default: "
         f"{sizes}); a larger pool means fewer epochs per run. From one step's batch up to "
         "what the testbed's task levels hold, checked before any work",
+    )
+    p.add_argument(
+        "--reward-log",
+        action="store_true",
+        help="uniform's runs also write each step's per-prompt rewards (rewards.jsonl), kept "
+        "in the ledger beside their records (seed<s>.rewards.jsonl.gz), to replay any skip "
+        "rule offline (`frontier shadow replay`); the testbed's digest is unchanged",
     )
     p.add_argument("--runs", default="runs/bench-rl", help="run directories (resumable)")
     p.add_argument(

@@ -62,6 +62,9 @@ RECORD_SCHEMA = 1
 """Version of a record's layout; a reader refuses a newer one with a message."""
 WHERE_IT_RUNS = ("device", "threads")
 """Settings that change where a run computes, not what: outside the digest."""
+RECORDED_ONLY = ("reward_log",)
+"""Settings that change what a run writes beside its metrics, not what it computes: outside
+the digest (`bench-rl --reward-log`)."""
 MAX_RECORD_BYTES = 16 << 20
 """Largest decompressed record read (a 360-step run is ~0.3 MB)."""
 SIGNIFICANT_DIGITS = 6
@@ -88,7 +91,7 @@ def settings_digest(testbed_json: Mapping[str, Any]) -> str:
             value = {
                 k: v
                 for k, v in value.items()
-                if k not in WHERE_IT_RUNS and (k not in base or base[k] != v)
+                if k not in WHERE_IT_RUNS + RECORDED_ONLY and (k not in base or base[k] != v)
             }
         settings[part] = value
     text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
@@ -291,6 +294,18 @@ class RunLedger:
         text = json.dumps(record, separators=(",", ":"), allow_nan=False)
         # mtime 0: the same record gives the same bytes, so a rewrite is no change in git
         data = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+        atomic_write_bytes(path, lambda fh: fh.write(data))
+        return path
+
+    def reward_log_path(self, label: str, definition: str, seed: int) -> Path:
+        """Where a run's per-prompt reward log lies beside its record."""
+        return self.folder / label / definition / f"seed{seed}.rewards.jsonl.gz"
+
+    def add_reward_log(self, label: str, definition: str, seed: int, source: Path) -> Path:
+        """A run's reward log (`rewards.jsonl`) gzipped beside its record, atomically."""
+        path = self.reward_log_path(label, definition, seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
         atomic_write_bytes(path, lambda fh: fh.write(data))
         return path
 

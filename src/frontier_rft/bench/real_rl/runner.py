@@ -54,6 +54,7 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
+from frontier_rft.shadow.replay import REWARD_LOG
 from frontier_rft.training.config import TrainConfig, train_config
 from frontier_rft.training.run_info import read_run_info
 
@@ -655,6 +656,9 @@ class _Recorder:
             start = measure_start_states(self.tb, self.model_dir, [spec.seed], self.root)
             start = start[str(spec.seed)]
         code, definition = _spec_code(spec.run_dir / "spec.json", spec)
+        log = spec.run_dir / REWARD_LOG
+        if log.is_file():  # bench-rl --reward-log: uniform's rewards, for shadow replay
+            self.ledger.add_reward_log(spec.entry.label, spec.definition, spec.seed, log)
         self.ledger.add(
             record_from_run_dir(
                 spec.run_dir,

@@ -521,6 +521,9 @@ class Testbed:
             train_seed=self.pool_seed_base + seed,
             sampler=sampler,
             sampler_config=sampler_config,
+            # bench-rl --reward-log: uniform's runs log every prompt's rewards (whole groups
+            # each step), on which any skip rule replays offline
+            reward_log=self.train.reward_log and entry.label == "uniform",
         )
 
     def to_json(self) -> dict[str, Any]:
