@@ -1,0 +1,90 @@
+"""Probe a candidate CPU regime on calibration seeds (issue 70, item 1): uniform and skip-kept
+on the standard testbed's model with some settings changed, no ledger; prints per seed the
+statistics of `bench.real_rl.regime` (gain, start zero-variance share, epoch-2 mixed share and
+skip-kept's left-out mixed rate over the base rate). What chose `--scale fast`
+(docs/results/fast_regime.md):
+
+    python benchmarks/regime_probe.py --name L3_T13 --seeds 20,21 --temperature 1.3 --lr 2e-4 \
+        --levels 2x20,2x50,2x99 --start-weights d8e66360e158
+
+`--sft-steps N` warm-starts a fresh tiny model for N steps instead of the ledger's weights.
+Runs go to runs/regime-probe/NAME (resumable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from frontier_rft.bench.real_rl.runner import START_MODELS, RunOptions, run_comparison
+from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, Testbed, testbed
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--name", required=True)
+    p.add_argument("--seeds", default="20,21")
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--levels", default="")
+    p.add_argument("--start-weights", default="", help="a start model the ledger holds")
+    p.add_argument("--sft-steps", type=int, default=0, help="warm-start steps (0: standard's)")
+    p.add_argument("--jobs", type=int, default=1)
+    args = p.parse_args(argv)
+    std = testbed("standard")
+    assert std.model is not None and std.sft is not None
+    sft = dataclasses.replace(std.sft, steps=args.sft_steps or std.sft.steps, device="cpu")
+    train = dataclasses.replace(
+        std.train,
+        lr=args.lr,
+        temperature=args.temperature,
+        levels=args.levels or std.train.levels,
+        steps=64,
+        eval_every=8,
+        checkpoint_every=1000,
+        device="cpu",
+    )
+    root = ROOT / "runs" / "regime-probe" / args.name
+    if args.start_weights:
+        held = ROOT / "benchmarks" / "ledger" / START_MODELS / args.start_weights
+        if not (root / "model-sft").exists():
+            shutil.copytree(held, root / "model-sft")
+    tb = Testbed(std.model, sft, train)
+    entries = {e.label: e for e in MAIN_ENTRIES + EFFECT_ENTRIES}
+    seeds = [int(s) for s in args.seeds.split(",")]
+    got = run_comparison(
+        tb,
+        [entries["uniform"], entries["skip-kept"]],
+        seeds,
+        RunOptions(root=root, jobs=args.jobs, progress=False, ledger=None),
+    )
+    batch, epoch = train.batch_size, train.train_size // train.batch_size
+    for s in seeds:
+        start, uni, skip = got.start[str(s)], got.runs["uniform"][s], got.runs["skip-kept"][s]
+
+        def col(run: dict, key: str) -> np.ndarray:
+            return np.array([r[key] for r in run["train"]], dtype=float)
+
+        iu, isk = col(uni, "train/informative_groups"), col(skip, "train/informative_groups")
+        left = (batch - col(skip, "train/groups_trained"))[epoch : 2 * epoch].sum()
+        lost = iu[epoch : 2 * epoch].sum() - isk[epoch : 2 * epoch].sum()
+        base = iu[epoch : 2 * epoch].sum() / (batch * epoch)
+        p1 = uni["pass1"]
+        print(
+            f"{args.name} seed {s}: start zero-variance {start['zero_variance']:.2f}, pass@1 "
+            f"{p1[0]:.3f} -> {p1[-1]:.3f} (x{p1[-1] / max(p1[0], 1e-9):.2f}), epoch-2 mixed "
+            f"{base:.2f}; skip-kept epoch 2: left out {left / (batch * epoch):.2f}, lost "
+            f"{lost / max(iu[epoch : 2 * epoch].sum(), 1):.2f}, left-out rate / base "
+            f"{lost / max(left, 1) / max(base, 1e-9):.2f}, pass@1 {skip['pass1'][-1]:.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
