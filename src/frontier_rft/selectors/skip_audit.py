@@ -22,6 +22,9 @@ among them (counts decayed by `audit_memory` per step), and r_up the one-sided W
 bound of r^ = C_m / C_r at `confidence`:
 
     lost share  L   = U r^ / (K_m + C_m + U r^)            (the estimate)
+
+(K_m counts the rule's groups only from windows that had a candidate, so that mixed groups of
+steps with nothing to pass over, the whole first epoch, do not dilute the bound)
     bound       L_up(s) = s (1 - a) W r_up / (K_m + W r_up)  (expected, at strength s)
     strength    s   = min(1, T (K_m + W r_up) / ((1 - a) W r_up)),  T = loss_target
 
@@ -314,7 +317,10 @@ class SkipAuditSelector(SkipSelector):
         """Mark each rolled-out prompt's pending group; count candidates and the passed-over
         ones, with the mixed groups passing over is estimated to lose."""
         rolled_candidate = candidate & ~passed
-        self._mark[ids[rule]] = _RULE
+        # The rule's groups count towards the bound's mixed groups only where there was
+        # something to pass over: a window with no candidate (the first epoch) says nothing
+        # of the share that passing over loses, and would make the bound lax at its start.
+        self._mark[ids[rule]] = _RULE if candidate.any() else _NONE
         self._mark[ids[rolled_candidate]] = _CANDIDATE
         self._mark[ids[passed]] = _NONE
         if rolled_candidate.any():
