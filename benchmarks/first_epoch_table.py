@@ -76,6 +76,7 @@ def _facts(rec: dict[str, Any], epoch_steps: int) -> dict[str, float]:
         "epoch1": sum(rollouts[:epoch_steps]),
         "all": sum(rollouts),
         "tokens": generated_tokens(run),
+        "cpu": sum(_col(rec, "perf/step_cpu_s")) or float("nan"),
         "pass1": p1[-1],
         "pass8": p8[-1],
         "pass1_last_quarter": float(np.mean(p1[-quarter:])),
@@ -98,13 +99,14 @@ def table(
     from first_epoch_ceiling import standard_testbed  # the ceiling's testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
-    digest = testbed_digest(standard_testbed(pool_size, steps))
+    digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
     epoch_steps = pool_size // 16
     lines = [
         f"| entry ({pool_size} prompts, seeds {seeds[0]}-{seeds[-1]}) | epoch-1 rollouts | "
-        f"all rollouts | generated tokens | pass@1 − {against} | pass@1 last quarter | "
+        f"all rollouts | generated tokens | training CPU time | pass@1 − {against} | "
+        "pass@1 last quarter | "
         f"pass@8 − {against} | distinct prompts trained |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for entry in [against, *entries]:
         rows = []
@@ -115,7 +117,7 @@ def table(
                 continue
             rows.append((_facts(rec, epoch_steps), _facts(ref, epoch_steps)))
         if not rows:
-            lines.append(f"| {entry} | no runs | | | | | | |")
+            lines.append(f"| {entry} | no runs | | | | | | | |")
             continue
 
         def ratio(key: str, rows: list[Any] = rows) -> str:
@@ -127,7 +129,8 @@ def table(
         trained = mean_ci([a["trained"] for a, _ in rows])
         lines.append(
             f"| {entry} ({len(rows)} seeds) | {ratio('epoch1')} | {ratio('all')} | "
-            f"{ratio('tokens')} | {diff('pass1')} | {diff('pass1_last_quarter')} | "
+            f"{ratio('tokens')} | {ratio('cpu')} | {diff('pass1')} | "
+            f"{diff('pass1_last_quarter')} | "
             f"{diff('pass8')} | "
             + ("—" if trained["mean"] is None else f"{trained['mean']:.0f}")
             + " |"
@@ -136,6 +139,9 @@ def table(
 
 
 CALIBRATION = "curriculum/{selector}/calibration/epoch{e}/{name}"
+TESTBED = ""
+"""--testbed: a ledger testbed digest instead of the standard testbed's (e.g. the fast
+regime's, cebabb1e33c3); --pool-size and --steps still say its epochs."""
 
 
 def calibration_key(entry: str, e: int, name: str) -> str | None:
@@ -152,7 +158,7 @@ def calibration_table(pool_size: int, steps: int, seeds: list[int], entries: lis
     from first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
-    digest = testbed_digest(standard_testbed(pool_size, steps))
+    digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
     lines = [
         f"| entry ({pool_size} prompts) | epoch | side | groups | Brier (base rate's) | AUC | "
         "mean prediction (observed share) |",
@@ -197,7 +203,7 @@ def skip_cost_table(
     from frontier_rft.bench.real_rl.ledger import testbed_digest
     from frontier_rft.bench.real_rl.skip_cost import ledger_skip_cost, skip_cost_lines
 
-    digest = testbed_digest(standard_testbed(pool_size, steps))
+    digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
     costs = ledger_skip_cost(LEDGERS, digest, "cpu", entries, seeds, against=against)
     return "\n".join(skip_cost_lines(costs)) if costs else ""
 
@@ -212,8 +218,12 @@ def main() -> int:
     p.add_argument(
         "--skip-cost", action="store_true", help="add the per-epoch skip-cost table (issue 70)"
     )
+    p.add_argument("--testbed", default="", help="a ledger testbed digest (default: standard's)")
     args = p.parse_args()
     from first_epoch_ceiling import parse_seeds
+
+    global TESTBED
+    TESTBED = args.testbed
 
     seeds = parse_seeds(args.seeds)
     entries = args.entries.split(",")
