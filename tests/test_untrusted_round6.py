@@ -120,3 +120,32 @@ def test_an_overlong_journal_line_is_refused_before_it_is_read(
     monkeypatch.setattr(journal, "MAX_RECORD_BYTES", 64)
     with pytest.raises(ValueError, match="longer than 64 bytes"):
         read_log(_journal(tmp_path, b'{"seq": 1, "pad": "' + b"x" * 100 + b'"}\n'))
+
+
+@pytest.mark.parametrize("epochs", ["two", float("inf"), 1.5, -1, 0, True])
+def test_check_config_skyrl_refuses_an_epoch_count_skyrl_cannot_run(epochs: object) -> None:
+    from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+
+    report = check_skyrl_config({"trainer": {"epochs": epochs}})
+    assert any(p.startswith("trainer.epochs: must be a positive int") for p in report.problems)
+
+
+@pytest.mark.parametrize("epochs", [1, 3, "${oc.env:EPOCHS}", None])
+def test_check_config_skyrl_takes_a_whole_epoch_count(epochs: object) -> None:
+    from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+
+    report = check_skyrl_config({"trainer": {"epochs": epochs}})
+    assert not [p for p in report.problems if "trainer.epochs" in p]
+
+
+def test_the_skyrl_entrypoint_refuses_epochs_two_before_skyrl(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sys
+
+    from frontier_rft.integrations.skyrl.main import main as skyrl_main
+
+    assert skyrl_main(["trainer.epochs=two"]) == 2
+    err = capsys.readouterr().err
+    assert "trainer.epochs: must be a positive int" in err and "Traceback" not in err
+    assert "skyrl" not in sys.modules
