@@ -149,3 +149,29 @@ def test_the_skyrl_entrypoint_refuses_epochs_two_before_skyrl(
     err = capsys.readouterr().err
     assert "trainer.epochs: must be a positive int" in err and "Traceback" not in err
     assert "skyrl" not in sys.modules
+
+
+def test_replay_refuses_a_pool_it_could_not_hold_in_2_gib(tmp_path: Path) -> None:
+    """A replay took 2.1 GB at the old bound (2^27 prompts): the bound is 2^24 now."""
+    import numpy as np
+
+    from frontier_rft.shadow.replay import MAX_POOL, replay, reward_record
+
+    assert MAX_POOL == 1 << 24
+    log = tmp_path / "rewards.jsonl"
+    log.write_text(reward_record(0, 1 << 27, 0, np.array([0, 1]), np.array([[1.0, 0.0]] * 2)))
+    with pytest.raises(ValueError, match="more than the 16,777,216 prompts"):
+        replay(log, ["greso"])
+
+
+def test_replay_refuses_a_one_line_csv_before_reading_the_line_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import frontier_rft.shadow.foreign_logs as foreign_logs
+    from frontier_rft.shadow.foreign_logs import read_foreign_log
+
+    monkeypatch.setattr(foreign_logs, "MAX_LINE_CHARS", 1000)
+    table = tmp_path / "completions.csv"
+    table.write_text("step,prompt,completion,accuracy\n" + "1," + "x" * 5000 + ",c,1\n")
+    with pytest.raises(ValueError, match="line 2 is longer than 1,000 characters"):
+        read_foreign_log(table, "trl", rewards=None, count=len)
