@@ -175,3 +175,51 @@ def test_replay_refuses_a_one_line_csv_before_reading_the_line_whole(
     table.write_text("step,prompt,completion,accuracy\n" + "1," + "x" * 5000 + ",c,1\n")
     with pytest.raises(ValueError, match="line 2 is longer than 1,000 characters"):
         read_foreign_log(table, "trl", rewards=None, count=len)
+
+
+@pytest.mark.parametrize("name", ["rewards.py:score", "./rewards.py:score", "sub/r.py:score"])
+def test_a_file_and_function_reward_name_says_the_dotted_path(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was an AttributeError ('module has no attribute py:score') or a TypeError."""
+    from frontier_rft.integrations.trl.config import reward_name_problem
+    from frontier_rft.integrations.trl.grpo import _reward
+
+    (tmp_path / "rewards.py").write_text("def score(completions, **kw):\n    return [0.0]\n")
+    monkeypatch.chdir(tmp_path)
+    dotted = "sub.r.score" if name.startswith("sub") else "rewards.score"
+    problem = reward_name_problem(name)
+    assert problem is not None and f"dotted path, {dotted}" in problem
+    with pytest.raises(ValueError, match=f"dotted path, {dotted}"):
+        _reward(name)
+
+
+def test_a_reward_module_that_fails_to_import_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from frontier_rft.integrations.trl.grpo import _reward
+
+    (tmp_path / "broken_reward_r6.py").write_text("raise RuntimeError('oops')\n")
+    (tmp_path / "const_reward_r6.py").write_text("score = 3\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="cannot be imported \\(RuntimeError: oops\\)"):
+        _reward("broken_reward_r6.score")
+    with pytest.raises(ValueError, match="is not callable"):
+        _reward("const_reward_r6.score")
+    with pytest.raises(ValueError, match="unknown reward function 'r6:score'"):
+        _reward("r6:score")
+
+
+def test_a_misspelt_data_file_is_named_before_the_datasets_library_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from frontier_rft.integrations.trl.grpo import _local_files, missing_data_files
+
+    (tmp_path / "train.jsonl").write_text('{"prompt": "p"}\n')
+    monkeypatch.chdir(tmp_path)
+    assert missing_data_files(["train.jsonl", "hf://x/y.jsonl", "data/*.jsonl"], "o") == []
+    assert missing_data_files(["trian.jsonl"], "dataset_files") == [
+        "dataset_files: trian.jsonl: no such file (did you mean 'train.jsonl'?)"
+    ]
+    with pytest.raises(ValueError, match="eval_dataset_files: nope/x.jsonl: no such file$"):
+        _local_files(["nope/x.jsonl"], "eval_dataset_files")
