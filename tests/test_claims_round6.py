@@ -166,3 +166,40 @@ def test_the_backfill_claim_states_its_selection_history_where_it_is_made() -> N
     for text in (readme, changelog):
         assert "best of 27 intervals" in text and fresh in text and "one CPU testbed" in text
     assert "+0.016 [−0.001, +0.033]" in readme
+
+
+@pytest.mark.parametrize(
+    ("rel", "gone", "said"),
+    [
+        ("docs/selectors/skip_predict.md", "no measured loss", "a loss on the 5 tuning seeds"),
+        ("docs/results/first_epoch.md", "at no measured cost", "tuning seeds measured a loss"),
+        ("docs/selectors/fewer_rollouts.md", "at no measured cost", "held-out scores within"),
+        ("docs/results/bill.md", "the same for both arms on average", "not recorded per arm"),
+        ("docs/results/bill.md", "**Time follows tokens**", "contention, not a saving"),
+        ("docs/results/bill.md", "changed no number", "6th significant digit"),
+        ("docs/results/bill.md", "has not been measured", "1.04x uniform's"),
+        ("README.md", "rows, with vLLM too", "no vLLM engine ran"),
+        ("README.md", "(latency-bound steps)", "inferred from the timings"),
+        ("CHANGELOG.md", "`kept` runs with vLLM", "(engine stood in)"),
+        ("CHANGELOG.md", "the default cost about 0.02 pass@1", "only the last quarter's"),
+    ],
+)
+def test_an_evidence_claim_says_what_was_measured(rel: str, gone: str, said: str) -> None:
+    page = _flat(_read(rel))
+    assert gone not in page and said in page
+
+
+def test_the_bill_names_every_code_of_the_committed_1280_runs() -> None:
+    """From the ledger: the codes of uniform's and skip-kept's seeds 0-9 at 1,280 x 2."""
+    codes = set()
+    for entry in ("uniform", "skip-kept"):
+        for s in range(10):
+            for path in (ROOT / "benchmarks/ledger/15805e4bbe8b/cpu" / entry).glob(
+                f"*/seed{s}.json.gz"
+            ):
+                with gzip.open(path, "rt") as fh:
+                    codes.add(str(json.load(fh)["code"]["commit"])[:7])
+    assert codes == {"345abcb", "692e1ae", "a56d24f", "d95f3f6", "8ff6279"}
+    page = _flat(_read("docs/results/bill.md"))
+    listed = "(codes " + ", ".join(f"`{c}`" for c in sorted(codes - {"8ff6279"})) + ", `8ff6279`)"
+    assert listed in page

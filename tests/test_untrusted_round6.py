@@ -221,5 +221,5 @@ def test_a_misspelt_data_file_is_named_before_the_datasets_library_runs(
     assert missing_data_files(["trian.jsonl"], "dataset_files") == [
         "dataset_files: trian.jsonl: no such file (did you mean 'train.jsonl'?)"
     ]
-    with pytest.raises(ValueError, match="eval_dataset_files: nope/x.jsonl: no such file$"):
+    with pytest.raises(ValueError, match=r"eval_dataset_files: nope/x\.jsonl: no such file$"):
         _local_files(["nope/x.jsonl"], "eval_dataset_files")

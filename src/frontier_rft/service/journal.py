@@ -82,7 +82,9 @@ def _parse_record(line: bytes) -> dict[str, Any] | None:
         )
     except ValueError:  # UnicodeDecodeError is one too
         return None
-    seq = record.get("seq") if isinstance(record, dict) else None
+    if not isinstance(record, dict):
+        return None
+    seq = record.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool):
         return None
     return record
