@@ -10,7 +10,8 @@ KL term (k3 to the frozen start model) and entropy term are not zero on the skip
 Two ways to normalise them are compared:
 
 - (a) `kept mean`: the regulariser's row weights are not scaled by G/B: the kept groups'
-  mean stands in for the skipped groups' (the step's KL pull is uniform's in expectation);
+  mean stands in for the skipped groups' (it would be uniform's KL pull on average only if
+  the skip were blind to the KL; the measured skipped groups had more KL per token);
 - (b) `scaled`: scaled by G/B as the policy gradient is: the skipped groups' KL gradient is
   simply missing (the KL pull is about G/B of uniform's).
 

@@ -13,7 +13,6 @@ See docs/inference/ziprc.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from frontier_rft.cli.common import (
     quiet_transformers,
 )
 from frontier_rft.cli.ziprc_pareto import add_pareto_command
-from frontier_rft.core.jsonsafe import dumps_strict
+from frontier_rft.core.jsonsafe import dumps_strict, load_json_file
 from frontier_rft.inference.spec import STRUCTURED_REWARDS
 from frontier_rft.inference.train_head import HeadTrainConfig
 from frontier_rft.lm.decoding import Sampling
@@ -158,7 +157,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.policy:  # transfer: another policy's rollouts, read by this head
         policy, suppress, source = load_lm(args.policy)[0], None, str(args.policy)
     else:  # the head model's own real-vocabulary distribution is the policy's
-        info = json.loads((Path(args.head) / SPEC_FILE).read_text())
+        info = load_json_file(Path(args.head) / SPEC_FILE, "a ZIP-RC head's spec", max_depth=8)
+        if not isinstance(info, dict):
+            raise ValueError(f"{Path(args.head) / SPEC_FILE} is not a JSON object")
         policy, suppress, source = model, spec, str(info.get("policy", args.head))
     rollouts_path = Path(args.rollouts) if args.rollouts else out / "rollouts.jsonl"
     rollouts = _rollouts(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from frontier_rft.core.jsonsafe import dumps_strict
+from frontier_rft.core.jsonsafe import dumps_strict, jsonl_records
 from frontier_rft.inference.spec import ZipRCSpec
 from frontier_rft.progress import progress_bar
 from frontier_rft.tasks.base import TaskItem, Verifier
@@ -167,25 +167,85 @@ class RolloutSet:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> RolloutSet:
-        """Inverse of save."""
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        header = json.loads(lines[0]) if lines else {}
-        if header.get("format") != FORMAT:
-            raise ValueError(f"{path} is not a ZIP-RC rollout file (no '{FORMAT}' header line)")
-        if header.get("version") != VERSION:
-            raise ValueError(f"{path}: rollout format version {header.get('version')} != {VERSION}")
-        rows = [json.loads(line) for line in lines[1:] if line.strip()]
-        k = int(header["samples"])
+        """Inverse of save; a file that is not one (a header or row of the wrong shape, JSON
+        nested too deep, a line too long) is one ValueError naming the file and the line."""
+        with open(path, encoding="utf-8") as fh:
+            records = jsonl_records(fh, path, max_chars=_MAX_LINE_CHARS, max_depth=_MAX_DEPTH)
+            first = next(records, None)
+            header = first[1] if first is not None else None
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                raise ValueError(f"{path} is not a ZIP-RC rollout file (no '{FORMAT}' header line)")
+            if header.get("version") != VERSION:
+                raise ValueError(
+                    f"{path}: rollout format version {header.get('version')} != {VERSION}"
+                )
+            k = header.get("samples")
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise ValueError(
+                    f"{path}: the header's 'samples' must be a positive integer, got {k!r}"
+                )
+            meta = header.get("meta", {})
+            if not isinstance(meta, dict):
+                raise ValueError(f"{path}: the header's 'meta' must be an object")
+            rows = [_row(where, record, k) for where, record in records]
         return cls(
-            [int(r["task_id"]) for r in rows],
-            [int(r["level"]) for r in rows],
+            [r["task_id"] for r in rows],
+            [r["level"] for r in rows],
             [r["prompt_ids"] for r in rows],
             [r["completion_ids"] for r in rows],
             [r["texts"] for r in rows],
             np.array([r["rewards"] for r in rows], dtype=np.float64).reshape(len(rows), k),
-            [r.get("reference", {}) for r in rows],
-            header.get("meta", {}),
+            [r["reference"] for r in rows],
+            meta,
         )
+
+
+_MAX_LINE_CHARS = 1 << 26
+"""Longest line RolloutSet.load reads (one prompt's K completions as ids and text)."""
+_MAX_DEPTH = 16
+"""Deepest JSON nesting RolloutSet.load parses (a row nests 3 deep besides its reference)."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _row(where: str, record: Any, k: int) -> dict[str, Any]:
+    """One rollout row checked for shape, or a ValueError saying where and what is wrong."""
+    if not isinstance(record, dict):
+        raise ValueError(
+            f"{where}: a rollout row must be a JSON object, got {type(record).__name__}"
+        )
+    missing = [key for key in _ROW_KEYS if key not in record]
+    if missing:
+        raise ValueError(f"{where}: rollout row lacks {', '.join(missing)}")
+    if not (_is_int(record["task_id"]) and _is_int(record["level"])):
+        raise ValueError(f"{where}: task_id and level must be integers")
+    prompt, completions = record["prompt_ids"], record["completion_ids"]
+    texts, rewards = record["texts"], record["rewards"]
+    if not (isinstance(prompt, list) and all(_is_int(t) for t in prompt)):
+        raise ValueError(f"{where}: prompt_ids must be a list of token ids")
+    if not (
+        isinstance(completions, list)
+        and len(completions) == k
+        and all(isinstance(c, list) and all(_is_int(t) for t in c) for c in completions)
+    ):
+        raise ValueError(f"{where}: completion_ids must be {k} lists of token ids")
+    if not (isinstance(texts, list) and len(texts) == k and all(isinstance(t, str) for t in texts)):
+        raise ValueError(f"{where}: texts must be {k} strings")
+    if not (
+        isinstance(rewards, list)
+        and len(rewards) == k
+        and all(isinstance(r, int | float) and not isinstance(r, bool) for r in rewards)
+    ):
+        raise ValueError(f"{where}: rewards must be {k} numbers")
+    reference = record.get("reference", {})
+    if not isinstance(reference, dict):
+        raise ValueError(f"{where}: reference must be an object")
+    return {**record, "reference": reference}
+
+
+_ROW_KEYS = ("task_id", "level", "prompt_ids", "completion_ids", "texts", "rewards")
 
 
 def _empty(samples: int, meta: dict[str, Any]) -> RolloutSet:

@@ -28,7 +28,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.jsonsafe import load_json_file
+from frontier_rft.core.jsonsafe import load_json_file, loads_bounded
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
 from frontier_rft.selectors.persistence import save_selector
@@ -65,32 +65,58 @@ def _segments(directory: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+MAX_RECORD_BYTES = 1 << 28
+"""Longest log line read back (an update's arrays are base64: ~11 bytes a rollout)."""
+MAX_RECORD_VALUES = 1 << 23
+"""Most JSON values one record may hold (older logs wrote arrays as JSON lists)."""
+
+
+def _parse_record(line: bytes) -> dict[str, Any] | None:
+    """A log line's record, or None when it is not one (not JSON, too deep, no seq)."""
+    try:
+        record = loads_bounded(
+            line.decode("utf-8"),
+            max_chars=MAX_RECORD_BYTES,
+            max_depth=16,
+            max_values=MAX_RECORD_VALUES,
+        )
+    except ValueError:  # UnicodeDecodeError is one too
+        return None
+    if not isinstance(record, dict):
+        return None
+    seq = record.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        return None
+    return record
+
+
 def _read_segment(path: Path, *, repair: bool) -> Iterator[dict[str, Any]]:
     """Records of one segment; a torn final line (crash mid-append) is skipped or cut off.
 
-    A torn line was never acknowledged: acknowledgement waits for the whole line.
+    A torn line was never acknowledged: acknowledgement waits for the whole line. A line
+    longer than MAX_RECORD_BYTES, or an unreadable one with records after it, is corruption:
+    a ValueError naming the file, never a MemoryError or RecursionError.
     """
-    data = path.read_bytes()
     good = 0
-    lines = data.split(b"\n")
-    for i, line in enumerate(lines):
-        last = i == len(lines) - 1
-        if not line:
-            if not last:
+    with open(path, "rb") as fh:
+        while line := fh.readline(MAX_RECORD_BYTES + 1):
+            if len(line) > MAX_RECORD_BYTES:
+                raise ValueError(
+                    f"{path}: a log line longer than {MAX_RECORD_BYTES:,} bytes (corrupted)"
+                )
+            if line == b"\n":
                 raise ValueError(f"{path}: empty line inside the log (corrupted)")
-            continue
-        try:
-            record = json.loads(line) if not last else None  # no newline yet = torn
-        except ValueError:
-            record = None
-        if record is None:
-            # Only the tail may be torn: a bad line followed by good ones is corruption.
-            if any(rest for rest in lines[i + 1 :]):
-                raise ValueError(f"{path}: unreadable record in the middle of the log")
-            break
-        good += len(line) + 1
-        yield record
-    if repair and good < len(data):
+            # no newline yet = torn
+            record = _parse_record(line[:-1]) if line.endswith(b"\n") else None
+            if record is None:
+                # Only the tail may be torn: a bad line followed by good ones is corruption.
+                if any(rest.strip() for rest in iter(lambda: fh.read(1 << 20), b"")):
+                    raise ValueError(f"{path}: unreadable record in the middle of the log")
+                break
+            good += len(line)
+            yield record
+        size = fh.seek(0, os.SEEK_END)
+    if repair and good < size:
         with open(path, "r+b") as fh:
             fh.truncate(good)
             fh.flush()

@@ -429,9 +429,23 @@ def _parquet_records(file: Path, columns: _Columns | None) -> Iterator[tuple[str
         ) from None
 
 
+def _bounded_lines(fh: Any, file: Path) -> Iterator[str]:
+    """The lines of a text file, each read with at most MAX_LINE_CHARS in memory; a longer
+    one is a ValueError (a 1 GiB one-line file is refused, not read whole)."""
+    number = 0
+    while line := fh.readline(MAX_LINE_CHARS + 1):
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise ValueError(
+                f"{file}: line {number} is longer than {MAX_LINE_CHARS:,} characters; "
+                "not a completions table"
+            )
+        yield line
+
+
 def _csv_records(file: Path) -> Iterator[tuple[str, Any]]:
     with open(file, encoding="utf-8", errors="replace", newline="") as fh:
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(_bounded_lines(fh, file))
         try:
             for i, row in enumerate(reader):
                 if None in row or None in row.values():

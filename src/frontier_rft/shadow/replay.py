@@ -73,10 +73,11 @@ MAX_LOG_BYTES = 1 << 30
 """Largest reward log replayed (a step of 512 prompts x 16 rollouts is ~40 kB)."""
 MAX_LINE_CHARS = 1 << 24
 """Longest line of a reward log read."""
-MAX_POOL = 1 << 27
-"""Largest pool a replay builds its rules' selectors on (134M prompts, about 1 GiB of
-greso's per-prompt state): more than any dataset a run passes over, and refused before any
-allocation rather than failing in numpy."""
+MAX_POOL = 1 << 24
+"""Largest pool a replay builds its rules' selectors on (16.8M prompts): more than any
+dataset a run passes over, and refused before any allocation. At 2^27 a replay took 2.1 GB
+and ended in a MemoryError under a 2 GiB cap; at 2^24 a replay of greso and screen4 peaked
+at about 300 MB (measured)."""
 CAVEAT = (
     "First order: what each rule would have left out on this run's trajectory; a run under "
     "the rule would have trained other groups and taken another trajectory."

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
 from frontier_rft.core.pool import TaskPool
 
 __all__ = [
@@ -60,8 +61,39 @@ class TaskItem:
 
     @classmethod
     def from_json(cls, line: str) -> TaskItem:
-        data = json.loads(line)
+        """The item a to_json line holds; a ValueError when the line is not one."""
+        return cls.from_record(
+            loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=MAX_DEPTH), "task record"
+        )
+
+    @classmethod
+    def from_record(cls, data: Any, where: str) -> TaskItem:
+        """The item a parsed to_json record holds; a ValueError naming `where` and the fault."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{where} must be a JSON object, got {type(data).__name__}")
+        unknown = sorted(map(str, set(data) - _FIELDS))
+        if unknown:
+            raise ValueError(f"{where}: unknown fields {', '.join(unknown):.200}")
+        missing = sorted(_REQUIRED - set(data))
+        if missing:
+            raise ValueError(f"{where}: missing {', '.join(missing)}")
+        kinds = {"task_id": int, "level": int, "domain": str, "prompt": str, "reference": dict}
+        for key, kind in kinds.items():
+            value = data.get(key, kind())
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise ValueError(f"{where}: {key} must be {kind.__name__}, got {value!r:.60}")
+        difficulty = data.get("difficulty", 0.0)
+        if not isinstance(difficulty, int | float) or isinstance(difficulty, bool):
+            raise ValueError(f"{where}: difficulty must be a number, got {difficulty!r:.60}")
         return cls(**data)
+
+
+MAX_LINE_CHARS = 1 << 24
+"""Longest task line load_jsonl reads (a code task's prompt and tests fit many times over)."""
+MAX_DEPTH = 32
+"""Deepest JSON nesting load_jsonl parses (a reference is a few levels deep)."""
+_FIELDS = {"task_id", "domain", "prompt", "reference", "level", "difficulty"}
+_REQUIRED = {"task_id", "domain", "prompt"}
 
 
 @runtime_checkable
@@ -88,7 +120,8 @@ def save_jsonl(items: Iterable[TaskItem], path: str | os.PathLike[str]) -> None:
 def load_jsonl(path: str | os.PathLike[str]) -> list[TaskItem]:
     """Read items written by save_jsonl; task ids must be 0..N-1 in order."""
     with open(path, encoding="utf-8") as fh:
-        items = [TaskItem.from_json(line) for line in fh if line.strip()]
+        records = jsonl_records(fh, path, max_chars=MAX_LINE_CHARS, max_depth=MAX_DEPTH)
+        items = [TaskItem.from_record(record, where) for where, record in records]
     for i, item in enumerate(items):
         if item.task_id != i:
             raise ValueError(f"{path}: line {i + 1} has task_id {item.task_id}, expected {i}")

@@ -11,8 +11,10 @@ arXiv 2506.05316).
 The loss on a replayed token, with r = pi_now / pi_behaviour (its importance weight), the
 run's clip_eps and the cap c = `backfill_is_cap`, is dual-clip PPO's (Ye et al., arXiv
 1912.09729): -min(min(r, c) A, clip(r, 1 - eps, 1 + eps) A). The PPO clip bounds a positive
-advantage's weight by 1 + eps, the cap truncates the weight of a negative one at c (as a
-truncated-IS cap, IMPALA's rho-bar). Fresh rows are unchanged (their ratio is 1 at the first pass).
+advantage's weight by 1 + eps; for a negative one the cap c (> 1 + eps) bounds the loss at
+c A, and beyond the cap the row's gradient is zero (the min takes the constant c A). That
+is a clip, not a truncated importance weight such as IMPALA's rho-bar, which keeps a
+gradient at weight rho-bar. Fresh rows are unchanged (their ratio is 1 at the first pass).
 
 Normalisation: a replayed group counts like a fresh one. The step's loss is the trained rows'
 aggregate (loss_aggregation) over fresh and replayed rows together, each group one prompt's share

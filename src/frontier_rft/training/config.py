@@ -302,7 +302,8 @@ class TrainConfig:
     """backfill: times a stored group is replayed at most."""
     backfill_is_cap: float = 3.0
     """backfill: cap c on a replayed token's IS weight r in the unclipped branch, dual-clip PPO
-    (arXiv 1912.09729): loss -min(min(r, c) A, clip(r, 1 - clip_eps, 1 + clip_eps) A); > 1."""
+    (arXiv 1912.09729): loss -min(min(r, c) A, clip(r, 1 - clip_eps, 1 + clip_eps) A);
+    > 1 + clip_eps (below it the PPO clip binds first and the cap never acts)."""
     rescue: int = 0
     """Rescue rollouts: a trained group that comes back all-wrong, of a prompt never solved in
     this run, gets this many more rollouts in the same step, and trains joined to them when one
@@ -473,6 +474,14 @@ class TrainConfig:
             isinstance(cap, (int, float)) and not isinstance(cap, bool) and 1.0 < cap < math.inf,
             f"backfill_is_cap must be a finite number > 1 (dual-clip PPO's c, e.g. 3), got {cap!r}",
         )
+        eps = self.clip_eps
+        if isinstance(eps, (int, float)) and not isinstance(eps, bool):
+            # Below 1 + clip_eps the PPO clip binds first: the cap would never act.
+            check(
+                cap > 1.0 + eps,
+                f"backfill_is_cap must exceed 1 + clip_eps = {1.0 + eps:g} (below it the PPO "
+                f"clip binds first and the cap never acts), got {cap!r}",
+            )
         check(
             self.backfill == "off" or self.sampler == FewerRollouts.kind,
             "backfill replay fills the group slots a kept step frees: add --rollouts kept "

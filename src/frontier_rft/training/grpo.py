@@ -18,7 +18,9 @@ One step, top to bottom (`Trainer.step`):
    a step that trains G of its B groups under FewerRollouts' `loss_scale: batch` scales the
    surrogate alone by G/B (the skipped groups count as zero-advantage groups); the KL and
    entropy terms stay the trained rows' means (the skipped groups count at the kept ones'
-   mean: the KL pull is uniform's in expectation; benchmarks/results/kept_kl.md);
+   mean: the KL pull keeps uniform's size, not its value, since the skip is not blind to
+   the KL: the skipped groups had more KL per token, 0.030 to 0.023;
+   benchmarks/results/kept_kl.md);
 4. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.
 
 With `ppo_epochs = 1` the batch is used once, pi_old = pi and the ratio is exactly 1, so the

@@ -8,8 +8,9 @@ completion, when its prompt has had none in any of its groups so far in the run 
 one bool a prompt: the one place that fact lives). If one of the N is correct the group trains
 joined, n + N rollouts as one group, its advantages over the whole joined group (the joined
 groups of the screen, `fresh_batch`'s continued parts, and the trainer's `_joined`: the same
-code); if none is, the group trains as the sampler returned it (flat: zero advantage) and the N
-are spent.
+code); if none is, the group trains as the sampler returned it and the N are spent (zero
+advantage only where its rewards are all equal: with partial credit, such as a format reward,
+an all-wrong group can be mixed).
 
 Normalisation: a rescued group is one group, one prompt's share of the loss (group_weighting
 'prompt': each of its rows weighs n / (n + N) of a plain group's row); the step still trains

@@ -146,8 +146,9 @@ EFFECTS: tuple[Effect, ...] = (
         conditions=(Condition("each_faster", "ttb100.*.ci.1", "<", 1.0),),
     ),
     Effect(
-        claim="GRESO's skip inside dynamic sampling reaches DAPO's best held-out pass@1 with "
-        "fewer rollouts, at no loss of held-out score",
+        claim="GRESO's skip inside dynamic sampling reaches the dapo entry's best held-out "
+        "pass@1 (DAPO's filter, mode fixed: 3x oversampling) with fewer rollouts, at no loss "
+        "of held-out score",
         paper="GRESO (arXiv 2506.02177): up to 2.4x faster rollout than DAPO's dynamic "
         "sampling, without loss of accuracy",
         needs=("greso-dapo", "dapo"),

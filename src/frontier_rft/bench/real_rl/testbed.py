@@ -75,7 +75,8 @@ class BenchEntry:
     selector: str
     """Registered selector name."""
     overrides: dict[str, Any] = field(default_factory=dict)
-    """Selector config overrides (paper defaults when empty)."""
+    """Selector config overrides (the selector's own defaults when empty: the paper's for a
+    selector from a paper, ours for skip, skip_predict and the other selectors of our own)."""
     given: str = "self"
     """What the selector is given (frontier_rft.training.given): self = prompts + the
     policy's self-embeddings, what every user of a trainer has."""
@@ -216,7 +217,8 @@ MAIN_ENTRIES = (
         dynamic_sampling="fixed",
     ),
 )
-"""The headline comparison: each selector at its paper defaults, given prompts + self-embeddings."""
+"""The headline comparison: each selector at its defaults (the paper's, for a selector from a
+paper), given prompts + self-embeddings."""
 
 EFFECT_ENTRIES = (
     BenchEntry(
@@ -319,9 +321,10 @@ EFFECT_ENTRIES = (
         "scalerl",
         {"order": "shuffle"},
         role="effect",
-        note="TRL's ScaleRL No-Positive-Resampling as TRL runs it: from pass 2 a prompt whose "
+        note="TRL's ScaleRL No-Positive-Resampling, refilled: from pass 2 a prompt whose "
         "latest pass rate >= 0.9 is never drawn again, flat groups dropped and every step filled "
-        "with mixed ones (TRL's stream; here adaptive dynamic sampling, its surplus discarded); "
+        "with mixed ones by adaptive dynamic sampling, its surplus discarded (more rollouts a "
+        "trained group than TRL's stream, which has no surplus); "
         "uniform's shuffle instead of TRL's fixed row order (docs/selectors/scalerl.md)",
         dynamic_sampling="adaptive",
     ),

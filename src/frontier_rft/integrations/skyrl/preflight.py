@@ -90,6 +90,12 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     batch = dotted_get(config, "trainer.train_batch_size")
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         report.add("trainer.train_batch_size", [f"must be a positive int, got {shown(batch)}"])
+    epochs = dotted_get(config, "trainer.epochs")
+    if epochs is not None and not _interpolation(epochs) and not _positive_int(epochs):
+        report.add(
+            "trainer.epochs",
+            [f"must be a positive int (SkyRL counts whole passes), got {shown(epochs)}"],
+        )
     ds_type = dotted_get(config, "trainer.algorithm.dynamic_sampling.type")
     if ds_type not in DYNAMIC_SAMPLING_TYPES:
         report.add(
@@ -143,6 +149,15 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
         report.notes.append(note)
     _check_data(config, values, report)
     return report
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _interpolation(value: Any) -> bool:
+    """An OmegaConf interpolation (`${...}`), which SkyRL resolves and checks itself."""
+    return isinstance(value, str) and value.startswith("${")
 
 
 def _known(selector: Any) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -376,6 +377,28 @@ DATA_BUILDERS = {"jsonl": "json", "json": "json", "csv": "csv", "parquet": "parq
 """The datasets builder of each local data file suffix."""
 
 
+def reward_name_problem(name: object) -> str | None:
+    """Why `name` cannot name a reward function (None: it can): one of REWARDS, or a dotted
+    path my.module.function importable from the working directory. A file path with a
+    function (`rewards.py:score`, `./rewards.py:score`) is refused with the dotted path."""
+    if isinstance(name, str) and name in REWARDS:
+        return None
+    if isinstance(name, str) and re.fullmatch(r"[\w./\\-]+\.py:\w+", name.strip()):
+        file, _, func = name.strip().rpartition(":")
+        module = re.sub(r"^\.[/\\]", "", file[:-3]).replace("/", ".").replace("\\", ".")
+        return (
+            f"reward function {name!r}: name it as a dotted path, {module}.{func} (the file "
+            "importable from the working directory), not FILE.py:FUNCTION"
+        )
+    dotted = isinstance(name, str) and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", name)
+    if not dotted:
+        return (
+            f"unknown reward function {short_repr(name)}: {', '.join(sorted(REWARDS))} or a "
+            "dotted path my.module.function importable from the working directory"
+        )
+    return None
+
+
 def _strings(value: object) -> bool:
     """Whether `value` is a list of strings (what TrlParser gives a list[str] field)."""
     return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
@@ -443,11 +466,9 @@ class FrontierScriptArguments:
                     f"{name} must be a data file path or a list of them, got {short_repr(value)}"
                 )
         for name in self.reward_funcs:
-            if not isinstance(name, str) or (name not in REWARDS and "." not in name.strip(".")):
-                raise ValueError(
-                    f"unknown reward function {name!r}: {', '.join(sorted(REWARDS))} or a "
-                    "dotted path my.module.function importable from the working directory"
-                )
+            problem = reward_name_problem(name)
+            if problem is not None:
+                raise ValueError(problem)
         for name in ("dataset_files", "eval_dataset_files"):
             for path in getattr(self, name) or ():
                 if str(path).rsplit(".", 1)[-1].lower() not in DATA_BUILDERS:

@@ -17,10 +17,12 @@ unknown key or selector, a missing column or file) ends in one line that says wh
 from __future__ import annotations
 
 import importlib
+import itertools
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from frontier_rft.core.config import did_you_mean
@@ -30,6 +32,7 @@ from frontier_rft.integrations.trl.config import (
     REWARDS,
     FrontierScriptArguments,
     answer_match,
+    reward_name_problem,
 )
 from frontier_rft.integrations.trl.preflight import (
     TRL_PROMPT,
@@ -52,18 +55,26 @@ _log = logging.getLogger(__name__)
 
 
 def _reward(name: str) -> Callable[..., Any]:
+    """The reward function `name` names; a ValueError in one line for a name that is not
+    one (`reward_name_problem`) or a module that cannot be imported or lacks it."""
     if name in REWARDS:
         return REWARDS[name]
+    problem = reward_name_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
     module, _, attr = name.rpartition(".")
     sys.path.insert(0, os.getcwd())
     try:
-        func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
+        func = getattr(importlib.import_module(module), attr)
+    except Exception as exc:  # the user's module's own error, said in one line
         raise ValueError(
-            f"reward function {name!r} cannot be imported ({exc}); name answer_match or a "
-            "dotted path my.module.function importable from the working directory"
+            f"reward function {name!r} cannot be imported ({type(exc).__name__}: {exc}); name "
+            "answer_match or a dotted path my.module.function importable from the working "
+            "directory"
         ) from exc
-    return func
+    if not callable(func):
+        raise ValueError(f"reward function {name!r} is not callable ({type(func).__name__})")
+    return func  # type: ignore[no-any-return]
 
 
 def _trainer_kind(argv: Sequence[str]) -> str:
@@ -139,10 +150,32 @@ def make_parser(kind: str = "grpo") -> Any:
     return parser
 
 
-def _local_files(paths: list[str]) -> Any:
-    """The DatasetDict of local data files (one `train` split), read by their suffix."""
+def missing_data_files(paths: Sequence[str], option: str) -> list[str]:
+    """One line per local data file in `paths` that does not exist, with the closest file
+    of its directory; a URL or a glob pattern is left to the datasets library."""
+    out = []
+    for path in paths:
+        if "://" in path or any(c in path for c in "*?["):
+            continue
+        file = Path(os.path.expanduser(path))
+        if file.is_file():
+            continue
+        where = file.parent if file.parent.is_dir() else None
+        names = [p.name for p in itertools.islice(where.iterdir(), 10_000)] if where else []
+        hint = did_you_mean(file.name, names)
+        what = "is a directory" if file.is_dir() else "no such file"
+        out.append(f"{option}: {path}: {what}{hint}")
+    return out
+
+
+def _local_files(paths: list[str], option: str = "dataset_files") -> Any:
+    """The DatasetDict of local data files (one `train` split), read by their suffix; a
+    file that does not exist is a ValueError naming it, before the datasets library runs."""
     from datasets import load_dataset
 
+    missing = missing_data_files(paths, option)
+    if missing:
+        raise ValueError("; ".join(missing))
     return load_dataset(DATA_BUILDERS[paths[0].rsplit(".", 1)[-1].lower()], data_files=paths)
 
 
@@ -173,7 +206,7 @@ def _load_splits(extra: FrontierScriptArguments, script: Any, evaluate: bool) ->
     if not evaluate:
         return train, source, None, ""
     if extra.eval_dataset_files:
-        held_out = _local_files(extra.eval_dataset_files)["train"]
+        held_out = _local_files(extra.eval_dataset_files, "eval_dataset_files")["train"]
         return train, source, held_out, f"eval_dataset_files {', '.join(extra.eval_dataset_files)}"
     test = _split(dataset, script.dataset_test_split, source, "dataset_test_split")
     return train, source, test, f"{source} split {script.dataset_test_split}"
@@ -236,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> Any:
         training.eval_strategy, training.eval_on_start, extra.dataset_files,
         extra.eval_dataset_files,
     )  # fmt: skip
+    problems += missing_data_files(extra.dataset_files or [], "dataset_files")
+    problems += missing_data_files(extra.eval_dataset_files or [], "eval_dataset_files")
     if problems:
         raise ValueError("; ".join(problems))
     rewards = {name: _reward(name) for name in extra.reward_funcs}
