@@ -303,6 +303,7 @@ def _or_exit(run: Callable[[], T]) -> T:
 def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> None:
     """Refuse a runs directory that holds another testbed's runs (resuming them would mix two
     benchmarks in one report); the device may differ (copied run directories)."""
+    from frontier_rft.bench.real_rl.ledger import RECORDED_ONLY
     from frontier_rft.core.jsonsafe import load_json_file
 
     path = root / "testbed.json"
@@ -325,6 +326,7 @@ def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> No
                 for k, v in fields.items()
                 if k != "device"
                 and k not in ignore
+                and k not in RECORDED_ONLY  # --reward-log: the same runs
                 and before.get(k, v) != v  # a field the file lacks: newer
             ]
         elif before != fields:
