@@ -9,6 +9,7 @@ mixed whatever the text, and so are a screen's k = 2 and its continuation's n - 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -945,3 +946,18 @@ if __name__ == "__main__":  # a rank of the two-process tests, started by accele
     if os.environ.get(FSDP_ON_CPU) == "1":
         _take_accelerates_fsdp_branch_on_cpu()
     _fewer_distributed_worker(Path(sys.argv[1]))
+
+
+def test_skip_audit_with_kept_logs_its_run_summary_at_the_end(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 70, item 2: the audited skip's own estimate of what its passing over lost, in its
+    metrics and in one line at the end of a TRL run."""
+    t = trainer(tmp_path, FrontierConfig(selector="skip-audit", rollouts="kept"))
+    with caplog.at_level(logging.INFO, logger="frontier_rft"):
+        t.train()
+    lines = [r.getMessage() for r in caplog.records if "skip-audit: passed over" in r.getMessage()]
+    assert len(lines) == 1 and "of the run's (upper bound" in lines[0]
+    assert "target 5%" in lines[0]
+    metrics = t.frontier_selector.metrics()
+    assert metrics["skip-audit/audit/walked_total"] == 2 * STEPS_PER_EPOCH * PROMPTS

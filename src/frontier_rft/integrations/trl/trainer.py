@@ -776,6 +776,9 @@ class FrontierTrainerMixin:
             self._frontier_resuming = True
         try:
             result = super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
+            summary = self.frontier_selector.run_summary()  # e.g. skip-audit's estimated loss
+            if summary and self.accelerator.is_main_process:
+                _log.info("frontier-rft: %s", summary)
             if self.frontier_shadows.shadows and self.accelerator.is_main_process:
                 # the replay's table (`frontier shadow replay` reads it back), logged as the
                 # start-up lines are: the library prints nothing itself
