@@ -93,3 +93,43 @@ def test_skyrl_refuses_kept_with_gae(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 1 and len(lines) == 1 and "not group-relative" in lines[0]
     code, text = check(capsys, tmp_path, "skyrl", body.format("grpo"))
     assert not any("group-relative" in p for p in problems(text))
+
+
+# ------------------------------------------------------------------ shadow replay
+
+
+def test_shadow_replay_figure_without_matplotlib_stops_before_the_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    import frontier_rft.shadow.replay as replay_module
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else find_spec(name, *a),
+    )
+    monkeypatch.setattr(replay_module, "replay", lambda *a, **k: pytest.fail("replay ran"))
+    log = tmp_path / "completions.jsonl"
+    log.write_text("{}\n", encoding="utf-8")
+    code = main(["shadow", "replay", str(log), "--rule", "greso", "--figure", "f.png"])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs matplotlib" in err and "[plot]" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_shadow_replay_tokenizer_says_how_far_it_has_counted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from frontier_rft.cli.shadow import _ProgressCount
+
+    class Tokenizer:
+        def __call__(self, text: str, add_special_tokens: bool) -> dict[str, list[int]]:
+            return {"input_ids": list(range(len(text.split())))}
+
+    count = _ProgressCount(Tokenizer(), "my-model", every=0.0)
+    assert [count("a b c"), count("d e")] == [3, 2]
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("--tokenizer my-model: 2 completions counted")
