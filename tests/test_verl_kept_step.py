@@ -13,6 +13,7 @@ from frontier_rft.integrations.verl.kept_step import (
     kept_layout,
     kept_loss,
     kept_loss_problems,
+    pg_agg_mode,
     rows_quantum,
 )
 from frontier_rft.selectors.registry import SELECTORS
@@ -111,7 +112,8 @@ def actor(**fields: object) -> dict[str, object]:
 def test_what_no_factor_fixes_is_refused_in_one_line() -> None:
     assert kept_loss_problems({}, "batch") == []  # verl's defaults: token-mean, vanilla
     for mode in ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"):
-        assert kept_loss_problems(actor(loss_agg_mode=mode, use_kl_loss=True), "batch") == []
+        config = actor(loss_agg_mode=mode, use_kl_loss=True, loss_scale_factor=1024)
+        assert kept_loss_problems(config, "batch") == []
     (line,) = kept_loss_problems(actor(loss_agg_mode="token-sum", use_kl_loss=True), "batch")
     assert "token-sum and use_kl_loss" in line and "token-mean" in line and "\n" not in line
     (line,) = kept_loss_problems(actor(loss_agg_mode="token-sum", entropy_coeff=0.01), "kept")
@@ -229,3 +231,85 @@ def test_kept_needs_group_relative_advantages(estimator: str) -> None:
             auto_rollouts(config, selector=SELECTORS["skip"], shadows=None, legacy=False)[0]
             == "kept"
         )
+
+
+# The normalisations verl's policy losses really use (issue 72, item 1).
+
+
+@pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum"])
+def test_sapo_is_normalised_as_the_seq_mean_it_always_is(mode: str) -> None:
+    # verl's sapo calls agg_loss with seq-mean-token-mean whatever loss_agg_mode says: its
+    # global_batch_size must be the kept rows (not verl's nominal M, which would scale the
+    # step by c twice under batch), and the factor is seq-mean's.
+    layout = kept_layout(12, (32,), 4)
+    assert pg_agg_mode(mode, "sapo") == "seq-mean-token-mean"
+    batch = kept_loss("batch", mode, layout, 32, "sapo")
+    assert batch.advantage_factor == pytest.approx(12 / 32) and batch.global_batch_size == 12.0
+    kept = kept_loss("kept", mode, layout, 32, "sapo")
+    assert kept.advantage_factor == 1.0 and kept.global_batch_size == 12.0
+
+
+@pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean", "token-sum"])
+def test_geo_mean_is_normalised_as_the_sum_it_is(mode: str) -> None:
+    # verl's geo_mean takes torch.mean over each micro-batch, backpropagated one micro-batch
+    # at a time: a sum over an update's rows, so batch needs no factor and kept 1/c, as token-sum.
+    layout = kept_layout(12, (32,), 4)
+    assert pg_agg_mode(mode, "geo_mean") == "token-sum"
+    assert kept_loss("batch", mode, layout, 32, "geo_mean").advantage_factor == 1.0
+    kept = kept_loss("kept", mode, layout, 32, "geo_mean")
+    assert kept.advantage_factor == pytest.approx(32 / 12)
+    # The KL and entropy terms of a seq-mean mode still divide by the kept rows.
+    expected = 12.0 if mode.startswith("seq-mean") else None
+    assert kept.global_batch_size == expected
+    # vanilla is unchanged: the mode's own normalisation.
+    assert kept_loss("batch", mode, layout, 32).advantage_factor == pytest.approx(
+        1.0 if mode == "token-sum" else 12 / 32
+    )
+
+
+def test_geo_mean_with_dynamic_batches_and_norm_without_a_factor_are_refused() -> None:
+    (line,) = kept_loss_problems(actor(loss_agg_mode="seq-mean-token-sum-norm"), "batch")
+    assert "loss_scale_factor" in line and "\n" not in line
+    assert kept_loss_problems(actor(loss_agg_mode="seq-mean-token-sum-norm"), "kept") == [line]
+    fixed = actor(loss_agg_mode="seq-mean-token-sum-norm", loss_scale_factor=2048)
+    assert kept_loss_problems(fixed, "batch") == []
+    geo = actor(policy_loss={"loss_mode": "geo_mean"}, use_dynamic_bsz=True)
+    (line,) = kept_loss_problems(geo, "batch")
+    assert "geo_mean" in line and "use_dynamic_bsz" in line and "\n" not in line
+    assert kept_loss_problems(actor(policy_loss={"loss_mode": "geo_mean"}), "batch") == []
+
+
+def test_the_gpg_estimator_is_refused_its_alpha_is_batch_wide() -> None:
+    config = {"trainer": {"use_v1": True, "total_epochs": 2}, "algorithm": {"adv_estimator": "gpg"}}
+    (line,) = kept_loss_problems(config, "batch")
+    assert "adv_estimator=gpg" in line and "alpha" in line and "\n" not in line
+    assert kept_loss_problems(config, "kept") == [line]
+    mode, why, warn = auto_rollouts(config, selector=SELECTORS["skip"], shadows=None, legacy=False)
+    assert (mode, warn) == ("full", True) and "gpg" in why
+
+
+@pytest.mark.parametrize("estimator", ["gae", "reinforce++"])
+def test_skyrl_kept_needs_group_relative_advantages(estimator: str) -> None:
+    from frontier_rft.integrations.skyrl.config import kept_loss_problem, skyrl_auto_rollouts
+    from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+
+    line = kept_loss_problem(None, "kept", estimator)
+    assert line is not None and f"advantage_estimator={estimator}" in line and "\n" not in line
+    for fine in (None, "grpo", "rloo", "maxrl"):
+        assert kept_loss_problem(None, "batch", fine) is None
+    mode, why, warn = skyrl_auto_rollouts(
+        selector=SELECTORS["skip"],
+        shadows=None,
+        fully_async=False,
+        dynamic_sampling=None,
+        epochs=2,
+        advantage_estimator=estimator,
+    )
+    assert (mode, warn) == ("full", True) and estimator in why
+    config = {
+        "frontier": {"rollouts": "kept"},
+        "trainer": {"algorithm": {"advantage_estimator": estimator}},
+    }
+    assert any("not group-relative" in p for p in check_skyrl_config(config).problems)
+    config["trainer"]["algorithm"]["advantage_estimator"] = "grpo"
+    assert not any("group-relative" in p for p in check_skyrl_config(config).problems)

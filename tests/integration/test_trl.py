@@ -27,6 +27,7 @@ from tiny_lm import char_tokenizer, tiny_llama, tiny_reward_model
 from transformers import TrainerCallback
 from trl import GRPOConfig, RLOOConfig
 from trl.trainer.utils import RepeatSampler
+from two_ranks import leave_process_group
 
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector
 from frontier_rft.integrations.trl import (
@@ -729,11 +730,7 @@ def _distributed_worker(out: Path) -> None:
     (out / f"rank{rank}.json").write_text(json.dumps(record))
     # Leave the gloo group before exiting: a rank that exits with it still alive can abort
     # in teardown ("terminate called without an active exception"), failing the launcher.
-    import torch.distributed as dist
-
-    if dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
+    leave_process_group()
 
 
 def test_two_processes_gather_rewards_and_keep_selectors_identical(tmp_path: Path) -> None:

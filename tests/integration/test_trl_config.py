@@ -23,6 +23,7 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 from datasets import Dataset
 from tiny_lm import char_tokenizer, tiny_llama
 from trl import GRPOConfig, TrlParser
+from two_ranks import leave_process_group
 
 from frontier_rft.features import policy_embeddings
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
@@ -331,6 +332,7 @@ def _distributed_worker(out: Path) -> None:
         "digest": state_digest(t.frontier_selector.state_dict()),
     }
     (out / f"rank{t.accelerator.process_index}.json").write_text(json.dumps(record))
+    leave_process_group()  # a rank exiting inside its gloo group can abort (SIGABRT)
 
 
 def test_two_processes_share_one_set_of_self_embeddings(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ import torch
 from datasets import Dataset
 from tiny_lm import char_tokenizer, tiny_llama
 from trl import GRPOConfig
+from two_ranks import leave_process_group
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.dynamic import filler_groups
@@ -599,11 +600,7 @@ def _distributed_worker(out: Path) -> None:
             "generated": crc_reward.count,
         }
         (out / f"{name}-rank{rank}.json").write_text(json.dumps(record))
-    import torch.distributed as dist
-
-    if dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
+    leave_process_group()
 
 
 class CrcReward:

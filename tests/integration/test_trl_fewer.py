@@ -30,6 +30,7 @@ from forward_rows import ForwardRows
 from tiny_lm import char_tokenizer, tiny_llama
 from trl import GRPOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
+from two_ranks import leave_process_group
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.state import state_digest
@@ -775,11 +776,7 @@ def _fewer_distributed_worker(out: Path) -> None:
         }
         rank = t.accelerator.process_index
         (out / f"{name}-rank{rank}.json").write_text(json.dumps(record))
-    import torch.distributed as dist
-
-    if dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
+    leave_process_group()
 
 
 _LOOPBACK_UP = """

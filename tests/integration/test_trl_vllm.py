@@ -29,6 +29,7 @@ from datasets import Dataset
 from forward_rows import TASK, ForwardRows
 from tiny_lm import char_tokenizer, tiny_llama
 from trl import GRPOConfig
+from two_ranks import free_port, leave_process_group
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 
@@ -215,8 +216,9 @@ def vllm_standin(monkeypatch: pytest.MonkeyPatch) -> Any:
     import vllm_standin
 
     vllm_standin.install(monkeypatch)
+    port = str(free_port())  # a fixed one fails whenever another run holds it
     for key, value in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1",
-                       "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29517"}.items():  # fmt: skip
+                       "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}.items():  # fmt: skip
         monkeypatch.setenv(key, os.environ.get(key, value))
     vllm_standin.ENGINES.clear()
     yield vllm_standin
@@ -257,11 +259,7 @@ def _vllm_distributed_worker(out: Path) -> None:
         record = run_record(t, vllm_standin.ENGINES)
         record["num_processes"] = t.accelerator.num_processes
         (out / f"{name}-rank{t.accelerator.process_index}.json").write_text(json.dumps(record))
-    import torch.distributed as dist
-
-    if dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
+    leave_process_group()
 
 
 def test_two_processes_generate_only_kept_prompts_through_vllm(tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ would have saved and lost on a logged run (docs/shadow.md)."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -154,10 +157,31 @@ def _tokenizer_count(name: str) -> Any:
             "directory or hub name, or leave it out to count characters"
         ) from None
 
-    def count(text: str) -> int:
-        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return _ProgressCount(tokenizer, name)
 
-    return count
+
+class _ProgressCount:
+    """A completion text's token count under `tokenizer`, saying on stderr every
+    `every` seconds how many it has counted (a large log takes minutes: issue 72)."""
+
+    def __init__(self, tokenizer: Any, name: str, every: float = 10.0) -> None:
+        self.tokenizer, self.name, self.every = tokenizer, name, every
+        self.texts = 0
+        self.start = self.said = time.monotonic()
+
+    def __call__(self, text: str) -> int:
+        n = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        self.texts += 1
+        now = time.monotonic()
+        if now - self.said >= self.every:
+            self.said = now
+            print(
+                f"--tokenizer {self.name}: {self.texts:,} completions counted "
+                f"({now - self.start:,.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+        return n
 
 
 def _reward_column(text: str) -> tuple[str, float]:
@@ -190,7 +214,13 @@ def _reward_bound(text: str) -> float:
 
 
 def _figure_path(text: str) -> Path:
-    """The figure's path, checked before the replay runs (a bad path costs no replay)."""
+    """The figure's path, and matplotlib, checked before the replay runs (a bad path or a
+    missing extra costs no replay)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError(
+            f"--figure {text} needs matplotlib: pip install 'frontier-rft[plot]', or leave "
+            "--figure out for the table alone"
+        )
     path = Path(text)
     if path.suffix.lower() != ".png":
         raise UsageError(f"--figure {text}: the figure is a PNG; give a path ending in .png")

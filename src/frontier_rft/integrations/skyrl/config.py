@@ -31,6 +31,7 @@ from frontier_rft.selectors.registry import SELECTORS
 __all__ = [
     "DEFAULT_TASK_ID_KEY",
     "FULLY_ASYNC",
+    "GROUP_RELATIVE_ESTIMATORS",
     "GROUP_SIZE",
     "KEPT_WITH_DYNAMIC_SAMPLING",
     "KEPT_WITH_FULLY_ASYNC",
@@ -105,9 +106,29 @@ advantage is c x itself (c > 0), read from its ppo_utils: clip_cov (absolute cov
 bounds), kl_cov (a term without the advantage) and cross_entropy (none) are not."""
 
 
-def kept_loss_problem(policy_loss_type: Any, loss_scale: str) -> str | None:
-    """Why `rollouts: kept` with `loss_scale` cannot scale SkyRL's policy loss (one line), or
-    None: batch puts a factor on the advantages, which a loss not linear in them ignores."""
+GROUP_RELATIVE_ESTIMATORS = frozenset({"grpo", "rloo", "maxrl"})
+"""SkyRL 0.3's trainer.algorithm.advantage_estimator values that give a group whose rewards
+are all equal zero advantage (read from its ppo_utils; grpo is its default): only there is
+a prompt passed over for coming back all equal a group that would have taught nothing. gae
+(a critic's values) and reinforce++ (whitened over the batch) are not."""
+
+
+def kept_loss_problem(
+    policy_loss_type: Any, loss_scale: str, advantage_estimator: Any = None
+) -> str | None:
+    """Why `rollouts: kept` with `loss_scale` cannot train SkyRL's loss (one line), or None:
+    an advantage estimator that is not group-relative (`GROUP_RELATIVE_ESTIMATORS`; None:
+    SkyRL's grpo), or under batch a policy loss not linear in the advantages, which the
+    factor batch puts on them does not scale."""
+    if isinstance(advantage_estimator, str) and (
+        advantage_estimator not in GROUP_RELATIVE_ESTIMATORS
+    ):
+        return (
+            f"rollouts: kept with trainer.algorithm.advantage_estimator={advantage_estimator}: "
+            "its advantages are not group-relative, so a prompt whose rollouts all score alike "
+            "still trains and skipping it is not free; set advantage_estimator=grpo (or rloo), "
+            "or rollouts: full"
+        )
     loss = policy_loss_type or "regular"
     if loss_scale != "batch" or loss in LINEAR_POLICY_LOSSES:
         return None
@@ -187,16 +208,18 @@ def skyrl_auto_rollouts(
     epochs: float | None = None,
     policy_loss_type: Any = None,
     loss_scale: str = VerlSamplerConfig.loss_scale,
+    advantage_estimator: Any = None,
 ) -> tuple[str, str, bool]:
     """What `frontier.rollouts: auto` (the default) means on SkyRL: (mode, why, whether to
     warn). kept with the synchronous trainer (FrontierRayPPOTrainer) where the selector skips
     within a step at no measured loss for a run of `epochs` passes (`skyrl_planned_epochs`;
     None: unknown), without SkyRL's dynamic sampling (`dynamic_sampling`: its type, None when
     off) and shadows; full with the fully-async trainer, beside dynamic sampling or with a
-    policy loss `loss_scale` cannot scale (`kept_loss_problem`), with a warning naming why
+    policy loss `loss_scale` cannot scale or an `advantage_estimator` that is not
+    group-relative (`kept_loss_problem`), with a warning naming why
     (`plan.auto`). The entrypoint (before Ray starts), the trainer and `frontier
     check-config skyrl` ask this."""
-    loss = kept_loss_problem(policy_loss_type, loss_scale)
+    loss = kept_loss_problem(policy_loss_type, loss_scale, advantage_estimator)
     on = {
         "auto+shadows": bool(shadows),
         "kept+async": fully_async,
@@ -214,10 +237,12 @@ def resolved_rollouts(
     selector: type[Selector] | None = None,
     epochs: float | None = None,
     policy_loss_type: Any = None,
+    advantage_estimator: Any = None,
 ) -> VerlSamplerConfig:
     """`config` with `rollouts: auto` replaced by what it means here (`skyrl_auto_rollouts`;
     `selector`: the class of a ready selector, else the config's; `epochs`: the run's
-    length, `skyrl_planned_epochs`; `policy_loss_type`: SkyRL's trainer.algorithm one), said
+    length, `skyrl_planned_epochs`; `policy_loss_type`, `advantage_estimator`: SkyRL's
+    trainer.algorithm ones), said
     in one log line; unchanged when rollouts is set."""
     if config.rollouts != "auto":
         return config
@@ -229,6 +254,7 @@ def resolved_rollouts(
         epochs=epochs,
         policy_loss_type=policy_loss_type,
         loss_scale=config.loss_scale,
+        advantage_estimator=advantage_estimator,
     )
     auto_log(_log, SKYRL, mode, why, warn)
     return dataclasses.replace(config, rollouts=mode)

@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             partial(local_rows, cfg.data.train_data),
         ),
         policy_loss_type=cfg.trainer.algorithm.policy_loss_type,
+        advantage_estimator=cfg.trainer.algorithm.advantage_estimator,
     )
     initialize_ray(cfg)
     ray.get(ray.remote(num_cpus=1)(_run).remote(cfg, frontier_config))

@@ -106,10 +106,11 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     if fully_async is not None and not isinstance(fully_async, bool):
         report.add(FULLY_ASYNC, [f"must be true or false, got {shown(fully_async)}"])
     policy_loss = dotted_get(config, "trainer.algorithm.policy_loss_type")
+    estimator = dotted_get(config, "trainer.algorithm.advantage_estimator")
     loss_scale = values.get("loss_scale", VerlSamplerConfig.loss_scale)
     if values.get("rollouts") == "kept":
         _check_kept(config, ds_type, batch, report)
-        problem = kept_loss_problem(policy_loss, loss_scale)
+        problem = kept_loss_problem(policy_loss, loss_scale, estimator)
         if problem is not None:
             report.add(SKYRL_SETTING, [problem])
         if fully_async is True:
@@ -128,6 +129,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             ),
             policy_loss_type=policy_loss,
             loss_scale=loss_scale,
+            advantage_estimator=estimator,
         )
         report.choices.append(auto_choice(SKYRL, mode, why))
         if mode == "kept":

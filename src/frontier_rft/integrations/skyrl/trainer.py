@@ -303,6 +303,7 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
                 dataset_rows(kwargs.get("train_dataset", args[3] if len(args) > 3 else None)),
             ),
             policy_loss_type=cfg.trainer.algorithm.policy_loss_type,
+            advantage_estimator=cfg.trainer.algorithm.advantage_estimator,
         )
         self._frontier_refuse(cfg, frontier_config)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
@@ -321,7 +322,11 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
             raise ValueError(message(SKYRL, "shadows+filter"))
         if config.rollouts == "kept" and dynamic_sampling:
             raise ValueError(message(SKYRL, "kept+filter"))
-        loss = kept_loss_problem(cfg.trainer.algorithm.policy_loss_type, config.loss_scale)
+        loss = kept_loss_problem(
+            cfg.trainer.algorithm.policy_loss_type,
+            config.loss_scale,
+            cfg.trainer.algorithm.advantage_estimator,
+        )
         if config.rollouts == "kept" and loss is not None:
             raise ValueError(loss)
 

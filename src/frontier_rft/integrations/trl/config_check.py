@@ -52,6 +52,7 @@ from frontier_rft.integrations.trl.preflight import (
     data_problems,
     eval_problems,
     generation_problems,
+    length_problems,
     local_model_path,
     pool_fields,
     pool_problems,
@@ -59,6 +60,7 @@ from frontier_rft.integrations.trl.preflight import (
     reward_range_problems,
     reward_sum_problems,
     strategy_problems,
+    vllm_problems,
 )
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
 from frontier_rft.selectors.registry import SELECTORS
@@ -173,6 +175,8 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
         report.add("", report_to_problems(values["report_to"]))
     report.add("", generation_problems(values))
     report.add("", batch_problems(values, count, source))
+    report.add("", vllm_problems(values, count, source))
+    report.add("", length_problems(values))
     report.add("", strategy_problems(values))
     # Every check below runs whatever else is wrong: a refused option is read at its default
     # (FrontierConfig's own check above names it) and only the checks that read it wait.

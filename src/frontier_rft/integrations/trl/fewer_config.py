@@ -44,6 +44,7 @@ __all__ = [
     "fewer_problems",
     "normalisation",
     "settings_problems",
+    "trl_flag",
     "trl_planned_epochs",
 ]
 
@@ -71,6 +72,20 @@ _TRL_LENGTH = {
     "num_iterations": 1,
 }
 """TRL's defaults (GRPOConfig, transformers' TrainingArguments) of what sets a run's length."""
+
+
+_TRUE = ("yes", "true", "t", "y", "1")
+_FALSE = ("no", "false", "f", "n", "0")
+
+
+def trl_flag(value: Any) -> bool | None:
+    """A bool setting as TRL's parser reads it (transformers' `string_to_bool`: a quoted
+    "yes" is true, "no" false); None where it is neither."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    return None
 
 
 def trl_planned_epochs(
@@ -194,7 +209,9 @@ def auto_rollouts(
     lines = auto_rollouts_blockers(
         values, trainer, dynamic_sampling=dynamic_sampling, shadows=shadows, columns=columns
     )
-    vllm = str(values.get("vllm_mode", "colocate")) if values.get("use_vllm") is True else None
+    on = trl_flag(values.get("use_vllm")) is True  # a quoted "yes" is on, as TRL reads it
+    mode = values.get("vllm_mode", "colocate")  # one TRL has not is named by check-config
+    vllm = str(mode) if on and mode in TRL.vllm_modes else None
     epochs = trl_planned_epochs(values, rows=rows, processes=processes)
     return auto(TRL, selector, lines, epochs, vllm_mode=vllm)
 

@@ -15,6 +15,10 @@ no TRL: they run before anything slow.
 - `batch_problems`: batch sizes that are no whole numbers, and a generation batch that is no
   whole number of prompt groups on the run's processes (TRL 1.16's own rule).
 - `strategy_problems`: an unquoted `eval_strategy: no`, which YAML reads as false.
+- `vllm_problems`: a use_vllm that is no yes/no, a vllm_mode TRL has not, and a colocated
+  vllm_tensor_parallel_size that does not divide the processes (TRL refuses both after the
+  model loads).
+- `length_problems`: a num_train_epochs that is no positive number where it sets the length.
 
 `check_trl_config` (trl/config_check.py) runs all of these on a YAML file's values.
 """
@@ -35,6 +39,7 @@ from frontier_rft.integrations.preflight import (
     shown,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.fewer_config import trl_flag
 from frontier_rft.integrations.trl.reward_source import RewardSource
 from frontier_rft.model_dirs import looks_local, model_dir_problem
 
@@ -48,6 +53,7 @@ __all__ = [
     "eval_problems",
     "eval_wanted",
     "generation_problems",
+    "length_problems",
     "local_model_path",
     "pool_fields",
     "pool_problems",
@@ -57,6 +63,7 @@ __all__ = [
     "reward_signature",
     "reward_sum_problems",
     "strategy_problems",
+    "vllm_problems",
 ]
 
 REPORT_TO_PACKAGES = {
@@ -472,4 +479,61 @@ def eval_problems(
             "eval_dataset_files is never scored with eval_strategy no: set eval_strategy: "
             "steps and eval_steps: N (also eval_on_start: true for a score before training)"
         ]
+    return []
+
+
+VLLM_MODES = ("server", "colocate")
+"""TRL 1.16's vllm_mode values (`VLLMGeneration._init_vllm`)."""
+
+
+def vllm_problems(values: Mapping[str, Any], processes: int, counted: str) -> list[str]:
+    """What TRL 1.16 refuses about vLLM only once the model has loaded: a use_vllm that is
+    no yes/no, a vllm_mode other than server or colocate, and in colocate mode a
+    vllm_tensor_parallel_size that does not divide the run's `processes` (counted from
+    `counted`, said in the message)."""
+    if "use_vllm" in values and trl_flag(values["use_vllm"]) is None:
+        return [f"use_vllm must be true or false, got {shown(values['use_vllm'])}"]
+    if trl_flag(values.get("use_vllm", False)) is not True:
+        return []
+    mode = values.get("vllm_mode", "colocate")
+    if mode not in VLLM_MODES:
+        return [
+            f"vllm_mode must be server or colocate (TRL refuses anything else after the model "
+            f"loads), got {shown(mode)}{did_you_mean(str(mode), list(VLLM_MODES))}"
+        ]
+    tp = _whole(values.get("vllm_tensor_parallel_size", 1))
+    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
+        return [f"vllm_tensor_parallel_size must be an int >= 1, got {shown(tp)}"]
+    if mode == "colocate" and processes % tp:
+        fits = next(d for d in range(tp, 0, -1) if processes % d == 0)
+        many = f"{processes} process{'es' * (processes != 1)} ({counted})"
+        return [
+            f"vllm_tensor_parallel_size {tp} does not divide {many}: colocated vLLM splits "
+            f"the processes into groups of that size, and TRL refuses it after the model "
+            f"loads; set vllm_tensor_parallel_size: {fits}"
+        ]
+    return []
+
+
+def length_problems(values: Mapping[str, Any]) -> list[str]:
+    """A num_train_epochs that is no positive number (two, -1) where it sets the run's length
+    (max_steps not > 0): the trainer fails on it, or trains nothing, after the model loads,
+    and `rollouts: auto` cannot read the run's length from it."""
+    steps = _whole(values.get("max_steps", -1))
+    if "num_train_epochs" not in values or (isinstance(steps, int) and steps > 0):
+        return []
+    epochs = values["num_train_epochs"]
+    number = epochs
+    if isinstance(epochs, str):
+        try:
+            number = float(epochs)
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, int | float) or not number > 0:
+        return [
+            f"num_train_epochs must be a number > 0 (e.g. 2), got {shown(epochs)}; or set "
+            "max_steps: N"
+        ]
+    if not math.isfinite(number):
+        return [f"num_train_epochs must be finite, got {shown(epochs)}; or set max_steps: N"]
     return []

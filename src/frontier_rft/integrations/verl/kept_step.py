@@ -13,7 +13,9 @@ k x q padding rows, not up to the full batch.
 `kept_loss` is the step's loss normalisation (`loss_scale`, FewerRollouts' two): verl's loss
 of a mini-batch is `agg_loss` over it, so the padded layout's base is the mean over the kept
 rows (`token-mean`: verl divides by the mini-batch's loss tokens; `seq-mean-*`: this sets
-global_batch_size to the kept rows per update) or their sum (`token-sum`). `batch` scales the
+global_batch_size to the kept rows per update) or their sum (`token-sum`); the mode that
+counts is the one the policy loss really uses (`pg_agg_mode`: sapo's is always seq-mean,
+geo_mean's a sum). `batch` scales the
 policy-gradient term by c = R / (k x M), the share of its updates' nominal rows the step
 trains (G / B, G groups kept of B, when ppo_mini_batch_size = train_batch_size), as if the
 groups left out had been rolled out and come back all equal; `kept` leaves the mean. The
@@ -41,6 +43,7 @@ __all__ = [
     "kept_layout",
     "kept_loss",
     "kept_loss_problems",
+    "pg_agg_mode",
     "rows_quantum",
 ]
 
@@ -56,13 +59,15 @@ LINEAR_LOSS_MODES = frozenset(
     {"vanilla", "dppo_tv", "dppo_kl", "gspo", "sapo", "gpg", "geo_mean", "cispo"}
 )
 GROUP_RELATIVE_ESTIMATORS = frozenset(
-    {"grpo", "grpo_vectorized", "grpo_passk", "rloo", "rloo_vectorized", "opo", "gpg"}
+    {"grpo", "grpo_vectorized", "grpo_passk", "rloo", "rloo_vectorized", "opo"}
 )
 """verl 0.9.1's algorithm.adv_estimator values that give a group whose rewards are all equal
 zero advantage (read from its core_algos): only there is a prompt passed over for coming
 back all equal a group that would have taught nothing. gae (verl's default: a critic's
 values), reinforce_plus_plus(_baseline) (whitened over the batch), remax (a greedy
-baseline) and the token-baseline estimators are not."""
+baseline) and the token-baseline estimators are not. Nor is gpg: its advantages are
+group-centred, but scaled by a batch-wide alpha (the batch's groups over its groups that are
+not all equal), which changes when all-equal groups are skipped."""
 VERL_DEFAULT_ESTIMATOR = "gae"
 """verl's algorithm.adv_estimator when a config leaves it out (0.9.1's ppo_trainer)."""
 """verl's policy_loss.loss_mode values whose loss is c x itself when every advantage is c x
@@ -150,31 +155,60 @@ class KeptLoss:
     """Rows an update's seq-mean divides by (the kept rows per update); None: verl's own."""
 
 
+def pg_agg_mode(loss_agg_mode: str, loss_mode: str = "vanilla") -> str:
+    """How verl 0.9.1's policy loss `loss_mode` really aggregates its policy-gradient term
+    under `loss_agg_mode`: `sapo` always calls `agg_loss` with seq-mean-token-mean (over
+    global_batch_size); `geo_mean` takes `torch.mean` over each micro-batch's rows, which the
+    engine backpropagates one micro-batch at a time, so an update's gradient is the sum over
+    its rows / (ranks x micro-batch size): a sum, as token-sum (left-out groups count as 0)."""
+    if loss_mode == "sapo":
+        return "seq-mean-token-mean"
+    if loss_mode == "geo_mean":
+        return "token-sum"
+    return loss_agg_mode
+
+
 def kept_loss(
-    loss_scale: str, loss_agg_mode: str, layout: KeptLayout, nominal_rows: int
+    loss_scale: str,
+    loss_agg_mode: str,
+    layout: KeptLayout,
+    nominal_rows: int,
+    loss_mode: str = "vanilla",
 ) -> KeptLoss:
     """The actor's loss of a kept step laid out as `layout` (`nominal_rows`: the rows of one
-    of uniform's mini-batches, ppo_mini_batch_size x n), for `loss_scale` batch or kept."""
+    of uniform's mini-batches, ppo_mini_batch_size x n), for `loss_scale` batch or kept and
+    verl's policy loss `loss_mode` (`pg_agg_mode`: what its policy-gradient term divides by)."""
     updates = layout.updates[0]
     share = layout.rows / (updates * nominal_rows)  # c: G / B with one update a step
-    if loss_agg_mode == "token-sum":
+    pg_mode = pg_agg_mode(loss_agg_mode, loss_mode)
+    # seq-mean divides by global_batch_size (the KL and entropy terms under a seq-mean mode,
+    # sapo's policy-gradient term under any): the kept rows per update, not verl's nominal M.
+    seq_mean = pg_mode.startswith("seq-mean") or loss_agg_mode.startswith("seq-mean")
+    kept_rows = layout.rows / updates if seq_mean else None
+    if pg_mode == "token-sum":
         # A sum already counts the left-out groups as zero: batch as it stands.
-        return KeptLoss(1.0 if loss_scale == "batch" else 1.0 / share, None)
-    factor = share if loss_scale == "batch" else 1.0
-    if loss_agg_mode == "token-mean":  # verl divides by the update's real tokens
-        return KeptLoss(factor, None)
-    return KeptLoss(factor, layout.rows / updates)  # seq-mean: over the kept rows
+        return KeptLoss(1.0 if loss_scale == "batch" else 1.0 / share, kept_rows)
+    # token-mean: verl divides by the update's real tokens; seq-mean: by the kept rows.
+    return KeptLoss(share if loss_scale == "batch" else 1.0, kept_rows)
 
 
 def kept_loss_problems(config: Mapping[str, Any], loss_scale: str) -> list[str]:
     """Why verl config `config` cannot train a kept step with `loss_scale`, one line each:
     an advantage estimator that is not group-relative (`GROUP_RELATIVE_ESTIMATORS`); an
     unknown loss_agg_mode; token-sum with a KL loss or an entropy bonus (the left-out
-    groups' KL and entropy would be missing from the sum, which no factor restores); a
-    policy loss not linear in the advantages where the step's factor is not 1."""
+    groups' KL and entropy would be missing from the sum, which no factor restores);
+    seq-mean-token-sum-norm without a loss_scale_factor (verl divides by a padded length
+    that a kept step changes); geo_mean with dynamic batch sizes; a policy loss not linear
+    in the advantages where the step's factor is not 1."""
     # verl's composed config always names it; a file that leaves it to verl's defaults (gae)
     # is told so by check-config, and the run itself is refused or made full here.
     estimator = dotted_get(config, "algorithm.adv_estimator")
+    if estimator == "gpg":
+        return [
+            "rollouts: kept with algorithm.adv_estimator=gpg: gpg scales every advantage by a "
+            "batch-wide alpha (groups / groups not all equal), which skipping all-equal groups "
+            "changes; set algorithm.adv_estimator=grpo (or rloo), or rollouts: full"
+        ]
     if isinstance(estimator, str) and estimator not in GROUP_RELATIVE_ESTIMATORS:
         return [
             f"rollouts: kept with algorithm.adv_estimator={estimator}: its advantages are not "
@@ -200,7 +234,23 @@ def kept_loss_problems(config: Mapping[str, Any], loss_scale: str) -> list[str]:
             "restores; use loss_agg_mode token-mean, or rollouts: full"
         )
     loss_mode = dotted_get(config, f"{ACTOR}.policy_loss.loss_mode") or "vanilla"
-    scaled = (loss_scale == "batch") != (mode == "token-sum")
+    if (
+        mode == "seq-mean-token-sum-norm"
+        and dotted_get(config, f"{ACTOR}.loss_scale_factor") is None
+    ):
+        out.append(
+            f"rollouts: kept with {ACTOR}.loss_agg_mode=seq-mean-token-sum-norm and no "
+            "loss_scale_factor: verl then divides by each micro-batch's padded length, which a "
+            f"kept step changes; set {ACTOR}.loss_scale_factor (e.g. the max response length)"
+        )
+    dynamic = dotted_get(config, f"{ACTOR}.use_dynamic_bsz") is True
+    if loss_mode == "geo_mean" and dynamic:
+        out.append(
+            f"rollouts: kept with {ACTOR}.policy_loss.loss_mode=geo_mean and use_dynamic_bsz: "
+            "geo_mean averages over each micro-batch's rows, which dynamic batching sizes by "
+            "tokens, so no factor normalises a kept step; set use_dynamic_bsz false"
+        )
+    scaled = (loss_scale == "batch") != (pg_agg_mode(mode, loss_mode) == "token-sum")
     if scaled and loss_mode not in LINEAR_LOSS_MODES:
         other = "kept" if loss_scale == "batch" else "batch"
         out.append(

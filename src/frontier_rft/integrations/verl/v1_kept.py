@@ -94,9 +94,12 @@ class KeptStep:
         quantum = rows_quantum(self.trainer.config, dp_size)
         verls = math.lcm(dp_size, *nominal)  # verl's _get_required_batch_multiple, every model
         layout = kept_layout(self._rows, nominal, quantum, verl_multiple=verls)
-        agg = self.trainer.config.actor_rollout_ref.actor.get("loss_agg_mode", "token-mean")
+        actor = self.trainer.config.actor_rollout_ref.actor
+        agg = actor.get("loss_agg_mode", "token-mean")
+        policy_loss = actor.get("policy_loss", None)
+        loss_mode = (policy_loss.get("loss_mode", None) if policy_loss else None) or "vanilla"
         self.layout = layout
-        self.loss = kept_loss(self.loss_scale, agg, layout, nominal[0])
+        self.loss = kept_loss(self.loss_scale, agg, layout, nominal[0], loss_mode)
         return layout.padded
 
     def metrics(self) -> dict[str, float]:
