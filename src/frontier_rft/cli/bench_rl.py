@@ -407,9 +407,11 @@ def add_command(sub: Any) -> None:
         choices=SCALES,
         help="testbed ('standard': the tiny Llama on Countdown of the committed results, "
         "~1.5 s a step on one CPU thread, ~15x faster per run on a GPU; 'gpu': the same "
-        "testbed's earlier name; 'full': the first, smaller CPU testbed; 'toy': seconds, for "
-        "tests of the machinery; 'gpu-smollm2': the pretrained SmolLM2-135M-Instruct on "
-        "arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
+        "testbed's earlier name; 'fast': the standard start model sampled hot on two-number "
+        "Countdown, a CPU regime whose policy learns like a pretrained LM's, ~2 min a run "
+        "(docs/results/fast_regime.md); 'full': the first, smaller CPU testbed; 'toy': "
+        "seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
+        "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
     )
     p.add_argument(
         "--device",
