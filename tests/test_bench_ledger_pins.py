@@ -44,6 +44,8 @@ ENTRY_DIGESTS: dict[str, str] = {
     "skip-predict-kept-w50-backfill": "6b6bd73b",  # predictor with backfill (issue 62 item 6)
     "predict-only-kept-w50": "599f2e97",  # the predictor alone (issue 62 item 6)
     "skip-predict-kept-w50-rescue": "6ac7dad5",  # predictor with rescue (issue 62 item 3)
+    "skip-audit-kept": "6288d6b1",  # new with the skip-audit selector (issue 70 item 3)
+    "skip-predict-audit-kept-w50-backfill": "62824358",
     "screen4": "0e3b92c6",
     "greso-kept-screen4": "8fd51b15",
     "uniform-shadows": "a1cf821d",
@@ -60,6 +62,7 @@ ENTRY_DIGESTS: dict[str, str] = {
 TESTBED_DIGESTS: dict[str, str] = {
     "standard": "95e789cb0d16",
     "gpu": "95e789cb0d16",
+    "fast": "cebabb1e33c3",  # new (issue 70 item 1)
     "full": "3529b387de83",
     "toy": "d32ca8b7aea7",
     "gpu-smollm2": "9a3c8a5ed72f",
