@@ -35,3 +35,11 @@ def test_derived_tokens_are_labelled_on_the_page() -> None:
     text = (RESULTS / "real_rl_screen4_1280_2epoch.md").read_text(encoding="utf-8")
     assert "each step's mean completion length x its rollouts" in text
     assert "(derived" not in _row("real_rl_bill_512_2epoch.md", "skip-kept")[3]
+
+
+def test_no_page_calls_a_higher_etr_better() -> None:
+    """ETR is what a selector reads, not a score: the current tables say "ETR", and the
+    old pages' "ETR ↑" is gone."""
+    root = RESULTS.parents[1]
+    pages = [*(root / "docs").rglob("*.md"), *RESULTS.glob("*.md"), root / "README.md"]
+    assert not [p.name for p in pages if "ETR ↑" in p.read_text(encoding="utf-8")]
