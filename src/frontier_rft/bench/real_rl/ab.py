@@ -209,7 +209,7 @@ def _schedule_passes(run_json: Path, steps: float) -> float:
     batch, pool = info["config"].get("batch_size"), info.get("train_tasks")
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (batch, pool)):
         return math.nan
-    return steps * batch / pool
+    return float(steps * batch / pool)
 
 
 def read_arm(path: str | os.PathLike[str], metric: str | None = None) -> Arm:
