@@ -103,23 +103,40 @@ def testbed_mixed_share(digest: str, device: str) -> dict[str, Any]:
     share of mixed groups (its logged effective task ratio) and mean training success rate,
     from the ledger's records of testbed `digest` on `device`."""
     per_seed: dict[int, dict[str, float]] = {}
+    twins: dict[int, bool] = {}  # a seed also held by a later ledger: whether it differs
     for ledger in LEDGERS:
         for path in sorted((ledger / digest / device / "uniform").glob("*/seed*.json.gz")):
             seed = int(path.name[4:].split(".")[0])
-            if seed in per_seed:
-                continue
             with gzip.open(path, "rt") as fh:
                 cols = json.load(fh)["columns"]
             etr = [v for v in cols["train/effective_task_ratio"] if v is not None]
             success = [v for v in cols["train/success_rate"] if v is not None]
             half = len(etr) // 2
-            per_seed[seed] = {
+            shares = {
                 "1": float(np.mean(etr[:half])),
                 "2": float(np.mean(etr[half:])),
                 "success1": float(np.mean(success[:half])),
                 "success2": float(np.mean(success[half:])),
             }
-    return {"seeds": sorted(per_seed), "mixed": per_seed}
+            if seed in per_seed:  # the first ledger's record counts; say what the other holds
+                twins[seed] = shares != per_seed[seed]
+                continue
+            per_seed[seed] = shares
+    out: dict[str, Any] = {"seeds": sorted(per_seed), "mixed": per_seed}
+    if twins:
+        out["twins"] = {str(s): twins[s] for s in sorted(twins)}
+    return out
+
+
+def _seed_list(seeds: list[int]) -> str:
+    """'0-9, 15' from [0, ..., 9, 15]."""
+    runs: list[list[int]] = []
+    for s in sorted(seeds):
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def _run_evals(run_dir: Path) -> list[float]:
@@ -230,6 +247,22 @@ def page(results: dict[str, Any]) -> str:
             f"| {size} | {block['steps']} | {len(shares)} | {_fmt(e1)} | {_fmt(e2)} | "
             f"{_fmt(both)} |"
         )
+    for size, block in sorted(results.get("ledger", {}).items(), key=lambda kv: int(kv[0])):
+        twins = {int(k): v for k, v in block.get("twins", {}).items()}
+        if twins:
+            differ = [s for s, d in twins.items() if d]
+            lines.append(
+                f"\n{size} prompts: seeds {_seed_list(list(twins))} have two uniform records "
+                "of the same testbed and definition, one in `benchmarks/ledger` and one in "
+                "`benchmarks/ledger/timed` (rerun at other code to time it); "
+                + (
+                    f"those of seeds {_seed_list(differ)} differ (a run is not bitwise "
+                    "reproducible across code versions), "
+                    if differ
+                    else "they agree, "
+                )
+                + "and this row reads the `benchmarks/ledger` record of each, once."
+            )
     smol = results.get("smollm2")
     if smol and smol["mixed"]:
         shares = smol["mixed"]

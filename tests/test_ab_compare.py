@@ -278,3 +278,49 @@ def test_without_matplotlib_the_verdict_prints_and_the_figure_is_skipped(
         "No figure: matplotlib is not installed (the verdict above stands); to draw it: "
         "pip install 'frontier-rft[plot]'"
     ]
+
+
+def _frontier_train_run(folder: Path, score: float, groups: int) -> None:
+    """A `frontier train` run of 16 steps of 8 prompts over a pool of 64 (2 passes on its
+    schedule), `groups` of them fed back (fewer under `rollouts: kept`)."""
+    folder.mkdir(parents=True)
+    rows = [{"step": 0, "eval/mean_score": 0.1},
+            {"step": 16, "train/rollouts_total": 8 * groups, "train/reward_mean": 0.2,
+             "curriculum/feedback/groups": groups, "curriculum/tasks/pool_size": 64},
+            {"step": 16, "eval/mean_score": score}]  # fmt: skip
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    info = {"config": {"batch_size": 8}, "model_dir": "m", "train_tasks": 64}
+    (folder / "run.json").write_text(json.dumps(info))
+
+
+def test_the_passes_of_frontier_train_and_verl_runs_count_a_kept_steps_prompts(
+    tmp_path: Path,
+) -> None:
+    """Issue 72: without TRL's epoch, passes were groups fed back / pool, which leaves out
+    what a kept step passed over: a kept arm of 2 passes read 1.50 and was told to
+    subsample. A `frontier train` run counts its schedule from run.json, a verl run its
+    adapter's `verl/epoch`."""
+    for seed in range(3):
+        _frontier_train_run(tmp_path / "uniform" / f"s{seed}", 0.3, 128)
+        _frontier_train_run(tmp_path / "skip" / f"s{seed}", 0.3 + 0.01 * seed, 96)
+    text = compare_arms(tmp_path / "uniform", tmp_path / "skip").table()
+    assert "Passes over the pool by the end (steps x batch_size / pool, from each run.json): " \
+        "A 2.00, B 2.00." in text  # fmt: skip
+    assert "passes over its pool: a skip" not in text
+    for seed in range(3):
+        for arm, groups in (("verl-uniform", 128), ("verl-skip", 96)):
+            folder = write_run(tmp_path / arm / f"s{seed}", [0.1, 0.2, 0.3 + 0.01 * seed])
+            with open(folder / "frontier_metrics.jsonl", "a") as fh:
+                fh.write(json.dumps({"step": 99, "curriculum/verl/epoch": 2.0,
+                                     "curriculum/feedback/groups": groups,
+                                     "curriculum/tasks/pool_size": 64}) + "\n")  # fmt: skip
+    text = compare_arms(tmp_path / "verl-uniform", tmp_path / "verl-skip").table()
+    assert "by the end (the trainer's epoch, as num_train_epochs and check-config count it): " \
+        "A 2.00, B 2.00." in text  # fmt: skip
+
+
+def test_the_verl_sampler_logs_its_passes_over_the_data() -> None:
+    """`verl/epoch`: steps fed back over the batches an epoch holds, in the default log."""
+    from frontier_rft.metrics_log import SUMMARY_KEYS
+
+    assert "verl/epoch" in SUMMARY_KEYS

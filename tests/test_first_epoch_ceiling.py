@@ -44,3 +44,20 @@ def test_the_page_names_the_pretrained_lms_testbed(script: Any) -> None:
     assert "SmolLM2-135M-Instruct" in text and script.SMOLLM2_TESTBED in text
     row = next(ln for ln in text.splitlines() if ln.startswith("| 6 |"))
     assert row.count("x [") == 3
+
+
+def test_the_committed_page_counts_the_ledgers_seeds_and_says_which_twin_it_reads(
+    script: Any,
+) -> None:
+    """Issue 72: the page said 15 seeds at 512 while the ledger held 25, and did not say
+    that seeds 0-19 at 1,280 have two records (main and timed ledger) with different
+    results."""
+    text = (BENCH / "results" / "first_epoch_ceiling.md").read_text(encoding="utf-8")
+    for size, steps in ((512, 64), (1280, 160)):
+        held = script.ledger_mixed_share(size, steps)
+        row = next(ln for ln in text.splitlines() if ln.startswith(f"| {size} | {steps} |"))
+        assert row.split("|")[3].strip() == str(len(held["seeds"]))
+    twins = script.ledger_mixed_share(1280, 160)["twins"]
+    assert sorted(int(s) for s, differ in twins.items() if differ) == list(range(20))
+    assert "1280 prompts: seeds 0-19 have two uniform records" in text
+    assert "those of seeds 0-19 differ" in text

@@ -49,11 +49,13 @@ SUMMARY_KEYS = (
     "trl/feedback_lag",
     "trl/rollouts_delivered",
     "verl/max_feedback_lag",
+    "verl/epoch",
 )
 """What a trainer log shows by default, plus every `evidence/...` key (which metadata the
 selector reads): the share of informative groups, the signal they carry, coverage of the
 pool, the selector's cost, how far its feedback lags and, with TRL, the rollouts spent (an
-A/B's x-axis; `feedback/rollouts` trails it by the rounds not yet folded in)."""
+A/B's x-axis; `feedback/rollouts` trails it by the rounds not yet folded in) and, with
+verl, the passes over the data (the A/B's count of them)."""
 VERBOSITIES = ("summary", "all")
 
 

@@ -35,6 +35,7 @@ from frontier_rft.bench.metrics import bootstrap_mean_ci
 from frontier_rft.core.config import did_you_mean
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
+from frontier_rft.training.run_info import read_run_info
 
 __all__ = [
     "LOG_FILES",
@@ -63,9 +64,13 @@ EPOCH_KEY = "epoch"
 passes over its prompts on its schedule, as `num_train_epochs`, `max_steps` and
 `frontier check-config`'s `rollouts: auto` count them (`planned_epochs`), prompts a kept
 step passed over included."""
+VERL_EPOCH_KEY = "verl/epoch"
+"""The verl adapter's count of the same passes (steps fed back over the batches an epoch
+holds; a kept window counts whole)."""
 GROUPS_KEY, POOL_KEY = "feedback/groups", "tasks/pool_size"
 """Groups folded in so far and the pool's size: their ratio is the passes over the pool
-where the log has no trainer epoch (it leaves out the prompts a kept step passed over)."""
+where nothing else says (it leaves out the prompts a kept step passed over, so it is used
+only where the log has no trainer epoch and the run no run.json)."""
 FEW_PASSES = 2.0
 """Fewer passes over the pool than this: a skip that needs a prompt seen first (greso,
 skip) has had little or nothing to skip, and the A/B says so."""
@@ -90,8 +95,9 @@ class RunCurve:
     score: NDArray[np.float64]
     passes: float = math.nan
     passes_by: str = ""
-    """How `passes` was counted: "epoch" (the trainer's, EPOCH_KEY) or "groups" (GROUPS_KEY
-    over POOL_KEY)."""
+    """How `passes` was counted: "epoch" (the trainer's, EPOCH_KEY, or the verl adapter's,
+    VERL_EPOCH_KEY), "schedule" (a `frontier train` run: steps x batch_size / pool from its
+    run.json) or "groups" (GROUPS_KEY over POOL_KEY)."""
 
     def at(self, rollouts: float) -> tuple[float, float]:
         """(score, distinct prompts trained) at `rollouts`, linear between evaluations."""
@@ -152,8 +158,11 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
     key = keys[0]
     points: dict[int, tuple[float, float, float]] = {}  # step -> (rollouts, distinct, score)
     rollouts, distinct, groups, pool, epoch = 0.0, math.nan, math.nan, math.nan, math.nan
+    last_step = math.nan
     for record in records:
         epoch = _latest(record, EPOCH_KEY, epoch)
+        epoch = _latest(record, VERL_EPOCH_KEY, epoch)
+        last_step = _latest(record, "step", last_step)
         groups = _latest(record, GROUPS_KEY, groups)
         pool = _latest(record, POOL_KEY, pool)
         spent = next((_number(record.get(k)) for k in ROLLOUT_KEYS if k in record), None)
@@ -177,11 +186,30 @@ def read_run(path: str | os.PathLike[str], metric: str | None = None) -> RunCurv
     # Two evaluations at one rollout count (an evaluation repeated at one step): the last.
     keep = np.append(np.diff(table[:, 0]) > 0, True)
     table = table[keep]
+    schedule = _schedule_passes(log.parent / "run.json", last_step)
     if math.isfinite(epoch) and epoch >= 0:
         passes, passes_by = epoch, "epoch"
+    elif math.isfinite(schedule):
+        passes, passes_by = schedule, "schedule"
     else:
         passes, passes_by = (groups / pool, "groups") if pool > 0 else (math.nan, "")
     return RunCurve(where, key, table[:, 0], table[:, 1], table[:, 2], passes, passes_by)
+
+
+def _schedule_passes(run_json: Path, steps: float) -> float:
+    """A `frontier train` run's passes over its pool on its schedule: steps x the prompts a
+    step hands out (`batch_size`, a kept step's passed-over prompts included) / the pool
+    (`train_tasks`), from its run.json; NaN where there is none or it does not say."""
+    if not run_json.is_file() or not math.isfinite(steps):
+        return math.nan
+    try:
+        info = read_run_info(run_json)
+    except ValueError:
+        return math.nan
+    batch, pool = info["config"].get("batch_size"), info.get("train_tasks")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (batch, pool)):
+        return math.nan
+    return float(steps * batch / pool)
 
 
 def read_arm(path: str | os.PathLike[str], metric: str | None = None) -> Arm:
@@ -312,6 +340,8 @@ class ABResult:
             how = (
                 " (the trainer's epoch, as num_train_epochs and check-config count it)"
                 if by == {"epoch"}
+                else " (steps x batch_size / pool, from each run.json)"
+                if by == {"schedule"}
                 else " (groups fed back / pool size)"
                 if by == {"groups"}
                 else ""

@@ -56,6 +56,7 @@ __all__ = [
     "run_from_record",
     "settings_digest",
     "testbed_digest",
+    "timed_in_one_run",
 ]
 
 RECORD_SCHEMA = 1
@@ -239,8 +240,36 @@ def run_curves(rows: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> di
 
 
 def run_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record's curves and summaries, as `bench.real_rl.runner.load_run` gives them."""
-    return run_curves(_rows(record), dict(record["info"]))
+    """A record's curves and summaries, as `bench.real_rl.runner.load_run` gives them, and
+    `made_by`: the code commit and machine that ran it (`timed_in_one_run` reads them)."""
+    code = record.get("code")
+    commit = code.get("commit") if isinstance(code, dict) else None
+    dirty = code.get("dirty", False) if isinstance(code, dict) else False
+    run = run_curves(_rows(record), dict(record["info"]))
+    run["made_by"] = {
+        "commit": commit if isinstance(commit, str) and commit and dirty is False else None,
+        "machine": str(record.get("machine", "")),
+    }
+    return run
+
+
+def timed_in_one_run(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two loaded runs' wall-clock can be compared: made in one bench-rl run on one
+    machine. A record holds no run id or start time, so its code stands in: bench-rl stamps
+    every run of one invocation with the commit it started at, so records at two commits
+    were timed in two invocations, never side by side. Two records of one machine and one
+    clean commit count as one run (they may still be two invocations at that commit, which
+    the records cannot tell apart); a record with no commit or from a dirty tree is one run
+    with nothing but itself. Runs loaded from run directories (no ledger: one bench-rl
+    root) carry no `made_by` and count as one run."""
+    ma, mb = a.get("made_by"), b.get("made_by")
+    if ma is None and mb is None:
+        return True
+    if a is b:
+        return True
+    if ma is None or mb is None:
+        return False
+    return ma["commit"] is not None and ma == mb
 
 
 def eval_scores(record: Mapping[str, Any]) -> tuple[str, ...]:

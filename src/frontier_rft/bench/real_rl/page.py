@@ -125,6 +125,38 @@ def _fmt_last(row: Mapping[str, Any]) -> str:
     return "-" if cell is None else _fmt_diff(cell)
 
 
+def _fmt_timed(row: Mapping[str, Any], text: str) -> str:
+    """A wall-clock share (`text`, over the seeds timed in one run with uniform's): as is
+    where every seed was, with how many where some were, 'other runs' where none was."""
+    together = row.get("timed_together")
+    n = len(row["seeds"])
+    if together is None or len(together) == n:  # a row that predates the rule: every seed
+        return text
+    if not together:
+        return "other runs"
+    return f"{text} ({len(together)}/{n} seeds timed in one run)"
+
+
+def _fmt_tokens(row: Mapping[str, Any]) -> str:
+    """Generated tokens as a share of uniform's, marked where a record's tokens are derived."""
+    text = _fmt_mean(row.get("generated_tokens_vs_uniform"), 2)
+    derived = row.get("generated_tokens_derived") or []
+    if not derived or text == "-":
+        return text
+    n = len(row["seeds"])
+    return f"{text} (derived{'' if len(derived) == n else f', {len(derived)}/{n} seeds'})"
+
+
+def _timed_apart(rows: Mapping[str, Any], labels: Sequence[str]) -> list[str]:
+    """The labels with a seed not timed in one run with uniform's."""
+    return [
+        lb
+        for lb in labels
+        if rows[lb].get("timed_together") is not None
+        and len(rows[lb]["timed_together"]) < len(rows[lb]["seeds"])
+    ]
+
+
 def _fmt_distinct(row: Mapping[str, Any]) -> str:
     """Distinct prompts trained, or why the records cannot tell."""
     if row["distinct_trained"]["mean"] is None:
@@ -263,7 +295,8 @@ def markdown_report(
             f"| {label} | {_fmt_ratio(r['steps_to_uniform_best'], 0)} | "
             f"{_fmt_ratio(r['rollouts_to_uniform_best'], 0)} | "
             f"{_fmt_ratio(r['seconds_to_uniform_best'], 0)} | "
-            f"{_fmt_ratio(r['ttb100_rollouts'])} | {_fmt_ratio(r['ttb100_seconds'])} | "
+            f"{_fmt_ratio(r['ttb100_rollouts'])} | "
+            f"{_fmt_timed(r, _fmt_ratio(r['ttb100_seconds']))} | "
             f"{_fmt_mean(r['step_s'], 2)} | {_fmt_mean(r['step_cpu_s'], 2)} | "
             f"{_fmt_mean(r['select_ms'], 1)} |"
         )
@@ -338,12 +371,14 @@ def markdown_report(
         met = meets_schedule_target(r, steps, pass_k)
         lines.append(
             f"| {label} | {_fmt_mean(r['steps_run'], 0)} | {_fmt_mean(r['rollouts_vs_uniform'], 2)}"
-            f" | {_fmt_mean(r.get('generated_tokens_vs_uniform'), 2)}"
-            f" | {_fmt_mean(r['cpu_vs_uniform'], 2)} | {_fmt_mean(r.get('wall_vs_uniform'), 2)}"
+            f" | {_fmt_tokens(r)}"
+            f" | {_fmt_mean(r['cpu_vs_uniform'], 2)}"
+            f" | {_fmt_timed(r, _fmt_mean(r.get('wall_vs_uniform'), 2))}"
             f" | {_fmt_diff(diff['eval/pass@1'])} | {_fmt_last(r)} | "
             f"{_fmt_diff(pass8)} | {_fmt_distinct(r)} | "
             f"{'—' if label == baseline else 'yes' if met else 'no'} |"
         )
+    lines += _schedule_notes(rows, labels)
     costs = {label: rows[label]["skip_cost"] for label in labels if "skip_cost" in rows[label]}
     if costs:
         lines += [
@@ -360,6 +395,31 @@ def markdown_report(
             f"(seeds {c['seeds']}). Measured: `{_compact(c['measured'])}`"
         )
     return "\n".join(lines) + "\n"
+
+
+def _schedule_notes(rows: Mapping[str, Any], labels: Sequence[str]) -> list[str]:
+    """Below the schedule table: which wall-clock shares are left out, which tokens derived."""
+    lines: list[str] = []
+    apart = _timed_apart(rows, labels)
+    if apart:
+        lines.append(
+            f"Wall-clock (here and TTB100 by wall-clock above) of {', '.join(apart)}: its "
+            "runs and uniform's were timed in different runs (the records name different "
+            "code or machines), so only the seeds whose two records name one machine and one "
+            "clean code commit are paired, 'other runs' where none are (a record holds no run "
+            "id: one commit stands in for one bench-rl run). CPU time is comparable across "
+            "runs."
+        )
+    derived = [lb for lb in labels if rows[lb].get("generated_tokens_derived")]
+    if derived:
+        lines.append(
+            "(derived): the records (the entry's or uniform's) predate the trainer's count "
+            "of generated tokens (`train/generated_tokens`); their tokens are each step's "
+            "mean completion length x its rollouts (`train/completion_tokens` x "
+            "`train/rollouts`), exact up to the ledger's rounding where every completion "
+            "rolled out is a rollout."
+        )
+    return ["", *lines] if lines else []
 
 
 def _compact(obj: Any) -> str:

@@ -27,6 +27,7 @@ from frontier_rft.bench.metrics import (
     ttb,
 )
 from frontier_rft.bench.real_rl.effects import BASELINE, EFFECTS, holds
+from frontier_rft.bench.real_rl.ledger import timed_in_one_run
 from frontier_rft.bench.real_rl.page import (
     ResultFiles,
     markdown_report,
@@ -46,6 +47,7 @@ __all__ = [
     "last_quarter_mean",
     "markdown_report",
     "summarize_runs",
+    "tokens_derived",
     "write_json",
     "write_results",
 ]
@@ -128,6 +130,10 @@ def summarize_runs(
                     for s in seeds
                 ]
             )
+        # Wall-clock shares pair only seeds whose two runs were timed in one run (one
+        # machine, one code): arms timed in different runs met different loads.
+        together = [s for s in seeds if timed_in_one_run(by_seed[s], base[s])]
+        row["timed_together"] = together
         row["ttb100_seconds"] = paired_summary(
             [
                 ttb(
@@ -137,7 +143,7 @@ def summarize_runs(
                     base[s]["pass1"],
                     1.0,
                 )
-                for s in seeds
+                for s in together
             ]
         )
         for beta in BSF_BETAS:  # t = beta x uniform's last step, or its total rollouts
@@ -245,15 +251,23 @@ def summarize_runs(
         )
         # What the user pays besides rollouts, as the same shares of uniform's: tokens
         # generated and trained, and seconds (generation, update, whole steps: wall-clock
-        # only compares when both arms ran side by side on one machine, as bench-rl's jobs do).
-        for name, spent in (
-            ("generated_tokens_vs_uniform", generated_tokens),
-            ("trained_tokens_vs_uniform", lambda run: _train_sum(run, "train/trained_tokens")),
-            ("generate_s_vs_uniform", lambda run: _train_sum(run, "perf/generate_s")),
-            ("update_s_vs_uniform", lambda run: _train_sum(run, "perf/update_s")),
-            ("wall_vs_uniform", lambda run: _train_sum(run, "perf/step_s")),
+        # only compares when both arms ran side by side on one machine, as bench-rl's jobs
+        # do, so those pair the `together` seeds only).
+        for name, spent, paired in (
+            ("generated_tokens_vs_uniform", generated_tokens, seeds),
+            (
+                "trained_tokens_vs_uniform",
+                lambda run: _train_sum(run, "train/trained_tokens"),
+                seeds,
+            ),
+            ("generate_s_vs_uniform", lambda run: _train_sum(run, "perf/generate_s"), together),
+            ("update_s_vs_uniform", lambda run: _train_sum(run, "perf/update_s"), together),
+            ("wall_vs_uniform", lambda run: _train_sum(run, "perf/step_s"), together),
         ):
-            row[name] = mean_ci([_ratio(spent(by_seed[s]), spent(base[s])) for s in seeds])
+            row[name] = mean_ci([_ratio(spent(by_seed[s]), spent(base[s])) for s in paired])
+        row["generated_tokens_derived"] = [
+            s for s in seeds if tokens_derived(by_seed[s]) or tokens_derived(base[s])
+        ]
         cost = _skip_cost(by_seed, base, seeds) if label != BASELINE else None
         if cost is not None:  # only then: the summaries of other entries keep their keys
             row["skip_cost"] = cost
@@ -283,6 +297,11 @@ def _skip_cost(
 def _ratio(a: float, b: float) -> float:
     """a / b, nan where either is unknown (never logged) or b is not positive."""
     return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else float("nan")
+
+
+def tokens_derived(run: Mapping[str, Any]) -> bool:
+    """Whether `generated_tokens` derives a run's tokens (its record predates the count)."""
+    return not math.isfinite(_train_sum(run, "train/generated_tokens"))
 
 
 def generated_tokens(run: Mapping[str, Any]) -> float:

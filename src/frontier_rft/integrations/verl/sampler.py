@@ -610,6 +610,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             {
                 "verl/draws": float(self._draws),
                 "verl/updates": float(self._stats["updates"]),
+                # passes over the data on the run's schedule (a kept window counts whole):
+                # the steps fed back over the batches an epoch holds (frontier ab compare)
+                "verl/epoch": self._stats["updates"] / max(1, self._batches_per_epoch),
                 "verl/outstanding_draws": float(len(self._outstanding)),
                 "verl/max_feedback_lag": float(self._stats["max_lag"]),
                 "verl/forgotten_draws": float(self._stats["forgotten_draws"]),
