@@ -1,4 +1,4 @@
-"""ConformalStop: C-GRPO's stop rule (trl-cgrpo 0.2.0, Fayyazi; proposed for TRL in its issue
+"""ConformalStop: C-GRPO's stop rule (trl-cgrpo 0.2, Fayyazi; proposed for TRL in its issue
 #7402) as a step sampler, kind 'cgrpo'.
 
 Each of the step's B prompts is rolled out in increments along a grid of budgets
@@ -156,7 +156,7 @@ def auto_delta(scores_at_n: ArrayLike, margin: float) -> tuple[float, float]:
 # ---------------------------------------------------------------- the settings
 @dataclass(frozen=True)
 class ConformalStopConfig:
-    """C-GRPO's stop rule at trl-cgrpo 0.2.0's defaults (deviations: docs/selectors/cgrpo.md)."""
+    """C-GRPO's stop rule at trl-cgrpo 0.2's defaults (deviations: docs/selectors/cgrpo.md)."""
 
     budget_grid: tuple[int, ...] = ()
     """Ascending budgets, the last = group_size (() = 2, 4, 8, ... up to group_size: the

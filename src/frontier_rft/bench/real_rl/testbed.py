@@ -449,7 +449,7 @@ EFFECT_ENTRIES = (
         "cgrpo",
         "uniform",
         role="effect",
-        note="C-GRPO's stop rule (trl-cgrpo 0.2.0 defaults): uniform's prompts, each rolled out "
+        note="C-GRPO's stop rule (trl-cgrpo 0.2 defaults): uniform's prompts, each rolled out "
         "along 2, 4, 8 until its conformal set is a singleton; 200 calibration prompts x 8 "
         "every 50 steps, billed",
         sampler=SamplerSpec("cgrpo"),
