@@ -156,7 +156,10 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     others = [str(k) for k in values if k not in ours and k not in script_keys]
     _check_keys(others, ours | script_keys, script.get("trainer", "grpo"), report)
     report.add("", config_problems(FrontierConfig, frontier))
-    report.add("", config_problems(FrontierScriptArguments, script))
+    # A FILE.py:FUNCTION reward name: `_rewards` below says it with the file read (whether it
+    # defines the function, the dotted path to write), so the bare refusal is left out here.
+    script_problems = config_problems(FrontierScriptArguments, script)
+    report.add("", [p for p in script_problems if "not FILE.py:FUNCTION" not in p])
     default = FrontierConfig()
     report.add(
         "",
