@@ -208,12 +208,6 @@ def _record_run(path: Path) -> dict[str, Any]:
 def ledger_runs(folder: Path, seeds: Sequence[int]) -> dict[int, dict[str, Any]]:
     """One entry's runs of `seeds` under <digest>/<device>/<entry>: its first definition
     (in name order) that holds any of them."""
-    return _ledger_runs(folder, seeds)
-
-
-def _ledger_runs(folder: Path, seeds: Sequence[int]) -> dict[int, dict[str, Any]]:
-    """One entry's runs of `seeds` under <digest>/<device>/<entry>: its first definition
-    (in name order) that holds any of them."""
     for definition in sorted(p for p in folder.glob("*") if p.is_dir()):
         runs = {
             s: _record_run(definition / f"seed{s}.json.gz")
@@ -250,8 +244,8 @@ def ledger_skip_cost(
         root = next((r for r in roots if (r / digest / device / entry).is_dir()), None)
         if root is None:
             continue
-        runs = _ledger_runs(root / digest / device / entry, seeds)
-        base = _ledger_runs(root / digest / device / against, seeds)
+        runs = ledger_runs(root / digest / device / entry, seeds)
+        base = ledger_runs(root / digest / device / against, seeds)
         if set(runs) & set(base):
             out[entry] = skip_cost_summary(runs, base, batch, epoch_steps)
     return out
