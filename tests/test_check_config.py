@@ -434,14 +434,18 @@ def _default_verl(tmp_path: Path) -> str:
     ids=["two-epochs", "verl-default-30-epochs", "three-epochs", "async", "filter_groups",
          "refill", "gen_batch_size", "shadows", "uniform", "bots", "legacy"],
 )  # fmt: skip
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_check_config_verl_says_what_rollouts_auto_will_be(
     overrides: list[str], because: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """auto's decision on verl, for a selector measured free of loss with kept up to 2 epochs
+    (planted: conftest's `skip_kept_to_two_epochs`), named in the config."""
     from frontier_rft.integrations.verl.auto import auto_rollouts
     from frontier_rft.selectors.registry import SELECTORS
 
+    overrides = [f"++{KWARGS}.selector=skip", *overrides]
     code, out = run(capsys, "verl", _default_verl(tmp_path), *overrides)
-    (line,) = [line for line in out.splitlines() if line.startswith("  auto: ")]
+    (line,) = [line for line in out.splitlines() if line.startswith("  auto: rollouts")]
     if because is None:
         assert code == 0, out
         assert line == (
@@ -461,6 +465,27 @@ def test_check_config_verl_says_what_rollouts_auto_will_be(
     assert "auto:" not in out  # rollouts set: nothing to say
 
 
+def test_check_config_verl_by_default_trains_uniforms_batches_and_shadows_skip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 70: the default is uniform's whole batches, skip followed as a shadow, said
+    before launch; beside verl's DAPO filter the default shadow is dropped, not refused."""
+    code, out = run(capsys, "verl", _default_verl(tmp_path))
+    assert code == 0, out
+    assert (
+        "  auto: rollouts will be full (uniform's bill) because selector 'uniform' passes over "
+        "no prompt" in out
+    )
+    assert "  shadows: the run will follow skip (shadows left unset, beside uniform's" in out
+    code, out = run(
+        capsys, "verl", _default_verl(tmp_path), "++algorithm.filter_groups.enable=true"
+    )
+    assert "will follow" not in out and "shadows with algorithm.filter_groups" not in out, out
+    code, out = run(capsys, "verl", _default_verl(tmp_path), f"++{KWARGS}.shadows=[]")
+    assert code == 0 and "will follow" not in out, out
+
+
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_check_config_verl_on_the_legacy_sampler_says_auto_is_full(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -468,6 +493,7 @@ def test_check_config_verl_on_the_legacy_sampler_says_auto_is_full(
     legacy.write_text(
         "data:\n  dataloader_num_workers: 0\n  sampler:\n"
         "    class_path: pkg://frontier_rft.integrations.verl\n    class_name: FrontierSampler\n"
+        "    frontier: {selector: skip}\n"
     )
     code, out = run(capsys, "verl", str(legacy))
     assert code == 0, out

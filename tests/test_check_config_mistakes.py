@@ -192,6 +192,7 @@ def test_the_valid_config_passes_with_trl(
     assert "note" not in out, out  # everything was checked
 
 
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 @pytest.mark.parametrize(
     ("change", "said"),
     [
@@ -235,6 +236,7 @@ def test_check_config_says_what_rollouts_auto_will_be(
     assert lines == ([] if said is None else [lines[0]]) and (said is None or said in lines[0])
 
 
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 @pytest.mark.parametrize(
     ("max_steps", "said"),
     [

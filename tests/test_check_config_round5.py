@@ -159,6 +159,7 @@ def test_skyrl_groups_of_one_are_refused(
 # ------------------------------------------------- 2. a max_steps run's epochs on N processes
 
 
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_max_steps_counts_epochs_on_the_processes_given_and_says_where_from(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -176,6 +177,7 @@ def test_max_steps_counts_epochs_on_the_processes_given_and_says_where_from(
         assert "counted on 8 processes (--processes)" in out, out
 
 
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_accelerates_default_config_gives_the_process_count(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,6 +35,7 @@ def problems(text: str) -> list[str]:
     return [line[4:] for line in text.splitlines() if line.startswith("  - ")]
 
 
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_a_vllm_mode_trl_has_not_is_refused_and_not_repeated_as_valid(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -74,6 +75,7 @@ def test_num_train_epochs_that_is_no_positive_number_is_refused(
     assert problems(check(capsys, tmp_path, "trl", "num_train_epochs: 2\n")[1]) == []
 
 
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_use_vllm_is_read_as_trl_reads_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -124,7 +124,7 @@ def test_the_readme_words_its_claims_as_the_evidence_allows() -> None:
     assert not re.search(r"\b(ended|ends|is) level\b|no measurable|level to slightly", flat)
     assert "−0.006 [−0.022, +0.011]" in flat and "judgement" in flat  # the post-decision seeds
     assert "−0.017 [−0.028, −0.007]" in flat and "40 pairs" in flat  # pooled beyond 2 epochs
-    assert "unmeasured" in flat  # skip with full batches beyond 2 epochs
+    assert "keeps full batches for `skip` at every length" in flat  # where kept cost score
     assert "last quarter −0.021 [−0.032, −0.007]" in flat  # SmolLM2 at 2 epochs: a cost
     assert "mode `fixed`" in flat and "at its paper defaults" not in flat.replace(
         "every selector at its paper defaults with full batches (`dapo`: uniform in DAPO's filter",

@@ -1,5 +1,6 @@
-"""`frontier demo` shows the product: what the adapters' default saves on a 2-epoch run,
-simulated and labelled so, and closes with what `rollouts: auto` decides, from the code."""
+"""`frontier demo` shows the product: the adapters' default on a 2-epoch run and what the rule
+it follows as a shadow (skip with kept) saves there, simulated and labelled so, and closes
+with what `rollouts: auto` decides, from the code."""
 
 from __future__ import annotations
 
@@ -33,30 +34,34 @@ def test_the_demo_runs_the_default_on_a_run_of_two_epochs() -> None:
         config.selector,
         resolve_auto(SELECTORS[config.selector], [], epochs)[0],
     )
+    assert (choice.selector, choice.mode) == ("uniform", "full")  # issue 70: uniform's bill
     labels = {e.label: e for e in demo.demo_entries(choice)}
     assert set(SELECTORS) <= set(labels)  # every selector beside it, full batches
-    assert labels[choice.label].fewer_rollouts == {"rollouts": choice.mode}
+    assert labels[choice.label].fewer_rollouts is None
+    assert labels[f"{demo.OPT_IN}-kept"].fewer_rollouts == {"rollouts": "kept"}  # the opt-in
 
 
-@pytest.mark.parametrize("level", [None, 1])
-def test_the_closing_says_what_auto_decides(
-    monkeypatch: pytest.MonkeyPatch, level: int | None
-) -> None:
-    """The closing is worded from auto's decision: were kept measured within noise only up to 1
-    epoch, the same 2-epoch run would be full, and the demo would say so and run it so."""
-    cls = SELECTORS[FrontierConfig().selector]
-    if level is not None:
-        monkeypatch.setattr(cls, "kept_level_epochs", level)
+@pytest.mark.parametrize("default", ["uniform", "skip"])
+def test_the_closing_says_what_auto_decides(monkeypatch: pytest.MonkeyPatch, default: str) -> None:
+    """The closing is worded from auto's decision and the default's selector: were the
+    default skip, measured free of loss with kept up to 2 epochs (planted), the 2-epoch run
+    would be kept, and the demo would say so and run it so, with no shadow to speak of."""
+    if default == "skip":
+        monkeypatch.setattr(demo, "FrontierConfig", lambda: FrontierConfig(selector="skip"))
+        monkeypatch.setattr(SELECTORS["skip"], "kept_level_epochs", 2.0)
+    cls = SELECTORS[default]
     choice = demo.default_choice(2)
     mode = resolve_auto(cls, [], 2.0)[0]
-    assert choice.mode == mode == ("full" if level else "kept")
+    assert choice.mode == mode == ("kept" if default == "skip" else "full")
     text = demo.closing(choice)
     assert f"On this run of 2 epochs `auto` is {mode}" in text
     assert "not this simulator" in text and "docs/ab_test.md" in text
     other = "full" if mode == "kept" else "kept"
     assert f"`auto` is {other}:" not in text
+    assert ("follows skip as a shadow" in text) == (default == "uniform")
+    assert "It is not the default because, with rollouts: kept it lost held-out score" in text
     kept = [e for e in demo.demo_entries(choice) if e.fewer_rollouts]
-    assert [e.label for e in kept] == ([f"{cls.name}-kept"] if mode == "kept" else [])
+    assert [e.label for e in kept] == [f"{demo.OPT_IN}-kept"]
 
 
 def test_the_demo_prints_what_the_default_saves_labelled_simulated(
@@ -65,7 +70,7 @@ def test_the_demo_prints_what_the_default_saves_labelled_simulated(
     assert main(["demo", "--steps", "6", *TINY, "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"frontier demo ({demo.SIMULATED})")
-    table = out.split(f"\n{demo.SIMULATED}: what the default saves on a run of ")[1]
+    table = out.split(f"\n{demo.SIMULATED}: what skip with rollouts: kept saves on a run of ")[1]
     assert "| rollouts generated |" in table and "| generated tokens" in table
     assert "the simulator gives every completion one length" in table
     assert "final held-out score (paired difference)" in table
@@ -84,4 +89,4 @@ def test_the_committed_demo_output_is_todays() -> None:
     text = page.split("```text\n", 1)[1].split("\n```", 1)[0]
     assert text.splitlines()[-1] == demo.closing(demo.default_choice(demo.DEMO_EPOCHS))
     assert text.startswith(f"frontier demo ({demo.SIMULATED})")
-    assert f"\n{demo.SIMULATED}: what the default saves on a run of 2 epochs" in text
+    assert f"\n{demo.SIMULATED}: what skip with rollouts: kept saves on a run of 2 epochs" in text

@@ -201,8 +201,10 @@ def test_every_readme_command_runs_or_is_marked_as_needing_a_gpu(
                 assert main(words[1:]) == 0, command
                 said = capsys.readouterr().out
                 if words[1] == "check-config" and words[2] in ("trl", "verl"):
-                    # The configs shown save rollouts by default (a run of at most 2 epochs).
-                    assert "  auto: rollouts will be kept: the run is " in said, said
+                    # The configs shown are the default: uniform's batches, skip as a shadow.
+                    assert "  auto: rollouts will be full (uniform's bill) because selector " \
+                        "'uniform' passes over no prompt" in said, said  # fmt: skip
+                    assert "  shadows: the run will follow skip" in said, said
         elif words[:2] == ["python", "examples/own_loop.py"]:
             pass  # run by test_the_runnable_own_loop_example_runs_and_compares_by_held_out_score
         elif needs_gpu and "-m" in words:

@@ -63,8 +63,9 @@ def test_verdicts_are_the_committed_real_results(pool: str) -> None:
 
 
 def test_the_recommendation_quotes_the_committed_real_results_and_the_default() -> None:
-    """The demo's closing quotes a 2-epoch run of the default as `auto` runs it there
-    (issue 63: it quoted 11 epochs, where `auto` keeps full batches)."""
+    """The demo's closing quotes a 2-epoch run of the opt-in the default follows as a shadow
+    (skip with kept), on uniform's schedule (issue 63: it quoted 11 epochs)."""
+    from frontier_rft.bench.simulation.demo import OPT_IN
     from frontier_rft.integrations.auto_rollouts import resolve_auto
     from frontier_rft.integrations.trl.config import FrontierConfig
     from frontier_rft.integrations.verl.config import VerlSamplerConfig
@@ -85,16 +86,17 @@ def test_the_recommendation_quotes_the_committed_real_results_and_the_default() 
         assert quoted == tuple(round(x, digits) for x in measured)
     assert RECOMMENDED.seeds == len(row["rollouts_vs_uniform"]["values"])
     assert RECOMMENDED.entry == f"{RECOMMENDED.selector}-kept"
+    # The default trains uniform's batches and follows the recommended rule as a shadow, on
+    # every adapter; `auto` keeps full batches for it (its kept_loses), here 2 epochs long.
     default = FrontierConfig()
-    assert (RECOMMENDED.selector, default.rollouts) == (default.selector, "auto")
-    # verl and SkyRL default to it too (auto: kept on their synchronous trainers, where the
-    # settings allow it); tinker keeps full batches (docs/selectors/fewer_rollouts.md)
     verl = VerlSamplerConfig(batch_size=4)
-    assert (verl.selector, verl.rollouts) == (default.selector, "auto")
-    # the run measured is one `auto` keeps kept: its planned epochs, as the adapters count
+    for config in (default, verl):
+        assert (config.selector, config.rollouts) == ("uniform", "auto")
+        assert [r.selector for r in config.shadow_configs()] == [RECOMMENDED.selector] == [OPT_IN]
     steps, batch = uniform["steps_run"]["values"][0], 16
     pool = int(re.search(r"([\d,]+) prompts", RECOMMENDED.regime).group(1).replace(",", ""))
-    assert resolve_auto(SELECTORS[default.selector], [], steps * batch / pool)[0] == "kept"
+    assert steps * batch / pool == 2.0
+    assert resolve_auto(SELECTORS[OPT_IN], [], 2.0)[0] == "full"
 
 
 def test_context_by_regime() -> None:

@@ -27,10 +27,9 @@ from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 def test_the_settings_are_the_verl_samplers_with_skyrls_batch_size() -> None:
     config = skyrl_sampler_config({"selector": "skip", "seed": 2}, train_batch_size=16)
     assert (config.selector, config.seed, config.batch_size) == ("skip", 2, 16)
-    assert (skyrl_sampler_config(None, 8).selector, skyrl_sampler_config(None, 8).rollouts) == (
-        "skip",
-        "auto",
-    )
+    default = skyrl_sampler_config(None, 8)
+    assert (default.selector, default.rollouts, default.shadows) == ("uniform", "auto", None)
+    assert [r.name for r in default.shadow_configs()] == ["skip"]  # the default shadow
     assert "batch_size" not in SKYRL_FIELDS
     assert skyrl_sampler_config({"rollouts": "kept"}, 8).rollouts == "kept"
 
@@ -227,9 +226,15 @@ def test_the_entrypoint_refuses_kept_with_fully_async_before_skyrl_or_ray(
     ],
     ids=["default", "fully-async", "dynamic-sampling", "shadows", "uniform", "bots"],
 )
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_check_config_says_what_rollouts_auto_will_be(
     config: dict[str, object], because: str | None
 ) -> None:
+    """auto's decision on SkyRL, for a selector measured free of loss with kept up to 2
+    epochs (planted: conftest's `skip_kept_to_two_epochs`), named in the config."""
+    frontier = config.get("frontier", {})
+    assert isinstance(frontier, dict)
+    config = {**config, "frontier": {"selector": "skip", **frontier}}
     report = check_skyrl_config(config)
     assert report.problems == []
     (choice,) = report.choices
@@ -241,17 +246,36 @@ def test_check_config_says_what_rollouts_auto_will_be(
         )
     else:
         assert choice == f"rollouts will be full (uniform's bill) because {because}"
-    frontier = config.get("frontier", {})
+    frontier = config["frontier"]
     assert isinstance(frontier, dict)
     assert (
         check_skyrl_config({**config, "frontier": {**frontier, "rollouts": "full"}}).choices == []
     )
 
 
+def test_the_default_is_uniforms_batches_with_skip_as_a_shadow_where_it_can_run() -> None:
+    """Issue 70: check-config says the default follows skip as a shadow; beside SkyRL's
+    dynamic sampling or its fully-async trainer the default shadow is dropped, not refused."""
+    report = check_skyrl_config({})
+    assert report.problems == [] and report.choices == [
+        "rollouts will be full (uniform's bill) because selector 'uniform' passes over no prompt"
+    ]
+    assert len(report.shadows) == 1 and report.shadows[0].startswith("the run will follow skip")
+    for config in (
+        {"trainer": {"fully_async": {"enabled": True}}},
+        {"trainer": {"algorithm": {"dynamic_sampling": {"type": "filter"}}}},
+        {"frontier": {"shadows": []}},
+        {"frontier": {"selector": "greso"}},
+    ):
+        report = check_skyrl_config(config)
+        assert (report.problems, report.shadows) == ([], []), config
+
+
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_auto_resolves_as_check_config_says_and_notes_skyrls_lr_schedule() -> None:
     from frontier_rft.integrations.skyrl.config import resolved_rollouts
 
-    default = skyrl_sampler_config(None, 8)
+    default = skyrl_sampler_config({"selector": "skip"}, 8)
     assert resolved_rollouts(default, fully_async=False, dynamic_sampling=None).rollouts == "kept"
     assert resolved_rollouts(default, fully_async=True, dynamic_sampling=None).rollouts == "full"
     assert resolved_rollouts(default, fully_async=False, dynamic_sampling="filter").rollouts == (
@@ -259,7 +283,10 @@ def test_auto_resolves_as_check_config_says_and_notes_skyrls_lr_schedule() -> No
     )
     full = skyrl_sampler_config({"rollouts": "full"}, 8)
     assert resolved_rollouts(full, fully_async=False, dynamic_sampling=None) is full
-    mini = {"trainer": {"train_batch_size": 64, "policy_mini_batch_size": 16}}
+    mini = {
+        "trainer": {"train_batch_size": 64, "policy_mini_batch_size": 16},
+        "frontier": {"selector": "skip"},
+    }
     assert any("ceil(K/16) optimizer steps" in n for n in check_skyrl_config(mini).notes)
 
 
@@ -270,6 +297,7 @@ def test_check_config_skyrl_prints_what_auto_will_be(
     config.write_text("trainer:\n  fully_async:\n    enabled: true\n")
     assert cli(["check-config", "skyrl", str(config)]) == 0
     out = capsys.readouterr().out
-    assert "  auto: rollouts will be full (uniform's bill) because rollouts: kept with " \
-        "trainer.fully_async.enabled" in out  # fmt: skip
-    assert "defaults apply (selector skip, rollouts auto, seed 0)" in out
+    assert "  auto: rollouts will be full (uniform's bill) because selector 'uniform' passes " \
+        "over no prompt" in out  # fmt: skip
+    assert "defaults apply (selector uniform, rollouts auto, seed 0)" in out
+    assert "shadows:" not in out  # the fully-async trainer: the default shadow is dropped

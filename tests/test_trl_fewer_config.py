@@ -22,7 +22,7 @@ from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
 
 def test_the_settings_build_the_samplers_config() -> None:
     default = FrontierConfig()
-    assert (default.selector, default.rollouts) == ("skip", "auto")  # the trainer resolves auto
+    assert (default.selector, default.rollouts) == ("uniform", "auto")  # the trainer resolves auto
     assert default.fewer_rollouts_settings() is None  # unresolved auto reads as full
     assert FrontierConfig(rollouts="kept").fewer_rollouts_settings() == FewerRolloutsConfig()
     assert FrontierConfig(

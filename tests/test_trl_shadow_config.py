@@ -17,7 +17,14 @@ def test_rules_are_parsed_and_a_single_rule_is_a_list() -> None:
     config = FrontierConfig(shadows=["greso", "screen4", "greso+screen4"])
     assert [c.name for c in config.shadow_configs(8)] == ["greso", "screen4", "greso+screen4"]
     assert FrontierConfig(shadows="screen2").shadow_configs() == (ShadowConfig(screen=2),)  # type: ignore[arg-type]
-    assert FrontierConfig().shadow_configs() == ()
+    # Unset: skip beside uniform's whole batches (the default), none beside another
+    # selector, a partial step or an explicit []; the trainer's selector decides when passed.
+    assert FrontierConfig().shadow_configs() == (ShadowConfig(selector="skip"),)
+    assert FrontierConfig(selector="greso").shadow_configs() == ()
+    assert FrontierConfig().shadow_configs(selector="greso") == ()
+    assert FrontierConfig(shadows=[]).shadow_configs() == ()
+    assert FrontierConfig(dynamic_sampling="fixed").shadow_configs() == ()
+    assert FrontierConfig(screen=2).shadow_configs() == ()
 
 
 @pytest.mark.parametrize(

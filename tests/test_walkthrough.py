@@ -127,7 +127,7 @@ def test_step_2_flushes_before_it_reads_the_metrics(tmp_path: Path) -> None:
 def test_step_4_checks_the_config_the_run_gets(tmp_path: Path) -> None:
     """Issue 63: check-config was given the example file's sizes (125 epochs: auto full)
     and the run its own (0.125 epochs: auto kept). The check gets the run's sizes and says
-    what the run's log then says."""
+    what the run's log then says: auto's decision and the default shadow."""
     blocks = steps()
     check = next(c for k, c, _ in blocks if k == "bash" and "check-config trl" in c)
     _, train, train_out = next(b for b in blocks if "integrations.trl.grpo" in b[1])
@@ -141,7 +141,7 @@ def test_step_4_checks_the_config_the_run_gets(tmp_path: Path) -> None:
     assert {k: v for k, v in flags(check).items() if k in sizes} == {
         k: v for k, v in flags(train).items() if k in sizes
     }
-    said = re.search(r"the run is ([\d.,]+ epochs?)", " ".join(train_out))
+    said = re.search(r"rollouts: auto is (\w+): ([^.;\n]+)", "\n".join(train_out))
     assert said is not None, train_out
     (tmp_path / "examples").symlink_to(REPO / "examples")
     data = next(c for k, c, _ in blocks if k == "python" and "data/train.jsonl" in c)
@@ -152,4 +152,7 @@ def test_step_4_checks_the_config_the_run_gets(tmp_path: Path) -> None:
     argv = check.replace("\\\n", " ").split()[1:]
     assert argv[:2] == ["check-config", "trl"] and command
     out = _run([sys.executable, "-m", "frontier_rft", *argv], tmp_path)
-    assert f"auto: rollouts will be kept: the run is {said.group(1)}," in out, out
+    mode, why = said.groups()
+    assert f"auto: rollouts will be {mode} (uniform's bill) because {why}" in out, out
+    assert any("shadows: following skip" in line for line in train_out), train_out
+    assert "shadows: the run will follow skip" in out, out

@@ -1,7 +1,10 @@
-"""`frontier.rollouts: auto` (the default) on SkyRL's real trainers: kept with the synchronous
-FrontierRayPPOTrainer, full with one warning naming why beside SkyRL's dynamic sampling and
-with its fully-async trainer; the entrypoint decides before Ray starts, and `frontier
-check-config skyrl` says the same (skyrl.config.skyrl_auto_rollouts)."""
+"""`frontier.rollouts: auto` (the default) on SkyRL's real trainers, for a selector measured free
+of loss with kept up to 2 epochs (planted: conftest's `skip_kept_to_two_epochs`; no registered
+one is today): kept with the synchronous FrontierRayPPOTrainer, full with one warning naming
+why beside SkyRL's dynamic sampling and with its fully-async trainer; the entrypoint decides
+before Ray starts, and `frontier check-config skyrl` says the same
+(skyrl.config.skyrl_auto_rollouts). The default itself, uniform's batches with skip as a
+shadow: the last tests."""
 
 from __future__ import annotations
 
@@ -21,6 +24,10 @@ from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 
 AUTO_LOG = "frontier_rft.integrations.skyrl.config"
 STEPS = 2 * N_PROMPTS // BATCH  # two epochs
+SKIP = {"seed": 3, "selector": "skip"}
+"""The planted selector, named."""
+
+pytestmark = pytest.mark.usefixtures("skip_kept_to_two_epochs")
 
 
 def _said(caplog: pytest.LogCaptureFixture) -> logging.LogRecord:
@@ -33,7 +40,7 @@ def test_auto_is_kept_with_the_synchronous_trainer(
     make_run: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger=AUTO_LOG):
-        run = make_run(skyrl_config(tmp_path / "ckpt", steps=STEPS), {"seed": 3})
+        run = make_run(skyrl_config(tmp_path / "ckpt", steps=STEPS), SKIP)
     record = _said(caplog)
     assert record.levelname == "INFO" and record.getMessage() == (
         "frontier-rft: rollouts: auto is kept: the run is 2 epochs, within the 2 epochs over "
@@ -41,11 +48,7 @@ def test_auto_is_kept_with_the_synchronous_trainer(
         "among SkyRL's batch (the same steps and schedule, fewer rollouts)"
     )  # max_training_steps of train_batch_size prompts over the dataset's rows
     assert run.trainer.frontier_config.rollouts == "kept"
-    assert (
-        check_skyrl_config({"frontier": {"seed": 3}})
-        .choices[0]
-        .startswith("rollouts will be kept: ")
-    )
+    assert check_skyrl_config({"frontier": SKIP}).choices[0].startswith("rollouts will be kept: ")
     run.train()
     sizes = [len(c["tasks"]) for c in run.generator.calls]
     assert len(sizes) == STEPS  # SkyRL's steps, as under uniform
@@ -60,7 +63,7 @@ def test_auto_is_full_on_a_run_longer_than_kept_was_measured_level_at(
     """skip with kept ended below uniform over 4.5 and 11 epochs: on a 3-epoch run the
     default keeps SkyRL's whole batches, at INFO, and says why."""
     with caplog.at_level(logging.INFO, logger=AUTO_LOG):
-        run = make_run(skyrl_config(tmp_path / "ckpt", steps=3 * N_PROMPTS // BATCH), {"seed": 3})
+        run = make_run(skyrl_config(tmp_path / "ckpt", steps=3 * N_PROMPTS // BATCH), SKIP)
     record = _said(caplog)
     assert record.levelname == "INFO" and record.getMessage().startswith(
         "frontier-rft: rollouts: auto is full: the run is 3 epochs, longer than the 2 epochs "
@@ -75,11 +78,14 @@ def test_auto_is_full_beside_skyrls_dynamic_sampling_and_says_why(
     cfg = skyrl_config(tmp_path / "ckpt", steps=4)
     cfg.trainer.algorithm.dynamic_sampling.type = "filter"
     with caplog.at_level(logging.INFO, logger=AUTO_LOG):
-        run: Run = make_run(cfg, {"seed": 3})
+        run: Run = make_run(cfg, SKIP)
     record = _said(caplog)
     assert record.levelname == "WARNING" and KEPT_WITH_DYNAMIC_SAMPLING in record.getMessage()
     assert run.trainer.frontier_config.rollouts == "full"
-    settings = {"trainer": {"algorithm": {"dynamic_sampling": {"type": "filter"}}}}
+    settings = {
+        "trainer": {"algorithm": {"dynamic_sampling": {"type": "filter"}}},
+        "frontier": SKIP,
+    }
     assert KEPT_WITH_DYNAMIC_SAMPLING in check_skyrl_config(settings).choices[0]
     run.train()
     assert all(len(c["tasks"]) == BATCH for c in run.generator.calls)
@@ -89,13 +95,11 @@ def test_auto_is_full_with_the_fully_async_trainer_and_says_why(
     data_file: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger=AUTO_LOG):
-        run = async_run(
-            data_file, async_config(tmp_path / "ckpt", steps=4, staleness=0), {"seed": 3}
-        )
+        run = async_run(data_file, async_config(tmp_path / "ckpt", steps=4, staleness=0), SKIP)
     record = _said(caplog)
     assert record.levelname == "WARNING" and KEPT_WITH_FULLY_ASYNC in record.getMessage()
     assert run.trainer.frontier_config.rollouts == "full"
-    settings = {"trainer": {"fully_async": {"enabled": True}}}
+    settings = {"trainer": {"fully_async": {"enabled": True}}, "frontier": SKIP}
     assert KEPT_WITH_FULLY_ASYNC in check_skyrl_config(settings).choices[0]
 
 
@@ -141,7 +145,7 @@ def test_the_entrypoint_resolves_auto_before_ray_starts(
     monkeypatch.setattr(ray, "remote", lambda **kw: Task)
     monkeypatch.setattr(ray, "get", lambda ref: ref)
     with caplog.at_level(logging.INFO, logger=AUTO_LOG):
-        assert main(["trainer.train_batch_size=4", *argv]) == 0
+        assert main(["trainer.train_batch_size=4", "frontier.selector=skip", *argv]) == 0
     (config,) = handed
     assert config.rollouts == mode and said_before_ray == [1]
     record = _said(caplog)
@@ -163,7 +167,22 @@ def test_a_checkpoint_of_the_former_default_resumes_only_where_it_is_named(
     with pytest.raises(ValueError) as err:
         default.train()
     assert str(err.value) == (
-        "the checkpoint's curriculum was saved with selector: greso, not selector: skip: resume "
-        "with selector: greso (and rollouts: full, if it ran with the former default), or start "
-        "a fresh run"
+        "the checkpoint's curriculum was saved with selector: greso, not selector: uniform: "
+        "resume with selector: greso (and rollouts: full, if it ran with the former default), or "
+        "start a fresh run"
     )
+
+
+def test_the_default_trains_skyrls_whole_batches_with_skip_as_a_shadow(
+    make_run: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The default (no selector, rollouts or shadows named): uniform's whole batches on SkyRL's
+    steps, skip followed beside them, said at start-up; its figures land in SkyRL's logs."""
+    with caplog.at_level(logging.INFO):
+        run = make_run(skyrl_config(tmp_path / "ckpt", steps=STEPS), {"seed": 3})
+    assert run.trainer.frontier_config.rollouts == "full"
+    assert any("shadows: following skip" in r.getMessage() for r in caplog.records)
+    run.train()
+    assert [len(c["tasks"]) for c in run.generator.calls] == [BATCH] * STEPS
+    logged = {k for step in run.logged() for k in step}
+    assert any("shadow/skip/" in k for k in logged), sorted(logged)

@@ -25,6 +25,7 @@ B, N_ROLLOUTS = 4, 3
 
 # example -> (selector, evidence keys its metrics report, what the pool must hold)
 EXPECTED = {
+    "uniform": ("uniform", set(), ()),
     "skip": ("skip", {"evidence/features/text", "evidence/plugin/regression"}, ()),
     "greso": ("greso", set(), ()),
     "prioritized": ("prioritized", set(), ()),
@@ -63,7 +64,9 @@ def test_example_builds_its_selector_from_the_data_file_and_runs_a_step(
     kwargs = OmegaConf.to_container(cfg.trainer.v1.sampler.sampler_kwargs, resolve=True)
     assert isinstance(kwargs, dict)
     ds = make_dataset(48)
-    # What FrontierReplayBuffer does inside the v1 trainer's _init_dataloader:
+    # What FrontierReplayBuffer does inside the v1 trainer's _init_dataloader (a kept step is
+    # the buffer's to run, test_verl_fewer.py; here: the selector and what it reads):
+    kwargs.pop("rollouts", None)
     sampler = FrontierSampler(ds, config=VerlSamplerConfig(batch_size=B, **kwargs))
     selector, evidence, fields = EXPECTED[name]
     sel = sampler.selector

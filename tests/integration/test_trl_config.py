@@ -268,11 +268,14 @@ def test_grpo_script_trains_from_a_yaml_file(tmp_path: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "frontier-rft: selector 'skip'" in done.stderr  # a library message, shown
-    assert "evidence: features=policy, plugin=regression" in done.stderr  # the example's
-    assert "rollouts: auto is kept" in done.stderr  # the default's choice, said
+    assert "frontier-rft: selector 'uniform'" in done.stderr  # a library message, shown
+    assert "rollouts: auto is full: selector 'uniform' passes over no prompt" in done.stderr
+    assert "frontier-rft: shadows: following skip" in done.stderr  # the default's shadow, said
+    assert "frontier-rft: shadows over the run:" in done.stderr  # and its table at the end
     lines = (tmp_path / "out" / "frontier_metrics.jsonl").read_text().splitlines()
-    last = json.loads(lines[-1])
+    records = [json.loads(line) for line in lines]
+    assert "shadow_passes" in records[-1]  # the default shadow's table, the run's last record
+    last = [r for r in records if "curriculum/feedback/steps" in r][-1]
     assert last["step"] == 2 and last["curriculum/feedback/steps"] >= 1  # rewards reached it
     assert (tmp_path / "out" / "config.json").exists()  # the trained model was saved
 

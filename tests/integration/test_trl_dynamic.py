@@ -557,7 +557,8 @@ def test_one_yaml_line_turns_it_on_in_the_grpo_script(
     base += ["--logging_steps", "1"]
     t = main(base)
     assert t.frontier_dynamic is not None and t.frontier_config.dynamic_sampling == "adaptive"
-    assert t.frontier_config.selector == "skip"  # around the default selector
+    assert t.frontier_config.selector == "uniform"  # around the default selector
+    assert t.frontier_shadows.shadows == []  # a partial step: no default shadow
     assert t.frontier_config.rollouts == "full"  # auto: dynamic sampling is a sampler of its own
     logged = [h for h in t.state.log_history if "loss" in h]
     assert len(logged) == 2 and all("curriculum/dapo/rounds" in h for h in logged)

@@ -131,7 +131,7 @@ def test_held_out_files_are_checked_and_shared_prompts_said(
          "split: set eval_dataset_files: [data/heldout.jsonl]"),
         (["--reward_funcs", "answer_match", "answer_match"],
          "2 reward functions (answer_match, answer_match): TRL sums them, weighted, so the "
-         "reward reaches 2 where each gives 1, and selector 'skip' reads rewards in [0, 1]: "
+         "reward reaches 2 where each gives 1, and selector 'uniform' reads rewards in [0, 1]: "
          "add the YAML line `reward_range: [0, 2]`"),
         (["--selector", "bots", "--selector_config", '{"plugin": "interpolation"}'],
          "selector 'bots' needs reference pass rates (the interpolation plug-in reads "

@@ -218,10 +218,28 @@ def test_greso_kept_generates_fewer_completions_on_uniforms_schedule(
     print(f"greso, rollouts kept: {generated} completions, uniform {scored(uniform)}")
 
 
-def test_the_default_is_skip_with_rollouts_kept_and_a_smaller_bill(
+def test_the_default_trains_uniforms_whole_batches_and_follows_skip_as_a_shadow(
     tmp_path: Path, uniform: Any
 ) -> None:
-    t = trainer(tmp_path, None)  # FrontierConfig(): selector skip, rollouts auto
+    """Issue 70: the default (FrontierConfig()) trains TRL's whole batches, as uniform does,
+    and follows skip beside them: its figures in the logs and its table at the end."""
+    t = trainer(tmp_path, None)
+    assert (t.frontier_config.selector, t.frontier_config.rollouts) == ("uniform", "full")
+    assert [s.config.name for s in t.frontier_shadows.shadows] == ["skip"]
+    t.train()
+    assert scored(t) == scored(uniform) and learning_rates(t) == learning_rates(uniform)
+    logged = {k for h in t.state.log_history for k in h}
+    assert any(k.startswith("curriculum/shadow/skip/") for k in logged), sorted(logged)
+    summary = (tmp_path / "frontier_metrics.jsonl").read_text().splitlines()[-1]
+    assert "shadow_passes" in summary
+
+
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
+def test_a_selector_measured_level_with_kept_is_kept_and_a_smaller_bill(
+    tmp_path: Path, uniform: Any
+) -> None:
+    """auto's kept, on skip planted as measured free of loss up to 2 epochs (conftest)."""
+    t = trainer(tmp_path, FrontierConfig(selector="skip"))
     assert t.frontier_config.selector == "skip" and t.frontier_config.rollouts == "kept"
     t.train()
     steps = 2 * STEPS_PER_EPOCH
@@ -229,13 +247,13 @@ def test_the_default_is_skip_with_rollouts_kept_and_a_smaller_bill(
     assert learning_rates(t) == learning_rates(uniform)
     assert scored(t) < scored(uniform) == steps * PROMPTS * N_GEN
     assert t.frontier_metrics()["fewer_rollouts/rollouts"] == scored(t)
-    print(f"default (skip, rollouts auto): {scored(t)} completions, uniform {scored(uniform)}")
+    print(f"skip, rollouts auto (kept): {scored(t)} completions, uniform {scored(uniform)}")
 
 
-def test_a_prompt_no_reward_function_scores_does_not_stop_the_default(tmp_path: Path) -> None:
-    """Under rollouts kept (the default), a group every function returned None for is all
-    equal to TRL: a zero-variance group at the lowest reward to the sampler and the
-    selector, counted unscorable; the run goes on to its end."""
+def test_a_prompt_no_reward_function_scores_does_not_stop_a_kept_run(tmp_path: Path) -> None:
+    """Under rollouts kept, a group every function returned None for is all equal to TRL: a
+    zero-variance group at the lowest reward to the sampler and the selector, counted
+    unscorable; the run goes on to its end."""
 
     class Unscored(Keyed):
         def __call__(self, completions: list[Any], task_id: list[int], **kw: Any) -> list[Any]:
@@ -245,7 +263,8 @@ def test_a_prompt_no_reward_function_scores_does_not_stop_the_default(tmp_path: 
     tok = char_tokenizer()
     t = Recording(
         model=tiny_llama(tok, seed=0), reward_funcs=[Unscored()], args=args(tmp_path),
-        train_dataset=dataset(), processing_class=tok, frontier=None,
+        train_dataset=dataset(), processing_class=tok,
+        frontier=FrontierConfig(selector="skip", rollouts="kept"),
     )  # fmt: skip
     t.train()
     assert t.frontier_config.rollouts == "kept" and t.state.global_step == 2 * STEPS_PER_EPOCH
@@ -260,12 +279,14 @@ def test_a_prompt_no_reward_function_scores_does_not_stop_the_default(tmp_path: 
     [
         (FrontierConfig(selector="uniform"), {}, "passes over no prompt"),
         (FrontierConfig(selector="prioritized"), {}, "does not walk the data"),
-        (FrontierConfig(), {"loss_type": "bnpo"}, "loss_type: bnpo"),
-        (FrontierConfig(), {"scale_rewards": "batch"}, "scale_rewards: batch"),
-        (FrontierConfig(dynamic_sampling="adaptive"), {}, "dynamic_sampling: adaptive"),
-        (FrontierConfig(shadows=["greso"]), {}, "shadows follow uniform"),
+        (FrontierConfig(selector="skip"), {"loss_type": "bnpo"}, "loss_type: bnpo"),
+        (FrontierConfig(selector="skip"), {"scale_rewards": "batch"}, "scale_rewards: batch"),
+        (FrontierConfig(selector="skip", dynamic_sampling="adaptive"), {},
+         "dynamic_sampling: adaptive"),
+        (FrontierConfig(selector="skip", shadows=["greso"]), {}, "shadows follow uniform"),
     ],
-)
+)  # fmt: skip
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_rollouts_auto_is_full_where_kept_cannot_run_and_says_why(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
@@ -280,7 +301,7 @@ def test_rollouts_auto_is_full_where_kept_cannot_run_and_says_why(
     assert len(said) == 1 and why in said[0].getMessage(), [r.getMessage() for r in said]
     # a setting that keeps a skipping selector from kept is a warning; a selector's own
     # nature (uniform, or no walk) is not
-    assert (said[0].levelname == "WARNING") == bool(settings or frontier.selector == "skip")
+    assert (said[0].levelname == "WARNING") == (frontier.selector == "skip")
 
 
 @pytest.mark.parametrize(
@@ -293,6 +314,7 @@ def test_rollouts_auto_is_full_where_kept_cannot_run_and_says_why(
     ],
     ids=["2-epochs", "3-epochs", "max-steps-1-epoch", "max-steps-3-epochs"],
 )
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_rollouts_auto_keeps_the_default_to_the_length_kept_was_measured_level_at(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
@@ -300,11 +322,11 @@ def test_rollouts_auto_keeps_the_default_to_the_length_kept_was_measured_level_a
     mode: str,
     said: str,
 ) -> None:
-    """skip with kept ended within noise with uniform over 2 epochs and below over 4.5 and 11: the
-    default saves on a run of up to 2 passes over the prompts (num_train_epochs, or max_steps
-    over the dataset's rows) and keeps uniform's batches on a longer one, at INFO."""
+    """A selector measured level with uniform under kept over 2 epochs and below beyond
+    (planted): auto saves on a run of up to 2 passes over the prompts (num_train_epochs, or
+    max_steps over the dataset's rows) and keeps uniform's batches on a longer one, at INFO."""
     with caplog.at_level("INFO", logger="frontier_rft.integrations.trl.trainer"):
-        t = trainer(tmp_path, None, **settings)
+        t = trainer(tmp_path, FrontierConfig(selector="skip"), **settings)
     assert t.frontier_config.rollouts == mode
     (line,) = [r for r in caplog.records if "rollouts: auto" in r.getMessage()]
     assert said in line.getMessage() and line.levelname == "INFO", line.getMessage()

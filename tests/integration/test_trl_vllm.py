@@ -7,7 +7,8 @@ The pool is test_trl_fewer's: task t is always solved (t % 3 == 0), never (t % 3
 mixed (t % 3 == 2). Checked: the engine receives exactly the step's kept prompts (nothing of
 a skipped one), every completion comes back to a row of its own prompt on the rank that
 asked, rollouts count what the engine generated, and the policy's forward pass trains only
-the trained groups' rows. `rollouts: auto` (the default) resolves to kept with vLLM.
+the trained groups' rows. (`rollouts: auto` would be kept with vLLM for a selector measured
+level with kept: tests/test_check_config_round6.py.)
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ N_GEN = 4
 PROMPTS = 4
 STEPS = 2 * N // PROMPTS
 SCREEN = {"selector": "greso", "screen": 2, "rollouts": "full"}
+KEPT = {"selector": "skip", "rollouts": "kept"}
 ARMS: dict[str, tuple[str, dict[str, Any] | None, int]] = {
-    "colocate-auto": ("colocate", None, N_GEN),  # the default: skip, rollouts auto
-    "server-auto": ("server", None, N_GEN),
+    "colocate-kept": ("colocate", KEPT, N_GEN),
+    "server-kept": ("server", KEPT, N_GEN),
     "colocate-screen": ("colocate", SCREEN, N_GEN),
     "server-screen": ("server", SCREEN, N_GEN),
     "server-odd": ("server", {"selector": "uniform", "screen": 2, "rollouts": "full"}, 3),
@@ -239,8 +241,6 @@ def test_one_process_generates_only_kept_prompts_through_vllm(
 ) -> None:
     mode, frontier, n = ARMS[arm]
     t = build(tmp_path, mode, frontier, n)
-    if frontier is None:  # vLLM no longer turns the default's saving off
-        assert t.frontier_config.rollouts == "kept"
     t.train()
     check_run([run_record(t, vllm_standin.ENGINES)], mode, arm, n)
     assert "importance_sampling_ratio" in t._buffered_inputs[0]  # TRL's correction ran on it

@@ -148,7 +148,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """What the adapters' default saves on a 2-epoch run, beside every selector: simulated."""
+    """The adapters' default on a 2-epoch run and what its shadow's rule saves, beside every
+    selector: simulated."""
     out = Path(args.out or "runs/demo")
     scenario = SCENARIOS[args.scenario]
     if args.steps is None:  # the run of DEMO_EPOCHS passes over the pool
@@ -160,9 +161,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     choice = demo.default_choice(epochs if epochs is not None else demo.DEMO_EPOCHS)
     print(
-        f"frontier demo ({demo.SIMULATED}): what the default (selector {choice.selector}, "
-        f"rollouts auto) saves on a run of {choice.epochs:g} epochs, beside every selector with "
-        f"full batches, on the simulated learner {scenario.name!r} ({scenario.description}), "
+        f"frontier demo ({demo.SIMULATED}): the default (selector {choice.selector}, rollouts "
+        f"auto: {choice.mode}) on a run of {choice.epochs:g} epochs, and what {demo.OPT_IN} with "
+        f"rollouts kept, the rule it follows as a shadow, saves there, beside every selector "
+        f"with full batches, on the simulated learner {scenario.name!r} ({scenario.description}), "
         f"{args.seeds} seeds, given the prompt text only. Real-RL results: {REAL_RL_DOC}. "
         f"Report: {out}/report.html"
     )

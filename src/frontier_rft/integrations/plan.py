@@ -11,10 +11,14 @@ trainers all ask it.
 
 `rollouts: auto` is `kept` where the selector passes over prompts within uniform's step, no
 measurement says `kept` costs it held-out score at the run's length (`Selector.kept_loses`:
-greso's at every length, skip's beyond `kept_level_epochs`, 2 epochs) and nothing on the
-trainer clashes with it, else `full`, with a warning where a clash keeps a skipping selector
-from `kept`. The run's length is its planned passes over the prompts (`planned_epochs`).
-The evidence: docs/selectors/fewer_rollouts.md. Imports no trainer.
+greso's and skip's at every length, since skip with kept lost held-out score over 2 epochs
+where the policy learns fast) and nothing on the trainer clashes with it, else `full`, with a
+warning where a clash keeps a skipping selector from `kept`. The run's length is its planned
+passes over the prompts (`planned_epochs`). The evidence: docs/selectors/fewer_rollouts.md.
+
+The adapters' default is uniform's whole batches with `skip` followed as a live shadow
+(`default_shadows`): every run shows what `skip` with `kept` would have saved and lost on its
+own rewards, at no cost, before its user switches. Imports no trainer.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from frontier_rft.sampling.fewer_rollouts import ROLLOUTS as STEP_ROLLOUTS
 
 __all__ = [
     "AUTO_DOC",
+    "DEFAULT_SHADOWS",
     "MESSAGES",
     "ROLLOUTS",
     "SAMPLER_TRAINERS",
@@ -43,6 +48,8 @@ __all__ = [
     "check_sampler",
     "clashes",
     "dataset_rows",
+    "default_shadows",
+    "default_shadows_line",
     "keeps_full",
     "message",
     "planned_epochs",
@@ -55,6 +62,9 @@ ROLLOUTS = ("auto", *STEP_ROLLOUTS)
 whole batch (full), or only the prompts the selector keeps among uniform's (kept)."""
 AUTO_DOC = "docs/selectors/fewer_rollouts.md"
 """Why `auto` chooses as it does (its log lines point there)."""
+DEFAULT_SHADOWS = ("skip",)
+"""The rules a run follows when its `shadows` setting is left unset, beside uniform's whole
+batches: what `skip` with `rollouts: kept` would have saved and lost (docs/shadow.md)."""
 RowCount = int | Callable[[], int | None] | None
 """Training prompts (None: not counted), or how to count them: called only under a step limit,
 since counting may read the data files (`data_columns.local_rows`)."""
@@ -105,6 +115,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "rollouts){after}"
     ),
     ("*", "choice:full"): "rollouts will be full (uniform's bill) because {why}{after}",
+    ("*", "default:shadows"): (
+        "{tense} {rules} (shadows left unset, beside uniform's whole batches): "
+        "what it would have saved and lost with rollouts: kept, on this run's own rewards, "
+        "in the run's metrics under shadow/{rules}/ (shadows: [] for none; docs/shadow.md)"
+    ),
     ("*", "sampler"): (
         "{trainer} runs no step sampler {kind!r} (it runs {runs}): run it with the reference "
         "trainer (frontier train --sampler {kind}) or the simulator"
@@ -356,8 +371,8 @@ def keeps_full(selector: type[Selector], epochs: float | None = None) -> str | N
     level = selector.kept_level_epochs
     if level is None:
         return (
-            f"selector {selector.name!r}: {selector.kept_loses} (set rollouts: kept to use it "
-            f"anyway; selector: skip lost least, none over 2 epochs, {AUTO_DOC})"
+            f"selector {selector.name!r}: {selector.kept_loses} (set rollouts: kept to save "
+            f"anyway; {AUTO_DOC})"
         )
     assert epochs is not None
     return (
@@ -365,6 +380,21 @@ def keeps_full(selector: type[Selector], epochs: float | None = None) -> str | N
         f"{selector.name!r} with kept was measured within noise ({selector.kept_loses}; "
         f"set rollouts: kept to save anyway, {AUTO_DOC})"
     )
+
+
+def default_shadows(selector: str, partial: Sequence[str]) -> tuple[str, ...]:
+    """The rules an adapter follows when `shadows` is left unset: DEFAULT_SHADOWS beside a run
+    of `selector` uniform, whose groups are uniform's whole batches; none beside another
+    selector (the user chose what trains) or where `partial` names a setting under which the
+    run rolls out partial or extra groups (a shadow reads each prompt's whole group once)."""
+    return DEFAULT_SHADOWS if selector == "uniform" and not partial else ()
+
+
+def default_shadows_line(rules: Sequence[str], *, planned: bool = False) -> str:
+    """The one line that says a run follows the default shadows `rules` (`planned`: as
+    `frontier check-config` words it, before the run)."""
+    tense = "the run will follow" if planned else "frontier-rft: shadows: following"
+    return message("*", "default:shadows", tense=tense, rules=", ".join(rules))
 
 
 def resolve_auto(

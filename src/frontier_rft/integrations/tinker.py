@@ -58,7 +58,7 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.plan import message
+from frontier_rft.integrations.plan import default_shadows, default_shadows_line, message
 from frontier_rft.integrations.pool import make_pool_selector, reward_pair
 from frontier_rft.integrations.tinker_facts import TINKER
 from frontier_rft.metrics_log import (
@@ -116,9 +116,10 @@ class TinkerFrontierConfig:
     """'full': each get_batch is the selector's batch_size tasks. 'kept': only the tasks it
     keeps among uniform's next batch_size (greso, skip, uniform): the cookbook's steps and
     epochs stay, fewer rollouts (its sync loop only; docs/integrations/tinker.md)."""
-    shadows: Sequence[str] = ()
+    shadows: Sequence[str] | None = None
     """Rules followed beside training without changing it, e.g. ("greso", "screen4"): what
-    each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md)."""
+    each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md).
+    None: ("skip",) beside selector uniform's whole batches, else none; () for none."""
 
     def __post_init__(self) -> None:
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
@@ -151,11 +152,13 @@ class TinkerFrontierConfig:
                 f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}"
             )
         rules = (self.shadows,) if isinstance(self.shadows, str) else self.shadows
-        if not isinstance(rules, Sequence) or not all(isinstance(r, str) for r in rules):
+        if rules is not None and (
+            not isinstance(rules, Sequence) or not all(isinstance(r, str) for r in rules)
+        ):
             raise ValueError(
                 f"shadows must be a list of rules, e.g. ['greso', 'screen4'], got {self.shadows!r}"
             )
-        object.__setattr__(self, "shadows", tuple(rules))
+        object.__setattr__(self, "shadows", None if rules is None else tuple(rules))
         self.shadow_configs()
 
     def sampler_spec(self) -> SamplerSpec:
@@ -166,17 +169,24 @@ class TinkerFrontierConfig:
             return SamplerSpec()
         return SamplerSpec(FewerRollouts.kind, FewerRolloutsConfig(skip=True))
 
-    def shadow_configs(self, group_size: int | None = None) -> tuple[ShadowConfig, ...]:
-        """The rules of `shadows`, checked as the other adapters check theirs (a screen below
-        the group size, once a builder's make_envs shows it); a ValueError naming the problem.
+    def shadow_configs(
+        self, group_size: int | None = None, selector: str = "uniform"
+    ) -> tuple[ShadowConfig, ...]:
+        """The rules of `shadows` (unset: `plan.default_shadows` for `selector`, the run's
+        selector name), checked as the other adapters check theirs (a screen below the group
+        size, once a builder's make_envs shows it); a ValueError naming the problem.
         Refused beside rollouts 'kept' (a batch then holds only the kept tasks: the shadows
         would read another walk's batches), as verl and SkyRL refuse it."""
+        partial = ["rollouts='kept'"] if self.rollouts == "kept" else []
+        rules = self.shadows
+        if rules is None:
+            rules = default_shadows(selector, partial)
         return check_shadow_rules(
-            self.shadows,
+            rules,
             SELECTORS,
             group_size=group_size,
             group_name="your builders' group size",
-            partial=["rollouts='kept'"] if self.rollouts == "kept" else [],
+            partial=partial,
             example="e.g. shadows=['greso', 'screen4'] beside rollouts='full'",
         )
 
@@ -356,8 +366,13 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         self._last_kept = math.nan  # tasks of the last batch (rollouts: kept; metrics)
         self._logger: JsonlLogger | None = None
         self._seed = int(seed)
-        self.shadows = RunShadows(config.shadow_configs(), selector, self._seed)
+        shadows = config.shadow_configs(selector=selector.name)
+        if config.shadows is None and not {"prompts", "features"} & selector.pool.given():
+            shadows = ()  # the default skip reads prompt text or features: here it has neither
+        self.shadows = RunShadows(shadows, selector, self._seed)
         """Rules followed beside the run (TinkerFrontierConfig.shadows), on their own selectors."""
+        if config.shadows is None and self.shadows.shadows:
+            _log.info(default_shadows_line([s.config.name for s in self.shadows.shadows]))
         # Picked batches the shadows have not read yet: draw step -> (task ids in the order
         # drawn, each position's rewards once reported). Empty without shadows.
         self._shadow_batches: dict[int, tuple[list[int], list[list[float] | None]]] = {}

@@ -68,7 +68,7 @@ class PredictOnlySelector(SkipPredictSelector):
 
     name = "predict-only"
     # kept_loses and kept_level_epochs are skip's, as skip-predict's: rollouts: auto keeps
-    # kept up to 2 epochs (no run of this variant has measured longer ones).
+    # full batches.
     config_class = PredictOnlyConfig
     config: PredictOnlyConfig
     needs: ClassVar[Needs] = Needs(

@@ -48,7 +48,7 @@ class SkipEagerSelector(SkipSelector):
     (no upper-bound margin by default), never below untried_floor."""
 
     name = "skip-eager"
-    # kept_loses and kept_level_epochs are skip's (rollouts: auto keeps kept up to 2 epochs):
+    # kept_loses and kept_level_epochs are skip's (rollouts: auto keeps full batches):
     # the variant changes only which untried prompts are passed over.
     config_class = SkipEagerConfig
     config: SkipEagerConfig

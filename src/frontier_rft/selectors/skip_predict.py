@@ -125,7 +125,7 @@ class SkipPredictSelector(SkipSelector):
     floor, the rest taken."""
 
     name = "skip-predict"
-    # kept_loses and kept_level_epochs are skip's (rollouts: auto keeps kept up to 2 epochs)
+    # kept_loses and kept_level_epochs are skip's (rollouts: auto keeps full batches)
     config_class = SkipPredictConfig
     config: SkipPredictConfig
     needs: ClassVar[Needs] = Needs(

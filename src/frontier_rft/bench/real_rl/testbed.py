@@ -403,7 +403,7 @@ EFFECT_ENTRIES = (
         "skip-audit",
         role="effect",
         note="skip-kept that rolls out 1 in 8 of the prompts it would pass over, and passes over "
-        "only as much as keeps a 95% bound on the mixed groups lost under 5% (issue 70)",
+        "only as much as keeps a 95% bound on the mixed groups lost under 5%",
         fewer_rollouts={"rollouts": "kept"},
     ),
     BenchEntry(

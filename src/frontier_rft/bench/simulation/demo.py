@@ -1,11 +1,13 @@
-"""`frontier demo`: what the adapters' default saves on a 2-epoch run, on the simulated learner.
+"""`frontier demo`: the adapters' default on a 2-epoch run, and what its shadow's rule saves.
 
-The default is the trainer adapters' (`FrontierConfig`: `selector: skip`, `rollouts: auto`);
-`auto` is decided here as every adapter decides it (`resolve_auto` on the run's planned
-epochs), so the demo runs what a user's 2-epoch run would run, beside uniform and, for
-context, every selector with full batches. Everything it measures is SIMULATED (the learner
-calibrated on real GRPO, docs/simulation.md); the closing paragraph quotes real RL
-(`verdicts.RECOMMENDED`) and is worded from auto's decision, never from these tables.
+The default is the trainer adapters' (`FrontierConfig`: `selector: uniform`, `rollouts:
+auto`, `shadows` unset): uniform's whole batches, with `skip` followed as a live shadow
+(`plan.default_shadows`). `auto` is decided here as every adapter decides it (`resolve_auto`
+on the run's planned epochs). Beside it the demo runs the opt-in the shadow reports on
+(`OPT_IN` with `rollouts: kept`) and, for context, every selector with full batches.
+Everything it measures is SIMULATED (the learner calibrated on real GRPO,
+docs/simulation.md); the closing paragraph quotes real RL (`verdicts.RECOMMENDED`, the
+selector's `kept_loses`) and is worded from auto's decision, never from these tables.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.real_rl.verdicts import RECOMMENDED
-from frontier_rft.integrations.plan import AUTO_DOC, resolve_auto
+from frontier_rft.integrations.plan import AUTO_DOC, DEFAULT_SHADOWS, resolve_auto
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.runner import Entry
@@ -24,6 +26,7 @@ from frontier_rft.simulation.runner import Entry
 __all__ = [
     "DEMO_EPOCHS",
     "DEMO_SCENARIO",
+    "OPT_IN",
     "SIMULATED",
     "AutoChoice",
     "closing",
@@ -38,6 +41,9 @@ DEMO_EPOCHS = 2
 """Passes over the pool the demo's run makes: a run `auto` keeps `kept` on."""
 SIMULATED = "SIMULATED, not real RL"
 """What every table of the demo is; said before each."""
+OPT_IN = DEFAULT_SHADOWS[0]
+"""The rule the default follows as a shadow, run here with `rollouts: kept`: what a user who
+switches to it would save."""
 
 
 @dataclass(frozen=True)
@@ -70,12 +76,14 @@ def default_choice(epochs: float = DEMO_EPOCHS) -> AutoChoice:
 
 
 def demo_entries(choice: AutoChoice) -> list[Entry]:
-    """Every selector with full batches, and the default as `auto` runs it on this run."""
+    """Every selector with full batches, the default as `auto` runs it on this run, and the
+    opt-in its shadow reports on (`OPT_IN` with `rollouts: kept`)."""
     entries = [Entry(label=name, selector=name) for name in SELECTORS]
+    kept = {f"{OPT_IN}-kept": OPT_IN}
     if choice.mode == "kept":
-        entries.append(
-            Entry(label=choice.label, selector=choice.selector, fewer_rollouts={"rollouts": "kept"})
-        )
+        kept[choice.label] = choice.selector
+    for label, selector in kept.items():
+        entries.append(Entry(label=label, selector=selector, fewer_rollouts={"rollouts": "kept"}))
     return entries
 
 
@@ -95,24 +103,26 @@ def _mean_sd(values: np.ndarray, fmt: str) -> str:
 
 
 def savings_table(results: dict[str, Any], choice: AutoChoice) -> str:
-    """What the default saved against uniform on the demo's simulated run, labelled so."""
+    """What the opt-in (`OPT_IN` with kept) saved against uniform on the demo's simulated
+    run, labelled so, after what the default runs there."""
     s = results["settings"]
-    rollouts = _paired(results, choice.label, "rollouts")
-    score = _paired(results, choice.label, "score")
+    label = f"{OPT_IN}-kept"
+    rollouts = _paired(results, label, "rollouts")
+    score = _paired(results, label, "score")
     ratio, diff = rollouts[:, 0] / rollouts[:, 1], score[:, 0] - score[:, 1]
     seeds = len(s["seeds"])
     learner = results.get("scenario") or {}
     pool = (learner.get("config") or {}).get("num_tasks", 0)
     head = (
-        f"{SIMULATED}: what the default saves on a run of {choice.epochs:g} epochs (the "
-        f"simulated learner {learner.get('name', '?')!r}, {pool:,} "
+        f"{SIMULATED}: what {OPT_IN} with rollouts: kept saves on a run of {choice.epochs:g} "
+        f"epochs (the simulated learner {learner.get('name', '?')!r}, {pool:,} "
         f"prompts, {s['steps']} steps of {s['batch']} prompts x {s['rollouts']} rollouts, the "
         f"same steps for both; mean ± std over {seeds} paired seeds).\n"
         f"The default: selector {choice.selector}, rollouts auto, which on this run is "
-        f"{choice.mode}: {choice.why}.\n"
+        f"{choice.mode}: {choice.why}; {OPT_IN} follows it as a shadow.\n"
     )
     rows = [
-        f"| simulated | uniform | {choice.label} (the default) | the default / uniform |",
+        f"| simulated | uniform | {label} (the opt-in) | {label} / uniform |",
         "|---|--:|--:|--:|",
         f"| rollouts generated | {rollouts[:, 1].mean():,.0f} | {rollouts[:, 0].mean():,.0f} | "
         f"{_mean_sd(ratio, '.3f')} |",
@@ -131,11 +141,11 @@ def _ci(values: tuple[float, float, float], fmt: str) -> str:
 
 def closing(choice: AutoChoice) -> str:
     """What to use and why: worded from auto's decision on the demo's run, the numbers
-    from real RL (`RECOMMENDED`), never from the simulated tables."""
+    from real RL (`RECOMMENDED`, the opt-in's `kept_loses`), never from the simulated
+    tables."""
     e = RECOMMENDED
     _, lo, hi = e.final_minus_uniform
     verdict = "within noise of" if lo <= 0 <= hi else "above" if lo > 0 else "below"
-    level = SELECTORS[choice.selector].kept_level_epochs
     if choice.mode == "kept":
         what = (
             f"On this run of {choice.epochs:g} epochs `auto` is kept: the same steps and "
@@ -147,21 +157,22 @@ def closing(choice: AutoChoice) -> str:
             f"On this run of {choice.epochs:g} epochs `auto` is full (uniform's bill: it saves "
             f"no rollouts) because {choice.why}."
         )
-    longer = (
-        f" On a run longer than {level:g} epochs `auto` is full, uniform's bill "
-        f"({AUTO_DOC}); `rollouts: kept` saves there anyway, at a cost in held-out score."
-        if level is not None
+    shadow = (
+        f" Beside it the run follows {OPT_IN} as a shadow, at no cost: its end-of-run table "
+        f"says what {OPT_IN} with `rollouts: kept` would have saved and how many mixed groups "
+        "it would have lost, on your own rewards."
+        if choice.selector == "uniform"
         else ""
     )
+    loses = SELECTORS[OPT_IN].kept_loses
+    cost = f" It is not the default because, {loses}." if loses else ""
     return (
         f"What to use: selector {choice.selector} with rollouts auto, the default of the TRL, "
-        f"verl and SkyRL adapters. {what}{longer} Real RL, not this simulator, is the "
-        f"evidence: on the real testbed (tiny Llama, GRPO on Countdown, {e.regime}, "
-        f"{e.seeds} paired seeds; {e.source}) {e.entry} generated "
-        f"{_ci(e.rollouts_vs_uniform, '.2f')} of uniform's rollouts and "
+        f"verl and SkyRL adapters. {what}{shadow} To save, set selector {OPT_IN} and rollouts "
+        f"kept ({AUTO_DOC}). Real RL, not this simulator, is the evidence: on the real testbed "
+        f"(tiny Llama, GRPO on Countdown, {e.regime}, {e.seeds} paired seeds; {e.source}) "
+        f"{e.entry} generated {_ci(e.rollouts_vs_uniform, '.2f')} of uniform's rollouts and "
         f"{_ci(e.generated_tokens_vs_uniform, '.2f')} of its generated tokens, and ended "
-        f"{verdict} uniform (held-out pass@1 {_ci(e.final_minus_uniform, '+.3f')}): a smaller "
-        "bill on the same schedule, not a higher score. From prompt text alone it skips "
-        "nothing until a prompt has a rollout history, so a run of one epoch or less saves "
-        "little. Confirm on your own run (docs/ab_test.md)."
+        f"{verdict} uniform (held-out pass@1 {_ci(e.final_minus_uniform, '+.3f')}).{cost} "
+        "Confirm on your own run (docs/ab_test.md)."
     )

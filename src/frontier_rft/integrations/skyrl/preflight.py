@@ -47,6 +47,7 @@ from frontier_rft.integrations.skyrl.config import (
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.integrations.verl.preflight import (
     POOL_OPTIONS,
+    default_shadows_choice,
     group_size_problems,
     shadow_problems,
 )
@@ -144,6 +145,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     group = dotted_get(config, GROUP_SIZE)
     report.add(GROUP_SIZE, group_size_problems(group, GROUP_SIZE))
     report.add(SKYRL_SETTING, shadow_problems(values.get("shadows"), group, GROUP_SIZE, refusal))
+    report.shadows += default_shadows_choice(values, in_parts=refusal is not None)
     note = shadow_bounds_note(
         values, sampler_pool_fields(values), SKYRL_SETTING, VerlSamplerConfig.selector
     )

@@ -305,6 +305,10 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
             policy_loss_type=cfg.trainer.algorithm.policy_loss_type,
             advantage_estimator=cfg.trainer.algorithm.advantage_estimator,
         )
+        if self._skyrl_trainer is FullyAsyncRayPPOTrainer or (
+            cfg.trainer.algorithm.dynamic_sampling.type is not None
+        ):  # groups reported in parts: the default shadows are dropped, set ones refused
+            frontier_config = frontier_config.without_default_shadows()
         self._frontier_refuse(cfg, frontier_config)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
         # Read by _build_train_dataloader_and_compute_training_steps, which SkyRL's

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
-from frontier_rft.integrations.plan import check_sampler
+from frontier_rft.integrations.plan import check_sampler, default_shadows
 from frontier_rft.integrations.pool import PoolColumns, SelectorSpec, reward_pair
 from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
@@ -67,11 +67,11 @@ class FrontierConfig:
     _argument_group_name: ClassVar[str] = "frontier-rft: the selector and the columns it reads"
     """The heading of these fields in an HfArgumentParser's --help (its convention)."""
 
-    selector: str = "skip"
-    """Registered selector name (`frontier selectors`); skip walks the data each epoch and
-    passes over prompts its posterior expects all-equal rewards from: with rollouts auto, the
-    same schedule with fewer completions (docs/selectors/fewer_rollouts.md). Unused when a
-    Selector is passed."""
+    selector: str = "uniform"
+    """Registered selector name (`frontier selectors`); uniform trains TRL's whole batches,
+    with skip followed as a shadow (`shadows`); skip with rollouts kept saves completions at
+    a measured cost where the policy learns fast (docs/selectors/fewer_rollouts.md). Unused
+    when a Selector is passed."""
     selector_config: dict[str, Any] | str | None = None
     """Selector config overrides, e.g. {lam: 0.2} (on the command line: a JSON string)."""
     selector_seed: int | None = None
@@ -133,7 +133,8 @@ class FrontierConfig:
     over the G (kept); its KL and entropy bonus are the trained rows' means under either."""
     shadows: list[str] | None = None
     """Rules followed beside training without changing it, e.g. [greso, screen4, greso+screen4]:
-    what each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md)."""
+    what each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md).
+    None: [skip] beside selector uniform's whole batches, else none; [] for none."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -238,9 +239,13 @@ class FrontierConfig:
         overrides = self.selector_config if isinstance(self.selector_config, dict) else None
         return SelectorSpec.read(self.selector, overrides, self.selector_judge)
 
-    def shadow_configs(self, num_generations: int | None = None) -> tuple[ShadowConfig, ...]:
-        """The rules of `shadows`, checked as the reference trainer checks its own (a screen
-        below `num_generations` once it is known); a ValueError naming the problem."""
+    def shadow_configs(
+        self, num_generations: int | None = None, selector: str | None = None
+    ) -> tuple[ShadowConfig, ...]:
+        """The rules of `shadows` (unset: `plan.default_shadows` for `selector`, the run's
+        selector name, default this config's), checked as the reference trainer checks its
+        own (a screen below `num_generations` once it is known); a ValueError naming the
+        problem."""
         partial = [
             name
             for name, on in (
@@ -250,8 +255,11 @@ class FrontierConfig:
             )
             if on
         ]
+        rules = self.shadows
+        if rules is None:
+            rules = list(default_shadows(selector or self.selector, partial))
         return check_shadow_rules(
-            self.shadows or (),
+            rules,
             SELECTORS,
             group_size=num_generations,
             group_name="num_generations",

@@ -28,7 +28,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.data_columns import local_rows
-from frontier_rft.integrations.plan import auto_choice
+from frontier_rft.integrations.plan import auto_choice, default_shadows_line
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
@@ -200,6 +200,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     )
     files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
     report.choices += _auto_rollouts_choice(frontier, values, files, count, source)
+    report.shadows += _default_shadows_choice(frontier)
     report.add(
         "",
         eval_problems(
@@ -249,6 +250,17 @@ def _auto_rollouts_choice(
     counted = f"; max_steps counted on {many} ({source})" * on
     unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
     return [auto_choice(TRL, mode, why, unread=unread * (mode == "kept"), after=counted)]
+
+
+def _default_shadows_choice(frontier: Mapping[str, Any]) -> list[str]:
+    """The line naming the shadows a run with `shadows` unset follows (none: set, or none)."""
+    if frontier.get("shadows") is not None:
+        return []
+    try:
+        rules = FrontierConfig(**frontier).shadow_configs()
+    except (ValueError, TypeError):
+        return []  # config_problems names it
+    return [default_shadows_line([r.name for r in rules], planned=True)] if rules else []
 
 
 def _shadow_bounds_notes(frontier: Mapping[str, Any]) -> list[str]:

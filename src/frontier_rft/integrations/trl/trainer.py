@@ -64,7 +64,7 @@ from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
-from frontier_rft.integrations.plan import auto_log, dataset_rows, message
+from frontier_rft.integrations.plan import auto_log, dataset_rows, default_shadows_line, message
 from frontier_rft.integrations.pool import (
     build_pool,
     evidence_summary,
@@ -308,9 +308,12 @@ class FrontierTrainerMixin:
         self._frontier_rows = rows
         seed = int(self.args.seed if config.selector_seed is None else config.selector_seed)
         self.frontier_shadows = RunShadows(
-            config.shadow_configs(self.num_generations), selector, seed
+            config.shadow_configs(self.num_generations, selector.name), selector, seed
         )
         """Rules followed beside the run (FrontierConfig.shadows), on their own selectors."""
+        if config.shadows is None and self.frontier_shadows.shadows:
+            names = [s.config.name for s in self.frontier_shadows.shadows]
+            _log.info(default_shadows_line(names))
         self.frontier_sampler = FrontierRepeatSampler(
             selector,
             rows,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontier_rft.core.config import check
-from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, message
+from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, default_shadows, message
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.sampling.fewer_rollouts import (
@@ -86,10 +86,10 @@ class VerlSamplerConfig:
 
     batch_size: int
     """Prompts per dataloader batch: verl's data.gen_batch_size, else data.train_batch_size."""
-    selector: str = "skip"
-    """Registered selector name (see `frontier selectors`); skip walks the data each epoch and
-    passes over prompts its posterior expects all-equal rewards from: with rollouts auto, the
-    same schedule with fewer rollouts where the trainer allows it
+    selector: str = "uniform"
+    """Registered selector name (see `frontier selectors`); uniform trains the trainer's whole
+    batches, with skip followed as a shadow (`shadows`); skip with rollouts kept saves
+    rollouts at a measured cost where the policy learns fast
     (docs/selectors/fewer_rollouts.md)."""
     selector_config: Mapping[str, Any] = field(default_factory=dict)
     """Selector config overrides, e.g. {"lam": 0.2} for bots."""
@@ -134,10 +134,12 @@ class VerlSamplerConfig:
     uniform's rows the step trains (G / B with one update a step), as the reference trainer's
     measured default; 'kept': the mean over the kept groups (verl's token-mean as it stands).
     verl: kept_step.kept_loss; SkyRL: skyrl.kept_loss."""
-    shadows: Sequence[str] = ()
+    shadows: Sequence[str] | None = None
     """Rules followed beside the run without changing what trains (greso, skip, screenK,
     greso+screenK): each logs the rollouts it would have saved and the signal it would have
-    lost, under shadow/<rule>/... (docs/shadow.md). Not with rollouts: kept."""
+    lost, under shadow/<rule>/... (docs/shadow.md). Not with rollouts: kept. None: [skip]
+    beside selector uniform's whole batches (none beside the trainer's filter or its
+    fully-async trainer), else none; [] for none."""
     max_outstanding_draws: int = 64
     """Drawn batches remembered while their rewards are pending; older ones are forgotten."""
     metrics_verbosity: str = "summary"
@@ -180,12 +182,16 @@ class VerlSamplerConfig:
         if isinstance(self.shadows, str):  # YAML `shadows: greso`: one rule
             object.__setattr__(self, "shadows", (self.shadows,))
         check(
-            isinstance(self.shadows, Sequence)
-            and not isinstance(self.shadows, bytes)
-            and all(isinstance(v, str) for v in self.shadows),
+            self.shadows is None
+            or (
+                isinstance(self.shadows, Sequence)
+                and not isinstance(self.shadows, bytes)
+                and all(isinstance(v, str) for v in self.shadows)
+            ),
             f"shadows must be a list of rules, e.g. [greso, screen4], got {self.shadows!r}",
         )
-        object.__setattr__(self, "shadows", tuple(self.shadows))
+        if self.shadows is not None:
+            object.__setattr__(self, "shadows", tuple(self.shadows))
         self.shadow_configs()
         check(
             isinstance(self.max_outstanding_draws, int)
@@ -251,19 +257,34 @@ class VerlSamplerConfig:
         return SamplerSpec(FewerRollouts.kind, fewer_rollouts_from_run("kept", 0, self.loss_scale))
 
     def shadow_configs(
-        self, group_size: int | None = None, group_name: str = "actor_rollout_ref.rollout.n"
+        self,
+        group_size: int | None = None,
+        group_name: str = "actor_rollout_ref.rollout.n",
+        selector: str | None = None,
     ) -> tuple[ShadowConfig, ...]:
         """The rules of `shadows`, checked as the other adapters check theirs (a screen below
         the trainer's group size, `group_name` in its config, once it is known); a ValueError
-        naming the problem."""
+        naming the problem. Unset, they are `plan.default_shadows`' for `selector`, the run's
+        selector name, default this config's (`without_default_shadows` where the trainer
+        rolls out partial groups)."""
+        partial = ["rollouts: kept"] if self.rollouts == "kept" else []
+        rules = self.shadows
+        if rules is None:
+            rules = default_shadows(selector or self.selector, partial)
         return check_shadow_rules(
-            self.shadows,
+            rules,
             SELECTORS,
             group_size=group_size,
             group_name=group_name,
-            partial=["rollouts: kept"] if self.rollouts == "kept" else [],
+            partial=partial,
             example="e.g. shadows: [greso, screen4] beside rollouts: full",
         )
+
+    def without_default_shadows(self) -> VerlSamplerConfig:
+        """These settings with `shadows` left unset read as none: the default shadows are
+        dropped, not refused, where the trainer reports a prompt's group in parts (a filter's
+        rounds, a fully-async trainer's draws); rules the user set stay, to be refused."""
+        return self if self.shadows is not None else replace(self, shadows=())
 
     @classmethod
     def from_verl_data_config(cls, data_config: Any) -> VerlSamplerConfig:

@@ -42,7 +42,7 @@ def _plain(config: Any) -> dict[str, Any]:
 
 class FrontierPreflight(Callback):  # type: ignore[misc]
     """On job start: check the frontier-rft part of verl's config; exit 2 with every mistake,
-    else say what `rollouts: auto` will be."""
+    else say what `rollouts: auto` will be and the shadows an unset `shadows` follows."""
 
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
         plain = _plain(config)
@@ -51,5 +51,5 @@ class FrontierPreflight(Callback):  # type: ignore[misc]
         if report.problems:
             sys.stderr.write(report.render("frontier-rft pre-flight") + "\n")
             raise SystemExit(2)  # not an exception: Hydra would print its traceback
-        for choice in report.choices:
+        for choice in report.choices + report.shadows:
             sys.stderr.write(f"frontier-rft pre-flight: {choice}\n")

@@ -22,7 +22,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.data_columns import REMOTE_PREFIXES, read_parquet_ids
-from frontier_rft.integrations.plan import auto_choice, message
+from frontier_rft.integrations.plan import auto_choice, default_shadows_line, message
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -135,6 +135,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     report.add(
         section, shadow_problems(values.get("shadows"), dotted_get(config, group), group, refusal)
     )
+    report.shadows += default_shadows_choice(values, in_parts=filtered)
     note = shadow_bounds_note(values, sampler_pool_fields(values), section, default.selector)
     if note is not None:
         report.notes.append(note)
@@ -237,6 +238,20 @@ def group_size_problems(size: Any, key: str) -> list[str]:
         f"must be an int >= 2 (a group needs two rollouts to compare), got {shown(size)}: "
         f"set {key}: 8"
     ]
+
+
+def default_shadows_choice(values: Mapping[str, Any], *, in_parts: bool) -> list[str]:
+    """The line naming the shadows a sampler with `shadows` unset follows; none where they
+    are set, none follow, or the trainer reports groups `in_parts` (a filter, fully async),
+    beside which the default is dropped."""
+    if values.get("shadows") is not None or in_parts:
+        return []
+    fields = {k: values[k] for k in ("selector", "rollouts") if k in values}
+    try:
+        rules = VerlSamplerConfig(batch_size=1, **fields).shadow_configs()
+    except (ValueError, TypeError):
+        return []  # config_problems names it
+    return [default_shadows_line([r.name for r in rules], planned=True)] if rules else []
 
 
 def shadow_problems(rules: Any, group: Any, group_name: str, refusal: str | None) -> list[str]:

@@ -46,7 +46,7 @@ from torch.utils.data import Sampler
 from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.integrations.plan import message
+from frontier_rft.integrations.plan import default_shadows_line, message
 from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
@@ -267,8 +267,12 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"batch_size {self.config.batch_size} exceeds the dataset ({n} prompts)"
             )
         self.selector = selector
-        self.shadows = RunShadows(self.config.shadow_configs(), selector, self.config.seed)
+        self.shadows = RunShadows(
+            self.config.shadow_configs(selector=selector.name), selector, self.config.seed
+        )
         """Rules followed beside the run (VerlSamplerConfig.shadows), on their own selectors."""
+        if self.config.shadows is None and self.shadows.shadows:
+            _log.info(default_shadows_line([s.config.name for s in self.shadows.shadows]))
         self._batches_per_epoch = n // self.config.batch_size
         # Position of the live iteration: draws so far (= feedback step of the next
         # draw), batches drawn in the current epoch, ids of the current batch not yet yielded.
@@ -686,7 +690,11 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         if not isinstance(stats, dict) or set(stats) != set(self._stats):
             raise ValueError(f"{who} state: stats must hold {sorted(self._stats)}")
         stats = {k: read_int(stats, k, who) for k in self._stats}
-        shadows = RunShadows(self.config.shadow_configs(), self.selector, self.config.seed)
+        shadows = RunShadows(
+            self.config.shadow_configs(selector=self.selector.name),
+            self.selector,
+            self.config.seed,
+        )
         shadows.load_state_dict(state["shadows"])  # into fresh ones: raises, changing nothing
         self.selector.load_state_dict(state["selector"])  # raises, changing nothing, if bad
         self.shadows = shadows

@@ -299,8 +299,11 @@ class _FrontierMixin:
             problems = kept_loss_problems(_trainer_of(refill_fn).config, config.loss_scale)
             if problems:
                 raise ValueError(problems[0])
-        if config.shadows and getattr(self, "filter_groups_metric", None) is not None:
-            raise ValueError(message(VERL, "shadows+filter"))
+        if getattr(self, "filter_groups_metric", None) is not None:
+            if config.shadows:
+                raise ValueError(message(VERL, "shadows+filter"))
+            config = config.without_default_shadows()
+            kwargs = {**kwargs, "shadows": list(config.shadows or ())}
         trainer = _trainer_of(refill_fn)
         data = trainer.config.data
         gen_batch_size = data.get("gen_batch_size", None)
