@@ -158,9 +158,9 @@ def closing(choice: AutoChoice) -> str:
             f"no rollouts) because {choice.why}."
         )
     shadow = (
-        f" Beside it the run follows {OPT_IN} as a shadow, at no cost: its end-of-run table "
-        f"says what {OPT_IN} with `rollouts: kept` would have saved and how many mixed groups "
-        "it would have lost, on your own rewards."
+        f" Beside it the run follows {OPT_IN} as a shadow, at no cost: its metrics say what "
+        f"{OPT_IN} with `rollouts: kept` would have saved and how many mixed groups it would "
+        "have lost, on your own rewards."
         if choice.selector == "uniform"
         else ""
     )
