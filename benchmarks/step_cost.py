@@ -39,6 +39,7 @@ from frontier_rft.bench.real_rl.testbed import FAST_START_WEIGHTS
 from frontier_rft.bench.scripts import RESULTS_DIR, command_line, int_tuple, write_outputs
 from frontier_rft.cli.common import Parser, UsageError, model_dir
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
+from frontier_rft.progress import progress_bar
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT / "benchmarks" / "ledger" / START_MODELS / FAST_START_WEIGHTS
@@ -399,15 +400,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": args.seed,
         "cells": [],
     }
-    for length in args.lengths:
-        for rows in args.rows:
-            cell = bench.cell(rows, length, args.repeats, args.warmup)
-            out["cells"].append(cell)
-            print(f"rows {rows:4d} length {length:5d}: {cell_line(cell)}", flush=True)
-            # The cells so far, in case the run is stopped (a device lease's time limit).
-            Path(args.out).mkdir(parents=True, exist_ok=True)
-            partial = Path(args.out) / f"{name}.json"
-            partial.write_text(json.dumps({**out, "complete": False}, indent=1) + "\n")
+    with progress_bar(len(args.lengths) * len(args.rows), "cells", unit="cell") as bar:
+        for length in args.lengths:
+            for rows in args.rows:
+                bar.set_postfix_str(f"{rows} rows x {length} tokens")
+                cell = bench.cell(rows, length, args.repeats, args.warmup)
+                out["cells"].append(cell)
+                bar.update(1)
+                print(f"rows {rows:4d} length {length:5d}: {cell_line(cell)}", flush=True)
+                # The cells so far, in case the run is stopped (a device lease's time limit).
+                Path(args.out).mkdir(parents=True, exist_ok=True)
+                partial = Path(args.out) / f"{name}.json"
+                partial.write_text(json.dumps({**out, "complete": False}, indent=1) + "\n")
     out["complete"] = True
     out["seconds_total"] = round(time.perf_counter() - t_start, 1)
     write_outputs(args.out, name, out, markdown(out))
