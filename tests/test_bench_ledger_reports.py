@@ -64,8 +64,9 @@ def test_the_per_step_figures_show_every_entry_of_a_short_comparison(
     drawn: dict[str, list[str]] = {}
 
     def spy(name: str) -> object:
-        def draw(runs: object, labels: list[str], path: Path) -> Path:
+        def draw(runs: object, labels: list[str], path: Path, context: str = "") -> Path:
             drawn[name] = list(labels)
+            assert context.startswith("Real RL (cpu): tiny Llama on countdown")  # says what
             return path
 
         return draw

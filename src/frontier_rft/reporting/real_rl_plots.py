@@ -42,10 +42,19 @@ _VARIANT_DASH: dict[str, Any] = {
 
 
 def _style(label: str) -> tuple[str, Any]:
-    base, _, variant = label.partition("-")
-    color = SELECTOR_COLORS.get(base, "#7f7f7f")  # variants share their selector's colour
+    # The longest selector name the label starts with (skip-audit-kept is skip-audit's, not
+    # skip's): variants share their selector's colour, and differ by dash.
+    names = [n for n in SELECTOR_COLORS if label == n or label.startswith(f"{n}-")]
+    base = max(names, key=len, default=label.partition("-")[0])
+    variant = label[len(base) :].lstrip("-")
+    color = SELECTOR_COLORS.get(base, "#7f7f7f")
     dash = "--" if label == "uniform" else _VARIANT_DASH.get(variant, "-.")
     return color, dash
+
+
+def _titled(context: str, text: str) -> str:
+    """`text` after what the figure shows (`context`: real RL, learner, regime, device)."""
+    return f"{context}. {text}" if context else text
 
 
 def _band(values: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[np.ndarray, ...]:
@@ -76,7 +85,10 @@ def _eval_matrix(runs: Mapping[int, Mapping[str, Any]], x: str) -> tuple[np.ndar
 
 
 def plot_learning_curves(
-    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Sequence[str], path: Path
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    labels: Sequence[str],
+    path: Path,
+    context: str = "",
 ) -> Path:
     """One panel per selector against uniform: held-out pass@1 vs steps, mean and 95% band,
     the dotted line at uniform's best (the TTB(100%) target, mean over seeds)."""
@@ -88,8 +100,11 @@ def plot_learning_curves(
     nrows = int(np.ceil(len(others) / ncols))
     seeds = len(runs["uniform"])
     title = textwrap.wrap(  # lines that fit the figure's width (~12 characters per inch)
-        f"Held-out pass@1, mean and bootstrap 95% band over {seeds} paired seeds; "
-        "dotted: uniform's best (TTB100 target)",
+        _titled(
+            context,
+            f"Held-out pass@1, mean and bootstrap 95% band over {seeds} paired seeds; "
+            "dotted: uniform's best (TTB100 target)",
+        ),
         width=int(12 * 3.3 * ncols),
     )
     with _figure(3.3 * ncols, 2.7 * nrows + 0.4 + 0.2 * len(title)) as fig:
@@ -107,7 +122,8 @@ def plot_learning_curves(
                 ax.fill_between(mx.mean(axis=0), lo, hi, color=color, alpha=0.2, lw=0)
                 ax.plot(mx.mean(axis=0), mean, color=color, ls=dash, lw=1.8, label=label)
             ax.axhline(target, color="black", ls=":", lw=0.9)
-            ax.set_title(f"{label} (n={len(runs[label])} seeds)", loc="left")
+            head = f"{label} (n={len(runs[label])} seeds)"  # a long label wraps in its panel
+            ax.set_title("\n".join(textwrap.wrap(head, 34)), loc="left", fontsize=10)
             ax.legend(loc="lower right", fontsize=8.5)
         for ax in axes.ravel()[: len(others)]:  # every panel keeps its step axis
             ax.xaxis.set_tick_params(labelbottom=True)
@@ -118,7 +134,9 @@ def plot_learning_curves(
         return _save(fig, path)
 
 
-def plot_ttb(summary: Mapping[str, Any], labels: Sequence[str], path: Path) -> Path:
+def plot_ttb(
+    summary: Mapping[str, Any], labels: Sequence[str], path: Path, context: str = ""
+) -> Path:
     """TTB(100%) per selector: each seed (dots; x at the right edge = never reached), the mean
     and its 95% CI (bar), with the 1.0 (uniform) and 0.7 (target) lines."""
     rows = summary["labels"]
@@ -160,16 +178,20 @@ def plot_ttb(summary: Mapping[str, Any], labels: Sequence[str], path: Path) -> P
             f"TTB(100%) vs uniform (lower is faster; x = never reached, drawn at {cap:g})"
         )
         n = len(rows["uniform"]["seeds"])
-        title = (
+        title = _titled(
+            context,
             f"TTB(100%) over {n} seeds: each seed (dots), mean ± bootstrap 95% CI (diamond, "
-            "only where every seed reached it); dotted: 0.7"
+            "only where every seed reached it); dotted: 0.7",
         )
         ax.set_title("\n".join(textwrap.wrap(title, 72)), loc="left", fontsize=10)
         return _save(fig, path)
 
 
 def plot_training(
-    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Sequence[str], path: Path
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    labels: Sequence[str],
+    path: Path,
+    context: str = "",
 ) -> Path:
     """Effective task ratio and mean |advantage| of the rolled-out groups over training
     (smoothed over ~10% of the run, mean and 95% band over seeds)."""
@@ -218,15 +240,21 @@ def plot_training(
         axes[0].legend(fontsize=8.5, ncols=2)
         n_seeds = len(runs["uniform"])
         fig.suptitle(
-            f"Training signal, mean and bootstrap 95% band over {n_seeds} seeds; "
-            f"{smoothing_note(windows)}",
+            _titled(
+                context,
+                f"Training signal, mean and bootstrap 95% band over {n_seeds} seeds; "
+                f"{smoothing_note(windows)}",
+            ),
             fontsize=10.5,
         )
         return _save(fig, path)
 
 
 def plot_rollout_curves(
-    runs: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Sequence[str], path: Path
+    runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    labels: Sequence[str],
+    path: Path,
+    context: str = "",
 ) -> Path:
     """Every entry in one panel: held-out pass@1 against cumulative rollouts (mean over seeds
     of each evaluation's rollouts), mean and 95% band; dotted: uniform's best. The view that
@@ -234,8 +262,11 @@ def plot_rollout_curves(
     seeds = len(runs["uniform"])
     target = float(np.mean(_eval_matrix(runs["uniform"], "eval_rollouts")[1].max(axis=1)))
     title = textwrap.wrap(
-        f"Real RL: held-out pass@1 against cumulative rollouts, mean and bootstrap 95% band "
-        f"over {seeds} paired seeds; dotted: uniform's best (TTB100 target)",
+        _titled(
+            context or "Real RL",
+            f"Held-out pass@1 against cumulative rollouts, mean and bootstrap 95% band "
+            f"over {seeds} paired seeds; dotted: uniform's best (TTB100 target)",
+        ),
         width=60,
     )
     with _figure(5.6, 4.2 + 0.2 * len(title)) as fig:

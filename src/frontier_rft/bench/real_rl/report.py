@@ -35,7 +35,7 @@ from frontier_rft.bench.real_rl.page import (
     seeds_above,
 )
 from frontier_rft.bench.real_rl.skip_cost import passes_over_groups, skip_cost_summary
-from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
+from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed, figure_context
 from frontier_rft.core.jsonsafe import dumps_strict
 
 __all__ = [
@@ -668,10 +668,11 @@ def write_results(
     header = page_header(summary, files, tb, len(summary["seeds"]))
     (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))
     panels = labels if len(labels) <= MAX_PANELS else main
-    plot_learning_curves(runs, panels, out / f"{name}_curves.png")
-    plot_rollout_curves(runs, labels, out / f"{name}_rollouts.png")
-    plot_ttb(summary, labels, out / f"{name}_ttb.png")
-    plot_training(runs, panels, out / f"{name}_training.png")
+    context = figure_context(tb, Path(files.ledger).name if files.ledger else "")
+    plot_learning_curves(runs, panels, out / f"{name}_curves.png", context)
+    plot_rollout_curves(runs, labels, out / f"{name}_rollouts.png", context)
+    plot_ttb(summary, labels, out / f"{name}_ttb.png", context)
+    plot_training(runs, panels, out / f"{name}_training.png", context)
     plot_effects(runs, out / f"{name}_effects.png")
     return summary
 

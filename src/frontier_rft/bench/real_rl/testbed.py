@@ -29,6 +29,7 @@ __all__ = [
     "SMOLLM2_LEVELS",
     "BenchEntry",
     "Testbed",
+    "figure_context",
     "learner_line",
     "smollm2_testbed",
     "standard_testbed",
@@ -759,6 +760,18 @@ def smollm2_testbed(toy: bool = False) -> Testbed:
             precision="fp32",
         )
     return Testbed(None, None, train, start_model=SMOLLM2)
+
+
+def figure_context(tb: Testbed, device: str) -> str:
+    """What a report's figures show, in a few words for their titles: real RL, which learner,
+    task and regime, on which device class."""
+    t = tb.train
+    who = Path(tb.start_model).name if tb.start_model else "tiny Llama"
+    where = f" ({device})" if device else ""
+    return (
+        f"Real RL{where}: {who} on {t.task} ({t.levels}), T {t.temperature:g}, lr "
+        f"{t.lr:g}, {t.train_size} prompts x {t.steps} steps"
+    )
 
 
 def learner_line(tb: Testbed) -> str:
