@@ -1,5 +1,5 @@
-"""The adapters' default selectors (skip on TRL and verl; greso on both) on an all-solved
-and a never-solved pool, through the TRL and verl sampler layers without a model (issue 36):
+"""The adapters' default selector (uniform), skip and greso on an all-solved and a never-solved
+pool, through the TRL and verl sampler layers without a model (issue 36):
 each run ends, within a bound, in its metrics saying every group was zero-variance, never in
 a hang.
 
@@ -50,7 +50,7 @@ def _check(metrics: dict[str, float], reward: float, name: str = "greso") -> Non
     assert metrics["feedback/steps"] >= STEPS - 1  # the last step is folded at the next select
 
 
-@pytest.mark.parametrize("name", ["default", "greso"])
+@pytest.mark.parametrize("name", ["default", "skip", "greso"])
 @pytest.mark.parametrize("reward", [1.0, 0.0], ids=["all-solved", "never-solved"])
 def test_trl_sampler_with_the_default_selector_ends(reward: float, name: str) -> None:
     pytest.importorskip("torch")
@@ -80,7 +80,7 @@ def test_trl_sampler_with_the_default_selector_ends(reward: float, name: str) ->
     _check(selector.metrics(), reward, config.selector)
 
 
-@pytest.mark.parametrize("name", ["default", "greso"])
+@pytest.mark.parametrize("name", ["default", "skip", "greso"])
 @pytest.mark.parametrize("reward", [1.0, 0.0], ids=["all-solved", "never-solved"])
 def test_verl_sampler_with_the_default_selector_ends(
     reward: float, name: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
@@ -95,7 +95,7 @@ def test_verl_sampler_with_the_default_selector_ends(
     config = VerlSamplerConfig(
         batch_size=batch, **({} if name == "default" else {"selector": name})
     )
-    assert config.selector == ("skip" if name == "default" else name)
+    assert config.selector == ("uniform" if name == "default" else name)
     sampler = FrontierSampler(data, config=config)
     with bounded(BOUND_S):
         stream = iter(sampler)
