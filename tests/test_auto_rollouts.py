@@ -195,3 +195,22 @@ def test_frontier_selectors_says_what_rollouts_auto_does_with_each(
     assert "rollouts auto: full (uniform's bill): passes over no prompt" in describe(
         "uniform", full=False
     )
+
+
+def test_a_hand_set_kept_run_says_what_a_step_does_and_what_kept_cost() -> None:
+    """Issue 72: `rollouts: kept` set by hand printed no start-up line; it says what a step
+    does on that trainer and, where measured, what kept cost the selector."""
+    from frontier_rft.integrations.plan import kept_line
+    from frontier_rft.integrations.skyrl.config import SKYRL
+    from frontier_rft.integrations.trl.fewer_config import TRL
+    from frontier_rft.integrations.verl.config import VERL
+
+    line = kept_line(TRL, SELECTORS["skip"])
+    assert line.startswith(
+        "frontier-rft: rollouts: kept (set): each step generates only the prompts 'skip' keeps "
+        "among TRL's batch (the same steps and schedule, fewer completions); measured: with "
+        "rollouts: kept it lost held-out score where the policy learns fast"
+    ), line
+    assert "SmolLM2-135M" in line and "\n" not in line
+    assert kept_line(VERL, SELECTORS["uniform"]).endswith("fewer rollouts)")  # none measured
+    assert "among SkyRL's batch" in kept_line(SKYRL, SELECTORS["greso"])

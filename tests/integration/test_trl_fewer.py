@@ -250,7 +250,9 @@ def test_a_selector_measured_level_with_kept_is_kept_and_a_smaller_bill(
     print(f"skip, rollouts auto (kept): {scored(t)} completions, uniform {scored(uniform)}")
 
 
-def test_a_prompt_no_reward_function_scores_does_not_stop_a_kept_run(tmp_path: Path) -> None:
+def test_a_prompt_no_reward_function_scores_does_not_stop_a_kept_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Under rollouts kept, a group every function returned None for is all equal to TRL: a
     zero-variance group at the lowest reward to the sampler and the selector, counted
     unscorable; the run goes on to its end."""
@@ -261,11 +263,14 @@ def test_a_prompt_no_reward_function_scores_does_not_stop_a_kept_run(tmp_path: P
             return [None if t % 3 == 1 else r for t, r in zip(task_id, out, strict=True)]
 
     tok = char_tokenizer()
-    t = Recording(
-        model=tiny_llama(tok, seed=0), reward_funcs=[Unscored()], args=args(tmp_path),
-        train_dataset=dataset(), processing_class=tok,
-        frontier=FrontierConfig(selector="skip", rollouts="kept"),
-    )  # fmt: skip
+    with caplog.at_level("INFO", logger="frontier_rft.integrations.trl.trainer"):
+        t = Recording(
+            model=tiny_llama(tok, seed=0), reward_funcs=[Unscored()], args=args(tmp_path),
+            train_dataset=dataset(), processing_class=tok,
+            frontier=FrontierConfig(selector="skip", rollouts="kept"),
+        )  # fmt: skip
+    said = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("frontier-rft: rollouts: kept (set): ") for m in said), said
     t.train()
     assert t.frontier_config.rollouts == "kept" and t.state.global_step == 2 * STEPS_PER_EPOCH
     unscored = sum(int((s.train.task_ids % 3 == 1).sum()) for s in t.samples)

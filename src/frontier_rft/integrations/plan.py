@@ -51,6 +51,7 @@ __all__ = [
     "default_shadows",
     "default_shadows_line",
     "keeps_full",
+    "kept_line",
     "message",
     "planned_epochs",
     "positive_number",
@@ -110,6 +111,10 @@ MESSAGES: dict[tuple[str, str], str] = {
     ),
     ("*", "auto:info"): "frontier-rft: rollouts: auto is %s: %s%s",
     ("*", "auto:among"): " among {trainer}'s batch (the same steps and schedule, fewer {saves})",
+    ("*", "kept:set"): (
+        "frontier-rft: rollouts: kept (set): each step generates only the prompts {selector!r} "
+        "keeps among {trainer}'s batch (the same steps and schedule, fewer {saves}){cost}"
+    ),
     ("*", "choice:kept"): (
         "rollouts will be kept{unread}: {why} among {trainer}'s batch (same steps, fewer "
         "rollouts){after}"
@@ -470,6 +475,15 @@ def auto_log(
     else:
         among = message(name, "auto:among", trainer=name, saves=saves)
         log.info(message(name, "auto:info"), mode, why, among * (mode == "kept"))
+
+
+def kept_line(facts: TrainerFacts, selector: type[Selector]) -> str:
+    """The start-up line of a run whose `rollouts: kept` its user set: what a step does, and
+    the held-out cost measured for `selector` with kept (`Selector.kept_loses`), if any."""
+    cost = f"; measured: {selector.kept_loses}" if selector.kept_loses else ""
+    return message(
+        facts, "kept:set", selector=selector.name, trainer=facts.name, saves=facts.saves, cost=cost
+    )
 
 
 def auto_choice(

@@ -14,22 +14,28 @@ fully-async example does), with the selector.
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
 from frontier_rft.integrations.data_columns import local_rows
+from frontier_rft.integrations.plan import kept_line
 from frontier_rft.integrations.preflight import apply_overrides
 from frontier_rft.integrations.skyrl.config import (
+    SKYRL,
     SKYRL_SETTING,
     resolved_rollouts,
     skyrl_planned_epochs,
     skyrl_sampler_config,
 )
 from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["ENTRYPOINT_ARG", "main", "split_arguments"]
+
+_log = logging.getLogger(__name__)
 
 ENTRYPOINT_ARG = "trainer.override_entrypoint="
 """How SkyRL's own entrypoint hands its command line to this one."""
@@ -80,8 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = SkyRLTrainConfig.from_cli_overrides(skyrl_args)
     check_skyrl_hooks(trainer_class(cfg)._skyrl_trainer)
     validate_cfg(cfg)
+    sampler_config = skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size)
+    if sampler_config.rollouts == "kept":  # set by hand: say what it does and what it cost
+        _log.info(kept_line(SKYRL, SELECTORS[sampler_config.selector]))
     frontier_config = resolved_rollouts(  # rollouts: auto, said before Ray starts
-        skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size),
+        sampler_config,
         fully_async=bool(cfg.trainer.fully_async.enabled),
         dynamic_sampling=cfg.trainer.algorithm.dynamic_sampling.type,
         epochs=skyrl_planned_epochs(

@@ -64,7 +64,13 @@ from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
-from frontier_rft.integrations.plan import auto_log, dataset_rows, default_shadows_line, message
+from frontier_rft.integrations.plan import (
+    auto_log,
+    dataset_rows,
+    default_shadows_line,
+    kept_line,
+    message,
+)
 from frontier_rft.integrations.pool import (
     build_pool,
     evidence_summary,
@@ -266,6 +272,9 @@ class FrontierTrainerMixin:
         args = _check_before_model(args, kwargs, config, selector)
         if config.rollouts == "auto":
             config = self._frontier_resolve_auto(args, kwargs, config, selector)
+        elif config.rollouts == "kept":  # set by hand: say what it does and what it cost
+            cls = type(selector) if selector is not None else config.selector_spec.cls
+            _log.info(kept_line(TRL, cls))
         if config.dynamic_sampling != "off":
             self._frontier_check_dynamic(args, kwargs)
         if config.fewer_rollouts_settings() is not None:

@@ -39,6 +39,7 @@ multi-turn rollouts vary in number.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -47,7 +48,7 @@ import numpy as np
 from torchdata.stateful_dataloader import StatefulDataLoader
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
-from frontier_rft.integrations.plan import message
+from frontier_rft.integrations.plan import kept_line, message
 from frontier_rft.integrations.verl.auto import resolved
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig, _to_plain
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
@@ -57,6 +58,7 @@ from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
 
+_log = logging.getLogger(__name__)
 tq: Any = importlib.import_module("transfer_queue")  # verl[verl-core]; untyped
 
 
@@ -293,6 +295,8 @@ class _FrontierMixin:
                 async_buffer=isinstance(self, ReplayBufferAsync),
             )
             kwargs = {**kwargs, "rollouts": config.rollouts}
+        elif config.rollouts == "kept":  # set by hand: say what it does and what it cost
+            _log.info(kept_line(VERL, SELECTORS[config.selector]))
         self._kept = config.rollouts == "kept"
         if self._kept:
             _check_kept(self)
