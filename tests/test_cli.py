@@ -187,9 +187,9 @@ def test_demo_console_entry_point_runs(tmp_path: Path) -> None:
     assert "prioritized" in done.stdout and (tmp_path / "report.html").exists()
     # It ends by saying what to use, on real-RL evidence, and its report says it too.
     last = done.stdout.strip().splitlines()[-1]
-    assert last.startswith("What to use: selector skip") and "not this simulator" in last
+    assert last.startswith("What to use: selector uniform") and "not this simulator" in last
     page = (tmp_path / "report.html").read_text()
-    assert '<p class="lede" id="advice">What to use: selector skip' in page
+    assert '<p class="lede" id="advice">What to use: selector uniform' in page
 
 
 def test_without_matplotlib_the_table_prints_and_the_fix_is_said_once(tmp_path: Path) -> None:

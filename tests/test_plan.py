@@ -22,6 +22,10 @@ FACTS = (TRL, VERL, SKYRL, TINKER)
 AUTO = tuple(f for f in FACTS if "auto" in f.rollouts)
 SKIP, UNIFORM, GRESO = SELECTORS["skip"], SELECTORS["uniform"], SELECTORS["greso"]
 
+# SKIP as a selector auto keeps kept up to 2 epochs (planted: conftest's
+# `skip_kept_to_two_epochs`; no registered one earns kept today), to exercise every branch.
+pytestmark = pytest.mark.usefixtures("skip_kept_to_two_epochs")
+
 
 def test_one_rollouts_tuple_every_config_takes() -> None:
     """auto plus the step's modes; every trainer takes a subset, the step's modes at least."""

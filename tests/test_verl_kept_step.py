@@ -18,6 +18,10 @@ from frontier_rft.integrations.verl.kept_step import (
 )
 from frontier_rft.selectors.registry import SELECTORS
 
+# auto's warnings need a selector auto would keep kept (planted: conftest's
+# `skip_kept_to_two_epochs`, skip as measured up to 2 epochs on the CPU testbed alone).
+pytestmark = pytest.mark.usefixtures("skip_kept_to_two_epochs")
+
 
 def verls_padding(rows: int, dp: int, mini_rows: int) -> int:
     """verl 0.9.1's `_balance_batch` padding: to a multiple of lcm(dp, ppo_mini_batch_size x n)."""

@@ -120,7 +120,7 @@ MESSAGES: dict[tuple[str, str], str] = {
         "rollouts){after}"
     ),
     ("*", "choice:full"): "rollouts will be full (uniform's bill) because {why}{after}",
-    ("*", "default:shadows"): (
+    ("*", "shadows:default"): (
         "{tense} {rules} (shadows left unset, beside uniform's whole batches): "
         "what it would have saved and lost with rollouts: kept, on this run's own rewards, "
         "in the run's metrics under shadow/{rules}/ (shadows: [] for none; docs/shadow.md)"
@@ -399,7 +399,7 @@ def default_shadows_line(rules: Sequence[str], *, planned: bool = False) -> str:
     """The one line that says a run follows the default shadows `rules` (`planned`: as
     `frontier check-config` words it, before the run)."""
     tense = "the run will follow" if planned else "frontier-rft: shadows: following"
-    return message("*", "default:shadows", tense=tense, rules=", ".join(rules))
+    return message("*", "shadows:default", tense=tense, rules=", ".join(rules))
 
 
 def resolve_auto(

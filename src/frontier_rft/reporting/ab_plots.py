@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.reporting.colors import label_colors, selector_linestyle
 from frontier_rft.reporting.plots import _figure
+from frontier_rft.reporting.png import save_png
 
 __all__ = ["plot_ab"]
 
@@ -67,7 +68,7 @@ def plot_ab(
             f"each evaluation. {verdict}"
         )
         fig.suptitle("\n".join(textwrap.wrap(title, 140)), x=0.01, ha="left", fontsize=10)
-        fig.savefig(out, dpi=120, metadata={"Software": None})
+        save_png(fig, out, 120)
     return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from frontier_rft.reporting.colors import SELECTOR_COLORS
 from frontier_rft.reporting.data import moving_average, smoothing_note, tenth_window
 from frontier_rft.reporting.plots import _DPI, _figure
+from frontier_rft.reporting.png import save_png
 
 __all__ = [
     "SELECTOR_COLORS",
@@ -71,9 +72,7 @@ def _band(values: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[np.
 
 
 def _save(fig: Any, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", dpi=_DPI, metadata={"Software": None})
-    return path
+    return save_png(fig, path, _DPI)
 
 
 def _eval_matrix(runs: Mapping[int, Mapping[str, Any]], x: str) -> tuple[np.ndarray, np.ndarray]:
@@ -239,14 +238,12 @@ def plot_training(
         axes[-1].axhline(0.5, color="black", ls=":", lw=0.8)
         axes[0].legend(fontsize=8.5, ncols=2)
         n_seeds = len(runs["uniform"])
-        fig.suptitle(
-            _titled(
-                context,
-                f"Training signal, mean and bootstrap 95% band over {n_seeds} seeds; "
-                f"{smoothing_note(windows)}",
-            ),
-            fontsize=10.5,
+        title = _titled(
+            context,
+            f"Training signal, mean and bootstrap 95% band over {n_seeds} seeds; "
+            f"{smoothing_note(windows)}",
         )
+        fig.suptitle("\n".join(textwrap.wrap(title, 150)), fontsize=10.5)
         return _save(fig, path)
 
 

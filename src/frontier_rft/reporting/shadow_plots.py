@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.reporting.plots import _DPI, _figure
+from frontier_rft.reporting.png import save_png
 
 __all__ = ["SHADOW_CAVEAT", "plot_shadow_replay"]
 
@@ -83,5 +84,5 @@ def plot_shadow_replay(
         fig.supxlabel(
             "\n".join(textwrap.wrap(SHADOW_CAVEAT, width + 20)), fontsize=10, color="#7a2e2e"
         )
-        fig.savefig(out, format="png", dpi=_DPI, metadata={"Software": None})
+        save_png(fig, out, _DPI)
     return out

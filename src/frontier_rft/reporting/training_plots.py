@@ -19,6 +19,7 @@ from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.reporting.colors import BASELINE_COLOR, label_colors
 from frontier_rft.reporting.data import moving_average, smoothing_note, tenth_window
 from frontier_rft.reporting.plots import _figure
+from frontier_rft.reporting.png import save_png
 from frontier_rft.selectors.metis import METISSelector
 
 __all__ = ["load_run_curves", "plot_judge_metrics", "plot_training_runs"]
@@ -102,7 +103,7 @@ def plot_training_runs(
             "held-out pass@1 before training."
         )
         fig.suptitle("\n".join(textwrap.wrap(title, 130)), x=0.01, ha="left", fontsize=10)
-        fig.savefig(out, dpi=120, metadata={"Software": None})
+        save_png(fig, out, 120)
     return out
 
 
@@ -147,5 +148,5 @@ def plot_judge_metrics(run_dir: str | os.PathLike[str], out_png: str | os.PathLi
             ha="left",
             fontsize=10,
         )
-        fig.savefig(out, dpi=120, metadata={"Software": None})
+        save_png(fig, out, 120)
     return out
