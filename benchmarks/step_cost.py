@@ -40,6 +40,7 @@ from frontier_rft.bench.scripts import RESULTS_DIR, command_line, int_tuple, wri
 from frontier_rft.cli.common import Parser, UsageError, model_dir
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.progress import progress_bar
+from frontier_rft.reporting.png import save_png
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT / "benchmarks" / "ledger" / START_MODELS / FAST_START_WEIGHTS
@@ -351,12 +352,12 @@ def plot(out: dict[str, Any], path: Path) -> None:
         ax.legend(fontsize=8)
     axes[0].set_ylabel(f"seconds / seconds at {top} rows (median)")
     fig.suptitle(
-        f"One GRPO step's cost vs kept rows on {out['device_name']} ({out['precision']})\n"
-        f"{out['model']}",
+        f"Measured: one GRPO step's cost vs kept rows on {out['device']} "
+        f"({out['device_name']}, {out['precision']})\n{out['model']}",
         fontsize=10,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_png(fig, path, 120)
     plt.close(fig)
 
 
