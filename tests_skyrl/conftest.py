@@ -321,14 +321,3 @@ def _no_ray() -> Any:
     import ray
 
     assert not ray.is_initialized(), "a test started Ray"
-
-
-@pytest.fixture
-def skip_kept_to_two_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plant a selector `rollouts: auto` keeps kept for: skip as the CPU testbed alone measured
-    it (kept within noise up to 2 epochs), before the fast regime and SmolLM2 showed its
-    loss; the auto mechanism's tests run on it (tests/conftest.py holds the main suite's)."""
-    from frontier_rft.selectors.skip import SkipSelector
-
-    monkeypatch.setattr(SkipSelector, "kept_loses", "with rollouts: kept it ended 0.013 below")
-    monkeypatch.setattr(SkipSelector, "kept_level_epochs", 2.0)

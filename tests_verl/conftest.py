@@ -67,14 +67,3 @@ def make_dataset(tmp_path: Path, tokenizer: Any) -> Callable[..., Any]:
         return RLHFDataset(data_files=str(path), tokenizer=tokenizer, config=data_config(tmp_path))
 
     return build
-
-
-@pytest.fixture
-def skip_kept_to_two_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plant a selector `rollouts: auto` keeps kept for: skip as the CPU testbed alone measured
-    it (kept within noise up to 2 epochs), before the fast regime and SmolLM2 showed its
-    loss; the auto mechanism's tests run on it (tests/conftest.py holds the main suite's)."""
-    from frontier_rft.selectors.skip import SkipSelector
-
-    monkeypatch.setattr(SkipSelector, "kept_loses", "with rollouts: kept it ended 0.013 below")
-    monkeypatch.setattr(SkipSelector, "kept_level_epochs", 2.0)
