@@ -17,7 +17,7 @@ warning where a clash keeps a skipping selector from `kept`. The run's length is
 passes over the prompts (`planned_epochs`). The evidence: docs/selectors/fewer_rollouts.md.
 
 The adapters' default is uniform's whole batches with `skip` followed as a live shadow
-(`default_shadows`): every run shows what `skip` with `kept` would have saved and lost on its
+(`shadow_rules`): every run shows what `skip` with `kept` would have saved and lost on its
 own rewards, at no cost, before its user switches. Imports no trainer.
 """
 
@@ -48,7 +48,6 @@ __all__ = [
     "check_sampler",
     "clashes",
     "dataset_rows",
-    "default_shadows",
     "default_shadows_line",
     "keeps_full",
     "kept_line",
@@ -56,6 +55,7 @@ __all__ = [
     "planned_epochs",
     "positive_number",
     "resolve_auto",
+    "shadow_rules",
 ]
 
 ROLLOUTS = ("auto", *STEP_ROLLOUTS)
@@ -387,11 +387,16 @@ def keeps_full(selector: type[Selector], epochs: float | None = None) -> str | N
     )
 
 
-def default_shadows(selector: str, partial: Sequence[str]) -> tuple[str, ...]:
-    """The rules an adapter follows when `shadows` is left unset: DEFAULT_SHADOWS beside a run
-    of `selector` uniform, whose groups are uniform's whole batches; none beside another
-    selector (the user chose what trains) or where `partial` names a setting under which the
-    run rolls out partial or extra groups (a shadow reads each prompt's whole group once)."""
+def shadow_rules(
+    shadows: Sequence[str] | None, selector: str, partial: Sequence[str]
+) -> tuple[str, ...]:
+    """The rules an adapter's run follows: `shadows` as set, or, left unset (None),
+    DEFAULT_SHADOWS beside a run of `selector` uniform, whose groups are uniform's whole
+    batches; none beside another selector (the user chose what trains) or where `partial`
+    names a setting under which the run rolls out partial or extra groups (a shadow reads
+    each prompt's whole group once)."""
+    if shadows is not None:
+        return tuple(shadows)
     return DEFAULT_SHADOWS if selector == "uniform" and not partial else ()
 
 

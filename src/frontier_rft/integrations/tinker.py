@@ -58,7 +58,7 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.plan import default_shadows, default_shadows_line, message
+from frontier_rft.integrations.plan import default_shadows_line, message, shadow_rules
 from frontier_rft.integrations.pool import make_pool_selector, reward_pair
 from frontier_rft.integrations.tinker_facts import TINKER
 from frontier_rft.metrics_log import (
@@ -172,17 +172,14 @@ class TinkerFrontierConfig:
     def shadow_configs(
         self, group_size: int | None = None, selector: str = "uniform"
     ) -> tuple[ShadowConfig, ...]:
-        """The rules of `shadows` (unset: `plan.default_shadows` for `selector`, the run's
+        """The rules of `shadows` (unset: `plan.shadow_rules`' default for `selector`, the run's
         selector name), checked as the other adapters check theirs (a screen below the group
         size, once a builder's make_envs shows it); a ValueError naming the problem.
         Refused beside rollouts 'kept' (a batch then holds only the kept tasks: the shadows
         would read another walk's batches), as verl and SkyRL refuse it."""
         partial = ["rollouts='kept'"] if self.rollouts == "kept" else []
-        rules = self.shadows
-        if rules is None:
-            rules = default_shadows(selector, partial)
         return check_shadow_rules(
-            rules,
+            shadow_rules(self.shadows, selector, partial),
             SELECTORS,
             group_size=group_size,
             group_name="your builders' group size",

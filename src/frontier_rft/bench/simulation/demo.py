@@ -2,7 +2,7 @@
 
 The default is the trainer adapters' (`FrontierConfig`: `selector: uniform`, `rollouts:
 auto`, `shadows` unset): uniform's whole batches, with `skip` followed as a live shadow
-(`plan.default_shadows`). `auto` is decided here as every adapter decides it (`resolve_auto`
+(`plan.shadow_rules`). `auto` is decided here as every adapter decides it (`resolve_auto`
 on the run's planned epochs). Beside it the demo runs the opt-in the shadow reports on
 (`OPT_IN` with `rollouts: kept`) and, for context, every selector with full batches.
 Everything it measures is SIMULATED (the learner calibrated on real GRPO,

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
-from frontier_rft.integrations.plan import check_sampler, default_shadows
+from frontier_rft.integrations.plan import check_sampler, shadow_rules
 from frontier_rft.integrations.pool import PoolColumns, SelectorSpec, reward_pair
 from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
@@ -242,7 +242,7 @@ class FrontierConfig:
     def shadow_configs(
         self, num_generations: int | None = None, selector: str | None = None
     ) -> tuple[ShadowConfig, ...]:
-        """The rules of `shadows` (unset: `plan.default_shadows` for `selector`, the run's
+        """The rules of `shadows` (unset: `plan.shadow_rules`' default for `selector`, the run's
         selector name, default this config's), checked as the reference trainer checks its
         own (a screen below `num_generations` once it is known); a ValueError naming the
         problem."""
@@ -255,11 +255,8 @@ class FrontierConfig:
             )
             if on
         ]
-        rules = self.shadows
-        if rules is None:
-            rules = list(default_shadows(selector or self.selector, partial))
         return check_shadow_rules(
-            rules,
+            shadow_rules(self.shadows, selector or self.selector, partial),
             SELECTORS,
             group_size=num_generations,
             group_name="num_generations",

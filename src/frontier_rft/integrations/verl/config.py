@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontier_rft.core.config import check
-from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, default_shadows, message
+from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, message, shadow_rules
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.sampling.fewer_rollouts import (
@@ -264,15 +264,12 @@ class VerlSamplerConfig:
     ) -> tuple[ShadowConfig, ...]:
         """The rules of `shadows`, checked as the other adapters check theirs (a screen below
         the trainer's group size, `group_name` in its config, once it is known); a ValueError
-        naming the problem. Unset, they are `plan.default_shadows`' for `selector`, the run's
+        naming the problem. Unset, they are `plan.shadow_rules`' default for `selector`, the run's
         selector name, default this config's (`without_default_shadows` where the trainer
         rolls out partial groups)."""
         partial = ["rollouts: kept"] if self.rollouts == "kept" else []
-        rules = self.shadows
-        if rules is None:
-            rules = default_shadows(selector or self.selector, partial)
         return check_shadow_rules(
-            rules,
+            shadow_rules(self.shadows, selector or self.selector, partial),
             SELECTORS,
             group_size=group_size,
             group_name=group_name,
