@@ -257,6 +257,19 @@ class Selector(ABC):
             raise RuntimeError(f"{self.name}: _keeps returned shape {mask.shape}")
         return mask
 
+    def passes_walked(self) -> float:
+        """Passes over the pool its walk has made, fractional: prompts handed out and passed
+        over / pool size (uniform's epochs after as many steps). What ends a run set by
+        passes (`fewer_steps`): a skip taking full batches of the prompts it keeps walks
+        uniform's passes in fewer steps. A ValueError for a selector that does not walk the
+        data (see `walks_windows`)."""
+        if not self.walks_windows():
+            raise ValueError(
+                f"{self.name!r} does not walk the data, so a run of it cannot end by its passes "
+                "over the prompts: use a selector that skips (greso, skip) or uniform"
+            )
+        return float(self._passes_walked())
+
     def _check_batch_size(self, batch_size: Any, what: str) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
             raise ValueError(f"{what} must be an int, got {batch_size!r}")
@@ -494,6 +507,11 @@ class Selector(ABC):
     def _keeps(self, ids: NDArray[np.int64]) -> NDArray[np.bool_]:
         """The keep rule of `_select_window` on a window another walk drew (see `keeps`);
         every selector that defines `_select_window` defines it too."""
+        raise NotImplementedError
+
+    def _passes_walked(self) -> float:
+        """Its walk's passes, fractional (see `passes_walked`); every selector that defines
+        `_select_window` defines it too."""
         raise NotImplementedError
 
     @abstractmethod

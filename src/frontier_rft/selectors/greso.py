@@ -192,6 +192,9 @@ class GRESOSelector(Selector):
         self._count_window(ids.size + skipped, skipped)
         return ids
 
+    def _passes_walked(self) -> float:
+        return self._walk.progress
+
     def _keeps(self, ids: I64) -> NDArray[np.bool_]:
         kept = self._walk.walk_beside(ids, self.rng, self._keep)
         self._count_window(ids.size, int(ids.size - kept.sum()))

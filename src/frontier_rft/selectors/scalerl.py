@@ -189,6 +189,9 @@ class ScaleRLSelector(Selector):
         self._count(ids.size + skipped, skipped)  # the run walks uniform's window
         return ids
 
+    def _passes_walked(self) -> float:
+        return self._walk.progress
+
     def _keeps(self, ids: I64) -> NDArray[np.bool_]:
         kept = self._walk.walk_beside(ids, self.rng, self._keep)
         self._count(ids.size, int(ids.size - kept.sum()))

@@ -332,6 +332,9 @@ class SkipSelector(Selector):
         self._count_window(ids.size + skipped, skipped, kept)
         return ids
 
+    def _passes_walked(self) -> float:
+        return self._walk.progress
+
     def _keeps(self, ids: I64) -> NDArray[np.bool_]:
         kept: list[float] = []
         mask = self._walk.walk_beside(ids, self.rng, self._keep(kept))

@@ -52,6 +52,9 @@ class UniformSelector(Selector):
     def _select_window(self, positions: int) -> NDArray[np.int64]:
         return self._walk.take(positions, self.rng)  # uniform passes over nothing
 
+    def _passes_walked(self) -> float:
+        return self._walk.progress
+
     def _keeps(self, ids: NDArray[np.int64]) -> NDArray[np.bool_]:
         return self._walk.walk_beside(ids, self.rng, _take_all)  # passes over nothing
 

@@ -309,6 +309,12 @@ class TrainConfig:
     this run, gets this many more rollouts in the same step, and trains joined to them when one
     is correct (0 = off; sampler passthrough or fewer_rollouts without screening;
     training/rescue.py; docs/selectors/fewer_rollouts.md, "Rescue")."""
+    fewer_steps: bool = False
+    """End the run by its passes over the prompts, not its steps: every step trains a full
+    batch of the prompts the selector keeps (rollouts full), and the run ends once the
+    selector's walk has walked uniform's steps x batch_size prompts (at most `steps` steps).
+    A skip's saving then comes as fewer steps, each of B groups, instead of fewer rows a step
+    (greso, skip or uniform; plain GRPO steps; docs/selectors/fewer_steps.md)."""
     shadows: tuple[str, ...] = ()
     """Rules to follow beside the run without changing it, e.g. greso,screen4,greso+screen4:
     each step logs what the rule would have saved and lost on this step's groups
@@ -405,6 +411,7 @@ class TrainConfig:
         self._check_sampler()
         self._check_backfill()
         self._check_rescue()
+        self._check_fewer_steps()
         self._check_shadows()
         check(
             isinstance(self.eval_k, tuple)
@@ -503,6 +510,28 @@ class TrainConfig:
             f"{' with screening' if screens else ''} drops or splits: use plain GRPO or "
             "--rollouts kept without --screen, or set rescue 0",
         )
+
+    def _check_fewer_steps(self) -> None:
+        """fewer_steps needs a selector that walks the data, and whole plain-GRPO steps."""
+        if not self.fewer_steps:
+            return
+        cls = SELECTORS.get(self.selector)
+        check(
+            cls is None or cls.walks_windows(),
+            f"fewer_steps ends the run by its passes over the prompts; {self.selector!r} does "
+            "not walk the data: use greso, skip or uniform, or drop fewer_steps",
+        )
+        check(
+            self.sampler == PassThrough.kind,
+            f"fewer_steps trains whole batches of the prompts the selector keeps (plain GRPO "
+            f"steps); sampler {self.sampler!r} shapes the steps itself: drop --rollouts kept, "
+            "--screen, dynamic sampling and the other step samplers, or drop fewer_steps",
+        )
+
+    def passes(self) -> float:
+        """The passes over the training pool uniform's `steps` steps walk (steps x batch_size /
+        train_size): where a `fewer_steps` run ends."""
+        return self.steps * self.batch_size / self.train_size
 
     def sampler_spec(self) -> SamplerSpec:
         """This run's step sampler: `sampler` and `sampler_config` as one spec."""

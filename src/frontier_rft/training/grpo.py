@@ -540,6 +540,8 @@ class Trainer:
             metrics[f"train/selected_level{level}_share"] = float(np.mean(levels == level))
         if embed_s:
             metrics["perf/embed_s"] = embed_s
+        if self.config.fewer_steps:  # how far the run's passes have come (where it ends)
+            metrics["train/passes_walked"] = self.selector.passes_walked()
         if self.device.type == "cuda":  # what the parallel runs of one GPU must fit into
             metrics["perf/gpu_peak_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30
         self.step_count += 1
@@ -741,15 +743,21 @@ class Trainer:
         total = cfg.steps if steps is None else steps
         if self.step_count == 0:
             self._log_eval(self.evaluate())
-        while self.step_count < total:
+        while self.step_count < total and not self.passes_done():
             metrics = self.step()
             self.sink.log(metrics, self.step_count)
             self.log(_progress_line(self.step_count, total, metrics))
+            last = self.step_count == total or self.passes_done()
             due_eval = cfg.eval_every and self.step_count % cfg.eval_every == 0
-            if due_eval and self.step_count < total:
+            if due_eval and not last:
                 self._log_eval(self.evaluate())
-            if self.step_count % cfg.checkpoint_every == 0 or self.step_count == total:
+            if self.step_count % cfg.checkpoint_every == 0 or last:
                 self.save()
+        if cfg.fewer_steps:
+            self.log(
+                f"fewer_steps: {self.selector.passes_walked():.2f} passes over the prompts in "
+                f"{self.step_count} steps (uniform's: {cfg.passes():.2f} in {cfg.steps})"
+            )
         result = self.evaluate()
         summary = self._log_eval(result)
         if line := self.selector.run_summary():  # e.g. skip-audit's estimate of its loss
@@ -765,6 +773,12 @@ class Trainer:
         )
         self.sink.close()
         return summary
+
+    def passes_done(self) -> bool:
+        """A `fewer_steps` run's end: its selector has walked uniform's passes (False for a
+        run set by steps). The small tolerance absorbs float rounding of the walk's share."""
+        cfg = self.config
+        return cfg.fewer_steps and self.selector.passes_walked() >= cfg.passes() - 1e-9
 
     def _log_eval(self, result: EvalResult) -> dict[str, float]:
         summary = result.summary()
@@ -878,7 +892,7 @@ class Trainer:
                 "--steps to extend the run, or leave --steps out"
             )
         final = self.run_dir / "eval.json"
-        if reached == steps and final.is_file():
+        if (reached == steps or self.passes_done()) and final.is_file():
             try:
                 done = load_json_file(final, "an eval.json").get("step") == reached
             except (ValueError, AttributeError):

@@ -111,6 +111,9 @@ class BenchEntry:
     rescue: int | None = None
     """TrainConfig.rescue (N more rollouts for a never-solved prompt's all-wrong group,
     training/rescue.py), or None (off; the digests of entries without it stay)."""
+    fewer_steps: bool = False
+    """TrainConfig.fewer_steps: full batches of the kept prompts, the run ended once it has
+    walked uniform's passes (False: off; the digests of entries without it stay)."""
     shadows: tuple[str, ...] = ()
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
@@ -195,6 +198,8 @@ class BenchEntry:
             own["backfill"] = self.backfill
         if self.rescue is not None:  # likewise
             own["rescue"] = self.rescue
+        if self.fewer_steps:  # only then: the digests of every entry without it stay
+            own["fewer_steps"] = True
         if self.shadows:  # only then: the digests of every entry without them stay as they were
             own["shadows"] = tuple(self.shadows)
         return own
@@ -406,6 +411,21 @@ EFFECT_ENTRIES = (
         note="skip-kept that rolls out 1 in 8 of the prompts it would pass over, and passes over "
         "only as much as keeps a 95% bound on the mixed groups lost under 5%",
         fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "skip-fewer-steps",
+        "skip",
+        role="effect",
+        note="the Bayesian skip taking full batches of the prompts it keeps, the run ended at "
+        "uniform's passes: the saving as fewer steps, not fewer rows a step",
+        fewer_steps=True,
+    ),
+    BenchEntry(
+        "skip-audit-fewer-steps",
+        "skip-audit",
+        role="effect",
+        note="skip-fewer-steps under skip-audit's audit and bound",
+        fewer_steps=True,
     ),
     BenchEntry(
         "skip-predict-audit-kept-w50-backfill",
