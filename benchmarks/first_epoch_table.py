@@ -81,6 +81,7 @@ def _facts(rec: dict[str, Any], epoch_steps: int) -> dict[str, float]:
         "pass8": p8[-1],
         "pass1_last_quarter": float(np.mean(p1[-quarter:])),
         "trained": float("nan") if trained is None else trained,
+        "steps": float(len(rollouts)),  # a fewer_steps run ends early
     }
 
 
@@ -105,8 +106,8 @@ def table(
         f"| entry ({pool_size} prompts, seeds {seeds[0]}-{seeds[-1]}) | epoch-1 rollouts | "
         f"all rollouts | generated tokens | training CPU time | pass@1 − {against} | "
         "pass@1 last quarter | "
-        f"pass@8 − {against} | distinct prompts trained |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"pass@8 − {against} | distinct prompts trained | steps |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for entry in [against, *entries]:
         rows = []
@@ -117,7 +118,7 @@ def table(
                 continue
             rows.append((_facts(rec, epoch_steps), _facts(ref, epoch_steps)))
         if not rows:
-            lines.append(f"| {entry} | no runs | | | | | | | |")
+            lines.append(f"| {entry} | no runs | | | | | | | | |")
             continue
 
         def ratio(key: str, rows: list[Any] = rows) -> str:
@@ -133,7 +134,7 @@ def table(
             f"{diff('pass1_last_quarter')} | "
             f"{diff('pass8')} | "
             + ("—" if trained["mean"] is None else f"{trained['mean']:.0f}")
-            + " |"
+            + f" | {ratio('steps')} |"
         )
     return "\n".join(lines)
 

@@ -167,3 +167,18 @@ def test_settings_are_refused_by_name(fields: dict, message: str) -> None:
 
 def test_passes_are_uniforms() -> None:
     assert TrainConfig(steps=64, batch_size=16, train_size=512).passes() == 2.0
+
+
+def test_the_adapters_refuse_it_in_one_line_saying_where_it_runs() -> None:
+    """TRL and verl (and SkyRL, which reads verl's config) set their steps and learning-rate
+    schedule before training: fewer_steps is refused there, naming the trainer that runs it."""
+    from frontier_rft.integrations.trl.fewer_config import settings_problems
+    from frontier_rft.integrations.verl.config import VerlSamplerConfig
+
+    (trl,) = settings_problems("fewer_steps", 0, "batch", "skip", "off")
+    with pytest.raises(ValueError) as verl:
+        VerlSamplerConfig(batch_size=4, rollouts="fewer_steps")
+    for line, trainer in ((trl, "TRL"), (str(verl.value), "verl")):
+        assert "\n" not in line
+        assert "reference trainer only (frontier train --fewer-steps)" in line
+        assert f"{trainer} sets its step count and learning-rate schedule" in line

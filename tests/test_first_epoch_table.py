@@ -59,7 +59,8 @@ def test_an_entry_in_the_untimed_ledger_is_paired_with_that_ledgers_uniform(scri
     # rollouts' share since screening does not change what a completion is
     rollouts, tokens = (float(c.split("x")[0]) for c in (cells[2], cells[3]))
     assert abs(tokens - rollouts) < 0.05
-    assert cells[-1].rstrip(" |").isdigit()  # distinct prompts trained
+    assert cells[-2].isdigit()  # distinct prompts trained
+    assert cells[-1].rstrip(" |") == "1.00x [1.00, 1.00]"  # steps: both ran the testbed's
     untimed = script.LEDGERS[1:]
     digest = "15805e4bbe8b"
     pairs = [

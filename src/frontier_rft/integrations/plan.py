@@ -55,6 +55,7 @@ __all__ = [
     "planned_epochs",
     "positive_number",
     "resolve_auto",
+    "rollouts_refusal",
     "shadow_rules",
 ]
 
@@ -124,6 +125,12 @@ MESSAGES: dict[tuple[str, str], str] = {
         "{tense} {rules} (shadows left unset, beside uniform's whole batches): "
         "what it would have saved and lost with rollouts: kept, on this run's own rewards, "
         "in the run's metrics under shadow/{rules}/ (shadows: [] for none; docs/shadow.md)"
+    ),
+    ("*", "rollouts:fewer_steps"): (
+        "rollouts: fewer_steps (full steps of the kept prompts, the run ended by its passes) "
+        "runs in the reference trainer only (frontier train --fewer-steps): {trainer} sets its "
+        "step count and learning-rate schedule before training and its adapter cannot end a "
+        "pass early yet; set rollouts: full or kept (docs/selectors/fewer_steps.md)"
     ),
     ("*", "sampler"): (
         "{trainer} runs no step sampler {kind!r} (it runs {runs}): run it with the reference "
@@ -280,6 +287,14 @@ def message(facts: TrainerFacts | str, key: str, **fields: Any) -> str:
     if text is None:
         raise KeyError(f"no message {key!r} for {name}")
     return text.format(**fields) if fields else text
+
+
+def rollouts_refusal(facts: TrainerFacts, rollouts: Any) -> str:
+    """Why `rollouts` is not a value `facts`' trainer takes, in one line (fewer_steps: which
+    trainer runs it, and why this one does not)."""
+    if rollouts == "fewer_steps":
+        return message(facts, "rollouts:fewer_steps", trainer=facts.name)
+    return message(facts, "rollouts", rollouts=rollouts)
 
 
 def check_sampler(facts: TrainerFacts, kind: str) -> None:

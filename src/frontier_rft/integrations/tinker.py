@@ -58,7 +58,12 @@ from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.plan import default_shadows_line, message, shadow_rules
+from frontier_rft.integrations.plan import (
+    default_shadows_line,
+    message,
+    rollouts_refusal,
+    shadow_rules,
+)
 from frontier_rft.integrations.pool import make_pool_selector, reward_pair
 from frontier_rft.integrations.tinker_facts import TINKER
 from frontier_rft.metrics_log import (
@@ -146,7 +151,7 @@ class TinkerFrontierConfig:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"max_outstanding_batches must be an int >= 1, got {n!r}")
         if self.rollouts not in TINKER.rollouts:
-            raise ValueError(message(TINKER, "rollouts", rollouts=self.rollouts))
+            raise ValueError(rollouts_refusal(TINKER, self.rollouts))
         if self.metrics_verbosity not in VERBOSITIES:
             raise ValueError(
                 f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}"

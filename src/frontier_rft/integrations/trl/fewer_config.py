@@ -23,6 +23,7 @@ from frontier_rft.integrations.plan import (
     clashes,
     message,
     planned_epochs,
+    rollouts_refusal,
 )
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
@@ -117,7 +118,7 @@ def settings_problems(
     a selector that walks the data for rollouts: kept, not with dynamic_sampling."""
     out = []
     if rollouts not in ROLLOUTS:
-        out.append(message(TRL, "rollouts", rollouts=rollouts))
+        out.append(rollouts_refusal(TRL, rollouts))
     if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0 or screen == 1:
         out.append(
             f"screen must be 0 (off) or a number of screening completions per prompt >= 2 "

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontier_rft.core.config import check
-from frontier_rft.integrations.plan import ROLLOUTS, TrainerFacts, message, shadow_rules
+from frontier_rft.integrations.plan import (
+    ROLLOUTS,
+    TrainerFacts,
+    message,
+    rollouts_refusal,
+    shadow_rules,
+)
 from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.sampling.fewer_rollouts import (
@@ -165,7 +171,7 @@ class VerlSamplerConfig:
             isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
             f"seed must be a non-negative int, got {self.seed!r}",
         )
-        check(self.rollouts in ROLLOUTS, message(VERL, "rollouts", rollouts=self.rollouts))
+        check(self.rollouts in ROLLOUTS, rollouts_refusal(VERL, self.rollouts))
         check(
             self.loss_scale in LOSS_SCALES,
             f"loss_scale must be batch (the step's loss x the share of uniform's rows it "
