@@ -169,16 +169,36 @@ def test_passes_are_uniforms() -> None:
     assert TrainConfig(steps=64, batch_size=16, train_size=512).passes() == 2.0
 
 
-def test_the_adapters_refuse_it_in_one_line_saying_where_it_runs() -> None:
-    """TRL and verl (and SkyRL, which reads verl's config) set their steps and learning-rate
-    schedule before training: fewer_steps is refused there, naming the trainer that runs it."""
+def test_verl_refuses_it_in_one_line_saying_where_it_runs() -> None:
+    """verl (and SkyRL, which reads verl's config) set their steps and learning-rate schedule
+    from the dataloader before training: fewer_steps is refused there, naming where it runs;
+    TRL takes it."""
     from frontier_rft.integrations.trl.fewer_config import settings_problems
     from frontier_rft.integrations.verl.config import VerlSamplerConfig
 
-    (trl,) = settings_problems("fewer_steps", 0, "batch", "skip", "off")
+    assert settings_problems("fewer_steps", 0, "batch", "skip", "off") == []
     with pytest.raises(ValueError) as verl:
         VerlSamplerConfig(batch_size=4, rollouts="fewer_steps")
-    for line, trainer in ((trl, "TRL"), (str(verl.value), "verl")):
-        assert "\n" not in line
-        assert "reference trainer only (frontier train --fewer-steps)" in line
-        assert f"{trainer} sets its step count and learning-rate schedule" in line
+    line = str(verl.value)
+    assert "\n" not in line
+    assert "runs in the reference trainer and TRL only" in line
+    assert "verl sets its step count and learning-rate schedule" in line
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ([], "the run ended once they have walked num_train_epochs=2 passes"),
+        (["max_steps=40"], "max_steps 40 sets the run's length: it keeps its 40 steps"),
+    ],
+)
+def test_check_config_says_what_fewer_steps_will_do_in_trl(
+    extra: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from frontier_rft.cli.main import main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "trl" / "grpo_frontier.yaml"
+    overrides = ["selector=skip", "rollouts=fewer_steps", "num_train_epochs=2", "max_steps=-1"]
+    main(["check-config", "trl", str(example), *overrides, *extra])
+    out = capsys.readouterr().out
+    assert "  rollouts: fewer_steps" in out and says in out, out

@@ -34,6 +34,7 @@ from frontier_rft.sampling.fewer_rollouts import ROLLOUTS as STEP_ROLLOUTS
 __all__ = [
     "AUTO_DOC",
     "DEFAULT_SHADOWS",
+    "FEWER_STEPS",
     "MESSAGES",
     "ROLLOUTS",
     "SAMPLER_TRAINERS",
@@ -62,6 +63,10 @@ __all__ = [
 ROLLOUTS = ("auto", *STEP_ROLLOUTS)
 """An adapter's `rollouts`: kept where the trainer and its settings allow it (auto), the
 whole batch (full), or only the prompts the selector keeps among uniform's (kept)."""
+FEWER_STEPS = "fewer_steps"
+"""The `rollouts` value that takes the skip's saving as fewer whole steps, the run ended by
+its passes over the prompts: only where the trainer can end a run early (TrainerFacts.rollouts;
+docs/selectors/fewer_steps.md)."""
 AUTO_DOC = "docs/selectors/fewer_rollouts.md"
 """Why `auto` chooses as it does (its log lines point there)."""
 DEFAULT_SHADOWS = ("skip",)
@@ -128,9 +133,10 @@ MESSAGES: dict[tuple[str, str], str] = {
     ),
     ("*", "rollouts:fewer_steps"): (
         "rollouts: fewer_steps (full steps of the kept prompts, the run ended by its passes) "
-        "runs in the reference trainer only (frontier train --fewer-steps): {trainer} sets its "
-        "step count and learning-rate schedule before training and its adapter cannot end a "
-        "pass early yet; set rollouts: full or kept (docs/selectors/fewer_steps.md)"
+        "runs in the reference trainer and TRL only (frontier train --fewer-steps; TRL's "
+        "rollouts: fewer_steps): {trainer} sets its step count and learning-rate schedule "
+        "before training and its adapter cannot end a pass early yet; set rollouts: full or "
+        "kept (docs/selectors/fewer_steps.md)"
     ),
     ("*", "sampler"): (
         "{trainer} runs no step sampler {kind!r} (it runs {runs}): run it with the reference "
@@ -292,7 +298,7 @@ def message(facts: TrainerFacts | str, key: str, **fields: Any) -> str:
 def rollouts_refusal(facts: TrainerFacts, rollouts: Any) -> str:
     """Why `rollouts` is not a value `facts`' trainer takes, in one line (fewer_steps: which
     trainer runs it, and why this one does not)."""
-    if rollouts == "fewer_steps":
+    if rollouts == FEWER_STEPS:
         return message(facts, "rollouts:fewer_steps", trainer=facts.name)
     return message(facts, "rollouts", rollouts=rollouts)
 

@@ -45,12 +45,13 @@ def shown(value: Any) -> str:
 @dataclass
 class Report:
     """A pre-flight verdict: `problems` must be fixed; `notes` say what was not checked;
-    `choices` what an `auto` setting will mean for these settings; `shadows` what an unset
-    `shadows` will follow."""
+    `choices` what an `auto` setting will mean for these settings; `rollouts` what a set
+    `rollouts` will do with the run's length; `shadows` what an unset `shadows` will follow."""
 
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     choices: list[str] = field(default_factory=list)
+    rollouts: list[str] = field(default_factory=list)
     shadows: list[str] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set, repr=False, compare=False)
     """The lines of `problems` added through `add`: a set, so a file with 70,000 unknown
@@ -75,6 +76,7 @@ class Report:
             lines = [f"{what}: the frontier-rft settings are valid"]
         lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  auto: {c}" for c in self.choices]
+        lines += [f"  rollouts: {r}" for r in self.rollouts]
         lines += [f"  shadows: {s}" for s in self.shadows]
         return "\n".join(lines)
 

@@ -119,11 +119,14 @@ class FrontierConfig:
     """Overrides of the dynamic sampling settings, e.g. {max_rounds: 20, oversample: 2}."""
     dynamic_sampling_tol: float = ZERO_VARIANCE_TOL
     """A group counts as zero-variance when max - min of its rewards <= tol * max(1, max |r|)."""
-    rollouts: Literal["auto", "full", "kept"] = "auto"
+    rollouts: Literal["auto", "full", "kept", "fewer_steps"] = "auto"
     """What a generation step generates: full = TRL's whole generation batch (uniform's
     bill); kept = only the prompts the selector keeps among it (GRPO; greso, skip, uniform):
-    the same steps, epochs and learning-rate schedule, fewer completions; auto = kept where
-    the settings allow it, else full with a warning saying why."""
+    the same steps, epochs and learning-rate schedule, fewer completions; fewer_steps = whole
+    batches of the prompts the selector keeps, the run ended once they have walked
+    num_train_epochs passes over the prompts (fewer steps; the schedule follows the passes;
+    docs/selectors/fewer_steps.md); auto = kept where the settings allow it, else full with a
+    warning saying why."""
     screen: int = 0
     """Screening completions per prompt, k (0 = off; below num_generations): a prompt gets k
     first and the other num_generations - k only where its k rewards differ (our k-of-n screen)."""

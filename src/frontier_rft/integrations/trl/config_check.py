@@ -28,7 +28,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.data_columns import local_rows
-from frontier_rft.integrations.plan import auto_choice, default_shadows_line
+from frontier_rft.integrations.plan import FEWER_STEPS, auto_choice, default_shadows_line
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
@@ -200,6 +200,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     )
     files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
     report.choices += _auto_rollouts_choice(frontier, values, files, count, source)
+    report.rollouts += _fewer_steps_line(frontier, values)
     report.shadows += _default_shadows_choice(frontier)
     report.add(
         "",
@@ -250,6 +251,28 @@ def _auto_rollouts_choice(
     counted = f"; max_steps counted on {many} ({source})" * on
     unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
     return [auto_choice(TRL, mode, why, unread=unread * (mode == "kept"), after=counted)]
+
+
+def _fewer_steps_line(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
+    """What `rollouts: fewer_steps` will do with this file's run length (fewer_steps.py); none
+    for another rollouts setting."""
+    selector = frontier.get("selector", FrontierConfig.selector)
+    if frontier.get("rollouts") != FEWER_STEPS or not isinstance(selector, str):
+        return []
+    steps = values.get("max_steps", -1)
+    if isinstance(steps, int) and steps > 0:
+        return [
+            f"fewer_steps, but max_steps {steps} sets the run's length: it "
+            f"keeps its {steps} steps of whole batches of the prompts {selector!r} keeps (unset "
+            "max_steps to end the run by num_train_epochs passes in fewer steps)"
+        ]
+    epochs = values.get("num_train_epochs", 3.0)
+    return [
+        f"fewer_steps: each step a whole batch of the prompts {selector!r} "
+        f"keeps, the run ended once they have walked num_train_epochs={epochs} passes over "
+        "the prompts (fewer steps than TRL plans where it passes prompts over; the "
+        "learning-rate schedule follows the passes; docs/selectors/fewer_steps.md)"
+    ]
 
 
 def _default_shadows_choice(frontier: Mapping[str, Any]) -> list[str]:

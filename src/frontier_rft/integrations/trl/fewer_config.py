@@ -16,6 +16,7 @@ from typing import Any
 
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.plan import (
+    FEWER_STEPS,
     ROLLOUTS,
     RowCount,
     TrainerFacts,
@@ -43,6 +44,7 @@ __all__ = [
     "auto_rollouts_blockers",
     "config_file_problems",
     "fewer_problems",
+    "fewer_steps_problems",
     "normalisation",
     "settings_problems",
     "trl_flag",
@@ -51,6 +53,7 @@ __all__ = [
 
 TRL = TrainerFacts(
     name="TRL",
+    rollouts=(*ROLLOUTS, FEWER_STEPS),
     kept="TRL's GRPOTrainer (trainer: grpo)",
     filter="dynamic_sampling",
     screen=True,
@@ -117,7 +120,7 @@ def settings_problems(
     """FrontierConfig's fewer-rollouts values, one line each: the choices, screen a count,
     a selector that walks the data for rollouts: kept, not with dynamic_sampling."""
     out = []
-    if rollouts not in ROLLOUTS:
+    if rollouts not in TRL.rollouts:
         out.append(rollouts_refusal(TRL, rollouts))
     if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0 or screen == 1:
         out.append(
@@ -126,6 +129,8 @@ def settings_problems(
         )
     if loss_scale not in LOSS_SCALES:
         out.append(f"loss_scale must be one of {', '.join(LOSS_SCALES)}, got {loss_scale!r}")
+    if not out and rollouts == FEWER_STEPS:
+        return fewer_steps_problems(screen, selector, dynamic_sampling)
     if out or (rollouts != "kept" and not screen):
         return out  # auto resolves to full where kept cannot run: it refuses nothing
     try:
@@ -137,6 +142,33 @@ def settings_problems(
     cls = SELECTORS.get(selector) if isinstance(selector, str) else None
     if rollouts == "kept" and cls is not None and not cls.walks_windows():
         out.append(message(TRL, "kept+selector", selector=selector))
+    return out
+
+
+def fewer_steps_problems(screen: int, selector: Any, dynamic_sampling: Any) -> list[str]:
+    """What `rollouts: fewer_steps` does not combine with, one line each: its steps are TRL's
+    whole generation batches of the prompts a walking selector keeps."""
+    out = []
+    if screen:
+        out.append(
+            "rollouts: fewer_steps trains whole generation batches, screen shrinks them: set "
+            "screen: 0, or rollouts: kept"
+        )
+    try:
+        dynamic = mode_of(dynamic_sampling)
+    except ValueError:
+        dynamic = "off"  # FrontierConfig names the bad mode
+    if dynamic != "off":
+        out.append(
+            "rollouts: fewer_steps ends the run by its passes over the prompts; dynamic_sampling "
+            "draws its own rounds: set dynamic_sampling: off, or rollouts: full"
+        )
+    cls = SELECTORS.get(selector) if isinstance(selector, str) else None
+    if cls is not None and not cls.walks_windows():
+        out.append(
+            f"rollouts: fewer_steps ends the run by the selector's passes over the prompts; "
+            f"selector {selector!r} does not walk the data: use greso, skip or uniform"
+        )
     return out
 
 

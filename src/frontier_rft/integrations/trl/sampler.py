@@ -14,6 +14,13 @@ the checkpoint; only later chunks are new selections. That keeps the selector's 
 the sampler's position consistent however far the data loader had read ahead. Whether the
 epoch is resumed or a new one starts is the Trainer's own decision (`resume_mid_epoch`),
 not whether every chunk was drawn.
+
+Ended by passes (`rollouts: fewer_steps`, `passes` set): before it selects a chunk, the
+sampler asks the selector whether its walk has made `passes` passes over the prompts; once it
+has, the epoch's iteration ends there (`passes_done`) and the trainer's callback stops the run
+at the epoch's end. Each yielded chunk's passes are kept until the trainer generates for it
+(`passes_of`), so the learning-rate schedule can follow the passes trained, not the walk's
+read-ahead position.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
         mini_repeat_count: int,
         batch_size: int,
         repeat_count: int,
+        passes: float | None = None,
     ):
         if not isinstance(selector, Selector):
             raise ValueError(
@@ -91,18 +99,34 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
         """How often each task id was selected (every chunk, including read-ahead ones)."""
         self.select_log: deque[tuple[int, int]] = deque(maxlen=4096)
         """Recent (chunk index, newest feedback step folded in when it was selected)."""
+        if passes is not None and not (isinstance(passes, (int, float)) and 0 < passes < 1e9):
+            raise ValueError(f"passes must be a positive number of passes, got {passes!r}")
+        self.passes = None if passes is None else float(passes)
+        """Passes over the prompts after which no chunk is selected (None: TRL's epochs)."""
+        self.passes_done = False
+        """Whether an iteration ended because the walk had made `passes` passes."""
+        self.passes_trained = 0.0
+        """The walk's passes after the chunk the trainer last generated for (`passes_of`)."""
+        self._epoch_passes: list[float] = []  # the walk's passes after each chunk of the epoch
+        self._yielded: deque[tuple[frozenset[int], float]] = deque(maxlen=16)
 
     def __len__(self) -> int:
         return self.chunks_per_epoch * self.batch_size * self.mini_repeat_count * self.repeat_count
 
     def __iter__(self) -> Iterator[int]:
         if not self._continue_epoch:
-            self._epoch_chunks = []
+            self._epoch_chunks, self._epoch_passes = [], []
         self._continue_epoch = False
         chunks = self._epoch_chunks
         for k in range(self.chunks_per_epoch):
             if k == len(chunks):
+                if self.passes is not None and self.selector.passes_walked() >= self.passes - 1e-9:
+                    self.passes_done = True  # the run's passes are walked: no more chunks
+                    return
                 chunks.append(self._select())
+                walked = self.selector.passes_walked() if self.passes is not None else 0.0
+                self._epoch_passes.append(walked)
+            self._yielded.append((frozenset(chunks[k].tolist()), self._epoch_passes[k]))
             rows = self.row_of_task[chunks[k]].tolist()
             for _ in range(self.repeat_count):
                 for row in rows:
@@ -116,7 +140,24 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
         reads ahead of training."""
         self._continue_epoch = mid_epoch and bool(self._epoch_chunks)
         if not mid_epoch:
-            self._epoch_chunks = []
+            self._epoch_chunks, self._epoch_passes = [], []
+
+    def passes_of(self, task_ids: ArrayLike) -> float:
+        """The walk's passes after the yielded chunk holding `task_ids` (the rows of the
+        generation the trainer is about to train; a process's share of them), now
+        `passes_trained`; that chunk and the ones yielded before it are forgotten. The data
+        loader reads ahead, so the chunk is found among the last ones yielded, not the last."""
+        ids = set(np.asarray(task_ids, dtype=np.int64).tolist())
+        for i, (chunk, walked) in enumerate(self._yielded):
+            if ids <= chunk:
+                for _ in range(i + 1):
+                    self._yielded.popleft()
+                self.passes_trained = walked
+                return walked
+        raise RuntimeError(
+            "the trainer generated for prompts no recent chunk of the sampler holds: the data "
+            "loader does not read this sampler"
+        )
 
     def _select(self) -> NDArray[np.int64]:
         ids = self.selector.select(self.batch_size)
@@ -150,6 +191,9 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
             "epoch_chunks": chunks,
             "chunks_selected": self.chunks_selected,
             "selection_counts": self.selection_counts.copy(),
+            "ends_by_passes": np.asarray(self.passes is not None),
+            "epoch_passes": np.asarray(self._epoch_passes, dtype=np.float64),
+            "passes_trained": np.asarray(self.passes_trained, dtype=np.float64),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -157,7 +201,8 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
 
         Everything is checked before anything changes: a rejected state leaves the sampler
         as it was."""
-        state = check_keys(state, "sampler state", _STATE_KEYS)  # no field ignored silently
+        # no field ignored silently; the passes are absent from checkpoints written before them
+        state = check_keys(state, "sampler state", _STATE_KEYS, _PASSES_KEYS)
         version = np.asarray(state["version"])
         if version.shape != () or version.dtype.kind not in "iu" or int(version) != _STATE_VERSION:
             raise ValueError(f"sampler state version {state['version']!r} is not supported")
@@ -177,10 +222,31 @@ class FrontierRepeatSampler(_Sampler):  # type: ignore[misc]
         counts = read_array(state, "selection_counts", who, np.int64, lo=0, shape=(n,))
         if chunks.shape[0] > self.chunks_per_epoch:
             raise ValueError("sampler state: more chunks than an epoch holds")
+        walked = np.zeros(chunks.shape[0])
+        trained = 0.0
+        ends_by_passes = bool(np.asarray(state.get("ends_by_passes", False)))
+        if ends_by_passes != (self.passes is not None):
+            raise ValueError(
+                "sampler state: the checkpoint's run "
+                + ("ended by its passes (rollouts: fewer_steps)" if ends_by_passes else "did not")
+                + ", this one "
+                + ("does not" if ends_by_passes else "does")
+                + ": resume with the saved rollouts setting, or start a fresh run"
+            )
+        if "epoch_passes" in state:
+            walked = read_array(
+                state, "epoch_passes", who, np.float64, shape=(chunks.shape[0],), lo=0, hi=1e9
+            )
+            trained = float(
+                read_array(state, "passes_trained", who, np.float64, shape=(), lo=0, hi=1e9)
+            )
         selected = read_int(
             {"chunks_selected": _scalar(state["chunks_selected"])}, "chunks_selected", who
         )
         self._epoch_chunks = [row.copy() for row in chunks]
+        self._epoch_passes = [float(v) for v in walked]
+        self.passes_trained = trained
+        self._yielded.clear()
         # A finished epoch is not replayed: the Trainer starts the next one without skipping.
         self._continue_epoch = chunks.shape[0] < self.chunks_per_epoch
         self.chunks_selected = selected
@@ -205,6 +271,7 @@ class StepTicks(_Sampler):  # type: ignore[misc]
 
 
 _STATE_KEYS = ("version", "layout", "epoch_chunks", "chunks_selected", "selection_counts")
+_PASSES_KEYS = ("ends_by_passes", "epoch_passes", "passes_trained")
 
 
 def _scalar(value: Any) -> Any:

@@ -81,6 +81,8 @@ def _saved_fewer_settings(directory: Path) -> dict[str, Any]:
             saved["rollouts"] = "kept" if config.get("skip") else "full"
             saved["screen"] = config.get("screen")
             saved["loss_scale"] = config.get("loss_scale")
+        elif _ends_by_passes(directory):
+            saved["rollouts"] = "fewer_steps"
         return saved
     path = directory / FEWER_FILE
     if path.is_file():
@@ -94,6 +96,16 @@ def _saved_fewer_settings(directory: Path) -> dict[str, Any]:
             raise ValueError(f"{path} is damaged (keys {str(keys)[:80]}); {fix}")
         saved.update(record)
     return saved
+
+
+def _ends_by_passes(directory: Path) -> bool:
+    """Whether the checkpoint's repeat sampler ended its run by passes (rollouts:
+    fewer_steps); False where it says nothing or cannot be read (load_state names that)."""
+    try:
+        with np.load(directory / REPEAT_SAMPLER_FILE, allow_pickle=False) as data:
+            return "ends_by_passes" in data.files and bool(data["ends_by_passes"])
+    except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError):
+        return False
 
 
 def check_fewer_settings(directory: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:

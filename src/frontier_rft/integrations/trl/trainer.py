@@ -84,7 +84,18 @@ from frontier_rft.integrations.trl.dynamic_config import (
     image_problems,
     trl_problems,
 )
-from frontier_rft.integrations.trl.fewer_config import TRL, auto_rollouts, fewer_problems
+from frontier_rft.integrations.trl.fewer_config import (
+    TRL,
+    auto_rollouts,
+    fewer_problems,
+    fewer_steps_problems,
+)
+from frontier_rft.integrations.trl.fewer_steps import (
+    EndAtPasses,
+    PassClock,
+    follow_passes,
+    planned_passes,
+)
 from frontier_rft.integrations.trl.preflight import (
     data_problems,
     local_model_path,
@@ -279,6 +290,12 @@ class FrontierTrainerMixin:
             self._frontier_check_dynamic(args, kwargs)
         if config.fewer_rollouts_settings() is not None:
             self._frontier_check_fewer(args, kwargs, config, selector)
+        passes = None
+        if config.rollouts == "fewer_steps":
+            cls = type(selector) if selector is not None else config.selector_spec.cls
+            if not cls.walks_windows():
+                raise ValueError(fewer_steps_problems(0, cls.name, "off")[0])
+            passes = planned_passes(_training_args(args, kwargs), cls)
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column
@@ -329,7 +346,18 @@ class FrontierTrainerMixin:
             mini_repeat_count=self.num_generations,
             batch_size=self.args.generation_batch_size // self.num_generations,
             repeat_count=self.num_iterations * self.args.steps_per_generation,
+            passes=passes,
         )
+        self.frontier_pass_clock: PassClock | None = None
+        """Where training is in the data (rollouts: fewer_steps), which the schedule follows."""
+        if passes is not None:
+            per_generation = (
+                self.num_iterations
+                * self.args.steps_per_generation
+                // max(1, self.args.gradient_accumulation_steps)
+            )
+            self.frontier_pass_clock = PassClock(self.frontier_sampler, per_generation)
+            self.add_callback(EndAtPasses(self.frontier_sampler))  # type: ignore[attr-defined]
         self._frontier_tap = RewardTap(
             len(self.reward_funcs), config.task_id_column, lambda: bool(self.model.training)
         )
@@ -466,6 +494,10 @@ class FrontierTrainerMixin:
         """TRL's method, or with a step sampler on (dynamic sampling, fewer rollouts), while
         training: the step's rounds (the data loader's batch is a placeholder: the selector
         proposes each round)."""
+        clock = self.frontier_pass_clock
+        if clock is not None and self.model.training:
+            column = self.frontier_config.task_id_column
+            clock.generating([row[column] for row in inputs], int(self.state.global_step))
         if self.frontier_dynamic is None or not self.model.training:
             return super()._generate_and_score_completions(inputs)  # type: ignore[misc]
         return self.frontier_dynamic.step()
@@ -556,6 +588,18 @@ class FrontierTrainerMixin:
             self._frontier_counters["embedding_refreshes"] += 1
         else:  # the selector reads no features after construction: stop paying for them
             self._frontier_embedding_texts = None
+
+    def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
+        """TRL's schedule over its planned steps; with rollouts: fewer_steps, moved by the
+        passes walked (`fewer_steps.follow_passes`), so it ends where uniform's ends."""
+        fresh = getattr(self, "lr_scheduler", None) is None
+        scheduler = super().create_scheduler(num_training_steps, optimizer)  # type: ignore[misc]
+        clock, passes = self.frontier_pass_clock, self.frontier_sampler.passes
+        if fresh and clock is not None and passes is not None:
+            follow_passes(
+                scheduler, clock, num_training_steps, passes, lambda: int(self.state.global_step)
+            )
+        return scheduler
 
     # ------------------------------------------------------------------ sampling
     def _get_train_sampler(self, dataset: Any = None) -> FrontierRepeatSampler | StepTicks:
@@ -735,7 +779,10 @@ class FrontierTrainerMixin:
 
     def _frontier_fewer_record(self) -> dict[str, Any]:
         """This trainer's fewer-rollouts settings, as a checkpoint records them."""
-        return {key: getattr(self.frontier_config, key) for key in FEWER_DEFAULTS}
+        record = {key: getattr(self.frontier_config, key) for key in FEWER_DEFAULTS}
+        if record["rollouts"] == "fewer_steps" and self.frontier_sampler.passes is None:
+            record["rollouts"] = "full"  # set by max_steps: its steps are full batches
+        return record
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
         super()._save_checkpoint(model, trial)  # type: ignore[misc]

@@ -1,0 +1,143 @@
+"""`rollouts: fewer_steps` inside FrontierGRPOTrainer: the real GRPOTrainer on the tiny local
+model, on CPU, over test_trl_fewer's planted pool (task t always solved when t % 3 == 0, never
+when t % 3 == 1, mixed when t % 3 == 2).
+
+ScaleRL's rule is deterministic: a prompt solved in the first pass is passed over from the
+second on. In pool order, 24 prompts in chunks of 4: the first pass is 6 steps; the second
+keeps the 16 prompts with t % 3 != 0, 4 steps, and it ends on prompt 23, which is kept, so
+two passes are walked in 10 steps where TRL plans 12.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+import torch
+from test_trl_fewer import Keyed, args, dataset
+from tiny_lm import char_tokenizer, tiny_llama
+
+from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
+from frontier_rft.integrations.trl.state import state_digest
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+RETIRING = {"selector": "scalerl", "selector_config": {"order": "pool"}}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Any:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def trainer(out: Path, frontier: FrontierConfig, **kw: Any) -> Any:
+    tok = char_tokenizer()
+    return FrontierGRPOTrainer(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=[Keyed()],
+        args=args(out, **kw),
+        train_dataset=dataset(),
+        processing_class=tok,
+        frontier=frontier,
+    )
+
+
+def test_two_passes_end_in_the_steps_counted_by_hand(tmp_path: Path) -> None:
+    fewer = trainer(tmp_path / "f", FrontierConfig(**RETIRING, rollouts="fewer_steps"))
+    fewer.train()
+    assert fewer.state.global_step == 10
+    assert fewer.frontier_sampler.passes_done
+    assert fewer.frontier_selector.passes_walked() == 2.0
+    assert fewer.frontier_sampler.passes_trained == 2.0
+    full = trainer(tmp_path / "u", FrontierConfig(**RETIRING, rollouts="full"))
+    full.train()
+    assert full.state.global_step == 12  # TRL's plan: the same batches walk further
+    assert full.frontier_selector.passes_walked() > 2.0
+
+
+@pytest.mark.parametrize("schedule", ["linear", "cosine", "constant_with_warmup"])
+def test_the_schedule_ends_where_uniforms_ends(schedule: str, tmp_path: Path) -> None:
+    """Warm-up over the first pass as uniform's (the same passes a step there), and the last
+    learning rate uniform's last, two steps earlier."""
+    kw = {"lr_scheduler_type": schedule, "warmup_steps": 3}
+    uniform = trainer(tmp_path / "u", FrontierConfig(selector="uniform", rollouts="full"), **kw)
+    uniform.train()
+    fewer = trainer(tmp_path / "f", FrontierConfig(**RETIRING, rollouts="fewer_steps"), **kw)
+    fewer.train()
+    u_last, f_last = uniform.lr_scheduler.get_last_lr(), fewer.lr_scheduler.get_last_lr()
+    assert uniform.state.global_step == 12 and fewer.state.global_step == 10
+    assert f_last == pytest.approx(u_last, abs=1e-12)  # every parameter group's
+
+    def rates(t: Any) -> list[float]:
+        return [h["learning_rate"] for h in t.state.log_history if "loss" in h]
+
+    assert rates(fewer)[:6] == pytest.approx(rates(uniform)[:6])  # the first pass
+    if schedule != "constant_with_warmup":  # it decays: ended by steps it would end higher
+        assert f_last[0] < rates(fewer)[-1]
+
+
+def test_resume_mid_second_pass_continues_identically(tmp_path: Path) -> None:
+    frontier = FrontierConfig(**RETIRING, rollouts="fewer_steps")
+    kw = {"save_strategy": "steps", "save_steps": 8, "lr_scheduler_type": "cosine"}
+    straight = trainer(tmp_path / "a", frontier, **kw)
+    straight.train()
+    resumed = trainer(tmp_path / "b", frontier, **kw)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "a" / "checkpoint-8"))
+    assert resumed.state.global_step == straight.state.global_step == 10
+    digests = [state_digest(t.frontier_selector.state_dict()) for t in (straight, resumed)]
+    assert digests[0] == digests[1]
+    assert resumed.lr_scheduler.get_last_lr() == straight.lr_scheduler.get_last_lr()
+    assert resumed.frontier_sampler.passes_trained == 2.0
+
+
+def test_a_run_set_by_max_steps_keeps_its_steps_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="frontier_rft.integrations.trl"):
+        t = trainer(
+            tmp_path / "m", FrontierConfig(**RETIRING, rollouts="fewer_steps"), max_steps=12
+        )
+    assert "the run keeps its 12 steps" in caplog.text
+    t.train()
+    assert t.state.global_step == 12
+    assert t.frontier_sampler.passes is None
+
+
+@pytest.mark.parametrize(
+    ("frontier", "kw", "message"),
+    [
+        ({"selector": "skip", "screen": 2}, {}, "set screen: 0, or rollouts: kept"),
+        ({"selector": "skip", "dynamic_sampling": "fixed"}, {}, "set dynamic_sampling: off"),
+        ({"selector": "bots"}, {}, "does not walk the data"),
+        (
+            {"selector": "skip"},
+            {"lr_scheduler_type": "reduce_lr_on_plateau", "eval_strategy": "steps"},
+            "not a schedule",
+        ),
+    ],
+)
+def test_refused_in_one_line_before_the_model_loads(
+    frontier: dict[str, Any], kw: dict[str, Any], message: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError) as info:
+        FrontierGRPOTrainer(
+            model=tiny_llama(char_tokenizer(), seed=0),
+            reward_funcs=[Keyed()],
+            args=args(tmp_path / "r", **kw),
+            train_dataset=dataset(),
+            frontier=FrontierConfig(**frontier, rollouts="fewer_steps"),
+        )
+    assert message in str(info.value) and "\n" not in str(info.value)
