@@ -10,7 +10,9 @@ two passes are walked in 10 steps where TRL plans 12.
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ import pytest
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
 import torch
-from test_trl_fewer import Keyed, args, dataset
+from test_trl_fewer import N_GEN, PROMPTS, Keyed, _launch, args, dataset
 from tiny_lm import char_tokenizer, tiny_llama
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
@@ -141,3 +143,45 @@ def test_refused_in_one_line_before_the_model_loads(
             frontier=FrontierConfig(**frontier, rollouts="fewer_steps"),
         )
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def _rank(out: Path) -> None:
+    """One rank of the 2-process run: what it trained, written for the test to compare."""
+    from two_ranks import leave_process_group
+
+    t = trainer(
+        out,
+        FrontierConfig(**RETIRING, rollouts="fewer_steps", check_sync=True),
+        per_device_train_batch_size=PROMPTS * N_GEN // 2,
+        lr_scheduler_type="cosine",
+    )
+    t.train()
+    record = {
+        "num_processes": t.accelerator.num_processes,
+        "global_step": int(t.state.global_step),
+        "digest": state_digest(t.frontier_selector.state_dict()),
+        "passes_trained": t.frontier_sampler.passes_trained,
+        "learning_rates": [h["learning_rate"] for h in t.state.log_history if "loss" in h],
+        "last_lr": t.lr_scheduler.get_last_lr(),
+    }
+    (out / f"rank{t.accelerator.process_index}.json").write_text(json.dumps(record))
+    leave_process_group()
+
+
+def test_two_processes_end_together_after_the_same_passes(tmp_path: Path) -> None:
+    """`accelerate launch` on 2 CPU processes (gloo, DDP): each rank generates for its half of
+    every batch, finds its chunk's passes from its own rows, and both end after the 10 steps
+    counted by hand, on the same schedule, with the same selector state."""
+    done, _ = _launch(tmp_path, ["--multi_gpu"], script=__file__)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert [r["num_processes"] for r in ranks] == [2, 2]
+    assert [r["global_step"] for r in ranks] == [10, 10]
+    assert [r["passes_trained"] for r in ranks] == [2.0, 2.0]
+    for key in ("digest", "learning_rates", "last_lr"):
+        assert ranks[0][key] == ranks[1][key], key
+    assert ranks[0]["last_lr"] == pytest.approx([0.0] * len(ranks[0]["last_lr"]), abs=1e-12)
+
+
+if __name__ == "__main__":  # a rank of the two-process test, started by accelerate launch
+    _rank(Path(sys.argv[1]))
