@@ -105,6 +105,25 @@ def test_resume_mid_second_pass_continues_identically(tmp_path: Path) -> None:
     assert resumed.frontier_sampler.passes_trained == 2.0
 
 
+def test_the_run_says_at_its_end_what_it_saved_and_logs_trls_cost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One line at the end of a fewer_steps run and of a kept run; TRL's num_tokens and
+    step_time beside the curriculum metrics in frontier_metrics.jsonl."""
+    with caplog.at_level(logging.INFO, logger="frontier_rft.integrations.trl"):
+        trainer(tmp_path / "f", FrontierConfig(**RETIRING, rollouts="fewer_steps")).train()
+        trainer(tmp_path / "k", FrontierConfig(**RETIRING, rollouts="kept")).train()
+    assert "rollouts: fewer_steps walked 2.00 passes over the prompts in 10 steps (TRL " in (
+        caplog.text
+    )
+    assert "planned 12 for num_train_epochs=2)" in caplog.text
+    kept = [r.getMessage() for r in caplog.records if "rollouts: kept generated" in r.getMessage()]
+    assert len(kept) == 1 and "of TRL's whole batches' 192" in kept[0], kept
+    rows = [json.loads(x) for x in (tmp_path / "f" / "frontier_metrics.jsonl").open()]
+    steps = [r for r in rows if "step_time" in r]  # TRL's end-of-training log has none
+    assert len(steps) == 10 and all(r["num_tokens"] > 0 and r["step_time"] > 0 for r in steps)
+
+
 def test_a_run_set_by_max_steps_keeps_its_steps_and_says_so(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

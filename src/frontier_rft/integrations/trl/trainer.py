@@ -718,7 +718,10 @@ class FrontierTrainerMixin:
                 logs.update(curriculum_metrics(shadow, "all", config.metrics_prefix))
             if self.accelerator.is_main_process:
                 self._frontier_logger().log(
-                    curriculum_metrics(metrics, "all", config.metrics_prefix),
+                    {
+                        **curriculum_metrics(metrics, "all", config.metrics_prefix),
+                        **self._frontier_trl_cost(),
+                    },
                     step=int(self.state.global_step),
                 )
         super().log(logs, start_time)  # type: ignore[misc]
@@ -726,6 +729,44 @@ class FrontierTrainerMixin:
             # After TRL's log, which adds its eval_reward and eval_rewards/<func>/mean.
             held_out = {k: float(v) for k, v in logs.items() if _is_number(v)}
             self._frontier_logger().log(held_out, step=int(self.state.global_step))
+
+    def _frontier_trl_cost(self) -> dict[str, float]:
+        """TRL's own cost figures of the steps being logged (`num_tokens`: tokens seen so far,
+        `step_time`: seconds a step), as TRL logs them, for frontier_metrics.jsonl; none that
+        this TRL does not keep."""
+        kept = getattr(self, "_metrics", {}).get("train", {})
+        out = {}
+        for key in ("num_tokens", "step_time"):
+            values = kept.get(key) or []
+            if values:
+                out[key] = float(sum(values) / len(values))
+        return out
+
+    def _frontier_run_lines(self) -> list[str]:
+        """What the run saved, said once at its end: the completions a kept step left out
+        (rollouts: kept, screen), the steps a run ended by passes took (rollouts:
+        fewer_steps), and the selector's own estimate of its loss (skip-audit)."""
+        lines = []
+        driver, counters = self.frontier_dynamic, self._frontier_counters
+        if driver is not None and driver.kind.namespace == "fewer_rollouts":
+            generations = int(counters["generations"])
+            whole = generations * int(self.args.generation_batch_size)
+            spent = int(driver.metrics()["fewer_rollouts/rollouts"])
+            share = f", {spent / whole:.2f}x" if whole else ""
+            lines.append(
+                f"rollouts: kept generated {spent} completions in {generations} generation steps"
+                f"{share} of TRL's whole batches' {whole}; the steps and schedule were TRL's"
+            )
+        sampler = self.frontier_sampler
+        if sampler.passes is not None:
+            lines.append(
+                f"rollouts: fewer_steps walked {sampler.passes_trained:.2f} passes over the "
+                f"prompts in {int(self.state.global_step)} steps (TRL planned "
+                f"{int(self.state.max_steps)} for num_train_epochs={sampler.passes:g})"
+            )
+        if summary := self.frontier_selector.run_summary():  # e.g. skip-audit's estimated loss
+            lines.append(summary)
+        return lines
 
     def _frontier_budget(self) -> dict[str, float]:
         """What training has spent so far, under the metrics prefix: the rollouts sent to
@@ -835,9 +876,9 @@ class FrontierTrainerMixin:
             self._frontier_resuming = True
         try:
             result = super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
-            summary = self.frontier_selector.run_summary()  # e.g. skip-audit's estimated loss
-            if summary and self.accelerator.is_main_process:
-                _log.info("frontier-rft: %s", summary)
+            if self.accelerator.is_main_process:
+                for line in self._frontier_run_lines():
+                    _log.info("frontier-rft: %s", line)
             if self.frontier_shadows.shadows and self.accelerator.is_main_process:
                 # the replay's table (`frontier shadow replay` reads it back), logged as the
                 # start-up lines are: the library prints nothing itself
