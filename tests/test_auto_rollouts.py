@@ -208,9 +208,30 @@ def test_a_hand_set_kept_run_says_what_a_step_does_and_what_kept_cost() -> None:
     line = kept_line(TRL, SELECTORS["skip"])
     assert line.startswith(
         "frontier-rft: rollouts: kept (set): each step generates only the prompts 'skip' keeps "
-        "among TRL's batch (the same steps and schedule, fewer completions); measured: with "
-        "rollouts: kept it lost held-out score where the policy learns fast"
+        "among TRL's batch (the same steps and schedule, fewer completions); measured saving: "
+        "0.78x of uniform's rollouts over 2 epochs on SmolLM2-135M"
     ), line
+    assert "; measured: with rollouts: kept it lost held-out score where the policy" in line
     assert "SmolLM2-135M" in line and "\n" not in line
     assert kept_line(VERL, SELECTORS["uniform"]).endswith("fewer rollouts)")  # none measured
     assert "among SkyRL's batch" in kept_line(SKYRL, SELECTORS["greso"])
+
+
+@pytest.mark.parametrize("trainer", ["trl", "verl"])
+def test_check_config_says_what_a_hand_set_kept_saves_and_costs(
+    trainer: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 72: check-config's line for `rollouts: kept` gave no expected saving; it now
+    gives the selector's measured saving and cost, as the start-up line does."""
+    from frontier_rft.cli.main import main
+
+    root = Path(__file__).resolve().parents[1]
+    if trainer == "trl":
+        argv = [str(root / "examples/trl/grpo_frontier.yaml"), "selector=skip", "rollouts=kept"]
+    else:
+        argv = [str(root / "examples/verl/skip.yaml")]
+    main(["check-config", trainer, *argv])
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("  rollouts: kept (set): "))
+    assert "measured saving: 0.78x of uniform's rollouts over 2 epochs on SmolLM2-135M" in line
+    assert "measured: with rollouts: kept it lost held-out score" in line

@@ -93,6 +93,9 @@ class Selector(ABC):
     kept_loses: ClassVar[str | None] = None
     """Measured evidence that `rollouts: kept` costs held-out score with this selector, so
     an adapter's `rollouts: auto` keeps full batches for it (None: none measured)."""
+    kept_saves: ClassVar[str | None] = None
+    """The measured saving of `rollouts: kept` with this selector, said where a run or config
+    sets kept (None: none measured)."""
     kept_level_epochs: ClassVar[float | None] = None
     """With `kept_loses`: the longest run, in passes over the prompts, over which `rollouts:
     kept` was measured within noise with uniform; `rollouts: auto` keeps kept for a run up to it and

@@ -30,6 +30,7 @@ from typing import Any
 
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.fewer_rollouts import ROLLOUTS as STEP_ROLLOUTS
+from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
     "AUTO_DOC",
@@ -51,6 +52,7 @@ __all__ = [
     "dataset_rows",
     "default_shadows_line",
     "keeps_full",
+    "kept_choice",
     "kept_line",
     "message",
     "planned_epochs",
@@ -506,10 +508,21 @@ def auto_log(
 def kept_line(facts: TrainerFacts, selector: type[Selector]) -> str:
     """The start-up line of a run whose `rollouts: kept` its user set: what a step does, and
     the held-out cost measured for `selector` with kept (`Selector.kept_loses`), if any."""
-    cost = f"; measured: {selector.kept_loses}" if selector.kept_loses else ""
+    cost = f"; measured saving: {selector.kept_saves}" if selector.kept_saves else ""
+    cost += f"; measured: {selector.kept_loses}" if selector.kept_loses else ""
     return message(
         facts, "kept:set", selector=selector.name, trainer=facts.name, saves=facts.saves, cost=cost
     )
+
+
+def kept_choice(facts: TrainerFacts, values: Mapping[str, Any], default_selector: str) -> list[str]:
+    """`frontier check-config`'s line for a hand-set `rollouts: kept`: what a step does on
+    `facts`' trainer and the saving and cost measured for the selector (`kept_line`); none
+    for another setting or an unknown selector (named as a problem elsewhere)."""
+    name = values.get("selector", default_selector)
+    if values.get("rollouts") != "kept" or not isinstance(name, str) or name not in SELECTORS:
+        return []
+    return [kept_line(facts, SELECTORS[name]).removeprefix("frontier-rft: rollouts: ")]
 
 
 def auto_choice(

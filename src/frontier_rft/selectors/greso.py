@@ -113,6 +113,7 @@ class GRESOSelector(Selector):
         "with rollouts: kept it ended 0.04 below uniform's held-out pass@1 over 4.5 and 11 "
         "epochs (5 paired seeds; full batches ended within noise)"
     )
+    kept_saves = "0.60-0.82x of uniform's rollouts on the CPU testbed; nothing in its first epoch"
     config_class = GRESOConfig
     config: GRESOConfig
     needs: ClassVar[Needs] = Needs(

@@ -156,6 +156,11 @@ class SkipSelector(Selector):
         "below uniform [-0.032, -0.007], and on the CPU fast regime (10) pass@8 0.022 below; "
         "over 3 to 11 epochs on the CPU testbed 0.017 below (40)"
     )
+    kept_saves = (
+        "0.78x of uniform's rollouts over 2 epochs on SmolLM2-135M (GPU, 6 paired seeds; 1.04x "
+        "its wall-clock there, its steps latency-bound as the timings suggest), 0.82-0.84x on "
+        "the CPU testbeds; nothing in a first epoch from prompt text alone"
+    )
     config_class = SkipConfig
     config: SkipConfig
     needs: ClassVar[Needs] = Needs(

@@ -19,7 +19,7 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems
 from frontier_rft.integrations.data_columns import REMOTE_PREFIXES, local_rows
-from frontier_rft.integrations.plan import auto_choice, message
+from frontier_rft.integrations.plan import auto_choice, kept_choice, message
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -116,6 +116,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             report.add(SKYRL_SETTING, [problem])
         if fully_async is True:
             report.add(SKYRL_SETTING, [message(SKYRL, "kept+async")])
+        report.rollouts += kept_choice(SKYRL, values, VerlSamplerConfig.selector)
     elif values.get("rollouts", "auto") == "auto" and _known(selector):
         mode, why, _ = skyrl_auto_rollouts(
             selector=SELECTORS[str(selector)],

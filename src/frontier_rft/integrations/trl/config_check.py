@@ -28,7 +28,12 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.data_columns import local_rows
-from frontier_rft.integrations.plan import FEWER_STEPS, auto_choice, default_shadows_line
+from frontier_rft.integrations.plan import (
+    FEWER_STEPS,
+    auto_choice,
+    default_shadows_line,
+    kept_choice,
+)
 from frontier_rft.integrations.preflight import (
     DataColumns,
     Report,
@@ -201,6 +206,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
     report.choices += _auto_rollouts_choice(frontier, values, files, count, source)
     report.rollouts += _fewer_steps_line(frontier, values)
+    report.rollouts += kept_choice(TRL, frontier, FrontierConfig.selector)
     report.shadows += _default_shadows_choice(frontier)
     report.add(
         "",

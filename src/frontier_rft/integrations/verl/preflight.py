@@ -22,7 +22,12 @@ from typing import Any
 
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.data_columns import REMOTE_PREFIXES, read_parquet_ids
-from frontier_rft.integrations.plan import auto_choice, default_shadows_line, message
+from frontier_rft.integrations.plan import (
+    auto_choice,
+    default_shadows_line,
+    kept_choice,
+    message,
+)
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -119,6 +124,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     if values.get("rollouts") == "kept":
         loss_scale = values.get("loss_scale", VerlSamplerConfig.loss_scale)
         report.add(section, kept_blockers(config, legacy=legacy, loss_scale=loss_scale))
+        report.rollouts += kept_choice(VERL, values, default.selector)
     lengths = length_problems(config)
     report.add("", lengths)
     if not lengths:  # the run's length decides auto: unknown until those are fixed
