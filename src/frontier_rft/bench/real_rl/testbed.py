@@ -568,12 +568,13 @@ class Testbed:
 
 
 def _recorded_train(config: TrainConfig) -> dict[str, Any]:
-    """A testbed's TrainConfig as its settings record it: the backfill and rescue fields only
-    where set otherwise than their defaults, so every report written before them rebuilds as
-    it was."""
+    """A testbed's TrainConfig as its settings record it: the backfill, rescue and
+    fewer_steps fields only where set otherwise than their defaults, so every report written
+    before them rebuilds as it was."""
     train: dict[str, Any] = json.loads(json.dumps(flat_train_fields(asdict(config))))
     for f in dataclasses.fields(TrainConfig):
-        if f.name.startswith(("backfill", "rescue")) and train[f.name] == f.default:
+        later = f.name.startswith(("backfill", "rescue")) or f.name == "fewer_steps"
+        if later and train[f.name] == f.default:
             del train[f.name]
     return train
 
