@@ -22,6 +22,7 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 
 import torch
 from test_trl_fewer import N_GEN, PROMPTS, Keyed, _launch, args, dataset
+from test_trl_vllm import vllm_standin  # noqa: F401  (the fixture)
 from tiny_lm import char_tokenizer, tiny_llama
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
@@ -162,6 +163,24 @@ def test_refused_in_one_line_before_the_model_loads(
             frontier=FrontierConfig(**frontier, rollouts="fewer_steps"),
         )
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["colocate", "server"])
+def test_through_trls_vllm_path_it_ends_after_the_same_passes(
+    mode: str,
+    tmp_path: Path,
+    vllm_standin: Any,  # noqa: F811  (the fixture, imported above)
+) -> None:
+    """TRL's vLLM code path (the engine stood in, tests/integration/vllm_standin.py: no vLLM
+    engine runs) generates for each whole batch, 10 calls of 4 prompts, and the run ends
+    after the passes as without it."""
+    frontier = FrontierConfig(**RETIRING, rollouts="fewer_steps")
+    t = trainer(tmp_path, frontier, use_vllm=True, vllm_mode=mode)
+    t.train()
+    assert t.state.global_step == 10 and t.frontier_sampler.passes_trained == 2.0
+    calls = [c for engine in vllm_standin.ENGINES for c in engine.calls]
+    rows = [len(c["prompts"]) * c["n"] for c in calls]
+    assert sum(rows) == 10 * PROMPTS * N_GEN, rows  # whole batches, 10 of them
 
 
 def _rank(out: Path) -> None:
