@@ -203,3 +203,33 @@ def test_the_bill_names_every_code_of_the_committed_1280_runs() -> None:
     page = _flat(_read("docs/results/bill.md"))
     listed = "(codes " + ", ".join(f"`{c}`" for c in sorted(codes - {"8ff6279"})) + ", `8ff6279`)"
     assert listed in page
+
+
+def test_the_1280_seeds_10_19_held_twice_are_explained_where_they_are_used() -> None:
+    """Issue 72 item 3: uniform's and skip-kept's seeds 10-19 at 1,280 prompts are in the
+    untimed and the timed ledger with different results; first_epoch.md says so, with the
+    step range where each pair parts and the example it quotes, both read from the ledger."""
+    digest = "15805e4bbe8b"
+
+    def record(ledger: str, entry: str, seed: int) -> dict:
+        (path,) = (ROOT / "benchmarks" / ledger / digest / "cpu" / entry).glob(
+            f"*/seed{seed}.json.gz"
+        )
+        with gzip.open(path, "rt") as fh:
+            return dict(json.load(fh))
+
+    parted = []
+    for entry in ("uniform", "skip-kept"):
+        for seed in range(10, 20):
+            a, b = record("ledger", entry, seed), record("ledger/timed", entry, seed)
+            ra, rb = a["columns"]["train/reward_mean"], b["columns"]["train/reward_mean"]
+            first = next(i for i, (x, y) in enumerate(zip(ra, rb, strict=False)) if x != y)
+            parted.append(a["steps"][first])
+    finals = [
+        [v for v in record(ledger, "uniform", 10)["columns"]["eval/pass@1"] if v is not None][-1]
+        for ledger in ("ledger", "ledger/timed")
+    ]
+    page = _flat(_read("docs/results/first_epoch.md"))
+    assert "Seeds 10-19 of uniform and `skip-kept` at 1,280 prompts are in the ledger twice" in page
+    assert f"up to step {min(parted)}-{max(parted)}" in page
+    assert f"on seed 10: {finals[0]:.3f} and {finals[1]:.3f}" in page
