@@ -11,7 +11,7 @@ those its posterior expects to come back all correct or all wrong) on the same s
 same steps, about four epochs, and compares them as you would: held-out score (prompts never
 trained on) against rollouts spent. A stand-in, not evidence for either.
 
-    python examples/own_loop.py            # ~3 s
+    python examples/own_loop.py            # 2 s at load 3 on 2 cores
 """
 
 from __future__ import annotations
