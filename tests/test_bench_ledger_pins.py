@@ -46,6 +46,8 @@ ENTRY_DIGESTS: dict[str, str] = {
     "skip-predict-kept-w50-rescue": "6ac7dad5",  # predictor with rescue (issue 62 item 3)
     "skip-audit-kept": "6288d6b1",  # new with the skip-audit selector (issue 70 item 3)
     "skip-predict-audit-kept-w50-backfill": "62824358",
+    "skip-fewer-steps": "74f1f377",  # new with fewer_steps (issue 71 item 1)
+    "skip-audit-fewer-steps": "626b533e",
     "screen4": "0e3b92c6",
     "greso-kept-screen4": "8fd51b15",
     "uniform-shadows": "a1cf821d",
