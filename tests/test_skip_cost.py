@@ -162,3 +162,13 @@ def test_the_command_prints_the_table_for_a_testbed_and_device(
         row = next(ln for ln in printed.splitlines() if "| 2 (33-64) |" in ln)
         assert row.startswith("| skip-kept (6 seeds) |")
         assert script.main([*argv, "--entries", "no-such-entry"]) == 1
+
+
+def test_the_ledger_reading_leaves_out_entries_that_train_whole_steps() -> None:
+    """skip-fewer-steps and C-GRPO's rule train B groups every step: their steps walk other
+    prompts than the paired uniform run's, so no skip cost is estimated for them (the bench
+    report leaves them out the same way); skip-kept beside them is still read."""
+    cost = ledger_skip_cost(
+        LEDGERS, "fcca87e79ef9", "cpu", ["skip-kept", "skip-fewer-steps", "cgrpo"], range(5)
+    )
+    assert set(cost) == {"skip-kept"}

@@ -232,7 +232,10 @@ def ledger_skip_cost(
     """`skip_cost_summary` per entry from run ledgers alone: each entry paired with `against`'s
     runs in the first of `roots` that holds the entry on testbed `digest` and device class
     `device`; B and the epoch's steps (pool size / B) from the testbed's settings unless
-    given. Entries with no paired seed are left out."""
+    given. Entries with no paired seed are left out, and so are entries that never trained
+    fewer than B groups a step in uniform's window (`passes_over_groups`: full steps, as a
+    `fewer_steps` run or C-GRPO's rule takes, walk other prompts than uniform's steps do, so
+    the pairing above does not hold), as the bench report leaves them out."""
     settings = next((r / digest / "testbed.json" for r in roots if (r / digest).is_dir()), None)
     if settings is None or not settings.is_file():
         raise ValueError(f"no ledger in {', '.join(map(str, roots))} holds testbed {digest}")
@@ -246,6 +249,7 @@ def ledger_skip_cost(
             continue
         runs = ledger_runs(root / digest / device / entry, seeds)
         base = ledger_runs(root / digest / device / against, seeds)
-        if set(runs) & set(base):
+        windowed = any(passes_over_groups(run, batch) for run in runs.values())
+        if set(runs) & set(base) and windowed:
             out[entry] = skip_cost_summary(runs, base, batch, epoch_steps)
     return out
