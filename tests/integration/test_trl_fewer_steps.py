@@ -223,3 +223,24 @@ def test_two_processes_end_together_after_the_same_passes(tmp_path: Path) -> Non
 
 if __name__ == "__main__":  # a rank of the two-process test, started by accelerate launch
     _rank(Path(sys.argv[1]))
+
+
+def test_two_optimizer_steps_a_generation_follow_the_passes_in_equal_parts(
+    tmp_path: Path,
+) -> None:
+    """steps_per_generation 2: each generation batch is trained over 2 optimizer steps, so
+    TRL plans 24 and the run takes 20; the schedule moves on in equal parts within each
+    batch, matches uniform's over the first pass and ends at uniform's last rate."""
+    kw = {"lr_scheduler_type": "cosine", "warmup_steps": 3, "steps_per_generation": 2}
+    kw["per_device_train_batch_size"] = PROMPTS * N_GEN // 2
+    uniform = trainer(tmp_path / "u", FrontierConfig(selector="uniform", rollouts="full"), **kw)
+    uniform.train()
+    fewer = trainer(tmp_path / "f", FrontierConfig(**RETIRING, rollouts="fewer_steps"), **kw)
+    fewer.train()
+    assert (uniform.state.global_step, fewer.state.global_step) == (24, 20)
+
+    def rates(t: Any) -> list[float]:
+        return [h["learning_rate"] for h in t.state.log_history if "loss" in h]
+
+    assert rates(fewer)[:12] == pytest.approx(rates(uniform)[:12])
+    assert fewer.lr_scheduler.get_last_lr() == pytest.approx(uniform.lr_scheduler.get_last_lr())
