@@ -7,7 +7,9 @@ skip-kept's left-out mixed rate over the base rate). What chose `--scale fast`
     python benchmarks/regime_probe.py --name L3_T13 --seeds 20,21 --temperature 1.3 --lr 2e-4 \
         --levels 2x20,2x50,2x99 --start-weights d8e66360e158
 
-`--sft-steps N` warm-starts a fresh tiny model for N steps instead of the ledger's weights.
+`--sft-steps N` warm-starts a fresh tiny model for N steps instead of the ledger's weights;
+`--task arithmetic` (with `--levels 1x2,1*2,2,2-2`, SmolLM2's mix) builds, warm-starts and
+trains the tiny model on that task instead of Countdown (it needs `--sft-steps`).
 Runs go to runs/regime-probe/NAME (resumable).
 """
 
@@ -35,13 +37,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--levels", default="")
     p.add_argument("--start-weights", default="", help="a start model the ledger holds")
     p.add_argument("--sft-steps", type=int, default=0, help="warm-start steps (0: standard's)")
+    p.add_argument("--task", default="countdown", help="the task of model, warm start and RL")
     p.add_argument("--jobs", type=int, default=1)
     args = p.parse_args(argv)
+    if args.task != "countdown" and (args.start_weights or not args.sft_steps):
+        p.error("--task other than countdown builds its own model: give --sft-steps only")
     std = testbed("standard")
     assert std.model is not None and std.sft is not None
-    sft = dataclasses.replace(std.sft, steps=args.sft_steps or std.sft.steps, device="cpu")
+    model = dataclasses.replace(std.model, task=args.task)
+    sft = dataclasses.replace(
+        std.sft,
+        task=args.task,
+        levels=args.levels if args.task != "countdown" else std.sft.levels,
+        steps=args.sft_steps or std.sft.steps,
+        # a small task's levels hold fewer distinct demonstrations than Countdown's default
+        num_examples=std.sft.num_examples if args.task == "countdown" else 1600,
+        device="cpu",
+    )
     train = dataclasses.replace(
         std.train,
+        task=args.task,
         lr=args.lr,
         temperature=args.temperature,
         levels=args.levels or std.train.levels,
@@ -55,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         held = ROOT / "benchmarks" / "ledger" / START_MODELS / args.start_weights
         if not (root / "model-sft").exists():
             shutil.copytree(held, root / "model-sft")
-    tb = Testbed(std.model, sft, train)
+    tb = Testbed(model, sft, train)
     entries = {e.label: e for e in MAIN_ENTRIES + EFFECT_ENTRIES}
     seeds = [int(s) for s in args.seeds.split(",")]
     got = run_comparison(
