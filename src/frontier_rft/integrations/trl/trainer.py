@@ -88,7 +88,7 @@ from frontier_rft.integrations.trl.fewer_config import (
     TRL,
     auto_rollouts,
     fewer_problems,
-    fewer_steps_problems,
+    fewer_steps_walk_problem,
 )
 from frontier_rft.integrations.trl.fewer_steps import (
     EndAtPasses,
@@ -294,7 +294,7 @@ class FrontierTrainerMixin:
         if config.rollouts == "fewer_steps":
             cls = type(selector) if selector is not None else config.selector_spec.cls
             if not cls.walks_windows():
-                raise ValueError(fewer_steps_problems(0, cls.name, "off")[0])
+                raise ValueError(fewer_steps_walk_problem(cls.name))
             passes = planned_passes(_training_args(args, kwargs), cls)
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
