@@ -573,8 +573,7 @@ def _recorded_train(config: TrainConfig) -> dict[str, Any]:
     before them rebuilds as it was."""
     train: dict[str, Any] = json.loads(json.dumps(flat_train_fields(asdict(config))))
     for f in dataclasses.fields(TrainConfig):
-        later = f.name.startswith(("backfill", "rescue")) or f.name == "fewer_steps"
-        if later and train[f.name] == f.default:
+        if f.name.startswith(("backfill", "rescue", "fewer_steps")) and train[f.name] == f.default:
             del train[f.name]
     return train
 
