@@ -20,30 +20,23 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
-import torch
-from test_trl_fewer import N_GEN, PROMPTS, Keyed, _launch, args, dataset
+from test_trl_fewer import (  # the planted pool, its arguments and the module's settings
+    N_GEN,
+    PROMPTS,
+    Keyed,
+    _launch,
+    args,
+    dataset,
+    one_torch_thread,  # noqa: F401  (an autouse fixture)
+    pytestmark,  # noqa: F401  (integration; TRL's warnings ignored)
+)
 from test_trl_vllm import vllm_standin  # noqa: F401  (the fixture)
 from tiny_lm import char_tokenizer, tiny_llama
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.state import state_digest
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
 RETIRING = {"selector": "scalerl", "selector_config": {"order": "pool"}}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def trainer(out: Path, frontier: FrontierConfig, **kw: Any) -> Any:
@@ -244,3 +237,28 @@ def test_two_optimizer_steps_a_generation_follow_the_passes_in_equal_parts(
 
     assert rates(fewer)[:12] == pytest.approx(rates(uniform)[:12])
     assert fewer.lr_scheduler.get_last_lr() == pytest.approx(uniform.lr_scheduler.get_last_lr())
+
+
+def test_a_ready_selector_of_an_unregistered_class_that_does_not_walk_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The check reads the ready selector's class, not the registry (an unregistered class
+    once fell through it to an IndexError)."""
+    from frontier_rft import TaskPool
+    from frontier_rft.selectors import SELECTORS
+
+    class Unlisted(SELECTORS["prioritized"]):  # type: ignore[misc,valid-type]
+        name = "unlisted"
+
+    assert "unlisted" not in SELECTORS
+    with pytest.raises(ValueError) as info:
+        FrontierGRPOTrainer(
+            model=tiny_llama(char_tokenizer(), seed=0),
+            reward_funcs=[Keyed()],
+            args=args(tmp_path / "r"),
+            train_dataset=dataset(),
+            selector=Unlisted(TaskPool(num_tasks=24), seed=0),
+            frontier=FrontierConfig(rollouts="fewer_steps"),
+        )
+    assert "selector 'unlisted' does not walk the data" in str(info.value)
+    assert "\n" not in str(info.value)
