@@ -9,7 +9,8 @@ skip-kept's left-out mixed rate over the base rate). What chose `--scale fast`
 
 `--sft-steps N` warm-starts a fresh tiny model for N steps instead of the ledger's weights;
 `--task arithmetic` (with `--levels 1x2,1*2,2,2-2`, SmolLM2's mix) builds, warm-starts and
-trains the tiny model on that task instead of Countdown (it needs `--sft-steps`).
+trains the tiny model on that task instead of Countdown (it needs `--sft-steps`);
+`--hidden-size W` builds it W wide (MLP 3W) instead of the standard 128.
 Runs go to runs/regime-probe/NAME (resumable).
 """
 
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-weights", default="", help="a start model the ledger holds")
     p.add_argument("--sft-steps", type=int, default=0, help="warm-start steps (0: standard's)")
     p.add_argument("--task", default="countdown", help="the task of model, warm start and RL")
+    p.add_argument("--hidden-size", type=int, default=0, help="model width (0: standard's)")
     p.add_argument("--jobs", type=int, default=1)
     args = p.parse_args(argv)
     if args.task != "countdown" and (args.start_weights or not args.sft_steps):
@@ -45,6 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     std = testbed("standard")
     assert std.model is not None and std.sft is not None
     model = dataclasses.replace(std.model, task=args.task)
+    if args.hidden_size:
+        if args.start_weights:
+            p.error("--hidden-size builds its own model: give --sft-steps, not --start-weights")
+        # the standard model's MLP is 3x its width; keep that shape
+        model = dataclasses.replace(
+            model, hidden_size=args.hidden_size, intermediate_size=3 * args.hidden_size
+        )
     sft = dataclasses.replace(
         std.sft,
         task=args.task,
