@@ -3,8 +3,10 @@
 The runbook (docs/results/smollm2_gpu.md) returns every run's metrics so far in
 `partial.tar.gz`. This script compares the entries at the last held-out evaluation that every
 run of them reached: held-out pass@1 and pass@4 minus uniform's (paired by seed, bootstrap 95%
-CIs), rollouts generated up to that step over uniform's, distinct prompts trained, seconds per
-step. Nothing here is a final score: the runs' schedule (spec.json) is longer.
+CIs), pass@1 minus uniform's averaged over the last quarter of the evaluations up to that step
+(as the bench reports' last-quarter column: one evaluation moves more), rollouts generated up
+to that step over uniform's, distinct prompts trained, seconds per step. Nothing here is a
+final score: the runs' schedule (spec.json) is longer.
 
     python benchmarks/smollm2_gpu_partial.py PARTIAL_TAR_GZ --out benchmarks/results \\
         --name smollm2_gpu_partial
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.metrics import bootstrap_mean_ci
+from frontier_rft.bench.real_rl.report import last_quarter_mean
 from frontier_rft.bench.scripts import command_line, script_parser, write_outputs
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.metrics_log import read_metrics_jsonl
@@ -64,6 +67,11 @@ def spec_of(archive: Path) -> dict[str, Any]:
 
 def evals(rows: Sequence[dict[str, Any]]) -> dict[int, dict[str, float]]:
     return {int(r["step"]): r for r in rows if "eval/pass@1" in r}
+
+
+def pass1_up_to(rows: Sequence[dict[str, Any]], step: int) -> list[float]:
+    """Held-out pass@1 at each evaluation up to `step` (the start's included), in order."""
+    return [r["eval/pass@1"] for t, r in sorted(evals(rows).items()) if t <= step]
 
 
 def at_step(rows: Sequence[dict[str, Any]], step: int, key: str) -> float:
@@ -110,6 +118,13 @@ def compare(
                         for s in seeds
                     ]
                 )
+            row["last_quarter_pass@1_minus_uniform"] = paired(
+                [
+                    last_quarter_mean(pass1_up_to(rs[s], step))
+                    - last_quarter_mean(pass1_up_to(runs["uniform"][s], step))
+                    for s in seeds
+                ]
+            )
         out["rows"][e] = row
     return out
 
@@ -145,16 +160,18 @@ def markdown(result: dict[str, Any]) -> list[str]:
             f"## {', '.join(cmp['entries'])} at step {cmp['step']} (seeds "
             f"{','.join(map(str, cmp['seeds']))}, the last evaluation all their runs reached)",
             "",
-            "| entry | rollouts / uniform's | held-out pass@1 | − uniform | pass@4 | − uniform "
-            "| distinct prompts trained | s/step (median) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| entry | rollouts / uniform's | held-out pass@1 | − uniform | − uniform, last "
+            "quarter of evaluations | pass@4 | − uniform | distinct prompts trained "
+            "| s/step (median) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for e, r in cmp["rows"].items():
             ratio = fmt(r["rollouts_vs_uniform"], 2, "") if e != "uniform" else "1.00"
             d1 = fmt(r["pass@1_minus_uniform"]) if e != "uniform" else "—"
             d4 = fmt(r["pass@4_minus_uniform"]) if e != "uniform" else "—"
+            lq = fmt(r["last_quarter_pass@1_minus_uniform"]) if e != "uniform" else "—"
             lines.append(
-                f"| {e} | {ratio} | {r['pass@1']:.3f} | {d1} | {r['pass@4']:.3f} | {d4} "
+                f"| {e} | {ratio} | {r['pass@1']:.3f} | {d1} | {lq} | {r['pass@4']:.3f} | {d4} "
                 f"| {r['distinct_prompts']:.0f} | {r['step_s']:.2f} |"
             )
         lines.append("")

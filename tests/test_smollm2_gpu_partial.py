@@ -85,3 +85,28 @@ def test_a_line_torn_by_the_stop_is_skipped(tmp_path: Path) -> None:
         tar.addfile(info, io.BytesIO(data))
     module = runpy.run_path(str(SCRIPT), run_name="smollm2_gpu_partial")
     assert module["read_runs"](archive) == {"uniform": {0: [{"step": 0, "eval/pass@1": 0.1}]}}
+
+
+def test_the_last_quarter_averages_the_last_evaluations_up_to_the_compared_step(
+    tmp_path: Path,
+) -> None:
+    archive = tmp_path / "partial.tar.gz"
+    # 5 evaluations up to step 20: the last quarter is the last ceil(5 / 4) = 2 of them
+    uni = {0: 0.1, 5: 0.2, 10: 0.3, 15: 0.4, 20: 0.5, 25: 0.9}
+    skip = {0: 0.1, 5: 0.2, 10: 0.3, 15: 0.2, 20: 0.6}
+    _archive(
+        archive,
+        {("uniform", 0): _rows(26, 128, uni), ("skip-kept", 0): _rows(21, 96, skip)},
+    )
+    module = runpy.run_path(str(SCRIPT), run_name="smollm2_gpu_partial")
+    (cmp,) = [module["compare"](module["read_runs"](archive), ["uniform", "skip-kept"])]
+    row = cmp["rows"]["skip-kept"]
+    assert cmp["step"] == 20
+    assert row["pass@1_minus_uniform"]["values"] == [pytest.approx(0.1)]
+    # (0.2 + 0.6) / 2 - (0.4 + 0.5) / 2; uniform's step-25 evaluation is past the compared step
+    assert row["last_quarter_pass@1_minus_uniform"]["values"] == [pytest.approx(-0.05)]
+    assert "last quarter of evaluations" in "\n".join(
+        module["markdown"](
+            {"commit": "abc1234", "command": "c", "comparisons": [cmp], "curves": {}}
+        )
+    )
