@@ -43,7 +43,7 @@ def test_the_page_holds_an_a_b_that_runs() -> None:
     text = DOC.read_text()
     for phrase in ("eval_dataset_files", "eval_strategy", "frontier ab compare", "--seed",
                    "check-config trl", "--selector uniform", "frontier-rft[trl,plot]",
-                   "final against final"):  # fmt: skip
+                   "final against final", "--rollouts kept"):  # fmt: skip
         assert phrase in text, phrase
 
 
@@ -83,11 +83,13 @@ def test_every_step_of_the_ab_test_runs_as_shown(tmp_path: Path) -> None:
         for line in expected:
             assert shown(line, lines), f"missing {line!r} in {where}"
     # What the comparison read: every evaluation beside the rollouts spent by then.
-    for arm in ("uniform", "greso"):
+    # skip with rollouts: kept keeps the first pass whole and passes over the all-wrong
+    # prompts of the second (a random tiny model solves none): 2 of its 4 prompts' groups.
+    for arm, spent in (("uniform", [0, 16, 32]), ("skip-kept", [0, 16, 24])):
         for seed in (0, 1):
             log = work / "runs" / "ab" / arm / f"seed-{seed}" / "frontier_metrics.jsonl"
             evals = [r for r in map(json.loads, log.read_text().splitlines()) if "eval_reward" in r]
             assert [r["step"] for r in evals] == [0, 2, 4]
-            assert [r["curriculum/trl/rollouts_delivered"] for r in evals] == [0, 16, 32]
+            assert [r["curriculum/trl/rollouts_delivered"] for r in evals] == spent
     png = work / "runs" / "ab" / "ab_compare.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
