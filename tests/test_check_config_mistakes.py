@@ -12,6 +12,7 @@ flagged, and every mistake that needs no TRL is still named.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -466,3 +467,36 @@ def test_the_set_is_a_newcomers_first_run() -> None:
     assert len(TRL_MISTAKES) + len(NEEDS_TRL) + len(VERL_MISTAKES) >= 18
     assert len([k for k in VALID if k not in ("selector", "metrics_verbosity", "reward_range",
                 "reward_funcs", "dataset_files", "eval_dataset_files")]) >= 25  # fmt: skip
+
+
+@pytest.mark.usefixtures("skip_kept_to_two_epochs")
+@pytest.mark.parametrize(
+    ("installed", "said"),
+    [
+        (None, "(a tested version)"),  # the TRL this environment pins
+        ("0.19.0", ", on TRL 0.19.0: not a tested version (tested: "),
+    ],
+)
+def test_the_kept_choice_names_whether_the_installed_trl_is_tested(
+    workdir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    installed: str | None,
+    said: str,
+) -> None:
+    """Issue 72: the kept line said "with this TRL version if it is a tested one" beside the
+    tested TRL; it now names the installed version and whether kept is tested on it."""
+    pytest.importorskip("trl", reason="TRL's own keys are read from trl")
+    from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
+
+    if installed is None:
+        assert importlib.metadata.version("trl") in TESTED_TRL, "make test installs a tested TRL"
+    else:
+        real = importlib.metadata.version
+        monkeypatch.setattr(
+            importlib.metadata, "version", lambda name: installed if name == "trl" else real(name)
+        )
+    change = {"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 2}
+    code, out = check(capsys, "trl", config_file(workdir, change))
+    (line,) = [line for line in out.splitlines() if line.startswith("  auto: ")]
+    assert code == 0 and said in line and "if it is a tested one" not in line, out

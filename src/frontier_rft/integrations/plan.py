@@ -146,8 +146,7 @@ MESSAGES: dict[tuple[str, str], str] = {
     ),
     # ---- TRL
     ("TRL", "choice:kept"): (
-        "rollouts will be kept{unread}: {why} among TRL's batch (fewer completions), with this "
-        "TRL version if it is a tested one{after}"
+        "rollouts will be kept{unread}: {why} among TRL's batch (fewer completions){tested}{after}"
     ),
     ("TRL", "rollouts"): (
         "rollouts must be auto (kept where the settings allow it), full (TRL's whole "
@@ -526,12 +525,20 @@ def kept_choice(facts: TrainerFacts, values: Mapping[str, Any], default_selector
 
 
 def auto_choice(
-    facts: TrainerFacts | str, mode: str, why: str, *, unread: str = "", after: str = ""
+    facts: TrainerFacts | str,
+    mode: str,
+    why: str,
+    *,
+    unread: str = "",
+    after: str = "",
+    tested: str = "",
 ) -> str:
     """`frontier check-config`'s line for what `rollouts: auto` will be on `facts`' trainer
     (`unread`: after "kept" where the data was not read; `after`: how the length was
-    counted)."""
+    counted; `tested`: whether the installed trainer's version is one kept is tested on)."""
     name = facts if isinstance(facts, str) else facts.name
     if mode == "kept":
-        return message(name, "choice:kept", unread=unread, why=why, trainer=name, after=after)
+        return message(
+            name, "choice:kept", unread=unread, why=why, trainer=name, after=after, tested=tested
+        )
     return message(name, "choice:full", why=why, after=after)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Mapping
@@ -45,6 +46,7 @@ from frontier_rft.integrations.preflight import (
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
 from frontier_rft.integrations.trl.dynamic_config import (
+    TESTED_TRL,
     config_file_problems,
     image_problems,
     mode_of,
@@ -256,7 +258,26 @@ def _auto_rollouts_choice(
     many = f"{processes} process{'es' * (processes != 1)}"
     counted = f"; max_steps counted on {many} ({source})" * on
     unread = "" if isinstance(data, DataColumns) else " (unless the data has an image column)"
-    return [auto_choice(TRL, mode, why, unread=unread * (mode == "kept"), after=counted)]
+    return [
+        auto_choice(
+            TRL, mode, why, unread=unread * (mode == "kept"), after=counted, tested=tested_trl()
+        )
+    ]
+
+
+def tested_trl() -> str:
+    """Whether the installed TRL is one kept steps are tested on, in the words of the auto
+    line (the run checks the seam it wraps at start-up, before the model loads)."""
+    try:  # the installed distribution's metadata: importing TRL here would take seconds
+        version = importlib.metadata.version("trl")
+    except importlib.metadata.PackageNotFoundError:
+        return ", with TRL not installed (pip install 'frontier-rft[trl]')"
+    if version in TESTED_TRL:
+        return f", on TRL {version} (a tested version)"
+    return (
+        f", on TRL {version}: not a tested version (tested: {', '.join(TESTED_TRL)}); the run "
+        "checks the step it wraps at start-up"
+    )
 
 
 def _fewer_steps_line(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
