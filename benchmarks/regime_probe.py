@@ -25,6 +25,7 @@ import numpy as np
 
 from frontier_rft.bench.real_rl.runner import START_MODELS, RunOptions, run_comparison
 from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, Testbed, testbed
+from frontier_rft.shadow.replay import read_reward_log
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,6 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sft-steps", type=int, default=0, help="warm-start steps (0: standard's)")
     p.add_argument("--task", default="countdown", help="the task of model, warm start and RL")
     p.add_argument("--hidden-size", type=int, default=0, help="model width (0: standard's)")
+    p.add_argument(
+        "--uniform-only",
+        action="store_true",
+        help="run uniform alone; its reward log gives the ratio of epoch 2's mixed rate among "
+        "prompts flat in epoch 1 to the base rate (a cheaper, steadier proxy of the skip's)",
+    )
+    p.add_argument("--max-new-tokens", type=int, default=0, help="0: standard's")
     p.add_argument("--jobs", type=int, default=1)
     args = p.parse_args(argv)
     if args.task != "countdown" and (args.start_weights or not args.sft_steps):
@@ -71,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         levels=args.levels or std.train.levels,
         steps=64,
         eval_every=8,
+        reward_log=args.uniform_only,
+        max_new_tokens=args.max_new_tokens or std.train.max_new_tokens,
         checkpoint_every=1000,
         device="cpu",
     )
@@ -82,13 +92,27 @@ def main(argv: list[str] | None = None) -> int:
     tb = Testbed(model, sft, train)
     entries = {e.label: e for e in MAIN_ENTRIES + EFFECT_ENTRIES}
     seeds = [int(s) for s in args.seeds.split(",")]
+    labels = ["uniform"] if args.uniform_only else ["uniform", "skip-kept"]
     got = run_comparison(
         tb,
-        [entries["uniform"], entries["skip-kept"]],
+        [entries[label] for label in labels],
         seeds,
         RunOptions(root=root, jobs=args.jobs, progress=False, ledger=None),
     )
     batch, epoch = train.batch_size, train.train_size // train.batch_size
+    if args.uniform_only:
+        for s in seeds:
+            start, uni = got.start[str(s)], got.runs["uniform"][s]
+            p1 = uni["pass1"]
+            log = root / "runs" / "uniform" / f"seed{s}" / "rewards.jsonl"
+            base, flat, ratio = flat_to_mixed(log, train.train_size // train.batch_size)
+            print(
+                f"{args.name} seed {s}: start zero-variance {start['zero_variance']:.2f}, pass@1 "
+                f"{p1[0]:.3f} -> {p1[-1]:.3f} (x{p1[-1] / max(p1[0], 1e-9):.2f}), epoch-2 mixed "
+                f"{base:.2f}; prompts flat in epoch 1: {flat:.2f}, their epoch-2 mixed rate / "
+                f"base {ratio:.2f}"
+            )
+        return 0
     for s in seeds:
         start, uni, skip = got.start[str(s)], got.runs["uniform"][s], got.runs["skip-kept"][s]
 
@@ -108,6 +132,24 @@ def main(argv: list[str] | None = None) -> int:
             f"{lost / max(left, 1) / max(base, 1e-9):.2f}, pass@1 {skip['pass1'][-1]:.3f}"
         )
     return 0
+
+
+def flat_to_mixed(log: Path, epoch: int) -> tuple[float, float, float]:
+    """From uniform's reward log: epoch 2's mixed share, the share of epoch-2 groups whose
+    prompt was flat in epoch 1, and their epoch-2 mixed rate over the epoch-2 base rate."""
+    first: dict[int, bool] = {}
+    second: list[tuple[int, bool]] = []
+    for step in read_reward_log(log):
+        mixed = step.rewards.min(axis=1) != step.rewards.max(axis=1)
+        for task, m in zip(step.task_ids.tolist(), mixed.tolist(), strict=True):
+            if step.step < epoch:
+                first[task] = m
+            elif step.step < 2 * epoch:
+                second.append((task, m))
+    pairs = np.array([(not first[t], m) for t, m in second if t in first], dtype=float)
+    base = float(pairs[:, 1].mean())
+    flat = pairs[pairs[:, 0] == 1]
+    return base, float(pairs[:, 0].mean()), float(flat[:, 1].mean()) / max(base, 1e-9)
 
 
 if __name__ == "__main__":
