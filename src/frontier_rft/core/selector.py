@@ -96,6 +96,10 @@ class Selector(ABC):
     kept_saves: ClassVar[str | None] = None
     """The measured saving of `rollouts: kept` with this selector, said where a run or config
     sets kept (None: none measured)."""
+    fewer_steps_saves: ClassVar[str | None] = None
+    """The measured saving and cost of `rollouts: fewer_steps` with this selector (full steps
+    of the prompts it keeps, the run ended by its passes), said where `rollouts: auto` names
+    the mode whose saving shows in a device's seconds (None: none measured)."""
     kept_level_epochs: ClassVar[float | None] = None
     """With `kept_loses`: the longest run, in passes over the prompts, over which `rollouts:
     kept` was measured within noise with uniform; `rollouts: auto` keeps kept for a run up to it and

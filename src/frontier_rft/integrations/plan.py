@@ -463,6 +463,37 @@ def resolve_auto(
     return "kept", f"{length}; {kept}", False
 
 
+DEVICES = ("cpu", "gpu")
+"""The device classes `rollouts: auto` words its saving for: a step's time follows its rows
+on a CPU; on a GPU at small batch it hardly does (SmolLM2-135M on an H200: 2.45 s a step for
+72 rows and for 128)."""
+
+
+def device_saving(facts: TrainerFacts, selector: type[Selector], device: str) -> str:
+    """Which mode's saving shows in `device`'s seconds (one of DEVICES) for `selector` on
+    `facts`' trainer, and on what evidence: a clause the auto line ends with ('' for a
+    selector that passes over no prompt, or an unknown device)."""
+    if device not in DEVICES or not (selector.walks_windows() and selector.passes_over):
+        return ""
+    if device == "cpu":
+        return (
+            "; on a CPU a step's time follows its rows, so kept's saving in rollouts shows in "
+            "its seconds (0.80x of uniform's CPU time at 0.83x its rollouts, CPU testbed)"
+        )
+    where = (
+        "rollouts: fewer_steps"
+        if FEWER_STEPS in facts.rollouts
+        else f"rollouts: fewer_steps, in TRL and the reference trainer, not on {facts.name} yet"
+    )
+    evidence = selector.fewer_steps_saves or f"not yet measured with {selector.name!r}"
+    return (
+        "; on a GPU a step costs about the same however few rows it holds (SmolLM2-135M, "
+        "H200: kept took 1.04x uniform's wall-clock at 0.78x its rollouts), so kept saves "
+        "rollouts and tokens there, not seconds; the mode whose saving would show in its "
+        f"seconds is fewer steps (inferred; {where}: {evidence})"
+    )
+
+
 def auto(
     facts: TrainerFacts,
     selector: type[Selector],
@@ -471,6 +502,7 @@ def auto(
     *,
     outside: str | None = None,
     vllm_mode: str | None = None,
+    device: str | None = None,
 ) -> tuple[str, str, bool]:
     """What `rollouts: auto` becomes on `facts`' trainer: (mode, why, whether to warn), by
     `resolve_auto` from `clashes` (the lines of what is in the way of kept there, worded by
@@ -478,7 +510,8 @@ def auto(
     `outside`: why this run is not on `facts.kept`, the one trainer that shrinks a step
     (full, no warning: nothing the user set is in the way); `vllm_mode`: the vLLM mode that
     generates, as its config spells it (None: not vLLM), named when kept on a trainer with
-    `facts.vllm_modes`. ValueError where
+    `facts.vllm_modes`; `device`: the run's device class (DEVICES; None: not known), whose
+    seconds each mode saves or not is said after why (`device_saving`). ValueError where
     the trainer's config has no `auto`."""
     if "auto" not in facts.rollouts:
         raise ValueError(f"{facts.name} has no rollouts: auto (set full or kept)")
@@ -487,6 +520,8 @@ def auto(
     mode, why, warn = resolve_auto(selector, clashes, epochs)
     if mode == "kept" and vllm_mode is not None and facts.vllm_modes:
         why += message(facts, "kept:vllm", mode=vllm_mode)  # say who generates them
+    if mode == "full" and not warn:  # full by measurement, not by a setting in kept's way
+        why += device_saving(facts, selector, device or "")
     return mode, why, warn
 
 

@@ -161,6 +161,11 @@ class SkipSelector(Selector):
         "its wall-clock there, its steps latency-bound as the timings suggest), 0.82-0.84x on "
         "the CPU testbeds; nothing in a first epoch from prompt text alone"
     )
+    fewer_steps_saves = (
+        "0.83-0.84x of uniform's steps and rollouts over 2 epochs on the CPU testbeds (20 "
+        "paired seeds each) at held-out pass@1 -0.003 and -0.007, within noise but short of "
+        "the no-loss target; not yet run on a GPU"
+    )
     config_class = SkipConfig
     config: SkipConfig
     needs: ClassVar[Needs] = Needs(

@@ -226,7 +226,7 @@ def skyrl_auto_rollouts(
         "kept+filter": dynamic_sampling is not None,
         "kept+loss": [loss] if loss is not None else None,
     }
-    return auto(SKYRL, selector, clashes(SKYRL, on), epochs)
+    return auto(SKYRL, selector, clashes(SKYRL, on), epochs, device="gpu")  # its workers: GPUs
 
 
 def resolved_rollouts(

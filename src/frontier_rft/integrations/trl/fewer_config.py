@@ -253,7 +253,8 @@ def auto_rollouts(
     mode = values.get("vllm_mode", "colocate")  # one TRL has not is named by check-config
     vllm = str(mode) if on and mode in TRL.vllm_modes else None
     epochs = trl_planned_epochs(values, rows=rows, processes=processes)
-    return auto(TRL, selector, lines, epochs, vllm_mode=vllm)
+    device = "cpu" if trl_flag(values.get("use_cpu")) is True else "gpu"
+    return auto(TRL, selector, lines, epochs, vllm_mode=vllm, device=device)
 
 
 def config_file_problems(values: Mapping[str, Any]) -> list[str]:
