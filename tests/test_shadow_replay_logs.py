@@ -1,7 +1,8 @@
 """`frontier shadow replay` on the logs a new user has: TRL's extra columns never summed into
 the reward, a log bounded by its rows rather than its size on disk, TRL's and verl's epochs
-and step numbers, the live route of `skip`, a live TRL run's end-of-run summary read back,
-and hostile pools and files refused in one line (docs/shadow.md)."""
+and step numbers, `skip` replayed from their prompt text as a live shadow over the same
+prompts (and its live route where a log holds no text), a live TRL run's end-of-run summary
+read back, and hostile pools and files refused in one line (docs/shadow.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,8 @@ import pytest
 
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.cli.main import main
+from frontier_rft.features.derive import EvidenceWarning
+from frontier_rft.integrations.pool import PoolColumns, build_pool
 from frontier_rft.metrics_log import JsonlLogger
 from frontier_rft.shadow import (
     build_shadow,
@@ -23,7 +27,7 @@ from frontier_rft.shadow import (
     reward_record,
     shadow_config,
 )
-from frontier_rft.shadow.foreign_logs import MAX_ROWS
+from frontier_rft.shadow.foreign_logs import MAX_PROMPT_CHARS, MAX_ROWS
 from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import MAX_POOL, replay
 from frontier_rft.shadow.rule import PASS_KEYS
@@ -50,9 +54,13 @@ def _rows(steps: int = 6, batch: int = 3, pool: int = 6, seed: int = 2) -> list:
     return rows
 
 
-def _trl_dir(out: Path, rows: list, text: int = 8, **extra: object) -> Path:
+def _trl_dir(
+    out: Path, rows: list, text: int = 8, prompts: list | None = None, **extra: object
+) -> Path:
     """TRL's output_dir: completions/completions_<step>.parquet as GRPOTrainer.log writes
-    them (steps from 1; the reward column `accuracy`, then log_extra's, then advantage)."""
+    them (steps from 1; the reward column `accuracy`, then log_extra's, then advantage);
+    `prompts[i]` is prompt i's cell (default: _PROMPTS)."""
+    prompts = _PROMPTS if prompts is None else prompts
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     (out / "completions").mkdir(parents=True)
@@ -60,7 +68,7 @@ def _trl_dir(out: Path, rows: list, text: int = 8, **extra: object) -> Path:
         table = [
             {
                 "step": t + 1,
-                "prompt": _PROMPTS[i],
+                "prompt": prompts[i],
                 "completion": f"{t}.{j} " + "x" * text,
                 "accuracy": float(reward),
                 **extra,
@@ -183,12 +191,14 @@ def _epochs() -> list:
     return [([0, 1], r), ([2, 3], r), ([4, 0], r), ([1, 2], r)]
 
 
-def _verl(out: Path, rows: list) -> Path:
-    """verl's rollout_data_dir: <global_step>.jsonl from 1, a line per sample."""
+def _verl(out: Path, rows: list, prompts: list | None = None) -> Path:
+    """verl's rollout_data_dir: <global_step>.jsonl from 1, a line per sample; `prompts[i]`
+    is prompt i's decoded text (default: _PROMPTS)."""
+    prompts = _PROMPTS if prompts is None else prompts
     out.mkdir()
     for t, (ids, r) in enumerate(rows):
         lines = [
-            json.dumps({"input": _PROMPTS[i], "output": "x", "score": s, "step": t + 1})
+            json.dumps({"input": prompts[i], "output": "x", "score": s, "step": t + 1})
             for i, group in zip(ids, r, strict=True)
             for s in group
         ]
@@ -217,22 +227,116 @@ def test_trl_and_verl_passes_drop_each_epochs_remainder_and_steps_are_the_logs(
             replay(log, ["greso"])
 
 
-# ---------------------------------------------------------------------------- 4. skip, live
-def test_skip_names_the_live_route_of_the_logs_trainer(tmp_path: Path) -> None:
-    rows = _epochs()
-    for log, route in [
-        (_rewards_jsonl(tmp_path / "rewards.jsonl", rows, pool=5), "frontier train --shadows skip"),
-        (_trl_dir(tmp_path / "trl", rows), "`shadows: [skip]` with `rollouts: full`"),
-        (_verl(tmp_path / "verl", rows), "data.sampler.frontier), or SkyRL's frontier.shadows"),
-    ]:
-        with pytest.raises(ValueError, match="reads prompt features") as err:
+# ---------------------------------------------------------------------------- 4. skip
+_TEXTS = [
+    "Add 3 and 5.",
+    "Multiply the primes below twenty.",
+    "Integrate x squared from zero to one.",
+    "Name a colour.",
+    "Prove that the square root of two is irrational.",
+    "Sort these words by length: cat, horse, ox.",
+]
+"""Six prompts whose text features differ (_PROMPTS differ in digits only, which the
+featurizer reads as '0')."""
+
+
+def _live(rules: list[str], rows: list, prompts: list[str]) -> list:
+    """Shadows of `rules` fed `rows` as the TRL adapter feeds them (a rollout each), beside
+    uniform over a pool of `prompts` with no features: an adapter's default pool."""
+    pool = TaskPool(num_tasks=len(prompts), prompts=prompts)
+    live = RunShadows([shadow_config(r) for r in rules], make_selector("uniform", pool), 0)
+    for t, (ids, r) in enumerate(rows):
+        live.observe(t, np.repeat(np.array(ids), 4), r.reshape(-1), 4)
+    return live.shadows
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+def test_skip_replays_from_trl_and_verl_logs_as_a_live_shadow_over_their_prompts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows, rules = _rows(steps=12), ["skip", "skip+screen2", "greso"]
+    live = _live(rules, rows, _TEXTS)
+    assert live[0].passes()[-1]["skipped"] > 0  # the rule has decisions to compare
+    for log in (
+        _trl_dir(tmp_path / "trl", rows, prompts=_TEXTS),
+        _verl(tmp_path / "verl", rows, _TEXTS),
+    ):
+        with warnings.catch_warnings():  # the replay's note says it instead
+            warnings.simplefilter("error", EvidenceWarning)
+            replayed = replay(log, rules)
+        _same(replayed, live)
+        assert replayed[0].selector is not None
+        assert replayed[0].selector.evidence["features"] == "text"
+        assert replayed[0].selector.pool.prompts == tuple(_TEXTS)
+        # the features came from the log's text: over other prompts the live shadow differs
+        with pytest.raises(AssertionError):
+            _same(replayed[:2], _live(rules[:2], rows, [f"task {w}" for w in "abcdef"]))
+        assert main(["shadow", "replay", str(log), "--rule", "skip"]) == 0
+        out = capsys.readouterr().out
+        assert "| skip | all |" in out
+        fmt = "TRL's `prompt` column" if log.name == "trl" else "verl's `input`"
+        assert f"features (skip): derived from the text of the log's prompts, {fmt}" in out
+        assert "live shadow may differ" in out
+    # a rule that reads no features keeps no text and says nothing of features
+    assert main(["shadow", "replay", str(tmp_path / "trl"), "--rule", "greso"]) == 0
+    assert "features (" not in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+def test_skip_replays_a_conversation_as_the_adapters_pool_holds_it(tmp_path: Path) -> None:
+    rows = _rows(steps=4)
+    chats = [
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}]
+        for text in _TEXTS
+    ]
+    shadow = replay(_trl_dir(tmp_path / "trl", rows, prompts=chats), ["skip"])[0]
+    # the TRL adapter's pool of a dataset whose prompt column holds these conversations
+    adapter = build_pool(lambda c: {"prompt": chats}[c], ["prompt"], 6, PoolColumns())
+    assert shadow.selector is not None and shadow.selector.pool.prompts == adapter.prompts
+    assert adapter.prompts is not None and adapter.prompts[0] == (
+        "system: Be brief.\nuser: Add 3 and 5."
+    )
+    _same([shadow], _live(["skip"], rows, list(adapter.prompts)))
+    # a --pool-size beyond the log's prompts: those it never shows have no text
+    wider = replay(tmp_path / "trl", ["skip"], pool_size=8)[0]
+    assert wider.selector is not None and wider.selector.pool.prompts[6:] == ("", "")
+
+
+def test_the_prompt_text_kept_for_skip_is_bounded_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import frontier_rft.shadow.foreign_logs as foreign
+
+    rows = _rows()
+    logs = [
+        _trl_dir(tmp_path / "trl", rows, prompts=_TEXTS),
+        _verl(tmp_path / "verl", rows, _TEXTS),
+    ]
+    monkeypatch.setattr(foreign, "MAX_PROMPT_CHARS", 50)  # the six prompts hold 187
+    for log in logs:
+        with pytest.raises(ValueError, match=r"more than 50 characters of text") as err:
             replay(log, ["skip"])
-        assert route in str(err.value) and "\n" not in str(err.value)
-    with pytest.raises(ValueError) as err:
-        replay(tmp_path / "trl", ["skip"])
-    assert "frontier train" not in str(err.value)  # not the reference trainer's route
+        assert "replay its first steps" in str(err.value) and "\n" not in str(err.value)
+        assert main(["shadow", "replay", str(log), "--rule", "skip"]) == 2
+        assert "more than 50 characters of text" in _one_line(capsys)
+        replay(log, ["greso", "screen2"])  # rules that read no text keep none
+    assert MAX_PROMPT_CHARS == 1 << 27
+
+
+def test_skip_names_the_live_route_where_the_log_holds_no_prompt_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = _epochs()
+    log = _rewards_jsonl(tmp_path / "rewards.jsonl", rows, pool=5)
+    for rule in ("skip", "skip+screen2"):
+        with pytest.raises(ValueError, match="reads prompt features or text") as err:
+            replay(log, [rule])
+        assert f"frontier train --shadows {rule}" in str(err.value)
+        assert "rewards.jsonl (prompt ids only)" in str(err.value) and "\n" not in str(err.value)
+    assert main(["shadow", "replay", str(log), "--rule", "skip"]) == 2
+    assert "frontier train --shadows skip" in _one_line(capsys)
     with pytest.raises(ValueError, match=r"names a TRL log's columns; .* is a verl log"):
-        replay(tmp_path / "verl", ["greso"], rewards=[("accuracy", 1.0)])
+        replay(_verl(tmp_path / "verl", rows), ["greso"], rewards=[("accuracy", 1.0)])
 
 
 # ---------------------------------------------------------------------------- 5. live summary
@@ -332,6 +436,8 @@ def test_the_page_says_what_the_replay_does() -> None:
         f"{MAX_POOL:,}",
         "regular file",
         f"2^{MAX_ROWS.bit_length() - 1}",
+        f"2^{MAX_PROMPT_CHARS.bit_length() - 1}",
+        "self_embeddings",
     ):
         assert fact in page, fact
     assert "exceeds 1 GiB" not in page  # only rewards.jsonl has a byte bound

@@ -22,6 +22,7 @@ __all__ = ["add_command"]
 def _cmd_replay(args: argparse.Namespace) -> int:
     from frontier_rft.shadow.replay import (
         CAVEAT,
+        evidence_note,
         length_unit,
         replay,
         replay_table,
@@ -70,6 +71,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
     )
     print(tokens_note(shadows[0].passes()[-1], length_unit(args.log, args.format, args.tokenizer)))
+    if evidence := evidence_note(shadows, args.log, args.format):
+        print(evidence)
     print(CAVEAT)
     if figure is not None:
         from frontier_rft.reporting.shadow_plots import plot_shadow_replay
@@ -292,8 +295,11 @@ def add_command(sub: Any) -> None:
         "--rule",
         action="append",
         default=None,
-        help="a rule: greso, screenK (K >= 2) or greso+screenK; repeat for several (default: "
-        "none, for a frontier_metrics.jsonl's summary; a reward log needs one)",
+        help="a rule: greso, skip, screenK (K >= 2), or a selector and a screen joined by + "
+        "(greso+screenK); repeat for several. skip replays from a TRL or verl log, its "
+        "features derived from the log's prompt text; a rewards.jsonl holds none: run it "
+        "live there (frontier train --shadows skip) (default: none, for a "
+        "frontier_metrics.jsonl's summary; a reward log needs one)",
     )
     r.add_argument(
         "--pool-size",

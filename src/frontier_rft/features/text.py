@@ -15,7 +15,7 @@ scikit-learn is imported when features are computed, never at import time.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.config import check
 
-__all__ = ["TextFeatureConfig", "text_features"]
+__all__ = ["TextFeatureConfig", "prompt_text", "text_features"]
 
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
@@ -59,6 +59,28 @@ class TextFeatureConfig:
             isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
             f"TextFeatureConfig.seed must be a non-negative int, got {self.seed!r}",
         )
+
+
+def prompt_text(value: Any) -> str:
+    """Text of a prompt cell: a string as is, chat messages as `role: content` lines (what
+    the adapters' pools hold, and what a replay of a TRL or verl log derives features from)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return prompt_text(value.get("content", ""))
+    if isinstance(value, Sequence | np.ndarray):
+        parts = []
+        for item in value:
+            if isinstance(item, Mapping) and "role" in item:
+                parts.append(f"{item['role']}: {prompt_text(item.get('content', ''))}")
+            elif isinstance(item, Mapping):  # a multimodal content part
+                parts.append(str(item.get("text", "")))
+            else:
+                parts.append(str(item))
+        return "\n".join(p for p in parts if p)
+    raise ValueError(
+        f"a prompt must be text or a list of chat messages, got {type(value).__name__}"
+    )
 
 
 def _preprocess(text: str) -> str:

@@ -30,6 +30,7 @@ from frontier_rft.core.config import SelectorConfig, config_from_dict, did_you_m
 from frontier_rft.core.feedback import refused_rewards
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
+from frontier_rft.features.text import prompt_text
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.registry import check_selector_name
 
@@ -70,27 +71,6 @@ class PoolColumns:
             raise ValueError(
                 f"pass rate columns must be two (weak, strong), got {list(self.pass_rates)}"
             )
-
-
-def prompt_text(value: Any) -> str:
-    """Text of a prompt cell: a string as is, chat messages as `role: content` lines."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        return prompt_text(value.get("content", ""))
-    if isinstance(value, Sequence | np.ndarray):
-        parts = []
-        for item in value:
-            if isinstance(item, Mapping) and "role" in item:
-                parts.append(f"{item['role']}: {prompt_text(item.get('content', ''))}")
-            elif isinstance(item, Mapping):  # a multimodal content part
-                parts.append(str(item.get("text", "")))
-            else:
-                parts.append(str(item))
-        return "\n".join(p for p in parts if p)
-    raise ValueError(
-        f"a prompt must be text or a list of chat messages, got {type(value).__name__}"
-    )
 
 
 def _values(read: ColumnReader, key: str, names: Sequence[str]) -> list[Any]:

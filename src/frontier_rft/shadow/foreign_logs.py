@@ -24,8 +24,11 @@ pool size being the number of distinct prompts seen. Both number their steps fro
 trainer's global step) and drop each epoch's remainder (TRL's `RepeatSampler`, verl's
 `drop_last=True` dataloader). Only the columns a replay needs are read, a step's rows are
 kept as arrays and digests (`MAX_ROWS` says how much), and the bound is on completions read,
-not on bytes on disk. Every problem is one ValueError line naming the
-file, the problem and the fix.
+not on bytes on disk. A rule whose selector derives features from the prompts' text
+(`skip`) has each distinct prompt's text kept too (`texts=True`; `MAX_PROMPT_CHARS` bounds
+it), as an adapter's pool holds it (`prompt_text`: a conversation's messages as `role:
+content` lines). Every problem is one ValueError line naming the file, the problem and the
+fix.
 """
 
 from __future__ import annotations
@@ -45,10 +48,12 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
+from frontier_rft.features.text import prompt_text
 
 __all__ = [
     "FORMATS",
     "LENGTH_UNIT",
+    "MAX_PROMPT_CHARS",
     "MAX_ROWS",
     "detect_format",
     "read_foreign_log",
@@ -63,6 +68,10 @@ MAX_ROWS = 1 << 23
 """Most completions read from one TRL or verl log: 8.4M (a 20k-prompt, 8-rollout, 2-epoch
 run is 320k). Kept as arrays and digests, about 80 bytes a completion at the peak (groups
 of 8, measured), so under 1 GiB."""
+MAX_PROMPT_CHARS = 1 << 27
+"""Most characters of prompt text kept (all distinct prompts together) for a rule that
+derives features from it: 134M, about 134 MB of ASCII text (a 20k-prompt dataset of
+2,000-character prompts is 40M); a log of more is refused in one line."""
 MAX_LINE_CHARS = 1 << 24
 """Longest line (or wandb table file) read."""
 MAX_STATE_CHARS = 1 << 26
@@ -95,10 +104,10 @@ Step = tuple[int, np.ndarray, np.ndarray, np.ndarray | None]
 """One step: its number in the log (the trainer's, from 1), its prompt ids, their groups of
 rewards (prompts, group size), and the groups' completion lengths alike (None where some
 completion has no text)."""
-Row = tuple[int, bytes, float, bytes, int]
-"""One completion: its step, its prompt's digest, its reward, its text's digest (TRL's, to
-tell a generation logged again from a new one; empty where the log has no completion), and
-its text's length (-1: no text)."""
+Row = tuple[int, Any, float, bytes, int]
+"""One completion: its step, its prompt (the log's cell: text or a conversation), its
+reward, its text's digest (TRL's, to tell a generation logged again from a new one; empty
+where the log has no completion), and its text's length (-1: no text)."""
 Count = Callable[[str], int]
 """A completion text's length in some unit (len: characters)."""
 
@@ -205,8 +214,10 @@ def read_foreign_log(
     *,
     rewards: Sequence[tuple[str, float]] | None = None,
     count: Count = len,
-) -> tuple[list[Step], int]:
-    """The steps of a TRL or verl log, in order, and the number of distinct prompts seen.
+    texts: bool = False,
+) -> tuple[list[Step], int, tuple[str, ...] | None]:
+    """The steps of a TRL or verl log, in order, the number of distinct prompts seen, and
+    with `texts` each one's text by id (`prompt_text` of its cell; None without `texts`).
     `rewards` names TRL's reward columns and their weights (default: the reward functions
     `reward_names` finds, each weighted 1; else the one column that is not step, prompt,
     completion, advantage or an image); `count` gives a completion text's length (default:
@@ -220,7 +231,7 @@ def read_foreign_log(
             columns = _Columns([(n, float(w)) for n, w in rewards], "--reward-column")
         elif (found := reward_names(path)) is not None:
             columns = _Columns([(n, 1.0) for n in found[0]], str(found[1]))
-    steps = _Steps(str(path), fmt)
+    steps = _Steps(str(path), fmt, texts)
     for file in files:
         rows = _verl_rows(file, count) if fmt == "verl" else _trl_rows(file, columns, count)
         for row in rows:
@@ -319,7 +330,7 @@ def _verl_rows(file: Path, count: Count) -> Iterator[Row]:
         if score is None or not math.isfinite(score):
             raise ValueError(f"{where}: score must be a finite number, got {record['score']!r:.40}")
         size = _size(record.get("output"), count)
-        yield _step_of(record["step"], where, "verl"), _digest(record["input"]), score, b"", size
+        yield _step_of(record["step"], where, "verl"), record["input"], score, b"", size
 
 
 # ---------------------------------------------------------------------------- TRL
@@ -393,7 +404,7 @@ def _trl_rows(file: Path, columns: _Columns | None, count: Count) -> Iterator[Ro
         text = _digest(record["completion"]) if "completion" in record else b""
         size = _size(record.get("completion"), count)
         step = _step_of(record["step"], where, "trl")
-        yield step, _digest(record["prompt"]), total, text, size
+        yield step, record["prompt"], total, text, size
 
 
 def _parquet_records(file: Path, columns: _Columns | None) -> Iterator[tuple[str, Any]]:
@@ -488,23 +499,29 @@ class _Group:
 
 class _Steps:
     """Rows grouped by step and prompt as they are read (memory: a digest and two arrays per
-    prompt and step, a reward and a length a completion), then checked and numbered by first
+    prompt and step, a reward and a length a completion; with `keep_prompts`, each distinct
+    prompt's text, at most MAX_PROMPT_CHARS in all), then checked and numbered by first
     appearance."""
 
-    def __init__(self, path: str, fmt: str):
+    def __init__(self, path: str, fmt: str, keep_prompts: bool = False):
         self.path, self.fmt = path, fmt
         self.rows = 0
         self.groups: dict[int, dict[bytes, _Group]] = {}
         self.texts: dict[int, Any] = {}  # a step's completions' digest, in order
         self.untexted: set[int] = set()  # steps with a row that has no completion
+        self.prompts: dict[bytes, str] | None = {} if keep_prompts else None
+        self.prompt_chars = 0
 
-    def add(self, step: int, key: bytes, reward: float, text: bytes, size: int) -> None:
+    def add(self, step: int, prompt: Any, reward: float, text: bytes, size: int) -> None:
         if self.rows == MAX_ROWS:
             raise ValueError(
                 f"{self.path}: more than {MAX_ROWS:,} completions, the most a replay reads; "
                 f"replay its first steps ({_FIRST[self.fmt]})"
             )
         self.rows += 1
+        key = _digest(prompt)
+        if self.prompts is not None and key not in self.prompts:
+            self.prompts[key] = self._prompt_text(step, prompt)
         group = self.groups.setdefault(step, {}).get(key)
         if group is None:
             group = self.groups[step][key] = _Group()
@@ -515,9 +532,24 @@ class _Steps:
         else:
             self.untexted.add(step)
 
-    def done(self) -> tuple[list[Step], int]:
-        """The steps in order, checked, prompts numbered by first appearance, and the
-        number of distinct prompts."""
+    def _prompt_text(self, step: int, prompt: Any) -> str:
+        """A new prompt's text, counted against MAX_PROMPT_CHARS."""
+        try:
+            text = prompt_text(prompt)
+        except ValueError as exc:
+            raise ValueError(f"{self.path}: step {step}: {exc}; {_HOW[self.fmt]}") from None
+        self.prompt_chars += len(text)
+        if self.prompt_chars > MAX_PROMPT_CHARS:
+            raise ValueError(
+                f"{self.path}: its prompts hold more than {MAX_PROMPT_CHARS:,} characters of "
+                "text, the most a replay keeps to derive a rule's features from; replay its "
+                f"first steps ({_FIRST[self.fmt]}), or rules that read no text (greso, screenK)"
+            )
+        return text
+
+    def done(self) -> tuple[list[Step], int, tuple[str, ...] | None]:
+        """The steps in order, checked, prompts numbered by first appearance, the number of
+        distinct prompts, and (kept) their texts by id."""
         path, fmt = self.path, self.fmt
         if not self.rows:
             raise ValueError(f"{path}: holds no completion; {_HOW[fmt]}")
@@ -573,4 +605,5 @@ class _Steps:
             raise ValueError(
                 f"{path}: no prompt has a whole group of scored completions; {_HOW[fmt]}"
             )
-        return out, len(ids)
+        texts = None if self.prompts is None else tuple(self.prompts[k] for k in ids)
+        return out, len(ids), texts

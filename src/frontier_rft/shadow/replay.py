@@ -16,8 +16,11 @@ logged has none, and replays with no token counts): what `replay` reads back, bo
 refusing a log it cannot replay exactly in one line that names the problem and the fix.
 `replay` also reads TRL's completion logs and verl's rollout dumps
 (shadow/foreign_logs.py), whose completions' lengths are their texts' characters, or a
-tokenizer's count of them; `read_shadow_summary` reads the end-of-run summary a TRL run's
-live shadows write to `frontier_metrics.jsonl` (shadow/live.py).
+tokenizer's count of them, and whose prompts' text lets a rule that derives features from
+it (`skip`) be replayed too (`evidence_note` says how its features differ from a live
+run's); a rewards.jsonl names prompts by id only. `read_shadow_summary` reads the
+end-of-run summary a TRL run's live shadows write to `frontier_metrics.jsonl`
+(shadow/live.py).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +40,7 @@ from frontier_rft.core.feedback import to_unit_range
 from frontier_rft.core.jsonsafe import jsonl_records
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import MAX_SEED
+from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.foreign_logs import (
     FORMATS,
@@ -58,6 +63,7 @@ __all__ = [
     "MAX_POOL",
     "REWARD_LOG",
     "RewardStep",
+    "evidence_note",
     "length_unit",
     "read_reward_log",
     "read_shadow_summary",
@@ -136,6 +142,9 @@ class RewardStep:
     batch: int | None = None
     """Prompts a batch draws where the trainer drops each epoch's remainder (TRL's and
     verl's logs: a pass is pool // batch steps); None: a pass is pool_size prompts."""
+    prompts: tuple[str, ...] | None = None
+    """The log's prompt texts by id (a TRL or verl log read for a rule that derives features
+    from them), the same for every step; None: not kept."""
 
 
 def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
@@ -262,7 +271,9 @@ def replay(
     rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
     generated tokens (`length_unit` says in what unit); `count` gives a TRL or verl
     completion text's length (default: its characters). Steps are named as the log names
-    them (TRL's and verl's from 1)."""
+    them (TRL's and verl's from 1). A rule whose selector reads features (`skip`) derives
+    them from a TRL or verl log's prompt text, as an adapter's pool without features does
+    (`evidence_note`); a rewards.jsonl holds no text, and such a rule is refused there."""
     if log_format is not None and log_format not in FORMATS:
         raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
     if rewards and log_format not in (None, "trl"):
@@ -286,16 +297,23 @@ def replay(
             f"{path} is the TRL adapter's metrics log: it holds its live shadows' summary, not "
             f"rewards; show it with `frontier shadow replay {path}` (no --rule)"
         )
+    texts = False  # whether a rule derives features from the prompts' text
     for config in configs:
         cls = SELECTORS.get(config.selector)
-        if cls is not None and cls.requirement(cls.config_class()) is not None:
-            raise ValueError(
-                f"rule {config.name!r}: {config.selector} reads prompt features or text, which "
-                f"a reward log does not hold; replay greso or screenK, or run it live: "
-                f"{_LIVE[fmt].format(rule=config.name)}"
-            )
+        need = None if cls is None else cls.requirement(cls.config_class())
+        if need is None:
+            continue
+        if fmt in ("trl", "verl") and "prompts" in need.fields:
+            texts = True  # the log holds each prompt's text: features derived from it
+            continue
+        held = "a rewards.jsonl (prompt ids only) does" if fmt == "frontier" else "the log does"
+        raise ValueError(
+            f"rule {config.name!r}: {config.selector} reads prompt features or text, which "
+            f"{held} not hold; replay greso or screenK, or run it live: "
+            f"{_LIVE[fmt].format(rule=config.name)}"
+        )
     shadows: list[Shadow] = []
-    for t, got in enumerate(_read_steps(path, fmt, rewards, count)):
+    for t, got in enumerate(_read_steps(path, fmt, rewards, count, texts)):
         if not shadows:
             size = pool_size or got.pool_size
             if size is None:
@@ -305,11 +323,15 @@ def replay(
                 )
             if size > MAX_POOL:
                 raise ValueError(_pool_refusal(f"{path}: its pool_size {size:,}"))
-            pool = TaskPool(num_tasks=size)
+            pool = TaskPool(num_tasks=size, prompts=_pool_prompts(got.prompts, size))
             start = got.seed if seed is None else seed
             # TRL and verl drop each epoch's remainder: a pass is pool // batch batches.
             whole = None if got.batch is None else max(size // got.batch, 1) * got.batch
-            shadows = [build_shadow(c, pool, start or 0, min(whole or size, size)) for c in configs]
+            with warnings.catch_warnings():  # evidence_note says it, for a replay's reader
+                warnings.simplefilter("ignore", EvidenceWarning)
+                shadows = [
+                    build_shadow(c, pool, start or 0, min(whole or size, size)) for c in configs
+                ]
         if int(got.task_ids.max()) >= shadows[0].pool_size:
             raise ValueError(
                 f"{path}: step {got.step} names prompt {int(got.task_ids.max())}, outside a "
@@ -349,6 +371,55 @@ _LIVE = {
 """How to run a rule as a live shadow, by the trainer whose log was given."""
 
 
+def _pool_prompts(texts: tuple[str, ...] | None, size: int) -> tuple[str, ...] | None:
+    """The pool's prompts: the log's texts by id, and no text ('') for a prompt of a larger
+    --pool-size that the log never shows (never drawn: it weighs only in the featurizer's
+    fit); None where no rule reads text."""
+    if texts is None:
+        return None
+    return texts[:size] + ("",) * (size - len(texts))
+
+
+def evidence_note(
+    shadows: Sequence[Shadow], path: str | os.PathLike[str], log_format: str | None = None
+) -> str:
+    """Which evidence the rules whose selectors read features used in a replay of the log at
+    `path` (features derived from its prompt text), and how a live shadow's may differ; ''
+    where no rule read features."""
+    names = [
+        s.name for s in shadows if s.selector is not None and "features" in s.selector.evidence
+    ]
+    if not names:
+        return ""
+    where, live = _EVIDENCE.get(_format_of(path, log_format), ("the log", ""))
+    return (
+        f"features ({', '.join(names)}): derived from the text of the log's prompts, {where}, "
+        f"as an adapter's pool without features derives them. {live} Even over the same text "
+        "a live pool is the whole dataset in its order (the featurizer fitted over other "
+        "prompts, other ids and draws): the live shadow may differ."
+    )
+
+
+_EVIDENCE = {
+    "trl": (
+        "TRL's `prompt` column (a conversation's messages as `role: content` lines)",
+        "A live TRL shadow derives them alike from the dataset's prompt column beside a "
+        "selector that reads no features (uniform, the default); where the run's own selector "
+        "reads features (self_embeddings: auto, e.g. selector: pcl), or self_embeddings: on or "
+        "a features_column is set, its shadows read the policy's own embeddings (evidence "
+        "features=policy) or that column instead.",
+    ),
+    "verl": (
+        "verl's `input` (the prompt as the model read it, chat template applied, decoded "
+        "without special tokens)",
+        "A live verl shadow derives them from the dataset's prompt column (chat messages as "
+        "`role: content` lines), or reads features_key's column or self_embeddings_model's "
+        "embeddings where set.",
+    ),
+}
+"""Per log format: where its prompt text comes from, and what a live shadow reads instead."""
+
+
 def _pool_refusal(what: str) -> str:
     return (
         f"{what} is more than the {MAX_POOL:,} prompts a replay holds; pass the run's "
@@ -380,8 +451,10 @@ def _read_steps(
     fmt: str,
     rewards: Sequence[tuple[str, float]] | None,
     count: Callable[[str], int] | None = None,
+    texts: bool = False,
 ) -> Iterator[RewardStep]:
-    """The log's steps in frontier-rft's terms, whichever format it is."""
+    """The log's steps in frontier-rft's terms, whichever format it is; with `texts`, a TRL
+    or verl log's prompt texts by id on each step."""
     if fmt == "frontier":
         if rewards:
             raise ValueError("--reward-column names a TRL log's columns; a rewards.jsonl has none")
@@ -392,10 +465,12 @@ def _read_steps(
             )
         yield from read_reward_log(Path(path) / REWARD_LOG if Path(path).is_dir() else path)
         return
-    steps, prompts = read_foreign_log(path, fmt, rewards=rewards, count=count or len)
+    steps, prompts, held = read_foreign_log(
+        path, fmt, rewards=rewards, count=count or len, texts=texts
+    )
     batch = max(ids.size for _, ids, _, _ in steps)  # a step with unscored groups has fewer
     for step, ids, r, lengths in steps:
-        yield RewardStep(step, prompts, None, ids, r, lengths, batch)
+        yield RewardStep(step, prompts, None, ids, r, lengths, batch, held)
 
 
 def replay_table(shadows: Sequence[Shadow]) -> str:
