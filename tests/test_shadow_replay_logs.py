@@ -441,3 +441,14 @@ def test_the_page_says_what_the_replay_does() -> None:
     ):
         assert fact in page, fact
     assert "exceeds 1 GiB" not in page  # only rewards.jsonl has a byte bound
+
+
+def test_the_pool_size_help_states_the_bound_the_replay_enforces(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from frontier_rft.cli.main import main
+    from frontier_rft.shadow.replay import MAX_POOL
+
+    with pytest.raises(SystemExit):
+        main(["shadow", "replay", "--help"])
+    assert f"at most 2^{MAX_POOL.bit_length() - 1}" in " ".join(capsys.readouterr().out.split())

@@ -305,8 +305,8 @@ def add_command(sub: Any) -> None:
         "--pool-size",
         type=positive_int,
         default=None,
-        help="prompts in the training pool, at most 2^27 (default: the log's pool_size; for a "
-        "TRL or verl log, the distinct prompts it holds)",
+        help="prompts in the training pool, at most 2^24 (replay.MAX_POOL) (default: the "
+        "log's pool_size; for a TRL or verl log, the distinct prompts it holds)",
     )
     r.add_argument(
         "--seed",
