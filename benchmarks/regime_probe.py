@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         "prompts flat in epoch 1 to the base rate (a cheaper, steadier proxy of the skip's)",
     )
     p.add_argument("--max-new-tokens", type=int, default=0, help="0: standard's")
+    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (SmolLM2's: 0.9)")
     p.add_argument("--jobs", type=int, default=1)
     args = p.parse_args(argv)
     if args.task != "countdown" and (args.start_weights or not args.sft_steps):
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         steps=64,
         eval_every=8,
         reward_log=args.uniform_only,
+        top_p=args.top_p,
         max_new_tokens=args.max_new_tokens or std.train.max_new_tokens,
         checkpoint_every=1000,
         device="cpu",
