@@ -40,6 +40,8 @@ from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.foreign_logs import (
     FORMATS,
     LENGTH_UNIT,
+    Count,
+    characters,
     detect_format,
     read_foreign_log,
     regular_file,
@@ -251,7 +253,7 @@ def replay(
     log_format: str | None = None,
     rewards: Sequence[tuple[str, float]] | None = None,
     reward_range: tuple[float, float] | None = None,
-    count: Callable[[str], int] | None = None,
+    count: Count | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
     the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
@@ -260,9 +262,10 @@ def replay(
     after each step (to trace their curves). `reward_range` (low, high) maps the logged
     rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
     rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
-    generated tokens (`length_unit` says in what unit); `count` gives a TRL or verl
-    completion text's length (default: its characters). Steps are named as the log names
-    them (TRL's and verl's from 1)."""
+    generated tokens (`length_unit` says in what unit); `count` gives the lengths of a batch
+    of TRL or verl completion texts, one per text (default: their characters; called a chunk
+    of completions at a time). Steps are named as the log names them (TRL's and verl's from
+    1)."""
     if log_format is not None and log_format not in FORMATS:
         raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
     if rewards and log_format not in (None, "trl"):
@@ -379,7 +382,7 @@ def _read_steps(
     path: str | os.PathLike[str],
     fmt: str,
     rewards: Sequence[tuple[str, float]] | None,
-    count: Callable[[str], int] | None = None,
+    count: Count | None = None,
 ) -> Iterator[RewardStep]:
     """The log's steps in frontier-rft's terms, whichever format it is."""
     if fmt == "frontier":
@@ -392,7 +395,7 @@ def _read_steps(
             )
         yield from read_reward_log(Path(path) / REWARD_LOG if Path(path).is_dir() else path)
         return
-    steps, prompts = read_foreign_log(path, fmt, rewards=rewards, count=count or len)
+    steps, prompts = read_foreign_log(path, fmt, rewards=rewards, count=count or characters)
     batch = max(ids.size for _, ids, _, _ in steps)  # a step with unscored groups has fewer
     for step, ids, r, lengths in steps:
         yield RewardStep(step, prompts, None, ids, r, lengths, batch)
