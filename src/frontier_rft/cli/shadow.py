@@ -25,6 +25,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         length_unit,
         replay,
         replay_table,
+        reward_note,
         tokens_note,
     )
 
@@ -69,6 +70,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         "saved share: of the run's rollouts; precision: share of the groups a rule left out "
         "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
     )
+    if (summed := reward_note(args.log, args.format, args.reward_column)) is not None:
+        print(summed)
     print(tokens_note(shadows[0].passes()[-1], length_unit(args.log, args.format, args.tokenizer)))
     print(CAVEAT)
     if figure is not None:
@@ -279,8 +282,10 @@ def add_command(sub: Any) -> None:
         default=None,
         metavar="NAME[=WEIGHT]",
         help="a TRL log's reward column and its reward_weights entry (default 1); repeat for "
-        "each (default: the reward functions the run's trainer_state.json names, each weight "
-        "1; else the table's one column besides step, prompt, completion and advantage)",
+        "each (default: the reward functions and weights the frontier-rft TRL adapter recorded "
+        "in the output dir's frontier_rewards.json; else those the run's trainer_state.json "
+        "names, each weight 1; else the table's one column besides step, prompt, completion "
+        "and advantage)",
     )
     r.add_argument(
         "--reward-range",

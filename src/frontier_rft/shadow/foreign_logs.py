@@ -8,8 +8,10 @@ feed its shadows (docs/shadow.md). No torch here; pyarrow only for TRL's parquet
   same table is logged as `completions` (exported as a `*.table.json` of `columns` and
   `data`, or as CSV). A row's reward is the sum of its reward columns, `nansum` over the
   functions as TRL computes it (each weighted by `reward_weights`, 1 unless given). The table
-  does not say which columns are reward functions' and which are `log_extra`'s; TRL's
-  `trainer_state.json` does (`reward_names`), else the caller names them.
+  does not say which columns are reward functions' and which are `log_extra`'s, nor their
+  weights: the frontier-rft TRL adapter's record in the output dir does (shadow/run_rewards.py),
+  else TRL's `trainer_state.json` names them (`reward_names`, each weighted 1), else the
+  caller names them (`reward_columns` says which).
 - **verl** (`trainer.rollout_data_dir=DIR`): each step writes `DIR/<step>.jsonl`, one line
   per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`.
 
@@ -41,11 +43,12 @@ import stat
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
+from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_rewards
 
 __all__ = [
     "CHUNK_CHARS",
@@ -54,10 +57,12 @@ __all__ = [
     "LENGTH_UNIT",
     "MAX_ROWS",
     "Count",
+    "RewardColumns",
     "characters",
     "detect_format",
     "read_foreign_log",
     "regular_file",
+    "reward_columns",
     "reward_names",
 ]
 
@@ -181,13 +186,57 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     )
 
 
+def _output_dir(path: str | os.PathLike[str]) -> Path:
+    """The TRL output dir of the log at `path` (the dir, its completions/, or a file in it)."""
+    p = Path(path)
+    base = p if p.is_dir() else p.parent
+    return base.parent if base.name == "completions" else base
+
+
+class RewardColumns(NamedTuple):
+    """A TRL log's reward columns, how they are weighted, and who named them."""
+
+    columns: list[tuple[str, float]]
+    """(column, weight) per reward function, in TRL's order."""
+    source: str
+    """Who named them, for messages: --reward-column, or the file read."""
+    how: str
+    """Where the weights came from, for the replay's note."""
+
+
+def reward_columns(
+    path: str | os.PathLike[str], rewards: Sequence[tuple[str, float]] | None = None
+) -> RewardColumns | None:
+    """The reward columns and weights a replay sums a TRL log's reward from: `rewards` where
+    given (--reward-column), else the run's reward functions and reward_weights as the
+    frontier-rft TRL adapter recorded them in its output dir (`REWARDS_FILE`), else the
+    reward functions TRL's trainer_state.json names (`reward_names`), each weighted 1 (TRL
+    keeps reward_weights only in training_args.bin, never read); None where none names them
+    (the table's one reward column is then read, weighted 1)."""
+    if rewards:
+        return RewardColumns(
+            [(n, float(w)) for n, w in rewards], "--reward-column", "as --reward-column names them"
+        )
+    out = _output_dir(path)
+    if (recorded := read_run_rewards(out)) is not None:
+        where = out / REWARDS_FILE
+        how = f"the run's reward_weights, as the frontier-rft TRL adapter recorded them ({where})"
+        return RewardColumns(recorded, str(where), how)
+    if (found := reward_names(path)) is not None:
+        how = (
+            f"the reward functions {found[1]} names, each weighted 1 (TRL keeps reward_weights "
+            "only in training_args.bin, never read: give a weighted run's with --reward-column "
+            "NAME=WEIGHT)"
+        )
+        return RewardColumns([(n, 1.0) for n in found[0]], str(found[1]), how)
+    return None
+
+
 def reward_names(path: str | os.PathLike[str]) -> tuple[list[str], Path] | None:
     """The reward functions of the TRL run whose log is at `path`, as TRL's own files name
     them (`rewards/<name>/mean` in `trainer_state.json`'s log_history: the output dir's, else
     its latest checkpoint's), and that file; None where no such file is found."""
-    p = Path(path)
-    base = p if p.is_dir() else p.parent
-    out = base.parent if base.name == "completions" else base
+    out = _output_dir(path)
     states = [out / "trainer_state.json"]
     try:
         checkpoints = [
@@ -231,19 +280,17 @@ def read_foreign_log(
     count: Count = characters,
 ) -> tuple[list[Step], int]:
     """The steps of a TRL or verl log, in order, and the number of distinct prompts seen.
-    `rewards` names TRL's reward columns and their weights (default: the reward functions
-    `reward_names` finds, each weighted 1; else the one column that is not step, prompt,
-    completion, advantage or an image); `count` gives the lengths of a batch of completion
-    texts (default: their characters), called once per chunk of completions."""
+    `rewards` names TRL's reward columns and their weights (default: those `reward_columns`
+    finds, the run's recorded weights or each weighted 1; else the one column that is not
+    step, prompt, completion, advantage or an image, weighted 1); `count` gives the lengths
+    of a batch of completion texts (default: their characters), called once per chunk of
+    completions."""
     if fmt not in ("trl", "verl"):
         raise ValueError(f"--format {fmt}: read_foreign_log reads trl or verl")
     files = _files(Path(path), fmt)
     columns: _Columns | None = None
-    if fmt == "trl":
-        if rewards:
-            columns = _Columns([(n, float(w)) for n, w in rewards], "--reward-column")
-        elif (found := reward_names(path)) is not None:
-            columns = _Columns([(n, 1.0) for n in found[0]], str(found[1]))
+    if fmt == "trl" and (named := reward_columns(path, rewards)) is not None:
+        columns = _Columns(named.columns, named.source)
     steps = _Steps(str(path), fmt)
     read = (_verl_rows(f) if fmt == "verl" else _trl_rows(f, columns) for f in files)
     for row in _counted((row for rows in read for row in rows), count):

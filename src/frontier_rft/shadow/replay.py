@@ -45,6 +45,7 @@ from frontier_rft.shadow.foreign_logs import (
     detect_format,
     read_foreign_log,
     regular_file,
+    reward_columns,
 )
 from frontier_rft.shadow.live import build_shadow, shadow_config
 from frontier_rft.shadow.rule import (
@@ -65,6 +66,7 @@ __all__ = [
     "read_shadow_summary",
     "replay",
     "replay_table",
+    "reward_note",
     "reward_record",
     "tokens_note",
 ]
@@ -376,6 +378,22 @@ def length_unit(
             f"{tokenizer}'s tokens of the completion text (re-encoded; special tokens not counted)"
         )
     return f"{LENGTH_UNIT} of the completion text (not tokens: the log holds no token counts)"
+
+
+def reward_note(
+    path: str | os.PathLike[str],
+    log_format: str | None = None,
+    rewards: Sequence[tuple[str, float]] | None = None,
+) -> str | None:
+    """What a replay of the TRL log at `path` summed each completion's reward from, and where
+    the weights came from (`rewards`: --reward-column); None for other logs."""
+    if _format_of(path, log_format) != "trl":
+        return None
+    named = reward_columns(path, rewards)
+    if named is None:
+        return "reward: the table's one reward column, weighted 1."
+    terms = " + ".join(f"{w:g} x {n}" for n, w in named.columns)
+    return f"reward: {terms}: {named.how}."
 
 
 def _read_steps(
