@@ -128,10 +128,10 @@ def test_shadow_replay_tokenizer_says_how_far_it_has_counted(
     from frontier_rft.cli.shadow import _ProgressCount
 
     class Tokenizer:
-        def __call__(self, text: str, add_special_tokens: bool) -> dict[str, list[int]]:
-            return {"input_ids": list(range(len(text.split())))}
+        def __call__(self, texts: list[str], **kwargs: bool) -> dict[str, list[list[int]]]:
+            return {"input_ids": [list(range(len(text.split()))) for text in texts]}
 
     count = _ProgressCount(Tokenizer(), "my-model", every=0.0)
-    assert [count("a b c"), count("d e")] == [3, 2]
+    assert [count(["a b c"]), count(["d e", "f"])] == [[3], [2, 1]]
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith("--tokenizer my-model: 2 completions counted")
+    assert err[-1].startswith("--tokenizer my-model: 3 completions counted")

@@ -23,6 +23,7 @@ from frontier_rft.shadow import (
     save_shadow,
     shadow_config,
 )
+from frontier_rft.shadow.foreign_logs import characters
 from frontier_rft.shadow.replay import replay
 from frontier_rft.shadow.rule import Shadow, ShadowConfig
 from test_shadow import _SkipOdd
@@ -206,11 +207,13 @@ def test_tokenizer_counts_a_trl_log_and_is_refused_for_a_rewards_jsonl(
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     (shadow,) = replay(
-        _trl_words(tmp_path / "c.jsonl"), ["screen2"], count=lambda text: len(text.split())
+        _trl_words(tmp_path / "c.jsonl"),
+        ["screen2"],
+        count=lambda texts: [len(text.split()) for text in texts],
     )
     assert shadow.passes()[-1]["tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
     with pytest.raises(ValueError, match="drop --tokenizer"):
-        replay(_log(tmp_path / "rewards.jsonl"), ["screen2"], count=len)
+        replay(_log(tmp_path / "rewards.jsonl"), ["screen2"], count=characters)
     args = ["shadow", "replay", str(tmp_path / "c.jsonl"), "--rule", "screen2"]
     code = main(args)
     code_bad = main([*args, "--tokenizer", str(tmp_path / "no-such-tokenizer")])
@@ -264,3 +267,86 @@ def test_tokenizer_option_counts_the_run_tokenizers_tokens(
     out = capsys.readouterr().out
     assert f"counted in {tmp_path / 'tok'}'s tokens of the completion text" in out
     assert f"({want:,} in all)" in out and want != sum(len(t) for t in texts)
+
+
+class _Calls:
+    """A tokenizer that counts the calls made to it and the texts each call held."""
+
+    def __init__(self, tokenizer: object) -> None:
+        self.tokenizer, self.batches = tokenizer, []
+
+    def __call__(self, texts: object, **kwargs: object) -> object:
+        self.batches.append(1 if isinstance(texts, str) else len(texts))  # type: ignore[arg-type]
+        return self.tokenizer(texts, **kwargs)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("fmt", ["trl", "verl"])
+def test_tokenizer_counts_a_chunk_at_a_time_and_each_completion_as_one_at_a_time(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 72: `--tokenizer` called the tokenizer once per completion (17 CPU-minutes on a
+    1.1 GB TRL log). It now encodes a chunk of completions in one batch call, and every
+    completion's count is the one the per-text call gives: across chunks, steps and files,
+    a conversation's messages summed, a step with a completion without text giving none."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    import frontier_rft.shadow.foreign_logs as foreign_logs
+    from frontier_rft.cli.shadow import _ProgressCount
+    from frontier_rft.lm.tokenizer import train_tokenizer
+
+    tokenizer = train_tokenizer(["w0 w1 w2 " * 50, "twelve 12 and 345 é"] * 20, vocab_size=300)
+
+    def one(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    rng = np.random.default_rng(0)
+    log = tmp_path / "log"
+    (log / "completions").mkdir(parents=True)
+    want = []  # per step, the per-text counts of its groups (None: a completion without text)
+    texts = 0
+    for t in range(5):
+        rows, lengths = [], np.zeros((4, 4), dtype=np.int64)
+        for i in range(4):
+            for j in range(4):
+                words = rng.choice(["w0", "w1 12", "twelve", "345 é", "and"], rng.integers(0, 30))
+                text = " ".join(words) + ("\n" if j % 2 else "")
+                row: dict[str, object] = {"step": t + 1, "prompt": f"p{i}"}
+                row["reward"] = float(REWARDS[i, j])
+                if t == 3 and (i, j) == (2, 1):
+                    row["completion"] = None  # no text: this step gives no lengths
+                elif fmt == "trl" and t % 2:  # a conversation: its messages' counts summed
+                    more = f"{t} and {j}"
+                    row["completion"] = [
+                        {"role": "assistant", "content": text},
+                        {"role": "tool", "content": more},
+                    ]
+                    lengths[i, j], texts = one(text) + one(more), texts + 2
+                else:
+                    row["completion"], lengths[i, j], texts = text, one(text), texts + 1
+                rows.append(row)
+        want.append(None if t == 3 else lengths)
+        if fmt == "trl":
+            pd.DataFrame(rows).to_parquet(log / "completions" / f"completions_{t + 1:05d}.parquet")
+        else:
+            verl = [
+                {"step": r["step"], "input": r["prompt"], "output": r["completion"]}
+                | {"score": r["reward"]}
+                for r in rows
+            ]
+            (log / f"{t + 1}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verl))
+    monkeypatch.setattr(foreign_logs, "CHUNK_ROWS", 7)  # chunks cross groups, steps, files
+    calls = _Calls(tokenizer)
+    steps, _, _ = foreign_logs.read_foreign_log(log, fmt, count=_ProgressCount(calls, "tok"))
+    got = [None if lengths is None else lengths.tolist() for _, _, _, lengths in steps]
+    assert got == [None if w is None else w.tolist() for w in want]
+    completions = 5 * 16
+    assert len(calls.batches) == -(-completions // 7) and sum(calls.batches) == texts
+    # a chunk is also counted once it holds CHUNK_CHARS characters of text (bounded memory)
+    monkeypatch.setattr(foreign_logs, "CHUNK_ROWS", 4096)
+    monkeypatch.setattr(foreign_logs, "CHUNK_CHARS", 100)
+    calls.batches.clear()
+    again, _, _ = foreign_logs.read_foreign_log(log, fmt, count=_ProgressCount(calls, "tok"))
+    assert [None if s[3] is None else s[3].tolist() for s in again] == got
+    assert 1 < len(calls.batches) < completions and sum(calls.batches) == texts

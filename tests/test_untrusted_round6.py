@@ -174,7 +174,7 @@ def test_replay_refuses_a_one_line_csv_before_reading_the_line_whole(
     table = tmp_path / "completions.csv"
     table.write_text("step,prompt,completion,accuracy\n" + "1," + "x" * 5000 + ",c,1\n")
     with pytest.raises(ValueError, match="line 2 is longer than 1,000 characters"):
-        read_foreign_log(table, "trl", rewards=None, count=len)
+        read_foreign_log(table, "trl", rewards=None)
 
 
 @pytest.mark.parametrize("name", ["rewards.py:score", "./rewards.py:score", "sub/r.py:score"])

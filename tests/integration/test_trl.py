@@ -39,6 +39,8 @@ from frontier_rft.integrations.trl import (
 )
 from frontier_rft.integrations.trl.state import state_digest
 from frontier_rft.metrics_log import SUMMARY_KEYS
+from frontier_rft.shadow.foreign_logs import read_foreign_log
+from frontier_rft.shadow.run_rewards import read_run_rewards
 
 pytestmark = [
     pytest.mark.integration,
@@ -431,7 +433,14 @@ def test_weighted_rewards_and_none_combine_as_trl_does(tmp_path: Path) -> None:
     sel = make_selector("bots", pool(), seed=0)
     spy = UpdateSpy(sel)
     main, bonus = RecordingReward(), RecordingReward("bonus", none_for_odd=True)
-    trainer = grpo(tmp_path, sel, steps=3, rewards=[main, bonus], reward_weights=[0.75, 0.25])
+    trainer = grpo(
+        tmp_path,
+        sel,
+        steps=3,
+        rewards=[main, bonus],
+        reward_weights=[0.75, 0.25],
+        log_completions=True,
+    )
     trainer.train()
     r1 = np.array(main.rewards, dtype=np.float64)
     r2 = np.array([np.nan if r is None else r for r in bonus.rewards], dtype=np.float64)
@@ -439,6 +448,14 @@ def test_weighted_rewards_and_none_combine_as_trl_does(tmp_path: Path) -> None:
     assert spy.ids().tolist() == main.task_ids
     np.testing.assert_allclose(spy.rewards(), expected, rtol=0, atol=1e-7)
     assert set(np.round(spy.rewards(), 6)) <= {0.0, 0.75, 1.0}
+    # The run records its reward functions and weights (TRL's own files hold the weights
+    # only in training_args.bin), and a replay of its completions log sums TRL's reward
+    # columns with them, unasked: each step's rewards are the ones the selector received.
+    assert read_run_rewards(tmp_path) == [("task_reward", 0.75), ("bonus", 0.25)]
+    steps, _ = read_foreign_log(tmp_path, "trl")
+    assert len(steps) == len(spy.calls) == 3
+    for (_, _, replayed, _), (_, received, _) in zip(steps, spy.calls, strict=True):
+        np.testing.assert_allclose(np.sort(replayed, axis=None), np.sort(received), atol=1e-7)
 
 
 def test_rewards_outside_unit_interval_need_reward_range(tmp_path: Path) -> None:

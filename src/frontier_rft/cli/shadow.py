@@ -26,6 +26,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         length_unit,
         replay,
         replay_table,
+        reward_note,
         tokens_note,
     )
 
@@ -70,6 +71,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         "saved share: of the run's rollouts; precision: share of the groups a rule left out "
         "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
     )
+    if (summed := reward_note(args.log, args.format, args.reward_column)) is not None:
+        print(summed)
     print(tokens_note(shadows[0].passes()[-1], length_unit(args.log, args.format, args.tokenizer)))
     if evidence := evidence_note(shadows, args.log, args.format):
         print(evidence)
@@ -143,8 +146,8 @@ _TRACED = {
 
 
 def _tokenizer_count(name: str) -> Any:
-    """The length in tokens of a completion text under the run's tokenizer (transformers'
-    AutoTokenizer, no remote code), special tokens not added."""
+    """The lengths in tokens of a batch of completion texts under the run's tokenizer
+    (transformers' AutoTokenizer, no remote code), special tokens not added."""
     try:
         from transformers import AutoTokenizer
     except ImportError:
@@ -164,17 +167,20 @@ def _tokenizer_count(name: str) -> Any:
 
 
 class _ProgressCount:
-    """A completion text's token count under `tokenizer`, saying on stderr every
-    `every` seconds how many it has counted (a large log takes minutes: issue 72)."""
+    """The token counts of a batch of completion texts under `tokenizer`, by one batch call
+    (a fast tokenizer encodes the batch on its thread pool; each count is the per-text
+    call's), saying on stderr every `every` seconds how many it has counted (a large log
+    takes minutes: issue 72)."""
 
     def __init__(self, tokenizer: Any, name: str, every: float = 10.0) -> None:
         self.tokenizer, self.name, self.every = tokenizer, name, every
         self.texts = 0
         self.start = self.said = time.monotonic()
 
-    def __call__(self, text: str) -> int:
-        n = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        self.texts += 1
+    def __call__(self, texts: list[str]) -> list[int]:
+        encoded = self.tokenizer(texts, add_special_tokens=False, return_attention_mask=False)
+        n = [len(ids) for ids in encoded["input_ids"]]
+        self.texts += len(texts)
         now = time.monotonic()
         if now - self.said >= self.every:
             self.said = now
@@ -279,8 +285,10 @@ def add_command(sub: Any) -> None:
         default=None,
         metavar="NAME[=WEIGHT]",
         help="a TRL log's reward column and its reward_weights entry (default 1); repeat for "
-        "each (default: the reward functions the run's trainer_state.json names, each weight "
-        "1; else the table's one column besides step, prompt, completion and advantage)",
+        "each (default: the reward functions and weights the frontier-rft TRL adapter recorded "
+        "in the output dir's frontier_rewards.json; else those the run's trainer_state.json "
+        "names, each weight 1; else the table's one column besides step, prompt, completion "
+        "and advantage)",
     )
     r.add_argument(
         "--reward-range",

@@ -8,15 +8,18 @@ feed its shadows (docs/shadow.md). No torch here; pyarrow only for TRL's parquet
   same table is logged as `completions` (exported as a `*.table.json` of `columns` and
   `data`, or as CSV). A row's reward is the sum of its reward columns, `nansum` over the
   functions as TRL computes it (each weighted by `reward_weights`, 1 unless given). The table
-  does not say which columns are reward functions' and which are `log_extra`'s; TRL's
-  `trainer_state.json` does (`reward_names`), else the caller names them.
+  does not say which columns are reward functions' and which are `log_extra`'s, nor their
+  weights: the frontier-rft TRL adapter's record in the output dir does (shadow/run_rewards.py),
+  else TRL's `trainer_state.json` names them (`reward_names`, each weighted 1), else the
+  caller names them (`reward_columns` says which).
 - **verl** (`trainer.rollout_data_dir=DIR`): each step writes `DIR/<step>.jsonl`, one line
   per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`.
 
 Both logs hold each completion's text (TRL's `completion`, verl's `output`), not its token
 count: a completion's length is read as its text's size in `count`'s unit (characters by
-default, `LENGTH_UNIT`; a tokenizer's count where the caller passes one). A step where some
-completion has no text gives no lengths.
+default, `LENGTH_UNIT`; a tokenizer's count where the caller passes one), counted a chunk of
+completions at a time (`CHUNK_ROWS`, `CHUNK_CHARS`) so that a tokenizer encodes them in one
+batch call. A step where some completion has no text gives no lengths.
 
 Neither log names prompts by id: a step's rows are grouped by prompt text, and the texts
 get ids 0, 1, ... in order of first appearance (step by step, row by row), the default
@@ -41,23 +44,30 @@ import os
 import re
 import stat
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
 from frontier_rft.features.text import prompt_text
+from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_rewards
 
 __all__ = [
+    "CHUNK_CHARS",
+    "CHUNK_ROWS",
     "FORMATS",
     "LENGTH_UNIT",
     "MAX_PROMPT_CHARS",
     "MAX_ROWS",
+    "Count",
+    "RewardColumns",
+    "characters",
     "detect_format",
     "read_foreign_log",
     "regular_file",
+    "reward_columns",
     "reward_names",
 ]
 
@@ -81,6 +91,16 @@ _NOT_REWARDS = frozenset({"step", "prompt", "completion", "advantage", "image", 
 LENGTH_UNIT = "characters"
 """What a completion's length counts when no tokenizer is given: its text's characters
 (Unicode code points; a conversation's, its messages' contents)."""
+CHUNK_ROWS = 4096
+"""Most completions whose texts `count` is given in one call: a fast tokenizer encodes them
+as one batch on its thread pool, where one call per completion used one core (issue 72: a
+1.1 GB TRL log took about 17 CPU-minutes). The encoding's CPU time is much the same either
+way (measured); the wall time falls with the cores free."""
+CHUNK_CHARS = 1 << 21
+"""Most characters of completion text given to one call to `count` (a chunk is counted when
+it reaches CHUNK_ROWS completions or this many characters, whichever comes first): a
+tokenizer's batch call holds the chunk's token ids as Python lists, about 50 MB at the peak
+for 2.4M characters (measured; 380 MB for 18M)."""
 _TRL_FILE = re.compile(r"completions_(\d+)\.parquet")
 _VERL_FILE = re.compile(r"(\d+)\.jsonl")
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
@@ -108,8 +128,17 @@ Row = tuple[int, Any, float, bytes, int]
 """One completion: its step, its prompt (the log's cell: text or a conversation), its
 reward, its text's digest (TRL's, to tell a generation logged again from a new one; empty
 where the log has no completion), and its text's length (-1: no text)."""
-Count = Callable[[str], int]
-"""A completion text's length in some unit (len: characters)."""
+Read = tuple[int, Any, float, bytes, list[str] | None]
+"""One completion as read, before its length is counted: a Row with its texts (one, or a
+conversation's message contents; None: no text) in place of the length."""
+Count = Callable[[list[str]], Sequence[int]]
+"""The lengths of a batch of completion texts, one per text, in some unit (`characters`; a
+tokenizer's batch call: tokens)."""
+
+
+def characters(texts: list[str]) -> list[int]:
+    """Each text's length in characters (Unicode code points): the default `Count`."""
+    return [len(text) for text in texts]
 
 
 def regular_file(path: str | os.PathLike[str], fix: str) -> None:
@@ -166,13 +195,57 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     )
 
 
+def _output_dir(path: str | os.PathLike[str]) -> Path:
+    """The TRL output dir of the log at `path` (the dir, its completions/, or a file in it)."""
+    p = Path(path)
+    base = p if p.is_dir() else p.parent
+    return base.parent if base.name == "completions" else base
+
+
+class RewardColumns(NamedTuple):
+    """A TRL log's reward columns, how they are weighted, and who named them."""
+
+    columns: list[tuple[str, float]]
+    """(column, weight) per reward function, in TRL's order."""
+    source: str
+    """Who named them, for messages: --reward-column, or the file read."""
+    how: str
+    """Where the weights came from, for the replay's note."""
+
+
+def reward_columns(
+    path: str | os.PathLike[str], rewards: Sequence[tuple[str, float]] | None = None
+) -> RewardColumns | None:
+    """The reward columns and weights a replay sums a TRL log's reward from: `rewards` where
+    given (--reward-column), else the run's reward functions and reward_weights as the
+    frontier-rft TRL adapter recorded them in its output dir (`REWARDS_FILE`), else the
+    reward functions TRL's trainer_state.json names (`reward_names`), each weighted 1 (TRL
+    keeps reward_weights only in training_args.bin, never read); None where none names them
+    (the table's one reward column is then read, weighted 1)."""
+    if rewards:
+        return RewardColumns(
+            [(n, float(w)) for n, w in rewards], "--reward-column", "as --reward-column names them"
+        )
+    out = _output_dir(path)
+    if (recorded := read_run_rewards(out)) is not None:
+        where = out / REWARDS_FILE
+        how = f"the run's reward_weights, as the frontier-rft TRL adapter recorded them ({where})"
+        return RewardColumns(recorded, str(where), how)
+    if (found := reward_names(path)) is not None:
+        how = (
+            f"the reward functions {found[1]} names, each weighted 1 (TRL keeps reward_weights "
+            "only in training_args.bin, never read: give a weighted run's with --reward-column "
+            "NAME=WEIGHT)"
+        )
+        return RewardColumns([(n, 1.0) for n in found[0]], str(found[1]), how)
+    return None
+
+
 def reward_names(path: str | os.PathLike[str]) -> tuple[list[str], Path] | None:
     """The reward functions of the TRL run whose log is at `path`, as TRL's own files name
     them (`rewards/<name>/mean` in `trainer_state.json`'s log_history: the output dir's, else
     its latest checkpoint's), and that file; None where no such file is found."""
-    p = Path(path)
-    base = p if p.is_dir() else p.parent
-    out = base.parent if base.name == "completions" else base
+    out = _output_dir(path)
     states = [out / "trainer_state.json"]
     try:
         checkpoints = [
@@ -213,29 +286,26 @@ def read_foreign_log(
     fmt: str,
     *,
     rewards: Sequence[tuple[str, float]] | None = None,
-    count: Count = len,
+    count: Count = characters,
     texts: bool = False,
 ) -> tuple[list[Step], int, tuple[str, ...] | None]:
     """The steps of a TRL or verl log, in order, the number of distinct prompts seen, and
     with `texts` each one's text by id (`prompt_text` of its cell; None without `texts`).
-    `rewards` names TRL's reward columns and their weights (default: the reward functions
-    `reward_names` finds, each weighted 1; else the one column that is not step, prompt,
-    completion, advantage or an image); `count` gives a completion text's length (default:
-    its characters)."""
+    `rewards` names TRL's reward columns and their weights (default: those `reward_columns`
+    finds, the run's recorded weights or each weighted 1; else the one column that is not
+    step, prompt, completion, advantage or an image, weighted 1); `count` gives the lengths
+    of a batch of completion texts (default: their characters), called once per chunk of
+    completions."""
     if fmt not in ("trl", "verl"):
         raise ValueError(f"--format {fmt}: read_foreign_log reads trl or verl")
     files = _files(Path(path), fmt)
     columns: _Columns | None = None
-    if fmt == "trl":
-        if rewards:
-            columns = _Columns([(n, float(w)) for n, w in rewards], "--reward-column")
-        elif (found := reward_names(path)) is not None:
-            columns = _Columns([(n, 1.0) for n in found[0]], str(found[1]))
+    if fmt == "trl" and (named := reward_columns(path, rewards)) is not None:
+        columns = _Columns(named.columns, named.source)
     steps = _Steps(str(path), fmt, texts)
-    for file in files:
-        rows = _verl_rows(file, count) if fmt == "verl" else _trl_rows(file, columns, count)
-        for row in rows:
-            steps.add(*row)
+    read = (_verl_rows(f) if fmt == "verl" else _trl_rows(f, columns) for f in files)
+    for row in _counted((row for rows in read for row in rows), count):
+        steps.add(*row)
     return steps.done()
 
 
@@ -294,21 +364,55 @@ def _number(value: object) -> float | None:
     return None
 
 
-def _size(text: object, count: Count) -> int:
-    """A completion's length: `count` of its text, or of a conversation's message contents
-    summed; -1 when it holds no text `count` can read."""
+def _texts(text: object) -> list[str] | None:
+    """A completion's texts: its text, or a conversation's message contents (its length is
+    theirs summed); None when it holds no text `count` can read."""
     if isinstance(text, str):
-        texts = [text]
-    elif isinstance(text, list) and all(
+        return [text]
+    if isinstance(text, list) and all(
         isinstance(m, dict) and isinstance(m.get("content"), str) for m in text
     ):
-        texts = [m["content"] for m in text]
-    else:
-        return -1
-    size = sum(count(t) for t in texts)
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ValueError(f"a completion's length must be an int >= 0, got {str(size)[:40]}")
-    return size
+        return [m["content"] for m in text]
+    return None
+
+
+def _counted(rows: Iterable[Read], count: Count) -> Iterator[Row]:
+    """`rows` in order, each with its texts' length in place of its texts, counted by one
+    call to `count` per chunk of CHUNK_ROWS completions or CHUNK_CHARS characters of text
+    (memory: one chunk's texts)."""
+    chunk: list[Read] = []
+    held = 0
+    for row in rows:
+        chunk.append(row)
+        held += sum(len(t) for t in row[4] or ())
+        if len(chunk) >= CHUNK_ROWS or held >= CHUNK_CHARS:
+            yield from _count_chunk(chunk, count)
+            chunk, held = [], 0
+    yield from _count_chunk(chunk, count)
+
+
+def _count_chunk(chunk: list[Read], count: Count) -> Iterator[Row]:
+    """A chunk's rows with their lengths: `count` of all their texts at once, each row's
+    texts summed (-1: a row with no text)."""
+    texts = [t for row in chunk for t in row[4] or ()]
+    sizes = count(texts) if texts else []
+    if len(sizes) != len(texts):
+        raise ValueError(
+            f"count gave {len(sizes)} lengths for {len(texts)} completion texts; it must give "
+            "one length per text"
+        )
+    at = 0
+    for step, prompt, reward, text, parts in chunk:
+        if parts is None:
+            yield step, prompt, reward, text, -1
+            continue
+        size = 0
+        for n in sizes[at : at + len(parts)]:
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise ValueError(f"a completion's length must be an int >= 0, got {str(n)[:40]}")
+            size += n
+        at += len(parts)
+        yield step, prompt, reward, text, size
 
 
 def _step_of(value: object, where: str, fmt: str) -> int:
@@ -319,7 +423,7 @@ def _step_of(value: object, where: str, fmt: str) -> int:
 
 
 # ---------------------------------------------------------------------------- verl
-def _verl_rows(file: Path, count: Count) -> Iterator[Row]:
+def _verl_rows(file: Path) -> Iterator[Read]:
     for where, record in _lines(file):
         if not isinstance(record, dict):
             raise ValueError(f"{where} is not a JSON object; {_HOW['verl']}")
@@ -329,8 +433,8 @@ def _verl_rows(file: Path, count: Count) -> Iterator[Row]:
         score = _number(record["score"])
         if score is None or not math.isfinite(score):
             raise ValueError(f"{where}: score must be a finite number, got {record['score']!r:.40}")
-        size = _size(record.get("output"), count)
-        yield _step_of(record["step"], where, "verl"), record["input"], score, b"", size
+        texts = _texts(record.get("output"))
+        yield _step_of(record["step"], where, "verl"), record["input"], score, b"", texts
 
 
 # ---------------------------------------------------------------------------- TRL
@@ -361,7 +465,7 @@ def _guess(names: Sequence[str], where: str) -> _Columns:
     return _Columns([(candidates[0], 1.0)], "its one reward column")
 
 
-def _trl_rows(file: Path, columns: _Columns | None, count: Count) -> Iterator[Row]:
+def _trl_rows(file: Path, columns: _Columns | None) -> Iterator[Read]:
     suffix = file.suffix.lower()
     records: Iterator[tuple[str, Any]]
     if suffix == ".parquet":
@@ -402,9 +506,9 @@ def _trl_rows(file: Path, columns: _Columns | None, count: Count) -> Iterator[Ro
         if not scored:  # TRL leaves it out of its group's baseline; so do its live shadows
             total = math.nan
         text = _digest(record["completion"]) if "completion" in record else b""
-        size = _size(record.get("completion"), count)
+        texts = _texts(record.get("completion"))
         step = _step_of(record["step"], where, "trl")
-        yield step, record["prompt"], total, text, size
+        yield step, record["prompt"], total, text, texts
 
 
 def _parquet_records(file: Path, columns: _Columns | None) -> Iterator[tuple[str, Any]]:

@@ -45,9 +45,12 @@ from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.foreign_logs import (
     FORMATS,
     LENGTH_UNIT,
+    Count,
+    characters,
     detect_format,
     read_foreign_log,
     regular_file,
+    reward_columns,
 )
 from frontier_rft.shadow.live import build_shadow, shadow_config
 from frontier_rft.shadow.rule import (
@@ -69,6 +72,7 @@ __all__ = [
     "read_shadow_summary",
     "replay",
     "replay_table",
+    "reward_note",
     "reward_record",
     "tokens_note",
 ]
@@ -260,7 +264,7 @@ def replay(
     log_format: str | None = None,
     rewards: Sequence[tuple[str, float]] | None = None,
     reward_range: tuple[float, float] | None = None,
-    count: Callable[[str], int] | None = None,
+    count: Count | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
     the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
@@ -269,11 +273,12 @@ def replay(
     after each step (to trace their curves). `reward_range` (low, high) maps the logged
     rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
     rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
-    generated tokens (`length_unit` says in what unit); `count` gives a TRL or verl
-    completion text's length (default: its characters). Steps are named as the log names
-    them (TRL's and verl's from 1). A rule whose selector reads features (`skip`) derives
-    them from a TRL or verl log's prompt text, as an adapter's pool without features does
-    (`evidence_note`); a rewards.jsonl holds no text, and such a rule is refused there."""
+    generated tokens (`length_unit` says in what unit); `count` gives the lengths of a batch
+    of TRL or verl completion texts, one per text (default: their characters; called a chunk
+    of completions at a time). Steps are named as the log names them (TRL's and verl's from
+    1). A rule whose selector reads features (`skip`) derives them from a TRL or verl log's
+    prompt text, as an adapter's pool without features does (`evidence_note`); a
+    rewards.jsonl holds no text, and such a rule is refused there."""
     if log_format is not None and log_format not in FORMATS:
         raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
     if rewards and log_format not in (None, "trl"):
@@ -446,11 +451,27 @@ def length_unit(
     return f"{LENGTH_UNIT} of the completion text (not tokens: the log holds no token counts)"
 
 
+def reward_note(
+    path: str | os.PathLike[str],
+    log_format: str | None = None,
+    rewards: Sequence[tuple[str, float]] | None = None,
+) -> str | None:
+    """What a replay of the TRL log at `path` summed each completion's reward from, and where
+    the weights came from (`rewards`: --reward-column); None for other logs."""
+    if _format_of(path, log_format) != "trl":
+        return None
+    named = reward_columns(path, rewards)
+    if named is None:
+        return "reward: the table's one reward column, weighted 1."
+    terms = " + ".join(f"{w:g} x {n}" for n, w in named.columns)
+    return f"reward: {terms}: {named.how}."
+
+
 def _read_steps(
     path: str | os.PathLike[str],
     fmt: str,
     rewards: Sequence[tuple[str, float]] | None,
-    count: Callable[[str], int] | None = None,
+    count: Count | None = None,
     texts: bool = False,
 ) -> Iterator[RewardStep]:
     """The log's steps in frontier-rft's terms, whichever format it is; with `texts`, a TRL
@@ -466,7 +487,7 @@ def _read_steps(
         yield from read_reward_log(Path(path) / REWARD_LOG if Path(path).is_dir() else path)
         return
     steps, prompts, held = read_foreign_log(
-        path, fmt, rewards=rewards, count=count or len, texts=texts
+        path, fmt, rewards=rewards, count=count or characters, texts=texts
     )
     batch = max(ids.size for _, ids, _, _ in steps)  # a step with unscored groups has fewer
     for step, ids, r, lengths in steps:

@@ -25,6 +25,10 @@ What it changes, and where:
 - Checkpoints (`_save_checkpoint`, the seam TRL uses for its own extra state): the
   selector and sampler state are written into each checkpoint directory;
   `train(resume_from_checkpoint=...)` restores them before training resumes.
+- The run's reward functions and `reward_weights` (TRL keeps the weights only in its pickled
+  `training_args.bin`) are recorded at the start of `train()` in the output dir's
+  `frontier_rewards.json`, where `frontier shadow replay` weighs TRL's completions table's
+  reward columns by them (shadow/run_rewards.py).
 - Logs (`log`): a summary of the selector metrics, prefixed `curriculum/`, joins TRL's logs
   (so TensorBoard, W&B or any `report_to` backend gets them; `metrics_verbosity: all` sends
   every key); the JSONL file gets every key. Each evaluation's log (TRL's `eval_reward`,
@@ -126,6 +130,7 @@ from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.shadow.live import RunShadows
+from frontier_rft.shadow.run_rewards import write_run_rewards
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
@@ -844,6 +849,15 @@ class FrontierTrainerMixin:
             self.frontier_sampler.resume_mid_epoch(int(skipped) > 0)
         return epochs_trained, skipped
 
+    def _frontier_record_rewards(self) -> None:
+        """Write the run's reward functions (TRL's names: its completions table's reward
+        columns) and their weights to the output dir, for `frontier shadow replay`."""
+        names = getattr(self, "reward_func_names", None)  # TRL's, GRPO's and RLOO's alike
+        if names is not None and self.accelerator.is_main_process:
+            # TRL's float32 weights, each as the shortest decimal that is it (0.1, not 0.1000...1)
+            weights = [float(str(w)) for w in self.reward_weights.detach().cpu().numpy()]
+            write_run_rewards(self.args.output_dir, names, weights)
+
     def _frontier_check_sync(self) -> None:
         """Raise if processes hold different selector states (they must select identically)."""
         if not self.frontier_config.check_sync or self.accelerator.num_processes == 1:
@@ -874,6 +888,7 @@ class FrontierTrainerMixin:
         if isinstance(checkpoint, str | os.PathLike):
             self.load_frontier_state(checkpoint)
             self._frontier_resuming = True
+        self._frontier_record_rewards()
         try:
             result = super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
             if self.accelerator.is_main_process:
