@@ -452,7 +452,7 @@ def test_weighted_rewards_and_none_combine_as_trl_does(tmp_path: Path) -> None:
     # only in training_args.bin), and a replay of its completions log sums TRL's reward
     # columns with them, unasked: each step's rewards are the ones the selector received.
     assert read_run_rewards(tmp_path) == [("task_reward", 0.75), ("bonus", 0.25)]
-    steps, _ = read_foreign_log(tmp_path, "trl")
+    steps, _, _ = read_foreign_log(tmp_path, "trl")
     assert len(steps) == len(spy.calls) == 3
     for (_, _, replayed, _), (_, received, _) in zip(steps, spy.calls, strict=True):
         np.testing.assert_allclose(np.sort(replayed, axis=None), np.sort(received), atol=1e-7)
