@@ -1,8 +1,9 @@
 """Shadows count generated tokens where the log holds completion lengths: the share of the
 run's tokens a rule would have saved equals a hand-computed one (and differs from its share of
 rollouts when the groups it leaves out are long), an old reward log without lengths still
-replays and says its tokens are not in it, and TRL and verl logs count their completion
-texts' characters, labelled as such."""
+replays and says its tokens are not in it, TRL and verl logs count their completion texts'
+characters, labelled as such, and the adapters' live shadows (RunShadows) count the lengths
+they are given, regrouped as the rewards are."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import numpy as np
 import pytest
 
 from conftest import assert_state_equal
-from frontier_rft import TaskPool
+from frontier_rft import TaskPool, make_selector
 from frontier_rft.cli.main import main
+from frontier_rft.metrics_log import JsonlLogger
 from frontier_rft.shadow import (
     build_shadow,
     load_shadow,
@@ -24,6 +26,7 @@ from frontier_rft.shadow import (
     shadow_config,
 )
 from frontier_rft.shadow.foreign_logs import characters
+from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import replay
 from frontier_rft.shadow.rule import Shadow, ShadowConfig
 from test_shadow import _SkipOdd
@@ -113,6 +116,50 @@ def test_an_old_log_without_lengths_replays_and_says_tokens_are_not_in_it(
     assert c.passes()[-1]["tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
     assert main(["shadow", "replay", str(mixed), "--rule", "screen2"]) == 0
     assert "over 1 of 2 steps (the rest hold none)" in capsys.readouterr().out
+
+
+def test_live_shadows_count_the_lengths_they_are_given_regrouped_as_the_rewards(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As an adapter reports a step: a rollout a row, the prompts' rows interleaved (verl
+    # reorders a batch), each prompt's completions in their order; prompt 4 lost a completion
+    # (unscorable), so it has no whole group and is left out, its long completions with it.
+    ids = np.r_[np.repeat(np.arange(4), 4), [4, 4, 4]]
+    rewards = np.r_[REWARDS.reshape(-1), [0.0, 0.0, 0.0]]
+    lengths = np.r_[LENGTHS.reshape(-1), [5000, 5000, 5000]]
+    order = np.argsort(np.tile(np.arange(4), 5)[: ids.size], kind="stable")  # interleaved
+    live = RunShadows([shadow_config("screen2")], make_selector("uniform", TaskPool(8)), 0)
+    for t in range(2):
+        live.observe(t, ids[order], rewards[order], 4, lengths[order])
+    # By hand (REWARDS, LENGTHS above): screen2 leaves out prompts 0 and 2 after their first
+    # two completions, 600 - 390 = 210 of each step's 600 tokens.
+    (shadow,) = live.shadows
+    total = shadow.passes()[-1]
+    assert (total["tokens"], total["tokens_saved"]) == (1200, 420)
+    assert total["rollouts"] == 32 and total["rollouts_saved_share"] == SCREEN2_ROLLOUTS
+    m = live.metrics()
+    assert (m["shadow/screen2/tokens_saved"], m["shadow/screen2/tokens_saved_step"]) == (420, 210)
+    assert m["shadow/screen2/tokens_saved_share"] == pytest.approx(SCREEN2_TOKENS)
+    assert "| screen2 | all | 2 | 32 | 8 | 25.0% | 35.0% |" in live.summary()
+    # Lengths that are not one per reward are refused before any shadow moves.
+    with pytest.raises(ValueError, match="one per reward"):
+        live.observe(2, ids, rewards, 4, lengths[:-1])
+    assert shadow.passes()[-1]["steps"] == 2
+    # The end-of-run record (the TRL adapter's metrics log): its replay shows the tokens share.
+    metrics = tmp_path / "frontier_metrics.jsonl"
+    with JsonlLogger(metrics) as logger:
+        logger.log({}, step=2, **live.summary_record())
+    assert main(["shadow", "replay", str(metrics)]) == 0
+    out = capsys.readouterr().out
+    assert "| screen2 | all | 2 | 32 | 8 | 25.0% | 35.0% |" in out
+    assert "counted in the trainer's generated tokens, over every step (1,200 in all)" in out
+    # Without lengths (a run scored by reward models alone): the note says why.
+    bare = RunShadows([shadow_config("screen2")], make_selector("uniform", TaskPool(8)), 0)
+    bare.observe(0, ids, rewards, 4)
+    with JsonlLogger(metrics) as logger:
+        logger.log({}, step=1, **bare.summary_record())
+    assert main(["shadow", "replay", str(metrics)]) == 0
+    assert "given no completion lengths: a run scored by reward models" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ The world: task t is a prompt whose pass rate is PASS_RATES[t]. The stand-in sam
 reads the task from the prompt's one token and answers 1 (correct) with probability
 PASS_RATES[t], seeded by (weights version, task, how many times this client sampled it):
 the same weights give the same answers, so a resumed run sees the rewards an uninterrupted
-one would. The environment gives reward 1 for the answer 1.
+one would. A wrong answer runs long: WRONG_TOKENS tokens, 0 0 0 (a right one is the one
+token 1). The environment gives reward 1 for the answer 1.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tinker_cookbook.rl.types import Env, EnvGroupBuilder, StepResult
 NUM_TASKS = 32
 GROUP_SIZE = 4
 TASK_TOKEN = 1000  # prompt token of task t: TASK_TOKEN + t
+WRONG_TOKENS = 3  # a wrong answer's sampled tokens (a right one's: 1)
 SEED = 1234
 # 8 never solved, 8 always solved, 16 in between: known pass rates.
 PASS_RATES = np.concatenate([np.zeros(8), np.ones(8), np.linspace(0.1, 0.9, 16)])
@@ -87,11 +89,12 @@ class FakeSamplingClient:
         rng = np.random.default_rng([SEED, self.version, task, k])
         answer = int(rng.random() < PASS_RATES[task])
         self.record.samples.append((self.version, task, float(answer)))
+        tokens = [1] if answer else [0] * WRONG_TOKENS
         seq = tinker.SampledSequence(
             stop_reason="stop",
             sequence_id=f"v{self.version}-t{task}-{k}",
-            _tokens_list=[answer],
-            _logprobs_list=[-0.5],
+            _tokens_list=tokens,
+            _logprobs_list=[-0.5] * len(tokens),
         )
         return tinker.SampleResponse(sequences=[seq])
 

@@ -1,7 +1,7 @@
 """Shadows beside a tinker-cookbook run (TinkerFrontierConfig.shadows, docs/shadow.md), driven
 by the cookbook's real `rl.train.main` with the remote service stood in for (fake_service).
-Rewards reach the dataset a group at a time; the shadows read each batch whole, in the order
-drawn, once it is complete."""
+Rewards reach the dataset a group at a time, with each trajectory's sampled tokens; the
+shadows read each batch whole, in the order drawn, once it is complete."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fake_service import GROUP_SIZE, NUM_TASKS, PASS_RATES, Record
+from fake_service import GROUP_SIZE, NUM_TASKS, PASS_RATES, WRONG_TOKENS, Record
 from test_tinker_adapter import _states_equal, _trajectory
 from tinker_run import BATCH, Spy, make_dataset, spy_on
 
@@ -67,18 +67,22 @@ def test_screen_counts_are_hand_counted_and_equal_the_replay_of_the_runs_rewards
     run_cookbook(dataset, tmp_path, max_steps=steps)
 
     groups = _groups(spy)
-    saved = screened = lost = 0
+    saved = screened = lost = tokens = tokens_saved = 0
     log = tmp_path / "rewards.jsonl"
     with log.open("w") as fh:
         for step, picks in enumerate(spy.picks):
             for task in picks:
                 group = np.asarray(groups[(step, task)])
+                sizes = np.where(group == 1, 1, WRONG_TOKENS)  # the sampler's answers' tokens
+                tokens += int(sizes.sum())
                 if group[0] == group[1]:  # screened out after 2: the other 2 not spent
                     screened += 1
                     saved += GROUP_SIZE - 2
                     lost += int(not np.all(group == group[0]))
+                    tokens_saved += int(sizes[2:].sum())
             rewards = np.asarray([groups[(step, t)] for t in picks])
-            fh.write(reward_record(step, NUM_TASKS, SEED, np.asarray(picks), rewards))
+            lengths = np.where(rewards == 1, 1, WRONG_TOKENS)
+            fh.write(reward_record(step, NUM_TASKS, SEED, np.asarray(picks), rewards, lengths))
     # Known prompts: never- and always-solved ones are always screened out, losing nothing.
     constant = sum(PASS_RATES[t] in (0.0, 1.0) for picks in spy.picks for t in picks)
     assert screened > constant > 0 and lost > 0
@@ -88,7 +92,12 @@ def test_screen_counts_are_hand_counted_and_equal_the_replay_of_the_runs_rewards
     assert live["shadow/screen2/rollouts_saved"] == saved
     assert live["shadow/screen2/screened_out"] == screened
     assert live["shadow/screen2/informative_lost"] == lost
-    # `frontier shadow replay` of the same rewards: the same figures, greso's draw for draw.
+    # Tokens as well: each trajectory's sampled tokens (wrong answers run long).
+    assert live["shadow/screen2/tokens_saved"] == tokens_saved > 0
+    assert live["shadow/screen2/tokens_saved_share"] == pytest.approx(tokens_saved / tokens)
+    assert tokens_saved / tokens != pytest.approx(live["shadow/screen2/rollouts_saved_share"])
+    # `frontier shadow replay` of the same rewards and lengths: the same figures, tokens
+    # included, greso's draw for draw.
     replayed = replay(log, ["screen2", "greso", "greso+screen2"])
     for shadow, again in zip(dataset.shadows.shadows, replayed, strict=True):
         assert _states_equal(again.passes(), shadow.passes())
@@ -151,6 +160,17 @@ def test_async_resume_counts_the_batches_in_flight_as_incomplete(
         in_flight & {int(k) for k in saved["shadow_batches"]}
     )
     assert m["tinker/shadow_waiting_batches"] == 1.0  # only the batch just picked
+    # The held batches keep each group's sampled tokens; a state saved before they did loads.
+    held = saved["shadow_batches"].values()
+    assert held and all(len(b["lengths"]) == len(b["rewards"]) for b in held)
+    for batch in held:
+        del batch["lengths"]
+    (tmp_path / "frontier_tinker/batch_000003/frontier_dataset.json").write_text(json.dumps(saved))
+    older = make_dataset(tmp_path, "greso", shadows=RULES)
+    older.get_batch(3)
+    assert {k: v for k, v in older.metrics().items() if k.startswith("tinker/shadow")} == {
+        k: v for k, v in m.items() if k.startswith("tinker/shadow")
+    }
 
 
 def test_bad_rules_are_one_line_errors_before_anything_runs() -> None:

@@ -120,6 +120,11 @@ def test_the_default_trains_verls_whole_batches_with_skip_as_a_shadow(
         assert len(rollouts.submitted[-1]) == B  # uniform's whole batch
         transfer_queue.kv_clear(keys=meta.keys, partition_id="train")
     assert any("shadow/skip/" in k for k in sampler.metrics()), sorted(sampler.metrics())
+    # With each trajectory's tokens: the response_len tag the agent loop gives it, read back
+    # from verl's replay buffer (the scripted responses have 2 + (task + session) % 3 tokens).
+    tokens = sum(2 + (t + s) % 3 for ids in rollouts.submitted for t in ids for s in range(N))
+    assert sampler.shadows.shadows[0].passes()[-1]["tokens"] == tokens
+    assert "shadow/skip/tokens_saved_share" in sampler.metrics()
 
 
 @pytest.mark.parametrize(

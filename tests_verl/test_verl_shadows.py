@@ -74,36 +74,88 @@ def test_screen_counts_are_hand_counted_and_equal_the_replay_of_verls_own_dump(
 ) -> None:
     run = Run(make_dataset, selector="uniform", shadows=["screen2"])
     dump = tmp_path / "rollout_data"
-    saved = screened = lost = 0
+    saved = screened = lost = tokens = tokens_saved = 0
     for step, batch in enumerate(run.steps(range(STEPS))):
         ids, rewards = expected_feedback(batch)
+        lengths = batch.batch["response_mask"].sum(-1).numpy()  # each response's tokens
+        tokens += int(lengths.sum())
         for task in np.unique(ids):
             group = rewards[ids == task]  # in the batch's order, as the shadow reads it
             if group[0] == group[1]:  # screened out after 2: the other N - 2 not spent
                 screened += 1
                 saved += N - 2
                 lost += int(not np.all(group == group[0]))
-        # What verl writes with trainer.rollout_data_dir (the decoded prompt: here its id).
+                tokens_saved += int(lengths[ids == task][2:].sum())
+        # What verl writes with trainer.rollout_data_dir (the decoded prompt: here its id; a
+        # response as many characters as it has tokens).
         RayPPOTrainer._write_generations(
-            [f"prompt {t}" for t in ids], [""] * ids.size, [None] * ids.size,
+            [f"prompt {t}" for t in ids], ["x" * n for n in lengths], [None] * ids.size,
             rewards.tolist(), {}, str(dump), step + 1,  # verl's global_steps start at 1
         )  # fmt: skip
     live = run.sampler.metrics()
     assert live["shadow/screen2/rollouts_saved"] == saved > 0
     assert live["shadow/screen2/screened_out"] == screened
     assert live["shadow/screen2/informative_lost"] == lost > 0
+    # Tokens as well: the responses' lengths (response_mask), summed by hand.
+    assert live["shadow/screen2/tokens_saved"] == tokens_saved > 0
+    assert live["shadow/screen2/tokens_saved_share"] == pytest.approx(tokens_saved / tokens)
+    assert tokens_saved / tokens != pytest.approx(saved / (STEPS * B * N))  # not the rollouts'
     (replayed,) = replay(dump, ["screen2"], log_format="verl", pool_size=len(run.ds))
-    # The same counts over the run; tokens aside: verl's dump holds text (characters), the
-    # live shadow none. Per pass they split differently: the replay counts a pass as pool //
-    # batch steps (verl's own loader drops each epoch's remainder, docs/shadow.md), while this
-    # run's FrontierSampler crossed the epoch without dropping (42 rows, batches of 4).
+    # The same counts over the run, tokens too (the dump's characters, one per token here).
+    # Per pass they split differently: the replay counts a pass as pool // batch steps
+    # (verl's own loader drops each epoch's remainder, docs/shadow.md), while this run's
+    # FrontierSampler crossed the epoch without dropping (42 rows, batches of 4).
     additive = ("steps", "groups", "rollouts", "rollouts_saved", "skipped", "screened_out",
-                "left_out", "informative_lost")  # fmt: skip
+                "left_out", "informative_lost", "token_steps", "tokens",
+                "tokens_saved")  # fmt: skip
     totals = [
         {k: sum(p[k] for p in shadow.passes() if p["pass"] > 0) for k in additive}  # 0: all
         for shadow in (replayed, run.sampler.shadows.shadows[0])
     ]
     assert totals[0] == totals[1] and totals[0]["steps"] == STEPS
+
+
+def test_the_v1_report_gives_the_shadows_each_trajectorys_response_len(
+    make_dataset: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verl's v1 replay buffer: each trajectory's tokens are the `response_len` tag its agent
+    loop writes (TransferQueue stood in for: what kv_batch_get returns for the keys)."""
+    from types import SimpleNamespace
+
+    from frontier_rft.integrations.verl import v1
+
+    run = Run(make_dataset, selector="uniform", shadows=["screen2"])
+    drawn = [int(e["index"]) for e in next(run.it)["extra_info"]]
+    store, keys, tags = {}, [], []
+    tokens = tokens_saved = 0
+    for i, task in enumerate(drawn):
+        # every other prompt solved by all (screened out after 2), the rest half the time
+        rewards = [1.0] * N if i % 2 == 0 else [float(j % 2) for j in range(N)]
+        for j, reward in enumerate(rewards):
+            key, size = f"u{task}_{j}_0", 10 * (j + 1) + i
+            store[key] = (task, f"u{task}", reward)
+            keys.append(key)
+            tags.append({"status": "success", "global_steps": 1, "response_len": size})
+            tokens += size
+            tokens_saved += size if i % 2 == 0 and j >= 2 else 0
+    keys.append("pad")
+    tags.append({"is_padding": True})  # verl pads a batch for its ranks: not a rollout
+
+    def kv_batch_get(keys: list[str], partition_id: str, select_fields: list[str]) -> Any:
+        rows = [store[k] for k in keys]
+        return {
+            "index": [r[0] for r in rows],
+            "uid": [r[1] for r in rows],
+            "rm_scores": [torch.tensor([0.0, r[2]]) for r in rows],
+        }
+
+    monkeypatch.setattr(v1, "tq", SimpleNamespace(kv_batch_get=kv_batch_get))
+    meta = SimpleNamespace(keys=keys, tags=tags, partition_id="train")
+    assert v1.report_sampled_batch(run.sampler, meta) == B * N
+    live = run.sampler.metrics()
+    assert live["shadow/screen2/screened_out"] == B // 2
+    assert live["shadow/screen2/tokens_saved"] == tokens_saved
+    assert live["shadow/screen2/tokens_saved_share"] == pytest.approx(tokens_saved / tokens)
 
 
 @pytest.mark.parametrize("k", [5, 12])  # 12: at the epoch boundary

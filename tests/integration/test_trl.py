@@ -77,13 +77,15 @@ def base_reward(task_id: int, completion: str) -> float:
 
 
 class RecordingReward:
-    """A TRL reward function that records every reward it returns, with its task id."""
+    """A TRL reward function that records every reward it returns, with its task id and
+    its completion's length in tokens (the `completion_ids` TRL passes it)."""
 
     def __init__(self, name: str = "task_reward", none_for_odd: bool = False):
         self.__name__ = name
         self.none_for_odd = none_for_odd
         self.task_ids: list[int] = []
         self.rewards: list[float | None] = []
+        self.lengths: list[int] = []
 
     def __call__(
         self, prompts: list[str], completions: list[str], task_id: list[int], **kwargs: Any
@@ -93,6 +95,7 @@ class RecordingReward:
             out.append(None if self.none_for_odd and t % 2 else base_reward(int(t), c))
         self.task_ids.extend(int(t) for t in task_id)
         self.rewards.extend(out)
+        self.lengths.extend(len(ids) for ids in kwargs.get("completion_ids", ()))  # TRL's
         return out
 
 
@@ -731,11 +734,22 @@ def _distributed_worker(out: Path) -> None:
     spy, reward = UpdateSpy(sel), RecordingReward()
     # 2 prompts per process: each generation round is 4 prompts split over the 2 ranks.
     trainer = grpo(
-        out, sel, steps=6, prompts=2, rewards=[reward], save_strategy="steps", save_steps=3
+        out,
+        sel,
+        steps=6,
+        prompts=2,
+        rewards=[reward],
+        frontier=FrontierConfig(shadows=["screen2"]),
+        save_strategy="steps",
+        save_steps=3,
     )
     trainer.train()
     rank = trainer.accelerator.process_index
+    (shadow,) = trainer.frontier_shadows.shadows
     record = {
+        "local_lengths": reward.lengths,
+        "shadow_tokens": shadow.passes()[-1]["tokens"],
+        "shadow_digest": state_digest(shadow.state_dict()),
         "num_processes": trainer.accelerator.num_processes,
         "digest": state_digest(sel.state_dict()),
         "chunks": trainer.frontier_sampler.state_dict()["epoch_chunks"].tolist(),
@@ -761,6 +775,10 @@ def test_two_processes_gather_rewards_and_keep_selectors_identical(tmp_path: Pat
     # The same stream and the same selector on both processes ...
     assert ranks[0]["chunks"] == ranks[1]["chunks"]
     assert ranks[0]["digest"] == ranks[1]["digest"]
+    # ... and the same shadow, which counted every rank's completions' generated tokens.
+    assert ranks[0]["shadow_digest"] == ranks[1]["shadow_digest"]
+    every_length = sum(ranks[0]["local_lengths"]) + sum(ranks[1]["local_lengths"])
+    assert ranks[0]["shadow_tokens"] == every_length > 0
     # ... because each received every rank's rewards: round k = rank 0's slice, then rank 1's.
     per_round = 2 * NUM_GENERATIONS
     for rank in ranks:

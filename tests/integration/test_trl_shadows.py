@@ -1,6 +1,7 @@
 """Shadows in the TRL adapter on the real tiny GRPOTrainer (CPU): the run is the same with and
-without them, they see what the selector sees, their metrics reach TRL's logs and the JSONL
-file, and a resumed run continues them exactly."""
+without them, they see what the selector sees and each completion's generated tokens (so they
+report tokens saved), their metrics reach TRL's logs and the JSONL file, and a resumed run
+continues them exactly."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
-from test_trl import NUM_GENERATIONS, LogRecorder, UpdateSpy, grpo, pool
+from test_trl import NUM_GENERATIONS, LogRecorder, RecordingReward, UpdateSpy, grpo, pool
 
 from frontier_rft import make_selector
 from frontier_rft.integrations.trl import FrontierConfig
@@ -41,7 +42,9 @@ def one_torch_thread() -> Any:
     torch.set_num_threads(before)
 
 
-def _run(out: Path, shadows: list[str] | None, **kw: Any) -> tuple[Any, UpdateSpy, LogRecorder]:
+def _run(
+    out: Path, shadows: list[str] | None, reward: RecordingReward | None = None, **kw: Any
+) -> tuple[Any, UpdateSpy, LogRecorder]:
     selector = make_selector("uniform", pool(), seed=0)
     spy, recorder = UpdateSpy(selector), LogRecorder()
     trainer = grpo(
@@ -50,6 +53,7 @@ def _run(out: Path, shadows: list[str] | None, **kw: Any) -> tuple[Any, UpdateSp
         steps=STEPS,
         callbacks=[recorder],
         frontier=FrontierConfig(shadows=shadows),
+        rewards=None if reward is None else [reward],
         **kw,
     )
     return trainer, spy, recorder
@@ -62,28 +66,37 @@ def _weights(trainer: Any) -> list[np.ndarray]:
 def test_shadows_change_nothing_and_see_what_the_selector_sees(tmp_path: Path) -> None:
     plain, plain_spy, _ = _run(tmp_path / "plain", None)
     plain.train()
-    shadowed, spy, recorder = _run(tmp_path / "shadowed", RULES)
+    reward = RecordingReward()
+    shadowed, spy, recorder = _run(tmp_path / "shadowed", RULES, reward)
     shadowed.train()
     # The same batches, rewards and weights: the shadows trained nothing and drew nothing.
     np.testing.assert_array_equal(spy.ids(), plain_spy.ids())
     np.testing.assert_array_equal(spy.rewards(), plain_spy.rewards())
     for a, b in zip(_weights(shadowed), _weights(plain), strict=True):
         np.testing.assert_array_equal(a, b)
-    # Each shadow equals one fed by hand the selector's feedback, group by group.
+    # Each completion's generated tokens, as the reward function was passed them: what TRL
+    # counts in its own completions/mean_length (a generation a step, 4 prompts x 4).
+    lengths = np.asarray(reward.lengths).reshape(STEPS, -1)
+    trl_means = [c["completions/mean_length"] for c in recorder.logs if "loss" in c]
+    np.testing.assert_allclose(lengths.mean(axis=1), trl_means)
+    # Each shadow equals one fed by hand the selector's feedback and those lengths, group by
+    # group: its token counts are the run's generated tokens.
     for shadow in shadowed.frontier_shadows.shadows:
         config = ShadowConfig.parse(shadow.name)
         inner = make_selector(config.selector, pool(), seed=0) if config.selector else None
         by_hand = Shadow(config, inner, pool().num_tasks, seed=0)
-        for ids, rewards, step in spy.calls:
+        for (ids, rewards, step), sizes in zip(spy.calls, lengths, strict=True):
             drawn = ids[::NUM_GENERATIONS]
-            by_hand.observe(step, drawn, rewards, NUM_GENERATIONS)
+            by_hand.observe(step, drawn, rewards, NUM_GENERATIONS, sizes)
         assert state_digest(by_hand.state_dict()) == state_digest(shadow.state_dict())
+        assert shadow.passes()[-1]["tokens"] == lengths.sum()
     metrics = shadowed.frontier_metrics()
     assert metrics["shadow/screen2/rollouts_saved"] > 0  # always-0 and always-1 prompts
+    assert metrics["shadow/screen2/tokens_saved"] > 0
     # In TRL's logs (what every report_to backend receives) and in the JSONL file.
     last = [c for c in recorder.logs if "loss" in c][-1]
     for rule in RULES:
-        for key in ("rollouts_saved", "skip_precision", "informative_lost"):
+        for key in ("rollouts_saved", "skip_precision", "informative_lost", "tokens_saved_share"):
             name = f"curriculum/shadow/{rule}/{key}"
             if np.isfinite(metrics[f"shadow/{rule}/{key}"]):
                 assert last[name] == metrics[f"shadow/{rule}/{key}"], name
@@ -135,7 +148,10 @@ def test_a_reward_a_shadow_refuses_changes_nothing_and_names_the_task(
     rewards = np.tile([0.0, 1.0, 0.0, 1.0], 2)
     rewards[5] = 1.5
     inputs = [{"task_id": int(t)} for t in ids]
-    monkeypatch.setattr(trainer._frontier_tap, "take", lambda: (rewards[:, None].copy(), None))
+    lengths = np.full(rewards.size, 3, dtype=np.int64)
+    monkeypatch.setattr(
+        trainer._frontier_tap, "take", lambda: (rewards[:, None].copy(), None, lengths)
+    )
 
     def everything() -> list[Any]:
         readers = [trainer.frontier_selector] + [
@@ -158,3 +174,4 @@ def test_a_reward_a_shadow_refuses_changes_nothing_and_names_the_task(
     rewards[5] = 1.0
     trainer._frontier_deliver(inputs)  # the retry lands once, on the selector and every shadow
     assert all(s.metrics()["epoch"] == 1 for s in trainer.frontier_shadows.shadows)
+    assert all(s.passes()[-1]["tokens"] == 3 * 8 for s in trainer.frontier_shadows.shadows)

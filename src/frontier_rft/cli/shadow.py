@@ -131,7 +131,11 @@ def _show_summary(args: argparse.Namespace) -> int:
         "saved share: of the run's rollouts; precision: share of the groups a rule left out "
         "that were zero-variance; abs(A) lost: share of the sum of |GRPO advantage| they held."
     )
-    print(tokens_note(named[0][1][-1], "the trainer's generated tokens"))
+    missing = (
+        "its live shadows were given no completion lengths: a run scored by reward models "
+        "alone, or one written before live shadows counted tokens"
+    )
+    print(tokens_note(named[0][1][-1], "the trainer's generated tokens", missing))
     print(CAVEAT)
     return 0
 

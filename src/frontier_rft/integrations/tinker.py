@@ -32,7 +32,9 @@ Shadows (`TinkerFrontierConfig.shadows`, docs/shadow.md) read a whole batch at o
 order drawn, but rewards arrive a group at a time: the dataset keeps each picked batch's
 groups until the batch is complete, and feeds complete batches to the shadows in draw order.
 A batch that never completes (a group lost, or forgotten with its batch) is counted and
-passed over; the batches after it wait for it until then.
+passed over; the batches after it wait for it until then. With each group's rewards the
+dataset keeps its trajectories' sampled tokens (the actions' tokens, as the cookbook's
+`total_ac_tokens` counts them), so the shadows count tokens saved as well as rollouts.
 """
 
 from __future__ import annotations
@@ -260,11 +262,12 @@ class FeedbackGroupBuilder(EnvGroupBuilder):  # type: ignore[misc]
             sum(float(t.reward) for t in traj.transitions) + float(pair[0])
             for traj, pair in zip(trajectory_group, pairs, strict=True)
         ]
+        lengths = _sampled_tokens(trajectory_group)
         if self._reported:  # the same group scored twice (a retry): its rewards count once
             self._dataset._stats["duplicate_reports"] += 1
         else:
             self._dataset._report(
-                self.task_id, self.step, np.asarray(totals, np.float64), self.position
+                self.task_id, self.step, np.asarray(totals, np.float64), self.position, lengths
             )
             self._reported = True
         return result
@@ -376,8 +379,9 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         if config.shadows is None and self.shadows.shadows:
             _log.info(default_shadows_line([s.config.name for s in self.shadows.shadows]))
         # Picked batches the shadows have not read yet: draw step -> (task ids in the order
-        # drawn, each position's rewards once reported). Empty without shadows.
-        self._shadow_batches: dict[int, tuple[list[int], list[list[float] | None]]] = {}
+        # drawn, each position's rewards once reported, and its trajectories' sampled tokens
+        # where known). Empty without shadows.
+        self._shadow_batches: dict[int, _Held] = {}
         self._shadow_next = 0  # the draw step the shadows read next
         self._shadow_stats = {"fed": 0, "incomplete": 0}
         self._refusal: str | None = None  # a check a rollout strategy may have swallowed
@@ -408,7 +412,8 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         self._next_index = index + 1
         self._outstanding[step] = int(ids.shape[0])
         if self.shadows.shadows:
-            self._shadow_batches[step] = (ids.tolist(), [None] * int(ids.shape[0]))
+            size = int(ids.shape[0])
+            self._shadow_batches[step] = (ids.tolist(), [None] * size, [None] * size)
         self._forget_old()
         self._dirty = True
         return [
@@ -433,9 +438,15 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ feedback
     def _report(
-        self, task: int, step: int, rewards: NDArray[np.float64], position: int = 0
+        self,
+        task: int,
+        step: int,
+        rewards: NDArray[np.float64],
+        position: int = 0,
+        lengths: list[int] | None = None,
     ) -> None:
-        """One group's total rewards, as Feedback of the draw it was picked in."""
+        """One group's total rewards, as Feedback of the draw it was picked in; `lengths`
+        (each trajectory's sampled tokens, None: not known) for the shadows."""
         if rewards.size == 0:
             raise ValueError(f"task {task}: a group with no trajectories has no rewards to report")
         # The shadows' selectors read the same rewards: refused here, before anything changes.
@@ -466,6 +477,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         held = self._shadow_batches.get(step)
         if held is not None and 0 <= position < len(held[1]) and held[1][position] is None:
             held[1][position] = values.tolist()
+            held[2][position] = lengths
         left = self._outstanding.get(step)
         if left is None:  # its batch was forgotten (counted then); the rewards still count
             return
@@ -496,7 +508,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         (a group lost, or forgotten with its batch) never will be: counted, passed over."""
         while self._shadow_next in self._shadow_batches:
             step = self._shadow_next
-            ids, groups = self._shadow_batches[step]
+            ids, groups, lengths = self._shadow_batches[step]
             complete = all(g is not None for g in groups)
             if not complete and step in self._outstanding:
                 return  # still awaited: the batches after it wait too
@@ -505,16 +517,25 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             if not complete:
                 self._shadow_stats["incomplete"] += 1
                 continue
-            self._observe_batch(step, ids, groups)
+            self._observe_batch(step, ids, groups, lengths)
 
-    def _observe_batch(self, step: int, ids: list[int], groups: list[list[float] | None]) -> None:
-        """One complete batch to the shadows, each position's group in the order drawn. The
-        group size is the batch's largest group: a smaller group (a rollout strategy that
-        keeps partial groups) is left out, as is a task picked twice in one batch."""
+    def _observe_batch(
+        self,
+        step: int,
+        ids: list[int],
+        groups: list[list[float] | None],
+        lengths: list[list[int] | None],
+    ) -> None:
+        """One complete batch to the shadows, each position's group in the order drawn, with
+        its trajectories' sampled tokens where every group's are known. The group size is the
+        batch's largest group: a smaller group (a rollout strategy that keeps partial groups)
+        is left out, as is a task picked twice in one batch."""
         sizes = [len(g or ()) for g in groups]
         rewards = np.asarray([r for g in groups for r in g or ()], dtype=np.float64)
         flat = np.repeat(np.asarray(ids, dtype=np.int64), sizes)
-        self.shadows.observe(step, flat, rewards, max(sizes))
+        known = all(n is not None for n in lengths)
+        tokens = np.asarray([t for n in lengths for t in n or ()], np.int64) if known else None
+        self.shadows.observe(step, flat, rewards, max(sizes), tokens)
         self._shadow_stats["fed"] += 1
 
     # ------------------------------------------------------------------ metrics
@@ -583,8 +604,8 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             "shadows": [s.name for s in self.shadows.shadows],
             "shadow_next": self._shadow_next,
             "shadow_batches": {
-                str(k): {"ids": ids, "rewards": groups}
-                for k, (ids, groups) in self._shadow_batches.items()
+                str(k): {"ids": ids, "rewards": groups, "lengths": lengths}
+                for k, (ids, groups, lengths) in self._shadow_batches.items()
             },
             "shadow_stats": dict(self._shadow_stats),
         }
@@ -646,10 +667,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
             # A state saved before shadows existed holds none.
             names = [str(n) for n in state.get("shadows", [])]
             shadow_next = int(state.get("shadow_next", draws))
-            held = {
-                int(k): ([int(t) for t in v["ids"]], [_group(g) for g in v["rewards"]])
-                for k, v in dict(state.get("shadow_batches", {})).items()
-            }
+            held = {int(k): _held(v) for k, v in dict(state.get("shadow_batches", {})).items()}
             shadow_stats = {
                 k: int(dict(state.get("shadow_stats", {})).get(k, 0)) for k in ("fed", "incomplete")
             }
@@ -685,6 +703,35 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         _log.info(f"frontier-rft: selector state restored from {where}")
 
 
+_Held = tuple[list[int], list[list[float] | None], list[list[int] | None]]
+"""A picked batch the shadows have not read yet: its task ids in the order drawn, and each
+position's rewards and its trajectories' sampled tokens (None: not reported, not known)."""
+
+
+def _sampled_tokens(trajectory_group: Sequence[Any]) -> list[int] | None:
+    """Each trajectory's sampled tokens (its actions', as the cookbook's `total_ac_tokens`
+    counts them); None where a transition holds no action tokens."""
+    out: list[int] = []
+    for traj in trajectory_group:
+        actions: list[Any] = [getattr(t.ac, "tokens", None) for t in traj.transitions]
+        if any(tokens is None for tokens in actions):
+            return None
+        out.append(sum(len(tokens) for tokens in actions))
+    return out
+
+
+def _held(saved: Any) -> _Held:
+    """A saved batch the shadows had not read (one saved before lengths were kept has none)."""
+    groups = [_group(g) for g in saved["rewards"]]
+    given = saved.get("lengths", [None] * len(groups))
+    if not isinstance(given, list) or len(given) != len(groups):
+        raise TypeError("a batch's lengths must be a list with one entry per position")
+    lengths = [_tokens(n) for n in given]
+    if any(n is not None and len(n) != len(g or ()) for n, g in zip(lengths, groups, strict=True)):
+        raise TypeError("a group's lengths must be one per reward")
+    return [int(t) for t in saved["ids"]], groups, lengths
+
+
 def _group(rewards: object) -> list[float] | None:
     """A saved position's rewards (None: not reported yet)."""
     if rewards is None:
@@ -692,3 +739,14 @@ def _group(rewards: object) -> list[float] | None:
     if not isinstance(rewards, list):
         raise TypeError(f"a group's rewards must be a list, got {type(rewards).__name__}")
     return [float(r) for r in rewards]
+
+
+def _tokens(lengths: object) -> list[int] | None:
+    """A saved position's sampled tokens per trajectory (None: not reported, or not known)."""
+    if lengths is None:
+        return None
+    if not isinstance(lengths, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in lengths
+    ):
+        raise TypeError("a group's lengths must be a list of token counts >= 0")
+    return lengths

@@ -1,5 +1,6 @@
 """Shadows beside a trainer adapter's run (docs/shadow.md): each rule follows the run's
-per-prompt rewards every step, on its own selector and RNG, without changing what trains.
+per-prompt rewards every step (and each completion's generated tokens, where the adapter has
+them), on its own selector and RNG, without changing what trains.
 Shared by the TRL, verl, SkyRL and tinker adapters; each saves the state where its
 checkpoints go (in the sampler's state_dict, or a file per shadow: `save` and `load`)."""
 
@@ -103,12 +104,25 @@ class RunShadows:
         return np.zeros(np.shape(rewards), dtype=np.bool_), "", ""
 
     def observe(
-        self, step: int, ids: NDArray[np.int64], rewards: NDArray[np.float64], n: int | None = None
+        self,
+        step: int,
+        ids: NDArray[np.int64],
+        rewards: NDArray[np.float64],
+        n: int | None = None,
+        lengths: NDArray[np.int64] | None = None,
     ) -> None:
         """One step's rewards (`ids[i]` the prompt of `rewards[i]`, as the selector receives
         them): the prompts with a whole group of `n` (None: the step's largest group), in the
         order they first appear, to every shadow. A prompt with fewer (unscorable or failed
-        completions dropped) has no whole group: left out."""
+        completions dropped) has no whole group: left out. `lengths` (optional), each
+        completion's generated tokens as `rewards` holds its reward, go with them (regrouped
+        alike), so the shadows count tokens as well as rollouts (`Shadow.observe`)."""
+        lengths = None if lengths is None else np.asarray(lengths)
+        if lengths is not None and lengths.shape != np.shape(rewards):
+            raise ValueError(
+                f"a step's lengths must be one per reward ({np.size(rewards)}), got shape "
+                f"{lengths.shape}"
+            )
         if not self.shadows or ids.size == 0:
             return
         uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
@@ -121,6 +135,7 @@ class RunShadows:
         if drawn.size == 0:
             return
         grouped = np.concatenate([rewards[ids == t] for t in drawn])
+        sizes = None if lengths is None else np.concatenate([lengths[ids == t] for t in drawn])
         # A bound one shadow refuses is refused before any shadow moves (the adapters ask
         # `refused` first and name the task; this holds for a caller that did not).
         for shadow in self.shadows:
@@ -131,7 +146,7 @@ class RunShadows:
                     f"{bounds[1]:g}]; set reward_range to map them onto [0, 1]"
                 )
         for shadow in self.shadows:
-            shadow.observe(step, drawn, grouped, size)
+            shadow.observe(step, drawn, grouped, size, sizes)
 
     def metrics(self) -> dict[str, float]:
         """Every shadow's metrics as shadow/<rule>/<metric>, unprefixed."""

@@ -501,15 +501,17 @@ def replay_table(shadows: Sequence[Shadow]) -> str:
     return passes_table([(shadow.name, shadow.passes()) for shadow in shadows])
 
 
-def tokens_note(total: Mapping[str, float], unit: str) -> str:
+def tokens_note(total: Mapping[str, float], unit: str, missing: str | None = None) -> str:
     """What the table's token shares count: `unit` over which steps, or that the log holds
-    no completion lengths; `total` is a rule's last `passes()` row (its whole run)."""
+    no completion lengths (`missing`: why, where the default reason does not fit); `total`
+    is a rule's last `passes()` row (its whole run)."""
     steps, known = int(total["steps"]), int(total["token_steps"])
     if known == 0:
-        return (
-            "tokens: not in this log (it holds no completions or lengths; a rewards.jsonl "
-            "written by frontier train before lengths were logged has none)"
+        why = missing or (
+            "it holds no completions or lengths; a rewards.jsonl written by frontier train "
+            "before lengths were logged has none"
         )
+        return f"tokens: not in this log ({why})"
     where = "every step" if known == steps else f"{known} of {steps} steps (the rest hold none)"
     return (
         f"tokens saved share: of what the run generated, counted in {unit}, over {where} "

@@ -4,8 +4,10 @@ TRL calls each reward function once per generation batch with the local completi
 the dataset columns (`task_id` among them). The wrappers return exactly what the user's
 function returned, so training is unchanged, and record it. Reward models (torch modules)
 are tapped with a forward hook on `logits[:, 0]`, which is what TRL reads from them.
-The trainer takes the record after the step that generated and combines the functions'
-outputs with TRL's formula: the weighted sum over functions skipping None
+The wrappers also record each completion's length in tokens, from the `completion_ids` TRL
+passes every reward function (the tokens it generated, unpadded; the live shadows count
+tokens with them). The trainer takes the record after the step that generated and combines
+the functions' outputs with TRL's formula: the weighted sum over functions skipping None
 (`nansum(w * r)`), a completion every function returned None (or NaN) for being
 unscorable. An infinite reward is not unscorable: it is out of range (check_combined_rewards).
 """
@@ -116,6 +118,7 @@ class RewardTap:
         self._recording = recording
         self._outputs: list[NDArray[np.float64] | None] = [None] * num_funcs
         self._task_ids: NDArray[np.int64] | None = None
+        self._lengths: NDArray[np.int64] | None = None
 
     def wrap(self, index: int, func: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
         """A reward function that calls `func`, records its output and returns it unchanged."""
@@ -157,21 +160,33 @@ class RewardTap:
         ids = kwargs.get(self.task_id_column)
         if ids is not None:
             self._task_ids = np.asarray(ids, dtype=np.int64)
+        completions = kwargs.get("completion_ids")
+        if isinstance(completions, list | tuple):  # a reward model's hook sees none
+            self._lengths = np.asarray([len(c) for c in completions], dtype=np.int64)
 
-    def take(self) -> tuple[NDArray[np.float64], NDArray[np.int64] | None] | None:
-        """(rewards (n, num_funcs) with NaN for None, task ids the functions saw) or None.
+    def take(
+        self,
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None, NDArray[np.int64] | None] | None:
+        """(rewards (n, num_funcs) with NaN for None, task ids the functions saw, each
+        completion's generated tokens (its `completion_ids`; None when no reward function was
+        passed them: only reward models)) or None.
 
         None when no reward function ran since the last take (the step reused buffered
         completions). Resets the record.
         """
-        outputs, ids = self._outputs, self._task_ids
-        self._outputs, self._task_ids = [None] * self.num_funcs, None
+        outputs, ids, lengths = self._outputs, self._task_ids, self._lengths
+        self._outputs, self._task_ids, self._lengths = [None] * self.num_funcs, None, None
         if all(o is None for o in outputs):
             return None
         missing = [i for i, o in enumerate(outputs) if o is None]
         if missing:
             raise RuntimeError(f"reward functions {missing} did not run for this generation batch")
-        lengths = {o.shape[0] for o in outputs if o is not None}
-        if len(lengths) != 1:
-            raise RuntimeError(f"reward functions returned different lengths {sorted(lengths)}")
-        return np.stack([o for o in outputs if o is not None], axis=1), ids
+        rows = {o.shape[0] for o in outputs if o is not None}
+        if len(rows) != 1:
+            raise RuntimeError(f"reward functions returned different lengths {sorted(rows)}")
+        if lengths is not None and lengths.shape[0] not in rows:
+            raise RuntimeError(
+                f"reward functions were passed {lengths.shape[0]} completion_ids for "
+                f"{min(rows)} completions"
+            )
+        return np.stack([o for o in outputs if o is not None], axis=1), ids, lengths

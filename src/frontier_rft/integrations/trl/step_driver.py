@@ -131,8 +131,8 @@ def filler_groups(groups: int, group_size: int, processes: int) -> int:
 
 
 Gather = Callable[
-    [NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]],
-    tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]],
+    [NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_], NDArray[np.int64] | None],
+    tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_], NDArray[np.int64] | None],
 ]
 
 
@@ -149,7 +149,7 @@ class AdapterSeam:
     tap: RewardTap
     """The reward taps: the per-function rewards of each TRL call."""
     gather: Gather
-    """Every process's (ids, rewards, scored), in process order, the same on each."""
+    """Every process's (ids, rewards, scored, lengths), in process order, the same on each."""
 
 
 @dataclass
@@ -350,7 +350,7 @@ class StepDriver:
         taken = self.seam.tap.take()
         if taken is None:
             raise RuntimeError(f"the reward functions did not run for a {self.kind.label} round")
-        per_func, seen = taken
+        per_func, seen, _ = taken  # no shadows beside a step sampler: no lengths read
         if per_func.shape[0] != local.shape[0] or (
             seen is not None and not np.array_equal(seen, local)
         ):
@@ -361,7 +361,7 @@ class StepDriver:
         weights = np.asarray(tr.reward_weights.detach().cpu().numpy(), dtype=np.float64)
         combined = combine_rewards(per_func, weights)
         scored = np.asarray(~np.isnan(per_func).all(axis=1), dtype=np.bool_)
-        every_id, raw, every_scored = self.seam.gather(local, combined, scored)
+        every_id, raw, every_scored, _ = self.seam.gather(local, combined, scored, None)
         if not np.array_equal(every_id, row_ids):
             raise RuntimeError(
                 f"processes proposed different prompts in one {self.kind.label} round: their "

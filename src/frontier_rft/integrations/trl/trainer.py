@@ -629,7 +629,7 @@ class FrontierTrainerMixin:
         taken = self._frontier_tap.take()
         if taken is None:
             return  # this step reused buffered completions
-        per_func, seen_ids = taken
+        per_func, seen_ids, lengths = taken
         column = self.frontier_config.task_id_column
         if column not in inputs[0]:
             raise ValueError(
@@ -648,7 +648,7 @@ class FrontierTrainerMixin:
         rewards = combine_rewards(per_func, weights, tuple(clip) if clip else None)
         # Unscorable: every function returned None; any other NaN or inf is out of range.
         scored = np.asarray(~np.isnan(per_func).all(axis=1), dtype=np.bool_)
-        ids, rewards, keep = self._frontier_gather(ids, rewards, scored)
+        ids, rewards, keep, lengths = self._frontier_gather(ids, rewards, scored, lengths)
         counters = self._frontier_counters
         if keep.any():  # a rejected batch raises here, before any counter changes
             rewards, reward_range = rewards[keep], self.frontier_config.reward_range
@@ -665,26 +665,40 @@ class FrontierTrainerMixin:
                 policy_version=int(self.state.global_step),
             )
             # The selector's checks too before any shadow moves (observe checks every shadow
-            # before the first moves); the shadows read what the selector reads.
+            # before the first moves); the shadows read what the selector reads, and each
+            # completion's generated tokens.
             feedback.validated(selector.num_tasks, selector.reward_bounds)
-            shadows.observe(counters["generations"], ids[keep], rewards, self.num_generations)
+            shadows.observe(
+                counters["generations"],
+                ids[keep],
+                rewards,
+                self.num_generations,
+                None if lengths is None else lengths[keep],
+            )
             selector.update(feedback)
         counters["unscorable"] += int((~keep).sum())
         counters["generations"] += 1
         counters["rollouts"] += int(keep.sum())
 
     def _frontier_gather(
-        self, ids: NDArray[np.int64], rewards: NDArray[np.float64], scored: NDArray[np.bool_]
-    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
-        """All processes' (ids, rewards, scored) in process order, identical on every process."""
+        self,
+        ids: NDArray[np.int64],
+        rewards: NDArray[np.float64],
+        scored: NDArray[np.bool_],
+        lengths: NDArray[np.int64] | None,
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_], NDArray[np.int64] | None]:
+        """All processes' (ids, rewards, scored, lengths) in process order, identical on every
+        process; lengths None where a process has none."""
         if self.accelerator.num_processes == 1:
-            return ids, rewards, scored
+            return ids, rewards, scored, lengths
         import torch
 
-        columns = [ids.astype(np.float64), rewards, scored.astype(np.float64)]
+        sizes = np.full(ids.shape, -1.0) if lengths is None else lengths.astype(np.float64)
+        columns = [ids.astype(np.float64), rewards, scored.astype(np.float64), sizes]
         local = torch.as_tensor(np.stack(columns, axis=1))
         every = self.accelerator.gather(local.to(self.accelerator.device)).cpu().numpy()
-        return every[:, 0].astype(np.int64), every[:, 1], every[:, 2] > 0.5
+        every_size = None if np.any(every[:, 3] < 0) else every[:, 3].astype(np.int64)
+        return every[:, 0].astype(np.int64), every[:, 1], every[:, 2] > 0.5, every_size
 
     # ------------------------------------------------------------------ metrics
     def frontier_metrics(self) -> dict[str, float]:

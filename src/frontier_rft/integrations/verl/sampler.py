@@ -357,15 +357,24 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ feedback
     def update(self, batch: Any) -> None:
-        """Feed one verl step's rewards (a DataProto, after the step) to the selector."""
-        positions, rewards, uids = self._extract(batch)
-        self._deliver(positions, rewards, uids)
+        """Feed one verl step's rewards (a DataProto, after the step) to the selector, and
+        each response's generated tokens (its `response_mask` summed) to the shadows."""
+        positions, rewards, uids, lengths = self._extract(batch)
+        self._deliver(positions, rewards, uids, lengths=lengths)
 
-    def report(self, task_ids: Any, rewards: Any, uids: Any = None, steps: Any = None) -> None:
+    def report(
+        self,
+        task_ids: Any,
+        rewards: Any,
+        uids: Any = None,
+        steps: Any = None,
+        lengths: Any = None,
+    ) -> None:
         """Feed rewards given as arrays: stable task id, sequence reward and optional prompt
-        uid per rollout (the v1 replay buffer reads them from TransferQueue), and optionally
-        the draw step of each (where the trainer knows it: a task drawn again before its
-        first group came back is then not mistaken for the older draw)."""
+        uid per rollout (the v1 replay buffer reads them from TransferQueue), optionally the
+        draw step of each (where the trainer knows it: a task drawn again before its first
+        group came back is then not mistaken for the older draw), and optionally each
+        response's generated tokens (the shadows count tokens with them)."""
         ids = as_task_ids(task_ids, self.config.task_id_key)
         self._check_not_all_zero(ids, uids)
         positions = self.positions_of(ids)
@@ -375,7 +384,10 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         drawn = None if steps is None else np.asarray(steps, dtype=np.int64).reshape(-1)
         if drawn is not None and drawn.shape != positions.shape:
             raise ValueError(f"got {drawn.size} draw steps for {positions.size} task ids")
-        self._deliver(positions, values, None if uids is None else np.asarray(uids), drawn)
+        sizes = None if lengths is None else _response_lengths(lengths, positions.size)
+        self._deliver(
+            positions, values, None if uids is None else np.asarray(uids), drawn, lengths=sizes
+        )
 
     def _deliver(
         self,
@@ -383,6 +395,8 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         rewards: NDArray[np.float64],
         uids: Any,
         drawn: NDArray[np.int64] | None = None,
+        *,
+        lengths: NDArray[np.int64] | None = None,
     ) -> None:
         if positions.size == 0:
             raise ValueError("a report needs at least one rollout (task ids and rewards)")
@@ -414,7 +428,8 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             # batch to balance ranks); they change nothing of the run.
             if self.shadows.shadows:
                 order = self._draw_order(step, ids)
-                self.shadows.observe(step, ids[order], r[order])
+                sizes = None if lengths is None else lengths[steps == step][order]
+                self.shadows.observe(step, ids[order], r[order], lengths=sizes)
         self._forget(positions, steps)
         self._stats["updates"] += 1
         self._stats["rollouts"] += int(positions.size)
@@ -481,7 +496,9 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             )
         return self._order[at_c].astype(np.int64)
 
-    def _extract(self, batch: Any) -> tuple[NDArray[np.int64], NDArray[np.float64], Any]:
+    def _extract(
+        self, batch: Any
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], Any, NDArray[np.int64] | None]:
         non_tensor = getattr(batch, "non_tensor_batch", None)
         tensors = getattr(batch, "batch", None)
         if non_tensor is None:
@@ -509,7 +526,13 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self._check_not_all_zero(ids, uids)
         positions = self.positions_of(ids, key)
         rewards = self._rewards(non_tensor, tensors, positions.size)
-        return positions, rewards, uids
+        # Each response's generated tokens: verl's response_mask is 1 on the tokens the model
+        # generated (not padding, nor a multi-turn rollout's tool outputs).
+        lengths = None
+        if tensors is not None and "response_mask" in tensors.keys():  # noqa: SIM118
+            mask = tensors["response_mask"]
+            lengths = _response_lengths(mask.sum(-1).cpu().numpy(), positions.size)
+        return positions, rewards, uids, lengths
 
     @staticmethod
     def _check_not_all_zero(raw_ids: Any, uids: Any) -> None:
@@ -808,3 +831,18 @@ def _int_list(values: Any) -> Any:
     """A saved list of ids as an int array (an empty list reads back as float64)."""
     arr = np.asarray(values)
     return np.zeros(0, dtype=np.int64) if arr.size == 0 else arr
+
+
+def _response_lengths(values: Any, n: int) -> NDArray[np.int64]:
+    """Each of `n` rollouts' generated tokens as an int array; a ValueError unless there is
+    one whole number >= 0 per rollout."""
+    sizes = np.asarray(values).reshape(-1)
+    whole = sizes.dtype.kind in "iu" or (
+        sizes.dtype.kind == "f" and bool(np.all(np.isfinite(sizes) & (sizes == np.round(sizes))))
+    )
+    if sizes.shape != (n,) or not whole or (sizes.size and sizes.min() < 0):
+        raise ValueError(
+            f"a report's lengths must be one token count (a whole number >= 0) per rollout "
+            f"({n}); got {sizes.size} of dtype {sizes.dtype}"
+        )
+    return sizes.astype(np.int64)

@@ -192,12 +192,19 @@ def report_sampled_batch(sampler: FrontierSampler, batch: Any) -> int:
 
     Reads `index`, `uid` and the reward of each non-padding trajectory from TransferQueue:
     `rm_scores` summed over tokens, or with `reward_key` set to another name, that entry of
-    its `extra_fields.reward_extra_info` (as verl's own DAPO filter reads it). Returns the
-    number of rollouts reported.
+    its `extra_fields.reward_extra_info` (as verl's own DAPO filter reads it); and each
+    trajectory's length from the `response_len` tag verl's agent loop gives it (its response
+    tokens; none where a tag lacks it), for the shadows. Returns the number of rollouts
+    reported.
     """
-    keys = [k for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding")]
-    if not keys:
+    real = [
+        (k, tag) for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding")
+    ]
+    if not real:
         return 0
+    keys = [k for k, _ in real]
+    sizes = [tag.get("response_len") for _, tag in real]
+    lengths = None if any(size is None for size in sizes) else sizes
     reward_key = sampler.config.reward_key
     canonical = reward_key in CANONICAL_REWARDS
     field = "rm_scores" if canonical else "extra_fields"
@@ -210,7 +217,7 @@ def report_sampled_batch(sampler: FrontierSampler, batch: Any) -> int:
         rewards = np.asarray([float(v.float().sum().item()) for v in data["rm_scores"]])
     else:
         rewards = np.asarray([_extra_reward(v, str(reward_key)) for v in data["extra_fields"]])
-    sampler.report(ids, rewards, uids)
+    sampler.report(ids, rewards, uids, lengths=lengths)
     return len(keys)
 
 
