@@ -182,7 +182,15 @@ def test_verl_refuses_it_in_one_line_saying_where_it_runs() -> None:
     line = str(verl.value)
     assert "\n" not in line
     assert "runs in the reference trainer and TRL only" in line
-    assert "verl sets its step count and learning-rate schedule" in line
+    # the reason is verl's own loop: its last checkpoint and final validation wait for the
+    # total_training_steps fixed before training
+    assert "verl fixes total_training_steps" in line
+    assert "saves its last checkpoint and runs its final validation only at that step" in line
+    from frontier_rft.integrations.plan import rollouts_refusal
+    from frontier_rft.integrations.skyrl.config import SKYRL
+
+    skyrl = rollouts_refusal(SKYRL, "fewer_steps")
+    assert "SkyRL fixes total_training_steps" in skyrl and "final evaluation only" in skyrl
 
 
 @pytest.mark.parametrize(

@@ -136,9 +136,25 @@ MESSAGES: dict[tuple[str, str], str] = {
     ("*", "rollouts:fewer_steps"): (
         "rollouts: fewer_steps (full steps of the kept prompts, the run ended by its passes) "
         "runs in the reference trainer and TRL only (frontier train --fewer-steps; TRL's "
-        "rollouts: fewer_steps): {trainer} sets its step count and learning-rate schedule "
-        "before training and its adapter cannot end a pass early yet; set rollouts: full or "
-        "kept (docs/selectors/fewer_steps.md)"
+        "rollouts: fewer_steps): {trainer} {why}; set rollouts: full or kept "
+        "(docs/selectors/fewer_steps.md)"
+    ),
+    # why each trainer cannot end early, read from its own loop (verl 0.9.1's RayPPOTrainer.fit,
+    # SkyRL's RayPPOTrainer.train, tinker-cookbook's rl.train)
+    ("*", "fewer_steps:why"): (
+        "sets its step count and learning-rate schedule before training and its adapter "
+        "cannot end a pass early yet"
+    ),
+    ("verl", "fewer_steps:why"): (
+        "fixes total_training_steps, and its learning-rate schedule over them, from the data "
+        "loader's length before training, and saves its last checkpoint and runs its final "
+        "validation only at that step: a run ended by its passes would skip both and leave "
+        "the schedule unfinished"
+    ),
+    ("SkyRL", "fewer_steps:why"): (
+        "fixes total_training_steps, and its learning-rate schedule over them, from the data "
+        "loader's length before training, and runs its final evaluation only at that step: a "
+        "run ended by its passes would skip it and leave the schedule unfinished"
     ),
     ("*", "sampler"): (
         "{trainer} runs no step sampler {kind!r} (it runs {runs}): run it with the reference "
@@ -300,7 +316,8 @@ def rollouts_refusal(facts: TrainerFacts, rollouts: Any) -> str:
     """Why `rollouts` is not a value `facts`' trainer takes, in one line (fewer_steps: which
     trainer runs it, and why this one does not)."""
     if rollouts == FEWER_STEPS:
-        return message(facts, "rollouts:fewer_steps", trainer=facts.name)
+        why = message(facts, "fewer_steps:why")
+        return message(facts, "rollouts:fewer_steps", trainer=facts.name, why=why)
     return message(facts, "rollouts", rollouts=rollouts)
 
 
