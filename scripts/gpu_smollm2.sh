@@ -20,10 +20,12 @@
 #   results into benchmarks/results/.
 #
 # Environment: CALL_S (the call's limit, 600), CAL_SEEDS (100,101), CAL_LRS (3e-6,1e-5,3e-5),
-# SEEDS (0-4), SELECTORS (uniform,bots,greso,dapo), JOBS (from the calibration's memory
-# measurement, at most 16), WORK (/tmp/smollm2); for a rehearsal on a CPU: SCALE
-# (toy-smollm2), DEVICE (cpu), PRECISION (fp32), JUDGE_ARGS (a smaller judge check), PYTHON,
-# FORCE_COMPARE=1 (go on although the preconditions are not met: a rehearsal only).
+# SEEDS (0-4), SELECTORS (uniform,bots,greso,dapo; uniform,skip-kept,skip-kept-unpadded runs
+# kept steps with and without padding their generation, pad_rows), JOBS (from the
+# calibration's memory measurement, at most 16), WORK (/tmp/smollm2); for a rehearsal on a
+# CPU: SCALE (toy-smollm2), DEVICE (cpu), PRECISION (fp32), JUDGE_ARGS (a smaller judge
+# check), PYTHON, FORCE_COMPARE=1 (go on although the preconditions are not met: a rehearsal
+# only).
 # A short lease (one 10-minute `run` call): LR=1e-5 skips the calibration and runs the
 # comparison at that learning rate (say so in the report: the testbed is then uncalibrated),
 # JUDGE=0 skips the judge check. STEPS overrides the testbed's 120 steps (64 = 2 epochs of the

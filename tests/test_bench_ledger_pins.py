@@ -34,6 +34,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "greso-kept": "a8e2889d",
     "greso-kept-mean": "0c3e8286",
     "skip-kept": "03ddc064",
+    "skip-kept-unpadded": "875d60c4",  # new with pad_rows (issue 71 item 2)
     "skip-kept-backfill": "1ea27749",  # new with backfill (issue 62 item 4)
     "scalerl": "5ae3cb09",  # added after the change (entries new with the scalerl selector)
     "scalerl-kept": "ae410e85",

@@ -55,6 +55,7 @@ from frontier_rft.training.config import (
     BACKFILL_MODES,
     DEFAULT_LEVELS,
     LOSS_AGGREGATIONS,
+    PAD_ROWS,
     PRECISIONS,
     ModelConfig,
     SFTConfig,
@@ -79,6 +80,7 @@ CHOICES = {
     "dapo_round_rule": TRAIN_ROUND_RULES,
     "sampler": SAMPLER_NAMES,
     "backfill": BACKFILL_MODES,
+    "pad_rows": PAD_ROWS,
 }
 """Config fields whose flags take one of a fixed set of values (shown in --help). Not the
 selector: _cmd_train checks it, naming the closest one or how to get the former 'dapo'."""

@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_LEVELS",
     "GROUP_WEIGHTINGS",
     "LOSS_AGGREGATIONS",
+    "PAD_ROWS",
     "PRECISIONS",
     "RESCUE_SAMPLERS",
     "ModelConfig",
@@ -62,6 +63,8 @@ BACKFILL_MODES = ("off", "replay")
 """TrainConfig.backfill: a kept step's freed group slots left empty, or filled by replay."""
 RESCUE_SAMPLERS = (PassThrough.kind, FewerRollouts.kind)
 """TrainConfig.rescue: the samplers whose step trains every group it rolls out, whole."""
+PAD_ROWS = ("auto", "off", "buckets")
+"""TrainConfig.pad_rows: a kept step's generation padded to a few batch shapes, or not."""
 PRECISIONS = ("fp32", "bf16")
 """TrainConfig.precision: float32 throughout, or bfloat16 autocast over float32 weights."""
 
@@ -309,6 +312,9 @@ class TrainConfig:
     this run, gets this many more rollouts in the same step, and trains joined to them when one
     is correct (0 = off; sampler passthrough or fewer_rollouts without screening;
     training/rescue.py; docs/selectors/fewer_rollouts.md, "Rescue")."""
+    pad_rows: str = "auto"
+    """Pad a kept step's generation to a few batch shapes: auto (buckets on CUDA, else off),
+    buckets or off (training/pad_rows.py; docs/selectors/fewer_rollouts.md, "Padding")."""
     fewer_steps: bool = False
     """End the run by its passes over the prompts, not its steps: every step trains a full
     batch of the prompts the selector keeps (rollouts full), and the run ends once the
@@ -411,6 +417,7 @@ class TrainConfig:
         self._check_sampler()
         self._check_backfill()
         self._check_rescue()
+        self._check_pad_rows()
         self._check_fewer_steps()
         self._check_shadows()
         check(
@@ -510,6 +517,23 @@ class TrainConfig:
             f"{' with screening' if screens else ''} drops or splits: use plain GRPO or "
             "--rollouts kept without --screen, or set rescue 0",
         )
+
+    def _check_pad_rows(self) -> None:
+        """The padding mode, and the sampler whose steps roll out fewer than B prompts."""
+        check_choice("pad_rows", self.pad_rows, PAD_ROWS)
+        check(
+            self.pad_rows != "buckets" or self.sampler == FewerRollouts.kind,
+            f"pad_rows buckets pads the generation of a step that rolls out fewer than "
+            f"batch_size prompts (sampler fewer_rollouts: --rollouts kept or --screen); sampler "
+            f"{self.sampler!r} is never padded: set pad_rows auto or off",
+        )
+
+    def pads_rows(self, device_type: str) -> bool:
+        """Whether this run's kept steps pad their generation on a `device_type` ('cpu',
+        'cuda') device: buckets, or auto on CUDA with sampler fewer_rollouts."""
+        if self.pad_rows == "auto":
+            return device_type == "cuda" and self.sampler == FewerRollouts.kind
+        return self.pad_rows == "buckets"
 
     def _check_fewer_steps(self) -> None:
         """fewer_steps needs a selector that walks the data, and whole plain-GRPO steps."""

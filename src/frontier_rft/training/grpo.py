@@ -10,6 +10,8 @@ One step, top to bottom (`Trainer.step`):
    verifier scores every completion, and the selector receives every reward as
    `Feedback`; it returns the groups to train on (with `rescue: N`, an all-wrong one of a
    prompt never solved gets N more rollouts, joined when one is correct: training/rescue.py);
+   with `pad_rows` a kept step's generation is padded to a few batch shapes and the padding
+   rows dropped before scoring (training/pad_rows.py);
 2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
    (leave-one-out), from `frontier_rft.core.advantages` (the same definitions the selectors
    use); groups of different sizes weigh one prompt each in the loss (`_row_weights`);
@@ -87,6 +89,7 @@ from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
+from frontier_rft.training.pad_rows import EndRows, padding
 from frontier_rft.training.references import load_references
 from frontier_rft.training.rescue import Rescue
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
@@ -241,6 +244,8 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.device = resolve_device(cfg.device)
+        self.pad_rows = cfg.pads_rows(self.device.type)
+        """pad_rows resolved on this device: kept steps generate padded to a few shapes."""
         ckpt = latest_checkpoint(self.run_dir / "checkpoints") if resume else None
         if resume and ckpt is None:
             raise ValueError(f"--resume: no checkpoint under {self.run_dir / 'checkpoints'}")
@@ -401,11 +406,14 @@ class Trainer:
         t_step, cpu_step = time.perf_counter(), time.process_time()
         rolled: list[list[_Group]] = []  # per round: the groups with their completions
         gen_s = [0.0]
+        padded_rows = [0]  # pad_rows: rows generated only to fill a bucket, dropped
 
         def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
             sizes = np.full(ids.shape[0], n) if counts is None else np.asarray(counts)
             prompts, completions, rewards, seconds = self._rollout(ids, sizes)
             gen_s[0] += seconds
+            if self.pad_rows:
+                padded_rows[0] += sum(padding(sizes.tolist(), cfg.batch_size))
             ends = np.cumsum(sizes).tolist()
             starts = [0, *ends[:-1]]
             rolled.append(
@@ -540,6 +548,8 @@ class Trainer:
             metrics[f"train/selected_level{level}_share"] = float(np.mean(levels == level))
         if embed_s:
             metrics["perf/embed_s"] = embed_s
+        if self.pad_rows:  # in no other count: never scored, trained or logged
+            metrics["train/padded_rows"] = float(padded_rows[0])
         if self.config.fewer_steps:  # how far the run's passes have come (where it ends)
             metrics["train/passes_walked"] = self.selector.passes_walked()
         if self.device.type == "cuda":  # what the parallel runs of one GPU must fit into
@@ -587,20 +597,30 @@ class Trainer:
     def _rollout(
         self, ids: np.ndarray, counts: np.ndarray
     ) -> tuple[list[list[int]], list[list[int]], np.ndarray, float]:
-        """counts[i] completions of each selected task and their rewards (prompt-major)."""
+        """counts[i] completions of each selected task and their rewards (prompt-major).
+
+        With pad_rows the call generates padded up to its bucket (training/pad_rows.py): the
+        padding rows come after the real ones, end at their first token, and are dropped
+        here, before anything scores or counts them."""
         cfg = self.config
         prompts = [self.prompt_ids[i] for i in ids.tolist()]
         t_gen = time.perf_counter()
         sizes = [int(c) for c in counts]
+        real = sum(sizes)
+        pad = padding(sizes, cfg.batch_size) if self.pad_rows else []
+        gen_prompts = prompts + [prompts[j % len(prompts)] for j in range(len(pad))]
+        gen_sizes = sizes + pad
+        processors = [EndRows(real, self._eos())] if pad else []
         with self._amp():  # one n for all keeps generate's own path (bitwise as before)
             completions = generate_completions(
                 self.model,
-                prompts,
-                sizes[0] if len(set(sizes)) == 1 else sizes,
+                gen_prompts,
+                gen_sizes[0] if len(set(gen_sizes)) == 1 else gen_sizes,
                 cfg.max_new_tokens,
                 cfg.temperature,
+                logits_processor=processors,
                 top_p=cfg.top_p,
-            )
+            )[:real]
         gen_s = time.perf_counter() - t_gen
         texts = self.tokenizer.batch_decode(completions, skip_special_tokens=True)
         task_of = np.repeat(ids, counts)
@@ -612,6 +632,11 @@ class Trainer:
             dtype=np.float64,
         )
         return prompts, completions, rewards, gen_s
+
+    def _eos(self) -> int:
+        """The token a padding row ends with: the one generation cuts completions at."""
+        eos = self.model.generation_config.eos_token_id
+        return int(eos[0] if isinstance(eos, (list, tuple)) else eos)
 
     def _embed(self) -> np.ndarray:
         """Policy self-embeddings of the pool's chat-templated prompts (timed)."""

@@ -114,6 +114,9 @@ class BenchEntry:
     fewer_steps: bool = False
     """TrainConfig.fewer_steps: full batches of the kept prompts, the run ended once it has
     walked uniform's passes (False: off; the digests of entries without it stay)."""
+    pad_rows: str | None = None
+    """TrainConfig.pad_rows (a kept step's generation padded to a few batch shapes), or None
+    (the testbed's, auto; the digests of entries without it stay)."""
     shadows: tuple[str, ...] = ()
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
@@ -200,6 +203,8 @@ class BenchEntry:
             own["rescue"] = self.rescue
         if self.fewer_steps:  # only then: the digests of every entry without it stay
             own["fewer_steps"] = True
+        if self.pad_rows is not None:  # likewise
+            own["pad_rows"] = self.pad_rows
         if self.shadows:  # only then: the digests of every entry without them stay as they were
             own["shadows"] = tuple(self.shadows)
         return own
@@ -312,6 +317,15 @@ EFFECT_ENTRIES = (
         role="effect",
         note="the Bayesian skip in uniform's window: only the kept prompts rolled out",
         fewer_rollouts={"rollouts": "kept"},
+    ),
+    BenchEntry(
+        "skip-kept-unpadded",
+        "skip",
+        role="effect",
+        note="skip-kept without padding a kept step's generation to a few batch shapes "
+        "(pad_rows off): on a GPU, what the padding saves in seconds; on a CPU, skip-kept",
+        fewer_rollouts={"rollouts": "kept"},
+        pad_rows="off",
     ),
     BenchEntry(
         "skip-kept-backfill",
@@ -568,12 +582,13 @@ class Testbed:
 
 
 def _recorded_train(config: TrainConfig) -> dict[str, Any]:
-    """A testbed's TrainConfig as its settings record it: the backfill, rescue and
-    fewer_steps fields only where set otherwise than their defaults, so every report written
+    """A testbed's TrainConfig as its settings record it: the backfill, rescue, fewer_steps
+    and pad_rows fields only where set otherwise than their defaults, so every report written
     before them rebuilds as it was."""
     train: dict[str, Any] = json.loads(json.dumps(flat_train_fields(asdict(config))))
     for f in dataclasses.fields(TrainConfig):
-        if f.name.startswith(("backfill", "rescue", "fewer_steps")) and train[f.name] == f.default:
+        later = ("backfill", "rescue", "fewer_steps", "pad_rows")
+        if f.name.startswith(later) and train[f.name] == f.default:
             del train[f.name]
     return train
 
