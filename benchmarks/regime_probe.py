@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start-weights", default="", help="a start model the ledger holds")
     p.add_argument("--sft-steps", type=int, default=0, help="warm-start steps (0: standard's)")
     p.add_argument("--sft-levels", default="", help="warm-start levels ('': standard's)")
+    p.add_argument("--sft-examples", type=int, default=0, help="demonstrations (0: standard's)")
     p.add_argument("--task", default="countdown", help="the task of model, warm start and RL")
     p.add_argument("--hidden-size", type=int, default=0, help="model width (0: standard's)")
     p.add_argument(
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         levels=args.sft_levels or (args.levels if args.task != "countdown" else std.sft.levels),
         steps=args.sft_steps or std.sft.steps,
         # a small task's levels hold fewer distinct demonstrations than Countdown's default
-        num_examples=std.sft.num_examples if args.task == "countdown" else 1600,
+        num_examples=args.sft_examples
+        or (std.sft.num_examples if args.task == "countdown" else 1600),
         device="cpu",
     )
     train = dataclasses.replace(
