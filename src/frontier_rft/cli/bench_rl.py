@@ -409,7 +409,9 @@ def add_command(sub: Any) -> None:
         "~1.5 s a step on one CPU thread, ~15x faster per run on a GPU; 'gpu': the same "
         "testbed's earlier name; 'fast': the standard start model sampled hot on two-number "
         "Countdown, a CPU regime whose policy learns like a pretrained LM's, ~2 min a run "
-        "(docs/results/fast_regime.md); 'full': the first, smaller CPU testbed; 'toy': "
+        "(docs/results/fast_regime.md); 'fast-nucleus': the fast regime sampled hotter through "
+        "a top-p 0.9 nucleus, as SmolLM2 is, whose epoch-1 evidence goes stale as "
+        "SmolLM2's does; 'full': the first, smaller CPU testbed; 'toy': "
         "seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
         "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
     )
