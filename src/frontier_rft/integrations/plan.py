@@ -141,17 +141,17 @@ MESSAGES: dict[tuple[str, str], str] = {
     ),
     # why each trainer cannot end early, read from its own loop (verl 0.9.1's RayPPOTrainer.fit,
     # SkyRL's RayPPOTrainer.train, tinker-cookbook's rl.train)
-    ("*", "fewer_steps:why"): (
+    ("*", "rollouts:fewer_steps_why"): (
         "sets its step count and learning-rate schedule before training and its adapter "
         "cannot end a pass early yet"
     ),
-    ("verl", "fewer_steps:why"): (
+    ("verl", "rollouts:fewer_steps_why"): (
         "fixes total_training_steps, and its learning-rate schedule over them, from the data "
         "loader's length before training, and saves its last checkpoint and runs its final "
         "validation only at that step: a run ended by its passes would skip both and leave "
         "the schedule unfinished"
     ),
-    ("SkyRL", "fewer_steps:why"): (
+    ("SkyRL", "rollouts:fewer_steps_why"): (
         "fixes total_training_steps, and its learning-rate schedule over them, from the data "
         "loader's length before training, and runs its final evaluation only at that step: a "
         "run ended by its passes would skip it and leave the schedule unfinished"
@@ -316,7 +316,7 @@ def rollouts_refusal(facts: TrainerFacts, rollouts: Any) -> str:
     """Why `rollouts` is not a value `facts`' trainer takes, in one line (fewer_steps: which
     trainer runs it, and why this one does not)."""
     if rollouts == FEWER_STEPS:
-        why = message(facts, "fewer_steps:why")
+        why = message(facts, "rollouts:fewer_steps_why")
         return message(facts, "rollouts:fewer_steps", trainer=facts.name, why=why)
     return message(facts, "rollouts", rollouts=rollouts)
 
