@@ -500,3 +500,16 @@ def test_the_kept_choice_names_whether_the_installed_trl_is_tested(
     code, out = check(capsys, "trl", config_file(workdir, change))
     (line,) = [line for line in out.splitlines() if line.startswith("  auto: ")]
     assert code == 0 and said in line and "if it is a tested one" not in line, out
+
+
+def test_a_trainer_key_is_not_filed_under_frontier_rft_settings(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 72: TRL's own max_prompt_length (gone from TRL 1.16's GRPOConfig) was listed under
+    "problems in the frontier-rft settings"; the headline now names what the lines are."""
+    pytest.importorskip("trl", reason="TRL's own keys are read from trl")
+    code, out = check(capsys, "trl", config_file(workdir, {"max_prompt_length": 512}))
+    assert code == 1
+    head, problem = out.splitlines()[:2]
+    assert head.endswith(": 1 problem to fix before the run:") and "frontier-rft" not in head
+    assert "max_prompt_length" in problem

@@ -88,7 +88,7 @@ def test_mistakes_stop_the_run_with_every_one_named(
         FrontierPreflight().on_job_start(compose("sec", overrides))
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("frontier-rft pre-flight: 5 problems in the frontier-rft settings:")
+    assert err.startswith("frontier-rft pre-flight: 5 problems to fix before the run:")
     for phrase in (
         "unknown selector 'botz' (did you mean 'bots'?)",
         "unknown option 'selectr' (did you mean 'selector'?)",

@@ -70,7 +70,7 @@ class Report:
         problem, then the notes."""
         if self.problems:
             count = len(self.problems)
-            lines = [f"{what}: {count} problem{'s' * (count > 1)} in the frontier-rft settings:"]
+            lines = [f"{what}: {count} problem{'s' * (count > 1)} to fix before the run:"]
             lines += [f"  - {p}" for p in self.problems]
         else:
             lines = [f"{what}: the frontier-rft settings are valid"]
