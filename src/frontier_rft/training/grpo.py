@@ -410,10 +410,9 @@ class Trainer:
 
         def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
             sizes = np.full(ids.shape[0], n) if counts is None else np.asarray(counts)
-            prompts, completions, rewards, seconds = self._rollout(ids, sizes)
+            prompts, completions, rewards, seconds, padded = self._rollout(ids, sizes)
             gen_s[0] += seconds
-            if self.pad_rows:
-                padded_rows[0] += sum(padding(sizes.tolist(), cfg.batch_size))
+            padded_rows[0] += padded
             ends = np.cumsum(sizes).tolist()
             starts = [0, *ends[:-1]]
             rolled.append(
@@ -596,8 +595,9 @@ class Trainer:
 
     def _rollout(
         self, ids: np.ndarray, counts: np.ndarray
-    ) -> tuple[list[list[int]], list[list[int]], np.ndarray, float]:
-        """counts[i] completions of each selected task and their rewards (prompt-major).
+    ) -> tuple[list[list[int]], list[list[int]], np.ndarray, float, int]:
+        """counts[i] completions of each selected task and their rewards (prompt-major), the
+        generation's seconds and the padding rows it generated.
 
         With pad_rows the call generates padded up to its bucket (training/pad_rows.py): the
         padding rows come after the real ones, end at their first token, and are dropped
@@ -631,7 +631,7 @@ class Trainer:
             ],
             dtype=np.float64,
         )
-        return prompts, completions, rewards, gen_s
+        return prompts, completions, rewards, gen_s, sum(pad)
 
     def _eos(self) -> int:
         """The token a padding row ends with: the one generation cuts completions at."""
