@@ -22,6 +22,7 @@ from frontier_rft.shadow.run_rewards import (
     read_run_rewards,
     write_run_rewards,
 )
+from test_shadow_replay_logs import _same
 
 WEIGHTS = {"accuracy": 1.0, "format": 0.5}
 RANGE = (0.0, 1.5)  # the weighted sum's range, mapped onto [0, 1] for the rules' selectors
@@ -78,16 +79,6 @@ def _summed(path: Path, rows: list, weights: dict[str, float]) -> Path:
     return path
 
 
-def _passes(shadows: list) -> str:
-    """The rollout and signal counts per rule and pass, comparable (NaN equal to NaN)."""
-    return repr(
-        [
-            [{k: v for k, v in p.items() if not k.startswith("token")} for p in s.passes()]
-            for s in shadows
-        ]
-    )
-
-
 def test_a_weighted_run_replays_with_the_weights_it_recorded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -97,15 +88,16 @@ def test_a_weighted_run_replays_with_the_weights_it_recorded(
     weighted = replay(_summed(tmp_path / "w.jsonl", rows, WEIGHTS), rules, reward_range=RANGE)
     ones = dict.fromkeys(WEIGHTS, 1.0)
     unweighted = replay(_summed(tmp_path / "u.jsonl", rows, ones), rules, reward_range=RANGE)
-    assert _passes(weighted) != _passes(unweighted)  # the weights change what the rules see
+    with pytest.raises(AssertionError):  # the weights change what the rules see
+        _same(weighted, unweighted)
     # before the run's record: trainer_state.json's names, each weighted 1
-    assert _passes(replay(out, rules, reward_range=RANGE)) == _passes(unweighted)
+    _same(replay(out, rules, reward_range=RANGE), unweighted)
     assert "each weighted 1 (TRL keeps reward_weights only in training_args.bin" in str(
         reward_note(out)
     )
     write_run_rewards(out, list(WEIGHTS), list(WEIGHTS.values()))
     for log in (out, out / "completions"):
-        assert _passes(replay(log, rules, reward_range=RANGE)) == _passes(weighted)
+        _same(replay(log, rules, reward_range=RANGE), weighted)
     recorded = (
         "reward: 1 x accuracy + 0.5 x format: the run's reward_weights, as the frontier-rft "
         f"TRL adapter recorded them ({out / REWARDS_FILE})."
@@ -122,7 +114,7 @@ def test_a_weighted_run_replays_with_the_weights_it_recorded(
     )
     # --reward-column still overrides the record
     given = [("accuracy", 1.0), ("format", 1.0)]
-    assert _passes(replay(out, rules, rewards=given, reward_range=RANGE)) == _passes(unweighted)
+    _same(replay(out, rules, rewards=given, reward_range=RANGE), unweighted)
     assert main([*args, "--reward-column", "accuracy", "--reward-column", "format=1"]) == 0
     assert "reward: 1 x accuracy + 1 x format: as --reward-column names them." in (
         capsys.readouterr().out
