@@ -212,6 +212,9 @@ class RewardColumns(NamedTuple):
     how: str
     """Where the weights came from, for the replay's note."""
 
+    def names(self) -> list[str]:
+        return [name for name, _ in self.columns]
+
 
 def reward_columns(
     path: str | os.PathLike[str], rewards: Sequence[tuple[str, float]] | None = None
@@ -299,9 +302,7 @@ def read_foreign_log(
     if fmt not in ("trl", "verl"):
         raise ValueError(f"--format {fmt}: read_foreign_log reads trl or verl")
     files = _files(Path(path), fmt)
-    columns: _Columns | None = None
-    if fmt == "trl" and (named := reward_columns(path, rewards)) is not None:
-        columns = _Columns(named.columns, named.source)
+    columns = reward_columns(path, rewards) if fmt == "trl" else None
     steps = _Steps(str(path), fmt, texts)
     read = (_verl_rows(f) if fmt == "verl" else _trl_rows(f, columns) for f in files)
     for row in _counted((row for rows in read for row in rows), count):
@@ -438,18 +439,7 @@ def _verl_rows(file: Path) -> Iterator[Read]:
 
 
 # ---------------------------------------------------------------------------- TRL
-class _Columns:
-    """A TRL log's reward columns, their weights, and who named them (for messages)."""
-
-    def __init__(self, columns: list[tuple[str, float]], source: str):
-        self.columns = columns
-        self.source = source
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.columns]
-
-
-def _guess(names: Sequence[str], where: str) -> _Columns:
+def _guess(names: Sequence[str], where: str) -> RewardColumns:
     """The reward column of a table that names none: the one column besides TRL's own, or a
     refusal listing the candidates (a `log_extra` column is never summed in)."""
     candidates = [k for k in names if k not in _NOT_REWARDS]
@@ -462,10 +452,11 @@ def _guess(names: Sequence[str], where: str) -> _Columns:
             "column, and no trainer_state.json beside the log names the reward functions; "
             "name them with --reward-column NAME (repeat; NAME=WEIGHT for reward_weights)"
         )
-    return _Columns([(candidates[0], 1.0)], "its one reward column")
+    one = "its one reward column"
+    return RewardColumns([(candidates[0], 1.0)], one, f"{one}, weighted 1")
 
 
-def _trl_rows(file: Path, columns: _Columns | None) -> Iterator[Read]:
+def _trl_rows(file: Path, columns: RewardColumns | None) -> Iterator[Read]:
     suffix = file.suffix.lower()
     records: Iterator[tuple[str, Any]]
     if suffix == ".parquet":
@@ -511,7 +502,7 @@ def _trl_rows(file: Path, columns: _Columns | None) -> Iterator[Read]:
         yield step, record["prompt"], total, text, texts
 
 
-def _parquet_records(file: Path, columns: _Columns | None) -> Iterator[tuple[str, Any]]:
+def _parquet_records(file: Path, columns: RewardColumns | None) -> Iterator[tuple[str, Any]]:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
