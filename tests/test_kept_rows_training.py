@@ -71,12 +71,12 @@ def counting(trainer: Trainer) -> Iterator[list[Counted]]:
     original_rollout, original_update = trainer._rollout, trainer._update
 
     def rollout(ids: np.ndarray, counts: np.ndarray) -> Any:
-        prompts, completions, _, seconds, padded = original_rollout(ids, counts)
+        completions, _, seconds, padded = original_rollout(ids, counts)
         steps[-1].generated += ids.tolist()
         rewards = np.concatenate(
             [planted(int(t), int(c)) for t, c in zip(ids, counts, strict=True)]
         )
-        return prompts, completions, rewards, seconds, padded
+        return completions, rewards, seconds, padded
 
     def update(*args: Any, **kwargs: Any) -> Any:
         in_update[0] = True

@@ -217,12 +217,12 @@ def planted_run(trainer: Any, *, shape_free: bool) -> Iterator[Seen]:
         return out
 
     def rollout(ids: np.ndarray, counts: np.ndarray) -> Any:
-        prompts, completions, _, seconds, padded = real_rollout(ids, counts)
+        completions, _, seconds, padded = real_rollout(ids, counts)
         assert len(completions) == int(np.sum(counts))  # the real rows only come back
         rewards = np.concatenate(
             [planted(int(t), int(c)) for t, c in zip(ids, counts, strict=True)]
         )
-        return prompts, completions, rewards, seconds, padded
+        return completions, rewards, seconds, padded
 
     real_update = trainer.selector.update
 

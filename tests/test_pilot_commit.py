@@ -23,6 +23,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_int
 from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
+from frontier_rft.sampling.store import GroupStore
 
 SOLVED, UNSOLVABLE = 0, 1  # id % 4: 0 always solved, 1 never, 2 and 3 mixed (1, 0, 1, 0, ...)
 MAXVAR = PilotCommitConfig(buffer_pick="max_variance")
@@ -198,8 +199,8 @@ def test_a_pilot_is_buffered_at_most_max_age_steps() -> None:
     # Step 5 with prompt 0 the only buffered pilot: committed 5 steps after its pilot.
     only = PilotCommit(in_order(40), config)
     state = before_5
-    keep = state["buffer"]["task"] == 0
-    state["buffer"] = {k: v[keep] for k, v in state["buffer"].items()}
+    held = GroupStore.read(state["buffer"], "pilot_commit", 40)
+    state["buffer"] = held.keep(held.task == 0).state()
     only.load_state_dict(state)
     s = only.sample(5, 1, 8, ages)
     assert s.train.task_ids.tolist() == [0] and s.train.steps.tolist() == [0]

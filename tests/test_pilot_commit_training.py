@@ -6,6 +6,7 @@ settings are refused by name before anything runs."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,10 @@ def test_buffered_pilots_are_trained_later_and_billed(sft_dir: Path, tmp_path: P
     later = sum(m[P + "committed_earlier"] for m in steps[1:])
     assert later > 0  # pilots of an earlier step, trained with their kept completions
     assert spent > 6 * BASE.batch_size * BASE.group_size  # 9 pilots a round: more than uniform
-    assert sorted(trainer.pilots) == sorted(trainer.sampler.held())  # type: ignore[attr-defined]
+    # the sampler's store holds each buffered pilot's completions (k of them, token lists)
+    store = trainer.sampler.buffer  # type: ignore[attr-defined]
+    sizes = [len(p) for p in store.payloads]
+    assert store.size and sizes == store.counts.tolist()
     assert len(trainer.last["advantages"]) == BASE.batch_size * BASE.group_size
 
 
@@ -68,7 +72,7 @@ def test_resume_is_exact_with_pilots_in_the_buffer(sft_dir: Path, tmp_path: Path
     for _ in range(3):
         first.step()
         got.append((first.last["ids"].tolist(), first.last["rewards"].tolist()))
-    assert first.pilots  # completions waiting for a commit cross the save
+    assert first.sampler.buffer.size  # type: ignore[attr-defined]  # pilots cross the save
     first.save()
     del first
     resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
@@ -77,6 +81,23 @@ def test_resume_is_exact_with_pilots_in_the_buffer(sft_dir: Path, tmp_path: Path
         got.append((resumed.last["ids"].tolist(), resumed.last["rewards"].tolist()))
     assert got == expected
     assert straight.last["advantages"].tolist() == resumed.last["advantages"].tolist()
+
+
+def test_a_checkpoint_that_kept_pilot_completions_in_trainer_json_is_refused(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    """An earlier trainer kept the buffered pilots' completions in trainer.json; the sampler's
+    store keeps them now, so such a checkpoint is refused in one line, saying what to do."""
+    config = dataclasses.replace(BASE, checkpoint_every=2)
+    first = Trainer(config, sft_dir, tmp_path / "old", log=lambda _: None)
+    first.step()
+    ckpt = first.save()
+    trainer_json = ckpt / "trainer.json"
+    state = json.loads(trainer_json.read_text())
+    state["pilot_completions"] = [{"key": [0, 0, 0], "task": 0, "completions": [], "rewards": []}]
+    trainer_json.write_text(json.dumps(state))
+    with pytest.raises(ValueError, match=r"trainer\.json.*start a new --out"):
+        Trainer(config, sft_dir, tmp_path / "old", resume=True, log=lambda _: None)
 
 
 @pytest.mark.parametrize(

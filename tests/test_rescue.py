@@ -64,7 +64,7 @@ def plant(trainer: Trainer) -> list[list[list[int]]]:
     step_of = [-1]
 
     def rollout(ids: np.ndarray, counts: np.ndarray) -> Any:
-        prompts, completions, _, seconds, padded = original(ids, counts)
+        completions, _, seconds, padded = original(ids, counts)
         if step_of[0] != trainer.step_count:
             step_of[0] = trainer.step_count
             calls.append([])
@@ -72,7 +72,7 @@ def plant(trainer: Trainer) -> list[list[list[int]]]:
         rewards = np.concatenate(
             [planted(int(t), int(c)) for t, c in zip(ids, counts, strict=True)]
         )
-        return prompts, completions, rewards, seconds, padded
+        return completions, rewards, seconds, padded
 
     trainer._rollout = rollout  # type: ignore[method-assign]
     return calls

@@ -49,6 +49,7 @@ from frontier_rft.sampling.step import (
     StepSamples,
     check_rollout,
     fresh_batch,
+    split_rolled,
 )
 
 __all__ = [
@@ -401,7 +402,7 @@ class ConformalStop(WrapsSelector):
 
     def _roll(self, step: int, ids: I64, counts: I64, rollout: RolloutFn, seconds: float) -> Round:
         """counts[i] rollouts of each of `ids`, every reward sent to the selector once."""
-        rewards = np.asarray(rollout(ids, counts), dtype=np.float64)
+        rewards, payloads = split_rolled(rollout(ids, counts), ids.shape[0])
         total = int(counts.sum())
         if rewards.shape != (total,):
             raise ValueError(
@@ -412,7 +413,7 @@ class ConformalStop(WrapsSelector):
             raise ValueError("rollout returned NaN or inf rewards: C-GRPO reads every reward")
         start = time.perf_counter()
         self.inner.update(Feedback(task_ids=np.repeat(ids, counts), rewards=rewards, step=step))
-        return Round(ids, rewards, seconds + time.perf_counter() - start, counts)
+        return Round(ids, rewards, seconds + time.perf_counter() - start, counts, payloads)
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:

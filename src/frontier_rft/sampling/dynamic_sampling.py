@@ -369,6 +369,8 @@ class DynamicSampling(WrapsSelector):
             source_round=np.concatenate([fresh["round"], np.full(n_s, -1, np.int64)]),
             source_group=np.concatenate([fresh["group"], np.full(n_s, -1, np.int64)]),
             deficit=int(batch_size - counts.shape[0]),
+            # a surplus group of an earlier step carries no payload: none is kept across steps
+            payloads=() if fresh["payloads"] is None else (*fresh["payloads"], *(((None,),) * n_s)),
         )
         # New buffer: the untaken old entries, then this step's spill; newest max_surplus kept.
         sp = _fresh(rounds, spill, step)
@@ -475,7 +477,8 @@ class DynamicSampling(WrapsSelector):
 
 
 def _fresh(rounds: list[Round], picks: list[tuple[int, int]], step: int) -> dict[str, Any]:
-    """Task ids, counts, concatenated rewards, rounds and positions of groups `picks`."""
+    """Task ids, counts, concatenated rewards, rounds, positions and payloads (None when the
+    rollouts carried none) of groups `picks`."""
     rows = [rounds[r].group(g) for r, g in picks]
     return {
         "task_ids": np.array([rounds[r].task_ids[g] for r, g in picks], dtype=np.int64),
@@ -483,6 +486,9 @@ def _fresh(rounds: list[Round], picks: list[tuple[int, int]], step: int) -> dict
         "rewards": np.concatenate(rows) if rows else np.zeros(0, dtype=np.float64),
         "round": np.array([r for r, _ in picks], dtype=np.int64),
         "group": np.array([g for _, g in picks], dtype=np.int64),
+        "payloads": tuple((rounds[r].payload(g),) for r, g in picks)
+        if any(one.payloads is not None for one in rounds)
+        else None,
     }
 
 

@@ -50,6 +50,7 @@ from frontier_rft.sampling.step import (
     StepSamples,
     check_rollout,
     fresh_batch,
+    split_rolled,
 )
 
 __all__ = [
@@ -186,7 +187,7 @@ class FewerRollouts(WrapsSelector):
         rollout(ids, counts)), every reward sent to the selector once."""
         counts = None if size == n else np.full(ids.shape[0], size, dtype=np.int64)
         raw = rollout(ids) if counts is None else rollout(ids, counts)
-        rewards = np.asarray(raw, dtype=np.float64)
+        rewards, payloads = split_rolled(raw, ids.shape[0])
         if rewards.shape != (ids.shape[0] * size,):
             raise ValueError(
                 f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; expected "
@@ -194,7 +195,7 @@ class FewerRollouts(WrapsSelector):
             )
         start = time.perf_counter()
         self.inner.update(Feedback(task_ids=np.repeat(ids, size), rewards=rewards, step=step))
-        return Round(ids, rewards, seconds + time.perf_counter() - start, counts)
+        return Round(ids, rewards, seconds + time.perf_counter() - start, counts, payloads)
 
     def metrics(self) -> dict[str, float]:
         """The selector's metrics and, under `fewer_rollouts/`, this step's prompts rolled

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,6 +48,20 @@ class FilteredBatch:
     """Per group, the further (round, group) parts of this step that extend it, in order
     (a two-stage allocation's commit rollouts after its pilot); () when no group has any.
     The group's rewards hold its first part's, then each further part's."""
+    payloads: tuple[tuple[Any, ...], ...] = field(default=())
+    """Per group, the payload of each of its parts (`parts(g)` order: the first part's, then
+    each further part's; a committed pilot's from the store); () when the rollouts carried
+    none (a rollout function that returns bare rewards)."""
+
+    def payload_parts(self, g: int) -> tuple[Any, ...]:
+        """The payloads of group g's parts, first part first; a ValueError when the step's
+        rollouts carried none (the rollout function returned bare rewards, not `Rolled`)."""
+        if not self.payloads:
+            raise ValueError(
+                "this step's groups carry no payloads: return Rolled(rewards, payloads) from "
+                "the rollout function to get each group's completions back"
+            )
+        return self.payloads[g]
 
     def parts(self, g: int) -> tuple[tuple[int, int], ...]:
         """(round, group) of every part of fresh group g, the first one first."""

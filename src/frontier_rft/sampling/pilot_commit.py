@@ -14,9 +14,11 @@ are dropped. Scaled to any group size n with the paper's ratios: k = n / 4 (its 
     samples = pc.sample(step, B, n, rollout)   # rollout(ids, counts) -> rewards, id-major
     train(samples.train)                       # B groups of n: a pilot and its commit each
 
-A pilot committed at a later step is trained there (its rewards are kept here; a trainer
-keeps its completions under `held()`): `samples.train.steps[g]` is the step of group g's
-first part, its pilot, and its further part, the commit, is this step's. Every rollout is
+A pilot committed at a later step is trained there: its rewards and its rollout's payload
+(`Rolled`: the trainer's completions) are kept in the sampler's store (`sampling/store.py`)
+and saved with its state, and `samples.train.payloads[g]` hands them back beside the commit's.
+`samples.train.steps[g]` is the step of group g's first part, its pilot, and its further
+part, the commit, is this step's. Every rollout is
 counted in the step that generated it. docs/selectors/pilot_commit.md lists what the released
 code does and each deviation from it.
 """
@@ -30,10 +32,10 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.bounds import MAX_STEP, bounded_int
+from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import MAX_SEED, Selector
-from frontier_rft.core.state_check import read_array, read_int, read_keys
+from frontier_rft.core.state_check import read_array, read_int
 from frontier_rft.sampling.base import WrapsSelector, checked_seed, checked_wrapper_args
 from frontier_rft.sampling.filtered_batch import FilteredBatch, csr
 from frontier_rft.sampling.step import (
@@ -44,6 +46,7 @@ from frontier_rft.sampling.step import (
     check_rollout,
     roll_unit_round,
 )
+from frontier_rft.sampling.store import GroupStore
 
 __all__ = ["BUFFER_PICKS", "PilotCommit", "PilotCommitConfig"]
 
@@ -53,7 +56,6 @@ BUFFER_PICKS = ("random", "max_variance")
 """PilotCommitConfig.buffer_pick: how a round takes its commits when the buffer holds more."""
 _KIND = "pilot_commit"
 _STATE_KEYS = ("kind", "config", "seed", "evicted", "buffer", "totals", "last", "inner")
-_BUFFER_KEYS = ("task", "step", "round", "group", "rewards")
 
 
 @dataclass(frozen=True)
@@ -130,42 +132,6 @@ class PilotCommitConfig:
             )
 
 
-@dataclass(frozen=True)
-class _Buffer:
-    """Pilots waiting for a commit, in the order they came: prompt, step, round and position
-    in that round (where a trainer finds the completions), and their k rewards."""
-
-    task: I64
-    step: I64
-    round: I64
-    group: I64
-    rewards: F64  # (M, k)
-
-    @staticmethod
-    def empty(k: int = 0) -> _Buffer:
-        z = np.zeros(0, dtype=np.int64)
-        return _Buffer(z, z, z, z, np.zeros((0, k)))
-
-    @property
-    def size(self) -> int:
-        return int(self.task.shape[0])
-
-    def keep(self, mask: NDArray[np.bool_]) -> _Buffer:
-        return _Buffer(
-            self.task[mask], self.step[mask], self.round[mask], self.group[mask], self.rewards[mask]
-        )
-
-    def add(self, task: I64, step: int, rnd: int, group: I64, rewards: F64) -> _Buffer:
-        base = _Buffer.empty(rewards.shape[1]) if self.size == 0 else self  # k set by the first
-        return _Buffer(
-            np.concatenate([base.task, task]),
-            np.concatenate([base.step, np.full(task.shape[0], step, dtype=np.int64)]),
-            np.concatenate([base.round, np.full(task.shape[0], rnd, dtype=np.int64)]),
-            np.concatenate([base.group, group]),
-            np.concatenate([base.rewards, rewards]),
-        )
-
-
 class PilotCommit(WrapsSelector):
     """Pilot-Commit around a built selector (see the module docstring). Not a Selector: it
     asks the selector inside for candidates and sends it every rollout's rewards once."""
@@ -203,7 +169,8 @@ class PilotCommit(WrapsSelector):
         self.seed = seed
         self.evicted = np.zeros(selector.num_tasks, dtype=np.bool_)
         """Prompts evicted for good (a pilot at or above evict_at)."""
-        self.buffer = _Buffer.empty()
+        self.buffer = GroupStore.empty()
+        """Pilots waiting for a commit, with their rewards and payloads (the store)."""
         self._start_counts()
 
     def held(self) -> list[tuple[int, int, int]]:
@@ -226,16 +193,16 @@ class PilotCommit(WrapsSelector):
         check_rollout(rollout)
         cfg = self.config
         k = cfg.pilot_size(n)
-        if self.buffer.size and self.buffer.rewards.shape[1] != k:
+        if self.buffer.size and self.buffer.counts[0] != k:
             raise ValueError(
-                f"the buffer holds pilots of {self.buffer.rewards.shape[1]} rollouts, but "
+                f"the buffer holds pilots of {self.buffer.counts[0]} rollouts, but "
                 f"group_size {n} asks for pilots of {k}: keep group_size as it was in this run"
             )
         # Everything below works on copies: the wrapper changes only once the step is done.
         buf, evicted = self.buffer, self.evicted.copy()
         touched = np.zeros(self.inner.num_tasks, dtype=np.bool_)  # piloted or committed this step
         rounds: list[Round] = []
-        heads: list[tuple[int, int, int, F64]] = []  # per trained group: its pilot
+        heads: list[tuple[int, int, int, F64, Any]] = []  # per trained group: its pilot
         tails: list[tuple[int, int]] = []  # and its commit, (round, position) of this step
         c = dict.fromkeys(("passed", "too_correct", "too_incorrect", "evicted", "replaced"), 0)
         pilots = commits = 0
@@ -261,7 +228,13 @@ class PilotCommit(WrapsSelector):
             commits += take.size * (n - k)
             for m, b in enumerate(take.tolist()):  # the buffer as it stood before this round
                 heads.append(
-                    (int(buf.step[b]), int(buf.round[b]), int(buf.group[b]), buf.rewards[b])
+                    (
+                        int(buf.step[b]),
+                        int(buf.round[b]),
+                        int(buf.group[b]),
+                        buf.group_rewards(b),
+                        buf.payloads[b],
+                    )
                 )
                 tails.append((len(rounds) - 1, cands.size + m))
             left = np.ones(buf.size, dtype=np.bool_)
@@ -273,9 +246,7 @@ class PilotCommit(WrapsSelector):
             c["passed"] += int(passed.sum())
             c["too_correct"] += int((p > cfg.commit_high).sum())
             c["too_incorrect"] += int((p < cfg.commit_low).sum())
-            buf = buf.add(
-                cands[passed], step, len(rounds) - 1, np.flatnonzero(passed), rates[passed]
-            )
+            buf = buf.add(rnd, np.flatnonzero(passed), step, len(rounds) - 1)
             if cfg.evict_at is not None:
                 out = cands[p >= cfg.evict_at]
                 c["evicted"] += int((~evicted[out]).sum())
@@ -329,7 +300,7 @@ class PilotCommit(WrapsSelector):
                     got.append(i)
         return np.array(got, dtype=np.int64)
 
-    def _pick(self, buf: _Buffer, need: int, step: int, rnd: int) -> I64:
+    def _pick(self, buf: GroupStore, need: int, step: int, rnd: int) -> I64:
         """Rows of `buf` committed this round: all of them when it holds at most `need`, else
         `need` at random (a generator seeded by seed, step and round: nothing to save) or
         by the largest pilot std, then the newest."""
@@ -338,7 +309,7 @@ class PilotCommit(WrapsSelector):
         if self.config.buffer_pick == "random":
             rng = np.random.default_rng([self.seed, step, rnd])
             return np.sort(rng.choice(buf.size, size=need, replace=False)).astype(np.int64)
-        std = buf.rewards.std(axis=1)
+        std = buf.matrix().std(axis=1)
         order = np.lexsort((-buf.step, -std))  # stable: ties keep the buffer's order
         return order[:need].astype(np.int64)
 
@@ -363,14 +334,7 @@ class PilotCommit(WrapsSelector):
     def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
         """Everything needed to continue exactly (the random commit picks are re-derived from
         the seed); the selector's state nested unless `with_inner=False`."""
-        b = self.buffer
-        buffer = {
-            "task": b.task.copy(),
-            "step": b.step.copy(),
-            "round": b.round.copy(),
-            "group": b.group.copy(),
-            "rewards": b.rewards.copy(),
-        }
+        buffer = self.buffer.state()
         own = {"seed": self.seed, "evicted": self.evicted.copy(), "buffer": buffer}
         return self._state(own, with_inner)
 
@@ -380,38 +344,29 @@ class PilotCommit(WrapsSelector):
         who, n = _KIND, self.inner.num_tasks
         state = self._checked_state(state, _STATE_KEYS)
         evicted = read_array(state, "evicted", who, np.bool_, shape=(n,))
-        raw = read_keys(state, "buffer", who, _BUFFER_KEYS)
-        cols = {
-            key: read_array(raw, key, who, np.int64, lo=0, hi=hi)
-            for key, hi in (
-                ("task", n - 1),
-                ("step", MAX_STEP),
-                ("round", 10_000),
-                ("group", 1 << 40),
-            )
-        }
-        rewards = read_array(raw, "rewards", who, np.float64, shape=(None, None), lo=0, hi=1)
-        size = cols["task"].shape[0]
-        if any(v.shape != (size,) for v in cols.values()) or rewards.shape[0] != size:
-            raise ValueError(f"{who} state: the buffer's columns differ in length")
-        if size and (rewards.shape[1] < 2 or np.unique(cols["task"]).size != size):
+        buffer = GroupStore.read(state["buffer"], who, n)
+        size, counts = buffer.size, buffer.counts
+        if size and (counts.min() < 2 or np.unique(buffer.task).size != size):
             raise ValueError(f"{who} state: the buffer holds a prompt twice or a pilot under 2")
+        if size and np.any(counts != counts[0]):
+            raise ValueError(f"{who} state: the buffer's pilots differ in size")
         totals, last = self._read_counts(state)
         seed = read_int(state, "seed", who, hi=MAX_SEED - 1)
         self._load_inner(state)  # atomic; the last step that can fail
-        self.buffer = _Buffer(cols["task"], cols["step"], cols["round"], cols["group"], rewards)
+        self.buffer = buffer
         self.evicted, self._totals, self._last, self.seed = evicted, totals, last, seed
 
 
 def _step_batch(
     rounds: tuple[Round, ...],
-    heads: list[tuple[int, int, int, F64]],
+    heads: list[tuple[int, int, int, F64, Any]],
     tails: list[tuple[int, int]],
     step: int,
     batch_size: int,
 ) -> FilteredBatch:
     """The trained groups in the order committed: each its pilot's rewards (kept from the
-    step `steps[g]` that rolled it out), then its commit's (this step's `continued` part)."""
+    step `steps[g]` that rolled it out), then its commit's (this step's `continued` part);
+    the payloads likewise, the pilot's from the store."""
     rows = [
         np.concatenate([h[3], rounds[r].group(j)]) for h, (r, j) in zip(heads, tails, strict=True)
     ]
@@ -428,4 +383,7 @@ def _step_batch(
         source_group=np.array([h[2] for h in heads], dtype=np.int64),
         deficit=batch_size - g,
         continued=tuple(((r, j),) for r, j in tails),
+        payloads=tuple((h[4], rounds[r].payload(j)) for h, (r, j) in zip(heads, tails, strict=True))
+        if any(one.payloads is not None for one in rounds)
+        else (),
     )

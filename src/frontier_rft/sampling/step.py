@@ -12,6 +12,13 @@ the same with any:
     train(samples.train)                            # FilteredBatch: the groups to train on
     samples.rollouts                                # rollouts spent this step
 
+A rollout function returns the rewards, or `Rolled(rewards, payloads)`: the rewards and one
+opaque payload per group (the reference trainer's completions as token lists; nothing in the
+simulator). The payloads travel with the groups: `samples.train.payloads[g]` holds the payload
+of every part of group g (a pilot and its commit, a group and its rescue), so a trainer reads
+whole groups from the sampler instead of finding them by round and position. `sampling/`
+never looks inside a payload; only the store (`sampling/store.py`) saves one.
+
 The sampler sends every rollout's rewards to the selector inside exactly once, and ends
 the step on it (`Selector.flush`), so its metrics describe the step.
 """
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -34,6 +41,7 @@ from frontier_rft.sampling.filtered_batch import FilteredBatch, csr
 __all__ = [
     "MAX_GROUP_SIZE",
     "SIZE_BINS",
+    "Rolled",
     "RolloutFn",
     "Round",
     "Sampler",
@@ -41,15 +49,41 @@ __all__ = [
     "check_rollout",
     "roll_unit_round",
     "rollout_metrics",
+    "split_rolled",
 ]
 
 MAX_GROUP_SIZE = 1 << 20
 """Most rollouts per prompt a step takes: past it, a typo."""
 
-RolloutFn = Callable[..., NDArray[np.float64]]
-"""rollout(ids) -> rewards, group_size per id, id-major (the caller keeps any completions).
-A sampler that gives prompts groups of different sizes (Allocation) calls
+RolloutFn = Callable[..., Any]
+"""rollout(ids) -> rewards, group_size per id, id-major, or `Rolled` (the rewards and one
+payload per id). A sampler that gives prompts groups of different sizes (Allocation) calls
 rollout(ids, counts): counts[i] rewards for ids[i], id-major."""
+
+
+@dataclass(frozen=True, eq=False)
+class Rolled:
+    """What a rollout function returns when its groups carry data the trainer needs later:
+    the rewards (id-major, as bare rewards would be) and one opaque payload per id, in order."""
+
+    rewards: Any
+    """The rewards, id-major: anything numpy reads as floats."""
+    payloads: Sequence[Any]
+    """One payload per prompt rolled out, in the order of the ids (its completions, say)."""
+
+
+def split_rolled(result: Any, groups: int) -> tuple[NDArray[np.float64], tuple[Any, ...] | None]:
+    """A rollout function's result as (rewards as float64, payloads or None when it returned
+    bare rewards); a ValueError when it gave another number of payloads than `groups`."""
+    if not isinstance(result, Rolled):
+        return np.asarray(result, dtype=np.float64), None
+    payloads = tuple(result.payloads)
+    if len(payloads) != groups:
+        raise ValueError(
+            f"rollout returned {len(payloads)} payloads for {groups} prompts; give one per "
+            "prompt, in the order of the ids"
+        )
+    return np.asarray(result.rewards, dtype=np.float64), payloads
 
 
 def check_rollout(rollout: object) -> None:
@@ -74,6 +108,12 @@ class Round:
     """Time the selector took to propose this round."""
     counts: NDArray[np.int64] | None = None
     """(k,) rollouts of each prompt; None: every group the same size (rewards / k)."""
+    payloads: tuple[Any, ...] | None = None
+    """(k,) the rollout's payload of each group (`Rolled`); None: it returned bare rewards."""
+
+    def payload(self, g: int) -> Any:
+        """Group g's payload (None when the rollout gave none)."""
+        return None if self.payloads is None else self.payloads[g]
 
     @functools.cached_property
     def sizes(self) -> NDArray[np.int64]:
@@ -124,7 +164,7 @@ def roll_unit_round(
     """Roll out counts[i] of each of `ids`, check that the rewards are pass rates in [0, 1]
     (`why_unit`: the refusal, saying why the sampler needs them), send them to `selector`
     once. The rollout step of samplers that read a group's mean as its pass rate."""
-    rewards = np.asarray(rollout(ids, counts), dtype=np.float64)
+    rewards, payloads = split_rolled(rollout(ids, counts), ids.shape[0])
     total = int(counts.sum())
     if rewards.shape != (total,):
         raise ValueError(
@@ -135,7 +175,7 @@ def roll_unit_round(
         raise ValueError(why_unit)
     start = time.perf_counter()
     selector.update(Feedback(task_ids=np.repeat(ids, counts), rewards=rewards, step=step))
-    return Round(ids, rewards, seconds + time.perf_counter() - start, counts)
+    return Round(ids, rewards, seconds + time.perf_counter() - start, counts, payloads)
 
 
 @dataclass(frozen=True, eq=False)
@@ -270,7 +310,7 @@ def run_round(
     start = time.perf_counter()
     ids = selector.select(size)
     seconds = time.perf_counter() - start
-    rewards = np.asarray(rollout(ids), dtype=np.float64)
+    rewards, payloads = split_rolled(rollout(ids), ids.shape[0])
     if rewards.shape != (ids.shape[0] * group_size,):
         raise ValueError(
             f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; expected "
@@ -278,7 +318,7 @@ def run_round(
         )
     start = time.perf_counter()
     selector.update(Feedback(task_ids=np.repeat(ids, group_size), rewards=rewards, step=step))
-    return Round(ids, rewards, seconds + time.perf_counter() - start)
+    return Round(ids, rewards, seconds + time.perf_counter() - start, payloads=payloads)
 
 
 def fresh_batch(
@@ -299,6 +339,11 @@ def fresh_batch(
         for (r, g), tail in zip(picks, tails, strict=True)
     ]
     counts = np.array([row.shape[0] for row in rows], dtype=np.int64)
+    carries = any(r.payloads is not None for r in rounds)
+    payloads = tuple(
+        tuple(rounds[rr].payload(gg) for rr, gg in (pick, *tail))
+        for pick, tail in zip(picks, tails, strict=True)
+    )
     return FilteredBatch(
         task_ids=np.array([rounds[r].task_ids[g] for r, g in picks], dtype=np.int64),
         steps=np.full(n_groups, step, dtype=np.int64),
@@ -310,4 +355,5 @@ def fresh_batch(
         source_group=g_idx,
         deficit=deficit,
         continued=tuple(tails) if any(tails) else (),
+        payloads=payloads if carries else (),
     )

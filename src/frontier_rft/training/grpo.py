@@ -63,9 +63,9 @@ from frontier_rft.lm.rollout import (
 from frontier_rft.metrics_log import MAX_LINE_CHARS as METRICS_LINE_CHARS
 from frontier_rft.metrics_log import MAX_LINE_DEPTH, MetricsSink, curriculum_metrics
 from frontier_rft.sampling.filtered_batch import FilteredBatch
-from frontier_rft.sampling.sampler_file import SAMPLER_FILE, saved_sampler_state
+from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
-from frontier_rft.sampling.step import Sampler, rollout_metrics
+from frontier_rft.sampling.step import Rolled, Round, Sampler, rollout_metrics
 from frontier_rft.shadow.live import build_shadow, load_shadow
 from frontier_rft.shadow.replay import MAX_LINE_CHARS as REWARD_LINE_CHARS
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
@@ -282,9 +282,6 @@ class Trainer:
         self.sampler: Sampler
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
         every step calls to get its rounds and the groups to train on."""
-        self.pilots: dict[tuple[int, int, int], _Group] = {}
-        """Pilot-Commit: the completions of the pilots its buffer holds, by (step, round,
-        position), trained at the later step that commits them (saved in trainer.json)."""
         self.backfill: ReplayBuffer | None = None
         """backfill 'replay': the informative groups a kept step may replay (saved in
         trainer.json); None when off."""
@@ -350,10 +347,15 @@ class Trainer:
         self._name_policy_features()
         self.step_count = state["step"]
         self._check_resume_steps()
+        if state.get("pilot_completions"):  # the sampler's store holds them now
+            raise ValueError(
+                f"{ckpt} keeps Pilot-Commit's buffered completions in trainer.json, as an "
+                "earlier frontier_rft wrote them; this one keeps them in the sampler's state: "
+                "finish the run with the frontier_rft that began it, or start a new --out"
+            )
         with damaged(ckpt / "trainer.json"):
             self.rollouts = int(state.get("rollouts", 0))
             self.embed_seconds = float(state.get("embed_seconds", 0.0))
-            self.pilots = self._load_pilots(state.get("pilot_completions", []))
             self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
             if self.backfill is not None:
                 self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
@@ -404,33 +406,26 @@ class Trainer:
         step's metrics."""
         cfg, n = self.config, self.config.group_size
         t_step, cpu_step = time.perf_counter(), time.process_time()
-        rolled: list[list[_Group]] = []  # per round: the groups with their completions
         gen_s = [0.0]
         padded_rows = [0]  # pad_rows: rows generated only to fill a bucket, dropped
 
-        def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+        def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> Rolled:
             sizes = np.full(ids.shape[0], n) if counts is None else np.asarray(counts)
-            prompts, completions, rewards, seconds, padded = self._rollout(ids, sizes)
+            completions, rewards, seconds, padded = self._rollout(ids, sizes)
             gen_s[0] += seconds
             padded_rows[0] += padded
             ends = np.cumsum(sizes).tolist()
             starts = [0, *ends[:-1]]
-            rolled.append(
-                [
-                    _Group(int(t), p, completions[a:b], rewards[a:b])
-                    for t, p, a, b in zip(ids.tolist(), prompts, starts, ends, strict=True)
-                ]
-            )
-            return rewards
+            # each group's completions travel with it through the sampler (its payload)
+            return Rolled(rewards, [completions[a:b] for a, b in zip(starts, ends, strict=True)])
 
         with self._amp():  # METIS's judge generates inside select
             samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
             sampled = samples  # the sampler's rounds: the step's reward metrics, shadows, log
             if self.rescue is not None:  # never-solved all-wrong groups: N more, joined if hit
                 samples = self.rescue.step(samples, rollout)
-        train_groups = _joined(samples.train, rolled, self.step_count, self.pilots)
-        groups = _joined(sampled.groups(), rolled, self.step_count)  # every group, whole
-        self.pilots = self._held_pilots(rolled)  # keep what a later step may commit
+        train_groups = self._whole(samples.train)
+        groups = self._whole(sampled.groups())  # every group rolled out, whole
         records = []
         if self.judge is not None:  # this step's scored judgments, for the judge loss
             records = self.selector.pop_judge_records()
@@ -497,7 +492,7 @@ class Trainer:
         # Pilot-Commit's and rescue's included), and the rows and tokens the policy's forward
         # and backward passes ran over (the trained groups' completions; an earlier pilot's,
         # backfill's replayed ones and rescued groups' rescue rows included).
-        generated = sum(len(c) for groups_r in rolled for g in groups_r for c in g.completions)
+        generated = _tokens(samples.rounds)
         trained: list[_Group | Stored] = [*train_groups, *replayed]
         trained_rows = sum(len(g.completions) for g in trained)
         trained_tokens = sum(len(c) for g in trained for c in g.completions)
@@ -538,7 +533,7 @@ class Trainer:
         if self.rescue is not None:
             metrics.update(self.rescue.last)
             metrics["rescue/generated_tokens"] = float(
-                sum(len(c) for r in rolled[len(sampled.rounds) :] for g in r for c in g.completions)
+                _tokens(samples.rounds[len(sampled.rounds) :])
             )
         metrics.update(self._shadow_step(groups))
         levels = np.array([self.items[g.task].level for g in groups])
@@ -555,6 +550,21 @@ class Trainer:
             metrics["perf/gpu_peak_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30
         self.step_count += 1
         return metrics
+
+    def _whole(self, batch: FilteredBatch) -> list[_Group]:
+        """The groups of `batch` with their completions, each whole: its parts' payloads
+        (a pilot and its commit, a group and its rescue) joined in order."""
+        if batch.from_surplus.any():  # the sampler is built with max_surplus 0 (see _sampler)
+            raise RuntimeError("the trainer got a surplus group of an earlier step to train on")
+        out = []
+        for g in range(batch.num_groups):
+            parts = batch.payload_parts(g)
+            if any(part is None for part in parts):
+                raise RuntimeError(f"no completions kept for a part of group {g}")
+            task, a, b = int(batch.task_ids[g]), batch.offsets[g], batch.offsets[g + 1]
+            completions = [c for part in parts for c in part]
+            out.append(_Group(task, self.prompt_ids[task], completions, batch.rewards[a:b]))
+        return out
 
     def _shadow_step(self, groups: Sequence[_Group]) -> dict[str, float]:
         """Feed this step's groups (whole, config-checked), with their completions' generated
@@ -595,7 +605,7 @@ class Trainer:
 
     def _rollout(
         self, ids: np.ndarray, counts: np.ndarray
-    ) -> tuple[list[list[int]], list[list[int]], np.ndarray, float, int]:
+    ) -> tuple[list[list[int]], np.ndarray, float, int]:
         """counts[i] completions of each selected task and their rewards (prompt-major), the
         generation's seconds and the padding rows it generated.
 
@@ -631,7 +641,7 @@ class Trainer:
             ],
             dtype=np.float64,
         )
-        return prompts, completions, rewards, gen_s, sum(pad)
+        return completions, rewards, gen_s, sum(pad)
 
     def _eos(self) -> int:
         """The token a padding row ends with: the one generation cuts completions at."""
@@ -827,7 +837,6 @@ class Trainer:
                 "config": _jsonable(self.config),
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
-                **({"pilot_completions": self._saved_pilots()} if self.pilots else {}),
                 **({"backfill": self.backfill.state()} if self.backfill is not None else {}),
                 **({"rescue_solved": self.rescue.state()} if self.rescue is not None else {}),
                 "trained_tasks": (
@@ -840,41 +849,6 @@ class Trainer:
             sampler=self.sampler,
             shadows=self.shadows,
         )
-
-    def _held_pilots(self, rolled: list[list[_Group]]) -> dict[tuple[int, int, int], _Group]:
-        """The completions of the pilots the sampler still holds after this step (Pilot-
-        Commit's buffer), by (step, round, position): this step's from `rolled`, older ones
-        as kept; none for any other sampler."""
-        held = self.sampler.held()
-        now, kept = self.step_count, self.pilots
-        return {key: rolled[key[1]][key[2]] if key[0] == now else kept[key] for key in held}
-
-    def _saved_pilots(self) -> list[dict[str, Any]]:
-        """The buffered pilots' completions as JSON (rewards are exact: json writes repr)."""
-        return [
-            {
-                "key": list(key),
-                "task": g.task,
-                "completions": g.completions,
-                "rewards": g.rewards.tolist(),
-            }
-            for key, g in sorted(self.pilots.items())
-        ]
-
-    def _load_pilots(self, saved: Any) -> dict[tuple[int, int, int], _Group]:
-        """Inverse of _saved_pilots, checked against the restored sampler's buffer."""
-        out: dict[tuple[int, int, int], _Group] = {}
-        for item in saved:
-            s, r, j = (int(v) for v in item["key"])
-            task = int(item["task"])
-            completions = [[int(t) for t in c] for c in item["completions"]]
-            rewards = np.asarray(item["rewards"], dtype=np.float64)
-            if not 0 <= task < len(self.items) or rewards.shape != (len(completions),):
-                raise ValueError("a buffered pilot does not fit this run's pool")
-            out[(s, r, j)] = _Group(task, self.prompt_ids[task], completions, rewards)
-        if sorted(out) != sorted(self.sampler.held()):
-            raise ValueError(f"the buffered pilots' completions do not match {SAMPLER_FILE}")
-        return out
 
     def _sampler(self, ckpt: Path | None) -> Sampler:
         """The step sampler the config asks for around the selector, restored from `ckpt`
@@ -973,39 +947,9 @@ def _trained_tasks(saved: Any, num_tasks: int) -> np.ndarray | None:
     return mask
 
 
-def _joined(
-    batch: FilteredBatch,
-    rolled: list[list[_Group]],
-    step: int,
-    earlier: dict[tuple[int, int, int], _Group] | None = None,
-) -> list[_Group]:
-    """The groups of `batch`, with the completions step `step` rolled out for them; a group
-    continued in a later round (a pilot's commit) is its parts joined, in order. A group
-    whose first part is of an earlier step (a Pilot-Commit pilot, batch.steps[g] < step)
-    takes that part from `earlier`, by (step, round, position)."""
-    if batch.from_surplus.any():  # the sampler is built with max_surplus 0 (see _sampler)
-        raise RuntimeError("the trainer got a surplus group of an earlier step to train on")
-    out = []
-    for g in range(batch.num_groups):
-        (r0, j0), *rest = batch.parts(g)
-        first = int(batch.steps[g])
-        if first == step:
-            head = rolled[r0][j0]
-        elif (first, r0, j0) in (earlier or {}):
-            head = (earlier or {})[(first, r0, j0)]
-        else:
-            raise RuntimeError(f"no completions kept for the pilot of step {first}")
-        parts = [head, *(rolled[r][j] for r, j in rest)]
-        head = parts[0]
-        if len(parts) > 1:
-            head = _Group(
-                head.task,
-                head.prompt,
-                [c for part in parts for c in part.completions],
-                np.concatenate([part.rewards for part in parts]),
-            )
-        out.append(head)
-    return out
+def _tokens(rounds: Sequence[Round]) -> int:
+    """Completion tokens the rounds generated (their payloads: completions as token lists)."""
+    return sum(len(c) for r in rounds for p in r.payloads or () for c in p)
 
 
 def _row_weights(sizes: Sequence[int], how: str) -> np.ndarray | None:

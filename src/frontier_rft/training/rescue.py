@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.sampling.filtered_batch import FilteredBatch
-from frontier_rft.sampling.step import Round, StepSamples, fresh_batch
+from frontier_rft.sampling.step import Round, StepSamples, fresh_batch, split_rolled
 
 __all__ = ["Rescue"]
 
@@ -72,13 +72,13 @@ class Rescue:
             return samples
         ids = train.task_ids[wrong]
         counts = np.full(ids.shape[0], self.extra, dtype=np.int64)
-        rewards = np.asarray(rollout(ids, counts), dtype=np.float64)
+        rewards, payloads = split_rolled(rollout(ids, counts), ids.shape[0])
         if rewards.shape != (int(counts.sum()),):
             raise ValueError(
                 f"rollout returned {rewards.shape} rewards for {ids.shape[0]} rescued prompts; "
                 f"expected {self.extra} per prompt, prompt-major"
             )
-        extra = Round(ids, rewards, 0.0, counts)
+        extra = Round(ids, rewards, 0.0, counts, payloads)
         hit: NDArray[np.bool_] = np.any(rewards.reshape(-1, self.extra) >= self.success, axis=1)
         self.solved[ids[hit]] = True
         rounds = (*samples.rounds, extra)
