@@ -107,7 +107,7 @@ def measure(
     batch's numbers and its gradients (to accumulate over batches)."""
     import torch
 
-    from frontier_rft.training.grpo import aggregate
+    from frontier_rft.training.policy_loss import aggregate
 
     cfg, n = trainer.config, trainer.config.group_size
     params = [p for p in trainer.model.parameters() if p.requires_grad]

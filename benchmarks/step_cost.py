@@ -188,7 +188,7 @@ class Bench:
         import torch
 
         from frontier_rft.lm.rollout import generate_completions, score_completions
-        from frontier_rft.training.grpo import policy_loss
+        from frontier_rft.training.policy_loss import policy_loss
 
         full, rest = divmod(rows, self.group)
         counts = [self.group] * full + ([rest] if rest else [])

@@ -16,7 +16,8 @@ pytest.importorskip("transformers")
 import torch
 
 from frontier_rft.training.config import train_config
-from frontier_rft.training.grpo import Trainer, _row_weights, aggregate
+from frontier_rft.training.grpo import Trainer
+from frontier_rft.training.policy_loss import aggregate, row_weights
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -42,11 +43,11 @@ ALLOC = dataclasses.replace(
 def test_row_weights_give_every_group_one_prompts_share_hand_computed() -> None:
     # Groups of 2 and 4 (R = 6, G = 2): 6 / (2 * 2) = 1.5 and 6 / (2 * 4) = 0.75; each group
     # weighs 3 in all, the weights average 1.
-    w = _row_weights([2, 4], "prompt")
+    w = row_weights([2, 4], "prompt")
     assert w is not None
     np.testing.assert_allclose(w, [1.5, 1.5, 0.75, 0.75, 0.75, 0.75])
-    assert _row_weights([2, 4], "rollout") is None  # each rollout alike
-    assert _row_weights([4, 4, 4], "prompt") is None  # equal groups: nothing to reweigh
+    assert row_weights([2, 4], "rollout") is None  # each rollout alike
+    assert row_weights([4, 4, 4], "prompt") is None  # equal groups: nothing to reweigh
     # sequence_mean of per-row values 1, 1 (group of 2) and 0 x 4: the mean over groups of
     # their mean, (1 + 0) / 2, not the mean over rows, 2 / 6.
     values = torch.tensor([[1.0], [1.0], [0.0], [0.0], [0.0], [0.0]])

@@ -24,7 +24,8 @@ from frontier_rft.cli.main import main
 from frontier_rft.lm.rollout import TokenScores, score_completions
 from frontier_rft.training.backfill import Stored
 from frontier_rft.training.config import train_config
-from frontier_rft.training.grpo import Trainer, policy_loss
+from frontier_rft.training.grpo import Trainer
+from frontier_rft.training.policy_loss import policy_loss
 from test_kept_rows_training import CONFIG as KEPT
 from test_kept_rows_training import MIXED, Counted, counting
 from test_training_model import tiny_models

@@ -48,25 +48,25 @@ def test_defaults_stay_on_the_cpu() -> None:
 
 
 def test_resume_may_change_hardware_settings_only() -> None:
-    from frontier_rft.training.grpo import _check_same_run
+    from frontier_rft.training.run_files import check_same_run
 
     saved = {"lr": 1e-4, "steps": 10, "device": "cuda", "threads": 1}
-    _check_same_run(saved, {**saved, "steps": 20, "device": "cpu", "threads": 4})
+    check_same_run(saved, {**saved, "steps": 20, "device": "cpu", "threads": 4})
     with pytest.raises(ValueError, match=r"different configuration \(lr\)"):
-        _check_same_run(saved, {**saved, "lr": 2e-4})
+        check_same_run(saved, {**saved, "lr": 2e-4})
 
 
 def test_cli_resume_takes_the_hardware_flags(tmp_path: Path) -> None:
     import argparse
 
     from frontier_rft.cli.train import _resumed_config
-    from frontier_rft.training.grpo import _jsonable
+    from frontier_rft.training.run_files import jsonable_config
     from frontier_rft.training.run_info import write_run_info
 
     model = tmp_path / "model"
     model.mkdir()
     (model / "config.json").write_text("{}")
-    saved = _jsonable(TrainConfig(steps=10, lr=2e-4))
+    saved = jsonable_config(TrainConfig(steps=10, lr=2e-4))
     write_run_info(tmp_path / "run.json", {"config": saved, "model_dir": str(model)})
     names = [f.name for f in dataclasses.fields(TrainConfig)] + ["metis_lam", "metis_k"]
     args = argparse.Namespace(**dict.fromkeys(names), metis_m=None, set=None, model=None)
@@ -101,7 +101,7 @@ def test_resume_with_the_run_s_own_config_file_and_a_changed_one(
     value is refused; --device may change."""
     from frontier_rft.cli.main import main
     from frontier_rft.training import grpo
-    from frontier_rft.training.grpo import _jsonable
+    from frontier_rft.training.run_files import jsonable_config
     from frontier_rft.training.run_info import write_run_info
 
     seen: list[TrainConfig] = []
@@ -118,7 +118,7 @@ def test_resume_with_the_run_s_own_config_file_and_a_changed_one(
     model.mkdir()
     (model / "config.json").write_text("{}")
     saved = TrainConfig(selector="bots", steps=10, selector_overrides={"lam": 0.2})
-    write_run_info(run / "run.json", {"config": _jsonable(saved), "model_dir": str(model)})
+    write_run_info(run / "run.json", {"config": jsonable_config(saved), "model_dir": str(model)})
     same = tmp_path / "same.yaml"
     same.write_text(f"selector: bots\nsteps: 10\nset: {{lam: 0.2}}\nout: {run}\nmodel: {model}\n")
     assert main(["train", "--config", str(same), "--resume", "--device", "auto"]) == 0
@@ -130,10 +130,10 @@ def test_resume_with_the_run_s_own_config_file_and_a_changed_one(
     assert "drop --selector, --set/--metis-*" in err and len(seen) == 1
     # A list-valued override equal to the saved one resumes; a changed 0-valued one does not.
     listed = TrainConfig(selector="bots", selector_overrides={"answer_values": [0.0, 1.0]})
-    write_run_info(run / "run.json", {"config": _jsonable(listed), "model_dir": str(model)})
+    write_run_info(run / "run.json", {"config": jsonable_config(listed), "model_dir": str(model)})
     assert main(["train", "--out", str(run), "--resume", "--set", "answer_values=[0.0,1.0]"]) == 0
     metis = TrainConfig(selector="metis", selector_overrides={"judge_loss_weight": 0.5})
-    write_run_info(run / "run.json", {"config": _jsonable(metis), "model_dir": str(model)})
+    write_run_info(run / "run.json", {"config": jsonable_config(metis), "model_dir": str(model)})
     args = ["train", "--out", str(run), "--resume", "--selector", "metis", "--metis-lam", "0"]
     assert main(args) == 2
     assert "drop --set/--metis-*" in capsys.readouterr().err

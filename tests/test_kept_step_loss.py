@@ -19,7 +19,8 @@ import torch
 
 from frontier_rft.lm.rollout import TokenScores
 from frontier_rft.training import grpo
-from frontier_rft.training.grpo import Trainer, aggregate, policy_loss
+from frontier_rft.training.grpo import Trainer
+from frontier_rft.training.policy_loss import PolicyLoss, aggregate, policy_loss
 from test_training_model import TEST_TRAIN, tiny_models
 
 LN2 = math.log(2.0)
@@ -148,7 +149,7 @@ def _policy_loss_before(scores, advantages, old_logprobs, ref_logprobs, config, 
         if config.entropy_coef > 0:
             total = total - config.entropy_coef * entropy
         parts["policy/entropy"] = float(entropy.detach())
-    return grpo.PolicyLoss(total, parts)
+    return PolicyLoss(total, parts)
 
 
 def _as_before(scores, advantages, old, ref, cfg, weights=None, pg_scale=1.0):

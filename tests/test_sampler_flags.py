@@ -178,14 +178,15 @@ def test_a_run_saved_with_the_flat_fields_resumes(tmp_path: Path) -> None:
 
 def test_the_trainer_takes_an_older_run_json_for_the_same_run() -> None:
     """Trainer's resume check compares the saved run.json, translated, with this run's."""
-    from frontier_rft.training.grpo import _check_same_run, _jsonable
+    from frontier_rft.training.run_files import check_same_run, jsonable_config
 
     saved = json.loads(FIXTURE_RUN.read_text())["config"]
     saved["dynamic_sampling"] = True
-    now = _jsonable(train_config(saved))
+    now = jsonable_config(train_config(saved))
     assert now["sampler"] == "dynamic_sampling"
-    _check_same_run(legacy_train_fields(saved), now)  # the same run: no complaint
+    check_same_run(legacy_train_fields(saved), now)  # the same run: no complaint
     with pytest.raises(ValueError, match=r"different configuration \(sampler, sampler_config\)"):
-        _check_same_run(
-            legacy_train_fields(saved), _jsonable(train_config(saved | {"dynamic_sampling": False}))
+        check_same_run(
+            legacy_train_fields(saved),
+            jsonable_config(train_config(saved | {"dynamic_sampling": False})),
         )

@@ -18,7 +18,9 @@ import torch
 
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.lm.rollout import TokenScores
-from frontier_rft.training.grpo import Trainer, _truncate_logs, aggregate, policy_loss
+from frontier_rft.training.grpo import Trainer
+from frontier_rft.training.policy_loss import PolicyLoss, aggregate, policy_loss
+from frontier_rft.training.run_files import truncate_logs
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration
@@ -254,14 +256,14 @@ def test_resume_drops_a_torn_last_metrics_line_and_refuses_a_corrupt_one(tmp_pat
     records = [json.dumps({"step": s, "train/reward_mean": 0.5}) for s in (1, 2, 3)]
     path.write_text("\n".join(records) + '\n{"step": 4, "train/rew')  # killed mid-write
     said: list[str] = []
-    _truncate_logs(tmp_path, 2, said.append)
+    truncate_logs(tmp_path, 2, said.append)
     assert path.read_text() == "\n".join(records[:2]) + "\n"
     assert said == ["metrics.jsonl ended in a torn line (a crash mid-write): dropped it"]
-    _truncate_logs(tmp_path, 2, said.append)  # idempotent: nothing torn any more
+    truncate_logs(tmp_path, 2, said.append)  # idempotent: nothing torn any more
     assert len(said) == 1 and path.read_text() == "\n".join(records[:2]) + "\n"
     path.write_text(records[0] + "\n{garbage\n" + records[1] + "\n")
     with pytest.raises(ValueError, match="line 2 is not a metrics record"):
-        _truncate_logs(tmp_path, 2, said.append)
+        truncate_logs(tmp_path, 2, said.append)
 
 
 def test_fresh_run_refuses_to_overwrite_and_resume_needs_a_checkpoint(
@@ -430,7 +432,7 @@ def test_a_non_finite_loss_stops_the_run_before_the_update(
 
     def exploding(*args, **kwargs):  # type: ignore[no-untyped-def]
         loss = real(*args, **kwargs)
-        return grpo.PolicyLoss(loss.total * float("nan"), loss.parts)
+        return PolicyLoss(loss.total * float("nan"), loss.parts)
 
     trainer = Trainer(TEST_TRAIN, sft_dir, tmp_path / "x", log=lambda _: None)
     before = _params(trainer.model)

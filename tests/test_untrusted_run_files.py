@@ -43,7 +43,7 @@ def test_resume_names_a_deeply_nested_log_line_and_changes_no_file(
 ) -> None:
     # What `frontier train --resume` reads before it goes on: both logs, bounded; a line
     # 100,000 deep is a ValueError naming the file and line (the CLI prints it as one line).
-    from frontier_rft.training.grpo import _truncate_logs
+    from frontier_rft.training.run_files import truncate_logs
 
     good = '{"step": 0}\n{"step": 1}\n'
     text = good + DEEP + "\n" if where == "last" else '{"step": 0}\n' + DEEP + '\n{"step": 1}\n'
@@ -52,7 +52,7 @@ def test_resume_names_a_deeply_nested_log_line_and_changes_no_file(
     (tmp_path / other).write_text(good + '{"step": 7}\n')  # a tail the resume would drop
     line = 3 if where == "last" else 2
     with pytest.raises(ValueError, match=rf"{name}: line {line} is not a {name[:-6]} record"):
-        _truncate_logs(tmp_path, 1, print)
+        truncate_logs(tmp_path, 1, print)
     assert (tmp_path / name).read_text() == text
     assert (tmp_path / other).read_text() == good + '{"step": 7}\n'  # read first, not rewritten
 

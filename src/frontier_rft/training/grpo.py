@@ -1,6 +1,6 @@
 """The reference trainer: group rollouts, verifier rewards, group advantages, clipped loss.
 
-One step, top to bottom (`Trainer.step`):
+One step, top to bottom (`Trainer.step`: `_collect`, `_train`, then `step_metrics`):
 
 1. the sampler (frontier_rft.sampling: PassThrough, DAPO's DynamicSampling, the rollout
    Allocation, FewerRollouts or PilotCommit; the same object the simulator drives, where it
@@ -8,14 +8,16 @@ One step, top to bottom (`Trainer.step`):
    chooses task ids (METIS: the policy judges m*B candidates first), the policy samples n
    completions per prompt (Allocation: n_k for prompt k) with `model.generate`, the
    verifier scores every completion, and the selector receives every reward as
-   `Feedback`; it returns the groups to train on (with `rescue: N`, an all-wrong one of a
+   `Feedback`; it returns the groups to train on, each whole with its completions (the
+   payload each rollout carried through the sampler: `sampling.step.Rolled`; a Pilot-Commit
+   pilot's from the sampler's store) (with `rescue: N`, an all-wrong one of a
    prompt never solved gets N more rollouts, joined when one is correct: training/rescue.py);
    with `pad_rows` a kept step's generation is padded to a few batch shapes and the padding
    rows dropped before scoring (training/pad_rows.py);
 2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
    (leave-one-out), from `frontier_rft.core.advantages` (the same definitions the selectors
-   use); groups of different sizes weigh one prompt each in the loss (`_row_weights`);
-3. loss = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
+   use); groups of different sizes weigh one prompt each in the loss (`row_weights`);
+3. loss (training/policy_loss.py) = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
    - entropy_coef * entropy (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
    a step that trains G of its B groups under FewerRollouts' `loss_scale: batch` scales the
    surrogate alone by G/B (the skipped groups count as zero-advantage groups); the KL and
@@ -23,7 +25,8 @@ One step, top to bottom (`Trainer.step`):
    mean: the KL pull keeps uniform's size, not its value, since the skip is not blind to
    the KL: the skipped groups had more KL per token, 0.030 to 0.023;
    benchmarks/results/kept_kl.md);
-4. metrics to JSONL/TensorBoard; checkpoints (model, optimizer, selector, RNG) atomically.
+4. metrics (training/step_metrics.py) to JSONL/TensorBoard; checkpoints (model,
+   optimizer, selector, RNG) atomically.
 
 With `ppo_epochs = 1` the batch is used once, pi_old = pi and the ratio is exactly 1, so the
 loss gradient is the vanilla policy gradient; with more epochs clipping becomes active.
@@ -31,14 +34,12 @@ loss gradient is the vanilla policy gradient; with more epochs clipping becomes 
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import logging
 import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,26 +49,22 @@ import torch
 from frontier_rft import SELECTORS, make_selector
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.core.jsonsafe import load_json_file
-from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.features.policy import policy_embeddings
 from frontier_rft.lm.device import autocast, resolve_device
 from frontier_rft.lm.model_io import load_lm, save_lm
 from frontier_rft.lm.rollout import (
-    TokenScores,
     encode_prompts,
     generate_completions,
     score_completions,
 )
-from frontier_rft.metrics_log import MAX_LINE_CHARS as METRICS_LINE_CHARS
-from frontier_rft.metrics_log import MAX_LINE_DEPTH, MetricsSink, curriculum_metrics
+from frontier_rft.metrics_log import MetricsSink
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
-from frontier_rft.sampling.step import Rolled, Round, Sampler, rollout_metrics
+from frontier_rft.sampling.step import Rolled, Sampler
 from frontier_rft.shadow.live import build_shadow, load_shadow
-from frontier_rft.shadow.replay import MAX_LINE_CHARS as REWARD_LINE_CHARS
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
 from frontier_rft.shadow.rule import Shadow
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
@@ -82,7 +79,6 @@ from frontier_rft.training.checkpoint import (
     damaged,
     latest_checkpoint,
     load_checkpoint,
-    logged_until,
     save_checkpoint,
 )
 from frontier_rft.training.config import TrainConfig
@@ -90,110 +86,33 @@ from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eva
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.pad_rows import EndRows, padding
+from frontier_rft.training.policy_loss import policy_loss, row_weights
 from frontier_rft.training.references import load_references
 from frontier_rft.training.rescue import Rescue
-from frontier_rft.training.run_info import RESUME_MAY_CHANGE, read_run_info, write_run_info
+from frontier_rft.training.run_files import (
+    check_same_run,
+    has_tensorboard,
+    jsonable_config,
+    progress_line,
+    trained_tasks_mask,
+    truncate_logs,
+)
+from frontier_rft.training.run_info import read_run_info, write_run_info
+from frontier_rft.training.step_metrics import (
+    SUCCESS,
+    Collected,
+    Group,
+    Trained,
+    step_metrics,
+    tokens_generated,
+)
 
-__all__ = ["PolicyLoss", "StepBatch", "Trainer", "aggregate", "policy_loss"]
+__all__ = ["StepBatch", "Trainer"]
 
 _log = logging.getLogger(__name__)
 
 SHADOW_PREFIX = "curriculum/shadow/"
 """Where a shadow's metrics go in the logs: curriculum/shadow/<rule>/<metric>."""
-SUCCESS = 1.0
-"""A rollout counts as solved when its reward reaches this (Countdown's 0.1 is format only)."""
-
-
-def aggregate(
-    values: torch.Tensor,
-    mask: torch.Tensor,
-    how: str,
-    max_tokens: int,
-    weights: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """Reduce per-token values to a scalar: token_mean, sequence_mean or constant (Dr.GRPO).
-
-    `weights` (one per row, mean 1) scale each row's values first: with groups of different
-    sizes, `_row_weights` gives every group one prompt's share of the loss."""
-    if weights is not None:
-        values = values * weights.unsqueeze(1)
-    if how == "token_mean":
-        return (values * mask).sum() / mask.sum().clamp(min=1.0)
-    if how == "sequence_mean":
-        per_seq = (values * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        return per_seq.mean()
-    return (values * mask).sum() / (mask.shape[0] * max_tokens)
-
-
-class PolicyLoss:
-    """Parts of one loss evaluation (tensors keep their graph; floats are for logging)."""
-
-    def __init__(self, total: torch.Tensor, parts: dict[str, float]):
-        self.total = total
-        self.parts = parts
-
-
-def policy_loss(
-    scores: TokenScores,
-    advantages: torch.Tensor,
-    old_logprobs: torch.Tensor,
-    ref_logprobs: torch.Tensor | None,
-    config: TrainConfig,
-    weights: torch.Tensor | None = None,
-    pg_scale: float = 1.0,
-    caps: torch.Tensor | None = None,
-) -> PolicyLoss:
-    """Clipped surrogate + k3 KL + entropy bonus, aggregated as `config.loss_aggregation`,
-    rows scaled by `weights` (None: all 1).
-
-    `pg_scale` multiplies the surrogate's row weights only (FewerRollouts' `loss_scale:
-    batch`, groups trained / B: the groups left out count as the zero-advantage groups they
-    were predicted to be). The KL and entropy terms are not zero on the groups left out, so
-    they stay the trained rows' means: those groups count at the trained ones' mean.
-
-    `caps` (one per row; None: none) truncate a row's ratio in the unclipped branch at its cap
-    (dual-clip PPO's c): backfill's replayed rows (training/backfill.py)."""
-    mask, logp = scores.mask, scores.logprobs
-    how, t_max = config.loss_aggregation, config.max_new_tokens
-    ratio = torch.exp(logp - old_logprobs)
-    adv = advantages.unsqueeze(1)
-    clipped = torch.clamp(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps)
-    capped = ratio if caps is None else torch.minimum(ratio, caps.unsqueeze(1))
-    surrogate = -torch.minimum(capped * adv, clipped * adv)
-    pg_weights = weights
-    if pg_scale != 1.0:
-        ones = torch.ones(mask.shape[0], dtype=mask.dtype, device=mask.device)
-        pg_weights = pg_scale * (ones if weights is None else weights)
-    pg = aggregate(surrogate, mask, how, t_max, pg_weights)
-    total = pg
-    parts = {
-        "loss/policy": float(pg.detach()),
-        "policy/ratio_mean": float(aggregate(ratio.detach(), mask, "token_mean", t_max)),
-        "policy/clip_fraction": float(
-            aggregate(((ratio - clipped).abs() > 0).float(), mask, "token_mean", t_max)
-        ),
-    }
-    if ref_logprobs is not None:
-        delta = ref_logprobs - logp  # k3 = exp(d) - d - 1 >= 0, unbiased for KL(pi || ref)
-        kl = aggregate(torch.exp(delta) - delta - 1.0, mask, how, t_max, weights)
-        total = total + config.kl_coef * kl
-        parts["loss/kl"] = float(kl.detach())
-    if scores.entropy is not None:
-        entropy = aggregate(scores.entropy, mask, how, t_max, weights)
-        if config.entropy_coef > 0:
-            total = total - config.entropy_coef * entropy
-        parts["policy/entropy"] = float(entropy.detach())
-    return PolicyLoss(total, parts)
-
-
-@dataclass
-class _Group:
-    """One rolled-out prompt: its task, prompt ids, n completions and their rewards."""
-
-    task: int
-    prompt: list[int]
-    completions: list[list[int]]
-    rewards: np.ndarray
 
 
 @dataclass
@@ -300,7 +219,7 @@ class Trainer:
             self._resume(ckpt)
         self.lam = float(getattr(self.selector.config, "judge_loss_weight", 0.0))
         self._write_run_info(check=ckpt is not None)
-        tb = self.run_dir / "tb" if cfg.tensorboard and _has_tensorboard(log) else None
+        tb = self.run_dir / "tb" if cfg.tensorboard and has_tensorboard(log) else None
         # Resumed: TensorBoard forgets the steps after the checkpoint, as metrics.jsonl did.
         purge = self.step_count + 1 if ckpt is not None else None
         self.sink = MetricsSink(
@@ -356,7 +275,7 @@ class Trainer:
         with damaged(ckpt / "trainer.json"):
             self.rollouts = int(state.get("rollouts", 0))
             self.embed_seconds = float(state.get("embed_seconds", 0.0))
-            self.trained_tasks = _trained_tasks(state.get("trained_tasks"), len(self.items))
+            self.trained_tasks = trained_tasks_mask(state.get("trained_tasks"), len(self.items))
             if self.backfill is not None:
                 self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
             if self.rescue is not None:
@@ -366,7 +285,7 @@ class Trainer:
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
                     "never trains those (no old log-probs are kept): start a new --out"
                 )
-        _truncate_logs(self.run_dir, self.step_count, self.log)
+        truncate_logs(self.run_dir, self.step_count, self.log)
         self.shadows = self._load_shadows(ckpt)
         self.log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
 
@@ -402,17 +321,45 @@ class Trainer:
 
     # ------------------------------------------------------------------ one step
     def step(self) -> dict[str, float]:
-        """Sample (the sampler's rounds), train on the groups it returns, log. Returns this
-        step's metrics."""
+        """One step, as CleanRL's loop reads: collect (the sampler's rounds, whole groups),
+        advantages, batch and update (`_train`), then the step's metrics."""
+        started = time.perf_counter(), time.process_time()
+        got = self._collect()
+        trained = self._train(got)
+        if self.trained_tasks is not None:  # the selector counts mixed groups rolled out;
+            # dynamic sampling rolls out more than it trains, so the trainer counts its own
+            self.trained_tasks[[g.task for g in got.train if np.ptp(g.rewards) > 0]] = True
+        embed_s = self._maybe_refresh_features()
+        self.rollouts += got.samples.rollouts
+        self.last = {
+            "ids": got.sampled.task_ids,
+            "rewards": np.concatenate([g.rewards for g in got.groups]),
+            "advantages": trained.advantages,
+            "records": got.records,
+        }
+        metrics = step_metrics(
+            got,
+            trained,
+            estimator=self.config.estimator,
+            rollouts_total=self.rollouts,
+            distinct_trained=None if self.trained_tasks is None else int(self.trained_tasks.sum()),
+            sampler_metrics=self.sampler.metrics(),
+            started=started,
+        )
+        metrics.update(self._more_metrics(got, embed_s))
+        self.step_count += 1
+        return metrics
+
+    def _collect(self) -> Collected:
+        """The step's rollouts: the sampler's rounds (and rescue's), each group whole with its
+        completions (the payloads it carried through the sampler), and their cost."""
         cfg, n = self.config, self.config.group_size
-        t_step, cpu_step = time.perf_counter(), time.process_time()
-        gen_s = [0.0]
-        padded_rows = [0]  # pad_rows: rows generated only to fill a bucket, dropped
+        seconds_spent, padded_rows = [0.0], [0]  # what generation cost, call by call
 
         def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> Rolled:
             sizes = np.full(ids.shape[0], n) if counts is None else np.asarray(counts)
             completions, rewards, seconds, padded = self._rollout(ids, sizes)
-            gen_s[0] += seconds
+            seconds_spent[0] += seconds
             padded_rows[0] += padded
             ends = np.cumsum(sizes).tolist()
             starts = [0, *ends[:-1]]
@@ -420,138 +367,91 @@ class Trainer:
             return Rolled(rewards, [completions[a:b] for a, b in zip(starts, ends, strict=True)])
 
         with self._amp():  # METIS's judge generates inside select
-            samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
-            sampled = samples  # the sampler's rounds: the step's reward metrics, shadows, log
+            sampled = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
+            samples = sampled
             if self.rescue is not None:  # never-solved all-wrong groups: N more, joined if hit
-                samples = self.rescue.step(samples, rollout)
-        train_groups = self._whole(samples.train)
-        groups = self._whole(sampled.groups())  # every group rolled out, whole
-        records = []
-        if self.judge is not None:  # this step's scored judgments, for the judge loss
-            records = self.selector.pop_judge_records()
+                samples = self.rescue.step(sampled, rollout)
+        records = self.selector.pop_judge_records() if self.judge is not None else []
+        return Collected(
+            samples=samples,
+            sampled=sampled,
+            train=self._whole(samples.train),
+            groups=self._whole(sampled.groups()),  # every group rolled out, whole
+            records=records,
+            generate_s=seconds_spent[0],
+            padded_rows=padded_rows[0],
+        )
 
-        t_upd = time.perf_counter()
-        train_adv = np.zeros(0)
-        parts: dict[str, float] = {}
-        replayed: list[Stored] = []  # backfill: the freed slots' replayed groups, after the fresh
-        replay: ReplayRows | None = None
+    def _train(self, got: Collected) -> Trained:
+        """Advantages of the trained groups, the batch (with backfill's replayed groups after
+        them) and the policy update on it."""
+        cfg, groups = self.config, got.train
+        start = time.perf_counter()
+        advantages = np.zeros(0)
+        if groups:
+            rewards = np.concatenate([g.rewards for g in groups])
+            offsets = np.cumsum([0] + [len(g.rewards) for g in groups])
+            advantages = group_advantages(rewards, offsets, cfg.estimator)
+        replayed: list[Stored] = []  # backfill: the freed slots' replayed groups
         if self.backfill is not None:
-            replayed = self.backfill.draw(cfg.batch_size - len(train_groups), self.step_count)
-        if train_groups:
-            train_rewards = np.concatenate([g.rewards for g in train_groups])
-            train_offsets = np.cumsum([0] + [len(g.rewards) for g in train_groups])
-            train_adv = group_advantages(train_rewards, train_offsets, cfg.estimator)
+            replayed = self.backfill.draw(cfg.batch_size - len(groups), self.step_count)
         # FewerRollouts: the surrogate normalised by uniform's B (replayed groups count as fresh)
-        pg_scale = backfill_loss_scale(samples.nominal_groups, len(train_groups), len(replayed))
-        if train_groups or replayed:
-            rows: list[_Group | Stored] = [*train_groups, *replayed]
+        scale = backfill_loss_scale(got.samples.nominal_groups, len(groups), len(replayed))
+        parts: dict[str, float] = {}
+        replay: ReplayRows | None = None
+        if groups or replayed:
+            rows: list[Group | Stored] = [*groups, *replayed]
             if self.backfill is not None:
-                fresh_rows = sum(len(g.completions) for g in train_groups)
+                fresh_rows = sum(len(g.completions) for g in groups)
                 behaviour = [lp for g in replayed for lp in g.behaviour]
                 replay = ReplayRows(fresh_rows, behaviour, cfg.backfill_is_cap, cfg.clip_eps)
-            advantages = np.concatenate([train_adv, *(g.advantages for g in replayed)])
-            weights = _row_weights([len(g.completions) for g in rows], cfg.group_weighting)
+            weights = row_weights([len(g.completions) for g in rows], cfg.group_weighting)
             batch = StepBatch(
                 prompts=[g.prompt for g in rows for _ in g.completions],
                 completions=[c for g in rows for c in g.completions],
-                advantages=torch.tensor(advantages, dtype=torch.float32, device=self.device),
-                row_weights=None
-                if weights is None
-                else torch.tensor(weights, dtype=torch.float32, device=self.device),
-                loss_scale=pg_scale,
-                judge_records=records,
+                advantages=self._tensor(
+                    np.concatenate([advantages, *(g.advantages for g in replayed)])
+                ),
+                row_weights=None if weights is None else self._tensor(weights),
+                loss_scale=scale,
+                judge_records=got.records,
                 replay=replay,
             )
             parts = self._update(batch)
         if self.backfill is not None:  # stored after the step that trained them
             if replay is not None:
-                self.backfill.add(self.step_count, train_groups, train_adv, replay.fresh_logprobs)
+                self.backfill.add(self.step_count, groups, advantages, replay.fresh_logprobs)
             parts.update(replay_metrics(replayed, replay, self.step_count, self.backfill))
-        update_s = time.perf_counter() - t_upd
-        if self.trained_tasks is not None:  # the selector counts mixed groups rolled out;
-            # dynamic sampling rolls out more than it trains, so the trainer counts its own
-            self.trained_tasks[[g.task for g in train_groups if np.ptp(g.rewards) > 0]] = True
-        embed_s = self._maybe_refresh_features()
+        return Trained(advantages, scale, replayed, parts, time.perf_counter() - start)
 
-        rolled_rewards = np.concatenate([g.rewards for g in groups])
-        self.last = {
-            "ids": sampled.task_ids,
-            "rewards": rolled_rewards,
-            "advantages": train_adv,
-            "records": records,
-        }
-        rolled_var = np.array([np.var(g.rewards) for g in groups])
-        rolled_adv = np.concatenate(
-            [
-                group_advantages(g.rewards, np.array([0, len(g.rewards)]), cfg.estimator)
-                for g in groups
-            ]
-        )
-        gen_tokens = sum(len(c) for g in groups for c in g.completions)
-        # What the step paid for: every completion generated this step (screening's and
-        # Pilot-Commit's and rescue's included), and the rows and tokens the policy's forward
-        # and backward passes ran over (the trained groups' completions; an earlier pilot's,
-        # backfill's replayed ones and rescued groups' rescue rows included).
-        generated = _tokens(samples.rounds)
-        trained: list[_Group | Stored] = [*train_groups, *replayed]
-        trained_rows = sum(len(g.completions) for g in trained)
-        trained_tokens = sum(len(c) for g in trained for c in g.completions)
-        self.rollouts += samples.rollouts
-        select_ms = 1e3 * samples.select_seconds
-        metrics = {
-            "train/reward_mean": float(rolled_rewards.mean()),
-            "train/success_rate": float((rolled_rewards >= SUCCESS).mean()),
-            "train/effective_task_ratio": float((rolled_var > 0).mean()),
-            "train/mean_abs_advantage": float(np.abs(rolled_adv).mean()),
-            "train/mean_abs_advantage_trained": (
-                float(np.abs(train_adv).mean()) if train_adv.size else 0.0
-            ),
-            "train/completion_tokens": gen_tokens / rolled_rewards.size,
-            "train/rollouts": float(samples.rollouts),
-            "train/rollouts_total": float(self.rollouts),
-            "train/generated_tokens": float(generated),
-            "train/trained_rows": float(trained_rows),
-            "train/trained_tokens": float(trained_tokens),
-            "train/groups_trained": float(len(train_groups)),
-            **(
-                {"train/distinct_prompts_trained": float(self.trained_tasks.sum())}
-                if self.trained_tasks is not None
-                else {}
-            ),
-            "train/sampling_rounds": float(len(sampled.rounds)),
-            "train/loss_scale": pg_scale,
-            **{f"train/{k}": v for k, v in rollout_metrics(sampled).items() if k != "rollouts"},
-            "perf/select_ms": select_ms,
-            "perf/generate_s": gen_s[0],
-            "perf/update_s": update_s,
-            "perf/tokens_per_s": gen_tokens / max(gen_s[0], 1e-9),
-            "perf/step_s": time.perf_counter() - t_step,
-            "perf/step_cpu_s": time.process_time() - cpu_step,
-            **parts,
-            **curriculum_metrics(self.sampler.metrics(), "all"),  # curriculum/... as TRL, verl
-        }
+    def _tensor(self, values: np.ndarray) -> torch.Tensor:
+        """Per-row float32 values on the policy's device."""
+        return torch.tensor(values, dtype=torch.float32, device=self.device)
+
+    def _more_metrics(self, got: Collected, embed_s: float) -> dict[str, float]:
+        """The step's metrics beyond `step_metrics`: rescue's, the shadows', the levels drawn,
+        and what only some runs report (refreshes, padding, passes walked, GPU memory)."""
+        out: dict[str, float] = {}
         if self.rescue is not None:
-            metrics.update(self.rescue.last)
-            metrics["rescue/generated_tokens"] = float(
-                _tokens(samples.rounds[len(sampled.rounds) :])
-            )
-        metrics.update(self._shadow_step(groups))
-        levels = np.array([self.items[g.task].level for g in groups])
-        metrics["train/selected_level_mean"] = float(levels.mean())
+            out.update(self.rescue.last)
+            extra = got.samples.rounds[len(got.sampled.rounds) :]
+            out["rescue/generated_tokens"] = float(tokens_generated(extra))
+        out.update(self._shadow_step(got.groups))
+        levels = np.array([self.items[g.task].level for g in got.groups])
+        out["train/selected_level_mean"] = float(levels.mean())
         for level in range(self.num_levels):
-            metrics[f"train/selected_level{level}_share"] = float(np.mean(levels == level))
+            out[f"train/selected_level{level}_share"] = float(np.mean(levels == level))
         if embed_s:
-            metrics["perf/embed_s"] = embed_s
+            out["perf/embed_s"] = embed_s
         if self.pad_rows:  # in no other count: never scored, trained or logged
-            metrics["train/padded_rows"] = float(padded_rows[0])
+            out["train/padded_rows"] = float(got.padded_rows)
         if self.config.fewer_steps:  # how far the run's passes have come (where it ends)
-            metrics["train/passes_walked"] = self.selector.passes_walked()
+            out["train/passes_walked"] = self.selector.passes_walked()
         if self.device.type == "cuda":  # what the parallel runs of one GPU must fit into
-            metrics["perf/gpu_peak_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30
-        self.step_count += 1
-        return metrics
+            out["perf/gpu_peak_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30
+        return out
 
-    def _whole(self, batch: FilteredBatch) -> list[_Group]:
+    def _whole(self, batch: FilteredBatch) -> list[Group]:
         """The groups of `batch` with their completions, each whole: its parts' payloads
         (a pilot and its commit, a group and its rescue) joined in order."""
         if batch.from_surplus.any():  # the sampler is built with max_surplus 0 (see _sampler)
@@ -563,10 +463,10 @@ class Trainer:
                 raise RuntimeError(f"no completions kept for a part of group {g}")
             task, a, b = int(batch.task_ids[g]), batch.offsets[g], batch.offsets[g + 1]
             completions = [c for part in parts for c in part]
-            out.append(_Group(task, self.prompt_ids[task], completions, batch.rewards[a:b]))
+            out.append(Group(task, self.prompt_ids[task], completions, batch.rewards[a:b]))
         return out
 
-    def _shadow_step(self, groups: Sequence[_Group]) -> dict[str, float]:
+    def _shadow_step(self, groups: Sequence[Group]) -> dict[str, float]:
         """Feed this step's groups (whole, config-checked), with their completions' generated
         tokens, to the shadows and the reward log; their metrics as
         curriculum/shadow/<rule>/..."""
@@ -781,7 +681,7 @@ class Trainer:
         while self.step_count < total and not self.passes_done():
             metrics = self.step()
             self.sink.log(metrics, self.step_count)
-            self.log(_progress_line(self.step_count, total, metrics))
+            self.log(progress_line(self.step_count, total, metrics))
             last = self.step_count == total or self.passes_done()
             due_eval = cfg.eval_every and self.step_count % cfg.eval_every == 0
             if due_eval and not last:
@@ -834,7 +734,7 @@ class Trainer:
             self.optimizer,
             self.selector,
             {
-                "config": _jsonable(self.config),
+                "config": jsonable_config(self.config),
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
                 **({"backfill": self.backfill.state()} if self.backfill is not None else {}),
@@ -918,7 +818,7 @@ class Trainer:
 
     def _write_run_info(self, check: bool) -> None:
         info = {
-            "config": _jsonable(self.config),
+            "config": jsonable_config(self.config),
             "model_dir": str(self.model_dir),
             "train_tasks": len(self.items),
             "eval_tasks": len(self.eval_items),
@@ -930,87 +830,5 @@ class Trainer:
         path = self.run_dir / "run.json"
         if check and path.exists():
             saved = legacy_train_fields(read_run_info(path)["config"])  # an older run's too
-            _check_same_run(saved, info["config"])
+            check_same_run(saved, info["config"])
         write_run_info(path, info)
-
-
-def _trained_tasks(saved: Any, num_tasks: int) -> np.ndarray | None:
-    """A checkpoint's `trained_tasks` (task indices) as a mask; None when it has none."""
-    if saved is None:  # written before the trainer counted them
-        return None
-    if not isinstance(saved, list) or not all(
-        isinstance(t, int) and not isinstance(t, bool) and 0 <= t < num_tasks for t in saved
-    ):
-        raise ValueError(f"trained_tasks is not a list of task indices below {num_tasks}")
-    mask = np.zeros(num_tasks, dtype=np.bool_)
-    mask[saved] = True
-    return mask
-
-
-def _tokens(rounds: Sequence[Round]) -> int:
-    """Completion tokens the rounds generated (their payloads: completions as token lists)."""
-    return sum(len(c) for r in rounds for p in r.payloads or () for c in p)
-
-
-def _row_weights(sizes: Sequence[int], how: str) -> np.ndarray | None:
-    """Per-rollout loss weights of groups of these sizes: with `how` 'prompt', R / (G n_g)
-    for a rollout of group g (G groups, R rollouts), so each group weighs one prompt's share
-    whatever its n and the weights average 1; None (all 1) for 'rollout' or equal sizes."""
-    if how == "rollout" or len(set(sizes)) <= 1:
-        return None
-    n = np.asarray(sizes, dtype=np.float64)
-    return np.repeat(n.sum() / (n.shape[0] * n), n.astype(np.int64))
-
-
-def _has_tensorboard(log: Callable[[str], None]) -> bool:
-    if importlib.util.find_spec("tensorboard") is None:
-        log("tensorboard is not installed: metrics go to metrics.jsonl only")
-        return False
-    return True
-
-
-def _jsonable(config: TrainConfig) -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(json.dumps(asdict(config)))
-    return out
-
-
-def _check_same_run(saved: dict[str, Any], now: dict[str, Any]) -> None:
-    """A resumed run must use the saved configuration (only `steps` may grow; the hardware
-    settings `device` and `threads` may change, at the cost of bitwise equality)."""
-    diff = sorted(k for k in saved if k not in RESUME_MAY_CHANGE and saved.get(k) != now.get(k))
-    if diff:
-        raise ValueError(
-            f"--resume with a different configuration ({', '.join(diff)}); resume with the "
-            "saved settings (only --steps, --device and --threads may change) or start a new --out"
-        )
-
-
-def _truncate_logs(run_dir: Path, step: int, log: Callable[[str], None]) -> None:
-    """Drop the log lines written after checkpoint `step` (a crashed run's tail, about to be
-    redone), and a last line torn mid-write. Both logs are read, with bounds, before either
-    is rewritten (atomically): a corrupt line refuses the resume with the files unchanged."""
-    # Reward-log lines carry the 0-based step their rollouts came from.
-    logs = [
-        ("metrics.jsonl", step, METRICS_LINE_CHARS, MAX_LINE_DEPTH),
-        (REWARD_LOG, step - 1, REWARD_LINE_CHARS, MAX_LINE_DEPTH),
-    ]
-    read = [
-        (name, logged_until(run_dir / name, until, max_chars=chars, max_depth=depth))
-        for name, until, chars, depth in logs
-    ]
-    for name, got in read:
-        if got is None:
-            continue
-        body, torn = got
-        atomic_write_bytes(run_dir / name, lambda fh, body=body: fh.write(body))
-        if torn:
-            log(f"{name} ended in a torn line (a crash mid-write): dropped it")
-
-
-def _progress_line(step: int, total: int, m: dict[str, float]) -> str:
-    return (
-        f"step {step}/{total}  reward {m['train/reward_mean']:.3f}  "
-        f"solved {m['train/success_rate']:.3f}  etr {m['train/effective_task_ratio']:.2f}  "
-        f"|A| {m['train/mean_abs_advantage']:.3f}  select {m['perf/select_ms']:.0f} ms  "
-        f"{m['perf/tokens_per_s']:.0f} tok/s  {m['perf/step_s']:.2f} s"
-    )
