@@ -48,7 +48,6 @@ import torch
 
 from frontier_rft import SELECTORS, make_selector
 from frontier_rft.core.advantages import group_advantages
-from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.features.policy import policy_embeddings
@@ -90,6 +89,9 @@ from frontier_rft.training.policy_loss import policy_loss, row_weights
 from frontier_rft.training.references import load_references
 from frontier_rft.training.rescue import Rescue
 from frontier_rft.training.run_files import (
+    check_refresh,
+    check_resume_steps,
+    check_resumed_selector,
     check_same_run,
     has_tensorboard,
     jsonable_config,
@@ -246,7 +248,7 @@ class Trainer:
         )
         self.sampler = self._sampler(None)
         self._name_policy_features()
-        self._check_refresh()
+        check_refresh(cfg, self.given, self.selector.evidence)
         self.shadows = [build_shadow(c, pool, cfg.seed) for c in cfg.shadow_configs()]
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
@@ -261,11 +263,11 @@ class Trainer:
         self._place_policy()
         collaborators = self._build_learner()
         self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
-        self._check_resumed_selector(ckpt)
+        check_resumed_selector(self.selector, self.config, [it.prompt for it in self.items], ckpt)
         self.sampler = self._sampler(ckpt)
         self._name_policy_features()
         self.step_count = state["step"]
-        self._check_resume_steps()
+        check_resume_steps(self.config, self.step_count, self.run_dir, self.passes_done())
         if state.get("pilot_completions"):  # the sampler's store holds them now
             raise ValueError(
                 f"{ckpt} keeps Pilot-Commit's buffered completions in trainer.json, as an "
@@ -770,51 +772,6 @@ class Trainer:
         source 'policy', as the TRL and verl adapters do), not as user-given ones."""
         if "self" in self.given and "task_features" not in self.given:
             relabel_evidence(self.selector.evidence, "policy")
-
-    def _check_refresh(self) -> None:
-        """--refresh-features-every needs self-embeddings and a selector that reads features."""
-        if not self.config.refresh_features_every:
-            return
-        if "self" not in self.given or "features" not in self.selector.evidence:
-            raise ValueError(
-                f"--refresh-features-every re-embeds the pool for a selector that reads the "
-                f"policy's self-embeddings (--given self); {self.config.selector!r} with --given "
-                f"{','.join(self.given)} reads none, so drop the flag"
-            )
-
-    def _check_resume_steps(self) -> None:
-        """Refuse, before anything is written, a resume that would go back or redo the end."""
-        steps, reached = self.config.steps, self.step_count
-        if reached > steps:
-            raise ValueError(
-                f"--steps {steps} is below the step this run reached ({reached}); pass a larger "
-                "--steps to extend the run, or leave --steps out"
-            )
-        final = self.run_dir / "eval.json"
-        if (reached == steps or self.passes_done()) and final.is_file():
-            try:
-                done = load_json_file(final, "an eval.json").get("step") == reached
-            except (ValueError, AttributeError):
-                done = False  # unreadable: evaluate again and rewrite it
-            if done:
-                raise ValueError(
-                    f"the run in {self.run_dir} already finished at step {reached}; pass "
-                    f"--steps N (N > {reached}) with --resume to extend it"
-                )
-
-    def _check_resumed_selector(self, ckpt: Path) -> None:
-        """The checkpoint's selector must be this run's: same method, same training pool."""
-        sel, cfg = self.selector, self.config
-        pool = sel.pool
-        same_prompts = pool.prompts is None or list(pool.prompts) == [
-            it.prompt for it in self.items
-        ]
-        if sel.name != cfg.selector or pool.num_tasks != len(self.items) or not same_prompts:
-            raise ValueError(
-                f"{ckpt / 'selector.npz'} holds a {sel.name!r} selector over {pool.num_tasks} "
-                f"prompts, but this run trains {cfg.selector!r} over {len(self.items)}: the "
-                "checkpoint is not this run's; resume from this run's own or start a new --out"
-            )
 
     def _write_run_info(self, check: bool) -> None:
         info = {

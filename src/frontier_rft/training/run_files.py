@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
+from frontier_rft.core.selector import Selector
 from frontier_rft.metrics_log import MAX_LINE_CHARS as METRICS_LINE_CHARS
 from frontier_rft.metrics_log import MAX_LINE_DEPTH
 from frontier_rft.shadow.replay import MAX_LINE_CHARS as REWARD_LINE_CHARS
@@ -23,6 +25,9 @@ from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.run_info import RESUME_MAY_CHANGE
 
 __all__ = [
+    "check_refresh",
+    "check_resume_steps",
+    "check_resumed_selector",
     "check_same_run",
     "has_tensorboard",
     "jsonable_config",
@@ -100,3 +105,51 @@ def progress_line(step: int, total: int, m: dict[str, float]) -> str:
         f"|A| {m['train/mean_abs_advantage']:.3f}  select {m['perf/select_ms']:.0f} ms  "
         f"{m['perf/tokens_per_s']:.0f} tok/s  {m['perf/step_s']:.2f} s"
     )
+
+
+def check_refresh(config: TrainConfig, given: Sequence[str], evidence: Mapping[str, Any]) -> None:
+    """--refresh-features-every needs self-embeddings and a selector that reads features."""
+    if not config.refresh_features_every:
+        return
+    if "self" not in given or "features" not in evidence:
+        raise ValueError(
+            f"--refresh-features-every re-embeds the pool for a selector that reads the "
+            f"policy's self-embeddings (--given self); {config.selector!r} with --given "
+            f"{','.join(given)} reads none, so drop the flag"
+        )
+
+
+def check_resume_steps(config: TrainConfig, reached: int, run_dir: Path, passes_done: bool) -> None:
+    """Refuse, before anything is written, a resume that would go back or redo the end (the
+    run reached step `reached`; `passes_done`: a fewer_steps run walked its passes)."""
+    steps = config.steps
+    if reached > steps:
+        raise ValueError(
+            f"--steps {steps} is below the step this run reached ({reached}); pass a larger "
+            "--steps to extend the run, or leave --steps out"
+        )
+    final = run_dir / "eval.json"
+    if (reached == steps or passes_done) and final.is_file():
+        try:
+            done = load_json_file(final, "an eval.json").get("step") == reached
+        except (ValueError, AttributeError):
+            done = False  # unreadable: evaluate again and rewrite it
+        if done:
+            raise ValueError(
+                f"the run in {run_dir} already finished at step {reached}; pass "
+                f"--steps N (N > {reached}) with --resume to extend it"
+            )
+
+
+def check_resumed_selector(
+    selector: Selector, config: TrainConfig, prompts: Sequence[str], ckpt: Path
+) -> None:
+    """The checkpoint's selector must be this run's: same method, same training pool."""
+    pool = selector.pool
+    same_prompts = pool.prompts is None or list(pool.prompts) == list(prompts)
+    if selector.name != config.selector or pool.num_tasks != len(prompts) or not same_prompts:
+        raise ValueError(
+            f"{ckpt / 'selector.npz'} holds a {selector.name!r} selector over {pool.num_tasks} "
+            f"prompts, but this run trains {config.selector!r} over {len(prompts)}: the "
+            "checkpoint is not this run's; resume from this run's own or start a new --out"
+        )
