@@ -189,6 +189,8 @@ class Allocation(WrapsSelector):
     every rollout's rewards exactly once. Its own state is the prompts' posteriors.
     """
 
+    uneven_groups: ClassVar[bool] = True
+
     kind: ClassVar[str] = _KIND
     TOTALS = ("steps", "rollouts", "budget", "prompts", "tried", "committed", "informative")
     LAST = (

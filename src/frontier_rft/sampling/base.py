@@ -84,6 +84,14 @@ class WrapsSelector:
     inner: Selector
     config: Any
     """Its frozen config dataclass (None: it has no settings)."""
+    uneven_groups: ClassVar[bool] = False
+    """Its groups differ in size within a step: a trainer must train groups of any size."""
+    holds_groups: ClassVar[bool] = False
+    """It trains, at a later step, groups it rolled out earlier (its store): a trainer must
+    hand it payloads a checkpoint can hold (`sampling/store.py`)."""
+    rescuable: ClassVar[bool] = False
+    """Its trained groups are this step's whole groups of n, which rescue may extend with more
+    rollouts (its settings may still split them: FewerRollouts' screen)."""
     TOTALS: ClassVar[tuple[str, ...]] = ()
     """Names of the counts its metrics sum over the run (`_totals`, saved as `totals`)."""
     LAST: ClassVar[tuple[str, ...]] = ()

@@ -252,6 +252,8 @@ class ConformalStop(WrapsSelector):
     """C-GRPO's stop rule around a built selector (see the module docstring). Not a Selector:
     it asks the selector for B prompts a step and sends it every rollout's rewards once."""
 
+    uneven_groups: ClassVar[bool] = True
+
     kind: ClassVar[str] = _KIND
     TOTALS = ("calibrations", "calibration_rollouts", "train_rollouts", "stopped_early")
     LAST = ("mean_k", "rollout_savings", "calibration_rollouts", "stopped_early")

@@ -131,6 +131,8 @@ class FewerRollouts(WrapsSelector):
     """Uniform's steps, each rolling out only the kept prompts of its window and (with
     screening) continuing only the groups whose first k rollouts are mixed."""
 
+    rescuable: ClassVar[bool] = True
+
     kind: ClassVar[str] = "fewer_rollouts"
 
     def __init__(self, selector: Selector, config: FewerRolloutsConfig | None = None):

@@ -23,6 +23,8 @@ __all__ = ["PassThrough"]
 class PassThrough(WrapsSelector):
     """Plain GRPO sampling: one round of `batch_size` prompts, every group trained."""
 
+    rescuable: ClassVar[bool] = True
+
     kind: ClassVar[str] = "passthrough"
 
     def __init__(self, selector: Selector):

@@ -136,6 +136,8 @@ class PilotCommit(WrapsSelector):
     """Pilot-Commit around a built selector (see the module docstring). Not a Selector: it
     asks the selector inside for candidates and sends it every rollout's rewards once."""
 
+    holds_groups: ClassVar[bool] = True
+
     kind: ClassVar[str] = _KIND
     TOTALS = ("pilot_rollouts", "commit_rollouts", "expired", "replaced", "short_steps")
     LAST = (

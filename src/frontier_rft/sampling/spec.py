@@ -31,7 +31,7 @@ from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.step import Sampler
 
-__all__ = ["KINDS", "KindRow", "SamplerSpec"]
+__all__ = ["KINDS", "KindRow", "SamplerSpec", "kind_row"]
 
 Posterior = Callable[[NDArray[np.int64]], tuple[Any, Any]]
 
@@ -51,6 +51,10 @@ class KindRow:
     extras: tuple[str, ...] = ()
     """What its builder takes besides the selector and config: 'seed' (its own draws),
     'posterior' (the Beta posteriors an allocation reads)."""
+
+    def fact(self, name: str) -> bool:
+        """A fact its class states (`WrapsSelector`: uneven_groups, holds_groups, rescuable)."""
+        return bool(getattr(self.sampler, name))
 
 
 KINDS: dict[str, KindRow] = {

@@ -278,6 +278,12 @@ class Sampler(Protocol):
     inner: Selector
     config: Any
     """Its frozen config dataclass, saved beside its state (None: it has no settings)."""
+    uneven_groups: ClassVar[bool]
+    """Its groups differ in size within a step (`WrapsSelector` says more of each fact)."""
+    holds_groups: ClassVar[bool]
+    """It trains, at a later step, groups it rolled out earlier."""
+    rescuable: ClassVar[bool]
+    """Its trained groups are this step's whole groups, which rescue may extend."""
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP
 from frontier_rft.core.state_check import check_keys, read_array
-from frontier_rft.sampling.filtered_batch import csr
+from frontier_rft.sampling.filtered_batch import FilteredBatch, csr
 from frontier_rft.sampling.step import Round
 
 __all__ = ["GroupStore"]
@@ -113,6 +113,32 @@ class GroupStore:
             np.concatenate([self.counts, [row.shape[0] for row in rows]]).astype(np.int64),
             np.concatenate([self.rewards, *rows]),
             self.payloads + tuple(rnd.payload(g) for g in positions.tolist()),
+        )
+
+    def trained_first(self, rows: I64, fresh: FilteredBatch) -> FilteredBatch:
+        """Held groups `rows`, each trained whole as it was rolled out (its step, round and
+        position kept; its payload), then the groups of `fresh` (this step's)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        off = self.offsets
+        held = [self.rewards[off[i] : off[i + 1]] for i in rows.tolist()]
+        counts = np.concatenate([self.counts[rows], fresh.counts]).astype(np.int64)
+        k = rows.shape[0]
+        carries = bool(fresh.payloads) or any(self.payloads[i] is not None for i in rows.tolist())
+        fresh_payloads = fresh.payloads or ((None,),) * fresh.num_groups
+        return FilteredBatch(
+            task_ids=np.concatenate([self.task[rows], fresh.task_ids]),
+            steps=np.concatenate([self.step[rows], fresh.steps]),
+            counts=counts,
+            offsets=csr(counts),
+            rewards=np.concatenate([*held, fresh.rewards]),
+            from_surplus=np.concatenate([np.zeros(k, dtype=np.bool_), fresh.from_surplus]),
+            source_round=np.concatenate([self.round[rows], fresh.source_round]),
+            source_group=np.concatenate([self.group[rows], fresh.source_group]),
+            deficit=max(0, fresh.deficit - k),  # the held groups fill slots fresh left open
+            continued=((),) * k + fresh.continued if fresh.continued else (),
+            payloads=tuple((self.payloads[i],) for i in rows.tolist()) + fresh_payloads
+            if carries
+            else (),
         )
 
     # ------------------------------------------------------------------ state

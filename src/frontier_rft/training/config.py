@@ -28,7 +28,7 @@ from frontier_rft.sampling.sampler_flags import (
     TRAIN_ROUND_RULES,
     legacy_train_fields,
 )
-from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.spec import SamplerSpec, kind_row
 from frontier_rft.sampling.step import MAX_GROUP_SIZE, Sampler
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
@@ -43,7 +43,6 @@ __all__ = [
     "LOSS_AGGREGATIONS",
     "PAD_ROWS",
     "PRECISIONS",
-    "RESCUE_SAMPLERS",
     "ModelConfig",
     "SFTConfig",
     "TrainConfig",
@@ -61,8 +60,6 @@ GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 BACKFILL_MODES = ("off", "replay")
 """TrainConfig.backfill: a kept step's freed group slots left empty, or filled by replay."""
-RESCUE_SAMPLERS = (PassThrough.kind, FewerRollouts.kind)
-"""TrainConfig.rescue: the samplers whose step trains every group it rolls out, whole."""
 PAD_ROWS = ("auto", "off", "buckets")
 """TrainConfig.pad_rows: a kept step's generation padded to a few batch shapes, or not."""
 PRECISIONS = ("fp32", "bf16")
@@ -512,7 +509,7 @@ class TrainConfig:
         )
         screens = self.sampler == FewerRollouts.kind and self.sampler_settings().screen > 0
         check(
-            not n or (self.sampler in RESCUE_SAMPLERS and not screens),
+            not n or (kind_row(self.sampler).fact("rescuable") and not screens),
             f"rescue extends the all-wrong groups a step trains, which sampler {self.sampler!r}"
             f"{' with screening' if screens else ''} drops or splits: use plain GRPO or "
             "--rollouts kept without --screen, or set rescue 0",

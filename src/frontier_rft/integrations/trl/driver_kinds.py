@@ -8,11 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from frontier_rft.sampling.allocation import Allocation
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.pilot_commit import PilotCommit
+from frontier_rft.sampling.spec import KINDS as SAMPLER_KINDS
 
 __all__ = [
     "COUNTERS",
@@ -25,6 +24,7 @@ __all__ = [
     "VALUES",
     "DriverKind",
     "driver_kind",
+    "why_undriven",
 ]
 
 VALUES = (
@@ -156,17 +156,26 @@ KINDS: dict[str, DriverKind] = {
 """The step samplers the driver runs, by `Sampler.kind`. FrontierConfig turns on dynamic
 sampling (`dynamic_sampling`) and fewer rollouts (`rollouts: kept`, `screen`); PassThrough
 (plain GRPO's step through the driver) is reachable from code (`_frontier_drive`)."""
-UNDRIVEN: dict[str, str] = {
-    Allocation.kind: (
-        "its groups differ in size within a step, and TRL's batch trains groups of "
-        "num_generations rows"
-    ),
-    PilotCommit.kind: (
-        "it continues groups at a later step, and TRL's step keeps no completions across steps"
-    ),
+TRL_CANNOT_HOLD = {
+    "uneven_groups": "its groups differ in size within a step, and TRL's batch trains groups "
+    "of num_generations rows",
+    "holds_groups": "it continues groups at a later step, and TRL's step keeps no completions "
+    "across steps",
 }
-"""Why the driver does not run these kinds (every other kind runs, by its own row or the
-generic one, `driver_kind`)."""
+"""Why TRL's step cannot hold a kind, by the fact on its class (`WrapsSelector`)."""
+
+
+def why_undriven(name: str) -> str:
+    """Why TRL's step cannot hold step-sampler kind `name`, from the facts on its class
+    ('' when it can, or when `name` is no kind)."""
+    row = SAMPLER_KINDS.get(name)
+    reasons = [why for fact, why in TRL_CANNOT_HOLD.items() if row is not None and row.fact(fact)]
+    return reasons[0] if reasons else ""
+
+
+UNDRIVEN: dict[str, str] = {kind: why for kind in SAMPLER_KINDS if (why := why_undriven(kind))}
+"""Why the driver does not run these kinds of the spec's table, from the facts on their
+classes (every other kind runs, by its own row or the generic one, `driver_kind`)."""
 
 
 def driver_kind(name: str) -> DriverKind | None:
@@ -175,7 +184,7 @@ def driver_kind(name: str) -> DriverKind | None:
     for a kind TRL's step cannot hold (`UNDRIVEN`)."""
     if name in KINDS:
         return KINDS[name]
-    if not name or name in UNDRIVEN:
+    if not name or why_undriven(name):
         return None
     return DriverKind(
         label=f"step sampler {name!r}",

@@ -83,6 +83,7 @@ from frontier_rft.core.feedback import to_unit_range
 from frontier_rft.integrations.trl.driver_kinds import (
     UNDRIVEN,
     driver_kind,
+    why_undriven,
 )
 from frontier_rft.integrations.trl.dynamic_config import (
     TESTED_TRL,
@@ -180,7 +181,7 @@ class StepDriver:
         kind = driver_kind(getattr(wrapper, "kind", ""))
         if kind is None:
             name = getattr(wrapper, "kind", type(wrapper).__name__)
-            why = UNDRIVEN.get(name, "it names no kind (Sampler.kind)")
+            why = why_undriven(name) or "it names no kind (Sampler.kind)"
             raise ValueError(
                 f"the TRL step driver runs every step sampler but {', '.join(UNDRIVEN)}, "
                 f"not {name!r}: {why}; use another, or the reference trainer (frontier train)"
