@@ -31,8 +31,8 @@ from trl import GRPOConfig
 from two_ranks import leave_process_group
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
-from frontier_rft.integrations.trl.dynamic import filler_groups
 from frontier_rft.integrations.trl.state import state_digest
+from frontier_rft.integrations.trl.step_driver import filler_groups
 
 pytestmark = [
     pytest.mark.integration,
@@ -477,7 +477,7 @@ def test_settings_it_cannot_run_with_are_one_line_before_the_model_loads(
 def test_a_trl_whose_private_method_cannot_be_wrapped_is_one_line() -> None:
     from trl import GRPOTrainer
 
-    from frontier_rft.integrations.trl.dynamic import check_wrappable
+    from frontier_rft.integrations.trl.seam_check import check_wrappable
 
     check_wrappable(GRPOTrainer)  # the installed TRL is wrappable
 

@@ -171,7 +171,7 @@ def run_record(t: Any, engines: list[Any]) -> dict[str, Any]:
 
 def check_run(ranks: list[dict[str, Any]], mode: str, arm: str, n: int) -> None:
     """The assertions of the module docstring, over every rank's record of one run."""
-    from frontier_rft.integrations.trl.dynamic import filler_groups
+    from frontier_rft.integrations.trl.step_driver import filler_groups
 
     processes = len(ranks)
     first = ranks[0]
