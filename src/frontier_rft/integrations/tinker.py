@@ -74,8 +74,6 @@ from frontier_rft.metrics_log import (
     JsonlLogger,
     curriculum_metrics,
 )
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.persistence import restore_selector, save_selector
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.live import RunShadows
@@ -167,14 +165,6 @@ class TinkerFrontierConfig:
             )
         object.__setattr__(self, "shadows", None if rules is None else tuple(rules))
         self.shadow_configs()
-
-    def sampler_spec(self) -> SamplerSpec:
-        """The step sampler these settings ask the cookbook's loop for, their one conversion
-        into the spec: rollouts 'kept' is FewerRollouts skipping, its loss scaled by the batch
-        (no loss_scale option, no screen), else the pass-through."""
-        if self.rollouts != "kept":
-            return SamplerSpec()
-        return SamplerSpec(FewerRollouts.kind, FewerRolloutsConfig(skip=True))
 
     def shadow_configs(
         self, group_size: int | None = None, selector: str = "uniform"
