@@ -328,11 +328,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 "give one EnvGroupBuilder per task, in TaskPool order"
             )
         if config.rollouts == "kept" and not selector.walks_windows():
-            raise ValueError(
-                f"rollouts='kept' rolls out the tasks a selector keeps among uniform's next "
-                f"batch; selector {selector.name!r} does not walk the data: use greso, skip or "
-                "uniform, or rollouts='full'"
-            )
+            raise ValueError(message(TINKER, "kept+selector", selector=selector.name))
         if config.batch_size > selector.num_tasks and not selector.allows_repeats:
             raise ValueError(
                 f"batch_size {config.batch_size} exceeds the pool ({selector.num_tasks} tasks)"

@@ -178,9 +178,7 @@ class VerlSamplerConfig:
         cls = SELECTORS.get(self.selector)
         check(
             self.rollouts != "kept" or cls is None or cls.walks_windows(),
-            f"rollouts: kept rolls out the prompts a selector keeps among uniform's next batch; "
-            f"selector {self.selector!r} does not walk the data: use greso, skip or uniform, or "
-            "rollouts: full",
+            message(VERL, "kept+selector", selector=self.selector),
         )
         if isinstance(self.shadows, str):  # YAML `shadows: greso`: one rule
             object.__setattr__(self, "shadows", (self.shadows,))
