@@ -17,332 +17,49 @@ Writes benchmarks/results/first_epoch_ceiling.json and .md. Runs go to --runs (r
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import gzip
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+from frontier_rft.bench.real_rl.first_epoch_ceiling import (
+    SMOLLM2_TESTBED,
+    count,
+    ledger_mixed_share,
+    ledger_roots,
+    page,
+    run,
+    testbed_mixed_share,
+)
+from frontier_rft.bench.scripts import seed_list
 
 ROOT = Path(__file__).resolve().parents[1]
-LEDGER = ROOT / "benchmarks" / "ledger" / "timed"
-LEDGERS = (ROOT / "benchmarks" / "ledger", LEDGER)
-"""Where uniform's committed records are read from for the mixed share over every seed."""
-START_WEIGHTS = "d8e66360e158"
+LEDGERS = ledger_roots(ROOT)
 OUT = ROOT / "benchmarks" / "results" / "first_epoch_ceiling"
-KINDS = ("all_correct", "all_wrong", "mixed")
-
-
-def parse_seeds(text: str) -> list[int]:
-    """'0-9', '20-24,30' -> the seeds."""
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
-def standard_testbed(pool_size: int, steps: int) -> Any:
-    from frontier_rft.bench.real_rl.testbed import testbed
-
-    tb = testbed("standard")
-    train = dataclasses.replace(
-        tb.train, train_size=pool_size, steps=steps, eval_every=max(1, steps // 12), device="cpu"
-    )
-    return dataclasses.replace(tb, train=train, start_weights=START_WEIGHTS)
-
-
-def run(pool_size: int, steps: int, seeds: list[int], runs: Path, jobs: int) -> None:
-    """Uniform with the reward log on, one run a seed, resumable."""
-    from frontier_rft.bench.real_rl.runner import prepare_start_model, run_all, run_specs
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
-
-    tb = standard_testbed(pool_size, steps)
-    root = runs / f"pool{pool_size}_steps{steps}"
-    model_dir = prepare_start_model(tb, root, ledger_root=LEDGER.parent)
-    uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
-    specs = [
-        dataclasses.replace(
-            s, config=dataclasses.replace(s.config, reward_log=True), start_state=None
-        )
-        for s in run_specs(tb, [uniform], seeds, model_dir, root)
-    ]
-    failed = run_all(specs, jobs)
-    if failed:
-        sys.exit(f"{len(failed)} runs failed; rerun to resume")
-
-
-def _ledger_record(pool_size: int, steps: int, seed: int) -> dict[str, Any] | None:
-    """The ledger's uniform record of this testbed and seed (None when it has none)."""
-    from frontier_rft.bench.real_rl.ledger import testbed_digest
-
-    digest = testbed_digest(standard_testbed(pool_size, steps))
-    for path in sorted((LEDGER / digest / "cpu" / "uniform").glob(f"*/seed{seed}.json.gz")):
-        with gzip.open(path, "rt") as fh:
-            return dict(json.load(fh))
-    return None
-
-
-def ledger_mixed_share(pool_size: int, steps: int) -> dict[str, Any]:
-    """The standard CPU testbed's `testbed_mixed_share` at this pool and schedule: the oracle's
-    spend on every seed the ledger holds, without the all-correct / all-wrong split."""
-    from frontier_rft.bench.real_rl.ledger import testbed_digest
-
-    return testbed_mixed_share(testbed_digest(standard_testbed(pool_size, steps)), "cpu")
-
-
-SMOLLM2_TESTBED = "619d1051399b"
-"""The ledger's SmolLM2-135M-Instruct testbed (GPU, arithmetic, 512 prompts, 64 steps of 16:
-2 epochs): the only pretrained-LM start state the ledger holds uniform runs of."""
-
-
-def testbed_mixed_share(digest: str, device: str) -> dict[str, Any]:
-    """Per epoch (the first and second half of the steps), each committed uniform seed's mean
-    share of mixed groups (its logged effective task ratio) and mean training success rate,
-    from the ledger's records of testbed `digest` on `device`."""
-    per_seed: dict[int, dict[str, float]] = {}
-    twins: dict[int, bool] = {}  # a seed also held by a later ledger: whether it differs
-    for ledger in LEDGERS:
-        for path in sorted((ledger / digest / device / "uniform").glob("*/seed*.json.gz")):
-            seed = int(path.name[4:].split(".")[0])
-            with gzip.open(path, "rt") as fh:
-                cols = json.load(fh)["columns"]
-            etr = [v for v in cols["train/effective_task_ratio"] if v is not None]
-            success = [v for v in cols["train/success_rate"] if v is not None]
-            half = len(etr) // 2
-            shares = {
-                "1": float(np.mean(etr[:half])),
-                "2": float(np.mean(etr[half:])),
-                "success1": float(np.mean(success[:half])),
-                "success2": float(np.mean(success[half:])),
-            }
-            if seed in per_seed:  # the first ledger's record counts; say what the other holds
-                twins[seed] = shares != per_seed[seed]
-                continue
-            per_seed[seed] = shares
-    out: dict[str, Any] = {"seeds": sorted(per_seed), "mixed": per_seed}
-    if twins:
-        out["twins"] = {str(s): twins[s] for s in sorted(twins)}
-    return out
-
-
-def _seed_list(seeds: list[int]) -> str:
-    """'0-9, 15' from [0, ..., 9, 15]."""
-    runs: list[list[int]] = []
-    for s in sorted(seeds):
-        if runs and s == runs[-1][-1] + 1:
-            runs[-1].append(s)
-        else:
-            runs.append([s])
-    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
-
-
-def _run_evals(run_dir: Path) -> list[float]:
-    out = []
-    for line in (run_dir / "metrics.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        if "eval/pass@1" in rec:
-            out.append(round(float(rec["eval/pass@1"]), 6))
-    return out
-
-
-def count(pool_size: int, steps: int, seed: int, runs: Path) -> dict[str, Any]:
-    """Per epoch and level: groups all-correct, all-wrong, mixed; rollouts; the reproduction."""
-    from frontier_rft.tasks.suite import load_task, train_split
-
-    tb = standard_testbed(pool_size, steps)
-    cfg = tb.run_config(_uniform(), seed)
-    items = train_split(
-        load_task(cfg.task, cfg.format_reward), pool_size, cfg.train_seed, cfg.levels
-    )
-    level = {it.task_id: it.level for it in items}
-    run_dir = runs / f"pool{pool_size}_steps{steps}" / "runs" / "uniform" / f"seed{seed}"
-    per_epoch = steps * cfg.batch_size // pool_size or 1
-    steps_per_epoch = pool_size // cfg.batch_size
-    counts: dict[str, Any] = {}
-    for line in (run_dir / "rewards.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        epoch = min(rec["step"] // steps_per_epoch, per_epoch - 1) + 1
-        for task, rewards in zip(rec["task_ids"], rec["rewards"], strict=True):
-            r = np.asarray(rewards, dtype=float)
-            kind = "all_correct" if r.min() >= 1.0 else "all_wrong" if r.max() <= 0.0 else "mixed"
-            if r.min() == r.max() and kind == "mixed":
-                kind = "all_wrong"  # a flat group of partial rewards teaches nothing either
-            slot = counts.setdefault(str(epoch), {}).setdefault(
-                str(level[task]), dict.fromkeys(KINDS, 0)
-            )
-            slot[kind] += 1
-    record = _ledger_record(pool_size, steps, seed)
-    reproduced = None
-    if record is not None:
-        mine = _run_evals(run_dir)
-        theirs = [round(float(v), 6) for v in record["columns"]["eval/pass@1"] if v is not None]
-        reproduced = mine == theirs
-    code = json.loads((run_dir / "spec.json").read_text()).get("code", {}).get("commit")
-    return {"seed": seed, "counts": counts, "reproduces_ledger": reproduced, "code": code}
-
-
-def _uniform() -> Any:
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
-
-    return next(e for e in MAIN_ENTRIES if e.label == "uniform")
-
-
-def _share(rows: list[dict[str, Any]], epoch: str, level: str | None) -> dict[str, float]:
-    tot = dict.fromkeys(KINDS, 0)
-    for row in rows:
-        for lv, c in row["counts"].get(epoch, {}).items():
-            if level is None or lv == level:
-                for k in KINDS:
-                    tot[k] += c[k]
-    n = sum(tot.values())
-    return {k: tot[k] / n if n else float("nan") for k in KINDS} | {"groups": n}
-
-
-def _mean_ci(vals: list[float]) -> tuple[float, float, float]:
-    """Mean with a bootstrap 95% CI over seeds (the bench's own, bench/metrics.py)."""
-    from frontier_rft.bench.metrics import mean_ci
-
-    got = mean_ci(vals)
-    return float(got["mean"]), float(got["ci"][0]), float(got["ci"][1])
-
-
-def _fmt(ci: tuple[float, float, float]) -> str:
-    return f"{ci[0]:.2f}x [{ci[1]:.2f}, {ci[2]:.2f}]"
-
-
-def _seed_ci(rows: list[dict[str, Any]], epoch: str) -> tuple[float, float, float]:
-    """Mean of the per-seed mixed share with a bootstrap 95% CI over seeds."""
-    return _mean_ci([_share([r], epoch, None)["mixed"] for r in rows])
-
-
-def page(results: dict[str, Any]) -> str:
-    lines = [
-        "# The first-epoch ceiling: what a perfect skip could save in uniform's epoch 1",
-        "",
-        "Real RL on the CPU testbed (tiny Llama, Countdown levels 2x20, 2x50, 3x30, start weights "
-        f"`{START_WEIGHTS}`, 16 prompts x 8 rollouts a step, 2 epochs). Uniform's own groups, "
-        "counted from its reward log; each rerun is checked against the ledger's record of the "
-        "same seed. An oracle that skipped every flat group at no cost would spend the mixed "
-        "share of uniform's rollouts in that epoch: that share bounds what any skip can save "
-        "there without losing a trained group (backfill aside).",
-        "",
-        "Commands: `python benchmarks/first_epoch_ceiling.py --pool-size 512 --steps 64 "
-        "--seeds 0-2` (the split below; the reruns' code is named per pool) and `--report` "
-        "(the page; the ledger's shares).",
-        "",
-        "## Every committed uniform seed: the mixed share per epoch (the oracle's spend)",
-        "",
-        "| prompts | steps | seeds | epoch 1 | epoch 2 | both |",
-        "|---|---|---|---|---|---|",
-    ]
-    for size, block in sorted(results.get("ledger", {}).items(), key=lambda kv: int(kv[0])):
-        shares = block["mixed"]
-        e1 = _mean_ci([v["1"] for v in shares.values()])
-        e2 = _mean_ci([v["2"] for v in shares.values()])
-        both = _mean_ci([(v["1"] + v["2"]) / 2 for v in shares.values()])
-        lines.append(
-            f"| {size} | {block['steps']} | {len(shares)} | {_fmt(e1)} | {_fmt(e2)} | "
-            f"{_fmt(both)} |"
-        )
-    for size, block in sorted(results.get("ledger", {}).items(), key=lambda kv: int(kv[0])):
-        twins = {int(k): v for k, v in block.get("twins", {}).items()}
-        if twins:
-            differ = [s for s, d in twins.items() if d]
-            lines.append(
-                f"\n{size} prompts: seeds {_seed_list(list(twins))} have two uniform records "
-                "of the same testbed and definition, one in `benchmarks/ledger` and one in "
-                "`benchmarks/ledger/timed` (rerun at other code to time it); "
-                + (
-                    f"those of seeds {_seed_list(differ)} differ (a run is not bitwise "
-                    "reproducible across code versions), "
-                    if differ
-                    else "they agree, "
-                )
-                + "and this row reads the `benchmarks/ledger` record of each, once."
-            )
-    smol = results.get("smollm2")
-    if smol and smol["mixed"]:
-        shares = smol["mixed"]
-        e1 = _mean_ci([v["1"] for v in shares.values()])
-        e2 = _mean_ci([v["2"] for v in shares.values()])
-        both = _mean_ci([(v["1"] + v["2"]) / 2 for v in shares.values()])
-        s1 = np.mean([v["success1"] for v in shares.values()])
-        s2 = np.mean([v["success2"] for v in shares.values()])
-        lines += [
-            "",
-            f"### A pretrained LM: SmolLM2-135M-Instruct (ledger testbed `{SMOLLM2_TESTBED}`)",
-            "",
-            "The ledger's uniform runs of the GPU testbed (SmolLM2-135M-Instruct from its GGUF, "
-            "arithmetic levels 1x2, 1\\*2, 2, 2-2, 512 prompts, 64 steps x 16 prompts x 8 "
-            "rollouts, 2 epochs, one H200; code named in each record). Their records log each "
-            "step's mixed share but not the all-correct / all-wrong split, so only the oracle's "
-            "spend is given, with the mean training success rate beside it.",
-            "",
-            "| seeds | epoch 1 | epoch 2 | both | mean success rate, epoch 1 / 2 |",
-            "|---|---|---|---|---|",
-            f"| {len(shares)} | {_fmt(e1)} | {_fmt(e2)} | {_fmt(both)} | {s1:.2f} / {s2:.2f} |",
-        ]
-    lines += ["", "## The split by outcome and level (reruns of uniform with the reward log)", ""]
-    for key, block in sorted(results["pools"].items(), key=lambda kv: int(kv[0])):
-        rows = block["seeds"]
-        repro = [r["reproduces_ledger"] for r in rows]
-        commits = sorted({str(r.get("code")) for r in rows})
-        lines += [
-            f"### {key} prompts, {block['steps']} steps, seeds "
-            f"{', '.join(str(r['seed']) for r in rows)}",
-            "",
-            f"Code {', '.join(f'`{c[:7]}`' for c in commits)}. "
-            f"Reproduces the ledger's uniform run of the same seed: "
-            f"{sum(1 for x in repro if x)} of {len(repro)} "
-            f"({sum(1 for x in repro if x is None)} with no ledger record).",
-            "",
-            "| epoch | level | groups | all-correct | all-wrong | mixed (oracle spends) |",
-            "|---|---|---|---|---|---|",
-        ]
-        levels = sorted({lv for r in rows for e in r["counts"].values() for lv in e})
-        for epoch in sorted({e for r in rows for e in r["counts"]}):
-            for lv in [*levels, None]:
-                s = _share(rows, epoch, lv)
-                name = "all" if lv is None else lv
-                lines.append(
-                    f"| {epoch} | {name} | {s['groups']} | {s['all_correct']:.3f} | "
-                    f"{s['all_wrong']:.3f} | {s['mixed']:.3f} |"
-                )
-        lines.append("")
-        for epoch in sorted({e for r in rows for e in r["counts"]}):
-            m, lo, hi = _seed_ci(rows, epoch)
-            lines.append(
-                f"- Epoch {epoch}: a perfect skip spends {m:.2f}x [{lo:.2f}, {hi:.2f}] of "
-                "uniform's rollouts (mean over seeds, bootstrap 95% CI)."
-            )
-        lines.append("")
-    return "\n".join(lines)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pool-size", type=int, default=512)
     p.add_argument("--steps", type=int, default=64)
-    p.add_argument("--seeds", default="0-9")
+    p.add_argument("--seeds", type=seed_list, default="0-9")
     p.add_argument("--runs", type=Path, default=ROOT / "runs_ceiling")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--report", action="store_true", help="only rebuild the page from the JSON")
     args = p.parse_args()
     json_path = OUT.with_suffix(".json")
     results = json.loads(json_path.read_text()) if json_path.is_file() else {"pools": {}}
+    main_ledger, timed = LEDGERS
     if not args.report:
-        seeds = parse_seeds(args.seeds)
-        run(args.pool_size, args.steps, seeds, args.runs, args.jobs)
-        rows = [count(args.pool_size, args.steps, s, args.runs) for s in seeds]
+        failed = run(args.pool_size, args.steps, args.seeds, args.runs, args.jobs, main_ledger)
+        if failed:
+            sys.exit(f"{failed} runs failed; rerun to resume")
+        rows = [count(args.pool_size, args.steps, s, args.runs, timed) for s in args.seeds]
         results["pools"][str(args.pool_size)] = {"steps": args.steps, "seeds": rows}
     for size, steps in ((512, 64), (1280, 160)):
         results.setdefault("ledger", {})[str(size)] = {"steps": steps} | ledger_mixed_share(
-            size, steps
+            size, steps, LEDGERS
         )
-    results["smollm2"] = testbed_mixed_share(SMOLLM2_TESTBED, "cuda")
+    results["smollm2"] = testbed_mixed_share(SMOLLM2_TESTBED, "cuda", LEDGERS)
     json_path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     OUT.with_suffix(".md").write_text(page(results) + "\n")
     print(OUT.with_suffix(".md").read_text())

@@ -97,7 +97,7 @@ def _fmt(ci: dict[str, Any], digits: int = 3, ratio: bool = False) -> str:
 def table(
     pool_size: int, steps: int, seeds: list[int], entries: list[str], against: str = "uniform"
 ) -> str:
-    from first_epoch_ceiling import standard_testbed  # the ceiling's testbed
+    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
     digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
@@ -156,7 +156,7 @@ def calibration_key(entry: str, e: int, name: str) -> str | None:
 
 def calibration_table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> str:
     """Per entry that logs it: its predictor's calibration per epoch and side (see above)."""
-    from first_epoch_ceiling import standard_testbed
+    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
     digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
@@ -200,7 +200,7 @@ def skip_cost_table(
 ) -> str:
     """Per entry, what passing over groups cost per epoch (`skip_cost_lines`), paired with
     `against` in the ledger that holds the entry."""
-    from first_epoch_ceiling import standard_testbed
+    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
     from frontier_rft.bench.real_rl.skip_cost import ledger_skip_cost, skip_cost_lines
 
@@ -221,12 +221,12 @@ def main() -> int:
     )
     p.add_argument("--testbed", default="", help="a ledger testbed digest (default: standard's)")
     args = p.parse_args()
-    from first_epoch_ceiling import parse_seeds
+    from frontier_rft.bench.scripts import seed_list
 
     global TESTBED
     TESTBED = args.testbed
 
-    seeds = parse_seeds(args.seeds)
+    seeds = seed_list(args.seeds)
     entries = args.entries.split(",")
     print(table(args.pool_size, args.steps, seeds, entries, args.against))
     calibration = calibration_table(args.pool_size, args.steps, seeds, entries)

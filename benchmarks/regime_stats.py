@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from first_epoch_ceiling import parse_seeds
 from frontier_rft.bench.real_rl.regime import regime_lines, regime_stats
+from frontier_rft.bench.scripts import seed_list
 
 ROOT = Path(__file__).resolve().parents[1]
 LEDGERS = (ROOT / "benchmarks" / "ledger" / "timed", ROOT / "benchmarks" / "ledger")
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.testbed:
         name, _, rest = spec.partition("=")
         digest, device, seeds = rest.split(":")
-        rows[name] = regime_stats(LEDGERS, digest, device, parse_seeds(seeds))
+        rows[name] = regime_stats(LEDGERS, digest, device, seed_list(seeds))
     print("\n".join(regime_lines(rows)))
     return 0
 

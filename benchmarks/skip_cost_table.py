@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from first_epoch_ceiling import parse_seeds
 from frontier_rft.bench.real_rl.skip_cost import ledger_skip_cost, skip_cost_lines
+from frontier_rft.bench.scripts import seed_list
 
 ROOT = Path(__file__).resolve().parents[1]
 LEDGERS = (ROOT / "benchmarks" / "ledger" / "timed", ROOT / "benchmarks" / "ledger")
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         args.testbed,
         args.device,
         args.entries.split(","),
-        parse_seeds(args.seeds),
+        seed_list(args.seeds),
         args.batch,
         args.epoch_steps,
         args.against,

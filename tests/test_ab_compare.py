@@ -246,7 +246,7 @@ def test_the_passes_agree_with_check_configs_auto() -> None:
     """The A/B's count of passes is the trainer's epoch: the number `planned_epochs`
     (check-config's and the adapters' `auto`) gives the same run."""
     from frontier_rft.bench.real_rl.ab import EPOCH_KEY
-    from frontier_rft.integrations.auto_rollouts import planned_epochs
+    from frontier_rft.integrations.plan import planned_epochs
 
     # 64 prompts, 16 steps of 8 new prompts: 2 epochs, whatever share a kept step rolled out
     assert planned_epochs(3, steps=16, prompts_per_step=8, rows=64) == 2.0

@@ -1,4 +1,4 @@
-"""`rollouts: auto`, as every adapter decides it (integrations/auto_rollouts.py): kept only for
+"""`rollouts: auto`, as every adapter decides it (integrations/plan.py): kept only for
 a selector that passes over prompts within uniform's step and that no measurement says loses
 held-out score with kept at the run's length, and only where no trainer setting is in the
 way; each adapter's run length in epochs. No registered selector that passes over prompts
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from frontier_rft.integrations import data_columns
-from frontier_rft.integrations.auto_rollouts import keeps_full, planned_epochs, resolve_auto
+from frontier_rft.integrations.plan import keeps_full, planned_epochs, resolve_auto
 from frontier_rft.integrations.skyrl.config import skyrl_planned_epochs
 from frontier_rft.integrations.trl.fewer_config import trl_planned_epochs
 from frontier_rft.integrations.verl.auto import VERL_DEFAULT_EPOCHS, verl_planned_epochs

@@ -131,10 +131,10 @@ def _backfill_pvalues() -> dict[str, float]:
     stats = pytest.importorskip("scipy.stats")
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        from first_epoch_ceiling import standard_testbed
         from first_epoch_table import _facts, _ledger_of, _record
     finally:
         sys.path.pop(0)
+    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
     digest = testbed_digest(standard_testbed(1280, 160))

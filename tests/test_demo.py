@@ -11,7 +11,7 @@ import pytest
 
 from frontier_rft.bench.simulation import demo
 from frontier_rft.cli.main import build_parser, main
-from frontier_rft.integrations.auto_rollouts import planned_epochs, resolve_auto
+from frontier_rft.integrations.plan import planned_epochs, resolve_auto
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.scenario import SCENARIOS

@@ -1,31 +1,26 @@
-"""benchmarks/first_epoch_ceiling.py's ledger shares: the oracle's spend per epoch is the mean
+"""The first-epoch ceiling's ledger shares (frontier_rft.bench.real_rl.first_epoch_ceiling,
+run by benchmarks/first_epoch_ceiling.py): the oracle's spend per epoch is the mean
 of each committed uniform record's mixed share over that half of its steps."""
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conftest import benchmark_script
+from frontier_rft.bench.real_rl import first_epoch_ceiling as ceiling
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-@pytest.fixture(scope="module")
-def script() -> Iterator[Any]:
-    with benchmark_script("first_epoch_ceiling") as module:
-        yield module
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "benchmarks"
+LEDGERS = ceiling.ledger_roots(REPO)
 
 
-def test_the_smollm2_share_is_each_halfs_mean_of_the_records_mixed_share(script: Any) -> None:
-    shares = script.testbed_mixed_share(script.SMOLLM2_TESTBED, "cuda")
+def test_the_smollm2_share_is_each_halfs_mean_of_the_records_mixed_share() -> None:
+    shares = ceiling.testbed_mixed_share(ceiling.SMOLLM2_TESTBED, "cuda", LEDGERS)
     assert shares["seeds"] == [0, 1, 2, 3, 4, 5]
-    (path,) = (BENCH / "ledger" / script.SMOLLM2_TESTBED / "cuda" / "uniform").glob("*/seed3.*")
+    (path,) = (BENCH / "ledger" / ceiling.SMOLLM2_TESTBED / "cuda" / "uniform").glob("*/seed3.*")
     with gzip.open(path, "rt") as fh:
         cols = json.load(fh)["columns"]
     # a column has a row per logged step and evaluation; the steps' rows hold the values
@@ -38,26 +33,24 @@ def test_the_smollm2_share_is_each_halfs_mean_of_the_records_mixed_share(script:
     assert got["success1"] == pytest.approx(sum(success[:32]) / 32)
 
 
-def test_the_page_names_the_pretrained_lms_testbed(script: Any) -> None:
-    results = {"pools": {}, "smollm2": script.testbed_mixed_share(script.SMOLLM2_TESTBED, "cuda")}
-    text = script.page(results)
-    assert "SmolLM2-135M-Instruct" in text and script.SMOLLM2_TESTBED in text
+def test_the_page_names_the_pretrained_lms_testbed() -> None:
+    shares = ceiling.testbed_mixed_share(ceiling.SMOLLM2_TESTBED, "cuda", LEDGERS)
+    text = ceiling.page({"pools": {}, "smollm2": shares})
+    assert "SmolLM2-135M-Instruct" in text and ceiling.SMOLLM2_TESTBED in text
     row = next(ln for ln in text.splitlines() if ln.startswith("| 6 |"))
     assert row.count("x [") == 3
 
 
-def test_the_committed_page_counts_the_ledgers_seeds_and_says_which_twin_it_reads(
-    script: Any,
-) -> None:
+def test_the_committed_page_counts_the_ledgers_seeds_and_says_which_twin_it_reads() -> None:
     """Issue 72: the page said 15 seeds at 512 while the ledger held 25, and did not say
     that seeds 0-19 at 1,280 have two records (main and timed ledger) with different
     results."""
     text = (BENCH / "results" / "first_epoch_ceiling.md").read_text(encoding="utf-8")
     for size, steps in ((512, 64), (1280, 160)):
-        held = script.ledger_mixed_share(size, steps)
+        held = ceiling.ledger_mixed_share(size, steps, LEDGERS)
         row = next(ln for ln in text.splitlines() if ln.startswith(f"| {size} | {steps} |"))
         assert row.split("|")[3].strip() == str(len(held["seeds"]))
-    twins = script.ledger_mixed_share(1280, 160)["twins"]
+    twins = ceiling.ledger_mixed_share(1280, 160, LEDGERS)["twins"]
     assert sorted(int(s) for s, differ in twins.items() if differ) == list(range(20))
     assert "1280 prompts: seeds 0-19 have two uniform records" in text
     assert "those of seeds 0-19 differ" in text

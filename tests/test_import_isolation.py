@@ -31,7 +31,6 @@ PACKAGES = (
     "frontier_rft.selectors",
     "frontier_rft.sampling",
     "frontier_rft.shadow",
-    "frontier_rft.wrappers",
     "frontier_rft.service",
     "frontier_rft.simulation",
     "frontier_rft.bench",

@@ -6,6 +6,7 @@ the plan's MESSAGES, so a new trainer is its facts and its rows, and a new clash
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,16 @@ def test_log_and_choice_lines_name_the_trainer(
     assert (
         plan.auto_choice(facts, "full", "w") == "rollouts will be full (uniform's bill) because w"
     )
+
+
+def test_the_walk_refusal_is_typed_only_in_the_table() -> None:
+    """The adapters take "does not walk the data" from MESSAGES (`kept+selector`,
+    `rollouts:fewer_steps+selector`), never typed again beside the table."""
+    folder = Path(plan.__file__).parent
+    typed = [
+        str(path.relative_to(folder))
+        for path in sorted(folder.rglob("*.py"))
+        if path.name != "plan.py" and "does not walk the data" in path.read_text()
+    ]
+    assert typed == []
+    assert "does not walk the data" in message("tinker", "kept+selector", selector="x")

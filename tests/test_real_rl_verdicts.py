@@ -66,7 +66,7 @@ def test_the_recommendation_quotes_the_committed_real_results_and_the_default() 
     """The demo's closing quotes a 2-epoch run of the opt-in the default follows as a shadow
     (skip with kept), on uniform's schedule (issue 63: it quoted 11 epochs)."""
     from frontier_rft.bench.simulation.demo import OPT_IN
-    from frontier_rft.integrations.auto_rollouts import resolve_auto
+    from frontier_rft.integrations.plan import resolve_auto
     from frontier_rft.integrations.trl.config import FrontierConfig
     from frontier_rft.integrations.verl.config import VerlSamplerConfig
     from frontier_rft.selectors import SELECTORS

@@ -149,7 +149,7 @@ def test_loss_types_fillers_cannot_be_scaled_for_are_refused(mode: str) -> None:
     (entropy,) = trl_problems({"use_adaptive_entropy": True})
     assert "dynamic_sampling with use_adaptive_entropy" in entropy
     for ok in ("dapo", "grpo", "dr_grpo", "sapo", "luspo", "cispo", "vespo"):
-        assert trl_problems({"loss_type": ok}) == []  # scaled (dynamic.py: _normalise)
+        assert trl_problems({"loss_type": ok}) == []  # scaled (step_driver.py: _normalise)
     assert config_file_problems({"dynamic_sampling": mode, "loss_type": "bnpo"}) == [bnpo]
     assert config_file_problems({"loss_type": "bnpo"}) == []  # dynamic sampling off
 
@@ -185,8 +185,8 @@ def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
 
 
 def test_the_step_code_reaches_no_private_trainer_attribute() -> None:
-    """dynamic.py and fewer.py use TRL's public trainer attributes and the AdapterSeam the
-    trainer hands over, never the trainer's private ones (`trainer._...`)."""
+    """The step driver and its per-kind rows use TRL's public trainer attributes and the
+    AdapterSeam the trainer hands over, never the trainer's private ones (`trainer._...`)."""
     import re
     from pathlib import Path
 
@@ -194,10 +194,9 @@ def test_the_step_code_reaches_no_private_trainer_attribute() -> None:
 
     folder = Path(trl_adapter.__file__).parent
     reach = re.compile(r"\b(?:tr|trainer|self\.trainer)\._\w+")
-    found = {
-        name: reach.findall((folder / name).read_text()) for name in ("dynamic.py", "fewer.py")
-    }
-    assert found == {"dynamic.py": [], "fewer.py": []}
+    names = ("step_driver.py", "driver_kinds.py")
+    found = {name: reach.findall((folder / name).read_text()) for name in names}
+    assert found == {name: [] for name in names}
 
 
 @pytest.mark.parametrize("mode", ["fixed", "adaptive", "greso", "dapo"])

@@ -121,19 +121,3 @@ def test_kept_needs_a_selector_that_walks_the_data(tmp_path: Path) -> None:
         FrontierRLDataset([TaskGroup(t) for t in range(NUM_TASKS)], config, "prioritized")
     with pytest.raises(ValueError, match="rollouts must be full"):
         TinkerFrontierConfig(batch_size=BATCH, rollouts="some")
-
-
-def test_tinker_settings_convert_into_the_spec_its_trainer_runs() -> None:
-    """rollouts 'kept' is FewerRollouts skipping, its loss scaled by the batch; 'full' the
-    pass-through: tinker's one conversion, into kinds the plan says tinker runs."""
-    from frontier_rft.integrations import plan
-    from frontier_rft.integrations.tinker import TinkerFrontierConfig
-    from frontier_rft.integrations.tinker_facts import TINKER
-    from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
-    from frontier_rft.sampling.spec import SamplerSpec
-
-    kept = TinkerFrontierConfig(batch_size=4, rollouts="kept").sampler_spec()
-    assert kept == SamplerSpec("fewer_rollouts", FewerRolloutsConfig(skip=True))
-    assert TinkerFrontierConfig(batch_size=4).sampler_spec() == SamplerSpec()
-    for spec in (kept, SamplerSpec()):
-        plan.check_sampler(TINKER, spec.kind)

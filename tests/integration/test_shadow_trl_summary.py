@@ -17,13 +17,6 @@ from frontier_rft.cli.main import main
 from frontier_rft.shadow.replay import read_shadow_summary
 from frontier_rft.shadow.rule import passes_table
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
 
 def test_the_end_of_a_run_prints_and_logs_the_replays_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture

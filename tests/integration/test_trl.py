@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
 from datasets import Dataset
-from tiny_lm import char_tokenizer, tiny_llama, tiny_reward_model
+from tiny_lm import char_tokenizer, task_dataset, tiny_grpo_args, tiny_llama, tiny_reward_model
 from transformers import TrainerCallback
 from trl import GRPOConfig, RLOOConfig
 from trl.trainer.utils import RepeatSampler
@@ -42,26 +42,8 @@ from frontier_rft.metrics_log import SUMMARY_KEYS
 from frontier_rft.shadow.foreign_logs import read_foreign_log
 from frontier_rft.shadow.run_rewards import read_run_rewards
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
 NUM_TASKS = 24
 NUM_GENERATIONS = 4
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    """The model is tiny: extra intra-op threads only contend on a shared 2-core machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def task_kind(task_id: int) -> int:
@@ -125,29 +107,11 @@ def dataset(num_tasks: int | None = None, shuffled: bool = True) -> Dataset:
     ids = np.arange(NUM_TASKS if num_tasks is None else num_tasks)
     if shuffled:
         ids = np.random.default_rng(7).permutation(ids.shape[0])
-    return Dataset.from_dict(
-        {"prompt": [f"task {t}:" for t in ids.tolist()], "task_id": ids.tolist()}
-    )
+    return task_dataset(ids)
 
 
 def config(cls: type, out: Path, *, steps: int, prompts: int, **kw: Any) -> Any:
-    defaults: dict[str, Any] = {
-        "output_dir": str(out),
-        "per_device_train_batch_size": prompts * NUM_GENERATIONS,
-        "num_generations": NUM_GENERATIONS,
-        "max_completion_length": 8,
-        "max_steps": steps,
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": "none",
-        "use_cpu": True,
-        "seed": 0,
-        "learning_rate": 1e-3,
-        "disable_tqdm": True,
-        "beta": 0.0,
-    }
-    defaults.update(kw)
-    return cls(**defaults)
+    return tiny_grpo_args(out, prompts=prompts, n=NUM_GENERATIONS, cls=cls, max_steps=steps, **kw)
 
 
 def grpo(

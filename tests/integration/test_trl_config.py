@@ -21,32 +21,15 @@ import pytest
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
 from datasets import Dataset
-from tiny_lm import char_tokenizer, tiny_llama
+from tiny_lm import char_tokenizer, tiny_grpo_args, tiny_llama
 from trl import GRPOConfig, TrlParser
 from two_ranks import leave_process_group
 
 from frontier_rft.features import policy_embeddings
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
 N = 24
 SOURCES = ("algebra", "geometry", "counting")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def rows() -> Dataset:
@@ -68,23 +51,9 @@ def parity_reward(completions: list[str], **kwargs: Any) -> list[float]:
 
 
 def grpo_args(out: Path, **kw: Any) -> GRPOConfig:
-    values: dict[str, Any] = {
-        "output_dir": str(out),
-        "per_device_train_batch_size": 16,
-        "num_generations": 4,
-        "max_completion_length": 6,
-        "max_steps": 2,
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": "none",
-        "use_cpu": True,
-        "bf16": False,
-        "seed": 0,
-        "disable_tqdm": True,
-        "beta": 0.0,
-    }
-    values.update(kw)
-    return GRPOConfig(**values)
+    """The tiny run's settings with 6-token completions, 2 steps and TRL's learning rate."""
+    values = {"max_completion_length": 6, "max_steps": 2, "bf16": False, "learning_rate": 1e-6}
+    return tiny_grpo_args(out, **{**values, **kw})
 
 
 def trainer(out: Path, frontier: FrontierConfig, **kw: Any) -> FrontierGRPOTrainer:

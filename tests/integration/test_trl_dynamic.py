@@ -26,32 +26,17 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 
 import torch
 from datasets import Dataset
-from tiny_lm import char_tokenizer, tiny_llama
+from tiny_lm import char_tokenizer, task_dataset, tiny_grpo_args, tiny_llama
 from trl import GRPOConfig
 from two_ranks import leave_process_group
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
-from frontier_rft.integrations.trl.dynamic import filler_groups
 from frontier_rft.integrations.trl.state import state_digest
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
+from frontier_rft.integrations.trl.step_driver import filler_groups
 
 N = 24
 N_GEN = 4
 PROMPTS = 4  # distinct prompts per generation batch (B)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 class HalfConstant:
@@ -88,29 +73,11 @@ def solved(completions: list[Any], **kwargs: Any) -> list[float]:
 
 
 def dataset() -> Dataset:
-    return Dataset.from_dict(
-        {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
-    )
+    return task_dataset(range(N))
 
 
 def args(out: Path, *, steps: int, n: int = N_GEN, prompts: int = PROMPTS, **kw: Any) -> GRPOConfig:
-    values: dict[str, Any] = {
-        "output_dir": str(out),
-        "per_device_train_batch_size": prompts * n,
-        "num_generations": n,
-        "max_completion_length": 8,
-        "max_steps": steps,
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": "none",
-        "use_cpu": True,
-        "seed": 0,
-        "learning_rate": 1e-3,
-        "disable_tqdm": True,
-        "beta": 0.0,
-    }
-    values.update(kw)
-    return GRPOConfig(**values)
+    return tiny_grpo_args(out, prompts=prompts, n=n, max_steps=steps, **kw)
 
 
 class Recording(FrontierGRPOTrainer):
@@ -477,7 +444,7 @@ def test_settings_it_cannot_run_with_are_one_line_before_the_model_loads(
 def test_a_trl_whose_private_method_cannot_be_wrapped_is_one_line() -> None:
     from trl import GRPOTrainer
 
-    from frontier_rft.integrations.trl.dynamic import check_wrappable
+    from frontier_rft.integrations.trl.seam_check import check_wrappable
 
     check_wrappable(GRPOTrainer)  # the installed TRL is wrappable
 

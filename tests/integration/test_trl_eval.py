@@ -27,13 +27,6 @@ from trl import GRPOConfig
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.grpo import cli, main
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
 RUN = ["--output_dir", "out", "--use_cpu", "true", "--bf16", "false", "--report_to", "none",
        "--num_generations", "4", "--per_device_train_batch_size", "8",
        "--per_device_eval_batch_size", "8", "--max_completion_length", "4",

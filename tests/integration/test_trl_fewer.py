@@ -27,7 +27,7 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 import torch
 from datasets import Dataset
 from forward_rows import ForwardRows
-from tiny_lm import char_tokenizer, tiny_llama
+from tiny_lm import char_tokenizer, planted_rewards, task_dataset, tiny_grpo_args, tiny_llama
 from trl import GRPOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
 from two_ranks import leave_process_group
@@ -35,25 +35,10 @@ from two_ranks import leave_process_group
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.state import state_digest
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
 N = 24
 N_GEN = 4
 PROMPTS = 4  # B: distinct prompts of a generation batch
 STEPS_PER_EPOCH = N // PROMPTS
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 class Keyed:
@@ -66,39 +51,15 @@ class Keyed:
 
     def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
         self.scored += len(completions)
-        seen: dict[int, int] = {}
-        out = []
-        for t in task_id:
-            i = seen.get(t, 0)
-            seen[t] = i + 1
-            out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
-        return out
+        return planted_rewards(task_id)
 
 
 def dataset() -> Dataset:
-    return Dataset.from_dict(
-        {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
-    )
+    return task_dataset(range(N))
 
 
 def args(out: Path, **kw: Any) -> GRPOConfig:
-    values: dict[str, Any] = {
-        "output_dir": str(out),
-        "per_device_train_batch_size": PROMPTS * N_GEN,
-        "num_generations": N_GEN,
-        "max_completion_length": 8,
-        "num_train_epochs": 2,
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": "none",
-        "use_cpu": True,
-        "seed": 0,
-        "learning_rate": 1e-3,
-        "disable_tqdm": True,
-        "beta": 0.0,
-    }
-    values.update(kw)
-    return GRPOConfig(**values)
+    return tiny_grpo_args(out, prompts=PROMPTS, n=N_GEN, **{"num_train_epochs": 2, **kw})
 
 
 class Recording(FrontierGRPOTrainer):

@@ -27,10 +27,7 @@ from test_trl_fewer import (  # the planted pool, its arguments and the module's
     _launch,
     args,
     dataset,
-    one_torch_thread,  # noqa: F401  (an autouse fixture)
-    pytestmark,  # noqa: F401  (integration; TRL's warnings ignored)
 )
-from test_trl_vllm import vllm_standin  # noqa: F401  (the fixture)
 from tiny_lm import char_tokenizer, tiny_llama
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
@@ -162,7 +159,7 @@ def test_refused_in_one_line_before_the_model_loads(
 def test_through_trls_vllm_path_it_ends_after_the_same_passes(
     mode: str,
     tmp_path: Path,
-    vllm_standin: Any,  # noqa: F811  (the fixture, imported above)
+    vllm_standin: Any,
 ) -> None:
     """TRL's vLLM code path (the engine stood in, tests/integration/vllm_standin.py: no vLLM
     engine runs) generates for each whole batch, 10 calls of 4 prompts, and the run ends

@@ -14,18 +14,9 @@ import pytest
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
 import torch
-from datasets import Dataset
-from tiny_lm import char_tokenizer, tiny_llama
-from trl import GRPOConfig
+from tiny_lm import char_tokenizer, planted_rewards, task_dataset, tiny_grpo_args, tiny_llama
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
 
 N = 24
 N_GEN = 4
@@ -41,14 +32,8 @@ class Keyed:
         self.task_ids: list[int] = []
 
     def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
-        seen: dict[int, int] = {}
-        out = []
-        for t in task_id:
-            i = seen.get(t, 0)
-            seen[t] = i + 1
-            out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
         self.task_ids.extend(int(t) for t in task_id)
-        return out
+        return planted_rewards(task_id)
 
 
 class Recording(FrontierGRPOTrainer):
@@ -66,39 +51,18 @@ class Recording(FrontierGRPOTrainer):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Recording, Keyed]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     tok = char_tokenizer()
     reward = Keyed()
-    args = GRPOConfig(
-        output_dir=str(tmp_path_factory.mktemp("scalerl")),
-        per_device_train_batch_size=PROMPTS * N_GEN,
-        num_generations=N_GEN,
-        max_completion_length=8,
-        max_steps=8,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        use_cpu=True,
-        seed=0,
-        learning_rate=1e-3,
-        disable_tqdm=True,
-        beta=0.0,
-    )
+    args = tiny_grpo_args(tmp_path_factory.mktemp("scalerl"), prompts=PROMPTS, n=N_GEN, max_steps=8)
     t = Recording(
         model=tiny_llama(tok, seed=0),
         reward_funcs=[reward],
         args=args,
-        train_dataset=Dataset.from_dict(
-            {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
-        ),
+        train_dataset=task_dataset(range(N)),
         processing_class=tok,
         frontier=FrontierConfig(selector="scalerl", rollouts="full", dynamic_sampling="adaptive"),
     )
-    try:
-        t.train()
-    finally:
-        torch.set_num_threads(threads)
+    t.train()
     return t, reward
 
 

@@ -21,25 +21,8 @@ from frontier_rft.integrations.trl import FrontierConfig
 from frontier_rft.integrations.trl.state import state_digest
 from frontier_rft.shadow.rule import Shadow, ShadowConfig
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
 RULES = ["greso", "screen2", "greso+screen2"]
 STEPS = 8
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _run(

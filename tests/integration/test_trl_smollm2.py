@@ -18,14 +18,7 @@ pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'"
 
 from frontier_rft.lm.pretrained import INSTALL_HINT, SMOLLM2, smollm2_gguf
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.integration,
-    pytest.mark.skipif(smollm2_gguf() is None, reason=INSTALL_HINT),
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(smollm2_gguf() is None, reason=INSTALL_HINT)]
 
 
 def test_trl_grpo_step_on_smollm2_with_a_named_selector(tmp_path: Path) -> None:

@@ -27,21 +27,6 @@ from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.sampling.spec import KINDS as SAMPLER_KINDS
 from frontier_rft.sampling.step import StepSamples, fresh_batch
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
 
 class Keyed(Scored):
     """test_trl_fewer's reward by the prompt (solved, unsolved or mixed); also records the

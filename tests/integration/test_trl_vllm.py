@@ -14,7 +14,6 @@ level with kept: tests/test_check_config_round6.py.)
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -25,21 +24,11 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
-import torch
-from datasets import Dataset
 from forward_rows import TASK, ForwardRows
-from tiny_lm import char_tokenizer, tiny_llama
-from trl import GRPOConfig
-from two_ranks import free_port, leave_process_group
+from tiny_lm import char_tokenizer, planted_rewards, task_dataset, tiny_grpo_args, tiny_llama
+from two_ranks import leave_process_group
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.filterwarnings("ignore::FutureWarning"),
-    pytest.mark.filterwarnings("ignore::UserWarning"),
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
 
 N = 24
 N_GEN = 4
@@ -73,14 +62,8 @@ class Keyed:
         self.seen: list[tuple[int, str]] = []
 
     def __call__(self, completions: list[Any], task_id: list[int], **kwargs: Any) -> list[float]:
-        counts: dict[int, int] = {}
-        out = []
-        for t, c in zip(task_id, completions, strict=True):
-            i = counts.get(t, 0)
-            counts[t] = i + 1
-            self.seen.append((int(t), str(c)))
-            out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
-        return out
+        self.seen.extend((int(t), str(c)) for t, c in zip(task_id, completions, strict=True))
+        return planted_rewards(task_id)
 
 
 class VllmRecording(FrontierGRPOTrainer):
@@ -109,20 +92,14 @@ class VllmRecording(FrontierGRPOTrainer):
 def build(out: Path, mode: str, frontier: dict[str, Any] | None, n: int, processes: int = 1) -> Any:
     """A trainer generating through TRL's vLLM path (the stand-in must be installed)."""
     tok = char_tokenizer()
-    values: dict[str, Any] = {
-        "output_dir": str(out), "per_device_train_batch_size": PROMPTS * n // processes,
-        "num_generations": n, "max_completion_length": 8, "num_train_epochs": 2,
-        "logging_steps": 1, "save_strategy": "no", "report_to": "none", "use_cpu": True,
-        "seed": 0, "learning_rate": 1e-3, "disable_tqdm": True, "beta": 0.0,
-        "use_vllm": True, "vllm_mode": mode,
-    }  # fmt: skip
+    args = tiny_grpo_args(
+        out, prompts=PROMPTS // processes, n=n, num_train_epochs=2, use_vllm=True, vllm_mode=mode
+    )
     return VllmRecording(
         model=tiny_llama(tok, seed=0),
         reward_funcs=[Keyed()],
-        args=GRPOConfig(**values),
-        train_dataset=Dataset.from_dict(
-            {"prompt": [f"task {t}:" for t in range(N)], "task_id": list(range(N))}
-        ),
+        args=args,
+        train_dataset=task_dataset(range(N)),
         processing_class=tok,
         frontier=FrontierConfig(**(frontier or {})),
     )
@@ -171,7 +148,7 @@ def run_record(t: Any, engines: list[Any]) -> dict[str, Any]:
 
 def check_run(ranks: list[dict[str, Any]], mode: str, arm: str, n: int) -> None:
     """The assertions of the module docstring, over every rank's record of one run."""
-    from frontier_rft.integrations.trl.dynamic import filler_groups
+    from frontier_rft.integrations.trl.step_driver import filler_groups
 
     processes = len(ranks)
     first = ranks[0]
@@ -210,29 +187,6 @@ def check_run(ranks: list[dict[str, Any]], mode: str, arm: str, n: int) -> None:
         extra = Counter(seen) - Counter(trained * n)
         assert sum(extra.values()) == len(seen) - rows, (arm, step)
         assert not trained or set(extra) <= set(trained), (arm, step)
-
-
-@pytest.fixture
-def vllm_standin(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """TRL's vLLM path with the engine stood in; colocate's environment writes undone."""
-    import vllm_standin
-
-    vllm_standin.install(monkeypatch)
-    port = str(free_port())  # a fixed one fails whenever another run holds it
-    for key, value in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1",
-                       "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}.items():  # fmt: skip
-        monkeypatch.setenv(key, os.environ.get(key, value))
-    vllm_standin.ENGINES.clear()
-    yield vllm_standin
-    vllm_standin.ENGINES.clear()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("arm", [a for a in ARMS if a not in ODD])

@@ -74,3 +74,51 @@ def tiny_reward_model(tokenizer: Any, seed: int = 1) -> Any:
     config = _tiny_config(tokenizer, 1, num_labels=1)
     torch.manual_seed(seed)
     return LlamaForSequenceClassification(config)
+
+
+# ---------------------------------------------------------------- a tiny TRL run's pieces
+def tiny_grpo_args(out: Any, *, prompts: int = 4, n: int = 4, cls: Any = None, **kw: Any) -> Any:
+    """TRL's GRPOConfig (or `cls`, RLOOConfig say) for the tiny model on CPU: `prompts`
+    prompts of `n` completions a generation batch, 8 tokens each, no saves, no logging
+    backend; `kw` sets the run's length (max_steps, num_train_epochs) and any other field."""
+    if cls is None:
+        from trl import GRPOConfig
+
+        cls = GRPOConfig
+    values: dict[str, Any] = {
+        "output_dir": str(out),
+        "per_device_train_batch_size": prompts * n,
+        "num_generations": n,
+        "max_completion_length": 8,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "use_cpu": True,
+        "seed": 0,
+        "learning_rate": 1e-3,
+        "disable_tqdm": True,
+        "beta": 0.0,
+    }
+    values.update(kw)
+    return cls(**values)
+
+
+def task_dataset(ids: Any) -> Any:
+    """A dataset of one row a task id of `ids` (in that order): prompt "task {id}:", task_id."""
+    from datasets import Dataset
+
+    ids = [int(t) for t in ids]
+    return Dataset.from_dict({"prompt": [f"task {t}:" for t in ids], "task_id": ids})
+
+
+def planted_rewards(task_id: list[int]) -> list[float]:
+    """The planted pool's rewards of one reward call: task t always solved (t % 3 == 0),
+    never (t % 3 == 1), or mixed (1 on every other completion of t in the call, so its group,
+    a screen's k = 2 and their continuation are mixed whatever the text)."""
+    seen: dict[int, int] = {}
+    out = []
+    for t in task_id:
+        i = seen.get(t, 0)
+        seen[t] = i + 1
+        out.append(1.0 if t % 3 == 0 else 0.0 if t % 3 == 1 else float(i % 2 == 0))
+    return out

@@ -156,6 +156,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "loader's length before training, and runs its final evaluation only at that step: a "
         "run ended by its passes would skip it and leave the schedule unfinished"
     ),
+    ("*", "kept+selector"): (
+        "rollouts: kept rolls out the prompts a selector keeps among uniform's next "
+        "batch; selector {selector!r} does not walk the data: use greso, skip or uniform, "
+        "or rollouts: full"
+    ),
     ("*", "sampler"): (
         "{trainer} runs no step sampler {kind!r} (it runs {runs}): run it with the reference "
         "trainer (frontier train --sampler {kind}) or the simulator"
@@ -173,10 +178,9 @@ MESSAGES: dict[tuple[str, str], str] = {
         "rollouts: kept and screen are a step's sampler, as dynamic_sampling is; they do "
         "not combine: set dynamic_sampling: off, or rollouts: full and screen: 0"
     ),
-    ("TRL", "kept+selector"): (
-        "rollouts: kept rolls out the prompts a selector keeps among uniform's next "
-        "batch; selector {selector!r} does not walk the data: use greso, skip or uniform, "
-        "or rollouts: full"
+    ("TRL", "rollouts:fewer_steps+selector"): (
+        "rollouts: fewer_steps ends the run by the selector's passes over the prompts; "
+        "selector {selector!r} does not walk the data: use greso, skip or uniform"
     ),
     ("TRL", "auto+filter"): "dynamic_sampling: {mode} is a step sampler of its own",
     ("TRL", "auto+images"): "an image dataset (an image or images column) cannot be regrouped",
@@ -266,6 +270,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "rollouts must be full (the selector's batch_size tasks per batch) or kept "
         "(only the tasks it keeps among uniform's next batch_size), got {rollouts!r}"
     ),
+    ("tinker", "kept+selector"): (
+        "rollouts='kept' rolls out the tasks a selector keeps among uniform's next batch; "
+        "selector {selector!r} does not walk the data: use greso, skip or uniform, or "
+        "rollouts='full'"
+    ),
     ("tinker", "kept+async"): (
         "rollouts='kept' needs the cookbook's sync loop (do_sync_training): its async "
         "(async_config) and streaming (stream_minibatch_config) loops train groups_per_batch "
@@ -275,7 +284,8 @@ MESSAGES: dict[tuple[str, str], str] = {
 }
 """Every refusal and choice text about kept, auto and what they combine with, by
 (trainer, key): `kept+X` refuses `rollouts: kept` beside X (and keeps auto at full),
-`auto+X` only keeps auto at full, `shadows+X` refuses shadows beside X, `sampler:<kind>`
+`auto+X` only keeps auto at full (`kept+selector`: a selector that does not walk the data),
+`shadows+X` refuses shadows beside X, `sampler:<kind>`
 refuses a step sampler the trainer does not run (`sampler` for any such kind), `choice:*` and
 `auto:*` word auto's decision; "*" rows hold for every trainer a row of its own does not
 override. Fields in braces are filled by `message`."""

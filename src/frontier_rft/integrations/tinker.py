@@ -74,8 +74,6 @@ from frontier_rft.metrics_log import (
     JsonlLogger,
     curriculum_metrics,
 )
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
-from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.persistence import restore_selector, save_selector
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.live import RunShadows
@@ -167,14 +165,6 @@ class TinkerFrontierConfig:
             )
         object.__setattr__(self, "shadows", None if rules is None else tuple(rules))
         self.shadow_configs()
-
-    def sampler_spec(self) -> SamplerSpec:
-        """The step sampler these settings ask the cookbook's loop for, their one conversion
-        into the spec: rollouts 'kept' is FewerRollouts skipping, its loss scaled by the batch
-        (no loss_scale option, no screen), else the pass-through."""
-        if self.rollouts != "kept":
-            return SamplerSpec()
-        return SamplerSpec(FewerRollouts.kind, FewerRolloutsConfig(skip=True))
 
     def shadow_configs(
         self, group_size: int | None = None, selector: str = "uniform"
@@ -338,11 +328,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 "give one EnvGroupBuilder per task, in TaskPool order"
             )
         if config.rollouts == "kept" and not selector.walks_windows():
-            raise ValueError(
-                f"rollouts='kept' rolls out the tasks a selector keeps among uniform's next "
-                f"batch; selector {selector.name!r} does not walk the data: use greso, skip or "
-                "uniform, or rollouts='full'"
-            )
+            raise ValueError(message(TINKER, "kept+selector", selector=selector.name))
         if config.batch_size > selector.num_tasks and not selector.allows_repeats:
             raise ValueError(
                 f"batch_size {config.batch_size} exceeds the pool ({selector.num_tasks} tasks)"

@@ -45,7 +45,6 @@ __all__ = [
     "config_file_problems",
     "fewer_problems",
     "fewer_steps_problems",
-    "fewer_steps_walk_problem",
     "normalisation",
     "settings_problems",
     "trl_flag",
@@ -166,17 +165,8 @@ def fewer_steps_problems(screen: int, selector: Any, dynamic_sampling: Any) -> l
         )
     cls = SELECTORS.get(selector) if isinstance(selector, str) else None
     if cls is not None and not cls.walks_windows():
-        out.append(fewer_steps_walk_problem(selector))
+        out.append(message(TRL, "rollouts:fewer_steps+selector", selector=selector))
     return out
-
-
-def fewer_steps_walk_problem(selector: str) -> str:
-    """Why `rollouts: fewer_steps` cannot run with `selector`, a selector that does not walk
-    the data (checked on the name here, on a ready selector's class by the trainer)."""
-    return (
-        f"rollouts: fewer_steps ends the run by the selector's passes over the prompts; "
-        f"selector {selector!r} does not walk the data: use greso, skip or uniform"
-    )
 
 
 def fewer_problems(

@@ -92,7 +92,6 @@ from frontier_rft.integrations.trl.fewer_config import (
     TRL,
     auto_rollouts,
     fewer_problems,
-    fewer_steps_walk_problem,
 )
 from frontier_rft.integrations.trl.fewer_steps import (
     EndAtPasses,
@@ -299,7 +298,7 @@ class FrontierTrainerMixin:
         if config.rollouts == "fewer_steps":
             cls = type(selector) if selector is not None else config.selector_spec.cls
             if not cls.walks_windows():
-                raise ValueError(fewer_steps_walk_problem(cls.name))
+                raise ValueError(message(TRL, "rollouts:fewer_steps+selector", selector=cls.name))
             passes = planned_passes(_training_args(args, kwargs), cls)
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = _with_task_ids(
@@ -487,11 +486,7 @@ class FrontierTrainerMixin:
                     "images column); set rollouts: full and screen: 0"
                 )
         if frontier.rollouts == "kept" and selector is not None and not selector.walks_windows():
-            problems.append(
-                f"rollouts: kept rolls out the prompts a selector keeps among uniform's next "
-                f"batch; selector {selector.name!r} does not walk the data: use greso, skip or "
-                "uniform, or rollouts: full"
-            )
+            problems.append(message(TRL, "kept+selector", selector=selector.name))
         if problems:
             raise ValueError("; ".join(problems))
 

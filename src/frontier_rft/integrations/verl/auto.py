@@ -80,7 +80,7 @@ def length_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def verl_planned_epochs(config: Mapping[str, Any]) -> float | None:
-    """Passes over the prompts verl config `config` plans (`auto_rollouts.planned_epochs`):
+    """Passes over the prompts verl config `config` plans (`plan.planned_epochs`):
     trainer.total_epochs, or fewer where trainer.total_training_steps ends the run first
     (steps of data.train_batch_size prompts over the rows of data.train_files, at most
     data.train_max_samples). None where that needs rows this cannot count (remote, neither

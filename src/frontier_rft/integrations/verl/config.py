@@ -23,10 +23,7 @@ from frontier_rft.integrations.pool import reward_pair
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.sampling.fewer_rollouts import (
     LOSS_SCALES,
-    FewerRollouts,
-    fewer_rollouts_from_run,
 )
-from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
@@ -181,9 +178,7 @@ class VerlSamplerConfig:
         cls = SELECTORS.get(self.selector)
         check(
             self.rollouts != "kept" or cls is None or cls.walks_windows(),
-            f"rollouts: kept rolls out the prompts a selector keeps among uniform's next batch; "
-            f"selector {self.selector!r} does not walk the data: use greso, skip or uniform, or "
-            "rollouts: full",
+            message(VERL, "kept+selector", selector=self.selector),
         )
         if isinstance(self.shadows, str):  # YAML `shadows: greso`: one rule
             object.__setattr__(self, "shadows", (self.shadows,))
@@ -252,15 +247,6 @@ class VerlSamplerConfig:
         for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
             value = getattr(self, name)
             check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
-
-    def sampler_spec(self) -> SamplerSpec:
-        """The step sampler these settings ask verl's (and SkyRL's) trainer for, their one
-        conversion into the spec: rollouts kept is FewerRollouts skipping with `loss_scale` (no
-        screen: neither trainer runs one), else the pass-through; an unresolved auto reads as
-        full (the trainer resolves it first)."""
-        if self.rollouts != "kept":
-            return SamplerSpec()
-        return SamplerSpec(FewerRollouts.kind, fewer_rollouts_from_run("kept", 0, self.loss_scale))
 
     def shadow_configs(
         self,

@@ -257,11 +257,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             )
         self._kept = self.config.rollouts == "kept"
         if self._kept and not selector.walks_windows():
-            raise ValueError(
-                f"rollouts: kept rolls out the prompts a selector keeps among uniform's next "
-                f"batch; selector {selector.name!r} does not walk the data: use greso, skip or "
-                "uniform, or rollouts: full"
-            )
+            raise ValueError(message(VERL, "kept+selector", selector=selector.name))
         if self.config.batch_size > n:
             raise ValueError(
                 f"batch_size {self.config.batch_size} exceeds the dataset ({n} prompts)"
