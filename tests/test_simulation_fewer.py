@@ -119,3 +119,23 @@ def test_frontier_compare_prints_rollouts_and_final_score(
     assert code == 0
     assert f"Rollouts generated in the same {STEPS} steps (mean over seeds):" in out
     assert "| uniform-screen2 | 0.625 |" in out
+
+
+def test_frontier_simulate_takes_a_step_sampler_by_kind_as_frontier_train_does(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`frontier simulate --sampler KIND --sampler-config K=V` runs the selector inside that
+    sampler (`frontier train --sampler`'s names and settings): the entry holds its spec."""
+    import json
+
+    code = main(
+        ["simulate", "--scenario", "hard", "--scenario-set", f"num_tasks={N_TASKS}",
+         "--selector", "uniform", "--sampler", "fewer_rollouts", "--sampler-config",
+         f"screen={K}", "--sampler-config", "skip=false", "--steps", str(STEPS), "--batch",
+         str(B), "--rollouts", str(N), "--seeds", "1", "--jobs", "1", "--out",
+         str(tmp_path / "out")]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert "uniform+fewer_rollouts" in results["labels"]
+    assert "| uniform+fewer_rollouts | 0.625 |" in capsys.readouterr().out  # as screen=2 does

@@ -376,3 +376,37 @@ def test_the_trainer_reads_the_selector_options_once_and_builds_once(
     assert builds == [options["selector"]]  # no throwaway builds before the one selector
     assert reads == {"selector": 1, "selector_config": 1, "selector_judge": 1}
     assert t.frontier_selector.name == options["selector"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"selector": "uniform"},  # rollouts: auto, resolved to full
+        {"selector": "greso", "dynamic_sampling": "fixed"},
+        {"selector": "greso", "rollouts": "kept", "screen": 2},
+        {"selector": "greso", "sampler": "fewer_rollouts", "sampler_config": {"screen": 2}},
+        {"selector": "uniform", "sampler": "dynamic_sampling", "sampler_config": {"max_rounds": 3}},
+    ],
+)
+def test_the_trainer_builds_its_step_sampler_spec_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """From the config to a built trainer, one SamplerSpec: the adapter's entry checks, the
+    rollouts: auto resolution and the step driver all read `FrontierConfig.sampler_spec()`."""
+    from frontier_rft.sampling.spec import SamplerSpec
+
+    specs: list[str] = []
+    init = SamplerSpec.__post_init__
+
+    def counted(self: SamplerSpec) -> None:
+        specs.append(self.kind)
+        init(self)
+
+    monkeypatch.setattr(SamplerSpec, "__post_init__", counted)
+    frontier = FrontierConfig(**options)
+    t = trainer(tmp_path, frontier)
+    spec = t.frontier_config.sampler_spec()
+    assert specs == [spec.kind]  # built once, from either vocabulary
+    driver = t.frontier_dynamic
+    assert (driver is None) == (spec.kind == "passthrough")
+    assert driver is None or driver.wrapper.config == spec.config  # the driver runs that spec

@@ -32,6 +32,7 @@ __all__ = [
     "Parser",
     "UsageError",
     "add_config_flags",
+    "add_sampler_config_flag",
     "apply_config_file",
     "config_from_args",
     "floats",
@@ -43,6 +44,7 @@ __all__ = [
     "parse_value",
     "quiet_transformers",
     "run_dir",
+    "sampler_settings_arg",
 ]
 
 
@@ -124,6 +126,26 @@ def parse_assignments(items: Sequence[str], flag: str) -> dict[str, Any]:
             raise UsageError(f"{flag} expects KEY=VALUE, got {item!r} (e.g. {flag} lam=0.2)")
         out[key.strip()] = parse_value(value.strip())
     return out
+
+
+def add_sampler_config_flag(p: argparse.ArgumentParser) -> None:
+    """--sampler-config KEY=VALUE (repeatable): a field of --sampler's config, as `frontier
+    train` and `frontier simulate` both take it (`sampler_settings_arg` reads it)."""
+    p.add_argument(
+        "--sampler-config",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a field of --sampler's config, e.g. budget=0.5 for allocation (default: none)",
+    )
+
+
+def sampler_settings_arg(args: argparse.Namespace) -> dict[str, Any]:
+    """The fields --sampler-config sets ({} when none); UsageError when they are given
+    without --sampler."""
+    settings = parse_assignments(getattr(args, "sampler_config", None) or [], "--sampler-config")
+    if getattr(args, "sampler", None) is None and settings:
+        raise UsageError("--sampler-config needs --sampler NAME: the sampler it configures")
+    return settings
 
 
 def positive_int(text: str) -> int:

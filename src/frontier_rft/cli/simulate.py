@@ -12,11 +12,20 @@ from typing import Any
 from frontier_rft.bench.real_rl.verdicts import REAL_RL_DOC
 from frontier_rft.bench.simulation import demo
 from frontier_rft.bench.simulation.benchmark import parse_entries, sweep_entries
-from frontier_rft.cli.common import UsageError, parse_assignments, parse_value
+from frontier_rft.cli.common import (
+    UsageError,
+    add_sampler_config_flag,
+    parse_assignments,
+    parse_value,
+    sampler_settings_arg,
+)
 from frontier_rft.cli.simulate_run import check_counts, run_and_report
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.integrations.plan import planned_epochs
 from frontier_rft.sampling.dynamic_sampling import MODES
+from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.sampler_flags import SAMPLER_NAMES
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.runner import GIVEN, Entry
 from frontier_rft.simulation.scenario import SCENARIOS
@@ -62,11 +71,41 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
     if overrides and len(names) > 1:
         raise UsageError("--set applies to one selector; use `frontier simulate --selector NAME`")
     return _checked(
-        _with_fewer_rollouts(
-            _with_allocation(_with_dynamic_sampling(parse_entries(names, overrides), args), args),
+        _with_sampler(
+            _with_fewer_rollouts(
+                _with_allocation(
+                    _with_dynamic_sampling(parse_entries(names, overrides), args), args
+                ),
+                args,
+            ),
             args,
         )
     )
+
+
+def _with_sampler(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
+    """--sampler KIND [--sampler-config KEY=VALUE ...]: every entry inside that step sampler,
+    named and configured as `frontier train --sampler` takes it (any kind of
+    sampling.spec.KINDS), labelled NAME+KIND; the baseline stays plain uniform."""
+    settings = sampler_settings_arg(args)
+    kind = getattr(args, "sampler", None)
+    if kind is None:
+        return entries
+    spelled = [
+        f"--{flag.replace('_', '-')}"
+        for flag in ("dynamic_sampling", "allocation", "fewer_rollouts")
+        if getattr(args, flag, None) is not None
+    ]
+    if spelled:
+        raise UsageError(
+            f"{', '.join(spelled)} and --sampler each set the step's sampler: give one or the other"
+        )
+    try:
+        spec = SamplerSpec.read(kind, settings)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--sampler {kind}: {exc}") from None
+    suffix = "" if spec.kind == PassThrough.kind else f"+{spec.kind}"
+    return [dataclasses.replace(e, label=e.label + suffix, sampler=spec) for e in entries]
 
 
 def _with_fewer_rollouts(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
@@ -256,6 +295,15 @@ def _common(p: argparse.ArgumentParser, *, is_demo: bool = False) -> None:
         "only where mixed), loss_scale=batch|kept; repeat for several variants "
         "(docs/selectors/fewer_rollouts.md) (default: off)",
     )
+    p.add_argument(
+        "--sampler",
+        choices=SAMPLER_NAMES,
+        default=None,
+        help="run each selector inside this step sampler, by its kind, as `frontier train "
+        "--sampler` names it: " + ", ".join(SAMPLER_NAMES) + " (its settings: --sampler-config; "
+        "default: the flags above, else passthrough)",
+    )
+    add_sampler_config_flag(p)
     p.add_argument(
         "--given",
         default="prompts",

@@ -149,7 +149,9 @@ def run_and_report(
     )
     print(given_line(results) + "\n")
     print(format_summary_table(results))
-    if any(r.get("fewer_rollouts") for r in results["runs"]):
+    fewer = [r.get("fewer_rollouts") or (r.get("sampler") or [""])[0] == "fewer_rollouts"
+             for r in results["runs"]]  # fmt: skip
+    if any(fewer):
         print("\n" + rollouts_table(results))
     if after is not None:
         print("\n" + after(results))

@@ -20,6 +20,7 @@ from frontier_rft.cli.common import (
     Interrupted,
     UsageError,
     add_config_flags,
+    add_sampler_config_flag,
     config_from_args,
     int_tuple,
     model_dir,
@@ -28,6 +29,7 @@ from frontier_rft.cli.common import (
     positive_int,
     quiet_transformers,
     run_dir,
+    sampler_settings_arg,
 )
 from frontier_rft.core.advantages import ESTIMATORS
 from frontier_rft.core.config import field_docs
@@ -182,10 +184,8 @@ def _sampler_args(args: argparse.Namespace) -> dict[str, Any]:
     the flags that spell them (--dynamic-sampling, --allocation, --screen, ...); {} when none
     is given. UsageError when both spellings are given."""
     flags = {n: getattr(args, n) for n in FLAG_NAMES if getattr(args, n, None) is not None}
-    settings = parse_assignments(args.sampler_config or [], "--sampler-config")
+    settings = sampler_settings_arg(args)
     if not flags:
-        if args.sampler is None and settings:
-            raise UsageError("--sampler-config needs --sampler NAME: the sampler it configures")
         named = {} if args.sampler is None else {"sampler": args.sampler}
         return {**named, "sampler_config": settings}
     if args.sampler is not None or settings:
@@ -440,12 +440,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--metis-k", type=int, help="METIS K exemplars; 0 = no-ICL (default: 3)")
     p.add_argument("--metis-m", type=int, help="METIS m, candidates = m x batch (default: 8)")
     add_config_flags(p, TrainConfig, skip=("selector_overrides", "sampler_config"), choices=CHOICES)
-    p.add_argument(
-        "--sampler-config",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a field of --sampler's config, e.g. budget=0.5 for allocation (default: none)",
-    )
+    add_sampler_config_flag(p)
     add_config_flags(p, SamplerFlags, choices=CHOICES)
     p.set_defaults(func=_cmd_train)
 

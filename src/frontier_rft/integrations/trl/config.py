@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.config import check, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
-from frontier_rft.integrations.plan import check_sampler, shadow_rules
+from frontier_rft.integrations.plan import FEWER_STEPS, check_sampler, shadow_rules
 from frontier_rft.integrations.pool import PoolColumns, SelectorSpec, reward_pair
 from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
@@ -37,6 +37,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
 )
 from frontier_rft.integrations.trl.fewer_config import TRL, settings_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
+from frontier_rft.sampling.base import config_dict
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.sampling.fewer_rollouts import (
     FewerRollouts,
@@ -110,6 +111,15 @@ class FrontierConfig:
     """JSONL metrics file; None: `<output_dir>/frontier_metrics.jsonl`."""
     check_sync: bool = True
     """With several processes, compare the selector's state digest across them at each save."""
+    sampler: str | None = None
+    """The step sampler inside each generation step by its kind, as `frontier train --sampler`
+    and TrainConfig.sampler name it: passthrough (TRL's own generation), dynamic_sampling or
+    fewer_rollouts (allocation, pilot_commit and cgrpo run in the reference trainer and the
+    simulator); None: the shorthand keys below say it (dynamic_sampling, rollouts, screen)."""
+    sampler_config: dict[str, Any] | str | None = None
+    """The sampler's config fields to set, e.g. {max_rounds: 20} for dynamic_sampling or
+    {skip: false, screen: 4} for fewer_rollouts; the rest keep their defaults (on the command
+    line: a JSON string)."""
     dynamic_sampling: Literal["off", "fixed", "adaptive", "greso", "dapo"] = "off"
     """DAPO's filter (GRPO only): roll out more prompts than a step trains on, train on the groups
     whose rewards differ; fixed = rounds of 3x the open slots, adaptive = sized from the measured
@@ -221,6 +231,7 @@ class FrontierConfig:
             f"metrics_prefix must be a string, got {self.metrics_prefix!r}",
         )
         self.columns()  # pass_rate_columns must be two
+        self._read_sampler()
         self._check_dynamic_sampling()
         problems = settings_problems(
             self.rollouts, self.screen, self.loss_scale, self.selector, self.dynamic_sampling
@@ -309,13 +320,22 @@ class FrontierConfig:
         check(rollouts in ("full", "kept"), f"rollouts resolves to full or kept, not {rollouts!r}")
         resolved = copy.copy(self)
         object.__setattr__(resolved, "rollouts", rollouts)
+        if rollouts == "kept":  # the step changes: its spec is built for the copy (auto: full)
+            resolved.__dict__.pop("_sampler_spec", None)
         return resolved
 
     def sampler_spec(self) -> SamplerSpec:
-        """The step sampler inside each generation step, TRL's one conversion into the spec:
-        dynamic_sampling's (with its overrides) when on; FewerRollouts where rollouts is kept
-        or screen is set; else the pass-through (TRL's own generation). The trainer resolves
-        rollouts: auto to full or kept first; unresolved, it reads as full."""
+        """The step sampler inside each generation step, built once from either vocabulary
+        (`sampler` and `sampler_config`, or the shorthand keys they are written into): the
+        adapter's entry, its step driver and the rollouts: auto resolution all use this one
+        spec. The trainer resolves rollouts: auto to full or kept first (`with_rollouts`, a
+        copy with its own spec); unresolved, it reads as full."""
+        return self._sampler_spec
+
+    @cached_property
+    def _sampler_spec(self) -> SamplerSpec:
+        """TRL's one conversion into the spec: dynamic_sampling's (with its overrides) when
+        on; FewerRollouts where rollouts is kept or screen is set; else the pass-through."""
         if self._dynamic_sampling is not None:
             spec = SamplerSpec(DynamicSampling.kind, self._dynamic_sampling)
         elif self.rollouts != "kept" and not self.screen:
@@ -326,6 +346,54 @@ class FrontierConfig:
             spec = SamplerSpec(FewerRollouts.kind, fewer)
         check_sampler(TRL, spec.kind)
         return spec
+
+    def _read_sampler(self) -> None:
+        """`sampler` and `sampler_config`, when set, read once into the spec and written into
+        the shorthand keys they spell (dynamic_sampling and its config, rollouts, screen,
+        loss_scale), so every check reads one vocabulary; a kind TRL's step does not run is
+        refused with the plan's text, a shorthand set to something else names both keys."""
+        set_ = object.__setattr__
+        overrides = self.sampler_config
+        if isinstance(overrides, str):  # from the command line
+            overrides = _json_mapping("sampler_config", overrides, '{"max_rounds": 20}')
+            set_(self, "sampler_config", overrides)
+        check(
+            overrides is None or isinstance(overrides, dict),
+            f"sampler_config must be a mapping, got {short_repr(overrides)}",
+        )
+        if self.sampler is None:
+            check(
+                not overrides,
+                "sampler_config is set but sampler is not: name the sampler it configures "
+                "(sampler: dynamic_sampling or fewer_rollouts), or drop sampler_config",
+            )
+            return
+        check(
+            isinstance(self.sampler, str),
+            f"sampler must be a step sampler's kind, got {short_repr(self.sampler)}",
+        )
+        spec = SamplerSpec.read(self.sampler, overrides or {})
+        check_sampler(TRL, spec.kind)
+        for key, value in _shorthand(spec, self.rollouts).items():
+            given = getattr(self, key)
+            if given not in (value, _SHORTHAND_DEFAULTS[key]):
+                raise ValueError(
+                    f"sampler: {spec.kind} and {key}: {short_repr(given)} both set the step's "
+                    f"sampler: keep sampler (its settings in sampler_config) and drop {key}, "
+                    "or drop sampler and sampler_config"
+                )
+            set_(self, key, value)
+        try:  # TRL's own refusals (a surplus kept across steps), in this key's words
+            self.dynamic_sampling_settings()
+        except ValueError as exc:
+            text = str(exc).replace("dynamic_sampling_config", "sampler_config")
+            raise ValueError(text) from None
+        self.__dict__["_sampler_spec"] = spec  # read once: sampler_spec() is this spec
+
+    def shorthand(self) -> dict[str, Any]:
+        """The shorthand keys of the step sampler as read (a `sampler:` written into them):
+        what `frontier check-config trl` checks beside TRL's settings."""
+        return {key: getattr(self, key) for key in _SHORTHAND_DEFAULTS}
 
     def fewer_rollouts_settings(self) -> FewerRolloutsConfig | None:
         """The FewerRollouts settings of this config (`sampler_spec`); None when every
@@ -405,6 +473,51 @@ def reward_name_problem(name: object) -> str | None:
             "dotted path my.module.function importable from the working directory"
         )
     return None
+
+
+_SHORTHAND_DEFAULTS: dict[str, Any] = {
+    "dynamic_sampling": "off",
+    "dynamic_sampling_config": None,
+    "rollouts": "auto",
+    "screen": 0,
+    "loss_scale": "batch",
+}
+"""The shorthand keys a `sampler:` is written into, at their defaults (a key left there is
+not a second spelling of the sampler)."""
+
+
+def _shorthand(spec: SamplerSpec, rollouts: str) -> dict[str, Any]:
+    """The shorthand keys that spell `spec` (a kind TRL runs): dynamic_sampling's mode and
+    the overrides of its config, or rollouts, screen and loss_scale; rollouts: fewer_steps
+    (whole batches, not a step sampler) stays beside the pass-through."""
+    return {**_SHORTHAND_DEFAULTS, **_spelled(spec, rollouts)}
+
+
+def _spelled(spec: SamplerSpec, rollouts: str) -> dict[str, Any]:
+    """The shorthand keys `spec` sets away from their defaults (`_shorthand`)."""
+    if spec.kind == DynamicSampling.kind:
+        config = spec.config
+        mode = config.round_rule if config.round_rule != "standard" else (
+            "adaptive" if config.adaptive else "fixed"
+        )  # fmt: skip
+        base = config_dict(DynamicSamplingConfig.for_mode(mode))
+        changed = {
+            k: v for k, v in config_dict(config).items()
+            if k not in ("adaptive", "round_rule") and v != base[k]
+        }  # fmt: skip
+        return {
+            "dynamic_sampling": mode,
+            "dynamic_sampling_config": changed or None,
+            "rollouts": "full",
+        }
+    if spec.kind == FewerRollouts.kind:
+        fewer = spec.config
+        return {
+            "rollouts": "kept" if fewer.skip else "full",
+            "screen": fewer.screen,
+            "loss_scale": fewer.loss_scale,
+        }
+    return {"rollouts": rollouts if rollouts == FEWER_STEPS else "full"}
 
 
 def _strings(value: object) -> bool:

@@ -70,6 +70,7 @@ from frontier_rft.integrations.trl.preflight import (
     vllm_problems,
 )
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["NEAR_MISS", "check_trl_config", "launch_processes"]
@@ -176,6 +177,8 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
             frontier.get("selector_judge"),
         ),
     )
+    spelled = _sampler_keys(frontier, report)  # a `sampler:` checked as its shorthand keys
+    frontier, values = {**frontier, **spelled}, {**values, **spelled}
     report.add("", config_file_problems(values))  # dynamic_sampling next to TRL's settings
     report.add("", fewer_file_problems(values))  # rollouts: kept, screen, next to TRL's
     report.add("", _shadow_problems(frontier, values))
@@ -226,6 +229,30 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
         report.notes.append(f"{why}: columns not checked")
     _check_files("eval_dataset_files", held_out, config, rewards, report, held_out=True)
     return report
+
+
+def _sampler_keys(frontier: Mapping[str, Any], report: Report) -> dict[str, Any]:
+    """The shorthand keys a file's `sampler:` and `sampler_config:` spell, said on the
+    report's sampler line; {} without `sampler:`, or where FrontierConfig refuses the file
+    (its own check above names why)."""
+    if frontier.get("sampler") is None:
+        return {}
+    try:
+        config = FrontierConfig(**frontier)
+    except (TypeError, ValueError):
+        return {}
+    spec = config.sampler_spec()
+    defaults = SamplerSpec(spec.kind).fields()  # its settings away from the defaults, shown
+    shown = ", ".join(f"{k}: {v}" for k, v in spec.fields().items() if v != defaults[k])
+    spelled = config.shorthand()
+    keys = ", ".join(
+        f"{k}: {v}" for k, v in spelled.items() if v != getattr(FrontierConfig, k, None)
+    )
+    report.sampler.append(
+        f"{spec.kind}" + f" ({shown})" * bool(shown) + " runs each generation step"
+        + f"; checked as {keys}" * bool(keys)
+    )  # fmt: skip
+    return spelled
 
 
 def _auto_rollouts_choice(

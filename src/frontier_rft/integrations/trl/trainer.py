@@ -124,9 +124,8 @@ from frontier_rft.integrations.trl.state import (
 from frontier_rft.integrations.trl.step_driver import AdapterSeam, StepDriver
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.run_rewards import write_run_rewards
@@ -290,10 +289,11 @@ class FrontierTrainerMixin:
         elif config.rollouts == "kept":  # set by hand: say what it does and what it cost
             cls = type(selector) if selector is not None else config.selector_spec.cls
             _log.info(kept_line(TRL, cls))
-        if config.dynamic_sampling != "off":
+        spec = config.sampler_spec()  # the one spec: the checks and the step driver read it
+        if spec.kind == DynamicSampling.kind:
             self._frontier_check_dynamic(args, kwargs)
-        if config.fewer_rollouts_settings() is not None:
-            self._frontier_check_fewer(args, kwargs, config, selector)
+        elif spec.kind == FewerRollouts.kind:
+            self._frontier_check_fewer(args, kwargs, spec.config, selector)
         passes = None
         if config.rollouts == "fewer_steps":
             cls = type(selector) if selector is not None else config.selector_spec.cls
@@ -375,13 +375,10 @@ class FrontierTrainerMixin:
         self._frontier_jsonl: JsonlLogger | None = None
         self.frontier_dynamic: StepDriver | None = None
         """The one step driver running each generation step through the step sampler around
-        the selector: DAPO's dynamic sampling (FrontierConfig.dynamic_sampling) or
-        FewerRollouts (rollouts: kept, screen); None: TRL's own generation."""
-        settings, fewer = config.dynamic_sampling_settings(), config.fewer_rollouts_settings()
-        if settings is not None:
-            self._frontier_drive(build_sampler(DynamicSampling.kind, settings, selector))
-        elif fewer is not None:
-            self._frontier_drive(build_sampler(FewerRollouts.kind, fewer, selector))
+        the selector (`FrontierConfig.sampler_spec`): DAPO's dynamic sampling or FewerRollouts
+        (rollouts: kept, screen); None: TRL's own generation (the pass-through)."""
+        if spec.kind != PassThrough.kind:
+            self._frontier_drive(spec.build(selector))
 
     def _frontier_drive(self, sampler: Sampler) -> StepDriver:
         """Run every generation step through `sampler` (any kind but driver_kinds.UNDRIVEN),
@@ -436,11 +433,15 @@ class FrontierTrainerMixin:
         cls = type(selector) if selector is not None else frontier.selector_spec.cls
         columns = _frontier_columns(kwargs)
         training = _training_args(args, kwargs)
+        step = frontier.sampler_spec()  # unresolved: read as full
+        screen = step.config.screen if step.kind == FewerRollouts.kind else 0
         mode, why, warn = auto_rollouts(
             self._frontier_settings(args, kwargs),
             kind,
             selector=cls,
-            dynamic_sampling=frontier.dynamic_sampling,
+            dynamic_sampling=frontier.dynamic_sampling
+            if step.kind == DynamicSampling.kind
+            else "off",
             shadows=frontier.shadows,
             columns=columns,
             rows=dataset_rows(kwargs.get("train_dataset")),
@@ -450,7 +451,7 @@ class FrontierTrainerMixin:
             version = trl_version()
             try:
                 check_wrappable(type(self))
-                if frontier.screen:
+                if screen:
                     check_screenable(type(self))
             except ValueError as exc:
                 seam = str(exc).split(";")[0]
@@ -467,25 +468,27 @@ class FrontierTrainerMixin:
         self,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        frontier: FrontierConfig,
+        fewer: FewerRolloutsConfig,
         selector: Selector | None,
     ) -> None:
         """Before the model loads: this TRL can be wrapped (and, screening, generates a
-        per-call number of completions), the trainer's settings are ones fewer rollouts runs
-        with, and a ready selector walks the data for rollouts: kept (one line each)."""
+        per-call number of completions), the trainer's settings are ones `fewer` (the run's
+        FewerRollouts settings) runs with, and a ready selector walks the data for rollouts:
+        kept (one line each)."""
         kind = self._frontier_kind()
         values = self._frontier_settings(args, kwargs)
-        problems = fewer_problems(values, kind, frontier.rollouts, frontier.screen)
+        rollouts = "kept" if fewer.skip else "full"
+        problems = fewer_problems(values, kind, rollouts, fewer.screen)
         if kind == "grpo" and not problems:
             check_wrappable(type(self), FewerRollouts.kind)
-            if frontier.screen:
+            if fewer.screen:
                 check_screenable(type(self))
             if set(IMAGE_COLUMNS) & set(_frontier_columns(kwargs)):
                 problems.append(
                     "rollouts: kept and screen do not support image datasets (an image or "
                     "images column); set rollouts: full and screen: 0"
                 )
-        if frontier.rollouts == "kept" and selector is not None and not selector.walks_windows():
+        if fewer.skip and selector is not None and not selector.walks_windows():
             problems.append(message(TRL, "kept+selector", selector=selector.name))
         if problems:
             raise ValueError("; ".join(problems))
@@ -816,8 +819,8 @@ class FrontierTrainerMixin:
     def _frontier_step_sampler(self) -> Sampler:
         """The step sampler around the selector: dynamic sampling's or FewerRollouts inside
         each generation step, else the pass-through (TRL's own generation: no state)."""
-        if self.frontier_dynamic is None:
-            return build_sampler(PassThrough.kind, {}, self.frontier_selector)
+        if self.frontier_dynamic is None:  # the run's spec is the pass-through
+            return self.frontier_config.sampler_spec().build(self.frontier_selector)
         return self.frontier_dynamic.wrapper
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:

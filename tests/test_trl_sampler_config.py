@@ -1,0 +1,125 @@
+"""The TRL adapter's `sampler:` key: a step sampler by kind, as `frontier train --sampler`
+names it, beside the shorthand keys (dynamic_sampling, rollouts, screen, loss_scale); read
+into one spec, refused where TRL's step does not run the kind, and checked by check-config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from frontier_rft.integrations import plan
+from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.config_check import check_trl_config
+from frontier_rft.integrations.trl.fewer_config import TRL
+
+
+@pytest.mark.parametrize(
+    ("named", "shorthand"),
+    [
+        ({"sampler": "passthrough"}, {"rollouts": "full"}),
+        (
+            {"sampler": "dynamic_sampling", "sampler_config": {"max_rounds": 20}},
+            {
+                "dynamic_sampling": "fixed",
+                "dynamic_sampling_config": {"max_rounds": 20},
+                "rollouts": "full",  # what auto resolves to beside dynamic sampling
+            },
+        ),
+        (
+            {"sampler": "dynamic_sampling", "sampler_config": {"round_rule": "dapo"}},
+            {"dynamic_sampling": "dapo", "rollouts": "full"},
+        ),
+        ({"sampler": "fewer_rollouts"}, {"rollouts": "kept"}),
+        (
+            {"sampler": "fewer_rollouts", "sampler_config": {"skip": False, "screen": 4}},
+            {"rollouts": "full", "screen": 4},
+        ),
+        (
+            {"sampler": "fewer_rollouts", "sampler_config": {"screen": 2, "loss_scale": "kept"}},
+            {"rollouts": "kept", "screen": 2, "loss_scale": "kept"},
+        ),
+    ],
+)
+def test_a_named_sampler_is_the_spec_its_shorthand_spells(
+    named: dict[str, Any], shorthand: dict[str, Any]
+) -> None:
+    by_name = FrontierConfig(selector="greso", **named)
+    by_keys = FrontierConfig(selector="greso", **shorthand)
+    assert by_name.sampler_spec() == by_keys.sampler_spec()
+    assert by_name.sampler_spec() is by_name.sampler_spec()  # built once, then cached
+    assert by_name.shorthand() == by_keys.shorthand()  # every check reads the same keys
+    both = FrontierConfig(selector="greso", **named, **shorthand)  # the same thing twice
+    assert both.sampler_spec() == by_keys.sampler_spec()
+
+
+@pytest.mark.parametrize(
+    ("options", "key"),
+    [
+        ({"sampler": "fewer_rollouts", "screen": 4}, "screen"),
+        ({"sampler": "passthrough", "rollouts": "kept"}, "rollouts"),
+        ({"sampler": "dynamic_sampling", "dynamic_sampling": "adaptive"}, "dynamic_sampling"),
+        ({"sampler": "fewer_rollouts", "loss_scale": "kept"}, "loss_scale"),
+        ({"sampler": "fewer_rollouts", "dynamic_sampling": "fixed"}, "dynamic_sampling"),
+    ],
+)
+def test_a_named_sampler_beside_another_shorthand_names_both_keys(
+    options: dict[str, Any], key: str
+) -> None:
+    with pytest.raises(ValueError) as info:
+        FrontierConfig(selector="greso", **options)
+    text = str(info.value)
+    assert "\n" not in text
+    assert f"sampler: {options['sampler']} and {key}: " in text
+    assert f"drop {key}, or drop sampler and sampler_config" in text
+
+
+@pytest.mark.parametrize("kind", ["allocation", "pilot_commit", "cgrpo"])
+def test_kinds_trls_step_does_not_run_are_refused_with_the_plans_text(kind: str) -> None:
+    with pytest.raises(ValueError) as info:
+        FrontierConfig(sampler=kind)
+    with pytest.raises(ValueError) as planned:
+        plan.check_sampler(TRL, kind)
+    assert str(info.value) == str(planned.value)
+    assert f"frontier train --sampler {kind}" in str(info.value)
+
+
+def test_sampler_settings_are_checked_in_their_own_words() -> None:
+    with pytest.raises(ValueError, match="did you mean 'max_rounds'"):
+        FrontierConfig(sampler="dynamic_sampling", sampler_config={"max_roundz": 3})
+    with pytest.raises(ValueError, match=r"^sampler_config: max_surplus 2 is not supported"):
+        FrontierConfig(sampler="dynamic_sampling", sampler_config={"max_surplus": 2})
+    with pytest.raises(ValueError, match="sampler_config is set but sampler is not"):
+        FrontierConfig(sampler_config={"screen": 4})
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        FrontierConfig(sampler="dapo")
+    with pytest.raises(ValueError, match="does not walk the data"):
+        FrontierConfig(selector="sec", sampler="fewer_rollouts")
+    with pytest.raises(ValueError, match="sampler_config must be a mapping"):
+        FrontierConfig(sampler="fewer_rollouts", sampler_config="[1, 2")
+
+
+def test_the_command_line_gives_sampler_config_as_json() -> None:
+    transformers = pytest.importorskip("transformers")
+    parser = transformers.HfArgumentParser(FrontierConfig)
+    (config,) = parser.parse_args_into_dataclasses(
+        ["--selector", "greso", "--sampler", "fewer_rollouts", "--sampler_config",
+         '{"screen": 2, "loss_scale": "kept"}']
+    )  # fmt: skip
+    assert config.sampler_config == {"screen": 2, "loss_scale": "kept"}
+    assert (config.rollouts, config.screen, config.loss_scale) == ("kept", 2, "kept")
+
+
+def test_check_config_reports_the_named_sampler_and_checks_it_as_its_keys() -> None:
+    values = {"selector": "greso", "sampler": "fewer_rollouts", "num_generations": 4}
+    report = check_trl_config({**values, "sampler_config": {"screen": 2}}, processes=1)
+    assert not report.problems, report.problems
+    assert report.sampler == [
+        "fewer_rollouts (screen: 2) runs each generation step; checked as rollouts: kept, screen: 2"
+    ]
+    assert "  sampler: fewer_rollouts (screen: 2)" in report.render("grpo.yaml")
+    screened = check_trl_config({**values, "sampler_config": {"screen": 4}}, processes=1)
+    assert any("screen 4 must be below num_generations 4" in p for p in screened.problems)
+    refused = check_trl_config({"sampler": "allocation"}, processes=1)
+    assert any("TRL runs no step sampler 'allocation'" in p for p in refused.problems)
+    assert check_trl_config({"selector": "greso"}, processes=1).sampler == []
