@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, world_pass_rates, world_pool
 from frontier_rft import Allocation, AllocationConfig, GroupBatch, TaskPool, make_selector
 from frontier_rft.core.informative import (
     agreement_moments,
@@ -35,6 +34,7 @@ from frontier_rft.sampling.step import Round, StepSamples, rollout_metrics
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
+from helpers import assert_state_equal, world_pass_rates, world_pool
 
 
 def arr(*values: float) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import build, drive, world_pass_rates, world_pool
+from helpers import build, drive, world_pass_rates, world_pool
 
 ADAPTIVE = ["prioritized", "bots", "mopps", "dots", "sec", "frontier", "metis", "pcl"]
 STEPS, BATCH, ROLLOUTS, BURN_IN = 40, 60, 8, 5

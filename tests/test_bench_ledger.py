@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO
 from frontier_rft.bench.real_rl.ledger import (
     RunLedger,
     definition_digest,
@@ -26,6 +25,7 @@ from frontier_rft.bench.real_rl.ledger import testbed_digest as digest_of
 from frontier_rft.bench.real_rl.testbed import Testbed as Bed
 from frontier_rft.bench.real_rl.testbed import testbed as make_testbed
 from frontier_rft.core.persistence import atomic_write_bytes
+from helpers import REPO
 
 
 def _replace_train(tb: Bed, **changes: Any) -> Bed:

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.bots import (
@@ -18,6 +17,7 @@ from frontier_rft.selectors.bots import (
     MoPPSConfig,
 )
 from frontier_rft.selectors.bots.plugins import kernel_average, smallest_k
+from helpers import assert_state_equal, drive, world_pass_rates, world_pool
 
 
 def posterior(sel: BOTSSelector) -> tuple[np.ndarray, np.ndarray]:

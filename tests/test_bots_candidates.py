@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, drive, world_pool
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.selectors.bots import BOTSSelector
+from helpers import assert_state_equal, drive, world_pool
 
 N = 60
 

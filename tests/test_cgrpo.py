@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.integrations import plan
 from frontier_rft.integrations.trl.fewer_config import TRL
@@ -38,6 +37,7 @@ from frontier_rft.selectors import make_selector
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS
 from frontier_rft.training.config import TrainConfig
+from helpers import assert_state_equal
 
 CASES = 2000
 """Random cases per function in the differential tests (the brief asks for >= 1,000)."""

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, build, drive, world_pass_rates, world_pool, world_rewards
 from frontier_rft import SELECTORS, Feedback, TaskPool, load_selector, save_selector
 from frontier_rft.core.config import config_from_dict, config_to_dict, field_docs
 from frontier_rft.features.derive import EvidenceWarning
+from helpers import assert_state_equal, build, drive, world_pass_rates, world_pool, world_rewards
 
 
 def test_select_returns_valid_distinct_ids(selector_name: str, pool: TaskPool) -> None:
@@ -341,7 +341,7 @@ def test_config_fields_have_docstrings(selector_name: str) -> None:
 
 
 def _collaborators(name: str, pool: TaskPool) -> dict[str, object]:
-    from conftest import selector_kwargs
+    from helpers import selector_kwargs
 
     return selector_kwargs(name, pool)
 

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_state_equal, build, drive, selector_kwargs
 from frontier_rft import (
     SELECTORS,
     Feedback,
@@ -30,6 +29,7 @@ from frontier_rft import (
     save_selector,
 )
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP
+from helpers import assert_state_equal, build, drive, selector_kwargs
 
 # The pool and selector name fixtures do not change between examples.
 PROPERTY = settings(

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_state_equal, drive, world_pool
 from frontier_rft import Feedback, GroupBatch, TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.core import persistence
 from frontier_rft.core.selector import FORMAT_VERSION
+from helpers import assert_state_equal, drive, world_pool
 
 SETTINGS = settings(max_examples=50, deadline=None)
 

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, build, drive, world_pool
 from frontier_rft import Feedback, Selector, TaskPool, load_selector, save_selector
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.bots import BOTSSelector
 from frontier_rft.selectors.bots.shard import Coordinator
+from helpers import assert_state_equal, build, drive, world_pool
 
 SCORING = ["bots", "mopps", "dots", "prioritized", "pcl"]
 EPOCH = {"coverage": "epoch"}

@@ -11,13 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import (
-    assert_state_equal,
-    selector_kwargs,
-    world_pass_rates,
-    world_pool,
-    world_rewards,
-)
 from frontier_rft import SELECTORS, GroupBatch, TaskPool, load_selector, save_selector
 from frontier_rft import make_selector as make
 from frontier_rft.core.selector import Selector
@@ -27,6 +20,13 @@ from frontier_rft.sampling.dynamic_sampling import (
     FilteredBatch,
 )
 from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
+from helpers import (
+    assert_state_equal,
+    selector_kwargs,
+    world_pass_rates,
+    world_pool,
+    world_rewards,
+)
 
 
 def dapo(

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 import frontier_rft.selectors as selectors_package
-from conftest import registered
 from frontier_rft import SELECTORS, Selector, TaskPool, make_selector
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.facts import COST_KINDS, Cost, Needs
 from frontier_rft.selectors import register
 from frontier_rft.selectors.registry import _check_facts
+from helpers import registered
 
 HEX = re.compile(r"#[0-9a-fA-F]{6}")
 EVIDENCE_KEY = re.compile(r"evidence/[a-z_]+/[a-z_]+")

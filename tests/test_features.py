@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, drive
 from frontier_rft import SELECTORS, Feedback, TaskPool, make_selector
 from frontier_rft.features import TextFeatureConfig, text_features
 from frontier_rft.features.derive import (
@@ -22,6 +21,7 @@ from frontier_rft.features.derive import (
     task_categories,
 )
 from frontier_rft.selectors.persistence import load_selector, save_selector
+from helpers import assert_state_equal, drive
 
 PROMPTS = [
     f"{verb} the {noun} of {a} and {b} {tail}"
@@ -416,7 +416,7 @@ def test_text_features_of_a_fresh_process_equal_its_later_calls() -> None:
 
 
 def _feature_pools() -> list[tuple[str, TaskPool]]:
-    from conftest import world_pool
+    from helpers import world_pool
 
     return [
         ("world", world_pool()),  # given features (3 columns), difficulty and references
@@ -434,7 +434,7 @@ def _feature_pools() -> list[tuple[str, TaskPool]]:
     ],
 )
 def test_refresh_features_refuses_a_changed_dimension(name: str, overrides: dict[str, str]) -> None:
-    from conftest import build
+    from helpers import build
 
     reads = []
     for label, pool in _feature_pools():

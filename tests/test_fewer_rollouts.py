@@ -10,11 +10,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.structures.epoch_walk import EpochWalk
+from helpers import assert_state_equal
 
 N_TASKS, B, N = 64, 8, 8
 SOLVED, UNSOLVABLE = 0, 1  # id % 4: 0 always solved, 1 never, 2 and 3 mixed

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import build, drive
 from frontier_rft import TaskPool
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.scalerl import ScaleRLConfig, ScaleRLSelector
+from helpers import build, drive
 
 POOL, BATCH = 12, 3
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import build, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.selectors import frontier as frontier_module
@@ -21,6 +20,7 @@ from frontier_rft.tasks.countdown_features import (
     countdown_key,
     countdown_keys,
 )
+from helpers import build, drive, world_pass_rates, world_pool
 
 
 def _feed(sel: FrontierReplaySelector, groups: dict[int, list[float]], step: int) -> None:

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SKIP_WORLDS, picks_in_skip_world
 from frontier_rft import Feedback, TaskPool
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.selectors.greso import GRESOConfig, GRESOSelector, zero_variance_kind
+from helpers import SKIP_WORLDS, picks_in_skip_world
 
 
 def _feed(sel, ids, rewards_per_task, step, n=8):  # type: ignore[no-untyped-def]

@@ -60,7 +60,7 @@ for name in PACKAGES:
 out["after_imports"] = loaded()
 
 import numpy as np
-from conftest import selector_kwargs, world_pool, world_rewards, world_pass_rates
+from helpers import selector_kwargs, world_pool, world_rewards, world_pass_rates
 pool = world_pool()
 rng = np.random.default_rng(0)
 for name in sorted(frontier_rft.SELECTORS):

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from conftest import build, drive, mixed_share, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.metis import HeuristicJudge, METISConfig, METISSelector
 from frontier_rft.selectors.metis.judge import (
@@ -19,6 +18,7 @@ from frontier_rft.selectors.metis.judge import (
     system_message,
     user_message,
 )
+from helpers import build, drive, mixed_share, world_pool
 
 # ----------------------------------------------------------------------------- prompt template
 
@@ -348,7 +348,7 @@ def test_ties_are_broken_by_the_seeded_rng() -> None:
 
 
 def test_bad_judge_output_raises_and_leaves_state_unchanged() -> None:
-    from conftest import assert_state_equal
+    from helpers import assert_state_equal
 
     def short(prompts: list[str]) -> list[str]:
         return ["\\boxed{0.1}"] * (len(prompts) - 1)
@@ -425,8 +425,8 @@ def test_metis_picks_mixed_tasks_far_more_often_than_uniform(seed: int) -> None:
 def test_a_long_winded_judge_still_saves_and_resumes(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """An LLM judge's replies can be long: they are saved as arrays, not in the JSON header
     (100 MB of replies used to exceed the header's bound and fail every save)."""
-    from conftest import assert_state_equal
     from frontier_rft import load_selector, save_selector
+    from helpers import assert_state_equal
 
     reply = "Let me think. " * 45_000 + "\\boxed{0.25}"  # ~630 kB, parseable at the end
 

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from conftest import REPO, registered
 from frontier_rft import SELECTORS, TaskPool
 from frontier_rft.bench.overhead import runner as overhead
 from frontier_rft.bench.overhead.report import render_markdown
@@ -34,6 +33,7 @@ from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import read_array
 from frontier_rft.reporting.colors import selector_color
+from helpers import REPO, registered
 
 NAME = "leasttried"
 
@@ -94,7 +94,7 @@ def test_the_contract_suites_run_it() -> None:
     suites = ["tests/test_contract.py", "tests/test_contract_hostile.py"]
     env = dict(os.environ)
     # `python -m pytest` puts the working directory first on sys.path, where the repository's
-    # root conftest.py would answer the plugin's `from conftest import`: leave it out.
+    # root conftest.py would answer the plugin's `from helpers import`: leave it out.
     env["PYTHONSAFEPATH"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(
         [str(REPO / "tests"), str(REPO / "src"), *filter(None, [env.get("PYTHONPATH")])]

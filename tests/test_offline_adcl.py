@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import drive
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.selectors.adcl import ADCLConfig, ADCLSelector
+from helpers import drive
 
 N = 20
 # Task i has difficulty rank RANK[i]: the easy-to-hard order is EASY_TO_HARD.

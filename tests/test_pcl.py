@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import mixed_share, world_pool
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.pcl import PCLConfig, PCLSelector
+from helpers import mixed_share, world_pool
 
 
 def _pcl(pool: TaskPool, **kw: object) -> PCLSelector:

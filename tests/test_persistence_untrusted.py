@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import drive, world_pool
 from frontier_rft import TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.core import checkpoint_file, persistence
 from frontier_rft.core.persistence import STALE_TEMP_SECONDS, CheckpointError, clean_stale_temps
+from helpers import drive, world_pool
 
 FUZZ = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from conftest import assert_state_equal
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.facts import Cost, Needs
@@ -24,6 +23,7 @@ from frontier_rft.core.state_check import read_int
 from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.store import GroupStore
+from helpers import assert_state_equal
 
 SOLVED, UNSOLVABLE = 0, 1  # id % 4: 0 always solved, 1 never, 2 and 3 mixed (1, 0, 1, 0, ...)
 MAXVAR = PilotCommitConfig(buffer_pick="max_variance")

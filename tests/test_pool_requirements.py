@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from conftest import build, drive, world_pass_rates, world_pool
 from frontier_rft import SELECTORS, TaskPool, make_selector
 from frontier_rft.cli.selectors import describe
 from frontier_rft.core.facts import Requires
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
+from helpers import build, drive, world_pass_rates, world_pool
 
 N = 90
 WORLD = world_pool(N)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.selectors.predict_only import (
     POSTERIOR_ONLY,
@@ -18,6 +17,7 @@ from frontier_rft.selectors.predict_only import (
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.selectors.skip import SkipSelector
 from frontier_rft.selectors.skip_predict import SkipPredictSelector
+from helpers import assert_state_equal
 from test_skip_predict import N, _drive, _planted_pool, _resumes_exactly, _untried
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, build, drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.selectors.prioritized import (
     PrioritizedReplayConfig,
     PrioritizedReplaySelector,
     priority,
 )
+from helpers import assert_state_equal, build, drive, world_pass_rates, world_pool
 
 QUIET = {"exploration_fraction": 0.0, "retest_every": 0}
 """No exploration or retests: selection is the pure max-heap order."""

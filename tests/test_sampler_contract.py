@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, build, world_pool
 from frontier_rft.core.config import field_docs
 from frontier_rft.sampling.allocation import Allocation, AllocationConfig
 from frontier_rft.sampling.conformal_stop import ConformalStop, ConformalStopConfig
@@ -46,6 +45,7 @@ from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.sampler_flags import SamplerFlags
 from frontier_rft.sampling.step import Sampler, StepSamples
 from frontier_rft.training.config import TrainConfig
+from helpers import assert_state_equal, build, world_pool
 
 POOL = world_pool(30)  # 5 steps an epoch: prompts come back before, across and after a save
 TYPES = np.asarray(POOL.categories)  # 0: always solved, 1: never solved, 2: mixed

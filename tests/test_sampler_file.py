@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.core.persistence import write_state_file
 from frontier_rft.sampling.allocation import Allocation, AllocationConfig
@@ -26,6 +25,7 @@ from frontier_rft.sampling.sampler_file import (
     saved_sampler_state,
 )
 from frontier_rft.sampling.step import Sampler
+from helpers import assert_state_equal
 
 FIX = "resume with the saved settings"
 

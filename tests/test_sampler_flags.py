@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from conftest import build, world_pool
 from frontier_rft.cli.common import UsageError, apply_config_file
 from frontier_rft.cli.main import build_parser
 from frontier_rft.cli.train import _resumed_config, _sampler_args
@@ -26,6 +25,7 @@ from frontier_rft.sampling.sampler_flags import (
     legacy_train_fields,
 )
 from frontier_rft.training.config import TrainConfig, train_config
+from helpers import build, world_pool
 
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "fit_run" / "run.json"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import drive, world_pass_rates, world_pool
 from frontier_rft import Feedback, TaskPool, load_selector, make_selector, save_selector
 from frontier_rft.core.advantages import GRPO_STD_EPS
 from frontier_rft.selectors.sec import SECConfig, SECSelector, draw_arm_counts, softmax
+from helpers import drive, world_pass_rates, world_pool
 
 # Two arms: tasks 0, 1 in arm "0"; tasks 2, 3 in arm "1".
 TWO_ARMS = TaskPool(num_tasks=4, categories=[0, 0, 1, 1])

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal, world_pool
 from frontier_rft import SELECTORS, Feedback, TaskPool, make_selector
 from frontier_rft.cli.main import main
 from frontier_rft.selectors.uniform import UniformSelector
@@ -24,6 +23,7 @@ from frontier_rft.shadow import (
 )
 from frontier_rft.shadow.replay import CAVEAT, replay
 from frontier_rft.shadow.rule import Shadow, ShadowConfig
+from helpers import assert_state_equal, world_pool
 
 WALKERS = tuple(sorted(name for name, cls in SELECTORS.items() if cls.walks_windows()))
 """Every selector that walks the data answers keeps (discovered, so a new one is checked)."""

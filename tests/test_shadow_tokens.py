@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import TaskPool, make_selector
 from frontier_rft.cli.main import main
 from frontier_rft.metrics_log import JsonlLogger
@@ -29,6 +28,7 @@ from frontier_rft.shadow.foreign_logs import characters
 from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import replay
 from frontier_rft.shadow.rule import Shadow, ShadowConfig
+from helpers import assert_state_equal
 from test_shadow import _SkipOdd
 
 # One step of four prompts x 4 rollouts: an all-wrong group that ran to the length limit, a

@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import SKIP_WORLDS, assert_state_equal, picks_in_skip_world
 from frontier_rft import Feedback, TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.selectors.skip import SkipConfig, SkipSelector, informative_probability
+from helpers import SKIP_WORLDS, assert_state_equal, picks_in_skip_world
 
 
 def _feed(sel, ids, rewards_per_task, step, n=8):  # type: ignore[no-untyped-def]

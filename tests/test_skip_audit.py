@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.skip_audit import SkipAuditConfig, SkipAuditSelector, wilson_upper
+from helpers import assert_state_equal
 
 N = 240
 B, G = 16, 8

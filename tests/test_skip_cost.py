@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from conftest import benchmark_script
 from frontier_rft.bench.real_rl.report import markdown_report, summarize_runs
 from frontier_rft.bench.real_rl.skip_cost import (
     ledger_skip_cost,
@@ -18,6 +17,7 @@ from frontier_rft.bench.real_rl.skip_cost import (
     skip_cost,
     skip_cost_summary,
 )
+from helpers import benchmark_script
 
 REPO = Path(__file__).resolve().parents[1]
 LEDGERS = (REPO / "benchmarks" / "ledger" / "timed", REPO / "benchmarks" / "ledger")

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import Feedback, TaskPool
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.selectors.skip import SkipSelector
 from frontier_rft.selectors.skip_eager import SkipEagerConfig, SkipEagerSelector
+from helpers import assert_state_equal
 
 
 def _hand_pool(cls, **config):  # type: ignore[no-untyped-def]

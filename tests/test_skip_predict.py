@@ -10,11 +10,11 @@ import itertools
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import Feedback, TaskPool, make_selector
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.selectors.skip import SkipSelector
 from frontier_rft.selectors.skip_predict import SkipPredictConfig, SkipPredictSelector
+from helpers import assert_state_equal
 
 N = 600
 

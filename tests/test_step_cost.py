@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import benchmark_script
+from helpers import benchmark_script
 
 
 @pytest.fixture(scope="module")

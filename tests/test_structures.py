@@ -278,8 +278,8 @@ def test_structures_and_prioritized_selector_survive_pickling() -> None:
     """Ray and multiprocessing pickle selectors; memoryview caches must be rebuilt."""
     import pickle
 
-    from conftest import drive, world_pool
     from frontier_rft import make_selector
+    from helpers import drive, world_pool
 
     for structure in ("heap", "tournament"):
         sel = make_selector("prioritized", world_pool(), seed=0, structure=structure)

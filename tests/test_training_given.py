@@ -17,12 +17,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from conftest import assert_state_equal
 from frontier_rft.sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.sampling.sampler_flags import SamplerFlags, sampler_settings
 from frontier_rft.simulation import get_scenario, runner
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.grpo import Trainer
+from helpers import assert_state_equal
 from test_training_model import TEST_TRAIN, tiny_models
 
 pytestmark = pytest.mark.integration

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import assert_state_equal
 from frontier_rft import Feedback
 from frontier_rft.integrations.pool import PoolColumns, build_pool, refused_rewards
 from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig, read_task_ids
 from frontier_rft.integrations.verl.sampler import as_task_ids
+from helpers import assert_state_equal
 
 N = 16
 

@@ -200,13 +200,14 @@ class RunShadows:
         for i, shadow in enumerate(self.shadows):
             save_shadow(shadow, Path(directory) / SHADOW_FILE.format(i))
 
-    def load(self, directory: str | os.PathLike[str]) -> list[Shadow]:
-        """The shadows saved in `directory`, read and checked without changing these: the
-        caller puts them in place (`self.shadows = ...`) once the rest of the checkpoint
-        has loaded. A ValueError naming the file and the fix."""
+    def load(self, directory: str | os.PathLike[str], name: str = SHADOW_FILE) -> list[Shadow]:
+        """The shadows saved in `directory` (files `name`, formatted with each one's index),
+        read and checked without changing these: the caller puts them in place
+        (`self.shadows = ...`) once the rest of the checkpoint has loaded. A ValueError naming
+        the file and the fix."""
         loaded = []
         for i, shadow in enumerate(self.shadows):
-            path = Path(directory) / SHADOW_FILE.format(i)
+            path = Path(directory) / name.format(i)
             if not path.is_file():
                 raise ValueError(
                     f"checkpoint {directory} has no state of shadow {shadow.name!r} ({path.name} "

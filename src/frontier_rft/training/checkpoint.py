@@ -44,6 +44,7 @@ from frontier_rft.selectors.persistence import load_selector, save_selector
 from frontier_rft.shadow.rule import Shadow, save_shadow
 
 __all__ = [
+    "SHADOW_FILE",
     "damaged",
     "latest_checkpoint",
     "load_checkpoint",
@@ -51,6 +52,8 @@ __all__ = [
     "save_checkpoint",
 ]
 
+SHADOW_FILE = "shadow{}.npz"
+"""The i-th shadow's state in a checkpoint (formatted with i; TRL's: `frontier_` + this)."""
 _PREFIX = "step_"
 _RESUME_FIX = "resume from another checkpoint (point checkpoints/latest at it) or a new --out"
 _TMP = ".tmp-"
@@ -94,7 +97,7 @@ def save_checkpoint(
     if sampler is not None:
         save_sampler(sampler, tmp / SAMPLER_FILE, with_inner=False)
     for i, shadow in enumerate(shadows):
-        save_shadow(shadow, tmp / f"shadow{i}.npz")
+        save_shadow(shadow, tmp / SHADOW_FILE.format(i))
     torch.save(_rng_states(model), tmp / "rng.pt")
     (tmp / "trainer.json").write_text(json.dumps({"step": step, **trainer_state}, indent=1))
     _fsync_tree(tmp)

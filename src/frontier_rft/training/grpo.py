@@ -58,14 +58,13 @@ from frontier_rft.lm.rollout import (
     generate_completions,
     score_completions,
 )
-from frontier_rft.metrics_log import MetricsSink
+from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
 from frontier_rft.sampling.step import Rolled, Sampler
-from frontier_rft.shadow.live import build_shadow, load_shadow
+from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
-from frontier_rft.shadow.rule import Shadow
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.backfill import (
     ReplayBuffer,
@@ -75,6 +74,7 @@ from frontier_rft.training.backfill import (
     replay_metrics,
 )
 from frontier_rft.training.checkpoint import (
+    SHADOW_FILE,
     damaged,
     latest_checkpoint,
     load_checkpoint,
@@ -112,9 +112,6 @@ from frontier_rft.training.step_metrics import (
 __all__ = ["StepBatch", "Trainer"]
 
 _log = logging.getLogger(__name__)
-
-SHADOW_PREFIX = "curriculum/shadow/"
-"""Where a shadow's metrics go in the logs: curriculum/shadow/<rule>/<metric>."""
 
 
 @dataclass
@@ -197,7 +194,7 @@ class Trainer:
         self.trained_tasks: np.ndarray | None = np.zeros(len(self.items), dtype=np.bool_)
         """Prompts whose group had mixed rewards and reached the loss at least once; None
         after resuming from a checkpoint that predates the record (the count is unknown)."""
-        self.shadows: list[Shadow] = []
+        self.shadows: RunShadows
         """Rules followed beside the run (config.shadows): their own selectors and RNGs,
         never the run's, so training is the same with and without them."""
         self.sampler: Sampler
@@ -249,7 +246,7 @@ class Trainer:
         self.sampler = self._sampler(None)
         self._name_policy_features()
         check_refresh(cfg, self.given, self.selector.evidence)
-        self.shadows = [build_shadow(c, pool, cfg.seed) for c in cfg.shadow_configs()]
+        self.shadows = RunShadows(cfg.shadow_configs(), self.selector, cfg.seed)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
         (self.run_dir / REWARD_LOG).unlink(missing_ok=True)
@@ -288,7 +285,8 @@ class Trainer:
                     "never trains those (no old log-probs are kept): start a new --out"
                 )
         truncate_logs(self.run_dir, self.step_count, self.log)
-        self.shadows = self._load_shadows(ckpt)
+        self.shadows = RunShadows(self.config.shadow_configs(), self.selector, self.config.seed)
+        self.shadows.shadows = self.shadows.load(ckpt, SHADOW_FILE)
         self.log(f"resumed {self.run_dir} at step {self.step_count} from {ckpt.name}")
 
     def _place_policy(self) -> None:
@@ -473,7 +471,7 @@ class Trainer:
         tokens, to the shadows and the reward log; their metrics as
         curriculum/shadow/<rule>/..."""
         cfg = self.config
-        if not self.shadows and not cfg.reward_log:
+        if not self.shadows.shadows and not cfg.reward_log:
             return {}
         ids = np.array([g.task for g in groups], dtype=np.int64)
         rewards = np.stack([g.rewards for g in groups])
@@ -482,28 +480,11 @@ class Trainer:
             line = reward_record(self.step_count, len(self.items), cfg.seed, ids, rewards, lengths)
             with open(self.run_dir / REWARD_LOG, "a", encoding="utf-8") as fh:
                 fh.write(line)
-        out: dict[str, float] = {}
-        for shadow in self.shadows:
-            shadow.observe(
-                self.step_count, ids, rewards.reshape(-1), cfg.group_size, lengths.reshape(-1)
-            )
-            out.update(
-                {f"{SHADOW_PREFIX}{shadow.name}/{k}": v for k, v in shadow.metrics().items()}
-            )
-        return out
-
-    def _load_shadows(self, ckpt: Path) -> list[Shadow]:
-        """The shadows saved in `ckpt`, on the resumed selector's pool."""
-        shadows = []
-        for i, config in enumerate(self.config.shadow_configs()):
-            path = ckpt / f"shadow{i}.npz"
-            if not path.is_file():
-                raise ValueError(
-                    f"{ckpt} holds no state for shadow {config.name!r} (saved by a run without "
-                    "it): resume with the shadows it was saved with, or start a new --out"
-                )
-            shadows.append(load_shadow(path, config, self.selector.pool))
-        return shadows
+        n = cfg.group_size  # the groups of a step with shadows: one a prompt, each of n
+        self.shadows.observe(
+            self.step_count, np.repeat(ids, n), rewards.reshape(-1), n, lengths.reshape(-1)
+        )
+        return curriculum_metrics(self.shadows.metrics(), "all")
 
     def _rollout(
         self, ids: np.ndarray, counts: np.ndarray
@@ -573,7 +554,7 @@ class Trainer:
         before = self.embed_seconds
         features = self._embed()
         self.selector.refresh_features(features)
-        for shadow in self.shadows:  # a shadow reads what the run's selector reads
+        for shadow in self.shadows.shadows:  # a shadow reads what the run's selector reads
             if shadow.selector is not None:
                 shadow.selector.refresh_features(features)
         return self.embed_seconds - before
@@ -749,7 +730,7 @@ class Trainer:
             },
             keep=self.config.keep_checkpoints,
             sampler=self.sampler,
-            shadows=self.shadows,
+            shadows=self.shadows.shadows,
         )
 
     def _sampler(self, ckpt: Path | None) -> Sampler:
