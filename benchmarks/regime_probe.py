@@ -26,7 +26,6 @@ import numpy as np
 from frontier_rft.bench.real_rl.runner import START_MODELS, RunOptions, run_comparison
 from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, Testbed, testbed
 from frontier_rft.shadow.replay import read_reward_log
-from frontier_rft.tasks.base import TaskItem
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,10 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.task != "countdown" and (args.start_weights or not args.sft_steps):
         p.error("--task other than countdown builds its own model: give --sft-steps only")
-    if args.unformatted_share:
-        if args.task != "countdown" or args.start_weights or not args.sft_steps:
-            p.error("--unformatted-share trains a fresh Countdown warm start: give --sft-steps")
-        unformatted_demonstrations(args.unformatted_share)
+    if args.unformatted_share and (args.start_weights or not args.sft_steps):
+        p.error("--unformatted-share trains a fresh Countdown warm start: give --sft-steps")
     std = testbed("standard")
     assert std.model is not None and std.sft is not None
     model = dataclasses.replace(std.model, task=args.task)
@@ -87,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         num_examples=args.sft_examples
         or (std.sft.num_examples if args.task == "countdown" else 1600),
         device="cpu",
+        unformatted_share=args.unformatted_share,
     )
     train = dataclasses.replace(
         std.train,
@@ -150,23 +148,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{lost / max(left, 1) / max(base, 1e-9):.2f}, pass@1 {skip['pass1'][-1]:.3f}"
         )
     return 0
-
-
-def unformatted_demonstrations(share: float) -> None:
-    """The warm start's Countdown demonstrations: a fixed `share` of the tasks (by id) shown
-    as the bare expression, without the <answer> tags the verifier needs (this process's
-    warm start only; the RL runs score with the task's own verifier)."""
-    from frontier_rft.tasks import suite
-
-    family = suite._FAMILIES["countdown"]
-
-    def demonstration(item: TaskItem) -> str:
-        text = family.demonstration(item)
-        if (item.task_id * 2654435761) % 1000 < share * 1000:  # a fixed, spread-out subset
-            return text.replace("<answer>", "").replace("</answer>", "").strip()
-        return text
-
-    suite._FAMILIES["countdown"] = family._replace(demonstration=demonstration)
 
 
 def flat_to_mixed(log: Path, epoch: int) -> tuple[float, float, float]:

@@ -179,11 +179,22 @@ class SFTConfig:
     """Seed of batching and of the judge-format examples."""
     device: str = "cpu"
     """Torch device: 'cpu', 'cuda', 'cuda:N' or 'auto' (a GPU when torch sees one)."""
+    unformatted_share: float = 0.0
+    """Share of the tasks (a fixed, spread-out subset) whose demonstration is the bare answer,
+    without the <answer> tags the reward needs: a warm start that knows answers but not the
+    format, as a pretrained LM may (Countdown only; 0 = every demonstration formatted)."""
 
     def __post_init__(self) -> None:
         check_field_types(self)  # a wrong type is named before a range check compares it
         check_choice("task", self.task, TASKS)
         _levels(self, "sft")
+        check(
+            isinstance(self.unformatted_share, (int, float))
+            and 0.0 <= self.unformatted_share < 1.0
+            and (self.task == "countdown" or not self.unformatted_share),
+            f"unformatted_share must lie in [0, 1) (Countdown only), got "
+            f"{self.unformatted_share!r} for {self.task}",
+        )
         for name in ("num_examples", "steps", "batch_size"):
             _pos_int(name, getattr(self, name))
         _positive("lr", self.lr)

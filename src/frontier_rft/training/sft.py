@@ -21,11 +21,12 @@ import torch
 from frontier_rft.lm.device import resolve_device
 from frontier_rft.lm.model_io import load_lm, save_lm
 from frontier_rft.lm.rollout import encode_prompts, score_completions
+from frontier_rft.tasks.countdown import CLOSE, OPEN
 from frontier_rft.tasks.suite import load_task, train_split
 from frontier_rft.training.config import SFTConfig
 from frontier_rft.training.metis_judge_training import judge_format_examples
 
-__all__ = ["demonstration_examples", "run_sft", "sft_loss"]
+__all__ = ["demonstration_examples", "run_sft", "sft_loss", "unformatted"]
 
 _log = logging.getLogger(__name__)
 
@@ -40,9 +41,19 @@ def demonstration_examples(config: SFTConfig, tokenizer: Any) -> list[Example]:
     eos = int(tokenizer.eos_token_id)
     out = []
     for item, prompt in zip(items, prompts, strict=True):
-        demo = tokenizer(suite.demonstration(item), add_special_tokens=False)["input_ids"]
+        text = suite.demonstration(item)
+        if unformatted(item.task_id, config.unformatted_share):
+            text = text.replace(OPEN, "").replace(CLOSE, "").strip()
+        demo = tokenizer(text, add_special_tokens=False)["input_ids"]
         out.append((prompt, [int(i) for i in demo] + [eos]))
     return out
+
+
+def unformatted(task_id: int, share: float) -> bool:
+    """Whether task `task_id`'s demonstration is written bare (`SFTConfig.unformatted_share`):
+    a fixed, spread-out subset of the ids (Knuth's multiplicative hash), the same on every
+    machine and for every demonstration set."""
+    return bool((task_id * 2654435761) % 1000 < share * 1000)
 
 
 def sft_loss(model: Any, batch: Sequence[Example]) -> tuple[torch.Tensor, int]:

@@ -567,7 +567,7 @@ class Testbed:
     def to_json(self) -> dict[str, Any]:
         return {
             "model": None if self.model is None else asdict(self.model),
-            "sft": None if self.sft is None else asdict(self.sft),
+            "sft": None if self.sft is None else _recorded_sft(self.sft),
             # the sampler as the flat fields it was: every testbed keeps its digest
             "train": _recorded_train(self.train),
             "pool_seed_base": self.pool_seed_base,
@@ -579,6 +579,15 @@ class Testbed:
     def with_start_model(self, start_model: str) -> Testbed:
         """This testbed trained from `start_model` (no tiny model, no warm start)."""
         return dataclasses.replace(self, model=None, sft=None, start_model=start_model)
+
+
+def _recorded_sft(config: SFTConfig) -> dict[str, Any]:
+    """A testbed's SFTConfig as its settings record it: `unformatted_share` only where set,
+    so every testbed recorded before the field keeps its digest."""
+    sft = asdict(config)
+    if not config.unformatted_share:
+        del sft["unformatted_share"]
+    return sft
 
 
 def _recorded_train(config: TrainConfig) -> dict[str, Any]:
