@@ -411,7 +411,9 @@ def add_command(sub: Any) -> None:
         "Countdown, a CPU regime whose policy learns like a pretrained LM's, ~2 min a run "
         "(docs/results/fast_regime.md); 'fast-nucleus': the fast regime sampled hotter through "
         "a top-p 0.9 nucleus, as SmolLM2 is, whose epoch-1 evidence goes stale as "
-        "SmolLM2's does; 'full': the first, smaller CPU testbed; 'toy': "
+        "SmolLM2's does; 'fast-format': a warm start that knows most answers but not the "
+        "answer format, sampled as SmolLM2 is, whose solved prompts come out all-correct; "
+        "'full': the first, smaller CPU testbed; 'toy': "
         "seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
         "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
     )
