@@ -300,8 +300,8 @@ def _common(p: argparse.ArgumentParser, *, is_demo: bool = False) -> None:
         choices=SAMPLER_NAMES,
         default=None,
         help="run each selector inside this step sampler, by its kind, as `frontier train "
-        "--sampler` names it: " + ", ".join(SAMPLER_NAMES) + " (its settings: --sampler-config; "
-        "default: the flags above, else passthrough)",
+        "--sampler` names it: " + ", ".join(SAMPLER_NAMES) + " (default: the flags above, else "
+        "passthrough; its settings: --sampler-config)",
     )
     add_sampler_config_flag(p)
     p.add_argument(

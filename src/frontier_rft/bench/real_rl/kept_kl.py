@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import platform
 import shutil
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["AGGREGATIONS", "METRICS", "REGULARISERS", "markdown", "measure", "run", "summarise"]
 
@@ -330,13 +333,14 @@ def run(
     steps_measured: int = 10,
     kl_coef: float = 0.04,
     runs: Path = Path("runs/kept-kl"),
-    progress: Callable[[str], None] = print,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Each seed's uniform run of the standard testbed (kl_coef `kl_coef`, one torch thread,
     from `model`: a copy of the ledger's start weights `start_weights` where it has none),
     the batches of steps warmup + 1 .. warmup + steps_measured measured before their update;
     the page's numbers, with `command` (the one that made them) and the machine. Each measured
-    batch is one JSON line to `progress`."""
+    batch is one JSON line to `progress` (None: the module's log)."""
+    progress = progress or _log.info
     import torch
     from transformers.utils import logging
 
