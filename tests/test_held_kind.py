@@ -39,8 +39,7 @@ class HoldOne(WrapsSelector):
         self.store = GroupStore.empty()
 
     def held(self) -> list[tuple[int, int, int]]:
-        s = self.store
-        return list(zip(s.step.tolist(), s.round.tolist(), s.group.tolist(), strict=True))
+        return self.store.keys()
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn

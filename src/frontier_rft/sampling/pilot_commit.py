@@ -177,8 +177,7 @@ class PilotCommit(WrapsSelector):
 
     def held(self) -> list[tuple[int, int, int]]:
         """(step, round, position) of every buffered pilot: what a later step may train."""
-        b = self.buffer
-        return list(zip(b.step.tolist(), b.round.tolist(), b.group.tolist(), strict=True))
+        return self.buffer.keys()
 
     # ------------------------------------------------------------------ one step
     def sample(

@@ -76,6 +76,10 @@ class GroupStore:
         off = self.offsets
         return self.rewards[off[i] : off[i + 1]]
 
+    def keys(self) -> list[tuple[int, int, int]]:
+        """(step, round, position) of every held group, in order: a sampler's `held()`."""
+        return list(zip(self.step.tolist(), self.round.tolist(), self.group.tolist(), strict=True))
+
     def matrix(self) -> F64:
         """(M, k) rewards, one row a group (groups of one size only; (0, 0) when empty)."""
         if self.size == 0:

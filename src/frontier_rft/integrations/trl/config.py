@@ -281,14 +281,7 @@ class FrontierConfig:
     def _check_dynamic_sampling(self) -> None:
         set_ = object.__setattr__
         set_(self, "dynamic_sampling", mode_of(self.dynamic_sampling))
-        overrides = self.dynamic_sampling_config
-        if isinstance(overrides, str):  # from the command line
-            overrides = _json_mapping("dynamic_sampling_config", overrides, '{"max_rounds": 20}')
-            set_(self, "dynamic_sampling_config", overrides)
-        check(
-            overrides is None or isinstance(overrides, dict),
-            f"dynamic_sampling_config must be a mapping, got {short_repr(overrides)}",
-        )
+        self._read_mapping("dynamic_sampling_config")
         tol = self.dynamic_sampling_tol
         check(
             isinstance(tol, numbers.Real)
@@ -347,20 +340,27 @@ class FrontierConfig:
         check_sampler(TRL, spec.kind)
         return spec
 
+    def _read_mapping(self, name: str) -> dict[str, Any] | None:
+        """The settings field `name` as a mapping (None: unset), read from the command line's
+        JSON string where it is one and stored back; a ValueError naming it otherwise."""
+        overrides = getattr(self, name)
+        if isinstance(overrides, str):  # from the command line
+            overrides = _json_mapping(name, overrides, '{"max_rounds": 20}')
+            object.__setattr__(self, name, overrides)
+        check(
+            overrides is None or isinstance(overrides, dict),
+            f"{name} must be a mapping, got {short_repr(overrides)}",
+        )
+        mapping: dict[str, Any] | None = overrides
+        return mapping
+
     def _read_sampler(self) -> None:
         """`sampler` and `sampler_config`, when set, read once into the spec and written into
         the shorthand keys they spell (dynamic_sampling and its config, rollouts, screen,
         loss_scale), so every check reads one vocabulary; a kind TRL's step does not run is
         refused with the plan's text, a shorthand set to something else names both keys."""
         set_ = object.__setattr__
-        overrides = self.sampler_config
-        if isinstance(overrides, str):  # from the command line
-            overrides = _json_mapping("sampler_config", overrides, '{"max_rounds": 20}')
-            set_(self, "sampler_config", overrides)
-        check(
-            overrides is None or isinstance(overrides, dict),
-            f"sampler_config must be a mapping, got {short_repr(overrides)}",
-        )
+        overrides = self._read_mapping("sampler_config")
         if self.sampler is None:
             check(
                 not overrides,
