@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP
 from frontier_rft.core.state_check import check_keys, read_array
-from frontier_rft.sampling.filtered_batch import FilteredBatch, csr
+from frontier_rft.sampling.filtered_batch import FilteredBatch, csr, gather
 from frontier_rft.sampling.step import Round
 
 __all__ = ["GroupStore"]
@@ -91,15 +91,14 @@ class GroupStore:
     def keep(self, mask: NDArray[np.bool_]) -> GroupStore:
         """The store with only the rows where `mask` is True, in order."""
         rows = np.flatnonzero(mask)
-        off = self.offsets
-        pos = np.concatenate([np.arange(off[i], off[i + 1]) for i in rows] or [np.zeros(0)])
+        counts, pos = gather(self.offsets, rows)
         return GroupStore(
             self.task[rows],
             self.step[rows],
             self.round[rows],
             self.group[rows],
-            self.counts[rows],
-            self.rewards[pos.astype(np.int64)],
+            counts,
+            self.rewards[pos],
             tuple(self.payloads[i] for i in rows.tolist()),
         )
 
@@ -123,9 +122,8 @@ class GroupStore:
         """Held groups `rows`, each trained whole as it was rolled out (its step, round and
         position kept; its payload), then the groups of `fresh` (this step's)."""
         rows = np.asarray(rows, dtype=np.int64)
-        off = self.offsets
-        held = [self.rewards[off[i] : off[i + 1]] for i in rows.tolist()]
-        counts = np.concatenate([self.counts[rows], fresh.counts]).astype(np.int64)
+        held, pos = gather(self.offsets, rows)
+        counts = np.concatenate([held, fresh.counts]).astype(np.int64)
         k = rows.shape[0]
         carries = bool(fresh.payloads) or any(self.payloads[i] is not None for i in rows.tolist())
         fresh_payloads = fresh.payloads or ((None,),) * fresh.num_groups
@@ -134,7 +132,7 @@ class GroupStore:
             steps=np.concatenate([self.step[rows], fresh.steps]),
             counts=counts,
             offsets=csr(counts),
-            rewards=np.concatenate([*held, fresh.rewards]),
+            rewards=np.concatenate([self.rewards[pos], fresh.rewards]),
             from_surplus=np.concatenate([np.zeros(k, dtype=np.bool_), fresh.from_surplus]),
             source_round=np.concatenate([self.round[rows], fresh.source_round]),
             source_group=np.concatenate([self.group[rows], fresh.source_group]),
