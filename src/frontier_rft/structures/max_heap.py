@@ -21,11 +21,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.core.state_check import check_keys
 from frontier_rft.structures._keys import check_entries, heap_ok, key_order
+from frontier_rft.structures._slots import SlotViews, size_arg
 
 __all__ = ["IndexedMaxHeap", "MaxHeap"]
 
 
-class MaxHeap:
+class MaxHeap(SlotViews):
     """Fixed-capacity binary max-heap with `extract_max`, `insert` and batched versions.
 
     Ties default to an internal insertion counter (first in, first out among equal
@@ -33,13 +34,7 @@ class MaxHeap:
     """
 
     def __init__(self, capacity: int, *, id_dtype: type[np.integer[Any]] = np.int64):
-        if (
-            isinstance(capacity, bool)
-            or not isinstance(capacity, (int, np.integer))
-            or capacity < 0
-        ):
-            raise ValueError(f"capacity must be a non-negative int, got {capacity!r}")
-        self._capacity = int(capacity)
+        self._capacity = size_arg(capacity, "capacity", 0)
         self._prio = np.zeros(self._capacity, dtype=np.float64)
         self._tie = np.zeros(self._capacity, dtype=np.int64)
         self._ids: NDArray[Any] = np.zeros(self._capacity, dtype=id_dtype)
@@ -48,20 +43,7 @@ class MaxHeap:
         self._pos: NDArray[Any] | None = None
         self._views()
 
-    _VIEWS = (
-        "_mp",
-        "_mt",
-        "_mi",
-        "_mpos",
-    )
-
-    def __getstate__(self) -> dict[str, Any]:
-        # memoryviews cannot be pickled; rebuild them from the arrays on unpickling.
-        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._views()
+    _VIEWS = ("_mp", "_mt", "_mi", "_mpos")
 
     def _views(self) -> None:
         self._mp: Any = self._prio.data

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.core.state_check import check_keys
+from frontier_rft.structures._slots import size_arg
 
 __all__ = ["SumTree"]
 
@@ -23,13 +24,7 @@ class SumTree:
     """Non-negative weights per id with O(log n) batched update and proportional sampling."""
 
     def __init__(self, universe: int):
-        if (
-            isinstance(universe, bool)
-            or not isinstance(universe, (int, np.integer))
-            or universe < 1
-        ):
-            raise ValueError(f"universe must be a positive int, got {universe!r}")
-        self._n = int(universe)
+        self._n = size_arg(universe, "universe", 1)
         self._tree = np.zeros(2 * self._n, dtype=np.float64)
 
     @property

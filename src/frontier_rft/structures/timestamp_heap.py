@@ -18,23 +18,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.core.state_check import check_keys
 from frontier_rft.structures._keys import heap_ok
+from frontier_rft.structures._slots import SlotViews, size_arg
 
 __all__ = ["TimestampHeap"]
 
 _MIN_CAPACITY = 16
 
 
-class TimestampHeap:
+class TimestampHeap(SlotViews):
     """Binary min-heap of (stamp, id), ids in [0, max_size), with batched push/pop."""
 
     def __init__(self, max_size: int):
-        if (
-            isinstance(max_size, bool)
-            or not isinstance(max_size, (int, np.integer))
-            or max_size < 0
-        ):
-            raise ValueError(f"max_size must be a non-negative int, got {max_size!r}")
-        self._max = int(max_size)
+        self._max = size_arg(max_size, "max_size", 0)
         # int32 ids keep a pool entry at 12 bytes (pools hold at most the whole universe).
         self._id_dtype = np.int32 if self._max < 2**31 else np.int64
         self._stamps: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
@@ -57,14 +52,6 @@ class TimestampHeap:
     def _views(self) -> None:
         self._ms: Any = self._stamps.data
         self._mi: Any = self._ids.data
-
-    def __getstate__(self) -> dict[str, Any]:
-        # memoryviews cannot be pickled; rebuild them from the arrays on unpickling.
-        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._views()
 
     def __len__(self) -> int:
         return self._size

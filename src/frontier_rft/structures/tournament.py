@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from frontier_rft.core.state_check import check_keys
 from frontier_rft.structures._keys import check_entries, key_order
+from frontier_rft.structures._slots import size_arg
 
 __all__ = ["TournamentTree"]
 
@@ -42,11 +43,10 @@ class TournamentTree:
     """Priority index over ids [0, universe): batched top-k, insert, delete, priority change."""
 
     def __init__(self, universe: int, arity: int = 8):
-        if isinstance(universe, bool) or not isinstance(universe, (int, np.integer)):
-            raise ValueError(f"universe must be a positive int, got {universe!r}")
-        if universe < 1 or not isinstance(arity, int) or arity < 2:
-            raise ValueError(f"need universe >= 1 and arity >= 2, got {universe!r}, {arity!r}")
-        n, d = int(universe), arity
+        n = size_arg(universe, "universe", 1)
+        if not isinstance(arity, int) or arity < 2:
+            raise ValueError(f"need arity >= 2, got {arity!r}")
+        d = arity
         leaves = n + (-(n - 1)) % (d - 1)  # pad so that (leaves - 1) % (d - 1) == 0
         self._n, self._d = n, d
         self._inner = (leaves - 1) // (d - 1)
