@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
 
 __all__ = [
+    "AttributeState",
     "check_keys",
     "decode_texts",
     "encode_texts",
@@ -58,6 +59,17 @@ def read_float(
     elif not lo <= number <= hi:
         raise ValueError(f"{who} state: {key} = {number} outside [{lo}, {hi}]")
     return number
+
+
+class AttributeState:
+    """A part whose saved state is the attributes its STATE_KEYS name: the keys are written
+    once, and `state_dict` and the load's `check_keys` both read them there."""
+
+    STATE_KEYS: ClassVar[tuple[str, ...]] = ()
+    """The keys of `state_dict()`, each the name of the attribute it saves."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in self.STATE_KEYS}
 
 
 def check_keys(

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.state_check import check_keys, read_array, read_int
+from frontier_rft.core.state_check import AttributeState, check_keys, read_array, read_int
 from frontier_rft.selectors._ridge import one_blas_thread
 
 __all__ = ["CORRECT", "MIXED", "WRONG", "Calibration", "OutcomePredictor", "auc", "labels_of"]
@@ -93,12 +93,12 @@ def auc(scores: F64, positive: NDArray[np.bool_]) -> float:
     return float((ranks[positive].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
 
 
-class OutcomePredictor:
+class OutcomePredictor(AttributeState):
     """Multinomial logistic P(all-correct, all-wrong, mixed | features), online, with
     forgetting (see the module docstring)."""
 
     STATE_KEYS = ("ids", "labels", "stamps", "weights", "calibration", "batches")
-    """The keys of `state_dict()`."""
+    """The attributes `state_dict()` saves."""
 
     def __init__(
         self, features: F64, ridge: float, forgetting: float, window: int, min_groups: float
@@ -226,16 +226,6 @@ class OutcomePredictor:
         return out
 
     # ------------------------------------------------------------------ state
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "ids": self.ids,
-            "labels": self.labels,
-            "stamps": self.stamps,
-            "weights": self.weights,
-            "calibration": self.calibration,
-            "batches": self.batches,
-        }
-
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         """Restore; a ValueError naming `who` leaves this predictor unchanged."""
         state = check_keys(state, f"{who} state: predictor", self.STATE_KEYS)
@@ -289,14 +279,14 @@ def _fit_calibration(z: F64, labels: NDArray[np.int8], sw: F64) -> F64:
     return out
 
 
-class Calibration:
+class Calibration(AttributeState):
     """Brier score and AUC of each side, per epoch, of predictions made before the outcome.
 
     The current epoch's predictions are kept (up to `cap` groups, for the AUC; the Brier
     sums count every group) and summarised when the next epoch's first group arrives."""
 
     STATE_KEYS = ("epoch", "scores", "labels", "counted", "sums", "finished")
-    """The keys of `state_dict()`."""
+    """The attributes `state_dict()` saves."""
     COLUMNS = (
         "epoch",
         "groups",
@@ -362,16 +352,6 @@ class Calibration:
             for name, value in zip(self.COLUMNS[1:], row[1:], strict=True):
                 out[f"calibration/epoch{e}/{name}"] = float(value)
         return out
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "epoch": self.epoch,
-            "scores": self.scores,
-            "labels": self.labels,
-            "counted": self.counted,
-            "sums": self.sums,
-            "finished": self.finished,
-        }
 
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         """Restore; a ValueError naming `who` leaves this record unchanged."""

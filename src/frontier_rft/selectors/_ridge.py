@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.state_check import check_keys, read_array, read_float, read_int
+from frontier_rft.core.state_check import (
+    AttributeState,
+    check_keys,
+    read_array,
+    read_float,
+    read_int,
+)
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -44,11 +50,11 @@ def one_blas_thread() -> AbstractContextManager[Any]:
     return limit
 
 
-class OnlineRidge:
+class OnlineRidge(AttributeState):
     """Ridge regression y ~ [x, 1] . w with exponential forgetting of past batches."""
 
     STATE_KEYS = ("gram", "moment", "weights", "samples", "batches")
-    """The keys of `state_dict()`."""
+    """The attributes `state_dict()` saves."""
 
     def __init__(self, dim: int, ridge: float, forgetting: float, fit_intercept: bool = True):
         self.fit_intercept = fit_intercept
@@ -98,15 +104,6 @@ class OnlineRidge:
         self.weights = np.asarray(solved, np.float64)
         self.batches += 1
         return residual
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "gram": self.gram,
-            "moment": self.moment,
-            "weights": self.weights,
-            "samples": self.samples,
-            "batches": self.batches,
-        }
 
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         """Restore statistics; a ValueError naming `who` leaves this regressor unchanged."""
