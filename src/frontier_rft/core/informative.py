@@ -13,7 +13,8 @@ moments to the pass rates a pool has shown (`fit_beta_prior`).
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+
+from frontier_rft.core.arrays import F64
 
 __all__ = [
     "MAX_GROUP",
@@ -25,7 +26,6 @@ __all__ = [
     "pass_rate_moments",
 ]
 
-F64 = NDArray[np.float64]
 MAX_GROUP = 4096
 """Group sizes beyond this are read as this (q has converged long before)."""
 PRIOR_STRENGTH = (0.1, 100.0)

@@ -12,15 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.selectors._ridge import OnlineRidge
 
 __all__ = ["ObservedDifficulty"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 RESORT_GROWTH = 0.1
 """Early re-sorts: once first observations grew by this fraction (see `due`)."""
 

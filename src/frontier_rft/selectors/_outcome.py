@@ -39,13 +39,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.state_check import AttributeState, check_keys, read_array, read_int
 from frontier_rft.selectors._ridge import one_blas_thread
 
 __all__ = ["CORRECT", "MIXED", "WRONG", "Calibration", "OutcomePredictor", "auc", "labels_of"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 CORRECT, WRONG, MIXED = 0, 1, 2  # class indices; 'mixed' is the logistic's reference
 _INTERCEPT_RIDGE = 1.0  # one pseudo-observation's worth: finite logits on a one-class window
 _NEWTON_STEPS = 8  # per refit, warm-started; stops early once converged

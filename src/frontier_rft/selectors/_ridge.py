@@ -20,8 +20,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64
 from frontier_rft.core.state_check import (
     AttributeState,
     check_keys,
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OnlineRidge"]
 
-F64 = NDArray[np.float64]
 _controller: Any = None
 
 

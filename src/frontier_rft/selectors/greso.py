@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import I64
 from frontier_rft.core.config import SelectorConfig, check
 from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
@@ -47,7 +48,6 @@ from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = ["GRESOConfig", "GRESOSelector", "zero_variance_kind"]
 
-I64 = NDArray[np.int64]
 _STREAK_CAP = 2**30  # far past where p^k falls below any floor
 
 

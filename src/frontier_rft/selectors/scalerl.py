@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import I64
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
@@ -36,7 +37,6 @@ from frontier_rft.structures.epoch_walk import EpochWalk, KeepRule
 
 __all__ = ["ScaleRLConfig", "ScaleRLSelector"]
 
-I64 = NDArray[np.int64]
 Order = Literal["pool", "shuffle"]
 ORDERS: tuple[Order, ...] = ("pool", "shuffle")
 # Passes one select may start before it tops the batch up with retired prompts: the keep rule

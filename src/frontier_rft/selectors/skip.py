@@ -64,6 +64,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
@@ -82,8 +83,6 @@ from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = ["SkipConfig", "SkipSelector", "informative_probability"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 _MAX_GROUP = MAX_GROUP  # group sizes beyond this are read as this
 _MIN_GROUPS = PRIOR_MIN_GROUPS  # (decayed) groups seen before the prior is fitted
 _UNTRIED_Z = 2.0  # untried='predict': standard errors added to the predicted informative chance

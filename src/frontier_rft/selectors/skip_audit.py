@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.config import check
 from frontier_rft.core.facts import Needs
 from frontier_rft.core.feedback import GroupBatch
@@ -69,8 +70,6 @@ __all__ = [
     "wilson_upper",
 ]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 _BUFFER = 256  # rolled-out candidates whose evidence the staleness is fitted on
 _MIN_FIT = 16  # candidates observed before the staleness moves
 _GRID = np.linspace(0.0, 1.0, 21)  # staleness values tried

@@ -36,8 +36,8 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.config import SelectorConfig, check, check_choice
 from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
@@ -50,8 +50,6 @@ from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = ["SkipPredictConfig", "SkipPredictSelector"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 _SKIP_UNTRIED_FLOOR = next(f.default for f in fields(SkipConfig) if f.name == "untried_floor")
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LeaseTable"]
+from frontier_rft.core.arrays import I64
 
-I64 = NDArray[np.int64]
+__all__ = ["LeaseTable"]
 
 
 class LeaseTable:

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import I64
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
@@ -64,7 +65,6 @@ from frontier_rft.service.validation import (
 
 __all__ = ["STATE_VERSION", "SelectorService", "SelectorSpec", "ServiceConfig"]
 
-I64 = NDArray[np.int64]
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 STATE_VERSION = 1

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.config import config_to_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import Selector
@@ -42,8 +43,6 @@ from frontier_rft.service.selector_service import SelectorService
 
 __all__ = ["ShardService"]
 
-I64 = NDArray[np.int64]
-F64 = NDArray[np.float64]
 Piece = tuple[I64, F64, int, int | None]
 
 

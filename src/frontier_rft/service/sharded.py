@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import I64
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.pool import TaskPool
@@ -56,7 +57,6 @@ __all__ = [
     "slice_pool",
 ]
 
-I64 = NDArray[np.int64]
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 

@@ -34,9 +34,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from frontier_rft.core.advantages import group_advantages
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.bounds import MAX_STEP, bounded_int
 from frontier_rft.core.config import check, config_from_dict, did_you_mean
 from frontier_rft.core.feedback import Feedback
@@ -57,8 +57,6 @@ __all__ = [
     "save_shadow",
 ]
 
-I64 = NDArray[np.int64]
-F64 = NDArray[np.float64]
 _KIND = "shadow"
 _SCREEN = re.compile(r"screen(\d{1,6})")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")

@@ -15,8 +15,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import ScenarioConfig
 
@@ -28,7 +28,6 @@ __all__ = [
     "zero_variance_share",
 ]
 
-F64 = NDArray[np.float64]
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(32)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()  # expectation over a standard normal
 OFFSETS = np.round(np.arange(-6.0, 8.0 + 1e-9, 0.2), 6)

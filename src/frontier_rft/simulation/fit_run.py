@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64
 from frontier_rft.simulation.calibration import fit_start
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig
 
 __all__ = ["RunFit", "RunLog", "fit_run"]
 
-F64 = NDArray[np.float64]
 START_STEPS = 5
 """Fewest steps a fit reads (two more are required: a line needs a slope and a start)."""
 RATE_GRID = np.geomspace(1 / 30, 30, 15)

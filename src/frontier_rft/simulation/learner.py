@@ -69,17 +69,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.simulation.prompts import task_prompts
 from frontier_rft.simulation.scenario import ScenarioConfig
 
 __all__ = ["SimulatedLearner", "TaskSet"]
-
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 
 
 def _sigmoid(x: F64) -> F64:

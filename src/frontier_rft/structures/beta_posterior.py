@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.informative import fit_beta_prior, pass_rate_moments
 from frontier_rft.core.state_check import read_array, read_int
 
 __all__ = ["BetaPosteriors"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 _BIG = 1e300
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.state_check import check_keys, read_int, read_permutation
 
 __all__ = ["COVERAGE_MODES", "Coverage", "EpochWalk"]
@@ -29,8 +30,6 @@ Coverage = Literal["pool", "epoch"]
 papers), 'epoch' hands each prompt out once per epoch, best-scored first (take_best)."""
 COVERAGE_MODES: tuple[Coverage, ...] = ("pool", "epoch")
 
-I64 = NDArray[np.int64]
-F64 = NDArray[np.float64]
 KeepRule = Callable[[I64], NDArray[np.bool_]]
 """ids -> mask of those to take; it may draw random numbers (one call per scanned chunk)."""
 _EMPTY_I = np.zeros(0, dtype=np.int64)

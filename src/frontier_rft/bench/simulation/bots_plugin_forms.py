@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from frontier_rft.bench.simulation.bots_prompts_gap import score_curve
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.features.text import TextFeatureConfig, text_features
@@ -28,8 +28,6 @@ from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 SCENARIO_NAMES = ("easy", "multidomain", "hard")  # tuning scenarios first, hard reported
 MOMENTUM, HESSIAN_FORGETTING, ANCHOR_FADE = 0.9, 0.95, 0.99
 

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.bench.metrics import summarize, ttb
 from frontier_rft.bench.scripts import ttb_cell
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import EvidenceWarning
@@ -46,8 +47,6 @@ from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import given_pool
 from frontier_rft.simulation.scenario import SCENARIOS
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 SCENARIO_NAMES = ("hard", "multidomain", "easy")
 VARIANTS = (
     "prompts",

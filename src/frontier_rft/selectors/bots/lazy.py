@@ -32,15 +32,13 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.bounds import MAX_STEP
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 
 __all__ = ["LazyPosterior"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 _NEGLIGIBLE = 1e-20  # discount below which an event's remaining weight is dropped
 _MAX_EVENT = np.iinfo(np.int32).max
 _STATE_KEYS = (

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
 
@@ -31,8 +31,6 @@ __all__ = [
     "smallest_k",
 ]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 _MIN_GAP = 1e-12
 """Reference gaps below this are rounding noise; dividing by them would blow mu up."""
 _LOG_KEYS = (

@@ -23,8 +23,8 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.bounds import MAX_ABS_VALUE
 from frontier_rft.core.config import SelectorConfig
 from frontier_rft.core.facts import Cost, Needs, Requires
@@ -61,9 +61,6 @@ _TINY = 1e-12  # floor for posterior parameters after a late retraction (roundin
 _METRIC_CHUNK = 1 << 20  # tasks per chunk when candidate-mode metrics read the whole pool
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
-
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 
 
 _WITHOUT_SOURCES = (

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from frontier_rft.core.arrays import F64, I64
 from frontier_rft.core.feedback import Feedback, GroupBatch
 from frontier_rft.selectors.bots import BOTSSelector
 from frontier_rft.selectors.bots.config import BOTSConfig
@@ -46,8 +46,6 @@ from frontier_rft.selectors.bots.plugins import ExternalStep, capability, interp
 
 __all__ = ["Coordinator", "PlanStep", "Proposal", "apply_plan", "propose", "summarize"]
 
-F64 = NDArray[np.float64]
-I64 = NDArray[np.int64]
 SUMMARY_KEYS = ("ids", "counts", "sums", "weak", "strong")
 Summary = dict[int, dict[str, list[float]]]
 """Per step: a shard's groups as lists (global ids, rollouts, reward sums, reference rates)."""
