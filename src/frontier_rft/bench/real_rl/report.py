@@ -84,6 +84,20 @@ def last_quarter_mean(scores: Sequence[float], share: float = LAST_SHARE) -> flo
     return float(np.mean(scores[-k:]))
 
 
+def _paired_ttb(
+    mine: Mapping[int, Mapping[str, Any]],
+    base: Mapping[int, Mapping[str, Any]],
+    seeds: Sequence[int],
+    x: str,
+    tau: float,
+) -> dict[str, Any]:
+    """TTB(tau) of `mine` against `base` along the logged axis `x` (eval_steps,
+    eval_rollouts or eval_seconds), paired by seed."""
+    return paired_summary(
+        [ttb(mine[s][x], mine[s]["pass1"], base[s][x], base[s]["pass1"], tau) for s in seeds]
+    )
+
+
 def summarize_runs(
     runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
     start_states: Mapping[str, Any],
@@ -104,48 +118,15 @@ def summarize_runs(
         seeds = sorted(s for s in by_seed if s in base)
         row: dict[str, Any] = {"seeds": seeds, "note": (notes or {}).get(label, "")}
         for tau in TTB_TAUS:
-            key = f"ttb{round(100 * tau)}"
-            row[key] = paired_summary(
-                [
-                    ttb(
-                        by_seed[s]["eval_steps"],
-                        by_seed[s]["pass1"],
-                        base[s]["eval_steps"],
-                        base[s]["pass1"],
-                        tau,
-                    )
-                    for s in seeds
-                ]
-            )
+            row[f"ttb{round(100 * tau)}"] = _paired_ttb(by_seed, base, seeds, "eval_steps", tau)
         for tau in TTB_TAUS:  # by rollouts: what entries that spend more a step are read by
-            row[f"ttb{round(100 * tau)}_rollouts"] = paired_summary(
-                [
-                    ttb(
-                        by_seed[s]["eval_rollouts"],
-                        by_seed[s]["pass1"],
-                        base[s]["eval_rollouts"],
-                        base[s]["pass1"],
-                        tau,
-                    )
-                    for s in seeds
-                ]
-            )
+            key = f"ttb{round(100 * tau)}_rollouts"
+            row[key] = _paired_ttb(by_seed, base, seeds, "eval_rollouts", tau)
         # Wall-clock shares pair only seeds whose two runs were timed in one run (one
         # machine, one code): arms timed in different runs met different loads.
         together = [s for s in seeds if timed_in_one_run(by_seed[s], base[s])]
         row["timed_together"] = together
-        row["ttb100_seconds"] = paired_summary(
-            [
-                ttb(
-                    by_seed[s]["eval_seconds"],
-                    by_seed[s]["pass1"],
-                    base[s]["eval_seconds"],
-                    base[s]["pass1"],
-                    1.0,
-                )
-                for s in together
-            ]
-        )
+        row["ttb100_seconds"] = _paired_ttb(by_seed, base, together, "eval_seconds", 1.0)
         for beta in BSF_BETAS:  # t = beta x uniform's last step, or its total rollouts
             for suffix, x in (("", "eval_steps"), ("_rollouts", "eval_rollouts")):
                 row[f"bsf{round(100 * beta)}{suffix}"] = paired_summary(
@@ -388,18 +369,8 @@ def _by_rollouts(
     different totals: at the smaller one), and the ratio of their totals."""
     measured: dict[str, Any] = {}
     for tau in TTB_TAUS:
-        measured[f"ttb{round(100 * tau)}_rollouts"] = paired_summary(
-            [
-                ttb(
-                    mine[k]["eval_rollouts"],
-                    mine[k]["pass1"],
-                    base[k]["eval_rollouts"],
-                    base[k]["pass1"],
-                    tau,
-                )
-                for k in seeds
-            ]
-        )
+        key = f"ttb{round(100 * tau)}_rollouts"
+        measured[key] = _paired_ttb(mine, base, seeds, "eval_rollouts", tau)
     equal = [min(mine[k]["eval_rollouts"][-1], base[k]["eval_rollouts"][-1]) for k in seeds]
     diff = _diff_ci(
         [_score_at(mine[k], r) for k, r in zip(seeds, equal, strict=True)],
