@@ -23,6 +23,7 @@ __all__ = [
     "check",
     "check_choice",
     "check_field_types",
+    "check_least",
     "closest",
     "config_from_dict",
     "config_problems",
@@ -39,6 +40,15 @@ def check(ok: bool, message: str) -> None:
     """Raise ValueError(message) unless ok; used by config __post_init__ validators."""
     if not ok:
         raise ValueError(message)
+
+
+def check_least(config: object, names: typing.Iterable[str], lo: int) -> None:
+    """Each int field of `config` named in `names` at least lo (0 or 1), else a ValueError
+    naming the first that is not."""
+    kind = "non-negative" if lo == 0 else "positive"
+    for name in names:
+        value = getattr(config, name)
+        check(value >= lo, f"{name} must be a {kind} int, got {value!r}")
 
 
 def closest(word: object, choices: typing.Iterable[str]) -> str | None:

@@ -27,6 +27,12 @@ class Needs:
     evidence: tuple[str, ...] = ()
     """`evidence/<what>/<source>` keys it reports when built from prompts alone."""
 
+    @classmethod
+    def rewards_only(cls, uses: str, evidence: tuple[str, ...] = ()) -> Needs:
+        """A method that reads its own rollouts' rewards alone: no pool metadata to derive
+        or to take, whatever the user has."""
+        return cls(uses, "nothing to derive", "nothing (rewards only)", evidence)
+
 
 @dataclass(frozen=True)
 class Requires:

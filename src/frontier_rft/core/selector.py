@@ -32,6 +32,7 @@ from frontier_rft.core.pool_diff import pool_mismatch
 from frontier_rft.core.state_check import (
     check_keys,
     read_array,
+    read_counts,
     read_float,
     read_int,
     read_keys,
@@ -641,8 +642,7 @@ class Selector(ABC):
         if seen_steps.shape != seen_tasks.shape:
             raise ValueError("selector state: seen_steps and seen_tasks differ in length")
         seen = {int(s): np.unique(seen_tasks[seen_steps == s]) for s in np.unique(seen_steps)}
-        totals = read_keys(base, "totals", who, tuple(self._totals))
-        totals = {k: read_int(totals, k, who) for k in totals}
+        totals = read_counts(base, "totals", who, tuple(self._totals))
         # reward_mean came later: a state saved before it loads with NaN (nothing reads it)
         last = check_keys(base["last"], f"{who} state: last", _LAST_KEYS, optional=("reward_mean",))
         last = {k: read_float(last, k, who) for k in (*_LAST_KEYS, "reward_mean") if k in last}

@@ -21,6 +21,7 @@ __all__ = [
     "decode_texts",
     "encode_texts",
     "read_array",
+    "read_counts",
     "read_float",
     "read_int",
     "read_keys",
@@ -102,6 +103,14 @@ def read_keys(
 ) -> dict[str, Any]:
     """state[key] as a dict holding exactly `keys`."""
     return check_keys(state[key], f"{who} state: {key}", keys)
+
+
+def read_counts(
+    state: Mapping[str, Any], key: str, who: str, keys: Collection[str], hi: int = MAX_STEP
+) -> dict[str, int]:
+    """state[key] as a dict of counters holding exactly `keys`, each an int in [0, hi]."""
+    counts = check_keys(state[key], f"{who} state: {key}", keys)
+    return {k: read_int(counts, k, who, hi=hi) for k in keys}
 
 
 def read_array(

@@ -104,6 +104,14 @@ class OnlineRidge(AttributeState):
         self.batches += 1
         return residual
 
+    def loaded(self, state: dict[str, Any], who: str) -> OnlineRidge:
+        """A new model of this one's dimension and settings holding `state`; this one is
+        unchanged (a ValueError naming `who` if the state does not fit)."""
+        d = self.gram.shape[0] - int(self.fit_intercept)
+        model = OnlineRidge(d, self.ridge, self.forgetting, self.fit_intercept)
+        model.load_state_dict(state, who)
+        return model
+
     def load_state_dict(self, state: dict[str, Any], who: str) -> None:
         """Restore statistics; a ValueError naming `who` leaves this regressor unchanged."""
         state = check_keys(state, f"{who} state: ridge model", self.STATE_KEYS)

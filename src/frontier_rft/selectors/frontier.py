@@ -16,15 +16,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_STEP
-from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.config import SelectorConfig, check, check_choice, check_least
 from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import (
     read_array,
+    read_counts,
     read_int,
-    read_keys,
 )
 from frontier_rft.features.derive import task_features
 from frontier_rft.structures.epoch_walk import EpochWalk
@@ -79,10 +79,7 @@ class FrontierReplayConfig(SelectorConfig):
             0.0 <= rho <= 1.0,
             f"replay_ratio must be a number in [0, 1] (paper: 0.10), got {rho!r}",
         )
-        check(
-            self.memory_size >= 1,
-            f"memory_size must be a positive int, got {self.memory_size!r}",
-        )
+        check_least(self, ("memory_size",), 1)
         check(
             1 <= self.min_memory <= self.memory_size,
             f"min_memory must be an int in [1, memory_size={self.memory_size}], "
@@ -349,8 +346,7 @@ class FrontierReplaySelector(Selector):
         scores = read_array(state, "last_scores", who, np.float64)
         if last.shape != scores.shape:
             raise ValueError("frontier state: last retrieval arrays are invalid")
-        counts = read_keys(state, "counts", who, ("retrieved", "fallback", "memory_inserts"))
-        counts = {k: read_int(counts, k, who) for k in counts}
+        counts = read_counts(state, "counts", who, ("retrieved", "fallback", "memory_inserts"))
         next_seq = read_int(state, "next_seq", who)
         fallback = read_int(state, "last_fallback", who)
         self._walk = walk

@@ -43,7 +43,8 @@ from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_int, read_keys
+from frontier_rft.core.state_check import read_array, read_counts, read_int
+from frontier_rft.selectors._skip_walk import SkipsOnAWalk
 from frontier_rft.structures.epoch_walk import EpochWalk
 
 __all__ = ["GRESOConfig", "GRESOSelector", "zero_variance_kind"]
@@ -104,7 +105,7 @@ def zero_variance_kind(batch: GroupBatch) -> NDArray[np.int8]:
     return kind.astype(np.int8)
 
 
-class GRESOSelector(Selector):
+class GRESOSelector(SkipsOnAWalk, Selector):
     """GRESO: walks the data each epoch, skipping prompts whose recent groups were all
     correct or all wrong with a probability that grows with the streak."""
 
@@ -116,10 +117,8 @@ class GRESOSelector(Selector):
     kept_saves = "0.60-0.82x of uniform's rollouts on the CPU testbed; nothing in its first epoch"
     config_class = GRESOConfig
     config: GRESOConfig
-    needs: ClassVar[Needs] = Needs(
-        "each prompt's streak of all-correct / all-wrong groups (its own rollouts)",
-        "nothing to derive",
-        "nothing (rewards only)",
+    needs: ClassVar[Needs] = Needs.rewards_only(
+        "each prompt's streak of all-correct / all-wrong groups (its own rollouts)"
     )
     cost: ClassVar[Cost] = Cost(
         "sublinear", "O(B / keep)", "walks the permutation until B prompts are kept"
@@ -144,13 +143,6 @@ class GRESOSelector(Selector):
         self._handed_out = 0  # prompts selected so far: the run's epoch is this / N
         self._last_skipped = 0
         self._last_shares = np.array([np.nan, np.nan])  # pooled shares p last moved on
-
-    @property
-    def epoch(self) -> int:
-        """The walk's passes started so far (the first is 1), prompts passed over included:
-        what the rule's "first epoch" means. The metric `epoch` is the run's epoch instead
-        (prompts handed out / pool size, EpochWalk.run_epoch); `walk_passes` is this."""
-        return self._walk.epoch
 
     @property
     def p_easy(self) -> float:
@@ -192,9 +184,6 @@ class GRESOSelector(Selector):
             skipped += more
         self._count_window(ids.size + skipped, skipped)
         return ids
-
-    def _passes_walked(self) -> float:
-        return self._walk.progress
 
     def _keeps(self, ids: I64) -> NDArray[np.bool_]:
         kept = self._walk.walk_beside(ids, self.rng, self._keep)
@@ -263,8 +252,7 @@ class GRESOSelector(Selector):
         streak = read_array(state, "streak", who, np.int32, shape=(n,), lo=-cap, hi=cap)
         p = read_array(state, "p", who, np.float64, shape=(2,), lo=cfg.p_min, hi=cfg.p_max)
         shares = read_array(state, "last_shares", who, np.float64, shape=(2,), lo=0.0, hi=1.0)
-        totals = read_keys(state, "totals", who, tuple(self._skip_totals))
-        totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
+        totals = read_counts(state, "totals", who, tuple(self._skip_totals), hi=2**62)
         newest = read_int(state, "newest_step", who, lo=-1)
         last_skipped = read_int(state, "last_skipped", who, hi=2**62)
         if "handed_out" in state:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.config import SelectorConfig, check, check_choice, check_least
 from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
@@ -32,9 +32,9 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import (
     check_keys,
     read_array,
+    read_counts,
     read_float,
     read_int,
-    read_keys,
 )
 from frontier_rft.structures import IndexedMaxHeap, SumTree, TimestampHeap, TournamentTree
 from frontier_rft.structures.epoch_walk import COVERAGE_MODES, Coverage, EpochWalk
@@ -111,9 +111,7 @@ class PrioritizedReplayConfig(SelectorConfig):
             0.0 <= self.pool_tolerance < 0.5,
             f"pool_tolerance must be in [0, 0.5), got {self.pool_tolerance!r}",
         )
-        for name in ("retest_every", "retest_solved", "retest_unsolved"):
-            value = getattr(self, name)
-            check(value >= 0, f"{name} must be a non-negative int, got {value!r}")
+        check_least(self, ("retest_every", "retest_solved", "retest_unsolved"), 0)
         check(
             0.0 <= self.exploration_fraction <= 1.0,
             f"exploration_fraction must be in [0, 1], got {self.exploration_fraction!r}",
@@ -198,7 +196,7 @@ class PrioritizedReplaySelector(Selector):
     """
 
     name = "prioritized"
-    needs = Needs("its own running success rates", "nothing to derive", "nothing (rewards only)")
+    needs = Needs.rewards_only("its own running success rates")
     cost = Cost("absolute", "O(B log N)", "heap extract/insert of B problems")
     color = "#ff7f0e"  # orange
     test_configs = (
@@ -527,8 +525,7 @@ class PrioritizedReplaySelector(Selector):
             and np.array_equal(np.sort(unsolved.entries()[0]), np.flatnonzero(where == UNSOLVED))
         ):
             raise ValueError("prioritized state: structures disagree with task locations")
-        counts = read_keys(state, "counts", who, tuple(self._counts))
-        counts = {k: read_int(counts, k, who) for k in counts}
+        counts = read_counts(state, "counts", who, tuple(self._counts))
         next_tie = read_int(state, "next_tie", who)
         mean_priority = read_float(state, "batch_mean_priority", who)
         unseen_share = read_float(state, "batch_unseen_share", who, 0.0, 1.0)

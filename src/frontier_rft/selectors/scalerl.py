@@ -32,7 +32,7 @@ from frontier_rft.core.facts import Cost, Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_int, read_keys
+from frontier_rft.core.state_check import read_array, read_counts, read_int
 from frontier_rft.structures.epoch_walk import EpochWalk, KeepRule
 
 __all__ = ["ScaleRLConfig", "ScaleRLSelector"]
@@ -99,10 +99,8 @@ class ScaleRLSelector(Selector):
     name = "scalerl"
     config_class = ScaleRLConfig
     config: ScaleRLConfig
-    needs: ClassVar[Needs] = Needs(
-        "each prompt's pass rate in its latest group (its own rollouts)",
-        "nothing to derive",
-        "nothing (rewards only)",
+    needs: ClassVar[Needs] = Needs.rewards_only(
+        "each prompt's pass rate in its latest group (its own rollouts)"
     )
     cost: ClassVar[Cost] = Cost(
         "sublinear", "O(B / keep)", "walks the pool until B unretired prompts are taken"
@@ -227,8 +225,7 @@ class ScaleRLSelector(Selector):
         walk = self._new_walk()
         walk.load_state_dict(state["walk"], who)
         rate = read_array(state, "pass_rate", who, np.float64, shape=(n,), lo=0.0, hi=1.0)
-        totals = read_keys(state, "totals", who, tuple(self._rule_totals))
-        totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
+        totals = read_counts(state, "totals", who, tuple(self._rule_totals), hi=2**62)
         handed_out = read_int(state, "handed_out", who, hi=2**62)
         last_skipped = read_int(state, "last_skipped", who, hi=2**62)
         self._walk, self._pass_rate, self._rule_totals = walk, rate, totals

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.advantages import ESTIMATORS, Estimator
 from frontier_rft.core.bounds import MAX_ABS_VALUE
-from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.config import SelectorConfig, check, check_choice, check_least
 from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
@@ -59,10 +59,7 @@ class SECConfig(SelectorConfig):
             f"q_init must lie in [-1e100, 1e100] (paper: 0), got {self.q_init!r}",
         )
         check_choice("estimator", self.estimator, ESTIMATORS)
-        check(
-            self.max_arm_metrics >= 0,
-            f"max_arm_metrics must be a non-negative int, got {self.max_arm_metrics!r}",
-        )
+        check_least(self, ("max_arm_metrics",), 0)
 
 
 def softmax(logits: NDArray[np.float64]) -> NDArray[np.float64]:

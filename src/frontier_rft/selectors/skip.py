@@ -75,9 +75,10 @@ from frontier_rft.core.informative import (
 )
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
-from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+from frontier_rft.core.state_check import read_array, read_counts, read_float, read_int
 from frontier_rft.features.derive import task_features
 from frontier_rft.selectors._ridge import OnlineRidge
+from frontier_rft.selectors._skip_walk import SkipsOnAWalk
 from frontier_rft.structures.beta_posterior import BetaPosteriors
 from frontier_rft.structures.epoch_walk import EpochWalk
 
@@ -143,7 +144,7 @@ class SkipConfig(SelectorConfig):
         )
 
 
-class SkipSelector(Selector):
+class SkipSelector(SkipsOnAWalk, Selector):
     """Bayesian skip: walks the data each epoch and skips a prompt by its posterior chance
     of a zero-variance group (Beta posteriors with forgetting, implicit evidence from
     prompt features for prompts never tried)."""
@@ -237,13 +238,6 @@ class SkipSelector(Selector):
         self._skip_totals = {"skipped": 0}
         self._last_skipped = 0
         self._last_keep = float("nan")
-
-    @property
-    def epoch(self) -> int:
-        """The walk's passes started so far (the first is 1), prompts passed over included:
-        what the rule's "first epoch" means. The metric `epoch` is the run's epoch instead
-        (prompts handed out / pool size, EpochWalk.run_epoch); `walk_passes` is this."""
-        return self._walk.epoch
 
     @property
     def clock(self) -> float:
@@ -341,9 +335,6 @@ class SkipSelector(Selector):
         self._count_window(ids.size + skipped, skipped, kept)
         return ids
 
-    def _passes_walked(self) -> float:
-        return self._walk.progress
-
     def _keeps(self, ids: I64) -> NDArray[np.bool_]:
         kept: list[float] = []
         mask = self._walk.walk_beside(ids, self.rng, self._keep(kept))
@@ -424,28 +415,17 @@ class SkipSelector(Selector):
         big = 1e300
         beta = self._beta.loaded(state, who)
         group = read_int(state, "group", who, hi=_MAX_GROUP)
-        totals = read_keys(state, "totals", who, tuple(self._skip_totals))
-        totals = {k: read_int(totals, k, who, hi=2**62) for k in totals}
+        totals = read_counts(state, "totals", who, tuple(self._skip_totals), hi=2**62)
         last_skipped = read_int(state, "last_skipped", who, hi=2**62)
         last_keep = read_float(state, "last_keep", who, lo=0.0, hi=1.0)
         ridge = None
         if self._ridge is not None:
-            ridge = OnlineRidge(
-                self._ridge.gram.shape[0] - 1,
-                self.config.regression_ridge,
-                self.config.regression_forgetting,
-            )
-            ridge.load_state_dict(state["ridge"], who)
+            ridge = self._ridge.loaded(state["ridge"], who)
         elif "ridge" in state:
             raise ValueError(f"{who} state: holds a regression this selector does not use")
         first, first_moments = None, np.zeros(2)
         if self._first is not None:
-            first = OnlineRidge(
-                self._first.gram.shape[0] - 1,
-                self.config.regression_ridge,
-                self.config.regression_forgetting,
-            )
-            first.load_state_dict(state["first"], who)
+            first = self._first.loaded(state["first"], who)
             first_moments = read_array(
                 state, "first_moments", who, np.float64, shape=(2,), lo=0, hi=big, finite=True
             )

@@ -58,7 +58,7 @@ from frontier_rft.core.config import check
 from frontier_rft.core.facts import Needs
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.informative import informative_probability
-from frontier_rft.core.state_check import read_array, read_float, read_int, read_keys
+from frontier_rft.core.state_check import read_array, read_counts, read_float, read_int, read_keys
 from frontier_rft.selectors.skip import SkipConfig, SkipSelector
 from frontier_rft.selectors.skip_predict import SkipPredictConfig, SkipPredictSelector
 
@@ -383,8 +383,7 @@ class SkipAuditSelector(SkipSelector):
         filled = read_int(audit, "filled", who, hi=2**62)
         stats = read_keys(audit, "stats", who, _STATS)
         stats = {k: read_float(stats, k, who, lo=0.0, hi=big) for k in _STATS}
-        totals = read_keys(audit, "totals", who, _TOTALS)
-        totals = {k: read_int(totals, k, who, hi=2**62) for k in _TOTALS}
+        totals = read_counts(audit, "totals", who, _TOTALS, hi=2**62)
         lost = read_array(audit, "lost", who, np.float64, shape=(2,), lo=0, hi=big, finite=True)
         strength = read_float(audit, "strength", who, lo=0.0, hi=1.0)
         staleness = read_float(audit, "staleness", who, lo=0.0, hi=1.0)

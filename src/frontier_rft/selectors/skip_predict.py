@@ -32,7 +32,7 @@ and `skip` itself is unchanged (its runs keep their ledger definitions).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -126,11 +126,12 @@ class SkipPredictSelector(SkipSelector):
     # kept_loses and kept_level_epochs are skip's (rollouts: auto keeps full batches)
     config_class = SkipPredictConfig
     config: SkipPredictConfig
-    needs: ClassVar[Needs] = Needs(
-        "per-prompt Beta posteriors; a three-way outcome predictor across prompts for untried ones",
-        "the predictor and the implicit evidence from prompt-text features",
-        "features=(N, d) your embeddings, e.g. the policy's (policy_embeddings)",
-        ("evidence/features/text", "evidence/plugin/regression"),
+    # skip's features and evidence, read by the predictor too
+    needs: ClassVar[Needs] = replace(
+        SkipSelector.needs,
+        uses="per-prompt Beta posteriors; a three-way outcome predictor across prompts for "
+        "untried ones",
+        from_prompts="the predictor and the implicit evidence from prompt-text features",
     )
     cost: ClassVar[Cost] = Cost(
         "sublinear",

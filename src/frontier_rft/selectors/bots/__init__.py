@@ -11,14 +11,8 @@ folder.
 
 from __future__ import annotations
 
-from frontier_rft.selectors.bots.selector import (
-    BOTSConfig,
-    BOTSSelector,
-    DOTSConfig,
-    DOTSSelector,
-    MoPPSConfig,
-    MoPPSSelector,
-)
+from frontier_rft.selectors.bots.config import BOTSConfig, DOTSConfig, MoPPSConfig
+from frontier_rft.selectors.bots.selector import BOTSSelector, DOTSSelector, MoPPSSelector
 
 __all__ = [
     "BOTSConfig",

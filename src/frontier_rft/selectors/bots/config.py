@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
-from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.config import SelectorConfig, check, check_choice, check_least
 from frontier_rft.structures.epoch_walk import COVERAGE_MODES, Coverage
 
 __all__ = ["PLUGINS", "REWARD_MODELS", "BOTSConfig", "DOTSConfig", "MoPPSConfig"]
@@ -124,9 +124,7 @@ class BOTSConfig(SelectorConfig):
             f"combined with candidates > 0 (got {self.candidates!r}, meant for pools too large "
             f"to score per step); pass candidates=0 with coverage='epoch', or coverage='pool'",
         )
-        for name in ("kernel_chunk_rows", "late_window"):
-            v = getattr(self, name)
-            check(v >= 1, f"{name} must be a positive int, got {v!r}")
+        check_least(self, ("kernel_chunk_rows", "late_window"), 1)
         n = self.implicit_rollouts
         check(
             n is None or 0 < n <= _MAX_COUNT,

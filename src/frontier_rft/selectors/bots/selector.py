@@ -20,6 +20,7 @@ late-feedback rule and every deviation from the paper.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,14 +47,7 @@ from frontier_rft.selectors.bots.plugins import (
 from frontier_rft.selectors.bots.regression import RegressionPlugin
 from frontier_rft.structures.epoch_walk import EpochWalk
 
-__all__ = [
-    "BOTSConfig",
-    "BOTSSelector",
-    "DOTSConfig",
-    "DOTSSelector",
-    "MoPPSConfig",
-    "MoPPSSelector",
-]
+__all__ = ["BOTSSelector", "DOTSSelector", "MoPPSSelector"]
 
 NEAR_TARGET_BAND = 0.25
 """A group counts as near the target when |mean reward - target| <= this (metric only)."""
@@ -679,11 +673,8 @@ class MoPPSSelector(BOTSSelector):
     """BOTS-MoPPS: Thompson sampling on explicit evidence only (lam = 0, rho = 0)."""
 
     name = "mopps"
-    needs = Needs(
-        "per-task Beta posteriors from its own rollouts (rho = 0)",
-        "nothing to derive",
-        "nothing (rewards only)",
-        ("evidence/plugin/none",),
+    needs = Needs.rewards_only(
+        "per-task Beta posteriors from its own rollouts (rho = 0)", ("evidence/plugin/none",)
     )
     cost = Cost("thompson", "O(N)", "BOTS preset with Thompson sampling")
     color = "#17becf"  # cyan
@@ -696,11 +687,13 @@ class DOTSSelector(BOTSSelector):
     """BOTS-DOTS proxy (lam = 1, rho = 1, no sampling): selection on implicit evidence alone."""
 
     name = "dots"
-    needs = Needs(
-        "implicit evidence only (lam = rho = 1)",
-        "implicit evidence from a regression on prompt-text features",
-        "reference_pass_rates=(N, 2) weak/strong models (the paper's DOTS setting); features=",
-        ("evidence/plugin/regression", "evidence/features/text"),
+    # BOTS's plug-ins, so BOTS's evidence keys
+    needs = replace(
+        BOTSSelector.needs,
+        uses="implicit evidence only (lam = rho = 1)",
+        from_prompts="implicit evidence from a regression on prompt-text features",
+        richer="reference_pass_rates=(N, 2) weak/strong models (the paper's DOTS setting); "
+        "features=",
     )
     # Greedy on the posterior mean: its floor is a distance pass + argpartition (against
     # contract + a read pass, from the floors table, it is ~9x at N = 1e6).

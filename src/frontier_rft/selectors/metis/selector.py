@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE
-from frontier_rft.core.config import SelectorConfig, check, check_choice
+from frontier_rft.core.config import SelectorConfig, check, check_choice, check_least
 from frontier_rft.core.facts import Cost, Needs, Requires
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.core.pool import TaskPool
@@ -28,6 +28,7 @@ from frontier_rft.core.state_check import (
     decode_texts,
     encode_texts,
     read_array,
+    read_counts,
     read_float,
     read_int,
     read_keys,
@@ -84,9 +85,7 @@ class METISConfig(SelectorConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("pool_multiplier", "pending_horizon", "keep_judge_records"):
-            value = getattr(self, name)
-            check(value >= 1, f"{name} must be a positive int, got {value!r}")
+        check_least(self, ("pool_multiplier", "pending_horizon", "keep_judge_records"), 1)
         k = self.memory_size
         check(
             k >= 0,
@@ -488,8 +487,7 @@ class METISSelector(Selector):
             raise ValueError("metis state: memory holds more exemplars than memory_size")
         who = self.name
         baseline = read_float(state, "baseline", who, -MAX_ABS_VALUE, MAX_ABS_VALUE, nan=False)
-        totals = read_keys(state, "totals", who, tuple(self._jtotals))
-        totals = {k: read_int(totals, k, who) for k in totals}
+        totals = read_counts(state, "totals", who, tuple(self._jtotals))
         last = read_keys(state, "last", who, tuple(self._jlast))
         last = {k: read_float(last, k, who) for k in last}
         seq, batches = read_int(state, "seq", who), read_int(state, "batches", who)
