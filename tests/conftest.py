@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,3 +72,11 @@ def sample_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         monkeypatch.setattr(cls, "sample", spy)
     return calls
+
+
+@pytest.fixture
+def no_accelerate_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No accelerate default config from this machine's cache (1 process unless a test says),
+    and the test's own working directory."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.chdir(tmp_path)

@@ -175,3 +175,20 @@ def picks_in_skip_world(name: str, world: str, steps: int = 200) -> np.ndarray:
         }[world]
         sel.update(Feedback(task_ids=rep, rewards=rewards, step=step))
     return counts
+
+
+def check_config(capsys: Any, *argv: str) -> tuple[int, str]:
+    """`frontier check-config ARGV`: its exit code and all it printed, which never holds a
+    traceback (every mistake ends in a problem line, a note or a one-line error)."""
+    from frontier_rft.cli.main import main
+
+    code = main(["check-config", *argv])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "Traceback" not in text, text
+    return code, text
+
+
+def problems(text: str) -> list[str]:
+    """The problem lines of a check-config report, without their "  - " bullet."""
+    return [line[4:] for line in text.splitlines() if line.startswith("  - ")]

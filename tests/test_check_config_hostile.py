@@ -8,21 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.cli.main import main
 from frontier_rft.core.yamlsafe import RefusedYAML, load_yaml
 from frontier_rft.integrations.data_columns import DataColumns, read_data_columns
+from helpers import check_config
 
 REPO = Path(__file__).resolve().parents[1]
 KWARGS = "trainer.v1.sampler.sampler_kwargs"
 VERL_SEC = str(REPO / "examples" / "verl" / "sec.yaml")
-
-
-def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(["check-config", *argv])
-    out = capsys.readouterr()
-    text = out.out + out.err
-    assert "Traceback" not in text, text
-    return code, text
 
 
 def trl_file(tmp_path: Path, body: str) -> str:
@@ -41,7 +33,7 @@ WRONG = {"5": "5", "true": "true", "null": "null", "a nested list": "[[wandb]]"}
 def test_a_wrong_type_of_report_to_or_reward_funcs_is_a_problem_line(
     key: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = check(capsys, "trl", trl_file(tmp_path, f"{key}: {WRONG[value]}\n"))
+    code, out = check_config(capsys, "trl", trl_file(tmp_path, f"{key}: {WRONG[value]}\n"))
     assert code == 1, out
     assert f"  - {key} must be" in out, out
 
@@ -59,7 +51,7 @@ def test_trl_values_trl_would_refuse_are_named(
     for body, phrase in cases.items():
         path = tmp_path / "trl.yaml"
         path.write_text("selector: greso\n" + body, encoding="utf-8")
-        code, out = check(capsys, "trl", str(path))
+        code, out = check_config(capsys, "trl", str(path))
         assert code == 1 and phrase in out, (body, out)
 
 
@@ -72,7 +64,7 @@ def test_one_reward_function_name_is_read_as_a_list_of_one(
     data.write_text('{"prompt": "1+1?"}\n', encoding="utf-8")
     path = tmp_path / "trl.yaml"
     path.write_text(f"reward_funcs: answer_match\ndataset_files: {data}\n", encoding="utf-8")
-    code, out = check(capsys, "trl", str(path))
+    code, out = check_config(capsys, "trl", str(path))
     assert code == 1 and "reward function 'answer_match' reads column 'answer'" in out, out
 
 
@@ -124,11 +116,13 @@ def test_check_config_names_a_data_file_it_cannot_read(
     skyrl.write_text("frontier:\n  selector: greso\n", encoding="utf-8")
     for name, (path, phrase) in _hostile_data(tmp_path).items():
         if trainer == "trl":
-            code, out = check(capsys, "trl", trl_file(tmp_path, f"dataset_files: ['{path}']\n"))
+            code, out = check_config(
+                capsys, "trl", trl_file(tmp_path, f"dataset_files: ['{path}']\n")
+            )
         elif trainer == "skyrl":
-            code, out = check(capsys, "skyrl", str(skyrl), f"data.train_data=['{path}']")
+            code, out = check_config(capsys, "skyrl", str(skyrl), f"data.train_data=['{path}']")
         else:
-            code, out = check(capsys, "verl", VERL_SEC, f"data.train_files=['{path}']")
+            code, out = check_config(capsys, "verl", VERL_SEC, f"data.train_files=['{path}']")
         assert code in (0, 1) and phrase in out, (name, out)
 
 
@@ -155,7 +149,7 @@ def test_overrides_get_the_bounds_of_a_config_file(
 ) -> None:
     config = trl_file(tmp_path, "") if trainer == "trl" else VERL_SEC
     key = "selector_config" if trainer == "trl" else f"{KWARGS}.selector_config"
-    code, out = check(capsys, trainer, config, f"{key}={value}")
+    code, out = check_config(capsys, trainer, config, f"{key}={value}")
     assert code == 2 and f"override {key}: {phrase}" in out, out[:500]
     assert len(out.strip().splitlines()) <= 2
 
@@ -163,7 +157,7 @@ def test_overrides_get_the_bounds_of_a_config_file(
 def test_an_override_that_is_not_yaml_is_a_string_as_hydra_reads_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = check(capsys, "trl", trl_file(tmp_path, ""), "selector=foo: bar: baz")
+    code, out = check_config(capsys, "trl", trl_file(tmp_path, ""), "selector=foo: bar: baz")
     assert code == 1 and "selector" in out, out
 
 
@@ -171,7 +165,7 @@ def test_a_huge_integer_in_a_file_names_the_file_and_the_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = trl_file(tmp_path, "selector_seed: " + "7" * 5_000 + "\n")
-    code, out = check(capsys, "trl", path)
+    code, out = check_config(capsys, "trl", path)
     assert code == 2, out
     assert f"check-config {path}: refused (line 3): key 'selector_seed': an integer" in out
     with pytest.raises(RefusedYAML, match="key 'steps'"):
@@ -192,7 +186,7 @@ def test_the_file_itself_may_be_hostile(tmp_path: Path, capsys: pytest.CaptureFi
     }
     for path, phrase in cases.items():
         for trainer in ("trl", "verl", "skyrl"):
-            code, out = check(capsys, trainer, path)
+            code, out = check_config(capsys, trainer, path)
             assert code == 2 and phrase in out, (path[:60], out[:300])
 
 
@@ -220,7 +214,7 @@ def test_many_unknown_keys_are_each_named(
 ) -> None:
     pytest.importorskip("trl")
     keys = "".join(f"unknown_key_{i}: {i}\n" for i in range(2_000))
-    code, out = check(capsys, "trl", trl_file(tmp_path, keys + "learning_rat: 0.1\n"))
+    code, out = check_config(capsys, "trl", trl_file(tmp_path, keys + "learning_rat: 0.1\n"))
     assert code == 1
     assert out.count("  - unknown key 'unknown_key_") == 2_000
     assert "unknown key 'learning_rat'" in out  # past the suggestion budget: named, no hint
@@ -231,7 +225,7 @@ def test_a_selector_config_string_nested_deep_is_a_problem_line(
 ) -> None:
     """A quoted string is not nested for YAML, but FrontierConfig reads it as JSON."""
     deep = "[" * 50_000 + "]" * 50_000
-    code, out = check(capsys, "trl", trl_file(tmp_path, f"selector_config: '{deep}'\n"))
+    code, out = check_config(capsys, "trl", trl_file(tmp_path, f"selector_config: '{deep}'\n"))
     assert code == 1 and "selector_config must be a mapping" in out, out[:500]
 
 
@@ -240,7 +234,7 @@ def test_a_config_of_more_values_than_a_config_holds_is_refused(
 ) -> None:
     """PyYAML builds each value in Python: 500,000 list items took 4 CPU s to check."""
     path = trl_file(tmp_path, "selector_config: {lam: [" + ", ".join(["1"] * 100_001) + "]}\n")
-    code, out = check(capsys, "trl", path)
+    code, out = check_config(capsys, "trl", path)
     assert code == 2 and "more than 100,000 keys and values" in out, out[-300:]
 
 
@@ -289,8 +283,8 @@ def test_a_reward_range_that_is_not_two_numbers_is_a_problem_line(
 ) -> None:
     """Issue 47: a mapping (two entries, no positions) ended in a KeyError traceback, in
     the TRL and the verl check alike."""
-    code, out = check(capsys, "trl", trl_file(tmp_path, f"reward_range: {value}\n"))
+    code, out = check_config(capsys, "trl", trl_file(tmp_path, f"reward_range: {value}\n"))
     assert code == 1 and "reward_range must be (lo, hi) with finite lo < hi" in out, out
     verl = f"{KWARGS}.reward_range={value}"
-    code, out = check(capsys, "verl", str(REPO / "examples" / "verl" / "greso.yaml"), verl)
+    code, out = check_config(capsys, "verl", str(REPO / "examples" / "verl" / "greso.yaml"), verl)
     assert code == 1 and "reward_range must be (low, high) with low < high" in out, out

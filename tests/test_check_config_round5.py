@@ -12,28 +12,13 @@ import pytest
 
 from frontier_rft.cli.main import main
 from frontier_rft.integrations.verl.auto import verl_planned_epochs
+from helpers import check_config, problems
 
 REPO = Path(__file__).resolve().parents[1]
 VERL_SKIP = str(REPO / "examples" / "verl" / "skip.yaml")
 
 
-@pytest.fixture(autouse=True)
-def _no_accelerate_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No accelerate default config from this machine's cache: 1 process unless a test says."""
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.chdir(tmp_path)
-
-
-def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(["check-config", *argv])
-    out = capsys.readouterr()
-    text = out.out + out.err
-    assert "Traceback" not in text, text
-    return code, text
-
-
-def problems(text: str) -> list[str]:
-    return [line[4:] for line in text.splitlines() if line.startswith("  - ")]
+pytestmark = pytest.mark.usefixtures("no_accelerate_default")
 
 
 def write(tmp_path: Path, body: str, name: str = "c.yaml") -> str:
@@ -58,11 +43,11 @@ def test_a_generation_batch_of_partial_groups_is_refused_with_the_batch_that_fit
     """6 completions a step cannot hold groups of 8 (TRL 1.16's GRPOConfig refuses it after the
     model loads); on 4 processes the generation batch is 24, three groups: valid."""
     path = write(tmp_path, "selector: skip\nper_device_train_batch_size: 6\nnum_generations: 8\n")
-    code, out = check(capsys, "trl", path)
+    code, out = check_config(capsys, "trl", path)
     (line,) = problems(out)
     assert code == 1 and "generation batch of 6 completions" in line, out
     assert "set per_device_train_batch_size: 8" in line and "1 process" in line, out
-    code, out = check(capsys, "trl", path, "--processes", "4")
+    code, out = check_config(capsys, "trl", path, "--processes", "4")
     assert code == 0 and not problems(out), out
 
 
@@ -83,7 +68,7 @@ def test_trl_batch_settings_trl_refuses_are_named(
     settings: dict[str, object], wanted: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = "selector: skip\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items())
-    code, out = check(capsys, "trl", write(tmp_path, body))
+    code, out = check_config(capsys, "trl", write(tmp_path, body))
     assert code == 1 and any(wanted in line for line in problems(out)), out
 
 
@@ -115,7 +100,7 @@ def test_the_batch_rule_is_trls_own(
         assert "divisible" in str(exc), exc  # the rule under test, not another refusal
         trl_refuses = True
     body = "selector: skip\n" + "".join(f"{k}: {v}\n" for k, v in settings.items())
-    code, out = check(capsys, "trl", write(tmp_path, body))
+    code, out = check_config(capsys, "trl", write(tmp_path, body))
     assert (code == 1) == trl_refuses, (settings, out)
 
 
@@ -123,7 +108,7 @@ def test_an_empty_file_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for trainer in ("trl", "verl", "skyrl"):
-        code, out = check(capsys, trainer, write(tmp_path, "", "empty.yaml"))
+        code, out = check_config(capsys, trainer, write(tmp_path, "", "empty.yaml"))
         assert code == 2 and "the file sets nothing" in out and "a start: " in out, out
         assert len(out.strip().splitlines()) == 1, out
 
@@ -142,7 +127,7 @@ def test_an_empty_file_is_refused_in_one_line(
 def test_verl_values_verl_cannot_run_are_named(
     override: str, wanted: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = check(capsys, "verl", VERL_SKIP, override)
+    code, out = check_config(capsys, "verl", VERL_SKIP, override)
     assert code == 1 and any(wanted in line for line in problems(out)), out
 
 
@@ -150,7 +135,7 @@ def test_skyrl_groups_of_one_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = "frontier:\n  selector: skip\ngenerator:\n  n_samples_per_prompt: 1\n"
-    code, out = check(capsys, "skyrl", write(tmp_path, body))
+    code, out = check_config(capsys, "skyrl", write(tmp_path, body))
     assert code == 1, out
     assert "generator.n_samples_per_prompt: must be an int >= 2" in out, out
     assert "set generator.n_samples_per_prompt: 8" in out, out
@@ -167,12 +152,12 @@ def test_max_steps_counts_epochs_on_the_processes_given_and_says_where_from(
     8: over 400 prompts 0.25 epochs, or 2."""
     data = rows(tmp_path, 400)
     path = write(tmp_path, f"selector: skip\nmax_steps: 100\ndataset_files: [{data}]\n")
-    code, out = check(capsys, "trl", path)
+    code, out = check_config(capsys, "trl", path)
     assert code == 0 and "the run is 0.25 epochs" in out, out
     assert "counted on 1 process (none given: pass --processes N" in out, out
     for argv in (["--processes", "8", "trl", path], ["trl", path, "--processes", "8"],
                  ["trl", path, "--processes=8"]):  # fmt: skip
-        code, out = check(capsys, *argv)
+        code, out = check_config(capsys, *argv)
         assert code == 0 and "the run is 2 epochs" in out, (argv, out)
         assert "counted on 8 processes (--processes)" in out, out
 
@@ -186,10 +171,10 @@ def test_accelerates_default_config_gives_the_process_count(
     config.write_text("distributed_type: MULTI_GPU\nnum_processes: 8\n")
     data = rows(tmp_path, 400)
     path = write(tmp_path, f"selector: skip\nmax_steps: 100\ndataset_files: [{data}]\n")
-    code, out = check(capsys, "trl", path)
+    code, out = check_config(capsys, "trl", path)
     assert code == 0 and "the run is 2 epochs" in out, out
     assert f"counted on 8 processes (num_processes in {config}" in out, out
-    code, out = check(capsys, "trl", path, "--processes", "1")
+    code, out = check_config(capsys, "trl", path, "--processes", "1")
     assert "the run is 0.25 epochs" in out and "(--processes)" in out, out
 
 
@@ -198,7 +183,7 @@ def test_processes_is_refused_unless_a_positive_count(
 ) -> None:
     path = write(tmp_path, "selector: skip\n")
     for value in ("0", "eight", "-2"):
-        code, out = check(capsys, "trl", path, "--processes", value)
+        code, out = check_config(capsys, "trl", path, "--processes", value)
         assert code == 2 and "--processes" in out and "an int >= 1" in out, out
 
 
@@ -209,7 +194,7 @@ def test_an_infinite_row_cap_under_a_step_limit_is_a_problem_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = rows(tmp_path, 40)
-    code, out = check(
+    code, out = check_config(
         capsys,
         "verl",
         VERL_SKIP,
@@ -251,7 +236,9 @@ def test_selectors_dapo_points_to_the_dapo_mode_a_config_accepts(
     err = capsys.readouterr().err
     assert "dynamic_sampling: dapo with selector: uniform" in err, err
     assert "dynamic_sampling: true" not in err and "DynamicSamplingConfig.dapo()" in err, err
-    code, out = check(capsys, "trl", write(tmp_path, "selector: uniform\ndynamic_sampling: dapo\n"))
+    code, out = check_config(
+        capsys, "trl", write(tmp_path, "selector: uniform\ndynamic_sampling: dapo\n")
+    )
     assert code == 0, out  # the fix it names is a valid config
 
 
@@ -270,14 +257,14 @@ def test_bench_rl_suggests_the_close_entry_with_the_commands_prefix(
 def test_a_misspelt_selector_option_lists_the_valid_ones(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = check(
+    code, out = check_config(
         capsys, "trl", write(tmp_path, "selector: greso\nselector_config: {threshhold: 0.3}\n")
     )
     (line,) = problems(out)
     assert code == 1 and line.startswith("selector_config for 'greso': unknown option "
                                          "'threshhold'; valid options: "), out  # fmt: skip
     assert "min_keep" in line and "p_init" in line, out
-    code, out = check(
+    code, out = check_config(
         capsys, "trl", write(tmp_path, "selector: greso\nselector_config: {min_kep: 0.1}\n")
     )
     assert "unknown option 'min_kep' (did you mean 'min_keep'?); valid options: " in out, out
@@ -287,14 +274,14 @@ def test_a_file_colon_function_reward_is_read_at_the_last_colon(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "myrewards.py").write_text("def accuracy(completions, **kwargs):\n    return []\n")
-    code, out = check(
+    code, out = check_config(
         capsys, "trl", write(tmp_path, "selector: skip\nreward_funcs: [myrewards.py:accuracy]\n")
     )
     (line,) = problems(out)
     assert code == 1 and "py:accuracy'" not in line.split("): ", 1)[1], out
     assert "(file myrewards.py, function 'accuracy')" in line, out
     assert "write reward_funcs: [myrewards.accuracy]" in line, out
-    code, out = check(
+    code, out = check_config(
         capsys, "trl", write(tmp_path, "selector: skip\nreward_funcs: [myrewards.py:acuracy]\n")
     )
     assert "myrewards.py defines no 'acuracy' (did you mean 'accuracy'?)" in out, out
@@ -307,7 +294,7 @@ def test_dynamic_sampling_config_names_every_problem_at_once(
         "selector: uniform\ndynamic_sampling: fixed\n"
         "dynamic_sampling_config: {max_rounds: 0, oversample: -1, foo: 1}\n"
     )
-    code, out = check(capsys, "trl", write(tmp_path, body))
+    code, out = check_config(capsys, "trl", write(tmp_path, body))
     assert code == 1, out
     for phrase in ("unknown option 'foo'", "oversample must be", "max_rounds must be"):
         assert phrase in out, (phrase, out)
@@ -318,7 +305,7 @@ def test_a_yaml_users_column_fix_names_the_key_not_a_flag(
 ) -> None:
     data = rows(tmp_path, 4)
     body = f"selector: sec\ncategory_columns: [topic]\ndataset_files: [{data}]\n"
-    code, out = check(capsys, "trl", write(tmp_path, body))
+    code, out = check_config(capsys, "trl", write(tmp_path, body))
     (line,) = [p for p in problems(out) if "topic" in p]
     assert code == 1 and "): category_columns: no column 'topic'" in line, out
     assert "--category_columns" not in out, out
@@ -345,7 +332,7 @@ def test_a_misspelt_data_file_gets_the_close_name(
         ("data/trian.jsonl", "(did you mean 'data/train.jsonl'?)"),
         ("dta/train.jsonl", "(no folder 'dta'; did you mean 'data'?)"),
     ):
-        code, out = check(
+        code, out = check_config(
             capsys, "trl", write(tmp_path, f"selector: skip\ndataset_files: [{given}]\n")
         )
         assert code == 1 and f"no such file {given!r}" in out and close in out, out

@@ -8,31 +8,20 @@ from pathlib import Path
 import pytest
 
 from frontier_rft.cli.main import main
+from helpers import check_config, problems
 
 TWO = "selector: skip\nnum_train_epochs: 2\n"
 """A run auto makes kept (2 epochs: within what kept was measured over)."""
 
 
-@pytest.fixture(autouse=True)
-def _no_accelerate_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No accelerate default config from this machine's cache: 1 process unless a test says."""
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("no_accelerate_default")
 
 
 def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, body: str,
           *argv: str) -> tuple[int, str]:  # fmt: skip
     path = tmp_path / "c.yaml"
     path.write_text(body, encoding="utf-8")
-    code = main(["check-config", kind, str(path), *argv])
-    out = capsys.readouterr()
-    text = out.out + out.err
-    assert "Traceback" not in text, text
-    return code, text
-
-
-def problems(text: str) -> list[str]:
-    return [line[4:] for line in text.splitlines() if line.startswith("  - ")]
+    return check_config(capsys, kind, str(path), *argv)
 
 
 @pytest.mark.usefixtures("skip_kept_to_two_epochs")

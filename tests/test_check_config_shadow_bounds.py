@@ -8,25 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.cli.main import main
+from helpers import check_config
 
 REPO = Path(__file__).resolve().parents[1]
 VERL_SEC = str(REPO / "examples" / "verl" / "sec.yaml")
 KWARGS = "trainer.v1.sampler.sampler_kwargs"
 
 
-def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(["check-config", *argv])
-    out = capsys.readouterr()
-    text = out.out + out.err
-    assert "Traceback" not in text, text
-    return code, text
-
-
 def test_verl_a_bounded_shadow_beside_an_unbounded_selector_names_reward_range(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out = check(capsys, "verl", VERL_SEC, f"+{KWARGS}.shadows=[screen2,greso]")
+    code, out = check_config(capsys, "verl", VERL_SEC, f"+{KWARGS}.shadows=[screen2,greso]")
     assert code == 0, out
     line = next(x for x in out.splitlines() if "shadow 'greso'" in x)
     assert "[0, 1]" in line and "selector 'sec' takes any" in line, line
@@ -46,7 +38,7 @@ def test_verl_no_note_when_nothing_can_be_refused(
     argv = ["verl", VERL_SEC, *extra]
     if not any("shadows" in x for x in extra):
         argv.append(f"+{KWARGS}.shadows=[greso]")
-    code, out = check(capsys, *argv)
+    code, out = check_config(capsys, *argv)
     assert code == 0 and "reads rewards in" not in out, out
 
 
@@ -55,13 +47,13 @@ def test_skyrl_and_trl_say_it_too(tmp_path: Path, capsys: pytest.CaptureFixture[
     sky.write_text(
         "frontier:\n  selector: sec\n  shadows: [greso]\ngenerator:\n  n_samples_per_prompt: 8\n"
     )
-    _, out = check(capsys, "skyrl", str(sky))
+    _, out = check_config(capsys, "skyrl", str(sky))
     assert "shadow 'greso' reads rewards in [0, 1] and selector 'sec' takes any" in out, out
     trl = tmp_path / "t.yaml"
     trl.write_text(
         (REPO / "examples" / "trl" / "grpo_frontier.yaml").read_text()
         + "\nselector: sec\nshadows: [greso]\nrollouts: full\n"
     )
-    _, out = check(capsys, "trl", str(trl))
+    _, out = check_config(capsys, "trl", str(trl))
     assert "shadow 'greso' reads rewards in [0, 1] and selector 'sec' takes any" in out, out
     assert "set reward_range" in out, out

@@ -149,8 +149,9 @@ def test_skip_groups_of_one_rollout_are_never_skipped_for_it() -> None:
 
 
 @pytest.mark.parametrize("world", SKIP_WORLDS)
-def test_never_starves_or_sticks(world: str) -> None:
-    counts = picks_in_skip_world("skip", world)
+@pytest.mark.parametrize("name", ["skip", "greso"])
+def test_never_starves_or_sticks(name: str, world: str) -> None:
+    counts = picks_in_skip_world(name, world)
     assert counts.min() >= 1  # nobody starves: 1,200 picks over 30 prompts
 
 
