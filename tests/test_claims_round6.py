@@ -100,7 +100,7 @@ def test_trl_page_says_what_top_entropy_quantile_does_under_a_kept_step() -> Non
         ("src/frontier_rft/bench/real_rl/testbed.py", "paper defaults"),
         ("docs/selectors/greso.md", "31% of prompts"),
         ("docs/selectors/fewer_rollouts.md", "(flat, zero advantage)"),
-        ("src/frontier_rft/training/rescue.py", "(flat: zero advantage)"),
+        ("src/frontier_rft/sampling/rescue.py", "(flat: zero advantage)"),
         ("src/frontier_rft/training/backfill.py", "truncated-IS cap, IMPALA"),
         ("docs/selectors/predict_only.md", "not yet"),
     ],

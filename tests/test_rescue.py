@@ -21,6 +21,7 @@ pytest.importorskip("transformers")
 
 from frontier_rft.cli.main import main
 from frontier_rft.core.advantages import GRPO_STD_EPS
+from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer
 from test_kept_rows_training import CONFIG as KEPT
@@ -78,6 +79,12 @@ def plant(trainer: Trainer) -> list[list[list[int]]]:
     return calls
 
 
+def rescue_of(trainer: Trainer) -> Rescue:
+    """The trainer's sampler: Rescue around the config's sampler (built once, from the config)."""
+    assert isinstance(trainer.sampler, Rescue)
+    return trainer.sampler
+
+
 def hand_advantages(groups: list[np.ndarray]) -> np.ndarray:
     """GRPO's (r - mean) / (std + eps) per group, by hand (population std)."""
     out = []
@@ -120,8 +127,7 @@ def test_never_solved_all_wrong_groups_get_exactly_n_more(
         solved |= set(rescued)
         rescued_ever += rescued
         assert metrics["rescue/prompts_solved"] == len(solved)
-        assert trainer.rescue is not None
-        assert set(np.flatnonzero(trainer.rescue.solved).tolist()) == solved
+        assert set(np.flatnonzero(rescue_of(trainer).solved).tolist()) == solved
     assert rescued_ever, "no group was rescued"
     assert len(rescued_ever) == len(set(rescued_ever)), "a prompt was rescued after it was solved"
 
@@ -168,29 +174,35 @@ def test_resume_is_exact(sft_dir: Path, tmp_path: Path) -> None:
     first = Trainer(CONFIG, sft_dir, tmp_path / "b", log=lambda _: None)
     plant(first)
     got = _trace(first, 4)
-    assert first.rescue is not None and first.rescue.solved[sorted(RESCUABLE)].all()
-    saved = first.rescue.state()
+    assert rescue_of(first).solved[sorted(RESCUABLE)].all()
+    saved = rescue_of(first).solved.copy()
     first.save()
     del first
     resumed = Trainer(CONFIG, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
-    assert resumed.rescue is not None and resumed.rescue.state() == saved
+    assert np.array_equal(rescue_of(resumed).solved, saved)  # through the sampler's state
     plant(resumed)
     got += _trace(resumed, 4)
     assert got == expected
 
 
-def test_a_damaged_record_refuses_the_resume_in_one_line(sft_dir: Path, tmp_path: Path) -> None:
+def test_an_earlier_record_in_trainer_json_refuses_the_resume_in_one_line(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    """A checkpoint of an earlier frontier_rft kept the solved prompts in trainer.json; the
+    sampler's state holds them now, so such a resume is refused, as Pilot-Commit's are."""
     config = dataclasses.replace(CONFIG, steps=2)
     first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
     plant(first)
     _trace(first, 2)
     ckpt = first.save()
     saved = json.loads((ckpt / "trainer.json").read_text())
-    saved["rescue_solved"] = [0, 99]
+    assert "rescue_solved" not in saved
+    saved["rescue_solved"] = [0, 6]
     (ckpt / "trainer.json").write_text(json.dumps(saved))
     before = sorted(p.name for p in (tmp_path / "b").rglob("*"))
-    with pytest.raises(ValueError, match="rescue record is not a list of prompt indices below 12"):
+    with pytest.raises(ValueError, match=r"rescue.s solved prompts in trainer\.json") as err:
         Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
+    assert "\n" not in str(err.value)
     assert sorted(p.name for p in (tmp_path / "b").rglob("*")) == before
 
 
@@ -199,10 +211,11 @@ def test_off_by_default_no_record_no_metrics(sft_dir: Path, tmp_path: Path) -> N
     trainer = Trainer(config, sft_dir, tmp_path / "run", log=lambda _: None)
     calls = plant(trainer)
     metrics = trainer.step()
-    assert trainer.rescue is None and len(calls[0]) == 1
+    assert not isinstance(trainer.sampler, Rescue) and len(calls[0]) == 1
     assert not any(k.startswith("rescue/") for k in metrics)
     ckpt = trainer.save()
     assert "rescue_solved" not in json.loads((ckpt / "trainer.json").read_text())
+    assert "rescue" not in trainer.sampler.state_dict()
 
 
 @pytest.mark.parametrize(

@@ -90,8 +90,9 @@ class WrapsSelector:
     """It trains, at a later step, groups it rolled out earlier (its store): a trainer must
     hand it payloads a checkpoint can hold (`sampling/store.py`)."""
     rescuable: ClassVar[bool] = False
-    """Its trained groups are this step's whole groups of n, which rescue may extend with more
-    rollouts (its settings may still split them: FewerRollouts' screen)."""
+    """Its trained groups are this step's whole groups of n, one a prompt, which rescue may
+    extend with more rollouts (sampling/rescue.py) and shadows and the reward log read (its
+    settings may still split them: FewerRollouts' screen)."""
     TOTALS: ClassVar[tuple[str, ...]] = ()
     """Names of the counts its metrics sum over the run (`_totals`, saved as `totals`)."""
     LAST: ClassVar[tuple[str, ...]] = ()

@@ -26,6 +26,7 @@ from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.sampling.wrapper_file import naming_file, read_wrapper_state
+from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
 __all__ = [
     "LEGACY_FILES",
@@ -72,6 +73,16 @@ def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
             sampler = make(selector, config_from_dict(config_class, state["config"]))
         sampler.load_state_dict(state)
     return sampler
+
+
+def _bare(sampler: Sampler) -> Sampler:
+    """A sampler of `sampler`'s kind and config around the same selector, none of its state
+    restored (a sampler around a sampler, Rescue, rebuilt around its wrapped one's bare one)."""
+    if isinstance(sampler, WrapsSampler):
+        return sampler.rewrap(_bare(sampler.wraps))
+    row = KINDS[sampler.kind]
+    make, config_class = row.sampler, row.config
+    return make(sampler.inner) if config_class is None else make(sampler.inner, sampler.config)
 
 
 def _saved_file(directory: Path, prefix: str) -> tuple[Path | None, list[str]]:
@@ -130,11 +141,8 @@ def saved_sampler_state(
     # The selector is restored from its own file; the probe proves the state loads (its
     # load_state_dict is all-or-nothing), so the caller's later load cannot fail.
     state = {**state, "inner": {}}
-    row = KINDS[sampler.kind]
-    make, config_class = row.sampler, row.config
-    probe = make(sampler.inner) if config_class is None else make(sampler.inner, sampler.config)
     try:
-        probe.load_state_dict(state)
+        _bare(sampler).load_state_dict(state)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}; {fix}") from exc
     return state

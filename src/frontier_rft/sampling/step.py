@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -41,6 +41,7 @@ from frontier_rft.sampling.filtered_batch import FilteredBatch, csr
 __all__ = [
     "MAX_GROUP_SIZE",
     "SIZE_BINS",
+    "SUCCESS",
     "Rolled",
     "RolloutFn",
     "Round",
@@ -54,6 +55,9 @@ __all__ = [
 
 MAX_GROUP_SIZE = 1 << 20
 """Most rollouts per prompt a step takes: past it, a typo."""
+
+SUCCESS = 1.0
+"""A rollout counts as solved when its reward reaches this (Countdown's 0.1 is format only)."""
 
 RolloutFn = Callable[..., Any]
 """rollout(ids) -> rewards, group_size per id, id-major, or `Rolled` (the rewards and one
@@ -188,6 +192,17 @@ class StepSamples:
     nominal_groups: int = 0
     """Groups uniform's step would train (B), when the loss is normalised by them instead of
     by the groups trained (FewerRollouts' loss_scale 'batch'); 0: by the groups trained."""
+    wrapped: StepSamples | None = None
+    """What the wrapped sampler returned, when a sampler around a sampler (Rescue) added rounds
+    after its own; None: these rounds are all the sampler's own."""
+    wrapper_metrics: Mapping[str, float] = field(default_factory=dict)
+    """This step's metrics of the wrappers around the sampler (rescue/...), namespaced."""
+
+    @property
+    def sampled(self) -> StepSamples:
+        """The innermost sampler's own samples, before any wrapper added rounds: what the
+        selector read, and what a step's reward metrics, shadows and reward log describe."""
+        return self if self.wrapped is None else self.wrapped.sampled
 
     @property
     def loss_scale(self) -> float:
@@ -273,11 +288,22 @@ class Sampler(Protocol):
     """What the trainer, the simulator and TRL call, and what a checkpoint saves: PassThrough,
     DynamicSampling, Allocation, FewerRollouts or PilotCommit, told apart by `kind` alone."""
 
-    kind: ClassVar[str]
-    """The sampler's name in a checkpoint (a resume under another sampler is refused)."""
-    inner: Selector
-    config: Any
-    """Its frozen config dataclass, saved beside its state (None: it has no settings)."""
+    @property
+    def kind(self) -> str:
+        """The sampler's name in a checkpoint (a resume under another sampler is refused; a
+        sampler around a sampler, Rescue, gives the wrapped one's)."""
+        ...
+
+    @property
+    def inner(self) -> Selector:
+        """The selector inside."""
+        ...
+
+    @property
+    def config(self) -> Any:
+        """Its frozen config dataclass, saved beside its state (None: it has no settings)."""
+        ...
+
     uneven_groups: ClassVar[bool]
     """Its groups differ in size within a step (`WrapsSelector` says more of each fact)."""
     holds_groups: ClassVar[bool]

@@ -35,7 +35,8 @@ from frontier_rft.sampling.fewer_rollouts import (
 )
 from frontier_rft.sampling.filtered_batch import FilteredBatch, gather
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.rescue import Rescue, refusal
+from frontier_rft.sampling.spec import SamplerSpec, kind_row
 from frontier_rft.sampling.step import Sampler, rollout_metrics
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
@@ -121,6 +122,10 @@ class Entry:
     sampler: SamplerSpec | None = None
     """The step sampler named by its spec, any kind (sampling.spec.KINDS), instead of the
     fields above (None: they say it)."""
+    rescue: int = 0
+    """Rescue rollouts around the step sampler (sampling/rescue.py, TrainConfig.rescue): N
+    more for a never-solved prompt's all-wrong trained group, joined when one is correct
+    (0 = off)."""
 
     def __post_init__(self) -> None:
         if self.sampler is not None:
@@ -155,6 +160,10 @@ class Entry:
             self.allocation_config()  # a bad field is named now, not in a worker
         elif self.oracle:
             raise ValueError(f"entry {self.label!r}: oracle is for allocation; set allocation")
+        if self.rescue:
+            spec = self.spec()
+            why = refusal(kind_row(spec.kind).fact("rescuable"), spec.kind, spec.config)
+            check(why is None, f"entry {self.label!r}: {why}")
 
     def spec(self) -> SamplerSpec:
         """The step sampler of this entry: the simulator's one conversion into the spec, the
@@ -225,7 +234,8 @@ def sampler_for(entry: Entry, selector: Selector, learner: SimulatedLearner) -> 
     reference trainer builds its own; with `Entry.oracle`, the allocation reads `learner`'s
     true pass rates."""
     oracle = _true_rates(learner) if entry.oracle else None
-    return entry.spec().build(selector, posterior=oracle)
+    sampler = entry.spec().build(selector, posterior=oracle)
+    return Rescue(sampler, entry.rescue) if entry.rescue else sampler
 
 
 def dynamic_sampling_config(mode: str) -> DynamicSamplingConfig:
@@ -280,6 +290,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "fewer_rollouts": spec.entry.fewer_rollouts,
         # only when named by its spec: every record of an entry without one stays as it was
         **({} if spec.entry.sampler is None else {"sampler": list(spec.entry.sampler.pair())}),
+        **({"rescue": spec.entry.rescue} if spec.entry.rescue else {}),
         "seed": spec.seed,
         "note": NON_LLM_JUDGE_NOTE if "judge" in SELECTORS[name].collaborators else "",
         "given": list(spec.given),
@@ -343,8 +354,8 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         record["category_counts"].append(counts.astype(int).tolist())
         dropped = _append_metrics(
             series,
-            sampler.metrics(),
-            prefix=(f"{name}/", "dapo/", "alloc/", "fewer_rollouts/"),
+            {**sampler.metrics(), **samples.wrapper_metrics},
+            prefix=(f"{name}/", "dapo/", "alloc/", "fewer_rollouts/", "rescue/"),
             step=step,
         )
         if step == 0:

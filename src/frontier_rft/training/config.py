@@ -24,6 +24,7 @@ from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.pilot_commit import PilotCommit
+from frontier_rft.sampling.rescue import Rescue, refusal
 from frontier_rft.sampling.sampler_flags import (
     TRAIN_ROUND_RULES,
     legacy_train_fields,
@@ -319,7 +320,7 @@ class TrainConfig:
     """Rescue rollouts: a trained group that comes back all-wrong, of a prompt never solved in
     this run, gets this many more rollouts in the same step, and trains joined to them when one
     is correct (0 = off; sampler passthrough or fewer_rollouts without screening;
-    training/rescue.py; docs/selectors/fewer_rollouts.md, "Rescue")."""
+    sampling/rescue.py; docs/selectors/fewer_rollouts.md, "Rescue")."""
     pad_rows: str = "auto"
     """Pad a kept step's generation to a few batch shapes: auto (buckets on CUDA, else off),
     buckets or off (training/pad_rows.py; docs/selectors/fewer_rollouts.md, "Padding")."""
@@ -518,13 +519,14 @@ class TrainConfig:
             f"rescue must be an int >= 0 (0 = off, e.g. 8 more rollouts; at most "
             f"{MAX_GROUP_SIZE}), got {n!r}",
         )
-        screens = self.sampler == FewerRollouts.kind and self.sampler_settings().screen > 0
-        check(
-            not n or (kind_row(self.sampler).fact("rescuable") and not screens),
-            f"rescue extends the all-wrong groups a step trains, which sampler {self.sampler!r}"
-            f"{' with screening' if screens else ''} drops or splits: use plain GRPO or "
-            "--rollouts kept without --screen, or set rescue 0",
-        )
+        if n:
+            rescuable = kind_row(self.sampler).fact("rescuable")
+            why = refusal(rescuable, self.sampler, self.sampler_settings())
+            check(why is None, str(why))
+
+    def _screens(self) -> bool:
+        """Whether the run's FewerRollouts screens (splits each group in two rounds)."""
+        return self.sampler == FewerRollouts.kind and self.sampler_settings().screen > 0
 
     def _check_pad_rows(self) -> None:
         """The padding mode, and the sampler whose steps roll out fewer than B prompts."""
@@ -579,15 +581,8 @@ class TrainConfig:
 
     def _check_shadows(self) -> None:
         """Shadows and the reward log read each prompt's whole group, once per step."""
-        settings = self.sampler_settings()
-        screens = self.sampler == FewerRollouts.kind and settings.screen > 0
-        partial = ["screen"] if screens else []
-        if self.sampler in (
-            DynamicSampling.kind,
-            Allocation.kind,
-            PilotCommit.kind,
-            ConformalStop.kind,
-        ):
+        partial = ["screen"] if self._screens() else []
+        if not kind_row(self.sampler).fact("rescuable"):  # not one whole group of n a prompt
             partial = [self.sampler]
         check_shadow_rules(
             self.shadows,
@@ -615,8 +610,9 @@ class TrainConfig:
 
     def step_sampler(self, selector: Selector) -> Sampler:
         """The step sampler this run's `sampler` and `sampler_config` ask for around
-        `selector`."""
-        return self.sampler_spec().build(selector, seed=self.seed)
+        `selector`, inside Rescue with `rescue: N`."""
+        sampler = self.sampler_spec().build(selector, seed=self.seed)
+        return Rescue(sampler, self.rescue) if self.rescue else sampler
 
 
 def train_config(raw: Mapping[str, Any]) -> TrainConfig:

@@ -10,8 +10,9 @@ One step, top to bottom (`Trainer.step`: `_collect`, `_train`, then `step_metric
    verifier scores every completion, and the selector receives every reward as
    `Feedback`; it returns the groups to train on, each whole with its completions (the
    payload each rollout carried through the sampler: `sampling.step.Rolled`; a Pilot-Commit
-   pilot's from the sampler's store) (with `rescue: N`, an all-wrong one of a
-   prompt never solved gets N more rollouts, joined when one is correct: training/rescue.py);
+   pilot's from the sampler's store) (with `rescue: N` the sampler is wrapped in Rescue: an
+   all-wrong one of a prompt never solved gets N more rollouts, joined when one is correct:
+   sampling/rescue.py);
    with `pad_rows` a kept step's generation is padded to a few batch shapes and the padding
    rows dropped before scoring (training/pad_rows.py);
 2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
@@ -87,7 +88,6 @@ from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
 from frontier_rft.training.pad_rows import EndRows, padding
 from frontier_rft.training.policy_loss import policy_loss, row_weights
 from frontier_rft.training.references import load_references
-from frontier_rft.training.rescue import Rescue
 from frontier_rft.training.run_files import (
     check_refresh,
     check_resume_steps,
@@ -101,7 +101,6 @@ from frontier_rft.training.run_files import (
 )
 from frontier_rft.training.run_info import read_run_info, write_run_info
 from frontier_rft.training.step_metrics import (
-    SUCCESS,
     Collected,
     Group,
     Trained,
@@ -198,8 +197,9 @@ class Trainer:
         """Rules followed beside the run (config.shadows): their own selectors and RNGs,
         never the run's, so training is the same with and without them."""
         self.sampler: Sampler
-        """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector: what
-        every step calls to get its rounds and the groups to train on."""
+        """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector (with
+        `rescue: N`, inside Rescue): what every step calls to get its rounds and the groups to
+        train on."""
         self.backfill: ReplayBuffer | None = None
         """backfill 'replay': the informative groups a kept step may replay (saved in
         trainer.json); None when off."""
@@ -207,11 +207,6 @@ class Trainer:
             self.backfill = ReplayBuffer(
                 cfg.backfill_buffer, cfg.backfill_max_age, cfg.backfill_max_uses
             )
-        self.rescue: Rescue | None = None
-        """rescue N > 0: the prompts solved so far and each step's rescue rollouts (saved in
-        trainer.json); None when off."""
-        if cfg.rescue:
-            self.rescue = Rescue(cfg.rescue, len(self.items), SUCCESS)
         if ckpt is None:
             self._start(references)
         else:
@@ -261,6 +256,12 @@ class Trainer:
         collaborators = self._build_learner()
         self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
         check_resumed_selector(self.selector, self.config, [it.prompt for it in self.items], ckpt)
+        if state.get("rescue_solved") is not None:  # the sampler's state holds it now
+            raise ValueError(
+                f"{ckpt} keeps rescue's solved prompts in trainer.json, as an earlier "
+                "frontier_rft wrote them; this one keeps them in the sampler's state: finish "
+                "the run with the frontier_rft that began it, or start a new --out"
+            )
         self.sampler = self._sampler(ckpt)
         self._name_policy_features()
         self.step_count = state["step"]
@@ -277,8 +278,6 @@ class Trainer:
             self.trained_tasks = trained_tasks_mask(state.get("trained_tasks"), len(self.items))
             if self.backfill is not None:
                 self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
-            if self.rescue is not None:
-                self.rescue.load(state.get("rescue_solved"))
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -351,8 +350,9 @@ class Trainer:
         return metrics
 
     def _collect(self) -> Collected:
-        """The step's rollouts: the sampler's rounds (and rescue's), each group whole with its
-        completions (the payloads it carried through the sampler), and their cost."""
+        """The step's rollouts: the sampler's rounds (and its wrappers', rescue's), each group
+        whole with its completions (the payloads it carried through the sampler), and their
+        cost."""
         cfg, n = self.config, self.config.group_size
         seconds_spent, padded_rows = [0.0], [0]  # what generation cost, call by call
 
@@ -367,10 +367,8 @@ class Trainer:
             return Rolled(rewards, [completions[a:b] for a, b in zip(starts, ends, strict=True)])
 
         with self._amp():  # METIS's judge generates inside select
-            sampled = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
-            samples = sampled
-            if self.rescue is not None:  # never-solved all-wrong groups: N more, joined if hit
-                samples = self.rescue.step(sampled, rollout)
+            samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
+        sampled = samples.sampled  # the sampler's own rounds, before rescue's
         records = self.selector.pop_judge_records() if self.judge is not None else []
         return Collected(
             samples=samples,
@@ -432,8 +430,8 @@ class Trainer:
         """The step's metrics beyond `step_metrics`: rescue's, the shadows', the levels drawn,
         and what only some runs report (refreshes, padding, passes walked, GPU memory)."""
         out: dict[str, float] = {}
-        if self.rescue is not None:
-            out.update(self.rescue.last)
+        out.update(got.samples.wrapper_metrics)  # rescue/...
+        if self.config.rescue:
             extra = got.samples.rounds[len(got.sampled.rounds) :]
             out["rescue/generated_tokens"] = float(tokens_generated(extra))
         out.update(self._shadow_step(got.groups))
@@ -721,7 +719,6 @@ class Trainer:
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
                 **({"backfill": self.backfill.state()} if self.backfill is not None else {}),
-                **({"rescue_solved": self.rescue.state()} if self.rescue is not None else {}),
                 "trained_tasks": (
                     None
                     if self.trained_tasks is None
@@ -734,8 +731,9 @@ class Trainer:
         )
 
     def _sampler(self, ckpt: Path | None) -> Sampler:
-        """The step sampler the config asks for around the selector, restored from `ckpt`
-        when resuming (refused, in one line, if the checkpoint's is another or set otherwise).
+        """The step sampler the config asks for around the selector (inside Rescue with
+        `rescue: N`: TrainConfig.step_sampler), restored from `ckpt` when resuming (refused,
+        in one line, if the checkpoint's is another or set otherwise).
 
         Dynamic sampling never carries surplus groups here (max_surplus 0): training a group
         of an earlier step needs the log-probs of the policy that sampled it, which this

@@ -12,13 +12,10 @@ import numpy as np
 
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.metrics_log import curriculum_metrics
-from frontier_rft.sampling.step import Round, StepSamples, rollout_metrics
+from frontier_rft.sampling.step import SUCCESS, Round, StepSamples, rollout_metrics
 from frontier_rft.training.backfill import Stored
 
 __all__ = ["SUCCESS", "Collected", "Group", "Trained", "step_metrics", "tokens_generated"]
-
-SUCCESS = 1.0
-"""A rollout counts as solved when its reward reaches this (Countdown's 0.1 is format only)."""
 
 
 @dataclass

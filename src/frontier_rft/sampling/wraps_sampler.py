@@ -1,0 +1,87 @@
+"""What every sampler around a sampler shares (`WrapsSampler`), as optax's `MultiSteps` wraps a
+transformation: the wrapped sampler's kind, config, selector, held groups and metrics,
+forwarded, so a checkpoint names the run's sampler as its config does and a resume checks it
+the same way (`sampling/sampler_file.py`). A wrapper's own work is its `sample`, its own state
+one key beside the wrapped sampler's (`state_key`)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from frontier_rft.core.selector import Selector
+from frontier_rft.sampling.step import RolloutFn, Sampler, StepSamples
+
+__all__ = ["WrapsSampler"]
+
+
+class WrapsSampler:
+    """A sampler around a sampler (`wraps`): Rescue's extra rollouts. Its class states its own
+    facts (the wrapped sampler's may differ: the wrapper decides what its groups are)."""
+
+    wraps: Sampler
+    """The sampler it wraps."""
+    uneven_groups: ClassVar[bool] = False
+    holds_groups: ClassVar[bool] = False
+    rescuable: ClassVar[bool] = False
+    state_key: ClassVar[str]
+    """The key of its own state beside the wrapped sampler's, in one state_dict."""
+
+    @property
+    def kind(self) -> str:
+        """The wrapped sampler's kind: a checkpoint names the run's sampler, as its config does."""
+        return self.wraps.kind
+
+    @property
+    def config(self) -> Any:
+        """The wrapped sampler's config."""
+        return self.wraps.config
+
+    @property
+    def inner(self) -> Selector:
+        """The selector inside the wrapped sampler."""
+        return self.wraps.inner
+
+    def held(self) -> list[tuple[int, int, int]]:
+        return self.wraps.held()
+
+    def metrics(self) -> dict[str, float]:
+        """The wrapped sampler's metrics (a wrapper's own per-step ones travel with its
+        samples: `StepSamples.wrapper_metrics`)."""
+        return self.wraps.metrics()
+
+    def sample(
+        self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
+    ) -> StepSamples:
+        """The wrapped sampler's step and the wrapper's work on it (`wrapped`: the former)."""
+        raise NotImplementedError
+
+    def rewrap(self, sampler: Sampler) -> WrapsSampler:
+        """The same wrapper (its settings, none of its state) around `sampler`: what a saved
+        state is tried on before a resume loads it (`sampler_file.saved_sampler_state`)."""
+        raise NotImplementedError
+
+    def _own_state(self) -> Any:
+        raise NotImplementedError
+
+    def _read_own(self, saved: Any) -> Any:
+        """Its own part of a state, checked; a ValueError naming the problem."""
+        raise NotImplementedError
+
+    def _set_own(self, own: Any) -> None:
+        raise NotImplementedError
+
+    def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
+        """The wrapped sampler's state with the wrapper's own under `state_key`."""
+        return {**self.wraps.state_dict(with_inner=with_inner), self.state_key: self._own_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state_dict of this wrapper around this sampler; on any error nothing
+        changes."""
+        if not isinstance(state, dict) or self.state_key not in state:
+            raise ValueError(
+                f"{self.kind} state holds no {self.state_key} record: it was saved by a run "
+                f"without {self.state_key}"
+            )
+        own = self._read_own(state[self.state_key])
+        self.wraps.load_state_dict({k: v for k, v in state.items() if k != self.state_key})
+        self._set_own(own)  # after the wrapped sampler's load, the last one that can fail
