@@ -30,28 +30,37 @@ from frontier_rft.bench.metrics import mean_ci, paired_summary, ttb
 from frontier_rft.bench.scripts import command_line, script_parser, seed_list, write_outputs
 from frontier_rft.bench.simulation.benchmark import cached_runs
 from frontier_rft.sampling.step import SIZE_BINS
-from frontier_rft.simulation.runner import Entry
+from frontier_rft.simulation.runner import Entry, sampler_spec
 
 BASE = "uniform"
 ENTRIES = (
     Entry(BASE, "uniform"),
     Entry("greso", "greso"),
-    Entry("greso+alloc", "greso", allocation={}),
-    Entry("greso+alloc-signal", "greso", allocation={"value": "signal"}),
-    Entry("greso+alloc-knapsack", "greso", allocation={"value": "knapsack"}),
-    Entry("greso+alloc-pilot", "greso", allocation={"pilot": 4}),
-    Entry("greso+pilot-commit", "greso", allocation={"pilot": 4, "commit": "mixed"}),
-    Entry("skip+alloc", "skip", allocation={}),
-    Entry("greso+alloc-lean0.5", "greso", allocation={"budget": 0.5}),
-    Entry("greso+alloc-lean0.6", "greso", allocation={"budget": 0.6}),
-    Entry("greso+alloc-lean0.75", "greso", allocation={"budget": 0.75}),
+    Entry("greso+alloc", "greso", sampler=sampler_spec(allocation={})),
+    Entry("greso+alloc-signal", "greso", sampler=sampler_spec(allocation={"value": "signal"})),
+    Entry("greso+alloc-knapsack", "greso", sampler=sampler_spec(allocation={"value": "knapsack"})),
+    Entry("greso+alloc-pilot", "greso", sampler=sampler_spec(allocation={"pilot": 4})),
+    Entry(
+        "greso+pilot-commit",
+        "greso",
+        sampler=sampler_spec(allocation={"pilot": 4, "commit": "mixed"}),
+    ),
+    Entry("skip+alloc", "skip", sampler=sampler_spec(allocation={})),
+    Entry("greso+alloc-lean0.5", "greso", sampler=sampler_spec(allocation={"budget": 0.5})),
+    Entry("greso+alloc-lean0.6", "greso", sampler=sampler_spec(allocation={"budget": 0.6})),
+    Entry("greso+alloc-lean0.75", "greso", sampler=sampler_spec(allocation={"budget": 0.75})),
 )
 ORACLE = (
     Entry(BASE, "uniform"),
     Entry("greso", "greso"),
-    Entry("greso+alloc", "greso", allocation={}),
+    Entry("greso+alloc", "greso", sampler=sampler_spec(allocation={})),
     # The prior_forgetting the committed results were run with (it once marked this entry).
-    Entry("greso+alloc-oracle", "greso", allocation={"prior_forgetting": 0.123456789}, oracle=True),
+    Entry(
+        "greso+alloc-oracle",
+        "greso",
+        sampler=sampler_spec(allocation={"prior_forgetting": 0.123456789}),
+        oracle=True,
+    ),
 )
 """--oracle's entries."""
 SCENARIOS = {"512": "small-pool", "1280": "large-pool"}

@@ -21,14 +21,16 @@ import numpy as np
 from frontier_rft.bench.metrics import ttb
 from frontier_rft.bench.scripts import out_and_jobs, write_outputs
 from frontier_rft.bench.simulation.benchmark import cached_runs
-from frontier_rft.simulation.runner import Entry
+from frontier_rft.simulation.runner import Entry, sampler_spec
 
 BASE = "uniform+dapo"
 ENTRIES = (
-    Entry(BASE, "uniform", dynamic_sampling="fixed"),
-    Entry("greso+dapo-adaptive", "greso", dynamic_sampling="adaptive"),
-    Entry("greso+dapo-greso", "greso", dynamic_sampling="greso"),
-    Entry("uniform+dapo-fixed-keep", "uniform", dynamic_sampling="fixed-keep"),
+    Entry(BASE, "uniform", sampler=sampler_spec(dynamic_sampling="fixed")),
+    Entry("greso+dapo-adaptive", "greso", sampler=sampler_spec(dynamic_sampling="adaptive")),
+    Entry("greso+dapo-greso", "greso", sampler=sampler_spec(dynamic_sampling="greso")),
+    Entry(
+        "uniform+dapo-fixed-keep", "uniform", sampler=sampler_spec(dynamic_sampling="fixed-keep")
+    ),
 )
 SCENARIOS = {"512": "small-pool", "1280": "large-pool"}
 SEEDS = (0, 1, 2, 3, 4)

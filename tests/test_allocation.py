@@ -32,7 +32,7 @@ from frontier_rft.sampling.allocation_rule import (
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.step import Round, StepSamples, rollout_metrics
 from frontier_rft.simulation.learner import SimulatedLearner
-from frontier_rft.simulation.runner import Entry, RunSpec, run_one
+from frontier_rft.simulation.runner import Entry, RunSpec, run_one, sampler_spec
 from frontier_rft.simulation.scenario import SCENARIOS, get_scenario
 from helpers import assert_state_equal, world_pass_rates, world_pool
 
@@ -440,16 +440,16 @@ def test_simulated_noise_of_a_group_falls_with_its_size(monkeypatch: pytest.Monk
 
 def test_simulator_runs_allocation_with_variable_groups_and_reports_sizes() -> None:
     cfg = SCENARIOS["small-pool"].replace(num_tasks=64, eval_tasks=50)
-    entry = Entry("greso+alloc", "greso", allocation={"pilot": 4})
+    entry = Entry("greso+alloc", "greso", sampler=sampler_spec(allocation={"pilot": 4}))
     rec = run_one(RunSpec(cfg, entry, 0, steps=12, batch=8, rollouts=8))
     assert rec["rollouts"] == [64] * 12  # uniform's budget, every step
     assert all(sum(h) == 8 for h in rec["size_hist"])
     assert rec["rollouts_per_prompt"] == [8.0] * 12
     assert any(k.startswith("alloc/") for k in rec["selector_metrics"])
     with pytest.raises(ValueError, match="do not combine"):
-        Entry("x", "greso", dynamic_sampling="fixed", allocation={})
+        sampler_spec(dynamic_sampling="fixed", allocation={})
     with pytest.raises(ValueError, match="pilot"):
-        Entry("x", "greso", allocation={"pilot": 1})
+        sampler_spec(allocation={"pilot": 1})
 
 
 def test_a_lean_budget_spends_less_than_uniform_where_the_posterior_allows() -> None:
@@ -528,8 +528,12 @@ def test_the_oracle_seam_gives_what_the_benchmark_patch_gave(monkeypatch: Any) -
     def timeless(rec: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in rec.items() if k not in ("overhead_ms", "label")}
 
-    seam = timeless(run_one(spec(Entry("seam", "greso", allocation=marked, oracle=True))))
-    estimated = timeless(run_one(spec(Entry("estimated", "greso", allocation=marked))))
+    seam = timeless(
+        run_one(spec(Entry("seam", "greso", sampler=sampler_spec(allocation=marked), oracle=True)))
+    )
+    estimated = timeless(
+        run_one(spec(Entry("estimated", "greso", sampler=sampler_spec(allocation=marked))))
+    )
     assert seam["score"] != estimated["score"]  # the oracle changes the runs
     latest: list[SimulatedLearner] = []
     init, posterior = SimulatedLearner.__init__, BetaPosteriors.posterior
@@ -546,7 +550,9 @@ def test_the_oracle_seam_gives_what_the_benchmark_patch_gave(monkeypatch: Any) -
 
     monkeypatch.setattr(SimulatedLearner, "__init__", track)
     monkeypatch.setattr(BetaPosteriors, "posterior", truth)
-    patched = timeless(run_one(spec(Entry("patched", "greso", allocation=marked))))
+    patched = timeless(
+        run_one(spec(Entry("patched", "greso", sampler=sampler_spec(allocation=marked))))
+    )
     assert seam == patched
 
 

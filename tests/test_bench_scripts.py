@@ -49,7 +49,7 @@ def test_cached_runs_are_keyed_by_what_makes_them(
     import tempfile
 
     from frontier_rft.bench.simulation import benchmark as simulated
-    from frontier_rft.simulation.runner import Entry
+    from frontier_rft.simulation.runner import Entry, sampler_spec
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     calls: list[list[str]] = []
@@ -63,7 +63,7 @@ def test_cached_runs_are_keyed_by_what_makes_them(
     first = simulated.cached_runs("t", "hard", one, [0, 1], 10, 4, 8, 1)
     assert simulated.cached_runs("t", "hard", one, [0, 1], 10, 4, 8, 1) == first
     assert len(calls) == 1
-    two = (*one, Entry("greso+alloc", "greso", allocation={}))
+    two = (*one, Entry("greso+alloc", "greso", sampler=sampler_spec(allocation={})))
     assert len(simulated.cached_runs("t", "hard", two, [0, 1], 10, 4, 8, 1)) == 6
     simulated.cached_runs("t", "hard", one, [0, 2], 10, 4, 8, 1)
     assert len(calls) == 3

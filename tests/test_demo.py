@@ -13,6 +13,8 @@ from frontier_rft.bench.simulation import demo
 from frontier_rft.cli.main import build_parser, main
 from frontier_rft.integrations.plan import planned_epochs, resolve_auto
 from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.scenario import SCENARIOS
 
@@ -37,8 +39,9 @@ def test_the_demo_runs_the_default_on_a_run_of_two_epochs() -> None:
     assert (choice.selector, choice.mode) == ("uniform", "full")  # issue 70: uniform's bill
     labels = {e.label: e for e in demo.demo_entries(choice)}
     assert set(SELECTORS) <= set(labels)  # every selector beside it, full batches
-    assert labels[choice.label].fewer_rollouts is None
-    assert labels[f"{demo.OPT_IN}-kept"].fewer_rollouts == {"rollouts": "kept"}  # the opt-in
+    assert labels[choice.label].sampler == SamplerSpec()
+    kept = SamplerSpec(FewerRollouts.kind, FewerRolloutsConfig(skip=True))
+    assert labels[f"{demo.OPT_IN}-kept"].sampler == kept  # the opt-in
 
 
 @pytest.mark.parametrize("default", ["uniform", "skip"])
@@ -60,7 +63,7 @@ def test_the_closing_says_what_auto_decides(monkeypatch: pytest.MonkeyPatch, def
     assert f"`auto` is {other}:" not in text
     assert ("follows skip as a shadow" in text) == (default == "uniform")
     assert "It is not the default because, with rollouts: kept it lost held-out score" in text
-    kept = [e for e in demo.demo_entries(choice) if e.fewer_rollouts]
+    kept = [e for e in demo.demo_entries(choice) if e.sampler.kind == FewerRollouts.kind]
     assert [e.label for e in kept] == [f"{demo.OPT_IN}-kept"]
 
 

@@ -320,7 +320,7 @@ def test_the_bench_entry_runs_pilot_commit_under_a_definition_of_its_own() -> No
     """`pilot-commit` trains uniform inside Pilot-Commit at the paper's settings; its ledger
     definition holds them resolved, and an entry without it keeps its committed digest."""
     from frontier_rft.bench.real_rl.ledger import definition_digest, entry_definition
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
+    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry, flags
     from frontier_rft.bench.real_rl.testbed import testbed as make_testbed
 
     tb = make_testbed("standard")
@@ -334,10 +334,9 @@ def test_the_bench_entry_runs_pilot_commit_under_a_definition_of_its_own() -> No
     assert definition["pilot_commit"]["max_age"] == 4
     plain = entry_definition(tb.run_config(MAIN_ENTRIES[0], 0))
     assert "pilot_commit" not in plain and definition_digest(plain) == "61328573"
-    picky = BenchEntry("x", "uniform", pilot_commit={"pc_evict_at": None})
+    picky = BenchEntry("x", "uniform", sampler=flags(pilot_commit=True, pc_evict_at=None))
     assert tb.run_config(picky, 0).sampler_settings().evict_at is None
-    with pytest.raises(ValueError, match="pilot_commit takes"):
-        BenchEntry("x", "uniform", pilot_commit={"pilot": 4})
+    assert picky.own_train() == {"pc_evict_at": None}  # its definition holds the flag it sets
     from frontier_rft.bench.real_rl.effects import PER_PROMPT_ROLLOUT_ENTRIES
 
     assert "pilot-commit" in PER_PROMPT_ROLLOUT_ENTRIES  # its own claim is checked on it

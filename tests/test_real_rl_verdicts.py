@@ -24,7 +24,7 @@ from frontier_rft.reporting.tables import (
     withheld_bold,
 )
 from frontier_rft.simulation import get_scenario
-from frontier_rft.simulation.runner import Entry
+from frontier_rft.simulation.runner import Entry, sampler_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -101,7 +101,7 @@ def test_the_recommendation_quotes_the_committed_real_results_and_the_default() 
 
 def test_context_by_regime() -> None:
     entries = [Entry(n, n) for n in ("uniform", "dots", "pcl", "greso")]
-    entries.append(Entry("uniform+dapo", "uniform", dynamic_sampling="fixed"))
+    entries.append(Entry("uniform+dapo", "uniform", sampler=sampler_spec(dynamic_sampling="fixed")))
     small = real_rl_context("small-pool", entries)
     assert small["calibrated"] and small["verdicts"] == {
         "dots": "hurts", "pcl": "hurts", "greso": "noise", "uniform+dapo": "helps"
@@ -134,15 +134,23 @@ def test_a_simulated_entry_gets_the_verdict_of_the_real_run_with_its_spec() -> N
     """Joined on what runs (selector, overrides, step sampler), not on labels: no table
     translates the simulator's names into the bench's."""
     same = [
-        Entry("greso+dapo-adaptive", "greso", dynamic_sampling="adaptive"),  # bench: greso-dapo
-        Entry("greso+alloc", "greso", allocation={}),  # bench: greso-alloc
-        Entry("my-dapo", "uniform", dynamic_sampling="fixed"),  # bench: dapo
+        Entry(
+            "greso+dapo-adaptive", "greso", sampler=sampler_spec(dynamic_sampling="adaptive")
+        ),  # bench: greso-dapo
+        Entry("greso+alloc", "greso", sampler=sampler_spec(allocation={})),  # bench: greso-alloc
+        Entry("my-dapo", "uniform", sampler=sampler_spec(dynamic_sampling="fixed")),  # bench: dapo
     ]
     other = [
-        Entry("greso", "greso", dynamic_sampling="fixed"),  # the label alone is not enough
+        Entry(
+            "greso", "greso", sampler=sampler_spec(dynamic_sampling="fixed")
+        ),  # the label alone is not enough
         Entry("bots-epoch", "bots", {"coverage": "epoch"}),  # other overrides
-        Entry("greso+alloc+oracle", "greso", allocation={}, oracle=True),  # no real run
-        Entry("greso+alloc-lean", "greso", allocation={"budget": 0.5}),  # a run with no verdict
+        Entry(
+            "greso+alloc+oracle", "greso", sampler=sampler_spec(allocation={}), oracle=True
+        ),  # no real run
+        Entry(
+            "greso+alloc-lean", "greso", sampler=sampler_spec(allocation={"budget": 0.5})
+        ),  # a run with no verdict
     ]
     got = real_rl_context("small-pool", same + other)["verdicts"]
     real = REAL_RL_VERDICTS["512"]

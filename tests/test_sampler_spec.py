@@ -26,12 +26,21 @@ from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.fewer_config import TRL
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig
 from frontier_rft.sampling.base import WrapsSelector
+from frontier_rft.sampling.dynamic_sampling import DynamicSamplingConfig
 from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.sampler_flags import FLAG_NAMES, SamplerFlags, sampler_settings
 from frontier_rft.sampling.spec import KINDS, KindRow, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, StepSamples, fresh_batch, run_round
 from frontier_rft.selectors import make_selector
-from frontier_rft.simulation.runner import Entry, RunSpec, run_one
+from frontier_rft.simulation import runner
+from frontier_rft.simulation.runner import (
+    DYNAMIC_SAMPLING,
+    Entry,
+    RunSpec,
+    run_one,
+    sampler_spec,
+    spelled,
+)
 from frontier_rft.simulation.scenario import SCENARIOS
 from frontier_rft.training.config import TrainConfig
 
@@ -149,12 +158,12 @@ def test_a_new_kind_runs_in_the_simulator(keep_first: str) -> None:
     cfg = SCENARIOS["small-pool"].replace(num_tasks=32, eval_tasks=16)
     spec = SamplerSpec(keep_first, KeepFirstConfig(0.5))
     entry = Entry("keep-first", "uniform", sampler=spec)
-    assert entry.spec() is spec
+    assert entry.sampler is spec
     rec = run_one(RunSpec(cfg, entry, 0, steps=3, batch=8, rollouts=4))
     assert rec["sampler"] == [keep_first, {"share": 0.5}]
     assert rec["rollouts"] == [32] * 3  # it rolls out the whole batch, trains half of it
-    with pytest.raises(ValueError, match="drop dynamic_sampling"):
-        Entry("x", "uniform", dynamic_sampling="fixed", sampler=spec)
+    with pytest.raises(ValueError, match="sampler must be a SamplerSpec"):
+        Entry("x", "uniform", sampler=keep_first)  # type: ignore[arg-type]
     plain = run_one(RunSpec(cfg, Entry("u", "uniform"), 0, steps=1, batch=8, rollouts=4))
     assert "sampler" not in plain  # the records of every entry without one are as they were
 
@@ -212,17 +221,38 @@ def test_verl_and_skyrl_run_fewer_rollouts_and_refuse_a_filter() -> None:
 
 
 def test_every_bench_entry_converts_into_the_spec_and_back() -> None:
-    """Each committed bench entry's spec, spelt back as flat fields over the testbed's, is the
-    spec again (the ledger's digests are taken from those fields: tests/test_bench_ledger_pins)."""
-    base = SamplerFlags.of_spec(bed.testbed().train.sampler_spec()).as_fields()
+    """Each committed bench entry's spec, spelt back as the flat fields it sets, is the spec
+    again (the ledger's digests are taken from those fields: tests/test_bench_ledger_pins)."""
     for entry in (*bed.MAIN_ENTRIES, *bed.EFFECT_ENTRIES):
-        spec = entry.spec(base)
-        if spec.kind == "dynamic_sampling" and entry.dynamic_sampling == "greso":
-            continue  # GRESO's rounds have settings the flat flags do not spell
-        if entry.sampler is not None:  # a kind without flags is named by its spec alone
-            assert spec == entry.sampler and spec.kind not in FLAG_NAMES
+        spec = entry.sampler
+        if not KINDS[spec.kind].flags and spec.kind != "passthrough":
+            assert entry.sampler_flags() == {}  # a kind without flags is named by its spec alone
             continue
-        assert SamplerFlags.of_spec(spec).spec() == spec, entry.label
+        assert bed.flags(**entry.sampler_flags()) == spec, entry.label
+    with pytest.raises(ValueError, match=r"BenchEntry 'x': .*prior_forgetting has no flag"):
+        bed.BenchEntry("x", "uniform", sampler=sampler_spec(allocation={"prior_forgetting": 0.9}))
+
+
+def test_every_simulator_spelling_converts_into_the_spec_and_back() -> None:
+    """A simulated entry's record names its sampler as `sampler_spec` takes it (the records of
+    entries spelt by the simulator's flags are as they were); a spec the flags do not spell is
+    recorded by its pair."""
+    spelt: list[dict[str, Any]] = [
+        {},
+        *({"dynamic_sampling": mode} for mode in DYNAMIC_SAMPLING[1:]),
+        {"allocation": {}},
+        {"allocation": {"pilot": 4, "commit": "mixed", "prior_forgetting": 0.5}},
+        {"fewer_rollouts": {"rollouts": "kept"}},
+        {"fewer_rollouts": {"screen": 4, "loss_scale": "kept"}},
+        {"fewer_rollouts": {"rollouts": "kept", "screen": 4}},
+    ]
+    for fields in spelt:
+        record = spelled(sampler_spec(**fields))
+        assert record == {**dict.fromkeys(record), **fields}, fields
+        assert sampler_spec(**record) == sampler_spec(**fields)
+    odd = SamplerSpec("dynamic_sampling", DynamicSamplingConfig(oversample=2.0))
+    assert spelled(odd) == {**spelled(SamplerSpec()), "sampler": list(odd.pair())}
+    assert spelled(SamplerSpec("cgrpo"))["sampler"] == ["cgrpo", SamplerSpec("cgrpo").fields()]
 
 
 def test_a_new_kind_has_a_ledger_definition_of_its_own(keep_first: str) -> None:
@@ -244,13 +274,13 @@ def test_the_architecture_page_names_each_door_that_exists() -> None:
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
     section = page.split("## One step-sampler spec at every door")[1].split("\n## ")[0]
-    named = set(re.findall(r"`(\w+)\.(spec|sampler_spec|of_spec)`", section))
+    named = set(re.findall(r"`(\w+)\.(spec|sampler_spec|of_spec|spelled|flags)`", section))
     owners = {
         "SamplerFlags": SamplerFlags,
         "TrainConfig": TrainConfig,
         "FrontierConfig": FrontierConfig,
-        "Entry": Entry,
-        "BenchEntry": bed.BenchEntry,
+        "runner": runner,
+        "testbed": bed,
     }
     assert {name for name, _ in named} == set(owners)
     for name, method in named:

@@ -9,7 +9,7 @@ from frontier_rft import SELECTORS, make_selector
 from frontier_rft.bench.simulation.benchmark import parse_entries, run_benchmark
 from frontier_rft.core.feedback import GroupBatch
 from frontier_rft.simulation import SCENARIOS, SimulatedLearner, get_scenario
-from frontier_rft.simulation.runner import Entry, RunSpec, run_one
+from frontier_rft.simulation.runner import Entry, RunSpec, run_one, sampler_spec
 
 
 def batch_of(ids: list[int], rewards: list[list[float]]) -> GroupBatch:
@@ -126,7 +126,7 @@ def test_runs_are_deterministic_and_parallel_equals_serial() -> None:
 @pytest.mark.parametrize("inner", ["metis", "adcl"])
 @pytest.mark.parametrize("mode", ["fixed", "adaptive"])
 def test_dynamic_sampling_around_any_selector_in_simulation(inner: str, mode: str) -> None:
-    entry = Entry(f"{inner}+dapo", inner, dynamic_sampling=mode)
+    entry = Entry(f"{inner}+dapo", inner, sampler=sampler_spec(dynamic_sampling=mode))
     run = run_one(RunSpec(get_scenario("hard"), entry, 0, 3, 8, 4))
     assert len(run["score"]) == 4 and run["dynamic_sampling"] == mode
     # Round 1 rolls out 3x candidates (nothing measured yet); later rounds top up the batch,
@@ -147,7 +147,16 @@ def test_the_simulator_drives_the_samplers_the_trainer_drives(sample_calls: list
     calls = sample_calls
     scenario = get_scenario("hard")
     runner.run_one(RunSpec(scenario, Entry("u", "uniform"), 0, 2, 8, 4))
-    runner.run_one(RunSpec(scenario, Entry("d", "uniform", dynamic_sampling="greso"), 0, 2, 8, 4))
+    runner.run_one(
+        RunSpec(
+            scenario,
+            Entry("d", "uniform", sampler=sampler_spec(dynamic_sampling="greso")),
+            0,
+            2,
+            8,
+            4,
+        )
+    )
     assert calls == ["PassThrough"] * 2 + ["DynamicSampling"] * 2
 
 
@@ -162,10 +171,19 @@ def test_every_mode_names_its_settings_in_the_simulator() -> None:
     sel = make_selector("uniform", TaskPool(num_tasks=50))
     learner = SimulatedLearner(get_scenario("hard"), seed=0)
     for mode in MODES:
-        sampler = sampler_for(Entry("d", "uniform", dynamic_sampling=mode), sel, learner)
+        sampler = sampler_for(
+            Entry("d", "uniform", sampler=sampler_spec(dynamic_sampling=mode)), sel, learner
+        )
         assert getattr(sampler, "config", None) == DynamicSamplingConfig.for_mode(mode)
     run = run_one(
-        RunSpec(get_scenario("hard"), Entry("d", "uniform", dynamic_sampling="dapo"), 0, 3, 8, 4)
+        RunSpec(
+            get_scenario("hard"),
+            Entry("d", "uniform", sampler=sampler_spec(dynamic_sampling="dapo")),
+            0,
+            3,
+            8,
+            4,
+        )
     )
     rounds = run["selector_metrics"]["dapo/rounds"]
     assert run["selector_metrics"]["dapo/candidates"] == [24 * r for r in rounds]
@@ -173,7 +191,7 @@ def test_every_mode_names_its_settings_in_the_simulator() -> None:
 
 def test_entry_refuses_an_unknown_dynamic_sampling_mode() -> None:
     with pytest.raises(ValueError, match="dynamic_sampling must be one of"):
-        Entry("x", "uniform", dynamic_sampling="3x")
+        Entry("x", "uniform", sampler=sampler_spec(dynamic_sampling="3x"))
 
 
 def test_run_record_shapes() -> None:

@@ -16,7 +16,7 @@ from frontier_rft.bench.simulation.benchmark import run_benchmark
 from frontier_rft.cli.main import main
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.simulation import SimulatedLearner, get_scenario
-from frontier_rft.simulation.runner import Entry, RunSpec, given_pool, run_one
+from frontier_rft.simulation.runner import Entry, RunSpec, given_pool, run_one, sampler_spec
 
 N_TASKS, B, N, K = 64, 8, 8, 2
 STEPS = 4 * N_TASKS // B  # four of uniform's epochs
@@ -39,7 +39,7 @@ def known_pool(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def simulate(name: str, fewer: dict[str, Any] | None = None) -> dict[str, Any]:
-    entry = Entry(name, name, fewer_rollouts=fewer)
+    entry = Entry(name, name, sampler=sampler_spec(fewer_rollouts=fewer))
     return run_one(RunSpec(SCENARIO, entry, seed=0, steps=STEPS, batch=B, rollouts=N))
 
 
@@ -70,7 +70,9 @@ def test_the_same_steps_as_uniform_with_exact_rollout_counts() -> None:
 
 
 def test_the_summary_reports_rollouts_as_a_share_of_uniforms_and_the_final_score() -> None:
-    entries = [Entry("uniform-screen2", "uniform", fewer_rollouts={"screen": K})]
+    entries = [
+        Entry("uniform-screen2", "uniform", sampler=sampler_spec(fewer_rollouts={"screen": K}))
+    ]
     res = run_benchmark(SCENARIO, entries, seeds=[0, 1], steps=STEPS, batch=B, rollouts=N, jobs=1)
     summary = res["summary"]
     assert summary["uniform"]["rollouts_vs_baseline"]["mean"] == 1.0
@@ -90,17 +92,17 @@ def test_the_summary_reports_rollouts_as_a_share_of_uniforms_and_the_final_score
     ],
 )
 def test_bad_fewer_rollouts_fields_are_named(fewer: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=f"^entry 'x': fewer_rollouts.*{re.escape(message)}"):
-        Entry("x", "uniform", fewer_rollouts=fewer)
-    with pytest.raises(ValueError, match="do not combine"):
-        Entry("x", "uniform", dynamic_sampling="fixed", fewer_rollouts={"screen": 2})
+    with pytest.raises(ValueError, match=f"^fewer_rollouts.*{re.escape(message)}"):
+        sampler_spec(fewer_rollouts=fewer)
+    with pytest.raises(ValueError, match="dynamic_sampling and fewer_rollouts do not combine"):
+        sampler_spec(dynamic_sampling="fixed", fewer_rollouts={"screen": 2})
 
 
 def test_refused_before_any_run_where_the_trainer_refuses() -> None:
-    bots = Entry("bots-kept", "bots", fewer_rollouts={"rollouts": "kept"})
+    bots = Entry("bots-kept", "bots", sampler=sampler_spec(fewer_rollouts={"rollouts": "kept"}))
     with pytest.raises(ValueError, match="'bots' does not walk the data"):
         run_benchmark(SCENARIO, [bots], seeds=[0], steps=2, batch=B, rollouts=N, jobs=1)
-    wide = Entry("screen8", "uniform", fewer_rollouts={"screen": N})
+    wide = Entry("screen8", "uniform", sampler=sampler_spec(fewer_rollouts={"screen": N}))
     with pytest.raises(ValueError, match="screen 8 must be below group_size 8"):
         run_benchmark(SCENARIO, [wide], seeds=[0], steps=2, batch=B, rollouts=N, jobs=1)
     assert FewerRolloutsConfig(screen=K).skip  # (the trainer's default: the skip on)

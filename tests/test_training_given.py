@@ -202,7 +202,7 @@ def test_distinct_prompts_trained_counts_only_groups_that_reached_the_loss(
 
 def test_dapo_round_rule_reaches_the_wrapper_and_refuses_adaptive() -> None:
     from frontier_rft.bench.real_rl.ledger import entry_definition
-    from frontier_rft.bench.real_rl.testbed import BenchEntry, testbed
+    from frontier_rft.bench.real_rl.testbed import BenchEntry, flags, testbed
 
     sampler, settings = SamplerFlags(dynamic_sampling=True, dapo_round_rule="dapo").sampler()
     cfg = dataclasses.replace(TEST_TRAIN, sampler=sampler, sampler_config=settings)
@@ -221,9 +221,11 @@ def test_dapo_round_rule_reaches_the_wrapper_and_refuses_adaptive() -> None:
         dataclasses.replace(cfg, sampler_config={"round_rule": "greso"})
     # A bench entry in mode dapo; an entry in mode fixed keeps its definition (and digest).
     tb = testbed("toy")
-    dapo = tb.run_config(BenchEntry("x", "uniform", dynamic_sampling="dapo"), 0)
+    dapo_flags = flags(dynamic_sampling=True, dapo_round_rule="dapo")
+    dapo = tb.run_config(BenchEntry("x", "uniform", sampler=dapo_flags), 0)
     assert dapo.sampler_settings() == DynamicSamplingConfig.dapo()
-    fixed = entry_definition(tb.run_config(BenchEntry("d", "uniform", dynamic_sampling="fixed"), 0))
+    fixed_entry = BenchEntry("d", "uniform", sampler=flags(dynamic_sampling=True))
+    fixed = entry_definition(tb.run_config(fixed_entry, 0))
     assert fixed["dynamic_sampling"]["round_rule"] == "standard"
     assert "dapo_round_rule" not in fixed
 
@@ -252,7 +254,9 @@ def test_trainer_and_simulator_drive_the_same_sampler(
     trainer.step()
     name = "DynamicSampling" if dynamic else "PassThrough"
     assert calls == [name, name]
-    entry = runner.Entry("d", "uniform", dynamic_sampling="fixed" if dynamic else None)
+    entry = runner.Entry(
+        "d", "uniform", sampler=runner.sampler_spec(dynamic_sampling="fixed" if dynamic else None)
+    )
     learner = runner.SimulatedLearner(get_scenario("hard"), seed=0)
     assert type(runner.sampler_for(entry, trainer.selector, learner)).__name__ == name
     source = textwrap.dedent(inspect.getsource(Trainer.step))

@@ -205,10 +205,20 @@ def test_a_mode_is_one_sampler_config_in_trl_the_simulator_and_the_bench(mode: s
     same DynamicSamplingConfig (the reference trainer offers fixed, adaptive and dapo)."""
     from dataclasses import asdict
 
-    from frontier_rft.bench.real_rl.testbed import BenchEntry
-    from frontier_rft.simulation.runner import Entry
+    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, flags
+    from frontier_rft.simulation.runner import sampler_spec
 
     trl = ("dynamic_sampling", asdict(sampling_config(mode, None)))
-    assert Entry("e", "greso", dynamic_sampling=mode).spec().pair() == trl
-    if mode != "greso":  # GRESO's rounds need settings the reference trainer does not offer
-        assert BenchEntry("e", "greso", dynamic_sampling=mode).spec().pair() == trl
+    assert sampler_spec(dynamic_sampling=mode).pair() == trl
+    # the bench spells a mode by the reference trainer's flags, which have no GRESO rounds
+    bench = {
+        "fixed": {},
+        "adaptive": {"adaptive_oversample": True},
+        "dapo": {"dapo_round_rule": "dapo"},
+    }
+    if mode in bench:
+        assert flags(dynamic_sampling=True, **bench[mode]).pair() == trl
+    entries = {"fixed": "dapo", "adaptive": "dapo-adaptive"}  # the bench's entries in the mode
+    if mode in entries:
+        entry = next(e for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES) if e.label == entries[mode])
+        assert entry.sampler.pair() == trl

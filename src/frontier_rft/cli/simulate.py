@@ -27,7 +27,7 @@ from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import SAMPLER_NAMES
 from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors import SELECTORS
-from frontier_rft.simulation.runner import GIVEN, Entry
+from frontier_rft.simulation.runner import GIVEN, Entry, sampler_spec
 from frontier_rft.simulation.scenario import SCENARIOS
 
 __all__ = ["add_commands"]
@@ -70,6 +70,7 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
         return _checked(entries)
     if overrides and len(names) > 1:
         raise UsageError("--set applies to one selector; use `frontier simulate --selector NAME`")
+    _check_one_sampler(args)
     return _checked(
         _with_sampler(
             _with_fewer_rollouts(
@@ -91,21 +92,23 @@ def _with_sampler(entries: list[Entry], args: argparse.Namespace) -> list[Entry]
     kind = getattr(args, "sampler", None)
     if kind is None:
         return entries
-    spelled = [
-        f"--{flag.replace('_', '-')}"
-        for flag in ("dynamic_sampling", "allocation", "fewer_rollouts")
-        if getattr(args, flag, None) is not None
-    ]
-    if spelled:
-        raise UsageError(
-            f"{', '.join(spelled)} and --sampler each set the step's sampler: give one or the other"
-        )
     try:
         spec = SamplerSpec.read(kind, settings)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--sampler {kind}: {exc}") from None
     suffix = "" if spec.kind == PassThrough.kind else f"+{spec.kind}"
     return [dataclasses.replace(e, label=e.label + suffix, sampler=spec) for e in entries]
+
+
+def _check_one_sampler(args: argparse.Namespace) -> None:
+    """Refuse two flags that each set the step's sampler (an entry holds one)."""
+    flags = ("dynamic_sampling", "allocation", "fewer_rollouts", "sampler")
+    given = [f"--{f.replace('_', '-')}" for f in flags if getattr(args, f, None) is not None]
+    if len(given) > 1:
+        raise UsageError(
+            f"{', '.join(given[:-1])} and {given[-1]} each set the step's sampler: give one or "
+            "the other"
+        )
 
 
 def _with_fewer_rollouts(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
@@ -125,12 +128,10 @@ def _with_fewer_rollouts(entries: list[Entry], args: argparse.Namespace) -> list
             for k, v in fields.items()
         )  # fmt: skip
         try:
-            out += [
-                dataclasses.replace(e, label=e.label + suffix, fewer_rollouts=fields)
-                for e in entries
-            ]
+            spec = sampler_spec(fewer_rollouts=fields)
         except (TypeError, ValueError) as exc:
             raise UsageError(f"--fewer-rollouts: {exc}") from None
+        out += [dataclasses.replace(e, label=e.label + suffix, sampler=spec) for e in entries]
     return out
 
 
@@ -142,11 +143,10 @@ def _with_allocation(entries: list[Entry], args: argparse.Namespace) -> list[Ent
         return entries
     fields = parse_assignments([t for t in text.split(",") if t.strip()], "--allocation")
     try:
-        return [
-            dataclasses.replace(e, label=e.label + "+alloc", allocation=fields) for e in entries
-        ]
+        spec = sampler_spec(allocation=fields)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--allocation: {exc}") from None
+    return [dataclasses.replace(e, label=e.label + "+alloc", sampler=spec) for e in entries]
 
 
 def _with_dynamic_sampling(entries: list[Entry], args: argparse.Namespace) -> list[Entry]:
@@ -156,7 +156,8 @@ def _with_dynamic_sampling(entries: list[Entry], args: argparse.Namespace) -> li
     if mode is None:
         return entries
     suffix = "+dapo" if mode == "fixed" else f"+dapo-{mode}"
-    return [dataclasses.replace(e, label=e.label + suffix, dynamic_sampling=mode) for e in entries]
+    spec = sampler_spec(dynamic_sampling=mode)
+    return [dataclasses.replace(e, label=e.label + suffix, sampler=spec) for e in entries]
 
 
 def _checked(entries: list[Entry]) -> list[Entry]:

@@ -12,7 +12,7 @@ from frontier_rft.cli.simulate_run import run_and_report
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.simulation.fit_log import read_run_log
 from frontier_rft.simulation.fit_run import START_STEPS, RunFit, fit_run
-from frontier_rft.simulation.runner import Entry
+from frontier_rft.simulation.runner import Entry, sampler_spec
 
 __all__ = ["cmd_fit"]
 
@@ -63,7 +63,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         names = list(SELECTORS)
         entries = [
             *parse_entries(names),
-            Entry("uniform+dapo", "uniform", dynamic_sampling="fixed"),
+            Entry("uniform+dapo", "uniform", sampler=sampler_spec(dynamic_sampling="fixed")),
         ]
     args.steps, args.batch, args.rollouts = log.steps, log.batch, log.rollouts
     out = Path(args.out or f"runs/fit-{Path(log.source).name or 'run'}")

@@ -241,6 +241,12 @@ class SamplerFlags:
         """These flags as the TrainConfig fields they were, in their order."""
         return dataclasses.asdict(self)
 
+    def changed(self) -> dict[str, Any]:
+        """The fields set otherwise than their defaults, in their order: how a bench or
+        simulator entry spells its sampler in its records (the ledger's definitions)."""
+        defaults = type(self)()
+        return {k: v for k, v in self.as_fields().items() if v != getattr(defaults, k)}
+
 
 FLAG_NAMES = tuple(f.name for f in dataclasses.fields(SamplerFlags))
 """The flat fields (and `frontier train` flags) of SamplerFlags."""

@@ -4,11 +4,12 @@ kinds every door converts through (`KINDS`, a row each).
 The doors each convert in one place: the reference trainer's flat flags
 (`sampler_flags.SamplerFlags.spec`, and `.of_spec` back to the flat fields the ledger's
 digests are taken from), TrainConfig (`TrainConfig.sampler_spec`), TRL's YAML
-(`FrontierConfig.sampler_spec`), the simulator's entries (`Entry.spec`) and the bench's
-(`BenchEntry.spec`). verl, SkyRL and tinker-cookbook build no step sampler: their `rollouts:
-kept` walks the selector's windows inside their own batches. Which kinds an adapter's trainer
-runs is the plan's (`integrations.plan.SAMPLER_TRAINERS`), with its refusal texts. A new kind is
-its module, a row here and a row there.
+(`FrontierConfig.sampler_spec`) and the simulator's flags (`simulation.runner.sampler_spec`);
+the bench's entry tables spell a spec by the flat flags, and both kinds of entry hold it. verl,
+SkyRL and tinker-cookbook build no step sampler: their `rollouts: kept` walks the selector's
+windows inside their own batches. Which kinds an adapter's trainer runs is the plan's
+(`integrations.plan.SAMPLER_TRAINERS`), with its refusal texts. A new kind is its module, a row
+here and a row there.
 """
 
 from __future__ import annotations

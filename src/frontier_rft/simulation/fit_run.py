@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.arrays import F64
 from frontier_rft.simulation.calibration import fit_start
-from frontier_rft.simulation.runner import Entry, RunSpec, run_one
+from frontier_rft.simulation.runner import Entry, RunSpec, run_one, sampler_spec
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig
 
 __all__ = ["RunFit", "RunLog", "fit_run"]
@@ -124,9 +124,8 @@ class RunFit:
 
 
 def _entry(log: RunLog) -> Entry:
-    return Entry(
-        log.selector, log.selector, dynamic_sampling="fixed" if log.dynamic_sampling else None
-    )
+    mode = "fixed" if log.dynamic_sampling else None
+    return Entry(log.selector, log.selector, sampler=sampler_spec(dynamic_sampling=mode))
 
 
 def _runs(cfg: ScenarioConfig, log: RunLog, seeds: Sequence[int]) -> tuple[F64, F64]:

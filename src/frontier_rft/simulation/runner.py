@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from frontier_rft.sampling.fewer_rollouts import (
 from frontier_rft.sampling.filtered_batch import FilteredBatch, gather
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue, refusal
+from frontier_rft.sampling.sampler_flags import SamplerFlags
 from frontier_rft.sampling.spec import SamplerSpec, kind_row
 from frontier_rft.sampling.step import Sampler, rollout_metrics
 from frontier_rft.selectors import SELECTORS, make_selector
@@ -51,6 +52,8 @@ __all__ = [
     "given_pool",
     "parse_given",
     "run_one",
+    "sampler_spec",
+    "spelled",
 ]
 
 # Bins of a selected group's empirical success rate: exactly 0 and exactly 1 (no gradient)
@@ -94,8 +97,8 @@ def given_pool(learner: SimulatedLearner, given: Sequence[str]) -> TaskPool:
 
 
 DYNAMIC_SAMPLING = (None, *MODES, "fixed-keep")
-"""Entry.dynamic_sampling: off, a mode (MODES: rounds of 3x the open slots, GRESO's adaptive
-sizing, GRESO's own recipe, DAPO's full 3x B rounds; DynamicSamplingConfig.for_mode), or
+"""`sampler_spec`'s dynamic_sampling: off, a mode (MODES: rounds of 3x the open slots, GRESO's
+adaptive sizing, GRESO's own recipe, DAPO's full 3x B rounds; DynamicSamplingConfig.for_mode), or
 fixed keeping the surplus for the next step (max_surplus 1024: the measurement behind
 discarding it)."""
 
@@ -103,109 +106,109 @@ discarding it)."""
 @dataclass(frozen=True)
 class Entry:
     """One selector configuration to compare: a display label, a name and its overrides,
-    optionally inside DAPO's dynamic sampling (`dynamic_sampling`: see DYNAMIC_SAMPLING)."""
+    inside its step sampler (plain GRPO unless `sampler` says otherwise)."""
 
     label: str
     selector: str
     overrides: dict[str, Any] = field(default_factory=dict)
-    dynamic_sampling: str | None = None
-    allocation: dict[str, Any] | None = None
-    """Per-prompt rollout allocation around the selector: AllocationConfig fields ({} = its
-    defaults), or None (off)."""
-    fewer_rollouts: dict[str, Any] | None = None
-    """Fewer rollouts on uniform's schedule (FewerRollouts): the run's fields rollouts,
-    screen and loss_scale, spelt as TrainConfig and BenchEntry.fewer_rollouts spell them
-    ({"rollouts": "kept", "screen": 4}), or None (off)."""
+    sampler: SamplerSpec = field(default_factory=SamplerSpec)
+    """The step sampler around the selector, any kind (sampling.spec.KINDS); `sampler_spec`
+    builds one from the simulator's flags (a dynamic sampling mode, allocation or fewer
+    rollouts' fields). The same spec as a bench-rl entry's run, so a real verdict applies to
+    the simulated entry that runs the same thing."""
     oracle: bool = False
     """With allocation: its rule reads each prompt's true pass rate (the simulated learner's,
-    as a Beta of strength 1e4) instead of its posterior: what allocation could gain at best."""
-    sampler: SamplerSpec | None = None
-    """The step sampler named by its spec, any kind (sampling.spec.KINDS), instead of the
-    fields above (None: they say it)."""
+    as a Beta of strength 1e4) instead of its posterior: what allocation could gain at best
+    (not part of the spec)."""
     rescue: int = 0
     """Rescue rollouts around the step sampler (sampling/rescue.py, TrainConfig.rescue): N
     more for a never-solved prompt's all-wrong trained group, joined when one is correct
     (0 = off)."""
 
     def __post_init__(self) -> None:
-        if self.sampler is not None:
-            check(
-                isinstance(self.sampler, SamplerSpec),
-                f"entry {self.label!r}: sampler must be a SamplerSpec, got {self.sampler!r}",
-            )
-            spelled = (self.dynamic_sampling, self.allocation, self.fewer_rollouts)
-            check(
-                all(v is None for v in spelled),
-                f"entry {self.label!r}: sampler names the step's sampler; drop "
-                "dynamic_sampling, allocation and fewer_rollouts",
-            )
-        if self.dynamic_sampling not in DYNAMIC_SAMPLING:
-            raise ValueError(
-                f"entry {self.label!r}: dynamic_sampling must be one of {DYNAMIC_SAMPLING}, "
-                f"got {self.dynamic_sampling!r}"
-            )
-        if self.fewer_rollouts is not None:
-            if self.dynamic_sampling is not None or self.allocation is not None:
-                raise ValueError(
-                    f"entry {self.label!r}: fewer_rollouts, allocation and dynamic_sampling "
-                    "do not combine (each is the step's sampler); choose one"
-                )
-            self.fewer_rollouts_config()  # a bad field is named now, not in a worker
-        if self.allocation is not None:
-            if self.dynamic_sampling is not None:
-                raise ValueError(
-                    f"entry {self.label!r}: allocation and dynamic_sampling do not combine "
-                    "(each is the step's sampler); choose one"
-                )
-            self.allocation_config()  # a bad field is named now, not in a worker
-        elif self.oracle:
+        check(
+            isinstance(self.sampler, SamplerSpec),
+            f"entry {self.label!r}: sampler must be a SamplerSpec (sampler_spec builds one from "
+            f"the simulator's flags), got {self.sampler!r}",
+        )
+        if self.oracle and self.sampler.kind != Allocation.kind:
             raise ValueError(f"entry {self.label!r}: oracle is for allocation; set allocation")
         if self.rescue:
-            spec = self.spec()
+            spec = self.sampler
             why = refusal(kind_row(spec.kind).fact("rescuable"), spec.kind, spec.config)
             check(why is None, f"entry {self.label!r}: {why}")
 
-    def spec(self) -> SamplerSpec:
-        """The step sampler of this entry: the simulator's one conversion into the spec, the
-        one a bench-rl entry's run has too, so a real verdict applies to the simulated entry
-        that runs the same thing (`Entry.oracle` is not part of it)."""
-        if self.sampler is not None:
-            return self.sampler
-        fewer = self.fewer_rollouts_config()
-        if fewer is not None:
-            return SamplerSpec(FewerRollouts.kind, fewer)
-        allocation = self.allocation_config()
-        if allocation is not None:
-            return SamplerSpec(Allocation.kind, allocation)
-        if self.dynamic_sampling is None:
-            return SamplerSpec(PassThrough.kind)
-        return SamplerSpec(DynamicSampling.kind, dynamic_sampling_config(self.dynamic_sampling))
 
-    def allocation_config(self) -> AllocationConfig | None:
-        """The entry's AllocationConfig (None: no allocation)."""
-        if self.allocation is None:
-            return None
-        return config_from_dict(AllocationConfig, self.allocation, what=f"entry {self.label!r}")
+_FLAGS = ("dynamic_sampling", "allocation", "fewer_rollouts")
 
-    def fewer_rollouts_config(self) -> FewerRolloutsConfig | None:
-        """The entry's FewerRolloutsConfig, built from its run fields as TrainConfig builds
-        it (None: every step rolls out uniform's batch)."""
-        if self.fewer_rollouts is None:
-            return None
-        what = f"entry {self.label!r}: fewer_rollouts"
-        unknown = sorted(set(self.fewer_rollouts) - set(RUN_FIELDS))
-        if unknown:
-            raise ValueError(f"{what} takes {', '.join(RUN_FIELDS)}; got {unknown}")
-        try:
-            config = fewer_rollouts_from_run(**self.fewer_rollouts)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{what}: {exc}") from None
-        if config is None:
-            raise ValueError(
-                f"{what}: rollouts full without screening is uniform's step; set rollouts=kept "
-                "or screen=K"
-            )
-        return config
+
+def sampler_spec(
+    dynamic_sampling: str | None = None,
+    allocation: Mapping[str, Any] | None = None,
+    fewer_rollouts: Mapping[str, Any] | None = None,
+) -> SamplerSpec:
+    """The step sampler the simulator's flags spell, at most one of them (none: plain GRPO):
+    a `dynamic_sampling` mode (DYNAMIC_SAMPLING), `allocation`'s AllocationConfig fields
+    ({} = its defaults) or `fewer_rollouts`' run fields, spelt as TrainConfig and the bench
+    spell them ({"rollouts": "kept", "screen": 4}). The simulator's one conversion into the
+    spec (`spelled` reads it back); ValueError naming the field."""
+    flags = (dynamic_sampling, allocation, fewer_rollouts)
+    named = [k for k, v in zip(_FLAGS, flags, strict=True) if v is not None]
+    if len(named) > 1:
+        raise ValueError(
+            f"{' and '.join(named)} do not combine (each is the step's sampler); choose one"
+        )
+    if fewer_rollouts is not None:
+        return SamplerSpec(FewerRollouts.kind, _fewer_rollouts(fewer_rollouts))
+    if allocation is not None:
+        config = config_from_dict(AllocationConfig, dict(allocation), what="allocation")
+        return SamplerSpec(Allocation.kind, config)
+    if dynamic_sampling is None:
+        return SamplerSpec()
+    if dynamic_sampling not in DYNAMIC_SAMPLING:
+        raise ValueError(
+            f"dynamic_sampling must be one of {DYNAMIC_SAMPLING}, got {dynamic_sampling!r}"
+        )
+    return SamplerSpec(DynamicSampling.kind, dynamic_sampling_config(dynamic_sampling))
+
+
+def _fewer_rollouts(fields: Mapping[str, Any]) -> FewerRolloutsConfig:
+    """The FewerRolloutsConfig of a run's fields, as TrainConfig builds it."""
+    what = "fewer_rollouts"
+    unknown = sorted(set(fields) - set(RUN_FIELDS))
+    if unknown:
+        raise ValueError(f"{what} takes {', '.join(RUN_FIELDS)}; got {unknown}")
+    try:
+        config = fewer_rollouts_from_run(**fields)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    if config is None:
+        raise ValueError(
+            f"{what}: rollouts full without screening is uniform's step; set rollouts=kept "
+            "or screen=K"
+        )
+    return config
+
+
+def spelled(spec: SamplerSpec) -> dict[str, Any]:
+    """How a run's record names its step sampler: `sampler_spec`'s arguments that build
+    `spec` (None where off), and, for a spec they do not spell (another kind or settings),
+    its (kind, config) pair under "sampler" (so every record of a flag-spelt entry stays as
+    it was)."""
+    out: dict[str, Any] = dict.fromkeys(_FLAGS)
+    if spec.kind == DynamicSampling.kind:
+        modes = (m for m in DYNAMIC_SAMPLING[1:] if dynamic_sampling_config(m) == spec.config)
+        out["dynamic_sampling"] = next(modes, None)
+    elif spec.kind == Allocation.kind:
+        defaults = AllocationConfig()
+        out["allocation"] = {k: v for k, v in spec.fields().items() if v != getattr(defaults, k)}
+    elif spec.kind == FewerRollouts.kind:
+        out["fewer_rollouts"] = {
+            k: v for k, v in SamplerFlags.of_spec(spec).changed().items() if k in RUN_FIELDS
+        }
+    if spec.kind != PassThrough.kind and all(v is None for v in out.values()):
+        out["sampler"] = list(spec.pair())
+    return out
 
 
 @dataclass(frozen=True)
@@ -230,16 +233,16 @@ def collaborators(selector: str, learner: SimulatedLearner) -> dict[str, Any]:
 
 
 def sampler_for(entry: Entry, selector: Selector, learner: SimulatedLearner) -> Sampler:
-    """The step sampler of `entry` (`Entry.spec`) around `selector`, built as the
+    """The step sampler of `entry` (`Entry.sampler`) around `selector`, built as the
     reference trainer builds its own; with `Entry.oracle`, the allocation reads `learner`'s
     true pass rates."""
     oracle = _true_rates(learner) if entry.oracle else None
-    sampler = entry.spec().build(selector, posterior=oracle)
+    sampler = entry.sampler.build(selector, posterior=oracle)
     return Rescue(sampler, entry.rescue) if entry.rescue else sampler
 
 
 def dynamic_sampling_config(mode: str) -> DynamicSamplingConfig:
-    """The DynamicSamplingConfig of an Entry.dynamic_sampling mode (not None)."""
+    """The DynamicSamplingConfig of a dynamic sampling mode of DYNAMIC_SAMPLING (not None)."""
     if mode == "fixed-keep":
         return DynamicSamplingConfig(max_surplus=1024)
     return DynamicSamplingConfig.for_mode(mode)
@@ -285,11 +288,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         "label": spec.entry.label,
         "selector": name,
         "overrides": dict(spec.entry.overrides),
-        "dynamic_sampling": spec.entry.dynamic_sampling,
-        "allocation": spec.entry.allocation,
-        "fewer_rollouts": spec.entry.fewer_rollouts,
-        # only when named by its spec: every record of an entry without one stays as it was
-        **({} if spec.entry.sampler is None else {"sampler": list(spec.entry.sampler.pair())}),
+        **spelled(spec.entry.sampler),
         **({"rescue": spec.entry.rescue} if spec.entry.rescue else {}),
         "seed": spec.seed,
         "note": NON_LLM_JUDGE_NOTE if "judge" in SELECTORS[name].collaborators else "",

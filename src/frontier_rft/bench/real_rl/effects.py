@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+from frontier_rft.sampling.allocation import Allocation
+from frontier_rft.sampling.pilot_commit import PilotCommit
 
 __all__ = [
     "BASELINE",
@@ -82,7 +84,7 @@ class Effect:
 PER_PROMPT_ROLLOUT_ENTRIES = tuple(
     e.label
     for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)
-    if e.allocation is not None or e.group_size is not None or e.pilot_commit is not None
+    if e.sampler.kind in (Allocation.kind, PilotCommit.kind) or e.group_size is not None
 )
 """Entries that change how many rollouts a prompt gets: an allocation, their own group size
 (the lean allocation's control), or Pilot-Commit itself (its own claim, tested on it)."""

@@ -35,8 +35,15 @@ from frontier_rft.bench.real_rl.page import (
     seeds_above,
 )
 from frontier_rft.bench.real_rl.skip_cost import passes_over_groups, skip_cost_summary
-from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed, figure_context
+from frontier_rft.bench.real_rl.testbed import (
+    ALLOCATION_FIELDS,
+    BenchEntry,
+    Testbed,
+    figure_context,
+)
 from frontier_rft.core.jsonsafe import dumps_strict
+from frontier_rft.sampling.allocation import Allocation
+from frontier_rft.simulation.runner import spelled
 
 __all__ = [
     "LAST_SHARE",
@@ -624,8 +631,7 @@ def write_results(
                 "given": e.given,
                 "role": e.role,
                 "note": e.note,
-                "dynamic_sampling": e.dynamic_sampling,
-                "allocation": e.allocation,
+                **_sampler_fields(e),
                 "group_size": e.group_size,
             }
             for e in entries
@@ -646,6 +652,16 @@ def write_results(
     plot_training(runs, panels, out / f"{name}_training.png", context)
     plot_effects(runs, out / f"{name}_effects.png")
     return summary
+
+
+def _sampler_fields(entry: BenchEntry) -> dict[str, Any]:
+    """An entry's step sampler as a report's entries name it: its dynamic sampling mode and
+    the allocation flags it sets (None where off)."""
+    allocation = entry.sampler.kind == Allocation.kind
+    return {
+        "dynamic_sampling": spelled(entry.sampler)["dynamic_sampling"],
+        "allocation": entry.sampler_flags(ALLOCATION_FIELDS) if allocation else None,
+    }
 
 
 def headline_lines(summary: Mapping[str, Any], labels: Sequence[str]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,10 @@ from typing import Any
 from frontier_rft.lm.pretrained import SMOLLM2
 from frontier_rft.sampling.fewer_rollouts import RUN_FIELDS
 from frontier_rft.sampling.sampler_flags import FLAG_NAMES, SamplerFlags, flat_train_fields
-from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 
 __all__ = [
-    "DYNAMIC_SAMPLING",
     "EFFECT_ENTRIES",
     "MAIN_ENTRIES",
     "SCALES",
@@ -30,6 +29,7 @@ __all__ = [
     "BenchEntry",
     "Testbed",
     "figure_context",
+    "flags",
     "learner_line",
     "smollm2_testbed",
     "standard_testbed",
@@ -37,10 +37,6 @@ __all__ = [
 ]
 
 
-DYNAMIC_SAMPLING = (None, "fixed", "adaptive", "dapo")
-"""BenchEntry.dynamic_sampling: off, or a mode of the reference trainer (MODES of
-frontier_rft.sampling.dynamic_sampling): 3x the open slots, GRESO's adaptive sizing, DAPO's
-full 3x B rounds."""
 ALLOCATION_FIELDS = (
     "rollout_budget",
     "min_rollouts",
@@ -49,10 +45,8 @@ ALLOCATION_FIELDS = (
     "pilot_rollouts",
     "commit",
 )
-"""The flags (SamplerFlags fields) a BenchEntry.allocation may set."""
-FEWER_ROLLOUTS_FIELDS = RUN_FIELDS
-"""The flags (SamplerFlags fields) a BenchEntry.fewer_rollouts may set (they reach the ledger's
-definition as the entry's own training fields: old definitions keep their digests)."""
+"""The flags (SamplerFlags fields) of an allocation: a report's entries name its settings by
+them."""
 PILOT_COMMIT_FIELDS = (
     "pc_pilot",
     "pc_candidates",
@@ -63,13 +57,25 @@ PILOT_COMMIT_FIELDS = (
     "pc_buffer_pick",
     "pc_max_rounds",
 )
-"""The flags (SamplerFlags fields) a BenchEntry.pilot_commit may set (the ledger's definition holds
-the resolved settings of an entry with Pilot-Commit, as it does an allocation's)."""
+"""The flags (SamplerFlags fields) of Pilot-Commit."""
+OWN_FLAGS = (*RUN_FIELDS, *PILOT_COMMIT_FIELDS)
+"""The flags an entry's ledger definition holds as its own training fields, where they are set
+otherwise than their defaults (`BenchEntry.own_train`): fewer rollouts' and Pilot-Commit's (its
+resolved settings are in the definition too, as an allocation's are), as they always were, so
+old definitions keep their digests."""
+
+
+def flags(**fields: Any) -> SamplerSpec:
+    """The step sampler `frontier train`'s flat flags spell (`SamplerFlags.spec`, the flat
+    door's one conversion): how the entry tables name a kind with flags, e.g.
+    `flags(rollouts="kept")` or `flags(dynamic_sampling=True, adaptive_oversample=True)`."""
+    return SamplerFlags(**fields).spec()
 
 
 @dataclass(frozen=True)
 class BenchEntry:
-    """One configuration compared: a label, a selector, its overrides, what it is given."""
+    """One configuration compared: a label, a selector, its overrides, what it is given, the
+    step sampler around it."""
 
     label: str
     """Display and directory name."""
@@ -85,26 +91,18 @@ class BenchEntry:
     """'main' (the headline comparison) or 'effect' (a paper's reported effect checked)."""
     note: str = ""
     """What the entry checks, for the tables."""
-    dynamic_sampling: str | None = None
-    """DAPO's dynamic sampling around the selector: None (off), 'fixed' (rounds of 3x the
-    open slots), 'adaptive' (sized from the measured zero-variance share, GRESO's rule) or
-    'dapo' (DAPO's released code: every round 3x the batch)."""
-    allocation: dict[str, Any] | None = None
-    """Per-prompt rollout allocation around the selector: TrainConfig's allocation fields
-    (rollout_budget, min_rollouts, max_rollouts, allocation_value, pilot_rollouts, commit;
-    {} = their defaults), or None (off)."""
+    sampler: SamplerSpec = field(default_factory=SamplerSpec)
+    """The step sampler of its runs (default: plain GRPO), any kind (sampling.spec.KINDS);
+    `flags` spells one by `frontier train`'s flat flags. Its ledger definition records a kind
+    with flags by them (DAPO's, an allocation's and Pilot-Commit's resolved settings, fewer
+    rollouts' and Pilot-Commit's flags as the entry's own fields: old definitions keep their
+    digests), any other kind by its spec."""
     group_size: int | None = None
     """Rollouts per prompt instead of the testbed's (None: the testbed's): plain GRPO at a
     smaller per-step budget, the control of a lean allocation."""
     steps: int | None = None
     """Training steps instead of the testbed's (None: the testbed's): an entry that spends
     fewer rollouts a step runs until it has spent about uniform's."""
-    fewer_rollouts: dict[str, Any] | None = None
-    """Uniform's schedule with fewer rollouts (FewerRollouts): TrainConfig's rollouts,
-    screen and loss_scale, or None (off)."""
-    pilot_commit: dict[str, Any] | None = None
-    """Pilot-Commit as the step's sampler: TrainConfig's pc_* fields ({} = the paper's
-    settings scaled to the group size), or None (off)."""
     backfill: str | None = None
     """TrainConfig.backfill ('replay': a kept step's freed slots filled with replayed groups,
     training/backfill.py), or None (off; the digests of entries without it stay)."""
@@ -121,21 +119,17 @@ class BenchEntry:
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
     that run the rule (docs/shadow.md)."""
-    sampler: SamplerSpec | None = None
-    """The step sampler named by its spec, for a kind without flat flags (cgrpo), instead of
-    the fields above (None: they say it); its ledger definition records the spec."""
 
     def __post_init__(self) -> None:
-        if self.sampler is not None:
-            spelled = (self.dynamic_sampling, self.allocation, self.fewer_rollouts)
-            if not isinstance(self.sampler, SamplerSpec) or any(
-                v is not None for v in (*spelled, self.pilot_commit)
-            ):
-                raise ValueError(
-                    f"BenchEntry {self.label!r}: sampler must be a SamplerSpec, and names the "
-                    "step's sampler alone: drop dynamic_sampling, allocation, fewer_rollouts "
-                    "and pilot_commit"
-                )
+        if not isinstance(self.sampler, SamplerSpec):
+            raise ValueError(
+                f"BenchEntry {self.label!r}: sampler must be a SamplerSpec (flags builds one "
+                f"from frontier train's flags), got {self.sampler!r}"
+            )
+        try:
+            self.sampler_flags()  # a kind with flags is recorded by them: each setting needs one
+        except ValueError as exc:
+            raise ValueError(f"BenchEntry {self.label!r}: {exc}") from None
         for name, least in (("group_size", 2), ("steps", 1)):  # a group needs two rollouts
             value = getattr(self, name)
             if value is not None and (
@@ -144,59 +138,22 @@ class BenchEntry:
                 raise ValueError(
                     f"BenchEntry {self.label!r}: {name} must be an int >= {least}, got {value!r}"
                 )
-        if self.dynamic_sampling not in DYNAMIC_SAMPLING:
-            raise ValueError(
-                f"BenchEntry {self.label!r}: dynamic_sampling must be one of "
-                f"{DYNAMIC_SAMPLING}, got {self.dynamic_sampling!r}"
-            )
-        unknown_fewer = sorted(set(self.fewer_rollouts or {}) - set(FEWER_ROLLOUTS_FIELDS))
-        if unknown_fewer:
-            raise ValueError(
-                f"BenchEntry {self.label!r}: fewer_rollouts takes "
-                f"{', '.join(FEWER_ROLLOUTS_FIELDS)}; got {', '.join(unknown_fewer)}"
-            )
-        unknown_pc = sorted(set(self.pilot_commit or {}) - set(PILOT_COMMIT_FIELDS))
-        if unknown_pc:
-            raise ValueError(
-                f"BenchEntry {self.label!r}: pilot_commit takes "
-                f"{', '.join(PILOT_COMMIT_FIELDS)}; got {', '.join(unknown_pc)}"
-            )
-        unknown = sorted(set(self.allocation or {}) - set(ALLOCATION_FIELDS))
-        if unknown:
-            raise ValueError(
-                f"BenchEntry {self.label!r}: allocation takes {', '.join(ALLOCATION_FIELDS)}; "
-                f"got {', '.join(unknown)}"
-            )
 
-    def spec(self, base: Mapping[str, Any] | None = None) -> SamplerSpec:
-        """The step sampler of this entry's runs, its flags set over `base` (the testbed's
-        SamplerFlags fields; None: their defaults): the bench's one conversion into the spec,
-        the one a simulated entry that runs the same thing has too
-        (`simulation.runner.Entry.spec`)."""
-        if self.sampler is not None:
-            return self.sampler
-        own = self.own_train()
-        flags = dict(base or {})
-        flags.update({k: own[k] for k in FLAG_NAMES if k in own})
-        mode = self.dynamic_sampling
-        return SamplerFlags(
-            **{
-                **flags,
-                "dynamic_sampling": mode is not None,
-                "adaptive_oversample": mode == "adaptive",
-                "dapo_round_rule": "dapo" if mode == "dapo" else "standard",
-                "allocation": self.allocation is not None,
-                **(self.allocation or {}),
-                "pilot_commit": self.pilot_commit is not None,
-            }
-        ).spec()
+    def sampler_flags(self, names: Sequence[str] = FLAG_NAMES) -> dict[str, Any]:
+        """The flat flags among `names` that spell its sampler, those set otherwise than their
+        defaults (SamplerFlags.changed; {} for a kind without flags): the fields its records
+        name the sampler by."""
+        if not KINDS[self.sampler.kind].flags:
+            return {}
+        changed = SamplerFlags.of_spec(self.sampler).changed()
+        return {k: v for k, v in changed.items() if k in names}
 
     def own_train(self) -> dict[str, Any]:
         """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
         its ledger definition."""
-        own = {"group_size": self.group_size, "steps": self.steps, **(self.fewer_rollouts or {})}
-        own = {k: v for k, v in own.items() if v is not None}
-        own.update(self.pilot_commit or {})  # pc_evict_at may be None
+        sized = {"group_size": self.group_size, "steps": self.steps}
+        own: dict[str, Any] = {k: v for k, v in sized.items() if v is not None}
+        own.update(self.sampler_flags(OWN_FLAGS))  # pc_evict_at may be None
         if self.backfill is not None:  # likewise
             own["backfill"] = self.backfill
         if self.rescue is not None:  # likewise
@@ -208,6 +165,12 @@ class BenchEntry:
         if self.shadows:  # only then: the digests of every entry without them stay as they were
             own["shadows"] = tuple(self.shadows)
         return own
+
+
+KEPT = flags(rollouts="kept")
+"""Fewer rollouts, the skip in uniform's window: only the kept prompts rolled out."""
+ADAPTIVE = flags(dynamic_sampling=True, adaptive_oversample=True)
+"""Dynamic sampling sized from the measured zero-variance share (GRESO's rule)."""
 
 
 MAIN_ENTRIES = (
@@ -225,7 +188,7 @@ MAIN_ENTRIES = (
         "dapo",
         "uniform",
         note="DAPO's filter, mode fixed: 3x oversampling, top-ups 3x the open slots",
-        dynamic_sampling="fixed",
+        sampler=flags(dynamic_sampling=True),
     ),
 )
 """The headline comparison: each selector at its defaults (the paper's, for a selector from a
@@ -237,35 +200,35 @@ EFFECT_ENTRIES = (
         "uniform",
         role="effect",
         note="dapo sized from the zero-variance share (GRESO's rule): fewer rollouts?",
-        dynamic_sampling="adaptive",
+        sampler=ADAPTIVE,
     ),
     BenchEntry(
         "greso-dapo",
         "greso",
         role="effect",
         note="greso inside adaptively sized dynamic sampling (not GRESO's own rounds)",
-        dynamic_sampling="adaptive",
+        sampler=ADAPTIVE,
     ),
     BenchEntry(
         "skip-dapo",
         "skip",
         role="effect",
         note="the Bayesian skip inside adaptively sized dynamic sampling",
-        dynamic_sampling="adaptive",
+        sampler=ADAPTIVE,
     ),
     BenchEntry(
         "greso-alloc",
         "greso",
         role="effect",
         note="greso's skip, then uniform's rollouts spread over the kept prompts (allocation)",
-        allocation={},
+        sampler=flags(allocation=True),
     ),
     BenchEntry(
         "greso-alloc-lean",
         "greso",
         role="effect",
         note="greso's skip, then 0.5x uniform's rollouts spread over the kept prompts",
-        allocation={"rollout_budget": 0.5},
+        sampler=flags(allocation=True, rollout_budget=0.5),
     ),
     BenchEntry(
         "uniform-n4",
@@ -279,7 +242,7 @@ EFFECT_ENTRIES = (
         "greso",
         role="effect",
         note="greso-alloc-lean run for 690 steps: about uniform's total rollouts",
-        allocation={"rollout_budget": 0.5},
+        sampler=flags(allocation=True, rollout_budget=0.5),
         steps=690,
     ),
     BenchEntry(
@@ -295,28 +258,28 @@ EFFECT_ENTRIES = (
         "greso",
         role="effect",
         note="greso, then a 4-rollout pilot per tried prompt and the rest committed after it",
-        allocation={"pilot_rollouts": 4},
+        sampler=flags(allocation=True, pilot_rollouts=4),
     ),
     BenchEntry(
         "greso-kept",
         "greso",
         role="effect",
         note="greso's skip in uniform's window: only the kept prompts rolled out, uniform's steps",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "greso-kept-mean",
         "greso",
         role="effect",
         note="greso-kept with the loss averaged over the kept groups (the design alternative)",
-        fewer_rollouts={"rollouts": "kept", "loss_scale": "kept"},
+        sampler=flags(rollouts="kept", loss_scale="kept"),
     ),
     BenchEntry(
         "skip-kept",
         "skip",
         role="effect",
         note="the Bayesian skip in uniform's window: only the kept prompts rolled out",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-kept-unpadded",
@@ -324,7 +287,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-kept without padding a kept step's generation to a few batch shapes "
         "(pad_rows off): on a GPU, what the padding saves in seconds; on a CPU, skip-kept",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
         pad_rows="off",
     ),
     BenchEntry(
@@ -333,7 +296,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-kept with the slots a kept step frees filled by replaying recent mixed groups "
         "(stored completions, IS-weighted, dual-clipped; no new rollouts)",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
         backfill="replay",
     ),
     BenchEntry(
@@ -346,7 +309,7 @@ EFFECT_ENTRIES = (
         "with mixed ones by adaptive dynamic sampling, its surplus discarded (more rollouts a "
         "trained group than TRL's stream, which has no surplus); "
         "uniform's shuffle instead of TRL's fixed row order (docs/selectors/scalerl.md)",
-        dynamic_sampling="adaptive",
+        sampler=ADAPTIVE,
     ),
     BenchEntry(
         "scalerl-kept",
@@ -355,7 +318,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="ScaleRL's retirement in uniform's window, no refill: only the unretired prompts "
         "rolled out, uniform's steps (skip-kept's setting; not how TRL's stream runs)",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-eager-kept",
@@ -363,7 +326,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-kept passing over untried prompts by their predicted informative chance "
         "itself (no 2-se margin; floor 0.25): savings in the first epoch?",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-eager-kept-f10",
@@ -371,7 +334,7 @@ EFFECT_ENTRIES = (
         {"untried_floor": 0.1},
         role="effect",
         note="skip-eager-kept with an untried floor of 0.1",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-predict-kept",
@@ -379,7 +342,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-kept with untried prompts judged by a calibrated three-way outcome "
         "predictor: predicted all-correct kept with 0.1, predicted all-wrong with 0.75",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-predict-kept-w50",
@@ -387,7 +350,7 @@ EFFECT_ENTRIES = (
         {"wrong_floor": 0.5},
         role="effect",
         note="skip-predict-kept with a retest floor of 0.5 for prompts predicted all-wrong",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-predict-kept-w50-backfill",
@@ -396,7 +359,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-predict-kept-w50 with the slots a kept step frees filled by replaying recent "
         "mixed groups (skip-kept-backfill's replay)",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
         backfill="replay",
     ),
     BenchEntry(
@@ -406,7 +369,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="the predictor alone: skip-predict-kept-w50 with every prompt, tried or untried, "
         "judged by the predictor and none by its own posterior",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-predict-kept-w50-rescue",
@@ -415,7 +378,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-predict-kept-w50 with 8 rescue rollouts for a never-solved prompt's all-wrong "
         "group, joined to it (16) when one is correct: pass@k's side, at its cost",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
         rescue=8,
     ),
     BenchEntry(
@@ -424,7 +387,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-kept that rolls out 1 in 8 of the prompts it would pass over, and passes over "
         "only as much as keeps a 95% bound on the mixed groups lost under 5%",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
     ),
     BenchEntry(
         "skip-fewer-steps",
@@ -447,7 +410,7 @@ EFFECT_ENTRIES = (
         {"wrong_floor": 0.5},
         role="effect",
         note="skip-predict-kept-w50-backfill under skip-audit's audit and bound",
-        fewer_rollouts={"rollouts": "kept"},
+        sampler=KEPT,
         backfill="replay",
     ),
     BenchEntry(
@@ -455,14 +418,14 @@ EFFECT_ENTRIES = (
         "uniform",
         role="effect",
         note="our own k-of-n screen: 4 rollouts, the other 4 only where mixed (not SPEED-RL's)",
-        fewer_rollouts={"screen": 4},
+        sampler=flags(screen=4),
     ),
     BenchEntry(
         "greso-kept-screen4",
         "greso",
         role="effect",
         note="greso's skip in uniform's window, the kept prompts screened with 4 rollouts",
-        fewer_rollouts={"rollouts": "kept", "screen": 4},
+        sampler=flags(rollouts="kept", screen=4),
     ),
     BenchEntry(
         "uniform-shadows",
@@ -478,7 +441,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="Pilot-Commit: 3 x B candidates piloted with n/4 = 2 rollouts, the other 6 committed "
         "where 0.125 <= p <= 0.75, solved prompts evicted, pilots buffered up to 4 steps",
-        pilot_commit={},
+        sampler=flags(pilot_commit=True),
     ),
     BenchEntry(
         "cgrpo",
@@ -543,12 +506,12 @@ class Testbed:
             raise ValueError("a Testbed needs a start_model, or a model and sft to build one")
 
     def run_config(self, entry: BenchEntry, seed: int) -> TrainConfig:
-        """The TrainConfig of one (entry, seed) run."""
+        """The TrainConfig of one (entry, seed) run: its step sampler is the entry's (every
+        testbed trains plain GRPO)."""
         own = entry.own_train()  # its flat sampler fields, as its ledger definition has them
         for name in FLAG_NAMES:
             own.pop(name, None)  # the sampler's, below
-        base = SamplerFlags.of_spec(self.train.sampler_spec()).as_fields()
-        sampler, sampler_config = entry.spec(base).pair()
+        sampler, sampler_config = entry.sampler.pair()
         return dataclasses.replace(
             self.train,
             **own,

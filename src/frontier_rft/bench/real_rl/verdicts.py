@@ -64,7 +64,7 @@ def run_spec(entry: Entry | BenchEntry) -> str:
     """What an entry runs, whichever kind: its selector, overrides and step sampler (as
     TrainConfig spells it, every field), as one canonical string: two are equal exactly
     when the runs configure the selector and its sampler alike."""
-    sampler, config = entry.spec().pair()
+    sampler, config = entry.sampler.pair()
     return json.dumps(
         [entry.selector, dict(entry.overrides), sampler, config], sort_keys=True, default=str
     )

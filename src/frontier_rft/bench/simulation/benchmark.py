@@ -27,7 +27,6 @@ from frontier_rft.bench.metrics import summarize
 from frontier_rft.bench.real_rl.verdicts import real_rl_context
 from frontier_rft.features.derive import EvidenceWarning
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
-from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.runner import (
@@ -174,11 +173,10 @@ def _check_entries(
                 **e.overrides,
                 **collaborators(e.selector, probe),
             )
-            fewer = e.fewer_rollouts_config()
-            if fewer is not None:
+            if e.sampler.kind == FewerRollouts.kind:
                 try:
-                    fewer.check_group_size(rollouts)
-                    build_sampler(FewerRollouts.kind, fewer, selector)
+                    e.sampler.config.check_group_size(rollouts)
+                    e.sampler.build(selector)
                 except ValueError as exc:
                     raise ValueError(f"entry {e.label!r}: {exc}") from None
 

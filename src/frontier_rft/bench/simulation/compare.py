@@ -33,7 +33,7 @@ from frontier_rft.bench.simulation.vs_real import (
     training_noise,
 )
 from frontier_rft.bench.simulation.vs_real import signed as _f
-from frontier_rft.simulation.runner import Entry
+from frontier_rft.simulation.runner import Entry, sampler_spec
 from frontier_rft.simulation.scenario import SCENARIOS
 
 _log = logging.getLogger(__name__)
@@ -130,12 +130,12 @@ PREDICTED: tuple[Entry, ...] = (
     Entry("bots-epoch", "bots", {"coverage": "epoch"}),
     Entry("prioritized-epoch", "prioritized", {"coverage": "epoch"}),
     Entry("pcl-epoch", "pcl", {"coverage": "epoch"}),
-    Entry("dapo", "uniform", dynamic_sampling="fixed"),
-    Entry("dapo-adaptive", "uniform", dynamic_sampling="adaptive"),
-    Entry("greso-dapo", "greso", dynamic_sampling="adaptive"),
-    Entry("skip-dapo", "skip", dynamic_sampling="adaptive"),
-    Entry("greso-dapo-fixed", "greso", dynamic_sampling="fixed"),
-    Entry("skip-dapo-fixed", "skip", dynamic_sampling="fixed"),
+    Entry("dapo", "uniform", sampler=sampler_spec(dynamic_sampling="fixed")),
+    Entry("dapo-adaptive", "uniform", sampler=sampler_spec(dynamic_sampling="adaptive")),
+    Entry("greso-dapo", "greso", sampler=sampler_spec(dynamic_sampling="adaptive")),
+    Entry("skip-dapo", "skip", sampler=sampler_spec(dynamic_sampling="adaptive")),
+    Entry("greso-dapo-fixed", "greso", sampler=sampler_spec(dynamic_sampling="fixed")),
+    Entry("skip-dapo-fixed", "skip", sampler=sampler_spec(dynamic_sampling="fixed")),
 )
 """Labels as `frontier bench-rl` names its entries (training/bench.py), so a later real run
 pairs with its prediction by label; dapo has a real result and anchors the others."""

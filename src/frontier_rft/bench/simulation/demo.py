@@ -21,7 +21,7 @@ from frontier_rft.bench.real_rl.verdicts import RECOMMENDED
 from frontier_rft.integrations.plan import AUTO_DOC, DEFAULT_SHADOWS, resolve_auto
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.selectors import SELECTORS
-from frontier_rft.simulation.runner import Entry
+from frontier_rft.simulation.runner import Entry, sampler_spec
 
 __all__ = [
     "DEMO_EPOCHS",
@@ -83,7 +83,13 @@ def demo_entries(choice: AutoChoice) -> list[Entry]:
     if choice.mode == "kept":
         kept[choice.label] = choice.selector
     for label, selector in kept.items():
-        entries.append(Entry(label=label, selector=selector, fewer_rollouts={"rollouts": "kept"}))
+        entries.append(
+            Entry(
+                label=label,
+                selector=selector,
+                sampler=sampler_spec(fewer_rollouts={"rollouts": "kept"}),
+            )
+        )
     return entries
 
 

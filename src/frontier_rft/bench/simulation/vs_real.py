@@ -27,7 +27,7 @@ import numpy as np
 
 from frontier_rft.bench.simulation.benchmark import run_many
 from frontier_rft.simulation.calibration import fit_start
-from frontier_rft.simulation.runner import Entry, RunSpec, run_one
+from frontier_rft.simulation.runner import Entry, RunSpec, run_one, sampler_spec
 from frontier_rft.simulation.scenario import SCENARIOS, ScenarioConfig
 
 RESULTS = Path(__file__).resolve().parents[4] / "benchmarks" / "results"
@@ -81,7 +81,7 @@ _log = logging.getLogger(__name__)
 def entry(name: str) -> Entry:
     """The simulated entry of a real-RL label ('dapo': uniform in dynamic sampling, mode fixed)."""
     if name == "dapo":
-        return Entry("dapo", "uniform", dynamic_sampling="fixed")
+        return Entry("dapo", "uniform", sampler=sampler_spec(dynamic_sampling="fixed"))
     return Entry(name, name)
 
 
