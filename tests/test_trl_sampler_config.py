@@ -123,3 +123,40 @@ def test_check_config_reports_the_named_sampler_and_checks_it_as_its_keys() -> N
     refused = check_trl_config({"sampler": "allocation"}, processes=1)
     assert any("TRL runs no step sampler 'allocation'" in p for p in refused.problems)
     assert check_trl_config({"selector": "greso"}, processes=1).sampler == []
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"selector": "greso", "sampler": "fewer_rollouts", "sampler_config": {"screen": 2}},
+        {"selector": "greso", "shadows": ["screen2"], "num_generations": 4},
+    ],
+)
+def test_check_config_builds_the_files_frontier_config_and_its_spec_once(
+    monkeypatch: pytest.MonkeyPatch, values: dict[str, Any]
+) -> None:
+    """A valid file's FrontierConfig (and so its checks and its step sampler's spec) is
+    built once; the sampler line, the shadows' checks and notes all read that one."""
+    from frontier_rft.sampling.spec import SamplerSpec
+
+    built: list[dict[str, Any]] = []
+    init = FrontierConfig.__post_init__
+
+    def counted(self: FrontierConfig) -> None:
+        built.append({k: getattr(self, k) for k in ("selector", "sampler", "shadows")})
+        init(self)
+
+    monkeypatch.setattr(FrontierConfig, "__post_init__", counted)
+    read: list[SamplerSpec] = []
+    spec_of = FrontierConfig.sampler_spec
+
+    def reading(self: FrontierConfig) -> SamplerSpec:
+        read.append(spec_of(self))
+        return read[-1]
+
+    monkeypatch.setattr(FrontierConfig, "sampler_spec", reading)
+    report = check_trl_config({**values, "num_generations": 4}, processes=1)
+    assert not report.problems, report.problems
+    whole = {k: values.get(k) for k in ("selector", "sampler", "shadows")}
+    assert built.count(whole) == 1  # beside it: the defaults and the pool's options alone
+    assert len(read) == int("sampler" in values)

@@ -393,6 +393,14 @@ def test_the_trainer_builds_its_step_sampler_spec_once(
 ) -> None:
     """From the config to a built trainer, one SamplerSpec: the adapter's entry checks, the
     rollouts: auto resolution and the step driver all read `FrontierConfig.sampler_spec()`."""
+    specs = spec_builds(monkeypatch)
+    t = trainer(tmp_path, FrontierConfig(**options))
+    assert_one_spec_driven(t, specs)
+    assert (t.frontier_dynamic is None) == (t.frontier_config.sampler_spec().kind == "passthrough")
+
+
+def spec_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kind of every SamplerSpec built from now on, in order."""
     from frontier_rft.sampling.spec import SamplerSpec
 
     specs: list[str] = []
@@ -403,10 +411,59 @@ def test_the_trainer_builds_its_step_sampler_spec_once(
         init(self)
 
     monkeypatch.setattr(SamplerSpec, "__post_init__", counted)
-    frontier = FrontierConfig(**options)
-    t = trainer(tmp_path, frontier)
+    return specs
+
+
+def assert_one_spec_driven(t: FrontierGRPOTrainer, specs: list[str]) -> None:
+    """`specs` (spec_builds) holds one build, the trainer's spec, the one its driver runs."""
     spec = t.frontier_config.sampler_spec()
     assert specs == [spec.kind]  # built once, from either vocabulary
     driver = t.frontier_dynamic
-    assert (driver is None) == (spec.kind == "passthrough")
     assert driver is None or driver.wrapper.config == spec.config  # the driver runs that spec
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--selector", "uniform"],
+        ["--selector", "greso", "--rollouts", "kept", "--screen", "2"],
+        ["--selector", "sec", "--category_columns", "source", "--dynamic_sampling", "fixed"],
+    ],
+)
+def test_a_trainer_built_from_a_yaml_runs_each_check_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str]
+) -> None:
+    """The script checks the model path, the selector's metadata, reward_range and the data's
+    columns before it reads the data, and the trainer it builds does not check them again;
+    the step sampler's spec is built once, the one the step driver runs."""
+    import frontier_rft.integrations.trl.grpo as script
+    import frontier_rft.integrations.trl.trainer as trainer_module
+
+    calls: dict[str, int] = {}
+    checks = ("local_model_path", "pool_problems", "reward_range_problems", "data_problems")
+    for module in (script, trainer_module):
+        for name in checks:
+            check = getattr(module, name)
+
+            def counted(*args: Any, _name: str = name, _check: Any = check, **kw: Any) -> Any:
+                calls[_name] = calls.get(_name, 0) + 1
+                return _check(*args, **kw)
+
+            monkeypatch.setattr(module, name, counted)
+    specs = spec_builds(monkeypatch)
+    monkeypatch.setattr(FrontierGRPOTrainer, "train", lambda self, **kw: None)
+    monkeypatch.setattr(FrontierGRPOTrainer, "save_model", lambda self, *a, **kw: None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    tok = char_tokenizer()
+    model_dir = tmp_path / "model"
+    tiny_llama(tok).save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows().to_list()))
+    argv = ["--model_name_or_path", str(model_dir), "--dataset_files", str(data)]
+    argv += ["--output_dir", str(tmp_path / "out"), "--use_cpu", "true", "--bf16", "false"]
+    argv += ["--report_to", "none", "--num_generations", "4", "--max_completion_length", "6"]
+    argv += ["--per_device_train_batch_size", "8", "--reward_funcs", "answer_match", *options]
+    t = script.main(argv)
+    assert calls == dict.fromkeys(checks, 1)
+    assert_one_spec_driven(t, specs)

@@ -14,18 +14,19 @@ import pytest
 
 pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
 
+import numpy as np
 import torch
-from test_trl_fewer import N_GEN, PROMPTS, args, dataset
+from test_trl_fewer import N_GEN, PROMPTS, args, dataset, trl_advantages
 from test_trl_fewer import Keyed as Scored
 from tiny_lm import char_tokenizer, tiny_llama
 
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.driver_kinds import KINDS, UNDRIVEN, VALUES, driver_kind
-from frontier_rft.integrations.trl.step_driver import StepDriver
+from frontier_rft.integrations.trl.step_driver import GroupRows, StepDriver
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import build_sampler
 from frontier_rft.sampling.spec import KINDS as SAMPLER_KINDS
-from frontier_rft.sampling.step import StepSamples, fresh_batch
+from frontier_rft.sampling.step import StepSamples, check_rollout, fresh_batch, roll_unit_round
 
 
 class Keyed(Scored):
@@ -52,6 +53,31 @@ def trainer(out: Path, frontier: FrontierConfig, reward: Keyed, **kw: Any) -> An
         processing_class=tok,
         frontier=frontier,
     )
+
+
+def recorded(
+    driver: StepDriver,
+) -> tuple[list[dict[str, torch.Tensor]], list[dict[str, Any]], list[tuple[float, float]]]:
+    """Lists the driver fills as it runs: TRL's output of each call it makes, each batch it
+    lays out, and the (loss_factor, pg_scale) of that batch."""
+    parent, step = driver._parent, driver.step
+    calls: list[dict[str, torch.Tensor]] = []
+    laid_out: list[dict[str, Any]] = []
+    factors: list[tuple[float, float]] = []
+
+    def recorded_parent(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        out = parent(inputs)
+        calls.append({k: v.clone() for k, v in out.items() if isinstance(v, torch.Tensor)})
+        return out
+
+    def recorded_step() -> dict[str, Any]:
+        laid_out.append(step())
+        factors.append((driver.loss_factor, driver.pg_scale))
+        return laid_out[-1]
+
+    driver._parent = recorded_parent
+    driver.step = recorded_step  # type: ignore[method-assign]
+    return calls, laid_out, factors
 
 
 def test_the_driver_rows_are_step_sampler_kinds_with_what_the_driver_reads() -> None:
@@ -119,24 +145,7 @@ def test_passthrough_a_kind_trl_never_drove_runs_through_the_driver_as_trls_own_
     assert driven.frontier_dynamic is None
     driver = driven._frontier_drive(build_sampler(PassThrough.kind, {}, driven.frontier_selector))
     assert driven.frontier_dynamic is driver and driver.kind is KINDS[PassThrough.kind]
-    parent, step = driver._parent, driver.step
-    trl_out: list[dict[str, Any]] = []
-    laid_out: list[dict[str, Any]] = []
-    factors: list[tuple[float, float]] = []
-
-    def recorded_parent(inputs: list[dict[str, Any]]) -> dict[str, Any]:
-        out = parent(inputs)
-        trl_out.append({k: v.clone() for k, v in out.items() if isinstance(v, torch.Tensor)})
-        return out
-
-    def recorded_step() -> dict[str, Any]:
-        out = step()
-        laid_out.append(out)
-        factors.append((driver.loss_factor, driver.pg_scale))
-        return out
-
-    driver._parent = recorded_parent
-    driver.step = recorded_step  # type: ignore[method-assign]
+    trl_out, laid_out, factors = recorded(driver)
     driven.train()
     # the selector's B prompts a step (those TRL's own loop got), n completions each
     assert len(driven_reward.calls) == 3 and driven_reward.calls == own_reward.calls
@@ -205,6 +214,75 @@ def test_a_new_kind_runs_on_trl_with_its_module_alone(tmp_path: Path) -> None:
     assert metrics[f"{half}/rollouts"] == rollouts == 2 * PROMPTS * N_GEN
     logged = [h for h in t.state.log_history if "loss" in h]
     assert all(f"curriculum/{half}/groups_trained" in h for h in logged) and len(logged) == 2
+
+
+class Halves(PassThrough):
+    """A kind of the test's own that joins groups across rounds: B prompts rolled out with
+    n / 2 completions each, then the same prompts in reverse order with the other n / 2, and
+    group g trained as round 0's part g joined to round 1's part B - 1 - g."""
+
+    kind: ClassVar[str] = "halves"
+
+    def __init__(self, *a: Any) -> None:
+        super().__init__(*a)
+        self.samples: list[StepSamples] = []
+
+    def sample(self, step: int, batch_size: int, group_size: int, rollout: Any) -> StepSamples:
+        check_rollout(rollout)
+        ids = self.inner.select(batch_size)
+        half = np.full(batch_size, group_size // 2, dtype=np.int64)
+        rounds = tuple(
+            roll_unit_round(self.inner, step, order, half, rollout, 0.0, "pass rates")
+            for order in (ids, ids[::-1].copy())
+        )
+        self.inner.flush()
+        last = batch_size - 1
+        tails = {(0, g): ((1, last - g),) for g in range(batch_size)}
+        picks = [(0, g) for g in range(batch_size)]
+        self.samples.append(StepSamples(step, rounds, fresh_batch(rounds, picks, step, 0, tails)))
+        return self.samples[-1]
+
+
+def test_a_joined_group_is_laid_out_whole_from_its_parts_payloads(tmp_path: Path) -> None:
+    """The sampler hands back each trained group's parts as the handles the driver gave it
+    (GroupRows, opaque to sampling/): the batch holds exactly the rows they name, round 0's
+    part then round 1's (rolled out in the other order), and TRL's advantages over the whole
+    joined group of n, not over each part."""
+    reward = Keyed()
+    t = trainer(tmp_path, FrontierConfig(selector="uniform"), reward, max_steps=2)
+    sampler = Halves(t.frontier_selector)
+    calls, laid_out, _ = recorded(t._frontier_drive(sampler))
+    t.train()
+    half = N_GEN // 2
+    assert [len(c) for c in reward.calls] == [PROMPTS * half] * 4  # two rounds a step
+    assert len(laid_out) == len(sampler.samples) == 2
+    mixed = 0
+    for s, (samples, out) in enumerate(zip(sampler.samples, laid_out, strict=True)):
+        train, trl = samples.train, calls[2 * s : 2 * s + 2]
+        assert out["advantages"].shape[0] == PROMPTS * N_GEN  # the trained rows only
+        width = int(out["completion_ids"].shape[1])
+        for g in range(train.num_groups):
+            first, second = train.payload_parts(g)
+            assert isinstance(first, GroupRows) and isinstance(second, GroupRows)
+            assert (first.round, first.start) == (0, g * half)
+            assert (second.round, second.start) == (1, (PROMPTS - 1 - g) * half)
+            named = first.rows() + second.rows()
+            for i, (r, row) in enumerate(named):  # each laid-out row is the one named
+                at = g * N_GEN + i
+                mask = trl[r]["completion_mask"][row]
+                assert int(mask[width:].sum()) == 0
+                assert torch.equal(out["completion_mask"][at], mask[:width])
+                assert torch.equal(out["completion_ids"][at], trl[r]["completion_ids"][row][:width])
+            rewards = np.concatenate([first.rewards, second.rewards])
+            assert rewards.tolist() == train.rewards[g * N_GEN : (g + 1) * N_GEN].tolist()
+            whole = trl_advantages(rewards, N_GEN)
+            got = out["advantages"][g * N_GEN : (g + 1) * N_GEN].numpy()
+            np.testing.assert_allclose(got, whole, atol=1e-5)
+            if rewards.tolist() == [1.0, 0.0, 1.0, 0.0]:  # a mixed task: whole != per part
+                mixed += 1
+                per_part = trl_advantages(rewards, half)
+                assert not np.allclose(got, per_part, atol=1e-3)
+    assert mixed > 0
 
 
 @pytest.mark.parametrize("kind", sorted(UNDRIVEN))

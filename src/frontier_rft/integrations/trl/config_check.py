@@ -163,7 +163,9 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     script = {k: v for k, v in values.items() if k in script_keys}
     others = [str(k) for k in values if k not in ours and k not in script_keys]
     _check_keys(others, ours | script_keys, script.get("trainer", "grpo"), report)
-    report.add("", config_problems(FrontierConfig, frontier))
+    whole = _build(frontier)  # the file's FrontierConfig, built once: None where it refuses
+    if whole is None:
+        report.add("", config_problems(FrontierConfig, frontier))
     # A FILE.py:FUNCTION reward name: `_rewards` below says it with the file read (whether it
     # defines the function, the dotted path to write), so the bare refusal is left out here.
     script_problems = config_problems(FrontierScriptArguments, script)
@@ -177,12 +179,12 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
             frontier.get("selector_judge"),
         ),
     )
-    spelled = _sampler_keys(frontier, report)  # a `sampler:` checked as its shorthand keys
+    spelled = _sampler_keys(whole, report)  # a `sampler:` checked as its shorthand keys
     frontier, values = {**frontier, **spelled}, {**values, **spelled}
     report.add("", config_file_problems(values))  # dynamic_sampling next to TRL's settings
     report.add("", fewer_file_problems(values))  # rollouts: kept, screen, next to TRL's
-    report.add("", _shadow_problems(frontier, values))
-    report.notes += _shadow_bounds_notes(frontier)
+    report.add("", _shadow_problems(whole, values))
+    report.notes += _shadow_bounds_notes(whole, frontier)
     report.add("", _model_problems(values))
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))
@@ -212,7 +214,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     report.choices += _auto_rollouts_choice(frontier, values, files, count, source)
     report.rollouts += _fewer_steps_line(frontier, values)
     report.rollouts += kept_choice(TRL, frontier, FrontierConfig.selector)
-    report.shadows += _default_shadows_choice(frontier)
+    report.shadows += _default_shadows_choice(whole)
     report.add(
         "",
         eval_problems(
@@ -231,15 +233,11 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     return report
 
 
-def _sampler_keys(frontier: Mapping[str, Any], report: Report) -> dict[str, Any]:
+def _sampler_keys(config: FrontierConfig | None, report: Report) -> dict[str, Any]:
     """The shorthand keys a file's `sampler:` and `sampler_config:` spell, said on the
     report's sampler line; {} without `sampler:`, or where FrontierConfig refuses the file
-    (its own check above names why)."""
-    if frontier.get("sampler") is None:
-        return {}
-    try:
-        config = FrontierConfig(**frontier)
-    except (TypeError, ValueError):
+    (`config` None: its own check above names why)."""
+    if config is None or config.sampler is None:
         return {}
     spec = config.sampler_spec()
     defaults = SamplerSpec(spec.kind).fields()  # its settings away from the defaults, shown
@@ -329,36 +327,32 @@ def _fewer_steps_line(frontier: Mapping[str, Any], values: Mapping[str, Any]) ->
     ]
 
 
-def _default_shadows_choice(frontier: Mapping[str, Any]) -> list[str]:
-    """The line naming the shadows a run with `shadows` unset follows (none: set, or none)."""
-    if frontier.get("shadows") is not None:
+def _default_shadows_choice(config: FrontierConfig | None) -> list[str]:
+    """The line naming the shadows a run with `shadows` unset follows (none: set, or none;
+    `config` None: the file's FrontierConfig is refused, which config_problems names)."""
+    if config is None or config.shadows is not None:
         return []
     try:
-        rules = FrontierConfig(**frontier).shadow_configs()
+        rules = config.shadow_configs()
     except (ValueError, TypeError):
         return []  # config_problems names it
     return [default_shadows_line([r.name for r in rules], planned=True)] if rules else []
 
 
-def _shadow_bounds_notes(frontier: Mapping[str, Any]) -> list[str]:
+def _shadow_bounds_notes(config: FrontierConfig | None, frontier: Mapping[str, Any]) -> list[str]:
     """A shadow that holds rewards to a range the selector does not (preflight's note)."""
-    try:
-        config = FrontierConfig(**frontier)
-    except (ValueError, TypeError):
+    if config is None:
         return []  # config_problems names it
     note = shadow_bounds_note(frontier, set(pool_fields(config)), "", FrontierConfig.selector)
     return [] if note is None else [note]
 
 
-def _shadow_problems(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
-    """A shadow's screen against num_generations (FrontierConfig checks the rest)."""
+def _shadow_problems(config: FrontierConfig | None, values: Mapping[str, Any]) -> list[str]:
+    """A shadow's screen against num_generations (FrontierConfig checks the rest; `config`
+    None: it refuses the file)."""
     n = values.get("num_generations", _TRL_NUM_GENERATIONS)
-    if not frontier.get("shadows") or not isinstance(n, int) or isinstance(n, bool):
+    if config is None or not config.shadows or not isinstance(n, int) or isinstance(n, bool):
         return []
-    try:
-        config = FrontierConfig(**frontier)
-    except (ValueError, TypeError):
-        return []  # config_problems names it
     try:
         config.shadow_configs(n)
     except ValueError as exc:

@@ -294,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
         eval_dataset=held_out,
         peft_config=importlib.import_module("trl").get_peft_config(model_args),
         frontier=frontier,
+        frontier_checked=True,  # the model path, pool, reward_range and columns, just above
     )
     trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
     trainer.save_model(training.output_dir)

@@ -11,13 +11,16 @@ generation_batch_size / num_generations, `num_generations` rows a prompt, or a s
 or n - k: TRL's `num_generations` is set to the call's), split evenly over the processes as
 TRL splits a batch and handed to TRL's own method, so generation (vLLM too), reward
 functions, reference and old log-probabilities and advantages are TRL's. The reward taps
-give each round's combined rewards, gathered over the processes; the sampler decides the
-rounds and the groups to train on; their rows are taken from the rounds' outputs (exchanged
-between processes when a group was generated on another one; a group joined from its k and
-n - k gets TRL's advantages over its whole n) and laid out for TRL (`_lay_out`: the trained
-groups' rows only, balanced across the processes and padded with masked filler rows only to
-TRL's micro-batches, layout.plan_rows), so TRL's steps, epochs, learning-rate schedule and
-progress bar are unchanged.
+give each round's combined rewards, gathered over the processes. Each group rolled out
+carries a payload through the sampler (`Rolled`): a handle into this step's TRL output
+(`GroupRows`: the round, the group's rows in it, TRL's rewards of them), opaque to
+`sampling/`. The sampler decides the rounds and the groups to train on and hands back every
+part of a trained group (`FilteredBatch.payload_parts`: a screened group's k, then its
+n - k); the driver lays out the rows the handles name (exchanged between processes when a
+group was generated on another one; a group joined from several parts gets TRL's advantages
+over its whole n) for TRL (`_lay_out`: the trained groups' rows only, balanced across the
+processes and padded with masked filler rows only to TRL's micro-batches, layout.plan_rows),
+so TRL's steps, epochs, learning-rate schedule and progress bar are unchanged.
 
 What differs between samplers is data, one `DriverKind` row a kind (`driver_kinds.KINDS`):
 the trainer's counters it keeps, its metrics and their summary, the words of its messages, and
@@ -27,8 +30,13 @@ How the policy gradient is scaled is the sampler's own answer (`StepSamples.loss
 with no row of its own gets the generic one (`driver_kind`: its counters and metrics under its
 own name, an empty step skipped), so a new kind runs on TRL with its module alone; the two
 named rows keep the counter and metric names TRL runs and checkpoints already hold. The kinds
-TRL's step cannot hold are refused when the driver is built (`UNDRIVEN` says why: groups of
-several sizes in one step, groups held over steps).
+TRL's step cannot hold are refused when the driver is built (`UNDRIVEN` says why, from the
+facts on their classes: groups of several sizes in one step, groups held over steps). A
+held group cannot be driven because its payload is a handle into one generation's TRL
+output: TRL builds each generation's batch afresh and drops its tensors (completions, old
+and reference log-probabilities) once that generation is trained, and a sampler's store
+saves payloads in a checkpoint only as token lists (`sampling/store.py`), so a handle means
+nothing at a later step or after a resume; `_lay_out` refuses one from another step.
 
 The loss of a step that trains G of its B groups is normalised by how TRL's `loss_type`
 normalises (dynamic_config.LOSS_NORMALISATION; `_normalise`). First TRL's whole loss, policy
@@ -98,9 +106,9 @@ from frontier_rft.integrations.trl.rewards import (
 )
 from frontier_rft.integrations.trl.seam_check import trl_version
 from frontier_rft.sampling.filtered_batch import FilteredBatch
-from frontier_rft.sampling.step import Sampler, StepSamples
+from frontier_rft.sampling.step import Rolled, Sampler, StepSamples
 
-__all__ = ["AdapterSeam", "StepDriver", "filler_groups"]
+__all__ = ["AdapterSeam", "GroupRows", "StepDriver", "filler_groups"]
 
 _log = logging.getLogger(__name__)
 
@@ -153,6 +161,28 @@ class AdapterSeam:
     """Every process's (ids, rewards, scored, lengths), in process order, the same on each."""
 
 
+@dataclass(frozen=True, eq=False)
+class GroupRows:
+    """A group's payload in the driver (`Rolled`): a handle into TRL's output of this step,
+    where the group's completions sit and TRL's rewards of them. The sampler carries it with
+    the group, opaque, and hands back the handles of every part of a trained group
+    (`FilteredBatch.payload_parts`), so the driver lays out whole groups from the sampler's
+    join instead of finding their parts by round and position."""
+
+    generation: int
+    """The generation step whose TRL output holds the rows (a handle means nothing after it)."""
+    round: int
+    """The round of that step (its TRL call) the rows are in."""
+    start: int
+    """First row of the group in the round's rows (every process's, group by group)."""
+    rewards: NDArray[np.float64]
+    """(size,) TRL's combined reward of each row, NaN where no reward function scored it."""
+
+    def rows(self) -> list[tuple[int, int]]:
+        """(round, row) of each of the group's completions, in order."""
+        return [(self.round, self.start + i) for i in range(self.rewards.shape[0])]
+
+
 @dataclass
 class _Round:
     """One round as this process saw it: TRL's output for its rows, and where they sit."""
@@ -163,9 +193,6 @@ class _Round:
     rows_per_process: int
     size: int
     """Completions of each prompt in this round (num_generations, or a screen's k or n - k)."""
-    rewards: NDArray[np.float64] | None = None
-    """(groups * size,) TRL's combined reward of each row, every process's, NaN where no
-    reward function scored it (set once the rewards are gathered)."""
 
 
 class StepDriver:
@@ -227,9 +254,7 @@ class StepDriver:
         rounds: list[_Round] = []
         before = counters[spent]
 
-        def rollout(
-            ids: NDArray[np.int64], counts: NDArray[np.int64] | None = None
-        ) -> NDArray[np.float64]:
+        def rollout(ids: NDArray[np.int64], counts: NDArray[np.int64] | None = None) -> Rolled:
             size = n
             if counts is not None:
                 sizes = np.unique(np.asarray(counts, dtype=np.int64))
@@ -312,10 +337,11 @@ class StepDriver:
     # ------------------------------------------------------------------ a round
     def _round(
         self, ids: NDArray[np.int64], n: int, rounds: list[_Round], size: int | None = None
-    ) -> NDArray[np.float64]:
+    ) -> Rolled:
         """Generate and score `ids` (`size` completions each, default n) through TRL on every
         process; the round's rewards for the selector (all processes, id-major), mapped as
-        the selector reads them, near-constant groups made exactly constant. A size other
+        the selector reads them, near-constant groups made exactly constant, with each
+        group's payload: its rows in TRL's output (`GroupRows`). A size other
         than TRL's num_generations is TRL's own per-call number of generations: the trainer's
         `num_generations` is set to it for the call (TRL groups the call's rewards by it)."""
         tr = self.trainer
@@ -345,8 +371,7 @@ class StepDriver:
                 f"other inputs are not supported); it is tested with TRL "
                 f"{', '.join(TESTED_TRL)} on text prompts: {self.kind.off}"
             )
-        this = _Round(out, k, per_proc, size)
-        rounds.append(this)
+        rounds.append(_Round(out, k, per_proc, size))
 
         taken = self.seam.tap.take()
         if taken is None:
@@ -372,8 +397,14 @@ class StepDriver:
         names = self.kind.counters
         self.seam.counters[names["rollouts"]] += int(row_ids.shape[0])
         self.seam.counters[names["filler_rollouts"]] += extra * size
-        this.rewards = np.where(every_scored[: k * size], raw[: k * size], np.nan)
-        return self._selector_rewards(ids, raw[: k * size], every_scored[: k * size], size)
+        trl_rewards = np.where(every_scored[: k * size], raw[: k * size], np.nan)
+        generation, r = self.seam.counters["generations"], len(rounds) - 1
+        handles = [
+            GroupRows(generation, r, g * size, trl_rewards[g * size : (g + 1) * size])
+            for g in range(k)
+        ]
+        rewards = self._selector_rewards(ids, raw[: k * size], every_scored[: k * size], size)
+        return Rolled(rewards, handles)
 
     def _selector_rewards(
         self,
@@ -419,28 +450,24 @@ class StepDriver:
     def _lay_out(
         self, train: FilteredBatch, rounds: list[_Round], batch: int, n: int
     ) -> dict[str, Any]:
-        """This process's share of the training batch: the trained groups' rows only (a
-        screened group's k rows then its n - k), balanced across the processes and padded
-        with masked filler rows only as far as TRL's micro-batches need (layout.plan_rows)."""
+        """This process's share of the training batch: the trained groups' rows only, each
+        group whole as the sampler joined it (its parts' handles, `GroupRows`: a screened
+        group's k rows then its n - k), balanced across the processes and padded with masked
+        filler rows only as far as TRL's micro-batches need (layout.plan_rows)."""
         if train.from_surplus.any():  # max_surplus is 0 in the TRL adapter
             raise RuntimeError("the step sampler returned a surplus group the adapter never keeps")
         tr = self.trainer
         rows: list[tuple[int, int]] = []
-        joined: list[NDArray[np.float64]] = []  # rewards of groups made of several parts
-        joined_at: list[int] = []
+        joined: dict[int, NDArray[np.float64]] = {}  # first row -> rewards of a joined group
         for g in range(train.num_groups):
-            parts = train.parts(g)
+            parts = self._parts(train, g)
             start = len(rows)
-            for r, group in parts:
-                size = rounds[r].size
-                rows += [(r, group * size + i) for i in range(size)]
+            for part in parts:
+                rows += part.rows()
             if len(rows) - start != n:
                 raise RuntimeError(f"a trained group has {len(rows) - start} rows, not {n}")
             if len(parts) > 1:
-                joined_at.append(start)
-                joined.append(
-                    np.concatenate([_group_rewards(rounds[r], group) for r, group in parts])
-                )
+                joined[start] = np.concatenate([part.rewards for part in parts])
         acc = tr.accelerator
         procs, rank = int(acc.num_processes), int(acc.process_index)
         every = [(r, i) for r, rd in enumerate(rounds) for i in range(rd.groups * rd.size)]
@@ -453,7 +480,7 @@ class StepDriver:
         device = out["advantages"].device
         if joined:  # TRL advantaged each part alone: the group's are over its n rewards
             override = np.full(len(rows), np.nan)
-            for start, rewards in zip(joined_at, joined, strict=True):
+            for start, rewards in joined.items():
                 override[start : start + n] = self._advantages(rewards)
             local = torch.as_tensor(
                 np.where(trained >= 0, override[np.maximum(trained, 0)], np.nan), device=device
@@ -467,6 +494,20 @@ class StepDriver:
         self._normalise(out, train.num_groups, batch, per)
         self.rows_laid_out = per * procs
         return _trim(out, getattr(tr, "pad_to_multiple_of", None))
+
+    def _parts(self, train: FilteredBatch, g: int) -> tuple[GroupRows, ...]:
+        """The handles of trained group g's parts, as the sampler joined them; a
+        RuntimeError for a part this step's TRL output does not hold (a group held from an
+        earlier step: see the module on why the driver refuses holding kinds)."""
+        parts = train.payload_parts(g)
+        generation = self.seam.counters["generations"]
+        for part in parts:
+            if not isinstance(part, GroupRows) or part.generation != generation:
+                raise RuntimeError(
+                    f"trained group {g} has a part this step's TRL output does not hold "
+                    f"({type(part).__name__}): TRL's step keeps no completions across steps"
+                )
+        return parts
 
     def _advantages(self, rewards: NDArray[np.float64]) -> NDArray[np.float64]:
         """TRL's group advantages (sum_then_normalize) of one group's combined rewards, NaN
@@ -564,13 +605,6 @@ class StepDriver:
             sources.append(_exchange(acc, rd.out, mine, counts, width, self._pad_values()))
             where.update({(r, g): (len(sources) - 1, i) for i, g in enumerate(needed)})
         return sources, where
-
-
-def _group_rewards(rd: _Round, group: int) -> NDArray[np.float64]:
-    """The gathered rewards of one group of a round (a screened group's part)."""
-    if rd.rewards is None:
-        raise RuntimeError("a round's rewards were not gathered")
-    return rd.rewards[group * rd.size : (group + 1) * rd.size]
 
 
 def _exchange(

@@ -247,6 +247,11 @@ class FrontierTrainerMixin:
     the trainer attributes GRPOTrainer and RLOOTrainer share: `reward_funcs`,
     `reward_weights`, `num_generations`, `num_iterations`, `args.generation_batch_size`,
     `args.steps_per_generation`.
+
+    Before the model loads it checks the model path, the selector's metadata, `reward_range`
+    and the data's columns (`_check_before_model`); `frontier_checked=True` says its caller
+    ran those checks on these very arguments already (the `trl.grpo` script: earlier, before
+    reading the data, and fuller), so each runs once.
     """
 
     # Attributes the TRL base class provides.
@@ -266,6 +271,7 @@ class FrontierTrainerMixin:
         *args: Any,
         selector: Selector | None = None,
         frontier: FrontierConfig | None = None,
+        frontier_checked: bool = False,
         **kwargs: Any,
     ):
         if selector is not None and not isinstance(selector, Selector):
@@ -283,7 +289,8 @@ class FrontierTrainerMixin:
                     f"FrontierConfig {', '.join(unused)} apply when the adapter builds the "
                     "selector; with selector=... put that metadata in its TaskPool instead"
                 )
-        args = _check_before_model(args, kwargs, config, selector)
+        if not frontier_checked:
+            args = _check_before_model(args, kwargs, config, selector)
         if config.rollouts == "auto":
             config = self._frontier_resolve_auto(args, kwargs, config, selector)
         elif config.rollouts == "kept":  # set by hand: say what it does and what it cost
