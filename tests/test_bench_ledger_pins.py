@@ -68,6 +68,7 @@ TESTBED_DIGESTS: dict[str, str] = {
     "fast": "cebabb1e33c3",  # new (issue 70 item 1)
     "fast-nucleus": "bfb0aef89a53",  # new (issue 70 item 1): fast, top-p 0.9 at T 1.525
     "fast-format": "9ce0bba6df80",  # new (issue 70 item 1): a warm start 80% unformatted
+    "fast-format-lr4": "a633e2cc481f",  # new (issue 70 item 1): fast-format at lr 4e-4
     "full": "3529b387de83",
     "toy": "d32ca8b7aea7",
     "gpu-smollm2": "9a3c8a5ed72f",

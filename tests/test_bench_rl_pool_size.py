@@ -96,7 +96,7 @@ def test_zero_is_refused_and_the_help_says_what_the_default_is() -> None:
     pool_help = help_text[help_text.index("--pool-size N ") :][:300]
     assert (
         "(default: standard 512, gpu 512, fast 512, fast-nucleus 512, fast-format 512, "
-        "full 512, toy 32," in pool_help
+        "fast-format-lr4 512, full 512, toy 32," in pool_help
     )  # each scale named
     assert "default: 0" not in pool_help
     assert bench_rl.parse_args([]).pool_size is None  # the default is the testbed's pool

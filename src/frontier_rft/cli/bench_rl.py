@@ -413,6 +413,7 @@ def add_command(sub: Any) -> None:
         "a top-p 0.9 nucleus, as SmolLM2 is, whose epoch-1 evidence goes stale as "
         "SmolLM2's does; 'fast-format': a warm start that knows most answers but not the "
         "answer format, sampled as SmolLM2 is, whose solved prompts come out all-correct; "
+        "'fast-format-lr4': the format regime at twice its learning rate; "
         "'full': the first, smaller CPU testbed; 'toy': "
         "seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
         "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
