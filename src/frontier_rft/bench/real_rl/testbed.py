@@ -108,7 +108,7 @@ class BenchEntry:
     training/backfill.py), or None (off; the digests of entries without it stay)."""
     rescue: int | None = None
     """TrainConfig.rescue (N more rollouts for a never-solved prompt's all-wrong group,
-    training/rescue.py), or None (off; the digests of entries without it stay)."""
+    sampling/rescue.py), or None (off; the digests of entries without it stay)."""
     fewer_steps: bool = False
     """TrainConfig.fewer_steps: full batches of the kept prompts, the run ended once it has
     walked uniform's passes (False: off; the digests of entries without it stay)."""
