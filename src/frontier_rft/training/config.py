@@ -19,6 +19,8 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.sampling.allocation import Allocation
+from frontier_rft.sampling.backfill import Backfill
+from frontier_rft.sampling.backfill import refusal as backfill_refusal
 from frontier_rft.sampling.conformal_stop import ConformalStop
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
@@ -304,7 +306,7 @@ class TrainConfig:
     backfill: str = "off"
     """'replay': the group slots a kept step frees (rollouts kept: fewer than B groups) are
     filled with recent informative groups of the run's own, replayed from a buffer with their
-    stored completions, advantages and behaviour log-probs, no new rollouts (training/backfill.py;
+    stored completions, rewards and behaviour log-probs, no new rollouts (sampling/backfill.py;
     docs/selectors/fewer_rollouts.md, "Backfill"); 'off': a kept step trains its own groups."""
     backfill_buffer: int = 64
     """backfill: most groups the replay buffer holds (the oldest dropped first)."""
@@ -505,11 +507,8 @@ class TrainConfig:
                 f"backfill_is_cap must exceed 1 + clip_eps = {1.0 + eps:g} (below it the PPO "
                 f"clip binds first and the cap never acts), got {cap!r}",
             )
-        check(
-            self.backfill == "off" or self.sampler == FewerRollouts.kind,
-            "backfill replay fills the group slots a kept step frees: add --rollouts kept "
-            "(sampler fewer_rollouts), or set backfill off",
-        )
+        why = None if self.backfill == "off" else backfill_refusal(self.sampler)
+        check(why is None, str(why))
 
     def _check_rescue(self) -> None:
         """Rescue's count, and the samplers whose trained groups it can extend."""
@@ -610,9 +609,16 @@ class TrainConfig:
 
     def step_sampler(self, selector: Selector) -> Sampler:
         """The step sampler this run's `sampler` and `sampler_config` ask for around
-        `selector`, inside Rescue with `rescue: N`."""
+        `selector`, inside Rescue with `rescue: N`, inside Backfill with `backfill: replay`
+        (it replays the groups as trained, rescued ones joined)."""
         sampler = self.sampler_spec().build(selector, seed=self.seed)
-        return Rescue(sampler, self.rescue) if self.rescue else sampler
+        if self.rescue:
+            sampler = Rescue(sampler, self.rescue)
+        if self.backfill == "replay":
+            sampler = Backfill(
+                sampler, self.backfill_buffer, self.backfill_max_age, self.backfill_max_uses
+            )
+        return sampler
 
 
 def train_config(raw: Mapping[str, Any]) -> TrainConfig:
