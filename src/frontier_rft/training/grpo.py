@@ -196,8 +196,8 @@ class Trainer:
         never the run's, so training is the same with and without them."""
         self.sampler: Sampler
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector (with
-        `rescue: N`, inside Rescue): what every step calls to get its rounds and the groups to
-        train on."""
+        `rescue: N`, inside Rescue; with `backfill: replay`, inside Backfill): what every step
+        calls to get its rounds and the groups to train on."""
         self.backfill: Backfill | None = None
         """backfill 'replay': the sampler itself (Backfill around the kept steps' sampler),
         told each update's fresh log-probs; None when off."""
