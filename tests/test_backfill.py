@@ -1,9 +1,10 @@
-"""Backfill in the reference trainer (`backfill: replay`): on a pool whose prompts are planted
-solved, unsolvable or mixed, a kept step fills the group slots it frees with replayed mixed
-groups of earlier steps, and the rows that reach the policy's forward pass (counted in the
-model's own calls) are exactly the fresh ones plus the replayed ones it reports; staleness and
-max-uses bounds hold; the IS weight it reports is the one computed by hand; resume is exact;
-bad settings are refused in one line."""
+"""Backfill in the reference trainer (`backfill: replay`: the sampler wrapped in Backfill,
+sampling/backfill.py, whose own checks are test_backfill_sampler.py's): on a pool whose
+prompts are planted solved, unsolvable or mixed, a kept step fills the group slots it frees
+with replayed mixed groups of earlier steps, and the rows that reach the policy's forward pass
+(counted in the model's own calls) are exactly the fresh ones plus the replayed ones it
+reports; staleness and max-uses bounds hold; the IS weight it reports is the one computed by
+hand; resume is exact; bad settings are refused in one line."""
 
 from __future__ import annotations
 
@@ -21,11 +22,14 @@ pytest.importorskip("transformers")
 import torch
 
 from frontier_rft.cli.main import main
+from frontier_rft.core.persistence import write_state_file
 from frontier_rft.lm.rollout import TokenScores, score_completions
-from frontier_rft.training.backfill import Stored
+from frontier_rft.sampling.sampler_file import SAMPLER_FILE
+from frontier_rft.sampling.step import StepSamples
 from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.training.policy_loss import policy_loss
+from helpers import assert_state_equal
 from test_kept_rows_training import CONFIG as KEPT
 from test_kept_rows_training import MIXED, Counted, counting
 from test_training_model import tiny_models
@@ -42,19 +46,28 @@ def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_models(tmp_path_factory)[1]
 
 
-def recording_draws(trainer: Trainer) -> list[list[tuple[int, int, int]]]:
-    """Per step: the (task, step sampled, uses after) of the groups the buffer hands out."""
-    draws: list[list[tuple[int, int, int]]] = []
-    buffer = trainer.backfill
-    assert buffer is not None
-    original = buffer.draw
+def replayed(samples: StepSamples) -> list[tuple[int, int, list[list[int]]]]:
+    """The (task, step sampled, completions) of a step's replayed groups, in order."""
+    train = samples.train
+    first = train.num_groups - samples.replayed
+    return [
+        (int(train.task_ids[g]), int(train.steps[g]), train.payload_parts(g)[0])
+        for g in range(first, train.num_groups)
+    ]
 
-    def draw(k: int, step: int) -> list[Stored]:
-        picked = original(k, step)
-        draws.append([(g.task, g.step, g.uses) for g in picked])
-        return picked
 
-    buffer.draw = draw  # type: ignore[method-assign]
+def recording_draws(trainer: Trainer) -> list[list[tuple[int, int, list[list[int]]]]]:
+    """Per step: the (task, step sampled, completions) of the groups the sampler replays."""
+    draws: list[list[tuple[int, int, list[list[int]]]]] = []
+    sampler = trainer.sampler
+    original = sampler.sample
+
+    def sample(*args: Any) -> StepSamples:
+        samples = original(*args)
+        draws.append(replayed(samples))
+        return samples
+
+    sampler.sample = sample  # type: ignore[method-assign]
     return draws
 
 
@@ -106,7 +119,7 @@ def test_staleness_uses_and_capacity_are_bounded(sft_dir: Path, tmp_path: Path) 
     uses: dict[tuple[int, int], int] = {}
     for s in range(config.steps):
         trainer.step()
-        assert len(trainer.backfill.groups) <= 3
+        assert trainer.backfill.store.size <= 3
         for task, at, _ in draws[-1]:
             assert 1 <= s - at <= 2, "a group older than backfill_max_age was replayed"
             uses[(task, at)] = uses.get((task, at), 0) + 1
@@ -119,32 +132,31 @@ def test_the_is_weight_is_the_hand_computed_one(sft_dir: Path, tmp_path: Path) -
     """At the step that replays, the policy before the update scores the replayed completions:
     r = exp(log pi_now - log pi_behaviour) per token, its token mean and clipped share."""
     trainer = Trainer(CONFIG, sft_dir, tmp_path / "run", log=lambda _: None)
-    buffer = trainer.backfill
-    assert buffer is not None
     expected: list[tuple[float, float]] = []
-    original = buffer.draw
+    original = trainer.sampler.sample
 
-    def draw(k: int, step: int) -> list[Stored]:
-        picked = original(k, step)
+    def sample(*args: Any) -> StepSamples:
+        samples = original(*args)
+        behaviour = iter(samples.behaviour)  # the replayed rows', in order
         ratios = []
-        for g in picked:
+        for task, _, completions in replayed(samples):
             with torch.no_grad():
                 lp = score_completions(
                     trainer.model,
-                    [g.prompt] * len(g.completions),
-                    g.completions,
+                    [trainer.prompt_ids[task]] * len(completions),
+                    completions,
                     temperature=CONFIG.temperature,
                 ).logprobs
-            for i, c in enumerate(g.completions):
-                ratios.append(np.exp(lp[i, : len(c)].numpy() - g.behaviour[i]))
+            for i, c in enumerate(completions):
+                ratios.append(np.exp(lp[i, : len(c)].numpy() - next(behaviour)))
         r = np.concatenate(ratios) if ratios else np.zeros(0)
         eps = CONFIG.clip_eps
         expected.append(
             (float(r.mean()), float(((r < 1 - eps) | (r > 1 + eps)).mean())) if r.size else (0, 0)
         )
-        return picked
+        return samples
 
-    buffer.draw = draw  # type: ignore[method-assign]
+    trainer.sampler.sample = sample  # type: ignore[method-assign]
     seen = 0
     for _ in range(8):
         metrics = trainer.step()
@@ -190,22 +202,24 @@ EXACT = ("backfill/replayed_groups", "backfill/replayed_rows", "backfill/stalene
 
 
 def test_resume_is_exact_with_groups_in_the_buffer(sft_dir: Path, tmp_path: Path) -> None:
-    """The buffer comes back bit for bit (completions, rewards, advantages, float32 behaviour
-    log-probs, uses), and the resumed run draws and replays what the straight one did. (Two
-    straight runs of this kept config already differ in the last bits of their weights on this
-    CPU, backfill off included, so the IS weight is compared to 1e-5, as losses are elsewhere.)"""
+    """The buffer (the sampler's state) comes back bit for bit (completions, rewards, float32
+    behaviour log-probs, uses), and the resumed run draws and replays what the straight one
+    did. (Two straight runs of this kept config already differ in the last bits of their
+    weights on this CPU, backfill off included, so the IS weight is compared to 1e-5, as losses
+    are elsewhere.)"""
     config = dataclasses.replace(CONFIG, steps=9)
     straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
     expected = _trace(straight, 9)
     assert sum(m["backfill/replayed_groups"] for *_, m in expected[5:]) > 0
     first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
     got = _trace(first, 5)
-    assert first.backfill is not None and first.backfill.groups  # stored groups cross the save
-    saved = first.backfill.state()
+    assert first.backfill is not None and first.backfill.store.size  # held groups cross the save
+    saved = first.sampler.state_dict(with_inner=False)
     first.save()
     del first
     resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
-    assert resumed.backfill is not None and resumed.backfill.state() == saved
+    assert resumed.backfill is not None
+    assert_state_equal(resumed.sampler.state_dict(with_inner=False), saved)
     got += _trace(resumed, 4)
     assert [(i, r) for i, r, _ in got] == [(i, r) for i, r, _ in expected]
     for (*_, m), (*_, e) in zip(got, expected, strict=True):
@@ -219,12 +233,31 @@ def test_a_damaged_buffer_refuses_the_resume_in_one_line(sft_dir: Path, tmp_path
     first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
     _trace(first, 5)
     ckpt = first.save()
-    saved = json.loads((ckpt / "trainer.json").read_text())
-    saved["backfill"][0]["behaviour"][0] = saved["backfill"][0]["behaviour"][0][:-1]
-    (ckpt / "trainer.json").write_text(json.dumps(saved))
+    state = first.sampler.state_dict(with_inner=False)
+    state["backfill"]["behaviour"] = state["backfill"]["behaviour"][:-1]  # one token short
+    write_state_file(ckpt / SAMPLER_FILE, first.sampler.kind, {"state": state})
     before = sorted(p.name for p in (tmp_path / "b").rglob("*"))
-    with pytest.raises(ValueError, match="backfill buffer does not fit this run"):
+    with pytest.raises(ValueError, match="log-probs do not match the held completions") as err:
         Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
+    assert "\n" not in str(err.value) and str(err.value).endswith("start a new --out")
+    assert sorted(p.name for p in (tmp_path / "b").rglob("*")) == before
+
+
+def test_a_checkpoint_with_the_buffer_in_trainer_json_is_refused(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    """An earlier frontier_rft kept the buffer in trainer.json: refused in one line, the fix
+    named, before anything is loaded or written."""
+    config = dataclasses.replace(CONFIG, steps=2)
+    first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
+    _trace(first, 2)
+    ckpt = first.save()
+    saved = json.loads((ckpt / "trainer.json").read_text())
+    (ckpt / "trainer.json").write_text(json.dumps({**saved, "backfill": []}))
+    before = sorted(p.name for p in (tmp_path / "b").rglob("*"))
+    with pytest.raises(ValueError, match=r"keeps backfill's replay buffer in trainer.json") as err:
+        Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
+    assert "\n" not in str(err.value) and str(err.value).endswith("start a new --out")
     assert sorted(p.name for p in (tmp_path / "b").rglob("*")) == before
 
 

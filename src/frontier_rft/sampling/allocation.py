@@ -192,6 +192,12 @@ class Allocation(WrapsSelector):
     uneven_groups: ClassVar[bool] = True
 
     kind: ClassVar[str] = _KIND
+
+    @classmethod
+    def _check_sizes(cls, config: Any, batch_size: int, group_size: int) -> None:
+        """Its step budget of these sizes."""
+        config.step_budget(batch_size, group_size)
+
     TOTALS = ("steps", "rollouts", "budget", "prompts", "tried", "committed", "informative")
     LAST = (
         "rollouts",

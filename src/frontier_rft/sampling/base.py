@@ -100,6 +100,23 @@ class WrapsSelector:
     _totals: dict[str, int]
     _last: dict[str, float]
 
+    @classmethod
+    def check_train(
+        cls, config: Any, *, batch_size: int, group_size: int, selector: str, walks: bool
+    ) -> None:
+        """What a reference-trainer run (TrainConfig) needs of this kind set by `config`, of
+        its batch, group size and selector (`selector` its name; `walks`: it walks the data,
+        or is not known): a ValueError in one line naming the fix. By default the sizes'
+        check (`_check_sizes`), its message led by the kind."""
+        try:
+            cls._check_sizes(config, batch_size, group_size)
+        except ValueError as exc:
+            raise ValueError(f"{cls.kind}: {exc}") from None
+
+    @classmethod
+    def _check_sizes(cls, config: Any, batch_size: int, group_size: int) -> None:
+        """A ValueError when `config` cannot run steps of these sizes (none by default)."""
+
     def held(self) -> list[tuple[int, int, int]]:
         """(step, round, position) of the groups rolled out that a later step may train (their
         completions must be kept, and saved with a checkpoint): none unless overridden."""

@@ -255,6 +255,12 @@ class ConformalStop(WrapsSelector):
     uneven_groups: ClassVar[bool] = True
 
     kind: ClassVar[str] = _KIND
+
+    @classmethod
+    def _check_sizes(cls, config: Any, batch_size: int, group_size: int) -> None:
+        """Its budget grid for groups of this size."""
+        config.budgets(group_size)
+
     TOTALS = ("calibrations", "calibration_rollouts", "train_rollouts", "stopped_early")
     LAST = ("mean_k", "rollout_savings", "calibration_rollouts", "stopped_early")
 

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, bounded_int, is_finite_real
-from frontier_rft.core.config import check, check_field_types
+from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import (
     read_array,
@@ -58,6 +58,7 @@ __all__ = [
     "DAPO_MOVED",
     "MODES",
     "RETIRED_NAMES",
+    "TRAIN_ROUND_RULES",
     "DynamicSampling",
     "DynamicSamplingConfig",
     "FilteredBatch",
@@ -76,6 +77,9 @@ RETIRED_NAMES = {"dapo": DAPO_MOVED}
 
 _KIND = "dynamic_sampling"
 ROUND_RULES = ("standard", "greso", "dapo")
+TRAIN_ROUND_RULES = ("standard", "dapo")
+"""DynamicSamplingConfig.round_rule values the reference trainer offers (GRESO's rounds need
+GRESO's other settings: the simulator and TRL have them)."""
 MODES = ("fixed", "adaptive", "greso", "dapo")
 """Dynamic sampling settings by name, the one vocabulary of every front end (TRL's
 `dynamic_sampling`, `frontier simulate --dynamic-sampling`, bench entries; the reference
@@ -206,6 +210,19 @@ class DynamicSampling(WrapsSelector):
     """
 
     kind: ClassVar[str] = _KIND
+
+    @classmethod
+    def check_train(
+        cls, config: Any, *, batch_size: int, group_size: int, selector: str, walks: bool
+    ) -> None:
+        """The round rules the reference trainer offers, and no surplus groups."""
+        check_choice("round_rule", config.round_rule, TRAIN_ROUND_RULES)
+        check(  # a group of an older policy needs its own log-probs, which it never keeps
+            config.max_surplus == 0,
+            "the reference trainer keeps no surplus groups (their sampling log-probs are "
+            f"gone by the next step): set max_surplus 0, got {config.max_surplus!r}",
+        )
+
     TOTALS = (
         "steps",
         "rounds",

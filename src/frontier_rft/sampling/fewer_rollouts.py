@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -134,6 +134,19 @@ class FewerRollouts(WrapsSelector):
     rescuable: ClassVar[bool] = True
 
     kind: ClassVar[str] = "fewer_rollouts"
+
+    @classmethod
+    def check_train(
+        cls, config: Any, *, batch_size: int, group_size: int, selector: str, walks: bool
+    ) -> None:
+        """Screening's room in a group, and the skip's selector that walks the data."""
+        config.check_group_size(group_size)
+        check(
+            not config.skip or walks,
+            f"fewer_rollouts with skip (rollouts 'kept') rolls out the prompts a selector "
+            f"keeps among uniform's next batch; {selector!r} does not walk the data: "
+            "use greso, skip or uniform, or screening alone (skip false)",
+        )
 
     def __init__(self, selector: Selector, config: FewerRolloutsConfig | None = None):
         if not isinstance(selector, Selector):

@@ -139,6 +139,12 @@ class PilotCommit(WrapsSelector):
     holds_groups: ClassVar[bool] = True
 
     kind: ClassVar[str] = _KIND
+
+    @classmethod
+    def _check_sizes(cls, config: Any, batch_size: int, group_size: int) -> None:
+        """Its pilot size for groups of this size."""
+        config.pilot_size(group_size)
+
     TOTALS = ("pilot_rollouts", "commit_rollouts", "expired", "replaced", "short_steps")
     LAST = (
         "rounds",

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.allocation import COMMITS, VALUES
+from frontier_rft.sampling.dynamic_sampling import TRAIN_ROUND_RULES
 from frontier_rft.sampling.fewer_rollouts import (
     LOSS_SCALES,
     ROLLOUTS,
@@ -48,9 +49,6 @@ __all__ = [
 SAMPLER_NAMES = tuple(KINDS)
 """TrainConfig.sampler values: the `kind` each step sampler declares (passthrough = plain
 GRPO, dynamic_sampling, allocation, fewer_rollouts, pilot_commit)."""
-TRAIN_ROUND_RULES = ("standard", "dapo")
-"""DynamicSamplingConfig.round_rule values the reference trainer offers (GRESO's rounds need
-GRESO's other settings: the simulator and TRL have them)."""
 
 
 def sampler_settings(name: str, config: Mapping[str, Any]) -> Any:

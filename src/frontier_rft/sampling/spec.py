@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.config import check, check_choice, config_from_dict
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.allocation import Allocation, AllocationConfig
-from frontier_rft.sampling.base import config_dict
+from frontier_rft.sampling.base import WrapsSelector, config_dict
 from frontier_rft.sampling.conformal_stop import ConformalStop, ConformalStopConfig
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
@@ -56,6 +56,10 @@ class KindRow:
     def fact(self, name: str) -> bool:
         """A fact its class states (`WrapsSelector`: uneven_groups, holds_groups, rescuable)."""
         return bool(getattr(self.sampler, name))
+
+    def check_train(self, config: Any, **run: Any) -> None:
+        """Its class's check of a reference-trainer run (`WrapsSelector.check_train`)."""
+        cast(type[WrapsSelector], self.sampler).check_train(config, **run)
 
 
 KINDS: dict[str, KindRow] = {

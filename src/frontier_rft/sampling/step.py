@@ -197,6 +197,12 @@ class StepSamples:
     after its own; None: these rounds are all the sampler's own."""
     wrapper_metrics: Mapping[str, float] = field(default_factory=dict)
     """This step's metrics of the wrappers around the sampler (rescue/...), namespaced."""
+    replayed: int = 0
+    """The last this many groups of `train` are replayed groups of earlier steps (Backfill),
+    trained again against their behaviour log-probs; 0: every group is this step's."""
+    behaviour: tuple[NDArray[np.float32], ...] = ()
+    """Backfill: each replayed row's tokens' log-probs under the policy that sampled it (the
+    rows of the replayed groups, in order), as the trainer handed them back."""
 
     @property
     def sampled(self) -> StepSamples:

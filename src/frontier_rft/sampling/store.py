@@ -108,40 +108,77 @@ class GroupStore:
         positions = np.asarray(positions, dtype=np.int64)
         rows = [rnd.group(g) for g in positions.tolist()]
         many = positions.shape[0]
+        return self._then(
+            GroupStore(
+                rnd.task_ids[positions],
+                np.full(many, step, dtype=np.int64),
+                np.full(many, index, dtype=np.int64),
+                positions,
+                np.array([row.shape[0] for row in rows], dtype=np.int64),
+                np.concatenate([np.zeros(0), *rows]),
+                tuple(rnd.payload(g) for g in positions.tolist()),
+            )
+        )
+
+    def add_trained(self, batch: FilteredBatch, positions: I64) -> GroupStore:
+        """The store with groups `positions` of `batch` appended, each whole: its rewards and
+        its parts' payloads joined in order (a group and its rescue: one list of completions),
+        kept under its first part's step, round and position."""
+        positions = np.asarray(positions, dtype=np.int64)
+        counts, pos = gather(batch.offsets, positions)
+        return self._then(
+            GroupStore(
+                batch.task_ids[positions],
+                batch.steps[positions],
+                batch.source_round[positions],
+                batch.source_group[positions],
+                counts,
+                batch.rewards[pos],
+                tuple(_joined(batch.payload_parts(g)) for g in positions.tolist()),
+            )
+        )
+
+    def _then(self, more: GroupStore) -> GroupStore:
+        """This store's groups, then `more`'s."""
         return GroupStore(
-            np.concatenate([self.task, rnd.task_ids[positions]]),
-            np.concatenate([self.step, np.full(many, step, dtype=np.int64)]),
-            np.concatenate([self.round, np.full(many, index, dtype=np.int64)]),
-            np.concatenate([self.group, positions]),
-            np.concatenate([self.counts, [row.shape[0] for row in rows]]).astype(np.int64),
-            np.concatenate([self.rewards, *rows]),
-            self.payloads + tuple(rnd.payload(g) for g in positions.tolist()),
+            np.concatenate([self.task, more.task]),
+            np.concatenate([self.step, more.step]),
+            np.concatenate([self.round, more.round]),
+            np.concatenate([self.group, more.group]),
+            np.concatenate([self.counts, more.counts]).astype(np.int64),
+            np.concatenate([self.rewards, more.rewards]),
+            self.payloads + more.payloads,
+        )
+
+    def held_batch(self, rows: I64) -> FilteredBatch:
+        """Held groups `rows` as a batch of their own, each trained whole as it was rolled
+        out (its step, round and position kept; its payload)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        counts, pos = gather(self.offsets, rows)
+        k = rows.shape[0]
+        carries = any(self.payloads[i] is not None for i in rows.tolist())
+        return FilteredBatch(
+            task_ids=self.task[rows],
+            steps=self.step[rows],
+            counts=counts,
+            offsets=csr(counts),
+            rewards=self.rewards[pos],
+            from_surplus=np.zeros(k, dtype=np.bool_),
+            source_round=self.round[rows],
+            source_group=self.group[rows],
+            deficit=0,
+            payloads=tuple((self.payloads[i],) for i in rows.tolist()) if carries else (),
         )
 
     def trained_first(self, rows: I64, fresh: FilteredBatch) -> FilteredBatch:
-        """Held groups `rows`, each trained whole as it was rolled out (its step, round and
-        position kept; its payload), then the groups of `fresh` (this step's)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        held, pos = gather(self.offsets, rows)
-        counts = np.concatenate([held, fresh.counts]).astype(np.int64)
-        k = rows.shape[0]
-        carries = bool(fresh.payloads) or any(self.payloads[i] is not None for i in rows.tolist())
-        fresh_payloads = fresh.payloads or ((None,),) * fresh.num_groups
-        return FilteredBatch(
-            task_ids=np.concatenate([self.task[rows], fresh.task_ids]),
-            steps=np.concatenate([self.step[rows], fresh.steps]),
-            counts=counts,
-            offsets=csr(counts),
-            rewards=np.concatenate([self.rewards[pos], fresh.rewards]),
-            from_surplus=np.concatenate([np.zeros(k, dtype=np.bool_), fresh.from_surplus]),
-            source_round=np.concatenate([self.round[rows], fresh.source_round]),
-            source_group=np.concatenate([self.group[rows], fresh.source_group]),
-            deficit=max(0, fresh.deficit - k),  # the held groups fill slots fresh left open
-            continued=((),) * k + fresh.continued if fresh.continued else (),
-            payloads=tuple((self.payloads[i],) for i in rows.tolist()) + fresh_payloads
-            if carries
-            else (),
-        )
+        """Held groups `rows` (`held_batch`), then the groups of `fresh` (this step's)."""
+        held = self.held_batch(rows)
+        return _then(held, fresh, max(0, fresh.deficit - held.num_groups))
+
+    def trained_after(self, fresh: FilteredBatch, rows: I64) -> FilteredBatch:
+        """The groups of `fresh` (this step's), then held groups `rows` (`held_batch`)."""
+        held = self.held_batch(rows)
+        return _then(fresh, held, max(0, fresh.deficit - held.num_groups))
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict[str, Any]:
@@ -190,6 +227,45 @@ class GroupStore:
         return GroupStore(
             cols["task"], cols["step"], cols["round"], cols["group"], counts, rewards, payloads
         )
+
+
+def _then(first: FilteredBatch, second: FilteredBatch, deficit: int) -> FilteredBatch:
+    """`first`'s groups then `second`'s, one batch of `deficit` (the held groups fill slots
+    the fresh ones left open)."""
+    counts = np.concatenate([first.counts, second.counts]).astype(np.int64)
+    return FilteredBatch(
+        task_ids=np.concatenate([first.task_ids, second.task_ids]),
+        steps=np.concatenate([first.steps, second.steps]),
+        counts=counts,
+        offsets=csr(counts),
+        rewards=np.concatenate([first.rewards, second.rewards]),
+        from_surplus=np.concatenate([first.from_surplus, second.from_surplus]),
+        source_round=np.concatenate([first.source_round, second.source_round]),
+        source_group=np.concatenate([first.source_group, second.source_group]),
+        deficit=deficit,
+        continued=(
+            (first.continued or ((),) * first.num_groups)
+            + (second.continued or ((),) * second.num_groups)
+            if first.continued or second.continued
+            else ()
+        ),
+        payloads=(
+            (first.payloads or ((None,),) * first.num_groups)
+            + (second.payloads or ((None,),) * second.num_groups)
+            if first.payloads or second.payloads
+            else ()
+        ),
+    )
+
+
+def _joined(parts: Sequence[Any]) -> Any:
+    """One group's payload from its parts' (token lists: one list of completions; None when
+    a part carried none)."""
+    if len(parts) == 1:
+        return parts[0]
+    if any(p is None for p in parts):
+        return None
+    return [c for part in parts for c in part]
 
 
 def payload_state(payloads: Sequence[Any]) -> dict[str, Any]:

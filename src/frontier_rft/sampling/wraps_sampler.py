@@ -15,8 +15,9 @@ __all__ = ["WrapsSampler"]
 
 
 class WrapsSampler:
-    """A sampler around a sampler (`wraps`): Rescue's extra rollouts. Its class states its own
-    facts (the wrapped sampler's may differ: the wrapper decides what its groups are)."""
+    """A sampler around a sampler (`wraps`): Rescue's extra rollouts, Backfill's replayed
+    groups. Its class states its own facts (the wrapped sampler's may differ: the wrapper
+    decides what its groups are)."""
 
     wraps: Sampler
     """The sampler it wraps."""

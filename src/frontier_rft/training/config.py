@@ -18,15 +18,12 @@ from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
-from frontier_rft.sampling.allocation import Allocation
-from frontier_rft.sampling.conformal_stop import ConformalStop
-from frontier_rft.sampling.dynamic_sampling import DynamicSampling
+from frontier_rft.sampling.backfill import Backfill
+from frontier_rft.sampling.backfill import refusal as backfill_refusal
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.pilot_commit import PilotCommit
 from frontier_rft.sampling.rescue import Rescue, refusal
 from frontier_rft.sampling.sampler_flags import (
-    TRAIN_ROUND_RULES,
     legacy_train_fields,
 )
 from frontier_rft.sampling.spec import SamplerSpec, kind_row
@@ -304,7 +301,7 @@ class TrainConfig:
     backfill: str = "off"
     """'replay': the group slots a kept step frees (rollouts kept: fewer than B groups) are
     filled with recent informative groups of the run's own, replayed from a buffer with their
-    stored completions, advantages and behaviour log-probs, no new rollouts (training/backfill.py;
+    stored completions, rewards and behaviour log-probs, no new rollouts (sampling/backfill.py;
     docs/selectors/fewer_rollouts.md, "Backfill"); 'off': a kept step trains its own groups."""
     backfill_buffer: int = 64
     """backfill: most groups the replay buffer holds (the oldest dropped first)."""
@@ -455,37 +452,14 @@ class TrainConfig:
         """The sampler's name and config, and what they need of this run's batch, groups and
         selector."""
         settings = self.sampler_settings()  # names the sampler, or the field, when wrong
-        if self.sampler == DynamicSampling.kind:
-            check_choice("round_rule", settings.round_rule, TRAIN_ROUND_RULES)
-            check(  # a group of an older policy needs its own log-probs, which it never keeps
-                settings.max_surplus == 0,
-                "the reference trainer keeps no surplus groups (their sampling log-probs are "
-                f"gone by the next step): set max_surplus 0, got {settings.max_surplus!r}",
-            )
-        elif self.sampler == Allocation.kind:
-            try:
-                settings.step_budget(self.batch_size, self.group_size)
-            except ValueError as exc:
-                raise ValueError(f"allocation: {exc}") from None
-        elif self.sampler == FewerRollouts.kind:
-            settings.check_group_size(self.group_size)
-            cls = SELECTORS.get(self.selector)
-            check(
-                not settings.skip or cls is None or cls.walks_windows(),
-                f"fewer_rollouts with skip (rollouts 'kept') rolls out the prompts a selector "
-                f"keeps among uniform's next batch; {self.selector!r} does not walk the data: "
-                "use greso, skip or uniform, or screening alone (skip false)",
-            )
-        elif self.sampler == PilotCommit.kind:
-            try:
-                settings.pilot_size(self.group_size)
-            except ValueError as exc:
-                raise ValueError(f"pilot_commit: {exc}") from None
-        elif self.sampler == ConformalStop.kind:
-            try:
-                settings.budgets(self.group_size)
-            except ValueError as exc:
-                raise ValueError(f"cgrpo: {exc}") from None
+        cls = SELECTORS.get(self.selector)  # None: a name the registry does not know yet
+        kind_row(self.sampler).check_train(
+            settings,
+            batch_size=self.batch_size,
+            group_size=self.group_size,
+            selector=self.selector,
+            walks=cls is None or cls.walks_windows(),
+        )
 
     def _check_backfill(self) -> None:
         """The backfill mode and its bounds (checked even while off), and the sampler it needs."""
@@ -505,11 +479,8 @@ class TrainConfig:
                 f"backfill_is_cap must exceed 1 + clip_eps = {1.0 + eps:g} (below it the PPO "
                 f"clip binds first and the cap never acts), got {cap!r}",
             )
-        check(
-            self.backfill == "off" or self.sampler == FewerRollouts.kind,
-            "backfill replay fills the group slots a kept step frees: add --rollouts kept "
-            "(sampler fewer_rollouts), or set backfill off",
-        )
+        why = None if self.backfill == "off" else backfill_refusal(self.sampler)
+        check(why is None, str(why))
 
     def _check_rescue(self) -> None:
         """Rescue's count, and the samplers whose trained groups it can extend."""
@@ -610,9 +581,16 @@ class TrainConfig:
 
     def step_sampler(self, selector: Selector) -> Sampler:
         """The step sampler this run's `sampler` and `sampler_config` ask for around
-        `selector`, inside Rescue with `rescue: N`."""
+        `selector`, inside Rescue with `rescue: N`, inside Backfill with `backfill: replay`
+        (it replays the groups as trained, rescued ones joined)."""
         sampler = self.sampler_spec().build(selector, seed=self.seed)
-        return Rescue(sampler, self.rescue) if self.rescue else sampler
+        if self.rescue:
+            sampler = Rescue(sampler, self.rescue)
+        if self.backfill == "replay":
+            sampler = Backfill(
+                sampler, self.backfill_buffer, self.backfill_max_age, self.backfill_max_uses
+            )
+        return sampler
 
 
 def train_config(raw: Mapping[str, Any]) -> TrainConfig:

@@ -12,7 +12,10 @@ One step, top to bottom (`Trainer.step`: `_collect`, `_train`, then `step_metric
    payload each rollout carried through the sampler: `sampling.step.Rolled`; a Pilot-Commit
    pilot's from the sampler's store) (with `rescue: N` the sampler is wrapped in Rescue: an
    all-wrong one of a prompt never solved gets N more rollouts, joined when one is correct:
-   sampling/rescue.py);
+   sampling/rescue.py; with `backfill: replay` in Backfill: a kept step's freed slots get
+   replayed informative groups of earlier steps, sampling/backfill.py, which the update
+   scores against their behaviour log-probs and to which it hands the fresh rows' back:
+   training/backfill.py);
    with `pad_rows` a kept step's generation is padded to a few batch shapes and the padding
    rows dropped before scoring (training/pad_rows.py);
 2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
@@ -60,6 +63,7 @@ from frontier_rft.lm.rollout import (
     score_completions,
 )
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
+from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
@@ -67,13 +71,7 @@ from frontier_rft.sampling.step import Rolled, Sampler
 from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
-from frontier_rft.training.backfill import (
-    ReplayBuffer,
-    ReplayRows,
-    Stored,
-    backfill_loss_scale,
-    replay_metrics,
-)
+from frontier_rft.training.backfill import ReplayRows, replay_metrics
 from frontier_rft.training.checkpoint import (
     SHADOW_FILE,
     damaged,
@@ -198,15 +196,11 @@ class Trainer:
         never the run's, so training is the same with and without them."""
         self.sampler: Sampler
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector (with
-        `rescue: N`, inside Rescue): what every step calls to get its rounds and the groups to
-        train on."""
-        self.backfill: ReplayBuffer | None = None
-        """backfill 'replay': the informative groups a kept step may replay (saved in
-        trainer.json); None when off."""
-        if cfg.backfill == "replay":
-            self.backfill = ReplayBuffer(
-                cfg.backfill_buffer, cfg.backfill_max_age, cfg.backfill_max_uses
-            )
+        `rescue: N`, inside Rescue; with `backfill: replay`, inside Backfill): what every step
+        calls to get its rounds and the groups to train on."""
+        self.backfill: Backfill | None = None
+        """backfill 'replay': the sampler itself (Backfill around the kept steps' sampler),
+        told each update's fresh log-probs; None when off."""
         if ckpt is None:
             self._start(references)
         else:
@@ -256,12 +250,16 @@ class Trainer:
         collaborators = self._build_learner()
         self.selector, state = load_checkpoint(ckpt, self.optimizer, **collaborators)
         check_resumed_selector(self.selector, self.config, [it.prompt for it in self.items], ckpt)
-        if state.get("rescue_solved") is not None:  # the sampler's state holds it now
-            raise ValueError(
-                f"{ckpt} keeps rescue's solved prompts in trainer.json, as an earlier "
-                "frontier_rft wrote them; this one keeps them in the sampler's state: finish "
-                "the run with the frontier_rft that began it, or start a new --out"
-            )
+        for key, what in (
+            ("rescue_solved", "rescue's solved prompts"),
+            ("backfill", "backfill's replay buffer"),
+        ):
+            if state.get(key) is not None:  # the sampler's state holds it now
+                raise ValueError(
+                    f"{ckpt} keeps {what} in trainer.json, as an earlier frontier_rft wrote "
+                    "them; this one keeps them in the sampler's state: finish the run with "
+                    "the frontier_rft that began it, or start a new --out"
+                )
         self.sampler = self._sampler(ckpt)
         self._name_policy_features()
         self.step_count = state["step"]
@@ -276,8 +274,6 @@ class Trainer:
             self.rollouts = int(state.get("rollouts", 0))
             self.embed_seconds = float(state.get("embed_seconds", 0.0))
             self.trained_tasks = trained_tasks_mask(state.get("trained_tasks"), len(self.items))
-            if self.backfill is not None:
-                self.backfill.load(state.get("backfill"), self.prompt_ids, self.step_count)
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -370,10 +366,13 @@ class Trainer:
             samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
         sampled = samples.sampled  # the sampler's own rounds, before rescue's
         records = self.selector.pop_judge_records() if self.judge is not None else []
+        train = self._whole(samples.train)
+        fresh = len(train) - samples.replayed  # backfill's replayed groups come last
         return Collected(
             samples=samples,
             sampled=sampled,
-            train=self._whole(samples.train),
+            train=train[:fresh],
+            replayed=train[fresh:],
             groups=self._whole(sampled.groups()),  # every group rolled out, whole
             records=records,
             generate_s=seconds_spent[0],
@@ -381,46 +380,46 @@ class Trainer:
         )
 
     def _train(self, got: Collected) -> Trained:
-        """Advantages of the trained groups, the batch (with backfill's replayed groups after
-        them) and the policy update on it."""
+        """Advantages of the trained groups (backfill's replayed ones after them, as at their
+        own step), the batch and the policy update on it; backfill told the fresh rows'
+        log-probs after it."""
         cfg, groups = self.config, got.train
         start = time.perf_counter()
+        rows = [*groups, *got.replayed]
         advantages = np.zeros(0)
-        if groups:
-            rewards = np.concatenate([g.rewards for g in groups])
-            offsets = np.cumsum([0] + [len(g.rewards) for g in groups])
+        if rows:
+            rewards = np.concatenate([g.rewards for g in rows])
+            offsets = np.cumsum([0] + [len(g.rewards) for g in rows])
             advantages = group_advantages(rewards, offsets, cfg.estimator)
-        replayed: list[Stored] = []  # backfill: the freed slots' replayed groups
-        if self.backfill is not None:
-            replayed = self.backfill.draw(cfg.batch_size - len(groups), self.step_count)
+        fresh_rows = sum(len(g.completions) for g in groups)
         # FewerRollouts: the surrogate normalised by uniform's B (replayed groups count as fresh)
-        scale = backfill_loss_scale(got.samples.nominal_groups, len(groups), len(replayed))
+        scale = got.samples.loss_scale
         parts: dict[str, float] = {}
         replay: ReplayRows | None = None
-        if groups or replayed:
-            rows: list[Group | Stored] = [*groups, *replayed]
+        if rows:
             if self.backfill is not None:
-                fresh_rows = sum(len(g.completions) for g in groups)
-                behaviour = [lp for g in replayed for lp in g.behaviour]
+                behaviour = list(got.samples.behaviour)
                 replay = ReplayRows(fresh_rows, behaviour, cfg.backfill_is_cap, cfg.clip_eps)
             weights = row_weights([len(g.completions) for g in rows], cfg.group_weighting)
             batch = StepBatch(
                 prompts=[g.prompt for g in rows for _ in g.completions],
                 completions=[c for g in rows for c in g.completions],
-                advantages=self._tensor(
-                    np.concatenate([advantages, *(g.advantages for g in replayed)])
-                ),
+                advantages=self._tensor(advantages),
                 row_weights=None if weights is None else self._tensor(weights),
                 loss_scale=scale,
                 judge_records=got.records,
                 replay=replay,
             )
             parts = self._update(batch)
-        if self.backfill is not None:  # stored after the step that trained them
+        if self.backfill is not None:  # held after the step that trained them
+            parts.update(replay_metrics(replay, len(got.replayed)))
             if replay is not None:
-                self.backfill.add(self.step_count, groups, advantages, replay.fresh_logprobs)
-            parts.update(replay_metrics(replayed, replay, self.step_count, self.backfill))
-        return Trained(advantages, scale, replayed, parts, time.perf_counter() - start)
+                lengths = [len(c) for g in groups for c in g.completions]
+                parts.update(self.backfill.trained(replay.fresh_behaviour(lengths)))
+            else:
+                parts["backfill/buffer_groups"] = float(self.backfill.store.size)
+        fresh = advantages[:fresh_rows]
+        return Trained(fresh, scale, parts, time.perf_counter() - start)
 
     def _tensor(self, values: np.ndarray) -> torch.Tensor:
         """Per-row float32 values on the policy's device."""
@@ -718,7 +717,6 @@ class Trainer:
                 "config": jsonable_config(self.config),
                 "rollouts": self.rollouts,
                 "embed_seconds": self.embed_seconds,
-                **({"backfill": self.backfill.state()} if self.backfill is not None else {}),
                 "trained_tasks": (
                     None
                     if self.trained_tasks is None
@@ -732,8 +730,9 @@ class Trainer:
 
     def _sampler(self, ckpt: Path | None) -> Sampler:
         """The step sampler the config asks for around the selector (inside Rescue with
-        `rescue: N`: TrainConfig.step_sampler), restored from `ckpt` when resuming (refused,
-        in one line, if the checkpoint's is another or set otherwise).
+        `rescue: N`, inside Backfill with `backfill: replay`: TrainConfig.step_sampler),
+        restored from `ckpt` when resuming (refused, in one line, if the checkpoint's is
+        another or set otherwise).
 
         Dynamic sampling never carries surplus groups here (max_surplus 0): training a group
         of an earlier step needs the log-probs of the policy that sampled it, which this
@@ -744,6 +743,7 @@ class Trainer:
             state = saved_sampler_state(ckpt, sampler, fix)
             if state is not None:
                 sampler.load_state_dict(state)
+        self.backfill = sampler if isinstance(sampler, Backfill) else None
         return sampler
 
     def _name_policy_features(self) -> None:

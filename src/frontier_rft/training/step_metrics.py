@@ -13,7 +13,6 @@ import numpy as np
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.metrics_log import curriculum_metrics
 from frontier_rft.sampling.step import SUCCESS, Round, StepSamples, rollout_metrics
-from frontier_rft.training.backfill import Stored
 
 __all__ = ["SUCCESS", "Collected", "Group", "Trained", "step_metrics", "tokens_generated"]
 
@@ -38,7 +37,9 @@ class Collected:
     sampled: StepSamples
     """The sampler's own rounds: the step's reward metrics, shadows and reward log."""
     train: list[Group]
-    """The groups to train on, whole, with their completions."""
+    """This step's groups to train on, whole, with their completions."""
+    replayed: list[Group]
+    """backfill: the replayed groups of earlier steps, trained after `train`."""
     groups: list[Group]
     """Every group the sampler rolled out, whole."""
     records: Sequence[Any] = ()
@@ -57,8 +58,6 @@ class Trained:
     """The fresh groups' per-rollout advantages."""
     loss_scale: float
     """The surrogate's scale (FewerRollouts: groups trained / B)."""
-    replayed: list[Stored] = field(default_factory=list)
-    """backfill: the replayed groups, after the fresh ones."""
     parts: dict[str, float] = field(default_factory=dict)
     """The update's loss and policy metrics (and backfill's)."""
     update_s: float = 0.0
@@ -93,7 +92,7 @@ def step_metrics(
     # Pilot-Commit's and rescue's included), and the rows and tokens the policy's forward
     # and backward passes ran over (the trained groups' completions; an earlier pilot's,
     # backfill's replayed ones and rescued groups' rescue rows included).
-    rows: list[Group | Stored] = [*got.train, *trained.replayed]
+    rows = [*got.train, *got.replayed]
     adv = trained.advantages
     return {
         "train/reward_mean": float(rolled_rewards.mean()),
