@@ -105,7 +105,7 @@ class BenchEntry:
     fewer rollouts a step runs until it has spent about uniform's."""
     backfill: str | None = None
     """TrainConfig.backfill ('replay': a kept step's freed slots filled with replayed groups,
-    training/backfill.py), or None (off; the digests of entries without it stay)."""
+    sampling/backfill.py), or None (off; the digests of entries without it stay)."""
     rescue: int | None = None
     """TrainConfig.rescue (N more rollouts for a never-solved prompt's all-wrong group,
     sampling/rescue.py), or None (off; the digests of entries without it stay)."""
