@@ -205,8 +205,8 @@ def test_resume_is_exact_with_groups_in_the_buffer(sft_dir: Path, tmp_path: Path
     """The buffer (the sampler's state) comes back bit for bit (completions, rewards, float32
     behaviour log-probs, uses), and the resumed run draws and replays what the straight one
     did. (Two straight runs of this kept config already differ in the last bits of their
-    weights on this CPU, backfill off included, so the IS weight is compared to 1e-5, as losses
-    are elsewhere.)"""
+    weights on this CPU, backfill off included, and the drift grows with the steps: a fresh
+    clone's run under load saw 2.6e-5 relative at step 9, so the IS weight is compared to 1e-4.)"""
     config = dataclasses.replace(CONFIG, steps=9)
     straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
     expected = _trace(straight, 9)
@@ -225,7 +225,7 @@ def test_resume_is_exact_with_groups_in_the_buffer(sft_dir: Path, tmp_path: Path
     for (*_, m), (*_, e) in zip(got, expected, strict=True):
         assert {k: m[k] for k in EXACT} == {k: e[k] for k in EXACT}
         assert m["backfill/buffer_groups"] == e["backfill/buffer_groups"]
-        assert m["backfill/is_weight_mean"] == pytest.approx(e["backfill/is_weight_mean"], 1e-5)
+        assert m["backfill/is_weight_mean"] == pytest.approx(e["backfill/is_weight_mean"], 1e-4)
 
 
 def test_a_damaged_buffer_refuses_the_resume_in_one_line(sft_dir: Path, tmp_path: Path) -> None:
