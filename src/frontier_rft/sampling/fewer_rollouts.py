@@ -60,6 +60,7 @@ __all__ = [
     "FewerRollouts",
     "FewerRolloutsConfig",
     "fewer_rollouts_from_run",
+    "screens",
 ]
 
 I64 = NDArray[np.int64]
@@ -125,6 +126,13 @@ def fewer_rollouts_from_run(
         screen=screen,
         loss_scale=loss_scale,  # type: ignore[arg-type]  # checked in __post_init__
     )
+
+
+def screens(kind: str, config: Any) -> bool:
+    """Whether step sampler `kind` set by `config` splits each group in two rounds (FewerRollouts'
+    screen: k rollouts, then n - k for the mixed), which rescue and the shadows cannot read as
+    one group of n."""
+    return kind == FewerRollouts.kind and config.screen > 0
 
 
 class FewerRollouts(WrapsSelector):

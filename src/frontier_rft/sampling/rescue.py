@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.fewer_rollouts import screens
 from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
     SUCCESS,
@@ -56,12 +56,12 @@ def refusal(rescuable: bool, kind: str, config: Any) -> str | None:
     """Why rescue cannot wrap sampler `kind` set by `config` (`rescuable`: its class's fact),
     in one line that says what to do; None when it can. A screen splits each group in two
     rounds (FewerRollouts' screen), so a rescuable kind that screens is refused too."""
-    screens = kind == FewerRollouts.kind and config.screen > 0
-    if rescuable and not screens:
+    split = screens(kind, config)
+    if rescuable and not split:
         return None
     return (
         f"rescue extends the all-wrong groups a step trains, which sampler {kind!r}"
-        f"{' with screening' if screens else ''} drops or splits: use plain GRPO or "
+        f"{' with screening' if split else ''} drops or splits: use plain GRPO or "
         "--rollouts kept without --screen, or set rescue 0"
     )
 

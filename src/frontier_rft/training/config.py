@@ -20,7 +20,7 @@ from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.backfill import refusal as backfill_refusal
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts, screens
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue, refusal
 from frontier_rft.sampling.sampler_flags import (
@@ -497,7 +497,7 @@ class TrainConfig:
 
     def _screens(self) -> bool:
         """Whether the run's FewerRollouts screens (splits each group in two rounds)."""
-        return self.sampler == FewerRollouts.kind and self.sampler_settings().screen > 0
+        return screens(self.sampler, self.sampler_settings())
 
     def _check_pad_rows(self) -> None:
         """The padding mode, and the sampler whose steps roll out fewer than B prompts."""
