@@ -297,6 +297,40 @@ def test_hostile_logs_get_one_line_errors(
     assert len(err.splitlines()) <= 2 and "Traceback" not in err
 
 
+def test_the_ledgers_gzipped_reward_logs_replay_as_the_plain_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench-rl --reward-log keeps uniform's logs gzipped in the ledger
+    (seed<s>.rewards.jsonl.gz): replay reads them as they are, bounds what they expand to, and
+    refuses a broken one in one line."""
+    import gzip
+
+    import frontier_rft.shadow.replay as shadows
+
+    text = "".join(_line(step=s, task_ids=[s % 4, (s + 1) % 4]) for s in range(6))
+    plain, packed = tmp_path / "rewards.jsonl", tmp_path / "seed3.rewards.jsonl.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    renamed = tmp_path / "a_log"  # no telling name: the gzip magic and the first line tell
+    renamed.write_bytes(packed.read_bytes())
+    want = json.dumps([shadow.passes() for shadow in replay(plain, ["greso"])])  # nan == nan
+    assert '"steps": 6.0' in want  # the total row, after three passes over the 4 prompts
+    for path in (packed, renamed):
+        assert json.dumps([shadow.passes() for shadow in replay(path, ["greso"])]) == want
+    monkeypatch.setattr(shadows, "MAX_LOG_BYTES", len(text) // 2)  # > the .gz's own size
+    assert packed.stat().st_size <= len(text) // 2
+    with pytest.raises(ValueError, match=r"decompresses to more than the \d+ bytes a replay"):
+        replay(packed, ["greso"])
+    monkeypatch.setattr(shadows, "MAX_LOG_BYTES", 1 << 20)
+    broken = tmp_path / "cut.rewards.jsonl.gz"
+    broken.write_bytes(packed.read_bytes()[:-12])
+    with pytest.raises(ValueError, match="not a whole gzip file"):
+        replay(broken, ["greso"])
+    assert main(["shadow", "replay", str(broken), "--rule", "greso"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) <= 2 and "Traceback" not in err
+
+
 def test_too_large_and_missing_logs_and_unreplayable_rules(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -305,7 +339,7 @@ def test_too_large_and_missing_logs_and_unreplayable_rules(
     path = tmp_path / "rewards.jsonl"
     path.write_text(_line())
     monkeypatch.setattr(shadows, "MAX_LOG_BYTES", 10)
-    with pytest.raises(ValueError, match="more than the 10 a replay reads; replay its first"):
+    with pytest.raises(ValueError, match="more than the 10 bytes a replay reads; replay its first"):
         replay(path, ["greso"])
     monkeypatch.setattr(shadows, "MAX_LINE_CHARS", 10)
     monkeypatch.setattr(shadows, "MAX_LOG_BYTES", 1 << 20)

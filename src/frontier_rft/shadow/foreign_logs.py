@@ -37,16 +37,19 @@ fix.
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
+import io
 import json
 import math
 import os
 import re
 import stat
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
@@ -65,6 +68,8 @@ __all__ = [
     "RewardColumns",
     "characters",
     "detect_format",
+    "is_gzip",
+    "open_text",
     "read_foreign_log",
     "regular_file",
     "reward_columns",
@@ -155,6 +160,27 @@ def regular_file(path: str | os.PathLike[str], fix: str) -> None:
         )
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+"""A gzip stream's first two bytes (the ledger keeps reward logs as .jsonl.gz)."""
+
+
+def is_gzip(path: str | os.PathLike[str]) -> bool:
+    """Whether the regular file at `path` is gzip-compressed, by its first two bytes."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == _GZIP_MAGIC
+
+
+def open_text(path: str | os.PathLike[str]) -> tuple[IO[str], Callable[[], int]]:
+    """A text stream of the log at `path`, gunzipped where it is gzip-compressed, and a
+    function giving the bytes read from it so far (decompressed ones for a .gz), by which
+    the caller bounds what a small file may expand to."""
+    if is_gzip(path):
+        raw = gzip.open(path, "rb")  # noqa: SIM115 - closed with the text stream
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), raw.tell
+    fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - the caller closes
+    return fh, lambda: 0  # a plain file's size is checked before it is opened
+
+
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of the log at `path`, from its file names or its first line; a ValueError
     saying to pass --format when neither tells."""
@@ -175,8 +201,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "trl"  # TRL's files, or a wandb table export
     else:
         regular_file(p, "give a reward log or a directory of one")
-        with open(p, encoding="utf-8", errors="replace") as fh:
-            line = fh.readline(MAX_LINE_CHARS + 1)
+        try:
+            fh, _ = open_text(p)
+            with fh:
+                line = fh.readline(MAX_LINE_CHARS + 1)
+        except (OSError, EOFError, zlib.error):
+            line = ""  # unreadable or a broken .gz: no format to tell; the refusal says so
         try:
             record = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=64)
         except ValueError:

@@ -25,10 +25,12 @@ end-of-run summary a TRL run's live shadows write to `frontier_metrics.jsonl`
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
 import warnings
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,7 @@ from frontier_rft.shadow.foreign_logs import (
     Count,
     characters,
     detect_format,
+    open_text,
     read_foreign_log,
     regular_file,
     reward_columns,
@@ -156,21 +159,22 @@ def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
     line, the problem and the fix for anything `replay` could not replay exactly."""
     file = Path(path)
     regular_file(file, _HOW)  # a FIFO would block; a pipe has no size to bound
+    too_big = f"more than the {MAX_LOG_BYTES:,} bytes a replay reads; replay its first steps"
     try:
         size = file.stat().st_size
-        fh = open(file, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+        if size > MAX_LOG_BYTES:
+            raise ValueError(f"{path}: {size:,} bytes, {too_big} (head -n STEPS LOG > part.jsonl)")
+        fh, read_so_far = open_text(file)  # the ledger's logs are gzipped
     except OSError as exc:
         raise ValueError(f"{path}: cannot read it ({exc.strerror}); {_HOW}") from None
-    if size > MAX_LOG_BYTES:
-        fh.close()
-        raise ValueError(
-            f"{path}: {size:,} bytes, more than the {MAX_LOG_BYTES:,} a replay reads; replay "
-            "its first steps (head -n STEPS LOG > part.jsonl)"
-        )
     with fh:
         first: RewardStep | None = None
         records = jsonl_records(fh, path, max_chars=MAX_LINE_CHARS, max_depth=3, fix=_HOW)
-        for expected, (where, record) in enumerate(records):  # steps run 0, 1, 2, ...
+        for expected, (where, record) in enumerate(_unzipped(records, path)):
+            if read_so_far() > MAX_LOG_BYTES:  # a small .gz that expands without end
+                raise ValueError(
+                    f"{path}: decompresses to {too_big} (zcat LOG | head -n STEPS > part.jsonl)"
+                )
             got = _step(record, where)
             if got.step != expected:
                 what = "starts" if expected == 0 else f"jumps from step {expected - 1}"
@@ -189,6 +193,16 @@ def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
             yield got
     if first is None:
         raise ValueError(f"{path}: holds no step; {_HOW}")
+
+
+def _unzipped(records: Iterator[tuple[str, Any]], path: object) -> Iterator[tuple[str, Any]]:
+    """`records`, with a broken gzip stream refused in one line instead of zlib's traceback."""
+    try:
+        yield from records
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ValueError(
+            f"{path}: not a whole gzip file ({exc}); gunzip -t it, or replay the plain log"
+        ) from None
 
 
 def _step(record: Any, where: str) -> RewardStep:
@@ -433,7 +447,9 @@ def _pool_refusal(what: str) -> str:
 
 
 def _format_of(path: str | os.PathLike[str], log_format: str | None) -> str:
-    return log_format or ("frontier" if Path(path).name == REWARD_LOG else detect_format(path))
+    name = Path(path).name
+    reward_log = name == REWARD_LOG or name.endswith(f".{REWARD_LOG}.gz")  # the ledger's copies
+    return log_format or ("frontier" if reward_log else detect_format(path))
 
 
 def length_unit(
