@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from frontier_rft.bench.real_rl.regime import OUTCOMES, epoch_transitions
 from frontier_rft.bench.real_rl.runner import START_MODELS, RunOptions, run_comparison
 from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, Testbed, testbed
-from frontier_rft.shadow.replay import read_reward_log
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,19 +153,12 @@ def main(argv: list[str] | None = None) -> int:
 def flat_to_mixed(log: Path, epoch: int) -> tuple[float, float, float]:
     """From uniform's reward log: epoch 2's mixed share, the share of epoch-2 groups whose
     prompt was flat in epoch 1, and their epoch-2 mixed rate over the epoch-2 base rate."""
-    first: dict[int, bool] = {}
-    second: list[tuple[int, bool]] = []
-    for step in read_reward_log(log):
-        mixed = step.rewards.min(axis=1) != step.rewards.max(axis=1)
-        for task, m in zip(step.task_ids.tolist(), mixed.tolist(), strict=True):
-            if step.step < epoch:
-                first[task] = m
-            elif step.step < 2 * epoch:
-                second.append((task, m))
-    pairs = np.array([(not first[t], m) for t, m in second if t in first], dtype=float)
-    base = float(pairs[:, 1].mean())
-    flat = pairs[pairs[:, 0] == 1]
-    return base, float(pairs[:, 0].mean()), float(flat[:, 1].mean()) / max(base, 1e-9)
+    got = epoch_transitions(log, epoch)
+    groups, mixed = sum(n for n, _ in got.values()), sum(m for _, m in got.values())
+    flat = [got[o] for o in OUTCOMES if o != "mixed"]
+    flat_n, flat_m = sum(n for n, _ in flat), sum(m for _, m in flat)
+    base = mixed / groups
+    return base, flat_n / groups, flat_m / max(flat_n, 1) / max(base, 1e-9)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,12 @@ From uniform's runs (paired seeds of one testbed and device class):
 and from the default skip (`skip-kept`) against uniform: the mixed rate of the groups it left
 out in epoch 2 over the base rate (`skip_cost`), the check that matters: near 1, evidence from
 epoch 1 no longer says which prompts are flat.
+
+Where the ledger holds uniform's reward logs (`bench-rl --reward-log`), `epoch_transitions`
+says why, from one run instead of a pair: epoch 2's groups split by the prompt's last outcome
+in epoch 1 (all-wrong, all-correct, mixed), with each part's epoch-2 mixed rate over the base
+rate. A flat side whose ratio is near 1 is one that passing over loses as much from as a
+random pick would.
 """
 
 from __future__ import annotations
@@ -26,8 +32,17 @@ import numpy as np
 
 from frontier_rft.bench.metrics import mean_ci
 from frontier_rft.bench.real_rl.skip_cost import ledger_runs, ledger_skip_cost
+from frontier_rft.shadow.replay import read_reward_log
 
-__all__ = ["REGIME_TARGETS", "regime_lines", "regime_stats"]
+__all__ = [
+    "OUTCOMES",
+    "REGIME_TARGETS",
+    "epoch_transitions",
+    "regime_lines",
+    "regime_stats",
+    "transition_lines",
+    "transition_stats",
+]
 
 REGIME_TARGETS = {
     "gain": ">= 2.5x",
@@ -36,6 +51,12 @@ REGIME_TARGETS = {
     "skip_rate_ratio": ">= 0.7",
 }
 """Issue 70's targets for a CPU regime that learns like SmolLM2-135M."""
+OUTCOMES = ("all-wrong", "all-correct", "mixed")
+"""A prompt's group outcome: flat and not all solved (all-wrong, or all at a partial reward),
+flat and all solved (every reward 1, as `train/all_correct_groups` counts), or mixed."""
+MIN_GROUPS = 20
+"""Fewest epoch-2 groups of one outcome in a seed for its mixed rate to count (a side the
+policy barely reaches gives a ratio of a handful of groups)."""
 
 
 def regime_stats(
@@ -107,4 +128,66 @@ def regime_lines(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
             f"{_cell(s['skip_rate_ratio'])} ({s['skip_seeds']} pairs) | "
             f"{_cell(s['skip_lost_share'], '.0%')} |"
         )
+    return lines
+
+
+def epoch_transitions(log: Path, epoch: int) -> dict[str, tuple[int, int]]:
+    """From a uniform run's reward log with `epoch` steps an epoch: per outcome of a prompt's
+    last group in epoch 1 (`OUTCOMES`), epoch 2's groups of such prompts and the mixed ones
+    among them (prompts untried in epoch 1 are left out)."""
+    last: dict[int, int] = {}
+    counts = np.zeros((len(OUTCOMES), 2), dtype=np.int64)
+    for step in read_reward_log(log):
+        if step.step >= 2 * epoch:
+            break
+        low, high = step.rewards.min(axis=1), step.rewards.max(axis=1)
+        outcome = np.where(low != high, 2, np.where(low >= 1.0, 1, 0))
+        for task, got in zip(step.task_ids.tolist(), outcome.tolist(), strict=True):
+            if step.step >= epoch and task in last:
+                counts[last[task]] += (1, got == 2)
+            elif step.step < epoch:
+                last[task] = got
+    return {name: (int(n), int(m)) for name, (n, m) in zip(OUTCOMES, counts, strict=True)}
+
+
+def transition_stats(
+    roots: Sequence[Path], digest: str, device: str, seeds: Sequence[int]
+) -> dict[str, Any]:
+    """Per epoch-1 outcome, over the seeds whose uniform run left a reward log in the ledger:
+    its share of epoch 2's groups, their mixed rate, and that rate over the base rate (mean
+    and bootstrap CI over seeds)."""
+    root = next((r for r in roots if (r / digest / device / "uniform").is_dir()), None)
+    if root is None:
+        raise ValueError(f"no uniform runs of testbed {digest}/{device} in the ledgers")
+    train = json.loads((root / digest / "testbed.json").read_text(encoding="utf-8"))["train"]
+    epoch = int(train["train_size"]) // int(train["batch_size"])
+    definitions = sorted(p for p in (root / digest / device / "uniform").glob("*") if p.is_dir())
+    per_seed = []
+    for s in seeds:  # a seed's log from the first definition that holds one
+        logs = [d / f"seed{s}.rewards.jsonl.gz" for d in definitions]
+        log = next((f for f in logs if f.is_file()), None)
+        if log is not None:
+            per_seed.append(epoch_transitions(log, epoch))
+    out: dict[str, Any] = {"seeds": len(per_seed)}
+    for name in OUTCOMES:
+        share, rate, ratio = [], [], []
+        for got in per_seed:
+            groups = sum(n for n, _ in got.values())
+            base = sum(m for _, m in got.values()) / groups if groups else float("nan")
+            n, m = got[name]
+            share.append(n / groups if groups else float("nan"))
+            rate.append(m / n if n >= MIN_GROUPS else float("nan"))
+            ratio.append(m / n / base if n >= MIN_GROUPS and base > 0 else float("nan"))
+        out[name] = {"share": mean_ci(share), "rate": mean_ci(rate), "ratio": mean_ci(ratio)}
+    return out
+
+
+def transition_lines(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A markdown table, a row per named testbed: per epoch-1 outcome, its share of epoch 2's
+    groups and their epoch-2 mixed rate over the base rate."""
+    head = " | ".join(f"{o} in epoch 1: share of epoch 2; mixed rate / base" for o in OUTCOMES)
+    lines = [f"| regime | uniform seeds with a reward log | {head} |", "|---|---:|---|---|---|"]
+    for name, s in rows.items():
+        cells = " | ".join(f"{_cell(s[o]['share'])}; {_cell(s[o]['ratio'])}" for o in OUTCOMES)
+        lines.append(f"| {name} | {s['seeds']} | {cells} |")
     return lines
