@@ -68,7 +68,6 @@ __all__ = [
     "RewardColumns",
     "characters",
     "detect_format",
-    "is_gzip",
     "open_text",
     "read_foreign_log",
     "regular_file",
@@ -164,17 +163,13 @@ _GZIP_MAGIC = b"\x1f\x8b"
 """A gzip stream's first two bytes (the ledger keeps reward logs as .jsonl.gz)."""
 
 
-def is_gzip(path: str | os.PathLike[str]) -> bool:
-    """Whether the regular file at `path` is gzip-compressed, by its first two bytes."""
-    with open(path, "rb") as fh:
-        return fh.read(2) == _GZIP_MAGIC
-
-
 def open_text(path: str | os.PathLike[str]) -> tuple[IO[str], Callable[[], int]]:
     """A text stream of the log at `path`, gunzipped where it is gzip-compressed, and a
     function giving the bytes read from it so far (decompressed ones for a .gz), by which
     the caller bounds what a small file may expand to."""
-    if is_gzip(path):
+    with open(path, "rb") as head:
+        gzipped = head.read(2) == _GZIP_MAGIC
+    if gzipped:
         raw = gzip.open(path, "rb")  # noqa: SIM115 - closed with the text stream
         return io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), raw.tell
     fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - the caller closes

@@ -59,16 +59,23 @@ MIN_GROUPS = 20
 policy barely reaches gives a ratio of a handful of groups)."""
 
 
-def regime_stats(
-    roots: Sequence[Path], digest: str, device: str, seeds: Sequence[int]
-) -> dict[str, Any]:
-    """The four statistics (mean and bootstrap CI over seeds) of testbed `digest`."""
+def _uniform_runs(roots: Sequence[Path], digest: str, device: str) -> tuple[Path, int, int]:
+    """Uniform's folder of testbed `digest` in the first ledger that holds one, the testbed's
+    batch size and its steps an epoch."""
     root = next((r for r in roots if (r / digest / device / "uniform").is_dir()), None)
     if root is None:
         raise ValueError(f"no uniform runs of testbed {digest}/{device} in the ledgers")
     train = json.loads((root / digest / "testbed.json").read_text(encoding="utf-8"))["train"]
-    batch, epoch = int(train["batch_size"]), int(train["train_size"]) // int(train["batch_size"])
-    runs = ledger_runs(root / digest / device / "uniform", seeds)
+    batch = int(train["batch_size"])
+    return root / digest / device / "uniform", batch, int(train["train_size"]) // batch
+
+
+def regime_stats(
+    roots: Sequence[Path], digest: str, device: str, seeds: Sequence[int]
+) -> dict[str, Any]:
+    """The four statistics (mean and bootstrap CI over seeds) of testbed `digest`."""
+    uniform, batch, epoch = _uniform_runs(roots, digest, device)
+    runs = ledger_runs(uniform, seeds)
     gain = [r["pass1"][-1] / r["pass1"][0] for r in runs.values() if r["pass1"][0] > 0]
     start, end = [r["pass1"][0] for r in runs.values()], [r["pass1"][-1] for r in runs.values()]
     mixed, correct, unsolved = [], [], []
@@ -156,28 +163,27 @@ def transition_stats(
     """Per epoch-1 outcome, over the seeds whose uniform run left a reward log in the ledger:
     its share of epoch 2's groups, their mixed rate, and that rate over the base rate (mean
     and bootstrap CI over seeds)."""
-    root = next((r for r in roots if (r / digest / device / "uniform").is_dir()), None)
-    if root is None:
-        raise ValueError(f"no uniform runs of testbed {digest}/{device} in the ledgers")
-    train = json.loads((root / digest / "testbed.json").read_text(encoding="utf-8"))["train"]
-    epoch = int(train["train_size"]) // int(train["batch_size"])
-    definitions = sorted(p for p in (root / digest / device / "uniform").glob("*") if p.is_dir())
+    uniform, _, epoch = _uniform_runs(roots, digest, device)
+    definitions = sorted(p for p in uniform.glob("*") if p.is_dir())
     per_seed = []
     for s in seeds:  # a seed's log from the first definition that holds one
         logs = [d / f"seed{s}.rewards.jsonl.gz" for d in definitions]
         log = next((f for f in logs if f.is_file()), None)
         if log is not None:
-            per_seed.append(epoch_transitions(log, epoch))
+            got = epoch_transitions(log, epoch)
+            groups = sum(n for n, _ in got.values())
+            base = sum(m for _, m in got.values()) / groups if groups else float("nan")
+            per_seed.append((got, groups, base))
+    nan = float("nan")
     out: dict[str, Any] = {"seeds": len(per_seed)}
     for name in OUTCOMES:
         share, rate, ratio = [], [], []
-        for got in per_seed:
-            groups = sum(n for n, _ in got.values())
-            base = sum(m for _, m in got.values()) / groups if groups else float("nan")
+        for got, groups, base in per_seed:
             n, m = got[name]
-            share.append(n / groups if groups else float("nan"))
-            rate.append(m / n if n >= MIN_GROUPS else float("nan"))
-            ratio.append(m / n / base if n >= MIN_GROUPS and base > 0 else float("nan"))
+            counted = n >= MIN_GROUPS
+            share.append(n / groups if groups else nan)
+            rate.append(m / n if counted else nan)
+            ratio.append(m / n / base if counted and base > 0 else nan)
         out[name] = {"share": mean_ci(share), "rate": mean_ci(rate), "ratio": mean_ci(ratio)}
     return out
 
