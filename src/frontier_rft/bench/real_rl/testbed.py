@@ -103,6 +103,12 @@ class BenchEntry:
     steps: int | None = None
     """Training steps instead of the testbed's (None: the testbed's): an entry that spends
     fewer rollouts a step runs until it has spent about uniform's."""
+    batch_size: int | None = None
+    """Prompts a step instead of the testbed's (None: the testbed's): uniform at a larger
+    step, the baseline a mode that spends more rows a step is compared with."""
+    eval_every: int | None = None
+    """Steps between held-out evaluations instead of the testbed's (None: the testbed's): an
+    entry of fewer, larger steps is evaluated as often per rollout as uniform is."""
     backfill: str | None = None
     """TrainConfig.backfill ('replay': a kept step's freed slots filled with replayed groups,
     sampling/backfill.py), or None (off; the digests of entries without it stay)."""
@@ -130,7 +136,8 @@ class BenchEntry:
             self.sampler_flags()  # a kind with flags is recorded by them: each setting needs one
         except ValueError as exc:
             raise ValueError(f"BenchEntry {self.label!r}: {exc}") from None
-        for name, least in (("group_size", 2), ("steps", 1)):  # a group needs two rollouts
+        sizes = (("group_size", 2), ("steps", 1), ("batch_size", 1), ("eval_every", 1))
+        for name, least in sizes:  # a group needs two rollouts
             value = getattr(self, name)
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int) or value < least
@@ -151,7 +158,12 @@ class BenchEntry:
     def own_train(self) -> dict[str, Any]:
         """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
         its ledger definition."""
-        sized = {"group_size": self.group_size, "steps": self.steps}
+        sized = {
+            "group_size": self.group_size,
+            "steps": self.steps,
+            "batch_size": self.batch_size,  # only when set: the digests of the others stay
+            "eval_every": self.eval_every,
+        }
         own: dict[str, Any] = {k: v for k, v in sized.items() if v is not None}
         own.update(self.sampler_flags(OWN_FLAGS))  # pc_evict_at may be None
         if self.backfill is not None:  # likewise
@@ -171,6 +183,72 @@ KEPT = flags(rollouts="kept")
 """Fewer rollouts, the skip in uniform's window: only the kept prompts rolled out."""
 ADAPTIVE = flags(dynamic_sampling=True, adaptive_oversample=True)
 """Dynamic sampling sized from the measured zero-variance share (GRESO's rule)."""
+
+
+STEP_SIZE_ENTRIES = (
+    BenchEntry(
+        "uniform-b32",
+        "uniform",
+        role="effect",
+        note="uniform at 32 prompts x 8 a step (2x the rows), 48 steps: a step's size by B",
+        batch_size=32,
+        steps=48,
+        eval_every=4,
+    ),
+    BenchEntry(
+        "uniform-b64",
+        "uniform",
+        role="effect",
+        note="uniform at 64 prompts x 8 a step (4x the rows), 32 steps: a step's size by B",
+        batch_size=64,
+        steps=32,
+        eval_every=4,
+    ),
+    BenchEntry(
+        "uniform-b128",
+        "uniform",
+        role="effect",
+        note="uniform at 128 prompts x 8 a step (1,024 rows: the H200 knee of a 24-token "
+        "step), 24 steps",
+        batch_size=128,
+        steps=24,
+        eval_every=4,
+    ),
+    BenchEntry(
+        "uniform-k32",
+        "uniform",
+        role="effect",
+        note="uniform at 16 prompts x 32 rollouts a step (4x the rows), 32 steps: a step's "
+        "size by K",
+        group_size=32,
+        steps=32,
+        eval_every=4,
+    ),
+    BenchEntry(
+        "dapo-onecall",
+        "uniform",
+        role="effect",
+        note="DAPO's filter in one generation call a step, sized from the measured "
+        "zero-variance share (GRESO's rule, <= 3x B prompts); only its mixed groups trained "
+        "(<= B), 32 steps",
+        sampler=flags(dynamic_sampling=True, adaptive_oversample=True, dapo_max_rounds=1),
+        steps=32,
+        eval_every=4,
+    ),
+    BenchEntry(
+        "pcl-b64",
+        "pcl",
+        role="effect",
+        note="PCL's value-model pick at 64 prompts a step: the 64 of 8 x 64 candidates "
+        "predicted nearest p = 0.5 (rollout-free), 32 steps; against uniform-b64",
+        batch_size=64,
+        steps=32,
+        eval_every=4,
+    ),
+)
+"""Steps of more rows (issue 81): uniform at larger steps by prompts (B) and by rollouts (K),
+and the modes that spend a larger step's rows where they teach, each against uniform at the
+same rows a step."""
 
 
 MAIN_ENTRIES = (
@@ -476,6 +554,7 @@ EFFECT_ENTRIES = (
     BenchEntry(
         "frontier-r0.15", "frontier", {"replay_ratio": 0.15}, role="effect", note="replay 0.15"
     ),
+    *STEP_SIZE_ENTRIES,
 )
 """Runs that check effects the papers report (README / docs/results/real_rl.md)."""
 
