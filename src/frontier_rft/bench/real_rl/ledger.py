@@ -33,6 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.real_rl.device_seconds import (
+    PROJECTED_DEVICES,
+    projected_axis,
+    projected_seconds,
+)
 from frontier_rft.bench.real_rl.testbed import Testbed
 from frontier_rft.core.bounds import MAX_ABS_VALUE, MAX_STEP, is_finite_real
 from frontier_rft.core.jsonsafe import loads_bounded
@@ -224,15 +229,27 @@ def run_curves(rows: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> di
     evals = [r for r in rows if "eval/pass@1" in r]
     cum_rollouts = [0.0]
     cum_seconds = [float(info.get("embed_seconds", 0.0))]
+    cum_cpu = [0.0]  # the steps' CPU time: less swayed by other work than wall-clock
     for r in train:
         cum_rollouts.append(cum_rollouts[-1] + r.get("train/rollouts", 0.0))
         cum_seconds.append(cum_seconds[-1] + r["perf/step_s"])
+        cum_cpu.append(cum_cpu[-1] + float(r.get("perf/step_cpu_s", 0.0)))
+    timed = all("perf/step_cpu_s" in r for r in train)  # older records lack it
     eval_steps = [int(r["step"]) for r in evals]
+    projected = {  # each step costed on a named device's measured curve (device_seconds)
+        projected_axis(device): [cum[s] for s in eval_steps]
+        for device in PROJECTED_DEVICES
+        for cum in (projected_seconds(train, info, device),)
+    }
+    ks = sorted({k for r in evals for k in r if k.startswith("eval/pass@") and k != "eval/pass@1"})
     return {
         "eval_steps": eval_steps,
         "eval_rollouts": [cum_rollouts[s] for s in eval_steps],
         "eval_seconds": [cum_seconds[s] for s in eval_steps],
+        **({"eval_cpu_seconds": [cum_cpu[s] for s in eval_steps]} if timed else {}),
+        **projected,
         "pass1": [float(r["eval/pass@1"]) for r in evals],
+        "passk": {k: [float(r.get(k, math.nan)) for r in evals] for k in ks},
         "final": {k: v for k, v in evals[-1].items() if k.startswith("eval/")},
         "train": train,
         "info": dict(info),

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.real_rl.device_report import device_table
+from frontier_rft.bench.real_rl.device_seconds import PROJECTED_DEVICES
 from frontier_rft.bench.real_rl.skip_cost import skip_cost_lines
 from frontier_rft.bench.real_rl.testbed import Testbed, learner_line
+from frontier_rft.step_cost import load_curve
 
 __all__ = [
     "SCHEDULE_TARGET",
@@ -300,6 +303,7 @@ def markdown_report(
             f"{_fmt_mean(r['step_s'], 2)} | {_fmt_mean(r['step_cpu_s'], 2)} | "
             f"{_fmt_mean(r['select_ms'], 1)} |"
         )
+    lines += ["", *_device_section(rows, labels, baseline)]
     dropped = _some_dropped(rows, labels)
     mixed_col = " distinct prompts mixed when rolled out |" if dropped else ""
     equal_col = " pass@1 − uniform at equal rollouts |" if differ else ""
@@ -395,6 +399,39 @@ def markdown_report(
             f"(seeds {c['seeds']}). Measured: `{_compact(c['measured'])}`"
         )
     return "\n".join(lines) + "\n"
+
+
+def _device_section(rows: Mapping[str, Any], labels: Sequence[str], baseline: str) -> list[str]:
+    """Each device's currency: costs to uniform's final pass@1 on every axis, measured and
+    projected, and scores at equal projected H200 seconds; then against the same rows."""
+    others = [lab for lab in labels if lab != baseline and "device" in rows[lab]]
+    if not others:
+        return []
+    curves = "; ".join(f"`{n}`: {load_curve(n).summary()}" for n in PROJECTED_DEVICES)
+    lines = [
+        "### Each device's currency: cost to uniform's final held-out pass@1",
+        "",
+        "Each entry's cost to reach uniform's final pass@1 (paired by seed) over uniform's own "
+        "cost to reach it, along each axis: steps, rollouts, the CPU time its steps measured "
+        "(2-core machine, one torch thread a run), and seconds projected on a measured "
+        "step-cost curve (every "
+        "logged step costed by its rows a call to generate, its completion cap and its rows "
+        "trained; evaluation left out; a projection, not a measurement of these runs). "
+        f"Curves: {curves}. Scores at equal projected H200 seconds are read at the smaller of "
+        "the pair's totals (the last quarter: pass@1 averaged at 3/4 to 4/4 of that span).",
+        "",
+        *device_table({lab: rows[lab]["device"] for lab in others}, baseline),
+    ]
+    same = {lab: rows[lab]["device_same_rows"] for lab in others if "device_same_rows" in rows[lab]}
+    for other in sorted({c["baseline"] for c in same.values()}):
+        picked = {lab: c for lab, c in same.items() if c["baseline"] == other}
+        lines += [
+            "",
+            f"Against uniform at the same rows a step (`{other}`): selection counts only here.",
+            "",
+            *device_table(picked, other),
+        ]
+    return lines
 
 
 def _schedule_notes(rows: Mapping[str, Any], labels: Sequence[str]) -> list[str]:

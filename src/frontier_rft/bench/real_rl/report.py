@@ -26,6 +26,7 @@ from frontier_rft.bench.metrics import (
     paired_summary,
     ttb,
 )
+from frontier_rft.bench.real_rl.device_report import device_comparison
 from frontier_rft.bench.real_rl.effects import BASELINE, EFFECTS, holds
 from frontier_rft.bench.real_rl.ledger import timed_in_one_run
 from frontier_rft.bench.real_rl.page import (
@@ -109,8 +110,11 @@ def summarize_runs(
     runs: Mapping[str, Mapping[int, Mapping[str, Any]]],
     start_states: Mapping[str, Any],
     notes: Mapping[str, str] | None = None,
+    same_rows: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Per-label paired metrics from loaded runs: {label: {seed: real_rl.load_run(...)}}."""
+    """Per-label paired metrics from loaded runs: {label: {seed: real_rl.load_run(...)}};
+    `same_rows` names, for an entry, the uniform entry of the same rows a step it is also
+    compared with (BenchEntry.rows_of)."""
     if BASELINE not in runs:
         raise ValueError("the benchmark needs uniform runs: every metric is paired against them")
     base = runs[BASELINE]
@@ -256,6 +260,16 @@ def summarize_runs(
         row["generated_tokens_derived"] = [
             s for s in seeds if tokens_derived(by_seed[s]) or tokens_derived(base[s])
         ]
+        # Each device's currency: cost to uniform's final score, scores at equal seconds
+        row["device"] = device_comparison(by_seed, base, seeds)
+        other = (same_rows or {}).get(label, "")
+        if other in runs:
+            paired = sorted(s for s in by_seed if s in runs[other])
+            if paired:
+                row["device_same_rows"] = {
+                    "baseline": other,
+                    **device_comparison(by_seed, runs[other], paired),
+                }
         cost = _skip_cost(by_seed, base, seeds) if label != BASELINE else None
         if cost is not None:  # only then: the summaries of other entries keep their keys
             row["skip_cost"] = cost
@@ -613,7 +627,8 @@ def write_results(
 
     labels = [e.label for e in entries]
     main = [e.label for e in entries if e.role == "main"]
-    summary = summarize_runs(runs, start, {e.label: e.note for e in entries})
+    same_rows = {e.label: e.rows_of for e in entries if e.rows_of}
+    summary = summarize_runs(runs, start, {e.label: e.note for e in entries}, same_rows)
     checks = effect_checks(runs, summary)
     out, name, command, machine = files.out, files.name, files.command, files.machine
     full = {

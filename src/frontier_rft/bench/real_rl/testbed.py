@@ -121,6 +121,10 @@ class BenchEntry:
     pad_rows: str | None = None
     """TrainConfig.pad_rows (a kept step's generation padded to a few batch shapes), or None
     (the testbed's, auto; the digests of entries without it stay)."""
+    rows_of: str = ""
+    """The uniform entry that spends the same rows a step, beside which this one's selection
+    is judged (issue 81: a larger step's gain is uniform's; only what beats uniform at the
+    same rows is selection's). Not part of what a run computes: digests stay."""
     shadows: tuple[str, ...] = ()
     """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
     record then holds what each would have saved and lost, to check against the entries
@@ -234,6 +238,7 @@ STEP_SIZE_ENTRIES = (
         sampler=flags(dynamic_sampling=True, adaptive_oversample=True, dapo_max_rounds=1),
         steps=32,
         eval_every=4,
+        rows_of="uniform-b64",
     ),
     BenchEntry(
         "pcl-b64",
@@ -244,6 +249,7 @@ STEP_SIZE_ENTRIES = (
         batch_size=64,
         steps=32,
         eval_every=4,
+        rows_of="uniform-b64",
     ),
 )
 """Steps of more rows (issue 81): uniform at larger steps by prompts (B) and by rollouts (K),

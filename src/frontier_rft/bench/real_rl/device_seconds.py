@@ -1,0 +1,60 @@
+"""A logged run's steps costed on a named device's step-cost curve (projected seconds).
+
+Every step of a record is costed by its shape: the rows it generated in each call to generate
+(`train/rollouts` over `train/sampling_rounds` calls of equal size; one call for a plain
+step), every call at the run's completion cap (a batched generate decodes until its longest
+row stops, and some row of a large batch reaches the cap: an upper bound for short answers),
+and the rows trained (`train/trained_rows`; a record without that column trained what it
+generated). Evaluation and the first embedding are left out, as `eval_seconds` leaves out
+evaluation. The result is a projection: what the same steps would cost on that device with
+the measured model, not a measurement of this run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+from frontier_rft.step_cost import StepCostCurve, StepShape, load_curve
+
+__all__ = ["PROJECTED_DEVICES", "projected_axis", "projected_seconds", "step_shape"]
+
+PROJECTED_DEVICES = ("h200", "cpu")
+"""The shipped curves every bench report projects its runs onto (step_cost.CURVES)."""
+
+
+@cache
+def _curve(name: str) -> StepCostCurve:
+    return load_curve(name)
+
+
+def projected_axis(device: str) -> str:
+    """The run-curve key of cumulative projected seconds on `device` at each evaluation."""
+    return f"eval_projected_{device}"
+
+
+def step_shape(row: Mapping[str, Any], length: int) -> StepShape:
+    """One logged step's shape: its rollouts split over its sampling rounds, its trained rows."""
+    rollouts = round(float(row.get("train/rollouts", 0.0) or 0.0))
+    rounds = max(1, round(float(row.get("train/sampling_rounds", 1.0) or 1.0)))
+    base, extra = divmod(rollouts, rounds)
+    calls = tuple(base + (1 if i < extra else 0) for i in range(rounds))
+    trained = row.get("train/trained_rows")
+    rows_trained = rollouts if trained is None else round(float(trained))
+    return StepShape(calls, max(1, length), rows_trained)
+
+
+def projected_seconds(
+    train: Sequence[Mapping[str, Any]], info: Mapping[str, Any], device: str
+) -> list[float]:
+    """Cumulative projected seconds on `device` before step 0 and after each logged step."""
+    config = info.get("config", {}) if isinstance(info.get("config"), Mapping) else {}
+    length = int(config.get("max_new_tokens", 24) or 24)
+    curve = _curve(device)
+    out = [0.0]
+    for row in train:
+        seconds = curve.step_seconds(step_shape(row, length))
+        out.append(out[-1] + (seconds if math.isfinite(seconds) else 0.0))
+    return out
