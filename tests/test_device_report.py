@@ -111,7 +111,8 @@ def test_the_step_size_entries_run_the_rows_they_name() -> None:
     onecall = tb.run_config(by["dapo-onecall"], 0)
     assert onecall.sampler == "dynamic_sampling"
     assert onecall.sampler_config["max_rounds"] == 1 and onecall.sampler_config["adaptive"]
-    assert by["dapo-onecall"].rows_of == by["pcl-b64"].rows_of == "uniform-b64"
+    assert by["dapo-onecall"].rows_of == "uniform-b48"
+    assert by["pcl-b64"].rows_of == "uniform-b64"
     # recorded only when set: an entry without them keeps its definition's keys
     assert "batch_size" not in by["skip-kept"].own_train()
     assert by["uniform-b64"].own_train()["batch_size"] == 64

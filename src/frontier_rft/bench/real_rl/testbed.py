@@ -200,6 +200,16 @@ STEP_SIZE_ENTRIES = (
         eval_every=4,
     ),
     BenchEntry(
+        "uniform-b48",
+        "uniform",
+        role="effect",
+        note="uniform at 48 prompts x 8 a step (3x the rows), 32 steps: dapo-onecall's rows "
+        "generated a step, without its filter",
+        batch_size=48,
+        steps=32,
+        eval_every=4,
+    ),
+    BenchEntry(
         "uniform-b64",
         "uniform",
         role="effect",
@@ -238,7 +248,7 @@ STEP_SIZE_ENTRIES = (
         sampler=flags(dynamic_sampling=True, adaptive_oversample=True, dapo_max_rounds=1),
         steps=32,
         eval_every=4,
-        rows_of="uniform-b64",
+        rows_of="uniform-b48",
     ),
     BenchEntry(
         "pcl-b64",
