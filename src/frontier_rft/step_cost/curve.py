@@ -130,6 +130,12 @@ class StepCostCurve:
                     raise ValueError(f"curve {self.name!r}: a cell's seconds must be finite: {c}")
 
     @property
+    def model_name(self) -> str:
+        """The model's first clause (step_cost.py writes its size after a comma)."""
+        head = self.model.split(",")[0].strip()
+        return head + ")" * (head.count("(") - head.count(")"))
+
+    @property
     def lengths(self) -> tuple[int, ...]:
         """The measured completion lengths, ascending."""
         return tuple(sorted({c.length for c in self.cells}))
@@ -222,7 +228,7 @@ class StepCostCurve:
     def summary(self) -> str:
         """One line: the device, the model and its knees."""
         knees = ", ".join(f"{n} tokens: {self.knee(n).describe()}" for n in self.lengths)
-        return f"{self.name} ({self.device_name}; {self.model.split(',')[0]}): knee at {knees}"
+        return f"{self.name} ({self.device_name}; {self.model_name}): knee at {knees}"
 
 
 def _seconds(value: Any, what: str) -> float:

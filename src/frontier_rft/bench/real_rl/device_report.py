@@ -130,10 +130,13 @@ def _cell(
     if not cell:
         return "-"
     mean, ci = cell.get("mean"), cell.get("ci")
-    if mean is None:
-        reached, n = cell.get("reached"), len(cell.get("values", []))
-        return f"- ({reached}/{n} reached)" if reached is not None else "-"
     fmt = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    if mean is None:  # some seed never reached: the mean of those that did, starred
+        reached, n = cell.get("reached"), len(cell.get("values", []))
+        some = cell.get("mean_reached")
+        if some is None:
+            return f"- ({reached}/{n} reached)" if reached is not None else "-"
+        return fmt.format(some) + ("" if signed else unit) + f"* ({reached}/{n})"
     text = fmt.format(mean) + ("" if signed else unit)
     if ci and with_ci:
         text += " [" + ", ".join(fmt.format(v) for v in ci) + "]"
@@ -152,8 +155,9 @@ def device_table(comparisons: Mapping[str, Mapping[str, Any]], baseline: str) ->
     for label, c in comparisons.items():
         passk = next((k for k in sorted(c) if k.startswith("equal_h200_pass@")), None)
         passk = passk if passk != "equal_h200_pass1" else None
+        rows = _cell(c["rows_per_step"], 0, unit="", with_ci=False)
         lines.append(
-            f"| {label} ({len(c['seeds'])} seeds) | {_cell(c['rows_per_step'], 0, unit='', with_ci=False)} "
+            f"| {label} ({len(c['seeds'])} seeds) | {rows} "
             f"| {_cell(c['to_final_steps'])} | {_cell(c['to_final_rollouts'])} "
             f"| {_cell(c['to_final_cpu_s'])} | {_cell(c['to_final_h200_projected_s'])} "
             f"| {_cell(c['to_final_cpu_projected_s'])} "

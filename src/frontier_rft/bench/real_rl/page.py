@@ -418,7 +418,8 @@ def _device_section(rows: Mapping[str, Any], labels: Sequence[str], baseline: st
         "logged step costed by its rows a call to generate, its completion cap and its rows "
         "trained; evaluation left out; a projection, not a measurement of these runs). "
         f"Curves: {curves}. Scores at equal projected H200 seconds are read at the smaller of "
-        "the pair's totals (the last quarter: pass@1 averaged at 3/4 to 4/4 of that span).",
+        "the pair's totals (the last quarter: pass@1 averaged at 3/4 to 4/4 of that span). "
+        "`x* (k/n)`: only k of n seeds reached the score; the mean of those.",
         "",
         *device_table({lab: rows[lab]["device"] for lab in others}, baseline),
     ]
