@@ -121,9 +121,7 @@ def run_currency(
         curve = load_curve("h200")
         knee = curve.knee(completion_tokens)
         point, censored = knee.rows, knee.censored
-        basis = (
-            f"measured for {curve.model_name} on an {curve.device_name}; your model's size unread"
-        )
+        basis = f"measured for {curve.model_name} on an {curve.device_name} (model size unread)"
     below = rows < point or (censored and rows <= point)
     return Currency("steps" if below else "rows", rows, point, censored, basis)
 

@@ -1,0 +1,57 @@
+"""The currency a run pays in, and the model size read from a local config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.step_cost.advice import currency_line, model_spec_from_config, run_currency
+from frontier_rft.step_cost.roofline import MODELS
+
+
+def test_a_cpu_run_pays_in_rows_beyond_the_measured_knee() -> None:
+    assert run_currency(128, 24, device="cpu").currency == "rows"
+    small = run_currency(16, 24, device="cpu")  # the CPU knee at 24 tokens: ~37 rows
+    assert small.currency == "steps" and 32 < small.knee < 64
+    assert "measured on 2 CPU cores" in small.basis
+
+
+def test_a_gpu_run_without_its_model_reads_the_measured_h200_curve() -> None:
+    c = run_currency(128, 24, device="gpu")
+    assert c.currency == "steps" and c.censored and c.knee == 1024
+    assert "H200" in c.basis and "model size unread" in c.basis
+    line = currency_line(c)
+    assert line.startswith("currency: steps (a generation call of 128 rows lies below the knee")
+    assert "docs/results/device_cost.md" in line
+
+
+def test_a_long_completion_of_a_large_model_pays_in_rows() -> None:
+    model = MODELS["llama-3.1-8b"]
+    assert run_currency(1024, 1024, device="gpu", vllm=True, model=model).currency == "rows"
+    assert run_currency(64, 1024, device="gpu", vllm=True, model=model).currency == "steps"
+    with pytest.raises(ValueError, match="rows and completion_tokens"):
+        run_currency(0, 24, device="gpu")
+
+
+def test_model_size_from_a_local_config_by_hand(tmp_path: Path) -> None:
+    cfg = {
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "intermediate_size": 128,
+        "vocab_size": 100,
+        "tie_word_embeddings": False,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    spec = model_spec_from_config(tmp_path)
+    assert spec is not None
+    # attention: q and o 64 x 64 each, k and v 64 x (2 x 16) each; mlp 3 x 64 x 128
+    per_layer = 2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128
+    assert spec.params == 2 * per_layer + 2 * 100 * 64
+    assert (spec.layers, spec.kv_heads, spec.head_dim) == (2, 2, 16)
+    (tmp_path / "config.json").write_text("{not json")
+    assert model_spec_from_config(tmp_path) is None
+    assert model_spec_from_config(tmp_path / "absent") is None
