@@ -23,7 +23,7 @@ def test_a_gpu_run_without_its_model_reads_the_measured_h200_curve() -> None:
     assert c.currency == "steps" and c.censored and c.knee == 1024
     assert "H200" in c.basis and "model size unread" in c.basis
     line = currency_line(c)
-    assert line.startswith("currency: steps (a generation call of 128 rows lies below the knee")
+    assert line.startswith("steps (a generation call of 128 rows lies below the knee")
     assert "docs/results/device_cost.md" in line
 
 
@@ -55,3 +55,47 @@ def test_model_size_from_a_local_config_by_hand(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{not json")
     assert model_spec_from_config(tmp_path) is None
     assert model_spec_from_config(tmp_path / "absent") is None
+
+
+def test_trl_values_give_the_rows_of_one_process_call(tmp_path: Path) -> None:
+    from frontier_rft.integrations.trl.currency import trl_currency_line
+
+    # TRL's defaults: 8 rows a process a call, 256 tokens, a GPU
+    assert trl_currency_line({}).startswith("steps (a generation call of 8 rows")
+    cpu = {"use_cpu": True, "per_device_train_batch_size": 16, "gradient_accumulation_steps": 4}
+    assert trl_currency_line(cpu).startswith("rows (a generation call of 64 rows lies beyond")
+    cfg = {
+        "hidden_size": 4096,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 14336,
+        "vocab_size": 128256,
+        "tie_word_embeddings": False,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    values = {
+        "model_name_or_path": str(tmp_path),
+        "use_vllm": True,
+        "per_device_train_batch_size": 64,
+        "steps_per_generation": 16,
+        "max_completion_length": 1024,
+    }
+    line = trl_currency_line(values)
+    assert line.startswith("rows (a generation call of 1,024 rows lies beyond the knee")
+    assert "projected from datasheets" in line and "graphs generation" in line
+
+
+def test_check_config_trl_says_the_currency(tmp_path: Path) -> None:
+    from frontier_rft.cli.main import main
+
+    path = tmp_path / "run.yaml"
+    path.write_text("per_device_train_batch_size: 64\nmax_completion_length: 24\nuse_cpu: true\n")
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["check-config", "trl", str(path)])
+    lines = [ln for ln in out.getvalue().splitlines() if ln.startswith("  currency: ")]
+    assert len(lines) == 1 and lines[0].startswith("  currency: rows (a generation call of 64")

@@ -18,7 +18,14 @@ from typing import Any
 from frontier_rft.step_cost.curve import load_curve
 from frontier_rft.step_cost.roofline import ENGINES, GPUS, ModelSpec, project_knee
 
-__all__ = ["EVIDENCE", "Currency", "currency_line", "model_spec_from_config", "run_currency"]
+__all__ = [
+    "EVIDENCE",
+    "Currency",
+    "currency_line",
+    "model_spec_from_config",
+    "model_spec_from_dict",
+    "run_currency",
+]
 
 PROMPT_TOKENS = 256
 """Prompt tokens assumed where a run's prompts are not read (the projection's context)."""
@@ -75,19 +82,28 @@ def model_spec_from_config(path: str | Path) -> ModelSpec | None:
         if not file.is_file() or file.stat().st_size > 1 << 20:
             return None
         cfg: Any = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return model_spec_from_dict(cfg, Path(path).name) if isinstance(cfg, dict) else None
+
+
+def model_spec_from_dict(cfg: dict[str, Any], name: str) -> ModelSpec | None:
+    """A model's size from its config's fields (a loaded model's `config.to_dict()`), the
+    parameters counted from the layer shapes; None when a field is missing."""
+    try:
         h, layers = int(cfg["hidden_size"]), int(cfg["num_hidden_layers"])
         heads = int(cfg["num_attention_heads"])
         kv = int(cfg.get("num_key_value_heads") or heads)
         head_dim = int(cfg.get("head_dim") or h // heads)
         inter, vocab = int(cfg["intermediate_size"]), int(cfg["vocab_size"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, ZeroDivisionError):
         return None
     if min(h, layers, heads, kv, head_dim, inter, vocab) <= 0:
         return None
     attention = 2 * h * heads * head_dim + 2 * h * kv * head_dim
     embed = vocab * h * (1 if cfg.get("tie_word_embeddings", True) else 2)
     params = layers * (attention + 3 * h * inter) + embed
-    return ModelSpec(Path(path).name, float(params), layers, kv, head_dim)
+    return ModelSpec(name, float(params), layers, kv, head_dim)
 
 
 def run_currency(
@@ -131,6 +147,6 @@ def currency_line(c: Currency) -> str:
     knee = f">= {c.knee:,.0f}" if c.censored else f"~{c.knee:,.0f}"
     where = "below" if c.currency == "steps" else "beyond"
     return (
-        f"currency: {c.currency} (a generation call of {c.rows:,} rows lies {where} the knee, "
+        f"{c.currency} (a generation call of {c.rows:,} rows lies {where} the knee, "
         f"{knee} rows, {c.basis}); " + EVIDENCE[c.currency].format(**FIGURES)
     )

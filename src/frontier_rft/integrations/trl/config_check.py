@@ -45,6 +45,7 @@ from frontier_rft.integrations.preflight import (
     shown,
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
+from frontier_rft.integrations.trl.currency import trl_currency_line
 from frontier_rft.integrations.trl.dynamic_config import (
     TESTED_TRL,
     config_file_problems,
@@ -212,6 +213,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     )
     files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
     report.choices += _auto_rollouts_choice(frontier, values, files, count, source)
+    report.currency.append(trl_currency_line(values))  # what a step costs on this device
     report.rollouts += _fewer_steps_line(frontier, values)
     report.rollouts += kept_choice(TRL, frontier, FrontierConfig.selector)
     report.shadows += _default_shadows_choice(whole)

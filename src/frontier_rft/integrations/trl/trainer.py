@@ -81,6 +81,7 @@ from frontier_rft.integrations.pool import (
     prompt_text,
 )
 from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.currency import trl_currency_line
 from frontier_rft.integrations.trl.driver_kinds import COUNTERS
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
@@ -324,6 +325,11 @@ class FrontierTrainerMixin:
                 "unset (the default for map-style datasets)"
             )
         self.frontier_config = config
+        if self.accelerator.is_main_process:  # the currency this run pays in, as check-config
+            model = getattr(getattr(self.model, "config", None), "to_dict", None)
+            _log.info(
+                "frontier-rft: currency: %s", trl_currency_line(vars(self.args), model and model())
+            )
         self._frontier_counters = {
             "generations": 0,
             "rollouts": 0,
