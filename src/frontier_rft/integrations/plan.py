@@ -516,8 +516,9 @@ def device_saving(facts: TrainerFacts, selector: type[Selector], device: str) ->
     return (
         "; on a GPU a step costs about the same however few rows it holds (SmolLM2-135M, "
         "H200: kept took 1.04x uniform's wall-clock at 0.78x its rollouts), so kept saves "
-        "rollouts and tokens there, not seconds; the mode whose saving would show in its "
-        f"seconds is fewer steps (inferred; {where}: {evidence})"
+        "rollouts and tokens there, not seconds; fewer steps, whose saving shows in seconds, "
+        f"was measured ({where}: {evidence}); a step of this size pays in steps: the evidence "
+        "favours more prompts a step, not fewer (docs/results/device_cost.md)"
     )
 
 
