@@ -1,0 +1,95 @@
+"""`frontier shadow replay` after issue 83's review: a gzipped log's bound counts what it
+decompresses to, blank lines included (item 18); a cut-off .gz is refused naming the
+truncation with or without --format (item 22); a gzipped TRL JSON-lines table replays as the
+plain one (item 6)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.cli.main import main
+from frontier_rft.shadow import reward_record
+from frontier_rft.shadow.replay import replay
+
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) <= 2 and "Traceback" not in err, err
+    return err
+
+
+def _reward_log(steps: int = 4) -> str:
+    import numpy as np
+
+    return "".join(
+        reward_record(t, 4, 0, np.array([t % 4, (t + 1) % 4]), np.array([[0, 1], [1, 1.0]]))
+        for t in range(steps)
+    )
+
+
+def test_a_gzipped_log_of_blank_lines_is_bounded_by_its_decompressed_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One valid step then blank lines: the bound counts the blank lines' bytes, which the
+    reader skips (before the fix it counted records and replayed with exit 0)."""
+    import frontier_rft.shadow.replay as shadows
+
+    text = _reward_log(1) + "\n" * 200_000
+    packed = tmp_path / "seed0.rewards.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    assert packed.stat().st_size < 10_000
+    monkeypatch.setattr(shadows, "MAX_LOG_BYTES", 100_000)
+    with pytest.raises(ValueError, match=r"decompresses to more than the 100,000 bytes"):
+        replay(packed, ["greso"])
+    assert main(["shadow", "replay", str(packed), "--rule", "greso"]) == 2
+    assert "decompresses to more than" in _one_line(capsys)
+
+
+def test_a_gzipped_trl_log_of_blank_lines_is_bounded_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import frontier_rft.shadow.foreign_logs as foreign
+
+    rows = [{"step": 1, "prompt": p, "completion": "c", "r": r} for p in "ab" for r in (0, 1)]
+    text = "".join(json.dumps(r) + "\n" for r in rows) + "\n" * 200_000
+    packed = tmp_path / "table.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    monkeypatch.setattr(foreign, "MAX_GZIP_BYTES", 100_000)
+    with pytest.raises(ValueError, match=r"decompresses to more than the 100,000 bytes"):
+        replay(packed, ["greso"], log_format="trl")
+
+
+@pytest.mark.parametrize("fmt", [None, "frontier"])
+def test_a_cut_off_gz_is_refused_naming_the_truncation_with_or_without_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str | None
+) -> None:
+    cut = tmp_path / "seed0.rewards.jsonl.gz"
+    cut.write_bytes(gzip.compress(_reward_log(40).encode())[:-30])
+    with pytest.raises(ValueError, match="cut off before its end"):
+        replay(cut, ["greso"], log_format=fmt)
+    argv = ["shadow", "replay", str(cut), "--rule", "greso"] + (["--format", fmt] if fmt else [])
+    assert main(argv) == 2
+    assert "truncated" in _one_line(capsys)
+
+
+def test_a_gzipped_trl_json_lines_table_replays_as_the_plain_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"step": s, "prompt": p, "completion": f"c{s}{p}{i}", "r": float((s + i) % 2)}
+        for s in (1, 2, 3)
+        for p in "abc"
+        for i in range(2)
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    plain, packed = tmp_path / "table.jsonl", tmp_path / "table.jsonl.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    want = json.dumps([s.passes() for s in replay(plain, ["greso"])])
+    assert json.dumps([s.passes() for s in replay(packed, ["greso"])]) == want
+    assert json.dumps([s.passes() for s in replay(packed, ["greso"], log_format="trl")]) == want
+    assert main(["shadow", "replay", str(packed), "--rule", "greso"]) == 0
