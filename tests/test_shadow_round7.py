@@ -93,3 +93,74 @@ def test_a_gzipped_trl_json_lines_table_replays_as_the_plain_one(
     assert json.dumps([s.passes() for s in replay(packed, ["greso"])]) == want
     assert json.dumps([s.passes() for s in replay(packed, ["greso"], log_format="trl")]) == want
     assert main(["shadow", "replay", str(packed), "--rule", "greso"]) == 0
+
+
+def _small_trl(path: Path) -> Path:
+    rows = [
+        {"step": s, "prompt": f"Use 3 and {p} to make {p * 2}.", "completion": f"c{s}{p}{i}"}
+        | {"r": float((s + i + p) % 2)}
+        for s in (1, 2, 3, 4)
+        for p in range(3)
+        for i in range(2)
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_trl_replay_takes_the_runs_recorded_seed_and_says_which_seed_it_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from frontier_rft.shadow.run_rewards import write_run_rewards
+
+    log = _small_trl(tmp_path / "out" / "completions" / "table.jsonl")
+    assert main(["shadow", "replay", str(log), "--rule", "greso"]) == 0
+    assert "Seed of the rules' draws: 0 (the log records none; pass --seed" in (
+        capsys.readouterr().out
+    )
+    write_run_rewards(tmp_path / "out", ["r"], [1.0], seed=7)
+    assert [s.seed for s in replay(log, ["greso"])] == [7]
+    assert main(["shadow", "replay", str(log), "--rule", "greso"]) == 0
+    out = capsys.readouterr().out
+    assert "Seed of the rules' draws: 7 (the run's, from" in out and "frontier_rewards.json" in out
+    assert main(["shadow", "replay", str(log), "--rule", "greso", "--seed", "3"]) == 0
+    assert "Seed of the rules' draws: 3 (--seed)." in capsys.readouterr().out
+    write_run_rewards(tmp_path / "out", ["r"], [1.0])  # an older adapter's: no seed
+    assert [s.seed for s in replay(log, ["greso"])] == [0]
+    (tmp_path / "out" / "frontier_rewards.json").write_text(
+        json.dumps({"reward_funcs": ["r"], "reward_weights": [1.0], "seed": -1})
+    )
+    assert main(["shadow", "replay", str(log), "--rule", "greso"]) == 2
+    assert "seed must be an int >= 0" in _one_line(capsys)
+
+
+def test_a_small_skip_replay_leaks_no_sklearn_warning(tmp_path: Path) -> None:
+    import warnings
+
+    log = _small_trl(tmp_path / "t.jsonl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        replay(log, ["skip"])
+
+
+class _Words:
+    """A tokenizer of one token a word."""
+
+    def __call__(self, texts: list[str], **kwargs: object) -> dict:
+        return {"input_ids": [t.split() for t in texts]}
+
+
+def test_tokenizer_progress_gives_the_logs_known_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import frontier_rft.cli.shadow as cli_shadow
+
+    log = _small_trl(tmp_path / "t.jsonl")
+
+    def progress(name: str) -> object:
+        return cli_shadow._ProgressCount(_Words(), name, every=0.0)
+
+    monkeypatch.setattr(cli_shadow, "_tokenizer_count", progress)
+    argv = ["shadow", "replay", str(log), "--rule", "greso", "--tokenizer", "tok"]
+    assert main(argv) == 0
+    assert "(the log holds 24 completions)" in capsys.readouterr().err

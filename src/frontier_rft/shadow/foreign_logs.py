@@ -68,8 +68,10 @@ __all__ = [
     "Count",
     "RewardColumns",
     "characters",
+    "completions_total",
     "detect_format",
     "open_text",
+    "output_dir",
     "read_foreign_log",
     "regular_file",
     "reward_columns",
@@ -272,7 +274,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     )
 
 
-def _output_dir(path: str | os.PathLike[str]) -> Path:
+def output_dir(path: str | os.PathLike[str]) -> Path:
     """The TRL output dir of the log at `path` (the dir, its completions/, or a file in it)."""
     p = Path(path)
     base = p if p.is_dir() else p.parent
@@ -306,7 +308,7 @@ def reward_columns(
         return RewardColumns(
             [(n, float(w)) for n, w in rewards], "--reward-column", "as --reward-column names them"
         )
-    out = _output_dir(path)
+    out = output_dir(path)
     if (recorded := read_run_rewards(out)) is not None:
         where = out / REWARDS_FILE
         how = f"the run's reward_weights, as the frontier-rft TRL adapter recorded them ({where})"
@@ -325,7 +327,7 @@ def reward_names(path: str | os.PathLike[str]) -> tuple[list[str], Path] | None:
     """The reward functions of the TRL run whose log is at `path`, as TRL's own files name
     them (`rewards/<name>/mean` in `trainer_state.json`'s log_history: the output dir's, else
     its latest checkpoint's), and that file; None where no such file is found."""
-    out = _output_dir(path)
+    out = output_dir(path)
     states = [out / "trainer_state.json"]
     try:
         checkpoints = [
@@ -388,6 +390,38 @@ def read_foreign_log(
 
 
 # ---------------------------------------------------------------------------- files
+def completions_total(path: str | os.PathLike[str], fmt: str) -> int | None:
+    """The completions a TRL or verl log holds, where cheap to know before reading it: TRL's
+    parquet files' row counts (their metadata), or one per non-blank line of plain JSON-lines
+    files (verl's; a TRL table as JSON lines); None otherwise (a .gz, CSV or wandb export)."""
+    try:
+        files = _files(Path(path), fmt)
+    except ValueError:
+        return None  # the replay says why
+    total = 0
+    for file in files:
+        name = file.name.lower()
+        if name.endswith(".parquet"):
+            try:
+                import pyarrow.parquet as pq
+
+                total += int(pq.ParquetFile(file).metadata.num_rows)
+            except (ImportError, OSError, ValueError):  # the read says why
+                return None
+        elif name.endswith(".jsonl") and not name.endswith(".table.json"):
+            try:
+                with open(file, "rb") as fh:
+                    if fh.read(2) == _GZIP_MAGIC:
+                        return None
+                    fh.seek(0)
+                    total += sum(1 for line in fh if line.strip())
+            except OSError:
+                return None
+        else:
+            return None
+    return total
+
+
 def _listing(directory: Path) -> list[Path]:
     try:
         return sorted(f for f in directory.iterdir() if f.is_file())

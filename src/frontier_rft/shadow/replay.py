@@ -49,6 +49,7 @@ from frontier_rft.shadow.foreign_logs import (
     characters,
     detect_format,
     open_text,
+    output_dir,
     read_foreign_log,
     regular_file,
     reward_columns,
@@ -61,6 +62,7 @@ from frontier_rft.shadow.rule import (
     Shadow,
     passes_table,
 )
+from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_seed
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -75,6 +77,8 @@ __all__ = [
     "replay_table",
     "reward_note",
     "reward_record",
+    "run_seed",
+    "seed_note",
     "tokens_note",
 ]
 
@@ -266,13 +270,14 @@ def replay(
     reward_range: tuple[float, float] | None = None,
     count: Count | None = None,
 ) -> list[Shadow]:
-    """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
-    the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
-    TRL log's reward columns and weights. `pool_size` and `seed` default to the log's own
-    (a TRL or verl log: its distinct prompts, seed 0); `on_step` is called with the shadows
-    after each step (to trace their curves). `reward_range` (low, high) maps the logged
-    rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
-    rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
+    """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on the same
+    run). `log_format` is one of FORMATS (default: detected); `rewards` names a TRL log's
+    reward columns and weights. `pool_size` and `seed` default to the log's own (a TRL or
+    verl log: its distinct prompts, and the seed the frontier-rft TRL adapter recorded in
+    the run's output dir, else 0; `seed_note` says which); `on_step` is called with the
+    shadows after each step (to trace their curves). `reward_range` (low, high) maps the
+    logged rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors
+    read rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
     generated tokens (`length_unit` says in what unit); `count` gives the lengths of a batch
     of TRL or verl completion texts, one per text (default: their characters; called a chunk
     of completions at a time). Steps are named as the log names them (TRL's and verl's from
@@ -491,9 +496,34 @@ def _read_steps(
     steps, prompts, held = read_foreign_log(
         path, fmt, rewards=rewards, count=count or characters, texts=texts
     )
+    seed = run_seed(path, fmt)
     batch = max(ids.size for _, ids, _, _ in steps)  # a step with unscored groups has fewer
     for step, ids, r, lengths in steps:
-        yield RewardStep(step, prompts, None, ids, r, lengths, batch, held)
+        yield RewardStep(step, prompts, seed, ids, r, lengths, batch, held)
+
+
+def run_seed(path: str | os.PathLike[str], fmt: str) -> int | None:
+    """The seed of a TRL run's live shadows, as the frontier-rft TRL adapter records it in
+    its output dir (REWARDS_FILE); None for other logs (a rewards.jsonl names its own)."""
+    return read_run_seed(output_dir(path)) if fmt == "trl" else None
+
+
+def seed_note(
+    path: str | os.PathLike[str], log_format: str | None, seed: int | None, used: int
+) -> str:
+    """Which seed the rules' draws used, and where it came from."""
+    if seed is not None:
+        return f"Seed of the rules' draws: {used} (--seed)."
+    fmt = _format_of(path, log_format)
+    if fmt == "frontier":
+        return f"Seed of the rules' draws: {used} (the log's, as its live shadows used)."
+    if fmt == "trl" and run_seed(path, fmt) is not None:
+        where = output_dir(path) / REWARDS_FILE
+        return f"Seed of the rules' draws: {used} (the run's, from {where})."
+    return (
+        f"Seed of the rules' draws: {used} (the log records none; pass --seed with the run's "
+        "seed to draw as its live shadows did)."
+    )
 
 
 def replay_table(shadows: Sequence[Shadow]) -> str:
