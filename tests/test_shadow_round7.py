@@ -164,3 +164,41 @@ def test_tokenizer_progress_gives_the_logs_known_total(
     argv = ["shadow", "replay", str(log), "--rule", "greso", "--tokenizer", "tok"]
     assert main(argv) == 0
     assert "(the log holds 24 completions)" in capsys.readouterr().err
+
+
+class _Tokenizer:
+    """A fast tokenizer's refusal of a lone surrogate (tokenizers' TypeError), one token a
+    word."""
+
+    def __call__(self, texts: list[str], **kwargs: object) -> dict:
+        for t in texts:
+            t.encode("utf-8")  # raises on a lone surrogate, as the Rust tokenizer refuses it
+        return {"input_ids": [t.split() for t in texts]}
+
+
+def test_tokenizer_progress_gives_the_logs_total_and_a_lone_surrogate_is_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import frontier_rft.cli.shadow as cli_shadow
+
+    rows = [
+        {"step": 1, "input": p, "output": text, "score": float(i)}
+        for p in "ab"
+        for i, text in enumerate(["one \ud800 two", "three"])
+    ]
+    log = tmp_path / "verl"
+    log.mkdir()
+    (log / "1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert "\\ud800" in (log / "1.jsonl").read_text()  # valid JSON, not valid Unicode
+
+    def progress(name: str) -> object:
+        return cli_shadow._ProgressCount(_Tokenizer(), name, every=0.0)
+
+    monkeypatch.setattr(cli_shadow, "_tokenizer_count", progress)
+    argv = ["shadow", "replay", str(log), "--rule", "greso", "--tokenizer", "tok"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert "(the log holds 4 completions)" in captured.err
+    assert "lone surrogate" in captured.err and "U+FFFD" in captured.err
+    assert "(8 in all)" in captured.out  # 3 + 1 words in each of two groups, U+FFFD a word

@@ -188,15 +188,20 @@ class _ProgressCount:
     """The token counts of a batch of completion texts under `tokenizer`, by one batch call
     (a fast tokenizer encodes the batch on its thread pool; each count is the per-text
     call's), saying on stderr every `every` seconds how many it has counted, of the `total`
-    completions the log holds where known (a large log takes minutes: issue 72)."""
+    completions the log holds where known (a large log takes minutes: issue 72). A text
+    holding a lone surrogate (JSON's "\\ud800", valid JSON but not Unicode: a tokenizer
+    refuses it with a TypeError) is counted with each lone surrogate replaced by U+FFFD, and
+    stderr says so once (issue 83, item 20)."""
 
     def __init__(self, tokenizer: Any, name: str, every: float = 10.0) -> None:
         self.tokenizer, self.name, self.every = tokenizer, name, every
         self.texts = 0
+        self.replaced = 0  # texts whose lone surrogates were replaced
         self.total: int | None = None
         self.start = self.said = time.monotonic()
 
     def __call__(self, texts: list[str]) -> list[int]:
+        texts = [self._unicode(t) for t in texts]
         encoded = self.tokenizer(texts, add_special_tokens=False, return_attention_mask=False)
         n = [len(ids) for ids in encoded["input_ids"]]
         self.texts += len(texts)
@@ -211,6 +216,22 @@ class _ProgressCount:
                 flush=True,
             )
         return n
+
+    def _unicode(self, text: str) -> str:
+        """`text`, each lone surrogate replaced by U+FFFD (said once on stderr)."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            if not self.replaced:
+                print(
+                    f"--tokenizer {self.name}: a completion holds a lone surrogate (an escape "
+                    "such as \\ud800, not valid Unicode); each is counted as U+FFFD",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            self.replaced += 1
+            return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text
 
 
 def _reward_column(text: str) -> tuple[str, float]:
