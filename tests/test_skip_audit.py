@@ -265,3 +265,17 @@ def test_the_config_says_what_the_target_bounds_and_what_ageing_off_costs() -> N
 
     page = (Path(__file__).parents[1] / "docs" / "selectors" / "skip_audit.md").read_text()
     assert "**What the target bounds.**" in page and "`ageing: false`" in page
+
+
+@pytest.mark.parametrize("key", ["candidates", "cand_rolled", "kept_mixed", "strength"])
+def test_a_state_with_a_nan_count_is_refused_with_nothing_changed(key: str) -> None:
+    """Issue 83, item 22: a NaN count made the strength NaN and pinned it to never skipping."""
+    sel = make_selector("skip-audit", _pool(), seed=0)
+    _drive_for_resume(sel, 20)
+    before = sel.state_dict()
+    bad = sel.state_dict()
+    audit = bad["algo"]["audit"]
+    (audit if key == "strength" else audit["stats"])[key] = float("nan")
+    with pytest.raises(ValueError, match=f"{key} is NaN"):
+        sel.load_state_dict(bad)
+    assert_state_equal(before, sel.state_dict())

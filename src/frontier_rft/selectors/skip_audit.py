@@ -395,11 +395,12 @@ class SkipAuditSelector(SkipSelector):
         )
         filled = read_int(audit, "filled", who, hi=2**62)
         stats = read_keys(audit, "stats", who, _STATS)
-        stats = {k: read_float(stats, k, who, lo=0.0, hi=big) for k in _STATS}
+        # a NaN count would make every strength NaN and pin it to never passing over
+        stats = {k: read_float(stats, k, who, lo=0.0, hi=big, nan=False) for k in _STATS}
         totals = read_counts(audit, "totals", who, _TOTALS, hi=2**62)
         lost = read_array(audit, "lost", who, np.float64, shape=(2,), lo=0, hi=big, finite=True)
-        strength = read_float(audit, "strength", who, lo=0.0, hi=1.0)
-        staleness = read_float(audit, "staleness", who, lo=0.0, hi=1.0)
+        strength = read_float(audit, "strength", who, lo=0.0, hi=1.0, nan=False)
+        staleness = read_float(audit, "staleness", who, lo=0.0, hi=1.0, nan=False)
         super()._load_state_dict(state)  # validates skip's part; changes nothing on error
         self._mark, self._judged, self._buffer, self._filled = mark, judged, buffer, filled
         self._audit_stats, self._audit_totals = stats, totals
