@@ -251,7 +251,7 @@ def test_the_line_never_says_backed_off_twice_and_names_a_bound_above_target() -
     assert "upper bound 16.7%" in line and "is not a miss" in line
     assert "estimate is above" not in line
     few._lost = [10.0, 20.0]  # estimate 9.1%: above the target
-    assert "the estimate is above the 5% target" in few.run_summary()
+    assert "target 5%: the estimate is above it" in few.run_summary()
 
 
 def test_the_config_says_what_the_target_bounds_and_what_ageing_off_costs() -> None:

@@ -450,7 +450,7 @@ class SkipAuditSelector(SkipSelector):
         share_up = lost_up / (lost_up + mixed) if lost_up + mixed > 0 else 0.0
         target = self.config.loss_target
         if share > target:
-            verdict = f"the estimate is above the {target:.0%} target"
+            verdict = f"target {target:.0%}: the estimate is above it"
         elif share_up > target:
             verdict = (
                 f"target {target:.0%}; the upper bound above it is not a miss: the target caps "
