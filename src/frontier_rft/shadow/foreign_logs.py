@@ -175,7 +175,7 @@ class _Counted(io.RawIOBase):
     refuses, in one ValueError line, to read past `max_bytes` or a gzip stream cut off or
     damaged (zlib's EOFError or BadGzipFile would otherwise surface as a traceback)."""
 
-    def __init__(self, raw: IO[bytes], path: object, max_bytes: int | None, fix: str) -> None:
+    def __init__(self, raw: Any, path: object, max_bytes: int | None, fix: str) -> None:
         super().__init__()
         self.raw, self.path, self.max_bytes, self.fix = raw, path, max_bytes, fix
         self.read_so_far = 0
@@ -185,7 +185,7 @@ class _Counted(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         try:
-            n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+            n = self.raw.readinto(buffer)
         except EOFError:
             raise ValueError(
                 f"{self.path}: not a whole gzip file: cut off before its end (truncated, e.g. "
@@ -222,7 +222,7 @@ def open_text(
     off or damaged is a ValueError naming it, not zlib's traceback."""
     with open(path, "rb") as head:
         gzipped = head.read(2) == _GZIP_MAGIC
-    raw: IO[bytes] = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115
+    raw: Any = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115
     counted = _Counted(raw, path, max_bytes, fix)
     text = io.TextIOWrapper(
         io.BufferedReader(counted), encoding="utf-8", errors="replace", newline=newline
