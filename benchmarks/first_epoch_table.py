@@ -24,8 +24,6 @@ rate, and the mixed groups lost as a share of the paired run's
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.metrics import mean_ci
+from frontier_rft.bench.real_rl.ledger import read_record
 
 ROOT = Path(__file__).resolve().parents[1]
 LEDGERS = (ROOT / "benchmarks" / "ledger" / "timed", ROOT / "benchmarks" / "ledger")
@@ -45,8 +44,7 @@ def _record(
     per entry here); None when none does."""
     for ledger in ledgers:
         for path in sorted((ledger / digest / "cpu" / entry).glob(f"*/seed{seed}.json.gz")):
-            with gzip.open(path, "rt") as fh:
-                return dict(json.load(fh))
+            return read_record(path)  # the ledger's own reader: bounded, every value checked
     return None
 
 

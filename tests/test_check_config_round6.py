@@ -123,4 +123,4 @@ def test_shadow_replay_tokenizer_says_how_far_it_has_counted(
     count = _ProgressCount(Tokenizer(), "my-model", every=0.0)
     assert [count(["a b c"]), count(["d e", "f"])] == [[3], [2, 1]]
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith("--tokenizer my-model: 3 completions counted")
+    assert err[-1].startswith("--tokenizer my-model: 3 completion texts counted")

@@ -158,6 +158,7 @@ def _column(run: Path, key: str) -> list[float]:
         ({"fewer_steps": True, "selector": "bots"}, "does not walk the data"),
         ({"fewer_steps": True, "selector": "skip", "rollouts": "kept"}, "drop --rollouts kept"),
         ({"fewer_steps": True, "dynamic_sampling": True}, "shapes the steps itself"),
+        ({"fewer_steps": True, "rescue": 4}, "rescue 4 adds rollouts .*set rescue 0"),
     ],
 )
 def test_settings_are_refused_by_name(fields: dict, message: str) -> None:

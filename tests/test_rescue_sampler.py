@@ -143,7 +143,10 @@ def test_a_checkpoint_without_rescue_is_refused_with_the_fix(tmp_path: Path) -> 
     """A run saved without rescue, resumed with it: refused in one line ending in the fix."""
     plain = PassThrough(make_selector("uniform", TaskPool(num_tasks=16), seed=0))
     save_sampler(plain, tmp_path / SAMPLER_FILE, with_inner=False)
-    with pytest.raises(ValueError, match=r"holds no rescue record.*start a new --out") as err:
+    with pytest.raises(
+        ValueError,
+        match=r"passthrough sampler, but this run uses passthrough with rescue; start a new --out",
+    ) as err:
         saved_sampler_state(tmp_path, rescue(), "start a new --out")
     assert "\n" not in str(err.value)
 

@@ -87,6 +87,25 @@ def _count(text: str) -> int:
     return int(text)
 
 
+NOT_A_STEP_SCHEDULE = ("reduce_lr_on_plateau", "greedy")
+"""TRL learning-rate schedules that are not a function of the step, which `rollouts:
+fewer_steps` refuses before the model loads (integrations/trl/fewer_steps.py's NOT_LAMBDA,
+kept equal by tests/test_check_config_round7.py; this module imports no transformers)."""
+
+
+def _fewer_steps_schedule_problems(values: dict[str, Any]) -> list[str]:
+    """The TRL adapter's refusal of `rollouts: fewer_steps` with a schedule that cannot follow
+    the passes (`planned_passes`), said by check-config as the launch would say it."""
+    kind = values.get("lr_scheduler_type", "linear")
+    if values.get("rollouts") != "fewer_steps" or str(kind) not in NOT_A_STEP_SCHEDULE:
+        return []
+    return [
+        f"rollouts: fewer_steps moves the learning-rate schedule by the passes walked; "
+        f"lr_scheduler_type {kind} is not a schedule of the step: use linear, cosine or "
+        "constant_with_warmup, or rollouts: full"
+    ]
+
+
 def _cmd_check_config(args: argparse.Namespace) -> int:
     from frontier_rft.integrations.preflight import apply_overrides
 
@@ -105,6 +124,7 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
         from frontier_rft.integrations.trl.config_check import check_trl_config
 
         report = check_trl_config(values, processes)
+        report.add("", _fewer_steps_schedule_problems(values))
     elif args.trainer == "skyrl":
         from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 

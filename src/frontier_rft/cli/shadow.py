@@ -27,6 +27,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         replay,
         replay_table,
         reward_note,
+        seed_note,
         tokens_note,
     )
 
@@ -42,6 +43,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         low, high = args.reward_range
         raise UsageError(f"--reward-range {low:g} {high:g}: LOW must be below HIGH")
     count = _tokenizer_count(args.tokenizer) if args.tokenizer else None
+    if count is not None:
+        count.total = _completions_total(args.log, args.format)
     trace: dict[str, dict[str, list[float]]] = {}
 
     def record(shadows: Any) -> None:
@@ -66,6 +69,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     per_pass = shadows[0].pass_size
     note = "" if per_pass == shadows[0].pool_size else f", {per_pass} of them a pass"
     print(f"Replay of {args.log}: {steps} steps, a pool of {shadows[0].pool_size} prompts{note}")
+    print(seed_note(args.log, args.format, args.seed, shadows[0].seed))
     print(replay_table(shadows))
     print(
         "saved share: of the run's rollouts; precision: share of the groups a rule left out "
@@ -149,6 +153,16 @@ _TRACED = {
 """The per-step metrics of each shadow the figure draws."""
 
 
+def _completions_total(log: str, fmt: str | None) -> int | None:
+    """The completions LOG holds, for --tokenizer's progress line (None: not known cheaply)."""
+    from frontier_rft.shadow.foreign_logs import completions_total, detect_format
+
+    try:
+        return completions_total(log, fmt or detect_format(log))
+    except ValueError:
+        return None  # the replay says why
+
+
 def _tokenizer_count(name: str) -> Any:
     """The lengths in tokens of a batch of completion texts under the run's tokenizer
     (transformers' AutoTokenizer, no remote code), special tokens not added."""
@@ -173,28 +187,51 @@ def _tokenizer_count(name: str) -> Any:
 class _ProgressCount:
     """The token counts of a batch of completion texts under `tokenizer`, by one batch call
     (a fast tokenizer encodes the batch on its thread pool; each count is the per-text
-    call's), saying on stderr every `every` seconds how many it has counted (a large log
-    takes minutes: issue 72)."""
+    call's), saying on stderr every `every` seconds how many it has counted, of the `total`
+    completions the log holds where known (a large log takes minutes: issue 72). A text
+    holding a lone surrogate (JSON's "\\ud800", valid JSON but not Unicode: a tokenizer
+    refuses it with a TypeError) is counted with each lone surrogate replaced by U+FFFD, and
+    stderr says so once (issue 83, item 20)."""
 
     def __init__(self, tokenizer: Any, name: str, every: float = 10.0) -> None:
         self.tokenizer, self.name, self.every = tokenizer, name, every
         self.texts = 0
+        self.replaced = 0  # texts whose lone surrogates were replaced
+        self.total: int | None = None
         self.start = self.said = time.monotonic()
 
     def __call__(self, texts: list[str]) -> list[int]:
+        texts = [self._unicode(t) for t in texts]
         encoded = self.tokenizer(texts, add_special_tokens=False, return_attention_mask=False)
         n = [len(ids) for ids in encoded["input_ids"]]
         self.texts += len(texts)
         now = time.monotonic()
         if now - self.said >= self.every:
             self.said = now
+            of = "" if self.total is None else f" (the log holds {self.total:,} completions)"
             print(
-                f"--tokenizer {self.name}: {self.texts:,} completions counted "
-                f"({now - self.start:,.0f} s)",
+                f"--tokenizer {self.name}: {self.texts:,} completion texts counted{of}, "
+                f"{now - self.start:,.0f} s",
                 file=sys.stderr,
                 flush=True,
             )
         return n
+
+    def _unicode(self, text: str) -> str:
+        """`text`, each lone surrogate replaced by U+FFFD (said once on stderr)."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            if not self.replaced:
+                print(
+                    f"--tokenizer {self.name}: a completion holds a lone surrogate (an escape "
+                    "such as \\ud800, not valid Unicode); each is counted as U+FFFD",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            self.replaced += 1
+            return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text
 
 
 def _reward_column(text: str) -> tuple[str, float]:
@@ -324,7 +361,8 @@ def add_command(sub: Any) -> None:
         "--seed",
         type=int,
         default=None,
-        help="seed of the rules' own draws (default: the log's, as live shadows use)",
+        help="seed of the rules' own draws (default: the log's, as live shadows use; a TRL "
+        "log's from the output dir's frontier_rewards.json, else 0; the replay prints it)",
     )
     r.add_argument(
         "--tokenizer",

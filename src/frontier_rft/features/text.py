@@ -15,6 +15,7 @@ scikit-learn is imported when features are computed, never at import time.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,7 +187,11 @@ def _fit_transform(prompts: Sequence[str], cfg: TextFeatureConfig) -> NDArray[np
         # cost ~20x the CPU of one thread (benchmarks/featurizers.py). The limit covers the
         # BLAS libraries loaded when it is set, so it comes after the imports above (scipy's
         # BLAS): on more threads the features differ by rounding the SVD amplifies.
-        with threadpool_limits(limits=1, user_api="blas"):
+        # On a few prompts whose columns have no variance, sklearn's explained_variance_ratio_
+        # (never read here: only the components are) divides 0 by 0 and warns; the warning
+        # leaked into a small `skip` replay's output (issue 83, item 6).
+        with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "invalid value encountered in divide", RuntimeWarning)
             components = svd.fit(compact).components_
     projection = np.zeros((cfg.hash_features, dim), dtype=np.float32)
     projection[used] = components.T

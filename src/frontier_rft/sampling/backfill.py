@@ -195,9 +195,10 @@ class Backfill(WrapsSampler):
         if flat.shape != (int(lengths.sum()),):
             raise ValueError(f"{who} state: the log-probs do not match the held completions")
         cut = np.cumsum(lengths).tolist()
-        per_row = [flat[a:b] for a, b in zip([0, *cut[:-1]], cut, strict=True)]
+        # [0, *cut][:-1]: the starts, none for an empty buffer ([0, *cut[:-1]] gave one)
+        per_row = [flat[a:b] for a, b in zip([0, *cut][:-1], cut, strict=True)]
         ends = np.cumsum([len(p) for p in store.payloads]).tolist()
-        behaviour = tuple(tuple(per_row[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True))
+        behaviour = tuple(tuple(per_row[a:b]) for a, b in zip([0, *ends][:-1], ends, strict=True))
         return store, uses, behaviour
 
     def _set_own(self, own: tuple[GroupStore, NDArray[np.int64], tuple[Any, ...]]) -> None:

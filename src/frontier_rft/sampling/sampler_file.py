@@ -8,6 +8,12 @@ it as before (or restore it from its own file) and pass it in.
 
 Before SAMPLER_FILE a checkpoint held the same content under the sampler's own name
 (LEGACY_FILES), and nothing for a sampler without state of its own: both still resume.
+
+A sampler around a sampler (Rescue, Backfill: `WrapsSampler`) names the wrapped sampler's kind
+in the header, as the run's config does, and records its own kind as its own key beside the
+wrapped sampler's state (`rescue`, `backfill`: `WRAPPERS`, innermost first). A resume compares
+those keys too, and a checkpoint without the file is refused for a run whose wrapper keeps state
+(its solved record or replay buffer would restart empty), as for any sampler with state.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import write_state_file
 from frontier_rft.core.selector import Selector
+from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.base import same_config, saved_config
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
+from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.sampling.wrapper_file import naming_file, read_wrapper_state
@@ -31,6 +39,7 @@ from frontier_rft.sampling.wraps_sampler import WrapsSampler
 __all__ = [
     "LEGACY_FILES",
     "SAMPLER_FILE",
+    "WRAPPERS",
     "load_sampler",
     "save_sampler",
     "saved_sampler_config",
@@ -43,6 +52,44 @@ LEGACY_FILES = ("dynamic_sampling.npz", "allocation.npz", "pilot_commit.npz")
 """Where checkpoints written before SAMPLER_FILE held it (TRL's: `frontier_` + these)."""
 _STATELESS = (PassThrough.kind, FewerRollouts.kind)
 """Kinds that wrote no file before SAMPLER_FILE (no state of their own)."""
+WRAPPERS = (Rescue.state_key, Backfill.state_key)
+"""The samplers around a sampler, by their own state's key, innermost first (the order
+TrainConfig.step_sampler wraps them in)."""
+
+
+def _wrappers(sampler: Sampler) -> tuple[str, ...]:
+    """The wrappers around `sampler`'s innermost sampler, innermost first."""
+    out: list[str] = []
+    while isinstance(sampler, WrapsSampler):
+        out.append(sampler.state_key)
+        sampler = sampler.wraps
+    return tuple(reversed(out))
+
+
+def _saved_wrappers(state: dict[str, Any]) -> tuple[str, ...]:
+    """The wrappers a saved state records, innermost first."""
+    return tuple(key for key in WRAPPERS if key in state)
+
+
+def _named(kind: str, wrappers: tuple[str, ...]) -> str:
+    return kind + "".join(f" with {w}" for w in wrappers)
+
+
+def _rewrapped(sampler: Sampler, state: dict[str, Any]) -> Sampler:
+    """`sampler` inside the wrappers `state` records, with the settings their own state
+    holds (rescue's N; backfill's capacity, max_age and max_uses)."""
+    for key in _saved_wrappers(state):
+        own = state[key]
+        if not isinstance(own, dict):
+            raise ValueError(f"malformed {key} state (expected an object)")
+        try:
+            if key == Rescue.state_key:
+                sampler = Rescue(sampler, own["extra"])
+            else:
+                sampler = Backfill(sampler, own["capacity"], own["max_age"], own["max_uses"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"malformed {key} state (no or a bad {exc})") from None
+    return sampler
 
 
 def save_sampler(
@@ -71,6 +118,7 @@ def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
             sampler = make(selector)
         else:
             sampler = make(selector, config_from_dict(config_class, state["config"]))
+        sampler = _rewrapped(sampler, state)  # Rescue's or Backfill's own file: rewrapped
         sampler.load_state_dict(state)
     return sampler
 
@@ -115,21 +163,25 @@ def saved_sampler_state(
     a damaged file. The state returned loads into `sampler` without error."""
     directory = Path(directory)
     path, names = _saved_file(directory, prefix)
+    wrappers = _wrappers(sampler)
     if path is None:
-        if sampler.kind in _STATELESS:
+        if sampler.kind in _STATELESS and not wrappers:
             return None
         raise ValueError(
             f"checkpoint {directory} has no {names[0]}: it was saved by a run whose sampler "
-            f"keeps no state (plain GRPO or fewer rollouts), not {sampler.kind}; {fix}"
+            f"keeps no state (plain GRPO or fewer rollouts), not "
+            f"{_named(sampler.kind, wrappers)}; {fix}"
         )
     try:
         state = _read(path)
     except CheckpointError as exc:  # names the file and what is wrong: add how to resume
         raise CheckpointError(f"{exc}; {fix}") from exc
-    if state["kind"] != sampler.kind:
+    saved_wrappers = _saved_wrappers(state)
+    if state["kind"] != sampler.kind or saved_wrappers != wrappers:
         raise ValueError(
-            f"checkpoint {directory} was saved with the {state['kind']} sampler, but this run "
-            f"uses {sampler.kind}; {fix}"
+            f"checkpoint {directory} was saved with the "
+            f"{_named(state['kind'], saved_wrappers)} sampler, but this run uses "
+            f"{_named(sampler.kind, wrappers)}; {fix}"
         )
     what = f"{path}: config"
     if not same_config(state["config"], sampler.config, what):

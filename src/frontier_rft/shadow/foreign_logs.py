@@ -62,13 +62,16 @@ __all__ = [
     "CHUNK_ROWS",
     "FORMATS",
     "LENGTH_UNIT",
+    "MAX_GZIP_BYTES",
     "MAX_PROMPT_CHARS",
     "MAX_ROWS",
     "Count",
     "RewardColumns",
     "characters",
+    "completions_total",
     "detect_format",
     "open_text",
+    "output_dir",
     "read_foreign_log",
     "regular_file",
     "reward_columns",
@@ -86,6 +89,10 @@ MAX_PROMPT_CHARS = 1 << 27
 """Most characters of prompt text kept (all distinct prompts together) for a rule that
 derives features from it: 134M, about 134 MB of ASCII text (a 20k-prompt dataset of
 2,000-character prompts is 40M); a log of more is refused in one line."""
+MAX_GZIP_BYTES = 1 << 34
+"""Most bytes a TRL or verl log's file is read to (decompressed, blank lines included): 16
+GiB, beyond any log of MAX_ROWS completions a replay reads; a small .gz that expands without
+end is refused at it, not read for hours."""
 MAX_LINE_CHARS = 1 << 24
 """Longest line (or wandb table file) read."""
 MAX_STATE_CHARS = 1 << 26
@@ -163,17 +170,64 @@ _GZIP_MAGIC = b"\x1f\x8b"
 """A gzip stream's first two bytes (the ledger keeps reward logs as .jsonl.gz)."""
 
 
-def open_text(path: str | os.PathLike[str]) -> tuple[IO[str], Callable[[], int]]:
+class _Counted(io.RawIOBase):
+    """A binary stream that counts the bytes read from it (decompressed ones for a .gz) and
+    refuses, in one ValueError line, to read past `max_bytes` or a gzip stream cut off or
+    damaged (zlib's EOFError or BadGzipFile would otherwise surface as a traceback)."""
+
+    def __init__(self, raw: Any, path: object, max_bytes: int | None, fix: str) -> None:
+        super().__init__()
+        self.raw, self.path, self.max_bytes, self.fix = raw, path, max_bytes, fix
+        self.read_so_far = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            n = self.raw.readinto(buffer)
+        except EOFError:
+            raise ValueError(
+                f"{self.path}: not a whole gzip file: cut off before its end (truncated, e.g. "
+                "copied while it was written); gunzip -t it, or replay the plain log"
+            ) from None
+        except (zlib.error, gzip.BadGzipFile) as exc:
+            raise ValueError(
+                f"{self.path}: not a whole gzip file ({str(exc)[:80]}); gunzip -t it, or "
+                "replay the plain log"
+            ) from None
+        self.read_so_far += n or 0
+        if self.max_bytes is not None and self.read_so_far > self.max_bytes:
+            raise ValueError(
+                f"{self.path}: decompresses to more than the {self.max_bytes:,} bytes a replay "
+                f"reads (blank lines count){'; ' + self.fix if self.fix else ''}"
+            )
+        return n or 0
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+def open_text(
+    path: str | os.PathLike[str],
+    max_bytes: int | None = None,
+    fix: str = "",
+    newline: str | None = None,
+) -> tuple[IO[str], Callable[[], int]]:
     """A text stream of the log at `path`, gunzipped where it is gzip-compressed, and a
-    function giving the bytes read from it so far (decompressed ones for a .gz), by which
-    the caller bounds what a small file may expand to."""
+    function giving the bytes read from it so far (decompressed ones for a .gz). With
+    `max_bytes`, reading past that many (decompressed) bytes, blank lines included, is a
+    ValueError ending in `fix`, so a small .gz cannot expand without end; a gzip stream cut
+    off or damaged is a ValueError naming it, not zlib's traceback."""
     with open(path, "rb") as head:
         gzipped = head.read(2) == _GZIP_MAGIC
-    if gzipped:
-        raw = gzip.open(path, "rb")  # noqa: SIM115 - closed with the text stream
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), raw.tell
-    fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - the caller closes
-    return fh, lambda: 0  # a plain file's size is checked before it is opened
+    raw: Any = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115
+    counted = _Counted(raw, path, max_bytes, fix)
+    text = io.TextIOWrapper(
+        io.BufferedReader(counted), encoding="utf-8", errors="replace", newline=newline
+    )
+    return text, lambda: counted.read_so_far
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -200,8 +254,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             fh, _ = open_text(p)
             with fh:
                 line = fh.readline(MAX_LINE_CHARS + 1)
-        except (OSError, EOFError, zlib.error):
-            line = ""  # unreadable or a broken .gz: no format to tell; the refusal says so
+        except OSError:
+            line = ""  # unreadable: no format to tell; the refusal says so
         try:
             record = loads_bounded(line, max_chars=MAX_LINE_CHARS, max_depth=64)
         except ValueError:
@@ -220,7 +274,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     )
 
 
-def _output_dir(path: str | os.PathLike[str]) -> Path:
+def output_dir(path: str | os.PathLike[str]) -> Path:
     """The TRL output dir of the log at `path` (the dir, its completions/, or a file in it)."""
     p = Path(path)
     base = p if p.is_dir() else p.parent
@@ -254,7 +308,7 @@ def reward_columns(
         return RewardColumns(
             [(n, float(w)) for n, w in rewards], "--reward-column", "as --reward-column names them"
         )
-    out = _output_dir(path)
+    out = output_dir(path)
     if (recorded := read_run_rewards(out)) is not None:
         where = out / REWARDS_FILE
         how = f"the run's reward_weights, as the frontier-rft TRL adapter recorded them ({where})"
@@ -273,7 +327,7 @@ def reward_names(path: str | os.PathLike[str]) -> tuple[list[str], Path] | None:
     """The reward functions of the TRL run whose log is at `path`, as TRL's own files name
     them (`rewards/<name>/mean` in `trainer_state.json`'s log_history: the output dir's, else
     its latest checkpoint's), and that file; None where no such file is found."""
-    out = _output_dir(path)
+    out = output_dir(path)
     states = [out / "trainer_state.json"]
     try:
         checkpoints = [
@@ -336,6 +390,38 @@ def read_foreign_log(
 
 
 # ---------------------------------------------------------------------------- files
+def completions_total(path: str | os.PathLike[str], fmt: str) -> int | None:
+    """The completions a TRL or verl log holds, where cheap to know before reading it: TRL's
+    parquet files' row counts (their metadata), or one per non-blank line of plain JSON-lines
+    files (verl's; a TRL table as JSON lines); None otherwise (a .gz, CSV or wandb export)."""
+    try:
+        files = _files(Path(path), fmt)
+    except ValueError:
+        return None  # the replay says why
+    total = 0
+    for file in files:
+        name = file.name.lower()
+        if name.endswith(".parquet"):
+            try:
+                import pyarrow.parquet as pq
+
+                total += int(pq.ParquetFile(file).metadata.num_rows)
+            except (ImportError, OSError, ValueError):  # the read says why
+                return None
+        elif name.endswith(".jsonl") and not name.endswith(".table.json"):
+            try:
+                with open(file, "rb") as fh:
+                    if fh.read(2) == _GZIP_MAGIC:
+                        return None
+                    fh.seek(0)
+                    total += sum(1 for line in fh if line.strip())
+            except OSError:
+                return None
+        else:
+            return None
+    return total
+
+
 def _listing(directory: Path) -> list[Path]:
     try:
         return sorted(f for f in directory.iterdir() if f.is_file())
@@ -365,9 +451,17 @@ def _files(path: Path, fmt: str) -> list[Path]:
 
 
 def _lines(file: Path, fix: str = "") -> Iterator[tuple[str, Any]]:
-    """Each non-blank line of a JSONL file with where it is, parsed, bounded."""
-    with open(file, encoding="utf-8", errors="replace") as fh:
+    """Each non-blank line of a JSONL file (gunzipped where it is a .gz, at most
+    MAX_GZIP_BYTES of it) with where it is, parsed, bounded."""
+    fh, _ = _open(file)
+    with fh:
         yield from jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=64, fix=fix)
+
+
+def _open(file: Path, newline: str | None = None) -> tuple[IO[str], Callable[[], int]]:
+    """open_text with the bound on what a .gz log may decompress to."""
+    first = "zcat LOG | head -n LINES > part.jsonl, and replay that"
+    return open_text(file, MAX_GZIP_BYTES, first, newline)
 
 
 def _digest(prompt: object) -> bytes:
@@ -575,7 +669,8 @@ def _bounded_lines(fh: Any, file: Path) -> Iterator[str]:
 
 
 def _csv_records(file: Path) -> Iterator[tuple[str, Any]]:
-    with open(file, encoding="utf-8", errors="replace", newline="") as fh:
+    fh, _ = _open(file, newline="")
+    with fh:
         reader = csv.DictReader(_bounded_lines(fh, file))
         try:
             for i, row in enumerate(reader):

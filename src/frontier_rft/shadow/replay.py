@@ -25,12 +25,10 @@ end-of-run summary a TRL run's live shadows write to `frontier_metrics.jsonl`
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
 import warnings
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +49,7 @@ from frontier_rft.shadow.foreign_logs import (
     characters,
     detect_format,
     open_text,
+    output_dir,
     read_foreign_log,
     regular_file,
     reward_columns,
@@ -63,6 +62,7 @@ from frontier_rft.shadow.rule import (
     Shadow,
     passes_table,
 )
+from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_seed
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -77,6 +77,8 @@ __all__ = [
     "replay_table",
     "reward_note",
     "reward_record",
+    "run_seed",
+    "seed_note",
     "tokens_note",
 ]
 
@@ -164,17 +166,15 @@ def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
         size = file.stat().st_size
         if size > MAX_LOG_BYTES:
             raise ValueError(f"{path}: {size:,} bytes, {too_big} (head -n STEPS LOG > part.jsonl)")
-        fh, read_so_far = open_text(file)  # the ledger's logs are gzipped
+        # the ledger's logs are gzipped: what one decompresses to is bounded as it is read,
+        # blank lines included (a small .gz of blank lines must not run for hours)
+        fh, _ = open_text(file, MAX_LOG_BYTES, "zcat LOG | head -n STEPS > part.jsonl")
     except OSError as exc:
         raise ValueError(f"{path}: cannot read it ({exc.strerror}); {_HOW}") from None
     with fh:
         first: RewardStep | None = None
         records = jsonl_records(fh, path, max_chars=MAX_LINE_CHARS, max_depth=3, fix=_HOW)
-        for expected, (where, record) in enumerate(_unzipped(records, path)):
-            if read_so_far() > MAX_LOG_BYTES:  # a small .gz that expands without end
-                raise ValueError(
-                    f"{path}: decompresses to {too_big} (zcat LOG | head -n STEPS > part.jsonl)"
-                )
+        for expected, (where, record) in enumerate(records):
             got = _step(record, where)
             if got.step != expected:
                 what = "starts" if expected == 0 else f"jumps from step {expected - 1}"
@@ -193,16 +193,6 @@ def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
             yield got
     if first is None:
         raise ValueError(f"{path}: holds no step; {_HOW}")
-
-
-def _unzipped(records: Iterator[tuple[str, Any]], path: object) -> Iterator[tuple[str, Any]]:
-    """`records`, with a broken gzip stream refused in one line instead of zlib's traceback."""
-    try:
-        yield from records
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise ValueError(
-            f"{path}: not a whole gzip file ({exc}); gunzip -t it, or replay the plain log"
-        ) from None
 
 
 def _step(record: Any, where: str) -> RewardStep:
@@ -280,13 +270,14 @@ def replay(
     reward_range: tuple[float, float] | None = None,
     count: Count | None = None,
 ) -> list[Shadow]:
-    """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on
-    the same run). `log_format` is one of FORMATS (default: detected); `rewards` names a
-    TRL log's reward columns and weights. `pool_size` and `seed` default to the log's own
-    (a TRL or verl log: its distinct prompts, seed 0); `on_step` is called with the shadows
-    after each step (to trace their curves). `reward_range` (low, high) maps the logged
-    rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors read
-    rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
+    """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on the same
+    run). `log_format` is one of FORMATS (default: detected); `rewards` names a TRL log's
+    reward columns and weights. `pool_size` and `seed` default to the log's own (a TRL or
+    verl log: its distinct prompts, and the seed the frontier-rft TRL adapter recorded in
+    the run's output dir, else 0; `seed_note` says which); `on_step` is called with the
+    shadows after each step (to trace their curves). `reward_range` (low, high) maps the
+    logged rewards onto [0, 1] as the adapters' `reward_range` does (the rules' selectors
+    read rewards in [0, 1]). Where the log holds completion lengths, the shadows also count
     generated tokens (`length_unit` says in what unit); `count` gives the lengths of a batch
     of TRL or verl completion texts, one per text (default: their characters; called a chunk
     of completions at a time). Steps are named as the log names them (TRL's and verl's from
@@ -505,9 +496,34 @@ def _read_steps(
     steps, prompts, held = read_foreign_log(
         path, fmt, rewards=rewards, count=count or characters, texts=texts
     )
+    seed = run_seed(path, fmt)
     batch = max(ids.size for _, ids, _, _ in steps)  # a step with unscored groups has fewer
     for step, ids, r, lengths in steps:
-        yield RewardStep(step, prompts, None, ids, r, lengths, batch, held)
+        yield RewardStep(step, prompts, seed, ids, r, lengths, batch, held)
+
+
+def run_seed(path: str | os.PathLike[str], fmt: str) -> int | None:
+    """The seed of a TRL run's live shadows, as the frontier-rft TRL adapter records it in
+    its output dir (REWARDS_FILE); None for other logs (a rewards.jsonl names its own)."""
+    return read_run_seed(output_dir(path)) if fmt == "trl" else None
+
+
+def seed_note(
+    path: str | os.PathLike[str], log_format: str | None, seed: int | None, used: int
+) -> str:
+    """Which seed the rules' draws used, and where it came from."""
+    if seed is not None:
+        return f"Seed of the rules' draws: {used} (--seed)."
+    fmt = _format_of(path, log_format)
+    if fmt == "frontier":
+        return f"Seed of the rules' draws: {used} (the log's, as its live shadows used)."
+    if fmt == "trl" and run_seed(path, fmt) is not None:
+        where = output_dir(path) / REWARDS_FILE
+        return f"Seed of the rules' draws: {used} (the run's, from {where})."
+    return (
+        f"Seed of the rules' draws: {used} (the log records none; pass --seed with the run's "
+        "seed to draw as its live shadows did)."
+    )
 
 
 def replay_table(shadows: Sequence[Shadow]) -> str:

@@ -7,9 +7,11 @@ its `trainer_state.json` names the reward functions (`rewards/<name>/mean`) but 
 weights; the completions table holds one column per function, unweighted. At the start of
 `train()` the adapter writes, on the main process:
 
-    {"reward_funcs": ["accuracy", "format"], "reward_weights": [1.0, 0.5]}
+    {"reward_funcs": ["accuracy", "format"], "reward_weights": [1.0, 0.5], "seed": 42}
 
-(TRL's names, `GRPOTrainer.reward_func_names`, the names of its completions table's reward
+("seed": the seed of the run's live shadows, `selector_seed` or TRL's `args.seed`, where the
+writer gives it; TRL's own trainer_state.json records no seed;
+TRL's names, `GRPOTrainer.reward_func_names`, the names of its completions table's reward
 columns; the weights TRL sums them with). It is read back bounded and checked, a bad file
 refused in one line naming it and the fix.
 """
@@ -24,7 +26,13 @@ from pathlib import Path
 
 from frontier_rft.core.jsonsafe import loads_bounded
 
-__all__ = ["MAX_REWARDS_CHARS", "REWARDS_FILE", "read_run_rewards", "write_run_rewards"]
+__all__ = [
+    "MAX_REWARDS_CHARS",
+    "REWARDS_FILE",
+    "read_run_rewards",
+    "read_run_seed",
+    "write_run_rewards",
+]
 
 REWARDS_FILE = "frontier_rewards.json"
 """The file in a TRL run's output dir that holds its reward functions and weights."""
@@ -34,15 +42,21 @@ _FIX = f"delete {REWARDS_FILE}, or name the reward columns with --reward-column 
 
 
 def write_run_rewards(
-    directory: str | os.PathLike[str], names: Sequence[str], weights: Sequence[float]
+    directory: str | os.PathLike[str],
+    names: Sequence[str],
+    weights: Sequence[float],
+    seed: int | None = None,
 ) -> Path:
-    """Record a run's reward functions and their weights in `directory` (written whole, then
-    renamed into place: a run killed mid-write leaves the old file or none); the path. It
-    refuses nothing (a run does not stop for its replay's sake): `read_run_rewards` checks."""
-    record = {
+    """Record a run's reward functions and their weights in `directory`, and the seed of its
+    live shadows where given (written whole, then renamed into place: a run killed mid-write
+    leaves the old file or none); the path. It refuses nothing (a run does not stop for its
+    replay's sake): `read_run_rewards` and `read_run_seed` check."""
+    record: dict[str, object] = {
         "reward_funcs": [str(n) for n in names],
         "reward_weights": [float(w) for w in weights],
     }
+    if seed is not None:
+        record["seed"] = int(seed)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     path, part = folder / REWARDS_FILE, folder / f".{REWARDS_FILE}.part"
@@ -55,6 +69,28 @@ def read_run_rewards(directory: str | os.PathLike[str]) -> list[tuple[str, float
     """The reward functions and weights recorded in `directory` (a TRL run's output dir), in
     TRL's order; None where no such file is there. A ValueError naming the file and the fix
     for one that is not a regular file, too large, or not such a record."""
+    record = _read(directory)
+    return None if record is None else _check(record, str(Path(directory) / REWARDS_FILE))
+
+
+def read_run_seed(directory: str | os.PathLike[str]) -> int | None:
+    """The seed of the run's live shadows recorded in `directory`'s REWARDS_FILE; None where
+    the file or its seed is absent. A ValueError naming the file for a seed that is not an int
+    >= 0."""
+    record = _read(directory)
+    if not isinstance(record, dict) or "seed" not in record:
+        return None
+    seed = record["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ValueError(
+            f"{Path(directory) / REWARDS_FILE}: seed must be an int >= 0, got {str(seed)[:40]}; "
+            "delete the file's seed, or pass --seed"
+        )
+    return seed
+
+
+def _read(directory: str | os.PathLike[str]) -> object:
+    """REWARDS_FILE's record in `directory`, parsed and bounded; None where it is absent."""
     path = Path(directory) / REWARDS_FILE
     if not path.exists():
         return None
@@ -68,7 +104,7 @@ def read_run_rewards(directory: str | os.PathLike[str]) -> list[tuple[str, float
         raise ValueError(
             f"{path}: not a record of reward functions ({str(exc)[:60]}); {_FIX}"
         ) from None
-    return _check(record, str(path))
+    return record
 
 
 def _check(record: object, where: str) -> list[tuple[str, float]]:

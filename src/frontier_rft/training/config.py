@@ -532,6 +532,12 @@ class TrainConfig:
             f"steps); sampler {self.sampler!r} shapes the steps itself: drop --rollouts kept, "
             "--screen, dynamic sampling and the other step samplers, or drop fewer_steps",
         )
+        check(
+            not self.rescue,
+            f"fewer_steps trains whole batches of the prompts the selector keeps (plain GRPO "
+            f"steps); rescue {self.rescue} adds rollouts to a step's all-wrong groups (a step "
+            "sampler around the steps): set rescue 0, or drop fewer_steps",
+        )
 
     def passes(self) -> float:
         """The passes over the training pool uniform's `steps` steps walk (steps x batch_size /

@@ -15,7 +15,6 @@ uniform records give the mixed share over every seed (`ledger_mixed_share`,
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,12 +80,11 @@ def run(pool_size: int, steps: int, seeds: list[int], runs: Path, jobs: int, led
 
 def _ledger_record(pool_size: int, steps: int, seed: int, timed: Path) -> dict[str, Any] | None:
     """The timed ledger's uniform record of this testbed and seed (None when it has none)."""
-    from frontier_rft.bench.real_rl.ledger import testbed_digest
+    from frontier_rft.bench.real_rl.ledger import read_record, testbed_digest
 
     digest = testbed_digest(standard_testbed(pool_size, steps))
     for path in sorted((timed / digest / "cpu" / "uniform").glob(f"*/seed{seed}.json.gz")):
-        with gzip.open(path, "rt") as fh:
-            return dict(json.load(fh))
+        return read_record(path)
     return None
 
 
@@ -109,13 +107,14 @@ def testbed_mixed_share(digest: str, device: str, ledgers: Sequence[Path]) -> di
     share of mixed groups (its logged effective task ratio) and mean training success rate,
     from the records of testbed `digest` on `device` in `ledgers` (`ledger_roots`: a seed
     the first holds counts from it; `twins` says whether a later one's record differs)."""
+    from frontier_rft.bench.real_rl.ledger import read_record
+
     per_seed: dict[int, dict[str, float]] = {}
     twins: dict[int, bool] = {}  # a seed also held by a later ledger: whether it differs
     for ledger in ledgers:
         for path in sorted((ledger / digest / device / "uniform").glob("*/seed*.json.gz")):
             seed = int(path.name[4:].split(".")[0])
-            with gzip.open(path, "rt") as fh:
-                cols = json.load(fh)["columns"]
+            cols = read_record(path)["columns"]  # the ledger's reader: bounded, checked
             etr = [v for v in cols["train/effective_task_ratio"] if v is not None]
             success = [v for v in cols["train/success_rate"] if v is not None]
             half = len(etr) // 2

@@ -28,6 +28,8 @@ import gzip
 import hashlib
 import json
 import math
+import os
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +58,7 @@ __all__ = [
     "directory_digest",
     "entry_definition",
     "eval_scores",
+    "read_record",
     "record_from_run_dir",
     "run_curves",
     "run_from_record",
@@ -357,17 +360,7 @@ class RunLedger:
 
     def load(self, label: str, definition: str, seed: int) -> dict[str, Any]:
         """A record, checked: a ValueError naming the file when it cannot be one."""
-        path = self.path(label, definition, seed)
-        try:
-            with gzip.open(path, "rb") as fh:
-                raw = fh.read(MAX_RECORD_BYTES + 1)
-            if len(raw) > MAX_RECORD_BYTES:
-                raise ValueError(f"larger than {MAX_RECORD_BYTES} bytes decompressed")
-            record = loads_bounded(raw.decode("utf-8"), max_chars=MAX_RECORD_BYTES, max_depth=16)
-            _check_record(record, label, definition, seed)
-        except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
-            raise ValueError(f"{path} is not a run ledger record: {exc}") from None
-        return dict(record)
+        return read_record(self.path(label, definition, seed))
 
     def labels(self) -> Iterator[tuple[str, str, int]]:
         """Every (entry, definition digest, seed) recorded for this testbed and device class."""
@@ -377,6 +370,31 @@ class RunLedger:
             seed = path.name.removeprefix("seed").removesuffix(".json.gz")
             if seed.isdigit():
                 yield path.parents[1].name, path.parent.name, int(seed)
+
+
+def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ledger record at `path` (<entry>/<definition digest>/seed<N>.json.gz), read within
+    MAX_RECORD_BYTES decompressed and checked as every report reads it (its entry, seed and
+    definition those its place names; every value one a report can compute with): the one
+    reader of ledger records. A ValueError naming the file for anything else (a cut-off or
+    damaged .gz, a record too large, a value out of range)."""
+    path = Path(path)
+    seed_text = path.name.removeprefix("seed").removesuffix(".json.gz")
+    if not (
+        path.name.startswith("seed") and path.name.endswith(".json.gz") and seed_text.isdigit()
+    ):
+        raise ValueError(f"{path} is not a run ledger record: its name is not seed<N>.json.gz")
+    label, definition, seed = path.parents[1].name, path.parent.name, int(seed_text)
+    try:
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read(MAX_RECORD_BYTES + 1)
+        if len(raw) > MAX_RECORD_BYTES:
+            raise ValueError(f"larger than {MAX_RECORD_BYTES} bytes decompressed")
+        record = loads_bounded(raw.decode("utf-8"), max_chars=MAX_RECORD_BYTES, max_depth=16)
+        _check_record(record, label, definition, seed)
+    except (OSError, EOFError, UnicodeDecodeError, ValueError, zlib.error) as exc:
+        raise ValueError(f"{path} is not a run ledger record: {exc}") from None
+    return dict(record)
 
 
 def _check_record(record: Any, label: str, definition: str, seed: int) -> None:

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.real_rl.code_id import code_info
 from frontier_rft.bench.real_rl.ledger import (
     RunLedger,
     check_same_scores,
@@ -845,34 +846,6 @@ def machine_name(device: str) -> str:
 def this_machine(device: str) -> str:
     """`machine_name` and the load average now: where these runs trained, and how busy."""
     return f"{machine_name(device)}, load average at the end {os.getloadavg()[0]:.1f}"
-
-
-def code_info() -> dict[str, Any]:
-    """The frontier_rft version running, and its git commit when it runs from a checkout
-    (None otherwise); `dirty` when the checkout's src/ has uncommitted changes."""
-    from frontier_rft import __version__
-
-    src = Path(__file__).resolve().parents[3]
-    info: dict[str, Any] = {"version": __version__, "commit": None, "dirty": None}
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(src), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-        status = subprocess.run(
-            ["git", "-C", str(src), "status", "--porcelain", "--", "."],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return info  # not a git checkout (an installed package), or no git
-    info.update(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()))
-    return info
 
 
 def _main(argv: Sequence[str]) -> int:

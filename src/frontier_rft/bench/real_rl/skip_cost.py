@@ -20,7 +20,6 @@ Over paired seeds each quantity is the mean of the per-seed values with a bootst
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -30,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from frontier_rft.bench.metrics import mean_ci
-from frontier_rft.core.jsonsafe import loads_bounded
 
 __all__ = [
     "GROUPS_TRAINED",
@@ -182,17 +180,11 @@ def skip_cost_lines(costs: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def read_record(path: Path) -> dict[str, Any]:
-    """One ledger record file, parsed with bounds (a ValueError for anything else)."""
-    from frontier_rft.bench.real_rl.ledger import MAX_RECORD_BYTES
+    """One ledger record file, read and checked by the ledger's own reader
+    (`ledger.read_record`: bounded, every value checked; a ValueError for anything else)."""
+    from frontier_rft.bench.real_rl.ledger import read_record as read_ledger_record
 
-    with gzip.open(path, "rb") as fh:
-        raw = fh.read(MAX_RECORD_BYTES + 1)
-    if len(raw) > MAX_RECORD_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_RECORD_BYTES} bytes decompressed")
-    record = loads_bounded(raw.decode("utf-8"), max_chars=MAX_RECORD_BYTES, max_depth=16)
-    if not isinstance(record, dict) or "columns" not in record or "info" not in record:
-        raise ValueError(f"{path} is not a run ledger record")
-    return record
+    return read_ledger_record(path)
 
 
 def _record_run(path: Path) -> dict[str, Any]:
