@@ -46,16 +46,18 @@ def fit(ns: np.ndarray, steps: np.ndarray) -> tuple[float, float]:
     return float(a), float(b / a) if a > 0 else math.nan
 
 
-def series(labels: dict[str, Any], axis: str, batch: int, group: int) -> dict[int, list[Any]]:
+def series(
+    labels: dict[str, Any], axis: str, batch: int, group: int, target: str
+) -> dict[int, list[Any]]:
     """N -> per-seed steps to the target (None: never reached), uniform's own at B x K."""
     out: dict[int, list[Any]] = {}
-    base = next(iter(labels.values()))["device"]["base_steps_to_final"]["values"]
+    base = next(iter(labels.values()))["device"][f"base_steps_to_{target}"]["values"]
     out[batch * group] = list(base)
     for label, row in labels.items():
         got = rows_of(label, batch, group)
         if got is None or label == "uniform" or got[0] != axis:
             continue
-        out[got[1]] = list(row["device"]["steps_to_final"]["values"])
+        out[got[1]] = list(row["device"][f"steps_to_{target}"]["values"])
     return out
 
 
@@ -100,13 +102,16 @@ def fit_series(data: dict[int, list[Any]], resamples: int, seed: int) -> dict[st
     }
 
 
-def markdown(name: str, source: str, fits: dict[str, Any], command: str) -> list[str]:
+def markdown(name: str, source: str, fits: dict[str, Any], command: str, target: str) -> list[str]:
+    what = (
+        "final held-out pass@1" if target == "final" else "half gain (start + (final - start) / 2)"
+    )
     lines = [
         f"# What a bigger step buys: {name}",
         "",
         f"    {command}",
         "",
-        f"From `{source}`. Steps to the paired uniform run's final held-out pass@1 (seed-mean "
+        f"From `{source}`. Steps to the paired uniform run's {what} (seed-mean "
         "over the seeds that reach it), and S = S_min (1 + N_noise / N) fitted with N the rows "
         "a step; bootstrap 95% CIs over seeds (paired across entries).",
         "",
@@ -117,7 +122,7 @@ def markdown(name: str, source: str, fits: dict[str, Any], command: str) -> list
         lines += [
             f"## Growing the step by {axis}",
             "",
-            "| rows a step N | mean steps to uniform's final pass@1 | seeds reached |",
+            f"| rows a step N | mean steps to uniform's {target} target | seeds reached |",
             "|---:|---:|---:|",
             *(
                 f"| {n} | {s:.1f} | {r}/{f['seeds']} |"
@@ -138,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", required=True, help="output name under --out")
     p.add_argument("--out", type=Path, default=RESULTS_DIR)
     p.add_argument("--resamples", type=int, default=10_000)
+    p.add_argument(
+        "--target",
+        choices=("final", "half"),
+        default="final",
+        help="uniform's final pass@1, or half its gain (start + (final - start) / 2)",
+    )
     args = p.parse_args(argv)
     full = json.loads(args.full_json.read_text(encoding="utf-8"))
     train = full["testbed"]["train"]
@@ -145,14 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     labels = full["summary"]["labels"]
     labels = {k: v for k, v in labels.items() if k != "uniform" and "device" in v}
     fits = {
-        axis: fit_series(series(labels, axis, batch, group), args.resamples, seed=0)
+        axis: fit_series(series(labels, axis, batch, group, args.target), args.resamples, seed=0)
         for axis in ("prompts", "rollouts")
     }
     command = command_line()
-    data = {"command": command, "source": str(args.full_json), "fits": fits}
-    write_outputs(
-        args.out, args.name, data, markdown(args.name, str(args.full_json), fits, command)
-    )
+    data = {"command": command, "source": str(args.full_json), "target": args.target}
+    data["fits"] = fits
+    lines = markdown(args.name, str(args.full_json), fits, command, args.target)
+    write_outputs(args.out, args.name, data, lines)
     return 0
 
 
