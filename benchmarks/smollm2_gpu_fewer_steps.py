@@ -8,8 +8,9 @@ path, so the report is the project's reader over the committed records:
 
     python benchmarks/smollm2_gpu_fewer_steps.py [--out DIR]
 
-Writes DIR/smollm2_gpu_fewer_steps{.md,.json,_full.json,*.png} (default /tmp/smollm2_gpu_fewer_steps;
-the committed page is `benchmarks/results/smollm2_gpu_fewer_steps.md`).
+Writes DIR/smollm2_gpu_fewer_steps{.md,.json,_full.json,*.png} (default
+/tmp/smollm2_gpu_fewer_steps); the committed page is
+`benchmarks/results/smollm2_gpu_fewer_steps.md`, its Command line pointing here.
 """
 
 from __future__ import annotations
@@ -34,14 +35,10 @@ if __name__ == "__main__":
     parser.add_argument("--out", default="/tmp/smollm2_gpu_fewer_steps")
     out = parser.parse_args().out
     testbed_module.testbed = _as_recorded  # type: ignore[assignment]
-    sys.exit(
-        main(
-            [
-                "bench-rl", "--scale", "gpu-smollm2", "--device", "cuda",
-                "--model", "/tmp/stage/SmolLM2-135M-Instruct.Q4_1.gguf", "--lr", "1e-5",
-                "--selectors", "uniform,skip-fewer-steps", "--no-effects", "--seeds", "40-45",
-                "--steps", "64", "--reward-log", "--name", "smollm2_gpu_fewer_steps",
-                "--out", out, "--report-only", "--no-progress",
-            ]
-        )
+    flags = (
+        "bench-rl --scale gpu-smollm2 --device cuda --model "
+        "/tmp/stage/SmolLM2-135M-Instruct.Q4_1.gguf --lr 1e-5 --selectors "
+        "uniform,skip-fewer-steps --no-effects --seeds 40-45 --steps 64 --reward-log "
+        "--name smollm2_gpu_fewer_steps --report-only --no-progress"
     )
+    sys.exit(main([*flags.split(), "--out", out]))
