@@ -59,3 +59,12 @@ def test_the_imported_records_say_which_code_ran_them() -> None:
     assert f"{step(1024) / step(16):.1f}x" == "1.6x"
     page = _flat("benchmarks/results/step_cost_h200.md")
     assert "64x the rows (16 → 1,024) cost 1.6x the seconds" in page
+
+
+def test_no_page_calls_the_kept_rows_kl_uniforms_in_expectation() -> None:
+    """The rows a kept step leaves out had more KL per token (kept_kl.md): the KL and entropy
+    means over the kept rows are near uniform's, not equal to it in expectation."""
+    for rel in ("docs/integrations/verl.md", "src/frontier_rft/integrations/verl/kept_step.py"):
+        text = _flat(rel)
+        assert "whose expectation is uniform's" not in text, rel
+        assert "not a random sample" in text and "kept_kl.md" in text, rel
