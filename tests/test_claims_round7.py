@@ -115,3 +115,11 @@ def test_each_page_is_as_strong_as_its_evidence() -> None:
     audited = _flat("docs/results/audited_skip.md")
     assert "was at uniform's score (+0.003" not in audited
     assert "meets item 6's score target on this regime" not in audited
+
+
+def test_leftover_phrases_of_the_last_audit_are_gone() -> None:
+    assert 'read both as "within noise"' not in _flat("docs/selectors/skip_predict.md")
+    first_epoch = _flat("docs/results/first_epoch.md")
+    assert "leaves far more room" not in first_epoch and "0.82 [0.74, 0.90]" in first_epoch
+    readme = _flat("README.md")
+    assert "replicated twice" not in readme and "5-15 paired seeds" not in readme
