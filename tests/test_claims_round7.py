@@ -123,3 +123,29 @@ def test_leftover_phrases_of_the_last_audit_are_gone() -> None:
     assert "leaves far more room" not in first_epoch and "0.82 [0.74, 0.90]" in first_epoch
     readme = _flat("README.md")
     assert "replicated twice" not in readme and "5-15 paired seeds" not in readme
+
+
+def test_at_its_last_step_fewer_steps_scored_what_uniform_scored_there() -> None:
+    """Uniform evaluates every 5 steps; its pass@1 interpolated to the step where each
+    skip-fewer-steps run ended, against that run's final pass@1."""
+    diffs = []
+    for s in SEEDS:
+        run, ref = _record("skip-fewer-steps", s), _record("uniform", s)
+        evals = [
+            (t, v)
+            for t, v in zip(run["steps"], run["columns"]["eval/pass@1"], strict=True)
+            if v is not None
+        ]
+        end, score = evals[-1]
+        at = {
+            t: v
+            for t, v in zip(ref["steps"], ref["columns"]["eval/pass@1"], strict=True)
+            if v is not None
+        }
+        lo, hi = max(t for t in at if t <= end), min(t for t in at if t >= end)
+        base = at[lo] if lo == hi else at[lo] + (at[hi] - at[lo]) * (end - lo) / (hi - lo)
+        diffs.append(score - base)
+    mean = sum(diffs) / len(diffs)
+    assert f"{mean:+.3f}" == "-0.003"
+    for rel in ("docs/results/fewer_steps.md", "docs/results/summary.md"):
+        assert "−0.003 against uniform's evaluations" in _flat(rel), rel
