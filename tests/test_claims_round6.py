@@ -162,10 +162,12 @@ def test_the_backfill_claim_states_its_selection_history_where_it_is_made() -> N
     assert f"gain has {fresh}" in page and "overstate the evidence" in page
     assert "made after the result above was seen" in page
     assert "+0.016 [−0.001, +0.033]" in page  # the independent check, outside the ledger
-    readme, changelog = _flat(_read("README.md")), _flat(_read("CHANGELOG.md"))
-    for text in (readme, changelog):
+    # The README's evidence moved to docs/results/summary.md; the claim keeps its history there.
+    summary, changelog = _flat(_read("docs/results/summary.md")), _flat(_read("CHANGELOG.md"))
+    for text in (summary, changelog):
         assert "best of 27 intervals" in text and fresh in text and "one CPU testbed" in text
-    assert "+0.016 [−0.001, +0.033]" in readme
+    assert "+0.016 [−0.001, +0.033]" in summary and "whose CI holds 0" in summary
+    assert "replicated twice" not in summary and "replicated twice" not in _read("README.md")
 
 
 @pytest.mark.parametrize(
@@ -178,8 +180,8 @@ def test_the_backfill_claim_states_its_selection_history_where_it_is_made() -> N
         ("docs/results/bill.md", "**Time follows tokens**", "contention, not a saving"),
         ("docs/results/bill.md", "changed no number", "6th significant digit"),
         ("docs/results/bill.md", "has not been measured", "1.04x uniform's"),
-        ("README.md", "rows, with vLLM too", "no vLLM engine ran"),
-        ("README.md", "(latency-bound steps)", "inferred from the timings"),
+        ("docs/results/summary.md", "rows, with vLLM too", "no vLLM engine ran"),
+        ("docs/results/summary.md", "(latency-bound steps)", "inferred from the timings"),
         ("CHANGELOG.md", "`kept` runs with vLLM", "(engine stood in)"),
         ("CHANGELOG.md", "the default cost about 0.02 pass@1", "only the last quarter's"),
     ],

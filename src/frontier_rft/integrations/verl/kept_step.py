@@ -21,7 +21,8 @@ trains (G / B, G groups kept of B, when ppo_mini_batch_size = train_batch_size),
 groups left out had been rolled out and come back all equal; `kept` leaves the mean. The
 factor goes on the advantages, which every policy loss in `LINEAR_LOSS_MODES` is linear in
 (for a positive factor), so the policy-gradient term is scaled exactly; the KL loss and the
-entropy bonus stay means over the kept rows, whose expectation is uniform's.
+entropy bonus stay means over the kept rows, near uniform's but not equal to it: the rows left
+out are not a random sample (benchmarks/results/kept_kl.md).
 `kept_loss_problems` refuses in one line what no factor fixes. Imports neither verl nor torch.
 """
 
