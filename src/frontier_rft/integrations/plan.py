@@ -514,11 +514,13 @@ def device_saving(facts: TrainerFacts, selector: type[Selector], device: str) ->
     )
     evidence = selector.fewer_steps_saves or f"not yet measured with {selector.name!r}"
     return (
-        "; on a GPU a step costs about the same however few rows it holds (SmolLM2-135M, "
-        "H200: kept took 1.04x uniform's wall-clock at 0.78x its rollouts), so kept saves "
-        "rollouts and tokens there, not seconds; fewer steps, whose saving shows in seconds, "
-        f"was measured ({where}: {evidence}); a step of this size pays in steps: the evidence "
-        "favours more prompts a step, not fewer (docs/results/device_cost.md)"
+        "; where a GPU step is latency-bound its seconds barely follow its rows (measured "
+        "once: SmolLM2-135M on an H200, kept took 1.04x uniform's wall-clock at 0.78x its "
+        "rollouts), so kept saved rollouts and tokens there, not seconds (a large model or long "
+        "completions pay in rows instead: the currency line says which); fewer steps, whose "
+        f"saving shows in seconds, was measured there ({where}: {evidence}); such a step pays "
+        "in steps: the evidence favours more prompts a step, not fewer "
+        "(docs/results/device_cost.md)"
     )
 
 
