@@ -423,17 +423,35 @@ def keeps_full(selector: type[Selector], epochs: float | None = None) -> str | N
     if not selector.kept_loses or not _longer(selector, epochs):
         return None
     level = selector.kept_level_epochs
+    loses = _kept_loses(selector)
     if level is None:
         return (
-            f"selector {selector.name!r}: {selector.kept_loses} (set rollouts: kept to save "
-            f"anyway; {AUTO_DOC})"
+            f"selector {selector.name!r}: {loses} (set rollouts: kept to save anyway; {AUTO_DOC})"
         )
     assert epochs is not None
     return (
         f"the run is {_epochs(epochs)}, longer than the {_epochs(level)} over which selector "
-        f"{selector.name!r} with kept was measured within noise ({selector.kept_loses}; "
+        f"{selector.name!r} with kept was measured within noise ({loses}; "
         f"set rollouts: kept to save anyway, {AUTO_DOC})"
     )
+
+
+def _kept_loses(selector: type[Selector], *, own_runs: bool = True) -> str:
+    """Why `selector`'s `kept_loses` holds, quoting only its own figures: where it follows a
+    parent's measurement (`Selector.measured`), whose they are, and (`own_runs`) its own kept
+    runs' figures (its `kept_saves`) or that it has none."""
+    loses, whose = selector.measured("kept_loses")
+    if whose == selector.name:
+        return str(loses)
+    saves = _own(selector, "kept_saves")
+    own = f"its own kept runs: {saves}" if saves else f"no kept run of {selector.name!r} measured"
+    return f"it follows {whose!r}, which {loses}" + f" ({own})" * own_runs
+
+
+def _own(selector: type[Selector], field: str) -> str | None:
+    """`selector`'s own measured figures of `field`, not a parent's (None: none measured)."""
+    value, whose = selector.measured(field)
+    return value if whose == selector.name else None
 
 
 def shadow_rules(
@@ -512,7 +530,7 @@ def device_saving(facts: TrainerFacts, selector: type[Selector], device: str) ->
         if FEWER_STEPS in facts.rollouts
         else f"rollouts: fewer_steps, in TRL and the reference trainer, not on {facts.name} yet"
     )
-    evidence = selector.fewer_steps_saves or f"not yet measured with {selector.name!r}"
+    evidence = _own(selector, "fewer_steps_saves") or f"not yet measured with {selector.name!r}"
     return (
         "; on a GPU a step costs about the same however few rows it holds (SmolLM2-135M, "
         "H200: kept took 1.04x uniform's wall-clock at 0.78x its rollouts), so kept saves "
@@ -569,8 +587,13 @@ def auto_log(
 def kept_line(facts: TrainerFacts, selector: type[Selector]) -> str:
     """The start-up line of a run whose `rollouts: kept` its user set: what a step does, and
     the held-out cost measured for `selector` with kept (`Selector.kept_loses`), if any."""
-    cost = f"; measured saving: {selector.kept_saves}" if selector.kept_saves else ""
-    cost += f"; measured: {selector.kept_loses}" if selector.kept_loses else ""
+    saves = _own(selector, "kept_saves")
+    cost = f"; measured saving: {saves}" if saves else ""
+    if not saves and selector.kept_saves:  # a parent's figures: not this selector's
+        cost = f"; no kept run of {selector.name!r} measured"
+    if selector.kept_loses:
+        own = _own(selector, "kept_loses") is not None
+        cost += "; measured: " * own + "; " * (not own) + _kept_loses(selector, own_runs=False)
     return message(
         facts, "kept:set", selector=selector.name, trainer=facts.name, saves=facts.saves, cost=cost
     )

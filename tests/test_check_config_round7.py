@@ -1,0 +1,67 @@
+"""Issue 83: what the reviews of the audited skip and fewer steps found in `frontier
+check-config` and the start-up lines. Each test failed on the code before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from frontier_rft.integrations.plan import auto, kept_line
+from frontier_rft.integrations.trl.config import TRL
+from frontier_rft.selectors import SELECTORS
+from frontier_rft.selectors.skip import SkipSelector
+from helpers import check_config
+
+pytestmark = pytest.mark.usefixtures("no_accelerate_default")
+
+SKIP_KEPT_SAVES = "0.78x of uniform's rollouts"
+SKIP_FEWER_STEPS = "0.83-0.84x of uniform's steps"
+
+
+def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, body: str,
+          *argv: str) -> tuple[int, str]:  # fmt: skip
+    path = tmp_path / "c.yaml"
+    path.write_text(body, encoding="utf-8")
+    return check_config(capsys, kind, str(path), *argv)
+
+
+# ------------------------------------------------------------------ item 4: own figures
+def test_skip_audit_with_kept_quotes_its_own_saving_not_skips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = "selector: skip-audit\nrollouts: kept\nnum_train_epochs: 2\n"
+    code, text = check(capsys, tmp_path, "trl", body)
+    assert code == 0, text
+    (line,) = [x for x in text.splitlines() if "rollouts: kept (set)" in x]
+    assert "measured saving: 0.93x of uniform's rollouts" in line
+    assert SKIP_KEPT_SAVES not in line  # skip's saving, measured on skip's runs
+    assert "it follows 'skip', which with rollouts: kept it lost" in line  # whose, named
+
+
+def test_skip_audit_under_auto_quotes_its_own_fewer_steps_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = check(capsys, tmp_path, "trl", "selector: skip-audit\nnum_train_epochs: 2\n")
+    (line,) = [x for x in text.splitlines() if "auto: rollouts will be" in x]
+    assert code == 0 and SKIP_FEWER_STEPS not in line
+    assert "0.98x of uniform's steps over 2 epochs on the CPU fast regime" in line
+    assert "its own kept runs: 0.93x" in line
+
+
+@pytest.mark.parametrize("name", sorted(SELECTORS))
+def test_every_selectors_lines_quote_only_its_own_figures(name: str) -> None:
+    """A figure measured with another selector (a parent's) is quoted only as that one's,
+    and a selector without figures of its own says so."""
+    cls = SELECTORS[name]
+    line = kept_line(TRL, cls)
+    _, why, _ = auto(TRL, cls, [], 2.0, device="cuda")
+    for field in ("kept_saves", "fewer_steps_saves"):
+        _, whose = cls.measured(field)
+        inherited = getattr(cls, field)
+        if inherited and whose != cls.name:
+            assert inherited not in line and inherited not in why, (name, field)
+    if cls.measured("kept_saves")[1] != cls.name:
+        assert f"no kept run of {name!r} measured" in line
+    if cls.kept_loses and issubclass(cls, SkipSelector) and cls is not SkipSelector:
+        assert "it follows 'skip'" in line
