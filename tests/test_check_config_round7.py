@@ -11,10 +11,11 @@ from frontier_rft.integrations.plan import auto, kept_line
 from frontier_rft.integrations.trl.config import TRL
 from frontier_rft.selectors import SELECTORS
 from frontier_rft.selectors.skip import SkipSelector
-from helpers import check_config
+from helpers import check_config, problems
 
 pytestmark = pytest.mark.usefixtures("no_accelerate_default")
 
+VERL_SKIP = str(Path(__file__).resolve().parents[1] / "examples" / "verl" / "skip.yaml")
 SKIP_KEPT_SAVES = "0.78x of uniform's rollouts"
 SKIP_FEWER_STEPS = "0.83-0.84x of uniform's steps"
 
@@ -65,3 +66,48 @@ def test_every_selectors_lines_quote_only_its_own_figures(name: str) -> None:
         assert f"no kept run of {name!r} measured" in line
     if cls.kept_loses and issubclass(cls, SkipSelector) and cls is not SkipSelector:
         assert "it follows 'skip'" in line
+
+
+# ------------------------------------------------------------------ item 5: shadows
+@pytest.mark.parametrize("argv", [["--shadows", "[skip]"], ["--shadows=[skip]"]])
+def test_a_bracketed_shadows_argument_is_refused_as_the_launch_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """TRL's parser hands `--shadows '[skip]'` over as the rule '[skip]', which
+    FrontierConfig refuses at launch; check-config read it as YAML's list [skip]."""
+    code, text = check(capsys, tmp_path, "trl", "selector: uniform\n", *argv)
+    (line,) = problems(text)
+    assert code == 1 and line.startswith("shadow rule '[skip]': cannot read '[skip]'")
+    from frontier_rft.integrations.trl.config import FrontierConfig
+
+    with pytest.raises(ValueError) as launch:  # what the launch's FrontierConfig says
+        FrontierConfig(selector="uniform", shadows=["[skip]"]).shadow_configs()
+    assert str(launch.value) == line
+
+
+def test_shadows_given_as_the_script_takes_them_are_named_in_a_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = check(capsys, tmp_path, "trl", "selector: uniform\n", "--shadows", "skip", "greso")
+    assert code == 0 and problems(text) == []
+    assert "  shadows: the run will follow skip, greso (shadows as set)" in text
+    code, text = check(capsys, tmp_path, "trl", "selector: greso\nshadows: [screen4]\n")
+    assert code == 0 and "  shadows: the run will follow screen4 (shadows as set)" in text
+    code, text = check(capsys, tmp_path, "trl", "selector: uniform\nshadows: []\n")
+    assert code == 0 and "will follow" not in text  # none run: none named
+
+
+def test_verl_names_set_shadows_and_refuses_them_beside_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    kwargs = "+trainer.v1.sampler.sampler_kwargs"
+    code, text = check_config(
+        capsys, "verl", VERL_SKIP, f"{kwargs}.shadows=[greso]",
+        f"{kwargs}.rollouts=full",
+    )  # fmt: skip
+    assert code == 0 and "  shadows: the run will follow greso (shadows as set)" in text
+    code, text = check_config(
+        capsys, "verl", VERL_SKIP, f"{kwargs}.shadows=[greso]"
+    )  # skip.yaml sets rollouts: kept, which the sampler refuses shadows beside
+    (line,) = problems(text)
+    assert code == 1 and "which rollouts: kept does not roll out" in line

@@ -133,6 +133,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "what it would have saved and lost with rollouts: kept, on this run's own rewards, "
         "in the run's metrics under shadow/{rules}/ (shadows: [] for none; docs/shadow.md)"
     ),
+    ("*", "shadows:set"): (
+        "the run will follow {rules} (shadows as set): what each would have saved and lost "
+        "beside the run, on its own rewards, in the run's metrics under shadow/<rule>/ "
+        "(docs/shadow.md)"
+    ),
     ("*", "rollouts:fewer_steps"): (
         "rollouts: fewer_steps (full steps of the kept prompts, the run ended by its passes) "
         "runs in the reference trainer and TRL only (frontier train --fewer-steps; TRL's "
@@ -472,6 +477,12 @@ def default_shadows_line(rules: Sequence[str], *, planned: bool = False) -> str:
     `frontier check-config` words it, before the run)."""
     tense = "the run will follow" if planned else "frontier-rft: shadows: following"
     return message("*", "shadows:default", tense=tense, rules=", ".join(rules))
+
+
+def set_shadows_line(rules: Sequence[str]) -> str:
+    """`frontier check-config`'s line naming the shadows a run whose `shadows` are set will
+    follow (`rules`: their names as parsed, one at least)."""
+    return message("*", "shadows:set", rules=", ".join(rules))
 
 
 def resolve_auto(

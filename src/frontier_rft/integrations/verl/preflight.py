@@ -27,6 +27,7 @@ from frontier_rft.integrations.plan import (
     default_shadows_line,
     kept_choice,
     message,
+    set_shadows_line,
 )
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
@@ -139,7 +140,14 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     report.add(group, group_size_problems(dotted_get(config, group), group))
     refusal = message(VERL, "shadows+filter") if filtered else None
     report.add(
-        section, shadow_problems(values.get("shadows"), dotted_get(config, group), group, refusal)
+        section,
+        shadow_problems(
+            values.get("shadows"),
+            dotted_get(config, group),
+            group,
+            refusal,
+            values.get("rollouts"),
+        ),
     )
     report.shadows += default_shadows_choice(values, in_parts=filtered)
     note = shadow_bounds_note(values, sampler_pool_fields(values), section, default.selector)
@@ -247,27 +255,34 @@ def group_size_problems(size: Any, key: str) -> list[str]:
 
 
 def default_shadows_choice(values: Mapping[str, Any], *, in_parts: bool) -> list[str]:
-    """The line naming the shadows a sampler with `shadows` unset follows; none where they
-    are set, none follow, or the trainer reports groups `in_parts` (a filter, fully async),
-    beside which the default is dropped."""
-    if values.get("shadows") is not None or in_parts:
-        return []
-    fields = {k: values[k] for k in ("selector", "rollouts") if k in values}
+    """The line naming the shadows a sampler follows: as set, or with `shadows` unset the
+    default; none where none follow by default or the trainer reports groups `in_parts` (a
+    filter, fully async), beside which the default is dropped."""
+    set_ = values.get("shadows") is not None
+    if in_parts:
+        return []  # shadow_problems refuses set ones there
+    fields = {k: values[k] for k in ("selector", "rollouts", "shadows") if k in values}
     try:
         rules = VerlSamplerConfig(batch_size=1, **fields).shadow_configs()
     except (ValueError, TypeError):
         return []  # config_problems names it
+    if set_:
+        return [set_shadows_line([r.name for r in rules])] if rules else []
     return [default_shadows_line([r.name for r in rules], planned=True)] if rules else []
 
 
-def shadow_problems(rules: Any, group: Any, group_name: str, refusal: str | None) -> list[str]:
+def shadow_problems(
+    rules: Any, group: Any, group_name: str, refusal: str | None, rollouts: Any = None
+) -> list[str]:
     """What is wrong with a sampler's `shadows` rules beside a trainer whose group size is
     `group` (`group_name` in its config; not an int: not known), `refusal` why shadows cannot
-    run there (None: they can). Rules that do not parse are config_problems' to name."""
+    run there (None: they can), and the sampler's `rollouts` (None: not set; kept rolls out
+    no whole group). Rules that do not parse are config_problems' to name."""
     if not rules:
         return []
+    fields = {} if rollouts is None else {"rollouts": rollouts}
     try:
-        sampler = VerlSamplerConfig(batch_size=1, shadows=rules)
+        sampler = VerlSamplerConfig(batch_size=1, shadows=rules, **fields)
     except (ValueError, TypeError):
         return []
     size = group if isinstance(group, int) and not isinstance(group, bool) else None
