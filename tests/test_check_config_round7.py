@@ -111,3 +111,50 @@ def test_verl_names_set_shadows_and_refuses_them_beside_kept(
     )  # skip.yaml sets rollouts: kept, which the sampler refuses shadows beside
     (line,) = problems(text)
     assert code == 1 and "which rollouts: kept does not roll out" in line
+
+
+# ------------------------------------------------------------------ item 7: verl's rollout
+VERL_UNIFORM = str(Path(__file__).resolve().parents[1] / "examples" / "verl" / "uniform.yaml")
+ROLLOUT = "actor_rollout_ref.rollout"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "says"),
+    [
+        (
+            [f"{ROLLOUT}.tensor_model_parallel_size=3", "trainer.n_gpus_per_node=8"],
+            f"{ROLLOUT}.tensor_model_parallel_size 3 does not divide the 8 GPUs",
+        ),
+        ([f"+{ROLLOUT}.name=vlm"], "rollout.name must be one of vllm, sglang, trtllm"),
+        ([f"+{ROLLOUT}.mode=colocated"], f"{ROLLOUT}.mode must be async"),
+        ([f"+{ROLLOUT}.mode=sync"], "verl removed sync"),
+    ],
+)
+def test_verl_rollout_settings_verl_refuses_once_ray_starts_are_problems(
+    capsys: pytest.CaptureFixture[str], overrides: list[str], says: str
+) -> None:
+    """What check-config trl catches about vLLM (tensor parallel size against the
+    processes, the mode) check-config verl catches about verl's rollout engine."""
+    code, text = check_config(capsys, "verl", VERL_UNIFORM, *overrides)
+    (line,) = problems(text)
+    assert code == 1 and says in line, text
+    assert "set " in line or "did you mean" in line  # says how to fix it
+
+
+def test_verl_rollout_settings_that_fit_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    for overrides in (
+        [f"{ROLLOUT}.tensor_model_parallel_size=4", "trainer.n_gpus_per_node=8"],
+        [
+            f"{ROLLOUT}.tensor_model_parallel_size=8",
+            "trainer.n_gpus_per_node=4",
+            "trainer.nnodes=2",
+        ],
+        [f"+{ROLLOUT}.name=sglang", f"+{ROLLOUT}.mode=async"],
+    ):
+        code, text = check_config(capsys, "verl", VERL_UNIFORM, *overrides)
+        assert code == 0 and problems(text) == [], (overrides, text)
+    code, text = check_config(
+        capsys, "verl", VERL_UNIFORM, f"{ROLLOUT}.tensor_model_parallel_size=3"
+    )  # 8 GPUs by verl's default
+    assert code == 1 and "does not divide the 8 GPUs" in problems(text)[0]
+    assert "tensor_model_parallel_size: 2" in problems(text)[0]

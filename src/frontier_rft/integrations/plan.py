@@ -145,7 +145,7 @@ MESSAGES: dict[tuple[str, str], str] = {
         "(docs/selectors/fewer_steps.md)"
     ),
     # why each trainer cannot end early, read from its own loop (verl 0.9.1's RayPPOTrainer.fit,
-    # SkyRL's RayPPOTrainer.train, tinker-cookbook's rl.train)
+    # SkyRL's RayPPOTrainer.train in skyrl/train/trainer.py, tinker-cookbook's rl.train)
     ("*", "rollouts:fewer_steps_why"): (
         "sets its step count and learning-rate schedule before training and its adapter "
         "cannot end a pass early yet"
@@ -157,9 +157,13 @@ MESSAGES: dict[tuple[str, str], str] = {
         "the schedule unfinished"
     ),
     ("SkyRL", "rollouts:fewer_steps_why"): (
-        "fixes total_training_steps, and its learning-rate schedule over them, from the data "
-        "loader's length before training, and runs its final evaluation only at that step: a "
-        "run ended by its passes would skip it and leave the schedule unfinished"
+        "walks its data loader trainer.epochs times (RayPPOTrainer.train: for each epoch, "
+        "for each batch of train_dataloader), with nothing that ends the run once the "
+        "selector's passes are walked, so a shortened epoch only starts the next one; and it "
+        "builds its learning-rate schedule over total_training_steps = len(train_dataloader) "
+        "x trainer.epochs before training and runs its last eval_interval evaluation at that "
+        "step: a run ended by its passes would leave the schedule unfinished and skip that "
+        "evaluation (its final checkpoint is saved after the loop either way)"
     ),
     ("*", "kept+selector"): (
         "rollouts: kept rolls out the prompts a selector keeps among uniform's next "
