@@ -1,7 +1,9 @@
 """C-GRPO's stop rule as the step sampler 'cgrpo' (sampling/conformal_stop.py, issue 70 item 4).
 
 (a) our equations against trl-cgrpo 0.2.0's own `conformal.py` on thousands of seeded random
-cases (skipped where the package is absent); (b) each equation by hand; (c) a step through the
+cases, and our step against its trainer's own calibrate-then-stop loop (`CGRPOTrainer.calibrate`
+and `_generate_single_turn`, the model stood in by planted completions); a failure where the
+package is absent (make test installs it); (b) each equation by hand; (c) a step through the
 sampler API with a planted rollout, its rollouts counted by hand, and the kind at the
 simulator's and the adapters' doors; (d) resume exactness across a recalibration; (e) bad
 settings, calls and states refused by name, nothing changed."""
@@ -44,14 +46,24 @@ CASES = 2000
 
 
 # ---------------------------------------------------------------- (a) against the package
+INSTALL = "pip install --no-deps trl-cgrpo==0.2.0 (make test installs it)"
+
+
+def _package(module: str) -> Any:
+    """trl-cgrpo's `module`; a failure, not a skip, where it is absent: `make test` installs
+    it, so a missing package would let these checks pass without running."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        pytest.fail(f"trl-cgrpo is not installed ({exc}): {INSTALL}", pytrace=False)
+
+
 @pytest.fixture(scope="module")
 def pkg() -> Any:
     """trl-cgrpo's conformal.py (numpy only; its package __init__ imports TRL)."""
-    return pytest.importorskip(
-        "trl_cgrpo.conformal",
-        reason="trl-cgrpo is not installed: pip install --no-deps trl-cgrpo==0.2.0 (the "
-        "Makefile's test environment has it)",
-    )
+    return _package("trl_cgrpo.conformal")
 
 
 def _answers(rng: np.random.Generator) -> tuple[list[str], np.ndarray, int]:
@@ -125,6 +137,120 @@ def test_the_execution_scores_and_auto_delta_are_the_packages(pkg: Any) -> None:
         scores = np.where(rng.random(n) < 0.4, 1.0, rng.random(n))
         margin = float(rng.random() * 0.2)
         assert auto_delta(scores, margin) == pkg.select_delta_auto(scores.tolist(), margin)
+
+
+class _Stand:
+    """The model of trl-cgrpo's trainer stood in: completion [1] (a pass) or [0] for prompt
+    [t], each prompt's planted pattern of passes running on from call to call, as `Planted`
+    does for our rollout(ids, counts)."""
+
+    def __init__(self, patterns: dict[int, list[float]]):
+        self.patterns = patterns
+        self.asked: dict[int, int] = {}
+
+    def next(self, task: int) -> float:
+        done = self.asked.get(task, 0)
+        self.asked[task] = done + 1
+        pattern = self.patterns[task]
+        return pattern[done % len(pattern)]
+
+    def generate(self, prompt_ids: list[list[int]], *_: Any, **__: Any) -> tuple[list, None]:
+        return [[int(self.next(ids[0]))] for ids in prompt_ids], None
+
+    def rollout(self, ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        return np.array(
+            [
+                self.next(t)
+                for t, c in zip(ids.tolist(), counts.tolist(), strict=True)
+                for _ in range(c)
+            ]
+        )
+
+
+class _Decode:
+    eos_token_id = 2
+
+    @staticmethod
+    def batch_decode(ids: list[list[int]], skip_special_tokens: bool = True) -> list[str]:
+        return [str(x[0]) for x in ids]
+
+
+def _their_trainer(score: str, grid: list[int], stand: _Stand, calibration: list[int]) -> Any:
+    """trl-cgrpo 0.2.0's CGRPOTrainer with every attribute its calibrate-and-stop loop reads
+    set as its __init__ sets them, generation and tokenization stood in (no model)."""
+    import collections
+    import dataclasses
+    import types
+
+    trainer = _package("trl_cgrpo.cgrpo_trainer")
+    config = _package("trl_cgrpo.cgrpo_config")
+    ours = ("score", "budget_grid", "per_device_train_batch_size", "num_generations")
+    defaults = {
+        f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        for f in dataclasses.fields(config.CGRPOConfig)
+        if f.name in ("delta", "delta_margin", "split_delta", "recalibrate_every",
+                      "num_calibration_samples", "calibration_batch_size", "seed")
+    }  # fmt: skip
+    assert set(ours).isdisjoint(defaults)
+    t = trainer.CGRPOTrainer.__new__(trainer.CGRPOTrainer)
+    t.args = types.SimpleNamespace(
+        **defaults, score=score, budget_grid=grid, per_device_train_batch_size=grid[-1] * 4
+    )
+    t.num_generations, t.use_vllm, t.budget_grid = grid[-1], False, sorted(grid)
+    t.qhats, t.delta, t._last_calibration_step = None, None, None
+    t._rng, t._batch_inputs, t._padded_rows = random.Random(0), None, None
+    t.state = types.SimpleNamespace(global_step=0)
+    t._metrics = {"train": collections.defaultdict(list)}
+    t.calibration_dataset = [{"prompt": c, "task": c} for c in calibration]
+    t.verifier = lambda completions, **_: [c == "1" for c in completions]
+    t.answer_extractor = None
+    t._tokenizer = _Decode()
+    t._tokenize_prompts = lambda prompts: ([[p] for p in prompts], None, {})
+    t._base_generate = stand.generate
+    return t
+
+
+@pytest.mark.parametrize("score", ["first_success", "pass_rate"])
+def test_a_step_stops_where_the_packages_own_trainer_loop_stops(score: str) -> None:
+    """The package's trainer loop, not its formulas alone: CGRPOTrainer.calibrate on the
+    calibration prompts, then _generate_single_turn drawing each prompt along the grid and
+    padding it from its first singleton budget on; our sampler's step on the same planted
+    passes gives the same thresholds, delta and rollouts per prompt, over 150 random pools."""
+    n, batch, m = 8, 16, 20
+    early = 0  # prompts stopped before the whole group: the rule was exercised
+    for case in range(150):
+        rng = np.random.default_rng(case)
+        pool = TaskPool(num_tasks=64)
+        rate = rng.choice([0.0, 0.1, 0.3, 0.5, 0.8, 1.0], size=64)
+        patterns = {t: (rng.random(n) < rate[t]).astype(float).tolist() for t in range(64)}
+        ours = ConformalStop(
+            make_selector("uniform", pool, seed=case),
+            ConformalStopConfig(score=score, calibration_prompts=m),  # type: ignore[arg-type]
+            seed=case,
+        )
+        samples = ours.sample(0, batch, n, _Stand(patterns).rollout)
+        ids = samples.rounds[1].task_ids.tolist()  # the step's prompts, in order
+
+        stand = _Stand(patterns)
+        theirs = _their_trainer(score, [2, 4, 8], stand, ours.calibration_ids.tolist())
+        assert theirs._calibration_due()
+        qhats = theirs.calibrate()
+        theirs._batch_inputs = [{"prompt": t, "task": t} for t in ids for _ in range(n)]
+        rows = [[t] for t in ids for _ in range(n)]
+        completions, _ = theirs._generate_single_turn(rows, None, {}, n)
+        padded = np.array(theirs._padded_rows).reshape(batch, n)
+
+        assert ours.calibration.delta == pytest.approx(theirs.delta, abs=1e-12), case
+        assert ours.calibration.qhats.tolist() == pytest.approx(list(qhats.values())), case
+        used = (~padded).sum(axis=1)
+        assert samples.train.counts.tolist() == used.tolist(), case
+        early += int((used < n).sum())
+        assert len(completions) == batch * n  # rectangular, padded with single-EOS rows
+        for g in range(batch):  # the rewards we train on are the completions it keeps
+            kept = [float(c[0]) for c in completions[g * n : g * n + int(used[g])]]
+            got = samples.train.rewards[samples.train.offsets[g] : samples.train.offsets[g + 1]]
+            assert got.tolist() == kept, case
+    assert early > 150
 
 
 # ---------------------------------------------------------------- (b) the equations by hand

@@ -190,8 +190,15 @@ def test_verl_refuses_it_in_one_line_saying_where_it_runs() -> None:
     from frontier_rft.integrations.plan import rollouts_refusal
     from frontier_rft.integrations.skyrl.config import SKYRL
 
+    # SkyRL's reason is its own loop (issue 83, item 7): epochs x its data loader, nothing
+    # that ends the run early, a schedule and last evaluation at total_training_steps; its
+    # final checkpoint is saved after the loop, unlike verl's
     skyrl = rollouts_refusal(SKYRL, "fewer_steps")
-    assert "SkyRL fixes total_training_steps" in skyrl and "final evaluation only" in skyrl
+    assert "SkyRL walks its data loader trainer.epochs times" in skyrl
+    assert "a shortened epoch only starts the next one" in skyrl
+    assert "total_training_steps = len(train_dataloader) x trainer.epochs" in skyrl
+    assert "its final checkpoint is saved after the loop either way" in skyrl
+    assert "validation" not in skyrl and "saves its last checkpoint" not in skyrl
 
 
 @pytest.mark.parametrize(

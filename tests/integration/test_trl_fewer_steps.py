@@ -259,3 +259,32 @@ def test_a_ready_selector_of_an_unregistered_class_that_does_not_walk_is_refused
         )
     assert "selector 'unlisted' does not walk the data" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_the_step_that_ends_the_passes_saves_and_evaluates_as_uniforms_last(
+    tmp_path: Path,
+) -> None:
+    """Save and evaluate every 4 steps: uniform at 4, 8 and its last, 12; fewer_steps at 4, 8
+    and its last, 10, though 4 does not divide it."""
+    kw = {"save_strategy": "steps", "save_steps": 4, "eval_strategy": "steps", "eval_steps": 4}
+    ran = {}
+    for name, frontier in (
+        ("u", FrontierConfig(**RETIRING, rollouts="full")),
+        ("f", FrontierConfig(**RETIRING, rollouts="fewer_steps")),
+    ):
+        tok = char_tokenizer()
+        t = FrontierGRPOTrainer(
+            model=tiny_llama(tok, seed=0),
+            reward_funcs=[Keyed()],
+            args=args(tmp_path / name, per_device_eval_batch_size=N_GEN * 2, **kw),
+            train_dataset=dataset(),
+            eval_dataset=dataset().select(range(2)),
+            processing_class=tok,
+            frontier=frontier,
+        )
+        t.train()
+        saved = sorted(int(p.name.split("-")[1]) for p in (tmp_path / name).glob("checkpoint-*"))
+        evaluated = [h["step"] for h in t.state.log_history if "eval_reward" in h]
+        ran[name] = (saved, evaluated)
+    assert ran["u"] == ([4, 8, 12], [4, 8, 12])
+    assert ran["f"] == ([4, 8, 10], [4, 8, 10])

@@ -89,3 +89,58 @@ def test_flat_groups_never_reach_the_loss_and_every_step_is_full(run: tuple[Any,
         rows = inputs["rows"]
         assert bool(rows.all())  # full: no padded-out rows
         assert bool((inputs["advantages"][rows] != 0).all())  # mixed groups' rows only
+
+
+class HalfUnscorable:
+    """Prompt t % 3 == 2 scores [1, 0, None, None] (two completions unscorable), the others
+    as planted; records every task it scores."""
+
+    __name__ = "half_unscorable"
+
+    def __init__(self) -> None:
+        self.task_ids: set[int] = set()
+
+    def __call__(
+        self, completions: list[Any], task_id: list[int], **kwargs: Any
+    ) -> list[float | None]:
+        out: list[float | None] = []
+        seen: dict[int, int] = {}
+        for task, planted in zip(task_id, planted_rewards(task_id), strict=True):
+            t = int(task)
+            self.task_ids.add(t)
+            at = seen.get(t, 0)  # its place in its group: a group's rows are consecutive
+            seen[t] = at + 1
+            out.append([1.0, 0.0, None, None][at % N_GEN] if t % 3 == 2 else planted)
+        return out
+
+
+@pytest.mark.parametrize(
+    "frontier",
+    [
+        {"rollouts": "full", "dynamic_sampling": "adaptive"},
+        {"rollouts": "kept"},
+    ],
+    ids=["adaptive", "kept"],
+)
+def test_an_unscorable_completion_is_dropped_from_the_pass_rate_as_trl_drops_it(
+    frontier: dict[str, Any], tmp_path: Any
+) -> None:
+    """TRL's ScaleRL rate leaves an unscorable completion out (1 pass of 2 scored: 0.5); the
+    step driver gave it its group's mean, a pass (3 of 4: 0.75)."""
+    tok = char_tokenizer()
+    reward = HalfUnscorable()
+    t = FrontierGRPOTrainer(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=[reward],
+        args=tiny_grpo_args(tmp_path, prompts=PROMPTS, n=N_GEN, max_steps=2),
+        train_dataset=task_dataset(range(N)),
+        processing_class=tok,
+        frontier=FrontierConfig(selector="scalerl", **frontier),
+    )
+    assert t.frontier_dynamic is not None or frontier["rollouts"] == "kept"
+    t.train()
+    rate = t.frontier_selector.state_dict()["algo"]["pass_rate"]
+    mixed = sorted(task for task in reward.task_ids if task % 3 == 2)
+    assert mixed and all(rate[task] == 0.5 for task in mixed), {k: rate[k] for k in mixed}
+    solved = [task for task in reward.task_ids if task % 3 == 0]
+    assert all(rate[task] == 1.0 for task in solved)

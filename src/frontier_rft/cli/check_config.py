@@ -16,6 +16,7 @@ Exit status 0 when there is nothing to fix, 1 when there is.
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from frontier_rft.cli.common import UsageError, load_yaml_file
@@ -40,15 +41,22 @@ def as_assignments(tokens: list[str]) -> list[str]:
         key, sep, value = token[2:].partition("=")
         key = key.replace("-", "_")
         if sep:
-            out.append(f"{key}={value}")
+            out.append(f"{key}={_as_argparse_reads(value)}")
             continue
         values = []
         while i < len(tokens) and not tokens[i].startswith("--"):
-            values.append(tokens[i])
+            values.append(_as_argparse_reads(tokens[i]))
             i += 1
         text = "true" if not values else values[0] if len(values) == 1 else f"[{', '.join(values)}]"
         out.append(f"{key}={text}")
     return out
+
+
+def _as_argparse_reads(value: str) -> str:
+    """One value of the TRL script's `--key value` as YAML reading it as the script's parser
+    does: `[skip]` or `{a: 1}` is the string argparse hands the field, not a YAML list or
+    mapping (so `--shadows '[skip]'` is the rule '[skip]', which the launch refuses)."""
+    return json.dumps(value) if value.lstrip()[:1] in ("[", "{") else value
 
 
 EXAMPLES = {

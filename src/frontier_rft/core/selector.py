@@ -107,6 +107,19 @@ class Selector(ABC):
     full batches for a longer one (None: kept_loses holds at every length)."""
 
     @classmethod
+    def measured(cls, field: str) -> tuple[str | None, str]:
+        """(`field`'s measured figures, whose they are): the figures of `kept_loses`,
+        `kept_saves` or `fewer_steps_saves` and the name of the selector they were measured
+        with, which is this one's only where it sets them itself (a subclass inherits its
+        parent's rule, not its parent's figures); (None, name) where none were measured."""
+        for klass in cls.__mro__:
+            if field in vars(klass):
+                value = vars(klass)[field]
+                name = getattr(klass, "name", cls.name)
+                return (value, name) if value else (None, cls.name)
+        return None, cls.name
+
+    @classmethod
     def default_collaborators(cls, rollout: Rollout | None = None) -> dict[str, Any]:
         """The collaborators a caller without its own gets (simulator, tests, benchmarks).
 

@@ -133,6 +133,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "what it would have saved and lost with rollouts: kept, on this run's own rewards, "
         "in the run's metrics under shadow/{rules}/ (shadows: [] for none; docs/shadow.md)"
     ),
+    ("*", "shadows:set"): (
+        "the run will follow {rules} (shadows as set): what each would have saved and lost "
+        "beside the run, on its own rewards, in the run's metrics under shadow/<rule>/ "
+        "(docs/shadow.md)"
+    ),
     ("*", "rollouts:fewer_steps"): (
         "rollouts: fewer_steps (full steps of the kept prompts, the run ended by its passes) "
         "runs in the reference trainer and TRL only (frontier train --fewer-steps; TRL's "
@@ -140,7 +145,7 @@ MESSAGES: dict[tuple[str, str], str] = {
         "(docs/selectors/fewer_steps.md)"
     ),
     # why each trainer cannot end early, read from its own loop (verl 0.9.1's RayPPOTrainer.fit,
-    # SkyRL's RayPPOTrainer.train, tinker-cookbook's rl.train)
+    # SkyRL's RayPPOTrainer.train in skyrl/train/trainer.py, tinker-cookbook's rl.train)
     ("*", "rollouts:fewer_steps_why"): (
         "sets its step count and learning-rate schedule before training and its adapter "
         "cannot end a pass early yet"
@@ -152,9 +157,13 @@ MESSAGES: dict[tuple[str, str], str] = {
         "the schedule unfinished"
     ),
     ("SkyRL", "rollouts:fewer_steps_why"): (
-        "fixes total_training_steps, and its learning-rate schedule over them, from the data "
-        "loader's length before training, and runs its final evaluation only at that step: a "
-        "run ended by its passes would skip it and leave the schedule unfinished"
+        "walks its data loader trainer.epochs times (RayPPOTrainer.train: for each epoch, "
+        "for each batch of train_dataloader), with nothing that ends the run once the "
+        "selector's passes are walked, so a shortened epoch only starts the next one; and it "
+        "builds its learning-rate schedule over total_training_steps = len(train_dataloader) "
+        "x trainer.epochs before training and runs its last eval_interval evaluation at that "
+        "step: a run ended by its passes would leave the schedule unfinished and skip that "
+        "evaluation (its final checkpoint is saved after the loop either way)"
     ),
     ("*", "kept+selector"): (
         "rollouts: kept rolls out the prompts a selector keeps among uniform's next "
@@ -423,17 +432,35 @@ def keeps_full(selector: type[Selector], epochs: float | None = None) -> str | N
     if not selector.kept_loses or not _longer(selector, epochs):
         return None
     level = selector.kept_level_epochs
+    loses = _kept_loses(selector)
     if level is None:
         return (
-            f"selector {selector.name!r}: {selector.kept_loses} (set rollouts: kept to save "
-            f"anyway; {AUTO_DOC})"
+            f"selector {selector.name!r}: {loses} (set rollouts: kept to save anyway; {AUTO_DOC})"
         )
     assert epochs is not None
     return (
         f"the run is {_epochs(epochs)}, longer than the {_epochs(level)} over which selector "
-        f"{selector.name!r} with kept was measured within noise ({selector.kept_loses}; "
+        f"{selector.name!r} with kept was measured within noise ({loses}; "
         f"set rollouts: kept to save anyway, {AUTO_DOC})"
     )
+
+
+def _kept_loses(selector: type[Selector], *, own_runs: bool = True) -> str:
+    """Why `selector`'s `kept_loses` holds, quoting only its own figures: where it follows a
+    parent's measurement (`Selector.measured`), whose they are, and (`own_runs`) its own kept
+    runs' figures (its `kept_saves`) or that it has none."""
+    loses, whose = selector.measured("kept_loses")
+    if whose == selector.name:
+        return str(loses)
+    saves = _own(selector, "kept_saves")
+    own = f"its own kept runs: {saves}" if saves else f"no kept run of {selector.name!r} measured"
+    return f"it follows {whose!r}, which {loses}" + f" ({own})" * own_runs
+
+
+def _own(selector: type[Selector], field: str) -> str | None:
+    """`selector`'s own measured figures of `field`, not a parent's (None: none measured)."""
+    value, whose = selector.measured(field)
+    return value if whose == selector.name else None
 
 
 def shadow_rules(
@@ -454,6 +481,12 @@ def default_shadows_line(rules: Sequence[str], *, planned: bool = False) -> str:
     `frontier check-config` words it, before the run)."""
     tense = "the run will follow" if planned else "frontier-rft: shadows: following"
     return message("*", "shadows:default", tense=tense, rules=", ".join(rules))
+
+
+def set_shadows_line(rules: Sequence[str]) -> str:
+    """`frontier check-config`'s line naming the shadows a run whose `shadows` are set will
+    follow (`rules`: their names as parsed, one at least)."""
+    return message("*", "shadows:set", rules=", ".join(rules))
 
 
 def resolve_auto(
@@ -512,7 +545,7 @@ def device_saving(facts: TrainerFacts, selector: type[Selector], device: str) ->
         if FEWER_STEPS in facts.rollouts
         else f"rollouts: fewer_steps, in TRL and the reference trainer, not on {facts.name} yet"
     )
-    evidence = selector.fewer_steps_saves or f"not yet measured with {selector.name!r}"
+    evidence = _own(selector, "fewer_steps_saves") or f"not yet measured with {selector.name!r}"
     return (
         "; where a GPU step is latency-bound its seconds barely follow its rows (measured "
         "once: SmolLM2-135M on an H200, kept took 1.04x uniform's wall-clock at 0.78x its "
@@ -572,8 +605,13 @@ def auto_log(
 def kept_line(facts: TrainerFacts, selector: type[Selector]) -> str:
     """The start-up line of a run whose `rollouts: kept` its user set: what a step does, and
     the held-out cost measured for `selector` with kept (`Selector.kept_loses`), if any."""
-    cost = f"; measured saving: {selector.kept_saves}" if selector.kept_saves else ""
-    cost += f"; measured: {selector.kept_loses}" if selector.kept_loses else ""
+    saves = _own(selector, "kept_saves")
+    cost = f"; measured saving: {saves}" if saves else ""
+    if not saves and selector.kept_saves:  # a parent's figures: not this selector's
+        cost = f"; no kept run of {selector.name!r} measured"
+    if selector.kept_loses:
+        own = _own(selector, "kept_loses") is not None
+        cost += "; measured: " * own + "; " * (not own) + _kept_loses(selector, own_runs=False)
     return message(
         facts, "kept:set", selector=selector.name, trainer=facts.name, saves=facts.saves, cost=cost
     )

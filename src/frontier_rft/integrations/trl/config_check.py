@@ -34,6 +34,7 @@ from frontier_rft.integrations.plan import (
     auto_choice,
     default_shadows_line,
     kept_choice,
+    set_shadows_line,
 )
 from frontier_rft.integrations.preflight import (
     DataColumns,
@@ -330,14 +331,17 @@ def _fewer_steps_line(frontier: Mapping[str, Any], values: Mapping[str, Any]) ->
 
 
 def _default_shadows_choice(config: FrontierConfig | None) -> list[str]:
-    """The line naming the shadows a run with `shadows` unset follows (none: set, or none;
+    """The line naming the shadows the run follows, set or (unset) the default (none: unset
+    and none follow;
     `config` None: the file's FrontierConfig is refused, which config_problems names)."""
-    if config is None or config.shadows is not None:
+    if config is None:
         return []
     try:
         rules = config.shadow_configs()
     except (ValueError, TypeError):
         return []  # config_problems names it
+    if config.shadows is not None:
+        return [set_shadows_line([r.name for r in rules])] if rules else []
     return [default_shadows_line([r.name for r in rules], planned=True)] if rules else []
 
 

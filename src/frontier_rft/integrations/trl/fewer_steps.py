@@ -129,11 +129,31 @@ def follow_passes(
 
 class EndAtPasses(_TrainerCallback):  # type: ignore[misc]
     """Stops training at the end of the epoch in which the sampler found the passes walked
-    (TRL's remaining planned steps are not taken)."""
+    (TRL's remaining planned steps are not taken), and saves and evaluates there as
+    transformers does at uniform's last step (`DefaultFlowCallback.on_step_end` at
+    `max_steps`): a step-based checkpoint and evaluation at the step that ends the passes,
+    where save_steps / eval_steps did not already fall on it."""
 
     def __init__(self, sampler: FrontierRepeatSampler):
         self.sampler = sampler
 
     def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if self.sampler.passes_done:
-            control.should_training_stop = True
+        if not self.sampler.passes_done:
+            return
+        control.should_training_stop = True
+        step = int(state.global_step)
+        if step >= int(state.max_steps):
+            return  # TRL's own last step: transformers already saved and evaluated there
+        if (
+            _strategy(args.eval_strategy) == "steps"
+            and step % max(1, int(state.eval_steps or 1)) != 0
+            and (args.eval_delay or 0) <= step
+        ):
+            control.should_evaluate = True
+        if _strategy(args.save_strategy) == "steps" and step % max(1, int(state.save_steps or 1)):
+            control.should_save = True
+
+
+def _strategy(value: Any) -> str:
+    """A transformers strategy enum's (or plain string's) value."""
+    return str(getattr(value, "value", value))

@@ -87,7 +87,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from frontier_rft.core.feedback import to_unit_range
+from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.integrations.trl.driver_kinds import (
     UNDRIVEN,
     driver_kind,
@@ -222,6 +222,9 @@ class StepDriver:
         self.wrapper = wrapper
         """The step sampler (DynamicSampling, FewerRollouts, PassThrough)."""
         self._parent = parent  # TRL's own _generate_and_score_completions, bound
+        self._unscorable: list[NDArray[np.bool_]] = []
+        """Each round's unscorable rows (id-major), in the order the wrapper sends the
+        rounds' rewards to the selector, which leaves them out (`_scored_feedback`)."""
         self.last: dict[str, float] = {}
         self.skip_update = False
         """True while the current step trains on no group (its optimizer steps are skipped)."""
@@ -263,8 +266,39 @@ class StepDriver:
                 size = int(sizes[0])
             return self._round(np.asarray(ids, dtype=np.int64), n, rounds, size=size)
 
-        samples = self.wrapper.sample(counters["generations"], batch, n, rollout)
+        selector = self.trainer.frontier_selector
+        update = selector.update
+        self._unscorable.clear()
+
+        def scored_only(feedback: Feedback, **kw: Any) -> None:
+            update(self._scored_feedback(feedback), **kw)
+
+        # The wrapper sends each round's rewards to the selector right after rolling it out:
+        # an unscorable completion is left out there, as TRL leaves it out of its pass rate,
+        # while the filter reads it at its group's mean (no spread, as TRL's advantage).
+        selector.update = scored_only
+        try:
+            samples = self.wrapper.sample(counters["generations"], batch, n, rollout)
+        finally:
+            del selector.update
         return samples, rounds, batch, n, counters[spent] - before
+
+    def _scored_feedback(self, feedback: Feedback) -> Feedback:
+        """`feedback` of the round rolled out last without its unscorable completions."""
+        drop = self._unscorable.pop(0) if self._unscorable else None
+        ids = np.asarray(feedback.task_ids)
+        if drop is None or not drop.any():
+            return feedback
+        if drop.shape != ids.shape:
+            raise RuntimeError(
+                f"the wrapper sent {ids.shape[0]} rewards for a round of {drop.shape[0]}"
+            )
+        return Feedback(
+            task_ids=ids[~drop],
+            rewards=np.asarray(feedback.rewards)[~drop],
+            step=feedback.step,
+            policy_version=feedback.policy_version,
+        )
 
     def step(self) -> dict[str, Any]:
         """Sample this step's rounds through the wrapper and return TRL's training batch."""
@@ -433,8 +467,9 @@ class StepDriver:
         low = float(config.reward_range[0]) if config.reward_range is not None else 0.0
         grid = np.where(none[:, None], low, grid)
         ok = ok | none[:, None]
+        self._unscorable.append(np.asarray(~ok, dtype=np.bool_).ravel())
         # An unscorable completion (every function returned None) gets no advantage in TRL:
-        # for the filter and the selector it counts as its group's mean.
+        # for the filter it counts as its group's mean; the selector never sees it.
         means = np.where(ok, grid, 0.0).sum(axis=1) / ok.sum(axis=1)
         grid = np.where(ok, grid, means[:, None])
         counters["rollouts"] += k * n

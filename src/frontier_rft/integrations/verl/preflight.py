@@ -27,6 +27,7 @@ from frontier_rft.integrations.plan import (
     default_shadows_line,
     kept_choice,
     message,
+    set_shadows_line,
 )
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
@@ -137,9 +138,17 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     filtered = dotted_get(config, "algorithm.filter_groups.enable") is True
     group = "actor_rollout_ref.rollout.n"
     report.add(group, group_size_problems(dotted_get(config, group), group))
+    report.add("", rollout_problems(config, legacy=section == "data.sampler.frontier"))
     refusal = message(VERL, "shadows+filter") if filtered else None
     report.add(
-        section, shadow_problems(values.get("shadows"), dotted_get(config, group), group, refusal)
+        section,
+        shadow_problems(
+            values.get("shadows"),
+            dotted_get(config, group),
+            group,
+            refusal,
+            values.get("rollouts"),
+        ),
     )
     report.shadows += default_shadows_choice(values, in_parts=filtered)
     note = shadow_bounds_note(values, sampler_pool_fields(values), section, default.selector)
@@ -232,6 +241,71 @@ def _sampler_section(config: Mapping[str, Any], report: Report) -> tuple[str, An
     return None
 
 
+ROLLOUT = "actor_rollout_ref.rollout"
+ROLLOUT_NAMES = ("vllm", "sglang", "trtllm")
+"""verl 0.9's rollout engines (`verl.workers.rollout.base._ROLLOUT_REGISTRY`)."""
+ROLLOUT_MODE = "async"
+"""verl 0.9's one rollout mode: `sync` was removed (RolloutConfig refuses it), and the
+registry has no engine under any other."""
+VERL_ROLLOUT_DEFAULTS = {"tensor_model_parallel_size": 2, "n_gpus_per_node": 8, "nnodes": 1}
+"""verl's defaults for what the rollout's parallel sizes are checked against."""
+
+
+def rollout_problems(config: Mapping[str, Any], *, legacy: bool = False) -> list[str]:
+    """What verl refuses about the rollout engine only once Ray has started and the workers
+    build it: a `rollout.name` it has no engine for, a `rollout.mode` other than async, and
+    a rollout of tensor x data x pipeline parallel GPUs that does not divide the GPUs
+    (trainer.n_gpus_per_node x trainer.nnodes), as TRL's check of
+    vllm_tensor_parallel_size against the processes. `legacy`: verl 0.7's curriculum-sampler
+    interface, whose engines also ran hf and sync."""
+    out = []
+    names = ROLLOUT_NAMES + ("hf",) * legacy
+    modes = (ROLLOUT_MODE,) + ("sync",) * legacy
+    name = dotted_get(config, f"{ROLLOUT}.name")
+    if name is not None and not _interpolated(name) and name not in names:
+        near = did_you_mean(str(name), list(names))
+        out.append(
+            f"{ROLLOUT}.name must be one of {', '.join(names)} (verl has no other "
+            f"rollout engine and fails once Ray starts), got {shown(name)}{near}"
+        )
+    mode = dotted_get(config, f"{ROLLOUT}.mode")
+    if mode is not None and not _interpolated(mode) and mode not in modes:
+        why = "verl 0.7 has no other" if legacy else "verl removed sync and has no other"
+        out.append(
+            f"{ROLLOUT}.mode must be {' or '.join(modes)} ({why}), got {shown(mode)}"
+            f"{did_you_mean(str(mode), list(modes))}: set {ROLLOUT}.mode: async or leave it out"
+        )
+    sizes = {}
+    for key in ("tensor_model_parallel_size", "data_parallel_size", "pipeline_model_parallel_size"):
+        sizes[key] = dotted_get(config, f"{ROLLOUT}.{key}")
+    for key in ("n_gpus_per_node", "nnodes"):
+        sizes[key] = dotted_get(config, f"trainer.{key}")
+    given = {k: v for k, v in sizes.items() if v is not None}
+    if not any(k.endswith("parallel_size") for k in given):
+        return out  # verl's own defaults (2 on 8 GPUs) fit
+    values = {k: given.get(k, VERL_ROLLOUT_DEFAULTS.get(k, 1)) for k in sizes}
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values.values()):
+        return out  # not ints: verl's config check names them
+    tp = values["tensor_model_parallel_size"]
+    engine = tp * values["data_parallel_size"] * values["pipeline_model_parallel_size"]
+    gpus = values["n_gpus_per_node"] * values["nnodes"]
+    if gpus % engine:
+        what = f"tensor_model_parallel_size {tp}" if engine == tp else f"{engine} GPUs an engine"
+        rest = engine // tp  # data x pipeline parallel
+        fits = next((d for d in range(tp, 0, -1) if gpus % (d * rest) == 0), None)
+        fix = (
+            f"set {ROLLOUT}.tensor_model_parallel_size: {fits}"
+            if fits
+            else "give the rollout a number of GPUs that divides them"
+        )
+        out.append(
+            f"{ROLLOUT}.{what} does not divide the {gpus} GPUs (trainer.n_gpus_per_node x "
+            f"trainer.nnodes): verl splits them into rollout engines of that size and fails "
+            f"once Ray starts; {fix}"
+        )
+    return out
+
+
 def group_size_problems(size: Any, key: str) -> list[str]:
     """A trainer's rollouts per prompt (`size`, its setting `key`; None: not set here, the
     trainer's default) below 2 or not an int: a group of one reward has no spread, so every
@@ -247,27 +321,34 @@ def group_size_problems(size: Any, key: str) -> list[str]:
 
 
 def default_shadows_choice(values: Mapping[str, Any], *, in_parts: bool) -> list[str]:
-    """The line naming the shadows a sampler with `shadows` unset follows; none where they
-    are set, none follow, or the trainer reports groups `in_parts` (a filter, fully async),
-    beside which the default is dropped."""
-    if values.get("shadows") is not None or in_parts:
-        return []
-    fields = {k: values[k] for k in ("selector", "rollouts") if k in values}
+    """The line naming the shadows a sampler follows: as set, or with `shadows` unset the
+    default; none where none follow by default or the trainer reports groups `in_parts` (a
+    filter, fully async), beside which the default is dropped."""
+    set_ = values.get("shadows") is not None
+    if in_parts:
+        return []  # shadow_problems refuses set ones there
+    fields = {k: values[k] for k in ("selector", "rollouts", "shadows") if k in values}
     try:
         rules = VerlSamplerConfig(batch_size=1, **fields).shadow_configs()
     except (ValueError, TypeError):
         return []  # config_problems names it
+    if set_:
+        return [set_shadows_line([r.name for r in rules])] if rules else []
     return [default_shadows_line([r.name for r in rules], planned=True)] if rules else []
 
 
-def shadow_problems(rules: Any, group: Any, group_name: str, refusal: str | None) -> list[str]:
+def shadow_problems(
+    rules: Any, group: Any, group_name: str, refusal: str | None, rollouts: Any = None
+) -> list[str]:
     """What is wrong with a sampler's `shadows` rules beside a trainer whose group size is
     `group` (`group_name` in its config; not an int: not known), `refusal` why shadows cannot
-    run there (None: they can). Rules that do not parse are config_problems' to name."""
+    run there (None: they can), and the sampler's `rollouts` (None: not set; kept rolls out
+    no whole group). Rules that do not parse are config_problems' to name."""
     if not rules:
         return []
+    fields = {} if rollouts is None else {"rollouts": rollouts}
     try:
-        sampler = VerlSamplerConfig(batch_size=1, shadows=rules)
+        sampler = VerlSamplerConfig(batch_size=1, shadows=rules, **fields)
     except (ValueError, TypeError):
         return []
     size = group if isinstance(group, int) and not isinstance(group, bool) else None
