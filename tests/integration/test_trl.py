@@ -40,7 +40,7 @@ from frontier_rft.integrations.trl import (
 from frontier_rft.integrations.trl.state import state_digest
 from frontier_rft.metrics_log import SUMMARY_KEYS
 from frontier_rft.shadow.foreign_logs import read_foreign_log
-from frontier_rft.shadow.run_rewards import read_run_rewards
+from frontier_rft.shadow.run_rewards import read_run_rewards, read_run_seed
 
 NUM_TASKS = 24
 NUM_GENERATIONS = 4
@@ -419,6 +419,7 @@ def test_weighted_rewards_and_none_combine_as_trl_does(tmp_path: Path) -> None:
     # only in training_args.bin), and a replay of its completions log sums TRL's reward
     # columns with them, unasked: each step's rewards are the ones the selector received.
     assert read_run_rewards(tmp_path) == [("task_reward", 0.75), ("bonus", 0.25)]
+    assert read_run_seed(tmp_path) == trainer.args.seed  # the replay's shadows seed as the run's
     steps, _, _ = read_foreign_log(tmp_path, "trl")
     assert len(steps) == len(spy.calls) == 3
     for (_, _, replayed, _), (_, received, _) in zip(steps, spy.calls, strict=True):

@@ -876,12 +876,15 @@ class FrontierTrainerMixin:
 
     def _frontier_record_rewards(self) -> None:
         """Write the run's reward functions (TRL's names: its completions table's reward
-        columns) and their weights to the output dir, for `frontier shadow replay`."""
+        columns), their weights and the shadows' seed to the output dir, for `frontier shadow
+        replay`."""
         names = getattr(self, "reward_func_names", None)  # TRL's, GRPO's and RLOO's alike
         if names is not None and self.accelerator.is_main_process:
             # TRL's float32 weights, each as the shortest decimal that is it (0.1, not 0.1000...1)
             weights = [float(str(w)) for w in self.reward_weights.detach().cpu().numpy()]
-            write_run_rewards(self.args.output_dir, names, weights)
+            config = self.frontier_config  # the live shadows' seed, as __init__ gave them
+            seed = self.args.seed if config.selector_seed is None else config.selector_seed
+            write_run_rewards(self.args.output_dir, names, weights, seed=int(seed))
 
     def _frontier_check_sync(self) -> None:
         """Raise if processes hold different selector states (they must select identically)."""
