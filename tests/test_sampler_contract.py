@@ -43,6 +43,7 @@ from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.sampler_flags import SamplerFlags
+from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.sampling.step import Sampler, StepSamples
 from frontier_rft.training.config import TrainConfig
 from helpers import assert_state_equal, build, world_pool
@@ -79,6 +80,13 @@ def _cgrpo(config: ConformalStopConfig) -> Make:
     return lambda seed: ConformalStop(build("uniform", POOL, seed=seed), config, seed=seed)
 
 
+def _kind(kind: str) -> Make:
+    """A kind of `KINDS` at its defaults, around the selector its checks accept (a kind that
+    needs a walking selector gets greso), as `SamplerSpec.build` builds it for every door."""
+    inner = "greso" if kind == FewerRollouts.kind else "uniform"
+    return lambda seed: SamplerSpec(kind).build(build(inner, POOL, seed=seed), seed=seed)
+
+
 def _trainer(selector: str, sampler: str = "passthrough", **settings: Any) -> Make:
     """The sampler the reference trainer builds for this TrainConfig sampler and config."""
     config = TrainConfig(selector=selector, sampler=sampler, sampler_config=settings)
@@ -92,6 +100,7 @@ def _flags(selector: str, **flags: Any) -> Make:
 
 
 CASES: dict[str, Make] = {
+    **{f"kind-{kind}": _kind(kind) for kind in KINDS},  # discovered: a new kind is checked
     **{f"passthrough-{name}": _plain(name) for name in ("uniform", "greso", "skip", "bots")},
     **{f"dynamic-{mode}": _dynamic(DynamicSamplingConfig.for_mode(mode)) for mode in MODES},
     "dynamic-fixed-keep": _dynamic(DynamicSamplingConfig(max_surplus=1024)),
