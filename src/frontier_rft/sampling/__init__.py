@@ -3,7 +3,8 @@
 `PassThrough` (plain GRPO), `DynamicSampling` (DAPO's filter), `Allocation` (per-prompt
 rollout counts under a fixed budget), `FewerRollouts` (uniform's schedule, a smaller bill) and
 `PilotCommit` (Pilot-Commit's candidate screening) and `ConformalStop` (C-GRPO's stop rule,
-kind 'cgrpo') are driven the same way
+kind 'cgrpo') are driven the same way, and so are `Rescue` and `Backfill`, which wrap any of
+them (their groups kept in a `GroupStore`),
 by the reference trainer and the simulator (`sample(step, B, n, rollout)`), the way optax
 keeps its transforms apart from the optimizers they wrap. `SamplerSpec(kind, config)` names
 one, at every door (`spec.KINDS`: a row per kind).
@@ -12,6 +13,7 @@ one, at every door (`spec.KINDS`: a row per kind).
 from __future__ import annotations
 
 from frontier_rft.sampling.allocation import Allocation, AllocationConfig
+from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.conformal_stop import ConformalStop, ConformalStopConfig
 from frontier_rft.sampling.dynamic_sampling import (
     DAPO_MOVED,
@@ -22,8 +24,10 @@ from frontier_rft.sampling.dynamic_sampling import (
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
+from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, Round, Sampler, StepSamples
+from frontier_rft.sampling.store import GroupStore
 
 __all__ = [
     "DAPO_MOVED",
@@ -31,14 +35,17 @@ __all__ = [
     "RETIRED_NAMES",
     "Allocation",
     "AllocationConfig",
+    "Backfill",
     "ConformalStop",
     "ConformalStopConfig",
     "DynamicSampling",
     "DynamicSamplingConfig",
     "FilteredBatch",
+    "GroupStore",
     "PassThrough",
     "PilotCommit",
     "PilotCommitConfig",
+    "Rescue",
     "RolloutFn",
     "Round",
     "Sampler",

@@ -1,11 +1,12 @@
 """One step's sampling, written once: what the reference trainer and the simulator both drive.
 
 A sampler turns "step t needs B groups of n rollouts" into rounds of rollouts and the groups
-to train on. Three exist: `PassThrough` (one round of B prompts, every group trained: plain
-GRPO), `DynamicSampling` (DAPO: rounds of oversampled prompts until B mixed groups) and
-`Allocation` (B prompts, the budget B x n spread over them: groups of different sizes,
-rolled out by rollout(ids, counts)). All are called the same way, so a trainer's step reads
-the same with any:
+to train on. The kinds (`spec.KINDS`, a row each) are `PassThrough` (one round of B prompts,
+every group trained: plain GRPO), `DynamicSampling` (DAPO: rounds of oversampled prompts until
+B mixed groups), `Allocation` (B prompts, the budget B x n spread over them: groups of
+different sizes, rolled out by rollout(ids, counts)), `FewerRollouts`, `PilotCommit` and
+`ConformalStop`; `Rescue` and `Backfill` wrap any of them (`wraps_sampler`). All are called
+the same way, so a trainer's step reads the same with any:
 
     samples = sampler.sample(step, B, n, rollout)   # rollout(ids) -> n rewards per id
     for r in samples.rounds: ...                    # what was rolled out (metrics)
