@@ -99,3 +99,16 @@ def test_check_config_trl_says_the_currency(tmp_path: Path) -> None:
         main(["check-config", "trl", str(path)])
     lines = [ln for ln in out.getvalue().splitlines() if ln.startswith("  currency: ")]
     assert len(lines) == 1 and lines[0].startswith("  currency: rows (a generation call of 64")
+
+
+def test_the_figures_the_advice_quotes_are_the_committed_reports() -> None:
+    """EVIDENCE quotes FIGURES; they must be what the committed report says (one fact)."""
+    from frontier_rft.step_cost.advice import FIGURES
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    full = json.loads((root / "real_rl_format_lr4_step_size_full.json").read_text())
+    device = full["summary"]["labels"]["uniform-b32"]["device"]
+    assert FIGURES["steps_b32"] == f"{device['to_final_steps']['mean']:.2f}x"
+    assert FIGURES["h200_b32"] == f"{device['to_final_h200_projected_s']['mean']:.2f}x"
+    assert FIGURES["rollouts_b32"] == f"{device['to_final_rollouts']['mean']:.2f}x"
+    assert FIGURES["pairs_ff"] == str(len(device["seeds"]))

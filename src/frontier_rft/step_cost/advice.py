@@ -32,28 +32,29 @@ PROMPT_TOKENS = 256
 
 EVIDENCE = {
     "steps": (
-        "on our evidence, a larger step of uniform reached uniform's final held-out pass@1 "
-        "soonest in steps (uniform-b64, 4x the rows a step: {steps_b64} of uniform's steps and "
-        "{h200_b64} of its projected H200 seconds on the fast-format-lr4 CPU regime, "
-        "{pairs_ff} pairs); no selection beat uniform at the same rows a step there: raise the "
-        "prompts a step toward the knee before selecting (docs/results/device_cost.md)"
+        "on our evidence a larger step of uniform reached uniform's final held-out pass@1 "
+        "soonest in steps (2x the prompts: {steps_b32} of uniform's steps, {h200_b32} of its "
+        "H200 seconds, projected from CPU runs of the fast-format-lr4 regime, {pairs_ff} "
+        "pairs); no selection beat uniform at the same rows a step: raise the prompts a step "
+        "toward the knee before selecting (docs/results/device_cost.md)"
     ),
     "rows": (
         "rows are the cost: fewer rollouts save seconds here (rollouts: kept spends 0.78-0.84x "
         "uniform's rollouts at uniform's steps, at a held-out cost on a pretrained LM; "
         "docs/results/bill.md), and a larger step still "
         "reached uniform's final pass@1 in fewer rollouts on the fast-format-lr4 CPU regime "
-        "(uniform-b64: {rollouts_b64} of uniform's rollouts; docs/results/device_cost.md)"
+        "(2x the prompts: {rollouts_b32} of uniform's rollouts; not on the slower standard "
+        "testbed; docs/results/device_cost.md)"
     ),
 }
 """What saves in each currency, the figures filled from `FIGURES` (docs/results/device_cost.md
 quotes the same report; a test checks the two agree)."""
 
 FIGURES = {
-    "steps_b64": "0.13x",
-    "h200_b64": "0.14x",
-    "rollouts_b64": "0.52x",
-    "pairs_ff": "10",
+    "steps_b32": "0.26x",
+    "h200_b32": "0.26x",
+    "rollouts_b32": "0.51x",
+    "pairs_ff": "5",
 }
 """The figures EVIDENCE quotes, from benchmarks/results/real_rl_format_lr4_step_size.md."""
 
