@@ -60,6 +60,13 @@ ENTRY_DIGESTS: dict[str, str] = {
     "metis-lam1": "de8a539d",
     "frontier-r0.05": "a4b3bd4c",
     "frontier-r0.15": "ab30639c",
+    "uniform-b32": "841b0e04",  # steps of more rows (issue 81): the digests their records hold
+    "uniform-b48": "0a8058e6",
+    "uniform-b64": "da162b95",
+    "uniform-b128": "16546ca5",
+    "uniform-k32": "69255b31",
+    "dapo-onecall": "861c7bf4",
+    "pcl-b64": "68f35038",
 }
 
 TESTBED_DIGESTS: dict[str, str] = {
