@@ -82,8 +82,12 @@ TESTBED_DIGESTS: dict[str, str] = {
     "toy-smollm2": "a80291e1bcbf",
 }
 
+_LARGE = frozenset({"uniform-b48", "uniform-b64", "uniform-b128", "pcl-b64"})
+"""Steps of more prompts than the toy pools hold."""
 UNFIT: dict[str, frozenset[str]] = {
-    "toy-smollm2": frozenset({"screen4", "greso-kept-screen4", "uniform-shadows"}),
+    "toy": _LARGE,
+    "toy-smollm2": frozenset({"screen4", "greso-kept-screen4", "uniform-shadows", "uniform-b32"})
+    | _LARGE,
 }
 
 
