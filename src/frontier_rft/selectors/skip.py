@@ -152,9 +152,10 @@ class SkipSelector(SkipsOnAWalk, Selector):
     name = "skip"
     kept_loses = (
         "with rollouts: kept it lost held-out score where the policy learns fast: over 2 "
-        "epochs on SmolLM2-135M (GPU, 6 paired seeds) pass@1 over the last quarter 0.021 "
-        "below uniform [-0.032, -0.007], and on the CPU fast regime (10) pass@8 0.022 below; "
-        "over 3 to 11 epochs on the CPU testbed 0.017 below (40)"
+        "epochs on SmolLM2-135M (H200, 6 paired seeds) pass@1 over the last quarter -0.021 "
+        "[-0.032, -0.007] against uniform, on the CPU regime closest to it (fast-format-lr4, 20 "
+        "paired seeds) -0.024 [-0.044, -0.006] (its fresh 10 alone -0.007, within noise); over "
+        "3 to 11 epochs on the CPU testbed pass@1 -0.017 [-0.028, -0.007] (40 paired seeds)"
     )
     kept_saves = (
         "0.78x of uniform's rollouts over 2 epochs on SmolLM2-135M (GPU, 6 paired seeds; 1.04x "
