@@ -61,7 +61,9 @@ def test_auto_stays_full_and_ends_its_reason_with_the_device() -> None:
     )
 
 
-@pytest.mark.parametrize(("use_cpu", "said"), [(True, "on a CPU"), (False, "where a GPU step is latency-bound")])
+@pytest.mark.parametrize(
+    ("use_cpu", "said"), [(True, "on a CPU"), (False, "where a GPU step is latency-bound")]
+)
 def test_check_config_trl_names_the_device_of_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], use_cpu: bool, said: str
 ) -> None:
