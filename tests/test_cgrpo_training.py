@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN, straight_and_resumed, tiny_models
 
 pytestmark = pytest.mark.integration
 
@@ -55,21 +55,6 @@ def test_every_rollout_is_billed_calibration_included(sft_dir: Path, tmp_path: P
 
 def test_resume_is_exact_across_a_recalibration(sft_dir: Path, tmp_path: Path) -> None:
     config = dataclasses.replace(BASE, checkpoint_every=3)
-    straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
-    expected = []
-    for _ in range(5):
-        straight.step()
-        expected.append((straight.last["ids"].tolist(), straight.last["rewards"].tolist()))
-    first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
-    got = []
-    for _ in range(3):
-        first.step()
-        got.append((first.last["ids"].tolist(), first.last["rewards"].tolist()))
-    first.save()
-    del first
-    resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
-    for _ in range(2):
-        resumed.step()
-        got.append((resumed.last["ids"].tolist(), resumed.last["rewards"].tolist()))
+    expected, got, straight, resumed = straight_and_resumed(config, sft_dir, tmp_path, 5, 3)
     assert got == expected
     assert straight.last["advantages"].tolist() == resumed.last["advantages"].tolist()

@@ -18,7 +18,7 @@ pytest.importorskip("transformers")
 from frontier_rft.training import grpo
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN, straight_and_resumed, tiny_models
 
 pytestmark = pytest.mark.integration
 
@@ -88,20 +88,5 @@ def test_a_larger_uniform_step_is_one_call_of_its_rows(
 
 def test_resume_is_exact(sft_dir: Path, tmp_path: Path) -> None:
     config = dataclasses.replace(BASE, **ONE_CALL, checkpoint_every=3)
-    straight = Trainer(config, sft_dir, tmp_path / "s", log=lambda _: None)
-    expected = []
-    for _ in range(6):
-        straight.step()
-        expected.append((straight.last["ids"].tolist(), straight.last["rewards"].tolist()))
-    first = Trainer(config, sft_dir, tmp_path / "r", log=lambda _: None)
-    got = []
-    for _ in range(3):
-        first.step()
-        got.append((first.last["ids"].tolist(), first.last["rewards"].tolist()))
-    first.save()
-    del first
-    resumed = Trainer(config, sft_dir, tmp_path / "r", resume=True, log=lambda _: None)
-    for _ in range(3):
-        resumed.step()
-        got.append((resumed.last["ids"].tolist(), resumed.last["rewards"].tolist()))
+    expected, got, _, _ = straight_and_resumed(config, sft_dir, tmp_path, 6, 3)
     assert got == expected

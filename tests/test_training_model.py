@@ -12,6 +12,7 @@ import math
 import os
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -91,6 +92,28 @@ def tiny_models(factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, 
         (root / "stats.txt").write_text(f"{stats['first_loss']} {stats['final_loss']}")
     first, final = (float(v) for v in (root / "stats.txt").read_text().split())
     return init, sft, {"first_loss": first, "final_loss": final}
+
+
+def straight_and_resumed(
+    config: TrainConfig, sft_dir: Path, root: Path, steps: int, save_after: int
+) -> tuple[list[Any], list[Any], Any, Any]:
+    """Each step's (ids, rewards) of a straight run of `steps` steps and of one saved after
+    `save_after` and resumed; and the two runs' last trainers (their last steps' advantages)."""
+    from frontier_rft.training.grpo import Trainer
+
+    def record(trainer: Any) -> tuple[list[int], list[float]]:
+        trainer.step()
+        return trainer.last["ids"].tolist(), trainer.last["rewards"].tolist()
+
+    straight = Trainer(config, sft_dir, root / "straight", log=lambda _: None)
+    expected = [record(straight) for _ in range(steps)]
+    first = Trainer(config, sft_dir, root / "resumed", log=lambda _: None)
+    got = [record(first) for _ in range(save_after)]
+    first.save()
+    del first
+    resumed = Trainer(config, sft_dir, root / "resumed", resume=True, log=lambda _: None)
+    got += [record(resumed) for _ in range(steps - save_after)]
+    return expected, got, straight, resumed
 
 
 @pytest.fixture(scope="module")
