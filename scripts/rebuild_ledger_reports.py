@@ -36,7 +36,7 @@ def rebuild(full_name: str) -> None:
             raise SystemExit(f"{full_name}: its command failed to rebuild")
         again = json.loads((out / full_name).read_text(encoding="utf-8"))
         again["command"] = full["command"]
-        write_json(full_path, again)
+        write_json(full_path, again, compact=True)
         (RESULTS / f"{stem}.json").write_text((out / f"{stem}.json").read_text("utf-8"), "utf-8")
         committed = (RESULTS / f"{stem}.md").read_text(encoding="utf-8").splitlines()
         command = next((ln for ln in committed if ln.startswith("Command:")), None)

@@ -602,10 +602,13 @@ def headline_json(summary: Mapping[str, Any], labels: Sequence[str]) -> dict[str
     return out
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Strict JSON (no NaN): undefined values are written as null."""
+def write_json(path: Path, data: Any, *, compact: bool = False) -> None:
+    """Strict JSON (no NaN): undefined values are written as null; `compact`: one line, no
+    spaces (a report's `_full.json` is read by programs, and the repository travels to a GPU
+    lease under a 64 MiB limit)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps_strict(data, indent=1) + "\n")
+    text = dumps_strict(data, separators=(",", ":")) if compact else dumps_strict(data, indent=1)
+    path.write_text(text + "\n")
 
 
 def write_results(
@@ -655,7 +658,7 @@ def write_results(
         "summary": summary,
         "effects": checks,
     }
-    write_json(out / f"{name}_full.json", full)
+    write_json(out / f"{name}_full.json", full, compact=True)
     write_json(out / f"{name}.json", headline_json(summary, main))
     header = page_header(summary, files, tb, len(summary["seeds"]))
     (out / f"{name}.md").write_text(markdown_report(summary, checks, labels, header))

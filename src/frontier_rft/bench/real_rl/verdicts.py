@@ -62,12 +62,15 @@ from, by real pool size."""
 
 def run_spec(entry: Entry | BenchEntry) -> str:
     """What an entry runs, whichever kind: its selector, overrides and step sampler (as
-    TrainConfig spells it, every field), as one canonical string: two are equal exactly
-    when the runs configure the selector and its sampler alike."""
+    TrainConfig spells it, every field), and a bench entry's own batch size where it sets
+    one, as one canonical string: two are equal exactly when the runs configure the selector,
+    its sampler and the step's prompts alike."""
     sampler, config = entry.sampler.pair()
-    return json.dumps(
-        [entry.selector, dict(entry.overrides), sampler, config], sort_keys=True, default=str
-    )
+    spec: list[Any] = [entry.selector, dict(entry.overrides), sampler, config]
+    batch = getattr(entry, "batch_size", None)  # a bench entry's own step size: another run
+    if batch is not None:
+        spec.append({"batch_size": batch})
+    return json.dumps(spec, sort_keys=True, default=str)
 
 
 @cache
