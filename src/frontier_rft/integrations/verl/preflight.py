@@ -251,6 +251,13 @@ VERL_ROLLOUT_DEFAULTS = {"tensor_model_parallel_size": 2, "n_gpus_per_node": 8, 
 """verl's defaults for what the rollout's parallel sizes are checked against."""
 
 
+def _unset(value: Any) -> bool:
+    """A value not set yet: absent, a Hydra interpolation left unresolved, or OmegaConf's
+    mandatory marker '???' (verl's own defaults leave the rollout's name so until a run sets
+    it): nothing to check."""
+    return value is None or _interpolated(value) or value == "???"
+
+
 def rollout_problems(config: Mapping[str, Any], *, legacy: bool = False) -> list[str]:
     """What verl refuses about the rollout engine only once Ray has started and the workers
     build it: a `rollout.name` it has no engine for, a `rollout.mode` other than async, and
@@ -262,14 +269,14 @@ def rollout_problems(config: Mapping[str, Any], *, legacy: bool = False) -> list
     names = ROLLOUT_NAMES + ("hf",) * legacy
     modes = (ROLLOUT_MODE,) + ("sync",) * legacy
     name = dotted_get(config, f"{ROLLOUT}.name")
-    if name is not None and not _interpolated(name) and name not in names:
+    if not _unset(name) and name not in names:
         near = did_you_mean(str(name), list(names))
         out.append(
             f"{ROLLOUT}.name must be one of {', '.join(names)} (verl has no other "
             f"rollout engine and fails once Ray starts), got {shown(name)}{near}"
         )
     mode = dotted_get(config, f"{ROLLOUT}.mode")
-    if mode is not None and not _interpolated(mode) and mode not in modes:
+    if not _unset(mode) and mode not in modes:
         why = "verl 0.7 has no other" if legacy else "verl removed sync and has no other"
         out.append(
             f"{ROLLOUT}.mode must be {' or '.join(modes)} ({why}), got {shown(mode)}"
