@@ -45,7 +45,7 @@ from frontier_rft.sampling.step import RolloutFn, Sampler, StepSamples
 from frontier_rft.sampling.store import GroupStore, payload_state
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
-__all__ = ["Backfill", "refusal"]
+__all__ = ["Backfill"]
 
 F32 = NDArray[np.float32]
 _BOUNDS = ("capacity", "max_age", "max_uses")
@@ -53,26 +53,27 @@ _BOUNDS = ("capacity", "max_age", "max_uses")
 _max_uses)."""
 
 
-def refusal(kind: str) -> str | None:
-    """Why backfill cannot wrap sampler `kind`, in one line that says what to do; None when
-    it can: only a kept step (FewerRollouts) frees group slots to fill."""
-    if kind == FewerRollouts.kind:
-        return None
-    return (
-        "backfill replay fills the group slots a kept step frees: add --rollouts kept "
-        "(sampler fewer_rollouts), or set backfill off"
-    )
-
-
 class Backfill(WrapsSampler):
     """A sampler whose steps' freed group slots are filled with replayed informative groups of
     earlier steps (see the module docstring)."""
 
     holds_groups: ClassVar[bool] = True
-    state_key: ClassVar[str] = "backfill"
+    name: ClassVar[str] = "backfill"
+    settings: ClassVar[tuple[str, ...]] = _BOUNDS
+
+    @classmethod
+    def refusal(cls, kind: str, config: Any) -> str | None:
+        """Why backfill cannot wrap sampler `kind`: only a kept step (FewerRollouts) frees group
+        slots to fill."""
+        if kind == FewerRollouts.kind:
+            return None
+        return (
+            "backfill replay fills the group slots a kept step frees: add --rollouts kept "
+            "(sampler fewer_rollouts), or set backfill off"
+        )
 
     def __init__(self, sampler: Sampler, capacity: int, max_age: int, max_uses: int):
-        why = refusal(sampler.kind)
+        why = self.refusal(sampler.kind, sampler.config)
         if why is not None:
             raise ValueError(why)
         self.wraps = sampler

@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.sampling.fewer_rollouts import screens
+from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
     SUCCESS,
@@ -49,21 +50,7 @@ from frontier_rft.sampling.step import (
 )
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
-__all__ = ["Rescue", "refusal"]
-
-
-def refusal(rescuable: bool, kind: str, config: Any) -> str | None:
-    """Why rescue cannot wrap sampler `kind` set by `config` (`rescuable`: its class's fact),
-    in one line that says what to do; None when it can. A screen splits each group in two
-    rounds (FewerRollouts' screen), so a rescuable kind that screens is refused too."""
-    split = screens(kind, config)
-    if rescuable and not split:
-        return None
-    return (
-        f"rescue extends the all-wrong groups a step trains, which sampler {kind!r}"
-        f"{' with screening' if split else ''} drops or splits: use plain GRPO or "
-        "--rollouts kept without --screen, or set rescue 0"
-    )
+__all__ = ["Rescue"]
 
 
 class Rescue(WrapsSampler):
@@ -71,10 +58,26 @@ class Rescue(WrapsSampler):
     rollouts, joined when one is correct (see the module docstring)."""
 
     uneven_groups: ClassVar[bool] = True
-    state_key: ClassVar[str] = "rescue"
+    name: ClassVar[str] = "rescue"
+    settings: ClassVar[tuple[str, ...]] = ("extra",)
+
+    @classmethod
+    def refusal(cls, kind: str, config: Any) -> str | None:
+        """Why rescue cannot wrap sampler `kind` set by `config`: it extends the all-wrong
+        groups a step trains, which only a kind whose class is `rescuable` keeps whole; a screen
+        splits each group in two rounds (FewerRollouts' screen), so a rescuable kind that
+        screens is refused too."""
+        split = screens(kind, config)
+        if KINDS[kind].fact("rescuable") and not split:
+            return None
+        return (
+            f"rescue extends the all-wrong groups a step trains, which sampler {kind!r}"
+            f"{' with screening' if split else ''} drops or splits: use plain GRPO or "
+            "--rollouts kept without --screen, or set rescue 0"
+        )
 
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
-        why = refusal(type(sampler).rescuable, sampler.kind, sampler.config)
+        why = self.refusal(sampler.kind, sampler.config)
         if why is not None:
             raise ValueError(why)
         self.wraps = sampler

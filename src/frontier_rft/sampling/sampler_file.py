@@ -11,9 +11,10 @@ Before SAMPLER_FILE a checkpoint held the same content under the sampler's own n
 
 A sampler around a sampler (Rescue, Backfill: `WrapsSampler`) names the wrapped sampler's kind
 in the header, as the run's config does, and records its own kind as its own key beside the
-wrapped sampler's state (`rescue`, `backfill`: `WRAPPERS`, innermost first). A resume compares
-those keys too, and a checkpoint without the file is refused for a run whose wrapper keeps state
-(its solved record or replay buffer would restart empty), as for any sampler with state.
+wrapped sampler's state (`rescue`, `backfill`: `step_plan.WRAPS`, innermost first). A resume
+compares those keys too, and a checkpoint without the file is refused for a run whose wrapper
+keeps state (its solved record or replay buffer would restart empty), as for any sampler with
+state.
 """
 
 from __future__ import annotations
@@ -26,20 +27,18 @@ from frontier_rft.core.checkpoint_file import CheckpointError
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import write_state_file
 from frontier_rft.core.selector import Selector
-from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.base import same_config, saved_config
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import Sampler
+from frontier_rft.sampling.step_plan import WRAPS, Wrap
 from frontier_rft.sampling.wrapper_file import naming_file, read_wrapper_state
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
 __all__ = [
     "LEGACY_FILES",
     "SAMPLER_FILE",
-    "WRAPPERS",
     "load_sampler",
     "save_sampler",
     "saved_sampler_config",
@@ -52,23 +51,20 @@ LEGACY_FILES = ("dynamic_sampling.npz", "allocation.npz", "pilot_commit.npz")
 """Where checkpoints written before SAMPLER_FILE held it (TRL's: `frontier_` + these)."""
 _STATELESS = (PassThrough.kind, FewerRollouts.kind)
 """Kinds that wrote no file before SAMPLER_FILE (no state of their own)."""
-WRAPPERS = (Rescue.state_key, Backfill.state_key)
-"""The samplers around a sampler, by their own state's key, innermost first (the order
-TrainConfig.step_sampler wraps them in)."""
 
 
 def _wrappers(sampler: Sampler) -> tuple[str, ...]:
     """The wrappers around `sampler`'s innermost sampler, innermost first."""
     out: list[str] = []
     while isinstance(sampler, WrapsSampler):
-        out.append(sampler.state_key)
+        out.append(sampler.name)
         sampler = sampler.wraps
     return tuple(reversed(out))
 
 
 def _saved_wrappers(state: dict[str, Any]) -> tuple[str, ...]:
     """The wrappers a saved state records, innermost first."""
-    return tuple(key for key in WRAPPERS if key in state)
+    return tuple(key for key in WRAPS if key in state)
 
 
 def _named(kind: str, wrappers: tuple[str, ...]) -> str:
@@ -83,10 +79,9 @@ def _rewrapped(sampler: Sampler, state: dict[str, Any]) -> Sampler:
         if not isinstance(own, dict):
             raise ValueError(f"malformed {key} state (expected an object)")
         try:
-            if key == Rescue.state_key:
-                sampler = Rescue(sampler, own["extra"])
-            else:
-                sampler = Backfill(sampler, own["capacity"], own["max_age"], own["max_uses"])
+            sampler = Wrap.of(key, **{name: own[name] for name in WRAPS[key].settings}).build(
+                sampler
+            )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"malformed {key} state (no or a bad {exc})") from None
     return sampler

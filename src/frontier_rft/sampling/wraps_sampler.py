@@ -2,7 +2,9 @@
 transformation: the wrapped sampler's kind, config, selector, held groups and metrics,
 forwarded, so a checkpoint names the run's sampler as its config does and a resume checks it
 the same way (`sampling/sampler_file.py`). A wrapper's own work is its `sample`, its own state
-one key beside the wrapped sampler's (`state_key`)."""
+one key beside the wrapped sampler's (its `name`). What a wrap needs of the sampler it wraps is
+a fact of its class (`refusal`), so no wrap imports another and a plan checks them all before
+anything is built (`sampling/step_plan.py`, whose `WRAPS` lists every wrap)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,18 @@ class WrapsSampler:
     uneven_groups: ClassVar[bool] = False
     holds_groups: ClassVar[bool] = False
     rescuable: ClassVar[bool] = False
-    state_key: ClassVar[str]
-    """The key of its own state beside the wrapped sampler's, in one state_dict."""
+    name: ClassVar[str]
+    """Its name: its `WRAPS` row, its setting in a run's config, the key of its own state
+    beside the wrapped sampler's in one state_dict."""
+    settings: ClassVar[tuple[str, ...]]
+    """What it is built with besides the sampler it wraps, in its constructor's order, each
+    also a key of its own state (so a saved state rebuilds it: `sampler_file`)."""
+
+    @classmethod
+    def refusal(cls, kind: str, config: Any) -> str | None:
+        """Why it cannot wrap sampler `kind` set by `config`, in one line that says what to do;
+        None when it can."""
+        raise NotImplementedError
 
     @property
     def kind(self) -> str:
@@ -72,17 +84,17 @@ class WrapsSampler:
         raise NotImplementedError
 
     def state_dict(self, *, with_inner: bool = True) -> dict[str, Any]:
-        """The wrapped sampler's state with the wrapper's own under `state_key`."""
-        return {**self.wraps.state_dict(with_inner=with_inner), self.state_key: self._own_state()}
+        """The wrapped sampler's state with the wrapper's own under `name`."""
+        return {**self.wraps.state_dict(with_inner=with_inner), self.name: self._own_state()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state_dict of this wrapper around this sampler; on any error nothing
         changes."""
-        if not isinstance(state, dict) or self.state_key not in state:
+        if not isinstance(state, dict) or self.name not in state:
             raise ValueError(
-                f"{self.kind} state holds no {self.state_key} record: it was saved by a run "
-                f"without {self.state_key}"
+                f"{self.kind} state holds no {self.name} record: it was saved by a run "
+                f"without {self.name}"
             )
-        own = self._read_own(state[self.state_key])
-        self.wraps.load_state_dict({k: v for k, v in state.items() if k != self.state_key})
+        own = self._read_own(state[self.name])
+        self.wraps.load_state_dict({k: v for k, v in state.items() if k != self.name})
         self._set_own(own)  # after the wrapped sampler's load, the last one that can fail

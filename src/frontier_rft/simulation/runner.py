@@ -35,10 +35,10 @@ from frontier_rft.sampling.fewer_rollouts import (
 )
 from frontier_rft.sampling.filtered_batch import FilteredBatch, gather
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.rescue import Rescue, refusal
 from frontier_rft.sampling.sampler_flags import SamplerFlags
-from frontier_rft.sampling.spec import SamplerSpec, kind_row
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.sampling.step import Sampler, rollout_metrics
+from frontier_rft.sampling.step_plan import StepPlan, Wrap
 from frontier_rft.selectors import SELECTORS, make_selector
 from frontier_rft.simulation.learner import SimulatedLearner
 from frontier_rft.simulation.scenario import ScenarioConfig
@@ -133,10 +133,15 @@ class Entry:
         )
         if self.oracle and self.sampler.kind != Allocation.kind:
             raise ValueError(f"entry {self.label!r}: oracle is for allocation; set allocation")
-        if self.rescue:
-            spec = self.sampler
-            why = refusal(kind_row(spec.kind).fact("rescuable"), spec.kind, spec.config)
-            check(why is None, f"entry {self.label!r}: {why}")
+        try:
+            self.plan()
+        except ValueError as exc:
+            raise ValueError(f"entry {self.label!r}: {exc}") from None
+
+    def plan(self) -> StepPlan:
+        """Its step: the sampler, inside Rescue with `rescue`."""
+        wraps = (Wrap.of("rescue", extra=self.rescue),) if self.rescue else ()
+        return StepPlan(self.sampler, wraps)
 
 
 _FLAGS = ("dynamic_sampling", "allocation", "fewer_rollouts")
@@ -237,8 +242,7 @@ def sampler_for(entry: Entry, selector: Selector, learner: SimulatedLearner) -> 
     reference trainer builds its own; with `Entry.oracle`, the allocation reads `learner`'s
     true pass rates."""
     oracle = _true_rates(learner) if entry.oracle else None
-    sampler = entry.sampler.build(selector, posterior=oracle)
-    return Rescue(sampler, entry.rescue) if entry.rescue else sampler
+    return entry.plan().build(selector, posterior=oracle)
 
 
 def dynamic_sampling_config(mode: str) -> DynamicSamplingConfig:

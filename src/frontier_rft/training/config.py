@@ -18,16 +18,14 @@ from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
-from frontier_rft.sampling.backfill import Backfill
-from frontier_rft.sampling.backfill import refusal as backfill_refusal
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, screens
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.rescue import Rescue, refusal
 from frontier_rft.sampling.sampler_flags import (
     legacy_train_fields,
 )
 from frontier_rft.sampling.spec import SamplerSpec, kind_row
 from frontier_rft.sampling.step import MAX_GROUP_SIZE, Sampler
+from frontier_rft.sampling.step_plan import StepPlan, Wrap
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
@@ -37,6 +35,7 @@ from frontier_rft.training.given import parse_given
 __all__ = [
     "BACKFILL_MODES",
     "DEFAULT_LEVELS",
+    "FEWER_STEPS_REFUSALS",
     "GROUP_WEIGHTINGS",
     "LOSS_AGGREGATIONS",
     "PAD_ROWS",
@@ -58,6 +57,19 @@ GROUP_WEIGHTINGS = ("prompt", "rollout")
 """TrainConfig.group_weighting: how groups of different sizes weigh in the loss."""
 BACKFILL_MODES = ("off", "replay")
 """TrainConfig.backfill: a kept step's freed group slots left empty, or filled by replay."""
+FEWER_STEPS_REFUSALS = {
+    "selector": "fewer_steps ends the run by its passes over the prompts; {selector!r} does not "
+    "walk the data: use greso, skip or uniform, or drop fewer_steps",
+    "sampler": "fewer_steps trains whole batches of the prompts the selector keeps (plain GRPO "
+    "steps); sampler {sampler!r} shapes the steps itself: drop --rollouts kept, --screen, "
+    "dynamic sampling and the other step samplers, or drop fewer_steps",
+    "rescue": "fewer_steps trains whole batches of the prompts the selector keeps (plain GRPO "
+    "steps); rescue {rescue} adds rollouts to a step's all-wrong groups (a step sampler around "
+    "the steps): set rescue 0, or drop fewer_steps",
+}
+"""TrainConfig.fewer_steps' refusals, by what clashes with it (the fields name its value), in
+the reference trainer's words: its flags and fields (a plan ended by passes refuses the same
+clashes in its own words: sampling/step_plan.py)."""
 PAD_ROWS = ("auto", "off", "buckets")
 """TrainConfig.pad_rows: a kept step's generation padded to a few batch shapes, or not."""
 PRECISIONS = ("fp32", "bf16")
@@ -425,6 +437,7 @@ class TrainConfig:
         self._check_rescue()
         self._check_pad_rows()
         self._check_fewer_steps()
+        self.step_plan()  # what the wraps and the run's end need of its sampler
         self._check_shadows()
         check(
             isinstance(self.eval_k, tuple)
@@ -479,8 +492,7 @@ class TrainConfig:
                 f"backfill_is_cap must exceed 1 + clip_eps = {1.0 + eps:g} (below it the PPO "
                 f"clip binds first and the cap never acts), got {cap!r}",
             )
-        why = None if self.backfill == "off" else backfill_refusal(self.sampler)
-        check(why is None, str(why))
+        # whether it may wrap this run's sampler is the plan's (_check_plan)
 
     def _check_rescue(self) -> None:
         """Rescue's count, and the samplers whose trained groups it can extend."""
@@ -490,10 +502,6 @@ class TrainConfig:
             f"rescue must be an int >= 0 (0 = off, e.g. 8 more rollouts; at most "
             f"{MAX_GROUP_SIZE}), got {n!r}",
         )
-        if n:
-            rescuable = kind_row(self.sampler).fact("rescuable")
-            why = refusal(rescuable, self.sampler, self.sampler_settings())
-            check(why is None, str(why))
 
     def _screens(self) -> bool:
         """Whether the run's FewerRollouts screens (splits each group in two rounds)."""
@@ -521,23 +529,18 @@ class TrainConfig:
         if not self.fewer_steps:
             return
         cls = SELECTORS.get(self.selector)
-        check(
-            cls is None or cls.walks_windows(),
-            f"fewer_steps ends the run by its passes over the prompts; {self.selector!r} does "
-            "not walk the data: use greso, skip or uniform, or drop fewer_steps",
-        )
-        check(
-            self.sampler == PassThrough.kind,
-            f"fewer_steps trains whole batches of the prompts the selector keeps (plain GRPO "
-            f"steps); sampler {self.sampler!r} shapes the steps itself: drop --rollouts kept, "
-            "--screen, dynamic sampling and the other step samplers, or drop fewer_steps",
-        )
-        check(
-            not self.rescue,
-            f"fewer_steps trains whole batches of the prompts the selector keeps (plain GRPO "
-            f"steps); rescue {self.rescue} adds rollouts to a step's all-wrong groups (a step "
-            "sampler around the steps): set rescue 0, or drop fewer_steps",
-        )
+        clashes = {
+            "selector": cls is not None and not cls.walks_windows(),
+            "sampler": self.sampler != PassThrough.kind,
+            "rescue": bool(self.rescue),
+        }
+        for clash, on in clashes.items():
+            check(
+                not on,
+                FEWER_STEPS_REFUSALS[clash].format(
+                    selector=self.selector, sampler=self.sampler, rescue=self.rescue
+                ),
+            )
 
     def passes(self) -> float:
         """The passes over the training pool uniform's `steps` steps walk (steps x batch_size /
@@ -585,18 +588,28 @@ class TrainConfig:
         """How held-out tasks are sampled: eval_samples per task, as the rollouts are drawn."""
         return self.rollout_sampling(self.eval_samples)
 
-    def step_sampler(self, selector: Selector) -> Sampler:
-        """The step sampler this run's `sampler` and `sampler_config` ask for around
-        `selector`, inside Rescue with `rescue: N`, inside Backfill with `backfill: replay`
-        (it replays the groups as trained, rescued ones joined)."""
-        sampler = self.sampler_spec().build(selector, seed=self.seed)
+    def step_plan(self) -> StepPlan:
+        """This run's step: its sampler, inside Rescue with `rescue: N`, inside Backfill with
+        `backfill: replay` (it replays the groups as trained, rescued ones joined), ended by
+        its passes with `fewer_steps`; ValueError naming a wrap its sampler cannot take."""
+        wraps = []
         if self.rescue:
-            sampler = Rescue(sampler, self.rescue)
+            wraps.append(Wrap.of("rescue", extra=self.rescue))
         if self.backfill == "replay":
-            sampler = Backfill(
-                sampler, self.backfill_buffer, self.backfill_max_age, self.backfill_max_uses
+            wraps.append(
+                Wrap.of(
+                    "backfill",
+                    capacity=self.backfill_buffer,
+                    max_age=self.backfill_max_age,
+                    max_uses=self.backfill_max_uses,
+                )
             )
-        return sampler
+        ends_by = "passes" if self.fewer_steps else "steps"
+        return StepPlan(self.sampler_spec(), tuple(wraps), ends_by)
+
+    def step_sampler(self, selector: Selector) -> Sampler:
+        """The step sampler of this run's plan around `selector` (`step_plan`)."""
+        return self.step_plan().build(selector, seed=self.seed)
 
 
 def train_config(raw: Mapping[str, Any]) -> TrainConfig:
