@@ -7,7 +7,8 @@ kept, the simulator's 'fixed-keep'), Allocation (each value, a lean budget, a pi
 either commit rule), FewerRollouts (rollouts kept, screening, both), PilotCommit, ConformalStop
 (C-GRPO's stop rule, each score), and the
 sampler TrainConfig.step_sampler builds for each setting of the reference trainer (spelled as
-its sampler and sampler_config, or as the `frontier train` flags that fill them).
+its sampler and sampler_config, or as the `frontier train` flags that fill them). Every kind of
+`KINDS` and every wrap of `WRAPS` (around each kind it accepts) is found there, not listed.
 
 The contract:
 - `kind` is declared on the class and `config` is its frozen config (None: no settings),
@@ -44,7 +45,8 @@ from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.sampler_flags import SamplerFlags
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
-from frontier_rft.sampling.step import Sampler, StepSamples
+from frontier_rft.sampling.step import Rolled, Sampler, StepSamples
+from frontier_rft.sampling.step_plan import WRAPS, StepPlan, Wrap
 from frontier_rft.training.config import TrainConfig
 from helpers import assert_state_equal, build, world_pool
 
@@ -371,3 +373,93 @@ def test_a_rollout_that_is_not_a_function_is_refused_before_anything_moves(
     assert_state_equal([sampler.state_dict(), sampler.inner.rng.bit_generator.state], before)
     twin = warmed(name)
     same_step(twin.sample(WARM, B, N, FakeRollout()), sampler.sample(WARM, B, N, FakeRollout()))
+
+
+# ---------------------------------------------------------------------------- wraps
+# Every sampler around a sampler (`WRAPS`, discovered: a new wrap is checked) around every kind
+# it accepts: its facts are declared on its class, what it refuses is refused in one line before
+# anything is built, and a saved file rebuilds it (its settings from its own state) and resumes
+# bit-identically, as the trainer drives it (a wrap that holds groups is handed each step's
+# fresh rows' log-probs back, `trained`).
+def _wrap(name: str) -> Wrap:
+    """`name` with every setting 2 (a count every wrap takes: rescue's N, backfill's bounds)."""
+    return Wrap.of(name, **dict.fromkeys(WRAPS[name].settings, 2))
+
+
+WRAP_CASES = [
+    (name, kind)
+    for name, cls in WRAPS.items()
+    for kind in KINDS
+    if cls.refusal(kind, SamplerSpec(kind).config) is None
+]
+
+
+def _wrapped(name: str, kind: str, seed: int) -> Sampler:
+    inner = "greso" if kind == FewerRollouts.kind else "uniform"
+    plan = StepPlan(SamplerSpec(kind), (_wrap(name),))
+    return plan.build(build(inner, POOL, seed=seed), seed=seed)
+
+
+def _payload_rollout(ids: Any, counts: Any = None) -> Rolled:
+    """FakeRollout's rewards, each completion a token list 1 + (task + i) % 3 long."""
+    sizes = np.full(len(ids), N) if counts is None else np.asarray(counts)
+    rewards = FakeRollout()(ids, sizes)
+    payloads = [
+        [[int(t)] * (1 + (int(t) + i) % 3) for i in range(int(c))]
+        for t, c in zip(ids, sizes, strict=True)
+    ]
+    return Rolled(rewards, payloads)
+
+
+def _drive_wrapped(sampler: Sampler, steps: range) -> list[StepSamples]:
+    out = []
+    for t in steps:
+        samples = sampler.sample(t, B, N, _payload_rollout)
+        trained = getattr(sampler, "trained", None)
+        if trained is not None:
+            fresh = samples.train.num_groups - samples.replayed
+            rows = [c for g in range(fresh) for p in samples.train.payload_parts(g) for c in p]
+            trained([np.full(len(c), -0.5 - t, dtype=np.float32) for c in rows])
+        out.append(samples)
+    return out
+
+
+def test_every_wrap_accepts_some_kind() -> None:
+    assert {name for name, _ in WRAP_CASES} == set(WRAPS)
+
+
+@pytest.mark.parametrize("name", sorted(WRAPS))
+def test_a_wrap_declares_its_facts_on_its_class(name: str) -> None:
+    cls = WRAPS[name]
+    assert cls.__dict__.get("name") == name, "its name is declared on its class"
+    assert isinstance(cls.__dict__.get("settings"), tuple) and cls.settings
+    assert "refusal" in cls.__dict__, "what it needs of the sampler it wraps is its class's"
+    for fact in ("uneven_groups", "holds_groups", "rescuable"):
+        assert isinstance(getattr(cls, fact), bool)
+    for kind in KINDS:
+        why = cls.refusal(kind, SamplerSpec(kind).config)
+        if why is not None:  # refused in one line, before anything is built
+            assert "\n" not in why
+            with pytest.raises(ValueError) as refused:
+                StepPlan(SamplerSpec(kind), (_wrap(name),))
+            assert str(refused.value) == why
+
+
+@pytest.mark.parametrize(("name", "kind"), WRAP_CASES)
+def test_a_wrapped_sampler_resumes_from_its_file_bit_identically(
+    name: str, kind: str, tmp_path: Path
+) -> None:
+    straight, first = _wrapped(name, kind, 3), _wrapped(name, kind, 3)
+    expected = _drive_wrapped(straight, range(WARM + 4))
+    _drive_wrapped(first, range(WARM))
+    state = first.state_dict()
+    assert state["kind"] == kind and set(WRAPS[name].settings) <= set(state[name])
+    save_sampler(first, tmp_path / "sampler.npz")
+    resumed = load_sampler(tmp_path / "sampler.npz", _wrapped(name, kind, 99).inner)
+    assert type(resumed) is type(first) and resumed.name == name  # type: ignore[attr-defined]
+    assert_state_equal(resumed.state_dict(), first.state_dict())
+    for want, got in zip(
+        expected[WARM:], _drive_wrapped(resumed, range(WARM, WARM + 4)), strict=True
+    ):
+        same_step(want, got)
+        assert want.rollouts == got.rollouts
