@@ -95,7 +95,7 @@ def test_the_youngest_held_mixed_groups_fill_the_freed_slots(
             assert train.rewards[train.offsets[g] : train.offsets[g + 1]].tolist() == h["rewards"]
         assert samples.loss_scale == train.num_groups / BATCH  # replayed count as fresh
         assert samples.rollouts == fresh * GROUP  # nothing rolled out for a replay
-        m = samples.wrapper_metrics
+        m = samples.wrap_metrics
         assert m["backfill/replayed_groups"] == len(picked)
         assert m["backfill/replayed_rows"] == len(picked) * GROUP
         if picked:
@@ -139,7 +139,7 @@ def _trace(sampler: Backfill, steps: range) -> list[Any]:
                 s.train.rewards.tolist(),
                 [s.train.payload_parts(g) for g in range(s.train.num_groups)],
                 [b.tobytes() for b in s.behaviour],
-                dict(s.wrapper_metrics),
+                dict(s.wrap_metrics),
                 after,
             )
         )

@@ -70,7 +70,7 @@ def test_exactly_the_never_solved_all_wrong_groups_get_n_more_and_join() -> None
         extra = samples.rounds[1:]
         assert [r.task_ids.tolist() for r in extra] == ([tried] if tried else [])
         assert samples.rollouts == GROUP * BATCH + N * len(tried)
-        assert samples.wrapper_metrics == {
+        assert samples.wrap_metrics == {
             "rescue/rollouts": N * len(tried),
             "rescue/groups_tried": len(tried),
             "rescue/groups_rescued": len(rescued),
@@ -96,7 +96,7 @@ def _trace(sampler: Rescue, steps: range) -> list[Any]:
     out = []
     for step in steps:
         s = sampler.sample(step, BATCH, GROUP, rollout)
-        out.append((s.train.task_ids.tolist(), s.train.rewards.tolist(), dict(s.wrapper_metrics)))
+        out.append((s.train.task_ids.tolist(), s.train.rewards.tolist(), dict(s.wrap_metrics)))
     return out
 
 

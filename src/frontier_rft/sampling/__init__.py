@@ -7,7 +7,8 @@ kind 'cgrpo') are driven the same way, and so are `Rescue` and `Backfill`, which
 them (their groups kept in a `GroupStore`),
 by the reference trainer and the simulator (`sample(step, B, n, rollout)`), the way optax
 keeps its transforms apart from the optimizers they wrap. `SamplerSpec(kind, config)` names
-one, at every door (`spec.KINDS`: a row per kind).
+one, at every door (`spec.KINDS`: a row per kind); `StepPlan` is a run's whole step, decided
+once: the sampler, the wraps around it (`step_plan.WRAPS`: a row per wrap), how the run ends.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, Round, Sampler, StepSamples
+from frontier_rft.sampling.step_plan import WRAPS, StepPlan, Wrap
 from frontier_rft.sampling.store import GroupStore
 
 __all__ = [
     "DAPO_MOVED",
     "KINDS",
     "RETIRED_NAMES",
+    "WRAPS",
     "Allocation",
     "AllocationConfig",
     "Backfill",
@@ -50,5 +53,7 @@ __all__ = [
     "Round",
     "Sampler",
     "SamplerSpec",
+    "StepPlan",
     "StepSamples",
+    "Wrap",
 ]

@@ -105,7 +105,7 @@ class Backfill(WrapsSampler):
     ) -> StepSamples:
         """The wrapped sampler's step, then up to B - G of the youngest held groups no older
         than max_age, replayed after the fresh ones (`StepSamples.replayed`, their rows'
-        behaviour log-probs in `StepSamples.behaviour`); `wrapper_metrics` the inner
+        behaviour log-probs in `StepSamples.behaviour`); `wrap_metrics` the inner
         wrappers' and the step's backfill/ counts."""
         samples = self.wraps.sample(step, batch_size, group_size, rollout)
         fresh = samples.train
@@ -123,7 +123,7 @@ class Backfill(WrapsSampler):
         self._fresh = fresh
         staleness = step - store.step[rows]
         metrics = {
-            **samples.wrapper_metrics,
+            **samples.wrap_metrics,
             "backfill/replayed_groups": float(rows.shape[0]),
             "backfill/replayed_rows": float(store.counts[rows].sum()),
             "backfill/staleness_mean": float(np.mean(staleness)) if rows.size else 0.0,

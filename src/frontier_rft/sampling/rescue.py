@@ -97,7 +97,7 @@ class Rescue(WrapsSampler):
         """The wrapped sampler's step, with a round of N rollouts for each trained all-wrong
         group of a prompt never solved (after this step's own groups are counted), each
         rescued group joined to its rescue part. Its `sampled` is the wrapped sampler's own
-        samples; `wrapper_metrics` the step's rescue/ counts."""
+        samples; `wrap_metrics` the step's rescue/ counts."""
         samples = self.wraps.sample(step, batch_size, group_size, rollout)
         solved = self.solved.copy()  # the wrapper changes only once the step is done
         own = samples.groups()

@@ -33,7 +33,7 @@ from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.sampling.step_plan import WRAPS, Wrap
-from frontier_rft.sampling.wrapper_file import naming_file, read_wrapper_state
+from frontier_rft.sampling.wrap_file import naming_file, read_wrap_state
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
 __all__ = [
@@ -53,8 +53,8 @@ _STATELESS = (PassThrough.kind, FewerRollouts.kind)
 """Kinds that wrote no file before SAMPLER_FILE (no state of their own)."""
 
 
-def _wrappers(sampler: Sampler) -> tuple[str, ...]:
-    """The wrappers around `sampler`'s innermost sampler, innermost first."""
+def _wraps(sampler: Sampler) -> tuple[str, ...]:
+    """The wraps around `sampler`'s innermost sampler, innermost first."""
     out: list[str] = []
     while isinstance(sampler, WrapsSampler):
         out.append(sampler.name)
@@ -62,19 +62,19 @@ def _wrappers(sampler: Sampler) -> tuple[str, ...]:
     return tuple(reversed(out))
 
 
-def _saved_wrappers(state: dict[str, Any]) -> tuple[str, ...]:
-    """The wrappers a saved state records, innermost first."""
+def _saved_wraps(state: dict[str, Any]) -> tuple[str, ...]:
+    """The wraps a saved state records, innermost first."""
     return tuple(key for key in WRAPS if key in state)
 
 
-def _named(kind: str, wrappers: tuple[str, ...]) -> str:
-    return kind + "".join(f" with {w}" for w in wrappers)
+def _named(kind: str, wraps: tuple[str, ...]) -> str:
+    return kind + "".join(f" with {w}" for w in wraps)
 
 
 def _rewrapped(sampler: Sampler, state: dict[str, Any]) -> Sampler:
-    """`sampler` inside the wrappers `state` records, with the settings their own state
+    """`sampler` inside the wraps `state` records, with the settings their own state
     holds (rescue's N; backfill's capacity, max_age and max_uses)."""
-    for key in _saved_wrappers(state):
+    for key in _saved_wraps(state):
         own = state[key]
         if not isinstance(own, dict):
             raise ValueError(f"malformed {key} state (expected an object)")
@@ -98,7 +98,7 @@ def save_sampler(
 def _read(path: Path) -> dict[str, Any]:
     """The state a sampler file holds (kind and config checked to be readable);
     CheckpointError (a ValueError) naming `path` for a bad file."""
-    return read_wrapper_state(path, KINDS, "a step sampler", "save_sampler")
+    return read_wrap_state(path, KINDS, "a step sampler", "save_sampler")
 
 
 def load_sampler(path: str | os.PathLike[str], selector: Selector) -> Sampler:
@@ -158,25 +158,25 @@ def saved_sampler_state(
     a damaged file. The state returned loads into `sampler` without error."""
     directory = Path(directory)
     path, names = _saved_file(directory, prefix)
-    wrappers = _wrappers(sampler)
+    wraps = _wraps(sampler)
     if path is None:
-        if sampler.kind in _STATELESS and not wrappers:
+        if sampler.kind in _STATELESS and not wraps:
             return None
         raise ValueError(
             f"checkpoint {directory} has no {names[0]}: it was saved by a run whose sampler "
             f"keeps no state (plain GRPO or fewer rollouts), not "
-            f"{_named(sampler.kind, wrappers)}; {fix}"
+            f"{_named(sampler.kind, wraps)}; {fix}"
         )
     try:
         state = _read(path)
     except CheckpointError as exc:  # names the file and what is wrong: add how to resume
         raise CheckpointError(f"{exc}; {fix}") from exc
-    saved_wrappers = _saved_wrappers(state)
-    if state["kind"] != sampler.kind or saved_wrappers != wrappers:
+    saved_wraps = _saved_wraps(state)
+    if state["kind"] != sampler.kind or saved_wraps != wraps:
         raise ValueError(
             f"checkpoint {directory} was saved with the "
-            f"{_named(state['kind'], saved_wrappers)} sampler, but this run uses "
-            f"{_named(sampler.kind, wrappers)}; {fix}"
+            f"{_named(state['kind'], saved_wraps)} sampler, but this run uses "
+            f"{_named(sampler.kind, wraps)}; {fix}"
         )
     what = f"{path}: config"
     if not same_config(state["config"], sampler.config, what):

@@ -196,7 +196,7 @@ class StepSamples:
     wrapped: StepSamples | None = None
     """What the wrapped sampler returned, when a sampler around a sampler (Rescue) added rounds
     after its own; None: these rounds are all the sampler's own."""
-    wrapper_metrics: Mapping[str, float] = field(default_factory=dict)
+    wrap_metrics: Mapping[str, float] = field(default_factory=dict)
     """This step's metrics of the wrappers around the sampler (rescue/...), namespaced."""
     replayed: int = 0
     """The last this many groups of `train` are replayed groups of earlier steps (Backfill),

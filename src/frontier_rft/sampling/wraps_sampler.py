@@ -59,7 +59,7 @@ class WrapsSampler:
 
     def metrics(self) -> dict[str, float]:
         """The wrapped sampler's metrics (a wrapper's own per-step ones travel with its
-        samples: `StepSamples.wrapper_metrics`)."""
+        samples: `StepSamples.wrap_metrics`)."""
         return self.wraps.metrics()
 
     def sample(

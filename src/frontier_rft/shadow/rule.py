@@ -42,7 +42,7 @@ from frontier_rft.core.config import check, config_from_dict, did_you_mean
 from frontier_rft.core.feedback import Feedback
 from frontier_rft.core.selector import MAX_SEED, Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int, read_keys
-from frontier_rft.sampling.wrapper_file import load_wrapper, save_wrapper
+from frontier_rft.sampling.wrap_file import load_wrap, save_wrap_state
 
 __all__ = [
     "MAX_LENGTH",
@@ -561,7 +561,7 @@ def check_shadow_rules(
 
 def save_shadow(shadow: Shadow, path: str | os.PathLike[str]) -> None:
     """Atomically write a shadow's state (its selector's nested) to `path`."""
-    save_wrapper(_KIND, shadow.state_dict(), path)
+    save_wrap_state(_KIND, shadow.state_dict(), path)
 
 
 def load_shadow_file(
@@ -575,4 +575,4 @@ def load_shadow_file(
             raise ValueError(f"it holds shadow {saved.name!r}, not {config.name!r}")
         return build(saved, seed)
 
-    return load_wrapper(path, _KIND, "a shadow", ShadowConfig, make)
+    return load_wrap(path, _KIND, "a shadow", ShadowConfig, make)

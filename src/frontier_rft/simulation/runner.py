@@ -357,7 +357,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         record["category_counts"].append(counts.astype(int).tolist())
         dropped = _append_metrics(
             series,
-            {**sampler.metrics(), **samples.wrapper_metrics},
+            {**sampler.metrics(), **samples.wrap_metrics},
             prefix=(f"{name}/", "dapo/", "alloc/", "fewer_rollouts/", "rescue/"),
             step=step,
         )

@@ -429,7 +429,7 @@ class Trainer:
         """The step's metrics beyond `step_metrics`: rescue's, the shadows', the levels drawn,
         and what only some runs report (refreshes, padding, passes walked, GPU memory)."""
         out: dict[str, float] = {}
-        out.update(got.samples.wrapper_metrics)  # rescue/...
+        out.update(got.samples.wrap_metrics)  # rescue/...
         if self.config.rescue:
             extra = got.samples.rounds[len(got.sampled.rounds) :]
             out["rescue/generated_tokens"] = float(tokens_generated(extra))

@@ -18,7 +18,7 @@ from frontier_rft.core.config import config_from_dict
 from frontier_rft.core.persistence import unflatten_state, write_state_file
 from frontier_rft.core.selector import FORMAT_VERSION
 
-__all__ = ["load_wrapper", "naming_file", "read_wrapper_state", "save_wrapper"]
+__all__ = ["load_wrap", "naming_file", "read_wrap_state", "save_wrap_state"]
 
 
 class _Restorable(Protocol):
@@ -29,7 +29,7 @@ W = TypeVar("W", bound=_Restorable)
 C = TypeVar("C")
 
 
-def save_wrapper(name: str, state: dict[str, Any], path: str | os.PathLike[str]) -> None:
+def save_wrap_state(name: str, state: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Atomically write a wrapper's `state_dict()` to `path`, marked as a `name` file."""
     write_state_file(path, name, {"state": state})
 
@@ -45,7 +45,7 @@ def naming_file(path: str | os.PathLike[str]) -> Iterator[None]:
         raise CheckpointError(f"{path}: {exc}") from exc
 
 
-def read_wrapper_state(
+def read_wrap_state(
     path: str | os.PathLike[str], kinds: Collection[str], what: str, writer: str
 ) -> dict[str, Any]:
     """The state a file of one of `kinds` holds (an object of its kind, with a config);
@@ -67,7 +67,7 @@ def read_wrapper_state(
     return state
 
 
-def load_wrapper(
+def load_wrap(
     path: str | os.PathLike[str],
     name: str,
     what: str,
@@ -77,7 +77,7 @@ def load_wrapper(
     """The wrapper `make(config, seed)` builds, continuing exactly where the saved one stopped;
     CheckpointError (a ValueError) naming `path` for a bad file or one of another kind (`what`:
     how the message names this kind)."""
-    state = read_wrapper_state(path, (name,), what, f"save_{name}")
+    state = read_wrap_state(path, (name,), what, f"save_{name}")
     with naming_file(path):
         config = config_from_dict(config_class, state["config"], what=name)
         if not isinstance(state.get("seed"), int):
