@@ -9,6 +9,7 @@ import pytest
 from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.sampling.hard_groups import HardGroups
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
@@ -21,7 +22,11 @@ BACKFILL = Wrap.of("backfill", capacity=16, max_age=2, max_uses=1)
 
 
 def test_wraps_are_the_table_of_their_classes_innermost_first() -> None:
-    assert {"rescue": Rescue, "backfill": Backfill} == WRAPS
+    assert list(WRAPS.items()) == [
+        ("hard_groups", HardGroups),
+        ("rescue", Rescue),
+        ("backfill", Backfill),
+    ]
     for name, cls in WRAPS.items():
         assert cls.name == name and isinstance(cls.settings, tuple) and cls.settings
 
@@ -110,11 +115,17 @@ def test_each_wrap_refuses_each_kind_it_cannot_wrap_in_one_line() -> None:
 
 def test_train_config_plans_what_its_fields_say() -> None:
     config = TrainConfig(
-        selector="greso", sampler="fewer_rollouts", rescue=4, backfill="replay", backfill_buffer=8
+        selector="greso",
+        sampler="fewer_rollouts",
+        hard_groups=2,
+        rescue=4,
+        backfill="replay",
+        backfill_buffer=8,
     )
     plan = config.step_plan()
     assert plan.sampler == config.sampler_spec() and plan.ends_by == "steps"
     assert plan.wraps == (
+        Wrap.of("hard_groups", extra=2),
         Wrap.of("rescue", extra=4),
         Wrap.of("backfill", capacity=8, max_age=4, max_uses=1),
     )

@@ -24,6 +24,7 @@ from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
+from frontier_rft.sampling.hard_groups import HardGroups
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS, Posterior, SamplerSpec
@@ -32,9 +33,14 @@ from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
 __all__ = ["ENDS", "WRAPS", "StepPlan", "Wrap"]
 
-WRAPS: dict[str, type[WrapsSampler]] = {Rescue.name: Rescue, Backfill.name: Backfill}
+WRAPS: dict[str, type[WrapsSampler]] = {
+    HardGroups.name: HardGroups,
+    Rescue.name: Rescue,
+    Backfill.name: Backfill,
+}
 """Every sampler around a sampler, by its name, innermost first: the order a plan wraps them
-in (backfill replays the groups as trained, rescued ones joined) and a saved state lists them."""
+in (rescue extends the groups as the first call made them, larger or not; backfill replays the
+groups as trained, rescued ones joined) and a saved state lists them."""
 
 ENDS = ("steps", "passes")
 """How a run ends: after its steps, or once its selector has walked uniform's passes over the
@@ -47,7 +53,7 @@ class Wrap:
     """One sampler around the step sampler: its `WRAPS` name and its settings."""
 
     name: str
-    """A name of `WRAPS`: rescue, backfill."""
+    """A name of `WRAPS`: hard_groups, rescue, backfill."""
     settings: tuple[tuple[str, Any], ...] = ()
     """Its class's `settings`, each (name, value), in that order."""
 

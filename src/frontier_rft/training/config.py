@@ -330,6 +330,10 @@ class TrainConfig:
     this run, gets this many more rollouts in the same step, and trains joined to them when one
     is correct (0 = off; sampler passthrough or fewer_rollouts without screening;
     sampling/rescue.py; docs/selectors/fewer_rollouts.md, "Rescue")."""
+    hard_groups: int = 0
+    """Larger groups for prompts predicted hard: a prompt rolled out before and never solved
+    gets this many more rollouts in the step's own generation call, joined to its group (0 =
+    off; sampler passthrough or fewer_rollouts without screening; sampling/hard_groups.py)."""
     pad_rows: str = "auto"
     """Pad a kept step's generation to a few batch shapes: auto (buckets on CUDA, else off),
     buckets or off (training/pad_rows.py; docs/selectors/fewer_rollouts.md, "Padding")."""
@@ -495,13 +499,15 @@ class TrainConfig:
         # whether it may wrap this run's sampler is the plan's (_check_plan)
 
     def _check_rescue(self) -> None:
-        """Rescue's count, and the samplers whose trained groups it can extend."""
-        n = self.rescue
-        check(
-            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_GROUP_SIZE,
-            f"rescue must be an int >= 0 (0 = off, e.g. 8 more rollouts; at most "
-            f"{MAX_GROUP_SIZE}), got {n!r}",
-        )
+        """The counts of rollouts the wraps add (rescue's, hard_groups'); the samplers whose
+        groups they can extend are the plan's."""
+        for name in ("rescue", "hard_groups"):
+            n = getattr(self, name)
+            check(
+                isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_GROUP_SIZE,
+                f"{name} must be an int >= 0 (0 = off, e.g. 8 more rollouts; at most "
+                f"{MAX_GROUP_SIZE}), got {n!r}",
+            )
 
     def _screens(self) -> bool:
         """Whether the run's FewerRollouts screens (splits each group in two rounds)."""
@@ -589,10 +595,13 @@ class TrainConfig:
         return self.rollout_sampling(self.eval_samples)
 
     def step_plan(self) -> StepPlan:
-        """This run's step: its sampler, inside Rescue with `rescue: N`, inside Backfill with
+        """This run's step: its sampler, inside HardGroups with `hard_groups: N`, inside Rescue
+        with `rescue: N`, inside Backfill with
         `backfill: replay` (it replays the groups as trained, rescued ones joined), ended by
         its passes with `fewer_steps`; ValueError naming a wrap its sampler cannot take."""
         wraps = []
+        if self.hard_groups:
+            wraps.append(Wrap.of("hard_groups", extra=self.hard_groups))
         if self.rescue:
             wraps.append(Wrap.of("rescue", extra=self.rescue))
         if self.backfill == "replay":

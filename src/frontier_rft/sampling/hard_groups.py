@@ -1,0 +1,195 @@
+"""Larger groups for prompts predicted hard: a sampler around a sampler that gives each prompt
+whose every earlier group came back all wrong N more rollouts, in the step's own generation
+call.
+
+Where rows are nearly free and steps are dear (a latency-bound GPU step: 64x the rows for 1.6x
+the seconds on the H200, docs/results/device_cost.md) a prompt likely to come back all wrong
+is cheaper to give a larger group up front than to rescue in a second call (`Rescue`): with
+pass rate p a group of n is flat-wrong with probability (1 - p)^n, one of n + N with
+(1 - p)^(n + N). The prediction is the run's own evidence, the only kind there is before a
+prompt's first group: a prompt is predicted hard once it has been rolled out and none of its
+completions so far was correct (`HardGroups.seen`, `HardGroups.solved`, one bool a prompt
+each, saved in the sampler's state). A prompt not yet rolled out is not predicted anything.
+
+One call: the wrapped sampler's first rollout call of the step is sent as one call with the
+predicted-hard prompts of that call repeated at its end, N rollouts each (the rollout function
+gets those ids twice; every group keeps its own payload). The wrapped sampler sees only its own
+groups of n; a trained group whose prompt got the N trains joined to them, n + N rollouts as one
+group (rewards and payloads: the extra part continues it, as rescue's does), its advantages over
+the whole joined group. Extra rollouts of a group the wrapped sampler does not train are spent.
+
+Normalisation and cost, as rescue's: a joined group is one group, one prompt's share of the
+loss; the N rollouts a predicted-hard prompt gets count in the step's rollouts
+(`StepSamples.rollouts`) and in `hard_groups/rollouts`, but in no extra generation call
+(`train/sampling_rounds` counts the wrapped sampler's calls). The selector reads only the
+groups of n its sampler rolled out (`StepSamples.sampled`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from frontier_rft.core.bounds import bounded_int
+from frontier_rft.core.state_check import check_keys, read_array, read_int
+from frontier_rft.sampling.fewer_rollouts import screens
+from frontier_rft.sampling.spec import KINDS
+from frontier_rft.sampling.step import (
+    MAX_GROUP_SIZE,
+    SUCCESS,
+    Rolled,
+    RolloutFn,
+    Round,
+    Sampler,
+    StepSamples,
+    check_rollout,
+    fresh_batch,
+    split_rolled,
+)
+from frontier_rft.sampling.wraps_sampler import WrapsSampler
+
+__all__ = ["HardGroups"]
+
+I64 = NDArray[np.int64]
+
+
+class HardGroups(WrapsSampler):
+    """A sampler whose predicted-hard prompts get `extra` more rollouts in the step's first
+    generation call, joined to their groups (see the module docstring)."""
+
+    uneven_groups: ClassVar[bool] = True
+    name: ClassVar[str] = "hard_groups"
+    settings: ClassVar[tuple[str, ...]] = ("extra",)
+
+    @classmethod
+    def refusal(cls, kind: str, config: Any) -> str | None:
+        """Why larger groups cannot wrap sampler `kind` set by `config`: it joins rollouts to
+        the whole groups a step trains, which only a `rescuable` kind keeps whole and a screen
+        splits in two rounds."""
+        split = screens(kind, config)
+        if KINDS[kind].fact("rescuable") and not split:
+            return None
+        return (
+            f"hard_groups joins more rollouts to the groups a step trains, which sampler "
+            f"{kind!r}{' with screening' if split else ''} drops or splits: use plain GRPO or "
+            "--rollouts kept without --screen, or set hard_groups 0"
+        )
+
+    def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
+        why = self.refusal(sampler.kind, sampler.config)
+        if why is not None:
+            raise ValueError(why)
+        self.wraps = sampler
+        self.extra = bounded_int(extra, "hard_groups", lo=1, hi=MAX_GROUP_SIZE)
+        """N: the more rollouts a predicted-hard prompt gets."""
+        self.success = success
+        """A rollout whose reward reaches this is correct."""
+        num_tasks = sampler.inner.num_tasks
+        self.seen = np.zeros(num_tasks, dtype=np.bool_)
+        """Prompts rolled out in some step of this run."""
+        self.solved = np.zeros(num_tasks, dtype=np.bool_)
+        """Prompts with a correct completion in some group of this run (the extras included)."""
+
+    def rewrap(self, sampler: Sampler) -> HardGroups:
+        return HardGroups(sampler, self.extra, self.success)
+
+    def hard(self) -> NDArray[np.bool_]:
+        """(num_tasks,) the prompts predicted hard now: rolled out, never solved."""
+        out: NDArray[np.bool_] = self.seen & ~self.solved
+        return out
+
+    def sample(
+        self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
+    ) -> StepSamples:
+        """The wrapped sampler's step, its first call carrying N more rollouts of each
+        predicted-hard prompt in it, and those joined to the prompts' trained groups. Its
+        `sampled` is the wrapped sampler's own samples; `wrap_metrics` the step's
+        hard_groups/ counts."""
+        check_rollout(rollout)  # refused before the wrapped sampler moves
+        hard = self.hard()
+        first: list[Round] = []  # the extras of the first call, once it is made
+
+        def one_call(ids: Any, counts: Any = None) -> Any:
+            if first:  # the wrapped sampler's later calls, as they are
+                return rollout(ids) if counts is None else rollout(ids, counts)
+            ids = np.asarray(ids, dtype=np.int64)
+            sizes = np.full(ids.shape[0], group_size, dtype=np.int64)
+            sizes = sizes if counts is None else np.asarray(counts, dtype=np.int64)
+            more = ids[hard[ids]]
+            got = rollout(
+                np.concatenate([ids, more]),
+                np.concatenate([sizes, np.full(more.shape[0], self.extra, dtype=np.int64)]),
+            )
+            rewards, payloads = split_rolled(got, ids.shape[0] + more.shape[0])
+            own = int(sizes.sum())
+            if rewards.shape != (own + more.shape[0] * self.extra,):
+                raise ValueError(
+                    f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts and "
+                    f"{more.shape[0]} larger groups; expected the counts asked for, prompt-major"
+                )
+            counts_more = np.full(more.shape[0], self.extra, dtype=np.int64)
+            tail = payloads[ids.shape[0] :] if payloads is not None else None
+            first.append(Round(more, rewards[own:], 0.0, counts_more, tail))
+            if payloads is None:
+                return rewards[:own]
+            return Rolled(rewards[:own], payloads[: ids.shape[0]])
+
+        samples = self.wraps.sample(step, batch_size, group_size, one_call)
+        seen, solved = self.seen.copy(), self.solved.copy()  # changed once the step is done
+        own = samples.groups()
+        seen[own.task_ids] = True
+        solved[np.repeat(own.task_ids, own.counts)[own.rewards >= self.success]] = True
+        if not first or not first[0].task_ids.size:
+            self.seen, self.solved = seen, solved
+            return StepSamples(
+                step, samples.rounds, samples.train, samples.nominal_groups, samples,
+                self._metrics(0, 0, 0),
+            )  # fmt: skip
+        extra = first[0]
+        hit = np.any(extra.rewards.reshape(-1, self.extra) >= self.success, axis=1)
+        solved[extra.task_ids[hit]] = True
+        train = samples.train
+        if train.from_surplus.any() or (train.steps != step).any():
+            raise RuntimeError("hard_groups got a group of an earlier step to extend")
+        rounds = (*samples.rounds, extra)
+        picks = [train.parts(g)[0] for g in range(train.num_groups)]
+        tails = {picks[g]: train.parts(g)[1:] for g in range(train.num_groups)}
+        where = {int(t): j for j, t in enumerate(extra.task_ids.tolist())}
+        joined = 0
+        for pick in picks:
+            j = where.get(int(samples.rounds[pick[0]].task_ids[pick[1]])) if pick[0] == 0 else None
+            if j is not None:
+                tails[pick] += ((len(samples.rounds), j),)
+                joined += 1
+        batch = fresh_batch(rounds, picks, step, train.deficit, tails)
+        self.seen, self.solved = seen, solved
+        metrics = self._metrics(int(extra.rewards.shape[0]), joined, int(hit.sum()))
+        return StepSamples(step, rounds, batch, samples.nominal_groups, samples, metrics)
+
+    def _metrics(self, rollouts: int, joined: int, hit: int) -> dict[str, float]:
+        return {
+            "hard_groups/rollouts": float(rollouts),
+            "hard_groups/groups_joined": float(joined),
+            "hard_groups/groups_solved": float(hit),
+            "hard_groups/prompts_hard": float(self.hard().sum()),
+        }
+
+    # ------------------------------------------------------------------ state
+    def _own_state(self) -> dict[str, Any]:
+        return {"extra": self.extra, "seen": self.seen.copy(), "solved": self.solved.copy()}
+
+    def _read_own(self, saved: Any) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        who = "hard_groups"
+        own = check_keys(saved, f"{who} state", ("extra", "seen", "solved"))
+        extra = read_int(own, "extra", who, lo=1, hi=MAX_GROUP_SIZE)
+        if extra != self.extra:
+            raise ValueError(f"{who} state was saved with hard_groups {extra}, not {self.extra}")
+        n = self.seen.shape[0]
+        seen: NDArray[np.bool_] = read_array(own, "seen", who, np.bool_, shape=(n,))
+        solved: NDArray[np.bool_] = read_array(own, "solved", who, np.bool_, shape=(n,))
+        return seen, solved
+
+    def _set_own(self, own: tuple[NDArray[np.bool_], NDArray[np.bool_]]) -> None:
+        self.seen, self.solved = own
