@@ -32,12 +32,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.bounds import bounded_int
-from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.sampling.fewer_rollouts import screens
-from frontier_rft.sampling.spec import KINDS
+from frontier_rft.core.state_check import read_array
+from frontier_rft.sampling.more_rollouts import MoreRollouts
 from frontier_rft.sampling.step import (
-    MAX_GROUP_SIZE,
     SUCCESS,
     Rolled,
     RolloutFn,
@@ -45,55 +42,28 @@ from frontier_rft.sampling.step import (
     Sampler,
     StepSamples,
     check_rollout,
-    fresh_batch,
     split_rolled,
 )
-from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
 __all__ = ["HardGroups"]
 
 I64 = NDArray[np.int64]
 
 
-class HardGroups(WrapsSampler):
+class HardGroups(MoreRollouts):
     """A sampler whose predicted-hard prompts get `extra` more rollouts in the step's first
     generation call, joined to their groups (see the module docstring)."""
 
-    uneven_groups: ClassVar[bool] = True
     name: ClassVar[str] = "hard_groups"
-    settings: ClassVar[tuple[str, ...]] = ("extra",)
-
-    @classmethod
-    def refusal(cls, kind: str, config: Any) -> str | None:
-        """Why larger groups cannot wrap sampler `kind` set by `config`: it joins rollouts to
-        the whole groups a step trains, which only a `rescuable` kind keeps whole and a screen
-        splits in two rounds."""
-        split = screens(kind, config)
-        if KINDS[kind].fact("rescuable") and not split:
-            return None
-        return (
-            f"hard_groups joins more rollouts to the groups a step trains, which sampler "
-            f"{kind!r}{' with screening' if split else ''} drops or splits: use plain GRPO or "
-            "--rollouts kept without --screen, or set hard_groups 0"
-        )
+    joins: ClassVar[str] = "joins more rollouts to the groups a step trains"
 
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
-        why = self.refusal(sampler.kind, sampler.config)
-        if why is not None:
-            raise ValueError(why)
-        self.wraps = sampler
-        self.extra = bounded_int(extra, "hard_groups", lo=1, hi=MAX_GROUP_SIZE)
-        """N: the more rollouts a predicted-hard prompt gets."""
-        self.success = success
-        """A rollout whose reward reaches this is correct."""
+        super().__init__(sampler, extra, success)
         num_tasks = sampler.inner.num_tasks
         self.seen = np.zeros(num_tasks, dtype=np.bool_)
         """Prompts rolled out in some step of this run."""
         self.solved = np.zeros(num_tasks, dtype=np.bool_)
         """Prompts with a correct completion in some group of this run (the extras included)."""
-
-    def rewrap(self, sampler: Sampler) -> HardGroups:
-        return HardGroups(sampler, self.extra, self.success)
 
     def hard(self) -> NDArray[np.bool_]:
         """(num_tasks,) the prompts predicted hard now: rolled out, never solved."""
@@ -151,21 +121,16 @@ class HardGroups(WrapsSampler):
         hit = np.any(extra.rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[extra.task_ids[hit]] = True
         train = samples.train
-        if train.from_surplus.any() or (train.steps != step).any():
-            raise RuntimeError("hard_groups got a group of an earlier step to extend")
-        rounds = (*samples.rounds, extra)
-        picks = [train.parts(g)[0] for g in range(train.num_groups)]
-        tails = {picks[g]: train.parts(g)[1:] for g in range(train.num_groups)}
         where = {int(t): j for j, t in enumerate(extra.task_ids.tolist())}
-        joined = 0
-        for pick in picks:
-            j = where.get(int(samples.rounds[pick[0]].task_ids[pick[1]])) if pick[0] == 0 else None
+        joins = []
+        for g in range(train.num_groups):  # a group of the first call whose prompt got more
+            r, k = train.parts(g)[0]
+            j = where.get(int(samples.rounds[r].task_ids[k])) if r == 0 else None
             if j is not None:
-                tails[pick] += ((len(samples.rounds), j),)
-                joined += 1
-        batch = fresh_batch(rounds, picks, step, train.deficit, tails)
+                joins.append((g, j))
+        rounds, batch = self.joined(samples, extra, joins)
         self.seen, self.solved = seen, solved
-        metrics = self._metrics(int(extra.rewards.shape[0]), joined, int(hit.sum()))
+        metrics = self._metrics(int(extra.rewards.shape[0]), len(joins), int(hit.sum()))
         return StepSamples(step, rounds, batch, samples.nominal_groups, samples, metrics)
 
     def _metrics(self, rollouts: int, joined: int, hit: int) -> dict[str, float]:
@@ -181,14 +146,10 @@ class HardGroups(WrapsSampler):
         return {"extra": self.extra, "seen": self.seen.copy(), "solved": self.solved.copy()}
 
     def _read_own(self, saved: Any) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-        who = "hard_groups"
-        own = check_keys(saved, f"{who} state", ("extra", "seen", "solved"))
-        extra = read_int(own, "extra", who, lo=1, hi=MAX_GROUP_SIZE)
-        if extra != self.extra:
-            raise ValueError(f"{who} state was saved with hard_groups {extra}, not {self.extra}")
+        own = self._read_extra(saved, ("extra", "seen", "solved"))
         n = self.seen.shape[0]
-        seen: NDArray[np.bool_] = read_array(own, "seen", who, np.bool_, shape=(n,))
-        solved: NDArray[np.bool_] = read_array(own, "solved", who, np.bool_, shape=(n,))
+        seen: NDArray[np.bool_] = read_array(own, "seen", self.name, np.bool_, shape=(n,))
+        solved: NDArray[np.bool_] = read_array(own, "solved", self.name, np.bool_, shape=(n,))
         return seen, solved
 
     def _set_own(self, own: tuple[NDArray[np.bool_], NDArray[np.bool_]]) -> None:

@@ -34,62 +34,31 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from frontier_rft.core.bounds import bounded_int
-from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.sampling.fewer_rollouts import screens
-from frontier_rft.sampling.spec import KINDS
+from frontier_rft.core.state_check import read_array
+from frontier_rft.sampling.more_rollouts import MoreRollouts
 from frontier_rft.sampling.step import (
-    MAX_GROUP_SIZE,
     SUCCESS,
     RolloutFn,
     Round,
     Sampler,
     StepSamples,
-    fresh_batch,
     split_rolled,
 )
-from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
 __all__ = ["Rescue"]
 
 
-class Rescue(WrapsSampler):
+class Rescue(MoreRollouts):
     """A sampler whose trained all-wrong groups of never-solved prompts get `extra` more
     rollouts, joined when one is correct (see the module docstring)."""
 
-    uneven_groups: ClassVar[bool] = True
     name: ClassVar[str] = "rescue"
-    settings: ClassVar[tuple[str, ...]] = ("extra",)
-
-    @classmethod
-    def refusal(cls, kind: str, config: Any) -> str | None:
-        """Why rescue cannot wrap sampler `kind` set by `config`: it extends the all-wrong
-        groups a step trains, which only a kind whose class is `rescuable` keeps whole; a screen
-        splits each group in two rounds (FewerRollouts' screen), so a rescuable kind that
-        screens is refused too."""
-        split = screens(kind, config)
-        if KINDS[kind].fact("rescuable") and not split:
-            return None
-        return (
-            f"rescue extends the all-wrong groups a step trains, which sampler {kind!r}"
-            f"{' with screening' if split else ''} drops or splits: use plain GRPO or "
-            "--rollouts kept without --screen, or set rescue 0"
-        )
+    joins: ClassVar[str] = "extends the all-wrong groups a step trains"
 
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
-        why = self.refusal(sampler.kind, sampler.config)
-        if why is not None:
-            raise ValueError(why)
-        self.wraps = sampler
-        self.extra = bounded_int(extra, "rescue", lo=1, hi=MAX_GROUP_SIZE)
-        """N: rescue rollouts a group gets."""
-        self.success = success
-        """A rollout whose reward reaches this is correct."""
+        super().__init__(sampler, extra, success)
         self.solved = np.zeros(sampler.inner.num_tasks, dtype=np.bool_)
         """Prompts with a correct completion in some group of this run (rescue's included)."""
-
-    def rewrap(self, sampler: Sampler) -> Rescue:
-        return Rescue(sampler, self.extra, self.success)
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
@@ -103,8 +72,6 @@ class Rescue(WrapsSampler):
         own = samples.groups()
         solved[np.repeat(own.task_ids, own.counts)[own.rewards >= self.success]] = True
         train = samples.train
-        if train.from_surplus.any() or (train.steps != step).any():
-            raise RuntimeError("rescue got a group of an earlier step to extend")
         wrong = np.flatnonzero(~solved[train.task_ids])
         if not wrong.size:
             self.solved = solved
@@ -122,13 +89,8 @@ class Rescue(WrapsSampler):
         extra = Round(ids, rewards, 0.0, counts, payloads)
         hit: NDArray[np.bool_] = np.any(rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[ids[hit]] = True
-        rounds = (*samples.rounds, extra)
-        picks = [train.parts(g)[0] for g in range(train.num_groups)]
-        tails = {picks[g]: train.parts(g)[1:] for g in range(train.num_groups)}
-        for j, g in enumerate(wrong.tolist()):
-            if hit[j]:
-                tails[picks[g]] += ((len(samples.rounds), j),)
-        batch = fresh_batch(rounds, picks, step, train.deficit, tails)
+        joins = [(g, j) for j, g in enumerate(wrong.tolist()) if hit[j]]
+        rounds, batch = self.joined(samples, extra, joins)
         self.solved = solved
         metrics = self._metrics(int(counts.sum()), ids.shape[0], int(hit.sum()))
         return StepSamples(step, rounds, batch, samples.nominal_groups, samples, metrics)
@@ -146,13 +108,9 @@ class Rescue(WrapsSampler):
         return {"extra": self.extra, "solved": self.solved.copy()}
 
     def _read_own(self, saved: Any) -> NDArray[np.bool_]:
-        who = "rescue"
-        own = check_keys(saved, f"{who} state", ("extra", "solved"))
-        extra = read_int(own, "extra", who, lo=1, hi=MAX_GROUP_SIZE)
-        if extra != self.extra:
-            raise ValueError(f"{who} state was saved with rescue {extra}, not {self.extra}")
+        own = self._read_extra(saved, ("extra", "solved"))
         n = self.solved.shape[0]
-        solved: NDArray[np.bool_] = read_array(own, "solved", who, np.bool_, shape=(n,))
+        solved: NDArray[np.bool_] = read_array(own, "solved", self.name, np.bool_, shape=(n,))
         return solved
 
     def _set_own(self, own: NDArray[np.bool_]) -> None:

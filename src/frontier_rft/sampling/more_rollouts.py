@@ -1,0 +1,88 @@
+"""What the wraps that give a step's groups more rollouts share (`MoreRollouts`): Rescue's N
+for an all-wrong group of a never-solved prompt, HardGroups' N for a prompt predicted hard.
+Both need the groups a step trains whole (the class fact `refusal`), both join their extra
+part to a trained group as rescue first did (`joined`), and both are built and saved by their
+N (`extra`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from frontier_rft.core.bounds import bounded_int
+from frontier_rft.core.state_check import check_keys, read_int
+from frontier_rft.sampling.fewer_rollouts import screens
+from frontier_rft.sampling.filtered_batch import FilteredBatch
+from frontier_rft.sampling.spec import KINDS
+from frontier_rft.sampling.step import (
+    MAX_GROUP_SIZE,
+    SUCCESS,
+    Round,
+    Sampler,
+    StepSamples,
+    fresh_batch,
+)
+from frontier_rft.sampling.wraps_sampler import WrapsSampler
+
+__all__ = ["MoreRollouts"]
+
+
+class MoreRollouts(WrapsSampler):
+    """A wrap that joins `extra` more rollouts to some of the groups a step trains."""
+
+    uneven_groups: ClassVar[bool] = True
+    settings: ClassVar[tuple[str, ...]] = ("extra",)
+    joins: ClassVar[str]
+    """What it does to a step's groups, as its refusal says it."""
+
+    @classmethod
+    def refusal(cls, kind: str, config: Any) -> str | None:
+        """Why it cannot wrap sampler `kind` set by `config`: only a kind whose class is
+        `rescuable` trains its groups whole; a screen splits each in two rounds (FewerRollouts'
+        screen), so a rescuable kind that screens is refused too."""
+        split = screens(kind, config)
+        if KINDS[kind].fact("rescuable") and not split:
+            return None
+        return (
+            f"{cls.name} {cls.joins}, which sampler {kind!r}"
+            f"{' with screening' if split else ''} drops or splits: use plain GRPO or "
+            f"--rollouts kept without --screen, or set {cls.name} 0"
+        )
+
+    def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
+        why = self.refusal(sampler.kind, sampler.config)
+        if why is not None:
+            raise ValueError(why)
+        self.wraps = sampler
+        self.extra = bounded_int(extra, self.name, lo=1, hi=MAX_GROUP_SIZE)
+        """N: the more rollouts a group gets."""
+        self.success = success
+        """A rollout whose reward reaches this is correct."""
+
+    def rewrap(self, sampler: Sampler) -> MoreRollouts:
+        return type(self)(sampler, self.extra, self.success)
+
+    def joined(
+        self, samples: StepSamples, extra: Round, joins: Iterable[tuple[int, int]]
+    ) -> tuple[tuple[Round, ...], FilteredBatch]:
+        """The step's rounds with `extra` after them, and its trained groups with, for each
+        (g, j) of `joins`, group j of `extra` appended to trained group g."""
+        train = samples.train
+        if train.from_surplus.any() or (train.steps != samples.step).any():
+            raise RuntimeError(f"{self.name} got a group of an earlier step to extend")
+        rounds = (*samples.rounds, extra)
+        picks = [train.parts(g)[0] for g in range(train.num_groups)]
+        tails = {picks[g]: train.parts(g)[1:] for g in range(train.num_groups)}
+        for g, j in joins:
+            tails[picks[g]] += ((len(samples.rounds), j),)
+        return rounds, fresh_batch(rounds, picks, samples.step, train.deficit, tails)
+
+    def _read_extra(self, saved: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+        """Its own saved state with `keys` ('extra' among them), checked to hold its N."""
+        own = check_keys(saved, f"{self.name} state", keys)
+        extra = read_int(own, "extra", self.name, lo=1, hi=MAX_GROUP_SIZE)
+        if extra != self.extra:
+            raise ValueError(
+                f"{self.name} state was saved with {self.name} {extra}, not {self.extra}"
+            )
+        return own
