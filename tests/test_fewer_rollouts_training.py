@@ -14,7 +14,7 @@ pytest.importorskip("transformers")
 
 from frontier_rft.training.config import TrainConfig, train_config
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
 
@@ -30,11 +30,6 @@ MODES = {
     },
     "both": {"selector": "greso", "sampler": FEWER, "sampler_config": {"screen": 2}},
 }
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def steps(config: TrainConfig, sft_dir: Path, out: Path, n: int) -> list[dict[str, float]]:

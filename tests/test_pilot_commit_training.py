@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 
 from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
 
@@ -31,11 +31,6 @@ BASE = dataclasses.replace(
 )
 """Batch 3, group 4: pilots of 4 // 4 -> 2 rollouts, commits of 2, 9 candidates a round."""
 P = "curriculum/pilot_commit/"
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def test_buffered_pilots_are_trained_later_and_billed(sft_dir: Path, tmp_path: Path) -> None:
