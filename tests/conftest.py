@@ -28,6 +28,17 @@ def pool() -> TaskPool:
 
 
 @pytest.fixture(scope="module")
+def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's tiny SFT model (test_training_model.tiny_models: built once, then reused),
+    the starting point of every reference-trainer test; skipped without torch or transformers."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from test_training_model import tiny_models
+
+    return tiny_models(tmp_path_factory)[1]
+
+
+@pytest.fixture(scope="module")
 def ray_session(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A local Ray (loopback, temp dir in the repo) for one test module."""
     ray = pytest.importorskip("ray")

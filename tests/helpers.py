@@ -192,3 +192,22 @@ def check_config(capsys: Any, *argv: str) -> tuple[int, str]:
 def problems(text: str) -> list[str]:
     """The problem lines of a check-config report, without their "  - " bullet."""
     return [line[4:] for line in text.splitlines() if line.startswith("  - ")]
+
+
+def check_config_apart(
+    kind: str, config: Path, rc: int, heavy: tuple[str, ...] = ("torch", "trl")
+) -> str:
+    """`frontier check-config KIND CONFIG` in a fresh interpreter, asserted to exit `rc` having
+    imported none of `heavy` (the check runs without the training stack): all it printed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from frontier_rft.cli.main import main; "
+        f"rc = main(['check-config', {kind!r}, {str(config)!r}]); "
+        f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({list(heavy)!r})); "
+        "print('HEAVY', heavy, rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert f"HEAVY [] {rc}" in done.stdout, done.stdout + done.stderr
+    return done.stdout

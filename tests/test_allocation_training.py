@@ -18,14 +18,9 @@ import torch
 from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.training.policy_loss import aggregate, row_weights
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 ALLOC = dataclasses.replace(

@@ -32,18 +32,12 @@ from frontier_rft.training.policy_loss import policy_loss
 from helpers import assert_state_equal
 from test_kept_rows_training import CONFIG as KEPT
 from test_kept_rows_training import MIXED, Counted, counting
-from test_training_model import tiny_models
 
 pytestmark = pytest.mark.integration
 
 CONFIG = dataclasses.replace(KEPT, backfill="replay", steps=10)
 """skip-kept over 12 planted prompts in batches of 3, with backfill: epoch 1 (steps 0-3) rolls
 out every prompt and stores the mixed groups; from epoch 2 the skip frees slots."""
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def replayed(samples: StepSamples) -> list[tuple[int, int, list[list[int]]]]:

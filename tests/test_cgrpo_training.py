@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, straight_and_resumed, tiny_models
+from test_training_model import TEST_TRAIN, straight_and_resumed
 
 pytestmark = pytest.mark.integration
 
@@ -28,11 +28,6 @@ BASE = dataclasses.replace(
 )
 """Batch 3, group 4: budgets 2 and 4; 5 calibration prompts x 4 at steps 0, 2 and 4."""
 P = "curriculum/cgrpo/"
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def test_every_rollout_is_billed_calibration_included(sft_dir: Path, tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from frontier_rft.cli.check_config import as_assignments
 from frontier_rft.cli.main import main
 from frontier_rft.core.config import check, config_problems, did_you_mean
 from frontier_rft.model_dirs import looks_local, model_dir_problem
+from helpers import check_config_apart
 
 REPO = Path(__file__).resolve().parents[1]
 VERL_EXAMPLES = sorted((REPO / "examples" / "verl").glob("*.yaml"))
@@ -204,14 +204,9 @@ def test_verl_plugging_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_verl_check_imports_neither_verl_nor_torch_nor_ray() -> None:
-    code = (
-        "import sys; from frontier_rft.cli.main import main; "
-        f"rc = main(['check-config', 'verl', {str(VERL_EXAMPLES[0])!r}]); "
-        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'verl', 'ray', "
-        "'transformers', 'trl'}); print('HEAVY', heavy, rc)"
+    check_config_apart(
+        "verl", VERL_EXAMPLES[0], 0, heavy=("torch", "verl", "ray", "transformers", "trl")
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert "HEAVY [] 0" in done.stdout, done.stdout + done.stderr
 
 
 GRESO = str(REPO / "examples" / "verl" / "greso.yaml")
@@ -514,14 +509,7 @@ def test_trl_frontier_keys_are_checked_without_torch(tmp_path: Path) -> None:
         "category_columns: [sourc]\nself_embeddings: sometimes\nreward_funcs: [answer_match]\n"
         "trainer: ppo\n"
     )
-    code = (
-        "import sys; from frontier_rft.cli.main import main; "
-        f"rc = main(['check-config', 'trl', {str(config)!r}]); "
-        "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'trl'}), rc)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    out = done.stdout
-    assert "HEAVY [] 1" in out, out + done.stderr
+    out = check_config_apart("trl", config, 1)
     found = problems(out)
     for phrase in (
         "trainer must be grpo or rloo, got 'ppo'",

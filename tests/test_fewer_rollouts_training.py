@@ -14,7 +14,7 @@ pytest.importorskip("transformers")
 
 from frontier_rft.training.config import TrainConfig, train_config
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN, straight_and_resumed
 
 pytestmark = pytest.mark.integration
 
@@ -30,11 +30,6 @@ MODES = {
     },
     "both": {"selector": "greso", "sampler": FEWER, "sampler_config": {"screen": 2}},
 }
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def steps(config: TrainConfig, sft_dir: Path, out: Path, n: int) -> list[dict[str, float]]:
@@ -60,22 +55,8 @@ def test_the_same_schedule_spends_fewer_rollouts(mode: str, sft_dir: Path, tmp_p
 @pytest.mark.parametrize("mode", ["kept", "both"])
 def test_resume_is_exact(mode: str, sft_dir: Path, tmp_path: Path) -> None:
     config = dataclasses.replace(BASE, **MODES[mode], checkpoint_every=5)
-    straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
-    expected = []
-    for _ in range(9):
-        straight.step()
-        expected.append((straight.last["ids"].tolist(), straight.last["rewards"].tolist()))
-    first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
-    got = []
-    for _ in range(5):  # mid-epoch: 5 x 3 of 12 prompts
-        first.step()
-        got.append((first.last["ids"].tolist(), first.last["rewards"].tolist()))
-    first.save()
-    del first
-    resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
-    for _ in range(4):
-        resumed.step()
-        got.append((resumed.last["ids"].tolist(), resumed.last["rewards"].tolist()))
+    # saved mid-epoch: 5 x 3 of 12 prompts, then 4 more steps
+    expected, got, _, _ = straight_and_resumed(config, sft_dir, tmp_path, 9, 5)
     assert got == expected
 
 

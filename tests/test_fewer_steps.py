@@ -89,17 +89,12 @@ pytest.importorskip("transformers")
 
 from frontier_rft.training.config import TrainConfig, train_config  # noqa: E402
 from frontier_rft.training.grpo import Trainer  # noqa: E402
-from test_training_model import TEST_TRAIN, tiny_models  # noqa: E402
+from test_training_model import TEST_TRAIN  # noqa: E402
 
 BASE = dataclasses.replace(
     TEST_TRAIN, train_size=POOL, steps=12, eval_every=0, checkpoint_every=100, fewer_steps=True
 )
 """Twelve prompts of batch 3: 12 of uniform's steps are three passes."""
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def _passes(run: Path) -> list[float]:

@@ -24,7 +24,7 @@ from frontier_rft.sampling.store import GroupStore
 from frontier_rft.simulation.runner import Entry, RunSpec, run_one
 from frontier_rft.simulation.scenario import SCENARIOS
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 
 class HoldOne(WrapsSelector):
@@ -70,11 +70,6 @@ def hold_one(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setitem(KINDS, HoldOne.kind, KindRow(HoldOne))
     monkeypatch.setitem(plan.SAMPLER_TRAINERS, HoldOne.kind, ())
     yield HoldOne.kind
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 @pytest.mark.integration

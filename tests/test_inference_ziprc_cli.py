@@ -13,16 +13,10 @@ pytest.importorskip("transformers")
 from frontier_rft.cli.main import main
 from frontier_rft.inference.head import load_head_model
 from frontier_rft.inference.rollouts import RolloutSet
-from test_training_model import tiny_models
 
 pytestmark = pytest.mark.integration
 
 SMALL = ["--levels", "2x20", "--max-new-tokens", "12", "--threads", "1"]
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def test_ziprc_train_then_eval_round_trip(

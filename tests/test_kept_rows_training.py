@@ -20,7 +20,7 @@ pytest.importorskip("transformers")
 import torch
 
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
 
@@ -45,11 +45,6 @@ def planted(task: int, n: int) -> np.ndarray:
     if task in UNSOLVABLE:
         return np.zeros(n)
     return np.arange(n) % 2 * 1.0  # mixed: 0, 1, 0, 1, ...
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 class Counted:

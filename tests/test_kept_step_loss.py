@@ -21,7 +21,7 @@ from frontier_rft.lm.rollout import TokenScores
 from frontier_rft.training import grpo
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.training.policy_loss import PolicyLoss, aggregate, policy_loss
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 LN2 = math.log(2.0)
 MASK = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
@@ -85,11 +85,6 @@ BASE = dataclasses.replace(
 torch thread, so that two runs of one configuration train bit for bit alike."""
 KEPT = {"selector": "greso", "sampler": "fewer_rollouts"}
 """`rollouts: kept` (FewerRollouts' defaults: the skip in uniform's window, loss_scale batch)."""
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, calls: list[dict]) -> None:

@@ -75,12 +75,7 @@ def test_without_configuration_the_library_is_silent() -> None:
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from test_training_model import TEST_TRAIN, tiny_models  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
+from test_training_model import TEST_TRAIN  # noqa: E402
 
 
 def test_the_trainers_messages_reach_a_logging_handler(

@@ -18,7 +18,7 @@ pytest.importorskip("transformers")
 from frontier_rft.training import grpo
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, straight_and_resumed, tiny_models
+from test_training_model import TEST_TRAIN, straight_and_resumed
 
 pytestmark = pytest.mark.integration
 
@@ -27,11 +27,6 @@ ONE_CALL = {
     "sampler": "dynamic_sampling",
     "sampler_config": {"adaptive": True, "max_rounds": 1},
 }
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 @pytest.fixture

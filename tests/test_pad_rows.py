@@ -278,14 +278,6 @@ def _torch_threads() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("transformers")
-    from test_training_model import tiny_models
-
-    return tiny_models(tmp_path_factory)[1]
-
-
 @pytest.mark.integration
 def test_a_padded_step_trains_bitwise_as_the_unpadded_one(sft_dir: Path, tmp_path: Path) -> None:
     """Generation made blind to the batch's shape: the padded run's parameters after every

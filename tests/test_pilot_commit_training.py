@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 
 from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN, straight_and_resumed
 
 pytestmark = pytest.mark.integration
 
@@ -31,11 +31,6 @@ BASE = dataclasses.replace(
 )
 """Batch 3, group 4: pilots of 4 // 4 -> 2 rollouts, commits of 2, 9 candidates a round."""
 P = "curriculum/pilot_commit/"
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def test_buffered_pilots_are_trained_later_and_billed(sft_dir: Path, tmp_path: Path) -> None:
@@ -61,24 +56,13 @@ def test_buffered_pilots_are_trained_later_and_billed(sft_dir: Path, tmp_path: P
 
 
 def test_resume_is_exact_with_pilots_in_the_buffer(sft_dir: Path, tmp_path: Path) -> None:
+    def pilots_cross_the_save(first: Trainer) -> None:
+        assert first.sampler.buffer.size  # type: ignore[attr-defined]
+
     config = dataclasses.replace(BASE, checkpoint_every=3)
-    straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
-    expected = []
-    for _ in range(6):
-        straight.step()
-        expected.append((straight.last["ids"].tolist(), straight.last["rewards"].tolist()))
-    first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
-    got = []
-    for _ in range(3):
-        first.step()
-        got.append((first.last["ids"].tolist(), first.last["rewards"].tolist()))
-    assert first.sampler.buffer.size  # type: ignore[attr-defined]  # pilots cross the save
-    first.save()
-    del first
-    resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
-    for _ in range(3):
-        resumed.step()
-        got.append((resumed.last["ids"].tolist(), resumed.last["rewards"].tolist()))
+    expected, got, straight, resumed = straight_and_resumed(
+        config, sft_dir, tmp_path, 6, 3, before_save=pilots_cross_the_save
+    )
     assert got == expected
     assert straight.last["advantages"].tolist() == resumed.last["advantages"].tolist()
 

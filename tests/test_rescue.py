@@ -25,7 +25,6 @@ from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.training.config import train_config
 from frontier_rft.training.grpo import Trainer
 from test_kept_rows_training import CONFIG as KEPT
-from test_training_model import tiny_models
 
 pytestmark = pytest.mark.integration
 
@@ -50,11 +49,6 @@ def planted(task: int, size: int) -> np.ndarray:
     if task in RESCUABLE and size == N:  # a rescue call: N rollouts
         return np.eye(1, size).ravel()
     return np.zeros(size)
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def plant(trainer: Trainer) -> list[list[list[int]]]:

@@ -19,7 +19,7 @@ import torch
 from frontier_rft.shadow.replay import REWARD_LOG, replay
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.grpo import Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
 
@@ -45,11 +45,6 @@ def _torch_threads() -> Iterator[None]:
     before = torch.get_num_threads()
     yield
     torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def _run(config: TrainConfig, sft_dir: Path, out: Path, n: int) -> tuple[Trainer, list, list]:

@@ -17,7 +17,7 @@ import torch
 
 from frontier_rft.training import grpo
 from frontier_rft.training.grpo import StepBatch, Trainer
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 CONFIG = dataclasses.replace(
     TEST_TRAIN,
@@ -31,11 +31,6 @@ CONFIG = dataclasses.replace(
     threads=1,
 )
 """`rollouts: kept` with a KL term: the batch carries a loss scale and reference log-probs."""
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def _paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:

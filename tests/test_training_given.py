@@ -23,14 +23,9 @@ from frontier_rft.simulation import get_scenario, runner
 from frontier_rft.training.given import parse_given
 from frontier_rft.training.grpo import Trainer
 from helpers import assert_state_equal
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def test_parse_given() -> None:

@@ -21,14 +21,9 @@ from frontier_rft.lm.rollout import TokenScores
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.training.policy_loss import PolicyLoss, aggregate, policy_loss
 from frontier_rft.training.run_files import truncate_logs
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def _params(model: torch.nn.Module) -> dict[str, torch.Tensor]:

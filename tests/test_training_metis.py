@@ -21,16 +21,11 @@ from frontier_rft.cli.train import add_commands
 from frontier_rft.selectors.metis.judge import parse_judgment, system_message
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
-from test_training_model import TEST_TRAIN, tiny_models
+from test_training_model import TEST_TRAIN
 
 pytestmark = pytest.mark.integration
 
 METIS = dataclasses.replace(TEST_TRAIN, selector="metis")
-
-
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_models(tmp_path_factory)[1]
 
 
 def test_policy_judges_every_candidate_and_failures_are_counted(

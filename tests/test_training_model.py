@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -95,10 +96,16 @@ def tiny_models(factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, 
 
 
 def straight_and_resumed(
-    config: TrainConfig, sft_dir: Path, root: Path, steps: int, save_after: int
+    config: TrainConfig,
+    sft_dir: Path,
+    root: Path,
+    steps: int,
+    save_after: int,
+    before_save: Callable[[Any], None] | None = None,
 ) -> tuple[list[Any], list[Any], Any, Any]:
     """Each step's (ids, rewards) of a straight run of `steps` steps and of one saved after
-    `save_after` and resumed; and the two runs' last trainers (their last steps' advantages)."""
+    `save_after` and resumed; and the two runs' last trainers (their last steps' advantages).
+    `before_save` is handed the trainer about to be saved (to check what crosses the save)."""
     from frontier_rft.training.grpo import Trainer
 
     def record(trainer: Any) -> tuple[list[int], list[float]]:
@@ -109,6 +116,8 @@ def straight_and_resumed(
     expected = [record(straight) for _ in range(steps)]
     first = Trainer(config, sft_dir, root / "resumed", log=lambda _: None)
     got = [record(first) for _ in range(save_after)]
+    if before_save is not None:
+        before_save(first)
     first.save()
     del first
     resumed = Trainer(config, sft_dir, root / "resumed", resume=True, log=lambda _: None)

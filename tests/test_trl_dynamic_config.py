@@ -4,8 +4,6 @@ zero-variance test against hand-computed values, each setting and each refusal, 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     zero_variance_groups,
 )
 from frontier_rft.sampling import DynamicSamplingConfig
+from helpers import check_config_apart
 
 
 def test_zero_variance_is_constant_up_to_float_noise() -> None:
@@ -162,14 +161,7 @@ def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
         "dynamic_sampling_tol: 2\n"
         "scale_rewards: batch\n"
     )
-    code = (
-        "import sys; from frontier_rft.cli.main import main; "
-        f"rc = main(['check-config', 'trl', {str(config)!r}]); "
-        "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'trl'}), rc)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    out = done.stdout
-    assert "HEAVY [] 1" in out, out + done.stderr
+    out = check_config_apart("trl", config, 1)
     found = [line for line in out.splitlines() if line.startswith("  - ")]
     for phrase in (
         "max_surplus 4 is not supported",
@@ -180,8 +172,7 @@ def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
         assert sum(phrase in line for line in found) == 1, (phrase, out)
     assert len(found) == 3, out  # the two dynamic_sampling_config mistakes share one line
     config.write_text("dynamic_sampling: adaptive\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert "the frontier-rft settings are valid" in done.stdout and "HEAVY [] 0" in done.stdout
+    assert "the frontier-rft settings are valid" in check_config_apart("trl", config, 0)
 
 
 def test_the_step_code_reaches_no_private_trainer_attribute() -> None:

@@ -4,8 +4,6 @@ check-config trl`."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from frontier_rft.integrations.trl.fewer_config import (
     normalisation,
 )
 from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
+from helpers import check_config_apart
 
 
 def test_the_settings_build_the_samplers_config() -> None:
@@ -89,14 +88,7 @@ def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
     config.write_text(
         "selector: prioritized\nrollouts: kept\nloss_type: bnpo\nnum_generations: 4\nscreen: 4\n"
     )
-    code = (
-        "import sys; from frontier_rft.cli.main import main; "
-        f"rc = main(['check-config', 'trl', {str(config)!r}]); "
-        "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'trl'}), rc)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    out = done.stdout
-    assert "HEAVY [] 1" in out, out + done.stderr
+    out = check_config_apart("trl", config, 1)
     found = [line for line in out.splitlines() if line.startswith("  - ")]
     for phrase in (
         "selector 'prioritized' does not walk the data",
@@ -105,8 +97,7 @@ def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:
     ):
         assert sum(phrase in line for line in found) == 1, (phrase, out)
     config.write_text("rollouts: kept\nscreen: 2\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert "the frontier-rft settings are valid" in done.stdout and "HEAVY [] 0" in done.stdout
+    assert "the frontier-rft settings are valid" in check_config_apart("trl", config, 0)
 
 
 def test_ci_installs_a_trl_the_step_samplers_are_tested_with() -> None:
