@@ -105,15 +105,6 @@ def test_the_reference_trainer_and_its_plan_name_it() -> None:
 
 
 # ---------------------------------------------------------------- the reference trainer
-@pytest.fixture(scope="module")
-def sft_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from test_training_model import tiny_models
-
-    return tiny_models(tmp_path_factory)[1]
-
-
 def _trainer_config() -> TrainConfig:
     from test_kept_rows_training import CONFIG as KEPT
 
