@@ -49,7 +49,7 @@ from frontier_rft.sampling.step import (
     StepSamples,
     check_rollout,
     fresh_batch,
-    split_rolled,
+    rolled_counts,
 )
 
 __all__ = [
@@ -410,13 +410,7 @@ class ConformalStop(WrapsSelector):
 
     def _roll(self, step: int, ids: I64, counts: I64, rollout: RolloutFn, seconds: float) -> Round:
         """counts[i] rollouts of each of `ids`, every reward sent to the selector once."""
-        rewards, payloads = split_rolled(rollout(ids, counts), ids.shape[0])
-        total = int(counts.sum())
-        if rewards.shape != (total,):
-            raise ValueError(
-                f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; "
-                f"expected counts[i] per prompt ({total} in all), id-major"
-            )
+        rewards, payloads = rolled_counts(rollout, ids, counts)
         if not np.all(np.isfinite(rewards)):
             raise ValueError("rollout returned NaN or inf rewards: C-GRPO reads every reward")
         start = time.perf_counter()

@@ -42,7 +42,7 @@ from frontier_rft.sampling.step import (
     Sampler,
     StepSamples,
     check_rollout,
-    split_rolled,
+    rolled_counts,
 )
 
 __all__ = ["HardGroups"]
@@ -88,18 +88,11 @@ class HardGroups(MoreRollouts):
             sizes = np.full(ids.shape[0], group_size, dtype=np.int64)
             sizes = sizes if counts is None else np.asarray(counts, dtype=np.int64)
             more = ids[hard[ids]]
-            got = rollout(
-                np.concatenate([ids, more]),
-                np.concatenate([sizes, np.full(more.shape[0], self.extra, dtype=np.int64)]),
-            )
-            rewards, payloads = split_rolled(got, ids.shape[0] + more.shape[0])
-            own = int(sizes.sum())
-            if rewards.shape != (own + more.shape[0] * self.extra,):
-                raise ValueError(
-                    f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts and "
-                    f"{more.shape[0]} larger groups; expected the counts asked for, prompt-major"
-                )
             counts_more = np.full(more.shape[0], self.extra, dtype=np.int64)
+            rewards, payloads = rolled_counts(
+                rollout, np.concatenate([ids, more]), np.concatenate([sizes, counts_more])
+            )
+            own = int(sizes.sum())
             tail = payloads[ids.shape[0] :] if payloads is not None else None
             first.append(Round(more, rewards[own:], 0.0, counts_more, tail))
             if payloads is None:

@@ -42,7 +42,7 @@ from frontier_rft.sampling.step import (
     Round,
     Sampler,
     StepSamples,
-    split_rolled,
+    rolled_counts,
 )
 
 __all__ = ["Rescue"]
@@ -80,12 +80,7 @@ class Rescue(MoreRollouts):
             )
         ids = train.task_ids[wrong]
         counts = np.full(ids.shape[0], self.extra, dtype=np.int64)
-        rewards, payloads = split_rolled(rollout(ids, counts), ids.shape[0])
-        if rewards.shape != (int(counts.sum()),):
-            raise ValueError(
-                f"rollout returned {rewards.shape} rewards for {ids.shape[0]} rescued prompts; "
-                f"expected {self.extra} per prompt, prompt-major"
-            )
+        rewards, payloads = rolled_counts(rollout, ids, counts)
         extra = Round(ids, rewards, 0.0, counts, payloads)
         hit: NDArray[np.bool_] = np.any(rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[ids[hit]] = True

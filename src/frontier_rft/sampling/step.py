@@ -157,6 +157,21 @@ class Round:
         return out
 
 
+def rolled_counts(
+    rollout: RolloutFn, ids: NDArray[np.int64], counts: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], tuple[Any, ...] | None]:
+    """`rollout(ids, counts)` as (rewards, payloads or None), checked to hold counts[i]
+    rewards of each of `ids`, id-major; a ValueError saying what came back otherwise."""
+    rewards, payloads = split_rolled(rollout(ids, counts), ids.shape[0])
+    total = int(counts.sum())
+    if rewards.shape != (total,):
+        raise ValueError(
+            f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; "
+            f"expected counts[i] per prompt ({total} in all), id-major"
+        )
+    return rewards, payloads
+
+
 def roll_unit_round(
     selector: Selector,
     step: int,
@@ -169,13 +184,7 @@ def roll_unit_round(
     """Roll out counts[i] of each of `ids`, check that the rewards are pass rates in [0, 1]
     (`why_unit`: the refusal, saying why the sampler needs them), send them to `selector`
     once. The rollout step of samplers that read a group's mean as its pass rate."""
-    rewards, payloads = split_rolled(rollout(ids, counts), ids.shape[0])
-    total = int(counts.sum())
-    if rewards.shape != (total,):
-        raise ValueError(
-            f"rollout returned {rewards.shape} rewards for {ids.shape[0]} prompts; "
-            f"expected counts[i] per prompt ({total} in all), id-major"
-        )
+    rewards, payloads = rolled_counts(rollout, ids, counts)
     if not np.all(np.isfinite(rewards)) or rewards.min() < 0.0 or rewards.max() > 1.0:
         raise ValueError(why_unit)
     start = time.perf_counter()
