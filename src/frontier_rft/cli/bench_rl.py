@@ -374,7 +374,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
-    from frontier_rft.bench.real_rl.testbed import SCALES, testbed
+    from frontier_rft.bench.real_rl.testbed import SCALES, scale_help, testbed
     from frontier_rft.cli.common import int_in, positive_int
 
     p = sub.add_parser(
@@ -405,18 +405,7 @@ def add_command(sub: Any) -> None:
         "--scale",
         default="standard",
         choices=SCALES,
-        help="testbed ('standard': the tiny Llama on Countdown of the committed results, "
-        "~1.5 s a step on one CPU thread, ~15x faster per run on a GPU; 'gpu': the same "
-        "testbed's earlier name; 'fast': the standard start model sampled hot on two-number "
-        "Countdown, a CPU regime whose policy learns like a pretrained LM's, ~2 min a run "
-        "(docs/results/fast_regime.md); 'fast-nucleus': the fast regime sampled hotter through "
-        "a top-p 0.9 nucleus, as SmolLM2 is, whose epoch-1 evidence goes stale as "
-        "SmolLM2's does; 'fast-format': a warm start that knows most answers but not the "
-        "answer format, sampled as SmolLM2 is, whose solved prompts come out all-correct; "
-        "'fast-format-lr4': the format regime at twice its learning rate; "
-        "'full': the first, smaller CPU testbed; 'toy': "
-        "seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
-        "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
+        help=f"testbed ({scale_help()})",
     )
     p.add_argument(
         "--device",
