@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.real_rl.runner import START_MODELS
+from frontier_rft.bench.real_rl.start_models import START_MODELS
 from frontier_rft.bench.real_rl.testbed import FAST_START_WEIGHTS
 from frontier_rft.bench.scripts import RESULTS_DIR, command_line, int_tuple, write_outputs
 from frontier_rft.cli.common import Parser, UsageError, model_dir

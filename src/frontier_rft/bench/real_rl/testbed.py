@@ -33,7 +33,9 @@ __all__ = [
     "figure_context",
     "flags",
     "learner_line",
+    "resized",
     "scale_help",
+    "standard_cpu_testbed",
     "testbed",
 ]
 
@@ -968,6 +970,26 @@ def _replaced(config: Any, fields: Mapping[str, Any] | None) -> Any:
 def scale_help() -> str:
     """Every named testbed and its summary, for `frontier bench-rl --scale`'s help."""
     return "; ".join(f"{name!r}: {named.summary}" for name, named in TESTBEDS.items())
+
+
+def resized(tb: Testbed, pool_size: int | None = None, steps: int | None = None) -> Testbed:
+    """`tb` on a pool of `pool_size` prompts and for `steps` steps (None: its own), evaluated
+    about 12 times a run: `frontier bench-rl --pool-size/--steps`."""
+    train: dict[str, Any] = {}
+    if pool_size is not None:
+        train["train_size"] = pool_size
+    if steps is not None:
+        train.update(steps=steps, eval_every=max(1, steps // 12))
+    return dataclasses.replace(tb, train=dataclasses.replace(tb.train, **train)) if train else tb
+
+
+def standard_cpu_testbed(pool_size: int, steps: int) -> Testbed:
+    """The standard testbed on the CPU from its committed warm start (`FAST_START_WEIGHTS`), on
+    `pool_size` prompts for `steps` steps: the runs the first-epoch tables read
+    (benchmarks/first_epoch_table.py, docs/results/first_epoch.md)."""
+    tb = resized(testbed("standard"), pool_size, steps)
+    train = dataclasses.replace(tb.train, device="cpu")
+    return dataclasses.replace(tb, train=train, start_weights=FAST_START_WEIGHTS)
 
 
 def figure_context(tb: Testbed, device: str) -> str:
