@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from frontier_rft.bench.real_rl.first_epoch_ceiling import (
+from frontier_rft.bench.real_rl.finished.first_epoch_ceiling import (
     SMOLLM2_TESTBED,
     count,
     ledger_mixed_share,

@@ -95,10 +95,10 @@ def _fmt(ci: dict[str, Any], digits: int = 3, ratio: bool = False) -> str:
 def table(
     pool_size: int, steps: int, seeds: list[int], entries: list[str], against: str = "uniform"
 ) -> str:
-    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
+    from frontier_rft.bench.real_rl.testbed import standard_cpu_testbed
 
-    digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
+    digest = TESTBED or testbed_digest(standard_cpu_testbed(pool_size, steps))
     epoch_steps = pool_size // 16
     lines = [
         f"| entry ({pool_size} prompts, seeds {seeds[0]}-{seeds[-1]}) | epoch-1 rollouts | "
@@ -154,10 +154,10 @@ def calibration_key(entry: str, e: int, name: str) -> str | None:
 
 def calibration_table(pool_size: int, steps: int, seeds: list[int], entries: list[str]) -> str:
     """Per entry that logs it: its predictor's calibration per epoch and side (see above)."""
-    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
+    from frontier_rft.bench.real_rl.testbed import standard_cpu_testbed
 
-    digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
+    digest = TESTBED or testbed_digest(standard_cpu_testbed(pool_size, steps))
     lines = [
         f"| entry ({pool_size} prompts) | epoch | side | groups | Brier (base rate's) | AUC | "
         "mean prediction (observed share) |",
@@ -198,11 +198,11 @@ def skip_cost_table(
 ) -> str:
     """Per entry, what passing over groups cost per epoch (`skip_cost_lines`), paired with
     `against` in the ledger that holds the entry."""
-    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
     from frontier_rft.bench.real_rl.skip_cost import ledger_skip_cost, skip_cost_lines
+    from frontier_rft.bench.real_rl.testbed import standard_cpu_testbed
 
-    digest = TESTBED or testbed_digest(standard_testbed(pool_size, steps))
+    digest = TESTBED or testbed_digest(standard_cpu_testbed(pool_size, steps))
     costs = ledger_skip_cost(LEDGERS, digest, "cpu", entries, seeds, against=against)
     return "\n".join(skip_cost_lines(costs)) if costs else ""
 

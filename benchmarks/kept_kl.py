@@ -32,7 +32,7 @@ import argparse
 import json
 from pathlib import Path
 
-from frontier_rft.bench.real_rl.kept_kl import markdown, run
+from frontier_rft.bench.real_rl.finished.kept_kl import markdown, run
 
 
 def main() -> int:

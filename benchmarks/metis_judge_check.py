@@ -9,7 +9,7 @@ from `--samples` rollouts each, then the policy's prediction from METIS's judge 
 (appendix A.1; K = 3 exemplars: the lowest, a middle and the highest realised variance of
 `--exemplar-pool` further held-out tasks). Reports the parse rate (a value in [0, 1/4] in
 the last `\\boxed{}`) and the Spearman correlation of predicted with realised variance
-(frontier_rft.bench.real_rl.judge_check). When the parse rate is below `--warmup-below` and
+(frontier_rft.bench.real_rl.finished.judge_check). When the parse rate is below `--warmup-below` and
 `--warmup-steps` > 0, a format warm-up (supervised, judge prompts answered with a random
 listed value, on training-split tasks) runs and both are measured again.
 """
@@ -28,7 +28,7 @@ def _flag(name: str, value: object) -> str:
 
 
 def main() -> int:
-    from frontier_rft.bench.real_rl.judge_check import JudgeCheckConfig
+    from frontier_rft.bench.real_rl.finished.judge_check import JudgeCheckConfig
     from frontier_rft.bench.real_rl.testbed import SMOLLM2_LEVELS
 
     d = JudgeCheckConfig()
@@ -83,7 +83,7 @@ def main() -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    from frontier_rft.bench.real_rl.judge_check import judge_check_model
+    from frontier_rft.bench.real_rl.finished.judge_check import judge_check_model
 
     # a script: its progress lines on the console
     result = judge_check_model(args.model, args.levels, config, args.device, args.precision, print)

@@ -26,6 +26,7 @@ from frontier_rft import SELECTORS
 from frontier_rft.bench.overhead.report import render_markdown
 from frontier_rft.bench.overhead.runner import WRAPPED, run
 from frontier_rft.bench.overhead.world import FULL_SIZES, Settings, quick
+from frontier_rft.bench.scripts import int_at_least
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -51,13 +52,17 @@ def _names(text: str) -> tuple[str, ...]:
 def parse_args(argv: Sequence[str] | None = None) -> tuple[Settings, argparse.Namespace]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sizes", type=_sizes, default=FULL_SIZES, help="pool sizes N (1e4,1e5,1e6)")
-    ap.add_argument("--batch", type=int, default=256, help="tasks selected per step")
-    ap.add_argument("--rollouts", type=int, default=16, help="rollouts per selected task")
+    positive, natural = int_at_least(1), int_at_least(0)
+    ap.add_argument("--batch", type=positive, default=256, help="tasks selected per step")
+    ap.add_argument("--rollouts", type=positive, default=16, help="rollouts per selected task")
     ap.add_argument(
-        "--steps", type=int, default=None, help="timed steps per run (default 200/50/20 at 1e4/5/6)"
+        "--steps",
+        type=positive,
+        default=None,
+        help="timed steps per run (default 200/50/20 at 1e4/5/6)",
     )
-    ap.add_argument("--warmup", type=int, default=10, help="untimed steps before timing")
-    ap.add_argument("--mem-steps", type=int, default=72, help="steps of the memory pass")
+    ap.add_argument("--warmup", type=natural, default=10, help="untimed steps before timing")
+    ap.add_argument("--mem-steps", type=positive, default=72, help="steps of the memory pass")
     ap.add_argument("--budget", type=float, default=60.0, help="seconds per selector, size, pass")
     ap.add_argument(
         "--selectors",
@@ -79,11 +84,6 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Settings, argparse.Na
         help="tiny settings for a smoke test (N=1e3, batch 32, 4 rollouts, 3 steps)",
     )
     a = ap.parse_args(argv)
-    for flag in ("batch", "rollouts", "warmup", "mem_steps"):
-        if getattr(a, flag) < (0 if flag == "warmup" else 1):
-            ap.error(f"--{flag.replace('_', '-')} must be positive")
-    if a.steps is not None and a.steps < 1:
-        ap.error("--steps must be positive")
     s = Settings(
         sizes=a.sizes,
         batch=a.batch,

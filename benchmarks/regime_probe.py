@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from frontier_rft.bench.real_rl.benchmark import RunOptions, run_comparison
 from frontier_rft.bench.real_rl.regime import OUTCOMES, epoch_transitions
-from frontier_rft.bench.real_rl.runner import START_MODELS, RunOptions, run_comparison
+from frontier_rft.bench.real_rl.start_models import START_MODELS
 from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, Testbed, testbed
 
 ROOT = Path(__file__).resolve().parents[1]

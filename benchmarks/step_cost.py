@@ -27,16 +27,22 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import statistics
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.real_rl.runner import START_MODELS
+from frontier_rft.bench.real_rl.start_models import START_MODELS
 from frontier_rft.bench.real_rl.testbed import FAST_START_WEIGHTS
-from frontier_rft.bench.scripts import RESULTS_DIR, command_line, int_tuple, write_outputs
+from frontier_rft.bench.scripts import (
+    RESULTS_DIR,
+    command_line,
+    file_stem,
+    int_at_least,
+    positive_ints,
+    write_outputs,
+)
 from frontier_rft.cli.common import Parser, UsageError, model_dir
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
 from frontier_rft.progress import progress_bar
@@ -67,43 +73,32 @@ def parse_args(argv: Sequence[str] | None) -> Any:
         "Llama of the CPU testbed, the ledger's start model)",
     )
     parser.add_argument(
-        "--rows", type=int_tuple, default=(8, 16, 32, 64, 96, 128), help="kept rows per step"
+        "--rows", type=positive_ints, default=(8, 16, 32, 64, 96, 128), help="kept rows per step"
     )
     parser.add_argument(
-        "--lengths", type=int_tuple, default=(24, 256, 1024), help="new tokens per completion"
+        "--lengths", type=positive_ints, default=(24, 256, 1024), help="new tokens per completion"
     )
-    parser.add_argument("--prompt-tokens", type=int, default=32, help="tokens per prompt")
-    parser.add_argument("--group-size", type=int, default=8, help="completions per prompt")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repeats per cell")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed repeats before them")
+    positive, natural = int_at_least(1), int_at_least(0)
+    parser.add_argument("--prompt-tokens", type=positive, default=32, help="tokens per prompt")
+    parser.add_argument("--group-size", type=positive, default=8, help="completions per prompt")
+    parser.add_argument("--repeats", type=positive, default=3, help="timed repeats per cell")
+    parser.add_argument("--warmup", type=natural, default=1, help="untimed repeats before them")
     parser.add_argument(
         "--precision",
         choices=("fp32", "bf16"),
         default="fp32",
         help="float32, or forward passes under bfloat16 autocast (the SmolLM2 GPU testbed's)",
     )
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of prompts and sampling")
+    parser.add_argument("--threads", type=natural, default=0, help="torch threads (0: torch's)")
+    parser.add_argument("--seed", type=natural, default=0, help="seed of prompts and sampling")
     parser.add_argument("--out", default=RESULTS_DIR, help="output directory")
-    parser.add_argument("--name", default=None, help="file stem (default: step_cost_<device>)")
+    parser.add_argument(
+        "--name", type=file_stem, default=None, help="file stem (default: step_cost_<device>)"
+    )
     parser.add_argument("--plot", action="store_true", help="also write <name>.png")
     args = parser.parse_args(argv)
-    for flag in ("rows", "lengths"):
-        values = getattr(args, flag)
-        if not values or min(values) < 1:
-            got = ",".join(map(str, values))
-            parser.error(f"--{flag} must be positive ints like 8,16,32, got {got!r}")
-        setattr(args, flag, tuple(sorted(set(values))))
-    for flag, least in (("prompt_tokens", 1), ("group_size", 1), ("repeats", 1)):
-        if getattr(args, flag) < least:
-            parser.error(f"--{flag.replace('_', '-')} must be >= {least}")
-    for flag in ("warmup", "threads", "seed"):
-        if getattr(args, flag) < 0:
-            parser.error(f"--{flag} must be >= 0")
     if not valid_device_name(args.device):
         parser.error(f"--device must be {DEVICE_HELP}, got {args.device!r}")
-    if args.name is not None and not re.fullmatch(r"[A-Za-z0-9][\w.-]*", args.name):
-        parser.error(f"--name must be a file stem of letters, digits, '_', '.', '-': {args.name!r}")
     try:
         args.model = model_dir(args.model, "--model")
     except UsageError as exc:

@@ -16,7 +16,7 @@ import pytest
 from helpers import REPO
 
 _PRINT = (
-    "import json; from frontier_rft.bench.real_rl.runner import code_info; "
+    "import json; from frontier_rft.bench.real_rl.code_id import code_info; "
     "print(json.dumps(code_info()))"
 )
 

@@ -123,7 +123,7 @@ def test_a_record_reads_back_as_its_run(tmp_path: Path) -> None:
 
 
 def test_curves_from_rows_match_the_run_directory_loader(tmp_path: Path) -> None:
-    from frontier_rft.bench.real_rl.runner import load_run
+    from frontier_rft.bench.real_rl.runs import load_run
     from frontier_rft.metrics_log import read_metrics_jsonl
 
     run = _run_dir(tmp_path)
@@ -202,7 +202,7 @@ def test_an_entry_s_own_group_size_is_in_its_run_and_its_definition_only() -> No
 def test_a_report_reads_an_earlier_definition_only_where_today_s_is_not_recorded(
     tmp_path: Path,
 ) -> None:
-    from frontier_rft.bench.real_rl.runner import _chosen_definitions
+    from frontier_rft.bench.real_rl.benchmark import _chosen_definitions
     from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
     tb = make_testbed("toy")

@@ -15,7 +15,7 @@ pytest.importorskip("matplotlib")
 
 from frontier_rft.bench.real_rl import testbed as bench
 from frontier_rft.bench.real_rl.ledger import RunLedger, run_from_record
-from frontier_rft.bench.real_rl.runner import load_run, run_specs
+from frontier_rft.bench.real_rl.runs import load_run, run_specs
 from frontier_rft.cli.main import main
 
 pytestmark = pytest.mark.integration
@@ -243,7 +243,7 @@ def test_a_testbed_file_from_before_a_new_field_or_with_another_device_still_res
 _SIGTERM_SCRIPT = """
 import subprocess, sys
 from pathlib import Path
-from frontier_rft.bench.real_rl import runner as real_rl
+from frontier_rft.bench.real_rl import runs as real_rl
 from frontier_rft.bench.real_rl import testbed as bench
 
 root = Path(sys.argv[1])

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from frontier_rft.bench.scripts import command_line, out_and_jobs, ttb_cell, write_outputs
+from frontier_rft.bench.scripts import (
+    command_line,
+    file_stem,
+    int_at_least,
+    out_and_jobs,
+    positive_ints,
+    ttb_cell,
+    write_outputs,
+)
 
 
 def test_ttb_cells_say_how_many_seeds_reached() -> None:
@@ -16,6 +25,24 @@ def test_ttb_cells_say_how_many_seeds_reached() -> None:
     assert ttb_cell({"mean": 0.9, "std": 0.05, "reached": 3, "of": 5}) == "0.90 ± 0.05 (3/5)"
     assert ttb_cell({"mean": 1.1, "std": 0.0, "reached": 1, "of": 5}) == "1.10 (1/5)"
     assert ttb_cell({"mean": None, "std": None, "reached": 0, "of": 5}) == "- (0/5)"
+
+
+def test_argparse_types_refuse_a_bad_value_with_the_form_expected() -> None:
+    assert positive_ints("16,8,8") == (8, 16)  # a grid: sorted, each once
+    assert int_at_least(0)("0") == 0 and int_at_least(1)("3") == 3
+    assert file_stem("step_cost_cpu.v2") == "step_cost_cpu.v2"
+    bad = [
+        (positive_ints, "0,8", "positive ints"),
+        (positive_ints, "", "positive ints"),
+        (positive_ints, "8,x", "positive ints"),
+        (int_at_least(1), "0", ">= 1"),
+        (int_at_least(0), "1.5", ">= 0"),
+        (file_stem, "../x", "file stem"),
+        (file_stem, "-x", "file stem"),
+    ]
+    for parse, text, said in bad:
+        with pytest.raises(argparse.ArgumentTypeError, match=said):
+            parse(text)
 
 
 def test_flags_and_the_command_that_made_a_result(monkeypatch: pytest.MonkeyPatch) -> None:

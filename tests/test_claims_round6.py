@@ -134,10 +134,10 @@ def _backfill_pvalues() -> dict[str, float]:
         from first_epoch_table import _facts, _ledger_of, _record
     finally:
         sys.path.pop(0)
-    from frontier_rft.bench.real_rl.first_epoch_ceiling import standard_testbed
     from frontier_rft.bench.real_rl.ledger import testbed_digest
+    from frontier_rft.bench.real_rl.testbed import standard_cpu_testbed
 
-    digest = testbed_digest(standard_testbed(1280, 160))
+    digest = testbed_digest(standard_cpu_testbed(1280, 160))
     entry = "skip-predict-kept-w50-backfill"
     out = {}
     for name, seeds in (("0-9", range(10)), ("10-19", range(10, 20))):

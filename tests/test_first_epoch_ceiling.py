@@ -1,4 +1,4 @@
-"""The first-epoch ceiling's ledger shares (frontier_rft.bench.real_rl.first_epoch_ceiling,
+"""The first-epoch ceiling's ledger shares (frontier_rft.bench.real_rl.finished.first_epoch_ceiling,
 run by benchmarks/first_epoch_ceiling.py): the oracle's spend per epoch is the mean
 of each committed uniform record's mixed share over that half of its steps."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from frontier_rft.bench.real_rl import first_epoch_ceiling as ceiling
+from frontier_rft.bench.real_rl.finished import first_epoch_ceiling as ceiling
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"

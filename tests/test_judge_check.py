@@ -1,5 +1,5 @@
-"""METIS's judge measured on a policy (frontier_rft.bench.real_rl.judge_check): Spearman by hand,
-and the whole check (rollouts, judge prompts, format warm-up, again) on a tiny model."""
+"""METIS's judge measured on a policy (frontier_rft.bench.real_rl.finished.judge_check): Spearman
+by hand, and the whole check (rollouts, judge prompts, format warm-up, again) on a tiny model."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 import torch
 
 from frontier_rft.bench.metrics import spearman
-from frontier_rft.bench.real_rl.judge_check import (
+from frontier_rft.bench.real_rl.finished.judge_check import (
     JudgeCheckConfig,
     _exemplars,
     judge_check,
@@ -101,7 +101,7 @@ def test_judge_check_measures_warms_up_and_measures_again(init_dir: Path) -> Non
 
 def test_the_check_runs_end_to_end_on_a_model_dir(tmp_path: Path) -> None:
     """What benchmarks/metis_judge_check.py runs, on a tiny arithmetic model, tiny budget."""
-    from frontier_rft.bench.real_rl.judge_check import judge_check_model
+    from frontier_rft.bench.real_rl.finished.judge_check import judge_check_model
     from frontier_rft.bench.real_rl.testbed import SMOLLM2_LEVELS
     from frontier_rft.training.config import ModelConfig
     from frontier_rft.training.tiny_model import build_tiny_lm

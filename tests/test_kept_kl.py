@@ -1,4 +1,4 @@
-"""benchmarks/kept_kl.py's measurement (frontier_rft.bench.real_rl.kept_kl) on the tiny
+"""benchmarks/kept_kl.py's measurement (frontier_rft.bench.real_rl.finished.kept_kl) on the tiny
 model: a kept step's gradients against uniform's, its summary and its page."""
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from frontier_rft.bench.real_rl.kept_kl import AGGREGATIONS, markdown, measure, summarise, watch
+from frontier_rft.bench.real_rl.finished.kept_kl import (
+    AGGREGATIONS,
+    markdown,
+    measure,
+    summarise,
+    watch,
+)
 from frontier_rft.training.grpo import Trainer
 from test_training_model import TEST_TRAIN, tiny_models
 

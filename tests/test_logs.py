@@ -19,7 +19,7 @@ import pytest
 from frontier_rft.cli.main import main
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "frontier_rft"
-ALLOWED_PRINTS = {("bench/real_rl/runner.py", "_main"), ("bench/scripts.py", "write_outputs")}
+ALLOWED_PRINTS = {("bench/real_rl/runs.py", "_main"), ("bench/scripts.py", "write_outputs")}
 """Entry points of scripts run as `python -m` (their usage line is their own output), and
 the helper that prints the tables of the scripts under benchmarks/ (their console output,
 as the CLI's is)."""

@@ -90,7 +90,7 @@ def test_bench_rl_progress_writes_lines_to_a_log(monkeypatch: pytest.MonkeyPatch
     """`frontier bench-rl ... 2> log`: lines, not carriage-return redraws on one line."""
     from types import SimpleNamespace
 
-    from frontier_rft.bench.real_rl import runner as bench
+    from frontier_rft.bench.real_rl import runs as bench
 
     monkeypatch.setenv(INTERVAL_ENV, "0")
     log = io.StringIO()

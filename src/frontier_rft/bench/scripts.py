@@ -1,5 +1,6 @@
 """What the benchmark scripts under benchmarks/ share: their --out/--jobs flags and the
-argparse types of their seeds and steps (`frontier bench-rl` and the CLI take them too), the
+argparse types of their seeds, steps, grids and file stems (`frontier bench-rl` and the CLI
+take some of them too), the
 exact command that made a result (written into it), the `<stem>.json` + `<stem>.md` pair
 they write, and how a TTB cell of their tables reads."""
 
@@ -7,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +19,11 @@ __all__ = [
     "MAX_SEEDS",
     "SEED_LIMIT",
     "command_line",
+    "file_stem",
+    "int_at_least",
     "int_tuple",
     "out_and_jobs",
+    "positive_ints",
     "script_parser",
     "seed_list",
     "ttb_cell",
@@ -62,6 +68,46 @@ def int_tuple(text: str) -> tuple[int, ...]:
         return tuple(int(v) for v in text.split(",") if v.strip())
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"expected comma-separated ints, got {text!r}") from exc
+
+
+def positive_ints(text: str) -> tuple[int, ...]:
+    """'16,8,8' -> (8, 16): sorted distinct ints >= 1, at least one; an argparse type (a grid)."""
+    try:
+        values = int_tuple(text)
+    except argparse.ArgumentTypeError:
+        values = ()
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive ints like 8,16,32, got {text!r}")
+    return tuple(sorted(set(values)))
+
+
+def int_at_least(least: int) -> Callable[[str], int]:
+    """An argparse type: an int >= `least`, refused at parse time with the bound named."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {least}, got {text!r}")
+        return value
+
+    parse.__name__ = f"int >= {least}"
+    return parse
+
+
+FILE_STEM = re.compile(r"[A-Za-z0-9][\w.-]*")
+"""A results file's stem: a letter or digit, then letters, digits, '_', '.', '-' (no path)."""
+
+
+def file_stem(text: str) -> str:
+    """An argparse type: a results file's stem (`FILE_STEM`), as a script's --name takes it."""
+    if not FILE_STEM.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a file stem of letters, digits, '_', '.', '-', got {text!r}"
+        )
+    return text
 
 
 def command_line() -> str:

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from frontier_rft.bench.scripts import MAX_SEEDS, SEED_LIMIT, seed_list
 
 if TYPE_CHECKING:
+    from frontier_rft.bench.real_rl.benchmark import RunOptions
     from frontier_rft.bench.real_rl.report import ResultFiles
-    from frontier_rft.bench.real_rl.runner import RunOptions
 
 __all__ = [
     "MAX_JOBS",
@@ -75,10 +75,10 @@ def float_list(text: str) -> list[float]:
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
-    """Check the arguments, run the benchmark (frontier_rft.bench.real_rl.runner), write its results
-    (frontier_rft.bench.real_rl.report); returns the summary."""
+    """Check the arguments, run the benchmark (frontier_rft.bench.real_rl.benchmark), write its
+    results (frontier_rft.bench.real_rl.report); returns the summary."""
+    from frontier_rft.bench.real_rl.benchmark import run_comparison
     from frontier_rft.bench.real_rl.report import headline_lines, write_results
-    from frontier_rft.bench.real_rl.runner import run_comparison
     from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
     from frontier_rft.cli.common import UsageError, quiet_transformers
 
@@ -159,17 +159,15 @@ def _check_pool_size(tb: Any, args: argparse.Namespace) -> None:
 
 def _testbed_from_args(args: argparse.Namespace) -> Any:
     """The --scale testbed with the command line's overrides, checked before any work."""
-    from frontier_rft.bench.real_rl.testbed import testbed
+    from frontier_rft.bench.real_rl.testbed import resized, testbed
     from frontier_rft.cli.common import UsageError, model_dir
     from frontier_rft.lm.device import resolve_device
 
     tb = testbed(args.scale)
-    train: dict[str, Any] = {}
     if args.pool_size is not None:  # bounded before anything else, in this command's flags
         _check_pool_size(tb, args)
-        train["train_size"] = args.pool_size
-    if args.steps:
-        train.update(steps=args.steps, eval_every=max(1, args.steps // 12))
+    tb = resized(tb, args.pool_size, args.steps or None)
+    train: dict[str, Any] = {}
     if args.lr:
         train["lr"] = args.lr
     if getattr(args, "reward_log", False):
@@ -199,7 +197,7 @@ def _testbed_from_args(args: argparse.Namespace) -> Any:
 
 def _check_start_weights(args: argparse.Namespace) -> None:
     """--start-weights names a start model the ledger holds (a one-line error otherwise)."""
-    from frontier_rft.bench.real_rl.runner import START_MODELS
+    from frontier_rft.bench.real_rl.start_models import START_MODELS
     from frontier_rft.cli.common import UsageError
 
     if not re.fullmatch(r"[0-9a-f]{12}", args.start_weights):
@@ -221,12 +219,9 @@ def _check_start_weights(args: argparse.Namespace) -> None:
 def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
     """Uniform alone at each --calibrate-lrs on --seeds; writes <name>_calibration.{json,md}
     and exits non-zero when the testbed's preconditions are not met."""
+    from frontier_rft.bench.real_rl.benchmark import calibration_testbeds, run_calibration
     from frontier_rft.bench.real_rl.calibration import calibration_summary, write_calibration
-    from frontier_rft.bench.real_rl.runner import (
-        calibration_testbeds,
-        gpu_total_gb,
-        run_calibration,
-    )
+    from frontier_rft.bench.real_rl.machine import gpu_total_gb
     from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
     root = Path(args.runs)
@@ -265,7 +260,7 @@ def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
 def _run_options(args: argparse.Namespace, prefix: str) -> RunOptions:
     """--runs, --jobs, --report-only, --no-progress, --ledger and --machine; the benchmark's
     lines after `prefix`."""
-    from frontier_rft.bench.real_rl.runner import RunOptions
+    from frontier_rft.bench.real_rl.benchmark import RunOptions
 
     return RunOptions(
         Path(args.runs),
@@ -283,8 +278,8 @@ def _result_files(
 ) -> ResultFiles:
     """--out, --name, this command and --machine (default: the machines the ledger's records
     name, else this machine), and the ledger folder the runs were read from."""
+    from frontier_rft.bench.real_rl.machine import this_machine
     from frontier_rft.bench.real_rl.report import ResultFiles
-    from frontier_rft.bench.real_rl.runner import this_machine
 
     machine = args.machine or "; ".join(machines) or this_machine(tb.train.device)
     return ResultFiles(Path(args.out), args.name, _command(args), machine, ledger)
@@ -292,7 +287,7 @@ def _result_files(
 
 def _or_exit(run: Callable[[], T]) -> T:
     """`run()`; a benchmark with nothing to report (runs failed, no seed complete) exits."""
-    from frontier_rft.bench.real_rl.runner import BenchRunError
+    from frontier_rft.bench.real_rl.runs import BenchRunError
 
     try:
         return run()
@@ -374,7 +369,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
-    from frontier_rft.bench.real_rl.testbed import SCALES, testbed
+    from frontier_rft.bench.real_rl.testbed import SCALES, scale_help, testbed
     from frontier_rft.cli.common import int_in, positive_int
 
     p = sub.add_parser(
@@ -405,18 +400,7 @@ def add_command(sub: Any) -> None:
         "--scale",
         default="standard",
         choices=SCALES,
-        help="testbed ('standard': the tiny Llama on Countdown of the committed results, "
-        "~1.5 s a step on one CPU thread, ~15x faster per run on a GPU; 'gpu': the same "
-        "testbed's earlier name; 'fast': the standard start model sampled hot on two-number "
-        "Countdown, a CPU regime whose policy learns like a pretrained LM's, ~2 min a run "
-        "(docs/results/fast_regime.md); 'fast-nucleus': the fast regime sampled hotter through "
-        "a top-p 0.9 nucleus, as SmolLM2 is, whose epoch-1 evidence goes stale as "
-        "SmolLM2's does; 'fast-format': a warm start that knows most answers but not the "
-        "answer format, sampled as SmolLM2 is, whose solved prompts come out all-correct; "
-        "'fast-format-lr4': the format regime at twice its learning rate; "
-        "'full': the first, smaller CPU testbed; 'toy': "
-        "seconds, for tests of the machinery; 'gpu-smollm2': the pretrained "
-        "SmolLM2-135M-Instruct on arithmetic, one CUDA GPU; 'toy-smollm2': its CPU-sized version)",
+        help=f"testbed ({scale_help()})",
     )
     p.add_argument(
         "--device",

@@ -260,7 +260,7 @@ def run_curves(rows: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> di
 
 
 def run_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record's curves and summaries, as `bench.real_rl.runner.load_run` gives them, and
+    """A record's curves and summaries, as `bench.real_rl.runs.load_run` gives them, and
     `made_by`: the code commit and machine that ran it (`timed_in_one_run` reads them)."""
     code = record.get("code")
     commit = code.get("commit") if isinstance(code, dict) else None

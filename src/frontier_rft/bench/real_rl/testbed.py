@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,13 +26,16 @@ __all__ = [
     "MAIN_ENTRIES",
     "SCALES",
     "SMOLLM2_LEVELS",
+    "TESTBEDS",
     "BenchEntry",
+    "NamedTestbed",
     "Testbed",
     "figure_context",
     "flags",
     "learner_line",
-    "smollm2_testbed",
-    "standard_testbed",
+    "resized",
+    "scale_help",
+    "standard_cpu_testbed",
     "testbed",
 ]
 
@@ -63,6 +66,43 @@ OWN_FLAGS = (*RUN_FIELDS, *PILOT_COMMIT_FIELDS)
 otherwise than their defaults (`BenchEntry.own_train`): fewer rollouts' and Pilot-Commit's (its
 resolved settings are in the definition too, as an allocation's are), as they always were, so
 old definitions keep their digests."""
+
+
+OWN_TRAIN = (
+    "group_size",
+    "steps",
+    "batch_size",
+    "eval_every",
+    "backfill",
+    "rescue",
+    "fewer_steps",
+    "pad_rows",
+    "shadows",
+)
+"""The BenchEntry fields that set the TrainConfig field of their name for the entry's runs
+(`BenchEntry.own_train`): each only where set otherwise than its BenchEntry default (the
+testbed's), so the definitions of every entry without it keep their digests."""
+NEWER_FIELDS = {
+    "testbed": ("start_weights",),
+    "sft": ("unformatted_share",),
+    "train": ("backfill", "rescue", "fewer_steps", "pad_rows"),
+}
+"""Per part of a testbed's settings (`Testbed.to_json`), the fields added after testbeds were
+first recorded (a name covers the fields it begins, backfill_buffer too): written only where
+set otherwise than their defaults, so every testbed and report recorded before them rebuilds
+as it was."""
+
+
+def _unless_default(values: Mapping[str, Any], cls: type, names: tuple[str, ...]) -> dict[str, Any]:
+    """`values` (of dataclass `cls`'s fields) without those named by (or beginning with) one
+    of `names` that hold their default: the one rule by which a setting added later leaves
+    the digests recorded before it as they were."""
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}  # MISSING: a factory's
+    return {
+        k: v
+        for k, v in values.items()
+        if not (k.startswith(names) and k in defaults and v == defaults[k])
+    }
 
 
 def flags(**fields: Any) -> SamplerSpec:
@@ -140,6 +180,7 @@ class BenchEntry:
             self.sampler_flags()  # a kind with flags is recorded by them: each setting needs one
         except ValueError as exc:
             raise ValueError(f"BenchEntry {self.label!r}: {exc}") from None
+        object.__setattr__(self, "shadows", tuple(self.shadows))  # as TrainConfig takes them
         sizes = (("group_size", 2), ("steps", 1), ("batch_size", 1), ("eval_every", 1))
         for name, least in sizes:  # a group needs two rollouts
             value = getattr(self, name)
@@ -160,26 +201,10 @@ class BenchEntry:
         return {k: v for k, v in changed.items() if k in names}
 
     def own_train(self) -> dict[str, Any]:
-        """The TrainConfig fields this entry sets itself (group size, steps), for its runs and
-        its ledger definition."""
-        sized = {
-            "group_size": self.group_size,
-            "steps": self.steps,
-            "batch_size": self.batch_size,  # only when set: the digests of the others stay
-            "eval_every": self.eval_every,
-        }
-        own: dict[str, Any] = {k: v for k, v in sized.items() if v is not None}
+        """The TrainConfig fields this entry sets itself (group size, steps, ...), for its runs
+        and its ledger definition."""
+        own = _unless_default({n: getattr(self, n) for n in OWN_TRAIN}, BenchEntry, OWN_TRAIN)
         own.update(self.sampler_flags(OWN_FLAGS))  # pc_evict_at may be None
-        if self.backfill is not None:  # likewise
-            own["backfill"] = self.backfill
-        if self.rescue is not None:  # likewise
-            own["rescue"] = self.rescue
-        if self.fewer_steps:  # only then: the digests of every entry without it stay
-            own["fewer_steps"] = True
-        if self.pad_rows is not None:  # likewise
-            own["pad_rows"] = self.pad_rows
-        if self.shadows:  # only then: the digests of every entry without them stay as they were
-            own["shadows"] = tuple(self.shadows)
         return own
 
 
@@ -623,168 +648,22 @@ class Testbed:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        # the sampler as the flat fields it was: every testbed keeps its digest
+        train = json.loads(json.dumps(flat_train_fields(asdict(self.train))))
+        sft = None if self.sft is None else asdict(self.sft)
+        settings = {
             "model": None if self.model is None else asdict(self.model),
-            "sft": None if self.sft is None else _recorded_sft(self.sft),
-            # the sampler as the flat fields it was: every testbed keeps its digest
-            "train": _recorded_train(self.train),
+            "sft": None if sft is None else _unless_default(sft, SFTConfig, NEWER_FIELDS["sft"]),
+            "train": _unless_default(train, TrainConfig, NEWER_FIELDS["train"]),
             "pool_seed_base": self.pool_seed_base,
             "start_model": self.start_model,
-            # only when set: every testbed recorded before the field keeps its digest
-            **({"start_weights": self.start_weights} if self.start_weights else {}),
+            "start_weights": self.start_weights,
         }
+        return _unless_default(settings, Testbed, NEWER_FIELDS["testbed"])
 
     def with_start_model(self, start_model: str) -> Testbed:
         """This testbed trained from `start_model` (no tiny model, no warm start)."""
         return dataclasses.replace(self, model=None, sft=None, start_model=start_model)
-
-
-def _recorded_sft(config: SFTConfig) -> dict[str, Any]:
-    """A testbed's SFTConfig as its settings record it: `unformatted_share` only where set,
-    so every testbed recorded before the field keeps its digest."""
-    sft = asdict(config)
-    if not config.unformatted_share:
-        del sft["unformatted_share"]
-    return sft
-
-
-def _recorded_train(config: TrainConfig) -> dict[str, Any]:
-    """A testbed's TrainConfig as its settings record it: the backfill, rescue, fewer_steps
-    and pad_rows fields only where set otherwise than their defaults, so every report written
-    before them rebuilds as it was."""
-    train: dict[str, Any] = json.loads(json.dumps(flat_train_fields(asdict(config))))
-    for f in dataclasses.fields(TrainConfig):
-        later = ("backfill", "rescue", "fewer_steps", "pad_rows")
-        if f.name.startswith(later) and train[f.name] == f.default:
-            del train[f.name]
-    return train
-
-
-def testbed(scale: str = "full") -> Testbed:
-    """The benchmark's testbed; 'toy' is a seconds-long version for tests of the machinery.
-
-    Countdown with the tiny Llama (docs/results/real_rl.md, "The testbed"): warm start on
-    800 solver demonstrations of 2 and 3 numbers from 1..20 (the repository's default SFT),
-    RL on 512 tasks of 2 and 3 numbers from 1..20 with a binary success reward, 180 GRPO
-    steps of 8 prompts x 8 rollouts at lr 1e-4, held-out pass@1 on 96 tasks x 8 samples
-    every 15 steps (13 points: BSF(25%) and BSF(50%) fall on evaluations). Measured on
-    uniform only: the best of the configurations tried (lr 3e-4 and 1e-3 lose score; a 4x20
-    level is never solved), but uniform gains only ~+0.05 held-out pass@1 in 180 steps, so
-    it does not yet meet the benchmark's precondition of +0.10 (docs/results/real_rl.md).
-    """
-    model = ModelConfig(task="countdown")
-    sft = SFTConfig(task="countdown")
-    train = TrainConfig(
-        task="countdown",
-        levels="2x20,3x20",
-        steps=180,
-        batch_size=8,
-        group_size=8,
-        format_reward=0.0,
-        lr=1e-4,
-        train_size=512,
-        eval_size=96,
-        eval_samples=8,
-        eval_k=(1, 8),
-        eval_every=15,
-        checkpoint_every=45,
-        keep_checkpoints=1,
-        tensorboard=False,
-        threads=1,
-    )
-    if scale == "full":
-        return Testbed(model, sft, train)
-    if scale in ("standard", "gpu"):
-        return standard_testbed(model, train)
-    if scale == "fast":
-        return fast_testbed(standard_testbed(model, train))
-    if scale == "fast-nucleus":
-        return nucleus_testbed(fast_testbed(standard_testbed(model, train)))
-    if scale in ("fast-format", "fast-format-lr4"):
-        fmt = format_testbed(fast_testbed(standard_testbed(model, train)))
-        if scale == "fast-format":
-            return fmt
-        return dataclasses.replace(fmt, train=dataclasses.replace(fmt.train, lr=FORMAT_FAST_LR))
-    if scale in ("gpu-smollm2", "toy-smollm2"):
-        return smollm2_testbed(toy=scale == "toy-smollm2")
-    if scale == "toy":
-        return Testbed(
-            dataclasses.replace(
-                model,
-                hidden_size=32,
-                num_layers=1,
-                num_heads=2,
-                intermediate_size=64,
-                corpus_tasks=200,
-            ),
-            dataclasses.replace(sft, num_examples=200, steps=4, batch_size=8, warmup_steps=1),
-            dataclasses.replace(
-                train,
-                steps=4,
-                train_size=32,
-                eval_size=8,
-                eval_samples=2,
-                eval_k=(1, 2),
-                eval_every=2,
-                checkpoint_every=2,
-                max_new_tokens=12,
-            ),
-        )
-    raise ValueError(f"unknown testbed scale {scale!r}: one of {', '.join(SCALES)}")
-
-
-SCALES = (
-    "standard",
-    "gpu",
-    "fast",
-    "fast-nucleus",
-    "fast-format",
-    "fast-format-lr4",
-    "full",
-    "toy",
-    "gpu-smollm2",
-    "toy-smollm2",
-)
-"""Testbeds: `standard` (the tiny-Llama Countdown testbed of the committed results, on a CUDA
-GPU when there is one, else the CPU; `gpu` is its earlier name, the same testbed), `full`
-(the first, smaller CPU testbed), `toy` (tests); `fast`: the standard testbed's start model
-sampled hot, a CPU regime whose policy learns like the pretrained LM's; `fast-nucleus`: the
-fast regime sampled hotter through SmolLM2's nucleus (top-p 0.9), whose epoch-1 evidence goes
-stale as SmolLM2's does; `fast-format`: a warm start that knows most answers but not the
-format the reward needs, sampled as SmolLM2 is, so RL's first gain is a skill every prompt
-shares and solved prompts come out all-correct; `fast-format-lr4`: the format regime at twice
-its learning rate (4e-4), whose policy moves faster between epochs; `gpu-smollm2`: the
-pretrained SmolLM2-135M-Instruct on arithmetic (one GPU), `toy-smollm2` its seconds-to-minutes
-version on a CPU."""
-
-
-def standard_testbed(model: ModelConfig, train: TrainConfig) -> Testbed:
-    """The standard testbed (first run on a GPU, hence its earlier name `gpu`): the warm start
-    that generalises and the pool on which uniform RL was still improving after 180 steps of
-    the `full` testbed (docs/results/real_rl.md, section 4), trained for twice the steps on
-    twice the prompts per step, on a held-out set 1.5x as large. Device `auto`: a CUDA GPU
-    when there is one, else the CPU (one torch thread a run, as many runs as cores).
-
-    Warm start: 300 steps on 5,000 demonstrations of 2 numbers from 1..50 and 3 from 1..30.
-    RL: 512 tasks of levels 2x20, 2x50, 3x30, 360 GRPO steps of 16 prompts x 8 rollouts at
-    lr 1e-4, completions cut at 24 tokens, held-out pass@1 on 144 tasks x 8 samples every
-    30 steps (13 points). Chosen from uniform-only calibration runs; no selector ran first.
-    """
-    sft = SFTConfig(
-        task="countdown", levels="2x50,3x30", num_examples=5000, steps=300, device="auto"
-    )
-    standard = dataclasses.replace(
-        train,
-        levels="2x20,2x50,3x30",
-        steps=360,
-        batch_size=16,
-        max_new_tokens=24,
-        eval_size=144,
-        eval_every=30,
-        checkpoint_every=90,
-        device="auto",
-    )
-    return Testbed(model, sft, standard)
 
 
 FAST_START_WEIGHTS = "d8e66360e158"
@@ -796,47 +675,9 @@ FAST_LEVELS = "2x20,2x50,2x99"
 solved at its temperature: a third of the pool no policy change reaches)."""
 
 
-def fast_testbed(standard: Testbed) -> Testbed:
-    """The fast regime (issue 70): a CPU testbed whose policy learns like SmolLM2-135M's in 2
-    epochs, so that a skip is tested where epoch-1 evidence goes stale.
-
-    The standard testbed's committed warm start (`FAST_START_WEIGHTS`), sampled at temperature
-    1.3 instead of 1.0, on two-number Countdown (`FAST_LEVELS`): held-out pass@1 starts at
-    ~0.04 and ~70% of the pool is zero-variance, almost all of it all-wrong (SmolLM2: 0.10 and
-    70%), and every level has mixed prompts. RL at lr 2e-4 sharpens the hot policy, which lifts
-    most prompts at once, as a pretrained LM's RL does. 512 prompts, 64 steps of 16 x 8
-    (2 epochs), held-out pass@1 on 144 tasks x 8 samples every 8 steps (9 points), about 2
-    minutes a run on one CPU thread. Chosen on uniform and skip-kept runs of calibration seeds
-    20-21 only (docs/results/fast_regime.md lists the levers tried); the comparison's seeds are
-    others.
-    """
-    train = dataclasses.replace(
-        standard.train,
-        levels=FAST_LEVELS,
-        temperature=1.3,
-        lr=2e-4,
-        steps=64,
-        eval_every=8,
-        checkpoint_every=32,
-    )
-    return dataclasses.replace(standard, train=train, start_weights=FAST_START_WEIGHTS)
-
-
 NUCLEUS_TEMPERATURE = 1.525
 """The nucleus regime's sampling temperature (with top-p 0.9), chosen on calibration seeds 20-21
 between 1.5 (start zero-variance 0.76, epoch-2 mixed 0.41) and 1.55 (0.82, 0.33)."""
-
-
-def nucleus_testbed(fast: Testbed) -> Testbed:
-    """The fast regime sampled as SmolLM2 is, through a nucleus (top-p 0.9; issue 70, item 1),
-    at `NUCLEUS_TEMPERATURE`: rollouts and held-out samples alike. The nucleus cuts the hot
-    policy's tail of wild tokens, so what RL sharpens lifts most prompts at once and a prompt
-    all wrong in epoch 1 is often mixed in epoch 2, as on SmolLM2 (the fast regime's epoch-1
-    outcomes persist more: its skip leaves out groups mixed at about half the base rate).
-    Start model, pool, steps and learning rate are the fast regime's; chosen on uniform runs
-    of calibration seeds 20-21 only (docs/results/fast_regime.md, "The nucleus regime")."""
-    train = dataclasses.replace(fast.train, temperature=NUCLEUS_TEMPERATURE, top_p=0.9)
-    return dataclasses.replace(fast, train=train)
 
 
 FORMAT_SHARE = 0.8
@@ -848,19 +689,6 @@ on uniform runs of calibration seed 20 between 0.7 (start zero-variance 0.60) an
 FORMAT_START_WEIGHTS = "67cacb184f13"
 """The format regime's start model (its warm start, made once by `regime_probe.py
 --unformatted-share 0.8 --sft-steps 300` on this testbed's SFT settings, committed)."""
-
-
-def format_testbed(fast: Testbed) -> Testbed:
-    """The format regime (issue 70, item 1): the standard testbed's tiny Llama warm-started
-    afresh on the standard demonstrations, `FORMAT_SHARE` of them written as the bare answer
-    without the <answer> tags the reward needs, then RL'd as the fast regime is but sampled as
-    SmolLM2 is (temperature 0.7, top-p 0.9). The policy knows most answers and learns the
-    format during RL, a skill every prompt shares, as a pretrained LM learns a format: held-out
-    pass@1 rises several-fold in 2 epochs and prompts it solves come out all-correct."""
-    assert fast.sft is not None
-    sft = dataclasses.replace(fast.sft, unformatted_share=FORMAT_SHARE, device="cpu")
-    train = dataclasses.replace(fast.train, temperature=0.7, top_p=0.9)
-    return dataclasses.replace(fast, sft=sft, train=train, start_weights=FORMAT_START_WEIGHTS)
 
 
 FORMAT_FAST_LR = 4e-4
@@ -875,65 +703,293 @@ SMOLLM2_LEVELS = "1x2,1*2,2,2-2"
 """The SmolLM2 testbed's task mix (docs/results/smollm2_gpu.md, "The testbed")."""
 
 
-def smollm2_testbed(toy: bool = False) -> Testbed:
-    """SmolLM2-135M-Instruct, pretrained, RL-trained on arithmetic on one GPU (bf16 autocast).
+@dataclass(frozen=True)
+class NamedTestbed:
+    """A testbed by name (`TESTBEDS`): the named testbed it changes, and what it changes."""
 
-    Sampled as the model is used: its chat template, temperature 0.7, top-p 0.9, <= 24 new
-    tokens (its answers run 12-18 tokens of prose). The mix SMOLLM2_LEVELS, in equal shares:
-    1-digit + 2-digit sums, 1-digit x 2-digit products, 2-digit sums, 2-digit differences.
-    Measured at these settings (benchmarks/results/smollm2_levels_cpu.json, 12 tasks x 8
-    samples per level; the issue's H100 check agrees within noise): pass rates 0.10, 0.15,
-    0.05, 0.05 with 67-83% of the tasks zero-variance, so the start pool should be ~75%
-    zero-variance (the precondition asks >= 40%) while 17-33% of each level's tasks are
-    mixed, the learnable headroom. One-digit sums (pass rate 0.56) have 55 distinct tasks,
-    too few for 128 training and 40 held-out ones; three-digit sums (0.00-0.02) would only
-    add never-solved prompts, which the other levels already hold plenty of, and dilute
-    uniform's held-out gain. Binary reward; 512 prompts, 120 GRPO steps of 16 prompts x 8
-    rollouts (3.75 epochs); held-out pass@1 on 160 tasks x 4 samples every 15 steps (9
-    points). The learning rate is the one `--calibrate` chooses on uniform alone, on
-    calibration seeds the comparison does not use (default 1e-5, the calibration grid's
-    centre). `toy`: the same settings at a few steps on a CPU, for the wiring.
-    """
-    train = TrainConfig(
-        task="arithmetic",
-        levels=SMOLLM2_LEVELS,
-        steps=120,
-        batch_size=16,
-        group_size=8,
-        format_reward=0.0,
-        max_new_tokens=24,
-        temperature=0.7,
-        top_p=0.9,
-        lr=1e-5,
-        train_size=512,
-        eval_size=160,
-        eval_samples=4,
-        eval_k=(1, 4),
-        eval_every=15,
-        checkpoint_every=40,
-        keep_checkpoints=1,
-        tensorboard=False,
-        threads=1,
-        device="cuda",
-        precision="bf16",
-    )
-    if toy:
-        train = dataclasses.replace(
-            train,
-            steps=2,
-            batch_size=2,
-            group_size=4,
-            max_new_tokens=16,
-            train_size=20,
-            eval_size=5,
-            eval_samples=2,
-            eval_k=(1, 2),
-            eval_every=1,
-            checkpoint_every=1,
-            device="cpu",
-            precision="fp32",
+    summary: str
+    """What it is, in a few words (`frontier bench-rl --scale`'s help)."""
+    base: str | None = None
+    """The named testbed it changes (None: one built from the configs' defaults)."""
+    model: Mapping[str, Any] | None = field(default_factory=dict)
+    """ModelConfig fields it sets (None, without a base: no tiny Llama, a `start_model`)."""
+    sft: Mapping[str, Any] | None = field(default_factory=dict)
+    """SFTConfig fields it sets (None, without a base: no warm start)."""
+    train: Mapping[str, Any] = field(default_factory=dict)
+    """TrainConfig fields it sets."""
+    start_model: str = ""
+    """Testbed.start_model ('' = its base's)."""
+    start_weights: str = ""
+    """Testbed.start_weights ('' = its base's)."""
+
+
+_COUNTDOWN = {"task": "countdown"}
+
+TESTBEDS: dict[str, NamedTestbed] = {
+    # Device `auto`: a CUDA GPU when there is one, else the CPU (one torch thread a run, as many
+    # runs as cores). First run on a GPU, hence its earlier name `gpu`: the warm start that
+    # generalises and the pool on which uniform RL was still improving after 180 steps of
+    # `full` (docs/results/real_rl.md, section 4), trained for twice the steps on twice the
+    # prompts per step, on a held-out set 1.5x as large. Warm start: 300 steps on 5,000
+    # demonstrations of 2 numbers from 1..50 and 3 from 1..30. RL: 512 tasks of levels 2x20,
+    # 2x50, 3x30, 360 GRPO steps of 16 prompts x 8 rollouts at lr 1e-4, completions cut at 24
+    # tokens, held-out pass@1 on 144 tasks x 8 samples every 30 steps (13 points). Chosen from
+    # uniform-only calibration runs; no selector ran first.
+    "standard": NamedTestbed(
+        "the tiny Llama on Countdown of the committed results, ~1.5 s a step on one CPU thread, "
+        "~15x faster per run on a GPU",
+        base="full",
+        sft={"levels": "2x50,3x30", "num_examples": 5000, "steps": 300, "device": "auto"},
+        train={
+            "levels": "2x20,2x50,3x30",
+            "steps": 360,
+            "batch_size": 16,
+            "max_new_tokens": 24,
+            "eval_size": 144,
+            "eval_every": 30,
+            "checkpoint_every": 90,
+            "device": "auto",
+        },
+    ),
+    "gpu": NamedTestbed("the same testbed's earlier name", base="standard"),
+    # The fast regime (issue 70): a CPU testbed whose policy learns like SmolLM2-135M's in 2
+    # epochs, so that a skip is tested where epoch-1 evidence goes stale. The standard
+    # testbed's committed warm start, sampled at temperature 1.3 instead of 1.0, on two-number
+    # Countdown: held-out pass@1 starts at ~0.04 and ~70% of the pool is zero-variance, almost
+    # all of it all-wrong (SmolLM2: 0.10 and 70%), and every level has mixed prompts. RL at lr
+    # 2e-4 sharpens the hot policy, which lifts most prompts at once, as a pretrained LM's RL
+    # does. 512 prompts, 64 steps of 16 x 8 (2 epochs), held-out pass@1 on 144 tasks x 8
+    # samples every 8 steps (9 points), about 2 minutes a run on one CPU thread. Chosen on
+    # uniform and skip-kept runs of calibration seeds 20-21 only (docs/results/fast_regime.md
+    # lists the levers tried); the comparison's seeds are others.
+    "fast": NamedTestbed(
+        "the standard start model sampled hot on two-number Countdown, a CPU regime whose "
+        "policy learns like a pretrained LM's, ~2 min a run (docs/results/fast_regime.md)",
+        base="standard",
+        train={
+            "levels": FAST_LEVELS,
+            "temperature": 1.3,
+            "lr": 2e-4,
+            "steps": 64,
+            "eval_every": 8,
+            "checkpoint_every": 32,
+        },
+        start_weights=FAST_START_WEIGHTS,
+    ),
+    # Issue 70, item 1: the nucleus cuts the hot policy's tail of wild tokens (rollouts and
+    # held-out samples alike), so what RL sharpens lifts most prompts at once and a prompt all
+    # wrong in epoch 1 is often mixed in epoch 2, as on SmolLM2 (the fast regime's epoch-1
+    # outcomes persist more: its skip leaves out groups mixed at about half the base rate).
+    # Start model, pool, steps and learning rate are the fast regime's; chosen on uniform runs
+    # of calibration seeds 20-21 only (docs/results/fast_regime.md, "The nucleus regime").
+    "fast-nucleus": NamedTestbed(
+        "the fast regime sampled hotter through a top-p 0.9 nucleus, as SmolLM2 is, whose "
+        "epoch-1 evidence goes stale as SmolLM2's does",
+        base="fast",
+        train={"temperature": NUCLEUS_TEMPERATURE, "top_p": 0.9},
+    ),
+    # The format regime (issue 70, item 1): the standard testbed's tiny Llama warm-started
+    # afresh on the standard demonstrations, FORMAT_SHARE of them written as the bare answer
+    # without the <answer> tags the reward needs, then RL'd as the fast regime is but sampled
+    # as SmolLM2 is (temperature 0.7, top-p 0.9). The policy knows most answers and learns the
+    # format during RL, a skill every prompt shares, as a pretrained LM learns a format:
+    # held-out pass@1 rises several-fold in 2 epochs and prompts it solves come out
+    # all-correct.
+    "fast-format": NamedTestbed(
+        "a warm start that knows most answers but not the answer format, sampled as SmolLM2 "
+        "is, whose solved prompts come out all-correct",
+        base="fast",
+        sft={"unformatted_share": FORMAT_SHARE, "device": "cpu"},
+        train={"temperature": 0.7, "top_p": 0.9},
+        start_weights=FORMAT_START_WEIGHTS,
+    ),
+    "fast-format-lr4": NamedTestbed(
+        "the format regime at twice its learning rate",
+        base="fast-format",
+        train={"lr": FORMAT_FAST_LR},
+    ),
+    # Countdown with the tiny Llama (docs/results/real_rl.md, "The testbed"): warm start on
+    # 800 solver demonstrations of 2 and 3 numbers from 1..20 (the repository's default SFT),
+    # RL on 512 tasks of 2 and 3 numbers from 1..20 with a binary success reward, 180 GRPO
+    # steps of 8 prompts x 8 rollouts at lr 1e-4, held-out pass@1 on 96 tasks x 8 samples
+    # every 15 steps (13 points: BSF(25%) and BSF(50%) fall on evaluations). Measured on
+    # uniform only: the best of the configurations tried (lr 3e-4 and 1e-3 lose score; a 4x20
+    # level is never solved), but uniform gains only ~+0.05 held-out pass@1 in 180 steps, so
+    # it does not yet meet the benchmark's precondition of +0.10 (docs/results/real_rl.md).
+    "full": NamedTestbed(
+        "the first, smaller CPU testbed",
+        model=_COUNTDOWN,
+        sft=_COUNTDOWN,
+        train={
+            **_COUNTDOWN,
+            "levels": "2x20,3x20",
+            "steps": 180,
+            "batch_size": 8,
+            "group_size": 8,
+            "format_reward": 0.0,
+            "lr": 1e-4,
+            "train_size": 512,
+            "eval_size": 96,
+            "eval_samples": 8,
+            "eval_k": (1, 8),
+            "eval_every": 15,
+            "checkpoint_every": 45,
+            "keep_checkpoints": 1,
+            "tensorboard": False,
+            "threads": 1,
+        },
+    ),
+    "toy": NamedTestbed(
+        "seconds, for tests of the machinery",
+        base="full",
+        model={
+            "hidden_size": 32,
+            "num_layers": 1,
+            "num_heads": 2,
+            "intermediate_size": 64,
+            "corpus_tasks": 200,
+        },
+        sft={"num_examples": 200, "steps": 4, "batch_size": 8, "warmup_steps": 1},
+        train={
+            "steps": 4,
+            "train_size": 32,
+            "eval_size": 8,
+            "eval_samples": 2,
+            "eval_k": (1, 2),
+            "eval_every": 2,
+            "checkpoint_every": 2,
+            "max_new_tokens": 12,
+        },
+    ),
+    # SmolLM2-135M-Instruct, pretrained, RL-trained on arithmetic on one GPU (bf16 autocast).
+    # Sampled as the model is used: its chat template, temperature 0.7, top-p 0.9, <= 24 new
+    # tokens (its answers run 12-18 tokens of prose). The mix SMOLLM2_LEVELS, in equal shares:
+    # 1-digit + 2-digit sums, 1-digit x 2-digit products, 2-digit sums, 2-digit differences.
+    # Measured at these settings (benchmarks/results/smollm2_levels_cpu.json, 12 tasks x 8
+    # samples per level; the issue's H100 check agrees within noise): pass rates 0.10, 0.15,
+    # 0.05, 0.05 with 67-83% of the tasks zero-variance, so the start pool should be ~75%
+    # zero-variance (the precondition asks >= 40%) while 17-33% of each level's tasks are
+    # mixed, the learnable headroom. One-digit sums (pass rate 0.56) have 55 distinct tasks,
+    # too few for 128 training and 40 held-out ones; three-digit sums (0.00-0.02) would only
+    # add never-solved prompts, which the other levels already hold plenty of, and dilute
+    # uniform's held-out gain. Binary reward; 512 prompts, 120 GRPO steps of 16 prompts x 8
+    # rollouts (3.75 epochs); held-out pass@1 on 160 tasks x 4 samples every 15 steps (9
+    # points). The learning rate is the one `--calibrate` chooses on uniform alone, on
+    # calibration seeds the comparison does not use (default 1e-5, the calibration grid's
+    # centre).
+    "gpu-smollm2": NamedTestbed(
+        "the pretrained SmolLM2-135M-Instruct on arithmetic, one CUDA GPU",
+        model=None,
+        sft=None,
+        train={
+            "task": "arithmetic",
+            "levels": SMOLLM2_LEVELS,
+            "steps": 120,
+            "batch_size": 16,
+            "group_size": 8,
+            "format_reward": 0.0,
+            "max_new_tokens": 24,
+            "temperature": 0.7,
+            "top_p": 0.9,
+            "lr": 1e-5,
+            "train_size": 512,
+            "eval_size": 160,
+            "eval_samples": 4,
+            "eval_k": (1, 4),
+            "eval_every": 15,
+            "checkpoint_every": 40,
+            "keep_checkpoints": 1,
+            "tensorboard": False,
+            "threads": 1,
+            "device": "cuda",
+            "precision": "bf16",
+        },
+        start_model=SMOLLM2,
+    ),
+    # the same settings at a few steps on a CPU, for the wiring
+    "toy-smollm2": NamedTestbed(
+        "its CPU-sized version",
+        base="gpu-smollm2",
+        train={
+            "steps": 2,
+            "batch_size": 2,
+            "group_size": 4,
+            "max_new_tokens": 16,
+            "train_size": 20,
+            "eval_size": 5,
+            "eval_samples": 2,
+            "eval_k": (1, 2),
+            "eval_every": 1,
+            "checkpoint_every": 1,
+            "device": "cpu",
+            "precision": "fp32",
+        },
+    ),
+}
+"""The named testbeds (`frontier bench-rl --scale`), in the order its help lists them. Each
+was calibrated on uniform runs only, before any selector ran; the comments above say on
+what."""
+
+SCALES = tuple(TESTBEDS)
+"""The testbeds' names (`TESTBEDS`)."""
+
+
+def testbed(scale: str = "full") -> Testbed:
+    """The named testbed `scale` (`TESTBEDS`): its base's, with the fields it sets."""
+    named = TESTBEDS.get(scale)
+    if named is None:
+        raise ValueError(f"unknown testbed scale {scale!r}: one of {', '.join(SCALES)}")
+    if named.base is None:
+        return Testbed(
+            None if named.model is None else ModelConfig(**named.model),
+            None if named.sft is None else SFTConfig(**named.sft),
+            TrainConfig(**named.train),
+            start_model=named.start_model,
+            start_weights=named.start_weights,
         )
-    return Testbed(None, None, train, start_model=SMOLLM2)
+    base = testbed(named.base)
+    return dataclasses.replace(
+        base,
+        model=_replaced(base.model, named.model),
+        sft=_replaced(base.sft, named.sft),
+        train=dataclasses.replace(base.train, **named.train),
+        start_model=named.start_model or base.start_model,
+        start_weights=named.start_weights or base.start_weights,
+    )
+
+
+def _replaced(config: Any, fields: Mapping[str, Any] | None) -> Any:
+    """A base testbed's config with the fields a named testbed sets (none: as it is)."""
+    if not fields:
+        return config
+    if config is None:
+        raise ValueError(f"a named testbed sets {', '.join(fields)} on a base without them")
+    return dataclasses.replace(config, **fields)
+
+
+def scale_help() -> str:
+    """Every named testbed and its summary, for `frontier bench-rl --scale`'s help."""
+    return "; ".join(f"{name!r}: {named.summary}" for name, named in TESTBEDS.items())
+
+
+def resized(tb: Testbed, pool_size: int | None = None, steps: int | None = None) -> Testbed:
+    """`tb` on a pool of `pool_size` prompts and for `steps` steps (None: its own), evaluated
+    about 12 times a run: `frontier bench-rl --pool-size/--steps`."""
+    train: dict[str, Any] = {}
+    if pool_size is not None:
+        train["train_size"] = pool_size
+    if steps is not None:
+        train.update(steps=steps, eval_every=max(1, steps // 12))
+    return dataclasses.replace(tb, train=dataclasses.replace(tb.train, **train)) if train else tb
+
+
+def standard_cpu_testbed(pool_size: int, steps: int) -> Testbed:
+    """The standard testbed on the CPU from its committed warm start (`FAST_START_WEIGHTS`), on
+    `pool_size` prompts for `steps` steps: the runs the first-epoch tables read
+    (benchmarks/first_epoch_table.py, docs/results/first_epoch.md)."""
+    tb = resized(testbed("standard"), pool_size, steps)
+    train = dataclasses.replace(tb.train, device="cpu")
+    return dataclasses.replace(tb, train=train, start_weights=FAST_START_WEIGHTS)
 
 
 def figure_context(tb: Testbed, device: str) -> str:

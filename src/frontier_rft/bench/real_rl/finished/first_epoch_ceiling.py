@@ -22,21 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from frontier_rft.bench.real_rl.testbed import FAST_START_WEIGHTS, standard_cpu_testbed
+
 __all__ = [
     "KINDS",
     "SMOLLM2_TESTBED",
-    "START_WEIGHTS",
     "count",
     "ledger_mixed_share",
     "ledger_roots",
     "page",
     "run",
-    "standard_testbed",
     "testbed_mixed_share",
 ]
-
-START_WEIGHTS = "d8e66360e158"
-"""The ledger's start weights of the standard CPU testbed."""
 
 
 def ledger_roots(repo: Path) -> tuple[Path, Path]:
@@ -49,23 +46,14 @@ def ledger_roots(repo: Path) -> tuple[Path, Path]:
 KINDS = ("all_correct", "all_wrong", "mixed")
 
 
-def standard_testbed(pool_size: int, steps: int) -> Any:
-    from frontier_rft.bench.real_rl.testbed import testbed
-
-    tb = testbed("standard")
-    train = dataclasses.replace(
-        tb.train, train_size=pool_size, steps=steps, eval_every=max(1, steps // 12), device="cpu"
-    )
-    return dataclasses.replace(tb, train=train, start_weights=START_WEIGHTS)
-
-
 def run(pool_size: int, steps: int, seeds: list[int], runs: Path, jobs: int, ledger: Path) -> int:
     """Uniform with the reward log on, one run a seed, resumable, from the start weights of
     the ledger at `ledger` (benchmarks/ledger); the number of runs that failed."""
-    from frontier_rft.bench.real_rl.runner import prepare_start_model, run_all, run_specs
+    from frontier_rft.bench.real_rl.runs import run_all, run_specs
+    from frontier_rft.bench.real_rl.start_models import prepare_start_model
     from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
-    tb = standard_testbed(pool_size, steps)
+    tb = standard_cpu_testbed(pool_size, steps)
     root = runs / f"pool{pool_size}_steps{steps}"
     model_dir = prepare_start_model(tb, root, ledger_root=ledger)
     uniform = next(e for e in MAIN_ENTRIES if e.label == "uniform")
@@ -82,7 +70,7 @@ def _ledger_record(pool_size: int, steps: int, seed: int, timed: Path) -> dict[s
     """The timed ledger's uniform record of this testbed and seed (None when it has none)."""
     from frontier_rft.bench.real_rl.ledger import read_record, testbed_digest
 
-    digest = testbed_digest(standard_testbed(pool_size, steps))
+    digest = testbed_digest(standard_cpu_testbed(pool_size, steps))
     for path in sorted((timed / digest / "cpu" / "uniform").glob(f"*/seed{seed}.json.gz")):
         return read_record(path)
     return None
@@ -93,7 +81,7 @@ def ledger_mixed_share(pool_size: int, steps: int, ledgers: Sequence[Path]) -> d
     spend on every seed the ledgers hold, without the all-correct / all-wrong split."""
     from frontier_rft.bench.real_rl.ledger import testbed_digest
 
-    digest = testbed_digest(standard_testbed(pool_size, steps))
+    digest = testbed_digest(standard_cpu_testbed(pool_size, steps))
     return testbed_mixed_share(digest, "cpu", ledgers)
 
 
@@ -159,7 +147,7 @@ def count(pool_size: int, steps: int, seed: int, runs: Path, timed: Path) -> dic
     reproduces the timed ledger's (`timed`) record of the seed."""
     from frontier_rft.tasks.suite import load_task, train_split
 
-    tb = standard_testbed(pool_size, steps)
+    tb = standard_cpu_testbed(pool_size, steps)
     cfg = tb.run_config(_uniform(), seed)
     items = train_split(
         load_task(cfg.task, cfg.format_reward), pool_size, cfg.train_seed, cfg.levels
@@ -231,7 +219,7 @@ def page(results: dict[str, Any]) -> str:
         "# The first-epoch ceiling: what a perfect skip could save in uniform's epoch 1",
         "",
         "Real RL on the CPU testbed (tiny Llama, Countdown levels 2x20, 2x50, 3x30, start weights "
-        f"`{START_WEIGHTS}`, 16 prompts x 8 rollouts a step, 2 epochs). Uniform's own groups, "
+        f"`{FAST_START_WEIGHTS}`, 16 prompts x 8 rollouts a step, 2 epochs). Uniform's own groups, "
         "counted from its reward log; each rerun is checked against the ledger's record of the "
         "same seed. An oracle that skipped every flat group at no cost would spend the mixed "
         "share of uniform's rollouts in that epoch: that share bounds what any skip can save "
