@@ -191,9 +191,9 @@ def test_an_entry_s_own_group_size_is_in_its_run_and_its_definition_only() -> No
     # The committed ledger's uniform records (testbed 95e789cb0d16) were written under this.
     assert definition_digest(plain) == "61328573"
     with pytest.raises(ValueError, match="group_size must be an int >= 2"):
-        BenchEntry("x", "uniform", group_size=1)
+        BenchEntry("x", "uniform", train={"group_size": 1})
     with pytest.raises(ValueError, match="steps must be an int >= 1"):
-        BenchEntry("x", "uniform", steps=0)
+        BenchEntry("x", "uniform", train={"steps": 0})
     long = next(e for e in EFFECT_ENTRIES if e.label == "uniform-n4-long")
     assert tb.run_config(long, 0).steps == 720
     assert entry_definition(tb.run_config(long, 0), long.own_train())["steps"] == 720

@@ -84,7 +84,7 @@ class Effect:
 PER_PROMPT_ROLLOUT_ENTRIES = tuple(
     e.label
     for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)
-    if e.sampler.kind in (Allocation.kind, PilotCommit.kind) or e.group_size is not None
+    if e.sampler.kind in (Allocation.kind, PilotCommit.kind) or "group_size" in e.train
 )
 """Entries that change how many rollouts a prompt gets: an allocation, their own group size
 (the lean allocation's control), or Pilot-Commit itself (its own claim, tested on it)."""

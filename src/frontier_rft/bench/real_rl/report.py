@@ -650,7 +650,7 @@ def write_results(
                 "role": e.role,
                 "note": e.note,
                 **_sampler_fields(e),
-                "group_size": e.group_size,
+                "group_size": e.train.get("group_size"),
             }
             for e in entries
         ],

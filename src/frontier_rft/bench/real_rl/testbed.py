@@ -19,6 +19,7 @@ from frontier_rft.lm.pretrained import SMOLLM2
 from frontier_rft.sampling.fewer_rollouts import RUN_FIELDS
 from frontier_rft.sampling.sampler_flags import FLAG_NAMES, SamplerFlags, flat_train_fields
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.training.config import ModelConfig, SFTConfig, TrainConfig
 
 __all__ = [
@@ -68,40 +69,37 @@ resolved settings are in the definition too, as an allocation's are), as they al
 old definitions keep their digests."""
 
 
-OWN_TRAIN = (
-    "group_size",
-    "steps",
-    "batch_size",
-    "eval_every",
-    "backfill",
-    "rescue",
-    "fewer_steps",
-    "pad_rows",
-    "shadows",
-)
-"""The BenchEntry fields that set the TrainConfig field of their name for the entry's runs
-(`BenchEntry.own_train`): each only where set otherwise than its BenchEntry default (the
-testbed's), so the definitions of every entry without it keep their digests."""
-NEWER_FIELDS = {
-    "testbed": ("start_weights",),
-    "sft": ("unformatted_share",),
-    "train": ("backfill", "rescue", "fewer_steps", "pad_rows"),
-}
-"""Per part of a testbed's settings (`Testbed.to_json`), the fields added after testbeds were
-first recorded (a name covers the fields it begins, backfill_buffer too): written only where
-set otherwise than their defaults, so every testbed and report recorded before them rebuilds
-as it was."""
+RECORDED = {
+    "testbed": ("model", "sft", "train", "pool_seed_base", "start_model"),
+    "sft": ("task", "levels", "num_examples", "data_seed", "steps", "batch_size", "lr",
+            "warmup_steps", "weight_decay", "judge_format_share", "seed", "device"),
+    "train": ("task", "selector", "selector_overrides", "steps", "batch_size", "group_size",
+              "format_reward", "max_new_tokens", "temperature", "top_p", "lr", "weight_decay",
+              "max_grad_norm", "estimator", "loss_aggregation", "clip_eps", "ppo_epochs",
+              "kl_coef", "entropy_coef", "train_size", "levels", "train_seed", "eval_size",
+              "eval_seed", "eval_samples", "eval_k", "eval_every", "checkpoint_every",
+              "keep_checkpoints", "given", "refresh_features_every", "shadows", "reward_log",
+              "group_weighting", "reference_pass_rates", "judge_max_new_tokens",
+              "judge_temperature", "judge_constrained", "tensorboard", "threads", "device",
+              "precision", "seed"),
+}  # fmt: skip
+"""Per part of a testbed's settings (`Testbed.to_json`), the fields its records have always
+held; a field added since (start_weights, unformatted_share, backfill, rescue, fewer_steps,
+pad_rows, hard_groups, and any to come) is written only where set otherwise than its default,
+so every testbed and report recorded before it rebuilds as it was (`_unless_default`)."""
 
 
-def _unless_default(values: Mapping[str, Any], cls: type, names: tuple[str, ...]) -> dict[str, Any]:
-    """`values` (of dataclass `cls`'s fields) without those named by (or beginning with) one
-    of `names` that hold their default: the one rule by which a setting added later leaves
-    the digests recorded before it as they were."""
+def _unless_default(
+    values: Mapping[str, Any], cls: type, recorded: tuple[str, ...]
+) -> dict[str, Any]:
+    """`values` without the fields of dataclass `cls` outside `recorded` that hold their
+    default: the one rule by which a setting added later leaves the digests recorded before
+    it as they were (a key that is not a field of `cls`, a flat sampler flag, is kept)."""
     defaults = {f.name: f.default for f in dataclasses.fields(cls)}  # MISSING: a factory's
     return {
         k: v
         for k, v in values.items()
-        if not (k.startswith(names) and k in defaults and v == defaults[k])
+        if not (k in defaults and k not in recorded and v == defaults[k])
     }
 
 
@@ -137,38 +135,16 @@ class BenchEntry:
     with flags by them (DAPO's, an allocation's and Pilot-Commit's resolved settings, fewer
     rollouts' and Pilot-Commit's flags as the entry's own fields: old definitions keep their
     digests), any other kind by its spec."""
-    group_size: int | None = None
-    """Rollouts per prompt instead of the testbed's (None: the testbed's): plain GRPO at a
-    smaller per-step budget, the control of a lean allocation."""
-    steps: int | None = None
-    """Training steps instead of the testbed's (None: the testbed's): an entry that spends
-    fewer rollouts a step runs until it has spent about uniform's."""
-    batch_size: int | None = None
-    """Prompts a step instead of the testbed's (None: the testbed's): uniform at a larger
-    step, the baseline a mode that spends more rows a step is compared with."""
-    eval_every: int | None = None
-    """Steps between held-out evaluations instead of the testbed's (None: the testbed's): an
-    entry of fewer, larger steps is evaluated as often per rollout as uniform is."""
-    backfill: str | None = None
-    """TrainConfig.backfill ('replay': a kept step's freed slots filled with replayed groups,
-    sampling/backfill.py), or None (off; the digests of entries without it stay)."""
-    rescue: int | None = None
-    """TrainConfig.rescue (N more rollouts for a never-solved prompt's all-wrong group,
-    sampling/rescue.py), or None (off; the digests of entries without it stay)."""
-    fewer_steps: bool = False
-    """TrainConfig.fewer_steps: full batches of the kept prompts, the run ended once it has
-    walked uniform's passes (False: off; the digests of entries without it stay)."""
-    pad_rows: str | None = None
-    """TrainConfig.pad_rows (a kept step's generation padded to a few batch shapes), or None
-    (the testbed's, auto; the digests of entries without it stay)."""
+    train: Mapping[str, Any] = field(default_factory=dict)
+    """The TrainConfig fields its runs set otherwise than the testbed's: the one door of a
+    training option into an entry, present and future (group_size, steps, batch_size,
+    eval_every, backfill, rescue, hard_groups, fewer_steps, pad_rows, shadows, ...). Its
+    ledger definition records each of them (`own_train`); an entry that sets none keeps its
+    digest whatever options come after it."""
     rows_of: str = ""
     """The uniform entry that spends the same rows a step, beside which this one's selection
     is judged (issue 81: a larger step's gain is uniform's; only what beats uniform at the
     same rows is selection's). Not part of what a run computes: digests stay."""
-    shadows: tuple[str, ...] = ()
-    """Rules followed beside the run without changing it (TrainConfig.shadows): the run's
-    record then holds what each would have saved and lost, to check against the entries
-    that run the rule (docs/shadow.md)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.sampler, SamplerSpec):
@@ -180,16 +156,11 @@ class BenchEntry:
             self.sampler_flags()  # a kind with flags is recorded by them: each setting needs one
         except ValueError as exc:
             raise ValueError(f"BenchEntry {self.label!r}: {exc}") from None
-        object.__setattr__(self, "shadows", tuple(self.shadows))  # as TrainConfig takes them
-        sizes = (("group_size", 2), ("steps", 1), ("batch_size", 1), ("eval_every", 1))
-        for name, least in sizes:  # a group needs two rollouts
-            value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < least
-            ):
-                raise ValueError(
-                    f"BenchEntry {self.label!r}: {name} must be an int >= {least}, got {value!r}"
-                )
+        object.__setattr__(self, "train", _own_fields(self.label, self.train))
+        try:
+            self.plan()  # what does not combine is named where the entry is written
+        except ValueError as exc:
+            raise ValueError(f"BenchEntry {self.label!r}: {exc}") from None
 
     def sampler_flags(self, names: Sequence[str] = FLAG_NAMES) -> dict[str, Any]:
         """The flat flags among `names` that spell its sampler, those set otherwise than their
@@ -201,11 +172,43 @@ class BenchEntry:
         return {k: v for k, v in changed.items() if k in names}
 
     def own_train(self) -> dict[str, Any]:
-        """The TrainConfig fields this entry sets itself (group size, steps, ...), for its runs
-        and its ledger definition."""
-        own = _unless_default({n: getattr(self, n) for n in OWN_TRAIN}, BenchEntry, OWN_TRAIN)
-        own.update(self.sampler_flags(OWN_FLAGS))  # pc_evict_at may be None
-        return own
+        """The TrainConfig fields this entry sets itself (`train`, and its fewer rollouts' and
+        Pilot-Commit's flags), for its runs and its ledger definition."""
+        return {**self.train, **self.sampler_flags(OWN_FLAGS)}  # pc_evict_at may be None
+
+    def plan(self) -> StepPlan:
+        """Its runs' step (`TrainConfig.step_plan`: the sampler, the wraps, how a run ends),
+        the testbed's own settings aside; a ValueError naming what does not combine."""
+        sampler, sampler_config = self.sampler.pair()
+        config = TrainConfig(
+            selector=self.selector, sampler=sampler, sampler_config=sampler_config, **self.train
+        )
+        return config.step_plan()
+
+
+_NOT_OWN = ("selector", "selector_overrides", "given", "seed", "train_seed", "sampler",
+            "sampler_config")  # fmt: skip
+"""TrainConfig fields an entry sets by its own fields or a testbed by its seeds, not `train`."""
+
+
+def _own_fields(label: str, train: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry's `train`, checked to name TrainConfig fields it may set, each a JSON-able
+    value as the ledger records it (a list as a tuple, as TrainConfig takes it)."""
+    if not isinstance(train, Mapping):
+        raise ValueError(f"BenchEntry {label!r}: train must be a dict of TrainConfig fields")
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    for name in train:
+        if name not in known or name in _NOT_OWN:
+            why = "not a TrainConfig field" if name not in known else "set by the entry itself"
+            raise ValueError(f"BenchEntry {label!r}: train field {name!r} is {why}")
+    sizes = {"group_size": 2, "steps": 1, "batch_size": 1, "eval_every": 1}
+    for name, least in sizes.items():  # a group needs two rollouts
+        value = train.get(name, least)
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(
+                f"BenchEntry {label!r}: {name} must be an int >= {least}, got {value!r}"
+            )
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in train.items()}
 
 
 KEPT = flags(rollouts="kept")
@@ -220,9 +223,7 @@ STEP_SIZE_ENTRIES = (
         "uniform",
         role="effect",
         note="uniform at 32 prompts x 8 a step (2x the rows), 48 steps: a step's size by B",
-        batch_size=32,
-        steps=48,
-        eval_every=4,
+        train={"batch_size": 32, "steps": 48, "eval_every": 4},
     ),
     BenchEntry(
         "uniform-b48",
@@ -230,18 +231,14 @@ STEP_SIZE_ENTRIES = (
         role="effect",
         note="uniform at 48 prompts x 8 a step (3x the rows), 32 steps: dapo-onecall's rows "
         "generated a step, without its filter",
-        batch_size=48,
-        steps=32,
-        eval_every=4,
+        train={"batch_size": 48, "steps": 32, "eval_every": 4},
     ),
     BenchEntry(
         "uniform-b64",
         "uniform",
         role="effect",
         note="uniform at 64 prompts x 8 a step (4x the rows), 32 steps: a step's size by B",
-        batch_size=64,
-        steps=32,
-        eval_every=4,
+        train={"batch_size": 64, "steps": 32, "eval_every": 4},
     ),
     BenchEntry(
         "uniform-b128",
@@ -249,9 +246,7 @@ STEP_SIZE_ENTRIES = (
         role="effect",
         note="uniform at 128 prompts x 8 a step (1,024 rows: the H200 knee of a 24-token "
         "step), 24 steps",
-        batch_size=128,
-        steps=24,
-        eval_every=4,
+        train={"batch_size": 128, "steps": 24, "eval_every": 4},
     ),
     BenchEntry(
         "uniform-k32",
@@ -259,9 +254,7 @@ STEP_SIZE_ENTRIES = (
         role="effect",
         note="uniform at 16 prompts x 32 rollouts a step (4x the rows), 32 steps: a step's "
         "size by K",
-        group_size=32,
-        steps=32,
-        eval_every=4,
+        train={"group_size": 32, "steps": 32, "eval_every": 4},
     ),
     BenchEntry(
         "dapo-onecall",
@@ -271,9 +264,8 @@ STEP_SIZE_ENTRIES = (
         "zero-variance share (GRESO's rule, <= 3x B prompts); only its mixed groups trained "
         "(<= B), 32 steps",
         sampler=flags(dynamic_sampling=True, adaptive_oversample=True, dapo_max_rounds=1),
-        steps=32,
-        eval_every=4,
         rows_of="uniform-b48",
+        train={"steps": 32, "eval_every": 4},
     ),
     BenchEntry(
         "pcl-b64",
@@ -281,10 +273,8 @@ STEP_SIZE_ENTRIES = (
         role="effect",
         note="PCL's value-model pick at 64 prompts a step: the 64 of 8 x 64 candidates "
         "predicted nearest p = 0.5 (rollout-free), 32 steps; against uniform-b64",
-        batch_size=64,
-        steps=32,
-        eval_every=4,
         rows_of="uniform-b64",
+        train={"batch_size": 64, "steps": 32, "eval_every": 4},
     ),
 )
 """Steps of more rows (issue 81): uniform at larger steps by prompts (B) and by rollouts (K),
@@ -354,7 +344,7 @@ EFFECT_ENTRIES = (
         "uniform",
         role="effect",
         note="plain GRPO at 4 rollouts a prompt: greso-alloc-lean's per-step budget, equal groups",
-        group_size=4,
+        train={"group_size": 4},
     ),
     BenchEntry(
         "greso-alloc-lean-long",
@@ -362,15 +352,14 @@ EFFECT_ENTRIES = (
         role="effect",
         note="greso-alloc-lean run for 690 steps: about uniform's total rollouts",
         sampler=flags(allocation=True, rollout_budget=0.5),
-        steps=690,
+        train={"steps": 690},
     ),
     BenchEntry(
         "uniform-n4-long",
         "uniform",
         role="effect",
         note="uniform-n4 run for 720 steps: uniform's total rollouts",
-        group_size=4,
-        steps=720,
+        train={"group_size": 4, "steps": 720},
     ),
     BenchEntry(
         "greso-alloc-pilot",
@@ -407,7 +396,7 @@ EFFECT_ENTRIES = (
         note="skip-kept without padding a kept step's generation to a few batch shapes "
         "(pad_rows off): on a GPU, what the padding saves in seconds; on a CPU, skip-kept",
         sampler=KEPT,
-        pad_rows="off",
+        train={"pad_rows": "off"},
     ),
     BenchEntry(
         "skip-kept-backfill",
@@ -416,7 +405,7 @@ EFFECT_ENTRIES = (
         note="skip-kept with the slots a kept step frees filled by replaying recent mixed groups "
         "(stored completions, IS-weighted, dual-clipped; no new rollouts)",
         sampler=KEPT,
-        backfill="replay",
+        train={"backfill": "replay"},
     ),
     BenchEntry(
         "scalerl",
@@ -479,7 +468,7 @@ EFFECT_ENTRIES = (
         note="skip-predict-kept-w50 with the slots a kept step frees filled by replaying recent "
         "mixed groups (skip-kept-backfill's replay)",
         sampler=KEPT,
-        backfill="replay",
+        train={"backfill": "replay"},
     ),
     BenchEntry(
         "predict-only-kept-w50",
@@ -498,7 +487,7 @@ EFFECT_ENTRIES = (
         note="skip-predict-kept-w50 with 8 rescue rollouts for a never-solved prompt's all-wrong "
         "group, joined to it (16) when one is correct: pass@k's side, at its cost",
         sampler=KEPT,
-        rescue=8,
+        train={"rescue": 8},
     ),
     BenchEntry(
         "skip-audit-kept",
@@ -514,14 +503,14 @@ EFFECT_ENTRIES = (
         role="effect",
         note="the Bayesian skip taking full batches of the prompts it keeps, the run ended at "
         "uniform's passes: the saving as fewer steps, not fewer rows a step",
-        fewer_steps=True,
+        train={"fewer_steps": True},
     ),
     BenchEntry(
         "skip-audit-fewer-steps",
         "skip-audit",
         role="effect",
         note="skip-fewer-steps under skip-audit's audit and bound",
-        fewer_steps=True,
+        train={"fewer_steps": True},
     ),
     BenchEntry(
         "skip-predict-audit-kept-w50-backfill",
@@ -530,7 +519,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="skip-predict-kept-w50-backfill under skip-audit's audit and bound",
         sampler=KEPT,
-        backfill="replay",
+        train={"backfill": "replay"},
     ),
     BenchEntry(
         "screen4",
@@ -552,7 +541,7 @@ EFFECT_ENTRIES = (
         role="effect",
         note="uniform with greso, screen4 and greso+screen4 followed as shadows: trains as "
         "uniform; predicts greso-kept, screen4 and greso-kept-screen4 from uniform's own rewards",
-        shadows=("greso", "screen4", "greso+screen4"),
+        train={"shadows": ("greso", "screen4", "greso+screen4")},
     ),
     BenchEntry(
         "pilot-commit",
@@ -653,13 +642,13 @@ class Testbed:
         sft = None if self.sft is None else asdict(self.sft)
         settings = {
             "model": None if self.model is None else asdict(self.model),
-            "sft": None if sft is None else _unless_default(sft, SFTConfig, NEWER_FIELDS["sft"]),
-            "train": _unless_default(train, TrainConfig, NEWER_FIELDS["train"]),
+            "sft": None if sft is None else _unless_default(sft, SFTConfig, RECORDED["sft"]),
+            "train": _unless_default(train, TrainConfig, RECORDED["train"]),
             "pool_seed_base": self.pool_seed_base,
             "start_model": self.start_model,
             "start_weights": self.start_weights,
         }
-        return _unless_default(settings, Testbed, NEWER_FIELDS["testbed"])
+        return _unless_default(settings, Testbed, RECORDED["testbed"])
 
     def with_start_model(self, start_model: str) -> Testbed:
         """This testbed trained from `start_model` (no tiny model, no warm start)."""

@@ -67,7 +67,7 @@ def run_spec(entry: Entry | BenchEntry) -> str:
     its sampler and the step's prompts alike."""
     sampler, config = entry.sampler.pair()
     spec: list[Any] = [entry.selector, dict(entry.overrides), sampler, config]
-    batch = getattr(entry, "batch_size", None)  # a bench entry's own step size: another run
+    batch = getattr(entry, "train", {}).get("batch_size")  # a bench entry's own step size
     if batch is not None:
         spec.append({"batch_size": batch})
     return json.dumps(spec, sort_keys=True, default=str)
