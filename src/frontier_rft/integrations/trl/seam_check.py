@@ -11,7 +11,18 @@ from frontier_rft.integrations.trl.driver_kinds import KINDS
 from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 
-__all__ = ["check_screenable", "check_wrappable", "trl_version"]
+__all__ = ["check_screenable", "check_wrappable", "installed_trl", "trl_version"]
+
+
+def installed_trl() -> str | None:
+    """The installed TRL distribution's version, from its metadata without importing it (TRL
+    imports torch: seconds); None where TRL is not installed."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("trl")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def trl_version() -> str:
