@@ -6,6 +6,7 @@ builds from it."""
 from __future__ import annotations
 
 import ast
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,11 @@ import pytest
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.config_check import check_trl_config
 from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
-from frontier_rft.integrations.trl.seam_check import installed_trl
+from frontier_rft.integrations.trl.seam_check import (
+    installed_trl,
+    seam_problem,
+    source_seam_problem,
+)
 from frontier_rft.selectors.registry import SELECTORS
 
 TRL_DIR = Path(__file__).resolve().parents[1] / "src" / "frontier_rft" / "integrations" / "trl"
@@ -41,6 +46,7 @@ def test_check_config_prints_the_plan_the_resolution_returns(values: dict[str, A
         settings=values,
         trainer=values.get("trainer", "grpo"),
         processes=1,
+        seam=source_seam_problem,
         version=installed_trl(),
     )
     resolution = resolve_step(FrontierConfig(**frontier), run)
@@ -76,7 +82,7 @@ def test_the_seam_and_the_trl_version_are_part_of_the_resolution() -> None:
     class NoSeam:  # a trainer class without _generate_and_score_completions
         pass
 
-    seamless = TrlRun(settings=settings, trainer_cls=NoSeam)
+    seamless = TrlRun(settings=settings, seam=partial(seam_problem, NoSeam))
     chosen = resolve_step(FrontierConfig(selector="scalerl"), seamless)
     assert chosen.warn and chosen.check().rollouts == "full"
     assert "kept cannot wrap this TRL" in chosen.check().reason
@@ -125,3 +131,30 @@ def test_the_trainers_constructor_reads_arguments_into_a_plan_then_builds() -> N
     assert "_frontier_plan" in calls  # one resolution, before super().__init__
     for name in ("auto_rollouts", "fewer_problems", "trl_problems", "check_wrappable"):
         assert name not in source, f"trainer.py decides the step again ({name})"
+
+
+def test_check_config_reads_the_seam_from_trls_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without importing TRL, check-config checks the seam a kept step wraps in TRL's own
+    GRPOTrainer (its source): the installed, tested TRL has it; one whose `_prepare_inputs`
+    no longer calls `_generate_and_score_completions` turns auto's kept into full, said."""
+    pytest.importorskip("trl", reason="reads the installed TRL's source")
+    from frontier_rft.integrations.trl import seam_check
+
+    assert source_seam_problem("fewer_rollouts", 2) is None
+    assert source_seam_problem("dynamic_sampling") is None
+    moved = tmp_path / "grpo_trainer.py"
+    moved.write_text(
+        "class GRPOTrainer(Base):\n"
+        "    def _prepare_inputs(self, inputs):\n"
+        "        return self._generate_batch(inputs)\n"
+        "    def _generate_and_score_completions(self, inputs):\n"
+        "        return inputs\n"
+    )
+    monkeypatch.setattr(seam_check, "module_file", lambda name: moved)
+    found = source_seam_problem("fewer_rollouts")
+    assert found is not None and "no longer calls _generate_and_score_completions" in found
+    values = {"selector": "scalerl", "num_train_epochs": 1, "use_vllm": False}
+    (plan,) = check_trl_config(values, processes=1).plan
+    assert plan.startswith("sampler passthrough, ended by steps (kept cannot wrap this TRL")

@@ -13,9 +13,9 @@ the reward functions read, `num_generations` (at least 2) and an unquoted `eval_
 
 The run's step is the trainer's own: the file's values go through the same resolution
 (resolve.py: what `rollouts: auto` chooses, with the installed TRL's version, and what the
-chosen step, dynamic sampling or fewer rollouts, is refused for in TRL's settings and the
-data's columns), and its plan is printed (`plan:`); only the seam the step wraps in TRL's
-trainer class waits for the run, which checks it before its model loads.
+chosen step, dynamic sampling or fewer rollouts, is refused for in TRL's settings, the seam
+it wraps in TRL's GRPOTrainer (read from TRL's source, not imported) and the data's columns),
+and its plan is printed (`plan:`).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ from frontier_rft.integrations.trl.preflight import (
 )
 from frontier_rft.integrations.trl.resolve import Resolution, TrlRun, resolve_step
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
-from frontier_rft.integrations.trl.seam_check import installed_trl
+from frontier_rft.integrations.trl.seam_check import installed_trl, source_seam_problem
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS
@@ -192,6 +192,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
         columns=tuple(data.names) if isinstance(data, DataColumns) else (),
         rows=partial(local_rows, files),
         processes=count,
+        seam=source_seam_problem,  # TRL's GRPOTrainer, read from its source
         version=installed_trl(),
     )
     resolution = resolve_step(step, run)  # the trainer's own resolution (resolve.py)
@@ -293,8 +294,8 @@ def _auto_choice(
     resolution: Resolution, values: Mapping[str, Any], data: Any, processes: int, source: str
 ) -> list[str]:
     """What `rollouts: auto` (the default) chose for this file on `processes` (counted from
-    `source`), as the trainer chooses it (`resolve_step`: the TRL version included; the seam
-    is checked at start-up): one line, none when the step is set otherwise or refused."""
+    `source`), as the trainer chooses it (`resolve_step`: the TRL version and seam
+    included): one line, none when the step is set otherwise or refused."""
     plan = resolution.plan
     if not resolution.chosen or plan is None:
         return []
@@ -322,8 +323,7 @@ def _kept_line(config: FrontierConfig) -> list[str]:
 
 def tested_trl() -> str:
     """The installed TRL in the words of the auto line's kept (`resolve_step` chooses kept on a
-    tested version only; the run checks the seam it wraps at start-up, before the model
-    loads)."""
+    tested version with the seam it wraps only)."""
     version = installed_trl()  # the distribution's metadata: importing TRL takes seconds
     if version is None:
         return ", with TRL not installed (pip install 'frontier-rft[trl]')"

@@ -14,8 +14,9 @@ the plan its run builds. Imports neither torch nor TRL.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from frontier_rft.core.selector import Selector
@@ -28,7 +29,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     trl_problems,
 )
 from frontier_rft.integrations.trl.fewer_config import TRL, auto_rollouts, fewer_problems
-from frontier_rft.integrations.trl.seam_check import check_screenable, check_wrappable
+from frontier_rft.integrations.trl.seam_check import seam_problem
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, fewer_rollouts_from_run
 from frontier_rft.sampling.spec import SamplerSpec
@@ -58,9 +59,10 @@ class TrlRun:
     """The training data's rows, or how to count them (None: unknown)."""
     processes: int = 1
     """The processes the run is launched on (a max_steps run's length in epochs)."""
-    trainer_cls: type | None = None
-    """The trainer class whose private seam a step sampler wraps, checked here; None: not
-    checked here (check-config: the run checks it at start-up, before its model loads)."""
+    seam: Callable[[str, int], str | None] | None = None
+    """Why this TRL lacks the seam the step sampler of a kind (screening k) wraps, one line
+    (None: it has it): `seam_check.seam_problem` on the trainer class, or
+    `source_seam_problem` on TRL's source; None: not checked here."""
     version: str | None = None
     """The installed TRL's version (a kept step chosen by auto runs on `TESTED_TRL` only);
     None: not installed, not checked."""
@@ -82,7 +84,7 @@ class TrlRun:
             columns=tuple(getattr(dataset, "column_names", None) or ()),
             rows=dataset_rows(dataset),
             processes=int(getattr(training, "world_size", 1) or 1),
-            trainer_cls=trainer_cls,
+            seam=partial(seam_problem, trainer_cls),
             version=trl_version(),
         )
 
@@ -138,7 +140,7 @@ def _auto(
     frontier: FrontierConfig, run: TrlRun, cls: type[Selector], spec: SamplerSpec
 ) -> tuple[str, str, bool, bool]:
     """What `rollouts: auto` means here: (mode, why, whether to warn, whether the seam was
-    checked): `auto_rollouts`' choice, then for kept this TRL's seam (`run.trainer_cls`) and
+    checked): `auto_rollouts`' choice, then for kept this TRL's seam (`run.seam`) and
     its version (`run.version`), each turning kept into full with a warning naming it."""
     mode, why, warn = auto_rollouts(
         run.settings,
@@ -153,7 +155,7 @@ def _auto(
     if mode != "kept":
         return mode, why, warn, False
     screen = spec.config.screen if spec.kind == FewerRollouts.kind else 0
-    seam = _seam_problem(run.trainer_cls, DynamicSampling.kind, screen)
+    seam = run.seam(DynamicSampling.kind, screen) if run.seam is not None else None
     if seam is not None:
         return "full", message(TRL, "auto+seam", seam=seam.split(";")[0]), True, True
     if run.version is not None and run.version not in TESTED_TRL:
@@ -171,7 +173,7 @@ def _step_problems(
     if spec.kind == DynamicSampling.kind:
         if trainer != "grpo":
             return trl_problems({}, trainer), []
-        found = _seam_problem(run.trainer_cls, spec.kind, 0) if seam else None
+        found = run.seam(spec.kind, 0) if seam and run.seam is not None else None
         if found is not None:
             return [found], []
         return trl_problems(settings, trainer), image_problems(list(run.columns))
@@ -181,7 +183,7 @@ def _step_problems(
     problems = fewer_problems(settings, trainer, "kept" if fewer.skip else "full", fewer.screen)
     data: list[str] = []
     if trainer == "grpo" and not problems:
-        found = _seam_problem(run.trainer_cls, spec.kind, fewer.screen) if seam else None
+        found = run.seam(spec.kind, fewer.screen) if seam and run.seam is not None else None
         if found is not None:
             return [found], []
         if set(IMAGE_COLUMNS) & set(run.columns):
@@ -192,17 +194,3 @@ def _step_problems(
     if fewer.skip and not cls.walks_windows():
         problems.append(message(TRL, "kept+selector", selector=cls.name))
     return problems, data
-
-
-def _seam_problem(trainer_cls: type | None, kind: str, screen: int) -> str | None:
-    """Why `trainer_cls` lacks the seam the step sampler `kind` wraps (and, screening, the
-    per-call number of generations), in one line; None: it has it, or no class is given."""
-    if trainer_cls is None:
-        return None
-    try:
-        check_wrappable(trainer_cls, kind)
-        if screen:
-            check_screenable(trainer_cls)
-    except ValueError as exc:
-        return str(exc)
-    return None
