@@ -474,7 +474,8 @@ def test_the_set_is_a_newcomers_first_run() -> None:
     ("installed", "said"),
     [
         (None, "(a tested version)"),  # the TRL this environment pins
-        ("0.19.0", ", on TRL 0.19.0: not a tested version (tested: "),
+        # the trainer's own choice (resolve.py): auto keeps full batches on an untested TRL
+        ("0.19.0", "full (uniform's bill) because kept is tested with TRL 1.16.0, not 0.19.0"),
     ],
 )
 def test_the_kept_choice_names_whether_the_installed_trl_is_tested(
@@ -485,7 +486,8 @@ def test_the_kept_choice_names_whether_the_installed_trl_is_tested(
     said: str,
 ) -> None:
     """Issue 72: the kept line said "with this TRL version if it is a tested one" beside the
-    tested TRL; it now names the installed version and whether kept is tested on it."""
+    tested TRL; it now names the installed version, and on an untested one says the full
+    batches the trainer's resolution chooses there (issue 82)."""
     pytest.importorskip("trl", reason="TRL's own keys are read from trl")
     from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
 

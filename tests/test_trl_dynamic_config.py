@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,7 +14,6 @@ import pytest
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
-    config_file_problems,
     mode_of,
     sampling_config,
     trl_problems,
@@ -21,6 +21,20 @@ from frontier_rft.integrations.trl.dynamic_config import (
 )
 from frontier_rft.sampling import DynamicSamplingConfig
 from helpers import check_config_apart
+
+
+def step_problems(values: dict[str, Any]) -> list[str]:
+    """What the run's resolution (resolve.py) refuses a YAML file's step for, as `frontier
+    check-config trl` asks it; none for a value FrontierConfig refuses (it names it)."""
+    from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
+
+    ours = {k: v for k, v in values.items() if k in FrontierConfig.__dataclass_fields__}
+    try:
+        config = FrontierConfig(**ours)
+    except ValueError:
+        return []
+    run = TrlRun(settings=values, trainer=values.get("trainer", "grpo"))
+    return list(resolve_step(config, run).problems)
 
 
 def test_zero_variance_is_constant_up_to_float_noise() -> None:
@@ -117,9 +131,9 @@ def test_trl_settings_dynamic_sampling_cannot_run_with() -> None:
     assert "sum_then_normalize" in agg
     (rloo,) = trl_problems({}, "rloo")
     assert "trainer 'rloo' is not supported" in rloo
-    assert config_file_problems({"scale_rewards": "batch"}) == []  # dynamic sampling off
-    assert config_file_problems({"dynamic_sampling": "nope", "scale_rewards": "batch"}) == []
-    assert len(config_file_problems({"dynamic_sampling": True, "trainer": "rloo"})) == 1
+    assert step_problems({"scale_rewards": "batch"}) == []  # dynamic sampling off
+    assert step_problems({"dynamic_sampling": "nope", "scale_rewards": "batch"}) == []
+    assert len(step_problems({"dynamic_sampling": True, "trainer": "rloo"})) == 1
 
 
 def test_every_mode_is_a_frontier_config_choice() -> None:
@@ -149,8 +163,8 @@ def test_loss_types_fillers_cannot_be_scaled_for_are_refused(mode: str) -> None:
     assert "dynamic_sampling with use_adaptive_entropy" in entropy
     for ok in ("dapo", "grpo", "dr_grpo", "sapo", "luspo", "cispo", "vespo"):
         assert trl_problems({"loss_type": ok}) == []  # scaled (step_driver.py: _normalise)
-    assert config_file_problems({"dynamic_sampling": mode, "loss_type": "bnpo"}) == [bnpo]
-    assert config_file_problems({"loss_type": "bnpo"}) == []  # dynamic sampling off
+    assert step_problems({"dynamic_sampling": mode, "loss_type": "bnpo"}) == [bnpo]
+    assert step_problems({"loss_type": "bnpo"}) == []  # dynamic sampling off
 
 
 def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:

@@ -5,18 +5,32 @@ check-config trl`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.fewer_config import (
     auto_rollouts_blockers,
-    config_file_problems,
     fewer_problems,
     normalisation,
 )
 from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
 from helpers import check_config_apart
+
+
+def step_problems(values: dict[str, Any]) -> list[str]:
+    """What the run's resolution (resolve.py) refuses a YAML file's step for, as `frontier
+    check-config trl` asks it; none for a value FrontierConfig refuses (it names it)."""
+    from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
+
+    ours = {k: v for k, v in values.items() if k in FrontierConfig.__dataclass_fields__}
+    try:
+        config = FrontierConfig(**ours)
+    except ValueError:
+        return []
+    run = TrlRun(settings=values, trainer=values.get("trainer", "grpo"))
+    return list(resolve_step(config, run).problems)
 
 
 def test_the_settings_build_the_samplers_config() -> None:
@@ -64,7 +78,7 @@ def test_rollouts_auto_names_each_setting_that_keeps_it_full() -> None:
     assert "loss_type: bnpo" in blockers({"loss_type": "bnpo"})[0]
     assert "trainer 'rloo' is not supported" in blockers({}, "rloo")[0]
     assert len(blockers({"scale_rewards": "batch", "loss_type": "bnpo"}, shadows=["skip"])) == 3
-    assert config_file_problems({"rollouts": "auto", "loss_type": "bnpo"}) == []  # not refused
+    assert step_problems({"rollouts": "auto", "loss_type": "bnpo"}) == []  # not refused
 
 
 def test_trl_settings_fewer_rollouts_cannot_run_with() -> None:
@@ -79,8 +93,8 @@ def test_trl_settings_fewer_rollouts_cannot_run_with() -> None:
     (adaptive,) = fewer_problems({"use_adaptive_entropy": True}, "grpo", "kept", 0)
     assert "rollouts: kept with use_adaptive_entropy" in adaptive and "\n" not in adaptive
     assert fewer_problems({"use_adaptive_entropy": True}, "grpo", "full", 0) == []  # off
-    assert config_file_problems({"screen": 4, "num_generations": 4, "loss_type": "bnpo"}) != []
-    assert config_file_problems({"rollouts": "nope", "loss_type": "bnpo"}) == []  # named elsewhere
+    assert step_problems({"screen": 4, "num_generations": 4, "loss_type": "bnpo"}) != []
+    assert step_problems({"rollouts": "nope", "loss_type": "bnpo"}) == []  # named elsewhere
 
 
 def test_check_config_names_every_mistake_without_torch(tmp_path: Path) -> None:

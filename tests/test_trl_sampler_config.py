@@ -1,6 +1,7 @@
 """The TRL adapter's `sampler:` key: a step sampler by kind, as `frontier train --sampler`
 names it, beside the shorthand keys (dynamic_sampling, rollouts, screen, loss_scale); read
-into one spec, refused where TRL's step does not run the kind, and checked by check-config."""
+into one spec (never written back into the shorthand keys), refused where TRL's step does not
+run the kind, and checked by check-config."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from frontier_rft.integrations import plan
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.config_check import check_trl_config
 from frontier_rft.integrations.trl.fewer_config import TRL
+from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
+
+SHORTHAND = ("dynamic_sampling", "dynamic_sampling_config", "rollouts", "screen", "loss_scale")
+"""The shorthand keys of the step."""
 
 
 @pytest.mark.parametrize(
@@ -48,9 +53,33 @@ def test_a_named_sampler_is_the_spec_its_shorthand_spells(
     by_keys = FrontierConfig(selector="greso", **shorthand)
     assert by_name.sampler_spec() == by_keys.sampler_spec()
     assert by_name.sampler_spec() is by_name.sampler_spec()  # built once, then cached
-    assert by_name.shorthand() == by_keys.shorthand()  # every check reads the same keys
+    # one way: the shorthand keys keep what was given, the spec is what every check reads
+    default = FrontierConfig()
+    assert {k: getattr(by_name, k) for k in SHORTHAND} == {
+        k: getattr(default, k) for k in SHORTHAND
+    }
+    plan = resolve_step(by_keys, TrlRun()).plan
+    assert plan is not None and resolve_step(by_name, TrlRun()).plan == plan
     both = FrontierConfig(selector="greso", **named, **shorthand)  # the same thing twice
     assert both.sampler_spec() == by_keys.sampler_spec()
+    assert {k: getattr(both, k) for k in shorthand} == shorthand  # as given
+
+
+def test_a_yaml_sampler_key_is_not_rewritten_into_the_shorthand_keys() -> None:
+    """A file's `sampler:` stays the one spelling of its step: the config, what a trainer
+    would record of it and what check-config prints say the sampler, not rollouts: kept."""
+    import yaml
+
+    text = "selector: greso\nsampler: fewer_rollouts\nsampler_config: {screen: 2}\n"
+    config = FrontierConfig(**yaml.safe_load(text))
+    assert (config.rollouts, config.screen, config.loss_scale) == ("auto", 0, "batch")
+    assert (config.dynamic_sampling, config.dynamic_sampling_config) == ("off", None)
+    assert (
+        config.sampler_spec().kind == "fewer_rollouts" and config.sampler_spec().config.screen == 2
+    )
+    report = check_trl_config({**yaml.safe_load(text), "num_generations": 4}, processes=1)
+    assert report.sampler == ["fewer_rollouts (screen: 2) runs each generation step"]
+    assert not any("checked as" in line for line in report.render("grpo.yaml").splitlines())
 
 
 @pytest.mark.parametrize(
@@ -107,16 +136,22 @@ def test_the_command_line_gives_sampler_config_as_json() -> None:
          '{"screen": 2, "loss_scale": "kept"}']
     )  # fmt: skip
     assert config.sampler_config == {"screen": 2, "loss_scale": "kept"}
-    assert (config.rollouts, config.screen, config.loss_scale) == ("kept", 2, "kept")
+    assert (config.rollouts, config.screen, config.loss_scale) == ("auto", 0, "batch")  # as given
+    spec = config.sampler_spec()
+    assert (spec.kind, spec.config.skip, spec.config.screen, spec.config.loss_scale) == (
+        "fewer_rollouts",
+        True,
+        2,
+        "kept",
+    )
 
 
 def test_check_config_reports_the_named_sampler_and_checks_it_as_its_keys() -> None:
     values = {"selector": "greso", "sampler": "fewer_rollouts", "num_generations": 4}
     report = check_trl_config({**values, "sampler_config": {"screen": 2}}, processes=1)
     assert not report.problems, report.problems
-    assert report.sampler == [
-        "fewer_rollouts (screen: 2) runs each generation step; checked as rollouts: kept, screen: 2"
-    ]
+    assert report.sampler == ["fewer_rollouts (screen: 2) runs each generation step"]
+    assert report.plan == ["sampler fewer_rollouts, rollouts kept, ended by steps"]
     assert "  sampler: fewer_rollouts (screen: 2)" in report.render("grpo.yaml")
     screened = check_trl_config({**values, "sampler_config": {"screen": 4}}, processes=1)
     assert any("screen 4 must be below num_generations 4" in p for p in screened.problems)
@@ -159,4 +194,4 @@ def test_check_config_builds_the_files_frontier_config_and_its_spec_once(
     assert not report.problems, report.problems
     whole = {k: values.get(k) for k in ("selector", "sampler", "shadows")}
     assert built.count(whole) == 1  # beside it: the defaults and the pool's options alone
-    assert len(read) == int("sampler" in values)
+    assert read and all(spec is read[0] for spec in read)  # one spec, built once

@@ -392,7 +392,8 @@ def test_the_trainer_builds_its_step_sampler_spec_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
 ) -> None:
     """From the config to a built trainer, one SamplerSpec: the adapter's entry checks, the
-    rollouts: auto resolution and the step driver all read `FrontierConfig.sampler_spec()`."""
+    rollouts: auto resolution (resolve.py) and the step driver all read
+    `FrontierConfig.sampler_spec()`."""
     specs = spec_builds(monkeypatch)
     t = trainer(tmp_path, FrontierConfig(**options))
     assert_one_spec_driven(t, specs)
@@ -436,12 +437,12 @@ def test_a_trainer_built_from_a_yaml_runs_each_check_once(
     """The script checks the model path, the selector's metadata, reward_range and the data's
     columns before it reads the data, and the trainer it builds does not check them again;
     the step sampler's spec is built once, the one the step driver runs."""
+    import frontier_rft.integrations.trl.arguments as trainer_checks
     import frontier_rft.integrations.trl.grpo as script
-    import frontier_rft.integrations.trl.trainer as trainer_module
 
     calls: dict[str, int] = {}
     checks = ("local_model_path", "pool_problems", "reward_range_problems", "data_problems")
-    for module in (script, trainer_module):
+    for module in (script, trainer_checks):  # the trainer's checks of its arguments
         for name in checks:
             check = getattr(module, name)
 

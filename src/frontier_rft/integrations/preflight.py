@@ -47,7 +47,8 @@ class Report:
     """A pre-flight verdict: `problems` must be fixed; `notes` say what was not checked;
     `choices` what an `auto` setting will mean for these settings; `rollouts` what a set
     `rollouts` will do with the run's length; `shadows` what an unset `shadows` will follow;
-    `sampler` the step sampler a `sampler:` key names; `currency` what a step costs on the
+    `sampler` the step sampler a `sampler:` key names; `plan` the run's step as its trainer
+    resolves it (`StepPlan.words`); `currency` what a step costs on the
     run's device (step_cost.advice)."""
 
     problems: list[str] = field(default_factory=list)
@@ -56,6 +57,7 @@ class Report:
     rollouts: list[str] = field(default_factory=list)
     shadows: list[str] = field(default_factory=list)
     sampler: list[str] = field(default_factory=list)
+    plan: list[str] = field(default_factory=list)
     currency: list[str] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set, repr=False, compare=False)
     """The lines of `problems` added through `add`: a set, so a file with 70,000 unknown
@@ -83,6 +85,7 @@ class Report:
         lines += [f"  rollouts: {r}" for r in self.rollouts]
         lines += [f"  shadows: {s}" for s in self.shadows]
         lines += [f"  sampler: {s}" for s in self.sampler]
+        lines += [f"  plan: {p}" for p in self.plan]
         lines += [f"  currency: {c}" for c in self.currency]
         return "\n".join(lines)
 

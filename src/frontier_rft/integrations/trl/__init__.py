@@ -1,8 +1,11 @@
 """TRL adapter: GRPOTrainer / RLOOTrainer whose prompts come from a frontier-rft selector.
 
-Needs the `trl` extra. `trainer` holds the trainer classes, `sampler` the RepeatSampler
-replacement, `rewards` the reward taps that feed the selector, `state` the checkpoint seam,
-`preflight` the checks that run before a model loads, `step_driver` the one driver of a
+Needs the `trl` extra. `trainer` holds the trainer classes (their checkpoints and logs in
+`checkpoints` and `run_log`), `resolve` the one resolution of a run's step into a
+`StepPlan` (the trainer's and `frontier check-config trl`'s), `arguments` the checks of what
+a trainer is given, `sampler` the RepeatSampler replacement, `rewards` the reward taps that
+feed the selector, `state` the checkpoint files, `preflight` the checks that run before a
+model loads, `step_driver` the one driver of a
 generation step through a step sampler inside GRPOTrainer (DAPO's dynamic sampling, with
 `dynamic_config`; fewer rollouts, with `fewer_config`). `FrontierConfig` (and `preflight`)
 import without TRL or torch, so a config can be checked anywhere; the trainer classes

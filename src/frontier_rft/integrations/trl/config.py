@@ -35,7 +35,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
     sampling_config,
     short_repr,
 )
-from frontier_rft.integrations.trl.fewer_config import TRL, settings_problems
+from frontier_rft.integrations.trl.fewer_config import TRL, settings_problems, spec_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
 from frontier_rft.sampling.base import config_dict
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
@@ -231,11 +231,13 @@ class FrontierConfig:
             f"metrics_prefix must be a string, got {self.metrics_prefix!r}",
         )
         self.columns()  # pass_rate_columns must be two
-        self._read_sampler()
+        named = self._read_sampler()
         self._check_dynamic_sampling()
         problems = settings_problems(
             self.rollouts, self.screen, self.loss_scale, self.selector, self.dynamic_sampling
         )
+        if named is not None:  # what the named sampler itself asks of the selector
+            problems += [p for p in spec_problems(named, self.selector) if p not in problems]
         check(not problems, "; ".join(problems))
         if isinstance(self.shadows, str):  # YAML `shadows: greso`
             set_(self, "shadows", [self.shadows])
@@ -260,15 +262,18 @@ class FrontierConfig:
         selector name, default this config's), checked as the reference trainer checks its
         own (a screen below `num_generations` once it is known); a ValueError naming the
         problem."""
-        partial = [
-            name
-            for name, on in (
-                ("screen", self.screen > 0),
-                ("dynamic_sampling", self.dynamic_sampling != "off"),
-                ("rollouts: kept", self.rollouts == "kept"),
+        named = self.__dict__.get("_sampler_spec") if self.sampler is not None else None
+        if named is not None:  # the named sampler's own settings, not the shorthand keys
+            fewer = named.config if named.kind == FewerRollouts.kind else None
+            on = (
+                fewer is not None and fewer.screen > 0,
+                named.kind == DynamicSampling.kind,
+                fewer is not None and bool(fewer.skip),
             )
-            if on
-        ]
+        else:
+            on = (self.screen > 0, self.dynamic_sampling != "off", self.rollouts == "kept")
+        names = ("screen", "dynamic_sampling", "rollouts: kept")
+        partial = [name for name, is_on in zip(names, on, strict=True) if is_on]
         return check_shadow_rules(
             shadow_rules(self.shadows, selector or self.selector, partial),
             SELECTORS,
@@ -292,7 +297,7 @@ class FrontierConfig:
             f"got {short_repr(tol)}",
         )
         set_(self, "dynamic_sampling_tol", float(tol))
-        self.dynamic_sampling_settings()  # read once, here: every refused option, named
+        _ = self._dynamic_sampling  # read once, here: every refused option, named
 
     @cached_property
     def _dynamic_sampling(self) -> DynamicSamplingConfig | None:
@@ -303,32 +308,38 @@ class FrontierConfig:
         )
 
     def dynamic_sampling_settings(self) -> DynamicSamplingConfig | None:
-        """The DynamicSampling settings of this config, or None when dynamic_sampling is off."""
-        return self._dynamic_sampling
+        """The DynamicSampling settings of this config (`sampler_spec`), or None when its step
+        sampler is another."""
+        spec = self.sampler_spec()
+        return spec.config if spec.kind == DynamicSampling.kind else None
 
-    def with_rollouts(self, rollouts: Literal["full", "kept"]) -> FrontierConfig:
-        """This config with `rollouts: auto` resolved by the trainer: a copy that keeps the
-        selector options as read (`selector_spec`); nothing else changes, so nothing is
-        checked again."""
+    def step_chosen(self) -> bool:
+        """Whether the user chose the step whole: a `sampler:`, or a rollouts other than auto
+        (`rollouts: auto` with the shorthand keys: the TRL resolution chooses it)."""
+        return self.sampler is not None or self.rollouts != "auto"
+
+    def resolved(self, rollouts: Literal["full", "kept"], spec: SamplerSpec) -> FrontierConfig:
+        """This config with `rollouts: auto` replaced by what the TRL resolution chose
+        (`rollouts`, its plan's `spec`): a copy that keeps the selector options as read
+        (`selector_spec`) and reads `spec` as its step; nothing is checked again."""
         check(rollouts in ("full", "kept"), f"rollouts resolves to full or kept, not {rollouts!r}")
         resolved = copy.copy(self)
         object.__setattr__(resolved, "rollouts", rollouts)
-        if rollouts == "kept":  # the step changes: its spec is built for the copy (auto: full)
-            resolved.__dict__.pop("_sampler_spec", None)
+        resolved.__dict__["_sampler_spec"] = spec
         return resolved
 
     def sampler_spec(self) -> SamplerSpec:
-        """The step sampler inside each generation step, built once from either vocabulary
-        (`sampler` and `sampler_config`, or the shorthand keys they are written into): the
-        adapter's entry, its step driver and the rollouts: auto resolution all use this one
-        spec. The trainer resolves rollouts: auto to full or kept first (`with_rollouts`, a
-        copy with its own spec); unresolved, it reads as full."""
+        """The step sampler inside each generation step, built once: `sampler` and
+        `sampler_config` when set, else converted from the shorthand keys (one way: a
+        `sampler:` is never written back into them). The TRL resolution (resolve.py) reads
+        this one spec; unresolved, rollouts: auto reads as full."""
         return self._sampler_spec
 
     @cached_property
     def _sampler_spec(self) -> SamplerSpec:
-        """TRL's one conversion into the spec: dynamic_sampling's (with its overrides) when
-        on; FewerRollouts where rollouts is kept or screen is set; else the pass-through."""
+        """TRL's one conversion of the shorthand keys into the spec (a named sampler is read
+        in `_read_sampler`): dynamic_sampling's (with its overrides) when on; FewerRollouts
+        where rollouts is kept or screen is set; else the pass-through."""
         if self._dynamic_sampling is not None:
             spec = SamplerSpec(DynamicSampling.kind, self._dynamic_sampling)
         elif self.rollouts != "kept" and not self.screen:
@@ -354,12 +365,11 @@ class FrontierConfig:
         mapping: dict[str, Any] | None = overrides
         return mapping
 
-    def _read_sampler(self) -> None:
-        """`sampler` and `sampler_config`, when set, read once into the spec and written into
-        the shorthand keys they spell (dynamic_sampling and its config, rollouts, screen,
-        loss_scale), so every check reads one vocabulary; a kind TRL's step does not run is
-        refused with the plan's text, a shorthand set to something else names both keys."""
-        set_ = object.__setattr__
+    def _read_sampler(self) -> SamplerSpec | None:
+        """`sampler` and `sampler_config`, when set, read once into the spec (None: unset); a
+        kind TRL's step does not run is refused with the plan's text, a shorthand key set to
+        another step names both keys. The shorthand keys keep what was given: the spec is the
+        one the run reads."""
         overrides = self._read_mapping("sampler_config")
         if self.sampler is None:
             check(
@@ -367,33 +377,30 @@ class FrontierConfig:
                 "sampler_config is set but sampler is not: name the sampler it configures "
                 "(sampler: dynamic_sampling or fewer_rollouts), or drop sampler_config",
             )
-            return
+            return None
         check(
             isinstance(self.sampler, str),
             f"sampler must be a step sampler's kind, got {short_repr(self.sampler)}",
         )
         spec = SamplerSpec.read(self.sampler, overrides or {})
         check_sampler(TRL, spec.kind)
-        for key, value in _shorthand(spec, self.rollouts).items():
+        spelled = _spelled(spec, self.rollouts)
+        for key, default in _SHORTHAND_DEFAULTS.items():
             given = getattr(self, key)
-            if given not in (value, _SHORTHAND_DEFAULTS[key]):
+            if given not in (spelled.get(key, default), default):
                 raise ValueError(
                     f"sampler: {spec.kind} and {key}: {short_repr(given)} both set the step's "
                     f"sampler: keep sampler (its settings in sampler_config) and drop {key}, "
                     "or drop sampler and sampler_config"
                 )
-            set_(self, key, value)
-        try:  # TRL's own refusals (a surplus kept across steps), in this key's words
-            self.dynamic_sampling_settings()
-        except ValueError as exc:
-            text = str(exc).replace("dynamic_sampling_config", "sampler_config")
-            raise ValueError(text) from None
+        if spec.kind == DynamicSampling.kind:  # TRL's own refusals, in this key's words
+            try:
+                sampling_config(spelled["dynamic_sampling"], spelled["dynamic_sampling_config"])
+            except ValueError as exc:
+                text = str(exc).replace("dynamic_sampling_config", "sampler_config")
+                raise ValueError(text) from None
         self.__dict__["_sampler_spec"] = spec  # read once: sampler_spec() is this spec
-
-    def shorthand(self) -> dict[str, Any]:
-        """The shorthand keys of the step sampler as read (a `sampler:` written into them):
-        what `frontier check-config trl` checks beside TRL's settings."""
-        return {key: getattr(self, key) for key in _SHORTHAND_DEFAULTS}
+        return spec
 
     def fewer_rollouts_settings(self) -> FewerRolloutsConfig | None:
         """The FewerRollouts settings of this config (`sampler_spec`); None when every
@@ -482,19 +489,15 @@ _SHORTHAND_DEFAULTS: dict[str, Any] = {
     "screen": 0,
     "loss_scale": "batch",
 }
-"""The shorthand keys a `sampler:` is written into, at their defaults (a key left there is
-not a second spelling of the sampler)."""
-
-
-def _shorthand(spec: SamplerSpec, rollouts: str) -> dict[str, Any]:
-    """The shorthand keys that spell `spec` (a kind TRL runs): dynamic_sampling's mode and
-    the overrides of its config, or rollouts, screen and loss_scale; rollouts: fewer_steps
-    (whole batches, not a step sampler) stays beside the pass-through."""
-    return {**_SHORTHAND_DEFAULTS, **_spelled(spec, rollouts)}
+"""The shorthand keys of the step, at their defaults: beside a `sampler:`, a key left there
+(or set to what the sampler means) is not a second spelling of another step."""
 
 
 def _spelled(spec: SamplerSpec, rollouts: str) -> dict[str, Any]:
-    """The shorthand keys `spec` sets away from their defaults (`_shorthand`)."""
+    """What each shorthand key would say of `spec` (a kind TRL runs), to name a key that
+    says otherwise beside a `sampler:` (never written back): dynamic_sampling's mode and the
+    overrides of its config, or rollouts, screen and loss_scale; rollouts: fewer_steps
+    (whole batches, not a step sampler) stays beside the pass-through."""
     if spec.kind == DynamicSampling.kind:
         config = spec.config
         mode = config.round_rule if config.round_rule != "standard" else (

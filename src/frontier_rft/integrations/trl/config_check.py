@@ -7,11 +7,15 @@ read from TRL's source; without TRL installed, TRL's keys are left unchecked and
 be), each FrontierConfig and script value, the selector's config and the metadata it cannot
 run without, the model path, the logging backends, the reward functions (found and read
 from source, never imported), `reward_range` with several of them, the held-out set an
-evaluation needs, the TRL settings dynamic sampling and fewer rollouts (rollouts: kept,
-screen) run with, and the columns of the training and held-out files the adapter, TRL and
-the reward functions read (with dynamic sampling: no image column), `num_generations`
-(at least 2) and an unquoted `eval_strategy: no` (YAML's false). A refused option is read at
-its default, so that it hides no other check.
+evaluation needs, the columns of the training and held-out files the adapter, TRL and
+the reward functions read, `num_generations` (at least 2) and an unquoted `eval_strategy: no`
+(YAML's false). A refused option is read at its default, so that it hides no other check.
+
+The run's step is the trainer's own: the file's values go through the same resolution
+(resolve.py: what `rollouts: auto` chooses, with the installed TRL's version, and what the
+chosen step, dynamic sampling or fewer rollouts, is refused for in TRL's settings, the seam
+it wraps in TRL's GRPOTrainer (read from TRL's source, not imported) and the data's columns),
+and its plan is printed (`plan:`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from frontier_rft.integrations.plan import (
     FEWER_STEPS,
     auto_choice,
     default_shadows_line,
-    kept_choice,
+    kept_line,
     set_shadows_line,
 )
 from frontier_rft.integrations.preflight import (
@@ -47,14 +51,7 @@ from frontier_rft.integrations.preflight import (
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
 from frontier_rft.integrations.trl.currency import trl_currency_line
-from frontier_rft.integrations.trl.dynamic_config import (
-    TESTED_TRL,
-    config_file_problems,
-    image_problems,
-    mode_of,
-)
-from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS, TRL, auto_rollouts
-from frontier_rft.integrations.trl.fewer_config import config_file_problems as fewer_file_problems
+from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS, TRL
 from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
 from frontier_rft.integrations.trl.preflight import (
     batch_problems,
@@ -71,7 +68,10 @@ from frontier_rft.integrations.trl.preflight import (
     strategy_problems,
     vllm_problems,
 )
+from frontier_rft.integrations.trl.resolve import Resolution, TrlRun, resolve_step
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
+from frontier_rft.integrations.trl.seam_check import installed_trl, source_seam_problem
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS
 
@@ -181,10 +181,22 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
             frontier.get("selector_judge"),
         ),
     )
-    spelled = _sampler_keys(whole, report)  # a `sampler:` checked as its shorthand keys
-    frontier, values = {**frontier, **spelled}, {**values, **spelled}
-    report.add("", config_file_problems(values))  # dynamic_sampling next to TRL's settings
-    report.add("", fewer_file_problems(values))  # rollouts: kept, screen, next to TRL's
+    report.sampler += _sampler_line(whole)
+    files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
+    first = files[0] if isinstance(files, list) and files else files
+    data = read_data_columns(first) if isinstance(first, str) else None
+    step, named = _step_config(frontier, whole)  # a refused option read at its default
+    run = TrlRun(
+        settings=values,
+        trainer=_trainer(values),
+        columns=tuple(data.names) if isinstance(data, DataColumns) else (),
+        rows=partial(local_rows, files),
+        processes=count,
+        seam=source_seam_problem,  # TRL's GRPOTrainer, read from its source
+        version=installed_trl(),
+    )
+    resolution = resolve_step(step, run)  # the trainer's own resolution (resolve.py)
+    report.add("", list(resolution.problems))  # the step next to TRL's settings
     report.add("", _shadow_problems(whole, values))
     report.notes += _shadow_bounds_notes(whole, frontier)
     report.add("", _model_problems(values))
@@ -212,11 +224,12 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
             config, refused, frontier, reward_names, values.get("reward_weights")
         ),
     )
-    files, held_out = values.get("dataset_files"), values.get("eval_dataset_files")
-    report.choices += _auto_rollouts_choice(frontier, values, files, count, source)
+    if named:  # the selector the file names, read: what the run's step will be
+        report.choices += _auto_choice(resolution, values, data, count, source)
+        report.plan += [resolution.plan.words()] if resolution.plan is not None else []
     report.currency.append(trl_currency_line(values))  # what a step costs on this device
     report.rollouts += _fewer_steps_line(frontier, values)
-    report.rollouts += kept_choice(TRL, frontier, FrontierConfig.selector)
+    report.rollouts += _kept_line(step) if named else []
     report.shadows += _default_shadows_choice(whole)
     report.add(
         "",
@@ -227,8 +240,8 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     if refused & set(_COLUMN_KEYS):
         report.notes.append("columns not checked until the column options above are fixed")
         return report
-    dynamic = _dynamic_on(values)
-    if not _check_files("dataset_files", files, config, rewards, report, dynamic=dynamic):
+    step_data = list(resolution.data_problems)  # the step's refusal of the data's columns
+    if not _check_files("dataset_files", files, config, rewards, report, step_data):
         name = values.get("dataset_name")
         why = f"dataset_name {name!r} is not read here" if name else "no dataset_files given"
         report.notes.append(f"{why}: columns not checked")
@@ -236,51 +249,57 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     return report
 
 
-def _sampler_keys(config: FrontierConfig | None, report: Report) -> dict[str, Any]:
-    """The shorthand keys a file's `sampler:` and `sampler_config:` spell, said on the
-    report's sampler line; {} without `sampler:`, or where FrontierConfig refuses the file
+_STEP_KEYS = (*_SELECTOR_KEYS, "sampler", "sampler_config", "dynamic_sampling",
+              "dynamic_sampling_config", "dynamic_sampling_tol", "rollouts", "screen",
+              "loss_scale", "shadows")  # fmt: skip
+"""The FrontierConfig fields the step's resolution reads."""
+
+
+def _step_config(
+    frontier: Mapping[str, Any], whole: FrontierConfig | None
+) -> tuple[FrontierConfig, bool]:
+    """The file's FrontierConfig `whole`, or where it is refused one of the step's options as
+    given (`_STEP_KEYS`): each option refused alone read at its default (FrontierConfig's own
+    check names it), then the selector's options, then every one; and whether it holds the
+    selector the file names (its auto and plan lines are then the run's)."""
+    given = {k: v for k, v in frontier.items() if k in _STEP_KEYS}
+    if whole is None:  # each refused alone, then the selector's options, then all of them
+        kept = {k: v for k, v in given.items() if _build({k: v}) is not None}
+        step = {k: v for k, v in kept.items() if k not in _SELECTOR_KEYS}
+        whole = _build(kept) or _build(step) or FrontierConfig()
+    named = all(getattr(whole, k) == given[k] for k in _SELECTOR_KEYS if k in given)
+    return whole, named and whole.selector in SELECTORS
+
+
+def _trainer(values: Mapping[str, Any]) -> str:
+    """The file's TRL trainer, as the checks read it (a wrong type: FrontierScriptArguments
+    names it)."""
+    trainer = values.get("trainer", "grpo")
+    return trainer if isinstance(trainer, str) else "grpo"
+
+
+def _sampler_line(config: FrontierConfig | None) -> list[str]:
+    """The step sampler a file's `sampler:` and `sampler_config:` name, with its settings away
+    from their defaults; none without `sampler:`, or where FrontierConfig refuses the file
     (`config` None: its own check above names why)."""
     if config is None or config.sampler is None:
-        return {}
+        return []
     spec = config.sampler_spec()
     defaults = SamplerSpec(spec.kind).fields()  # its settings away from the defaults, shown
     shown = ", ".join(f"{k}: {v}" for k, v in spec.fields().items() if v != defaults[k])
-    spelled = config.shorthand()
-    keys = ", ".join(
-        f"{k}: {v}" for k, v in spelled.items() if v != getattr(FrontierConfig, k, None)
-    )
-    report.sampler.append(
-        f"{spec.kind}" + f" ({shown})" * bool(shown) + " runs each generation step"
-        + f"; checked as {keys}" * bool(keys)
-    )  # fmt: skip
-    return spelled
+    return [f"{spec.kind}" + f" ({shown})" * bool(shown) + " runs each generation step"]
 
 
-def _auto_rollouts_choice(
-    frontier: Mapping[str, Any], values: Mapping[str, Any], files: Any, processes: int, source: str
+def _auto_choice(
+    resolution: Resolution, values: Mapping[str, Any], data: Any, processes: int, source: str
 ) -> list[str]:
-    """What `rollouts: auto` (the default) will mean for this file on `processes` (counted
-    from `source`), as the trainer decides it (`fewer_config.auto_rollouts`; the TRL
-    version's seam is checked at start-up): one line, none when rollouts is set otherwise
-    or the selector is unknown."""
-    name = frontier.get("selector", FrontierConfig.selector)
-    if frontier.get("rollouts", "auto") != "auto" or not isinstance(name, str):
-        return []  # FrontierConfig names a wrong type
-    if name not in SELECTORS:
+    """What `rollouts: auto` (the default) chose for this file on `processes` (counted from
+    `source`), as the trainer chooses it (`resolve_step`: the TRL version and seam
+    included): one line, none when the step is set otherwise or refused."""
+    plan = resolution.plan
+    if not resolution.chosen or plan is None:
         return []
-    first = files[0] if isinstance(files, list) and files else files
-    data = read_data_columns(first) if isinstance(first, str) else None
-    trainer = values.get("trainer", "grpo")
-    mode, why, _ = auto_rollouts(
-        values,
-        trainer if isinstance(trainer, str) else "grpo",
-        selector=SELECTORS[name],
-        dynamic_sampling=frontier.get("dynamic_sampling", "off"),
-        shadows=frontier.get("shadows"),
-        columns=data.names if isinstance(data, DataColumns) else [],
-        rows=partial(local_rows, files),
-        processes=processes,
-    )
+    mode, why = plan.rollouts, plan.reason
     steps = values.get("max_steps", -1)
     on = isinstance(steps, int) and steps > 0 and "the run is" in why
     many = f"{processes} process{'es' * (processes != 1)}"
@@ -293,19 +312,22 @@ def _auto_rollouts_choice(
     ]
 
 
+def _kept_line(config: FrontierConfig) -> list[str]:
+    """What a hand-set kept step (rollouts: kept, or sampler: fewer_rollouts with skip) does
+    with the selector, and what it measured (`plan.kept_line`)."""
+    spec = config.sampler_spec()
+    if not config.step_chosen() or spec.kind != FewerRollouts.kind or not spec.config.skip:
+        return []
+    return [kept_line(TRL, config.selector_spec.cls).removeprefix("frontier-rft: rollouts: ")]
+
+
 def tested_trl() -> str:
-    """Whether the installed TRL is one kept steps are tested on, in the words of the auto
-    line (the run checks the seam it wraps at start-up, before the model loads)."""
-    try:  # the installed distribution's metadata: importing TRL here would take seconds
-        version = importlib.metadata.version("trl")
-    except importlib.metadata.PackageNotFoundError:
+    """The installed TRL in the words of the auto line's kept (`resolve_step` chooses kept on a
+    tested version with the seam it wraps only)."""
+    version = installed_trl()  # the distribution's metadata: importing TRL takes seconds
+    if version is None:
         return ", with TRL not installed (pip install 'frontier-rft[trl]')"
-    if version in TESTED_TRL:
-        return f", on TRL {version} (a tested version)"
-    return (
-        f", on TRL {version}: not a tested version (tested: {', '.join(TESTED_TRL)}); the run "
-        "checks the step it wraps at start-up"
-    )
+    return f", on TRL {version} (a tested version)"
 
 
 def _fewer_steps_line(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
@@ -461,14 +483,6 @@ def _reward_range_problems(
     return reward_sum_problems(reward_names, weights, name, bounds)
 
 
-def _dynamic_on(values: Mapping[str, Any]) -> bool:
-    """Whether the file turns dynamic sampling on (a refused value: FrontierConfig names it)."""
-    try:
-        return mode_of(values.get("dynamic_sampling")) != "off"
-    except ValueError:
-        return False
-
-
 def _model_problems(values: Mapping[str, Any]) -> list[str]:
     """model_name_or_path: a string (a hub id, or a local model directory that exists)."""
     if "model_name_or_path" not in values:
@@ -506,12 +520,12 @@ def _check_files(
     config: FrontierConfig,
     rewards: Mapping[str, Any],
     report: Report,
+    step: list[str] | None = None,
     *,
     held_out: bool = False,
-    dynamic: bool = False,
 ) -> bool:
-    """The columns of the first of `files` (the option's value), and with `dynamic` (training
-    files under dynamic sampling) no image column; False when none is given."""
+    """The columns of the first of `files` (the option's value), with `step` (the run's step's
+    refusals of those columns, `Resolution.data_problems`); False when none is given."""
     paths = [files] if isinstance(files, str) else files if isinstance(files, list) else []
     if not paths or not all(isinstance(p, str) for p in paths):
         return False  # none, or FrontierScriptArguments names the wrong type
@@ -524,7 +538,6 @@ def _check_files(
     problems = data_problems(
         data.names, config, data.first_row, rewards, script=True, held_out=held_out
     )
-    if dynamic:
-        problems += image_problems(data.names)
+    problems += step or []
     report.add(f"{paths[0]} (columns: {', '.join(data.names)})", problems)
     return True

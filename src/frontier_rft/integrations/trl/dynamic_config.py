@@ -24,7 +24,6 @@ __all__ = [
     "LOSS_NORMALISATION",
     "TESTED_TRL",
     "ZERO_VARIANCE_TOL",
-    "config_file_problems",
     "image_problems",
     "mode_of",
     "normalisation",
@@ -204,20 +203,6 @@ def trl_problems(
             "rows; set use_adaptive_entropy: false (a fixed entropy_coef is weighted right)"
         )
     return out
-
-
-def config_file_problems(values: Mapping[str, Any]) -> list[str]:
-    """`trl_problems` for a TRL YAML file's values when it turns dynamic_sampling on (a bad
-    dynamic_sampling value itself is FrontierConfig's to name); fewer rollouts' are
-    fewer_config.config_file_problems."""
-    try:
-        mode = mode_of(values.get("dynamic_sampling"))
-    except ValueError:
-        return []
-    if mode == "off":
-        return []
-    trainer = values.get("trainer", "grpo")
-    return trl_problems(values, trainer if isinstance(trainer, str) else "grpo")
 
 
 IMAGE_COLUMNS = ("image", "images")

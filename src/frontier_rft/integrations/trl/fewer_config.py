@@ -33,7 +33,8 @@ from frontier_rft.integrations.trl.dynamic_config import (
     normalisation,
     trl_problems,
 )
-from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES
+from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES, FewerRollouts
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -42,11 +43,11 @@ __all__ = [
     "TRL",
     "auto_rollouts",
     "auto_rollouts_blockers",
-    "config_file_problems",
     "fewer_problems",
     "fewer_steps_problems",
     "normalisation",
     "settings_problems",
+    "spec_problems",
     "trl_flag",
     "trl_planned_epochs",
 ]
@@ -145,6 +146,16 @@ def settings_problems(
     return out
 
 
+def spec_problems(spec: SamplerSpec, selector: Any) -> list[str]:
+    """What a step sampler named whole (`sampler:`) asks of the named `selector`, one line:
+    FewerRollouts with skip (rollouts kept) runs a selector that walks the data."""
+    cls = SELECTORS.get(selector) if isinstance(selector, str) else None
+    skips = spec.kind == FewerRollouts.kind and bool(spec.config.skip)
+    if skips and cls is not None and not cls.walks_windows():
+        return [message(TRL, "kept+selector", selector=selector)]
+    return []
+
+
 def fewer_steps_problems(screen: int, selector: Any, dynamic_sampling: Any) -> list[str]:
     """What `rollouts: fewer_steps` does not combine with, one line each: its steps are TRL's
     whole generation batches of the prompts a walking selector keeps."""
@@ -232,7 +243,8 @@ def auto_rollouts(
     no setting is in the way (`auto_rollouts_blockers`; vLLM generation, either vllm_mode, is
     not: the kept prompts are what TRL sends it); full otherwise, a warning when
     settings keep a skipping selector from kept (`plan.auto`, as on verl and SkyRL). The
-    trainer and `frontier check-config trl` both ask this."""
+    run's resolution asks this (resolve.py), for the trainer and `frontier check-config
+    trl` alike."""
     if trainer != "grpo":
         outside = message(TRL, "auto+trainer", trainer=trainer)
         return auto(TRL, selector, [], outside=outside)
@@ -245,15 +257,3 @@ def auto_rollouts(
     epochs = trl_planned_epochs(values, rows=rows, processes=processes)
     device = "cpu" if trl_flag(values.get("use_cpu")) is True else "gpu"
     return auto(TRL, selector, lines, epochs, vllm_mode=vllm, device=device)
-
-
-def config_file_problems(values: Mapping[str, Any]) -> list[str]:
-    """`fewer_problems` for a TRL YAML file's values (a refused rollouts or screen value
-    itself is FrontierConfig's to name)."""
-    rollouts, screen = values.get("rollouts", "auto"), values.get("screen", 0)
-    if rollouts not in ROLLOUTS or isinstance(screen, bool) or not isinstance(screen, int):
-        return []
-    trainer = values.get("trainer", "grpo")
-    return fewer_problems(
-        values, trainer if isinstance(trainer, str) else "grpo", rollouts, max(screen, 0)
-    )

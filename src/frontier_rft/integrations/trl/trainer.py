@@ -12,6 +12,11 @@ The adapter builds the selector from `FrontierConfig` (a name, its config, the d
 prompt text and any metadata columns, and, when the selector reads task features, the
 policy's own self-embeddings), or takes a ready one: `selector=make_selector(...)`.
 
+Its constructor reads the arguments into one `StepPlan` before the model loads (resolve.py:
+what `rollouts: auto` chooses, and every check of the chosen step), lets TRL build the
+trainer, then builds from that plan (`frontier_plan`); `frontier check-config trl` prints the
+same plan from a YAML file.
+
 What it changes, and where:
 
 - Sampler (`_get_train_sampler`): `FrontierRepeatSampler` keeps TRL's RepeatSampler layout
@@ -22,16 +27,16 @@ What it changes, and where:
   `selector.update` as one Feedback per generation round. TRL reads the next batch before
   these rewards exist; the selector folds them in at the select after that (a lag of one
   round or more, shown in `curriculum/trl/feedback_lag`).
-- Checkpoints (`_save_checkpoint`, the seam TRL uses for its own extra state): the
-  selector and sampler state are written into each checkpoint directory;
+- Checkpoints (`_save_checkpoint`, the seam TRL uses for its own extra state; checkpoints.py):
+  the selector and sampler state are written into each checkpoint directory;
   `train(resume_from_checkpoint=...)` restores them before training resumes.
 - The run's reward functions and `reward_weights` (TRL keeps the weights only in its pickled
   `training_args.bin`) are recorded at the start of `train()` in the output dir's
   `frontier_rewards.json`, where `frontier shadow replay` weighs TRL's completions table's
   reward columns by them (shadow/run_rewards.py).
-- Logs (`log`): a summary of the selector metrics, prefixed `curriculum/`, joins TRL's logs
-  (so TensorBoard, W&B or any `report_to` backend gets them; `metrics_verbosity: all` sends
-  every key); the JSONL file gets every key. Each evaluation's log (TRL's `eval_reward`,
+- Logs (`log`, run_log.py): a summary of the selector metrics, prefixed `curriculum/`, joins
+  TRL's logs (so TensorBoard, W&B or any `report_to` backend gets them; `metrics_verbosity:
+  all` sends every key); the JSONL file gets every key. Each evaluation's log (TRL's `eval_reward`,
   `eval_rewards/<func>/mean`, ...) also carries `curriculum/trl/rollouts_delivered` and
   `curriculum/tasks/distinct_trained`, the rollouts and distinct prompts trained so far,
   and goes into the JSONL file as well: what `frontier ab compare` reads.
@@ -41,7 +46,8 @@ What it changes, and where:
   by round, inside the step.
 - `rollouts: auto` (the default) is `kept` where the settings allow it (a selector that walks
   the data, GRPO, no dynamic sampling or shadows, a loss TRL lets us rescale) and `full`
-  otherwise, with a warning naming why; `trainer.frontier_config` holds the choice.
+  otherwise, with a warning naming why (resolve.py); `trainer.frontier_config` holds the
+  choice, `trainer.frontier_plan` the whole step.
 - With `FrontierConfig(rollouts="kept")` or `screen=k` (GRPO only): the same seam runs each
   generation step through `FewerRollouts` (step_driver.py): uniform's prompts for the step, only
   the kept (and, screening, the mixed) ones generated (through vLLM too), and only their
@@ -50,9 +56,7 @@ What it changes, and where:
 
 from __future__ import annotations
 
-import inspect
 import logging
-import math
 import os
 import time
 from typing import Any
@@ -68,180 +72,43 @@ from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
-from frontier_rft.integrations.plan import (
-    auto_log,
-    dataset_rows,
-    default_shadows_line,
-    kept_line,
-    message,
+from frontier_rft.integrations.plan import FEWER_STEPS, auto_log, default_shadows_line, kept_line
+from frontier_rft.integrations.pool import build_pool, evidence_summary, prompt_text
+from frontier_rft.integrations.trl.arguments import (
+    check_before_model,
+    check_built,
+    frontier_arguments,
+    task_rows,
+    training_args,
+    with_task_ids,
 )
-from frontier_rft.integrations.pool import (
-    build_pool,
-    evidence_summary,
-    prompt_text,
-)
+from frontier_rft.integrations.trl.checkpoints import FrontierCheckpoints
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.currency import trl_currency_line
-from frontier_rft.integrations.trl.driver_kinds import COUNTERS
-from frontier_rft.integrations.trl.dynamic_config import (
-    IMAGE_COLUMNS,
-    TESTED_TRL,
-    image_problems,
-    trl_problems,
-)
-from frontier_rft.integrations.trl.fewer_config import (
-    TRL,
-    auto_rollouts,
-    fewer_problems,
-)
+from frontier_rft.integrations.trl.fewer_config import TRL
 from frontier_rft.integrations.trl.fewer_steps import (
     EndAtPasses,
     PassClock,
     follow_passes,
     planned_passes,
 )
-from frontier_rft.integrations.trl.preflight import (
-    data_problems,
-    local_model_path,
-    pool_problems,
-    reward_range_problems,
-)
-from frontier_rft.integrations.trl.rewards import (
-    RewardTap,
-    check_combined_rewards,
-    combine_rewards,
-)
+from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
+from frontier_rft.integrations.trl.rewards import RewardTap, check_combined_rewards, combine_rewards
+from frontier_rft.integrations.trl.run_log import FrontierRunLog, new_counters
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
-from frontier_rft.integrations.trl.seam_check import check_screenable, check_wrappable, trl_version
-from frontier_rft.integrations.trl.state import (
-    FEWER_DEFAULTS,
-    check_fewer_settings,
-    load_state,
-    load_step_sampler,
-    save_state,
-    save_step_sampler,
-    state_digest,
-)
 from frontier_rft.integrations.trl.step_driver import AdapterSeam, StepDriver
-from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
-from frontier_rft.sampling.dynamic_sampling import DynamicSampling
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.metrics_log import JsonlLogger
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.step import Sampler
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.shadow.live import RunShadows
-from frontier_rft.shadow.run_rewards import write_run_rewards
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
 _log = logging.getLogger(__name__)
 
 
-def _with_task_ids(dataset: Any, column: str) -> Any:
-    """The dataset with a `column` of row numbers added when it has none (a datasets.Dataset)."""
-    names = getattr(dataset, "column_names", None)
-    if names is None or column in names or not hasattr(dataset, "add_column"):
-        return dataset
-    return dataset.add_column(column, list(range(len(dataset))))
-
-
-def _check_before_model(
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    config: FrontierConfig,
-    selector: Selector | None,
-) -> tuple[Any, ...]:
-    """What TRL would find only after loading the model (or at the first step): a mistyped
-    local model path; the metadata the selector `config` names cannot run without; several
-    reward functions without the reward_range the selector needs; the columns TRL, the
-    selector's pool (none for a ready `selector`) and the reward functions read. Returns
-    `args` (and updates `kwargs`) with a `~` in the model path expanded."""
-    if isinstance(kwargs.get("model"), str):
-        kwargs["model"] = local_model_path(kwargs["model"], "model")
-    elif args and isinstance(args[0], str):
-        args = (local_model_path(args[0], "model"), *args[1:])
-    funcs = kwargs.get("reward_funcs", args[1] if len(args) > 1 else None)
-    funcs = funcs if isinstance(funcs, list) else [funcs]
-    training = _training_args(args, kwargs)
-    names_of = [getattr(f, "__name__", type(f).__name__) for f in funcs]
-    problems = [] if selector is not None else pool_problems(config)
-    problems += reward_range_problems(
-        config, names_of, getattr(training, "reward_weights", None), selector
-    )
-    if problems:
-        raise ValueError("; ".join(problems))
-    dataset = kwargs.get("train_dataset")
-    names = getattr(dataset, "column_names", None)
-    if not isinstance(names, list):
-        return args  # not a map-style Dataset: task_rows says so
-    rewards = {f.__name__: f for f in funcs if inspect.isfunction(f)}
-    problems = data_problems(names, None if selector is not None else config, None, rewards)
-    if problems:
-        raise ValueError(f"train_dataset (columns: {', '.join(names)}): {'; '.join(problems)}")
-    return args
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def task_rows(dataset: Any, column: str, num_tasks: int) -> NDArray[np.int64]:
-    """Row of each task id: validates that `column` holds a permutation of 0..num_tasks-1."""
-    names = getattr(dataset, "column_names", None)
-    if names is None or not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
-        raise ValueError(
-            "the frontier-rft TRL adapter needs a map-style datasets.Dataset as train_dataset "
-            f"(got {type(dataset).__name__}); streaming datasets cannot be indexed by task"
-        )
-    if len(dataset) == 0:
-        raise ValueError("train_dataset is empty: give the trainer at least one prompt")
-    if column not in names:
-        raise ValueError(
-            f"train_dataset has no {column!r} column (columns: {names}); add the TaskPool index "
-            f"of each row, e.g. ds.map(lambda _, i: {{{column!r}: i}}, with_indices=True), set "
-            "FrontierConfig(task_id_column=...), or let the adapter build the selector "
-            "(FrontierConfig(selector=NAME), no selector=...)"
-        )
-    raw = np.asarray(dataset[column])
-    if raw.ndim != 1 or raw.dtype.kind not in "iu":
-        raise ValueError(
-            f"column {column!r} must hold the TaskPool index (an integer) of each row, got "
-            f"dtype {raw.dtype}; if it is your own id column, rename it or set "
-            "FrontierConfig(task_id_column=...) to an unused name"
-        )
-    ids = raw.astype(np.int64)
-    if ids.shape[0] != num_tasks:
-        raise ValueError(
-            f"train_dataset has {ids.shape[0]} rows but the selector's TaskPool has {num_tasks} "
-            f"tasks; the {column!r} column must hold each pool id exactly once"
-        )
-    outside = (ids < 0) | (ids >= num_tasks)
-    if outside.any():
-        raise ValueError(
-            f"column {column!r} has id {int(ids[np.argmax(outside)])} outside [0, {num_tasks})"
-        )
-    rows = np.full(num_tasks, -1, dtype=np.int64)
-    rows[ids] = np.arange(num_tasks, dtype=np.int64)
-    if (rows < 0).any():
-        counts = np.bincount(ids, minlength=num_tasks)
-        raise ValueError(
-            f"column {column!r} must be a permutation of 0..{num_tasks - 1}: id "
-            f"{int(np.argmax(counts > 1))} appears {int(counts.max())} times and id "
-            f"{int(np.argmin(counts))} is missing"
-        )
-    return rows
-
-
-def _frontier_columns(kwargs: dict[str, Any]) -> list[str]:
-    """The train dataset's column names, from the trainer's keyword arguments ([] if none)."""
-    return list(getattr(kwargs.get("train_dataset"), "column_names", None) or [])
-
-
-def _training_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """The trainer's GRPOConfig as the caller passed it, by keyword or third (None: none)."""
-    return kwargs.get("args", args[2] if len(args) > 2 else None)
-
-
-class FrontierTrainerMixin:
+class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
     """Turns a TRL GRPO-family trainer into one whose prompts a frontier-rft selector picks.
 
     Put it first in the bases: `class T(FrontierTrainerMixin, GRPOTrainer)`. It relies on
@@ -250,9 +117,10 @@ class FrontierTrainerMixin:
     `args.steps_per_generation`.
 
     Before the model loads it checks the model path, the selector's metadata, `reward_range`
-    and the data's columns (`_check_before_model`); `frontier_checked=True` says its caller
-    ran those checks on these very arguments already (the `trl.grpo` script: earlier, before
-    reading the data, and fuller), so each runs once.
+    and the data's columns (`arguments.check_before_model`), then resolves the run's step
+    (resolve.py); `frontier_checked=True` says its caller ran the first checks on these very
+    arguments already (the `trl.grpo` script: earlier, before reading the data, and fuller),
+    so each runs once.
     """
 
     # Attributes the TRL base class provides.
@@ -275,72 +143,62 @@ class FrontierTrainerMixin:
         frontier_checked: bool = False,
         **kwargs: Any,
     ):
-        if selector is not None and not isinstance(selector, Selector):
-            raise ValueError(
-                "selector must be a frontier_rft Selector built with make_selector(name, pool, "
-                f"seed=...) or None (built from FrontierConfig), got {type(selector).__name__}"
-            )
-        config = FrontierConfig() if frontier is None else frontier
-        if not isinstance(config, FrontierConfig):
-            raise ValueError(f"frontier must be a FrontierConfig, got {type(config).__name__}")
-        if selector is not None:
-            unused = config.pool_options()
-            if unused:
-                raise ValueError(
-                    f"FrontierConfig {', '.join(unused)} apply when the adapter builds the "
-                    "selector; with selector=... put that metadata in its TaskPool instead"
-                )
+        config = frontier_arguments(selector, frontier)
         if not frontier_checked:
-            args = _check_before_model(args, kwargs, config, selector)
-        if config.rollouts == "auto":
-            config = self._frontier_resolve_auto(args, kwargs, config, selector)
-        elif config.rollouts == "kept":  # set by hand: say what it does and what it cost
-            cls = type(selector) if selector is not None else config.selector_spec.cls
-            _log.info(kept_line(TRL, cls))
-        spec = config.sampler_spec()  # the one spec: the checks and the step driver read it
-        if spec.kind == DynamicSampling.kind:
-            self._frontier_check_dynamic(args, kwargs)
-        elif spec.kind == FewerRollouts.kind:
-            self._frontier_check_fewer(args, kwargs, spec.config, selector)
+            args = check_before_model(args, kwargs, config, selector)
+        cls = type(selector) if selector is not None else config.selector_spec.cls
+        plan = self._frontier_plan(
+            TrlRun.of_call(type(self), self._frontier_kind(), args, kwargs), config, cls
+        )
         passes = None
-        if config.rollouts == "fewer_steps":
-            cls = type(selector) if selector is not None else config.selector_spec.cls
-            if not cls.walks_windows():
-                raise ValueError(message(TRL, "rollouts:fewer_steps+selector", selector=cls.name))
-            passes = planned_passes(_training_args(args, kwargs), cls)
+        if config.rollouts == FEWER_STEPS:  # said in one line; refuses a schedule of no step
+            passes = planned_passes(training_args(args, kwargs), cls)
         if selector is None:  # the adapter builds the pool: rows may number themselves
-            kwargs["train_dataset"] = _with_task_ids(
+            kwargs["train_dataset"] = with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column
             )
         super().__init__(*args, **kwargs)
-        if self.args.remove_unused_columns:
-            raise ValueError(
-                f"remove_unused_columns=True drops the {config.task_id_column!r} column the "
-                "selector needs; set remove_unused_columns=False (TRL's default)"
-            )
-        if getattr(self.args.accelerator_config, "dispatch_batches", None):
-            raise ValueError(
-                "dispatch_batches=True makes only the main process read the sampler, so the "
-                "other processes' selectors would drift; leave accelerator_config.dispatch_batches "
-                "unset (the default for map-style datasets)"
-            )
-        self.frontier_config = config
+        check_built(self.args, config)
+        self.frontier_plan = plan
+        """The run's step, resolved once before the model loaded (resolve.py)."""
+        self.frontier_config = config if config.step_chosen() else config.resolved(
+            "kept" if plan.rollouts == "kept" else "full", plan.sampler
+        )  # fmt: skip
+        """The run's FrontierConfig; with rollouts: auto, holding what auto chose."""
         if self.accelerator.is_main_process:  # the currency this run pays in, as check-config
             model = getattr(getattr(self.model, "config", None), "to_dict", None)
             _log.info(
                 "frontier-rft: currency: %s", trl_currency_line(vars(self.args), model and model())
             )
-        self._frontier_counters = {
-            "generations": 0,
-            "rollouts": 0,
-            "unscorable": 0,
-            "embedding_refreshes": 0,
-            **dict.fromkeys(COUNTERS, 0),
-        }
+        self._frontier_counters = new_counters()
         self.frontier_stop_reason: str | None = None
         """Why training stopped early (dynamic sampling found no signal), else None."""
         self._frontier_embedding_texts: list[str] | None = None
         self._frontier_refreshed_at = -1
+        self._frontier_jsonl: JsonlLogger | None = None
+        self._frontier_start(selector, passes)
+
+    def _frontier_kind(self) -> str:
+        """'grpo' or 'rloo': the TRL trainer this mixin is on, in the checks' words."""
+        return "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
+
+    def _frontier_plan(self, run: TrlRun, config: FrontierConfig, cls: type[Selector]) -> StepPlan:
+        """The run's step (`resolve_step`), said in one line: what rollouts: auto chose and
+        why (a warning when settings keep a skipping selector from kept), or what a hand-set
+        rollouts: kept does; a ValueError naming every problem, before the model loads."""
+        resolution = resolve_step(config, run, cls)
+        plan = resolution.check()
+        if resolution.chosen:
+            auto_log(_log, TRL, plan.rollouts, plan.reason, resolution.warn)
+        elif plan.rollouts == "kept":  # set by hand: say what it does and what it cost
+            _log.info(kept_line(TRL, cls))
+        return plan
+
+    def _frontier_start(self, selector: Selector | None, passes: float | None) -> None:
+        """After TRL built the trainer: the selector (built from the data, or the one given)
+        over the dataset's rows, the shadows beside it, the repeat sampler, the pass clock of
+        a run ended by its passes, the reward taps and the step driver of the plan."""
+        config = self.frontier_config
         if selector is None:
             num_rows = len(self.train_dataset) if hasattr(self.train_dataset, "__len__") else 0
             rows = task_rows(self.train_dataset, config.task_id_column, num_rows)
@@ -375,8 +233,21 @@ class FrontierTrainerMixin:
             )
             self.frontier_pass_clock = PassClock(self.frontier_sampler, per_generation)
             self.add_callback(EndAtPasses(self.frontier_sampler))  # type: ignore[attr-defined]
+        self._frontier_tap_rewards()
+        self.frontier_dynamic: StepDriver | None = None
+        """The one step driver running each generation step through the step sampler around
+        the selector (`frontier_plan`): DAPO's dynamic sampling or FewerRollouts (rollouts:
+        kept, screen); None: TRL's own generation (the pass-through)."""
+        if self.frontier_plan.sampler.kind != PassThrough.kind:
+            self._frontier_drive(self.frontier_plan.build(selector))
+
+    def _frontier_tap_rewards(self) -> None:
+        """Record each reward function's output for the selector: a reward model through a
+        forward hook, any other function wrapped in place."""
         self._frontier_tap = RewardTap(
-            len(self.reward_funcs), config.task_id_column, lambda: bool(self.model.training)
+            len(self.reward_funcs),
+            self.frontier_config.task_id_column,
+            lambda: bool(self.model.training),
         )
         self._frontier_hooks = []
         for i, func in enumerate(self.reward_funcs):
@@ -385,13 +256,6 @@ class FrontierTrainerMixin:
             else:
                 wrapped = self._frontier_tap.wrap(i, func, is_async_callable(func))
                 self.reward_funcs[i] = wrapped
-        self._frontier_jsonl: JsonlLogger | None = None
-        self.frontier_dynamic: StepDriver | None = None
-        """The one step driver running each generation step through the step sampler around
-        the selector (`FrontierConfig.sampler_spec`): DAPO's dynamic sampling or FewerRollouts
-        (rollouts: kept, screen); None: TRL's own generation (the pass-through)."""
-        if spec.kind != PassThrough.kind:
-            self._frontier_drive(spec.build(selector))
 
     def _frontier_drive(self, sampler: Sampler) -> StepDriver:
         """Run every generation step through `sampler` (any kind but driver_kinds.UNDRIVEN),
@@ -405,106 +269,6 @@ class FrontierTrainerMixin:
         self.frontier_dynamic = driver
         self.add_callback(_SkipEmptyUpdate(driver))  # type: ignore[attr-defined]
         return driver
-
-    # ------------------------------------------------------------------ dynamic sampling
-    def _frontier_check_dynamic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Before the model loads: this TRL can be wrapped, and the trainer's settings and
-        data are ones dynamic sampling runs with (one line naming each problem)."""
-        kind = self._frontier_kind()
-        problems = trl_problems({}, kind) if kind != "grpo" else []
-        if not problems:
-            check_wrappable(type(self))
-            problems = trl_problems(self._frontier_settings(args, kwargs), kind)
-            problems += image_problems(_frontier_columns(kwargs))
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    def _frontier_kind(self) -> str:
-        """'grpo' or 'rloo': the TRL trainer this mixin is on, in the checks' words."""
-        return "grpo" if isinstance(self, _GRPOTrainer) else "rloo"
-
-    def _frontier_settings(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The GRPOConfig fields a step sampler's checks read (absent: TRL's defaults)."""
-        training = _training_args(args, kwargs)
-        names = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
-                 "use_adaptive_entropy", "use_vllm", "num_train_epochs", "max_steps",
-                 "per_device_train_batch_size", "gradient_accumulation_steps",
-                 "num_iterations")  # fmt: skip
-        return {n: getattr(training, n) for n in names if hasattr(training, n)}
-
-    def _frontier_resolve_auto(
-        self,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        frontier: FrontierConfig,
-        selector: Selector | None,
-    ) -> FrontierConfig:
-        """`frontier` with `rollouts: auto` resolved (`fewer_config.auto_rollouts`, then
-        whether this TRL has the seam kept wraps), said in one log line: a warning when
-        settings keep a skipping selector from kept. Before the model loads; refuses nothing."""
-        kind = self._frontier_kind()
-        cls = type(selector) if selector is not None else frontier.selector_spec.cls
-        columns = _frontier_columns(kwargs)
-        training = _training_args(args, kwargs)
-        step = frontier.sampler_spec()  # unresolved: read as full
-        screen = step.config.screen if step.kind == FewerRollouts.kind else 0
-        mode, why, warn = auto_rollouts(
-            self._frontier_settings(args, kwargs),
-            kind,
-            selector=cls,
-            dynamic_sampling=frontier.dynamic_sampling
-            if step.kind == DynamicSampling.kind
-            else "off",
-            shadows=frontier.shadows,
-            columns=columns,
-            rows=dataset_rows(kwargs.get("train_dataset")),
-            processes=int(getattr(training, "world_size", 1) or 1),
-        )
-        if mode == "kept":
-            version = trl_version()
-            try:
-                check_wrappable(type(self))
-                if screen:
-                    check_screenable(type(self))
-            except ValueError as exc:
-                seam = str(exc).split(";")[0]
-                mode, why, warn = "full", message(TRL, "auto+seam", seam=seam), True
-            if mode == "kept" and version not in TESTED_TRL:
-                tested = ", ".join(TESTED_TRL)
-                mode, why, warn = "full", message(
-                    TRL, "auto+version", tested=tested, version=version
-                ), True  # fmt: skip
-        auto_log(_log, TRL, mode, why, warn)
-        return frontier.with_rollouts("kept" if mode == "kept" else "full")
-
-    def _frontier_check_fewer(
-        self,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        fewer: FewerRolloutsConfig,
-        selector: Selector | None,
-    ) -> None:
-        """Before the model loads: this TRL can be wrapped (and, screening, generates a
-        per-call number of completions), the trainer's settings are ones `fewer` (the run's
-        FewerRollouts settings) runs with, and a ready selector walks the data for rollouts:
-        kept (one line each)."""
-        kind = self._frontier_kind()
-        values = self._frontier_settings(args, kwargs)
-        rollouts = "kept" if fewer.skip else "full"
-        problems = fewer_problems(values, kind, rollouts, fewer.screen)
-        if kind == "grpo" and not problems:
-            check_wrappable(type(self), FewerRollouts.kind)
-            if fewer.screen:
-                check_screenable(type(self))
-            if set(IMAGE_COLUMNS) & set(_frontier_columns(kwargs)):
-                problems.append(
-                    "rollouts: kept and screen do not support image datasets (an image or "
-                    "images column); set rollouts: full and screen: 0"
-                )
-        if fewer.skip and selector is not None and not selector.walks_windows():
-            problems.append(message(TRL, "kept+selector", selector=selector.name))
-        if problems:
-            raise ValueError("; ".join(problems))
 
     def _generate_and_score_completions(self, inputs: Any) -> Any:
         """TRL's method, or with a step sampler on (dynamic sampling, fewer rollouts), while
@@ -710,196 +474,6 @@ class FrontierTrainerMixin:
         every = self.accelerator.gather(local.to(self.accelerator.device)).cpu().numpy()
         every_size = None if np.any(every[:, 3] < 0) else every[:, 3].astype(np.int64)
         return every[:, 0].astype(np.int64), every[:, 1], every[:, 2] > 0.5, every_size
-
-    # ------------------------------------------------------------------ metrics
-    def frontier_metrics(self) -> dict[str, float]:
-        """The selector's metrics plus the adapter's own (`trl/...`, and `dapo/...` with
-        dynamic sampling), unprefixed."""
-        dynamic = self.frontier_dynamic
-        out = self.frontier_selector.metrics() if dynamic is None else dynamic.wrapper.metrics()
-        sampler, counters = self.frontier_sampler, self._frontier_counters
-        out["trl/generations"] = float(counters["generations"])
-        out["trl/rollouts_delivered"] = float(counters["rollouts"])
-        out["trl/unscorable_dropped"] = float(counters["unscorable"])
-        out["trl/chunks_selected"] = float(sampler.chunks_selected)
-        out["trl/feedback_lag"] = float(sampler.feedback_lag)
-        out["trl/self_embedding_refreshes"] = float(counters["embedding_refreshes"])
-        if dynamic is not None:
-            out.update(dynamic.metrics())
-        out.update(self.frontier_shadows.metrics())
-        return out
-
-    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        is_eval = any(key.startswith("eval_") for key in logs)
-        config = self.frontier_config
-        if is_eval:
-            # The A/B's x-axes beside the held-out scores, in every report_to backend.
-            logs.update(self._frontier_budget())
-        elif self.model.training:
-            metrics = self.frontier_metrics()
-            # TRL's loggers reject NaN (JSON); the JSONL file keeps every key, NaN as null.
-            finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
-            logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
-            if config.metrics_verbosity == "summary":  # the filter's own summary, when on
-                own = () if self.frontier_dynamic is None else self.frontier_dynamic.kind.summary
-                dapo = {k: v for k, v in finite.items() if k in own}
-                logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
-                shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
-                logs.update(curriculum_metrics(shadow, "all", config.metrics_prefix))
-            if self.accelerator.is_main_process:
-                self._frontier_logger().log(
-                    {
-                        **curriculum_metrics(metrics, "all", config.metrics_prefix),
-                        **self._frontier_trl_cost(),
-                    },
-                    step=int(self.state.global_step),
-                )
-        super().log(logs, start_time)  # type: ignore[misc]
-        if is_eval and self.accelerator.is_main_process:
-            # After TRL's log, which adds its eval_reward and eval_rewards/<func>/mean.
-            held_out = {k: float(v) for k, v in logs.items() if _is_number(v)}
-            self._frontier_logger().log(held_out, step=int(self.state.global_step))
-
-    def _frontier_trl_cost(self) -> dict[str, float]:
-        """TRL's own cost figures of the steps being logged (`num_tokens`: tokens seen so far,
-        `step_time`: seconds a step), as TRL logs them, for frontier_metrics.jsonl; none that
-        this TRL does not keep."""
-        kept = getattr(self, "_metrics", {}).get("train", {})
-        out = {}
-        for key in ("num_tokens", "step_time"):
-            values = kept.get(key) or []
-            if values:
-                out[key] = float(sum(values) / len(values))
-        return out
-
-    def _frontier_run_lines(self) -> list[str]:
-        """What the run saved, said once at its end: the completions a kept step left out
-        (rollouts: kept, screen), the steps a run ended by passes took (rollouts:
-        fewer_steps), and the selector's own estimate of its loss (skip-audit)."""
-        lines = []
-        driver, counters = self.frontier_dynamic, self._frontier_counters
-        if driver is not None and driver.kind.namespace == "fewer_rollouts":
-            generations = int(counters["generations"])
-            whole = generations * int(self.args.generation_batch_size)
-            spent = int(driver.metrics()["fewer_rollouts/rollouts"])
-            share = f", {spent / whole:.2f}x" if whole else ""
-            lines.append(
-                f"rollouts: kept generated {spent} completions in {generations} generation steps"
-                f"{share} of TRL's whole batches' {whole}; the steps and schedule were TRL's"
-            )
-        sampler = self.frontier_sampler
-        if sampler.passes is not None:
-            lines.append(
-                f"rollouts: fewer_steps walked {sampler.passes_trained:.2f} passes over the "
-                f"prompts in {int(self.state.global_step)} steps (TRL planned "
-                f"{int(self.state.max_steps)} for num_train_epochs={sampler.passes:g})"
-            )
-        if summary := self.frontier_selector.run_summary():  # e.g. skip-audit's estimated loss
-            lines.append(summary)
-        return lines
-
-    def _frontier_budget(self) -> dict[str, float]:
-        """What training has spent so far, under the metrics prefix: the rollouts sent to
-        the selector, and the distinct prompts trained (groups with mixed rewards, as far
-        as the selector has folded them in)."""
-        prefix = self.frontier_config.metrics_prefix
-        out = {prefix + "trl/rollouts_delivered": float(self._frontier_counters["rollouts"])}
-        trained = self.frontier_selector.metrics().get("tasks/distinct_trained", math.nan)
-        if math.isfinite(trained):  # TRL's loggers reject NaN
-            out[prefix + "tasks/distinct_trained"] = float(trained)
-        return out
-
-    def _frontier_logger(self) -> JsonlLogger:
-        if self._frontier_jsonl is None:
-            path = self.frontier_config.jsonl_path or os.path.join(
-                self.args.output_dir, "frontier_metrics.jsonl"
-            )
-            self._frontier_jsonl = JsonlLogger(path)
-        return self._frontier_jsonl
-
-    # ------------------------------------------------------------------ checkpoints
-    def save_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Write the step sampler's state (the record of the fewer-rollouts and dynamic
-        sampling settings), then the selector and sampler state, into `directory`."""
-        # The settings' record first: a save cut short is then refused for its missing
-        # state, not mistaken for a run with other settings.
-        save_step_sampler(directory, self._frontier_step_sampler())
-        save_state(
-            directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
-        )
-        self.frontier_shadows.save(directory)
-
-    def _frontier_step_sampler(self) -> Sampler:
-        """The step sampler around the selector: dynamic sampling's or FewerRollouts inside
-        each generation step, else the pass-through (TRL's own generation: no state)."""
-        if self.frontier_dynamic is None:  # the run's spec is the pass-through
-            return self.frontier_config.sampler_spec().build(self.frontier_selector)
-        return self.frontier_dynamic.wrapper
-
-    def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
-        """Restore the selector and sampler state (dynamic sampling's, the shadows') saved in
-        `directory`; a refused checkpoint (other fewer-rollouts or dynamic sampling settings
-        than this trainer's included) changes nothing."""
-        check_fewer_settings(directory, self._frontier_fewer_record())
-        restore = load_step_sampler(directory, self._frontier_step_sampler())  # checked first
-        shadows = self.frontier_shadows.load(directory)  # read, not yet in place
-        counters = load_state(directory, self.frontier_selector, self.frontier_sampler)
-        restore()
-        self.frontier_shadows.shadows = shadows
-        self._frontier_counters.update(counters)
-
-    def _frontier_fewer_record(self) -> dict[str, Any]:
-        """This trainer's fewer-rollouts settings, as a checkpoint records them."""
-        record = {key: getattr(self.frontier_config, key) for key in FEWER_DEFAULTS}
-        if record["rollouts"] == "fewer_steps" and self.frontier_sampler.passes is None:
-            record["rollouts"] = "full"  # set by max_steps: its steps are full batches
-        return record
-
-    def _save_checkpoint(self, model: Any, trial: Any) -> None:
-        super()._save_checkpoint(model, trial)  # type: ignore[misc]
-        self._frontier_check_sync()
-        if self.args.should_save:
-            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-            run_dir = self._get_output_dir(trial=trial)  # type: ignore[attr-defined]
-            folder = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
-            self.save_frontier_state(os.path.join(run_dir, folder))
-
-    def _init_training_state(self, *args: Any, **kwargs: Any) -> Any:
-        """The Trainer's resume position decides whether the sampler replays the saved epoch
-        (the Trainer skips the batches already trained in it) or starts a new one."""
-        epochs_trained, skipped = super()._init_training_state(*args, **kwargs)  # type: ignore[misc]
-        if getattr(self, "_frontier_resuming", False):
-            self._frontier_resuming = False
-            self.frontier_sampler.resume_mid_epoch(int(skipped) > 0)
-        return epochs_trained, skipped
-
-    def _frontier_record_rewards(self) -> None:
-        """Write the run's reward functions (TRL's names: its completions table's reward
-        columns), their weights and the shadows' seed to the output dir, for `frontier shadow
-        replay`."""
-        names = getattr(self, "reward_func_names", None)  # TRL's, GRPO's and RLOO's alike
-        if names is not None and self.accelerator.is_main_process:
-            # TRL's float32 weights, each as the shortest decimal that is it (0.1, not 0.1000...1)
-            weights = [float(str(w)) for w in self.reward_weights.detach().cpu().numpy()]
-            config = self.frontier_config  # the live shadows' seed, as __init__ gave them
-            seed = self.args.seed if config.selector_seed is None else config.selector_seed
-            write_run_rewards(self.args.output_dir, names, weights, seed=int(seed))
-
-    def _frontier_check_sync(self) -> None:
-        """Raise if processes hold different selector states (they must select identically)."""
-        if not self.frontier_config.check_sync or self.accelerator.num_processes == 1:
-            return
-        import torch.distributed as dist
-
-        digests: list[str | None] = [None] * self.accelerator.num_processes
-        state = self._frontier_step_sampler().state_dict()  # the selector's nested
-        dist.all_gather_object(digests, state_digest(state))
-        if len(set(digests)) != 1:
-            raise RuntimeError(
-                "the selector's state differs across processes; build it with the same "
-                "make_selector(name, pool, seed=...) call on every process"
-            )
 
     def train(
         self,

@@ -1,0 +1,172 @@
+"""What a frontier-rft TRL run logs and records, as a mixin of its trainer
+(`FrontierTrainerMixin`): the selector's and the adapter's metrics joined to TRL's logs
+(`log`), the JSONL file of every key, the budget beside each evaluation, the lines said at the
+run's end, and the run's reward functions for `frontier shadow replay`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.trl.config import FrontierConfig
+from frontier_rft.integrations.trl.driver_kinds import COUNTERS
+from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
+from frontier_rft.integrations.trl.step_driver import StepDriver
+from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
+from frontier_rft.shadow.live import RunShadows
+from frontier_rft.shadow.run_rewards import write_run_rewards
+
+__all__ = ["FrontierRunLog", "new_counters"]
+
+
+def new_counters() -> dict[str, int]:
+    """The adapter's counters at a run's start (saved in each checkpoint)."""
+    return {
+        "generations": 0,
+        "rollouts": 0,
+        "unscorable": 0,
+        "embedding_refreshes": 0,
+        **dict.fromkeys(COUNTERS, 0),
+    }
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class FrontierRunLog:
+    """The logging half of `FrontierTrainerMixin` (put after it in the bases)."""
+
+    # What the trainer provides: TRL's attributes and the mixin's.
+    args: Any
+    model: Any
+    state: Any
+    accelerator: Any
+    reward_weights: Any
+    frontier_config: FrontierConfig
+    frontier_selector: Selector
+    frontier_sampler: FrontierRepeatSampler
+    frontier_dynamic: StepDriver | None
+    frontier_shadows: RunShadows
+    _frontier_counters: dict[str, int]
+    _frontier_jsonl: JsonlLogger | None
+
+    def frontier_metrics(self) -> dict[str, float]:
+        """The selector's metrics plus the adapter's own (`trl/...`, and `dapo/...` with
+        dynamic sampling), unprefixed."""
+        dynamic = self.frontier_dynamic
+        out = self.frontier_selector.metrics() if dynamic is None else dynamic.wrapper.metrics()
+        sampler, counters = self.frontier_sampler, self._frontier_counters
+        out["trl/generations"] = float(counters["generations"])
+        out["trl/rollouts_delivered"] = float(counters["rollouts"])
+        out["trl/unscorable_dropped"] = float(counters["unscorable"])
+        out["trl/chunks_selected"] = float(sampler.chunks_selected)
+        out["trl/feedback_lag"] = float(sampler.feedback_lag)
+        out["trl/self_embedding_refreshes"] = float(counters["embedding_refreshes"])
+        if dynamic is not None:
+            out.update(dynamic.metrics())
+        out.update(self.frontier_shadows.metrics())
+        return out
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        is_eval = any(key.startswith("eval_") for key in logs)
+        config = self.frontier_config
+        if is_eval:
+            # The A/B's x-axes beside the held-out scores, in every report_to backend.
+            logs.update(self._frontier_budget())
+        elif self.model.training:
+            metrics = self.frontier_metrics()
+            # TRL's loggers reject NaN (JSON); the JSONL file keeps every key, NaN as null.
+            finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
+            logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
+            if config.metrics_verbosity == "summary":  # the filter's own summary, when on
+                own = () if self.frontier_dynamic is None else self.frontier_dynamic.kind.summary
+                dapo = {k: v for k, v in finite.items() if k in own}
+                logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
+                shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
+                logs.update(curriculum_metrics(shadow, "all", config.metrics_prefix))
+            if self.accelerator.is_main_process:
+                self._frontier_logger().log(
+                    {
+                        **curriculum_metrics(metrics, "all", config.metrics_prefix),
+                        **self._frontier_trl_cost(),
+                    },
+                    step=int(self.state.global_step),
+                )
+        super().log(logs, start_time)  # type: ignore[misc]
+        if is_eval and self.accelerator.is_main_process:
+            # After TRL's log, which adds its eval_reward and eval_rewards/<func>/mean.
+            held_out = {k: float(v) for k, v in logs.items() if _is_number(v)}
+            self._frontier_logger().log(held_out, step=int(self.state.global_step))
+
+    def _frontier_trl_cost(self) -> dict[str, float]:
+        """TRL's own cost figures of the steps being logged (`num_tokens`: tokens seen so far,
+        `step_time`: seconds a step), as TRL logs them, for frontier_metrics.jsonl; none that
+        this TRL does not keep."""
+        kept = getattr(self, "_metrics", {}).get("train", {})
+        out = {}
+        for key in ("num_tokens", "step_time"):
+            values = kept.get(key) or []
+            if values:
+                out[key] = float(sum(values) / len(values))
+        return out
+
+    def _frontier_run_lines(self) -> list[str]:
+        """What the run saved, said once at its end: the completions a kept step left out
+        (rollouts: kept, screen), the steps a run ended by passes took (rollouts:
+        fewer_steps), and the selector's own estimate of its loss (skip-audit)."""
+        lines = []
+        driver, counters = self.frontier_dynamic, self._frontier_counters
+        if driver is not None and driver.kind.namespace == "fewer_rollouts":
+            generations = int(counters["generations"])
+            whole = generations * int(self.args.generation_batch_size)
+            spent = int(driver.metrics()["fewer_rollouts/rollouts"])
+            share = f", {spent / whole:.2f}x" if whole else ""
+            lines.append(
+                f"rollouts: kept generated {spent} completions in {generations} generation steps"
+                f"{share} of TRL's whole batches' {whole}; the steps and schedule were TRL's"
+            )
+        sampler = self.frontier_sampler
+        if sampler.passes is not None:
+            lines.append(
+                f"rollouts: fewer_steps walked {sampler.passes_trained:.2f} passes over the "
+                f"prompts in {int(self.state.global_step)} steps (TRL planned "
+                f"{int(self.state.max_steps)} for num_train_epochs={sampler.passes:g})"
+            )
+        if summary := self.frontier_selector.run_summary():  # e.g. skip-audit's estimated loss
+            lines.append(summary)
+        return lines
+
+    def _frontier_budget(self) -> dict[str, float]:
+        """What training has spent so far, under the metrics prefix: the rollouts sent to
+        the selector, and the distinct prompts trained (groups with mixed rewards, as far
+        as the selector has folded them in)."""
+        prefix = self.frontier_config.metrics_prefix
+        out = {prefix + "trl/rollouts_delivered": float(self._frontier_counters["rollouts"])}
+        trained = self.frontier_selector.metrics().get("tasks/distinct_trained", math.nan)
+        if math.isfinite(trained):  # TRL's loggers reject NaN
+            out[prefix + "tasks/distinct_trained"] = float(trained)
+        return out
+
+    def _frontier_logger(self) -> JsonlLogger:
+        if self._frontier_jsonl is None:
+            path = self.frontier_config.jsonl_path or os.path.join(
+                self.args.output_dir, "frontier_metrics.jsonl"
+            )
+            self._frontier_jsonl = JsonlLogger(path)
+        return self._frontier_jsonl
+
+    def _frontier_record_rewards(self) -> None:
+        """Write the run's reward functions (TRL's names: its completions table's reward
+        columns), their weights and the shadows' seed to the output dir, for `frontier shadow
+        replay`."""
+        names = getattr(self, "reward_func_names", None)  # TRL's, GRPO's and RLOO's alike
+        if names is not None and self.accelerator.is_main_process:
+            # TRL's float32 weights, each as the shortest decimal that is it (0.1, not 0.1000...1)
+            weights = [float(str(w)) for w in self.reward_weights.detach().cpu().numpy()]
+            config = self.frontier_config  # the live shadows' seed, as __init__ gave them
+            seed = self.args.seed if config.selector_seed is None else config.selector_seed
+            write_run_rewards(self.args.output_dir, names, weights, seed=int(seed))
