@@ -397,7 +397,7 @@ def test_the_trainer_builds_its_step_sampler_spec_once(
     specs = spec_builds(monkeypatch)
     t = trainer(tmp_path, FrontierConfig(**options))
     assert_one_spec_driven(t, specs)
-    assert (t.frontier_dynamic is None) == (t.frontier_config.sampler_spec().kind == "passthrough")
+    assert (t.frontier_driver is None) == (t.frontier_config.sampler_spec().kind == "passthrough")
 
 
 def spec_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -419,8 +419,8 @@ def assert_one_spec_driven(t: FrontierGRPOTrainer, specs: list[str]) -> None:
     """`specs` (spec_builds) holds one build, the trainer's spec, the one its driver runs."""
     spec = t.frontier_config.sampler_spec()
     assert specs == [spec.kind]  # built once, from either vocabulary
-    driver = t.frontier_dynamic
-    assert driver is None or driver.wrapper.config == spec.config  # the driver runs that spec
+    driver = t.frontier_driver
+    assert driver is None or driver.sampler.config == spec.config  # the driver runs that spec
 
 
 @pytest.mark.parametrize(

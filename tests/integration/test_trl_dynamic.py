@@ -88,8 +88,8 @@ class Recording(FrontierGRPOTrainer):
         self.loss_inputs: list[dict[str, torch.Tensor]] = []
         self.batches: list[dict[str, torch.Tensor]] = []  # before TRL shuffles and splits
         self.samples: list[Any] = []
-        if self.frontier_dynamic is not None:
-            wrapper = self.frontier_dynamic.wrapper
+        if self.frontier_driver is not None:
+            wrapper = self.frontier_driver.sampler
             sample = wrapper.sample
 
             def spy(*args: Any, **kwargs: Any) -> Any:
@@ -182,7 +182,7 @@ def test_without_the_filter_zero_variance_groups_do_reach_the_loss(tmp_path: Pat
 def test_rollouts_per_trained_group_follow_the_adaptive_sizing(adaptive: Any) -> None:
     """z = 1/2 in every round: step 0 is sized before any z (fixed 3x: 12 prompts), later
     steps ceil(B / (1 - z) * 1.25) = 10 prompts, all filled in one round."""
-    wrapper, n = adaptive.frontier_dynamic.wrapper, N_GEN
+    wrapper, n = adaptive.frontier_driver.sampler, N_GEN
     logs = dapo_logs(adaptive)
     measured = [h["curriculum/dapo/rollouts_per_trained_group"] for h in logs]
     assert [h["curriculum/dapo/filtered_share"] for h in logs] == [0.5] * 6
@@ -232,7 +232,7 @@ def test_resume_continues_identically(tmp_path: Path) -> None:
     assert (ckpt / "frontier_step_sampler.npz").is_file()
     resumed = trainer(tmp_path / "resumed", frontier, steps=6)
     resumed.train(resume_from_checkpoint=str(ckpt))
-    digest = [state_digest(t.frontier_dynamic.wrapper.state_dict()) for t in (full, resumed)]
+    digest = [state_digest(t.frontier_driver.sampler.state_dict()) for t in (full, resumed)]
     assert digest[0] == digest[1]  # the wrapper and the selector inside, bit for bit
     assert full.frontier_metrics()["dapo/rollouts"] == resumed.frontier_metrics()["dapo/rollouts"]
     keys = ("curriculum/dapo/rollouts_per_trained_group", "curriculum/dapo/filtered_share")
@@ -489,14 +489,14 @@ def test_a_trl_whose_private_method_cannot_be_wrapped_is_one_line() -> None:
 
 def test_an_output_it_cannot_regroup_is_one_line_not_a_wrong_batch(tmp_path: Path) -> None:
     t = trainer(tmp_path, FrontierConfig(selector="uniform", dynamic_sampling="fixed"), steps=1)
-    parent = t.frontier_dynamic._parent
+    parent = t.frontier_driver._parent
 
     def newer_trl(inputs: list[dict[str, Any]]) -> dict[str, Any]:
         out = parent(inputs)
         out["pixel_values"] = torch.zeros(len(inputs), 3)
         return out
 
-    t.frontier_dynamic._parent = newer_trl
+    t.frontier_driver._parent = newer_trl
     with pytest.raises(ValueError, match="returned pixel_values, which dynamic sampling cannot"):
         t.train()
 
@@ -523,7 +523,7 @@ def test_one_yaml_line_turns_it_on_in_the_grpo_script(
     base += ["--max_completion_length", "6", "--save_strategy", "no", "--disable_tqdm", "true"]
     base += ["--logging_steps", "1"]
     t = main(base)
-    assert t.frontier_dynamic is not None and t.frontier_config.dynamic_sampling == "adaptive"
+    assert t.frontier_driver is not None and t.frontier_config.dynamic_sampling == "adaptive"
     assert t.frontier_config.selector == "uniform"  # around the default selector
     assert t.frontier_shadows.shadows == []  # a partial step: no default shadow
     assert t.frontier_config.rollouts == "full"  # auto: dynamic sampling is a sampler of its own
@@ -556,7 +556,7 @@ def _distributed_worker(out: Path) -> None:
         rank = t.accelerator.process_index
         record = {
             "num_processes": t.accelerator.num_processes,
-            "digest": state_digest(t.frontier_dynamic.wrapper.state_dict()),
+            "digest": state_digest(t.frontier_driver.sampler.state_dict()),
             "metrics": {  # timings aside
                 k: v for k, v in t.frontier_metrics().items() if np.isfinite(v) and "_ms" not in k
             },

@@ -77,8 +77,8 @@ class Recording(FrontierGRPOTrainer):
         self.micro: list[tuple[int, float, float, int]] = []
         """Every micro-batch: (generation step, loss, alone x its trained rows, ... tokens)."""
         self.forward = ForwardRows(self.model, self.processing_class)
-        if self.frontier_dynamic is not None:
-            wrapper = self.frontier_dynamic.wrapper
+        if self.frontier_driver is not None:
+            wrapper = self.frontier_driver.sampler
             sample = wrapper.sample
 
             def spy(*args: Any, **kwargs: Any) -> Any:
@@ -696,7 +696,7 @@ class ShapeRecording(FrontierGRPOTrainer):
         self.steps: list[dict[str, Any]] = []
         self.loss_rows: list[list[int]] = []
         self.forward = ForwardRows(self.model, self.processing_class)
-        wrapper = self.frontier_dynamic.wrapper
+        wrapper = self.frontier_driver.sampler
         sample = wrapper.sample
 
         def spy(*args: Any, **kwargs: Any) -> Any:
@@ -717,7 +717,7 @@ class ShapeRecording(FrontierGRPOTrainer):
             step = self.steps[-1]
             step["shapes"] = {k: list(v.shape) for k, v in out.items() if getattr(v, "ndim", 0)}
             step["live_rows"] = int((out["completion_mask"].sum(dim=1) > 0).sum())
-            step["skip_update"] = bool(self.frontier_dynamic.skip_update)
+            step["skip_update"] = bool(self.frontier_driver.skip_update)
             self.loss_rows.append([])
             self.forward.new_step()
         return out

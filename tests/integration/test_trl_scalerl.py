@@ -137,7 +137,7 @@ def test_an_unscorable_completion_is_dropped_from_the_pass_rate_as_trl_drops_it(
         processing_class=tok,
         frontier=FrontierConfig(selector="scalerl", **frontier),
     )
-    assert t.frontier_dynamic is not None or frontier["rollouts"] == "kept"
+    assert t.frontier_driver is not None or frontier["rollouts"] == "kept"
     t.train()
     rate = t.frontier_selector.state_dict()["algo"]["pass_rate"]
     mixed = sorted(task for task in reward.task_ids if task % 3 == 2)

@@ -117,8 +117,8 @@ def test_every_kind_trl_turns_on_runs_through_the_one_driver(
     metrics are its kind's row."""
     reward = Keyed()
     t = trainer(tmp_path, FrontierConfig(selector="uniform", **settings), reward, max_steps=2)
-    driver = t.frontier_dynamic
-    assert type(driver) is StepDriver and driver.kind is KINDS[driver.wrapper.kind]
+    driver = t.frontier_driver
+    assert type(driver) is StepDriver and driver.kind is KINDS[driver.sampler.kind]
     t.train()
     counters = t._frontier_counters
     names = driver.kind.counters
@@ -142,9 +142,9 @@ def test_passthrough_a_kind_trl_never_drove_runs_through_the_driver_as_trls_own_
     own = trainer(tmp_path / "own", FrontierConfig(selector="uniform"), own_reward)
     own.train()
     driven = trainer(tmp_path / "driven", FrontierConfig(selector="uniform"), driven_reward)
-    assert driven.frontier_dynamic is None
+    assert driven.frontier_driver is None
     driver = driven._frontier_drive(build_sampler(PassThrough.kind, {}, driven.frontier_selector))
-    assert driven.frontier_dynamic is driver and driver.kind is KINDS[PassThrough.kind]
+    assert driven.frontier_driver is driver and driver.kind is KINDS[PassThrough.kind]
     trl_out, laid_out, factors = recorded(driver)
     driven.train()
     # the selector's B prompts a step (those TRL's own loop got), n completions each
@@ -295,7 +295,7 @@ def test_a_kind_the_driver_does_not_run_is_one_line_and_changes_nothing(
         t._frontier_drive(build_sampler(kind, {}, t.frontier_selector))
     text = str(info.value)
     assert f"not {kind!r}: {UNDRIVEN[kind]}" in text and "\n" not in text
-    assert t.frontier_dynamic is None and t._frontier_counters == counters
+    assert t.frontier_driver is None and t._frontier_counters == counters
     assert t.callback_handler.callbacks == callbacks
 
 
@@ -303,14 +303,14 @@ def test_the_fewer_step_gives_its_own_advice_when_it_cannot_regroup(tmp_path: Pa
     """An output the driver cannot regroup names the sampler that is on and how to turn it
     off (the fewer-rollouts step used to advise `dynamic_sampling: off`, which is off)."""
     t = trainer(tmp_path, FrontierConfig(selector="uniform", rollouts="kept"), Keyed())
-    parent = t.frontier_dynamic._parent
+    parent = t.frontier_driver._parent
 
     def newer_trl(inputs: list[dict[str, Any]]) -> dict[str, Any]:
         out = parent(inputs)
         out["pixel_values"] = torch.zeros(len(inputs), 3)
         return out
 
-    t.frontier_dynamic._parent = newer_trl
+    t.frontier_driver._parent = newer_trl
     with pytest.raises(ValueError) as info:
         t.train()
     text = str(info.value)

@@ -73,7 +73,7 @@ class VllmRecording(FrontierGRPOTrainer):
         super().__init__(*a, **kw)
         self.samples: list[Any] = []
         self.forward = ForwardRows(self.model, self.processing_class)
-        wrapper = self.frontier_dynamic.wrapper
+        wrapper = self.frontier_driver.sampler
         sample = wrapper.sample
 
         def spy(*args: Any, **kwargs: Any) -> Any:

@@ -268,6 +268,15 @@ STEP_SIZE_ENTRIES = (
         train={"steps": 32, "eval_every": 4},
     ),
     BenchEntry(
+        "uniform-hard8",
+        "uniform",
+        role="effect",
+        note="uniform with larger groups for prompts predicted hard: a prompt rolled out "
+        "before and never solved gets 8 more rollouts in the step's own generation call, "
+        "joined to its group (hard_groups 8)",
+        train={"hard_groups": 8},
+    ),
+    BenchEntry(
         "pcl-b64",
         "pcl",
         role="effect",

@@ -40,7 +40,7 @@ class FrontierCheckpoints:
     frontier_plan: StepPlan
     frontier_selector: Selector
     frontier_sampler: FrontierRepeatSampler
-    frontier_dynamic: StepDriver | None
+    frontier_driver: StepDriver | None
     frontier_shadows: RunShadows
     _frontier_counters: dict[str, int]
 
@@ -58,9 +58,9 @@ class FrontierCheckpoints:
     def _frontier_step_sampler(self) -> Sampler:
         """The step sampler around the selector: dynamic sampling's or FewerRollouts inside
         each generation step, else the pass-through (TRL's own generation: no state)."""
-        if self.frontier_dynamic is None:  # the run's plan is the pass-through
+        if self.frontier_driver is None:  # the run's plan is the pass-through
             return self.frontier_plan.build(self.frontier_selector)
-        return self.frontier_dynamic.wrapper
+        return self.frontier_driver.sampler
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
         """Restore the selector and sampler state (dynamic sampling's, the shadows') saved in

@@ -49,7 +49,7 @@ class FrontierRunLog:
     frontier_config: FrontierConfig
     frontier_selector: Selector
     frontier_sampler: FrontierRepeatSampler
-    frontier_dynamic: StepDriver | None
+    frontier_driver: StepDriver | None
     frontier_shadows: RunShadows
     _frontier_counters: dict[str, int]
     _frontier_jsonl: JsonlLogger | None
@@ -57,8 +57,8 @@ class FrontierRunLog:
     def frontier_metrics(self) -> dict[str, float]:
         """The selector's metrics plus the adapter's own (`trl/...`, and `dapo/...` with
         dynamic sampling), unprefixed."""
-        dynamic = self.frontier_dynamic
-        out = self.frontier_selector.metrics() if dynamic is None else dynamic.wrapper.metrics()
+        dynamic = self.frontier_driver
+        out = self.frontier_selector.metrics() if dynamic is None else dynamic.sampler.metrics()
         sampler, counters = self.frontier_sampler, self._frontier_counters
         out["trl/generations"] = float(counters["generations"])
         out["trl/rollouts_delivered"] = float(counters["rollouts"])
@@ -83,7 +83,7 @@ class FrontierRunLog:
             finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
             logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
             if config.metrics_verbosity == "summary":  # the filter's own summary, when on
-                own = () if self.frontier_dynamic is None else self.frontier_dynamic.kind.summary
+                own = () if self.frontier_driver is None else self.frontier_driver.kind.summary
                 dapo = {k: v for k, v in finite.items() if k in own}
                 logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
                 shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
@@ -119,7 +119,7 @@ class FrontierRunLog:
         (rollouts: kept, screen), the steps a run ended by passes took (rollouts:
         fewer_steps), and the selector's own estimate of its loss (skip-audit)."""
         lines = []
-        driver, counters = self.frontier_dynamic, self._frontier_counters
+        driver, counters = self.frontier_driver, self._frontier_counters
         if driver is not None and driver.kind.namespace == "fewer_rollouts":
             generations = int(counters["generations"])
             whole = generations * int(self.args.generation_batch_size)

@@ -201,13 +201,13 @@ class StepDriver:
     def __init__(
         self,
         trainer: Any,
-        wrapper: Sampler,
+        sampler: Sampler,
         parent: Callable[[list[dict[str, Any]]], dict[str, Any]],
         seam: AdapterSeam,
     ):
-        kind = driver_kind(getattr(wrapper, "kind", ""))
+        kind = driver_kind(getattr(sampler, "kind", ""))
         if kind is None:
-            name = getattr(wrapper, "kind", type(wrapper).__name__)
+            name = getattr(sampler, "kind", type(sampler).__name__)
             why = why_undriven(name) or "it names no kind (Sampler.kind)"
             raise ValueError(
                 f"the TRL step driver runs every step sampler but {', '.join(UNDRIVEN)}, "
@@ -219,11 +219,11 @@ class StepDriver:
         self.seam = seam
         for counter in kind.counters.values():  # a kind the trainer did not count before
             seam.counters.setdefault(counter, 0)
-        self.wrapper = wrapper
+        self.sampler = sampler
         """The step sampler (DynamicSampling, FewerRollouts, PassThrough)."""
         self._parent = parent  # TRL's own _generate_and_score_completions, bound
         self._unscorable: list[NDArray[np.bool_]] = []
-        """Each round's unscorable rows (id-major), in the order the wrapper sends the
+        """Each round's unscorable rows (id-major), in the order the sampler sends the
         rounds' rewards to the selector, which leaves them out (`_scored_feedback`)."""
         self.last: dict[str, float] = {}
         self.skip_update = False
@@ -248,7 +248,7 @@ class StepDriver:
 
     # ------------------------------------------------------------------ one step
     def _sample(self) -> tuple[StepSamples, list[_Round], int, int, int]:
-        """This step's rounds sampled through the wrapper: (samples, the rounds generated,
+        """This step's rounds sampled through the sampler: (samples, the rounds generated,
         groups B, group size n, rollouts spent). A round of groups of another size (counts)
         is one TRL call generating that many completions a prompt."""
         n = int(self.trainer.num_generations)
@@ -273,12 +273,12 @@ class StepDriver:
         def scored_only(feedback: Feedback, **kw: Any) -> None:
             update(self._scored_feedback(feedback), **kw)
 
-        # The wrapper sends each round's rewards to the selector right after rolling it out:
+        # The sampler sends each round's rewards to the selector right after rolling it out:
         # an unscorable completion is left out there, as TRL leaves it out of its pass rate,
         # while the filter reads it at its group's mean (no spread, as TRL's advantage).
         selector.update = scored_only
         try:
-            samples = self.wrapper.sample(counters["generations"], batch, n, rollout)
+            samples = self.sampler.sample(counters["generations"], batch, n, rollout)
         finally:
             del selector.update
         return samples, rounds, batch, n, counters[spent] - before
@@ -291,7 +291,7 @@ class StepDriver:
             return feedback
         if drop.shape != ids.shape:
             raise RuntimeError(
-                f"the wrapper sent {ids.shape[0]} rewards for a round of {drop.shape[0]}"
+                f"the sampler sent {ids.shape[0]} rewards for a round of {drop.shape[0]}"
             )
         return Feedback(
             task_ids=ids[~drop],
@@ -301,7 +301,7 @@ class StepDriver:
         )
 
     def step(self) -> dict[str, Any]:
-        """Sample this step's rounds through the wrapper and return TRL's training batch."""
+        """Sample this step's rounds through the sampler and return TRL's training batch."""
         counters, names = self.seam.counters, self.kind.counters
         samples, rounds, batch, n, spent = self._sample()
         train = samples.train
@@ -364,7 +364,7 @@ class StepDriver:
 
     def metrics(self) -> dict[str, float]:
         """The adapter's metrics of this kind, under its namespace (`dapo/...`,
-        `fewer_rollouts/...`); the wrapper's own come from wrapper.metrics()."""
+        `fewer_rollouts/...`); the sampler's own come from sampler.metrics()."""
         values, kind = self.values(), self.kind
         return {f"{kind.namespace}/{key}": values[value] for key, value in kind.metrics.items()}
 

@@ -234,7 +234,7 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
             self.frontier_pass_clock = PassClock(self.frontier_sampler, per_generation)
             self.add_callback(EndAtPasses(self.frontier_sampler))  # type: ignore[attr-defined]
         self._frontier_tap_rewards()
-        self.frontier_dynamic: StepDriver | None = None
+        self.frontier_driver: StepDriver | None = None
         """The one step driver running each generation step through the step sampler around
         the selector (`frontier_plan`): DAPO's dynamic sampling or FewerRollouts (rollouts:
         kept, screen); None: TRL's own generation (the pass-through)."""
@@ -266,7 +266,7 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
             self._frontier_counters, self._frontier_rows, self._frontier_tap, self._frontier_gather
         )
         driver = StepDriver(self, sampler, parent, seam)
-        self.frontier_dynamic = driver
+        self.frontier_driver = driver
         self.add_callback(_SkipEmptyUpdate(driver))  # type: ignore[attr-defined]
         return driver
 
@@ -278,9 +278,9 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         if clock is not None and self.model.training:
             column = self.frontier_config.task_id_column
             clock.generating([row[column] for row in inputs], int(self.state.global_step))
-        if self.frontier_dynamic is None or not self.model.training:
+        if self.frontier_driver is None or not self.model.training:
             return super()._generate_and_score_completions(inputs)  # type: ignore[misc]
-        return self.frontier_dynamic.step()
+        return self.frontier_driver.step()
 
     # ------------------------------------------------------------------ the selector
     def _frontier_build_selector(self, rows: NDArray[np.int64]) -> Selector:
@@ -388,7 +388,7 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
                 f"the training dataset changed size ({len(dataset)} rows, the selector's pool "
                 f"has {self.frontier_sampler.num_samples})"
             )
-        if self.frontier_dynamic is not None:  # the rounds ask the selector, not the loader
+        if self.frontier_driver is not None:  # the rounds ask the selector, not the loader
             return StepTicks(len(self.frontier_sampler))
         return self.frontier_sampler
 
@@ -546,7 +546,7 @@ class FrontierGRPOTrainer(FrontierTrainerMixin, _GRPOTrainer):  # type: ignore[m
         the rows laid out over uniform's, so policy gradient and KL are the trained rows'
         mean), and TRL's entropy bonus (a mean over the micro-batch's trained tokens)
         weighted so the step's is the trained rows' mean (StepDriver.entropy_weight)."""
-        sampler = self.frontier_dynamic
+        sampler = self.frontier_driver
         if sampler is not None and self.model.training and sampler.pg_scale != 1.0:
             # a copy: TRL reuses the batch's advantages (num_iterations > 1, its logs)
             inputs = {**inputs, "advantages": inputs["advantages"] * sampler.pg_scale}
