@@ -30,6 +30,9 @@ from typing import Any
 
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.fewer_rollouts import ROLLOUTS as STEP_ROLLOUTS
+from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "WORDED_BY_STEP",
     "RowCount",
     "TrainerFacts",
+    "adapter_plan",
     "auto",
     "auto_choice",
     "auto_log",
@@ -645,3 +649,18 @@ def auto_choice(
             name, "choice:kept", unread=unread, why=why, trainer=name, after=after, tested=tested
         )
     return message(name, "choice:full", why=why, after=after)
+
+
+def adapter_plan(rollouts: str, loss_scale: str = "batch", reason: str = "") -> StepPlan:
+    """An adapter's step as every door's `StepPlan`: `rollouts` kept is the skip in uniform's
+    window (`FewerRollouts`, whose windows verl and SkyRL walk inside their own batches: they
+    build no step sampler), full plain GRPO; `reason`: why `auto` chose it ('' where the user
+    set it). ValueError for another `rollouts` (auto is resolved first: `auto`)."""
+    if rollouts not in STEP_ROLLOUTS:
+        raise ValueError(
+            f"a plan's rollouts are full or kept, got {rollouts!r} (resolve auto first)"
+        )
+    if rollouts == "full":
+        return StepPlan(reason=reason)
+    spec = SamplerSpec(FewerRollouts.kind, FewerRolloutsConfig(loss_scale=loss_scale))  # type: ignore[arg-type]
+    return StepPlan(spec, reason=reason)

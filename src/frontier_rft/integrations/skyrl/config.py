@@ -19,6 +19,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.plan import (
     RowCount,
     TrainerFacts,
+    adapter_plan,
     auto,
     auto_log,
     clashes,
@@ -26,6 +27,7 @@ from frontier_rft.integrations.plan import (
     planned_epochs,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "skyrl_auto_rollouts",
     "skyrl_planned_epochs",
     "skyrl_sampler_config",
+    "skyrl_step_plan",
     "unknown_settings",
 ]
 
@@ -229,7 +232,7 @@ def skyrl_auto_rollouts(
     return auto(SKYRL, selector, clashes(SKYRL, on), epochs, device="gpu")  # its workers: GPUs
 
 
-def resolved_rollouts(
+def skyrl_step_plan(
     config: VerlSamplerConfig,
     *,
     fully_async: bool,
@@ -238,14 +241,13 @@ def resolved_rollouts(
     epochs: float | None = None,
     policy_loss_type: Any = None,
     advantage_estimator: Any = None,
-) -> VerlSamplerConfig:
-    """`config` with `rollouts: auto` replaced by what it means here (`skyrl_auto_rollouts`;
-    `selector`: the class of a ready selector, else the config's; `epochs`: the run's
-    length, `skyrl_planned_epochs`; `policy_loss_type`, `advantage_estimator`: SkyRL's
-    trainer.algorithm ones), said
-    in one log line; unchanged when rollouts is set."""
+) -> tuple[StepPlan, bool]:
+    """The run's step as every door's plan (`plan.adapter_plan`), `rollouts: auto` resolved
+    by `skyrl_auto_rollouts` (the arguments as there; its reason, why auto chose it), and
+    whether that choice is said as a warning: what the entrypoint, the trainer and `frontier
+    check-config skyrl` all read."""
     if config.rollouts != "auto":
-        return config
+        return adapter_plan(config.rollouts, config.loss_scale), False
     mode, why, warn = skyrl_auto_rollouts(
         selector=selector or SELECTORS[config.selector],
         shadows=config.shadows,
@@ -256,5 +258,31 @@ def resolved_rollouts(
         loss_scale=config.loss_scale,
         advantage_estimator=advantage_estimator,
     )
-    auto_log(_log, SKYRL, mode, why, warn)
-    return dataclasses.replace(config, rollouts=mode)
+    return adapter_plan(mode, config.loss_scale, why), warn
+
+
+def resolved_rollouts(
+    config: VerlSamplerConfig,
+    *,
+    fully_async: bool,
+    dynamic_sampling: Any,
+    selector: type[Selector] | None = None,
+    epochs: float | None = None,
+    policy_loss_type: Any = None,
+    advantage_estimator: Any = None,
+) -> VerlSamplerConfig:
+    """`config` with `rollouts: auto` replaced by what it means here (`skyrl_step_plan`),
+    said in one log line; unchanged when rollouts is set."""
+    if config.rollouts != "auto":
+        return config
+    plan, warn = skyrl_step_plan(
+        config,
+        fully_async=fully_async,
+        dynamic_sampling=dynamic_sampling,
+        selector=selector,
+        epochs=epochs,
+        policy_loss_type=policy_loss_type,
+        advantage_estimator=advantage_estimator,
+    )
+    auto_log(_log, SKYRL, plan.rollouts, plan.reason, warn)
+    return dataclasses.replace(config, rollouts=plan.rollouts)

@@ -8,7 +8,8 @@ or TRL-only options), the selector, its config and the metadata it needs, SkyRL'
 and dynamic-sampling type (and `rollouts: kept` beside it), `trainer.fully_async.enabled` (and
 `rollouts: kept` or shadows beside it), and, when `data.train_data` names
 local files it can read, the columns the adapter reads. It also says what `rollouts: auto`
-(the default) will be (`config.skyrl_auto_rollouts`, as the entrypoint decides it).
+(the default) will be and the run's step (`config.skyrl_step_plan`, as the entrypoint
+decides it).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ from frontier_rft.integrations.skyrl.config import (
     SKYRL_FIELDS,
     SKYRL_SETTING,
     kept_loss_problem,
-    skyrl_auto_rollouts,
     skyrl_planned_epochs,
+    skyrl_step_plan,
     unknown_settings,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
@@ -51,6 +52,7 @@ from frontier_rft.integrations.verl.preflight import (
     group_size_problems,
     shadow_problems,
 )
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
@@ -117,25 +119,17 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
         if fully_async is True:
             report.add(SKYRL_SETTING, [message(SKYRL, "kept+async")])
         report.rollouts += kept_choice(SKYRL, values, VerlSamplerConfig.selector)
-    elif values.get("rollouts", "auto") == "auto" and _known(selector):
-        mode, why, _ = skyrl_auto_rollouts(
-            selector=SELECTORS[str(selector)],
-            shadows=values.get("shadows"),
-            fully_async=fully_async is True,
-            dynamic_sampling=ds_type if ds_type in DYNAMIC_SAMPLING_TYPES else None,
-            epochs=skyrl_planned_epochs(
-                dotted_get(config, "trainer.epochs"),
-                dotted_get(config, "trainer.max_training_steps"),
-                batch,
-                partial(local_rows, dotted_get(config, "data.train_data")),
-            ),
-            policy_loss_type=policy_loss,
-            loss_scale=loss_scale,
-            advantage_estimator=estimator,
-        )
-        report.choices.append(auto_choice(SKYRL, mode, why))
-        if mode == "kept":
-            _check_kept(config, None, batch, report)  # its note on SkyRL's LR schedule
+    plan = (
+        _step_plan(config, values, ds_type, fully_async is True, batch)
+        if _known(selector)
+        else None
+    )
+    if plan is not None:
+        if values.get("rollouts", "auto") == "auto":
+            report.choices.append(auto_choice(SKYRL, plan.rollouts, plan.reason))
+            if plan.rollouts == "kept":
+                _check_kept(config, None, batch, report)  # its note on SkyRL's LR schedule
+        report.plan.append(plan.words())
     refusal = (
         message(SKYRL, "shadows+filter")
         if ds_type is not None
@@ -154,6 +148,35 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
         report.notes.append(note)
     _check_data(config, values, report)
     return report
+
+
+def _step_plan(
+    config: Mapping[str, Any],
+    values: Mapping[str, Any],
+    ds_type: Any,
+    fully_async: bool,
+    batch: Any,
+) -> StepPlan | None:
+    """The run's step as the entrypoint resolves it (`config.skyrl_step_plan`: `rollouts:
+    auto` included); None where the file's fields make no sampler config (named as
+    problems)."""
+    try:
+        sampler = VerlSamplerConfig.from_fields(values, 1, SKYRL_SETTING)
+    except ValueError:
+        return None
+    return skyrl_step_plan(
+        sampler,
+        fully_async=fully_async,
+        dynamic_sampling=ds_type if ds_type in DYNAMIC_SAMPLING_TYPES else None,
+        epochs=skyrl_planned_epochs(
+            dotted_get(config, "trainer.epochs"),
+            dotted_get(config, "trainer.max_training_steps"),
+            batch,
+            partial(local_rows, dotted_get(config, "data.train_data")),
+        ),
+        policy_loss_type=dotted_get(config, "trainer.algorithm.policy_loss_type"),
+        advantage_estimator=dotted_get(config, "trainer.algorithm.advantage_estimator"),
+    )[0]
 
 
 def _positive_int(value: Any) -> bool:

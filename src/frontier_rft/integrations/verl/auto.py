@@ -22,6 +22,7 @@ from typing import Any
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.data_columns import local_rows
 from frontier_rft.integrations.plan import (
+    adapter_plan,
     auto,
     auto_log,
     clashes,
@@ -32,6 +33,7 @@ from frontier_rft.integrations.plan import (
 from frontier_rft.integrations.preflight import dotted_get, shown
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig, _interpolated
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
+from frontier_rft.sampling.step_plan import StepPlan
 
 __all__ = [
     "LENGTH_KEYS",
@@ -42,6 +44,7 @@ __all__ = [
     "length_problems",
     "resolved",
     "verl_planned_epochs",
+    "verl_step_plan",
 ]
 
 _log = logging.getLogger(__name__)
@@ -170,19 +173,19 @@ def auto_rollouts(
     return auto(VERL, selector, lines, epochs, device="gpu")
 
 
-def resolved(
+def verl_step_plan(
     sampler: VerlSamplerConfig,
     config: Mapping[str, Any],
     *,
     selector: type[Selector],
     legacy: bool,
     async_buffer: bool = False,
-) -> VerlSamplerConfig:
-    """`sampler` with `rollouts: auto` replaced by what it means here (`auto_rollouts`), said
-    in one log line (a warning when a setting keeps a skipping selector from kept);
-    unchanged when rollouts is set."""
+) -> tuple[StepPlan, bool]:
+    """The run's step as every door's plan (`plan.adapter_plan`), `rollouts: auto` resolved
+    by `auto_rollouts` (its reason, why auto chose it), and whether that choice is said as a
+    warning: what the buffer, the sampler and `frontier check-config verl` all read."""
     if sampler.rollouts != "auto":
-        return sampler
+        return adapter_plan(sampler.rollouts, sampler.loss_scale), False
     mode, why, warn = auto_rollouts(
         config,
         selector=selector,
@@ -191,5 +194,24 @@ def resolved(
         async_buffer=async_buffer,
         loss_scale=sampler.loss_scale,
     )
-    auto_log(_log, VERL, mode, why, warn)
-    return dataclasses.replace(sampler, rollouts=mode)
+    return adapter_plan(mode, sampler.loss_scale, why), warn
+
+
+def resolved(
+    sampler: VerlSamplerConfig,
+    config: Mapping[str, Any],
+    *,
+    selector: type[Selector],
+    legacy: bool,
+    async_buffer: bool = False,
+) -> VerlSamplerConfig:
+    """`sampler` with `rollouts: auto` replaced by what it means here (`verl_step_plan`), said
+    in one log line (a warning when a setting keeps a skipping selector from kept);
+    unchanged when rollouts is set."""
+    if sampler.rollouts != "auto":
+        return sampler
+    plan, warn = verl_step_plan(
+        sampler, config, selector=selector, legacy=legacy, async_buffer=async_buffer
+    )
+    auto_log(_log, VERL, plan.rollouts, plan.reason, warn)
+    return dataclasses.replace(sampler, rollouts=plan.rollouts)

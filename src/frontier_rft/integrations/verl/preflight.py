@@ -10,9 +10,9 @@ dynamic-sampling options with a pointer to verl's filter), the selector and its 
 verl's batch size and dataloader workers, verl's own keys against the installed verl's
 config (`verl_keys`; said to be unchecked without verl), and, when `data.train_files` names
 local files it can read, the columns the sampler reads. It also says what `rollouts: auto`
-(the default) will be, as the buffer decides it (`auto.auto_rollouts`). `frontier
-check-config verl FILE.yaml` prints it; `hydra_preflight.FrontierPreflight` runs it inside
-verl before Ray starts.
+(the default) will be and the run's step, as the buffer decides them
+(`auto.verl_step_plan`). `frontier check-config verl FILE.yaml` prints it;
+`hydra_preflight.FrontierPreflight` runs it inside verl before Ray starts.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from frontier_rft.integrations.preflight import (
     shown,
 )
 from frontier_rft.integrations.verl.auto import (
-    auto_rollouts,
     kept_blockers,
     length_problems,
+    verl_step_plan,
 )
 from frontier_rft.integrations.verl.config import (
     BATCH_SIZE_NOT_READ,
@@ -56,6 +56,7 @@ from frontier_rft.integrations.verl.config import (
 )
 from frontier_rft.integrations.verl.kept_step import VERL_DEFAULT_ESTIMATOR
 from frontier_rft.integrations.verl.verl_keys import check_verl_keys
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -128,8 +129,11 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
         report.rollouts += kept_choice(VERL, values, default.selector)
     lengths = length_problems(config)
     report.add("", lengths)
-    if not lengths:  # the run's length decides auto: unknown until those are fixed
-        report.choices += _auto_choice(config, values, skipped, legacy=legacy)
+    plan = None if lengths else _step_plan(config, values, skipped, legacy=legacy)
+    if plan is not None:  # the run's length decides auto: unknown until those are fixed
+        if values.get("rollouts", "auto") == "auto":
+            report.choices.append(auto_choice(VERL, plan.rollouts, plan.reason))
+        report.plan.append(plan.words())
     if values.get("rollouts") != "full" and dotted_get(config, "algorithm.adv_estimator") is None:
         report.notes.append(
             f"algorithm.adv_estimator: not set here (verl's default, {VERL_DEFAULT_ESTIMATOR}, "
@@ -159,26 +163,20 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
     return report
 
 
-def _auto_choice(
+def _step_plan(
     config: Mapping[str, Any], values: Mapping[str, Any], skipped: list[str], *, legacy: bool
-) -> list[str]:
-    """What `rollouts: auto` (the default) will mean for this config, as the buffer or
-    sampler decides it when verl builds it (`auto.auto_rollouts`): one line; none when
-    rollouts is set otherwise (or interpolated) or the selector is unknown."""
+) -> StepPlan | None:
+    """The run's step as the buffer or sampler resolves it when verl builds it
+    (`auto.verl_step_plan`: `rollouts: auto` included); None where it cannot be known here
+    (rollouts interpolated, an unknown selector or a bad setting: named as problems)."""
     name = values.get("selector", VerlSamplerConfig.selector)
-    if values.get("rollouts", "auto") != "auto" or "rollouts" in skipped:
-        return []
-    if not isinstance(name, str) or name not in SELECTORS:
-        return []  # config_problems names it
-    shadows = values.get("shadows")
-    mode, why, _ = auto_rollouts(
-        config,
-        selector=SELECTORS[name],
-        shadows=shadows if shadows else None,
-        legacy=legacy,
-        loss_scale=values.get("loss_scale", VerlSamplerConfig.loss_scale),
-    )
-    return [auto_choice(VERL, mode, why)]
+    if "rollouts" in skipped or not isinstance(name, str) or name not in SELECTORS:
+        return None
+    try:
+        sampler = VerlSamplerConfig.from_fields(values, 1, "frontier")
+    except (TypeError, ValueError):  # config_problems names it
+        return None
+    return verl_step_plan(sampler, config, selector=SELECTORS[name], legacy=legacy)[0]
 
 
 POOL_OPTIONS = {
