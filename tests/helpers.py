@@ -211,3 +211,18 @@ def check_config_apart(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert f"HEAVY [] {rc}" in done.stdout, done.stdout + done.stderr
     return done.stdout
+
+
+def trl_step_problems(values: dict[str, Any]) -> list[str]:
+    """What the TRL run's resolution (resolve.py) refuses a YAML file's step for, as `frontier
+    check-config trl` asks it; none for a value FrontierConfig refuses (it names it)."""
+    from frontier_rft.integrations.trl.config import FrontierConfig
+    from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
+
+    ours = {k: v for k, v in values.items() if k in FrontierConfig.__dataclass_fields__}
+    try:
+        config = FrontierConfig(**ours)
+    except ValueError:
+        return []
+    run = TrlRun(settings=values, trainer=values.get("trainer", "grpo"))
+    return list(resolve_step(config, run).problems)

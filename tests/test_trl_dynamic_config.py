@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -21,20 +20,7 @@ from frontier_rft.integrations.trl.dynamic_config import (
 )
 from frontier_rft.sampling import DynamicSamplingConfig
 from helpers import check_config_apart
-
-
-def step_problems(values: dict[str, Any]) -> list[str]:
-    """What the run's resolution (resolve.py) refuses a YAML file's step for, as `frontier
-    check-config trl` asks it; none for a value FrontierConfig refuses (it names it)."""
-    from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
-
-    ours = {k: v for k, v in values.items() if k in FrontierConfig.__dataclass_fields__}
-    try:
-        config = FrontierConfig(**ours)
-    except ValueError:
-        return []
-    run = TrlRun(settings=values, trainer=values.get("trainer", "grpo"))
-    return list(resolve_step(config, run).problems)
+from helpers import trl_step_problems as step_problems
 
 
 def test_zero_variance_is_constant_up_to_float_noise() -> None:

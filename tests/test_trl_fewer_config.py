@@ -5,7 +5,6 @@ check-config trl`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,20 +16,7 @@ from frontier_rft.integrations.trl.fewer_config import (
 )
 from frontier_rft.sampling.fewer_rollouts import FewerRolloutsConfig
 from helpers import check_config_apart
-
-
-def step_problems(values: dict[str, Any]) -> list[str]:
-    """What the run's resolution (resolve.py) refuses a YAML file's step for, as `frontier
-    check-config trl` asks it; none for a value FrontierConfig refuses (it names it)."""
-    from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
-
-    ours = {k: v for k, v in values.items() if k in FrontierConfig.__dataclass_fields__}
-    try:
-        config = FrontierConfig(**ours)
-    except ValueError:
-        return []
-    run = TrlRun(settings=values, trainer=values.get("trainer", "grpo"))
-    return list(resolve_step(config, run).problems)
+from helpers import trl_step_problems as step_problems
 
 
 def test_the_settings_build_the_samplers_config() -> None:

@@ -85,8 +85,8 @@ class HardGroups(MoreRollouts):
             if first:  # the wrapped sampler's later calls, as they are
                 return rollout(ids) if counts is None else rollout(ids, counts)
             ids = np.asarray(ids, dtype=np.int64)
-            sizes = np.full(ids.shape[0], group_size, dtype=np.int64)
-            sizes = sizes if counts is None else np.asarray(counts, dtype=np.int64)
+            given = np.full(ids.shape[0], group_size) if counts is None else counts
+            sizes = np.asarray(given, dtype=np.int64)
             more = ids[hard[ids]]
             counts_more = np.full(more.shape[0], self.extra, dtype=np.int64)
             rewards, payloads = rolled_counts(

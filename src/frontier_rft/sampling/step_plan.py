@@ -16,7 +16,7 @@ A new wrap is its `sampling/` module (a `WrapsSampler` with its `name`, `setting
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.hard_groups import HardGroups
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue
-from frontier_rft.sampling.spec import KINDS, Posterior, SamplerSpec
+from frontier_rft.sampling.spec import Posterior, SamplerSpec
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
@@ -138,16 +138,6 @@ class StepPlan:
         kept = self.sampler.kind == FewerRollouts.kind and bool(config.skip)
         return "kept" if kept else "full"
 
-    def wrap(self, name: str) -> Wrap | None:
-        """Its wrap `name`, or None."""
-        return next((w for w in self.wraps if w.name == name), None)
-
-    def facts(self) -> Mapping[str, bool]:
-        """What a trainer reads of the built sampler (`uneven_groups`, `holds_groups`,
-        `rescuable`): the outermost wrap's class facts, else the sampler kind's."""
-        cls: Any = WRAPS[self.wraps[-1].name] if self.wraps else KINDS[self.sampler.kind].sampler
-        return {name: bool(getattr(cls, name)) for name in FACTS}
-
     def build(
         self, selector: Selector, *, seed: int = 0, posterior: Posterior | None = None
     ) -> Sampler:
@@ -164,7 +154,3 @@ class StepPlan:
         rollouts = f", rollouts {self.rollouts}" if self.rollouts != "full" else ""
         why = f" ({self.reason})" if self.reason else ""
         return f"sampler {self.sampler.kind}{wraps}{rollouts}, ended by {self.ends_by}{why}"
-
-
-FACTS = ("uneven_groups", "holds_groups", "rescuable")
-"""The facts a sampler's class states that a trainer reads (`sampling/step.py`)."""

@@ -438,7 +438,7 @@ class TrainConfig:
         check_choice("group_weighting", self.group_weighting, GROUP_WEIGHTINGS)
         self._check_sampler()
         self._check_backfill()
-        self._check_rescue()
+        self._check_wrap_counts()
         self._check_pad_rows()
         self._check_fewer_steps()
         self.step_plan()  # what the wraps and the run's end need of its sampler
@@ -498,7 +498,7 @@ class TrainConfig:
             )
         # whether it may wrap this run's sampler is the plan's (_check_plan)
 
-    def _check_rescue(self) -> None:
+    def _check_wrap_counts(self) -> None:
         """The counts of rollouts the wraps add (rescue's, hard_groups'); the samplers whose
         groups they can extend are the plan's."""
         for name in ("rescue", "hard_groups"):

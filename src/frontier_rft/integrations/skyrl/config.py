@@ -261,28 +261,11 @@ def skyrl_step_plan(
     return adapter_plan(mode, config.loss_scale, why), warn
 
 
-def resolved_rollouts(
-    config: VerlSamplerConfig,
-    *,
-    fully_async: bool,
-    dynamic_sampling: Any,
-    selector: type[Selector] | None = None,
-    epochs: float | None = None,
-    policy_loss_type: Any = None,
-    advantage_estimator: Any = None,
-) -> VerlSamplerConfig:
-    """`config` with `rollouts: auto` replaced by what it means here (`skyrl_step_plan`),
-    said in one log line; unchanged when rollouts is set."""
+def resolved_rollouts(config: VerlSamplerConfig, **resolution: Any) -> VerlSamplerConfig:
+    """`config` with `rollouts: auto` replaced by what it means here (`skyrl_step_plan`, with
+    its keywords `resolution`), said in one log line; unchanged when rollouts is set."""
     if config.rollouts != "auto":
         return config
-    plan, warn = skyrl_step_plan(
-        config,
-        fully_async=fully_async,
-        dynamic_sampling=dynamic_sampling,
-        selector=selector,
-        epochs=epochs,
-        policy_loss_type=policy_loss_type,
-        advantage_estimator=advantage_estimator,
-    )
+    plan, warn = skyrl_step_plan(config, **resolution)
     auto_log(_log, SKYRL, plan.rollouts, plan.reason, warn)
     return dataclasses.replace(config, rollouts=plan.rollouts)
