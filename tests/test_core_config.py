@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from frontier_rft.core.config import check_field_types
+from frontier_rft.core.config import check_field_types, check_least
 from frontier_rft.core.jsonsafe import json_depth, loads_bounded
 
 
@@ -100,3 +100,41 @@ def test_jsonl_records_say_where_and_what_is_wrong() -> None:
         read('{"a": 1}\n{"a": \n'.rstrip("\n"))
     with pytest.raises(ValueError, match=r"^log: line 1 is longer than 20 characters$"):
         read("[" + "1," * 20 + "1]\n")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    rows: object = 1
+    spare: object = 0
+
+
+@pytest.mark.parametrize(
+    ("sizes", "message"),
+    [
+        (Sizes(rows=0), "rows must be a positive int, got 0"),
+        (Sizes(rows=True), "rows must be a positive int, got True"),
+        (Sizes(rows=2.0), "rows must be a positive int, got 2.0"),
+        (Sizes(rows="4"), "rows must be a positive int, got '4'"),
+        (Sizes(spare=-1), "spare must be a non-negative int, got -1"),
+        (Sizes(spare=False), "spare must be a non-negative int, got False"),
+    ],
+)
+def test_check_least_takes_only_ints_at_the_bound(sizes: Sizes, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        check_least(sizes, ("rows",), 1)
+        check_least(sizes, ("spare",), 0)
+    check_least(Sizes(rows=3, spare=0), ("rows",), 1)
+    check_least(Sizes(rows=3, spare=0), ("spare",), 0)
+
+
+@pytest.mark.parametrize("field", ["self_embeddings_batch_size", "self_embeddings_max_length"])
+@pytest.mark.parametrize("value", [0, True, 2.5])
+def test_adapters_take_self_embedding_sizes_as_positive_ints(field: str, value: object) -> None:
+    from frontier_rft.integrations.trl.config import FrontierConfig
+    from frontier_rft.integrations.verl.config import VerlSamplerConfig
+
+    message = f"^{field} must be a positive int, got {value!r}$"
+    with pytest.raises(ValueError, match=message):
+        FrontierConfig(**{field: value})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=message):
+        VerlSamplerConfig(batch_size=8, **{field: value})  # type: ignore[arg-type]

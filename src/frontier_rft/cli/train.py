@@ -484,36 +484,20 @@ def add_commands(sub: Any) -> None:
         + ", ".join(f"{task} {levels['train']}" for task, levels in DEFAULT_LEVELS.items())
         + ")",
     )
-    p.add_argument(
-        "--eval-size", type=int, help=f"held-out tasks{with_model} (default: {d['eval_size']})"
-    )
-    p.add_argument(
-        "--eval-seed", type=int, help=f"held-out split seed{with_model} (default: {d['eval_seed']})"
-    )
-    p.add_argument(
-        "--samples",
-        type=positive_int,
-        help=f"completions per task (n){with_model} (default: {d['samples']})",
-    )
+    for flag, kind, what in (
+        ("--eval-size", int, "held-out tasks"),
+        ("--eval-seed", int, "held-out split seed"),
+        ("--samples", positive_int, "completions per task (n)"),
+        ("--max-new-tokens", int, "longest completion"),
+        ("--temperature", float, "sampling temperature, as the run sampled"),
+        ("--top-p", float, "nucleus of the sampling, as the run sampled"),
+    ):
+        default = d[flag.removeprefix("--").replace("-", "_")]
+        p.add_argument(flag, type=kind, help=f"{what}{with_model} (default: {default})")
     p.add_argument(
         "--k",
         type=int_tuple,
         help=f"pass@k values, each <= --samples, e.g. 1,4,8{with_model} (default: 1,4,8)",
-    )
-    p.add_argument(
-        "--max-new-tokens",
-        type=int,
-        help=f"longest completion{with_model} (default: {d['max_new_tokens']})",
-    )
-    p.add_argument(
-        "--temperature",
-        type=float,
-        help=f"sampling temperature, as the run sampled{with_model} (default: {d['temperature']})",
-    )
-    p.add_argument(
-        "--top-p",
-        type=float,
-        help=f"nucleus of the sampling, as the run sampled{with_model} (default: {d['top_p']})",
     )
     p.add_argument(
         "--out",

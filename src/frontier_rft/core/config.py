@@ -43,12 +43,13 @@ def check(ok: bool, message: str) -> None:
 
 
 def check_least(config: object, names: typing.Iterable[str], lo: int) -> None:
-    """Each int field of `config` named in `names` at least lo (0 or 1), else a ValueError
-    naming the first that is not."""
+    """Each field of `config` named in `names` an int (not a bool) at least lo (0 or 1), else
+    a ValueError naming the first that is not."""
     kind = "non-negative" if lo == 0 else "positive"
     for name in names:
         value = getattr(config, name)
-        check(value >= lo, f"{name} must be a {kind} int, got {value!r}")
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= lo
+        check(ok, f"{name} must be a {kind} int, got {value!r}")
 
 
 def closest(word: object, choices: typing.Iterable[str]) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.config import check
+from frontier_rft.core.config import check, check_least
 from frontier_rft.inference.rollouts import RolloutSet
 from frontier_rft.inference.spec import BINARY_REWARDS, PAPER_LENGTH_EDGES, ZipRCSpec
 from frontier_rft.progress import progress_bar
@@ -78,12 +78,7 @@ class HeadTrainConfig:
         check(
             0 <= self.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}"
         )
-        for name in ("batch_size", "grad_accum", "epochs", "feature_batch"):
-            value = getattr(self, name)
-            check(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-                f"{name} must be a positive int, got {value!r}",
-            )
+        check_least(self, ("batch_size", "grad_accum", "epochs", "feature_batch"), 1)
         check(self.max_grad_norm >= 0, f"max_grad_norm must be >= 0, got {self.max_grad_norm}")
         # The spec validates rewards/edges with messages that show a correct example.
         ZipRCSpec(0, tuple(self.reward_values), tuple(self.length_edges))

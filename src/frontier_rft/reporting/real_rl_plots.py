@@ -58,6 +58,20 @@ def _titled(context: str, text: str) -> str:
     return f"{context}. {text}" if context else text
 
 
+def _smoothed_band(
+    seeds: Mapping[int, Mapping[str, Any]], key: str, windows: set[int]
+) -> tuple[np.ndarray, ...]:
+    """One run's training metric `key` over its seeds, each smoothed over ~10% of the shortest
+    seed's steps (that window added to `windows`): the steps, the mean and its 95% band."""
+    n = min(len(run["train"]) for run in seeds.values())
+    w = tenth_window(n)
+    windows.add(w)
+    logs = (seeds[s]["train"][:n] for s in sorted(seeds))
+    curves = [np.array([r.get(key, np.nan) for r in log], dtype=np.float64) for log in logs]
+    mean, lo, hi = _band(np.array([moving_average(c, w) for c in curves]))
+    return np.arange(1, n + 1), mean, lo, hi
+
+
 def _band(values: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[np.ndarray, ...]:
     """Mean and bootstrap 95% interval of the mean over rows (seeds), per column."""
     v = np.asarray(values, dtype=np.float64)
@@ -213,24 +227,8 @@ def plot_training(
         axes = fig.subplots(1, len(keys))
         for ax, (key, title, ylabel) in zip(axes, keys, strict=True):
             for label in labels:
-                seeds = sorted(runs[label])
-                n = min(len(runs[label][s]["train"]) for s in seeds)
-                w = tenth_window(n)
-                windows.add(w)
-                mat = np.array(
-                    [
-                        moving_average(
-                            np.array(
-                                [r[key] for r in runs[label][s]["train"][:n]], dtype=np.float64
-                            ),
-                            w,
-                        )
-                        for s in seeds
-                    ]
-                )
-                mean, lo, hi = _band(mat)
+                x, mean, lo, hi = _smoothed_band(runs[label], key, windows)
                 color, dash = _style(label)
-                x = np.arange(1, n + 1)
                 ax.fill_between(x, lo, hi, color=color, alpha=0.12, lw=0)
                 ax.plot(x, mean, color=color, ls=dash, lw=1.5, label=label)
             ax.set_title("\n".join(textwrap.wrap(title, 48)), loc="left", fontsize=10)
@@ -283,6 +281,11 @@ def plot_rollout_curves(
         return _save(fig, path)
 
 
+def _across(labels: tuple[str, ...], key: str) -> list[tuple[str, str, str]]:
+    """A panel's curves: metric `key` of each run in `labels`, named by the run."""
+    return [(label, key, "") for label in labels]
+
+
 def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path) -> Path | None:
     """The papers' effects on this learner, one panel each, for the runs that exist: a panel
     needs a run other than uniform, and names only the comparisons it shows."""
@@ -291,43 +294,35 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
     panels: list[tuple[str, list[tuple[str, str, str]], str]] = [
         (
             f"BOTS: effective task ratio{bots}",
-            [
-                ("uniform", "train/effective_task_ratio", ""),
-                ("bots", "train/effective_task_ratio", ""),
-                ("bots-rho0", "train/effective_task_ratio", ""),
-            ],
+            _across(("uniform", "bots", "bots-rho0"), "train/effective_task_ratio"),
             "effective task ratio",
         ),
         (
             "Prioritized: pool sizes (tasks)",
             [
-                ("prioritized", "prioritized/heap_size", "heap"),
-                ("prioritized", "prioritized/unsolved_pool", "unsolved"),
-                ("prioritized", "prioritized/solved_pool", "solved"),
-                ("prioritized", "prioritized/never_selected", "never selected"),
+                ("prioritized", f"prioritized/{key}", name)
+                for key, name in (
+                    ("heap_size", "heap"),
+                    ("unsolved_pool", "unsolved"),
+                    ("solved_pool", "solved"),
+                    ("never_selected", "never selected"),
+                )
             ],
             "tasks",
         ),
         (
             "SEC: mean level of selected prompts",
-            [
-                ("uniform", "train/selected_level_mean", ""),
-                ("sec", "train/selected_level_mean", ""),
-            ],
+            _across(("uniform", "sec"), "train/selected_level_mean"),
             "level (0 = the first of --levels)",
         ),
         (
             f"METIS: selected prompts' success rate{lam}",
-            [
-                ("uniform", "train/success_rate", ""),
-                ("metis", "train/success_rate", ""),
-                ("metis-lam1", "train/success_rate", ""),
-            ],
+            _across(("uniform", "metis", "metis-lam1"), "train/success_rate"),
             "success rate",
         ),
         (
             f"METIS: judge prediction mean{lam}",
-            [("metis", "metis/prediction_mean", ""), ("metis-lam1", "metis/prediction_mean", "")],
+            _across(("metis", "metis-lam1"), "metis/prediction_mean"),
             "predicted variance",
         ),
     ]
@@ -350,27 +345,10 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
             for k, (label, key, name) in enumerate(series):
                 if label not in runs:
                     continue
-                seeds = sorted(runs[label])
-                n = min(len(runs[label][s]["train"]) for s in seeds)
-                w = tenth_window(n)
-                windows.add(w)
-                mat = np.array(
-                    [
-                        moving_average(
-                            np.array(
-                                [r.get(key, np.nan) for r in runs[label][s]["train"][:n]],
-                                dtype=np.float64,
-                            ),
-                            w,
-                        )
-                        for s in seeds
-                    ]
-                )
-                mean, lo, hi = _band(mat)
+                x, mean, lo, hi = _smoothed_band(runs[label], key, windows)
                 color, dash = _style(label)
                 if name:
                     dash = markers[k % len(markers)]
-                x = np.arange(1, n + 1)
                 ax.fill_between(x, lo, hi, color=color, alpha=0.12, lw=0)
                 ax.plot(
                     x,
@@ -378,7 +356,7 @@ def plot_effects(runs: Mapping[str, Mapping[int, Mapping[str, Any]]], path: Path
                     color=color,
                     ls=dash,
                     lw=1.5,
-                    label=f"{label} {name} (n={len(seeds)})".strip(),
+                    label=f"{label} {name} (n={len(runs[label])})".strip(),
                 )
             ax.set_title(title, loc="left", fontsize=10)
             ax.set_ylabel(ylabel)

@@ -106,10 +106,7 @@ class HardGroups(MoreRollouts):
         solved[np.repeat(own.task_ids, own.counts)[own.rewards >= self.success]] = True
         if not first or not first[0].task_ids.size:
             self.seen, self.solved = seen, solved
-            return StepSamples(
-                step, samples.rounds, samples.train, samples.nominal_groups, samples,
-                self._metrics(0, 0, 0),
-            )  # fmt: skip
+            return self.joined(samples, None, (), self._counts(0, 0, 0))
         extra = first[0]
         hit = np.any(extra.rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[extra.task_ids[hit]] = True
@@ -121,18 +118,13 @@ class HardGroups(MoreRollouts):
             j = where.get(int(samples.rounds[r].task_ids[k])) if r == 0 else None
             if j is not None:
                 joins.append((g, j))
-        rounds, batch = self.joined(samples, extra, joins)
         self.seen, self.solved = seen, solved
-        metrics = self._metrics(int(extra.rewards.shape[0]), len(joins), int(hit.sum()))
-        return StepSamples(step, rounds, batch, samples.nominal_groups, samples, metrics)
+        metrics = self._counts(int(extra.rewards.shape[0]), len(joins), int(hit.sum()))
+        return self.joined(samples, extra, joins, metrics)
 
-    def _metrics(self, rollouts: int, joined: int, hit: int) -> dict[str, float]:
-        return {
-            "hard_groups/rollouts": float(rollouts),
-            "hard_groups/groups_joined": float(joined),
-            "hard_groups/groups_solved": float(hit),
-            "hard_groups/prompts_hard": float(self.hard().sum()),
-        }
+    def _counts(self, rollouts: int, joined: int, hit: int) -> dict[str, float]:
+        hard = float(self.hard().sum())
+        return dict(rollouts=rollouts, groups_joined=joined, groups_solved=hit, prompts_hard=hard)
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> dict[str, Any]:

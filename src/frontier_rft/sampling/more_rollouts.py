@@ -6,13 +6,12 @@ N (`extra`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.state_check import check_keys, read_int
 from frontier_rft.sampling.fewer_rollouts import screens
-from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
@@ -63,11 +62,19 @@ class MoreRollouts(WrapsSampler):
         return type(self)(sampler, self.extra, self.success)
 
     def joined(
-        self, samples: StepSamples, extra: Round, joins: Iterable[tuple[int, int]]
-    ) -> tuple[tuple[Round, ...], FilteredBatch]:
-        """The step's rounds with `extra` after them, and its trained groups with, for each
-        (g, j) of `joins`, group j of `extra` appended to trained group g."""
-        train = samples.train
+        self,
+        samples: StepSamples,
+        extra: Round | None,
+        joins: Iterable[tuple[int, int]],
+        counts: Mapping[str, float],
+    ) -> StepSamples:
+        """The step's samples with `extra` after its rounds and, for each (g, j) of `joins`,
+        group j of `extra` appended to trained group g (None: as sampled); `counts` are the
+        step's metrics, under this wrap's name."""
+        metrics = {f"{self.name}/{k}": float(v) for k, v in counts.items()}
+        train, nominal = samples.train, samples.nominal_groups
+        if extra is None:
+            return StepSamples(samples.step, samples.rounds, train, nominal, samples, metrics)
         if train.from_surplus.any() or (train.steps != samples.step).any():
             raise RuntimeError(f"{self.name} got a group of an earlier step to extend")
         rounds = (*samples.rounds, extra)
@@ -75,7 +82,8 @@ class MoreRollouts(WrapsSampler):
         tails = {picks[g]: train.parts(g)[1:] for g in range(train.num_groups)}
         for g, j in joins:
             tails[picks[g]] += ((len(samples.rounds), j),)
-        return rounds, fresh_batch(rounds, picks, samples.step, train.deficit, tails)
+        batch = fresh_batch(rounds, picks, samples.step, train.deficit, tails)
+        return StepSamples(samples.step, rounds, batch, nominal, samples, metrics)
 
     def _read_extra(self, saved: Any, keys: tuple[str, ...]) -> dict[str, Any]:
         """Its own saved state with `keys` ('extra' among them), checked to hold its N."""

@@ -75,9 +75,7 @@ class Rescue(MoreRollouts):
         wrong = np.flatnonzero(~solved[train.task_ids])
         if not wrong.size:
             self.solved = solved
-            return StepSamples(
-                step, samples.rounds, train, samples.nominal_groups, samples, self._metrics(0, 0, 0)
-            )
+            return self.joined(samples, None, (), self._counts(0, 0, 0))
         ids = train.task_ids[wrong]
         counts = np.full(ids.shape[0], self.extra, dtype=np.int64)
         rewards, payloads = rolled_counts(rollout, ids, counts)
@@ -85,18 +83,15 @@ class Rescue(MoreRollouts):
         hit: NDArray[np.bool_] = np.any(rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[ids[hit]] = True
         joins = [(g, j) for j, g in enumerate(wrong.tolist()) if hit[j]]
-        rounds, batch = self.joined(samples, extra, joins)
         self.solved = solved
-        metrics = self._metrics(int(counts.sum()), ids.shape[0], int(hit.sum()))
-        return StepSamples(step, rounds, batch, samples.nominal_groups, samples, metrics)
+        metrics = self._counts(int(counts.sum()), ids.shape[0], int(hit.sum()))
+        return self.joined(samples, extra, joins, metrics)
 
-    def _metrics(self, rollouts: int, tried: int, rescued: int) -> dict[str, float]:
-        return {
-            "rescue/rollouts": float(rollouts),
-            "rescue/groups_tried": float(tried),
-            "rescue/groups_rescued": float(rescued),
-            "rescue/prompts_solved": float(self.solved.sum()),
-        }
+    def _counts(self, rollouts: int, tried: int, rescued: int) -> dict[str, float]:
+        solved = float(self.solved.sum())
+        return dict(
+            rollouts=rollouts, groups_tried=tried, groups_rescued=rescued, prompts_solved=solved
+        )
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> dict[str, Any]:

@@ -124,7 +124,8 @@ class ShardService(SelectorService):
         if self._repeat(round_):
             assert self._reply is not None
             return {k_: self._reply[k_] for k_ in ("ids", "scores", "keys")}
-        return self._propose(round_, plan, cuts, k, candidates, version)
+        call = {"op": "propose", "round": round_, "plan": plan, "cuts": cuts, "k": k}
+        return self._propose({**call, "v": version, "c": candidates})
 
     def commit(self, round_: int, ids: list[int]) -> int:
         """Lease the tasks of round `round_` that the driver kept; returns the seq."""
@@ -161,31 +162,24 @@ class ShardService(SelectorService):
         taken, self._pieces = self._pieces[:cut], self._pieces[cut:]
         return taken
 
-    def _propose(
-        self,
-        round_: int,
-        plan: list[list[Any]],
-        cuts: list[int],
-        k: int,
-        candidates: int | None,
-        version: int | None = None,
-        logged: list[int] | None = None,
-    ) -> dict[str, Any]:
+    def _propose(self, call: dict[str, Any], logged: list[int] | None = None) -> dict[str, Any]:
+        """Apply the proposal `call`, its journal record (op, round, plan, cuts, k, v, c), as
+        `propose` makes it and a replay reads it (`logged`: the ids it replied then)."""
+        round_, plan, cuts = call["round"], call["plan"], call["cuts"]
+        version = call.get("v")  # logs before v: no version
         sel = self.selector
         assert isinstance(sel, BOTSSelector)
         pieces = self._take(cuts[self.shard])
         steps = [PlanStep.from_state(p) for p in plan]
         apply_plan(sel, steps, [(p[0], p[1], p[2]) for p in pieces])
-        got = propose(sel, k, candidates)
+        got = propose(sel, call["k"], call["c"])
         reply = {"ids": got.ids.tolist(), "scores": got.scores.tolist(), "keys": got.keys.tolist()}
         self._check_logged(logged, reply["ids"])
         self._round, self._reply = round_, {**reply, "plan": plan, "cuts": cuts, "v": version}
         self._shard_counts["rounds"] += 1
         self._see_version(version)
-        record = {"op": "propose", "round": round_, "plan": plan, "cuts": cuts, "k": k}
-        record["v"] = version
         # Durable: a driver that got this reply has moved on, even if the machine has not.
-        self._commit({**record, "c": candidates, "ids": reply["ids"]}, durable=True)
+        self._commit({**call, "ids": reply["ids"]}, durable=True)
         return reply
 
     def _split(
@@ -230,8 +224,7 @@ class ShardService(SelectorService):
     def _replay_op(self, r: dict[str, Any]) -> None:
         op = r["op"]
         if op == "propose":
-            plan, cuts, v = r["plan"], r["cuts"], r.get("v")  # logs before v: no version
-            self._propose(r["round"], plan, cuts, r["k"], r["c"], v, logged=r["ids"])
+            self._propose(r, logged=r["ids"])
         elif op == "split":
             self._split(r["round"], r["cut"], r["n"], r["v"], float(r["t"]), logged=r["ids"])
         elif op == "commit":

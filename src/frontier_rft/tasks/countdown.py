@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeAlias
@@ -347,23 +347,21 @@ def parse_expression(text: str, *, max_depth: int = 32) -> Node:
     def peek() -> str | None:
         return tokens[pos] if pos < len(tokens) else None
 
-    def expr() -> Node:  # expr := term (('+' | '-') term)*
+    def chain(ops: tuple[str, str], operand: Callable[[], Node]) -> Node:
+        """operand (op operand)* for an op of `ops`, left-associative."""
         nonlocal pos
-        node = term()
-        while peek() in ("+", "-"):
+        node = operand()
+        while peek() in ops:
             op = tokens[pos]
             pos += 1
-            node = (op, node, term())
+            node = (op, node, operand())
         return node
 
+    def expr() -> Node:  # expr := term (('+' | '-') term)*
+        return chain(("+", "-"), term)
+
     def term() -> Node:  # term := factor (('*' | '/') factor)*
-        nonlocal pos
-        node = factor()
-        while peek() in ("*", "/"):
-            op = tokens[pos]
-            pos += 1
-            node = (op, node, factor())
-        return node
+        return chain(("*", "/"), factor)
 
     def factor() -> Node:  # factor := NUMBER | '(' expr ')'
         nonlocal pos

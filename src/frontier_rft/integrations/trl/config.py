@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
-from frontier_rft.core.config import check, help_from_docstrings
+from frontier_rft.core.config import check, check_least, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.integrations.plan import FEWER_STEPS, check_sampler, shadow_rules
 from frontier_rft.integrations.pool import PoolColumns, SelectorSpec, reward_pair
@@ -207,9 +207,7 @@ class FrontierConfig:
             self.self_embeddings in SELF_EMBEDDINGS,
             f"self_embeddings must be one of {SELF_EMBEDDINGS}, got {self.self_embeddings!r}",
         )
-        for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
-            value = getattr(self, name)
-            check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
+        check_least(self, ("self_embeddings_batch_size", "self_embeddings_max_length"), 1)
         check(
             isinstance(self.self_embeddings_refresh_steps, int)
             and self.self_embeddings_refresh_steps >= 0,

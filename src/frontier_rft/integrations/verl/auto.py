@@ -198,20 +198,13 @@ def verl_step_plan(
 
 
 def resolved(
-    sampler: VerlSamplerConfig,
-    config: Mapping[str, Any],
-    *,
-    selector: type[Selector],
-    legacy: bool,
-    async_buffer: bool = False,
+    sampler: VerlSamplerConfig, config: Mapping[str, Any], **resolution: Any
 ) -> VerlSamplerConfig:
-    """`sampler` with `rollouts: auto` replaced by what it means here (`verl_step_plan`), said
-    in one log line (a warning when a setting keeps a skipping selector from kept);
-    unchanged when rollouts is set."""
+    """`sampler` with `rollouts: auto` replaced by what it means here (`verl_step_plan`, with
+    its keywords `resolution`), said in one log line (a warning when a setting keeps a
+    skipping selector from kept); unchanged when rollouts is set."""
     if sampler.rollouts != "auto":
         return sampler
-    plan, warn = verl_step_plan(
-        sampler, config, selector=selector, legacy=legacy, async_buffer=async_buffer
-    )
+    plan, warn = verl_step_plan(sampler, config, **resolution)
     auto_log(_log, VERL, plan.rollouts, plan.reason, warn)
     return dataclasses.replace(sampler, rollouts=plan.rollouts)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from frontier_rft.core.config import check
+from frontier_rft.core.config import check, check_least
 from frontier_rft.integrations.plan import (
     ROLLOUTS,
     TrainerFacts,
@@ -244,9 +244,7 @@ class VerlSamplerConfig:
             self.metrics_verbosity in VERBOSITIES,
             f"metrics_verbosity must be one of {VERBOSITIES}, got {self.metrics_verbosity!r}",
         )
-        for name in ("self_embeddings_batch_size", "self_embeddings_max_length"):
-            value = getattr(self, name)
-            check(isinstance(value, int) and value >= 1, f"{name} must be >= 1, got {value!r}")
+        check_least(self, ("self_embeddings_batch_size", "self_embeddings_max_length"), 1)
 
     def shadow_configs(
         self,
