@@ -21,6 +21,20 @@ def test_a_logged_step_splits_its_rollouts_over_its_rounds() -> None:
     assert step_shape({"train/rollouts": 128.0}, 24) == StepShape((128,), 24, 128)
 
 
+def test_a_wraps_rollouts_are_costed_where_its_class_generates_them() -> None:
+    row = {"train/rollouts": 140.0, "train/sampling_rounds": 1.0, "train/trained_rows": 120.0}
+    # rescue: a call of its own after the sampler's
+    assert step_shape({**row, "rescue/rollouts": 36.0}, 24).calls == (104, 36)
+    assert step_shape({**row, "rescue/rollouts": 0.0}, 24).calls == (140,)
+    # hard_groups: more rows of the first call, the sampler's own split over its rounds
+    two = {**row, "train/sampling_rounds": 2.0, "hard_groups/rollouts": 32.0}
+    assert step_shape(two, 24).calls == (86, 54)
+    both = {**two, "rescue/rollouts": 16.0}
+    assert step_shape(both, 24).calls == (78, 46, 16)
+    # backfill replays groups: nothing generated, whatever its metrics say
+    assert step_shape({**row, "backfill/rollouts": 50.0}, 24).calls == (140,)
+
+
 def test_projected_seconds_cost_each_step_on_the_curve() -> None:
     h200 = load_curve("h200")
     train = [

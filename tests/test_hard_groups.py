@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from frontier_rft import TaskPool, make_selector
+from frontier_rft.bench.real_rl.device_seconds import step_shape
 from frontier_rft.sampling.hard_groups import HardGroups
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.step import Rolled
@@ -153,6 +154,8 @@ def test_the_trainer_sends_one_call_a_step_and_counts_every_rollout(
         assert metrics["train/rollouts"] == n * len(own) + EXTRA * len(hard)
         assert metrics["train/trained_rows"] == n * len(own) + EXTRA * len(hard)
         assert metrics["train/sampling_rounds"] == 1
+        # the device bill: one call of every row, the extras among them
+        assert step_shape(metrics, 24).calls == (n * len(own) + EXTRA * len(hard),)
         assert metrics["hard_groups/groups_joined"] == len(hard)
         seen |= set(own)
         solved |= {t for t in own if t % 3 == 0} | {t for t in hard if t % 3 == 2}
@@ -185,3 +188,39 @@ def test_the_trainer_resumes_exactly(sft_dir: Any, tmp_path: Any) -> None:
     _planted_trainer(resumed)
     got += trace(resumed, 4)
     assert got == expected
+
+
+@pytest.mark.integration
+def test_with_rescue_each_wrap_reports_its_own_and_the_bill_counts_every_call(
+    sft_dir: Any, tmp_path: Any
+) -> None:
+    from frontier_rft.training.grpo import Trainer
+
+    config = dataclasses.replace(_trainer_config(), rescue=2)
+    trainer = Trainer(config, sft_dir, tmp_path / "run", log=lambda _: None)
+    original, steps = trainer._rollout, []
+
+    def rollout(ids: np.ndarray, counts: np.ndarray) -> Any:
+        completions, _, seconds, padded = original(ids, counts)
+        steps[-1].append((int(np.sum(counts)), [len(c) for c in completions]))
+        return completions, Planted()(ids, counts).rewards, seconds, padded
+
+    trainer._rollout = rollout
+    rescued = joined = 0
+    for _ in range(config.steps):
+        steps.append([])
+        m = trainer.step()
+        calls = steps[-1]
+        # hard_groups' extras ride in the first call, rescue's make a call of their own
+        assert step_shape(m, 24).calls == tuple(rows for rows, _ in calls)
+        assert m["hard_groups/rollouts"] == EXTRA * m["hard_groups/groups_joined"]
+        own = config.batch_size * config.group_size
+        first = calls[0][1]
+        assert m["hard_groups/generated_tokens"] == sum(first[own:])
+        later = [n for _, tokens in calls[1:] for n in tokens]
+        assert m["rescue/generated_tokens"] == sum(later)
+        assert m["rescue/rollouts"] == len(later)
+        assert m["train/generated_tokens"] == sum(first) + sum(later)
+        rescued += len(calls) > 1
+        joined += int(m["hard_groups/groups_joined"])
+    assert rescued and joined, "no step called rescue, or none joined larger groups"

@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from frontier_rft.bench.real_rl.device_seconds import step_shape
 from frontier_rft.cli.main import main
 from frontier_rft.core.advantages import GRPO_STD_EPS
 from frontier_rft.sampling.rescue import Rescue
@@ -118,6 +119,9 @@ def test_never_solved_all_wrong_groups_get_exactly_n_more(
         # a rescued group trains its n + N rows; the others their n
         assert metrics["train/trained_rows"] == n * len(sampled) + N * len(rescued)
         assert metrics["train/groups_trained"] == len(sampled)
+        # the device bill counts the rescue's call as a call of its own, rows as they were
+        rescue_call = [N * len(tried)] if tried else []
+        assert step_shape(metrics, 24).calls == (n * len(sampled), *rescue_call)
         solved |= set(rescued)
         rescued_ever += rescued
         assert metrics["rescue/prompts_solved"] == len(solved)

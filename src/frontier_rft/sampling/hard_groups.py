@@ -44,6 +44,7 @@ from frontier_rft.sampling.step import (
     check_rollout,
     rolled_counts,
 )
+from frontier_rft.sampling.wraps_sampler import Generates
 
 __all__ = ["HardGroups"]
 
@@ -56,6 +57,7 @@ class HardGroups(MoreRollouts):
 
     name: ClassVar[str] = "hard_groups"
     joins: ClassVar[str] = "joins more rollouts to the groups a step trains"
+    generates: ClassVar[Generates] = "in_first_call"
 
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
         super().__init__(sampler, extra, success)

@@ -69,9 +69,10 @@ class MoreRollouts(WrapsSampler):
         counts: Mapping[str, float],
     ) -> StepSamples:
         """The step's samples with `extra` after its rounds and, for each (g, j) of `joins`,
-        group j of `extra` appended to trained group g (None: as sampled); `counts` are the
-        step's metrics, under this wrap's name."""
-        metrics = {f"{self.name}/{k}": float(v) for k, v in counts.items()}
+        group j of `extra` appended to trained group g (None: as sampled); its metrics are the
+        inner wraps' and `counts` under this wrap's name."""
+        own = {f"{self.name}/{k}": float(v) for k, v in counts.items()}
+        metrics = {**samples.wrap_metrics, **own}
         train, nominal = samples.train, samples.nominal_groups
         if extra is None:
             return StepSamples(samples.step, samples.rounds, train, nominal, samples, metrics)

@@ -44,6 +44,7 @@ from frontier_rft.sampling.step import (
     StepSamples,
     rolled_counts,
 )
+from frontier_rft.sampling.wraps_sampler import Generates
 
 __all__ = ["Rescue"]
 
@@ -54,6 +55,7 @@ class Rescue(MoreRollouts):
 
     name: ClassVar[str] = "rescue"
     joins: ClassVar[str] = "extends the all-wrong groups a step trains"
+    generates: ClassVar[Generates] = "own_call"
 
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
         super().__init__(sampler, extra, success)

@@ -8,12 +8,15 @@ anything is built (`sampling/step_plan.py`, whose `WRAPS` lists every wrap)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.step import RolloutFn, Sampler, StepSamples
 
-__all__ = ["WrapsSampler"]
+__all__ = ["Generates", "WrapsSampler"]
+
+Generates = Literal["nothing", "in_first_call", "own_call"]
+"""Where a wrap's added rollouts are generated (`WrapsSampler.generates`)."""
 
 
 class WrapsSampler:
@@ -32,6 +35,11 @@ class WrapsSampler:
     settings: ClassVar[tuple[str, ...]]
     """What it is built with besides the sampler it wraps, in its constructor's order, each
     also a key of its own state (so a saved state rebuilds it: `sampler_file`)."""
+    generates: ClassVar[Generates] = "nothing"
+    """Where the rollouts it adds (its metric `<name>/rollouts`) are generated: nowhere
+    (Backfill replays groups), as more rows of the step's first call to generate (HardGroups),
+    or in a call of their own after the step's (Rescue). A step's device cost counts its calls
+    by it (`bench/real_rl/device_seconds.step_shape`)."""
 
     @classmethod
     def refusal(cls, kind: str, config: Any) -> str | None:

@@ -67,7 +67,8 @@ from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
-from frontier_rft.sampling.step import Rolled, Sampler
+from frontier_rft.sampling.step import Rolled, Sampler, StepSamples
+from frontier_rft.sampling.wraps_sampler import WrapsSampler
 from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
@@ -425,14 +426,24 @@ class Trainer:
         """Per-row float32 values on the policy's device."""
         return torch.tensor(values, dtype=torch.float32, device=self.device)
 
+    def _wrap_tokens(self, samples: StepSamples) -> dict[str, float]:
+        """Each generating wrap's completion tokens this step (`<name>/generated_tokens`): the
+        rounds it added after those of the sampler it wraps."""
+        out: dict[str, float] = {}
+        sampler: Sampler = self.sampler
+        while isinstance(sampler, WrapsSampler) and samples.wrapped is not None:
+            if sampler.generates != "nothing":
+                added = samples.rounds[len(samples.wrapped.rounds) :]
+                out[f"{sampler.name}/generated_tokens"] = float(tokens_generated(added))
+            sampler, samples = sampler.wraps, samples.wrapped
+        return out
+
     def _more_metrics(self, got: Collected, embed_s: float) -> dict[str, float]:
         """The step's metrics beyond `step_metrics`: rescue's, the shadows', the levels drawn,
         and what only some runs report (refreshes, padding, passes walked, GPU memory)."""
         out: dict[str, float] = {}
-        out.update(got.samples.wrap_metrics)  # rescue/...
-        if self.config.rescue:
-            extra = got.samples.rounds[len(got.sampled.rounds) :]
-            out["rescue/generated_tokens"] = float(tokens_generated(extra))
+        out.update(got.samples.wrap_metrics)  # rescue/..., hard_groups/..., backfill/...
+        out.update(self._wrap_tokens(got.samples))
         out.update(self._shadow_step(got.groups))
         levels = np.array([self.items[g.task].level for g in got.groups])
         out["train/selected_level_mean"] = float(levels.mean())
