@@ -58,6 +58,7 @@ class HardGroups(MoreRollouts):
     name: ClassVar[str] = "hard_groups"
     joins: ClassVar[str] = "joins more rollouts to the groups a step trains"
     generates: ClassVar[Generates] = "in_first_call"
+    counted: ClassVar[tuple[str, str, str]] = ("groups_joined", "groups_solved", "prompts_hard")
 
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
         super().__init__(sampler, extra, success)
@@ -69,8 +70,7 @@ class HardGroups(MoreRollouts):
 
     def hard(self) -> NDArray[np.bool_]:
         """(num_tasks,) the prompts predicted hard now: rolled out, never solved."""
-        out: NDArray[np.bool_] = self.seen & ~self.solved
-        return out
+        return _predicted_hard(self.seen, self.solved)
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn
@@ -107,8 +107,9 @@ class HardGroups(MoreRollouts):
         seen[own.task_ids] = True
         solved[np.repeat(own.task_ids, own.counts)[own.rewards >= self.success]] = True
         if not first or not first[0].task_ids.size:
+            out = self.joined(samples, None, (), (0, 0, _predicted_hard(seen, solved).sum()))
             self.seen, self.solved = seen, solved
-            return self.joined(samples, None, (), self._counts(0, 0, 0))
+            return out
         extra = first[0]
         hit = np.any(extra.rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[extra.task_ids[hit]] = True
@@ -120,13 +121,10 @@ class HardGroups(MoreRollouts):
             j = where.get(int(samples.rounds[r].task_ids[k])) if r == 0 else None
             if j is not None:
                 joins.append((g, j))
-        self.seen, self.solved = seen, solved
-        metrics = self._counts(int(extra.rewards.shape[0]), len(joins), int(hit.sum()))
-        return self.joined(samples, extra, joins, metrics)
-
-    def _counts(self, rollouts: int, joined: int, hit: int) -> dict[str, float]:
-        hard = float(self.hard().sum())
-        return dict(rollouts=rollouts, groups_joined=joined, groups_solved=hit, prompts_hard=hard)
+        tally = (len(joins), hit.sum(), _predicted_hard(seen, solved).sum())
+        out = self.joined(samples, extra, joins, tally)
+        self.seen, self.solved = seen, solved  # only once joined: a refused step changes nothing
+        return out
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> dict[str, Any]:
@@ -141,3 +139,9 @@ class HardGroups(MoreRollouts):
 
     def _set_own(self, own: tuple[NDArray[np.bool_], NDArray[np.bool_]]) -> None:
         self.seen, self.solved = own
+
+
+def _predicted_hard(seen: NDArray[np.bool_], solved: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """The prompts predicted hard: rolled out (`seen`) and never solved."""
+    out: NDArray[np.bool_] = seen & ~solved
+    return out

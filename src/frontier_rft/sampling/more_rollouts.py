@@ -6,7 +6,7 @@ N (`extra`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from frontier_rft.core.bounds import bounded_int
@@ -33,6 +33,9 @@ class MoreRollouts(WrapsSampler):
     settings: ClassVar[tuple[str, ...]] = ("extra",)
     joins: ClassVar[str]
     """What it does to a step's groups, as its refusal says it."""
+    counted: ClassVar[tuple[str, str, str]]
+    """Its step metrics beside `rollouts` (those it added), under its name: the groups given
+    them, those of them with a correct completion, and its prompts' count after the step."""
 
     @classmethod
     def refusal(cls, kind: str, config: Any) -> str | None:
@@ -66,12 +69,15 @@ class MoreRollouts(WrapsSampler):
         samples: StepSamples,
         extra: Round | None,
         joins: Iterable[tuple[int, int]],
-        counts: Mapping[str, float],
+        counts: tuple[float, float, float],
     ) -> StepSamples:
         """The step's samples with `extra` after its rounds and, for each (g, j) of `joins`,
         group j of `extra` appended to trained group g (None: as sampled); its metrics are the
-        inner wraps' and `counts` under this wrap's name."""
-        own = {f"{self.name}/{k}": float(v) for k, v in counts.items()}
+        inner wraps' and, under this wrap's name, the rollouts of `extra` and `counts` (named
+        by `counted`)."""
+        rollouts = 0 if extra is None else extra.rewards.shape[0]
+        named = zip(("rollouts", *self.counted), (rollouts, *counts), strict=True)
+        own = {f"{self.name}/{k}": float(v) for k, v in named}
         metrics = {**samples.wrap_metrics, **own}
         train, nominal = samples.train, samples.nominal_groups
         if extra is None:

@@ -56,6 +56,7 @@ class Rescue(MoreRollouts):
     name: ClassVar[str] = "rescue"
     joins: ClassVar[str] = "extends the all-wrong groups a step trains"
     generates: ClassVar[Generates] = "own_call"
+    counted: ClassVar[tuple[str, str, str]] = ("groups_tried", "groups_rescued", "prompts_solved")
 
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
         super().__init__(sampler, extra, success)
@@ -76,8 +77,9 @@ class Rescue(MoreRollouts):
         train = samples.train
         wrong = np.flatnonzero(~solved[train.task_ids])
         if not wrong.size:
+            out = self.joined(samples, None, (), (0, 0, solved.sum()))
             self.solved = solved
-            return self.joined(samples, None, (), self._counts(0, 0, 0))
+            return out
         ids = train.task_ids[wrong]
         counts = np.full(ids.shape[0], self.extra, dtype=np.int64)
         rewards, payloads = rolled_counts(rollout, ids, counts)
@@ -85,15 +87,10 @@ class Rescue(MoreRollouts):
         hit: NDArray[np.bool_] = np.any(rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[ids[hit]] = True
         joins = [(g, j) for j, g in enumerate(wrong.tolist()) if hit[j]]
-        self.solved = solved
-        metrics = self._counts(int(counts.sum()), ids.shape[0], int(hit.sum()))
-        return self.joined(samples, extra, joins, metrics)
-
-    def _counts(self, rollouts: int, tried: int, rescued: int) -> dict[str, float]:
-        solved = float(self.solved.sum())
-        return dict(
-            rollouts=rollouts, groups_tried=tried, groups_rescued=rescued, prompts_solved=solved
-        )
+        tally = (ids.shape[0], hit.sum(), solved.sum())
+        out = self.joined(samples, extra, joins, tally)
+        self.solved = solved  # only once the step is joined: a refused step changes nothing
+        return out
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> dict[str, Any]:
