@@ -79,6 +79,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     results (frontier_rft.bench.real_rl.report); returns the summary."""
     from frontier_rft.bench.real_rl.benchmark import run_comparison
     from frontier_rft.bench.real_rl.report import headline_lines, write_results
+    from frontier_rft.bench.real_rl.schedule import check_one_schedule
     from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
     from frontier_rft.cli.common import UsageError, quiet_transformers
 
@@ -107,6 +108,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         entries = list(MAIN_ENTRIES) + (list(EFFECT_ENTRIES) if args.effects else [])
     if "uniform" not in [e.label for e in entries]:
         entries.insert(0, known["uniform"])  # every metric is paired against uniform
+    entries = _scheduled(entries, tb, args)
     root = Path(args.runs)
     _check_same_testbed(root, tb)
     options = _run_options(args, COMMAND)
@@ -116,6 +118,10 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         definitions=result.definitions,
         codes=result.codes,
     )
+    try:  # one report reads every arm at the same points
+        check_one_schedule(result.runs)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     summary = write_results(result.runs, result.start, entries, tb, files, result.seconds)
     for line in headline_lines(summary, [e.label for e in entries]):
         print(line)
@@ -285,6 +291,17 @@ def _result_files(
     return ResultFiles(Path(args.out), args.name, _command(args), machine, ledger)
 
 
+def _scheduled(entries: list[Any], tb: Any, args: argparse.Namespace) -> list[Any]:
+    """The entries on --eval-every / --eval-grid's one schedule (as they are without them)."""
+    from frontier_rft.bench.real_rl.schedule import on_schedule
+    from frontier_rft.cli.common import UsageError
+
+    try:
+        return on_schedule(entries, tb, args.eval_every, args.eval_grid)
+    except ValueError as exc:
+        raise UsageError(f"--eval-grid: {exc}") from None
+
+
 def _or_exit(run: Callable[[], T]) -> T:
     """`run()`; a benchmark with nothing to report (runs failed, no seed complete) exits."""
     from frontier_rft.bench.real_rl.runs import BenchRunError
@@ -370,7 +387,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def add_command(sub: Any) -> None:
     """Register `bench-rl` on a subparsers object."""
     from frontier_rft.bench.real_rl.testbed import SCALES, scale_help, testbed
-    from frontier_rft.cli.common import int_in, positive_int
+    from frontier_rft.cli.common import int_in, positive_int, str_tuple
 
     p = sub.add_parser(
         "bench-rl",
@@ -410,6 +427,24 @@ def add_command(sub: Any) -> None:
         "runs are recorded and paired apart",
     )
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
+    p.add_argument(
+        "--eval-every",
+        type=int_in(0, 1_000_000),
+        default=None,
+        metavar="N",
+        help="evaluate every arm every N steps (0: at start and end only): one schedule for "
+        "the whole comparison, which a report needs (default: each entry's own; a report "
+        "whose arms differ is refused)",
+    )
+    p.add_argument(
+        "--eval-grid",
+        type=str_tuple,
+        default=None,
+        metavar="AXIS:SPACING,...",
+        help="also evaluate every arm on one grid of cost, e.g. h200:3.4,passes:1 (axes: "
+        "passes, rollouts, or the seconds a shipped step-cost curve projects: cpu, h200): "
+        "arms that spend differently a step are read at the same points (default: none)",
+    )
     sizes = ", ".join(f"{s} {testbed(s).train.train_size}" for s in SCALES)
     p.add_argument(
         "--lr",

@@ -30,6 +30,7 @@ from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 from frontier_rft.tasks.suite import TASKS
+from frontier_rft.training.eval_grid import parse_grid
 from frontier_rft.training.given import parse_given
 
 __all__ = [
@@ -287,6 +288,11 @@ class TrainConfig:
     """k values of pass@k reported (each <= eval_samples)."""
     eval_every: int = 100
     """Evaluate on the held-out split every this many steps (0 = only at start and end)."""
+    eval_grid: tuple[str, ...] = ()
+    """Also evaluate on a grid of cost, e.g. h200:3.5,passes:0.25: the state the run holds
+    every SPACING units of an axis (passes, rollouts, or seconds projected on a shipped
+    step-cost curve: cpu, h200), so arms that spend differently a step are read at the same
+    points (training.eval_grid)."""
     checkpoint_every: int = 100
     """Save a checkpoint every this many steps (and always at the end)."""
     keep_checkpoints: int = 2
@@ -454,6 +460,7 @@ class TrainConfig:
             isinstance(self.eval_every, int) and self.eval_every >= 0,
             f"eval_every must be an int >= 0 (0 = start and end only), got {self.eval_every!r}",
         )
+        parse_grid(self.eval_grid)
         check(
             isinstance(self.threads, int) and self.threads >= 0,
             f"threads must be an int >= 0 (0 = torch default), got {self.threads!r}",

@@ -38,11 +38,12 @@ loss gradient is the vanilla policy gradient; with more epochs clipping becomes 
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,7 @@ from frontier_rft.training.checkpoint import (
     save_checkpoint,
 )
 from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.eval_grid import EvalClock, parse_grid
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
@@ -202,6 +204,16 @@ class Trainer:
         self.backfill: Backfill | None = None
         """backfill 'replay': the sampler itself (Backfill around the kept steps' sampler),
         told each update's fresh log-probs; None when off."""
+        self.eval_clock = (
+            EvalClock(
+                parse_grid(cfg.eval_grid), pool_size=len(self.items), length=cfg.max_new_tokens
+            )
+            if cfg.eval_grid
+            else None
+        )
+        """eval_grid: the cost spent along each grid line (training.eval_grid); None when off."""
+        self._grid_model: Any = None
+        """With an evaluation grid, the copy of the policy a step began from."""
         if ckpt is None:
             self._start(references)
         else:
@@ -275,6 +287,8 @@ class Trainer:
             self.rollouts = int(state.get("rollouts", 0))
             self.embed_seconds = float(state.get("embed_seconds", 0.0))
             self.trained_tasks = trained_tasks_mask(state.get("trained_tasks"), len(self.items))
+            if self.eval_clock is not None:
+                self.eval_clock.load_state_dict(state.get("eval_clock") or {})
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -644,21 +658,22 @@ class Trainer:
         return loss, parts
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self) -> EvalResult:
-        """Held-out pass@k and score; sampling seeded apart from the training RNG."""
+    def evaluate(self, model: Any = None, step: int | None = None) -> EvalResult:
+        """Held-out pass@k and score of the policy (or of `model`, a kept copy of it at
+        `step`); sampling seeded apart from the training RNG."""
         cfg = self.config
         gpus = [self.device.index] if self.device.type == "cuda" else []
         with torch.random.fork_rng(devices=gpus), self._amp():  # training RNG untouched
             torch.manual_seed(cfg.eval_seed)
             return evaluate_items(
-                self.model,
+                self.model if model is None else model,
                 self.tokenizer,
                 self.eval_items,
                 self.suite.verifier,
                 cfg.eval_sampling(),
                 ks=cfg.eval_k,
                 progress=self.progress,
-                desc=f"eval step {self.step_count}",
+                desc=f"eval step {self.step_count if step is None else step}",
                 leave=False,
             )
 
@@ -670,7 +685,9 @@ class Trainer:
         if self.step_count == 0:
             self._log_eval(self.evaluate())
         while self.step_count < total and not self.passes_done():
+            before = self._grid_copy()
             metrics = self.step()
+            self._grid_eval(before, metrics)  # logged before the step's row: steps in order
             self.sink.log(metrics, self.step_count)
             self.log(progress_line(self.step_count, total, metrics))
             last = self.step_count == total or self.passes_done()
@@ -706,14 +723,37 @@ class Trainer:
         cfg = self.config
         return cfg.fewer_steps and self.selector.passes_walked() >= cfg.passes() - 1e-9
 
-    def _log_eval(self, result: EvalResult) -> dict[str, float]:
+    def _log_eval(self, result: EvalResult, step: int | None = None) -> dict[str, float]:
+        step = self.step_count if step is None else step
         summary = result.summary()
-        self.sink.log(summary, self.step_count)
+        self.sink.log(summary, step)
+        if self.eval_clock is not None:
+            self.eval_clock.evaluated_step = step
         self.log(
-            f"eval step {self.step_count}: score {summary['eval/mean_score']:.3f}  "
+            f"eval step {step}: score {summary['eval/mean_score']:.3f}  "
             + "  ".join(f"pass@{k} {v:.3f}" for k, v in sorted(result.pass_at.items()))
         )
         return summary
+
+    def _grid_copy(self) -> Any:
+        """With an evaluation grid: a copy of the policy before the step (the state that holds
+        at a grid point the step spans), else None."""
+        if self.eval_clock is None:
+            return None
+        if self._grid_model is None:
+            self._grid_model = copy.deepcopy(self.model)
+        self._grid_model.load_state_dict(self.model.state_dict())
+        return self._grid_model
+
+    def _grid_eval(self, before: Any, metrics: Mapping[str, Any]) -> None:
+        """Advance the evaluation grid by the step just taken; where it spanned a grid point,
+        evaluate the state before it (once: a state already evaluated is not again)."""
+        clock = self.eval_clock
+        if clock is None or not clock.advance(metrics):
+            return
+        step = self.step_count - 1
+        if clock.evaluated_step != step:
+            self._log_eval(self.evaluate(before, step), step)
 
     def save(self) -> Path:
         """Atomic checkpoint of model, optimizer, selector, RNG states and step."""
@@ -733,6 +773,7 @@ class Trainer:
                     if self.trained_tasks is None
                     else np.flatnonzero(self.trained_tasks).tolist()
                 ),
+                "eval_clock": None if self.eval_clock is None else self.eval_clock.state_dict(),
             },
             keep=self.config.keep_checkpoints,
             sampler=self.sampler,

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from frontier_rft.sampling.step_plan import WRAPS
-from frontier_rft.step_cost import StepCostCurve, StepShape, load_curve
+from frontier_rft.sampling.logged_shape import step_shape
+from frontier_rft.step_cost import StepCostCurve, load_curve
 
 __all__ = ["PROJECTED_DEVICES", "projected_axis", "projected_seconds", "step_shape"]
 
@@ -35,32 +35,6 @@ def _curve(name: str) -> StepCostCurve:
 def projected_axis(device: str) -> str:
     """The run-curve key of cumulative projected seconds on `device` at each evaluation."""
     return f"eval_projected_{device}"
-
-
-def step_shape(row: Mapping[str, Any], length: int) -> StepShape:
-    """One logged step's shape: the sampler's own rollouts split over its sampling rounds, each
-    wrap's added rollouts (`<name>/rollouts`) where its class generates them (more rows of the
-    first call, or a call of their own: `WrapsSampler.generates`), and its trained rows."""
-    rollouts = _count(row, "train/rollouts")
-    rounds = max(1, _count(row, "train/sampling_rounds", 1.0))
-    own, first, more_calls = rollouts, 0, []
-    for name, wrap in WRAPS.items():
-        added = _count(row, f"{name}/rollouts") if wrap.generates != "nothing" else 0
-        own -= added
-        if wrap.generates == "in_first_call":
-            first += added
-        elif added:
-            more_calls.append(added)
-    base, spare = divmod(max(0, own), rounds)
-    calls = [base + (1 if i < spare else 0) for i in range(rounds)]
-    calls[0] += first
-    trained = row.get("train/trained_rows")
-    rows_trained = rollouts if trained is None else round(float(trained))
-    return StepShape((*calls, *more_calls), max(1, length), rows_trained)
-
-
-def _count(row: Mapping[str, Any], key: str, missing: float = 0.0) -> int:
-    return round(float(row.get(key, missing) or missing))
 
 
 def projected_seconds(
