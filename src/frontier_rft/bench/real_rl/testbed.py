@@ -201,7 +201,7 @@ def _own_fields(label: str, train: Mapping[str, Any]) -> dict[str, Any]:
         if name not in known or name in _NOT_OWN:
             why = "not a TrainConfig field" if name not in known else "set by the entry itself"
             raise ValueError(f"BenchEntry {label!r}: train field {name!r} is {why}")
-    sizes = {"group_size": 2, "steps": 1, "batch_size": 1, "eval_every": 1}
+    sizes = {"group_size": 2, "steps": 1, "batch_size": 1, "eval_every": 0}
     for name, least in sizes.items():  # a group needs two rollouts
         value = train.get(name, least)
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
