@@ -1,5 +1,6 @@
-"""TTB and BSF exactly as the BOTS paper defines them (appendix B.4), for curves evaluated every
-few steps (interpolated) and every step (the simulator's), and the summaries over seeds."""
+"""TTB and BSF exactly as the BOTS paper defines them (appendix B.4), read at evaluation points
+(the default) or interpolated (a labelled option), the summaries over seeds, and times to a
+score with censored seeds (Kaplan-Meier medians, hand-computed)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from frontier_rft.bench.metrics import (
     bootstrap_mean_ci,
     bsf,
     first_reach,
+    km_median,
     mean_ci,
+    median_ratio,
     paired_summary,
     seed_stats,
     summarize,
+    time_summary,
     ttb,
 )
 
@@ -25,17 +29,48 @@ def test_ttb_paper_example() -> None:
     # Paper: baseline 0.1 -> best 0.3; the 50% target 0.2 is reached by the baseline at
     # step 40 and by the method at step 30: TTB(50%) = 30 / 40 = 0.75.
     method = [0.1, 0.16, 0.26, 0.3, 0.31, 0.31]  # 0.2 crossed at 20 + 20 * 0.4 = 28
-    assert ttb(STEPS, method, STEPS, BASE, 0.5) == pytest.approx(28 / 40)
+    assert ttb(STEPS, method, STEPS, BASE, 0.5, interpolate=True) == pytest.approx(28 / 40)
+    # Read at evaluation points (the default): both first evaluated at or above 0.2 at step 40
+    assert ttb(STEPS, method, STEPS, BASE, 0.5) == pytest.approx(40 / 40)
     assert ttb(STEPS, BASE, STEPS, BASE, 0.5) == pytest.approx(1.0)
     assert ttb(STEPS, BASE, STEPS, BASE, 1.0) == pytest.approx(1.0)
     # 100%: the baseline's best 0.3 at step 80; the method reaches it at step 60.
     assert ttb(STEPS, method, STEPS, BASE, 1.0) == pytest.approx(60 / 80)
 
 
-def test_ttb_interpolates_between_evaluations() -> None:
+def test_ttb_interpolates_between_evaluations_only_when_asked() -> None:
     base = [0.0, 0.5, 1.0]
-    assert first_reach([0, 10, 20], base, 0.75) == pytest.approx(15.0)
-    assert ttb([0, 10, 20], [0.0, 1.0, 1.0], [0, 10, 20], base, 0.75) == pytest.approx(7.5 / 15)
+    assert first_reach([0, 10, 20], base, 0.75, interpolate=True) == pytest.approx(15.0)
+    assert ttb(
+        [0, 10, 20], [0.0, 1.0, 1.0], [0, 10, 20], base, 0.75, interpolate=True
+    ) == pytest.approx(7.5 / 15)
+    assert first_reach([0, 10, 20], base, 0.75) == 20.0
+    assert ttb([0, 10, 20], [0.0, 1.0, 1.0], [0, 10, 20], base, 0.75) == pytest.approx(10 / 20)
+
+
+def test_the_kaplan_meier_median_counts_censored_seeds() -> None:
+    # four seeds reached at 1, 2, 3, 4: S = 3/4, 1/2 -> the median is 2
+    assert km_median([1, 2, 3, 4], [True] * 4) == 2.0
+    # seed 2 never reached within its budget 2: S(1) = 3/4; at 3 two remain: 3/4 * 1/2 = 3/8
+    assert km_median([1, 2, 3, 4], [True, False, True, True]) == 3.0
+    # fewer than half reached, the rest censored past them: no median within the budgets
+    assert km_median([5, 5, 5], [False, False, True]) is None
+    # a censoring at the time of an event leaves the risk set after it
+    assert km_median([2, 2, 3], [True, False, True]) == 3.0
+
+
+def test_a_time_summary_never_averages_the_seeds_that_reached() -> None:
+    some = time_summary([1.0, 2.0, None, 4.0], [9.0, 9.0, 6.0, 9.0])
+    assert some["mean"] is None and some["ci"] is None and some["reached"] == 3
+    assert some["median"] == 2.0 and some["values"][2] is None
+    lo, hi = some["median_ci"]
+    assert lo is not None and lo <= 2.0
+    every = time_summary([1.0, 2.0, 3.0], [9.0, 9.0, 9.0])
+    assert every["mean"] == pytest.approx(2.0) and every["median"] == 2.0
+    ratio = median_ratio([1.0, 1.0, None], [3.0] * 3, [4.0] * 3, [9.0] * 3)
+    assert ratio["ratio"] == pytest.approx(0.25) and ratio["reached"] == 2 and ratio["n"] == 3
+    beyond = median_ratio([None, None, 1.0], [3.0] * 3, [4.0] * 3, [9.0] * 3)
+    assert beyond["ratio"] is None
 
 
 def test_ttb_none_when_never_reached_or_no_baseline_progress() -> None:
@@ -95,9 +130,9 @@ def test_interpolation_is_what_tells_the_two_readings_apart() -> None:
     # between 10 (0.5) and 20 (1.0): interpolated at 15, first evaluated at or above at 20.
     x, base = [0, 10, 20], [0.0, 0.5, 1.0]
     method = [0.0, 0.9, 1.0]  # crosses 0.75 at 10 * 0.75 / 0.9 = 8.33..., first above at 10
-    assert first_reach(x, base, 0.75) == pytest.approx(15.0)
+    assert first_reach(x, base, 0.75, interpolate=True) == pytest.approx(15.0)
     assert first_reach(x, base, 0.75, interpolate=False) == 20.0
-    assert ttb(x, method, x, base, 0.75) == pytest.approx((10 * 0.75 / 0.9) / 15)
+    assert ttb(x, method, x, base, 0.75, interpolate=True) == pytest.approx((10 * 0.75 / 0.9) / 15)
     assert ttb(x, method, x, base, 0.75, interpolate=False) == pytest.approx(10 / 20)
     # x counts from the curve's first point (rollouts and seconds do not start at 0).
     assert ttb([5, 15, 25], method, [5, 15, 25], base, 0.75, interpolate=False) == 0.5

@@ -78,15 +78,16 @@ def test_greso_in_dapo_is_measured_by_rollouts_against_dapo() -> None:
     m = check["measured"]
     # dapo's best 0.3 at 2000 rollouts; greso-dapo reaches it at 1000: TTB100 = 0.5.
     assert m["ttb100_rollouts"]["values"] == [0.5, 0.5]
-    # 50% of dapo's gain (0.2) at 1000 rollouts for dapo, at 500 x (0.1/0.15) for greso-dapo.
-    assert m["ttb50_rollouts"]["mean"] == 500.0 * (0.1 / 0.15) / 1000.0
+    # 50% of dapo's gain (0.2): first evaluated at or above at 1000 rollouts for dapo, at 500
+    # for greso-dapo (read at evaluation points, never interpolated).
+    assert m["ttb50_rollouts"]["mean"] == 500.0 / 1000.0
     # Scored at 1000 rollouts, where both have a curve: 0.3 against dapo's 0.2.
     assert abs(m["pass1_at_equal_rollouts_minus_dapo"]["mean"] - 0.1) < 1e-12
     assert m["total_rollouts_ratio"]["values"] == [0.5, 0.5]
     assert check["reproduced"] is True
     assert check["detail"] == {"fewer_rollouts_to_dapo_best": True, "no_score_loss": True}
     # A greso-dapo that loses held-out score at equal rollouts does not reproduce the claim.
-    worse = _run([0.1, 0.12, 0.2], None, 250.0)
+    worse = _run([0.1, 0.12, 0.15], None, 250.0)
     worse["eval_rollouts"] = [0.0, 1000.0, 1500.0]
     runs["greso-dapo"] = {0: worse, 1: dict(worse, pass1=[0.1, 0.1, 0.18])}
     (check,) = [c for c in effect_checks(runs, summary) if "GRESO" in c["effect"]]
@@ -110,8 +111,9 @@ def test_allocation_is_measured_by_rollouts_against_uniform() -> None:
     m = check["measured"]
     # uniform's best 0.3 at 2000 rollouts, the lean run's at 1200: TTB100 = 0.6 <= 1/1.5.
     assert m["ttb100_rollouts"]["values"] == [0.6, 0.6]
-    # At 1200 rollouts (the smaller total): 0.3 against uniform's 0.2 + 0.2 x 0.1 = 0.22.
-    assert abs(m["pass1_at_equal_rollouts_minus_uniform"]["mean"] - 0.08) < 1e-12
+    # At 1200 rollouts (the smaller total): 0.3 against uniform's latest evaluation by then,
+    # 0.2 at 1000 rollouts.
+    assert abs(m["pass1_at_equal_rollouts_minus_uniform"]["mean"] - 0.1) < 1e-12
     assert m["total_rollouts_ratio"]["values"] == [0.6, 0.6]
     assert check["reproduced"] is True
     # One seed that never reaches uniform's best: not reproduced, whatever the other does.
@@ -131,16 +133,16 @@ def test_a_lean_allocation_is_measured_against_equal_groups_of_the_same_budget()
     n4["eval_rollouts"] = [0.0, 500.0, 1000.0]
     runs = {
         "uniform": {s: uniform for s in (0, 1)},
-        "greso-alloc-lean": {0: lean, 1: dict(lean, pass1=[0.1, 0.2, 0.28])},
+        "greso-alloc-lean": {0: lean, 1: dict(lean, pass1=[0.1, 0.21, 0.28])},
         "uniform-n4": {s: n4 for s in (0, 1)},
     }
     summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
     (check,) = [c for c in effect_checks(runs, summary) if "scores above uniform-n4" in c["effect"]]
     m = check["measured"]
-    # At 1000 rollouts: seed 0 0.22 + 0.08 x 400/600 = 0.2733, seed 1 0.2 + 0.08 x 400/600
-    # = 0.2533; uniform-n4 0.2 on both.
+    # At 1000 rollouts: each lean run's latest evaluation by then (at 600), seed 0 0.22 and
+    # seed 1 0.21; uniform-n4 0.2 on both.
     delta = m["pass1_at_equal_rollouts_minus_control"]
-    assert abs(delta["mean"] - (0.0733333 + 0.0533333) / 2) < 1e-6
+    assert abs(delta["mean"] - (0.02 + 0.01) / 2) < 1e-9
     assert m["total_rollouts_ratio"]["values"] == [1.2, 1.2]
     assert check["reproduced"] is True
 
@@ -200,14 +202,14 @@ def test_entries_that_spend_more_a_step_are_read_by_rollouts_first() -> None:
     }
     summary = summarize_runs(runs, {"0": {"zero_variance": 0.5}, "1": {"zero_variance": 0.5}})
     row = summary["labels"]["dapo"]
-    # Uniform's 50% target 0.2 at step 2 (256 rollouts); dapo's at step 1 (384 rollouts).
-    assert row["ttb50"]["values"] == pytest.approx([0.5, 0.5])
-    assert row["ttb50_rollouts"]["values"] == pytest.approx([1.5, 1.5])
+    # Uniform's 50% target 0.2 first evaluated at step 2 (256 rollouts); dapo's too (768).
+    assert row["ttb50"]["values"] == pytest.approx([1.0, 1.0])
+    assert row["ttb50_rollouts"]["values"] == pytest.approx([3.0, 3.0])
     # By rollouts, BSF100 looks within uniform's 512 rollouts: dapo's next evaluation is at
-    # 768, so it is scored at 512 itself, 0.1 + 0.2 x 512/768 (not at its start, 0.1).
-    assert abs(row["bsf100_rollouts"]["values"][0] - (0.1 + 0.2 * 512 / 768) / 0.3) < 1e-9
-    # At equal rollouts (512): dapo 0.1 + 0.2 x 512/768 against uniform's end, 0.3.
-    assert abs(row["pass1_minus_uniform_equal_rollouts"]["mean"] - (0.2333333 - 0.3)) < 1e-6
+    # 768, so its best evaluation within them is its start, 0.1 (none is interpolated).
+    assert abs(row["bsf100_rollouts"]["values"][0] - 0.1 / 0.3) < 1e-9
+    # At equal rollouts (512): dapo's latest evaluation by then, 0.1, against uniform's 0.3.
+    assert abs(row["pass1_minus_uniform_equal_rollouts"]["mean"] - (0.1 - 0.3)) < 1e-9
     page = markdown_report(summary, [], list(runs), "# page")
     by_rollouts, by_steps = page.index("### By cumulative rollouts"), page.index("### By training")
     assert by_rollouts < by_steps

@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from frontier_rft.bench.real_rl.device_report import device_comparison, device_table
+from frontier_rft.bench.real_rl.device_report import device_comparison, device_table, readings
 from frontier_rft.bench.real_rl.device_seconds import projected_seconds, step_shape
 from frontier_rft.bench.real_rl.ledger import run_curves
-from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES
+from frontier_rft.bench.real_rl.schedule import check_one_schedule, on_schedule
+from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
 from frontier_rft.bench.real_rl.testbed import testbed as make_testbed
 from frontier_rft.step_cost import StepShape, load_curve
 
@@ -48,45 +49,98 @@ def test_projected_seconds_cost_each_step_on_the_curve() -> None:
     assert got == pytest.approx([0.0, first, first + second])
 
 
-def _run(steps: list[int], pass1: list[float], seconds: list[float]) -> dict[str, Any]:
+def _run(
+    steps: list[int], pass1: list[float], prompts: int, grid: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A run of `steps[-1]` steps of `prompts` prompts x 8 on a pool of 512, evaluated at
+    `steps` (and on `grid`, as its config says)."""
     rows = [
-        {"step": s, "train/reward_mean": 0.5, "train/rollouts": 128.0, "perf/step_s": 1.0}
+        {
+            "step": s,
+            "train/reward_mean": 0.5,
+            "train/prompts": float(prompts),
+            "train/rollouts": 8.0 * prompts,
+            "perf/step_s": 1.0,
+        }
         for s in range(1, steps[-1] + 1)
     ]
-    run = {
+    return {
         "eval_steps": steps,
-        "eval_rollouts": [128.0 * s for s in steps],
-        "eval_cpu_seconds": seconds,
-        "eval_projected_h200": seconds,
-        "eval_projected_cpu": seconds,
+        "eval_rollouts": [8.0 * prompts * s for s in steps],
         "pass1": pass1,
         "passk": {"eval/pass@8": [p + 0.1 for p in pass1]},
         "train": rows,
+        "info": {"train_tasks": 512, "config": {"max_new_tokens": 24, "eval_grid": list(grid)}},
     }
-    return run
 
 
-def test_cost_to_the_baselines_final_score_and_scores_at_equal_seconds_by_hand() -> None:
-    base = _run([0, 4, 8], [0.1, 0.2, 0.3], [0.0, 4.0, 8.0])
-    mine = _run([0, 2, 4], [0.1, 0.3, 0.4], [0.0, 1.0, 2.0])
+def test_costs_to_a_named_target_and_scores_at_equal_cost_by_hand() -> None:
+    base = _run([0, 4, 8], [0.1, 0.2, 0.3], 16)
+    mine = _run([0, 2, 4], [0.1, 0.3, 0.4], 32)  # twice the prompts a step
     c = device_comparison({0: mine}, {0: base}, [0])
-    # uniform reaches its final 0.3 at step 8 (8 s); mine at step 2 (1 s)
-    assert c["to_final_steps"]["values"] == [pytest.approx(2 / 8)]
-    assert c["to_final_h200_projected_s"]["values"] == [pytest.approx(1 / 8)]
-    assert c["steps_to_final"]["values"] == [2.0]
-    assert c["base_steps_to_final"]["values"] == [8.0]
-    # equal seconds: the smaller total, 2 s: mine 0.4, uniform 0.1 + 0.1 * 2 / 4 = 0.15
-    assert c["equal_h200_pass1"]["mean"] == pytest.approx(0.4 - 0.15)
-    assert c["equal_h200_pass@8"]["mean"] == pytest.approx(0.25)
-    # last quarter: pass@1 at 1.5, 5/3, 11/6 and 2 s, each arm
-    mine_q = [0.3 + 0.1 * (t - 1.0) for t in (1.5, 5 / 3, 11 / 6, 2.0)]
-    base_q = [0.1 + 0.025 * t for t in (1.5, 5 / 3, 11 / 6, 2.0)]
-    assert c["equal_h200_last_quarter"]["mean"] == pytest.approx(sum(mine_q) / 4 - sum(base_q) / 4)
-    never = _run([0, 2, 4], [0.1, 0.15, 0.2], [0.0, 1.0, 2.0])
+    # plateau: uniform's last quarter of 3 evaluations is its last, 0.3; half: 0.2.
+    # By steps mine reaches 0.3 at step 2, uniform at 8; 0.2 at 2 against 4.
+    assert c["to_plateau_steps"]["ratio"] == pytest.approx(2 / 8)
+    assert c["to_half_steps"]["ratio"] == pytest.approx(2 / 4)
+    assert c["time_plateau_steps"]["values"] == [2.0]
+    assert c["base_time_plateau_steps"]["values"] == [8.0]
+    # By rollouts and passes both are read at 512 and 1,024 rollouts (1/8, 1/4 pass): 0.5
+    assert c["to_plateau_rollouts"]["ratio"] == pytest.approx(512 / 1024)
+    assert c["to_plateau_passes"]["ratio"] == pytest.approx(0.125 / 0.25)
+    assert c["read"]["passes"] == ["evaluations"]
+    # equal cost: both end at 1,024 rollouts: 0.4 against 0.3, never interpolated
+    assert c["equal_rollouts_pass1"]["mean"] == pytest.approx(0.1)
+    assert c["equal_passes_pass@8"]["mean"] == pytest.approx(0.1)
+    assert c["equal_rollouts_last_quarter"]["mean"] == pytest.approx(0.1)
+    never = _run([0, 2, 4], [0.1, 0.15, 0.2], 32)
+    never["made_by"] = {"commit": "a" * 40, "machine": "m"}  # timed in another bench run
+    base["made_by"] = {"commit": "b" * 40, "machine": "m"}
     c = device_comparison({0: never}, {0: base}, [0])
-    assert c["to_final_steps"]["mean"] is None and c["to_final_steps"]["reached"] == 0
+    assert c["to_plateau_steps"]["ratio"] is None and c["to_plateau_steps"]["reached"] == 0
+    assert c["time_plateau_steps"]["values"] == [None]
+    assert c["time_plateau_steps"]["budgets"] == [4.0]  # censored at its budget
+    assert c["time_plateau_steps"]["mean"] is None  # never a mean of those that reached
     table = device_table({"mine": c}, "uniform")
-    assert table[2].startswith("| mine (1 seeds) | 128 |") and "0/1 reached" in table[2]
+    assert table[2].startswith("| mine (1 seeds) | 256 |") and "(0/1 reached)" in table[2]
+    assert "not timed side by side" in table[2]
+
+
+def test_a_grid_run_is_read_at_its_points_by_the_state_that_held_there() -> None:
+    grid = ("passes:0.125",)
+    base = _run([0, 4, 8], [0.1, 0.2, 0.3], 16, grid)  # 1/32 of a pass a step: every 4
+    mine = _run([0, 2, 4], [0.1, 0.3, 0.4], 32, grid)  # 1/16: every 2
+    positions, scores, how = readings(mine, "passes")
+    assert (positions, scores, how) == ([0.0, 0.125, 0.25], [0.1, 0.3, 0.4], "grid")
+    c = device_comparison({0: mine}, {0: base}, [0])
+    assert c["read"]["passes"] == ["grid"] and c["read"]["h200"] == ["evaluations"]
+    assert c["to_plateau_passes"]["ratio"] == pytest.approx(0.5)
+    gap = _run([0, 4], [0.1, 0.4], 32, grid)  # state 2 holds at 1/8 of a pass: not evaluated
+    with pytest.raises(ValueError, match="not evaluated at the states its points need"):
+        readings(gap, "passes")
+
+
+def test_a_report_refuses_arms_on_different_schedules() -> None:
+    every8 = {"info": {"config": {"eval_every": 8}}}
+    every4 = {"info": {"config": {"eval_every": 4}}}
+    assert check_one_schedule({"a": {0: every4}, "b": {0: every4}}).words() == "every 4 steps"
+    with pytest.raises(ValueError) as err:
+        check_one_schedule({"uniform": {0: every8}, "uniform-b32": {0: every4}})
+    text = str(err.value)
+    assert "uniform: every 8 steps" in text and "uniform-b32: every 4 steps" in text
+    assert "--eval-every 4" in text
+
+
+def test_one_schedule_leaves_an_entry_on_the_testbeds_own_with_its_digest() -> None:
+    tb = make_testbed("fast-format-lr4")  # evaluates every 8 steps
+    by = {e.label: e for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
+    uniform, b32 = by["uniform"], by["uniform-b32"]  # b32 evaluates every 4 itself
+    same = on_schedule([uniform, b32], tb, every=8)
+    assert same[0] is uniform and "eval_every" not in same[1].own_train()
+    four = on_schedule([uniform, b32], tb, every=4, grid=["h200:4"])
+    assert four[0].own_train()["eval_every"] == 4
+    assert four[1].own_train()["eval_grid"] == ("h200:4",)
+    with pytest.raises(ValueError, match="did you mean 'h200'"):
+        on_schedule([uniform], tb, grid=["h20:4"])
 
 
 def test_run_curves_carry_projected_seconds_and_pass_at_k() -> None:

@@ -7,11 +7,11 @@ training steps (or rollouts, or wall-clock seconds). For the baseline of the sam
 P_init = its first score, P_best = its best score in the window.
 
 - TTB(tau) = tau_M / tau_baseline, tau_X the x (counted from the curve's first x) at which X
-  first reaches P_tau = P_init + tau (P_best - P_init). The paper's "possibly interpolated"
-  step: with `interpolate` (curves evaluated every few steps, as the real benchmark's) x is
-  interpolated linearly in the score between the last evaluation below the target and the
-  first at or above it; without it, tau_X is the first evaluated x at or above the target (a
-  curve evaluated at every step, as the simulator's: the step it got there is observed).
+  first reaches P_tau = P_init + tau (P_best - P_init): the first evaluated x at or above the
+  target (read at evaluation points, the default). The paper's "possibly interpolated" step is
+  a labelled option (`interpolate`: x linear in the score between the last evaluation below
+  the target and the first at or above it); interpolating between evaluations made uneven
+  evaluation schedules look like differences in learning, so no report uses it.
   None when X never reaches P_tau within its window, or the baseline made no progress.
 - BSF(beta) = best_M(t) / best_baseline(t), t = floor(beta T), best_X(t) the best score of
   X's evaluations at x <= t (T = the baseline's last x). With `interpolate` (curves whose
@@ -43,11 +43,14 @@ __all__ = [
     "bootstrap_mean_ci",
     "bsf",
     "first_reach",
+    "km_median",
     "mean_ci",
+    "median_ratio",
     "paired_summary",
     "seed_stats",
     "spearman",
     "summarize",
+    "time_summary",
     "ttb",
 ]
 
@@ -69,10 +72,10 @@ def _curve(x: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.
 
 
 def first_reach(
-    x: ArrayLike, y: ArrayLike, target: float, *, interpolate: bool = True
+    x: ArrayLike, y: ArrayLike, target: float, *, interpolate: bool = False
 ) -> float | None:
-    """The x at which the curve first reaches `target` (interpolated between evaluations, or
-    the first evaluation at or above it); None if never."""
+    """The x of the first evaluation at or above `target` (with `interpolate`, a labelled
+    option: linear between the evaluations around it); None if never."""
     xs, ys = _curve(x, y)
     hit = np.flatnonzero(ys >= target - _EPS)
     if hit.size == 0:
@@ -92,9 +95,10 @@ def ttb(
     base_y: ArrayLike,
     tau: float,
     *,
-    interpolate: bool = True,
+    interpolate: bool = False,
 ) -> float | None:
-    """TTB(tau) of curve (x, y) against the baseline curve (BOTS appendix B.4)."""
+    """TTB(tau) of curve (x, y) against the baseline curve (BOTS appendix B.4), read at
+    evaluation points unless `interpolate` (a labelled option)."""
     bx, by = _curve(base_x, base_y)
     p_init, p_best = float(by[0]), float(by.max())
     if p_best - p_init <= _EPS:
@@ -158,6 +162,115 @@ def paired_summary(values: Sequence[float | None], seed: int = 0) -> dict[str, o
         "ci": list(bootstrap_mean_ci(got, seed=seed)) if complete else None,
         "mean_reached": float(np.mean(got)) if got else None,
     }
+    return out
+
+
+def km_median(times: Sequence[float], reached: Sequence[bool]) -> float | None:
+    """The Kaplan-Meier median of times to an event: the first time at which the estimated
+    share not yet reached falls to 1/2 or below; a seed that never reached counts as still
+    out at its own time (censored) and leaves the risk set after it (after the events of the
+    same time). None when the share never falls that far (the median lies beyond every
+    seed's budget)."""
+    got = _km_medians(np.asarray([times], dtype=np.float64), np.asarray([reached], dtype=np.bool_))[
+        0
+    ]
+    return float(got) if math.isfinite(got) else None
+
+
+def _km_medians(times: NDArray[np.float64], reached: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """`km_median` of each row of (R, n) arrays at once (inf where undefined)."""
+    r, n = times.shape
+    if n == 0:
+        return np.full(r, math.inf)
+    order = np.lexsort((~reached, times), axis=1)  # by time, events before censorings
+    t = np.take_along_axis(times, order, axis=1)
+    e = np.take_along_axis(reached, order, axis=1)
+    at_risk = n - np.arange(n, dtype=np.float64)
+    surviving = np.cumprod(np.where(e, 1.0 - 1.0 / at_risk, 1.0), axis=1)
+    hit = e & (surviving <= 0.5 + _EPS)
+    first = np.argmax(hit, axis=1)
+    return np.where(hit.any(axis=1), t[np.arange(r), first], math.inf)
+
+
+def time_summary(
+    values: Sequence[float | None],
+    budgets: Sequence[float],
+    *,
+    resamples: int = 2_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A time to a score over seeds, read at evaluation points, censoring shown: `values[i]`
+    the time seed i reached it, None where it never did within its budget `budgets[i]`. The
+    mean and its CI only when every seed reached (never over those that did); the
+    survival-style (Kaplan-Meier) median with a percentile-bootstrap CI over seeds always
+    (None where the median lies beyond the budgets; an interval end beyond them is None)."""
+    if len(values) != len(budgets):
+        raise ValueError("time_summary needs a budget per value")
+    reached = [v is not None and math.isfinite(v) for v in values]
+    times = [
+        float(v) if ok else float(b) for v, b, ok in zip(values, budgets, reached, strict=True)
+    ]
+    out: dict[str, Any] = {
+        "values": [float(v) if ok else None for v, ok in zip(values, reached, strict=True)],
+        "budgets": [float(b) for b in budgets],
+        "reached": sum(reached),
+        "mean": float(np.mean(times)) if times and all(reached) else None,
+        "ci": list(bootstrap_mean_ci(times, seed=seed)) if times and all(reached) else None,
+        "median": km_median(times, reached) if times else None,
+        "median_ci": None,
+    }
+    if times and resamples:
+        pick = np.random.default_rng(seed).integers(0, len(times), size=(resamples, len(times)))
+        t, e = np.asarray(times)[pick], np.asarray(reached)[pick]
+        out["median_ci"] = _order_ci(_km_medians(t, e))
+    return out
+
+
+def _order_ci(draws: NDArray[np.float64]) -> list[float | None]:
+    """The 2.5% and 97.5% order statistics of bootstrap draws, inf (undefined) read as beyond
+    every finite one (an end that falls there is None)."""
+    x = np.where(np.isnan(draws), math.inf, draws)
+    lo, hi = np.quantile(x, [0.025, 0.975], method="inverted_cdf")
+    return [float(v) if math.isfinite(v) else None for v in (lo, hi)]
+
+
+def median_ratio(
+    mine: Sequence[float | None],
+    mine_budgets: Sequence[float],
+    base: Sequence[float | None],
+    base_budgets: Sequence[float],
+    *,
+    resamples: int = 2_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The ratio of two arms' Kaplan-Meier median times to a score (mine over base), paired
+    seeds resampled together for its percentile-bootstrap CI; None where a median lies beyond
+    the budgets (an interval end likewise)."""
+    a, b = (
+        time_summary(mine, mine_budgets, resamples=0),
+        time_summary(base, base_budgets, resamples=0),
+    )
+    ta = [v if v is not None else t for v, t in zip(a["values"], a["budgets"], strict=True)]
+    tb = [v if v is not None else t for v, t in zip(b["values"], b["budgets"], strict=True)]
+    ra, rb = [v is not None for v in a["values"]], [v is not None for v in b["values"]]
+
+    def ratio(x: float | None, y: float | None) -> float | None:
+        return None if x is None or y is None or y <= 0 else x / y
+
+    out: dict[str, Any] = {
+        "reached": a["reached"],
+        "base_reached": b["reached"],
+        "n": len(ta),
+        "ratio": ratio(a["median"], b["median"]),
+        "ci": None,
+    }
+    if ta and resamples:
+        pick = np.random.default_rng(seed).integers(0, len(ta), size=(resamples, len(ta)))
+        ma = _km_medians(np.asarray(ta)[pick], np.asarray(ra)[pick])
+        mb = _km_medians(np.asarray(tb)[pick], np.asarray(rb)[pick])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = np.where(np.isfinite(ma) & np.isfinite(mb) & (mb > 0), ma / mb, math.inf)
+        out["ci"] = _order_ci(draws)
     return out
 
 

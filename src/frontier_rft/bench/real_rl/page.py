@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frontier_rft.bench.real_rl.device_report import device_table
+from frontier_rft.bench.real_rl.device_report import AXES, TARGETS, device_table
 from frontier_rft.bench.real_rl.device_seconds import PROJECTED_DEVICES
 from frontier_rft.bench.real_rl.skip_cost import skip_cost_lines
 from frontier_rft.bench.real_rl.testbed import Testbed, learner_line
@@ -98,13 +98,20 @@ def seeds_above(cell: Mapping[str, Any]) -> str:
 
 
 def _fmt_ratio(cell: Mapping[str, Any], digits: int = 2) -> str:
+    """A time to a score over seeds: its mean [CI] where every seed reached it; else the
+    survival-style median† [CI] with k/n reached (never a mean of those that reached)."""
     n = len(cell["values"])
     if cell["mean"] is not None:
         lo, hi = cell["ci"]
         return f"{cell['mean']:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
-    if cell["mean_reached"] is None:
-        return f"never (0/{n})"
-    return f"{cell['mean_reached']:.{digits}f}* ({cell['reached']}/{n})"
+    if "median" not in cell:  # not a time (a BSF): every seed has one, or none is shown
+        return f"- ({cell['reached']}/{n})"
+    if cell["median"] is None:
+        return f"not reached by half ({cell['reached']}/{n} reached)"
+    ends = ", ".join(
+        "beyond" if v is None else f"{v:.{digits}f}" for v in cell["median_ci"] or (None, None)
+    )
+    return f"{cell['median']:.{digits}f}† [{ends}] ({cell['reached']}/{n} reached)"
 
 
 def _fmt_mean(cell: Mapping[str, Any] | None, digits: int = 3) -> str:
@@ -212,8 +219,8 @@ def _ttb_section(rows: Mapping[str, Any], labels: Sequence[str], baseline: str) 
             "",
             "TTB: rollouts to reach uniform's score target over uniform's rollouts to it. "
             "BSF(beta): best held-out pass@1 within beta x uniform's total rollouts over "
-            "uniform's best within them (the score at that budget itself counts, linear "
-            "between evaluations: entries evaluate at different rollout counts).",
+            "uniform's best within them (the best evaluation at or before that budget: "
+            "entries evaluate at different rollout counts, none is interpolated).",
             "",
             "### By training steps",
             "",
@@ -221,8 +228,11 @@ def _ttb_section(rows: Mapping[str, Any], labels: Sequence[str], baseline: str) 
     lines += _ttb_table(rows, labels, "")
     lines += [
         "",
-        "Mean over paired seeds [bootstrap 95% CI]; `x* (k/n)`: only k of n seeds reached the "
-        "target (mean over those; no CI).",
+        "Read at evaluation points (the first evaluation at or above the target; never "
+        "interpolated between evaluations). Mean over paired seeds [bootstrap 95% CI] where "
+        "every seed reached the target; otherwise `m† [CI] (k/n reached)`: the survival-style "
+        "(Kaplan-Meier) median over seeds, a seed that never reached counted as censored at "
+        "its budget, with a bootstrap CI ('beyond': past every seed's budget).",
     ]
     if longer:
         lines.append(
@@ -339,7 +349,7 @@ def markdown_report(
         + (
             " Each run's end is not the same spend here (steps and rollouts: the schedule "
             "table below); at equal rollouts each pair is scored at the smaller of its two "
-            "totals (interpolated between evaluations)."
+            "totals (each run's latest evaluation at or before it)."
             if differ
             else ""
         )
@@ -402,24 +412,30 @@ def markdown_report(
 
 
 def _device_section(rows: Mapping[str, Any], labels: Sequence[str], baseline: str) -> list[str]:
-    """Each device's currency: costs to uniform's final pass@1 on every axis, measured and
-    projected, and scores at equal projected H200 seconds; then against the same rows."""
+    """Each currency: each entry's median cost to uniform's plateau on every axis over
+    uniform's, its scores at equal projected H200 seconds and passes; then against the same
+    rows."""
     others = [lab for lab in labels if lab != baseline and "device" in rows[lab]]
     if not others:
         return []
     curves = "; ".join(f"`{n}`: {load_curve(n).summary()}" for n in PROJECTED_DEVICES)
+    read = rows[others[0]]["device"]["read"]
+    how = ", ".join(
+        f"{AXES[a]} at {'the grid' if read[a] == ['grid'] else 'evaluations'}" for a in AXES
+    )
     lines = [
-        "### Each device's currency: cost to uniform's final held-out pass@1",
+        "### Each currency: cost to uniform's plateau",
         "",
-        "Each entry's cost to reach uniform's final pass@1 (paired by seed) over uniform's own "
-        "cost to reach it, along each axis: steps, rollouts, the CPU time its steps measured "
-        "(2-core machine, one torch thread a run), and seconds projected on a measured "
-        "step-cost curve (every "
-        "logged step costed by its rows a call to generate, its completion cap and its rows "
-        "trained; evaluation left out; a projection, not a measurement of these runs). "
-        f"Curves: {curves}. Scores at equal projected H200 seconds are read at the smaller of "
-        "the pair's totals (the last quarter: pass@1 averaged at 3/4 to 4/4 of that span). "
-        "`x* (k/n)`: only k of n seeds reached the score; the mean of those.",
+        f"Target: {TARGETS['plateau']}. Each entry's survival-style median cost to reach it over "
+        "uniform's, along each axis (steps, passes over the prompts, rollouts, and seconds "
+        "projected on a measured step-cost curve: every logged step costed by its rows a call "
+        "to generate, its completion cap and its rows trained; evaluation left out; a "
+        "projection, not a measurement of these runs), with a bootstrap CI over seeds and "
+        f"k/n reached where some seed never did. Curves: {curves}. Read: {how} (an axis read "
+        "at evaluations positions each arm at its own evaluation steps). Scores at equal cost "
+        "are read at the last point both arms reached (the last quarter: the mean over the "
+        "points in the last quarter of that span), never interpolated. CPU time, whole run: "
+        "measured, only for pairs timed side by side in one bench run.",
         "",
         *device_table({lab: rows[lab]["device"] for lab in others}, baseline),
     ]
@@ -445,8 +461,8 @@ def _schedule_notes(rows: Mapping[str, Any], labels: Sequence[str]) -> list[str]
             "runs and uniform's were timed in different runs (the records name different "
             "code or machines), so only the seeds whose two records name one machine and one "
             "clean code commit are paired, 'other runs' where none are (a record holds no run "
-            "id: one commit stands in for one bench-rl run). CPU time is comparable across "
-            "runs."
+            "id: one commit stands in for one bench-rl run). CPU time is a ratio only where "
+            "timed side by side too: '-' otherwise."
         )
     derived = [lb for lb in labels if rows[lb].get("generated_tokens_derived")]
     if derived:
@@ -467,7 +483,9 @@ def _compact(obj: Any) -> str:
         if isinstance(x, float):
             return round(x, 3)
         if isinstance(x, dict):
-            return {k: rnd(v) for k, v in x.items() if k not in ("values", "mean_reached")}
+            return {
+                k: rnd(v) for k, v in x.items() if k not in ("values", "mean_reached", "budgets")
+            }
         if isinstance(x, list):
             return [rnd(v) for v in x]
         return x
@@ -512,6 +530,7 @@ def page_header(summary: Mapping[str, Any], files: ResultFiles, tb: Testbed, see
             f"Command: `{files.command}`  ",
             *source,
             f"Machine: {files.machine}  ",
+            f"Evaluated: every arm {summary['schedule']}, alike (one schedule a report).  ",
             learner_line(tb),
             "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
             "defaults, unless the row says otherwise.  ",

@@ -24,6 +24,7 @@ from frontier_rft.bench.metrics import (
     first_reach,
     mean_ci,
     paired_summary,
+    time_summary,
     ttb,
 )
 from frontier_rft.bench.real_rl.device_report import device_comparison
@@ -35,6 +36,7 @@ from frontier_rft.bench.real_rl.page import (
     page_header,
     seeds_above,
 )
+from frontier_rft.bench.real_rl.schedule import check_one_schedule
 from frontier_rft.bench.real_rl.skip_cost import passes_over_groups, skip_cost_summary
 from frontier_rft.bench.real_rl.testbed import (
     ALLOCATION_FIELDS,
@@ -100,10 +102,23 @@ def _paired_ttb(
     tau: float,
 ) -> dict[str, Any]:
     """TTB(tau) of `mine` against `base` along the logged axis `x` (eval_steps,
-    eval_rollouts or eval_seconds), paired by seed."""
-    return paired_summary(
-        [ttb(mine[s][x], mine[s]["pass1"], base[s][x], base[s]["pass1"], tau) for s in seeds]
-    )
+    eval_rollouts or eval_seconds), paired by seed, read at evaluation points (no
+    interpolation); a seed whose entry never reached the target is censored at its budget
+    (its cost so far over the baseline's time to the target), shown by `time_summary`."""
+    values: list[float | None] = []
+    budgets: list[float] = []
+    for s in seeds:
+        bx, by = base[s][x], base[s]["pass1"]
+        p_init, p_best = float(by[0]), float(max(by))
+        target = p_init + tau * (p_best - p_init)
+        base_at = first_reach(bx, by, target, interpolate=False) if p_best > p_init else None
+        if base_at is None or base_at <= bx[0]:  # no progress to measure against: left out
+            values.append(None)
+            budgets.append(0.0)
+            continue
+        values.append(ttb(mine[s][x], mine[s]["pass1"], bx, by, tau, interpolate=False))
+        budgets.append((mine[s][x][-1] - mine[s][x][0]) / (base_at - bx[0]))
+    return time_summary(values, budgets)
 
 
 def summarize_runs(
@@ -118,7 +133,13 @@ def summarize_runs(
     if BASELINE not in runs:
         raise ValueError("the benchmark needs uniform runs: every metric is paired against them")
     base = runs[BASELINE]
-    out: dict[str, Any] = {"labels": {}, "seeds": sorted(base), "baseline": BASELINE}
+    schedule = check_one_schedule(runs)  # every arm read at the same points, or refused
+    out: dict[str, Any] = {
+        "labels": {},
+        "seeds": sorted(base),
+        "baseline": BASELINE,
+        "schedule": schedule.words(),
+    }
     gains = [r["pass1"][-1] - r["pass1"][0] for r in base.values()]
     best_gains = [max(r["pass1"]) - r["pass1"][0] for r in base.values()]
     out["uniform_gain"] = mean_ci(gains)
@@ -147,8 +168,7 @@ def summarize_runs(
                             by_seed[s]["pass1"],
                             base[s][x],
                             base[s]["pass1"],
-                            beta,
-                            interpolate=x == "eval_rollouts",  # each entry its own grid
+                            beta,  # the best evaluation within the budget, none between
                         )
                         for s in seeds
                     ]
@@ -159,11 +179,14 @@ def summarize_runs(
             ("rollouts", "eval_rollouts"),
             ("seconds", "eval_seconds"),
         ):
-            row[f"{axis}_to_uniform_best"] = paired_summary(
+            row[f"{axis}_to_uniform_best"] = time_summary(
                 [
-                    first_reach(by_seed[s][x], by_seed[s]["pass1"], max(base[s]["pass1"]))
+                    first_reach(
+                        by_seed[s][x], by_seed[s]["pass1"], max(base[s]["pass1"]), interpolate=False
+                    )
                     for s in seeds
-                ]
+                ],
+                [by_seed[s][x][-1] for s in seeds],
             )
         finals = {
             k: [by_seed[s]["final"].get(k) for s in seeds]
@@ -235,10 +258,10 @@ def summarize_runs(
         row["rollouts_vs_uniform"] = mean_ci(
             [by_seed[s]["eval_rollouts"][-1] / base[s]["eval_rollouts"][-1] for s in seeds]
         )
-        row["cpu_vs_uniform"] = mean_ci(
+        row["cpu_vs_uniform"] = mean_ci(  # a ratio of seconds only where timed side by side
             [
                 _train_sum(by_seed[s], "perf/step_cpu_s") / _train_sum(base[s], "perf/step_cpu_s")
-                for s in seeds
+                for s in together
             ]
         )
         # What the user pays besides rollouts, as the same shares of uniform's: tokens
@@ -374,9 +397,10 @@ def _seeds_of(runs: Runs, *names: str) -> list[int]:
 
 
 def _score_at(run: Mapping[str, Any], rollouts: float) -> float:
-    """Held-out pass@1 of a run after `rollouts` cumulative rollouts (linear between
-    evaluations)."""
-    return float(np.interp(rollouts, run["eval_rollouts"], run["pass1"]))
+    """Held-out pass@1 of a run known after `rollouts` cumulative rollouts: its latest
+    evaluation at or before them (never interpolated between evaluations)."""
+    at = np.searchsorted(np.asarray(run["eval_rollouts"]), rollouts + 1e-9, side="right") - 1
+    return float(run["pass1"][max(int(at), 0)])
 
 
 def _by_rollouts(

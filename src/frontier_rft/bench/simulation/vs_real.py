@@ -273,7 +273,11 @@ def ttb_steps(curve: Sequence[float], base: Sequence[float], tau: float) -> floa
     from frontier_rft.bench.metrics import ttb
 
     steps = np.arange(0, len(curve), 30)
-    return ttb(steps, np.asarray(curve)[steps], steps, np.asarray(base)[steps], tau)
+    # the simulated curve at the real run's evaluation steps, interpolated as the real
+    # reports were when this calibration was made (a labelled option of ttb)
+    return ttb(
+        steps, np.asarray(curve)[steps], steps, np.asarray(base)[steps], tau, interpolate=True
+    )
 
 
 def simulate(
