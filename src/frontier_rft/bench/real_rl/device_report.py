@@ -151,6 +151,13 @@ def device_comparison(
             out[f"to_{name}_{axis}"] = median_ratio(a, a_budget, b, b_budget)
             out[f"time_{name}_{axis}"] = time_summary(a, a_budget)
             out[f"base_time_{name}_{axis}"] = time_summary(b, b_budget)
+            if axis == "steps":  # how many evaluations came before: the fit's resolution
+                out[f"evals_{name}_steps"] = [
+                    _before(mine_read[s][0], t) for s, t in zip(seeds, a, strict=True)
+                ]
+                out[f"base_evals_{name}_steps"] = [
+                    _before(base_read[s][0], t) for s, t in zip(seeds, b, strict=True)
+                ]
         if axis == "steps":
             continue
         ends = [min(mine_read[s][0][-1], base_read[s][0][-1]) for s in seeds]
@@ -192,6 +199,11 @@ def device_comparison(
     out["cpu_timed_together"] = together
     out["cpu_whole_run"] = mean_ci([_cpu(mine[s]) / _cpu(base[s]) for s in together])
     return out
+
+
+def _before(positions: Sequence[float], reached: float | None) -> int:
+    """Evaluations after the start and before the one that reached (all, if none did)."""
+    return sum(1 for x in positions[1:] if reached is None or x < reached - 1e-9)
 
 
 def _last_quarter(read: tuple[list[float], list[float], str], end: float) -> float:
