@@ -279,8 +279,9 @@ def device_table(
         f"| entry (against {baseline}) | rows a step | "
         + " | ".join(AXES[a] for a in AXES)
         + " | pass@1 at equal H200 s | last quarter | pass@k at equal H200 s "
-        "| pass@1 at equal passes | informative groups a step | CPU time, whole run |",
-        "|---|---:|" + "---:|" * len(AXES) + "---:|---:|---:|---:|---:|---:|",
+        "| pass@1 at equal passes | distinct prompts trained by then | informative groups a "
+        "step | CPU time, whole run |",
+        "|---|---:|" + "---:|" * len(AXES) + "---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, c in comparisons.items():
         passk = next(
@@ -300,6 +301,7 @@ def device_table(
             f" | {cell_text(c.get('equal_h200_last_quarter'), 3, True)}"
             f" | {cell_text(c[passk], 3, True) if passk else '-'}"
             f" | {cell_text(c.get('equal_passes_pass1'), 3, True)}"
+            f" | {cell_text(c.get('equal_passes_distinct'), 0, True)}"
             f" | {cell_text(c['informative_per_step'], 1, True)} | {cpu} |"
         )
     return lines

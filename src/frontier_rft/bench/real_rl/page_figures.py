@@ -1,0 +1,245 @@
+"""The figures the README and the evidence summary quote, produced from the committed reports.
+
+A page marks each figure it quotes, `<!--fig:NAME-->TEXT<!--/fig-->` (invisible when the
+Markdown is rendered); `FIGURES` says where each comes from: a committed report (a bench-rl
+`<stem>_full.json`, itself rebuilt from the run ledger by its own command and checked by
+tests/test_bench_ledger_reports.py), an entry of it and a value of its summary, and how it is
+written. `scripts/page_figures.py` prints every figure, writes them into the pages
+(`--write`) or says which differ (`--check`); tests/test_page_figures.py fails when a page
+holds a figure that differs from what the command prints, or a figure with an interval that
+no marker names, so a page cannot keep a stale figure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FIGURES",
+    "PAGES",
+    "Figure",
+    "compute",
+    "differences",
+    "render",
+    "unmarked",
+]
+
+PAGES = ("README.md", "docs/results/summary.md")
+"""The pages whose figures are produced here (relative to the repository)."""
+MARK = re.compile(r"<!--fig:(?P<name>[\w.@-]+)-->(?P<text>.*?)<!--/fig-->", re.S)
+FIGURE_LIKE = re.compile(r"[−+-]?\d+\.\d+x? \[[−+-]?\d|\b\d+\.\d+x\b")
+"""What reads as a quoted figure: a value with an interval, or a ratio ('0.78x')."""
+
+Row = Mapping[str, Any]
+Format = Callable[[Any], str]
+
+
+def _num(value: float, digits: int, signed: bool) -> str:
+    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return text.replace("-", "−")
+
+
+def interval(digits: int = 3, signed: bool = True, unit: str = "") -> Format:
+    """'+0.002 [−0.014, +0.009]' from a {mean, ci} cell."""
+
+    def fmt(cell: Any) -> str:
+        lo, hi = cell["ci"]
+        mean = _num(cell["mean"], digits, signed) + unit
+        return f"{mean} [{_num(lo, digits, signed)}, {_num(hi, digits, signed)}]"
+
+    return fmt
+
+
+def mean_only(digits: int = 2, unit: str = "x") -> Format:
+    """'0.82x' from a {mean} cell."""
+    return lambda cell: _num(cell["mean"], digits, False) + unit
+
+
+def median_ratio(digits: int = 2) -> Format:
+    """'0.41x [0.24, 0.60]', with '(k/n reached)' where some seed never did, from a
+    metrics.median_ratio cell ('not reached by half' where its median is beyond the runs)."""
+
+    def fmt(cell: Any) -> str:
+        n, k = cell["n"], cell["reached"]
+        counted = "" if k == n else f" ({k}/{n} reached)"
+        if cell["ratio"] is None:
+            return f"not reached by half{counted}"
+        lo, hi = cell["ci"]
+        ends = ", ".join("beyond" if v is None else _num(v, digits, False) for v in (lo, hi))
+        return f"{_num(cell['ratio'], digits, False)}x [{ends}]{counted}"
+
+    return fmt
+
+
+def count(cell: Any) -> str:
+    """An integer, as is."""
+    return f"{int(cell):,}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One quoted figure: where it comes from and how it is written."""
+
+    report: str
+    """The committed report's stem (benchmarks/results/<stem>_full.json)."""
+    label: str
+    """The entry whose summary row holds it ('' for the summary itself)."""
+    path: tuple[str, ...]
+    """Keys from the row (or the summary) to the value."""
+    fmt: Format
+    """How the page writes it."""
+
+    def value(self, results: Path) -> str:
+        """The figure's text, read from the committed report."""
+        node: Any = _report(results, self.report)["summary"]
+        if self.label:
+            node = node["labels"][self.label]
+        for key in self.path:
+            node = node[key]
+        return self.fmt(node)
+
+
+@cache
+def _report(results: Path, stem: str) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads((results / f"{stem}_full.json").read_text("utf-8"))
+    return out
+
+
+def _cells(
+    prefix: str, report: str, label: str, cells: Mapping[str, tuple[tuple[str, ...], Format]]
+) -> dict[str, Figure]:
+    return {f"{prefix}.{k}": Figure(report, label, path, fmt) for k, (path, fmt) in cells.items()}
+
+
+P1 = ("final_minus_uniform", "eval/pass@1")
+LAST = ("last_quarter_pass1_minus_uniform",)
+
+
+def _schedule_cells(k: str) -> dict[str, tuple[tuple[str, ...], Format]]:
+    """What a mode run at uniform's steps is quoted by: rollouts, pass@1, last quarter, pass@k."""
+    return {
+        "rollouts": (("rollouts_vs_uniform",), mean_only()),
+        "pass1": (P1, interval()),
+        "last": (LAST, interval()),
+        "passk": (("final_minus_uniform", f"eval/{k}"), interval()),
+    }
+
+
+def _step_size_cells() -> dict[str, tuple[tuple[str, ...], Format]]:
+    """What a larger step is quoted by: its median cost to uniform's plateau in projected H200
+    seconds, in rollouts and in steps, and its pass@1 at equal H200 seconds and passes."""
+    return {
+        "h200": (("device", "to_plateau_h200"), median_ratio()),
+        "rollouts_to": (("device", "to_plateau_rollouts"), median_ratio()),
+        "steps_to": (("device", "to_plateau_steps"), median_ratio()),
+        "equal_h200": (("device", "equal_h200_pass1"), interval()),
+        "equal_passes": (("device", "equal_passes_pass1"), interval()),
+    }
+
+
+FIGURES: dict[str, Figure] = {
+    # SmolLM2-135M on an H200, 2 epochs
+    **_cells("smollm2.kept", "smollm2_gpu_2epoch", "skip-kept", _schedule_cells("pass@4")),
+    # fast-format-lr4: the CPU regime closest to SmolLM2
+    **_cells(
+        "ffl4.kept",
+        "real_rl_format_lr4_512_2epoch_all_20seeds",
+        "skip-kept",
+        _schedule_cells("pass@8"),
+    ),
+    **_cells(
+        "ffl4.fewer_steps",
+        "real_rl_format_lr4_fewer_steps_20seeds",
+        "skip-fewer-steps",
+        _schedule_cells("pass@8"),
+    ),
+    # the standard CPU testbed, kept steps at 2 epochs
+    **_cells(
+        "std1280.kept", "real_rl_skip_kept_2epoch_25seeds", "skip-kept", _schedule_cells("pass@8")
+    ),
+    **_cells(
+        "std512.kept",
+        "real_rl_skip_kept_512_2epoch_10seeds",
+        "skip-kept",
+        _schedule_cells("pass@8"),
+    ),
+    **_cells(
+        "std.fewer_steps",
+        "real_rl_std_fewer_steps",
+        "skip-fewer-steps",
+        _schedule_cells("pass@8"),
+    ),
+    # every selector with full batches, many epochs
+    **_cells("std512.greso", "real_rl_standard_cpu", "greso", _schedule_cells("pass@8")),
+    **_cells("std1280.greso", "real_rl_standard_cpu_1280", "greso", _schedule_cells("pass@8")),
+    # first epoch: rescue, in the H200's currency
+    **{
+        f"{size}.rescue.equal_h200": Figure(
+            f"real_rl_first_epoch_{size.removeprefix('std')}_2epoch",
+            "skip-predict-kept-w50-rescue",
+            ("device", "equal_h200_pass1"),
+            interval(),
+        )
+        for size in ("std512", "std1280")
+    },
+    # hard_groups on fast-format-lr4
+    **_cells(
+        "ffl4.hard8",
+        "real_rl_format_lr4_hard_groups",
+        "uniform-hard8",
+        {
+            **_schedule_cells("pass@8"),
+            "equal_h200": (("device", "equal_h200_pass1"), interval()),
+        },
+    ),
+}
+"""Every figure a page may quote, by name."""
+
+
+def step_size_figures(report: str, prefix: str, labels: Sequence[str]) -> dict[str, Figure]:
+    """The larger-step figures of a step-size report (`labels` its larger steps)."""
+    out: dict[str, Figure] = {}
+    for label in labels:
+        out.update(_cells(f"{prefix}.{label}", report, label, _step_size_cells()))
+    return out
+
+
+def compute(results: Path, figures: Mapping[str, Figure] | None = None) -> dict[str, str]:
+    """Every figure's text, by name."""
+    return {name: f.value(results) for name, f in (figures or FIGURES).items()}
+
+
+def render(page: str, values: Mapping[str, str]) -> str:
+    """The page with each marked figure's text replaced by its value; a ValueError naming a
+    marker whose figure does not exist."""
+    unknown = sorted({m["name"] for m in MARK.finditer(page)} - set(values))
+    if unknown:
+        raise ValueError(f"the page marks figures no report produces: {', '.join(unknown)}")
+    return MARK.sub(lambda m: f"<!--fig:{m['name']}-->{values[m['name']]}<!--/fig-->", page)
+
+
+def differences(page: str, values: Mapping[str, str]) -> list[str]:
+    """'NAME: page says X, the reports Y' for each marked figure that differs."""
+    return [
+        f"{m['name']}: the page says {m['text']!r}, the reports {values[m['name']]!r}"
+        for m in MARK.finditer(page)
+        if m["name"] in values and m["text"] != values[m["name"]]
+    ]
+
+
+def unmarked(page: str) -> list[str]:
+    """The figure-like texts (a value with an interval, a ratio) outside every marker, each
+    with its line: a figure no command produces."""
+    bare = MARK.sub("", page)
+    out = []
+    for line in bare.splitlines():
+        if line.lstrip().startswith(("$", "frontier ", "python ", "    ")):
+            continue  # commands and code
+        out += [f"{m.group(0)!r} in: {line.strip()[:100]}" for m in FIGURE_LIKE.finditer(line)]
+    return out
