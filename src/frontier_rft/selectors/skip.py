@@ -166,8 +166,8 @@ class SkipSelector(SkipsOnAWalk, Selector):
         "0.83-0.84x of uniform's steps and rollouts over 2 epochs on the CPU testbeds (20 "
         "paired seeds each) at held-out pass@1 -0.003 and -0.007, within noise but short of "
         "the no-loss target; on SmolLM2-135M (H200, 2 epochs, 6 fresh pairs) 0.78x the "
-        "rollouts in 50 of 64 steps at pass@1 -0.030 [-0.055, -0.005], pass@4 -0.054: "
-        "uniform stopped early"
+        "rollouts in 50 of 64 steps at pass@1 -0.030 [-0.055, -0.005], pass@4 -0.054: it "
+        "scored what uniform scored at its 50th step, as a uniform run stopped there would"
     )
     config_class = SkipConfig
     config: SkipConfig

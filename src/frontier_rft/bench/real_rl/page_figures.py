@@ -122,9 +122,11 @@ LAST = ("last_quarter_pass1_minus_uniform",)
 
 
 def _schedule_cells(k: str) -> dict[str, tuple[tuple[str, ...], Format]]:
-    """What a mode run at uniform's steps is quoted by: rollouts, pass@1, last quarter, pass@k."""
+    """What a mode is quoted by at its run's end: rollouts and steps, pass@1, last quarter,
+    pass@k, each against uniform on the same seeds."""
     return {
         "rollouts": (("rollouts_vs_uniform",), mean_only()),
+        "steps": (("steps_run",), mean_only(0, "")),
         "pass1": (P1, interval()),
         "last": (LAST, interval()),
         "passk": (("final_minus_uniform", f"eval/{k}"), interval()),
@@ -146,6 +148,12 @@ def _step_size_cells() -> dict[str, tuple[tuple[str, ...], Format]]:
 FIGURES: dict[str, Figure] = {
     # SmolLM2-135M on an H200, 2 epochs
     **_cells("smollm2.kept", "smollm2_gpu_2epoch", "skip-kept", _schedule_cells("pass@4")),
+    **_cells(
+        "smollm2.fewer_steps",
+        "smollm2_gpu_fewer_steps",
+        "skip-fewer-steps",
+        _schedule_cells("pass@4"),
+    ),
     # fast-format-lr4: the CPU regime closest to SmolLM2
     **_cells(
         "ffl4.kept",
@@ -198,6 +206,14 @@ FIGURES: dict[str, Figure] = {
             "equal_h200": (("device", "equal_h200_pass1"), interval()),
         },
     ),
+    **{
+        f"gpu512.{label}.pass1": Figure("real_rl_gpu", label, P1, interval())
+        for label in ("dapo", "frontier", "sec", "bots", "pcl", "dots", "prioritized")
+    },
+    **{
+        f"gpu1280.{label}.pass1": Figure("real_rl_gpu_pool1280", label, P1, interval())
+        for label in ("bots", "dots")
+    },
 }
 """Every figure a page may quote, by name."""
 
