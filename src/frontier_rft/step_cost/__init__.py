@@ -7,17 +7,7 @@ from frontier_rft.step_cost.curve import (
     Knee,
     StepCostCurve,
     StepShape,
-    Verdict,
     load_curve,
 )
 
-__all__ = [
-    "CURRENCIES",
-    "CURVES",
-    "Cell",
-    "Knee",
-    "StepCostCurve",
-    "StepShape",
-    "Verdict",
-    "load_curve",
-]
+__all__ = ["CURRENCIES", "CURVES", "Cell", "Knee", "StepCostCurve", "StepShape", "load_curve"]
