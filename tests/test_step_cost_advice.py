@@ -171,3 +171,26 @@ def test_the_figures_the_advice_quotes_are_the_committed_reports() -> None:
     assert f"| {gpu} [" in fewer and f"({FIGURES['fewer_cpu']} [" in fewer
     bill = (root / "docs/results/bill.md").read_text()
     assert f"CPU time {FIGURES['kept_cpu_time'].rstrip('x')}, " in bill
+
+
+def test_the_gpu_is_named_by_the_flag_the_machine_or_said_to_be_assumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--gpu first; else the NVIDIA driver's list (read without importing torch, as
+    check-config runs); else an H100, labelled assumed. The driver's file as it writes it."""
+    from frontier_rft.step_cost import advice
+    from frontier_rft.step_cost.advice import DeviceHint, name_gpu
+
+    monkeypatch.setattr(advice, "_torch_gpu", lambda: None)  # this machine's torch sees none
+    monkeypatch.setattr(advice, "_DRIVER_GPUS", tmp_path / "none")
+    assert name_gpu() == NamedGpu("h100", "assumed: no GPU visible here; --gpu names yours")
+    gpu = tmp_path / "gpus" / "0000:18:00.0"
+    gpu.mkdir(parents=True)
+    (gpu / "information").write_text(
+        "Model: \t\t NVIDIA H200\nIRQ:   \t\t 0\nGPU UUID: \t GPU-0\nBus Type: \t PCIe\n"
+    )
+    monkeypatch.setattr(advice, "_DRIVER_GPUS", tmp_path / "gpus")
+    assert name_gpu() == NamedGpu("h200", "driver: NVIDIA H200")
+    assert name_gpu(DeviceHint("a100")) == NamedGpu("a100", "--gpu a100")
+    (gpu / "information").write_text("Model: \t\t NVIDIA GeForce RTX 4090\n")
+    assert name_gpu().key is None  # no datasheet here: the currency is unknown, not an H100

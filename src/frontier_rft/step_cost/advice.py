@@ -204,13 +204,13 @@ class Currency:
 
 def name_gpu(hint: DeviceHint | None = None) -> NamedGpu:
     """The GPU a projection is made for: --gpu where given, else the one this machine has
-    (torch's where torch is loaded, as at a trainer's start-up; else the NVIDIA driver's list,
-    read without importing torch), else an H100, labelled as assumed."""
+    (torch's where torch is loaded and sees one, as at a trainer's start-up; else the NVIDIA
+    driver's list, read without importing torch), else an H100, labelled as assumed."""
     if hint is not None and hint.gpu is not None:
         if hint.gpu not in GPUS:
             raise ValueError(f"--gpu {hint.gpu!r}: one of {', '.join(GPUS)}")
         return NamedGpu(hint.gpu, f"--gpu {hint.gpu}")
-    seen = _torch_gpu() if "torch" in sys.modules else _driver_gpu()
+    seen = (_torch_gpu() if "torch" in sys.modules else None) or _driver_gpu()
     if seen is not None:
         return NamedGpu(gpu_key(seen), seen)
     return NamedGpu("h100", "assumed: no GPU visible here; --gpu names yours")
