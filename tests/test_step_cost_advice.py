@@ -117,6 +117,8 @@ def test_the_model_is_read_from_a_directory_the_hub_cache_or_its_name(
     loaded = read_model("elsewhere/unknown", {**QWEN_7B_CONFIG, "_name_or_path": "x"})
     assert loaded.said == "read from the loaded model's config"
     assert read_model(None).said == "model_name_or_path is not set here"
+    for odd in ("~no-such-user-here/model", "a" * 5000, "bad\0path", "x/" * 3000):
+        assert read_model(odd).spec is None  # unread, never a traceback
 
 
 def test_model_size_from_a_local_config_by_hand(tmp_path: Path) -> None:
@@ -139,6 +141,12 @@ def test_model_size_from_a_local_config_by_hand(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{not json")
     assert model_spec_from_config(tmp_path) is None
     assert model_spec_from_config(tmp_path / "absent") is None
+    # issue 91 item 19: sizes that are no finite number, or a file nested deep, read as none
+    for size in ("Infinity", "1e400", "9" * 401):
+        (tmp_path / "config.json").write_text(json.dumps(cfg).replace("64", size, 1))
+        assert model_spec_from_config(tmp_path) is None, size
+    (tmp_path / "config.json").write_text("[" * 500_000 + "]" * 500_000)
+    assert model_spec_from_config(tmp_path) is None
 
 
 def test_each_advice_line_carries_its_evidence_limits() -> None:

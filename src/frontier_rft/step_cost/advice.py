@@ -27,7 +27,6 @@ score soonest in that currency on our evidence, and that evidence's limits (`EVI
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.step_cost.curve import KNEE_FACTOR, StepCostCurve, load_curve
 from frontier_rft.step_cost.roofline import (
     ENGINES,
@@ -252,10 +252,14 @@ def model_spec_from_config(path: str | Path) -> ModelSpec | None:
     try:
         if not file.is_file() or file.stat().st_size > 1 << 20:
             return None
-        cfg: Any = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        cfg: Any = loads_bounded(file.read_text(encoding="utf-8"), max_chars=1 << 20, max_depth=32)
+    except (OSError, ValueError):  # unreadable, not JSON, or nested too deep
         return None
     return model_spec_from_dict(cfg, Path(path).name) if isinstance(cfg, dict) else None
+
+
+_MAX_SIZE = 10**8
+"""The largest width, layer count or vocabulary read as a size (beyond: not a model config)."""
 
 
 def model_spec_from_dict(cfg: dict[str, Any], name: str) -> ModelSpec | None:
@@ -267,9 +271,10 @@ def model_spec_from_dict(cfg: dict[str, Any], name: str) -> ModelSpec | None:
         kv = int(cfg.get("num_key_value_heads") or heads)
         head_dim = int(cfg.get("head_dim") or h // heads)
         inter, vocab = int(cfg["intermediate_size"]), int(cfg["vocab_size"])
-    except (ValueError, KeyError, TypeError, ZeroDivisionError):
-        return None
-    if min(h, layers, heads, kv, head_dim, inter, vocab) <= 0:
+    except (ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError):
+        return None  # missing, or not a finite size (Infinity, 1e400)
+    sizes = (h, layers, heads, kv, head_dim, inter, vocab)
+    if min(sizes) <= 0 or max(sizes) > _MAX_SIZE:
         return None
     attention = 2 * h * heads * head_dim + 2 * h * kv * head_dim
     embed = vocab * h * (1 if cfg.get("tie_word_embeddings", True) else 2)
@@ -290,8 +295,8 @@ def read_model(name_or_path: Any, loaded: Mapping[str, Any] | None = None) -> Re
         if loaded is not None:
             return _from_loaded(loaded, "the model")
         return ReadModel(None, "model_name_or_path is not set here")
-    local = Path(name_or_path).expanduser()
-    if local.is_dir():
+    local = _directory(name_or_path)
+    if local is not None:
         spec = model_spec_from_config(local)
         if spec is not None:
             return ReadModel(spec, f"read from {local / 'config.json'}")
@@ -315,6 +320,16 @@ def read_model(name_or_path: Any, loaded: Mapping[str, Any] | None = None) -> Re
         "roofline.MODELS: its size is unread (give a local directory, or download its "
         "config.json first)",
     )
+
+
+def _directory(name: str) -> Path | None:
+    """`name` as a local directory, if it is one (a name too long, with a NUL or a `~user`
+    that does not exist is none, never a traceback)."""
+    try:
+        path = Path(name).expanduser()
+        return path if path.is_dir() else None
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def _from_loaded(config: Mapping[str, Any], name: str) -> ReadModel:
