@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontier_rft.cli.common import UsageError, load_yaml_file
+
+if TYPE_CHECKING:
+    from frontier_rft.step_cost.advice import DeviceHint
 
 __all__ = ["add_command", "as_assignments"]
 
@@ -67,22 +70,47 @@ EXAMPLES = {
 """Where a user starts a config for each trainer (named when the file given is empty)."""
 
 
+_OURS = ("--processes", "--gpu", "--step-cost")
+"""check-config's own flags, also accepted among the overrides after FILE."""
+
+
 def _processes(args: argparse.Namespace, overrides: list[str]) -> tuple[int | None, list[str]]:
-    """--processes N, given before the trainer or among the overrides after FILE (where
-    argparse's REMAINDER keeps it), and the overrides without it."""
+    """--processes N (and --gpu, --step-cost), given before the trainer or among the overrides
+    after FILE (where argparse's REMAINDER keeps them, set on `args` here), and the overrides
+    without them."""
     count, rest, i = args.processes, [], 0
     while i < len(overrides):
         token = overrides[i]
         key, sep, value = token.partition("=")
-        if key == "--processes":
+        if key in _OURS:
             if not sep:
                 i += 1
                 value = overrides[i] if i < len(overrides) else ""
-            count = _count(value)
+            if key == "--processes":
+                count = _count(value)
+            else:
+                setattr(args, key[2:].replace("-", "_"), value)
         else:
             rest.append(token)
         i += 1
     return count, rest
+
+
+def _device_hint(args: argparse.Namespace) -> DeviceHint:
+    """--gpu and --step-cost, checked: a UsageError names the fix."""
+    from frontier_rft.step_cost.advice import DeviceHint
+    from frontier_rft.step_cost.curve import load_curve
+    from frontier_rft.step_cost.roofline import GPUS
+
+    gpu, curve = getattr(args, "gpu", None), getattr(args, "step_cost", None)
+    if gpu is not None and gpu not in GPUS:
+        raise UsageError(f"--gpu {gpu!r}: one of {', '.join(GPUS)} (a datasheet this package has)")
+    if curve is not None:
+        try:
+            load_curve(curve)
+        except ValueError as exc:
+            raise UsageError(f"--step-cost: {exc}") from exc
+    return DeviceHint(gpu, curve)
 
 
 def _count(text: str) -> int:
@@ -118,6 +146,7 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     from frontier_rft.integrations.preflight import apply_overrides
 
     processes, overrides = _processes(args, list(args.overrides))
+    hint = _device_hint(args)
     values: dict[str, Any] = load_yaml_file(args.file, label="check-config")
     if not values:
         raise UsageError(
@@ -131,16 +160,16 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     if args.trainer == "trl":
         from frontier_rft.integrations.trl.config_check import check_trl_config
 
-        report = check_trl_config(values, processes)
+        report = check_trl_config(values, processes, hint)
         report.add("", _fewer_steps_schedule_problems(values))
     elif args.trainer == "skyrl":
         from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
 
-        report = check_skyrl_config(values)
+        report = check_skyrl_config(values, hint)
     else:
         from frontier_rft.integrations.verl.preflight import check_verl_config
 
-        report = check_verl_config(values)
+        report = check_verl_config(values, hint)
     if args.trainer != "trl" and processes is not None:
         batch = "data.train_batch_size" if args.trainer == "verl" else "trainer.train_batch_size"
         report.notes.append(
@@ -169,6 +198,21 @@ def add_command(sub: Any) -> None:
         help="TRL: the processes the run is launched on (accelerate launch --num_processes), "
         "for the batch rule and a max_steps run's epochs (default: num_processes in "
         "accelerate's default config file, else 1; also accepted after FILE)",
+    )
+    p.add_argument(
+        "--gpu",
+        default=None,
+        metavar="NAME",
+        help="the GPU the run's currency line projects its knee for: h100, h200, a100, l40s or "
+        "b200 (default: the GPU torch sees here, else an H100, said to be assumed; also "
+        "accepted after FILE)",
+    )
+    p.add_argument(
+        "--step-cost",
+        default=None,
+        metavar="FILE",
+        help="a step-cost curve measured on your device (benchmarks/step_cost.py): the "
+        "currency line reads its knee from it (also accepted after FILE)",
     )
     p.add_argument("trainer", choices=("trl", "verl", "skyrl"), help="whose config FILE is")
     p.add_argument("file", metavar="FILE.yaml", help="the YAML file you launch with")

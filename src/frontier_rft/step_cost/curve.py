@@ -6,10 +6,13 @@ trainer's generation and of its policy update. From it:
 
 - `StepCostCurve.step_seconds(shape)`: the seconds of a step of any shape (rows per call to
   generate, decode steps, rows trained), interpolated between measured cells;
-- `StepCostCurve.knee(length)`: the most rows a step takes before its seconds turn linear in
-  rows (the rule is on `knee`);
-- `StepCostCurve.currency(rows, length)`: what a run at that step pays in: `steps` where its
-  step lies below the knee (more rows a step are nearly free), `rows` beyond it.
+- `StepCostCurve.knee(length)`: the rows of one generation call at which its seconds reach
+  twice its fixed cost (the rule is on `knee`; `roofline.project_knee` applies the same rule to
+  a projection);
+- `StepCostCurve.verdict(rows, length)`: what a call of that many rows pays in, by the same rule
+  read off the curve's own seconds: `steps` below the knee (more rows a call are nearly free),
+  `rows` beyond it; beyond the largest measured call, read off the curve's extrapolation and
+  said to be.
 
 Two curves ship (`CURVES`): `cpu`, the CPU testbed's tiny Llama on 2 cores (this project's
 machine), and `h200`, SmolLM2-135M in bf16 on one NVIDIA H200. Each names the command and code
@@ -35,6 +38,7 @@ __all__ = [
     "Knee",
     "StepCostCurve",
     "StepShape",
+    "Verdict",
     "load_curve",
 ]
 
@@ -43,7 +47,8 @@ CURVES = ("cpu", "h200")
 CURRENCIES = ("steps", "rows")
 """What a step's seconds follow: `steps` (latency-bound: below the knee) or `rows` (beyond it)."""
 KNEE_FACTOR = 2.0
-"""The knee is where a step's seconds reach this multiple of the smallest measured step's."""
+"""The knee is where a generation call's seconds reach this multiple of its fixed cost (its
+seconds at zero rows): where the rows' own seconds equal the fixed seconds."""
 _MAX_CELLS = 4096
 _MAX_CHARS = 1 << 22
 
@@ -84,22 +89,47 @@ class StepShape:
 
 @dataclass(frozen=True)
 class Knee:
-    """The knee of a curve at one completion length."""
+    """The knee of a curve's generation call at one completion length (`StepCostCurve.knee`)."""
 
     rows: float
-    """The most rows a step takes before its seconds reach KNEE_FACTOR x the smallest step's."""
+    """The rows at which a call's seconds reach KNEE_FACTOR x its fixed cost; when `censored`,
+    the largest measured call (the knee is at least this)."""
     censored: bool
-    """True when the largest measured step stays under that: the knee is at least `rows`."""
-    floor_s: float
-    """Seconds of the smallest measured step (its latency floor)."""
+    """True when the largest measured call stays under that: the knee is at least `rows`."""
+    fixed_s: float
+    """The call's fixed seconds: its seconds at zero rows, on the line through the two smallest
+    measured calls."""
     length: int
     """The completion length it was read at."""
+    measured: tuple[int, int]
+    """The smallest and largest rows measured at the length the rows were read at."""
 
     def describe(self) -> str:
-        """E.g. '>= 1024 rows (beyond the largest measured step)' or '37 rows'."""
+        """E.g. '>= 1,024 rows (censored: ...)', '~34 rows', or '~8 rows (below ...)'."""
+        low, high = self.measured
         if self.censored:
-            return f">= {self.rows:.0f} rows (beyond the largest measured step)"
-        return f"{self.rows:.0f} rows"
+            return (
+                f">= {self.rows:,.0f} rows (censored: the largest measured call, {high:,} rows, "
+                f"stays under {KNEE_FACTOR:g}x its fixed cost)"
+            )
+        if self.rows < low:
+            return (
+                f"~{self.rows:,.0f} rows (below the smallest measured call, {low:,} rows: on "
+                "the line through the two smallest)"
+            )
+        return f"~{self.rows:,.0f} rows"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a generation call of some rows pays in, by the knee's rule on a curve's seconds."""
+
+    currency: str
+    """'steps' (its seconds under KNEE_FACTOR x the fixed cost) or 'rows'."""
+    ratio: float
+    """The call's seconds over its fixed seconds (inf where the fixed cost is 0)."""
+    extrapolated: bool
+    """Read beyond the measured rows or lengths (the curve's extrapolation, not a measurement)."""
 
 
 @dataclass(frozen=True)
@@ -184,46 +214,83 @@ class StepCostCurve:
         lengths = self.lengths
         if not lengths[0] <= length <= lengths[-1]:
             return True
-        return any(rows > self.rows_at(n)[-1] for n in lengths)
+        read = [n for n in lengths if n == length] or [  # the lengths `seconds` reads at
+            max(n for n in lengths if n < length),
+            min(n for n in lengths if n > length),
+        ]
+        return any(rows > self.rows_at(n)[-1] for n in read)
 
     def step_seconds(self, shape: StepShape) -> float:
         """Seconds of one step: each call to generate at its rows, then the update."""
         gen = sum(self.seconds(r, shape.length, "generate_s") for r in shape.calls if r > 0)
         return gen + self.seconds(shape.rows_trained, shape.length, "update_s")
 
-    def knee(self, length: int) -> Knee:
-        """The knee at `length` tokens: the most rows before a step's seconds turn linear.
-
-        Rule: a one-call step of r rows (generate r, train r) costs t(r); its latency floor is
-        t(r0) at the smallest measured rows r0. The knee is the r at which t(r) first reaches
-        KNEE_FACTOR x t(r0), interpolated between measured rows. For an affine cost
-        t(r) = a + b r (a fixed latency, b seconds a row) that is r = a / b + 2 r0, about a / b
-        when r0 is small: the rows whose own cost equals the step's fixed cost, where seconds
-        turn from flat to linear (PCL's knee, there read by eye). Where the
-        largest measured step stays under it, the knee is at least that step (`censored`).
-        """
+    def _line(self, length: int) -> tuple[np.ndarray, float, float]:
+        """The measured rows at the length nearest `length`, and the generation call's fixed
+        seconds and seconds a row at `length` on the line through its two smallest calls."""
         nearest = min(self.lengths, key=lambda n: abs(n - length))
-        rows = np.array(self.rows_at(nearest), float)
-        t = np.array([self._one_call(r, length) for r in rows])
-        floor = float(t[0])
-        target = KNEE_FACTOR * floor
+        rows = np.array(self.rows_at(nearest), dtype=np.float64)
+        t0 = self.seconds(rows[0], length, "generate_s")
+        if rows.size == 1:
+            return rows, t0, 0.0
+        slope = (self.seconds(rows[1], length, "generate_s") - t0) / (rows[1] - rows[0])
+        fixed = min(max(t0 - slope * rows[0], 0.0), t0)
+        return rows, fixed, (t0 - fixed) / rows[0]
+
+    def call_seconds(self, rows: float, length: int) -> float:
+        """Seconds of one generation call of `rows` rows of `length` tokens, as the knee reads
+        it: below the smallest measured call on the line through the two smallest (so zero rows
+        cost the fixed seconds), above it as `seconds` reads the curve."""
+        measured, fixed, slope = self._line(length)
+        if rows < measured[0]:
+            return fixed + slope * max(rows, 0.0)
+        return self.seconds(rows, length, "generate_s")
+
+    def knee(self, length: int) -> Knee:
+        """The knee at `length` tokens: the rows of one generation call at which its seconds
+        reach KNEE_FACTOR x its fixed cost.
+
+        Rule: a call of r rows costs t(r) (generation alone, as `roofline.project_knee`
+        projects it; a trainer's update runs in micro-batches whose number follows the rows).
+        Its fixed cost t(0) is read off the line through the two smallest measured calls. The
+        knee is the first r at which t(r) reaches KNEE_FACTOR x t(0), interpolated between
+        measured rows (below the smallest, on that line). For t(r) = a + b r that is r = a / b
+        exactly: the rows whose own seconds equal the fixed seconds (the fixed-vs-per-row
+        crossover, PCL's knee, there read by eye). Where the largest measured call stays under
+        it, the knee is at least that call (`censored`); a call beyond it is judged by
+        `verdict` on the curve's extrapolation, never taken to lie beyond the knee.
+        """
+        rows, fixed, slope = self._line(length)
+        measured = (int(rows[0]), int(rows[-1]))
+        if fixed <= 0.0:  # no fixed cost: every row costs its share from the first
+            return Knee(0.0, False, fixed, length, measured)
+        target = KNEE_FACTOR * fixed
+        t = np.array([self.call_seconds(r, length) for r in rows])
         above = np.flatnonzero(t >= target)
         if above.size == 0:
-            return Knee(float(rows[-1]), True, floor, length)
+            return Knee(float(rows[-1]), True, fixed, length, measured)
         i = int(above[0])
-        if i == 0:
-            return Knee(float(rows[0]), False, floor, length)
+        if i == 0:  # on the line below the smallest measured call: fixed + slope r = target
+            return Knee(fixed / slope, False, fixed, length, measured)
         frac = (target - t[i - 1]) / (t[i] - t[i - 1])
-        return Knee(float(rows[i - 1] + frac * (rows[i] - rows[i - 1])), False, floor, length)
+        at = float(rows[i - 1] + frac * (rows[i] - rows[i - 1]))
+        return Knee(at, False, fixed, length, measured)
 
-    def _one_call(self, rows: float, length: int) -> float:
-        return self.step_seconds(StepShape((round(rows),), length, round(rows)))
+    def verdict(self, rows: float, length: int) -> Verdict:
+        """What a generation call of `rows` rows of `length` tokens pays in, by the knee's rule
+        on this curve's seconds: 'rows' where they reach KNEE_FACTOR x the fixed cost. Below
+        the largest measured call this is `rows >= knee`; beyond it the curve's extrapolation
+        decides, flagged (a censored knee is a bound, not the knee)."""
+        measured, fixed, _ = self._line(length)
+        seconds = self.call_seconds(rows, length)
+        ratio = seconds / fixed if fixed > 0.0 else math.inf
+        currency = "rows" if ratio >= KNEE_FACTOR else "steps"
+        return Verdict(currency, ratio, rows < measured[0] or self.extrapolated(rows, length))
 
     def currency(self, rows: int, length: int) -> str:
-        """'steps' when a step of `rows` rows lies below the knee (latency-bound: its seconds
-        barely follow its rows), else 'rows'."""
-        knee = self.knee(length)
-        return "steps" if rows < knee.rows or (knee.censored and rows <= knee.rows) else "rows"
+        """'steps' when a generation call of `rows` rows lies below the knee (latency-bound: its
+        seconds barely follow its rows), else 'rows' (`verdict`)."""
+        return self.verdict(rows, length).currency
 
     def summary(self) -> str:
         """One line: the device, the model and its knees."""

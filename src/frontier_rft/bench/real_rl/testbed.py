@@ -244,8 +244,8 @@ STEP_SIZE_ENTRIES = (
         "uniform-b128",
         "uniform",
         role="effect",
-        note="uniform at 128 prompts x 8 a step (1,024 rows: the H200 knee of a 24-token "
-        "step), 24 steps",
+        note="uniform at 128 prompts x 8 a step (1,024 rows: the largest measured H200 step "
+        "at 24 tokens, under its censored knee), 24 steps",
         train={"batch_size": 128, "steps": 24, "eval_every": 4},
     ),
     BenchEntry(

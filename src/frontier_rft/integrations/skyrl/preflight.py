@@ -45,6 +45,7 @@ from frontier_rft.integrations.skyrl.config import (
     skyrl_step_plan,
     unknown_settings,
 )
+from frontier_rft.integrations.skyrl.currency import skyrl_currency_line
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.integrations.verl.preflight import (
     POOL_OPTIONS,
@@ -54,6 +55,7 @@ from frontier_rft.integrations.verl.preflight import (
 )
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.step_cost.advice import DeviceHint
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
 
@@ -61,8 +63,9 @@ DYNAMIC_SAMPLING_TYPES = (None, "filter", "replace")
 """SkyRL 0.3's trainer.algorithm.dynamic_sampling.type values."""
 
 
-def check_skyrl_config(config: Mapping[str, Any]) -> Report:
-    """Every mistake in the frontier-rft part of a SkyRL config (see the module)."""
+def check_skyrl_config(config: Mapping[str, Any], hint: DeviceHint | None = None) -> Report:
+    """Every mistake in the frontier-rft part of a SkyRL config (see the module); `hint`: what
+    check-config was told of the device (the currency line's GPU or curve)."""
     report = Report()
     fields = config.get(SKYRL_SETTING)
     if fields is None:
@@ -130,6 +133,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
             if plan.rollouts == "kept":
                 _check_kept(config, None, batch, report)  # its note on SkyRL's LR schedule
         report.plan.append(plan.words())
+    report.currency.append(skyrl_currency_line(config, hint))  # what a step costs, and where
     refusal = (
         message(SKYRL, "shadows+filter")
         if ds_type is not None

@@ -74,6 +74,7 @@ from frontier_rft.integrations.trl.seam_check import installed_trl, source_seam_
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.step_cost.advice import DeviceHint
 
 __all__ = ["NEAR_MISS", "check_trl_config", "launch_processes"]
 
@@ -152,11 +153,14 @@ def _accelerate_default() -> tuple[int, str] | None:
     return n, f"num_processes in {path}, accelerate launch's default config; --processes overrides"
 
 
-def check_trl_config(values: Mapping[str, Any], processes: int | None = None) -> Report:
+def check_trl_config(
+    values: Mapping[str, Any], processes: int | None = None, hint: DeviceHint | None = None
+) -> Report:
     """Every mistake in a TRL YAML file's values that can be found without a model (see the
     module); relative paths are read from the working directory, as the script reads them.
     `processes`: the processes the run is launched on (`launch_processes` when None), which
-    the batch rule and a max_steps run's length in epochs depend on."""
+    the batch rule, a max_steps run's length in epochs and the currency line depend on;
+    `hint`: what check-config was told of the device (the currency line's GPU or curve)."""
     report = Report()
     count, source = launch_processes(processes)
     ours = {f.name for f in fields(FrontierConfig)}
@@ -227,7 +231,7 @@ def check_trl_config(values: Mapping[str, Any], processes: int | None = None) ->
     if named:  # the selector the file names, read: what the run's step will be
         report.choices += _auto_choice(resolution, values, data, count, source)
         report.plan += [resolution.plan.words()] if resolution.plan is not None else []
-    report.currency.append(trl_currency_line(values))  # what a step costs on this device
+    report.currency.append(trl_currency_line(values, processes=count, hint=hint))
     report.rollouts += _fewer_steps_line(frontier, values)
     report.rollouts += _kept_line(step) if named else []
     report.shadows += _default_shadows_choice(whole)

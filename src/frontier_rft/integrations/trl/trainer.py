@@ -167,9 +167,13 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         """The run's FrontierConfig; with rollouts: auto, holding what auto chose."""
         if self.accelerator.is_main_process:  # the currency this run pays in, as check-config
             model = getattr(getattr(self.model, "config", None), "to_dict", None)
-            _log.info(
-                "frontier-rft: currency: %s", trl_currency_line(vars(self.args), model and model())
+            line = trl_currency_line(
+                vars(self.args),
+                model and model(),
+                processes=self.accelerator.num_processes,
+                on_cpu=self.accelerator.device.type == "cpu",
             )
+            _log.info("frontier-rft: currency: %s", line)
         self._frontier_counters = new_counters()
         self.frontier_stop_reason: str | None = None
         """Why training stopped early (dynamic sampling found no signal), else None."""

@@ -42,7 +42,8 @@ def _plain(config: Any) -> dict[str, Any]:
 
 class FrontierPreflight(Callback):  # type: ignore[misc]
     """On job start: check the frontier-rft part of verl's config; exit 2 with every mistake,
-    else say what `rollouts: auto` will be and the shadows an unset `shadows` follows."""
+    else say what `rollouts: auto` will be, the shadows an unset `shadows` follows and the
+    currency the run pays in (`verl.currency`)."""
 
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
         plain = _plain(config)
@@ -53,3 +54,5 @@ class FrontierPreflight(Callback):  # type: ignore[misc]
             raise SystemExit(2)  # not an exception: Hydra would print its traceback
         for choice in report.choices + report.shadows:
             sys.stderr.write(f"frontier-rft pre-flight: {choice}\n")
+        for line in report.currency:  # as check-config says it
+            sys.stderr.write(f"frontier-rft pre-flight: currency: {line}\n")

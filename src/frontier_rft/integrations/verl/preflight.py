@@ -54,10 +54,12 @@ from frontier_rft.integrations.verl.config import (
     _interpolated,
     trl_only,
 )
+from frontier_rft.integrations.verl.currency import verl_currency_line
 from frontier_rft.integrations.verl.kept_step import VERL_DEFAULT_ESTIMATOR
 from frontier_rft.integrations.verl.verl_keys import check_verl_keys
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
+from frontier_rft.step_cost.advice import DeviceHint
 
 __all__ = [
     "LEGACY_CLASS",
@@ -78,8 +80,9 @@ LEGACY_PATH = "pkg://frontier_rft.integrations.verl"
 LEGACY_CLASS = "FrontierSampler"
 
 
-def check_verl_config(config: Mapping[str, Any]) -> Report:
-    """Every mistake in the frontier-rft part of verl config `config` (see the module)."""
+def check_verl_config(config: Mapping[str, Any], hint: DeviceHint | None = None) -> Report:
+    """Every mistake in the frontier-rft part of verl config `config` (see the module); `hint`:
+    what check-config was told of the device (the currency line's GPU or curve)."""
     report = Report()
     found = _sampler_section(config, report)
     if found is None:
@@ -134,6 +137,7 @@ def check_verl_config(config: Mapping[str, Any]) -> Report:
         if values.get("rollouts", "auto") == "auto":
             report.choices.append(auto_choice(VERL, plan.rollouts, plan.reason))
         report.plan.append(plan.words())
+    report.currency.append(verl_currency_line(config, hint))  # what a step costs, and where
     if values.get("rollouts") != "full" and dotted_get(config, "algorithm.adv_estimator") is None:
         report.notes.append(
             f"algorithm.adv_estimator: not set here (verl's default, {VERL_DEFAULT_ESTIMATOR}, "
