@@ -1,7 +1,9 @@
 """`frontier ab compare RUN_A RUN_B`: your A/B of two selectors, read from the runs' logs.
 
 Prints held-out score against rollouts spent and distinct prompts trained for both arms,
-says whether the difference is beyond the seed-to-seed noise (or that one run per arm
+compares them at equal rollouts, equal steps, equal wall-clock seconds (and a named device's
+projected seconds with --device) and final against final, each read at evaluation points;
+says whether each difference is beyond the seed-to-seed noise (or that one run per arm
 cannot tell), and draws both curves (docs/ab_test.md).
 """
 
@@ -23,7 +25,7 @@ NO_FIGURE = (
 def _cmd_compare(args: argparse.Namespace) -> int:
     from frontier_rft.bench.real_rl.ab import arm_label, compare_arms
 
-    result = compare_arms(args.run_a, args.run_b, metric=args.metric)
+    result = compare_arms(args.run_a, args.run_b, metric=args.metric, device=args.device)
     print(result.table())
     if args.out == "none":
         return 0
@@ -43,12 +45,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         ]
         for side, arm in (("A", result.a), ("B", result.b))
     }
+    at_rollouts = result.rollouts.verdict or f"not compared: {result.rollouts.unavailable}."
     verdict = (
-        result.verdict
+        at_rollouts
         if result.identical
-        else f"At equal rollouts: {result.verdict} Final against final: {result.final_verdict}"
+        else f"At equal rollouts: {at_rollouts} Final against final: {result.final_verdict}"
     )
-    path = plot_ab(arms, result.metric, result.budget, verdict, args.out)
+    path = plot_ab(arms, result.metric, result.rollouts.budget, verdict, args.out)
     print(f"Figure: {path}")
     return 0
 
@@ -65,9 +68,11 @@ def add_command(sub: Any) -> None:
         "compare",
         help="held-out score against rollouts spent and prompts trained, with a verdict",
         description="Read two arms' logs (frontier_metrics.jsonl of the TRL or verl adapter, "
-        "metrics.jsonl of frontier train) and compare their held-out score at the largest "
-        "rollout count every run reached. An arm is a run directory, or a folder of them "
-        "(one per seed, named alike in both arms): with several seeds a paired bootstrap "
+        "metrics.jsonl of frontier train) and compare their held-out score at equal rollouts, "
+        "equal steps and equal wall-clock seconds (each at the largest amount every run "
+        "reached, each run read at its latest evaluation at or before it, never between "
+        "evaluations), and final against final. An arm is a run directory, or a folder of "
+        "them (one per seed, named alike in both arms): with several seeds a paired bootstrap "
         "interval says whether the difference is beyond the noise; with one, that it cannot "
         "be judged.",
     )
@@ -78,6 +83,14 @@ def add_command(sub: Any) -> None:
         default=None,
         help="the held-out score's key in the logs (default: eval_reward, TRL's; "
         "eval/mean_score for frontier train)",
+    )
+    c.add_argument(
+        "--device",
+        default=None,
+        metavar="CURVE",
+        help="also compare at equal seconds projected on a shipped step-cost curve (cpu, "
+        "h200), each logged step priced from its shape as the bench does; needs a row per "
+        "step (frontier train's logs; TRL's and verl's have none, and the output says so)",
     )
     c.add_argument(
         "--out",
