@@ -24,6 +24,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         CAVEAT,
         evidence_note,
         length_unit,
+        read_prompts,
         replay,
         replay_table,
         reward_note,
@@ -42,6 +43,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.reward_range is not None and not args.reward_range[0] < args.reward_range[1]:
         low, high = args.reward_range
         raise UsageError(f"--reward-range {low:g} {high:g}: LOW must be below HIGH")
+    prompts = read_prompts(args.prompts) if args.prompts else None
     count = _tokenizer_count(args.tokenizer) if args.tokenizer else None
     if count is not None:
         count.total = _completions_total(args.log, args.format)
@@ -64,6 +66,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         rewards=args.reward_column,
         reward_range=args.reward_range,
         count=count,
+        prompts=prompts,
     )
     steps = int(shadows[0].passes()[-1]["steps"])
     per_pass = shadows[0].pass_size
@@ -78,7 +81,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if (summed := reward_note(args.log, args.format, args.reward_column)) is not None:
         print(summed)
     print(tokens_note(shadows[0].passes()[-1], length_unit(args.log, args.format, args.tokenizer)))
-    if evidence := evidence_note(shadows, args.log, args.format):
+    if evidence := evidence_note(shadows, args.log, args.format, args.prompts):
         print(evidence)
     print(CAVEAT)
     if figure is not None:
@@ -119,6 +122,7 @@ def _show_summary(args: argparse.Namespace) -> int:
             ("--pool-size", args.pool_size),
             ("--seed", args.seed),
             ("--tokenizer", args.tokenizer),
+            ("--prompts", args.prompts),
             ("--figure", args.figure),
         )
         if value is not None
@@ -363,6 +367,15 @@ def add_command(sub: Any) -> None:
         default=None,
         help="seed of the rules' own draws (default: the log's, as live shadows use; a TRL "
         "log's from the output dir's frontier_rewards.json, else 0; the replay prints it)",
+    )
+    r.add_argument(
+        "--prompts",
+        default=None,
+        metavar="FILE",
+        help="a rewards.jsonl's pool: its prompts by id as JSON lines (prompt id i on line i + 1, "
+        "a string or a list of chat messages; .gz read as it is), from which skip's features "
+        "are derived as an adapter's pool without features derives them (default: none; a TRL "
+        "or verl log holds its own prompt text)",
     )
     r.add_argument(
         "--tokenizer",

@@ -13,7 +13,12 @@ feed its shadows (docs/shadow.md). No torch here; pyarrow only for TRL's parquet
   else TRL's `trainer_state.json` names them (`reward_names`, each weighted 1), else the
   caller names them (`reward_columns` says which).
 - **verl** (`trainer.rollout_data_dir=DIR`): each step writes `DIR/<step>.jsonl`, one line
-  per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`.
+  per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`; a
+  step file gzipped (`<step>.jsonl.gz`, as log rotation leaves the older ones) is read alike.
+
+gzip is read for single JSON-lines and CSV files (a stream read line by line, bounded by what
+it decompresses to); an archive (tar, zip) or a gzipped parquet file is refused in one line
+that says so and how to unpack it, never read as text.
 
 Both logs hold each completion's text (TRL's `completion`, verl's `output`), not its token
 count: a completion's length is read as its text's size in `count`'s unit (characters by
@@ -53,6 +58,7 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
+from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
 from frontier_rft.features.text import prompt_text
 from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_rewards
@@ -72,10 +78,12 @@ __all__ = [
     "detect_format",
     "open_text",
     "output_dir",
+    "packed",
     "read_foreign_log",
     "regular_file",
     "reward_columns",
     "reward_names",
+    "summed_columns",
 ]
 
 FORMATS = ("frontier", "trl", "verl", "metrics")
@@ -112,8 +120,14 @@ CHUNK_CHARS = 1 << 21
 it reaches CHUNK_ROWS completions or this many characters, whichever comes first): a
 tokenizer's batch call holds the chunk's token ids as Python lists, about 50 MB at the peak
 for 2.4M characters (measured; 380 MB for 18M)."""
-_TRL_FILE = re.compile(r"completions_(\d+)\.parquet")
-_VERL_FILE = re.compile(r"(\d+)\.jsonl")
+_STEP_FILE = {
+    "trl": re.compile(r"completions_(\d+)\.parquet((?:\.[^.]+)*)", re.IGNORECASE),
+    "verl": re.compile(r"(\d+)\.jsonl((?:\.[^.]+)*)", re.IGNORECASE),
+}
+"""A step's file in a TRL completions/ or a verl rollout dir, and what follows its suffix
+(`.gz`: verl's is read gunzipped; anything else is refused in one line)."""
+_READ_GZIP = "gzip is read for single JSON-lines and CSV files"
+_ARCHIVE_NAMES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 # TRL 1.16, trl/trainer/grpo_trainer.py: `_generate_and_score_completions` logs, per reward
 # function name (`self.reward_func_names`), the metrics `rewards/<name>/mean` and `/std`
@@ -130,6 +144,8 @@ _FIRST = {
     "trl": "copy the first steps' completions_<step>.parquet files to a directory of their own",
     "verl": "copy the first steps' <step>.jsonl files to a directory of their own",
 }
+_STEP_NAMES = {"trl": "completions_<step>.parquet", "verl": "<step>.jsonl or <step>.jsonl.gz"}
+"""The step files a directory of each format is read from, for messages."""
 
 Step = tuple[int, np.ndarray, np.ndarray, np.ndarray | None]
 """One step: its number in the log (the trainer's, from 1), its prompt ids, their groups of
@@ -230,15 +246,61 @@ def open_text(
     return text, lambda: counted.read_so_far
 
 
+def packed(path: str | os.PathLike[str]) -> str | None:
+    """Why the file at `path` is not read as a log (an archive, a gzipped parquet file: in
+    one line, with how to unpack it), from its name or its first (decompressed) bytes; None
+    for a file read as it is or gunzipped."""
+    name, gzipped = Path(path).name.lower(), False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+            if gzipped := head[:2] == _GZIP_MAGIC:
+                fh.seek(0)
+                with gzip.open(fh) as inner:
+                    head = inner.read(512)
+    except (OSError, EOFError, zlib.error):
+        head = b""  # unreadable or cut off: the read says why
+    if head[257:262] == b"ustar" or name.endswith(_ARCHIVE_NAMES[:-1]):
+        return (
+            f"{path}: a tar archive; {_READ_GZIP}, not archives of them: unpack it "
+            f"(tar xzf {path}) and replay the directory it holds (TRL's completions/, verl's "
+            "rollout_data_dir)"
+        )
+    if head[:4] == b"PK\x03\x04" or name.endswith(".zip"):
+        return (
+            f"{path}: a zip archive; {_READ_GZIP}, not archives of them: unzip it and replay "
+            "the directory it holds (TRL's completions/, verl's rollout_data_dir)"
+        )
+    if (gzipped and head[:4] == b"PAR1") or name.endswith(".parquet.gz"):
+        return (
+            f"{path}: a gzipped parquet file; {_READ_GZIP} (a parquet file is read by its "
+            f"columns, which a gzip stream cannot seek to): gunzip it and replay the .parquet"
+        )
+    return None
+
+
+def _unpacked(path: Path, fix: str) -> None:
+    """A ValueError unless `path` is a regular file read as it is or gunzipped (`packed`)."""
+    regular_file(path, fix)
+    if (why := packed(path)) is not None:
+        raise ValueError(why)
+
+
+def _inner_suffix(path: Path) -> str:
+    """The file's suffix under a .gz (`table.csv.gz`: .csv), lower case."""
+    name = path.name.lower().removesuffix(".gz")
+    return ".table.json" if name.endswith(".table.json") else Path(name).suffix
+
+
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of the log at `path`, from its file names or its first line; a ValueError
     saying to pass --format when neither tells."""
     p = Path(path)
     if p.is_dir():
         names = {f.name for f in _listing(p)}
-        if any(_TRL_FILE.fullmatch(n) for n in names) or (p / "completions").is_dir():
+        if any(_STEP_FILE["trl"].fullmatch(n) for n in names) or (p / "completions").is_dir():
             return "trl"
-        if any(_VERL_FILE.fullmatch(n) for n in names):
+        if any(_STEP_FILE["verl"].fullmatch(n) for n in names):
             return "verl"
         if "rewards.jsonl" in names:
             return "frontier"
@@ -246,10 +308,10 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             return "metrics"
     elif not p.exists():
         raise ValueError(f"{path} does not exist; give a reward log or a directory of one")
-    elif p.suffix.lower() in (".parquet", ".csv") or p.name.lower().endswith(".table.json"):
-        return "trl"  # TRL's files, or a wandb table export
     else:
-        regular_file(p, "give a reward log or a directory of one")
+        _unpacked(p, "give a reward log or a directory of one")
+        if _inner_suffix(p) in (".parquet", ".csv", ".table.json"):
+            return "trl"  # TRL's files, or a wandb table export
         try:
             fh, _ = open_text(p)
             with fh:
@@ -430,24 +492,41 @@ def _listing(directory: Path) -> list[Path]:
 
 
 def _files(path: Path, fmt: str) -> list[Path]:
-    """The log's files in step order (a directory) or the one file."""
+    """The log's files in step order (a directory) or the one file; a step file compressed
+    otherwise than as read (`_STEP_FILE`), or a step in two files, is refused in one line."""
     if not path.exists():
         raise ValueError(f"{path} does not exist; {_HOW[fmt]}")
     if not path.is_dir():
-        regular_file(path, _HOW[fmt])
+        _unpacked(path, _HOW[fmt])
         return [path]
     if fmt == "trl" and (path / "completions").is_dir():
         path = path / "completions"  # the trainer's output_dir
-    pattern = _TRL_FILE if fmt == "trl" else _VERL_FILE
-    numbered = []
+    numbered: dict[int, Path] = {}
     for f in _listing(path):
-        m = pattern.fullmatch(f.name)
-        if m:
-            numbered.append((int(m.group(1)), f))
+        m = _STEP_FILE[fmt].fullmatch(f.name)
+        if m is None:
+            continue
+        step, tail = int(m.group(1)), m.group(2).lower()
+        if tail == ".gz" and fmt == "trl":
+            raise ValueError(
+                f"{f}: a gzipped parquet file; {_READ_GZIP} (a parquet file is read by its "
+                f"columns, which a gzip stream cannot seek to): gunzip them (gunzip "
+                f"{path}/*.parquet.gz) and replay the directory"
+            )
+        if tail not in ("", ".gz"):
+            raise ValueError(
+                f"{f}: a {fmt} log's directory is read as {_STEP_NAMES[fmt]} files ({_READ_GZIP}): "
+                f"decompress it to {m.group(0)[: m.start(2)]} beside the others"
+            )
+        if step in numbered:
+            raise ValueError(
+                f"{path}: step {step} is in both {numbered[step].name} and {f.name}; keep one "
+                "of them (the same step logged twice?)"
+            )
+        numbered[step] = f
     if not numbered:
-        want = "completions_<step>.parquet" if fmt == "trl" else "<step>.jsonl"
-        raise ValueError(f"{path}: holds no {want} file; {_HOW[fmt]}")
-    return [f for _, f in sorted(numbered)]
+        raise ValueError(f"{path}: holds no {_STEP_NAMES[fmt]} file; {_HOW[fmt]}")
+    return [numbered[step] for step in sorted(numbered)]
 
 
 def _lines(file: Path, fix: str = "") -> Iterator[tuple[str, Any]]:
@@ -571,20 +650,49 @@ def _guess(names: Sequence[str], where: str) -> RewardColumns:
             "column, and no trainer_state.json beside the log names the reward functions; "
             "name them with --reward-column NAME (repeat; NAME=WEIGHT for reward_weights)"
         )
-    one = "its one reward column"
-    return RewardColumns([(candidates[0], 1.0)], one, f"{one}, weighted 1")
+    how = (
+        "the table's one column besides step, prompt, completion and advantage, weighted 1 "
+        "(no frontier_rewards.json or trainer_state.json beside the log names the reward "
+        "functions)"
+    )
+    return RewardColumns([(candidates[0], 1.0)], "the table's one reward column", how)
+
+
+def _no_column(name: str, names: Sequence[str], columns: RewardColumns, where: str) -> str:
+    """The refusal of a reward column the table lacks, with the closest of its columns."""
+    close = did_you_mean(name, [n for n in names if n not in _NOT_REWARDS])
+    return (
+        f"{where} has no reward column {name!r}{close} (named by {columns.source}); name the "
+        "log's with --reward-column"
+    )
+
+
+def summed_columns(
+    path: str | os.PathLike[str], rewards: Sequence[tuple[str, float]] | None = None
+) -> RewardColumns:
+    """The reward columns a replay of the TRL log at `path` sums: those `reward_columns`
+    finds, else the table's one reward column, read from its first row (a ValueError where
+    the log has none, or several that nothing names)."""
+    if (named := reward_columns(path, rewards)) is not None:
+        return named
+    first = _files(Path(path), "trl")[0]
+    for where, record in _trl_records(first, None):
+        if not isinstance(record, dict):
+            break
+        return _guess(list(record), where)
+    raise ValueError(f"{first}: holds no row of TRL's completions table; {_HOW['trl']}")
+
+
+def _trl_records(file: Path, columns: RewardColumns | None) -> Iterator[tuple[str, Any]]:
+    """The rows of a TRL table file, by its kind: parquet, CSV (gzipped or not), or JSON."""
+    suffix = _inner_suffix(file)
+    if suffix == ".parquet":
+        return _parquet_records(file, columns)
+    return _csv_records(file) if suffix == ".csv" else _json_records(file)
 
 
 def _trl_rows(file: Path, columns: RewardColumns | None) -> Iterator[Read]:
-    suffix = file.suffix.lower()
-    records: Iterator[tuple[str, Any]]
-    if suffix == ".parquet":
-        records = _parquet_records(file, columns)
-    elif suffix == ".csv":
-        records = _csv_records(file)
-    else:
-        records = _json_records(file)
-    for where, record in records:
+    for where, record in _trl_records(file, columns):
         if not isinstance(record, dict):
             raise ValueError(f"{where} is not a row of TRL's completions table; {_HOW['trl']}")
         for key in ("step", "prompt"):
@@ -598,10 +706,7 @@ def _trl_rows(file: Path, columns: RewardColumns | None) -> Iterator[Read]:
         total, scored = 0.0, False
         for name, weight in columns.columns:
             if name not in record:
-                raise ValueError(
-                    f"{where} has no reward column {name!r} (named by {columns.source}); "
-                    "name the log's with --reward-column"
-                )
+                raise ValueError(_no_column(name, list(record), columns, where))
             cell = record[name]  # None (NaN in the table, "" in CSV): not scored
             value = math.nan if cell is None or cell == "" else _number(cell)
             if value is None:
@@ -640,6 +745,9 @@ def _parquet_records(file: Path, columns: RewardColumns | None) -> Iterator[tupl
         names = handle.schema_arrow.names
         if columns is None:
             columns = _guess(names, str(file))
+        for name in columns.names():
+            if name not in names:  # its own line, with the table's columns to choose from
+                raise ValueError(_no_column(name, names, columns, str(file)))
         # Only what a replay reads: no log_extra, advantage or image column.
         wanted = [c for c in ("step", "prompt", "completion", *columns.names()) if c in names]
         # A batch at a time: completions' text is held only while its rows are read.
