@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import re
+import sys
 import tarfile
 import warnings
 from pathlib import Path
@@ -289,3 +290,68 @@ def test_a_prompts_file_that_is_not_the_logs_pool_is_refused_in_one_line(
     verl = _verl(tmp_path / "verl", rows)
     with pytest.raises(ValueError, match=r"--prompts gives a rewards.jsonl's pool"):
         replay(verl, ["skip"], prompts=tuple(_TEXTS))
+
+
+@pytest.mark.filterwarnings("ignore::frontier_rft.features.derive.EvidenceWarning")
+def test_the_end_of_run_line_quotes_the_yardstick_measured_by_the_benchmark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'Switch when the shadow shows little lost' has a number: the yardstick the committed
+    benchmark measured, per regime, quoted where the run ends and where the replay ends."""
+    from frontier_rft.shadow.live import SWITCH_YARDSTICK, switch_note
+
+    result = json.loads(
+        (
+            Path(__file__).resolve().parents[1] / "benchmarks/results/shadow_yardstick.json"
+        ).read_text()
+    )
+    for name, regime in result["regimes"].items():
+        mean = regime["all"]["abs_advantage_lost_share"]["mean"]
+        assert f"{mean:.0%} (`{name}`" in SWITCH_YARDSTICK, (name, mean)
+    assert "SmolLM2" in SWITCH_YARDSTICK and "fast-format-lr4" in SWITCH_YARDSTICK
+    docs = (Path(__file__).resolve().parents[1] / "docs/shadow.md").read_text()
+    assert SWITCH_YARDSTICK.split(":", 1)[1].strip()[:60] in " ".join(docs.split())
+    # the line is said where a skip shadow is shown, and only there
+    pool = TaskPool(num_tasks=6, prompts=_TEXTS)
+    live = RunShadows([shadow_config("skip")], make_selector("uniform", pool), 0)
+    rows = _rows(steps=4)
+    for t, (ids, r) in enumerate(rows):
+        live.observe(t, np.repeat(np.array(ids), 4), r.reshape(-1), 4)
+    assert SWITCH_YARDSTICK in live.summary()
+    assert switch_note(["greso", "screen4"]) == ""
+    greso = RunShadows([shadow_config("greso")], make_selector("uniform", pool), 0)
+    assert SWITCH_YARDSTICK not in greso.summary()
+    log = _log(tmp_path / "rewards.jsonl", rows)
+    file = _prompts(tmp_path / "prompts.jsonl", _TEXTS)
+    assert main(["shadow", "replay", str(log), "--rule", "skip", "--prompts", str(file)]) == 0
+    assert SWITCH_YARDSTICK in capsys.readouterr().out
+    assert main(["shadow", "replay", str(log), "--rule", "greso"]) == 0
+    assert SWITCH_YARDSTICK not in capsys.readouterr().out
+
+
+def test_the_committed_yardstick_is_rebuilt_from_the_ledger(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One seed per regime replayed again gives the committed figures (the whole benchmark,
+    `python benchmarks/shadow_yardstick.py`, takes minutes)."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "shadow_yardstick", root / "benchmarks" / "shadow_yardstick.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)  # its dataclass looks itself up
+    spec.loader.exec_module(script)
+    committed = json.loads((root / "benchmarks/results/shadow_yardstick.json").read_text())
+    assert [r.name for r in script.REGIMES] == list(committed["regimes"])
+    regime = script.REGIMES[-1]
+    seed, record, log = script.uniform_runs(regime)[0]
+    got = json.loads(json.dumps(script.replay_seed(record, log)))
+    assert got == committed["regimes"][regime.name]["per_seed"][str(seed)]
+    # a pool that does not regenerate as the run's is refused, not replayed
+    bad = script.read_record(record)
+    bad["info"]["config"]["train_seed"] += 1
+    with pytest.raises(SystemExit, match="not the run's pool"):
+        script.pool_prompts(bad)

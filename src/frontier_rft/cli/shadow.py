@@ -20,6 +20,7 @@ __all__ = ["add_command"]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from frontier_rft.shadow.live import switch_note
     from frontier_rft.shadow.replay import (
         CAVEAT,
         evidence_note,
@@ -84,6 +85,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if evidence := evidence_note(shadows, args.log, args.format, args.prompts):
         print(evidence)
     print(CAVEAT)
+    if switch := switch_note([shadow.name for shadow in shadows]):
+        print(switch)
     if figure is not None:
         from frontier_rft.reporting.shadow_plots import plot_shadow_replay
 
@@ -110,6 +113,7 @@ def _is_metrics_log(log: str) -> bool:
 
 def _show_summary(args: argparse.Namespace) -> int:
     """The end-of-run table a TRL run's live shadows wrote to its metrics log."""
+    from frontier_rft.shadow.live import switch_note
     from frontier_rft.shadow.replay import CAVEAT, read_shadow_summary, tokens_note
     from frontier_rft.shadow.rule import passes_table
 
@@ -145,6 +149,8 @@ def _show_summary(args: argparse.Namespace) -> int:
     )
     print(tokens_note(named[0][1][-1], "the trainer's generated tokens", missing))
     print(CAVEAT)
+    if switch := switch_note([name for name, _ in named]):
+        print(switch)
     return 0
 
 
