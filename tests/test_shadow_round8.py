@@ -26,13 +26,14 @@ from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import evidence_note, read_prompts, replay, reward_note
 
 _TEXTS = [
-    "Add 3 and 5.",
-    "Multiply the primes below twenty.",
-    "Integrate x squared from zero to one.",
-    "Name a colour.",
-    "Prove that the square root of two is irrational.",
-    "Sort these words by length: cat, horse, ox.",
+    "Spell a river.",
+    "Count the vowels in banana.",
+    "Translate hello into French.",
+    "Which planet is largest?",
+    "Reverse the word stressed.",
+    "List three prime numbers, smallest first.",
 ]
+"""Six prompts whose text features differ (digits read as '0' would not)."""
 
 
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -41,15 +42,12 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
-def _rows(steps: int = 6, batch: int = 3, pool: int = 6, seed: int = 2) -> list:
-    """Per step: prompt ids (a fresh walk of the pool each epoch) and groups of 4 rewards."""
-    rng = np.random.default_rng(seed)
-    order = np.concatenate([rng.permutation(pool) for _ in range(steps)])
-    rows = []
-    for t in range(steps):
-        ids = order[t * batch : (t + 1) * batch]
-        rows.append((ids.tolist(), (rng.random((batch, 4)) < (ids[:, None] % 3) / 2) * 1.0))
-    return rows
+def _rows(steps: int = 6, batch: int = 3, pool: int = 6) -> list:
+    """Per step: `batch` prompt ids walking the pool in order, and their groups of 4 rewards
+    (prompt i solved at rate (i mod 3) / 2: every third prompt never, so skip has some)."""
+    rng = np.random.default_rng(2)
+    walk = [[(t * batch + i) % pool for i in range(batch)] for t in range(steps)]
+    return [(ids, (rng.random((batch, 4)) < np.array(ids)[:, None] % 3 / 2) * 1.0) for ids in walk]
 
 
 def _verl_lines(rows: list, t: int) -> str:
