@@ -50,14 +50,10 @@ from frontier_rft.shadow.foreign_logs import (
     Count,
     characters,
     detect_format,
-    open_text,
-    output_dir,
-    packed,
     read_foreign_log,
-    regular_file,
-    summed_columns,
 )
 from frontier_rft.shadow.live import build_shadow, shadow_config
+from frontier_rft.shadow.log_reading import open_text, packed, regular_file
 from frontier_rft.shadow.rule import (
     MAX_LENGTH,
     PASS_KEYS,
@@ -66,6 +62,7 @@ from frontier_rft.shadow.rule import (
     passes_table,
 )
 from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_seed
+from frontier_rft.shadow.trl_table import output_dir, summed_columns
 
 __all__ = [
     "MAX_LOG_BYTES",
