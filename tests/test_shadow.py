@@ -603,7 +603,7 @@ def test_cut_off_large_and_unreadable_foreign_logs(
     with pytest.raises(ValueError, match=r"not a readable parquet file|needs pyarrow"):
         replay(bad, ["greso"])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match=r"holds no <step>.jsonl file"):
+    with pytest.raises(ValueError, match=r"holds no <step>.jsonl or <step>.jsonl.gz file"):
         replay(tmp_path / "empty", ["greso"], log_format="verl")
     with pytest.raises(ValueError, match="--reward-column names a TRL log's columns"):
         replay(path, ["greso"], log_format="verl", rewards=[("r", 1.0)])

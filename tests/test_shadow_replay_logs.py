@@ -148,6 +148,7 @@ def test_a_log_large_on_disk_is_read_by_its_columns_and_bounded_by_its_rows(
     import pyarrow.parquet as pq
 
     import frontier_rft.shadow.foreign_logs as foreign
+    import frontier_rft.shadow.log_reading as log_reading
     import frontier_rft.shadow.replay as shadows
 
     rows = _rows()
@@ -175,7 +176,7 @@ def test_a_log_large_on_disk_is_read_by_its_columns_and_bounded_by_its_rows(
     assert "completions_<step>.parquet files to a directory" in _one_line(capsys)
     table = tmp_path / "run.table.json"  # a wandb export: a step's table on one line
     table.write_text(json.dumps({"columns": ["step", "prompt", "r"], "data": [[1, "p", 1]] * 9}))
-    monkeypatch.setattr(foreign, "MAX_LINE_CHARS", 50)
+    monkeypatch.setattr(log_reading, "MAX_LINE_CHARS", 50)
     with pytest.raises(
         ValueError, match="longer than 50 characters; replay the run's completions/"
     ):

@@ -52,13 +52,13 @@ def test_a_gzipped_log_of_blank_lines_is_bounded_by_its_decompressed_bytes(
 def test_a_gzipped_trl_log_of_blank_lines_is_bounded_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import frontier_rft.shadow.foreign_logs as foreign
+    import frontier_rft.shadow.log_reading as log_reading
 
     rows = [{"step": 1, "prompt": p, "completion": "c", "r": r} for p in "ab" for r in (0, 1)]
     text = "".join(json.dumps(r) + "\n" for r in rows) + "\n" * 200_000
     packed = tmp_path / "table.jsonl.gz"
     packed.write_bytes(gzip.compress(text.encode()))
-    monkeypatch.setattr(foreign, "MAX_GZIP_BYTES", 100_000)
+    monkeypatch.setattr(log_reading, "MAX_GZIP_BYTES", 100_000)
     with pytest.raises(ValueError, match=r"decompresses to more than the 100,000 bytes"):
         replay(packed, ["greso"], log_format="trl")
 

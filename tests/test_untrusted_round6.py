@@ -167,10 +167,10 @@ def test_replay_refuses_a_pool_it_could_not_hold_in_2_gib(tmp_path: Path) -> Non
 def test_replay_refuses_a_one_line_csv_before_reading_the_line_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import frontier_rft.shadow.foreign_logs as foreign_logs
+    import frontier_rft.shadow.log_reading as log_reading
     from frontier_rft.shadow.foreign_logs import read_foreign_log
 
-    monkeypatch.setattr(foreign_logs, "MAX_LINE_CHARS", 1000)
+    monkeypatch.setattr(log_reading, "MAX_LINE_CHARS", 1000)
     table = tmp_path / "completions.csv"
     table.write_text("step,prompt,completion,accuracy\n" + "1," + "x" * 5000 + ",c,1\n")
     with pytest.raises(ValueError, match="line 2 is longer than 1,000 characters"):

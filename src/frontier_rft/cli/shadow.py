@@ -20,10 +20,12 @@ __all__ = ["add_command"]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from frontier_rft.shadow.live import switch_note
     from frontier_rft.shadow.replay import (
         CAVEAT,
         evidence_note,
         length_unit,
+        read_prompts,
         replay,
         replay_table,
         reward_note,
@@ -42,6 +44,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.reward_range is not None and not args.reward_range[0] < args.reward_range[1]:
         low, high = args.reward_range
         raise UsageError(f"--reward-range {low:g} {high:g}: LOW must be below HIGH")
+    prompts = read_prompts(args.prompts) if args.prompts else None
     count = _tokenizer_count(args.tokenizer) if args.tokenizer else None
     if count is not None:
         count.total = _completions_total(args.log, args.format)
@@ -64,6 +67,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         rewards=args.reward_column,
         reward_range=args.reward_range,
         count=count,
+        prompts=prompts,
     )
     steps = int(shadows[0].passes()[-1]["steps"])
     per_pass = shadows[0].pass_size
@@ -78,9 +82,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if (summed := reward_note(args.log, args.format, args.reward_column)) is not None:
         print(summed)
     print(tokens_note(shadows[0].passes()[-1], length_unit(args.log, args.format, args.tokenizer)))
-    if evidence := evidence_note(shadows, args.log, args.format):
+    if evidence := evidence_note(shadows, args.log, args.format, args.prompts):
         print(evidence)
     print(CAVEAT)
+    if switch := switch_note([shadow.name for shadow in shadows]):
+        print(switch)
     if figure is not None:
         from frontier_rft.reporting.shadow_plots import plot_shadow_replay
 
@@ -107,6 +113,7 @@ def _is_metrics_log(log: str) -> bool:
 
 def _show_summary(args: argparse.Namespace) -> int:
     """The end-of-run table a TRL run's live shadows wrote to its metrics log."""
+    from frontier_rft.shadow.live import switch_note
     from frontier_rft.shadow.replay import CAVEAT, read_shadow_summary, tokens_note
     from frontier_rft.shadow.rule import passes_table
 
@@ -119,6 +126,7 @@ def _show_summary(args: argparse.Namespace) -> int:
             ("--pool-size", args.pool_size),
             ("--seed", args.seed),
             ("--tokenizer", args.tokenizer),
+            ("--prompts", args.prompts),
             ("--figure", args.figure),
         )
         if value is not None
@@ -141,6 +149,8 @@ def _show_summary(args: argparse.Namespace) -> int:
     )
     print(tokens_note(named[0][1][-1], "the trainer's generated tokens", missing))
     print(CAVEAT)
+    if switch := switch_note([name for name, _ in named]):
+        print(switch)
     return 0
 
 
@@ -363,6 +373,15 @@ def add_command(sub: Any) -> None:
         default=None,
         help="seed of the rules' own draws (default: the log's, as live shadows use; a TRL "
         "log's from the output dir's frontier_rewards.json, else 0; the replay prints it)",
+    )
+    r.add_argument(
+        "--prompts",
+        default=None,
+        metavar="FILE",
+        help="a rewards.jsonl's pool: its prompts by id as JSON lines (prompt id i on line i + 1, "
+        "a string or a list of chat messages; .gz read as it is), from which skip's features "
+        "are derived as an adapter's pool without features derives them (default: none; a TRL "
+        "or verl log holds its own prompt text)",
     )
     r.add_argument(
         "--tokenizer",

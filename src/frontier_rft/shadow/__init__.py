@@ -3,9 +3,11 @@
 One room for the whole feature: `rule` (what a shadow is: `ShadowConfig`, `Shadow`, its
 keep rule, counts and state file), `live` (shadows built on a run's pool and fed each step:
 `build_shadow`, `load_shadow`, and `RunShadows`, what the TRL, verl, SkyRL and tinker
-adapters hold), `replay` (the reward log a run writes and `frontier shadow replay` reads back)
-and `foreign_logs` (TRL's completion logs and verl's rollout dumps, read bounded). The
-reference trainer, the adapters and the CLI call these; none of them holds shadow logic.
+adapters hold), `replay` (the reward log a run writes and `frontier shadow replay` reads
+back), `foreign_logs` (TRL's completion logs and verl's rollout dumps, read bounded into
+steps), with `trl_table` (TRL's completions table: its reward columns and rows) and
+`log_reading` (what reading those logs shares: their files and cells). The reference
+trainer, the adapters and the CLI call these; none of them holds shadow logic.
 (`replay.replay`, the function, is not re-exported here: its name is its module's.)
 """
 

@@ -1,19 +1,17 @@
 """Per-prompt rewards from TRL's and verl's own logs, as steps `frontier shadow replay` can
 feed its shadows (docs/shadow.md). No torch here; pyarrow only for TRL's parquet files.
 
-- **TRL** (`GRPOConfig(log_completions=True)`): at each logging step `GRPOTrainer.log`
-  writes `<output_dir>/completions/completions_<step:05d>.parquet`, one row per completion
-  of the last generation batch, with the columns `step`, `prompt`, `completion`, one column
-  per reward function, any `log_extra` column and `advantage`; with `report_to="wandb"` the
-  same table is logged as `completions` (exported as a `*.table.json` of `columns` and
-  `data`, or as CSV). A row's reward is the sum of its reward columns, `nansum` over the
-  functions as TRL computes it (each weighted by `reward_weights`, 1 unless given). The table
-  does not say which columns are reward functions' and which are `log_extra`'s, nor their
-  weights: the frontier-rft TRL adapter's record in the output dir does (shadow/run_rewards.py),
-  else TRL's `trainer_state.json` names them (`reward_names`, each weighted 1), else the
-  caller names them (`reward_columns` says which).
+- **TRL** (`GRPOConfig(log_completions=True)`): `completions/completions_<step>.parquet`, a
+  wandb table export or CSV, one row per completion with its prompt, completion and one
+  column per reward function; which columns are rewards, with what weights, and the rows:
+  shadow/trl_table.py.
 - **verl** (`trainer.rollout_data_dir=DIR`): each step writes `DIR/<step>.jsonl`, one line
-  per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`.
+  per sample with `input` (the decoded prompt), `output`, `score` (its reward), `step`; a
+  step file gzipped (`<step>.jsonl.gz`, as log rotation leaves the older ones) is read alike.
+
+Their files are read bounded, gunzipped where gzip, archives and gzipped parquet refused
+(shadow/log_reading.py). This module tells a log's format (`detect_format`) and reads either
+into steps (`read_foreign_log`).
 
 Both logs hold each completion's text (TRL's `completion`, verl's `output`), not its token
 count: a completion's length is read as its text's size in `count`'s unit (characters by
@@ -36,69 +34,59 @@ fix.
 
 from __future__ import annotations
 
-import csv
-import gzip
 import hashlib
-import io
-import json
 import math
 import os
-import re
-import stat
-import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from frontier_rft.core.jsonsafe import jsonl_records, loads_bounded
+from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.features.text import prompt_text
-from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_rewards
+from frontier_rft.shadow.log_reading import (
+    GZIP_MAGIC,
+    HOW,
+    MAX_LINE_CHARS,
+    MAX_ROWS,
+    STEP_FILE,
+    Read,
+    completion_texts,
+    inner_suffix,
+    json_lines,
+    listing,
+    logged_number,
+    logged_step,
+    open_text,
+    step_files,
+    text_digest,
+    unpacked,
+)
+from frontier_rft.shadow.trl_table import reward_columns, trl_rows
 
 __all__ = [
     "CHUNK_CHARS",
     "CHUNK_ROWS",
     "FORMATS",
     "LENGTH_UNIT",
-    "MAX_GZIP_BYTES",
     "MAX_PROMPT_CHARS",
     "MAX_ROWS",
     "Count",
-    "RewardColumns",
     "characters",
     "completions_total",
     "detect_format",
-    "open_text",
-    "output_dir",
     "read_foreign_log",
-    "regular_file",
-    "reward_columns",
-    "reward_names",
 ]
 
 FORMATS = ("frontier", "trl", "verl", "metrics")
 """The logs `frontier shadow replay --format` reads: reward logs, and the TRL adapter's
 `frontier_metrics.jsonl` (its live shadows' end-of-run summary)."""
-MAX_ROWS = 1 << 23
-"""Most completions read from one TRL or verl log: 8.4M (a 20k-prompt, 8-rollout, 2-epoch
-run is 320k). Kept as arrays and digests, about 80 bytes a completion at the peak (groups
-of 8, measured), so under 1 GiB."""
 MAX_PROMPT_CHARS = 1 << 27
 """Most characters of prompt text kept (all distinct prompts together) for a rule that
 derives features from it: 134M, about 134 MB of ASCII text (a 20k-prompt dataset of
 2,000-character prompts is 40M); a log of more is refused in one line."""
-MAX_GZIP_BYTES = 1 << 34
-"""Most bytes a TRL or verl log's file is read to (decompressed, blank lines included): 16
-GiB, beyond any log of MAX_ROWS completions a replay reads; a small .gz that expands without
-end is refused at it, not read for hours."""
-MAX_LINE_CHARS = 1 << 24
-"""Longest line (or wandb table file) read."""
-MAX_STATE_CHARS = 1 << 26
-"""Largest trainer_state.json read for its reward functions' names."""
-_NOT_REWARDS = frozenset({"step", "prompt", "completion", "advantage", "image", "images"})
-"""TRL's completion-table columns that are not reward functions."""
 LENGTH_UNIT = "characters"
 """What a completion's length counts when no tokenizer is given: its text's characters
 (Unicode code points; a conversation's, its messages' contents)."""
@@ -112,25 +100,10 @@ CHUNK_CHARS = 1 << 21
 it reaches CHUNK_ROWS completions or this many characters, whichever comes first): a
 tokenizer's batch call holds the chunk's token ids as Python lists, about 50 MB at the peak
 for 2.4M characters (measured; 380 MB for 18M)."""
-_TRL_FILE = re.compile(r"completions_(\d+)\.parquet")
-_VERL_FILE = re.compile(r"(\d+)\.jsonl")
-_CHECKPOINT = re.compile(r"checkpoint-(\d+)")
-# TRL 1.16, trl/trainer/grpo_trainer.py: `_generate_and_score_completions` logs, per reward
-# function name (`self.reward_func_names`), the metrics `rewards/<name>/mean` and `/std`
-# (`eval_` prefixed in evaluation), which `Trainer.log` keeps in `trainer_state.json`'s
-# `log_history`; `GRPOTrainer.log` writes the completions table as `step`, `prompt`,
-# `completion`, `**self._logs["rewards"]` (one column per name), `**self._logs["extra"]`
-# (`log_extra`'s columns, e.g. a gold answer or a length) and `advantage`.
-_REWARD_METRIC = re.compile(r"(?:eval_)?rewards/(.+)/(?:mean|std)")
-_HOW = {
-    "trl": "log it with GRPOConfig(log_completions=True, logging_steps=1) (docs/shadow.md)",
-    "verl": "dump it with trainer.rollout_data_dir=DIR (docs/shadow.md)",
-}
 _FIRST = {
     "trl": "copy the first steps' completions_<step>.parquet files to a directory of their own",
     "verl": "copy the first steps' <step>.jsonl files to a directory of their own",
 }
-
 Step = tuple[int, np.ndarray, np.ndarray, np.ndarray | None]
 """One step: its number in the log (the trainer's, from 1), its prompt ids, their groups of
 rewards (prompts, group size), and the groups' completion lengths alike (None where some
@@ -139,9 +112,6 @@ Row = tuple[int, Any, float, bytes, int]
 """One completion: its step, its prompt (the log's cell: text or a conversation), its
 reward, its text's digest (TRL's, to tell a generation logged again from a new one; empty
 where the log has no completion), and its text's length (-1: no text)."""
-Read = tuple[int, Any, float, bytes, list[str] | None]
-"""One completion as read, before its length is counted: a Row with its texts (one, or a
-conversation's message contents; None: no text) in place of the length."""
 Count = Callable[[list[str]], Sequence[int]]
 """The lengths of a batch of completion texts, one per text, in some unit (`characters`; a
 tokenizer's batch call: tokens)."""
@@ -152,93 +122,15 @@ def characters(texts: list[str]) -> list[int]:
     return [len(text) for text in texts]
 
 
-def regular_file(path: str | os.PathLike[str], fix: str) -> None:
-    """A ValueError unless `path` is a regular file: a FIFO would block the read and a pipe
-    or device has no size to bound it by."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read it ({exc.strerror}); {fix}") from None
-    if not stat.S_ISREG(mode):
-        raise ValueError(
-            f"{path} is not a regular file (a pipe, FIFO or device); copy the log to a file "
-            "and replay that"
-        )
-
-
-_GZIP_MAGIC = b"\x1f\x8b"
-"""A gzip stream's first two bytes (the ledger keeps reward logs as .jsonl.gz)."""
-
-
-class _Counted(io.RawIOBase):
-    """A binary stream that counts the bytes read from it (decompressed ones for a .gz) and
-    refuses, in one ValueError line, to read past `max_bytes` or a gzip stream cut off or
-    damaged (zlib's EOFError or BadGzipFile would otherwise surface as a traceback)."""
-
-    def __init__(self, raw: Any, path: object, max_bytes: int | None, fix: str) -> None:
-        super().__init__()
-        self.raw, self.path, self.max_bytes, self.fix = raw, path, max_bytes, fix
-        self.read_so_far = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        try:
-            n = self.raw.readinto(buffer)
-        except EOFError:
-            raise ValueError(
-                f"{self.path}: not a whole gzip file: cut off before its end (truncated, e.g. "
-                "copied while it was written); gunzip -t it, or replay the plain log"
-            ) from None
-        except (zlib.error, gzip.BadGzipFile) as exc:
-            raise ValueError(
-                f"{self.path}: not a whole gzip file ({str(exc)[:80]}); gunzip -t it, or "
-                "replay the plain log"
-            ) from None
-        self.read_so_far += n or 0
-        if self.max_bytes is not None and self.read_so_far > self.max_bytes:
-            raise ValueError(
-                f"{self.path}: decompresses to more than the {self.max_bytes:,} bytes a replay "
-                f"reads (blank lines count){'; ' + self.fix if self.fix else ''}"
-            )
-        return n or 0
-
-    def close(self) -> None:
-        self.raw.close()
-        super().close()
-
-
-def open_text(
-    path: str | os.PathLike[str],
-    max_bytes: int | None = None,
-    fix: str = "",
-    newline: str | None = None,
-) -> tuple[IO[str], Callable[[], int]]:
-    """A text stream of the log at `path`, gunzipped where it is gzip-compressed, and a
-    function giving the bytes read from it so far (decompressed ones for a .gz). With
-    `max_bytes`, reading past that many (decompressed) bytes, blank lines included, is a
-    ValueError ending in `fix`, so a small .gz cannot expand without end; a gzip stream cut
-    off or damaged is a ValueError naming it, not zlib's traceback."""
-    with open(path, "rb") as head:
-        gzipped = head.read(2) == _GZIP_MAGIC
-    raw: Any = gzip.open(path, "rb") if gzipped else open(path, "rb")  # noqa: SIM115
-    counted = _Counted(raw, path, max_bytes, fix)
-    text = io.TextIOWrapper(
-        io.BufferedReader(counted), encoding="utf-8", errors="replace", newline=newline
-    )
-    return text, lambda: counted.read_so_far
-
-
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of the log at `path`, from its file names or its first line; a ValueError
     saying to pass --format when neither tells."""
     p = Path(path)
     if p.is_dir():
-        names = {f.name for f in _listing(p)}
-        if any(_TRL_FILE.fullmatch(n) for n in names) or (p / "completions").is_dir():
+        names = {f.name for f in listing(p)}
+        if any(STEP_FILE["trl"].fullmatch(n) for n in names) or (p / "completions").is_dir():
             return "trl"
-        if any(_VERL_FILE.fullmatch(n) for n in names):
+        if any(STEP_FILE["verl"].fullmatch(n) for n in names):
             return "verl"
         if "rewards.jsonl" in names:
             return "frontier"
@@ -246,10 +138,10 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             return "metrics"
     elif not p.exists():
         raise ValueError(f"{path} does not exist; give a reward log or a directory of one")
-    elif p.suffix.lower() in (".parquet", ".csv") or p.name.lower().endswith(".table.json"):
-        return "trl"  # TRL's files, or a wandb table export
     else:
-        regular_file(p, "give a reward log or a directory of one")
+        unpacked(p, "give a reward log or a directory of one")
+        if inner_suffix(p) in (".parquet", ".csv", ".table.json"):
+            return "trl"  # TRL's files, or a wandb table export
         try:
             fh, _ = open_text(p)
             with fh:
@@ -274,95 +166,6 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     )
 
 
-def output_dir(path: str | os.PathLike[str]) -> Path:
-    """The TRL output dir of the log at `path` (the dir, its completions/, or a file in it)."""
-    p = Path(path)
-    base = p if p.is_dir() else p.parent
-    return base.parent if base.name == "completions" else base
-
-
-class RewardColumns(NamedTuple):
-    """A TRL log's reward columns, how they are weighted, and who named them."""
-
-    columns: list[tuple[str, float]]
-    """(column, weight) per reward function, in TRL's order."""
-    source: str
-    """Who named them, for messages: --reward-column, or the file read."""
-    how: str
-    """Where the weights came from, for the replay's note."""
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.columns]
-
-
-def reward_columns(
-    path: str | os.PathLike[str], rewards: Sequence[tuple[str, float]] | None = None
-) -> RewardColumns | None:
-    """The reward columns and weights a replay sums a TRL log's reward from: `rewards` where
-    given (--reward-column), else the run's reward functions and reward_weights as the
-    frontier-rft TRL adapter recorded them in its output dir (`REWARDS_FILE`), else the
-    reward functions TRL's trainer_state.json names (`reward_names`), each weighted 1 (TRL
-    keeps reward_weights only in training_args.bin, never read); None where none names them
-    (the table's one reward column is then read, weighted 1)."""
-    if rewards:
-        return RewardColumns(
-            [(n, float(w)) for n, w in rewards], "--reward-column", "as --reward-column names them"
-        )
-    out = output_dir(path)
-    if (recorded := read_run_rewards(out)) is not None:
-        where = out / REWARDS_FILE
-        how = f"the run's reward_weights, as the frontier-rft TRL adapter recorded them ({where})"
-        return RewardColumns(recorded, str(where), how)
-    if (found := reward_names(path)) is not None:
-        how = (
-            f"the reward functions {found[1]} names, each weighted 1 (TRL keeps reward_weights "
-            "only in training_args.bin, never read: give a weighted run's with --reward-column "
-            "NAME=WEIGHT)"
-        )
-        return RewardColumns([(n, 1.0) for n in found[0]], str(found[1]), how)
-    return None
-
-
-def reward_names(path: str | os.PathLike[str]) -> tuple[list[str], Path] | None:
-    """The reward functions of the TRL run whose log is at `path`, as TRL's own files name
-    them (`rewards/<name>/mean` in `trainer_state.json`'s log_history: the output dir's, else
-    its latest checkpoint's), and that file; None where no such file is found."""
-    out = output_dir(path)
-    states = [out / "trainer_state.json"]
-    try:
-        checkpoints = [
-            (int(m.group(1)), d) for d in out.iterdir() if (m := _CHECKPOINT.fullmatch(d.name))
-        ]
-    except OSError:
-        checkpoints = []
-    states += [d / "trainer_state.json" for _, d in sorted(checkpoints, reverse=True)]
-    fix = "name the reward columns with --reward-column NAME (repeat)"
-    for state in states:
-        if not state.exists():
-            continue
-        regular_file(state, fix)
-        if state.stat().st_size > MAX_STATE_CHARS:
-            raise ValueError(f"{state}: larger than {MAX_STATE_CHARS:,} bytes; {fix}")
-        try:
-            record = loads_bounded(
-                state.read_text(encoding="utf-8", errors="replace"),
-                max_chars=MAX_STATE_CHARS,
-                max_depth=16,
-            )
-        except ValueError as exc:
-            raise ValueError(f"{state}: not TRL's trainer state ({str(exc)[:60]}); {fix}") from None
-        history = record.get("log_history") if isinstance(record, dict) else None
-        names: list[str] = []
-        for entry in history if isinstance(history, list) else []:
-            for key in entry if isinstance(entry, dict) else ():
-                m = _REWARD_METRIC.fullmatch(key) if isinstance(key, str) else None
-                if m and m.group(1) not in names:
-                    names.append(m.group(1))
-        if names:
-            return names, state
-    return None
-
-
 def read_foreign_log(
     path: str | os.PathLike[str],
     fmt: str,
@@ -380,22 +183,21 @@ def read_foreign_log(
     completions."""
     if fmt not in ("trl", "verl"):
         raise ValueError(f"--format {fmt}: read_foreign_log reads trl or verl")
-    files = _files(Path(path), fmt)
+    files = step_files(Path(path), fmt)
     columns = reward_columns(path, rewards) if fmt == "trl" else None
     steps = _Steps(str(path), fmt, texts)
-    read = (_verl_rows(f) if fmt == "verl" else _trl_rows(f, columns) for f in files)
+    read = (_verl_rows(f) if fmt == "verl" else trl_rows(f, columns) for f in files)
     for row in _counted((row for rows in read for row in rows), count):
         steps.add(*row)
     return steps.done()
 
 
-# ---------------------------------------------------------------------------- files
 def completions_total(path: str | os.PathLike[str], fmt: str) -> int | None:
     """The completions a TRL or verl log holds, where cheap to know before reading it: TRL's
     parquet files' row counts (their metadata), or one per non-blank line of plain JSON-lines
     files (verl's; a TRL table as JSON lines); None otherwise (a .gz, CSV or wandb export)."""
     try:
-        files = _files(Path(path), fmt)
+        files = step_files(Path(path), fmt)
     except ValueError:
         return None  # the replay says why
     total = 0
@@ -411,7 +213,7 @@ def completions_total(path: str | os.PathLike[str], fmt: str) -> int | None:
         elif name.endswith(".jsonl") and not name.endswith(".table.json"):
             try:
                 with open(file, "rb") as fh:
-                    if fh.read(2) == _GZIP_MAGIC:
+                    if fh.read(2) == GZIP_MAGIC:
                         return None
                     fh.seek(0)
                     total += sum(1 for line in fh if line.strip())
@@ -422,78 +224,18 @@ def completions_total(path: str | os.PathLike[str], fmt: str) -> int | None:
     return total
 
 
-def _listing(directory: Path) -> list[Path]:
-    try:
-        return sorted(f for f in directory.iterdir() if f.is_file())
-    except OSError as exc:
-        raise ValueError(f"{directory}: cannot list it ({exc.strerror})") from None
-
-
-def _files(path: Path, fmt: str) -> list[Path]:
-    """The log's files in step order (a directory) or the one file."""
-    if not path.exists():
-        raise ValueError(f"{path} does not exist; {_HOW[fmt]}")
-    if not path.is_dir():
-        regular_file(path, _HOW[fmt])
-        return [path]
-    if fmt == "trl" and (path / "completions").is_dir():
-        path = path / "completions"  # the trainer's output_dir
-    pattern = _TRL_FILE if fmt == "trl" else _VERL_FILE
-    numbered = []
-    for f in _listing(path):
-        m = pattern.fullmatch(f.name)
-        if m:
-            numbered.append((int(m.group(1)), f))
-    if not numbered:
-        want = "completions_<step>.parquet" if fmt == "trl" else "<step>.jsonl"
-        raise ValueError(f"{path}: holds no {want} file; {_HOW[fmt]}")
-    return [f for _, f in sorted(numbered)]
-
-
-def _lines(file: Path, fix: str = "") -> Iterator[tuple[str, Any]]:
-    """Each non-blank line of a JSONL file (gunzipped where it is a .gz, at most
-    MAX_GZIP_BYTES of it) with where it is, parsed, bounded."""
-    fh, _ = _open(file)
-    with fh:
-        yield from jsonl_records(fh, file, max_chars=MAX_LINE_CHARS, max_depth=64, fix=fix)
-
-
-def _open(file: Path, newline: str | None = None) -> tuple[IO[str], Callable[[], int]]:
-    """open_text with the bound on what a .gz log may decompress to."""
-    first = "zcat LOG | head -n LINES > part.jsonl, and replay that"
-    return open_text(file, MAX_GZIP_BYTES, first, newline)
-
-
-def _digest(prompt: object) -> bytes:
-    """A prompt's key: its text, or a conversation's canonical JSON, hashed (bounded memory)."""
-    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).digest()
-
-
-def _number(value: object) -> float | None:
-    """A logged number (CSV gives text); None when it is not one."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
-
-
-def _texts(text: object) -> list[str] | None:
-    """A completion's texts: its text, or a conversation's message contents (its length is
-    theirs summed); None when it holds no text `count` can read."""
-    if isinstance(text, str):
-        return [text]
-    if isinstance(text, list) and all(
-        isinstance(m, dict) and isinstance(m.get("content"), str) for m in text
-    ):
-        return [m["content"] for m in text]
-    return None
+def _verl_rows(file: Path) -> Iterator[Read]:
+    for where, record in json_lines(file):
+        if not isinstance(record, dict):
+            raise ValueError(f"{where} is not a JSON object; {HOW['verl']}")
+        for key in ("step", "input", "score"):
+            if key not in record:
+                raise ValueError(f"{where} has no {key!r}; {HOW['verl']}")
+        score = logged_number(record["score"])
+        if score is None or not math.isfinite(score):
+            raise ValueError(f"{where}: score must be a finite number, got {record['score']!r:.40}")
+        texts = completion_texts(record.get("output"))
+        yield logged_step(record["step"], where, "verl"), record["input"], score, b"", texts
 
 
 def _counted(rows: Iterable[Read], count: Count) -> Iterator[Row]:
@@ -535,173 +277,6 @@ def _count_chunk(chunk: list[Read], count: Count) -> Iterator[Row]:
         yield step, prompt, reward, text, size
 
 
-def _step_of(value: object, where: str, fmt: str) -> int:
-    step = _number(value)
-    if step is None or not step.is_integer() or not 0 <= step <= 1 << 53:
-        raise ValueError(f"{where}: step must be an int >= 0, got {str(value)[:40]}; {_HOW[fmt]}")
-    return int(step)
-
-
-# ---------------------------------------------------------------------------- verl
-def _verl_rows(file: Path) -> Iterator[Read]:
-    for where, record in _lines(file):
-        if not isinstance(record, dict):
-            raise ValueError(f"{where} is not a JSON object; {_HOW['verl']}")
-        for key in ("step", "input", "score"):
-            if key not in record:
-                raise ValueError(f"{where} has no {key!r}; {_HOW['verl']}")
-        score = _number(record["score"])
-        if score is None or not math.isfinite(score):
-            raise ValueError(f"{where}: score must be a finite number, got {record['score']!r:.40}")
-        texts = _texts(record.get("output"))
-        yield _step_of(record["step"], where, "verl"), record["input"], score, b"", texts
-
-
-# ---------------------------------------------------------------------------- TRL
-def _guess(names: Sequence[str], where: str) -> RewardColumns:
-    """The reward column of a table that names none: the one column besides TRL's own, or a
-    refusal listing the candidates (a `log_extra` column is never summed in)."""
-    candidates = [k for k in names if k not in _NOT_REWARDS]
-    if not candidates:
-        raise ValueError(f"{where}: no reward column; {_HOW['trl']}")
-    if len(candidates) > 1:
-        listed = ", ".join(candidates[:8]) + (", ..." if len(candidates) > 8 else "")
-        raise ValueError(
-            f"{where}: columns {listed} may each be a reward function's or a log_extra "
-            "column, and no trainer_state.json beside the log names the reward functions; "
-            "name them with --reward-column NAME (repeat; NAME=WEIGHT for reward_weights)"
-        )
-    one = "its one reward column"
-    return RewardColumns([(candidates[0], 1.0)], one, f"{one}, weighted 1")
-
-
-def _trl_rows(file: Path, columns: RewardColumns | None) -> Iterator[Read]:
-    suffix = file.suffix.lower()
-    records: Iterator[tuple[str, Any]]
-    if suffix == ".parquet":
-        records = _parquet_records(file, columns)
-    elif suffix == ".csv":
-        records = _csv_records(file)
-    else:
-        records = _json_records(file)
-    for where, record in records:
-        if not isinstance(record, dict):
-            raise ValueError(f"{where} is not a row of TRL's completions table; {_HOW['trl']}")
-        for key in ("step", "prompt"):
-            if key not in record:
-                raise ValueError(
-                    f"{where} has no {key!r} column: not TRL's completions table; "
-                    f"{_HOW['trl']}, or pass --format"
-                )
-        if columns is None:
-            columns = _guess(list(record), where)
-        total, scored = 0.0, False
-        for name, weight in columns.columns:
-            if name not in record:
-                raise ValueError(
-                    f"{where} has no reward column {name!r} (named by {columns.source}); "
-                    "name the log's with --reward-column"
-                )
-            cell = record[name]  # None (NaN in the table, "" in CSV): not scored
-            value = math.nan if cell is None or cell == "" else _number(cell)
-            if value is None:
-                raise ValueError(
-                    f"{where}: column {name!r} holds {str(record[name])[:30]!r}, not a reward; "
-                    "name the reward columns with --reward-column"
-                )
-            if not math.isnan(value):  # nansum over the functions, as TRL sums them
-                total, scored = total + weight * value, True
-        if not math.isfinite(total):
-            raise ValueError(f"{where}: its reward sums to {total}; replay finite rewards")
-        if not scored:  # TRL leaves it out of its group's baseline; so do its live shadows
-            total = math.nan
-        text = _digest(record["completion"]) if "completion" in record else b""
-        texts = _texts(record.get("completion"))
-        step = _step_of(record["step"], where, "trl")
-        yield step, record["prompt"], total, text, texts
-
-
-def _parquet_records(file: Path, columns: RewardColumns | None) -> Iterator[tuple[str, Any]]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ValueError(
-            f"{file}: reading parquet needs pyarrow (pip install pyarrow), as TRL's own "
-            "writing of it does"
-        ) from None
-    number = 0
-    try:
-        handle = pq.ParquetFile(file)
-        if handle.metadata.num_rows > MAX_ROWS:
-            raise ValueError(
-                f"{file}: more than {MAX_ROWS:,} rows; replay a log of fewer completions"
-            )
-        names = handle.schema_arrow.names
-        if columns is None:
-            columns = _guess(names, str(file))
-        # Only what a replay reads: no log_extra, advantage or image column.
-        wanted = [c for c in ("step", "prompt", "completion", *columns.names()) if c in names]
-        # A batch at a time: completions' text is held only while its rows are read.
-        for batch in handle.iter_batches(batch_size=1024, columns=wanted):
-            for row in batch.to_pylist():
-                number += 1
-                yield f"{file}: row {number}", row
-    except (OSError, pa.ArrowException) as exc:
-        raise ValueError(
-            f"{file}: not a readable parquet file ({str(exc)[:80]}); a file cut off mid-write "
-            "is one to delete"
-        ) from None
-
-
-def _bounded_lines(fh: Any, file: Path) -> Iterator[str]:
-    """The lines of a text file, each read with at most MAX_LINE_CHARS in memory; a longer
-    one is a ValueError (a 1 GiB one-line file is refused, not read whole)."""
-    number = 0
-    while line := fh.readline(MAX_LINE_CHARS + 1):
-        number += 1
-        if len(line) > MAX_LINE_CHARS:
-            raise ValueError(
-                f"{file}: line {number} is longer than {MAX_LINE_CHARS:,} characters; "
-                "not a completions table"
-            )
-        yield line
-
-
-def _csv_records(file: Path) -> Iterator[tuple[str, Any]]:
-    fh, _ = _open(file, newline="")
-    with fh:
-        reader = csv.DictReader(_bounded_lines(fh, file))
-        try:
-            for i, row in enumerate(reader):
-                if None in row or None in row.values():
-                    raise ValueError(f"{file}: row {i + 1} has more or fewer cells than columns")
-                yield f"{file}: row {i + 1}", row
-        except csv.Error as exc:
-            raise ValueError(f"{file}: not CSV ({exc})") from None
-
-
-def _json_records(file: Path) -> Iterator[tuple[str, Any]]:
-    """A wandb table export ({"columns": [...], "data": [[...], ...]}), or JSON lines of
-    rows (pandas' `to_json(orient="records", lines=True)`)."""
-    # A wandb export holds a step's table on one line: a longer one is read from TRL's files.
-    fix = "replay the run's completions/ directory (TRL's parquet files), or the table as CSV"
-    for where, record in _lines(file, fix):
-        if isinstance(record, dict) and {"columns", "data"} <= record.keys():
-            names, data = record["columns"], record["data"]
-            if not isinstance(names, list) or not isinstance(data, list):
-                raise ValueError(f"{where}: a wandb table's columns and data must be lists")
-            for i, cells in enumerate(data):
-                if not isinstance(cells, list) or len(cells) != len(names):
-                    raise ValueError(
-                        f"{where}: row {i + 1} of the table has not one cell per column"
-                    )
-                yield f"{where}, row {i + 1}", dict(zip(names, cells, strict=True))
-        else:
-            yield where, record
-
-
-# ---------------------------------------------------------------------------- grouping
 class _Group:
     """One prompt's completions in a step: rewards and lengths, compact."""
 
@@ -734,7 +309,7 @@ class _Steps:
                 f"replay its first steps ({_FIRST[self.fmt]})"
             )
         self.rows += 1
-        key = _digest(prompt)
+        key = text_digest(prompt)
         if self.prompts is not None and key not in self.prompts:
             self.prompts[key] = self._prompt_text(step, prompt)
         group = self.groups.setdefault(step, {}).get(key)
@@ -752,7 +327,7 @@ class _Steps:
         try:
             text = prompt_text(prompt)
         except ValueError as exc:
-            raise ValueError(f"{self.path}: step {step}: {exc}; {_HOW[self.fmt]}") from None
+            raise ValueError(f"{self.path}: step {step}: {exc}; {HOW[self.fmt]}") from None
         self.prompt_chars += len(text)
         if self.prompt_chars > MAX_PROMPT_CHARS:
             raise ValueError(
@@ -767,7 +342,7 @@ class _Steps:
         distinct prompts, and (kept) their texts by id."""
         path, fmt = self.path, self.fmt
         if not self.rows:
-            raise ValueError(f"{path}: holds no completion; {_HOW[fmt]}")
+            raise ValueError(f"{path}: holds no completion; {HOW[fmt]}")
         ids: dict[bytes, int] = {}
         out: list[Step] = []
         previous: tuple[list[tuple[bytes, list[float | None]]], bytes] | None = None
@@ -778,14 +353,14 @@ class _Steps:
             if before is not None and step != before + 1:
                 raise ValueError(
                     f"{where} follows step {before}: steps are missing (truncated, or logged "
-                    f"every few steps?); {_HOW[fmt]}"
+                    f"every few steps?); {HOW[fmt]}"
                 )
             sizes = sorted({len(g.rewards) for g in groups.values()})
             if sizes[0] < 2:
                 fix = "log_unique_prompts=False, " if fmt == "trl" else ""
                 raise ValueError(
                     f"{where} has a prompt with one completion: a replay needs whole groups "
-                    f"(>= 2 completions per prompt); {fix}{_HOW[fmt]}"
+                    f"(>= 2 completions per prompt); {fix}{HOW[fmt]}"
                 )
             if len(sizes) > 1:
                 raise ValueError(
@@ -818,7 +393,7 @@ class _Steps:
                 )
         if not out:
             raise ValueError(
-                f"{path}: no prompt has a whole group of scored completions; {_HOW[fmt]}"
+                f"{path}: no prompt has a whole group of scored completions; {HOW[fmt]}"
             )
         texts = None if self.prompts is None else tuple(self.prompts[k] for k in ids)
         return out, len(ids), texts

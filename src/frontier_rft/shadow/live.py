@@ -29,10 +29,36 @@ from frontier_rft.shadow.rule import (
     save_shadow,
 )
 
-__all__ = ["SHADOW_FILE", "RunShadows", "build_shadow", "load_shadow", "shadow_config"]
+__all__ = [
+    "SHADOW_FILE",
+    "SWITCH_YARDSTICK",
+    "RunShadows",
+    "build_shadow",
+    "load_shadow",
+    "shadow_config",
+    "switch_note",
+]
 
 SHADOW_FILE = "frontier_shadow{}.npz"
 """A shadow's file in a checkpoint directory, by its index among the run's rules."""
+SWITCH_YARDSTICK = (
+    'When to switch to skip with rollouts: kept (docs/shadow.md, "When to switch"): over 2 '
+    "epochs, where it lost held-out score its shadow showed abs(A) lost 18% (`smollm2`: "
+    "SmolLM2-135M on an H200) and 14% (`fast-format-lr4`, a CPU regime); where it lost none "
+    "measurable, 10% (`fast-format`), 10% (`fast-nucleus`), 9% (`fast`) and 6% (`standard`, "
+    "the CPU testbed); precision did not tell them apart. At 10% or less, switch and confirm "
+    "with an A/B; at 14% or more, it lost there (benchmarks/results/shadow_yardstick.md)."
+)
+"""The yardstick a skip shadow's figures are read against: its abs(A) lost over the run on
+uniform's reward logs, per regime, where skip with rollouts: kept lost held-out score and
+where it did not (benchmarks/shadow_yardstick.py; each regime's mean over its seeds)."""
+SWITCH_RULE = "skip"
+"""The rule the yardstick was measured for (the adapters' default shadow)."""
+
+
+def switch_note(rules: Sequence[str]) -> str:
+    """The yardstick for switching (SWITCH_YARDSTICK) where `rules` show skip; '' else."""
+    return SWITCH_YARDSTICK if SWITCH_RULE in rules else ""
 
 
 def shadow_config(text: object) -> ShadowConfig:
@@ -158,10 +184,11 @@ class RunShadows:
         if not self.shadows:
             return ""
         table = passes_table([(s.name, s.passes()) for s in self.shadows])
+        switch = switch_note([s.name for s in self.shadows])
         return (
             f"Live shadows of this run (docs/shadow.md):\n{table}\nFirst order: what each "
             "rule would have left out on this run's trajectory (`frontier shadow replay "
-            "frontier_metrics.jsonl` shows it again)."
+            "frontier_metrics.jsonl` shows it again)." + (f"\n{switch}" if switch else "")
         )
 
     def summary_record(self) -> dict[str, Any]:

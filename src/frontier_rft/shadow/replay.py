@@ -41,20 +41,19 @@ from frontier_rft.core.jsonsafe import jsonl_records
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import MAX_SEED
 from frontier_rft.features.derive import EvidenceWarning
+from frontier_rft.features.text import prompt_text
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.foreign_logs import (
     FORMATS,
     LENGTH_UNIT,
+    MAX_PROMPT_CHARS,
     Count,
     characters,
     detect_format,
-    open_text,
-    output_dir,
     read_foreign_log,
-    regular_file,
-    reward_columns,
 )
 from frontier_rft.shadow.live import build_shadow, shadow_config
+from frontier_rft.shadow.log_reading import open_text, packed, regular_file
 from frontier_rft.shadow.rule import (
     MAX_LENGTH,
     PASS_KEYS,
@@ -63,6 +62,7 @@ from frontier_rft.shadow.rule import (
     passes_table,
 )
 from frontier_rft.shadow.run_rewards import REWARDS_FILE, read_run_seed
+from frontier_rft.shadow.trl_table import output_dir, summed_columns
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -71,6 +71,7 @@ __all__ = [
     "RewardStep",
     "evidence_note",
     "length_unit",
+    "read_prompts",
     "read_reward_log",
     "read_shadow_summary",
     "replay",
@@ -161,6 +162,8 @@ def read_reward_log(path: str | os.PathLike[str]) -> Iterator[RewardStep]:
     line, the problem and the fix for anything `replay` could not replay exactly."""
     file = Path(path)
     regular_file(file, _HOW)  # a FIFO would block; a pipe has no size to bound
+    if (why := packed(file)) is not None:  # an archive is never read as lines
+        raise ValueError(why)
     too_big = f"more than the {MAX_LOG_BYTES:,} bytes a replay reads; replay its first steps"
     try:
         size = file.stat().st_size
@@ -269,6 +272,7 @@ def replay(
     rewards: Sequence[tuple[str, float]] | None = None,
     reward_range: tuple[float, float] | None = None,
     count: Count | None = None,
+    prompts: Sequence[str] | None = None,
 ) -> list[Shadow]:
     """Each rule's shadow fed the log's steps, as live shadows are fed (the same counts on the same
     run). `log_format` is one of FORMATS (default: detected); `rewards` names a TRL log's
@@ -283,7 +287,8 @@ def replay(
     of completions at a time). Steps are named as the log names them (TRL's and verl's from
     1). A rule whose selector reads features (`skip`) derives them from a TRL or verl log's
     prompt text, as an adapter's pool without features does (`evidence_note`); a
-    rewards.jsonl holds no text, and such a rule is refused there."""
+    rewards.jsonl holds no text, and such a rule is refused there unless `prompts` gives
+    the pool's prompt texts by id (`read_prompts`: one per prompt of its pool_size)."""
     if log_format is not None and log_format not in FORMATS:
         raise ValueError(f"--format {log_format}: give one of {', '.join(FORMATS)}")
     if rewards and log_format not in (None, "trl"):
@@ -300,6 +305,11 @@ def replay(
         raise ValueError(_pool_refusal(f"--pool-size {pool_size:,}"))
     configs = [shadow_config(rule) for rule in rules]
     fmt = _format_of(path, log_format)
+    if prompts is not None and fmt != "frontier":
+        raise ValueError(
+            "--prompts gives a rewards.jsonl's pool (prompt ids only); a TRL or verl log holds "
+            "its prompts' text: drop --prompts"
+        )
     if rewards and fmt != "trl":
         raise ValueError(f"--reward-column names a TRL log's columns; {path} is a {fmt} log")
     if fmt == "metrics":
@@ -313,13 +323,14 @@ def replay(
         need = None if cls is None else cls.requirement(cls.config_class())
         if need is None:
             continue
-        if fmt in ("trl", "verl") and "prompts" in need.fields:
-            texts = True  # the log holds each prompt's text: features derived from it
+        if (fmt in ("trl", "verl") or prompts is not None) and "prompts" in need.fields:
+            texts = True  # the log, or --prompts, holds each prompt's text: features from it
             continue
         held = "a rewards.jsonl (prompt ids only) does" if fmt == "frontier" else "the log does"
+        given = _PROMPTS_ROUTE if fmt == "frontier" and "prompts" in need.fields else ""
         raise ValueError(
             f"rule {config.name!r}: {config.selector} reads prompt features or text, which "
-            f"{held} not hold; replay greso or screenK, or run it live: "
+            f"{held} not hold; {given}replay greso or screenK, or run it live: "
             f"{_LIVE[fmt].format(rule=config.name)}"
         )
     shadows: list[Shadow] = []
@@ -333,7 +344,14 @@ def replay(
                 )
             if size > MAX_POOL:
                 raise ValueError(_pool_refusal(f"{path}: its pool_size {size:,}"))
-            pool = TaskPool(num_tasks=size, prompts=_pool_prompts(got.prompts, size))
+            if prompts is not None and len(prompts) != size:
+                raise ValueError(
+                    f"--prompts gives {len(prompts):,} prompts; the log's pool holds {size:,} "
+                    f"({'--pool-size' if pool_size else 'its pool_size'}): give the run's "
+                    "pool, prompt id i on line i + 1"
+                )
+            texts_by_id = tuple(prompts) if prompts is not None else got.prompts
+            pool = TaskPool(num_tasks=size, prompts=_pool_prompts(texts_by_id, size))
             start = got.seed if seed is None else seed
             # TRL and verl drop each epoch's remainder: a pass is pool // batch batches.
             whole = None if got.batch is None else max(size // got.batch, 1) * got.batch
@@ -370,6 +388,11 @@ def replay(
     return shadows
 
 
+_PROMPTS_ROUTE = (
+    "give the pool's prompt texts with --prompts FILE (a JSON string or chat message list a "
+    "line, prompt id i on line i + 1), "
+)
+"""How a rule that derives features from prompt text replays a rewards.jsonl."""
 _LIVE = {
     "frontier": "frontier train --shadows {rule}",
     "trl": "`shadows: [{rule}]` with `rollouts: full` in the TRL YAML "
@@ -390,27 +413,76 @@ def _pool_prompts(texts: tuple[str, ...] | None, size: int) -> tuple[str, ...] |
     return texts[:size] + ("",) * (size - len(texts))
 
 
+def read_prompts(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """A pool's prompt texts by id from a JSON-lines file (`--prompts`): line i + 1 holds
+    prompt i, a string or a list of chat messages (read as `role: content` lines, as the
+    adapters' pools hold them), gunzipped where it is a .gz; at most MAX_POOL prompts and
+    MAX_PROMPT_CHARS characters of text. A ValueError naming the file, the line and the fix."""
+    fix = "give the pool's prompts as JSON lines, prompt id i on line i + 1"
+    regular_file(path, fix)
+    if (why := packed(path)) is not None:
+        raise ValueError(why)
+    fh, _ = open_text(path, MAX_LOG_BYTES, fix)
+    out: list[str] = []
+    chars = 0
+    with fh:
+        for where, record in jsonl_records(fh, path, max_chars=MAX_LINE_CHARS, max_depth=8):
+            if not isinstance(record, str | list):
+                raise ValueError(f"{where} is not a prompt (a string or chat messages); {fix}")
+            try:
+                text = prompt_text(record)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}; {fix}") from None
+            chars += len(text)
+            if len(out) == MAX_POOL or chars > MAX_PROMPT_CHARS:
+                raise ValueError(
+                    f"{where}: more than {MAX_POOL:,} prompts or {MAX_PROMPT_CHARS:,} "
+                    "characters, the most a replay keeps; replay rules that read no text "
+                    "(greso, screenK)"
+                )
+            out.append(text)
+    if not out:
+        raise ValueError(f"{path}: holds no prompt; {fix}")
+    return tuple(out)
+
+
 def evidence_note(
-    shadows: Sequence[Shadow], path: str | os.PathLike[str], log_format: str | None = None
+    shadows: Sequence[Shadow],
+    path: str | os.PathLike[str],
+    log_format: str | None = None,
+    prompts: str | os.PathLike[str] | None = None,
 ) -> str:
     """Which evidence the rules whose selectors read features used in a replay of the log at
-    `path` (features derived from its prompt text), and how a live shadow's may differ; ''
-    where no rule read features."""
+    `path` (features derived from its prompt text, or from `prompts`, the file of a
+    rewards.jsonl's pool), and how a live shadow's may differ; '' where no rule read
+    features."""
     names = [
         s.name for s in shadows if s.selector is not None and "features" in s.selector.evidence
     ]
     if not names:
         return ""
-    where, live = _EVIDENCE.get(_format_of(path, log_format), ("the log", ""))
+    fmt = _format_of(path, log_format)
+    where, live = _EVIDENCE.get(fmt, ("the log", ""))
+    text = f"the log's prompts, {where}"
+    differs = (
+        " Even over the same text a live pool is the whole dataset in its order (the "
+        "featurizer fitted over other prompts, other ids and draws): the live shadow may differ."
+    )
+    if fmt == "frontier":  # the pool itself, in its order: only the features differ
+        text, differs = f"{prompts or 'the prompts given'}, the pool's prompts by id", ""
     return (
-        f"features ({', '.join(names)}): derived from the text of the log's prompts, {where}, "
-        f"as an adapter's pool without features derives them. {live} Even over the same text "
-        "a live pool is the whole dataset in its order (the featurizer fitted over other "
-        "prompts, other ids and draws): the live shadow may differ."
+        f"features ({', '.join(names)}): derived from the text of {text}, as an adapter's pool "
+        f"without features derives them. {live}{differs}"
     )
 
 
 _EVIDENCE = {
+    "frontier": (
+        "",
+        "A live `frontier train` shadow reads the run's own features instead (given: self, "
+        "the default: the policy's self-embeddings), which its log does not hold; an adapter's "
+        "default shadow derives them from the prompts' text, as here.",
+    ),
     "trl": (
         "TRL's `prompt` column (a conversation's messages as `role: content` lines)",
         "A live TRL shadow derives them alike from the dataset's prompt column beside a "
@@ -467,9 +539,7 @@ def reward_note(
     the weights came from (`rewards`: --reward-column); None for other logs."""
     if _format_of(path, log_format) != "trl":
         return None
-    named = reward_columns(path, rewards)
-    if named is None:
-        return "reward: the table's one reward column, weighted 1."
+    named = summed_columns(path, rewards)
     terms = " + ".join(f"{w:g} x {n}" for n, w in named.columns)
     return f"reward: {terms}: {named.how}."
 
