@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +24,9 @@ def _final_pass1(rec: dict) -> float:
 
 
 def _flat(rel: str) -> str:
-    return " ".join((ROOT / rel).read_text(encoding="utf-8").split())
+    """The page's words, its figure markers (scripts/page_figures.py) left out."""
+    text = re.sub(r"<!--/?fig[^>]*-->", "", (ROOT / rel).read_text(encoding="utf-8"))
+    return " ".join(text.split())
 
 
 def test_the_gpu_fewer_steps_figures_are_the_ledgers_and_the_pages_quote_them() -> None:
@@ -147,5 +150,5 @@ def test_at_its_last_step_fewer_steps_scored_what_uniform_scored_there() -> None
         diffs.append(score - base)
     mean = sum(diffs) / len(diffs)
     assert f"{mean:+.3f}" == "-0.003"
-    for rel in ("docs/results/fewer_steps.md", "docs/results/summary.md"):
-        assert "−0.003 against uniform's evaluations" in _flat(rel), rel
+    # summary.md quotes the run's end only; the step-by-step reading lives on fewer_steps.md
+    assert "−0.003 against uniform's evaluations" in _flat("docs/results/fewer_steps.md")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from frontier_rft.bench.real_rl.page_figures import (
+    CHECKED,
     FIGURES,
     PAGES,
     compute,
@@ -28,8 +29,14 @@ def test_every_figure_on_the_page_is_the_reports(name: str) -> None:
     assert render(page, VALUES) == page
 
 
+@pytest.mark.parametrize("name", CHECKED)
+def test_a_checked_pages_marked_figures_are_the_reports(name: str) -> None:
+    page = (REPO / name).read_text(encoding="utf-8")
+    assert differences(page, VALUES) == [], "run: python scripts/page_figures.py --write"
+
+
 def test_the_pages_quote_figures_and_every_figure_is_quoted() -> None:
-    quoted = "".join((REPO / name).read_text(encoding="utf-8") for name in PAGES)
+    quoted = "".join((REPO / name).read_text(encoding="utf-8") for name in (*PAGES, *CHECKED))
     missing = [name for name in FIGURES if f"<!--fig:{name}-->" not in quoted]
     assert missing == []
 

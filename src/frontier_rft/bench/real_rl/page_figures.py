@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CHECKED",
     "FIGURES",
     "PAGES",
+    "CurveFigure",
     "Figure",
     "compute",
     "differences",
@@ -31,7 +33,10 @@ __all__ = [
 ]
 
 PAGES = ("README.md", "docs/results/summary.md")
-"""The pages whose figures are produced here (relative to the repository)."""
+"""The pages whose figures are all produced here (relative to the repository): every figure
+they quote is marked."""
+CHECKED = ("docs/results/device_cost.md",)
+"""Pages whose marked figures are checked too (they also quote measured step costs, unmarked)."""
 MARK = re.compile(r"<!--fig:(?P<name>[\w.@-]+)-->(?P<text>.*?)<!--/fig-->", re.S)
 FIGURE_LIKE = re.compile(r"[−+-]?\d+\.\d+x? \[[−+-]?\d|\b\d+\.\d+x\b")
 """What reads as a quoted figure: a value with an interval, or a ratio ('0.78x')."""
@@ -77,6 +82,11 @@ def median_ratio(digits: int = 2) -> Format:
     return fmt
 
 
+def signed_mean(digits: int = 3) -> Format:
+    """'−0.029' from a {mean} cell."""
+    return lambda cell: _num(cell["mean"], digits, True)
+
+
 def count(cell: Any) -> str:
     """An integer, as is."""
     return f"{int(cell):,}"
@@ -103,6 +113,30 @@ class Figure:
         for key in self.path:
             node = node[key]
         return self.fmt(node)
+
+
+@dataclass(frozen=True)
+class CurveFigure:
+    """A step-cost figure: the seconds of a one-call step of `rows` over one of `base_rows`
+    on a shipped curve (generation and update, `length` decode steps), e.g. '1.6x'."""
+
+    curve: str
+    """A shipped curve (step_cost.CURVES)."""
+    rows: int
+    """The larger step's rows."""
+    base_rows: int
+    """The smaller step's rows."""
+    length: int = 24
+    """Decode steps of each call."""
+
+    def value(self, results: Path) -> str:
+        """The ratio, one decimal."""
+        from frontier_rft.step_cost import StepShape, load_curve
+
+        curve = load_curve(self.curve)
+        big = curve.step_seconds(StepShape((self.rows,), self.length, self.rows))
+        small = curve.step_seconds(StepShape((self.base_rows,), self.length, self.base_rows))
+        return f"{big / small:.1f}x"
 
 
 @cache
@@ -145,7 +179,8 @@ def _step_size_cells() -> dict[str, tuple[tuple[str, ...], Format]]:
     }
 
 
-FIGURES: dict[str, Figure] = {
+FIGURES: dict[str, Figure | CurveFigure] = {
+    "h200.1024_over_16": CurveFigure("h200", 1024, 16),
     # SmolLM2-135M on an H200, 2 epochs
     **_cells("smollm2.kept", "smollm2_gpu_2epoch", "skip-kept", _schedule_cells("pass@4")),
     **_cells(
@@ -166,6 +201,48 @@ FIGURES: dict[str, Figure] = {
         "real_rl_format_lr4_fewer_steps_20seeds",
         "skip-fewer-steps",
         _schedule_cells("pass@8"),
+    ),
+    "std1280.kept.cpu_timed": Figure(
+        "real_rl_bill_1280_2epoch", "skip-kept", ("cpu_vs_uniform",), interval(2, False, "x")
+    ),
+    "smollm2.kept.wall": Figure(
+        "smollm2_gpu_2epoch", "skip-kept", ("wall_vs_uniform",), interval(2, False, "x")
+    ),
+    **_cells(
+        "ffl4.audit",
+        "real_rl_format_lr4_512_2epoch_all_20seeds",
+        "skip-audit-kept",
+        _schedule_cells("pass@8"),
+    ),
+    "ffl4.audit.block0": Figure(
+        "real_rl_format_lr4_512_2epoch_all_10seeds", "skip-audit-kept", P1, signed_mean()
+    ),
+    "ffl4.audit.block1": Figure(
+        "real_rl_format_lr4_512_2epoch_all_10to19", "skip-audit-kept", P1, signed_mean()
+    ),
+    "ffl4.kept.fresh_last": Figure(
+        "real_rl_format_lr4_512_2epoch_all_10to19", "skip-kept", LAST, interval()
+    ),
+    "ffl4.fewer_steps.block0": Figure(
+        "real_rl_format_lr4_fewer_steps", "skip-fewer-steps", P1, interval()
+    ),
+    **_cells(
+        "std1280x3.kept", "real_rl_skip_kept_3epoch_15seeds", "skip-kept", _schedule_cells("pass@8")
+    ),
+    **_cells(
+        "std1280x4.kept", "real_rl_skip_kept_1280_15seeds", "skip-kept", _schedule_cells("pass@8")
+    ),
+    **_cells(
+        "std512x11.kept", "real_rl_skip_kept_512_10seeds", "skip-kept", _schedule_cells("pass@8")
+    ),
+    **_cells(
+        "std1280.backfill",
+        "real_rl_predict_backfill_fresh_1280_2epoch",
+        "skip-predict-kept-w50-backfill",
+        _schedule_cells("pass@8"),
+    ),
+    **_cells(
+        "std1280.screen4", "real_rl_screen4_1280_2epoch", "screen4", _schedule_cells("pass@8")
     ),
     # the standard CPU testbed, kept steps at 2 epochs
     **_cells(
@@ -226,7 +303,9 @@ def step_size_figures(report: str, prefix: str, labels: Sequence[str]) -> dict[s
     return out
 
 
-def compute(results: Path, figures: Mapping[str, Figure] | None = None) -> dict[str, str]:
+def compute(
+    results: Path, figures: Mapping[str, Figure | CurveFigure] | None = None
+) -> dict[str, str]:
     """Every figure's text, by name."""
     return {name: f.value(results) for name, f in (figures or FIGURES).items()}
 
