@@ -296,11 +296,46 @@ FIGURES: dict[str, Figure | CurveFigure] = {
 
 
 def step_size_figures(report: str, prefix: str, labels: Sequence[str]) -> dict[str, Figure]:
-    """The larger-step figures of a step-size report (`labels` its larger steps)."""
-    out: dict[str, Figure] = {}
+    """The larger-step figures of a step-size report (`labels` its larger steps), and how many
+    seeds it pairs."""
+    out: dict[str, Figure] = {
+        f"{prefix}.seeds": Figure(report, "", ("seeds",), lambda seeds: str(len(seeds)))
+    }
     for label in labels:
         out.update(_cells(f"{prefix}.{label}", report, label, _step_size_cells()))
     return out
+
+
+FIGURES.update(
+    {
+        **step_size_figures(
+            "real_rl_format_lr4_grid", "ffl4", ("uniform-b32", "uniform-b64", "uniform-b128")
+        ),
+        **step_size_figures(
+            "real_rl_std_step_size_e4",
+            "std",
+            ("uniform-b32", "uniform-b48", "uniform-b128", "dapo-onecall"),
+        ),
+        "std.dapo-onecall.informative": Figure(
+            "real_rl_std_step_size_e4",
+            "dapo-onecall",
+            ("device_same_rows", "informative_per_step"),
+            interval(1),
+        ),
+        "std.dapo-onecall.same_h200": Figure(
+            "real_rl_std_step_size_e4",
+            "dapo-onecall",
+            ("device_same_rows", "equal_h200_pass1"),
+            interval(),
+        ),
+        "std.dapo-onecall.same_cpu": Figure(
+            "real_rl_std_step_size_e4",
+            "dapo-onecall",
+            ("device_same_rows", "cpu_whole_run"),
+            interval(2, False, "x"),
+        ),
+    }
+)
 
 
 def compute(
