@@ -373,12 +373,17 @@ class Trainer:
         cost."""
         cfg, n = self.config, self.config.group_size
         seconds_spent, padded_rows = [0.0], [0]  # what generation cost, call by call
+        calls: list[tuple[int, int, float]] = []
 
         def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> Rolled:
             sizes = np.full(ids.shape[0], n) if counts is None else np.asarray(counts)
             completions, rewards, seconds, padded = self._rollout(ids, sizes)
             seconds_spent[0] += seconds
             padded_rows[0] += padded
+            # the call's shape: its rows (padding's, which end at once, too) and decode steps
+            # (its longest completion: a padded row's is one token)
+            decode_steps = max(map(len, completions), default=0)
+            calls.append((len(completions) + padded, decode_steps, seconds))
             ends = np.cumsum(sizes).tolist()
             starts = [0, *ends[:-1]]
             # each group's completions travel with it through the sampler (its payload)
@@ -399,6 +404,7 @@ class Trainer:
             records=records,
             generate_s=seconds_spent[0],
             padded_rows=padded_rows[0],
+            calls=calls,
         )
 
     def _train(self, got: Collected) -> Trained:
