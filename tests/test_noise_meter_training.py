@@ -104,8 +104,9 @@ def _synthetic_step(model: Any, sizes: list[int], seed: int) -> dict[str, Any]:
 @pytest.mark.parametrize("how", ["token_mean", "sequence_mean", "constant"])
 def test_the_halves_are_the_steps_own_loss(sft_dir: Path, how: str) -> None:
     """The loss over a subset of rows is the step's loss restricted to them: the whole step's is
-    policy_loss's own, and two halves' losses and gradients sum to the step's (ragged groups,
-    group weights, KL and entropy terms, the surrogate scaled)."""
+    policy_loss's own, the prompt halves' losses and gradients sum to the step's and the
+    rollout halves' to their prompt half's (ragged groups, group weights, KL and entropy terms,
+    the surrogate scaled)."""
     from frontier_rft.lm.model_io import load_lm
     from frontier_rft.lm.rollout import score_completions
     from frontier_rft.training.policy_loss import policy_loss
@@ -128,13 +129,15 @@ def test_the_halves_are_the_steps_own_loss(sft_dir: Path, how: str) -> None:
     rows = np.arange(sum(sizes))
     assert float(loss_of(rows).detach()) == pytest.approx(float(whole.total.detach()), rel=1e-6)
     split = halves(sizes)
-    for first, second in ((split.prompt_a, split.prompt_b), (split.rollout_1, split.rollout_2)):
+    rollouts = (split.rollout_1, split.rollout_2, split.prompt_a)  # A's rollout halves make A
+    for first, second, union in ((split.prompt_a, split.prompt_b, rows), rollouts):
         a, b = loss_of(first), loss_of(second)
-        assert float((a + b).detach()) == pytest.approx(float(whole.total.detach()), rel=1e-5)
+        want_loss = whole.total if union is rows else loss_of(union)
+        assert float((a + b).detach()) == pytest.approx(float(want_loss.detach()), abs=1e-6)
         ga, gb = torch.autograd.grad(a, params), torch.autograd.grad(b, params)
-        summed = [x + y for x, y in zip(ga, gb, strict=True)]
-        for got, want in zip(summed, full, strict=True):
-            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+        want = full if union is rows else torch.autograd.grad(want_loss, params)
+        for x, y, w in zip(ga, gb, want, strict=True):
+            torch.testing.assert_close(x + y, w, rtol=1e-4, atol=1e-6)
 
 
 class _Nothing:

@@ -80,7 +80,7 @@ def test_the_moment_of_any_two_linear_forms_is_exact() -> None:
 def test_equal_halves_are_mccandlishs_two_batch_formulas() -> None:
     """B prompts of K rollouts, equal weights: |G|^2 and tr Sigma_inter + tr Sigma_intra / K
     are McCandlish's App. A formulas at B_s = B/2, B_b = B; tr Sigma_intra is the same formula
-    halving the rollouts, B K |G_R1 - G_R2|^2 / 4."""
+    halving the rollouts of half the prompts, (B/2) K |G_R1 - G_R2|^2 / 4."""
     rng = np.random.default_rng(1)
     b, k = 4, 6
     sizes = [k] * b
@@ -95,7 +95,7 @@ def test_equal_halves_are_mccandlishs_two_batch_formulas() -> None:
     grad_sq = (bb * (big @ big) - bs * small_sq) / (bb - bs)
     total = (small_sq - big @ big) / (1 / bs - 1 / bb)
     r1, r2 = _mean(grads, coef, est.rollout_1), _mean(grads, coef, est.rollout_2)
-    intra = b * k * (r1 - r2) @ (r1 - r2) / 4
+    intra = (b / 2) * k * (r1 - r2) @ (r1 - r2) / 4
     np.testing.assert_allclose(got, [grad_sq, total - intra / k, intra], rtol=1e-10)
 
 

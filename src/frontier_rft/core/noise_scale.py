@@ -24,20 +24,22 @@ split, ragged groups and unequal weights included. Nothing is assumed about the 
 model: conditioning on the step's lengths and weights, which fix c.
 
 **Halves** (`halves`, the reference trainer's design). The prompts split into two halves A, B
-(alternate groups) and, apart, every group's rollouts into two halves R1, R2 (alternate rows);
-G_S = sum_{r in S} c_r g_r / sum_{r in S} c_r is the mean gradient over S. Three observations
-fix theta:
+(alternate groups), and A's rows into two rollout halves R1, R2 (alternate rows of each of its
+groups); G_S = sum_{r in S} c_r g_r / sum_{r in S} c_r is the mean gradient over S. Three
+observations fix theta:
 
 - G_A . G_B: independent halves, so E = |G|^2;
 - |G_A - G_B|^2: E = tr(Sigma_inter) (sum_p beta_Ap^2 + beta_Bp^2) + tr(Sigma_intra)(...);
-- |G_R1 - G_R2|^2: every prompt in both halves, so the inter term nearly cancels (exactly,
-  with even groups and equal weights) and the intra term is left.
+- |G_R1 - G_R2|^2: every prompt of A in both, so the inter term nearly cancels (exactly, with
+  even groups and equal weights) and the intra term is left.
 
-With B prompts of K rollouts, equal weights and B, K even these are McCandlish's two-batch
-formulas: halving the prompts (B_s = B/2 of B_b = B at fixed K), |G|^2 = (B_b |G_b|^2 - B_s
-|G_s|^2)/(B_b - B_s) = G_A . G_B (|G_s|^2 the halves' mean square, G_b their mean) and
-tr(Sigma_inter) + tr(Sigma_intra)/K = (|G_s|^2 - |G_b|^2)/(1/B_s - 1/B_b) = B |G_A - G_B|^2 / 4;
-halving every group's rollouts at fixed B, tr(Sigma_intra) = B K |G_R1 - G_R2|^2 / 4.
+A trainer computes two quarter-passes, R1 and R2, and takes A = R1 + R2 and B = the step's own
+gradient minus A: half a step's rows of extra passes. With B prompts of K rollouts, equal
+weights and B, K even these are McCandlish's two-batch formulas: halving the prompts (B_s = B/2
+of B_b = B at fixed K), |G|^2 = (B_b |G_b|^2 - B_s |G_s|^2)/(B_b - B_s) = G_A . G_B (|G_s|^2
+the halves' mean square, G_b their mean) and tr(Sigma_inter) + tr(Sigma_intra)/K =
+(|G_s|^2 - |G_b|^2)/(1/B_s - 1/B_b) = B |G_A - G_B|^2 / 4; halving the rollouts of A's B/2
+prompts, tr(Sigma_intra) = (B/2) K |G_R1 - G_R2|^2 / 4.
 
 **Noise scale.** The step's per-row noise is trace = N (P tr Sigma_inter + Q tr Sigma_intra),
 N rows, P = sum_p (C_p / C)^2 and Q = sum_r (c_r / C)^2 its own design (K tr Sigma_inter +
@@ -161,17 +163,17 @@ class Halves:
     prompt_b: NDArray[np.int64]
     """Rows of the odd-numbered groups."""
     rollout_1: NDArray[np.int64]
-    """Every group's even-numbered rows."""
+    """The even-numbered rows of each of A's groups."""
     rollout_2: NDArray[np.int64]
-    """Every group's odd-numbered rows."""
+    """The odd-numbered rows of each of A's groups (with rollout_1: prompt_a)."""
     prompt: NDArray[np.int64]
     """Each row's group."""
 
 
 def halves(sizes: Sequence[int]) -> Halves:
-    """The prompt halves (alternate groups) and rollout halves (alternate rows of each group)
-    of a step whose groups have `sizes` rows, in order; a one-line ValueError for a group of
-    one rollout or a step of fewer than two groups."""
+    """The prompt halves (alternate groups) and the rollout halves of the first (alternate rows
+    of each of its groups) of a step whose groups have `sizes` rows, in order; a one-line
+    ValueError for a group of one rollout or a step of fewer than two groups."""
     sizes = [int(n) for n in sizes]
     if len(sizes) < 2:
         raise ValueError(
@@ -190,8 +192,8 @@ def halves(sizes: Sequence[int]) -> Halves:
     return Halves(
         prompt_a=rows[prompt % 2 == 0],
         prompt_b=rows[prompt % 2 == 1],
-        rollout_1=rows[within % 2 == 0],
-        rollout_2=rows[within % 2 == 1],
+        rollout_1=rows[(prompt % 2 == 0) & (within % 2 == 0)],
+        rollout_2=rows[(prompt % 2 == 0) & (within % 2 == 1)],
         prompt=prompt,
     )
 

@@ -6,16 +6,17 @@ step starts from, the gradients of its loss over two splits of the step's rows
 
 - the prompt halves A, B (alternate groups, every rollout of each): two independent steps of
   B/2 prompts at the step's K;
-- the rollout halves R1, R2 (every group, alternate rows): two steps of B prompts at K/2.
+- the rollout halves R1, R2 of A (alternate rows of each of A's groups): two steps of B/2
+  prompts at K/2.
 
 A half's gradient is the step's own loss restricted to its rows: the policy loss of
 training/policy_loss.py over them, with the step's advantages, group weights, pi_old,
 reference log-probs and caps, scaled so that the halves sum to the step's loss (its terms
-`c_r f_r`, `row_units`). One pass each for A and R1 (forward and backward over half the rows);
-B and R2 are the step's own gradient minus them, read from `.grad` after the real backward and
-before clipping (computed by a pass of their own when the step also trains METIS's judge loss,
-which is not a sum over rows). Cost: about one update's forward and backward per metered step;
-`perf/noise_s` logs it, apart from `perf/update_s`.
+`c_r f_r`, `row_units`). One pass each for R1 and R2 (forward and backward over a quarter of
+the rows each); A is their sum and B the step's own gradient minus A, read from `.grad` after
+the real backward and before clipping (computed by a pass of its own when the step also
+trains METIS's judge loss, which is not a sum over rows). Cost: about half an update's forward
+and backward per metered step; `perf/noise_s` logs it, apart from `perf/update_s`.
 
 It never changes what is trained: its gradients come from `torch.autograd.grad` (never
 `.grad`), nothing reaches the optimizer, its passes run inside `torch.random.fork_rng`, and
@@ -116,42 +117,27 @@ class NoiseMeter:
         sizes: Sequence[int],
         full: Sequence[torch.Tensor | None] | None,
     ) -> dict[str, float]:
-        """The step's `noise/...` metrics and `perf/noise_s`: its halves' gradients (groups of
-        `sizes` rows, in order), `full` the step's gradient of the same loss (None: B and R2
-        get passes of their own)."""
+        """The step's `noise/...` metrics and `perf/noise_s`: passes over the two rollout
+        halves R1, R2 of prompt half A (core.noise_scale.halves; groups of `sizes` rows, in
+        order), A = R1 + R2, and B = `full` (the step's gradient of the same loss) minus A, or
+        a pass of its own where `full` is None."""
         start = time.perf_counter()
         split = halves(sizes)
         params = [p for p in model.parameters() if p.requires_grad]
         device = params[0].device
         with torch.random.fork_rng(devices=[device.index] if device.type == "cuda" else []):
-            cross, diff = self._pair(loss_of, params, coef, split.prompt_a, split.prompt_b, full)
-            _, diff_r = self._pair(loss_of, params, coef, split.rollout_1, split.rollout_2, full)
+            p1 = _grads(loss_of(split.rollout_1), params)
+            p2 = _grads(loss_of(split.rollout_2), params)
+            _, diff_r = _products(p1, p2, coef[split.rollout_1].sum(), coef[split.rollout_2].sum())
+            pa = [a + b for a, b in zip(p1, p2, strict=True)]
+            del p1, p2
+            if full is None:
+                pb = _grads(loss_of(split.prompt_b), params)
+            else:  # the step's own gradient minus A's
+                pb = [f - a for f, a in zip(_dense(full, params), pa, strict=True)]
+            cross, diff = _products(pa, pb, coef[split.prompt_a].sum(), coef[split.prompt_b].sum())
         est = halves_estimate(split, coef, cross, diff, diff_r)
         return {**self.ema.update(est), "perf/noise_s": time.perf_counter() - start}
-
-    @staticmethod
-    def _pair(
-        loss_of: RowsLoss,
-        params: list[torch.Tensor],
-        coef: NDArray[np.float64],
-        first: NDArray[np.int64],
-        second: NDArray[np.int64],
-        full: Sequence[torch.Tensor | None] | None,
-    ) -> tuple[float, float]:
-        """G_1 . G_2 and |G_1 - G_2|^2 for the mean gradients over rows `first` and `second`
-        (which together are the step's rows): G_S = P_S / C_S, P_S the gradient of the loss
-        over S and C_S its rows' coefficients' sum."""
-        p1 = _grads(loss_of(first), params)
-        p2 = [f - a for f, a in zip(_dense(full, params), p1, strict=True)] if full else None
-        if p2 is None:
-            p2 = _grads(loss_of(second), params)
-        c1, c2 = float(coef[first].sum()), float(coef[second].sum())
-        cross = diff = 0.0
-        for a, b in zip(p1, p2, strict=True):
-            g1, g2 = a / c1, b / c2
-            cross += float(torch.sum(g1 * g2, dtype=torch.float64))
-            diff += float(torch.sum((g1 - g2) ** 2, dtype=torch.float64))
-        return cross, diff
 
     def state_dict(self) -> dict[str, float]:
         return self.ema.state_dict()
@@ -160,6 +146,19 @@ class NoiseMeter:
         """Restore the smoothed state (None: a checkpoint from before the meter: start afresh)."""
         if state:
             self.ema.load_state_dict(state)
+
+
+def _products(
+    first: list[torch.Tensor], second: list[torch.Tensor], c1: float, c2: float
+) -> tuple[float, float]:
+    """G_1 . G_2 and |G_1 - G_2|^2 of the mean gradients G_i = P_i / c_i, from the gradients
+    P_i of the loss over two sets of rows and the sums c_i of their rows' coefficients."""
+    cross = diff = 0.0
+    for a, b in zip(first, second, strict=True):
+        g1, g2 = a / float(c1), b / float(c2)
+        cross += float(torch.sum(g1 * g2, dtype=torch.float64))
+        diff += float(torch.sum((g1 - g2) ** 2, dtype=torch.float64))
+    return cross, diff
 
 
 def _grads(loss: torch.Tensor, params: list[torch.Tensor]) -> list[torch.Tensor]:
