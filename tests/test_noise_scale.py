@@ -12,6 +12,7 @@ import pytest
 from frontier_rft.core.noise_scale import (
     NOISE_METRICS,
     NoiseEma,
+    accumulated_estimate,
     halves,
     halves_estimate,
     moment_row,
@@ -75,6 +76,28 @@ def test_the_moment_of_any_two_linear_forms_is_exact() -> None:
         u, v = rng.normal(size=prompt.size), rng.normal(size=prompt.size)
         observed = np.mean([(u @ g) @ (v @ g) for g in draws])
         assert math.isclose(observed, moment_row(u, v, prompt) @ TRUTH, rel_tol=1e-10)
+
+
+def test_accumulated_micro_batches_of_shuffled_rows_are_exact_in_expectation() -> None:
+    """TRL's design: the step's rows shuffled into three micro-batches (a prompt's rollouts
+    spread over them), each with its own loss normaliser (bnpo: its tokens), read as a hook
+    reads them, |m_i|^2 and m_i . (sum of the earlier): the expectation is the truth."""
+    sizes = [3, 2, 3]
+    draws, prompt = _draws(sizes)
+    rng = np.random.default_rng(5)
+    order = rng.permutation(prompt.size)
+    batches = [order[:3], order[3:6], order[6:]]
+    lengths = rng.integers(1, 9, prompt.size).astype(float)
+    coefs = [lengths[b] / lengths[b].sum() / len(batches) for b in batches]
+    estimates = []
+    for g in draws:
+        grads = [c @ g[b] for c, b in zip(coefs, batches, strict=True)]
+        squares = [m @ m for m in grads]
+        crosses = [m @ sum(grads[:i], np.zeros(3)) for i, m in enumerate(grads)]
+        est = accumulated_estimate([prompt[b] for b in batches], coefs, squares, crosses)
+        estimates.append([est.grad_sq, est.inter, est.intra])
+    np.testing.assert_allclose(np.mean(estimates, axis=0), TRUTH, rtol=1e-10, atol=1e-12)
+    assert est.rows == prompt.size
 
 
 def test_equal_halves_are_mccandlishs_two_batch_formulas() -> None:

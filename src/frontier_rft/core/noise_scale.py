@@ -41,6 +41,14 @@ the halves' mean square, G_b their mean) and tr(Sigma_inter) + tr(Sigma_intra)/K
 (|G_s|^2 - |G_b|^2)/(1/B_s - 1/B_b) = B |G_A - G_B|^2 / 4; halving the rollouts of A's B/2
 prompts, tr(Sigma_intra) = (B/2) K |G_R1 - G_R2|^2 / 4.
 
+**Accumulated micro-batches** (`accumulated_estimate`, TRL's design). Under gradient
+accumulation a hook on each parameter sees micro-batch i's gradient m_i before it is added to
+the sum of the earlier ones: |m_i|^2 and m_i . (m_1 + ... + m_{i-1}) are inner products of
+linear forms of the rows, with the micro-batch's loss coefficients, so the same solve holds,
+for micro-batches of shuffled rows (a prompt's rollouts spread over several) included; the
+terms are told apart by the micro-batches that hold several rollouts of a prompt and by the
+prompts they share, and a step whose micro-batches cannot tell them apart is not solved.
+
 **Noise scale.** The step's per-row noise is trace = N (P tr Sigma_inter + Q tr Sigma_intra),
 N rows, P = sum_p (C_p / C)^2 and Q = sum_r (c_r / C)^2 its own design (K tr Sigma_inter +
 tr Sigma_intra for B x K equal rows), and B_simple = trace / |G|^2 is in rows: the rows a
@@ -68,6 +76,7 @@ __all__ = [
     "Halves",
     "NoiseEma",
     "NoiseEstimate",
+    "accumulated_estimate",
     "halves",
     "halves_estimate",
     "moment_row",
@@ -221,17 +230,57 @@ def halves_estimate(
     a, b = _mean_weights(coef, split.prompt_a), _mean_weights(coef, split.prompt_b)
     r1, r2 = _mean_weights(coef, split.rollout_1), _mean_weights(coef, split.rollout_2)
     p = split.prompt
-    theta = solve(
+    return _estimate(
         [cross_ab, diff_ab, diff_r],
         [moment_row(a, b, p), moment_row(a - b, a - b, p), moment_row(r1 - r2, r1 - r2, p)],
+        coef,
+        p,
     )
+
+
+def accumulated_estimate(
+    prompts: Sequence[NDArray[np.int64]],
+    coefs: Sequence[NDArray[np.float64]],
+    squares: Sequence[float],
+    crosses: Sequence[float],
+) -> NoiseEstimate:
+    """The estimate of a step accumulated micro-batch by micro-batch (gradient accumulation):
+    micro-batch i's gradient m_i = sum of coefs[i][r] g_r over its rows, of prompts
+    prompts[i] (ids shared across the step's micro-batches), `squares[i]` = |m_i|^2 and
+    `crosses[i]` = m_i . (m_1 + ... + m_{i-1}), what a gradient hook reads before adding m_i
+    to the gradient held. Every micro-batch a set of rows (shuffled or not)."""
+    prompt = np.concatenate(prompts).astype(np.int64)
+    coef = np.concatenate(coefs).astype(np.float64)
+    ends = np.cumsum([len(c) for c in coefs])
+    values, rows = [], []
+    earlier = np.zeros_like(coef)
+    for i, end in enumerate(ends):
+        mine = np.zeros_like(coef)
+        mine[end - len(coefs[i]) : end] = coefs[i]
+        values.append(squares[i])
+        rows.append(moment_row(mine, mine, prompt))
+        if i:
+            values.append(crosses[i])
+            rows.append(moment_row(mine, earlier, prompt))
+        earlier += mine
+    return _estimate(values, rows, coef, prompt)
+
+
+def _estimate(
+    values: Sequence[float],
+    rows: Sequence[NDArray[np.float64]],
+    coef: NDArray[np.float64],
+    prompt: NDArray[np.int64],
+) -> NoiseEstimate:
+    """Solve the observations, and the step's own design (coef, prompt) for its trace."""
+    theta = solve(values, rows)
     full = coef / coef.sum()
-    per_prompt = np.bincount(p, weights=full)
+    per_prompt = np.bincount(prompt, weights=full)
     return NoiseEstimate(
         grad_sq=float(theta[0]),
         inter=float(theta[1]),
         intra=float(theta[2]),
-        rows=int(coef.size),
+        rows=int(np.count_nonzero(coef)),
         prompt_share=float(per_prompt @ per_prompt),
         row_share=float(full @ full),
     )
