@@ -5,7 +5,6 @@ run's own curve from them where its shapes vary."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,18 +78,6 @@ def test_one_length_throughout_folds_a_calls_cost_into_its_decode_steps() -> Non
     assert fit.generate_seconds(40, 16) == pytest.approx(a + b * 16 + c * 40 * 16)
 
 
-@pytest.fixture(autouse=True)
-def _torch_threads() -> Iterator[None]:
-    try:
-        import torch
-    except ImportError:
-        yield
-        return
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.integration
 def test_the_trainer_logs_every_call_and_a_kept_run_fits_its_own_curve(
     sft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -98,8 +85,7 @@ def test_the_trainer_logs_every_call_and_a_kept_run_fits_its_own_curve(
     """Each step logs its calls' rows and decode steps as the calls had them (seen by a spy
     on generate), and a kept run, whose rows a call vary with the prompts kept, fits its own
     curve from metrics.jsonl."""
-    pytest.importorskip("torch")
-    import frontier_rft.training.grpo as grpo
+    grpo = pytest.importorskip("frontier_rft.training.grpo")
     from frontier_rft.metrics_log import read_metrics_jsonl
     from test_training_model import TEST_TRAIN
 
@@ -112,18 +98,9 @@ def test_the_trainer_logs_every_call_and_a_kept_run_fits_its_own_curve(
         return out
 
     monkeypatch.setattr(grpo, "generate_completions", spy)
-    config = dataclasses.replace(
-        TEST_TRAIN,
-        steps=8,
-        batch_size=4,
-        train_size=16,
-        eval_every=0,
-        checkpoint_every=1000,
-        selector="skip",
-        sampler="fewer_rollouts",
-        threads=1,
-        noise_every=0,
-    )
+    # threads 0: torch's own (the Trainer leaves them as they are for the next test)
+    config = dataclasses.replace(TEST_TRAIN, steps=8, batch_size=4, train_size=16, eval_every=0)
+    config = dataclasses.replace(config, selector="skip", sampler="fewer_rollouts", noise_every=0)
     trainer = grpo.Trainer(config, sft_dir, tmp_path / "run", log=lambda _: None)
     logged = []
     for _ in range(config.steps):

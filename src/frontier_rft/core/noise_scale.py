@@ -291,32 +291,32 @@ def _ratio(num: float, den: float) -> float:
     return num / den if den > 0 else math.nan
 
 
-@dataclass
+_SMOOTHED = ("grad_sq", "inter", "intra")
+"""The terms NoiseEma smooths, each apart."""
+
+
 class NoiseEma:
     """|G|^2 and the two noise terms smoothed apart, each a bias-corrected exponential moving
     average over the metered steps (Adam's correction: the first value is its own mean)."""
 
-    decay: float
-    """Weight of the past at each metered step, in [0, 1)."""
-    count: int = 0
-    """Estimates folded in."""
-    grad_sq: float = 0.0
-    inter: float = 0.0
-    intra: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.decay < 1.0:
-            raise ValueError(f"noise_ema must be in [0, 1), got {self.decay!r}")
+    def __init__(self, decay: float):
+        if not 0.0 <= decay < 1.0:
+            raise ValueError(f"noise_ema must be in [0, 1), got {decay!r}")
+        self.decay = decay
+        """Weight of the past at each metered step, in [0, 1)."""
+        self.count = 0
+        """Estimates folded in."""
+        self.sums = dict.fromkeys(_SMOOTHED, 0.0)
+        """The uncorrected averages, by term."""
 
     def update(self, est: NoiseEstimate) -> dict[str, float]:
         """Fold in one step's estimate; its `noise/...` metrics (NOISE_METRICS)."""
         d = self.decay
         self.count += 1
-        self.grad_sq = d * self.grad_sq + (1 - d) * est.grad_sq
-        self.inter = d * self.inter + (1 - d) * est.inter
-        self.intra = d * self.intra + (1 - d) * est.intra
+        for name in _SMOOTHED:
+            self.sums[name] = d * self.sums[name] + (1 - d) * getattr(est, name)
         scale = 1.0 - d**self.count
-        g, a, b = self.grad_sq / scale, self.inter / scale, self.intra / scale
+        g, a, b = (self.sums[name] / scale for name in _SMOOTHED)
         trace, trace_ema = est.trace(), est.trace(a, b)
         out = {
             "noise/grad_sq": est.grad_sq,
@@ -335,15 +335,8 @@ class NoiseEma:
 
     def state_dict(self) -> dict[str, float]:
         """What a checkpoint keeps (exact resume)."""
-        return {
-            "count": self.count,
-            "grad_sq": self.grad_sq,
-            "inter": self.inter,
-            "intra": self.intra,
-        }
+        return {"count": float(self.count), **self.sums}
 
     def load_state_dict(self, state: dict[str, float]) -> None:
         self.count = int(state["count"])
-        self.grad_sq = float(state["grad_sq"])
-        self.inter = float(state["inter"])
-        self.intra = float(state["intra"])
+        self.sums = {name: float(state[name]) for name in _SMOOTHED}

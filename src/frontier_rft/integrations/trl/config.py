@@ -251,16 +251,10 @@ class FrontierConfig:
             f"{short_repr(self.shadows)}",
         )
         self.shadow_configs()
-        check(
-            isinstance(self.noise_every, int)
-            and not isinstance(self.noise_every, bool)
-            and self.noise_every >= 0,
-            f"noise_every must be an int >= 0 (0 = the noise meter off), got {self.noise_every!r}",
-        )
-        check(
-            isinstance(self.noise_ema, int | float) and 0.0 <= self.noise_ema < 1.0,
-            f"noise_ema must be a number in [0, 1), got {self.noise_ema!r}",
-        )
+        check_least(self, ("noise_every",), 0)  # 0: the noise meter off
+        ema = self.noise_ema
+        ok = isinstance(ema, int | float) and 0.0 <= ema < 1.0
+        check(ok, f"noise_ema must be a number in [0, 1), got {ema!r}")
 
     @cached_property
     def selector_spec(self) -> SelectorSpec:

@@ -46,14 +46,11 @@ __all__ = ["LOSS_UNITS", "NoiseCallback", "micro_batch_coefficients", "why_off"]
 _log = logging.getLogger(__name__)
 
 LOSS_UNITS = {
-    "grpo": ("row", "rows"),
-    "sapo": ("row", "rows"),
+    **dict.fromkeys(("grpo", "sapo"), ("row", "rows")),
     "luspo": ("tokens", "rows"),
     "bnpo": ("tokens", "tokens"),
     "dr_grpo": ("tokens", "rows_x_max_length"),
-    "dapo": ("tokens", "generation_tokens"),
-    "cispo": ("tokens", "generation_tokens"),
-    "vespo": ("tokens", "generation_tokens"),
+    **dict.fromkeys(("dapo", "cispo", "vespo"), ("tokens", "generation_tokens")),
 }
 """TRL 1.16's GRPO loss types as a sum over a micro-batch's rows of c_r f_r (f_r the row's
 token mean): c_r = u_r / N, u_r one a row or its tokens, N the normaliser (the micro-batch's
