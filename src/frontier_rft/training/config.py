@@ -356,7 +356,8 @@ class TrainConfig:
     noise_every: int = 10
     """Meter the gradient noise scale every this many steps (0 = off): |G|^2 and the inter- and
     intra-prompt noise from the step's halves, logged as noise/... (training/noise_meter.py);
-    it measures and never changes what is trained; about one update's passes a metered step."""
+    it never changes what is trained; half an update's passes a metered step (every 10th: 3.5%
+    of a CPU step)."""
     noise_ema: float = 0.9
     """Noise meter: weight of the past in its moving averages, per metered step, in [0, 1)."""
     reward_log: bool = False

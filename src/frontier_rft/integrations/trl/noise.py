@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from numpy.typing import NDArray
 from transformers import TrainerCallback
 from trl.trainer import grpo_trainer
@@ -160,10 +161,14 @@ class NoiseCallback(_Base):  # type: ignore[misc]
                 return
             start = time.perf_counter()
             self._micro_batch()
-            g = grad.detach()
-            square = (g.double() ** 2).sum()
+            g = grad.detach().float()  # float32 products (a no-op copy for float32 grads),
+            square = torch.sum(g * g, dtype=torch.float64)  # summed in float64
             held = param.grad
-            cross = square.new_zeros(()) if held is None else (g.double() * held.double()).sum()
+            cross = (
+                square.new_zeros(())
+                if held is None
+                else torch.sum(g * held.detach().float(), dtype=torch.float64)
+            )
             self.sums[-1][0] += square
             self.sums[-1][1] += cross
             self.seconds += time.perf_counter() - start
