@@ -34,6 +34,7 @@ CONFIG = dataclasses.replace(
     checkpoint_every=1000,
     selector="skip",
     sampler="fewer_rollouts",
+    noise_every=0,  # the update's forward rows are counted: no noise meter's passes among them
 )
 SOLVED, UNSOLVABLE, MIXED = set(range(0, 4)), set(range(4, 8)), set(range(8, 12))
 """Planted outcomes: tasks 0-3 always solved, 4-7 never, 8-11 half of each group."""

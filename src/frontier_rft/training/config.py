@@ -353,6 +353,13 @@ class TrainConfig:
     """Rules to follow beside the run without changing it, e.g. greso,screen4,greso+screen4:
     each step logs what the rule would have saved and lost on this step's groups
     (curriculum/shadow/<rule>/...; docs/shadow.md)."""
+    noise_every: int = 10
+    """Meter the gradient noise scale every this many steps (0 = off): |G|^2 and the inter- and
+    intra-prompt noise from the step's halves, logged as noise/... (training/noise_meter.py);
+    it never changes what is trained; half an update's passes a metered step (every 10th: 3.5%
+    of a CPU step)."""
+    noise_ema: float = 0.9
+    """Noise meter: weight of the past in its moving averages, per metered step, in [0, 1)."""
     reward_log: bool = False
     """Write rewards.jsonl: each step's prompts, their rewards and their completions' generated
     tokens, to replay rules offline (`frontier shadow replay`; docs/shadow.md)."""
@@ -442,6 +449,15 @@ class TrainConfig:
             f"got {self.refresh_features_every!r}",
         )
         check_choice("group_weighting", self.group_weighting, GROUP_WEIGHTINGS)
+        check(
+            isinstance(self.noise_every, int) and self.noise_every >= 0,
+            f"noise_every must be an int >= 0 (0 = the noise meter off), got {self.noise_every!r}",
+        )
+        check(
+            isinstance(self.noise_ema, (int, float)) and 0.0 <= self.noise_ema < 1.0,
+            f"noise_ema must be a number in [0, 1) (0.9: the last ~10 metered steps), "
+            f"got {self.noise_ema!r}",
+        )
         self._check_sampler()
         self._check_backfill()
         self._check_wrap_counts()

@@ -86,6 +86,7 @@ from frontier_rft.training.eval_grid import EvalClock, parse_grid
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
 from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
+from frontier_rft.training.noise_meter import NoiseMeter, rows_loss
 from frontier_rft.training.pad_rows import EndRows, padding
 from frontier_rft.training.policy_loss import policy_loss, row_weights
 from frontier_rft.training.references import load_references
@@ -135,6 +136,8 @@ class StepBatch:
     """The frozen reference model's log-probs (the KL term)."""
     replay: ReplayRows | None = None
     """backfill: the replayed rows (after the fresh ones) and what the update hands back."""
+    group_sizes: Sequence[int] = ()
+    """Rows of each group, in row order (the noise meter's halves)."""
 
 
 class Trainer:
@@ -214,6 +217,9 @@ class Trainer:
         """eval_grid: the cost spent along each grid line (training.eval_grid); None when off."""
         self._grid_model: Any = None
         """With an evaluation grid, the copy of the policy a step began from."""
+        self.noise = NoiseMeter(cfg.noise_every, cfg.noise_ema)
+        """The gradient noise meter (noise_every; training/noise_meter.py): measures, never
+        trains; its smoothed state is saved with the checkpoint."""
         if ckpt is None:
             self._start(references)
         else:
@@ -289,6 +295,7 @@ class Trainer:
             self.trained_tasks = trained_tasks_mask(state.get("trained_tasks"), len(self.items))
             if self.eval_clock is not None:
                 self.eval_clock.load_state_dict(state.get("eval_clock") or {})
+            self.noise.load_state_dict(state.get("noise_meter"))
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -366,12 +373,17 @@ class Trainer:
         cost."""
         cfg, n = self.config, self.config.group_size
         seconds_spent, padded_rows = [0.0], [0]  # what generation cost, call by call
+        calls: list[tuple[int, int, float]] = []
 
         def rollout(ids: np.ndarray, counts: np.ndarray | None = None) -> Rolled:
             sizes = np.full(ids.shape[0], n) if counts is None else np.asarray(counts)
             completions, rewards, seconds, padded = self._rollout(ids, sizes)
             seconds_spent[0] += seconds
             padded_rows[0] += padded
+            # the call's shape: its rows (padding's, which end at once, too) and decode steps
+            # (its longest completion: a padded row's is one token)
+            decode_steps = max(map(len, completions), default=0)
+            calls.append((len(completions) + padded, decode_steps, seconds))
             ends = np.cumsum(sizes).tolist()
             starts = [0, *ends[:-1]]
             # each group's completions travel with it through the sampler (its payload)
@@ -392,6 +404,7 @@ class Trainer:
             records=records,
             generate_s=seconds_spent[0],
             padded_rows=padded_rows[0],
+            calls=calls,
         )
 
     def _train(self, got: Collected) -> Trained:
@@ -424,6 +437,7 @@ class Trainer:
                 loss_scale=scale,
                 judge_records=got.records,
                 replay=replay,
+                group_sizes=[len(g.completions) for g in rows],
             )
             parts = self._update(batch)
         if self.backfill is not None:  # held after the step that trained them
@@ -434,7 +448,8 @@ class Trainer:
             else:
                 parts["backfill/buffer_groups"] = float(self.backfill.store.size)
         fresh = advantages[:fresh_rows]
-        return Trained(fresh, scale, parts, time.perf_counter() - start)
+        update_s = time.perf_counter() - start - parts.get("perf/noise_s", 0.0)  # meter apart
+        return Trained(fresh, scale, parts, update_s)
 
     def _tensor(self, values: np.ndarray) -> torch.Tensor:
         """Per-row float32 values on the policy's device."""
@@ -598,6 +613,7 @@ class Trainer:
                 ).logprobs
         old, ref = batch.old_logprobs, batch.ref_logprobs
         parts: dict[str, float] = {}
+        noise: dict[str, float] = {}
         for epoch in range(cfg.ppo_epochs):
             with self._amp():  # forward passes only: backward runs outside autocast
                 scores = score_completions(
@@ -626,6 +642,10 @@ class Trainer:
                     loss.parts.update(j_parts)
             self.optimizer.zero_grad(set_to_none=True)
             total.backward()
+            if epoch == 0 and self.noise.due(self.step_count, len(batch.group_sizes)):
+                # at the step's own parameters, before clipping and the optimizer step
+                judged = bool(batch.judge_records) and self.lam != 0.0
+                noise = self._measure_noise(batch, old_lp, ref, capped.get("caps"), judged)
             grad_norm = torch.nn.utils.clip_grad_norm_(
                 self.model.parameters(), cfg.max_grad_norm if cfg.max_grad_norm > 0 else 1e12
             )
@@ -644,7 +664,37 @@ class Trainer:
             elif epoch == cfg.ppo_epochs - 1:  # clipping only acts after the first pass
                 parts["policy/ratio_mean_last_epoch"] = loss.parts["policy/ratio_mean"]
                 parts["policy/clip_fraction_last_epoch"] = loss.parts["policy/clip_fraction"]
-        return parts
+        return {**parts, **noise}
+
+    def _measure_noise(
+        self,
+        batch: StepBatch,
+        old: torch.Tensor,
+        ref: torch.Tensor | None,
+        caps: torch.Tensor | None,
+        judged: bool,
+    ) -> dict[str, float]:
+        """The noise meter on this step's rows, with the first pass's inputs; the step's own
+        gradient (`.grad`, read only) stands for the halves' complement unless the judge loss
+        is in it."""
+        loss_of, coef = rows_loss(
+            self.model,
+            self.config,
+            batch.prompts,
+            batch.completions,
+            {
+                "advantages": batch.advantages,
+                "weights": batch.row_weights,
+                "old": old.detach(),
+                "ref": ref,
+                "caps": caps,
+            },
+            batch.loss_scale,
+            self._amp,
+        )
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        full = None if judged else [p.grad for p in params]
+        return self.noise.measure(self.model, loss_of, coef, batch.group_sizes, full)
 
     def _judge_loss(self, records: Sequence[Any]) -> tuple[torch.Tensor, dict[str, float]]:
         assert self.judge is not None
@@ -774,6 +824,7 @@ class Trainer:
                     else np.flatnonzero(self.trained_tasks).tolist()
                 ),
                 "eval_clock": None if self.eval_clock is None else self.eval_clock.state_dict(),
+                "noise_meter": self.noise.state_dict(),
             },
             keep=self.config.keep_checkpoints,
             sampler=self.sampler,

@@ -12,7 +12,7 @@ import torch
 from frontier_rft.lm.rollout import TokenScores
 from frontier_rft.training.config import TrainConfig
 
-__all__ = ["PolicyLoss", "aggregate", "policy_loss", "row_weights"]
+__all__ = ["PolicyLoss", "aggregate", "policy_loss", "row_units", "row_weights"]
 
 
 def aggregate(
@@ -34,6 +34,18 @@ def aggregate(
         per_seq = (values * mask).sum(1) / mask.sum(1).clamp(min=1.0)
         return per_seq.mean()
     return (values * mask).sum() / (mask.shape[0] * max_tokens)
+
+
+def row_units(lengths: np.ndarray, how: str, max_tokens: int) -> tuple[np.ndarray, float]:
+    """`aggregate` of rows of `lengths` tokens as a sum over rows: sum_r w_r u_r f_r / N, f_r
+    row r's token mean; returns (u, N). token_mean: u = the row's tokens, N = all tokens;
+    sequence_mean: u = 1, N = rows; constant: u = the row's tokens, N = rows * max_tokens."""
+    lengths = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)  # as mask.sum().clamp(1)
+    if how == "sequence_mean":
+        return np.ones_like(lengths), float(lengths.size)
+    if how == "token_mean":
+        return lengths, float(lengths.sum())
+    return lengths, float(lengths.size * max_tokens)
 
 
 class PolicyLoss:

@@ -14,7 +14,15 @@ from frontier_rft.core.advantages import group_advantages
 from frontier_rft.metrics_log import curriculum_metrics
 from frontier_rft.sampling.step import SUCCESS, Round, StepSamples, rollout_metrics
 
-__all__ = ["SUCCESS", "Collected", "Group", "Trained", "step_metrics", "tokens_generated"]
+__all__ = [
+    "SUCCESS",
+    "Collected",
+    "Group",
+    "Trained",
+    "call_metrics",
+    "step_metrics",
+    "tokens_generated",
+]
 
 
 @dataclass
@@ -48,6 +56,8 @@ class Collected:
     """Seconds spent generating."""
     padded_rows: int = 0
     """pad_rows: rows generated only to fill a bucket, dropped."""
+    calls: Sequence[tuple[int, int, float]] = ()
+    """Each call to generate: (rows, decode steps, seconds)."""
 
 
 @dataclass
@@ -62,6 +72,17 @@ class Trained:
     """The update's loss and policy metrics (and backfill's)."""
     update_s: float = 0.0
     """Seconds the update took."""
+
+
+def call_metrics(calls: Sequence[tuple[int, int, float]]) -> dict[str, float]:
+    """The shapes of a step's calls to generate, summed (what a run's own step-cost curve is
+    fitted from: step_cost/own_curve.py)."""
+    return {
+        "perf/generate_calls": float(len(calls)),
+        "perf/generate_rows": float(sum(r for r, _, _ in calls)),
+        "perf/decode_steps": float(sum(n for _, n, _ in calls)),
+        "perf/decode_row_steps": float(sum(r * n for r, n, _ in calls)),
+    }
 
 
 def tokens_generated(rounds: Sequence[Round]) -> int:
@@ -117,7 +138,9 @@ def step_metrics(
         **{f"train/{k}": v for k, v in rollout_metrics(got.sampled).items() if k != "rollouts"},
         "perf/select_ms": 1e3 * samples.select_seconds,
         "perf/generate_s": got.generate_s,
+        **call_metrics(got.calls),
         "perf/update_s": trained.update_s,
+        "perf/update_width": float(max((len(c) for g in rows for c in g.completions), default=0)),
         "perf/tokens_per_s": gen_tokens / max(got.generate_s, 1e-9),
         "perf/step_s": time.perf_counter() - started[0],
         "perf/step_cpu_s": time.process_time() - started[1],

@@ -148,6 +148,12 @@ class FrontierConfig:
     """Rules followed beside training without changing it, e.g. [greso, screen4, greso+screen4]:
     what each would have saved and lost, as curriculum/shadow/<rule>/... (docs/shadow.md).
     None: [skip] beside selector uniform's whole batches, else none; [] for none."""
+    noise_every: int = 1
+    """Meter the gradient noise scale every this many optimizer steps (0 = off), from the
+    micro-batches of gradient accumulation (needs gradient_accumulation_steps >= 2): noise/...
+    in TRL's logs (integrations/trl/noise.py); it reads gradients and changes nothing."""
+    noise_ema: float = 0.9
+    """Noise meter: weight of the past in its moving averages, per metered step, in [0, 1)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -245,6 +251,10 @@ class FrontierConfig:
             f"{short_repr(self.shadows)}",
         )
         self.shadow_configs()
+        check_least(self, ("noise_every",), 0)  # 0: the noise meter off
+        ema = self.noise_ema
+        ok = isinstance(ema, int | float) and 0.0 <= ema < 1.0
+        check(ok, f"noise_ema must be a number in [0, 1), got {ema!r}")
 
     @cached_property
     def selector_spec(self) -> SelectorSpec:

@@ -92,6 +92,7 @@ from frontier_rft.integrations.trl.fewer_steps import (
     follow_passes,
     planned_passes,
 )
+from frontier_rft.integrations.trl.noise import NoiseCallback
 from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
 from frontier_rft.integrations.trl.rewards import RewardTap, check_combined_rewards, combine_rewards
 from frontier_rft.integrations.trl.run_log import FrontierRunLog, new_counters
@@ -244,6 +245,8 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         kept, screen); None: TRL's own generation (the pass-through)."""
         if self.frontier_plan.sampler.kind != PassThrough.kind:
             self._frontier_drive(self.frontier_plan.build(selector))
+        # the gradient noise meter: hooks that read each micro-batch's gradient (noise.py)
+        self.add_callback(NoiseCallback(self, config.noise_every, config.noise_ema))  # type: ignore[attr-defined]
 
     def _frontier_tap_rewards(self) -> None:
         """Record each reward function's output for the selector: a reward model through a

@@ -1,0 +1,174 @@
+"""The reference trainer's noise meter: the gradient noise scale of its own steps, read live.
+
+Every `noise_every`-th step (TrainConfig; 0 = off) the update measures, at the parameters the
+step starts from, the gradients of its loss over two splits of the step's rows
+(core/noise_scale.py has the estimator and its derivation):
+
+- the prompt halves A, B (alternate groups, every rollout of each): two independent steps of
+  B/2 prompts at the step's K;
+- the rollout halves R1, R2 of A (alternate rows of each of A's groups): two steps of B/2
+  prompts at K/2.
+
+A half's gradient is the step's own loss restricted to its rows: the policy loss of
+training/policy_loss.py over them, with the step's advantages, group weights, pi_old,
+reference log-probs and caps, scaled so that the halves sum to the step's loss (its terms
+`c_r f_r`, `row_units`). One pass each for R1 and R2 (forward and backward over a quarter of
+the rows each); A is their sum and B the step's own gradient minus A, read from `.grad` after
+the real backward and before clipping (computed by a pass of its own when the step also
+trains METIS's judge loss, which is not a sum over rows). Cost: about half an update's forward
+and backward per metered step; `perf/noise_s` logs it, apart from `perf/update_s`.
+
+It never changes what is trained: its gradients come from `torch.autograd.grad` (never
+`.grad`), nothing reaches the optimizer, its passes run inside `torch.random.fork_rng`, and
+the smoothed state is saved in the checkpoint (exact resume). A step of fewer than two groups
+(a kept step) is not metered.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from frontier_rft.core.noise_scale import NoiseEma, halves, halves_estimate
+from frontier_rft.lm.rollout import score_completions
+from frontier_rft.training.config import TrainConfig
+from frontier_rft.training.policy_loss import policy_loss, row_units
+
+__all__ = ["NoiseMeter", "RowsLoss", "rows_loss"]
+
+RowsLoss = Callable[[NDArray[np.int64]], torch.Tensor]
+"""The step's loss restricted to some rows: sum over them of c_r f_r (its gradient is theirs)."""
+
+
+def rows_loss(
+    model: Any,
+    config: TrainConfig,
+    prompts: Sequence[Sequence[int]],
+    completions: Sequence[Sequence[int]],
+    tensors: dict[str, torch.Tensor | None],
+    loss_scale: float,
+    amp: Callable[[], Any],
+) -> tuple[RowsLoss, NDArray[np.float64]]:
+    """The step's loss over any subset of its rows, and each row's coefficient c_r in it.
+
+    `tensors` holds the step's per-row inputs to `policy_loss` as the update's first pass
+    used them: advantages, weights, old (pi_old), ref, caps (None where absent)."""
+    lengths = np.array([len(c) for c in completions])
+    how, max_tokens = config.loss_aggregation, config.max_new_tokens
+    units, norm = row_units(lengths, how, max_tokens)
+    weights = tensors["weights"]
+    w = np.ones(len(lengths)) if weights is None else weights.detach().cpu().double().numpy()
+    coef = w * units / norm
+
+    def loss_of(rows: NDArray[np.int64]) -> torch.Tensor:
+        index = rows.tolist()
+        width = max(int(lengths[rows].max()), 1)  # score_completions' own width on these rows
+        sel = torch.as_tensor(rows, device=tensors["advantages"].device)  # type: ignore[union-attr]
+
+        def cut(t: torch.Tensor | None, wide: bool = True) -> torch.Tensor | None:
+            return None if t is None else (t[sel, :width] if wide else t[sel])
+
+        with amp():
+            scores = score_completions(
+                model,
+                [prompts[i] for i in index],
+                [completions[i] for i in index],
+                with_entropy=config.entropy_coef > 0,
+                temperature=config.temperature,
+            )
+            caps = cut(tensors["caps"], wide=False)
+            loss = policy_loss(
+                scores,
+                cut(tensors["advantages"], wide=False),  # type: ignore[arg-type]
+                cut(tensors["old"]),  # type: ignore[arg-type]
+                cut(tensors["ref"]),
+                config,
+                cut(weights, wide=False),
+                loss_scale,
+                **({} if caps is None else {"caps": caps}),
+            )
+        return loss.total * (row_units(lengths[rows], how, max_tokens)[1] / norm)
+
+    return loss_of, coef
+
+
+class NoiseMeter:
+    """When to meter, the measurement itself and the smoothed state it carries across steps."""
+
+    def __init__(self, every: int, decay: float):
+        self.every = every
+        """Meter every this many steps (0 = never)."""
+        self.ema = NoiseEma(decay)
+
+    def due(self, step: int, groups: int) -> bool:
+        """Whether the update of 0-based `step`, training `groups` groups, is metered."""
+        return self.every > 0 and step % self.every == 0 and groups >= 2
+
+    def measure(
+        self,
+        model: Any,
+        loss_of: RowsLoss,
+        coef: NDArray[np.float64],
+        sizes: Sequence[int],
+        full: Sequence[torch.Tensor | None] | None,
+    ) -> dict[str, float]:
+        """The step's `noise/...` metrics and `perf/noise_s`: passes over the two rollout
+        halves R1, R2 of prompt half A (core.noise_scale.halves; groups of `sizes` rows, in
+        order), A = R1 + R2, and B = `full` (the step's gradient of the same loss) minus A, or
+        a pass of its own where `full` is None."""
+        start = time.perf_counter()
+        split = halves(sizes)
+        params = [p for p in model.parameters() if p.requires_grad]
+        device = params[0].device
+        with torch.random.fork_rng(devices=[device.index] if device.type == "cuda" else []):
+            p1 = _grads(loss_of(split.rollout_1), params)
+            p2 = _grads(loss_of(split.rollout_2), params)
+            _, diff_r = _products(p1, p2, coef[split.rollout_1].sum(), coef[split.rollout_2].sum())
+            pa = [a + b for a, b in zip(p1, p2, strict=True)]
+            del p1, p2
+            if full is None:
+                pb = _grads(loss_of(split.prompt_b), params)
+            else:  # the step's own gradient minus A's
+                pb = [f - a for f, a in zip(_dense(full, params), pa, strict=True)]
+            cross, diff = _products(pa, pb, coef[split.prompt_a].sum(), coef[split.prompt_b].sum())
+        est = halves_estimate(split, coef, cross, diff, diff_r)
+        return {**self.ema.update(est), "perf/noise_s": time.perf_counter() - start}
+
+    def state_dict(self) -> dict[str, float]:
+        return self.ema.state_dict()
+
+    def load_state_dict(self, state: dict[str, float] | None) -> None:
+        """Restore the smoothed state (None: a checkpoint from before the meter: start afresh)."""
+        if state:
+            self.ema.load_state_dict(state)
+
+
+def _products(
+    first: list[torch.Tensor], second: list[torch.Tensor], c1: float, c2: float
+) -> tuple[float, float]:
+    """G_1 . G_2 and |G_1 - G_2|^2 of the mean gradients G_i = P_i / c_i, from the gradients
+    P_i of the loss over two sets of rows and the sums c_i of their rows' coefficients."""
+    cross = diff = 0.0
+    for a, b in zip(first, second, strict=True):
+        g1, g2 = a / float(c1), b / float(c2)
+        cross += float(torch.sum(g1 * g2, dtype=torch.float64))
+        diff += float(torch.sum((g1 - g2) ** 2, dtype=torch.float64))
+    return cross, diff
+
+
+def _grads(loss: torch.Tensor, params: list[torch.Tensor]) -> list[torch.Tensor]:
+    """d loss / d params through `torch.autograd.grad` (no `.grad` touched), zeros where a
+    parameter takes no part."""
+    got = torch.autograd.grad(loss, params, allow_unused=True)
+    return [torch.zeros_like(p) if g is None else g for g, p in zip(got, params, strict=True)]
+
+
+def _dense(grads: Sequence[torch.Tensor | None] | None, params: list[torch.Tensor]) -> list[Any]:
+    """`.grad`s read as tensors: zeros for a parameter the backward never reached."""
+    assert grads is not None
+    return [torch.zeros_like(p) if g is None else g for g, p in zip(grads, params, strict=True)]

@@ -1,0 +1,114 @@
+"""The noise meter in TRL's GRPOTrainer (integrations/trl/noise.py): it logs noise/... from the
+micro-batches of gradient accumulation, reads the gradients it is shown and changes nothing
+trained, reads TRL's loss weights right, and says why it is off where TRL's hooks deny it."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("trl", reason="needs the trl extra: pip install -e '.[trl]'")
+
+import torch
+from tiny_lm import char_tokenizer, task_dataset, tiny_grpo_args, tiny_llama
+from trl import GRPOConfig
+
+from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
+from frontier_rft.integrations.trl.noise import LOSS_UNITS, micro_batch_coefficients
+
+
+def _reward(prompts: list[str], completions: list[str], task_id: list[int], **kw: Any) -> list:
+    """Mixed groups: a completion's reward is the parity of its length and its task."""
+    return [float((len(c) + t) % 2) for c, t in zip(completions, task_id, strict=True)]
+
+
+def _trainer(out: Path, every: int, **kw: Any) -> Any:
+    tok = char_tokenizer()
+    args = tiny_grpo_args(out, prompts=4, n=4, cls=GRPOConfig, **{"max_steps": 3, **kw})
+    return FrontierGRPOTrainer(
+        model=tiny_llama(tok, seed=0),
+        reward_funcs=[_reward],
+        args=args,
+        train_dataset=task_dataset(np.arange(12)),
+        processing_class=tok,
+        frontier=FrontierConfig(selector="uniform", shadows=[], noise_every=every),
+    )
+
+
+ACCUMULATED = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 2}
+"""16 rows a step as two micro-batches of 8 (shuffled by TRL across the step's 4 prompts)."""
+
+
+def test_the_meter_logs_noise_from_micro_batches_and_trains_nothing(tmp_path: Path) -> None:
+    on = _trainer(tmp_path / "on", 1, **ACCUMULATED)
+    on.train()
+    off = _trainer(tmp_path / "off", 0, **ACCUMULATED)
+    off.train()
+    for a, b in zip(on.model.parameters(), off.model.parameters(), strict=True):
+        assert torch.equal(a, b)
+    logged = [h for h in on.state.log_history if "noise/intra" in h]
+    assert logged, on.state.log_history
+    assert all(np.isfinite(h["noise/intra_ema"]) for h in logged)
+    assert not any(k.startswith("noise/") for h in off.state.log_history for k in h)
+    losses = [h["loss"] for h in on.state.log_history if "loss" in h]
+    assert losses == [h["loss"] for h in off.state.log_history if "loss" in h]
+
+
+def test_one_micro_batch_a_step_turns_the_meter_off_saying_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    trainer = _trainer(tmp_path / "run", 1, max_steps=1)
+    with caplog.at_level(logging.INFO, logger="frontier_rft"):
+        trainer.train()
+    said = [r.getMessage() for r in caplog.records if "noise meter off" in r.getMessage()]
+    assert said and "gradient_accumulation_steps is 1" in said[0]
+    assert not any(k.startswith("noise/") for h in trainer.state.log_history for k in h)
+
+
+class _Stub:
+    """What micro_batch_coefficients reads of a trainer."""
+
+    def __init__(self, loss_type: str) -> None:
+        self.loss_type = loss_type
+        self.max_completion_length = 8
+        self.current_gradient_accumulation_steps = 2
+        self.accelerator = type("A", (), {"num_processes": 1})()
+        self.args = type("Args", (), {"steps_per_generation": 2})()
+
+
+@pytest.mark.parametrize("loss_type", sorted(LOSS_UNITS))
+def test_the_rows_weights_are_trls_own_loss(loss_type: str) -> None:
+    """Each loss type's coefficients c_r make sum_r c_r f_r (f_r a row's token mean) the loss
+    TRL's `_compute_loss` aggregates, per_token_loss summed as its loss type does."""
+    rng = np.random.default_rng(0)
+    rows, width = 5, 8
+    mask = torch.zeros(rows, width)
+    for r, n in enumerate(rng.integers(1, width + 1, rows)):
+        mask[r, :n] = 1.0
+    per_token = torch.tensor(rng.normal(size=(rows, width)), dtype=torch.float32)
+    total_tokens = mask.sum() * 2  # num_items_in_batch: the generation batch's tokens
+    inputs = {
+        "prompt_ids": torch.tensor(rng.integers(3, 9, (rows, 3))),
+        "prompt_mask": torch.ones(rows, 3, dtype=torch.long),
+        "completion_mask": mask,
+        "num_items_in_batch": total_tokens,
+    }
+    stub = _Stub(loss_type)
+    _, coef = micro_batch_coefficients(stub, inputs)
+    f = (per_token * mask).sum(-1) / mask.sum(-1)
+    ga = 2.0
+    trl = {
+        "grpo": ((per_token * mask).sum(-1) / mask.sum(-1)).mean() / ga,
+        "sapo": ((per_token * mask).sum(-1) / mask.sum(-1)).mean() / ga,
+        "luspo": (per_token * mask).sum(-1).mean() / ga,
+        "bnpo": (per_token * mask).sum() / mask.sum() / ga,
+        "dr_grpo": (per_token * mask).sum() / (rows * 8) / ga,
+        "dapo": (per_token * mask).sum() / (total_tokens * ga / 2),
+        "cispo": (per_token * mask).sum() / (total_tokens * ga / 2),
+        "vespo": (per_token * mask).sum() / (total_tokens * ga / 2),
+    }[loss_type]
+    assert float(coef @ f.double().numpy()) == pytest.approx(float(trl), rel=1e-5)
