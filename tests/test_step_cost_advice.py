@@ -162,23 +162,27 @@ def test_each_advice_line_carries_its_evidence_limits() -> None:
 
 
 def test_the_figures_the_advice_quotes_are_the_committed_reports() -> None:
-    """EVIDENCE quotes FIGURES; they must be what the committed reports say (one fact)."""
+    """EVIDENCE quotes FIGURES; they must be what the committed reports say (one fact), as
+    the evidence pages write them (page_figures)."""
+    from frontier_rft.bench.real_rl.page_figures import FIGURES as PAGE
     from frontier_rft.step_cost.advice import FIGURES
 
     root = Path(__file__).resolve().parents[1]
-    full = json.loads(
-        (root / "benchmarks/results/real_rl_format_lr4_step_size_full.json").read_text()
-    )
-    device = full["summary"]["labels"]["uniform-b32"]["device"]
-    assert FIGURES["steps_b32"] == f"{device['to_final_steps']['mean']:.2f}x"
-    assert FIGURES["h200_b32"] == f"{device['to_final_h200_projected_s']['mean']:.2f}x"
-    assert FIGURES["rollouts_b32"] == f"{device['to_final_rollouts']['mean']:.2f}x"
-    assert FIGURES["pairs_ff"] == str(len(device["seeds"]))
+    results = root / "benchmarks" / "results"
+
+    def page(name: str) -> str:
+        return PAGE[name].value(results).replace("\N{MINUS SIGN}", "-")
+
+    assert FIGURES["h200_b128_std"] == page("std.uniform-b128.h200")
+    assert FIGURES["h200_b128_ff"] == page("ffl4.uniform-b128.h200")
+    assert FIGURES["passes_b128_std"] == page("std.uniform-b128.equal_passes")
+    assert FIGURES["rollouts_b32_ff"] == page("ffl4.uniform-b32.rollouts_to")
+    assert FIGURES["rollouts_b32_std"] == page("std.uniform-b32.rollouts_to")
+    assert FIGURES["pairs_std"] == page("std.seeds")
     fewer = (root / "docs/results/fewer_steps.md").read_text()
     gpu = FIGURES["fewer_gpu"].replace("-", "\N{MINUS SIGN}")
     assert f"| {gpu} [" in fewer and f"({FIGURES['fewer_cpu']} [" in fewer
-    bill = (root / "docs/results/bill.md").read_text()
-    assert f"CPU time {FIGURES['kept_cpu_time'].rstrip('x')}, " in bill
+    assert FIGURES["kept_cpu_time"] == page("std1280.kept.cpu_timed").split(" ")[0]
 
 
 def test_the_gpu_is_named_by_the_flag_the_machine_or_said_to_be_assumed(

@@ -65,12 +65,15 @@ __all__ = [
 
 EVIDENCE = {
     "steps": (
-        "On our evidence a larger step of uniform reached uniform's final held-out pass@1 "
-        "soonest in steps (2x the prompts: {steps_b32} of uniform's steps, {h200_b32} of its "
-        "H200 seconds, projected from CPU runs of the fast-format-lr4 regime, {pairs_ff} "
-        "pairs), and no selection beat uniform at the same rows a step: raise the prompts a "
-        "step toward the knee before selecting. Its limit: a larger step changes the number "
-        "of steps, and for such a mode no CPU regime has yet forecast the GPU (fewer_steps: "
+        "On our evidence a larger step of uniform reached uniform's plateau soonest in steps "
+        "and seconds (8x the prompts: {h200_b128_std} of uniform's H200 seconds on the "
+        "standard CPU testbed, {pairs_std} pairs, {h200_b128_ff} on the fast-format-lr4 regime, "
+        "both CPU runs projected onto the H200's curve, every arm on one evaluation schedule), "
+        "and no selection beat uniform at the same rows a step: raise the prompts a call toward "
+        "the knee before selecting. What it buys is passes over the data in the same seconds "
+        "(at equal passes it scored {passes_b128_std} on the standard testbed): it pays where "
+        "GPU-hours, not epochs, are fixed. Its limit: a larger step changes the number of "
+        "steps, and for such a mode no CPU regime has yet forecast the GPU (fewer_steps: "
         "{fewer_cpu} forecast on fast-format-lr4, {fewer_gpu} measured on SmolLM2 on an H200), "
         "so this is CPU evidence until a GPU run checks it (docs/results/device_cost.md, "
         "section 5)"
@@ -78,11 +81,11 @@ EVIDENCE = {
     "rows": (
         "Rows are the cost: fewer rollouts save seconds here (rollouts: kept spends 0.78-0.84x "
         "uniform's rollouts at uniform's steps, at a held-out cost on a pretrained LM; "
-        "docs/results/bill.md), and a larger step still reached uniform's final pass@1 in "
-        "fewer rollouts on the fast-format-lr4 CPU regime (2x the prompts: {rollouts_b32} of "
-        "uniform's rollouts; not on the slower standard testbed; "
+        "docs/results/bill.md), and a larger step reached uniform's plateau in fewer rollouts "
+        "only on the fast-format-lr4 CPU regime (2x the prompts: {rollouts_b32_ff} of uniform's "
+        "rollouts; {rollouts_b32_std} on the slower standard testbed; "
         "docs/results/device_cost.md). Its limit: those seconds were measured on CPUs only "
-        "(kept: {kept_cpu_time} of uniform's CPU time), none on a GPU"
+        "(kept: {kept_cpu_time} of uniform's CPU time, timed side by side), none on a GPU"
     ),
     "unknown": (
         "Measure your step to know (benchmarks/step_cost.py, then check-config --step-cost "
@@ -93,16 +96,19 @@ EVIDENCE = {
 (docs/results quotes the same reports; a test checks the two agree)."""
 
 FIGURES = {
-    "steps_b32": "0.24x",
-    "h200_b32": "0.25x",
-    "rollouts_b32": "0.49x",
-    "pairs_ff": "10",
+    "h200_b128_std": "0.36x [0.29, 0.48]",
+    "pairs_std": "10",
+    "h200_b128_ff": "?",
+    "passes_b128_std": "-0.028 [-0.037, -0.017]",
+    "rollouts_b32_ff": "?",
+    "rollouts_b32_std": "1.29x [1.08, 2.00] (9/10 reached)",
     "fewer_cpu": "+0.023",
     "fewer_gpu": "-0.030",
     "kept_cpu_time": "0.80x",
 }
-"""The figures EVIDENCE quotes: the first four from
-benchmarks/results/real_rl_format_lr4_step_size.md, fewer_steps' forecast and measurement from
+"""The figures EVIDENCE quotes, as frontier_rft.bench.real_rl.page_figures writes them (ASCII
+minus): the step sizes from benchmarks/results/real_rl_std_step_size_e4.md and
+real_rl_format_lr4_grid.md, fewer_steps' forecast and measurement from
 docs/results/fewer_steps.md, kept's CPU time from docs/results/bill.md."""
 
 PROMPT_TOKENS = 256

@@ -26,6 +26,7 @@ __all__ = [
     "PAGES",
     "CurveFigure",
     "Figure",
+    "NoiseFigure",
     "compute",
     "differences",
     "render",
@@ -139,6 +140,28 @@ class CurveFigure:
         return f"{big / small:.1f}x"
 
 
+@dataclass(frozen=True)
+class NoiseFigure:
+    """A noise-scale fit (benchmarks/noise_scale.py's <stem>.json), as the page quotes it:
+    'N_noise 477 [218, 576] rows (S_min 12.0 [10.1, 20.7] steps)' or 'withdrawn: ...'."""
+
+    stem: str
+    """The fit's results file stem."""
+    axis: str = "prompts"
+    """Which growth of the step ('prompts' or 'rollouts')."""
+
+    def value(self, results: Path) -> str:
+        """The fit, or why it is withdrawn."""
+        fit = json.loads((results / f"{self.stem}.json").read_text("utf-8"))["fits"][self.axis]
+        if fit["withdrawn"]:
+            return "withdrawn: " + "; ".join(fit["withdrawn"])
+        (lo, hi), (slo, shi) = fit["n_noise_ci"], fit["s_min_ci"]
+        return (
+            f"N_noise {fit['n_noise']:,.0f} [{lo:,.0f}, {hi:,.0f}] rows "
+            f"(S_min {fit['s_min']:.1f} [{slo:.1f}, {shi:.1f}] steps)"
+        )
+
+
 @cache
 def _report(results: Path, stem: str) -> dict[str, Any]:
     out: dict[str, Any] = json.loads((results / f"{stem}_full.json").read_text("utf-8"))
@@ -179,7 +202,11 @@ def _step_size_cells() -> dict[str, tuple[tuple[str, ...], Format]]:
     }
 
 
-FIGURES: dict[str, Figure | CurveFigure] = {
+FIGURES: dict[str, Figure | CurveFigure | NoiseFigure] = {
+    "noise.std.plateau": NoiseFigure("noise_scale_std_plateau"),
+    "noise.std.half": NoiseFigure("noise_scale_std_half"),
+    "noise.ffl4.plateau": NoiseFigure("noise_scale_format_lr4_plateau"),
+    "noise.ffl4.half": NoiseFigure("noise_scale_format_lr4_half"),
     "h200.1024_over_16": CurveFigure("h200", 1024, 16),
     # SmolLM2-135M on an H200, 2 epochs
     **_cells("smollm2.kept", "smollm2_gpu_2epoch", "skip-kept", _schedule_cells("pass@4")),
@@ -339,7 +366,7 @@ FIGURES.update(
 
 
 def compute(
-    results: Path, figures: Mapping[str, Figure | CurveFigure] | None = None
+    results: Path, figures: Mapping[str, Figure | CurveFigure | NoiseFigure] | None = None
 ) -> dict[str, str]:
     """Every figure's text, by name."""
     return {name: f.value(results) for name, f in (figures or FIGURES).items()}
