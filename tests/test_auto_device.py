@@ -69,11 +69,9 @@ def test_check_config_trl_names_the_device_of_the_run(
 ) -> None:
     pytest.importorskip("trl", reason="TRL's own keys are read from trl")
     config = tmp_path / "run.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {"model_name_or_path": "m", "selector": "skip", "use_vllm": False, "use_cpu": use_cpu}
-        )
-    )
+    values = {"model_name_or_path": "m", "selector": "skip", "use_vllm": False}
+    values["per_device_train_batch_size"] = 16  # 2 prompts a step (at 1 kept saves nothing)
+    config.write_text(yaml.safe_dump({**values, "use_cpu": use_cpu}))
     main(["check-config", "trl", str(config)])
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("  auto: ")]
     assert line.startswith("  auto: rollouts will be full (uniform's bill) because selector 'skip'")

@@ -547,9 +547,9 @@ def test_trl_unknown_keys_and_model_paths(
     ):
         assert sum(phrase in line for line in found) == 1, (phrase, out)
     assert len(found) == 4, out
-    (tmp_path / "data").mkdir()  # the example's dataset_files, with the columns it reads
-    row = {"prompt": "1+1?", "answer": "2", "source": "add"}
-    (tmp_path / "data" / "train.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "data").mkdir()  # the example's dataset_files: its columns, a step's 8 prompts
+    rows = [{"prompt": f"{i}+1?", "answer": str(i + 1), "source": "add"} for i in range(8)]
+    (tmp_path / "data" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, out = run(capsys, "trl", str(REPO / "examples" / "trl" / "grpo_frontier.yaml"))
     assert code == 0, out  # the shipped example needs no package the [trl] extra lacks
 

@@ -152,13 +152,14 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The newcomer's folder: data files and a reward module, the working directory."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
-    rows = [{"prompt": f"{i} + 1 =", "answer": str(i + 1)} for i in range(12)]
-    for name, part in (("train", rows[:8]), ("heldout", rows[8:])):
+    rows = [{"prompt": f"{i} + 1 =", "answer": str(i + 1)} for i in range(20)]
+    # 16 training prompts: VALID's step draws 16 (64 x 2 completions / 8), which fits
+    for name, part in (("train", rows[:16]), ("heldout", rows[16:])):
         text = "".join(json.dumps(r) + "\n" for r in part)
         (tmp_path / "data" / f"{name}.jsonl").write_text(text)
-    (tmp_path / "data" / "train.json").write_text(json.dumps(rows[:8]))  # one JSON array
+    (tmp_path / "data" / "train.json").write_text(json.dumps(rows[:16]))  # one JSON array
     (tmp_path / "data" / "no_answer.jsonl").write_text(json.dumps({"prompt": "1 + 1 ="}) + "\n")
-    images = [{**r, "image": f"img/{i}.png"} for i, r in enumerate(rows[:8])]
+    images = [{**r, "image": f"img/{i}.png"} for i, r in enumerate(rows[:16])]
     (tmp_path / "data" / "images.jsonl").write_text("".join(json.dumps(r) + "\n" for r in images))
     (tmp_path / "my_rewards.py").write_text(REWARDS_PY)
     (tmp_path / "models").mkdir()  # where the newcomer keeps checkpoints
@@ -198,7 +199,7 @@ def test_the_valid_config_passes_with_trl(
     ("change", "said"),
     [
         ({"selector": "skip", "use_vllm": False}, "auto: rollouts will be full (uniform's "
-         "bill) because the run is 1,000 epochs"),  # 500 steps x 16 prompts over 8 JSON lines
+         "bill) because the run is 500 epochs"),  # 500 steps x 16 prompts over 16 JSON lines
         ({"selector": "skip", "use_vllm": False, "dataset_files": ["data/train.json"]}, "auto: "
          "rollouts will be kept: the run's length in epochs is not known yet"),  # a JSON array
         ({"selector": "skip", "use_vllm": False, "max_steps": -1, "num_train_epochs": 2},

@@ -32,6 +32,7 @@ def test_skip_audit_with_kept_quotes_its_own_saving_not_skips(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = "selector: skip-audit\nrollouts: kept\nnum_train_epochs: 2\n"
+    body += "per_device_train_batch_size: 16\n"  # 2 prompts a step (at 1 kept saves nothing)
     code, text = check(capsys, tmp_path, "trl", body)
     assert code == 0, text
     (line,) = [x for x in text.splitlines() if "rollouts: kept (set)" in x]
@@ -43,7 +44,8 @@ def test_skip_audit_with_kept_quotes_its_own_saving_not_skips(
 def test_skip_audit_under_auto_quotes_its_own_fewer_steps_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, text = check(capsys, tmp_path, "trl", "selector: skip-audit\nnum_train_epochs: 2\n")
+    body = "selector: skip-audit\nnum_train_epochs: 2\nper_device_train_batch_size: 16\n"
+    code, text = check(capsys, tmp_path, "trl", body)  # 2 prompts a step
     (line,) = [x for x in text.splitlines() if "auto: rollouts will be" in x]
     assert code == 0 and SKIP_FEWER_STEPS not in line
     assert "0.98x of uniform's steps over 2 epochs on the CPU fast regime" in line

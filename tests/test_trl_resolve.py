@@ -6,6 +6,7 @@ builds from it."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,11 @@ def test_check_config_prints_the_plan_the_resolution_returns(values: dict[str, A
     resolution = resolve_step(FrontierConfig(**frontier), run)
     report = check_trl_config(values, processes=1)
     assert resolution.plan is not None and not report.problems, report.problems
-    assert report.plan == [resolution.plan.words()]
+    # the plan line names the step; why it is so (auto's ~1,500-character paragraph, or how a
+    # fewer_steps run ends) is said once, on the auto or rollouts line (issue 91, item 9)
+    assert report.plan == [replace(resolution.plan, reason="").words()]
+    if resolution.plan.reason:
+        assert report.render("grpo.yaml").count(resolution.plan.reason) == 1
     auto = [line for line in report.choices if line.startswith("rollouts will be")]
     assert bool(auto) == resolution.chosen  # an auto line only where auto chose
     if resolution.chosen:
@@ -156,5 +161,9 @@ def test_check_config_reads_the_seam_from_trls_source(
     found = source_seam_problem("fewer_rollouts")
     assert found is not None and "no longer calls _generate_and_score_completions" in found
     values = {"selector": "scalerl", "num_train_epochs": 1, "use_vllm": False}
-    (plan,) = check_trl_config(values, processes=1).plan
-    assert plan.startswith("sampler passthrough, ended by steps (kept cannot wrap this TRL")
+    report = check_trl_config(values, processes=1)
+    assert report.plan == ["sampler passthrough, ended by steps"]
+    assert (
+        "rollouts will be full (uniform's bill) because kept cannot wrap this TRL"
+        in (report.choices[0])
+    )

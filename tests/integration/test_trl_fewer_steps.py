@@ -122,10 +122,31 @@ def test_a_run_set_by_max_steps_keeps_its_steps_and_says_so(
         t = trainer(
             tmp_path / "m", FrontierConfig(**RETIRING, rollouts="fewer_steps"), max_steps=12
         )
-    assert "the run keeps its 12 steps" in caplog.text
+    assert "max_steps 12 sets the run's length: it keeps its 12 steps" in caplog.text
     t.train()
     assert t.state.global_step == 12
     assert t.frontier_sampler.passes is None
+
+
+def test_the_trainer_ends_the_run_as_its_plan_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How the run ends is decided once, by the resolution's plan (issue 90, item 5): a
+    trainer handed a plan ended by its steps keeps TRL's epochs, whatever rollouts says."""
+    from dataclasses import replace
+
+    from frontier_rft.integrations.trl import trainer as trainer_module
+
+    resolve = trainer_module.resolve_step
+
+    def by_steps(*args: Any, **kwargs: Any) -> Any:
+        resolution = resolve(*args, **kwargs)
+        return replace(resolution, plan=replace(resolution.plan, ends_by="steps"))
+
+    monkeypatch.setattr(trainer_module, "resolve_step", by_steps)
+    t = trainer(tmp_path / "m", FrontierConfig(**RETIRING, rollouts="fewer_steps"))
+    assert t.frontier_plan.ends_by == "steps"
+    assert t.frontier_sampler.passes is None and t.frontier_pass_clock is None
 
 
 @pytest.mark.parametrize(

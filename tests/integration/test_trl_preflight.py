@@ -177,3 +177,15 @@ def test_the_trainer_checks_the_same_before_loading_a_model(workdir: Path) -> No
 
     with pytest.raises(ValueError, match="'needs_answer' reads column 'answer'"):
         FrontierGRPOTrainer(**trainer_kwargs(model="models/hollow", reward_funcs=[needs_answer]))
+
+
+def test_a_mistyped_choice_on_the_command_line_gets_a_did_you_mean(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--rollouts Kept`: argparse's refusal lists every value (fewer_steps too) and the
+    script adds the closest one (issue 91, item 6)."""
+    with pytest.raises(SystemExit) as info:
+        make_parser().parse_args_and_config(["--output_dir", "out", "--rollouts", "Kept"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "invalid choice: 'Kept'" in err and "'fewer_steps'" in err
+    assert err.rstrip().endswith("(did you mean 'kept'?)"), err

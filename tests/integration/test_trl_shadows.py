@@ -133,7 +133,7 @@ def test_a_reward_a_shadow_refuses_changes_nothing_and_names_the_task(
     inputs = [{"task_id": int(t)} for t in ids]
     lengths = np.full(rewards.size, 3, dtype=np.int64)
     monkeypatch.setattr(
-        trainer._frontier_tap, "take", lambda: (rewards[:, None].copy(), None, lengths)
+        trainer.frontier_run.tap, "take", lambda: (rewards[:, None].copy(), None, lengths)
     )
 
     def everything() -> list[Any]:
@@ -144,7 +144,7 @@ def test_a_reward_a_shadow_refuses_changes_nothing_and_names_the_task(
             state_digest(trainer.frontier_selector.state_dict()),
             [state_digest(s.state_dict()) for s in trainer.frontier_shadows.shadows],
             [r.rng.bit_generator.state for r in readers],
-            dict(trainer._frontier_counters),
+            dict(trainer.frontier_run.counters),
         ]
 
     before = everything()

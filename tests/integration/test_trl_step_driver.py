@@ -120,7 +120,7 @@ def test_every_kind_trl_turns_on_runs_through_the_one_driver(
     driver = t.frontier_driver
     assert type(driver) is StepDriver and driver.kind is KINDS[driver.sampler.kind]
     t.train()
-    counters = t._frontier_counters
+    counters = t.frontier_run.counters
     names = driver.kind.counters
     assert counters["generations"] == 2
     assert counters[names["rollouts"]] == sum(len(c) for c in reward.calls) > 0
@@ -157,7 +157,7 @@ def test_passthrough_a_kind_trl_never_drove_runs_through_the_driver_as_trls_own_
         assert set(trl) == set(out)
         for key, value in trl.items():
             torch.testing.assert_close(out[key], value, msg=key)
-    counters = driven._frontier_counters
+    counters = driven.frontier_run.counters
     assert counters["generations"] == 3 and counters["passthrough_rollouts"] == 3 * PROMPTS * N_GEN
     assert counters["passthrough_trained_groups"] == 3 * PROMPTS
     assert counters["passthrough_empty_steps"] == 0 and counters["passthrough_filler_rollouts"] == 0
@@ -210,7 +210,7 @@ def test_a_new_kind_runs_on_trl_with_its_module_alone(tmp_path: Path) -> None:
         f"{half}/groups_trained": PROMPTS // 2,
         f"{half}/loss_scale": 0.5,
     }
-    rollouts = t._frontier_counters[f"{half}_rollouts"]
+    rollouts = t.frontier_run.counters[f"{half}_rollouts"]
     assert metrics[f"{half}/rollouts"] == rollouts == 2 * PROMPTS * N_GEN
     logged = [h for h in t.state.log_history if "loss" in h]
     assert all(f"curriculum/{half}/groups_trained" in h for h in logged) and len(logged) == 2
@@ -290,12 +290,12 @@ def test_a_kind_the_driver_does_not_run_is_one_line_and_changes_nothing(
     tmp_path: Path, kind: str
 ) -> None:
     t = trainer(tmp_path, FrontierConfig(selector="uniform"), Keyed())
-    counters, callbacks = dict(t._frontier_counters), list(t.callback_handler.callbacks)
+    counters, callbacks = dict(t.frontier_run.counters), list(t.callback_handler.callbacks)
     with pytest.raises(ValueError) as info:
         t._frontier_drive(build_sampler(kind, {}, t.frontier_selector))
     text = str(info.value)
     assert f"not {kind!r}: {UNDRIVEN[kind]}" in text and "\n" not in text
-    assert t.frontier_driver is None and t._frontier_counters == counters
+    assert t.frontier_driver is None and t.frontier_run.counters == counters
     assert t.callback_handler.callbacks == callbacks
 
 

@@ -131,7 +131,7 @@ kept equal by tests/test_check_config_round7.py; this module imports no transfor
 
 def _fewer_steps_schedule_problems(values: dict[str, Any]) -> list[str]:
     """The TRL adapter's refusal of `rollouts: fewer_steps` with a schedule that cannot follow
-    the passes (`planned_passes`), said by check-config as the launch would say it."""
+    the passes (`check_pass_schedule`), said by check-config as the launch would say it."""
     kind = values.get("lr_scheduler_type", "linear")
     if values.get("rollouts") != "fewer_steps" or str(kind) not in NOT_A_STEP_SCHEDULE:
         return []

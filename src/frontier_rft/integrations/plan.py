@@ -184,8 +184,8 @@ MESSAGES: dict[tuple[str, str], str] = {
     ),
     ("TRL", "rollouts"): (
         "rollouts must be auto (kept where the settings allow it), full (TRL's whole "
-        "generation batch) or kept (only the prompts the selector keeps among it), got "
-        "{rollouts!r}"
+        "generation batch), kept (only the prompts the selector keeps among it) or fewer_steps "
+        "(whole batches of the prompts it keeps, the run ended by its passes), got {rollouts!r}"
     ),
     ("TRL", "kept+filter"): (
         "rollouts: kept and screen are a step's sampler, as dynamic_sampling is; they do "

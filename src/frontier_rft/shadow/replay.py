@@ -600,7 +600,23 @@ def replay_table(shadows: Sequence[Shadow]) -> str:
     """Per rule and pass over the pool, and in total: rollouts saved, the share of the run's
     generated tokens saved ('-' where the log holds no lengths), groups left out, the share
     of those that were zero-variance, informative groups lost and their |advantage|."""
-    return passes_table([(shadow.name, shadow.passes()) for shadow in shadows])
+    table = passes_table([(shadow.name, shadow.passes()) for shadow in shadows])
+    return "\n".join([table, *filter(None, (_saved_none(shadow) for shadow in shadows))])
+
+
+def _saved_none(shadow: Shadow) -> str:
+    """Why a rule that skipped prompts saved no rollouts, in one line ('' where it saved some
+    or skipped none): every step it skipped in held one prompt, and a window that keeps none
+    walks on to a prompt beyond the step, whose first round it spends."""
+    total = shadow.passes()[-1]
+    if not total["skipped"] or total["rollouts_saved"]:
+        return ""
+    return (
+        f"{shadow.name}: skipped {total['skipped']:.0f}, saved 0: each step it skipped in held "
+        "one prompt, and a rule that skips a step's only prompt walks on to the next one and "
+        "rolls that out instead, so at 1 prompt a step skipping saves nothing (it saves at "
+        "several prompts a step)"
+    )
 
 
 def tokens_note(total: Mapping[str, float], unit: str, missing: str | None = None) -> str:

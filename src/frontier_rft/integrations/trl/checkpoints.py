@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
+from frontier_rft.integrations.trl.driver_kinds import spelled
+from frontier_rft.integrations.trl.run_state import FrontierRun
 from frontier_rft.integrations.trl.state import (
     FEWER_DEFAULTS,
     check_fewer_settings,
@@ -20,11 +19,7 @@ from frontier_rft.integrations.trl.state import (
     save_step_sampler,
     state_digest,
 )
-from frontier_rft.integrations.trl.step_driver import StepDriver
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.step import Sampler
-from frontier_rft.sampling.step_plan import StepPlan
-from frontier_rft.shadow.live import RunShadows
 
 __all__ = ["FrontierCheckpoints"]
 
@@ -32,61 +27,52 @@ __all__ = ["FrontierCheckpoints"]
 class FrontierCheckpoints:
     """The checkpoint half of `FrontierTrainerMixin` (put after it in the bases)."""
 
-    # What the trainer provides: TRL's attributes and the mixin's.
+    # What the trainer provides: TRL's attributes and the run's state.
     args: Any
     state: Any
     accelerator: Any
-    frontier_config: FrontierConfig
-    frontier_plan: StepPlan
-    frontier_selector: Selector
-    frontier_sampler: FrontierRepeatSampler
-    frontier_driver: StepDriver | None
-    frontier_shadows: RunShadows
-    _frontier_counters: dict[str, int]
+    frontier_run: FrontierRun
 
     def save_frontier_state(self, directory: str | os.PathLike[str]) -> None:
         """Write the step sampler's state (the record of the fewer-rollouts and dynamic
         sampling settings), then the selector and sampler state, into `directory`."""
         # The settings' record first: a save cut short is then refused for its missing
         # state, not mistaken for a run with other settings.
+        run = self.frontier_run
         save_step_sampler(directory, self._frontier_step_sampler())
-        save_state(
-            directory, self.frontier_selector, self.frontier_sampler, self._frontier_counters
-        )
-        self.frontier_shadows.save(directory)
+        save_state(directory, run.selector, run.sampler, run.counters)
+        run.shadows.save(directory)
 
     def _frontier_step_sampler(self) -> Sampler:
         """The step sampler around the selector: dynamic sampling's or FewerRollouts inside
         each generation step, else the pass-through (TRL's own generation: no state)."""
-        if self.frontier_driver is None:  # the run's plan is the pass-through
-            return self.frontier_plan.build(self.frontier_selector)
-        return self.frontier_driver.sampler
+        run = self.frontier_run
+        if run.driver is None:  # the run's plan is the pass-through
+            return run.plan.build(run.selector)
+        return run.driver.sampler
 
     def load_frontier_state(self, directory: str | os.PathLike[str]) -> None:
         """Restore the selector and sampler state (dynamic sampling's, the shadows') saved in
         `directory`; a refused checkpoint (other fewer-rollouts or dynamic sampling settings
         than this trainer's included) changes nothing."""
+        run = self.frontier_run
         check_fewer_settings(directory, self._frontier_fewer_record())
         restore = load_step_sampler(directory, self._frontier_step_sampler())  # checked first
-        shadows = self.frontier_shadows.load(directory)  # read, not yet in place
-        counters = load_state(directory, self.frontier_selector, self.frontier_sampler)
+        shadows = run.shadows.load(directory)  # read, not yet in place
+        counters = load_state(directory, run.selector, run.sampler)
         restore()
-        self.frontier_shadows.shadows = shadows
-        self._frontier_counters.update(counters)
+        run.shadows.shadows = shadows
+        run.counters.update(counters)
 
     def _frontier_fewer_record(self) -> dict[str, Any]:
-        """This trainer's fewer-rollouts settings, as a checkpoint records them: its plan's
-        (a run ended by its passes: rollouts fewer_steps; one set by max_steps: full)."""
-        plan = self.frontier_plan
-        if plan.sampler.kind != FewerRollouts.kind:
-            ends = "fewer_steps" if plan.ends_by == "passes" else FEWER_DEFAULTS["rollouts"]
-            return {
-                **FEWER_DEFAULTS,
-                "rollouts": ends,
-                "loss_scale": self.frontier_config.loss_scale,
-            }
-        fewer = plan.sampler.config
-        return {"rollouts": plan.rollouts, "screen": fewer.screen, "loss_scale": fewer.loss_scale}
+        """This trainer's fewer-rollouts settings, as a checkpoint records them: as its plan's
+        step sampler spells them (`driver_kinds.spelled`); a run ended by its passes has
+        rollouts fewer_steps (one set by max_steps: full)."""
+        plan = self.frontier_run.plan
+        record = {k: v for k, v in spelled(plan.sampler).items() if k in FEWER_DEFAULTS}
+        if plan.ends_by == "passes":
+            record["rollouts"] = "fewer_steps"
+        return record
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
         super()._save_checkpoint(model, trial)  # type: ignore[misc]
@@ -102,14 +88,15 @@ class FrontierCheckpoints:
         """The Trainer's resume position decides whether the sampler replays the saved epoch
         (the Trainer skips the batches already trained in it) or starts a new one."""
         epochs_trained, skipped = super()._init_training_state(*args, **kwargs)  # type: ignore[misc]
-        if getattr(self, "_frontier_resuming", False):
-            self._frontier_resuming = False
-            self.frontier_sampler.resume_mid_epoch(int(skipped) > 0)
+        run = self.frontier_run
+        if run.resuming:
+            run.resuming = False
+            run.sampler.resume_mid_epoch(int(skipped) > 0)
         return epochs_trained, skipped
 
     def _frontier_check_sync(self) -> None:
         """Raise if processes hold different selector states (they must select identically)."""
-        if not self.frontier_config.check_sync or self.accelerator.num_processes == 1:
+        if not self.frontier_run.config.check_sync or self.accelerator.num_processes == 1:
             return
         import torch.distributed as dist
 

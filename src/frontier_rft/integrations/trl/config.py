@@ -29,6 +29,7 @@ from frontier_rft.core.config import check, check_least, help_from_docstrings
 from frontier_rft.core.jsonsafe import loads_bounded
 from frontier_rft.integrations.plan import FEWER_STEPS, check_sampler, shadow_rules
 from frontier_rft.integrations.pool import PoolColumns, SelectorSpec, reward_pair
+from frontier_rft.integrations.trl.driver_kinds import SHORTHAND, driver_kind, spelled
 from frontier_rft.integrations.trl.dynamic_config import (
     ZERO_VARIANCE_TOL,
     mode_of,
@@ -37,7 +38,6 @@ from frontier_rft.integrations.trl.dynamic_config import (
 )
 from frontier_rft.integrations.trl.fewer_config import TRL, settings_problems, spec_problems
 from frontier_rft.metrics_log import METRICS_PREFIX, VERBOSITIES
-from frontier_rft.sampling.base import config_dict
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling, DynamicSamplingConfig
 from frontier_rft.sampling.fewer_rollouts import (
     FewerRollouts,
@@ -45,6 +45,7 @@ from frontier_rft.sampling.fewer_rollouts import (
     fewer_rollouts_from_run,
 )
 from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS, check_selector_name
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 
@@ -270,16 +271,8 @@ class FrontierConfig:
         selector name, default this config's), checked as the reference trainer checks its
         own (a screen below `num_generations` once it is known); a ValueError naming the
         problem."""
-        named = self.__dict__.get("_sampler_spec") if self.sampler is not None else None
-        if named is not None:  # the named sampler's own settings, not the shorthand keys
-            fewer = named.config if named.kind == FewerRollouts.kind else None
-            on = (
-                fewer is not None and fewer.screen > 0,
-                named.kind == DynamicSampling.kind,
-                fewer is not None and bool(fewer.skip),
-            )
-        else:
-            on = (self.screen > 0, self.dynamic_sampling != "off", self.rollouts == "kept")
+        keys = spelled(self._sampler_spec)  # the step's settings, however they were given
+        on = (keys["screen"] > 0, keys["dynamic_sampling"] != "off", keys["rollouts"] == "kept")
         names = ("screen", "dynamic_sampling", "rollouts: kept")
         partial = [name for name, is_on in zip(names, on, strict=True) if is_on]
         return check_shadow_rules(
@@ -318,8 +311,13 @@ class FrontierConfig:
     def dynamic_sampling_settings(self) -> DynamicSamplingConfig | None:
         """The DynamicSampling settings of this config (`sampler_spec`), or None when its step
         sampler is another."""
+        settings: DynamicSamplingConfig | None = self._settings_of(DynamicSampling.kind)
+        return settings
+
+    def _settings_of(self, kind: str) -> Any:
+        """The config of this config's step sampler where it is of `kind` (else None)."""
         spec = self.sampler_spec()
-        return spec.config if spec.kind == DynamicSampling.kind else None
+        return spec.config if spec.kind == kind else None
 
     def step_chosen(self) -> bool:
         """Whether the user chose the step whole: a `sampler:`, or a rollouts other than auto
@@ -392,29 +390,28 @@ class FrontierConfig:
         )
         spec = SamplerSpec.read(self.sampler, overrides or {})
         check_sampler(TRL, spec.kind)
-        spelled = _spelled(spec, self.rollouts)
-        for key, default in _SHORTHAND_DEFAULTS.items():
+        row = driver_kind(spec.kind)
+        assert row is not None  # check_sampler refuses a kind TRL's step cannot hold
+        refused = row.refusals(spec.config, "sampler_config")  # TRL's own, in this key's words
+        check(not refused, "; ".join(refused))
+        says = spelled(spec)
+        for key, default in SHORTHAND.items():  # a shorthand key beside it says the same
             given = getattr(self, key)
-            if given not in (spelled.get(key, default), default):
+            ends = key == "rollouts" and given == FEWER_STEPS and _ends_by_passes(spec)
+            if given not in (says[key], default) and not ends:
                 raise ValueError(
                     f"sampler: {spec.kind} and {key}: {short_repr(given)} both set the step's "
                     f"sampler: keep sampler (its settings in sampler_config) and drop {key}, "
                     "or drop sampler and sampler_config"
                 )
-        if spec.kind == DynamicSampling.kind:  # TRL's own refusals, in this key's words
-            try:
-                sampling_config(spelled["dynamic_sampling"], spelled["dynamic_sampling_config"])
-            except ValueError as exc:
-                text = str(exc).replace("dynamic_sampling_config", "sampler_config")
-                raise ValueError(text) from None
         self.__dict__["_sampler_spec"] = spec  # read once: sampler_spec() is this spec
         return spec
 
     def fewer_rollouts_settings(self) -> FewerRolloutsConfig | None:
         """The FewerRollouts settings of this config (`sampler_spec`); None when every
         generation step generates TRL's whole batch (rollouts: full, screen: 0)."""
-        spec = self.sampler_spec()
-        return spec.config if spec.kind == FewerRollouts.kind else None
+        settings: FewerRolloutsConfig | None = self._settings_of(FewerRollouts.kind)
+        return settings
 
     def pool_options(self) -> list[str]:
         """Options set away from their defaults that only matter when the adapter builds
@@ -490,45 +487,14 @@ def reward_name_problem(name: object) -> str | None:
     return None
 
 
-_SHORTHAND_DEFAULTS: dict[str, Any] = {
-    "dynamic_sampling": "off",
-    "dynamic_sampling_config": None,
-    "rollouts": "auto",
-    "screen": 0,
-    "loss_scale": "batch",
-}
-"""The shorthand keys of the step, at their defaults: beside a `sampler:`, a key left there
-(or set to what the sampler means) is not a second spelling of another step."""
-
-
-def _spelled(spec: SamplerSpec, rollouts: str) -> dict[str, Any]:
-    """What each shorthand key would say of `spec` (a kind TRL runs), to name a key that
-    says otherwise beside a `sampler:` (never written back): dynamic_sampling's mode and the
-    overrides of its config, or rollouts, screen and loss_scale; rollouts: fewer_steps
-    (whole batches, not a step sampler) stays beside the pass-through."""
-    if spec.kind == DynamicSampling.kind:
-        config = spec.config
-        mode = config.round_rule if config.round_rule != "standard" else (
-            "adaptive" if config.adaptive else "fixed"
-        )  # fmt: skip
-        base = config_dict(DynamicSamplingConfig.for_mode(mode))
-        changed = {
-            k: v for k, v in config_dict(config).items()
-            if k not in ("adaptive", "round_rule") and v != base[k]
-        }  # fmt: skip
-        return {
-            "dynamic_sampling": mode,
-            "dynamic_sampling_config": changed or None,
-            "rollouts": "full",
-        }
-    if spec.kind == FewerRollouts.kind:
-        fewer = spec.config
-        return {
-            "rollouts": "kept" if fewer.skip else "full",
-            "screen": fewer.screen,
-            "loss_scale": fewer.loss_scale,
-        }
-    return {"rollouts": rollouts if rollouts == FEWER_STEPS else "full"}
+def _ends_by_passes(spec: SamplerSpec) -> bool:
+    """Whether a run of step sampler `spec` may be ended by its passes (rollouts: fewer_steps
+    beside it: how the run ends, not a second step), as the plan decides it (`StepPlan`)."""
+    try:
+        StepPlan(spec, ends_by="passes")
+    except ValueError:
+        return False
+    return True
 
 
 def _strings(value: object) -> bool:

@@ -26,7 +26,7 @@ import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,8 @@ from typing import Any
 from frontier_rft.core.config import config_problems, did_you_mean
 from frontier_rft.integrations.data_columns import local_rows
 from frontier_rft.integrations.plan import (
-    FEWER_STEPS,
     auto_choice,
     default_shadows_line,
-    kept_line,
     set_shadows_line,
 )
 from frontier_rft.integrations.preflight import (
@@ -51,8 +49,18 @@ from frontier_rft.integrations.preflight import (
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
 from frontier_rft.integrations.trl.currency import trl_currency_line
-from frontier_rft.integrations.trl.fewer_config import _TRL_NUM_GENERATIONS, TRL
-from frontier_rft.integrations.trl.keys import TRL_CLASSES, dataclass_fields_from_source
+from frontier_rft.integrations.trl.fewer_config import (
+    _TRL_NUM_GENERATIONS,
+    TRL,
+    trl_kept_line,
+)
+from frontier_rft.integrations.trl.keys import (
+    TRL_CLASSES,
+    TRL_TYPES,
+    dataclass_annotations_from_source,
+    dataclass_fields_from_source,
+    parsed_as_trl,
+)
 from frontier_rft.integrations.trl.preflight import (
     batch_problems,
     data_problems,
@@ -60,6 +68,8 @@ from frontier_rft.integrations.trl.preflight import (
     generation_problems,
     length_problems,
     local_model_path,
+    model_config_problems,
+    pool_batch_problems,
     pool_fields,
     pool_problems,
     report_to_problems,
@@ -71,8 +81,8 @@ from frontier_rft.integrations.trl.preflight import (
 from frontier_rft.integrations.trl.resolve import Resolution, TrlRun, resolve_step
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
 from frontier_rft.integrations.trl.seam_check import installed_trl, source_seam_problem
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.step_cost.advice import DeviceHint
 
@@ -113,6 +123,19 @@ def _trl_keys(kind: Any) -> set[str] | None:
     config = trl.RLOOConfig if kind == "rloo" else trl.GRPOConfig
     classes = (trl.ScriptArguments, config, trl.ModelConfig)
     return {f.name for cls in classes for f in fields(cls)} | {"env"}  # env: TrlParser's
+
+
+def _annotations(kind: Any) -> dict[str, str]:
+    """Each key's annotation, as TRL's parser types it: TRL's own fields for trainer `kind`
+    (read from its source; without it, those the checks read, `TRL_TYPES`) and frontier-rft's."""
+    kind = "rloo" if kind == "rloo" else "grpo"
+    found = [dataclass_annotations_from_source("trl", name) for name in TRL_CLASSES[kind]]
+    out = dict(TRL_TYPES)
+    for typed in found if all(a is not None for a in found) else ():
+        out.update(typed or {})
+    for cls in (FrontierConfig, FrontierScriptArguments):
+        out.update({f.name: str(f.type) for f in fields(cls)})
+    return out
 
 
 def launch_processes(processes: int | None = None) -> tuple[int, str]:
@@ -163,6 +186,9 @@ def check_trl_config(
     `hint`: what check-config was told of the device (the currency line's GPU or curve)."""
     report = Report()
     count, source = launch_processes(processes)
+    # the values as TRL's parser hands them to the trainer (a quoted "4" is 4): so the check
+    # resolves the plan and the currency the run will have
+    values, unparsed = parsed_as_trl(values, _annotations(values.get("trainer", "grpo")))
     ours = {f.name for f in fields(FrontierConfig)}
     script_keys = {f.name for f in fields(FrontierScriptArguments)}
     frontier = {k: v for k, v in values.items() if k in ours}
@@ -203,11 +229,13 @@ def check_trl_config(
     report.add("", list(resolution.problems))  # the step next to TRL's settings
     report.add("", _shadow_problems(whole, values))
     report.notes += _shadow_bounds_notes(whole, frontier)
-    report.add("", _model_problems(values))
+    model = _model_problems(values)
+    report.add("", model)
     if "report_to" in values:  # absent: transformers' default, none
         report.add("", report_to_problems(values["report_to"]))
     report.add("", generation_problems(values))
     report.add("", batch_problems(values, count, source))
+    report.add("", pool_batch_problems(values, count, source, local_rows(files)))
     report.add("", vllm_problems(values, count, source))
     report.add("", length_problems(values))
     report.add("", strategy_problems(values))
@@ -228,18 +256,28 @@ def check_trl_config(
             config, refused, frontier, reward_names, values.get("reward_weights")
         ),
     )
-    if named:  # the selector the file names, read: what the run's step will be
+    plan = resolution.plan
+    if named and plan is not None:  # the selector the file names, read: the run's step
         report.choices += _auto_choice(resolution, values, data, count, source)
-        report.plan += [resolution.plan.words()] if resolution.plan is not None else []
-    report.currency.append(trl_currency_line(values, processes=count, hint=hint))
-    report.rollouts += _fewer_steps_line(frontier, values)
-    report.rollouts += _kept_line(step) if named else []
+        # its reason is said once, on the auto or rollouts line: not again here
+        report.plan.append(replace(plan, reason="").words())
+    # what a step costs on this device (a model whose config is refused above: not read)
+    priced = {k: v for k, v in values.items() if k != "model_name_or_path" or not model}
+    report.currency.append(trl_currency_line(priced, processes=count, hint=hint))
+    if plan is not None and not resolution.chosen and plan.reason:  # how a set step's run ends
+        report.rollouts.append(plan.reason)
+    report.rollouts += _kept_line(step, values, count) if named else []
     report.shadows += _default_shadows_choice(whole)
     report.add(
         "",
         eval_problems(
             values.get("eval_strategy", "no"), values.get("eval_on_start"), files, held_out
         ),
+    )
+    # a value TRL's parser refuses, where no check above has named its key in its own words
+    report.add(
+        "",
+        [p for p in unparsed if not any(q.startswith(p.split()[0] + " ") for q in report.problems)],
     )
     if refused & set(_COLUMN_KEYS):
         report.notes.append("columns not checked until the column options above are fixed")
@@ -316,13 +354,14 @@ def _auto_choice(
     ]
 
 
-def _kept_line(config: FrontierConfig) -> list[str]:
+def _kept_line(config: FrontierConfig, values: Mapping[str, Any], processes: int) -> list[str]:
     """What a hand-set kept step (rollouts: kept, or sampler: fewer_rollouts with skip) does
-    with the selector, and what it measured (`plan.kept_line`)."""
-    spec = config.sampler_spec()
-    if not config.step_chosen() or spec.kind != FewerRollouts.kind or not spec.config.skip:
+    with the selector, and what it measured (`plan.kept_line`), or that it saves nothing at
+    one prompt a step (`one_prompt_steps`), as the trainer's start-up line says it."""
+    if not config.step_chosen() or StepPlan(config.sampler_spec()).rollouts != "kept":
         return []
-    return [kept_line(TRL, config.selector_spec.cls).removeprefix("frontier-rft: rollouts: ")]
+    line = trl_kept_line(values, processes, config.selector_spec.cls)
+    return [line.removeprefix("frontier-rft: rollouts: ")]
 
 
 def tested_trl() -> str:
@@ -332,28 +371,6 @@ def tested_trl() -> str:
     if version is None:
         return ", with TRL not installed (pip install 'frontier-rft[trl]')"
     return f", on TRL {version} (a tested version)"
-
-
-def _fewer_steps_line(frontier: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
-    """What `rollouts: fewer_steps` will do with this file's run length (fewer_steps.py); none
-    for another rollouts setting."""
-    selector = frontier.get("selector", FrontierConfig.selector)
-    if frontier.get("rollouts") != FEWER_STEPS or not isinstance(selector, str):
-        return []
-    steps = values.get("max_steps", -1)
-    if isinstance(steps, int) and steps > 0:
-        return [
-            f"fewer_steps, but max_steps {steps} sets the run's length: it "
-            f"keeps its {steps} steps of whole batches of the prompts {selector!r} keeps (unset "
-            "max_steps to end the run by num_train_epochs passes in fewer steps)"
-        ]
-    epochs = values.get("num_train_epochs", 3.0)
-    return [
-        f"fewer_steps: each step a whole batch of the prompts {selector!r} "
-        f"keeps, the run ended once they have walked num_train_epochs={epochs} passes over "
-        "the prompts (fewer steps than TRL plans where it passes prompts over; the "
-        "learning-rate schedule follows the passes; docs/selectors/fewer_steps.md)"
-    ]
 
 
 def _default_shadows_choice(config: FrontierConfig | None) -> list[str]:
@@ -488,14 +505,15 @@ def _reward_range_problems(
 
 
 def _model_problems(values: Mapping[str, Any]) -> list[str]:
-    """model_name_or_path: a string (a hub id, or a local model directory that exists)."""
+    """model_name_or_path: a string (a hub id, or a local model directory that exists, whose
+    config.json sizes are whole numbers: `model_config_problems`)."""
     if "model_name_or_path" not in values:
         return []
     try:
-        local_model_path(values["model_name_or_path"])
+        path = local_model_path(values["model_name_or_path"])
     except (ValueError, OSError, RuntimeError) as exc:  # OSError: a path too long to look up
         return [" ".join(str(exc).split())]
-    return []
+    return model_config_problems(path)  # the sizes its currency line reads, bounded
 
 
 def _rewards(names: list[str], report: Report) -> dict[str, Any]:

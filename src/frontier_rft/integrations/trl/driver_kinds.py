@@ -1,17 +1,29 @@
-"""What the TRL step driver does differently per step sampler kind: one `DriverKind` row a
-kind (`KINDS`), the generic row any other kind gets (`driver_kind`), and the kinds TRL's step
-cannot hold (`UNDRIVEN`). Data only; `step_driver.StepDriver` reads it."""
+"""What TRL does differently per step sampler kind: one `DriverKind` row a kind (`KINDS`), the
+generic row any other kind gets (`driver_kind`), and the kinds TRL's step cannot hold
+(`UNDRIVEN`). A row holds what the step driver does (`step_driver.StepDriver` reads it) and
+what TRL's door says of the kind: how its shorthand keys spell a config of it (`spell`), what
+TRL refuses of its settings (`refusals`) and of a run's (`problems`), whether the driver runs
+it at all (`drives`). The door asks the row, never the kind's name."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.trl.dynamic_config import (
+    StepRun,
+    dynamic_refusals,
+    dynamic_spelling,
+    dynamic_step_problems,
+)
+from frontier_rft.integrations.trl.fewer_config import fewer_spelling, fewer_step_problems
 from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.spec import KINDS as SAMPLER_KINDS
+from frontier_rft.sampling.spec import SamplerSpec
 
 __all__ = [
     "COUNTERS",
@@ -20,12 +32,39 @@ __all__ = [
     "FEWER_COUNTERS",
     "FEWER_SUMMARY",
     "KINDS",
+    "SHORTHAND",
     "UNDRIVEN",
     "VALUES",
     "DriverKind",
     "driver_kind",
+    "spelled",
     "why_undriven",
 ]
+
+SHORTHAND: dict[str, Any] = {
+    "dynamic_sampling": "off",
+    "dynamic_sampling_config": None,
+    "rollouts": "auto",
+    "screen": 0,
+    "loss_scale": "batch",
+}
+"""TRL's shorthand keys of the step (FrontierConfig's), at their defaults."""
+
+
+def _full(config: Any) -> dict[str, Any]:
+    """What the shorthand keys say of a kind that generates TRL's whole batch: rollouts full."""
+    return {"rollouts": "full"}
+
+
+def _none(config: Any, key: str) -> list[str]:
+    return []
+
+
+def _no_problems(
+    config: Any, run: StepRun, selector: type[Selector], check_seam: bool
+) -> tuple[list[str], list[str]]:
+    return [], []
+
 
 VALUES = (
     "rollouts",
@@ -69,6 +108,25 @@ class DriverKind:
     saying why and how to go on), or 'skip' that generation's optimizer steps and go on."""
     stop_fix: str = ""
     """How to go on after a 'stop', as the warning's advice."""
+    end_line: str = ""
+    """The line said at the run's end of what its steps generated, with {spent} (completions
+    generated), {generations}, {share} (', 0.80x' of the whole batches) and {whole} (TRL's
+    whole batches' completions); '' for none."""
+    spell: Callable[[Any], dict[str, Any]] = _full
+    """What TRL's shorthand keys (SHORTHAND) say of a config of the kind (a key not named:
+    its default), to name a key that says otherwise beside a `sampler:` and what the shadows
+    and a checkpoint's record read."""
+    refusals: Callable[[Any, str], list[str]] = _none
+    """What TRL refuses of a config of the kind given whole, in the words of its key
+    (`sampler_config`), one line each."""
+    problems: Callable[[Any, StepRun, type[Selector], bool], tuple[list[str], list[str]]] = (
+        _no_problems
+    )
+    """What refuses a config of the kind on a run with a selector class, the seam checked or
+    not: (its settings' problems, its data's), one line each."""
+    drives: bool = True
+    """Whether the plan's step of this kind runs through the driver (False: TRL's own
+    generation, the pass-through; code may still drive it, `_frontier_drive`)."""
 
 
 KINDS: dict[str, DriverKind] = {
@@ -104,6 +162,9 @@ KINDS: dict[str, DriverKind] = {
         stop_fix=(
             "add prompts, raise dynamic_sampling_config.max_rounds, or set dynamic_sampling: off"
         ),
+        spell=dynamic_spelling,
+        refusals=dynamic_refusals,
+        problems=lambda config, run, selector, seam: dynamic_step_problems(config, run, seam),
     ),
     FewerRollouts.kind: DriverKind(
         label="fewer rollouts",
@@ -131,6 +192,12 @@ KINDS: dict[str, DriverKind] = {
             "fewer_rollouts/loss_scale",
         ),
         on_empty="skip",
+        end_line=(
+            "rollouts: kept generated {spent} completions in {generations} generation steps"
+            "{share} of TRL's whole batches' {whole}; the steps and schedule were TRL's"
+        ),
+        spell=fewer_spelling,
+        problems=fewer_step_problems,
     ),
     PassThrough.kind: DriverKind(
         label="the passthrough step",
@@ -151,11 +218,20 @@ KINDS: dict[str, DriverKind] = {
         },
         summary=("passthrough/rollouts_step",),
         on_empty="skip",
+        drives=False,
     ),
 }
 """The step samplers the driver runs, by `Sampler.kind`. FrontierConfig turns on dynamic
 sampling (`dynamic_sampling`) and fewer rollouts (`rollouts: kept`, `screen`); PassThrough
 (plain GRPO's step through the driver) is reachable from code (`_frontier_drive`)."""
+
+
+def spelled(spec: SamplerSpec) -> dict[str, Any]:
+    """Every shorthand key (SHORTHAND) as step sampler `spec` spells it (its row's `spell`)."""
+    row = driver_kind(spec.kind)
+    return {**SHORTHAND, **(row.spell if row is not None else _full)(spec.config)}
+
+
 TRL_CANNOT_HOLD = {
     "uneven_groups": "its groups differ in size within a step, and TRL's batch trains groups "
     "of num_generations rows",

@@ -8,15 +8,15 @@ trl` names the same mistakes, before any model loads. The sampling loop itself i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from frontier_rft.core.config import config_from_dict, config_problems
-from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSamplingConfig
+from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
 
 __all__ = [
     "DYNAMIC_SAMPLING_MODES",
@@ -24,6 +24,11 @@ __all__ = [
     "LOSS_NORMALISATION",
     "TESTED_TRL",
     "ZERO_VARIANCE_TOL",
+    "StepRun",
+    "dynamic_refusals",
+    "dynamic_spelling",
+    "dynamic_step_problems",
+    "held_over_problems",
     "image_problems",
     "mode_of",
     "normalisation",
@@ -89,14 +94,8 @@ def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSa
     """The DynamicSamplingConfig of `mode` with `overrides` (dynamic_sampling_config), or None
     when off; ValueError naming every option it refuses (one message, `; `-separated)."""
     overrides = dict(overrides or {})
-    problems = []
     surplus = overrides.pop("max_surplus", 0)
-    if surplus != 0:
-        problems.append(
-            f"dynamic_sampling_config: max_surplus {short_repr(surplus)} is not supported by "
-            "the TRL adapter (it keeps no completion for a later step; DAPO discards the surplus): "
-            "drop it"
-        )
+    problems = held_over_problems("dynamic_sampling_config", surplus, False)
     for name in ("adaptive", "round_rule"):
         if name in overrides:
             overrides.pop(name)
@@ -106,9 +105,7 @@ def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSa
             )
     if "max_staleness" in overrides:
         overrides.pop("max_staleness")
-        problems.append(
-            "dynamic_sampling_config: max_staleness is unused here (no surplus is kept): drop it"
-        )
+        problems += held_over_problems("dynamic_sampling_config", 0, True)
     base = DynamicSamplingConfig.for_mode(mode if mode in MODES else "fixed")
     values = {k: v for k, v in asdict(base).items() if k not in _FIXED_BY_ADAPTER}
     values.update(overrides)
@@ -134,6 +131,45 @@ def sampling_config(mode: str, overrides: Mapping[str, Any] | None) -> DynamicSa
     if problems:
         raise ValueError("; ".join(problems))
     return None if mode == "off" else config
+
+
+def held_over_problems(key: str, surplus: Any, staleness: bool) -> list[str]:
+    """TRL's refusals of dynamic sampling settings that hold groups over steps, in the words
+    of `key` (the option that set them): a surplus kept (`surplus` not 0), a staleness set
+    (`staleness`; unused, as nothing is kept). TRL builds each step's batch afresh."""
+    out = []
+    if surplus != 0:
+        out.append(
+            f"{key}: max_surplus {short_repr(surplus)} is not supported by the TRL adapter (it "
+            "keeps no completion for a later step; DAPO discards the surplus): drop it"
+        )
+    if staleness:
+        out.append(f"{key}: max_staleness is unused here (no surplus is kept): drop it")
+    return out
+
+
+def dynamic_spelling(config: DynamicSamplingConfig) -> dict[str, Any]:
+    """What TRL's shorthand keys say of `config` (`driver_kinds.DriverKind.spell`): the
+    dynamic_sampling mode, its overrides away from that mode's settings, rollouts full."""
+    rule = config.round_rule
+    mode = rule if rule != "standard" else ("adaptive" if config.adaptive else "fixed")
+    base = asdict(DynamicSamplingConfig.for_mode(mode))
+    changed = {
+        k: v
+        for k, v in asdict(config).items()
+        if k not in ("adaptive", "round_rule") and v != base[k]
+    }
+    return {
+        "dynamic_sampling": mode,
+        "dynamic_sampling_config": changed or None,
+        "rollouts": "full",
+    }
+
+
+def dynamic_refusals(config: DynamicSamplingConfig, key: str) -> list[str]:
+    """What TRL refuses of a DynamicSamplingConfig given whole (`sampler_config`: `key`)."""
+    changed = dynamic_spelling(config)["dynamic_sampling_config"] or {}
+    return held_over_problems(key, config.max_surplus, "max_staleness" in changed)
 
 
 def _setting(values: Mapping[str, Any], name: str, default: Any) -> Any:
@@ -217,6 +253,32 @@ def image_problems(names: list[str] | tuple[str, ...]) -> list[str]:
         "dynamic_sampling does not support image datasets (an image or images column); set "
         "dynamic_sampling: off"
     ]
+
+
+class StepRun(Protocol):
+    """What a TRL run's step is refused for, beside its sampler (`resolve.TrlRun` is one)."""
+
+    @property
+    def settings(self) -> Mapping[str, Any]: ...  # TRL's settings (GRPOConfig fields)
+    @property
+    def trainer(self) -> str: ...  # grpo or rloo
+    @property
+    def columns(self) -> tuple[str, ...]: ...  # the training data's column names
+    @property
+    def seam(self) -> Callable[[str, int], str | None] | None: ...  # why this TRL lacks the seam
+
+
+def dynamic_step_problems(
+    config: DynamicSamplingConfig, run: StepRun, check_seam: bool
+) -> tuple[list[str], list[str]]:
+    """What refuses dynamic sampling (`config`) on `run`: (its settings' problems, its data's),
+    the seam this TRL lacks (`check_seam`) the one problem said where it lacks it."""
+    if run.trainer != "grpo":
+        return trl_problems({}, run.trainer), []
+    found = run.seam(DynamicSampling.kind, 0) if check_seam and run.seam is not None else None
+    if found is not None:
+        return [found], []
+    return trl_problems(run.settings, run.trainer), image_problems(list(run.columns))
 
 
 def zero_variance_groups(rewards: NDArray[np.float64], tol: float) -> NDArray[np.bool_]:

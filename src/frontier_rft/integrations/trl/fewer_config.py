@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.plan import (
     FEWER_STEPS,
@@ -22,6 +23,7 @@ from frontier_rft.integrations.plan import (
     TrainerFacts,
     auto,
     clashes,
+    kept_line,
     message,
     planned_epochs,
     rollouts_refusal,
@@ -29,12 +31,14 @@ from frontier_rft.integrations.plan import (
 from frontier_rft.integrations.trl.dynamic_config import (
     IMAGE_COLUMNS,
     LOSS_NORMALISATION,
+    StepRun,
     mode_of,
     normalisation,
     trl_problems,
 )
-from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES, FewerRollouts
+from frontier_rft.sampling.fewer_rollouts import LOSS_SCALES, FewerRollouts, FewerRolloutsConfig
 from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -44,12 +48,17 @@ __all__ = [
     "auto_rollouts",
     "auto_rollouts_blockers",
     "fewer_problems",
+    "fewer_spelling",
+    "fewer_step_problems",
     "fewer_steps_problems",
     "normalisation",
+    "one_prompt_steps",
     "settings_problems",
     "spec_problems",
     "trl_flag",
+    "trl_kept_line",
     "trl_planned_epochs",
+    "trl_step_prompts",
 ]
 
 TRL = TrainerFacts(
@@ -93,6 +102,54 @@ def trl_flag(value: Any) -> bool | None:
     return None
 
 
+def trl_step_prompts(values: Mapping[str, Any], processes: int) -> int | None:
+    """Prompts a generation step of these TRL settings draws (B): generation_batch_size, else
+    per_device_train_batch_size x `processes` x steps_per_generation (default
+    gradient_accumulation_steps) completions, over num_generations; None where a setting is
+    not a whole number (TRL and check-config name those)."""
+    n: Any = values.get("num_generations") or _TRL_NUM_GENERATIONS
+    gen: Any = values.get("generation_batch_size")
+    if gen is None:
+        per = values.get("per_device_train_batch_size", _TRL_LENGTH["per_device_train_batch_size"])
+        spg = values.get("steps_per_generation") or values.get(
+            "gradient_accumulation_steps", _TRL_LENGTH["gradient_accumulation_steps"]
+        )
+        gen = per * processes * spg if _whole(per) and _whole(spg) else None
+    if not (_whole(gen) and _whole(n)) or gen % n:
+        return None
+    prompts: int = gen // n
+    return prompts
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def one_prompt_steps(values: Mapping[str, Any], processes: int, selector: type[Selector]) -> str:
+    """Why a kept step of `selector` saves nothing on these settings, in one line ('' where
+    it may save): each generation step draws one prompt (`trl_step_prompts`), and a window
+    that keeps none walks on to the next prompt, so each step still generates one."""
+    if trl_step_prompts(values, processes) != 1 or not selector.walks_windows():
+        return ""
+    if not selector.passes_over:
+        return ""
+    many = f"{processes} process{'es' * (processes != 1)}"
+    return (
+        f"at 1 prompt a generation step (on {many}), kept saves nothing: a window whose one prompt "
+        f"{selector.name!r} passes over walks on to the next, so every step still generates one "
+        "prompt: raise per_device_train_batch_size or gradient_accumulation_steps for steps "
+        "of several prompts to save"
+    )
+
+
+def trl_kept_line(values: Mapping[str, Any], processes: int, selector: type[Selector]) -> str:
+    """The start-up line of a run whose `rollouts: kept` its user set (`plan.kept_line`: what
+    a step does, what kept measured), or at one prompt a step why it saves nothing there
+    (`one_prompt_steps`: no measured saving quoted); check-config prints it too."""
+    one = one_prompt_steps(values, processes, selector)
+    return f"frontier-rft: rollouts: kept (set): {one}" if one else kept_line(TRL, selector)
+
+
 def trl_planned_epochs(
     values: Mapping[str, Any], *, rows: RowCount, processes: int
 ) -> float | None:
@@ -122,7 +179,9 @@ def settings_problems(
     a selector that walks the data for rollouts: kept, not with dynamic_sampling."""
     out = []
     if rollouts not in TRL.rollouts:
-        out.append(rollouts_refusal(TRL, rollouts))
+        out.append(
+            rollouts_refusal(TRL, rollouts) + did_you_mean(str(rollouts).lower(), TRL.rollouts)
+        )
     if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0 or screen == 1:
         out.append(
             f"screen must be 0 (off) or a number of screening completions per prompt >= 2 "
@@ -148,12 +207,41 @@ def settings_problems(
 
 def spec_problems(spec: SamplerSpec, selector: Any) -> list[str]:
     """What a step sampler named whole (`sampler:`) asks of the named `selector`, one line:
-    FewerRollouts with skip (rollouts kept) runs a selector that walks the data."""
+    a kept step (rollouts kept) runs a selector that walks the data."""
     cls = SELECTORS.get(selector) if isinstance(selector, str) else None
-    skips = spec.kind == FewerRollouts.kind and bool(spec.config.skip)
-    if skips and cls is not None and not cls.walks_windows():
+    if StepPlan(spec).rollouts == "kept" and cls is not None and not cls.walks_windows():
         return [message(TRL, "kept+selector", selector=selector)]
     return []
+
+
+def fewer_spelling(config: FewerRolloutsConfig) -> dict[str, Any]:
+    """What TRL's shorthand keys say of `config` (`driver_kinds.DriverKind.spell`)."""
+    rollouts = "kept" if config.skip else "full"
+    return {"rollouts": rollouts, "screen": config.screen, "loss_scale": config.loss_scale}
+
+
+def fewer_step_problems(
+    config: FewerRolloutsConfig, run: StepRun, selector: type[Selector], check_seam: bool
+) -> tuple[list[str], list[str]]:
+    """What refuses fewer rollouts (`config`) on `run` with `selector`: (its settings'
+    problems, its data's), the seam this TRL lacks (`check_seam`) the one problem said where
+    it lacks it."""
+    rollouts = "kept" if config.skip else "full"
+    problems = fewer_problems(run.settings, run.trainer, rollouts, config.screen)
+    data: list[str] = []
+    if run.trainer == "grpo" and not problems:
+        seam = run.seam if check_seam else None
+        found = seam(FewerRollouts.kind, config.screen) if seam is not None else None
+        if found is not None:
+            return [found], []
+        if set(IMAGE_COLUMNS) & set(run.columns):
+            data.append(
+                "rollouts: kept and screen do not support image datasets (an image or "
+                "images column); set rollouts: full and screen: 0"
+            )
+    if config.skip and not selector.walks_windows():
+        problems.append(message(TRL, "kept+selector", selector=selector.name))
+    return problems, data
 
 
 def fewer_steps_problems(screen: int, selector: Any, dynamic_sampling: Any) -> list[str]:
@@ -256,4 +344,10 @@ def auto_rollouts(
     vllm = str(mode) if on and mode in TRL.vllm_modes else None
     epochs = trl_planned_epochs(values, rows=rows, processes=processes)
     device = "cpu" if trl_flag(values.get("use_cpu")) is True else "gpu"
-    return auto(TRL, selector, lines, epochs, vllm_mode=vllm, device=device)
+    one = one_prompt_steps(values, processes, selector)  # kept generates what full does
+    mode, why, warn = auto(
+        TRL, selector, lines, epochs, vllm_mode=vllm, device=None if one else device
+    )  # no device's saving quoted where kept saves nothing
+    if one and not warn:  # full by measurement: what kept measured does not apply here
+        why = f"{why}; {one}" if mode == "kept" else one
+    return mode, why, warn

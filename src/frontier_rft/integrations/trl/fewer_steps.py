@@ -13,23 +13,20 @@ known. So the run is ended by the data and the schedule follows the data:
   steps moved on in equal parts (`follow_passes`). Warm-up, cosine and linear decay thus end
   where uniform's end, at the last pass.
 
-A run set by `max_steps` keeps its steps (it says so): the passes they walk grow instead.
+Whether the run ends by its passes is decided once, by its plan (resolve.py: a run set by
+`max_steps` keeps its steps and says so; the passes they walk grow instead).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from transformers import TrainerCallback
 
-from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 
-__all__ = ["EndAtPasses", "PassClock", "follow_passes", "planned_passes"]
-
-_log = logging.getLogger("frontier_rft.integrations.trl")
+__all__ = ["EndAtPasses", "PassClock", "check_pass_schedule", "follow_passes"]
 
 # Typed as Any so the module type-checks the same with or without the trl extra installed.
 _TrainerCallback: Any = TrainerCallback
@@ -38,10 +35,10 @@ NOT_LAMBDA = ("reduce_lr_on_plateau", "greedy")
 """TRL learning-rate schedules that are not a function of the step, so cannot follow passes."""
 
 
-def planned_passes(training: Any, selector: type[Selector]) -> float | None:
-    """The passes a `rollouts: fewer_steps` run ends after (num_train_epochs), or None where
-    `max_steps` sets its length; said in one log line. A ValueError, before the model loads,
-    for a schedule that cannot follow the passes."""
+def check_pass_schedule(training: Any) -> None:
+    """Refuse, before the model loads, a learning-rate schedule a `rollouts: fewer_steps` run
+    could not move by its passes (one that is not a function of the step), whether the run
+    ends by its passes or, under max_steps, by its steps (as `frontier check-config` does)."""
     kind = getattr(training, "lr_scheduler_type", "linear")
     kind = str(getattr(kind, "value", kind))  # TrainingArguments holds a SchedulerType
     if kind in NOT_LAMBDA:
@@ -50,27 +47,6 @@ def planned_passes(training: Any, selector: type[Selector]) -> float | None:
             f"lr_scheduler_type {kind} is not a schedule of the step: use linear, cosine or "
             "constant_with_warmup, or rollouts: full"
         )
-    max_steps = int(getattr(training, "max_steps", -1) or -1)
-    if max_steps > 0:
-        _log.warning(
-            "frontier-rft: rollouts: fewer_steps with max_steps %d: the run keeps its %d steps "
-            "(whole batches of the prompts %r keeps, so they walk further into the data); "
-            "unset max_steps to end the run by num_train_epochs passes in fewer steps",
-            max_steps,
-            max_steps,
-            selector.name,
-        )
-        return None
-    passes = float(training.num_train_epochs)
-    _log.info(
-        "frontier-rft: rollouts: fewer_steps: each step a whole batch of the prompts %r keeps; "
-        "the run ends once they have walked num_train_epochs=%g passes over the prompts, in "
-        "fewer steps than TRL plans where it passes prompts over; the learning-rate schedule "
-        "follows the passes walked",
-        selector.name,
-        passes,
-    )
-    return passes
 
 
 class PassClock:

@@ -20,6 +20,7 @@ import importlib
 import itertools
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -147,7 +148,22 @@ def make_parser(kind: str = "grpo") -> Any:
     # ours ahead of it so a user reads the frontier-rft keys first.
     ours = {FrontierConfig._argument_group_name, FrontierScriptArguments._argument_group_name}
     parser._action_groups.sort(key=lambda group: group.title not in ours)
+    parser.error = _suggesting(parser.error)
     return parser
+
+
+def _suggesting(error: Callable[[str], Any]) -> Callable[[str], Any]:
+    """argparse's `error`, with a did-you-mean after an invalid choice (`--rollouts Kept`:
+    did you mean 'kept'?)."""
+
+    def error_with_hint(message: str) -> Any:
+        found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if found:
+            choices = re.findall(r"'([^']*)'", found.group(2))
+            message += did_you_mean(found.group(1).lower(), choices)
+        return error(message)
+
+    return error_with_hint
 
 
 def missing_data_files(paths: Sequence[str], option: str) -> list[str]:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from frontier_rft.core.config import closest, did_you_mean
+from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.pool import column_problems
 from frontier_rft.integrations.preflight import (
@@ -55,6 +56,8 @@ __all__ = [
     "generation_problems",
     "length_problems",
     "local_model_path",
+    "model_config_problems",
+    "pool_batch_problems",
     "pool_fields",
     "pool_problems",
     "report_to_problems",
@@ -117,6 +120,41 @@ def local_model_path(name: Any, flag: str = "model_name_or_path") -> str:
             "a hub id such as Qwen/Qwen2.5-0.5B-Instruct"
         )
     return path
+
+
+MODEL_SIZES = ("hidden_size", "num_hidden_layers", "num_attention_heads",
+               "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size")  # fmt: skip
+"""The sizes in a model's config.json that the currency line reads (and the model is built
+from): each a whole number where present."""
+MAX_MODEL_SIZE = 1 << 53
+"""The largest size read as a whole number (a float holds every int up to it)."""
+
+
+def model_config_problems(path: str) -> list[str]:
+    """What in local model directory `path`'s config.json the model could not be built from,
+    one line each: a file that is no JSON object (read with bounds: 1 MiB, 32 levels deep),
+    or a size (MODEL_SIZES) that is not a whole number up to 2**53 (Infinity, 1e400, a
+    401-digit integer). Nothing where the directory has no config.json."""
+    file = os.path.join(os.path.expanduser(path), "config.json")
+    if not os.path.isfile(file):
+        return []
+    try:
+        config = load_json_file(file, "a model's config (a JSON object)", max_chars=1 << 20)
+    except ValueError as exc:
+        return [" ".join(str(exc).split())[:300]]
+    if not isinstance(config, dict):
+        return [f"{file} is not a JSON object of the model's settings"]
+    return [
+        f"{file}: {key} must be a whole number up to 2**53 (the model's size), got "
+        f"{shown(config[key])[:40]}: fix the model's config.json"
+        for key in MODEL_SIZES
+        if config.get(key) is not None
+        and not (
+            isinstance(config[key], int)
+            and not isinstance(config[key], bool)
+            and 0 <= config[key] <= MAX_MODEL_SIZE
+        )
+    ]
 
 
 def report_to_problems(report_to: Any) -> list[str]:
@@ -427,6 +465,55 @@ def batch_problems(values: Mapping[str, Any], processes: int, counted: str) -> l
     return out
 
 
+def pool_batch_problems(
+    values: Mapping[str, Any], processes: int, counted: str, rows: int | None
+) -> list[str]:
+    """A generation step of more prompts than the training data's `rows` (None: not counted):
+    each generation batch is that many distinct prompts (`FrontierRepeatSampler`), which the
+    trainer refuses after the model loads. Named with the keys that size it; nothing where
+    `batch_problems` refuses a batch setting."""
+    got = {k: _whole(values.get(k, d)) for k, d in TRL_BATCH_DEFAULTS.items()}
+    n = _whole(values.get("num_generations", 8))
+    if rows is None or batch_problems(values, processes, counted) or generation_problems(values):
+        return []  # those name a batch setting or num_generations TRL refuses
+    per, gen, spg = (
+        got["per_device_train_batch_size"],
+        got["generation_batch_size"],
+        got["steps_per_generation"],
+    )
+    procs = f"{processes} process{'es' * (processes != 1)} ({counted})"
+    most = rows * n  # completions of a step of every prompt
+    if gen is not None:
+        how = f"generation_batch_size {gen}"
+        unit = math.lcm(per * processes, n)  # what TRL asks a generation batch to divide by
+        fix = (
+            f"set generation_batch_size: {most // unit * unit}"
+            if most >= unit
+            else f"lower per_device_train_batch_size, then generation_batch_size to {most} or less"
+        )
+    else:
+        name = "steps_per_generation" if spg is not None else "gradient_accumulation_steps"
+        spg = got["gradient_accumulation_steps"] if spg is None else spg
+        gen = per * processes * spg
+        how = f"per_device_train_batch_size {per} x {procs} x {name} {spg}"
+        fits = [d for d in range(min(per, most // (processes * spg)), 0, -1)
+                if d * processes * spg % n == 0]  # fmt: skip
+        bound = f"their product x the processes at most {most}"
+        fix = f"lower per_device_train_batch_size or {name} ({bound})"
+        if fits:
+            other = f", or a lower {name}" if spg > 1 else ""
+            fix = f"set per_device_train_batch_size: {fits[0]}{other} ({bound})"
+    prompts = gen // n
+    if prompts <= rows:
+        return []
+    held = f"{rows} prompt{'s' * (rows != 1)}"
+    return [
+        f"a generation step of {prompts} prompts ({how} = {gen} completions / num_generations "
+        f"{n}) is more than the training data's {held}: a step draws distinct prompts, so the "
+        f"trainer refuses it after the model loads; {fix}"
+    ]
+
+
 STRATEGY_KEYS = ("eval_strategy", "save_strategy", "logging_strategy")
 """TRL's interval strategies, whose value `no` YAML reads as false when unquoted."""
 
@@ -495,24 +582,26 @@ def vllm_problems(values: Mapping[str, Any], processes: int, counted: str) -> li
         return [f"use_vllm must be true or false, got {shown(values['use_vllm'])}"]
     if trl_flag(values.get("use_vllm", False)) is not True:
         return []
+    out = []
     mode = values.get("vllm_mode", "colocate")
     if mode not in VLLM_MODES:
-        return [
+        out.append(
             f"vllm_mode must be server or colocate (TRL refuses anything else after the model "
             f"loads), got {shown(mode)}{did_you_mean(str(mode), list(VLLM_MODES))}"
-        ]
+        )
+        mode = "colocate"  # a refused value is read at its default: it hides no other check
     tp = _whole(values.get("vllm_tensor_parallel_size", 1))
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
-        return [f"vllm_tensor_parallel_size must be an int >= 1, got {shown(tp)}"]
+        return [*out, f"vllm_tensor_parallel_size must be an int >= 1, got {shown(tp)}"]
     if mode == "colocate" and processes % tp:
         fits = next(d for d in range(tp, 0, -1) if processes % d == 0)
         many = f"{processes} process{'es' * (processes != 1)} ({counted})"
-        return [
+        out.append(
             f"vllm_tensor_parallel_size {tp} does not divide {many}: colocated vLLM splits "
             f"the processes into groups of that size, and TRL refuses it after the model "
             f"loads; set vllm_tensor_parallel_size: {fits}"
-        ]
-    return []
+        )
+    return out
 
 
 def length_problems(values: Mapping[str, Any]) -> list[str]:

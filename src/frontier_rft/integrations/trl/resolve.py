@@ -22,15 +22,10 @@ from typing import Any
 from frontier_rft.core.selector import Selector
 from frontier_rft.integrations.plan import FEWER_STEPS, RowCount, message
 from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.integrations.trl.dynamic_config import (
-    IMAGE_COLUMNS,
-    TESTED_TRL,
-    image_problems,
-    trl_problems,
-)
-from frontier_rft.integrations.trl.fewer_config import TRL, auto_rollouts, fewer_problems
+from frontier_rft.integrations.trl.driver_kinds import driver_kind, spelled
+from frontier_rft.integrations.trl.dynamic_config import TESTED_TRL
+from frontier_rft.integrations.trl.fewer_config import TRL, auto_rollouts
 from frontier_rft.integrations.trl.seam_check import seam_problem
-from frontier_rft.sampling.dynamic_sampling import DynamicSampling
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, fewer_rollouts_from_run
 from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.sampling.step_plan import StepPlan
@@ -40,7 +35,7 @@ __all__ = ["SETTINGS", "Resolution", "TrlRun", "resolve_step"]
 SETTINGS = ("scale_rewards", "multi_objective_aggregation", "loss_type", "num_generations",
             "use_adaptive_entropy", "use_vllm", "vllm_mode", "use_cpu", "num_train_epochs",
             "max_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
-            "num_iterations")  # fmt: skip
+            "num_iterations", "generation_batch_size", "steps_per_generation")  # fmt: skip
 """The GRPOConfig fields the resolution reads of a trainer's training arguments (a YAML file
 gives it all of its values; absent: TRL's defaults)."""
 
@@ -122,18 +117,39 @@ def resolve_step(
     if chosen:
         mode, reason, warn, seam_checked = _auto(frontier, run, cls, spec)
         if mode == "kept":
-            screen = spec.config.screen if spec.kind == FewerRollouts.kind else 0
-            fewer = fewer_rollouts_from_run("kept", screen, frontier.loss_scale)
+            fewer = fewer_rollouts_from_run("kept", spelled(spec)["screen"], frontier.loss_scale)
             spec = SamplerSpec(FewerRollouts.kind, fewer)
     problems, data = _step_problems(spec, run, cls, seam=not seam_checked)
     if frontier.rollouts == FEWER_STEPS and not cls.walks_windows():
         problems.append(message(TRL, "rollouts:fewer_steps+selector", selector=cls.name))
     if problems or data:
         return Resolution(None, tuple(problems), tuple(data), chosen, warn)
-    steps = run.settings.get("max_steps", -1)
-    by_steps = isinstance(steps, int) and not isinstance(steps, bool) and steps > 0
-    ends_by = "passes" if frontier.rollouts == FEWER_STEPS and not by_steps else "steps"
+    ends_by = "steps"
+    if frontier.rollouts == FEWER_STEPS:  # the run's end, decided here once
+        ends_by, reason, warn = _fewer_steps_end(run.settings, cls)
     return Resolution(StepPlan(spec, (), ends_by, reason), (), (), chosen, warn)
+
+
+def _fewer_steps_end(settings: Mapping[str, Any], cls: type[Selector]) -> tuple[str, str, bool]:
+    """How a `rollouts: fewer_steps` run ends, and why, in one line (fewer_steps.py): by its
+    passes over the prompts (num_train_epochs), or, where max_steps sets the run's length, by
+    its steps (then a warning: it saves nothing)."""
+    steps = settings.get("max_steps", -1)
+    if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:
+        return "steps", (
+            f"fewer_steps, but max_steps {steps} sets the run's length: it keeps its {steps} "
+            f"steps of whole batches of the prompts {cls.name!r} keeps, so they walk further "
+            "into the data (unset max_steps to end the run by num_train_epochs passes in fewer "
+            "steps)"
+        ), True  # fmt: skip
+    epochs = settings.get("num_train_epochs", 3.0)
+    shown = f"{epochs:g}" if isinstance(epochs, int | float) else str(epochs)
+    return "passes", (
+        f"fewer_steps: each step a whole batch of the prompts {cls.name!r} keeps, the run "
+        f"ended once they have walked num_train_epochs={shown} passes over the prompts (fewer "
+        "steps than TRL plans where it passes prompts over; the learning-rate schedule "
+        "follows the passes; docs/selectors/fewer_steps.md)"
+    ), False  # fmt: skip
 
 
 def _auto(
@@ -146,7 +162,7 @@ def _auto(
         run.settings,
         run.trainer,
         selector=cls,
-        dynamic_sampling=frontier.dynamic_sampling if spec.kind == DynamicSampling.kind else "off",
+        dynamic_sampling=spelled(spec)["dynamic_sampling"],
         shadows=frontier.shadows,
         columns=list(run.columns),
         rows=run.rows,
@@ -154,8 +170,8 @@ def _auto(
     )
     if mode != "kept":
         return mode, why, warn, False
-    screen = spec.config.screen if spec.kind == FewerRollouts.kind else 0
-    seam = run.seam(DynamicSampling.kind, screen) if run.seam is not None else None
+    screen = spelled(spec)["screen"]
+    seam = run.seam(FewerRollouts.kind, screen) if run.seam is not None else None
     if seam is not None:
         return "full", message(TRL, "auto+seam", seam=seam.split(";")[0]), True, True
     if run.version is not None and run.version not in TESTED_TRL:
@@ -167,30 +183,8 @@ def _auto(
 def _step_problems(
     spec: SamplerSpec, run: TrlRun, cls: type[Selector], *, seam: bool
 ) -> tuple[list[str], list[str]]:
-    """What refuses the step sampler `spec` here: (settings' problems, the data's). A seam
-    this TRL lacks is the one problem said (`seam`: check it; False: auto checked it)."""
-    settings, trainer = run.settings, run.trainer
-    if spec.kind == DynamicSampling.kind:
-        if trainer != "grpo":
-            return trl_problems({}, trainer), []
-        found = run.seam(spec.kind, 0) if seam and run.seam is not None else None
-        if found is not None:
-            return [found], []
-        return trl_problems(settings, trainer), image_problems(list(run.columns))
-    if spec.kind != FewerRollouts.kind:
-        return [], []
-    fewer = spec.config
-    problems = fewer_problems(settings, trainer, "kept" if fewer.skip else "full", fewer.screen)
-    data: list[str] = []
-    if trainer == "grpo" and not problems:
-        found = run.seam(spec.kind, fewer.screen) if seam and run.seam is not None else None
-        if found is not None:
-            return [found], []
-        if set(IMAGE_COLUMNS) & set(run.columns):
-            data.append(
-                "rollouts: kept and screen do not support image datasets (an image or "
-                "images column); set rollouts: full and screen: 0"
-            )
-    if fewer.skip and not cls.walks_windows():
-        problems.append(message(TRL, "kept+selector", selector=cls.name))
-    return problems, data
+    """What refuses the step sampler `spec` here: (settings' problems, the data's), as its
+    kind's row says (`DriverKind.problems`). A seam this TRL lacks is the one problem said
+    (`seam`: check it; False: auto checked it)."""
+    row = driver_kind(spec.kind)
+    return ([], []) if row is None else row.problems(spec.config, run, cls, seam)

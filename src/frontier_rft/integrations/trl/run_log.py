@@ -10,27 +10,11 @@ import math
 import os
 from typing import Any
 
-from frontier_rft.core.selector import Selector
-from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.integrations.trl.driver_kinds import COUNTERS
-from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
-from frontier_rft.integrations.trl.step_driver import StepDriver
+from frontier_rft.integrations.trl.run_state import FrontierRun
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
-from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.run_rewards import write_run_rewards
 
-__all__ = ["FrontierRunLog", "new_counters"]
-
-
-def new_counters() -> dict[str, int]:
-    """The adapter's counters at a run's start (saved in each checkpoint)."""
-    return {
-        "generations": 0,
-        "rollouts": 0,
-        "unscorable": 0,
-        "embedding_refreshes": 0,
-        **dict.fromkeys(COUNTERS, 0),
-    }
+__all__ = ["FrontierRunLog"]
 
 
 def _is_number(value: Any) -> bool:
@@ -40,26 +24,21 @@ def _is_number(value: Any) -> bool:
 class FrontierRunLog:
     """The logging half of `FrontierTrainerMixin` (put after it in the bases)."""
 
-    # What the trainer provides: TRL's attributes and the mixin's.
+    # What the trainer provides: TRL's attributes and the run's state.
     args: Any
     model: Any
     state: Any
     accelerator: Any
     reward_weights: Any
-    frontier_config: FrontierConfig
-    frontier_selector: Selector
-    frontier_sampler: FrontierRepeatSampler
-    frontier_driver: StepDriver | None
-    frontier_shadows: RunShadows
-    _frontier_counters: dict[str, int]
-    _frontier_jsonl: JsonlLogger | None
+    frontier_run: FrontierRun
 
     def frontier_metrics(self) -> dict[str, float]:
         """The selector's metrics plus the adapter's own (`trl/...`, and `dapo/...` with
         dynamic sampling), unprefixed."""
-        dynamic = self.frontier_driver
-        out = self.frontier_selector.metrics() if dynamic is None else dynamic.sampler.metrics()
-        sampler, counters = self.frontier_sampler, self._frontier_counters
+        run = self.frontier_run
+        dynamic = run.driver
+        out = run.selector.metrics() if dynamic is None else dynamic.sampler.metrics()
+        sampler, counters = run.sampler, run.counters
         out["trl/generations"] = float(counters["generations"])
         out["trl/rollouts_delivered"] = float(counters["rollouts"])
         out["trl/unscorable_dropped"] = float(counters["unscorable"])
@@ -68,12 +47,13 @@ class FrontierRunLog:
         out["trl/self_embedding_refreshes"] = float(counters["embedding_refreshes"])
         if dynamic is not None:
             out.update(dynamic.metrics())
-        out.update(self.frontier_shadows.metrics())
+        out.update(run.shadows.metrics())
         return out
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         is_eval = any(key.startswith("eval_") for key in logs)
-        config = self.frontier_config
+        run = self.frontier_run
+        config = run.config
         if is_eval:
             # The A/B's x-axes beside the held-out scores, in every report_to backend.
             logs.update(self._frontier_budget())
@@ -83,7 +63,7 @@ class FrontierRunLog:
             finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
             logs.update(curriculum_metrics(finite, config.metrics_verbosity, config.metrics_prefix))
             if config.metrics_verbosity == "summary":  # the filter's own summary, when on
-                own = () if self.frontier_driver is None else self.frontier_driver.kind.summary
+                own = () if run.driver is None else run.driver.kind.summary
                 dapo = {k: v for k, v in finite.items() if k in own}
                 logs.update(curriculum_metrics(dapo, "all", config.metrics_prefix))
                 shadow = {k: v for k, v in finite.items() if k.startswith("shadow/")}
@@ -119,24 +99,26 @@ class FrontierRunLog:
         (rollouts: kept, screen), the steps a run ended by passes took (rollouts:
         fewer_steps), and the selector's own estimate of its loss (skip-audit)."""
         lines = []
-        driver, counters = self.frontier_driver, self._frontier_counters
-        if driver is not None and driver.kind.namespace == "fewer_rollouts":
-            generations = int(counters["generations"])
+        run = self.frontier_run
+        driver = run.driver
+        if driver is not None and driver.kind.end_line:  # what its steps generated
+            generations = int(run.counters["generations"])
             whole = generations * int(self.args.generation_batch_size)
-            spent = int(driver.metrics()["fewer_rollouts/rollouts"])
+            spent = int(driver.values()["rollouts"])
             share = f", {spent / whole:.2f}x" if whole else ""
             lines.append(
-                f"rollouts: kept generated {spent} completions in {generations} generation steps"
-                f"{share} of TRL's whole batches' {whole}; the steps and schedule were TRL's"
+                driver.kind.end_line.format(
+                    spent=spent, generations=generations, share=share, whole=whole
+                )
             )
-        sampler = self.frontier_sampler
+        sampler = run.sampler
         if sampler.passes is not None:
             lines.append(
                 f"rollouts: fewer_steps walked {sampler.passes_trained:.2f} passes over the "
                 f"prompts in {int(self.state.global_step)} steps (TRL planned "
                 f"{int(self.state.max_steps)} for num_train_epochs={sampler.passes:g})"
             )
-        if summary := self.frontier_selector.run_summary():  # e.g. skip-audit's estimated loss
+        if summary := run.selector.run_summary():  # e.g. skip-audit's estimated loss
             lines.append(summary)
         return lines
 
@@ -144,20 +126,22 @@ class FrontierRunLog:
         """What training has spent so far, under the metrics prefix: the rollouts sent to
         the selector, and the distinct prompts trained (groups with mixed rewards, as far
         as the selector has folded them in)."""
-        prefix = self.frontier_config.metrics_prefix
-        out = {prefix + "trl/rollouts_delivered": float(self._frontier_counters["rollouts"])}
-        trained = self.frontier_selector.metrics().get("tasks/distinct_trained", math.nan)
+        run = self.frontier_run
+        prefix = run.config.metrics_prefix
+        out = {prefix + "trl/rollouts_delivered": float(run.counters["rollouts"])}
+        trained = run.selector.metrics().get("tasks/distinct_trained", math.nan)
         if math.isfinite(trained):  # TRL's loggers reject NaN
             out[prefix + "tasks/distinct_trained"] = float(trained)
         return out
 
     def _frontier_logger(self) -> JsonlLogger:
-        if self._frontier_jsonl is None:
-            path = self.frontier_config.jsonl_path or os.path.join(
+        run = self.frontier_run
+        if run.jsonl is None:
+            path = run.config.jsonl_path or os.path.join(
                 self.args.output_dir, "frontier_metrics.jsonl"
             )
-            self._frontier_jsonl = JsonlLogger(path)
-        return self._frontier_jsonl
+            run.jsonl = JsonlLogger(path)
+        return run.jsonl
 
     def _frontier_record_rewards(self) -> None:
         """Write the run's reward functions (TRL's names: its completions table's reward
@@ -167,6 +151,6 @@ class FrontierRunLog:
         if names is not None and self.accelerator.is_main_process:
             # TRL's float32 weights, each as the shortest decimal that is it (0.1, not 0.1000...1)
             weights = [float(str(w)) for w in self.reward_weights.detach().cpu().numpy()]
-            config = self.frontier_config  # the live shadows' seed, as __init__ gave them
+            config = self.frontier_run.config  # the live shadows' seed, as __init__ gave them
             seed = self.args.seed if config.selector_seed is None else config.selector_seed
             write_run_rewards(self.args.output_dir, names, weights, seed=int(seed))

@@ -27,14 +27,15 @@ import numpy as np
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.core.persistence import atomic_write_bytes
 from frontier_rft.core.selector import Selector
+from frontier_rft.integrations.trl.driver_kinds import spelled
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler
 from frontier_rft.sampling import sampler_file
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.sampler_file import (
     save_sampler,
     saved_sampler_config,
     saved_sampler_state,
 )
+from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.selectors.persistence import restore_selector, save_selector
 
@@ -76,12 +77,13 @@ def _saved_fewer_settings(directory: Path) -> dict[str, Any]:
     saved = dict(FEWER_DEFAULTS)
     found = saved_sampler_config(directory, prefix=_PREFIX)
     if found is not None:
-        kind, config = found
-        if kind == FewerRollouts.kind:
-            saved["rollouts"] = "kept" if config.get("skip") else "full"
-            saved["screen"] = config.get("screen")
-            saved["loss_scale"] = config.get("loss_scale")
-        elif _ends_by_passes(directory):
+        try:
+            spec: SamplerSpec | None = SamplerSpec.read(*found)
+        except (ValueError, TypeError):
+            spec = None  # another kind or damaged settings: load_step_sampler names them
+        if spec is not None:  # as its kind spells them in the fewer-rollouts keys
+            saved.update({k: v for k, v in spelled(spec).items() if k in FEWER_DEFAULTS})
+        if saved["rollouts"] == "full" and _ends_by_passes(directory):
             saved["rollouts"] = "fewer_steps"
         return saved
     path = directory / FEWER_FILE

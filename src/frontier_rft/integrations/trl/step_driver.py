@@ -238,6 +238,8 @@ class StepDriver:
         alone, which the trainer's `_compute_loss` applies."""
         self.rows_laid_out = 0
         """Rows the current generation trains on, all processes, fillers included."""
+        self.stop_reason: str | None = None
+        """Why training stopped early (a kind that stops on a step training no group)."""
 
     def optimizer_step_done(self) -> None:
         """An optimizer step ended. A kind that stops on an empty step trains again after
@@ -341,7 +343,7 @@ class StepDriver:
         if tr.accelerator.is_main_process:
             _log.warning(message)
             warnings.warn(message, RuntimeWarning, stacklevel=2)
-        tr.frontier_stop_reason = message
+        self.stop_reason = message
 
     def values(self) -> dict[str, float]:
         """Every value a kind's metrics may report (VALUES), from the counters and this step."""

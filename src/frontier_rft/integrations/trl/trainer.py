@@ -59,6 +59,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,7 @@ from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.features.derive import relabel_evidence
 from frontier_rft.integrations.embeddings import sharded_self_embeddings
-from frontier_rft.integrations.plan import FEWER_STEPS, auto_log, default_shadows_line, kept_line
+from frontier_rft.integrations.plan import FEWER_STEPS, auto_log, default_shadows_line
 from frontier_rft.integrations.pool import build_pool, evidence_summary, prompt_text
 from frontier_rft.integrations.trl.arguments import (
     check_before_model,
@@ -85,21 +86,21 @@ from frontier_rft.integrations.trl.arguments import (
 from frontier_rft.integrations.trl.checkpoints import FrontierCheckpoints
 from frontier_rft.integrations.trl.config import FrontierConfig
 from frontier_rft.integrations.trl.currency import trl_currency_line
-from frontier_rft.integrations.trl.fewer_config import TRL
+from frontier_rft.integrations.trl.driver_kinds import driver_kind
+from frontier_rft.integrations.trl.fewer_config import TRL, trl_kept_line
 from frontier_rft.integrations.trl.fewer_steps import (
     EndAtPasses,
     PassClock,
+    check_pass_schedule,
     follow_passes,
-    planned_passes,
 )
 from frontier_rft.integrations.trl.noise import NoiseCallback
 from frontier_rft.integrations.trl.resolve import TrlRun, resolve_step
 from frontier_rft.integrations.trl.rewards import RewardTap, check_combined_rewards, combine_rewards
-from frontier_rft.integrations.trl.run_log import FrontierRunLog, new_counters
+from frontier_rft.integrations.trl.run_log import FrontierRunLog
+from frontier_rft.integrations.trl.run_state import FrontierRun
 from frontier_rft.integrations.trl.sampler import FrontierRepeatSampler, StepTicks
 from frontier_rft.integrations.trl.step_driver import AdapterSeam, StepDriver
-from frontier_rft.metrics_log import JsonlLogger
-from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.shadow.live import RunShadows
@@ -107,6 +108,25 @@ from frontier_rft.shadow.live import RunShadows
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
 _log = logging.getLogger(__name__)
+
+
+CHECKPOINTING_DEPRECATIONS = (
+    r"`(is_gradient_checkpointing|gradient_checkpointing_enable|gradient_checkpointing_disable)` "
+    "is deprecated"
+)
+"""transformers 5.24's FutureWarnings about the gradient checkpointing names TRL 1.16 calls on
+every generation (`disable_gradient_checkpointing`): filtered at the adapter's call of TRL's
+generation, where they would repeat each step (docs/integrations/trl.md)."""
+
+
+class _OfRun:
+    """A trainer's public name for a field of its run state (`frontier_run`): read-only."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = name.removeprefix("frontier_")
+
+    def __get__(self, trainer: Any, owner: type | None = None) -> Any:
+        return self if trainer is None else getattr(trainer.frontier_run, self.field)
 
 
 class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
@@ -136,6 +156,17 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
     num_generations: int
     num_iterations: int
 
+    frontier_run: FrontierRun
+    """Everything frontier-rft adds to the trainer (run_state.py), built once in `__init__`."""
+    frontier_config = _OfRun()
+    frontier_plan = _OfRun()
+    frontier_selector = _OfRun()
+    frontier_shadows = _OfRun()
+    frontier_sampler = _OfRun()
+    frontier_pass_clock = _OfRun()
+    frontier_driver = _OfRun()
+    frontier_stop_reason = _OfRun()
+
     def __init__(
         self,
         *args: Any,
@@ -151,21 +182,16 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         plan = self._frontier_plan(
             TrlRun.of_call(type(self), self._frontier_kind(), args, kwargs), config, cls
         )
-        passes = None
-        if config.rollouts == FEWER_STEPS:  # said in one line; refuses a schedule of no step
-            passes = planned_passes(training_args(args, kwargs), cls)
+        if config.rollouts == FEWER_STEPS:  # a schedule it could not move, refused now
+            check_pass_schedule(training_args(args, kwargs))
         if selector is None:  # the adapter builds the pool: rows may number themselves
             kwargs["train_dataset"] = with_task_ids(
                 kwargs.get("train_dataset"), config.task_id_column
             )
         super().__init__(*args, **kwargs)
         check_built(self.args, config)
-        self.frontier_plan = plan
-        """The run's step, resolved once before the model loaded (resolve.py)."""
-        self.frontier_config = config if config.step_chosen() else config.resolved(
-            "kept" if plan.rollouts == "kept" else "full", plan.sampler
-        )  # fmt: skip
-        """The run's FrontierConfig; with rollouts: auto, holding what auto chose."""
+        if not config.step_chosen():  # rollouts: auto, as the plan resolved it
+            config = config.resolved("kept" if plan.rollouts == "kept" else "full", plan.sampler)
         if self.accelerator.is_main_process:  # the currency this run pays in, as check-config
             model = getattr(getattr(self.model, "config", None), "to_dict", None)
             line = trl_currency_line(
@@ -175,13 +201,12 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
                 on_cpu=self.accelerator.device.type == "cpu",
             )
             _log.info("frontier-rft: currency: %s", line)
-        self._frontier_counters = new_counters()
-        self.frontier_stop_reason: str | None = None
-        """Why training stopped early (dynamic sampling found no signal), else None."""
-        self._frontier_embedding_texts: list[str] | None = None
-        self._frontier_refreshed_at = -1
-        self._frontier_jsonl: JsonlLogger | None = None
-        self._frontier_start(selector, passes)
+        self.frontier_run = self._frontier_start(config, plan, selector)
+        row = driver_kind(plan.sampler.kind)  # does the driver run it, or TRL's generation?
+        if row is not None and row.drives:
+            self._frontier_drive(plan.build(self.frontier_run.selector))
+        # the gradient noise meter: hooks that read each micro-batch's gradient (noise.py)
+        self.add_callback(NoiseCallback(self, config.noise_every, config.noise_ema))  # type: ignore[attr-defined]
 
     def _frontier_kind(self) -> str:
         """'grpo' or 'rloo': the TRL trainer this mixin is on, in the checks' words."""
@@ -189,38 +214,46 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
 
     def _frontier_plan(self, run: TrlRun, config: FrontierConfig, cls: type[Selector]) -> StepPlan:
         """The run's step (`resolve_step`), said in one line: what rollouts: auto chose and
-        why (a warning when settings keep a skipping selector from kept), or what a hand-set
-        rollouts: kept does; a ValueError naming every problem, before the model loads."""
+        why (a warning when settings keep a skipping selector from kept), what a hand-set
+        rollouts: kept does, or why a hand-set step's run ends as it does; a ValueError naming
+        every problem, before the model loads."""
         resolution = resolve_step(config, run, cls)
         plan = resolution.check()
         if resolution.chosen:
             auto_log(_log, TRL, plan.rollouts, plan.reason, resolution.warn)
         elif plan.rollouts == "kept":  # set by hand: say what it does and what it cost
-            _log.info(kept_line(TRL, cls))
+            _log.info(trl_kept_line(run.settings, run.processes, cls))
+        elif plan.reason:  # how a hand-set step's run ends (rollouts: fewer_steps)
+            say = _log.warning if resolution.warn else _log.info
+            say("frontier-rft: rollouts: %s", plan.reason)
         return plan
 
-    def _frontier_start(self, selector: Selector | None, passes: float | None) -> None:
-        """After TRL built the trainer: the selector (built from the data, or the one given)
-        over the dataset's rows, the shadows beside it, the repeat sampler, the pass clock of
-        a run ended by its passes, the reward taps and the step driver of the plan."""
-        config = self.frontier_config
+    def _frontier_start(
+        self,
+        config: FrontierConfig,
+        plan: StepPlan,
+        selector: Selector | None,
+    ) -> FrontierRun:
+        """After TRL built the trainer, the run's state (run_state.py): the selector (built
+        from the data, or the one given) over the dataset's rows, the shadows beside it, the
+        repeat sampler, the pass clock of a run ended by its passes and the reward taps (the
+        step driver of the plan is `_frontier_drive`'s)."""
+        texts = None
         if selector is None:
             num_rows = len(self.train_dataset) if hasattr(self.train_dataset, "__len__") else 0
             rows = task_rows(self.train_dataset, config.task_id_column, num_rows)
-            selector = self._frontier_build_selector(rows)
+            selector, texts = self._frontier_build_selector(config, rows)
         else:
             rows = task_rows(self.train_dataset, config.task_id_column, selector.num_tasks)
-        self.frontier_selector = selector
-        self._frontier_rows = rows
+        # how the run ends is its plan's (resolve.py): here its passes, where they end it
+        passes = float(self.args.num_train_epochs) if plan.ends_by == "passes" else None
         seed = int(self.args.seed if config.selector_seed is None else config.selector_seed)
-        self.frontier_shadows = RunShadows(
+        shadows = RunShadows(
             config.shadow_configs(self.num_generations, selector.name), selector, seed
         )
-        """Rules followed beside the run (FrontierConfig.shadows), on their own selectors."""
-        if config.shadows is None and self.frontier_shadows.shadows:
-            names = [s.config.name for s in self.frontier_shadows.shadows]
-            _log.info(default_shadows_line(names))
-        self.frontier_sampler = FrontierRepeatSampler(
+        if config.shadows is None and shadows.shadows:
+            _log.info(default_shadows_line([s.config.name for s in shadows.shadows]))
+        sampler = FrontierRepeatSampler(
             selector,
             rows,
             mini_repeat_count=self.num_generations,
@@ -228,52 +261,41 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
             repeat_count=self.num_iterations * self.args.steps_per_generation,
             passes=passes,
         )
-        self.frontier_pass_clock: PassClock | None = None
-        """Where training is in the data (rollouts: fewer_steps), which the schedule follows."""
+        clock = None
         if passes is not None:
             per_generation = (
                 self.num_iterations
                 * self.args.steps_per_generation
                 // max(1, self.args.gradient_accumulation_steps)
             )
-            self.frontier_pass_clock = PassClock(self.frontier_sampler, per_generation)
-            self.add_callback(EndAtPasses(self.frontier_sampler))  # type: ignore[attr-defined]
-        self._frontier_tap_rewards()
-        self.frontier_driver: StepDriver | None = None
-        """The one step driver running each generation step through the step sampler around
-        the selector (`frontier_plan`): DAPO's dynamic sampling or FewerRollouts (rollouts:
-        kept, screen); None: TRL's own generation (the pass-through)."""
-        if self.frontier_plan.sampler.kind != PassThrough.kind:
-            self._frontier_drive(self.frontier_plan.build(selector))
-        # the gradient noise meter: hooks that read each micro-batch's gradient (noise.py)
-        self.add_callback(NoiseCallback(self, config.noise_every, config.noise_ema))  # type: ignore[attr-defined]
+            clock = PassClock(sampler, per_generation)
+            self.add_callback(EndAtPasses(sampler))  # type: ignore[attr-defined]
+        tap, hooks = self._frontier_tap_rewards(config)
+        return FrontierRun(config, plan, selector, rows, shadows, sampler, clock, tap, hooks, texts)
 
-    def _frontier_tap_rewards(self) -> None:
-        """Record each reward function's output for the selector: a reward model through a
-        forward hook, any other function wrapped in place."""
-        self._frontier_tap = RewardTap(
-            len(self.reward_funcs),
-            self.frontier_config.task_id_column,
-            lambda: bool(self.model.training),
+    def _frontier_tap_rewards(self, config: FrontierConfig) -> tuple[RewardTap, list[Any]]:
+        """The taps recording each reward function's output for the selector, and the forward
+        hooks among them: a reward model through a hook, any other function wrapped in place."""
+        tap = RewardTap(
+            len(self.reward_funcs), config.task_id_column, lambda: bool(self.model.training)
         )
-        self._frontier_hooks = []
+        hooks = []
         for i, func in enumerate(self.reward_funcs):
             if isinstance(func, nn.Module):
-                self._frontier_hooks.append(self._frontier_tap.hook_module(i, func))
+                hooks.append(tap.hook_module(i, func))
             else:
-                wrapped = self._frontier_tap.wrap(i, func, is_async_callable(func))
-                self.reward_funcs[i] = wrapped
+                self.reward_funcs[i] = tap.wrap(i, func, is_async_callable(func))
+        return tap, hooks
 
     def _frontier_drive(self, sampler: Sampler) -> StepDriver:
         """Run every generation step through `sampler` (any kind but driver_kinds.UNDRIVEN),
         with the callback that skips the updates of a step that trains no group; a kind the
         driver does not run is refused, changing nothing."""
+        run = self.frontier_run
         parent = super()._generate_and_score_completions  # type: ignore[misc]
-        seam = AdapterSeam(
-            self._frontier_counters, self._frontier_rows, self._frontier_tap, self._frontier_gather
-        )
+        seam = AdapterSeam(run.counters, run.rows, run.tap, self._frontier_gather)
         driver = StepDriver(self, sampler, parent, seam)
-        self.frontier_driver = driver
+        run.driver = driver
         self.add_callback(_SkipEmptyUpdate(driver))  # type: ignore[attr-defined]
         return driver
 
@@ -281,19 +303,29 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         """TRL's method, or with a step sampler on (dynamic sampling, fewer rollouts), while
         training: the step's rounds (the data loader's batch is a placeholder: the selector
         proposes each round)."""
-        clock = self.frontier_pass_clock
-        if clock is not None and self.model.training:
-            column = self.frontier_config.task_id_column
-            clock.generating([row[column] for row in inputs], int(self.state.global_step))
-        if self.frontier_driver is None or not self.model.training:
+        with warnings.catch_warnings():  # TRL 1.16 on transformers 5.24 warns every call
+            warnings.filterwarnings("ignore", CHECKPOINTING_DEPRECATIONS, FutureWarning)
+            return self._frontier_generate(inputs)
+
+    def _frontier_generate(self, inputs: Any) -> Any:
+        """`_generate_and_score_completions`' body: the pass clock told of the chunk, then
+        the driver's step or TRL's own generation."""
+        run = self.frontier_run
+        if run.pass_clock is not None and self.model.training:
+            column = run.config.task_id_column
+            run.pass_clock.generating([row[column] for row in inputs], int(self.state.global_step))
+        if run.driver is None or not self.model.training:
             return super()._generate_and_score_completions(inputs)  # type: ignore[misc]
-        return self.frontier_driver.step()
+        return run.driver.step()
 
     # ------------------------------------------------------------------ the selector
-    def _frontier_build_selector(self, rows: NDArray[np.int64]) -> Selector:
-        """The configured selector over a TaskPool of the dataset's columns (task t = row
-        rows[t]), with the policy's self-embeddings as features when it reads features."""
-        config, ds = self.frontier_config, self.train_dataset
+    def _frontier_build_selector(
+        self, config: FrontierConfig, rows: NDArray[np.int64]
+    ) -> tuple[Selector, list[str] | None]:
+        """The selector `config` names over a TaskPool of the dataset's columns (task t = row
+        rows[t]), with the policy's self-embeddings as features when it reads features; and
+        the prompts as the policy reads them where it does (None: it does not)."""
+        ds = self.train_dataset
         spec = config.selector_spec  # read once, before the model loaded (pool_problems)
         columns = config.columns()
         names = list(ds.column_names)
@@ -312,12 +344,12 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
                 "no task features here, so nothing would be refreshed; set it to 0, or "
                 "self_embeddings='on' for a selector that reads features"
             )
-        note = ""
+        note, texts = "", None
         if wanted:
             raw = ds[config.prompt_column]
-            self._frontier_embedding_texts = [self._frontier_policy_text(v) for v in raw]
+            texts = [self._frontier_policy_text(v) for v in raw]
             start = time.perf_counter()
-            embeddings = self._frontier_embed()
+            embeddings = self._frontier_embed(config, texts)
             note = f"; self-embeddings of {len(raw)} prompts in {time.perf_counter() - start:.1f} s"
             pool = build_pool(lambda c: ds[c], names, len(ds), columns, rows, features=embeddings)
         selector = spec.build(pool, seed)
@@ -328,7 +360,7 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
                 f"frontier-rft: selector {selector.name!r} over {pool.num_tasks} prompts; "
                 f"evidence: {evidence_summary(selector)}{note}"
             )
-        return selector
+        return selector, texts
 
     def _frontier_policy_text(self, prompt: Any) -> str:
         """A prompt as the policy reads it: chat messages through the chat template."""
@@ -341,13 +373,12 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
             return prompt_text(prompt)
         return str(maybe_apply_chat_template({"prompt": prompt}, tokenizer)["prompt"])
 
-    def _frontier_embed(self) -> NDArray[np.float32]:
-        """Self-embeddings of every dataset row (dataset order), the same on every process."""
+    def _frontier_embed(self, config: FrontierConfig, texts: list[str]) -> NDArray[np.float32]:
+        """Self-embeddings of every dataset row (dataset order, `texts` as the policy reads
+        them), the same on every process."""
         from accelerate.utils import gather_object
 
-        texts = self._frontier_embedding_texts
-        assert texts is not None
-        config, acc = self.frontier_config, self.accelerator
+        acc = self.accelerator
         return sharded_self_embeddings(
             acc.unwrap_model(self.model),
             getattr(self.processing_class, "tokenizer", self.processing_class),
@@ -363,25 +394,26 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
     def _frontier_maybe_refresh(self) -> None:
         """Every `self_embeddings_refresh_steps` optimizer steps: the current policy's
         self-embeddings replace the features the selector reads (same step on every process)."""
-        every = self.frontier_config.self_embeddings_refresh_steps
+        run = self.frontier_run
+        every = run.config.self_embeddings_refresh_steps
         step = int(self.state.global_step)
-        if self._frontier_embedding_texts is None or every <= 0 or step == 0:
+        if run.embedding_texts is None or every <= 0 or step == 0:
             return
-        if step % every or step == self._frontier_refreshed_at:
+        if step % every or step == run.refreshed_at:
             return
-        self._frontier_refreshed_at = step
-        embeddings = self._frontier_embed()
-        if self.frontier_selector.refresh_features(embeddings[self._frontier_rows]):
-            self._frontier_counters["embedding_refreshes"] += 1
+        run.refreshed_at = step
+        embeddings = self._frontier_embed(run.config, run.embedding_texts)
+        if run.selector.refresh_features(embeddings[run.rows]):
+            run.counters["embedding_refreshes"] += 1
         else:  # the selector reads no features after construction: stop paying for them
-            self._frontier_embedding_texts = None
+            run.embedding_texts = None
 
     def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
         """TRL's schedule over its planned steps; with rollouts: fewer_steps, moved by the
         passes walked (`fewer_steps.follow_passes`), so it ends where uniform's ends."""
         fresh = getattr(self, "lr_scheduler", None) is None
         scheduler = super().create_scheduler(num_training_steps, optimizer)  # type: ignore[misc]
-        clock, passes = self.frontier_pass_clock, self.frontier_sampler.passes
+        clock, passes = self.frontier_run.pass_clock, self.frontier_run.sampler.passes
         if fresh and clock is not None and passes is not None:
             follow_passes(
                 scheduler, clock, num_training_steps, passes, lambda: int(self.state.global_step)
@@ -390,14 +422,15 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
 
     # ------------------------------------------------------------------ sampling
     def _get_train_sampler(self, dataset: Any = None) -> FrontierRepeatSampler | StepTicks:
-        if dataset is not None and len(dataset) != self.frontier_sampler.num_samples:
+        run = self.frontier_run
+        if dataset is not None and len(dataset) != run.sampler.num_samples:
             raise ValueError(
                 f"the training dataset changed size ({len(dataset)} rows, the selector's pool "
-                f"has {self.frontier_sampler.num_samples})"
+                f"has {run.sampler.num_samples})"
             )
-        if self.frontier_driver is not None:  # the rounds ask the selector, not the loader
-            return StepTicks(len(self.frontier_sampler))
-        return self.frontier_sampler
+        if run.driver is not None:  # the rounds ask the selector, not the loader
+            return StepTicks(len(run.sampler))
+        return run.sampler
 
     # ------------------------------------------------------------------ feedback
     def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:
@@ -408,11 +441,12 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
 
     def _frontier_deliver(self, inputs: list[dict[str, Any]]) -> None:
         """Send the rewards of the generation this step ran (if any) to the selector."""
-        taken = self._frontier_tap.take()
+        run = self.frontier_run
+        taken = run.tap.take()
         if taken is None:
             return  # this step reused buffered completions
         per_func, seen_ids, lengths = taken
-        column = self.frontier_config.task_id_column
+        column = run.config.task_id_column
         if column not in inputs[0]:
             raise ValueError(
                 f"the training batch has no {column!r} column; keep remove_unused_columns=False"
@@ -431,10 +465,10 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         # Unscorable: every function returned None; any other NaN or inf is out of range.
         scored = np.asarray(~np.isnan(per_func).all(axis=1), dtype=np.bool_)
         ids, rewards, keep, lengths = self._frontier_gather(ids, rewards, scored, lengths)
-        counters = self._frontier_counters
+        counters = run.counters
         if keep.any():  # a rejected batch raises here, before any counter changes
-            rewards, reward_range = rewards[keep], self.frontier_config.reward_range
-            selector, shadows = self.frontier_selector, self.frontier_shadows
+            rewards, reward_range = rewards[keep], run.config.reward_range
+            selector, shadows = run.selector, run.shadows
             check_combined_rewards(
                 ids[keep], rewards, reward_range, selector.reward_bounds, shadows
             )
@@ -494,28 +528,27 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
 
             last: Any = trainer_utils.get_last_checkpoint  # untyped upstream
             checkpoint = last(self.args.output_dir)  # None: the base class raises
+        run = self.frontier_run
         if isinstance(checkpoint, str | os.PathLike):
             self.load_frontier_state(checkpoint)
-            self._frontier_resuming = True
+            run.resuming = True
         self._frontier_record_rewards()
         try:
             result = super().train(resume_from_checkpoint, *args, **kwargs)  # type: ignore[misc]
             if self.accelerator.is_main_process:
                 for line in self._frontier_run_lines():
                     _log.info("frontier-rft: %s", line)
-            if self.frontier_shadows.shadows and self.accelerator.is_main_process:
+            if run.shadows.shadows and self.accelerator.is_main_process:
                 # the replay's table (`frontier shadow replay` reads it back), logged as the
                 # start-up lines are: the library prints nothing itself
-                _log.info(
-                    "frontier-rft: shadows over the run:\n%s", self.frontier_shadows.summary()
-                )
-                record = self.frontier_shadows.summary_record()
+                _log.info("frontier-rft: shadows over the run:\n%s", run.shadows.summary())
+                record = run.shadows.summary_record()
                 self._frontier_logger().log({}, step=int(self.state.global_step), **record)
             return result
         finally:
-            if self._frontier_jsonl is not None:
-                self._frontier_jsonl.close()
-                self._frontier_jsonl = None
+            if run.jsonl is not None:
+                run.jsonl.close()
+                run.jsonl = None
 
 
 # Typed as Any so the module type-checks the same with or without the trl extra installed.
