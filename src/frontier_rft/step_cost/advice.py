@@ -81,10 +81,10 @@ EVIDENCE = {
     "rows": (
         "Rows are the cost: fewer rollouts save seconds here (rollouts: kept spends 0.78-0.84x "
         "uniform's rollouts at uniform's steps, at a held-out cost on a pretrained LM; "
-        "docs/results/bill.md), and a larger step reached uniform's plateau in fewer rollouts "
-        "only on the fast-format-lr4 CPU regime (2x the prompts: {rollouts_b32_ff} of uniform's "
-        "rollouts; {rollouts_b32_std} on the slower standard testbed; "
-        "docs/results/device_cost.md). Its limit: those seconds were measured on CPUs only "
+        "docs/results/bill.md); a larger step reached uniform's plateau in a median "
+        "{rollouts_b32_ff} of uniform's rollouts on the fast-format-lr4 CPU regime (2x the "
+        "prompts) and {rollouts_b32_std} on the slower standard testbed "
+        "(docs/results/device_cost.md). Its limit: those seconds were measured on CPUs only "
         "(kept: {kept_cpu_time} of uniform's CPU time, timed side by side), none on a GPU"
     ),
     "unknown": (
@@ -98,9 +98,9 @@ EVIDENCE = {
 FIGURES = {
     "h200_b128_std": "0.36x [0.29, 0.48]",
     "pairs_std": "10",
-    "h200_b128_ff": "?",
+    "h200_b128_ff": "0.10x [0.07, 1.00]",
     "passes_b128_std": "-0.028 [-0.037, -0.017]",
-    "rollouts_b32_ff": "?",
+    "rollouts_b32_ff": "0.35x [0.25, 1.50]",
     "rollouts_b32_std": "1.29x [1.08, 2.00] (9/10 reached)",
     "fewer_cpu": "+0.023",
     "fewer_gpu": "-0.030",
