@@ -416,11 +416,10 @@ def _drive_wrapped(sampler: Sampler, steps: range) -> list[StepSamples]:
     out = []
     for t in steps:
         samples = sampler.sample(t, B, N, _payload_rollout)
-        trained = getattr(sampler, "trained", None)
-        if trained is not None:
+        if sampler.replays:  # the trainer's part: the fresh rows' log-probs handed back
             fresh = samples.train.num_groups - samples.replayed
             rows = [c for g in range(fresh) for p in samples.train.payload_parts(g) for c in p]
-            trained([np.full(len(c), -0.5 - t, dtype=np.float32) for c in rows])
+            sampler.trained([np.full(len(c), -0.5 - t, dtype=np.float32) for c in rows])
         out.append(samples)
     return out
 

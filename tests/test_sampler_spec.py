@@ -31,6 +31,7 @@ from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.sampler_flags import FLAG_NAMES, SamplerFlags, sampler_settings
 from frontier_rft.sampling.spec import KINDS, KindRow, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, StepSamples, fresh_batch, run_round
+from frontier_rft.sampling.step_plan import StepPlan, Wrap
 from frontier_rft.selectors import make_selector
 from frontier_rft.simulation import runner
 from frontier_rft.simulation.runner import (
@@ -175,6 +176,60 @@ def test_a_new_kind_has_no_flat_spelling(keep_first: str) -> None:
     with pytest.raises(ValueError, match="has no flags of its own: name it by sampler"):
         SamplerFlags.of_spec(spec)
     assert sampler_settings(keep_first, {"share": 1.0}) == KeepFirstConfig(1.0)
+
+
+FACTS = (
+    "plain",
+    "uneven_groups",
+    "holds_groups",
+    "rescuable",
+    "rolls_fewer",
+    "replays",
+    "splits_groups",
+    "frees_slots",
+    "rolls_kept",
+)
+"""What a door may ask of a kind (`KindRow.fact`): of the kind, or of the kind set by a config."""
+
+
+def test_every_kinds_facts_are_read_from_its_row() -> None:
+    """Each fact is a bool its class states, asked of the row (or the spec), never of the name."""
+    for kind, row in KINDS.items():
+        spec = SamplerSpec(kind)
+        for fact in FACTS:
+            assert type(row.fact(fact, spec.config)) is bool, (kind, fact)
+            assert spec.fact(fact) == row.fact(fact, spec.config)
+    assert [k for k in KINDS if SamplerSpec(k).fact("plain")] == ["passthrough"]
+    kept = SamplerSpec("fewer_rollouts")
+    screen = SamplerSpec.read("fewer_rollouts", {"skip": False, "screen": 2})
+    assert (kept.fact("rolls_kept"), kept.fact("splits_groups")) == (True, False)
+    assert (screen.fact("rolls_kept"), screen.fact("splits_groups")) == (False, True)
+    assert not any(SamplerSpec(k).fact("replays") for k in KINDS)  # only a wrap replays
+
+
+def test_a_new_kinds_facts_decide_what_its_plan_takes(
+    keep_first: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a plan takes follows the facts a kind's class states, with no edit elsewhere:
+    backfill wraps a kind that frees slots, `rollouts` is kept where it rolls out the kept
+    prompts, a run ends by its passes only around a plain step."""
+    spec = SamplerSpec(keep_first, KeepFirstConfig(0.5))
+    backfill = (Wrap.of("backfill", capacity=4, max_age=2, max_uses=2),)
+    with pytest.raises(ValueError, match="sampler 'keep_first' never does"):
+        StepPlan(spec, backfill)
+    assert StepPlan(spec).rollouts == "full"
+    with pytest.raises(ValueError, match="ended by its passes"):
+        StepPlan(spec, ends_by="passes")
+    monkeypatch.setattr(KeepFirst, "frees_slots", classmethod(lambda cls, c: c.share < 1))
+    monkeypatch.setattr(KeepFirst, "rolls_kept", classmethod(lambda cls, c: c.share < 1))
+    monkeypatch.setattr(KeepFirst, "plain", True)
+    sampler = StepPlan(spec, backfill).build(_selector())
+    assert sampler.replays and sampler.kind == keep_first
+    assert StepPlan(spec).rollouts == "kept"
+    assert StepPlan(spec, ends_by="passes").ends_by == "passes"
+    whole = SamplerSpec(keep_first, KeepFirstConfig(1.0))  # a fact of the kind set so
+    with pytest.raises(ValueError, match="sampler 'keep_first' never does"):
+        StepPlan(whole, backfill)
 
 
 @pytest.mark.parametrize("facts", ADAPTERS, ids=lambda f: f.name)

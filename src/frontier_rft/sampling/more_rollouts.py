@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.state_check import check_keys, read_int
-from frontier_rft.sampling.fewer_rollouts import screens
 from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
@@ -40,10 +39,11 @@ class MoreRollouts(WrapsSampler):
     @classmethod
     def refusal(cls, kind: str, config: Any) -> str | None:
         """Why it cannot wrap sampler `kind` set by `config`: only a kind whose class is
-        `rescuable` trains its groups whole; a screen splits each in two rounds (FewerRollouts'
-        screen), so a rescuable kind that screens is refused too."""
-        split = screens(kind, config)
-        if KINDS[kind].fact("rescuable") and not split:
+        `rescuable` trains its groups whole; one whose config splits each in two rounds
+        (`splits_groups`: FewerRollouts' screen) is refused too."""
+        row = KINDS[kind]
+        split = row.fact("splits_groups", config)
+        if row.fact("rescuable") and not split:
             return None
         return (
             f"{cls.name} {cls.joins}, which sampler {kind!r}"

@@ -326,6 +326,14 @@ class Sampler(Protocol):
     """It trains, at a later step, groups it rolled out earlier."""
     rescuable: ClassVar[bool]
     """Its trained groups are this step's whole groups, which rescue may extend."""
+    replays: ClassVar[bool]
+    """It trains groups of earlier steps again against their sampling policy's log-probs,
+    handed back by the trainer after each update (`trained`)."""
+
+    def trained(self, behaviour: Sequence[Any]) -> dict[str, float]:
+        """The step's fresh rows' tokens' log-probs under the policy that sampled them, handed
+        back after the update (held by a sampler that `replays`); the metrics of what it holds."""
+        ...
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn

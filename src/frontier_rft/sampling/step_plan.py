@@ -23,9 +23,7 @@ from typing import Any
 from frontier_rft.core.config import check, check_choice
 from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.backfill import Backfill
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.hard_groups import HardGroups
-from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import Posterior, SamplerSpec
 from frontier_rft.sampling.step import Sampler
@@ -123,7 +121,7 @@ class StepPlan:
             why = WRAPS[wrap.name].refusal(self.sampler.kind, self.sampler.config)
             check(why is None, str(why))
         check(
-            self.ends_by == "steps" or (self.sampler.kind == PassThrough.kind and not self.wraps),
+            self.ends_by == "steps" or (self.sampler.fact("plain") and not self.wraps),
             "a run ended by its passes trains whole plain-GRPO steps of the kept prompts: "
             f"sampler {self.sampler.kind!r}"
             + "".join(f" with {w.name}" for w in self.wraps)
@@ -134,9 +132,7 @@ class StepPlan:
     def rollouts(self) -> str:
         """The rollouts mode: 'kept' (only the prompts the selector keeps in uniform's window
         are rolled out), else 'full' (the whole batch)."""
-        config = self.sampler.config
-        kept = self.sampler.kind == FewerRollouts.kind and bool(config.skip)
-        return "kept" if kept else "full"
+        return "kept" if self.sampler.fact("rolls_kept") else "full"
 
     def build(
         self, selector: Selector, *, seed: int = 0, posterior: Posterior | None = None

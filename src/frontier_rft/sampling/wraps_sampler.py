@@ -8,6 +8,7 @@ anything is built (`sampling/step_plan.py`, whose `WRAPS` lists every wrap)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.selector import Selector
@@ -29,6 +30,9 @@ class WrapsSampler:
     uneven_groups: ClassVar[bool] = False
     holds_groups: ClassVar[bool] = False
     rescuable: ClassVar[bool] = False
+    replays: ClassVar[bool] = False
+    """It trains groups of earlier steps again against their sampling policy's log-probs,
+    which the trainer hands back after each update (`trained`): Backfill."""
     name: ClassVar[str]
     """Its name: its `WRAPS` row, its setting in a run's config, the key of its own state
     beside the wrapped sampler's in one state_dict."""
@@ -75,6 +79,13 @@ class WrapsSampler:
     ) -> StepSamples:
         """The wrapped sampler's step and the wrapper's work on it (`wrapped`: the former)."""
         raise NotImplementedError
+
+    def trained(self, behaviour: Sequence[Any]) -> dict[str, float]:
+        """What the trainer hands back after updating on the step's fresh rows: each row's
+        tokens' log-probs under the policy that sampled them (the update's first pass), in the
+        rows' order. A wrap that replays (`replays`) holds them; another hands them to the
+        sampler it wraps. Returns the metrics of what is held."""
+        return self.wraps.trained(behaviour)
 
     def rewrap(self, sampler: Sampler) -> WrapsSampler:
         """The same wrapper (its settings, none of its state) around `sampler`: what a saved

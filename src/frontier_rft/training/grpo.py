@@ -63,7 +63,6 @@ from frontier_rft.lm.rollout import (
     score_completions,
 )
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
-from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
@@ -199,9 +198,6 @@ class Trainer:
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector (with
         `rescue: N`, inside Rescue; with `backfill: replay`, inside Backfill): what every step
         calls to get its rounds and the groups to train on."""
-        self.backfill: Backfill | None = None
-        """backfill 'replay': the sampler itself (Backfill around the kept steps' sampler),
-        told each update's fresh log-probs; None when off."""
         if ckpt is None:
             self._start(references)
         else:
@@ -398,7 +394,7 @@ class Trainer:
         parts: dict[str, float] = {}
         replay: ReplayRows | None = None
         if rows:
-            if self.backfill is not None:
+            if self.sampler.replays:  # backfill: replayed rows against their behaviour
                 behaviour = list(got.samples.behaviour)
                 replay = ReplayRows(fresh_rows, behaviour, cfg.backfill_is_cap, cfg.clip_eps)
             weights = row_weights([len(g.completions) for g in rows], cfg.group_weighting)
@@ -412,13 +408,11 @@ class Trainer:
                 replay=replay,
             )
             parts = self._update(batch)
-        if self.backfill is not None:  # held after the step that trained them
+        if self.sampler.replays:  # the fresh rows' log-probs handed back, held after the step
             parts.update(replay_metrics(replay, len(got.replayed)))
-            if replay is not None:
-                lengths = [len(c) for g in groups for c in g.completions]
-                parts.update(self.backfill.trained(replay.fresh_behaviour(lengths)))
-            else:
-                parts["backfill/buffer_groups"] = float(self.backfill.store.size)
+            lengths = [len(c) for g in groups for c in g.completions]
+            handed = replay.fresh_behaviour(lengths) if replay is not None else []
+            parts.update(self.sampler.trained(handed))
         fresh = advantages[:fresh_rows]
         return Trained(fresh, scale, parts, time.perf_counter() - start)
 
@@ -754,7 +748,6 @@ class Trainer:
             state = saved_sampler_state(ckpt, sampler, fix)
             if state is not None:
                 sampler.load_state_dict(state)
-        self.backfill = sampler if isinstance(sampler, Backfill) else None
         return sampler
 
     def _name_policy_features(self) -> None:
