@@ -464,3 +464,35 @@ def test_a_wrapped_sampler_resumes_from_its_file_bit_identically(
     ):
         same_step(want, got)
         assert want.rollouts == got.rollouts
+
+
+EXTRA = 3  # != N: the fake below tells a wrap's own rollouts by their group size
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, 1.5, 1e300, -0.5], ids=repr)
+@pytest.mark.parametrize(
+    "name", sorted(n for n, cls in WRAPS.items() if cls.generates != "nothing")
+)
+def test_the_rollouts_a_wrap_makes_itself_are_checked_as_pass_rates(name: str, bad: float) -> None:
+    """A wrap that generates (rescue's own call, hard_groups' extra rollouts) reads their rewards
+    as pass rates, as every kind's own rounds that read them so do (`roll_unit_round`): a
+    reward outside [0, 1] is refused by the wrap's name before it trains a group or marks a
+    prompt solved (issue 91, item 24); rewards in [0, 1] run."""
+
+    def rollout(ids: Any, counts: Any = None) -> np.ndarray:
+        sizes = np.full(len(ids), N) if counts is None else np.asarray(counts)
+        return np.concatenate([np.full(int(k), bad if k == EXTRA else 0.0) for k in sizes])
+
+    plan = StepPlan(SamplerSpec(), (Wrap.of(name, extra=EXTRA),))
+    sampler = plan.build(build("uniform", POOL, seed=0))
+    with pytest.raises(ValueError) as refused:
+        for step in range(8):  # hard_groups' extras begin once a prompt comes back, all wrong
+            before = sampler.state_dict()
+            sampler.sample(step, B, N, rollout)
+    text = str(refused.value)
+    assert text.startswith(f"{name} reads the rewards of its own rollouts as pass rates")
+    assert "\n" not in text and repr(float(bad)) in text
+    assert_state_equal(sampler.state_dict()[name], before[name])  # nothing marked solved
+    fine = plan.build(build("uniform", POOL, seed=0))
+    rolled = [fine.sample(step, B, N, FakeRollout()).rollouts for step in range(8)]
+    assert sum(rolled) > 8 * B * N, "the wrap made rollouts of its own, in [0, 1]"

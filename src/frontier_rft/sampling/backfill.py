@@ -50,8 +50,13 @@ __all__ = ["Backfill"]
 
 F32 = NDArray[np.float32]
 _BOUNDS = ("capacity", "max_age", "max_uses")
-"""Backfill's settings, as its state names them (TrainConfig.backfill_buffer, _max_age,
-_max_uses)."""
+"""Backfill's settings, as its state names them."""
+_NAMED = {
+    "capacity": "backfill_buffer",
+    "max_age": "backfill_max_age",
+    "max_uses": "backfill_max_uses",
+}
+"""Each setting as TrainConfig names it (what its refusal says)."""
 
 
 class Backfill(WrapsSampler):
@@ -77,16 +82,22 @@ class Backfill(WrapsSampler):
             "kept), or set backfill off"
         )
 
+    @classmethod
+    def checked_settings(cls, **settings: Any) -> dict[str, Any]:
+        """Its bounds, each a positive int, named as TrainConfig names them."""
+        return {key: bounded_int(settings[key], _NAMED[key], lo=1) for key in _BOUNDS}
+
     def __init__(self, sampler: Sampler, capacity: int, max_age: int, max_uses: int):
         why = self.refusal(sampler.kind, sampler.config)
         if why is not None:
             raise ValueError(why)
         self.wraps = sampler
-        self.capacity = bounded_int(capacity, "backfill_buffer", lo=1)
+        bounds = self.checked_settings(capacity=capacity, max_age=max_age, max_uses=max_uses)
+        self.capacity: int = bounds["capacity"]
         """Most groups held (the oldest dropped first)."""
-        self.max_age = bounded_int(max_age, "backfill_max_age", lo=1)
+        self.max_age: int = bounds["max_age"]
         """A held group older than this many steps is dropped."""
-        self.max_uses = bounded_int(max_uses, "backfill_max_uses", lo=1)
+        self.max_uses: int = bounds["max_uses"]
         """Times a held group is replayed at most."""
         self.store = GroupStore.empty()
         """The held groups, oldest first."""

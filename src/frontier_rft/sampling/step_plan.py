@@ -64,6 +64,9 @@ class Wrap:
             f"wrap {self.name!r} takes the settings {', '.join(wanted)}, in that order; got "
             f"{', '.join(names) or 'none'}",
         )
+        # as its build checks them: a plan that cannot run is refused when made
+        checked = WRAPS[self.name].checked_settings(**dict(self.settings))
+        object.__setattr__(self, "settings", tuple((key, checked[key]) for key in wanted))
 
     @classmethod
     def of(cls, name: str, **settings: Any) -> Wrap:

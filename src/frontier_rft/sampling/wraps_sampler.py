@@ -51,6 +51,13 @@ class WrapsSampler:
         None when it can."""
         raise NotImplementedError
 
+    @classmethod
+    def checked_settings(cls, **settings: Any) -> dict[str, Any]:
+        """Its `settings` checked as its constructor checks them, each by name: what a plan
+        checks when it is made (`step_plan.Wrap`), so one its build would refuse is refused
+        first; a ValueError naming the setting."""
+        raise NotImplementedError
+
     @property
     def kind(self) -> str:
         """The wrapped sampler's kind: a checkpoint names the run's sampler, as its config does."""
