@@ -67,6 +67,10 @@ class Backfill(WrapsSampler):
     replays: ClassVar[bool] = True
     name: ClassVar[str] = "backfill"
     settings: ClassVar[tuple[str, ...]] = _BOUNDS
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"capacity": 2, "max_age": 2, "max_uses": 2},
+        {"capacity": 16, "max_age": 1, "max_uses": 1},
+    )
 
     @classmethod
     def refusal(cls, kind: str, config: Any) -> str | None:

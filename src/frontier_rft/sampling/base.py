@@ -102,6 +102,10 @@ class WrapsSelector:
     replays: ClassVar[bool] = False
     """It trains groups of earlier steps again against the log-probs their sampling policy gave
     them, which the trainer hands back after each update (`trained`): none of the kinds."""
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = ()
+    """Settings of its config (fields to set, the rest default) the contract suite runs it at
+    besides its defaults (tests/test_sampler_contract.py finds them here: a new kind names its
+    own)."""
     TOTALS: ClassVar[tuple[str, ...]] = ()
     """Names of the counts its metrics sum over the run (`_totals`, saved as `totals`)."""
     LAST: ClassVar[tuple[str, ...]] = ()

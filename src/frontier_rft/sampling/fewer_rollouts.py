@@ -135,6 +135,11 @@ class FewerRollouts(WrapsSelector):
     rolls_fewer: ClassVar[bool] = True
 
     kind: ClassVar[str] = "fewer_rollouts"
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"loss_scale": "kept"},
+        {"skip": False, "screen": 2},  # screening alone
+        {"screen": 2},  # the skip and a screen
+    )
 
     @classmethod
     def splits_groups(cls, config: Any) -> bool:

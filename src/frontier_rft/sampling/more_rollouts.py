@@ -36,6 +36,7 @@ class MoreRollouts(WrapsSampler):
 
     uneven_groups: ClassVar[bool] = True
     settings: ClassVar[tuple[str, ...]] = ("extra",)
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = ({"extra": 2}, {"extra": 5})
     joins: ClassVar[str]
     """What it does to a step's groups, as its refusal says it."""
     counted: ClassVar[tuple[str, str, str]]

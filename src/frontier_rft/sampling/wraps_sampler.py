@@ -39,6 +39,9 @@ class WrapsSampler:
     settings: ClassVar[tuple[str, ...]]
     """What it is built with besides the sampler it wraps, in its constructor's order, each
     also a key of its own state (so a saved state rebuilds it: `sampler_file`)."""
+    test_configs: ClassVar[tuple[dict[str, Any], ...]]
+    """Its settings (each by name) the contract suite runs it at, around every kind it
+    accepts (tests/test_sampler_contract.py finds them here)."""
     generates: ClassVar[Generates] = "nothing"
     """Where the rollouts it adds (its metric `<name>/rollouts`) are generated: nowhere
     (Backfill replays groups), as more rows of the step's first call to generate (HardGroups),
