@@ -247,6 +247,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "without the filter (algorithm.filter_groups.enable=false), or drop shadows"
     ),
     # ---- SkyRL
+    ("SkyRL", "rollouts"): (
+        "rollouts must be auto (kept where the trainer allows it), full (the selector's "
+        "trainer.train_batch_size prompts per batch) or kept (only the prompts it keeps among "
+        "uniform's next trainer.train_batch_size), got {rollouts!r}"
+    ),
     ("SkyRL", "kept+filter"): (
         "rollouts: kept with trainer.algorithm.dynamic_sampling.type set: SkyRL's filter samples "
         "batch after batch until train_batch_size groups are mixed (replace copies groups over "

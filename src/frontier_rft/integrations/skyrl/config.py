@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.selector import Selector
@@ -45,6 +45,7 @@ __all__ = [
     "SKYRL",
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
+    "SkyRLSamplerConfig",
     "kept_advantage_factors",
     "kept_loss_problem",
     "resolved_rollouts",
@@ -65,6 +66,15 @@ SKYRL = TrainerFacts(
     clashes=("auto+shadows", "kept+async", "kept+filter", "kept+loss"),
 )
 """What SkyRL's trainers can do with a step (integrations.plan asks it; its texts are there)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SkyRLSamplerConfig(VerlSamplerConfig):
+    """The `frontier:` settings of a SkyRL run: verl's sampler settings (SkyRL reuses its
+    sampler), refused in SkyRL's words (its `rollouts: fewer_steps` explains SkyRL's loop)."""
+
+    trainer: ClassVar[TrainerFacts] = SKYRL
+
 
 SKYRL_SETTING = "frontier"
 """Top-level key of the frontier-rft settings beside SkyRL's config (`frontier.selector=...`)."""
@@ -184,7 +194,7 @@ def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfi
     unknown = unknown_settings(fields)
     if unknown:
         raise ValueError(f"{SKYRL_SETTING}: {unknown[0]}")
-    return VerlSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)
+    return SkyRLSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)
 
 
 def skyrl_planned_epochs(

@@ -40,6 +40,7 @@ from frontier_rft.integrations.skyrl.config import (
     SKYRL,
     SKYRL_FIELDS,
     SKYRL_SETTING,
+    SkyRLSamplerConfig,
     kept_loss_problem,
     skyrl_planned_epochs,
     skyrl_step_plan,
@@ -77,7 +78,7 @@ def check_skyrl_config(config: Mapping[str, Any]) -> Report:
     values = {str(k): v for k, v in fields.items()}
     report.add(SKYRL_SETTING, unknown_settings(values))
     values = {k: v for k, v in values.items() if k in SKYRL_FIELDS}
-    report.add(SKYRL_SETTING, config_problems(VerlSamplerConfig, values, fixed={"batch_size": 1}))
+    report.add(SKYRL_SETTING, config_problems(SkyRLSamplerConfig, values, fixed={"batch_size": 1}))
     default = VerlSamplerConfig(batch_size=1)
     selector = values.get("selector", default.selector)
     report.add(
