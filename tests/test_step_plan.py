@@ -13,7 +13,7 @@ from frontier_rft.sampling.hard_groups import HardGroups
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
-from frontier_rft.sampling.step_plan import WRAPS, StepPlan, Wrap
+from frontier_rft.sampling.step_plan import WRAPS, StepPlan, StepRows, Wrap
 from frontier_rft.training.config import FEWER_STEPS_REFUSALS, TrainConfig
 from helpers import build, world_pool
 
@@ -153,7 +153,9 @@ def test_train_config_plans_what_its_fields_say() -> None:
         Wrap.of("backfill", capacity=8, max_age=4, max_uses=1),
     )
     assert TrainConfig(selector="skip", fewer_steps=True).step_plan().ends_by == "passes"
-    assert TrainConfig().step_plan() == StepPlan()
+    default = TrainConfig()
+    assert default.step_plan() == StepPlan(rows=StepRows(default.batch_size, default.group_size))
+    assert plan.rows == StepRows(config.batch_size, config.group_size)
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from frontier_rft.sampling.sampler_flags import (
 )
 from frontier_rft.sampling.spec import SamplerSpec, kind_row
 from frontier_rft.sampling.step import MAX_GROUP_SIZE, Sampler
-from frontier_rft.sampling.step_plan import StepPlan, Wrap
+from frontier_rft.sampling.step_plan import StepPlan, StepRows, Wrap
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
@@ -596,7 +596,9 @@ class TrainConfig:
         """This run's step: its sampler, inside HardGroups with `hard_groups: N`, inside Rescue
         with `rescue: N`, inside Backfill with
         `backfill: replay` (it replays the groups as trained, rescued ones joined), ended by
-        its passes with `fewer_steps`; ValueError naming a wrap its sampler cannot take."""
+        its passes with `fewer_steps`, its rows batch_size prompts x group_size rollouts (what
+        the trainer reads its step's size from); ValueError naming a wrap its sampler cannot
+        take."""
         wraps = []
         if self.hard_groups:
             wraps.append(Wrap.of("hard_groups", extra=self.hard_groups))
@@ -612,7 +614,8 @@ class TrainConfig:
                 )
             )
         ends_by = "passes" if self.fewer_steps else "steps"
-        return StepPlan(self.sampler_spec(), tuple(wraps), ends_by)
+        rows = StepRows(self.batch_size, self.group_size)  # one call of B prompts x n a step
+        return StepPlan(self.sampler_spec(), tuple(wraps), ends_by, rows=rows)
 
     def step_sampler(self, selector: Selector) -> Sampler:
         """The step sampler of this run's plan around `selector` (`step_plan`)."""

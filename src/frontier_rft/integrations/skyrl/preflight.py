@@ -162,7 +162,8 @@ def _step_plan(
     auto` included); None where the file's fields make no sampler config (named as
     problems)."""
     try:
-        sampler = VerlSamplerConfig.from_fields(values, 1, SKYRL_SETTING)
+        prompts = batch if _positive_int(batch) else 1  # the plan's rows: SkyRL's batch
+        sampler = SkyRLSamplerConfig.from_fields(values, prompts, SKYRL_SETTING)
     except ValueError:
         return None
     return skyrl_step_plan(
@@ -177,6 +178,7 @@ def _step_plan(
         ),
         policy_loss_type=dotted_get(config, "trainer.algorithm.policy_loss_type"),
         advantage_estimator=dotted_get(config, "trainer.algorithm.advantage_estimator"),
+        group_size=dotted_get(config, "generator.n_samples_per_prompt"),
     )[0]
 
 

@@ -37,6 +37,7 @@ import numbers
 import os
 from collections import deque
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -47,10 +48,11 @@ from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.plan import default_shadows_line, message
-from frontier_rft.integrations.verl.auto import resolved
+from frontier_rft.integrations.verl.auto import resolved_plan, verl_rows
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.live import RunShadows
 
@@ -220,15 +222,27 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         config: VerlSamplerConfig | None = None,
         selector: Selector | None = None,
         task_ids: Sequence[int] | NDArray[np.integer[Any]] | None = None,
+        plan: StepPlan | None = None,
     ) -> None:
         if (data_config is None) == (config is None):
             raise ValueError("pass exactly one of data_config (verl's data config) or config=")
         if config is None:
             config = VerlSamplerConfig.from_verl_data_config(data_config)
-        # rollouts: auto, unresolved: no v1 buffer built this sampler (the legacy trainer,
-        # verl <= 0.7, or by hand), so its batches are full (auto.py).
-        cls = type(selector) if selector is not None else SELECTORS[config.selector]
-        self.config = resolved(config, {}, selector=cls, legacy=True)
+        if plan is None:  # no buffer resolved it (the legacy trainer, verl <= 0.7, by hand):
+            # rollouts: auto means full batches there (auto.py)
+            cls = type(selector) if selector is not None else SELECTORS[config.selector]
+            plan = resolved_plan(config, {}, selector=cls, legacy=True)
+        if plan.rows is None:  # a plan made without verl's config: one call of its batch
+            plan = plan.with_rows(verl_rows(config, {}))
+        if plan.shape().prompts != config.batch_size:
+            raise ValueError(
+                f"the plan's {plan.shape().prompts} prompts a step are not the sampler's "
+                f"batch_size {config.batch_size}: build both from verl's config"
+            )
+        self.plan = plan
+        """The run's step, decided once: its rollouts (kept or full) and its rows, which every
+        draw reads."""
+        self.config = replace(config, rollouts=plan.rollouts)  # the plan's, for its checks
         self.data_source = data_source
         n = len(data_source)
         if n == 0:
@@ -255,13 +269,11 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"selector's pool has {selector.num_tasks} tasks but the dataset has {n}; "
                 "build the TaskPool in dataset order with one task per dataset item"
             )
-        self._kept = self.config.rollouts == "kept"
+        self._kept = self.plan.rollouts == "kept"
         if self._kept and not selector.walks_windows():
             raise ValueError(message(VERL, "kept+selector", selector=selector.name))
-        if self.config.batch_size > n:
-            raise ValueError(
-                f"batch_size {self.config.batch_size} exceeds the dataset ({n} prompts)"
-            )
+        if self.batch_size > n:
+            raise ValueError(f"batch_size {self.batch_size} exceeds the dataset ({n} prompts)")
         self.selector = selector
         self.shadows = RunShadows(
             self.config.shadow_configs(selector=selector.name), selector, self.config.seed
@@ -269,7 +281,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         """Rules followed beside the run (VerlSamplerConfig.shadows), on their own selectors."""
         if self.config.shadows is None and self.shadows.shadows:
             _log.info(default_shadows_line([s.config.name for s in self.shadows.shadows]))
-        self._batches_per_epoch = n // self.config.batch_size
+        self._batches_per_epoch = n // self.batch_size
         # Position of the live iteration: draws so far (= feedback step of the next
         # draw), batches drawn in the current epoch, ids of the current batch not yet yielded.
         self._draws = 0
@@ -285,10 +297,16 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self.logs_to_trainer = False
         """Set by the v1 replay buffer, whose trainer logs `log_metrics()` with its own."""
 
+    @property
+    def batch_size(self) -> int:
+        """Prompts a draw rolls out (with `rollouts: kept`, the window it keeps them from): the
+        plan's rows."""
+        return self.plan.shape().prompts
+
     # ------------------------------------------------------------------ Sampler
     def __len__(self) -> int:
         self._refuse_per_prompt()
-        return self._batches_per_epoch * self.config.batch_size
+        return self._batches_per_epoch * self.batch_size
 
     def __iter__(self) -> Iterator[int]:
         self._refuse_per_prompt()
@@ -339,7 +357,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     def _draw(self) -> NDArray[np.int64]:
         """The next batch's positions, remembered until their rewards arrive: select(B), or
         with `rollouts: kept` the kept prompts among the walk's next B (select_window)."""
-        size = self.config.batch_size
+        size = self.batch_size
         ids = self.selector.select_window(size) if self._kept else self.selector.select(size)
         self._outstanding.append((self._draws, ids))
         if len(self._outstanding) > self.config.max_outstanding_draws:
@@ -653,7 +671,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             "version": STATE_VERSION,
             "selector": self.selector.state_dict(),
             "task_ids": self.task_ids.copy(),
-            "batch_size": self.config.batch_size,
+            "batch_size": self.batch_size,
             "draws": self._draws,
             "epoch": self._epoch,
             "in_epoch": self._in_epoch,
@@ -678,10 +696,10 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 "the saved curriculum belongs to a different dataset (task ids differ in order "
                 "or number; did filtering or the data files change?)"
             )
-        if int(state["batch_size"]) != self.config.batch_size:
+        if int(state["batch_size"]) != self.batch_size:
             raise ValueError(
                 f"saved with batch_size {state['batch_size']}, resuming with "
-                f"{self.config.batch_size}; keep data.train_batch_size unchanged"
+                f"{self.batch_size}; keep data.train_batch_size unchanged"
             )
         saved = state["selector"].get("selector") if isinstance(state["selector"], dict) else None
         if isinstance(saved, str) and saved != self.selector.name:
