@@ -220,6 +220,7 @@ def test_a_new_kinds_facts_decide_what_its_plan_takes(
     assert StepPlan(spec).rollouts == "full"
     with pytest.raises(ValueError, match="ended by its passes"):
         StepPlan(spec, ends_by="passes")
+    # a fact of the kind set by its config: a classmethod of it
     monkeypatch.setattr(KeepFirst, "frees_slots", classmethod(lambda cls, c: c.share < 1))
     monkeypatch.setattr(KeepFirst, "rolls_kept", classmethod(lambda cls, c: c.share < 1))
     monkeypatch.setattr(KeepFirst, "plain", True)

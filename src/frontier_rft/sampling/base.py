@@ -99,6 +99,10 @@ class WrapsSelector:
     rolls_fewer: ClassVar[bool] = False
     """Its generation calls roll out fewer than the batch's prompts, a number that changes from
     step to step (the reference trainer's `pad_rows` pads them to a few shapes)."""
+    frees_slots: ClassVar[bool] = False
+    """Its steps may train fewer than the batch's groups of their own, leaving slots a wrap
+    fills with replayed groups (Backfill): FewerRollouts' kept and screened steps, DAPO's
+    steps that end short of B mixed groups."""
     replays: ClassVar[bool] = False
     """It trains groups of earlier steps again against the log-probs their sampling policy gave
     them, which the trainer hands back after each update (`trained`): none of the kinds."""
@@ -117,12 +121,6 @@ class WrapsSelector:
     def splits_groups(cls, config: Any) -> bool:
         """Whether, set by `config`, it rolls a group out in parts over two rounds, which a
         wrap that extends groups and a shadow cannot read as one group of n (no by default)."""
-        return False
-
-    @classmethod
-    def frees_slots(cls, config: Any) -> bool:
-        """Whether, set by `config`, its steps may train fewer than the batch's groups of their
-        own, leaving slots a wrap may fill with replayed groups (Backfill; no by default)."""
         return False
 
     @classmethod

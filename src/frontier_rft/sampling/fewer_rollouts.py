@@ -133,6 +133,7 @@ class FewerRollouts(WrapsSelector):
 
     rescuable: ClassVar[bool] = True
     rolls_fewer: ClassVar[bool] = True
+    frees_slots: ClassVar[bool] = True  # the skip and the screen each leave groups untrained
 
     kind: ClassVar[str] = "fewer_rollouts"
     test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
@@ -145,11 +146,6 @@ class FewerRollouts(WrapsSelector):
     def splits_groups(cls, config: Any) -> bool:
         """Screening splits each group in two rounds: k rollouts, then n - k for the mixed."""
         return bool(config.screen > 0)
-
-    @classmethod
-    def frees_slots(cls, config: Any) -> bool:
-        """The skip and the screen each leave some of the batch's groups untrained."""
-        return True
 
     @classmethod
     def rolls_kept(cls, config: Any) -> bool:

@@ -54,9 +54,10 @@ class KindRow:
     'posterior' (the Beta posteriors an allocation reads)."""
 
     def fact(self, name: str, config: Any = None) -> bool:
-        """A fact its class states (`WrapsSelector`): one of the kind (plain, uneven_groups,
-        holds_groups, rescuable, rolls_fewer, replays), or one of the kind set by `config`
-        (splits_groups, frees_slots, rolls_kept). Every door asks the row, never the name."""
+        """A fact its class states (`WrapsSelector`): one of the kind, a class attribute
+        (plain, uneven_groups, holds_groups, rescuable, rolls_fewer, frees_slots, replays), or
+        one of the kind set by `config`, a classmethod of it (splits_groups, rolls_kept).
+        Every door asks the row, never the name."""
         stated = getattr(self.sampler, name)
         return bool(stated(config) if callable(stated) else stated)
 
