@@ -66,6 +66,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "uniform-b128": "16546ca5",
     "uniform-k32": "69255b31",
     "dapo-onecall": "861c7bf4",
+    "dapo-onecall-backfill": "ba1a4ec9",  # the probe of issue 90 item 7: new
     "pcl-b64": "68f35038",
     "uniform-hard8": "32b6e83a",  # larger groups for prompts predicted hard (issue 82)
 }

@@ -210,6 +210,7 @@ class DynamicSampling(WrapsSelector):
     """
 
     kind: ClassVar[str] = _KIND
+    frees_slots: ClassVar[bool] = True  # it trains only mixed groups: a step short of B
     test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
         {"adaptive": True},  # mode adaptive
         asdict(DynamicSamplingConfig.greso()),  # mode greso

@@ -268,6 +268,17 @@ STEP_SIZE_ENTRIES = (
         train={"steps": 32, "eval_every": 4},
     ),
     BenchEntry(
+        "dapo-onecall-backfill",
+        "uniform",
+        role="effect",
+        note="train only mixed groups, pad with replayed mixed groups: dapo-onecall's one call "
+        "a step, the slots its filter frees filled with mixed groups of earlier steps "
+        "(backfill's replay, against their behaviour log-probs), 32 steps",
+        sampler=flags(dynamic_sampling=True, adaptive_oversample=True, dapo_max_rounds=1),
+        rows_of="uniform-b48",
+        train={"steps": 32, "eval_every": 4, "backfill": "replay"},
+    ),
+    BenchEntry(
         "uniform-hard8",
         "uniform",
         role="effect",
