@@ -97,7 +97,8 @@ from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     skyrl_planned_epochs,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig  # noqa: E402
-from frontier_rft.integrations.verl.sampler import FrontierSampler, as_task_ids  # noqa: E402
+from frontier_rft.integrations.verl.sampler import FrontierSampler  # noqa: E402
+from frontier_rft.integrations.verl.task_ids import as_task_ids  # noqa: E402
 from frontier_rft.sampling.step_plan import StepPlan  # noqa: E402
 
 __all__ = [
