@@ -96,7 +96,7 @@ def test_the_probe_trains_only_mixed_groups_padded_with_replayed_ones(
     from one fact of DynamicSampling's class (`frees_slots`). It builds as the entry spells it,
     trains each step's mixed groups with the slots left filled by mixed groups of earlier
     steps, and resumes exactly (the held groups cross the save)."""
-    from frontier_rft.bench.real_rl.testbed import STEP_SIZE_ENTRIES
+    from frontier_rft.bench.real_rl.entries import STEP_SIZE_ENTRIES
 
     entry = next(e for e in STEP_SIZE_ENTRIES if e.label == "dapo-onecall-backfill")
     config = dataclasses.replace(BASE, **ONE_CALL, backfill="replay", checkpoint_every=3)

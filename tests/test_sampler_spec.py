@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from frontier_rft.bench.real_rl import testbed as bed
+from frontier_rft.bench.real_rl import entries
 from frontier_rft.core.config import check
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -279,14 +279,16 @@ def test_verl_and_skyrl_run_fewer_rollouts_and_refuse_a_filter() -> None:
 def test_every_bench_entry_converts_into_the_spec_and_back() -> None:
     """Each committed bench entry's spec, spelt back as the flat fields it sets, is the spec
     again (the ledger's digests are taken from those fields: tests/test_bench_ledger_pins)."""
-    for entry in (*bed.MAIN_ENTRIES, *bed.EFFECT_ENTRIES):
+    for entry in (*entries.MAIN_ENTRIES, *entries.EFFECT_ENTRIES):
         spec = entry.sampler
         if not KINDS[spec.kind].flags and spec.kind != "passthrough":
             assert entry.sampler_flags() == {}  # a kind without flags is named by its spec alone
             continue
-        assert bed.flags(**entry.sampler_flags()) == spec, entry.label
+        assert entries.flags(**entry.sampler_flags()) == spec, entry.label
     with pytest.raises(ValueError, match=r"BenchEntry 'x': .*prior_forgetting has no flag"):
-        bed.BenchEntry("x", "uniform", sampler=sampler_spec(allocation={"prior_forgetting": 0.9}))
+        entries.BenchEntry(
+            "x", "uniform", sampler=sampler_spec(allocation={"prior_forgetting": 0.9})
+        )
 
 
 def test_every_simulator_spelling_converts_into_the_spec_and_back() -> None:
@@ -336,7 +338,7 @@ def test_the_architecture_page_names_each_door_that_exists() -> None:
         "TrainConfig": TrainConfig,
         "FrontierConfig": FrontierConfig,
         "runner": runner,
-        "testbed": bed,
+        "entries": entries,
     }
     assert {name for name, _ in named} == set(owners)
     for name, method in named:
