@@ -204,7 +204,7 @@ def test_every_skyrl_path_refuses_it_in_skyrls_words(
     reason, never verl's (issue 91, item 7: SkyRL read verl's config class and so its words)."""
     from frontier_rft.cli.main import main
     from frontier_rft.integrations.skyrl import main as skyrl_main
-    from frontier_rft.integrations.skyrl.config import skyrl_sampler_config
+    from frontier_rft.integrations.skyrl.config import SKYRL_FIELDS, skyrl_sampler_config
 
     def skyrls(text: str) -> None:
         assert "SkyRL walks its data loader trainer.epochs times" in text, text
@@ -222,6 +222,7 @@ def test_every_skyrl_path_refuses_it_in_skyrls_words(
     skyrls(capsys.readouterr().err)
     assert skyrl_main.main(["frontier.rollouts=half", "trainer.train_batch_size=8"]) == 2
     assert "trainer.train_batch_size prompts per batch) or kept" in capsys.readouterr().err
+    assert "trainer" not in SKYRL_FIELDS  # whose words it uses is a class fact, not a setting
 
 
 @pytest.mark.parametrize(

@@ -163,7 +163,7 @@ def kept_advantage_factors(
 
 
 SKYRL_FIELDS = tuple(
-    name for name in VerlSamplerConfig.__dataclass_fields__ if name not in NOT_ON_SKYRL
+    f.name for f in dataclasses.fields(VerlSamplerConfig) if f.name not in NOT_ON_SKYRL
 )
 """The settings `frontier.*` takes on SkyRL (batch_size is SkyRL's trainer.train_batch_size)."""
 
