@@ -37,27 +37,26 @@ def test_a_steps_rows_are_read_as_a_trainers_shape() -> None:
         unseen.group_size()
 
 
-@pytest.mark.parametrize(
-    ("fields", "needle"),
-    [
-        ({"prompts": 0, "rollouts": 8}, r"^a step's prompts must be an int in \[1, "),
-        ({"prompts": 4.0, "rollouts": 8}, r"^a step's prompts must be an int"),
-        ({"prompts": True, "rollouts": 8}, r"^a step's prompts must be an int"),
-        ({"prompts": 4, "rollouts": 0}, r"^a step's rollouts must be an int in \[1, 1048576\]"),
-        ({"prompts": 4, "rollouts": 2**21}, r"^a step's rollouts must be an int"),
-        ({"prompts": 4, "rollouts": 8, "calls": 0}, r"^a step's calls must be an int"),
-        ({"prompts": 4, "rollouts": 8, "trained": 33}, r"^a step's trained rows must be .*32"),
-        ({"prompts": 4, "rollouts": 8, "trained": -1}, r"^a step's trained rows must be"),
-        ({"prompts": 4, "rollouts": 8, "trained": 12}, r"trained 12 must divide them$"),
-        ({"prompts": 4, "trained": 8}, r"need its rollouts per prompt"),
-    ],
-)
-def test_rows_a_trainer_cannot_take_are_refused_in_one_line(
-    fields: dict[str, Any], needle: str
-) -> None:
-    with pytest.raises(ValueError, match=needle) as refused:
-        StepRows(**fields)
-    assert "\n" not in str(refused.value)
+REFUSED: list[tuple[dict[str, Any], str]] = [
+    ({"prompts": 0, "rollouts": 8}, r"^a step's prompts must be an int in \[1, "),
+    ({"prompts": 4.0, "rollouts": 8}, r"^a step's prompts must be an int"),
+    ({"prompts": True, "rollouts": 8}, r"^a step's prompts must be an int"),
+    ({"prompts": 4, "rollouts": 0}, r"^a step's rollouts must be an int in \[1, 1048576\]"),
+    ({"prompts": 4, "rollouts": 2**21}, r"^a step's rollouts must be an int"),
+    ({"prompts": 4, "rollouts": 8, "calls": 0}, r"^a step's calls must be an int"),
+    ({"prompts": 4, "rollouts": 8, "trained": 33}, r"^a step's trained rows must be .*32"),
+    ({"prompts": 4, "rollouts": 8, "trained": -1}, r"^a step's trained rows must be"),
+    ({"prompts": 4, "rollouts": 8, "trained": 12}, r"trained 12 must divide them$"),
+    ({"prompts": 4, "trained": 8}, r"need its rollouts per prompt"),
+]
+"""Rows no trainer can take, each with the start of its refusal."""
+
+
+def test_rows_a_trainer_cannot_take_are_refused_in_one_line() -> None:
+    for fields, needle in REFUSED:
+        with pytest.raises(ValueError, match=needle) as refused:
+            StepRows(**fields)
+        assert "\n" not in str(refused.value), fields
 
 
 def test_a_plan_holds_rows_or_leaves_them_to_its_caller() -> None:
