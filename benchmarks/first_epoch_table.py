@@ -146,7 +146,7 @@ regime's, cebabb1e33c3); --pool-size and --steps still say its epochs."""
 def calibration_key(entry: str, e: int, name: str) -> str | None:
     """The ledger column of `entry`'s predictor calibration `name` in epoch e: the metric
     is its selector's (skip-predict, predict-only); None for a label no bench entry has."""
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
 
     selector = next((b.selector for b in MAIN_ENTRIES + EFFECT_ENTRIES if b.label == entry), None)
     return None if selector is None else CALIBRATION.format(selector=selector, e=e, name=name)

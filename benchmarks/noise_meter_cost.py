@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
 from frontier_rft.bench.real_rl.start_models import START_MODELS
-from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES, standard_cpu_testbed, testbed
+from frontier_rft.bench.real_rl.testbed import standard_cpu_testbed, testbed
 from frontier_rft.bench.scripts import (
     RESULTS_DIR,
     command_line,

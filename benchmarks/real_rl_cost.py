@@ -34,7 +34,8 @@ def main() -> int:
 
     logging.disable_progress_bar()
     logging.set_verbosity_error()
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES, testbed
+    from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.testbed import testbed
     from frontier_rft.training.grpo import Trainer
 
     tb = testbed("full")

@@ -24,9 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from frontier_rft.bench.real_rl.benchmark import RunOptions, run_comparison
+from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
 from frontier_rft.bench.real_rl.regime import OUTCOMES, epoch_transitions
 from frontier_rft.bench.real_rl.start_models import START_MODELS
-from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, Testbed, testbed
+from frontier_rft.bench.real_rl.testbed import Testbed, testbed
 
 ROOT = Path(__file__).resolve().parents[1]
 

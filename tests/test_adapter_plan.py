@@ -10,13 +10,14 @@ import pytest
 import yaml
 
 from frontier_rft.integrations.plan import adapter_plan
-from frontier_rft.integrations.skyrl.config import resolved_rollouts, skyrl_step_plan
+from frontier_rft.integrations.skyrl.config import resolved_plan as skyrl_resolved_plan
+from frontier_rft.integrations.skyrl.config import skyrl_step_plan
 from frontier_rft.integrations.skyrl.preflight import check_skyrl_config
-from frontier_rft.integrations.verl.auto import resolved, verl_step_plan
+from frontier_rft.integrations.verl.auto import resolved_plan, verl_step_plan
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.integrations.verl.preflight import check_verl_config
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts
-from frontier_rft.sampling.step_plan import StepPlan
+from frontier_rft.sampling.step_plan import StepPlan, StepRows
 from frontier_rft.selectors.registry import SELECTORS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "verl"
@@ -36,11 +37,12 @@ def test_kept_is_the_skip_in_uniforms_window_and_full_plain_grpo() -> None:
 def test_verl_resolves_auto_through_the_plan(selector: str) -> None:
     sampler = VerlSamplerConfig(batch_size=8, selector=selector)
     plan, _ = verl_step_plan(sampler, {}, selector=SELECTORS[selector], legacy=True)
-    config = resolved(sampler, {}, selector=SELECTORS[selector], legacy=True)
-    assert config.rollouts == plan.rollouts and plan.reason
+    assert resolved_plan(sampler, {}, selector=SELECTORS[selector], legacy=True) == plan
+    assert plan.reason and plan.rows == StepRows(8)  # verl's n: not in an empty config
     hand = VerlSamplerConfig(batch_size=8, selector=selector, rollouts="full")
-    assert verl_step_plan(hand, {}, selector=SELECTORS[selector], legacy=True) == (
-        StepPlan(),
+    config = {"actor_rollout_ref": {"rollout": {"n": 4}}}
+    assert verl_step_plan(hand, config, selector=SELECTORS[selector], legacy=True) == (
+        StepPlan(rows=StepRows(8, 4)),
         False,
     )
 
@@ -50,8 +52,8 @@ def test_verl_resolves_auto_through_the_plan(selector: str) -> None:
 def test_skyrl_resolves_auto_through_the_plan(fully_async: bool) -> None:
     sampler = VerlSamplerConfig(batch_size=8, selector="skip")
     plan, warn = skyrl_step_plan(sampler, fully_async=fully_async, dynamic_sampling=None)
-    config = resolved_rollouts(sampler, fully_async=fully_async, dynamic_sampling=None)
-    assert config.rollouts == plan.rollouts == ("full" if fully_async else "kept")
+    resolved = skyrl_resolved_plan(sampler, fully_async=fully_async, dynamic_sampling=None)
+    assert resolved == plan and plan.rollouts == ("full" if fully_async else "kept")
     assert warn == fully_async and plan.reason
 
 

@@ -206,5 +206,5 @@ def test_log_probs_that_do_not_fit_the_step_are_refused() -> None:
 
 def test_it_refuses_a_sampler_whose_steps_free_no_slot() -> None:
     plain = PassThrough(make_selector("uniform", TaskPool(num_tasks=TASKS), seed=0))
-    with pytest.raises(ValueError, match=r"add --rollouts kept \(sampler fewer_rollouts\)"):
+    with pytest.raises(ValueError, match=r"'passthrough' never does: .*add --rollouts kept"):
         Backfill(plain, 64, 4, 1)

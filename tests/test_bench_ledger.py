@@ -161,7 +161,7 @@ def test_a_file_that_is_not_a_record_is_refused_by_name(
 def test_an_entry_definition_resolves_every_default() -> None:
     """A selector's definition holds its whole config, defaults included, so that a changed
     default is a new definition; what it is given and its dynamic sampling count too."""
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
 
     tb = make_testbed("toy")
     by_label = {e.label: tb.run_config(e, 0) for e in MAIN_ENTRIES}
@@ -179,7 +179,7 @@ def test_an_entry_definition_resolves_every_default() -> None:
 def test_an_entry_s_own_group_size_is_in_its_run_and_its_definition_only() -> None:
     """uniform-n4 trains 4 rollouts a prompt and is a definition of its own; entries that
     set none keep the digests their ledger records were written under."""
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
 
     tb = make_testbed("standard")
     n4 = next(e for e in EFFECT_ENTRIES if e.label == "uniform-n4")
@@ -203,7 +203,7 @@ def test_a_report_reads_an_earlier_definition_only_where_today_s_is_not_recorded
     tmp_path: Path,
 ) -> None:
     from frontier_rft.bench.real_rl.benchmark import _chosen_definitions
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
 
     tb = make_testbed("toy")
     ledger = RunLedger(tmp_path, tb, "cpu")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from frontier_rft.bench.real_rl import ledger
+from frontier_rft.bench.real_rl import entries, ledger
 from frontier_rft.bench.real_rl import testbed as bed
 
 # Computed on the code before the change (bffa362). An entry's definition does not depend on
@@ -66,6 +66,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "uniform-b128": "16546ca5",
     "uniform-k32": "69255b31",
     "dapo-onecall": "861c7bf4",
+    "dapo-onecall-backfill": "ba1a4ec9",  # the probe of issue 90 item 7: new
     "pcl-b64": "68f35038",
     "uniform-hard8": "32b6e83a",  # larger groups for prompts predicted hard (issue 82)
 }
@@ -104,7 +105,7 @@ def _pinned(scale: str) -> dict[str, str | None]:
 def test_entry_definitions_and_testbed_digests_are_pinned(scale: str) -> None:
     tb = bed.testbed(scale)
     got: dict[str, str | None] = {"testbed": ledger.testbed_digest(tb)}
-    for entry in bed.MAIN_ENTRIES + bed.EFFECT_ENTRIES:
+    for entry in entries.MAIN_ENTRIES + entries.EFFECT_ENTRIES:
         try:
             config = tb.run_config(entry, 0)
         except ValueError:

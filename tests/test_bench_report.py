@@ -239,8 +239,8 @@ def test_the_effects_are_a_table_on_entries_the_testbed_runs() -> None:
     """Each effect is a row of data: the entries it needs exist, and its measurement and
     comparisons are ones the evaluator knows."""
     from frontier_rft.bench.real_rl.effects import COMPARISONS, EFFECTS
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
     from frontier_rft.bench.real_rl.report import MEASUREMENTS
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
 
     known = {e.label for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
     for effect in EFFECTS:

@@ -13,6 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("matplotlib")
 
+from frontier_rft.bench.real_rl import entries
 from frontier_rft.bench.real_rl import testbed as bench
 from frontier_rft.bench.real_rl.ledger import RunLedger, run_from_record
 from frontier_rft.bench.real_rl.runs import load_run, run_specs
@@ -144,7 +145,7 @@ def test_the_standard_testbed_is_the_cpu_testbed_scaled_up_and_gpu_its_alias() -
 
 def test_specs_pair_seeds_and_are_seed_major(tmp_path: Path) -> None:
     tb = bench.testbed("toy")
-    specs = run_specs(tb, bench.MAIN_ENTRIES[:3], [0, 1], tmp_path / "m", tmp_path)
+    specs = run_specs(tb, entries.MAIN_ENTRIES[:3], [0, 1], tmp_path / "m", tmp_path)
     assert [(s.seed, s.entry.label) for s in specs[:3]] == [
         (0, "uniform"),
         (0, "prioritized"),
@@ -244,10 +245,11 @@ _SIGTERM_SCRIPT = """
 import subprocess, sys
 from pathlib import Path
 from frontier_rft.bench.real_rl import runs as real_rl
+from frontier_rft.bench.real_rl import entries
 from frontier_rft.bench.real_rl import testbed as bench
 
 root = Path(sys.argv[1])
-specs = real_rl.run_specs(bench.testbed("toy"), bench.MAIN_ENTRIES[:1], [0], root / "m", root)
+specs = real_rl.run_specs(bench.testbed("toy"), entries.MAIN_ENTRIES[:1], [0], root / "m", root)
 real = subprocess.Popen
 
 def popen(cmd, **kwargs):  # a worker that would train for a minute

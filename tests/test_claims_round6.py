@@ -80,7 +80,7 @@ def test_the_scalerl_entry_is_not_labelled_trls_refill_and_states_its_surplus() 
     assert "TRL's refill" not in first_epoch and "as TRL runs it" not in scalerl
     assert f"`scalerl` (refilled by rounds; {surplus} a surplus-free stream's" in first_epoch
     assert surplus in _flat(scalerl)
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES
 
     (entry,) = [e for e in EFFECT_ENTRIES if e.label == "scalerl"]
     assert "as TRL runs it" not in entry.note and "surplus" in entry.note

@@ -165,7 +165,7 @@ def test_the_methods_pages_document_their_deviations_and_decisions() -> None:
 
 
 def test_the_bench_entry_notes_say_what_each_entry_runs() -> None:
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
 
     by_label = {e.label: e for e in (*MAIN_ENTRIES, *EFFECT_ENTRIES)}
     assert "mode fixed" in by_label["dapo"].note

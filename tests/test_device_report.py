@@ -8,9 +8,9 @@ import pytest
 
 from frontier_rft.bench.real_rl.device_report import device_comparison, device_table, readings
 from frontier_rft.bench.real_rl.device_seconds import projected_seconds, step_shape
+from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
 from frontier_rft.bench.real_rl.ledger import run_curves
 from frontier_rft.bench.real_rl.schedule import check_one_schedule, on_schedule
-from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
 from frontier_rft.bench.real_rl.testbed import testbed as make_testbed
 from frontier_rft.step_cost import StepShape, load_curve
 

@@ -196,6 +196,35 @@ def test_verl_refuses_it_in_one_line_saying_where_it_runs() -> None:
     assert "validation" not in skyrl and "saves its last checkpoint" not in skyrl
 
 
+def test_every_skyrl_path_refuses_it_in_skyrls_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SkyRL's settings, its `frontier check-config skyrl` and its entrypoint `python -m
+    frontier_rft.integrations.skyrl.main` each refuse `rollouts: fewer_steps` with SkyRL's
+    reason, never verl's (issue 91, item 7: SkyRL read verl's config class and so its words)."""
+    from frontier_rft.cli.main import main
+    from frontier_rft.integrations.skyrl import main as skyrl_main
+    from frontier_rft.integrations.skyrl.config import SKYRL_FIELDS, skyrl_sampler_config
+
+    def skyrls(text: str) -> None:
+        assert "SkyRL walks its data loader trainer.epochs times" in text, text
+        assert "verl fixes total_training_steps" not in text
+
+    with pytest.raises(ValueError) as refused:
+        skyrl_sampler_config({"rollouts": "fewer_steps"}, 8)
+    skyrls(str(refused.value))
+    path = tmp_path / "skyrl.yaml"
+    path.write_text("trainer:\n  train_batch_size: 8\nfrontier:\n  rollouts: fewer_steps\n")
+    assert main(["check-config", "skyrl", str(path)]) == 1
+    skyrls(capsys.readouterr().out)
+    args = ["frontier.rollouts=fewer_steps", "trainer.train_batch_size=8"]
+    assert skyrl_main.main(args) == 2  # refused before SkyRL is imported
+    skyrls(capsys.readouterr().err)
+    assert skyrl_main.main(["frontier.rollouts=half", "trainer.train_batch_size=8"]) == 2
+    assert "trainer.train_batch_size prompts per batch) or kept" in capsys.readouterr().err
+    assert "trainer" not in SKYRL_FIELDS  # whose words it uses is a class fact, not a setting
+
+
 @pytest.mark.parametrize(
     ("extra", "says"),
     [

@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -85,3 +86,53 @@ def test_resume_is_exact(sft_dir: Path, tmp_path: Path) -> None:
     config = dataclasses.replace(BASE, **ONE_CALL, checkpoint_every=3)
     expected, got, _, _ = straight_and_resumed(config, sft_dir, tmp_path, 6, 3)
     assert got == expected
+
+
+def test_the_probe_trains_only_mixed_groups_padded_with_replayed_ones(
+    sft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'Train only mixed groups, pad with replayed mixed groups' (bench entry
+    dapo-onecall-backfill, issue 90 item 7): one-call DAPO inside Backfill, which the plan takes
+    from one fact of DynamicSampling's class (`frees_slots`). It builds as the entry spells it,
+    trains each step's mixed groups with the slots left filled by mixed groups of earlier
+    steps, and resumes exactly (the held groups cross the save)."""
+    from frontier_rft.bench.real_rl.entries import STEP_SIZE_ENTRIES
+
+    entry = next(e for e in STEP_SIZE_ENTRIES if e.label == "dapo-onecall-backfill")
+    config = dataclasses.replace(BASE, **ONE_CALL, backfill="replay", checkpoint_every=3)
+    plan = config.step_plan()
+    assert (plan.sampler, plan.wraps) == (entry.plan().sampler, entry.plan().wraps)
+    seen: list[dict[str, float]] = []
+    step = Trainer.step
+
+    def recorded(trainer: Trainer) -> dict[str, float]:
+        seen.append(step(trainer))
+        return seen[-1]
+
+    monkeypatch.setattr(Trainer, "step", recorded)
+    rollout = Trainer._rollout
+
+    def planted(trainer: Trainer, ids: Any, counts: Any) -> Any:
+        """Every fifth prompt mixed, the rest flat: a one-call step often short of B mixed."""
+        completions, _, seconds, padded = rollout(trainer, ids, counts)
+        rewards = [
+            float((i % 2 == 0) if task % 5 == 0 else task % 2)
+            for task, k in zip(ids.tolist(), counts, strict=True)
+            for i in range(int(k))
+        ]
+        return completions, np.asarray(rewards), seconds, padded
+
+    monkeypatch.setattr(Trainer, "_rollout", planted)
+    held: list[int] = []
+    expected, got, _, _ = straight_and_resumed(
+        config, sft_dir, tmp_path, 6, 3, lambda t: held.append(t.sampler.store.size)
+    )
+    assert got == expected and held[0] > 0
+    straight = seen[:6]
+    b = config.batch_size
+    assert all(m["train/sampling_rounds"] == 1 for m in straight)  # one call a step
+    assert any(m["backfill/replayed_groups"] > 0 for m in straight), "no slot was filled"
+    for m in straight:  # the step's own mixed groups (at most B), then replayed ones to B
+        fresh = m["train/groups_trained"]
+        assert fresh == min(b, m["train/informative_groups"])
+        assert fresh + m["backfill/replayed_groups"] <= b

@@ -319,8 +319,8 @@ def test_a_state_of_another_config_or_a_damaged_buffer_is_refused() -> None:
 def test_the_bench_entry_runs_pilot_commit_under_a_definition_of_its_own() -> None:
     """`pilot-commit` trains uniform inside Pilot-Commit at the paper's settings; its ledger
     definition holds them resolved, and an entry without it keeps its committed digest."""
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry, flags
     from frontier_rft.bench.real_rl.ledger import definition_digest, entry_definition
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry, flags
     from frontier_rft.bench.real_rl.testbed import testbed as make_testbed
 
     tb = make_testbed("standard")

@@ -119,7 +119,7 @@ def test_each_verdict_is_of_one_spec() -> None:
     """A spec leaves out what a simulated entry has no word for (group size, steps,
     shadows): no other bench-rl entry may share the spec of an entry with a verdict, or a
     simulated entry could get a verdict of a run that differs in those."""
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
     from frontier_rft.bench.real_rl.verdicts import run_spec
 
     entries = (*MAIN_ENTRIES, *EFFECT_ENTRIES)

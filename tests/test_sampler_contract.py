@@ -1,14 +1,14 @@
 """The contract every step sampler obeys, checked for each sampler and mode (as
 tests/test_contract.py checks every selector, the habit of optax's and river's shared suites).
 
-The cases are every sampler of frontier_rft.sampling in every mode its config names:
-PassThrough over several selectors, DynamicSampling in each of its MODES (and with surplus
-kept, the simulator's 'fixed-keep'), Allocation (each value, a lean budget, a pilot with
-either commit rule), FewerRollouts (rollouts kept, screening, both), PilotCommit, ConformalStop
-(C-GRPO's stop rule, each score), and the
-sampler TrainConfig.step_sampler builds for each setting of the reference trainer (spelled as
-its sampler and sampler_config, or as the `frontier train` flags that fill them). Every kind of
-`KINDS` and every wrap of `WRAPS` (around each kind it accepts) is found there, not listed.
+The cases are found, not listed: every kind of `KINDS` at its defaults and at each
+configuration its class names (`test_configs`: DynamicSampling's modes and its one-call step,
+Allocation's values, a lean budget and pilots, FewerRollouts' skip, screen and both,
+Pilot-Commit's picks, C-GRPO's scores, ...), around a selector its facts ask for; every wrap
+of `WRAPS` at each of its own `test_configs`, around every kind at each configuration it
+accepts; besides them, PassThrough and some kinds over other selectors, and the sampler
+TrainConfig.step_sampler builds for each setting of the reference trainer (spelled as its
+sampler and sampler_config, or as the `frontier train` flags that fill them).
 
 The contract:
 - `kind` is declared on the class and `config` is its frozen config (None: no settings),
@@ -36,12 +36,9 @@ import numpy as np
 import pytest
 
 from frontier_rft.core.config import field_docs
-from frontier_rft.sampling.allocation import Allocation, AllocationConfig
-from frontier_rft.sampling.conformal_stop import ConformalStop, ConformalStopConfig
-from frontier_rft.sampling.dynamic_sampling import MODES, DynamicSampling, DynamicSamplingConfig
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
+from frontier_rft.sampling.allocation import AllocationConfig
+from frontier_rft.sampling.conformal_stop import ConformalStopConfig
 from frontier_rft.sampling.passthrough import PassThrough
-from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.sampler_flags import SamplerFlags
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
@@ -63,31 +60,18 @@ def _plain(inner: str) -> Make:
     return lambda seed: PassThrough(build(inner, POOL, seed=seed))
 
 
-def _dynamic(config: DynamicSamplingConfig, inner: str = "uniform") -> Make:
-    return lambda seed: DynamicSampling(build(inner, POOL, seed=seed), config)
+def _inner(spec: SamplerSpec) -> str:
+    """The selector a kind set so runs around: one that walks the data where it rolls out the
+    kept prompts of uniform's window (asked of its row), else uniform."""
+    return "greso" if spec.fact("rolls_kept") else "uniform"
 
 
-def _allocation(config: AllocationConfig, inner: str = "uniform") -> Make:
-    return lambda seed: Allocation(build(inner, POOL, seed=seed), config)
-
-
-def _fewer(config: FewerRolloutsConfig, inner: str = "greso") -> Make:
-    return lambda seed: FewerRollouts(build(inner, POOL, seed=seed), config)
-
-
-def _pilot(config: PilotCommitConfig) -> Make:
-    return lambda seed: PilotCommit(build("uniform", POOL, seed=seed), config, seed=seed)
-
-
-def _cgrpo(config: ConformalStopConfig) -> Make:
-    return lambda seed: ConformalStop(build("uniform", POOL, seed=seed), config, seed=seed)
-
-
-def _kind(kind: str) -> Make:
-    """A kind of `KINDS` at its defaults, around the selector its checks accept (a kind that
-    needs a walking selector gets greso), as `SamplerSpec.build` builds it for every door."""
-    inner = "greso" if kind == FewerRollouts.kind else "uniform"
-    return lambda seed: SamplerSpec(kind).build(build(inner, POOL, seed=seed), seed=seed)
+def _kind(kind: str, fields: dict[str, Any], inner: str | None = None) -> Make:
+    """A kind of `KINDS` with `fields` of its config set (the rest default), as
+    `SamplerSpec.build` builds it for every door, around `inner` (None: `_inner`'s)."""
+    spec = SamplerSpec.read(kind, fields)
+    around = inner or _inner(spec)
+    return lambda seed: spec.build(build(around, POOL, seed=seed), seed=seed)
 
 
 def _trainer(selector: str, sampler: str = "passthrough", **settings: Any) -> Make:
@@ -102,31 +86,24 @@ def _flags(selector: str, **flags: Any) -> Make:
     return _trainer(selector, sampler, **settings)
 
 
+def kind_configs(kind: str) -> list[dict[str, Any]]:
+    """The configs the contract runs `kind` at: its defaults and each of its class's
+    `test_configs` (found there: a new kind names its own)."""
+    return [{}, *KINDS[kind].sampler.test_configs]  # type: ignore[attr-defined]
+
+
 CASES: dict[str, Make] = {
-    **{f"kind-{kind}": _kind(kind) for kind in KINDS},  # discovered: a new kind is checked
-    **{f"passthrough-{name}": _plain(name) for name in ("uniform", "greso", "skip", "bots")},
-    **{f"dynamic-{mode}": _dynamic(DynamicSamplingConfig.for_mode(mode)) for mode in MODES},
-    "dynamic-fixed-keep": _dynamic(DynamicSamplingConfig(max_surplus=1024)),
-    "dynamic-adaptive-greso": _dynamic(DynamicSamplingConfig(adaptive=True), "greso"),
-    **{
-        f"allocation-{value}": _allocation(AllocationConfig(value=value))
-        for value in ("informative", "signal", "knapsack")
+    **{  # discovered: every kind at every config its class names
+        f"kind-{kind}-{i}": _kind(kind, fields)
+        for kind in KINDS
+        for i, fields in enumerate(kind_configs(kind))
     },
-    "allocation-lean": _allocation(AllocationConfig(budget=0.5), "greso"),
-    "allocation-pilot-balance": _allocation(AllocationConfig(pilot=2)),
-    "allocation-pilot-mixed": _allocation(AllocationConfig(pilot=2, commit="mixed"), "skip"),
-    "fewer-kept-greso": _fewer(FewerRolloutsConfig()),
-    "fewer-kept-skip": _fewer(FewerRolloutsConfig(loss_scale="kept"), "skip"),
-    "fewer-screen": _fewer(FewerRolloutsConfig(skip=False, screen=2), "uniform"),
-    "fewer-kept-screen": _fewer(FewerRolloutsConfig(screen=2)),
-    "pilot-commit": _pilot(PilotCommitConfig()),
-    "pilot-commit-max-variance": _pilot(PilotCommitConfig(buffer_pick="max_variance")),
-    "pilot-commit-no-eviction": _pilot(PilotCommitConfig(evict_at=None, max_age=1)),
-    "cgrpo": _cgrpo(ConformalStopConfig(recalibrate_every=3)),
-    "cgrpo-first-success": _cgrpo(
-        ConformalStopConfig(score="first_success", calibration_prompts=8, split_delta=True)
-    ),
-    "cgrpo-pass-rate": _cgrpo(ConformalStopConfig(score="pass_rate", delta=0.2)),
+    **{f"passthrough-{name}": _plain(name) for name in ("uniform", "greso", "skip", "bots")},
+    # the same kinds around other selectors than `_inner`'s
+    "dynamic-adaptive-greso": _kind("dynamic_sampling", {"adaptive": True}, "greso"),
+    "allocation-lean-greso": _kind("allocation", {"budget": 0.5}, "greso"),
+    "allocation-pilot-mixed-skip": _kind("allocation", {"pilot": 2, "commit": "mixed"}, "skip"),
+    "fewer-kept-skip": _kind("fewer_rollouts", {"loss_scale": "kept"}, "skip"),
     "trainer-plain": _trainer("uniform"),
     "trainer-dynamic": _trainer("uniform", "dynamic_sampling"),
     "trainer-dynamic-adaptive": _flags("greso", dynamic_sampling=True, adaptive_oversample=True),
@@ -382,23 +359,27 @@ def test_a_rollout_that_is_not_a_function_is_refused_before_anything_moves(
 # anything is built, and a saved file rebuilds it (its settings from its own state) and resumes
 # bit-identically, as the trainer drives it (a wrap that holds groups is handed each step's
 # fresh rows' log-probs back, `trained`).
-def _wrap(name: str) -> Wrap:
-    """`name` with every setting 2 (a count every wrap takes: rescue's N, backfill's bounds)."""
-    return Wrap.of(name, **dict.fromkeys(WRAPS[name].settings, 2))
+def _wrap(name: str, settings: dict[str, Any] | None = None) -> Wrap:
+    """`name` with `settings` (None: its class's first `test_configs`)."""
+    return Wrap.of(name, **(settings or WRAPS[name].test_configs[0]))
 
 
 WRAP_CASES = [
-    (name, kind)
+    (name, w, kind, k)
     for name, cls in WRAPS.items()
+    for w in range(len(cls.test_configs))
     for kind in KINDS
-    if cls.refusal(kind, SamplerSpec(kind).config) is None
+    for k, fields in enumerate(kind_configs(kind))
+    if cls.refusal(kind, SamplerSpec.read(kind, fields).config) is None
 ]
+"""Every wrap at each of its class's `test_configs`, around every kind at each of its configs
+it accepts: (wrap, its config's index, kind, the kind's config's index)."""
 
 
-def _wrapped(name: str, kind: str, seed: int) -> Sampler:
-    inner = "greso" if kind == FewerRollouts.kind else "uniform"
-    plan = StepPlan(SamplerSpec(kind), (_wrap(name),))
-    return plan.build(build(inner, POOL, seed=seed), seed=seed)
+def _wrapped(name: str, w: int, kind: str, k: int, seed: int) -> Sampler:
+    spec = SamplerSpec.read(kind, kind_configs(kind)[k])
+    plan = StepPlan(spec, (_wrap(name, WRAPS[name].test_configs[w]),))
+    return plan.build(build(_inner(spec), POOL, seed=seed), seed=seed)
 
 
 def _payload_rollout(ids: Any, counts: Any = None) -> Rolled:
@@ -416,17 +397,27 @@ def _drive_wrapped(sampler: Sampler, steps: range) -> list[StepSamples]:
     out = []
     for t in steps:
         samples = sampler.sample(t, B, N, _payload_rollout)
-        trained = getattr(sampler, "trained", None)
-        if trained is not None:
+        if sampler.replays:  # the trainer's part: the fresh rows' log-probs handed back
             fresh = samples.train.num_groups - samples.replayed
             rows = [c for g in range(fresh) for p in samples.train.payload_parts(g) for c in p]
-            trained([np.full(len(c), -0.5 - t, dtype=np.float32) for c in rows])
+            sampler.trained([np.full(len(c), -0.5 - t, dtype=np.float32) for c in rows])
         out.append(samples)
     return out
 
 
 def test_every_wrap_accepts_some_kind() -> None:
-    assert {name for name, _ in WRAP_CASES} == set(WRAPS)
+    assert {name for name, *_ in WRAP_CASES} == set(WRAPS)
+
+
+def test_every_class_names_configs_its_spec_accepts() -> None:
+    """Each kind's and wrap's test configurations are settings its own door accepts."""
+    for kind in KINDS:
+        for fields in kind_configs(kind):
+            SamplerSpec.read(kind, fields)
+    for name, cls in WRAPS.items():
+        assert cls.test_configs, name
+        for settings in cls.test_configs:
+            _wrap(name, settings)
 
 
 @pytest.mark.parametrize("name", sorted(WRAPS))
@@ -447,17 +438,17 @@ def test_a_wrap_declares_its_facts_on_its_class(name: str) -> None:
             assert str(refused.value) == why
 
 
-@pytest.mark.parametrize(("name", "kind"), WRAP_CASES)
+@pytest.mark.parametrize(("name", "w", "kind", "k"), WRAP_CASES)
 def test_a_wrapped_sampler_resumes_from_its_file_bit_identically(
-    name: str, kind: str, tmp_path: Path
+    name: str, w: int, kind: str, k: int, tmp_path: Path
 ) -> None:
-    straight, first = _wrapped(name, kind, 3), _wrapped(name, kind, 3)
+    straight, first = _wrapped(name, w, kind, k, 3), _wrapped(name, w, kind, k, 3)
     expected = _drive_wrapped(straight, range(WARM + 4))
     _drive_wrapped(first, range(WARM))
     state = first.state_dict()
     assert state["kind"] == kind and set(WRAPS[name].settings) <= set(state[name])
     save_sampler(first, tmp_path / "sampler.npz")
-    resumed = load_sampler(tmp_path / "sampler.npz", _wrapped(name, kind, 99).inner)
+    resumed = load_sampler(tmp_path / "sampler.npz", _wrapped(name, w, kind, k, 99).inner)
     assert type(resumed) is type(first) and resumed.name == name  # type: ignore[attr-defined]
     assert_state_equal(resumed.state_dict(), first.state_dict())
     for want, got in zip(
@@ -465,3 +456,35 @@ def test_a_wrapped_sampler_resumes_from_its_file_bit_identically(
     ):
         same_step(want, got)
         assert want.rollouts == got.rollouts
+
+
+EXTRA = 3  # != N: the fake below tells a wrap's own rollouts by their group size
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, 1.5, 1e300, -0.5], ids=repr)
+@pytest.mark.parametrize(
+    "name", sorted(n for n, cls in WRAPS.items() if cls.generates != "nothing")
+)
+def test_the_rollouts_a_wrap_makes_itself_are_checked_as_pass_rates(name: str, bad: float) -> None:
+    """A wrap that generates (rescue's own call, hard_groups' extra rollouts) reads their rewards
+    as pass rates, as every kind's own rounds that read them so do (`roll_unit_round`): a
+    reward outside [0, 1] is refused by the wrap's name before it trains a group or marks a
+    prompt solved (issue 91, item 24); rewards in [0, 1] run."""
+
+    def rollout(ids: Any, counts: Any = None) -> np.ndarray:
+        sizes = np.full(len(ids), N) if counts is None else np.asarray(counts)
+        return np.concatenate([np.full(int(k), bad if k == EXTRA else 0.0) for k in sizes])
+
+    plan = StepPlan(SamplerSpec(), (Wrap.of(name, extra=EXTRA),))
+    sampler = plan.build(build("uniform", POOL, seed=0))
+    with pytest.raises(ValueError) as refused:
+        for step in range(8):  # hard_groups' extras begin once a prompt comes back, all wrong
+            before = sampler.state_dict()
+            sampler.sample(step, B, N, rollout)
+    text = str(refused.value)
+    assert text.startswith(f"{name} reads the rewards of its own rollouts as pass rates")
+    assert "\n" not in text and repr(float(bad)) in text
+    assert_state_equal(sampler.state_dict()[name], before[name])  # nothing marked solved
+    fine = plan.build(build("uniform", POOL, seed=0))
+    rolled = [fine.sample(step, B, N, FakeRollout()).rollouts for step in range(8)]
+    assert sum(rolled) > 8 * B * N, "the wrap made rollouts of its own, in [0, 1]"

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from frontier_rft.bench.real_rl import testbed as bed
+from frontier_rft.bench.real_rl import entries
 from frontier_rft.core.config import check
 from frontier_rft.core.pool import TaskPool
 from frontier_rft.core.selector import Selector
@@ -31,6 +31,7 @@ from frontier_rft.sampling.sampler_file import load_sampler, save_sampler
 from frontier_rft.sampling.sampler_flags import FLAG_NAMES, SamplerFlags, sampler_settings
 from frontier_rft.sampling.spec import KINDS, KindRow, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, StepSamples, fresh_batch, run_round
+from frontier_rft.sampling.step_plan import StepPlan, Wrap
 from frontier_rft.selectors import make_selector
 from frontier_rft.simulation import runner
 from frontier_rft.simulation.runner import (
@@ -177,6 +178,61 @@ def test_a_new_kind_has_no_flat_spelling(keep_first: str) -> None:
     assert sampler_settings(keep_first, {"share": 1.0}) == KeepFirstConfig(1.0)
 
 
+FACTS = (
+    "plain",
+    "uneven_groups",
+    "holds_groups",
+    "rescuable",
+    "rolls_fewer",
+    "replays",
+    "splits_groups",
+    "frees_slots",
+    "rolls_kept",
+)
+"""What a door may ask of a kind (`KindRow.fact`): of the kind, or of the kind set by a config."""
+
+
+def test_every_kinds_facts_are_read_from_its_row() -> None:
+    """Each fact is a bool its class states, asked of the row (or the spec), never of the name."""
+    for kind, row in KINDS.items():
+        spec = SamplerSpec(kind)
+        for fact in FACTS:
+            assert type(row.fact(fact, spec.config)) is bool, (kind, fact)
+            assert spec.fact(fact) == row.fact(fact, spec.config)
+    assert [k for k in KINDS if SamplerSpec(k).fact("plain")] == ["passthrough"]
+    kept = SamplerSpec("fewer_rollouts")
+    screen = SamplerSpec.read("fewer_rollouts", {"skip": False, "screen": 2})
+    assert (kept.fact("rolls_kept"), kept.fact("splits_groups")) == (True, False)
+    assert (screen.fact("rolls_kept"), screen.fact("splits_groups")) == (False, True)
+    assert not any(SamplerSpec(k).fact("replays") for k in KINDS)  # only a wrap replays
+
+
+def test_a_new_kinds_facts_decide_what_its_plan_takes(
+    keep_first: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a plan takes follows the facts a kind's class states, with no edit elsewhere:
+    backfill wraps a kind that frees slots, `rollouts` is kept where it rolls out the kept
+    prompts, a run ends by its passes only around a plain step."""
+    spec = SamplerSpec(keep_first, KeepFirstConfig(0.5))
+    backfill = (Wrap.of("backfill", capacity=4, max_age=2, max_uses=2),)
+    with pytest.raises(ValueError, match="sampler 'keep_first' never does"):
+        StepPlan(spec, backfill)
+    assert StepPlan(spec).rollouts == "full"
+    with pytest.raises(ValueError, match="ended by its passes"):
+        StepPlan(spec, ends_by="passes")
+    # a fact of the kind set by its config: a classmethod of it
+    monkeypatch.setattr(KeepFirst, "frees_slots", classmethod(lambda cls, c: c.share < 1))
+    monkeypatch.setattr(KeepFirst, "rolls_kept", classmethod(lambda cls, c: c.share < 1))
+    monkeypatch.setattr(KeepFirst, "plain", True)
+    sampler = StepPlan(spec, backfill).build(_selector())
+    assert sampler.replays and sampler.kind == keep_first
+    assert StepPlan(spec).rollouts == "kept"
+    assert StepPlan(spec, ends_by="passes").ends_by == "passes"
+    whole = SamplerSpec(keep_first, KeepFirstConfig(1.0))  # a fact of the kind set so
+    with pytest.raises(ValueError, match="sampler 'keep_first' never does"):
+        StepPlan(whole, backfill)
+
+
 @pytest.mark.parametrize("facts", ADAPTERS, ids=lambda f: f.name)
 def test_an_adapter_refuses_a_kind_its_plan_row_does_not_name(
     keep_first: str, facts: plan.TrainerFacts, monkeypatch: pytest.MonkeyPatch
@@ -223,14 +279,16 @@ def test_verl_and_skyrl_run_fewer_rollouts_and_refuse_a_filter() -> None:
 def test_every_bench_entry_converts_into_the_spec_and_back() -> None:
     """Each committed bench entry's spec, spelt back as the flat fields it sets, is the spec
     again (the ledger's digests are taken from those fields: tests/test_bench_ledger_pins)."""
-    for entry in (*bed.MAIN_ENTRIES, *bed.EFFECT_ENTRIES):
+    for entry in (*entries.MAIN_ENTRIES, *entries.EFFECT_ENTRIES):
         spec = entry.sampler
         if not KINDS[spec.kind].flags and spec.kind != "passthrough":
             assert entry.sampler_flags() == {}  # a kind without flags is named by its spec alone
             continue
-        assert bed.flags(**entry.sampler_flags()) == spec, entry.label
+        assert entries.flags(**entry.sampler_flags()) == spec, entry.label
     with pytest.raises(ValueError, match=r"BenchEntry 'x': .*prior_forgetting has no flag"):
-        bed.BenchEntry("x", "uniform", sampler=sampler_spec(allocation={"prior_forgetting": 0.9}))
+        entries.BenchEntry(
+            "x", "uniform", sampler=sampler_spec(allocation={"prior_forgetting": 0.9})
+        )
 
 
 def test_every_simulator_spelling_converts_into_the_spec_and_back() -> None:
@@ -280,7 +338,7 @@ def test_the_architecture_page_names_each_door_that_exists() -> None:
         "TrainConfig": TrainConfig,
         "FrontierConfig": FrontierConfig,
         "runner": runner,
-        "testbed": bed,
+        "entries": entries,
     }
     assert {name for name, _ in named} == set(owners)
     for name, method in named:

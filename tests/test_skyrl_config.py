@@ -273,16 +273,15 @@ def test_the_default_is_uniforms_batches_with_skip_as_a_shadow_where_it_can_run(
 
 @pytest.mark.usefixtures("skip_kept_to_two_epochs")
 def test_auto_resolves_as_check_config_says_and_notes_skyrls_lr_schedule() -> None:
-    from frontier_rft.integrations.skyrl.config import resolved_rollouts
+    from frontier_rft.integrations.skyrl.config import resolved_plan
 
     default = skyrl_sampler_config({"selector": "skip"}, 8)
-    assert resolved_rollouts(default, fully_async=False, dynamic_sampling=None).rollouts == "kept"
-    assert resolved_rollouts(default, fully_async=True, dynamic_sampling=None).rollouts == "full"
-    assert resolved_rollouts(default, fully_async=False, dynamic_sampling="filter").rollouts == (
-        "full"
-    )
+    assert resolved_plan(default, fully_async=False, dynamic_sampling=None).rollouts == "kept"
+    assert resolved_plan(default, fully_async=True, dynamic_sampling=None).rollouts == "full"
+    assert resolved_plan(default, fully_async=False, dynamic_sampling="filter").rollouts == "full"
     full = skyrl_sampler_config({"rollouts": "full"}, 8)
-    assert resolved_rollouts(full, fully_async=False, dynamic_sampling=None) is full
+    plan = resolved_plan(full, fully_async=False, dynamic_sampling=None, group_size=4)
+    assert (plan.rollouts, plan.reason, plan.shape().generated) == ("full", "", 32)
     mini = {
         "trainer": {"train_batch_size": 64, "policy_mini_batch_size": 16},
         "frontier": {"selector": "skip"},

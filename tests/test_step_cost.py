@@ -248,7 +248,7 @@ def test_the_committed_knee_projection_is_what_the_code_computes() -> None:
 def test_the_b128_entry_is_the_largest_measured_h200_step_not_its_knee() -> None:
     """Issue 91 item 14: uniform-b128's 1,024 rows are the largest measured H200 call at 24
     tokens, under a knee censored there; its note called them "the H200 knee"."""
-    from frontier_rft.bench.real_rl.testbed import STEP_SIZE_ENTRIES
+    from frontier_rft.bench.real_rl.entries import STEP_SIZE_ENTRIES
 
     h200 = load_curve("h200")
     assert h200.rows_at(24)[-1] == 1024 and h200.knee(24).censored

@@ -13,7 +13,7 @@ from frontier_rft.sampling.hard_groups import HardGroups
 from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
-from frontier_rft.sampling.step_plan import WRAPS, StepPlan, Wrap
+from frontier_rft.sampling.step_plan import WRAPS, StepPlan, StepRows, Wrap
 from frontier_rft.training.config import FEWER_STEPS_REFUSALS, TrainConfig
 from helpers import build, world_pool
 
@@ -100,6 +100,29 @@ def test_a_wrap_is_named_with_all_its_settings(name: str, settings: dict, needle
         Wrap.of(name, **settings)
 
 
+@pytest.mark.parametrize(
+    ("name", "settings", "needle"),
+    [
+        ("rescue", {"extra": 0}, r"^rescue must be an int in \[1, 1048576\], got 0$"),
+        ("hard_groups", {"extra": -3}, r"^hard_groups must be an int in \[1, 1048576\]"),
+        ("rescue", {"extra": 2.0}, r"^rescue must be an int"),
+        ("rescue", {"extra": True}, r"^rescue must be an int"),
+        ("backfill", {"capacity": 0, "max_age": 2, "max_uses": 1}, r"^backfill_buffer must"),
+        ("backfill", {"capacity": 4, "max_age": -1, "max_uses": 1}, r"^backfill_max_age must"),
+        ("backfill", {"capacity": 4, "max_age": 2, "max_uses": "2"}, r"^backfill_max_uses must"),
+    ],
+)
+def test_a_wrap_whose_build_would_refuse_its_settings_is_refused_when_made(
+    name: str, settings: dict, needle: str
+) -> None:
+    """A plan that cannot run is refused when made, not only when built (issue 91, item 21):
+    `Wrap.of`, `Wrap(...)` and so `StepPlan` check a wrap's settings as its build does."""
+    with pytest.raises(ValueError, match=needle):
+        Wrap.of(name, **settings)
+    with pytest.raises(ValueError, match=needle):
+        Wrap(name, tuple((k, settings[k]) for k in WRAPS[name].settings))
+
+
 def test_each_wrap_refuses_each_kind_it_cannot_wrap_in_one_line() -> None:
     for cls in WRAPS.values():
         for kind, row in KINDS.items():
@@ -130,7 +153,9 @@ def test_train_config_plans_what_its_fields_say() -> None:
         Wrap.of("backfill", capacity=8, max_age=4, max_uses=1),
     )
     assert TrainConfig(selector="skip", fewer_steps=True).step_plan().ends_by == "passes"
-    assert TrainConfig().step_plan() == StepPlan()
+    default = TrainConfig()
+    assert default.step_plan() == StepPlan(rows=StepRows(default.batch_size, default.group_size))
+    assert plan.rows == StepRows(config.batch_size, config.group_size)
 
 
 @pytest.mark.parametrize(

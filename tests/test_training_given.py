@@ -196,8 +196,9 @@ def test_distinct_prompts_trained_counts_only_groups_that_reached_the_loss(
 
 
 def test_dapo_round_rule_reaches_the_wrapper_and_refuses_adaptive() -> None:
+    from frontier_rft.bench.real_rl.entries import BenchEntry, flags
     from frontier_rft.bench.real_rl.ledger import entry_definition
-    from frontier_rft.bench.real_rl.testbed import BenchEntry, flags, testbed
+    from frontier_rft.bench.real_rl.testbed import testbed
 
     sampler, settings = SamplerFlags(dynamic_sampling=True, dapo_round_rule="dapo").sampler()
     cfg = dataclasses.replace(TEST_TRAIN, sampler=sampler, sampler_config=settings)

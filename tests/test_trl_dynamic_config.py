@@ -196,7 +196,7 @@ def test_a_mode_is_one_sampler_config_in_trl_the_simulator_and_the_bench(mode: s
     same DynamicSamplingConfig (the reference trainer offers fixed, adaptive and dapo)."""
     from dataclasses import asdict
 
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, flags
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES, flags
     from frontier_rft.simulation.runner import sampler_spec
 
     trl = ("dynamic_sampling", asdict(sampling_config(mode, None)))

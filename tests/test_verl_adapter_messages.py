@@ -15,7 +15,7 @@ import pytest
 from frontier_rft import Feedback
 from frontier_rft.integrations.pool import PoolColumns, build_pool, refused_rewards
 from frontier_rft.integrations.verl import FrontierSampler, VerlSamplerConfig, read_task_ids
-from frontier_rft.integrations.verl.sampler import as_task_ids
+from frontier_rft.integrations.verl.task_ids import as_task_ids
 from helpers import assert_state_equal
 
 N = 16

@@ -200,8 +200,10 @@ class Run:
         real_batches: bool = False,
         lcm_dp_size: int = 1,
         trainer_class: type = FrontierRayPPOTrainer,
+        frontier_plan: Any = None,
     ) -> None:
-        """real_batches: SkyRL's own convert_to_training_input and advantages run, and the
+        """frontier_plan: the run's step as the entrypoint decided it (None: the trainer
+        decides it); real_batches: SkyRL's own convert_to_training_input and advantages run, and the
         policy update stood in for records each batch (`self.batches`); lcm_dp_size: the
         data-parallel size the stood-in workers report; trainer_class: the adapter's trainer
         (FrontierFullyAsyncRayPPOTrainer: SkyRL's fully-async loop)."""
@@ -218,6 +220,7 @@ class Run:
             inference_engine_client=None,
             generator=self.generator,
             frontier_config=skyrl_sampler_config(frontier, cfg.trainer.train_batch_size),
+            frontier_plan=frontier_plan,
         )
         t = self.trainer
         # The policy workers, stood in for (as SkyRL's test_rl_callbacks.py does).

@@ -132,8 +132,8 @@ def test_the_entrypoint_resolves_auto_before_ray_starts(
         def __init__(self, fn: Any) -> None:
             self.fn = fn
 
-        def remote(self, cfg: Any, frontier_config: Any) -> None:
-            handed.append(frontier_config)
+        def remote(self, cfg: Any, frontier_config: Any, plan: Any) -> None:
+            handed.append(plan)
 
     said_before_ray: list[int] = []  # auto's log lines when Ray would start
 
@@ -146,8 +146,9 @@ def test_the_entrypoint_resolves_auto_before_ray_starts(
     monkeypatch.setattr(ray, "get", lambda ref: ref)
     with caplog.at_level(logging.INFO, logger=AUTO_LOG):
         assert main(["trainer.train_batch_size=4", "frontier.selector=skip", *argv]) == 0
-    (config,) = handed
-    assert config.rollouts == mode and said_before_ray == [1]
+    (plan,) = handed  # the plan itself crosses into the Ray task, decided once
+    assert plan.rollouts == mode and said_before_ray == [1]
+    assert plan.shape().prompts == 4 and plan.shape().rollouts is not None
     record = _said(caplog)
     if because is None:
         assert record.levelname == "INFO"

@@ -130,7 +130,9 @@ def test_the_experiments_get_trainer_builds_the_frontier_trainer(tmp_path: Any) 
         "".join(f'{{"prompt": [{{"role": "user", "content": "q{i}"}}]}}\n' for i in range(8))
     )
     cfg = skyrl_config(tmp_path / "ckpt", steps=1)
-    exp = SimpleNamespace(frontier_config=skyrl_sampler_config({"selector": "uniform"}, 4))
+    exp = SimpleNamespace(
+        frontier_config=skyrl_sampler_config({"selector": "uniform"}, 4), frontier_plan=None
+    )
     dataset = PromptDataset(str(data), FakeTokenizer(), max_prompt_length=64, num_workers=1)
     trainer = FrontierPPOExp.get_trainer(
         exp, cfg, None, FakeTokenizer(), dataset, None, None, None, None

@@ -152,6 +152,27 @@ def test_a_frontier_config_of_another_batch_size_is_refused(tmp_path: Path) -> N
         )
 
 
+def test_the_trainer_and_its_sampler_hold_the_plan_the_entrypoint_decided(
+    make_run: Any, tmp_path: Path
+) -> None:
+    """The entrypoint decides the run's step once (`resolved_plan`, before Ray starts); the
+    trainer and its sampler hold that plan and read their rollouts and batch from it, deciding
+    nothing again (issue 90 item 5, issue 89 item 4); a plan of another batch is refused."""
+    from frontier_rft.integrations.plan import adapter_plan
+    from frontier_rft.sampling.step_plan import StepRows
+
+    plan = adapter_plan("kept", rows=StepRows(BATCH, N_SAMPLES))
+    frontier = {"selector": "greso", "seed": 3, "rollouts": "auto"}
+    run = make_run(skyrl_config(tmp_path / "ckpt", steps=2), frontier, frontier_plan=plan)
+    assert run.trainer.frontier_plan is plan and run.sampler.plan is plan
+    assert run.sampler.batch_size == BATCH and run.trainer.frontier_config.rollouts == "kept"
+    run.train()
+    assert all(len(c["tasks"]) <= BATCH for c in run.generator.calls)
+    other = adapter_plan("full", rows=StepRows(BATCH + 1, N_SAMPLES))
+    with pytest.raises(ValueError, match=rf"plan's {BATCH + 1} prompts a step are not SkyRL's"):
+        make_run(skyrl_config(tmp_path / "other", steps=1), frontier, frontier_plan=other)
+
+
 SHADOWS = {"selector": "greso", "seed": 3, "shadows": ["greso", "screen2"]}
 
 

@@ -193,6 +193,24 @@ def test_a_deeply_nested_saved_state_is_named_not_a_recursion_error(tmp_path: Pa
     assert dataset.metrics()["tinker/draws"] == 0.0  # the refused call changed nothing
 
 
+def test_the_dataset_holds_its_plan_and_reads_each_batch_from_it() -> None:
+    """tinker's step decided once (`tinker_step_plan`: its rollouts and its groups a batch),
+    held by the dataset, which draws each batch by it, deciding nothing again (issue 90 item
+    5, issue 89 item 4)."""
+    from frontier_rft.integrations.tinker_facts import tinker_step_plan
+    from frontier_rft.sampling.step_plan import StepRows
+
+    config = TinkerFrontierConfig(batch_size=4, rollouts="kept")
+    dataset = FrontierRLDataset([TaskGroup(t) for t in range(8)], config, "greso")
+    assert dataset.plan == tinker_step_plan("kept", 4) and dataset.plan.rollouts == "kept"
+    assert dataset.plan.shape() == StepRows(4)
+    full = FrontierRLDataset(
+        [TaskGroup(t) for t in range(8)], TinkerFrontierConfig(batch_size=4), "uniform"
+    )
+    full.plan = full.plan.with_rows(StepRows(2))  # as a planner would size it
+    assert len(full.get_batch(0)) == len(full.get_batch(1)) == 2
+
+
 def _pool(n: int) -> Any:
     from frontier_rft import TaskPool
 

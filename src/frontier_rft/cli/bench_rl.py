@@ -78,9 +78,9 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Check the arguments, run the benchmark (frontier_rft.bench.real_rl.benchmark), write its
     results (frontier_rft.bench.real_rl.report); returns the summary."""
     from frontier_rft.bench.real_rl.benchmark import run_comparison
+    from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
     from frontier_rft.bench.real_rl.report import headline_lines, write_results
     from frontier_rft.bench.real_rl.schedule import check_one_schedule
-    from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
     from frontier_rft.cli.common import UsageError, quiet_transformers
 
     quiet_transformers()
@@ -227,8 +227,8 @@ def _calibrate(args: argparse.Namespace, tb: Any) -> dict[str, Any]:
     and exits non-zero when the testbed's preconditions are not met."""
     from frontier_rft.bench.real_rl.benchmark import calibration_testbeds, run_calibration
     from frontier_rft.bench.real_rl.calibration import calibration_summary, write_calibration
+    from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
     from frontier_rft.bench.real_rl.machine import gpu_total_gb
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
     root = Path(args.runs)
     beds = calibration_testbeds(tb, args.calibrate_lrs or [tb.train.lr], root)

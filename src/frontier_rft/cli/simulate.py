@@ -23,7 +23,6 @@ from frontier_rft.cli.simulate_run import check_counts, run_and_report
 from frontier_rft.core.config import config_from_dict
 from frontier_rft.integrations.plan import planned_epochs
 from frontier_rft.sampling.dynamic_sampling import MODES
-from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import SAMPLER_NAMES
 from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.selectors import SELECTORS
@@ -96,7 +95,7 @@ def _with_sampler(entries: list[Entry], args: argparse.Namespace) -> list[Entry]
         spec = SamplerSpec.read(kind, settings)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--sampler {kind}: {exc}") from None
-    suffix = "" if spec.kind == PassThrough.kind else f"+{spec.kind}"
+    suffix = "" if spec.fact("plain") else f"+{spec.kind}"
     return [dataclasses.replace(e, label=e.label + suffix, sampler=spec) for e in entries]
 
 

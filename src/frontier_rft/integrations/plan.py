@@ -32,7 +32,7 @@ from frontier_rft.core.selector import Selector
 from frontier_rft.sampling.fewer_rollouts import ROLLOUTS as STEP_ROLLOUTS
 from frontier_rft.sampling.fewer_rollouts import FewerRollouts, FewerRolloutsConfig
 from frontier_rft.sampling.spec import SamplerSpec
-from frontier_rft.sampling.step_plan import StepPlan
+from frontier_rft.sampling.step_plan import StepPlan, StepRows
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -247,6 +247,11 @@ MESSAGES: dict[tuple[str, str], str] = {
         "without the filter (algorithm.filter_groups.enable=false), or drop shadows"
     ),
     # ---- SkyRL
+    ("SkyRL", "rollouts"): (
+        "rollouts must be auto (kept where the trainer allows it), full (the selector's "
+        "trainer.train_batch_size prompts per batch) or kept (only the prompts it keeps among "
+        "uniform's next trainer.train_batch_size), got {rollouts!r}"
+    ),
     ("SkyRL", "kept+filter"): (
         "rollouts: kept with trainer.algorithm.dynamic_sampling.type set: SkyRL's filter samples "
         "batch after batch until train_batch_size groups are mixed (replace copies groups over "
@@ -651,16 +656,20 @@ def auto_choice(
     return message(name, "choice:full", why=why, after=after)
 
 
-def adapter_plan(rollouts: str, loss_scale: str = "batch", reason: str = "") -> StepPlan:
+def adapter_plan(
+    rollouts: str, loss_scale: str = "batch", reason: str = "", rows: StepRows | None = None
+) -> StepPlan:
     """An adapter's step as every door's `StepPlan`: `rollouts` kept is the skip in uniform's
-    window (`FewerRollouts`, whose windows verl and SkyRL walk inside their own batches: they
-    build no step sampler), full plain GRPO; `reason`: why `auto` chose it ('' where the user
-    set it). ValueError for another `rollouts` (auto is resolved first: `auto`)."""
+    window (`FewerRollouts`, whose windows verl, SkyRL and tinker-cookbook walk inside their own
+    batches: they build no step sampler), full plain GRPO; `reason`: why `auto` chose it (''
+    where the user set it); `rows`: the trainer's step as its config sizes it, which the
+    adapter reads its batch from. ValueError for another `rollouts` (auto is resolved first:
+    `auto`)."""
     if rollouts not in STEP_ROLLOUTS:
         raise ValueError(
             f"a plan's rollouts are full or kept, got {rollouts!r} (resolve auto first)"
         )
     if rollouts == "full":
-        return StepPlan(reason=reason)
+        return StepPlan(reason=reason, rows=rows)
     spec = SamplerSpec(FewerRollouts.kind, FewerRolloutsConfig(loss_scale=loss_scale))  # type: ignore[arg-type]
-    return StepPlan(spec, reason=reason)
+    return StepPlan(spec, reason=reason, rows=rows)

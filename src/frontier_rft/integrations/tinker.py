@@ -67,7 +67,7 @@ from frontier_rft.integrations.plan import (
     shadow_rules,
 )
 from frontier_rft.integrations.pool import make_pool_selector, reward_pair
-from frontier_rft.integrations.tinker_facts import TINKER
+from frontier_rft.integrations.tinker_facts import TINKER, tinker_step_plan
 from frontier_rft.metrics_log import (
     METRICS_PREFIX,
     VERBOSITIES,
@@ -327,16 +327,18 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 f"{len(groups)} groups but the selector's pool has {selector.num_tasks} tasks; "  # type: ignore[arg-type]
                 "give one EnvGroupBuilder per task, in TaskPool order"
             )
-        if config.rollouts == "kept" and not selector.walks_windows():
+        self.plan = tinker_step_plan(config.rollouts, config.batch_size)
+        """The run's step, decided once: its rollouts (kept or full) and rows, which every
+        batch reads."""
+        size = self.plan.shape().prompts
+        if self.plan.rollouts == "kept" and not selector.walks_windows():
             raise ValueError(message(TINKER, "kept+selector", selector=selector.name))
-        if config.batch_size > selector.num_tasks and not selector.allows_repeats:
-            raise ValueError(
-                f"batch_size {config.batch_size} exceeds the pool ({selector.num_tasks} tasks)"
-            )
+        if size > selector.num_tasks and not selector.allows_repeats:
+            raise ValueError(f"batch_size {size} exceeds the pool ({selector.num_tasks} tasks)")
         self.config = config
         self.selector = selector
         self._groups = groups
-        self._num_batches = config.num_batches or max(selector.num_tasks // config.batch_size, 1)
+        self._num_batches = config.num_batches or max(selector.num_tasks // size, 1)
         # Draw steps so far (the Feedback.step of the next pick) and the batch index the
         # cookbook asks for next; None until the first get_batch of this process.
         self._draws = 0
@@ -383,13 +385,13 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         index = int(index)
         if self._refusal is not None:  # raised in a rollout the cookbook may have dropped
             raise ValueError(self._refusal)
-        kept = self.config.rollouts == "kept"
+        kept = self.plan.rollouts == "kept"
         if kept and _calling_loop() not in (None, "do_sync_training"):
             raise ValueError(message(TINKER, "kept+async"))  # before anything moves
         if self._next_index is None and index > 0:
             self._resume(index)  # the cookbook resumes at its last checkpoint's batch
         self._save(index)
-        size = self.config.batch_size
+        size = self.plan.shape().prompts
         ids = self.selector.select_window(size) if kept else self.selector.select(size)
         if kept:
             self._last_kept = float(ids.shape[0])
@@ -543,7 +545,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
                 "tinker/resumes": float(s["resumes"]),
             }
         )
-        if self.config.rollouts == "kept":
+        if self.plan.rollouts == "kept":
             out["fewer_rollouts/kept"] = self._last_kept
         if self.shadows.shadows:
             out.update(
@@ -582,7 +584,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         return {
             "version": STATE_VERSION,
             "num_tasks": self.selector.num_tasks,
-            "batch_size": self.config.batch_size,
+            "batch_size": self.plan.shape().prompts,
             "draws": self._draws,
             "outstanding": {str(k): v for k, v in self._outstanding.items()},
             "stats": dict(self._stats),
@@ -662,7 +664,7 @@ class FrontierRLDataset(RLDataset):  # type: ignore[misc]
         if not ok:
             raise ValueError(f"{where / DATASET_FILE}: not a state this version reads")
         if state["num_tasks"] != self.selector.num_tasks or state["batch_size"] != (
-            self.config.batch_size
+            self.plan.shape().prompts
         ):
             raise ValueError(
                 f"{where} was saved with {state['num_tasks']} tasks and batch_size "

@@ -28,7 +28,7 @@ from frontier_rft.sampling.pilot_commit import PilotCommit, PilotCommitConfig
 from frontier_rft.sampling.rescue import Rescue
 from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, Round, Sampler, StepSamples
-from frontier_rft.sampling.step_plan import WRAPS, StepPlan, Wrap
+from frontier_rft.sampling.step_plan import WRAPS, StepPlan, StepRows, Wrap
 from frontier_rft.sampling.store import GroupStore
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "Sampler",
     "SamplerSpec",
     "StepPlan",
+    "StepRows",
     "StepSamples",
     "Wrap",
 ]

@@ -192,6 +192,13 @@ class Allocation(WrapsSelector):
     uneven_groups: ClassVar[bool] = True
 
     kind: ClassVar[str] = _KIND
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"value": "signal"},
+        {"value": "knapsack"},
+        {"budget": 0.5},  # a lean budget
+        {"pilot": 2},  # two stages, commit balance
+        {"pilot": 2, "commit": "mixed", "budget": 0.75},
+    )
 
     @classmethod
     def _check_sizes(cls, config: Any, batch_size: int, group_size: int) -> None:

@@ -1,7 +1,8 @@
-"""Backfill: a sampler around a sampler that fills the group slots a kept step frees with
+"""Backfill: a sampler around a sampler that fills the group slots a step frees with
 replayed informative groups of earlier steps.
 
-A kept step (`rollouts: kept`, FewerRollouts) trains the G groups it rolled out, G <= B.
+A step that frees slots trains G <= B groups of its own: a kept step (`rollouts: kept`,
+FewerRollouts), or any kind whose row states `frees_slots` (`sampling/spec.py`).
 `Backfill(sampler, capacity, max_age, max_uses)` runs the wrapped sampler's step, then
 appends up to B - G of the youngest groups it holds after the fresh ones, each as it was
 trained at its own step (its rewards and its completions, the payload its rollout carried;
@@ -39,8 +40,8 @@ from numpy.typing import NDArray
 
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.state_check import check_keys, read_array, read_int
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts
 from frontier_rft.sampling.filtered_batch import FilteredBatch
+from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.sampling.step import RolloutFn, Sampler, StepSamples
 from frontier_rft.sampling.store import GroupStore, payload_state
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
@@ -49,8 +50,13 @@ __all__ = ["Backfill"]
 
 F32 = NDArray[np.float32]
 _BOUNDS = ("capacity", "max_age", "max_uses")
-"""Backfill's settings, as its state names them (TrainConfig.backfill_buffer, _max_age,
-_max_uses)."""
+"""Backfill's settings, as its state names them."""
+_NAMED = {
+    "capacity": "backfill_buffer",
+    "max_age": "backfill_max_age",
+    "max_uses": "backfill_max_uses",
+}
+"""Each setting as TrainConfig names it (what its refusal says)."""
 
 
 class Backfill(WrapsSampler):
@@ -58,30 +64,44 @@ class Backfill(WrapsSampler):
     earlier steps (see the module docstring)."""
 
     holds_groups: ClassVar[bool] = True
+    replays: ClassVar[bool] = True
     name: ClassVar[str] = "backfill"
     settings: ClassVar[tuple[str, ...]] = _BOUNDS
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"capacity": 2, "max_age": 2, "max_uses": 2},
+        {"capacity": 16, "max_age": 1, "max_uses": 1},
+    )
 
     @classmethod
     def refusal(cls, kind: str, config: Any) -> str | None:
-        """Why backfill cannot wrap sampler `kind`: only a kept step (FewerRollouts) frees group
-        slots to fill."""
-        if kind == FewerRollouts.kind:
+        """Why backfill cannot wrap sampler `kind` set by `config`: it fills the group slots a
+        step frees, so only a kind whose steps may train fewer than the batch's groups
+        (`frees_slots`, a fact of its row) has any to fill."""
+        if KINDS[kind].fact("frees_slots", config):
             return None
+        freeing = [k for k in KINDS if SamplerSpec(k).fact("frees_slots")]
         return (
-            "backfill replay fills the group slots a kept step frees: add --rollouts kept "
-            "(sampler fewer_rollouts), or set backfill off"
+            f"backfill replay fills the group slots a step frees, which sampler {kind!r} "
+            f"never does: use a sampler that does ({', '.join(freeing)}; e.g. add --rollouts "
+            "kept), or set backfill off"
         )
+
+    @classmethod
+    def checked_settings(cls, **settings: Any) -> dict[str, Any]:
+        """Its bounds, each a positive int, named as TrainConfig names them."""
+        return {key: bounded_int(settings[key], _NAMED[key], lo=1) for key in _BOUNDS}
 
     def __init__(self, sampler: Sampler, capacity: int, max_age: int, max_uses: int):
         why = self.refusal(sampler.kind, sampler.config)
         if why is not None:
             raise ValueError(why)
         self.wraps = sampler
-        self.capacity = bounded_int(capacity, "backfill_buffer", lo=1)
+        bounds = self.checked_settings(capacity=capacity, max_age=max_age, max_uses=max_uses)
+        self.capacity: int = bounds["capacity"]
         """Most groups held (the oldest dropped first)."""
-        self.max_age = bounded_int(max_age, "backfill_max_age", lo=1)
+        self.max_age: int = bounds["max_age"]
         """A held group older than this many steps is dropped."""
-        self.max_uses = bounded_int(max_uses, "backfill_max_uses", lo=1)
+        self.max_uses: int = bounds["max_uses"]
         """Times a held group is replayed at most."""
         self.store = GroupStore.empty()
         """The held groups, oldest first."""

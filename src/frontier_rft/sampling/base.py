@@ -3,7 +3,7 @@ inner selector, and the state of a sampler with none of its own (PassThrough, Fe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, ClassVar
 
@@ -93,12 +93,47 @@ class WrapsSelector:
     """Its trained groups are this step's whole groups of n, one a prompt, which rescue may
     extend with more rollouts (sampling/rescue.py) and shadows and the reward log read (its
     settings may still split them: FewerRollouts' screen)."""
+    plain: ClassVar[bool] = False
+    """Its step is plain GRPO's: one round of the selector's batch, every group trained whole
+    (a run ended by its passes takes only such steps; `frontier simulate` names no other)."""
+    rolls_fewer: ClassVar[bool] = False
+    """Its generation calls roll out fewer than the batch's prompts, a number that changes from
+    step to step (the reference trainer's `pad_rows` pads them to a few shapes)."""
+    frees_slots: ClassVar[bool] = False
+    """Its steps may train fewer than the batch's groups of their own, leaving slots a wrap
+    fills with replayed groups (Backfill): FewerRollouts' kept and screened steps, DAPO's
+    steps that end short of B mixed groups."""
+    replays: ClassVar[bool] = False
+    """It trains groups of earlier steps again against the log-probs their sampling policy gave
+    them, which the trainer hands back after each update (`trained`): none of the kinds."""
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = ()
+    """Settings of its config (fields to set, the rest default) the contract suite runs it at
+    besides its defaults (tests/test_sampler_contract.py finds them here: a new kind names its
+    own)."""
     TOTALS: ClassVar[tuple[str, ...]] = ()
     """Names of the counts its metrics sum over the run (`_totals`, saved as `totals`)."""
     LAST: ClassVar[tuple[str, ...]] = ()
     """Names of the newest step's values its metrics report (`_last`, saved as `last`)."""
     _totals: dict[str, int]
     _last: dict[str, float]
+
+    @classmethod
+    def splits_groups(cls, config: Any) -> bool:
+        """Whether, set by `config`, it rolls a group out in parts over two rounds, which a
+        wrap that extends groups and a shadow cannot read as one group of n (no by default)."""
+        return False
+
+    @classmethod
+    def rolls_kept(cls, config: Any) -> bool:
+        """Whether, set by `config`, it rolls out only the prompts its selector keeps in
+        uniform's window: a run's `rollouts: kept` (no by default: 'full')."""
+        return False
+
+    def trained(self, behaviour: Sequence[Any]) -> dict[str, float]:
+        """What the trainer hands back after updating on the step's fresh rows: their tokens'
+        log-probs under the policy that sampled them. A kind keeps none (`replays` False), so
+        nothing is held: {}."""
+        return {}
 
     @classmethod
     def check_train(

@@ -255,6 +255,11 @@ class ConformalStop(WrapsSelector):
     uneven_groups: ClassVar[bool] = True
 
     kind: ClassVar[str] = _KIND
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"recalibrate_every": 3},
+        {"score": "first_success", "calibration_prompts": 8, "split_delta": True},
+        {"score": "pass_rate", "delta": 0.2},
+    )
 
     @classmethod
     def _check_sizes(cls, config: Any, batch_size: int, group_size: int) -> None:

@@ -30,7 +30,7 @@ names these settings (MODES).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -210,6 +210,14 @@ class DynamicSampling(WrapsSelector):
     """
 
     kind: ClassVar[str] = _KIND
+    frees_slots: ClassVar[bool] = True  # it trains only mixed groups: a step short of B
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"adaptive": True},  # mode adaptive
+        asdict(DynamicSamplingConfig.greso()),  # mode greso
+        {"round_rule": "dapo", "max_rounds": 3},  # mode dapo
+        {"max_surplus": 1024},  # the simulator's fixed-keep
+        {"adaptive": True, "max_rounds": 1},  # one call a step (dapo-onecall)
+    )
 
     @classmethod
     def check_train(

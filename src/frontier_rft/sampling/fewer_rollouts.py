@@ -60,7 +60,6 @@ __all__ = [
     "FewerRollouts",
     "FewerRolloutsConfig",
     "fewer_rollouts_from_run",
-    "screens",
 ]
 
 I64 = NDArray[np.int64]
@@ -128,20 +127,30 @@ def fewer_rollouts_from_run(
     )
 
 
-def screens(kind: str, config: Any) -> bool:
-    """Whether step sampler `kind` set by `config` splits each group in two rounds (FewerRollouts'
-    screen: k rollouts, then n - k for the mixed), which rescue and the shadows cannot read as
-    one group of n."""
-    return kind == FewerRollouts.kind and config.screen > 0
-
-
 class FewerRollouts(WrapsSelector):
     """Uniform's steps, each rolling out only the kept prompts of its window and (with
     screening) continuing only the groups whose first k rollouts are mixed."""
 
     rescuable: ClassVar[bool] = True
+    rolls_fewer: ClassVar[bool] = True
+    frees_slots: ClassVar[bool] = True  # the skip and the screen each leave groups untrained
 
     kind: ClassVar[str] = "fewer_rollouts"
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"loss_scale": "kept"},
+        {"skip": False, "screen": 2},  # screening alone
+        {"screen": 2},  # the skip and a screen
+    )
+
+    @classmethod
+    def splits_groups(cls, config: Any) -> bool:
+        """Screening splits each group in two rounds: k rollouts, then n - k for the mixed."""
+        return bool(config.screen > 0)
+
+    @classmethod
+    def rolls_kept(cls, config: Any) -> bool:
+        """The skip rolls out only the kept prompts of uniform's window."""
+        return bool(config.skip)
 
     @classmethod
     def check_train(

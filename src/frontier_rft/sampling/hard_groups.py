@@ -95,6 +95,7 @@ class HardGroups(MoreRollouts):
                 rollout, np.concatenate([ids, more]), np.concatenate([sizes, counts_more])
             )
             own = int(sizes.sum())
+            self.check_rewards(rewards[own:])  # the wrapped sampler checks its own part
             tail = payloads[ids.shape[0] :] if payloads is not None else None
             first.append(Round(more, rewards[own:], 0.0, counts_more, tail))
             if payloads is None:

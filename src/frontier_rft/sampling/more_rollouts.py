@@ -9,17 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+import numpy as np
+from numpy.typing import NDArray
+
 from frontier_rft.core.bounds import bounded_int
 from frontier_rft.core.state_check import check_keys, read_int
-from frontier_rft.sampling.fewer_rollouts import screens
 from frontier_rft.sampling.spec import KINDS
 from frontier_rft.sampling.step import (
     MAX_GROUP_SIZE,
     SUCCESS,
+    RolloutFn,
     Round,
     Sampler,
     StepSamples,
     fresh_batch,
+    outside_unit,
+    rolled_counts,
 )
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
@@ -31,6 +36,7 @@ class MoreRollouts(WrapsSampler):
 
     uneven_groups: ClassVar[bool] = True
     settings: ClassVar[tuple[str, ...]] = ("extra",)
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = ({"extra": 2}, {"extra": 5})
     joins: ClassVar[str]
     """What it does to a step's groups, as its refusal says it."""
     counted: ClassVar[tuple[str, str, str]]
@@ -40,10 +46,11 @@ class MoreRollouts(WrapsSampler):
     @classmethod
     def refusal(cls, kind: str, config: Any) -> str | None:
         """Why it cannot wrap sampler `kind` set by `config`: only a kind whose class is
-        `rescuable` trains its groups whole; a screen splits each in two rounds (FewerRollouts'
-        screen), so a rescuable kind that screens is refused too."""
-        split = screens(kind, config)
-        if KINDS[kind].fact("rescuable") and not split:
+        `rescuable` trains its groups whole; one whose config splits each in two rounds
+        (`splits_groups`: FewerRollouts' screen) is refused too."""
+        row = KINDS[kind]
+        split = row.fact("splits_groups", config)
+        if row.fact("rescuable") and not split:
             return None
         return (
             f"{cls.name} {cls.joins}, which sampler {kind!r}"
@@ -51,12 +58,17 @@ class MoreRollouts(WrapsSampler):
             f"--rollouts kept without --screen, or set {cls.name} 0"
         )
 
+    @classmethod
+    def checked_settings(cls, **settings: Any) -> dict[str, Any]:
+        """N: an int in [1, MAX_GROUP_SIZE], named by the wrap (`rescue 0` is refused)."""
+        return {"extra": bounded_int(settings["extra"], cls.name, lo=1, hi=MAX_GROUP_SIZE)}
+
     def __init__(self, sampler: Sampler, extra: int, success: float = SUCCESS):
         why = self.refusal(sampler.kind, sampler.config)
         if why is not None:
             raise ValueError(why)
         self.wraps = sampler
-        self.extra = bounded_int(extra, self.name, lo=1, hi=MAX_GROUP_SIZE)
+        self.extra: int = self.checked_settings(extra=extra)["extra"]
         """N: the more rollouts a group gets."""
         self.success = success
         """A rollout whose reward reaches this is correct."""
@@ -91,6 +103,27 @@ class MoreRollouts(WrapsSampler):
             tails[picks[g]] += ((len(samples.rounds), j),)
         batch = fresh_batch(rounds, picks, samples.step, train.deficit, tails)
         return StepSamples(samples.step, rounds, batch, nominal, samples, metrics)
+
+    def rolled(
+        self, rollout: RolloutFn, ids: NDArray[np.int64], counts: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], tuple[Any, ...] | None]:
+        """`rollout(ids, counts)` as `rolled_counts` returns it, its rewards checked to be pass
+        rates in [0, 1] as every kind's own rounds that read them so are (`roll_unit_round`):
+        this wrap marks a prompt solved by them and no selector checks them."""
+        rewards, payloads = rolled_counts(rollout, ids, counts)
+        self.check_rewards(rewards)
+        return rewards, payloads
+
+    def check_rewards(self, rewards: NDArray[np.float64]) -> None:
+        """A ValueError naming this wrap unless `rewards`, of the rollouts it made itself,
+        are pass rates in [0, 1] (NaN, inf, 1.5 or 1e300 are not)."""
+        bad = outside_unit(rewards)
+        if bad is not None:
+            raise ValueError(
+                f"{self.name} reads the rewards of its own rollouts as pass rates in [0, 1] (a "
+                f"reward of {self.success:g} is a correct completion), got {bad!r}: rescale the "
+                f"rewards, or set {self.name} 0"
+            )
 
     def _read_extra(self, saved: Any, keys: tuple[str, ...]) -> dict[str, Any]:
         """Its own saved state with `keys` ('extra' among them), checked to hold its N."""

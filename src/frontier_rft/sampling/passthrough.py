@@ -24,6 +24,7 @@ class PassThrough(WrapsSelector):
     """Plain GRPO sampling: one round of `batch_size` prompts, every group trained."""
 
     rescuable: ClassVar[bool] = True
+    plain: ClassVar[bool] = True
 
     kind: ClassVar[str] = "passthrough"
 

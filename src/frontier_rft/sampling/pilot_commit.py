@@ -139,6 +139,11 @@ class PilotCommit(WrapsSelector):
     holds_groups: ClassVar[bool] = True
 
     kind: ClassVar[str] = _KIND
+    test_configs: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"buffer_pick": "max_variance"},
+        {"evict_at": None, "max_age": 1},  # no eviction, pilots dropped after a step
+        {"pilot": 2, "candidates": 1, "max_rounds": 2},
+    )
 
     @classmethod
     def _check_sizes(cls, config: Any, batch_size: int, group_size: int) -> None:

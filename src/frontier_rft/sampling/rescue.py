@@ -42,7 +42,6 @@ from frontier_rft.sampling.step import (
     Round,
     Sampler,
     StepSamples,
-    rolled_counts,
 )
 from frontier_rft.sampling.wraps_sampler import Generates
 
@@ -82,7 +81,7 @@ class Rescue(MoreRollouts):
             return out
         ids = train.task_ids[wrong]
         counts = np.full(ids.shape[0], self.extra, dtype=np.int64)
-        rewards, payloads = rolled_counts(rollout, ids, counts)
+        rewards, payloads = self.rolled(rollout, ids, counts)
         extra = Round(ids, rewards, 0.0, counts, payloads)
         hit: NDArray[np.bool_] = np.any(rewards.reshape(-1, self.extra) >= self.success, axis=1)
         solved[ids[hit]] = True

@@ -53,9 +53,13 @@ class KindRow:
     """What its builder takes besides the selector and config: 'seed' (its own draws),
     'posterior' (the Beta posteriors an allocation reads)."""
 
-    def fact(self, name: str) -> bool:
-        """A fact its class states (`WrapsSelector`: uneven_groups, holds_groups, rescuable)."""
-        return bool(getattr(self.sampler, name))
+    def fact(self, name: str, config: Any = None) -> bool:
+        """A fact its class states (`WrapsSelector`): one of the kind, a class attribute
+        (plain, uneven_groups, holds_groups, rescuable, rolls_fewer, frees_slots, replays), or
+        one of the kind set by `config`, a classmethod of it (splits_groups, rolls_kept).
+        Every door asks the row, never the name."""
+        stated = getattr(self.sampler, name)
+        return bool(stated(config) if callable(stated) else stated)
 
     def check_train(self, config: Any, **run: Any) -> None:
         """Its class's check of a reference-trainer run (`WrapsSelector.check_train`)."""
@@ -163,6 +167,11 @@ class SamplerSpec:
             )
             return cls(kind)
         return cls(kind, config_from_dict(row.config, fields, what=f"sampler {kind!r}"))
+
+    def fact(self, name: str) -> bool:
+        """A fact of its kind set by its config (`KindRow.fact`): plain, splits_groups,
+        frees_slots, rolls_kept, ..."""
+        return KINDS[self.kind].fact(name, self.config)
 
     def fields(self) -> dict[str, Any]:
         """Every field of its config ({} for a kind without one): TrainConfig.sampler_config."""

@@ -49,6 +49,7 @@ __all__ = [
     "Sampler",
     "StepSamples",
     "check_rollout",
+    "outside_unit",
     "roll_unit_round",
     "rollout_metrics",
     "split_rolled",
@@ -172,6 +173,13 @@ def rolled_counts(
     return rewards, payloads
 
 
+def outside_unit(rewards: NDArray[np.float64]) -> float | None:
+    """The first reward that is not a pass rate in [0, 1] (NaN and inf included); None when
+    every one is: what a sampler that reads rewards as pass rates checks of its rollouts."""
+    bad = np.flatnonzero(~((rewards >= 0.0) & (rewards <= 1.0)))  # NaN compares false
+    return float(rewards[bad[0]]) if bad.size else None
+
+
 def roll_unit_round(
     selector: Selector,
     step: int,
@@ -185,7 +193,7 @@ def roll_unit_round(
     (`why_unit`: the refusal, saying why the sampler needs them), send them to `selector`
     once. The rollout step of samplers that read a group's mean as its pass rate."""
     rewards, payloads = rolled_counts(rollout, ids, counts)
-    if not np.all(np.isfinite(rewards)) or rewards.min() < 0.0 or rewards.max() > 1.0:
+    if outside_unit(rewards) is not None:
         raise ValueError(why_unit)
     start = time.perf_counter()
     selector.update(Feedback(task_ids=np.repeat(ids, counts), rewards=rewards, step=step))
@@ -326,6 +334,14 @@ class Sampler(Protocol):
     """It trains, at a later step, groups it rolled out earlier."""
     rescuable: ClassVar[bool]
     """Its trained groups are this step's whole groups, which rescue may extend."""
+    replays: ClassVar[bool]
+    """It trains groups of earlier steps again against their sampling policy's log-probs,
+    handed back by the trainer after each update (`trained`)."""
+
+    def trained(self, behaviour: Sequence[Any]) -> dict[str, float]:
+        """The step's fresh rows' tokens' log-probs under the policy that sampled them, handed
+        back after the update (held by a sampler that `replays`); the metrics of what it holds."""
+        ...
 
     def sample(
         self, step: int, batch_size: int, group_size: int, rollout: RolloutFn

@@ -8,6 +8,7 @@ anything is built (`sampling/step_plan.py`, whose `WRAPS` lists every wrap)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from frontier_rft.core.selector import Selector
@@ -29,12 +30,18 @@ class WrapsSampler:
     uneven_groups: ClassVar[bool] = False
     holds_groups: ClassVar[bool] = False
     rescuable: ClassVar[bool] = False
+    replays: ClassVar[bool] = False
+    """It trains groups of earlier steps again against their sampling policy's log-probs,
+    which the trainer hands back after each update (`trained`): Backfill."""
     name: ClassVar[str]
     """Its name: its `WRAPS` row, its setting in a run's config, the key of its own state
     beside the wrapped sampler's in one state_dict."""
     settings: ClassVar[tuple[str, ...]]
     """What it is built with besides the sampler it wraps, in its constructor's order, each
     also a key of its own state (so a saved state rebuilds it: `sampler_file`)."""
+    test_configs: ClassVar[tuple[dict[str, Any], ...]]
+    """Its settings (each by name) the contract suite runs it at, around every kind it
+    accepts (tests/test_sampler_contract.py finds them here)."""
     generates: ClassVar[Generates] = "nothing"
     """Where the rollouts it adds (its metric `<name>/rollouts`) are generated: nowhere
     (Backfill replays groups), as more rows of the step's first call to generate (HardGroups),
@@ -45,6 +52,13 @@ class WrapsSampler:
     def refusal(cls, kind: str, config: Any) -> str | None:
         """Why it cannot wrap sampler `kind` set by `config`, in one line that says what to do;
         None when it can."""
+        raise NotImplementedError
+
+    @classmethod
+    def checked_settings(cls, **settings: Any) -> dict[str, Any]:
+        """Its `settings` checked as its constructor checks them, each by name: what a plan
+        checks when it is made (`step_plan.Wrap`), so one its build would refuse is refused
+        first; a ValueError naming the setting."""
         raise NotImplementedError
 
     @property
@@ -75,6 +89,13 @@ class WrapsSampler:
     ) -> StepSamples:
         """The wrapped sampler's step and the wrapper's work on it (`wrapped`: the former)."""
         raise NotImplementedError
+
+    def trained(self, behaviour: Sequence[Any]) -> dict[str, float]:
+        """What the trainer hands back after updating on the step's fresh rows: each row's
+        tokens' log-probs under the policy that sampled them (the update's first pass), in the
+        rows' order. A wrap that replays (`replays`) holds them; another hands them to the
+        sampler it wraps. Returns the metrics of what is held."""
+        return self.wraps.trained(behaviour)
 
     def rewrap(self, sampler: Sampler) -> WrapsSampler:
         """The same wrapper (its settings, none of its state) around `sampler`: what a saved

@@ -34,9 +34,8 @@ from frontier_rft.sampling.fewer_rollouts import (
     fewer_rollouts_from_run,
 )
 from frontier_rft.sampling.filtered_batch import FilteredBatch, gather
-from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import SamplerFlags
-from frontier_rft.sampling.spec import SamplerSpec
+from frontier_rft.sampling.spec import KINDS, SamplerSpec
 from frontier_rft.sampling.step import Sampler, rollout_metrics
 from frontier_rft.sampling.step_plan import StepPlan, Wrap
 from frontier_rft.selectors import SELECTORS, make_selector
@@ -131,7 +130,7 @@ class Entry:
             f"entry {self.label!r}: sampler must be a SamplerSpec (sampler_spec builds one from "
             f"the simulator's flags), got {self.sampler!r}",
         )
-        if self.oracle and self.sampler.kind != Allocation.kind:
+        if self.oracle and "posterior" not in KINDS[self.sampler.kind].extras:
             raise ValueError(f"entry {self.label!r}: oracle is for allocation; set allocation")
         try:
             self.plan()
@@ -211,7 +210,7 @@ def spelled(spec: SamplerSpec) -> dict[str, Any]:
         out["fewer_rollouts"] = {
             k: v for k, v in SamplerFlags.of_spec(spec).changed().items() if k in RUN_FIELDS
         }
-    if spec.kind != PassThrough.kind and all(v is None for v in out.values()):
+    if not spec.fact("plain") and all(v is None for v in out.values()):
         out["sampler"] = list(spec.pair())
     return out
 

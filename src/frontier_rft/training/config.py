@@ -18,14 +18,12 @@ from frontier_rft.core.config import check, check_choice, check_field_types
 from frontier_rft.core.selector import Selector
 from frontier_rft.lm.decoding import Sampling, temperature_problem
 from frontier_rft.lm.device import DEVICE_HELP, valid_device_name
-from frontier_rft.sampling.fewer_rollouts import FewerRollouts, screens
-from frontier_rft.sampling.passthrough import PassThrough
 from frontier_rft.sampling.sampler_flags import (
     legacy_train_fields,
 )
 from frontier_rft.sampling.spec import SamplerSpec, kind_row
 from frontier_rft.sampling.step import MAX_GROUP_SIZE, Sampler
-from frontier_rft.sampling.step_plan import StepPlan, Wrap
+from frontier_rft.sampling.step_plan import StepPlan, StepRows, Wrap
 from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
@@ -533,14 +531,14 @@ class TrainConfig:
             )
 
     def _screens(self) -> bool:
-        """Whether the run's FewerRollouts screens (splits each group in two rounds)."""
-        return screens(self.sampler, self.sampler_settings())
+        """Whether the run's sampler splits each group in two rounds (FewerRollouts' screen)."""
+        return self.sampler_spec().fact("splits_groups")
 
     def _check_pad_rows(self) -> None:
         """The padding mode, and the sampler whose steps roll out fewer than B prompts."""
         check_choice("pad_rows", self.pad_rows, PAD_ROWS)
         check(
-            self.pad_rows != "buckets" or self.sampler == FewerRollouts.kind,
+            self.pad_rows != "buckets" or kind_row(self.sampler).fact("rolls_fewer"),
             f"pad_rows buckets pads the generation of a step that rolls out fewer than "
             f"batch_size prompts (sampler fewer_rollouts: --rollouts kept or --screen); sampler "
             f"{self.sampler!r} is never padded: set pad_rows auto or off",
@@ -550,7 +548,7 @@ class TrainConfig:
         """Whether this run's kept steps pad their generation on a `device_type` ('cpu',
         'cuda') device: buckets, or auto on CUDA with sampler fewer_rollouts."""
         if self.pad_rows == "auto":
-            return device_type == "cuda" and self.sampler == FewerRollouts.kind
+            return device_type == "cuda" and kind_row(self.sampler).fact("rolls_fewer")
         return self.pad_rows == "buckets"
 
     def _check_fewer_steps(self) -> None:
@@ -560,7 +558,7 @@ class TrainConfig:
         cls = SELECTORS.get(self.selector)
         clashes = {
             "selector": cls is not None and not cls.walks_windows(),
-            "sampler": self.sampler != PassThrough.kind,
+            "sampler": not kind_row(self.sampler).fact("plain"),
             "rescue": bool(self.rescue),
         }
         for clash, on in clashes.items():
@@ -621,7 +619,9 @@ class TrainConfig:
         """This run's step: its sampler, inside HardGroups with `hard_groups: N`, inside Rescue
         with `rescue: N`, inside Backfill with
         `backfill: replay` (it replays the groups as trained, rescued ones joined), ended by
-        its passes with `fewer_steps`; ValueError naming a wrap its sampler cannot take."""
+        its passes with `fewer_steps`, its rows batch_size prompts x group_size rollouts (what
+        the trainer reads its step's size from); ValueError naming a wrap its sampler cannot
+        take."""
         wraps = []
         if self.hard_groups:
             wraps.append(Wrap.of("hard_groups", extra=self.hard_groups))
@@ -637,7 +637,8 @@ class TrainConfig:
                 )
             )
         ends_by = "passes" if self.fewer_steps else "steps"
-        return StepPlan(self.sampler_spec(), tuple(wraps), ends_by)
+        rows = StepRows(self.batch_size, self.group_size)  # one call of B prompts x n a step
+        return StepPlan(self.sampler_spec(), tuple(wraps), ends_by, rows=rows)
 
     def step_sampler(self, selector: Selector) -> Sampler:
         """The step sampler of this run's plan around `selector` (`step_plan`)."""

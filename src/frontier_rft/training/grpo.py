@@ -64,11 +64,11 @@ from frontier_rft.lm.rollout import (
     score_completions,
 )
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
-from frontier_rft.sampling.backfill import Backfill
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
 from frontier_rft.sampling.step import Rolled, Sampler, StepSamples
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.sampling.wraps_sampler import WrapsSampler
 from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
@@ -200,13 +200,13 @@ class Trainer:
         self.shadows: RunShadows
         """Rules followed beside the run (config.shadows): their own selectors and RNGs,
         never the run's, so training is the same with and without them."""
+        self.plan: StepPlan
+        """The run's step, decided once (TrainConfig.step_plan): the sampler, its wraps, how the
+        run ends and the step's rows, which every step reads its size from."""
         self.sampler: Sampler
         """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector (with
         `rescue: N`, inside Rescue; with `backfill: replay`, inside Backfill): what every step
         calls to get its rounds and the groups to train on."""
-        self.backfill: Backfill | None = None
-        """backfill 'replay': the sampler itself (Backfill around the kept steps' sampler),
-        told each update's fresh log-probs; None when off."""
         self.eval_clock = (
             EvalClock(
                 parse_grid(cfg.eval_grid), pool_size=len(self.items), length=cfg.max_new_tokens
@@ -371,7 +371,8 @@ class Trainer:
         """The step's rollouts: the sampler's rounds (and its wrappers', rescue's), each group
         whole with its completions (the payloads it carried through the sampler), and their
         cost."""
-        cfg, n = self.config, self.config.group_size
+        rows = self.plan.shape()  # the step's size, decided once in its plan
+        n = rows.group_size()
         seconds_spent, padded_rows = [0.0], [0]  # what generation cost, call by call
         calls: list[tuple[int, int, float]] = []
 
@@ -390,7 +391,7 @@ class Trainer:
             return Rolled(rewards, [completions[a:b] for a, b in zip(starts, ends, strict=True)])
 
         with self._amp():  # METIS's judge generates inside select
-            samples = self.sampler.sample(self.step_count, cfg.batch_size, n, rollout)
+            samples = self.sampler.sample(self.step_count, rows.batch, n, rollout)
         sampled = samples.sampled  # the sampler's own rounds, before rescue's
         records = self.selector.pop_judge_records() if self.judge is not None else []
         train = self._whole(samples.train)
@@ -425,7 +426,7 @@ class Trainer:
         parts: dict[str, float] = {}
         replay: ReplayRows | None = None
         if rows:
-            if self.backfill is not None:
+            if self.sampler.replays:  # backfill: replayed rows against their behaviour
                 behaviour = list(got.samples.behaviour)
                 replay = ReplayRows(fresh_rows, behaviour, cfg.backfill_is_cap, cfg.clip_eps)
             weights = row_weights([len(g.completions) for g in rows], cfg.group_weighting)
@@ -440,13 +441,11 @@ class Trainer:
                 group_sizes=[len(g.completions) for g in rows],
             )
             parts = self._update(batch)
-        if self.backfill is not None:  # held after the step that trained them
+        if self.sampler.replays:  # the fresh rows' log-probs handed back, held after the step
             parts.update(replay_metrics(replay, len(got.replayed)))
-            if replay is not None:
-                lengths = [len(c) for g in groups for c in g.completions]
-                parts.update(self.backfill.trained(replay.fresh_behaviour(lengths)))
-            else:
-                parts["backfill/buffer_groups"] = float(self.backfill.store.size)
+            lengths = [len(c) for g in groups for c in g.completions]
+            handed = replay.fresh_behaviour(lengths) if replay is not None else []
+            parts.update(self.sampler.trained(handed))
         fresh = advantages[:fresh_rows]
         update_s = time.perf_counter() - start - parts.get("perf/noise_s", 0.0)  # meter apart
         return Trained(fresh, scale, parts, update_s)
@@ -517,7 +516,7 @@ class Trainer:
             line = reward_record(self.step_count, len(self.items), cfg.seed, ids, rewards, lengths)
             with open(self.run_dir / REWARD_LOG, "a", encoding="utf-8") as fh:
                 fh.write(line)
-        n = cfg.group_size  # the groups of a step with shadows: one a prompt, each of n
+        n = self.plan.shape().group_size()  # a step's groups with shadows: each of n
         self.shadows.observe(
             self.step_count, np.repeat(ids, n), rewards.reshape(-1), n, lengths.reshape(-1)
         )
@@ -537,7 +536,7 @@ class Trainer:
         t_gen = time.perf_counter()
         sizes = [int(c) for c in counts]
         real = sum(sizes)
-        pad = padding(sizes, cfg.batch_size) if self.pad_rows else []
+        pad = padding(sizes, self.plan.shape().batch) if self.pad_rows else []
         gen_prompts = prompts + [prompts[j % len(prompts)] for j in range(len(pad))]
         gen_sizes = sizes + pad
         processors = [EndRows(real, self._eos())] if pad else []
@@ -840,13 +839,13 @@ class Trainer:
         Dynamic sampling never carries surplus groups here (max_surplus 0): training a group
         of an earlier step needs the log-probs of the policy that sampled it, which this
         trainer does not keep (docs/selectors/dapo.md)."""
-        sampler = self.config.step_sampler(self.selector)
+        self.plan = self.config.step_plan()
+        sampler = self.plan.build(self.selector, seed=self.config.seed)
         if ckpt is not None:
             fix = "resume with the saved settings, or start a new --out"
             state = saved_sampler_state(ckpt, sampler, fix)
             if state is not None:
                 sampler.load_state_dict(state)
-        self.backfill = sampler if isinstance(sampler, Backfill) else None
         return sampler
 
     def _name_policy_features(self) -> None:

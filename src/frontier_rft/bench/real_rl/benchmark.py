@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from frontier_rft.bench.real_rl.entries import BenchEntry
 from frontier_rft.bench.real_rl.ledger import (
     RunLedger,
     check_same_scores,
@@ -52,7 +53,7 @@ from frontier_rft.bench.real_rl.start_models import (
     prepare_start_model,
     start_model_dir,
 )
-from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
+from frontier_rft.bench.real_rl.testbed import Testbed
 from frontier_rft.core.jsonsafe import load_json_file
 from frontier_rft.shadow.replay import REWARD_LOG
 

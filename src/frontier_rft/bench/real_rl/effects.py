@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES
+from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES
 from frontier_rft.sampling.allocation import Allocation
 from frontier_rft.sampling.pilot_commit import PilotCommit
 
@@ -191,7 +191,7 @@ EFFECTS: tuple[Effect, ...] = (
     ),
 )
 """The papers' reported effects, one row each (no check when the runs lack its entries,
-testbed.EFFECT_ENTRIES): `effect_checks` measures and judges them."""
+entries.EFFECT_ENTRIES): `effect_checks` measures and judges them."""
 
 
 def _lookup(values: Mapping[str, Any], path: str) -> list[Any]:

@@ -29,6 +29,7 @@ from frontier_rft.bench.metrics import (
 )
 from frontier_rft.bench.real_rl.device_report import device_comparison
 from frontier_rft.bench.real_rl.effects import BASELINE, EFFECTS, holds
+from frontier_rft.bench.real_rl.entries import ALLOCATION_FIELDS, BenchEntry
 from frontier_rft.bench.real_rl.ledger import timed_in_one_run
 from frontier_rft.bench.real_rl.page import (
     ResultFiles,
@@ -38,12 +39,7 @@ from frontier_rft.bench.real_rl.page import (
 )
 from frontier_rft.bench.real_rl.schedule import check_one_schedule
 from frontier_rft.bench.real_rl.skip_cost import passes_over_groups, skip_cost_summary
-from frontier_rft.bench.real_rl.testbed import (
-    ALLOCATION_FIELDS,
-    BenchEntry,
-    Testbed,
-    figure_context,
-)
+from frontier_rft.bench.real_rl.testbed import Testbed, figure_context
 from frontier_rft.core.jsonsafe import dumps_strict
 from frontier_rft.sampling.allocation import Allocation
 from frontier_rft.simulation.runner import spelled

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from frontier_rft.bench.real_rl.code_id import code_info
+from frontier_rft.bench.real_rl.entries import BenchEntry
 from frontier_rft.bench.real_rl.ledger import definition_digest, entry_definition, run_curves
 from frontier_rft.bench.real_rl.start_models import measure_start_state_once, start_state_file
-from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
+from frontier_rft.bench.real_rl.testbed import Testbed
 from frontier_rft.metrics_log import read_metrics_jsonl
 from frontier_rft.progress import progress_bar
 from frontier_rft.training.config import TrainConfig, train_config

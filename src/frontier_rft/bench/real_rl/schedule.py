@@ -15,7 +15,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from frontier_rft.bench.real_rl.testbed import BenchEntry, Testbed
+from frontier_rft.bench.real_rl.entries import BenchEntry
+from frontier_rft.bench.real_rl.testbed import Testbed
 from frontier_rft.training.eval_grid import parse_grid
 
 __all__ = ["Schedule", "check_one_schedule", "on_schedule", "schedule_of"]

@@ -25,7 +25,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from frontier_rft.bench.real_rl.testbed import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
+from frontier_rft.bench.real_rl.entries import EFFECT_ENTRIES, MAIN_ENTRIES, BenchEntry
 from frontier_rft.simulation.runner import Entry
 
 __all__ = [

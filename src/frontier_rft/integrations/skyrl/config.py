@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from frontier_rft.core.config import did_you_mean
 from frontier_rft.core.selector import Selector
@@ -27,7 +27,7 @@ from frontier_rft.integrations.plan import (
     planned_epochs,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
-from frontier_rft.sampling.step_plan import StepPlan
+from frontier_rft.sampling.step_plan import StepPlan, StepRows
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = [
@@ -45,11 +45,13 @@ __all__ = [
     "SKYRL",
     "SKYRL_FIELDS",
     "SKYRL_SETTING",
+    "SkyRLSamplerConfig",
     "kept_advantage_factors",
     "kept_loss_problem",
-    "resolved_rollouts",
+    "resolved_plan",
     "skyrl_auto_rollouts",
     "skyrl_planned_epochs",
+    "skyrl_rows",
     "skyrl_sampler_config",
     "skyrl_step_plan",
     "unknown_settings",
@@ -65,6 +67,15 @@ SKYRL = TrainerFacts(
     clashes=("auto+shadows", "kept+async", "kept+filter", "kept+loss"),
 )
 """What SkyRL's trainers can do with a step (integrations.plan asks it; its texts are there)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SkyRLSamplerConfig(VerlSamplerConfig):
+    """The `frontier:` settings of a SkyRL run: verl's sampler settings (SkyRL reuses its
+    sampler), refused in SkyRL's words (its `rollouts: fewer_steps` explains SkyRL's loop)."""
+
+    trainer: ClassVar[TrainerFacts] = SKYRL
+
 
 SKYRL_SETTING = "frontier"
 """Top-level key of the frontier-rft settings beside SkyRL's config (`frontier.selector=...`)."""
@@ -152,7 +163,7 @@ def kept_advantage_factors(
 
 
 SKYRL_FIELDS = tuple(
-    name for name in VerlSamplerConfig.__dataclass_fields__ if name not in NOT_ON_SKYRL
+    f.name for f in dataclasses.fields(VerlSamplerConfig) if f.name not in NOT_ON_SKYRL
 )
 """The settings `frontier.*` takes on SkyRL (batch_size is SkyRL's trainer.train_batch_size)."""
 
@@ -184,7 +195,7 @@ def skyrl_sampler_config(fields: Any, train_batch_size: int) -> VerlSamplerConfi
     unknown = unknown_settings(fields)
     if unknown:
         raise ValueError(f"{SKYRL_SETTING}: {unknown[0]}")
-    return VerlSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)
+    return SkyRLSamplerConfig.from_fields(fields, int(train_batch_size), SKYRL_SETTING)
 
 
 def skyrl_planned_epochs(
@@ -232,6 +243,14 @@ def skyrl_auto_rollouts(
     return auto(SKYRL, selector, clashes(SKYRL, on), epochs, device="gpu")  # its workers: GPUs
 
 
+def skyrl_rows(config: VerlSamplerConfig, group_size: Any = None) -> StepRows:
+    """A SkyRL step's rows, as its config sizes it: trainer.train_batch_size prompts (the
+    sampler's batch_size) in one call, generator.n_samples_per_prompt (`group_size`) rollouts
+    each (None where not known yet: `frontier check-config skyrl` without it)."""
+    whole = isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
+    return StepRows(config.batch_size, group_size if whole else None)
+
+
 def skyrl_step_plan(
     config: VerlSamplerConfig,
     *,
@@ -241,13 +260,15 @@ def skyrl_step_plan(
     epochs: float | None = None,
     policy_loss_type: Any = None,
     advantage_estimator: Any = None,
+    group_size: Any = None,
 ) -> tuple[StepPlan, bool]:
-    """The run's step as every door's plan (`plan.adapter_plan`), `rollouts: auto` resolved
-    by `skyrl_auto_rollouts` (the arguments as there; its reason, why auto chose it), and
-    whether that choice is said as a warning: what the entrypoint, the trainer and `frontier
-    check-config skyrl` all read."""
+    """The run's step as every door's plan (`plan.adapter_plan`, its rows `skyrl_rows` of
+    `group_size`), `rollouts: auto` resolved by `skyrl_auto_rollouts` (the arguments as there;
+    its reason, why auto chose it), and whether that choice is said as a warning: what the
+    entrypoint, the trainer and `frontier check-config skyrl` all read."""
+    rows = skyrl_rows(config, group_size)
     if config.rollouts != "auto":
-        return adapter_plan(config.rollouts, config.loss_scale), False
+        return adapter_plan(config.rollouts, config.loss_scale, rows=rows), False
     mode, why, warn = skyrl_auto_rollouts(
         selector=selector or SELECTORS[config.selector],
         shadows=config.shadows,
@@ -258,14 +279,14 @@ def skyrl_step_plan(
         loss_scale=config.loss_scale,
         advantage_estimator=advantage_estimator,
     )
-    return adapter_plan(mode, config.loss_scale, why), warn
+    return adapter_plan(mode, config.loss_scale, why, rows), warn
 
 
-def resolved_rollouts(config: VerlSamplerConfig, **resolution: Any) -> VerlSamplerConfig:
-    """`config` with `rollouts: auto` replaced by what it means here (`skyrl_step_plan`, with
-    its keywords `resolution`), said in one log line; unchanged when rollouts is set."""
-    if config.rollouts != "auto":
-        return config
+def resolved_plan(config: VerlSamplerConfig, **resolution: Any) -> StepPlan:
+    """The run's plan (`skyrl_step_plan`, with its keywords `resolution`), which the trainer and
+    its sampler hold and read their rollouts and batch from; `rollouts: auto`'s choice said in
+    one log line."""
     plan, warn = skyrl_step_plan(config, **resolution)
-    auto_log(_log, SKYRL, plan.rollouts, plan.reason, warn)
-    return dataclasses.replace(config, rollouts=plan.rollouts)
+    if config.rollouts == "auto":
+        auto_log(_log, SKYRL, plan.rollouts, plan.reason, warn)
+    return plan

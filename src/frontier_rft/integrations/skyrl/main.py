@@ -26,7 +26,7 @@ from frontier_rft.integrations.preflight import apply_overrides
 from frontier_rft.integrations.skyrl.config import (
     SKYRL,
     SKYRL_SETTING,
-    resolved_rollouts,
+    resolved_plan,
     skyrl_planned_epochs,
     skyrl_sampler_config,
 )
@@ -50,11 +50,11 @@ def split_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return theirs, ours
 
 
-def _run(cfg: Any, frontier_config: Any) -> None:
+def _run(cfg: Any, frontier_config: Any, plan: Any) -> None:
     """SkyRL's `skyrl_entrypoint`, with the frontier-rft experiment (runs in a Ray task)."""
     from frontier_rft.integrations.skyrl.trainer import FrontierPPOExp
 
-    FrontierPPOExp(cfg, frontier_config).run()
+    FrontierPPOExp(cfg, frontier_config, plan).run()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sampler_config = skyrl_sampler_config(values.get(SKYRL_SETTING), cfg.trainer.train_batch_size)
     if sampler_config.rollouts == "kept":  # set by hand: say what it does and what it cost
         _log.info(kept_line(SKYRL, SELECTORS[sampler_config.selector]))
-    frontier_config = resolved_rollouts(  # rollouts: auto, said before Ray starts
+    plan = resolved_plan(  # the run's step, decided once: rollouts: auto said before Ray starts
         sampler_config,
         fully_async=bool(cfg.trainer.fully_async.enabled),
         dynamic_sampling=cfg.trainer.algorithm.dynamic_sampling.type,
@@ -103,9 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         policy_loss_type=cfg.trainer.algorithm.policy_loss_type,
         advantage_estimator=cfg.trainer.algorithm.advantage_estimator,
+        group_size=cfg.generator.n_samples_per_prompt,
     )
     initialize_ray(cfg)
-    ray.get(ray.remote(num_cpus=1)(_run).remote(cfg, frontier_config))
+    ray.get(ray.remote(num_cpus=1)(_run).remote(cfg, sampler_config, plan))
     return 0
 
 

@@ -40,6 +40,7 @@ from frontier_rft.integrations.skyrl.config import (
     SKYRL,
     SKYRL_FIELDS,
     SKYRL_SETTING,
+    SkyRLSamplerConfig,
     kept_loss_problem,
     skyrl_planned_epochs,
     skyrl_step_plan,
@@ -80,7 +81,7 @@ def check_skyrl_config(config: Mapping[str, Any], hint: DeviceHint | None = None
     values = {str(k): v for k, v in fields.items()}
     report.add(SKYRL_SETTING, unknown_settings(values))
     values = {k: v for k, v in values.items() if k in SKYRL_FIELDS}
-    report.add(SKYRL_SETTING, config_problems(VerlSamplerConfig, values, fixed={"batch_size": 1}))
+    report.add(SKYRL_SETTING, config_problems(SkyRLSamplerConfig, values, fixed={"batch_size": 1}))
     default = VerlSamplerConfig(batch_size=1)
     selector = values.get("selector", default.selector)
     report.add(
@@ -165,7 +166,8 @@ def _step_plan(
     auto` included); None where the file's fields make no sampler config (named as
     problems)."""
     try:
-        sampler = VerlSamplerConfig.from_fields(values, 1, SKYRL_SETTING)
+        prompts = batch if _positive_int(batch) else 1  # the plan's rows: SkyRL's batch
+        sampler = SkyRLSamplerConfig.from_fields(values, prompts, SKYRL_SETTING)
     except ValueError:
         return None
     return skyrl_step_plan(
@@ -180,6 +182,7 @@ def _step_plan(
         ),
         policy_loss_type=dotted_get(config, "trainer.algorithm.policy_loss_type"),
         advantage_estimator=dotted_get(config, "trainer.algorithm.advantage_estimator"),
+        group_size=dotted_get(config, "generator.n_samples_per_prompt"),
     )[0]
 
 

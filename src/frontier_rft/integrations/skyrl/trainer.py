@@ -37,6 +37,7 @@ position (which shifts if SkyRL's max_prompt_length filter drops other rows).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import sys
@@ -92,11 +93,13 @@ from frontier_rft.integrations.skyrl.config import (  # noqa: E402
     SKYRL_SETTING,
     kept_advantage_factors,
     kept_loss_problem,
-    resolved_rollouts,
+    resolved_plan,
     skyrl_planned_epochs,
 )
 from frontier_rft.integrations.verl.config import VerlSamplerConfig  # noqa: E402
-from frontier_rft.integrations.verl.sampler import FrontierSampler, as_task_ids  # noqa: E402
+from frontier_rft.integrations.verl.sampler import FrontierSampler  # noqa: E402
+from frontier_rft.integrations.verl.task_ids import as_task_ids  # noqa: E402
+from frontier_rft.sampling.step_plan import StepPlan  # noqa: E402
 
 __all__ = [
     "FrontierFullyAsyncRayPPOTrainer",
@@ -281,6 +284,7 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
         *args: Any,
         frontier_config: VerlSamplerConfig,
         selector: Selector | None = None,
+        frontier_plan: StepPlan | None = None,
         **kwargs: Any,
     ) -> None:
         check_skyrl_hooks(self._skyrl_trainer)
@@ -291,7 +295,7 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
                 f"the frontier config's batch_size {frontier_config.batch_size} is not SkyRL's "
                 f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
             )
-        frontier_config = resolved_rollouts(  # rollouts: auto, unless the entrypoint resolved it
+        plan = frontier_plan or resolved_plan(  # unless the entrypoint decided it
             frontier_config,
             fully_async=self._skyrl_trainer is FullyAsyncRayPPOTrainer,
             dynamic_sampling=cfg.trainer.algorithm.dynamic_sampling.type,
@@ -304,11 +308,21 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
             ),
             policy_loss_type=cfg.trainer.algorithm.policy_loss_type,
             advantage_estimator=cfg.trainer.algorithm.advantage_estimator,
+            group_size=cfg.generator.n_samples_per_prompt,
         )
+        if plan.shape().prompts != batch:
+            raise ValueError(
+                f"the plan's {plan.shape().prompts} prompts a step are not SkyRL's "
+                f"trainer.train_batch_size {batch}; build it with skyrl_sampler_config"
+            )
+        frontier_config = dataclasses.replace(frontier_config, rollouts=plan.rollouts)
         if self._skyrl_trainer is FullyAsyncRayPPOTrainer or (
             cfg.trainer.algorithm.dynamic_sampling.type is not None
         ):  # groups reported in parts: the default shadows are dropped, set ones refused
             frontier_config = frontier_config.without_default_shadows()
+        self.frontier_plan = plan
+        """The run's step, decided once: its rollouts (kept or full) and rows, which the sampler
+        holds too and every kept step reads."""
         self._frontier_refuse(cfg, frontier_config)
         frontier_config.shadow_configs(cfg.generator.n_samples_per_prompt, GROUP_SIZE)
         # Read by _build_train_dataloader_and_compute_training_steps, which SkyRL's
@@ -324,14 +338,14 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
         dynamic_sampling = cfg.trainer.algorithm.dynamic_sampling.type is not None
         if config.shadows and dynamic_sampling:
             raise ValueError(message(SKYRL, "shadows+filter"))
-        if config.rollouts == "kept" and dynamic_sampling:
+        if self.frontier_plan.rollouts == "kept" and dynamic_sampling:
             raise ValueError(message(SKYRL, "kept+filter"))
         loss = kept_loss_problem(
             cfg.trainer.algorithm.policy_loss_type,
             config.loss_scale,
             cfg.trainer.algorithm.advantage_estimator,
         )
-        if config.rollouts == "kept" and loss is not None:
+        if self.frontier_plan.rollouts == "kept" and loss is not None:
             raise ValueError(loss)
 
     def _frontier_new_sampler(self) -> SkyRLSampler:
@@ -347,6 +361,7 @@ class _FrontierTrainer(RayPPOTrainer):  # type: ignore[misc]
             config=config,
             selector=self._frontier_selector,
             task_ids=skyrl_task_ids(self.train_dataset, config.task_id_key),
+            plan=self.frontier_plan,
         )
         sampler.logs_to_trainer = config.metrics_jsonl is None  # SkyRL's tracker logs them
         self.frontier_sampler = sampler
@@ -421,14 +436,14 @@ class FrontierRayPPOTrainer(_FrontierTrainer):
         # SkyRL cuts a batch to a multiple of its data-parallel stride; with rollouts: kept
         # that would drop prompts the selector kept (K is anything from 1 to the batch size),
         # so every kept prompt is generated and SkyRL's loss-masked padding evens the shards.
-        if self.frontier_config.rollouts == "kept":
+        if self.frontier_plan.rollouts == "kept":
             return entries
         return super()._remove_tail_data(entries)
 
     def convert_to_training_input(
         self, generator_output: Any, uids: Any, *args: Any, **kwargs: Any
     ) -> Any:
-        if self.frontier_config.rollouts != "kept":
+        if self.frontier_plan.rollouts != "kept":
             return super().convert_to_training_input(generator_output, uids, *args, **kwargs)
         prompts = compute_prompt_boundaries(list(uids))
         trainer = self.cfg.trainer
@@ -456,7 +471,7 @@ class FrontierRayPPOTrainer(_FrontierTrainer):
         # SkyRL puts its loss reduction on each mini-batch's advantages (the policy loss is
         # their sum); loss_scale batch scales each by its share of a full mini-batch.
         data = super()._normalize_advantages(data, mini_batch_boundaries, *args, **kwargs)
-        if self.frontier_config.rollouts != "kept":
+        if self.frontier_plan.rollouts != "kept":
             return data
         starts = [start for start, _ in self._frontier_prompts]
         counts = [sum(1 for s in starts if lo <= s < hi) for lo, hi in mini_batch_boundaries]
@@ -602,7 +617,7 @@ class FrontierFullyAsyncRayPPOTrainer(_FrontierTrainer, FullyAsyncRayPPOTrainer)
 
     def _frontier_refuse(self, cfg: Any, config: VerlSamplerConfig) -> None:
         super()._frontier_refuse(cfg, config)
-        if config.rollouts == "kept":
+        if self.frontier_plan.rollouts == "kept":
             raise ValueError(message(SKYRL, "kept+async"))
         if config.shadows:
             raise ValueError(message(SKYRL, "shadows+async"))
@@ -687,8 +702,12 @@ class FrontierPPOExp(BasePPOExp):  # type: ignore[misc]
     `trainer.fully_async.enabled` a FrontierFullyAsyncRayPPOTrainer (SkyRL's get_trainer
     pattern)."""
 
-    def __init__(self, cfg: Any, frontier_config: VerlSamplerConfig) -> None:
+    def __init__(
+        self, cfg: Any, frontier_config: VerlSamplerConfig, plan: StepPlan | None = None
+    ) -> None:
         self.frontier_config = frontier_config
+        self.frontier_plan = plan
+        """The run's step as the entrypoint decided it (None: the trainer decides it)."""
         super().__init__(cfg)
 
     def get_trainer(
@@ -712,4 +731,5 @@ class FrontierPPOExp(BasePPOExp):  # type: ignore[misc]
             generator=generator,
             colocate_pg=colocate_pg,
             frontier_config=self.frontier_config,
+            frontier_plan=self.frontier_plan,
         )

@@ -14,7 +14,6 @@ Imports neither verl nor torch.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,7 +32,7 @@ from frontier_rft.integrations.plan import (
 from frontier_rft.integrations.preflight import dotted_get, shown
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig, _interpolated
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
-from frontier_rft.sampling.step_plan import StepPlan
+from frontier_rft.sampling.step_plan import StepPlan, StepRows
 
 __all__ = [
     "LENGTH_KEYS",
@@ -42,8 +41,9 @@ __all__ = [
     "auto_rollouts",
     "kept_blockers",
     "length_problems",
-    "resolved",
+    "resolved_plan",
     "verl_planned_epochs",
+    "verl_rows",
     "verl_step_plan",
 ]
 
@@ -173,6 +173,16 @@ def auto_rollouts(
     return auto(VERL, selector, lines, epochs, device="gpu")
 
 
+def verl_rows(sampler: VerlSamplerConfig, config: Mapping[str, Any]) -> StepRows:
+    """A verl step's rows, as its config sizes it: the sampler's batch_size prompts
+    (data.gen_batch_size, else data.train_batch_size) in one call, actor_rollout_ref.rollout.n
+    rollouts each (None where `config` does not say: a sampler built from verl's data config
+    alone, or an interpolation)."""
+    n = dotted_get(config, "actor_rollout_ref.rollout.n") if config else None
+    whole = isinstance(n, int) and not isinstance(n, bool) and n >= 1
+    return StepRows(sampler.batch_size, n if whole else None)
+
+
 def verl_step_plan(
     sampler: VerlSamplerConfig,
     config: Mapping[str, Any],
@@ -181,11 +191,13 @@ def verl_step_plan(
     legacy: bool,
     async_buffer: bool = False,
 ) -> tuple[StepPlan, bool]:
-    """The run's step as every door's plan (`plan.adapter_plan`), `rollouts: auto` resolved
-    by `auto_rollouts` (its reason, why auto chose it), and whether that choice is said as a
-    warning: what the buffer, the sampler and `frontier check-config verl` all read."""
+    """The run's step as every door's plan (`plan.adapter_plan`, its rows `verl_rows`),
+    `rollouts: auto` resolved by `auto_rollouts` (its reason, why auto chose it), and whether
+    that choice is said as a warning: what the buffer, the sampler and `frontier check-config
+    verl` all read."""
+    rows = verl_rows(sampler, config)
     if sampler.rollouts != "auto":
-        return adapter_plan(sampler.rollouts, sampler.loss_scale), False
+        return adapter_plan(sampler.rollouts, sampler.loss_scale, rows=rows), False
     mode, why, warn = auto_rollouts(
         config,
         selector=selector,
@@ -194,17 +206,16 @@ def verl_step_plan(
         async_buffer=async_buffer,
         loss_scale=sampler.loss_scale,
     )
-    return adapter_plan(mode, sampler.loss_scale, why), warn
+    return adapter_plan(mode, sampler.loss_scale, why, rows), warn
 
 
-def resolved(
+def resolved_plan(
     sampler: VerlSamplerConfig, config: Mapping[str, Any], **resolution: Any
-) -> VerlSamplerConfig:
-    """`sampler` with `rollouts: auto` replaced by what it means here (`verl_step_plan`, with
-    its keywords `resolution`), said in one log line (a warning when a setting keeps a
-    skipping selector from kept); unchanged when rollouts is set."""
-    if sampler.rollouts != "auto":
-        return sampler
+) -> StepPlan:
+    """The run's plan (`verl_step_plan`, with its keywords `resolution`), what the buffer and
+    the sampler hold and read their rollouts and batch from; `rollouts: auto`'s choice said in
+    one log line (a warning when a setting keeps a skipping selector from kept)."""
     plan, warn = verl_step_plan(sampler, config, **resolution)
-    auto_log(_log, VERL, plan.rollouts, plan.reason, warn)
-    return dataclasses.replace(sampler, rollouts=plan.rollouts)
+    if sampler.rollouts == "auto":
+        auto_log(_log, VERL, plan.rollouts, plan.reason, warn)
+    return plan

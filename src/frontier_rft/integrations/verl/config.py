@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from frontier_rft.core.config import check, check_least
 from frontier_rft.integrations.plan import (
@@ -86,6 +86,9 @@ def trl_only(fields: Mapping[Any, Any]) -> list[str]:
 @dataclass(frozen=True)
 class VerlSamplerConfig:
     """How FrontierSampler builds its selector and reads verl's batches."""
+
+    trainer: ClassVar[TrainerFacts] = VERL
+    """The trainer whose words its refusals use (SkyRL's settings are a subclass: SkyRL's)."""
 
     batch_size: int
     """Prompts per dataloader batch: verl's data.gen_batch_size, else data.train_batch_size."""
@@ -168,7 +171,7 @@ class VerlSamplerConfig:
             isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
             f"seed must be a non-negative int, got {self.seed!r}",
         )
-        check(self.rollouts in ROLLOUTS, rollouts_refusal(VERL, self.rollouts))
+        check(self.rollouts in ROLLOUTS, rollouts_refusal(self.trainer, self.rollouts))
         check(
             self.loss_scale in LOSS_SCALES,
             f"loss_scale must be batch (the step's loss x the share of uniform's rows it "
@@ -178,7 +181,7 @@ class VerlSamplerConfig:
         cls = SELECTORS.get(self.selector)
         check(
             self.rollouts != "kept" or cls is None or cls.walks_windows(),
-            message(VERL, "kept+selector", selector=self.selector),
+            message(self.trainer, "kept+selector", selector=self.selector),
         )
         if isinstance(self.shadows, str):  # YAML `shadows: greso`: one rule
             object.__setattr__(self, "shadows", (self.shadows,))

@@ -23,7 +23,7 @@ batch_size, so a batch has 1 to batch_size prompts. A torch Sampler yields singl
 the dataloader groups into full batches, so this mode is the batch sampler `batches()`
 (FrontierReplayBuffer, v1 sync trainer); as a per-prompt sampler it is refused.
 
-Task ids: the selector's ids are dataset positions. Each position's stable task id
+Task ids (task_ids.py): the selector's ids are dataset positions. Each position's stable task id
 (`extra_info.index` in the data file, which verl's RLHFDataset copies to
 `non_tensor_batch["index"]`) is read once at construction and must be unique; verl
 silently uses 0 when it is missing, so an all-zero or duplicated column is an error.
@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 import os
 from collections import deque
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -47,10 +47,17 @@ from frontier_rft.core.feedback import Feedback, to_unit_range
 from frontier_rft.core.selector import Selector
 from frontier_rft.core.state_check import check_keys, read_array, read_int
 from frontier_rft.integrations.plan import default_shadows_line, message
-from frontier_rft.integrations.verl.auto import resolved
+from frontier_rft.integrations.verl.auto import resolved_plan, verl_rows
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig
 from frontier_rft.integrations.verl.pool import dataset_selector
+from frontier_rft.integrations.verl.task_ids import (
+    _check_unique,
+    _shape,
+    as_task_ids,
+    read_task_ids,
+)
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 from frontier_rft.shadow.live import RunShadows
 
@@ -59,7 +66,6 @@ __all__ = [
     "VerlSamplerConfig",
     "WindowBatches",
     "install_feedback_hook",
-    "read_task_ids",
     "resume_refusal",
 ]
 
@@ -79,124 +85,6 @@ def _sampler_base() -> Any:
 
         return Sampler
     return AbstractCurriculumSampler
-
-
-def read_task_ids(dataset: Any, key: str = "index") -> NDArray[np.int64]:
-    """Stable task id of every dataset position, checked unique.
-
-    key 'index' (the default): `extra_info.index`, straight from an RLHFDataset's table
-    (fast, respects its filtering). Another key: that top-level column of the table, the
-    same value verl puts in the batch under that key. Any other dataset is read item by
-    item through `dataset[i][key]`.
-    """
-    n = len(dataset)
-    frame = getattr(dataset, "dataframe", None)
-    raw: Any = None
-    columns = getattr(frame, "column_names", ()) if frame is not None else ()
-    if key != "index" and frame is not None and hasattr(frame, "with_format"):
-        if key not in columns:
-            raise ValueError(
-                f"task_id_key {key!r} is not a column of the training file (columns: "
-                f"{sorted(columns)}); name the column that holds each row's stable task id, "
-                "or leave task_id_key='index' for extra_info.index"
-            )
-        raw = (
-            frame.select_columns([key]).with_format("arrow")[:][key].to_numpy(zero_copy_only=False)
-        )
-    elif key != "index":
-        raw = [dataset[i].get(key) for i in range(n)]
-    elif (
-        frame is not None
-        and hasattr(frame, "with_format")
-        and "extra_info" in getattr(frame, "column_names", ())
-    ):
-        column = frame.select_columns(["extra_info"]).with_format("arrow")[:]["extra_info"]
-        struct = column.combine_chunks()
-        names = [struct.type.field(i).name for i in range(struct.type.num_fields)]
-        if "index" not in names:
-            raise ValueError(
-                "the training file has an extra_info column without an 'index' field; verl then "
-                "uses task id 0 for every prompt. Add extra_info.index = a unique integer per row"
-            )
-        if struct.null_count:
-            raise ValueError(
-                f"{struct.null_count} row(s) have no extra_info; give every row a unique "
-                "extra_info.index"
-            )
-        raw = struct.field("index").to_numpy(zero_copy_only=False)
-    elif frame is not None and "extra_info" not in getattr(frame, "column_names", ("extra_info",)):
-        raise ValueError(
-            "the training file has no extra_info column; verl then uses task id 0 for every "
-            "prompt. Add extra_info.index = a unique integer per row"
-        )
-    else:
-        raw = [dataset[i].get(key) for i in range(n)]
-    if _shape(raw) != (n,):
-        raise ValueError(f"every dataset item needs one task id under {key!r}")
-    ids = as_task_ids(raw, key, "row")
-    _check_unique(ids)
-    return ids
-
-
-def _bad_task_id(value: Any) -> bool:
-    """Whether `value` is not a task id: a non-negative integer below 2**63 (an integral
-    float such as 3.0 counts; None, NaN, text and bools do not)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        return True
-    if isinstance(value, numbers.Integral):
-        return not 0 <= int(value) < 2**63
-    number = float(value)
-    return not (math.isfinite(number) and number == round(number) and 0 <= number < 2**63)
-
-
-def _shape(raw: Any) -> tuple[int, ...] | None:
-    """np.shape(raw), None for a ragged nest (numpy's "inhomogeneous shape" error)."""
-    try:
-        return tuple(np.shape(raw))
-    except ValueError:
-        return None
-
-
-def as_task_ids(
-    raw: Any, key: str, item: str = "item", fix: str | None = None
-) -> NDArray[np.int64]:
-    """`raw` as a flat int64 array of task ids, or a ValueError naming `key` (the column or
-    batch key they came from), the first offending value and its `item` number, ending
-    with `fix` (default: fix `key` or set task_id_key)."""
-    # Not np.asarray(list): a list mixing ints and text would turn every int into text.
-    ids = (raw if isinstance(raw, np.ndarray) else np.array(raw, dtype=object)).reshape(-1)
-    kind = ids.dtype.kind
-    if kind in "iu" and (ids.size == 0 or (ids.min() >= 0 and ids.max() < 2**63)):
-        return ids.astype(np.int64)  # uint64 from 2**63 on would wrap: checked below
-    whole = kind == "f" and np.all(np.isfinite(ids) & (ids == np.round(ids)) & (ids >= 0))
-    if whole and (ids.size == 0 or ids.max() < 2**63):
-        return ids.astype(np.int64)
-    values = ids.tolist()
-    for i, value in enumerate(values):
-        if _bad_task_id(value):
-            missing = value is None or (isinstance(value, float) and math.isnan(value))
-            what = "no task id" if missing else f"task id {value!r} ({type(value).__name__})"
-            raise ValueError(
-                f"{key!r} has {what} at {item} {i}: task ids must be non-negative integers "
-                "below 2**63 (each prompt's stable id, e.g. extra_info.index); "
-                + (fix or f"fix {key!r} or set task_id_key to the column that holds them")
-            )
-    return np.array(values, dtype=np.int64)
-
-
-def _check_unique(ids: NDArray[np.int64]) -> None:
-    if ids.size > 1 and np.all(ids == 0):
-        raise ValueError(
-            f"every one of the {ids.size} task ids is 0: verl falls back to index 0 when "
-            "extra_info.index is missing. Give every row a unique extra_info.index"
-        )
-    uniq, counts = np.unique(ids, return_counts=True)
-    if uniq.size != ids.size:
-        dup = uniq[counts > 1]
-        raise ValueError(
-            f"task ids must be unique per prompt; {dup.size} id(s) repeat (first {int(dup[0])}, "
-            f"{int(counts.max())} times). Give every row a unique extra_info.index"
-        )
 
 
 class FrontierSampler(_sampler_base()):  # type: ignore[misc]
@@ -220,15 +108,27 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         config: VerlSamplerConfig | None = None,
         selector: Selector | None = None,
         task_ids: Sequence[int] | NDArray[np.integer[Any]] | None = None,
+        plan: StepPlan | None = None,
     ) -> None:
         if (data_config is None) == (config is None):
             raise ValueError("pass exactly one of data_config (verl's data config) or config=")
         if config is None:
             config = VerlSamplerConfig.from_verl_data_config(data_config)
-        # rollouts: auto, unresolved: no v1 buffer built this sampler (the legacy trainer,
-        # verl <= 0.7, or by hand), so its batches are full (auto.py).
-        cls = type(selector) if selector is not None else SELECTORS[config.selector]
-        self.config = resolved(config, {}, selector=cls, legacy=True)
+        if plan is None:  # no buffer resolved it (the legacy trainer, verl <= 0.7, by hand):
+            # rollouts: auto means full batches there (auto.py)
+            cls = type(selector) if selector is not None else SELECTORS[config.selector]
+            plan = resolved_plan(config, {}, selector=cls, legacy=True)
+        if plan.rows is None:  # a plan made without verl's config: one call of its batch
+            plan = plan.with_rows(verl_rows(config, {}))
+        if plan.shape().prompts != config.batch_size:
+            raise ValueError(
+                f"the plan's {plan.shape().prompts} prompts a step are not the sampler's "
+                f"batch_size {config.batch_size}: build both from verl's config"
+            )
+        self.plan = plan
+        """The run's step, decided once: its rollouts (kept or full) and its rows, which every
+        draw reads."""
+        self.config = replace(config, rollouts=plan.rollouts)  # the plan's, for its checks
         self.data_source = data_source
         n = len(data_source)
         if n == 0:
@@ -255,13 +155,11 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 f"selector's pool has {selector.num_tasks} tasks but the dataset has {n}; "
                 "build the TaskPool in dataset order with one task per dataset item"
             )
-        self._kept = self.config.rollouts == "kept"
+        self._kept = self.plan.rollouts == "kept"
         if self._kept and not selector.walks_windows():
             raise ValueError(message(VERL, "kept+selector", selector=selector.name))
-        if self.config.batch_size > n:
-            raise ValueError(
-                f"batch_size {self.config.batch_size} exceeds the dataset ({n} prompts)"
-            )
+        if self.batch_size > n:
+            raise ValueError(f"batch_size {self.batch_size} exceeds the dataset ({n} prompts)")
         self.selector = selector
         self.shadows = RunShadows(
             self.config.shadow_configs(selector=selector.name), selector, self.config.seed
@@ -269,7 +167,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         """Rules followed beside the run (VerlSamplerConfig.shadows), on their own selectors."""
         if self.config.shadows is None and self.shadows.shadows:
             _log.info(default_shadows_line([s.config.name for s in self.shadows.shadows]))
-        self._batches_per_epoch = n // self.config.batch_size
+        self._batches_per_epoch = n // self.batch_size
         # Position of the live iteration: draws so far (= feedback step of the next
         # draw), batches drawn in the current epoch, ids of the current batch not yet yielded.
         self._draws = 0
@@ -285,10 +183,16 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
         self.logs_to_trainer = False
         """Set by the v1 replay buffer, whose trainer logs `log_metrics()` with its own."""
 
+    @property
+    def batch_size(self) -> int:
+        """Prompts a draw rolls out (with `rollouts: kept`, the window it keeps them from): the
+        plan's rows."""
+        return self.plan.shape().prompts
+
     # ------------------------------------------------------------------ Sampler
     def __len__(self) -> int:
         self._refuse_per_prompt()
-        return self._batches_per_epoch * self.config.batch_size
+        return self._batches_per_epoch * self.batch_size
 
     def __iter__(self) -> Iterator[int]:
         self._refuse_per_prompt()
@@ -339,7 +243,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
     def _draw(self) -> NDArray[np.int64]:
         """The next batch's positions, remembered until their rewards arrive: select(B), or
         with `rollouts: kept` the kept prompts among the walk's next B (select_window)."""
-        size = self.config.batch_size
+        size = self.batch_size
         ids = self.selector.select_window(size) if self._kept else self.selector.select(size)
         self._outstanding.append((self._draws, ids))
         if len(self._outstanding) > self.config.max_outstanding_draws:
@@ -653,7 +557,7 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
             "version": STATE_VERSION,
             "selector": self.selector.state_dict(),
             "task_ids": self.task_ids.copy(),
-            "batch_size": self.config.batch_size,
+            "batch_size": self.batch_size,
             "draws": self._draws,
             "epoch": self._epoch,
             "in_epoch": self._in_epoch,
@@ -678,10 +582,10 @@ class FrontierSampler(_sampler_base()):  # type: ignore[misc]
                 "the saved curriculum belongs to a different dataset (task ids differ in order "
                 "or number; did filtering or the data files change?)"
             )
-        if int(state["batch_size"]) != self.config.batch_size:
+        if int(state["batch_size"]) != self.batch_size:
             raise ValueError(
                 f"saved with batch_size {state['batch_size']}, resuming with "
-                f"{self.config.batch_size}; keep data.train_batch_size unchanged"
+                f"{self.batch_size}; keep data.train_batch_size unchanged"
             )
         saved = state["selector"].get("selector") if isinstance(state["selector"], dict) else None
         if isinstance(saved, str) and saved != self.selector.name:

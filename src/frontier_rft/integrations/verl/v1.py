@@ -49,11 +49,13 @@ from torchdata.stateful_dataloader import StatefulDataLoader
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
 from frontier_rft.integrations.plan import kept_line, message
-from frontier_rft.integrations.verl.auto import resolved
+from frontier_rft.integrations.preflight import dotted_get
+from frontier_rft.integrations.verl.auto import VERL_DEFAULT_BATCH, resolved_plan, verl_rows
 from frontier_rft.integrations.verl.config import VERL, VerlSamplerConfig, _to_plain
 from frontier_rft.integrations.verl.kept_step import kept_loss_problems
 from frontier_rft.integrations.verl.sampler import FrontierSampler, resume_refusal
 from frontier_rft.integrations.verl.v1_kept import KeptStep
+from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
 
 __all__ = ["FrontierReplayBuffer", "FrontierReplayBufferAsync", "report_sampled_batch"]
@@ -111,23 +113,36 @@ def _sampler_config(sampler_kwargs: Any, batch_size: int) -> VerlSamplerConfig:
     return VerlSamplerConfig.from_fields(sampler_kwargs, batch_size, "sampler_kwargs")
 
 
-def _install_sampler(trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list[Any]) -> None:
-    """Wrap trainer._init_dataloader so the train dataloader draws from a FrontierSampler."""
+def _batch_size(trainer: Any) -> int:
+    """Prompts a dataloader batch holds, as verl's own _init_dataloader sizes it
+    (data.gen_batch_size, else data.train_batch_size, else verl's default)."""
+    config = trainer.config
+    batch = dotted_get(config, "data.gen_batch_size") or dotted_get(config, "data.train_batch_size")
+    return int(batch or VERL_DEFAULT_BATCH)
+
+
+def _install_sampler(
+    trainer: Any, sampler_kwargs: Mapping[str, Any], hold: list[Any], plan: StepPlan
+) -> None:
+    """Wrap trainer._init_dataloader so the train dataloader draws from a FrontierSampler that
+    holds the run's `plan`."""
     original = trainer._init_dataloader
 
     def init_dataloader() -> None:
         original()
         old = trainer.train_dataloader
-        data = trainer.config.data
-        batch_size = int(data.get("gen_batch_size", None) or data.train_batch_size)
-        config = _sampler_config(sampler_kwargs, batch_size)
-        sampler = FrontierSampler(trainer.train_dataset, config=config)
+        config = _sampler_config(sampler_kwargs, _batch_size(trainer))
+        # verl sizes its fetches anew after the buffer is built where its own filter refills
+        # them (gen_batch_size 1): the plan's rows follow the dataloader verl builds
+        rows = plan.rows if plan.shape().prompts == config.batch_size else None
+        shaped = plan.with_rows(rows or verl_rows(config, trainer.config))
+        sampler = FrontierSampler(trainer.train_dataset, config=config, plan=shaped)
         sampler.logs_to_trainer = True  # sample() returns its metrics to verl's logger
         # Same arguments as verl's _init_dataloader, with the sampler swapped in; with
         # rollouts: kept one batch per window, of 1 to batch_size prompts.
         picks: dict[str, Any] = (
             {"batch_sampler": sampler.batches()}
-            if config.rollouts == "kept"
+            if shaped.rollouts == "kept"
             else {"batch_size": old.batch_size, "drop_last": old.drop_last, "sampler": sampler}
         )
         trainer.train_dataloader = _FrontierLoader(
@@ -159,7 +174,7 @@ class _FrontierLoader(StatefulDataLoader):  # type: ignore[misc]
         if saved is not None:
             selector = saved.get("selector") if isinstance(saved.get("selector"), dict) else {}
             name = selector.get("selector") if isinstance(selector, dict) else None
-            now = (self.frontier.selector.name, self.frontier.config.rollouts)
+            now = (self.frontier.selector.name, self.frontier.plan.rollouts)
             if isinstance(name, str) and (name, rollouts) != now:
                 raise ValueError(resume_refusal((name, rollouts), now))
         super().load_state_dict(state_dict)
@@ -291,20 +306,23 @@ class _FrontierMixin:
 
     def _frontier_init(self, sampler_kwargs: Any, refill_fn: Any) -> None:
         kwargs = _to_plain(sampler_kwargs) or {}
-        config = _sampler_config(kwargs, 1)  # a misspelt or mistyped field fails here
-        if config.rollouts == "auto":  # before the dataloader is rebuilt (and the model loads)
-            trainer = _trainer_of(refill_fn)
-            config = resolved(
-                config,
-                trainer.config,
-                selector=SELECTORS[config.selector],
-                legacy=False,
-                async_buffer=isinstance(self, ReplayBufferAsync),
-            )
-            kwargs = {**kwargs, "rollouts": config.rollouts}
-        elif config.rollouts == "kept":  # set by hand: say what it does and what it cost
+        _sampler_config(kwargs, 1)  # a misspelt or mistyped field fails here, first
+        trainer = _trainer_of(refill_fn)
+        config = _sampler_config(kwargs, _batch_size(trainer))
+        # the run's step, decided once before the dataloader is rebuilt (and the model loads)
+        plan = resolved_plan(
+            config,
+            trainer.config,
+            selector=SELECTORS[config.selector],
+            legacy=False,
+            async_buffer=isinstance(self, ReplayBufferAsync),
+        )
+        if config.rollouts == "kept":  # set by hand: say what it does and what it cost
             _log.info(kept_line(VERL, SELECTORS[config.selector]))
-        self._kept = config.rollouts == "kept"
+        self.plan = plan
+        """The run's step (`auto.resolved_plan`): its rollouts and rows, which the sampler holds
+        too."""
+        self._kept = plan.rollouts == "kept"
         if self._kept:
             _check_kept(self)
             problems = kept_loss_problems(_trainer_of(refill_fn).config, config.loss_scale)
@@ -315,13 +333,12 @@ class _FrontierMixin:
                 raise ValueError(message(VERL, "shadows+filter"))
             config = config.without_default_shadows()
             kwargs = {**kwargs, "shadows": list(config.shadows or ())}
-        trainer = _trainer_of(refill_fn)
         data = trainer.config.data
         gen_batch_size = data.get("gen_batch_size", None)
         if self._kept and gen_batch_size not in (None, data.train_batch_size):
             raise ValueError(message(VERL, "kept+gen_batch_size", gen_batch_size=gen_batch_size))
         self._holder: list[Any] = []
-        _install_sampler(trainer, kwargs, self._holder)
+        _install_sampler(trainer, kwargs, self._holder, plan)
         self.kept_step = (
             KeptStep(trainer, config.loss_scale, config.metrics_prefix) if self._kept else None
         )

@@ -49,9 +49,9 @@ KINDS = ("all_correct", "all_wrong", "mixed")
 def run(pool_size: int, steps: int, seeds: list[int], runs: Path, jobs: int, ledger: Path) -> int:
     """Uniform with the reward log on, one run a seed, resumable, from the start weights of
     the ledger at `ledger` (benchmarks/ledger); the number of runs that failed."""
+    from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
     from frontier_rft.bench.real_rl.runs import run_all, run_specs
     from frontier_rft.bench.real_rl.start_models import prepare_start_model
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
 
     tb = standard_cpu_testbed(pool_size, steps)
     root = runs / f"pool{pool_size}_steps{steps}"
@@ -180,7 +180,7 @@ def count(pool_size: int, steps: int, seed: int, runs: Path, timed: Path) -> dic
 
 
 def _uniform() -> Any:
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
 
     return next(e for e in MAIN_ENTRIES if e.label == "uniform")
 

@@ -344,7 +344,8 @@ def run(
     import torch
     from transformers.utils import logging
 
-    from frontier_rft.bench.real_rl.testbed import MAIN_ENTRIES, testbed
+    from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
+    from frontier_rft.bench.real_rl.testbed import testbed
     from frontier_rft.training.grpo import Trainer
 
     hf: Any = logging
