@@ -18,8 +18,9 @@ evaluated is the point the report reads.
 from __future__ import annotations
 
 import bisect
+import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -31,6 +32,7 @@ from frontier_rft.step_cost import CURVES, StepCostCurve, load_curve
 __all__ = [
     "GRID_AXES",
     "EvalClock",
+    "GridEvaluations",
     "GridLine",
     "cumulative",
     "parse_grid",
@@ -178,3 +180,26 @@ class EvalClock:
         assert isinstance(spent, dict)
         self.spent = {axis: float(spent[axis]) for axis in self.spent}
         self.evaluated_step = int(state.get("evaluated_step", -1))
+
+
+class GridEvaluations:
+    """The trainer's side of a grid: its clock, the copy of the policy a step began from, and
+    the evaluation of that copy where the step spanned a grid point (once a state)."""
+
+    def __init__(self, grid: Sequence[str], *, pool_size: int, length: int):
+        self.clock = EvalClock(parse_grid(grid), pool_size=pool_size, length=length)
+        self._copy: Any = None
+
+    def before_step(self, model: Any) -> None:
+        """Keep a copy of the policy as the step begins (the state a spanned point reads)."""
+        if self._copy is None:
+            self._copy = copy.deepcopy(model)
+        self._copy.load_state_dict(model.state_dict())
+
+    def after_step(
+        self, metrics: Mapping[str, Any], step: int, evaluate: Callable[[Any, int], None]
+    ) -> None:
+        """Advance the clock by step `step` (its metrics row); where it spanned a point,
+        `evaluate(copy, step - 1)` unless that state was evaluated already."""
+        if self.clock.advance(metrics) and self.clock.evaluated_step != step - 1:
+            evaluate(self._copy, step - 1)

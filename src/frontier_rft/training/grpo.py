@@ -38,13 +38,11 @@ loss gradient is the vanilla policy gradient; with more epochs clipping becomes 
 
 from __future__ import annotations
 
-import copy
 import logging
 import os
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +80,11 @@ from frontier_rft.training.checkpoint import (
     save_checkpoint,
 )
 from frontier_rft.training.config import TrainConfig
-from frontier_rft.training.eval_grid import EvalClock, parse_grid
+from frontier_rft.training.eval_grid import GridEvaluations
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
-from frontier_rft.training.metis_judge_training import PolicyJudge, judge_loss
-from frontier_rft.training.noise_meter import NoiseMeter, rows_loss
+from frontier_rft.training.metis_judge_training import PolicyJudge, weighted_judge_loss
+from frontier_rft.training.noise_meter import NoiseMeter
 from frontier_rft.training.pad_rows import EndRows, padding
 from frontier_rft.training.policy_loss import policy_loss, row_weights
 from frontier_rft.training.references import load_references
@@ -102,6 +100,7 @@ from frontier_rft.training.run_files import (
     truncate_logs,
 )
 from frontier_rft.training.run_info import read_run_info, write_run_info
+from frontier_rft.training.step_batch import StepBatch
 from frontier_rft.training.step_metrics import (
     Collected,
     Group,
@@ -113,31 +112,6 @@ from frontier_rft.training.step_metrics import (
 __all__ = ["StepBatch", "Trainer"]
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass
-class StepBatch:
-    """One step's training rows as the policy update reads them, in one object as CleanRL's
-    loop holds its rollout storage: row i is `completions[i]` after `prompts[i]`."""
-
-    prompts: list[list[int]]
-    completions: list[list[int]]
-    advantages: torch.Tensor
-    """One float32 advantage per row, on the policy's device."""
-    row_weights: torch.Tensor | None
-    """Per-row loss weights (group_weighting), or None: every row alike."""
-    loss_scale: float
-    """The surrogate's scale (FewerRollouts: normalised by uniform's batch)."""
-    judge_records: Sequence[Any]
-    """METIS: this step's scored judgments, for the judge loss."""
-    old_logprobs: torch.Tensor | None = None
-    """pi_old, the sampling policy's log-probs frozen across PPO epochs (ppo_epochs > 1)."""
-    ref_logprobs: torch.Tensor | None = None
-    """The frozen reference model's log-probs (the KL term)."""
-    replay: ReplayRows | None = None
-    """backfill: the replayed rows (after the fresh ones) and what the update hands back."""
-    group_sizes: Sequence[int] = ()
-    """Rows of each group, in row order (the noise meter's halves)."""
 
 
 class Trainer:
@@ -204,19 +178,14 @@ class Trainer:
         """The run's step, decided once (TrainConfig.step_plan): the sampler, its wraps, how the
         run ends and the step's rows, which every step reads its size from."""
         self.sampler: Sampler
-        """Plain GRPO (PassThrough) or DAPO's dynamic sampling around the selector (with
-        `rescue: N`, inside Rescue; with `backfill: replay`, inside Backfill): what every step
-        calls to get its rounds and the groups to train on."""
-        self.eval_clock = (
-            EvalClock(
-                parse_grid(cfg.eval_grid), pool_size=len(self.items), length=cfg.max_new_tokens
-            )
+        """The step sampler the plan builds around the selector (its wraps included): what
+        every step calls for its rounds and the groups it trains."""
+        self.grid = (
+            GridEvaluations(cfg.eval_grid, pool_size=len(self.items), length=cfg.max_new_tokens)
             if cfg.eval_grid
             else None
         )
-        """eval_grid: the cost spent along each grid line (training.eval_grid); None when off."""
-        self._grid_model: Any = None
-        """With an evaluation grid, the copy of the policy a step began from."""
+        """eval_grid: the evaluations on a grid of cost (training.eval_grid); None when off."""
         self.noise = NoiseMeter(cfg.noise_every, cfg.noise_ema)
         """The gradient noise meter (noise_every; training/noise_meter.py): measures, never
         trains; its smoothed state is saved with the checkpoint."""
@@ -293,8 +262,8 @@ class Trainer:
             self.rollouts = int(state.get("rollouts", 0))
             self.embed_seconds = float(state.get("embed_seconds", 0.0))
             self.trained_tasks = trained_tasks_mask(state.get("trained_tasks"), len(self.items))
-            if self.eval_clock is not None:
-                self.eval_clock.load_state_dict(state.get("eval_clock") or {})
+            if self.grid is not None:
+                self.grid.clock.load_state_dict(state.get("eval_clock") or {})
             self.noise.load_state_dict(state.get("noise_meter"))
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
@@ -636,7 +605,9 @@ class Trainer:
                 total: Any = loss.total
                 # REINFORCE is on-policy: judge tokens once a batch
                 if epoch == 0 and batch.judge_records:
-                    j_loss, j_parts = self._judge_loss(batch.judge_records)
+                    j_loss, j_parts = weighted_judge_loss(
+                        self.model, self.judge, batch.judge_records, self.lam
+                    )
                     total = total + self.lam * j_loss
                     loss.parts.update(j_parts)
             self.optimizer.zero_grad(set_to_none=True)
@@ -644,7 +615,20 @@ class Trainer:
             if epoch == 0 and self.noise.due(self.step_count, len(batch.group_sizes)):
                 # at the step's own parameters, before clipping and the optimizer step
                 judged = bool(batch.judge_records) and self.lam != 0.0
-                noise = self._measure_noise(batch, old_lp, ref, capped.get("caps"), judged)
+                noise = self.noise.measure_rows(
+                    self.model,
+                    cfg,
+                    batch,
+                    {
+                        "advantages": batch.advantages,
+                        "weights": batch.row_weights,
+                        "old": old_lp.detach(),
+                        "ref": ref,
+                        "caps": capped.get("caps"),
+                    },
+                    self._amp,
+                    judged,
+                )
             grad_norm = torch.nn.utils.clip_grad_norm_(
                 self.model.parameters(), cfg.max_grad_norm if cfg.max_grad_norm > 0 else 1e12
             )
@@ -664,47 +648,6 @@ class Trainer:
                 parts["policy/ratio_mean_last_epoch"] = loss.parts["policy/ratio_mean"]
                 parts["policy/clip_fraction_last_epoch"] = loss.parts["policy/clip_fraction"]
         return {**parts, **noise}
-
-    def _measure_noise(
-        self,
-        batch: StepBatch,
-        old: torch.Tensor,
-        ref: torch.Tensor | None,
-        caps: torch.Tensor | None,
-        judged: bool,
-    ) -> dict[str, float]:
-        """The noise meter on this step's rows, with the first pass's inputs; the step's own
-        gradient (`.grad`, read only) stands for the halves' complement unless the judge loss
-        is in it."""
-        loss_of, coef = rows_loss(
-            self.model,
-            self.config,
-            batch.prompts,
-            batch.completions,
-            {
-                "advantages": batch.advantages,
-                "weights": batch.row_weights,
-                "old": old.detach(),
-                "ref": ref,
-                "caps": caps,
-            },
-            batch.loss_scale,
-            self._amp,
-        )
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        full = None if judged else [p.grad for p in params]
-        return self.noise.measure(self.model, loss_of, coef, batch.group_sizes, full)
-
-    def _judge_loss(self, records: Sequence[Any]) -> tuple[torch.Tensor, dict[str, float]]:
-        assert self.judge is not None
-        if self.lam == 0.0:  # lam = 0 ablation: report the loss, train nothing on it
-            with torch.no_grad():
-                loss, parts = judge_loss(self.model, self.judge, records)
-        else:
-            loss, parts = judge_loss(self.model, self.judge, records)
-        parts["loss/judge"] = parts.pop("metis/judge_loss")
-        parts["loss/judge_weighted"] = self.lam * parts["loss/judge"]
-        return loss, parts
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, model: Any = None, step: int | None = None) -> EvalResult:
@@ -734,9 +677,11 @@ class Trainer:
         if self.step_count == 0:
             self._log_eval(self.evaluate())
         while self.step_count < total and not self.passes_done():
-            before = self._grid_copy()
+            if self.grid is not None:
+                self.grid.before_step(self.model)
             metrics = self.step()
-            self._grid_eval(before, metrics)  # logged before the step's row: steps in order
+            if self.grid is not None:  # a spanned point's state, logged before the step's row
+                self.grid.after_step(metrics, self.step_count, self._evaluate_at)
             self.sink.log(metrics, self.step_count)
             self.log(progress_line(self.step_count, total, metrics))
             last = self.step_count == total or self.passes_done()
@@ -766,6 +711,9 @@ class Trainer:
         self.sink.close()
         return summary
 
+    def _evaluate_at(self, model: Any, step: int) -> None:
+        self._log_eval(self.evaluate(model, step), step)
+
     def passes_done(self) -> bool:
         """A `fewer_steps` run's end: its selector has walked uniform's passes (False for a
         run set by steps). The small tolerance absorbs float rounding of the walk's share."""
@@ -776,33 +724,13 @@ class Trainer:
         step = self.step_count if step is None else step
         summary = result.summary()
         self.sink.log(summary, step)
-        if self.eval_clock is not None:
-            self.eval_clock.evaluated_step = step
+        if self.grid is not None:
+            self.grid.clock.evaluated_step = step
         self.log(
             f"eval step {step}: score {summary['eval/mean_score']:.3f}  "
             + "  ".join(f"pass@{k} {v:.3f}" for k, v in sorted(result.pass_at.items()))
         )
         return summary
-
-    def _grid_copy(self) -> Any:
-        """With an evaluation grid: a copy of the policy before the step (the state that holds
-        at a grid point the step spans), else None."""
-        if self.eval_clock is None:
-            return None
-        if self._grid_model is None:
-            self._grid_model = copy.deepcopy(self.model)
-        self._grid_model.load_state_dict(self.model.state_dict())
-        return self._grid_model
-
-    def _grid_eval(self, before: Any, metrics: Mapping[str, Any]) -> None:
-        """Advance the evaluation grid by the step just taken; where it spanned a grid point,
-        evaluate the state before it (once: a state already evaluated is not again)."""
-        clock = self.eval_clock
-        if clock is None or not clock.advance(metrics):
-            return
-        step = self.step_count - 1
-        if clock.evaluated_step != step:
-            self._log_eval(self.evaluate(before, step), step)
 
     def save(self) -> Path:
         """Atomic checkpoint of model, optimizer, selector, RNG states and step."""
@@ -822,7 +750,7 @@ class Trainer:
                     if self.trained_tasks is None
                     else np.flatnonzero(self.trained_tasks).tolist()
                 ),
-                "eval_clock": None if self.eval_clock is None else self.eval_clock.state_dict(),
+                "eval_clock": None if self.grid is None else self.grid.clock.state_dict(),
                 "noise_meter": self.noise.state_dict(),
             },
             keep=self.config.keep_checkpoints,

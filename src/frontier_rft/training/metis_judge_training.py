@@ -32,7 +32,13 @@ from frontier_rft.selectors.metis.judge import (
 )
 from frontier_rft.tasks.base import TaskItem
 
-__all__ = ["PolicyJudge", "flat_judge_messages", "judge_format_examples", "judge_loss"]
+__all__ = [
+    "PolicyJudge",
+    "flat_judge_messages",
+    "judge_format_examples",
+    "judge_loss",
+    "weighted_judge_loss",
+]
 
 
 class PolicyJudge:
@@ -189,3 +195,20 @@ def judge_format_examples(
         answer_ids = tokenizer(answer, add_special_tokens=False)["input_ids"]
         out.append(([int(i) for i in ids], [int(i) for i in answer_ids] + [tokenizer.eos_token_id]))
     return out
+
+
+def weighted_judge_loss(
+    model: Any, judge: PolicyJudge | None, records: Sequence[JudgeRecord], lam: float
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The judge loss of a step's records and its parts, named as the trainer logs them
+    (loss/judge, loss/judge_weighted = lam x loss/judge); lam = 0 (the ablation) reports the
+    loss and trains nothing on it."""
+    assert judge is not None
+    if lam == 0.0:
+        with torch.no_grad():
+            loss, parts = judge_loss(model, judge, records)
+    else:
+        loss, parts = judge_loss(model, judge, records)
+    parts["loss/judge"] = parts.pop("metis/judge_loss")
+    parts["loss/judge_weighted"] = lam * parts["loss/judge"]
+    return loss, parts

@@ -139,6 +139,26 @@ class NoiseMeter:
         est = halves_estimate(split, coef, cross, diff, diff_r)
         return {**self.ema.update(est), "perf/noise_s": time.perf_counter() - start}
 
+    def measure_rows(
+        self,
+        model: Any,
+        config: Any,
+        batch: Any,
+        inputs: dict[str, Any],
+        amp: Any,
+        judged: bool,
+    ) -> dict[str, float]:
+        """`measure` on a trainer's step batch (its prompts, completions, loss scale and
+        groups), the first pass's loss inputs (`inputs`: advantages, weights, old, ref, caps);
+        the step's own gradient (`.grad`, read only) stands for the halves' complement unless
+        the judge loss is in it (`judged`)."""
+        loss_of, coef = rows_loss(
+            model, config, batch.prompts, batch.completions, inputs, batch.loss_scale, amp
+        )
+        params = [p for p in model.parameters() if p.requires_grad]
+        full = None if judged else [p.grad for p in params]
+        return self.measure(model, loss_of, coef, batch.group_sizes, full)
+
     def state_dict(self) -> dict[str, float]:
         return self.ema.state_dict()
 
