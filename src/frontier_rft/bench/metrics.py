@@ -206,12 +206,11 @@ def time_summary(
     (None where the median lies beyond the budgets; an interval end beyond them is None)."""
     if len(values) != len(budgets):
         raise ValueError("time_summary needs a budget per value")
-    reached = [v is not None and math.isfinite(v) for v in values]
-    times = [
-        float(v) if ok else float(b) for v, b, ok in zip(values, budgets, reached, strict=True)
-    ]
+    got = [v if v is not None and math.isfinite(v) else None for v in values]
+    reached = [v is not None for v in got]
+    times = [float(b) if v is None else float(v) for v, b in zip(got, budgets, strict=True)]
     out: dict[str, Any] = {
-        "values": [float(v) if ok else None for v, ok in zip(values, reached, strict=True)],
+        "values": [None if v is None else float(v) for v in got],
         "budgets": [float(b) for b in budgets],
         "reached": sum(reached),
         "mean": float(np.mean(times)) if times and all(reached) else None,
