@@ -184,3 +184,16 @@ def test_the_step_size_entries_run_the_rows_they_name() -> None:
     # recorded only when set: an entry without them keeps its definition's keys
     assert "batch_size" not in by["skip-kept"].own_train()
     assert by["uniform-b64"].own_train()["batch_size"] == 64
+
+
+def test_a_reports_command_names_its_schedule_so_it_rebuilds_on_it() -> None:
+    import argparse
+
+    from frontier_rft.cli.bench_rl import _command
+
+    args = argparse.Namespace(
+        seeds=[0, 1], selectors="uniform", scale="fast-format-lr4", effects=False,
+        eval_every=0, eval_grid=("h200:4", "passes:1"),
+    )  # fmt: skip
+    assert _command(args).endswith("--eval-every 0 --eval-grid h200:4,passes:1 --no-effects")
+    assert "--eval" not in _command(argparse.Namespace(seeds=[0], effects=True))

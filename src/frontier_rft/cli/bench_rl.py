@@ -372,6 +372,11 @@ def _command(args: argparse.Namespace) -> str:
         if flag in ("seeds", "calibrate_lrs"):
             value = ",".join(f"{s:g}" if isinstance(s, float) else str(s) for s in value)
         parts.append(f"--{flag.replace('_', '-')} {value}")
+    every, grid = getattr(args, "eval_every", None), getattr(args, "eval_grid", None)
+    if every is not None:  # one schedule for every arm (0: start and end only, a schedule too)
+        parts.append(f"--eval-every {every}")
+    if grid is not None:
+        parts.append(f"--eval-grid {','.join(grid)}")
     if getattr(args, "calibrate", False):
         parts.append("--calibrate")
     if not args.effects:
