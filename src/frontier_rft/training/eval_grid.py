@@ -27,7 +27,7 @@ from typing import Any
 
 from frontier_rft.core.config import check, did_you_mean
 from frontier_rft.sampling.logged_shape import step_shape
-from frontier_rft.step_cost import CURVES, StepCostCurve, load_curve
+from frontier_rft.step_cost import CURVES, StepCostCurve, StepShape, load_curve
 
 __all__ = [
     "GRID_AXES",
@@ -36,6 +36,7 @@ __all__ = [
     "GridLine",
     "cumulative",
     "parse_grid",
+    "projected_step_seconds",
     "serving_steps",
     "step_cost",
 ]
@@ -106,7 +107,14 @@ def step_cost(axis: str, row: Mapping[str, Any], *, pool_size: int, length: int)
         return float(row.get("train/prompts", 0.0) or 0.0) / max(1, pool_size)
     if axis == "rollouts":
         return float(row.get("train/rollouts", 0.0) or 0.0)
-    seconds = _curve(axis).step_seconds(step_shape(row, length))
+    return projected_step_seconds(axis, step_shape(row, length))
+
+
+@cache
+def projected_step_seconds(curve: str, shape: StepShape) -> float:
+    """A step's seconds on shipped curve `curve` (0 for a shape beyond it), cached: a run's
+    steps repeat a few shapes, and a report prices every step of every run."""
+    seconds = _curve(curve).step_seconds(shape)
     return seconds if math.isfinite(seconds) else 0.0
 
 

@@ -68,12 +68,17 @@ Run = Mapping[str, Any]
 
 
 def _spent(run: Run, axis: str) -> list[float]:
-    """Cost along `axis` before step 0 and after each logged step of `run`."""
+    """Cost along `axis` before step 0 and after each logged step of `run` (its steps'
+    costs are cached by shape: eval_grid.projected_step_seconds)."""
     rows = run["train"]
     if axis == "steps":
         return [float(i) for i in range(len(rows) + 1)]
     info = run.get("info", {})
     config = info.get("config", {}) if isinstance(info.get("config"), Mapping) else {}
+    if axis == "passes" and rows and all("train/prompts" not in r for r in rows):
+        # a record from before the trainer logged its prompts: a plain step's groups
+        group = max(1, int(config.get("group_size", 8) or 8))
+        rows = [{"train/prompts": float(r.get("train/rollouts", 0.0)) / group} for r in rows]
     return cumulative(
         axis,
         rows,

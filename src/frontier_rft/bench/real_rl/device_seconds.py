@@ -13,13 +13,13 @@ measurement of this run.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
 from frontier_rft.sampling.logged_shape import step_shape
 from frontier_rft.step_cost import StepCostCurve, load_curve
+from frontier_rft.training.eval_grid import projected_step_seconds
 
 __all__ = ["PROJECTED_DEVICES", "projected_axis", "projected_seconds", "step_shape"]
 
@@ -43,9 +43,7 @@ def projected_seconds(
     """Cumulative projected seconds on `device` before step 0 and after each logged step."""
     config = info.get("config", {}) if isinstance(info.get("config"), Mapping) else {}
     length = int(config.get("max_new_tokens", 24) or 24)
-    curve = _curve(device)
     out = [0.0]
     for row in train:
-        seconds = curve.step_seconds(step_shape(row, length))
-        out.append(out[-1] + (seconds if math.isfinite(seconds) else 0.0))
+        out.append(out[-1] + projected_step_seconds(device, step_shape(row, length)))
     return out
