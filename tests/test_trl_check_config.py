@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,22 @@ def test_quoted_values_give_the_plan_and_currency_of_the_run() -> None:
     # and one the run refuses is refused in the check (TRL parses "true" as True)
     refused = check_trl_config({**quoted, "use_adaptive_entropy": "true"}, processes=1)
     assert any("with use_adaptive_entropy" in p for p in refused.problems)
+
+
+def test_quoted_values_convert_after_trls_parser_resolved_our_fields() -> None:
+    # HfArgumentParser replaces a dataclass field's postponed annotation ("int") with the type
+    # (int); a check run after a parser was built (in a test session, or a script) reads both.
+    transformers = pytest.importorskip("transformers")
+    from frontier_rft.integrations.trl.config import FrontierConfig, FrontierScriptArguments
+
+    transformers.HfArgumentParser((FrontierConfig, FrontierScriptArguments))
+    screen = next(f for f in fields(FrontierConfig) if f.name == "screen")
+    assert screen.type is int  # resolved, as in a session that built TRL's parser first
+    report = check_trl_config(
+        {"selector": "scalerl", "num_generations": "4", "use_cpu": "true", "screen": "2"},
+        processes=1,
+    )
+    assert not any(p.startswith("screen must be") for p in report.problems), report.problems
 
 
 def test_a_value_trls_parser_refuses_is_one_line() -> None:

@@ -90,7 +90,8 @@ def add_command(sub: Any) -> None:
         metavar="CURVE",
         help="also compare at equal seconds projected on a shipped step-cost curve (cpu, "
         "h200), each logged step priced from its shape as the bench does; needs a row per "
-        "step (frontier train's logs; TRL's and verl's have none, and the output says so)",
+        "step (frontier train's logs; TRL's and verl's have none, and the output says so) "
+        "(default: none, steps and rollouts only)",
     )
     c.add_argument(
         "--out",

@@ -212,7 +212,8 @@ def add_command(sub: Any) -> None:
         default=None,
         metavar="FILE",
         help="a step-cost curve measured on your device (benchmarks/step_cost.py): the "
-        "currency line reads its knee from it (also accepted after FILE)",
+        "currency line reads its knee from it (default: none, the knee projected from --gpu's "
+        "datasheet; also accepted after FILE)",
     )
     p.add_argument("trainer", choices=("trl", "verl", "skyrl"), help="whose config FILE is")
     p.add_argument("file", metavar="FILE.yaml", help="the YAML file you launch with")

@@ -134,8 +134,17 @@ def _annotations(kind: Any) -> dict[str, str]:
     for typed in found if all(a is not None for a in found) else ():
         out.update(typed or {})
     for cls in (FrontierConfig, FrontierScriptArguments):
-        out.update({f.name: str(f.type) for f in fields(cls)})
+        out.update({f.name: _annotation_text(f.type) for f in fields(cls)})
     return out
+
+
+def _annotation_text(annotation: Any) -> str:
+    """A dataclass field's annotation as source text. A field's `type` is that text (this
+    package postpones annotations) until transformers' HfArgumentParser, building a parser for
+    the class, replaces it with the resolved type (`int`, whose str() is "<class 'int'>")."""
+    if isinstance(annotation, str):
+        return annotation
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
 
 
 def launch_processes(processes: int | None = None) -> tuple[int, str]:
