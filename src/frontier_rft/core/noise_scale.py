@@ -315,8 +315,7 @@ class NoiseEma:
         self.count += 1
         for name in _SMOOTHED:
             self.sums[name] = d * self.sums[name] + (1 - d) * getattr(est, name)
-        scale = 1.0 - d**self.count
-        g, a, b = (self.sums[name] / scale for name in _SMOOTHED)
+        g, a, b = self.smoothed()
         trace, trace_ema = est.trace(), est.trace(a, b)
         out = {
             "noise/grad_sq": est.grad_sq,
@@ -332,6 +331,15 @@ class NoiseEma:
             "noise/inter_share_ema": est.inter_share(a, b),
         }
         return {k: v for k, v in out.items() if math.isfinite(v)}  # an undefined ratio: no key
+
+    def smoothed(self) -> tuple[float, float, float]:
+        """The bias-corrected averages (|G|^2, tr Sigma_inter, tr Sigma_intra); NaN before the
+        first estimate."""
+        if self.count == 0:
+            return math.nan, math.nan, math.nan
+        scale = 1.0 - self.decay**self.count
+        g, a, b = (self.sums[name] / scale for name in _SMOOTHED)
+        return g, a, b
 
     def state_dict(self) -> dict[str, float]:
         """What a checkpoint keeps (exact resume)."""
