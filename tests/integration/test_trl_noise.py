@@ -17,8 +17,13 @@ import torch
 from tiny_lm import char_tokenizer, task_dataset, tiny_grpo_args, tiny_llama
 from trl import GRPOConfig
 
+from frontier_rft.cli.main import main
+from frontier_rft.core.noise_scale import NoiseEma, NoiseEstimate
+from frontier_rft.integrations.batch_settings import plan_lines, plan_run
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.noise import LOSS_UNITS, micro_batch_coefficients
+from frontier_rft.metrics_log import read_metrics_jsonl
+from frontier_rft.step_cost.planner import NoiseTerms
 
 
 def _reward(prompts: list[str], completions: list[str], task_id: list[int], **kw: Any) -> list:
@@ -67,6 +72,39 @@ def test_one_micro_batch_a_step_turns_the_meter_off_saying_why(
     said = [r.getMessage() for r in caplog.records if "noise meter off" in r.getMessage()]
     assert said and "gradient_accumulation_steps is 1" in said[0]
     assert not any(k.startswith("noise/") for h in trainer.state.log_history for k in h)
+
+
+def test_the_run_ends_with_its_batch_plan_and_its_log_holds_the_evidence(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The end-of-run line plans from the meter's EMA in TRL's keys, and `frontier plan-batch`
+    reads the same terms back from frontier_metrics.jsonl."""
+    trainer = _trainer(tmp_path / "run", 1, **ACCUMULATED)
+    with caplog.at_level(logging.INFO, logger="frontier_rft"):
+        trainer.train()
+    # three tiny steps: |G|^2's estimate may still be < 0, and the line then says why
+    said = [r.getMessage() for r in caplog.records if "batch plan" in r.getMessage()]
+    assert len(said) == 1 and ("against 16 now (4 x 4)" in said[0] or "none (" in said[0])
+    last = [row for row in read_metrics_jsonl(tmp_path / "run" / "frontier_metrics.jsonl")
+            if "noise/grad_sq_ema" in row][-1]  # fmt: skip
+    kept = trainer.frontier_noise.ema.smoothed()  # logged each step: the log's last is the EMA
+    assert [last[f"noise/{k}_ema"] for k in ("grad_sq", "inter", "intra")] == pytest.approx(kept)
+    # the meter's EMA planted: the line is the shared planner's, in TRL's keys
+    ema = trainer.frontier_noise.ema = NoiseEma(0.9)
+    ema.update(NoiseEstimate(1.0, 25.0, 200.0, 16, 0.25, 1 / 16))
+    lines = trainer._frontier_batch_plan()
+    plan = plan_run(NoiseTerms.from_ema(ema), "cpu", length=trainer.args.max_completion_length,
+                    prompts=4, rollouts=4, max_prompts=12)  # fmt: skip
+    assert lines == plan_lines(plan, "trl", lr=trainer.args.learning_rate, grad_accum=2)
+    assert "against 16 now (4 x 4)" in lines[0] and "curve cpu" in lines[0]
+    assert "num_generations=4" in lines[1] and "learning_rate=" in lines[1]
+    code = main(["plan-batch", str(tmp_path / "run"), "--prompts", "4", "--group-size", "4",
+                 "--trainer", "trl", "--max-prompts", "12"])  # fmt: skip
+    out, err = capsys.readouterr()
+    if code == 0:  # the same terms read back: a plan...
+        assert "against 16 now (4 x 4)" in out
+    else:  # ...or the same refusal of a |G|^2 not yet > 0
+        assert code == 2 and "|G|^2 is" in err and "none (" in said[0]
 
 
 class _Stub:

@@ -25,6 +25,7 @@ from frontier_rft.cli.common import (
     print_error,
 )
 from frontier_rft.cli.countdown_demo import add_command as add_countdown_demo
+from frontier_rft.cli.plan_batch import add_command as add_plan_batch
 from frontier_rft.cli.selectors import add_command as add_selectors
 from frontier_rft.cli.shadow import add_command as add_shadow
 from frontier_rft.cli.simulate import add_commands as add_simulate_commands
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_config(sub)
     add_ab(sub)
     add_shadow(sub)
+    add_plan_batch(sub)
     return parser
 
 

@@ -24,7 +24,13 @@ from frontier_rft.integrations.currency import line_for, read_fraction, read_int
 from frontier_rft.integrations.source_scan import module_file, parsed
 from frontier_rft.step_cost.advice import PROMPT_TOKENS, DeviceHint, EngineCall, KvBudget
 
-__all__ = ["TRL_DEFAULTS", "trl_currency_line", "trl_defaults", "trl_engine_call"]
+__all__ = [
+    "TRL_DEFAULTS",
+    "trl_currency_line",
+    "trl_defaults",
+    "trl_engine_call",
+    "trl_generation_batch",
+]
 
 TRL_DEFAULTS = {
     "max_completion_length": 512,
@@ -81,9 +87,9 @@ def _flag(values: Mapping[str, Any], key: str) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
-def trl_engine_call(values: Mapping[str, Any], processes: int = 1) -> EngineCall:
-    """The call one generation engine of this TRL run makes (see the module)."""
-    defaults, whose = trl_defaults(str(values.get("trainer", "grpo")))
+def trl_generation_batch(values: Mapping[str, Any], processes: int = 1) -> tuple[int, int, int]:
+    """(per_device_train_batch_size, steps_per_generation, generation_batch_size) of these
+    values, as TRL 1.16 counts them (see the module)."""
     per_device = read_int(values, "per_device_train_batch_size", 8, "transformers'").value
     accumulate = read_int(values, "gradient_accumulation_steps", 1, "transformers'").value
     set_gbs = values.get("generation_batch_size") is not None
@@ -92,6 +98,13 @@ def trl_engine_call(values: Mapping[str, Any], processes: int = 1) -> EngineCall
     gbs = read_int(values, "generation_batch_size", per_device * processes * spg, "").value
     if set_gbs and not set_spg:
         spg = max(gbs // (per_device * processes), 1)
+    return per_device, spg, gbs
+
+
+def trl_engine_call(values: Mapping[str, Any], processes: int = 1) -> EngineCall:
+    """The call one generation engine of this TRL run makes (see the module)."""
+    defaults, whose = trl_defaults(str(values.get("trainer", "grpo")))
+    per_device, spg, gbs = trl_generation_batch(values, processes)
     per_process = max(gbs // processes, 1)
     plural = "es" * (processes > 1)
     counted = (  # said alike from a file as written and from TRL's parsed GRPOConfig

@@ -10,9 +10,11 @@ import math
 import os
 from typing import Any
 
+from frontier_rft.integrations.batch_settings import DEFAULT_LENGTH, plan_lines, plan_run
 from frontier_rft.integrations.trl.run_state import FrontierRun
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.shadow.run_rewards import write_run_rewards
+from frontier_rft.step_cost.planner import NoiseTerms
 
 __all__ = ["FrontierRunLog"]
 
@@ -84,11 +86,13 @@ class FrontierRunLog:
 
     def _frontier_trl_cost(self) -> dict[str, float]:
         """TRL's own cost figures of the steps being logged (`num_tokens`: tokens seen so far,
-        `step_time`: seconds a step), as TRL logs them, for frontier_metrics.jsonl; none that
-        this TRL does not keep."""
+        `step_time`: seconds a step) and the noise meter's `noise/...`, as TRL logs them, for
+        frontier_metrics.jsonl (`frontier plan-batch` reads it); none that this TRL does not
+        keep."""
         kept = getattr(self, "_metrics", {}).get("train", {})
         out = {}
-        for key in ("num_tokens", "step_time"):
+        noise = [k for k in kept if k.startswith("noise/")]  # the meter's, for plan-batch
+        for key in ("num_tokens", "step_time", *noise):
             values = kept.get(key) or []
             if values:
                 out[key] = float(sum(values) / len(values))
@@ -120,7 +124,33 @@ class FrontierRunLog:
             )
         if summary := run.selector.run_summary():  # e.g. skip-audit's estimated loss
             lines.append(summary)
-        return lines
+        return lines + self._frontier_batch_plan()
+
+    def _frontier_batch_plan(self) -> list[str]:
+        """The batch planner's plan from the noise meter's EMA, in TRL's settings, on the
+        shipped curve of the run's device (`frontier plan-batch` says it alike from the log);
+        none where the meter measured no step."""
+        noise = getattr(self, "frontier_noise", None)
+        if noise is None or noise.ema.count == 0:
+            return []
+        args, processes = self.args, int(self.accelerator.num_processes)
+        k, accumulate = int(args.num_generations), int(args.gradient_accumulation_steps)
+        rows = int(args.per_device_train_batch_size) * processes * accumulate
+        if rows % k:
+            return [f"batch plan: none, a step's {rows} rows are not whole groups of {k}"]
+        try:
+            plan = plan_run(
+                NoiseTerms.from_ema(noise.ema),
+                "cpu" if self.accelerator.device.type == "cpu" else "h200",
+                length=int(args.max_completion_length or DEFAULT_LENGTH),
+                prompts=rows // k,
+                rollouts=k,
+                max_prompts=int(self.frontier_run.selector.pool.num_tasks),
+            )
+        except ValueError as exc:  # the meter's terms define no noise scale yet
+            return [f"batch plan: none ({exc})"]
+        lr = float(args.learning_rate)
+        return plan_lines(plan, "trl", lr=lr, processes=processes, grad_accum=accumulate)
 
     def _frontier_budget(self) -> dict[str, float]:
         """What training has spent so far, under the metrics prefix: the rollouts sent to

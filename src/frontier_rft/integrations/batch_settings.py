@@ -1,0 +1,144 @@
+"""The batch planner's plan for a run's own trainer: the plan from the noise meter's terms and a
+step-cost curve, and the settings that make it, in the trainer's own keys. `frontier
+plan-batch LOG` and the TRL trainer's end-of-run line say it the same way
+(`plan_run`, then `plan_lines`).
+
+A plan (step_cost/planner.py) is B prompts x K rollouts an optimizer step, the step the noise
+meter measured, and a learning-rate factor. Each trainer spells that step in its own keys:
+
+- frontier train: `--batch-size B --group-size K --lr`;
+- TRL 1.16: an optimizer step trains per_device_train_batch_size x processes x
+  gradient_accumulation_steps rows (the accumulation kept where it divides the rows, else the
+  nearest that does, at least 2: the noise meter needs two micro-batches), `num_generations`
+  K, and `generation_batch_size` as TRL counts it (`trl_generation_batch`) with
+  steps_per_generation left unset (TRL's default, the accumulation steps: one generation a
+  step), `learning_rate`;
+- verl: `data.train_batch_size` B with `actor_rollout_ref.actor.ppo_mini_batch_size` B (one
+  update a step, the step planned), `actor_rollout_ref.rollout.n` K,
+  `actor_rollout_ref.actor.optim.lr`;
+- SkyRL: `trainer.train_batch_size` B with `trainer.policy_mini_batch_size` B,
+  `generator.n_samples_per_prompt` K, `trainer.policy.optimizer_config.lr`.
+
+The learning rate is the planner's square-root rule of thumb, said as one.
+"""
+
+from __future__ import annotations
+
+from frontier_rft.integrations.trl.currency import trl_generation_batch
+from frontier_rft.step_cost.curve import load_curve
+from frontier_rft.step_cost.planner import BatchPlan, NoiseTerms, curve_cost, plan_batch
+
+__all__ = [
+    "DEFAULT_LENGTH",
+    "DEFAULT_MAX_PROMPTS",
+    "TRAINERS",
+    "plan_lines",
+    "plan_run",
+    "trainer_settings",
+]
+
+TRAINERS = ("frontier", "trl", "verl", "skyrl")
+"""The trainers whose settings a plan is said in."""
+DEFAULT_LENGTH = 512
+"""Completion tokens where nothing says the run's: TRL 1.16's max_completion_length default."""
+DEFAULT_MAX_PROMPTS = 1024
+"""The most prompts a planned step takes where the pool's size is not known."""
+
+
+def plan_run(
+    terms: NoiseTerms,
+    curve: str,
+    *,
+    length: int,
+    prompts: int,
+    rollouts: int,
+    max_prompts: int = DEFAULT_MAX_PROMPTS,
+) -> BatchPlan:
+    """The plan against a step of `prompts` x `rollouts` on `curve` (a shipped curve's name or
+    a measured curve's file) at `length` completion tokens: K kept, 1 to `max_prompts`
+    prompts."""
+    cost = curve_cost(load_curve(curve), length)
+    return plan_batch(
+        terms,
+        cost,
+        prompts=prompts,
+        rollouts=rollouts,
+        min_rows=rollouts,
+        max_rows=max_prompts * rollouts,
+        max_prompts=max_prompts,
+    )
+
+
+def _lr(plan: BatchPlan, lr: float | None) -> str:
+    factor = plan.lr_factor
+    if lr is None:
+        return f"your learning rate x {factor:.3g}"
+    return f"{lr * factor:.3g} ({factor:.3g}x {lr:g})"
+
+
+def _trl(plan: BatchPlan, lr: str, processes: int, grad_accum: int) -> str:
+    rows = plan.rows
+    if rows % processes:
+        return (
+            f"TRL: {rows:,} rows a step do not split over {processes} processes; plan again "
+            "with --max-prompts or --processes that fit"
+        )
+    per_process = rows // processes
+    fits = [g for g in range(2, per_process + 1) if per_process % g == 0] or [1]
+    ga = min(fits, key=lambda g: (abs(g - grad_accum), g))
+    values = {"per_device_train_batch_size": per_process // ga, "gradient_accumulation_steps": ga}
+    per_device, _, gbs = trl_generation_batch(values, processes)
+    meter = "" if ga > 1 else " (one micro-batch a step: the noise meter is off at it)"
+    return (
+        f"TRL (GRPOConfig, {processes} process{'es' * (processes > 1)}): "
+        f"per_device_train_batch_size={per_device} gradient_accumulation_steps={ga}{meter} "
+        f"num_generations={plan.rollouts} generation_batch_size={gbs} (steps_per_generation "
+        f"unset) learning_rate={lr}"
+    )
+
+
+def trainer_settings(
+    plan: BatchPlan,
+    trainer: str,
+    *,
+    lr: float | None = None,
+    processes: int = 1,
+    grad_accum: int = 2,
+) -> str:
+    """One line: the settings of `trainer` (TRAINERS) that make `plan`'s step (the module says
+    how), the learning rate scaled from `lr` (the run's, None: unknown)."""
+    rate = _lr(plan, lr)
+    p, k = plan.prompts, plan.rollouts
+    if trainer == "frontier":
+        return f"frontier train: --batch-size {p} --group-size {k} --lr {rate}"
+    if trainer == "trl":
+        return _trl(plan, rate, processes, grad_accum)
+    if trainer == "verl":
+        return (
+            f"verl: data.train_batch_size={p} actor_rollout_ref.actor.ppo_mini_batch_size={p} "
+            f"actor_rollout_ref.rollout.n={k} actor_rollout_ref.actor.optim.lr={rate}"
+        )
+    if trainer == "skyrl":
+        return (
+            f"SkyRL: trainer.train_batch_size={p} trainer.policy_mini_batch_size={p} "
+            f"generator.n_samples_per_prompt={k} trainer.policy.optimizer_config.lr={rate}"
+        )
+    raise ValueError(f"batch planner: trainer must be one of {TRAINERS}, got {trainer!r}")
+
+
+def plan_lines(
+    plan: BatchPlan,
+    trainer: str = "frontier",
+    *,
+    lr: float | None = None,
+    processes: int = 1,
+    grad_accum: int = 2,
+) -> list[str]:
+    """A plan (`plan_run`) in two lines: what it is and read (`BatchPlan.describe`), then the
+    settings to change for `trainer` (`trainer_settings`), with the learning rate's caveat."""
+    settings = trainer_settings(plan, trainer, lr=lr, processes=processes, grad_accum=grad_accum)
+    return [
+        plan.describe(),
+        f"set for your trainer: {settings}; the learning rate by the square-root rule, a rule "
+        "of thumb: check it",
+    ]
