@@ -28,6 +28,7 @@ from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 from frontier_rft.tasks.suite import TASKS
+from frontier_rft.training.batch_auto import BATCH_LR_RULES, BATCH_PLANS, PLAN_CURVES, auto_refusal
 from frontier_rft.training.eval_grid import parse_grid
 from frontier_rft.training.given import parse_given
 
@@ -358,6 +359,16 @@ class TrainConfig:
     of a CPU step)."""
     noise_ema: float = 0.9
     """Noise meter: weight of the past in its moving averages, per metered step, in [0, 1)."""
+    batch_plan: str = "fixed"
+    """fixed: batch_size prompts every step; auto: after each metered step (noise_every) the
+    batch planner's prompts from the next step on, growth only, K = group_size
+    (training/batch_auto.py; docs/training.md, "The trainer acting on the plan")."""
+    batch_max: int = 0
+    """batch_plan auto: the most prompts a step (0 = the pool, train_size)."""
+    plan_curve: str = "cpu"
+    """batch_plan auto: the shipped step-cost curve a plan prices steps on (cpu, h200)."""
+    batch_lr_rule: str = "sqrt"
+    """batch_plan auto: sqrt sets lr x sqrt(prompts / batch_size), capped at 2x; none keeps lr."""
     reward_log: bool = False
     """Write rewards.jsonl: each step's prompts, their rewards and their completions' generated
     tokens, to replay rules offline (`frontier shadow replay`; docs/shadow.md)."""
@@ -456,6 +467,7 @@ class TrainConfig:
             f"noise_ema must be a number in [0, 1) (0.9: the last ~10 metered steps), "
             f"got {self.noise_ema!r}",
         )
+        self._check_batch_plan()
         self._check_sampler()
         self._check_backfill()
         self._check_wrap_counts()
@@ -498,6 +510,27 @@ class TrainConfig:
             selector=self.selector,
             walks=cls is None or cls.walks_windows(),
         )
+
+    def _check_batch_plan(self) -> None:
+        """The batch plan's choices and bounds (checked even while fixed), and with auto what
+        it needs of the run (batch_auto.auto_refusal)."""
+        check_choice("batch_plan", self.batch_plan, BATCH_PLANS)
+        check_choice("batch_lr_rule", self.batch_lr_rule, BATCH_LR_RULES)
+        check_choice("plan_curve", self.plan_curve, PLAN_CURVES)
+        check(
+            isinstance(self.batch_max, int) and self.batch_max >= 0,
+            f"batch_max must be an int >= 0 (0 = the pool, train_size), got {self.batch_max!r}",
+        )
+        if self.batch_plan != "auto":
+            return
+        check(
+            self.batch_max == 0 or self.batch_size <= self.batch_max <= self.train_size,
+            f"batch_max ({self.batch_max}) must lie in [batch_size={self.batch_size}, "
+            f"train_size={self.train_size}] (0 = the pool): batch_plan auto only grows the "
+            "prompts a step",
+        )
+        why = auto_refusal(self)
+        check(why is None, why or "")
 
     def _check_backfill(self) -> None:
         """The backfill mode and its bounds (checked even while off), and the sampler it needs."""

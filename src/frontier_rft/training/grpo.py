@@ -30,7 +30,8 @@ One step, top to bottom (`Trainer.step`: `_collect`, `_train`, then `step_metric
    the KL: the skipped groups had more KL per token, 0.030 to 0.023;
    benchmarks/results/kept_kl.md);
 4. metrics (training/step_metrics.py) to JSONL/TensorBoard; checkpoints (model,
-   optimizer, selector, RNG) atomically.
+   optimizer, selector, RNG) atomically; with `batch_plan: auto` the batch planner sets the
+   next steps' prompts and lr after a metered step (training/batch_auto.py).
 
 With `ppo_epochs = 1` the batch is used once, pi_old = pi and the ratio is exactly 1, so the
 loss gradient is the vanilla policy gradient; with more epochs clipping becomes active.
@@ -65,13 +66,13 @@ from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.sampling.filtered_batch import FilteredBatch
 from frontier_rft.sampling.sampler_file import saved_sampler_state
 from frontier_rft.sampling.sampler_flags import legacy_train_fields
-from frontier_rft.sampling.step import Rolled, Sampler, StepSamples
+from frontier_rft.sampling.step import Rolled, Sampler
 from frontier_rft.sampling.step_plan import StepPlan
-from frontier_rft.sampling.wraps_sampler import WrapsSampler
 from frontier_rft.shadow.live import RunShadows
 from frontier_rft.shadow.replay import REWARD_LOG, reward_record
 from frontier_rft.tasks.suite import heldout_split, load_task, train_split
 from frontier_rft.training.backfill import ReplayRows, replay_metrics
+from frontier_rft.training.batch_auto import BatchAuto
 from frontier_rft.training.checkpoint import (
     SHADOW_FILE,
     damaged,
@@ -106,7 +107,7 @@ from frontier_rft.training.step_metrics import (
     Group,
     Trained,
     step_metrics,
-    tokens_generated,
+    wrap_tokens,
 )
 
 __all__ = ["StepBatch", "Trainer"]
@@ -189,10 +190,13 @@ class Trainer:
         self.noise = NoiseMeter(cfg.noise_every, cfg.noise_ema)
         """The gradient noise meter (noise_every; training/noise_meter.py): measures, never
         trains; its smoothed state is saved with the checkpoint."""
+        self.batcher = BatchAuto(cfg)
+        """batch_plan: the prompts a step and lr factor now, which auto's plans move."""
         if ckpt is None:
             self._start(references)
         else:
             self._resume(ckpt)
+        self.plan = self.batcher.apply(self.plan, self.optimizer)  # auto: the planned step
         self.lam = float(getattr(self.selector.config, "judge_loss_weight", 0.0))
         self._write_run_info(check=ckpt is not None)
         tb = self.run_dir / "tb" if cfg.tensorboard and has_tensorboard(log) else None
@@ -265,6 +269,7 @@ class Trainer:
             if self.grid is not None:
                 self.grid.clock.load_state_dict(state.get("eval_clock") or {})
             self.noise.load_state_dict(state.get("noise_meter"))
+            self.batcher.load_state_dict(state.get("batch_plan"))
             if state.get("dapo_stash"):  # written by a frontier_rft that trained stale groups
                 raise ValueError(
                     f"{ckpt} holds surplus groups of an earlier step; this frontier_rft "
@@ -333,6 +338,8 @@ class Trainer:
             started=started,
         )
         metrics.update(self._more_metrics(got, embed_s))
+        metrics.update(self.batcher.after_step(self.noise.ema))  # batch_plan auto: plan/...
+        self.plan = self.batcher.apply(self.plan, self.optimizer)
         self.step_count += 1
         return metrics
 
@@ -423,24 +430,12 @@ class Trainer:
         """Per-row float32 values on the policy's device."""
         return torch.tensor(values, dtype=torch.float32, device=self.device)
 
-    def _wrap_tokens(self, samples: StepSamples) -> dict[str, float]:
-        """Each generating wrap's completion tokens this step (`<name>/generated_tokens`): the
-        rounds it added after those of the sampler it wraps."""
-        out: dict[str, float] = {}
-        sampler: Sampler = self.sampler
-        while isinstance(sampler, WrapsSampler) and samples.wrapped is not None:
-            if sampler.generates != "nothing":
-                added = samples.rounds[len(samples.wrapped.rounds) :]
-                out[f"{sampler.name}/generated_tokens"] = float(tokens_generated(added))
-            sampler, samples = sampler.wraps, samples.wrapped
-        return out
-
     def _more_metrics(self, got: Collected, embed_s: float) -> dict[str, float]:
         """The step's metrics beyond `step_metrics`: rescue's, the shadows', the levels drawn,
         and what only some runs report (refreshes, padding, passes walked, GPU memory)."""
         out: dict[str, float] = {}
         out.update(got.samples.wrap_metrics)  # rescue/..., hard_groups/..., backfill/...
-        out.update(self._wrap_tokens(got.samples))
+        out.update(wrap_tokens(self.sampler, got.samples))
         out.update(self._shadow_step(got.groups))
         levels = np.array([self.items[g.task].level for g in got.groups])
         out["train/selected_level_mean"] = float(levels.mean())
@@ -752,6 +747,7 @@ class Trainer:
                 ),
                 "eval_clock": None if self.grid is None else self.grid.clock.state_dict(),
                 "noise_meter": self.noise.state_dict(),
+                "batch_plan": self.batcher.state_dict(),
             },
             keep=self.config.keep_checkpoints,
             sampler=self.sampler,

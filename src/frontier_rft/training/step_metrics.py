@@ -12,7 +12,8 @@ import numpy as np
 
 from frontier_rft.core.advantages import group_advantages
 from frontier_rft.metrics_log import curriculum_metrics
-from frontier_rft.sampling.step import SUCCESS, Round, StepSamples, rollout_metrics
+from frontier_rft.sampling.step import SUCCESS, Round, Sampler, StepSamples, rollout_metrics
+from frontier_rft.sampling.wraps_sampler import WrapsSampler
 
 __all__ = [
     "SUCCESS",
@@ -22,6 +23,7 @@ __all__ = [
     "call_metrics",
     "step_metrics",
     "tokens_generated",
+    "wrap_tokens",
 ]
 
 
@@ -88,6 +90,18 @@ def call_metrics(calls: Sequence[tuple[int, int, float]]) -> dict[str, float]:
 def tokens_generated(rounds: Sequence[Round]) -> int:
     """Completion tokens the rounds generated (their payloads: completions as token lists)."""
     return sum(len(c) for r in rounds for p in r.payloads or () for c in p)
+
+
+def wrap_tokens(sampler: Sampler, samples: StepSamples) -> dict[str, float]:
+    """Each generating wrap's completion tokens this step (`<name>/generated_tokens`): the
+    rounds it added after those of the sampler it wraps (`sampler` the step's, outermost)."""
+    out: dict[str, float] = {}
+    while isinstance(sampler, WrapsSampler) and samples.wrapped is not None:
+        if sampler.generates != "nothing":
+            added = samples.rounds[len(samples.wrapped.rounds) :]
+            out[f"{sampler.name}/generated_tokens"] = float(tokens_generated(added))
+        sampler, samples = sampler.wraps, samples.wrapped
+    return out
 
 
 def step_metrics(
