@@ -64,12 +64,20 @@ def test_interpolated_ttb_on_the_real_grid_reproduces(
     small_pool: dict[str, list[dict[str, Any]]],
 ) -> None:
     # sim_predictions_coverage.json: the simulated curves read every 30 steps, as the real
-    # benchmark evaluates, and interpolated between evaluations.
+    # benchmark evaluates, and interpolated between evaluations (the option the calibration
+    # was made with; reports read at evaluations).
     grid = np.arange(0, 361, 30)
     committed = _load("sim_predictions_coverage.json")["pools"]["512"]["greso"]
     for tau, key in ((0.5, "ttb50"), (0.75, "ttb75")):
         values = [
-            ttb(grid, np.asarray(r["score"])[grid], grid, np.asarray(b["score"])[grid], tau)
+            ttb(
+                grid,
+                np.asarray(r["score"])[grid],
+                grid,
+                np.asarray(b["score"])[grid],
+                tau,
+                interpolate=True,
+            )
             for r, b in zip(small_pool["greso"], small_pool["uniform"], strict=True)
         ]
         assert all(v is not None for v in values)
