@@ -64,6 +64,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "uniform-b48": "0a8058e6",
     "uniform-b64": "da162b95",
     "uniform-b128": "16546ca5",
+    "uniform-auto": "f49a02d5",  # the batch planner acting (issue 89 item 5): new
     "uniform-k32": "69255b31",
     "dapo-onecall": "861c7bf4",
     "dapo-onecall-backfill": "ba1a4ec9",  # the probe of issue 90 item 7: new
@@ -84,7 +85,7 @@ TESTBED_DIGESTS: dict[str, str] = {
     "toy-smollm2": "a80291e1bcbf",
 }
 
-_LARGE = frozenset({"uniform-b48", "uniform-b64", "uniform-b128", "pcl-b64"})
+_LARGE = frozenset({"uniform-b48", "uniform-b64", "uniform-b128", "pcl-b64", "uniform-auto"})
 """Steps of more prompts than the toy pools hold."""
 UNFIT: dict[str, frozenset[str]] = {
     "toy": _LARGE,

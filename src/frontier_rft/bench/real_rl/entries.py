@@ -207,6 +207,22 @@ STEP_SIZE_ENTRIES = (
         train={"batch_size": 128, "steps": 24, "eval_every": 4},
     ),
     BenchEntry(
+        "uniform-auto",
+        "uniform",
+        role="effect",
+        note="uniform with the batch planner (batch_plan auto): 16 prompts x 8 a step to start, "
+        "metered every 4th step, grown to the plan's prompts (<= 128) priced on the H200's "
+        "curve, lr by the square-root rule, 40 steps",
+        train={
+            "batch_plan": "auto",
+            "batch_max": 128,
+            "plan_curve": "h200",
+            "noise_every": 4,
+            "steps": 40,
+            "eval_every": 4,
+        },
+    ),
+    BenchEntry(
         "uniform-k32",
         "uniform",
         role="effect",
