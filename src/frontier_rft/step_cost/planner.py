@@ -64,6 +64,7 @@ __all__ = [
     "own_cost",
     "plan_batch",
     "split_rows",
+    "sqrt_lr_factor",
 ]
 
 COST_KINDS = {
@@ -278,6 +279,12 @@ class BatchPlan:
         )
 
 
+def sqrt_lr_factor(rows: float, base_rows: float, cap: float) -> float:
+    """The square-root rule's factor on Adam's learning rate at `rows` a step against
+    `base_rows`, capped at `cap` either way (module docstring, "Learning rate")."""
+    return min(max(math.sqrt(rows / base_rows), 1.0 / cap), cap)
+
+
 def _check_int(value: Any, name: str, low: int) -> None:
     if not _is_int(value) or value < low:
         _fail(f"{name} must be an int >= {low}, got {value!r}")
@@ -344,7 +351,7 @@ def plan_batch(
     total, rows, p, k = best
     now = (1.0 + terms.variance(prompts, rollouts)) * _seconds(cost, prompts * rollouts)
     steps_ratio = (1.0 + terms.variance(p, k)) / (1.0 + terms.variance(prompts, rollouts))
-    lr = min(max(math.sqrt(rows / (prompts * rollouts)), 1.0 / max_lr_factor), max_lr_factor)
+    lr = sqrt_lr_factor(rows, prompts * rollouts, max_lr_factor)
     return BatchPlan(
         rows=rows,
         prompts=p,

@@ -32,13 +32,19 @@ last read are saved with the checkpoint (exact resume).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from frontier_rft.core.noise_scale import NoiseEma
 from frontier_rft.sampling.step_plan import StepPlan, StepRows
 from frontier_rft.step_cost.curve import CURVES, load_curve
-from frontier_rft.step_cost.planner import BatchPlan, NoiseTerms, StepCost, curve_cost, plan_batch
+from frontier_rft.step_cost.planner import (
+    BatchPlan,
+    NoiseTerms,
+    StepCost,
+    curve_cost,
+    plan_batch,
+    sqrt_lr_factor,
+)
 
 __all__ = [
     "BATCH_LR_RULES",
@@ -97,12 +103,12 @@ def read_terms(ema: NoiseEma) -> NoiseTerms | None:
     """The meter's smoothed terms as a plan's evidence, or None while they hold fewer than
     MIN_METERED metered steps or do not define a noise scale (|G|^2 <= 0 or a variance < 0:
     a noisy estimate, read again at the next metered step)."""
-    grad_sq, inter, intra = ema.smoothed()
-    if ema.count < MIN_METERED or not all(map(math.isfinite, (grad_sq, inter, intra))):
+    if ema.count < MIN_METERED:
         return None
-    if grad_sq <= 0 or inter < 0 or intra < 0:
+    try:
+        return NoiseTerms.from_ema(ema)  # refuses what defines no noise scale
+    except ValueError:
         return None
-    return NoiseTerms(grad_sq, inter, intra, ema.count)
 
 
 def decide(
@@ -125,9 +131,7 @@ def decide(
 def lr_factor(prompts: int, base: int, rule: str) -> float:
     """The factor on the configured lr at `prompts` a step against `base` (batch_size): the
     square-root rule capped at LR_CAP either way, or 1 (rule 'none')."""
-    if rule == "none":
-        return 1.0
-    return min(max(math.sqrt(prompts / base), 1.0 / LR_CAP), LR_CAP)
+    return 1.0 if rule == "none" else sqrt_lr_factor(prompts, base, LR_CAP)
 
 
 class BatchAuto:
