@@ -33,11 +33,9 @@ NO_NOISE = (
 
 
 def _log_file(path: Path) -> Path:
-    from frontier_rft.bench.real_rl.ab import LOG_FILES
+    from frontier_rft.bench.real_rl.ab import LOG_FILES, run_log_file
 
-    if path.is_file():
-        return path
-    found = next((path / name for name in LOG_FILES if (path / name).is_file()), None)
+    found = run_log_file(path)
     if found is None:
         raise UsageError(f"{path}: no {' or '.join(LOG_FILES)} (not a training run's folder)")
     return found

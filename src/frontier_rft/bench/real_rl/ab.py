@@ -66,6 +66,7 @@ __all__ = [
     "compare_arms",
     "read_arm",
     "read_run",
+    "run_log_file",
 ]
 
 LOG_FILES = ("frontier_metrics.jsonl", "metrics.jsonl")
@@ -187,7 +188,9 @@ def _latest(record: dict[str, Any], key: str, before: float) -> float:
     return before if value is None else value
 
 
-def _log_file(path: Path) -> Path | None:
+def run_log_file(path: Path) -> Path | None:
+    """The log of a run: `path` itself where it is a file, else the first of LOG_FILES in that
+    folder; None where there is none."""
     if path.is_file():
         return path
     return next((path / name for name in LOG_FILES if (path / name).is_file()), None)
@@ -200,7 +203,7 @@ def read_run(
     on `device`'s step-cost curve where named and its log allows; ValueError naming the file
     and the fix when it has no evaluation, or none after training started."""
     where = Path(path)
-    log = _log_file(where)
+    log = run_log_file(where)
     if log is None:
         raise ValueError(f"{where}: no {' or '.join(LOG_FILES)} (not a training run's folder)")
     records = read_metrics_jsonl(log)
@@ -344,9 +347,9 @@ def read_arm(
     where = Path(path)
     if not where.exists():
         raise ValueError(f"{where}: no such run directory")
-    if _log_file(where) is not None:
+    if run_log_file(where) is not None:
         return Arm(where, {where.name: read_run(where, metric, device)})
-    folders = sorted(p for p in where.iterdir() if p.is_dir() and _log_file(p) is not None)
+    folders = sorted(p for p in where.iterdir() if p.is_dir() and run_log_file(p) is not None)
     if not folders:
         raise ValueError(
             f"{where}: neither a run directory (with {' or '.join(LOG_FILES)}) nor a folder "
@@ -355,7 +358,7 @@ def read_arm(
     if len(folders) > MAX_RUNS:
         raise ValueError(f"{where}: more than {MAX_RUNS} runs in one arm")
     runs = {}
-    size = sum(f.stat().st_size for f in (_log_file(p) for p in folders) if f is not None)
+    size = sum(f.stat().st_size for f in (run_log_file(p) for p in folders) if f is not None)
     with progress_bar(
         len(folders), f"reading {where}", unit="run", enabled=size >= LONG_READ_BYTES
     ) as bar:
