@@ -65,6 +65,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "uniform-b64": "da162b95",
     "uniform-b128": "16546ca5",
     "uniform-auto": "f49a02d5",  # the batch planner acting (issue 89 item 5): new
+    "uniform-k16": "42262a75",  # a step's size by K at uniform-b32's rows (issue 89 item 6): new
     "uniform-k32": "69255b31",
     "dapo-onecall": "861c7bf4",
     "dapo-onecall-backfill": "ba1a4ec9",  # the probe of issue 90 item 7: new

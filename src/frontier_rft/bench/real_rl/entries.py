@@ -223,6 +223,14 @@ STEP_SIZE_ENTRIES = (
         },
     ),
     BenchEntry(
+        "uniform-k16",
+        "uniform",
+        role="effect",
+        note="uniform at 16 prompts x 16 rollouts a step (2x the rows, uniform-b32's 256), 48 "
+        "steps: a step's size by K",
+        train={"group_size": 16, "steps": 48, "eval_every": 4},
+    ),
+    BenchEntry(
         "uniform-k32",
         "uniform",
         role="effect",
