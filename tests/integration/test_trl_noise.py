@@ -31,7 +31,7 @@ def _reward(prompts: list[str], completions: list[str], task_id: list[int], **kw
     return [float((len(c) + t) % 2) for c, t in zip(completions, task_id, strict=True)]
 
 
-def _trainer(out: Path, every: int, **kw: Any) -> Any:
+def _trainer(out: Path, every: int, plan_every: int = 100, **kw: Any) -> Any:
     tok = char_tokenizer()
     args = tiny_grpo_args(out, prompts=4, n=4, cls=GRPOConfig, **{"max_steps": 3, **kw})
     return FrontierGRPOTrainer(
@@ -40,7 +40,9 @@ def _trainer(out: Path, every: int, **kw: Any) -> Any:
         args=args,
         train_dataset=task_dataset(np.arange(12)),
         processing_class=tok,
-        frontier=FrontierConfig(selector="uniform", shadows=[], noise_every=every),
+        frontier=FrontierConfig(
+            selector="uniform", shadows=[], noise_every=every, plan_every=plan_every
+        ),
     )
 
 
@@ -105,6 +107,29 @@ def test_the_run_ends_with_its_batch_plan_and_its_log_holds_the_evidence(
         assert "against 16 now (4 x 4)" in out
     else:  # ...or the same refusal of a |G|^2 not yet > 0
         assert code == 2 and "|G|^2 is" in err and "none (" in said[0]
+
+
+def test_the_plan_is_said_every_plan_every_steps_and_at_the_end(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """plan_every 2 over 5 metered steps: the plan at steps 2 and 4, then the run's end line
+    (step 5 is not said twice); plan_every 0: the end only."""
+    trainer = _trainer(tmp_path / "run", 1, plan_every=2, max_steps=5, **ACCUMULATED)
+    with caplog.at_level(logging.INFO, logger="frontier_rft"):
+        trainer.train()
+    said = [r.getMessage() for r in caplog.records if "batch plan" in r.getMessage()]
+    assert [m.split(":")[1].strip() for m in said[:2]] == ["at step 2", "at step 4"]
+    assert len(said) == 3 and "at step" not in said[2]
+    caplog.clear()
+    quiet = _trainer(tmp_path / "quiet", 1, plan_every=0, max_steps=3, **ACCUMULATED)
+    with caplog.at_level(logging.INFO, logger="frontier_rft"):
+        quiet.train()
+    assert len([r for r in caplog.records if "batch plan" in r.getMessage()]) == 1
+
+
+def test_plan_every_below_zero_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="plan_every"):
+        FrontierConfig(selector="uniform", plan_every=-1)
 
 
 class _Stub:

@@ -155,6 +155,10 @@ class FrontierConfig:
     in TRL's logs (integrations/trl/noise.py); it reads gradients and changes nothing."""
     noise_ema: float = 0.9
     """Noise meter: weight of the past in its moving averages, per metered step, in [0, 1)."""
+    plan_every: int = 100
+    """Say the batch plan from the noise meter (the rows a step, in TRL's settings, and the
+    learning-rate advice) every this many optimizer steps, as the run's end does (0 = at the
+    end only)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -252,7 +256,7 @@ class FrontierConfig:
             f"{short_repr(self.shadows)}",
         )
         self.shadow_configs()
-        check_least(self, ("noise_every",), 0)  # 0: the noise meter off
+        check_least(self, ("noise_every", "plan_every"), 0)  # 0: the meter / the line off
         ema = self.noise_ema
         ok = isinstance(ema, int | float) and 0.0 <= ema < 1.0
         check(ok, f"noise_ema must be a number in [0, 1), got {ema!r}")

@@ -9,7 +9,8 @@ changes nothing. At the optimizer step those inner products, with each micro-bat
 solved for |G|^2 and the inter- and intra-prompt noise (core/noise_scale.py,
 `accumulated_estimate`), smoothed apart, and logged as `noise/...` through TRL's own metrics
 (every `report_to` backend). No extra forward or backward pass: the cost is two inner products
-a parameter a micro-batch. Every `noise_every`-th optimizer step (FrontierConfig).
+a parameter a micro-batch. Every `noise_every`-th optimizer step (FrontierConfig); every
+`plan_every`-th, the batch plan from the smoothed terms is said (`_frontier_batch_plan`).
 
 Where TRL's hooks do not allow it, the meter stays off and says why once (`why_off`):
 
@@ -126,9 +127,11 @@ def micro_batch_coefficients(
 class NoiseCallback(_Base):  # type: ignore[misc]
     """The meter on a FrontierGRPOTrainer: its gradient hooks and its step boundaries."""
 
-    def __init__(self, trainer: Any, every: int, decay: float):
+    def __init__(self, trainer: Any, every: int, decay: float, plan_every: int = 0):
         self.trainer = trainer
         self.every = every
+        self.plan_every = plan_every
+        """Say the batch plan every this many optimizer steps (0: the run's end only)."""
         self.ema = NoiseEma(decay)
         self.armed = False
         self.batches: list[tuple[list[bytes], NDArray[np.float64]]] = []
@@ -187,6 +190,16 @@ class NoiseCallback(_Base):  # type: ignore[misc]
         self.sums.append([0.0, 0.0])
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._meter()
+        step = int(state.global_step)
+        # the plan so far, from the EMA just updated; the run's last step is said at its end
+        due = self.plan_every > 0 and step % self.plan_every == 0 and step < int(state.max_steps)
+        if due and self.trainer.accelerator.is_main_process:
+            for line in self.trainer._frontier_batch_plan():
+                _log.info("frontier-rft: at step %d: %s", step, line)
+
+    def _meter(self) -> None:
+        """This step's estimate, where it was metered, into the EMA and TRL's metrics."""
         if not self.armed or len(self.batches) < 2:
             return
         self.armed = False

@@ -206,7 +206,9 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         if row is not None and row.drives:
             self._frontier_drive(plan.build(self.frontier_run.selector))
         # the gradient noise meter: hooks that read each micro-batch's gradient (noise.py)
-        self.frontier_noise = NoiseCallback(self, config.noise_every, config.noise_ema)
+        self.frontier_noise = NoiseCallback(
+            self, config.noise_every, config.noise_ema, plan_every=config.plan_every
+        )
         self.add_callback(self.frontier_noise)  # type: ignore[attr-defined]
 
     def _frontier_kind(self) -> str:
