@@ -223,6 +223,22 @@ STEP_SIZE_ENTRIES = (
         },
     ),
     BenchEntry(
+        "uniform-auto-lr1",
+        "uniform",
+        role="effect",
+        note="uniform-auto with the learning rate kept as set (batch_lr_rule none): what the "
+        "square-root rule does to the planned step",
+        train={
+            "batch_plan": "auto",
+            "batch_max": 128,
+            "plan_curve": "h200",
+            "batch_lr_rule": "none",
+            "noise_every": 4,
+            "steps": 40,
+            "eval_every": 4,
+        },
+    ),
+    BenchEntry(
         "uniform-k16",
         "uniform",
         role="effect",
