@@ -85,15 +85,19 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
             f"| {'yes' if a['within'] else 'no'} | {_diff(a['equal_pass1'])} "
             f"| {'yes' if a['holds_score'] else 'no'} |"
         )
-    fixed = list(next(iter(comp["axes"].values()))["over_each"])
+    first = next(iter(comp["axes"].values()))
+    fixed = list(first["over_each"]) + list(first["over_others"])
     lines += [
         "",
-        f"{planned}'s time to the target over each fixed entry's (median ratio [95% CI]):",
+        f"{planned}'s time to the target over each fixed entry's, and over each entry it is "
+        "set beside (median ratio [95% CI]):",
         "",
         "| currency | " + " | ".join(fixed) + " |",
         "|---|" + "---:|" * len(fixed),
         *(
-            f"| {AXES[axis]} | " + " | ".join(_ratio(a["over_each"][f]) for f in fixed) + " |"
+            f"| {AXES[axis]} | "
+            + " | ".join(_ratio({**a["over_each"], **a["over_others"]}[f]) for f in fixed)
+            + " |"
             for axis, a in comp["axes"].items()
         ),
         "",
@@ -171,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", required=True, help="output name under --out")
     p.add_argument("--out", type=Path, default=RESULTS_DIR)
     p.add_argument("--planned", default="uniform-auto", help="the planned entry's label")
+    p.add_argument(
+        "--beside", default="", help="entries to set the planned one beside (comma-separated)"
+    )
     p.add_argument("--axes", default="h200,cpu", help="currencies, of: " + ", ".join(AXES))
     p.add_argument("--target", choices=tuple(TARGETS), default="plateau")
     p.add_argument("--fit-targets", default="plateau,half", help="the fits' targets (TARGETS)")
@@ -198,7 +205,13 @@ def main(argv: list[str] | None = None) -> int:
         "source": str(args.full_json),
         "seeds": len(full["summary"]["seeds"]),
         "code": code,
-        "comparison": grid_comparison(labels, args.planned, axes, args.target),
+        "comparison": grid_comparison(
+            labels,
+            args.planned,
+            axes,
+            args.target,
+            others=[o.strip() for o in args.beside.split(",") if o.strip()],
+        ),
         "meter": meter,
         "fits": fits,
         "reading": reading(meter, fits),

@@ -83,6 +83,16 @@ def test_a_plan_that_never_reaches_is_censored_not_dropped() -> None:
     assert out["over_best"]["ratio"] is None and out["within"] is False
 
 
+def test_another_planned_entry_is_set_beside_but_never_the_best() -> None:
+    labels = dict(LABELS, **{"uniform-auto-lr1": _row([2.0, 2.0, 2.0], UNIFORM, (0, 0, 0))})
+    out = grid_comparison(labels, "uniform-auto", ["h200"], others=["uniform-auto-lr1"])
+    axis = out["axes"]["h200"]
+    assert axis["best"] == "uniform-b64" and "uniform-auto-lr1" not in axis["over_each"]
+    assert axis["over_others"]["uniform-auto-lr1"]["ratio"] == pytest.approx(2.0)  # 4 / 2
+    with pytest.raises(ValueError, match="uniform-nope"):
+        grid_comparison(labels, "uniform-auto", ["h200"], others=["uniform-nope"])
+
+
 def test_no_planned_runs_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="uniform-auto"):
         grid_comparison({"uniform": {}}, "uniform-auto", ["h200"])

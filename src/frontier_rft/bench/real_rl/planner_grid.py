@@ -81,9 +81,15 @@ def grid_comparison(
     planned: str,
     axes: Sequence[str],
     target: str = "plateau",
+    others: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Per axis: the best fixed entry in hindsight, the planned entry's time over it (and over
-    every fixed entry), its pass@1 at equal cost against uniform, and both verdicts."""
+    every fixed entry, and over each of `others`: entries it is set beside but that are no
+    candidates for the best, another planned one), its pass@1 at equal cost against uniform,
+    and both verdicts."""
+    missing = [o for o in others if "device" not in labels.get(o, {})]
+    if missing:
+        raise ValueError(f"the report has no paired runs of {', '.join(missing)}")
     if planned not in labels or "device" not in labels[planned]:
         raise ValueError(f"the report has no paired runs of {planned!r}")
     device = labels[planned]["device"]
@@ -100,6 +106,13 @@ def grid_comparison(
 
         best = min(grid, key=order)
         against = {label: median_ratio(*_paired(mine, cell)) for label, cell in grid.items()}
+        beside = {
+            o: median_ratio(
+                *_paired(mine, _cell(labels[o]["device"]["seeds"], labels[o]["device"][key]))
+            )
+            for o in others
+            for key in [f"time_{target}_{axis}"]
+        }
         ratio = against[best]
         equal = device.get(f"equal_{axis}_pass1") or {"mean": None, "ci": None}
         out["axes"][axis] = {
@@ -111,6 +124,7 @@ def grid_comparison(
             "seeds": len(mine["seeds"]),
             "over_best": ratio,
             "over_each": against,
+            "over_others": beside,
             "equal_pass1": equal,
             "within": ratio["ratio"] is not None and ratio["ratio"] <= WITHIN,
             "holds_score": bool(equal["ci"]) and equal["ci"][0] >= FLOOR,
