@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from frontier_rft.bench.real_rl.page_figures import (
     CHECKED,
     FIGURES,
     PAGES,
+    PlannerFigure,
     compute,
     differences,
     render,
@@ -50,3 +52,31 @@ def test_a_stale_or_unmarked_figure_is_caught() -> None:
     assert not unmarked("    frontier bench-rl --lr 0.0004\n")  # a command is no figure
     with pytest.raises(ValueError, match="no report produces: nope"):
         render("<!--fig:nope-->1<!--/fig-->", VALUES)
+
+
+def test_a_planner_figure_reads_its_results_file(tmp_path: Path) -> None:
+    cell = {"ratio": 1.25, "ci": [1.0, None], "n": 10, "reached": 9}
+    axis = {
+        "best": "uniform-b64",
+        "over_best": cell,
+        "over_each": {"uniform": {**cell, "ratio": 0.5, "reached": 10}},
+        "over_others": {"uniform-auto": {**cell, "ratio": None}},
+        "equal_pass1": {"mean": -0.004, "ci": [-0.012, 0.003]},
+    }
+    data = {
+        "comparison": {"axes": {"h200": axis}},
+        "meter": {"b_simple": 1234.4, "ci": [700.2, 1999.6]},
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(data), encoding="utf-8")
+    got = {
+        key: PlannerFigure("plan", "h200", key).value(tmp_path)
+        for key in ("over_best", "over:uniform", "over:uniform-auto", "best", "equal", "meter")
+    }
+    assert got == {
+        "over_best": "1.25x [1.00, beyond] (9/10 reached)",
+        "over:uniform": "0.50x [1.00, beyond]",
+        "over:uniform-auto": "not reached by half (9/10 reached)",
+        "best": "uniform-b64",
+        "equal": "−0.004 [−0.012, +0.003]",
+        "meter": "1,234 [700, 2,000] rows",
+    }

@@ -27,6 +27,7 @@ __all__ = [
     "CurveFigure",
     "Figure",
     "NoiseFigure",
+    "PlannerFigure",
     "compute",
     "differences",
     "render",
@@ -162,6 +163,42 @@ class NoiseFigure:
         )
 
 
+@dataclass(frozen=True)
+class PlannerFigure:
+    """A figure of the planned step against the fixed grid (benchmarks/planner_vs_grid.py's
+    <stem>.json): on `axis`, the planned entry's time over the best fixed entry's
+    (`over_best`), over another entry's (`over:<label>`), the best fixed entry's name
+    (`best`), its pass@1 at equal cost against uniform (`equal`); or the meter's run-average
+    noise scale (`meter`, any axis)."""
+
+    stem: str
+    """The results file stem."""
+    axis: str
+    """The currency (device_report.AXES key)."""
+    key: str
+    """Which figure: over_best, over:<label>, best, equal or meter."""
+
+    def value(self, results: Path) -> str:
+        """The figure's text."""
+        data = json.loads((results / f"{self.stem}.json").read_text("utf-8"))
+        if self.key == "meter":
+            m = data["meter"]
+            return f"{m['b_simple']:,.0f} [{m['ci'][0]:,.0f}, {m['ci'][1]:,.0f}] rows"
+        a = data["comparison"]["axes"][self.axis]
+        if self.key == "best":
+            return str(a["best"])
+        if self.key == "equal":
+            return interval()(a["equal_pass1"])
+        cell = a["over_best"]
+        if self.key.startswith("over:"):
+            label = self.key.removeprefix("over:")
+            cell = {**a["over_each"], **a["over_others"]}[label]
+        return median_ratio()(cell)
+
+
+AnyFigure = Figure | CurveFigure | NoiseFigure | PlannerFigure
+
+
 @cache
 def _report(results: Path, stem: str) -> dict[str, Any]:
     out: dict[str, Any] = json.loads((results / f"{stem}_full.json").read_text("utf-8"))
@@ -202,7 +239,7 @@ def _step_size_cells() -> dict[str, tuple[tuple[str, ...], Format]]:
     }
 
 
-FIGURES: dict[str, Figure | CurveFigure | NoiseFigure] = {
+FIGURES: dict[str, AnyFigure] = {
     "noise.std.plateau": NoiseFigure("noise_scale_std_plateau"),
     "noise.std.half": NoiseFigure("noise_scale_std_half"),
     "noise.ffl4.plateau": NoiseFigure("noise_scale_format_lr4_plateau"),
@@ -366,7 +403,7 @@ FIGURES.update(
 
 
 def compute(
-    results: Path, figures: Mapping[str, Figure | CurveFigure | NoiseFigure] | None = None
+    results: Path, figures: Mapping[str, AnyFigure] | None = None
 ) -> dict[str, str]:
     """Every figure's text, by name."""
     return {name: f.value(results) for name, f in (figures or FIGURES).items()}
