@@ -116,6 +116,8 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
     )
     lines.append("")
     for axis, f in data["fits"].items():
+        if not f["rows"]:  # no entry grows the step this way in the report
+            continue
         counts = ", ".join(
             f"{n} ({'-' if s is None else f'{s:.1f}'} steps, {r}/{f['seeds']})"
             for n, s, r in zip(f["rows"], f["median_steps"], f["reached"], strict=True)

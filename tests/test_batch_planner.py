@@ -133,10 +133,11 @@ def test_describe_says_the_evidence_and_the_learning_rate_rule() -> None:
         "EMA over 12 metered step(s)",
         "B_noise 400 rows at K=8",
         "a datasheet projection, a projected H200 step",
-        "scale Adam's by 1.25x",
+        "keep Adam's",
+        "or scale it by 1.25x",
         "Malladi et al. 2022",
         "capped at 2x",
-        "rule of thumb not measured here",
+        "rule of thumb: check it",
     ):
         assert part in line, part
     cell = Cell(8, 10, 1.0, 1.0)

@@ -80,7 +80,7 @@ def test_the_plan_is_the_closed_form_of_the_logged_noise_and_a_linear_curve(
     assert "sqrt(200/128)" in describe and "rule of thumb" in describe
     # lr 1e-4 x sqrt(200 / 128) = 1.25e-4
     assert "frontier train: --batch-size 25 --group-size 8 --lr 0.000125 (1.25x 0.0001)" in settings
-    assert "rule of thumb: check it" in settings
+    assert "rule of thumb: check it against your rate kept" in settings
 
 
 def test_the_flags_override_the_log_and_the_pool_bounds_the_plan(

@@ -4,7 +4,10 @@ run-average noise scale on planted columns."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +18,8 @@ from frontier_rft.bench.real_rl.planner_grid import (
     meter_average,
 )
 
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
 SEEDS = [0, 1, 2]
 
 
@@ -128,3 +133,38 @@ def test_records_without_a_metered_step_are_refused() -> None:
     records = {0: {"noise/trace": [None], "noise/grad_sq": [None], "noise/intra": [None]}}
     with pytest.raises(ValueError, match="noise meter"):
         meter_average(records)
+
+
+@pytest.mark.parametrize(
+    ("stem", "argv"),
+    [
+        ("planner_vs_grid_format_lr4", ["real_rl_format_lr4_planner_full.json"]),
+        (
+            "planner_vs_grid_format_lr4_lr1",
+            [
+                "real_rl_format_lr4_planner_lr_full.json",
+                "--planned",
+                "uniform-auto-lr1",
+                "--beside",
+                "uniform-auto",
+            ],
+        ),
+    ],
+)
+def test_the_committed_comparisons_reproduce(
+    stem: str, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The script on the committed report and ledger gives the committed results."""
+    monkeypatch.chdir(REPO)  # the report names its ledger relative to the repository
+    spec = importlib.util.spec_from_file_location(
+        "planner_vs_grid", REPO / "benchmarks" / "planner_vs_grid.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    source = str(Path("benchmarks/results") / argv[0])
+    assert script.main([source, *argv[1:], "--name", stem, "--out", str(tmp_path)]) == 0
+    got = json.loads((tmp_path / f"{stem}.json").read_text(encoding="utf-8"))
+    committed = json.loads((RESULTS / f"{stem}.json").read_text(encoding="utf-8"))
+    for key in ("comparison", "meter", "fits", "reading", "code", "seeds"):
+        assert got[key] == committed[key], key

@@ -19,7 +19,8 @@ meter measured, and a learning-rate factor. Each trainer spells that step in its
 - SkyRL: `trainer.train_batch_size` B with `trainer.policy_mini_batch_size` B,
   `generator.n_samples_per_prompt` K, `trainer.policy.optimizer_config.lr`.
 
-The learning rate is the planner's square-root rule of thumb, said as one.
+The learning rate is the planner's square-root rule of thumb, said as one, beside the rate
+kept, which did better on the one regime measured.
 """
 
 from __future__ import annotations
@@ -139,6 +140,7 @@ def plan_lines(
     settings = trainer_settings(plan, trainer, lr=lr, processes=processes, grad_accum=grad_accum)
     return [
         plan.describe(),
-        f"set for your trainer: {settings}; the learning rate by the square-root rule, a rule "
-        "of thumb: check it",
+        f"set for your trainer: {settings}; the learning rate as the square-root rule scales "
+        "it, a rule of thumb: check it against your rate kept, which did better on the one "
+        "regime measured",
     ]

@@ -36,7 +36,9 @@ accepts that.
 **Learning rate.** A step of other rows has other noise. For Adam-like optimizers the
 square-root rule (Malladi et al. 2022, the SDE scaling of adaptive methods) scales the learning
 rate by sqrt(new rows / old rows); the plan gives that factor, capped at `max_lr_factor` either
-way. It is a rule of thumb, not measured here: advice for the user to check.
+way. It is a rule of thumb: on the one regime measured (fast-format-lr4, bench entries
+`uniform-auto` and `uniform-auto-lr1`) the planned step did better with the rate kept, so the
+advice names both.
 
 Pure: it reads the meter's smoothed terms (`NoiseTerms`) and a cost, and returns a frozen
 `BatchPlan`; nothing it is given changes, and bad input is refused by name in one line.
@@ -272,10 +274,11 @@ class BatchPlan:
             f"the noise meter's EMA over {t.steps} metered step(s) (|G|^2 {t.grad_sq:.3g}, "
             f"tr Sigma_inter {t.inter:.3g}, tr Sigma_intra {t.intra:.3g}: B_noise "
             f"{self.b_noise:,.0f} rows at K={self.rollouts}) and {COST_KINDS[self.cost_kind]}, "
-            f"{self.cost_source}; learning rate: scale Adam's by {self.lr_factor:.3g}x, "
+            f"{self.cost_source}; learning rate: keep Adam's (on the one regime measured, "
+            "fast-format-lr4, the planned step reached uniform's plateau sooner with it: "
+            f"docs/results/device_cost.md) or scale it by {self.lr_factor:.3g}x, "
             f"sqrt({self.rows:,}/{self.current_rows:,}) capped at {self.max_lr_factor:g}x by the "
-            "square-root rule of Malladi et al. 2022, a rule of thumb not measured here: "
-            "check it"
+            "square-root rule of Malladi et al. 2022, a rule of thumb: check it"
         )
 
 

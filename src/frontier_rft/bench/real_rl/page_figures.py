@@ -380,6 +380,27 @@ FIGURES.update(
             "std",
             ("uniform-b32", "uniform-b48", "uniform-b128", "dapo-onecall"),
         ),
+        **step_size_figures("real_rl_format_lr4_planner", "plan", ("uniform-auto",)),
+        **step_size_figures(
+            "real_rl_format_lr4_planner_lr", "planlr", ("uniform-auto", "uniform-auto-lr1")
+        ),
+        **{
+            f"{prefix}.{axis}.{name}": PlannerFigure(stem, axis, key)
+            for prefix, stem in (
+                ("plan", "planner_vs_grid_format_lr4"),
+                ("planlr", "planner_vs_grid_format_lr4_lr1"),
+            )
+            for axis in ("h200", "cpu")
+            for name, key in (("over_best", "over_best"), ("best", "best"), ("equal", "equal"))
+        },
+        "planlr.h200.vs_auto": PlannerFigure(
+            "planner_vs_grid_format_lr4_lr1", "h200", "over:uniform-auto"
+        ),
+        "planlr.cpu.vs_auto": PlannerFigure(
+            "planner_vs_grid_format_lr4_lr1", "cpu", "over:uniform-auto"
+        ),
+        "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
+        "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
         "std.dapo-onecall.informative": Figure(
             "real_rl_std_step_size_e4",
             "dapo-onecall",
@@ -402,9 +423,7 @@ FIGURES.update(
 )
 
 
-def compute(
-    results: Path, figures: Mapping[str, AnyFigure] | None = None
-) -> dict[str, str]:
+def compute(results: Path, figures: Mapping[str, AnyFigure] | None = None) -> dict[str, str]:
     """Every figure's text, by name."""
     return {name: f.value(results) for name, f in (figures or FIGURES).items()}
 
