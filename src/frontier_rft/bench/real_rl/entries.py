@@ -175,6 +175,17 @@ ADAPTIVE = flags(dynamic_sampling=True, adaptive_oversample=True)
 """Dynamic sampling sized from the measured zero-variance share (GRESO's rule)."""
 
 
+PLANNED = {
+    "batch_plan": "auto",
+    "batch_max": 128,
+    "plan_curve": "h200",
+    "noise_every": 4,
+    "steps": 40,
+    "eval_every": 4,
+}
+"""The batch planner's bench settings (uniform-auto), which its variants change one field of."""
+
+
 STEP_SIZE_ENTRIES = (
     BenchEntry(
         "uniform-b32",
@@ -213,14 +224,7 @@ STEP_SIZE_ENTRIES = (
         note="uniform with the batch planner (batch_plan auto): 16 prompts x 8 a step to start, "
         "metered every 4th step, grown to the plan's prompts (<= 128) priced on the H200's "
         "curve, lr by the square-root rule, 40 steps",
-        train={
-            "batch_plan": "auto",
-            "batch_max": 128,
-            "plan_curve": "h200",
-            "noise_every": 4,
-            "steps": 40,
-            "eval_every": 4,
-        },
+        train=PLANNED,
     ),
     BenchEntry(
         "uniform-auto-lr1",
@@ -228,15 +232,7 @@ STEP_SIZE_ENTRIES = (
         role="effect",
         note="uniform-auto with the learning rate kept as set (batch_lr_rule none): what the "
         "square-root rule does to the planned step",
-        train={
-            "batch_plan": "auto",
-            "batch_max": 128,
-            "plan_curve": "h200",
-            "batch_lr_rule": "none",
-            "noise_every": 4,
-            "steps": 40,
-            "eval_every": 4,
-        },
+        train={**PLANNED, "batch_lr_rule": "none"},
     ),
     BenchEntry(
         "uniform-k16",

@@ -98,7 +98,8 @@ def grid_comparison(
         grid = fixed_times(labels, axis, target)
         if not grid:
             raise ValueError("the report holds no fixed-size uniform entry beside uniform")
-        mine = _cell(device["seeds"], device[f"time_{target}_{axis}"])
+        key = f"time_{target}_{axis}"
+        mine = _cell(device["seeds"], device[key])
 
         def order(label: str, grid: Mapping[str, Any] = grid) -> float:
             median = grid[label]["median"]
@@ -111,7 +112,6 @@ def grid_comparison(
                 *_paired(mine, _cell(labels[o]["device"]["seeds"], labels[o]["device"][key]))
             )
             for o in others
-            for key in [f"time_{target}_{axis}"]
         }
         ratio = against[best]
         equal = device.get(f"equal_{axis}_pass1") or {"mean": None, "ci": None}
