@@ -113,10 +113,45 @@ def test_batch_auto_plans_once_per_metered_step_and_sets_the_step() -> None:
     assert fixed.apply(step, opt) is step and opt.param_groups[0]["lr"] == 1e-3
 
 
+def test_least_regret_starts_at_the_start_plan_logs_it_once_and_resumes() -> None:
+    """t(N) = 1 + N / 4 at K = 4 over 1..4 prompts: the hand-computed start of
+    test_start_plan.py is 2 prompts (worst 1.5x); lr by the rule from there, the start logged
+    once (in the first row, plans or not), and not again after a resume."""
+    config = TrainConfig(
+        batch_plan="auto",
+        batch_start="least_regret",
+        batch_size=1,
+        group_size=4,
+        batch_max=4,
+        train_size=64,
+        lr=1e-3,
+        noise_every=1,
+        batch_lr_rule="sqrt",
+    )
+    auto = BatchAuto(config, linear_cost(1.0, 0.25, "datasheet", "a planted line"))
+    assert (auto.prompts, auto.lr_factor) == (2, pytest.approx(math.sqrt(2)))
+    opt = _Optimizer()
+    plan = auto.apply(config.step_plan(), opt)
+    assert plan.shape().batch == 2 and opt.param_groups[0]["lr"] == pytest.approx(1e-3 * 2**0.5)
+    first = auto.after_step(_ema(1, 1.0, 2.0, 8.0))  # no plan yet: the start alone
+    assert first == {"plan/start_prompts": 2.0, "plan/start_worst_ratio": pytest.approx(1.5)}
+    assert auto.after_step(_ema(1, 1.0, 2.0, 8.0)) == {}
+    again = BatchAuto(config, linear_cost(1.0, 0.25, "datasheet", "a planted line"))
+    again.load_state_dict({"prompts": 3, "lr_factor": 1.5, "metered": 1})
+    assert (again.prompts, again.lr_factor, again.after_step(_ema(1, 1.0, 2.0, 8.0))) == (
+        3,
+        1.5,
+        {},
+    )
+    configured = BatchAuto(dataclasses.replace(config, batch_start="configured"), COST)
+    assert (configured.prompts, configured.lr_factor, configured.start) == (1, 1.0, None)
+
+
 @pytest.mark.parametrize(
     "changes, said",
     [
         ({"batch_plan": "sometimes"}, "batch_plan"),
+        ({"batch_start": "middle"}, "batch_start"),
         ({"batch_lr_rule": "cube"}, "batch_lr_rule"),
         ({"plan_curve": "tpu"}, "plan_curve"),
         ({"batch_max": -1}, "batch_max must be an int >= 0"),
@@ -151,6 +186,7 @@ def test_every_selector_takes_a_growing_count(selector_name: str) -> None:
 def test_good_batch_plan_settings_are_taken() -> None:
     config = TrainConfig(batch_plan="auto", batch_max=64, plan_curve="h200", batch_lr_rule="none")
     assert (config.batch_plan, config.batch_max) == ("auto", 64)
+    assert TrainConfig(batch_plan="auto", batch_start="least_regret").batch_start == "least_regret"
     assert TrainConfig(batch_plan="auto").batch_max == 0  # the pool
     # with fixed, the auto-only bounds are not read
     assert TrainConfig(batch_max=4, noise_every=0, rescue=4).batch_plan == "fixed"
@@ -241,5 +277,42 @@ def test_auto_grows_the_step_and_resumes_exactly(sft_dir: Path, tmp_path: Path) 
     resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
     assert resumed.plan.shape().batch == 6
     assert resumed.optimizer.param_groups[0]["lr"] == lr
+    got.append(resumed.step())
+    assert [_stable(a) for a in want] == [_stable(b) for b in got]
+
+
+@torch_needed
+@pytest.mark.usefixtures("_torch_threads")
+def test_least_regret_starts_the_trainer_there_and_resumes_exactly(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    """On the tiny model with the h200 curve, batch_start least_regret trains the start plan's
+    prompts from the first step (logged in that step's row), at the rule's lr; killed after
+    step 2 and resumed, the run logs the same rows as the straight one."""
+    from frontier_rft.step_cost.curve import load_curve
+    from frontier_rft.step_cost.planner import curve_cost
+    from frontier_rft.step_cost.start_plan import start_plan
+    from frontier_rft.training.grpo import Trainer
+
+    config = _config(
+        batch_plan="auto", batch_start="least_regret", plan_curve="h200", batch_max=6, steps=3
+    )
+    start = start_plan(
+        curve_cost(load_curve("h200"), config.max_new_tokens),
+        rollouts=config.group_size,
+        min_prompts=3,
+        max_prompts=6,
+    )
+    assert start.prompts > 3  # latency-bound: more rows than the configured 3
+    straight = Trainer(config, sft_dir, tmp_path / "a", log=lambda _: None)
+    want = [straight.step() for _ in range(3)]
+    assert want[0]["plan/start_prompts"] == start.prompts
+    assert want[0]["train/prompts"] == start.prompts
+    assert not any("plan/start_prompts" in w for w in want[1:])
+    first = Trainer(config, sft_dir, tmp_path / "b", log=lambda _: None)
+    got = [first.step() for _ in range(2)]
+    first.save()
+    del first
+    resumed = Trainer(config, sft_dir, tmp_path / "b", resume=True, log=lambda _: None)
     got.append(resumed.step())
     assert [_stable(a) for a in want] == [_stable(b) for b in got]

@@ -66,6 +66,8 @@ ENTRY_DIGESTS: dict[str, str] = {
     "uniform-b128": "16546ca5",
     "uniform-auto": "f49a02d5",  # the batch planner acting (issue 89 item 5): new
     "uniform-auto-lr1": "a7519769",  # the planner without its lr rule (issue 89 item 6): new
+    "uniform-auto-start": "909b3442",  # the planner's least-regret start (issue 89 item 6): new
+    "uniform-auto-cpu": "1b25250e",  # the planner priced on the CPU (issue 89 item 6): new
     "uniform-k16": "42262a75",  # a step's size by K at uniform-b32's rows (issue 89 item 6): new
     "uniform-k32": "69255b31",
     "dapo-onecall": "861c7bf4",
@@ -88,7 +90,16 @@ TESTBED_DIGESTS: dict[str, str] = {
 }
 
 _LARGE = frozenset(
-    {"uniform-b48", "uniform-b64", "uniform-b128", "pcl-b64", "uniform-auto", "uniform-auto-lr1"}
+    {
+        "uniform-b48",
+        "uniform-b64",
+        "uniform-b128",
+        "pcl-b64",
+        "uniform-auto",
+        "uniform-auto-lr1",
+        "uniform-auto-start",
+        "uniform-auto-cpu",
+    }
 )
 """Steps of more prompts than the toy pools hold."""
 UNFIT: dict[str, frozenset[str]] = {

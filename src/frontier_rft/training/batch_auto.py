@@ -24,6 +24,14 @@ from the next step on (`decide`):
   without moving further (one Adam rate for every batch is not McCandlish's setting, arXiv
   1812.06162). Neither is measured here against the fixed grid (issue 89, item 6).
 
+Where the run starts (`batch_start`): 'configured' starts at `batch_size`; 'least_regret' starts
+at the prompts whose worst-case slowdown over every noise scale is least on the same curve
+(step_cost/start_plan.py), since before the meter has read anything every noise scale is
+possible: on a latency-bound curve that is well above a small configured step, on a CPU it is
+about the configured step. The plans then grow from there; the lr factor follows the start's
+prompts by the same rule. The start is logged once, in the first step's row, as
+`plan/start_prompts` and `plan/start_worst_ratio`.
+
 Each plan logs `plan/prompts`, `plan/rows`, `plan/lr_factor` (the factor on lr now),
 `plan/seconds_ratio` (T(plan) / T(now)), `plan/b_noise` and `plan/metered_steps` (the evidence
 it read) in that step's metrics row; the prompts a step, the lr factor and the metered steps
@@ -45,10 +53,12 @@ from frontier_rft.step_cost.planner import (
     plan_batch,
     sqrt_lr_factor,
 )
+from frontier_rft.step_cost.start_plan import StartPlan, start_plan
 
 __all__ = [
     "BATCH_LR_RULES",
     "BATCH_PLANS",
+    "BATCH_STARTS",
     "LR_CAP",
     "MIN_METERED",
     "PLAN_CURVES",
@@ -61,6 +71,8 @@ __all__ = [
 
 BATCH_PLANS = ("fixed", "auto")
 """TrainConfig.batch_plan: batch_size prompts every step, or the planner's prompts."""
+BATCH_STARTS = ("configured", "least_regret")
+"""TrainConfig.batch_start: batch_size prompts, or the least worst-case regret on plan_curve."""
 BATCH_LR_RULES = ("sqrt", "none")
 """TrainConfig.batch_lr_rule: lr x sqrt(prompts / batch_size) (capped), or lr unchanged."""
 MIN_METERED = 2
@@ -160,6 +172,17 @@ class BatchAuto:
         """The factor on lr now."""
         self.metered = 0
         """Metered steps the last look read (a plan is made once per new metered step)."""
+        self.start: StartPlan | None = None
+        """batch_start least_regret: the start, logged in the first step's row (then None)."""
+        if self.on and config.batch_start == "least_regret":
+            self.start = start_plan(
+                self.cost(),
+                rollouts=self.rollouts,
+                min_prompts=self.base,
+                max_prompts=max(self.base, self.max_prompts),
+            )
+            self.prompts = self.start.prompts
+            self.lr_factor = lr_factor(self.prompts, self.base, self.rule)
 
     def cost(self) -> StepCost:
         """A step's seconds on the shipped curve `plan_curve` at max_new_tokens (loaded once)."""
@@ -171,12 +194,13 @@ class BatchAuto:
         """After a step: where the meter folded in a new metered step and its terms define a
         noise scale, plan the next steps' prompts and lr factor; the plan's `plan/...`
         metrics ({} where no plan is made, and always with batch_plan fixed)."""
+        started = self._start_metrics()
         if not self.on or ema.count == self.metered:
-            return {}
+            return started
         self.metered = ema.count
         terms = read_terms(ema)
         if terms is None:
-            return {}
+            return started
         plan = decide(
             terms,
             self.cost(),
@@ -187,12 +211,23 @@ class BatchAuto:
         self.prompts = plan.prompts
         self.lr_factor = lr_factor(self.prompts, self.base, self.rule)
         return {
+            **started,
             "plan/prompts": float(plan.prompts),
             "plan/rows": float(plan.rows),
             "plan/lr_factor": self.lr_factor,
             "plan/seconds_ratio": plan.seconds_ratio,
             "plan/b_noise": plan.b_noise,
             "plan/metered_steps": float(terms.steps),
+        }
+
+    def _start_metrics(self) -> dict[str, float]:
+        """The start's `plan/start_...` metrics, once ({} after, and where it started as set)."""
+        if self.start is None:
+            return {}
+        start, self.start = self.start, None
+        return {
+            "plan/start_prompts": float(start.prompts),
+            "plan/start_worst_ratio": start.worst_ratio,
         }
 
     def apply(self, plan: StepPlan, optimizer: Any) -> StepPlan:
@@ -211,6 +246,7 @@ class BatchAuto:
     def load_state_dict(self, state: dict[str, Any] | None) -> None:
         """Restore it (None: a checkpoint from before the planner, or a fixed run: as built)."""
         if state:
+            self.start = None  # logged before the checkpoint
             self.prompts = int(state["prompts"])
             self.lr_factor = float(state["lr_factor"])
             self.metered = int(state["metered"])

@@ -28,7 +28,13 @@ from frontier_rft.selectors.registry import RETIRED, SELECTORS
 from frontier_rft.shadow.live import shadow_config
 from frontier_rft.shadow.rule import ShadowConfig, check_shadow_rules
 from frontier_rft.tasks.suite import TASKS
-from frontier_rft.training.batch_auto import BATCH_LR_RULES, BATCH_PLANS, PLAN_CURVES, auto_refusal
+from frontier_rft.training.batch_auto import (
+    BATCH_LR_RULES,
+    BATCH_PLANS,
+    BATCH_STARTS,
+    PLAN_CURVES,
+    auto_refusal,
+)
 from frontier_rft.training.eval_grid import parse_grid
 from frontier_rft.training.given import parse_given
 
@@ -369,6 +375,9 @@ class TrainConfig:
     """batch_plan auto: the shipped step-cost curve a plan prices steps on (cpu, h200)."""
     batch_lr_rule: str = "sqrt"
     """batch_plan auto: sqrt sets lr x sqrt(prompts / batch_size), capped at 2x; none keeps lr."""
+    batch_start: str = "configured"
+    """batch_plan auto: start at batch_size (configured), or at the prompts whose worst-case
+    slowdown over every noise scale is least on plan_curve (least_regret; start_plan.py)."""
     reward_log: bool = False
     """Write rewards.jsonl: each step's prompts, their rewards and their completions' generated
     tokens, to replay rules offline (`frontier shadow replay`; docs/shadow.md)."""
@@ -516,6 +525,7 @@ class TrainConfig:
         it needs of the run (batch_auto.auto_refusal)."""
         check_choice("batch_plan", self.batch_plan, BATCH_PLANS)
         check_choice("batch_lr_rule", self.batch_lr_rule, BATCH_LR_RULES)
+        check_choice("batch_start", self.batch_start, BATCH_STARTS)
         check_choice("plan_curve", self.plan_curve, PLAN_CURVES)
         check(
             isinstance(self.batch_max, int) and self.batch_max >= 0,

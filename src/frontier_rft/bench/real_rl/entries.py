@@ -235,6 +235,24 @@ STEP_SIZE_ENTRIES = (
         train={**PLANNED, "batch_lr_rule": "none"},
     ),
     BenchEntry(
+        "uniform-auto-start",
+        "uniform",
+        role="effect",
+        note="uniform-auto started where the worst slowdown over every noise scale is least on "
+        "the H200's curve (batch_start least_regret: 102 prompts x 8 at 24 tokens) instead of "
+        "at 16 prompts, then grown by the plans",
+        train={**PLANNED, "batch_start": "least_regret"},
+    ),
+    BenchEntry(
+        "uniform-auto-cpu",
+        "uniform",
+        role="effect",
+        note="uniform-auto-start priced on the CPU's curve (plan_curve cpu), the planner for a "
+        "run that pays in CPU seconds: 18 prompts x 8 to start at 24 tokens, then grown by the "
+        "plans",
+        train={**PLANNED, "batch_start": "least_regret", "plan_curve": "cpu"},
+    ),
+    BenchEntry(
         "uniform-k16",
         "uniform",
         role="effect",
