@@ -156,6 +156,32 @@ def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return lines[0]
 
 
+def test_without_a_log_it_says_the_least_regret_start(
+    curve: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the linear curve at K = 100: 1..4 prompts are 100..400 rows of 2, 3, 4, 5 seconds, the
+    # hand-computed case of tests/test_start_plan.py: 2 prompts, at most 1.5x (1 prompt: 1.6x)
+    argv = ["--curve", curve, "--length", "100", "--prompts", "1", "--group-size", "100"]
+    describe, settings = _plan(capsys, *argv, "--max-prompts", "4", "--lr", "1e-4")
+    assert describe.startswith("start plan: 200 rows a step (2 prompts x 100 rollouts)")
+    assert "at most 1.5x" in describe and "the configured step, 100 rows: up to 1.6x" in describe
+    assert (
+        "frontier train: --batch-size 2 --group-size 100 --lr 0.000141 (1.41x 0.0001)" in settings
+    )
+    _, verl = _plan(capsys, *argv, "--max-prompts", "4", "--trainer", "verl")
+    assert "data.train_batch_size=2 " in verl and "rollout.n=100 " in verl
+
+
+def test_a_start_without_the_step_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "give --prompts (the step you would configure)" in _refused(capsys, "--group-size", "8")
+    assert "--max-prompts 8 is below --prompts 16" in _refused(
+        capsys, "--prompts", "16", "--group-size", "8", "--max-prompts", "8"
+    )
+    assert "two rollouts" in _refused(capsys, "--prompts", "16", "--group-size", "1")
+
+
 def test_a_log_without_noise_rows_says_how_to_turn_the_meter_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -75,7 +75,7 @@ def test_the_h200_curve_starts_well_above_16_prompts_and_the_cpu_near_them() -> 
     assert h200.prompts == 102 and h200.worst_ratio < 1.2 < 6 < h200.configured_ratio
     assert cpu.prompts == 18 and cpu.worst_ratio < 1.13
     assert "816 rows a step (102 prompts x 8 rollouts)" in h200.describe()
-    assert "a shipped curve, curve h200" in h200.describe()
+    assert "a shipped curve, curve h200 (LlamaForCausalLM (SmolLM2-135M" in h200.describe()
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def test_the_h200_curve_starts_well_above_16_prompts_and_the_cpu_near_them() -> 
         ({"min_prompts": 0}, "min_prompts must be an int >= 1"),
         ({"max_prompts": 2.5}, "max_prompts must be an int >= 1"),
         ({"min_prompts": 9, "max_prompts": 8}, "min_prompts 9 is above max_prompts 8"),
-        ({"max_prompts": MAX_START_CANDIDATES + 1}, "set a smaller batch_max"),
+        ({"max_prompts": MAX_START_CANDIDATES + 1}, "set a smaller maximum"),
     ],
 )
 def test_bad_bounds_are_refused_by_name(changes: dict[str, object], said: str) -> None:

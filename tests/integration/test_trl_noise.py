@@ -19,7 +19,7 @@ from trl import GRPOConfig
 
 from frontier_rft.cli.main import main
 from frontier_rft.core.noise_scale import NoiseEma, NoiseEstimate
-from frontier_rft.integrations.batch_settings import plan_lines, plan_run
+from frontier_rft.integrations.batch_settings import plan_lines, plan_run, start_run
 from frontier_rft.integrations.trl import FrontierConfig, FrontierGRPOTrainer
 from frontier_rft.integrations.trl.noise import LOSS_UNITS, micro_batch_coefficients
 from frontier_rft.metrics_log import read_metrics_jsonl
@@ -107,6 +107,23 @@ def test_the_run_ends_with_its_batch_plan_and_its_log_holds_the_evidence(
         assert "against 16 now (4 x 4)" in out
     else:  # ...or the same refusal of a |G|^2 not yet > 0
         assert code == 2 and "|G|^2 is" in err and "none (" in said[0]
+
+
+def test_start_up_says_the_least_regret_start_in_trls_keys(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At start-up, before any step: the start from the run's curve (cpu here) at its step of
+    4 prompts x 4, up to the pool of 12, in TRL's settings (frontier plan-batch's lines)."""
+    with caplog.at_level(logging.INFO, logger="frontier_rft"):
+        trainer = _trainer(tmp_path / "run", 1, **ACCUMULATED)
+    said = [r.getMessage() for r in caplog.records if "start plan" in r.getMessage()]
+    start = start_run("cpu", length=trainer.args.max_completion_length, prompts=4, rollouts=4,
+                      max_prompts=12)  # fmt: skip
+    want = plan_lines(start, "trl", lr=trainer.args.learning_rate, grad_accum=2)
+    assert said[0] == f"frontier-rft: {want[0]}" and len(said) == 1
+    assert "start plan: " in said[0] and "the configured step, 16 rows" in said[0]
+    settings = [r.getMessage() for r in caplog.records if "set for your trainer" in r.getMessage()]
+    assert settings == [f"frontier-rft: {want[1]}"] and "num_generations=4" in want[1]
 
 
 def test_the_plan_is_said_every_plan_every_steps_and_at_the_end(

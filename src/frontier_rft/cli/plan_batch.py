@@ -1,5 +1,7 @@
 """`frontier plan-batch LOG`: the batch planner's plan for a run, read from its log, said as the
-settings to change in the run's own trainer (integrations/batch_settings.py).
+settings to change in the run's own trainer (integrations/batch_settings.py). Without LOG,
+before any run: the least-regret start from the curve alone (step_cost/start_plan.py), said
+the same way, from --prompts (the configured step) to --max-prompts.
 
 LOG is a run directory or its JSONL file, read as `frontier ab compare` reads it
 (`LOG_FILES`, `read_metrics_jsonl`): the TRL adapter's frontier_metrics.jsonl or `frontier
@@ -22,6 +24,7 @@ from frontier_rft.integrations.batch_settings import (
     TRAINERS,
     plan_lines,
     plan_run,
+    start_run,
 )
 
 __all__ = ["NO_NOISE", "add_command"]
@@ -68,10 +71,40 @@ def _length(rows: list[dict[str, Any]], config: dict[str, Any]) -> int:
     return _int(config.get("max_new_tokens")) or DEFAULT_LENGTH
 
 
+def _start(args: argparse.Namespace) -> list[str]:
+    """Without a log: the least-regret start, from the flags alone."""
+    missing = [
+        f for f, v in (("--prompts", args.prompts), ("--group-size", args.group_size)) if v is None
+    ]
+    if missing:
+        raise UsageError(
+            f"without a run's log, plan-batch plans the start from the curve: give "
+            f"{' and '.join(missing)} (the step you would configure), or give the run's LOG"
+        )
+    if args.group_size < 2:
+        raise UsageError(f"--group-size {args.group_size}: GRPO needs two rollouts a prompt")
+    top = args.max_prompts or DEFAULT_MAX_PROMPTS
+    if top < args.prompts:
+        raise UsageError(f"--max-prompts {top} is below --prompts {args.prompts}")
+    plan = start_run(
+        args.curve,
+        length=args.length or DEFAULT_LENGTH,
+        prompts=args.prompts,
+        rollouts=args.group_size,
+        max_prompts=top,
+    )
+    return plan_lines(
+        plan, args.trainer, lr=args.lr, processes=args.processes, grad_accum=args.grad_accum
+    )
+
+
 def _cmd_plan_batch(args: argparse.Namespace) -> int:
     from frontier_rft.metrics_log import read_metrics_jsonl
     from frontier_rft.step_cost.planner import NoiseTerms
 
+    if args.log is None:
+        print("\n".join(_start(args)))
+        return 0
     log = _log_file(Path(args.log))
     rows = read_metrics_jsonl(log)
     config = _run_config(log)
@@ -119,8 +152,11 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "log",
         metavar="LOG",
+        nargs="?",
+        default=None,
         help="the run's directory or log: frontier_metrics.jsonl (TRL adapter) or "
-        "metrics.jsonl (frontier train)",
+        "metrics.jsonl (frontier train); without it, the least-regret start from the curve "
+        "alone (give --prompts and --group-size)",
     )
     p.add_argument(
         "--curve",

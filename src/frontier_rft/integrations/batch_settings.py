@@ -1,7 +1,8 @@
 """The batch planner's plan for a run's own trainer: the plan from the noise meter's terms and a
 step-cost curve, and the settings that make it, in the trainer's own keys. `frontier
 plan-batch LOG` and the TRL trainer's end-of-run line say it the same way
-(`plan_run`, then `plan_lines`).
+(`plan_run`, then `plan_lines`); before a run, `frontier plan-batch` without a log says the
+least-regret start from the curve alone (`start_run`, then `plan_lines`).
 
 A plan (step_cost/planner.py) is B prompts x K rollouts an optimizer step, the step the noise
 meter measured, and a learning-rate factor. Each trainer spells that step in its own keys:
@@ -28,6 +29,7 @@ from __future__ import annotations
 from frontier_rft.integrations.trl.currency import trl_generation_batch
 from frontier_rft.step_cost.curve import load_curve
 from frontier_rft.step_cost.planner import BatchPlan, NoiseTerms, curve_cost, plan_batch
+from frontier_rft.step_cost.start_plan import MAX_START_CANDIDATES, StartPlan, start_plan
 
 __all__ = [
     "DEFAULT_LENGTH",
@@ -35,6 +37,8 @@ __all__ = [
     "TRAINERS",
     "plan_lines",
     "plan_run",
+    "start_advice",
+    "start_run",
     "trainer_settings",
 ]
 
@@ -70,14 +74,28 @@ def plan_run(
     )
 
 
-def _lr(plan: BatchPlan, lr: float | None) -> str:
+def start_run(
+    curve: str,
+    *,
+    length: int,
+    prompts: int,
+    rollouts: int,
+    max_prompts: int = DEFAULT_MAX_PROMPTS,
+) -> StartPlan:
+    """The least-regret start (step_cost/start_plan.py) on `curve` at `length` completion
+    tokens: K kept, `prompts` (the configured step) to `max_prompts` prompts."""
+    cost = curve_cost(load_curve(curve), length)
+    return start_plan(cost, rollouts=rollouts, min_prompts=prompts, max_prompts=max_prompts)
+
+
+def _lr(plan: BatchPlan | StartPlan, lr: float | None) -> str:
     factor = plan.lr_factor
     if lr is None:
         return f"your learning rate x {factor:.3g}"
     return f"{lr * factor:.3g} ({factor:.3g}x {lr:g})"
 
 
-def _trl(plan: BatchPlan, lr: str, processes: int, grad_accum: int) -> str:
+def _trl(plan: BatchPlan | StartPlan, lr: str, processes: int, grad_accum: int) -> str:
     rows = plan.rows
     if rows % processes:
         return (
@@ -99,7 +117,7 @@ def _trl(plan: BatchPlan, lr: str, processes: int, grad_accum: int) -> str:
 
 
 def trainer_settings(
-    plan: BatchPlan,
+    plan: BatchPlan | StartPlan,
     trainer: str,
     *,
     lr: float | None = None,
@@ -128,15 +146,16 @@ def trainer_settings(
 
 
 def plan_lines(
-    plan: BatchPlan,
+    plan: BatchPlan | StartPlan,
     trainer: str = "frontier",
     *,
     lr: float | None = None,
     processes: int = 1,
     grad_accum: int = 2,
 ) -> list[str]:
-    """A plan (`plan_run`) in two lines: what it is and read (`BatchPlan.describe`), then the
-    settings to change for `trainer` (`trainer_settings`), with the learning rate's caveat."""
+    """A plan (`plan_run`, or a start: `start_run`) in two lines: what it is and read (its
+    `describe`), then the settings to change for `trainer` (`trainer_settings`), with the
+    learning rate's caveat."""
     settings = trainer_settings(plan, trainer, lr=lr, processes=processes, grad_accum=grad_accum)
     return [
         plan.describe(),
@@ -144,3 +163,26 @@ def plan_lines(
         "it, a rule of thumb: check it against your rate kept, which did better on the one "
         "regime measured",
     ]
+
+
+def start_advice(
+    trainer: str,
+    *,
+    prompts: int,
+    rollouts: int,
+    length: int,
+    curve: str,
+    lr: float | None = None,
+    processes: int = 1,
+    grad_accum: int = 2,
+    max_prompts: int = DEFAULT_MAX_PROMPTS,
+) -> list[str]:
+    """What an adapter says at start-up: the least-regret start from its step of `prompts` x
+    `rollouts` up to `max_prompts` (at most MAX_START_CANDIDATES counts) on `curve`, in
+    `trainer`'s keys (`plan_lines`); else one line saying why there is none."""
+    top = max(prompts, min(max_prompts, prompts + MAX_START_CANDIDATES - 1))
+    try:
+        start = start_run(curve, length=length, prompts=prompts, rollouts=rollouts, max_prompts=top)
+    except ValueError as exc:  # e.g. one rollout a prompt, or a curve that gives no seconds
+        return [f"start plan: none ({exc})"]
+    return plan_lines(start, trainer, lr=lr, processes=processes, grad_accum=grad_accum)

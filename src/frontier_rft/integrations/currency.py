@@ -10,6 +10,7 @@ from typing import Any
 
 from frontier_rft.integrations.preflight import dotted_get
 from frontier_rft.step_cost.advice import (
+    Currency,
     DeviceHint,
     EngineCall,
     currency_line,
@@ -19,7 +20,16 @@ from frontier_rft.step_cost.advice import (
 )
 from frontier_rft.step_cost.curve import load_curve
 
-__all__ = ["Read", "line_for", "read_fraction", "read_int", "read_str"]
+__all__ = [
+    "Read",
+    "currency_for",
+    "line_for",
+    "no_curve",
+    "plan_curve",
+    "read_fraction",
+    "read_int",
+    "read_str",
+]
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,22 @@ def read_str(config: Mapping[str, Any], key: str, default: str) -> str:
     return value if isinstance(value, str) and value else default
 
 
+def currency_for(
+    call: EngineCall,
+    model: Any,
+    *,
+    device: str = "gpu",
+    hint: DeviceHint | None = None,
+    loaded: Mapping[str, Any] | None = None,
+) -> Currency:
+    """The currency of `call` for the model named `model` (a path or hub id), on the device
+    the hint, torch or the run's settings name."""
+    curve = load_curve(hint.curve) if hint is not None and hint.curve is not None else None
+    found = read_model(model, loaded)
+    gpu = name_gpu(hint)
+    return run_currency(call, device=device, model=found, gpu=gpu, curve=curve)
+
+
 def line_for(
     call: EngineCall,
     model: Any,
@@ -87,9 +113,29 @@ def line_for(
     hint: DeviceHint | None = None,
     loaded: Mapping[str, Any] | None = None,
 ) -> str:
-    """The currency line of `call` for the model named `model` (a path or hub id), on the
-    device the hint, torch or the run's settings name."""
-    curve = load_curve(hint.curve) if hint is not None and hint.curve is not None else None
-    found = read_model(model, loaded)
-    gpu = name_gpu(hint)
-    return currency_line(run_currency(call, device=device, model=found, gpu=gpu, curve=curve))
+    """The currency line of `call` (`currency_for`)."""
+    return currency_line(currency_for(call, model, device=device, hint=hint, loaded=loaded))
+
+
+def plan_curve(c: Currency, hint: DeviceHint | None = None) -> str | None:
+    """The curve a plan may price this run's steps on: the one its currency was read from where
+    that is a measured curve for this run (own, cpu, or h200 for the model and engine it
+    measured); None where the knee was projected or is unknown (no curve measured it)."""
+    if c.source == "own" and hint is not None and hint.curve is not None:
+        return hint.curve
+    return c.source if c.source in ("cpu", "h200") else None
+
+
+def no_curve(c: Currency | None, what: str = "start plan") -> str:
+    """What an adapter says where no measured curve prices its steps (`plan_curve` is None):
+    `what` ('start plan', 'batch plan'), none, why, and how to give it one."""
+    why = (
+        "its knee is projected from datasheets"
+        if c and c.source == "projection"
+        else (c.reason if c else "none was read")
+    )
+    return (
+        f"{what}: none: no measured step-cost curve applies to this model and device ({why}); "
+        "measure your step (benchmarks/step_cost.py) and pass it (check-config --step-cost "
+        "FILE; frontier plan-batch --curve FILE)"
+    )

@@ -49,7 +49,8 @@ class Report:
     `rollouts` will do with the run's length; `shadows` what an unset `shadows` will follow;
     `sampler` the step sampler a `sampler:` key names; `plan` the run's step as its trainer
     resolves it (`StepPlan.words`); `currency` what a step costs on the
-    run's device (step_cost.advice)."""
+    run's device (step_cost.advice); `start` the least-regret start in the trainer's keys
+    (integrations/batch_settings.start_advice)."""
 
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -59,6 +60,7 @@ class Report:
     sampler: list[str] = field(default_factory=list)
     plan: list[str] = field(default_factory=list)
     currency: list[str] = field(default_factory=list)
+    start: list[str] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set, repr=False, compare=False)
     """The lines of `problems` added through `add`: a set, so a file with 70,000 unknown
     keys is checked in linear time (a list lookup per line was quadratic)."""
@@ -87,6 +89,7 @@ class Report:
         lines += [f"  sampler: {s}" for s in self.sampler]
         lines += [f"  plan: {p}" for p in self.plan]
         lines += [f"  currency: {c}" for c in self.currency]
+        lines += [f"  {s}" for s in self.start]  # 'start plan: ...', 'set for your trainer: ...'
         return "\n".join(lines)
 
 

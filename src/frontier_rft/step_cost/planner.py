@@ -182,7 +182,9 @@ def curve_cost(curve: StepCostCurve, length: int, kind: str | None = None) -> St
         return curve.step_seconds(StepShape((rows,), length, rows))
 
     where = curve.device_name or curve.device_class
-    return StepCost(seconds, kind, f"curve {curve.name} ({where}) at {length} tokens")
+    # the model named too: a shipped curve measured one model, which a user's may not be
+    source = f"curve {curve.name} ({curve.model_name} on {where}) at {length} tokens"
+    return StepCost(seconds, kind, source)
 
 
 def own_cost(fit: OwnFit, length: int) -> StepCost:

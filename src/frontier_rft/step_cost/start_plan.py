@@ -31,12 +31,14 @@ from typing import NoReturn
 
 import numpy as np
 
-from frontier_rft.step_cost.planner import COST_KINDS, StepCost
+from frontier_rft.step_cost.planner import COST_KINDS, StepCost, sqrt_lr_factor
 
-__all__ = ["MAX_START_CANDIDATES", "StartPlan", "start_plan"]
+__all__ = ["MAX_START_CANDIDATES", "START_LR_CAP", "StartPlan", "start_plan"]
 
 MAX_START_CANDIDATES = 4_096
 """The most prompt counts one start weighs (the walk is quadratic in them at worst: ~0.5 s)."""
+START_LR_CAP = 2.0
+"""The cap on the square-root rule's advice, either way (the planner's default)."""
 
 
 def _fail(message: str) -> NoReturn:
@@ -56,6 +58,10 @@ class StartPlan:
     noise scale."""
     configured_ratio: float
     """R of the smallest candidate (the configured step), for comparison."""
+    configured_prompts: int
+    """The smallest candidate's prompts (the configured step)."""
+    lr_factor: float
+    """The square-root rule's factor against the configured step, capped (a rule of thumb)."""
     cost_kind: str
     """COST_KINDS key of the cost read."""
     cost_source: str
@@ -70,8 +76,11 @@ class StartPlan:
         return (
             f"start plan: {self.rows:,} rows a step ({self.prompts:,} prompts x {self.rollouts} "
             f"rollouts) before the noise meter has read anything: at most {self.worst_ratio:.3g}x "
-            "the device seconds of the best step for any noise scale (the smallest step: "
-            f"{self.configured_ratio:.3g}x), on {COST_KINDS[self.cost_kind]}, {self.cost_source}"
+            "the device seconds of the best step to the same progress, whatever the noise scale "
+            f"(the configured step, {self.configured_prompts * self.rollouts:,} rows: up to "
+            f"{self.configured_ratio:.3g}x), on "
+            f"{COST_KINDS[self.cost_kind]}, {self.cost_source}; then meter the run and plan "
+            "from its noise scale (frontier plan-batch RUN)"
         )
 
 
@@ -114,7 +123,7 @@ def start_plan(cost: StepCost, *, rollouts: int, min_prompts: int, max_prompts: 
     if count > MAX_START_CANDIDATES:
         _fail(
             f"{count:,} prompt counts in [{min_prompts}, {max_prompts}], more than "
-            f"{MAX_START_CANDIDATES:,}: set a smaller batch_max"
+            f"{MAX_START_CANDIDATES:,}: set a smaller maximum (batch_max; plan-batch --max-prompts)"
         )
     prompts = np.arange(min_prompts, max_prompts + 1)
     rows = prompts * rollouts
@@ -135,6 +144,8 @@ def start_plan(cost: StepCost, *, rollouts: int, min_prompts: int, max_prompts: 
         rollouts=rollouts,
         worst_ratio=float(worst[best]),
         configured_ratio=float(worst[0]),
+        configured_prompts=min_prompts,
+        lr_factor=sqrt_lr_factor(int(rows[best]), int(rows[0]), START_LR_CAP),
         cost_kind=cost.kind,
         cost_source=cost.source,
     )

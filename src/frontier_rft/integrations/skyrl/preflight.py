@@ -46,7 +46,7 @@ from frontier_rft.integrations.skyrl.config import (
     skyrl_step_plan,
     unknown_settings,
 )
-from frontier_rft.integrations.skyrl.currency import skyrl_currency_line
+from frontier_rft.integrations.skyrl.currency import skyrl_currency_line, skyrl_start_lines
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.integrations.verl.preflight import (
     POOL_OPTIONS,
@@ -135,6 +135,7 @@ def check_skyrl_config(config: Mapping[str, Any], hint: DeviceHint | None = None
                 _check_kept(config, None, batch, report)  # its note on SkyRL's LR schedule
         report.plan.append(plan.words())
     report.currency.append(skyrl_currency_line(config, hint))  # what a step costs, and where
+    report.start += skyrl_start_lines(config, hint)  # where to start, from the curve alone
     refusal = (
         message(SKYRL, "shadows+filter")
         if ds_type is not None

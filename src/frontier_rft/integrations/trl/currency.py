@@ -20,12 +20,20 @@ import importlib.metadata
 from collections.abc import Mapping
 from typing import Any
 
-from frontier_rft.integrations.currency import line_for, read_fraction, read_int, read_str
+from frontier_rft.integrations.currency import currency_for, read_fraction, read_int, read_str
 from frontier_rft.integrations.source_scan import module_file, parsed
-from frontier_rft.step_cost.advice import PROMPT_TOKENS, DeviceHint, EngineCall, KvBudget
+from frontier_rft.step_cost.advice import (
+    PROMPT_TOKENS,
+    Currency,
+    DeviceHint,
+    EngineCall,
+    KvBudget,
+    currency_line,
+)
 
 __all__ = [
     "TRL_DEFAULTS",
+    "trl_currency",
     "trl_currency_line",
     "trl_defaults",
     "trl_engine_call",
@@ -139,6 +147,26 @@ def trl_engine_call(values: Mapping[str, Any], processes: int = 1) -> EngineCall
                       kv=kv, **common)  # fmt: skip
 
 
+def trl_currency(
+    values: Mapping[str, Any],
+    model: Mapping[str, Any] | None = None,
+    *,
+    processes: int = 1,
+    hint: DeviceHint | None = None,
+    on_cpu: bool | None = None,
+) -> Currency:
+    """The currency of a run of these GRPOConfig values (TRL's defaults where unset) on
+    `processes` processes, its model read from `model_name_or_path` (or `model`, a loaded
+    model's config, where that cannot be read: `read_model`), on the GPU the hint or torch
+    names; a CPU run (`use_cpu`, or `on_cpu` at start-up) on the shipped CPU curve."""
+    call = trl_engine_call(values, processes)
+    cpu = _flag(values, "use_cpu") if on_cpu is None else on_cpu
+    name = values.get("model_name_or_path")
+    if name is None and model is not None:
+        name = model.get("_name_or_path")
+    return currency_for(call, name, device="cpu" if cpu else "gpu", hint=hint, loaded=model)
+
+
 def trl_currency_line(
     values: Mapping[str, Any],
     model: Mapping[str, Any] | None = None,
@@ -147,13 +175,5 @@ def trl_currency_line(
     hint: DeviceHint | None = None,
     on_cpu: bool | None = None,
 ) -> str:
-    """One line: the currency of a run of these GRPOConfig values (TRL's defaults where unset)
-    on `processes` processes, its model read from `model_name_or_path` (or `model`, a loaded
-    model's config, where that cannot be read: `read_model`), on the GPU the hint or torch
-    names; a CPU run (`use_cpu`, or `on_cpu` at start-up) on the shipped CPU curve."""
-    call = trl_engine_call(values, processes)
-    cpu = _flag(values, "use_cpu") if on_cpu is None else on_cpu
-    name = values.get("model_name_or_path")
-    if name is None and model is not None:
-        name = model.get("_name_or_path")
-    return line_for(call, name, device="cpu" if cpu else "gpu", hint=hint, loaded=model)
+    """One line: `trl_currency` said (`currency_line`)."""
+    return currency_line(trl_currency(values, model, processes=processes, hint=hint, on_cpu=on_cpu))

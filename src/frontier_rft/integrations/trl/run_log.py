@@ -10,10 +10,17 @@ import math
 import os
 from typing import Any
 
-from frontier_rft.integrations.batch_settings import DEFAULT_LENGTH, plan_lines, plan_run
+from frontier_rft.integrations.batch_settings import (
+    DEFAULT_LENGTH,
+    plan_lines,
+    plan_run,
+    start_advice,
+)
+from frontier_rft.integrations.currency import no_curve, plan_curve
 from frontier_rft.integrations.trl.run_state import FrontierRun
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.shadow.run_rewards import write_run_rewards
+from frontier_rft.step_cost.advice import Currency
 from frontier_rft.step_cost.planner import NoiseTerms
 
 __all__ = ["FrontierRunLog"]
@@ -31,6 +38,7 @@ class FrontierRunLog:
     model: Any
     state: Any
     accelerator: Any
+    frontier_currency: Currency
     reward_weights: Any
     frontier_run: FrontierRun
 
@@ -126,30 +134,66 @@ class FrontierRunLog:
             lines.append(summary)
         return lines + self._frontier_batch_plan()
 
-    def _frontier_batch_plan(self) -> list[str]:
-        """The batch planner's plan from the noise meter's EMA, in TRL's settings, on the
-        shipped curve of the run's device (`frontier plan-batch` says it alike from the log);
-        none where the meter measured no step."""
-        noise = getattr(self, "frontier_noise", None)
-        if noise is None or noise.ema.count == 0:
-            return []
+    def _frontier_step(self) -> tuple[int, int, int, int] | str:
+        """(prompts, rollouts, processes, accumulation) of an optimizer step, or why its rows
+        are not whole groups."""
         args, processes = self.args, int(self.accelerator.num_processes)
         k, accumulate = int(args.num_generations), int(args.gradient_accumulation_steps)
         rows = int(args.per_device_train_batch_size) * processes * accumulate
         if rows % k:
-            return [f"batch plan: none, a step's {rows} rows are not whole groups of {k}"]
+            return f"a step's {rows} rows are not whole groups of {k}"
+        return rows // k, k, processes, accumulate
+
+    def _frontier_start_plan(self) -> list[str]:
+        """The least-regret start from the curve alone, in TRL's settings, said at start-up
+        (`frontier plan-batch` without a log says it alike): the prompts a step to start at
+        before the meter has read anything, from this step's up to the pool, on the curve the
+        run's currency was read from; none where no measured curve applies."""
+        curve = plan_curve(self.frontier_currency)
+        if curve is None:
+            return [no_curve(self.frontier_currency)]
+        step = self._frontier_step()
+        if isinstance(step, str):
+            return [f"start plan: none, {step}"]
+        prompts, k, processes, accumulate = step
+        return start_advice(
+            "trl",
+            prompts=prompts,
+            rollouts=k,
+            length=int(self.args.max_completion_length or DEFAULT_LENGTH),
+            curve=curve,
+            lr=float(self.args.learning_rate),
+            processes=processes,
+            grad_accum=accumulate,
+            max_prompts=int(self.frontier_run.selector.pool.num_tasks),
+        )
+
+    def _frontier_batch_plan(self) -> list[str]:
+        """The batch planner's plan from the noise meter's EMA, in TRL's settings, on the curve
+        the run's currency was read from (`frontier plan-batch` says it alike from the log);
+        none where the meter measured no step, or no measured curve applies."""
+        noise = getattr(self, "frontier_noise", None)
+        if noise is None or noise.ema.count == 0:
+            return []
+        curve = plan_curve(self.frontier_currency)
+        if curve is None:
+            return [no_curve(self.frontier_currency, "batch plan")]
+        step = self._frontier_step()
+        if isinstance(step, str):
+            return [f"batch plan: none, {step}"]
+        prompts, k, processes, accumulate = step
         try:
             plan = plan_run(
                 NoiseTerms.from_ema(noise.ema),
-                "cpu" if self.accelerator.device.type == "cpu" else "h200",
-                length=int(args.max_completion_length or DEFAULT_LENGTH),
-                prompts=rows // k,
+                curve,
+                length=int(self.args.max_completion_length or DEFAULT_LENGTH),
+                prompts=prompts,
                 rollouts=k,
                 max_prompts=int(self.frontier_run.selector.pool.num_tasks),
             )
         except ValueError as exc:  # the meter's terms define no noise scale yet
             return [f"batch plan: none ({exc})"]
-        lr = float(args.learning_rate)
+        lr = float(self.args.learning_rate)
         return plan_lines(plan, "trl", lr=lr, processes=processes, grad_accum=accumulate)
 
     def _frontier_budget(self) -> dict[str, float]:

@@ -85,7 +85,7 @@ from frontier_rft.integrations.trl.arguments import (
 )
 from frontier_rft.integrations.trl.checkpoints import FrontierCheckpoints
 from frontier_rft.integrations.trl.config import FrontierConfig
-from frontier_rft.integrations.trl.currency import trl_currency_line
+from frontier_rft.integrations.trl.currency import trl_currency
 from frontier_rft.integrations.trl.driver_kinds import driver_kind
 from frontier_rft.integrations.trl.fewer_config import TRL, trl_kept_line
 from frontier_rft.integrations.trl.fewer_steps import (
@@ -104,6 +104,7 @@ from frontier_rft.integrations.trl.step_driver import AdapterSeam, StepDriver
 from frontier_rft.sampling.step import Sampler
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.shadow.live import RunShadows
+from frontier_rft.step_cost.advice import currency_line
 
 __all__ = ["FrontierGRPOTrainer", "FrontierRLOOTrainer", "FrontierTrainerMixin", "task_rows"]
 
@@ -192,16 +193,20 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         check_built(self.args, config)
         if not config.step_chosen():  # rollouts: auto, as the plan resolved it
             config = config.resolved("kept" if plan.rollouts == "kept" else "full", plan.sampler)
+        model = getattr(getattr(self.model, "config", None), "to_dict", None)
+        self.frontier_currency = trl_currency(
+            vars(self.args),
+            model and model(),
+            processes=self.accelerator.num_processes,
+            on_cpu=self.accelerator.device.type == "cpu",
+        )
+        """The run's currency, and the curve the start and the meter's plans price steps on."""
         if self.accelerator.is_main_process:  # the currency this run pays in, as check-config
-            model = getattr(getattr(self.model, "config", None), "to_dict", None)
-            line = trl_currency_line(
-                vars(self.args),
-                model and model(),
-                processes=self.accelerator.num_processes,
-                on_cpu=self.accelerator.device.type == "cpu",
-            )
-            _log.info("frontier-rft: currency: %s", line)
+            _log.info("frontier-rft: currency: %s", currency_line(self.frontier_currency))
         self.frontier_run = self._frontier_start(config, plan, selector)
+        if self.accelerator.is_main_process:  # where to start before the meter reads anything
+            for line in self._frontier_start_plan():
+                _log.info("frontier-rft: %s", line)
         row = driver_kind(plan.sampler.kind)  # does the driver run it, or TRL's generation?
         if row is not None and row.drives:
             self._frontier_drive(plan.build(self.frontier_run.selector))

@@ -16,11 +16,20 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from frontier_rft.integrations.currency import line_for, read_fraction, read_int, read_str
+from frontier_rft.integrations.batch_settings import start_advice
+from frontier_rft.integrations.currency import (
+    currency_for,
+    line_for,
+    no_curve,
+    plan_curve,
+    read_fraction,
+    read_int,
+    read_str,
+)
 from frontier_rft.integrations.preflight import dotted_get
 from frontier_rft.step_cost.advice import DeviceHint, EngineCall, KvBudget
 
-__all__ = ["VERL_DEFAULTS", "verl_currency_line", "verl_engine_call"]
+__all__ = ["VERL_DEFAULTS", "verl_currency_line", "verl_engine_call", "verl_start_lines"]
 
 ROLLOUT = "actor_rollout_ref.rollout"
 VERL_DEFAULTS: dict[str, Any] = {
@@ -56,15 +65,20 @@ def _defaults(primary: str) -> tuple[dict[str, Any], str]:
     return out, f"verl {version}'s"
 
 
-def verl_engine_call(config: Mapping[str, Any]) -> EngineCall:
-    """The call one rollout engine of this verl run makes (see the module)."""
+def _run_defaults(config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The defaults of the trainer config this run's `defaults` list names (else ppo_trainer)."""
     primary = "ppo_trainer"
     defaults_list = config.get("defaults")
     if isinstance(defaults_list, list):
         primary = next(
             (d for d in defaults_list if isinstance(d, str) and d.endswith("_trainer")), primary
         )
-    defaults, whose = _defaults(primary)
+    return _defaults(primary)
+
+
+def verl_engine_call(config: Mapping[str, Any]) -> EngineCall:
+    """The call one rollout engine of this verl run makes (see the module)."""
+    defaults, whose = _run_defaults(config)
 
     def setting(key: str) -> Any:
         return read_int(config, key, defaults[key], whose)
@@ -111,3 +125,28 @@ def verl_currency_line(config: Mapping[str, Any], hint: DeviceHint | None = None
     actor_rollout_ref.model.path (`step_cost.advice.read_model`)."""
     call = verl_engine_call(config)
     return line_for(call, dotted_get(config, "actor_rollout_ref.model.path"), hint=hint)
+
+
+def verl_start_lines(config: Mapping[str, Any], hint: DeviceHint | None = None) -> list[str]:
+    """The least-regret start from this run's step (`data.train_batch_size` x `rollout.n`, at
+    `data.max_response_length`) on the curve its currency was read from (`plan_curve`), in
+    verl's keys (`start_advice`); none where no measured curve applies."""
+    defaults, whose = _run_defaults(config)
+
+    def setting(key: str) -> int:
+        return int(read_int(config, key, defaults[key], whose).value)
+
+    model = dotted_get(config, "actor_rollout_ref.model.path")
+    found = currency_for(verl_engine_call(config), model, hint=hint)
+    curve = plan_curve(found, hint)
+    if curve is None:
+        return [no_curve(found)]
+    lr = dotted_get(config, "actor_rollout_ref.actor.optim.lr")
+    return start_advice(
+        "verl",
+        prompts=setting("data.train_batch_size"),
+        rollouts=setting(f"{ROLLOUT}.n"),
+        length=setting("data.max_response_length"),
+        curve=curve,
+        lr=float(lr) if isinstance(lr, int | float) and not isinstance(lr, bool) else None,
+    )
