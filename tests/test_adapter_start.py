@@ -16,16 +16,8 @@ from frontier_rft.integrations.batch_settings import DEFAULT_MAX_PROMPTS, plan_l
 from frontier_rft.integrations.skyrl.currency import skyrl_start_lines
 from frontier_rft.integrations.verl.currency import verl_start_lines
 from frontier_rft.step_cost.advice import DeviceHint
+from test_plan_batch_cli import LINEAR  # t(r) = 1 + 0.01 r seconds at 100 tokens
 
-# A measured curve of one length, 100 tokens, linear in rows: t(r) = 1 + 0.01 r seconds.
-LINEAR = {
-    "name": "linear",
-    "device_class": "cuda",
-    "cells": [
-        {"rows": 1, "length": 100, "generate_s": 0.505, "update_s": 0.505},
-        {"rows": 1001, "length": 100, "generate_s": 5.505, "update_s": 5.505},
-    ],
-}
 VERL = {
     "data": {"train_batch_size": 16, "max_response_length": 100},
     "actor_rollout_ref": {"rollout": {"n": 8}, "actor": {"optim": {"lr": 1e-6}}},

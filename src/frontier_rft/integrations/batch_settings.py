@@ -26,7 +26,11 @@ kept, which did better on the one regime measured.
 
 from __future__ import annotations
 
+from typing import Any
+
+from frontier_rft.integrations.currency import currency_for, no_curve, plan_curve
 from frontier_rft.integrations.trl.currency import trl_generation_batch
+from frontier_rft.step_cost.advice import DeviceHint, EngineCall
 from frontier_rft.step_cost.curve import load_curve
 from frontier_rft.step_cost.planner import BatchPlan, NoiseTerms, curve_cost, plan_batch
 from frontier_rft.step_cost.start_plan import MAX_START_CANDIDATES, StartPlan, start_plan
@@ -38,6 +42,7 @@ __all__ = [
     "plan_lines",
     "plan_run",
     "start_advice",
+    "start_for_call",
     "start_run",
     "trainer_settings",
 ]
@@ -186,3 +191,32 @@ def start_advice(
     except ValueError as exc:  # e.g. one rollout a prompt, or a curve that gives no seconds
         return [f"start plan: none ({exc})"]
     return plan_lines(start, trainer, lr=lr, processes=processes, grad_accum=grad_accum)
+
+
+def start_for_call(
+    trainer: str,
+    call: EngineCall,
+    model: Any,
+    *,
+    prompts: int,
+    rollouts: int,
+    lr: Any = None,
+    hint: DeviceHint | None = None,
+) -> list[str]:
+    """What verl's and SkyRL's pre-flights say after the currency line: the start from their
+    step of `prompts` x `rollouts` at the call's completion length (`start_advice`), on the
+    curve the currency of `call` was read from (`plan_curve`); none, and what to measure,
+    where no measured curve applies. `lr`: the config's value, read where it is a number."""
+    found = currency_for(call, model, hint=hint)
+    curve = plan_curve(found, hint)
+    if curve is None:
+        return [no_curve(found)]
+    number = isinstance(lr, int | float) and not isinstance(lr, bool)
+    return start_advice(
+        trainer,
+        prompts=prompts,
+        rollouts=rollouts,
+        length=call.completion_tokens,
+        curve=curve,
+        lr=float(lr) if number else None,
+    )

@@ -13,15 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from frontier_rft.integrations.batch_settings import start_advice
-from frontier_rft.integrations.currency import (
-    currency_for,
-    line_for,
-    no_curve,
-    plan_curve,
-    read_fraction,
-    read_int,
-)
+from frontier_rft.integrations.batch_settings import start_for_call
+from frontier_rft.integrations.currency import line_for, read_fraction, read_int
 from frontier_rft.integrations.preflight import dotted_get
 from frontier_rft.step_cost.advice import DeviceHint, EngineCall, KvBudget
 
@@ -86,23 +79,17 @@ def skyrl_currency_line(config: Mapping[str, Any], hint: DeviceHint | None = Non
 
 def skyrl_start_lines(config: Mapping[str, Any], hint: DeviceHint | None = None) -> list[str]:
     """The least-regret start from this run's step (`trainer.train_batch_size` x
-    `n_samples_per_prompt`, at `max_generate_length`) on the curve its currency was read from
-    (`plan_curve`), in SkyRL's keys (`start_advice`); none where no measured curve applies."""
+    `n_samples_per_prompt`) in SkyRL's keys (`start_for_call`)."""
 
     def setting(key: str) -> int:
         return int(read_int(config, key, SKYRL_DEFAULTS[key], WHOSE).value)
 
-    model = dotted_get(config, "trainer.policy.model.path")
-    found = currency_for(skyrl_engine_call(config), model, hint=hint)
-    curve = plan_curve(found, hint)
-    if curve is None:
-        return [no_curve(found)]
-    lr = dotted_get(config, "trainer.policy.optimizer_config.lr")
-    return start_advice(
+    return start_for_call(
         "skyrl",
+        skyrl_engine_call(config),
+        dotted_get(config, "trainer.policy.model.path"),
         prompts=setting("trainer.train_batch_size"),
         rollouts=setting("generator.n_samples_per_prompt"),
-        length=setting("generator.sampling_params.max_generate_length"),
-        curve=curve,
-        lr=float(lr) if isinstance(lr, int | float) and not isinstance(lr, bool) else None,
+        lr=dotted_get(config, "trainer.policy.optimizer_config.lr"),
+        hint=hint,
     )

@@ -16,16 +16,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from frontier_rft.integrations.batch_settings import start_advice
-from frontier_rft.integrations.currency import (
-    currency_for,
-    line_for,
-    no_curve,
-    plan_curve,
-    read_fraction,
-    read_int,
-    read_str,
-)
+from frontier_rft.integrations.batch_settings import start_for_call
+from frontier_rft.integrations.currency import line_for, read_fraction, read_int, read_str
 from frontier_rft.integrations.preflight import dotted_get
 from frontier_rft.step_cost.advice import DeviceHint, EngineCall, KvBudget
 
@@ -128,25 +120,19 @@ def verl_currency_line(config: Mapping[str, Any], hint: DeviceHint | None = None
 
 
 def verl_start_lines(config: Mapping[str, Any], hint: DeviceHint | None = None) -> list[str]:
-    """The least-regret start from this run's step (`data.train_batch_size` x `rollout.n`, at
-    `data.max_response_length`) on the curve its currency was read from (`plan_curve`), in
-    verl's keys (`start_advice`); none where no measured curve applies."""
+    """The least-regret start from this run's step (`data.train_batch_size` x `rollout.n`) in
+    verl's keys (`start_for_call`)."""
     defaults, whose = _run_defaults(config)
 
     def setting(key: str) -> int:
         return int(read_int(config, key, defaults[key], whose).value)
 
-    model = dotted_get(config, "actor_rollout_ref.model.path")
-    found = currency_for(verl_engine_call(config), model, hint=hint)
-    curve = plan_curve(found, hint)
-    if curve is None:
-        return [no_curve(found)]
-    lr = dotted_get(config, "actor_rollout_ref.actor.optim.lr")
-    return start_advice(
+    return start_for_call(
         "verl",
+        verl_engine_call(config),
+        dotted_get(config, "actor_rollout_ref.model.path"),
         prompts=setting("data.train_batch_size"),
         rollouts=setting(f"{ROLLOUT}.n"),
-        length=setting("data.max_response_length"),
-        curve=curve,
-        lr=float(lr) if isinstance(lr, int | float) and not isinstance(lr, bool) else None,
+        lr=dotted_get(config, "actor_rollout_ref.actor.optim.lr"),
+        hint=hint,
     )
