@@ -150,6 +150,16 @@ def test_records_without_a_metered_step_are_refused() -> None:
             ],
         ),
         (
+            "planner_vs_grid_format_lr4_lr1_10",
+            [
+                "real_rl_format_lr4_planner_grid10_full.json",
+                "--planned",
+                "uniform-auto-lr1",
+                "--beside",
+                "uniform-auto",
+            ],
+        ),
+        (
             "planner_vs_grid_format_lr4_lr1_fresh",
             [
                 "real_rl_format_lr4_planner_lr_fresh_full.json",
