@@ -382,6 +382,9 @@ FIGURES.update(
         ),
         **step_size_figures("real_rl_format_lr4_planner", "plan", ("uniform-auto",)),
         **step_size_figures(
+            "real_rl_format_lr4_planner_grid10", "g10", ("uniform-b32", "uniform-k16")
+        ),
+        **step_size_figures(
             "real_rl_format_lr4_planner_lr", "planlr", ("uniform-auto", "uniform-auto-lr1")
         ),
         **{
@@ -399,6 +402,23 @@ FIGURES.update(
         "planlr.cpu.vs_auto": PlannerFigure(
             "planner_vs_grid_format_lr4_lr1", "cpu", "over:uniform-auto"
         ),
+        **{
+            f"{prefix}.{axis}.vs_auto": PlannerFigure(stem, axis, "over:uniform-auto")
+            for prefix, stem in (
+                ("planlr10", "planner_vs_grid_format_lr4_lr1_10"),
+                ("planlrfresh", "planner_vs_grid_format_lr4_lr1_fresh"),
+            )
+            for axis in ("h200", "cpu")
+        },
+        "planlr10.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1_10", "h200", "meter"),
+        "planlr10.h200.over_best": PlannerFigure(
+            "planner_vs_grid_format_lr4_lr1_10", "h200", "over_best"
+        ),
+        "planlr10.cpu.over_best": PlannerFigure(
+            "planner_vs_grid_format_lr4_lr1_10", "cpu", "over_best"
+        ),
+        "planlr10.h200.equal": PlannerFigure("planner_vs_grid_format_lr4_lr1_10", "h200", "equal"),
+        "planlr10.cpu.equal": PlannerFigure("planner_vs_grid_format_lr4_lr1_10", "cpu", "equal"),
         "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
         "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
         "std.dapo-onecall.informative": Figure(
