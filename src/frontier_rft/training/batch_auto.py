@@ -22,7 +22,9 @@ from the next step on (`decide`):
   the run); 'none' keeps lr. The default is 'sqrt': S(B) = S_min (1 + B_noise / B) assumes the
   step size fits the batch, and with one Adam rate a larger batch mostly averages away noise
   without moving further (one Adam rate for every batch is not McCandlish's setting, arXiv
-  1812.06162). Neither is measured here against the fixed grid (issue 89, item 6).
+  1812.06162). Measured on fast-format-lr4 (10 pairs, docs/results/device_cost.md section
+  2b), 'none' reached uniform's plateau in 0.75x [0.50, 1.00] of 'sqrt''s projected H200
+  seconds; the default stays 'sqrt' because the pinned bench entry `uniform-auto` runs it.
 
 Where the run starts (`batch_start`): 'configured' starts at `batch_size`; 'least_regret' starts
 at the prompts whose worst-case slowdown over every noise scale is least on the same curve
