@@ -120,6 +120,7 @@ def test_the_entrypoint_resolves_auto_before_ray_starts(
     because: str | None,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     import ray
     import skyrl.train.utils.utils as skyrl_utils
@@ -146,6 +147,11 @@ def test_the_entrypoint_resolves_auto_before_ray_starts(
     monkeypatch.setattr(ray, "get", lambda ref: ref)
     with caplog.at_level(logging.INFO, logger=AUTO_LOG):
         assert main(["trainer.train_batch_size=4", "frontier.selector=skip", *argv]) == 0
+    err = capsys.readouterr().err.splitlines()
+    at = next(
+        i for i, line in enumerate(err) if line.startswith("frontier-rft (SkyRL): currency: ")
+    )
+    assert err[at + 1].startswith("frontier-rft (SkyRL): start plan: ")  # then the start
     (plan,) = handed  # the plan itself crosses into the Ray task, decided once
     assert plan.rollouts == mode and said_before_ray == [1]
     assert plan.shape().prompts == 4 and plan.shape().rollouts is not None

@@ -43,11 +43,16 @@ def test_every_example_turns_the_check_on_and_passes(name: str, tmp_path: Path) 
 
 
 def said(capsys: pytest.CaptureFixture[str]) -> str:
-    """The pre-flight's stderr without its one currency line (verl/currency.py's)."""
+    """The pre-flight's stderr without its one currency line and, after it, its start lines
+    (verl/currency.py's: the start and its settings, or one line saying none)."""
     lines = capsys.readouterr().err.splitlines(keepends=True)
     currency = [ln for ln in lines if ln.startswith("frontier-rft pre-flight: currency: ")]
     assert len(currency) == 1, lines
-    return "".join(ln for ln in lines if ln not in currency)
+    start = [ln for ln in lines if ln.startswith(("frontier-rft pre-flight: start plan: ",
+             "frontier-rft pre-flight: set for your trainer: "))]  # fmt: skip
+    at = lines.index(currency[0])
+    assert start and lines[at + 1 : at + 1 + len(start)] == start, lines
+    return "".join(ln for ln in lines if ln not in currency and ln not in start)
 
 
 @pytest.mark.usefixtures("skip_kept_to_two_epochs")

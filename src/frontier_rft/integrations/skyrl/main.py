@@ -78,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for line in report.currency:  # as check-config says it
         sys.stderr.write(f"frontier-rft (SkyRL): currency: {line}\n")
+    for line in report.start:  # where to start, from the curve alone
+        sys.stderr.write(f"frontier-rft (SkyRL): {line}\n")
     # First: it imports SkyRL's one module that needs a shim on Python 3.11.
     from frontier_rft.integrations.skyrl.trainer import check_skyrl_hooks, trainer_class  # isort: split
 

@@ -42,8 +42,8 @@ def _plain(config: Any) -> dict[str, Any]:
 
 class FrontierPreflight(Callback):  # type: ignore[misc]
     """On job start: check the frontier-rft part of verl's config; exit 2 with every mistake,
-    else say what `rollouts: auto` will be, the shadows an unset `shadows` follows and the
-    currency the run pays in (`verl.currency`)."""
+    else say what `rollouts: auto` will be, the shadows an unset `shadows` follows, the
+    currency the run pays in and the least-regret start (`verl.currency`)."""
 
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
         plain = _plain(config)
@@ -56,3 +56,5 @@ class FrontierPreflight(Callback):  # type: ignore[misc]
             sys.stderr.write(f"frontier-rft pre-flight: {choice}\n")
         for line in report.currency:  # as check-config says it
             sys.stderr.write(f"frontier-rft pre-flight: currency: {line}\n")
+        for line in report.start:  # where to start, from the curve alone
+            sys.stderr.write(f"frontier-rft pre-flight: {line}\n")
