@@ -20,7 +20,6 @@ from frontier_rft.integrations.currency import no_curve, plan_curve
 from frontier_rft.integrations.trl.run_state import FrontierRun
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.shadow.run_rewards import write_run_rewards
-from frontier_rft.step_cost.advice import Currency
 from frontier_rft.step_cost.planner import NoiseTerms
 
 __all__ = ["FrontierRunLog"]
@@ -38,7 +37,6 @@ class FrontierRunLog:
     model: Any
     state: Any
     accelerator: Any
-    frontier_currency: Currency
     reward_weights: Any
     frontier_run: FrontierRun
 
@@ -149,9 +147,10 @@ class FrontierRunLog:
         (`frontier plan-batch` without a log says it alike): the prompts a step to start at
         before the meter has read anything, from this step's up to the pool, on the curve the
         run's currency was read from; none where no measured curve applies."""
-        curve = plan_curve(self.frontier_currency)
+        currency = self.frontier_run.currency
+        curve = plan_curve(currency) if currency is not None else None
         if curve is None:
-            return [no_curve(self.frontier_currency)]
+            return [no_curve(currency)]
         step = self._frontier_step()
         if isinstance(step, str):
             return [f"start plan: none, {step}"]
@@ -175,9 +174,10 @@ class FrontierRunLog:
         noise = getattr(self, "frontier_noise", None)
         if noise is None or noise.ema.count == 0:
             return []
-        curve = plan_curve(self.frontier_currency)
+        currency = self.frontier_run.currency
+        curve = plan_curve(currency) if currency is not None else None
         if curve is None:
-            return [no_curve(self.frontier_currency, "batch plan")]
+            return [no_curve(currency, "batch plan")]
         step = self._frontier_step()
         if isinstance(step, str):
             return [f"batch plan: none, {step}"]

@@ -25,6 +25,7 @@ from frontier_rft.integrations.trl.step_driver import StepDriver
 from frontier_rft.metrics_log import JsonlLogger
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.shadow.live import RunShadows
+from frontier_rft.step_cost.advice import Currency
 
 __all__ = ["FrontierRun", "new_counters"]
 
@@ -78,6 +79,9 @@ class FrontierRun:
     """The JSONL metrics file, opened at its first record and closed when `train()` ends."""
     resuming: bool = False
     """True from `train(resume_from_checkpoint=...)` until TRL's resume position is read."""
+    currency: Currency | None = None
+    """The currency the run pays in, said at start-up; its curve (`plan_curve`) prices the start
+    and the meter's plans. None until the trainer has read it."""
 
     @property
     def stop_reason(self) -> str | None:

@@ -194,16 +194,16 @@ class FrontierTrainerMixin(FrontierCheckpoints, FrontierRunLog):
         if not config.step_chosen():  # rollouts: auto, as the plan resolved it
             config = config.resolved("kept" if plan.rollouts == "kept" else "full", plan.sampler)
         model = getattr(getattr(self.model, "config", None), "to_dict", None)
-        self.frontier_currency = trl_currency(
+        currency = trl_currency(
             vars(self.args),
             model and model(),
             processes=self.accelerator.num_processes,
             on_cpu=self.accelerator.device.type == "cpu",
         )
-        """The run's currency, and the curve the start and the meter's plans price steps on."""
         if self.accelerator.is_main_process:  # the currency this run pays in, as check-config
-            _log.info("frontier-rft: currency: %s", currency_line(self.frontier_currency))
+            _log.info("frontier-rft: currency: %s", currency_line(currency))
         self.frontier_run = self._frontier_start(config, plan, selector)
+        self.frontier_run.currency = currency  # the curve the start and the plans read
         if self.accelerator.is_main_process:  # where to start before the meter reads anything
             for line in self._frontier_start_plan():
                 _log.info("frontier-rft: %s", line)
