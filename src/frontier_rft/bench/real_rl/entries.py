@@ -244,6 +244,14 @@ STEP_SIZE_ENTRIES = (
         train={**PLANNED, "batch_start": "least_regret"},
     ),
     BenchEntry(
+        "uniform-auto-start-lr1",
+        "uniform",
+        role="effect",
+        note="uniform-auto-start with the learning rate kept as set (batch_lr_rule none), as "
+        "the planner's advice names first",
+        train={**PLANNED, "batch_start": "least_regret", "batch_lr_rule": "none"},
+    ),
+    BenchEntry(
         "uniform-auto-cpu",
         "uniform",
         role="effect",
