@@ -160,6 +160,16 @@ def test_records_without_a_metered_step_are_refused() -> None:
             ],
         ),
         (
+            "planner_vs_grid_format_lr4_start",
+            [
+                "real_rl_format_lr4_planner_start_full.json",
+                "--planned",
+                "uniform-auto-start-lr1",
+                "--beside",
+                "uniform-auto,uniform-auto-lr1",
+            ],
+        ),
+        (
             "planner_vs_grid_format_lr4_lr1_fresh",
             [
                 "real_rl_format_lr4_planner_lr_fresh_full.json",

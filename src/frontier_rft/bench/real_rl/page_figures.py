@@ -419,6 +419,21 @@ FIGURES.update(
         ),
         "planlr10.h200.equal": PlannerFigure("planner_vs_grid_format_lr4_lr1_10", "h200", "equal"),
         "planlr10.cpu.equal": PlannerFigure("planner_vs_grid_format_lr4_lr1_10", "cpu", "equal"),
+        **step_size_figures(
+            "real_rl_format_lr4_planner_start", "start", ("uniform-auto-start-lr1",)
+        ),
+        **{
+            f"start.{axis}.{name}": PlannerFigure("planner_vs_grid_format_lr4_start", axis, key)
+            for axis in ("h200", "cpu")
+            for name, key in (
+                ("over_best", "over_best"),
+                ("best", "best"),
+                ("equal", "equal"),
+                ("vs_auto", "over:uniform-auto"),
+                ("vs_lr1", "over:uniform-auto-lr1"),
+            )
+        },
+        "start.meter": PlannerFigure("planner_vs_grid_format_lr4_start", "h200", "meter"),
         "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
         "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
         "std.dapo-onecall.informative": Figure(
