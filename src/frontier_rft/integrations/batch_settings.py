@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_rft.integrations.currency import currency_for, no_curve, plan_curve
+from frontier_rft.integrations.currency import no_curve, plan_curve
 from frontier_rft.integrations.trl.currency import trl_generation_batch
-from frontier_rft.step_cost.advice import DeviceHint, EngineCall
+from frontier_rft.step_cost.advice import Currency, DeviceHint
 from frontier_rft.step_cost.curve import load_curve
 from frontier_rft.step_cost.planner import BatchPlan, NoiseTerms, curve_cost, plan_batch
 from frontier_rft.step_cost.start_plan import MAX_START_CANDIDATES, StartPlan, start_plan
@@ -195,8 +195,7 @@ def start_advice(
 
 def start_for_call(
     trainer: str,
-    call: EngineCall,
-    model: Any,
+    currency: Currency,
     *,
     prompts: int,
     rollouts: int,
@@ -204,19 +203,18 @@ def start_for_call(
     hint: DeviceHint | None = None,
 ) -> list[str]:
     """What verl's and SkyRL's pre-flights say after the currency line: the start from their
-    step of `prompts` x `rollouts` at the call's completion length (`start_advice`), on the
-    curve the currency of `call` was read from (`plan_curve`); none, and what to measure,
-    where no measured curve applies. `lr`: the config's value, read where it is a number."""
-    found = currency_for(call, model, hint=hint)
-    curve = plan_curve(found, hint)
+    step of `prompts` x `rollouts` at the judged call's completion length (`start_advice`), on
+    the curve `currency` was read from (`plan_curve`); none, and what to measure, where no
+    measured curve applies. `lr`: the config's value, read where it is a number."""
+    curve = plan_curve(currency, hint)
     if curve is None:
-        return [no_curve(found)]
+        return [no_curve(currency)]
     number = isinstance(lr, int | float) and not isinstance(lr, bool)
     return start_advice(
         trainer,
         prompts=prompts,
         rollouts=rollouts,
-        length=call.completion_tokens,
+        length=currency.call.completion_tokens,
         curve=curve,
         lr=float(lr) if number else None,
     )

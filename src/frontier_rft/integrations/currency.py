@@ -1,6 +1,6 @@
 """The currency line's settings, read from a trainer's config: each value as set or the
 trainer's default, saying which. The TRL, verl and SkyRL adapters count their engine's call
-with it (`integrations/*/currency.py`) and say it through `step_cost.advice`."""
+with it (`integrations/*/currency.py`: `currency_for`) and say it through `step_cost.advice`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from frontier_rft.step_cost.advice import (
     Currency,
     DeviceHint,
     EngineCall,
-    currency_line,
     name_gpu,
     read_model,
     run_currency,
@@ -23,7 +22,6 @@ from frontier_rft.step_cost.curve import load_curve
 __all__ = [
     "Read",
     "currency_for",
-    "line_for",
     "no_curve",
     "plan_curve",
     "read_fraction",
@@ -105,22 +103,13 @@ def currency_for(
     return run_currency(call, device=device, model=found, gpu=gpu, curve=curve)
 
 
-def line_for(
-    call: EngineCall,
-    model: Any,
-    *,
-    device: str = "gpu",
-    hint: DeviceHint | None = None,
-    loaded: Mapping[str, Any] | None = None,
-) -> str:
-    """The currency line of `call` (`currency_for`)."""
-    return currency_line(currency_for(call, model, device=device, hint=hint, loaded=loaded))
-
-
-def plan_curve(c: Currency, hint: DeviceHint | None = None) -> str | None:
+def plan_curve(c: Currency | None, hint: DeviceHint | None = None) -> str | None:
     """The curve a plan may price this run's steps on: the one its currency was read from where
     that is a measured curve for this run (own, cpu, or h200 for the model and engine it
-    measured); None where the knee was projected or is unknown (no curve measured it)."""
+    measured); None where the knee was projected or is unknown (no curve measured it), or no
+    currency was read."""
+    if c is None:
+        return None
     if c.source == "own" and hint is not None and hint.curve is not None:
         return hint.curve
     return c.source if c.source in ("cpu", "h200") else None

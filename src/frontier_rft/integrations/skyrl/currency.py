@@ -14,11 +14,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.integrations.batch_settings import start_for_call
-from frontier_rft.integrations.currency import line_for, read_fraction, read_int
+from frontier_rft.integrations.currency import currency_for, read_fraction, read_int
 from frontier_rft.integrations.preflight import dotted_get
-from frontier_rft.step_cost.advice import DeviceHint, EngineCall, KvBudget
+from frontier_rft.step_cost.advice import Currency, DeviceHint, EngineCall, KvBudget, currency_line
 
-__all__ = ["SKYRL_DEFAULTS", "skyrl_currency_line", "skyrl_engine_call", "skyrl_start_lines"]
+__all__ = [
+    "SKYRL_DEFAULTS",
+    "skyrl_currency",
+    "skyrl_currency_line",
+    "skyrl_engine_call",
+    "skyrl_start_lines",
+]
 
 ENGINE = "generator.inference_engine"
 SKYRL_DEFAULTS: dict[str, Any] = {
@@ -70,24 +76,32 @@ def skyrl_engine_call(config: Mapping[str, Any]) -> EngineCall:
     )
 
 
-def skyrl_currency_line(config: Mapping[str, Any], hint: DeviceHint | None = None) -> str:
-    """One line: the currency of this SkyRL run's generation call, its model read from
+def skyrl_currency(config: Mapping[str, Any], hint: DeviceHint | None = None) -> Currency:
+    """The currency of this run's call (`skyrl_engine_call`), its model read from
     trainer.policy.model.path (`step_cost.advice.read_model`)."""
-    call = skyrl_engine_call(config)
-    return line_for(call, dotted_get(config, "trainer.policy.model.path"), hint=hint)
+    return currency_for(
+        skyrl_engine_call(config), dotted_get(config, "trainer.policy.model.path"), hint=hint
+    )
 
 
-def skyrl_start_lines(config: Mapping[str, Any], hint: DeviceHint | None = None) -> list[str]:
+def skyrl_currency_line(config: Mapping[str, Any], hint: DeviceHint | None = None) -> str:
+    """One line: `skyrl_currency` said (`currency_line`)."""
+    return currency_line(skyrl_currency(config, hint))
+
+
+def skyrl_start_lines(
+    config: Mapping[str, Any], hint: DeviceHint | None = None, currency: Currency | None = None
+) -> list[str]:
     """The least-regret start from this run's step (`trainer.train_batch_size` x
-    `n_samples_per_prompt`) in SkyRL's keys (`start_for_call`)."""
+    `n_samples_per_prompt`) in SkyRL's keys (`start_for_call`), on `currency` where the
+    caller has read it."""
 
     def setting(key: str) -> int:
         return int(read_int(config, key, SKYRL_DEFAULTS[key], WHOSE).value)
 
     return start_for_call(
         "skyrl",
-        skyrl_engine_call(config),
-        dotted_get(config, "trainer.policy.model.path"),
+        currency or skyrl_currency(config, hint),
         prompts=setting("trainer.train_batch_size"),
         rollouts=setting("generator.n_samples_per_prompt"),
         lr=dotted_get(config, "trainer.policy.optimizer_config.lr"),

@@ -46,7 +46,7 @@ from frontier_rft.integrations.skyrl.config import (
     skyrl_step_plan,
     unknown_settings,
 )
-from frontier_rft.integrations.skyrl.currency import skyrl_currency_line, skyrl_start_lines
+from frontier_rft.integrations.skyrl.currency import skyrl_currency, skyrl_start_lines
 from frontier_rft.integrations.verl.config import VerlSamplerConfig
 from frontier_rft.integrations.verl.preflight import (
     POOL_OPTIONS,
@@ -56,7 +56,7 @@ from frontier_rft.integrations.verl.preflight import (
 )
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
-from frontier_rft.step_cost.advice import DeviceHint
+from frontier_rft.step_cost.advice import DeviceHint, currency_line
 
 __all__ = ["DYNAMIC_SAMPLING_TYPES", "check_skyrl_config"]
 
@@ -134,8 +134,9 @@ def check_skyrl_config(config: Mapping[str, Any], hint: DeviceHint | None = None
             if plan.rollouts == "kept":
                 _check_kept(config, None, batch, report)  # its note on SkyRL's LR schedule
         report.plan.append(plan.words())
-    report.currency.append(skyrl_currency_line(config, hint))  # what a step costs, and where
-    report.start += skyrl_start_lines(config, hint)  # where to start, from the curve alone
+    currency = skyrl_currency(config, hint)  # read once: the line and the start's curve
+    report.currency.append(currency_line(currency))  # what a step costs, and where
+    report.start += skyrl_start_lines(config, hint, currency)  # where to start, from the curve
     refusal = (
         message(SKYRL, "shadows+filter")
         if ds_type is not None

@@ -147,10 +147,9 @@ class FrontierRunLog:
         (`frontier plan-batch` without a log says it alike): the prompts a step to start at
         before the meter has read anything, from this step's up to the pool, on the curve the
         run's currency was read from; none where no measured curve applies."""
-        currency = self.frontier_run.currency
-        curve = plan_curve(currency) if currency is not None else None
+        curve = plan_curve(self.frontier_run.currency)
         if curve is None:
-            return [no_curve(currency)]
+            return [no_curve(self.frontier_run.currency)]
         step = self._frontier_step()
         if isinstance(step, str):
             return [f"start plan: none, {step}"]
@@ -174,10 +173,9 @@ class FrontierRunLog:
         noise = getattr(self, "frontier_noise", None)
         if noise is None or noise.ema.count == 0:
             return []
-        currency = self.frontier_run.currency
-        curve = plan_curve(currency) if currency is not None else None
+        curve = plan_curve(self.frontier_run.currency)
         if curve is None:
-            return [no_curve(currency, "batch plan")]
+            return [no_curve(self.frontier_run.currency, "batch plan")]
         step = self._frontier_step()
         if isinstance(step, str):
             return [f"batch plan: none, {step}"]

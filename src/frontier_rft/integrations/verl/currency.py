@@ -17,11 +17,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontier_rft.integrations.batch_settings import start_for_call
-from frontier_rft.integrations.currency import line_for, read_fraction, read_int, read_str
+from frontier_rft.integrations.currency import currency_for, read_fraction, read_int, read_str
 from frontier_rft.integrations.preflight import dotted_get
-from frontier_rft.step_cost.advice import DeviceHint, EngineCall, KvBudget
+from frontier_rft.step_cost.advice import Currency, DeviceHint, EngineCall, KvBudget, currency_line
 
-__all__ = ["VERL_DEFAULTS", "verl_currency_line", "verl_engine_call", "verl_start_lines"]
+__all__ = [
+    "VERL_DEFAULTS",
+    "verl_currency",
+    "verl_currency_line",
+    "verl_engine_call",
+    "verl_start_lines",
+]
 
 ROLLOUT = "actor_rollout_ref.rollout"
 VERL_DEFAULTS: dict[str, Any] = {
@@ -112,14 +118,22 @@ def verl_engine_call(config: Mapping[str, Any]) -> EngineCall:
     )
 
 
-def verl_currency_line(config: Mapping[str, Any], hint: DeviceHint | None = None) -> str:
-    """One line: the currency of this verl run's rollout call, its model read from
+def verl_currency(config: Mapping[str, Any], hint: DeviceHint | None = None) -> Currency:
+    """The currency of this run's call (`verl_engine_call`), its model read from
     actor_rollout_ref.model.path (`step_cost.advice.read_model`)."""
-    call = verl_engine_call(config)
-    return line_for(call, dotted_get(config, "actor_rollout_ref.model.path"), hint=hint)
+    return currency_for(
+        verl_engine_call(config), dotted_get(config, "actor_rollout_ref.model.path"), hint=hint
+    )
 
 
-def verl_start_lines(config: Mapping[str, Any], hint: DeviceHint | None = None) -> list[str]:
+def verl_currency_line(config: Mapping[str, Any], hint: DeviceHint | None = None) -> str:
+    """One line: `verl_currency` said (`currency_line`)."""
+    return currency_line(verl_currency(config, hint))
+
+
+def verl_start_lines(
+    config: Mapping[str, Any], hint: DeviceHint | None = None, currency: Currency | None = None
+) -> list[str]:
     """The least-regret start from this run's step (`data.train_batch_size` x `rollout.n`) in
     verl's keys (`start_for_call`)."""
     defaults, whose = _run_defaults(config)
@@ -129,8 +143,7 @@ def verl_start_lines(config: Mapping[str, Any], hint: DeviceHint | None = None) 
 
     return start_for_call(
         "verl",
-        verl_engine_call(config),
-        dotted_get(config, "actor_rollout_ref.model.path"),
+        currency or verl_currency(config, hint),
         prompts=setting("data.train_batch_size"),
         rollouts=setting(f"{ROLLOUT}.n"),
         lr=dotted_get(config, "actor_rollout_ref.actor.optim.lr"),

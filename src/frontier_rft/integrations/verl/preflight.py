@@ -54,12 +54,12 @@ from frontier_rft.integrations.verl.config import (
     _interpolated,
     trl_only,
 )
-from frontier_rft.integrations.verl.currency import verl_currency_line, verl_start_lines
+from frontier_rft.integrations.verl.currency import verl_currency, verl_start_lines
 from frontier_rft.integrations.verl.kept_step import VERL_DEFAULT_ESTIMATOR
 from frontier_rft.integrations.verl.verl_keys import check_verl_keys
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
-from frontier_rft.step_cost.advice import DeviceHint
+from frontier_rft.step_cost.advice import DeviceHint, currency_line
 
 __all__ = [
     "LEGACY_CLASS",
@@ -137,8 +137,9 @@ def check_verl_config(config: Mapping[str, Any], hint: DeviceHint | None = None)
         if values.get("rollouts", "auto") == "auto":
             report.choices.append(auto_choice(VERL, plan.rollouts, plan.reason))
         report.plan.append(plan.words())
-    report.currency.append(verl_currency_line(config, hint))  # what a step costs, and where
-    report.start += verl_start_lines(config, hint)  # where to start, from the curve alone
+    currency = verl_currency(config, hint)  # read once: the line and the start's curve
+    report.currency.append(currency_line(currency))  # what a step costs, and where
+    report.start += verl_start_lines(config, hint, currency)  # where to start, from the curve
     if values.get("rollouts") != "full" and dotted_get(config, "algorithm.adv_estimator") is None:
         report.notes.append(
             f"algorithm.adv_estimator: not set here (verl's default, {VERL_DEFAULT_ESTIMATOR}, "
