@@ -255,10 +255,15 @@ STEP_SIZE_ENTRIES = (
         "uniform-auto-cpu",
         "uniform",
         role="effect",
-        note="uniform-auto-start priced on the CPU's curve (plan_curve cpu), the planner for a "
-        "run that pays in CPU seconds: 18 prompts x 8 to start at 24 tokens, then grown by the "
-        "plans",
-        train={**PLANNED, "batch_start": "least_regret", "plan_curve": "cpu"},
+        note="uniform-auto-start-lr1 priced on the CPU's curve (plan_curve cpu), the planner "
+        "for a run that pays in CPU seconds: 18 prompts x 8 to start at 24 tokens, then grown "
+        "by the plans, the learning rate kept as set",
+        train={
+            **PLANNED,
+            "batch_start": "least_regret",
+            "batch_lr_rule": "none",
+            "plan_curve": "cpu",
+        },
     ),
     BenchEntry(
         "uniform-k16",
