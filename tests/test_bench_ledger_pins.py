@@ -68,7 +68,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "uniform-auto-lr1": "a7519769",  # the planner without its lr rule (issue 89 item 6): new
     "uniform-auto-start": "909b3442",  # the planner's least-regret start (issue 89 item 6): new
     "uniform-auto-start-lr1": "242b81e7",  # the start with the rate kept (issue 89 item 6): new
-    "uniform-auto-cpu": "f0c34a12",  # the planner priced on the CPU, rate kept (issue 89 item 6): new
+    "uniform-auto-cpu": "f0c34a12",  # the planner priced on the CPU, rate kept (issue 89): new
     "uniform-k16": "42262a75",  # a step's size by K at uniform-b32's rows (issue 89 item 6): new
     "uniform-k32": "69255b31",
     "dapo-onecall": "861c7bf4",
