@@ -195,19 +195,22 @@ def start_advice(
 
 def start_for_call(
     trainer: str,
-    currency: Currency,
+    currency: Currency | None,
     *,
     prompts: int,
     rollouts: int,
     lr: Any = None,
     hint: DeviceHint | None = None,
+    processes: int = 1,
+    grad_accum: int = 2,
+    max_prompts: int = DEFAULT_MAX_PROMPTS,
 ) -> list[str]:
-    """What verl's and SkyRL's pre-flights say after the currency line: the start from their
-    step of `prompts` x `rollouts` at the judged call's completion length (`start_advice`), on
-    the curve `currency` was read from (`plan_curve`); none, and what to measure, where no
+    """What a pre-flight or a trainer's start-up says after the currency line: the start from
+    the step of `prompts` x `rollouts` at the judged call's completion length (`start_advice`),
+    on the curve `currency` was read from (`plan_curve`); none, and what to measure, where no
     measured curve applies. `lr`: the config's value, read where it is a number."""
     curve = plan_curve(currency, hint)
-    if curve is None:
+    if curve is None or currency is None:  # no currency read: no curve either
         return [no_curve(currency)]
     number = isinstance(lr, int | float) and not isinstance(lr, bool)
     return start_advice(
@@ -217,4 +220,7 @@ def start_for_call(
         length=currency.call.completion_tokens,
         curve=curve,
         lr=float(lr) if number else None,
+        processes=processes,
+        grad_accum=grad_accum,
+        max_prompts=max_prompts,
     )

@@ -48,7 +48,7 @@ from frontier_rft.integrations.preflight import (
     shown,
 )
 from frontier_rft.integrations.trl.config import REWARDS, FrontierConfig, FrontierScriptArguments
-from frontier_rft.integrations.trl.currency import trl_currency_line
+from frontier_rft.integrations.trl.currency import trl_currency
 from frontier_rft.integrations.trl.fewer_config import (
     _TRL_NUM_GENERATIONS,
     TRL,
@@ -81,10 +81,11 @@ from frontier_rft.integrations.trl.preflight import (
 from frontier_rft.integrations.trl.resolve import Resolution, TrlRun, resolve_step
 from frontier_rft.integrations.trl.reward_source import RewardSource, reward_source
 from frontier_rft.integrations.trl.seam_check import installed_trl, source_seam_problem
+from frontier_rft.integrations.trl.start_lines import trl_start_lines
 from frontier_rft.sampling.spec import SamplerSpec
 from frontier_rft.sampling.step_plan import StepPlan
 from frontier_rft.selectors.registry import SELECTORS
-from frontier_rft.step_cost.advice import DeviceHint
+from frontier_rft.step_cost.advice import DeviceHint, currency_line
 
 __all__ = ["NEAR_MISS", "check_trl_config", "launch_processes"]
 
@@ -272,7 +273,11 @@ def check_trl_config(
         report.plan.append(replace(plan, reason="").words())
     # what a step costs on this device (a model whose config is refused above: not read)
     priced = {k: v for k, v in values.items() if k != "model_name_or_path" or not model}
-    report.currency.append(trl_currency_line(priced, processes=count, hint=hint))
+    currency = trl_currency(priced, processes=count, hint=hint)  # the line and the start's curve
+    report.currency.append(currency_line(currency))
+    report.start += trl_start_lines(  # where to start, from the curve alone, as at start-up
+        values, currency, processes=count, max_prompts=local_rows(files), hint=hint
+    )
     if plan is not None and not resolution.chosen and plan.reason:  # how a set step's run ends
         report.rollouts.append(plan.reason)
     report.rollouts += _kept_line(step, values, count) if named else []

@@ -57,6 +57,7 @@ __all__ = [
     "spec_problems",
     "trl_flag",
     "trl_kept_line",
+    "trl_optimizer_step",
     "trl_planned_epochs",
     "trl_step_prompts",
 ]
@@ -119,6 +120,23 @@ def trl_step_prompts(values: Mapping[str, Any], processes: int) -> int | None:
         return None
     prompts: int = gen // n
     return prompts
+
+
+def trl_optimizer_step(values: Mapping[str, Any], processes: int) -> tuple[int, int, int] | str:
+    """(prompts, num_generations, gradient_accumulation_steps) of an optimizer step of these
+    TRL settings (per_device_train_batch_size x `processes` x gradient_accumulation_steps rows,
+    TRL's defaults where unset), or why its rows are not whole groups."""
+    k: Any = values.get("num_generations", _TRL_NUM_GENERATIONS)
+    per: Any = values.get("per_device_train_batch_size", _TRL_LENGTH["per_device_train_batch_size"])
+    accumulate: Any = values.get(
+        "gradient_accumulation_steps", _TRL_LENGTH["gradient_accumulation_steps"]
+    )
+    if not (_whole(k) and _whole(per) and _whole(accumulate)):
+        return "its settings are not whole numbers"
+    rows = per * processes * accumulate
+    if rows % k:
+        return f"a step's {rows} rows are not whole groups of {k}"
+    return rows // k, k, accumulate
 
 
 def _whole(value: Any) -> bool:

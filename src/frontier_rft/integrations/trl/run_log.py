@@ -10,14 +10,11 @@ import math
 import os
 from typing import Any
 
-from frontier_rft.integrations.batch_settings import (
-    DEFAULT_LENGTH,
-    plan_lines,
-    plan_run,
-    start_advice,
-)
+from frontier_rft.integrations.batch_settings import DEFAULT_LENGTH, plan_lines, plan_run
 from frontier_rft.integrations.currency import no_curve, plan_curve
+from frontier_rft.integrations.trl.fewer_config import trl_optimizer_step
 from frontier_rft.integrations.trl.run_state import FrontierRun
+from frontier_rft.integrations.trl.start_lines import trl_start_lines
 from frontier_rft.metrics_log import JsonlLogger, curriculum_metrics
 from frontier_rft.shadow.run_rewards import write_run_rewards
 from frontier_rft.step_cost.planner import NoiseTerms
@@ -133,36 +130,21 @@ class FrontierRunLog:
         return lines + self._frontier_batch_plan()
 
     def _frontier_step(self) -> tuple[int, int, int, int] | str:
-        """(prompts, rollouts, processes, accumulation) of an optimizer step, or why its rows
-        are not whole groups."""
-        args, processes = self.args, int(self.accelerator.num_processes)
-        k, accumulate = int(args.num_generations), int(args.gradient_accumulation_steps)
-        rows = int(args.per_device_train_batch_size) * processes * accumulate
-        if rows % k:
-            return f"a step's {rows} rows are not whole groups of {k}"
-        return rows // k, k, processes, accumulate
+        """(prompts, rollouts, processes, accumulation) of an optimizer step
+        (`trl_optimizer_step`), or why its rows are not whole groups."""
+        processes = int(self.accelerator.num_processes)
+        step = trl_optimizer_step(vars(self.args), processes)
+        return step if isinstance(step, str) else (step[0], step[1], processes, step[2])
 
     def _frontier_start_plan(self) -> list[str]:
-        """The least-regret start from the curve alone, in TRL's settings, said at start-up
-        (`frontier plan-batch` without a log says it alike): the prompts a step to start at
+        """The least-regret start from the curve alone, in TRL's settings, said at start-up as
+        `frontier check-config trl` says it (`trl_start_lines`): the prompts a step to start at
         before the meter has read anything, from this step's up to the pool, on the curve the
         run's currency was read from; none where no measured curve applies."""
-        curve = plan_curve(self.frontier_run.currency)
-        if curve is None:
-            return [no_curve(self.frontier_run.currency)]
-        step = self._frontier_step()
-        if isinstance(step, str):
-            return [f"start plan: none, {step}"]
-        prompts, k, processes, accumulate = step
-        return start_advice(
-            "trl",
-            prompts=prompts,
-            rollouts=k,
-            length=int(self.args.max_completion_length or DEFAULT_LENGTH),
-            curve=curve,
-            lr=float(self.args.learning_rate),
-            processes=processes,
-            grad_accum=accumulate,
+        return trl_start_lines(
+            vars(self.args),
+            self.frontier_run.currency,
+            processes=int(self.accelerator.num_processes),
             max_prompts=int(self.frontier_run.selector.pool.num_tasks),
         )
 
