@@ -78,9 +78,12 @@ def test_the_plan_is_the_closed_form_of_the_logged_noise_and_a_linear_curve(
     assert "EMA over 3 metered step(s)" in describe and "B_noise 400 rows at K=8" in describe
     assert "a measured curve, curve linear" in describe and "at 100 tokens" in describe
     assert "sqrt(200/128)" in describe and "rule of thumb" in describe
-    # lr 1e-4 x sqrt(200 / 128) = 1.25e-4
-    assert "frontier train: --batch-size 25 --group-size 8 --lr 0.000125 (1.25x 0.0001)" in settings
-    assert "rule of thumb: check it against your rate kept" in settings
+    # the rate kept first; lr 1e-4 x sqrt(200 / 128) = 1.25e-4 beside it
+    assert (
+        "frontier train: --batch-size 25 --group-size 8 --lr 0.0001 (kept; the square-root "
+        "rule: 0.000125, 1.25x)" in settings
+    )
+    assert "the learning rate kept: on the one regime measured" in settings
 
 
 def test_the_flags_override_the_log_and_the_pool_bounds_the_plan(
@@ -97,7 +100,10 @@ def test_the_flags_override_the_log_and_the_pool_bounds_the_plan(
     assert "80 rows a step (10 prompts x 8 rollouts)" in describe
     assert "at 50 tokens" in describe
     lr = 2e-4 * math.sqrt(80 / 128)
-    assert f"--batch-size 10 --group-size 8 --lr {lr:.3g}" in settings
+    assert (
+        f"--batch-size 10 --group-size 8 --lr 0.0002 (kept; the square-root rule: {lr:.3g},"
+        in settings
+    )
 
 
 def test_each_trainer_gets_its_own_keys(
@@ -110,15 +116,16 @@ def test_each_trainer_gets_its_own_keys(
     assert (
         "TRL (GRPOConfig, 1 process): per_device_train_batch_size=100 "
         "gradient_accumulation_steps=2 num_generations=8 generation_batch_size=200 "
-        "(steps_per_generation unset) learning_rate=0.000125 (1.25x 0.0001)"
+        "(steps_per_generation unset) learning_rate=0.0001 (kept; the square-root rule: "
+        "0.000125, 1.25x)"
     ) in said["trl"]
     assert (
         "verl: data.train_batch_size=25 actor_rollout_ref.actor.ppo_mini_batch_size=25 "
-        "actor_rollout_ref.rollout.n=8 actor_rollout_ref.actor.optim.lr=0.000125"
+        "actor_rollout_ref.rollout.n=8 actor_rollout_ref.actor.optim.lr=0.0001 (kept"
     ) in said["verl"]
     assert (
         "SkyRL: trainer.train_batch_size=25 trainer.policy_mini_batch_size=25 "
-        "generator.n_samples_per_prompt=8 trainer.policy.optimizer_config.lr=0.000125"
+        "generator.n_samples_per_prompt=8 trainer.policy.optimizer_config.lr=0.0001 (kept"
     ) in said["skyrl"]
     # two processes of 4 accumulation steps: 200 rows = 25 x 2 x 4, as TRL counts them
     two = _plan(capsys, str(run), *shape, "--trainer", "trl", "--processes", "2",
@@ -136,7 +143,7 @@ def test_trl_settings_keep_the_accumulation_that_divides_the_rows(curve: str) ->
     # accumulation 3 does not divide 200: the nearest that does, 2 (ties: the smaller)
     line = trainer_settings(plan, "trl", grad_accum=3)
     assert "per_device_train_batch_size=100 gradient_accumulation_steps=2" in line
-    assert "learning_rate=your learning rate x 1.25" in line
+    assert "learning_rate=your learning rate (kept; the square-root rule: x 1.25)" in line
     with pytest.raises(ValueError, match="trainer must be one of"):
         trainer_settings(plan, "tf")
 
@@ -166,7 +173,8 @@ def test_without_a_log_it_says_the_least_regret_start(
     assert describe.startswith("start plan: 200 rows a step (2 prompts x 100 rollouts)")
     assert "at most 1.5x" in describe and "the configured step, 100 rows: up to 1.6x" in describe
     assert (
-        "frontier train: --batch-size 2 --group-size 100 --lr 0.000141 (1.41x 0.0001)" in settings
+        "frontier train: --batch-size 2 --group-size 100 --lr 0.0001 (kept; the square-root "
+        "rule: 0.000141, 1.41x)" in settings
     )
     _, verl = _plan(capsys, *argv, "--max-prompts", "4", "--trainer", "verl")
     assert "data.train_batch_size=2 " in verl and "rollout.n=100 " in verl

@@ -20,8 +20,8 @@ meter measured, and a learning-rate factor. Each trainer spells that step in its
 - SkyRL: `trainer.train_batch_size` B with `trainer.policy_mini_batch_size` B,
   `generator.n_samples_per_prompt` K, `trainer.policy.optimizer_config.lr`.
 
-The learning rate is the planner's square-root rule of thumb, said as one, beside the rate
-kept, which did better on the one regime measured.
+The learning rate is the rate kept, which did better on the one regime measured, with the
+planner's square-root rule of thumb beside it.
 """
 
 from __future__ import annotations
@@ -94,10 +94,14 @@ def start_run(
 
 
 def _lr(plan: BatchPlan | StartPlan, lr: float | None) -> str:
+    """The rate kept first (it did better on the one regime measured), the square-root rule's
+    beside it where the step changes."""
     factor = plan.lr_factor
-    if lr is None:
-        return f"your learning rate x {factor:.3g}"
-    return f"{lr * factor:.3g} ({factor:.3g}x {lr:g})"
+    kept = "your learning rate" if lr is None else f"{lr:g}"
+    if factor == 1.0:
+        return kept
+    rule = f"x {factor:.3g}" if lr is None else f"{lr * factor:.3g}, {factor:.3g}x"
+    return f"{kept} (kept; the square-root rule: {rule})"
 
 
 def _trl(plan: BatchPlan | StartPlan, lr: str, processes: int, grad_accum: int) -> str:
@@ -164,9 +168,9 @@ def plan_lines(
     settings = trainer_settings(plan, trainer, lr=lr, processes=processes, grad_accum=grad_accum)
     return [
         plan.describe(),
-        f"set for your trainer: {settings}; the learning rate as the square-root rule scales "
-        "it, a rule of thumb: check it against your rate kept, which did better on the one "
-        "regime measured",
+        f"set for your trainer: {settings}; the learning rate kept: on the one regime "
+        "measured it reached uniform's plateau sooner than the square-root rule (a rule of "
+        "thumb; docs/results/device_cost.md)",
     ]
 
 
