@@ -170,6 +170,16 @@ def test_records_without_a_metered_step_are_refused() -> None:
             ],
         ),
         (
+            "planner_vs_grid_format_lr4_cpu",
+            [
+                "real_rl_format_lr4_planner_cpu_full.json",
+                "--planned",
+                "uniform-auto-cpu",
+                "--beside",
+                "uniform-auto-start-lr1",
+            ],
+        ),
+        (
             "planner_vs_grid_format_lr4_lr1_fresh",
             [
                 "real_rl_format_lr4_planner_lr_fresh_full.json",

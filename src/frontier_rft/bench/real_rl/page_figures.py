@@ -154,13 +154,20 @@ class NoiseFigure:
     def value(self, results: Path) -> str:
         """The fit, or why it is withdrawn."""
         fit = json.loads((results / f"{self.stem}.json").read_text("utf-8"))["fits"][self.axis]
-        if fit["withdrawn"]:
-            return "withdrawn: " + "; ".join(fit["withdrawn"])
-        (lo, hi), (slo, shi) = fit["n_noise_ci"], fit["s_min_ci"]
-        return (
-            f"N_noise {fit['n_noise']:,.0f} [{lo:,.0f}, {hi:,.0f}] rows "
-            f"(S_min {fit['s_min']:.1f} [{slo:.1f}, {shi:.1f}] steps)"
-        )
+        return fit_text(fit)
+
+
+def fit_text(fit: Mapping[str, Any]) -> str:
+    """A noise-scale fit (noise_fit's dict) as a page quotes it, or why it is withdrawn."""
+    if fit["withdrawn"]:
+        return "withdrawn: " + "; ".join(fit["withdrawn"])
+    if fit.get("n_noise_ci") is None:  # the fit's slope defines no noise scale
+        return "N_noise undefined"
+    (lo, hi), (slo, shi) = fit["n_noise_ci"], fit["s_min_ci"]
+    return (
+        f"N_noise {fit['n_noise']:,.0f} [{lo:,.0f}, {hi:,.0f}] rows "
+        f"(S_min {fit['s_min']:.1f} [{slo:.1f}, {shi:.1f}] steps)"
+    )
 
 
 @dataclass(frozen=True)
@@ -169,7 +176,8 @@ class PlannerFigure:
     <stem>.json): on `axis`, the planned entry's time over the best fixed entry's
     (`over_best`), over another entry's (`over:<label>`), the best fixed entry's name
     (`best`), its pass@1 at equal cost against uniform (`equal`); or the meter's run-average
-    noise scale (`meter`, any axis)."""
+    noise scale (`meter`, any axis), or the steps-to-target fit set beside it (`fit:<its name>`,
+    e.g. `fit:prompts, to plateau`; any axis)."""
 
     stem: str
     """The results file stem."""
@@ -184,6 +192,8 @@ class PlannerFigure:
         if self.key == "meter":
             m = data["meter"]
             return f"{m['b_simple']:,.0f} [{m['ci'][0]:,.0f}, {m['ci'][1]:,.0f}] rows"
+        if self.key.startswith("fit:"):
+            return fit_text(data["fits"][self.key.removeprefix("fit:")])
         a = data["comparison"]["axes"][self.axis]
         if self.key == "best":
             return str(a["best"])
@@ -434,6 +444,18 @@ FIGURES.update(
             )
         },
         "start.meter": PlannerFigure("planner_vs_grid_format_lr4_start", "h200", "meter"),
+        **step_size_figures("real_rl_format_lr4_planner_cpu", "plancpu", ("uniform-auto-cpu",)),
+        **{
+            f"plancpu.{axis}.{name}": PlannerFigure("planner_vs_grid_format_lr4_cpu", axis, key)
+            for axis in ("h200", "cpu")
+            for name, key in (
+                ("over_best", "over_best"),
+                ("best", "best"),
+                ("equal", "equal"),
+                ("vs_start", "over:uniform-auto-start-lr1"),
+            )
+        },
+        "plancpu.meter": PlannerFigure("planner_vs_grid_format_lr4_cpu", "h200", "meter"),
         "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
         "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
         "std.dapo-onecall.informative": Figure(
