@@ -456,6 +456,16 @@ FIGURES.update(
             )
         },
         "plancpu.meter": PlannerFigure("planner_vs_grid_format_lr4_cpu", "h200", "meter"),
+        **step_size_figures(
+            "real_rl_std_planner", "stdplan", ("uniform-b64", "uniform-auto-start-lr1")
+        ),
+        **{
+            f"stdplan.{axis}.{name}": PlannerFigure("planner_vs_grid_std", axis, key)
+            for axis in ("h200", "cpu")
+            for name, key in (("over_best", "over_best"), ("best", "best"), ("equal", "equal"))
+        },
+        "stdplan.meter": PlannerFigure("planner_vs_grid_std", "h200", "meter"),
+        "stdplan.fit": PlannerFigure("planner_vs_grid_std", "h200", "fit:prompts, to plateau"),
         "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
         "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
         "std.dapo-onecall.informative": Figure(
