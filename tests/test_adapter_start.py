@@ -1,7 +1,7 @@
 """The least-regret start said by TRL's, verl's and SkyRL's pre-flights (`frontier
-check-config`, and at start-up): read from each trainer's own keys, priced on the curve its currency was read
-from, said in its keys as `frontier plan-batch` says it; none, saying why and what to measure,
-where no measured curve applies (a projected knee, an unread model)."""
+check-config`, and at start-up): read from each trainer's own keys, priced on the curve its
+currency was read from, said in its keys as `frontier plan-batch` says it; none, saying why
+and what to measure, where no measured curve applies (a projected knee, an unread model)."""
 
 from __future__ import annotations
 
