@@ -380,6 +380,23 @@ def step_size_figures(report: str, prefix: str, labels: Sequence[str]) -> dict[s
     return out
 
 
+def planner_figures(
+    stem: str, prefix: str, beside: Mapping[str, str] | None = None
+) -> dict[str, PlannerFigure]:
+    """A planner comparison's figures (benchmarks/planner_vs_grid.py's `stem`): per currency
+    its time over the best fixed entry's, that entry, its pass@1 at equal cost, and its time
+    over each entry named in `beside` (figure name: label); then the meter."""
+    keys = {"over_best": "over_best", "best": "best", "equal": "equal"}
+    keys.update({name: f"over:{label}" for name, label in (beside or {}).items()})
+    out = {
+        f"{prefix}.{axis}.{name}": PlannerFigure(stem, axis, key)
+        for axis in ("h200", "cpu")
+        for name, key in keys.items()
+    }
+    out[f"{prefix}.meter"] = PlannerFigure(stem, "h200", "meter")
+    return out
+
+
 FIGURES.update(
     {
         **step_size_figures(
@@ -432,39 +449,19 @@ FIGURES.update(
         **step_size_figures(
             "real_rl_format_lr4_planner_start", "start", ("uniform-auto-start-lr1",)
         ),
-        **{
-            f"start.{axis}.{name}": PlannerFigure("planner_vs_grid_format_lr4_start", axis, key)
-            for axis in ("h200", "cpu")
-            for name, key in (
-                ("over_best", "over_best"),
-                ("best", "best"),
-                ("equal", "equal"),
-                ("vs_auto", "over:uniform-auto"),
-                ("vs_lr1", "over:uniform-auto-lr1"),
-            )
-        },
-        "start.meter": PlannerFigure("planner_vs_grid_format_lr4_start", "h200", "meter"),
+        **planner_figures(
+            "planner_vs_grid_format_lr4_start",
+            "start",
+            {"vs_auto": "uniform-auto", "vs_lr1": "uniform-auto-lr1"},
+        ),
         **step_size_figures("real_rl_format_lr4_planner_cpu", "plancpu", ("uniform-auto-cpu",)),
-        **{
-            f"plancpu.{axis}.{name}": PlannerFigure("planner_vs_grid_format_lr4_cpu", axis, key)
-            for axis in ("h200", "cpu")
-            for name, key in (
-                ("over_best", "over_best"),
-                ("best", "best"),
-                ("equal", "equal"),
-                ("vs_start", "over:uniform-auto-start-lr1"),
-            )
-        },
-        "plancpu.meter": PlannerFigure("planner_vs_grid_format_lr4_cpu", "h200", "meter"),
+        **planner_figures(
+            "planner_vs_grid_format_lr4_cpu", "plancpu", {"vs_start": "uniform-auto-start-lr1"}
+        ),
         **step_size_figures(
             "real_rl_std_planner", "stdplan", ("uniform-b64", "uniform-auto-start-lr1")
         ),
-        **{
-            f"stdplan.{axis}.{name}": PlannerFigure("planner_vs_grid_std", axis, key)
-            for axis in ("h200", "cpu")
-            for name, key in (("over_best", "over_best"), ("best", "best"), ("equal", "equal"))
-        },
-        "stdplan.meter": PlannerFigure("planner_vs_grid_std", "h200", "meter"),
+        **planner_figures("planner_vs_grid_std", "stdplan"),
         "stdplan.fit": PlannerFigure("planner_vs_grid_std", "h200", "fit:prompts, to plateau"),
         "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
         "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
