@@ -171,7 +171,23 @@ def test_records_without_a_metered_step_are_refused() -> None:
         ),
         (
             "planner_vs_grid_std",
-            ["real_rl_std_planner_full.json", "--planned", "uniform-auto-start-lr1"],
+            [
+                "real_rl_std_planner_full.json",
+                "--planned",
+                "uniform-auto-start-lr1",
+                "--beside",
+                "uniform-auto-cpu",
+            ],
+        ),
+        (
+            "planner_vs_grid_std_cpu",
+            [
+                "real_rl_std_planner_full.json",
+                "--planned",
+                "uniform-auto-cpu",
+                "--beside",
+                "uniform-auto-start-lr1",
+            ],
         ),
         (
             "planner_vs_grid_format_lr4_cpu",

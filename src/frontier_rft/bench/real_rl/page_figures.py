@@ -459,10 +459,15 @@ FIGURES.update(
             "planner_vs_grid_format_lr4_cpu", "plancpu", {"vs_start": "uniform-auto-start-lr1"}
         ),
         **step_size_figures(
-            "real_rl_std_planner", "stdplan", ("uniform-b64", "uniform-auto-start-lr1")
+            "real_rl_std_planner",
+            "stdplan",
+            ("uniform-b64", "uniform-k16", "uniform-auto-start-lr1", "uniform-auto-cpu"),
         ),
-        **planner_figures("planner_vs_grid_std", "stdplan"),
+        **planner_figures("planner_vs_grid_std", "stdplan", {"vs_cpu": "uniform-auto-cpu"}),
         "stdplan.fit": PlannerFigure("planner_vs_grid_std", "h200", "fit:prompts, to plateau"),
+        **planner_figures(
+            "planner_vs_grid_std_cpu", "stdplancpu", {"vs_start": "uniform-auto-start-lr1"}
+        ),
         "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
         "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
         "std.dapo-onecall.informative": Figure(
