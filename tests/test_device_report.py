@@ -197,3 +197,17 @@ def test_a_reports_command_names_its_schedule_so_it_rebuilds_on_it() -> None:
     )  # fmt: skip
     assert _command(args).endswith("--eval-every 0 --eval-grid h200:4,passes:1 --no-effects")
     assert "--eval" not in _command(argparse.Namespace(seeds=[0], effects=True))
+
+
+def test_the_learner_line_names_the_reports_schedule_not_the_testbeds() -> None:
+    from frontier_rft.bench.real_rl.schedule import Schedule
+    from frontier_rft.bench.real_rl.testbed import learner_line
+
+    tb = make_testbed("standard")  # evaluates every 30 steps unless a report overrides it
+    assert learner_line(tb).endswith("144 tasks x 8 samples every 30 steps.  ")
+    assert learner_line(tb, Schedule(4, ()).words()).endswith(
+        "144 tasks x 8 samples every 4 steps.  "
+    )
+    grid = Schedule(0, ("h200:4", "passes:1")).words()
+    assert learner_line(tb, grid).endswith(f"samples {grid}.  ")
+    assert "every 30 steps" not in learner_line(tb, grid)

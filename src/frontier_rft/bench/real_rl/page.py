@@ -531,7 +531,7 @@ def page_header(summary: Mapping[str, Any], files: ResultFiles, tb: Testbed, see
             *source,
             f"Machine: {files.machine}  ",
             f"Evaluated: every arm {summary['schedule']}, alike (one schedule a report).  ",
-            learner_line(tb),
+            learner_line(tb, summary["schedule"]),
             "Given: prompts + the policy's self-embeddings (what every trainer user has), paper "
             "defaults, unless the row says otherwise.  ",
             f"Uniform's held-out gain (final − start): {gain['mean']:+.3f} "

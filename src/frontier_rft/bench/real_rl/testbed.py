@@ -474,10 +474,12 @@ def figure_context(tb: Testbed, device: str) -> str:
     )
 
 
-def learner_line(tb: Testbed) -> str:
+def learner_line(tb: Testbed, schedule: str | None = None) -> str:
     """Who learns, and how, in one line of a report: the pretrained start model, or the tiny
-    Llama and its warm start; the RL settings and the held-out evaluation."""
+    Llama and its warm start; the RL settings and the held-out evaluation, at `schedule` (the
+    report's own, where its runs overrode the testbed's) or the testbed's interval."""
     t = tb.train
+    when = schedule or f"every {t.eval_every} steps"
     sampling = f"temperature {t.temperature:g}" + (f", top-p {t.top_p:g}" if t.top_p < 1 else "")
     if tb.start_model:
         who = f"{Path(tb.start_model).name} (pretrained, no warm start, {t.precision})"
@@ -494,5 +496,5 @@ def learner_line(tb: Testbed) -> str:
         f"{t.batch_size} prompts x {t.group_size} rollouts ({sampling}, <= {t.max_new_tokens} "
         f"new tokens), lr {t.lr:g}, reward {t.format_reward or 0:g} for a well-formatted wrong "
         f"answer, pool {t.train_size} {t.task} tasks (levels {t.levels}), held-out "
-        f"{t.eval_size} tasks x {t.eval_samples} samples every {t.eval_every} steps.  "
+        f"{t.eval_size} tasks x {t.eval_samples} samples {when}.  "
     )
