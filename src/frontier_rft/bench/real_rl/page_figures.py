@@ -414,21 +414,8 @@ FIGURES.update(
         **step_size_figures(
             "real_rl_format_lr4_planner_lr", "planlr", ("uniform-auto", "uniform-auto-lr1")
         ),
-        **{
-            f"{prefix}.{axis}.{name}": PlannerFigure(stem, axis, key)
-            for prefix, stem in (
-                ("plan", "planner_vs_grid_format_lr4"),
-                ("planlr", "planner_vs_grid_format_lr4_lr1"),
-            )
-            for axis in ("h200", "cpu")
-            for name, key in (("over_best", "over_best"), ("best", "best"), ("equal", "equal"))
-        },
-        "planlr.h200.vs_auto": PlannerFigure(
-            "planner_vs_grid_format_lr4_lr1", "h200", "over:uniform-auto"
-        ),
-        "planlr.cpu.vs_auto": PlannerFigure(
-            "planner_vs_grid_format_lr4_lr1", "cpu", "over:uniform-auto"
-        ),
+        **planner_figures("planner_vs_grid_format_lr4", "plan"),
+        **planner_figures("planner_vs_grid_format_lr4_lr1", "planlr", {"vs_auto": "uniform-auto"}),
         **{
             f"{prefix}.{axis}.vs_auto": PlannerFigure(stem, axis, "over:uniform-auto")
             for prefix, stem in (
@@ -468,8 +455,6 @@ FIGURES.update(
         **planner_figures(
             "planner_vs_grid_std_cpu", "stdplancpu", {"vs_start": "uniform-auto-start-lr1"}
         ),
-        "plan.meter": PlannerFigure("planner_vs_grid_format_lr4", "h200", "meter"),
-        "planlr.meter": PlannerFigure("planner_vs_grid_format_lr4_lr1", "h200", "meter"),
         "std.dapo-onecall.informative": Figure(
             "real_rl_std_step_size_e4",
             "dapo-onecall",
