@@ -29,7 +29,9 @@
 # A short lease (one 10-minute `run` call): LR=1e-5 skips the calibration and runs the
 # comparison at that learning rate (say so in the report: the testbed is then uncalibrated),
 # JUDGE=0 skips the judge check. STEPS overrides the testbed's 120 steps (64 = 2 epochs of the
-# 512-prompt pool) and NAME the results' file stem (smollm2_gpu). A run that fails is retried
+# 512-prompt pool), EVAL_EVERY evaluates every arm every N steps (one schedule for the whole
+# comparison, which arms with steps of their own need) and NAME the results' file stem
+# (smollm2_gpu). A run that fails is retried
 # in the same call while time is left. Every run's metrics so far, finished or not, and the
 # last 200 lines of its stderr.txt come back in $OUT/partial.tar.gz; the finished runs' ledger
 # records in state.tar.gz (ledger/).
@@ -51,6 +53,7 @@ JUDGE_ARGS=${JUDGE_ARGS:---warmup-steps 20}
 JUDGE=${JUDGE:-1}
 LR=${LR:-}
 STEPS=${STEPS:-0}
+EVAL_EVERY=${EVAL_EVERY:-}
 PYTHON=${PYTHON:-python3}
 NAME=${NAME:-smollm2_gpu}
 START=$SECONDS
@@ -104,7 +107,8 @@ bench() {  # bench SECONDS ARGS...: frontier bench-rl, stopped (resumably) after
   if [ "$budget" -lt 60 ]; then return 124; fi
   timeout -s INT -k 30 "$budget" "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" \
     --model "$GGUF" --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/results" \
-    --name "$NAME" --steps "$STEPS" --no-progress --reward-log "$@"
+    --name "$NAME" --steps "$STEPS" --no-progress --reward-log \
+    ${EVAL_EVERY:+--eval-every "$EVAL_EVERY"} "$@"
 }
 
 calibrated() {  # prints the chosen lr and the runs that fit; fails when not calibrated
@@ -181,7 +185,7 @@ EOF
         if [ "$(left 0)" -gt 40 ]; then  # the complete paired seeds so far, for reading
           timeout 40 "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" --model "$GGUF" \
             --lr "$LR" --selectors "$SELECTORS" --no-effects --seeds "$SEEDS" --report-only \
-            --steps "$STEPS" \
+            --steps "$STEPS" ${EVAL_EVERY:+--eval-every "$EVAL_EVERY"} \
             --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/partial" --name "$NAME" \
             --no-progress \
             --device "$DEVICE" >/dev/null 2>&1 && cp "$WORK/partial/$NAME.md" "$OUT/partial.md"
