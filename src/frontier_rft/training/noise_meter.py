@@ -100,10 +100,13 @@ def rows_loss(
 class NoiseMeter:
     """When to meter, the measurement itself and the smoothed state it carries across steps."""
 
-    def __init__(self, every: int, decay: float):
+    def __init__(self, every: int, decay: float, chunk_rows: int = 0):
         self.every = every
         """Meter every this many steps (0 = never)."""
         self.ema = NoiseEma(decay)
+        self.chunk_rows = chunk_rows
+        """Most rows one of its passes holds (the trainer's update_rows; 0 = a half at once):
+        a half's gradient is then the sum of its runs' (training/micro_update.py)."""
 
     def due(self, step: int, groups: int) -> bool:
         """Whether the update of 0-based `step`, training `groups` groups, is metered."""
@@ -126,18 +129,30 @@ class NoiseMeter:
         params = [p for p in model.parameters() if p.requires_grad]
         device = params[0].device
         with torch.random.fork_rng(devices=[device.index] if device.type == "cuda" else []):
-            p1 = _grads(loss_of(split.rollout_1), params)
-            p2 = _grads(loss_of(split.rollout_2), params)
+            p1 = self._grads_of(loss_of, split.rollout_1, params)
+            p2 = self._grads_of(loss_of, split.rollout_2, params)
             _, diff_r = _products(p1, p2, coef[split.rollout_1].sum(), coef[split.rollout_2].sum())
             pa = [a + b for a, b in zip(p1, p2, strict=True)]
             del p1, p2
             if full is None:
-                pb = _grads(loss_of(split.prompt_b), params)
+                pb = self._grads_of(loss_of, split.prompt_b, params)
             else:  # the step's own gradient minus A's
                 pb = [f - a for f, a in zip(_dense(full, params), pa, strict=True)]
             cross, diff = _products(pa, pb, coef[split.prompt_a].sum(), coef[split.prompt_b].sum())
         est = halves_estimate(split, coef, cross, diff, diff_r)
         return {**self.ema.update(est), "perf/noise_s": time.perf_counter() - start}
+
+    def _grads_of(
+        self, loss_of: RowsLoss, rows: NDArray[np.int64], params: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """The gradient of the loss over `rows`, in runs of at most `chunk_rows` of them (the
+        loss is a sum over rows, so the runs' gradients add up to it)."""
+        most = self.chunk_rows if 0 < self.chunk_rows < len(rows) else len(rows)
+        total: list[torch.Tensor] = []
+        for start in range(0, len(rows), max(most, 1)):
+            got = _grads(loss_of(rows[start : start + most]), params)
+            total = got if not total else [a + b for a, b in zip(total, got, strict=True)]
+        return total
 
     def measure_rows(
         self,

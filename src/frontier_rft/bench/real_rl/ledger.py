@@ -8,7 +8,7 @@ Layout, under the ledger root (benchmarks/ledger in this repository)::
     <testbed digest>/<device class>/<entry>/<definition digest>/seed<s>.json.gz
 
 The testbed digest hashes the settings that decide what a run computes (the start model's
-recipe, the RL settings, the pool seeds), leaving out where it runs (device, threads) and
+recipe, the RL settings, the pool seeds), leaving out where it runs (device, threads, update_rows) and
 any field still at its default, so that a field added later with a neutral default keeps old
 records valid. The device class ('cpu' or 'cuda') is part of the key because CPU and CUDA
 runs differ in floating-point detail: seeds are paired within one class only. The
@@ -69,8 +69,10 @@ __all__ = [
 
 RECORD_SCHEMA = 1
 """Version of a record's layout; a reader refuses a newer one with a message."""
-WHERE_IT_RUNS = ("device", "threads")
-"""Settings that change where a run computes, not what: outside the digest."""
+WHERE_IT_RUNS = ("device", "threads", "update_rows")
+"""Settings that change where or in what pieces a run computes, not what: outside the digest
+(update_rows: the update in micro-batches, the same gradient up to float rounding, as the
+thread count changes it)."""
 RECORDED_ONLY = ("reward_log",)
 """Settings that change what a run writes beside its metrics, not what it computes: outside
 the digest (`bench-rl --reward-log`)."""
