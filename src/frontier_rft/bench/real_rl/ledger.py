@@ -8,13 +8,14 @@ Layout, under the ledger root (benchmarks/ledger in this repository)::
     <testbed digest>/<device class>/<entry>/<definition digest>/seed<s>.json.gz
 
 The testbed digest hashes the settings that decide what a run computes (the start model's
-recipe, the RL settings, the pool seeds), leaving out where it runs (device, threads, update_rows) and
-any field still at its default, so that a field added later with a neutral default keeps old
-records valid. The device class ('cpu' or 'cuda') is part of the key because CPU and CUDA
-runs differ in floating-point detail: seeds are paired within one class only. The
-definition digest hashes what the entry runs: its selector with every config field resolved
-(defaults included), what it is given and its dynamic sampling; a selector whose defaults or
-fields change gets records of its own, and the old ones stay, never mixed with the new.
+recipe, the RL settings, the pool seeds), leaving out where and in what pieces it runs (device,
+threads, update_rows) and any field still at its default, so that a field added later with a
+neutral default keeps old records valid. The device class ('cpu' or 'cuda') is part of the key
+because CPU and CUDA runs differ in floating-point detail: seeds are paired within one class
+only. The definition digest hashes what the entry runs: its selector with every config field
+resolved (defaults included), what it is given and its dynamic sampling; a selector whose
+defaults or fields change gets records of its own, and the old ones stay, never mixed with the
+new.
 
 A record holds the run's metric rows (every step and evaluation, floats to 6 significant
 digits), its run.json facts, its seed's start state, the start model's digest, the code that
