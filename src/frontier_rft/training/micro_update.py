@@ -1,6 +1,6 @@
 """The update in micro-batches of rows (`TrainConfig.update_rows`): gradient accumulation.
 
-A step's update holds every row's activations for its backward: about 73 MiB a row for
+A step's update holds every row's activations for its backward: about 72 MiB a row for
 SmolLM2-135M at 24 tokens (benchmarks/results/step_memory_cpu.md), so a 1,024-row step needs
 tens of GiB. With `update_rows` R > 0, the rows are cut into contiguous runs of at most R
 (`row_chunks`; a group's rows stay together wherever R allows, which keeps its prompt's shared
