@@ -87,7 +87,7 @@ def test_trls_start_reads_its_optimizer_step_processes_and_pool(curve: str) -> N
     got = trl_start_lines(TRL, trl_currency(TRL, processes=2, hint=hint), processes=2,
                           max_prompts=300, hint=hint)  # fmt: skip
     start = start_run(curve, length=100, prompts=8, rollouts=8, max_prompts=300)
-    assert got == plan_lines(start, "trl", lr=1e-6, processes=2, grad_accum=4)
+    assert got == plan_lines(start, "trl", lr=1e-6, processes=2, per_device=8)
     assert "the configured step, 64 rows" in got[0] and "measured curve, curve linear" in got[0]
     assert "per_device_train_batch_size=" in got[1] and "num_generations=8" in got[1]
 
@@ -113,5 +113,5 @@ def test_check_config_trl_prints_the_start_after_the_currency(
     assert at and out[at[0] - 1].startswith("  currency: ")
     start = start_run(curve, length=100, prompts=8, rollouts=8, max_prompts=40)  # the pool
     assert out[at[0] : at[0] + 2] == [
-        f"  {line}" for line in plan_lines(start, "trl", lr=1e-6, processes=2, grad_accum=4)
+        f"  {line}" for line in plan_lines(start, "trl", lr=1e-6, processes=2, per_device=8)
     ]

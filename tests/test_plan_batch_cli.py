@@ -114,10 +114,10 @@ def test_each_trainer_gets_its_own_keys(
     said = {t: _plan(capsys, str(run), *shape, "--trainer", t)[1] for t in TRAINERS}
     assert "--batch-size 25 --group-size 8" in said["frontier"]
     assert (
-        "TRL (GRPOConfig, 1 process): per_device_train_batch_size=100 "
-        "gradient_accumulation_steps=2 num_generations=8 generation_batch_size=200 "
-        "(steps_per_generation unset) learning_rate=0.0001 (kept; the square-root rule: "
-        "0.000125, 1.25x)"
+        "TRL (GRPOConfig, 1 process): per_device_train_batch_size=8 "
+        "gradient_accumulation_steps=25 num_generations=8 generation_batch_size=200 "
+        "(steps_per_generation unset; the micro-batch at most your 8) learning_rate=0.0001 "
+        "(kept; the square-root rule: 0.000125, 1.25x)"
     ) in said["trl"]
     assert (
         "verl: data.train_batch_size=25 actor_rollout_ref.actor.ppo_mini_batch_size=25 "
@@ -127,21 +127,29 @@ def test_each_trainer_gets_its_own_keys(
         "SkyRL: trainer.train_batch_size=25 trainer.policy_mini_batch_size=25 "
         "generator.n_samples_per_prompt=8 trainer.policy.optimizer_config.lr=0.0001 (kept"
     ) in said["skyrl"]
-    # two processes of 4 accumulation steps: 200 rows = 25 x 2 x 4, as TRL counts them
+    # two processes of micro-batches of 25: 200 rows = 25 x 2 x 4, as TRL counts them
     two = _plan(capsys, str(run), *shape, "--trainer", "trl", "--processes", "2",
-                "--grad-accum", "4")[1]  # fmt: skip
+                "--per-device", "25")[1]  # fmt: skip
     assert "2 processes): per_device_train_batch_size=25 gradient_accumulation_steps=4" in two
     assert "generation_batch_size=200" in two
+    # at TRL's default micro-batch of 8: 100 rows a process, the largest divisor <= 8 is 5
+    two = _plan(capsys, str(run), *shape, "--trainer", "trl", "--processes", "2")[1]
+    assert "per_device_train_batch_size=5 gradient_accumulation_steps=20" in two
 
 
-def test_trl_settings_keep_the_accumulation_that_divides_the_rows(curve: str) -> None:
+def test_trl_settings_keep_the_micro_batch_and_raise_the_accumulation(curve: str) -> None:
+    """The micro-batch is what the run's memory holds: at most the run's own, the largest that
+    divides the rows and leaves >= 2 micro-batches (the noise meter reads two)."""
     terms = NoiseTerms(1.0, 25.0, 200.0, 3)
     plan = plan_run(terms, curve, length=100, prompts=16, rollouts=8, max_prompts=64)
     assert plan.rows == 200
     # 200 rows over 3 processes: no whole split, said so
     assert "do not split over 3 processes" in trainer_settings(plan, "trl", processes=3)
-    # accumulation 3 does not divide 200: the nearest that does, 2 (ties: the smaller)
-    line = trainer_settings(plan, "trl", grad_accum=3)
+    # micro-batches of 3 do not divide 200: 2 does (200 = 2 x 100)
+    line = trainer_settings(plan, "trl", per_device=3)
+    assert "per_device_train_batch_size=2 gradient_accumulation_steps=100" in line
+    # a micro-batch above the step: two micro-batches of 100, never one of 200
+    line = trainer_settings(plan, "trl", per_device=300)
     assert "per_device_train_batch_size=100 gradient_accumulation_steps=2" in line
     assert "learning_rate=your learning rate (kept; the square-root rule: x 1.25)" in line
     with pytest.raises(ValueError, match="trainer must be one of"):

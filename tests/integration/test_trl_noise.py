@@ -97,7 +97,7 @@ def test_the_run_ends_with_its_batch_plan_and_its_log_holds_the_evidence(
     lines = trainer._frontier_batch_plan()
     plan = plan_run(NoiseTerms.from_ema(ema), "cpu", length=trainer.args.max_completion_length,
                     prompts=4, rollouts=4, max_prompts=12)  # fmt: skip
-    assert lines == plan_lines(plan, "trl", lr=trainer.args.learning_rate, grad_accum=2)
+    assert lines == plan_lines(plan, "trl", lr=trainer.args.learning_rate, per_device=8)
     assert "against 16 now (4 x 4)" in lines[0] and "curve cpu" in lines[0]
     assert "num_generations=4" in lines[1] and "learning_rate=" in lines[1]
     code = main(["plan-batch", str(tmp_path / "run"), "--prompts", "4", "--group-size", "4",
@@ -119,7 +119,7 @@ def test_start_up_says_the_least_regret_start_in_trls_keys(
     said = [r.getMessage() for r in caplog.records if "start plan" in r.getMessage()]
     start = start_run("cpu", length=trainer.args.max_completion_length, prompts=4, rollouts=4,
                       max_prompts=12)  # fmt: skip
-    want = plan_lines(start, "trl", lr=trainer.args.learning_rate, grad_accum=2)
+    want = plan_lines(start, "trl", lr=trainer.args.learning_rate, per_device=8)
     assert said[0] == f"frontier-rft: {want[0]}" and len(said) == 1
     assert "start plan: " in said[0] and "the configured step, 16 rows" in said[0]
     settings = [r.getMessage() for r in caplog.records if "set for your trainer" in r.getMessage()]

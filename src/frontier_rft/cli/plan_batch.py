@@ -21,6 +21,7 @@ from frontier_rft.cli.common import UsageError, positive_int
 from frontier_rft.integrations.batch_settings import (
     DEFAULT_LENGTH,
     DEFAULT_MAX_PROMPTS,
+    DEFAULT_PER_DEVICE,
     TRAINERS,
     plan_lines,
     plan_run,
@@ -94,7 +95,7 @@ def _start(args: argparse.Namespace) -> list[str]:
         max_prompts=top,
     )
     return plan_lines(
-        plan, args.trainer, lr=args.lr, processes=args.processes, grad_accum=args.grad_accum
+        plan, args.trainer, lr=args.lr, processes=args.processes, per_device=args.per_device
     )
 
 
@@ -132,7 +133,7 @@ def _cmd_plan_batch(args: argparse.Namespace) -> int:
     )
     rate = float(lr) if isinstance(lr, int | float) and not isinstance(lr, bool) else None
     lines = plan_lines(
-        plan, args.trainer, lr=rate, processes=args.processes, grad_accum=args.grad_accum
+        plan, args.trainer, lr=rate, processes=args.processes, per_device=args.per_device
     )
     print("\n".join(lines))
     return 0
@@ -211,10 +212,10 @@ def add_command(sub: Any) -> None:
         help="TRL: the training processes (accelerate's num_processes)",
     )
     p.add_argument(
-        "--grad-accum",
+        "--per-device",
         type=positive_int,
-        default=2,
-        help="TRL: gradient_accumulation_steps to keep where it divides the rows (the noise "
-        "meter needs >= 2)",
+        default=DEFAULT_PER_DEVICE,
+        help="TRL: the run's per_device_train_batch_size, what a micro-batch fits in memory: "
+        "the settings keep the micro-batch at most this and raise gradient_accumulation_steps",
     )
     p.set_defaults(func=_cmd_plan_batch)

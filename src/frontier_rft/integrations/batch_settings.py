@@ -9,9 +9,11 @@ meter measured, and a learning-rate factor. Each trainer spells that step in its
 
 - frontier train: `--batch-size B --group-size K --lr`;
 - TRL 1.16: an optimizer step trains per_device_train_batch_size x processes x
-  gradient_accumulation_steps rows (the accumulation kept where it divides the rows, else the
-  nearest that does, at least 2: the noise meter needs two micro-batches), `num_generations`
-  K, and `generation_batch_size` as TRL counts it (`trl_generation_batch`) with
+  gradient_accumulation_steps rows. The micro-batch (per_device_train_batch_size) is what fits
+  the GPU's memory, so it stays at most the run's own (the largest that divides the rows and
+  leaves at least 2 micro-batches: the noise meter reads two), and the accumulation makes up
+  the step; `num_generations` K, and `generation_batch_size` as TRL counts it
+  (`trl_generation_batch`) with
   steps_per_generation left unset (TRL's default, the accumulation steps: one generation a
   step), `learning_rate`;
 - verl: `data.train_batch_size` B with `actor_rollout_ref.actor.ppo_mini_batch_size` B (one
@@ -29,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from frontier_rft.integrations.currency import no_curve, plan_curve
-from frontier_rft.integrations.trl.currency import trl_generation_batch
+from frontier_rft.integrations.trl.currency import TRAINING_ARGUMENTS, trl_generation_batch
 from frontier_rft.step_cost.advice import Currency, DeviceHint
 from frontier_rft.step_cost.curve import load_curve
 from frontier_rft.step_cost.planner import BatchPlan, NoiseTerms, curve_cost, plan_batch
@@ -38,6 +40,7 @@ from frontier_rft.step_cost.start_plan import MAX_START_CANDIDATES, StartPlan, s
 __all__ = [
     "DEFAULT_LENGTH",
     "DEFAULT_MAX_PROMPTS",
+    "DEFAULT_PER_DEVICE",
     "TRAINERS",
     "plan_lines",
     "plan_run",
@@ -46,6 +49,10 @@ __all__ = [
     "start_run",
     "trainer_settings",
 ]
+
+DEFAULT_PER_DEVICE = int(TRAINING_ARGUMENTS["per_device_train_batch_size"])
+"""A TRL run's micro-batch where it is not known (transformers' default): the TRL settings keep
+the micro-batch at most this and raise the accumulation."""
 
 TRAINERS = ("frontier", "trl", "verl", "skyrl")
 """The trainers whose settings a plan is said in."""
@@ -104,7 +111,7 @@ def _lr(plan: BatchPlan | StartPlan, lr: float | None) -> str:
     return f"{kept} (kept; the square-root rule: {rule})"
 
 
-def _trl(plan: BatchPlan | StartPlan, lr: str, processes: int, grad_accum: int) -> str:
+def _trl(plan: BatchPlan | StartPlan, lr: str, processes: int, per_device: int) -> str:
     rows = plan.rows
     if rows % processes:
         return (
@@ -112,16 +119,25 @@ def _trl(plan: BatchPlan | StartPlan, lr: str, processes: int, grad_accum: int) 
             "with --max-prompts or --processes that fit"
         )
     per_process = rows // processes
-    fits = [g for g in range(2, per_process + 1) if per_process % g == 0] or [1]
-    ga = min(fits, key=lambda g: (abs(g - grad_accum), g))
-    values = {"per_device_train_batch_size": per_process // ga, "gradient_accumulation_steps": ga}
-    per_device, _, gbs = trl_generation_batch(values, processes)
+    # A larger step through more micro-batches, never larger ones: the run's micro-batch is
+    # what its memory holds (a 1,024-row step in one micro-batch would not fit most GPUs).
+    fits = [
+        d
+        for d in range(1, min(per_device, per_process) + 1)
+        if per_process % d == 0 and per_process // d >= 2
+    ]
+    micro = max(fits) if fits else per_process
+    values = {
+        "per_device_train_batch_size": micro,
+        "gradient_accumulation_steps": per_process // micro,
+    }
+    micro, ga, gbs = trl_generation_batch(values, processes)
     meter = "" if ga > 1 else " (one micro-batch a step: the noise meter is off at it)"
     return (
         f"TRL (GRPOConfig, {processes} process{'es' * (processes > 1)}): "
-        f"per_device_train_batch_size={per_device} gradient_accumulation_steps={ga}{meter} "
+        f"per_device_train_batch_size={micro} gradient_accumulation_steps={ga}{meter} "
         f"num_generations={plan.rollouts} generation_batch_size={gbs} (steps_per_generation "
-        f"unset) learning_rate={lr}"
+        f"unset; the micro-batch at most your {per_device}) learning_rate={lr}"
     )
 
 
@@ -131,7 +147,7 @@ def trainer_settings(
     *,
     lr: float | None = None,
     processes: int = 1,
-    grad_accum: int = 2,
+    per_device: int = DEFAULT_PER_DEVICE,
 ) -> str:
     """One line: the settings of `trainer` (TRAINERS) that make `plan`'s step (the module says
     how), the learning rate scaled from `lr` (the run's, None: unknown)."""
@@ -140,7 +156,7 @@ def trainer_settings(
     if trainer == "frontier":
         return f"frontier train: --batch-size {p} --group-size {k} --lr {rate}"
     if trainer == "trl":
-        return _trl(plan, rate, processes, grad_accum)
+        return _trl(plan, rate, processes, per_device)
     if trainer == "verl":
         return (
             f"verl: data.train_batch_size={p} actor_rollout_ref.actor.ppo_mini_batch_size={p} "
@@ -160,12 +176,12 @@ def plan_lines(
     *,
     lr: float | None = None,
     processes: int = 1,
-    grad_accum: int = 2,
+    per_device: int = DEFAULT_PER_DEVICE,
 ) -> list[str]:
     """A plan (`plan_run`, or a start: `start_run`) in two lines: what it is and read (its
     `describe`), then the settings to change for `trainer` (`trainer_settings`), with the
     learning rate's caveat."""
-    settings = trainer_settings(plan, trainer, lr=lr, processes=processes, grad_accum=grad_accum)
+    settings = trainer_settings(plan, trainer, lr=lr, processes=processes, per_device=per_device)
     return [
         plan.describe(),
         f"set for your trainer: {settings}; the learning rate kept: on the one regime "
@@ -183,7 +199,7 @@ def start_advice(
     curve: str,
     lr: float | None = None,
     processes: int = 1,
-    grad_accum: int = 2,
+    per_device: int = DEFAULT_PER_DEVICE,
     max_prompts: int = DEFAULT_MAX_PROMPTS,
 ) -> list[str]:
     """What an adapter says at start-up: the least-regret start from its step of `prompts` x
@@ -194,7 +210,7 @@ def start_advice(
         start = start_run(curve, length=length, prompts=prompts, rollouts=rollouts, max_prompts=top)
     except ValueError as exc:  # e.g. one rollout a prompt, or a curve that gives no seconds
         return [f"start plan: none ({exc})"]
-    return plan_lines(start, trainer, lr=lr, processes=processes, grad_accum=grad_accum)
+    return plan_lines(start, trainer, lr=lr, processes=processes, per_device=per_device)
 
 
 def start_for_call(
@@ -206,7 +222,7 @@ def start_for_call(
     lr: Any = None,
     hint: DeviceHint | None = None,
     processes: int = 1,
-    grad_accum: int = 2,
+    per_device: int = DEFAULT_PER_DEVICE,
     max_prompts: int = DEFAULT_MAX_PROMPTS,
 ) -> list[str]:
     """What a pre-flight or a trainer's start-up says after the currency line: the start from
@@ -225,6 +241,6 @@ def start_for_call(
         curve=curve,
         lr=float(lr) if number else None,
         processes=processes,
-        grad_accum=grad_accum,
+        per_device=per_device,
         max_prompts=max_prompts,
     )

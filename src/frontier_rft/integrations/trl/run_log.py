@@ -174,7 +174,8 @@ class FrontierRunLog:
         except ValueError as exc:  # the meter's terms define no noise scale yet
             return [f"batch plan: none ({exc})"]
         lr = float(self.args.learning_rate)
-        return plan_lines(plan, "trl", lr=lr, processes=processes, grad_accum=accumulate)
+        per_device = prompts * k // (processes * accumulate)  # the run's micro-batch
+        return plan_lines(plan, "trl", lr=lr, processes=processes, per_device=per_device)
 
     def _frontier_budget(self) -> dict[str, float]:
         """What training has spent so far, under the metrics prefix: the rollouts sent to

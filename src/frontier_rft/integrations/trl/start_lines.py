@@ -36,6 +36,6 @@ def trl_start_lines(
         lr=values.get("learning_rate"),
         hint=hint,
         processes=processes,
-        grad_accum=accumulate,
+        per_device=prompts * k // (processes * accumulate),  # the run's micro-batch
         max_prompts=max_prompts or DEFAULT_MAX_PROMPTS,
     )
