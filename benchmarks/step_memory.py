@@ -2,10 +2,12 @@
 policy update, as the reference trainer runs them on the `gpu-smollm2` testbed.
 
     PYTHONPATH=src python benchmarks/step_memory.py --rows 16,32,64 --device cpu
-    PYTHONPATH=src python benchmarks/step_memory.py --rows 128,1024 --device cuda   # on a GPU
+    PYTHONPATH=src python benchmarks/step_memory.py --rows 128,1024 --update-rows 128 \
+        --device cuda --model SmolLM2.gguf                                        # on a GPU
 
-Why: the trainer runs a step's update on all its rows at once (no micro-batches), so a step of
-8x the rows holds about 8x the activations; how many runs share one GPU (`JOBS` of
+Why: by default (`update_rows` 0) the trainer runs a step's update on all its rows at once, so
+a step of 8x the rows holds about 8x the activations; with `--update-rows R` it runs them in
+micro-batches of R rows (TrainConfig.update_rows). How many runs share one GPU (`JOBS` of
 scripts/gpu_smollm2.sh) must be read from a measured peak, not from a 128-row run's.
 
 Each row count runs in its own process (so one count's peak is not another's): the testbed's
