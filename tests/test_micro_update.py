@@ -5,7 +5,6 @@ rounding (PPO epochs, KL, entropy, the noise meter), and the settings it refuses
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,9 @@ from frontier_rft.training.micro_update import (  # noqa: E402
     chunked_logprobs,
     row_chunks,
 )
+
+# The noise meter's tests build the same runs and steps: one home for them.
+from test_noise_meter_training import _config, _Nothing, _run, _synthetic_step  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -50,20 +52,6 @@ def test_a_runs_share_of_the_normaliser_by_hand() -> None:
     assert _shares(lengths, np.array([1]), "token_mean") == pytest.approx((0.1, 0.1))
 
 
-def _config(**changes: Any) -> TrainConfig:
-    from test_training_model import TEST_TRAIN
-
-    fields: dict[str, Any] = {
-        "batch_size": 4,
-        "steps": 2,
-        "eval_every": 0,
-        "checkpoint_every": 1000,
-        "threads": 1,
-        "noise_every": 1,
-    }
-    return dataclasses.replace(TEST_TRAIN, **{**fields, **changes})
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize("how", ["token_mean", "sequence_mean", "constant"])
 def test_runs_of_rows_give_the_whole_steps_gradient_and_parts(sft_dir: Path, how: str) -> None:
@@ -73,7 +61,6 @@ def test_runs_of_rows_give_the_whole_steps_gradient_and_parts(sft_dir: Path, how
     from frontier_rft.lm.model_io import load_lm
     from frontier_rft.lm.rollout import score_completions
     from frontier_rft.training.policy_loss import policy_loss
-    from test_noise_meter_training import _synthetic_step
 
     model, _ = load_lm(sft_dir)
     model.train()
@@ -98,17 +85,6 @@ def test_runs_of_rows_give_the_whole_steps_gradient_and_parts(sft_dir: Path, how
     with torch.no_grad():
         in_runs = chunked_logprobs(model, prompts, completions, 4, 1.0)
     torch.testing.assert_close(in_runs, t["old"], rtol=1e-5, atol=1e-6)
-
-
-def _run(config: TrainConfig, sft_dir: Path, out: Path) -> tuple[list[dict[str, float]], list[Any]]:
-    from frontier_rft.training.grpo import Trainer
-
-    trainer = Trainer(config, sft_dir, out, log=lambda _: None)
-    metrics, params = [], []
-    for _ in range(config.steps):
-        metrics.append(trainer.step())
-        params.append([p.detach().clone() for p in trainer.model.parameters()])
-    return metrics, params
 
 
 @pytest.mark.integration
@@ -176,11 +152,3 @@ def test_bench_rl_update_rows_changes_where_runs_compute_not_which_runs_they_are
     assert "--update-rows" not in _command(args())
     (tmp_path / "testbed.json").write_text(json.dumps(whole.to_json()))
     _check_same_testbed(tmp_path, micro)  # no refusal
-
-
-class _Nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
