@@ -32,9 +32,15 @@ from numpy.typing import NDArray
 
 from frontier_rft.lm.rollout import score_completions
 from frontier_rft.training.config import TrainConfig
-from frontier_rft.training.policy_loss import policy_loss
+from frontier_rft.training.policy_loss import PolicyLoss, policy_loss
 
-__all__ = ["TOKEN_MEAN_PARTS", "chunked_backward", "chunked_logprobs", "row_chunks"]
+__all__ = [
+    "TOKEN_MEAN_PARTS",
+    "chunked_backward",
+    "chunked_logprobs",
+    "row_chunks",
+    "rows_policy_loss",
+]
 
 TOKEN_MEAN_PARTS = ("policy/ratio_mean", "policy/clip_fraction")
 """policy_loss parts that are token means whatever the loss's aggregation."""
@@ -52,6 +58,46 @@ def _rows(t: torch.Tensor | None, sel: torch.Tensor, width: int = 0) -> torch.Te
     if t is None:
         return None
     return t[sel, :width] if width else t[sel]
+
+
+def rows_policy_loss(
+    model: Any,
+    config: TrainConfig,
+    prompts: Sequence[Sequence[int]],
+    completions: Sequence[Sequence[int]],
+    inputs: dict[str, Any],
+    rows: NDArray[np.int64],
+    *,
+    with_entropy: bool,
+) -> tuple[PolicyLoss, torch.Tensor]:
+    """`policy_loss` over `rows` of the step alone (normalised over them), and the pi_old it
+    used. `inputs`: the step's per-row advantages, weights (None: all 1), old (None: on-policy,
+    these rows' own log-probs), ref (None: no KL), caps (absent or None: none) and pg_scale.
+    Run under the caller's autocast."""
+    index = rows.tolist()
+    width = max(max(len(completions[i]) for i in index), 1)  # score_completions' own width
+    sel = torch.as_tensor(rows, device=inputs["advantages"].device)
+    scores = score_completions(
+        model,
+        [prompts[i] for i in index],
+        [completions[i] for i in index],
+        with_entropy=with_entropy,
+        temperature=config.temperature,
+    )
+    old = _rows(inputs["old"], sel, width)
+    old = scores.logprobs.detach() if old is None else old
+    caps = _rows(inputs.get("caps"), sel)
+    loss = policy_loss(
+        scores,
+        inputs["advantages"][sel],
+        old,
+        _rows(inputs["ref"], sel, width),
+        config,
+        _rows(inputs["weights"], sel),
+        inputs["pg_scale"],
+        **({} if caps is None else {"caps": caps}),
+    )
+    return loss, old
 
 
 def _shares(lengths: NDArray[np.int64], chunk: NDArray[np.int64], how: str) -> tuple[float, float]:
@@ -106,29 +152,11 @@ def chunked_backward(
     parts: dict[str, float] = {}
     olds: list[torch.Tensor] = []
     for chunk in row_chunks(len(completions), config.update_rows):
-        index = chunk.tolist()
-        width = max(int(lengths[chunk].max()), 1)  # score_completions' own width on these rows
-        sel = torch.as_tensor(chunk, device=inputs["advantages"].device)
         with amp():
-            scores = score_completions(
-                model,
-                [prompts[i] for i in index],
-                [completions[i] for i in index],
-                with_entropy=True,
-                temperature=config.temperature,
+            loss, old = rows_policy_loss(
+                model, config, prompts, completions, inputs, chunk, with_entropy=True
             )
-            old = _rows(inputs["old"], sel, width)
-            old = scores.logprobs.detach() if old is None else old
-            olds.append(torch.nn.functional.pad(old, (0, step_width - old.shape[1])))
-            loss = policy_loss(
-                scores,
-                inputs["advantages"][sel],
-                old,
-                _rows(inputs["ref"], sel, width),
-                config,
-                _rows(inputs["weights"], sel),
-                inputs["pg_scale"],
-            )
+        olds.append(torch.nn.functional.pad(old, (0, step_width - old.shape[1])))
         share, token_share = _shares(lengths, chunk, how)
         scaled: Any = loss.total * share
         scaled.backward()

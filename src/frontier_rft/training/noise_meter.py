@@ -35,9 +35,9 @@ import torch
 from numpy.typing import NDArray
 
 from frontier_rft.core.noise_scale import NoiseEma, halves, halves_estimate
-from frontier_rft.lm.rollout import score_completions
 from frontier_rft.training.config import TrainConfig
-from frontier_rft.training.policy_loss import policy_loss, row_units
+from frontier_rft.training.micro_update import row_chunks, rows_policy_loss
+from frontier_rft.training.policy_loss import row_units
 
 __all__ = ["NoiseMeter", "RowsLoss", "rows_loss"]
 
@@ -65,33 +65,14 @@ def rows_loss(
     w = np.ones(len(lengths)) if weights is None else weights.detach().cpu().double().numpy()
     coef = w * units / norm
 
+    inputs = {**tensors, "pg_scale": loss_scale}
+
     def loss_of(rows: NDArray[np.int64]) -> torch.Tensor:
-        index = rows.tolist()
-        width = max(int(lengths[rows].max()), 1)  # score_completions' own width on these rows
-        sel = torch.as_tensor(rows, device=tensors["advantages"].device)  # type: ignore[union-attr]
-
-        def cut(t: torch.Tensor | None, wide: bool = True) -> torch.Tensor | None:
-            return None if t is None else (t[sel, :width] if wide else t[sel])
-
         with amp():
-            scores = score_completions(
-                model,
-                [prompts[i] for i in index],
-                [completions[i] for i in index],
+            loss, _ = rows_policy_loss(
+                model, config, prompts, completions, inputs, rows,
                 with_entropy=config.entropy_coef > 0,
-                temperature=config.temperature,
-            )
-            caps = cut(tensors["caps"], wide=False)
-            loss = policy_loss(
-                scores,
-                cut(tensors["advantages"], wide=False),  # type: ignore[arg-type]
-                cut(tensors["old"]),  # type: ignore[arg-type]
-                cut(tensors["ref"]),
-                config,
-                cut(weights, wide=False),
-                loss_scale,
-                **({} if caps is None else {"caps": caps}),
-            )
+            )  # fmt: skip
         return loss.total * (row_units(lengths[rows], how, max_tokens)[1] / norm)
 
     return loss_of, coef
@@ -147,10 +128,9 @@ class NoiseMeter:
     ) -> list[torch.Tensor]:
         """The gradient of the loss over `rows`, in runs of at most `chunk_rows` of them (the
         loss is a sum over rows, so the runs' gradients add up to it)."""
-        most = self.chunk_rows if 0 < self.chunk_rows < len(rows) else len(rows)
         total: list[torch.Tensor] = []
-        for start in range(0, len(rows), max(most, 1)):
-            got = _grads(loss_of(rows[start : start + most]), params)
+        for part in row_chunks(len(rows), self.chunk_rows):
+            got = _grads(loss_of(rows[part]), params)
             total = got if not total else [a + b for a, b in zip(total, got, strict=True)]
         return total
 

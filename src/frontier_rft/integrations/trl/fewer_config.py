@@ -123,9 +123,10 @@ def trl_step_prompts(values: Mapping[str, Any], processes: int) -> int | None:
 
 
 def trl_optimizer_step(values: Mapping[str, Any], processes: int) -> tuple[int, int, int] | str:
-    """(prompts, num_generations, gradient_accumulation_steps) of an optimizer step of these
+    """(prompts, num_generations, per_device_train_batch_size) of an optimizer step of these
     TRL settings (per_device_train_batch_size x `processes` x gradient_accumulation_steps rows,
-    TRL's defaults where unset), or why its rows are not whole groups."""
+    TRL's defaults where unset), or why its rows are not whole groups. The micro-batch is what
+    a plan's settings keep (batch_settings)."""
     k: Any = values.get("num_generations", _TRL_NUM_GENERATIONS)
     per: Any = values.get("per_device_train_batch_size", _TRL_LENGTH["per_device_train_batch_size"])
     accumulate: Any = values.get(
@@ -136,7 +137,7 @@ def trl_optimizer_step(values: Mapping[str, Any], processes: int) -> tuple[int, 
     rows = per * processes * accumulate
     if rows % k:
         return f"a step's {rows} rows are not whole groups of {k}"
-    return rows // k, k, accumulate
+    return rows // k, k, per
 
 
 def _whole(value: Any) -> bool:

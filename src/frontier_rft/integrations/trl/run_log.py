@@ -130,7 +130,7 @@ class FrontierRunLog:
         return lines + self._frontier_batch_plan()
 
     def _frontier_step(self) -> tuple[int, int, int, int] | str:
-        """(prompts, rollouts, processes, accumulation) of an optimizer step
+        """(prompts, rollouts, processes, micro-batch) of an optimizer step
         (`trl_optimizer_step`), or why its rows are not whole groups."""
         processes = int(self.accelerator.num_processes)
         step = trl_optimizer_step(vars(self.args), processes)
@@ -161,7 +161,7 @@ class FrontierRunLog:
         step = self._frontier_step()
         if isinstance(step, str):
             return [f"batch plan: none, {step}"]
-        prompts, k, processes, accumulate = step
+        prompts, k, processes, per_device = step
         try:
             plan = plan_run(
                 NoiseTerms.from_ema(noise.ema),
@@ -174,7 +174,6 @@ class FrontierRunLog:
         except ValueError as exc:  # the meter's terms define no noise scale yet
             return [f"batch plan: none ({exc})"]
         lr = float(self.args.learning_rate)
-        per_device = prompts * k // (processes * accumulate)  # the run's micro-batch
         return plan_lines(plan, "trl", lr=lr, processes=processes, per_device=per_device)
 
     def _frontier_budget(self) -> dict[str, float]:

@@ -27,7 +27,7 @@ def trl_start_lines(
     step = trl_optimizer_step(values, processes)
     if isinstance(step, str):
         return [f"start plan: none, {step}"]
-    prompts, k, accumulate = step
+    prompts, k, per_device = step
     return start_for_call(
         "trl",
         currency,
@@ -36,6 +36,6 @@ def trl_start_lines(
         lr=values.get("learning_rate"),
         hint=hint,
         processes=processes,
-        per_device=prompts * k // (processes * accumulate),  # the run's micro-batch
+        per_device=per_device,  # the run's micro-batch: a plan keeps it
         max_prompts=max_prompts or DEFAULT_MAX_PROMPTS,
     )
