@@ -18,7 +18,7 @@ pytest.importorskip("transformers")
 import torch
 
 from frontier_rft.lm.rollout import TokenScores
-from frontier_rft.training import grpo
+from frontier_rft.training import policy_update
 from frontier_rft.training.grpo import Trainer
 from frontier_rft.training.policy_loss import PolicyLoss, aggregate, policy_loss
 from test_training_model import TEST_TRAIN
@@ -88,7 +88,7 @@ KEPT = {"selector": "greso", "sampler": "fewer_rollouts"}
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, calls: list[dict]) -> None:
-    real = grpo.policy_loss
+    real = policy_update.policy_loss
 
     def spying(*args, **kwargs):
         loss = real(*args, **kwargs)
@@ -96,7 +96,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, calls: list[dict]) -> None:
         calls.append({"pg_scale": pg_scale, "rows": int(args[0].mask.shape[0])})
         return loss
 
-    monkeypatch.setattr(grpo, "policy_loss", spying)
+    monkeypatch.setattr(policy_update, "policy_loss", spying)
 
 
 @pytest.mark.integration
@@ -190,7 +190,7 @@ def test_what_trains_as_before(
     as before; a kept run with a KL term does not (its KL is no longer scaled by G/B)."""
     config = dataclasses.replace(BASE, **fields)
     now = _train(config, sft_dir, tmp_path / "now", steps)
-    monkeypatch.setattr(grpo, "policy_loss", _as_before)
+    monkeypatch.setattr(policy_update, "policy_loss", _as_before)
     before = _train(config, sft_dir, tmp_path / "before", steps)
     assert _same_parameters(now, before) == unchanged
     if unchanged:  # and so every step sampled the same completions

@@ -421,9 +421,9 @@ def test_non_finite_settings_are_refused() -> None:
 def test_a_non_finite_loss_stops_the_run_before_the_update(
     sft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from frontier_rft.training import grpo
+    from frontier_rft.training import policy_update
 
-    real = grpo.policy_loss
+    real = policy_update.policy_loss
 
     def exploding(*args, **kwargs):  # type: ignore[no-untyped-def]
         loss = real(*args, **kwargs)
@@ -431,7 +431,7 @@ def test_a_non_finite_loss_stops_the_run_before_the_update(
 
     trainer = Trainer(TEST_TRAIN, sft_dir, tmp_path / "x", log=lambda _: None)
     before = _params(trainer.model)
-    monkeypatch.setattr(grpo, "policy_loss", exploding)
+    monkeypatch.setattr(policy_update, "policy_loss", exploding)
     with pytest.raises(ValueError, match="non-finite loss"):
         _mixed_step(trainer)
     for name, value in _params(trainer.model).items():

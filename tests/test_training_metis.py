@@ -82,8 +82,12 @@ def test_judge_loss_present_and_weighted_by_lam(sft_dir: Path, tmp_path: Path) -
         assert any(torch.any(g != 0) for g in grads)
 
 
-def test_lam_zero_trains_no_judge_tokens(sft_dir: Path, tmp_path: Path) -> None:
-    cfg = dataclasses.replace(METIS, selector_overrides={"judge_loss_weight": 0.0})
+@pytest.mark.parametrize("update_rows", [0, 5])
+def test_lam_zero_trains_no_judge_tokens(sft_dir: Path, tmp_path: Path, update_rows: int) -> None:
+    """Whole or in micro-batches of rows (whose judge loss, without a graph, has no backward)."""
+    cfg = dataclasses.replace(
+        METIS, selector_overrides={"judge_loss_weight": 0.0}, update_rows=update_rows
+    )
     trainer = Trainer(cfg, sft_dir, tmp_path / "run", log=lambda _: None)
     trainer.step()
     metrics = trainer.step()

@@ -40,7 +40,6 @@ loss gradient is the vanilla policy gradient; with more epochs clipping becomes 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import shutil
 import time
@@ -61,7 +60,6 @@ from frontier_rft.lm.model_io import load_lm, save_lm
 from frontier_rft.lm.rollout import (
     encode_prompts,
     generate_completions,
-    score_completions,
 )
 from frontier_rft.metrics_log import MetricsSink, curriculum_metrics
 from frontier_rft.sampling.filtered_batch import FilteredBatch
@@ -85,11 +83,11 @@ from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.eval_grid import GridEvaluations
 from frontier_rft.training.evaluate import EvalResult, evaluate_items, write_eval
 from frontier_rft.training.given import build_given_pool, parse_given
-from frontier_rft.training.metis_judge_training import PolicyJudge, weighted_judge_loss
-from frontier_rft.training.micro_update import chunked_backward, chunked_logprobs
+from frontier_rft.training.metis_judge_training import PolicyJudge
 from frontier_rft.training.noise_meter import NoiseMeter
 from frontier_rft.training.pad_rows import EndRows, padding
-from frontier_rft.training.policy_loss import policy_loss, row_weights
+from frontier_rft.training.policy_loss import row_weights
+from frontier_rft.training.policy_update import PolicyUpdate
 from frontier_rft.training.references import load_references
 from frontier_rft.training.run_files import (
     check_refresh,
@@ -562,136 +560,17 @@ class Trainer:
         return self.embed_seconds - before
 
     def _update(self, batch: StepBatch) -> dict[str, float]:
-        """The policy update on one step's batch (ppo_epochs passes); its loss metrics. With
-        update_rows below the step's rows, each pass runs in micro-batches of rows
-        (training/micro_update.py): the same gradient, in bounded memory."""
-        cfg = self.config
-        prompts, completions = batch.prompts, batch.completions
-        temp = cfg.temperature  # the sampling distribution's log-probs (logits / T)
-        micro = 0 < cfg.update_rows < len(completions)
-        for field, scorer, due in (
-            ("old_logprobs", self.model, cfg.ppo_epochs > 1),  # pi_old, frozen across epochs
-            ("ref_logprobs", self.ref_model, self.ref_model is not None),
-        ):
-            if not due:
-                continue
-            with torch.no_grad(), self._amp():
-                if micro:
-                    got = chunked_logprobs(scorer, prompts, completions, cfg.update_rows, temp)
-                else:
-                    got = score_completions(scorer, prompts, completions, temperature=temp).logprobs
-            setattr(batch, field, got)
-        parts: dict[str, float] = {}
-        noise: dict[str, float] = {}
-        for epoch in range(cfg.ppo_epochs):
-            self.optimizer.zero_grad(set_to_none=True)
-            if micro:
-                total, loss_parts, old_lp, capped = self._backward_in_chunks(batch, epoch)
-            else:
-                total, loss_parts, old_lp, capped = self._backward_whole(batch, epoch)
-            if epoch == 0 and self.noise.due(self.step_count, len(batch.group_sizes)):
-                # at the step's own parameters, before clipping and the optimizer step
-                judged = bool(batch.judge_records) and self.lam != 0.0
-                noise = self.noise.measure_rows(
-                    self.model,
-                    cfg,
-                    batch,
-                    {
-                        "advantages": batch.advantages,
-                        "weights": batch.row_weights,
-                        "old": old_lp.detach(),
-                        "ref": batch.ref_logprobs,
-                        "caps": capped.get("caps"),
-                    },
-                    self._amp,
-                    judged,
-                )
-            grad_norm = torch.nn.utils.clip_grad_norm_(
-                self.model.parameters(), cfg.max_grad_norm if cfg.max_grad_norm > 0 else 1e12
-            )
-            if not (math.isfinite(total) and torch.isfinite(grad_norm)):
-                # Stop before the update: NaN weights would be saved and resumed from.
-                raise ValueError(
-                    f"step {self.step_count + 1}: non-finite loss ({total:.3g}) "
-                    f"or gradient norm ({float(grad_norm):.3g}), the model is not updated; "
-                    f"lower lr (now {cfg.lr:g}) or kl_coef and resume: frontier train --resume"
-                )
-            self.optimizer.step()
-            if epoch == 0:
-                parts = dict(loss_parts)
-                parts["loss/total"] = total
-                parts["policy/grad_norm"] = float(grad_norm)
-            elif epoch == cfg.ppo_epochs - 1:  # clipping only acts after the first pass
-                parts["policy/ratio_mean_last_epoch"] = loss_parts["policy/ratio_mean"]
-                parts["policy/clip_fraction_last_epoch"] = loss_parts["policy/clip_fraction"]
-        return {**parts, **noise}
-
-    def _backward_whole(
-        self, batch: StepBatch, epoch: int
-    ) -> tuple[float, dict[str, float], torch.Tensor, dict[str, torch.Tensor]]:
-        """One pass's loss over every row of the step at once, backward into `.grad`; its
-        value, logged parts, the pi_old it used and the backfill caps (if any)."""
-        cfg = self.config
-        old = batch.old_logprobs
-        with self._amp():  # forward passes only: backward runs outside autocast
-            scores = score_completions(
-                self.model,
-                batch.prompts,
-                batch.completions,
-                with_entropy=True,
-                temperature=cfg.temperature,
-            )
-            old_lp = scores.logprobs.detach() if old is None else old
-            capped: dict[str, torch.Tensor] = {}
-            if batch.replay is not None:  # backfill: replayed rows against their behaviour
-                old_lp, caps = batch.replay.prepare(old_lp, scores.logprobs, scores.mask, epoch)
-                capped = {} if caps is None else {"caps": caps}
-            loss = policy_loss(
-                scores,
-                batch.advantages,
-                old_lp,
-                batch.ref_logprobs,
-                cfg,
-                batch.row_weights,
-                batch.loss_scale,
-                **capped,
-            )
-            total: Any = loss.total
-            # REINFORCE is on-policy: judge tokens once a batch
-            if epoch == 0 and batch.judge_records:
-                j_loss, j_parts = weighted_judge_loss(
-                    self.model, self.judge, batch.judge_records, self.lam
-                )
-                total = total + self.lam * j_loss
-                loss.parts.update(j_parts)
-        total.backward()
-        return float(total.detach()), loss.parts, old_lp, capped
-
-    def _backward_in_chunks(
-        self, batch: StepBatch, epoch: int
-    ) -> tuple[float, dict[str, float], torch.Tensor, dict[str, torch.Tensor]]:
-        """`_backward_whole` in micro-batches of update_rows rows (training/micro_update.py);
-        METIS's judge loss, not a sum over rows, backward once on its own."""
-        inputs = {
-            "advantages": batch.advantages,
-            "weights": batch.row_weights,
-            "old": batch.old_logprobs,
-            "ref": batch.ref_logprobs,
-            "pg_scale": batch.loss_scale,
-        }
-        total, parts, old_lp = chunked_backward(
-            self.model, self.config, batch.prompts, batch.completions, inputs, self._amp
-        )
-        if epoch == 0 and batch.judge_records:
-            with self._amp():
-                j_loss, j_parts = weighted_judge_loss(
-                    self.model, self.judge, batch.judge_records, self.lam
-                )
-                judge: Any = self.lam * j_loss
-            judge.backward()
-            total += float(judge.detach())
-            parts.update(j_parts)
-        return total, parts, old_lp, {}
+        """The policy update on one step's batch (training/policy_update.py); its loss metrics."""
+        return PolicyUpdate(
+            model=self.model,
+            optimizer=self.optimizer,
+            ref_model=self.ref_model,
+            config=self.config,
+            noise=self.noise,
+            amp=self._amp,
+            judge=self.judge,
+            lam=self.lam,
+        ).run(batch, self.step_count)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, model: Any = None, step: int | None = None) -> EvalResult:
