@@ -21,8 +21,9 @@ One step, top to bottom (`Trainer.step`: `_collect`, `_train`, then `step_metric
 2. advantages per group of any size: GRPO (std-normalised), Dr.GRPO (centred) or RLOO
    (leave-one-out), from `frontier_rft.core.advantages` (the same definitions the selectors
    use); groups of different sizes weigh one prompt each in the loss (`row_weights`);
-3. loss (training/policy_loss.py) = clipped surrogate + kl_coef * KL(k3, to the frozen start model)
-   - entropy_coef * entropy (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
+3. the update (training/policy_update.py): loss (training/policy_loss.py) = clipped
+   surrogate + kl_coef * KL(k3, to the frozen start model) - entropy_coef * entropy
+   (+ lam * METIS judge loss); AdamW step; `ppo_epochs` passes;
    a step that trains G of its B groups under FewerRollouts' `loss_scale: batch` scales the
    surrogate alone by G/B (the skipped groups count as zero-advantage groups); the KL and
    entropy terms stay the trained rows' means (the skipped groups count at the kept ones'
