@@ -108,6 +108,28 @@ def test_a_run_in_micro_batches_trains_as_the_whole_step_does(
         )
 
 
+@pytest.mark.parametrize("lam", [0.5, 0.0])
+def test_metis_judge_loss_in_micro_batches_trains_as_the_whole_step_does(
+    sft_dir: Path, tmp_path: Path, lam: float
+) -> None:
+    """METIS's judge loss (not a sum over rows) backward on its own beside the runs of rows,
+    metered every step; lam = 0 reports it and trains nothing on it: parameters and losses
+    are the whole-step run's up to float rounding."""
+    changes = {"selector": "metis", "selector_overrides": {"judge_loss_weight": lam}, "steps": 2}
+    whole, p_whole = _run(_config(**changes), sft_dir, tmp_path / "whole")
+    micro, p_micro = _run(_config(update_rows=5, **changes), sft_dir, tmp_path / "micro")
+    for a, b in zip(p_micro, p_whole, strict=True):
+        for x, y in zip(a, b, strict=True):
+            torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
+    for m_micro, m_whole in zip(micro, whole, strict=True):
+        assert m_micro["loss/judge_weighted"] == pytest.approx(lam * m_micro["loss/judge"])
+        read = [k for k in m_whole if k.startswith(("loss/", "noise/")) and k in m_micro]
+        assert {"loss/judge", "loss/total", "noise/grad_sq", "noise/trace"} <= set(read)
+        assert {k: m_micro[k] for k in read} == pytest.approx(
+            {k: m_whole[k] for k in read}, rel=1e-3, abs=1e-5
+        )
+
+
 @pytest.mark.parametrize(
     ("changes", "said"),
     [
