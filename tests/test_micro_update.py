@@ -87,6 +87,19 @@ def test_runs_of_rows_give_the_whole_steps_gradient_and_parts(sft_dir: Path, how
     torch.testing.assert_close(in_runs, t["old"], rtol=1e-5, atol=1e-6)
 
 
+def _whole_and_in_runs_of_5(
+    changes: dict[str, Any], sft_dir: Path, tmp_path: Path
+) -> list[tuple[dict[str, float], dict[str, float]]]:
+    """Train `changes` whole-step and in runs of 5 rows; check every step's parameters (and
+    the RNG) agree to float rounding; each step's metrics, (in runs, whole)."""
+    whole, p_whole = _run(_config(**changes), sft_dir, tmp_path / "whole")
+    micro, p_micro = _run(_config(update_rows=5, **changes), sft_dir, tmp_path / "micro")
+    for a, b in zip(p_micro, p_whole, strict=True):
+        for x, y in zip(a, b, strict=True):
+            torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
+    return list(zip(micro, whole, strict=True))
+
+
 @pytest.mark.integration
 def test_a_run_in_micro_batches_trains_as_the_whole_step_does(
     sft_dir: Path, tmp_path: Path
@@ -95,12 +108,7 @@ def test_a_run_in_micro_batches_trains_as_the_whole_step_does(
     clipping, metered every step: each step's parameters, losses and noise readings are the
     whole-step run's up to float rounding."""
     changes = {"ppo_epochs": 2, "kl_coef": 0.05, "entropy_coef": 0.01, "max_grad_norm": 0.05}
-    whole, p_whole = _run(_config(**changes), sft_dir, tmp_path / "whole")
-    micro, p_micro = _run(_config(update_rows=5, **changes), sft_dir, tmp_path / "micro")
-    for a, b in zip(p_micro, p_whole, strict=True):
-        for x, y in zip(a, b, strict=True):
-            torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
-    for m_micro, m_whole in zip(micro, whole, strict=True):
+    for m_micro, m_whole in _whole_and_in_runs_of_5(changes, sft_dir, tmp_path):
         read = [k for k in m_whole if k.startswith(("loss/", "policy/", "noise/")) and k in m_micro]
         assert any(k.startswith("noise/") for k in read)
         assert {k: m_micro[k] for k in read} == pytest.approx(
@@ -116,12 +124,7 @@ def test_metis_judge_loss_in_micro_batches_trains_as_the_whole_step_does(
     metered every step; lam = 0 reports it and trains nothing on it: parameters and losses
     are the whole-step run's up to float rounding."""
     changes = {"selector": "metis", "selector_overrides": {"judge_loss_weight": lam}, "steps": 2}
-    whole, p_whole = _run(_config(**changes), sft_dir, tmp_path / "whole")
-    micro, p_micro = _run(_config(update_rows=5, **changes), sft_dir, tmp_path / "micro")
-    for a, b in zip(p_micro, p_whole, strict=True):
-        for x, y in zip(a, b, strict=True):
-            torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
-    for m_micro, m_whole in zip(micro, whole, strict=True):
+    for m_micro, m_whole in _whole_and_in_runs_of_5(changes, sft_dir, tmp_path):
         assert m_micro["loss/judge_weighted"] == pytest.approx(lam * m_micro["loss/judge"])
         read = [k for k in m_whole if k.startswith(("loss/", "noise/")) and k in m_micro]
         assert {"loss/judge", "loss/total", "noise/grad_sq", "noise/trace"} <= set(read)
