@@ -69,6 +69,7 @@ ENTRY_DIGESTS: dict[str, str] = {
     "uniform-auto-start": "909b3442",  # the planner's least-regret start (issue 89 item 6): new
     "uniform-auto-start-lr1": "242b81e7",  # the start with the rate kept (issue 89 item 6): new
     "uniform-auto-cpu": "f0c34a12",  # the planner priced on the CPU, rate kept (issue 89): new
+    "uniform-auto-cpu-adam": "1c899aac",  # its plans read the noise in Adam's geometry: new
     "uniform-k16": "42262a75",  # a step's size by K at uniform-b32's rows (issue 89 item 6): new
     "uniform-k32": "69255b31",
     "dapo-onecall": "861c7bf4",
@@ -101,6 +102,7 @@ _LARGE = frozenset(
         "uniform-auto-start",
         "uniform-auto-start-lr1",
         "uniform-auto-cpu",
+        "uniform-auto-cpu-adam",
     }
 )
 """Steps of more prompts than the toy pools hold."""

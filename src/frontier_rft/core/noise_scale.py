@@ -72,6 +72,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "ADAM_PREFIX",
     "NOISE_METRICS",
     "Halves",
     "NoiseEma",
@@ -100,6 +101,15 @@ NOISE_METRICS = {
     "noise/inter_share_ema": "share of the step's variance that is inter-prompt, smoothed",
 }
 """The meter's metrics (what every trainer that meters logs), by name."""
+
+ADAM_PREFIX = "noise/adam/"
+"""The reference trainer's second reading: the same metrics (NOISE_METRICS' names after
+`noise/`) with every inner product weighted by Adam's preconditioner, 1 / (sqrt(v_hat) + eps)
+a coordinate (training/noise_meter.py, `adam_geometry`): B_simple in the geometry Adam steps
+in. McCandlish's B_noise for an update -eps P g is tr(P H P Sigma) / (G' P H P G); where P
+matches the curvature (H proportional to P^-1, what Adam's diagonal estimates), it is
+tr(P Sigma) / (G' P G). Every moment above holds with the weighted product, so the estimator is
+exact for it as for the plain one."""
 
 
 def moment_row(
@@ -299,11 +309,13 @@ class NoiseEma:
     """|G|^2 and the two noise terms smoothed apart, each a bias-corrected exponential moving
     average over the metered steps (Adam's correction: the first value is its own mean)."""
 
-    def __init__(self, decay: float):
+    def __init__(self, decay: float, prefix: str = "noise/"):
         if not 0.0 <= decay < 1.0:
             raise ValueError(f"noise_ema must be in [0, 1), got {decay!r}")
         self.decay = decay
         """Weight of the past at each metered step, in [0, 1)."""
+        self.prefix = prefix
+        """What its metrics' names start with: NOISE_METRICS' `noise/`, or ADAM_PREFIX."""
         self.count = 0
         """Estimates folded in."""
         self.sums = dict.fromkeys(_SMOOTHED, 0.0)
@@ -318,19 +330,20 @@ class NoiseEma:
         g, a, b = self.smoothed()
         trace, trace_ema = est.trace(), est.trace(a, b)
         out = {
-            "noise/grad_sq": est.grad_sq,
-            "noise/inter": est.inter,
-            "noise/intra": est.intra,
-            "noise/trace": trace,
-            "noise/b_simple": _ratio(trace, est.grad_sq),
-            "noise/grad_sq_ema": g,
-            "noise/inter_ema": a,
-            "noise/intra_ema": b,
-            "noise/trace_ema": trace_ema,
-            "noise/b_simple_ema": _ratio(trace_ema, g),
-            "noise/inter_share_ema": est.inter_share(a, b),
+            "grad_sq": est.grad_sq,
+            "inter": est.inter,
+            "intra": est.intra,
+            "trace": trace,
+            "b_simple": _ratio(trace, est.grad_sq),
+            "grad_sq_ema": g,
+            "inter_ema": a,
+            "intra_ema": b,
+            "trace_ema": trace_ema,
+            "b_simple_ema": _ratio(trace_ema, g),
+            "inter_share_ema": est.inter_share(a, b),
         }
-        return {k: v for k, v in out.items() if math.isfinite(v)}  # an undefined ratio: no key
+        # an undefined ratio: no key
+        return {self.prefix + k: v for k, v in out.items() if math.isfinite(v)}
 
     def smoothed(self) -> tuple[float, float, float]:
         """The bias-corrected averages (|G|^2, tr Sigma_inter, tr Sigma_intra); NaN before the

@@ -64,6 +64,7 @@ __all__ = [
     "LR_CAP",
     "MIN_METERED",
     "PLAN_CURVES",
+    "PLAN_NOISES",
     "BatchAuto",
     "auto_refusal",
     "decide",
@@ -77,6 +78,8 @@ BATCH_STARTS = ("configured", "least_regret")
 """TrainConfig.batch_start: batch_size prompts, or the least worst-case regret on plan_curve."""
 BATCH_LR_RULES = ("sqrt", "none")
 """TrainConfig.batch_lr_rule: lr x sqrt(prompts / batch_size) (capped), or lr unchanged."""
+PLAN_NOISES = ("plain", "adam")
+"""TrainConfig.plan_noise: the meter's noise scale in the parameters' geometry, or in Adam's."""
 MIN_METERED = 2
 """Metered steps the noise meter's averages must hold before a plan reads them."""
 LR_CAP = 2.0

@@ -33,6 +33,7 @@ from frontier_rft.training.batch_auto import (
     BATCH_PLANS,
     BATCH_STARTS,
     PLAN_CURVES,
+    PLAN_NOISES,
     auto_refusal,
 )
 from frontier_rft.training.eval_grid import parse_grid
@@ -382,6 +383,9 @@ class TrainConfig:
     batch_start: str = "configured"
     """batch_plan auto: start at batch_size (configured), or at the prompts whose worst-case
     slowdown over every noise scale is least on plan_curve (least_regret; start_plan.py)."""
+    plan_noise: str = "plain"
+    """batch_plan auto: the meter's noise scale a plan reads: plain (noise/b_simple_ema) or adam
+    (noise/adam/b_simple_ema: in the geometry of Adam's preconditioner)."""
     reward_log: bool = False
     """Write rewards.jsonl: each step's prompts, their rewards and their completions' generated
     tokens, to replay rules offline (`frontier shadow replay`; docs/shadow.md)."""
@@ -543,6 +547,7 @@ class TrainConfig:
         check_choice("batch_lr_rule", self.batch_lr_rule, BATCH_LR_RULES)
         check_choice("batch_start", self.batch_start, BATCH_STARTS)
         check_choice("plan_curve", self.plan_curve, PLAN_CURVES)
+        check_choice("plan_noise", self.plan_noise, PLAN_NOISES)
         check(
             isinstance(self.batch_max, int) and self.batch_max >= 0,
             f"batch_max must be an int >= 0 (0 = the pool, train_size), got {self.batch_max!r}",

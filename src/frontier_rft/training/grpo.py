@@ -339,7 +339,8 @@ class Trainer:
             started=started,
         )
         metrics.update(self._more_metrics(got, embed_s))
-        metrics.update(self.batcher.after_step(self.noise.ema))  # batch_plan auto: plan/...
+        # batch_plan auto: plan/..., from the smoothed terms in the geometry plan_noise names
+        metrics.update(self.batcher.after_step(self.noise.smoothed(self.config.plan_noise)))
         self.plan = self.batcher.apply(self.plan, self.optimizer)
         self.step_count += 1
         return metrics

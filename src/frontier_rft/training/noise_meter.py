@@ -18,6 +18,12 @@ the real backward and before clipping (computed by a pass of its own when the st
 trains METIS's judge loss, which is not a sum over rows). Cost: about half an update's forward
 and backward per metered step; `perf/noise_s` logs it, apart from `perf/update_s`.
 
+Every metered step after Adam's first also reads the same gradients in Adam's geometry
+(`noise/adam/...`, core.noise_scale.ADAM_PREFIX): each inner product weighted by the
+preconditioner the step's update will divide by, 1 / (sqrt(v_hat) + eps) from Adam's
+second-moment state before this step (`adam_geometry`; read, never written), so the weights
+do not depend on the gradients they weigh and the estimate stays unbiased.
+
 It never changes what is trained: its gradients come from `torch.autograd.grad` (never
 `.grad`), nothing reaches the optimizer, its passes run inside `torch.random.fork_rng`, and
 the smoothed state is saved in the checkpoint (exact resume). A step of fewer than two groups
@@ -34,12 +40,12 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from frontier_rft.core.noise_scale import NoiseEma, halves, halves_estimate
+from frontier_rft.core.noise_scale import ADAM_PREFIX, NoiseEma, halves, halves_estimate
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.micro_update import row_chunks, rows_policy_loss
 from frontier_rft.training.policy_loss import row_units
 
-__all__ = ["NoiseMeter", "RowsLoss", "rows_loss"]
+__all__ = ["NoiseMeter", "RowsLoss", "adam_geometry", "rows_loss"]
 
 RowsLoss = Callable[[NDArray[np.int64]], torch.Tensor]
 """The step's loss restricted to some rows: sum over them of c_r f_r (its gradient is theirs)."""
@@ -85,6 +91,9 @@ class NoiseMeter:
         self.every = every
         """Meter every this many steps (0 = never)."""
         self.ema = NoiseEma(decay)
+        """The smoothed terms in the parameters' own geometry (what the planner reads)."""
+        self.adam_ema = NoiseEma(decay, ADAM_PREFIX)
+        """The smoothed terms in Adam's geometry (steps where Adam has state)."""
         self.chunk_rows = chunk_rows
         """Most rows one of its passes holds (the trainer's update_rows; 0 = a half at once):
         a half's gradient is then the sum of its runs' (training/micro_update.py)."""
@@ -100,11 +109,14 @@ class NoiseMeter:
         coef: NDArray[np.float64],
         sizes: Sequence[int],
         full: Sequence[torch.Tensor | None] | None,
+        geometry: Sequence[torch.Tensor] | None = None,
     ) -> dict[str, float]:
         """The step's `noise/...` metrics and `perf/noise_s`: passes over the two rollout
         halves R1, R2 of prompt half A (core.noise_scale.halves; groups of `sizes` rows, in
         order), A = R1 + R2, and B = `full` (the step's gradient of the same loss) minus A, or
-        a pass of its own where `full` is None."""
+        a pass of its own where `full` is None; with `geometry` (a weight a coordinate, one
+        tensor a parameter: `adam_geometry`) the same products weighted by it too, as
+        `noise/adam/...`."""
         start = time.perf_counter()
         split = halves(sizes)
         params = [p for p in model.parameters() if p.requires_grad]
@@ -112,16 +124,22 @@ class NoiseMeter:
         with torch.random.fork_rng(devices=[device.index] if device.type == "cuda" else []):
             p1 = self._grads_of(loss_of, split.rollout_1, params)
             p2 = self._grads_of(loss_of, split.rollout_2, params)
-            _, diff_r = _products(p1, p2, coef[split.rollout_1].sum(), coef[split.rollout_2].sum())
+            weighings = [None] if geometry is None else [None, geometry]
+            c1, c2 = coef[split.rollout_1].sum(), coef[split.rollout_2].sum()
+            rollouts = [_products(p1, p2, c1, c2, w) for w in weighings]
             pa = [a + b for a, b in zip(p1, p2, strict=True)]
             del p1, p2
             if full is None:
                 pb = self._grads_of(loss_of, split.prompt_b, params)
             else:  # the step's own gradient minus A's
                 pb = [f - a for f, a in zip(_dense(full, params), pa, strict=True)]
-            cross, diff = _products(pa, pb, coef[split.prompt_a].sum(), coef[split.prompt_b].sum())
-        est = halves_estimate(split, coef, cross, diff, diff_r)
-        return {**self.ema.update(est), "perf/noise_s": time.perf_counter() - start}
+            ca, cb = coef[split.prompt_a].sum(), coef[split.prompt_b].sum()
+            prompts = [_products(pa, pb, ca, cb, w) for w in weighings]
+        out: dict[str, float] = {}
+        emas = (self.ema, self.adam_ema)[: len(weighings)]
+        for ema, (cross, diff), (_, diff_r) in zip(emas, prompts, rollouts, strict=True):
+            out.update(ema.update(halves_estimate(split, coef, cross, diff, diff_r)))
+        return {**out, "perf/noise_s": time.perf_counter() - start}
 
     def _grads_of(
         self, loss_of: RowsLoss, rows: NDArray[np.int64], params: list[torch.Tensor]
@@ -142,37 +160,87 @@ class NoiseMeter:
         inputs: dict[str, Any],
         amp: Any,
         judged: bool,
+        optimizer: torch.optim.Optimizer | None = None,
     ) -> dict[str, float]:
         """`measure` on a trainer's step batch (its prompts, completions, loss scale and
         groups), the first pass's loss inputs (`inputs`: advantages, weights, old, ref, caps);
         the step's own gradient (`.grad`, read only) stands for the halves' complement unless
-        the judge loss is in it (`judged`)."""
+        the judge loss is in it (`judged`); the `optimizer`'s geometry read too where it has
+        one (`adam_geometry`)."""
         loss_of, coef = rows_loss(
             model, config, batch.prompts, batch.completions, inputs, batch.loss_scale, amp
         )
         params = [p for p in model.parameters() if p.requires_grad]
         full = None if judged else [p.grad for p in params]
-        return self.measure(model, loss_of, coef, batch.group_sizes, full)
+        geometry = None if optimizer is None else adam_geometry(optimizer, params)
+        return self.measure(model, loss_of, coef, batch.group_sizes, full, geometry)
+
+    def smoothed(self, geometry: str) -> NoiseEma:
+        """The smoothed terms in `geometry`: 'plain' (the parameters') or 'adam'."""
+        return self.adam_ema if geometry == "adam" else self.ema
 
     def state_dict(self) -> dict[str, float]:
-        return self.ema.state_dict()
+        adam = {_ADAM_KEY + k: v for k, v in self.adam_ema.state_dict().items()}
+        return {**self.ema.state_dict(), **adam}
 
     def load_state_dict(self, state: dict[str, float] | None) -> None:
-        """Restore the smoothed state (None: a checkpoint from before the meter: start afresh)."""
+        """Restore the smoothed state (None: a checkpoint from before the meter: start afresh;
+        no Adam terms: one from before them, which start afresh)."""
         if state:
             self.ema.load_state_dict(state)
+            adam = {k[len(_ADAM_KEY) :]: v for k, v in state.items() if k.startswith(_ADAM_KEY)}
+            if adam:
+                self.adam_ema.load_state_dict(adam)
+
+
+_ADAM_KEY = "adam_"
+"""The prefix of the Adam-geometry terms' keys in the meter's saved state."""
+
+
+def adam_geometry(
+    optimizer: torch.optim.Optimizer, params: Sequence[torch.Tensor]
+) -> list[torch.Tensor] | None:
+    """Adam's preconditioner at the start of this step, 1 / (sqrt(v_hat) + eps) a coordinate,
+    from its second-moment state before this step's update (v_hat = v / (1 - beta2^t), as
+    torch's Adam and AdamW divide by; AMSGrad's running maximum where on); None where the
+    optimizer holds no such state yet (the first step, or not an Adam). A parameter it has not
+    stepped yet weighs 0: its curvature is unread."""
+    group_of = {id(p): g for g in optimizer.param_groups for p in g["params"]}
+    out: list[torch.Tensor] = []
+    seen = False
+    for p in params:
+        state, group = optimizer.state.get(p, {}), group_of.get(id(p))
+        key = "max_exp_avg_sq" if group is not None and group.get("amsgrad") else "exp_avg_sq"
+        if group is None or key not in state or "step" not in state:
+            out.append(torch.zeros_like(p))
+            continue
+        seen = True
+        steps = float(state["step"])
+        correction = 1.0 - float(group["betas"][1]) ** steps
+        v_hat = state[key].detach() / correction
+        out.append(1.0 / (v_hat.sqrt() + float(group["eps"])))
+    return out if seen else None
 
 
 def _products(
-    first: list[torch.Tensor], second: list[torch.Tensor], c1: float, c2: float
+    first: list[torch.Tensor],
+    second: list[torch.Tensor],
+    c1: float,
+    c2: float,
+    weights: Sequence[torch.Tensor] | None = None,
 ) -> tuple[float, float]:
     """G_1 . G_2 and |G_1 - G_2|^2 of the mean gradients G_i = P_i / c_i, from the gradients
-    P_i of the loss over two sets of rows and the sums c_i of their rows' coefficients."""
+    P_i of the loss over two sets of rows and the sums c_i of their rows' coefficients; each
+    product weighted coordinate by coordinate by `weights` where given."""
     cross = diff = 0.0
-    for a, b in zip(first, second, strict=True):
+    ones = [None] * len(first) if weights is None else weights
+    for a, b, w in zip(first, second, ones, strict=True):
         g1, g2 = a / float(c1), b / float(c2)
-        cross += float(torch.sum(g1 * g2, dtype=torch.float64))
-        diff += float(torch.sum((g1 - g2) ** 2, dtype=torch.float64))
+        prod, sq = g1 * g2, (g1 - g2) ** 2
+        if w is not None:
+            prod, sq = prod * w, sq * w
+        cross += float(torch.sum(prod, dtype=torch.float64))
+        diff += float(torch.sum(sq, dtype=torch.float64))
     return cross, diff
 
 

@@ -93,6 +93,7 @@ class PolicyUpdate:
                     },
                     self.amp,
                     judged,
+                    self.optimizer,
                 )
             grad_norm = torch.nn.utils.clip_grad_norm_(
                 self.model.parameters(), cfg.max_grad_norm if cfg.max_grad_norm > 0 else 1e12

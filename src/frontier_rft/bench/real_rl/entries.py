@@ -266,6 +266,20 @@ STEP_SIZE_ENTRIES = (
         },
     ),
     BenchEntry(
+        "uniform-auto-cpu-adam",
+        "uniform",
+        role="effect",
+        note="uniform-auto-cpu with its plans read from the meter's noise scale in Adam's "
+        "geometry (plan_noise adam: inner products weighted by Adam's 1 / (sqrt(v_hat) + eps))",
+        train={
+            **PLANNED,
+            "batch_start": "least_regret",
+            "batch_lr_rule": "none",
+            "plan_curve": "cpu",
+            "plan_noise": "adam",
+        },
+    ),
+    BenchEntry(
         "uniform-k16",
         "uniform",
         role="effect",
