@@ -154,6 +154,7 @@ def test_least_regret_starts_at_the_start_plan_logs_it_once_and_resumes() -> Non
         ({"batch_start": "middle"}, "batch_start"),
         ({"batch_lr_rule": "cube"}, "batch_lr_rule"),
         ({"plan_curve": "tpu"}, "plan_curve"),
+        ({"plan_noise": "sgd"}, "plan_noise"),
         ({"batch_max": -1}, "batch_max must be an int >= 0"),
         ({"batch_plan": "auto", "batch_max": 4}, r"batch_max \(4\) must lie in \[batch_size=8"),
         ({"batch_plan": "auto", "batch_max": 600}, "train_size=512"),
@@ -279,6 +280,32 @@ def test_auto_grows_the_step_and_resumes_exactly(sft_dir: Path, tmp_path: Path) 
     assert resumed.optimizer.param_groups[0]["lr"] == lr
     got.append(resumed.step())
     assert [_stable(a) for a in want] == [_stable(b) for b in got]
+
+
+@torch_needed
+@pytest.mark.usefixtures("_torch_threads")
+def test_plan_noise_adam_plans_from_the_noise_in_adams_geometry(
+    sft_dir: Path, tmp_path: Path
+) -> None:
+    """plan_noise adam: the plan reads the meter's Adam-geometry terms, which begin at the
+    second metered step (Adam has no second moments before its first step), so the first plan
+    comes one metered step later than the plain terms' and names their noise scale."""
+    from frontier_rft.step_cost.planner import NoiseTerms
+    from frontier_rft.training.grpo import Trainer
+
+    config = _config(batch_plan="auto", plan_curve="h200", batch_max=6, steps=3)
+    adam = Trainer(
+        dataclasses.replace(config, plan_noise="adam"), sft_dir, tmp_path / "a", log=lambda _: None
+    )
+    rows = [adam.step() for _ in range(3)]
+    assert ["plan/prompts" in r for r in rows] == [False, False, True]
+    terms = NoiseTerms.from_ema(adam.noise.adam_ema)
+    assert rows[2]["plan/b_noise"] == pytest.approx(terms.b_noise(config.group_size))
+    assert rows[2]["plan/b_noise"] != pytest.approx(
+        NoiseTerms.from_ema(adam.noise.ema).b_noise(config.group_size)
+    )
+    plain = Trainer(config, sft_dir, tmp_path / "p", log=lambda _: None)
+    assert "plan/prompts" in [plain.step() for _ in range(2)][1]
 
 
 @torch_needed

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 from frontier_rft.core.noise_scale import halves, halves_estimate  # noqa: E402
 from frontier_rft.training.config import TrainConfig  # noqa: E402
-from frontier_rft.training.noise_meter import NoiseMeter, rows_loss  # noqa: E402
+from frontier_rft.training.noise_meter import NoiseMeter, adam_geometry, rows_loss  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +63,8 @@ def test_the_meter_changes_nothing_trained(sft_dir: Path, tmp_path: Path) -> Non
     off, p_off = _run(_config(noise_every=0, **changes), sft_dir, tmp_path / "off")
     for step, (a, b) in enumerate(zip(p_on, p_off, strict=True)):
         assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True)), step
+    # Adam's geometry from its second step on: the first has no second moments to read
+    assert "noise/adam/intra" not in on[0] and all("noise/adam/intra" in m for m in on[1:])
     for m_on, m_off in zip(on, off, strict=True):
         assert "noise/intra" in m_on and not any(k.startswith("noise/") for k in m_off)
         same = [k for k in m_off if not k.startswith("perf/") and not k.endswith("_ms")]
@@ -181,6 +183,68 @@ def test_planted_gradients_through_the_meter_are_the_estimators() -> None:
         assert got["noise/inter"] == pytest.approx(want.inter, rel=1e-9, abs=1e-12)
         assert got["noise/intra"] == pytest.approx(want.intra, rel=1e-9, abs=1e-12)
         assert torch.equal(w.grad, before)
+
+
+def test_planted_gradients_in_a_geometry_are_the_estimator_on_rescaled_vectors() -> None:
+    """Weighting every inner product by w is measuring the vectors sqrt(w) x_r plainly: the
+    meter's `noise/adam/...` terms equal the estimator on those, and its plain terms are the
+    unweighted run's."""
+    rng = np.random.default_rng(7)
+    sizes = [3, 2, 4, 2]
+    x = torch.tensor(rng.normal(size=(sum(sizes), 5)), dtype=torch.float64)
+    coef = rng.uniform(0.5, 1.5, sum(sizes))
+    w = rng.uniform(0.1, 3.0, 5)
+    model = torch.nn.Linear(5, 1, bias=False).double()
+
+    def loss_of(rows: np.ndarray) -> Any:
+        c = torch.tensor(coef[rows], dtype=torch.float64)
+        return (c * (x[rows] @ model.weight[0])).sum()
+
+    split = halves(sizes)
+    xs = x.numpy() * np.sqrt(w)
+
+    def mean(rows: np.ndarray) -> np.ndarray:
+        return coef[rows] @ xs[rows] / coef[rows].sum()
+
+    a, b = mean(split.prompt_a), mean(split.prompt_b)
+    r1, r2 = mean(split.rollout_1), mean(split.rollout_2)
+    want = halves_estimate(split, coef, a @ b, (a - b) @ (a - b), (r1 - r2) @ (r1 - r2))
+    geometry = [torch.tensor(w, dtype=torch.float64).reshape(1, 5)]
+    got = NoiseMeter(1, 0.9).measure(model, loss_of, coef, sizes, None, geometry)
+    plain = NoiseMeter(1, 0.9).measure(model, loss_of, coef, sizes, None)
+    assert got["noise/adam/grad_sq"] == pytest.approx(want.grad_sq, rel=1e-9, abs=1e-12)
+    assert got["noise/adam/inter"] == pytest.approx(want.inter, rel=1e-9, abs=1e-12)
+    assert got["noise/adam/intra"] == pytest.approx(want.intra, rel=1e-9, abs=1e-12)
+    assert got["noise/adam/b_simple_ema"] == pytest.approx(want.trace() / want.grad_sq)
+    assert {k: v for k, v in got.items() if not k.startswith(("noise/adam/", "perf/"))} == {
+        k: v for k, v in plain.items() if not k.startswith("perf/")
+    }
+    assert not any(k.startswith("noise/adam/") for k in plain)
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adams_geometry_is_one_over_its_denominator_hand_computed(amsgrad: bool) -> None:
+    """1 / (sqrt(v_hat) + eps) from AdamW's state before the step: None before its first
+    step; after a gradient (3, -4) it is (1/3, 1/4) up to eps; after a zero gradient next,
+    v_hat = beta2 (1 - beta2) g^2 / (1 - beta2^2) (AMSGrad: its maximum, (1 - beta2) g^2,
+    over the same correction); a parameter never stepped weighs 0."""
+    used = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    unused = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+    opt = torch.optim.AdamW([used, unused], lr=0.1, betas=(0.9, 0.999), eps=1e-8, amsgrad=amsgrad)
+    assert adam_geometry(opt, [used, unused]) is None
+    used.grad = torch.tensor([3.0, -4.0], dtype=torch.float64)
+    opt.step()
+    first = adam_geometry(opt, [used, unused])
+    assert first is not None
+    torch.testing.assert_close(first[0], torch.tensor([1 / (3 + 1e-8), 1 / (4 + 1e-8)]).double())
+    assert torch.equal(first[1], torch.zeros(3, dtype=torch.float64))
+    used.grad = torch.zeros(2, dtype=torch.float64)
+    opt.step()
+    second = adam_geometry(opt, [used, unused])
+    assert second is not None
+    held = 0.001 * np.array([9.0, 16.0]) * (1.0 if amsgrad else 0.999)
+    want = 1.0 / (np.sqrt(held / (1 - 0.999**2)) + 1e-8)
+    torch.testing.assert_close(second[0], torch.tensor(want, dtype=torch.float64))
 
 
 def test_only_steps_of_two_groups_or_more_are_metered_on_schedule() -> None:
