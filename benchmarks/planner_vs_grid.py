@@ -32,8 +32,11 @@ from frontier_rft.bench.real_rl.planner_grid import (
     meter_average,
 )
 from frontier_rft.bench.scripts import RESULTS_DIR, command_line, write_outputs
+from frontier_rft.core.noise_scale import ADAM_PREFIX
 
-METER_COLUMNS = ("noise/trace", "noise/grad_sq", "noise/intra")
+GEOMETRIES = {"noise/": "B_simple", ADAM_PREFIX: "B_simple in Adam's geometry"}
+"""The meter's readings a report sets beside the fits, by column prefix."""
+METER_COLUMNS = tuple(p + c for p in GEOMETRIES for c in ("trace", "grad_sq", "intra"))
 
 
 def _x(value: float | None) -> str:
@@ -104,17 +107,17 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
         "## The meter's noise scale beside the steps-to-target fit",
         "",
     ]
-    m = data["meter"]
-    ci = "" if m["ci"] is None else f" [{m['ci'][0]:,.0f}, {m['ci'][1]:,.0f}]"
-    lines.append(
-        f"The meter ({planned}'s runs, every metered step of {len(m['seeds'])} seeds, "
-        f"{min(m['metered_steps'])}-{max(m['metered_steps'])} metered steps a run): run-average "
-        f"B_simple = mean tr(Sigma) / mean |G|^2 = **{m['b_simple']:,.0f}{ci} rows** "
-        "(bootstrap 95% CI over seeds); per seed "
-        + ", ".join("-" if v is None else f"{v:,.0f}" for v in m["per_seed"])
-        + f"; the intra-prompt term is {100 * (m['intra_share'] or 0):.0f}% of the trace."
-    )
-    lines.append("")
+    for m in [data["meter"], *data.get("meters_more", [])]:
+        ci = "" if m["ci"] is None else f" [{m['ci'][0]:,.0f}, {m['ci'][1]:,.0f}]"
+        lines.append(
+            f"The meter ({planned}'s runs, every metered step of {len(m['seeds'])} seeds, "
+            f"{min(m['metered_steps'])}-{max(m['metered_steps'])} metered steps a run): "
+            f"run-average {m.get('what', 'B_simple')} = mean tr(Sigma) / mean |G|^2 = "
+            f"**{m['b_simple']:,.0f}{ci} rows** (bootstrap 95% CI over seeds); per seed "
+            + ", ".join("-" if v is None else f"{v:,.0f}" for v in m["per_seed"])
+            + f"; the intra-prompt term is {100 * (m['intra_share'] or 0):.0f}% of the trace."
+        )
+        lines.append("")
     for axis, f in data["fits"].items():
         if not f["rows"]:  # no entry grows the step this way in the report
             continue
@@ -133,12 +136,13 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
             else head + "N_noise undefined."
         )
     lines += ["", data["reading"]]
+    lines += [reading(m, data["fits"]) for m in data.get("meters_more", [])]
     return lines
 
 
 def reading(meter: dict[str, Any], fits: dict[str, Any]) -> str:
-    """One line: whether the meter's estimate lies within the fit's CI, or why none is set
-    beside it."""
+    """One line: whether the meter's estimate (`what` it reads) lies within the fit's CI, or
+    why none is set beside it."""
     standing = {a: f for a, f in fits.items() if not f["withdrawn"] and f.get("n_noise_ci")}
     if not standing:
         return (
@@ -150,8 +154,10 @@ def reading(meter: dict[str, Any], fits: dict[str, Any]) -> str:
     for axis, f in standing.items():
         lo, hi = f["n_noise_ci"]
         inside = lo <= meter["b_simple"] <= hi
+        what = f"{meter['what']}, " if "what" in meter else ""  # the plain one: unnamed
         out.append(
-            f"By {axis}: the meter's {meter['b_simple']:,.0f} rows is "
+            f"By {axis}: the meter's {what}{meter['b_simple']:,.0f} rows"
+            + (", is " if what else " is ")
             + ("within" if inside else "outside")
             + f" the fit's CI [{lo:,.0f}, {hi:,.0f}]."
         )
@@ -166,7 +172,7 @@ def planned_records(full: dict[str, Any], planned: str) -> tuple[dict[int, Any],
     code: set[str] = set()
     for s in full["summary"]["seeds"]:
         record = read_record(ledger / f"seed{s}.json.gz")
-        cols[int(s)] = {k: record["columns"][k] for k in METER_COLUMNS}
+        cols[int(s)] = {k: record["columns"][k] for k in METER_COLUMNS if k in record["columns"]}
         code.add(str((record.get("code") or {}).get("commit", "unknown"))[:8])
     return cols, sorted(code)
 
@@ -194,6 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     batch, group = int(train["batch_size"]), int(train["group_size"])
     cols, code = planned_records(full, args.planned)
     meter = meter_average(cols)
+    # Adam's geometry where every run logged it (code since the meter read it)
+    more = [
+        {**meter_average(cols, prefix=prefix), "what": what}
+        for prefix, what in GEOMETRIES.items()
+        if prefix != "noise/" and all(prefix + "trace" in c for c in cols.values())
+    ]
     fit_targets = [t.strip() for t in args.fit_targets.split(",") if t.strip()]
     if any(t not in TARGETS for t in fit_targets):
         p.error(f"--fit-targets: choose from {', '.join(TARGETS)}")
@@ -215,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             others=[o.strip() for o in args.beside.split(",") if o.strip()],
         ),
         "meter": meter,
+        "meters_more": more,
         "fits": fits,
         "reading": reading(meter, fits),
     }

@@ -123,6 +123,22 @@ def test_the_meter_average_is_the_ratio_of_the_means() -> None:
     assert out["ci"] == pytest.approx([20.0, 20.0])  # both seeds read 20
 
 
+def test_the_meter_average_in_adams_geometry_reads_its_own_columns() -> None:
+    """Under the prefix `noise/adam/` the same ratio of means, of those columns only: 12 / 2
+    over 4 / 1 is 6 rows, whatever the plain columns beside them hold."""
+    cols = {
+        "noise/trace": [99.0, 99.0],
+        "noise/grad_sq": [1.0, 1.0],
+        "noise/intra": [1.0, 1.0],
+        "noise/adam/trace": [None, 12.0],
+        "noise/adam/grad_sq": [None, 2.0],
+        "noise/adam/intra": [None, 3.0],
+    }
+    out = meter_average({0: cols}, resamples=20, prefix="noise/adam/")
+    assert out["b_simple"] == pytest.approx(6.0)
+    assert (out["metered_steps"], out["intra_share"]) == ([1], pytest.approx(0.25))
+
+
 def test_a_negative_mean_signal_has_no_finite_scale() -> None:
     records = {0: {"noise/trace": [5.0], "noise/grad_sq": [-1.0], "noise/intra": [1.0]}}
     out = meter_average(records, resamples=50)

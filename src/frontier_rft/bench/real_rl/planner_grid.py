@@ -137,18 +137,23 @@ def meter_average(
     *,
     resamples: int = 2_000,
     seed: int = 0,
+    prefix: str = "noise/",
 ) -> dict[str, Any]:
     """The meter's run-average noise scale over seeds, in rows: B_simple = mean tr(Sigma) /
     mean |G|^2 over every metered step of every run (the ratio of the means, as McCandlish
     et al. 2018 smooth numerator and denominator apart), with a percentile-bootstrap CI over
     seeds; each seed's own, and the intra-prompt share of the trace. `records` maps a seed to
-    its logged columns (`noise/trace`, `noise/grad_sq`, `noise/intra`)."""
+    its logged columns (`noise/trace`, `noise/grad_sq`, `noise/intra`; under `prefix`
+    `noise/adam/` those of Adam's geometry)."""
     per_seed: dict[int, tuple[float, float, float, int]] = {}
     for s, cols in sorted(records.items()):
         rows = [
             (float(t), float(g), float(i))
             for t, g, i in zip(
-                cols["noise/trace"], cols["noise/grad_sq"], cols["noise/intra"], strict=True
+                cols[prefix + "trace"],
+                cols[prefix + "grad_sq"],
+                cols[prefix + "intra"],
+                strict=True,
             )
             if t is not None and g is not None and i is not None
         ]

@@ -1,0 +1,50 @@
+"""benchmarks/meter_geometry.py: the meter's two readings compared on the same metered steps,
+on planted columns worked out by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "meter_geometry", REPO / "benchmarks" / "meter_geometry.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_two_readings_are_compared_on_the_steps_both_read() -> None:
+    """Seed 0 meters steps 0 and 2; Adam's geometry reads only step 2 (no moments at step 0).
+    Plain on step 2 alone: 30 / 1 = 30 rows (with step 0, 20 / 1 would be 20); Adam's: 12 / 2
+    = 6 rows; their ratio 0.2. The run ended at 9 prompts a step."""
+    cols = {
+        "noise/trace": [10.0, None, 30.0],
+        "noise/grad_sq": [1.0, None, 1.0],
+        "noise/intra": [5.0, None, 15.0],
+        "noise/adam/trace": [None, None, 12.0],
+        "noise/adam/grad_sq": [None, None, 2.0],
+        "noise/adam/intra": [None, None, 3.0],
+        "train/prompts": [4.0, 4.0, 9.0],
+    }
+    out = _script().summary({0: cols})
+    assert out["plain"]["b_simple"] == pytest.approx(30.0)
+    assert out["plain"]["intra_share"] == pytest.approx(0.5)
+    assert out["adam"]["b_simple"] == pytest.approx(6.0)
+    assert out["ratio_per_seed"] == [pytest.approx(0.2)]
+    assert out["last_prompts"] == [9.0]
+
+
+def test_an_entry_with_two_definitions_is_refused_by_name(tmp_path: Path) -> None:
+    for digest in ("aaaa1111", "bbbb2222"):
+        (tmp_path / "uniform-auto" / digest).mkdir(parents=True)
+    with pytest.raises(SystemExit, match="aaaa1111, bbbb2222"):
+        _script().definition_dir(tmp_path, "uniform-auto")
