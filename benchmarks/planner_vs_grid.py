@@ -24,7 +24,7 @@ from typing import Any
 
 from frontier_rft.bench.real_rl.device_report import AXES, TARGETS
 from frontier_rft.bench.real_rl.ledger import read_record
-from frontier_rft.bench.real_rl.noise_fit import noise_fit, steps_series
+from frontier_rft.bench.real_rl.noise_fit import law_exponent, noise_fit, slope_fit, steps_series
 from frontier_rft.bench.real_rl.planner_grid import (
     FLOOR,
     WITHIN,
@@ -137,7 +137,56 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
         )
     lines += ["", data["reading"]]
     lines += [reading(m, data["fits"]) for m in data.get("meters_more", [])]
-    return lines
+    return lines + slope_lines(data)
+
+
+def slopes(
+    series: dict[str, Any], fits: dict[str, Any], meters: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """For each fit that stands: how fast its steps fell with rows (log-log slope, bootstrap
+    CI), beside the slopes two laws give through the same rows at each meter reading and at
+    the fit's own N_noise: McCandlish's (SGD at the best rate for each size) and the
+    square-root law of Adam at one kept rate."""
+    out: dict[str, Any] = {}
+    for key, fit in fits.items():
+        if fit["withdrawn"] or fit.get("n_noise") is None:
+            continue
+        rows = fit["rows"]
+        at = [(m.get("what", "B_simple"), m["b_simple"]) for m in meters]
+        at.append(("the fit's N_noise", fit["n_noise"]))
+        out[key] = {
+            "measured": slope_fit(series[key]),
+            "laws": [
+                {
+                    "at": what,
+                    "b_noise": b,
+                    "sgd": law_exponent(b, rows, 1.0),
+                    "adam_kept": law_exponent(b, rows, 0.5),
+                }
+                for what, b in at
+            ],
+        }
+    return out
+
+
+def slope_lines(data: dict[str, Any]) -> list[str]:
+    """The slopes' lines of the markdown (none where no fit stands)."""
+    lines = []
+    for key, got in data.get("slopes", {}).items():
+        m = got["measured"]
+        if m is None:
+            continue
+        ci = "" if m["ci"] is None else f" [{m['ci'][0]:.2f}, {m['ci'][1]:.2f}]"
+        laws = "; ".join(
+            f"at {law['at']} ({law['b_noise']:,.0f} rows) McCandlish's law gives "
+            f"{law['sgd']:.2f} and Adam at a kept rate {law['adam_kept']:.2f}"
+            for law in got["laws"]
+        )
+        lines.append(
+            f"- How fast the steps fell, by {key}: log-log slope **{m['slope']:.2f}{ci}** "
+            f"(-1: twice the rows, half the steps; 0: no saving); {laws}."
+        )
+    return ["", *lines] if lines else []
 
 
 def reading(meter: dict[str, Any], fits: dict[str, Any]) -> str:
@@ -209,11 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     fit_targets = [t.strip() for t in args.fit_targets.split(",") if t.strip()]
     if any(t not in TARGETS for t in fit_targets):
         p.error(f"--fit-targets: choose from {', '.join(TARGETS)}")
-    fits = {
-        f"{axis}, to {target}": noise_fit(steps_series(labels, axis, batch, group, target))
+    series = {
+        f"{axis}, to {target}": steps_series(labels, axis, batch, group, target)
         for target in fit_targets
         for axis in ("prompts", "rollouts")
     }
+    fits = {key: noise_fit(data) for key, data in series.items()}
     data = {
         "command": command_line(),
         "source": str(args.full_json),
@@ -229,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         "meter": meter,
         "meters_more": more,
         "fits": fits,
+        "slopes": slopes(series, fits, [meter, *more]),
         "reading": reading(meter, fits),
     }
     write_outputs(args.out, args.name, data, markdown(args.name, data))

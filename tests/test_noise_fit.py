@@ -3,11 +3,17 @@ seeds kept, and withdrawn, with its reasons, where the data cannot carry it."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
-from frontier_rft.bench.real_rl.noise_fit import noise_fit, steps_series
+from frontier_rft.bench.real_rl.noise_fit import (
+    law_exponent,
+    noise_fit,
+    slope_fit,
+    steps_series,
+)
 
 
 def _data(steps: dict[int, list[float | None]], evals: int = 5) -> dict[int, dict[str, Any]]:
@@ -84,3 +90,21 @@ def test_the_series_reads_the_report_rows_by_their_step_size() -> None:
     assert sorted(prompts) == [128, 256] and prompts[128]["times"] == [5.0]
     assert prompts[256]["evals_before"] == [3]
     assert sorted(steps_series(labels, "rollouts", 16, 8, "half")) == [128, 512]
+
+
+def test_the_slope_of_steps_on_rows_by_hand() -> None:
+    """40 steps at 100 rows and 20 at 400: log(1/2) / log(4) = -1/2, every resample alike; a
+    row count whose median is undefined (two of three seeds never reached) gives none."""
+    got = slope_fit(_data({100: [40.0] * 3, 400: [20.0] * 3}), resamples=30)
+    assert got is not None
+    assert got["slope"] == pytest.approx(-0.5) and got["ci"] == pytest.approx([-0.5, -0.5])
+    assert slope_fit(_data({100: [40.0] * 3, 400: [20.0, None, None]}), resamples=5) is None
+
+
+def test_the_slope_a_law_gives_by_hand() -> None:
+    """S = (1 + 2 / N)^power through N = 1 and 2: 3 and 2 steps, slope log(2/3) / log(2) =
+    -0.585 at power 1 and half that at power 1/2; no noise, no saving (slope 0)."""
+    want = math.log(2 / 3) / math.log(2)
+    assert law_exponent(2.0, [1, 2]) == pytest.approx(want)
+    assert law_exponent(2.0, [2, 1], power=0.5) == pytest.approx(want / 2)
+    assert law_exponent(0.0, [128, 1024]) == pytest.approx(0.0)

@@ -27,7 +27,16 @@ import numpy as np
 
 from frontier_rft.bench.metrics import km_median
 
-__all__ = ["MIN_EVALS_BEFORE", "MIN_ROW_COUNTS", "fit_law", "noise_fit", "rows_of", "steps_series"]
+__all__ = [
+    "MIN_EVALS_BEFORE",
+    "MIN_ROW_COUNTS",
+    "fit_law",
+    "law_exponent",
+    "noise_fit",
+    "rows_of",
+    "slope_fit",
+    "steps_series",
+]
 
 MIN_ROW_COUNTS = 4
 """Fewest row counts a fit stands on (two parameters: four points leave two to check them)."""
@@ -146,6 +155,43 @@ def noise_fit(
     if math.isnan(n_noise):
         why.append("S_min <= 0: the law does not fit these medians")
     return out
+
+
+def slope_fit(
+    data: Mapping[int, Mapping[str, list[Any]]], *, resamples: int = 2_000, seed: int = 0
+) -> dict[str, Any] | None:
+    """How fast the steps fall as rows grow, free of any law: the slope of log S on log N
+    through the row counts' Kaplan-Meier medians (S proportional to N^slope), with a bootstrap
+    CI over seeds resampled as `noise_fit` does; None where a median is undefined. The slope
+    is -1 where a step of twice the rows halves the steps and 0 where it saves none."""
+    ns = np.asarray(sorted(data), dtype=np.float64)
+    n_seeds = len(data[int(ns[0])]["times"]) if ns.size else 0
+    if ns.size < 2 or not n_seeds:
+        return None
+
+    def slope(medians: np.ndarray) -> float:
+        return float(np.polyfit(np.log(ns), np.log(medians), 1)[0])
+
+    medians = _medians(data, [int(n) for n in ns], range(n_seeds))
+    if not np.isfinite(medians).all():
+        return None
+    rng = np.random.default_rng(seed)
+    boot = []
+    for _ in range(resamples):
+        m = _medians(data, [int(n) for n in ns], rng.integers(0, n_seeds, n_seeds))
+        if np.isfinite(m).all():
+            boot.append(slope(m))
+    return {"slope": slope(medians), "ci": _ci(np.asarray(boot, dtype=np.float64))}
+
+
+def law_exponent(b_noise: float, rows: Sequence[int], power: float = 1.0) -> float:
+    """The slope of log S on log N that S = S_min (1 + b_noise / N)^power gives through `rows`
+    (the same least squares as `slope_fit`): power 1 is McCandlish's law, SGD at the best
+    rate for each size; power 1/2 is Adam at one kept rate where the noise dominates (each
+    coordinate's step is lr g / sqrt(v), whose signal grows as sqrt(N) at a fixed size)."""
+    ns = np.asarray(sorted(rows), dtype=np.float64)
+    steps = (1.0 + b_noise / ns) ** power
+    return float(np.polyfit(np.log(ns), np.log(steps), 1)[0])
 
 
 def _ci(values: np.ndarray) -> list[float] | None:

@@ -177,7 +177,10 @@ class PlannerFigure:
     (`over_best`), over another entry's (`over:<label>`), the best fixed entry's name
     (`best`), its pass@1 at equal cost against uniform (`equal`); or the meter's run-average
     noise scale (`meter`, any axis), or the steps-to-target fit set beside it (`fit:<its name>`,
-    e.g. `fit:prompts, to plateau`; any axis)."""
+    e.g. `fit:prompts, to plateau`; any axis), how fast that fit's steps fell (`slope:<its
+    name>`: the log-log slope and its CI), or the slope a law gives through its rows
+    (`law:<its name>|<i>|<sgd or adam_kept>`, at the i-th noise scale of planner_vs_grid's
+    `slopes`: the meters', then the fit's own)."""
 
     stem: str
     """The results file stem."""
@@ -194,6 +197,14 @@ class PlannerFigure:
             return f"{m['b_simple']:,.0f} [{m['ci'][0]:,.0f}, {m['ci'][1]:,.0f}] rows"
         if self.key.startswith("fit:"):
             return fit_text(data["fits"][self.key.removeprefix("fit:")])
+        if self.key.startswith("slope:"):
+            m = data["slopes"][self.key.removeprefix("slope:")]["measured"]
+            lo, hi = m["ci"]
+            return f"{_num(m['slope'], 2, False)} [{_num(lo, 2, False)}, {_num(hi, 2, False)}]"
+        if self.key.startswith("law:"):
+            fit, index, kind = self.key.removeprefix("law:").split("|")
+            law = data["slopes"][fit]["laws"][int(index)]
+            return f"{_num(law[kind], 2, False)} at {law['b_noise']:,.0f} rows"
         a = data["comparison"]["axes"][self.axis]
         if self.key == "best":
             return str(a["best"])
@@ -452,6 +463,13 @@ FIGURES.update(
         ),
         **planner_figures("planner_vs_grid_std", "stdplan", {"vs_cpu": "uniform-auto-cpu"}),
         "stdplan.fit": PlannerFigure("planner_vs_grid_std", "h200", "fit:prompts, to plateau"),
+        "stdplan.slope": PlannerFigure("planner_vs_grid_std", "h200", "slope:prompts, to plateau"),
+        "stdplan.law_sgd": PlannerFigure(
+            "planner_vs_grid_std", "h200", "law:prompts, to plateau|0|sgd"
+        ),
+        "stdplan.law_adam": PlannerFigure(
+            "planner_vs_grid_std", "h200", "law:prompts, to plateau|0|adam_kept"
+        ),
         **planner_figures(
             "planner_vs_grid_std_cpu", "stdplancpu", {"vs_start": "uniform-auto-start-lr1"}
         ),
