@@ -227,23 +227,26 @@ def test_adams_geometry_is_one_over_its_denominator_hand_computed(amsgrad: bool)
     """1 / (sqrt(v_hat) + eps) from AdamW's state before the step: None before its first
     step; after a gradient (3, -4) it is (1/3, 1/4) up to eps; after a zero gradient next,
     v_hat = beta2 (1 - beta2) g^2 / (1 - beta2^2) (AMSGrad: its maximum, (1 - beta2) g^2,
-    over the same correction); a parameter never stepped weighs 0."""
-    used = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    over the same correction); a parameter never stepped, and a coordinate whose gradient has
+    always been 0, weigh 0 (not 1 / eps)."""
+    used = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
     unused = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
     opt = torch.optim.AdamW([used, unused], lr=0.1, betas=(0.9, 0.999), eps=1e-8, amsgrad=amsgrad)
     assert adam_geometry(opt, [used, unused]) is None
-    used.grad = torch.tensor([3.0, -4.0], dtype=torch.float64)
+    used.grad = torch.tensor([3.0, -4.0, 0.0], dtype=torch.float64)  # the third: no moment
     opt.step()
     first = adam_geometry(opt, [used, unused])
     assert first is not None
-    torch.testing.assert_close(first[0], torch.tensor([1 / (3 + 1e-8), 1 / (4 + 1e-8)]).double())
+    torch.testing.assert_close(
+        first[0], torch.tensor([1 / (3 + 1e-8), 1 / (4 + 1e-8), 0.0], dtype=torch.float64)
+    )
     assert torch.equal(first[1], torch.zeros(3, dtype=torch.float64))
-    used.grad = torch.zeros(2, dtype=torch.float64)
+    used.grad = torch.zeros(3, dtype=torch.float64)
     opt.step()
     second = adam_geometry(opt, [used, unused])
     assert second is not None
     held = 0.001 * np.array([9.0, 16.0]) * (1.0 if amsgrad else 0.999)
-    want = 1.0 / (np.sqrt(held / (1 - 0.999**2)) + 1e-8)
+    want = np.append(1.0 / (np.sqrt(held / (1 - 0.999**2)) + 1e-8), 0.0)
     torch.testing.assert_close(second[0], torch.tensor(want, dtype=torch.float64))
 
 

@@ -204,7 +204,9 @@ def adam_geometry(
     from its second-moment state before this step's update (v_hat = v / (1 - beta2^t), as
     torch's Adam and AdamW divide by; AMSGrad's running maximum where on); None where the
     optimizer holds no such state yet (the first step, or not an Adam). A parameter it has not
-    stepped yet weighs 0: its curvature is unread."""
+    stepped yet, and a coordinate whose second moment is still 0 (no nonzero gradient so far,
+    e.g. the embedding of a token not yet seen), weighs 0: its curvature is unread, and
+    1 / eps (1e8) there would let one such coordinate outweigh every other."""
     group_of = {id(p): g for g in optimizer.param_groups for p in g["params"]}
     out: list[torch.Tensor] = []
     seen = False
@@ -217,8 +219,9 @@ def adam_geometry(
         seen = True
         steps = float(state["step"])
         correction = 1.0 - float(group["betas"][1]) ** steps
-        v_hat = state[key].detach() / correction
-        out.append(1.0 / (v_hat.sqrt() + float(group["eps"])))
+        v = state[key].detach()
+        weight = 1.0 / ((v / correction).sqrt() + float(group["eps"]))
+        out.append(torch.where(v > 0, weight, torch.zeros_like(weight)))
     return out if seen else None
 
 
