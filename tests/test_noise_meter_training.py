@@ -5,6 +5,7 @@ planted gradients exactly as the estimator says, and it resumes exactly."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -224,30 +225,28 @@ def test_planted_gradients_in_a_geometry_are_the_estimator_on_rescaled_vectors()
 
 @pytest.mark.parametrize("amsgrad", [False, True])
 def test_adams_geometry_is_one_over_its_denominator_hand_computed(amsgrad: bool) -> None:
-    """1 / (sqrt(v_hat) + eps) from AdamW's state before the step: None before its first
-    step; after a gradient (3, -4) it is (1/3, 1/4) up to eps; after a zero gradient next,
-    v_hat = beta2 (1 - beta2) g^2 / (1 - beta2^2) (AMSGrad: its maximum, (1 - beta2) g^2,
-    over the same correction); a parameter never stepped, and a coordinate whose gradient has
-    always been 0, weigh 0 (not 1 / eps)."""
+    """1 / (sqrt(v_hat) + eps) of the step Adam is about to take: None before its first step;
+    after a gradient (3, -4, 0) and with the step's gradient (0, 0, 5) clipped by 1/2,
+    v = beta2 (1 - beta2) (9, 16, 0) + (1 - beta2) (0, 0, 6.25) over 1 - beta2^2 (AMSGrad:
+    the larger of that and its maximum, (1 - beta2) (9, 16, 0)); the third coordinate, first
+    moved now, is bounded (about 1 / 2.5 / sqrt(1/2)), not 1 / eps; a parameter with no
+    gradient and no moments weighs 0."""
     used = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
     unused = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
     opt = torch.optim.AdamW([used, unused], lr=0.1, betas=(0.9, 0.999), eps=1e-8, amsgrad=amsgrad)
-    assert adam_geometry(opt, [used, unused]) is None
-    used.grad = torch.tensor([3.0, -4.0, 0.0], dtype=torch.float64)  # the third: no moment
+    now = [torch.tensor([0.0, 0.0, 5.0], dtype=torch.float64), None]
+    assert adam_geometry(opt, [used, unused], now) is None
+    used.grad = torch.tensor([3.0, -4.0, 0.0], dtype=torch.float64)
     opt.step()
-    first = adam_geometry(opt, [used, unused])
-    assert first is not None
-    torch.testing.assert_close(
-        first[0], torch.tensor([1 / (3 + 1e-8), 1 / (4 + 1e-8), 0.0], dtype=torch.float64)
-    )
-    assert torch.equal(first[1], torch.zeros(3, dtype=torch.float64))
-    used.grad = torch.zeros(3, dtype=torch.float64)
-    opt.step()
-    second = adam_geometry(opt, [used, unused])
-    assert second is not None
-    held = 0.001 * np.array([9.0, 16.0]) * (1.0 if amsgrad else 0.999)
-    want = np.append(1.0 / (np.sqrt(held / (1 - 0.999**2)) + 1e-8), 0.0)
-    torch.testing.assert_close(second[0], torch.tensor(want, dtype=torch.float64))
+    got = adam_geometry(opt, [used, unused], now, clip=0.5)
+    assert got is not None
+    v = 0.999 * 0.001 * np.array([9.0, 16.0, 0.0]) + 0.001 * np.array([0.0, 0.0, 6.25])
+    if amsgrad:
+        v = np.maximum(v, 0.001 * np.array([9.0, 16.0, 0.0]))
+    want = 1.0 / (np.sqrt(v / (1 - 0.999**2)) + 1e-8)
+    torch.testing.assert_close(got[0], torch.tensor(want, dtype=torch.float64))
+    assert float(got[0][2]) == pytest.approx(1 / (2.5 * math.sqrt(0.001 / (1 - 0.999**2))))
+    assert torch.equal(got[1], torch.zeros(3, dtype=torch.float64))
 
 
 def test_only_steps_of_two_groups_or_more_are_metered_on_schedule() -> None:

@@ -21,8 +21,10 @@ and backward per metered step; `perf/noise_s` logs it, apart from `perf/update_s
 Every metered step after Adam's first also reads the same gradients in Adam's geometry
 (`noise/adam/...`, core.noise_scale.ADAM_PREFIX): each inner product weighted by the
 preconditioner the step's update will divide by, 1 / (sqrt(v_hat) + eps) from Adam's
-second-moment state before this step (`adam_geometry`; read, never written), so the weights
-do not depend on the gradients they weigh and the estimate stays unbiased.
+second moments and the step's own clipped gradient (`adam_geometry`; read, never written).
+The gradient's share of v is 1 - beta2 (0.001), so the weights barely depend on what they
+weigh, except where a coordinate's history is near 0, where it bounds the weight as it
+bounds Adam's step.
 
 It never changes what is trained: its gradients come from `torch.autograd.grad` (never
 `.grad`), nothing reaches the optimizer, its passes run inside `torch.random.fork_rng`, and
@@ -32,6 +34,7 @@ the smoothed state is saved in the checkpoint (exact resume). A step of fewer th
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -171,8 +174,11 @@ class NoiseMeter:
             model, config, batch.prompts, batch.completions, inputs, batch.loss_scale, amp
         )
         params = [p for p in model.parameters() if p.requires_grad]
-        full = None if judged else [p.grad for p in params]
-        geometry = None if optimizer is None else adam_geometry(optimizer, params)
+        grads = [p.grad for p in params]  # what the optimizer will read (the judge's too)
+        full = None if judged else grads
+        geometry = None
+        if optimizer is not None:
+            geometry = adam_geometry(optimizer, params, grads, _clip_factor(grads, config))
         return self.measure(model, loss_of, coef, batch.group_sizes, full, geometry)
 
     def smoothed(self, geometry: str) -> NoiseEma:
@@ -198,31 +204,48 @@ _ADAM_KEY = "adam_"
 
 
 def adam_geometry(
-    optimizer: torch.optim.Optimizer, params: Sequence[torch.Tensor]
+    optimizer: torch.optim.Optimizer,
+    params: Sequence[torch.Tensor],
+    grads: Sequence[torch.Tensor | None],
+    clip: float = 1.0,
 ) -> list[torch.Tensor] | None:
-    """Adam's preconditioner at the start of this step, 1 / (sqrt(v_hat) + eps) a coordinate,
-    from its second-moment state before this step's update (v_hat = v / (1 - beta2^t), as
-    torch's Adam and AdamW divide by; AMSGrad's running maximum where on); None where the
-    optimizer holds no such state yet (the first step, or not an Adam). A parameter it has not
-    stepped yet, and a coordinate whose second moment is still 0 (no nonzero gradient so far,
-    e.g. the embedding of a token not yet seen), weighs 0: its curvature is unread, and
-    1 / eps (1e8) there would let one such coordinate outweigh every other."""
+    """The preconditioner Adam divides this step's update by, 1 / (sqrt(v_hat) + eps) a
+    coordinate: v = beta2 v_prev + (1 - beta2) (clip g)^2 from its second moments before the
+    step and the step's gradient `grads` scaled by the clipping factor `clip`, v_hat = v /
+    (1 - beta2^t) (as torch's Adam and AdamW; AMSGrad: the running maximum). The current
+    gradient's share (1 - beta2) is small, except where the history is near 0, where it bounds
+    the weight as it bounds Adam's step (v_prev alone would give 1 / eps, 1e8, to a coordinate
+    first moved now). None before Adam's first step (every weight would be the current
+    gradient's own, 1 / |g|) or for an optimizer without second moments; a parameter it holds
+    no state for starts from zero moments, as Adam does; a coordinate with v = 0 (no gradient
+    yet) weighs 0."""
     group_of = {id(p): g for g in optimizer.param_groups for p in g["params"]}
+    if not any("exp_avg_sq" in optimizer.state.get(p, {}) for p in params):
+        return None
     out: list[torch.Tensor] = []
-    seen = False
-    for p in params:
+    for p, g in zip(params, grads, strict=True):
         state, group = optimizer.state.get(p, {}), group_of.get(id(p))
-        key = "max_exp_avg_sq" if group is not None and group.get("amsgrad") else "exp_avg_sq"
-        if group is None or key not in state or "step" not in state:
+        if group is None:  # not optimized: its curvature is not Adam's
             out.append(torch.zeros_like(p))
             continue
-        seen = True
-        steps = float(state["step"])
-        correction = 1.0 - float(group["betas"][1]) ** steps
-        v = state[key].detach()
-        weight = 1.0 / ((v / correction).sqrt() + float(group["eps"]))
+        beta2, eps = float(group["betas"][1]), float(group["eps"])
+        grad = torch.zeros_like(p) if g is None else g.detach() * clip
+        v = beta2 * state.get("exp_avg_sq", torch.zeros_like(p)) + (1 - beta2) * grad**2
+        if group.get("amsgrad"):
+            v = torch.maximum(state.get("max_exp_avg_sq", torch.zeros_like(p)), v)
+        correction = 1.0 - beta2 ** (float(state.get("step", 0.0)) + 1.0)
+        weight = 1.0 / ((v / correction).sqrt() + eps)
         out.append(torch.where(v > 0, weight, torch.zeros_like(weight)))
-    return out if seen else None
+    return out
+
+
+def _clip_factor(grads: Sequence[torch.Tensor | None], config: Any) -> float:
+    """The factor clip_grad_norm_ will scale these gradients by: max_grad_norm over their
+    total norm (+ 1e-6, as torch adds), at most 1; 1 without clipping."""
+    if config.max_grad_norm <= 0:
+        return 1.0
+    norm = math.sqrt(sum(float(torch.sum(g.double() ** 2)) for g in grads if g is not None))
+    return min(1.0, float(config.max_grad_norm) / (norm + 1e-6))
 
 
 def _products(
