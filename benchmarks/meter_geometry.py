@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from frontier_rft.bench.real_rl.ledger import read_record
 from frontier_rft.bench.real_rl.planner_grid import meter_average
@@ -79,10 +82,51 @@ def summary(cols: dict[int, dict[str, Any]]) -> dict[str, Any]:
         None if p is None or a is None or p <= 0 else a / p
         for p, a in zip(out["plain"]["per_seed"], out["adam"]["per_seed"], strict=True)
     ]
+    for name, prefix in PREFIXES.items():
+        out[name]["signal"] = signal_bound(paired, prefix)
     out["last_prompts"] = [
         max(v for v in c.get("train/prompts", []) if v is not None) for c in cols.values()
     ]
     return out
+
+
+def signal_bound(
+    cols: dict[int, dict[str, Any]], prefix: str, resamples: int = 2_000, seed: int = 0
+) -> dict[str, Any]:
+    """The mean |G|^2 over every metered step of every run, with a percentile bootstrap CI
+    over those steps (each step's estimate is unbiased and drawn from its own batch), the
+    mean trace, and the least noise scale the data allow: the mean trace over |G|^2's upper
+    bound (None where that bound is <= 0: no signal read above the noise)."""
+    steps = [
+        (float(t), float(g))
+        for c in cols.values()
+        for t, g in zip(c[prefix + "trace"], c[prefix + "grad_sq"], strict=True)
+        if t is not None and g is not None
+    ]
+    arr = np.asarray(steps, dtype=np.float64).reshape(-1, 2)
+    rng = np.random.default_rng(seed)
+    draws = [float(arr[rng.integers(0, len(arr), len(arr)), 1].mean()) for _ in range(resamples)]
+    hi = float(np.percentile(draws, 97.5))
+    trace = float(arr[:, 0].mean())
+    return {
+        "grad_sq": float(arr[:, 1].mean()),
+        "grad_sq_ci": [float(np.percentile(draws, 2.5)), hi],
+        "trace": trace,
+        "b_at_least": trace / hi if hi > 0 else None,
+    }
+
+
+def _pooled(m: dict[str, Any]) -> str:
+    """A pooled reading: its rows and CI, or why there is none, with |G|^2's interval."""
+    sig = m["signal"]
+    lo, hi = sig["grad_sq_ci"]
+    bound = sig["b_at_least"]
+    at_least = "" if bound is None else f"; at least {bound:,.0f} rows by its upper bound"
+    grad = f"mean |G|^2 {sig['grad_sq']:.3g} [{lo:.3g}, {hi:.3g}]{at_least}"
+    if not math.isfinite(m["b_simple"]):
+        return f"undefined: {grad} (no signal read above the noise)"
+    ci = "" if m["ci"] is None else f" [{m['ci'][0]:,.0f}, {m['ci'][1]:,.0f}]"
+    return f"{m['b_simple']:,.0f}{ci} rows; {grad}"
 
 
 def standing_fit(report: dict[str, Any]) -> dict[str, Any] | None:
@@ -107,8 +151,9 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
         f"Entry `{data['entry']}`, seeds {', '.join(map(str, data['seeds']))} (code "
         f"{', '.join(data['code'])}), every metered step of each run that both geometries read "
         "(Adam's begins at the second). Run-average B_simple = "
-        "mean tr(Sigma) / mean |G|^2 in rows, bootstrap 95% CI over seeds; Adam's geometry "
-        "weights every inner product by 1 / (sqrt(v_hat) + eps).",
+        "mean tr(Sigma) / mean |G|^2 in rows, bootstrap 95% CI over seeds (|G|^2's: over "
+        "metered steps); Adam's geometry weights every inner product by "
+        "1 / (sqrt(v_hat) + eps).",
         "",
         "| seed | B_simple (plain) | B_simple (Adam's geometry) | Adam / plain | prompts a step at "
         "the end |",
@@ -120,12 +165,12 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
             f"| {seed} | {_rows(s['plain']['per_seed'][i])} | {_rows(s['adam']['per_seed'][i])} "
             f"| {'-' if ratio is None else f'{ratio:.1f}x'} | {s['last_prompts'][i]:.0f} |"
         )
+    lines.append("")
     for key in ("plain", "adam"):
         m = s[key]
-        ci = "" if m["ci"] is None else f" [{m['ci'][0]:,.0f}, {m['ci'][1]:,.0f}]"
         lines.append(
-            f"| pooled ({key}) | | | | {m['b_simple']:,.0f}{ci} rows, intra-prompt "
-            f"{100 * (m['intra_share'] or 0):.0f}% of the trace |"
+            f"- Pooled, {key}: {_pooled(m)}; the intra-prompt term "
+            f"{100 * (m['intra_share'] or 0):.0f}% of the trace."
         )
     fit = data.get("fit")
     if fit:

@@ -30,6 +30,21 @@ def test_the_two_readings_are_compared_on_the_steps_both_read() -> None:
     assert out["adam"]["b_simple"] == pytest.approx(6.0)
     assert out["ratio_per_seed"] == [pytest.approx(0.2)]
     assert out["last_prompts"] == [9.0]
+    signal = out["adam"]["signal"]
+    assert signal["grad_sq_ci"] == pytest.approx([2.0, 2.0])
+    assert (signal["grad_sq"], signal["trace"], signal["b_at_least"]) == pytest.approx((2, 12, 6))
+
+
+def test_a_signal_bound_at_or_below_zero_allows_no_noise_scale() -> None:
+    """Steps reading |G|^2 of -1 and -3 (mean -2, every resample <= -1): no signal above the
+    noise, so no least noise scale either; +1 and +3 allow 4 / 3 at least (trace 4 over the
+    upper bound 3)."""
+    for grads, least in (([-1.0, -3.0], None), ([1.0, 3.0], 4.0 / 3.0)):
+        cols = {"noise/trace": [4.0, 4.0], "noise/grad_sq": grads}
+        with benchmark_script("meter_geometry") as script:
+            got = script.signal_bound({0: cols}, "noise/", resamples=200)
+        assert got["grad_sq"] == pytest.approx(sum(grads) / 2)
+        assert got["b_at_least"] == (None if least is None else pytest.approx(least))
 
 
 def test_an_entry_with_two_definitions_is_refused_by_name(tmp_path: Path) -> None:
