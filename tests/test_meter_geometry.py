@@ -52,3 +52,23 @@ def test_an_entry_with_two_definitions_is_refused_by_name(tmp_path: Path) -> Non
         (tmp_path / "uniform-auto" / digest).mkdir(parents=True)
     with benchmark_script("meter_geometry") as script, pytest.raises(SystemExit, match="aaaa"):
         script.definition_dir(tmp_path, "uniform-auto")
+
+
+@pytest.mark.parametrize("stem", ["meter_geometry_std_tuning", "meter_geometry_format_lr4_tuning"])
+def test_the_committed_readings_reproduce(
+    stem: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The script, run with the command a committed result names, on the committed ledger
+    records, gives its figures again."""
+    import json
+    import shlex
+
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(repo)  # the command names the ledger relative to the repository
+    committed = json.loads((repo / "benchmarks" / "results" / f"{stem}.json").read_text())
+    argv = shlex.split(committed["command"])[2:]  # after `python benchmarks/meter_geometry.py`
+    with benchmark_script("meter_geometry") as script:
+        assert script.main([*argv, "--out", str(tmp_path)]) == 0
+    got = json.loads((tmp_path / f"{stem}.json").read_text())
+    for key in ("summary", "seeds", "code", "fit"):
+        assert got.get(key) == committed.get(key), key
