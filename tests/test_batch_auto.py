@@ -282,30 +282,36 @@ def test_auto_grows_the_step_and_resumes_exactly(sft_dir: Path, tmp_path: Path) 
     assert [_stable(a) for a in want] == [_stable(b) for b in got]
 
 
+def test_plan_noise_names_the_smoothed_terms_a_plan_reads() -> None:
+    from frontier_rft.training.noise_meter import NoiseMeter
+
+    meter = NoiseMeter(1, 0.9)
+    assert meter.smoothed("plain") is meter.ema and meter.smoothed("adam") is meter.adam_ema
+    assert meter.adam_ema.prefix == "noise/adam/" and meter.ema.prefix == "noise/"
+
+
 @torch_needed
 @pytest.mark.usefixtures("_torch_threads")
-def test_plan_noise_adam_plans_from_the_noise_in_adams_geometry(
-    sft_dir: Path, tmp_path: Path
-) -> None:
-    """plan_noise adam: the plan reads the meter's Adam-geometry terms, which begin at the
-    second metered step (Adam has no second moments before its first step), so the first plan
-    comes one metered step later than the plain terms' and names their noise scale."""
-    from frontier_rft.step_cost.planner import NoiseTerms
+def test_plan_noise_adam_hands_the_planner_adams_terms(sft_dir: Path, tmp_path: Path) -> None:
+    """plan_noise adam: after every step the trainer hands the planner the meter's terms in
+    Adam's geometry (plain: the plain ones), which the planner reads as any terms
+    (`BatchAuto.after_step`, tested above on planted ones)."""
     from frontier_rft.training.grpo import Trainer
 
-    config = _config(batch_plan="auto", plan_curve="h200", batch_max=6, steps=3)
-    adam = Trainer(
-        dataclasses.replace(config, plan_noise="adam"), sft_dir, tmp_path / "a", log=lambda _: None
-    )
-    rows = [adam.step() for _ in range(3)]
-    assert ["plan/prompts" in r for r in rows] == [False, False, True]
-    terms = NoiseTerms.from_ema(adam.noise.adam_ema)
-    assert rows[2]["plan/b_noise"] == pytest.approx(terms.b_noise(config.group_size))
-    assert rows[2]["plan/b_noise"] != pytest.approx(
-        NoiseTerms.from_ema(adam.noise.ema).b_noise(config.group_size)
-    )
-    plain = Trainer(config, sft_dir, tmp_path / "p", log=lambda _: None)
-    assert "plan/prompts" in [plain.step() for _ in range(2)][1]
+    for geometry in ("adam", "plain"):
+        config = _config(batch_plan="auto", plan_curve="h200", batch_max=6, plan_noise=geometry)
+        trainer = Trainer(config, sft_dir, tmp_path / geometry, log=lambda _: None)
+        asked: list[str] = []
+        smoothed = trainer.noise.smoothed
+
+        def spy(name: str, smoothed: Any = smoothed, asked: list[str] = asked) -> Any:
+            asked.append(name)
+            return smoothed(name)
+
+        trainer.noise.smoothed = spy  # type: ignore[method-assign]
+        rows = [trainer.step() for _ in range(2)]
+        assert asked == [geometry, geometry]
+        assert "noise/adam/intra" not in rows[0] and "noise/adam/intra" in rows[1]
 
 
 @torch_needed
