@@ -136,7 +136,8 @@ def markdown(name: str, data: dict[str, Any]) -> list[str]:
             else head + "N_noise undefined."
         )
     lines += ["", data["reading"]]
-    lines += [reading(m, data["fits"]) for m in data.get("meters_more", [])]
+    if any(not f["withdrawn"] and f.get("n_noise_ci") for f in data["fits"].values()):
+        lines += [reading(m, data["fits"]) for m in data.get("meters_more", [])]
     return lines + slope_lines(data)
 
 
