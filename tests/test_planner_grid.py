@@ -216,6 +216,16 @@ def test_records_without_a_metered_step_are_refused() -> None:
             ],
         ),
         (
+            "planner_vs_grid_format_lr4_adam_preview",
+            [
+                "real_rl_format_lr4_planner_adam_preview_full.json",
+                "--planned",
+                "uniform-auto-cpu-adam",
+                "--beside",
+                "uniform-auto-cpu",
+            ],
+        ),
+        (
             "planner_vs_grid_format_lr4_lr1_fresh",
             [
                 "real_rl_format_lr4_planner_lr_fresh_full.json",
