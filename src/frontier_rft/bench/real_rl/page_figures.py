@@ -471,6 +471,9 @@ FIGURES.update(
             "planner_vs_grid_std", "h200", "law:prompts, to plateau|0|adam_kept"
         ),
         **planner_figures(
+            "planner_vs_grid_format_lr4_adam_preview", "adampre", {"vs_plain": "uniform-auto-cpu"}
+        ),
+        **planner_figures(
             "planner_vs_grid_std_cpu", "stdplancpu", {"vs_start": "uniform-auto-start-lr1"}
         ),
         "std.dapo-onecall.informative": Figure(
