@@ -26,10 +26,7 @@ import numpy as np
 from frontier_rft.bench.real_rl.ledger import read_record
 from frontier_rft.bench.real_rl.planner_grid import meter_average
 from frontier_rft.bench.scripts import RESULTS_DIR, command_line, seed_list, write_outputs
-from frontier_rft.core.noise_scale import ADAM_PREFIX
-
-PREFIXES = {"plain": "noise/", "adam": ADAM_PREFIX}
-"""The meter's readings, by name: the parameters' geometry and Adam's."""
+from frontier_rft.core.noise_scale import GEOMETRIES
 
 
 def definition_dir(ledger: Path, entry: str) -> Path:
@@ -60,7 +57,7 @@ def same_steps(cols: dict[str, Any]) -> dict[str, Any]:
     """A run's columns with every reading kept only on the metered steps both geometries read
     (Adam's begins a metered step later), so the two are compared step for step."""
     both = [
-        all(cols.get(p + "trace", [None] * (i + 1))[i] is not None for p in PREFIXES.values())
+        all(cols.get(p + "trace", [None] * (i + 1))[i] is not None for p in GEOMETRIES.values())
         for i in range(len(cols["noise/trace"]))
     ]
     return {
@@ -76,13 +73,13 @@ def summary(cols: dict[int, dict[str, Any]]) -> dict[str, Any]:
     each run's last prompts."""
     paired = {s: same_steps(c) for s, c in cols.items()}
     out: dict[str, Any] = {
-        name: meter_average(paired, prefix=prefix) for name, prefix in PREFIXES.items()
+        name: meter_average(paired, prefix=prefix) for name, prefix in GEOMETRIES.items()
     }
     out["ratio_per_seed"] = [
         None if p is None or a is None or p <= 0 else a / p
         for p, a in zip(out["plain"]["per_seed"], out["adam"]["per_seed"], strict=True)
     ]
-    for name, prefix in PREFIXES.items():
+    for name, prefix in GEOMETRIES.items():
         out[name]["signal"] = signal_bound(paired, prefix)
     out["last_prompts"] = [
         max(v for v in c.get("train/prompts", []) if v is not None) for c in cols.values()

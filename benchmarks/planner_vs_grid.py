@@ -32,11 +32,11 @@ from frontier_rft.bench.real_rl.planner_grid import (
     meter_average,
 )
 from frontier_rft.bench.scripts import RESULTS_DIR, command_line, write_outputs
-from frontier_rft.core.noise_scale import ADAM_PREFIX
+from frontier_rft.core.noise_scale import GEOMETRIES
 
-GEOMETRIES = {"noise/": "B_simple", ADAM_PREFIX: "B_simple in Adam's geometry"}
-"""The meter's readings a report sets beside the fits, by column prefix."""
-METER_COLUMNS = tuple(p + c for p in GEOMETRIES for c in ("trace", "grad_sq", "intra"))
+WHAT = {"plain": "B_simple", "adam": "B_simple in Adam's geometry"}
+"""What each of the meter's readings (core.noise_scale.GEOMETRIES) is called in a report."""
+METER_COLUMNS = tuple(p + c for p in GEOMETRIES.values() for c in ("trace", "grad_sq", "intra"))
 
 
 def _x(value: float | None) -> str:
@@ -252,9 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     meter = meter_average(cols)
     # Adam's geometry where every run logged it (code since the meter read it)
     more = [
-        {**meter_average(cols, prefix=prefix), "what": what}
-        for prefix, what in GEOMETRIES.items()
-        if prefix != "noise/" and all(prefix + "trace" in c for c in cols.values())
+        {**meter_average(cols, prefix=prefix), "what": WHAT[name]}
+        for name, prefix in GEOMETRIES.items()
+        if name != "plain" and all(prefix + "trace" in c for c in cols.values())
     ]
     fit_targets = [t.strip() for t in args.fit_targets.split(",") if t.strip()]
     if any(t not in TARGETS for t in fit_targets):

@@ -73,6 +73,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "ADAM_PREFIX",
+    "GEOMETRIES",
     "NOISE_METRICS",
     "Halves",
     "NoiseEma",
@@ -110,6 +111,9 @@ in. McCandlish's B_noise for an update -eps P g is tr(P H P Sigma) / (G' P H P G
 matches the curvature (H proportional to P^-1, what Adam's diagonal estimates), it is
 tr(P Sigma) / (G' P G). Every moment above holds with the weighted product, so the estimator is
 exact for it as for the plain one."""
+
+GEOMETRIES = {"plain": "noise/", "adam": ADAM_PREFIX}
+"""The meter's readings by name (TrainConfig.plan_noise's choices): their metrics' prefix."""
 
 
 def moment_row(

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier_rft.core.noise_scale import NoiseEma
+from frontier_rft.core.noise_scale import GEOMETRIES, NoiseEma
 from frontier_rft.sampling.step_plan import StepPlan, StepRows
 from frontier_rft.step_cost.curve import CURVES, load_curve
 from frontier_rft.step_cost.planner import (
@@ -78,7 +78,7 @@ BATCH_STARTS = ("configured", "least_regret")
 """TrainConfig.batch_start: batch_size prompts, or the least worst-case regret on plan_curve."""
 BATCH_LR_RULES = ("sqrt", "none")
 """TrainConfig.batch_lr_rule: lr x sqrt(prompts / batch_size) (capped), or lr unchanged."""
-PLAN_NOISES = ("plain", "adam")
+PLAN_NOISES = tuple(GEOMETRIES)
 """TrainConfig.plan_noise: the meter's noise scale in the parameters' geometry, or in Adam's."""
 MIN_METERED = 2
 """Metered steps the noise meter's averages must hold before a plan reads them."""

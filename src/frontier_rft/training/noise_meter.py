@@ -34,7 +34,6 @@ the smoothed state is saved in the checkpoint (exact resume). A step of fewer th
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,7 +42,13 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from frontier_rft.core.noise_scale import ADAM_PREFIX, NoiseEma, halves, halves_estimate
+from frontier_rft.core.noise_scale import (
+    ADAM_PREFIX,
+    GEOMETRIES,
+    NoiseEma,
+    halves,
+    halves_estimate,
+)
 from frontier_rft.training.config import TrainConfig
 from frontier_rft.training.micro_update import row_chunks, rows_policy_loss
 from frontier_rft.training.policy_loss import row_units
@@ -182,8 +187,9 @@ class NoiseMeter:
         return self.measure(model, loss_of, coef, batch.group_sizes, full, geometry)
 
     def smoothed(self, geometry: str) -> NoiseEma:
-        """The smoothed terms in `geometry`: 'plain' (the parameters') or 'adam'."""
-        return self.adam_ema if geometry == "adam" else self.ema
+        """The smoothed terms in `geometry` (core.noise_scale.GEOMETRIES: 'plain', the
+        parameters', or 'adam')."""
+        return {ema.prefix: ema for ema in (self.ema, self.adam_ema)}[GEOMETRIES[geometry]]
 
     def state_dict(self) -> dict[str, float]:
         adam = {_ADAM_KEY + k: v for k, v in self.adam_ema.state_dict().items()}
@@ -244,7 +250,7 @@ def _clip_factor(grads: Sequence[torch.Tensor | None], config: Any) -> float:
     total norm (+ 1e-6, as torch adds), at most 1; 1 without clipping."""
     if config.max_grad_norm <= 0:
         return 1.0
-    norm = math.sqrt(sum(float(torch.sum(g.double() ** 2)) for g in grads if g is not None))
+    norm = float(torch.nn.utils.get_total_norm([g for g in grads if g is not None]))
     return min(1.0, float(config.max_grad_norm) / (norm + 1e-6))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -103,6 +103,19 @@ def _medians(
     return np.asarray(out, dtype=np.float64)
 
 
+def _resampled_medians(
+    data: Mapping[int, Mapping[str, list[Any]]], ns: Sequence[int], resamples: int, seed: int
+) -> Iterator[np.ndarray]:
+    """The row counts' medians over seeds resampled with replacement (paired across row
+    counts), one array a resample, skipping those where a median is undefined."""
+    n_seeds = len(data[ns[0]]["times"])
+    rng = np.random.default_rng(seed)
+    for _ in range(resamples):
+        m = _medians(data, ns, rng.integers(0, n_seeds, n_seeds))
+        if np.isfinite(m).all():
+            yield m
+
+
 def noise_fit(
     data: Mapping[int, Mapping[str, list[Any]]], *, resamples: int = 2_000, seed: int = 0
 ) -> dict[str, Any]:
@@ -135,12 +148,10 @@ def noise_fit(
     if why:
         return out
     s_min, n_noise = fit_law(np.asarray(ns, dtype=np.float64), medians)
-    rng = np.random.default_rng(seed)
-    boot = []
-    for _ in range(resamples):
-        m = _medians(data, ns, rng.integers(0, n_seeds, n_seeds))
-        if np.isfinite(m).all():
-            boot.append(fit_law(np.asarray(ns, dtype=np.float64), m))
+    boot = [
+        fit_law(np.asarray(ns, dtype=np.float64), m)
+        for m in _resampled_medians(data, ns, resamples, seed)
+    ]
     arr = np.asarray(boot, dtype=np.float64).reshape(-1, 2)
     undefined_share = float(np.mean(~np.isfinite(arr[:, 1]))) if len(arr) else 1.0
     out.update(
@@ -175,12 +186,7 @@ def slope_fit(
     medians = _medians(data, [int(n) for n in ns], range(n_seeds))
     if not np.isfinite(medians).all():
         return None
-    rng = np.random.default_rng(seed)
-    boot = []
-    for _ in range(resamples):
-        m = _medians(data, [int(n) for n in ns], rng.integers(0, n_seeds, n_seeds))
-        if np.isfinite(m).all():
-            boot.append(slope(m))
+    boot = [slope(m) for m in _resampled_medians(data, [int(n) for n in ns], resamples, seed)]
     return {"slope": slope(medians), "ci": _ci(np.asarray(boot, dtype=np.float64))}
 
 
