@@ -70,7 +70,7 @@ test-tinker:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/ruff format --check src tests benchmarks examples
-	$(VENV)/bin/mypy src
+	$(VENV)/bin/mypy src benchmarks
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests benchmarks examples

@@ -131,9 +131,9 @@ def summarise(
                 ("predicted_informative_tried", "predicted"),
                 ("informative_tried", "realised"),
             ):
-                values = [np.array(m[f"alloc/{key}"], float) for m in series]
+                arrays = [np.array(m[f"alloc/{key}"], float) for m in series]
                 row[f"{name}_informative_tried"] = _r(
-                    float(np.mean([np.nanmean(v) for v in values]))
+                    float(np.mean([np.nanmean(v) for v in arrays]))
                 )
         hist = np.mean([np.mean(np.array(r["size_hist"], float), axis=0) for r in mine], axis=0)
         row["size_hist"] = _r(hist.tolist())
@@ -183,7 +183,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     command, seeds = command_line(), args.seeds
-    entries = ENTRIES
+    entries: tuple[Entry, ...] = ENTRIES
     if args.only:
         wanted = {BASE, *args.only.split(",")}
         unknown = wanted - {e.label for e in ENTRIES}
@@ -250,8 +250,8 @@ def main() -> None:
         for label, row in table.items():
             lines.append(f"| {label} | " + " | ".join(f"{v:.2f}" for v in row["size_hist"]) + " |")
     write_outputs(args.out, args.stem, payload, lines)
-    wanted = (BASE, "greso", "greso+alloc", "greso+alloc-pilot", "greso+alloc-lean0.5")
-    shown = [e.label for e in entries if e.label in wanted]
+    plotted = (BASE, "greso", "greso+alloc", "greso+alloc-pilot", "greso+alloc-lean0.5")
+    shown = [e.label for e in entries if e.label in plotted]
     _figure(runs_by_pool, shown, f"{args.out}/{args.stem}.png")
 
 

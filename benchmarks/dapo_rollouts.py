@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from frontier_rft.core.jsonsafe import finite_or_none
 BASE = "uniform+dapo"
 
 
-def spent(run: dict) -> np.ndarray:
+def spent(run: dict[str, Any]) -> np.ndarray:
     """Cumulative rollouts before each score of a run (score[i] is after i steps)."""
     return np.concatenate([[0], np.cumsum(run["rollouts"])])
 
@@ -35,7 +36,7 @@ def main() -> None:
     ap.add_argument("results", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    runs: dict[str, dict[int, dict]] = {}
+    runs: dict[str, dict[int, dict[str, Any]]] = {}
     for path in args.results:
         for r in json.loads(path.read_text())["runs"]:
             runs.setdefault(r["label"], {})[r["seed"]] = r

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 
 def _flag(name: str, value: object) -> str:
@@ -77,8 +78,9 @@ def main() -> int:
 
     from transformers.utils import logging
 
-    logging.disable_progress_bar()
-    logging.set_verbosity_error()
+    hf_logging: Any = logging  # untyped upstream
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     if args.threads:
         import torch
 

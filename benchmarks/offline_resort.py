@@ -18,13 +18,14 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from frontier_rft import make_selector
 from frontier_rft.bench.overhead import world as overhead_world
 from frontier_rft.bench.scripts import command_line
+from frontier_rft.selectors.offline import OfflineSelector
 
 RUNS = ((100_000, 0.0), (100_000, 0.01), (1_000_000, 0.01))
 """(N, resort_fraction): every-step re-sorting at 1e6 would take ~20 minutes."""
@@ -38,8 +39,12 @@ def epoch(n: int, fraction: float, batch: int) -> dict[str, Any]:
     overhead_world.derive_features(world, settings)  # the one-off text features, not timed here
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sel = make_selector("offline", world.pool, seed=0, resort_fraction=fraction)
+        sel = cast(
+            OfflineSelector,
+            make_selector("offline", world.pool, seed=0, resort_fraction=fraction),
+        )
     est = sel._estimated
+    assert est is not None  # given prompts only, offline estimates difficulty
     times, resorts, last = [], 0, est.sorted_at
     for t in range(steps):
         t0 = time.perf_counter()

@@ -124,7 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     timing = (args.tasks, args.seconds, args.batch, args.rollouts)
     rows = []
     work = Path(tempfile.mkdtemp(prefix="bench-", dir=REPO / ".ray_tmp"))
-    log = lambda msg: print(f"[ray_service] {msg}", file=sys.stderr, flush=True)  # noqa: E731
+
+    def log(msg: str) -> None:
+        print(f"[ray_service] {msg}", file=sys.stderr, flush=True)
+
     try:
         fsync_before = fsync_ms(work)
         log("in-process selector")
@@ -143,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from frontier_rft.integrations.ray.local import init_local
 
         init_local(REPO / ".ray_tmp" / "svc", num_cpus=2)
-        ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        cloudpickle: Any = ray.cloudpickle  # untyped upstream
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
         try:
             client_cls = ray_client_class(ray)
             clients = [client_cls.remote() for _ in range(args.clients)]

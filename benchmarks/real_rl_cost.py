@@ -16,6 +16,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,9 @@ def main() -> int:
 
     from transformers.utils import logging
 
-    logging.disable_progress_bar()
-    logging.set_verbosity_error()
+    hf_logging: Any = logging  # untyped upstream
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     from frontier_rft.bench.real_rl.entries import MAIN_ENTRIES
     from frontier_rft.bench.real_rl.testbed import testbed
     from frontier_rft.training.grpo import Trainer

@@ -20,6 +20,7 @@ import argparse
 import dataclasses
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in seeds:
         start, uni, skip = got.start[str(s)], got.runs["uniform"][s], got.runs["skip-kept"][s]
 
-        def col(run: dict, key: str) -> np.ndarray:
+        def col(run: dict[str, Any], key: str) -> np.ndarray:
             return np.array([r[key] for r in run["train"]], dtype=float)
 
         iu, isk = col(uni, "train/informative_groups"), col(skip, "train/informative_groups")

@@ -21,6 +21,7 @@ import os
 import platform
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,13 +45,15 @@ def main() -> int:
     import torch
     from transformers.utils import logging
 
-    logging.disable_progress_bar()
-    logging.set_verbosity_error()
+    hf_logging: Any = logging  # untyped upstream
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
     from frontier_rft import Feedback, make_selector
     from frontier_rft.bench.metrics import spearman
     from frontier_rft.lm.decoding import Sampling
     from frontier_rft.lm.pretrained import SMOLLM2, load_pretrained
+    from frontier_rft.selectors.metis import METISSelector
     from frontier_rft.selectors.metis.judge import parse_judgment, render_judge_prompt
     from frontier_rft.tasks.suite import heldout_split, load_task
     from frontier_rft.training.config import TrainConfig
@@ -144,7 +147,10 @@ def main() -> int:
         max_new_tokens=args.judge_max_new_tokens,
         temperature=args.judge_temperature,
     )
-    selector = make_selector("metis", pool, seed=0, judge=judge, pool_multiplier=1)
+    selector = cast(
+        METISSelector,
+        make_selector("metis", pool, seed=0, judge=judge, pool_multiplier=1),
+    )
     # K = 3 exemplars: the realised variance of three other prompts (the last three).
     ex = np.arange(args.prompts, args.prompts + 3)
     selector.update(Feedback(np.repeat(ex, args.samples), scores[ex].ravel(), step=0))

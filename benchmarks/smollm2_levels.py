@@ -20,6 +20,7 @@ import os
 import platform
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,8 +45,9 @@ def main() -> int:
     import torch
     from transformers.utils import logging
 
-    logging.disable_progress_bar()
-    logging.set_verbosity_error()
+    hf_logging: Any = logging  # untyped upstream
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     torch.set_num_threads(args.threads)
     from frontier_rft.lm.decoding import Sampling
     from frontier_rft.lm.device import autocast, resolve_device

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -133,7 +133,9 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[s
 # ----------------------------------------------------------------------------- tokenizer/model
 
 
-def test_tokenizer_round_trip_and_chat_template(models: tuple[Path, Path, dict]) -> None:
+def test_tokenizer_round_trip_and_chat_template(
+    models: tuple[Path, Path, dict[str, float]],
+) -> None:
     init, _, _ = models
     tok = AutoTokenizer.from_pretrained(init)
     assert type(tok).__name__ in ("PreTrainedTokenizerFast", "TokenizersBackend")
@@ -152,7 +154,7 @@ def test_tokenizer_round_trip_and_chat_template(models: tuple[Path, Path, dict])
     rendered = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     assert rendered == BOS + render_judge_prompt(sys_msg, user)
     chat_ids = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-    chat_ids = chat_ids["input_ids"] if hasattr(chat_ids, "keys") else chat_ids
+    chat_ids = chat_ids["input_ids"] if isinstance(chat_ids, Mapping) else chat_ids
     flat_ids = tok(BOS + render_judge_prompt(sys_msg, user), add_special_tokens=False)
     assert list(chat_ids) == flat_ids["input_ids"]
     turn = tok.apply_chat_template(
@@ -161,13 +163,14 @@ def test_tokenizer_round_trip_and_chat_template(models: tuple[Path, Path, dict])
     assert turn == f"{BOS}<|user|>\nq\n<|assistant|>\na{EOS}"
 
 
-def test_model_round_trip(models: tuple[Path, Path, dict], tmp_path: Path) -> None:
+def test_model_round_trip(models: tuple[Path, Path, dict[str, float]], tmp_path: Path) -> None:
     init, _, _ = models
     model = AutoModelForCausalLM.from_pretrained(init)
     assert isinstance(model, LlamaForCausalLM)
     assert model.config.model_type == "llama"
     assert model.config.hidden_size == TINY.hidden_size
-    assert model.get_output_embeddings().weight is model.get_input_embeddings().weight  # tied
+    head = model.get_output_embeddings()  # type: ignore[no-untyped-call]
+    assert head.weight is model.get_input_embeddings().weight  # tied
     x = torch.tensor([[1, 4, 10, 11, 12, 5]])
     with torch.no_grad():
         before = model(x).logits
@@ -178,7 +181,7 @@ def test_model_round_trip(models: tuple[Path, Path, dict], tmp_path: Path) -> No
 
 
 def test_saved_model_files_follow_the_umask(
-    models: tuple[Path, Path, dict], tmp_path: Path
+    models: tuple[Path, Path, dict[str, float]], tmp_path: Path
 ) -> None:
     model, tokenizer = load_lm(models[0])
     old = os.umask(0o027)
@@ -193,7 +196,10 @@ def test_saved_model_files_follow_the_umask(
 
 @pytest.mark.parametrize("task", ["countdown", "arithmetic"])
 def test_evaluate_models_with_the_default_levels(
-    task: str, models: tuple[Path, Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    task: str,
+    models: tuple[Path, Path, dict[str, float]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Without --levels, the held-out split takes the task's own levels (not countdown's)."""
     from frontier_rft.cli.main import main
@@ -206,7 +212,9 @@ def test_evaluate_models_with_the_default_levels(
     assert set(summary) >= {"eval/pass@1", "eval/pass@2", "model"}
 
 
-def test_sft_loss_decreases_and_model_learns_the_format(models: tuple[Path, Path, dict]) -> None:
+def test_sft_loss_decreases_and_model_learns_the_format(
+    models: tuple[Path, Path, dict[str, float]],
+) -> None:
     _, sft, stats = models
     assert stats["final_loss"] < 0.6 * stats["first_loss"]
     model, _ = load_lm(sft)
