@@ -476,6 +476,9 @@ FIGURES.update(
         **planner_figures(
             "planner_vs_grid_std_cpu", "stdplancpu", {"vs_start": "uniform-auto-start-lr1"}
         ),
+        **planner_figures(
+            "planner_vs_grid_std_adam_preview", "stdadampre", {"vs_plain": "uniform-auto-cpu"}
+        ),
         "std.dapo-onecall.informative": Figure(
             "real_rl_std_step_size_e4",
             "dapo-onecall",
