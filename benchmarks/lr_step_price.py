@@ -58,6 +58,14 @@ def _times(runs: dict[int, Run], axis: str, targets: dict[int, float]) -> dict[s
     return {"values": [got[s][0] for s in runs], "budgets": [got[s][1] for s in runs]}
 
 
+def _bound(large: dict[str, Any], small: dict[str, Any]) -> float | None:
+    """Where the smaller step's median lies beyond its runs and the larger's does not: the
+    ratio is below the larger's median over the smaller's shortest budget."""
+    if small["median"] is not None or large["median"] is None:
+        return None
+    return float(large["median"]) / float(min(small["budgets"]))
+
+
 def _km(cell: dict[str, Any], pick: np.ndarray) -> float:
     times = [
         cell["values"][i] if cell["values"][i] is not None else cell["budgets"][i] for i in pick
@@ -102,13 +110,18 @@ def compare(
         rate: {entry: _runs(full, entry, seeds) for entry in (small, large)}
         for rate, full in (("low", low), ("high", high))
     }
+    full_of = {"low": low, "high": high}
     lrs = {rate: runs[rate][small][seeds[0]]["info"]["config"]["lr"] for rate in ("low", "high")}
     out: dict[str, Any] = {"seeds": seeds, "lr": lrs, "small": small, "large": large}
     common = {s: target_of(runs["low"][small][s], "plateau") for s in seeds}
     raw: dict[tuple[str, str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
     for rate in ("low", "high"):
         own = {s: target_of(runs[rate][small][s], "plateau") for s in seeds}
+        starts = [runs[rate][small][s]["pass1"][0] for s in seeds]
+        device = full_of[rate]["summary"]["labels"][large]["device"]
         out[rate] = {
+            "own_at_start": sum(own[s] <= x + 1e-12 for s, x in zip(seeds, starts, strict=True)),
+            "equal_pass1": {axis: device[f"equal_{axis}_pass1"] for axis in ("cpu", "h200")},
             "final_pass1": {
                 entry: mean_ci([runs[rate][entry][s]["pass1"][-1] for s in seeds])
                 for entry in (small, large)
@@ -120,10 +133,13 @@ def compare(
                 a = _times(runs[rate][large], axis, targets)
                 b = _times(runs[rate][small], axis, targets)
                 raw[(rate, name, axis)] = (a, b)
+                ta = {**time_summary(a["values"], a["budgets"]), "budgets": a["budgets"]}
+                tb = {**time_summary(b["values"], b["budgets"]), "budgets": b["budgets"]}
                 out[rate][f"{name}_{axis}"] = {
-                    large: time_summary(a["values"], a["budgets"]),
-                    small: time_summary(b["values"], b["budgets"]),
+                    large: ta,
+                    small: tb,
                     "ratio": median_ratio(a["values"], a["budgets"], b["values"], b["budgets"]),
+                    "below": _bound(ta, tb),
                 }
     out["high_over_low"] = {
         f"{name}_{axis}": ratio_of_ratios(raw[("high", name, axis)], raw[("low", name, axis)])
@@ -169,9 +185,17 @@ def markdown(name: str, command: str, data: dict[str, Any]) -> list[str]:
         for target in ("common", "own"):
             for axis in AXES_READ:
                 cell = data[rate][f"{target}_{axis}"]
+                ratio = _ratio(cell["ratio"])
+                if cell["below"] is not None:
+                    ratio = f"below {cell['below']:.2f}x ({small} never reached)"
+                if target == "own" and data[rate]["own_at_start"]:
+                    ratio = (
+                        f"- ({small}'s plateau at or below its start on "
+                        f"{data[rate]['own_at_start']}/{len(data['seeds'])} seeds)"
+                    )
                 lines.append(
                     f"| {data['lr'][rate]:g} | {target} | {AXES[axis]} | {_median(cell[small])} "
-                    f"| {_median(cell[large])} | {_ratio(cell['ratio'])} |"
+                    f"| {_median(cell[large])} | {ratio} |"
                 )
     lines += [
         "",
@@ -181,7 +205,21 @@ def markdown(name: str, command: str, data: dict[str, Any]) -> list[str]:
     ]
     for key, cell in data["high_over_low"].items():
         target, axis = key.split("_", 1)
-        lines.append(f"- {target} target, {AXES[axis]}: {_ratio(cell)}")
+        text = _ratio(cell)
+        if cell["ratio"] is None:
+            text = "undefined (a median lies beyond the runs, or the target at the start)"
+        lines.append(f"- {target} target, {AXES[axis]}: {text}")
+    lines += [
+        "",
+        f"`{large}`'s pass@1 − `{small}`'s at equal projected seconds (mean [95% CI]):",
+        "",
+    ]
+    for rate in ("low", "high"):
+        for axis, cell in data[rate]["equal_pass1"].items():
+            lines.append(
+                f"- lr {data['lr'][rate]:g}, {AXES[axis]}: {cell['mean']:+.3f} "
+                f"[{cell['ci'][0]:+.3f}, {cell['ci'][1]:+.3f}]"
+            )
     lines += ["", "Final held-out pass@1 (mean [95% CI]):", ""]
     for rate in ("low", "high"):
         for entry in (small, large):

@@ -34,3 +34,13 @@ def test_a_median_beyond_the_budget_gives_no_ratio() -> None:
         out = script.ratio_of_ratios(high, low, resamples=50)
     assert out["ratio"] is None
     assert out["ci"][1] is None
+
+
+def test_a_smaller_step_that_never_reached_bounds_the_ratio() -> None:
+    """The larger step's median is 20 steps; the smaller never reached in runs of 64, 64 and
+    60 steps: its median lies beyond 60 at least, so the ratio is below 20 / 60."""
+    large = {"median": 20.0, "budgets": [32.0, 32.0, 32.0]}
+    small = {"median": None, "budgets": [64.0, 64.0, 60.0]}
+    with benchmark_script("lr_step_price") as script:
+        assert script._bound(large, small) == pytest.approx(1 / 3)
+        assert script._bound(large, {**small, "median": 40.0}) is None

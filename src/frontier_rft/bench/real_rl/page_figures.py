@@ -84,6 +84,20 @@ def median_ratio(digits: int = 2) -> Format:
     return fmt
 
 
+def ratio_ci(digits: int = 2) -> Format:
+    """'0.42x [0.30, beyond]' from a {ratio, ci} cell ('beyond the runs' where the ratio is
+    undefined: a median beyond the budgets)."""
+
+    def fmt(cell: Any) -> str:
+        lo, hi = cell["ci"] or (None, None)
+        ends = ", ".join("beyond" if v is None else _num(v, digits, False) for v in (lo, hi))
+        if cell["ratio"] is None:
+            return f"beyond the runs [{ends}]"
+        return f"{_num(cell['ratio'], digits, False)}x [{ends}]"
+
+    return fmt
+
+
 def signed_mean(digits: int = 3) -> Format:
     """'−0.029' from a {mean} cell."""
     return lambda cell: _num(cell["mean"], digits, True)
@@ -217,7 +231,27 @@ class PlannerFigure:
         return median_ratio()(cell)
 
 
-AnyFigure = Figure | CurveFigure | NoiseFigure | PlannerFigure
+@dataclass(frozen=True)
+class ScriptFigure:
+    """A figure from a benchmark script's results (benchmarks/results/<stem>.json, e.g.
+    benchmarks/lr_step_price.py's): the value at `path`, written by `fmt`."""
+
+    stem: str
+    """The results file stem."""
+    path: tuple[str, ...]
+    """Keys from the file's top level to the value."""
+    fmt: Format
+    """How the page writes it."""
+
+    def value(self, results: Path) -> str:
+        """The figure's text."""
+        node: Any = json.loads((results / f"{self.stem}.json").read_text("utf-8"))
+        for key in self.path:
+            node = node[key]
+        return self.fmt(node)
+
+
+AnyFigure = Figure | CurveFigure | NoiseFigure | PlannerFigure | ScriptFigure
 
 
 @cache
@@ -478,6 +512,20 @@ FIGURES.update(
         ),
         **planner_figures(
             "planner_vs_grid_std_adam_preview", "stdadampre", {"vs_plain": "uniform-auto-cpu"}
+        ),
+        **{
+            f"lrprice.{rate}.{name}": ScriptFigure("lr_step_price_std", (rate, *path), fmt)
+            for rate in ("low", "high")
+            for name, path, fmt in (
+                ("equal_cpu", ("equal_pass1", "cpu"), interval()),
+                ("equal_h200", ("equal_pass1", "h200"), interval()),
+                ("steps", ("common_steps", "ratio"), median_ratio()),
+                ("uniform", ("final_pass1", "uniform"), interval(3, False)),
+                ("b64", ("final_pass1", "uniform-b64"), interval(3, False)),
+            )
+        },
+        "lrprice.high.steps_below": ScriptFigure(
+            "lr_step_price_std", ("high", "common_steps", "below"), lambda v: f"{v:.2f}x"
         ),
         "std.dapo-onecall.informative": Figure(
             "real_rl_std_step_size_e4",
