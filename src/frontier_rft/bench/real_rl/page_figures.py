@@ -84,20 +84,6 @@ def median_ratio(digits: int = 2) -> Format:
     return fmt
 
 
-def ratio_ci(digits: int = 2) -> Format:
-    """'0.42x [0.30, beyond]' from a {ratio, ci} cell ('beyond the runs' where the ratio is
-    undefined: a median beyond the budgets)."""
-
-    def fmt(cell: Any) -> str:
-        lo, hi = cell["ci"] or (None, None)
-        ends = ", ".join("beyond" if v is None else _num(v, digits, False) for v in (lo, hi))
-        if cell["ratio"] is None:
-            return f"beyond the runs [{ends}]"
-        return f"{_num(cell['ratio'], digits, False)}x [{ends}]"
-
-    return fmt
-
-
 def signed_mean(digits: int = 3) -> Format:
     """'−0.029' from a {mean} cell."""
     return lambda cell: _num(cell["mean"], digits, True)
