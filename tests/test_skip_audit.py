@@ -103,6 +103,26 @@ def test_staleness_is_the_least_grid_value_that_reaches_the_observed_mixed_share
 
 
 # ----------------------------------------------------------------------- planted regimes
+def test_every_candidate_audited_passes_nothing_over_and_divides_by_nothing() -> None:
+    """audit_share 1 (allowed: (0, 1]): every candidate is rolled out, so the bound is 0 at
+    any strength and the strength is 1 (the formula's 1 - a would be a zero divisor); a run
+    walks uniform's batches and passes nothing over."""
+    sel = make_selector("skip-audit", _pool(), seed=0, audit_share=1.0)
+    assert isinstance(sel, SkipAuditSelector)
+    sel._audit_stats.update(
+        candidates=10.0, passed=0.0, kept_mixed=4.0, kept_rolled=20.0,
+        cand_mixed=2.0, cand_rolled=20.0,
+    )  # fmt: skip
+    assert sel.next_strength() == 1.0
+    rates = _stationary(np.random.default_rng(3))
+    fresh = make_selector("skip-audit", _pool(), seed=0, audit_share=1.0)
+    assert isinstance(fresh, SkipAuditSelector)
+    spent, _, _ = _run(fresh, lambda step: rates, steps=30)
+    assert spent == 30 * B * G
+    assert fresh._audit_totals["passed"] == 0
+    assert fresh._audit_totals["candidates"] > 0
+
+
 def test_on_planted_flat_and_mixed_prompts_it_passes_over_flat_ones_within_the_target() -> None:
     rates = _stationary(np.random.default_rng(3))
     sel = make_selector("skip-audit", _pool(), seed=0)

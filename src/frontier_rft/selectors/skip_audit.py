@@ -111,7 +111,7 @@ class SkipAuditConfig(SkipConfig):
 
     audit_share: float = 0.125
     """Share of the prompts the skip would pass over that are rolled out and trained anyway,
-    to measure what passing over loses (1 in 8)."""
+    to measure what passing over loses (1 in 8; 1: every one, so nothing is passed over)."""
     loss_target: float = 0.05
     """Target for the share of mixed groups that passing over loses, an average target, not a
     per-run guarantee: each step it passes over only as much as keeps the expected share
@@ -218,12 +218,18 @@ class SkipAuditSelector(SkipSelector):
     def next_strength(self) -> float:
         """s = min(1, T (K_m + W r_up) / ((1 - a) W r_up)): the most passing-over whose bound
         on the share of mixed groups lost stays at the target (1 with no candidates)."""
+        _, r_up = self.passed_rate()
+        return self._strength_at(r_up)
+
+    def _strength_at(self, rate: float) -> float:
+        """min(1, T (K_m + W r) / ((1 - a) W r)) at the passed-over mixed rate r: 1 with no
+        candidates, no mixed rate or every candidate audited (a = 1: none is passed over, so
+        nothing is lost at any strength)."""
         st, cfg = self._audit_stats, self.config
         w = st["candidates"]
-        _, r_up = self.passed_rate()
-        if w <= 0.0 or r_up <= 0.0:
+        if math.isnan(rate) or w <= 0.0 or rate <= 0.0 or cfg.audit_share >= 1.0:
             return 1.0
-        s = cfg.loss_target * (st["kept_mixed"] + w * r_up) / ((1.0 - cfg.audit_share) * w * r_up)
+        s = cfg.loss_target * (st["kept_mixed"] + w * rate) / ((1.0 - cfg.audit_share) * w * rate)
         return float(min(1.0, max(0.0, s)))
 
     def lost_share(self) -> tuple[float, float]:
@@ -489,17 +495,9 @@ class SkipAuditSelector(SkipSelector):
                 "last pass came back mixed"
             )
         if self._strength < 0.5 and self._audit_totals["candidates"]:
-            st, cfg = self._audit_stats, self.config
             r, r_up = self.passed_rate()
-            w = st["candidates"]
-            at_point = (
-                1.0
-                if math.isnan(r) or r <= 0.0 or w <= 0.0
-                else cfg.loss_target
-                * (st["kept_mixed"] + w * r)
-                / ((1.0 - cfg.audit_share) * w * r)
-            )
-            audited = st["cand_rolled"]
+            at_point = self._strength_at(r)
+            audited = self._audit_stats["cand_rolled"]
             if at_point >= 0.5:
                 measured = "none measured" if math.isnan(r) else f"measured {r:.0%}"
                 why.append(
