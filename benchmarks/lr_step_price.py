@@ -187,7 +187,7 @@ def markdown(name: str, command: str, data: dict[str, Any]) -> list[str]:
                 cell = data[rate][f"{target}_{axis}"]
                 ratio = _ratio(cell["ratio"])
                 if cell["below"] is not None:
-                    ratio = f"below {cell['below']:.2f}x ({small} never reached)"
+                    ratio = f"below {cell['below']:.2f}x ({small}'s median lies beyond its runs)"
                 if target == "own" and data[rate]["own_at_start"]:
                     ratio = (
                         f"- ({small}'s plateau at or below its start on "

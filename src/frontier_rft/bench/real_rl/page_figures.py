@@ -500,7 +500,11 @@ FIGURES.update(
             "planner_vs_grid_std_adam_preview", "stdadampre", {"vs_plain": "uniform-auto-cpu"}
         ),
         **{
-            f"lrprice.{rate}.{name}": ScriptFigure("lr_step_price_std", (rate, *path), fmt)
+            f"{prefix}.{rate}.{name}": ScriptFigure(stem, (rate, *path), fmt)
+            for prefix, stem in (
+                ("lrprice", "lr_step_price_std"),
+                ("lrfresh", "lr_step_price_std_fresh"),
+            )
             for rate in ("low", "high")
             for name, path, fmt in (
                 ("equal_cpu", ("equal_pass1", "cpu"), interval()),
@@ -510,9 +514,15 @@ FIGURES.update(
                 ("b64", ("final_pass1", "uniform-b64"), interval(3, False)),
             )
         },
-        "lrprice.high.steps_below": ScriptFigure(
-            "lr_step_price_std", ("high", "common_steps", "below"), lambda v: f"{v:.2f}x"
-        ),
+        **{
+            f"{prefix}.high.steps_below": ScriptFigure(
+                stem, ("high", "common_steps", "below"), lambda v: f"{v:.2f}x"
+            )
+            for prefix, stem in (
+                ("lrprice", "lr_step_price_std"),
+                ("lrfresh", "lr_step_price_std_fresh"),
+            )
+        },
         "std.dapo-onecall.informative": Figure(
             "real_rl_std_step_size_e4",
             "dapo-onecall",
