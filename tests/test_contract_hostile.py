@@ -191,6 +191,30 @@ def test_every_config_field_rejects_or_works(
     _round_trip_continues(sel, tmp_path)
 
 
+BOUNDARY_VALUES = (0, 1, 0.5, 2, -1, 1e-300)
+"""The ends of the ranges configs allow ((0, 1], [0, 1), >= 1, ...) and just past them."""
+
+
+def test_every_config_field_at_a_range_end_rejects_or_works(
+    selector_name: str, pool: TaskPool, tmp_path: Path
+) -> None:
+    """Every field at each of BOUNDARY_VALUES, not drawn at random: a value a config allows at
+    the end of its range must run (skip-audit's audit_share 1 once divided by zero, and only a
+    random draw found it); one it refuses is named in the message."""
+    cls = SELECTORS[selector_name].config_class
+    for field in dataclasses.fields(cls):
+        for value in BOUNDARY_VALUES:
+            try:
+                sel = build(selector_name, pool, **{field.name: value})
+            except ValueError as exc:
+                assert field.name in str(exc) or "inner" in str(exc), str(exc)
+                continue
+            drive(sel, steps=3)
+            where = tmp_path / f"{field.name}-{value}"
+            where.mkdir()
+            _round_trip_continues(sel, where)
+
+
 ISSUE_CONFIGS = [
     ("prioritized", "use_pools", 0),
     ("prioritized", "use_pools", -1),
