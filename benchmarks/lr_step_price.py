@@ -20,14 +20,11 @@ predicts (benchmarks/results/real_rl_std_lr4_prediction.md).
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from frontier_rft.bench.metrics import km_median, mean_ci, median_ratio, time_summary
-from frontier_rft.bench.real_rl.device_report import AXES, Run, readings, target_of
+from frontier_rft.bench.metrics import mean_ci, median_ratio, ratio_of_median_ratios, time_summary
+from frontier_rft.bench.real_rl.device_report import AXES, Run, first_at, readings, target_of
 from frontier_rft.bench.real_rl.ledger import read_record, run_from_record
 from frontier_rft.bench.scripts import command_line, script_parser, seed_list, write_outputs
 
@@ -45,17 +42,15 @@ def _runs(full: dict[str, Any], entry: str, seeds: list[int]) -> dict[int, Run]:
     return {s: run_from_record(read_record(place / f"seed{s}.json.gz")) for s in seeds}
 
 
-def _first(run: Run, axis: str, target: float) -> tuple[float | None, float]:
-    positions, scores, _ = readings(run, axis)
-    for x, y in zip(positions, scores, strict=True):
-        if y >= target - 1e-12:
-            return float(x), positions[-1]
-    return None, positions[-1]
-
-
 def _times(runs: dict[int, Run], axis: str, targets: dict[int, float]) -> dict[str, Any]:
-    got = {s: _first(run, axis, targets[s]) for s, run in runs.items()}
-    return {"values": [got[s][0] for s in runs], "budgets": [got[s][1] for s in runs]}
+    """Each run's first position on `axis` at the target (None: never), with its budget."""
+    values: list[float | None] = []
+    budgets: list[float] = []
+    for seed, run in runs.items():
+        positions, scores, _ = readings(run, axis)
+        values.append(first_at(positions, scores, targets[seed]))
+        budgets.append(positions[-1])
+    return time_summary(values, budgets)
 
 
 def _bound(large: dict[str, Any], small: dict[str, Any]) -> float | None:
@@ -64,42 +59,6 @@ def _bound(large: dict[str, Any], small: dict[str, Any]) -> float | None:
     if small["median"] is not None or large["median"] is None:
         return None
     return float(large["median"]) / float(min(small["budgets"]))
-
-
-def _km(cell: dict[str, Any], pick: np.ndarray) -> float:
-    times = [
-        cell["values"][i] if cell["values"][i] is not None else cell["budgets"][i] for i in pick
-    ]
-    reached = [cell["values"][i] is not None for i in pick]
-    med = km_median(times, reached)
-    return math.inf if med is None else med
-
-
-def ratio_of_ratios(
-    high: tuple[dict[str, Any], dict[str, Any]],
-    low: tuple[dict[str, Any], dict[str, Any]],
-    resamples: int = 2_000,
-) -> dict[str, Any]:
-    """(large / small at the higher rate) over (large / small at the lower), each a ratio of
-    Kaplan-Meier medians, the same seeds resampled together at both rates for the 95% CI;
-    None where a median lies beyond the budgets."""
-    n = len(high[0]["values"])
-
-    def draw(pick: np.ndarray) -> float:
-        (ha, hb), (la, lb) = ([_km(c, pick) for c in pair] for pair in (high, low))
-        if not all(math.isfinite(v) and v > 0 for v in (hb, la, lb)) or not math.isfinite(ha):
-            return math.inf
-        return (ha / hb) / (la / lb)
-
-    point = draw(np.arange(n))
-    picks = np.random.default_rng(0).integers(0, n, size=(resamples, n))
-    draws = np.array([draw(p) for p in picks])
-    lo = float(np.quantile(draws, 0.025, method="lower"))
-    hi = float(np.quantile(draws, 0.975, method="higher"))
-    return {
-        "ratio": point if math.isfinite(point) else None,
-        "ci": [v if math.isfinite(v) else None for v in (lo, hi)],
-    }
 
 
 def compare(
@@ -133,16 +92,16 @@ def compare(
                 a = _times(runs[rate][large], axis, targets)
                 b = _times(runs[rate][small], axis, targets)
                 raw[(rate, name, axis)] = (a, b)
-                ta = {**time_summary(a["values"], a["budgets"]), "budgets": a["budgets"]}
-                tb = {**time_summary(b["values"], b["budgets"]), "budgets": b["budgets"]}
                 out[rate][f"{name}_{axis}"] = {
-                    large: ta,
-                    small: tb,
+                    large: a,
+                    small: b,
                     "ratio": median_ratio(a["values"], a["budgets"], b["values"], b["budgets"]),
-                    "below": _bound(ta, tb),
+                    "below": _bound(a, b),
                 }
     out["high_over_low"] = {
-        f"{name}_{axis}": ratio_of_ratios(raw[("high", name, axis)], raw[("low", name, axis)])
+        f"{name}_{axis}": ratio_of_median_ratios(
+            raw[("high", name, axis)], raw[("low", name, axis)]
+        )
         for name in ("common", "own")
         for axis in AXES_READ
     }
@@ -150,8 +109,7 @@ def compare(
 
 
 def _median(cell: dict[str, Any]) -> str:
-    med = cell["median"]
-    n, k = len(cell["values"]), sum(v is not None for v in cell["values"])
+    med, n, k = cell["median"], len(cell["values"]), cell["reached"]
     text = "never" if med is None else f"{med:,.1f}"
     return text if k == n else f"{text} ({k}/{n} reached)"
 

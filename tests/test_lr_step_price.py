@@ -1,10 +1,12 @@
-"""benchmarks/lr_step_price.py: the larger step's ratio at one rate over its ratio at another,
-on planted times worked out by hand."""
+"""benchmarks/lr_step_price.py and the metric it reports (bench.metrics.ratio_of_median_ratios):
+the larger step's ratio at one rate over its ratio at another, on planted times worked out by
+hand."""
 
 from __future__ import annotations
 
 import pytest
 
+from frontier_rft.bench.metrics import ratio_of_median_ratios
 from helpers import benchmark_script
 
 
@@ -18,8 +20,7 @@ def test_ratio_of_ratios_of_kaplan_meier_medians() -> None:
     3/7. Their ratio: 0.2 / (3/7) = 7/15."""
     high = (_cell([8.0, 8.0, 12.0]), _cell([32.0, 40.0, 48.0]))
     low = (_cell([24.0, 24.0, 28.0]), _cell([48.0, 56.0, 60.0]))
-    with benchmark_script("lr_step_price") as script:
-        out = script.ratio_of_ratios(high, low, resamples=200)
+    out = ratio_of_median_ratios(high, low, resamples=200)
     assert out["ratio"] == pytest.approx(7 / 15)
     lo, hi = out["ci"]
     assert lo - 1e-12 <= 7 / 15 <= hi + 1e-12
@@ -30,8 +31,7 @@ def test_a_median_beyond_the_budget_gives_no_ratio() -> None:
     every budget, so no ratio (censored, never averaged over the seed that reached)."""
     high = (_cell([8.0, None, None]), _cell([32.0, 40.0, 48.0]))
     low = (_cell([24.0, 24.0, 28.0]), _cell([48.0, 56.0, 60.0]))
-    with benchmark_script("lr_step_price") as script:
-        out = script.ratio_of_ratios(high, low, resamples=50)
+    out = ratio_of_median_ratios(high, low, resamples=50)
     assert out["ratio"] is None
     assert out["ci"][1] is None
 

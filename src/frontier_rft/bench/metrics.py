@@ -233,6 +233,45 @@ def _order_ci(draws: NDArray[np.float64]) -> list[float | None]:
     return [float(v) if math.isfinite(v) else None for v in (lo, hi)]
 
 
+def ratio_of_median_ratios(
+    high: tuple[Mapping[str, Any], Mapping[str, Any]],
+    low: tuple[Mapping[str, Any], Mapping[str, Any]],
+    *,
+    resamples: int = 2_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """(a / b in `high`) over (a / b in `low`), each pair (a, b) two `time_summary` cells of
+    the same seeds and each ratio one of Kaplan-Meier medians, the seeds resampled together
+    across all four for the percentile-bootstrap CI; None where a median lies beyond the
+    budgets (an interval end likewise)."""
+    cells = (*high, *low)
+    times = [
+        np.asarray(
+            [b if v is None else v for v, b in zip(c["values"], c["budgets"], strict=True)],
+            dtype=np.float64,
+        )
+        for c in cells
+    ]
+    reached = [np.asarray([v is not None for v in c["values"]], dtype=np.bool_) for c in cells]
+    n = len(times[0])
+
+    def ratios(pick: NDArray[np.int64]) -> NDArray[np.float64]:
+        ha, hb, la, lb = (
+            _km_medians(t[pick], r[pick]) for t, r in zip(times, reached, strict=True)
+        )
+        ok = np.isfinite(ha) & np.isfinite(hb) & np.isfinite(la) & np.isfinite(lb)
+        ok &= (hb > 0) & (la > 0) & (lb > 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(ok, (ha / hb) / (la / lb), math.inf)
+
+    point = float(ratios(np.arange(n)[None, :])[0]) if n else math.inf
+    out: dict[str, Any] = {"ratio": point if math.isfinite(point) else None, "ci": None}
+    if n and resamples:
+        pick = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+        out["ci"] = _order_ci(ratios(pick))
+    return out
+
+
 def median_ratio(
     mine: Sequence[float | None],
     mine_budgets: Sequence[float],

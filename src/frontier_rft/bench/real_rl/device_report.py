@@ -114,7 +114,8 @@ def readings(run: Run, axis: str, key: str = "pass1") -> tuple[list[float], list
     return [g for g, _ in points], [by_step[s] for _, s in points], "grid"
 
 
-def _first_at(positions: Sequence[float], scores: Sequence[float], target: float) -> float | None:
+def first_at(positions: Sequence[float], scores: Sequence[float], target: float) -> float | None:
+    """The first position whose score reaches `target` (None: never)."""
     for x, y in zip(positions, scores, strict=True):
         if y >= target - 1e-12:
             return float(x)
@@ -149,8 +150,8 @@ def device_comparison(
         out["read"][axis] = sorted({r[2] for r in (*mine_read.values(), *base_read.values())})
         for name in TARGETS:
             targets = {s: target_of(base[s], name) for s in seeds}
-            a = [_first_at(*mine_read[s][:2], targets[s]) for s in seeds]
-            b = [_first_at(*base_read[s][:2], targets[s]) for s in seeds]
+            a = [first_at(*mine_read[s][:2], targets[s]) for s in seeds]
+            b = [first_at(*base_read[s][:2], targets[s]) for s in seeds]
             a_budget = [mine_read[s][0][-1] for s in seeds]
             b_budget = [base_read[s][0][-1] for s in seeds]
             out[f"to_{name}_{axis}"] = median_ratio(a, a_budget, b, b_budget)

@@ -428,6 +428,29 @@ def planner_figures(
     return out
 
 
+def lr_price_figures(stem: str, prefix: str) -> dict[str, ScriptFigure]:
+    """A two-rate comparison's figures (benchmarks/lr_step_price.py's `stem`): per rate
+    (`low`, `high`) the larger step's pass@1 over the smaller's at equal projected seconds,
+    its steps to the common target over the smaller's, each arm's final pass@1; and the bound
+    on that ratio at the higher rate where the smaller step's median lies beyond its runs."""
+    cells = (
+        ("equal_cpu", ("equal_pass1", "cpu"), interval()),
+        ("equal_h200", ("equal_pass1", "h200"), interval()),
+        ("steps", ("common_steps", "ratio"), median_ratio()),
+        ("uniform", ("final_pass1", "uniform"), interval(3, False)),
+        ("b64", ("final_pass1", "uniform-b64"), interval(3, False)),
+    )
+    out = {
+        f"{prefix}.{rate}.{name}": ScriptFigure(stem, (rate, *path), fmt)
+        for rate in ("low", "high")
+        for name, path, fmt in cells
+    }
+    out[f"{prefix}.high.steps_below"] = ScriptFigure(
+        stem, ("high", "common_steps", "below"), lambda v: f"{v:.2f}x"
+    )
+    return out
+
+
 FIGURES.update(
     {
         **step_size_figures(
@@ -499,30 +522,8 @@ FIGURES.update(
         **planner_figures(
             "planner_vs_grid_std_adam_preview", "stdadampre", {"vs_plain": "uniform-auto-cpu"}
         ),
-        **{
-            f"{prefix}.{rate}.{name}": ScriptFigure(stem, (rate, *path), fmt)
-            for prefix, stem in (
-                ("lrprice", "lr_step_price_std"),
-                ("lrfresh", "lr_step_price_std_fresh"),
-            )
-            for rate in ("low", "high")
-            for name, path, fmt in (
-                ("equal_cpu", ("equal_pass1", "cpu"), interval()),
-                ("equal_h200", ("equal_pass1", "h200"), interval()),
-                ("steps", ("common_steps", "ratio"), median_ratio()),
-                ("uniform", ("final_pass1", "uniform"), interval(3, False)),
-                ("b64", ("final_pass1", "uniform-b64"), interval(3, False)),
-            )
-        },
-        **{
-            f"{prefix}.high.steps_below": ScriptFigure(
-                stem, ("high", "common_steps", "below"), lambda v: f"{v:.2f}x"
-            )
-            for prefix, stem in (
-                ("lrprice", "lr_step_price_std"),
-                ("lrfresh", "lr_step_price_std_fresh"),
-            )
-        },
+        **lr_price_figures("lr_step_price_std", "lrprice"),
+        **lr_price_figures("lr_step_price_std_fresh", "lrfresh"),
         "std.dapo-onecall.informative": Figure(
             "real_rl_std_step_size_e4",
             "dapo-onecall",
